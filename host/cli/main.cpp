@@ -1,0 +1,105 @@
+// radiald — runs agent turns and project checks in isolated boxes through runtime plugins.
+#include "cli/runtime_setup.h"
+#include "cli/turn_command.h"
+#include "config/host_config.h"
+#include "loader/plugin_loader.h"
+#include "log/logger.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+namespace {
+
+// `radiald plugins`: every *.so in the plugin directories, usable or not, with why not.
+int list_plugins(const std::optional<std::string>& config_file) {
+    using namespace radial;
+    config::HostConfig cfg;
+    try {
+        cfg = config::load(config_file, std::nullopt, cli::executable_dir());
+    } catch (const config::ConfigError& e) {
+        log::error("config", "{}", e.what());
+        return 2;
+    }
+    int status = 0;
+    std::map<std::string, std::string> ids;
+    fmt::print("{:<12} {:<10} {:<5} {}\n", "ID", "VERSION", "ABI", "PATH");
+    std::size_t found = 0;
+    for (const auto& dir : cfg.plugin_dirs) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(dir, ec)) {
+            log::warn("loader", "plugin directory '{}' does not exist", dir);
+            continue;
+        }
+        std::vector<std::string> files;
+        for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+            if (e.path().extension() == ".so") files.push_back(e.path().string());
+        std::sort(files.begin(), files.end());
+        for (const auto& f : files) {
+            ++found;
+            try {
+                auto p = loader::load_plugin(f);
+                fmt::print("{:<12} {:<10} {:<5} {}\n", p.info.id, p.info.version,
+                           fmt::format("{}.{}", p.info.abi_major, p.info.abi_minor), p.path);
+                auto [it, inserted] = ids.emplace(p.info.id, p.path);
+                if (!inserted) {
+                    log::error("loader", "plugins '{}' and '{}' both claim runtime id '{}'",
+                               it->second, p.path, p.info.id);
+                    status = 1;
+                }
+            } catch (const loader::LoadError& e) {
+                log::error("loader", "{}", e.what());
+                status = 1;
+            }
+        }
+    }
+    if (found == 0) {
+        log::error("loader", "no runtime plugins in {}", fmt::join(cfg.plugin_dirs, ", "));
+        return 1;
+    }
+    return status;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    using namespace radial;
+    // A closed terminal must not kill the daemon mid-turn; write errors are handled where they occur.
+    std::signal(SIGPIPE, SIG_IGN);
+
+    CLI::App app{"radiald: runs agent turns and project checks in isolated boxes through runtime plugins"};
+    app.require_subcommand(0, 1);
+    bool version = false;
+    bool verbose = false;
+    app.add_flag("--version", version, "Print the version and the runtime ABI version");
+    app.add_flag("-v,--verbose", verbose, "Log debug lines too");
+
+    cli::TurnOptions turn_opts;
+    auto* turn_cmd = cli::add_turn_command(app, turn_opts);
+
+    std::optional<std::string> plugins_config;
+    auto* plugins_cmd = app.add_subcommand("plugins", "List the runtime plugins found (id, version, ABI, path)");
+    plugins_cmd->add_option("--config", plugins_config, "Config file (TOML)")->check(CLI::ExistingFile);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;
+    }
+    if (verbose) log::set_min_level(log::Level::debug);
+
+    if (version) {
+        fmt::print("{} (runtime ABI {}.{})\n", cli::host_version(), RADIAL_RT_ABI_MAJOR,
+                   RADIAL_RT_ABI_MINOR);
+        return 0;
+    }
+    if (turn_cmd->parsed()) return cli::run_turn_command(turn_opts);
+    if (plugins_cmd->parsed()) return list_plugins(plugins_config);
+    std::cout << app.help();
+    return 2;
+}

@@ -1,0 +1,34 @@
+// host/cli/runtime_setup.h — from config to a live runtime instance: load the plugins, select
+// run.containerRuntime, create it with its own config section, preflight it. Shared by every
+// radiald command that runs boxes.
+#pragma once
+
+#include "config/host_config.h"
+#include "loader/plugin_loader.h"
+
+#include <radial/host/runtime_client.hpp>
+
+#include <stdexcept>
+#include <string>
+
+namespace radial::cli {
+
+// A startup failure: one line for the operator, radiald exits non-zero.
+class StartupError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// "radiald <version>".
+std::string host_version();
+
+// The directory holding the running radiald executable.
+std::string executable_dir();
+
+// Loads and creates the selected runtime; runs its preflight unless `preflight` is false. Plugin
+// log lines go to the host log tagged "plugin:<id>". Throws StartupError with the loader's,
+// the config's or the plugin's message (a config key the plugin names is shown with its
+// file:line:column).
+host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight = true);
+
+} // namespace radial::cli

@@ -1,0 +1,185 @@
+#include "config/host_config.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <set>
+
+namespace radial::config {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string position(const std::string& file, const toml::source_region& r) {
+    return fmt::format("{}:{}:{}", file, r.begin.line, r.begin.column);
+}
+
+bool valid_id(std::string_view s) {
+    if (s.empty() || s.size() > 32) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    return true;
+}
+
+class Reader {
+public:
+    Reader(HostConfig& cfg) : cfg_(cfg) {}
+
+    [[noreturn]] void fail(const std::string& key, const std::string& problem) const {
+        throw ConfigError(fmt::format("{}{}: {}", cfg_.where(key), key, problem));
+    }
+
+    void remember(const std::string& key, const toml::node& n) {
+        cfg_.positions[key] = position(cfg_.file, n.source());
+    }
+
+    std::string string(const std::string& key, const toml::node& n) {
+        remember(key, n);
+        if (!n.is_string()) fail(key, "must be a string");
+        return std::string(*n.as_string());
+    }
+
+    // Flattens a runtime's table into entries with keys relative to `prefix`.
+    void flatten(const std::string& prefix, const std::string& rel, const toml::table& t,
+                 host::ConfigSection& out) {
+        for (const auto& [k, v] : t) {
+            std::string key = rel.empty() ? std::string(k.str()) : rel + "." + std::string(k.str());
+            std::string full = prefix + "." + key;
+            remember(full, v);
+            host::ConfigEntry e;
+            e.key = key;
+            if (const auto* sub = v.as_table()) {
+                flatten(prefix, key, *sub, out);
+                continue;
+            } else if (const auto* s = v.as_string()) {
+                e.kind = RADIAL_CONFIG_STRING;
+                e.string_value = std::string(s->get());
+            } else if (const auto* i = v.as_integer()) {
+                e.kind = RADIAL_CONFIG_INT;
+                e.int_value = i->get();
+            } else if (const auto* b = v.as_boolean()) {
+                e.kind = RADIAL_CONFIG_BOOL;
+                e.int_value = b->get() ? 1 : 0;
+            } else if (const auto* f = v.as_floating_point()) {
+                e.kind = RADIAL_CONFIG_FLOAT;
+                e.float_value = f->get();
+            } else if (const auto* a = v.as_array()) {
+                e.kind = RADIAL_CONFIG_STRING_ARRAY;
+                for (const auto& item : *a) {
+                    if (!item.is_string()) fail(full, "must be an array of strings");
+                    e.items.emplace_back(*item.as_string());
+                }
+            } else {
+                fail(full, "has a type runtime settings cannot take (use a string, number, "
+                           "boolean or array of strings)");
+            }
+            out.entries.push_back(std::move(e));
+        }
+    }
+
+private:
+    HostConfig& cfg_;
+};
+
+} // namespace
+
+std::string HostConfig::where(const std::string& key) const {
+    auto it = positions.find(key);
+    if (it != positions.end()) return it->second + ": ";
+    return file.empty() ? std::string() : file + ": ";
+}
+
+HostConfig load(const std::optional<std::string>& file, const std::optional<std::string>& runtime_override,
+                const std::string& exe_dir) {
+    HostConfig cfg;
+    toml::table root;
+    if (file) {
+        cfg.file = *file;
+        std::error_code ec;
+        if (!fs::is_regular_file(*file, ec))
+            throw ConfigError(fmt::format("reading config '{}': no such file; pass an existing "
+                                          "file with --config",
+                                          *file));
+        try {
+            root = toml::parse_file(*file);
+        } catch (const toml::parse_error& e) {
+            throw ConfigError(fmt::format("{}: {}", position(*file, e.source()), e.description()));
+        }
+    }
+    Reader r(cfg);
+
+    const toml::table* run = nullptr;
+    for (const auto& [k, v] : root) {
+        std::string key(k.str());
+        r.remember(key, v);
+        if (key != "run") r.fail(key, "unknown table or key; radiald reads only [run]");
+        run = v.as_table();
+        if (run == nullptr) r.fail(key, "must be a table");
+    }
+
+    std::vector<std::string> dirs;
+    std::map<std::string, const toml::table*> sections;
+    if (run != nullptr) {
+        for (const auto& [k, v] : *run) {
+            std::string name(k.str());
+            std::string key = "run." + name;
+            r.remember(key, v);
+            if (name == "containerRuntime") {
+                cfg.container_runtime = r.string(key, v);
+            } else if (name == "pluginDir") {
+                if (const auto* a = v.as_array()) {
+                    for (const auto& item : *a) {
+                        if (!item.is_string()) r.fail(key, "must be a string or an array of strings");
+                        dirs.emplace_back(*item.as_string());
+                    }
+                } else {
+                    dirs.push_back(r.string(key, v));
+                }
+            } else if (name == "instanceId") {
+                cfg.instance_id = r.string(key, v);
+                if (!valid_id(cfg.instance_id))
+                    r.fail(key, "must match [a-z0-9-]{1,32}: it becomes part of every box label");
+            } else if (name == "network") {
+                cfg.network = r.string(key, v);
+            } else if (name == "user") {
+                cfg.user = r.string(key, v);
+            } else if (const auto* t = v.as_table()) {
+                sections[name] = t;
+            } else {
+                r.fail(key, "unknown key; see the configuration reference in README.md");
+            }
+        }
+    }
+    if (runtime_override) cfg.container_runtime = *runtime_override;
+    if (!valid_id(cfg.container_runtime))
+        r.fail("run.containerRuntime",
+               fmt::format("'{}' is not a runtime id ([a-z0-9-]{{1,32}})", cfg.container_runtime));
+
+    for (const auto& [name, table] : sections) {
+        std::string key = "run." + name;
+        if (name != cfg.container_runtime)
+            r.fail(key, fmt::format("configures runtime '{}' but run.containerRuntime is '{}'; "
+                                    "remove [{}] or select that runtime (a settings block that "
+                                    "does nothing is refused)",
+                                    name, cfg.container_runtime, key));
+        cfg.runtime_section.section = key;
+        r.flatten(key, "", *table, cfg.runtime_section);
+    }
+    if (cfg.runtime_section.section.empty())
+        cfg.runtime_section.section = "run." + cfg.container_runtime;
+
+    fs::path base = file ? fs::absolute(*file).parent_path() : fs::current_path();
+    if (dirs.empty()) {
+        cfg.plugin_dirs.push_back(
+            (fs::path(exe_dir) / ".." / "lib" / "radial" / "runtimes").lexically_normal().string());
+    } else {
+        for (const auto& d : dirs) {
+            if (d.empty()) r.fail("run.pluginDir", "must not be empty");
+            cfg.plugin_dirs.push_back((base / d).lexically_normal().string());
+        }
+    }
+    return cfg;
+}
+
+} // namespace radial::config

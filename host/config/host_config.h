@@ -1,0 +1,49 @@
+// host/config/host_config.h — the operator's config file: the [run] keys radiald itself reads,
+// and the selected runtime's own section, flattened for the plugin (DESIGN "Configuration").
+//
+// Rules: keys use the ADR's spelling (run.containerRuntime, run.pluginDir, …); an unknown key is
+// an error, not a silently ignored setting; a settings block for a runtime that is not selected
+// is refused (ADR §7); every error names file:line:column and the key.
+#pragma once
+
+#include <radial/host/runtime_client.hpp>
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace radial::config {
+
+// A config the operator must fix. what() is one line: "<file>:<line>:<col>: <key>: <problem>".
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct HostConfig {
+    std::string file;                     // the config file read; empty when none was
+    std::string container_runtime = "docker"; // run.containerRuntime
+    std::vector<std::string> plugin_dirs; // run.pluginDir, absolute
+    std::string instance_id = "local";    // run.instanceId: [a-z0-9-]{1,32}
+    std::string network;                  // run.network: empty = no network
+    std::string user;                     // run.user: "uid[:gid]"; empty = runtime default
+    host::ConfigSection runtime_section;  // [run.<containerRuntime>], flattened
+
+    // "file:line:col: " for a dotted key the file set ("run.docker.memory"), or "file: " / ""
+    // when it has no known position.
+    std::string where(const std::string& key) const;
+
+    std::map<std::string, std::string> positions; // dotted key -> "file:line:col"
+};
+
+// Reads `file` (nullopt: no file, defaults only). `runtime_override` replaces
+// run.containerRuntime (the --runtime flag) before sections are checked. `exe_dir` is the
+// directory of the radiald executable: the default plugin directory is exe_dir/../lib/radial/runtimes,
+// and a relative run.pluginDir is taken relative to the config file's directory.
+// Throws ConfigError.
+HostConfig load(const std::optional<std::string>& file, const std::optional<std::string>& runtime_override,
+                const std::string& exe_dir);
+
+} // namespace radial::config

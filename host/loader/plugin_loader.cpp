@@ -1,0 +1,94 @@
+#include "loader/plugin_loader.h"
+
+#include <boost/dll/shared_library.hpp>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+namespace radial::loader {
+namespace fs = std::filesystem;
+
+LoadedPlugin load_plugin(const std::string& given) {
+    std::error_code ec;
+    std::string path = fs::absolute(given, ec).lexically_normal().string();
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw LoadError(fmt::format("loading plugin '{}': no such file", path));
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        throw LoadError(fmt::format("loading plugin '{}': the file is writable by group or others, "
+                                    "so anyone could replace the runtime; run 'chmod go-w {}'",
+                                    path, path));
+
+    std::shared_ptr<boost::dll::shared_library> lib;
+    try {
+        lib = std::make_shared<boost::dll::shared_library>(
+            path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    } catch (const std::exception& e) {
+        throw LoadError(fmt::format("loading plugin '{}': not a loadable shared object ({}); "
+                                    "remove it from the plugin directory",
+                                    path, e.what()));
+    }
+    if (!lib->has(RADIAL_RT_ENTRY_SYMBOL))
+        throw LoadError(fmt::format("loading plugin '{}': no entry symbol '{}', so it is not a "
+                                    "radial runtime plugin; remove it from the plugin directory",
+                                    path, RADIAL_RT_ENTRY_SYMBOL));
+    auto& entry = lib->get<const radial_runtime_descriptor*()>(RADIAL_RT_ENTRY_SYMBOL);
+    const radial_runtime_descriptor* d = entry();
+    std::string problem = host::descriptor_problem(d);
+    if (!problem.empty()) {
+        std::string who;
+        if (d != nullptr && d->struct_size >= 8) {
+            auto info = host::read_descriptor_info(*d);
+            if (!info.id.empty()) who = fmt::format(" (runtime '{}' {})", info.id, info.version);
+        }
+        throw LoadError(fmt::format("loading plugin '{}'{}: {}", path, who, problem));
+    }
+    LoadedPlugin p;
+    p.path = path;
+    p.library = lib;
+    p.descriptor = d;
+    p.info = host::read_descriptor_info(*d);
+    return p;
+}
+
+std::vector<LoadedPlugin> load_plugins(const std::vector<std::string>& dirs) {
+    std::vector<LoadedPlugin> out;
+    std::map<std::string, std::string> by_id;
+    for (const auto& dir : dirs) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) continue;
+        std::vector<std::string> files;
+        for (const auto& e : fs::directory_iterator(dir, ec))
+            if (e.path().extension() == ".so" && e.is_regular_file(ec)) files.push_back(e.path().string());
+        std::sort(files.begin(), files.end());
+        for (const auto& f : files) {
+            LoadedPlugin p = load_plugin(f);
+            auto [it, inserted] = by_id.emplace(p.info.id, p.path);
+            if (!inserted)
+                throw LoadError(fmt::format("plugins '{}' and '{}' both claim runtime id '{}'; "
+                                            "remove one of them",
+                                            it->second, p.path, p.info.id));
+            out.push_back(std::move(p));
+        }
+    }
+    return out;
+}
+
+LoadedPlugin select_plugin(const std::vector<LoadedPlugin>& plugins, const std::string& id,
+                           const std::vector<std::string>& dirs) {
+    for (const auto& p : plugins)
+        if (p.info.id == id) return p;
+    std::vector<std::string> ids;
+    for (const auto& p : plugins) ids.push_back("'" + p.info.id + "'");
+    std::vector<std::string> quoted;
+    for (const auto& d : dirs) quoted.push_back("'" + d + "'");
+    throw LoadError(fmt::format(
+        "no runtime plugin with id '{}' in {}; found {}; set run.containerRuntime to one of "
+        "those or install the plugin (run.pluginDir names where to look)",
+        id, fmt::join(quoted, ", "), ids.empty() ? std::string("none") : fmt::format("{}", fmt::join(ids, ", "))));
+}
+
+} // namespace radial::loader

@@ -1,0 +1,49 @@
+// host/loader/plugin_loader.h — finds runtime plugins (*.so) in the plugin directories, loads
+// them with Boost.DLL and checks their descriptors (DESIGN "The seam", ABI negotiation).
+//
+// Boost.DLL 1.74 specifics we rely on: the throwing shared_library constructor is the only one
+// that keeps dlerror()'s text; get<>() takes a *function* type; a shared_library is never copied
+// (a copy re-opens by path) — it is held in a shared_ptr; and we never unload while running.
+// import/import_alias are not used (renamed in 1.76).
+#pragma once
+
+#include <radial/host/runtime_client.hpp>
+#include <radial/runtime_plugin.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace radial::loader {
+
+// A plugin that cannot be used. what() is one line naming the file and what to do.
+class LoadError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// A loaded plugin library and its validated descriptor. `library` keeps the code mapped; the
+// descriptor pointer is valid while any copy of it lives.
+struct LoadedPlugin {
+    std::string path; // absolute
+    std::shared_ptr<const void> library;
+    const radial_runtime_descriptor* descriptor = nullptr;
+    host::DescriptorInfo info;
+};
+
+// Loads one file. Throws LoadError: not a loadable shared object (with dlerror's text), no entry
+// symbol, a NULL or unusable descriptor (ABI major mismatch or newer minor, naming both versions),
+// a file writable by group or others. Thread-safety: call from one thread (dlopen at startup).
+LoadedPlugin load_plugin(const std::string& path);
+
+// Loads every *.so in `dirs` (in name order). A broken plugin fails the whole scan — radiald fails
+// closed rather than guessing — and so do two plugins claiming one id. A directory that does not
+// exist contributes nothing. Throws LoadError.
+std::vector<LoadedPlugin> load_plugins(const std::vector<std::string>& dirs);
+
+// The plugin whose id is `id`. Throws LoadError listing the ids that were found.
+LoadedPlugin select_plugin(const std::vector<LoadedPlugin>& plugins, const std::string& id,
+                           const std::vector<std::string>& dirs);
+
+} // namespace radial::loader

@@ -1,0 +1,62 @@
+#include "turn/terminal_record.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <ctime>
+
+namespace radial::turn {
+
+std::string_view to_string(TurnStatus s) noexcept {
+    switch (s) {
+        case TurnStatus::succeeded: return "succeeded";
+        case TurnStatus::failed: return "failed";
+        case TurnStatus::timed_out: return "timed_out";
+        case TurnStatus::error: return "error";
+    }
+    return "error";
+}
+
+int TerminalRecord::cli_exit_status() const noexcept {
+    switch (status) {
+        case TurnStatus::succeeded: return 0;
+        case TurnStatus::timed_out: return 124;
+        case TurnStatus::error: return 125;
+        case TurnStatus::failed:
+            if (exit_code) return *exit_code == 0 ? 1 : (*exit_code & 0xff ? *exit_code & 0xff : 1);
+            if (signal) return 128 + *signal;
+            return 1;
+    }
+    return 125;
+}
+
+std::string format_timestamp(std::chrono::system_clock::time_point t) {
+    using namespace std::chrono;
+    auto ms = duration_cast<milliseconds>(t.time_since_epoch()).count();
+    std::time_t secs = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms % 1000));
+}
+
+std::string TerminalRecord::to_json() const {
+    nlohmann::ordered_json j;
+    j["turnId"] = turn_id;
+    j["runtime"] = runtime;
+    j["image"] = image;
+    j["label"] = label;
+    j["status"] = std::string(to_string(status));
+    if (exit_code) j["exitCode"] = *exit_code;
+    if (signal) j["signal"] = *signal;
+    if (!reason.empty()) j["reason"] = reason;
+    if (!error.empty()) j["error"] = error;
+    j["startedAt"] = format_timestamp(started_at);
+    j["endedAt"] = format_timestamp(ended_at);
+    j["durationMs"] = duration_ms;
+    // Invalid UTF-8 from a CLI's message must not make the record unwritable.
+    return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+} // namespace radial::turn

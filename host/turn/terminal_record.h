@@ -1,0 +1,42 @@
+// host/turn/terminal_record.h — the record written when a turn is over: how it ended, when,
+// and through which runtime (DESIGN "A turn, end to end", step 6).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace radial::turn {
+
+enum class TurnStatus { succeeded, failed, timed_out, error };
+
+std::string_view to_string(TurnStatus s) noexcept;
+
+struct TerminalRecord {
+    std::string turn_id;
+    std::string runtime; // plugin id
+    std::string image;
+    std::string label;
+    TurnStatus status = TurnStatus::error;
+    std::optional<std::int32_t> exit_code; // the workload's, when it ran to an exit
+    std::optional<std::int32_t> signal;    // when a signal ended it
+    std::string reason;                    // "", "timeout", "killed", "interrupted", "output aborted"
+    std::string error;                     // the host's or runtime's message when status == error
+    std::chrono::system_clock::time_point started_at;
+    std::chrono::system_clock::time_point ended_at;
+    std::uint64_t duration_ms = 0;
+
+    // The process exit status `radiald turn` reports: the turn's own exit code; 124 when it timed
+    // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`).
+    int cli_exit_status() const noexcept;
+
+    // One JSON object: turnId, runtime, image, label, status, exitCode, signal, reason, error,
+    // startedAt / endedAt (RFC 3339 UTC, milliseconds), durationMs. Absent values are omitted.
+    std::string to_json() const;
+};
+
+// RFC 3339 UTC with milliseconds: "2026-11-29T13:15:00.123Z".
+std::string format_timestamp(std::chrono::system_clock::time_point t);
+
+} // namespace radial::turn

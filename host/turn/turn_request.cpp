@@ -1,0 +1,64 @@
+#include "turn/turn_request.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+namespace radial::turn {
+namespace fs = std::filesystem;
+
+std::string new_turn_id() {
+    std::uint64_t bits = 0;
+    std::ifstream urandom("/dev/urandom", std::ios::binary);
+    urandom.read(reinterpret_cast<char*>(&bits), sizeof(bits));
+    if (!urandom) throw std::runtime_error("reading /dev/urandom for a turn id failed");
+    std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof(stamp), "%Y%m%dt%H%M%S", &tm);
+    return fmt::format("{}-{:012x}", stamp, bits & 0xffffffffffffULL);
+}
+
+std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id) {
+    return fmt::format("radial-turn-{}-{}", cfg.instance_id, turn_id);
+}
+
+ContainerSpec build_container_spec(const TurnRequest& req, const config::HostConfig& cfg) {
+    if (req.image.empty()) throw RequestError("the turn names no image; pass --image IMAGE");
+    if (req.argv.empty()) throw RequestError("the turn has no command; put it after '--'");
+    for (char c : req.turn_id)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+            throw RequestError(fmt::format("turn id '{}' may hold only a-z, 0-9 and '-'", req.turn_id));
+
+    ContainerSpec s;
+    s.label = turn_label(cfg, req.turn_id);
+    s.image = req.image;
+    s.argv = req.argv;
+    s.env = req.env;
+    s.timeout_ms = req.timeout_ms;
+    s.network = cfg.network;
+    s.user = cfg.user;
+    if (!req.workspace.empty()) {
+        std::error_code ec;
+        fs::path ws = fs::absolute(req.workspace, ec).lexically_normal();
+        if (!fs::is_directory(ws, ec))
+            throw RequestError(fmt::format("workspace '{}' is not an existing directory; create it "
+                                           "or pass another --workspace",
+                                           req.workspace));
+        std::string path = ws.string();
+        if (path.size() > 1 && path.back() == '/') path.pop_back();
+        s.mounts.push_back({path, kWorkspaceTarget, false});
+        s.workdir = kWorkspaceTarget;
+        struct stat st {};
+        if (s.user.empty() && ::stat(path.c_str(), &st) == 0 && st.st_uid != 0)
+            s.user = fmt::format("{}:{}", st.st_uid, st.st_gid);
+    }
+    return s;
+}
+
+} // namespace radial::turn

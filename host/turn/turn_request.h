@@ -1,0 +1,48 @@
+// host/turn/turn_request.h — what one turn asks for, and the ContainerSpec the host builds from
+// it (DESIGN "A turn, end to end", step 3).
+#pragma once
+
+#include "config/host_config.h"
+
+#include <radial/container_spec.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace radial::turn {
+
+// A turn request the operator cannot run as given. what() names the flag or field and the fix.
+class RequestError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct TurnRequest {
+    std::string turn_id;   // empty: one is generated
+    std::string image;
+    std::string workspace; // host directory mounted read-write at /work; empty: none
+    std::vector<EnvVar> env;
+    std::vector<std::string> argv;
+    std::uint64_t timeout_ms = 0; // 0: no timeout
+};
+
+// The fixed path the workspace is mounted at inside the box, and the turn's workdir.
+inline constexpr const char* kWorkspaceTarget = "/work";
+
+// A fresh turn id: UTC time plus 48 random bits, e.g. "20261129t131500-3f2a9c01d4e5".
+// Safe for box labels. [thread-safe]
+std::string new_turn_id();
+
+// The box label of a turn: "radial-turn-<instanceId>-<turnId>" (DESIGN, reconciliation prefix).
+std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id);
+
+// Builds the spec: label, image, argv, env (secrets marked), the workspace at /work with workdir
+// /work, the timeout, run.network and the box user. The user is run.user when set, else the
+// workspace's owner when that is not root (so files the turn writes belong to whoever owns the
+// workspace), else left to the runtime's non-root default. Throws RequestError for a workspace
+// that is not an existing directory, an empty argv or image, or a bad turn id.
+ContainerSpec build_container_spec(const TurnRequest& req, const config::HostConfig& cfg);
+
+} // namespace radial::turn

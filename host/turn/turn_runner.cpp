@@ -1,0 +1,132 @@
+#include "turn/turn_runner.h"
+
+#include "log/logger.h"
+
+#include <fmt/format.h>
+
+#include <thread>
+
+namespace radial::turn {
+
+TurnRunner::TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, std::string turn_id,
+                       std::chrono::milliseconds host_grace)
+    : client_(client), spec_(std::move(spec)), turn_id_(std::move(turn_id)), host_grace_(host_grace) {}
+
+void TurnRunner::interrupt() noexcept {
+    interrupted_ = true;
+    try {
+        client_.kill(spec_.label);
+    } catch (const std::exception& e) {
+        log::error("turn", "turn {}: killing box '{}' after an interrupt failed: {}", turn_id_,
+                   spec_.label, e.what());
+    }
+}
+
+TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
+    TerminalRecord rec;
+    rec.turn_id = turn_id_;
+    rec.runtime = client_.info().id;
+    rec.image = spec_.image;
+    rec.label = spec_.label;
+    rec.started_at = std::chrono::system_clock::now();
+    auto t0 = std::chrono::steady_clock::now();
+    auto finish = [&] {
+        rec.ended_at = std::chrono::system_clock::now();
+        rec.duration_ms = static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+                .count());
+        return rec;
+    };
+
+    try {
+        for (const auto& d : client_.describe(spec_)) {
+            if (d.disposition == RADIAL_DISP_REFUSED) {
+                rec.status = TurnStatus::error;
+                rec.error = fmt::format("runtime '{}' refuses {}: {}", rec.runtime,
+                                        field_name(d.field), d.note);
+                log::error("turn", "turn {}: {}", turn_id_, rec.error);
+                return finish();
+            }
+            if (d.disposition == RADIAL_DISP_SUPERSEDED)
+                log::info("turn", "turn {}: runtime '{}' supersedes {}: {}", turn_id_, rec.runtime,
+                          field_name(d.field), d.note);
+        }
+    } catch (const host::RuntimeError& e) {
+        rec.status = TurnStatus::error;
+        rec.error = fmt::format("runtime '{}' could not describe the turn's spec: {}", rec.runtime, e.what());
+        log::error("turn", "turn {}: {}", turn_id_, rec.error);
+        return finish();
+    }
+    if (interrupted_) {
+        rec.status = TurnStatus::failed;
+        rec.reason = "interrupted";
+        return finish();
+    }
+
+    // Host-side timeout: the plugin enforces timeout_ms itself; this is the backstop for a plugin
+    // that does not return.
+    std::thread watchdog;
+    if (spec_.timeout_ms > 0) {
+        watchdog = std::thread([this] {
+            std::unique_lock lock(mutex_);
+            auto budget = std::chrono::milliseconds(spec_.timeout_ms) + host_grace_;
+            if (done_cv_.wait_for(lock, budget, [this] { return done_; })) return;
+            lock.unlock();
+            watchdog_fired_ = true;
+            log::warn("turn", "turn {}: runtime did not end the box {} ms after its timeout; "
+                              "killing '{}'",
+                      turn_id_, host_grace_.count(), spec_.label);
+            try {
+                client_.kill(spec_.label);
+            } catch (const std::exception& e) {
+                log::error("turn", "turn {}: kill '{}' failed: {}", turn_id_, spec_.label, e.what());
+            }
+        });
+    }
+
+    log::info("turn", "turn {}: starting box '{}' (runtime '{}', image '{}')", turn_id_, spec_.label,
+              rec.runtime, spec_.image);
+    try {
+        host::RunOutcome out = client_.run(spec_, on_output);
+        if (out.flags & RADIAL_RUN_EXITED) rec.exit_code = out.exit_code;
+        if (out.flags & RADIAL_RUN_SIGNALED) rec.signal = out.term_signal;
+        if ((out.flags & RADIAL_RUN_TIMED_OUT) || watchdog_fired_) {
+            rec.status = TurnStatus::timed_out;
+            rec.reason = "timeout";
+        } else if (interrupted_) {
+            rec.status = TurnStatus::failed;
+            rec.reason = "interrupted";
+        } else if (out.flags & RADIAL_RUN_OUTPUT_ABORTED) {
+            rec.status = TurnStatus::failed;
+            rec.reason = "output aborted";
+        } else if (out.flags & RADIAL_RUN_KILLED) {
+            rec.status = TurnStatus::failed;
+            rec.reason = "killed";
+        } else if ((out.flags & RADIAL_RUN_EXITED) && out.exit_code == 0) {
+            rec.status = TurnStatus::succeeded;
+        } else {
+            rec.status = TurnStatus::failed;
+            if (out.flags & RADIAL_RUN_OOM_KILLED) rec.reason = "out of memory";
+        }
+    } catch (const host::RuntimeError& e) {
+        rec.status = TurnStatus::error;
+        rec.error = fmt::format("runtime '{}': {}", rec.runtime, e.what());
+    }
+    {
+        std::lock_guard lock(mutex_);
+        done_ = true;
+    }
+    done_cv_.notify_all();
+    if (watchdog.joinable()) watchdog.join();
+
+    finish();
+    if (rec.status == TurnStatus::error)
+        log::error("turn", "turn {}: {}", turn_id_, rec.error);
+    else
+        log::info("turn", "turn {}: {}{} after {} ms", turn_id_, to_string(rec.status),
+                  rec.exit_code ? fmt::format(" (exit code {})", *rec.exit_code) : std::string(),
+                  rec.duration_ms);
+    return rec;
+}
+
+} // namespace radial::turn

@@ -1,0 +1,52 @@
+// host/turn/turn_runner.h — runs one turn through the selected runtime and produces its terminal
+// record (DESIGN "A turn, end to end", steps 3-6).
+//
+// The host enforces the timeout as well as the plugin: a watchdog kills the box by label when the
+// plugin has not returned `kHostTimeoutGrace` after the turn's timeout. A refused field fails the
+// turn before anything starts; superseded fields are logged once per run (ADR §4).
+#pragma once
+
+#include "turn/terminal_record.h"
+
+#include <radial/container_spec.hpp>
+#include <radial/host/runtime_client.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+namespace radial::turn {
+
+inline constexpr std::chrono::milliseconds kHostTimeoutGrace{15'000};
+
+class TurnRunner {
+public:
+    // `client` must outlive the runner. `turn_id` is recorded as given. `host_grace` is how long
+    // after the spec's timeout the host waits for the plugin before killing the box itself.
+    TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, std::string turn_id,
+               std::chrono::milliseconds host_grace = kHostTimeoutGrace);
+
+    // Runs the turn to its end; blocks. Output chunks go to `on_output` as they arrive (return
+    // false to stop the turn). Never throws for a runtime failure: that is a terminal record with
+    // status error. Call once.
+    TerminalRecord run(const host::OutputFn& on_output);
+
+    // Asks a running turn to stop (the operator interrupted it): kills the box by label. Safe from
+    // any thread, and before or after run(); the record's reason becomes "interrupted".
+    void interrupt() noexcept;
+
+private:
+    const host::RuntimeClient& client_;
+    ContainerSpec spec_;
+    std::string turn_id_;
+    std::chrono::milliseconds host_grace_;
+    std::atomic<bool> interrupted_{false};
+    std::atomic<bool> watchdog_fired_{false};
+    std::mutex mutex_;
+    std::condition_variable done_cv_;
+    bool done_ = false;
+};
+
+} // namespace radial::turn

@@ -1,0 +1,398 @@
+// radial/host/runtime_client.hpp — the host side of the C ABI in C++: negotiate a descriptor,
+// create an instance, and call the runner seam with C++ values.
+//
+// Header-only and free of any loader: radiald and the conformance harness both load the library
+// themselves (Boost.DLL, dlopen) and hand the descriptor here, so both exercise one code path.
+// Every callback handed to the plugin is noexcept and catches internally, so no host exception
+// ever unwinds through plugin frames.
+#pragma once
+
+#include <radial/container_spec.hpp>
+#include <radial/runtime_plugin.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace radial::host {
+
+// A failed call into a plugin: the status it returned, the key it named (may be empty) and its
+// message (a generic one when the plugin reported none).
+class RuntimeError : public std::runtime_error {
+public:
+    RuntimeError(std::int32_t code, std::string key, const std::string& message)
+        : std::runtime_error(message), code_(code), key_(std::move(key)) {}
+    std::int32_t code() const noexcept { return code_; }
+    const std::string& key() const noexcept { return key_; }
+
+private:
+    std::int32_t code_;
+    std::string key_;
+};
+
+// The name of a status code, for messages: "invalid", "refused", "unavailable", ...
+inline std::string_view status_name(std::int32_t code) noexcept {
+    switch (code) {
+        case RADIAL_OK: return "ok";
+        case RADIAL_E_INVALID: return "invalid";
+        case RADIAL_E_REFUSED: return "refused";
+        case RADIAL_E_UNSUPPORTED: return "unsupported";
+        case RADIAL_E_NOT_FOUND: return "not found";
+        case RADIAL_E_UNAVAILABLE: return "unavailable";
+        case RADIAL_E_CANCELLED: return "cancelled";
+        case RADIAL_E_TIMEOUT: return "timeout";
+        default: return "internal error";
+    }
+}
+
+// The identity a descriptor declares, copied out of it. Reading it is safe for any descriptor
+// whose struct_size covers the fields; absent fields read as empty.
+struct DescriptorInfo {
+    std::uint16_t abi_major = 0;
+    std::uint16_t abi_minor = 0;
+    std::string id;
+    std::string name;
+    std::string version;
+};
+
+inline DescriptorInfo read_descriptor_info(const radial_runtime_descriptor& d) {
+    DescriptorInfo info;
+    info.abi_major = d.abi_major;
+    info.abi_minor = d.abi_minor;
+    if (RADIAL_HAS_FIELD(&d, radial_runtime_descriptor, id)) info.id = std::string(to_view(d.id));
+    if (RADIAL_HAS_FIELD(&d, radial_runtime_descriptor, name))
+        info.name = std::string(to_view(d.name));
+    if (RADIAL_HAS_FIELD(&d, radial_runtime_descriptor, version))
+        info.version = std::string(to_view(d.version));
+    return info;
+}
+
+// Why a descriptor cannot be used by this host, or empty when it can. Checks, in order: the frozen
+// header is present, the major matches, the plugin does not need a newer minor, the required
+// functions are present and non-NULL, and the id is well formed.
+inline std::string descriptor_problem(const radial_runtime_descriptor* d) {
+    using std::to_string;
+    if (d == nullptr) return "its entry point returned no descriptor";
+    if (d->struct_size < 8) return "its descriptor is truncated (" + to_string(d->struct_size) + " bytes)";
+    if (d->abi_major != RADIAL_RT_ABI_MAJOR)
+        return "it targets runtime ABI " + to_string(d->abi_major) + "." + to_string(d->abi_minor) +
+               ", this radiald supports " + to_string(RADIAL_RT_ABI_MAJOR) + "." +
+               to_string(RADIAL_RT_ABI_MINOR) + "; rebuild the plugin against plugin-api " +
+               to_string(RADIAL_RT_ABI_MAJOR) + ".x";
+    if (d->abi_minor > RADIAL_RT_ABI_MINOR)
+        return "it needs runtime ABI " + to_string(d->abi_major) + "." + to_string(d->abi_minor) +
+               ", this radiald supports " + to_string(RADIAL_RT_ABI_MAJOR) + "." +
+               to_string(RADIAL_RT_ABI_MINOR) + "; upgrade radiald or use an older plugin";
+    struct Required {
+        bool present;
+        const char* name;
+    };
+    const Required required[] = {
+        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, create) && d->create != nullptr, "create"},
+        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, destroy) && d->destroy != nullptr, "destroy"},
+        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, run) && d->run != nullptr, "run"},
+        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, list_by_label) && d->list_by_label != nullptr,
+         "list_by_label"},
+        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, kill) && d->kill != nullptr, "kill"},
+    };
+    for (const auto& r : required)
+        if (!r.present) return std::string("its descriptor lacks the required function '") + r.name + "'";
+    std::string_view id = to_view(d->id);
+    bool id_ok = !id.empty() && id.size() <= 32;
+    for (char c : id) id_ok = id_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+    if (!id_ok) return "its runtime id '" + std::string(id) + "' does not match [a-z0-9-]{1,32}";
+    return {};
+}
+
+// One entry of the plugin's config section, as C++ values (see radial_config_entry).
+struct ConfigEntry {
+    std::string key;
+    std::uint32_t kind = RADIAL_CONFIG_STRING;
+    std::string string_value;
+    std::int64_t int_value = 0;
+    double float_value = 0;
+    std::vector<std::string> items;
+};
+
+struct ConfigSection {
+    std::string section; // "run.docker"
+    std::vector<ConfigEntry> entries;
+};
+
+struct Disposition {
+    std::uint32_t field = 0;
+    std::uint32_t disposition = 0;
+    std::string note;
+};
+
+struct RunOutcome {
+    std::uint32_t flags = 0;
+    std::int32_t exit_code = 0;
+    std::int32_t term_signal = 0;
+    std::uint64_t duration_ms = 0;
+};
+
+// Called with each output chunk (stream id, bytes). Return false to ask the plugin to stop the
+// run. Called from plugin threads, serialised per run.
+using OutputFn = std::function<bool(std::uint32_t stream, std::string_view bytes)>;
+// Receives plugin log lines (level, message). [thread-safe] — it may be called from any thread.
+using LogFn = std::function<void(std::uint32_t level, std::string_view message)>;
+
+namespace detail {
+struct ErrorCollector {
+    std::int32_t code = RADIAL_OK;
+    std::string key;
+    std::string message;
+    radial_error_sink sink() noexcept {
+        return radial_error_sink{sizeof(radial_error_sink), this, &ErrorCollector::report};
+    }
+    static void report(void* ctx, std::int32_t code, radial_str key, radial_str message) noexcept {
+        try {
+            auto* self = static_cast<ErrorCollector*>(ctx);
+            if (!self->message.empty()) self->message += "; ";
+            self->message += std::string(to_view(message));
+            if (self->key.empty()) self->key = std::string(to_view(key));
+            if (self->code == RADIAL_OK) self->code = code;
+        } catch (...) {
+        }
+    }
+    [[noreturn]] void raise(std::int32_t status, std::string_view what) const {
+        std::string text = message.empty() ? std::string(what) + " failed (" +
+                                                 std::string(status_name(status)) + ")"
+                                           : message;
+        throw RuntimeError(status, key, text);
+    }
+};
+
+struct NameCollector {
+    std::vector<std::string> names;
+    radial_name_sink sink() noexcept { return radial_name_sink{sizeof(radial_name_sink), this, &add}; }
+    static void add(void* ctx, radial_str name) noexcept {
+        try {
+            static_cast<NameCollector*>(ctx)->names.emplace_back(to_view(name));
+        } catch (...) {
+        }
+    }
+};
+} // namespace detail
+
+// A live plugin instance. Keeps the library it came from alive through `keep_alive` (any owner
+// object, e.g. the Boost.DLL shared_library). Move-only; destroying it calls the plugin's destroy.
+// Thread-safety: the seam calls (preflight … kill) may be made from several threads at once, as
+// the ABI allows; construction and destruction may not overlap any call.
+class RuntimeClient {
+public:
+    // Creates an instance. Throws RuntimeError with the plugin's status and message when create
+    // fails (a config error names its key). `plugin_path` and `host_version` are passed to the
+    // plugin for its diagnostics.
+    static RuntimeClient create(std::shared_ptr<const void> keep_alive,
+                                const radial_runtime_descriptor* descriptor,
+                                const ConfigSection& config, std::string plugin_path,
+                                std::string host_version, LogFn log) {
+        RuntimeClient c;
+        c.state_ = std::make_unique<State>();
+        c.state_->keep_alive = std::move(keep_alive);
+        c.state_->d = descriptor;
+        c.state_->info = read_descriptor_info(*descriptor);
+        c.state_->plugin_path = std::move(plugin_path);
+        c.state_->host_version = std::move(host_version);
+        c.state_->log = std::move(log);
+        auto& h = c.state_->host;
+        h.struct_size = sizeof(radial_host);
+        h.abi_major = RADIAL_RT_ABI_MAJOR;
+        h.abi_minor = RADIAL_RT_ABI_MINOR;
+        h.ctx = c.state_.get();
+        h.host_version = to_c(c.state_->host_version);
+        h.plugin_path = to_c(c.state_->plugin_path);
+        h.log = &State::log_thunk;
+
+        // Flatten the config into C entries that borrow from `config`.
+        std::vector<std::vector<radial_str>> item_storage;
+        std::vector<radial_config_entry> entries;
+        item_storage.reserve(config.entries.size());
+        for (const auto& e : config.entries) {
+            auto& items = item_storage.emplace_back();
+            for (const auto& s : e.items) items.push_back(to_c(s));
+            radial_config_entry ce{};
+            ce.key = to_c(e.key);
+            ce.kind = e.kind;
+            ce.string_value = to_c(e.string_value);
+            ce.int_value = e.int_value;
+            ce.float_value = e.float_value;
+            ce.items = radial_array{items.empty() ? nullptr : items.data(),
+                                    static_cast<std::uint32_t>(items.size()), sizeof(radial_str)};
+            entries.push_back(ce);
+        }
+        radial_config cc{};
+        cc.struct_size = sizeof(radial_config);
+        cc.section = to_c(config.section);
+        cc.entries = radial_array{entries.empty() ? nullptr : entries.data(),
+                                  static_cast<std::uint32_t>(entries.size()),
+                                  sizeof(radial_config_entry)};
+        detail::ErrorCollector err;
+        auto sink = err.sink();
+        radial_runtime* rt = nullptr;
+        std::int32_t status = descriptor->create(&c.state_->host, &cc, &rt, &sink);
+        if (status != RADIAL_OK || rt == nullptr) {
+            if (status == RADIAL_OK) status = RADIAL_E_INTERNAL;
+            err.raise(status, "create");
+        }
+        c.state_->rt = rt;
+        return c;
+    }
+
+    RuntimeClient(RuntimeClient&&) noexcept = default;
+    RuntimeClient& operator=(RuntimeClient&&) noexcept = default;
+    ~RuntimeClient() = default;
+
+    const DescriptorInfo& info() const noexcept { return state_->info; }
+    const std::string& plugin_path() const noexcept { return state_->plugin_path; }
+
+    // Probes the engine. Throws RuntimeError (usually RADIAL_E_UNAVAILABLE) with the plugin's message.
+    void preflight() const {
+        if (!has_preflight()) return;
+        detail::ErrorCollector err;
+        auto sink = err.sink();
+        std::int32_t status = state_->d->preflight(state_->rt, &sink);
+        if (status != RADIAL_OK) err.raise(status, "preflight");
+    }
+
+    std::vector<std::string> capabilities() const {
+        if (!has_capabilities()) return {};
+        detail::ErrorCollector err;
+        detail::NameCollector names;
+        auto esink = err.sink();
+        auto nsink = names.sink();
+        std::int32_t status = state_->d->capabilities(state_->rt, &nsink, &esink);
+        if (status != RADIAL_OK) err.raise(status, "capabilities");
+        return std::move(names.names);
+    }
+
+    bool has_capability(std::string_view id) const {
+        for (const auto& c : capabilities())
+            if (c == id) return true;
+        return false;
+    }
+
+    // One disposition per field `spec` carries. A carried field the plugin did not report is
+    // returned as REFUSED ("no disposition reported"), the ABI's fail-safe rule.
+    std::vector<Disposition> describe(const ContainerSpec& spec) const {
+        std::vector<Disposition> reported;
+        if (has_describe_spec()) {
+            CSpec c(spec);
+            detail::ErrorCollector err;
+            auto esink = err.sink();
+            radial_disposition_sink dsink{sizeof(radial_disposition_sink), &reported, &disp_thunk};
+            std::int32_t status = state_->d->describe_spec(state_->rt, c.get(), &dsink, &esink);
+            if (status != RADIAL_OK) err.raise(status, "describe_spec");
+        } else {
+            for (auto f : carried_fields(spec)) reported.push_back({f, RADIAL_DISP_HONOURED, {}});
+        }
+        std::vector<Disposition> out;
+        for (auto f : carried_fields(spec)) {
+            const Disposition* found = nullptr;
+            for (const auto& d : reported)
+                if (d.field == f) found = &d;
+            out.push_back(found != nullptr
+                              ? *found
+                              : Disposition{f, RADIAL_DISP_REFUSED, "no disposition reported"});
+        }
+        return out;
+    }
+
+    // Runs the box to its end. Throws RuntimeError when the runtime failed (could not start,
+    // refused a field, engine gone); returns how the workload ended otherwise.
+    RunOutcome run(const ContainerSpec& spec, const OutputFn& on_output) const {
+        CSpec c(spec);
+        detail::ErrorCollector err;
+        auto esink = err.sink();
+        radial_output_sink osink{sizeof(radial_output_sink), const_cast<OutputFn*>(&on_output),
+                                 &output_thunk};
+        radial_run_result result{};
+        result.struct_size = sizeof(result);
+        std::int32_t status = state_->d->run(state_->rt, c.get(), &osink, &result, &esink);
+        if (status != RADIAL_OK) err.raise(status, "run");
+        return RunOutcome{result.flags, result.exit_code, result.term_signal, result.duration_ms};
+    }
+
+    std::vector<std::string> list_by_label(std::string_view prefix) const {
+        detail::ErrorCollector err;
+        detail::NameCollector names;
+        auto esink = err.sink();
+        auto nsink = names.sink();
+        std::int32_t status = state_->d->list_by_label(state_->rt, to_c(prefix), &nsink, &esink);
+        if (status != RADIAL_OK) err.raise(status, "list_by_label");
+        return std::move(names.names);
+    }
+
+    void kill(std::string_view label) const {
+        detail::ErrorCollector err;
+        auto esink = err.sink();
+        std::int32_t status = state_->d->kill(state_->rt, to_c(label), &esink);
+        if (status != RADIAL_OK) err.raise(status, "kill");
+    }
+
+private:
+    struct State {
+        std::shared_ptr<const void> keep_alive;
+        const radial_runtime_descriptor* d = nullptr;
+        radial_runtime* rt = nullptr;
+        DescriptorInfo info;
+        std::string plugin_path;
+        std::string host_version;
+        LogFn log;
+        radial_host host{};
+        ~State() {
+            if (rt != nullptr) d->destroy(rt);
+        }
+        static void log_thunk(void* ctx, std::uint32_t level, radial_str message) noexcept {
+            try {
+                auto* self = static_cast<State*>(ctx);
+                if (self->log) self->log(level, to_view(message));
+            } catch (...) {
+            }
+        }
+    };
+
+    // Optional functions: present only when the descriptor is long enough and the pointer is set.
+    bool has_preflight() const noexcept {
+        return RADIAL_HAS_FIELD(state_->d, radial_runtime_descriptor, preflight) &&
+               state_->d->preflight != nullptr;
+    }
+    bool has_capabilities() const noexcept {
+        return RADIAL_HAS_FIELD(state_->d, radial_runtime_descriptor, capabilities) &&
+               state_->d->capabilities != nullptr;
+    }
+    bool has_describe_spec() const noexcept {
+        return RADIAL_HAS_FIELD(state_->d, radial_runtime_descriptor, describe_spec) &&
+               state_->d->describe_spec != nullptr;
+    }
+
+    static void disp_thunk(void* ctx, std::uint32_t field, std::uint32_t disposition,
+                           radial_str note) noexcept {
+        try {
+            static_cast<std::vector<Disposition>*>(ctx)->push_back(
+                {field, disposition, std::string(to_view(note))});
+        } catch (...) {
+        }
+    }
+    static std::int32_t output_thunk(void* ctx, std::uint32_t stream, const std::uint8_t* data,
+                                     std::size_t size) noexcept {
+        try {
+            const auto& fn = *static_cast<const OutputFn*>(ctx);
+            return fn(stream, std::string_view(reinterpret_cast<const char*>(data), size)) ? 0 : 1;
+        } catch (...) {
+            return 1;
+        }
+    }
+
+    RuntimeClient() = default;
+    std::unique_ptr<State> state_;
+};
+
+} // namespace radial::host

@@ -1,0 +1,438 @@
+// radial/plugin/runtime.hpp — the header-only C++ helper for runtime plugin authors.
+//
+// Write one class derived from radial::plugin::Runtime and export it with one macro:
+//
+//     class MyRuntime final : public radial::plugin::Runtime {
+//     public:
+//         static constexpr radial::plugin::Info info{"myrt", "My runtime", "0.1.0"};
+//         MyRuntime(const radial::plugin::Host& host, radial::plugin::Config& config);
+//         radial::plugin::RunResult run(const radial::ContainerSpec&, radial::plugin::Output&) override;
+//         std::vector<std::string> list_by_label(std::string_view prefix) override;
+//         void kill(std::string_view label) override;
+//     };
+//     RADIAL_EXPORT_RUNTIME(MyRuntime)
+//
+// The helper generates the C descriptor and a noexcept thunk per function. Every exception is
+// caught at the boundary and becomes a status code plus a message (radial::plugin::Error keeps its
+// code and key; anything else is RADIAL_E_INTERNAL). Before `run` reaches the plugin, the helper
+// checks the label and refuses the spec if `describe` reports any field REFUSED, so a refused
+// field never starts a box. Output written after `run` returns is dropped, never delivered.
+#pragma once
+
+#include <radial/container_spec.hpp>
+#include <radial/runtime_plugin.h>
+#include <radial/units.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace radial::plugin {
+
+// The plugin's identity, as the descriptor reports it. `min_host_minor` is the lowest host ABI
+// minor the plugin needs (the descriptor's abi_minor); lower it only if the plugin checks
+// struct sizes before touching newer host fields.
+struct Info {
+    std::string_view id;      // [a-z0-9-]{1,32}: the value of run.containerRuntime
+    std::string_view name;    // human name
+    std::string_view version; // the plugin's own version
+    std::uint16_t min_host_minor = RADIAL_RT_ABI_MINOR;
+};
+
+// Thrown by plugin code to return a specific status. `key` names the config key or spec field the
+// error is about ("binary", "network"), or is empty.
+class Error : public std::runtime_error {
+public:
+    Error(std::int32_t code, std::string key, const std::string& message)
+        : std::runtime_error(message), code_(code), key_(std::move(key)) {}
+    Error(std::int32_t code, const std::string& message) : Error(code, {}, message) {}
+    std::int32_t code() const noexcept { return code_; }
+    const std::string& key() const noexcept { return key_; }
+
+private:
+    std::int32_t code_;
+    std::string key_;
+};
+
+// The plugin's config section (e.g. [run.docker]). Each getter marks its key as known; `finish`
+// refuses any key no getter asked for, so a typo is an error and not a silently ignored setting.
+// A key of the wrong type is RADIAL_E_INVALID naming the key. Not thread-safe: use in the
+// constructor only.
+class Config {
+public:
+    explicit Config(const radial_config* c) {
+        if (c == nullptr) return;
+        radial_config copy{};
+        std::memcpy(&copy, c, c->struct_size < sizeof(copy) ? c->struct_size : sizeof(copy));
+        section_ = std::string(to_view(copy.section));
+        for_each_item<radial_config_entry>(copy.entries,
+                                           [&](const radial_config_entry& e) { entries_.push_back(e); });
+    }
+
+    const std::string& section() const noexcept { return section_; }
+
+    std::optional<std::string> string(std::string_view key) {
+        const auto* e = find(key, RADIAL_CONFIG_STRING, "a string");
+        if (e == nullptr) return std::nullopt;
+        return std::string(to_view(e->string_value));
+    }
+    std::optional<std::int64_t> integer(std::string_view key) {
+        const auto* e = find(key, RADIAL_CONFIG_INT, "an integer");
+        if (e == nullptr) return std::nullopt;
+        return e->int_value;
+    }
+    std::optional<bool> boolean(std::string_view key) {
+        const auto* e = find(key, RADIAL_CONFIG_BOOL, "true or false");
+        if (e == nullptr) return std::nullopt;
+        return e->int_value != 0;
+    }
+    std::optional<std::vector<std::string>> strings(std::string_view key) {
+        const auto* e = find(key, RADIAL_CONFIG_STRING_ARRAY, "an array of strings");
+        if (e == nullptr) return std::nullopt;
+        std::vector<std::string> out;
+        for_each_item<radial_str>(e->items, [&](const radial_str& s) { out.emplace_back(to_view(s)); });
+        return out;
+    }
+    // A size: a string such as "512m" / "2g", or an integer number of bytes.
+    std::optional<std::uint64_t> size_bytes(std::string_view key) {
+        return number(key, "a size such as \"512m\" or \"2g\", or a number of bytes",
+                      [](std::string_view s) { return units::parse_size_bytes(s); }, 1);
+    }
+    // A duration: a string such as "90s" / "1500ms", or an integer number of milliseconds.
+    std::optional<std::uint64_t> duration_ms(std::string_view key) {
+        return number(key, "a duration such as \"90s\" or \"1500ms\", or a number of milliseconds",
+                      [](std::string_view s) { return units::parse_duration_ms(s); }, 1);
+    }
+    // A CPU count: a string such as "0.5", or an integer, in thousandths of a CPU.
+    std::optional<std::uint64_t> cpus_milli(std::string_view key) {
+        known_.insert(std::string(key));
+        const auto* e = lookup(key);
+        if (e == nullptr) return std::nullopt;
+        if (e->kind == RADIAL_CONFIG_FLOAT && e->float_value > 0)
+            return static_cast<std::uint64_t>(e->float_value * 1000.0 + 0.5);
+        return number(key, "a CPU count such as 2 or 0.5",
+                      [](std::string_view s) { return units::parse_cpus_milli(s); }, 1000);
+    }
+
+    // Throws RADIAL_E_INVALID for the first key that no getter asked for.
+    void finish() const {
+        for (const auto& e : entries_) {
+            std::string key(to_view(e.key));
+            if (known_.count(key) == 0)
+                throw Error(RADIAL_E_INVALID, key,
+                            "unknown key '" + key + "' in [" + section_ + "]");
+        }
+    }
+
+private:
+    const radial_config_entry* lookup(std::string_view key) const {
+        for (const auto& e : entries_)
+            if (to_view(e.key) == key) return &e;
+        return nullptr;
+    }
+    const radial_config_entry* find(std::string_view key, std::uint32_t kind, const char* what) {
+        known_.insert(std::string(key));
+        const auto* e = lookup(key);
+        if (e != nullptr && e->kind != kind)
+            throw Error(RADIAL_E_INVALID, std::string(key),
+                        std::string(key) + " must be " + what);
+        return e;
+    }
+    template <class Parse>
+    std::optional<std::uint64_t> number(std::string_view key, const char* what, Parse parse,
+                                        std::uint64_t int_unit) {
+        known_.insert(std::string(key));
+        const auto* e = lookup(key);
+        if (e == nullptr) return std::nullopt;
+        std::optional<std::uint64_t> v;
+        if (e->kind == RADIAL_CONFIG_INT && e->int_value > 0)
+            v = static_cast<std::uint64_t>(e->int_value) * int_unit;
+        else if (e->kind == RADIAL_CONFIG_STRING)
+            v = parse(to_view(e->string_value));
+        if (!v || *v == 0) throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
+        return v;
+    }
+
+    std::string section_;
+    std::vector<radial_config_entry> entries_;
+    std::set<std::string, std::less<>> known_;
+};
+
+// The host's services. Copyable; valid until the instance is destroyed. [thread-safe]
+class Host {
+public:
+    Host() = default;
+    explicit Host(const radial_host* h) {
+        if (h == nullptr) return;
+        std::memcpy(&h_, h, h->struct_size < sizeof(h_) ? h->struct_size : sizeof(h_));
+    }
+    std::uint16_t abi_minor() const noexcept { return h_.abi_minor; }
+    std::string_view host_version() const noexcept { return to_view(h_.host_version); }
+    std::string_view plugin_path() const noexcept { return to_view(h_.plugin_path); }
+    // Logs one line through the host (which redacts and stores it). Never throws.
+    void log(std::uint32_t level, std::string_view message) const noexcept {
+        if (h_.log != nullptr) h_.log(h_.ctx, level, to_c(message));
+    }
+    void debug(std::string_view m) const noexcept { log(RADIAL_LOG_DEBUG, m); }
+    void info(std::string_view m) const noexcept { log(RADIAL_LOG_INFO, m); }
+    void warn(std::string_view m) const noexcept { log(RADIAL_LOG_WARN, m); }
+
+private:
+    radial_host h_{};
+};
+
+// The run's output sink, serialised and closed when `run` returns. Copies share one state, so a
+// pump thread may hold a copy; a write after `run` returned is dropped, never delivered.
+// [thread-safe]
+class Output {
+public:
+    explicit Output(const radial_output_sink* sink) : state_(std::make_shared<State>()) {
+        if (sink != nullptr)
+            std::memcpy(&state_->sink, sink,
+                        sink->struct_size < sizeof(state_->sink) ? sink->struct_size
+                                                                 : sizeof(state_->sink));
+    }
+    // Delivers one chunk. Returns false when the host asked to stop (the run should end as
+    // killed, with RADIAL_RUN_OUTPUT_ABORTED) or the run is over.
+    bool write(std::uint32_t stream, const void* data, std::size_t size) const {
+        if (size == 0) return !state_->aborted;
+        std::lock_guard lock(state_->mutex);
+        if (state_->closed || state_->sink.write == nullptr) return false;
+        if (state_->sink.write(state_->sink.ctx, stream, static_cast<const std::uint8_t*>(data),
+                               size) != 0)
+            state_->aborted = true;
+        return !state_->aborted;
+    }
+    bool aborted() const noexcept { return state_->aborted; }
+    // Called by the helper when `run` returns; later writes are no-ops.
+    void close() const {
+        std::lock_guard lock(state_->mutex);
+        state_->closed = true;
+    }
+
+private:
+    struct State {
+        std::mutex mutex;
+        radial_output_sink sink{};
+        bool closed = false;
+        std::atomic<bool> aborted{false};
+    };
+    std::shared_ptr<State> state_;
+};
+
+struct Disposition {
+    std::uint32_t field = 0;       // RADIAL_FIELD_*
+    std::uint32_t disposition = 0; // RADIAL_DISP_*
+    std::string note;
+};
+
+struct RunResult {
+    std::uint32_t flags = 0; // RADIAL_RUN_*
+    std::int32_t exit_code = 0;
+    std::int32_t term_signal = 0;
+    std::uint64_t duration_ms = 0;
+};
+
+// The runner seam in C++. Threading as in radial/runtime_plugin.h: every method but the
+// constructor and destructor may be called from several threads at once.
+class Runtime {
+public:
+    virtual ~Runtime() = default;
+    // Probe the engine; throw Error(RADIAL_E_UNAVAILABLE, ...) when it cannot dispatch.
+    virtual void preflight() {}
+    // Capability ids this instance honours (RADIAL_CAP_*).
+    virtual std::vector<std::string> capabilities() { return {}; }
+    // One disposition per field the spec carries. Default: everything HONOURED.
+    virtual std::vector<Disposition> describe(const ContainerSpec& spec) {
+        std::vector<Disposition> out;
+        for (auto f : carried_fields(spec)) out.push_back({f, RADIAL_DISP_HONOURED, {}});
+        return out;
+    }
+    virtual RunResult run(const ContainerSpec& spec, Output& out) = 0;
+    virtual std::vector<std::string> list_by_label(std::string_view prefix) = 0;
+    virtual void kill(std::string_view label) = 0;
+    virtual const void* extension(std::string_view /*id*/) { return nullptr; }
+};
+
+// True when `label` is a valid box label: [A-Za-z0-9][A-Za-z0-9_.-]{0,127}.
+inline bool valid_label(std::string_view label) noexcept {
+    if (label.empty() || label.size() > 128) return false;
+    for (std::size_t i = 0; i < label.size(); ++i) {
+        char c = label[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-'))) return false;
+    }
+    return true;
+}
+
+namespace detail {
+
+inline void report(const radial_error_sink* err, std::int32_t code, std::string_view key,
+                   std::string_view message) noexcept {
+    if (err == nullptr || err->struct_size < sizeof(radial_error_sink) || err->report == nullptr)
+        return;
+    err->report(err->ctx, code, to_c(key), to_c(message));
+}
+
+// Runs `f`, turning any exception into a status and a report.
+template <class F>
+std::int32_t guarded(const radial_error_sink* err, F&& f) noexcept {
+    try {
+        f();
+        return RADIAL_OK;
+    } catch (const Error& e) {
+        report(err, e.code(), e.key(), e.what());
+        return e.code() == RADIAL_OK ? RADIAL_E_INTERNAL : e.code();
+    } catch (const std::exception& e) {
+        report(err, RADIAL_E_INTERNAL, {}, std::string("internal error: ") + e.what());
+        return RADIAL_E_INTERNAL;
+    } catch (...) {
+        report(err, RADIAL_E_INTERNAL, {}, "internal error: unknown exception");
+        return RADIAL_E_INTERNAL;
+    }
+}
+
+struct Instance {
+    Host host;
+    std::unique_ptr<Runtime> impl;
+};
+
+inline Runtime& impl(radial_runtime* rt) { return *reinterpret_cast<Instance*>(rt)->impl; }
+
+template <class T>
+std::int32_t create(const radial_host* host, const radial_config* config, radial_runtime** out,
+                    const radial_error_sink* err) noexcept {
+    if (out == nullptr) return RADIAL_E_INVALID;
+    *out = nullptr;
+    return guarded(err, [&] {
+        auto inst = std::make_unique<Instance>();
+        inst->host = Host(host);
+        Config cfg(config);
+        inst->impl = std::make_unique<T>(inst->host, cfg);
+        cfg.finish();
+        *out = reinterpret_cast<radial_runtime*>(inst.release());
+    });
+}
+
+inline void destroy(radial_runtime* rt) noexcept {
+    std::unique_ptr<Instance> owned(reinterpret_cast<Instance*>(rt));
+    try {
+        owned.reset();
+    } catch (...) {
+        // A destructor that throws cannot be reported anywhere useful; swallowing beats terminate.
+    }
+}
+
+inline std::int32_t preflight(radial_runtime* rt, const radial_error_sink* err) noexcept {
+    return guarded(err, [&] { impl(rt).preflight(); });
+}
+
+inline std::int32_t capabilities(radial_runtime* rt, const radial_name_sink* caps,
+                                 const radial_error_sink* err) noexcept {
+    return guarded(err, [&] {
+        for (const auto& c : impl(rt).capabilities())
+            if (caps != nullptr && caps->add != nullptr) caps->add(caps->ctx, to_c(c));
+    });
+}
+
+inline std::int32_t describe_spec(radial_runtime* rt, const radial_spec* spec,
+                                  const radial_disposition_sink* out,
+                                  const radial_error_sink* err) noexcept {
+    return guarded(err, [&] {
+        if (spec == nullptr) throw Error(RADIAL_E_INVALID, "no spec given");
+        for (const auto& d : impl(rt).describe(from_c(*spec)))
+            if (out != nullptr && out->field != nullptr)
+                out->field(out->ctx, d.field, d.disposition, to_c(d.note));
+    });
+}
+
+inline std::int32_t run(radial_runtime* rt, const radial_spec* spec, const radial_output_sink* out,
+                        radial_run_result* result, const radial_error_sink* err) noexcept {
+    Output output(out);
+    std::int32_t status = guarded(err, [&] {
+        if (spec == nullptr || result == nullptr) throw Error(RADIAL_E_INVALID, "no spec or result given");
+        ContainerSpec s = from_c(*spec);
+        if (!valid_label(s.label))
+            throw Error(RADIAL_E_INVALID, "label",
+                        "label '" + s.label + "' must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
+        if (s.argv.empty()) throw Error(RADIAL_E_INVALID, "argv", "argv is empty");
+        for (const auto& d : impl(rt).describe(s))
+            if (d.disposition == RADIAL_DISP_REFUSED)
+                throw Error(RADIAL_E_REFUSED, field_name(d.field),
+                            field_name(d.field) + " refused: " + d.note);
+        RunResult r = impl(rt).run(s, output);
+        radial_run_result c{};
+        c.struct_size = sizeof(c);
+        c.flags = r.flags;
+        c.exit_code = r.exit_code;
+        c.term_signal = r.term_signal;
+        c.duration_ms = r.duration_ms;
+        std::uint32_t n = result->struct_size < sizeof(c) ? result->struct_size : sizeof(c);
+        std::memcpy(reinterpret_cast<unsigned char*>(result) + sizeof(std::uint32_t),
+                    reinterpret_cast<const unsigned char*>(&c) + sizeof(std::uint32_t),
+                    n > sizeof(std::uint32_t) ? n - sizeof(std::uint32_t) : 0);
+    });
+    output.close();
+    return status;
+}
+
+inline std::int32_t list_by_label(radial_runtime* rt, radial_str prefix, const radial_name_sink* names,
+                                  const radial_error_sink* err) noexcept {
+    return guarded(err, [&] {
+        for (const auto& n : impl(rt).list_by_label(to_view(prefix)))
+            if (names != nullptr && names->add != nullptr) names->add(names->ctx, to_c(n));
+    });
+}
+
+inline std::int32_t kill(radial_runtime* rt, radial_str label, const radial_error_sink* err) noexcept {
+    return guarded(err, [&] { impl(rt).kill(to_view(label)); });
+}
+
+inline const void* get_extension(radial_runtime* rt, const char* id) noexcept {
+    try {
+        return id == nullptr ? nullptr : impl(rt).extension(id);
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+template <class T>
+const radial_runtime_descriptor* descriptor() noexcept {
+    static const radial_runtime_descriptor d = [] {
+        radial_runtime_descriptor x{};
+        x.struct_size = sizeof(radial_runtime_descriptor);
+        x.abi_major = RADIAL_RT_ABI_MAJOR;
+        x.abi_minor = T::info.min_host_minor;
+        x.id = to_c(T::info.id);
+        x.name = to_c(T::info.name);
+        x.version = to_c(T::info.version);
+        x.create = &create<T>;
+        x.destroy = &destroy;
+        x.preflight = &preflight;
+        x.capabilities = &capabilities;
+        x.describe_spec = &describe_spec;
+        x.run = &run;
+        x.list_by_label = &list_by_label;
+        x.kill = &kill;
+        x.get_extension = &get_extension;
+        return x;
+    }();
+    return &d;
+}
+
+} // namespace detail
+} // namespace radial::plugin
+
+// Exports the plugin's entry symbol for runtime class T. Use exactly once per shared object.
+#define RADIAL_EXPORT_RUNTIME(T)                                                                   \
+    extern "C" RADIAL_RT_EXPORT const radial_runtime_descriptor* radial_runtime_plugin_entry(void) { \
+        return ::radial::plugin::detail::descriptor<T>();                                          \
+    }

@@ -1,0 +1,133 @@
+// A scripted in-memory runtime ("fake" by default) for host tests that need no engine. argv[0]
+// picks the behaviour:
+//   echo WORDS...   -> WORDS joined by spaces and "\n" on stdout, exit 0
+//   stderr WORDS... -> the same on stderr, exit 0
+//   exit N          -> exit code N
+//   env             -> NAME=VALUE lines for every env var, exit 0
+//   sleep MS        -> waits MS ms; kill(label) ends it (KILLED), spec.timeout_ms ends it (TIMED_OUT)
+//   hang MS         -> like sleep, but ignores spec.timeout_ms (a plugin that fails to enforce it)
+// Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
+// failPreflight = "message".
+// Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one id).
+#include <radial/plugin/runtime.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#ifndef RADIAL_FAKE_ID
+#define RADIAL_FAKE_ID "fake"
+#endif
+
+namespace {
+
+using namespace radial;
+using namespace radial::plugin;
+
+class FakeRuntime final : public Runtime {
+public:
+    static constexpr Info info{RADIAL_FAKE_ID, "Fake runtime for tests", "9.9.9"};
+
+    FakeRuntime(const Host& host, Config& config) : host_(host) {
+        caps_ = config.strings("caps").value_or(std::vector<std::string>{});
+        for (const auto& f : config.strings("refuse").value_or(std::vector<std::string>{})) refuse_.insert(f);
+        for (const auto& f : config.strings("supersede").value_or(std::vector<std::string>{}))
+            supersede_.insert(f);
+        fail_preflight_ = config.string("failPreflight").value_or("");
+    }
+
+    void preflight() override {
+        if (!fail_preflight_.empty()) throw Error(RADIAL_E_UNAVAILABLE, fail_preflight_);
+    }
+
+    std::vector<std::string> capabilities() override { return caps_; }
+
+    std::vector<Disposition> describe(const ContainerSpec& spec) override {
+        std::vector<Disposition> out;
+        for (auto f : carried_fields(spec)) {
+            std::string name = field_name(f);
+            if (refuse_.count(name)) out.push_back({f, RADIAL_DISP_REFUSED, "refused by test config"});
+            else if (supersede_.count(name)) out.push_back({f, RADIAL_DISP_SUPERSEDED, "superseded by test config"});
+            else out.push_back({f, RADIAL_DISP_HONOURED, {}});
+        }
+        return out;
+    }
+
+    RunResult run(const ContainerSpec& spec, Output& out) override {
+        host_.info("fake run of '" + spec.label + "'");
+        {
+            std::lock_guard lock(mutex_);
+            if (killed_.erase(spec.label)) return RunResult{RADIAL_RUN_KILLED, 0, 0, 0};
+            active_.insert(spec.label);
+        }
+        struct Done {
+            FakeRuntime* self;
+            std::string label;
+            ~Done() {
+                std::lock_guard lock(self->mutex_);
+                self->active_.erase(label);
+                self->killed_.erase(label);
+            }
+        } done{this, spec.label};
+
+        const auto& cmd = spec.argv[0];
+        auto joined = [&] {
+            std::string s;
+            for (std::size_t i = 1; i < spec.argv.size(); ++i) s += (i > 1 ? " " : "") + spec.argv[i];
+            return s + "\n";
+        };
+        if (cmd == "echo" || cmd == "stderr") {
+            std::string s = joined();
+            out.write(cmd == "echo" ? RADIAL_STREAM_STDOUT : RADIAL_STREAM_STDERR, s.data(), s.size());
+            return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
+        }
+        if (cmd == "exit") return RunResult{RADIAL_RUN_EXITED, std::stoi(spec.argv.at(1)), 0, 1};
+        if (cmd == "env") {
+            for (const auto& e : spec.env) {
+                std::string line = e.name + "=" + e.value + "\n";
+                out.write(RADIAL_STREAM_STDOUT, line.data(), line.size());
+            }
+            return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
+        }
+        if (cmd == "sleep" || cmd == "hang") {
+            auto ms = std::chrono::milliseconds(std::stoll(spec.argv.at(1)));
+            auto limit = spec.timeout_ms && cmd == "sleep" ? std::chrono::milliseconds(spec.timeout_ms) : ms;
+            std::unique_lock lock(mutex_);
+            bool killed = cv_.wait_for(lock, std::min(ms, limit), [&] { return killed_.count(spec.label) > 0; });
+            if (killed) return RunResult{RADIAL_RUN_KILLED, 0, 0, 0};
+            if (limit < ms) return RunResult{RADIAL_RUN_TIMED_OUT, 0, 0, 0};
+            return RunResult{RADIAL_RUN_EXITED, 0, 0, static_cast<std::uint64_t>(ms.count())};
+        }
+        throw Error(RADIAL_E_INVALID, "argv", "fake runtime: unknown command '" + cmd + "'");
+    }
+
+    std::vector<std::string> list_by_label(std::string_view prefix) override {
+        std::lock_guard lock(mutex_);
+        std::vector<std::string> out;
+        for (const auto& l : active_)
+            if (l.compare(0, prefix.size(), prefix) == 0) out.push_back(l);
+        return out;
+    }
+
+    void kill(std::string_view label) override {
+        std::lock_guard lock(mutex_);
+        killed_.insert(std::string(label));
+        cv_.notify_all();
+    }
+
+private:
+    Host host_;
+    std::vector<std::string> caps_;
+    std::set<std::string> refuse_, supersede_;
+    std::string fail_preflight_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::set<std::string> active_, killed_;
+};
+
+} // namespace
+
+RADIAL_EXPORT_RUNTIME(FakeRuntime)

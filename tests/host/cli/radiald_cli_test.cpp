@@ -1,0 +1,154 @@
+// The real radiald binary: every startup refusal is one line on stderr and a non-zero exit,
+// never a crash; `radiald plugins` and `--version` report what they should.
+#include "../../support/process_runner.h"
+#include "../../support/temp_dir.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct PluginSetup {
+    test::TempDir dir{"radial-cli"};
+    std::string plugins = dir / "plugins";
+    PluginSetup(std::initializer_list<std::pair<std::string, std::string>> list, const std::string& extra = "") {
+        fs::create_directory(plugins);
+        for (const auto& [target, file] : list)
+            fs::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/" + target + "/" + file + ".so",
+                          plugins + "/" + file + ".so");
+        dir.write("radiald.toml", "[run]\npluginDir = \"plugins\"\n" + extra);
+    }
+    test::ProcessResult turn(const std::string& runtime, std::vector<std::string> argv = {"echo", "hi"}) {
+        std::vector<std::string> a{RADIALD_PATH, "turn", "--config", dir / "radiald.toml", "--runtime",
+                                   runtime, "--image", "img", "--"};
+        a.insert(a.end(), argv.begin(), argv.end());
+        return test::run_process(a);
+    }
+};
+
+// One line, naming the problem, and the conventional exit status for a host failure.
+void expect_refusal(const test::ProcessResult& r, const std::string& fragment) {
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(fragment));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(RadialdCli, RunsATurnThroughAFakePlugin) {
+    PluginSetup s{{"fake_good", "fake"}};
+    auto r = s.turn("fake", {"echo", "hello", "from", "fake"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "hello from fake\n");
+}
+
+TEST(RadialdCli, TurnExitCodeIsTheWorkloads) {
+    PluginSetup s{{"fake_good", "fake"}};
+    EXPECT_EQ(s.turn("fake", {"exit", "3"}).exit_code, 3);
+}
+
+TEST(RadialdCli, NoPluginWithThatIdListsTheIdsFound) {
+    PluginSetup s{{"fake_good", "fake"}, {"fake_throwing", "throwing"}};
+    expect_refusal(s.turn("sandbox"), "no runtime plugin with id 'sandbox' in '" + s.plugins +
+                                          "'; found 'fake', 'throwing'");
+}
+
+TEST(RadialdCli, AbiMajorMismatchNamesBothVersions) {
+    PluginSetup s{{"fake_good", "fake"}, {"zoo_wrong_major", "zoo_wrong_major"}};
+    expect_refusal(s.turn("fake"), "targets runtime ABI 2.0, this radiald supports 1.0");
+}
+
+TEST(RadialdCli, MissingEntrySymbolIsRefused) {
+    PluginSetup s{{"fake_good", "fake"}, {"zoo_no_entry", "zoo_no_entry"}};
+    expect_refusal(s.turn("fake"), "no entry symbol 'radial_runtime_plugin_entry'");
+}
+
+TEST(RadialdCli, NotASharedObjectIsRefused) {
+    PluginSetup s{{"fake_good", "fake"}};
+    s.dir.write("plugins/notes.so", "hello\n");
+    expect_refusal(s.turn("fake"), "not a loadable shared object");
+}
+
+TEST(RadialdCli, TwoPluginsClaimingOneIdAreRefused) {
+    PluginSetup s{{"fake_dup_a", "dup_a"}, {"fake_dup_b", "dup_b"}};
+    expect_refusal(s.turn("dup"), "both claim runtime id 'dup'");
+}
+
+TEST(RadialdCli, CreateFailureShowsThePluginsMessage) {
+    PluginSetup s{{{"fake_throwing", "throwing"}}, "[run.throwing]\ncreateFails = \"libfoo.so.1 is missing\"\n"};
+    expect_refusal(s.turn("throwing"), "creating runtime 'throwing' from '" + s.plugins +
+                                           "/throwing.so': libfoo.so.1 is missing");
+}
+
+TEST(RadialdCli, PluginConfigErrorNamesFileLineAndKey) {
+    PluginSetup s{{{"fake_good", "fake"}}, "[run.fake]\nbogus = 1\n"};
+    expect_refusal(s.turn("fake"), s.dir / "radiald.toml" + ":4:9: run.fake.bogus: unknown key 'bogus' in [run.fake]");
+}
+
+TEST(RadialdCli, FailingPreflightStopsTheTurn) {
+    PluginSetup s{{{"fake_good", "fake"}}, "[run.fake]\nfailPreflight = \"engine is asleep\"\n"};
+    expect_refusal(s.turn("fake"), "runtime 'fake' cannot run boxes: engine is asleep");
+}
+
+TEST(RadialdCli, ThrowingPluginMethodsDoNotCrashTheHost) {
+    PluginSetup s{{"fake_throwing", "throwing"}};
+    auto r = s.turn("throwing");
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("preflight exploded"));
+}
+
+TEST(RadialdCli, PluginsListsIdVersionAbiAndPath) {
+    PluginSetup s{{"fake_good", "fake"}, {"fake_throwing", "throwing"}};
+    auto r = test::run_process({RADIALD_PATH, "plugins", "--config", s.dir / "radiald.toml"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("fake"));
+    EXPECT_THAT(r.out, HasSubstr("9.9.9"));
+    EXPECT_THAT(r.out, HasSubstr("1.0"));
+    EXPECT_THAT(r.out, HasSubstr(s.plugins + "/fake.so"));
+    EXPECT_THAT(r.out, HasSubstr(s.plugins + "/throwing.so"));
+}
+
+TEST(RadialdCli, PluginsReportsABrokenPluginAndFails) {
+    PluginSetup s{{"fake_good", "fake"}, {"zoo_wrong_major", "zoo_wrong_major"}};
+    auto r = test::run_process({RADIALD_PATH, "plugins", "--config", s.dir / "radiald.toml"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.out, HasSubstr(s.plugins + "/fake.so"));
+    EXPECT_THAT(r.err, HasSubstr("targets runtime ABI 2.0"));
+}
+
+TEST(RadialdCli, VersionPrintsVersionAndAbi) {
+    auto r = test::run_process({RADIALD_PATH, "--version"});
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_THAT(r.out, ::testing::MatchesRegex("radiald [0-9]+\\.[0-9]+\\.[0-9]+ \\(runtime ABI 1\\.0\\)\n"));
+}
+
+TEST(RadialdCli, MissingSecretIsAClearError) {
+    PluginSetup s{{"fake_good", "fake"}};
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake",
+                                "--image", "img", "--secret", "RADIAL_TEST_UNSET_SECRET", "--", "echo"},
+                               {}, std::chrono::seconds(30), {"RADIAL_TEST_UNSET_SECRET"});
+    expect_refusal(r, "'RADIAL_TEST_UNSET_SECRET' is not set in radiald's environment");
+}
+
+TEST(RadialdCli, SecretsReachTheRuntimeMarkedSecret) {
+    PluginSetup s{{"fake_good", "fake"}};
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake",
+                                "--image", "img", "--secret", "MY_KEY", "--env", "PLAIN=1", "--", "env"},
+                               {{"MY_KEY", "s3cret-value"}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "PLAIN=1\nMY_KEY=s3cret-value\n");
+}
+
+TEST(RadialdCli, BadTimeoutIsRefused) {
+    PluginSetup s{{"fake_good", "fake"}};
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake",
+                                "--image", "img", "--timeout", "soon", "--", "echo"});
+    expect_refusal(r, "--timeout 'soon' is not a duration");
+}
+
+} // namespace
+} // namespace radial

@@ -1,0 +1,128 @@
+// Config refusals are asserted verbatim, with file:line:column (STYLE "Error and log text").
+#include "config/host_config.h"
+
+#include "../../support/temp_dir.h"
+
+#include <gtest/gtest.h>
+
+namespace radial::config {
+namespace {
+
+std::string error_of(const std::string& file, std::optional<std::string> runtime = std::nullopt) {
+    try {
+        load(file, runtime, "/opt/radial/bin");
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+TEST(HostConfig, DefaultsWithoutAFile) {
+    auto c = load(std::nullopt, std::nullopt, "/opt/radial/bin");
+    EXPECT_EQ(c.container_runtime, "docker");
+    ASSERT_EQ(c.plugin_dirs.size(), 1u);
+    EXPECT_EQ(c.plugin_dirs[0], "/opt/radial/lib/radial/runtimes");
+    EXPECT_EQ(c.runtime_section.section, "run.docker");
+    EXPECT_TRUE(c.runtime_section.entries.empty());
+    EXPECT_EQ(c.instance_id, "local");
+}
+
+TEST(HostConfig, ReadsRunKeysAndFlattensTheSelectedRuntimesSection) {
+    test::TempDir d;
+    auto f = d.write("radiald.toml", R"(
+[run]
+containerRuntime = "docker"
+pluginDir = ["plugins", "/usr/lib/radial/runtimes"]
+network = "host"
+user = "1000:1000"
+instanceId = "inst1"
+
+[run.docker]
+binary = "/usr/bin/docker"
+pidsLimit = 128
+cpus = 1.5
+createArgs = ["--a", "--b"]
+[run.docker.defaults]
+memory = "1g"
+)");
+    auto c = load(f, std::nullopt, "/x/bin");
+    EXPECT_EQ(c.network, "host");
+    EXPECT_EQ(c.user, "1000:1000");
+    EXPECT_EQ(c.instance_id, "inst1");
+    ASSERT_EQ(c.plugin_dirs.size(), 2u);
+    EXPECT_EQ(c.plugin_dirs[0], d.path() + "/plugins");
+    EXPECT_EQ(c.plugin_dirs[1], "/usr/lib/radial/runtimes");
+    EXPECT_EQ(c.runtime_section.section, "run.docker");
+    std::map<std::string, host::ConfigEntry> by_key;
+    for (const auto& e : c.runtime_section.entries) by_key[e.key] = e;
+    EXPECT_EQ(by_key.at("binary").string_value, "/usr/bin/docker");
+    EXPECT_EQ(by_key.at("pidsLimit").kind, static_cast<std::uint32_t>(RADIAL_CONFIG_INT));
+    EXPECT_EQ(by_key.at("pidsLimit").int_value, 128);
+    EXPECT_EQ(by_key.at("cpus").kind, static_cast<std::uint32_t>(RADIAL_CONFIG_FLOAT));
+    EXPECT_DOUBLE_EQ(by_key.at("cpus").float_value, 1.5);
+    EXPECT_EQ(by_key.at("createArgs").items, (std::vector<std::string>{"--a", "--b"}));
+    EXPECT_EQ(by_key.at("defaults.memory").string_value, "1g");
+    EXPECT_EQ(c.where("run.docker.pidsLimit"), f + ":11:13: ");
+}
+
+TEST(HostConfig, RefusesASectionForARuntimeThatIsNotSelected) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\ncontainerRuntime = \"docker\"\n\n[run.sandbox]\ntemplate = \"t\"\n");
+    EXPECT_EQ(error_of(f), f + ":4:1: run.sandbox: configures runtime 'sandbox' but run.containerRuntime "
+                               "is 'docker'; remove [run.sandbox] or select that runtime (a settings "
+                               "block that does nothing is refused)");
+}
+
+TEST(HostConfig, TheRuntimeFlagDecidesWhichSectionIsRefused) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run.docker]\nbinary = \"docker\"\n");
+    EXPECT_NE(error_of(f, "sandbox").find("run.docker: configures runtime 'docker' but "
+                                          "run.containerRuntime is 'sandbox'"),
+              std::string::npos);
+}
+
+TEST(HostConfig, RefusesAnUnknownRunKeyWithItsPosition) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\ncontainerRuntim = \"docker\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:19: run.containerRuntim: unknown key; see the configuration "
+                               "reference in README.md");
+}
+
+TEST(HostConfig, RefusesAnUnknownTopLevelTable) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[runn]\nx = 1\n");
+    EXPECT_EQ(error_of(f), f + ":1:1: runn: unknown table or key; radiald reads only [run]");
+}
+
+TEST(HostConfig, RefusesAWrongType) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\ncontainerRuntime = 3\n");
+    EXPECT_EQ(error_of(f), f + ":2:20: run.containerRuntime: must be a string");
+}
+
+TEST(HostConfig, RefusesABadInstanceId) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\ninstanceId = \"Inst_1\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:14: run.instanceId: must match [a-z0-9-]{1,32}: it becomes part of "
+                               "every box label");
+}
+
+TEST(HostConfig, ReportsTomlSyntaxErrorsWithPosition) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\ncontainerRuntime = \n");
+    EXPECT_EQ(error_of(f).rfind(f + ":2:", 0), 0u) << error_of(f);
+}
+
+TEST(HostConfig, RefusesAMissingFile) {
+    EXPECT_EQ(error_of("/nonexistent/radiald.toml"),
+              "reading config '/nonexistent/radiald.toml': no such file; pass an existing file with --config");
+}
+
+TEST(HostConfig, RefusesNonStringArraysInARuntimeSection) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run.docker]\nports = [1, 2]\n");
+    EXPECT_EQ(error_of(f), f + ":2:9: run.docker.ports: must be an array of strings");
+}
+
+} // namespace
+} // namespace radial::config

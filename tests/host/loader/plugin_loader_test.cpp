@@ -1,0 +1,130 @@
+// Loader refusals, one test per refusal, each asserting the message (STYLE: Mesos modules).
+// Every plugin here is a real .so built by tests/fakes and loaded by the real loader.
+#include "loader/plugin_loader.h"
+
+#include "../../support/temp_dir.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+namespace radial::loader {
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string built(const std::string& target, const std::string& file) {
+    return std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/" + target + "/" + file + ".so";
+}
+
+// A plugin directory holding copies of the named built plugins.
+struct PluginDir {
+    test::TempDir dir{"radial-plugins"};
+    explicit PluginDir(std::initializer_list<std::pair<std::string, std::string>> plugins) {
+        for (const auto& [target, file] : plugins)
+            fs::copy_file(built(target, file), dir / (file + ".so"));
+    }
+    std::string path(const std::string& file) const { return dir / (file + ".so"); }
+};
+
+std::string load_error(const std::vector<std::string>& dirs) {
+    try {
+        load_plugins(dirs);
+    } catch (const LoadError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+TEST(PluginLoader, LoadsAGoodPluginAndReadsItsDescriptor) {
+    PluginDir d{{"fake_good", "fake"}};
+    auto plugins = load_plugins({d.dir.path()});
+    ASSERT_EQ(plugins.size(), 1u);
+    EXPECT_EQ(plugins[0].info.id, "fake");
+    EXPECT_EQ(plugins[0].info.version, "9.9.9");
+    EXPECT_EQ(plugins[0].info.abi_major, RADIAL_RT_ABI_MAJOR);
+    EXPECT_EQ(plugins[0].info.abi_minor, RADIAL_RT_ABI_MINOR);
+    EXPECT_EQ(plugins[0].path, d.path("fake"));
+    EXPECT_NE(plugins[0].descriptor, nullptr);
+}
+
+TEST(PluginLoader, RefusesAnotherAbiMajorNamingBothVersions) {
+    PluginDir d{{"zoo_wrong_major", "zoo_wrong_major"}};
+    EXPECT_EQ(load_error({d.dir.path()}),
+              "loading plugin '" + d.path("zoo_wrong_major") +
+                  "' (runtime 'zoo-wrong-major' 0.0.1): it targets runtime ABI 2.0, this radiald "
+                  "supports 1.0; rebuild the plugin against plugin-api 1.x");
+}
+
+TEST(PluginLoader, RefusesAPluginNeedingANewerMinor) {
+    PluginDir d{{"zoo_newer_minor", "zoo_newer_minor"}};
+    EXPECT_EQ(load_error({d.dir.path()}),
+              "loading plugin '" + d.path("zoo_newer_minor") +
+                  "' (runtime 'zoo-newer-minor' 0.0.1): it needs runtime ABI 1.99, this radiald "
+                  "supports 1.0; upgrade radiald or use an older plugin");
+}
+
+TEST(PluginLoader, RefusesAFileWithoutTheEntrySymbol) {
+    PluginDir d{{"zoo_no_entry", "zoo_no_entry"}};
+    EXPECT_EQ(load_error({d.dir.path()}),
+              "loading plugin '" + d.path("zoo_no_entry") +
+                  "': no entry symbol 'radial_runtime_plugin_entry', so it is not a radial runtime "
+                  "plugin; remove it from the plugin directory");
+}
+
+TEST(PluginLoader, RefusesAFileThatIsNotASharedObject) {
+    PluginDir d{};
+    d.dir.write("garbage.so", "this is not an ELF file\n");
+    std::string e = load_error({d.dir.path()});
+    EXPECT_THAT(e, HasSubstr("loading plugin '" + d.path("garbage") + "': not a loadable shared object ("));
+    EXPECT_THAT(e, HasSubstr("remove it from the plugin directory"));
+}
+
+TEST(PluginLoader, RefusesAnEntryReturningNull) {
+    PluginDir d{{"zoo_null", "zoo_null"}};
+    EXPECT_EQ(load_error({d.dir.path()}),
+              "loading plugin '" + d.path("zoo_null") + "': its entry point returned no descriptor");
+}
+
+TEST(PluginLoader, RefusesADescriptorMissingARequiredFunction) {
+    PluginDir d{{"zoo_no_run", "zoo_no_run"}};
+    EXPECT_EQ(load_error({d.dir.path()}),
+              "loading plugin '" + d.path("zoo_no_run") +
+                  "' (runtime 'zoo-no-run' 0.0.1): its descriptor lacks the required function 'run'");
+}
+
+TEST(PluginLoader, RefusesTwoPluginsClaimingOneId) {
+    PluginDir d{{"fake_dup_a", "dup_a"}, {"fake_dup_b", "dup_b"}};
+    EXPECT_EQ(load_error({d.dir.path()}), "plugins '" + d.path("dup_a") + "' and '" + d.path("dup_b") +
+                                              "' both claim runtime id 'dup'; remove one of them");
+}
+
+TEST(PluginLoader, RefusesAPluginWritableByOthers) {
+    PluginDir d{{"fake_good", "fake"}};
+    ::chmod(d.path("fake").c_str(), 0666);
+    EXPECT_THAT(load_error({d.dir.path()}), HasSubstr("is writable by group or others"));
+}
+
+TEST(PluginLoader, SelectListsTheIdsFoundWhenNoneMatches) {
+    PluginDir d{{"fake_good", "fake"}, {"fake_throwing", "throwing"}};
+    auto plugins = load_plugins({d.dir.path()});
+    try {
+        select_plugin(plugins, "sandbox", {d.dir.path()});
+        FAIL() << "expected a LoadError";
+    } catch (const LoadError& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "no runtime plugin with id 'sandbox' in '" + d.dir.path() +
+                      "'; found 'fake', 'throwing'; set run.containerRuntime to one of those or "
+                      "install the plugin (run.pluginDir names where to look)");
+    }
+    EXPECT_EQ(select_plugin(plugins, "throwing", {d.dir.path()}).info.id, "throwing");
+}
+
+TEST(PluginLoader, AMissingDirectoryContributesNothing) {
+    EXPECT_TRUE(load_plugins({"/nonexistent/radial/plugins"}).empty());
+}
+
+} // namespace
+} // namespace radial::loader

@@ -1,0 +1,53 @@
+#include "turn/terminal_record.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace radial::turn {
+namespace {
+
+TerminalRecord record(TurnStatus s, std::optional<int> code) {
+    TerminalRecord r;
+    r.turn_id = "t1";
+    r.runtime = "docker";
+    r.image = "radial/busybox:latest";
+    r.label = "radial-turn-local-t1";
+    r.status = s;
+    r.exit_code = code;
+    r.started_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(1'764'422'100'123));
+    r.ended_at = r.started_at + std::chrono::milliseconds(2500);
+    r.duration_ms = 2500;
+    return r;
+}
+
+TEST(TerminalRecord, JsonCarriesEveryField) {
+    auto j = nlohmann::json::parse(record(TurnStatus::failed, 3).to_json());
+    EXPECT_EQ(j["turnId"], "t1");
+    EXPECT_EQ(j["runtime"], "docker");
+    EXPECT_EQ(j["image"], "radial/busybox:latest");
+    EXPECT_EQ(j["status"], "failed");
+    EXPECT_EQ(j["exitCode"], 3);
+    EXPECT_EQ(j["startedAt"], "2025-11-29T13:15:00.123Z");
+    EXPECT_EQ(j["endedAt"], "2025-11-29T13:15:02.623Z");
+    EXPECT_EQ(j["durationMs"], 2500);
+    EXPECT_FALSE(j.contains("error"));
+}
+
+TEST(TerminalRecord, ExitStatusFollowsTimeoutAndDockerConventions) {
+    EXPECT_EQ(record(TurnStatus::succeeded, 0).cli_exit_status(), 0);
+    EXPECT_EQ(record(TurnStatus::failed, 3).cli_exit_status(), 3);
+    EXPECT_EQ(record(TurnStatus::failed, 137).cli_exit_status(), 137);
+    EXPECT_EQ(record(TurnStatus::timed_out, std::nullopt).cli_exit_status(), 124);
+    EXPECT_EQ(record(TurnStatus::error, std::nullopt).cli_exit_status(), 125);
+}
+
+TEST(TerminalRecord, InvalidUtf8InAnErrorDoesNotBreakTheRecord) {
+    auto r = record(TurnStatus::error, std::nullopt);
+    r.error = "docker said \xff\xfe";
+    auto j = nlohmann::json::parse(r.to_json());
+    EXPECT_EQ(j["status"], "error");
+    EXPECT_NE(j["error"].get<std::string>().find("docker said"), std::string::npos);
+}
+
+} // namespace
+} // namespace radial::turn

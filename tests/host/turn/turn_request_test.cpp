@@ -1,0 +1,73 @@
+#include "turn/turn_request.h"
+
+#include "../../support/temp_dir.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace radial::turn {
+namespace {
+
+config::HostConfig cfg() {
+    config::HostConfig c;
+    c.instance_id = "inst1";
+    return c;
+}
+
+TEST(TurnRequest, BuildsTheSpecWithWorkspaceAtWork) {
+    test::TempDir ws;
+    ASSERT_EQ(::chown(ws.path().c_str(), 1234, 5678), 0);
+    TurnRequest r;
+    r.turn_id = "abc-1";
+    r.image = "img";
+    r.workspace = ws.path() + "/";
+    r.argv = {"sh", "-c", "echo hi"};
+    r.env = {{"MODEL_KEY", "sk-123456", true}};
+    r.timeout_ms = 5000;
+    auto s = build_container_spec(r, cfg());
+    EXPECT_EQ(s.label, "radial-turn-inst1-abc-1");
+    EXPECT_EQ(s.image, "img");
+    ASSERT_EQ(s.mounts.size(), 1u);
+    EXPECT_EQ(s.mounts[0], (Mount{ws.path(), "/work", false}));
+    EXPECT_EQ(s.workdir, "/work");
+    EXPECT_EQ(s.user, "1234:5678");
+    EXPECT_EQ(s.timeout_ms, 5000u);
+    ASSERT_EQ(s.env.size(), 1u);
+    EXPECT_TRUE(s.env[0].secret);
+}
+
+TEST(TurnRequest, RootOwnedWorkspaceLeavesTheUserToTheRuntimeDefault) {
+    test::TempDir ws;
+    ASSERT_EQ(::chown(ws.path().c_str(), 0, 0), 0);
+    TurnRequest r{"t", "img", ws.path(), {}, {"true"}, 0};
+    EXPECT_EQ(build_container_spec(r, cfg()).user, "");
+    auto c = cfg();
+    c.user = "1000:1000";
+    EXPECT_EQ(build_container_spec(r, c).user, "1000:1000");
+}
+
+TEST(TurnRequest, RefusesAMissingWorkspace) {
+    TurnRequest r{"t", "img", "/nonexistent/ws", {}, {"true"}, 0};
+    try {
+        build_container_spec(r, cfg());
+        FAIL();
+    } catch (const RequestError& e) {
+        EXPECT_STREQ(e.what(), "workspace '/nonexistent/ws' is not an existing directory; create it or "
+                               "pass another --workspace");
+    }
+}
+
+TEST(TurnRequest, RefusesAnEmptyCommandOrImage) {
+    EXPECT_THROW(build_container_spec(TurnRequest{"t", "img", "", {}, {}, 0}, cfg()), RequestError);
+    EXPECT_THROW(build_container_spec(TurnRequest{"t", "", "", {}, {"true"}, 0}, cfg()), RequestError);
+    EXPECT_THROW(build_container_spec(TurnRequest{"T_1", "img", "", {}, {"true"}, 0}, cfg()), RequestError);
+}
+
+TEST(TurnRequest, TurnIdsAreDistinctAndLabelSafe) {
+    auto a = new_turn_id(), b = new_turn_id();
+    EXPECT_NE(a, b);
+    for (char c : a) EXPECT_TRUE((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') << a;
+}
+
+} // namespace
+} // namespace radial::turn

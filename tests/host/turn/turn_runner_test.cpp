@@ -1,0 +1,136 @@
+// The turn runner against the real fake plugin .so: statuses, refusals, the host-side timeout.
+#include "turn/turn_runner.h"
+
+#include "loader/plugin_loader.h"
+#include "log/logger.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <thread>
+
+namespace radial::turn {
+namespace {
+using ::testing::HasSubstr;
+
+struct Fixture : ::testing::Test {
+    loader::LoadedPlugin plugin = loader::load_plugin(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so");
+    std::vector<std::string> lines;
+    std::mutex lines_mutex;
+    void SetUp() override {
+        log::set_sink([this](std::string_view l) {
+            std::lock_guard lock(lines_mutex);
+            lines.emplace_back(l);
+        });
+    }
+    void TearDown() override { log::set_sink({}); }
+    host::RuntimeClient client(host::ConfigSection cfg = {"run.fake", {}}) {
+        return host::RuntimeClient::create(plugin.library, plugin.descriptor, cfg, plugin.path, "t",
+                                           [](std::uint32_t, std::string_view) {});
+    }
+    static ContainerSpec spec(std::vector<std::string> argv, std::uint64_t timeout_ms = 0) {
+        ContainerSpec s;
+        s.label = "radial-turn-local-t1";
+        s.image = "img";
+        s.argv = std::move(argv);
+        s.timeout_ms = timeout_ms;
+        return s;
+    }
+    static TerminalRecord run(const host::RuntimeClient& c, ContainerSpec s,
+                              std::chrono::milliseconds grace = kHostTimeoutGrace) {
+        TurnRunner r(c, std::move(s), "t1", grace);
+        return r.run([](std::uint32_t, std::string_view) { return true; });
+    }
+};
+
+TEST_F(Fixture, ExitZeroSucceeds) {
+    auto c = client();
+    auto rec = run(c, spec({"echo", "x"}));
+    EXPECT_EQ(rec.status, TurnStatus::succeeded);
+    EXPECT_EQ(rec.exit_code, 0);
+    EXPECT_EQ(rec.runtime, "fake");
+    EXPECT_EQ(rec.label, "radial-turn-local-t1");
+    EXPECT_EQ(rec.cli_exit_status(), 0);
+}
+
+TEST_F(Fixture, NonZeroExitFailsWithThatCode) {
+    auto c = client();
+    auto rec = run(c, spec({"exit", "3"}));
+    EXPECT_EQ(rec.status, TurnStatus::failed);
+    EXPECT_EQ(rec.exit_code, 3);
+    EXPECT_EQ(rec.cli_exit_status(), 3);
+}
+
+TEST_F(Fixture, PluginTimeoutIsTimedOut) {
+    auto c = client();
+    auto rec = run(c, spec({"sleep", "60000"}, 100));
+    EXPECT_EQ(rec.status, TurnStatus::timed_out);
+    EXPECT_EQ(rec.cli_exit_status(), 124);
+}
+
+TEST_F(Fixture, HostKillsABoxThePluginFailsToTimeOut) {
+    auto c = client();
+    auto t0 = std::chrono::steady_clock::now();
+    auto rec = run(c, spec({"hang", "60000"}, 100), std::chrono::milliseconds(200));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+    EXPECT_EQ(rec.status, TurnStatus::timed_out);
+    std::lock_guard lock(lines_mutex);
+    bool warned = false;
+    for (const auto& l : lines) warned = warned || l.find("did not end the box") != std::string::npos;
+    EXPECT_TRUE(warned);
+}
+
+TEST_F(Fixture, RefusedFieldIsAnErrorBeforeAnythingRuns) {
+    host::ConfigEntry e;
+    e.key = "refuse";
+    e.kind = RADIAL_CONFIG_STRING_ARRAY;
+    e.items = {"network"};
+    auto c = client({"run.fake", {e}});
+    auto s = spec({"echo", "x"});
+    s.network = "bridge";
+    auto rec = run(c, s);
+    EXPECT_EQ(rec.status, TurnStatus::error);
+    EXPECT_EQ(rec.error, "runtime 'fake' refuses network: refused by test config");
+    EXPECT_EQ(rec.cli_exit_status(), 125);
+}
+
+TEST_F(Fixture, SupersededFieldsAreLoggedForTheRun) {
+    host::ConfigEntry e;
+    e.key = "supersede";
+    e.kind = RADIAL_CONFIG_STRING_ARRAY;
+    e.items = {"pidsLimit"};
+    auto c = client({"run.fake", {e}});
+    auto s = spec({"echo", "x"});
+    s.pids_limit = 10;
+    EXPECT_EQ(run(c, s).status, TurnStatus::succeeded);
+    std::lock_guard lock(lines_mutex);
+    int count = 0;
+    for (const auto& l : lines)
+        count += l.find("runtime 'fake' supersedes pidsLimit: superseded by test config") != std::string::npos;
+    EXPECT_EQ(count, 1);
+}
+
+TEST_F(Fixture, RuntimeErrorIsAnErrorRecordWithItsMessage) {
+    auto c = client();
+    auto rec = run(c, spec({"no-such-command"}));
+    EXPECT_EQ(rec.status, TurnStatus::error);
+    EXPECT_THAT(rec.error, HasSubstr("fake runtime: unknown command 'no-such-command'"));
+}
+
+TEST_F(Fixture, InterruptKillsTheBox) {
+    auto c = client();
+    TurnRunner r(c, spec({"sleep", "60000"}), "t1");
+    std::thread t([&] {
+        for (int i = 0; i < 300 && c.list_by_label("radial-turn-local-").empty(); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        r.interrupt();
+    });
+    auto rec = r.run([](std::uint32_t, std::string_view) { return true; });
+    t.join();
+    EXPECT_EQ(rec.status, TurnStatus::failed);
+    EXPECT_EQ(rec.reason, "interrupted");
+}
+
+} // namespace
+} // namespace radial::turn
