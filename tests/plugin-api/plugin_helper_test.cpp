@@ -1,0 +1,109 @@
+// The header-only plugin helper in isolation: config getters and unknown-key refusal, the output
+// sink's close semantics, label validation.
+#include <radial/plugin/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+namespace radial::plugin {
+namespace {
+
+struct Entries {
+    std::vector<std::string> keys, values;
+    std::vector<radial_config_entry> entries;
+    radial_config config{};
+    void add_string(const std::string& k, const std::string& v) {
+        keys.push_back(k);
+        values.push_back(v);
+    }
+    const radial_config* build() {
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            radial_config_entry e{};
+            e.key = to_c(keys[i]);
+            e.kind = RADIAL_CONFIG_STRING;
+            e.string_value = to_c(values[i]);
+            entries.push_back(e);
+        }
+        config.struct_size = sizeof(config);
+        config.section = to_c(section);
+        config.entries = radial_array{entries.data(), static_cast<std::uint32_t>(entries.size()),
+                                      sizeof(radial_config_entry)};
+        return &config;
+    }
+    std::string section = "run.test";
+};
+
+TEST(PluginHelperConfig, TypedGettersAndUnknownKeys) {
+    Entries e;
+    e.keys.reserve(4);
+    e.values.reserve(4);
+    e.add_string("binary", "/usr/bin/docker");
+    e.add_string("memory", "1g");
+    e.add_string("timeout", "90s");
+    e.add_string("typo", "x");
+    Config c(e.build());
+    EXPECT_EQ(c.string("binary"), "/usr/bin/docker");
+    EXPECT_EQ(c.size_bytes("memory"), 1ull << 30);
+    EXPECT_EQ(c.duration_ms("timeout"), 90'000u);
+    EXPECT_EQ(c.string("absent"), std::nullopt);
+    try {
+        c.finish();
+        FAIL();
+    } catch (const Error& err) {
+        EXPECT_EQ(err.code(), RADIAL_E_INVALID);
+        EXPECT_EQ(err.key(), "typo");
+        EXPECT_STREQ(err.what(), "unknown key 'typo' in [run.test]");
+    }
+}
+
+TEST(PluginHelperConfig, BadValuesNameTheKey) {
+    Entries e;
+    e.keys.reserve(2);
+    e.values.reserve(2);
+    e.add_string("memory", "lots");
+    Config c(e.build());
+    try {
+        c.size_bytes("memory");
+        FAIL();
+    } catch (const Error& err) {
+        EXPECT_EQ(err.key(), "memory");
+        EXPECT_STREQ(err.what(), "memory must be a size such as \"512m\" or \"2g\", or a number of bytes");
+    }
+    EXPECT_THROW(c.integer("memory"), Error);
+}
+
+TEST(PluginHelperOutput, WritesAfterCloseAreDropped) {
+    int calls = 0;
+    radial_output_sink sink{sizeof(radial_output_sink), &calls,
+                            [](void* ctx, std::uint32_t, const std::uint8_t*, std::size_t) -> std::int32_t {
+                                ++*static_cast<int*>(ctx);
+                                return 0;
+                            }};
+    Output out(&sink);
+    Output copy = out; // a pump thread's copy
+    EXPECT_TRUE(copy.write(RADIAL_STREAM_STDOUT, "x", 1));
+    out.close();
+    EXPECT_FALSE(copy.write(RADIAL_STREAM_STDOUT, "y", 1));
+    EXPECT_EQ(calls, 1);
+}
+
+TEST(PluginHelperOutput, NonZeroFromTheSinkAborts) {
+    radial_output_sink sink{sizeof(radial_output_sink), nullptr,
+                            [](void*, std::uint32_t, const std::uint8_t*, std::size_t) -> std::int32_t { return 1; }};
+    Output out(&sink);
+    EXPECT_FALSE(out.write(RADIAL_STREAM_STDERR, "x", 1));
+    EXPECT_TRUE(out.aborted());
+}
+
+TEST(PluginHelper, LabelRules) {
+    EXPECT_TRUE(valid_label("radial-turn-inst1-7"));
+    EXPECT_TRUE(valid_label("a.b_c-D9"));
+    EXPECT_FALSE(valid_label(""));
+    EXPECT_FALSE(valid_label("-leading"));
+    EXPECT_FALSE(valid_label("has space"));
+    EXPECT_FALSE(valid_label("semi;colon"));
+    EXPECT_FALSE(valid_label(std::string(129, 'a')));
+    EXPECT_TRUE(valid_label(std::string(128, 'a')));
+}
+
+} // namespace
+} // namespace radial::plugin
