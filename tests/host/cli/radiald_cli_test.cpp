@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 namespace radial {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct PluginSetup {
     test::TempDir dir{"radial-cli"};
@@ -148,6 +150,34 @@ TEST(RadialdCli, BadTimeoutIsRefused) {
     auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake",
                                 "--image", "img", "--timeout", "soon", "--", "echo"});
     expect_refusal(r, "--timeout 'soon' is not a duration");
+}
+
+} // namespace
+} // namespace radial
+
+namespace radial {
+namespace {
+
+// radiald links no runtime plugin: plugins are only ever loaded at run time.
+TEST(RadialdBinary, LinksNoRuntimePlugin) {
+    auto r = test::run_process({"ldd", RADIALD_PATH});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("libc.so")); // ldd really listed the dependencies
+    EXPECT_THAT(r.out, Not(HasSubstr("radial/runtimes")));
+    EXPECT_THAT(r.out, Not(HasSubstr("docker.so")));
+    EXPECT_THAT(r.out, Not(HasSubstr("fake.so")));
+}
+
+// A plugin built with radial_add_runtime_plugin exports exactly the entry symbol.
+TEST(RadialdBinary, PluginsExportOnlyTheEntrySymbol) {
+    for (const char* so : {"/fake_good/fake.so", "/fake_throwing/throwing.so"}) {
+        auto r = test::run_process({"nm", "-D", "--defined-only", std::string(RADIAL_FAKE_PLUGIN_ROOT) + so});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        std::istringstream lines(r.out);
+        std::vector<std::string> symbols;
+        for (std::string line; std::getline(lines, line);) symbols.push_back(line.substr(line.rfind(' ') + 1));
+        EXPECT_EQ(symbols, std::vector<std::string>{"radial_runtime_plugin_entry"}) << so << ":\n" << r.out;
+    }
 }
 
 } // namespace
