@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The main job, end to end: set the machine up, then run one real turn through radiald in a
+# hardened box and show what it left on the host.
+#
+#   sudo scripts/demo.sh
+#
+# The turn runs in the local test image (radial/busybox:latest) as uid 65534 with no network and a
+# read-only rootfs; it writes /work/hello.txt into the workspace, which radiald mounts at /work.
+set -euo pipefail
+
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
+
+image=radial/busybox:latest
+radiald=build/bin/radiald
+
+echo "demo: [1/3] setup (scripts/setup.sh)"
+scripts/setup.sh
+
+[[ -x "${radiald}" ]] ||
+    { echo "demo: running a turn: '${radiald}' was not built; see the build output above" >&2; exit 1; }
+
+demo_dir="$(mktemp -d /tmp/radial-demo.XXXXXX)"
+ws="${demo_dir}/workspace"
+record="${demo_dir}/record.json"
+mkdir "${ws}"
+# The box runs as 65534:65534 (nobody); let it write the workspace.
+chown 65534:65534 "${ws}"
+
+echo "demo: [2/3] a turn in '${image}', workspace '${ws}'"
+echo "+ ${radiald} turn --image ${image} --workspace ${ws} --record-file ${record} -- sh -c '...'"
+rc=0
+# shellcheck disable=SC2016 # $(id -u) expands inside the box, not here
+"${radiald}" turn --image "${image}" --workspace "${ws}" --record-file "${ws}/../record.json" -- \
+    sh -c 'echo "hello from inside the box: $(id -u)"; uname -a; echo "written by the turn" > /work/hello.txt' ||
+    rc=$?
+echo "demo: the turn exited ${rc}"
+
+echo "demo: [3/3] on the host"
+echo "+ cat ${ws}/hello.txt"
+cat "${ws}/hello.txt" || echo "demo: the turn left no ${ws}/hello.txt" >&2
+echo "+ cat ${record}   (the terminal record)"
+cat "${record}" || echo "demo: the turn left no terminal record at ${record}" >&2
+echo
+echo "demo: files kept in ${demo_dir} (remove with: rm -rf ${demo_dir})"
+exit "${rc}"
