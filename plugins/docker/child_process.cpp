@@ -1,0 +1,178 @@
+#include "child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/env.hpp>
+#include <boost/process/environment.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/extend.hpp>
+#include <boost/process/io.hpp>
+#include <boost/process/pipe.hpp>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <radial/plugin/runtime.hpp>
+#include <thread>
+
+namespace radial::docker {
+
+namespace bp = boost::process;
+
+namespace {
+
+// Boost.Process stores this (a WIFSTOPPED pattern) as the status of a child not yet reaped.
+constexpr int kNotReaped = 0x017f;
+
+struct Pipe {
+    UniqueFd read;
+    UniqueFd write;
+};
+
+Pipe make_pipe(const char* what) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        throw radial::plugin::Error(RADIAL_E_INTERNAL,
+                                    std::string("creating the ") + what +
+                                        " pipe for the docker client: " + std::strerror(errno) +
+                                        "; raise the open-file limit");
+    Pipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
+    int flags = ::fcntl(p.read.get(), F_GETFL);
+    ::fcntl(p.read.get(), F_SETFL, flags | O_NONBLOCK);
+    return p;
+}
+
+ExitStatus decode(int raw) {
+    ExitStatus s;
+    if (WIFEXITED(raw)) {
+        s.exited = true;
+        s.code = WEXITSTATUS(raw);
+    } else if (WIFSIGNALED(raw)) {
+        s.signal = WTERMSIG(raw);
+    }
+    return s;
+}
+
+// Runs in the forked child before exec: async-signal-safe calls only.
+void prepare_child() {
+    ::setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig : {SIGPIPE, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD})
+        ::sigaction(sig, &dfl, nullptr);
+}
+
+} // namespace
+
+ChildProcess ChildProcess::start(const std::filesystem::path& exe,
+                                 const std::vector<std::string>& args, const Env& env) {
+    Pipe out = make_pipe("stdout");
+    Pipe err = make_pipe("stderr");
+    UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    if (!null_in.valid())
+        throw radial::plugin::Error(RADIAL_E_INTERNAL, std::string("opening '/dev/null': ") +
+                                                           std::strerror(errno) +
+                                                           "; check the host's /dev");
+
+    // Values go in through entry assignment of one whole string, which Boost stores verbatim; the
+    // list forms (vector assignment, +=, bp::env["X"]+=) would join or split on ':'.
+    bp::environment child_env;
+    for (const auto& [name, value] : env) child_env[name] = value;
+
+    // Boost's pipe handlers take the write ends (and the /dev/null read end) and close the
+    // parent's copies once the child has started; the read ends stay ours.
+    bp::pipe in_pipe(null_in.release(), -1);
+    bp::pipe out_pipe(-1, out.write.release());
+    bp::pipe err_pipe(-1, err.write.release());
+
+    // Boost 1.74 makes its exec-error pipe with pipe() and sets FD_CLOEXEC afterwards; a fork on
+    // another thread in between would carry the write end into an unrelated child and block this
+    // spawn until that child exits. Spawns inside the plugin are therefore serialised.
+    static std::mutex spawn_mutex;
+    std::unique_lock spawn_lock(spawn_mutex);
+    std::error_code ec;
+    pid_t failed_pid = -1;
+    // The redirections below read as template brackets to clang-format.
+    // clang-format off
+    auto child = std::make_unique<bp::child>(
+        bp::exe = exe.string(), bp::args = args, child_env,
+        bp::std_in < in_pipe, bp::std_out > out_pipe, bp::std_err > err_pipe,
+        bp::extend::on_exec_setup = [](auto&) { prepare_child(); },
+        bp::extend::on_error = [&](auto& exec, const std::error_code&) { failed_pid = exec.pid; },
+        ec);
+    // clang-format on
+    if (failed_pid > 0) {
+        // Boost 1.74 returns an empty child when execve fails and never reaps the forked one,
+        // which has already _exit()ed after reporting the error: reap it here.
+        int raw = 0;
+        while (::waitpid(failed_pid, &raw, 0) == -1 && errno == EINTR) {
+        }
+    }
+    spawn_lock.unlock();
+    if (ec || !child->valid())
+        throw radial::plugin::Error(RADIAL_E_UNAVAILABLE,
+                                    "starting '" + exe.string() +
+                                        "': " + (ec ? ec.message() : std::string("no process")) +
+                                        "; install the docker CLI or set run.docker.binary");
+    return ChildProcess(std::move(child), std::move(out.read), std::move(err.read));
+}
+
+ChildProcess::ChildProcess(std::unique_ptr<bp::child> child, UniqueFd out, UniqueFd err)
+    : child_(std::move(child)), out_(std::move(out)), err_(std::move(err)) {
+    // pidfd_open returns an O_CLOEXEC descriptor; ENOSYS on old kernels leaves exit_fd_ empty.
+    exit_fd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, child_->id(), 0)));
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : child_(std::move(other.child_)),
+      out_(std::move(other.out_)),
+      err_(std::move(other.err_)),
+      exit_fd_(std::move(other.exit_fd_)),
+      status_(other.status_) {}
+
+ChildProcess::~ChildProcess() {
+    if (child_ == nullptr) return;
+    if (!reaped()) {
+        kill();
+        if (!reap_within(std::chrono::seconds(5))) child_->detach(); // unkillable: leave it be
+    }
+}
+
+pid_t ChildProcess::pid() const noexcept { return child_ ? child_->id() : -1; }
+
+std::optional<ExitStatus> ChildProcess::try_reap() noexcept {
+    if (status_ || child_ == nullptr) return status_;
+    std::error_code ec;
+    if (child_->running(ec)) return std::nullopt; // waitpid(pid, WNOHANG): this child only
+    int raw = child_->native_exit_code();
+    // ECHILD (someone else reaped it, or SIGCHLD is ignored): the child is gone, its status lost.
+    status_ = raw == kNotReaped ? ExitStatus{} : decode(raw);
+    return status_;
+}
+
+std::optional<ExitStatus> ChildProcess::reap_within(std::chrono::milliseconds budget) noexcept {
+    auto deadline = std::chrono::steady_clock::now() + budget;
+    auto step = std::chrono::milliseconds(1);
+    while (!try_reap()) {
+        if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+        std::this_thread::sleep_for(step);
+        step = std::min(step * 2, std::chrono::milliseconds(20));
+    }
+    return status_;
+}
+
+void ChildProcess::kill() noexcept {
+    // Only while unreaped, so the pid cannot have been recycled. Not bp::child::terminate: its
+    // trailing waitpid(WNOHANG) may reap the child and discard the status.
+    if (child_ != nullptr && !reaped()) ::kill(child_->id(), SIGKILL);
+}
+
+} // namespace radial::docker

@@ -1,0 +1,82 @@
+// plugins/docker/child_process.h — the owner of one child process (the docker CLI): its pid, its
+// output pipes and its exit status. The only place in the plugin that signals or reaps a process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "unique_fd.h"
+
+namespace boost::process {
+class child;
+}
+
+namespace radial::docker {
+
+// How a child ended.
+struct ExitStatus {
+    bool exited = false; // true: `code` is valid (normal exit)
+    int code = 0;        // exit code, with `exited`
+    int signal = 0;      // terminating signal, without `exited`; 0 with neither: status lost
+};
+
+// Owns one child started with Boost.Process 1.74 (v1), synchronous API only: no Boost.Asio, so no
+// SIGCHLD handler is installed and only this child's own pid is ever waited for (ABI: plugins
+// must not touch signal dispositions nor reap children they did not start). Every descriptor it
+// holds is O_CLOEXEC. The destructor SIGKILLs a child that is still running and reaps it, waiting
+// at most 5 s. Move-only; one thread at a time.
+class ChildProcess {
+public:
+    using Env = std::map<std::string, std::string>;
+
+    // Starts `exe` (a path; argv[0] is the path) with `args` after it and exactly `env` as its
+    // environment: values are passed byte for byte (no list splitting on ';' or ':'). stdin is
+    // /dev/null; stdout and stderr are two pipes whose read ends are non-blocking. The child gets
+    // its own process group (a terminal's Ctrl-C aimed at the host does not reach it), an empty
+    // signal mask and default dispositions for the usual termination signals. Spawns within the
+    // plugin are serialised (a Boost 1.74 pipe is briefly not close-on-exec); [thread-safe].
+    // Throws radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming `exe` when it cannot be started,
+    // RADIAL_E_INTERNAL when pipes cannot be made.
+    static ChildProcess start(const std::filesystem::path& exe,
+                              const std::vector<std::string>& args, const Env& env);
+
+    ChildProcess(ChildProcess&&) noexcept;
+    ChildProcess& operator=(ChildProcess&&) = delete;
+    ChildProcess(const ChildProcess&) = delete;
+    ChildProcess& operator=(const ChildProcess&) = delete;
+    ~ChildProcess();
+
+    pid_t pid() const noexcept;
+    // Read ends of the child's stdout and stderr; reset() one to close it (e.g. at EOF).
+    UniqueFd& stdout_pipe() noexcept { return out_; }
+    UniqueFd& stderr_pipe() noexcept { return err_; }
+    // A pidfd that becomes readable when the child exits, or -1 when the kernel has none
+    // (callers then poll try_reap on a short interval).
+    int exit_fd() const noexcept { return exit_fd_.get(); }
+
+    // Non-blocking: reaps the child if it has ended. The status, once known, is kept.
+    std::optional<ExitStatus> try_reap() noexcept;
+    // Waits up to `budget` for the child to end (polling every few ms); nullopt if it has not.
+    std::optional<ExitStatus> reap_within(std::chrono::milliseconds budget) noexcept;
+    // Sends SIGKILL unless the child has been reaped. The child still has to be reaped.
+    void kill() noexcept;
+    bool reaped() const noexcept { return status_.has_value(); }
+
+private:
+    ChildProcess(std::unique_ptr<boost::process::child> child, UniqueFd out, UniqueFd err);
+
+    std::unique_ptr<boost::process::child> child_;
+    UniqueFd out_;
+    UniqueFd err_;
+    UniqueFd exit_fd_;
+    std::optional<ExitStatus> status_;
+};
+
+} // namespace radial::docker

@@ -1,0 +1,75 @@
+// plugins/docker/docker_cli.h — the short docker CLI calls (info, ps, rm), each run to completion
+// within a time budget, and what the runtime concludes from them.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "child_process.h"
+#include "docker_argv.h"
+#include "docker_settings.h"
+
+namespace radial::docker {
+
+// What one short CLI call left behind.
+struct CliOutput {
+    bool timed_out = false; // the budget ran out; the client was killed and reaped
+    ExitStatus status;      // without timed_out
+    std::string out;        // stdout (at most 16 MiB; a longer answer is cut there)
+    std::string err;        // the last 64 KiB of stderr
+};
+
+// This process's values of the kClientPassthroughEnv variables (getenv; not synchronised with a
+// concurrent setenv in the host, which a daemon does not do).
+EnvMap parent_client_env();
+
+// Runs the docker CLI for the runtime. Immutable after construction; [thread-safe].
+class DockerCli {
+public:
+    explicit DockerCli(DockerSettings settings) : settings_(std::move(settings)) {}
+
+    const DockerSettings& settings() const noexcept { return settings_; }
+
+    // The CLI to execute: settings.binary itself when it contains '/', else the first match in
+    // PATH. Resolved on every call (cheap; picks up an install made after startup).
+    // Throws radial::plugin::Error(RADIAL_E_UNAVAILABLE, "binary", ...) naming it when absent.
+    std::filesystem::path executable() const;
+
+    // Runs `argv` (argv[0] is replaced by executable()) with parent_client_env() and stdin on
+    // /dev/null, and waits for it within `budget`; past it the client is killed and reaped and
+    // the result says timed_out. Throws Error(RADIAL_E_UNAVAILABLE) when it cannot start.
+    CliOutput capture(const std::vector<std::string>& argv, std::chrono::milliseconds budget) const;
+
+    // The engine's version, from `docker info` within preflightTimeout, judged from the output
+    // (C-07). Throws Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via '<binary>'
+    // (<host>): <cause>; start dockerd or fix run.docker.host"). Never caches anything.
+    // Source: ADR §7 (startup fail-fast), 003 Design 6 (fail closed).
+    std::string server_version() const;
+
+    // Every radial box (any state), within commandTimeout. Throws Error(RADIAL_E_UNAVAILABLE)
+    // with docker's message when the engine does not answer.
+    std::vector<ListedBox> list() const;
+
+    // The ids of the boxes whose radial.label is exactly `label`, byte for byte (C-04).
+    std::vector<std::string> ids_with_label(std::string_view label) const;
+
+    // `docker rm --force --volumes` of `ids` (those of box `label`, for messages) within
+    // commandTimeout. A container already gone or already being removed is not an error.
+    // Throws Error(RADIAL_E_UNAVAILABLE) with docker's message otherwise.
+    void remove(const std::vector<std::string>& ids, std::string_view label) const;
+
+    // How messages name the engine: "'<host>'" or "default host".
+    std::string engine_name() const;
+
+private:
+    // "<what> (engine E): <docker's message>" or "<what>: no answer within N ms ...".
+    std::string failure(const CliOutput& r, std::string_view what,
+                        std::chrono::milliseconds budget) const;
+
+    DockerSettings settings_;
+};
+
+} // namespace radial::docker

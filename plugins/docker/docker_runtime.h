@@ -1,0 +1,70 @@
+// plugins/docker/docker_runtime.h — the docker runtime: the runner seam (ADR §2 ContainerRunner:
+// run / listByLabel / kill, plus preflight) implemented with the docker CLI.
+#pragma once
+
+#include <radial/plugin/runtime.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "docker_cli.h"
+#include "docker_settings.h"
+#include "run_registry.h"
+
+#ifndef RADIAL_DOCKER_PLUGIN_VERSION
+#define RADIAL_DOCKER_PLUGIN_VERSION "0.0.0"
+#endif
+
+namespace radial::docker {
+
+// One instance per radiald runtime; holds no process, thread or descriptor between calls.
+// Threading as in radial/runtime_plugin.h: every method but the constructor may be called from
+// several threads at once.
+class DockerRuntime final : public radial::plugin::Runtime {
+public:
+    static constexpr radial::plugin::Info info{"docker", "Docker (hardened docker run)",
+                                               RADIAL_DOCKER_PLUGIN_VERSION};
+
+    // Reads [run.docker] (parse_docker_settings). No process, no engine contact. Throws
+    // radial::plugin::Error(RADIAL_E_INVALID, <key>) for a bad value. [control]
+    DockerRuntime(const radial::plugin::Host& host, radial::plugin::Config& config);
+
+    // Probes the engine with `docker info` within preflightTimeout, judging the output, not the
+    // exit status (C-07). Throws Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via ...")
+    // on failure; nothing is cached. [thread-safe] Source: ADR §7, 003 Design 6.
+    void preflight() override;
+
+    // radial.cap.unix-socket-mounts, radial.cap.named-networks, radial.cap.host-uid-mounts: a bind
+    // mount passes a host socket through, --network joins an engine network, and files keep their
+    // host uid under a plain (non-userns) engine. [thread-safe]
+    std::vector<std::string> capabilities() override;
+
+    // Every carried field HONOURED, except a root `user`, which is REFUSED (a box never runs as
+    // root). hostPorts is HONOURED with a note: docker opens nothing for it; reachability follows
+    // `network`. Pure; [thread-safe]. Source: ADR §4 table.
+    std::vector<radial::plugin::Disposition> describe(const ContainerSpec& spec) override;
+
+    // run_box() under this instance's kill registry. Throws Error(RADIAL_E_INVALID, "label") when
+    // a run of the same label is already in flight. [thread-safe] for distinct labels.
+    radial::plugin::RunResult run(const ContainerSpec& spec, radial::plugin::Output& out) override;
+
+    // The labels (each once, sorted) of every box carrying radial.label whose value starts with
+    // exactly the bytes of `prefix`, in any state, whoever created it. Throws
+    // Error(RADIAL_E_UNAVAILABLE) with docker's message. [thread-safe] Source: ADR §6, C-04.
+    std::vector<std::string> list_by_label(std::string_view prefix) override;
+
+    // Postcondition: no box whose radial.label is exactly `label` exists. Signals a run of that
+    // label in flight (it returns RADIAL_RUN_KILLED; one that has not started its client never
+    // does), removes the matching containers with `docker rm -f`, then waits (bounded) for that
+    // run to finish its teardown, unless called from inside that run's output callback. An
+    // unknown label is success. Throws Error(RADIAL_E_UNAVAILABLE) with docker's message.
+    // [thread-safe; also from inside the output callback] Source: ADR §6, C-04, C-06.
+    void kill(std::string_view label) override;
+
+private:
+    radial::plugin::Host host_;
+    DockerCli cli_;
+    RunRegistry runs_;
+};
+
+} // namespace radial::docker

@@ -1,0 +1,78 @@
+#include "docker_settings.h"
+
+#include <string_view>
+
+#include "box_user.h"
+
+namespace radial::docker {
+
+namespace {
+
+using radial::plugin::Error;
+
+[[noreturn]] void invalid(const radial::plugin::Config& config, std::string_view key,
+                          const std::string& why) {
+    std::string k(key);
+    throw Error(RADIAL_E_INVALID, k, "reading " + config.section() + "." + k + ": " + why);
+}
+
+bool has_control_or_space(std::string_view s) {
+    for (unsigned char c : s)
+        if (c <= ' ' || c == 0x7f) return true;
+    return false;
+}
+
+} // namespace
+
+DockerSettings parse_docker_settings(radial::plugin::Config& config) {
+    DockerSettings s;
+    if (auto v = config.string("binary")) {
+        if (v->empty() || v->find('\0') != std::string::npos)
+            invalid(config, "binary", "the value is empty; give the docker CLI's name or path");
+        s.binary = *v;
+    }
+    if (auto v = config.string("host")) {
+        if (v->find("://") == std::string::npos || v->front() == '-' || has_control_or_space(*v))
+            invalid(config, "host",
+                    "'" + *v +
+                        "' is not an engine address; give one such as "
+                        "unix:///var/run/docker.sock or tcp://127.0.0.1:2375");
+        s.host = *v;
+    }
+    if (auto v = config.size_bytes("memory")) {
+        if (*v < (6ull << 20))
+            invalid(config, "memory",
+                    std::to_string(*v) +
+                        " bytes is below docker's minimum of 6 MiB; give e.g. "
+                        "\"2g\"");
+        s.memory_bytes = *v;
+    }
+    if (auto v = config.cpus_milli("cpus")) {
+        if (*v < 10)
+            invalid(config, "cpus", "docker's smallest CPU cap is 0.01; give e.g. 2 or 0.5");
+        s.cpus_milli = *v;
+    }
+    if (auto v = config.integer("pidsLimit")) {
+        if (*v <= 0)
+            invalid(config, "pidsLimit",
+                    std::to_string(*v) + " is not a cap; give a positive number such as 256");
+        s.pids_limit = *v;
+    }
+    if (auto v = config.string("user")) {
+        if (auto problem = user_problem(*v)) invalid(config, "user", *problem);
+        s.user = *v;
+    }
+    if (auto v = config.size_bytes("tmpfsSize")) s.tmpfs_size_bytes = *v;
+    if (auto v = config.string("pull")) {
+        if (*v != "missing" && *v != "never" && *v != "always")
+            invalid(config, "pull",
+                    "'" + *v + "' is not a pull policy; give \"missing\", \"never\" or \"always\"");
+        s.pull = *v;
+    }
+    if (auto v = config.duration_ms("killGrace")) s.kill_grace_ms = *v;
+    if (auto v = config.duration_ms("preflightTimeout")) s.preflight_timeout_ms = *v;
+    if (auto v = config.duration_ms("commandTimeout")) s.command_timeout_ms = *v;
+    return s;
+}
+
+} // namespace radial::docker

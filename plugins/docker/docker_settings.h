@@ -1,0 +1,39 @@
+// plugins/docker/docker_settings.h — the docker runtime's settings: the operator's [run.docker]
+// section, validated, with the hardened defaults of the Docker backend document.
+#pragma once
+
+#include <cstdint>
+#include <radial/plugin/runtime.hpp>
+#include <string>
+
+namespace radial::docker {
+
+// The parsed [run.docker] section. Defaults are 003 Design 4's caps ("memory 2g, cpus 2, 256
+// PIDs") and the non-root user. A spec value, when carried, overrides memory, cpus, pidsLimit and
+// user for its own box (ADR §4 table).
+struct DockerSettings {
+    std::string binary = "docker";                 // the CLI: a name looked up in PATH, or a path
+    std::string host;                              // --host for the CLI; empty: the CLI's default
+    std::uint64_t memory_bytes = 2ull << 30;       // --memory and --memory-swap (no swap)
+    std::uint64_t cpus_milli = 2000;               // --cpus, thousandths of a CPU
+    std::int64_t pids_limit = 256;                 // --pids-limit
+    std::string user = "65534:65534";              // --user; never root
+    std::uint64_t tmpfs_size_bytes = 256ull << 20; // size of the default /tmp tmpfs and of spec
+                                                   // tmpfs entries that carry no size
+    std::string pull = "missing";                  // --pull: "missing", "never" or "always"
+    std::uint64_t kill_grace_ms = 10'000;          // after `docker rm -f`, how long the client
+                                                   // may take to exit before it is SIGKILLed
+    std::uint64_t preflight_timeout_ms = 10'000;   // budget of the preflight probe
+    std::uint64_t command_timeout_ms = 30'000;     // budget of each short CLI call (ps, rm)
+    friend bool operator==(const DockerSettings&, const DockerSettings&) = default;
+};
+
+// Reads the [run.docker] keys through the helper's typed getters: binary, host, memory, cpus,
+// pidsLimit, user, tmpfsSize, pull, killGrace, preflightTimeout, commandTimeout. Sizes take "2g"
+// or bytes, durations "10s"/"1500ms" or milliseconds (radial/units.hpp). Unknown keys are left
+// for Config::finish() to refuse. Throws radial::plugin::Error(RADIAL_E_INVALID, <key>, message)
+// for a value of the wrong type or out of range. Not thread-safe (Config is not); call from the
+// constructor only. Source: ADR §7 (run.docker.*), 003 Design 4 and "Configuration".
+DockerSettings parse_docker_settings(radial::plugin::Config& config);
+
+} // namespace radial::docker

@@ -1,0 +1,185 @@
+// tests/plugins/docker/child_process_test.cpp — the one owner of the docker client process
+// (plugins/docker/child_process.cpp): exact environment, exit status, reaping, descriptor hygiene.
+#include "child_process.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <radial/plugin/runtime.hpp>
+#include <string>
+
+namespace radial::docker {
+namespace {
+
+// Reads both pipes to EOF and reaps the child.
+struct Finished {
+    std::string out, err;
+    ExitStatus status;
+};
+
+Finished finish(ChildProcess& child) {
+    Finished f;
+    char buf[4096];
+    while (child.stdout_pipe().valid() || child.stderr_pipe().valid()) {
+        pollfd fds[2];
+        nfds_t n = 0;
+        UniqueFd* owners[2];
+        std::string* sinks[2];
+        if (child.stdout_pipe().valid()) {
+            owners[n] = &child.stdout_pipe(), sinks[n] = &f.out;
+            fds[n++] = {child.stdout_pipe().get(), POLLIN, 0};
+        }
+        if (child.stderr_pipe().valid()) {
+            owners[n] = &child.stderr_pipe(), sinks[n] = &f.err;
+            fds[n++] = {child.stderr_pipe().get(), POLLIN, 0};
+        }
+        if (::poll(fds, n, 10'000) <= 0) break;
+        for (nfds_t i = 0; i < n; ++i) {
+            if (fds[i].revents == 0) continue;
+            ssize_t r = ::read(owners[i]->get(), buf, sizeof buf);
+            if (r > 0)
+                sinks[i]->append(buf, static_cast<std::size_t>(r));
+            else if (r == 0 || errno != EAGAIN)
+                owners[i]->reset();
+        }
+    }
+    auto status = child.reap_within(std::chrono::seconds(10));
+    EXPECT_TRUE(status.has_value());
+    if (status) f.status = *status;
+    return f;
+}
+
+// The children of this process that are zombies (ended, not reaped).
+int zombie_children() {
+    int zombies = 0;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string name = it->path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::string stat;
+        if (int fd = ::open((it->path() / "stat").c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+            char buf[1024]; // an ifstream would throw if the process vanished mid-read
+            ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n > 0) stat.assign(buf, static_cast<std::size_t>(n));
+            ::close(fd);
+        }
+        auto close = stat.rfind(')');
+        if (close == std::string::npos || close + 4 >= stat.size()) continue;
+        char state = stat[close + 2];
+        long ppid = std::strtol(stat.c_str() + close + 4, nullptr, 10);
+        if (ppid == ::getpid() && state == 'Z') ++zombies;
+    }
+    return zombies;
+}
+
+TEST(docker_child_process, EnvironmentIsExactlyTheGivenOneByteForByte) {
+    ChildProcess::Env env = {
+        {"A", "semi;colon;and:colon"},
+        {"B", "line1\nline2 'single' \"double\" $HOME `tick` \\ h\xC3\xA9llo \xE2\x9C\x93"},
+        {"EMPTY", ""}};
+    ChildProcess child = ChildProcess::start("/usr/bin/env", {"-0"}, env);
+    Finished f = finish(child);
+    EXPECT_TRUE(f.status.exited);
+    EXPECT_EQ(f.status.code, 0);
+    std::string expected;
+    for (const auto& [k, v] : env) expected += k + "=" + v + '\0';
+    EXPECT_EQ(f.out, expected);
+}
+
+TEST(docker_child_process, ArgumentsArriveUnchanged) {
+    std::string tricky = "it's $x `y` \"z\" \\ \n \xE2\x9C\x93 *";
+    ChildProcess child =
+        ChildProcess::start("/bin/sh", {"-c", "printf '%s|' \"$@\"", "sh", tricky, "", "a b"}, {});
+    Finished f = finish(child);
+    EXPECT_EQ(f.out, tricky + "||a b|");
+}
+
+TEST(docker_child_process, ExitCodeStdoutAndStderrAreKeptApart) {
+    ChildProcess child =
+        ChildProcess::start("/bin/sh", {"-c", "echo out; echo err >&2; exit 7"}, {});
+    Finished f = finish(child);
+    EXPECT_EQ(f.out, "out\n");
+    EXPECT_EQ(f.err, "err\n");
+    EXPECT_TRUE(f.status.exited);
+    EXPECT_EQ(f.status.code, 7);
+}
+
+TEST(docker_child_process, DeathBySignalIsReportedAsSignal) {
+    ChildProcess child = ChildProcess::start("/bin/sh", {"-c", "kill -TERM $$"}, {});
+    Finished f = finish(child);
+    EXPECT_FALSE(f.status.exited);
+    EXPECT_EQ(f.status.signal, SIGTERM);
+}
+
+TEST(docker_child_process, StdinIsDevNull) {
+    ChildProcess child = ChildProcess::start("/bin/sh", {"-c", "cat; echo end"}, {});
+    Finished f = finish(child);
+    EXPECT_EQ(f.out, "end\n");
+}
+
+TEST(docker_child_process, PipesAreCloexecAndNonBlocking) {
+    ChildProcess child = ChildProcess::start("/bin/sleep", {"5"}, {});
+    for (int fd : {child.stdout_pipe().get(), child.stderr_pipe().get(), child.exit_fd()}) {
+        ASSERT_GE(fd, 0);
+        EXPECT_TRUE(::fcntl(fd, F_GETFD) & FD_CLOEXEC) << fd;
+    }
+    EXPECT_TRUE(::fcntl(child.stdout_pipe().get(), F_GETFL) & O_NONBLOCK);
+    EXPECT_TRUE(::fcntl(child.stderr_pipe().get(), F_GETFL) & O_NONBLOCK);
+}
+
+TEST(docker_child_process, ChildGetsItsOwnProcessGroupAndAnEmptySignalMask) {
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &block, &old), 0);
+    ChildProcess child =
+        ChildProcess::start("/bin/sh", {"-c", "grep SigBlk /proc/self/status; sleep 1"}, {});
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    EXPECT_EQ(::getpgid(child.pid()), child.pid());
+    Finished f = finish(child);
+    EXPECT_EQ(f.out, "SigBlk:\t0000000000000000\n");
+}
+
+TEST(docker_child_process, DestructorKillsAndReaps) {
+    pid_t pid;
+    {
+        ChildProcess child = ChildProcess::start("/bin/sleep", {"600"}, {});
+        pid = child.pid();
+        ASSERT_GT(pid, 0);
+        EXPECT_FALSE(child.try_reap().has_value());
+    }
+    errno = 0;
+    EXPECT_EQ(::kill(pid, 0), -1); // not even a zombie is left
+    EXPECT_EQ(errno, ESRCH);
+}
+
+TEST(docker_child_process, KillThenReapGivesSigkill) {
+    ChildProcess child = ChildProcess::start("/bin/sleep", {"600"}, {});
+    child.kill();
+    auto status = child.reap_within(std::chrono::seconds(5));
+    ASSERT_TRUE(status.has_value());
+    EXPECT_EQ(status->signal, SIGKILL);
+    child.kill(); // after reaping: a no-op, never a signal to a recycled pid
+}
+
+TEST(docker_child_process, MissingExecutableIsUnavailableAndLeavesNoZombie) {
+    try {
+        ChildProcess::start("/nonexistent/docker", {"info"}, {});
+        FAIL() << "started a missing executable";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+        EXPECT_NE(std::string(e.what()).find("'/nonexistent/docker'"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(zombie_children(), 0);
+}
+
+} // namespace
+} // namespace radial::docker

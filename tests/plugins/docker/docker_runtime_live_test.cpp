@@ -1,0 +1,619 @@
+// tests/plugins/docker/docker_runtime_live_test.cpp — the real docker.so against the real engine
+// (LIVE: needs dockerd and the test_image fixture). Loaded with dlopen and driven through its C
+// descriptor, as radiald does. Cases C-02, C-03, C-04, C-06, C-07, C-09 of shared/cases/CASES.md.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "../../support/temp_dir.h"
+#include "loaded_docker_plugin.h"
+
+namespace radial::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// The /proc/<pid> directories of every process now. Processes come and go while this runs, so
+// nothing here may throw (an exception would leave a test's std::thread joinable).
+std::vector<std::filesystem::path> process_dirs() {
+    std::vector<std::filesystem::path> dirs;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string name = it->path().filename();
+        if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos)
+            dirs.push_back(it->path());
+    }
+    return dirs;
+}
+
+// The bytes of a /proc file, or what could be read before the process vanished. POSIX reads:
+// an ifstream throws from underflow() when the process exits mid-read.
+std::string read_proc(const std::filesystem::path& path) {
+    std::string out;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+        out.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return out;
+}
+
+// Every process's command line on this machine (the boxes' processes included: same pid view).
+std::vector<std::string> all_cmdlines() {
+    std::vector<std::string> out;
+    for (const auto& dir : process_dirs()) out.push_back(read_proc(dir / "cmdline"));
+    return out;
+}
+
+int children_of_this_process() {
+    int n = 0;
+    for (const auto& dir : process_dirs()) {
+        std::string stat = read_proc(dir / "stat");
+        auto close = stat.rfind(')');
+        if (close == std::string::npos || close + 4 >= stat.size()) continue;
+        if (std::strtol(stat.c_str() + close + 4, nullptr, 10) == ::getpid()) ++n;
+    }
+    return n;
+}
+
+long status_kib(const char* field) {
+    std::ifstream in("/proc/self/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with(field))
+            return std::strtol(line.c_str() + std::strlen(field), nullptr, 10);
+    return -1;
+}
+
+// Resets the peak RSS (VmHWM) to the current RSS and returns it, so that a later VmHWM measures
+// only what happened since (earlier tests in the same process do not count).
+long reset_peak_rss_kib() {
+    std::ofstream("/proc/self/clear_refs") << "5";
+    return status_kib("VmRSS:");
+}
+
+std::set<std::string> container_names() {
+    std::set<std::string> names;
+    std::string out = shell("docker ps -a --format '{{.Names}}'");
+    for (std::size_t at = 0; at < out.size();) {
+        std::size_t end = out.find('\n', at);
+        if (end == std::string::npos) end = out.size();
+        if (end > at) names.insert(out.substr(at, end - at));
+        at = end + 1;
+    }
+    return names;
+}
+
+bool box_exists(const std::string& label) { return container_names().count(label) != 0; }
+
+bool eventually(const std::function<bool()>& f, std::chrono::milliseconds budget = 15s) {
+    auto deadline = Clock::now() + budget;
+    while (Clock::now() < deadline) {
+        if (f()) return true;
+        std::this_thread::sleep_for(100ms);
+    }
+    return f();
+}
+
+class docker_live : public ::testing::Test {
+protected:
+    void TearDown() override {
+        std::string names;
+        for (const auto& n : cleanup_) names += " '" + n + "'";
+        if (!names.empty()) shell("docker rm -f" + names + " >/dev/null 2>&1");
+    }
+
+    // A label unique to this process, removed (as a container name) after the test.
+    std::string label(const std::string& name) {
+        std::string l = "rdt" + std::to_string(::getpid()) + "-" + name;
+        cleanup_.push_back(l);
+        return l;
+    }
+    ContainerSpec spec(const std::string& name, const std::string& script) {
+        ContainerSpec s;
+        s.label = label(name);
+        s.image = RADIAL_TEST_IMAGE;
+        s.argv = {"sh", "-c", script};
+        s.timeout_ms = 60'000;
+        return s;
+    }
+    DockerInstance& docker() {
+        if (!docker_) docker_ = std::make_unique<DockerInstance>(config_);
+        return *docker_;
+    }
+
+    ConfigBuilder config_;
+    std::vector<std::string> cleanup_;
+
+private:
+    std::unique_ptr<DockerInstance> docker_;
+};
+
+TEST_F(docker_live, MarkerOutputStdoutStderrAndExitCode) {
+    RunOutcome o =
+        docker().run(spec("marker", "echo radial-marker-out; echo radial-marker-err >&2; exit 3"));
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(o.result.exit_code, 3);
+    EXPECT_EQ(o.out, "radial-marker-out\n");
+    EXPECT_EQ(o.err, "radial-marker-err\n");
+    EXPECT_GT(o.result.duration_ms, 0u);
+    EXPECT_FALSE(box_exists(cleanup_.back()));
+}
+
+TEST_F(docker_live, OutputStreamsAsItArrives) {
+    RunOutcome o = docker().run(spec("stream", "for n in 1 2 3; do echo $n; sleep 1; done"));
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.out, "1\n2\n3\n");
+    EXPECT_GE(o.chunks, 3u);
+    EXPECT_LT(o.first_chunk_seconds() + 1.5, o.seconds())
+        << "first chunk at " << o.first_chunk_seconds() << " s, run took " << o.seconds() << " s";
+}
+
+TEST_F(docker_live, WriteInWorkAppearsOnTheHost) {
+    TempDir work("radial-live-work");
+    ASSERT_EQ(::chown(work.path().c_str(), 65534, 65534), 0);
+    ContainerSpec s = spec("mountrw", "echo written-inside > /work/out.txt");
+    s.mounts = {{work.path(), "/work", false}};
+    s.workdir = "/work";
+    RunOutcome o = docker().run(s);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.exit_code, 0) << o.err;
+    EXPECT_EQ(read_file(work / "out.txt"), "written-inside\n");
+    struct stat st {};
+    ASSERT_EQ(::stat((work / "out.txt").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u) << "the box runs as the non-root default user";
+}
+
+TEST_F(docker_live, ReadOnlyMountRefusesWritesAndTheFileIsIntact) {
+    TempDir data("radial-live-ro");
+    data.write("keep.txt", "original\n");
+    ::chmod(data.path().c_str(), 0777);
+    ::chmod((data / "keep.txt").c_str(), 0666);
+    ContainerSpec s =
+        spec("mountro", "echo changed > /data/keep.txt; echo rc=$?; cat /data/keep.txt");
+    s.mounts = {{data.path(), "/data", true}};
+    RunOutcome o = docker().run(s);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_NE(o.out.find("rc=1"), std::string::npos) << o.out;
+    EXPECT_NE(o.err.find("Read-only file system"), std::string::npos) << o.err;
+    EXPECT_EQ(read_file(data / "keep.txt"), "original\n");
+}
+
+TEST_F(docker_live, NetworkNoneLeavesOnlyLoopback) {
+    RunOutcome o =
+        docker().run(spec("netnone", "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"));
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.out, "lo\n");
+}
+
+TEST_F(docker_live, RootfsIsReadOnlyAndTmpIsWritable) {
+    RunOutcome o = docker().run(
+        spec("rofs",
+             "touch /x 2>/dev/null && echo rootfs-writable; touch /tmp/x && echo tmp-ok; id -u"));
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.out, "tmp-ok\n65534\n");
+}
+
+// True when a process runs `sleep 30` with `marker` in its environment (this test's box only,
+// whatever other suites run concurrently).
+bool marked_sleep_30_runs(const std::string& marker) {
+    const std::string sleep30(
+        "sleep\0"
+        "30\0",
+        9);
+    for (const auto& dir : process_dirs())
+        if (read_proc(dir / "cmdline") == sleep30 &&
+            read_proc(dir / "environ").find(marker) != std::string::npos)
+            return true;
+    return false;
+}
+
+TEST_F(docker_live, C06TimeoutRemovesTheBoxNotJustTheClient) {
+    ContainerSpec s = spec("c06", "trap '' TERM; sleep 30");
+    s.timeout_ms = 2000;
+    s.env = {{"C06_MARK", s.label, false}};
+    const std::string marker = "C06_MARK=" + s.label;
+    DockerInstance& d = docker(); // made before the thread shares it
+    RunOutcome o;
+    std::thread runner([&] { o = d.run(s); });
+    bool seen = eventually([&] { return marked_sleep_30_runs(marker); }, 10s);
+    runner.join();
+    EXPECT_TRUE(seen) << "never saw the box's 'sleep 30'";
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_TIMED_OUT) << "timed_out, not exit 137";
+    EXPECT_GE(o.seconds(), 1.9);
+    EXPECT_LT(o.seconds(), 12.0);
+    EXPECT_FALSE(box_exists(s.label));
+    EXPECT_FALSE(marked_sleep_30_runs(marker)) << "the box's 'sleep 30' survived";
+    EXPECT_EQ(children_of_this_process(), 0) << "the docker client was not reaped";
+}
+
+TEST_F(docker_live, KillFromAnotherThreadEndsTheRunPromptly) {
+    ContainerSpec s = spec("kill", "sleep 600");
+    DockerInstance& d = docker(); // made before the threads share it
+    RunOutcome o;
+    std::thread runner([&] { o = d.run(s); });
+    // No ASSERT while `runner` is joinable: an early return would terminate the process.
+    EXPECT_TRUE(eventually([&] { return box_exists(s.label); })) << "the box never started";
+    auto killed_at = Clock::now();
+    Reported k = docker().kill(s.label);
+    EXPECT_EQ(k.code, RADIAL_OK) << k.message;
+    EXPECT_FALSE(box_exists(s.label)) << "kill returned with the box still there";
+    runner.join();
+    EXPECT_LT(std::chrono::duration<double>(o.returned - killed_at).count(), 10.0);
+    EXPECT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_KILLED);
+    EXPECT_EQ(children_of_this_process(), 0);
+}
+
+TEST_F(docker_live, KillFromInsideTheOutputCallback) {
+    ContainerSpec s = spec("killcb", "echo started; sleep 600");
+    Reported k;
+    RunOutcome o = docker().run(s, [&](std::uint32_t, std::string_view) {
+        k = docker().kill(s.label);
+        return 0;
+    });
+    EXPECT_EQ(k.code, RADIAL_OK) << k.message;
+    EXPECT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_KILLED);
+    EXPECT_LT(o.seconds(), 10.0);
+    EXPECT_FALSE(box_exists(s.label));
+}
+
+TEST_F(docker_live, OutputSinkAbortEndsTheRunAsKilled) {
+    ContainerSpec s = spec("abort", "while :; do echo tick; sleep 0.1; done");
+    RunOutcome o = docker().run(s, [](std::uint32_t, std::string_view) { return 1; });
+    EXPECT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_KILLED | RADIAL_RUN_OUTPUT_ABORTED);
+    EXPECT_EQ(o.chunks, 1u) << "nothing is delivered after the sink said stop";
+    EXPECT_LT(o.seconds(), 10.0);
+    EXPECT_FALSE(box_exists(s.label));
+}
+
+TEST_F(docker_live, KillOfAnUnknownLabelIsOkTwice) {
+    std::string l = label("never-existed");
+    EXPECT_EQ(docker().kill(l).code, RADIAL_OK);
+    EXPECT_EQ(docker().kill(l).code, RADIAL_OK);
+}
+
+TEST_F(docker_live, C04ListByLabelIsExactAndKillTouchesOnlyItsOwnBox) {
+    // The case's names, made unique to this process by the instance part ("p<pid>inst1").
+    const std::string inst1 = "radial-turn-p" + std::to_string(::getpid()) + "inst1-";
+    const std::string inst10 = "radial-turn-p" + std::to_string(::getpid()) + "inst10-";
+    const std::string ours[] = {inst1 + "7", inst1 + "70", inst10 + "7"};
+    const std::string foreign[] = {"x-" + inst1 + "7", inst1 + "7-other"};
+    for (const auto& n : ours) cleanup_.push_back(n);
+    for (const auto& n : foreign) {
+        cleanup_.push_back(n);
+        shell("docker run -d --name '" + n + "' --network none --user 65534:65534 " +
+              RADIAL_TEST_IMAGE + " sleep 600 >/dev/null 2>&1");
+    }
+    DockerInstance& d = docker(); // made before the threads share it
+    std::vector<std::thread> runs;
+    std::vector<RunOutcome> outcomes(std::size(ours));
+    for (std::size_t i = 0; i < std::size(ours); ++i)
+        runs.emplace_back([&, i] {
+            ContainerSpec s;
+            s.label = ours[i];
+            s.image = RADIAL_TEST_IMAGE;
+            s.argv = {"sleep", "600"};
+            s.timeout_ms = 60'000; // a backstop: the join below cannot hang forever
+            outcomes[i] = d.run(s);
+        });
+    // No ASSERT while the runs are joinable: an early return would terminate the process.
+    bool started = eventually([&] {
+        auto names = container_names();
+        return std::all_of(std::begin(ours), std::end(ours),
+                           [&](auto& n) { return names.count(n); }) &&
+               std::all_of(std::begin(foreign), std::end(foreign),
+                           [&](auto& n) { return names.count(n); });
+    });
+    EXPECT_TRUE(started) << "not every box started";
+
+    Reported r;
+    EXPECT_EQ(docker().list(inst1, &r), (std::vector<std::string>{inst1 + "7", inst1 + "70"}));
+    EXPECT_EQ(r.code, RADIAL_OK) << r.message;
+    EXPECT_EQ(docker().list(inst10), (std::vector<std::string>{inst10 + "7"}));
+
+    EXPECT_EQ(docker().kill(inst1 + "7").code, RADIAL_OK);
+    auto names = container_names();
+    EXPECT_EQ(names.count(inst1 + "7"), 0u);
+    for (const auto& n : {inst1 + "70", inst10 + "7", foreign[0], foreign[1]})
+        EXPECT_EQ(names.count(n), 1u) << n << " was touched";
+    EXPECT_EQ(docker().list(inst1), (std::vector<std::string>{inst1 + "70"}));
+
+    docker().kill(inst1 + "70");
+    docker().kill(inst10 + "7");
+    for (auto& t : runs) t.join();
+    for (const auto& o : outcomes) EXPECT_EQ(o.result.flags, RADIAL_RUN_KILLED) << o.error.message;
+    EXPECT_EQ(container_names().count(foreign[0]), 1u) << "a foreign box was removed";
+}
+
+TEST_F(docker_live, OrphansInEveryStateAreListedAndKilled) {
+    // Boxes a crashed radiald left behind (C-05): created, exited and running, made without radial.
+    const std::string created = label("orphan-created"), exited = label("orphan-exited"),
+                      running = label("orphan-running");
+    auto make = [&](const std::string& verb, const std::string& name, const std::string& cmd) {
+        shell("docker " + verb + " --name '" + name + "' --label radial.label='" + name +
+              "' --network none --user 65534:65534 " + RADIAL_TEST_IMAGE + " " + cmd +
+              " >/dev/null 2>&1");
+    };
+    make("create", created, "true");
+    make("run", exited, "true");
+    make("run -d", running, "sleep 600");
+    const std::string prefix = "rdt" + std::to_string(::getpid()) + "-orphan-";
+    EXPECT_EQ(docker().list(prefix), (std::vector<std::string>{created, exited, running}));
+    for (const auto& l : {created, exited, running})
+        EXPECT_EQ(docker().kill(l).code, RADIAL_OK) << l;
+    EXPECT_TRUE(docker().list(prefix).empty());
+    auto names = container_names();
+    for (const auto& l : {created, exited, running}) EXPECT_EQ(names.count(l), 0u) << l;
+}
+
+TEST_F(docker_live, C02SecretNeverOnAnyCommandLine) {
+    const std::string secret = "ghp_FAKE0123456789abcdef";
+    ContainerSpec s = spec("c02", "sleep 3; [ ${#GH_TOKEN} -eq 24 ] && echo ok");
+    s.env = {{"GH_TOKEN", secret, true}};
+    std::atomic<bool> done{false};
+    DockerInstance& d = docker(); // made before the threads share it
+    RunOutcome o;
+    std::thread runner([&] {
+        o = d.run(s);
+        done = true;
+    });
+    int scans = 0;
+    bool saw_client = false;
+    const std::string client_marker = "radial.label=" + s.label;
+    while (!done) {
+        for (const auto& cmdline : all_cmdlines()) {
+            EXPECT_EQ(cmdline.find(secret), std::string::npos) << "secret on a command line";
+            if (cmdline.find(client_marker) != std::string::npos) {
+                saw_client = true;
+                EXPECT_NE(cmdline.find(std::string("\0-e\0GH_TOKEN\0", 13)), std::string::npos);
+                EXPECT_EQ(cmdline.find("GH_TOKEN="), std::string::npos);
+            }
+        }
+        ++scans;
+        std::this_thread::sleep_for(20ms);
+    }
+    runner.join();
+    EXPECT_GT(scans, 20);
+    EXPECT_TRUE(saw_client) << "never saw the docker client's command line";
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.out, "ok\n");
+    for (const auto& line : docker().log()) EXPECT_EQ(line.find(secret), std::string::npos) << line;
+}
+
+TEST_F(docker_live, C03QuotingArrivesByteForByte) {
+    ContainerSpec s = spec("c03", R"CMD(X=inner; printf '%s|%s|%s\n' "it's" "$X" 'a\b'
+printf 'héllo ✓ *\n')CMD");
+    RunOutcome o = docker().run(s);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(o.result.exit_code, 0);
+    EXPECT_EQ(o.out, "it's|inner|a\\b\nh\xC3\xA9llo \xE2\x9C\x93 *\n");
+}
+
+TEST_F(docker_live, C09ExitStatusTable) {
+    const std::pair<const char*, int> table[] = {{"exit 3", 3},
+                                                 {"false | true", 0},
+                                                 {"true | false", 1},
+                                                 {"nonexistent_cmd_xyz", 127},
+                                                 {"sh -c 'kill -9 $$'", 137}};
+    int i = 0;
+    for (const auto& [command, expected] : table) {
+        RunOutcome o = docker().run(spec("c09-" + std::to_string(i++), command));
+        ASSERT_EQ(o.status, RADIAL_OK) << command << ": " << o.error.message;
+        EXPECT_EQ(o.result.flags, RADIAL_RUN_EXITED) << command << " (not timed out, not killed)";
+        EXPECT_EQ(o.result.exit_code, expected) << command;
+    }
+}
+
+TEST_F(docker_live, C09MissingImageIsAnErrorWithDockersMessage) {
+    config_.str("pull", "never"); // no registry here: never try the network
+    ContainerSpec s = spec("c09-image", "true");
+    s.image = "does-not-exist.invalid/x:1";
+    RunOutcome o = docker().run(s);
+    EXPECT_EQ(o.status, RADIAL_E_NOT_FOUND);
+    EXPECT_NE(o.error.message.find("docker run failed before the container started"),
+              std::string::npos)
+        << o.error.message;
+    EXPECT_NE(o.error.message.find("No such image: does-not-exist.invalid/x:1"), std::string::npos)
+        << o.error.message;
+    EXPECT_EQ(o.error.message.find("exited 125"), std::string::npos) << o.error.message;
+    EXPECT_EQ(o.chunks, 0u);
+    EXPECT_FALSE(box_exists(s.label));
+}
+
+TEST_F(docker_live, C07PreflightFailsClosedAndAFreshInstancePasses) {
+    ConfigBuilder dead;
+    dead.str("host", "unix:///nonexistent.sock");
+    DockerInstance broken(dead);
+    Reported r = broken.preflight();
+    EXPECT_EQ(r.code, RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(r.message.find("docker engine unreachable via 'docker' ('unix:///nonexistent.sock')"),
+              std::string::npos)
+        << r.message;
+    EXPECT_EQ(broken.preflight().code, RADIAL_E_UNAVAILABLE) << "still failing: nothing cached";
+    ContainerSpec s = spec("c07", "echo ran");
+    RunOutcome o = broken.run(s);
+    EXPECT_EQ(o.status, RADIAL_E_UNAVAILABLE) << o.error.message;
+    EXPECT_EQ(o.out, "");
+    EXPECT_FALSE(box_exists(s.label)) << "nothing may run on the real engine";
+
+    Reported healthy = docker().preflight();
+    EXPECT_EQ(healthy.code, RADIAL_OK) << healthy.message;
+    EXPECT_EQ(docker().run(s).out, "ran\n");
+}
+
+TEST_F(docker_live, EnvValuesArriveByteForByte) {
+    ContainerSpec s = spec("env", R"(printf '%s\0' "$A" "$B" "$C" "$D" "$E" "${F-unset}")");
+    s.env = {{"A", "semi;colon;and:colon", false},
+             {"B", "line1\nline2\n", true},
+             {"C", "it's \"quoted\" `tick` \\back", false},
+             {"D", "$HOME ${X} $(id)", true},
+             {"E", "h\xC3\xA9llo \xE2\x9C\x93 \xF0\x9F\x9A\x80", false},
+             {"F", "", false}};
+    RunOutcome o = docker().run(s);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    std::string expected;
+    for (const auto& e : s.env) expected += e.value + '\0';
+    EXPECT_EQ(o.out, expected);
+}
+
+TEST_F(docker_live, LargeOutputArrivesCompleteWithBoundedMemory) {
+    ContainerSpec s =
+        spec("large", "head -c 33554432 /dev/zero >&2 & head -c 33554432 /dev/zero; wait");
+    std::size_t bytes[3] = {0, 0, 0};
+    bool all_zero = true;
+    std::size_t calls = 0;
+    DockerInstance& d = docker();
+    const long baseline_kib = reset_peak_rss_kib();
+    RunOutcome o = d.run(
+        s,
+        [&](std::uint32_t stream, std::string_view data) {
+            bytes[stream] += data.size();
+            all_zero = all_zero && data.find_first_not_of('\0') == std::string_view::npos;
+            if (++calls % 64 == 0) std::this_thread::sleep_for(1ms); // a slow consumer
+            return 0;
+        },
+        false);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.exit_code, 0);
+    EXPECT_EQ(bytes[RADIAL_STREAM_STDOUT], 32u << 20);
+    EXPECT_EQ(bytes[RADIAL_STREAM_STDERR], 32u << 20);
+    EXPECT_TRUE(all_zero);
+    EXPECT_LE(o.max_chunk, 64u << 10);
+    EXPECT_LT(status_kib("VmHWM:") - baseline_kib, 24 * 1024) << "the plugin buffered the stream";
+}
+
+struct LateSink {
+    std::atomic<bool> returned{false};
+    std::atomic<int> late{0};
+    std::atomic<int> calls{0};
+};
+
+TEST_F(docker_live, NoCallbackAfterRunReturns) {
+    static LateSink late; // outlives the run, so a late call is counted, not undefined
+    radial_output_sink sink{sizeof(radial_output_sink), &late,
+                            [](void* ctx, std::uint32_t, const std::uint8_t*, std::size_t) {
+                                auto* l = static_cast<LateSink*>(ctx);
+                                ++l->calls;
+                                if (l->returned) ++l->late;
+                                return 0;
+                            }};
+    ContainerSpec s = spec("late", "while :; do echo flood; done");
+    s.timeout_ms = 1500;
+    radial::CSpec cspec(s);
+    radial_run_result result{};
+    result.struct_size = sizeof result;
+    Reported r;
+    radial_error_sink err = error_sink(r);
+    std::int32_t status = docker().d().run(docker().rt(), cspec.get(), &sink, &result, &err);
+    late.returned = true;
+    std::this_thread::sleep_for(1s);
+    EXPECT_EQ(status, RADIAL_OK) << r.message;
+    EXPECT_EQ(result.flags, RADIAL_RUN_TIMED_OUT);
+    EXPECT_GT(late.calls.load(), 0);
+    EXPECT_EQ(late.late.load(), 0);
+}
+
+TEST_F(docker_live, RootUserIsRefusedBeforeAnythingStarts) {
+    ContainerSpec s = spec("root", "id");
+    s.user = "root";
+    RunOutcome o = docker().run(s);
+    EXPECT_EQ(o.status, RADIAL_E_REFUSED);
+    EXPECT_EQ(o.error.key, "user");
+    EXPECT_FALSE(box_exists(s.label));
+}
+
+TEST_F(docker_live, ConcurrentRunsKeepTheirOutputsApart) {
+    std::vector<ContainerSpec> specs;
+    for (int i = 0; i < 4; ++i)
+        specs.push_back(spec("conc" + std::to_string(i),
+                             "for i in 1 2 3; do echo $RUN-$i; echo err-$RUN-$i >&2; done"));
+    for (auto& s : specs) s.env = {{"RUN", s.label, false}};
+    DockerInstance& d = docker(); // made before the threads share it
+    std::vector<RunOutcome> outcomes(specs.size());
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < specs.size(); ++i)
+        threads.emplace_back([&, i] { outcomes[i] = d.run(specs[i]); });
+    for (auto& t : threads) t.join();
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+        const std::string& l = specs[i].label;
+        EXPECT_EQ(outcomes[i].status, RADIAL_OK) << outcomes[i].error.message;
+        EXPECT_EQ(outcomes[i].out, l + "-1\n" + l + "-2\n" + l + "-3\n");
+        EXPECT_EQ(outcomes[i].err, "err-" + l + "-1\nerr-" + l + "-2\nerr-" + l + "-3\n");
+    }
+}
+
+TEST_F(docker_live, LeavesNoDescriptorChildOrStdioOutputBehind) {
+    config_.str("pull", "never");
+    DockerInstance& d = docker();
+    auto open_fds = [] {
+        return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                             std::filesystem::directory_iterator());
+    };
+    const auto fds_before = open_fds();
+    TempDir dir("radial-live-stdio");
+    std::string capture = dir.write("stdio", "");
+    int file = ::open(capture.c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(file, 0);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    int saved_out = ::dup(1), saved_err = ::dup(2);
+    ::dup2(file, 1);
+    ::dup2(file, 2);
+    ContainerSpec s = spec("hygiene", "echo to-the-sink; echo err-to-the-sink >&2; exit 4");
+    RunOutcome ok = d.run(s);
+    ContainerSpec missing = spec("hygiene-missing", "true");
+    missing.image = "does-not-exist.invalid/x:1";
+    RunOutcome failed = d.run(missing);
+    ContainerSpec timed = spec("hygiene-timeout", "sleep 40"); // C-06 looks for "sleep 30"
+    timed.timeout_ms = 500;
+    RunOutcome timed_out = d.run(timed);
+    Reported k = d.kill(label("hygiene-unknown"));
+    std::fflush(stdout);
+    std::fflush(stderr);
+    ::dup2(saved_out, 1);
+    ::dup2(saved_err, 2);
+    ::close(saved_out);
+    ::close(saved_err);
+    ::close(file);
+    EXPECT_EQ(ok.result.exit_code, 4);
+    EXPECT_EQ(ok.err, "err-to-the-sink\n");
+    EXPECT_EQ(failed.status, RADIAL_E_NOT_FOUND);
+    EXPECT_EQ(timed_out.result.flags, RADIAL_RUN_TIMED_OUT);
+    EXPECT_EQ(k.code, RADIAL_OK);
+    EXPECT_EQ(read_file(capture), "") << "the plugin wrote to fd 1 or 2";
+    EXPECT_EQ(open_fds(), fds_before) << "a descriptor was left open";
+    EXPECT_EQ(children_of_this_process(), 0);
+    bool logged_end = false;
+    for (const auto& line : d.log())
+        logged_end =
+            logged_end || line.starts_with("ended box '" + timed.label + "' (timeout reached)");
+    EXPECT_TRUE(logged_end) << "the end of a stopped box is logged";
+}
+
+TEST(docker_plugin_so, ExportsOnlyTheEntrySymbol) {
+    std::string symbols =
+        shell(std::string("nm -D --defined-only '") + kDockerPluginPath + "' | awk '{print $3}'");
+    EXPECT_EQ(symbols, "radial_runtime_plugin_entry\n");
+    const radial_runtime_descriptor& d = docker_descriptor();
+    EXPECT_EQ(std::string_view(d.id.data, d.id.size), "docker");
+    EXPECT_EQ(d.abi_major, RADIAL_RT_ABI_MAJOR);
+}
+
+} // namespace
+} // namespace radial::test

@@ -1,0 +1,136 @@
+// tests/plugins/docker/docker_settings_test.cpp — [run.docker] parsing
+// (plugins/docker/docker_settings.cpp).
+#include "docker_settings.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "config_builder.h"
+
+namespace radial::docker {
+namespace {
+
+using radial::test::ConfigBuilder;
+
+DockerSettings parse(ConfigBuilder& b) {
+    radial::plugin::Config config(b.get());
+    DockerSettings s = parse_docker_settings(config);
+    config.finish();
+    return s;
+}
+
+// Expects parsing to fail with RADIAL_E_INVALID naming `key`, and returns the message.
+std::string refusal(const std::function<void(ConfigBuilder&)>& fill, const std::string& key) {
+    ConfigBuilder b;
+    fill(b);
+    try {
+        parse(b);
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+        EXPECT_EQ(e.key(), key);
+        return e.what();
+    }
+    ADD_FAILURE() << "no error for key " << key;
+    return {};
+}
+
+TEST(docker_settings, AbsentSectionGivesHardenedDefaults) {
+    radial::plugin::Config config(nullptr);
+    DockerSettings s = parse_docker_settings(config);
+    EXPECT_EQ(s.binary, "docker");
+    EXPECT_EQ(s.host, "");
+    EXPECT_EQ(s.memory_bytes, 2ull << 30);
+    EXPECT_EQ(s.cpus_milli, 2000u);
+    EXPECT_EQ(s.pids_limit, 256);
+    EXPECT_EQ(s.user, "65534:65534");
+    EXPECT_EQ(s.tmpfs_size_bytes, 256ull << 20);
+    EXPECT_EQ(s.pull, "missing");
+    EXPECT_EQ(s.kill_grace_ms, 10'000u);
+    EXPECT_EQ(s.preflight_timeout_ms, 10'000u);
+    EXPECT_EQ(s.command_timeout_ms, 30'000u);
+}
+
+TEST(docker_settings, EveryKeyIsRead) {
+    ConfigBuilder b;
+    b.str("binary", "/usr/local/bin/docker")
+        .str("host", "unix:///nonexistent.sock")
+        .str("memory", "512m")
+        .str("cpus", "0.5")
+        .integer("pidsLimit", 64)
+        .str("user", "1000:1000")
+        .str("tmpfsSize", "64m")
+        .str("pull", "never")
+        .str("killGrace", "1500ms")
+        .integer("preflightTimeout", 2000)
+        .str("commandTimeout", "5s");
+    DockerSettings s = parse(b);
+    EXPECT_EQ(s.binary, "/usr/local/bin/docker");
+    EXPECT_EQ(s.host, "unix:///nonexistent.sock");
+    EXPECT_EQ(s.memory_bytes, 512ull << 20);
+    EXPECT_EQ(s.cpus_milli, 500u);
+    EXPECT_EQ(s.pids_limit, 64);
+    EXPECT_EQ(s.user, "1000:1000");
+    EXPECT_EQ(s.tmpfs_size_bytes, 64ull << 20);
+    EXPECT_EQ(s.pull, "never");
+    EXPECT_EQ(s.kill_grace_ms, 1500u);
+    EXPECT_EQ(s.preflight_timeout_ms, 2000u);
+    EXPECT_EQ(s.command_timeout_ms, 5000u);
+}
+
+TEST(docker_settings, NumbersMayBeTomlIntegersAndFloats) {
+    ConfigBuilder b;
+    b.integer("memory", 64 << 20).floating("cpus", 1.5).integer("killGrace", 250);
+    DockerSettings s = parse(b);
+    EXPECT_EQ(s.memory_bytes, 64ull << 20);
+    EXPECT_EQ(s.cpus_milli, 1500u);
+    EXPECT_EQ(s.kill_grace_ms, 250u);
+}
+
+TEST(docker_settings, RootUserIsRefusedNamingTheKey) {
+    for (const char* root : {"root", "0", "0:0", "00:1000", "root:root"}) {
+        std::string message = refusal([&](ConfigBuilder& b) { b.str("user", root); }, "user");
+        EXPECT_NE(message.find("run.docker.user"), std::string::npos) << message;
+        EXPECT_NE(message.find("never runs as root"), std::string::npos) << message;
+    }
+}
+
+TEST(docker_settings, BadValuesAreRefusedNamingTheKey) {
+    refusal([](ConfigBuilder& b) { b.str("memory", "lots"); }, "memory");
+    refusal([](ConfigBuilder& b) { b.str("memory", "1m"); }, "memory");
+    refusal([](ConfigBuilder& b) { b.str("cpus", "0.001"); }, "cpus");
+    refusal([](ConfigBuilder& b) { b.str("cpus", "two"); }, "cpus");
+    refusal([](ConfigBuilder& b) { b.integer("pidsLimit", 0); }, "pidsLimit");
+    refusal([](ConfigBuilder& b) { b.integer("pidsLimit", -1); }, "pidsLimit");
+    refusal([](ConfigBuilder& b) { b.str("user", ""); }, "user");
+    refusal([](ConfigBuilder& b) { b.str("user", ":1000"); }, "user");
+    refusal([](ConfigBuilder& b) { b.str("user", "a b"); }, "user");
+    refusal([](ConfigBuilder& b) { b.str("binary", ""); }, "binary");
+    refusal([](ConfigBuilder& b) { b.integer("binary", 3); }, "binary");
+    refusal([](ConfigBuilder& b) { b.str("killGrace", "soon"); }, "killGrace");
+    refusal([](ConfigBuilder& b) { b.str("preflightTimeout", "0s"); }, "preflightTimeout");
+    std::string pull = refusal([](ConfigBuilder& b) { b.str("pull", "sometimes"); }, "pull");
+    EXPECT_EQ(pull,
+              "reading run.docker.pull: 'sometimes' is not a pull policy; give \"missing\", "
+              "\"never\" or \"always\"");
+    std::string host = refusal([](ConfigBuilder& b) { b.str("host", "localhost:2375"); }, "host");
+    EXPECT_NE(host.find("unix:///var/run/docker.sock"), std::string::npos) << host;
+}
+
+TEST(docker_settings, UnknownKeyIsRefusedByFinish) {
+    ConfigBuilder b;
+    b.str("memroy", "2g");
+    radial::plugin::Config config(b.get());
+    parse_docker_settings(config);
+    try {
+        config.finish();
+        FAIL() << "unknown key accepted";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+        EXPECT_EQ(e.key(), "memroy");
+        EXPECT_STREQ(e.what(), "unknown key 'memroy' in [run.docker]");
+    }
+}
+
+} // namespace
+} // namespace radial::docker
