@@ -9,12 +9,17 @@
 # /work, and /etc/hosts, /etc/hostname, /etc/resolv.conf for Docker to bind over) and a
 # world-writable sticky /tmp. The image runs /bin/sh with PATH=/bin.
 #
-# Idempotent: the image carries the label radial.recipe, the sha256 of this script and the busybox
-# binary; when an image with TAG already carries the same recipe, nothing is done.
+# It also carries Debian's curl with the shared libraries it loads (as ldd lists them), so a turn
+# can post records to its turn socket over a unix socket or tcp like any harness would.
+#
+# Idempotent: the image carries the label radial.recipe, the sha256 of this script, the busybox
+# and curl binaries and curl's libraries; when an image with TAG already carries the same recipe,
+# nothing is done.
 set -euo pipefail
 
 tag="${1:-radial/busybox:latest}"
 busybox=/bin/busybox
+curl=/usr/bin/curl
 script="$(readlink -f "${BASH_SOURCE[0]}")"
 
 die() {
@@ -28,10 +33,14 @@ if ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok insta
     [[ ! -x "${busybox}" ]]; then
     die "busybox-static is not installed (no static ${busybox}); install Debian's busybox-static (scripts/setup.sh does)"
 fi
+[[ -x "${curl}" ]] || die "curl is not installed (no ${curl}); install Debian's curl (scripts/setup.sh does)"
+# Every library curl loads, by absolute path, plus the dynamic loader.
+mapfile -t curl_libs < <(ldd "${curl}" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u)
+((${#curl_libs[@]} > 0)) || die "ldd listed no libraries for ${curl}"
 timeout 20 docker info >/dev/null 2>&1 ||
     die "no Docker Engine answers 'docker info'; start one (scripts/setup.sh starts dockerd)"
 
-recipe="$(cat "${script}" "${busybox}" | sha256sum | cut -d' ' -f1)"
+recipe="$(cat "${script}" "${busybox}" "${curl}" "${curl_libs[@]}" | sha256sum | cut -d' ' -f1)"
 
 # Serialise concurrent builds of the same tag (ctest fixtures, setup.sh run twice in parallel).
 lock="/tmp/radial-build-test-image.$(printf %s "${tag}" | tr -c 'A-Za-z0-9._-' '_').lock"
@@ -55,6 +64,12 @@ chmod 0755 "${rootfs}/bin/busybox"
 for applet in $("${busybox}" --list); do
     [[ "${applet}" == busybox ]] && continue
     ln -s busybox "${rootfs}/bin/${applet}"
+done
+
+cp "${curl}" "${rootfs}/bin/curl"
+for lib in "${curl_libs[@]}"; do
+    mkdir -p "${rootfs}$(dirname "${lib}")"
+    cp -L "${lib}" "${rootfs}${lib}"
 done
 
 cat >"${rootfs}/etc/passwd" <<'EOF'
@@ -83,7 +98,7 @@ tar -C "${rootfs}" --numeric-owner --owner=0 --group=0 -cf - . |
 
 # Prove the image does what the tests assume: runs as an unprivileged uid with no network and a
 # read-only rootfs.
-out="$(docker run --rm --network none --read-only --user 65534:65534 "${tag}" sh -c 'id -u; echo ok')" ||
+out="$(docker run --rm --network none --read-only --user 65534:65534 "${tag}" sh -c 'id -u; curl --version >/dev/null && echo ok')" ||
     die "the freshly imported image does not run: ${out}"
 [[ "${out}" == $'65534\nok' ]] || die "smoke run printed '${out}', expected '65534' and 'ok'"
 
