@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include <radial/units.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -84,6 +88,15 @@ private:
 
 } // namespace
 
+std::string default_state_dir() {
+    if (::geteuid() == 0) return "/var/lib/radial";
+    if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg != nullptr && xdg[0] == '/')
+        return std::string(xdg) + "/radial";
+    if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/')
+        return std::string(home) + "/.local/state/radial";
+    return "/tmp/radial-state-" + std::to_string(::geteuid());
+}
+
 std::string HostConfig::where(const std::string& key) const {
     auto it = positions.find(key);
     if (it != positions.end()) return it->second + ": ";
@@ -119,6 +132,7 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
     }
 
     std::vector<std::string> dirs;
+    std::string state_dir;
     std::map<std::string, const toml::table*> sections;
     if (run != nullptr) {
         for (const auto& [k, v] : *run) {
@@ -144,6 +158,25 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 cfg.network = r.string(key, v);
             } else if (name == "user") {
                 cfg.user = r.string(key, v);
+            } else if (name == "turnTransport") {
+                cfg.turn_transport = r.string(key, v);
+                if (cfg.turn_transport != "auto" && cfg.turn_transport != "unix" && cfg.turn_transport != "tcp")
+                    r.fail(key, "must be \"auto\", \"unix\" or \"tcp\"");
+            } else if (name == "turnSocketHost") {
+                cfg.turn_socket_host = r.string(key, v);
+                if (cfg.turn_socket_host.empty()) r.fail(key, "must not be empty");
+            } else if (name == "stateDir") {
+                state_dir = r.string(key, v);
+                if (state_dir.empty()) r.fail(key, "must not be empty");
+            } else if (name == "maxRecordBytes") {
+                std::optional<std::uint64_t> bytes;
+                if (const auto* i = v.as_integer(); i != nullptr && i->get() > 0)
+                    bytes = static_cast<std::uint64_t>(i->get());
+                else if (const auto* str = v.as_string())
+                    bytes = units::parse_size_bytes(str->get());
+                if (!bytes || *bytes == 0)
+                    r.fail(key, "must be a size such as \"1m\" or a positive number of bytes");
+                cfg.max_record_bytes = *bytes;
             } else if (const auto* t = v.as_table()) {
                 sections[name] = t;
             } else {
@@ -179,6 +212,7 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
             cfg.plugin_dirs.push_back((base / d).lexically_normal().string());
         }
     }
+    cfg.state_dir = state_dir.empty() ? default_state_dir() : (base / state_dir).lexically_normal().string();
     return cfg;
 }
 

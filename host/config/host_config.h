@@ -29,6 +29,10 @@ struct HostConfig {
     std::string instance_id = "local";    // run.instanceId: [a-z0-9-]{1,32}
     std::string network;                  // run.network: empty = no network
     std::string user;                     // run.user: "uid[:gid]"; empty = runtime default
+    std::string turn_transport = "auto";  // run.turnTransport: "auto" | "unix" | "tcp"
+    std::string turn_socket_host;         // run.turnSocketHost: tcp bind host; empty = runtime's
+    std::string state_dir;                // run.stateDir, absolute: journal and per-turn sockets
+    std::uint64_t max_record_bytes = 1 << 20; // run.maxRecordBytes: turn socket body limit
     host::ConfigSection runtime_section;  // [run.<containerRuntime>], flattened
 
     // "file:line:col: " for a dotted key the file set ("run.docker.memory"), or "file: " / ""
@@ -37,6 +41,10 @@ struct HostConfig {
 
     std::map<std::string, std::string> positions; // dotted key -> "file:line:col"
 };
+
+// The state directory used when run.stateDir is not set: /var/lib/radial for root, else
+// $XDG_STATE_HOME/radial or ~/.local/state/radial.
+std::string default_state_dir();
 
 // Reads `file` (nullopt: no file, defaults only). `runtime_override` replaces
 // run.containerRuntime (the --runtime flag) before sections are checked. `exe_dir` is the

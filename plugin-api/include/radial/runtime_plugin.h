@@ -9,7 +9,7 @@
  *
  * ABI history (one line per minor; details in plugin-api/CHANGES.md):
  *   1.0  create, destroy, preflight, capabilities, describe_spec, run, list_by_label, kill,
- *        get_extension.
+ *        get_extension, tcp_route.
  *
  * Growth rules (stated once, apply everywhere):
  *   - Every struct that may grow starts with `uint32_t struct_size`, set by whoever allocates the
@@ -360,6 +360,15 @@ typedef struct radial_runtime_descriptor {
     /* [thread-safe] An extension table by exact, versioned id ("radial.session/1"); NULL when
      * unknown. The table lives until `destroy`. Optional: NULL means no extensions. */
     const void *(*get_extension)(radial_runtime *rt, const char *id);
+
+    /* [thread-safe] How a box reaches a tcp turn socket on the host (ADR §5): the host address to
+     * bind (`bind_host`, e.g. "127.0.0.1") and the host name the box connects to (`box_host`, e.g.
+     * "host.docker.internal" when a proxy rewrites it to loopback). The plugin calls each sink at
+     * most once; an address it does not report is left to the host: bind 127.0.0.1, and the box
+     * uses the bind address. The operator's run.turnSocketHost replaces the bind address. Optional:
+     * NULL means the host's defaults. */
+    int32_t (*tcp_route)(radial_runtime *rt, const radial_name_sink *bind_host,
+                         const radial_name_sink *box_host, const radial_error_sink *err);
 } radial_runtime_descriptor;
 
 /* The only exported symbol. Pure: no threads, no processes, no I/O; callable any number of times

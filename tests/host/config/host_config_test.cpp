@@ -124,5 +124,33 @@ TEST(HostConfig, RefusesNonStringArraysInARuntimeSection) {
     EXPECT_EQ(error_of(f), f + ":2:9: run.docker.ports: must be an array of strings");
 }
 
+TEST(HostConfig, ReadsTheTurnSocketKeys) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\nturnTransport = \"tcp\"\nturnSocketHost = \"127.0.0.2\"\n"
+                               "stateDir = \"state\"\nmaxRecordBytes = \"64k\"\n");
+    auto c = load(f, std::nullopt, "/x/bin");
+    EXPECT_EQ(c.turn_transport, "tcp");
+    EXPECT_EQ(c.turn_socket_host, "127.0.0.2");
+    EXPECT_EQ(c.state_dir, d.path() + "/state");
+    EXPECT_EQ(c.max_record_bytes, 64u << 10);
+    auto defaults = load(std::nullopt, std::nullopt, "/x/bin");
+    EXPECT_EQ(defaults.turn_transport, "auto");
+    EXPECT_EQ(defaults.max_record_bytes, 1u << 20);
+    EXPECT_EQ(defaults.state_dir, default_state_dir());
+}
+
+TEST(HostConfig, RefusesAnUnknownTurnTransport) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\nturnTransport = \"udp\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:17: run.turnTransport: must be \"auto\", \"unix\" or \"tcp\"");
+}
+
+TEST(HostConfig, RefusesABadRecordLimit) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\nmaxRecordBytes = \"lots\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:18: run.maxRecordBytes: must be a size such as \"1m\" or a positive "
+                               "number of bytes");
+}
+
 } // namespace
 } // namespace radial::config

@@ -330,6 +330,26 @@ public:
         return std::move(names.names);
     }
 
+    // The plugin's tcp route; an empty field means it reported none (the host's default applies).
+    struct TcpRoute {
+        std::string bind_host;
+        std::string box_host;
+    };
+    TcpRoute tcp_route() const {
+        if (!(RADIAL_HAS_FIELD(state_->d, radial_runtime_descriptor, tcp_route) &&
+              state_->d->tcp_route != nullptr))
+            return {};
+        detail::ErrorCollector err;
+        detail::NameCollector bind, box;
+        auto esink = err.sink();
+        auto bsink = bind.sink();
+        auto xsink = box.sink();
+        std::int32_t status = state_->d->tcp_route(state_->rt, &bsink, &xsink, &esink);
+        if (status != RADIAL_OK) err.raise(status, "tcp_route");
+        return TcpRoute{bind.names.empty() ? std::string() : bind.names.front(),
+                        box.names.empty() ? std::string() : box.names.front()};
+    }
+
     void kill(std::string_view label) const {
         detail::ErrorCollector err;
         auto esink = err.sink();

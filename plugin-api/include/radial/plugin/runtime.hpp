@@ -234,6 +234,13 @@ struct Disposition {
     std::string note;
 };
 
+// How a box reaches a tcp turn socket on the host (ADR §5); an empty string leaves that address
+// to the host's default (bind 127.0.0.1; the box uses the bind address).
+struct TcpRoute {
+    std::string bind_host;
+    std::string box_host;
+};
+
 struct RunResult {
     std::uint32_t flags = 0; // RADIAL_RUN_*
     std::int32_t exit_code = 0;
@@ -260,6 +267,8 @@ public:
     virtual std::vector<std::string> list_by_label(std::string_view prefix) = 0;
     virtual void kill(std::string_view label) = 0;
     virtual const void* extension(std::string_view /*id*/) { return nullptr; }
+    // Where the host binds a tcp turn socket and how the box names the host. Default: the host's.
+    virtual TcpRoute tcp_route() { return {}; }
 };
 
 // True when `label` is a valid box label: [A-Za-z0-9][A-Za-z0-9_.-]{0,127}.
@@ -404,6 +413,17 @@ inline const void* get_extension(radial_runtime* rt, const char* id) noexcept {
     }
 }
 
+inline std::int32_t tcp_route(radial_runtime* rt, const radial_name_sink* bind_host,
+                              const radial_name_sink* box_host, const radial_error_sink* err) noexcept {
+    return guarded(err, [&] {
+        TcpRoute r = impl(rt).tcp_route();
+        if (!r.bind_host.empty() && bind_host != nullptr && bind_host->add != nullptr)
+            bind_host->add(bind_host->ctx, to_c(r.bind_host));
+        if (!r.box_host.empty() && box_host != nullptr && box_host->add != nullptr)
+            box_host->add(box_host->ctx, to_c(r.box_host));
+    });
+}
+
 template <class T>
 const radial_runtime_descriptor* descriptor() noexcept {
     static const radial_runtime_descriptor d = [] {
@@ -423,6 +443,7 @@ const radial_runtime_descriptor* descriptor() noexcept {
         x.list_by_label = &list_by_label;
         x.kill = &kill;
         x.get_extension = &get_extension;
+        x.tcp_route = &tcp_route;
         return x;
     }();
     return &d;
