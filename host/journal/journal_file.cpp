@@ -1,0 +1,233 @@
+// host/journal/journal_file.cpp — see journal_file.h.
+#include "journal/journal_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iterator>
+#include <system_error>
+
+#include "journal/journal_sqlite.h"
+
+namespace radial::journal {
+namespace {
+
+// Marks the file as a radiald journal ("RDLJ"), so a foreign SQLite file at the journal's path is
+// refused instead of having tables added to it.
+constexpr std::int64_t kApplicationId = 0x52444C4A;
+constexpr const char* kSetApplicationId = "PRAGMA application_id = 1380207690";
+static_assert(kApplicationId == 1380207690, "kSetApplicationId spells kApplicationId in decimal");
+
+// Schema version 1. STRICT tables (SQLite 3.37+) so a wrong type is an error, not a coercion.
+// The CHECKs restate the invariants the code keeps, so a bug cannot store a finished turn without
+// its terminal record or a record that is not JSON.
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE turns (
+    turn_id       TEXT NOT NULL PRIMARY KEY CHECK (length(turn_id) > 0),
+    label         TEXT NOT NULL,
+    runtime       TEXT NOT NULL,
+    image         TEXT NOT NULL,
+    record_type   TEXT NOT NULL,
+    request_json  TEXT NOT NULL CHECK (json_valid(request_json)),
+    state         TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'started', 'finished')),
+    status        TEXT NOT NULL DEFAULT '',
+    terminal_json TEXT CHECK (terminal_json IS NULL OR json_valid(terminal_json)),
+    created_at_ms INTEGER NOT NULL,
+    updated_at_ms INTEGER NOT NULL,
+    CHECK ((state = 'finished') = (terminal_json IS NOT NULL))
+) STRICT;
+CREATE INDEX turns_by_created ON turns (created_at_ms);
+CREATE INDEX turns_by_state ON turns (state, created_at_ms);
+
+CREATE TABLE turn_states (
+    id      INTEGER PRIMARY KEY,
+    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
+    state   TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'started', 'finished')),
+    at_ms   INTEGER NOT NULL
+) STRICT;
+CREATE INDEX turn_states_by_turn ON turn_states (turn_id, id);
+
+CREATE TABLE records (
+    turn_id        TEXT NOT NULL REFERENCES turns (turn_id),
+    seq            INTEGER NOT NULL CHECK (seq >= 1),
+    type           TEXT NOT NULL CHECK (length(type) > 0),
+    payload_json   TEXT NOT NULL CHECK (json_valid(payload_json)),
+    received_at_ms INTEGER NOT NULL,
+    UNIQUE (turn_id, seq)
+) STRICT;
+)sql";
+
+// Migration N takes the schema from version N-1 to N. A new version appends one entry here and
+// bumps kJournalSchemaVersion; earlier entries never change, since journals in the field were
+// written by them.
+struct Migration {
+    int to_version;
+    const char* sql;
+};
+constexpr Migration kMigrations[] = {{1, kSchemaV1}};
+static_assert(std::size(kMigrations) == std::size_t{kJournalSchemaVersion},
+              "one migration per schema version");
+
+// PRAGMA user_version cannot take a bound parameter. The value is one of the compile-time
+// constants above, never text from outside, so the SQL is still free of caller-supplied values.
+constexpr const char* kSetUserVersion[] = {"PRAGMA user_version = 0", "PRAGMA user_version = 1"};
+static_assert(std::size(kSetUserVersion) == std::size_t{kJournalSchemaVersion} + 1,
+              "one user_version statement per schema version");
+
+// Owns a descriptor for the few lines that create the journal file.
+class FileHandle {
+public:
+    explicit FileHandle(int fd) noexcept : fd_(fd) {}
+    FileHandle(const FileHandle&) = delete;
+    FileHandle& operator=(const FileHandle&) = delete;
+    ~FileHandle() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    bool valid() const noexcept { return fd_ >= 0; }
+
+private:
+    int fd_;
+};
+
+std::string errno_text(int err) { return std::generic_category().message(err); }
+
+// mkdir -p with mode 0700 for each directory it creates; existing ones are left as they are.
+void make_private_directories(const std::filesystem::path& dir) {
+    if (dir.empty()) return;
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            throw JournalRefusal{
+                JournalErrc::storage,
+                fmt::format("'{}' exists and is not a directory; move it aside or set "
+                            "run.stateDir to a directory",
+                            dir.string())};
+        return;
+    }
+    make_private_directories(dir.parent_path());
+    // EEXIST: another process created it between the stat and here, which is as good.
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        int err = errno;
+        throw JournalRefusal{
+            JournalErrc::storage,
+            fmt::format("cannot create directory '{}': {}; create it or set run.stateDir "
+                        "to a writable directory",
+                        dir.string(), errno_text(err))};
+    }
+}
+
+// Creates the journal file with mode 0600 unless it exists. SQLite would create it with 0644
+// (less the umask); the journal holds requests and records, which are nobody else's business.
+void create_file(const std::string& path) {
+    FileHandle fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!fd.valid()) {
+        int err = errno;
+        throw JournalRefusal{
+            JournalErrc::storage,
+            fmt::format("cannot open or create the file: {}; check that radiald's user "
+                        "may write '{}'",
+                        errno_text(err), path)};
+    }
+}
+
+// Checks that the file is empty, or a journal this radiald can read; run before anything writes
+// to it, and again inside the migration transaction.
+void check_identity(SqliteDb& db) {
+    std::int64_t app_id = db.query_int("PRAGMA application_id");
+    std::int64_t version = db.query_int("PRAGMA user_version");
+    if (app_id == 0 && version == 0) {
+        if (db.query_int("SELECT count(*) FROM sqlite_schema") != 0)
+            throw JournalRefusal{
+                JournalErrc::storage,
+                "the file is an SQLite database but not a radiald journal; move it aside "
+                "or set run.stateDir elsewhere"};
+        return;
+    }
+    if (app_id != kApplicationId)
+        throw JournalRefusal{
+            JournalErrc::storage,
+            fmt::format("the file is an SQLite database but not a radiald journal "
+                        "(application_id {:#x}); move it aside or set run.stateDir "
+                        "elsewhere",
+                        app_id)};
+    if (version > kJournalSchemaVersion)
+        throw JournalRefusal{
+            JournalErrc::newer_schema,
+            fmt::format("it has schema version {}, this radiald understands up to {}; "
+                        "upgrade radiald, or move the file aside to start an empty "
+                        "journal",
+                        version, kJournalSchemaVersion)};
+}
+
+void migrate(SqliteDb& db) {
+    // IMMEDIATE: two processes opening a new journal at once must not both create the schema.
+    SqliteTransaction tx(db, SqliteTransaction::Mode::write);
+    check_identity(db);
+    std::int64_t version = db.query_int("PRAGMA user_version");
+    if (version == kJournalSchemaVersion) return; // nothing to do; the destructor ends the tx
+    if (version == 0) db.exec(kSetApplicationId);
+    for (const Migration& m : kMigrations) {
+        if (m.to_version <= version) continue;
+        db.exec(m.sql);
+        db.exec(kSetUserVersion[m.to_version]);
+    }
+    tx.commit();
+}
+
+} // namespace
+
+static_assert(kBusyTimeoutMs == 5000, "the SQLITE_BUSY fix below says 5 s");
+
+std::string_view fix_for_sqlite(int primary_code) noexcept {
+    switch (primary_code) {
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+            return "another process held the journal locked for more than 5 s; check for a second "
+                   "radiald using the same state directory";
+        case SQLITE_FULL: return "the file system is full; free space and retry";
+        case SQLITE_READONLY:
+        case SQLITE_CANTOPEN:
+        case SQLITE_PERM:
+        case SQLITE_AUTH:
+            return "check that radiald's user owns the journal and its directory and may write "
+                   "them";
+        case SQLITE_NOTADB:
+        case SQLITE_CORRUPT:
+            return "the file is damaged or not a journal; move it aside so radiald starts a new "
+                   "one";
+        case SQLITE_IOERR: return "check the disk and the kernel log for I/O errors";
+        default: return "this is a radiald bug; report it with the journal file";
+    }
+}
+
+SqliteDb open_journal_file(const std::string& path) {
+    make_private_directories(std::filesystem::path(path).parent_path());
+    create_file(path);
+    SqliteDb db(path);
+    sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
+    // Defensive: no writable_schema or journal_mode=OFF tricks through this connection.
+    sqlite3_db_config(db.get(), SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    // trusted_schema stays on: the schema's CHECKs call json_valid(), which SQLite 3.40 does not
+    // mark innocuous. The file is 0600 in radiald's own directory, so its schema is radiald's.
+    // Before anything writes (switching to WAL does): a newer or foreign file stays untouched.
+    check_identity(db);
+    std::string mode = db.query_text("PRAGMA journal_mode = WAL");
+    if (mode != "wal")
+        throw JournalRefusal{
+            JournalErrc::storage,
+            fmt::format("the file system refused write-ahead logging (journal mode "
+                        "stays '{}'); put run.stateDir on a local file system",
+                        mode)};
+    // FULL: in WAL mode NORMAL may lose the last commits on power loss; "started" must survive.
+    db.exec("PRAGMA synchronous = FULL");
+    db.exec("PRAGMA foreign_keys = ON");
+    migrate(db);
+    return db;
+}
+
+} // namespace radial::journal

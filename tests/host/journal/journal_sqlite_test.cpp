@@ -1,0 +1,577 @@
+// tests/host/journal/journal_sqlite_test.cpp — the SQLite turn journal (issue 3 §5): round trips,
+// sequence numbers under concurrency, refusals (asserted verbatim), file modes, schema versions,
+// and crash safety against a real SIGKILL.
+#include "journal/journal_sqlite.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/process.hpp>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <numeric>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../../support/temp_dir.h"
+#include "journal/sqlite_db.h"
+
+namespace radial::journal {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+// A clock the test sets: every journal timestamp is whatever `now_ms` holds at the time.
+struct ManualClock {
+    std::shared_ptr<std::atomic<std::int64_t>> now_ms =
+        std::make_shared<std::atomic<std::int64_t>>(1'764'422'100'000);
+
+    JournalClock fn() const {
+        return [ms = now_ms] {
+            return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms->load()));
+        };
+    }
+    void set(std::int64_t ms) const { now_ms->store(ms); }
+};
+
+TurnEntry entry(const std::string& id) {
+    return {id, "radial-turn-local-" + id, "docker", "radial/busybox:latest", "result",
+            // Secret names only, with the caller's own spacing: the journal must keep it as given.
+            R"({"argv": ["agent", "--turn"],  "secrets": ["MODEL_KEY", "FORGE_TOKEN"]})"};
+}
+
+// Runs `f` and returns the JournalError it throws; fails the test if it throws nothing.
+template <class F>
+JournalError error_from(F&& f) {
+    try {
+        f();
+    } catch (const JournalError& e) {
+        return e;
+    }
+    ADD_FAILURE() << "expected a JournalError";
+    return JournalError(JournalErrc::storage, "<none thrown>");
+}
+
+// Runs `f` on a test thread: a JournalError becomes a test failure instead of std::terminate.
+template <class F>
+void on_thread(F&& f) {
+    try {
+        f();
+    } catch (const JournalError& e) {
+        ADD_FAILURE() << e.what();
+    }
+}
+
+class JournalSqlite : public ::testing::Test {
+protected:
+    test::TempDir dir{"radial-journal"};
+    std::string path = dir / "state/journal.sqlite3";
+    ManualClock clock;
+    std::unique_ptr<Journal> journal = open_sqlite_journal(path, clock.fn());
+};
+
+// --- round trip -----------------------------------------------------------------------------
+
+TEST_F(JournalSqlite, ATurnRoundTripsWithEveryStateRecordAndItsTerminal) {
+    journal->add_turn(entry("t1"), TurnState::queued);
+    clock.set(1'764'422'100'010);
+    journal->set_state("t1", TurnState::claimed);
+    clock.set(1'764'422'100'020);
+    journal->set_state("t1", TurnState::started);
+    clock.set(1'764'422'100'030);
+    EXPECT_EQ(journal->append_record("t1", "result", R"({"ok":true})"), 1u);
+    clock.set(1'764'422'100'040);
+    EXPECT_EQ(journal->append_record("t1", "result", R"({"ok":false,"why":"x"})"), 2u);
+    clock.set(1'764'422'100'050);
+    journal->set_terminal("t1", "succeeded", R"({"turnId":"t1","status":"succeeded"})");
+
+    std::optional<TurnDetails> d = journal->turn("t1");
+    ASSERT_TRUE(d.has_value());
+    TurnEntry want = entry("t1");
+    EXPECT_EQ(d->entry.turn_id, "t1");
+    EXPECT_EQ(d->entry.label, want.label);
+    EXPECT_EQ(d->entry.runtime, "docker");
+    EXPECT_EQ(d->entry.image, "radial/busybox:latest");
+    EXPECT_EQ(d->entry.record_type, "result");
+    EXPECT_EQ(d->entry.request_json, want.request_json); // byte for byte: nothing added
+
+    ASSERT_EQ(d->states.size(), 4u);
+    EXPECT_EQ(d->states[0].state, TurnState::queued);
+    EXPECT_EQ(d->states[0].at_ms, 1'764'422'100'000);
+    EXPECT_EQ(d->states[1].state, TurnState::claimed);
+    EXPECT_EQ(d->states[1].at_ms, 1'764'422'100'010);
+    EXPECT_EQ(d->states[2].state, TurnState::started);
+    EXPECT_EQ(d->states[2].at_ms, 1'764'422'100'020);
+    EXPECT_EQ(d->states[3].state, TurnState::finished);
+    EXPECT_EQ(d->states[3].at_ms, 1'764'422'100'050);
+
+    ASSERT_EQ(d->records.size(), 2u);
+    EXPECT_EQ(d->records[0].seq, 1u);
+    EXPECT_EQ(d->records[0].type, "result");
+    EXPECT_EQ(d->records[0].payload_json, R"({"ok":true})");
+    EXPECT_EQ(d->records[0].received_at_ms, 1'764'422'100'030);
+    EXPECT_EQ(d->records[1].seq, 2u);
+    EXPECT_EQ(d->records[1].payload_json, R"({"ok":false,"why":"x"})");
+    EXPECT_EQ(d->records[1].received_at_ms, 1'764'422'100'040);
+
+    EXPECT_EQ(d->terminal_json, R"({"turnId":"t1","status":"succeeded"})");
+    EXPECT_EQ(d->status, "succeeded");
+}
+
+TEST_F(JournalSqlite, AnUnknownTurnReadsAsNothing) {
+    journal->add_turn(entry("t1"), TurnState::queued);
+    EXPECT_FALSE(journal->turn("t2").has_value());
+}
+
+TEST_F(JournalSqlite, ATurnWithoutTerminalHasNoTerminalAndNoStatus) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    auto d = journal->turn("t1");
+    ASSERT_TRUE(d.has_value());
+    EXPECT_FALSE(d->terminal_json.has_value());
+    EXPECT_EQ(d->status, "");
+    ASSERT_EQ(d->states.size(), 1u);
+    EXPECT_EQ(d->states[0].state, TurnState::started);
+}
+
+TEST_F(JournalSqlite, EverythingSurvivesClosingAndReopening) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    journal->append_record("t1", "result", "[1,2,3]");
+    journal->set_terminal("t1", "failed", R"({"exitCode":3})");
+    journal.reset();
+
+    auto reopened = open_sqlite_journal(path, clock.fn());
+    auto d = reopened->turn("t1");
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(d->entry.request_json, entry("t1").request_json);
+    ASSERT_EQ(d->records.size(), 1u);
+    EXPECT_EQ(d->records[0].payload_json, "[1,2,3]");
+    EXPECT_EQ(d->status, "failed");
+    EXPECT_EQ(d->terminal_json, R"({"exitCode":3})");
+}
+
+// --- sequence numbers ------------------------------------------------------------------------
+
+TEST_F(JournalSqlite, SequenceNumbersCountFromOnePerTurnAndTurnsDoNotShareThem) {
+    journal->add_turn(entry("a"), TurnState::started);
+    journal->add_turn(entry("b"), TurnState::started);
+    std::vector<std::uint64_t> a, b;
+    for (int i = 0; i < 4; ++i) {
+        a.push_back(journal->append_record("a", "result", "{}"));
+        b.push_back(journal->append_record("b", "result", "{}"));
+        b.push_back(journal->append_record("b", "result", "{}"));
+    }
+    EXPECT_EQ(a, (std::vector<std::uint64_t>{1, 2, 3, 4}));
+    EXPECT_EQ(b, (std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+    auto da = journal->turn("a");
+    ASSERT_TRUE(da.has_value());
+    ASSERT_EQ(da->records.size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(da->records[i].seq, i + 1);
+}
+
+// Checks that `records` are numbered exactly 1..n in order and that each payload is the one its
+// appender was handed back that number for.
+void expect_dense(const std::vector<StoredRecord>& records,
+                  const std::vector<std::pair<std::uint64_t, std::string>>& returned) {
+    ASSERT_EQ(records.size(), returned.size());
+    for (std::size_t i = 0; i < records.size(); ++i) EXPECT_EQ(records[i].seq, i + 1);
+    std::vector<std::pair<std::uint64_t, std::string>> sorted = returned;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+        EXPECT_EQ(sorted[i].first, i + 1) << "sequence numbers are not dense and unique";
+        EXPECT_EQ(records[i].payload_json, sorted[i].second);
+    }
+}
+
+TEST_F(JournalSqlite, ConcurrentAppendsFromFourThreadsGetADenseUniqueSequence) {
+    constexpr int kThreads = 4, kPerThread = 40;
+    journal->add_turn(entry("t1"), TurnState::started);
+    journal->add_turn(entry("other"), TurnState::queued);
+    std::vector<std::vector<std::pair<std::uint64_t, std::string>>> got(kThreads);
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            while (!go.load()) std::this_thread::yield();
+            on_thread([&] {
+                for (int i = 0; i < kPerThread; ++i) {
+                    std::string payload =
+                        "{\"thread\":" + std::to_string(t) + ",\"i\":" + std::to_string(i) + "}";
+                    got[t].emplace_back(journal->append_record("t1", "result", payload), payload);
+                }
+            });
+        });
+    // Meanwhile another thread moves a second turn through its states, as the turn thread would.
+    threads.emplace_back([&] {
+        while (!go.load()) std::this_thread::yield();
+        on_thread([&] {
+            journal->set_state("other", TurnState::claimed);
+            journal->set_state("other", TurnState::started);
+            journal->set_terminal("other", "succeeded", "{}");
+        });
+    });
+    go = true;
+    for (auto& th : threads) th.join();
+
+    std::vector<std::pair<std::uint64_t, std::string>> all;
+    for (auto& v : got) all.insert(all.end(), v.begin(), v.end());
+    auto d = journal->turn("t1");
+    ASSERT_TRUE(d.has_value());
+    expect_dense(d->records, all);
+    for (auto& v : got) // each thread saw its own appends numbered in the order it made them
+        EXPECT_TRUE(std::is_sorted(v.begin(), v.end()));
+    auto other = journal->turn("other");
+    ASSERT_TRUE(other.has_value());
+    EXPECT_EQ(other->states.size(), 4u);
+    EXPECT_EQ(other->status, "succeeded");
+}
+
+TEST_F(JournalSqlite, TwoConnectionsToOneFileAlsoGetADenseUniqueSequence) {
+    // Two opens of one file stand in for two processes: the write lock, not the mutex, decides.
+    auto second = open_sqlite_journal(path);
+    journal->add_turn(entry("t1"), TurnState::started);
+    constexpr int kPerJournal = 30;
+    std::vector<std::pair<std::uint64_t, std::string>> a, b;
+    std::thread ta([&] {
+        on_thread([&] {
+            for (int i = 0; i < kPerJournal; ++i) {
+                std::string p = "{\"a\":" + std::to_string(i) + "}";
+                a.emplace_back(journal->append_record("t1", "result", p), p);
+            }
+        });
+    });
+    std::thread tb([&] {
+        on_thread([&] {
+            for (int i = 0; i < kPerJournal; ++i) {
+                std::string p = "{\"b\":" + std::to_string(i) + "}";
+                b.emplace_back(second->append_record("t1", "result", p), p);
+            }
+        });
+    });
+    ta.join();
+    tb.join();
+    a.insert(a.end(), b.begin(), b.end());
+    auto d = second->turn("t1");
+    ASSERT_TRUE(d.has_value());
+    expect_dense(d->records, a);
+}
+
+// --- refusals ---------------------------------------------------------------------------------
+
+TEST_F(JournalSqlite, ARecordAfterTheTerminalIsRefused) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    journal->append_record("t1", "result", "{}");
+    journal->set_terminal("t1", "succeeded", "{}");
+    JournalError e = error_from([&] { journal->append_record("t1", "result", "{}"); });
+    EXPECT_EQ(e.code(), JournalErrc::turn_finished);
+    EXPECT_EQ(std::string(e.what()),
+              "appending a record to turn 't1' in '" + path +
+                  "': turn 't1' already has its terminal record (status 'succeeded'); nothing is "
+                  "written to a turn after its terminal record");
+    EXPECT_EQ(journal->turn("t1")->records.size(), 1u);
+}
+
+TEST_F(JournalSqlite, ASecondTerminalAndALateStateAreRefused) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    journal->set_terminal("t1", "timed_out", R"({"status":"timed_out"})");
+    EXPECT_EQ(error_from([&] { journal->set_terminal("t1", "succeeded", "{}"); }).code(),
+              JournalErrc::turn_finished);
+    EXPECT_EQ(error_from([&] { journal->set_state("t1", TurnState::started); }).code(),
+              JournalErrc::turn_finished);
+    auto d = journal->turn("t1");
+    EXPECT_EQ(d->status, "timed_out");
+    EXPECT_EQ(d->terminal_json, R"({"status":"timed_out"})");
+    EXPECT_EQ(d->states.size(), 2u);
+}
+
+TEST_F(JournalSqlite, AnUnknownTurnIsRefused) {
+    JournalError e = error_from([&] { journal->append_record("ghost", "result", "{}"); });
+    EXPECT_EQ(e.code(), JournalErrc::unknown_turn);
+    EXPECT_EQ(std::string(e.what()),
+              "appending a record to turn 'ghost' in '" + path +
+                  "': there is no turn 'ghost' in the journal; add it first");
+    EXPECT_EQ(error_from([&] { journal->set_state("ghost", TurnState::started); }).code(),
+              JournalErrc::unknown_turn);
+    EXPECT_EQ(error_from([&] { journal->set_terminal("ghost", "error", "{}"); }).code(),
+              JournalErrc::unknown_turn);
+    EXPECT_TRUE(journal->recent_turns(10).empty());
+}
+
+TEST_F(JournalSqlite, ADuplicateTurnIdIsRefusedAndTheFirstTurnKept) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    TurnEntry again = entry("t1");
+    again.image = "other:image";
+    JournalError e = error_from([&] { journal->add_turn(again, TurnState::queued); });
+    EXPECT_EQ(e.code(), JournalErrc::duplicate_turn);
+    EXPECT_EQ(std::string(e.what()), "adding turn 't1' to '" + path +
+                                         "': turn 't1' already exists; turn ids must be unique");
+    auto d = journal->turn("t1");
+    EXPECT_EQ(d->entry.image, "radial/busybox:latest");
+    EXPECT_EQ(d->states.size(), 1u);
+}
+
+TEST_F(JournalSqlite, StatesOnlyMoveForward) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    JournalError back = error_from([&] { journal->set_state("t1", TurnState::claimed); });
+    EXPECT_EQ(back.code(), JournalErrc::bad_transition);
+    EXPECT_THAT(back.what(), HasSubstr("turn 't1' is already 'started'"));
+    EXPECT_EQ(error_from([&] { journal->set_state("t1", TurnState::started); }).code(),
+              JournalErrc::bad_transition);
+    JournalError fin = error_from([&] { journal->set_state("t1", TurnState::finished); });
+    EXPECT_EQ(fin.code(), JournalErrc::bad_transition);
+    EXPECT_EQ(std::string(fin.what()),
+              "setting the state of turn 't1' to 'finished' in '" + path +
+                  "': a turn is finished only by its terminal record; use set_terminal");
+    EXPECT_EQ(error_from([&] { journal->add_turn(entry("t2"), TurnState::finished); }).code(),
+              JournalErrc::invalid_value);
+    EXPECT_EQ(journal->turn("t1")->states.size(), 1u);
+    EXPECT_FALSE(journal->turn("t2").has_value());
+}
+
+TEST_F(JournalSqlite, TextThatIsNotJsonIsRefused) {
+    TurnEntry bad = entry("t1");
+    bad.request_json = "{not json";
+    JournalError e = error_from([&] { journal->add_turn(bad, TurnState::queued); });
+    EXPECT_EQ(e.code(), JournalErrc::invalid_value);
+    EXPECT_EQ(std::string(e.what()),
+              "adding turn 't1' to '" + path + "': the request is not valid JSON; pass JSON text");
+    journal->add_turn(entry("t1"), TurnState::started);
+    EXPECT_EQ(error_from([&] { journal->append_record("t1", "result", "oops"); }).code(),
+              JournalErrc::invalid_value);
+    EXPECT_EQ(error_from([&] { journal->append_record("t1", "", "{}"); }).code(),
+              JournalErrc::invalid_value);
+    EXPECT_EQ(error_from([&] { journal->set_terminal("t1", "succeeded", ""); }).code(),
+              JournalErrc::invalid_value);
+    EXPECT_EQ(error_from([&] { journal->add_turn(entry(""), TurnState::queued); }).code(),
+              JournalErrc::invalid_value);
+    // Nothing of the refused calls was written: the next record is still number 1.
+    EXPECT_EQ(journal->append_record("t1", "result", "{}"), 1u);
+    EXPECT_FALSE(journal->turn("t1")->terminal_json.has_value());
+}
+
+// --- listings ---------------------------------------------------------------------------------
+
+TEST_F(JournalSqlite, RecentTurnsAreNewestFirstAndLimited) {
+    for (int i = 1; i <= 5; ++i) {
+        clock.set(1000 * i);
+        journal->add_turn(entry("t" + std::to_string(i)), TurnState::queued);
+    }
+    clock.set(5000); // same time as t5: insertion order decides
+    journal->add_turn(entry("t6"), TurnState::queued);
+    clock.set(9000);
+    journal->set_state("t2", TurnState::started);
+    journal->append_record("t2", "result", "{}");
+
+    std::vector<TurnSummary> recent = journal->recent_turns(3);
+    ASSERT_EQ(recent.size(), 3u);
+    EXPECT_EQ(recent[0].turn_id, "t6");
+    EXPECT_EQ(recent[1].turn_id, "t5");
+    EXPECT_EQ(recent[2].turn_id, "t4");
+
+    std::vector<TurnSummary> all = journal->recent_turns(100);
+    ASSERT_EQ(all.size(), 6u);
+    const TurnSummary& t2 = all[4];
+    EXPECT_EQ(t2.turn_id, "t2");
+    EXPECT_EQ(t2.label, "radial-turn-local-t2");
+    EXPECT_EQ(t2.runtime, "docker");
+    EXPECT_EQ(t2.image, "radial/busybox:latest");
+    EXPECT_EQ(t2.state, TurnState::started);
+    EXPECT_EQ(t2.status, "");
+    EXPECT_EQ(t2.created_at_ms, 2000);
+    EXPECT_EQ(t2.updated_at_ms, 9000);
+    EXPECT_EQ(t2.record_count, 1u);
+    EXPECT_EQ(all[5].record_count, 0u);
+    EXPECT_TRUE(journal->recent_turns(0).empty());
+}
+
+std::vector<std::string> ids(const std::vector<TurnSummary>& turns) {
+    std::vector<std::string> out;
+    for (const auto& t : turns) out.push_back(t.turn_id);
+    return out;
+}
+
+TEST_F(JournalSqlite, InFlightAndQueuedListTheRightTurnsOldestFirst) {
+    clock.set(1000);
+    journal->add_turn(entry("started-old"), TurnState::started);
+    clock.set(2000);
+    journal->add_turn(entry("queued-old"), TurnState::queued);
+    clock.set(3000);
+    journal->add_turn(entry("claimed"), TurnState::queued);
+    journal->set_state("claimed", TurnState::claimed);
+    clock.set(4000);
+    journal->add_turn(entry("finished"), TurnState::started);
+    journal->set_terminal("finished", "succeeded", "{}");
+    clock.set(5000);
+    journal->add_turn(entry("cancelled"), TurnState::queued);
+    journal->set_terminal("cancelled", "error", R"({"reason":"cancelled"})");
+    clock.set(6000);
+    journal->add_turn(entry("queued-new"), TurnState::queued);
+
+    EXPECT_EQ(ids(journal->in_flight()), (std::vector<std::string>{"started-old", "claimed"}));
+    EXPECT_EQ(ids(journal->queued()), (std::vector<std::string>{"queued-old", "queued-new"}));
+    auto flight = journal->in_flight();
+    EXPECT_EQ(flight[0].state, TurnState::started);
+    EXPECT_EQ(flight[1].state, TurnState::claimed);
+}
+
+// --- the file -----------------------------------------------------------------------------------
+
+mode_t mode_of(const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 07777;
+}
+
+TEST_F(JournalSqlite, TheFileIs0600AndTheDirectoriesItCreated0700) {
+    journal->add_turn(entry("t1"), TurnState::started); // something in the WAL
+    EXPECT_EQ(mode_of(path), 0600u);
+    EXPECT_EQ(mode_of(path + "-wal"), 0600u); // SQLite gives its side files the database's mode
+    EXPECT_EQ(mode_of(dir / "state"), 0700u);
+
+    std::string deep = dir / "a/b/c/journal.sqlite3";
+    auto j = open_sqlite_journal(deep);
+    EXPECT_EQ(mode_of(dir / "a"), 0700u);
+    EXPECT_EQ(mode_of(dir / "a/b/c"), 0700u);
+    EXPECT_EQ(mode_of(deep), 0600u);
+}
+
+TEST_F(JournalSqlite, AnExistingDirectoryKeepsItsMode) {
+    std::filesystem::create_directory(dir / "shared");
+    std::filesystem::permissions(dir / "shared", std::filesystem::perms(0755));
+    auto j = open_sqlite_journal(dir / "shared/journal.sqlite3");
+    EXPECT_EQ(mode_of(dir / "shared"), 0755u);
+}
+
+TEST_F(JournalSqlite, ItIsInWalModeAndCarriesItsSchemaVersionAndId) {
+    journal.reset();
+    SqliteDb db(path);
+    EXPECT_EQ(db.query_text("PRAGMA journal_mode"), "wal");
+    EXPECT_EQ(db.query_int("PRAGMA user_version"), kJournalSchemaVersion);
+    EXPECT_EQ(db.query_int("PRAGMA application_id"), 0x52444C4A);
+}
+
+TEST_F(JournalSqlite, AJournalFromANewerRadialdIsRefusedAndLeftUntouched) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    journal.reset();
+    {
+        SqliteDb db(path);
+        db.exec("PRAGMA user_version = 7");
+    }
+    JournalError e = error_from([&] { open_sqlite_journal(path); });
+    EXPECT_EQ(e.code(), JournalErrc::newer_schema);
+    EXPECT_EQ(std::string(e.what()),
+              "opening the journal '" + path +
+                  "': it has schema version 7, this radiald understands up to 1; upgrade "
+                  "radiald, or move the file aside to start an empty journal");
+    SqliteDb db(path);
+    EXPECT_EQ(db.query_int("PRAGMA user_version"), 7);
+    EXPECT_EQ(db.query_int("SELECT count(*) FROM turns"), 1);
+}
+
+TEST_F(JournalSqlite, AForeignSqliteDatabaseIsRefusedAndLeftUntouched) {
+    std::string other = dir / "other.sqlite3";
+    {
+        SqliteDb db(other);
+        db.exec("CREATE TABLE mine (x INTEGER)");
+    }
+    JournalError e = error_from([&] { open_sqlite_journal(other); });
+    EXPECT_EQ(e.code(), JournalErrc::storage);
+    EXPECT_EQ(std::string(e.what()),
+              "opening the journal '" + other +
+                  "': the file is an SQLite database but not a radiald journal; move it aside or "
+                  "set run.stateDir elsewhere");
+    SqliteDb db(other);
+    EXPECT_EQ(db.query_int("SELECT count(*) FROM sqlite_schema"), 1);
+}
+
+TEST_F(JournalSqlite, AFileThatIsNotADatabaseIsRefused) {
+    std::string junk = dir.write("junk.sqlite3", std::string(4096, 'x'));
+    JournalError e = error_from([&] { open_sqlite_journal(junk); });
+    EXPECT_EQ(e.code(), JournalErrc::storage);
+    EXPECT_THAT(e.what(), HasSubstr("opening the journal '" + junk + "': "));
+    EXPECT_THAT(e.what(), HasSubstr("file is not a database"));
+    EXPECT_THAT(e.what(), HasSubstr("move it aside so radiald starts a new one"));
+}
+
+TEST_F(JournalSqlite, ADirectoryThatCannotBeCreatedIsRefusedWithItsPath) {
+    std::string file = dir.write("plain", "not a directory");
+    JournalError e = error_from([&] { open_sqlite_journal(file + "/sub/journal.sqlite3"); });
+    EXPECT_EQ(e.code(), JournalErrc::storage);
+    EXPECT_EQ(std::string(e.what()), "opening the journal '" + file + "/sub/journal.sqlite3': '" +
+                                         file +
+                                         "' exists and is not a directory; move it aside or set "
+                                         "run.stateDir to a directory");
+}
+
+// --- crash safety -----------------------------------------------------------------------------
+
+namespace bp = boost::process;
+
+TEST(JournalCrash, AKilledHostLeavesItsTurnInFlightWithItsRecords) {
+    test::TempDir dir("radial-journal");
+    std::string path = dir / "journal.sqlite3";
+    bp::ipstream out;
+    bp::child child(JOURNAL_CRASH_CHILD, path, "t1", "settle", bp::std_out > out);
+    std::string line;
+    ASSERT_TRUE(std::getline(out, line)) << "the child exited before it was ready";
+    ASSERT_EQ(line, "ready");
+    ASSERT_TRUE(child.running()) << "the child must still hold the journal open when killed";
+    child.terminate(); // SIGKILL, then reaped
+    EXPECT_FALSE(child.running());
+
+    auto journal = open_sqlite_journal(path);
+    std::vector<TurnSummary> flight = journal->in_flight();
+    ASSERT_EQ(flight.size(), 1u);
+    EXPECT_EQ(flight[0].turn_id, "t1");
+    EXPECT_EQ(flight[0].state, TurnState::started);
+    EXPECT_EQ(flight[0].record_count, 3u);
+    auto d = journal->turn("t1");
+    ASSERT_TRUE(d.has_value());
+    EXPECT_FALSE(d->terminal_json.has_value());
+    ASSERT_EQ(d->states.size(), 2u);
+    EXPECT_EQ(d->states[0].state, TurnState::claimed);
+    EXPECT_EQ(d->states[1].state, TurnState::started);
+    ASSERT_EQ(d->records.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(d->records[i].seq, i + 1);
+        EXPECT_EQ(d->records[i].payload_json, "{\"n\":" + std::to_string(i + 1) + "}");
+    }
+    // Reconciliation can then close the turn out.
+    journal->set_terminal("t1", "error", R"({"reason":"reclaimed"})");
+    EXPECT_TRUE(journal->in_flight().empty());
+}
+
+TEST(JournalCrash, AKillInTheMiddleOfWritingLosesNoReturnedRecordAndLeavesNoGap) {
+    test::TempDir dir("radial-journal");
+    std::string path = dir / "journal.sqlite3";
+    bp::ipstream out;
+    bp::child child(JOURNAL_CRASH_CHILD, path, "t1", "stream", bp::std_out > out);
+    std::uint64_t last_returned = 0;
+    std::string line;
+    while (last_returned < 25 && std::getline(out, line)) last_returned = std::stoull(line);
+    ASSERT_EQ(last_returned, 25u) << "the child stopped appending early";
+    ASSERT_TRUE(child.running());
+    child.terminate(); // lands while the child is appending as fast as it can
+
+    auto journal = open_sqlite_journal(path);
+    auto d = journal->turn("t1");
+    ASSERT_TRUE(d.has_value());
+    // Every append that returned is on disk; a torn one is absent, never half there.
+    ASSERT_GE(d->records.size(), last_returned);
+    for (std::size_t i = 0; i < d->records.size(); ++i) {
+        EXPECT_EQ(d->records[i].seq, i + 1);
+        EXPECT_EQ(d->records[i].payload_json, "{\"n\":" + std::to_string(i + 1) + "}");
+    }
+    ASSERT_EQ(journal->in_flight().size(), 1u);
+    // The journal is writable again and continues the sequence.
+    EXPECT_EQ(journal->append_record("t1", "progress", "{}"), d->records.size() + 1);
+}
+
+} // namespace
+} // namespace radial::journal
