@@ -1,0 +1,16 @@
+// host/socket/socket_error.h — the one exception type the turn socket throws (issue 3 §2-4).
+#pragma once
+
+#include <stdexcept>
+
+namespace radial::socket {
+
+// Thrown when a turn socket cannot be set up: invalid options, a path over the sun_path limit
+// (CASES C-10), a failed bind/chown/chmod, or the OS CSPRNG failing. what() follows the project's
+// error text rule — "what was being done: cause; fix" — and never contains the bearer token.
+class SocketError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+} // namespace radial::socket

@@ -1,0 +1,298 @@
+// host/socket/turn_socket_session.h — internal to radial_socket: one connection to a turn socket
+// (issue 3 §2-4). Included only by turn_socket_server.cpp; not part of the library's interface.
+//
+// A Session is a shared_ptr kept alive by its pending operations. It loops
+//   read header → header-stage checks → read body → handle_request → write → next request,
+// under one deadline per request, and runs on the server's serving thread only, like everything
+// it shares through ServerState — so nothing here needs a lock.
+#pragma once
+
+#include <fmt/format.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "socket/record_request_handler.h"
+#include "socket/turn_socket_server.h"
+
+namespace radial::socket::detail {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using error_code = boost::system::error_code;
+using unix_proto = asio::local::stream_protocol;
+using tcp = asio::ip::tcp;
+
+// Request headers above this many bytes get 431. Beast's default; a record request needs ~200.
+inline constexpr std::uint32_t kHeaderLimit = 8 * 1024;
+// After a response that closes the connection the host reads and discards at most this much of
+// what the client is still sending, so the client sees the response rather than a reset.
+inline constexpr std::size_t kMaxDrainBytes = 256 * 1024;
+
+// Caps the log lines one turn can cause (issue 3: a flooding box must not fill the host's log).
+// Serving thread only.
+class RejectionLog {
+public:
+    RejectionLog(const std::function<void(std::string_view)>& sink, std::size_t cap)
+        : sink_(sink), cap_(cap) {}
+
+    void line(std::string_view text) {
+        if (!sink_) return;
+        if (written_ < cap_) {
+            ++written_;
+            sink_(text);
+        } else if (written_ == cap_) {
+            ++written_;
+            sink_(fmt::format("further rejections not logged (limit {} lines per turn socket)",
+                              cap_));
+        }
+    }
+
+private:
+    const std::function<void(std::string_view)>& sink_;
+    std::size_t cap_;
+    std::size_t written_ = 0;
+};
+
+class SessionBase {
+public:
+    virtual ~SessionBase() = default;
+    // Closes the connection now; pending operations complete with operation_aborted.
+    virtual void stop() = 0;
+};
+
+// What the listener and every session share. Serving thread only once serving has started.
+struct ServerState {
+    ServerState(const TurnSocketOptions& opts, const RecordSink& sink)
+        : options(opts),
+          context{opts.token, opts.record_type, opts.max_body_bytes, &sink},
+          log(opts.log_line, opts.max_logged_rejections) {}
+
+    const TurnSocketOptions& options;
+    HandlerContext context;
+    RejectionLog log;
+    std::size_t open_connections = 0;
+    bool stopping = false;
+    std::vector<std::weak_ptr<SessionBase>> sessions; // to close at shutdown
+};
+
+// The box's identity as the kernel reports it (SO_PEERCRED), for log lines.
+inline std::string describe_peer(unix_proto::socket& socket) {
+    struct ucred cred {};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return "unix peer (credentials unavailable)";
+    return fmt::format("unix peer pid {} uid {}", cred.pid, cred.uid);
+}
+
+inline std::string describe_peer(tcp::socket& socket) {
+    error_code ec;
+    const auto remote = socket.remote_endpoint(ec);
+    if (ec) return "tcp peer (address unavailable)";
+    return fmt::format("tcp peer {}:{}", remote.address().to_string(), remote.port());
+}
+
+template <class Protocol>
+class Session final : public SessionBase, public std::enable_shared_from_this<Session<Protocol>> {
+public:
+    using Socket = typename Protocol::socket;
+
+    Session(Socket socket, ServerState& state, std::string peer)
+        : socket_(std::move(socket)),
+          timer_(socket_.get_executor()),
+          state_(state),
+          peer_(std::move(peer)) {}
+
+    ~Session() override {
+        // Only reached without finish() when the io_context is torn down at shutdown.
+        if (!finished_) --state_.open_connections;
+    }
+
+    void start() { read_next(); }
+
+    void stop() override { finish(); }
+
+private:
+    // Each request gets its own deadline covering header, body and response (issue 3: slow and
+    // silent clients are dropped). The generation makes a stale expiry harmless.
+    void arm_deadline() {
+        const std::uint64_t generation = ++deadline_generation_;
+        timer_.expires_after(state_.options.request_timeout);
+        timer_.async_wait([self = this->shared_from_this(), generation](error_code ec) {
+            if (ec || generation != self->deadline_generation_ || self->finished_) return;
+            // Already answered and logged; or an idle keep-alive connection, which is normal
+            // client behaviour and not worth a line.
+            if (self->lingering_ || (self->served_ > 0 && self->buffer_.size() == 0))
+                return self->finish();
+            self->state_.log.line(
+                fmt::format("dropped connection from {}: no complete request within {} ms",
+                            self->peer_, self->state_.options.request_timeout.count()));
+            self->finish();
+        });
+    }
+
+    void read_next() {
+        parser_.emplace();
+        parser_->header_limit(kHeaderLimit);
+        // No limit while the header is read: the header-stage check answers 401 before 413, and
+        // Beast 1.74 compares Content-Length against an unset limit as if it were exceeded.
+        // Content-Length bodies are bounded by that check, chunked ones by the limit set below.
+        parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+        arm_deadline();
+        http::async_read_header(
+            socket_, buffer_, *parser_,
+            [self = this->shared_from_this()](error_code ec, std::size_t) { self->on_header(ec); });
+    }
+
+    void on_header(error_code ec) {
+        if (finished_) return;
+        if (ec) return on_read_error(ec);
+        const auto announced = parser_->content_length();
+        std::optional<std::uint64_t> content_length;
+        if (announced) content_length = *announced;
+        if (auto rejected = check_request_header(parser_->get(), content_length, state_.context))
+            return reply_and_close(std::move(*rejected));
+        parser_->body_limit(state_.options.max_body_bytes);
+        const auto expect = parser_->get()[http::field::expect];
+        if (beast::iequals(expect, "100-continue")) {
+            // The client waits for this before sending its body (curl does for large bodies).
+            interim_ = {};
+            interim_.result(http::status::continue_);
+            interim_.version(parser_->get().version());
+            http::async_write(socket_, interim_,
+                              [self = this->shared_from_this()](error_code ec, std::size_t) {
+                                  if (self->finished_) return;
+                                  if (ec) return self->finish();
+                                  self->read_body();
+                              });
+            return;
+        }
+        read_body();
+    }
+
+    void read_body() {
+        http::async_read(
+            socket_, buffer_, *parser_,
+            [self = this->shared_from_this()](error_code ec, std::size_t) { self->on_body(ec); });
+    }
+
+    void on_body(error_code ec) {
+        if (finished_) return;
+        if (ec) return on_read_error(ec);
+        result_ = handle_request(parser_->get(), state_.context);
+        ++served_;
+        if (!result_.reason.empty()) log_rejection(result_);
+        http::async_write(socket_, result_.response,
+                          [self = this->shared_from_this()](error_code ec, std::size_t) {
+                              if (self->finished_) return;
+                              if (ec) return self->finish();
+                              if (!self->result_.response.keep_alive()) return self->linger();
+                              self->read_next();
+                          });
+    }
+
+    void on_read_error(error_code ec) {
+        const unsigned version = parser_->get().version() == 10 ? 10 : 11;
+        if (ec == http::error::body_limit)
+            return reply_and_close(
+                make_error_result(http::status::payload_too_large,
+                                  fmt::format("request body over the limit of {} bytes",
+                                              state_.options.max_body_bytes),
+                                  version, false));
+        if (ec == http::error::header_limit)
+            return reply_and_close(make_error_result(
+                http::status::request_header_fields_too_large,
+                fmt::format("request header over the limit of {} bytes", kHeaderLimit), version,
+                false));
+        // end_of_stream: the client closed between requests; partial_message: it went away
+        // mid-request. Neither can read an answer.
+        if (ec == http::error::end_of_stream || ec == http::error::partial_message) return finish();
+        if (ec.category() == http::make_error_code(http::error::bad_method).category())
+            return reply_and_close(make_error_result(http::status::bad_request,
+                                                     "malformed HTTP/1.1 request", version, false));
+        finish(); // a socket error or our own cancellation: nobody to answer
+    }
+
+    void log_rejection(const HandlerResult& result) {
+        state_.log.line(fmt::format("rejected request from {}: {} {}", peer_,
+                                    result.response.result_int(), result.reason));
+    }
+
+    void reply_and_close(HandlerResult result) {
+        log_rejection(result);
+        result_ = std::move(result);
+        result_.response.keep_alive(false);
+        http::async_write(socket_, result_.response,
+                          [self = this->shared_from_this()](error_code ec, std::size_t) {
+                              if (self->finished_) return;
+                              if (ec) return self->finish();
+                              self->linger();
+                          });
+    }
+
+    // Closing with unread input makes TCP send a reset, which can destroy the response before
+    // the client reads it; so half-close and discard what still arrives (bounded in bytes, and
+    // in time by the request deadline), then close.
+    void linger() {
+        lingering_ = true;
+        error_code ignored;
+        socket_.shutdown(Socket::shutdown_send, ignored);
+        drain();
+    }
+
+    void drain() {
+        socket_.async_read_some(asio::buffer(scratch_),
+                                [self = this->shared_from_this()](error_code ec, std::size_t n) {
+                                    if (self->finished_) return;
+                                    self->drained_ += n;
+                                    if (ec || self->drained_ > kMaxDrainBytes)
+                                        return self->finish();
+                                    self->drain();
+                                });
+    }
+
+    void finish() {
+        if (finished_) return;
+        finished_ = true;
+        error_code ignored;
+        socket_.shutdown(Socket::shutdown_both, ignored);
+        socket_.close(ignored);
+        timer_.cancel();
+        --state_.open_connections;
+    }
+
+    Socket socket_;
+    asio::steady_timer timer_;
+    ServerState& state_;
+    std::string peer_;
+    beast::flat_buffer buffer_;
+    std::optional<http::request_parser<http::string_body>> parser_;
+    http::response<http::empty_body> interim_;
+    HandlerResult result_; // kept here: async_write needs it alive until completion
+    std::array<char, 4096> scratch_{};
+    std::size_t drained_ = 0;
+    std::uint64_t deadline_generation_ = 0;
+    std::uint64_t served_ = 0; // requests answered on this connection
+    bool lingering_ = false;
+    bool finished_ = false;
+};
+
+} // namespace radial::socket::detail

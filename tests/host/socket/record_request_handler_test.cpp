@@ -1,0 +1,226 @@
+// tests/host/socket/record_request_handler_test.cpp — the turn socket's decision table as pure
+// functions, no sockets (issue 3 §2-4).
+#include "socket/record_request_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace radial::socket {
+namespace {
+
+using nlohmann::json;
+
+const std::string kToken(64, 'c');
+const std::string kType = "turn.result";
+
+class RecordRequestHandler : public ::testing::Test {
+protected:
+    HandlerContext context() const { return {kToken, kType, 256, &sink_}; }
+
+    static http::request<http::string_body> post(std::string body,
+                                                 std::string auth = "Bearer " + kToken) {
+        http::request<http::string_body> req{http::verb::post, "/v1/records", 11};
+        req.set(http::field::host, "turn");
+        if (!auth.empty()) req.set(http::field::authorization, auth);
+        req.body() = std::move(body);
+        req.prepare_payload();
+        return req;
+    }
+
+    HandlerResult handle(const http::request<http::string_body>& req) {
+        return handle_request(req, context());
+    }
+
+    static json body_of(const HandlerResult& r) { return json::parse(r.response.body()); }
+
+    std::vector<std::pair<std::string, std::string>> records_;
+    bool sink_throws_ = false;
+    RecordSink sink_ = [this](std::string_view type, std::string_view payload) -> std::uint64_t {
+        if (sink_throws_) throw std::runtime_error("journal /var/lib/radial/j.db is locked");
+        records_.emplace_back(type, payload);
+        return records_.size() + 41;
+    };
+};
+
+TEST_F(RecordRequestHandler, AcceptedRecordReachesTheSinkAndReturnsItsSeq) {
+    const auto r = handle(post(R"({"type":"turn.result","payload":{"ok":true,"n":[1,2]}})"));
+    EXPECT_EQ(r.response.result(), http::status::created);
+    EXPECT_EQ(body_of(r), (json{{"seq", 42}}));
+    EXPECT_EQ(r.response[http::field::content_type], "application/json");
+    EXPECT_TRUE(r.reason.empty());
+    EXPECT_TRUE(r.response.keep_alive());
+    ASSERT_EQ(records_.size(), 1u);
+    EXPECT_EQ(records_[0].first, kType);
+    EXPECT_EQ(json::parse(records_[0].second), (json{{"ok", true}, {"n", {1, 2}}}));
+}
+
+TEST_F(RecordRequestHandler, NullPayloadIsStillAPayload) {
+    const auto r = handle(post(R"({"type":"turn.result","payload":null})"));
+    EXPECT_EQ(r.response.result(), http::status::created);
+    ASSERT_EQ(records_.size(), 1u);
+    EXPECT_EQ(records_[0].second, "null");
+}
+
+TEST_F(RecordRequestHandler, BearerSchemeIsCaseInsensitive) {
+    EXPECT_EQ(
+        handle(post(R"({"type":"turn.result","payload":1})", "bearer " + kToken)).response.result(),
+        http::status::created);
+}
+
+TEST_F(RecordRequestHandler, UnknownPathIs404BeforeAnythingElse) {
+    auto req = post("not json", "");
+    req.method(http::verb::get);
+    req.target("/v1/other");
+    const auto r = handle(req);
+    EXPECT_EQ(r.response.result(), http::status::not_found);
+    EXPECT_NE(r.reason.find("POST /v1/records"), std::string::npos);
+    EXPECT_FALSE(r.response.keep_alive());
+}
+
+TEST_F(RecordRequestHandler, QueryStringIsAnotherPath) {
+    auto req = post(R"({"type":"turn.result","payload":1})");
+    req.target("/v1/records?x=1");
+    EXPECT_EQ(handle(req).response.result(), http::status::not_found);
+}
+
+TEST_F(RecordRequestHandler, OtherMethodIs405WithAllowPost) {
+    auto req = post("", "");
+    req.method(http::verb::get);
+    const auto r = handle(req);
+    EXPECT_EQ(r.response.result(), http::status::method_not_allowed);
+    EXPECT_EQ(r.response[http::field::allow], "POST");
+}
+
+TEST_F(RecordRequestHandler, MissingTokenIs401WithWwwAuthenticate) {
+    const auto r = handle(post(R"({"type":"turn.result","payload":1})", ""));
+    EXPECT_EQ(r.response.result(), http::status::unauthorized);
+    EXPECT_EQ(r.response[http::field::www_authenticate], "Bearer");
+    EXPECT_EQ(body_of(r).at("error"), r.reason);
+}
+
+TEST_F(RecordRequestHandler, WrongTokensAre401) {
+    const std::string body = R"({"type":"turn.result","payload":1})";
+    for (const std::string& auth :
+         {"Bearer " + std::string(64, 'd'), "Bearer " + kToken.substr(1), "Bearer " + kToken + "c",
+          "Basic " + kToken, "Bearer" + kToken, std::string("Bearer "), kToken}) {
+        const auto r = handle(post(body, auth));
+        EXPECT_EQ(r.response.result(), http::status::unauthorized) << "Authorization: " << auth;
+    }
+    EXPECT_TRUE(records_.empty());
+}
+
+TEST_F(RecordRequestHandler, EmptyConfiguredTokenRefusesEveryone) {
+    HandlerContext ctx = context();
+    ctx.token = "";
+    EXPECT_EQ(handle_request(post(R"({"type":"turn.result","payload":1})", "Bearer "), ctx)
+                  .response.result(),
+              http::status::unauthorized);
+}
+
+TEST_F(RecordRequestHandler, AuthenticationIsCheckedBeforeSize) {
+    const auto r = handle(post(std::string(1000, 'x'), "Bearer wrong"));
+    EXPECT_EQ(r.response.result(), http::status::unauthorized);
+}
+
+TEST_F(RecordRequestHandler, HeaderStageRefusesAnnouncedOversizeBody) {
+    auto req = post("");
+    const auto over = check_request_header(req, 257, context());
+    ASSERT_TRUE(over.has_value());
+    EXPECT_EQ(over->response.result(), http::status::payload_too_large);
+    EXPECT_NE(over->reason.find("256 bytes"), std::string::npos);
+    EXPECT_FALSE(over->response.keep_alive());
+    EXPECT_FALSE(check_request_header(req, 256, context()).has_value());
+    EXPECT_FALSE(check_request_header(req, std::nullopt, context()).has_value());
+}
+
+TEST_F(RecordRequestHandler, OversizeBodyIs413) {
+    const auto r =
+        handle(post(R"({"type":"turn.result","payload":")" + std::string(300, 'x') + "\"}"));
+    EXPECT_EQ(r.response.result(), http::status::payload_too_large);
+    EXPECT_TRUE(records_.empty());
+}
+
+TEST_F(RecordRequestHandler, MalformedBodiesAre400) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"", "not valid JSON"},
+        {"{", "not valid JSON"},
+        {R"({"type":"turn.result","payload":1} trailing)", "not valid JSON"},
+        {"[1,2]", "must be a JSON object"},
+        {R"("turn.result")", "must be a JSON object"},
+        {R"({"payload":1})", R"("type" is missing)"},
+        {R"({"type":7,"payload":1})", R"("type" is missing or not a string)"},
+        {R"({"type":"turn.result"})", R"("payload" is missing)"},
+        {std::string(100, '[') + std::string(100, ']'), "nested deeper than 64"},
+        {R"({"type":"turn.result","payload":)" + std::string(70, '[') + std::string(70, ']') + "}",
+         "nested deeper"},
+        {"{" + std::string(70, '{'), "not valid JSON"}, // keys must be strings: fails first
+    };
+    for (const auto& [body, why] : cases) {
+        const auto r = handle(post(body));
+        EXPECT_EQ(r.response.result(), http::status::bad_request) << body;
+        EXPECT_NE(r.reason.find(why), std::string::npos) << body << " → " << r.reason;
+        EXPECT_TRUE(r.response.keep_alive()) << "the body was read; the stream is reusable";
+    }
+    EXPECT_TRUE(records_.empty());
+}
+
+TEST_F(RecordRequestHandler, DepthAtTheLimitIsAccepted) {
+    // The outer object is depth 0, so the payload may open 63 more levels.
+    const std::string payload = std::string(63, '[') + std::string(63, ']');
+    const auto r = handle(post(R"({"type":"turn.result","payload":)" + payload + "}"));
+    EXPECT_EQ(r.response.result(), http::status::created) << r.reason;
+    const std::string too_deep = std::string(64, '[') + std::string(64, ']');
+    EXPECT_EQ(
+        handle(post(R"({"type":"turn.result","payload":)" + too_deep + "}")).response.result(),
+        http::status::bad_request);
+}
+
+TEST_F(RecordRequestHandler, WrongTypeIs403AndNamesTheAllowedType) {
+    const auto r = handle(post(R"({"type":"turn.other","payload":1})"));
+    EXPECT_EQ(r.response.result(), http::status::forbidden);
+    EXPECT_NE(r.reason.find("'turn.result'"), std::string::npos);
+    EXPECT_EQ(r.reason.find("turn.other"), std::string::npos) << "client text is never echoed";
+    EXPECT_TRUE(records_.empty());
+}
+
+TEST_F(RecordRequestHandler, ThrowingSinkIs500WithAGenericMessage) {
+    sink_throws_ = true;
+    const auto r = handle(post(R"({"type":"turn.result","payload":1})"));
+    EXPECT_EQ(r.response.result(), http::status::internal_server_error);
+    EXPECT_EQ(r.response.body().find("/var/lib"), std::string::npos);
+    EXPECT_EQ(r.reason.find("locked"), std::string::npos);
+}
+
+TEST_F(RecordRequestHandler, MissingSinkIs500) {
+    HandlerContext ctx = context();
+    ctx.sink = nullptr;
+    EXPECT_EQ(handle_request(post(R"({"type":"turn.result","payload":1})"), ctx).response.result(),
+              http::status::internal_server_error);
+}
+
+TEST_F(RecordRequestHandler, NoResponseEverContainsTheToken) {
+    for (auto req : {post("{}"), post("{", "Bearer x"), post(R"({"type":"a","payload":1})")}) {
+        const auto r = handle(req);
+        EXPECT_EQ(r.response.body().find(kToken), std::string::npos);
+        EXPECT_EQ(r.reason.find(kToken), std::string::npos);
+    }
+}
+
+TEST_F(RecordRequestHandler, KeepAliveFollowsTheRequestForBodyStageAnswers) {
+    auto req = post(R"({"type":"turn.result","payload":1})");
+    req.keep_alive(false);
+    EXPECT_FALSE(handle(req).response.keep_alive());
+    auto req10 = post(R"({"type":"turn.result","payload":1})");
+    req10.version(10);
+    const auto r = handle(req10);
+    EXPECT_EQ(r.response.version(), 10u);
+    EXPECT_FALSE(r.response.keep_alive());
+}
+
+} // namespace
+} // namespace radial::socket
