@@ -1,0 +1,51 @@
+// host/redaction/secret_patterns.h — the byte patterns a secret takes when it leaks into output:
+// the raw value and the encodings logs commonly apply to it (issue 4).
+//
+// Rationale: a token rarely leaks only as itself. A CLI prints it inside a base64 blob (an HTTP
+// Basic header, a docker auth config), a URL (`?token=`), or a JSON document. Each pattern below
+// maps back to its secret, so the redactor can write the secret's name in the marker.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "redaction/secret_set.h"
+
+namespace radial::redaction {
+
+enum class Encoding {
+    raw,       // the value itself
+    base64,    // standard alphabet (+/), the stable inner part for one alignment
+    base64url, // URL-safe alphabet (-_), the stable inner part for one alignment
+    url,       // percent-encoding of every byte outside A-Z a-z 0-9 - . _ ~ (or ' ' as '+')
+    json,      // the value as it appears inside a JSON string literal
+};
+
+// One pattern: the exact bytes to find, which secret (index into SecretSet::secrets()) they
+// reveal, and how they were derived.
+struct Pattern {
+    std::string bytes;
+    std::size_t secret = 0;
+    Encoding encoding = Encoding::raw;
+};
+
+// Every pattern of every secret in `secrets`, without duplicates: when two derivations give the
+// same bytes, the first one kept wins (secrets in order; for each, raw first). For each value:
+//  - raw;
+//  - base64 and base64url: for each alignment a in {0, 1, 2} (the value starting a bytes into
+//    a 3-byte group of the encoded data), the characters of the encoding that depend only on
+//    the value's bits — the part that is the same whatever bytes surround the value. Padding is
+//    never part of a pattern;
+//  - url: every byte outside the unreserved set as %XX, with upper-case and with lower-case hex;
+//    and, if the value has a space, the form-encoding variant with '+' for space;
+//  - json: '"' and '\\' escaped, \b \f \n \r \t, other control bytes as \u00xx, with variants
+//    for '/' as "\/", non-ASCII as \uXXXX (surrogate pairs above U+FFFF; lower and upper-case
+//    hex; only when the value is valid UTF-8), and Go's HTML-safe escaping of < > & and
+//    U+2028/U+2029.
+// Patterns shorter than secrets.min_length() are dropped (none is for values of 5 bytes or more:
+// every encoding above is at least as long as the value). Throws std::bad_alloc only.
+// [thread-safe]
+std::vector<Pattern> derive_patterns(const SecretSet& secrets);
+
+} // namespace radial::redaction

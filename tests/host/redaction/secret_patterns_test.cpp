@@ -1,0 +1,118 @@
+// The patterns derived from a secret (issue 4): literal vectors for each encoding, and for
+// base64 a proof that each alignment's pattern sits inside real encodings of surrounding data.
+#include "redaction/secret_patterns.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "test_encoders.h"
+
+namespace radial::redaction {
+namespace {
+
+using test::base64;
+using ::testing::Contains;
+using ::testing::Not;
+
+std::vector<std::string> patterns_of(std::string_view value, Encoding enc) {
+    SecretSet set{{"S", std::string(value)}};
+    std::vector<std::string> out;
+    for (const auto& p : derive_patterns(set))
+        if (p.encoding == enc) out.push_back(p.bytes);
+    return out;
+}
+
+TEST(SecretPatterns, RawValueComesFirst) {
+    SecretSet set{{"API_KEY", "Zq8-wX41-pL0k"}};
+    const auto ps = derive_patterns(set);
+    ASSERT_FALSE(ps.empty());
+    EXPECT_EQ(ps[0].bytes, "Zq8-wX41-pL0k");
+    EXPECT_EQ(ps[0].encoding, Encoding::raw);
+    EXPECT_EQ(ps[0].secret, 0u);
+}
+
+TEST(SecretPatterns, Base64StableInnerPartForEachAlignment) {
+    // "secret" = 73 65 63 72 65 74. Alignment 0: base64("secret") = "c2VjcmV0", all stable.
+    // Alignment 1: base64("\0secret") = "AHNlY3JldA" without padding; 'A' and the 'H' (bits
+    // 6..11 mix the prefix byte) are dropped, as is the final 'A' (mixes the next byte).
+    // Alignment 2: base64("\0\0secret") = "AABzZWNyZXQ"; drop "AAB" and the last char.
+    const auto ps = patterns_of("secret", Encoding::base64);
+    EXPECT_THAT(ps, Contains("c2VjcmV0"));
+    EXPECT_THAT(ps, Contains("NlY3JldA").Times(0)); // ends with a char that mixes the next byte
+    EXPECT_THAT(ps, Contains("NlY3Jld"));
+    EXPECT_THAT(ps, Contains("zZWNyZX"));
+    EXPECT_EQ(ps.size(), 3u);
+}
+
+TEST(SecretPatterns, EachBase64PatternIsFoundInsideEveryEncodingWithItsAlignment) {
+    const std::string secret = "\xfb\xef\xbe-token-\xff\xfe?>";
+    const auto std_ps = patterns_of(secret, Encoding::base64);
+    const auto url_ps = patterns_of(secret, Encoding::base64url);
+    ASSERT_EQ(std_ps.size(), 3u);
+    ASSERT_EQ(url_ps.size(), 3u) << "the value was chosen so that '+' or '/' occur";
+    for (std::size_t prefix = 0; prefix < 9; ++prefix) {
+        for (std::size_t suffix = 0; suffix < 4; ++suffix) {
+            const std::string data =
+                std::string("user:pass", prefix) + secret + std::string("\x01\x02\x03", suffix);
+            const std::string enc = base64(data);
+            const std::string enc_url = base64(data, /*url_safe=*/true);
+            const auto found = [](const std::string& hay, const std::vector<std::string>& ps) {
+                return std::any_of(ps.begin(), ps.end(), [&](const std::string& p) {
+                    return hay.find(p) != std::string::npos;
+                });
+            };
+            EXPECT_TRUE(found(enc, std_ps)) << "prefix " << prefix << " suffix " << suffix;
+            EXPECT_TRUE(found(enc_url, url_ps)) << "prefix " << prefix << " suffix " << suffix;
+            // The alignment-(prefix mod 3) pattern specifically.
+            EXPECT_NE(enc.find(std_ps[prefix % 3]), std::string::npos);
+        }
+    }
+}
+
+TEST(SecretPatterns, UrlEncodingUpperLowerAndForm) {
+    const auto ps = patterns_of("p@ss w/rd:\xc3\xbc~", Encoding::url);
+    EXPECT_THAT(ps, Contains("p%40ss%20w%2Frd%3A%C3%BC~"));
+    EXPECT_THAT(ps, Contains("p%40ss%20w%2frd%3a%c3%bc~"));
+    EXPECT_THAT(ps, Contains("p%40ss+w%2Frd%3A%C3%BC~"));
+    EXPECT_THAT(ps, Contains("p%40ss+w%2frd%3a%c3%bc~"));
+    EXPECT_EQ(ps.size(), 4u);
+}
+
+TEST(SecretPatterns, UnreservedOnlyValueHasNoSeparateUrlOrJsonPattern) {
+    EXPECT_TRUE(patterns_of("Zq8-wX41-pL0k", Encoding::url).empty());
+    EXPECT_TRUE(patterns_of("Zq8-wX41-pL0k", Encoding::json).empty());
+}
+
+TEST(SecretPatterns, JsonEscapingVariants) {
+    const auto ps = patterns_of("a\"b\\c/d\n\x01\xc3\xa9<\xf0\x9f\x94\x91", Encoding::json);
+    EXPECT_THAT(ps, Contains("a\\\"b\\\\c/d\\n\\u0001\xc3\xa9<\xf0\x9f\x94\x91"));       // JS
+    EXPECT_THAT(ps, Contains("a\\\"b\\\\c\\/d\\n\\u0001\xc3\xa9<\xf0\x9f\x94\x91"));     // PHP
+    EXPECT_THAT(ps, Contains("a\\\"b\\\\c/d\\n\\u0001\\u00e9<\\ud83d\\udd11"));          // Python
+    EXPECT_THAT(ps, Contains("a\\\"b\\\\c/d\\n\\u0001\\u00E9<\\uD83D\\uDD11"));          // upper
+    EXPECT_THAT(ps, Contains("a\\\"b\\\\c/d\\n\\u0001\xc3\xa9\\u003c\xf0\x9f\x94\x91")); // Go
+}
+
+TEST(SecretPatterns, InvalidUtf8ValueGetsNoCodePointEscapes) {
+    const auto ps = patterns_of("tok\"en\xff\xfe", Encoding::json);
+    EXPECT_THAT(ps, Contains("tok\\\"en\xff\xfe"));
+    for (const auto& p : ps) EXPECT_EQ(p.find("\\u00ff"), std::string::npos);
+}
+
+TEST(SecretPatterns, DuplicateValuesMapToTheFirstSecret) {
+    SecretSet set{{"FIRST", "same-value-1"}, {"SECOND", "same-value-1"}};
+    for (const auto& p : derive_patterns(set)) EXPECT_EQ(p.secret, 0u);
+}
+
+TEST(SecretPatterns, NoDerivedPatternIsShorterThanTheMinimum) {
+    SecretSet set(2);
+    set.add("TINY", "ab");
+    for (const auto& p : derive_patterns(set)) EXPECT_GE(p.bytes.size(), 2u) << p.bytes;
+    EXPECT_THAT(patterns_of("abcdef", Encoding::base64), Not(Contains("")));
+}
+
+} // namespace
+} // namespace radial::redaction
