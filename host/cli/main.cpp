@@ -1,4 +1,5 @@
 // radiald — runs agent turns and project checks in isolated boxes through runtime plugins.
+#include "cli/journal_commands.h"
 #include "cli/runtime_setup.h"
 #include "cli/turn_command.h"
 #include "config/host_config.h"
@@ -32,30 +33,23 @@ int list_plugins(const std::optional<std::string>& config_file) {
     std::size_t found = 0;
     for (const auto& dir : cfg.plugin_dirs) {
         std::error_code ec;
-        if (!std::filesystem::is_directory(dir, ec)) {
-            log::warn("loader", "plugin directory '{}' does not exist", dir);
-            continue;
-        }
-        std::vector<std::string> files;
-        for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-            if (e.path().extension() == ".so") files.push_back(e.path().string());
-        std::sort(files.begin(), files.end());
-        for (const auto& f : files) {
-            ++found;
-            try {
-                auto p = loader::load_plugin(f);
-                fmt::print("{:<12} {:<10} {:<5} {}\n", p.info.id, p.info.version,
-                           fmt::format("{}.{}", p.info.abi_major, p.info.abi_minor), p.path);
-                auto [it, inserted] = ids.emplace(p.info.id, p.path);
-                if (!inserted) {
-                    log::error("loader", "plugins '{}' and '{}' both claim runtime id '{}'",
-                               it->second, p.path, p.info.id);
-                    status = 1;
-                }
-            } catch (const loader::LoadError& e) {
-                log::error("loader", "{}", e.what());
+        if (!std::filesystem::is_directory(dir, ec)) log::warn("loader", "plugin directory '{}' does not exist", dir);
+    }
+    for (const auto& f : loader::plugin_files(cfg.plugin_dirs)) {
+        ++found;
+        try {
+            auto p = loader::load_plugin(f);
+            fmt::print("{:<12} {:<10} {:<5} {}\n", p.info.id, p.info.version,
+                       fmt::format("{}.{}", p.info.abi_major, p.info.abi_minor), p.path);
+            auto [it, inserted] = ids.emplace(p.info.id, p.path);
+            if (!inserted) {
+                log::error("loader", "plugins '{}' and '{}' both claim runtime id '{}'", it->second, p.path,
+                           p.info.id);
                 status = 1;
             }
+        } catch (const loader::LoadError& e) {
+            log::error("loader", "{}", e.what());
+            status = 1;
         }
     }
     if (found == 0) {
@@ -86,10 +80,17 @@ int main(int argc, char** argv) {
     auto* plugins_cmd = app.add_subcommand("plugins", "List the runtime plugins found (id, version, ABI, path)");
     plugins_cmd->add_option("--config", plugins_config, "Config file (TOML)")->check(CLI::ExistingFile);
 
+    cli::JournalOptions records_opts, turns_opts;
+    auto* records_cmd = cli::add_records_command(app, records_opts);
+    auto* turns_cmd = cli::add_turns_command(app, turns_opts);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e) == 0 ? 0 : 2;
+        int status = app.exit(e);
+        // `radiald turn` reports every failure before the box as 125, as `docker run` does.
+        if (status != 0 && turn_cmd->parsed()) return 125;
+        return status == 0 ? 0 : 2;
     }
     if (verbose) log::set_min_level(log::Level::debug);
 
@@ -100,6 +101,8 @@ int main(int argc, char** argv) {
     }
     if (turn_cmd->parsed()) return cli::run_turn_command(turn_opts);
     if (plugins_cmd->parsed()) return list_plugins(plugins_config);
+    if (records_cmd->parsed()) return cli::run_records_command(records_opts);
+    if (turns_cmd->parsed()) return cli::run_turns_command(turns_opts);
     std::cout << app.help();
     return 2;
 }

@@ -37,7 +37,7 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
                                                cfg.runtime_section, plugin.path, host_version(),
                                                log_fn);
         } catch (const host::RuntimeError& e) {
-            if (!e.key().empty() && e.code() == RADIAL_E_INVALID) {
+            if (!e.key().empty()) {
                 std::string key = cfg.runtime_section.section + "." + e.key();
                 throw StartupError(fmt::format("{}{}: {}", cfg.where(key), key, e.what()));
             }
@@ -54,5 +54,22 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
     }
     return client;
 }
+
+turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
+                                               const host::RuntimeClient& client) {
+    try {
+        auto route = client.tcp_route();
+        return turn::resolve_transport(turn::parse_transport_setting(cfg.turn_transport),
+                                       client.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS),
+                                       client.info().id, cfg.turn_socket_host, route.bind_host,
+                                       route.box_host);
+    } catch (const turn::TransportError& e) {
+        throw StartupError(fmt::format("{}{}", cfg.where("run.turnTransport"), e.what()));
+    } catch (const host::RuntimeError& e) {
+        throw StartupError(fmt::format("runtime '{}': {}", client.info().id, e.what()));
+    }
+}
+
+std::string journal_path(const config::HostConfig& cfg) { return cfg.state_dir + "/journal.sqlite3"; }
 
 } // namespace radial::cli

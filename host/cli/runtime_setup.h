@@ -5,6 +5,7 @@
 
 #include "config/host_config.h"
 #include "loader/plugin_loader.h"
+#include "turn/turn_transport.h"
 
 #include <radial/host/runtime_client.hpp>
 
@@ -30,5 +31,13 @@ std::string executable_dir();
 // the config's or the plugin's message (a config key the plugin names is shown with its
 // file:line:column).
 host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight = true);
+
+// Resolves run.turnTransport against the runtime's capabilities and tcp route (ADR §5). Throws
+// StartupError for an impossible combination, naming both keys.
+turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
+                                               const host::RuntimeClient& client);
+
+// The journal file under the state directory.
+std::string journal_path(const config::HostConfig& cfg);
 
 } // namespace radial::cli

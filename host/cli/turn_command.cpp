@@ -2,14 +2,18 @@
 
 #include "cli/runtime_setup.h"
 #include "log/logger.h"
+#include "journal/journal_sqlite.h"
+#include "log/log_redaction.h"
 #include "turn/turn_request.h"
-#include "turn/turn_runner.h"
+#include "turn/turn_session.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <radial/units.hpp>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -37,23 +41,74 @@ void write_all(int fd, std::string_view s) {
     }
 }
 
-// Writes the record next to its destination, then renames it into place, so a reader never sees
-// half a record.
+// Writes the record to a fresh temporary file beside its destination (created exclusively, so a
+// planted symlink is never followed), then renames it into place: a reader never sees half a
+// record. Throws std::runtime_error naming the path.
 void write_record(const std::string& path, const std::string& json) {
-    std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << json << '\n';
-        out.flush();
-        if (!out) throw std::runtime_error(fmt::format("writing record file '{}' failed", tmp));
+    namespace fs = std::filesystem;
+    fs::path dest(path);
+    fs::path dir = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
+    std::string tmpl = (dir / ("." + dest.filename().string() + ".XXXXXX")).string();
+    int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+    if (fd < 0)
+        throw std::runtime_error(fmt::format("writing record file '{}': {}", path, std::strerror(errno)));
+    std::string text = json + "\n";
+    bool ok = ::fchmod(fd, 0644) == 0;
+    std::string_view rest(text);
+    while (ok && !rest.empty()) {
+        ssize_t n = ::write(fd, rest.data(), rest.size());
+        if (n < 0 && errno == EINTR) continue;
+        ok = n > 0;
+        if (ok) rest.remove_prefix(static_cast<std::size_t>(n));
     }
+    ok = ok && ::fsync(fd) == 0;
+    int err = errno;
+    ::close(fd);
     std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw std::runtime_error(fmt::format("renaming '{}' to '{}': {}", tmp, path, ec.message()));
+    if (ok) fs::rename(tmpl, dest, ec);
+    if (!ok || ec) {
+        fs::remove(tmpl, ec);
+        throw std::runtime_error(fmt::format("writing record file '{}': {}", path,
+                                             ok ? ec.message() : std::strerror(err)));
+    }
 }
 
-// SIGINT/SIGTERM arrive on a pipe, read by a thread that interrupts the turn: the handler itself
-// only writes one byte (async-signal-safe).
+// Checked before any box starts: a record that cannot be written must not cost a turn.
+void check_record_dir(const std::string& path) {
+    namespace fs = std::filesystem;
+    fs::path dest(path);
+    fs::path dir = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec) || ::access(dir.c_str(), W_OK) != 0)
+        throw turn::RequestError(fmt::format(
+            "--record-file '{}': its directory '{}' does not exist or is not writable", path, dir.string()));
+    if (fs::is_directory(dest, ec))
+        throw turn::RequestError(fmt::format("--record-file '{}' is a directory", path));
+}
+
+// A terminal record for a turn that failed before its box could run (bad config, no plugin, no
+// engine): the operator who asked for a record gets one either way.
+void write_early_record(const TurnOptions& o, const std::string& turn_id, const std::string& runtime,
+                        const std::string& message) {
+    if (!o.record_file) return;
+    turn::TerminalRecord rec;
+    rec.turn_id = turn_id;
+    rec.runtime = runtime;
+    rec.image = o.image;
+    rec.status = turn::TurnStatus::error;
+    rec.error = message;
+    rec.started_at = rec.ended_at = std::chrono::system_clock::now();
+    try {
+        write_record(*o.record_file, rec.to_json());
+    } catch (const std::exception& e) {
+        log::error("turn", "{}", e.what());
+    }
+}
+
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT arrive on a pipe, read by a thread that interrupts the
+// turn: the handler itself only writes one byte (async-signal-safe). A closed terminal (SIGHUP)
+// must kill the box like Ctrl-C, not orphan it.
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 int g_signal_pipe[2] = {-1, -1};
 extern "C" void on_signal(int) {
     char b = 1;
@@ -76,6 +131,9 @@ CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
     cmd->add_option("--timeout", o.timeout, "Turn timeout, e.g. 90s, 5m, 1500ms (default: none)");
     cmd->add_option("--record-file", o.record_file, "Write the terminal record (JSON) here");
     cmd->add_option("--turn-id", o.turn_id, "Turn id (a-z, 0-9, '-'); default: generated");
+    cmd->add_option("--record-type", o.record_type,
+                    "The only record type the box may post to its turn socket")
+        ->capture_default_str();
     cmd->add_option("argv", o.argv, "The command to run in the box, after '--'")->required();
     cmd->footer("Exit status: the turn's own exit code; 124 when it timed out; 125 when the host "
                 "or runtime failed; 130 when interrupted.");
@@ -88,9 +146,11 @@ int run_turn_command(const TurnOptions& o) {
     try {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
         req.turn_id = o.turn_id.value_or(turn::new_turn_id());
+        turn::validate_turn_id(req.turn_id);
         req.image = o.image;
         req.argv = o.argv;
         req.workspace = o.workspace.value_or("");
+        req.record_type = o.record_type;
         if (o.timeout) {
             auto ms = units::parse_duration_ms(*o.timeout);
             if (!ms || *ms == 0)
@@ -116,31 +176,42 @@ int run_turn_command(const TurnOptions& o) {
                     "--secret {}: '{}' is not set in radiald's environment; export it first", name, name));
             req.env.push_back({name, value, true});
         }
+        if (o.record_file) check_record_dir(*o.record_file);
     } catch (const config::ConfigError& e) {
         log::error("config", "{}", e.what());
+        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
         return 125;
     } catch (const turn::RequestError& e) {
         log::error("turn", "{}", e.what());
+        if (o.record_file && std::string_view(e.what()).find("--record-file") == std::string_view::npos)
+            write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
         return 125;
     }
 
-    ContainerSpec spec;
-    try {
-        spec = turn::build_container_spec(req, cfg);
-    } catch (const turn::RequestError& e) {
-        log::error("turn", "{}", e.what());
-        return 125;
-    }
-
+    log::install_log_redaction();
     std::optional<host::RuntimeClient> client;
+    std::optional<turn::TurnEnvironment> env;
+    std::unique_ptr<journal::Journal> journal;
+    std::optional<turn::TurnSession> session;
     try {
         client.emplace(open_runtime(cfg));
+        auto transport = resolve_turn_transport(cfg, *client);
+        journal = journal::open_sqlite_journal(journal_path(cfg));
+        env.emplace(turn::TurnEnvironment{cfg, *client, *journal, transport});
+        session.emplace(*env, req);
     } catch (const StartupError& e) {
         log::error("loader", "{}", e.what());
+        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
+        return 125;
+    } catch (const journal::JournalError& e) {
+        log::error("journal", "{}", e.what());
+        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
+        return 125;
+    } catch (const turn::RequestError& e) {
+        log::error("turn", "{}", e.what());
+        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
         return 125;
     }
-
-    turn::TurnRunner runner(*client, spec, req.turn_id);
 
     // Ctrl-C or SIGTERM kills the box rather than leaving it running.
     if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) {
@@ -150,30 +221,36 @@ int run_turn_command(const TurnOptions& o) {
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGINT, &sa, nullptr);
-    ::sigaction(SIGTERM, &sa, nullptr);
+    for (int sig : kStopSignals) ::sigaction(sig, &sa, nullptr);
     std::atomic<bool> interrupted{false};
     std::thread signal_thread([&] {
         char b = 0;
         while (::read(g_signal_pipe[0], &b, 1) == 1) {
             if (b == 0) return; // the turn is over
             if (!interrupted.exchange(true)) {
-                log::warn("turn", "turn {}: interrupted; killing its box", req.turn_id);
-                runner.interrupt();
+                log::warn("turn", "turn {}: interrupted; killing its box", session->turn_id());
+                session->interrupt();
             }
         }
     });
+    auto stop_signal_thread = [&] {
+        char stop = 0;
+        [[maybe_unused]] ssize_t n = ::write(g_signal_pipe[1], &stop, 1);
+        signal_thread.join();
+        for (int sig : kStopSignals) ::signal(sig, SIG_DFL);
+    };
 
-    turn::TerminalRecord rec = runner.run([](std::uint32_t stream, std::string_view bytes) {
-        write_all(stream == RADIAL_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, bytes);
-        return true;
-    });
-
-    char stop = 0;
-    [[maybe_unused]] ssize_t n = ::write(g_signal_pipe[1], &stop, 1);
-    signal_thread.join();
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
+    turn::TerminalRecord rec;
+    try {
+        rec = session->run([](std::uint32_t stream, std::string_view bytes) {
+            write_all(stream == RADIAL_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, bytes);
+        });
+    } catch (const std::exception& e) {
+        stop_signal_thread();
+        log::error("journal", "turn {}: {}", session->turn_id(), e.what());
+        return 125;
+    }
+    stop_signal_thread();
 
     if (o.record_file) {
         try {

@@ -20,6 +20,7 @@ struct TurnOptions {
     std::optional<std::string> timeout;
     std::optional<std::string> record_file;
     std::optional<std::string> turn_id;
+    std::string record_type = "result";
     std::vector<std::string> argv;
 };
 

@@ -126,9 +126,38 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
     for (const auto& [k, v] : root) {
         std::string key(k.str());
         r.remember(key, v);
-        if (key != "run") r.fail(key, "unknown table or key; radiald reads only [run]");
-        run = v.as_table();
-        if (run == nullptr) r.fail(key, "must be a table");
+        if (key != "run" && key != "redact")
+            r.fail(key, "unknown table or key; radiald reads only [run] and [redact]");
+        if (v.as_table() == nullptr) r.fail(key, "must be a table");
+        if (key == "run") run = v.as_table();
+    }
+    if (const auto* redact = root["redact"].as_table()) {
+        for (const auto& [k, v] : *redact) {
+            std::string name(k.str());
+            std::string key = "redact." + name;
+            r.remember(key, v);
+            auto strings = [&] {
+                std::vector<std::string> out;
+                const auto* a = v.as_array();
+                if (a == nullptr) r.fail(key, "must be an array of strings");
+                for (const auto& item : *a) {
+                    if (!item.is_string()) r.fail(key, "must be an array of strings");
+                    out.emplace_back(*item.as_string());
+                }
+                return out;
+            };
+            if (name == "envNames") {
+                cfg.redact.env_names = strings();
+            } else if (name == "values") {
+                cfg.redact.values = strings();
+            } else if (name == "minLength") {
+                const auto* i = v.as_integer();
+                if (i == nullptr || i->get() < 1) r.fail(key, "must be a positive number of bytes");
+                cfg.redact.min_length = static_cast<std::size_t>(i->get());
+            } else {
+                r.fail(key, "unknown key; [redact] takes envNames, values and minLength");
+            }
+        }
     }
 
     std::vector<std::string> dirs;
@@ -143,6 +172,7 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 cfg.container_runtime = r.string(key, v);
             } else if (name == "pluginDir") {
                 if (const auto* a = v.as_array()) {
+                    if (a->empty()) r.fail(key, "must name at least one directory");
                     for (const auto& item : *a) {
                         if (!item.is_string()) r.fail(key, "must be a string or an array of strings");
                         dirs.emplace_back(*item.as_string());
@@ -152,8 +182,13 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 }
             } else if (name == "instanceId") {
                 cfg.instance_id = r.string(key, v);
-                if (!valid_id(cfg.instance_id))
-                    r.fail(key, "must match [a-z0-9-]{1,32}: it becomes part of every box label");
+                // No '-': labels are "radial-turn-<instanceId>-<turnId>", and an instance id with
+                // a dash would make another instance's prefix ("inst1-" of "inst1-a") ours.
+                bool ok = !cfg.instance_id.empty() && cfg.instance_id.size() <= 32 &&
+                          cfg.instance_id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") ==
+                              std::string::npos;
+                if (!ok)
+                    r.fail(key, "must match [a-z0-9]{1,32} (no '-'): it becomes part of every box label");
             } else if (name == "network") {
                 cfg.network = r.string(key, v);
             } else if (name == "user") {

@@ -22,6 +22,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// [redact]: secrets the operator adds to every turn's secret set (issue 4 §1).
+struct RedactConfig {
+    std::vector<std::string> env_names; // envNames: radiald's env vars whose values are secret
+    std::vector<std::string> values;    // values: literal secret values
+    std::size_t min_length = 6;         // minLength: shorter secrets are refused, in bytes
+};
+
 struct HostConfig {
     std::string file;                     // the config file read; empty when none was
     std::string container_runtime = "docker"; // run.containerRuntime
@@ -34,6 +41,7 @@ struct HostConfig {
     std::string state_dir;                // run.stateDir, absolute: journal and per-turn sockets
     std::uint64_t max_record_bytes = 1 << 20; // run.maxRecordBytes: turn socket body limit
     host::ConfigSection runtime_section;  // [run.<containerRuntime>], flattened
+    RedactConfig redact;                  // [redact]
 
     // "file:line:col: " for a dotted key the file set ("run.docker.memory"), or "file: " / ""
     // when it has no known position.

@@ -3,6 +3,9 @@
 #include <boost/dll/shared_library.hpp>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include <algorithm>
 #include <filesystem>
@@ -11,16 +14,57 @@
 namespace radial::loader {
 namespace fs = std::filesystem;
 
+namespace {
+
+// Why `path` (a plugin file or its directory) may not be trusted, or empty.
+std::string trust_problem(const std::string& path, const struct stat& st, const char* what) {
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0))
+        return fmt::format("the {} '{}' is writable by group or others, so anyone could replace the "
+                           "runtime; run 'chmod go-w {}'",
+                           what, path, path);
+    if (st.st_uid != 0 && st.st_uid != ::geteuid())
+        return fmt::format("the {} '{}' is owned by uid {}, neither root nor radiald's user, who "
+                           "could replace the runtime; run 'chown root {}'",
+                           what, path, st.st_uid, path);
+    return {};
+}
+
+} // namespace
+
+std::vector<std::string> plugin_files(const std::vector<std::string>& dirs) {
+    std::vector<std::string> out;
+    for (const auto& dir : dirs) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) continue;
+        std::vector<std::string> files;
+        for (const auto& e : fs::directory_iterator(dir, ec))
+            if (e.path().extension() == ".so") files.push_back(e.path().string());
+        std::sort(files.begin(), files.end());
+        out.insert(out.end(), files.begin(), files.end());
+    }
+    return out;
+}
+
 LoadedPlugin load_plugin(const std::string& given) {
     std::error_code ec;
     std::string path = fs::absolute(given, ec).lexically_normal().string();
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
-        throw LoadError(fmt::format("loading plugin '{}': no such file", path));
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-        throw LoadError(fmt::format("loading plugin '{}': the file is writable by group or others, "
-                                    "so anyone could replace the runtime; run 'chmod go-w {}'",
-                                    path, path));
+        throw LoadError(fmt::format("loading plugin '{}': {}; remove it from the plugin directory", path,
+                                    std::strerror(errno)));
+    if (!S_ISREG(st.st_mode))
+        throw LoadError(fmt::format("loading plugin '{}': not a regular file; remove it from the "
+                                    "plugin directory",
+                                    path));
+    if (auto p = trust_problem(path, st, "file"); !p.empty())
+        throw LoadError(fmt::format("loading plugin '{}': {}", path, p));
+    std::string dir = fs::path(path).parent_path().string();
+    struct stat dst {};
+    if (::stat(dir.c_str(), &dst) == 0)
+        if (auto p = trust_problem(dir, dst, "directory"); !p.empty())
+            throw LoadError(fmt::format("loading plugin '{}': {}", path, p));
+    if (::access(path.c_str(), R_OK) != 0)
+        throw LoadError(fmt::format("loading plugin '{}': cannot read it: {}", path, std::strerror(errno)));
 
     std::shared_ptr<boost::dll::shared_library> lib;
     try {
@@ -57,22 +101,14 @@ LoadedPlugin load_plugin(const std::string& given) {
 std::vector<LoadedPlugin> load_plugins(const std::vector<std::string>& dirs) {
     std::vector<LoadedPlugin> out;
     std::map<std::string, std::string> by_id;
-    for (const auto& dir : dirs) {
-        std::error_code ec;
-        if (!fs::is_directory(dir, ec)) continue;
-        std::vector<std::string> files;
-        for (const auto& e : fs::directory_iterator(dir, ec))
-            if (e.path().extension() == ".so" && e.is_regular_file(ec)) files.push_back(e.path().string());
-        std::sort(files.begin(), files.end());
-        for (const auto& f : files) {
-            LoadedPlugin p = load_plugin(f);
-            auto [it, inserted] = by_id.emplace(p.info.id, p.path);
-            if (!inserted)
-                throw LoadError(fmt::format("plugins '{}' and '{}' both claim runtime id '{}'; "
-                                            "remove one of them",
-                                            it->second, p.path, p.info.id));
-            out.push_back(std::move(p));
-        }
+    for (const auto& f : plugin_files(dirs)) {
+        LoadedPlugin p = load_plugin(f);
+        auto [it, inserted] = by_id.emplace(p.info.id, p.path);
+        if (!inserted)
+            throw LoadError(fmt::format("plugins '{}' and '{}' both claim runtime id '{}'; "
+                                        "remove one of them",
+                                        it->second, p.path, p.info.id));
+        out.push_back(std::move(p));
     }
     return out;
 }

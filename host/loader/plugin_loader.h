@@ -32,9 +32,16 @@ struct LoadedPlugin {
     host::DescriptorInfo info;
 };
 
-// Loads one file. Throws LoadError: not a loadable shared object (with dlerror's text), no entry
-// symbol, a NULL or unusable descriptor (ABI major mismatch or newer minor, naming both versions),
-// a file writable by group or others. Thread-safety: call from one thread (dlopen at startup).
+// Every entry named *.so in `dirs`, whatever its type (a directory or a dangling link named x.so
+// is reported by load_plugin, not skipped), in name order per directory. A directory that does
+// not exist contributes nothing.
+std::vector<std::string> plugin_files(const std::vector<std::string>& dirs);
+
+// Loads one file. Throws LoadError: not a regular file or unreadable, not trusted (the file or
+// its directory writable by group or others, or owned by someone other than root or radiald's
+// user: anyone who can replace the runtime runs code as radiald), not a loadable shared object
+// (with dlerror's text), no entry symbol, a NULL or unusable descriptor (ABI major mismatch or
+// newer minor, naming both versions). Thread-safety: call from one thread (dlopen at startup).
 LoadedPlugin load_plugin(const std::string& path);
 
 // Loads every *.so in `dirs` (in name order). A broken plugin fails the whole scan — radiald fails

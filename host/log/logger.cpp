@@ -50,11 +50,12 @@ void write(Level level, std::string_view component, std::string_view message) no
     if (static_cast<int>(level) < g_min_level) return;
     try {
         std::string line = fmt::format("radiald[{}] {}: {}", component, level_name(level), message);
+        std::lock_guard lock(g_mutex);
+        // Redact before folding newlines: a secret that contains a newline must still match.
+        if (g_filter) line = g_filter(line);
         // One event, one line: a message with newlines (a CLI's stderr) stays on its line.
         for (auto& c : line)
             if (c == '\n' || c == '\r') c = ' ';
-        std::lock_guard lock(g_mutex);
-        if (g_filter) line = g_filter(line);
         if (g_sink) {
             g_sink(line);
         } else {

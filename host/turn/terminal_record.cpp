@@ -52,6 +52,8 @@ std::string TerminalRecord::to_json() const {
     if (signal) j["signal"] = *signal;
     if (!reason.empty()) j["reason"] = reason;
     if (!error.empty()) j["error"] = error;
+    if (!stdout_tail.empty() || !stderr_tail.empty())
+        j["outputTail"] = {{"stdout", stdout_tail}, {"stderr", stderr_tail}};
     j["startedAt"] = format_timestamp(started_at);
     j["endedAt"] = format_timestamp(ended_at);
     j["durationMs"] = duration_ms;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,6 +11,9 @@
 namespace radial::turn {
 
 enum class TurnStatus { succeeded, failed, timed_out, error };
+
+// How much of each output stream the terminal record keeps, in bytes.
+inline constexpr std::size_t kOutputTailBytes = 4096;
 
 std::string_view to_string(TurnStatus s) noexcept;
 
@@ -23,6 +27,8 @@ struct TerminalRecord {
     std::optional<std::int32_t> signal;    // when a signal ended it
     std::string reason;                    // "", "timeout", "killed", "interrupted", "output aborted"
     std::string error;                     // the host's or runtime's message when status == error
+    std::string stdout_tail; // the last kOutputTailBytes of each stream, already redacted
+    std::string stderr_tail;
     std::chrono::system_clock::time_point started_at;
     std::chrono::system_clock::time_point ended_at;
     std::uint64_t duration_ms = 0;
@@ -32,7 +38,8 @@ struct TerminalRecord {
     int cli_exit_status() const noexcept;
 
     // One JSON object: turnId, runtime, image, label, status, exitCode, signal, reason, error,
-    // startedAt / endedAt (RFC 3339 UTC, milliseconds), durationMs. Absent values are omitted.
+    // outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds), durationMs.
+    // Absent values are omitted.
     std::string to_json() const;
 };
 

@@ -24,6 +24,15 @@ std::string new_turn_id() {
     return fmt::format("{}-{:012x}", stamp, bits & 0xffffffffffffULL);
 }
 
+void validate_turn_id(const std::string& id) {
+    bool ok = !id.empty() && id.size() <= kMaxTurnIdBytes && id.front() != '-';
+    for (char c : id) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+    if (!ok)
+        throw RequestError(fmt::format("turn id '{}' must be 1 to {} characters of a-z, 0-9 and '-', "
+                                       "not starting with '-'",
+                                       id, kMaxTurnIdBytes));
+}
+
 std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id) {
     return fmt::format("radial-turn-{}-{}", cfg.instance_id, turn_id);
 }
@@ -31,9 +40,7 @@ std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id
 ContainerSpec build_container_spec(const TurnRequest& req, const config::HostConfig& cfg) {
     if (req.image.empty()) throw RequestError("the turn names no image; pass --image IMAGE");
     if (req.argv.empty()) throw RequestError("the turn has no command; put it after '--'");
-    for (char c : req.turn_id)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
-            throw RequestError(fmt::format("turn id '{}' may hold only a-z, 0-9 and '-'", req.turn_id));
+    validate_turn_id(req.turn_id);
 
     ContainerSpec s;
     s.label = turn_label(cfg, req.turn_id);

@@ -26,6 +26,7 @@ struct TurnRequest {
     std::vector<EnvVar> env;
     std::vector<std::string> argv;
     std::uint64_t timeout_ms = 0; // 0: no timeout
+    std::string record_type = "result"; // the only record type the turn socket accepts
 };
 
 // The fixed path the workspace is mounted at inside the box, and the turn's workdir.
@@ -34,6 +35,13 @@ inline constexpr const char* kWorkspaceTarget = "/work";
 // A fresh turn id: UTC time plus 48 random bits, e.g. "20261129t131500-3f2a9c01d4e5".
 // Safe for box labels. [thread-safe]
 std::string new_turn_id();
+
+// The longest turn id, in bytes; with the prefix and a 32-byte instance id the label stays within
+// the 128 bytes a box label may have.
+inline constexpr std::size_t kMaxTurnIdBytes = 64;
+
+// Throws RequestError unless `id` is 1..kMaxTurnIdBytes of [a-z0-9-], not starting with '-'.
+void validate_turn_id(const std::string& id);
 
 // The box label of a turn: "radial-turn-<instanceId>-<turnId>" (DESIGN, reconciliation prefix).
 std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id);

@@ -66,7 +66,9 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
     // Host-side timeout: the plugin enforces timeout_ms itself; this is the backstop for a plugin
     // that does not return.
     std::thread watchdog;
-    if (spec_.timeout_ms > 0) {
+    // A timeout beyond ~30 years is "none": converting it to the clock's nanoseconds would overflow.
+    constexpr std::uint64_t kMaxWatchedTimeoutMs = 1'000'000'000'000ull;
+    if (spec_.timeout_ms > 0 && spec_.timeout_ms < kMaxWatchedTimeoutMs) {
         watchdog = std::thread([this] {
             std::unique_lock lock(mutex_);
             auto budget = std::chrono::milliseconds(spec_.timeout_ms) + host_grace_;

@@ -6,6 +6,8 @@
 // alternative is ECONNREFUSED an hour into a turn.
 #pragma once
 
+#include "socket/turn_socket_server.h"
+
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -13,7 +15,7 @@
 namespace radial::turn {
 
 enum class TransportSetting { automatic, unix_socket, tcp };
-enum class Transport { unix_socket, tcp };
+using Transport = socket::Transport;
 
 // An impossible transport configuration. what() names both keys and the fix.
 class TransportError : public std::runtime_error {

@@ -1,6 +1,7 @@
 // `radiald turn` end to end: the real binary, the real docker plugin .so, the real engine and the
 // local test image (issue 2 "Tests", cases C-02, C-03, C-06, C-07, C-09).
 #include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
 #include "../../support/temp_dir.h"
 
 #include <dirent.h>
@@ -18,25 +19,13 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Turn {
-    test::ProcessResult result;
-    nlohmann::json record;
-};
+using Turn = test::TurnRun;
 
-// Runs `radiald turn` with the given extra flags and command, writing the record to a file.
+// Runs `radiald turn` hermetically (private state dir) with the given flags and command.
 Turn run_turn(const std::vector<std::string>& flags, const std::vector<std::string>& argv,
               const std::map<std::string, std::string>& env = {}) {
-    test::TempDir d("radial-turn");
-    std::vector<std::string> a{RADIALD_PATH, "turn", "--image", RADIAL_TEST_IMAGE, "--record-file",
-                               d / "record.json"};
-    a.insert(a.end(), flags.begin(), flags.end());
-    a.push_back("--");
-    a.insert(a.end(), argv.begin(), argv.end());
-    Turn t;
-    t.result = test::run_process(a, env, std::chrono::seconds(120));
-    std::string rec = test::read_file(d / "record.json");
-    if (!rec.empty()) t.record = nlohmann::json::parse(rec);
-    return t;
+    test::RadialdSetup setup;
+    return setup.turn(flags, argv, env);
 }
 
 // Every container, in any state, carrying the given radial label.
@@ -142,13 +131,14 @@ TEST(RadialdTurnLive, C02_SecretValueNeverOnAnyCommandLine) {
 
 // C-07: an engine that does not answer fails closed with a clear error.
 TEST(RadialdTurnLive, C07_UnreachableEngineFailsClosed) {
-    test::TempDir d("radial-cfg");
-    auto cfg = d.write("radiald.toml", "[run.docker]\nhost = \"unix:///nonexistent.sock\"\n");
+    test::RadialdSetup dead("", "[run.docker]\nhost = \"unix:///nonexistent.sock\"\n");
     test::TempDir marker_dir("radial-marker");
-    auto t = run_turn({"--config", cfg}, {"sh", "-c", "touch " + marker_dir.path() + "/ran-on-host"});
+    auto t = dead.turn({}, {"sh", "-c", "touch " + marker_dir.path() + "/ran-on-host"});
     EXPECT_EQ(t.result.exit_code, 125);
     EXPECT_THAT(t.result.err, HasSubstr("unreachable"));
     EXPECT_FALSE(std::filesystem::exists(marker_dir / "ran-on-host"));
+    EXPECT_EQ(t.record["status"], "error");
+    EXPECT_THAT(t.record["error"].get<std::string>(), HasSubstr("unreachable"));
     // With the engine back (the default host), the next turn works: no failure was cached.
     auto ok = run_turn({}, {"true"});
     EXPECT_EQ(ok.result.exit_code, 0) << ok.result.err;
@@ -165,14 +155,14 @@ TEST(RadialdTurnLive, C09_ExitStatusTable) {
 }
 
 TEST(RadialdTurnLive, C09_MissingImageIsARuntimeErrorWithDockersMessage) {
-    test::TempDir d("radial-turn");
-    auto r = test::run_process({RADIALD_PATH, "turn", "--image", "does-not-exist.invalid/x:1", "--record-file",
-                                d / "record.json", "--", "true"});
-    EXPECT_EQ(r.exit_code, 125) << r.err;
-    auto rec = nlohmann::json::parse(test::read_file(d / "record.json"));
-    EXPECT_EQ(rec["status"], "error");
-    EXPECT_THAT(rec["error"].get<std::string>(), HasSubstr("does-not-exist.invalid"));
-    EXPECT_FALSE(rec.contains("exitCode"));
+    // pull = "never": a pull would look the registry up through the machine's resolver, and tests
+    // send no traffic beyond loopback.
+    test::RadialdSetup setup("", "[run.docker]\npull = \"never\"\n");
+    auto t = setup.turn({}, {"true"}, {}, "does-not-exist.invalid/x:1");
+    EXPECT_EQ(t.result.exit_code, 125) << t.result.err;
+    EXPECT_EQ(t.record["status"], "error");
+    EXPECT_THAT(t.record["error"].get<std::string>(), HasSubstr("does-not-exist.invalid"));
+    EXPECT_FALSE(t.record.contains("exitCode"));
 }
 
 } // namespace

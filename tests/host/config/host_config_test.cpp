@@ -91,7 +91,7 @@ TEST(HostConfig, RefusesAnUnknownRunKeyWithItsPosition) {
 TEST(HostConfig, RefusesAnUnknownTopLevelTable) {
     test::TempDir d;
     auto f = d.write("r.toml", "[runn]\nx = 1\n");
-    EXPECT_EQ(error_of(f), f + ":1:1: runn: unknown table or key; radiald reads only [run]");
+    EXPECT_EQ(error_of(f), f + ":1:1: runn: unknown table or key; radiald reads only [run] and [redact]");
 }
 
 TEST(HostConfig, RefusesAWrongType) {
@@ -103,14 +103,23 @@ TEST(HostConfig, RefusesAWrongType) {
 TEST(HostConfig, RefusesABadInstanceId) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\ninstanceId = \"Inst_1\"\n");
-    EXPECT_EQ(error_of(f), f + ":2:14: run.instanceId: must match [a-z0-9-]{1,32}: it becomes part of "
-                               "every box label");
+    EXPECT_EQ(error_of(f), f + ":2:14: run.instanceId: must match [a-z0-9]{1,32} (no '-'): it becomes "
+                               "part of every box label");
+    // C-04: "inst1-a" would put its boxes under instance "inst1"'s reconcile prefix.
+    auto g = d.write("g.toml", "[run]\ninstanceId = \"inst1-a\"\n");
+    EXPECT_NE(error_of(g).find("(no '-')"), std::string::npos);
 }
 
 TEST(HostConfig, ReportsTomlSyntaxErrorsWithPosition) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\ncontainerRuntime = \n");
     EXPECT_EQ(error_of(f).rfind(f + ":2:", 0), 0u) << error_of(f);
+}
+
+TEST(HostConfig, RefusesAnEmptyPluginDirList) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\npluginDir = []\n");
+    EXPECT_EQ(error_of(f), f + ":2:13: run.pluginDir: must name at least one directory");
 }
 
 TEST(HostConfig, RefusesAMissingFile) {

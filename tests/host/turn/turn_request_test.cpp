@@ -63,6 +63,15 @@ TEST(TurnRequest, RefusesAnEmptyCommandOrImage) {
     EXPECT_THROW(build_container_spec(TurnRequest{"T_1", "img", "", {}, {"true"}, 0}, cfg()), RequestError);
 }
 
+TEST(TurnRequest, TurnIdRules) {
+    EXPECT_NO_THROW(validate_turn_id("a-7"));
+    EXPECT_THROW(validate_turn_id(""), RequestError); // would be exactly the reconcile prefix
+    EXPECT_THROW(validate_turn_id("-7"), RequestError);
+    EXPECT_THROW(validate_turn_id(std::string(65, 'a')), RequestError);
+    EXPECT_NO_THROW(validate_turn_id(std::string(64, 'a')));
+    EXPECT_THROW(validate_turn_id("A7"), RequestError);
+}
+
 TEST(TurnRequest, TurnIdsAreDistinctAndLabelSafe) {
     auto a = new_turn_id(), b = new_turn_id();
     EXPECT_NE(a, b);

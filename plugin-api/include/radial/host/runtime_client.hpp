@@ -119,17 +119,21 @@ struct ConfigEntry {
     std::vector<std::string> items;
 };
 
+// The plugin's own config section (e.g. [run.docker]), flattened: what `create` receives.
 struct ConfigSection {
     std::string section; // "run.docker"
     std::vector<ConfigEntry> entries;
 };
 
+// How the runtime treats one spec field (ADR §4): RADIAL_FIELD_* and RADIAL_DISP_*, with why.
 struct Disposition {
     std::uint32_t field = 0;
     std::uint32_t disposition = 0;
     std::string note;
 };
 
+// How a run's workload ended (radial_run_result): RADIAL_RUN_* flags, exit code with EXITED,
+// signal with SIGNALED, and the plugin's measured duration in milliseconds.
 struct RunOutcome {
     std::uint32_t flags = 0;
     std::int32_t exit_code = 0;
@@ -262,6 +266,8 @@ public:
         if (status != RADIAL_OK) err.raise(status, "preflight");
     }
 
+    // The capability ids the instance reports (RADIAL_CAP_*); none when the plugin has no
+    // `capabilities`. Throws RuntimeError.
     std::vector<std::string> capabilities() const {
         if (!has_capabilities()) return {};
         detail::ErrorCollector err;
@@ -273,6 +279,7 @@ public:
         return std::move(names.names);
     }
 
+    // True when capabilities() contains `id` exactly. Throws RuntimeError.
     bool has_capability(std::string_view id) const {
         for (const auto& c : capabilities())
             if (c == id) return true;
@@ -320,6 +327,8 @@ public:
         return RunOutcome{result.flags, result.exit_code, result.term_signal, result.duration_ms};
     }
 
+    // Labels of every box whose label starts with exactly `prefix` (reconciliation). Throws
+    // RuntimeError when the engine cannot be asked.
     std::vector<std::string> list_by_label(std::string_view prefix) const {
         detail::ErrorCollector err;
         detail::NameCollector names;
@@ -350,6 +359,8 @@ public:
                         box.names.empty() ? std::string() : box.names.front()};
     }
 
+    // Removes the box with that label and makes a run of it return promptly; an unknown label is
+    // fine. May be called from any thread, also while run() blocks. Throws RuntimeError.
     void kill(std::string_view label) const {
         detail::ErrorCollector err;
         auto esink = err.sink();

@@ -1,0 +1,29 @@
+// host/cli/journal_commands.h — `radiald records TURN_ID [--json]` and `radiald turns`: what the
+// turn journal holds, for an operator (issue 3 §5).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+namespace radial::cli {
+
+struct JournalOptions {
+    std::optional<std::string> config_file;
+    std::string turn_id;
+    bool json = false;
+    std::size_t limit = 20;
+};
+
+CLI::App* add_records_command(CLI::App& app, JournalOptions& opts);
+CLI::App* add_turns_command(CLI::App& app, JournalOptions& opts);
+
+// Prints a turn's accepted records (seq, type, payload) and its terminal record. Returns 0, or
+// 1 when the turn is unknown, 125 when the config or journal cannot be read.
+int run_records_command(const JournalOptions& opts);
+
+// Prints the most recent turns, newest first: id, state, status, records, created time.
+int run_turns_command(const JournalOptions& opts);
+
+} // namespace radial::cli

@@ -1,0 +1,214 @@
+#include "turn/turn_session.h"
+
+#include "log/log_redaction.h"
+#include "log/logger.h"
+#include "socket/turn_socket_server.h"
+#include "socket/turn_token.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace radial::turn {
+namespace fs = std::filesystem;
+
+namespace {
+
+// "uid[:gid]" with numbers only; nullopt for a name or an empty string.
+std::optional<std::pair<uid_t, gid_t>> numeric_user(const std::string& user) {
+    if (user.empty()) return std::nullopt;
+    auto colon = user.find(':');
+    std::string u = user.substr(0, colon), g = colon == std::string::npos ? u : user.substr(colon + 1);
+    auto number = [](const std::string& s) -> std::optional<unsigned long> {
+        if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+        return std::stoul(s);
+    };
+    auto uid = number(u), gid = number(g);
+    if (!uid || !gid) return std::nullopt;
+    return std::make_pair(static_cast<uid_t>(*uid), static_cast<gid_t>(*gid));
+}
+
+// The request as the journal keeps it: secret values replaced by their names, everything else
+// through the turn's redactor as well (an argv may quote a secret).
+std::string request_json(const TurnRequest& r, const redaction::Redactor& redactor) {
+    nlohmann::ordered_json j;
+    j["turnId"] = r.turn_id;
+    j["image"] = r.image;
+    j["argv"] = r.argv;
+    if (!r.workspace.empty()) j["workspace"] = r.workspace;
+    auto env = nlohmann::ordered_json::array();
+    for (const auto& e : r.env) {
+        if (e.secret)
+            env.push_back({{"name", e.name}, {"secret", true}});
+        else
+            env.push_back({{"name", e.name}, {"value", e.value}});
+    }
+    j["env"] = env;
+    if (r.timeout_ms) j["timeoutMs"] = r.timeout_ms;
+    j["recordType"] = r.record_type;
+    return redactor.redact(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+// Keeps the last kOutputTailBytes of a stream.
+void append_tail(std::string& tail, std::string_view bytes) {
+    if (bytes.size() >= kOutputTailBytes) {
+        tail.assign(bytes.substr(bytes.size() - kOutputTailBytes));
+        return;
+    }
+    tail.append(bytes);
+    if (tail.size() > kOutputTailBytes) tail.erase(0, tail.size() - kOutputTailBytes);
+}
+
+} // namespace
+
+TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
+    : env_(env), request_(std::move(request)), token_(socket::mint_turn_token()) {
+    if (request_.turn_id.empty()) request_.turn_id = new_turn_id();
+    if (request_.record_type.empty()) throw RequestError("the record type must not be empty");
+    spec_ = build_container_spec(request_, env_.cfg);
+    try {
+        redaction::SecretSet secrets(env_.cfg.redact.min_length);
+        for (const auto& e : request_.env)
+            if (e.secret) secrets.add(e.name, e.value);
+        secrets.add(kTokenEnv, token_);
+        for (const auto& name : env_.cfg.redact.env_names)
+            if (const char* v = std::getenv(name.c_str()); v != nullptr && *v != '\0') secrets.add(name, v);
+        for (std::size_t i = 0; i < env_.cfg.redact.values.size(); ++i)
+            secrets.add(fmt::format("redact.values[{}]", i), env_.cfg.redact.values[i]);
+        redactor_ = std::make_unique<redaction::Redactor>(secrets);
+    } catch (const std::invalid_argument& e) {
+        throw RequestError(e.what());
+    }
+}
+
+TurnSession::~TurnSession() = default;
+
+void TurnSession::interrupt() noexcept {
+    std::lock_guard lock(runner_mutex_);
+    interrupted_ = true;
+    if (runner_ != nullptr) runner_->interrupt();
+}
+
+TerminalRecord TurnSession::run(const RedactedOutputFn& out) {
+    auto log_redaction = log::redact_log_lines(*redactor_);
+    const auto& id = request_.turn_id;
+
+    ContainerSpec spec = spec_;
+    TerminalRecord rec;
+    rec.turn_id = id;
+    rec.runtime = env_.client.info().id;
+    rec.image = request_.image;
+    rec.label = spec.label;
+    rec.started_at = std::chrono::system_clock::now();
+
+    env_.journal.add_turn({id, spec.label, rec.runtime, request_.image, request_.record_type,
+                           request_json(request_, *redactor_)},
+                          journal::TurnState::claimed);
+
+    auto fail = [&](const std::string& message) {
+        rec.status = TurnStatus::error;
+        rec.error = redactor_->redact(message);
+        rec.ended_at = std::chrono::system_clock::now();
+        log::error("turn", "turn {}: {}", id, rec.error);
+        env_.journal.set_terminal(id, to_string(rec.status), rec.to_json());
+        return rec;
+    };
+
+    // The turn socket: bound before the box starts, gone before the terminal record is written.
+    std::optional<socket::TurnSocketServer> server;
+    try {
+        socket::TurnSocketOptions o;
+        o.token = token_;
+        o.record_type = request_.record_type;
+        o.max_body_bytes = env_.cfg.max_record_bytes;
+        o.log_line = [id](std::string_view line) { log::warn("socket", "turn {}: {}", id, line); };
+        o.transport = env_.transport.transport;
+        if (o.transport == socket::Transport::unix_socket) {
+            fs::path turns = fs::path(env_.cfg.state_dir) / "turns";
+            fs::create_directories(turns);
+            // Only root enters the turns directory: a box reaches its socket through a mount.
+            ::chmod(turns.c_str(), 0700);
+            o.unix_path = (turns / id / kSocketFile).string();
+            if (::geteuid() == 0) o.unix_owner = numeric_user(spec.user);
+        } else {
+            o.tcp_host = env_.transport.bind_host;
+        }
+        auto sink = [this, id](std::string_view type, std::string_view payload) {
+            return env_.journal.append_record(id, type, redactor_->redact(payload));
+        };
+        server.emplace(std::move(o), sink);
+        if (env_.transport.transport == socket::Transport::unix_socket) {
+            fs::path dir = fs::path(env_.cfg.state_dir) / "turns" / id;
+            if (!numeric_user(spec.user) || ::geteuid() != 0) {
+                // The box user is the runtime's default, unknown here: let any uid in the box
+                // connect. The 0700 turns directory still keeps every other local user out.
+                ::chmod(dir.c_str(), 0711);
+                ::chmod((dir / kSocketFile).c_str(), 0666);
+            }
+            spec.mounts.push_back({dir.string(), kBoxSocketDir, false});
+            spec.env.push_back({kSocketEnv, fmt::format("unix://{}/{}", kBoxSocketDir, kSocketFile), false});
+        } else {
+            spec.host_ports.push_back(server->port());
+            spec.env.push_back(
+                {kSocketEnv, fmt::format("tcp://{}:{}", env_.transport.box_host, server->port()), false});
+        }
+        spec.env.push_back({kTokenEnv, token_, true});
+    } catch (const std::exception& e) {
+        return fail(fmt::format("binding the turn socket failed: {}", e.what()));
+    }
+
+    env_.journal.set_state(id, journal::TurnState::started);
+    {
+        std::lock_guard lock(runner_mutex_);
+        if (interrupted_) {
+            server.reset();
+            rec.status = TurnStatus::failed;
+            rec.reason = "interrupted";
+            rec.ended_at = std::chrono::system_clock::now();
+            env_.journal.set_terminal(id, to_string(rec.status), rec.to_json());
+            return rec;
+        }
+    }
+    TurnRunner runner(env_.client, spec, id);
+    {
+        std::lock_guard lock(runner_mutex_);
+        runner_ = &runner;
+    }
+    redaction::StreamRedactor out_redactor = redactor_->stream(), err_redactor = redactor_->stream();
+    std::string stdout_tail, stderr_tail, buffer;
+    auto emit = [&](std::uint32_t stream, std::string_view bytes) {
+        if (bytes.empty()) return;
+        append_tail(stream == RADIAL_STREAM_STDERR ? stderr_tail : stdout_tail, bytes);
+        out(stream, bytes);
+    };
+    TerminalRecord ran = runner.run([&](std::uint32_t stream, std::string_view bytes) {
+        buffer.clear();
+        (stream == RADIAL_STREAM_STDERR ? err_redactor : out_redactor).feed(bytes, buffer);
+        emit(stream, buffer);
+        return true;
+    });
+    {
+        std::lock_guard lock(runner_mutex_);
+        runner_ = nullptr;
+    }
+    buffer.clear();
+    out_redactor.flush(buffer);
+    emit(RADIAL_STREAM_STDOUT, buffer);
+    buffer.clear();
+    err_redactor.flush(buffer);
+    emit(RADIAL_STREAM_STDERR, buffer);
+
+    server.reset(); // the socket path is gone and the token worthless from here on
+
+    ran.error = redactor_->redact(ran.error);
+    ran.stdout_tail = std::move(stdout_tail);
+    ran.stderr_tail = std::move(stderr_tail);
+    env_.journal.set_terminal(id, to_string(ran.status), ran.to_json());
+    return ran;
+}
+
+} // namespace radial::turn

@@ -1,0 +1,83 @@
+// host/turn/turn_session.h — everything the host does around one box (DESIGN "A turn, end to
+// end"): the journal entry, the per-turn socket and token, the secret set and its redaction, the
+// ContainerSpec, the run, and the terminal record. Shared by `radiald turn` and the daemon, so
+// that both keep the same promises.
+//
+// Order of writes, so a crash at any point leaves the journal saying what was in flight:
+// "claimed" when the session starts, "started" before the box starts, the terminal record after
+// the box is gone and the socket is closed.
+#pragma once
+
+#include "config/host_config.h"
+#include "journal/journal.h"
+#include "redaction/stream_redactor.h"
+#include "turn/terminal_record.h"
+#include "turn/turn_request.h"
+#include "turn/turn_runner.h"
+#include "turn/turn_transport.h"
+
+#include <radial/host/runtime_client.hpp>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace radial::turn {
+
+// The environment variables a box gets to reach its turn socket (issue 3 §3).
+inline constexpr const char* kSocketEnv = "RADIAL_TURN_SOCKET"; // unix:///run/radial/turn.sock or tcp://host:port
+inline constexpr const char* kTokenEnv = "RADIAL_TURN_TOKEN";   // the bearer token (a secret)
+// Where a unix turn socket appears inside the box: its per-turn directory is mounted here.
+inline constexpr const char* kBoxSocketDir = "/run/radial";
+inline constexpr const char* kSocketFile = "turn.sock";
+
+// What every turn of this host shares. All references must outlive the sessions.
+struct TurnEnvironment {
+    const config::HostConfig& cfg;
+    const host::RuntimeClient& client;
+    journal::Journal& journal;
+    ResolvedTransport transport;
+};
+
+// Output as the operator may see it: already redacted. Called from plugin threads, serialised.
+using RedactedOutputFn = std::function<void(std::uint32_t stream, std::string_view bytes)>;
+
+class TurnSession {
+public:
+    // Validates the request and builds the turn's secret set: every env value marked secret, the
+    // turn token, and [redact]'s extras. Throws RequestError for a bad request or a secret the
+    // set refuses (too short, …; the message names the secret, never its value). Touches
+    // neither the journal nor the engine.
+    TurnSession(const TurnEnvironment& env, TurnRequest request);
+    ~TurnSession();
+    TurnSession(const TurnSession&) = delete;
+    TurnSession& operator=(const TurnSession&) = delete;
+
+    const std::string& turn_id() const noexcept { return request_.turn_id; }
+
+    // Runs the turn to its end (blocks) and returns its terminal record, which is also in the
+    // journal. Output reaches `out` redacted, as it arrives. A failure of the host or runtime is
+    // a record with status error, not an exception; only the journal's own failure throws
+    // (JournalError), since then nothing can be promised. Call once.
+    TerminalRecord run(const RedactedOutputFn& out);
+
+    // Stops a running turn (the operator interrupted it). [thread-safe]
+    void interrupt() noexcept;
+
+    // The compiled secret set of this turn (for the host's log filter).
+    const redaction::Redactor& redactor() const noexcept { return *redactor_; }
+
+private:
+    const TurnEnvironment& env_;
+    TurnRequest request_;
+    ContainerSpec spec_;
+    std::string token_;
+    std::unique_ptr<redaction::Redactor> redactor_;
+    std::mutex runner_mutex_; // guards runner_ against interrupt() racing the end of run()
+    TurnRunner* runner_ = nullptr;
+    bool interrupted_ = false;
+};
+
+} // namespace radial::turn

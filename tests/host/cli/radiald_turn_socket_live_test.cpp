@@ -1,0 +1,148 @@
+// The turn socket and redaction end to end: a real HTTP client (curl) inside a real box posts to
+// the socket radiald bound, over unix and over tcp; the journal holds what was accepted, redacted;
+// nothing of a secret reaches the terminal, the journal or the terminal record (issues 3 and 4).
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+#include "../../support/temp_dir.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace radial {
+namespace {
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// curl's HTTP status for one POST to the turn socket, whatever the transport.
+const std::string kPost = R"(post() { # post TOKEN BODY
+  case "$RADIAL_TURN_SOCKET" in
+    unix://*) curl -s -o /dev/null -w '%{http_code}\n' --unix-socket "${RADIAL_TURN_SOCKET#unix://}" \
+                -H "Authorization: Bearer $1" -H 'Content-Type: application/json' --data-binary "$2" \
+                http://radial/v1/records ;;
+    tcp://*) curl -s -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $1" \
+                -H 'Content-Type: application/json' --data-binary "$2" \
+                "http://${RADIAL_TURN_SOCKET#tcp://}/v1/records" ;;
+  esac
+}
+)";
+
+std::string all_text(const test::TurnRun& t, const test::RadialdSetup& s) {
+    return t.result.out + t.result.err + t.record.dump() + s.records(t.record["turnId"]).dump() +
+           test::read_file(s.state_dir() + "/journal.sqlite3");
+}
+
+void expect_one_accepted_record(const test::RadialdSetup& s, const test::TurnRun& t) {
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "201\n") << t.result.err;
+    auto j = s.records(t.record["turnId"]);
+    ASSERT_TRUE(j.is_object());
+    ASSERT_EQ(j["records"].size(), 1u) << j.dump();
+    EXPECT_EQ(j["records"][0]["seq"], 1);
+    EXPECT_EQ(j["records"][0]["type"], "result");
+    EXPECT_EQ(j["records"][0]["payload"]["answer"], 42);
+    EXPECT_EQ(j["terminal"]["status"], "succeeded");
+}
+
+TEST(TurnSocketLive, ABoxPostsARecordOverTheUnixSocket) {
+    test::RadialdSetup s;
+    auto t = s.turn({}, {"sh", "-c", kPost + R"(post "$RADIAL_TURN_TOKEN" '{"type":"result","payload":{"answer":42}}')"});
+    expect_one_accepted_record(s, t);
+    // The socket and its directory are gone with the turn.
+    EXPECT_FALSE(std::filesystem::exists(s.state_dir() + "/turns/" + t.record["turnId"].get<std::string>()));
+}
+
+TEST(TurnSocketLive, ABoxPostsARecordOverTcpOnLoopback) {
+    // Host networking on 127.0.0.1: the only networking tests use besides none.
+    test::RadialdSetup s("turnTransport = \"tcp\"\nnetwork = \"host\"\n");
+    auto t = s.turn({}, {"sh", "-c", kPost + R"(case "$RADIAL_TURN_SOCKET" in tcp://127.0.0.1:*) ;; *) exit 9;; esac
+post "$RADIAL_TURN_TOKEN" '{"type":"result","payload":{"answer":42}}')"});
+    expect_one_accepted_record(s, t);
+}
+
+TEST(TurnSocketLive, RejectedRequestsReachNothing) {
+    test::RadialdSetup s;
+    auto t = s.turn({}, {"sh", "-c", kPost + R"(
+post wrong-token '{"type":"result","payload":1}'
+post '' '{"type":"result","payload":1}'
+post "$RADIAL_TURN_TOKEN" '{"type":"other","payload":1}'
+head -c 2000000 /dev/zero | tr '\0' a > /tmp/big
+post "$RADIAL_TURN_TOKEN" "{\"type\":\"result\",\"payload\":\"$(cat /tmp/big)\"}"
+post "$RADIAL_TURN_TOKEN" '{"type":"result",'
+post "$RADIAL_TURN_TOKEN" '{"type":"result"}'
+)"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "401\n401\n403\n413\n400\n400\n");
+    auto j = s.records(t.record["turnId"]);
+    EXPECT_TRUE(j["records"].empty()) << j.dump();
+}
+
+TEST(TurnSocketLive, TheRecordTypeFlagSetsTheOnlyTypeAccepted) {
+    test::RadialdSetup s;
+    auto t = s.turn({"--record-type", "review"}, {"sh", "-c", kPost + R"(
+post "$RADIAL_TURN_TOKEN" '{"type":"result","payload":1}'
+post "$RADIAL_TURN_TOKEN" '{"type":"review","payload":{"answer":42}}')"});
+    EXPECT_EQ(t.result.out, "403\n201\n");
+    auto j = s.records(t.record["turnId"]);
+    ASSERT_EQ(j["records"].size(), 1u);
+    EXPECT_EQ(j["records"][0]["type"], "review");
+}
+
+TEST(TurnSocketLive, TurnsListsTheTurnWithItsStatus) {
+    test::RadialdSetup s;
+    auto t = s.turn({"--turn-id", "listed-1"}, {"sh", "-c", "exit 4"});
+    auto r = test::run_process({RADIALD_PATH, "turns", "--config", s.config()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, ::testing::ContainsRegex("listed-1 +finished +failed +0 "));
+}
+
+// Issue 4: a secret printed in pieces with pauses, base64-encoded and inside a JSON string, and
+// posted as a record, is masked everywhere the host emits or stores.
+TEST(RedactionLive, ASecretInPiecesEncodedAndPostedIsMaskedEverywhere) {
+    test::RadialdSetup s;
+    const std::string key = std::string("sk-ab") + "cdef0123456789XYZ";
+    auto t = s.turn({"--secret", "MODEL_KEY"},
+                    {"sh", "-c", kPost + R"(
+printf 'key=%.5s' "$MODEL_KEY"; sleep 1; printf '%s\n' "${MODEL_KEY#?????}"
+printf '%s' "$MODEL_KEY" | base64
+printf 'x%s' "$MODEL_KEY" | base64
+printf 'xy%s' "$MODEL_KEY" | base64
+printf '{"k":"%s"}\n' "$MODEL_KEY" >&2
+post "$RADIAL_TURN_TOKEN" "{\"type\":\"result\",\"payload\":{\"leak\":\"$MODEL_KEY\"}}" >/dev/null
+)"},
+                    {{"MODEL_KEY", key}});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_THAT(t.result.out, HasSubstr("key=[REDACTED:MODEL_KEY]\n"));
+    EXPECT_THAT(t.result.err, HasSubstr("{\"k\":\"[REDACTED:MODEL_KEY]\"}"));
+    auto everything = all_text(t, s);
+    EXPECT_THAT(everything, Not(HasSubstr(key)));
+    for (const char* encoded : {"c2stYWJjZGVmMDEyMzQ1Njc4OVhZWg", "eHNrLWFiY2RlZjAxMjM0NTY3ODlYWV", "eHlzay1hYmNkZWYwMTIzNDU2Nzg5WFla"})
+        EXPECT_THAT(everything, Not(HasSubstr(std::string(encoded).substr(4, 20)))) << encoded;
+    auto j = s.records(t.record["turnId"]);
+    ASSERT_EQ(j["records"].size(), 1u);
+    EXPECT_EQ(j["records"][0]["payload"]["leak"], "[REDACTED:MODEL_KEY]");
+}
+
+// C-01: a secret split across two writes is emitted as one marker, and nothing of it early.
+TEST(RedactionLive, C01_SecretSplitAcrossTwoWrites) {
+    test::RadialdSetup s;
+    auto t = s.turn({"--secret", "API_KEY", "--secret", "SHORT"},
+                    {"sh", "-c", "s=$API_KEY; printf 'tok=%.6s' \"$s\"; sleep 1; printf '%s end\\n' \"${s#??????}\""},
+                    {{"API_KEY", "Zq8-wX41-pL0k"}, {"SHORT", "Zq8-wX41"}});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "tok=[REDACTED:API_KEY] end\n");
+    auto flushed = s.turn({"--secret", "API_KEY"}, {"sh", "-c", "printf 'Zq8-'"}, {{"API_KEY", "Zq8-wX41-pL0k"}});
+    EXPECT_EQ(flushed.result.out, "Zq8-");
+}
+
+TEST(RedactionLive, ATooShortSecretIsRefusedWithoutItsValue) {
+    test::RadialdSetup s;
+    auto t = s.turn({"--secret", "TINY"}, {"true"}, {{"TINY", "abc"}});
+    EXPECT_EQ(t.result.exit_code, 125);
+    EXPECT_THAT(t.result.err, HasSubstr("TINY"));
+    EXPECT_THAT(t.result.err, Not(HasSubstr("abc")));
+}
+
+} // namespace
+} // namespace radial
