@@ -1,19 +1,36 @@
 // plugins/docker/box_user.h — the identity a box runs as (`docker run --user`), and the hard rule
-// that it is never root.
+// that it is never root: neither uid 0 nor root's group.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace radial::docker {
 
-// True when `user` ("uid[:gid]" or "name[:group]", docker's --user syntax) names root: the uid
-// part is "root" or a number equal to 0 ("0", "00", "0:1000", "root:root"). Pure; thread-safe.
-bool is_root_user(std::string_view user) noexcept;
+// A box user as numeric ids, both non-zero.
+struct BoxUser {
+    std::uint32_t uid = 0;
+    std::uint32_t gid = 0;
+    friend bool operator==(const BoxUser&, const BoxUser&) = default;
+};
 
-// Why `user` cannot be a box's --user value, or nullopt when it can. Refused: empty, root
-// (is_root_user), an empty uid part (":1000"), whitespace or control characters, a leading '-'.
+// The largest id runc accepts for a numeric --user (it parses with Atoi and refuses above 2^31-1).
+inline constexpr std::uint32_t kMaxBoxId = 2147483647u;
+
+// Parses `user` as "<uid>:<gid>": two runs of ASCII decimal digits (no sign, space or other byte),
+// each between 1 and kMaxBoxId. Nullopt for anything else. Pure; thread-safe.
+//
+// Rationale: docker hands --user to runc, which resolves a name inside the image (so "nobody" may
+// be uid 0 there), reads numbers with Go's Atoi (so "+0" is uid 0), and, when no gid is given,
+// takes the group from the image's passwd entry or falls back to gid 0 with root's group as a
+// supplementary group. Only an explicit, plainly numeric, non-zero uid and gid pins the identity.
+std::optional<BoxUser> parse_box_user(std::string_view user) noexcept;
+
+// Why `user` cannot be a box's --user value, or nullopt when it can (parse_box_user accepts it).
+// The text says what is wrong and how to fix it, e.g. "'nobody' is a name, which docker resolves
+// inside the image, where it may map to root; give numeric ids uid:gid such as 65534:65534".
 // Pure; thread-safe. Source: ADR §1 (non-root user), 003 Design 4.
 std::optional<std::string> user_problem(std::string_view user);
 

@@ -116,23 +116,29 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
         check.no_nul(indexed("argv", i), spec.argv[i]);
 
     const std::string& user = spec.user.empty() ? settings.user : spec.user;
-    if (auto problem = user_problem(user)) check.fail("user", *problem, "change the user");
+    if (auto problem = user_problem(user))
+        throw Error(RADIAL_E_INVALID, "user",
+                    "preparing box '" + spec.label + "': user " + *problem);
+    const std::uint64_t cpus = spec.cpus_milli != 0 ? spec.cpus_milli : settings.cpus_milli;
+    if (settings.host_cpus_milli != 0 && cpus > settings.host_cpus_milli)
+        check.fail("cpus",
+                   format_cpus(cpus) + " CPUs is more than this host's " +
+                       format_cpus(settings.host_cpus_milli) +
+                       " online CPUs, and docker refuses --cpus above that",
+                   "give at most " + format_cpus(settings.host_cpus_milli));
     if (spec.pids_limit < 0)
         check.fail("pidsLimit", std::to_string(spec.pids_limit) + " is negative",
                    "give a positive cap, or 0 for the runtime's default");
 
     std::vector<std::string> argv = docker_client_argv(settings);
-    append(argv,
-           {"run", "--rm", "--name", spec.label, "--label",
-            std::string(kLabelKey) + "=" + spec.label, "--init", "--log-driver", "none", "--pull",
-            settings.pull, "--cap-drop=ALL", "--security-opt", "no-new-privileges"});
+    append(argv, {"run", "--name", spec.label, "--label", std::string(kLabelKey) + "=" + spec.label,
+                  "--init", "--log-driver", "none", "--pull", settings.pull, "--cap-drop=ALL",
+                  "--security-opt", "no-new-privileges"});
     std::uint64_t memory = spec.memory_bytes != 0 ? spec.memory_bytes : settings.memory_bytes;
-    append(argv,
-           {"--pids-limit",
-            std::to_string(spec.pids_limit != 0 ? spec.pids_limit : settings.pids_limit),
-            "--memory", std::to_string(memory), "--memory-swap", std::to_string(memory), "--cpus",
-            format_cpus(spec.cpus_milli != 0 ? spec.cpus_milli : settings.cpus_milli), "--user",
-            user});
+    append(argv, {"--pids-limit",
+                  std::to_string(spec.pids_limit != 0 ? spec.pids_limit : settings.pids_limit),
+                  "--memory", std::to_string(memory), "--memory-swap", std::to_string(memory),
+                  "--cpus", format_cpus(cpus), "--user", user});
     if (spec.read_only_rootfs != Tristate::no) argv.emplace_back("--read-only");
 
     bool spec_has_tmp = false;
@@ -176,18 +182,14 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
     }
 
     std::set<std::string_view> seen;
+    std::vector<std::string> env_args;
+    bool env_file = false;
     for (std::size_t i = 0; i < spec.env.size(); ++i) {
         const auto& e = spec.env[i];
         std::string field = indexed("env", i);
         check.no_nul(field, e.name);
         if (!valid_env_name(e.name))
             check.fail(field, "name '" + e.name + "' does not match [A-Za-z_][A-Za-z0-9_]*",
-                       "rename the variable");
-        if (e.name.starts_with("DOCKER_"))
-            check.fail(field,
-                       "name '" + e.name +
-                           "' starts with DOCKER_: values reach the box through the docker "
-                           "client's own environment, so it would reconfigure the client itself",
                        "rename the variable");
         if (e.value.find('\0') != std::string::npos)
             check.fail(field,
@@ -197,8 +199,23 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
                        "remove it");
         if (!seen.insert(e.name).second)
             check.fail(field, "repeats the name '" + e.name + "'", "give each variable once");
-        append(argv, {"-e", e.name});
+        if (client_sensitive_env(e.name)) {
+            // The client would act on this name itself, so its value may only travel in the
+            // env-file; the message names the variable, never the value (it may be a secret).
+            if (auto problem = env_file_problem(e.name, e.value))
+                check.fail(field,
+                           "value of '" + e.name + "' " + *problem +
+                               ", which docker's --env-file cannot carry, and '" + e.name +
+                               "' is a name the docker client itself would act on, so the value "
+                               "cannot travel through the client's environment either",
+                           "change the value or pass it under another name");
+            env_file = true;
+        } else {
+            append(env_args, {"-e", e.name});
+        }
     }
+    if (env_file) append(argv, {"--env-file", std::string(kEnvFilePath)});
+    argv.insert(argv.end(), env_args.begin(), env_args.end());
 
     if (!cidfile.empty()) append(argv, {"--cidfile", std::string(cidfile)});
     argv.push_back(spec.image);
@@ -227,6 +244,30 @@ std::vector<std::string> docker_info_argv(const DockerSettings& settings) {
     return argv;
 }
 
+std::vector<std::string> docker_inspect_argv(const DockerSettings& settings, std::string_view id) {
+    std::vector<std::string> argv = docker_client_argv(settings);
+    append(argv,
+           {"inspect", "--type", "container", "--format", "{{json .State}}", std::string(id)});
+    return argv;
+}
+
+std::optional<ContainerState> parse_container_state(std::string_view output) {
+    auto state = nlohmann::json::parse(output, nullptr, false);
+    if (!state.is_object()) return std::nullopt;
+    auto started_at = state.find("StartedAt");
+    if (started_at == state.end() || !started_at->is_string()) return std::nullopt;
+    ContainerState s;
+    // Go's zero time.Time, which the engine keeps until the container's process has started.
+    s.started = !started_at->get<std::string>().starts_with("0001-01-01");
+    if (auto v = state.find("OOMKilled"); v != state.end() && v->is_boolean())
+        s.oom_killed = v->get<bool>();
+    if (auto v = state.find("ExitCode"); v != state.end() && v->is_number_integer())
+        s.exit_code = v->get<int>();
+    if (auto v = state.find("Error"); v != state.end() && v->is_string())
+        s.error = v->get<std::string>();
+    return s;
+}
+
 std::vector<ListedBox> parse_docker_list(std::string_view output) {
     std::vector<ListedBox> boxes;
     while (!output.empty()) {
@@ -250,21 +291,6 @@ std::optional<std::string> parse_server_version(std::string_view output) {
     auto value = nlohmann::json::parse(output, nullptr, false);
     if (!value.is_string() || value.get<std::string>().empty()) return std::nullopt;
     return value.get<std::string>();
-}
-
-EnvMap docker_client_env(const ContainerSpec& spec, const EnvMap& parent) {
-    EnvMap env;
-    for (std::string_view name : kClientPassthroughEnv)
-        if (auto it = parent.find(std::string(name)); it != parent.end()) env.insert(*it);
-    bool spec_sets_home = false;
-    for (const auto& e : spec.env) {
-        env[e.name] = e.value;
-        spec_sets_home = spec_sets_home || e.name == "HOME";
-    }
-    if (spec_sets_home && !parent.contains("DOCKER_CONFIG"))
-        if (auto home = parent.find("HOME"); home != parent.end())
-            env["DOCKER_CONFIG"] = home->second + "/.docker";
-    return env;
 }
 
 } // namespace radial::docker

@@ -6,13 +6,13 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <radial/container_spec.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "docker_env.h"
 #include "docker_settings.h"
 
 namespace radial::docker {
@@ -20,19 +20,6 @@ namespace radial::docker {
 // The docker label that marks a box as radial's; its value is the box's label. Ownership is this
 // label's exact value, never the container name (C-04).
 inline constexpr std::string_view kLabelKey = "radial.label";
-
-// The environment variables of the parent process the docker client inherits, if set: what the
-// CLI needs to find itself, its config and its engine. Nothing else of the parent's reaches it.
-inline constexpr std::string_view kClientPassthroughEnv[] = {"PATH",
-                                                             "HOME",
-                                                             "DOCKER_HOST",
-                                                             "DOCKER_CONTEXT",
-                                                             "DOCKER_CONFIG",
-                                                             "DOCKER_CERT_PATH",
-                                                             "DOCKER_TLS_VERIFY",
-                                                             "XDG_RUNTIME_DIR"};
-
-using EnvMap = std::map<std::string, std::string>;
 
 // One container as `docker ps` listed it.
 struct ListedBox {
@@ -49,21 +36,26 @@ std::string format_cpus(std::uint64_t cpus_milli);
 std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 
 // The hardened `docker run` for `spec`, argv[0] = settings.binary:
-//   binary [--host H] run --rm --name L --label radial.label=L --init --log-driver none
+//   binary [--host H] run --name L --label radial.label=L --init --log-driver none
 //   --pull P --cap-drop=ALL --security-opt no-new-privileges --pids-limit N --memory B
 //   --memory-swap B --cpus X --user U [--read-only] --tmpfs /tmp:rw,nosuid,nodev,size=B
 //   [--tmpfs T:rw,nosuid,nodev,size=B ...] --network none|NET [--add-host H ...]
-//   [-v SRC:DST[:ro] ...] [-w DIR] [-e NAME ...] [--cidfile F] IMAGE ARGV...
-// Spec values override the settings' memory, cpus, pidsLimit and user. --read-only is left out
-// only when spec.read_only_rootfs is `no`. A spec tmpfs at /tmp replaces the default one.
-// Env values never appear: each variable is `-e NAME` and its value reaches docker only through
-// the client's environment (docker_client_env; ADR §4.1, C-02). `cidfile` empty: no --cidfile.
-// Every value is one argv element, passed through unchanged (no shell is involved).
+//   [-v SRC:DST[:ro] ...] [-w DIR] [--env-file /proc/self/fd/0] [-e NAME ...] [--cidfile F]
+//   IMAGE ARGV...
+// There is no --rm: the runtime inspects the ended container (did it start, was it OOM-killed)
+// and then removes it itself, unconditionally (run_box). Spec values override the settings'
+// memory, cpus, pidsLimit and user. --read-only is left out only when spec.read_only_rootfs is
+// `no`. A spec tmpfs at /tmp replaces the default one.
+// Env values never appear (ADR §4.1, C-02): an ordinary variable is `-e NAME`, its value in the
+// client's environment (docker_client_env); a client-sensitive one (client_sensitive_env) is a
+// line of the env-file on the client's stdin (docker_env_file), announced by one --env-file.
+// `cidfile` empty: no --cidfile. Every value is one argv element, passed through unchanged.
 // Throws radial::plugin::Error(RADIAL_E_INVALID, <field>, message) naming the spec field
 // ("mounts[1]", "env[0]", "user", ...) when a value cannot be expressed safely: a mount source or
 // target that is not absolute or contains ':' (the -v separator); an env name not matching
-// [A-Za-z_][A-Za-z0-9_]* or starting with DOCKER_ (the client inherits the box's environment,
-// so it would redirect the client itself); a root user; a NUL byte anywhere; a value starting
+// [A-Za-z_][A-Za-z0-9_]*, repeated, or client-sensitive with a value the env-file cannot carry
+// (the message names the variable, never the value); a user that is not numeric uid:gid or is
+// root (box_user.h); cpus above settings.host_cpus_milli; a NUL byte anywhere; a value starting
 // with '-' where docker would read it as an option. Source: 003 Design 1-5, ADR §4.
 std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const DockerSettings& settings,
                                          std::string_view cidfile = {});
@@ -84,6 +76,23 @@ std::vector<std::string> docker_list_argv(const DockerSettings& settings);
 // Source: ADR §7 (startup fail-fast), 003 Design 6.
 std::vector<std::string> docker_info_argv(const DockerSettings& settings);
 
+// `binary [--host H] inspect --type container --format '{{json .State}}' ID`: how one container
+// ended. Source: ADR §6, C-09 (start failures), ABI RADIAL_RUN_OOM_KILLED.
+std::vector<std::string> docker_inspect_argv(const DockerSettings& settings, std::string_view id);
+
+// What docker_inspect_argv reports about a container.
+struct ContainerState {
+    bool started = false;    // State.StartedAt is set: the workload's process ran
+    bool oom_killed = false; // State.OOMKilled: the memory cap killed a process of the box
+    int exit_code = 0;       // State.ExitCode
+    std::string error;       // State.Error: why the engine could not start it, if it said
+    friend bool operator==(const ContainerState&, const ContainerState&) = default;
+};
+
+// Parses docker_inspect_argv's output (one JSON object), or nullopt when it is not one with a
+// string StartedAt. StartedAt "0001-01-01T00:00:00Z" (Go's zero time) means never started.
+std::optional<ContainerState> parse_container_state(std::string_view output);
+
 // Parses docker_list_argv's output. Lines that are not `<hex id>\t<JSON string>` are skipped
 // (they cannot be radial boxes), so odd or truncated input never yields a wrong label.
 // Source: ADR §8.4 (the CLI's output is parsed in exactly one place), C-04.
@@ -93,13 +102,5 @@ std::vector<ListedBox> parse_docker_list(std::string_view output);
 // non-empty JSON string. Health is judged from this, not from the exit status: against a dead
 // socket the CLI may print "" and still exit 0. Source: C-07.
 std::optional<std::string> parse_server_version(std::string_view output);
-
-// The environment of the docker client process for `spec`: the kClientPassthroughEnv variables
-// found in `parent`, then every spec env variable (secret or not: this is the only way values
-// reach the box). When the spec sets HOME and `parent` has no DOCKER_CONFIG, DOCKER_CONFIG is set
-// to the parent's $HOME/.docker so the CLI keeps reading the operator's config. Note that spec
-// variables are also seen by the CLI itself (e.g. HTTPS_PROXY for a tcp:// engine), which is why
-// DOCKER_* names are refused. Source: ADR §4.1 ("-e NAME and inheriting the value"), C-02.
-EnvMap docker_client_env(const ContainerSpec& spec, const EnvMap& parent);
 
 } // namespace radial::docker

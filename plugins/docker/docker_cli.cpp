@@ -1,48 +1,21 @@
 #include "docker_cli.h"
 
-#include <poll.h>
 #include <stdlib.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <boost/process/search_path.hpp>
-#include <cerrno>
-#include <cstring>
 #include <radial/plugin/runtime.hpp>
 
-#include "cli_text.h"
+#include "deadline.h"
+#include "support/cli_text.h"
 
 namespace radial::docker {
 
 namespace {
 
+using plugin_support::cli_message;
+using plugin_support::first_cli_line;
 using radial::plugin::Error;
-using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kMaxOut = 16u << 20;
-constexpr std::size_t kMaxErr = 64u << 10;
-constexpr auto kDrainAfterExit = std::chrono::seconds(1);
-
-// Reads what is available on `fd` into `sink`; closes `fd` at EOF or on error.
-void drain_into(UniqueFd& fd, std::string& sink, std::size_t cap, bool keep_tail) {
-    char buf[16384];
-    for (;;) {
-        ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n > 0) {
-            if (keep_tail) {
-                sink.append(buf, static_cast<std::size_t>(n));
-                if (sink.size() > cap) sink.erase(0, sink.size() - cap);
-            } else if (sink.size() < cap) {
-                sink.append(buf, std::min(static_cast<std::size_t>(n), cap - sink.size()));
-            }
-            continue;
-        }
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-        fd.reset(); // EOF or a read error: nothing more will come
-        return;
-    }
-}
+constexpr std::string_view kMissingFix = "install the docker CLI or set run.docker.binary";
 
 bool only_gone_errors(std::string_view err) {
     bool any = false;
@@ -75,63 +48,16 @@ EnvMap parent_client_env() {
 }
 
 std::filesystem::path DockerCli::executable() const {
-    const std::string& binary = settings_.binary;
-    std::filesystem::path path;
-    if (binary.find('/') != std::string::npos)
-        path = binary;
-    else
-        path = boost::process::search_path(binary).string();
-    if (path.empty() || ::access(path.c_str(), X_OK) != 0)
-        throw Error(RADIAL_E_UNAVAILABLE, "binary",
-                    "starting the docker CLI '" + binary + "': " +
-                        (path.empty() ? std::string("not found in PATH")
-                                      : "'" + path.string() + "' is not an executable file") +
-                        "; install the docker CLI or set run.docker.binary");
-    return path;
+    return plugin_support::find_executable(settings_.binary, "docker CLI", "binary",
+                                           "run.docker.binary");
 }
 
 CliOutput DockerCli::capture(const std::vector<std::string>& argv,
                              std::chrono::milliseconds budget) const {
-    auto deadline = Clock::now() + budget;
-    std::vector<std::string> args(argv.begin() + 1, argv.end());
-    ChildProcess child = ChildProcess::start(executable(), args, parent_client_env());
-    CliOutput result;
-    auto drained_by = Clock::time_point::max();
-    for (;;) {
-        auto& out = child.stdout_pipe();
-        auto& err = child.stderr_pipe();
-        bool pipes_open = out.valid() || err.valid();
-        if (auto status = child.try_reap()) {
-            // Done once the pipes are drained; a grandchild holding them gets a moment, no more.
-            if (!pipes_open || Clock::now() >= drained_by) {
-                result.status = *status;
-                return result;
-            }
-            if (drained_by == Clock::time_point::max()) drained_by = Clock::now() + kDrainAfterExit;
-        }
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::min(deadline, drained_by) - Clock::now());
-        if (left.count() <= 0 && !child.reaped()) {
-            result.timed_out = true;
-            return result; // ~ChildProcess kills and reaps the client
-        }
-        pollfd fds[3];
-        nfds_t n = 0;
-        if (out.valid()) fds[n++] = {out.get(), POLLIN, 0};
-        if (err.valid()) fds[n++] = {err.get(), POLLIN, 0};
-        int wait_ms = static_cast<int>(std::clamp<long long>(left.count(), 0, 1000));
-        if (!pipes_open && !child.reaped()) {
-            if (child.exit_fd() >= 0)
-                fds[n++] = {child.exit_fd(), POLLIN, 0};
-            else
-                wait_ms = std::min(wait_ms, 5);
-        }
-        if (::poll(fds, n, wait_ms) < 0 && errno != EINTR)
-            throw Error(RADIAL_E_INTERNAL, std::string("waiting for the docker CLI: poll: ") +
-                                               std::strerror(errno) + "; report this bug");
-        if (out.valid()) drain_into(out, result.out, kMaxOut, false);
-        if (err.valid()) drain_into(err, result.err, kMaxErr, true);
-    }
+    plugin_support::CaptureOptions options;
+    options.missing_fix = std::string(kMissingFix);
+    return plugin_support::capture_cli(executable(), {argv.begin() + 1, argv.end()},
+                                       parent_client_env(), budget, options);
 }
 
 std::string DockerCli::failure(const CliOutput& r, std::string_view what,
@@ -157,7 +83,7 @@ std::string DockerCli::server_version() const {
                                                "' (" + engine_name() + "): " + cause +
                                                "; start dockerd or fix run.docker.host");
     };
-    std::chrono::milliseconds budget(settings_.preflight_timeout_ms);
+    std::chrono::milliseconds budget = budget_ms(settings_.preflight_timeout_ms);
     CliOutput r = capture(docker_info_argv(settings_), budget);
     if (r.timed_out)
         throw unreachable("'docker info' did not answer within " + std::to_string(budget.count()) +
@@ -167,7 +93,7 @@ std::string DockerCli::server_version() const {
 }
 
 std::vector<ListedBox> DockerCli::list() const {
-    std::chrono::milliseconds budget(settings_.command_timeout_ms);
+    std::chrono::milliseconds budget = budget_ms(settings_.command_timeout_ms);
     CliOutput r = capture(docker_list_argv(settings_), budget);
     if (r.timed_out || !r.status.exited || r.status.code != 0)
         throw Error(RADIAL_E_UNAVAILABLE,
@@ -183,9 +109,26 @@ std::vector<std::string> DockerCli::ids_with_label(std::string_view label) const
     return ids;
 }
 
+ContainerState DockerCli::state(const std::string& id, std::string_view label) const {
+    std::chrono::milliseconds budget = budget_ms(settings_.command_timeout_ms);
+    CliOutput r = capture(docker_inspect_argv(settings_, id), budget);
+    std::optional<ContainerState> state;
+    if (r.ok()) state = parse_container_state(r.out);
+    if (state) return *state;
+    std::string what = "inspecting box '" + std::string(label) + "' (container '" +
+                       id.substr(0, 12) + "') with 'docker inspect'";
+    throw Error(RADIAL_E_UNAVAILABLE,
+                r.ok() ? what + " (engine " + engine_name() + "): no container state in its answer"
+                       : failure(r, what, budget) + "; check that dockerd is running");
+}
+
 void DockerCli::remove(const std::vector<std::string>& ids, std::string_view label) const {
+    remove(ids, label, budget_ms(settings_.command_timeout_ms));
+}
+
+void DockerCli::remove(const std::vector<std::string>& ids, std::string_view label,
+                       std::chrono::milliseconds budget) const {
     if (ids.empty()) return;
-    std::chrono::milliseconds budget(settings_.command_timeout_ms);
     CliOutput r = capture(docker_rm_argv(settings_, ids), budget);
     if (!r.timed_out && r.status.exited && (r.status.code == 0 || only_gone_errors(r.err))) return;
     throw Error(RADIAL_E_UNAVAILABLE,

@@ -8,19 +8,13 @@
 #include <string_view>
 #include <vector>
 
-#include "child_process.h"
 #include "docker_argv.h"
 #include "docker_settings.h"
+#include "support/cli_capture.h"
 
 namespace radial::docker {
 
-// What one short CLI call left behind.
-struct CliOutput {
-    bool timed_out = false; // the budget ran out; the client was killed and reaped
-    ExitStatus status;      // without timed_out
-    std::string out;        // stdout (at most 16 MiB; a longer answer is cut there)
-    std::string err;        // the last 64 KiB of stderr
-};
+using plugin_support::CliOutput;
 
 // This process's values of the kClientPassthroughEnv variables (getenv; not synchronised with a
 // concurrent setenv in the host, which a daemon does not do).
@@ -39,8 +33,9 @@ public:
     std::filesystem::path executable() const;
 
     // Runs `argv` (argv[0] is replaced by executable()) with parent_client_env() and stdin on
-    // /dev/null, and waits for it within `budget`; past it the client is killed and reaped and
-    // the result says timed_out. Throws Error(RADIAL_E_UNAVAILABLE) when it cannot start.
+    // /dev/null, and waits for it within `budget` (plugin_support::capture_cli); past it the
+    // client is killed and reaped and the result says timed_out. Throws
+    // Error(RADIAL_E_UNAVAILABLE) when it cannot start.
     CliOutput capture(const std::vector<std::string>& argv, std::chrono::milliseconds budget) const;
 
     // The engine's version, from `docker info` within preflightTimeout, judged from the output
@@ -56,10 +51,18 @@ public:
     // The ids of the boxes whose radial.label is exactly `label`, byte for byte (C-04).
     std::vector<std::string> ids_with_label(std::string_view label) const;
 
+    // How container `id` (of box `label`, for messages) stands, from `docker inspect` within
+    // commandTimeout. Throws Error(RADIAL_E_UNAVAILABLE) with docker's message when the engine
+    // does not answer or the container does not exist.
+    ContainerState state(const std::string& id, std::string_view label) const;
+
     // `docker rm --force --volumes` of `ids` (those of box `label`, for messages) within
-    // commandTimeout. A container already gone or already being removed is not an error.
-    // Throws Error(RADIAL_E_UNAVAILABLE) with docker's message otherwise.
+    // commandTimeout, or within `budget`. A container already gone or already being removed is
+    // not an error. Throws Error(RADIAL_E_UNAVAILABLE) with docker's message otherwise, also
+    // when the budget ran out (the rm client is then killed and reaped).
     void remove(const std::vector<std::string>& ids, std::string_view label) const;
+    void remove(const std::vector<std::string>& ids, std::string_view label,
+                std::chrono::milliseconds budget) const;
 
     // How messages name the engine: "'<host>'" or "default host".
     std::string engine_name() const;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "box_user.h"
+#include "deadline.h"
 #include "docker_run.h"
 
 namespace radial::docker {
@@ -22,11 +23,12 @@ std::vector<std::string> DockerRuntime::capabilities() {
 std::vector<radial::plugin::Disposition> DockerRuntime::describe(const ContainerSpec& spec) {
     std::vector<radial::plugin::Disposition> out;
     for (std::uint32_t field : carried_fields(spec)) {
-        if (field == RADIAL_FIELD_USER && is_root_user(spec.user))
+        std::optional<std::string> user_refusal;
+        if (field == RADIAL_FIELD_USER) user_refusal = user_problem(spec.user);
+        if (user_refusal)
             out.push_back({field, RADIAL_DISP_REFUSED,
-                           "'" + spec.user +
-                               "' is root, and the docker runtime never runs a box as root; give "
-                               "a non-root uid[:gid]"});
+                           "the docker runtime never runs a box as root or in root's group: " +
+                               *user_refusal});
         else if (field == RADIAL_FIELD_HOST_PORTS)
             out.push_back({field, RADIAL_DISP_HONOURED,
                            "nothing to open under docker: whether the box reaches host ports "
@@ -39,8 +41,19 @@ std::vector<radial::plugin::Disposition> DockerRuntime::describe(const Container
 
 radial::plugin::RunResult DockerRuntime::run(const ContainerSpec& spec,
                                              radial::plugin::Output& out) {
-    RunRegistry::Registration registration = runs_.enter(spec.label);
-    return run_box(cli_, host_, spec, out, registration.run());
+    std::optional<plugin_support::RunRegistry::Registration> registration;
+    bool killed_early = false;
+    {
+        // With kill()'s check, one step: a kill lands either in the registry or in early_kills_.
+        std::lock_guard lock(kill_mutex_);
+        registration.emplace(runs_.enter(spec.label));
+        killed_early = early_kills_.take(spec.label, EarlyKills::Clock::now());
+    }
+    if (killed_early) {
+        host_.info("box '" + spec.label + "' was killed before its run began");
+        registration->run().request_kill(); // run_box then returns KILLED, starting nothing
+    }
+    return run_box(cli_, host_, spec, out, registration->run());
 }
 
 std::vector<std::string> DockerRuntime::list_by_label(std::string_view prefix) {
@@ -51,11 +64,21 @@ std::vector<std::string> DockerRuntime::list_by_label(std::string_view prefix) {
 }
 
 void DockerRuntime::kill(std::string_view label) {
-    std::shared_ptr<ActiveRun> active = runs_.request_kill(label);
-    cli_.remove(cli_.ids_with_label(label), label);
+    std::shared_ptr<ActiveRun> active;
+    {
+        std::lock_guard lock(kill_mutex_);
+        active = runs_.request_kill(label);
+        if (active == nullptr) early_kills_.remember(label, EarlyKills::Clock::now());
+    }
+    std::vector<std::string> ids = cli_.ids_with_label(label);
+    cli_.remove(ids, label);
+    // A kill that found a box but no run was cleaning up an orphan (reconciliation), not
+    // overtaking a run to come: a run of that label, should one follow, may start.
+    if (active == nullptr && !ids.empty()) early_kills_.forget(label);
     if (active != nullptr && !active->on_run_thread()) {
         const auto& s = cli_.settings();
-        std::chrono::milliseconds budget(s.kill_grace_ms + 2 * s.command_timeout_ms);
+        std::chrono::milliseconds budget = std::min(
+            kLongestBudget, budget_ms(s.kill_grace_ms) + 2 * budget_ms(s.command_timeout_ms));
         if (!active->wait_finished(budget))
             host_.warn("killing box '" + std::string(label) + "': its run did not finish within " +
                        std::to_string(budget.count()) + " ms; it goes on removing the box");

@@ -2,6 +2,7 @@
 // run / listByLabel / kill, plus preflight) implemented with the docker CLI.
 #pragma once
 
+#include <mutex>
 #include <radial/plugin/runtime.hpp>
 #include <string>
 #include <string_view>
@@ -9,7 +10,8 @@
 
 #include "docker_cli.h"
 #include "docker_settings.h"
-#include "run_registry.h"
+#include "early_kills.h"
+#include "support/run_registry.h"
 
 #ifndef RADIAL_DOCKER_PLUGIN_VERSION
 #define RADIAL_DOCKER_PLUGIN_VERSION "0.0.0"
@@ -39,13 +41,16 @@ public:
     // host uid under a plain (non-userns) engine. [thread-safe]
     std::vector<std::string> capabilities() override;
 
-    // Every carried field HONOURED, except a root `user`, which is REFUSED (a box never runs as
-    // root). hostPorts is HONOURED with a note: docker opens nothing for it; reachability follows
-    // `network`. Pure; [thread-safe]. Source: ADR §4 table.
+    // Every carried field HONOURED, except a `user` that is not numeric uid:gid with neither id
+    // 0 (box_user.h: a name or "+0" may be root inside the image), which is REFUSED with the
+    // reason. hostPorts is HONOURED with a note: docker opens nothing for it; reachability
+    // follows `network`. Pure; [thread-safe]. Source: ADR §4 table.
     std::vector<radial::plugin::Disposition> describe(const ContainerSpec& spec) override;
 
-    // run_box() under this instance's kill registry. Throws Error(RADIAL_E_INVALID, "label") when
-    // a run of the same label is already in flight. [thread-safe] for distinct labels.
+    // run_box() under this instance's kill registry. A run whose label was killed in the last
+    // 60 s while no run of it was in flight (and no box of it existed) returns RADIAL_RUN_KILLED
+    // without starting anything. Throws Error(RADIAL_E_INVALID, "label") when a run of the same
+    // label is already in flight. [thread-safe] for distinct labels.
     radial::plugin::RunResult run(const ContainerSpec& spec, radial::plugin::Output& out) override;
 
     // The labels (each once, sorted) of every box carrying radial.label whose value starts with
@@ -56,15 +61,19 @@ public:
     // Postcondition: no box whose radial.label is exactly `label` exists. Signals a run of that
     // label in flight (it returns RADIAL_RUN_KILLED; one that has not started its client never
     // does), removes the matching containers with `docker rm -f`, then waits (bounded) for that
-    // run to finish its teardown, unless called from inside that run's output callback. An
-    // unknown label is success. Throws Error(RADIAL_E_UNAVAILABLE) with docker's message.
+    // run to finish its teardown, unless called from inside that run's output callback. With no
+    // run in flight and no box found, the kill is remembered for 60 s (EarlyKills), so a run of
+    // that label arriving just after it starts nothing. An unknown label is success. Throws
+    // Error(RADIAL_E_UNAVAILABLE) with docker's message.
     // [thread-safe; also from inside the output callback] Source: ADR §6, C-04, C-06.
     void kill(std::string_view label) override;
 
 private:
     radial::plugin::Host host_;
     DockerCli cli_;
-    RunRegistry runs_;
+    std::mutex kill_mutex_; // makes "is a run in flight?" and "remember the kill" one step
+    plugin_support::RunRegistry runs_;
+    EarlyKills early_kills_;
 };
 
 } // namespace radial::docker

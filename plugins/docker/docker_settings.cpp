@@ -1,8 +1,12 @@
 #include "docker_settings.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <string_view>
 
 #include "box_user.h"
+#include "docker_argv.h"
 
 namespace radial::docker {
 
@@ -24,8 +28,19 @@ bool has_control_or_space(std::string_view s) {
 
 } // namespace
 
+unsigned online_cpu_count() noexcept {
+    long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<unsigned>(n) : 0u;
+}
+
 DockerSettings parse_docker_settings(radial::plugin::Config& config) {
+    return parse_docker_settings(config, online_cpu_count());
+}
+
+DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned online_cpus) {
     DockerSettings s;
+    s.host_cpus_milli = static_cast<std::uint64_t>(online_cpus) * 1000;
+    if (s.host_cpus_milli != 0) s.cpus_milli = std::min(s.cpus_milli, s.host_cpus_milli);
     if (auto v = config.string("binary")) {
         if (v->empty() || v->find('\0') != std::string::npos)
             invalid(config, "binary", "the value is empty; give the docker CLI's name or path");
@@ -50,6 +65,12 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config) {
     if (auto v = config.cpus_milli("cpus")) {
         if (*v < 10)
             invalid(config, "cpus", "docker's smallest CPU cap is 0.01; give e.g. 2 or 0.5");
+        if (s.host_cpus_milli != 0 && *v > s.host_cpus_milli)
+            invalid(config, "cpus",
+                    format_cpus(*v) + " CPUs is more than this host's " +
+                        std::to_string(online_cpus) +
+                        " online CPUs, and docker refuses --cpus above that; give at most " +
+                        std::to_string(online_cpus));
         s.cpus_milli = *v;
     }
     if (auto v = config.integer("pidsLimit")) {

@@ -15,9 +15,12 @@ struct DockerSettings {
     std::string binary = "docker";                 // the CLI: a name looked up in PATH, or a path
     std::string host;                              // --host for the CLI; empty: the CLI's default
     std::uint64_t memory_bytes = 2ull << 30;       // --memory and --memory-swap (no swap)
-    std::uint64_t cpus_milli = 2000;               // --cpus, thousandths of a CPU
+    std::uint64_t cpus_milli = 2000;               // --cpus, thousandths of a CPU; the default
+                                                   // is clamped to host_cpus_milli
+    std::uint64_t host_cpus_milli = 0;             // this host's online CPUs, in thousandths: the
+                                                   // most --cpus docker accepts; 0: unknown
     std::int64_t pids_limit = 256;                 // --pids-limit
-    std::string user = "65534:65534";              // --user; never root
+    std::string user = "65534:65534";              // --user: numeric uid:gid, neither 0
     std::uint64_t tmpfs_size_bytes = 256ull << 20; // size of the default /tmp tmpfs and of spec
                                                    // tmpfs entries that carry no size
     std::string pull = "missing";                  // --pull: "missing", "never" or "always"
@@ -31,9 +34,20 @@ struct DockerSettings {
 // Reads the [run.docker] keys through the helper's typed getters: binary, host, memory, cpus,
 // pidsLimit, user, tmpfsSize, pull, killGrace, preflightTimeout, commandTimeout. Sizes take "2g"
 // or bytes, durations "10s"/"1500ms" or milliseconds (radial/units.hpp). Unknown keys are left
-// for Config::finish() to refuse. Throws radial::plugin::Error(RADIAL_E_INVALID, <key>, message)
-// for a value of the wrong type or out of range. Not thread-safe (Config is not); call from the
-// constructor only. Source: ADR §7 (run.docker.*), 003 Design 4 and "Configuration".
+// for Config::finish() to refuse. `online_cpus` is the host's CPU count (0: unknown): the default
+// cpus (2) is lowered to it, because docker refuses --cpus above the engine host's count, while
+// an explicit cpus above it is an error. user must be numeric uid:gid, neither 0 (box_user.h).
+// Throws radial::plugin::Error(RADIAL_E_INVALID, <key>, message) for a value of the wrong type or
+// out of range. Not thread-safe (Config is not); call from the constructor only.
+// Source: ADR §7 (run.docker.*), 003 Design 4 and "Configuration".
+DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned online_cpus);
+
+// parse_docker_settings with this host's online CPU count (online_cpu_count()).
 DockerSettings parse_docker_settings(radial::plugin::Config& config);
+
+// The number of online CPUs (sysconf(_SC_NPROCESSORS_ONLN)), or 0 when the system cannot say.
+// Rationale: the engine is normally local (a unix socket), so its CPU count is this host's; with
+// a remote run.docker.host, set cpus explicitly. [thread-safe]
+unsigned online_cpu_count() noexcept;
 
 } // namespace radial::docker

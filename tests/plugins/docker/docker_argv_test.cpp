@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "box_user.h"
+
 namespace radial::docker {
 namespace {
 
@@ -45,7 +47,6 @@ TEST(docker_argv, GoldenTypicalSpec) {
                      "--host",
                      "unix:///run/docker.sock",
                      "run",
-                     "--rm",
                      "--name",
                      "radial-turn-inst1-7",
                      "--label",
@@ -79,10 +80,10 @@ TEST(docker_argv, GoldenTypicalSpec) {
                      "/srv/radial/bundle:/bundle:ro",
                      "-w",
                      "/work",
+                     "--env-file",
+                     "/proc/self/fd/0",
                      "-e",
                      "GH_TOKEN",
-                     "-e",
-                     "LANG",
                      "--cidfile",
                      "/tmp/radial-docker-x/cid",
                      "radial/busybox:latest",
@@ -99,7 +100,6 @@ TEST(docker_argv, MinimalSpecUsesEverySettingsDefault) {
     s.argv = {"true"};
     Argv expected = {"docker",
                      "run",
-                     "--rm",
                      "--name",
                      "b1",
                      "--label",
@@ -144,14 +144,13 @@ TEST(docker_argv, SpecValuesOverrideSettings) {
     s.memory_bytes = 4ull << 30;
     s.cpus_milli = 1250;
     s.pids_limit = 32;
-    s.user = "1000";
+    s.user = "1000:1000";
     s.read_only_rootfs = Tristate::no;
     s.tmpfs = {{"/tmp", 1 << 20}, {"/cache", 0}};
     s.network = "host";
     s.extra_hosts = {"db:127.0.0.1"};
     Argv expected = {"/opt/docker",
                      "run",
-                     "--rm",
                      "--name",
                      "b2",
                      "--label",
@@ -173,7 +172,7 @@ TEST(docker_argv, SpecValuesOverrideSettings) {
                      "--cpus",
                      "1.25",
                      "--user",
-                     "1000",
+                     "1000:1000",
                      "--tmpfs",
                      "/tmp:rw,nosuid,nodev,size=1048576",
                      "--tmpfs",
@@ -244,13 +243,119 @@ TEST(docker_argv, InvalidEnvNamesAreRefusedNamingTheEntry) {
     }
 }
 
-TEST(docker_argv, DockerPrefixedEnvIsRefusedSayingWhy) {
+TEST(docker_argv, ClientSensitiveNamesAreRecognisedIgnoringCase) {
+    for (const char* name : {"LD_PRELOAD",
+                             "LD_LIBRARY_PATH",
+                             "LD_AUDIT",
+                             "ld_preload",
+                             "GCONV_PATH",
+                             "GETCONF_DIR",
+                             "GLIBC_TUNABLES",
+                             "HOSTALIASES",
+                             "LOCALDOMAIN",
+                             "LOCPATH",
+                             "MALLOC_ARENA_MAX",
+                             "MALLOC_TRACE",
+                             "NIS_PATH",
+                             "NLSPATH",
+                             "RESOLV_HOST_CONF",
+                             "RES_OPTIONS",
+                             "TMPDIR",
+                             "TZDIR",
+                             "TZ",
+                             "GODEBUG",
+                             "GOGC",
+                             "GOMAXPROCS",
+                             "GOTRACEBACK",
+                             "GOMEMLIMIT",
+                             "GOROOT",
+                             "DOCKER_HOST",
+                             "DOCKER_CONFIG",
+                             "HTTP_PROXY",
+                             "https_proxy",
+                             "No_Proxy",
+                             "ALL_PROXY",
+                             "SSL_CERT_FILE",
+                             "SSL_CERT_DIR",
+                             "PATH",
+                             "HOME",
+                             "XDG_CONFIG_HOME",
+                             "LANG",
+                             "LC_ALL",
+                             "OTEL_EXPORTER_OTLP_ENDPOINT",
+                             "SSH_AUTH_SOCK",
+                             "OPENSSL_CONF",
+                             "AWS_CONFIG_FILE",
+                             "SHELL"})
+        EXPECT_TRUE(client_sensitive_env(name)) << name;
+    for (const char* name : {"GH_TOKEN", "API_KEY", "CI", "RUN", "X", "PATHS_FILE", "MY_LD_PRELOAD",
+                             "HOMEPAGE", "TERM", "C06_MARK"})
+        EXPECT_FALSE(client_sensitive_env(name)) << name;
+}
+
+TEST(docker_argv, ClientSensitiveEnvGoesThroughTheEnvFileNeverTheArgvOrClientEnv) {
     ContainerSpec s = typical_spec();
-    s.env.insert(s.env.begin(), {"DOCKER_HOST", "tcp://evil:2375", false});
-    std::string message = refusal(s, "env[0]");
-    EXPECT_NE(message.find("DOCKER_HOST"), std::string::npos) << message;
-    EXPECT_NE(message.find("docker client's own environment"), std::string::npos) << message;
-    EXPECT_EQ(message.find("tcp://evil"), std::string::npos) << "a value leaked: " << message;
+    s.env = {{"GH_TOKEN", kSecret, true},
+             {"LD_PRELOAD", "/tmp/evil.so", false},
+             {"DOCKER_HOST", "tcp://evil:2375", false},
+             {"PATH", "/opt/bin:/usr/bin:/bin", false},
+             {"HOME", "  it's \"home\" $X \xE2\x9C\x93 ", true},
+             {"MULTI", "line1\nline2\n", true}};
+    Argv argv = docker_run_argv(s, {}, "/tmp/x/cid");
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "--env-file"), 1);
+    auto file = std::find(argv.begin(), argv.end(), "--env-file");
+    ASSERT_NE(file, argv.end());
+    EXPECT_EQ(*(file + 1), "/proc/self/fd/0");
+    for (const char* name : {"LD_PRELOAD", "DOCKER_HOST", "PATH", "HOME"})
+        EXPECT_EQ(std::find(argv.begin(), argv.end(), name), argv.end()) << name;
+    for (const char* name : {"GH_TOKEN", "MULTI"}) {
+        auto e = std::find(argv.begin(), argv.end(), name);
+        ASSERT_NE(e, argv.end()) << name;
+        EXPECT_EQ(*(e - 1), "-e");
+    }
+    for (const auto& a : argv)
+        for (const auto& e : s.env) EXPECT_EQ(a.find(e.value), std::string::npos) << a;
+
+    EXPECT_EQ(docker_env_file(s),
+              "LD_PRELOAD=/tmp/evil.so\nDOCKER_HOST=tcp://evil:2375\n"
+              "PATH=/opt/bin:/usr/bin:/bin\n"
+              "HOME=  it's \"home\" $X \xE2\x9C\x93 \n");
+    EnvMap env = docker_client_env(s, {{"PATH", "/usr/bin:/bin"}, {"HOME", "/root"}});
+    EXPECT_EQ(env, (EnvMap{{"PATH", "/usr/bin:/bin"},
+                           {"HOME", "/root"},
+                           {"GH_TOKEN", kSecret},
+                           {"MULTI", "line1\nline2\n"}}));
+    EXPECT_EQ(docker_env_file(typical_spec()), "LANG=C.UTF-8\n");
+    s.env = {{"GH_TOKEN", kSecret, true}};
+    EXPECT_EQ(docker_env_file(s), "");
+    argv = docker_run_argv(s, {});
+    EXPECT_EQ(std::find(argv.begin(), argv.end(), "--env-file"), argv.end());
+}
+
+TEST(docker_argv, ClientSensitiveValuesTheEnvFileCannotCarryAreRefusedNamingOnlyTheVariable) {
+    const std::string secret = "s3cr3t-value";
+    const std::pair<std::string, std::string> cases[] = {
+        {secret + "\nmore", "contains a newline"},
+        {secret + "\r", "ends with a carriage return"},
+        {secret + "\xff\xfe", "is not valid UTF-8"},
+        {secret + "\xC0\xAF", "is not valid UTF-8"},     // overlong '/'
+        {secret + "\xED\xA0\x80", "is not valid UTF-8"}, // a surrogate
+        {secret + std::string(65536, 'x'), "is longer than"}};
+    for (const auto& [value, cause] : cases) {
+        ContainerSpec s = typical_spec();
+        s.env = {{"GH_TOKEN", kSecret, true}, {"LD_PRELOAD", value, true}};
+        std::string message = refusal(s, "env[1]");
+        EXPECT_NE(message.find("value of 'LD_PRELOAD' " + cause), std::string::npos) << message;
+        EXPECT_NE(message.find("--env-file"), std::string::npos) << message;
+        EXPECT_EQ(message.find(secret), std::string::npos) << "the value leaked: " << message;
+    }
+    // At the limit, and with a carriage return inside rather than at the end: carried.
+    ContainerSpec s = typical_spec();
+    s.env = {{"PATH", std::string(65535 - 5, 'p'), false}, {"TZ", "a\rb", false}};
+    EXPECT_NO_THROW(docker_run_argv(s, {}));
+    // An ordinary name keeps the client-environment route, which carries any value but NUL.
+    s.env = {{"PEM", "-----BEGIN-----\nabc\r\n\xff-----END-----\r", true}};
+    EXPECT_NO_THROW(docker_run_argv(s, {}));
 }
 
 TEST(docker_argv, DuplicateEnvAndNulValuesAreRefused) {
@@ -282,16 +387,64 @@ TEST(docker_argv, MountsMustBeAbsoluteAndColonFree) {
     refusal(s, "mounts[0]");
 }
 
-TEST(docker_argv, RootUserIsRefused) {
-    for (const char* root : {"root", "0", "0:0", "root:1000", "000"}) {
+TEST(docker_argv, OnlyNumericNonRootUidAndGidAreAccepted) {
+    const std::pair<const char*, const char*> refused[] = {
+        {"root", "is a name"},
+        {"nobody", "is a name"},
+        {"nobody:nogroup", "is a name"},
+        {"root:1000", "is a name"},
+        {"0", "has no gid"},
+        {"1000", "has no gid"},
+        {"0:0", "is root (uid 0)"},
+        {"000:1", "is root (uid 0)"},
+        {"1000:0", "has gid 0, root's group"},
+        {"1000:00", "has gid 0, root's group"},
+        {"+0", "not two plain decimal numbers"},
+        {"+0:+0", "not two plain decimal numbers"},
+        {"1000:+0", "not two plain decimal numbers"},
+        {"+1000:1000", "not two plain decimal numbers"},
+        {"-1:1000", "not two plain decimal numbers"},
+        {" 1000:1000", "not two plain decimal numbers"},
+        {"1000:1000 ", "not two plain decimal numbers"},
+        {"1000:1000:1", "not two plain decimal numbers"},
+        {":1000", "not two plain decimal numbers"},
+        {"4294967296:1", "out of range"},
+        {"1:2147483648", "out of range"}};
+    for (const auto& [user, cause] : refused) {
         ContainerSpec s = typical_spec();
-        s.user = root;
+        s.user = user;
         std::string message = refusal(s, "user");
-        EXPECT_NE(message.find("never runs as root"), std::string::npos) << message;
+        EXPECT_NE(message.find(cause), std::string::npos) << user << ": " << message;
+        EXPECT_NE(message.find("65534:65534"), std::string::npos) << message;
+        EXPECT_EQ(parse_box_user(user), std::nullopt) << user;
     }
+    EXPECT_EQ(parse_box_user("1000:1000"), (BoxUser{1000, 1000}));
+    EXPECT_EQ(parse_box_user("0100:2147483647"), (BoxUser{100, 2147483647}));
     ContainerSpec s = typical_spec();
-    s.user = "1000:0"; // root group, non-root user: allowed
+    s.user = "1000:1000";
     EXPECT_NO_THROW(docker_run_argv(s, {}));
+}
+
+TEST(docker_argv, TheSettingsUserIsCheckedToo) {
+    DockerSettings settings;
+    settings.user = "+0";
+    std::string message = refusal(typical_spec(), "user", settings);
+    EXPECT_NE(message.find("'+0'"), std::string::npos) << message;
+}
+
+TEST(docker_argv, CpusAboveTheHostsCountAreRefused) {
+    DockerSettings settings;
+    settings.host_cpus_milli = 2000;
+    ContainerSpec s = typical_spec();
+    s.cpus_milli = 2500;
+    std::string message = refusal(s, "cpus", settings);
+    EXPECT_NE(message.find("2.5 CPUs is more than this host's 2 online CPUs"), std::string::npos)
+        << message;
+    s.cpus_milli = 2000;
+    EXPECT_NO_THROW(docker_run_argv(s, settings));
+    settings.host_cpus_milli = 0; // unknown: docker decides
+    s.cpus_milli = 64000;
+    EXPECT_NO_THROW(docker_run_argv(s, settings));
 }
 
 TEST(docker_argv, OptionLookingValuesAreRefused) {
@@ -358,7 +511,28 @@ TEST(docker_argv, C07ServerVersionIsJudgedFromTheOutput) {
     EXPECT_EQ(parse_server_version("Cannot connect to the Docker daemon"), std::nullopt);
 }
 
-TEST(docker_argv, ClientEnvPassesThroughOnlyClientVariablesThenTheSpec) {
+TEST(docker_argv, InspectArgvAndStateParsing) {
+    DockerSettings settings;
+    const std::string id(64, 'a');
+    EXPECT_EQ(docker_inspect_argv(settings, id), (Argv{"docker", "inspect", "--type", "container",
+                                                       "--format", "{{json .State}}", id}));
+    // As docker 20.10 prints them: a start failure, an OOM kill, a normal exit.
+    EXPECT_EQ(parse_container_state(
+                  R"({"Status":"created","Running":false,"OOMKilled":false,"Dead":false,"Pid":0,)"
+                  R"("ExitCode":128,"Error":"unable to find user x","StartedAt":)"
+                  R"("0001-01-01T00:00:00Z","FinishedAt":"0001-01-01T00:00:00Z"})"
+                  "\n"),
+              (ContainerState{false, false, 128, "unable to find user x"}));
+    EXPECT_EQ(
+        parse_container_state(R"({"Status":"exited","OOMKilled":true,"ExitCode":137,"Error":"",)"
+                              R"("StartedAt":"2026-11-29T14:12:21.208309192Z"})"),
+        (ContainerState{true, true, 137, ""}));
+    EXPECT_EQ(parse_container_state(""), std::nullopt);
+    EXPECT_EQ(parse_container_state("null"), std::nullopt);
+    EXPECT_EQ(parse_container_state(R"({"Status":"exited"})"), std::nullopt);
+}
+
+TEST(docker_argv, ClientEnvPassesThroughOnlyClientVariablesThenOrdinarySpecVariables) {
     EnvMap parent = {{"PATH", "/usr/bin:/bin"},         {"HOME", "/root"},
                      {"DOCKER_HOST", "unix:///d.sock"}, {"XDG_RUNTIME_DIR", "/run/user/0"},
                      {"AWS_SECRET_ACCESS_KEY", "nope"}, {"LD_PRELOAD", "/evil.so"}};
@@ -370,19 +544,21 @@ TEST(docker_argv, ClientEnvPassesThroughOnlyClientVariablesThenTheSpec) {
                        {"DOCKER_HOST", "unix:///d.sock"},
                        {"XDG_RUNTIME_DIR", "/run/user/0"},
                        {"GH_TOKEN", kSecret},
-                       {"LANG", "C.UTF-8"},
                        {"WEIRD", "semi;colon:colon\nline 'q' \"d\" $X \xE2\x9C\x93"}};
-    EXPECT_EQ(env, expected);
+    EXPECT_EQ(env, expected); // LANG, client-sensitive, is in the env-file instead
 }
 
-TEST(docker_argv, ClientEnvKeepsTheOperatorsDockerConfigWhenTheSpecSetsHome) {
+TEST(docker_argv, ClientEnvKeepsTheOperatorsHomeAndPathWhenTheSpecSetsThem) {
     ContainerSpec s = typical_spec();
     s.env.push_back({"HOME", "/work", false});
-    EnvMap env = docker_client_env(s, {{"HOME", "/root"}});
-    EXPECT_EQ(env.at("HOME"), "/work");
-    EXPECT_EQ(env.at("DOCKER_CONFIG"), "/root/.docker");
-    env = docker_client_env(s, {{"HOME", "/root"}, {"DOCKER_CONFIG", "/etc/docker-cli"}});
-    EXPECT_EQ(env.at("DOCKER_CONFIG"), "/etc/docker-cli");
+    s.env.push_back({"PATH", "/work/bin", false});
+    EnvMap env = docker_client_env(s, {{"HOME", "/root"}, {"PATH", "/usr/bin"}});
+    EXPECT_EQ(env.at("HOME"), "/root");
+    EXPECT_EQ(env.at("PATH"), "/usr/bin");
+    EXPECT_FALSE(env.contains("DOCKER_CONFIG"));
+    env = docker_client_env(s, {});
+    EXPECT_FALSE(env.contains("HOME"));
+    EXPECT_FALSE(env.contains("PATH"));
 }
 
 } // namespace

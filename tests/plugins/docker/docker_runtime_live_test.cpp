@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -529,13 +530,26 @@ TEST_F(docker_live, NoCallbackAfterRunReturns) {
     EXPECT_EQ(late.late.load(), 0);
 }
 
-TEST_F(docker_live, RootUserIsRefusedBeforeAnythingStarts) {
-    ContainerSpec s = spec("root", "id");
-    s.user = "root";
+TEST_F(docker_live, RootOrNamedUserIsRefusedBeforeAnythingStarts) {
+    // "+0" is uid 0 to runc (Go's Atoi), a name is resolved inside the image, and a uid without a
+    // gid gets root's group when the image does not list it.
+    int i = 0;
+    for (const char* user : {"root", "+0", "+0:+0", "0:0", "1000:0", "4242", "nobody"}) {
+        ContainerSpec s = spec("root" + std::to_string(i++), "id");
+        s.user = user;
+        RunOutcome o = docker().run(s);
+        EXPECT_EQ(o.status, RADIAL_E_REFUSED) << user;
+        EXPECT_EQ(o.error.key, "user") << user;
+        EXPECT_NE(o.error.message.find("'" + std::string(user) + "'"), std::string::npos)
+            << o.error.message;
+        EXPECT_EQ(o.out, "") << user;
+        EXPECT_FALSE(box_exists(s.label)) << user;
+    }
+    ContainerSpec s = spec("numeric-user", "id -u; id -g; id -G");
+    s.user = "4242:4343";
     RunOutcome o = docker().run(s);
-    EXPECT_EQ(o.status, RADIAL_E_REFUSED);
-    EXPECT_EQ(o.error.key, "user");
-    EXPECT_FALSE(box_exists(s.label));
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.out, "4242\n4343\n4343\n") << "no supplementary group from the image";
 }
 
 TEST_F(docker_live, ConcurrentRunsKeepTheirOutputsApart) {
@@ -604,6 +618,158 @@ TEST_F(docker_live, LeavesNoDescriptorChildOrStdioOutputBehind) {
         logged_end =
             logged_end || line.starts_with("ended box '" + timed.label + "' (timeout reached)");
     EXPECT_TRUE(logged_end) << "the end of a stopped box is logged";
+}
+
+// True when `path` exists.
+bool exists(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+TEST_F(docker_live, ATurnsEnvNeverRunsCodeInTheDockerClient) {
+    // Debian's /usr/bin/docker is dynamically linked, so LD_PRELOAD in its environment would run
+    // the library's constructor as radiald's user, on the host.
+    const std::string client = "/usr/bin/docker";
+    if (!exists(client)) GTEST_SKIP() << "no dynamically linked docker CLI at " << client;
+    TempDir dir("radial-live-preload");
+    ::chmod(dir.path().c_str(), 0755);
+    // The control: the library does mark a docker client it is preloaded into.
+    const std::string control = dir / "control";
+    shell("LD_PRELOAD='" RADIAL_PRELOAD_MARKER_SO "' RADIAL_TEST_MARKER='" + control + "' " +
+          client + " --version >/dev/null 2>&1");
+    ASSERT_TRUE(exists(control))
+        << "the marker library does not work; the test would prove nothing";
+
+    config_.str("binary", client).str("pull", "never");
+    const std::string marker = dir / "marker";
+    const std::string path = "/radial custom/bin:/usr/bin:/bin";
+    const std::string home = "/home/it's \"mine\" $X \xE2\x9C\x93 ";
+    // Also what docker's env-file reader might trim or interpret: spaces at both ends, '#', '=',
+    // quotes and a carriage return inside.
+    const std::string goflags = "  -mod=mod #not a comment\r\"x\" 'y' = ";
+    ContainerSpec s = spec("preload", R"(printf '%s\0' "$LD_PRELOAD" "$PATH" "$HOME" "$GOFLAGS")");
+    s.env = {{"LD_PRELOAD", RADIAL_PRELOAD_MARKER_SO, false},
+             {"RADIAL_TEST_MARKER", marker, false},
+             {"PATH", path, false},
+             {"HOME", home, true},
+             {"GOFLAGS", goflags, false}};
+    DockerInstance& d = docker();
+    RunOutcome o;
+    std::atomic<bool> done{false};
+    std::thread runner([&] {
+        o = d.run(s);
+        done = true;
+    });
+    while (!done) { // values never on a command line, the env-file route included (C-02)
+        for (const auto& cmdline : all_cmdlines()) {
+            EXPECT_EQ(cmdline.find(home), std::string::npos) << "a value on a command line";
+            EXPECT_EQ(cmdline.find(path), std::string::npos) << "a value on a command line";
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    runner.join();
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.exit_code, 0) << o.err;
+    EXPECT_FALSE(exists(marker)) << "the turn's LD_PRELOAD ran code in the docker client";
+    EXPECT_EQ(o.out, std::string(RADIAL_PRELOAD_MARKER_SO) + '\0' + path + '\0' + home + '\0' +
+                         goflags + '\0')
+        << "the box sees the values byte for byte";
+    for (const auto& line : d.log()) EXPECT_EQ(line.find(home), std::string::npos) << line;
+}
+
+TEST_F(docker_live, C06AChattyBoxTimesOutPromptly) {
+    // While `docker rm -f` runs, the client's output must keep being drained: a client blocked
+    // on a full pipe keeps dockerd from finishing the removal (32 s, the rm budget, before).
+    // Long lines on both streams make the pipes fill at once.
+    const std::string line(100, 'x');
+    int i = 0;
+    for (const std::string& command :
+         {std::string("yes"), "yes " + line + " & yes " + line + " >&2; wait"}) {
+        ContainerSpec s = spec("chatty" + std::to_string(i++), command);
+        s.timeout_ms = 2000;
+        RunOutcome o = docker().run(s, {}, false);
+        ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+        EXPECT_EQ(o.result.flags, RADIAL_RUN_TIMED_OUT) << command;
+        EXPECT_GE(o.seconds(), 1.9) << command;
+        EXPECT_LT(o.seconds(), 10.0) << command << ": the client was left undrained";
+        EXPECT_FALSE(box_exists(s.label)) << command;
+        EXPECT_EQ(children_of_this_process(), 0) << command;
+    }
+}
+
+TEST_F(docker_live, C06TheTimeoutIsEnforcedWhileTheOutputCallbackBlocks) {
+    config_.str("killGrace", "3s");
+    ContainerSpec s = spec("blocked", "yes");
+    s.timeout_ms = 2000;
+    std::optional<double> gone_after;
+    bool first = true;
+    const auto start = Clock::now();
+    RunOutcome o = docker().run(
+        s,
+        [&](std::uint32_t, std::string_view) {
+            if (!std::exchange(first, false)) return 0;
+            // A host that does not come back for 20 s: the box must be gone meanwhile.
+            while (Clock::now() - start < 20s) {
+                if (!gone_after && !box_exists(s.label))
+                    gone_after = std::chrono::duration<double>(Clock::now() - start).count();
+                std::this_thread::sleep_for(200ms);
+            }
+            return 0;
+        },
+        false);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_TIMED_OUT);
+    ASSERT_TRUE(gone_after.has_value())
+        << "the box outlived its timeout while the callback blocked";
+    EXPECT_LT(*gone_after, 12.0);
+    EXPECT_LT(o.seconds(), 26.0);
+    EXPECT_FALSE(box_exists(s.label));
+    EXPECT_EQ(children_of_this_process(), 0);
+}
+
+TEST_F(docker_live, C09AContainerThatCannotStartIsAnErrorWithDockersMessage) {
+    // Created, then refused by the OCI runtime at start: a directory mounted onto a file.
+    TempDir dir("radial-live-start");
+    ContainerSpec s = spec("c09-start", "echo never");
+    s.mounts = {{dir.path(), "/etc/passwd", false}};
+    RunOutcome o = docker().run(s);
+    EXPECT_EQ(o.status, RADIAL_E_INTERNAL);
+    EXPECT_NE(o.error.message.find("docker created the container but could not start it"),
+              std::string::npos)
+        << o.error.message;
+    EXPECT_NE(o.error.message.find("not a directory"), std::string::npos) << o.error.message;
+    EXPECT_EQ(o.error.message.find("exited 125"), std::string::npos) << o.error.message;
+    EXPECT_EQ(o.chunks, 0u) << o.err;
+    EXPECT_FALSE(box_exists(s.label));
+}
+
+TEST_F(docker_live, C09AWorkloadExiting125IsItsExitCode) {
+    RunOutcome o = docker().run(spec("c09-125", "echo 'docker: not really' >&2; exit 125"));
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(o.result.exit_code, 125);
+    EXPECT_EQ(o.err, "docker: not really\n");
+}
+
+TEST_F(docker_live, OomKillIsReported) {
+    ContainerSpec s = spec("oom", "head -c 100000000 /dev/zero | tail");
+    s.memory_bytes = 16u << 20;
+    RunOutcome o = docker().run(s);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_EXITED | RADIAL_RUN_OOM_KILLED);
+    EXPECT_EQ(o.result.exit_code, 137);
+    EXPECT_FALSE(box_exists(s.label));
+}
+
+TEST_F(docker_live, AKillBeforeTheRunStartsNothing) {
+    ContainerSpec s = spec("early-kill", "echo ran");
+    EXPECT_EQ(docker().kill(s.label).code, RADIAL_OK);
+    RunOutcome o = docker().run(s);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_KILLED);
+    EXPECT_EQ(o.out, "");
+    EXPECT_LT(o.seconds(), 2.0);
+    EXPECT_FALSE(box_exists(s.label));
 }
 
 TEST(docker_plugin_so, ExportsOnlyTheEntrySymbol) {

@@ -5,27 +5,30 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 
-#include "config_builder.h"
+#include "../support/config_builder.h"
 
 namespace radial::docker {
 namespace {
 
 using radial::test::ConfigBuilder;
 
-DockerSettings parse(ConfigBuilder& b) {
+// Parses as on a host with `cpus` online CPUs (8 unless told: more than the default asks for).
+DockerSettings parse(ConfigBuilder& b, unsigned cpus = 8) {
     radial::plugin::Config config(b.get());
-    DockerSettings s = parse_docker_settings(config);
+    DockerSettings s = parse_docker_settings(config, cpus);
     config.finish();
     return s;
 }
 
 // Expects parsing to fail with RADIAL_E_INVALID naming `key`, and returns the message.
-std::string refusal(const std::function<void(ConfigBuilder&)>& fill, const std::string& key) {
+std::string refusal(const std::function<void(ConfigBuilder&)>& fill, const std::string& key,
+                    unsigned cpus = 8) {
     ConfigBuilder b;
     fill(b);
     try {
-        parse(b);
+        parse(b, cpus);
     } catch (const radial::plugin::Error& e) {
         EXPECT_EQ(e.code(), RADIAL_E_INVALID);
         EXPECT_EQ(e.key(), key);
@@ -37,11 +40,12 @@ std::string refusal(const std::function<void(ConfigBuilder&)>& fill, const std::
 
 TEST(docker_settings, AbsentSectionGivesHardenedDefaults) {
     radial::plugin::Config config(nullptr);
-    DockerSettings s = parse_docker_settings(config);
+    DockerSettings s = parse_docker_settings(config, 8);
     EXPECT_EQ(s.binary, "docker");
     EXPECT_EQ(s.host, "");
     EXPECT_EQ(s.memory_bytes, 2ull << 30);
     EXPECT_EQ(s.cpus_milli, 2000u);
+    EXPECT_EQ(s.host_cpus_milli, 8000u);
     EXPECT_EQ(s.pids_limit, 256);
     EXPECT_EQ(s.user, "65534:65534");
     EXPECT_EQ(s.tmpfs_size_bytes, 256ull << 20);
@@ -87,12 +91,67 @@ TEST(docker_settings, NumbersMayBeTomlIntegersAndFloats) {
     EXPECT_EQ(s.kill_grace_ms, 250u);
 }
 
-TEST(docker_settings, RootUserIsRefusedNamingTheKey) {
-    for (const char* root : {"root", "0", "0:0", "00:1000", "root:root"}) {
-        std::string message = refusal([&](ConfigBuilder& b) { b.str("user", root); }, "user");
-        EXPECT_NE(message.find("run.docker.user"), std::string::npos) << message;
-        EXPECT_NE(message.find("never runs as root"), std::string::npos) << message;
+TEST(docker_settings, RootOrNonNumericUserIsRefusedNamingTheKey) {
+    const std::string fix = "; give numeric ids uid:gid such as 65534:65534";
+    const std::string name =
+        " is a name, which docker resolves inside the image, where it may "
+        "map to root" +
+        fix;
+    const std::string sign =
+        " is not two plain decimal numbers uid:gid (no sign, space or other "
+        "character, which runc may read as root)" +
+        fix;
+    const std::pair<const char*, std::string> refused[] = {
+        {"root", name},
+        {"nobody", name},
+        {"0:0", " is root (uid 0), and a box never runs as root" + fix},
+        {"00:1000", " is root (uid 0), and a box never runs as root" + fix},
+        {"+0", sign},
+        {"+0:+0", sign},
+        {"1000:0",
+         " has gid 0, root's group, and a box never runs as root or in root's group" + fix},
+        {"1000",
+         " has no gid, so docker would take the group from the image, or root's group 0 "
+         "when the image does not list the uid" +
+             fix}};
+    for (const auto& [user, cause] : refused) {
+        std::string message = refusal([&](ConfigBuilder& b) { b.str("user", user); }, "user");
+        EXPECT_EQ(message, "reading run.docker.user: '" + std::string(user) + "'" + cause);
     }
+}
+
+TEST(docker_settings, TheDefaultCpusAreClampedToTheHostsOnlineCpus) {
+    ConfigBuilder none;
+    EXPECT_EQ(parse(none, 1).cpus_milli, 1000u) << "docker refuses --cpus 2 on a 1-CPU host";
+    EXPECT_EQ(parse(none, 1).host_cpus_milli, 1000u);
+    EXPECT_EQ(parse(none, 2).cpus_milli, 2000u);
+    EXPECT_EQ(parse(none, 64).cpus_milli, 2000u);
+    EXPECT_EQ(parse(none, 0).cpus_milli, 2000u) << "unknown count: the default as it is";
+    ConfigBuilder half;
+    half.str("cpus", "0.5");
+    EXPECT_EQ(parse(half, 1).cpus_milli, 500u);
+}
+
+TEST(docker_settings, ExplicitCpusAboveTheHostsCountAreRefused) {
+    std::string message = refusal([](ConfigBuilder& b) { b.str("cpus", "2"); }, "cpus", 1);
+    EXPECT_EQ(message,
+              "reading run.docker.cpus: 2 CPUs is more than this host's 1 online CPUs, and docker "
+              "refuses --cpus above that; give at most 1");
+    refusal([](ConfigBuilder& b) { b.floating("cpus", 1.5); }, "cpus", 1);
+    refusal([](ConfigBuilder& b) { b.integer("cpus", 3); }, "cpus", 2);
+    ConfigBuilder b;
+    b.integer("cpus", 2);
+    EXPECT_EQ(parse(b, 2).cpus_milli, 2000u);
+}
+
+TEST(docker_settings, CpusThatAreNotAFiniteCountAreRefused) {
+    for (double bad :
+         {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+          std::numeric_limits<double>::quiet_NaN(), 1e30, 1e7, -1.0, 0.0})
+        refusal([&](ConfigBuilder& b) { b.floating("cpus", bad); }, "cpus", 0);
+    refusal([](ConfigBuilder& b) { b.integer("cpus", 9'000'000'000'000'000'000); }, "cpus", 0);
+    refusal([](ConfigBuilder& b) { b.integer("cpus", 2'000'000); }, "cpus", 0);
+    refusal([](ConfigBuilder& b) { b.str("cpus", "18446744073709551"); }, "cpus", 0);
 }
 
 TEST(docker_settings, BadValuesAreRefusedNamingTheKey) {

@@ -24,6 +24,7 @@
 #include <radial/units.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -111,15 +112,26 @@ public:
         return number(key, "a duration such as \"90s\" or \"1500ms\", or a number of milliseconds",
                       [](std::string_view s) { return units::parse_duration_ms(s); }, 1);
     }
-    // A CPU count: a string such as "0.5", or an integer, in thousandths of a CPU.
+    // A CPU count: a string such as "0.5", an integer or a float, in thousandths of a CPU. A count
+    // that is not finite or above 1e6 CPUs is RADIAL_E_INVALID, like any other non-count: the
+    // conversion to thousandths must never overflow.
     std::optional<std::uint64_t> cpus_milli(std::string_view key) {
         known_.insert(std::string(key));
         const auto* e = lookup(key);
         if (e == nullptr) return std::nullopt;
+        constexpr double kMaxCpus = 1e6;
+        const char* what = "a CPU count such as 2 or 0.5";
+        if ((e->kind == RADIAL_CONFIG_FLOAT &&
+             !(std::isfinite(e->float_value) && e->float_value <= kMaxCpus)) ||
+            (e->kind == RADIAL_CONFIG_INT && e->int_value > static_cast<std::int64_t>(kMaxCpus)))
+            throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
         if (e->kind == RADIAL_CONFIG_FLOAT && e->float_value > 0)
             return static_cast<std::uint64_t>(e->float_value * 1000.0 + 0.5);
-        return number(key, "a CPU count such as 2 or 0.5",
-                      [](std::string_view s) { return units::parse_cpus_milli(s); }, 1000);
+        auto v = number(key, what, [](std::string_view s) { return units::parse_cpus_milli(s); },
+                        1000);
+        if (v && *v > static_cast<std::uint64_t>(kMaxCpus) * 1000)
+            throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
+        return v;
     }
 
     // Throws RADIAL_E_INVALID for the first key that no getter asked for.

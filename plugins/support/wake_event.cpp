@@ -1,4 +1,4 @@
-#include "wake_event.h"
+#include "support/wake_event.h"
 
 #include <sys/eventfd.h>
 
@@ -8,7 +8,7 @@
 #include <radial/plugin/runtime.hpp>
 #include <string>
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 WakeEvent::WakeEvent() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     if (!fd_.valid())
@@ -28,4 +28,4 @@ void WakeEvent::drain() noexcept {
     [[maybe_unused]] auto n = ::read(fd_.get(), &value, sizeof value);
 }
 
-} // namespace radial::docker
+} // namespace radial::plugin_support

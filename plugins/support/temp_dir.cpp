@@ -1,4 +1,4 @@
-#include "temp_dir.h"
+#include "support/temp_dir.h"
 
 #include <stdlib.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <system_error>
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 namespace {
 
@@ -37,4 +37,4 @@ TempDir::~TempDir() {
     std::filesystem::remove_all(path_, ec);
 }
 
-} // namespace radial::docker
+} // namespace radial::plugin_support

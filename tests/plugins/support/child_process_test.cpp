@@ -1,11 +1,13 @@
-// tests/plugins/docker/child_process_test.cpp — the one owner of the docker client process
-// (plugins/docker/child_process.cpp): exact environment, exit status, reaping, descriptor hygiene.
-#include "child_process.h"
+// tests/plugins/support/child_process_test.cpp — the one owner of a runtime's CLI process
+// (plugins/support/child_process.cpp): exact environment, exit status, reaping, descriptor
+// hygiene, stdin from a given descriptor.
+#include "support/child_process.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,7 +16,7 @@
 #include <radial/plugin/runtime.hpp>
 #include <string>
 
-namespace radial::docker {
+namespace radial::plugin_support {
 namespace {
 
 // Reads both pipes to EOF and reaps the child.
@@ -79,7 +81,7 @@ int zombie_children() {
     return zombies;
 }
 
-TEST(docker_child_process, EnvironmentIsExactlyTheGivenOneByteForByte) {
+TEST(plugin_support_child_process, EnvironmentIsExactlyTheGivenOneByteForByte) {
     ChildProcess::Env env = {
         {"A", "semi;colon;and:colon"},
         {"B", "line1\nline2 'single' \"double\" $HOME `tick` \\ h\xC3\xA9llo \xE2\x9C\x93"},
@@ -93,7 +95,7 @@ TEST(docker_child_process, EnvironmentIsExactlyTheGivenOneByteForByte) {
     EXPECT_EQ(f.out, expected);
 }
 
-TEST(docker_child_process, ArgumentsArriveUnchanged) {
+TEST(plugin_support_child_process, ArgumentsArriveUnchanged) {
     std::string tricky = "it's $x `y` \"z\" \\ \n \xE2\x9C\x93 *";
     ChildProcess child =
         ChildProcess::start("/bin/sh", {"-c", "printf '%s|' \"$@\"", "sh", tricky, "", "a b"}, {});
@@ -101,7 +103,7 @@ TEST(docker_child_process, ArgumentsArriveUnchanged) {
     EXPECT_EQ(f.out, tricky + "||a b|");
 }
 
-TEST(docker_child_process, ExitCodeStdoutAndStderrAreKeptApart) {
+TEST(plugin_support_child_process, ExitCodeStdoutAndStderrAreKeptApart) {
     ChildProcess child =
         ChildProcess::start("/bin/sh", {"-c", "echo out; echo err >&2; exit 7"}, {});
     Finished f = finish(child);
@@ -111,20 +113,60 @@ TEST(docker_child_process, ExitCodeStdoutAndStderrAreKeptApart) {
     EXPECT_EQ(f.status.code, 7);
 }
 
-TEST(docker_child_process, DeathBySignalIsReportedAsSignal) {
+TEST(plugin_support_child_process, DeathBySignalIsReportedAsSignal) {
     ChildProcess child = ChildProcess::start("/bin/sh", {"-c", "kill -TERM $$"}, {});
     Finished f = finish(child);
     EXPECT_FALSE(f.status.exited);
     EXPECT_EQ(f.status.signal, SIGTERM);
 }
 
-TEST(docker_child_process, StdinIsDevNull) {
+TEST(plugin_support_child_process, StdinIsDevNull) {
     ChildProcess child = ChildProcess::start("/bin/sh", {"-c", "cat; echo end"}, {});
     Finished f = finish(child);
     EXPECT_EQ(f.out, "end\n");
 }
 
-TEST(docker_child_process, PipesAreCloexecAndNonBlocking) {
+TEST(plugin_support_child_process, StdinComesFromTheGivenDescriptorAndIsClosedInTheParent) {
+    int fds[2];
+    ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+    UniqueFd read_end(fds[0]), write_end(fds[1]);
+    const std::string script = "echo 'from stdin: $x `y`'\n";
+    ASSERT_EQ(::write(write_end.get(), script.data(), script.size()),
+              static_cast<ssize_t>(script.size()));
+    write_end.reset();
+    struct stat pipe_stat {};
+    ASSERT_EQ(::fstat(read_end.get(), &pipe_stat), 0);
+    ChildProcess::Options options;
+    options.stdin_source = std::move(read_end);
+    ChildProcess child = ChildProcess::start("/bin/sh", {"-s"}, {}, std::move(options));
+    // No descriptor of this process refers to the pipe any more: the parent's copy was closed.
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        struct stat st {};
+        if (::stat(it->path().c_str(), &st) != 0) continue;
+        EXPECT_FALSE(st.st_ino == pipe_stat.st_ino && st.st_dev == pipe_stat.st_dev) << it->path();
+    }
+    Finished f = finish(child);
+    EXPECT_EQ(f.out, "from stdin: $x `y`\n");
+    EXPECT_EQ(f.status.code, 0);
+}
+
+TEST(plugin_support_child_process, MissingExecutableNamesTheGivenFix) {
+    ChildProcess::Options options;
+    options.missing_fix = "install sbx or set run.sandbox.binary";
+    try {
+        ChildProcess::start("/nonexistent/sbx", {"version"}, {}, std::move(options));
+        FAIL() << "started a missing executable";
+    } catch (const radial::plugin::Error& e) {
+        std::string what = e.what();
+        EXPECT_TRUE(what.starts_with("starting '/nonexistent/sbx': ")) << what;
+        EXPECT_TRUE(what.ends_with("; install sbx or set run.sandbox.binary")) << what;
+    }
+    EXPECT_EQ(zombie_children(), 0);
+}
+
+TEST(plugin_support_child_process, PipesAreCloexecAndNonBlocking) {
     ChildProcess child = ChildProcess::start("/bin/sleep", {"5"}, {});
     for (int fd : {child.stdout_pipe().get(), child.stderr_pipe().get(), child.exit_fd()}) {
         ASSERT_GE(fd, 0);
@@ -134,7 +176,7 @@ TEST(docker_child_process, PipesAreCloexecAndNonBlocking) {
     EXPECT_TRUE(::fcntl(child.stderr_pipe().get(), F_GETFL) & O_NONBLOCK);
 }
 
-TEST(docker_child_process, ChildGetsItsOwnProcessGroupAndAnEmptySignalMask) {
+TEST(plugin_support_child_process, ChildGetsItsOwnProcessGroupAndAnEmptySignalMask) {
     sigset_t block, old;
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
@@ -147,7 +189,7 @@ TEST(docker_child_process, ChildGetsItsOwnProcessGroupAndAnEmptySignalMask) {
     EXPECT_EQ(f.out, "SigBlk:\t0000000000000000\n");
 }
 
-TEST(docker_child_process, DestructorKillsAndReaps) {
+TEST(plugin_support_child_process, DestructorKillsAndReaps) {
     pid_t pid;
     {
         ChildProcess child = ChildProcess::start("/bin/sleep", {"600"}, {});
@@ -160,7 +202,7 @@ TEST(docker_child_process, DestructorKillsAndReaps) {
     EXPECT_EQ(errno, ESRCH);
 }
 
-TEST(docker_child_process, KillThenReapGivesSigkill) {
+TEST(plugin_support_child_process, KillThenReapGivesSigkill) {
     ChildProcess child = ChildProcess::start("/bin/sleep", {"600"}, {});
     child.kill();
     auto status = child.reap_within(std::chrono::seconds(5));
@@ -169,7 +211,7 @@ TEST(docker_child_process, KillThenReapGivesSigkill) {
     child.kill(); // after reaping: a no-op, never a signal to a recycled pid
 }
 
-TEST(docker_child_process, MissingExecutableIsUnavailableAndLeavesNoZombie) {
+TEST(plugin_support_child_process, MissingExecutableIsUnavailableAndLeavesNoZombie) {
     try {
         ChildProcess::start("/nonexistent/docker", {"info"}, {});
         FAIL() << "started a missing executable";
@@ -182,4 +224,4 @@ TEST(docker_child_process, MissingExecutableIsUnavailableAndLeavesNoZombie) {
 }
 
 } // namespace
-} // namespace radial::docker
+} // namespace radial::plugin_support

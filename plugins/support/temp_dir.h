@@ -1,10 +1,10 @@
-// plugins/docker/temp_dir.h — a private per-run temporary directory, removed on scope exit.
+// plugins/support/temp_dir.h — a private per-run temporary directory, removed on scope exit.
 #pragma once
 
 #include <filesystem>
 #include <string_view>
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 // A directory created with mode 0700 (mkdtemp) under $TMPDIR (or /tmp), removed with everything
 // in it when the owner goes out of scope. Move-only. Not thread-safe.
@@ -26,4 +26,4 @@ private:
     std::filesystem::path path_;
 };
 
-} // namespace radial::docker
+} // namespace radial::plugin_support

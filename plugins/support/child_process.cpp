@@ -1,4 +1,4 @@
-#include "child_process.h"
+#include "support/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -20,7 +20,7 @@
 #include <radial/plugin/runtime.hpp>
 #include <thread>
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 namespace bp = boost::process;
 
@@ -37,10 +37,9 @@ struct Pipe {
 Pipe make_pipe(const char* what) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
-        throw radial::plugin::Error(RADIAL_E_INTERNAL,
-                                    std::string("creating the ") + what +
-                                        " pipe for the docker client: " + std::strerror(errno) +
-                                        "; raise the open-file limit");
+        throw radial::plugin::Error(
+            RADIAL_E_INTERNAL, std::string("creating the ") + what + " pipe for a child process: " +
+                                   std::strerror(errno) + "; raise the open-file limit");
     Pipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
     int flags = ::fcntl(p.read.get(), F_GETFL);
     ::fcntl(p.read.get(), F_SETFL, flags | O_NONBLOCK);
@@ -73,23 +72,27 @@ void prepare_child() {
 } // namespace
 
 ChildProcess ChildProcess::start(const std::filesystem::path& exe,
-                                 const std::vector<std::string>& args, const Env& env) {
+                                 const std::vector<std::string>& args, const Env& env,
+                                 Options options) {
     Pipe out = make_pipe("stdout");
     Pipe err = make_pipe("stderr");
-    UniqueFd null_in(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    if (!null_in.valid())
-        throw radial::plugin::Error(RADIAL_E_INTERNAL, std::string("opening '/dev/null': ") +
-                                                           std::strerror(errno) +
-                                                           "; check the host's /dev");
+    UniqueFd stdin_source = std::move(options.stdin_source);
+    if (!stdin_source.valid()) {
+        stdin_source.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        if (!stdin_source.valid())
+            throw radial::plugin::Error(RADIAL_E_INTERNAL, std::string("opening '/dev/null': ") +
+                                                               std::strerror(errno) +
+                                                               "; check the host's /dev");
+    }
 
     // Values go in through entry assignment of one whole string, which Boost stores verbatim; the
     // list forms (vector assignment, +=, bp::env["X"]+=) would join or split on ':'.
     bp::environment child_env;
     for (const auto& [name, value] : env) child_env[name] = value;
 
-    // Boost's pipe handlers take the write ends (and the /dev/null read end) and close the
-    // parent's copies once the child has started; the read ends stay ours.
-    bp::pipe in_pipe(null_in.release(), -1);
+    // Boost's pipe handlers take the write ends (and the stdin source as a read end) and close
+    // the parent's copies once the child has started; the read ends stay ours.
+    bp::pipe in_pipe(stdin_source.release(), -1);
     bp::pipe out_pipe(-1, out.write.release());
     bp::pipe err_pipe(-1, err.write.release());
 
@@ -121,7 +124,7 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe,
         throw radial::plugin::Error(RADIAL_E_UNAVAILABLE,
                                     "starting '" + exe.string() +
                                         "': " + (ec ? ec.message() : std::string("no process")) +
-                                        "; install the docker CLI or set run.docker.binary");
+                                        "; " + options.missing_fix);
     return ChildProcess(std::move(child), std::move(out.read), std::move(err.read));
 }
 
@@ -175,4 +178,4 @@ void ChildProcess::kill() noexcept {
     if (child_ != nullptr && !reaped()) ::kill(child_->id(), SIGKILL);
 }
 
-} // namespace radial::docker
+} // namespace radial::plugin_support

@@ -1,11 +1,11 @@
-// plugins/docker/unique_fd.h — an owned file descriptor, closed when its owner goes out of scope.
+// plugins/support/unique_fd.h — an owned file descriptor, closed when its owner goes out of scope.
 #pragma once
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 // Owns one file descriptor (or none: -1). Move-only. Not thread-safe: one owner at a time.
 class UniqueFd {
@@ -36,4 +36,4 @@ private:
     int fd_ = -1;
 };
 
-} // namespace radial::docker
+} // namespace radial::plugin_support

@@ -1,9 +1,9 @@
-// plugins/docker/wake_event.h — an eventfd that lets one thread wake another's poll() loop.
+// plugins/support/wake_event.h — an eventfd that lets one thread wake another's poll() loop.
 #pragma once
 
-#include "unique_fd.h"
+#include "support/unique_fd.h"
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 // A level-triggered wake-up for a poll() loop: `notify` makes `fd()` readable until `drain`.
 // The descriptor is O_CLOEXEC and non-blocking. [thread-safe] notify; drain and fd from the
@@ -24,4 +24,4 @@ private:
     UniqueFd fd_;
 };
 
-} // namespace radial::docker
+} // namespace radial::plugin_support

@@ -1,5 +1,6 @@
-// tests/plugins/docker/config_builder.h — builds the C radial_config a host would pass for a
-// [run.docker] section, for the settings tests and the live tests' create().
+// tests/plugins/support/config_builder.h — builds the C radial_config a host would pass for a
+// runtime's section ([run.docker], [run.sandbox]), for the settings tests and the create() of the
+// tests that load a real plugin.
 #pragma once
 
 #include <radial/runtime_plugin.h>
@@ -35,6 +36,14 @@ public:
         add(std::move(key), RADIAL_CONFIG_BOOL).int_value = value ? 1 : 0;
         return *this;
     }
+    ConfigBuilder& strings(std::string key, const std::vector<std::string>& values) {
+        auto& items = arrays_.emplace_back();
+        for (const auto& v : values) items.push_back(c(keep(v)));
+        radial_config_entry& e = add(std::move(key), RADIAL_CONFIG_STRING_ARRAY);
+        e.items = radial_array{items.empty() ? nullptr : items.data(),
+                               static_cast<std::uint32_t>(items.size()), sizeof(radial_str)};
+        return *this;
+    }
 
     // Valid until this builder is changed or destroyed.
     const radial_config* get() {
@@ -57,7 +66,8 @@ private:
         return e;
     }
 
-    std::deque<std::string> strings_; // stable addresses for the radial_str views
+    std::deque<std::string> strings_;            // stable addresses for the radial_str views
+    std::deque<std::vector<radial_str>> arrays_; // stable item arrays for string arrays
     const std::string& section_;
     std::vector<radial_config_entry> entries_;
     radial_config config_{};

@@ -1,8 +1,8 @@
-#include "run_registry.h"
+#include "support/run_registry.h"
 
 #include <radial/plugin/runtime.hpp>
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 ActiveRun::ActiveRun() : owner_(std::this_thread::get_id()) {}
 
@@ -53,4 +53,4 @@ std::shared_ptr<ActiveRun> RunRegistry::request_kill(std::string_view label) {
     return it->second;
 }
 
-} // namespace radial::docker
+} // namespace radial::plugin_support

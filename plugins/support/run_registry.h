@@ -1,4 +1,4 @@
-// plugins/docker/run_registry.h — the runs in flight, by label, so that kill(label) reaches a run
+// plugins/support/run_registry.h — the runs in flight, by label, so that kill(label) reaches a run
 // blocked in another thread (ADR §2: run / listByLabel / kill; runtime_plugin.h `kill`).
 #pragma once
 
@@ -12,9 +12,9 @@
 #include <string_view>
 #include <thread>
 
-#include "wake_event.h"
+#include "support/wake_event.h"
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 // One run in flight. Shared between the run's thread and any thread calling kill. [thread-safe]
 class ActiveRun {
@@ -80,4 +80,4 @@ private:
     std::map<std::string, std::shared_ptr<ActiveRun>, std::less<>> runs_;
 };
 
-} // namespace radial::docker
+} // namespace radial::plugin_support

@@ -1,5 +1,6 @@
-// plugins/docker/child_process.h — the owner of one child process (the docker CLI): its pid, its
-// output pipes and its exit status. The only place in the plugin that signals or reaps a process.
+// plugins/support/child_process.h — the owner of one child process (a runtime's CLI: docker, sbx):
+// its pid, its output pipes and its exit status. The only place in a plugin that signals or reaps
+// a process.
 #pragma once
 
 #include <sys/types.h>
@@ -12,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "unique_fd.h"
+#include "support/unique_fd.h"
 
 namespace boost::process {
 class child;
 }
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 // How a child ended.
 struct ExitStatus {
@@ -36,16 +37,33 @@ class ChildProcess {
 public:
     using Env = std::map<std::string, std::string>;
 
+    // How to start a child beyond its argv and environment.
+    struct Options {
+        // The child's stdin (the parent's copy is closed once the child has started), e.g. a
+        // memfd holding a script (ADR §4.1: the environment goes over stdin, never on argv).
+        // Invalid: /dev/null.
+        UniqueFd stdin_source;
+        // The fix named when `exe` cannot be started, e.g. "install the docker CLI or set
+        // run.docker.binary".
+        std::string missing_fix = "install it or fix the configured path";
+    };
+
     // Starts `exe` (a path; argv[0] is the path) with `args` after it and exactly `env` as its
     // environment: values are passed byte for byte (no list splitting on ';' or ':'). stdin is
-    // /dev/null; stdout and stderr are two pipes whose read ends are non-blocking. The child gets
-    // its own process group (a terminal's Ctrl-C aimed at the host does not reach it), an empty
-    // signal mask and default dispositions for the usual termination signals. Spawns within the
-    // plugin are serialised (a Boost 1.74 pipe is briefly not close-on-exec); [thread-safe].
-    // Throws radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming `exe` when it cannot be started,
-    // RADIAL_E_INTERNAL when pipes cannot be made.
+    // options.stdin_source or /dev/null; stdout and stderr are two pipes whose read ends are
+    // non-blocking. The child gets its own process group (a terminal's Ctrl-C aimed at the host
+    // does not reach it), an empty signal mask and default dispositions for the usual termination
+    // signals. Spawns within the plugin are serialised (a Boost 1.74 pipe is briefly not
+    // close-on-exec); [thread-safe]. Throws radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming
+    // `exe` and options.missing_fix when it cannot be started, RADIAL_E_INTERNAL when pipes cannot
+    // be made.
     static ChildProcess start(const std::filesystem::path& exe,
-                              const std::vector<std::string>& args, const Env& env);
+                              const std::vector<std::string>& args, const Env& env,
+                              Options options);
+    static ChildProcess start(const std::filesystem::path& exe,
+                              const std::vector<std::string>& args, const Env& env) {
+        return start(exe, args, env, Options{});
+    }
 
     ChildProcess(ChildProcess&&) noexcept;
     ChildProcess& operator=(ChildProcess&&) = delete;
@@ -79,4 +97,4 @@ private:
     std::optional<ExitStatus> status_;
 };
 
-} // namespace radial::docker
+} // namespace radial::plugin_support

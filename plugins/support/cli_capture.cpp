@@ -1,0 +1,118 @@
+#include "support/cli_capture.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/process/search_path.hpp>
+#include <cerrno>
+#include <cstring>
+#include <radial/plugin/runtime.hpp>
+
+namespace radial::plugin_support {
+
+namespace {
+
+using radial::plugin::Error;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxOut = 16u << 20;
+constexpr std::size_t kMaxErr = 64u << 10;
+constexpr auto kDrainAfterExit = std::chrono::seconds(1);
+
+// Reads what is available on `fd` into `sink`; closes `fd` at EOF or on error.
+void drain_into(UniqueFd& fd, std::string& sink, std::size_t cap, bool keep_tail) {
+    char buf[16384];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n > 0) {
+            if (keep_tail) {
+                sink.append(buf, static_cast<std::size_t>(n));
+                if (sink.size() > cap) sink.erase(0, sink.size() - cap);
+            } else if (sink.size() < cap) {
+                sink.append(buf, std::min(static_cast<std::size_t>(n), cap - sink.size()));
+            }
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        fd.reset(); // EOF or a read error: nothing more will come
+        return;
+    }
+}
+
+} // namespace
+
+CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::string>& args,
+                      const ChildProcess::Env& env, std::chrono::milliseconds budget,
+                      const CaptureOptions& options) {
+    auto deadline = Clock::now() + budget;
+    ChildProcess::Options start_options;
+    start_options.missing_fix = options.missing_fix;
+    ChildProcess child = ChildProcess::start(exe, args, env, std::move(start_options));
+    CliOutput result;
+    auto drained_by = Clock::time_point::max();
+    for (;;) {
+        auto& out = child.stdout_pipe();
+        auto& err = child.stderr_pipe();
+        bool pipes_open = out.valid() || err.valid();
+        if (auto status = child.try_reap()) {
+            // Done once the pipes are drained; a grandchild holding them gets a moment, no more.
+            if (!pipes_open || Clock::now() >= drained_by) {
+                result.status = *status;
+                return result;
+            }
+            if (drained_by == Clock::time_point::max()) drained_by = Clock::now() + kDrainAfterExit;
+        }
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::min(deadline, drained_by) - Clock::now());
+        if (left.count() <= 0 && !child.reaped()) {
+            result.timed_out = true;
+            return result; // ~ChildProcess kills and reaps the client
+        }
+        pollfd fds[4];
+        nfds_t n = 0;
+        if (out.valid()) fds[n++] = {out.get(), POLLIN, 0};
+        if (err.valid()) fds[n++] = {err.get(), POLLIN, 0};
+        int cancel_at = -1;
+        if (options.cancel_fd >= 0) {
+            cancel_at = static_cast<int>(n);
+            fds[n++] = {options.cancel_fd, POLLIN, 0};
+        }
+        int wait_ms = static_cast<int>(std::clamp<long long>(left.count(), 0, 1000));
+        if (!pipes_open && !child.reaped()) {
+            if (child.exit_fd() >= 0)
+                fds[n++] = {child.exit_fd(), POLLIN, 0};
+            else
+                wait_ms = std::min(wait_ms, 5);
+        }
+        if (::poll(fds, n, wait_ms) < 0 && errno != EINTR)
+            throw Error(RADIAL_E_INTERNAL, std::string("waiting for '") + exe.string() +
+                                               "': poll: " + std::strerror(errno) +
+                                               "; report this bug");
+        if (cancel_at >= 0 && fds[cancel_at].revents != 0 && !child.reaped()) {
+            result.cancelled = true;
+            return result; // ~ChildProcess kills and reaps the client
+        }
+        if (out.valid()) drain_into(out, result.out, kMaxOut, false);
+        if (err.valid()) drain_into(err, result.err, kMaxErr, true);
+    }
+}
+
+std::filesystem::path find_executable(const std::string& binary, std::string_view tool,
+                                      std::string_view key, std::string_view setting) {
+    std::filesystem::path path;
+    if (binary.find('/') != std::string::npos)
+        path = binary;
+    else
+        path = boost::process::search_path(binary).string();
+    if (path.empty() || ::access(path.c_str(), X_OK) != 0)
+        throw Error(RADIAL_E_UNAVAILABLE, std::string(key),
+                    "starting the " + std::string(tool) + " '" + binary + "': " +
+                        (path.empty() ? std::string("not found in PATH")
+                                      : "'" + path.string() + "' is not an executable file") +
+                        "; install the " + std::string(tool) + " or set " + std::string(setting));
+    return path;
+}
+
+} // namespace radial::plugin_support

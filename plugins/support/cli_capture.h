@@ -1,0 +1,57 @@
+// plugins/support/cli_capture.h — one short CLI call (docker ps, sbx ls, ...) run to completion
+// within a time budget, its output captured; and finding the CLI's executable.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/child_process.h"
+
+namespace radial::plugin_support {
+
+// What one short CLI call left behind.
+struct CliOutput {
+    bool timed_out = false; // the budget ran out; the client was killed and reaped
+    bool cancelled =
+        false;         // the cancel descriptor became readable; the client was killed and reaped
+    ExitStatus status; // without timed_out or cancelled
+    std::string out;   // stdout (at most 16 MiB; a longer answer is cut there)
+    std::string err;   // the last 64 KiB of stderr
+    // True when the call ran to its end and exited 0.
+    bool ok() const noexcept {
+        return !timed_out && !cancelled && status.exited && status.code == 0;
+    }
+};
+
+// Where a short call may be interrupted and what to say when its executable is missing.
+struct CaptureOptions {
+    // A descriptor that becomes readable to interrupt the call (e.g. a WakeEvent's fd when a kill
+    // is requested); -1: none. It is only polled, never read.
+    int cancel_fd = -1;
+    // The fix named when the executable cannot be started (ChildProcess::Options::missing_fix).
+    std::string missing_fix = "install it or fix the configured path";
+};
+
+// Runs `exe` with `args` and exactly `env`, stdin on /dev/null, and waits for it to end and its
+// pipes to close within `budget` (ms); a grandchild holding the pipes after the client exited gets
+// one more second, no more. Past the budget, or when options.cancel_fd becomes readable, the
+// client is SIGKILLed and reaped and the result says timed_out / cancelled. Throws
+// radial::plugin::Error(RADIAL_E_UNAVAILABLE) when the client cannot be started,
+// RADIAL_E_INTERNAL when poll fails. [thread-safe] (each call owns its child).
+// Rationale: every external call has a budget (STYLE, the osquery lesson).
+CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::string>& args,
+                      const ChildProcess::Env& env, std::chrono::milliseconds budget,
+                      const CaptureOptions& options = {});
+
+// The executable for `binary`: itself when it contains '/', else the first match in PATH.
+// Resolved on every call (cheap; picks up an install made after startup). Throws
+// radial::plugin::Error(RADIAL_E_UNAVAILABLE, `key`) "starting the <tool> '<binary>': <cause>;
+// install the <tool> or set <setting>" when it is absent or not executable, e.g. tool "docker
+// CLI", key "binary", setting "run.docker.binary". [thread-safe]
+std::filesystem::path find_executable(const std::string& binary, std::string_view tool,
+                                      std::string_view key, std::string_view setting);
+
+} // namespace radial::plugin_support

@@ -1,0 +1,82 @@
+// tests/plugins/support/cli_capture_test.cpp — short budgeted CLI calls
+// (plugins/support/cli_capture.cpp): the budget holds against a CLI that never answers, a cancel
+// descriptor interrupts a call, output is captured apart, a missing CLI is named.
+#include "support/cli_capture.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <radial/plugin/runtime.hpp>
+#include <thread>
+
+#include "support/wake_event.h"
+
+namespace radial::plugin_support {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+TEST(plugin_support_cli_capture, CapturesStdoutStderrAndTheExitCode) {
+    CliOutput r = capture_cli("/bin/sh", {"-c", "printf out; printf err >&2; exit 3"}, {}, 5s);
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_FALSE(r.cancelled);
+    EXPECT_TRUE(r.status.exited);
+    EXPECT_EQ(r.status.code, 3);
+    EXPECT_EQ(r.out, "out");
+    EXPECT_EQ(r.err, "err");
+    EXPECT_FALSE(r.ok());
+    EXPECT_TRUE(capture_cli("/bin/true", {}, {}, 5s).ok());
+}
+
+TEST(plugin_support_cli_capture, TheBudgetAppliesToACliThatNeverAnswers) {
+    auto start = Clock::now();
+    CliOutput r = capture_cli("/bin/sleep", {"30"}, {}, 300ms);
+    auto took = Clock::now() - start;
+    EXPECT_TRUE(r.timed_out);
+    EXPECT_FALSE(r.ok());
+    EXPECT_GE(took, 300ms);
+    EXPECT_LT(took, 3s);
+}
+
+TEST(plugin_support_cli_capture, AGrandchildHoldingThePipesDoesNotHoldTheCall) {
+    auto start = Clock::now();
+    CliOutput r = capture_cli("/bin/sh", {"-c", "sleep 30 & echo started"}, {}, 20s);
+    EXPECT_LT(Clock::now() - start, 5s);
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_EQ(r.out, "started\n");
+}
+
+TEST(plugin_support_cli_capture, TheCancelDescriptorInterruptsTheCall) {
+    WakeEvent cancel;
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(200ms);
+        cancel.notify();
+    });
+    CaptureOptions options;
+    options.cancel_fd = cancel.fd();
+    auto start = Clock::now();
+    CliOutput r = capture_cli("/bin/sleep", {"30"}, {}, 20s, options);
+    canceller.join();
+    EXPECT_LT(Clock::now() - start, 3s);
+    EXPECT_TRUE(r.cancelled);
+    EXPECT_FALSE(r.timed_out);
+}
+
+TEST(plugin_support_cli_capture, FindExecutableNamesTheToolAndTheSetting) {
+    try {
+        find_executable("radial-no-such-cli", "sbx CLI", "binary", "run.sandbox.binary");
+        FAIL() << "found a missing CLI";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+        EXPECT_EQ(e.key(), "binary");
+        EXPECT_EQ(std::string(e.what()),
+                  "starting the sbx CLI 'radial-no-such-cli': not found in PATH; install the sbx "
+                  "CLI or set run.sandbox.binary");
+    }
+    EXPECT_EQ(find_executable("sh", "shell", "binary", "x").filename(), "sh");
+    EXPECT_EQ(find_executable("/bin/sh", "shell", "binary", "x"), "/bin/sh");
+}
+
+} // namespace
+} // namespace radial::plugin_support
