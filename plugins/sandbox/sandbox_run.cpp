@@ -1,0 +1,402 @@
+#include "sandbox_run.h"
+
+#include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+#include "exec_script.h"
+#include "sbx_names.h"
+#include "support/cli_text.h"
+
+namespace radial::sandbox {
+
+namespace {
+
+using plugin_support::ExitStatus;
+using radial::plugin::Error;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr std::size_t kChunkBytes = 64u << 10; // one read, one callback
+constexpr auto kDrainAfterExit = std::chrono::seconds(2);
+constexpr auto kRemoveRetryEvery = std::chrono::seconds(1); // while ending a run early
+constexpr auto kSecondLookAfter = milliseconds(300);
+
+enum class Ending { none, killed, timed_out, aborted };
+
+const char* ending_text(Ending e) {
+    switch (e) {
+        case Ending::killed: return "kill requested";
+        case Ending::timed_out: return "timeout reached";
+        case Ending::aborted: return "the output sink asked to stop";
+        case Ending::none: break;
+    }
+    return "running";
+}
+
+// The exec script in an anonymous memory file: the exec's stdin, on no disk and no argv.
+UniqueFd script_memfd(const std::string& script) {
+    UniqueFd fd(::memfd_create("radial-exec-script", MFD_CLOEXEC));
+    if (!fd.valid())
+        throw Error(RADIAL_E_INTERNAL, std::string("preparing the exec script: memfd_create: ") +
+                                           std::strerror(errno) + "; raise the open-file limit");
+    for (std::size_t done = 0; done < script.size();) {
+        ssize_t n = ::write(fd.get(), script.data() + done, script.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            throw Error(RADIAL_E_INTERNAL, std::string("preparing the exec script: write: ") +
+                                               std::strerror(errno) + "; check the host's memory");
+        done += static_cast<std::size_t>(n);
+    }
+    if (::lseek(fd.get(), 0, SEEK_SET) != 0)
+        throw Error(RADIAL_E_INTERNAL, std::string("preparing the exec script: lseek: ") +
+                                           std::strerror(errno) + "; report this bug");
+    return fd;
+}
+
+class SandboxRun {
+public:
+    SandboxRun(SbxCli& cli, const radial::plugin::Host& host, const ContainerSpec& spec,
+               radial::plugin::Output& out, ActiveRun& active)
+        : cli_(cli),
+          host_(host),
+          spec_(spec),
+          out_(out),
+          active_(active),
+          name_(sandbox_name(spec.label)) {}
+
+    radial::plugin::RunResult execute();
+
+private:
+    void check_mount_sources() const;
+    milliseconds budget(std::uint64_t step_budget_ms) const;
+    bool step(const std::vector<std::string>& args, std::uint64_t step_budget_ms,
+              const std::string& what, std::string_view fix);
+    ExitStatus exec(const std::vector<std::string>& args, UniqueFd script);
+    void pump(ChildProcess& child);
+    void read_chunk(UniqueFd& fd, std::uint32_t stream);
+    void begin_stop(Ending why, Clock::time_point now);
+    void escalate(ChildProcess& child, Clock::time_point now);
+    void tear_down();
+    std::string box() const { return "box '" + spec_.label + "'"; }
+    std::string sandbox() const { return "sandbox '" + name_ + "'"; }
+
+    SbxCli& cli_;
+    const radial::plugin::Host& host_;
+    const ContainerSpec& spec_;
+    radial::plugin::Output& out_;
+    ActiveRun& active_;
+    const std::string name_;
+
+    Clock::time_point timeout_at_ = Clock::time_point::max();
+    Ending ending_ = Ending::none;
+    bool output_aborted_ = false;
+    bool create_interrupted_ = false;
+    bool removed_ = false; // rm --force succeeded while ending the run
+    bool client_killed_ = false;
+    Clock::time_point next_remove_{};
+    Clock::time_point sigkill_at_{};
+    std::vector<char> buffer_ = std::vector<char>(kChunkBytes);
+};
+
+radial::plugin::RunResult SandboxRun::execute() {
+    const auto started = Clock::now();
+    radial::plugin::RunResult result;
+    if (active_.kill_requested()) {
+        host_.info(box() + " was killed before its sandbox was created; nothing was started");
+        result.flags = RADIAL_RUN_KILLED;
+        return result;
+    }
+    // Everything that can be refused is refused before a sandbox exists.
+    const SbxFeatures features = cli_.features();
+    const std::vector<std::string> create = sbx_create_args(spec_, cli_.settings(), features);
+    std::vector<std::vector<std::string>> policies;
+    for (std::uint32_t port : spec_.host_ports)
+        policies.push_back(sbx_policy_args(name_, port, features));
+    const std::vector<std::string> exec_args = sbx_exec_args(name_, features);
+    UniqueFd script = script_memfd(sbx_exec_script(spec_));
+    check_mount_sources();
+    if (spec_.timeout_ms != 0 && spec_.timeout_ms < (1ull << 40))
+        timeout_at_ = started + milliseconds(spec_.timeout_ms);
+
+    std::exception_ptr failure;
+    ExitStatus status;
+    try {
+        // Until create has answered, a sandbox may be on its way whatever the client reported.
+        create_interrupted_ = true;
+        bool going =
+            step(create, cli_.settings().create_timeout_ms,
+                 "creating " + sandbox() + " for " + box(), "check the message and 'sbx diagnose'");
+        if (going) create_interrupted_ = false;
+        for (std::size_t i = 0; going && i < policies.size(); ++i)
+            going = step(policies[i], cli_.settings().command_timeout_ms,
+                         "allowing " + box() + " to reach host port " +
+                             std::to_string(spec_.host_ports[i]) + " from " + sandbox(),
+                         "check that this sbx supports per-sandbox rules ('sbx policy allow "
+                         "network --help' names --sandbox)");
+        if (going) status = exec(exec_args, std::move(script));
+    } catch (...) {
+        failure = std::current_exception();
+    }
+
+    // ADR §6: the sandbox holds this turn's credentials until it is removed, whatever happened.
+    try {
+        tear_down();
+    } catch (const std::exception& e) {
+        if (failure) {
+            host_.warn(std::string("after a failed run: ") + e.what());
+        } else {
+            std::string outcome = ending_ == Ending::killed      ? "was killed"
+                                  : ending_ == Ending::timed_out ? "timed out"
+                                  : ending_ == Ending::aborted   ? "was stopped by its output sink"
+                                  : status.exited ? "exited " + std::to_string(status.code)
+                                                  : "ended";
+            throw Error(RADIAL_E_UNAVAILABLE, box() + " " + outcome + ", but " + e.what());
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+    if (ending_ != Ending::none)
+        host_.info("ended " + box() + " (" + ending_text(ending_) + "): " + sandbox() + " removed");
+    result.duration_ms = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
+
+    switch (ending_) {
+        case Ending::killed: result.flags = RADIAL_RUN_KILLED; break;
+        case Ending::timed_out: result.flags = RADIAL_RUN_TIMED_OUT; break;
+        case Ending::aborted: result.flags = RADIAL_RUN_KILLED; break;
+        case Ending::none:
+            if (!status.exited)
+                throw Error(RADIAL_E_INTERNAL,
+                            "running " + box() + ": the sbx exec client " +
+                                (status.signal != 0
+                                     ? "was killed by signal " + std::to_string(status.signal)
+                                     : std::string("ended with its exit status lost (is SIGCHLD "
+                                                   "ignored by the host?)")) +
+                                " and " + sandbox() +
+                                " was removed; find what signals processes on this host");
+            result.flags = RADIAL_RUN_EXITED;
+            result.exit_code = status.code;
+            break;
+    }
+    if (output_aborted_) result.flags |= RADIAL_RUN_OUTPUT_ABORTED;
+    return result;
+}
+
+void SandboxRun::check_mount_sources() const {
+    // A passthrough workspace must exist on the host; sbx's behaviour otherwise is undocumented.
+    for (std::size_t i = 0; i < spec_.mounts.size(); ++i) {
+        std::error_code ec;
+        if (!std::filesystem::exists(spec_.mounts[i].source, ec))
+            throw Error(RADIAL_E_NOT_FOUND, "mounts[" + std::to_string(i) + "]",
+                        "preparing " + box() + ": mount source '" + spec_.mounts[i].source +
+                            "' does not exist; create it before the run");
+    }
+}
+
+milliseconds SandboxRun::budget(std::uint64_t step_budget_ms) const {
+    milliseconds b(step_budget_ms);
+    if (timeout_at_ != Clock::time_point::max())
+        b = std::min(b, std::max(milliseconds(1),
+                                 std::chrono::ceil<milliseconds>(timeout_at_ - Clock::now())));
+    return b;
+}
+
+// One short step of the run (create, a policy rule). True when it succeeded; false when a kill or
+// the run's timeout interrupted it (ending_ says which); throws when sbx refused it.
+bool SandboxRun::step(const std::vector<std::string>& args, std::uint64_t step_budget_ms,
+                      const std::string& what, std::string_view fix) {
+    if (active_.kill_requested()) {
+        ending_ = Ending::killed;
+        return false;
+    }
+    if (Clock::now() >= timeout_at_) {
+        ending_ = Ending::timed_out;
+        return false;
+    }
+    const milliseconds b = budget(step_budget_ms);
+    host_.debug(what + ": sbx " + plugin_support::argv_for_log(args));
+    CliOutput r = cli_.call(args, b, active_.wake().fd());
+    if (r.ok()) return true;
+    if (r.cancelled) {
+        ending_ = Ending::killed;
+        return false;
+    }
+    if (r.timed_out && Clock::now() >= timeout_at_) {
+        ending_ = Ending::timed_out;
+        return false;
+    }
+    throw cli_.failure(r, what, b, RADIAL_E_INTERNAL, fix);
+}
+
+ExitStatus SandboxRun::exec(const std::vector<std::string>& args, UniqueFd script) {
+    host_.debug("running " + box() + " in " + sandbox() + ": sbx " +
+                plugin_support::argv_for_log(args) + " (the exec script goes on stdin)");
+    ChildProcess child = cli_.executor().start(args, std::move(script));
+    try {
+        pump(child);
+    } catch (...) {
+        child.kill();
+        child.reap_within(std::chrono::seconds(5));
+        throw;
+    }
+    return *child.try_reap();
+}
+
+void SandboxRun::pump(ChildProcess& child) {
+    UniqueFd& out = child.stdout_pipe();
+    UniqueFd& err = child.stderr_pipe();
+    std::optional<Clock::time_point> drain_until;
+    for (;;) {
+        auto now = Clock::now();
+        if (!child.reaped()) {
+            if (ending_ == Ending::none) {
+                if (active_.kill_requested())
+                    begin_stop(Ending::killed, now);
+                else if (output_aborted_)
+                    begin_stop(Ending::aborted, now);
+                else if (now >= timeout_at_)
+                    begin_stop(Ending::timed_out, now);
+            }
+            if (ending_ != Ending::none) escalate(child, now);
+            child.try_reap();
+            now = Clock::now();
+        }
+        if (child.reaped()) {
+            if (!out.valid() && !err.valid()) return;
+            // The client is gone; whatever still holds its pipes is not ours to wait for long.
+            if (!drain_until) drain_until = now + kDrainAfterExit;
+            if (now >= *drain_until) return;
+        }
+
+        std::array<pollfd, 4> fds{};
+        nfds_t n = 0;
+        auto watch = [&](int fd) {
+            fds[n] = {fd, POLLIN, 0};
+            return static_cast<int>(n++);
+        };
+        int out_at = out.valid() ? watch(out.get()) : -1;
+        int err_at = err.valid() ? watch(err.get()) : -1;
+        int wake_at = watch(active_.wake().fd());
+
+        auto wait = Clock::duration::max();
+        auto until = [&](Clock::time_point t) { wait = std::min(wait, t - now); };
+        if (!child.reaped()) {
+            if (child.exit_fd() >= 0)
+                watch(child.exit_fd());
+            else
+                wait = std::min<Clock::duration>(
+                    wait, (out.valid() || err.valid()) ? milliseconds(100) : milliseconds(5));
+            if (ending_ == Ending::none && timeout_at_ != Clock::time_point::max())
+                until(timeout_at_);
+            if (ending_ != Ending::none) {
+                if (!removed_) until(next_remove_);
+                if (!client_killed_) until(sigkill_at_);
+            }
+        } else {
+            until(*drain_until);
+        }
+        int timeout_ms = -1;
+        if (wait != Clock::duration::max())
+            timeout_ms = static_cast<int>(
+                std::clamp<long long>(std::chrono::ceil<milliseconds>(wait).count(), 0, 60'000));
+
+        if (::poll(fds.data(), n, timeout_ms) < 0) {
+            if (errno == EINTR) continue;
+            throw Error(RADIAL_E_INTERNAL, "running " + box() + ": poll: " + std::strerror(errno) +
+                                               "; report this bug");
+        }
+        // After a kill the wake-up stays readable (the create/policy calls use it as their cancel
+        // descriptor); draining it is safe because kill_requested() is the state.
+        if (fds[wake_at].revents != 0) active_.wake().drain();
+        if (out_at >= 0 && fds[out_at].revents != 0) read_chunk(out, RADIAL_STREAM_STDOUT);
+        if (err_at >= 0 && fds[err_at].revents != 0) read_chunk(err, RADIAL_STREAM_STDERR);
+    }
+}
+
+void SandboxRun::read_chunk(UniqueFd& fd, std::uint32_t stream) {
+    ssize_t n = ::read(fd.get(), buffer_.data(), buffer_.size());
+    if (n > 0) {
+        // Output::write is false when the sink asked to stop, and also when there is no sink at
+        // all (then the output is simply dropped): only aborted() ends the run.
+        if (!output_aborted_ && !out_.write(stream, buffer_.data(), static_cast<std::size_t>(n)) &&
+            out_.aborted())
+            output_aborted_ = true;
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        fd.reset(); // EOF (or a broken pipe): nothing more will come
+    }
+}
+
+void SandboxRun::begin_stop(Ending why, Clock::time_point now) {
+    ending_ = why;
+    next_remove_ = now;
+    sigkill_at_ = now + milliseconds(cli_.settings().kill_grace_ms);
+    host_.info("ending " + box() + " (" + ending_text(why) + "): removing " + sandbox());
+}
+
+void SandboxRun::escalate(ChildProcess& child, Clock::time_point now) {
+    // Removing the sandbox is what ends the workload: killing the exec client alone may leave
+    // the command running in the VM (peers-and-sbx §1.5).
+    if (!removed_ && now >= next_remove_) {
+        try {
+            cli_.remove(name_, spec_.label);
+            removed_ = true;
+        } catch (const Error& e) {
+            host_.warn(std::string("ending ") + box() + ": " + e.what());
+        }
+        next_remove_ = Clock::now() + kRemoveRetryEvery;
+    }
+    if (!client_killed_ && Clock::now() >= sigkill_at_) {
+        host_.warn("ending " + box() + ": its sbx exec client was still running " +
+                   std::to_string(cli_.settings().kill_grace_ms) + " ms after 'sbx rm --force " +
+                   name_ + "'; killing the client");
+        child.kill();
+        client_killed_ = true;
+    }
+}
+
+void SandboxRun::tear_down() {
+    const auto deadline = Clock::now() + milliseconds(cli_.settings().removal_timeout_ms);
+    if (!removed_) {
+        cli_.remove(name_, spec_.label); // retries within the removal budget
+        removed_ = true;
+    }
+    if (!create_interrupted_) return;
+    // A create already on its way to sandboxd when its client was stopped can still land: look
+    // twice, a moment apart, and remove what appeared.
+    for (int clean_looks = 0; clean_looks < 2;) {
+        std::vector<ListedSandbox> listed = cli_.list(cli_.command_budget());
+        bool present = std::any_of(listed.begin(), listed.end(),
+                                   [&](const ListedSandbox& s) { return s.name == name_; });
+        if (!present) {
+            if (++clean_looks < 2) std::this_thread::sleep_for(kSecondLookAfter);
+            continue;
+        }
+        if (Clock::now() >= deadline)
+            throw Error(RADIAL_E_UNAVAILABLE,
+                        "removing " + sandbox() + " of " + box() +
+                            ": it is still listed after repeated 'sbx rm --force'; remove it by "
+                            "hand and see 'sbx diagnose'");
+        host_.info(sandbox() + " appeared after its create was interrupted; removing it");
+        cli_.remove(name_, spec_.label);
+        clean_looks = 0;
+    }
+}
+
+} // namespace
+
+radial::plugin::RunResult run_sandbox(SbxCli& cli, const radial::plugin::Host& host,
+                                      const ContainerSpec& spec, radial::plugin::Output& out,
+                                      ActiveRun& active) {
+    return SandboxRun(cli, host, spec, out, active).execute();
+}
+
+} // namespace radial::sandbox

@@ -1,0 +1,148 @@
+#include "sandbox_runtime.h"
+
+#include <set>
+
+#include "sandbox_run.h"
+#include "sbx_names.h"
+
+namespace radial::sandbox {
+
+namespace {
+
+constexpr const char* kSupersededWhy =
+    "superseded by the microVM's hypervisor boundary: it exists to narrow a shared-kernel "
+    "container (ADR §4)";
+
+std::string superseded_note(std::uint32_t field) {
+    switch (field) {
+        case RADIAL_FIELD_PIDS_LIMIT:
+            return std::string("pidsLimit is ") + kSupersededWhy +
+                   "; the sandbox has its own kernel";
+        case RADIAL_FIELD_READ_ONLY_ROOTFS:
+            return std::string("readOnlyRootfs is ") + kSupersededWhy +
+                   "; the sandbox's disk is its own and is deleted with it";
+        case RADIAL_FIELD_USER:
+            return std::string("user is ") + kSupersededWhy +
+                   "; the workload runs as the template's user inside its own VM";
+        case RADIAL_FIELD_TMPFS:
+            return std::string("tmpfs is ") + kSupersededWhy +
+                   "; the sandbox's filesystem is private to it";
+        case RADIAL_FIELD_EXTRA_HOSTS:
+            return "extraHosts is superseded by the sandbox's own network path: its egress goes "
+                   "through the host-side policy proxy, which resolves names itself (ADR §4)";
+    }
+    return kSupersededWhy;
+}
+
+} // namespace
+
+SandboxRuntime::SandboxRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
+    : SandboxRuntime(host, parse_sandbox_settings(config), nullptr) {}
+
+SandboxRuntime::SandboxRuntime(const radial::plugin::Host& host, SandboxSettings settings,
+                               std::shared_ptr<SbxExecutor> executor)
+    : host_(host),
+      cli_(settings,
+           executor ? std::move(executor) : std::make_shared<ProcessSbxExecutor>(settings.binary),
+           host) {}
+
+void SandboxRuntime::preflight() {
+    std::string version = cli_.version();
+    SbxFeatures f = cli_.features();
+    std::vector<ListedSandbox> listed = cli_.list(cli_.probe_budget());
+    host_.info("sbx '" + cli_.settings().binary + "' answers (" + version + "); " +
+               std::to_string(listed.size()) + " sandbox(es) listed; --no-input " +
+               (f.no_input ? "passed" : "not supported") + "; ls --json " +
+               (f.ls_json ? "used" : "not supported, text listing parsed"));
+}
+
+std::vector<std::string> SandboxRuntime::capabilities() { return {}; }
+
+std::vector<radial::plugin::Disposition> SandboxRuntime::describe(const ContainerSpec& spec) {
+    std::vector<radial::plugin::Disposition> out;
+    for (std::uint32_t field : carried_fields(spec)) {
+        switch (field) {
+            case RADIAL_FIELD_LABEL: {
+                std::string name = sandbox_name(spec.label);
+                out.push_back({field, RADIAL_DISP_HONOURED,
+                               name == spec.label ? std::string()
+                                                  : "the sandbox is named '" + name +
+                                                        "' (sbx names allow no '_'; '.' escapes)"});
+                break;
+            }
+            case RADIAL_FIELD_IMAGE:
+                out.push_back({field, RADIAL_DISP_HONOURED,
+                               cli_.settings().template_image.empty() ||
+                                       cli_.settings().template_image == spec.image
+                                   ? std::string("the sandbox's --template")
+                                   : "run.sandbox.template '" + cli_.settings().template_image +
+                                         "' replaces it as the --template"});
+                break;
+            case RADIAL_FIELD_MOUNTS:
+                out.push_back({field, RADIAL_DISP_BRIDGED,
+                               "each source passes through at its own path as a workspace (':ro' "
+                               "when read-only); the exec script symlinks each differing target "
+                               "at it (ADR §4)"});
+                break;
+            case RADIAL_FIELD_HOST_PORTS:
+                out.push_back({field, RADIAL_DISP_HONOURED,
+                               "one rule per port, scoped to the sandbox: 'sbx policy allow "
+                               "network --sandbox NAME localhost:PORT' (ADR §5)"});
+                break;
+            case RADIAL_FIELD_PIDS_LIMIT:
+            case RADIAL_FIELD_READ_ONLY_ROOTFS:
+            case RADIAL_FIELD_USER:
+            case RADIAL_FIELD_TMPFS:
+            case RADIAL_FIELD_EXTRA_HOSTS:
+                out.push_back({field, RADIAL_DISP_SUPERSEDED, superseded_note(field)});
+                break;
+            case RADIAL_FIELD_NETWORK:
+                out.push_back({field, RADIAL_DISP_REFUSED,
+                               "a sandbox has no docker network to join; unset run.network under "
+                               "the sandbox runtime (ADR §4)"});
+                break;
+            case RADIAL_FIELD_CPUS:
+                out.push_back({field, RADIAL_DISP_HONOURED,
+                               spec.cpus_milli % 1000 == 0
+                                   ? std::string("--cpus")
+                                   : "--cpus " + std::to_string((spec.cpus_milli + 999) / 1000) +
+                                         ": sbx takes whole CPUs, so it is rounded up"});
+                break;
+            default: out.push_back({field, RADIAL_DISP_HONOURED, {}}); break;
+        }
+    }
+    return out;
+}
+
+radial::plugin::RunResult SandboxRuntime::run(const ContainerSpec& spec,
+                                              radial::plugin::Output& out) {
+    plugin_support::RunRegistry::Registration registration = runs_.enter(spec.label);
+    return run_sandbox(cli_, host_, spec, out, registration.run());
+}
+
+std::vector<std::string> SandboxRuntime::list_by_label(std::string_view prefix) {
+    std::set<std::string> labels;
+    for (const auto& s : cli_.list(cli_.command_budget()))
+        if (auto label = label_of_sandbox(s.name); label && label->starts_with(prefix))
+            labels.insert(std::move(*label));
+    return {labels.begin(), labels.end()};
+}
+
+void SandboxRuntime::kill(std::string_view label) {
+    std::shared_ptr<plugin_support::ActiveRun> active = runs_.request_kill(label);
+    cli_.remove(sandbox_name(label), label);
+    if (active != nullptr && !active->on_run_thread()) {
+        const auto& s = cli_.settings();
+        std::chrono::milliseconds budget(s.kill_grace_ms + s.removal_timeout_ms +
+                                         2 * s.command_timeout_ms);
+        if (!active->wait_finished(budget))
+            host_.warn("killing box '" + std::string(label) + "': its run did not finish within " +
+                       std::to_string(budget.count()) + " ms; it goes on removing the sandbox");
+    }
+}
+
+radial::plugin::TcpRoute SandboxRuntime::tcp_route() {
+    return {"127.0.0.1", "host.docker.internal"};
+}
+
+} // namespace radial::sandbox

@@ -1,0 +1,74 @@
+#include "sandbox_settings.h"
+
+#include <string_view>
+
+namespace radial::sandbox {
+
+namespace {
+
+using radial::plugin::Error;
+
+[[noreturn]] void invalid(const radial::plugin::Config& config, std::string_view key,
+                          const std::string& why) {
+    std::string k(key);
+    throw Error(RADIAL_E_INVALID, k, "reading " + config.section() + "." + k + ": " + why);
+}
+
+bool has_space_or_control(std::string_view s) {
+    for (unsigned char c : s)
+        if (c <= ' ' || c == 0x7f) return true;
+    return false;
+}
+
+// A value sbx reads as one word: an option's argument or a positional.
+void check_word(const radial::plugin::Config& config, std::string_view key, std::string_view v,
+                std::string_view what) {
+    if (v.empty()) invalid(config, key, "the value is empty; give " + std::string(what));
+    if (v.front() == '-')
+        invalid(config, key,
+                "'" + std::string(v) + "' starts with '-', which sbx reads as an option; give " +
+                    std::string(what));
+    if (has_space_or_control(v))
+        invalid(config, key,
+                "'" + std::string(v) + "' contains whitespace or a control character; give " +
+                    std::string(what));
+}
+
+} // namespace
+
+SandboxSettings parse_sandbox_settings(radial::plugin::Config& config) {
+    SandboxSettings s;
+    if (auto v = config.string("binary")) {
+        if (v->empty() || v->find('\0') != std::string::npos)
+            invalid(config, "binary", "the value is empty; give the sbx CLI's name or path");
+        s.binary = *v;
+    }
+    if (auto v = config.string("template")) {
+        check_word(config, "template", *v, "a template image such as \"radial/turn:latest\"");
+        s.template_image = *v;
+    }
+    if (auto v = config.string("agent")) {
+        check_word(config, "agent", *v, "an sbx agent such as \"claude\" or \"shell\"");
+        s.agent = *v;
+    }
+    if (auto v = config.strings("kits")) {
+        for (std::size_t i = 0; i < v->size(); ++i)
+            check_word(config, "kits", (*v)[i], "a kit reference (a directory, ZIP or OCI image)");
+        s.kits = *v;
+    }
+    if (auto v = config.strings("createArgs")) {
+        for (const auto& a : *v) {
+            if (a.find('\0') != std::string::npos)
+                invalid(config, "createArgs", "an element contains a NUL byte; remove it");
+            if (a == "--name" || a.starts_with("--name="))
+                invalid(config, "createArgs",
+                        "'" + a +
+                            "' would rename the sandbox, whose name is the only mark of which "
+                            "radiald owns it; remove it");
+        }
+        s.create_args = *v;
+    }
+    return s;
+}
+
+} // namespace radial::sandbox

@@ -1,0 +1,41 @@
+// plugins/sandbox/sandbox_settings.h — the sandbox runtime's settings: the operator's
+// [run.sandbox] section, validated, plus the time budget of every sbx call.
+#pragma once
+
+#include <cstdint>
+#include <radial/plugin/runtime.hpp>
+#include <string>
+#include <vector>
+
+namespace radial::sandbox {
+
+// The parsed [run.sandbox] section (ADR §7: binary, template, agent, kits, createArgs) and the
+// budgets of the calls into sbx. The budgets are not configuration keys — the ADR's surface is
+// additive-only and names none — but every external call has one (STYLE, the osquery lesson) and
+// tests shorten them through the C++ constructor.
+struct SandboxSettings {
+    std::string binary = "sbx";                // the CLI: a name looked up in PATH, or a path
+    std::string template_image;                // --template; empty: the spec's image (ADR §4)
+    std::string agent = "claude";              // create's agent positional (ADR §8.1)
+    std::vector<std::string> kits;             // one --kit each
+    std::vector<std::string> create_args;      // appended to `sbx create` before the agent
+    std::uint64_t probe_timeout_ms = 30'000;   // preflight: version, --help probes, ls
+    std::uint64_t command_timeout_ms = 30'000; // ls, policy, rm
+    std::uint64_t create_timeout_ms = 600'000; // create: boots a microVM and applies kits
+    std::uint64_t kill_grace_ms = 10'000;      // after `rm --force`, how long the exec client
+                                               // may take to exit before it is SIGKILLed
+    std::uint64_t removal_timeout_ms = 60'000; // removing one sandbox, retries included
+    friend bool operator==(const SandboxSettings&, const SandboxSettings&) = default;
+};
+
+// Reads the [run.sandbox] keys through the helper's typed getters: binary, template, agent (a
+// string each), kits and createArgs (arrays of strings). Unknown keys are left for
+// Config::finish() to refuse; run.codexAuth, run.network and a [run.docker] table beside this
+// runtime are the host's to refuse. Throws radial::plugin::Error(RADIAL_E_INVALID, <key>,
+// "reading run.sandbox.<key>: <cause>; <fix>") for an empty value, a NUL byte, whitespace or a
+// leading '-' where sbx would read an option, and a createArgs element naming --name (the name is
+// the only ownership mark a sandbox has, ADR §6). Not thread-safe (Config is not); call from the
+// constructor only. Source: ADR §7.
+SandboxSettings parse_sandbox_settings(radial::plugin::Config& config);
+
+} // namespace radial::sandbox

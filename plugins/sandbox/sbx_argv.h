@@ -1,0 +1,81 @@
+// plugins/sandbox/sbx_argv.h — every sbx invocation the runtime makes, built by pure functions
+// (ADR §2: sbxCreateArgs, sbxExecArgs, sbxPolicyArgs, sbxRemoveArgs). Each returns the arguments
+// after the binary. Docker documents the CLI's surface as subject to change, so a re-spelling is a
+// one-file edit here against tests that say what each argv means.
+//
+// Nothing here starts a process or reads the environment; all functions are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <radial/container_spec.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sandbox_settings.h"
+
+namespace radial::sandbox {
+
+// What the installed sbx understands beyond the oldest documented surface, as detected from its
+// help output (SbxCli::features): `no_input` — the global --no-input flag ("never prompt;
+// commands that need an answer fail with the command to run instead"); `ls_json` — `ls --json`.
+struct SbxFeatures {
+    bool no_input = false;
+    bool ls_json = false;
+    friend bool operator==(const SbxFeatures&, const SbxFeatures&) = default;
+};
+
+// A workspace passed to `sbx create`: a host path that appears at the same path in the sandbox.
+struct Workspace {
+    std::string path;
+    bool read_only = false;
+    friend bool operator==(const Workspace&, const Workspace&) = default;
+};
+
+// The workspaces for `spec.mounts`, in mount order, one per distinct source. Throws
+// radial::plugin::Error(RADIAL_E_INVALID, "mounts[i]", ...) for a source or target that is not an
+// absolute path, contains a NUL byte or (source) a ':' — the positional's ":ro" syntax cannot
+// carry it — and for one source mounted both read-only and read-write. Source: ADR §3, §4 mounts.
+std::vector<Workspace> sbx_workspaces(const ContainerSpec& spec);
+
+// `memory_bytes` as sbx's --memory wants it (binary units): whole GiB as "<n>g", else rounded up
+// to whole MiB as "<n>m". Source: peers-and-sbx §1.3.
+std::string format_sbx_memory(std::uint64_t memory_bytes);
+
+// create [--no-input] --name NAME [--template T] [--memory M] [--cpus N] [--kit K ...]
+//        [createArgs ...] AGENT [WS[:ro] ...]
+// NAME is sandbox_name(spec.label); T is settings.template_image, else spec.image, else absent
+// (the agent's own image); M is format_sbx_memory(spec.memory_bytes) when carried; N is
+// spec.cpus_milli rounded up to whole CPUs when carried; AGENT is settings.agent; the workspaces
+// are sbx_workspaces(spec). No environment value ever appears (ADR §4.1). Throws
+// radial::plugin::Error(RADIAL_E_REFUSED, "network") when spec.network is set (a sandbox has no
+// docker network to join; ADR §4), RADIAL_E_INVALID naming the field for an image with
+// whitespace or a leading '-' and for bad mounts. Source: ADR §2, §4; peers-and-sbx §1.3.
+std::vector<std::string> sbx_create_args(const ContainerSpec& spec, const SandboxSettings& settings,
+                                         const SbxFeatures& features);
+
+// exec [--no-input] -i NAME sh -s: runs the exec script (sbx_exec_script) read from stdin.
+// Source: ADR §4.1.
+std::vector<std::string> sbx_exec_args(std::string_view name, const SbxFeatures& features);
+
+// policy allow network [--no-input] --sandbox NAME localhost:PORT: one rule, scoped to that
+// sandbox so the grant dies with it, naming localhost because that is what the host proxy sees
+// after rewriting host.docker.internal. Never a global rule (C-11). Throws
+// radial::plugin::Error(RADIAL_E_INVALID, "hostPorts") for a port outside 1..65535. Source: ADR §5.
+std::vector<std::string> sbx_policy_args(std::string_view name, std::uint32_t port,
+                                         const SbxFeatures& features);
+
+// rm [--no-input] --force NAME: stops and deletes the sandbox without a prompt. Source: ADR §6.
+std::vector<std::string> sbx_remove_args(std::string_view name, const SbxFeatures& features);
+
+// ls [--no-input] [--json]: every sandbox. Source: ADR §8.4, peers-and-sbx §1.4.
+std::vector<std::string> sbx_list_args(const SbxFeatures& features);
+
+// version: the preflight probe. Source: ADR §7.
+std::vector<std::string> sbx_version_args();
+
+// --help and ls --help: what SbxCli::features reads the flags from. Help never prompts.
+std::vector<std::string> sbx_help_args();
+std::vector<std::string> sbx_list_help_args();
+
+} // namespace radial::sandbox

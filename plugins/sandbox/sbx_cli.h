@@ -1,0 +1,86 @@
+// plugins/sandbox/sbx_cli.h — the short sbx calls (version, help probes, ls, rm) with their time
+// budgets, what the runtime concludes from them, and failure messages that say what to do.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <radial/plugin/runtime.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sandbox_settings.h"
+#include "sbx_argv.h"
+#include "sbx_executor.h"
+#include "sbx_list.h"
+
+namespace radial::sandbox {
+
+// Runs sbx for the runtime through an SbxExecutor. [thread-safe]
+class SbxCli {
+public:
+    SbxCli(SandboxSettings settings, std::shared_ptr<SbxExecutor> executor,
+           radial::plugin::Host host)
+        : settings_(std::move(settings)), executor_(std::move(executor)), host_(host) {}
+
+    // The settings this CLI runs with (binary, budgets, create options). [thread-safe]
+    const SandboxSettings& settings() const noexcept { return settings_; }
+    // The executor every call goes through; the run starts its streamed exec with it.
+    SbxExecutor& executor() const noexcept { return *executor_; }
+
+    // What the installed sbx understands. Rule: `sbx --help` lists the global flags, so
+    // `no_input` is true when its output names "--no-input"; `ls_json` is true when `sbx ls
+    // --help` names "--json". Help never prompts. Detected on first use within the probe budget
+    // and kept once both probes have answered (a capability, not health: a failed probe is never
+    // kept, and that call goes on without either flag). Concurrent first uses wait for one probe.
+    SbxFeatures features();
+
+    // The first line `sbx version` prints, within the probe budget. Throws
+    // radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming the binary, sbx's message and the fix
+    // (diagnose_sbx_message) when it fails, does not answer or prints nothing. Nothing is cached.
+    // Source: ADR §7.
+    std::string version();
+
+    // Every sandbox (`sbx ls`, `--json` when features() says so), within `budget`. Throws
+    // Error(RADIAL_E_UNAVAILABLE) with sbx's message and the fix when ls fails or does not answer,
+    // or when --json output holds no document of the documented shape. Source: ADR §6, §8.4.
+    std::vector<ListedSandbox> list(std::chrono::milliseconds budget);
+
+    // `sbx rm --force NAME` until the sandbox is gone, within the removal budget (each call within
+    // the command budget). A failing rm is checked against `sbx ls`: a sandbox not listed is gone
+    // (sbx may call removing an unknown name an error); one still listed — e.g. while another
+    // removal of it is under way — is removed again every 500 ms. Throws
+    // Error(RADIAL_E_UNAVAILABLE) with sbx's message and the command to run by hand when the
+    // budget runs out. `label` is for messages. Source: ADR §6.
+    void remove(std::string_view name, std::string_view label);
+
+    // Runs `sbx <args>` through the executor (see SbxExecutor::invoke).
+    CliOutput call(const std::vector<std::string>& args, std::chrono::milliseconds budget,
+                   int cancel_fd = -1) const;
+
+    // The error for a call that did not succeed: "<what>: <cause>; <fix>". A recognised problem
+    // (diagnose_sbx_message) brings its own code, explanation and fix; otherwise
+    // `code`/`default_fix` apply. A timeout says "no answer within N ms". [thread-safe]
+    radial::plugin::Error failure(const CliOutput& r, std::string_view what,
+                                  std::chrono::milliseconds budget, std::int32_t code,
+                                  std::string_view default_fix) const;
+
+    // The budget of each preflight call, and of each other short call (ls, policy, rm), in ms.
+    std::chrono::milliseconds probe_budget() const {
+        return std::chrono::milliseconds(settings_.probe_timeout_ms);
+    }
+    std::chrono::milliseconds command_budget() const {
+        return std::chrono::milliseconds(settings_.command_timeout_ms);
+    }
+
+private:
+    SandboxSettings settings_;
+    std::shared_ptr<SbxExecutor> executor_;
+    radial::plugin::Host host_;
+    std::mutex features_mutex_;
+    std::optional<SbxFeatures> features_;
+};
+
+} // namespace radial::sandbox

@@ -1,0 +1,254 @@
+// tests/plugins/sandbox/sandbox_e2e_test.cpp — a turn end to end through the real sandbox.so,
+// against either the Docker-backed simulator (tests/fakes/sbx/sbx-docker-sim; CTest label `live`,
+// fixture test_image) or a real sbx (ADR §8 checklist; only with RADIAL_SANDBOX_TESTS=1).
+//
+// Mode, from the environment CTest sets:
+//   RADIAL_SBX_E2E_MODE=sim    the simulator, one private state directory per test
+//   RADIAL_SBX_E2E_MODE=real   $RADIAL_SBX_BINARY (default: sbx from PATH), template
+//                              $RADIAL_SBX_TEMPLATE (default: the test image, which the operator
+//                              loads once: docker image save IMG -o t.tar && sbx template load
+//                              t.tar), agent $RADIAL_SBX_AGENT (default: shell). Without
+//                              RADIAL_SANDBOX_TESTS=1 the program runs nothing and exits 77, which
+//                              CTest reports as skipped (not run) — never as passed.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "../../support/temp_dir.h"
+#include "loaded_sandbox_plugin.h"
+
+#ifndef RADIAL_SBX_SIM
+#error "RADIAL_SBX_SIM must name the simulator script"
+#endif
+
+namespace radial::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string env_or(const char* name, const std::string& fallback) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+bool real_mode() { return env_or("RADIAL_SBX_E2E_MODE", "sim") == "real"; }
+
+// A one-shot HTTP server on 127.0.0.1 standing in for the tcp turn socket (ADR §5): it answers
+// the first request and keeps what it received.
+class LoopbackServer {
+public:
+    LoopbackServer() {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        addr.sin_port = 0; // the kernel picks: hermetic
+        if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+            ::listen(fd_, 4) != 0)
+            throw std::runtime_error("loopback server: cannot listen");
+        socklen_t len = sizeof addr;
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+        port_ = ntohs(addr.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~LoopbackServer() {
+        stop_ = true;
+        thread_.join();
+        ::close(fd_);
+    }
+    std::uint32_t port() const { return port_; }
+    std::string request() {
+        std::lock_guard lock(mutex_);
+        return request_;
+    }
+
+private:
+    void serve() {
+        while (!stop_) {
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0) continue;
+            int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0) continue;
+            char buf[4096];
+            pollfd q{c, POLLIN, 0};
+            std::string got;
+            while (got.find("\r\n\r\n") == std::string::npos && ::poll(&q, 1, 5000) > 0) {
+                ssize_t n = ::read(c, buf, sizeof buf);
+                if (n <= 0) break;
+                got.append(buf, static_cast<std::size_t>(n));
+            }
+            {
+                std::lock_guard lock(mutex_);
+                request_ += got;
+            }
+            const std::string reply =
+                "HTTP/1.0 200 OK\r\nContent-Length: 16\r\n\r\nhello-from-host\n";
+            [[maybe_unused]] auto w = ::write(c, reply.data(), reply.size());
+            ::close(c);
+        }
+    }
+    int fd_ = -1;
+    std::uint32_t port_ = 0;
+    std::atomic<bool> stop_{false};
+    std::mutex mutex_;
+    std::string request_;
+    std::thread thread_;
+};
+
+class sandbox_e2e : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (real_mode()) {
+            config_.str("binary", env_or("RADIAL_SBX_BINARY", "sbx"));
+        } else {
+            state_ = std::make_unique<TempDir>("radial-sbxsim");
+            std::filesystem::create_symlink(RADIAL_SBX_SIM, *state_ / "sbx");
+            config_.str("binary", *state_ / "sbx");
+        }
+        config_.str("template", env_or("RADIAL_SBX_TEMPLATE", RADIAL_TEST_IMAGE))
+            .str("agent", env_or("RADIAL_SBX_AGENT", "shell"));
+        sandbox_ = std::make_unique<SandboxInstance>(config_);
+    }
+    void TearDown() override {
+        for (const auto& label : labels_) sandbox_->kill(label);
+        sandbox_.reset();
+        if (state_)
+            shell("docker ps -aq --filter 'label=radial.sbx.sim=" + state_->path() +
+                  "' | xargs -r docker rm -f >/dev/null 2>&1");
+    }
+    std::string label(const std::string& name) {
+        std::string l = "rsbx" + std::to_string(::getpid()) + "-" + name;
+        labels_.push_back(l);
+        return l;
+    }
+    ContainerSpec spec(const std::string& name, std::vector<std::string> argv) {
+        ContainerSpec s;
+        s.label = label(name);
+        s.image = RADIAL_TEST_IMAGE;
+        s.argv = std::move(argv);
+        s.timeout_ms = 120'000;
+        s.memory_bytes = 512ull << 20;
+        return s;
+    }
+    // No sandbox of this test's labels is listed any more.
+    void expect_none_left() {
+        Reported r;
+        auto left = sandbox_->list("rsbx" + std::to_string(::getpid()) + "-", &r);
+        EXPECT_EQ(r.code, RADIAL_OK) << r.message;
+        EXPECT_TRUE(left.empty()) << left.front();
+        if (state_) {
+            EXPECT_TRUE(sandbox_->list("").empty()) << "the simulator's `sbx ls` is empty";
+            EXPECT_EQ(read_file(*state_ / "rules"), "") << "no rule outlives its sandbox";
+        }
+    }
+
+    ConfigBuilder config_{"run.sandbox"};
+    std::unique_ptr<TempDir> state_;
+    std::unique_ptr<SandboxInstance> sandbox_;
+    std::vector<std::string> labels_;
+};
+
+TEST_F(sandbox_e2e, PreflightAnswers) {
+    Reported r = sandbox_->preflight();
+    EXPECT_EQ(r.code, RADIAL_OK) << r.message;
+}
+
+TEST_F(sandbox_e2e, ATurnEndToEnd) {
+    TempDir ws("radial-sbxws");
+    ws.write("brief.md", "the brief\n");
+    LoopbackServer turn_socket;
+    const std::vector<std::string> values = {"it's \"q\" $HOME `id` \\", "line1\nline2",
+                                             "h\xC3\xA9llo \xE2\x9C\x93", "sk-FAKE-0123456789"};
+    ContainerSpec s = spec(
+        "turn", {"sh", "-c",
+                 "test -f /work/brief.md && cat /work/brief.md; echo early; echo to-stderr >&2; "
+                 "printf '%s\\0' \"$V0\" \"$V1\" \"$V2\" \"$V3\" > /work/env.bin; "
+                 "curl -s --max-time 20 \"http://host.docker.internal:$PORT/records\"; "
+                 "sleep 2; echo late > /work/late.txt; echo late; exit 3"});
+    s.mounts = {{ws.path(), "/work", false}};
+    s.workdir = "/work";
+    for (std::size_t i = 0; i < values.size(); ++i)
+        s.env.push_back({"V" + std::to_string(i), values[i], true});
+    s.env.push_back({"PORT", std::to_string(turn_socket.port()), false});
+    s.host_ports = {turn_socket.port()};
+
+    RunOutcome o = sandbox_->run(s);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(o.result.exit_code, 3);
+    EXPECT_EQ(o.out, "the brief\nearly\nhello-from-host\nlate\n");
+    EXPECT_NE(o.err.find("to-stderr\n"), std::string::npos) << o.err;
+    EXPECT_LT(o.first_chunk_seconds() + 1.5, o.seconds()) << "output is streamed, not collected";
+    EXPECT_NE(turn_socket.request().find("GET /records"), std::string::npos)
+        << "the box reached the host's loopback port through host.docker.internal";
+    std::string expected;
+    for (const auto& v : values) expected += v + '\0';
+    EXPECT_EQ(read_file(ws / "env.bin"), expected) << "the environment, byte for byte";
+    EXPECT_EQ(read_file(ws / "late.txt"), "late\n") << "the bridged /work is the workspace";
+    if (state_) {
+        std::string calls = read_file(*state_ / "calls.log");
+        EXPECT_EQ(calls.find("sk-FAKE-0123456789"), std::string::npos) << "no secret on an argv";
+        EXPECT_NE(calls.find(std::string("--sandbox\037") + s.label +
+                             "\037localhost:" + std::to_string(turn_socket.port())),
+                  std::string::npos)
+            << calls;
+    }
+    expect_none_left();
+}
+
+TEST_F(sandbox_e2e, ATimeoutEndsTheTurnAndRemovesTheSandbox) {
+    ContainerSpec s = spec("timeout", {"sh", "-c", "echo started; exec sleep 600"});
+    s.timeout_ms = 4000;
+    RunOutcome o = sandbox_->run(s);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_TIMED_OUT);
+    EXPECT_EQ(o.out, "started\n");
+    EXPECT_LT(o.seconds(), 30.0);
+    expect_none_left();
+}
+
+TEST_F(sandbox_e2e, AKillEndsTheTurnAndRemovesTheSandbox) {
+    ContainerSpec s = spec("kill", {"sh", "-c", "echo started; exec sleep 600"});
+    std::atomic<bool> started{false}, returned{false};
+    RunOutcome o;
+    std::thread runner([&] {
+        o = sandbox_->run(s, [&](std::uint32_t, std::string_view) {
+            started = true;
+            return 0;
+        });
+        returned = true;
+    });
+    auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (!started && !returned && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(50ms);
+    Reported k = sandbox_->kill(s.label);
+    runner.join();
+    EXPECT_EQ(k.code, RADIAL_OK) << k.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_KILLED);
+    expect_none_left();
+}
+
+} // namespace
+} // namespace radial::test
+
+int main(int argc, char** argv) {
+    ::testing::InitGoogleTest(&argc, argv);
+    const char* gate = std::getenv("RADIAL_SANDBOX_TESTS");
+    if (radial::test::real_mode() && !::testing::GTEST_FLAG(list_tests) &&
+        (gate == nullptr || std::string(gate) != "1")) {
+        std::printf(
+            "not run: the end-to-end test against a real sbx needs RADIAL_SANDBOX_TESTS=1 "
+            "(and sbx signed in, its policy initialised, the template loaded)\n");
+        return 77;
+    }
+    return RUN_ALL_TESTS();
+}
