@@ -67,8 +67,8 @@ TEST(TurnSocketLive, RejectedRequestsReachNothing) {
 post wrong-token '{"type":"result","payload":1}'
 post '' '{"type":"result","payload":1}'
 post "$RADIAL_TURN_TOKEN" '{"type":"other","payload":1}'
-head -c 2000000 /dev/zero | tr '\0' a > /tmp/big
-post "$RADIAL_TURN_TOKEN" "{\"type\":\"result\",\"payload\":\"$(cat /tmp/big)\"}"
+{ printf '{"type":"result","payload":"'; head -c 2000000 /dev/zero | tr '\0' a; printf '"}'; } > /tmp/big
+post "$RADIAL_TURN_TOKEN" @/tmp/big
 post "$RADIAL_TURN_TOKEN" '{"type":"result",'
 post "$RADIAL_TURN_TOKEN" '{"type":"result"}'
 )"});
