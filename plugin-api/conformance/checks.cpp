@@ -1,0 +1,229 @@
+#include "checks.h"
+
+#include <cstdio>
+
+namespace radial::conformance {
+namespace {
+
+struct CheckInfo {
+    Gate gate = Gate::none;
+    std::string description;
+};
+
+struct Registry {
+    std::map<std::string, CheckInfo> by_name;
+    std::vector<std::string> order;
+};
+
+Registry& registry() {
+    static Registry r;
+    return r;
+}
+
+const char* gate_name(Gate g) {
+    switch (g) {
+        case Gate::none: return "nothing";
+        case Gate::loaded: return "a loaded plugin";
+        case Gate::usable: return "a plugin this host accepts";
+        case Gate::created: return "an instance";
+        case Gate::ready: return "a plugin whose preflight passes";
+    }
+    return "?";
+}
+
+std::string current_test_name() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return info != nullptr ? info->name() : "";
+}
+
+} // namespace
+
+bool register_check(const char* gtest_name, Gate gate, const char* description) {
+    auto& r = registry();
+    r.by_name[gtest_name] = CheckInfo{gate, description};
+    r.order.emplace_back(gtest_name);
+    return true;
+}
+
+std::string check_description(const std::string& gtest_name) {
+    auto& r = registry();
+    auto it = r.by_name.find(gtest_name);
+    return it == r.by_name.end() ? std::string() : it->second.description;
+}
+
+std::vector<std::pair<std::string, std::string>> all_checks() {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& name : registry().order)
+        out.emplace_back(kebab(name), registry().by_name[name].description);
+    return out;
+}
+
+void Conformance::SetUp() {
+    Gate gate = Gate::none;
+    auto it = registry().by_name.find(current_test_name());
+    if (it != registry().by_name.end()) gate = it->second.gate;
+    if (auto problem = Harness::get().gate_problem(gate))
+        GTEST_SKIP() << "this check needs " << gate_name(gate) << ", and " << *problem;
+}
+
+void Conformance::TearDown() {
+    if (!instance_) return;
+    // Best effort, but still under the budget: the check has asserted what it wanted about its
+    // boxes; this only keeps a failing plugin from leaving them running after the harness.
+    std::vector<std::string> labels = extra_labels_;
+    try {
+        for (const auto& l : instance_->list(check_prefix())) labels.push_back(l);
+    } catch (...) {
+    }
+    for (const auto& l : labels) {
+        try {
+            instance_->kill(l);
+        } catch (...) {
+        }
+    }
+    instance_.reset();
+}
+
+Instance& Conformance::instance() {
+    if (!instance_) instance_.emplace(Instance::create());
+    return *instance_;
+}
+
+std::string Conformance::check_prefix() const {
+    std::string check = kebab(current_test_name());
+    // Labels are at most 128 bytes; the check part is short enough in every check.
+    return Harness::get().label_prefix + check + "-";
+}
+
+std::string Conformance::label(const std::string& suffix) { return check_prefix() + suffix; }
+
+ContainerSpec Conformance::shell_spec(const std::string& label, const std::string& script) const {
+    ContainerSpec s;
+    s.label = label;
+    s.image = Harness::get().options.image;
+    s.argv = {"sh", "-c", script};
+    return s;
+}
+
+std::chrono::milliseconds Conformance::budget() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Harness::get().options.budget);
+}
+
+RunObservation Conformance::run(const ContainerSpec& spec, std::shared_ptr<OutputCapture> capture,
+                                std::optional<std::chrono::milliseconds> run_budget) {
+    auto call = instance().start_run(spec, std::move(capture));
+    return finish(call, spec.label, run_budget.value_or(budget()));
+}
+
+RunObservation Conformance::finish(PendingCall<RunObservation>& call, const std::string& label,
+                                   std::chrono::milliseconds run_budget) {
+    if (call.wait_for(run_budget)) return call.get();
+    ADD_FAILURE() << "run of '" << label << "' did not return within " << secs(run_budget)
+                  << "; the harness calls kill('" << label << "')";
+    try {
+        instance().kill(label);
+    } catch (...) {
+        ADD_FAILURE() << "kill('" << label << "') failed: " << describe_current_exception();
+    }
+    // The ABI's promise: a run in flight returns within 10 s of kill.
+    if (!call.wait_for(std::chrono::seconds(10) + budget() / 4))
+        Harness::get().hang("run of '" + label + "' did not return within " + secs(run_budget) +
+                            ", nor within 10 s of kill('" + label + "')");
+    RunObservation o = call.get();
+    o.needed_kill = true;
+    return o;
+}
+
+bool Conformance::skip_unless_honoured(const ContainerSpec& spec, std::uint32_t field) {
+    for (const auto& d : instance().describe(spec)) {
+        if (d.field != field) continue;
+        if (d.disposition == RADIAL_DISP_REFUSED || d.disposition == RADIAL_DISP_SUPERSEDED) {
+            const char* what = d.disposition == RADIAL_DISP_REFUSED ? "REFUSED" : "SUPERSEDED";
+            // GTEST_SKIP() returns from the enclosing function, which must be void; this is
+            // what it expands to, minus the return. The caller returns when this is true.
+            ::testing::internal::AssertHelper(::testing::TestPartResult::kSkip, __FILE__, __LINE__,
+                                              "") =
+                ::testing::Message() << "the plugin reports " << field_name(field) << " " << what
+                                     << (d.note.empty() ? "" : " (" + d.note + ")");
+            return true;
+        }
+    }
+    return false;
+}
+
+bool Conformance::expect_ran(const RunObservation& o, const std::string& what) {
+    if (o.ok) return true;
+    ADD_FAILURE() << what << " failed instead of running: "
+                  << (o.code != 0 ? "status " + std::to_string(o.code) + " (" +
+                                        std::string(host::status_name(o.code)) + ")"
+                                  : std::string("no status"))
+                  << (o.key.empty() ? "" : " about '" + o.key + "'") << ": " << o.message;
+    return false;
+}
+
+void Conformance::expect_clean_sink(const OutputCapture& c, const std::string& what) {
+    EXPECT_EQ(c.overlaps.load(), 0)
+        << "during " << what << ", the output sink was called " << c.overlaps.load()
+        << " times while another call for the same run was still in progress; the ABI "
+           "serialises sink calls per run";
+    EXPECT_EQ(c.empty_chunks, 0u) << "during " << what << ", the output sink was called "
+                                  << c.empty_chunks
+                                  << " times with zero bytes; chunks are at least one byte";
+    EXPECT_EQ(c.unknown_stream, 0u)
+        << "during " << what << ", " << c.unknown_stream
+        << " chunks carried a stream id other than RADIAL_STREAM_STDOUT or RADIAL_STREAM_STDERR";
+}
+
+std::string flags_text(std::uint32_t flags) {
+    static constexpr std::pair<std::uint32_t, const char*> names[] = {
+        {RADIAL_RUN_EXITED, "EXITED"},         {RADIAL_RUN_SIGNALED, "SIGNALED"},
+        {RADIAL_RUN_TIMED_OUT, "TIMED_OUT"},   {RADIAL_RUN_KILLED, "KILLED"},
+        {RADIAL_RUN_OOM_KILLED, "OOM_KILLED"}, {RADIAL_RUN_OUTPUT_ABORTED, "OUTPUT_ABORTED"}};
+    std::string s;
+    for (const auto& [bit, name] : names)
+        if (flags & bit) s += (s.empty() ? "" : "|") + std::string(name);
+    return s.empty() ? "none" : s;
+}
+
+std::string outcome_text(const RunObservation& o) {
+    if (!o.ok) return "failed (" + o.message + ")";
+    const auto& r = o.outcome;
+    std::string s;
+    if (r.flags & RADIAL_RUN_EXITED)
+        s = "exited with " + std::to_string(r.exit_code);
+    else if (r.flags & RADIAL_RUN_SIGNALED)
+        s = "was ended by signal " + std::to_string(r.term_signal);
+    else
+        s = "ended";
+    return s + " (flags " + flags_text(r.flags) + ")";
+}
+
+std::string secs(double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", seconds);
+    return buf;
+}
+
+std::string secs(std::chrono::milliseconds ms) { return secs(ms.count() / 1000.0); }
+
+std::string printable(std::string_view bytes, std::size_t max) {
+    std::string s;
+    for (std::size_t i = 0; i < bytes.size() && i < max; ++i) {
+        auto c = static_cast<unsigned char>(bytes[i]);
+        if (c == '\n')
+            s += "\\n";
+        else if (c == '\\')
+            s += "\\\\";
+        else if (c >= 0x20 && c < 0x7f)
+            s += static_cast<char>(c);
+        else {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            s += buf;
+        }
+    }
+    if (bytes.size() > max) s += "... (" + std::to_string(bytes.size()) + " bytes)";
+    return s;
+}
+
+} // namespace radial::conformance

@@ -1,0 +1,215 @@
+#include "harness.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include "pending_call.h"
+#include "plugin_calls.h"
+
+namespace radial::conformance {
+namespace {
+
+// Async-signal-safe copies of what a crash report needs: written before the checks run (prefix)
+// and at each check's start (check), read only by the signal handler.
+char g_crash_prefix[256];
+char g_crash_check[160];
+
+void write_all(const char* s) {
+    std::size_t n = std::strlen(s);
+    while (n > 0) {
+        ssize_t w = ::write(STDOUT_FILENO, s, n);
+        if (w <= 0) return;
+        s += w;
+        n -= static_cast<std::size_t>(w);
+    }
+}
+
+void crash_handler(int sig) {
+    char num[16];
+    int v = sig, i = 0;
+    char rev[16];
+    do {
+        rev[i++] = static_cast<char>('0' + v % 10);
+        v /= 10;
+    } while (v > 0 && i < 15);
+    for (int j = 0; j < i; ++j) num[j] = rev[i - 1 - j];
+    num[i] = 0;
+    write_all("\n");
+    write_all(g_crash_prefix);
+    write_all(" (failed: ");
+    write_all(g_crash_check[0] != 0 ? g_crash_check : "loading");
+    write_all("; the plugin crashed the process with signal ");
+    write_all(num);
+    write_all(")\n");
+    // The handler was installed with SA_RESETHAND: re-raising ends the process with the signal.
+    ::raise(sig);
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
+} // namespace
+
+Harness& Harness::get() {
+    static Harness h;
+    return h;
+}
+
+std::string kebab(std::string name) {
+    for (char& c : name)
+        if (c == '_') c = '-';
+    return name;
+}
+
+std::string Harness::plugin_id() const {
+    if (library.descriptor == nullptr) return "?";
+    auto info = host::read_descriptor_info(*library.descriptor);
+    return info.id.empty() ? "?" : info.id;
+}
+
+std::string Harness::plugin_version() const {
+    if (library.descriptor == nullptr) return "?";
+    auto info = host::read_descriptor_info(*library.descriptor);
+    return info.version.empty() ? "?" : info.version;
+}
+
+host::RuntimeClient Harness::create_instance(const host::ConfigSection* section) const {
+    return host::RuntimeClient::create(
+        library.handle, library.descriptor, section != nullptr ? *section : config, library.path,
+        "radial-conformance",
+        [](std::uint32_t level, std::string_view m) { Harness::get().log(level, m); });
+}
+
+std::optional<std::string> Harness::gate_problem(Gate gate) {
+    if (gate == Gate::none) return std::nullopt;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = gates_.find(gate);
+        if (it != gates_.end()) return it->second;
+    }
+    std::optional<std::string> problem;
+    switch (gate) {
+        case Gate::none: break;
+        case Gate::loaded:
+            if (!library.problem.empty()) problem = library.problem;
+            break;
+        case Gate::usable:
+            if (auto p = gate_problem(Gate::loaded)) {
+                problem = p;
+            } else if (std::string why = host::descriptor_problem(library.descriptor);
+                       !why.empty()) {
+                problem = "this host refuses the plugin: " + why;
+            } else if (library.descriptor->struct_size < kDescriptorSize_1_0) {
+                problem = "this host refuses the plugin: its descriptor is " +
+                          std::to_string(library.descriptor->struct_size) +
+                          " bytes, smaller than ABI 1.0's " + std::to_string(kDescriptorSize_1_0);
+            }
+            break;
+        case Gate::created:
+            if (auto p = gate_problem(Gate::usable)) {
+                problem = p;
+            } else if (auto why = try_create_and_destroy()) {
+                problem = "create with the config section failed: " + *why;
+            }
+            break;
+        case Gate::ready:
+            if (auto p = gate_problem(Gate::created)) {
+                problem = p;
+            } else if (auto why = try_preflight()) {
+                problem = "preflight failed: " + *why;
+            }
+            break;
+    }
+    std::lock_guard lock(mutex_);
+    gates_[gate] = problem;
+    return problem;
+}
+
+void Harness::record(const std::string& check, CheckStatus status, const std::string& reason) {
+    std::lock_guard lock(mutex_);
+    results_.emplace_back(check, status);
+    if (status == CheckStatus::skipped) skip_reasons_[check] = reason;
+}
+
+bool Harness::any_failed() const {
+    std::lock_guard lock(mutex_);
+    for (const auto& [name, status] : results_)
+        if (status == CheckStatus::failed) return true;
+    return false;
+}
+
+std::string Harness::verdict_line(const std::string& hung_check) const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> failed, skipped;
+    for (const auto& [name, status] : results_) {
+        if (status == CheckStatus::failed) failed.push_back(name);
+        if (status == CheckStatus::skipped) skipped.push_back(name);
+    }
+    if (!hung_check.empty()) failed.push_back(hung_check);
+    std::string head = "radial-conformance: " + std::string(failed.empty() ? "PASS" : "FAIL") +
+                       " " + plugin_id() + " " + plugin_version();
+    if (!failed.empty()) {
+        std::string tail = "failed: " + join(failed);
+        if (!hung_check.empty())
+            tail += "; hung in " + hung_check + ", the remaining checks did not run";
+        return head + " (" + tail + ")";
+    }
+    std::size_t n = results_.size();
+    std::string tail = std::to_string(n) + (n == 1 ? " check" : " checks");
+    tail += ", " + std::to_string(skipped.size()) + " skipped";
+    if (!skipped.empty()) tail += ": " + join(skipped);
+    return head + " (" + tail + ")";
+}
+
+void Harness::log(std::uint32_t level, std::string_view message) {
+    static constexpr const char* kLevels[] = {"debug", "info", "warn", "error"};
+    std::lock_guard lock(mutex_);
+    if (log_.size() >= 200) log_.erase(log_.begin()); // bounded: a chatty plugin is not a leak
+    log_.push_back(std::string(level < 4 ? kLevels[level] : "log") + ": " + std::string(message));
+}
+
+std::vector<std::string> Harness::take_log() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(log_, {});
+}
+
+void Harness::set_current_check(const std::string& check) {
+    std::lock_guard lock(mutex_);
+    current_check_ = check;
+    std::snprintf(g_crash_check, sizeof g_crash_check, "%s", check.c_str());
+}
+
+void Harness::hang(const std::string& what) {
+    std::string check;
+    {
+        std::lock_guard lock(mutex_);
+        check = current_check_.empty() ? "loading" : current_check_;
+    }
+    std::cout << "[  HUNG    ] " << check << ": " << what << "\n"
+              << "[  HUNG    ] " << check
+              << ": the call is still running on its own thread; ending the harness so that it "
+                 "does not hang too\n"
+              << verdict_line(check) << std::endl;
+    std::fflush(stdout);
+    ::_exit(3);
+}
+
+void Harness::install_crash_handlers() {
+    std::snprintf(g_crash_prefix, sizeof g_crash_prefix, "radial-conformance: FAIL %s %s",
+                  plugin_id().c_str(), plugin_version().c_str());
+    struct sigaction sa {};
+    sa.sa_handler = &crash_handler;
+    sa.sa_flags = SA_RESETHAND;
+    ::sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::sigaction(sig, &sa, nullptr);
+}
+
+} // namespace radial::conformance

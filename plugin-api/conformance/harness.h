@@ -1,0 +1,101 @@
+// plugin-api/conformance/harness.h — the state one conformance run shares between its checks: the
+// options, the loaded plugin, its config section, the label prefix, the gates, the verdict, and
+// the way out when a plugin hangs or crashes the harness (issue 7).
+//
+// Thread-safety: everything here is set up by main() before the checks run and read afterwards,
+// except the verdict and the log, which are guarded by their own mutex.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <radial/host/runtime_client.hpp>
+#include <string>
+#include <vector>
+
+#include "plugin_library.h"
+
+namespace radial::conformance {
+
+// What the command line asked for.
+struct Options {
+    std::string plugin;                // --plugin PATH.so
+    std::optional<std::string> config; // --config FILE.toml
+    std::string image;                 // --image IMAGE (empty: the spec carries no image)
+    std::chrono::seconds budget{60};   // --budget SECONDS: longest wait for a call to return
+    bool list_checks = false;          // --list-checks
+};
+
+// The gates a check may need, in order: each implies the ones before it. A gate that does not
+// open is reported as a failure by its own check and makes the checks behind it skip.
+enum class Gate {
+    none,    // nothing: the check runs even when the library did not load
+    loaded,  // the library loaded and its entry returned a descriptor
+    usable,  // the descriptor passes this host's negotiation (descriptor_problem)
+    created, // `create` succeeds with the config section
+    ready,   // `preflight` succeeds: runs can be attempted
+};
+
+// How one check ended, for the verdict.
+enum class CheckStatus { passed, failed, skipped };
+
+class Harness {
+public:
+    static Harness& get();
+
+    Options options;
+    PluginLibrary library;
+    host::ConfigSection config;
+    std::string label_prefix; // "rcf<pid>-<random>-": unique to this run of the harness
+
+    // The plugin's id and version for the verdict ("?" when the descriptor cannot be read).
+    std::string plugin_id() const;
+    std::string plugin_version() const;
+
+    // Opens `gate` once (memoised) and returns why it is closed, or nullopt when it is open.
+    // Runs create/preflight under the budget; may call hang().
+    std::optional<std::string> gate_problem(Gate gate);
+
+    // A new instance of the plugin with `section` (default: the config section), through
+    // RuntimeClient, the code path radiald uses. Throws host::RuntimeError (or whatever create
+    // let escape) on failure. Blocking.
+    host::RuntimeClient create_instance(const host::ConfigSection* section = nullptr) const;
+
+    // Records how a check ended. `reason`: the skip reason.
+    void record(const std::string& check, CheckStatus status, const std::string& reason = {});
+    // The one-line verdict: "radial-conformance: PASS <id> <version> (<n> checks, ...)".
+    std::string verdict_line(const std::string& hung_check = {}) const;
+    bool any_failed() const;
+
+    // Plugin log lines (through radial_host.log) since the last call; printed with a failure.
+    void log(std::uint32_t level, std::string_view message);
+    std::vector<std::string> take_log();
+
+    // The current check (its kebab-case name), for hang and crash reports.
+    void set_current_check(const std::string& check);
+
+    // A plugin call did not come back even after its box was killed: prints the failure of the
+    // current check and the verdict, then ends the process with status 3. A hung harness is the
+    // worst outcome a conformance run can have; this is the way out. Never returns.
+    [[noreturn]] void hang(const std::string& what);
+
+    // Prints the verdict and a crash line if the plugin crashes the process (SIGSEGV, SIGABRT,
+    // ...). Call once, after the options are known.
+    void install_crash_handlers();
+
+private:
+    Harness() = default;
+
+    mutable std::mutex mutex_;
+    std::vector<std::pair<std::string, CheckStatus>> results_;
+    std::map<std::string, std::string> skip_reasons_;
+    std::vector<std::string> log_;
+    std::map<Gate, std::optional<std::string>> gates_;
+    std::string current_check_;
+};
+
+// The kebab-case name of a check from its gtest name: "run_exit_codes" -> "run-exit-codes".
+std::string kebab(std::string gtest_name);
+
+} // namespace radial::conformance

@@ -1,0 +1,43 @@
+// plugin-api/conformance/host_probe.h — what the harness observes on the host around a run: its
+// own memory, every process's command line, and a temporary directory to mount (issue 7).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace radial::conformance {
+
+// Resident memory of this process in KiB (VmRSS), or -1 when /proc cannot tell.
+long rss_kib();
+// Resets this process's peak RSS (VmHWM) to its current RSS. False when the kernel does not
+// allow it (then peak_rss_kib() measures since the process started).
+bool reset_peak_rss();
+// Peak resident memory of this process in KiB (VmHWM), or -1.
+long peak_rss_kib();
+
+// Every visible process's command line (NUL-separated arguments), read without throwing:
+// processes come and go while this runs.
+std::vector<std::string> all_cmdlines();
+
+// A directory under /tmp removed, with everything in it, when the owner goes out of scope.
+// Mode 0755; callers open up subdirectories for the box user as they need.
+class TempDir {
+public:
+    explicit TempDir(const std::string& prefix);
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+
+    const std::string& path() const noexcept { return path_; }
+    // Creates a subdirectory with `mode` (chmod'ed, so the umask does not narrow it).
+    std::string subdir(const std::string& name, unsigned mode) const;
+    // Writes `content` to `name` (relative to the directory) with `mode`.
+    void write(const std::string& name, const std::string& content, unsigned mode) const;
+    // The file's content, or nullopt-like empty + false when it does not exist.
+    bool read(const std::string& name, std::string& content) const;
+
+private:
+    std::string path_;
+};
+
+} // namespace radial::conformance

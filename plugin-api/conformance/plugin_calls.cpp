@@ -1,0 +1,207 @@
+#include "plugin_calls.h"
+
+#include "harness.h"
+
+namespace radial::conformance {
+namespace {
+
+using std::chrono::milliseconds;
+
+milliseconds budget() {
+    return std::chrono::duration_cast<milliseconds>(Harness::get().options.budget);
+}
+
+std::string seconds_text(milliseconds ms) { return std::to_string(ms.count() / 1000) + " s"; }
+
+// Every OutputFn handed to a plugin, kept until the process ends (see OutputCapture).
+std::mutex g_graveyard_mutex;
+std::vector<std::shared_ptr<host::OutputFn>> g_graveyard;
+
+} // namespace
+
+std::string describe_current_exception() {
+    try {
+        throw;
+    } catch (const host::RuntimeError& e) {
+        std::string s = "status " + std::to_string(e.code()) + " (" +
+                        std::string(host::status_name(e.code())) + ")";
+        if (!e.key().empty()) s += " about '" + e.key() + "'";
+        return s + ": " + e.what();
+    } catch (const std::exception& e) {
+        return std::string(
+                   "a C++ exception crossed the C ABI instead of a status and a message (") +
+               e.what() + "); catch everything at the boundary, as radial/plugin/runtime.hpp does";
+    } catch (...) {
+        return "a C++ exception of unknown type crossed the C ABI instead of a status and a "
+               "message; catch everything at the boundary, as radial/plugin/runtime.hpp does";
+    }
+}
+
+template <class F>
+auto Instance::budgeted(const std::string& what, F fn) const {
+    using R = std::invoke_result_t<F&, host::RuntimeClient&>;
+    using T = std::conditional_t<std::is_void_v<R>, Unit, R>;
+    auto call = PendingCall<T>::start([client = client_, fn = std::move(fn), what]() mutable {
+        try {
+            return fn(*client);
+        } catch (const host::RuntimeError& e) {
+            // Name the call, so that an error surfacing in a check reads as a sentence.
+            throw host::RuntimeError(e.code(), e.key(), what + ": " + e.what());
+        }
+    });
+    if (!call.wait_for(budget()))
+        Harness::get().hang(what + " did not return within " + seconds_text(budget()));
+    if constexpr (std::is_void_v<R>) {
+        call.get();
+    } else {
+        return call.get();
+    }
+}
+
+Instance Instance::create(const host::ConfigSection* section) {
+    std::optional<host::ConfigSection> copy;
+    if (section != nullptr) copy = *section;
+    auto call = PendingCall<std::shared_ptr<host::RuntimeClient>>::start([copy] {
+        return std::make_shared<host::RuntimeClient>(
+            Harness::get().create_instance(copy ? &*copy : nullptr));
+    });
+    if (!call.wait_for(budget()))
+        Harness::get().hang("create did not return within " + seconds_text(budget()));
+    Instance inst;
+    inst.client_ = call.get();
+    return inst;
+}
+
+Instance::~Instance() {
+    if (!client_) return;
+    // The ABI forbids destroy while a run is in flight: end every run a check left behind
+    // (it failed or threw before waiting for it).
+    for (auto& [label, call] : runs_) {
+        if (call.done()) continue;
+        try {
+            kill(label);
+        } catch (...) {
+        }
+        if (!call.wait_for(std::chrono::seconds(10) + budget() / 4))
+            Harness::get().hang("run of '" + label + "' did not return after kill('" + label +
+                                "'), so the instance cannot be destroyed");
+    }
+    // The plugin's destroy joins its threads; run it where a hang can be noticed. The thread
+    // holds the last reference, so destroy runs there.
+    auto call =
+        PendingCall<Unit>::start([client = std::move(client_)]() mutable { client.reset(); });
+    if (!call.wait_for(budget()))
+        Harness::get().hang("destroy did not return within " + seconds_text(budget()));
+}
+
+void Instance::preflight() const {
+    budgeted("preflight", [](host::RuntimeClient& c) { c.preflight(); });
+}
+
+std::vector<std::string> Instance::capabilities() const {
+    return budgeted("capabilities", [](host::RuntimeClient& c) { return c.capabilities(); });
+}
+
+std::vector<host::Disposition> Instance::describe(const ContainerSpec& spec) const {
+    return budgeted("describe_spec", [spec](host::RuntimeClient& c) { return c.describe(spec); });
+}
+
+std::vector<std::string> Instance::list(const std::string& prefix) const {
+    return budgeted("list_by_label('" + prefix + "')",
+                    [prefix](host::RuntimeClient& c) { return c.list_by_label(prefix); });
+}
+
+void Instance::kill(const std::string& label) const {
+    budgeted("kill('" + label + "')", [label](host::RuntimeClient& c) { c.kill(label); });
+}
+
+void Instance::kill_on_this_thread(const std::string& label) const { client_->kill(label); }
+
+Watchdog::Watchdog(std::string what, std::chrono::milliseconds limit)
+    : state_(std::make_shared<State>()) {
+    std::thread([state = state_, what = std::move(what), limit] {
+        std::unique_lock lock(state->mutex);
+        if (!state->cv.wait_for(lock, limit, [&] { return state->disarmed; }))
+            Harness::get().hang(what + " did not return within " + seconds_text(limit));
+    }).detach();
+}
+
+Watchdog::~Watchdog() {
+    std::lock_guard lock(state_->mutex);
+    state_->disarmed = true;
+    state_->cv.notify_all();
+}
+
+PendingCall<RunObservation> Instance::start_run(const ContainerSpec& spec,
+                                                std::shared_ptr<OutputCapture> capture) const {
+    auto fn = std::make_shared<host::OutputFn>(
+        [capture](std::uint32_t stream, std::string_view bytes) -> bool {
+            if (capture->returned.load()) {
+                ++capture->late_calls;
+                return false;
+            }
+            if (capture->inside.fetch_add(1) != 0) ++capture->overlaps;
+            bool go_on = true;
+            {
+                std::lock_guard lock(capture->mutex);
+                if (capture->chunks++ == 0) capture->first_chunk = std::chrono::steady_clock::now();
+                if (bytes.empty()) ++capture->empty_chunks;
+                if (stream == RADIAL_STREAM_STDOUT) {
+                    capture->out_bytes += bytes.size();
+                    if (capture->keep) capture->out.append(bytes);
+                } else if (stream == RADIAL_STREAM_STDERR) {
+                    capture->err_bytes += bytes.size();
+                    if (capture->keep) capture->err.append(bytes);
+                } else {
+                    ++capture->unknown_stream;
+                }
+            }
+            if (capture->hook) go_on = capture->hook(stream, bytes);
+            capture->inside.fetch_sub(1);
+            return go_on;
+        });
+    {
+        std::lock_guard lock(g_graveyard_mutex);
+        g_graveyard.push_back(fn);
+    }
+    auto call = PendingCall<RunObservation>::start([client = client_, spec, capture, fn] {
+        RunObservation o;
+        o.started = std::chrono::steady_clock::now();
+        try {
+            o.outcome = client->run(spec, *fn);
+            o.ok = true;
+        } catch (const host::RuntimeError& e) {
+            o.code = e.code();
+            o.key = e.key();
+            o.message = e.what();
+        } catch (...) {
+            o.message = describe_current_exception();
+        }
+        capture->returned = true;
+        o.returned = std::chrono::steady_clock::now();
+        return o;
+    });
+    runs_.emplace_back(spec.label, call);
+    return call;
+}
+
+std::optional<std::string> try_create_and_destroy() {
+    try {
+        Instance inst = Instance::create();
+    } catch (...) {
+        return describe_current_exception();
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> try_preflight() {
+    try {
+        Instance inst = Instance::create();
+        inst.preflight();
+    } catch (...) {
+        return describe_current_exception();
+    }
+    return std::nullopt;
+}
+
+} // namespace radial::conformance

@@ -1,0 +1,274 @@
+#include "host_process_runtime.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace radial::zoo {
+namespace {
+
+using radial::plugin::Error;
+using Clock = std::chrono::steady_clock;
+
+struct Box {
+    pid_t pgid = 0;
+    bool killed = false;
+    int wake = -1;                // write end of the run's wake pipe
+    std::thread::id run_thread{}; // the thread pumping the box (and calling the sink)
+};
+
+// Every box of every instance in this library (reconciliation sees boxes it did not create).
+struct Registry {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::map<std::string, Box, std::less<>> boxes;
+    std::set<std::string, std::less<>> leaked; // Defects::leave_box_after_kill
+};
+
+Registry& registry() {
+    static Registry r;
+    return r;
+}
+
+// An fd closed on scope exit.
+class Fd {
+public:
+    explicit Fd(int fd = -1) : fd_(fd) {}
+    Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    Fd& operator=(Fd&& o) noexcept {
+        reset(std::exchange(o.fd_, -1));
+        return *this;
+    }
+    ~Fd() { reset(); }
+    int get() const { return fd_; }
+    void reset(int fd = -1) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = fd;
+    }
+
+private:
+    int fd_;
+};
+
+void make_pipe(Fd& r, Fd& w) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(RADIAL_E_INTERNAL, "pipe2 failed");
+    r.reset(fds[0]);
+    w.reset(fds[1]);
+}
+
+// posix_spawn's attribute and file-action objects, destroyed on scope exit.
+struct SpawnSetup {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    SpawnSetup() {
+        posix_spawn_file_actions_init(&actions);
+        posix_spawnattr_init(&attr);
+    }
+    ~SpawnSetup() {
+        posix_spawn_file_actions_destroy(&actions);
+        posix_spawnattr_destroy(&attr);
+    }
+    SpawnSetup(const SpawnSetup&) = delete;
+    SpawnSetup& operator=(const SpawnSetup&) = delete;
+};
+
+} // namespace
+
+HostProcessRuntime::HostProcessRuntime(const radial::plugin::Host& host, radial::plugin::Config&,
+                                       Defects defects)
+    : host_(host), defects_(defects) {}
+
+std::vector<radial::plugin::Disposition> HostProcessRuntime::describe(const ContainerSpec& spec) {
+    std::vector<radial::plugin::Disposition> out;
+    for (auto f : carried_fields(spec)) {
+        switch (f) {
+            case RADIAL_FIELD_LABEL:
+            case RADIAL_FIELD_ARGV:
+            case RADIAL_FIELD_ENV:
+            case RADIAL_FIELD_WORKDIR:
+            case RADIAL_FIELD_TIMEOUT_MS:
+            case RADIAL_FIELD_ON_OUTPUT: out.push_back({f, RADIAL_DISP_HONOURED, {}}); break;
+            case RADIAL_FIELD_IMAGE:
+                out.push_back({f, RADIAL_DISP_SUPERSEDED, "a test runtime: runs on the host"});
+                break;
+            default:
+                out.push_back({f, RADIAL_DISP_REFUSED, "a test runtime: no container to do it"});
+        }
+    }
+    return out;
+}
+
+radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
+                                                  radial::plugin::Output& out) {
+    auto& reg = registry();
+    Fd out_r, out_w, err_r, err_w, wake_r, wake_w;
+    make_pipe(out_r, out_w);
+    make_pipe(err_r, err_w);
+    make_pipe(wake_r, wake_w);
+    {
+        std::lock_guard lock(reg.mutex);
+        if (reg.boxes.count(spec.label) != 0)
+            throw Error(RADIAL_E_INVALID, "label", "a box '" + spec.label + "' already runs");
+        reg.boxes[spec.label] = Box{0, false, wake_w.get(), std::this_thread::get_id()};
+    }
+    struct Unregister {
+        Registry& reg;
+        std::string label;
+        ~Unregister() {
+            std::lock_guard lock(reg.mutex);
+            reg.boxes.erase(label);
+            reg.changed.notify_all();
+        }
+    } unregister{reg, spec.label};
+
+    SpawnSetup setup;
+    posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&setup.actions, out_w.get(), 1);
+    posix_spawn_file_actions_adddup2(&setup.actions, err_w.get(), 2);
+    if (!spec.workdir.empty())
+        posix_spawn_file_actions_addchdir_np(&setup.actions, spec.workdir.c_str());
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&setup.attr, &none);
+    posix_spawnattr_setsigdefault(&setup.attr, &all);
+    posix_spawnattr_setpgroup(&setup.attr, 0);
+    posix_spawnattr_setflags(
+        &setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    std::vector<std::string> env_strings;
+    for (const auto& e : spec.env) env_strings.push_back(e.name + "=" + e.value);
+    std::vector<char*> envp, argv;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> args = spec.argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+
+    auto started = Clock::now();
+    pid_t pid = 0;
+    if (int rc =
+            ::posix_spawnp(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data());
+        rc != 0)
+        throw Error(RADIAL_E_INVALID, "argv",
+                    "starting '" + spec.argv[0] + "' failed: " + std::strerror(rc));
+    out_w.reset();
+    err_w.reset();
+    {
+        std::lock_guard lock(reg.mutex);
+        reg.boxes[spec.label].pgid = pid;
+    }
+
+    std::uint32_t flags = 0;
+    auto end_box = [&](std::uint32_t why) {
+        flags |= why;
+        ::kill(-pid, SIGKILL);
+    };
+    bool deadline_armed = spec.timeout_ms != 0 && !defects_.ignore_timeout;
+    auto deadline = started + std::chrono::milliseconds(spec.timeout_ms);
+    bool out_open = true, err_open = true;
+    char buf[65536];
+    while (out_open || err_open) {
+        int wait_ms = -1;
+        if (deadline_armed && flags == 0) {
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            wait_ms = static_cast<int>(std::max<std::int64_t>(0, left.count()));
+        }
+        pollfd fds[3] = {{out_open ? out_r.get() : -1, POLLIN, 0},
+                         {err_open ? err_r.get() : -1, POLLIN, 0},
+                         {wake_r.get(), POLLIN, 0}};
+        int n = ::poll(fds, 3, wait_ms);
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0 && deadline_armed && flags == 0) {
+            end_box(RADIAL_RUN_TIMED_OUT);
+            continue;
+        }
+        if (fds[2].revents != 0) {
+            (void)::read(wake_r.get(), buf, sizeof buf);
+            if (flags == 0) end_box(RADIAL_RUN_KILLED);
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].revents == 0) continue;
+            ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+            if (got <= 0) {
+                (i == 0 ? out_open : err_open) = false;
+                continue;
+            }
+            std::uint32_t stream = i == 0 ? RADIAL_STREAM_STDOUT : RADIAL_STREAM_STDERR;
+            if (!out.write(stream, buf, static_cast<std::size_t>(got)) && flags == 0)
+                end_box(RADIAL_RUN_OUTPUT_ABORTED | RADIAL_RUN_KILLED);
+        }
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::kill(-pid, SIGKILL); // background processes of the workload go with it
+    {
+        // kill() may have ended the process before the wake byte was seen.
+        std::lock_guard lock(reg.mutex);
+        if (reg.boxes[spec.label].killed && flags == 0) flags |= RADIAL_RUN_KILLED;
+    }
+
+    if (defects_.hang_until_killed || defects_.deaf) {
+        std::unique_lock lock(reg.mutex);
+        reg.changed.wait(lock, [&] { return !defects_.deaf && reg.boxes[spec.label].killed; });
+        flags |= RADIAL_RUN_KILLED;
+    }
+    radial::plugin::RunResult r;
+    r.flags = flags;
+    if (WIFEXITED(status)) {
+        r.flags |= RADIAL_RUN_EXITED;
+        r.exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        r.flags |= RADIAL_RUN_SIGNALED;
+        r.term_signal = WTERMSIG(status);
+    }
+    r.duration_ms = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
+    return r;
+}
+
+std::vector<std::string> HostProcessRuntime::list_by_label(std::string_view prefix) {
+    auto& reg = registry();
+    std::lock_guard lock(reg.mutex);
+    std::set<std::string> names(reg.leaked.begin(), reg.leaked.end());
+    for (const auto& [label, box] : reg.boxes) names.insert(label);
+    std::vector<std::string> out;
+    for (const auto& n : names)
+        if (defects_.list_everything || n.compare(0, prefix.size(), prefix) == 0) out.push_back(n);
+    return out;
+}
+
+void HostProcessRuntime::kill(std::string_view label) {
+    auto& reg = registry();
+    std::unique_lock lock(reg.mutex);
+    auto it = reg.boxes.find(label);
+    if (it == reg.boxes.end()) return; // unknown: nothing to do (RADIAL_OK)
+    it->second.killed = true;
+    if (it->second.pgid > 0) ::kill(-it->second.pgid, SIGKILL);
+    if (it->second.wake >= 0) (void)::write(it->second.wake, "k", 1);
+    reg.changed.notify_all();
+    if (defects_.leave_box_after_kill) reg.leaked.insert(std::string(label));
+    // Called from inside the sink, on the run's own thread: the run cannot erase the box until
+    // this returns, and its processes are already SIGKILLed.
+    if (it->second.run_thread == std::this_thread::get_id()) return;
+    // Postcondition: the box is gone. The run erases it once its process group is reaped.
+    reg.changed.wait_for(lock, std::chrono::seconds(defects_.deaf ? 1 : 10),
+                         [&] { return reg.boxes.find(label) == reg.boxes.end(); });
+    host_.debug("killed box '" + std::string(label) + "'");
+}
+
+} // namespace radial::zoo

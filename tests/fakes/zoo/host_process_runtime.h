@@ -1,0 +1,40 @@
+// tests/fakes/zoo/host_process_runtime.h — the well-behaved base of the conformance zoo: a runtime
+// whose "box" is a process group on the host (no isolation at all; test use only), written with
+// the plugin helper. Each zoo plugin turns on exactly one defect, so that the conformance harness
+// must fail exactly the check that defect breaks (issue 7).
+//
+// What it honours: argv (execvp, so PATH lookup uses the host's default path), env (exactly the
+// spec's, nothing inherited), workdir (chdir), timeoutMs, onOutput. It refuses everything that
+// needs a container (image is superseded: there is none). Boxes live in one registry per loaded
+// library, so every instance sees every box (as reconciliation needs).
+#pragma once
+
+#include <radial/plugin/runtime.hpp>
+
+namespace radial::zoo {
+
+// The defects a zoo plugin can have; all off is a conforming runtime.
+struct Defects {
+    bool ignore_timeout = false;       // spec.timeout_ms is ignored
+    bool hang_until_killed = false;    // run does not return when the box ends, only when killed
+    bool deaf = false;                 // run never returns at all, not even when killed
+    bool list_everything = false;      // list_by_label ignores the prefix
+    bool leave_box_after_kill = false; // kill ends the process but the box stays listed
+};
+
+class HostProcessRuntime : public radial::plugin::Runtime {
+public:
+    HostProcessRuntime(const radial::plugin::Host& host, radial::plugin::Config& config,
+                       Defects defects);
+
+    std::vector<radial::plugin::Disposition> describe(const ContainerSpec& spec) override;
+    radial::plugin::RunResult run(const ContainerSpec& spec, radial::plugin::Output& out) override;
+    std::vector<std::string> list_by_label(std::string_view prefix) override;
+    void kill(std::string_view label) override;
+
+private:
+    radial::plugin::Host host_;
+    Defects defects_;
+};
+
+} // namespace radial::zoo

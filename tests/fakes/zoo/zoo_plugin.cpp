@@ -1,0 +1,98 @@
+// tests/fakes/zoo/zoo_plugin.cpp — one conformance-zoo plugin per ZOO_* define (issue 7). Each is
+// the conforming HostProcessRuntime with exactly one defect; the harness must fail the checks
+// named after the arrow (tests/conformance/CMakeLists.txt asserts the verdicts).
+//   ZOO_GOOD             no defect                                  -> PASS
+//   ZOO_CREATE_THROWS    create lets a C++ exception cross the ABI  -> create-with-config
+//   ZOO_HANG_RUN         run ignores timeout_ms, returns when killed -> run-timeout
+//   ZOO_DEAF             run never returns, not even when killed    -> hang: exit status 3
+//   ZOO_LATE_OUTPUT      output sink called 100 ms after return     -> no-output-after-return
+//   ZOO_LIST_EVERYTHING  list_by_label ignores the prefix           -> list-by-label-prefix
+//   ZOO_LEAKY_KILL       kill leaves the box listed                 -> kill-during-run
+// (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "host_process_runtime.h"
+
+#ifndef ZOO_ID
+#define ZOO_ID "zoo-good"
+#endif
+
+namespace {
+
+using namespace radial;
+using namespace radial::plugin;
+
+zoo::Defects defects() {
+    zoo::Defects d;
+#ifdef ZOO_HANG_RUN
+    d.ignore_timeout = true;
+    d.hang_until_killed = true;
+#endif
+#ifdef ZOO_DEAF
+    d.deaf = true;
+#endif
+#ifdef ZOO_LIST_EVERYTHING
+    d.list_everything = true;
+#endif
+#ifdef ZOO_LEAKY_KILL
+    d.leave_box_after_kill = true;
+#endif
+    return d;
+}
+
+class ZooRuntime final : public zoo::HostProcessRuntime {
+public:
+    static constexpr Info info{ZOO_ID, "Conformance zoo: a host-process runtime", "0.0.1"};
+    ZooRuntime(const Host& host, Config& config) : HostProcessRuntime(host, config, defects()) {}
+};
+
+const radial_runtime_descriptor* helper_descriptor() {
+    return radial::plugin::detail::descriptor<ZooRuntime>();
+}
+
+#ifdef ZOO_CREATE_THROWS
+// Not noexcept, not caught: the exception unwinds into the host, which the ABI forbids.
+std::int32_t throwing_create(const radial_host*, const radial_config*, radial_runtime**,
+                             const radial_error_sink*) {
+    throw std::runtime_error("zoo: create exploded");
+}
+#endif
+
+#ifdef ZOO_LATE_OUTPUT
+// The helper's run, then one more chunk from a detached thread after it returned.
+std::int32_t late_run(radial_runtime* rt, const radial_spec* spec, const radial_output_sink* out,
+                      radial_run_result* result, const radial_error_sink* err) {
+    std::int32_t status = helper_descriptor()->run(rt, spec, out, result, err);
+    if (out != nullptr) {
+        radial_output_sink copy = *out;
+        std::thread([copy] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            static const std::uint8_t late[] = "late\n";
+            copy.write(copy.ctx, RADIAL_STREAM_STDOUT, late, sizeof late - 1);
+        }).detach();
+    }
+    return status;
+}
+#endif
+
+const radial_runtime_descriptor* zoo_descriptor() {
+    static const radial_runtime_descriptor d = [] {
+        radial_runtime_descriptor x = *helper_descriptor();
+#ifdef ZOO_CREATE_THROWS
+        x.create = &throwing_create;
+#endif
+#ifdef ZOO_LATE_OUTPUT
+        x.run = &late_run;
+#endif
+        return x;
+    }();
+    return &d;
+}
+
+} // namespace
+
+extern "C" RADIAL_RT_EXPORT const radial_runtime_descriptor* radial_runtime_plugin_entry(void) {
+    return zoo_descriptor();
+}
