@@ -1,4 +1,5 @@
 // radiald — runs agent turns and project checks in isolated boxes through runtime plugins.
+#include "cli/daemon_commands.h"
 #include "cli/journal_commands.h"
 #include "cli/runtime_setup.h"
 #include "cli/turn_command.h"
@@ -80,6 +81,12 @@ int main(int argc, char** argv) {
     auto* plugins_cmd = app.add_subcommand("plugins", "List the runtime plugins found (id, version, ABI, path)");
     plugins_cmd->add_option("--config", plugins_config, "Config file (TOML)")->check(CLI::ExistingFile);
 
+    cli::DaemonOptions submit_opts, run_opts, reconcile_opts, status_opts;
+    auto* submit_cmd = cli::add_submit_command(app, submit_opts);
+    auto* run_cmd = cli::add_run_command(app, run_opts);
+    auto* reconcile_cmd = cli::add_reconcile_command(app, reconcile_opts);
+    auto* status_cmd = cli::add_status_command(app, status_opts);
+
     cli::JournalOptions records_opts, turns_opts;
     auto* records_cmd = cli::add_records_command(app, records_opts);
     auto* turns_cmd = cli::add_turns_command(app, turns_opts);
@@ -103,6 +110,10 @@ int main(int argc, char** argv) {
     if (plugins_cmd->parsed()) return list_plugins(plugins_config);
     if (records_cmd->parsed()) return cli::run_records_command(records_opts);
     if (turns_cmd->parsed()) return cli::run_turns_command(turns_opts);
+    if (submit_cmd->parsed()) return cli::run_submit_command(submit_opts);
+    if (run_cmd->parsed()) return cli::run_run_command(run_opts);
+    if (reconcile_cmd->parsed()) return cli::run_reconcile_command(reconcile_opts);
+    if (status_cmd->parsed()) return cli::run_status_command(status_opts);
     std::cout << app.help();
     return 2;
 }

@@ -70,6 +70,40 @@ turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
     }
 }
 
+void check_config_against_runtime(const config::HostConfig& cfg, const host::RuntimeClient& client) {
+    const std::string& id = client.info().id;
+    if (cfg.codex_auth && !client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS))
+        throw StartupError(fmt::format(
+            "{}run.codexAuth is set but runtime '{}' cannot mount files keyed to the host's uid (it does "
+            "not report {}); remove run.codexAuth or select a runtime that does",
+            cfg.where("run.codexAuth"), id, RADIAL_CAP_HOST_UID_MOUNTS));
+    if (cfg.codex_auth)
+        throw StartupError(fmt::format("{}run.codexAuth: managed Codex auth is not implemented by this "
+                                       "radiald yet; remove the key",
+                                       cfg.where("run.codexAuth")));
+    // A representative spec carrying exactly what the operator's config puts on every box.
+    ContainerSpec probe;
+    probe.label = "radial-turn-startup-check";
+    probe.image = "startup-check";
+    probe.argv = {"true"};
+    probe.network = cfg.network;
+    probe.user = cfg.user;
+    struct Keyed {
+        std::uint32_t field;
+        const char* key;
+    };
+    const Keyed keyed[] = {{RADIAL_FIELD_NETWORK, "run.network"}, {RADIAL_FIELD_USER, "run.user"}};
+    try {
+        for (const auto& d : client.describe(probe))
+            for (const auto& k : keyed)
+                if (d.field == k.field && d.disposition == RADIAL_DISP_REFUSED)
+                    throw StartupError(fmt::format("{}{}: runtime '{}' refuses it: {}", cfg.where(k.key), k.key,
+                                                   id, d.note));
+    } catch (const host::RuntimeError& e) {
+        throw StartupError(fmt::format("runtime '{}' could not describe a box: {}", id, e.what()));
+    }
+}
+
 std::string journal_path(const config::HostConfig& cfg) { return cfg.state_dir + "/journal.sqlite3"; }
 
 } // namespace radial::cli

@@ -37,6 +37,12 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight =
 turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
                                                const host::RuntimeClient& client);
 
+// Refuses, at startup, a config the runtime cannot honour (ADR §7), from the plugin's own
+// dispositions and capabilities and never from its id: run.network or run.user the runtime
+// refuses for every box, and run.codexAuth without radial.cap.host-uid-mounts. Throws
+// StartupError naming the key and the runtime's reason.
+void check_config_against_runtime(const config::HostConfig& cfg, const host::RuntimeClient& client);
+
 // The journal file under the state directory.
 std::string journal_path(const config::HostConfig& cfg);
 

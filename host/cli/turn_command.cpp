@@ -1,6 +1,8 @@
 #include "cli/turn_command.h"
 
 #include "cli/runtime_setup.h"
+#include "config/instance_id.h"
+#include "daemon/state_dir_lock.h"
 #include "log/logger.h"
 #include "journal/journal_sqlite.h"
 #include "log/log_redaction.h"
@@ -145,6 +147,7 @@ int run_turn_command(const TurnOptions& o) {
     config::HostConfig cfg;
     try {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
+        config::settle_instance_id(cfg);
         req.turn_id = o.turn_id.value_or(turn::new_turn_id());
         turn::validate_turn_id(req.turn_id);
         req.image = o.image;
@@ -188,6 +191,18 @@ int run_turn_command(const TurnOptions& o) {
         return 125;
     }
 
+    // Shared: turns side by side are fine, but not beside a daemon or reconcile on this state
+    // directory, whose startup pass would take this turn's box for an orphan (issue 5 §3).
+    std::optional<daemon::StateDirLock> lock;
+    try {
+        lock.emplace(daemon::StateDirLock::acquire(
+            cfg.state_dir, daemon::StateDirLock::Mode::shared, "radiald turn"));
+    } catch (const daemon::LockError& e) {
+        log::error("turn", "{}", e.what());
+        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
+        return 125;
+    }
+
     log::install_log_redaction();
     std::optional<host::RuntimeClient> client;
     std::optional<turn::TurnEnvironment> env;
@@ -195,6 +210,7 @@ int run_turn_command(const TurnOptions& o) {
     std::optional<turn::TurnSession> session;
     try {
         client.emplace(open_runtime(cfg));
+        check_config_against_runtime(cfg, *client);
         auto transport = resolve_turn_transport(cfg, *client);
         journal = journal::open_sqlite_journal(journal_path(cfg));
         env.emplace(turn::TurnEnvironment{cfg, *client, *journal, transport});

@@ -15,6 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// More parallel turns than this is a typo, not a plan: each one holds a box, a socket and a thread.
+constexpr std::int64_t kMaxConcurrentTurns = 256;
+
 std::string position(const std::string& file, const toml::source_region& r) {
     return fmt::format("{}:{}:{}", file, r.begin.line, r.begin.column);
 }
@@ -189,6 +192,10 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                               std::string::npos;
                 if (!ok)
                     r.fail(key, "must match [a-z0-9]{1,32} (no '-'): it becomes part of every box label");
+            } else if (name == "codexAuth") {
+                r.remember(key, v);
+                if (!v.is_boolean()) r.fail(key, "must be true or false");
+                cfg.codex_auth = v.as_boolean()->get();
             } else if (name == "network") {
                 cfg.network = r.string(key, v);
             } else if (name == "user") {
@@ -212,6 +219,20 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 if (!bytes || *bytes == 0)
                     r.fail(key, "must be a size such as \"1m\" or a positive number of bytes");
                 cfg.max_record_bytes = *bytes;
+            } else if (name == "maxConcurrentTurns") {
+                const auto* i = v.as_integer();
+                if (i == nullptr || i->get() < 1 || i->get() > kMaxConcurrentTurns)
+                    r.fail(key, fmt::format("must be a whole number of turns from 1 to {}",
+                                            kMaxConcurrentTurns));
+                cfg.max_concurrent_turns = static_cast<std::size_t>(i->get());
+            } else if (name == "shutdownGrace") {
+                std::optional<std::uint64_t> ms;
+                if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());
+                // A day is already far past any init system's stop timeout.
+                if (!ms || *ms > 24ull * 3'600'000)
+                    r.fail(key, "must be a duration of at most a day, such as \"30s\", \"2m\" or "
+                                "\"0s\"");
+                cfg.shutdown_grace_ms = *ms;
             } else if (const auto* t = v.as_table()) {
                 sections[name] = t;
             } else {

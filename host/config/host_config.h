@@ -33,13 +33,19 @@ struct HostConfig {
     std::string file;                     // the config file read; empty when none was
     std::string container_runtime = "docker"; // run.containerRuntime
     std::vector<std::string> plugin_dirs; // run.pluginDir, absolute
-    std::string instance_id = "local";    // run.instanceId: [a-z0-9-]{1,32}
+    // run.instanceId: [a-z0-9]{1,32}. Empty when the file sets none: settle_instance_id()
+    // (config/instance_id.h) then uses the id generated once and persisted in the state directory.
+    std::string instance_id;
     std::string network;                  // run.network: empty = no network
-    std::string user;                     // run.user: "uid[:gid]"; empty = runtime default
+    std::string user;                     // run.user: "uid:gid"; empty = runtime default
+    bool codex_auth = false;              // run.codexAuth (ADR §7): refused unless supported
     std::string turn_transport = "auto";  // run.turnTransport: "auto" | "unix" | "tcp"
     std::string turn_socket_host;         // run.turnSocketHost: tcp bind host; empty = runtime's
     std::string state_dir;                // run.stateDir, absolute: journal and per-turn sockets
     std::uint64_t max_record_bytes = 1 << 20; // run.maxRecordBytes: turn socket body limit
+    std::size_t max_concurrent_turns = 4;     // run.maxConcurrentTurns: the daemon's parallel turns
+    std::uint64_t shutdown_grace_ms = 30'000; // run.shutdownGrace: how long running turns may
+                                              // finish after SIGTERM before their boxes are killed
     host::ConfigSection runtime_section;  // [run.<containerRuntime>], flattened
     RedactConfig redact;                  // [redact]
 

@@ -13,6 +13,8 @@ std::string_view to_string(TurnStatus s) noexcept {
         case TurnStatus::failed: return "failed";
         case TurnStatus::timed_out: return "timed_out";
         case TurnStatus::error: return "error";
+        case TurnStatus::killed: return "killed";
+        case TurnStatus::reclaimed: return "reclaimed";
     }
     return "error";
 }
@@ -22,6 +24,8 @@ int TerminalRecord::cli_exit_status() const noexcept {
         case TurnStatus::succeeded: return 0;
         case TurnStatus::timed_out: return 124;
         case TurnStatus::error: return 125;
+        case TurnStatus::reclaimed: return 125;
+        case TurnStatus::killed: return 137;
         case TurnStatus::failed:
             if (exit_code) return *exit_code == 0 ? 1 : (*exit_code & 0xff ? *exit_code & 0xff : 1);
             if (signal) return 128 + *signal;
@@ -57,6 +61,7 @@ std::string TerminalRecord::to_json() const {
     j["startedAt"] = format_timestamp(started_at);
     j["endedAt"] = format_timestamp(ended_at);
     j["durationMs"] = duration_ms;
+    if (records_received) j["recordsReceived"] = *records_received;
     // Invalid UTF-8 from a CLI's message must not make the record unwritable.
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }

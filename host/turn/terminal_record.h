@@ -10,7 +10,9 @@
 
 namespace radial::turn {
 
-enum class TurnStatus { succeeded, failed, timed_out, error };
+// reclaimed: found in flight by startup reconciliation after the host that ran it stopped (ADR §6).
+// killed: the daemon shut down and the turn's grace ran out (issue 5 §2).
+enum class TurnStatus { succeeded, failed, timed_out, error, killed, reclaimed };
 
 // How much of each output stream the terminal record keeps, in bytes.
 inline constexpr std::size_t kOutputTailBytes = 4096;
@@ -25,20 +27,23 @@ struct TerminalRecord {
     TurnStatus status = TurnStatus::error;
     std::optional<std::int32_t> exit_code; // the workload's, when it ran to an exit
     std::optional<std::int32_t> signal;    // when a signal ended it
-    std::string reason;                    // "", "timeout", "killed", "interrupted", "output aborted"
+    std::string reason; // "", "timeout", "killed", "interrupted", "output aborted", "shutdown", …
     std::string error;                     // the host's or runtime's message when status == error
     std::string stdout_tail; // the last kOutputTailBytes of each stream, already redacted
     std::string stderr_tail;
     std::chrono::system_clock::time_point started_at;
     std::chrono::system_clock::time_point ended_at;
     std::uint64_t duration_ms = 0;
+    std::optional<std::uint64_t> records_received; // set by reconciliation: records the turn posted
 
     // The process exit status `radiald turn` reports: the turn's own exit code; 124 when it timed
-    // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`).
+    // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`) or the turn was
+    // reclaimed; 137 when the host killed it.
     int cli_exit_status() const noexcept;
 
     // One JSON object: turnId, runtime, image, label, status, exitCode, signal, reason, error,
-    // outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds), durationMs.
+    // outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds), durationMs,
+    // recordsReceived.
     // Absent values are omitted.
     std::string to_json() const;
 };

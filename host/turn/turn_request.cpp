@@ -1,6 +1,7 @@
 #include "turn/turn_request.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -37,6 +38,33 @@ std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id
     return fmt::format("radial-turn-{}-{}", cfg.instance_id, turn_id);
 }
 
+std::string request_journal_json(const TurnRequest& r) {
+    nlohmann::ordered_json j;
+    j["turnId"] = r.turn_id;
+    j["image"] = r.image;
+    j["argv"] = r.argv;
+    if (!r.workspace.empty()) j["workspace"] = r.workspace;
+    if (!r.workdir.empty()) j["workdir"] = r.workdir;
+    if (!r.mounts.empty()) {
+        auto mounts = nlohmann::ordered_json::array();
+        for (const auto& m : r.mounts)
+            mounts.push_back(
+                {{"source", m.source}, {"target", m.target}, {"readOnly", m.read_only}});
+        j["mounts"] = mounts;
+    }
+    auto env = nlohmann::ordered_json::array();
+    for (const auto& e : r.env) {
+        if (e.secret)
+            env.push_back({{"name", e.name}, {"secret", true}});
+        else
+            env.push_back({{"name", e.name}, {"value", e.value}});
+    }
+    j["env"] = env;
+    if (r.timeout_ms) j["timeoutMs"] = r.timeout_ms;
+    j["recordType"] = r.record_type;
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 ContainerSpec build_container_spec(const TurnRequest& req, const config::HostConfig& cfg) {
     if (req.image.empty()) throw RequestError("the turn names no image; pass --image IMAGE");
     if (req.argv.empty()) throw RequestError("the turn has no command; put it after '--'");
@@ -64,6 +92,26 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
         struct stat st {};
         if (s.user.empty() && ::stat(path.c_str(), &st) == 0 && st.st_uid != 0)
             s.user = fmt::format("{}:{}", st.st_uid, st.st_gid);
+    }
+    for (std::size_t i = 0; i < req.mounts.size(); ++i) {
+        const auto& m = req.mounts[i];
+        std::error_code ec;
+        if (m.source.empty() || m.source.front() != '/' || m.target.empty() ||
+            m.target.front() != '/')
+            throw RequestError(fmt::format(
+                "mounts[{}]: source '{}' and target '{}' must both be absolute paths", i, m.source,
+                m.target));
+        if (!fs::exists(m.source, ec))
+            throw RequestError(fmt::format(
+                "mounts[{}]: source '{}' does not exist; create it before the turn runs", i,
+                m.source));
+        s.mounts.push_back(m);
+    }
+    if (!req.workdir.empty()) {
+        if (req.workdir.front() != '/')
+            throw RequestError(
+                fmt::format("workdir '{}' must be an absolute path in the box", req.workdir));
+        s.workdir = req.workdir;
     }
     return s;
 }

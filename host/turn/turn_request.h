@@ -27,6 +27,9 @@ struct TurnRequest {
     std::vector<std::string> argv;
     std::uint64_t timeout_ms = 0; // 0: no timeout
     std::string record_type = "result"; // the only record type the turn socket accepts
+    // Issue 5 §1 (last, so existing positional initialisers keep their meaning):
+    std::string workdir{}; // absolute, in the box; empty: /work with a workspace, else the image's
+    std::vector<Mount> mounts{}; // further mounts: absolute source and target
 };
 
 // The fixed path the workspace is mounted at inside the box, and the turn's workdir.
@@ -46,11 +49,17 @@ void validate_turn_id(const std::string& id);
 // The box label of a turn: "radial-turn-<instanceId>-<turnId>" (DESIGN, reconciliation prefix).
 std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id);
 
+// The request as the journal keeps it (one JSON object): secret variables by name only, never
+// their values. Callers redact it further with the turn's secret set. [thread-safe]
+std::string request_journal_json(const TurnRequest& r);
+
 // Builds the spec: label, image, argv, env (secrets marked), the workspace at /work with workdir
-// /work, the timeout, run.network and the box user. The user is run.user when set, else the
-// workspace's owner when that is not root (so files the turn writes belong to whoever owns the
-// workspace), else left to the runtime's non-root default. Throws RequestError for a workspace
-// that is not an existing directory, an empty argv or image, or a bad turn id.
+// /work, further mounts, the workdir, the timeout, run.network and the box user. The user is
+// run.user when set, else the workspace's owner when that is not root (so files the turn writes
+// belong to whoever owns the workspace), else left to the runtime's non-root default. Throws
+// RequestError for a workspace that is not an existing directory, a mount whose source does not
+// exist or whose paths are not absolute, a relative workdir, an empty argv or image, or a bad turn
+// id.
 ContainerSpec build_container_spec(const TurnRequest& req, const config::HostConfig& cfg);
 
 } // namespace radial::turn

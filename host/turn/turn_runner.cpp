@@ -12,7 +12,8 @@ TurnRunner::TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, st
                        std::chrono::milliseconds host_grace)
     : client_(client), spec_(std::move(spec)), turn_id_(std::move(turn_id)), host_grace_(host_grace) {}
 
-void TurnRunner::interrupt() noexcept {
+void TurnRunner::interrupt(StopReason why) noexcept {
+    stop_reason_ = why; // before the flag: run() reads the reason once it sees the flag
     interrupted_ = true;
     try {
         client_.kill(spec_.label);
@@ -57,9 +58,13 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
         log::error("turn", "turn {}: {}", turn_id_, rec.error);
         return finish();
     }
+    auto stopped = [&] {
+        bool shutdown = stop_reason_ == StopReason::shutdown;
+        rec.status = shutdown ? TurnStatus::killed : TurnStatus::failed;
+        rec.reason = shutdown ? "shutdown" : "interrupted";
+    };
     if (interrupted_) {
-        rec.status = TurnStatus::failed;
-        rec.reason = "interrupted";
+        stopped();
         return finish();
     }
 
@@ -96,8 +101,7 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
             rec.status = TurnStatus::timed_out;
             rec.reason = "timeout";
         } else if (interrupted_) {
-            rec.status = TurnStatus::failed;
-            rec.reason = "interrupted";
+            stopped();
         } else if (out.flags & RADIAL_RUN_OUTPUT_ABORTED) {
             rec.status = TurnStatus::failed;
             rec.reason = "output aborted";

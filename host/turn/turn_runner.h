@@ -21,6 +21,11 @@ namespace radial::turn {
 
 inline constexpr std::chrono::milliseconds kHostTimeoutGrace{15'000};
 
+// Why the host stops a running turn. interrupted: the operator asked (Ctrl-C on `radiald turn`):
+// status failed, reason "interrupted". shutdown: the daemon's shutdown grace ran out (issue 5 §2):
+// status killed, reason "shutdown".
+enum class StopReason { interrupted, shutdown };
+
 class TurnRunner {
 public:
     // `client` must outlive the runner. `turn_id` is recorded as given. `host_grace` is how long
@@ -33,9 +38,9 @@ public:
     // status error. Call once.
     TerminalRecord run(const host::OutputFn& on_output);
 
-    // Asks a running turn to stop (the operator interrupted it): kills the box by label. Safe from
-    // any thread, and before or after run(); the record's reason becomes "interrupted".
-    void interrupt() noexcept;
+    // Asks a running turn to stop: kills the box by label. Safe from any thread, and before or
+    // after run(); the record says why (see StopReason).
+    void interrupt(StopReason why = StopReason::interrupted) noexcept;
 
 private:
     const host::RuntimeClient& client_;
@@ -43,6 +48,7 @@ private:
     std::string turn_id_;
     std::chrono::milliseconds host_grace_;
     std::atomic<bool> interrupted_{false};
+    std::atomic<StopReason> stop_reason_{StopReason::interrupted};
     std::atomic<bool> watchdog_fired_{false};
     std::mutex mutex_;
     std::condition_variable done_cv_;

@@ -6,7 +6,6 @@
 #include "socket/turn_token.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,22 +34,7 @@ std::optional<std::pair<uid_t, gid_t>> numeric_user(const std::string& user) {
 // The request as the journal keeps it: secret values replaced by their names, everything else
 // through the turn's redactor as well (an argv may quote a secret).
 std::string request_json(const TurnRequest& r, const redaction::Redactor& redactor) {
-    nlohmann::ordered_json j;
-    j["turnId"] = r.turn_id;
-    j["image"] = r.image;
-    j["argv"] = r.argv;
-    if (!r.workspace.empty()) j["workspace"] = r.workspace;
-    auto env = nlohmann::ordered_json::array();
-    for (const auto& e : r.env) {
-        if (e.secret)
-            env.push_back({{"name", e.name}, {"secret", true}});
-        else
-            env.push_back({{"name", e.name}, {"value", e.value}});
-    }
-    j["env"] = env;
-    if (r.timeout_ms) j["timeoutMs"] = r.timeout_ms;
-    j["recordType"] = r.record_type;
-    return redactor.redact(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return redactor.redact(request_journal_json(r));
 }
 
 // Keeps the last kOutputTailBytes of a stream.
@@ -87,13 +71,13 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
 
 TurnSession::~TurnSession() = default;
 
-void TurnSession::interrupt() noexcept {
+void TurnSession::interrupt(StopReason why) noexcept {
     std::lock_guard lock(runner_mutex_);
-    interrupted_ = true;
-    if (runner_ != nullptr) runner_->interrupt();
+    stopped_ = why;
+    if (runner_ != nullptr) runner_->interrupt(why);
 }
 
-TerminalRecord TurnSession::run(const RedactedOutputFn& out) {
+TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start) {
     auto log_redaction = log::redact_log_lines(*redactor_);
     const auto& id = request_.turn_id;
 
@@ -105,9 +89,16 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out) {
     rec.label = spec.label;
     rec.started_at = std::chrono::system_clock::now();
 
-    env_.journal.add_turn({id, spec.label, rec.runtime, request_.image, request_.record_type,
-                           request_json(request_, *redactor_)},
-                          journal::TurnState::claimed);
+    auto checkpoint = [&](std::string_view point) {
+        if (env_.checkpoint_for_test) env_.checkpoint_for_test(point, id);
+    };
+    if (start == JournalStart::claim_queued)
+        env_.journal.set_state(id, journal::TurnState::claimed);
+    else
+        env_.journal.add_turn({id, spec.label, rec.runtime, request_.image, request_.record_type,
+                               request_json(request_, *redactor_)},
+                              journal::TurnState::claimed);
+    checkpoint("claimed");
 
     auto fail = [&](const std::string& message) {
         rec.status = TurnStatus::error;
@@ -162,20 +153,21 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out) {
     }
 
     env_.journal.set_state(id, journal::TurnState::started);
+    checkpoint("started");
+    TurnRunner runner(env_.client, spec, id);
     {
+        // One critical section for the check and the registration: a stop that lands between
+        // them would otherwise reach neither this check nor the runner.
         std::lock_guard lock(runner_mutex_);
-        if (interrupted_) {
+        if (stopped_) {
             server.reset();
-            rec.status = TurnStatus::failed;
-            rec.reason = "interrupted";
+            bool shutdown = *stopped_ == StopReason::shutdown;
+            rec.status = shutdown ? TurnStatus::killed : TurnStatus::failed;
+            rec.reason = shutdown ? "shutdown" : "interrupted";
             rec.ended_at = std::chrono::system_clock::now();
             env_.journal.set_terminal(id, to_string(rec.status), rec.to_json());
             return rec;
         }
-    }
-    TurnRunner runner(env_.client, spec, id);
-    {
-        std::lock_guard lock(runner_mutex_);
         runner_ = &runner;
     }
     redaction::StreamRedactor out_redactor = redactor_->stream(), err_redactor = redactor_->stream();
@@ -186,6 +178,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out) {
         out(stream, bytes);
     };
     TerminalRecord ran = runner.run([&](std::uint32_t stream, std::string_view bytes) {
+        checkpoint("output");
         buffer.clear();
         (stream == RADIAL_STREAM_STDERR ? err_redactor : out_redactor).feed(bytes, buffer);
         emit(stream, buffer);
@@ -207,6 +200,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out) {
     ran.error = redactor_->redact(ran.error);
     ran.stdout_tail = std::move(stdout_tail);
     ran.stderr_tail = std::move(stderr_tail);
+    checkpoint("terminal");
     env_.journal.set_terminal(id, to_string(ran.status), ran.to_json());
     return ran;
 }

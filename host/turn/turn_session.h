@@ -4,8 +4,9 @@
 // that both keep the same promises.
 //
 // Order of writes, so a crash at any point leaves the journal saying what was in flight:
-// "claimed" when the session starts, "started" before the box starts, the terminal record after
-// the box is gone and the socket is closed.
+// "claimed" when the session starts (a new journal entry for `radiald turn`, the queued entry's
+// next state for the daemon), "started" before the box starts, the terminal record after the box
+// is gone and the socket is closed.
 #pragma once
 
 #include "config/host_config.h"
@@ -33,13 +34,28 @@ inline constexpr const char* kTokenEnv = "RADIAL_TURN_TOKEN";   // the bearer to
 inline constexpr const char* kBoxSocketDir = "/run/radial";
 inline constexpr const char* kSocketFile = "turn.sock";
 
+// A named point in a session (see TurnEnvironment::checkpoint_for_test): "claimed" (journal says
+// claimed), "started" (journal says started, the box not yet asked for), "output" (each output
+// chunk, before it is passed on), "terminal" (the box is gone, the terminal record not yet
+// written).
+using CheckpointFn = std::function<void(std::string_view point, const std::string& turn_id)>;
+
 // What every turn of this host shares. All references must outlive the sessions.
 struct TurnEnvironment {
     const config::HostConfig& cfg;
     const host::RuntimeClient& client;
     journal::Journal& journal;
     ResolvedTransport transport;
+    // Test-only: called at each checkpoint, from the thread running the session; the daemon's
+    // crash tests stop a session there and SIGKILL the process (issue 5 "Tests"). Empty in
+    // production.
+    CheckpointFn checkpoint_for_test = {};
 };
+
+// How a session enters the journal (issue 5 §2). add_claimed: a new entry in state claimed
+// (`radiald turn`). claim_queued: the entry exists, queued (`radiald submit`), and moves to
+// claimed (the daemon).
+enum class JournalStart { add_claimed, claim_queued };
 
 // Output as the operator may see it: already redacted. Called from plugin threads, serialised.
 using RedactedOutputFn = std::function<void(std::uint32_t stream, std::string_view bytes)>;
@@ -60,11 +76,13 @@ public:
     // Runs the turn to its end (blocks) and returns its terminal record, which is also in the
     // journal. Output reaches `out` redacted, as it arrives. A failure of the host or runtime is
     // a record with status error, not an exception; only the journal's own failure throws
-    // (JournalError), since then nothing can be promised. Call once.
-    TerminalRecord run(const RedactedOutputFn& out);
+    // (JournalError), since then nothing can be promised — with claim_queued that includes a turn
+    // that is not (or no longer) queued, which the session then leaves alone. Call once.
+    TerminalRecord run(const RedactedOutputFn& out, JournalStart start = JournalStart::add_claimed);
 
-    // Stops a running turn (the operator interrupted it). [thread-safe]
-    void interrupt() noexcept;
+    // Stops the turn, now or when it gets that far; the terminal record says why (StopReason).
+    // [thread-safe]
+    void interrupt(StopReason why = StopReason::interrupted) noexcept;
 
     // The compiled secret set of this turn (for the host's log filter).
     const redaction::Redactor& redactor() const noexcept { return *redactor_; }
@@ -77,7 +95,7 @@ private:
     std::unique_ptr<redaction::Redactor> redactor_;
     std::mutex runner_mutex_; // guards runner_ against interrupt() racing the end of run()
     TurnRunner* runner_ = nullptr;
-    bool interrupted_ = false;
+    std::optional<StopReason> stopped_; // set by interrupt(), guarded by runner_mutex_
 };
 
 } // namespace radial::turn

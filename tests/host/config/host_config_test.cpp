@@ -24,7 +24,9 @@ TEST(HostConfig, DefaultsWithoutAFile) {
     EXPECT_EQ(c.plugin_dirs[0], "/opt/radial/lib/radial/runtimes");
     EXPECT_EQ(c.runtime_section.section, "run.docker");
     EXPECT_TRUE(c.runtime_section.entries.empty());
-    EXPECT_EQ(c.instance_id, "local");
+    EXPECT_EQ(c.instance_id, ""); // issue 5 §3: generated and persisted (config/instance_id.h)
+    EXPECT_EQ(c.max_concurrent_turns, 4u);
+    EXPECT_EQ(c.shutdown_grace_ms, 30'000u);
 }
 
 TEST(HostConfig, ReadsRunKeysAndFlattensTheSelectedRuntimesSection) {
@@ -108,6 +110,33 @@ TEST(HostConfig, RefusesABadInstanceId) {
     // C-04: "inst1-a" would put its boxes under instance "inst1"'s reconcile prefix.
     auto g = d.write("g.toml", "[run]\ninstanceId = \"inst1-a\"\n");
     EXPECT_NE(error_of(g).find("(no '-')"), std::string::npos);
+}
+
+TEST(HostConfig, ReadsTheDaemonKeys) {
+    test::TempDir d;
+    auto c = load(d.write("r.toml", "[run]\nmaxConcurrentTurns = 2\nshutdownGrace = \"1m\"\n"),
+                  std::nullopt, "/x/bin");
+    EXPECT_EQ(c.max_concurrent_turns, 2u);
+    EXPECT_EQ(c.shutdown_grace_ms, 60'000u);
+    auto zero = load(d.write("z.toml", "[run]\nshutdownGrace = \"0s\"\n"), std::nullopt, "/x/bin");
+    EXPECT_EQ(zero.shutdown_grace_ms, 0u);
+}
+
+TEST(HostConfig, RefusesABadMaxConcurrentTurns) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\nmaxConcurrentTurns = 0\n");
+    EXPECT_EQ(error_of(f),
+              f + ":2:22: run.maxConcurrentTurns: must be a whole number of turns from 1 to 256");
+}
+
+TEST(HostConfig, RefusesABadShutdownGrace) {
+    test::TempDir d;
+    auto f = d.write("r.toml", "[run]\nshutdownGrace = 30\n");
+    EXPECT_EQ(error_of(f),
+              f + ":2:17: run.shutdownGrace: must be a duration of at most a day, such as \"30s\", "
+                  "\"2m\" or \"0s\"");
+    auto g = d.write("g.toml", "[run]\nshutdownGrace = \"25h\"\n");
+    EXPECT_NE(error_of(g).find("at most a day"), std::string::npos) << error_of(g);
 }
 
 TEST(HostConfig, ReportsTomlSyntaxErrorsWithPosition) {

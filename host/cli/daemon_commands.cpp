@@ -1,0 +1,184 @@
+#include "cli/daemon_commands.h"
+
+#include <fmt/format.h>
+
+#include "cli/runtime_setup.h"
+#include "config/instance_id.h"
+#include "daemon/daemon.h"
+#include "daemon/reconciler.h"
+#include "daemon/spool.h"
+#include "daemon/state_dir_lock.h"
+#include "daemon/test_pause.h"
+#include "daemon/turn_file.h"
+#include "journal/journal_sqlite.h"
+#include "log/log_redaction.h"
+#include "log/logger.h"
+#include "turn/turn_request.h"
+
+namespace radial::cli {
+
+namespace {
+
+// The config with its instance id settled; nullopt after logging why not.
+std::optional<config::HostConfig> load_config(const DaemonOptions& o) {
+    try {
+        auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+        config::settle_instance_id(cfg);
+        return cfg;
+    } catch (const config::ConfigError& e) {
+        log::error("config", "{}", e.what());
+        return std::nullopt;
+    }
+}
+
+} // namespace
+
+CLI::App* add_submit_command(CLI::App& app, DaemonOptions& o) {
+    auto* cmd = app.add_subcommand(
+        "submit", "Queue a turn request (TOML) for the daemon; prints its turn id");
+    cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
+    cmd->add_option("request", o.request_file, "The turn request file (TOML)")->required();
+    return cmd;
+}
+
+CLI::App* add_run_command(CLI::App& app, DaemonOptions& o) {
+    auto* cmd =
+        app.add_subcommand("run", "Run the daemon: reconcile, then run queued turns until SIGTERM");
+    cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
+    return cmd;
+}
+
+CLI::App* add_reconcile_command(CLI::App& app, DaemonOptions& o) {
+    auto* cmd = app.add_subcommand("reconcile",
+                                   "Remove orphaned boxes and reclaim interrupted turns, once");
+    cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
+    return cmd;
+}
+
+CLI::App* add_status_command(CLI::App& app, DaemonOptions& o) {
+    auto* cmd = app.add_subcommand("status", "Show the daemon's queued, running and recent turns");
+    cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
+    cmd->add_option("-n,--limit", o.limit, "How many recent turns")->capture_default_str();
+    cmd->add_flag("--json", o.json, "One JSON object instead of text");
+    return cmd;
+}
+
+int run_submit_command(const DaemonOptions& o) {
+    auto cfg = load_config(o);
+    if (!cfg) return 2;
+    daemon::SpooledRequest req;
+    try {
+        req = daemon::read_turn_file(o.request_file);
+        if (req.turn_id.empty()) req.turn_id = turn::new_turn_id();
+        // The same checks the daemon applies when it builds the box, so a request that cannot run
+        // is refused here rather than failing later.
+        turn::build_container_spec(
+            daemon::to_turn_request(
+                req, [](const std::string&) { return std::optional<std::string>("x"); }),
+            *cfg);
+    } catch (const daemon::TurnFileError& e) {
+        log::error("submit", "{}", e.what());
+        return 1;
+    } catch (const turn::RequestError& e) {
+        log::error("submit", "{}: {}", o.request_file, e.what());
+        return 1;
+    }
+    try {
+        auto journal = journal::open_sqlite_journal(journal_path(*cfg));
+        if (journal->turn(req.turn_id)) {
+            log::error("submit",
+                       "{}: id: turn '{}' is already in the journal; turn ids are unique, "
+                       "pick another id or leave it out to have one generated",
+                       o.request_file, req.turn_id);
+            return 1;
+        }
+        daemon::Spool spool(cfg->state_dir);
+        if (!spool.enqueue(req)) {
+            log::error("submit", "{}: id: turn '{}' is already queued; pick another id",
+                       o.request_file, req.turn_id);
+            return 1;
+        }
+        // The request is in the spool now, so the daemon will run it whatever happens next; the
+        // journal entry makes it visible right away (the daemon adds it itself if we die here).
+        try {
+            journal->add_turn(daemon::queued_entry(req, *cfg), journal::TurnState::queued);
+        } catch (const journal::JournalError& e) {
+            if (e.code() != journal::JournalErrc::duplicate_turn) throw;
+        }
+    } catch (const journal::JournalError& e) {
+        log::error("journal", "{}", e.what());
+        return 2;
+    } catch (const daemon::SpoolError& e) {
+        log::error("spool", "{}", e.what());
+        return 2;
+    }
+    fmt::print("{}\n", req.turn_id);
+    return 0;
+}
+
+int run_run_command(const DaemonOptions& o) {
+    auto cfg = load_config(o);
+    if (!cfg) return 2;
+    log::install_log_redaction();
+    try {
+        // Preflight first: a daemon that cannot run boxes says so before it touches anything.
+        host::RuntimeClient client = open_runtime(*cfg);
+        auto lock = daemon::StateDirLock::acquire(
+            cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald run");
+        daemon::StopSignals signals;
+        auto transport = resolve_turn_transport(*cfg, client);
+        auto journal = journal::open_sqlite_journal(journal_path(*cfg));
+        daemon::DaemonSettings settings;
+        settings.checkpoint_for_test = daemon::pause_point_from_env_for_test();
+        daemon::Daemon d(*cfg, client, *journal, transport, std::move(settings));
+        return d.run(signals);
+    } catch (const StartupError& e) {
+        log::error("daemon", "{}", e.what());
+    } catch (const daemon::LockError& e) {
+        log::error("daemon", "{}", e.what());
+    } catch (const daemon::ReconcileError& e) {
+        log::error("reconcile", "{}; not serving until they are gone", e.what());
+    } catch (const journal::JournalError& e) {
+        log::error("journal", "{}", e.what());
+    } catch (const std::exception& e) {
+        log::error("daemon", "{}", e.what());
+    }
+    return 1;
+}
+
+int run_reconcile_command(const DaemonOptions& o) {
+    auto cfg = load_config(o);
+    if (!cfg) return 2;
+    log::install_log_redaction();
+    try {
+        host::RuntimeClient client = open_runtime(*cfg);
+        auto lock = daemon::StateDirLock::acquire(
+            cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald reconcile");
+        auto journal = journal::open_sqlite_journal(journal_path(*cfg));
+        daemon::Spool spool(cfg->state_dir);
+        auto r = daemon::reconcile(*cfg, client, *journal, spool);
+        for (const auto& l : r.killed_boxes) fmt::print("removed box {}\n", l);
+        for (const auto& id : r.reclaimed_turns) fmt::print("reclaimed turn {}\n", id);
+        for (const auto& id : r.queue.admitted) fmt::print("journaled turn {} (queued)\n", id);
+        for (const auto& id : r.queue.rejected)
+            fmt::print("refused turn {} (unreadable request)\n", id);
+        for (const auto& id : r.queue.lost) fmt::print("refused turn {} (request gone)\n", id);
+        for (const auto& id : r.queue.cleared)
+            fmt::print("removed the request of finished turn {}\n", id);
+        if (r.stale_temp_files)
+            fmt::print("removed {} half-written submission(s)\n", r.stale_temp_files);
+        for (const auto& id : r.queue.runnable)
+            fmt::print("queued turn {} runs when the daemon starts\n", id);
+        if (r.nothing_done()) fmt::print("nothing to reconcile\n");
+        return 0;
+    } catch (const StartupError& e) {
+        log::error("reconcile", "{}", e.what());
+    } catch (const daemon::LockError& e) {
+        log::error("reconcile", "{}", e.what());
+    } catch (const std::exception& e) {
+        log::error("reconcile", "{}", e.what());
+    }
+    return 1;
+}
+
+} // namespace radial::cli

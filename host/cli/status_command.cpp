@@ -1,0 +1,113 @@
+// `radiald status` (issue 5 §5): what the daemon of this state directory is doing — whether one
+// holds it, its queued and running turns, and the most recent ones. Reads only: it creates no
+// journal, no instance id and no lock.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/daemon_commands.h"
+#include "cli/runtime_setup.h"
+#include "config/instance_id.h"
+#include "daemon/state_dir_lock.h"
+#include "journal/journal_sqlite.h"
+#include "log/logger.h"
+#include "turn/terminal_record.h"
+
+namespace radial::cli {
+
+namespace {
+
+std::string timestamp(std::int64_t ms) {
+    return turn::format_timestamp(
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
+}
+
+nlohmann::ordered_json turn_json(const journal::TurnSummary& t) {
+    return {{"turnId", t.turn_id},
+            {"state", std::string(journal::to_string(t.state))},
+            {"status", t.status},
+            {"records", t.record_count},
+            {"createdAt", timestamp(t.created_at_ms)},
+            {"updatedAt", timestamp(t.updated_at_ms)}};
+}
+
+void print_turns(const std::string& title, const std::vector<journal::TurnSummary>& turns) {
+    fmt::print("{} ({})\n", title, turns.size());
+    if (turns.empty()) return;
+    fmt::print("  {:<32} {:<9} {:<10} {:>7}  {}\n", "TURN", "STATE", "STATUS", "RECORDS",
+               "UPDATED");
+    for (const auto& t : turns)
+        fmt::print("  {:<32} {:<9} {:<10} {:>7}  {}\n", t.turn_id, journal::to_string(t.state),
+                   t.status.empty() ? "-" : t.status, t.record_count, timestamp(t.updated_at_ms));
+}
+
+} // namespace
+
+int run_status_command(const DaemonOptions& o) {
+    config::HostConfig cfg;
+    std::optional<std::string> instance;
+    try {
+        cfg = config::load(o.config_file, std::nullopt, executable_dir());
+        instance = cfg.instance_id.empty() ? config::read_persisted_instance_id(cfg.state_dir)
+                                           : std::optional<std::string>(cfg.instance_id);
+    } catch (const config::ConfigError& e) {
+        log::error("config", "{}", e.what());
+        return 2;
+    }
+    auto holder = daemon::StateDirLock::probe(cfg.state_dir);
+    std::vector<journal::TurnSummary> queued, running, recent;
+    std::string path = journal_path(cfg);
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+        try {
+            auto journal = journal::open_sqlite_journal(path);
+            queued = journal->queued();
+            running = journal->in_flight();
+            recent = journal->recent_turns(o.limit);
+        } catch (const journal::JournalError& e) {
+            log::error("journal", "{}", e.what());
+            return 2;
+        }
+    }
+    bool daemon_running = holder && holder->exclusive;
+
+    if (o.json) {
+        nlohmann::ordered_json j;
+        j["stateDir"] = cfg.state_dir;
+        j["instanceId"] =
+            instance ? nlohmann::ordered_json(*instance) : nlohmann::ordered_json(nullptr);
+        nlohmann::ordered_json d{{"running", daemon_running}};
+        if (holder) {
+            d["pids"] = holder->pids;
+            if (!holder->command.empty()) d["command"] = holder->command;
+        }
+        j["daemon"] = d;
+        for (auto [key, list] :
+             {std::pair{"queued", &queued}, {"running", &running}, {"recent", &recent}}) {
+            auto a = nlohmann::ordered_json::array();
+            for (const auto& t : *list) a.push_back(turn_json(t));
+            j[key] = a;
+        }
+        fmt::print("{}\n", j.dump(2));
+        return 0;
+    }
+    std::string pids;
+    if (holder)
+        for (pid_t p : holder->pids) pids += (pids.empty() ? "" : ", ") + std::to_string(p);
+    if (daemon_running)
+        fmt::print("daemon: running{}{}\n",
+                   holder->command.empty() ? "" : " ('" + holder->command + "')",
+                   pids.empty() ? "" : " pid " + pids);
+    else
+        fmt::print("daemon: not running{}\n",
+                   holder ? " ('radiald turn' in use, pid " + pids + ")" : "");
+    fmt::print("instance: {}\nstate directory: {}\n", instance.value_or("(none yet)"),
+               cfg.state_dir);
+    print_turns("queued", queued);
+    print_turns(daemon_running ? "running" : "in flight (reclaimed at the next start)", running);
+    print_turns("recent", recent);
+    return 0;
+}
+
+} // namespace radial::cli

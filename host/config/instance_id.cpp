@@ -1,0 +1,84 @@
+#include "config/instance_id.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "fs/durable_file.h"
+
+namespace radial::config {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string generate_id() {
+    constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+    unsigned char bytes[12];
+    std::ifstream urandom("/dev/urandom", std::ios::binary);
+    urandom.read(reinterpret_cast<char*>(bytes), sizeof(bytes));
+    if (!urandom) throw ConfigError("generating an instance id: reading /dev/urandom failed");
+    std::string id;
+    // The modulo bias (256 % 36) is irrelevant here: the id needs to be unique, not uniform.
+    for (unsigned char b : bytes) id.push_back(kAlphabet[b % kAlphabet.size()]);
+    return id;
+}
+
+std::optional<std::string> read_id(const fs::path& file) {
+    std::ifstream in(file);
+    if (!in) return std::nullopt;
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
+        text.pop_back();
+    if (!valid_instance_id(text))
+        throw ConfigError(fmt::format(
+            "reading the instance id '{}': '{}' is not an instance id ([a-z0-9]{{1,32}}); set "
+            "run.instanceId, or delete the file to have a new id generated once no box of the old "
+            "one remains",
+            file.string(), text.substr(0, 64)));
+    return text;
+}
+
+} // namespace
+
+bool valid_instance_id(std::string_view id) noexcept {
+    if (id.empty() || id.size() > 32) return false;
+    for (char c : id)
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return false;
+    return true;
+}
+
+std::string persisted_instance_id(const std::string& state_dir) {
+    fs::path dir(state_dir), file = dir / kInstanceIdFile;
+    if (auto id = read_id(file)) return *id;
+
+    std::error_code ec;
+    if (fs::create_directories(dir, ec)) ::chmod(dir.c_str(), 0700);
+    if (ec)
+        throw ConfigError(fmt::format("creating the state directory '{}' (run.stateDir): {}",
+                                      state_dir, ec.message()));
+    // Published without replacing anything, so a concurrent first start cannot leave two ids,
+    // nor a reader half of one: whoever loses the race reads the winner's.
+    try {
+        fs_util::publish_file(dir, file, generate_id() + "\n", 0644);
+    } catch (const std::system_error& e) {
+        throw ConfigError(fmt::format("writing the instance id '{}': {}", file.string(), e.what()));
+    }
+    if (auto id = read_id(file)) return *id;
+    throw ConfigError(
+        fmt::format("reading the instance id '{}': the file vanished after it was "
+                    "written; check what else manages the state directory",
+                    file.string()));
+}
+
+std::optional<std::string> read_persisted_instance_id(const std::string& state_dir) {
+    return read_id(fs::path(state_dir) / kInstanceIdFile);
+}
+
+void settle_instance_id(HostConfig& cfg) {
+    if (cfg.instance_id.empty()) cfg.instance_id = persisted_instance_id(cfg.state_dir);
+}
+
+} // namespace radial::config

@@ -1,0 +1,250 @@
+#include "daemon/daemon.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <system_error>
+
+#include "daemon/reconciler.h"
+#include "daemon/spool_watcher.h"
+#include "log/logger.h"
+
+namespace radial::daemon {
+
+namespace {
+using SteadyClock = std::chrono::steady_clock;
+
+int poll_timeout_ms(SteadyClock::duration d) {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    return static_cast<int>(std::clamp<long long>(ms, 0, 60'000));
+}
+} // namespace
+
+Daemon::Daemon(const config::HostConfig& cfg, const host::RuntimeClient& client,
+               journal::Journal& journal, turn::ResolvedTransport transport,
+               DaemonSettings settings)
+    : cfg_(cfg),
+      client_(client),
+      journal_(journal),
+      settings_(std::move(settings)),
+      env_{cfg, client, journal, transport, settings_.checkpoint_for_test},
+      spool_(cfg.state_dir),
+      queue_(cfg, journal, spool_),
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+    if (!wake_fd_) throw std::system_error(errno, std::generic_category(), "eventfd");
+}
+
+Daemon::~Daemon() {
+    sweeper_.reset();
+    // Only when run() failed with turns still running: their boxes must not outlive the daemon.
+    kill_running();
+    // Entries stay in the map while their threads finish: each thread marks its own entry done.
+    std::vector<std::thread*> threads;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto& [id, w] : workers_)
+            if (w.thread.joinable()) threads.push_back(&w.thread);
+    }
+    for (auto* t : threads) t->join();
+}
+
+void Daemon::wake() noexcept {
+    std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(wake_fd_.get(), &one, sizeof(one));
+}
+
+std::set<std::string> Daemon::live_labels() {
+    std::lock_guard lock(mutex_);
+    std::set<std::string> out;
+    for (const auto& [id, w] : workers_) out.insert(turn::turn_label(cfg_, id));
+    return out;
+}
+
+void Daemon::run_turn(const std::string& id) {
+    bool failed = false;
+    try {
+        std::optional<SpooledRequest> req = spool_.load(id);
+        if (req) {
+            turn::TurnSession session(env_, to_turn_request(*req, settings_.env));
+            bool skip = false;
+            {
+                std::lock_guard lock(mutex_);
+                // Killing has begun before this turn was claimed: it stays queued for next time.
+                skip = killing_;
+                if (!skip) workers_.at(id).session = &session;
+            }
+            if (!skip) {
+                turn::TerminalRecord rec;
+                try {
+                    rec = session.run([](std::uint32_t, std::string_view) {},
+                                      turn::JournalStart::claim_queued);
+                } catch (...) {
+                    std::lock_guard lock(mutex_);
+                    workers_.at(id).session = nullptr;
+                    throw;
+                }
+                {
+                    std::lock_guard lock(mutex_);
+                    workers_.at(id).session = nullptr;
+                }
+                failed = rec.status == turn::TurnStatus::error;
+                if (settings_.checkpoint_for_test) settings_.checkpoint_for_test("retire", id);
+                queue_.retire(id);
+            }
+        }
+    } catch (const turn::RequestError& e) {
+        queue_.refuse(id, e.what());
+    } catch (const SpoolError& e) {
+        queue_.refuse(id, e.what());
+    } catch (const journal::JournalError& e) {
+        // Not queued any more, or the journal failed: nothing this thread can promise. A turn left
+        // claimed or started is reclaimed at the next start.
+        log::error("daemon", "turn {}: {}", id, e.what());
+    } catch (const std::exception& e) {
+        log::error("daemon", "turn {}: {}", id, e.what());
+    }
+    {
+        std::lock_guard lock(mutex_);
+        auto& w = workers_.at(id);
+        w.done = true;
+        w.failed = failed;
+    }
+    wake();
+}
+
+void Daemon::dispatch(TurnQueue& queue) {
+    std::set<std::string> active;
+    {
+        std::lock_guard lock(mutex_);
+        if (workers_.size() >= cfg_.max_concurrent_turns) return;
+        for (const auto& [id, w] : workers_) active.insert(id);
+    }
+    QueueScan scan;
+    try {
+        scan = queue.scan(active);
+    } catch (const std::exception& e) {
+        log::error("daemon", "scanning the queue: {}", e.what());
+        return;
+    }
+    std::size_t queued = scan.runnable.size();
+    for (const auto& id : scan.runnable) {
+        std::lock_guard lock(mutex_);
+        if (workers_.size() >= cfg_.max_concurrent_turns) break;
+        // Registered before its box can exist, so a sweep never takes it for an orphan.
+        auto& w = workers_[id];
+        --queued;
+        log::info("daemon", "turn {}: claimed ({} running, {} queued)", id, workers_.size(),
+                  queued);
+        w.thread = std::thread([this, id] { run_turn(id); });
+    }
+}
+
+void Daemon::reap_finished() {
+    std::vector<std::thread> done;
+    bool sweep = false;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto it = workers_.begin(); it != workers_.end();) {
+            if (!it->second.done) {
+                ++it;
+                continue;
+            }
+            sweep = sweep || it->second.failed;
+            done.push_back(std::move(it->second.thread));
+            it = workers_.erase(it);
+        }
+    }
+    for (auto& t : done) t.join();
+    if (sweep && sweeper_) sweeper_->request();
+}
+
+void Daemon::kill_running() noexcept {
+    std::lock_guard lock(mutex_);
+    killing_ = true;
+    for (auto& [id, w] : workers_) {
+        if (w.session == nullptr) continue;
+        log::warn("daemon", "turn {}: killing its box (shutdown)", id);
+        w.session->interrupt(turn::StopReason::shutdown);
+    }
+}
+
+int Daemon::run(StopSignals& signals) {
+    spool_.ensure_dirs();
+    // Watching before the reconcile scan: a request renamed in meanwhile is seen by one or the
+    // other.
+    SpoolWatcher watcher(spool_.queue_dir());
+    ReconcileReport report = reconcile(cfg_, client_, journal_, spool_);
+    if (report.nothing_done()) log::info("reconcile", "nothing to reconcile");
+    sweeper_.emplace(cfg_, client_, [this] { return live_labels(); });
+
+    log::info("daemon", "serving instance '{}' from '{}': runtime '{}', up to {} turn(s) at once",
+              cfg_.instance_id, spool_.queue_dir(), client_.info().id, cfg_.max_concurrent_turns);
+
+    bool stopping = false, killed = false;
+    SteadyClock::time_point grace_end{}, kill_end{};
+    auto next_scan = SteadyClock::now();
+    for (;;) {
+        if (!stopping) {
+            dispatch(queue_);
+            next_scan = SteadyClock::now() + settings_.rescan_interval;
+        }
+        std::size_t running;
+        {
+            std::lock_guard lock(mutex_);
+            running = workers_.size();
+        }
+        if (stopping && running == 0) break;
+
+        auto now = SteadyClock::now();
+        SteadyClock::time_point until = next_scan;
+        if (stopping) until = killed ? kill_end : grace_end;
+        pollfd fds[3] = {
+            {signals.fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}, {watcher.fd(), POLLIN, 0}};
+        int n = ::poll(fds, 3, poll_timeout_ms(until - now));
+        if (n < 0 && errno != EINTR)
+            throw std::system_error(errno, std::generic_category(), "poll");
+
+        if (fds[1].revents & POLLIN) {
+            std::uint64_t count = 0;
+            [[maybe_unused]] ssize_t r = ::read(wake_fd_.get(), &count, sizeof(count));
+            reap_finished();
+        }
+        if (fds[2].revents & POLLIN) watcher.drain();
+        if (int sigs = (fds[0].revents & POLLIN) ? signals.take() : 0; sigs > 0) {
+            if (!stopping) {
+                stopping = true;
+                grace_end = SteadyClock::now() + std::chrono::milliseconds(cfg_.shutdown_grace_ms);
+                log::info("daemon",
+                          "stopping: no new turns; {} running turn(s) have {} ms to finish",
+                          running, cfg_.shutdown_grace_ms);
+                --sigs;
+            }
+            if (sigs > 0 && !killed) {
+                log::warn("daemon", "second stop signal: killing the running turns now");
+                grace_end = SteadyClock::now();
+            }
+        }
+        now = SteadyClock::now();
+        if (stopping && !killed && now >= grace_end) {
+            killed = true;
+            kill_end = now + settings_.kill_budget;
+            kill_running();
+        } else if (killed && now >= kill_end) {
+            log::error("daemon",
+                       "killed turns did not end within {} ms; exiting without them (the "
+                       "next start reconciles them)",
+                       settings_.kill_budget.count());
+            std::_Exit(70);
+        }
+    }
+    sweeper_.reset();
+    log::info("daemon", "stopped");
+    return 0;
+}
+
+} // namespace radial::daemon

@@ -1,0 +1,95 @@
+// host/daemon/daemon.h — `radiald run` (issue 5 §2): reconcile, then claim queued turns as their
+// requests arrive and run up to run.maxConcurrentTurns of them at once, each through a
+// turn::TurnSession on its own thread, until SIGTERM or SIGINT.
+//
+// Stopping is an escalation with budgets, each step logged: the first signal stops claiming and
+// gives running turns run.shutdownGrace to finish; when the grace runs out, or at a second signal,
+// their boxes are killed and their terminal records say `killed`; queued turns stay in the spool
+// for the next start. If a killed turn's thread has still not returned after `kill_budget`, the
+// process exits 70 without waiting further — the journal is consistent after every write, and the
+// next start reconciles whatever is left.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <radial/host/runtime_client.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/host_config.h"
+#include "daemon/orphan_sweeper.h"
+#include "daemon/spool.h"
+#include "daemon/spooled_request.h"
+#include "daemon/stop_signals.h"
+#include "daemon/turn_queue.h"
+#include "fs/unique_fd.h"
+#include "journal/journal.h"
+#include "turn/turn_session.h"
+#include "turn/turn_transport.h"
+
+namespace radial::daemon {
+
+struct DaemonSettings {
+    // How often the spool is scanned with no event at all: the safety net under inotify.
+    std::chrono::milliseconds rescan_interval{30'000};
+    // How long killed turns may take to return before the process gives up on them (exit 70).
+    std::chrono::milliseconds kill_budget{60'000};
+    // Where secrets' values come from (radiald's environment).
+    EnvLookup env = process_env;
+    // Test-only: see turn::TurnEnvironment::checkpoint_for_test, plus the daemon's own point
+    // "retire" (terminal record written, request not yet removed from the spool).
+    turn::CheckpointFn checkpoint_for_test = {};
+};
+
+class Daemon {
+public:
+    // All references must outlive the daemon; `cfg.instance_id` must be settled and the caller
+    // must hold the state directory's exclusive lock (state_dir_lock.h).
+    Daemon(const config::HostConfig& cfg, const host::RuntimeClient& client,
+           journal::Journal& journal, turn::ResolvedTransport transport,
+           DaemonSettings settings = {});
+    // Joins every thread still running (run() normally leaves none).
+    ~Daemon();
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
+
+    // Reconciles (reconciler.h), then serves until `signals` says stop and every turn has ended
+    // (see the file comment). Returns 0 after a clean shutdown. Throws ReconcileError, SpoolError,
+    // journal::JournalError or std::system_error when it cannot start; once serving, failures of
+    // single turns are logged and recorded, never thrown. Call once, from one thread.
+    int run(StopSignals& signals);
+
+private:
+    struct Worker {
+        std::thread thread;
+        turn::TurnSession* session = nullptr; // while its run() is on; guarded by mutex_
+        bool done = false;                    // guarded by mutex_
+        bool failed = false;                  // ended with status error: its box may be left
+    };
+
+    void dispatch(TurnQueue& queue);
+    void run_turn(const std::string& turn_id);
+    void reap_finished();
+    void kill_running() noexcept;
+    void wake() noexcept;
+    std::set<std::string> live_labels();
+
+    const config::HostConfig& cfg_;
+    const host::RuntimeClient& client_;
+    journal::Journal& journal_;
+    DaemonSettings settings_;
+    turn::TurnEnvironment env_;
+    Spool spool_;
+    TurnQueue queue_;
+    fs_util::UniqueFd wake_fd_;             // eventfd: a worker finished
+    std::mutex mutex_;                      // guards workers_' entries' session/done, and killing_
+    std::map<std::string, Worker> workers_; // by turn id; inserted and erased on the loop thread
+    bool killing_ = false;
+    std::optional<OrphanSweeper> sweeper_;
+};
+
+} // namespace radial::daemon

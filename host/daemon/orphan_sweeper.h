@@ -1,0 +1,49 @@
+// host/daemon/orphan_sweeper.h — reconciliation while the daemon runs (ADR §6, issue 5 "engine
+// disappears mid-turn").
+//
+// A turn that ends with status error may leave its box behind: the engine stopped answering, so
+// the runtime could neither follow nor remove it. Nothing else would ever remove that box until the
+// next restart, so after such a turn the daemon asks for a sweep: kill every box of this instance
+// that is not a live turn (reconciler.h, kill_orphan_boxes), retried with a growing pause (1 s,
+// then doubling up to 30 s) until one sweep succeeds — that is, until the engine is back.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <radial/host/runtime_client.hpp>
+#include <thread>
+
+#include "config/host_config.h"
+#include "daemon/reconciler.h"
+
+namespace radial::daemon {
+
+class OrphanSweeper {
+public:
+    // Starts the sweeper's thread (idle until request()). All references must outlive it.
+    OrphanSweeper(const config::HostConfig& cfg, const host::RuntimeClient& client,
+                  LiveLabels live);
+    // Stops and joins the thread (waiting for a sweep in progress, bounded by the runtime's own
+    // call budgets).
+    ~OrphanSweeper();
+    OrphanSweeper(const OrphanSweeper&) = delete;
+    OrphanSweeper& operator=(const OrphanSweeper&) = delete;
+
+    // Asks for a sweep in about a second, retried until one succeeds. [thread-safe]
+    void request() noexcept;
+
+private:
+    void loop();
+
+    const config::HostConfig& cfg_;
+    const host::RuntimeClient& client_;
+    LiveLabels live_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool pending_ = false;
+    bool stop_ = false;
+    std::thread thread_; // last: started once everything it reads is initialised
+};
+
+} // namespace radial::daemon

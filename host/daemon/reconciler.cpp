@@ -1,0 +1,179 @@
+#include "daemon/reconciler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <thread>
+
+#include "log/logger.h"
+#include "turn/terminal_record.h"
+
+namespace radial::daemon {
+
+namespace {
+
+using Clock = std::chrono::system_clock;
+
+// How long a killed box may still be listed before reconciliation calls it a failure.
+constexpr std::chrono::seconds kVerifyBudget{5};
+
+Clock::time_point at(std::int64_t ms) { return Clock::time_point(std::chrono::milliseconds(ms)); }
+
+// What the journal knew of an in-flight turn, as its terminal record.
+turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t) {
+    turn::TerminalRecord rec;
+    rec.turn_id = t.entry.turn_id;
+    rec.runtime = t.entry.runtime;
+    rec.image = t.entry.image;
+    rec.label = t.entry.label;
+    rec.status = turn::TurnStatus::reclaimed;
+    rec.records_received = t.records.size();
+    rec.ended_at = Clock::now();
+    const journal::StateChange* claimed = nullptr;
+    const journal::StateChange* started = nullptr;
+    for (const auto& s : t.states) {
+        if (s.state == journal::TurnState::claimed) claimed = &s;
+        if (s.state == journal::TurnState::started) started = &s;
+    }
+    if (started != nullptr) {
+        rec.started_at = at(started->at_ms);
+        rec.reason =
+            "the radiald running it stopped while its box ran; its box was removed by "
+            "reconciliation";
+    } else {
+        rec.started_at = claimed != nullptr ? at(claimed->at_ms) : rec.ended_at;
+        rec.reason = "the radiald running it stopped after claiming it, before its box started";
+    }
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(rec.ended_at - rec.started_at)
+                  .count();
+    rec.duration_ms = ms > 0 ? static_cast<std::uint64_t>(ms) : 0;
+    return rec;
+}
+
+std::string join(const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& s : v) out += (out.empty() ? "'" : ", '") + s + "'";
+    return out;
+}
+
+} // namespace
+
+std::string instance_label_prefix(const config::HostConfig& cfg) {
+    return fmt::format("radial-turn-{}-", cfg.instance_id);
+}
+
+bool ReconcileReport::nothing_done() const noexcept {
+    return killed_boxes.empty() && reclaimed_turns.empty() && queue.admitted.empty() &&
+           queue.cleared.empty() && queue.rejected.empty() && queue.lost.empty() &&
+           stale_temp_files == 0;
+}
+
+std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
+                                           const host::RuntimeClient& client,
+                                           const LiveLabels& live) {
+    const std::string prefix = instance_label_prefix(cfg);
+    std::set<std::string> keep;
+    auto ours = [&](const std::vector<std::string>& labels) {
+        std::vector<std::string> out;
+        for (const auto& l : labels) {
+            if (!l.starts_with(prefix)) {
+                log::warn("reconcile",
+                          "runtime '{}' listed box '{}' for prefix '{}'; not ours, left "
+                          "alone",
+                          client.info().id, l, prefix);
+                continue;
+            }
+            if (!keep.count(l)) out.push_back(l);
+        }
+        return out;
+    };
+    std::vector<std::string> found;
+    try {
+        auto listed = client.list_by_label(prefix);
+        if (live) keep = live();
+        found = ours(listed);
+    } catch (const host::RuntimeError& e) {
+        throw ReconcileError(
+            fmt::format("listing the boxes of instance '{}' (prefix '{}') through "
+                        "runtime '{}': {}",
+                        cfg.instance_id, prefix, client.info().id, e.what()));
+    }
+    std::vector<std::string> killed, failed;
+    for (const auto& label : found) {
+        try {
+            client.kill(label);
+            killed.push_back(label);
+            log::info("reconcile", "removed orphaned box '{}'", label);
+        } catch (const host::RuntimeError& e) {
+            failed.push_back(label);
+            log::error("reconcile", "removing orphaned box '{}': {}", label, e.what());
+        }
+    }
+    if (found.empty()) return killed;
+    // Verify: a kill that returned is supposed to mean gone, but an engine may list a box it is
+    // still tearing down for a moment; one still listed after kVerifyBudget is not reclaimed.
+    std::vector<std::string> still;
+    const auto deadline = std::chrono::steady_clock::now() + kVerifyBudget;
+    for (;;) {
+        std::vector<std::string> left;
+        try {
+            left = ours(client.list_by_label(prefix));
+        } catch (const host::RuntimeError& e) {
+            throw ReconcileError(
+                fmt::format("checking that the orphaned boxes of instance '{}' are "
+                            "gone: {}",
+                            cfg.instance_id, e.what()));
+        }
+        still.clear();
+        for (const auto& l : left)
+            if (std::find(found.begin(), found.end(), l) != found.end()) still.push_back(l);
+        if (still.empty() || std::chrono::steady_clock::now() >= deadline) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!still.empty() || !failed.empty())
+        throw ReconcileError(fmt::format(
+            "orphaned boxes of instance '{}' could not be removed: {}; check the engine (runtime "
+            "'{}') and remove them by hand if needed",
+            cfg.instance_id, join(still.empty() ? failed : still), client.info().id));
+    return killed;
+}
+
+ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClient& client,
+                          journal::Journal& journal, const Spool& spool) {
+    ReconcileReport report;
+    std::exception_ptr box_failure;
+    try {
+        report.killed_boxes = kill_orphan_boxes(cfg, client, {});
+    } catch (const ReconcileError&) {
+        // The journal part still runs: those turns are over whatever happens to their boxes.
+        box_failure = std::current_exception();
+    }
+
+    for (const auto& summary : journal.in_flight()) {
+        auto t = journal.turn(summary.turn_id);
+        if (!t || t->terminal_json) continue;
+        turn::TerminalRecord rec = reclaimed_record(*t);
+        journal.set_terminal(rec.turn_id, to_string(rec.status), rec.to_json());
+        report.reclaimed_turns.push_back(rec.turn_id);
+        log::info("reconcile", "turn {}: reclaimed ({} record{} received; {})", rec.turn_id,
+                  *rec.records_received, *rec.records_received == 1 ? "" : "s", rec.reason);
+    }
+
+    spool.ensure_dirs();
+    TurnQueue queue(cfg, journal, spool);
+    report.queue = queue.scan({});
+    for (const auto& id : report.queue.runnable)
+        log::info("reconcile", "turn {}: queued, will run", id);
+    for (const auto& id : report.queue.cleared)
+        log::info("reconcile", "turn {}: finished; removed its request from the spool", id);
+    report.stale_temp_files = spool.remove_stale_temp_files(std::chrono::hours(1));
+    if (report.stale_temp_files)
+        log::info("reconcile", "removed {} half-written submission(s) from the spool",
+                  report.stale_temp_files);
+    if (box_failure) std::rethrow_exception(box_failure);
+    return report;
+}
+
+} // namespace radial::daemon

@@ -1,0 +1,67 @@
+// host/daemon/spool.h — the daemon's queue of turn requests on disk (issue 5 §1, §2).
+//
+//   <stateDir>/spool/tmp/     requests being written; never read
+//   <stateDir>/spool/queue/   <turnId>.json, one per request, from the moment it is submitted until
+//                             its turn has a terminal record
+//
+// A request is written whole into tmp/, fsynced, and renamed into queue/ (never over an existing
+// file), so the daemon — which watches queue/ with inotify — never sees half of one, and a crash
+// leaves either the whole request or none. The spool holds what to run; the journal holds where
+// each turn is. Whoever first sees a request without a journal entry (the submitter, or the daemon
+// for a file that arrived otherwise) adds it as queued.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "daemon/spooled_request.h"
+
+namespace radial::daemon {
+
+// A spool operation failed. what() names the path, the cause and the fix.
+class SpoolError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class Spool {
+public:
+    // Paths only; touches nothing. `state_dir` is run.stateDir.
+    explicit Spool(const std::string& state_dir);
+
+    // Creates spool/, tmp/ and queue/ (0700) when missing. Throws SpoolError.
+    void ensure_dirs() const;
+
+    const std::string& queue_dir() const noexcept { return queue_dir_; }
+    // The file of turn `turn_id` in queue/.
+    std::string request_path(const std::string& turn_id) const;
+
+    // Adds `r` to queue/ atomically and durably (see the file comment). Returns false, writing
+    // nothing, when a request with that turn id is already queued. Throws SpoolError.
+    // [thread-safe]; several processes may enqueue at once.
+    bool enqueue(const SpooledRequest& r) const;
+
+    // Turn ids of the requests in queue/, sorted. Ignores anything that is not "<turnId>.json".
+    // Throws SpoolError when queue/ cannot be read. [thread-safe]
+    std::vector<std::string> list() const;
+
+    // The queued request of `turn_id`; nullopt when there is none. Throws SpoolError for a file
+    // that cannot be read or is not a request. [thread-safe]
+    std::optional<SpooledRequest> load(const std::string& turn_id) const;
+
+    // Removes the request of `turn_id` (durably); no error when it is already gone. Throws
+    // SpoolError when it cannot be removed. [thread-safe]
+    void remove(const std::string& turn_id) const;
+
+    // Removes files in tmp/ older than `age`: submits that died before their rename. Returns how
+    // many. Never throws. [thread-safe]
+    std::size_t remove_stale_temp_files(std::chrono::seconds age) const noexcept;
+
+private:
+    std::string spool_dir_, tmp_dir_, queue_dir_;
+};
+
+} // namespace radial::daemon

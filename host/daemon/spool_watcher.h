@@ -1,0 +1,30 @@
+// host/daemon/spool_watcher.h — inotify on the spool's queue/ directory (issue 5 §2): the daemon
+// learns of a new request when it is renamed into place, instead of polling for it. The watch is
+// a wake-up only; what to run is always decided by a full scan (turn_queue.h), so a lost or
+// coalesced event costs nothing but latency until the next scan.
+#pragma once
+
+#include <string>
+
+#include "fs/unique_fd.h"
+
+namespace radial::daemon {
+
+class SpoolWatcher {
+public:
+    // Watches `dir` for files renamed in (IN_MOVED_TO) or written and closed (IN_CLOSE_WRITE).
+    // Throws std::system_error naming the directory.
+    explicit SpoolWatcher(const std::string& dir);
+
+    // Readable when events are pending (for poll).
+    int fd() const noexcept { return fd_.get(); }
+
+    // Reads every pending event. Returns true when one of them could mean a new request (or the
+    // kernel's queue overflowed). Never blocks, never throws.
+    bool drain() noexcept;
+
+private:
+    fs_util::UniqueFd fd_;
+};
+
+} // namespace radial::daemon

@@ -1,0 +1,63 @@
+#include "daemon/stop_signals.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <system_error>
+
+namespace radial::daemon {
+
+namespace {
+
+constexpr int kSignals[] = {SIGTERM, SIGINT};
+std::atomic<int> g_write_fd{-1};
+struct sigaction g_previous[sizeof(kSignals) / sizeof(kSignals[0])];
+
+extern "C" void on_stop_signal(int) {
+    int saved = errno; // the interrupted code may be about to read errno
+    char b = 1;
+    [[maybe_unused]] ssize_t n = ::write(g_write_fd.load(), &b, 1);
+    errno = saved;
+}
+
+} // namespace
+
+StopSignals::StopSignals() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        throw std::system_error(errno, std::generic_category(), "creating the signal pipe");
+    read_.reset(fds[0]);
+    write_.reset(fds[1]);
+    g_write_fd = write_.get();
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (std::size_t i = 0; i < std::size(kSignals); ++i)
+        ::sigaction(kSignals[i], &sa, &g_previous[i]);
+}
+
+StopSignals::~StopSignals() {
+    for (std::size_t i = 0; i < std::size(kSignals); ++i)
+        ::sigaction(kSignals[i], &g_previous[i], nullptr);
+    g_write_fd = -1;
+}
+
+int StopSignals::take() noexcept {
+    int n = 0;
+    char buf[16];
+    for (;;) {
+        ssize_t got = ::read(read_.get(), buf, sizeof(buf));
+        if (got > 0) {
+            n += static_cast<int>(got);
+            continue;
+        }
+        if (got < 0 && errno == EINTR) continue;
+        return n;
+    }
+}
+
+} // namespace radial::daemon

@@ -1,0 +1,22 @@
+#include "daemon/test_pause.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "log/logger.h"
+
+namespace radial::daemon {
+
+turn::CheckpointFn pause_point_from_env_for_test() {
+    const char* at = std::getenv(kPauseAtEnvForTest);
+    if (at == nullptr || *at == '\0') return {};
+    log::warn("daemon", "{}={}: turns stop at that point for a test", kPauseAtEnvForTest, at);
+    return [point = std::string(at)](std::string_view here, const std::string& turn_id) {
+        if (here != point) return;
+        log::warn("daemon", "turn {}: paused at '{}' for a test", turn_id, point);
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    };
+}
+
+} // namespace radial::daemon

@@ -1,0 +1,218 @@
+#include "daemon/turn_file.h"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <filesystem>
+#include <radial/units.hpp>
+#include <set>
+
+#include "turn/turn_session.h"
+
+namespace radial::daemon {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool valid_env_name(std::string_view n) {
+    if (n.empty() || (n[0] >= '0' && n[0] <= '9')) return false;
+    for (char c : n)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            return false;
+    return true;
+}
+
+class FileReader {
+public:
+    FileReader(std::string file, fs::path base) : file_(std::move(file)), base_(std::move(base)) {}
+
+    [[noreturn]] void fail(const toml::node& at, const std::string& key,
+                           const std::string& problem) const {
+        const auto& b = at.source().begin;
+        throw TurnFileError(fmt::format("{}:{}:{}: {}: {}", file_, b.line, b.column, key, problem));
+    }
+    [[noreturn]] void missing(const std::string& key, const std::string& fix) const {
+        throw TurnFileError(fmt::format("{}: {}: missing; {}", file_, key, fix));
+    }
+
+    std::string string(const toml::node& n, const std::string& key) const {
+        if (!n.is_string()) fail(n, key, "must be a string");
+        return std::string(*n.as_string());
+    }
+
+    std::vector<std::string> strings(const toml::node& n, const std::string& key) const {
+        const auto* a = n.as_array();
+        if (a == nullptr) fail(n, key, "must be an array of strings");
+        std::vector<std::string> out;
+        for (const auto& item : *a) {
+            if (!item.is_string()) fail(item, key, "must be an array of strings");
+            out.emplace_back(*item.as_string());
+        }
+        return out;
+    }
+
+    // An existing host path, made absolute against the turn file's directory.
+    std::string host_path(const toml::node& n, const std::string& key, bool directory) const {
+        std::string text = string(n, key);
+        if (text.empty()) fail(n, key, "must not be empty");
+        fs::path p = (base_ / text).lexically_normal();
+        std::error_code ec;
+        bool ok = directory ? fs::is_directory(p, ec) : fs::exists(p, ec);
+        if (!ok)
+            fail(n, key,
+                 fmt::format("'{}' is not an existing {}; create it first (a relative path "
+                             "is taken from the turn file's directory)",
+                             p.string(), directory ? "directory" : "file or directory"));
+        std::string out = p.string();
+        if (out.size() > 1 && out.back() == '/') out.pop_back();
+        return out;
+    }
+
+    std::string box_path(const toml::node& n, const std::string& key) const {
+        std::string text = string(n, key);
+        if (text.empty() || text.front() != '/')
+            fail(n, key, fmt::format("'{}' must be an absolute path in the box", text));
+        return fs::path(text).lexically_normal().string();
+    }
+
+private:
+    std::string file_;
+    fs::path base_;
+};
+
+void read_mounts(const FileReader& r, const toml::node& n, SpooledRequest& req) {
+    const auto* a = n.as_array();
+    if (a == nullptr) r.fail(n, "mounts", "must be an array of tables ([[mounts]])");
+    std::set<std::string> targets{turn::kBoxSocketDir};
+    if (!req.workspace.empty()) targets.insert(turn::kWorkspaceTarget);
+    for (std::size_t i = 0; i < a->size(); ++i) {
+        const auto& item = *a->get(i);
+        std::string at = fmt::format("mounts[{}]", i);
+        const auto* t = item.as_table();
+        if (t == nullptr) r.fail(item, at, "must be a table with source, target and readOnly");
+        Mount m;
+        const toml::node* source = nullptr;
+        const toml::node* target = nullptr;
+        for (const auto& [k, v] : *t) {
+            std::string key = at + "." + std::string(k.str());
+            if (k.str() == "source") {
+                source = &v;
+            } else if (k.str() == "target") {
+                target = &v;
+            } else if (k.str() == "readOnly") {
+                if (!v.is_boolean()) r.fail(v, key, "must be true or false");
+                m.read_only = v.as_boolean()->get();
+            } else {
+                r.fail(v, key, "unknown key; a mount takes source, target and readOnly");
+            }
+        }
+        if (source == nullptr) r.fail(item, at + ".source", "missing; name the host path to mount");
+        if (target == nullptr) r.fail(item, at + ".target", "missing; name the path in the box");
+        m.source = r.host_path(*source, at + ".source", false);
+        m.target = r.box_path(*target, at + ".target");
+        if (!targets.insert(m.target).second)
+            r.fail(*target, at + ".target",
+                   fmt::format("'{}' is already taken (by another mount, the workspace at {} or "
+                               "the turn socket at {}); pick another path",
+                               m.target, turn::kWorkspaceTarget, turn::kBoxSocketDir));
+        req.mounts.push_back(std::move(m));
+    }
+}
+
+} // namespace
+
+SpooledRequest read_turn_file(const std::string& path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+        throw TurnFileError(fmt::format("reading turn file '{}': no such file", path));
+    toml::table root;
+    try {
+        root = toml::parse_file(path);
+    } catch (const toml::parse_error& e) {
+        const auto& b = e.source().begin;
+        throw TurnFileError(fmt::format("{}:{}:{}: {}", path, b.line, b.column, e.description()));
+    }
+    FileReader r(path, fs::absolute(path, ec).parent_path());
+    SpooledRequest req;
+    const toml::node* mounts = nullptr; // read last: a mount may not take the workspace's place
+    bool has_image = false, has_argv = false;
+    for (const auto& [k, v] : root) {
+        std::string key(k.str());
+        if (key == "id") {
+            req.turn_id = r.string(v, key);
+            try {
+                turn::validate_turn_id(req.turn_id);
+            } catch (const turn::RequestError& e) {
+                r.fail(v, key, e.what());
+            }
+        } else if (key == "image") {
+            req.image = r.string(v, key);
+            if (req.image.empty()) r.fail(v, key, "must not be empty; name the image the box runs");
+            has_image = true;
+        } else if (key == "argv") {
+            req.argv = r.strings(v, key);
+            if (req.argv.empty())
+                r.fail(v, key, "must not be empty; give the command to run in the box");
+            has_argv = true;
+        } else if (key == "workdir") {
+            req.workdir = r.box_path(v, key);
+        } else if (key == "workspace") {
+            req.workspace = r.host_path(v, key, true);
+        } else if (key == "timeout") {
+            std::optional<std::uint64_t> ms;
+            if (v.is_string()) ms = units::parse_duration_ms(v.as_string()->get());
+            if (!ms || *ms == 0)
+                r.fail(v, key, "must be a duration such as \"90s\", \"10m\" or \"1500ms\"");
+            req.timeout_ms = *ms;
+        } else if (key == "recordType") {
+            req.record_type = r.string(v, key);
+            if (req.record_type.empty()) r.fail(v, key, "must not be empty");
+        } else if (key == "secrets") {
+            req.secrets = r.strings(v, key);
+            std::set<std::string> seen;
+            for (const auto& name : req.secrets)
+                if (!valid_env_name(name) || !seen.insert(name).second)
+                    r.fail(v, key,
+                           fmt::format("'{}' must be a variable name matching "
+                                       "[A-Za-z_][A-Za-z0-9_]*, named once",
+                                       name));
+        } else if (key == "env") {
+            const auto* t = v.as_table();
+            if (t == nullptr) r.fail(v, key, "must be a table of NAME = \"value\" ([env])");
+            for (const auto& [name, value] : *t) {
+                std::string ekey = "env." + std::string(name.str());
+                if (!valid_env_name(name.str()))
+                    r.fail(value, ekey, "is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+                req.env.push_back({std::string(name.str()), r.string(value, ekey), false});
+            }
+        } else if (key == "mounts") {
+            mounts = &v;
+        } else {
+            r.fail(v, key,
+                   "unknown key; a turn file takes id, image, argv, workdir, workspace, "
+                   "timeout, recordType, secrets, env and mounts");
+        }
+    }
+    if (!has_image)
+        r.missing("image", "name the image the box runs, e.g. image = \"radial/busybox:latest\"");
+    if (!has_argv)
+        r.missing("argv", "give the command to run, e.g. argv = [\"sh\", \"-c\", \"make\"]");
+    for (const auto& e : req.env) {
+        const auto& at = *root["env"].as_table()->get(e.name);
+        if (e.name == turn::kSocketEnv || e.name == turn::kTokenEnv)
+            r.fail(at, "env." + e.name, "is set by radiald for every turn; pick another name");
+        for (const auto& s : req.secrets)
+            if (s == e.name)
+                r.fail(at, "env." + e.name,
+                       "is also listed in secrets; a variable is either plain or secret");
+    }
+    for (const auto& s : req.secrets)
+        if (s == turn::kSocketEnv || s == turn::kTokenEnv)
+            r.fail(*root["secrets"].node(), "secrets",
+                   fmt::format("'{}' is set by radiald for every turn", s));
+    if (mounts != nullptr) read_mounts(r, *mounts, req);
+    return req;
+}
+
+} // namespace radial::daemon

@@ -1,0 +1,124 @@
+#include "daemon/turn_queue.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "log/logger.h"
+#include "turn/terminal_record.h"
+#include "turn/turn_request.h"
+
+namespace radial::daemon {
+
+namespace {
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+} // namespace
+
+void TurnQueue::refuse(const std::string& turn_id, const std::string& message) noexcept {
+    try {
+        turn::TerminalRecord rec;
+        rec.turn_id = turn_id;
+        rec.runtime = cfg_.container_runtime;
+        rec.label = turn::turn_label(cfg_, turn_id);
+        if (auto t = journal_.turn(turn_id)) rec.image = t->entry.image;
+        rec.status = turn::TurnStatus::error;
+        rec.error = message;
+        rec.started_at = rec.ended_at = std::chrono::system_clock::now();
+        journal_.set_terminal(turn_id, to_string(rec.status), rec.to_json());
+        log::error("daemon", "turn {}: refused: {}", turn_id, message);
+    } catch (const std::exception& e) {
+        log::error("daemon", "turn {}: recording that it cannot run failed: {}", turn_id, e.what());
+    }
+    retire(turn_id);
+}
+
+void TurnQueue::retire(const std::string& turn_id) noexcept {
+    try {
+        spool_.remove(turn_id);
+    } catch (const std::exception& e) {
+        // The next scan sees a finished turn's request and removes it then.
+        log::warn("spool", "turn {}: {}", turn_id, e.what());
+    }
+}
+
+void TurnQueue::admit(const std::string& id, QueueScan& out) {
+    std::optional<SpooledRequest> req;
+    try {
+        req = spool_.load(id);
+        if (!req) return; // gone meanwhile
+    } catch (const SpoolError& e) {
+        // Journaled as a turn of its own, so the operator finds out why it never ran.
+        journal::TurnEntry entry{
+            id, turn::turn_label(cfg_, id), cfg_.container_runtime, "", "result", "{}"};
+        try {
+            journal_.add_turn(entry, journal::TurnState::queued);
+        } catch (const journal::JournalError& je) {
+            if (je.code() != journal::JournalErrc::duplicate_turn) throw;
+        }
+        refuse(id, e.what());
+        out.rejected.push_back(id);
+        return;
+    }
+    try {
+        journal_.add_turn(queued_entry(*req, cfg_), journal::TurnState::queued);
+        log::info("spool",
+                  "turn {}: queued (its request was in the spool before its journal entry)", id);
+        out.admitted.push_back(id);
+    } catch (const journal::JournalError& e) {
+        // The submitter wrote it between our two reads: it is queued either way.
+        if (e.code() != journal::JournalErrc::duplicate_turn) throw;
+    }
+    if (auto t = journal_.turn(id);
+        t && !t->states.empty() && t->states.back().state == journal::TurnState::queued)
+        out.runnable.push_back(id);
+}
+
+QueueScan TurnQueue::scan(const std::set<std::string>& active) {
+    QueueScan out;
+    // The journal first, then the spool: a turn journaled queued had its request renamed into the
+    // spool before (submit's order), so a queued turn missing from the later listing is truly gone.
+    std::vector<journal::TurnSummary> queued = journal_.queued();
+    std::vector<std::string> files = spool_.list();
+    std::set<std::string> queued_ids;
+    for (const auto& t : queued) queued_ids.insert(t.turn_id);
+
+    for (const auto& t : queued)
+        if (!active.count(t.turn_id) && std::binary_search(files.begin(), files.end(), t.turn_id))
+            out.runnable.push_back(t.turn_id);
+    for (const auto& id : files) {
+        if (active.count(id) || queued_ids.count(id)) continue;
+        try {
+            auto t = journal_.turn(id);
+            if (!t) {
+                admit(id, out);
+            } else if (t->terminal_json) {
+                retire(id);
+                out.cleared.push_back(id);
+            } else if (!t->states.empty() && t->states.back().state == journal::TurnState::queued) {
+                out.runnable.push_back(id); // submitted after the journal snapshot
+            }
+            // claimed or started and not ours: in flight elsewhere (reconciliation's business).
+        } catch (const journal::JournalError& e) {
+            log::error("spool", "turn {}: {}", id, e.what());
+        }
+    }
+    for (const auto& t : queued) {
+        const auto& id = t.turn_id;
+        if (active.count(id) || std::binary_search(files.begin(), files.end(), id) ||
+            contains(out.runnable, id))
+            continue;
+        auto now = journal_.turn(id);
+        if (!now || now->states.empty() || now->states.back().state != journal::TurnState::queued)
+            continue;
+        refuse(id, fmt::format("its request '{}' is gone from the spool; submit the turn again",
+                               spool_.request_path(id)));
+        out.lost.push_back(id);
+    }
+    return out;
+}
+
+} // namespace radial::daemon

@@ -1,0 +1,57 @@
+// host/daemon/turn_queue.h — the spool and the journal read together: which queued turns may run
+// now, oldest first (issue 5 §2, §4).
+//
+// The spool says what to run, the journal where each turn is. A scan reconciles the two: a request
+// without a journal entry is journaled queued (it arrived without `radiald submit`, or the
+// submitter died between its rename and its journal write); the request of a finished turn is
+// removed; a request the daemon cannot read becomes a turn with an `error` terminal record; a turn
+// the journal shows queued whose request is gone also gets an `error` record, so nothing submitted
+// is silently dropped.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/host_config.h"
+#include "daemon/spool.h"
+#include "journal/journal.h"
+
+namespace radial::daemon {
+
+struct QueueScan {
+    std::vector<std::string> runnable; // queued turns with a request, oldest first
+    std::vector<std::string> admitted; // requests journaled as queued by this scan
+    std::vector<std::string> cleared;  // requests of finished turns, removed
+    std::vector<std::string> rejected; // unreadable requests: error terminal record, removed
+    std::vector<std::string> lost;     // queued turns without a request: error terminal record
+};
+
+class TurnQueue {
+public:
+    // All references must outlive the queue. `cfg.instance_id` must be settled.
+    TurnQueue(const config::HostConfig& cfg, journal::Journal& journal, const Spool& spool)
+        : cfg_(cfg), journal_(journal), spool_(spool) {}
+
+    // One pass over spool and journal (see the file comment). Turns in `active` — the ones this
+    // process is running — are left alone entirely. Throws SpoolError or journal::JournalError when
+    // the spool or journal cannot be read; a failure with one request is logged and skipped.
+    // Not thread-safe: one thread scans (the daemon's dispatcher, or reconcile).
+    QueueScan scan(const std::set<std::string>& active);
+
+    // Writes an `error` terminal record for a queued turn that cannot run (bad request, missing
+    // secret), and removes its request. Never throws; failures are logged. [thread-safe]
+    void refuse(const std::string& turn_id, const std::string& message) noexcept;
+
+    // Removes the request of a turn that has its terminal record. Never throws. [thread-safe]
+    void retire(const std::string& turn_id) noexcept;
+
+private:
+    void admit(const std::string& turn_id, QueueScan& out);
+
+    const config::HostConfig& cfg_;
+    journal::Journal& journal_;
+    const Spool& spool_;
+};
+
+} // namespace radial::daemon

@@ -1,0 +1,75 @@
+#include "fs/durable_file.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <string>
+#include <system_error>
+
+#include "fs/unique_fd.h"
+
+namespace radial::fs_util {
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void fail(int err, const std::string& what) {
+    throw std::system_error(err, std::generic_category(), what);
+}
+
+// Moves `from` to `to` unless `to` exists. Returns false when it does.
+bool move_no_replace(const fs::path& from, const fs::path& to) {
+    if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0)
+        return true;
+    if (errno == EEXIST) return false;
+    if (errno != EINVAL && errno != ENOSYS)
+        fail(errno, "moving '" + from.string() + "' to '" + to.string() + "'");
+    // A file system without RENAME_NOREPLACE: link(2) never replaces either.
+    if (::link(from.c_str(), to.c_str()) != 0) {
+        if (errno == EEXIST) return false;
+        fail(errno, "linking '" + from.string() + "' to '" + to.string() + "'");
+    }
+    ::unlink(from.c_str());
+    return true;
+}
+
+} // namespace
+
+void fsync_directory(const fs::path& dir) {
+    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd) fail(errno, "opening directory '" + dir.string() + "'");
+    if (::fsync(fd.get()) != 0) fail(errno, "syncing directory '" + dir.string() + "'");
+}
+
+bool publish_file(const fs::path& temp_dir, const fs::path& dest, std::string_view content,
+                  mode_t mode) {
+    std::string tmpl = (temp_dir / ("." + dest.filename().string() + ".XXXXXX")).string();
+    UniqueFd fd(::mkostemp(tmpl.data(), O_CLOEXEC));
+    if (!fd) fail(errno, "creating a temporary file in '" + temp_dir.string() + "'");
+    struct Cleanup {
+        const std::string& path;
+        bool armed = true;
+        ~Cleanup() {
+            if (armed) ::unlink(path.c_str());
+        }
+    } cleanup{tmpl};
+
+    if (::fchmod(fd.get(), mode) != 0) fail(errno, "setting the mode of '" + tmpl + "'");
+    std::string_view rest = content;
+    while (!rest.empty()) {
+        ssize_t n = ::write(fd.get(), rest.data(), rest.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) fail(n < 0 ? errno : EIO, "writing '" + tmpl + "'");
+        rest.remove_prefix(static_cast<std::size_t>(n));
+    }
+    if (::fsync(fd.get()) != 0) fail(errno, "syncing '" + tmpl + "'");
+    fd.reset();
+    if (!move_no_replace(tmpl, dest)) return false;
+    cleanup.armed = false;
+    fsync_directory(dest.parent_path());
+    return true;
+}
+
+} // namespace radial::fs_util

@@ -1,0 +1,95 @@
+// `radiald turn` under the sandbox runtime, end to end, against the simulated sbx backed by the
+// local Docker Engine (issue 6 "Tests"): the tcp turn socket, a record posted from inside, the
+// terminal record, `sbx ls` empty after; and the startup refusals decided from the plugin's
+// capabilities and dispositions, never from its name (ADR §7).
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+#include "../../support/temp_dir.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace radial {
+namespace {
+using ::testing::HasSubstr;
+
+// A private simulator: a symlink in its own directory, which is then the simulator's state.
+struct SandboxSetup {
+    test::TempDir sim_dir{"radial-sbxsim"};
+    std::string sbx = sim_dir / "sbx";
+    test::RadialdSetup setup;
+    SandboxSetup(const std::string& run_keys = "", const std::string& tables = "")
+        : setup("containerRuntime = \"sandbox\"\n" + run_keys,
+                "[run.sandbox]\nbinary = \"" + (sim_dir / "sbx") + "\"\n" + tables) {
+        std::filesystem::create_symlink(RADIAL_SBX_SIM, sbx);
+    }
+    std::string ls() const { return test::run_process({sbx, "ls"}).out; }
+    std::string policy_rules() const { return test::read_file(sim_dir / "rules"); }
+};
+
+void expect_startup_refusal(const test::TurnRun& t, const std::string& fragment) {
+    EXPECT_EQ(t.result.exit_code, 125) << t.result.err;
+    EXPECT_THAT(t.result.err, HasSubstr(fragment));
+    EXPECT_EQ(t.record["status"], "error");
+}
+
+TEST(SandboxLive, ATurnPostsARecordOverTcpAndLeavesNoSandbox) {
+    SandboxSetup s("user = \"1000:1000\"\n");
+    auto t = s.setup.turn({}, {"sh", "-c", R"SH(
+case "$RADIAL_TURN_SOCKET" in tcp://host.docker.internal:*) ;; *) echo "bad socket $RADIAL_TURN_SOCKET"; exit 9;; esac
+curl -s -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $RADIAL_TURN_TOKEN" \
+  -H 'Content-Type: application/json' --data-binary '{"type":"result","payload":{"answer":42}}' \
+  "http://${RADIAL_TURN_SOCKET#tcp://}/v1/records"
+echo "inside $(pwd)")SH"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.out << t.result.err;
+    EXPECT_EQ(t.result.out, "201\ninside /\n");
+    EXPECT_EQ(t.record["status"], "succeeded");
+    EXPECT_EQ(t.record["runtime"], "sandbox");
+    auto j = s.setup.records(t.record["turnId"]);
+    ASSERT_EQ(j["records"].size(), 1u) << j.dump();
+    EXPECT_EQ(j["records"][0]["payload"]["answer"], 42);
+    // The per-sandbox policy rule named the sandbox (C-11) and died with it; nothing is left.
+    EXPECT_EQ(s.ls().find("radial-turn"), std::string::npos) << s.ls();
+    EXPECT_EQ(s.policy_rules(), "");
+    std::string calls = test::read_file(s.sim_dir / "calls.log");
+    EXPECT_THAT(calls, HasSubstr("policy\037allow\037network\037"));
+    EXPECT_THAT(calls, ::testing::ContainsRegex("--sandbox\037radial-turn-[^\037]+\037localhost:[0-9]+\037"));
+    // run.user is superseded by the microVM boundary: named in the log, never silently dropped.
+    EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' supersedes user"));
+}
+
+TEST(SandboxLive, UnixTransportIsRefusedNamingBothKeys) {
+    SandboxSetup s("turnTransport = \"unix\"\n");
+    expect_startup_refusal(s.setup.turn({}, {"true"}),
+                           "run.turnTransport is \"unix\" but run.containerRuntime 'sandbox' cannot pass a "
+                           "unix socket into its boxes");
+    EXPECT_EQ(s.ls().find("radial-turn"), std::string::npos);
+}
+
+TEST(SandboxLive, ANetworkIsRefusedAtStartup) {
+    SandboxSetup s("network = \"host\"\n");
+    expect_startup_refusal(s.setup.turn({}, {"true"}), "run.network: runtime 'sandbox' refuses it");
+}
+
+TEST(SandboxLive, CodexAuthIsRefusedAtStartup) {
+    SandboxSetup s("codexAuth = true\n");
+    expect_startup_refusal(s.setup.turn({}, {"true"}),
+                           "run.codexAuth is set but runtime 'sandbox' cannot mount files keyed to the host's uid");
+}
+
+TEST(SandboxLive, ADockerSectionIsRefusedUnderTheSandboxRuntime) {
+    SandboxSetup s("", "[run.docker]\nbinary = \"docker\"\n");
+    expect_startup_refusal(s.setup.turn({}, {"true"}),
+                           "run.docker: configures runtime 'docker' but run.containerRuntime is 'sandbox'");
+}
+
+TEST(SandboxLive, ASandboxSectionIsRefusedUnderTheDockerRuntime) {
+    test::RadialdSetup s("", "[run.sandbox]\ntemplate = \"t\"\n");
+    expect_startup_refusal(s.turn({}, {"true"}),
+                           "run.sandbox: configures runtime 'sandbox' but run.containerRuntime is 'docker'");
+}
+
+} // namespace
+} // namespace radial

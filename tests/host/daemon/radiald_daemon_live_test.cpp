@@ -1,0 +1,244 @@
+// `radiald run` with the real docker plugin and engine (issue 5 "Tests"): mixed turns under the
+// concurrency cap, SIGKILL at chosen moments and restart, SIGTERM within the grace, a second
+// daemon, an engine that disappears mid-turn.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "daemon_harness.h"
+#include "docker_boxes.h"
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::DaemonProcess;
+using test::DaemonSetup;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+// A docker setup with a fresh instance id, whose boxes are removed when the test ends.
+struct LiveSetup {
+    std::string instance;
+    test::BoxCleanup cleanup;
+    DaemonSetup setup;
+    LiveSetup(const std::string& stem, const std::string& run_keys = "",
+              const std::string& tables = "")
+        : instance(test::unique_instance_id(stem)),
+          cleanup{"radial-turn-" + instance + "-"},
+          setup("instanceId = \"" + instance + "\"\n" + run_keys, tables) {}
+    std::string prefix() const { return "radial-turn-" + instance + "-"; }
+};
+
+std::string sh(const std::string& script, const std::string& extra = "") {
+    nlohmann::json argv = {"sh", "-c", script};
+    return "image = \"" RADIAL_TEST_IMAGE "\"\nargv = " + argv.dump() + "\n" + extra;
+}
+
+int peak_concurrency(const DaemonSetup& s, const std::vector<std::string>& ids) {
+    std::vector<std::pair<std::string, int>> events;
+    for (const auto& id : ids) {
+        // The box's run, from the terminal record: a lower bound of claimed-to-finished overlap.
+        auto t = s.terminal(id);
+        events.push_back({t["startedAt"], +1});
+        events.push_back({t["endedAt"], -1});
+    }
+    std::sort(events.begin(), events.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second < b.second;
+    });
+    int running = 0, peak = 0;
+    for (const auto& [at, delta] : events) peak = std::max(peak, running += delta);
+    return peak;
+}
+
+TEST(RadialdDaemonLive, TwentyMixedTurnsEndWithTheRightRecordsAndNoContainerLeft) {
+    LiveSetup l("mix", "maxConcurrentTurns = 4\n");
+    std::map<std::string, std::string> kind;
+    for (int i = 0; i < 5; ++i) {
+        kind[l.setup.submit(sh("echo ok-" + std::to_string(i)))] = "success";
+        kind[l.setup.submit(sh("echo failing >&2; exit 3"))] = "failure";
+        kind[l.setup.submit(sh("trap '' TERM; sleep 30", "timeout = \"2s\"\n"))] = "timeout";
+        kind[l.setup.submit(sh("yes xxxxxxxxxxxxxxx | head -c 3000000; echo tail-end"))] = "large";
+    }
+    ASSERT_EQ(kind.size(), 20u);
+    DaemonProcess d(l.setup);
+    std::vector<std::string> ids;
+    for (const auto& [id, k] : kind) ids.push_back(id);
+    ASSERT_TRUE(l.setup.wait_terminal(ids, 150s)) << d.log();
+    for (const auto& [id, k] : kind) {
+        auto rec = l.setup.terminal(id);
+        if (k == "success") {
+            EXPECT_EQ(rec["status"], "succeeded") << rec;
+            EXPECT_THAT(rec["outputTail"]["stdout"].get<std::string>(),
+                        ::testing::StartsWith("ok-"));
+        } else if (k == "failure") {
+            EXPECT_EQ(rec["status"], "failed") << rec;
+            EXPECT_EQ(rec["exitCode"], 3);
+            EXPECT_EQ(rec["outputTail"]["stderr"], "failing\n");
+        } else if (k == "timeout") {
+            EXPECT_EQ(rec["status"], "timed_out") << rec;
+        } else {
+            EXPECT_EQ(rec["status"], "succeeded") << rec;
+            std::string tail = rec["outputTail"]["stdout"];
+            EXPECT_EQ(tail.size(), 4096u);
+            EXPECT_TRUE(tail.ends_with("xxx\nxxxxxxxxxxxxxxx\ntail-end\n"))
+                << tail.substr(tail.size() - 64);
+        }
+    }
+    EXPECT_LE(peak_concurrency(l.setup, ids), 4);
+    EXPECT_GE(peak_concurrency(l.setup, ids), 2); // they did run side by side
+    EXPECT_THAT(test::boxes_with_prefix(l.prefix()), IsEmpty());
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
+// SIGKILL with three turns held at a checkpoint, two more queued; start again: boxes gone, the
+// three reclaimed (or, past their terminal write, left as they ended and not run again), the queued
+// ones run, and every submitted turn has its terminal record.
+class SigkillAt : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(SigkillAt, RestartReclaimsAndRunsTheQueue) {
+    const auto& [point, script] = GetParam();
+    LiveSetup l("kill", "maxConcurrentTurns = 3\n");
+    std::vector<std::string> held, queued;
+    for (int i = 0; i < 3; ++i) held.push_back(l.setup.submit(sh(script)));
+    {
+        DaemonProcess d(l.setup, {{"RADIAL_PAUSE_AT_FOR_TEST", point}});
+        ASSERT_TRUE(d.wait_for_log("paused at '" + point + "'", 60s, 3)) << d.log();
+        for (int i = 0; i < 2; ++i) queued.push_back(l.setup.submit(sh("echo queued")));
+        if (point == "output") {
+            EXPECT_EQ(test::boxes_with_prefix(l.prefix()).size(), 3u)
+                << "the boxes run while paused";
+        }
+        d.crash();
+    }
+    DaemonProcess again(l.setup);
+    std::vector<std::string> all = held;
+    all.insert(all.end(), queued.begin(), queued.end());
+    ASSERT_TRUE(l.setup.wait_terminal(all, 60s)) << again.log();
+    for (const auto& id : held) {
+        auto rec = l.setup.terminal(id);
+        // At "retire" the terminal record was written before the kill: the turn is not run again.
+        EXPECT_EQ(rec["status"], point == "retire" ? "succeeded" : "reclaimed") << rec;
+    }
+    for (const auto& id : queued) EXPECT_EQ(l.setup.terminal(id)["status"], "succeeded") << id;
+    for (const auto& id : held)
+        EXPECT_THAT(again.log(), Not(HasSubstr("turn " + id + ": claimed")));
+    EXPECT_TRUE(test::wait_until([&] { return test::boxes_with_prefix(l.prefix()).empty(); }, 10s));
+    EXPECT_EQ(l.setup.status()["recent"].size(), 5u);
+    again.signal(SIGTERM);
+    EXPECT_EQ(again.wait_exit(30s), 0) << again.log();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Moments, SigkillAt,
+    ::testing::Values(std::pair<std::string, std::string>{"claimed", "echo never"},
+                      std::pair<std::string, std::string>{"started", "echo never"},
+                      std::pair<std::string, std::string>{"output", "echo first; sleep 600"},
+                      std::pair<std::string, std::string>{"terminal", "echo done"},
+                      std::pair<std::string, std::string>{"retire", "echo done"}),
+    [](const auto& info) { return info.param.first; });
+
+TEST(RadialdDaemonLive, SigtermWithARunningTurnFinishesItWithinTheGraceAndExitsZero) {
+    LiveSetup l("term", "shutdownGrace = \"30s\"\n");
+    std::string id = l.setup.submit(sh("sleep 3; echo finished"));
+    DaemonProcess d(l.setup);
+    ASSERT_TRUE(test::wait_until([&] { return !test::boxes_with_prefix(l.prefix()).empty(); }, 30s))
+        << d.log();
+    auto t0 = std::chrono::steady_clock::now();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s);
+    auto rec = l.setup.terminal(id);
+    EXPECT_EQ(rec["status"], "succeeded") << rec;
+    EXPECT_EQ(rec["outputTail"]["stdout"], "finished\n");
+    EXPECT_THAT(test::boxes_with_prefix(l.prefix()), IsEmpty());
+}
+
+TEST(RadialdDaemonLive, ASecondDaemonOnTheSameStateDirectoryExitsWithAClearMessage) {
+    LiveSetup l("two");
+    DaemonProcess first(l.setup);
+    ASSERT_TRUE(first.wait_for_log("serving instance", 30s)) << first.log();
+    auto second = test::run_process({RADIALD_PATH, "run", "--config", l.setup.config()}, {}, 60s);
+    EXPECT_EQ(second.exit_code, 1);
+    EXPECT_THAT(second.err, HasSubstr("state directory '" + l.setup.state_dir() +
+                                      "' (run.stateDir) is in use by 'radiald run' (pid " +
+                                      std::to_string(first.pid()) + ")"));
+    first.signal(SIGTERM);
+    EXPECT_EQ(first.wait_exit(30s), 0);
+}
+
+// The engine goes away mid-turn: the docker CLI the plugin runs is a wrapper that, once a marker
+// file exists, kills the real client it started and itself (as a crashed CLI would die) and refuses
+// every new call. Turns then end with `error`; with the marker gone the daemon serves again, and
+// its sweep removes the boxes the vanished engine left behind.
+TEST(RadialdDaemonLive, AnEngineThatDisappearsMidTurnGivesErrorsAndTheDaemonKeepsServing) {
+    test::TempDir tools("radial-eng");
+    std::string marker = tools / "engine-gone";
+    std::string docker = test::run_process({"sh", "-c", "command -v docker"}).out;
+    docker.pop_back();
+    std::string wrapper =
+        tools.write("docker",
+                    "#!/bin/sh\n"
+                    "if [ -e '" +
+                        marker +
+                        "' ]; then\n"
+                        "  echo 'Cannot connect to the Docker daemon at "
+                        "unix:///var/run/docker.sock. Is the docker daemon running?' >&2\n"
+                        "  exit 1\n"
+                        "fi\n"
+                        "'" +
+                        docker +
+                        "' \"$@\" &\n"
+                        "child=$!\n"
+                        "while kill -0 $child 2>/dev/null; do\n"
+                        "  if [ -e '" +
+                        marker +
+                        "' ]; then kill -9 $child; kill -9 $$; fi\n"
+                        "  sleep 0.1\n"
+                        "done\n"
+                        "wait $child\n");
+    ::chmod(wrapper.c_str(), 0755);
+    LiveSetup l("eng", "", "[run.docker]\nbinary = \"" + wrapper + "\"\n");
+    std::vector<std::string> mid = {l.setup.submit(sh("echo up; sleep 600")),
+                                    l.setup.submit(sh("echo up; sleep 600"))};
+    DaemonProcess d(l.setup);
+    ASSERT_TRUE(
+        test::wait_until([&] { return test::boxes_with_prefix(l.prefix()).size() == 2; }, 60s))
+        << d.log();
+    std::this_thread::sleep_for(1s);
+    std::ofstream(marker) << "gone";
+    ASSERT_TRUE(l.setup.wait_terminal(mid, 60s)) << d.log();
+    for (const auto& id : mid) {
+        auto rec = l.setup.terminal(id);
+        EXPECT_EQ(rec["status"], "error") << rec;
+        EXPECT_THAT(rec["error"].get<std::string>(), ::testing::StartsWith("runtime 'docker': "))
+            << rec;
+    }
+    // The engine left both boxes behind (the runtime could not remove them).
+    EXPECT_EQ(test::boxes_with_prefix(l.prefix()).size(), 2u);
+    std::string during = l.setup.submit(sh("echo during"));
+    ASSERT_TRUE(l.setup.wait_terminal({during}, 60s)) << d.log();
+    auto rec = l.setup.terminal(during);
+    EXPECT_EQ(rec["status"], "error");
+    EXPECT_THAT(rec["error"].get<std::string>(), HasSubstr("Cannot connect to the Docker daemon"));
+
+    fs::remove(marker);
+    std::string after = l.setup.submit(sh("echo after"));
+    ASSERT_TRUE(l.setup.wait_terminal({after}, 60s)) << d.log();
+    EXPECT_EQ(l.setup.terminal(after)["status"], "succeeded") << l.setup.terminal(after);
+    // The boxes the engine "lost" are swept once it answers again.
+    EXPECT_TRUE(test::wait_until([&] { return test::boxes_with_prefix(l.prefix()).empty(); }, 60s))
+        << d.log();
+    EXPECT_TRUE(d.wait_for_log("radiald[reconcile] info: sweep removed", 10s)) << d.log();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
+} // namespace
+} // namespace radial

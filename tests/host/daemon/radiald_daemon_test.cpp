@@ -1,0 +1,315 @@
+// The real radiald binary in daemon mode with the fake runtime (no engine): submit, the spool and
+// inotify, concurrency, shutdown with its grace, the state-directory lock, the crash hook, status
+// (issue 5 §1-§5).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "daemon_harness.h"
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using test::DaemonProcess;
+using test::DaemonSetup;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace std::chrono_literals;
+
+// A setup running the fake runtime; `run_keys` are added to [run].
+struct FakeSetup : DaemonSetup {
+    explicit FakeSetup(const std::string& run_keys = "", const std::string& tables = "")
+        : DaemonSetup(plugin_keys() + run_keys, tables) {}
+    // The fake plugin alone in a plugin directory, and run.pluginDir pointing at it.
+    static std::string plugin_keys() {
+        static test::TempDir plugins("radial-fake");
+        fs::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so",
+                      plugins / "fake.so", fs::copy_options::overwrite_existing);
+        return "containerRuntime = \"fake\"\npluginDir = \"" + plugins.path() + "\"\n";
+    }
+};
+
+std::string turn_file(const std::string& argv_toml, const std::string& extra = "") {
+    return "image = \"img\"\nargv = " + argv_toml + "\n" + extra;
+}
+
+std::size_t files_in(const std::string& dir) {
+    std::error_code ec;
+    std::size_t n = 0;
+    for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+        ++n;
+    return n;
+}
+
+TEST(RadialdSubmit, PrintsTheTurnIdAndJournalsItQueued) {
+    FakeSetup s;
+    std::string id = s.submit(turn_file("[\"echo\", \"hi\"]", "id = \"first-1\"\n"));
+    EXPECT_EQ(id, "first-1");
+    EXPECT_TRUE(fs::exists(s.state_dir() + "/spool/queue/first-1.json"));
+    auto st = s.status();
+    ASSERT_EQ(st["queued"].size(), 1u);
+    EXPECT_EQ(st["queued"][0]["turnId"], "first-1");
+    EXPECT_EQ(st["daemon"]["running"], false);
+    // Instance identity: generated once, persisted, and the label uses it.
+    std::string instance = st["instanceId"];
+    EXPECT_THAT(instance, ::testing::MatchesRegex("[a-z0-9]{12}"));
+    EXPECT_EQ(test::read_file(s.state_dir() + "/instance-id"), instance + "\n");
+}
+
+TEST(RadialdSubmit, AnInvalidRequestIsRefusedWithPositionAndNeverEnqueued) {
+    FakeSetup s;
+    auto r = s.submit_raw("image = \"img\"\nargv = [\"echo\"]\ntimeout = \"later\"\n");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr(".toml:3:11: timeout: must be a duration such as \"90s\""));
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
+    auto st = s.status();
+    EXPECT_TRUE(st["queued"].empty());
+    EXPECT_TRUE(st["recent"].empty());
+}
+
+TEST(RadialdSubmit, ADuplicateIdIsRefused) {
+    FakeSetup s;
+    s.submit(turn_file("[\"echo\"]", "id = \"dup\"\n"));
+    auto r = s.submit_raw(turn_file("[\"echo\"]", "id = \"dup\"\n"));
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("id: turn 'dup' is already in the journal"));
+    EXPECT_EQ(s.status()["recent"].size(), 1u);
+}
+
+TEST(RadialdRun, RunsQueuedTurnsThenNewOnesAsTheyArrive) {
+    FakeSetup s;
+    std::string before = s.submit(turn_file("[\"echo\", \"before\"]"));
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal({before}, 10s)) << d.log();
+    EXPECT_EQ(s.terminal(before)["status"], "succeeded");
+    EXPECT_EQ(s.terminal(before)["outputTail"]["stdout"], "before\n");
+    // The safety rescan is 30 s away: a turn run within a few seconds was found through inotify.
+    auto t0 = std::chrono::steady_clock::now();
+    std::string after = s.submit(turn_file("[\"echo\", \"after\"]"));
+    ASSERT_TRUE(s.wait_terminal({after}, 10s)) << d.log();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
+    EXPECT_THAT(d.log(), HasSubstr("turn " + after + ": claimed"));
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
+}
+
+TEST(RadialdRun, NeverRunsMoreThanMaxConcurrentTurns) {
+    FakeSetup s("maxConcurrentTurns = 2\n");
+    std::vector<std::string> ids;
+    for (int i = 0; i < 6; ++i) ids.push_back(s.submit(turn_file("[\"sleep\", \"400\"]")));
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal(ids, 20s)) << d.log();
+    // From the journal: at no instant were more than two turns between claimed and finished.
+    std::vector<std::pair<std::string, int>> events;
+    for (const auto& id : ids) {
+        auto rec = s.terminal(id);
+        EXPECT_EQ(rec["status"], "succeeded");
+        events.push_back({rec["startedAt"], +1});
+        events.push_back({rec["endedAt"], -1});
+    }
+    std::sort(events.begin(), events.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second < b.second;
+    });
+    int running = 0, peak = 0;
+    for (const auto& [at, delta] : events) peak = std::max(peak, running += delta);
+    EXPECT_EQ(peak, 2);
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(10s), 0);
+}
+
+TEST(RadialdRun, SigtermLetsARunningTurnFinishWithinTheGraceAndExitsZero) {
+    FakeSetup s("shutdownGrace = \"20s\"\n");
+    std::string id = s.submit(turn_file("[\"sleep\", \"1500\"]"));
+    std::string queued = s.submit(turn_file("[\"echo\", \"later\"]"));
+    DaemonProcess d(s, {});
+    ASSERT_TRUE(d.wait_for_log("turn " + id + ": starting box", 10s)) << d.log();
+    ASSERT_TRUE(d.wait_for_log("turn " + queued + ": starting box", 10s)) << d.log();
+    std::string third;
+    d.signal(SIGTERM);
+    ASSERT_TRUE(d.wait_for_log("stopping: no new turns", 5s)) << d.log();
+    third = s.submit(turn_file("[\"echo\", \"not now\"]"));
+    EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
+    EXPECT_EQ(s.terminal(id)["status"], "succeeded");
+    // Submitted after the signal: not claimed, still queued for the next start.
+    auto st = s.status();
+    ASSERT_EQ(st["queued"].size(), 1u);
+    EXPECT_EQ(st["queued"][0]["turnId"], third);
+    EXPECT_THAT(d.log(), HasSubstr("radiald[daemon] info: stopped"));
+}
+
+TEST(RadialdRun, WhenTheGraceRunsOutTheTurnIsKilledAndRecordedKilled) {
+    FakeSetup s("shutdownGrace = \"1s\"\n");
+    std::string id = s.submit(turn_file("[\"sleep\", \"60000\"]"));
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("turn " + id + ": starting box", 10s)) << d.log();
+    auto t0 = std::chrono::steady_clock::now();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(15s), 0) << d.log();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 8s);
+    auto rec = s.terminal(id);
+    EXPECT_EQ(rec["status"], "killed");
+    EXPECT_EQ(rec["reason"], "shutdown");
+    EXPECT_THAT(d.log(), HasSubstr("turn " + id + ": killing its box (shutdown)"));
+}
+
+TEST(RadialdRun, ASecondSignalShortensTheGrace) {
+    FakeSetup s("shutdownGrace = \"10m\"\n");
+    std::string id = s.submit(turn_file("[\"sleep\", \"60000\"]"));
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("turn " + id + ": starting box", 10s)) << d.log();
+    d.signal(SIGTERM);
+    ASSERT_TRUE(d.wait_for_log("stopping: no new turns", 5s)) << d.log();
+    d.signal(SIGINT);
+    EXPECT_EQ(d.wait_exit(15s), 0) << d.log();
+    EXPECT_EQ(s.terminal(id)["status"], "killed");
+    EXPECT_THAT(d.log(), HasSubstr("second stop signal: killing the running turns now"));
+}
+
+TEST(RadialdRun, ASecondDaemonOnTheSameStateDirectoryExitsWithAClearMessage) {
+    FakeSetup s;
+    DaemonProcess first(s);
+    ASSERT_TRUE(first.wait_for_log("serving instance", 10s)) << first.log();
+    auto second = test::run_process({RADIALD_PATH, "run", "--config", s.config()}, {}, 30s);
+    EXPECT_EQ(second.exit_code, 1);
+    EXPECT_EQ(second.err, "radiald[daemon] error: state directory '" + s.state_dir() +
+                              "' (run.stateDir) is in use by 'radiald run' (pid " +
+                              std::to_string(first.pid()) +
+                              "); stop it first, or give this one its own run.stateDir\n");
+    // Reconcile and `radiald turn` refuse too: either would take the daemon's live boxes for
+    // orphans.
+    auto rec = s.reconcile();
+    EXPECT_EQ(rec.exit_code, 1);
+    EXPECT_THAT(rec.err,
+                HasSubstr("is in use by 'radiald run' (pid " + std::to_string(first.pid()) + ")"));
+    auto turn = test::run_process(
+        {RADIALD_PATH, "turn", "--config", s.config(), "--image", "img", "--", "echo"});
+    EXPECT_EQ(turn.exit_code, 125);
+    EXPECT_THAT(turn.err, HasSubstr("submit the turn to that daemon with 'radiald submit'"));
+    auto st = s.status();
+    EXPECT_EQ(st["daemon"]["running"], true);
+    EXPECT_EQ(st["daemon"]["pids"], nlohmann::json::array({first.pid()}));
+    first.signal(SIGTERM);
+    EXPECT_EQ(first.wait_exit(10s), 0);
+}
+
+TEST(RadialdRun, AFailingPreflightStopsStartupWithTheRuntimesMessage) {
+    FakeSetup s("", "[run.fake]\nfailPreflight = \"engine on fire\"\n");
+    std::string id = s.submit(turn_file("[\"echo\"]"));
+    auto r = test::run_process({RADIALD_PATH, "run", "--config", s.config()}, {}, 30s);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, "radiald[daemon] error: runtime 'fake' cannot run boxes: engine on fire\n");
+    EXPECT_EQ(s.status()["queued"][0]["turnId"], id);
+}
+
+TEST(RadialdRun, SecretsComeFromTheDaemonsEnvironmentAndAMissingOneIsAnErrorRecord) {
+    FakeSetup s;
+    const std::string value = std::string("s3cr3t-") + "value-77";
+    std::string with = s.submit(turn_file("[\"env\"]", "secrets = [\"MY_TOKEN\"]\n"));
+    std::string without = s.submit(turn_file("[\"env\"]", "secrets = [\"NOT_SET_ANYWHERE\"]\n"));
+    DaemonProcess d(s, {{"MY_TOKEN", value}});
+    ASSERT_TRUE(s.wait_terminal({with, without}, 10s)) << d.log();
+    auto ok = s.terminal(with);
+    EXPECT_EQ(ok["status"], "succeeded");
+    EXPECT_THAT(ok["outputTail"]["stdout"].get<std::string>(), HasSubstr("MY_TOKEN="));
+    auto bad = s.terminal(without);
+    EXPECT_EQ(bad["status"], "error");
+    EXPECT_THAT(bad["error"].get<std::string>(),
+                HasSubstr("secret 'NOT_SET_ANYWHERE' is not set in radiald's environment"));
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(10s), 0);
+    // The value reached the box, and nothing radiald wrote holds it.
+    for (const auto& f : fs::recursive_directory_iterator(s.dir().path())) {
+        if (!f.is_regular_file()) continue;
+        EXPECT_THAT(test::read_file(f.path()), Not(HasSubstr(value))) << f.path();
+    }
+}
+
+// The crash hook stops every turn at "started"; SIGKILL there, start again: the three are
+// reclaimed, the queued ones run, nothing submitted is missing.
+TEST(RadialdRun, SigkillAfterStartThenRestartReclaimsAndRunsTheQueue) {
+    FakeSetup s("maxConcurrentTurns = 3\n");
+    std::vector<std::string> running, queued;
+    for (int i = 0; i < 3; ++i) running.push_back(s.submit(turn_file("[\"echo\", \"x\"]")));
+    {
+        DaemonProcess d(s, {{"RADIAL_PAUSE_AT_FOR_TEST", "started"}});
+        ASSERT_TRUE(d.wait_for_log("paused at 'started'", 10s, 3)) << d.log();
+        for (int i = 0; i < 2; ++i) queued.push_back(s.submit(turn_file("[\"echo\", \"y\"]")));
+        d.crash();
+    }
+    DaemonProcess again(s);
+    std::vector<std::string> all = running;
+    all.insert(all.end(), queued.begin(), queued.end());
+    ASSERT_TRUE(s.wait_terminal(all, 15s)) << again.log();
+    for (const auto& id : running) {
+        auto rec = s.terminal(id);
+        EXPECT_EQ(rec["status"], "reclaimed") << id;
+        EXPECT_EQ(rec["recordsReceived"], 0);
+    }
+    for (const auto& id : queued) EXPECT_EQ(s.terminal(id)["status"], "succeeded") << id;
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
+    again.signal(SIGTERM);
+    EXPECT_EQ(again.wait_exit(10s), 0);
+}
+
+TEST(RadialdReconcile, PrintsWhatItDidAndThenNothing) {
+    FakeSetup s;
+    std::string id = s.submit(turn_file("[\"echo\"]"));
+    {
+        DaemonProcess d(s, {{"RADIAL_PAUSE_AT_FOR_TEST", "claimed"}});
+        ASSERT_TRUE(d.wait_for_log("paused at 'claimed'", 10s)) << d.log();
+        d.crash();
+    }
+    auto first = s.reconcile();
+    EXPECT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_EQ(first.out,
+              "reclaimed turn " + id + "\nremoved the request of finished turn " + id + "\n");
+    EXPECT_EQ(s.terminal(id)["reason"],
+              "the radiald running it stopped after claiming it, before its box started");
+    auto second = s.reconcile();
+    EXPECT_EQ(second.out, "nothing to reconcile\n");
+}
+
+TEST(RadialdStatus, ShowsQueuedRunningAndRecentTurns) {
+    FakeSetup s("maxConcurrentTurns = 1\n");
+    std::string run = s.submit(turn_file("[\"sleep\", \"60000\"]"));
+    std::string wait = s.submit(turn_file("[\"echo\"]"));
+    DaemonProcess d(s, {});
+    ASSERT_TRUE(d.wait_for_log("turn " + run + ": starting box", 10s)) << d.log();
+    auto st = s.status();
+    ASSERT_EQ(st["running"].size(), 1u);
+    EXPECT_EQ(st["running"][0]["turnId"], run);
+    EXPECT_EQ(st["running"][0]["state"], "started");
+    ASSERT_EQ(st["queued"].size(), 1u);
+    EXPECT_EQ(st["queued"][0]["turnId"], wait);
+    EXPECT_EQ(st["recent"].size(), 2u);
+    auto text = test::run_process({RADIALD_PATH, "status", "--config", s.config()});
+    EXPECT_THAT(text.out,
+                HasSubstr("daemon: running ('radiald run') pid " + std::to_string(d.pid())));
+    EXPECT_THAT(text.out, HasSubstr("queued (1)\n"));
+    EXPECT_THAT(text.out, HasSubstr("running (1)\n"));
+    d.signal(SIGTERM);
+    ASSERT_TRUE(d.wait_for_log("stopping: no new turns", 5s)) << d.log();
+    d.signal(SIGTERM); // the second: no need to wait out the 30 s grace
+    EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
+}
+
+TEST(RadialdTurn, UsesThePersistedInstanceId) {
+    FakeSetup s;
+    std::string queued = s.submit(turn_file("[\"echo\"]"));
+    auto t = test::run_process({RADIALD_PATH, "turn", "--config", s.config(), "--image", "img",
+                                "--turn-id", "adhoc", "--", "echo", "hi"});
+    EXPECT_EQ(t.exit_code, 0) << t.err;
+    std::string instance = s.status()["instanceId"];
+    auto rec = s.records("adhoc");
+    ASSERT_FALSE(rec.is_null());
+    EXPECT_EQ(s.status()["queued"][0]["turnId"], queued);
+    EXPECT_EQ(rec["terminal"]["label"], "radial-turn-" + instance + "-adhoc");
+}
+
+} // namespace
+} // namespace radial

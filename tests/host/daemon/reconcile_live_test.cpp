@@ -1,0 +1,135 @@
+// Startup reconciliation against the real engine (ADR §6, issue 5 §4): case C-05 (every state of a
+// box survives a SIGKILL of the daemon) and two instances side by side (C-04 ownership).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "daemon_harness.h"
+#include "docker_boxes.h"
+
+namespace radial {
+namespace {
+using namespace std::chrono_literals;
+using test::DaemonProcess;
+using test::DaemonSetup;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+std::string sh(const std::string& script) {
+    nlohmann::json argv = {"sh", "-c", script};
+    return "image = \"" RADIAL_TEST_IMAGE "\"\nargv = " + argv.dump() + "\n";
+}
+
+// A container labelled exactly as the docker plugin labels its boxes
+// (plugins/docker/docker_argv.cpp:
+// --name <label> --label radial.label=<label>), left in `created` or `exited` state.
+void make_box(const std::string& label, bool run) {
+    std::vector<std::string> a{"docker",          run ? "run" : "create",
+                               "--name",          label,
+                               "--label",         "radial.label=" + label,
+                               "--network",       "none",
+                               RADIAL_TEST_IMAGE, "true"};
+    auto r = test::run_process(a, {}, 60s);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+std::string state_of(const std::string& label) {
+    auto r = test::run_process({"docker", "inspect", "--format", "{{.State.Status}}", label});
+    return r.exit_code == 0 ? r.out.substr(0, r.out.find('\n')) : "gone";
+}
+
+// C-05: inst1 runs turn A (sleep 600); one container with inst1's label is `created`, another
+// `exited`. kill -9 the daemon and start it again: before it takes a new turn all three are gone
+// (only inst1's), A is reclaimed, and a second restart finds nothing to do.
+TEST(ReconcileLive, C05_EveryStateSurvivesASigkillOfTheDaemon) {
+    std::string inst = test::unique_instance_id("c");
+    std::string prefix = "radial-turn-" + inst + "-";
+    std::string foreign = "radial-turn-" + inst + "0-other"; // another instance, a prefix apart
+    test::BoxCleanup cleanup{prefix}, cleanup_foreign{"radial-turn-" + inst + "0-"};
+    DaemonSetup s("instanceId = \"" + inst + "\"\n");
+    std::string a = s.submit(sh("sleep 600"));
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(test::wait_until([&] { return state_of(prefix + a) == "running"; }, 60s))
+            << d.log();
+        make_box(prefix + "created", false);
+        make_box(prefix + "exited", true);
+        make_box(foreign, true);
+        ASSERT_EQ(state_of(prefix + "created"), "created");
+        ASSERT_EQ(state_of(prefix + "exited"), "exited");
+        d.crash();
+    }
+    ASSERT_EQ(state_of(prefix + a), "running") << "a SIGKILLed daemon leaves its box running";
+    std::string b = s.submit(sh("echo next"));
+
+    DaemonProcess again(s);
+    ASSERT_TRUE(s.wait_terminal({b}, 60s)) << again.log();
+    std::string log = again.log();
+    auto claimed_b = log.find("turn " + b + ": claimed");
+    ASSERT_NE(claimed_b, std::string::npos) << log;
+    for (const auto* box : {"created", "exited"}) {
+        auto removed = log.find("removed orphaned box '" + prefix + box + "'");
+        EXPECT_LT(removed, claimed_b) << log;
+    }
+    EXPECT_LT(log.find("removed orphaned box '" + prefix + a + "'"), claimed_b) << log;
+    EXPECT_EQ(state_of(prefix + a), "gone");
+    EXPECT_EQ(state_of(prefix + "created"), "gone");
+    EXPECT_EQ(state_of(prefix + "exited"), "gone");
+    EXPECT_EQ(state_of(foreign), "exited") << "another instance's box is never touched";
+    auto rec = s.terminal(a);
+    EXPECT_EQ(rec["status"], "reclaimed");
+    EXPECT_EQ(rec["recordsReceived"], 0);
+    EXPECT_EQ(s.terminal(b)["status"], "succeeded");
+    again.signal(SIGTERM);
+    ASSERT_EQ(again.wait_exit(30s), 0) << again.log();
+
+    DaemonProcess third(s);
+    ASSERT_TRUE(third.wait_for_log("serving instance", 30s)) << third.log();
+    EXPECT_THAT(third.log(), HasSubstr("radiald[reconcile] info: nothing to reconcile"));
+    EXPECT_THAT(third.log(), ::testing::Not(HasSubstr("removed orphaned box")));
+    third.signal(SIGTERM);
+    EXPECT_EQ(third.wait_exit(30s), 0);
+}
+
+// Two daemons, instance ids a prefix apart ("<x>" and "<x>0"): reconciling one after a crash
+// removes its boxes and leaves the other's running turns alone, which then finish normally.
+TEST(ReconcileLive, TwoInstancesSideBySideNeverTouchEachOthersBoxes) {
+    std::string inst = test::unique_instance_id("p");
+    std::string mine = "radial-turn-" + inst + "-", theirs = "radial-turn-" + inst + "0-";
+    test::BoxCleanup c1{mine}, c2{theirs};
+    DaemonSetup one("instanceId = \"" + inst + "\"\n");
+    DaemonSetup two("instanceId = \"" + inst + "0\"\n");
+    std::vector<std::string> one_ids = {one.submit(sh("sleep 600")), one.submit(sh("sleep 600"))};
+    std::vector<std::string> two_ids = {two.submit(sh("sleep 6; echo two-done")),
+                                        two.submit(sh("sleep 6; echo two-done"))};
+    DaemonProcess d2(two);
+    {
+        DaemonProcess d1(one);
+        ASSERT_TRUE(
+            test::wait_until([&] { return test::boxes_with_prefix(mine).size() == 2; }, 60s))
+            << d1.log();
+        ASSERT_TRUE(
+            test::wait_until([&] { return test::boxes_with_prefix(theirs).size() == 2; }, 60s))
+            << d2.log();
+        d1.crash();
+    }
+    auto r = one.reconcile();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("removed box " + mine + one_ids[0] + "\n"));
+    EXPECT_THAT(r.out, HasSubstr("removed box " + mine + one_ids[1] + "\n"));
+    EXPECT_THAT(r.out, HasSubstr("reclaimed turn " + one_ids[0] + "\n"));
+    EXPECT_THAT(test::boxes_with_prefix(mine), IsEmpty());
+    EXPECT_THAT(test::boxes_with_prefix(theirs),
+                UnorderedElementsAre(theirs + two_ids[0], theirs + two_ids[1]));
+    ASSERT_TRUE(two.wait_terminal(two_ids, 60s)) << d2.log();
+    for (const auto& id : two_ids) {
+        EXPECT_EQ(two.terminal(id)["status"], "succeeded") << two.terminal(id);
+        EXPECT_EQ(two.terminal(id)["outputTail"]["stdout"], "two-done\n");
+    }
+    d2.signal(SIGTERM);
+    EXPECT_EQ(d2.wait_exit(30s), 0) << d2.log();
+}
+
+} // namespace
+} // namespace radial

@@ -1,0 +1,145 @@
+// Startup reconciliation (ADR §6, issue 5 §4) against the real fake plugin .so: exact ownership
+// (case C-04), reclaimed records with what was known, and a second pass with nothing to do.
+#include "daemon/reconciler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "../../support/temp_dir.h"
+#include "journal/journal_sqlite.h"
+#include "loader/plugin_loader.h"
+#include "log/logger.h"
+#include "turn/terminal_record.h"
+
+namespace radial::daemon {
+namespace {
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+struct ReconcileFixture : ::testing::Test {
+    loader::LoadedPlugin plugin =
+        loader::load_plugin(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so");
+    host::RuntimeClient client =
+        host::RuntimeClient::create(plugin.library, plugin.descriptor, {"run.fake", {}},
+                                    plugin.path, "t", [](std::uint32_t, std::string_view) {});
+    test::TempDir dir;
+    config::HostConfig cfg = [this] {
+        config::HostConfig c;
+        c.state_dir = dir.path();
+        c.instance_id = "inst1";
+        c.container_runtime = "fake";
+        return c;
+    }();
+    std::unique_ptr<journal::Journal> journal =
+        journal::open_sqlite_journal(dir / "journal.sqlite3");
+    Spool spool{dir.path()};
+    std::vector<std::thread> boxes;
+    std::vector<std::string> labels;
+    std::vector<std::string> lines;
+
+    void SetUp() override {
+        log::set_sink([this](std::string_view l) { lines.emplace_back(l); });
+    }
+    void TearDown() override {
+        for (const auto& l : labels) client.kill(l);
+        for (auto& b : boxes) b.join();
+        log::set_sink({});
+    }
+
+    // A box that runs until killed (the fake runtime's "sleep"), like a turn of a dead daemon.
+    void start_box(const std::string& label) {
+        labels.push_back(label);
+        boxes.emplace_back([this, label] {
+            ContainerSpec s;
+            s.label = label;
+            s.image = "img";
+            s.argv = {"sleep", "60000"};
+            client.run(s, [](std::uint32_t, std::string_view) { return true; });
+        });
+        for (int i = 0; i < 500; ++i) {
+            auto l = client.list_by_label(label);
+            if (std::find(l.begin(), l.end(), label) != l.end()) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        FAIL() << "box " << label << " never started";
+    }
+    std::vector<std::string> alive(const std::string& prefix) {
+        return client.list_by_label(prefix);
+    }
+};
+
+// C-04: a startup reconcile of inst1 removes only inst1's orphans — never inst10's, a foreign box
+// or a live turn.
+TEST_F(ReconcileFixture, C04_OwnershipIsAnExactPrefixNeverASubstring) {
+    for (const auto* l : {"radial-turn-inst1-7", "radial-turn-inst1-70", "radial-turn-inst10-7",
+                          "x-radial-turn-inst1-7", "radial-turnX-inst1-7"})
+        start_box(l);
+    auto killed = kill_orphan_boxes(cfg, client,
+                                    [] { return std::set<std::string>{"radial-turn-inst1-70"}; });
+    EXPECT_THAT(killed, ElementsAre("radial-turn-inst1-7"));
+    EXPECT_THAT(alive(""), UnorderedElementsAre("radial-turn-inst1-70", "radial-turn-inst10-7",
+                                                "x-radial-turn-inst1-7", "radial-turnX-inst1-7"));
+}
+
+TEST_F(ReconcileFixture, InFlightTurnsAreReclaimedWithWhatWasKnown) {
+    journal->add_turn({"a", "radial-turn-inst1-a", "fake", "img", "result", "{}"},
+                      journal::TurnState::queued);
+    journal->set_state("a", journal::TurnState::claimed);
+    journal->set_state("a", journal::TurnState::started);
+    journal->append_record("a", "result", R"({"ok":1})");
+    journal->append_record("a", "result", R"({"ok":2})");
+    journal->add_turn({"b", "radial-turn-inst1-b", "fake", "img", "result", "{}"},
+                      journal::TurnState::claimed);
+    start_box("radial-turn-inst1-a");
+
+    auto report = reconcile(cfg, client, *journal, spool);
+    EXPECT_THAT(report.killed_boxes, ElementsAre("radial-turn-inst1-a"));
+    EXPECT_THAT(report.reclaimed_turns, ElementsAre("a", "b"));
+    EXPECT_THAT(alive("radial-turn-inst1-"), IsEmpty());
+
+    auto a = journal->turn("a");
+    EXPECT_EQ(a->status, "reclaimed");
+    auto rec = nlohmann::json::parse(*a->terminal_json);
+    EXPECT_EQ(rec["status"], "reclaimed");
+    EXPECT_EQ(rec["recordsReceived"], 2);
+    EXPECT_EQ(rec["label"], "radial-turn-inst1-a");
+    EXPECT_EQ(rec["reason"],
+              "the radiald running it stopped while its box ran; its box was removed by "
+              "reconciliation");
+    auto started_ms = a->states[2].at_ms;
+    EXPECT_EQ(rec["startedAt"], turn::format_timestamp(std::chrono::system_clock::time_point(
+                                    std::chrono::milliseconds(started_ms))));
+    auto b = nlohmann::json::parse(*journal->turn("b")->terminal_json);
+    EXPECT_EQ(b["status"], "reclaimed");
+    EXPECT_EQ(b["recordsReceived"], 0);
+    EXPECT_EQ(b["reason"],
+              "the radiald running it stopped after claiming it, before its box started");
+}
+
+TEST_F(ReconcileFixture, QueuedTurnsStayQueuedAndASecondPassFindsNothingToDo) {
+    SpooledRequest r;
+    r.turn_id = "q";
+    r.image = "img";
+    r.argv = {"echo"};
+    ASSERT_TRUE(spool.enqueue(r));
+    journal->add_turn(queued_entry(r, cfg), journal::TurnState::queued);
+    journal->add_turn({"s", "radial-turn-inst1-s", "fake", "img", "result", "{}"},
+                      journal::TurnState::started);
+    start_box("radial-turn-inst1-s");
+
+    auto first = reconcile(cfg, client, *journal, spool);
+    EXPECT_THAT(first.queue.runnable, ElementsAre("q"));
+    EXPECT_FALSE(first.nothing_done());
+    EXPECT_EQ(journal->turn("q")->states.back().state, journal::TurnState::queued);
+
+    auto second = reconcile(cfg, client, *journal, spool);
+    EXPECT_TRUE(second.nothing_done());
+    EXPECT_THAT(second.queue.runnable, ElementsAre("q"));
+}
+
+} // namespace
+} // namespace radial::daemon

@@ -1,0 +1,213 @@
+// Turn files (issue 5 §1): every key read, every refusal asserted verbatim with file:line:column
+// and the key (STYLE "Error and log text").
+#include "daemon/turn_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "../../support/temp_dir.h"
+
+namespace radial::daemon {
+namespace {
+
+std::string error_of(const std::string& file) {
+    try {
+        read_turn_file(file);
+    } catch (const TurnFileError& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+TEST(TurnFile, ReadsEveryKeyAndResolvesRelativePathsFromTheFilesDirectory) {
+    test::TempDir d;
+    std::filesystem::create_directory(d / "ws");
+    std::filesystem::create_directory(d / "cache");
+    auto f = d.write("t.toml", R"(
+id = "build-42"
+image = "radial/busybox:latest"
+argv = ["sh", "-c", "make test"]
+workdir = "/src/"
+workspace = "ws"
+timeout = "90s"
+recordType = "review"
+secrets = ["GH_TOKEN", "API_KEY"]
+[env]
+CI = "1"
+LANG = "C.UTF-8"
+[[mounts]]
+source = "cache"
+target = "/cache"
+readOnly = true
+[[mounts]]
+source = "/tmp"
+target = "/host-tmp"
+)");
+    SpooledRequest r = read_turn_file(f);
+    EXPECT_EQ(r.turn_id, "build-42");
+    EXPECT_EQ(r.image, "radial/busybox:latest");
+    EXPECT_EQ(r.argv, (std::vector<std::string>{"sh", "-c", "make test"}));
+    EXPECT_EQ(r.workdir, "/src/");
+    EXPECT_EQ(r.workspace, d / "ws");
+    EXPECT_EQ(r.timeout_ms, 90'000u);
+    EXPECT_EQ(r.record_type, "review");
+    EXPECT_EQ(r.secrets, (std::vector<std::string>{"GH_TOKEN", "API_KEY"}));
+    ASSERT_EQ(r.env.size(), 2u);
+    EXPECT_EQ(r.env[0], (EnvVar{"CI", "1", false}));
+    EXPECT_EQ(r.env[1], (EnvVar{"LANG", "C.UTF-8", false}));
+    ASSERT_EQ(r.mounts.size(), 2u);
+    EXPECT_EQ(r.mounts[0], (Mount{d / "cache", "/cache", true}));
+    EXPECT_EQ(r.mounts[1], (Mount{"/tmp", "/host-tmp", false}));
+}
+
+TEST(TurnFile, OnlyImageAndArgvAreRequired) {
+    test::TempDir d;
+    auto r = read_turn_file(d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\n"));
+    EXPECT_EQ(r.turn_id, "");
+    EXPECT_EQ(r.record_type, "result");
+    EXPECT_EQ(r.timeout_ms, 0u);
+    EXPECT_TRUE(r.env.empty() && r.secrets.empty() && r.mounts.empty());
+}
+
+TEST(TurnFile, MissingImageNamesTheKey) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "argv = [\"true\"]\n");
+    EXPECT_EQ(error_of(f), f + ": image: missing; name the image the box runs, e.g. image = "
+                               "\"radial/busybox:latest\"");
+}
+
+TEST(TurnFile, MissingArgvNamesTheKey) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "image = \"img\"\n");
+    EXPECT_EQ(
+        error_of(f),
+        f + ": argv: missing; give the command to run, e.g. argv = [\"sh\", \"-c\", \"make\"]");
+}
+
+TEST(TurnFile, UnknownKeyIsRefusedWithItsPosition) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\ncommand = \"x\"\n");
+    EXPECT_EQ(error_of(f),
+              f + ":3:11: command: unknown key; a turn file takes id, image, argv, workdir, "
+                  "workspace, timeout, recordType, secrets, env and mounts");
+}
+
+TEST(TurnFile, TomlSyntaxErrorHasLineAndColumn) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"\n");
+    EXPECT_EQ(error_of(f).rfind(f + ":", 0), 0u) << error_of(f);
+    EXPECT_NE(error_of(f).find(f + ":2:"), std::string::npos) << error_of(f);
+}
+
+TEST(TurnFile, ArgvMustBeStrings) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "image = \"img\"\nargv = [\"sh\", 3]\n");
+    EXPECT_EQ(error_of(f), f + ":2:15: argv: must be an array of strings");
+}
+
+TEST(TurnFile, EmptyArgvIsRefused) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "image = \"img\"\nargv = []\n");
+    EXPECT_EQ(error_of(f), f + ":2:8: argv: must not be empty; give the command to run in the box");
+}
+
+TEST(TurnFile, BadTimeoutIsRefused) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\ntimeout = \"soon\"\n");
+    EXPECT_EQ(error_of(f),
+              f + ":3:11: timeout: must be a duration such as \"90s\", \"10m\" or \"1500ms\"");
+}
+
+TEST(TurnFile, BadTurnIdIsRefused) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "id = \"Build_1\"\nimage = \"img\"\nargv = [\"true\"]\n");
+    EXPECT_EQ(error_of(f), f + ":1:6: id: turn id 'Build_1' must be 1 to 64 characters of a-z, 0-9 "
+                               "and '-', not starting with '-'");
+}
+
+TEST(TurnFile, RelativeWorkdirIsRefused) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\nworkdir = \"src\"\n");
+    EXPECT_EQ(error_of(f), f + ":3:11: workdir: 'src' must be an absolute path in the box");
+}
+
+TEST(TurnFile, MissingWorkspaceIsRefused) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\nworkspace = \"nope\"\n");
+    EXPECT_EQ(error_of(f),
+              f + ":3:13: workspace: '" + d.path() +
+                  "/nope' is not an existing directory; create it first (a relative path "
+                  "is taken from the turn file's directory)");
+}
+
+TEST(TurnFile, BadEnvNameIsRefused) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\n[env]\n\"1X\" = \"y\"\n");
+    EXPECT_EQ(error_of(f), f + ":4:8: env.1X: is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+}
+
+TEST(TurnFile, AVariableIsEitherPlainOrSecret) {
+    test::TempDir d;
+    auto f = d.write(
+        "t.toml",
+        "image = \"img\"\nargv = [\"true\"]\nsecrets = [\"TOKEN\"]\n[env]\nTOKEN = \"y\"\n");
+    EXPECT_EQ(
+        error_of(f),
+        f + ":5:9: env.TOKEN: is also listed in secrets; a variable is either plain or secret");
+}
+
+TEST(TurnFile, TheTurnSocketVariablesAreRadialds) {
+    test::TempDir d;
+    auto f =
+        d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\n[env]\nRADIAL_TURN_TOKEN = \"y\"\n");
+    EXPECT_EQ(
+        error_of(f),
+        f + ":4:21: env.RADIAL_TURN_TOKEN: is set by radiald for every turn; pick another name");
+}
+
+TEST(TurnFile, ASecretNamedTwiceIsRefused) {
+    test::TempDir d;
+    auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\nsecrets = [\"A\", \"A\"]\n");
+    EXPECT_EQ(error_of(f),
+              f + ":3:11: secrets: 'A' must be a variable name matching [A-Za-z_][A-Za-z0-9_]*, "
+                  "named once");
+}
+
+TEST(TurnFile, MountSourceMustExist) {
+    test::TempDir d;
+    auto f = d.write("t.toml",
+                     "image = \"img\"\nargv = [\"true\"]\n[[mounts]]\nsource = \"/nonexistent-x\"\n"
+                     "target = \"/x\"\n");
+    EXPECT_EQ(error_of(f),
+              f + ":4:10: mounts[0].source: '/nonexistent-x' is not an existing file or "
+                  "directory; create it first (a relative path is taken from the turn "
+                  "file's directory)");
+}
+
+TEST(TurnFile, MountOverTheTurnSocketIsRefused) {
+    test::TempDir d;
+    auto f = d.write("t.toml",
+                     "image = \"img\"\nargv = [\"true\"]\n[[mounts]]\nsource = \"/tmp\"\n"
+                     "target = \"/run/radial\"\n");
+    EXPECT_EQ(error_of(f),
+              f + ":5:10: mounts[0].target: '/run/radial' is already taken (by another mount, "
+                  "the workspace at /work or the turn socket at /run/radial); pick another path");
+}
+
+TEST(TurnFile, UnknownMountKeyIsRefused) {
+    test::TempDir d;
+    auto f = d.write("t.toml",
+                     "image = \"img\"\nargv = [\"true\"]\n[[mounts]]\nsource = \"/tmp\"\n"
+                     "target = \"/t\"\nro = true\n");
+    EXPECT_EQ(error_of(f),
+              f + ":6:6: mounts[0].ro: unknown key; a mount takes source, target and readOnly");
+}
+
+TEST(TurnFile, NoSuchFile) {
+    EXPECT_EQ(error_of("/nonexistent/t.toml"),
+              "reading turn file '/nonexistent/t.toml': no such file");
+}
+
+} // namespace
+} // namespace radial::daemon

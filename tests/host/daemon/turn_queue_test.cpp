@@ -1,0 +1,141 @@
+// The queue scan (issue 5 §2, §4): spool and journal read together; nothing submitted is dropped
+// without a terminal record.
+#include "daemon/turn_queue.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../../support/temp_dir.h"
+#include "journal/journal_sqlite.h"
+#include "log/logger.h"
+
+namespace radial::daemon {
+namespace {
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+struct QueueFixture : ::testing::Test {
+    test::TempDir dir;
+    config::HostConfig cfg = [this] {
+        config::HostConfig c;
+        c.state_dir = dir.path();
+        c.instance_id = "inst1";
+        c.container_runtime = "fake";
+        return c;
+    }();
+    std::unique_ptr<journal::Journal> journal =
+        journal::open_sqlite_journal(dir / "journal.sqlite3");
+    Spool spool{dir.path()};
+    TurnQueue queue{cfg, *journal, spool};
+
+    void SetUp() override {
+        log::set_sink([](std::string_view) {});
+    }
+    void TearDown() override { log::set_sink({}); }
+
+    SpooledRequest request(const std::string& id) {
+        SpooledRequest r;
+        r.turn_id = id;
+        r.image = "img";
+        r.argv = {"echo", id};
+        r.secrets = {"TOKEN"};
+        return r;
+    }
+    // What `radiald submit` does.
+    void submit(const std::string& id) {
+        ASSERT_TRUE(spool.enqueue(request(id)));
+        journal->add_turn(queued_entry(request(id), cfg), journal::TurnState::queued);
+    }
+    std::string status(const std::string& id) { return journal->turn(id)->status; }
+};
+
+TEST_F(QueueFixture, QueuedTurnsAreRunnableOldestFirst) {
+    submit("b");
+    submit("a");
+    submit("c");
+    auto scan = queue.scan({});
+    EXPECT_THAT(scan.runnable, ElementsAre("b", "a", "c"));
+    EXPECT_THAT(scan.lost, IsEmpty());
+}
+
+TEST_F(QueueFixture, ActiveTurnsAreLeftAlone) {
+    submit("a");
+    submit("b");
+    EXPECT_THAT(queue.scan({"a"}).runnable, ElementsAre("b"));
+}
+
+TEST_F(QueueFixture, ARequestWithoutAJournalEntryIsJournaledQueued) {
+    ASSERT_TRUE(spool.enqueue(request("dropped-in")));
+    auto scan = queue.scan({});
+    EXPECT_THAT(scan.admitted, ElementsAre("dropped-in"));
+    EXPECT_THAT(scan.runnable, ElementsAre("dropped-in"));
+    auto t = journal->turn("dropped-in");
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->entry.label, "radial-turn-inst1-dropped-in");
+    EXPECT_EQ(t->entry.runtime, "fake");
+    auto req = nlohmann::json::parse(t->entry.request_json);
+    EXPECT_EQ(req["env"], nlohmann::json::parse(R"([{"name":"TOKEN","secret":true}])"));
+}
+
+TEST_F(QueueFixture, TheRequestOfAFinishedTurnIsRemoved) {
+    submit("a");
+    journal->set_terminal("a", "succeeded", "{}");
+    auto scan = queue.scan({});
+    EXPECT_THAT(scan.cleared, ElementsAre("a"));
+    EXPECT_THAT(scan.runnable, IsEmpty());
+    EXPECT_THAT(spool.list(), IsEmpty());
+}
+
+TEST_F(QueueFixture, AnUnreadableRequestBecomesAnErrorRecord) {
+    spool.ensure_dirs();
+    std::ofstream(spool.request_path("junk")) << "not json";
+    auto scan = queue.scan({});
+    EXPECT_THAT(scan.rejected, ElementsAre("junk"));
+    EXPECT_EQ(status("junk"), "error");
+    EXPECT_THAT(*journal->turn("junk")->terminal_json, HasSubstr("the file is not a JSON object"));
+    EXPECT_THAT(spool.list(), IsEmpty());
+}
+
+TEST_F(QueueFixture, AQueuedTurnWhoseRequestIsGoneGetsAnErrorRecord) {
+    submit("a");
+    spool.remove("a");
+    auto scan = queue.scan({});
+    EXPECT_THAT(scan.lost, ElementsAre("a"));
+    EXPECT_EQ(status("a"), "error");
+    EXPECT_THAT(*journal->turn("a")->terminal_json,
+                HasSubstr("is gone from the spool; submit the turn again"));
+}
+
+TEST_F(QueueFixture, RefuseWritesTheMessageAndRemovesTheRequest) {
+    submit("a");
+    queue.refuse("a", "secret 'TOKEN' is not set");
+    auto t = journal->turn("a");
+    EXPECT_EQ(t->status, "error");
+    auto rec = nlohmann::json::parse(*t->terminal_json);
+    EXPECT_EQ(rec["error"], "secret 'TOKEN' is not set");
+    EXPECT_EQ(rec["label"], "radial-turn-inst1-a");
+    EXPECT_THAT(spool.list(), IsEmpty());
+}
+
+TEST_F(QueueFixture, ToTurnRequestTakesSecretValuesFromTheLookupOnly) {
+    auto t = to_turn_request(request("a"), [](const std::string& n) -> std::optional<std::string> {
+        return n == "TOKEN" ? std::optional<std::string>("tok-123456") : std::nullopt;
+    });
+    ASSERT_EQ(t.env.size(), 1u);
+    EXPECT_EQ(t.env[0], (EnvVar{"TOKEN", "tok-123456", true}));
+    try {
+        to_turn_request(request("a"),
+                        [](const std::string&) { return std::optional<std::string>(); });
+        FAIL() << "no error";
+    } catch (const turn::RequestError& e) {
+        EXPECT_THAT(std::string(e.what()),
+                    HasSubstr("secret 'TOKEN' is not set in radiald's environment"));
+    }
+}
+
+} // namespace
+} // namespace radial::daemon
