@@ -144,5 +144,25 @@ TEST(RedactionLive, ATooShortSecretIsRefusedWithoutItsValue) {
     EXPECT_THAT(t.result.err, Not(HasSubstr("abc")));
 }
 
+// C-10: a state directory whose natural socket path would exceed sun_path fails the turn before
+// its box starts, with a message naming the limit; nothing is bound at a truncated path.
+TEST(TurnSocketLive, C10_ALongStateDirectoryFailsBeforeTheBoxStarts) {
+    test::TempDir base("radial-c10");
+    std::string state = base.path() + "/" + std::string(90, 'a');
+    test::RadialdSetup s("", "");
+    auto cfg = s.dir().write("long.toml", "[run]\nstateDir = \"" + state + "\"\n");
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", cfg, "--image", RADIAL_TEST_IMAGE,
+                                "--record-file", s.dir() / "c10.json", "--turn-id", "c10", "--", "sh", "-c",
+                                "echo box-ran"});
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.out, Not(HasSubstr("box-ran")));
+    EXPECT_THAT(r.err, HasSubstr("107"));
+    auto rec = nlohmann::json::parse(test::read_file(s.dir() / "c10.json"));
+    EXPECT_EQ(rec["status"], "error");
+    EXPECT_THAT(rec["error"].get<std::string>(), HasSubstr("107"));
+    auto ps = test::run_process({"docker", "ps", "-aq", "--filter", "label=radial.label=" + rec["label"].get<std::string>()});
+    EXPECT_EQ(ps.out, "");
+}
+
 } // namespace
 } // namespace radial

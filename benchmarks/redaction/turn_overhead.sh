@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# What redaction costs a real turn (issue 4 §4): 256 MiB of container output streamed through
+# `radiald turn` with 16 registered secrets, against the same container's output with no redaction
+# at all (plain `docker run`, output to /dev/null) and against radiald with only the turn token.
+# Runs alternate, repeated; the medians and their ratios are printed. Not a test: a measurement.
+#
+#   benchmarks/redaction/turn_overhead.sh [RADIALD] [IMAGE] [REPEATS]
+set -euo pipefail
+radiald="${1:-build/bin/radiald}"
+image="${2:-radial/busybox:latest}"
+repeats="${3:-3}"
+bytes=$((256 * 1024 * 1024))
+# Ordinary log-like text; none of the secrets occurs in it, as in a normal turn.
+cmd="yes 'INFO 2026-11-29T13:15:00Z worker-3 compiled src/module_42.cc in 183 ms (cache miss)' | head -c ${bytes}"
+
+work="$(mktemp -d /tmp/radial-overhead.XXXXXX)"
+trap 'rm -rf "${work}"' EXIT
+printf '[run]\nstateDir = "%s/state"\n' "${work}" >"${work}/radiald.toml"
+secret_flags=()
+for i in $(seq 1 16); do
+    name="BENCH_SECRET_${i}"
+    export "${name}=sk-bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    secret_flags+=(--secret "${name}")
+done
+
+now() { date +%s.%N; }
+time_it() { # prints seconds taken by "$@", output discarded
+    local t0 t1
+    t0="$(now)"
+    "$@" >/dev/null 2>&1
+    t1="$(now)"
+    awk -v a="${t0}" -v b="${t1}" 'BEGIN { printf "%.3f\n", b - a }'
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+: >"${work}/docker" ; : >"${work}/token" ; : >"${work}/sixteen"
+for _ in $(seq 1 "${repeats}"); do
+    time_it docker run --rm --network none "${image}" sh -c "${cmd}" >>"${work}/docker"
+    time_it "${radiald}" turn --config "${work}/radiald.toml" --image "${image}" -- sh -c "${cmd}" >>"${work}/token"
+    time_it "${radiald}" turn --config "${work}/radiald.toml" --image "${image}" "${secret_flags[@]}" -- sh -c "${cmd}" \
+        >>"${work}/sixteen"
+done
+d="$(median <"${work}/docker")"
+t="$(median <"${work}/token")"
+s="$(median <"${work}/sixteen")"
+printf 'docker run, no redaction      : %6.2f s (median of %s)\n' "${d}" "${repeats}"
+printf 'radiald turn, token only      : %6.2f s\n' "${t}"
+printf 'radiald turn, 16 secrets      : %6.2f s\n' "${s}"
+awk -v s="${s}" -v d="${d}" -v t="${t}" 'BEGIN {
+    printf "ratio 16 secrets / docker run : %6.3f\n", s / d
+    printf "ratio 16 secrets / token only : %6.3f\n", s / t }'

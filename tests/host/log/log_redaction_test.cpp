@@ -1,0 +1,60 @@
+// The host's own log lines go through the redactor of every live turn (issue 4 §3): an error
+// message that echoes a secret — a CLI dumping its environment, say — is masked like output.
+#include "log/log_redaction.h"
+
+#include "log/logger.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <vector>
+
+namespace radial::log {
+namespace {
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Captured : ::testing::Test {
+    std::vector<std::string> lines;
+    void SetUp() override {
+        install_log_redaction();
+        set_sink([this](std::string_view l) { lines.emplace_back(l); });
+    }
+    void TearDown() override {
+        set_sink({});
+        set_filter({});
+    }
+};
+
+TEST_F(Captured, ALogLineEchoingATurnsSecretIsMasked) {
+    {
+        auto registration = redact_log_lines(redaction::Redactor(redaction::SecretSet{{"MODEL_KEY", "sk-live-123456"}}));
+        error("plugin:docker", "docker failed: env MODEL_KEY=sk-live-123456 PATH=/bin");
+    }
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0], "radiald[plugin:docker] error: docker failed: env MODEL_KEY=[REDACTED:MODEL_KEY] PATH=/bin");
+}
+
+TEST_F(Captured, ASecretWithANewlineIsMaskedBeforeTheLineIsFolded) {
+    auto registration = redact_log_lines(redaction::Redactor(redaction::SecretSet{{"PEM", "line-one\nline-two"}}));
+    warn("turn", "leaked: line-one\nline-two end");
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0], "radiald[turn] warning: leaked: [REDACTED:PEM] end");
+}
+
+TEST_F(Captured, EveryLiveTurnsSecretsApplyAndEndWithTheTurn) {
+    auto a = std::make_unique<RedactionRegistration>(
+        redact_log_lines(redaction::Redactor(redaction::SecretSet{{"A_KEY", "alpha-secret"}})));
+    auto b = redact_log_lines(redaction::Redactor(redaction::SecretSet{{"B_KEY", "bravo-secret"}}));
+    info("daemon", "alpha-secret bravo-secret");
+    a.reset(); // turn A is over: its secret is no longer registered
+    info("daemon", "alpha-secret bravo-secret");
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0], "radiald[daemon] info: [REDACTED:A_KEY] [REDACTED:B_KEY]");
+    EXPECT_EQ(lines[1], "radiald[daemon] info: alpha-secret [REDACTED:B_KEY]");
+    EXPECT_EQ(redact_registered("x bravo-secret"), "x [REDACTED:B_KEY]");
+}
+
+} // namespace
+} // namespace radial::log
