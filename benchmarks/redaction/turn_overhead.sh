@@ -35,7 +35,8 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 : >"${work}/docker" ; : >"${work}/token" ; : >"${work}/sixteen"
 for _ in $(seq 1 "${repeats}"); do
-    time_it docker run --rm --network none "${image}" sh -c "${cmd}" >>"${work}/docker"
+    # The same flags the docker runtime streams with (no log driver), so only radiald differs.
+    time_it docker run --rm --log-driver none --network none "${image}" sh -c "${cmd}" >>"${work}/docker"
     time_it "${radiald}" turn --config "${work}/radiald.toml" --image "${image}" -- sh -c "${cmd}" >>"${work}/token"
     time_it "${radiald}" turn --config "${work}/radiald.toml" --image "${image}" "${secret_flags[@]}" -- sh -c "${cmd}" \
         >>"${work}/sixteen"
