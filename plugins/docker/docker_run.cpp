@@ -259,9 +259,11 @@ void BoxRun::pump(SharedClient& client, ChildProcess& child) {
     UniqueFd& out = child.stdout_pipe();
     UniqueFd& err = child.stderr_pipe();
     std::optional<Clock::time_point> drain_until;
+    // waitpid only when the pidfd says the client has exited (or, without one, on every turn).
+    bool may_have_exited = true;
     for (;;) {
         auto now = Clock::now();
-        if (!client.reaped() && client.try_reap()) news_.notify();
+        if (may_have_exited && !client.reaped() && client.try_reap()) news_.notify();
         if (client.reaped()) {
             if (!out.valid() && !err.valid()) return;
             // The client is gone; whatever still holds its pipes is not ours to wait for long.
@@ -279,10 +281,11 @@ void BoxRun::pump(SharedClient& client, ChildProcess& child) {
         int out_at = out.valid() ? watch(out.get()) : -1;
         int err_at = err.valid() ? watch(err.get()) : -1;
         auto wake_at = Clock::time_point::max();
+        int exit_at = -1;
         if (drain_until) {
             wake_at = *drain_until;
         } else if (child.exit_fd() >= 0) {
-            watch(child.exit_fd());
+            exit_at = watch(child.exit_fd());
         } else {
             wake_at = now + ((out.valid() || err.valid()) ? milliseconds(100) : milliseconds(5));
         }
@@ -293,6 +296,7 @@ void BoxRun::pump(SharedClient& client, ChildProcess& child) {
             throw Error(RADIAL_E_INTERNAL, "running " + box() + ": poll: " + std::strerror(errno) +
                                                "; report this bug");
         }
+        may_have_exited = exit_at < 0 || fds[exit_at].revents != 0;
         if (out_at >= 0 && fds[out_at].revents != 0) read_chunk(out, RADIAL_STREAM_STDOUT);
         if (err_at >= 0 && fds[err_at].revents != 0) read_chunk(err, RADIAL_STREAM_STDERR);
     }
