@@ -1,6 +1,6 @@
 // tests/host/redaction/stream_redactor_fuzz.cpp — libFuzzer target for the streaming redactor
 // (issue 4). Built as a real libFuzzer binary with clang, and into a bounded driver
-// (fuzz_bounded_main.cpp) that CTest runs in every build.
+// (tests/support/fuzz_driver_main.cpp) that CTest runs in every build.
 //
 // The input is read as a small program, so that random bytes plant secrets often:
 //   byte 0          number of secrets (low 2 bits + 1) and the chunking seed

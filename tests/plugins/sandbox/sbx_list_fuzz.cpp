@@ -1,6 +1,6 @@
 // tests/plugins/sandbox/sbx_list_fuzz.cpp — libFuzzer target for the `sbx ls` parser
 // (plugins/sandbox/sbx_list.cpp). Built as a real libFuzzer binary with clang, and into a bounded
-// driver (fuzz_driver_main.cpp) that CTest runs in every build.
+// driver (tests/support/fuzz_driver_main.cpp) that CTest runs in every build.
 //
 // The input is read as a small program, so random bytes exercise the documented shapes often:
 //   byte 0 & 3 == 0   the rest is raw output: both parsers must not crash, every name they return
@@ -133,3 +133,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
 }
+
+// For the bounded driver (tests/support/fuzz_driver_main.cpp): half the inputs are drawn from the
+// bytes a listing is made of, so the raw case meets lines, braces and quotes often.
+extern "C" const char* RadialFuzzAlphabet() { return "{}[]\":,\n \tabcSANDBOXname0123-."; }
