@@ -16,6 +16,7 @@
 #include "deadline.h"
 #include "support/child_process.h"
 #include "support/cli_text.h"
+#include "support/run_ending.h"
 #include "support/temp_dir.h"
 #include "support/wake_event.h"
 
@@ -39,17 +40,8 @@ constexpr auto kRemoveEvery = std::chrono::seconds(1);
 constexpr auto kDrainAfterExit = std::chrono::seconds(2);
 constexpr auto kRemovalBudget = std::chrono::seconds(10);
 
-enum class Ending { none, killed, timed_out, aborted };
-
-const char* ending_text(Ending e) {
-    switch (e) {
-        case Ending::killed: return "kill requested";
-        case Ending::timed_out: return "timeout reached";
-        case Ending::aborted: return "the output sink asked to stop";
-        case Ending::none: break;
-    }
-    return "running";
-}
+using plugin_support::Ending;
+using plugin_support::ending_text;
 
 // The poll() timeout for waiting until `t`: 0 when it has passed, at most a minute (the caller
 // loops), -1 (no timeout) for time_point::max().
@@ -215,28 +207,11 @@ radial::plugin::RunResult BoxRun::execute() {
     result.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
 
-    switch (ending) {
-        case Ending::killed: result.flags = RADIAL_RUN_KILLED; break;
-        case Ending::timed_out: result.flags = RADIAL_RUN_TIMED_OUT; break;
-        case Ending::aborted: result.flags = RADIAL_RUN_KILLED; break;
-        case Ending::none:
-            if (!status.exited)
-                throw Error(RADIAL_E_INTERNAL,
-                            "running " + box() + ": the docker client " +
-                                (status.signal != 0
-                                     ? "was killed by signal " + std::to_string(status.signal)
-                                     : std::string("ended with its exit status lost (is SIGCHLD "
-                                                   "ignored by the host?)")) +
-                                " and the box was removed; find what signals processes on this "
-                                "host");
-            result.flags = RADIAL_RUN_EXITED;
-            result.exit_code = status.code;
-            // Only what the engine recorded: an exit code of 137 alone may be `exit 137`, so no
-            // RADIAL_RUN_SIGNALED is derived from it.
-            if (state && state->oom_killed) result.flags |= RADIAL_RUN_OOM_KILLED;
-            break;
-    }
-    if (output_aborted_) result.flags |= RADIAL_RUN_OUTPUT_ABORTED;
+    // Only what the engine recorded: an exit code of 137 alone may be `exit 137`, so no
+    // RADIAL_RUN_SIGNALED is derived from it.
+    if (ending == Ending::none && state && state->oom_killed) result.flags = RADIAL_RUN_OOM_KILLED;
+    plugin_support::set_run_outcome(result, ending, status, output_aborted_, box(),
+                                    "the docker client", "the box was removed");
     return result;
 }
 

@@ -16,6 +16,7 @@
 #include "exec_script.h"
 #include "sbx_names.h"
 #include "support/cli_text.h"
+#include "support/run_ending.h"
 
 namespace radial::sandbox {
 
@@ -31,17 +32,8 @@ constexpr auto kDrainAfterExit = std::chrono::seconds(2);
 constexpr auto kRemoveRetryEvery = std::chrono::seconds(1); // while ending a run early
 constexpr auto kSecondLookAfter = milliseconds(300);
 
-enum class Ending { none, killed, timed_out, aborted };
-
-const char* ending_text(Ending e) {
-    switch (e) {
-        case Ending::killed: return "kill requested";
-        case Ending::timed_out: return "timeout reached";
-        case Ending::aborted: return "the output sink asked to stop";
-        case Ending::none: break;
-    }
-    return "running";
-}
+using plugin_support::Ending;
+using plugin_support::ending_text;
 
 // The exec script in an anonymous memory file: the exec's stdin, on no disk and no argv.
 UniqueFd script_memfd(const std::string& script) {
@@ -169,25 +161,8 @@ radial::plugin::RunResult SandboxRun::execute() {
     result.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
 
-    switch (ending_) {
-        case Ending::killed: result.flags = RADIAL_RUN_KILLED; break;
-        case Ending::timed_out: result.flags = RADIAL_RUN_TIMED_OUT; break;
-        case Ending::aborted: result.flags = RADIAL_RUN_KILLED; break;
-        case Ending::none:
-            if (!status.exited)
-                throw Error(RADIAL_E_INTERNAL,
-                            "running " + box() + ": the sbx exec client " +
-                                (status.signal != 0
-                                     ? "was killed by signal " + std::to_string(status.signal)
-                                     : std::string("ended with its exit status lost (is SIGCHLD "
-                                                   "ignored by the host?)")) +
-                                " and " + sandbox() +
-                                " was removed; find what signals processes on this host");
-            result.flags = RADIAL_RUN_EXITED;
-            result.exit_code = status.code;
-            break;
-    }
-    if (output_aborted_) result.flags |= RADIAL_RUN_OUTPUT_ABORTED;
+    plugin_support::set_run_outcome(result, ending_, status, output_aborted_, box(),
+                                    "the sbx exec client", sandbox() + " was removed");
     return result;
 }
 
