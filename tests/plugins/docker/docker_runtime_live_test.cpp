@@ -258,6 +258,40 @@ TEST_F(docker_live, KillFromAnotherThreadEndsTheRunPromptly) {
     EXPECT_EQ(children_of_this_process(), 0);
 }
 
+// The pid of this process's child whose command line holds `needle` (a docker client), or -1.
+pid_t child_with_arg(const std::string& needle) {
+    for (const auto& dir : process_dirs()) {
+        std::string stat = read_proc(dir / "stat");
+        auto close = stat.rfind(')');
+        if (close == std::string::npos || close + 4 >= stat.size()) continue;
+        if (std::strtol(stat.c_str() + close + 4, nullptr, 10) != ::getpid()) continue;
+        if (read_proc(dir / "cmdline").find(needle) != std::string::npos)
+            return static_cast<pid_t>(std::stol(dir.filename().string()));
+    }
+    return -1;
+}
+
+// Someone else SIGKILLs the docker client mid-run: the box keeps running in dockerd, so the run
+// must neither report an exit code nor leave the box behind (ADR §6).
+TEST_F(docker_live, AClientKilledByAStrangerIsAnErrorAndTheBoxIsRemoved) {
+    ContainerSpec s = spec("stranger", "sleep 600");
+    DockerInstance& d = docker(); // made before the thread shares it
+    RunOutcome o;
+    std::thread runner([&] { o = d.run(s); });
+    EXPECT_TRUE(eventually([&] { return box_exists(s.label); })) << "the box never started";
+    const pid_t client = child_with_arg(s.label);
+    EXPECT_GT(client, 0) << "no docker client child naming the box";
+    if (client > 0) ::kill(client, SIGKILL);
+    runner.join();
+    EXPECT_EQ(o.status, RADIAL_E_INTERNAL);
+    EXPECT_NE(o.error.message.find("the docker client was killed by signal 9 and the box was "
+                                   "removed"),
+              std::string::npos)
+        << o.error.message;
+    EXPECT_FALSE(box_exists(s.label)) << "the box outlived its killed client";
+    EXPECT_EQ(children_of_this_process(), 0);
+}
+
 TEST_F(docker_live, KillFromInsideTheOutputCallback) {
     ContainerSpec s = spec("killcb", "echo started; sleep 600");
     Reported k;
