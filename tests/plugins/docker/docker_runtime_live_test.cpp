@@ -57,14 +57,19 @@ std::vector<std::string> all_cmdlines() {
     return out;
 }
 
+// The parent pid of the process at `dir` (field 4 of its stat, after the parenthesised name), or
+// -1 when it vanished.
+long parent_pid(const std::filesystem::path& dir) {
+    std::string stat = read_proc(dir / "stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 4 >= stat.size()) return -1;
+    return std::strtol(stat.c_str() + close + 4, nullptr, 10);
+}
+
 int children_of_this_process() {
     int n = 0;
-    for (const auto& dir : process_dirs()) {
-        std::string stat = read_proc(dir / "stat");
-        auto close = stat.rfind(')');
-        if (close == std::string::npos || close + 4 >= stat.size()) continue;
-        if (std::strtol(stat.c_str() + close + 4, nullptr, 10) == ::getpid()) ++n;
-    }
+    for (const auto& dir : process_dirs())
+        if (parent_pid(dir) == ::getpid()) ++n;
     return n;
 }
 
@@ -260,14 +265,10 @@ TEST_F(docker_live, KillFromAnotherThreadEndsTheRunPromptly) {
 
 // The pid of this process's child whose command line holds `needle` (a docker client), or -1.
 pid_t child_with_arg(const std::string& needle) {
-    for (const auto& dir : process_dirs()) {
-        std::string stat = read_proc(dir / "stat");
-        auto close = stat.rfind(')');
-        if (close == std::string::npos || close + 4 >= stat.size()) continue;
-        if (std::strtol(stat.c_str() + close + 4, nullptr, 10) != ::getpid()) continue;
-        if (read_proc(dir / "cmdline").find(needle) != std::string::npos)
+    for (const auto& dir : process_dirs())
+        if (parent_pid(dir) == ::getpid() &&
+            read_proc(dir / "cmdline").find(needle) != std::string::npos)
             return static_cast<pid_t>(std::stol(dir.filename().string()));
-    }
     return -1;
 }
 
