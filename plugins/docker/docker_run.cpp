@@ -110,7 +110,7 @@ radial::plugin::RunResult BoxRun::execute() {
         result.flags = RADIAL_RUN_KILLED;
         return result;
     }
-    TempDir dir("radial-docker-");
+    TempDir dir(kRunDirPrefix);
     cid_.set_path((dir.path() / "cid").string());
     std::vector<std::string> argv = docker_run_argv(spec_, cli_.settings(), cid_.path());
     check_mount_sources();

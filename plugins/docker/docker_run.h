@@ -4,6 +4,7 @@
 
 #include <radial/container_spec.hpp>
 #include <radial/plugin/runtime.hpp>
+#include <string_view>
 
 #include "docker_cli.h"
 #include "support/run_registry.h"
@@ -11,6 +12,10 @@
 namespace radial::docker {
 
 using plugin_support::ActiveRun;
+
+// Name prefix of a run's private directory (plugin_support::TempDir) under $TMPDIR or /tmp: it
+// holds the --cidfile. Those a killed host left behind are swept when the runtime is created.
+inline constexpr std::string_view kRunDirPrefix = "radial-docker-";
 
 // Runs `spec` as one hardened `docker run` (docker_run_argv) and blocks until the box is gone.
 //

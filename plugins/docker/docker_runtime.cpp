@@ -5,11 +5,17 @@
 #include "box_user.h"
 #include "deadline.h"
 #include "docker_run.h"
+#include "support/temp_dir.h"
 
 namespace radial::docker {
 
 DockerRuntime::DockerRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
-    : host_(host), cli_(parse_docker_settings(config)) {}
+    : host_(host), cli_(parse_docker_settings(config)) {
+    // A host killed mid-run (SIGKILL, power loss) could not remove its runs' private directories.
+    if (std::size_t n = plugin_support::remove_abandoned_temp_dirs(kRunDirPrefix); n > 0)
+        host_.info("removed " + std::to_string(n) + " private director" + (n == 1 ? "y" : "ies") +
+                   " left by docker runs of a host that was killed");
+}
 
 void DockerRuntime::preflight() {
     std::string version = cli_.server_version();

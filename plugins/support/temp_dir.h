@@ -1,17 +1,25 @@
-// plugins/support/temp_dir.h — a private per-run temporary directory, removed on scope exit.
+// plugins/support/temp_dir.h — a private per-run temporary directory, removed on scope exit, and
+// the sweep that removes those a killed process left behind.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <string_view>
+
+#include "support/unique_fd.h"
 
 namespace radial::plugin_support {
 
 // A directory created with mode 0700 (mkdtemp) under $TMPDIR (or /tmp), removed with everything
-// in it when the owner goes out of scope. Move-only. Not thread-safe.
+// in it when the owner goes out of scope. While it exists its owner holds an exclusive flock(2)
+// on it, which the kernel drops when the process dies however it dies (SIGKILL included): that
+// is how remove_abandoned_temp_dirs tells a live run's directory from a dead one's, across pid
+// namespaces too. Move-only. Not thread-safe.
 class TempDir {
 public:
-    // Creates "<tmp>/<prefix>XXXXXX". Throws radial::plugin::Error(RADIAL_E_INTERNAL) naming the
-    // path when the directory cannot be created.
+    // Creates and locks "<tmp>/<prefix>XXXXXX". Throws radial::plugin::Error(RADIAL_E_INTERNAL)
+    // naming the path when the directory cannot be created or locked.
     explicit TempDir(std::string_view prefix);
     TempDir(TempDir&& other) noexcept;
     TempDir& operator=(TempDir&&) = delete;
@@ -24,6 +32,17 @@ public:
 
 private:
     std::filesystem::path path_;
+    UniqueFd lock_; // the directory itself, flock(LOCK_EX)ed
 };
+
+// How old (by mtime) a directory must be before remove_abandoned_temp_dirs considers it: longer
+// than a TempDir takes between mkdtemp and taking its lock.
+inline constexpr std::chrono::seconds kAbandonedAfter{5};
+
+// Removes every directory "<tmp>/<prefix>*" that this user owns, that is older than
+// kAbandonedAfter and that no process holds locked: TempDirs whose process was killed before it
+// could remove them (a SIGKILLed host). Symlinks and other users' entries are left alone. Returns
+// how many were removed. Never throws; best effort. Thread-safe.
+std::size_t remove_abandoned_temp_dirs(std::string_view prefix) noexcept;
 
 } // namespace radial::plugin_support

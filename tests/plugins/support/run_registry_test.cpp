@@ -1,16 +1,13 @@
 // tests/plugins/support/run_registry_test.cpp — the runs in flight by label
-// (plugins/support/run_registry.cpp), and the small owners it builds on (WakeEvent, TempDir).
+// (plugins/support/run_registry.cpp), and the small owners it builds on (WakeEvent).
 #include "support/run_registry.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
-#include <sys/stat.h>
 
 #include <chrono>
 #include <radial/plugin/runtime.hpp>
 #include <thread>
-
-#include "support/temp_dir.h"
 
 namespace radial::plugin_support {
 namespace {
@@ -63,19 +60,6 @@ TEST(plugin_support_run_registry, WaitFinishedReturnsWhenTheRunLeaves) {
     EXPECT_TRUE(killed->wait_finished(5s));
     runner.join();
     EXPECT_EQ(registry.request_kill("radial-turn-a-2"), nullptr) << "it left the registry";
-}
-
-TEST(plugin_support_temp_dir, IsPrivateAndRemovedWithItsContents) {
-    std::filesystem::path path;
-    {
-        TempDir dir("radial-support-");
-        path = dir.path();
-        struct stat st {};
-        ASSERT_EQ(::stat(path.c_str(), &st), 0);
-        EXPECT_EQ(st.st_mode & 0777, 0700u);
-        std::filesystem::create_directories(path / "a" / "b");
-    }
-    EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 } // namespace
