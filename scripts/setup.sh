@@ -43,7 +43,7 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 packages=(
     build-essential cmake ninja-build pkg-config
     libboost-dev libboost-filesystem-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
-    libcli11-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
+    libcli11-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libelf-dev
     busybox-static bubblewrap docker.io curl clang-format
 )
 # dockerd must run exactly this way: containers get only `none` or `host` networking, and no

@@ -41,6 +41,8 @@ protected:
 
     // This check's instance, created on first use (Gate::created is open when this is called).
     Instance& instance();
+    // Destroys this check's instance now (settling its runs first); instance() makes a new one.
+    void destroy_instance() { instance_.reset(); }
 
     // A label unique to this harness run and check: "<prefix><check>-<suffix>".
     std::string label(const std::string& suffix);

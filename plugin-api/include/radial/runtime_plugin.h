@@ -26,6 +26,14 @@
  *   [any-thread, serialised per run]  a host callback the plugin may call from any of its threads,
  *                  never concurrently for one run, and never after the call that received it
  *                  has returned.
+ *
+ * Process rules (a plugin is a guest in the host's process; radial-conformance checks each):
+ *   - It exports only `radial_runtime_plugin_entry` (exports-only-entry).
+ *   - It leaves signal dispositions to the host, and waits only for the pids of children it
+ *     started itself, never waitpid(-1) (no-signal-tampering).
+ *   - Every descriptor it holds is close-on-exec, and destroy closes all of them
+ *     (descriptor-hygiene).
+ *   - It writes nothing to the process's stdout or stderr: diagnostics go through radial_host.log.
  */
 #ifndef RADIAL_RUNTIME_PLUGIN_H
 #define RADIAL_RUNTIME_PLUGIN_H

@@ -8,7 +8,17 @@
 //   ZOO_LATE_OUTPUT      output sink called 100 ms after return     -> no-output-after-return
 //   ZOO_LIST_EVERYTHING  list_by_label ignores the prefix           -> list-by-label-prefix
 //   ZOO_LEAKY_KILL       kill leaves the box listed                 -> kill-during-run
+//   ZOO_EXTRA_EXPORTS    built without hidden visibility or a version script -> exports-only-entry
+//   ZOO_SIGNAL_TAMPER    run sets SIGPIPE to SIG_IGN (a classic)    -> no-signal-tampering
+//   ZOO_REAP_ANY         run reaps any child, waitpid(-1)           -> no-signal-tampering
+//   ZOO_LEAKY_FD         create opens a descriptor without O_CLOEXEC and never closes it
+//                                                                   -> descriptor-hygiene
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -45,7 +55,28 @@ zoo::Defects defects() {
 class ZooRuntime final : public zoo::HostProcessRuntime {
 public:
     static constexpr Info info{ZOO_ID, "Conformance zoo: a host-process runtime", "0.0.1"};
-    ZooRuntime(const Host& host, Config& config) : HostProcessRuntime(host, config, defects()) {}
+    ZooRuntime(const Host& host, Config& config) : HostProcessRuntime(host, config, defects()) {
+#ifdef ZOO_LEAKY_FD
+        leaked_fd_ = ::open("/dev/null", O_RDONLY); // no O_CLOEXEC, and no destructor closes it
+#endif
+    }
+
+#if defined(ZOO_SIGNAL_TAMPER) || defined(ZOO_REAP_ANY)
+    RunResult run(const ContainerSpec& spec, Output& out) override {
+#ifdef ZOO_SIGNAL_TAMPER
+        ::signal(SIGPIPE, SIG_IGN);
+#endif
+#ifdef ZOO_REAP_ANY
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+#endif
+        return HostProcessRuntime::run(spec, out);
+    }
+#endif
+
+#ifdef ZOO_LEAKY_FD
+    int leaked_fd_ = -1;
+#endif
 };
 
 const radial_runtime_descriptor* helper_descriptor() {

@@ -1,0 +1,221 @@
+// Checks that a plugin is a good guest in the host process: it exports nothing but its entry,
+// leaves the host's signal dispositions and other children alone, and keeps no descriptor a
+// child could inherit or that outlives its instance (issue 7; reference §8.17 2, 4, 12-14).
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "checks.h"
+
+namespace radial::conformance {
+namespace {
+
+// What the plugin's .dynsym defines and exports, read from the file (not through dlsym, which
+// only answers for names one already knows).
+struct DynamicExports {
+    std::vector<std::string> names;  // defined global or weak symbols, toolchain ones excluded
+    std::vector<std::string> unique; // of those, STB_GNU_UNIQUE ones (they pin the library)
+    std::string problem;             // why the file could not be read
+};
+
+DynamicExports read_dynamic_exports(const std::string& path) {
+    DynamicExports out;
+    if (::elf_version(EV_CURRENT) == EV_NONE) {
+        out.problem = "libelf is unusable: " + std::string(::elf_errmsg(-1));
+        return out;
+    }
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        out.problem = "opening '" + path + "': " + std::strerror(errno);
+        return out;
+    }
+    Elf* elf = ::elf_begin(fd, ELF_C_READ, nullptr);
+    static const std::set<std::string> toolchain = {"_init", "_fini", "__bss_start", "_edata",
+                                                    "_end"};
+    bool found = false;
+    for (Elf_Scn* scn = elf ? ::elf_nextscn(elf, nullptr) : nullptr; scn != nullptr;
+         scn = ::elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        if (::gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_DYNSYM) continue;
+        found = true;
+        Elf_Data* data = ::elf_getdata(scn, nullptr);
+        const std::size_t count = shdr.sh_entsize != 0 ? shdr.sh_size / shdr.sh_entsize : 0;
+        for (std::size_t i = 0; data != nullptr && i < count; ++i) {
+            GElf_Sym sym;
+            if (::gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) continue;
+            const int bind = GELF_ST_BIND(sym.st_info);
+            if (sym.st_shndx == SHN_UNDEF ||
+                (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE))
+                continue;
+            const char* name = ::elf_strptr(elf, shdr.sh_link, sym.st_name);
+            if (name == nullptr || *name == '\0' || toolchain.count(name) != 0) continue;
+            out.names.emplace_back(name);
+            if (bind == STB_GNU_UNIQUE) out.unique.emplace_back(name);
+        }
+    }
+    if (elf == nullptr)
+        out.problem = "reading '" + path + "' as ELF: " + ::elf_errmsg(-1);
+    else if (!found)
+        out.problem = "'" + path + "' has no dynamic symbol table";
+    if (elf != nullptr) ::elf_end(elf);
+    ::close(fd);
+    return out;
+}
+
+std::string join(const std::vector<std::string>& v, std::size_t max = 8) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size() && i < max; ++i) s += (i ? ", " : "") + v[i];
+    if (v.size() > max) s += ", ... (" + std::to_string(v.size()) + " in all)";
+    return s;
+}
+
+constexpr std::array kWatchedSignals{SIGCHLD, SIGPIPE, SIGINT, SIGTERM, SIGHUP};
+
+using Dispositions = std::array<struct sigaction, kWatchedSignals.size()>;
+
+Dispositions current_dispositions() {
+    Dispositions d{};
+    for (std::size_t i = 0; i < kWatchedSignals.size(); ++i)
+        ::sigaction(kWatchedSignals[i], nullptr, &d[i]);
+    return d;
+}
+
+// As the harness started, before the plugin was loaded: what the plugin found. Taken at static
+// initialisation, because a plugin that changes a disposition in an earlier check (or in the
+// gates' create) would otherwise have set the baseline itself.
+const Dispositions g_dispositions_at_start = current_dispositions();
+
+std::string handler_text(const struct sigaction& a) {
+    if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL) return "SIG_DFL";
+    if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN) return "SIG_IGN";
+    return "a handler";
+}
+
+// Descriptors open in this process now, each with whether it is close-on-exec and what it is.
+struct OpenFd {
+    bool cloexec;
+    std::string target;
+};
+
+std::map<int, OpenFd> open_fds() {
+    std::vector<int> numbers;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+         it.increment(ec))
+        numbers.push_back(std::atoi(it->path().filename().c_str()));
+    std::map<int, OpenFd> fds;
+    for (int fd : numbers) {
+        int flags = ::fcntl(fd, F_GETFD);
+        if (flags < 0) continue; // the listing's own descriptor, closed by now
+        std::error_code link_ec;
+        auto target = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), link_ec);
+        fds[fd] = {(flags & FD_CLOEXEC) != 0, link_ec ? std::string("?") : target.string()};
+    }
+    return fds;
+}
+
+std::vector<std::string> opened_since(const std::map<int, OpenFd>& before,
+                                      const std::map<int, OpenFd>& now, bool only_inheritable) {
+    std::vector<std::string> out;
+    for (const auto& [fd, info] : now) {
+        auto was = before.find(fd);
+        if (was != before.end() && was->second.target == info.target) continue;
+        if (only_inheritable && info.cloexec) continue;
+        out.push_back("fd " + std::to_string(fd) + " (" + info.target + ")");
+    }
+    return out;
+}
+
+} // namespace
+
+CONFORMANCE_CHECK(exports_only_entry, Gate::loaded,
+                  "The library's dynamic symbol table exports radial_runtime_plugin_entry and "
+                  "nothing else (no C++ symbols a host could bind to by accident, no "
+                  "STB_GNU_UNIQUE symbol pinning the library).") {
+    DynamicExports d = read_dynamic_exports(Harness::get().library.path);
+    ASSERT_TRUE(d.problem.empty()) << d.problem;
+    std::vector<std::string> extra;
+    for (const auto& n : d.names)
+        if (n != "radial_runtime_plugin_entry") extra.push_back(n);
+    EXPECT_TRUE(extra.empty())
+        << "the library exports " << extra.size() << " symbol(s) besides "
+        << "radial_runtime_plugin_entry: " << join(extra)
+        << "; build it with radial_add_runtime_plugin (hidden visibility and a version script), "
+           "or -fvisibility=hidden and a version script of your own";
+    EXPECT_TRUE(d.unique.empty())
+        << "the library has STB_GNU_UNIQUE symbols (" << join(d.unique)
+        << "), which keep it loaded for the process's life; compile with -fno-gnu-unique";
+}
+
+CONFORMANCE_CHECK(no_signal_tampering, Gate::ready,
+                  "The dispositions of SIGCHLD, SIGPIPE, SIGINT, SIGTERM and SIGHUP stay as the "
+                  "host set them whatever the plugin was asked to do, and a child the host "
+                  "started is still the host's to reap after create, run and destroy.") {
+    const Dispositions& before = g_dispositions_at_start;
+    // The canary: a child of the host that has exited (WNOWAIT: still unreaped) before the plugin
+    // is called. A plugin that reaps any child (waitpid(-1), SIGCHLD set to SIG_IGN) takes it.
+    const pid_t canary = ::fork();
+    ASSERT_GE(canary, 0) << "fork: " << std::strerror(errno);
+    if (canary == 0) ::_exit(7);
+    siginfo_t info{};
+    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(canary), &info, WEXITED | WNOWAIT), 0)
+        << "waiting for the canary child to exit: " << std::strerror(errno);
+
+    RunObservation o = run(shell_spec(label("box"), "exit 0"), std::make_shared<OutputCapture>());
+    expect_ran(o, "a box running 'exit 0'");
+    destroy_instance();
+
+    const Dispositions after = current_dispositions();
+    for (std::size_t i = 0; i < kWatchedSignals.size(); ++i) {
+        const bool same = before[i].sa_handler == after[i].sa_handler &&
+                          (before[i].sa_flags & SA_SIGINFO) == (after[i].sa_flags & SA_SIGINFO);
+        EXPECT_TRUE(same) << "the disposition of SIG" << ::sigabbrev_np(kWatchedSignals[i])
+                          << " was " << handler_text(before[i])
+                          << " when the harness started and is " << handler_text(after[i])
+                          << " after the plugin's calls; a plugin must leave signal "
+                             "dispositions to the host (\"Process rules\" in "
+                             "radial/runtime_plugin.h)";
+        if (!same) ::sigaction(kWatchedSignals[i], &before[i], nullptr); // for the later checks
+    }
+    int status = 0;
+    pid_t reaped = ::waitpid(canary, &status, 0);
+    EXPECT_EQ(reaped, canary)
+        << "the host's own child (pid " << canary << ") could no longer be reaped by the host ("
+        << std::strerror(errno)
+        << "): the plugin reaped a child it did not start; wait only for your own pids";
+    if (reaped == canary) {
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7)
+            << "the host's child's exit status was lost (raw status " << status << ")";
+    }
+}
+
+CONFORMANCE_CHECK(descriptor_hygiene, Gate::ready,
+                  "Every descriptor the plugin keeps open between calls is close-on-exec, so no "
+                  "child the host starts inherits it, and none is left open after destroy.") {
+    const auto baseline = open_fds();
+    RunObservation o = run(shell_spec(label("box"), "exit 0"), std::make_shared<OutputCapture>());
+    expect_ran(o, "a box running 'exit 0'");
+    std::vector<std::string> inheritable = opened_since(baseline, open_fds(), true);
+    EXPECT_TRUE(inheritable.empty())
+        << "between calls the plugin holds descriptors without FD_CLOEXEC: " << join(inheritable)
+        << "; every child the host starts would inherit them (open with O_CLOEXEC, pipe2, "
+           "SOCK_CLOEXEC)";
+    destroy_instance();
+    std::vector<std::string> left = opened_since(baseline, open_fds(), false);
+    EXPECT_TRUE(left.empty()) << "after destroy the plugin's descriptors are still open: "
+                              << join(left)
+                              << "; destroy must close everything the instance "
+                                 "opened";
+}
+
+} // namespace radial::conformance
