@@ -5,10 +5,12 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -42,6 +44,26 @@ DynamicExports read_dynamic_exports(const std::string& path) {
     Elf* elf = ::elf_begin(fd, ELF_C_READ, nullptr);
     static const std::set<std::string> toolchain = {"_init", "_fini", "__bss_start", "_edata",
                                                     "_end"};
+    // A named version node in a version script ("PLUGIN_1 { global: ...; local: *; };") puts an
+    // absolute symbol of that name in .dynsym: it is not an export anyone can bind to.
+    std::set<std::string> version_names;
+    for (Elf_Scn* scn = elf ? ::elf_nextscn(elf, nullptr) : nullptr; scn != nullptr;
+         scn = ::elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        if (::gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type != SHT_GNU_verdef) continue;
+        Elf_Data* data = ::elf_getdata(scn, nullptr);
+        for (std::size_t at = 0, n = 0; data != nullptr && n < shdr.sh_info; ++n) {
+            GElf_Verdef def;
+            GElf_Verdaux aux;
+            if (::gelf_getverdef(data, static_cast<int>(at), &def) == nullptr ||
+                ::gelf_getverdaux(data, static_cast<int>(at + def.vd_aux), &aux) == nullptr)
+                break;
+            if (const char* name = ::elf_strptr(elf, shdr.sh_link, aux.vda_name))
+                version_names.insert(name);
+            if (def.vd_next == 0) break;
+            at += def.vd_next;
+        }
+    }
     bool found = false;
     for (Elf_Scn* scn = elf ? ::elf_nextscn(elf, nullptr) : nullptr; scn != nullptr;
          scn = ::elf_nextscn(elf, scn)) {
@@ -58,7 +80,9 @@ DynamicExports read_dynamic_exports(const std::string& path) {
                 (bind != STB_GLOBAL && bind != STB_WEAK && bind != STB_GNU_UNIQUE))
                 continue;
             const char* name = ::elf_strptr(elf, shdr.sh_link, sym.st_name);
-            if (name == nullptr || *name == '\0' || toolchain.count(name) != 0) continue;
+            if (name == nullptr || *name == '\0' || toolchain.count(name) != 0 ||
+                (sym.st_shndx == SHN_ABS && version_names.count(name) != 0))
+                continue;
             out.names.emplace_back(name);
             if (bind == STB_GNU_UNIQUE) out.unique.emplace_back(name);
         }
@@ -95,10 +119,16 @@ Dispositions current_dispositions() {
 // gates' create) would otherwise have set the baseline itself.
 const Dispositions g_dispositions_at_start = current_dispositions();
 
+// Set by glibc's sigaction itself on x86-64, so it says nothing about the caller.
+constexpr int kRestorer = 0x04000000; // SA_RESTORER
+
 std::string handler_text(const struct sigaction& a) {
-    if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL) return "SIG_DFL";
-    if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN) return "SIG_IGN";
-    return "a handler";
+    std::string s = !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL   ? "SIG_DFL"
+                    : !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN ? "SIG_IGN"
+                                                                            : "a handler";
+    if (int flags = a.sa_flags & ~kRestorer; flags != 0)
+        s += " (sa_flags " + std::to_string(flags) + ")";
+    return s;
 }
 
 // Descriptors open in this process now, each with whether it is close-on-exec and what it is.
@@ -162,23 +192,47 @@ CONFORMANCE_CHECK(no_signal_tampering, Gate::ready,
                   "host set them whatever the plugin was asked to do, and a child the host "
                   "started is still the host's to reap after create, run and destroy.") {
     const Dispositions& before = g_dispositions_at_start;
-    // The canary: a child of the host that has exited (WNOWAIT: still unreaped) before the plugin
-    // is called. A plugin that reaps any child (waitpid(-1), SIGCHLD set to SIG_IGN) takes it.
-    const pid_t canary = ::fork();
-    ASSERT_GE(canary, 0) << "fork: " << std::strerror(errno);
-    if (canary == 0) ::_exit(7);
+    // Two canaries, children of the host the plugin must leave to it. The first has exited
+    // (WNOWAIT: still unreaped) before the plugin is called: a plugin that reaps any child
+    // (waitpid(-1)) takes it. The second exits while the box runs, when its first output
+    // arrives: a plugin that ignores SIGCHLD or sets SA_NOCLDWAIT meanwhile, even if it
+    // restores the disposition afterwards, has the kernel discard it.
+    const pid_t exited = ::fork();
+    ASSERT_GE(exited, 0) << "fork: " << std::strerror(errno);
+    if (exited == 0) ::_exit(7);
     siginfo_t info{};
-    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(canary), &info, WEXITED | WNOWAIT), 0)
-        << "waiting for the canary child to exit: " << std::strerror(errno);
+    ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(exited), &info, WEXITED | WNOWAIT), 0)
+        << "waiting for the first canary child to exit: " << std::strerror(errno);
+    int release[2];
+    ASSERT_EQ(::pipe2(release, O_CLOEXEC), 0) << "pipe2: " << std::strerror(errno);
+    const pid_t during = ::fork();
+    ASSERT_GE(during, 0) << "fork: " << std::strerror(errno);
+    if (during == 0) {
+        char c;
+        ::close(release[1]);
+        [[maybe_unused]] auto n = ::read(release[0], &c, 1); // EOF once the host closes it
+        ::_exit(7);
+    }
+    ::close(release[0]);
+    auto released = std::make_shared<std::atomic<int>>(release[1]);
+    auto let_go = [released] {
+        if (int fd = released->exchange(-1); fd >= 0) ::close(fd);
+    };
 
-    RunObservation o = run(shell_spec(label("box"), "exit 0"), std::make_shared<OutputCapture>());
-    expect_ran(o, "a box running 'exit 0'");
+    auto capture = std::make_shared<OutputCapture>();
+    capture->hook = [let_go](std::uint32_t, std::string_view) {
+        let_go();
+        return true;
+    };
+    RunObservation o = run(shell_spec(label("box"), "echo started; sleep 1"), capture);
+    expect_ran(o, "a box running 'echo started; sleep 1'");
+    let_go(); // in case no output arrived
     destroy_instance();
 
     const Dispositions after = current_dispositions();
     for (std::size_t i = 0; i < kWatchedSignals.size(); ++i) {
         const bool same = before[i].sa_handler == after[i].sa_handler &&
-                          (before[i].sa_flags & SA_SIGINFO) == (after[i].sa_flags & SA_SIGINFO);
+                          (before[i].sa_flags & ~kRestorer) == (after[i].sa_flags & ~kRestorer);
         EXPECT_TRUE(same) << "the disposition of SIG" << ::sigabbrev_np(kWatchedSignals[i])
                           << " was " << handler_text(before[i])
                           << " when the harness started and is " << handler_text(after[i])
@@ -187,21 +241,32 @@ CONFORMANCE_CHECK(no_signal_tampering, Gate::ready,
                              "radial/runtime_plugin.h)";
         if (!same) ::sigaction(kWatchedSignals[i], &before[i], nullptr); // for the later checks
     }
-    int status = 0;
-    pid_t reaped = ::waitpid(canary, &status, 0);
-    EXPECT_EQ(reaped, canary)
-        << "the host's own child (pid " << canary << ") could no longer be reaped by the host ("
-        << std::strerror(errno)
-        << "): the plugin reaped a child it did not start; wait only for your own pids";
-    if (reaped == canary) {
-        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7)
-            << "the host's child's exit status was lost (raw status " << status << ")";
+    for (auto [canary, when] : {std::pair{exited, "that had exited before the plugin's calls"},
+                                std::pair{during, "that exited while the box ran"}}) {
+        int status = 0;
+        pid_t reaped = ::waitpid(canary, &status, 0);
+        EXPECT_EQ(reaped, canary)
+            << "the host's own child " << when << " (pid " << canary
+            << ") could no longer be reaped by the host (" << std::strerror(errno)
+            << "): the plugin reaped a child it did not start, or made the kernel discard it "
+               "(SIGCHLD ignored, SA_NOCLDWAIT); wait only for your own pids";
+        if (reaped == canary) {
+            EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 7)
+                << "the exit status of the host's child " << when << " was lost (raw status "
+                << status << ")";
+        }
     }
 }
 
 CONFORMANCE_CHECK(descriptor_hygiene, Gate::ready,
                   "Every descriptor the plugin keeps open between calls is close-on-exec, so no "
                   "child the host starts inherits it, and none is left open after destroy.") {
+    // A warm-up instance first: what libraries open once per process and keep (a resolver's
+    // socket, a log connection) is then part of the baseline, not blamed on destroy.
+    RunObservation warm =
+        run(shell_spec(label("warm-up"), "exit 0"), std::make_shared<OutputCapture>());
+    expect_ran(warm, "a warm-up box running 'exit 0'");
+    destroy_instance();
     const auto baseline = open_fds();
     RunObservation o = run(shell_spec(label("box"), "exit 0"), std::make_shared<OutputCapture>());
     expect_ran(o, "a box running 'exit 0'");
@@ -216,6 +281,52 @@ CONFORMANCE_CHECK(descriptor_hygiene, Gate::ready,
                               << join(left)
                               << "; destroy must close everything the instance "
                                  "opened";
+}
+
+CONFORMANCE_CHECK(no_stdio, Gate::ready,
+                  "The plugin writes nothing to the process's stdout or stderr, itself or through "
+                  "a child that inherited them, across create, preflight, capabilities, "
+                  "describe_spec, a run whose box prints on both streams, list_by_label, kill and "
+                  "destroy: diagnostics go through the host's log.") {
+    int file = ::memfd_create("radial-conformance-stdio", MFD_CLOEXEC);
+    ASSERT_GE(file, 0) << "memfd_create: " << std::strerror(errno);
+    const ContainerSpec spec = shell_spec(label("box"), "echo out; echo err >&2");
+    auto capture = std::make_shared<OutputCapture>();
+    RunObservation o;
+    std::string problem;
+    // No assertion inside the diverted window: GoogleTest would print it into the capture.
+    Harness::get().divert_stdio(file);
+    try {
+        Instance& inst = instance();
+        inst.preflight();
+        inst.capabilities();
+        inst.describe(spec);
+        o = run(spec, capture);
+        inst.list(check_prefix());
+        inst.kill(label("never-started"));
+        destroy_instance();
+    } catch (...) {
+        problem = describe_current_exception();
+    }
+    Harness::get().restore_stdio();
+    std::string written;
+    char buf[4096];
+    for (off_t at = 0;;) {
+        ssize_t n = ::pread(file, buf, sizeof buf, at);
+        if (n <= 0) break;
+        written.append(buf, static_cast<std::size_t>(n));
+        at += n;
+    }
+    ::close(file);
+    ASSERT_TRUE(problem.empty()) << "a plugin call failed: " << problem;
+    expect_ran(o, "a box printing 'out' and 'err'");
+    EXPECT_EQ(capture->out, "out\n") << "the box's stdout went elsewhere than the output sink";
+    EXPECT_EQ(capture->err, "err\n") << "the box's stderr went elsewhere than the output sink";
+    EXPECT_TRUE(written.empty())
+        << written.size() << " byte(s) reached the process's stdout or stderr during the plugin's "
+        << "calls: '" << printable(written)
+        << "'; log through radial_host.log, and give every child you start its own stdout and "
+           "stderr (pipes or /dev/null)";
 }
 
 } // namespace radial::conformance

@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -187,7 +188,33 @@ void Harness::set_current_check(const std::string& check) {
     std::snprintf(g_crash_check, sizeof g_crash_check, "%s", check.c_str());
 }
 
+void Harness::divert_stdio(int fd) {
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    std::lock_guard lock(stdio_mutex_);
+    if (saved_stdout_ >= 0) return;
+    saved_stdout_ = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    saved_stderr_ = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+}
+
+void Harness::restore_stdio() {
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    std::lock_guard lock(stdio_mutex_);
+    if (saved_stdout_ < 0) return;
+    ::dup2(saved_stdout_, STDOUT_FILENO);
+    ::dup2(saved_stderr_, STDERR_FILENO);
+    ::close(saved_stdout_);
+    ::close(saved_stderr_);
+    saved_stdout_ = saved_stderr_ = -1;
+}
+
 void Harness::hang(const std::string& what) {
+    restore_stdio(); // a check may have diverted stdout: the report must be seen
     std::string check;
     {
         std::lock_guard lock(mutex_);

@@ -75,6 +75,14 @@ public:
     // The current check (its kebab-case name), for hang and crash reports.
     void set_current_check(const std::string& check);
 
+    // Points the process's stdout and stderr (fds 1 and 2) at `fd` until restore_stdio(), so a
+    // check can see what the plugin writes there; hang() restores them before it reports.
+    // Flushes C and C++ stdio first. Call from the check's thread.
+    void divert_stdio(int fd);
+    // Undoes divert_stdio (no-op when not diverted), flushing what was written meanwhile.
+    // [thread-safe]
+    void restore_stdio();
+
     // A plugin call did not come back even after its box was killed: prints the failure of the
     // current check and the verdict, then ends the process with status 3. A hung harness is the
     // worst outcome a conformance run can have; this is the way out. Never returns.
@@ -93,6 +101,8 @@ private:
     std::vector<std::string> log_;
     std::map<Gate, std::optional<std::string>> gates_;
     std::string current_check_;
+    std::mutex stdio_mutex_;
+    int saved_stdout_ = -1, saved_stderr_ = -1; // while diverted
 };
 
 // The kebab-case name of a check from its gtest name: "run_exit_codes" -> "run-exit-codes".

@@ -74,6 +74,11 @@ std::size_t remove_abandoned_temp_dirs(std::string_view prefix) noexcept {
             UniqueFd dir = open_dir(path);
             // Held by a live TempDir: EWOULDBLOCK. Ours now: nobody owns it any more.
             if (!dir.valid() || ::flock(dir.get(), LOCK_EX | LOCK_NB) != 0) continue;
+            // The name must still be the directory examined above and now locked.
+            struct stat locked {};
+            if (::fstat(dir.get(), &locked) != 0 || locked.st_dev != st.st_dev ||
+                locked.st_ino != st.st_ino)
+                continue;
             std::error_code rm_ec;
             std::filesystem::remove_all(path, rm_ec);
             if (!rm_ec) ++removed;

@@ -15,7 +15,8 @@ namespace radial::plugin_support {
 // in it when the owner goes out of scope. While it exists its owner holds an exclusive flock(2)
 // on it, which the kernel drops when the process dies however it dies (SIGKILL included): that
 // is how remove_abandoned_temp_dirs tells a live run's directory from a dead one's, across pid
-// namespaces too. Move-only. Not thread-safe.
+// namespaces too (not across machines: a $TMPDIR shared over NFS is not supported). Move-only.
+// Not thread-safe.
 class TempDir {
 public:
     // Creates and locks "<tmp>/<prefix>XXXXXX". Throws radial::plugin::Error(RADIAL_E_INTERNAL)

@@ -5,10 +5,10 @@
 //   <target>_fuzz_bounded [--seconds S] [--iterations N] [--seed X] [--max-len L]
 //   <target>_fuzz_bounded FILE...     replays saved inputs (e.g. a libFuzzer crash file)
 //
-// Inputs are pseudo-random bytes from a fixed seed, so a failure reproduces (the seed is printed);
-// the target aborts on a failed check, which CTest reports as a failure. A target that defines
-// RadialFuzzAlphabet() gets half its inputs drawn from that alphabet (so a parser meets its own
-// punctuation often), the other half from all 256 byte values.
+// Inputs are pseudo-random bytes from a fixed seed, so a failure reproduces (the seed is printed
+// first); the target aborts on a failed check, which CTest reports as a failure. A target that
+// defines RadialFuzzAlphabet() gets half its inputs drawn from that alphabet (so a parser meets its
+// own punctuation often), the other half from all 256 byte values.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -64,6 +64,11 @@ int main(int argc, char** argv) {
         return 0;
     }
     const std::string alphabet = RadialFuzzAlphabet != nullptr ? RadialFuzzAlphabet() : "";
+    // Before any input, so that an aborting run still says how to reproduce it.
+    std::printf("fuzzing: --seed %llu --max-len %zu (at most %llu inputs, %.1f s)\n",
+                static_cast<unsigned long long>(seed), max_len,
+                static_cast<unsigned long long>(iterations), seconds);
+    std::fflush(stdout);
     std::mt19937_64 rng(seed);
     std::vector<std::uint8_t> buf;
     const auto start = std::chrono::steady_clock::now();

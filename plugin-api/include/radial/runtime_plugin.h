@@ -33,7 +33,8 @@
  *     started itself, never waitpid(-1) (no-signal-tampering).
  *   - Every descriptor it holds is close-on-exec, and destroy closes all of them
  *     (descriptor-hygiene).
- *   - It writes nothing to the process's stdout or stderr: diagnostics go through radial_host.log.
+ *   - It writes nothing to the process's stdout or stderr, nor lets a child it starts inherit them:
+ *     diagnostics go through radial_host.log (no-stdio).
  */
 #ifndef RADIAL_RUNTIME_PLUGIN_H
 #define RADIAL_RUNTIME_PLUGIN_H
@@ -58,8 +59,7 @@ extern "C" {
 #endif
 
 /* True when the struct at `p` (of type T, sized by its `struct_size`) contains field `f`. */
-#define RADIAL_HAS_FIELD(p, T, f) \
-    (offsetof(T, f) + sizeof(((T *)0)->f) <= (size_t)(p)->struct_size)
+#define RADIAL_HAS_FIELD(p, T, f) (offsetof(T, f) + sizeof(((T*)0)->f) <= (size_t)(p)->struct_size)
 
 /* ---------------------------------------------------------------------------------------------
  * Strings and arrays
@@ -70,13 +70,13 @@ extern "C" {
  * host passes are also NUL-terminated (data[size] == 0) as a courtesy for exec-style APIs; a
  * plugin must still honour `size`, because a value may itself contain NUL bytes. */
 typedef struct radial_str {
-    const char *data;
+    const char* data;
     size_t size;
 } radial_str;
 
 /* A borrowed array of `count` items, each `elem_size` bytes apart. */
 typedef struct radial_array {
-    const void *items;
+    const void* items;
     uint32_t count;
     uint32_t elem_size;
 } radial_array;
@@ -106,22 +106,25 @@ enum {
  * trailing newline. */
 typedef struct radial_error_sink {
     uint32_t struct_size;
-    void *ctx;
-    void (*report)(void *ctx, int32_t code, radial_str key, radial_str message);
+    void* ctx;
+    void (*report)(void* ctx, int32_t code, radial_str key, radial_str message);
 } radial_error_sink;
 
 /* A list of names going from plugin to host (capability ids, box labels). The host copies each
  * name inside `add`. [any-thread] Never called after the function that received it returns. */
 typedef struct radial_name_sink {
     uint32_t struct_size;
-    void *ctx;
-    void (*add)(void *ctx, radial_str name);
+    void* ctx;
+    void (*add)(void* ctx, radial_str name);
 } radial_name_sink;
 
 /* Capability ids a plugin may report (strings, so third parties can add "com.example.cap.x"). */
-#define RADIAL_CAP_UNIX_SOCKET_MOUNTS "radial.cap.unix-socket-mounts" /* a host AF_UNIX socket bind-mounted into the box works */
-#define RADIAL_CAP_NAMED_NETWORKS "radial.cap.named-networks"         /* spec.network may name an engine network */
-#define RADIAL_CAP_HOST_UID_MOUNTS "radial.cap.host-uid-mounts"       /* files keep the host uid across mounts */
+#define RADIAL_CAP_UNIX_SOCKET_MOUNTS \
+    "radial.cap.unix-socket-mounts" /* a host AF_UNIX socket bind-mounted into the box works */
+#define RADIAL_CAP_NAMED_NETWORKS \
+    "radial.cap.named-networks" /* spec.network may name an engine network */
+#define RADIAL_CAP_HOST_UID_MOUNTS \
+    "radial.cap.host-uid-mounts" /* files keep the host uid across mounts */
 
 /* ---------------------------------------------------------------------------------------------
  * Host services
@@ -136,11 +139,11 @@ typedef struct radial_host {
     uint32_t struct_size;
     uint16_t abi_major; /* the host's RADIAL_RT_ABI_MAJOR */
     uint16_t abi_minor; /* the host's RADIAL_RT_ABI_MINOR */
-    void *ctx;
+    void* ctx;
     radial_str host_version; /* e.g. "radiald 0.1.0" */
     radial_str plugin_path;  /* absolute path the plugin was loaded from */
     /* [thread-safe] level: RADIAL_LOG_*. message: one line, no trailing newline. */
-    void (*log)(void *ctx, uint32_t level, radial_str message);
+    void (*log)(void* ctx, uint32_t level, radial_str message);
 } radial_host;
 
 /* ---------------------------------------------------------------------------------------------
@@ -150,9 +153,9 @@ typedef struct radial_host {
 enum {
     RADIAL_CONFIG_STRING = 1,
     RADIAL_CONFIG_INT = 2,
-    RADIAL_CONFIG_BOOL = 3,         /* int_value is 0 or 1 */
-    RADIAL_CONFIG_FLOAT = 4,        /* float_value */
-    RADIAL_CONFIG_STRING_ARRAY = 5  /* items: radial_str */
+    RADIAL_CONFIG_BOOL = 3,        /* int_value is 0 or 1 */
+    RADIAL_CONFIG_FLOAT = 4,       /* float_value */
+    RADIAL_CONFIG_STRING_ARRAY = 5 /* items: radial_str */
 };
 
 /* One key of the plugin's section. Nested tables are flattened to dotted keys ("defaults.memory").
@@ -180,8 +183,8 @@ typedef struct radial_config {
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct radial_mount {
-    radial_str source; /* absolute host path */
-    radial_str target; /* absolute path inside the box */
+    radial_str source;  /* absolute host path */
+    radial_str target;  /* absolute path inside the box */
     uint32_t read_only; /* 0 or 1 */
     uint32_t reserved;
 } radial_mount;
@@ -207,24 +210,24 @@ enum { RADIAL_UNSET = 0, RADIAL_YES = 1, RADIAL_NO = 2 };
 typedef struct radial_spec {
     uint32_t struct_size;
     uint32_t reserved;
-    radial_str label;     /* [A-Za-z0-9][A-Za-z0-9_.-]{0,127}: the box's name and ownership mark */
-    radial_str image;     /* image reference or template */
-    radial_array mounts;  /* of radial_mount */
-    radial_array argv;    /* of radial_str; at least one element */
-    radial_array env;     /* of radial_env_var */
-    radial_str workdir;   /* absolute path inside the box; empty: the image's default */
-    uint64_t timeout_ms;  /* 0: no timeout. Enforced by the plugin (RADIAL_RUN_TIMED_OUT) */
-    radial_array host_ports; /* of uint32_t: host TCP ports the box must be able to reach */
-    int64_t pids_limit;   /* 0: runtime default; >0: the cap */
+    radial_str label;    /* [A-Za-z0-9][A-Za-z0-9_.-]{0,127}: the box's name and ownership mark */
+    radial_str image;    /* image reference or template */
+    radial_array mounts; /* of radial_mount */
+    radial_array argv;   /* of radial_str; at least one element */
+    radial_array env;    /* of radial_env_var */
+    radial_str workdir;  /* absolute path inside the box; empty: the image's default */
+    uint64_t timeout_ms; /* 0: no timeout. Enforced by the plugin (RADIAL_RUN_TIMED_OUT) */
+    radial_array host_ports;   /* of uint32_t: host TCP ports the box must be able to reach */
+    int64_t pids_limit;        /* 0: runtime default; >0: the cap */
     uint32_t read_only_rootfs; /* RADIAL_UNSET / RADIAL_YES / RADIAL_NO */
     uint32_t reserved2;
-    radial_str user;      /* "uid[:gid]" or a name; empty: runtime default (never root) */
-    radial_array tmpfs;   /* of radial_tmpfs */
+    radial_str user;          /* "uid[:gid]" or a name; empty: runtime default (never root) */
+    radial_array tmpfs;       /* of radial_tmpfs */
     radial_array extra_hosts; /* of radial_str, "name:address" */
-    uint64_t memory_bytes; /* 0: runtime default */
-    radial_str network;   /* empty: no network (loopback only) */
-    uint64_t cpus_milli;  /* thousandths of a CPU; 0: runtime default */
-    const void *next;     /* reserved for a future chained extension; NULL in 1.0 */
+    uint64_t memory_bytes;    /* 0: runtime default */
+    radial_str network;       /* empty: no network (loopback only) */
+    uint64_t cpus_milli;      /* thousandths of a CPU; 0: runtime default */
+    const void* next;         /* reserved for a future chained extension; NULL in 1.0 */
 } radial_spec;
 
 /* Spec field ids, for dispositions and error keys. */
@@ -260,8 +263,8 @@ enum {
 /* [any-thread] `note` says why (required for BRIDGED, SUPERSEDED and REFUSED). */
 typedef struct radial_disposition_sink {
     uint32_t struct_size;
-    void *ctx;
-    void (*field)(void *ctx, uint32_t field, uint32_t disposition, radial_str note);
+    void* ctx;
+    void (*field)(void* ctx, uint32_t field, uint32_t disposition, radial_str note);
 } radial_disposition_sink;
 
 /* ---------------------------------------------------------------------------------------------
@@ -280,26 +283,26 @@ enum { RADIAL_STREAM_STDOUT = 1, RADIAL_STREAM_STDERR = 2 };
  * of pinning to one thread spares every plugin a marshalling queue. */
 typedef struct radial_output_sink {
     uint32_t struct_size;
-    void *ctx;
-    int32_t (*write)(void *ctx, uint32_t stream, const uint8_t *data, size_t size);
+    void* ctx;
+    int32_t (*write)(void* ctx, uint32_t stream, const uint8_t* data, size_t size);
 } radial_output_sink;
 
 /* How the workload ended (flags may combine, e.g. TIMED_OUT | SIGNALED). */
 enum {
-    RADIAL_RUN_EXITED = 1u << 0,         /* exit_code is valid                       */
-    RADIAL_RUN_SIGNALED = 1u << 1,       /* term_signal is valid                     */
-    RADIAL_RUN_TIMED_OUT = 1u << 2,      /* spec.timeout_ms elapsed; the box is gone */
-    RADIAL_RUN_KILLED = 1u << 3,         /* kill(label) ended it; the box is gone    */
-    RADIAL_RUN_OOM_KILLED = 1u << 4,     /* the memory bound ended it                */
-    RADIAL_RUN_OUTPUT_ABORTED = 1u << 5  /* the output sink returned non-zero        */
+    RADIAL_RUN_EXITED = 1u << 0,        /* exit_code is valid                       */
+    RADIAL_RUN_SIGNALED = 1u << 1,      /* term_signal is valid                     */
+    RADIAL_RUN_TIMED_OUT = 1u << 2,     /* spec.timeout_ms elapsed; the box is gone */
+    RADIAL_RUN_KILLED = 1u << 3,        /* kill(label) ended it; the box is gone    */
+    RADIAL_RUN_OOM_KILLED = 1u << 4,    /* the memory bound ended it                */
+    RADIAL_RUN_OUTPUT_ABORTED = 1u << 5 /* the output sink returned non-zero        */
 };
 
 /* Host-allocated and zeroed, `struct_size` set by the host; the plugin writes fields below it. */
 typedef struct radial_run_result {
     uint32_t struct_size;
-    uint32_t flags;      /* RADIAL_RUN_* */
-    int32_t exit_code;   /* valid with RADIAL_RUN_EXITED */
-    int32_t term_signal; /* valid with RADIAL_RUN_SIGNALED */
+    uint32_t flags;       /* RADIAL_RUN_* */
+    int32_t exit_code;    /* valid with RADIAL_RUN_EXITED */
+    int32_t term_signal;  /* valid with RADIAL_RUN_SIGNALED */
     uint64_t duration_ms; /* from box start to box gone, as the plugin measured it */
 } radial_run_result;
 
@@ -324,50 +327,50 @@ typedef struct radial_runtime_descriptor {
 
     /* [control] Validate `config` (errors by key: RADIAL_E_INVALID) and make an instance. No
      * process, no engine contact. On success *out is set and `destroy` must be called once. */
-    int32_t (*create)(const radial_host *host, const radial_config *config, radial_runtime **out,
-                      const radial_error_sink *err);
+    int32_t (*create)(const radial_host* host, const radial_config* config, radial_runtime** out,
+                      const radial_error_sink* err);
 
     /* [control] Never fails. No `run` is in flight (the host guarantees it). Joins every plugin
      * thread and closes every plugin fd before returning. */
-    void (*destroy)(radial_runtime *rt);
+    void (*destroy)(radial_runtime* rt);
 
     /* [thread-safe] Probe the engine, read-only. Fails closed with RADIAL_E_UNAVAILABLE and a
      * message naming what is missing and what to do. Never prompts, never caches a failure as
      * health. Optional: NULL means "nothing to probe". */
-    int32_t (*preflight)(radial_runtime *rt, const radial_error_sink *err);
+    int32_t (*preflight)(radial_runtime* rt, const radial_error_sink* err);
 
     /* [thread-safe] Capability ids this instance can honour under its config, e.g.
      * "radial.cap.unix-socket-mounts", "radial.cap.named-networks". Optional: NULL means none. */
-    int32_t (*capabilities)(radial_runtime *rt, const radial_name_sink *caps,
-                            const radial_error_sink *err);
+    int32_t (*capabilities)(radial_runtime* rt, const radial_name_sink* caps,
+                            const radial_error_sink* err);
 
     /* [thread-safe] One disposition for every field `spec` carries (ADR §4), and none for the
      * fields it does not carry. Pure. The host treats a carried field with no disposition as
      * REFUSED. Optional: NULL means the host treats every carried field as HONOURED. */
-    int32_t (*describe_spec)(radial_runtime *rt, const radial_spec *spec,
-                             const radial_disposition_sink *out, const radial_error_sink *err);
+    int32_t (*describe_spec)(radial_runtime* rt, const radial_spec* spec,
+                             const radial_disposition_sink* out, const radial_error_sink* err);
 
     /* [thread-safe; concurrent runs carry distinct labels] Run the box to its end. Blocks until
      * the box is gone. RADIAL_OK when the workload ran and its end was observed — `result` says
      * how it ended (exit, signal, timeout, kill). An error when it could not start or the runtime
      * failed; RADIAL_E_REFUSED (naming the field) before anything is created. The box is removed
      * whatever happens (ADR §6). `out` is never called after `run` returns. */
-    int32_t (*run)(radial_runtime *rt, const radial_spec *spec, const radial_output_sink *out,
-                   radial_run_result *result, const radial_error_sink *err);
+    int32_t (*run)(radial_runtime* rt, const radial_spec* spec, const radial_output_sink* out,
+                   radial_run_result* result, const radial_error_sink* err);
 
     /* [thread-safe] Every box whose label starts with exactly the bytes of `prefix`, including
      * boxes this instance did not create (reconciliation after a crash), and nothing else. */
-    int32_t (*list_by_label)(radial_runtime *rt, radial_str prefix, const radial_name_sink *names,
-                             const radial_error_sink *err);
+    int32_t (*list_by_label)(radial_runtime* rt, radial_str prefix, const radial_name_sink* names,
+                             const radial_error_sink* err);
 
     /* [thread-safe; also from inside the output sink] Postcondition: no box with that label
      * exists. An unknown label is RADIAL_OK. A `run` of that label in flight returns within 10 s
      * with RADIAL_RUN_KILLED; a `run` of that label that has not created its box yet never does. */
-    int32_t (*kill)(radial_runtime *rt, radial_str label, const radial_error_sink *err);
+    int32_t (*kill)(radial_runtime* rt, radial_str label, const radial_error_sink* err);
 
     /* [thread-safe] An extension table by exact, versioned id ("radial.session/1"); NULL when
      * unknown. The table lives until `destroy`. Optional: NULL means no extensions. */
-    const void *(*get_extension)(radial_runtime *rt, const char *id);
+    const void* (*get_extension)(radial_runtime* rt, const char* id);
 
     /* [thread-safe] How a box reaches a tcp turn socket on the host (ADR §5): the host address to
      * bind (`bind_host`, e.g. "127.0.0.1") and the host name the box connects to (`box_host`, e.g.
@@ -375,13 +378,13 @@ typedef struct radial_runtime_descriptor {
      * most once; an address it does not report is left to the host: bind 127.0.0.1, and the box
      * uses the bind address. The operator's run.turnSocketHost replaces the bind address. Optional:
      * NULL means the host's defaults. */
-    int32_t (*tcp_route)(radial_runtime *rt, const radial_name_sink *bind_host,
-                         const radial_name_sink *box_host, const radial_error_sink *err);
+    int32_t (*tcp_route)(radial_runtime* rt, const radial_name_sink* bind_host,
+                         const radial_name_sink* box_host, const radial_error_sink* err);
 } radial_runtime_descriptor;
 
 /* The only exported symbol. Pure: no threads, no processes, no I/O; callable any number of times
  * from any thread; returns the same pointer every time, valid until the library is unloaded. */
-typedef const radial_runtime_descriptor *(*radial_runtime_plugin_entry_fn)(void);
+typedef const radial_runtime_descriptor* (*radial_runtime_plugin_entry_fn)(void);
 
 #ifdef __cplusplus
 }

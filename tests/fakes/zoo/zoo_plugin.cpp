@@ -13,6 +13,10 @@
 //   ZOO_REAP_ANY         run reaps any child, waitpid(-1)           -> no-signal-tampering
 //   ZOO_LEAKY_FD         create opens a descriptor without O_CLOEXEC and never closes it
 //                                                                   -> descriptor-hygiene
+//   ZOO_CHATTY           run prints a progress line on stderr      -> no-stdio
+//   ZOO_VERSIONED        none; its version script has a named node   -> PASS (exports-only-entry)
+//   ZOO_IGNORE_SIGCHLD   run ignores SIGCHLD while it runs, then restores it
+//                                                                   -> no-signal-tampering
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
 #include <fcntl.h>
 #include <signal.h>
@@ -20,6 +24,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <thread>
 
@@ -61,8 +66,22 @@ public:
 #endif
     }
 
-#if defined(ZOO_SIGNAL_TAMPER) || defined(ZOO_REAP_ANY)
+#if defined(ZOO_SIGNAL_TAMPER) || defined(ZOO_REAP_ANY) || defined(ZOO_CHATTY) || \
+    defined(ZOO_IGNORE_SIGCHLD)
     RunResult run(const ContainerSpec& spec, Output& out) override {
+#ifdef ZOO_CHATTY
+        std::fprintf(stderr, "zoo: running %s\n", spec.label.c_str());
+#endif
+#ifdef ZOO_IGNORE_SIGCHLD
+        // "Temporarily" ignored and put back: every child that exits meanwhile is discarded.
+        struct sigaction ignore {
+        }, saved{};
+        ignore.sa_handler = SIG_IGN;
+        ::sigaction(SIGCHLD, &ignore, &saved);
+        RunResult r = HostProcessRuntime::run(spec, out);
+        ::sigaction(SIGCHLD, &saved, nullptr);
+        return r;
+#endif
 #ifdef ZOO_SIGNAL_TAMPER
         ::signal(SIGPIPE, SIG_IGN);
 #endif

@@ -99,13 +99,16 @@ TEST_F(plugin_support_temp_dir_sweep, RemovesTheDirectoryOfAProcessKilledWithSig
     pid_t child = ::fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
-        TempDir dir("radial-docker-");
-        std::ofstream(dir.path() / "cid") << "x";
-        const std::string path = dir.path().string();
-        [[maybe_unused]] auto n = ::write(ready[1], path.data(), path.size());
-        ::close(ready[1]);
-        ::pause(); // until SIGKILLed: the destructor never runs
-        ::_exit(0);
+        try {
+            TempDir dir("radial-docker-");
+            std::ofstream(dir.path() / "cid") << "x";
+            const std::string path = dir.path().string();
+            [[maybe_unused]] auto n = ::write(ready[1], path.data(), path.size());
+            ::close(ready[1]);
+            ::pause(); // until SIGKILLed: the destructor never runs
+        } catch (...) {
+        }
+        ::_exit(1); // never back into GoogleTest: the parent then reads EOF and fails
     }
     ::close(ready[1]);
     char buf[4096];
