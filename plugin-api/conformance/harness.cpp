@@ -19,11 +19,13 @@ namespace {
 // and at each check's start (check), read only by the signal handler.
 char g_crash_prefix[256];
 char g_crash_check[160];
+// Where the crash report goes: stdout, or its saved copy while a check has diverted stdout.
+volatile sig_atomic_t g_report_fd = STDOUT_FILENO;
 
 void write_all(const char* s) {
     std::size_t n = std::strlen(s);
     while (n > 0) {
-        ssize_t w = ::write(STDOUT_FILENO, s, n);
+        ssize_t w = ::write(g_report_fd, s, n);
         if (w <= 0) return;
         s += w;
         n -= static_cast<std::size_t>(w);
@@ -196,6 +198,7 @@ void Harness::divert_stdio(int fd) {
     if (saved_stdout_ >= 0) return;
     saved_stdout_ = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
     saved_stderr_ = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+    g_report_fd = saved_stdout_;
     ::dup2(fd, STDOUT_FILENO);
     ::dup2(fd, STDERR_FILENO);
 }
@@ -206,6 +209,7 @@ void Harness::restore_stdio() {
     std::fflush(nullptr);
     std::lock_guard lock(stdio_mutex_);
     if (saved_stdout_ < 0) return;
+    g_report_fd = STDOUT_FILENO;
     ::dup2(saved_stdout_, STDOUT_FILENO);
     ::dup2(saved_stderr_, STDERR_FILENO);
     ::close(saved_stdout_);

@@ -76,7 +76,8 @@ public:
     void set_current_check(const std::string& check);
 
     // Points the process's stdout and stderr (fds 1 and 2) at `fd` until restore_stdio(), so a
-    // check can see what the plugin writes there; hang() restores them before it reports.
+    // check can see what the plugin writes there; hang() restores them before it reports, and a
+    // crash report goes to the saved stdout meanwhile.
     // Flushes C and C++ stdio first. Call from the check's thread.
     void divert_stdio(int fd);
     // Undoes divert_stdio (no-op when not diverted), flushing what was written meanwhile.
