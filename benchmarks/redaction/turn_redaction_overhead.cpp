@@ -31,6 +31,7 @@
 #include "cli/runtime_setup.h"
 #include "config/host_config.h"
 #include "config/instance_id.h"
+#include "fs/unique_fd.h"
 #include "redaction/stream_redactor.h"
 #include "turn/turn_request.h"
 #include "turn/turn_runner.h"
@@ -118,18 +119,6 @@ Run run_once(const host::RuntimeClient& client, const config::HostConfig& cfg,
     return r;
 }
 
-// Where output goes: the terminal of `radiald turn` with its cost taken out.
-struct DevNull {
-    int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    DevNull() {
-        if (fd < 0)
-            throw std::runtime_error(std::string("opening /dev/null: ") + std::strerror(errno));
-    }
-    DevNull(const DevNull&) = delete;
-    DevNull& operator=(const DevNull&) = delete;
-    ~DevNull() { ::close(fd); }
-};
-
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
@@ -168,8 +157,11 @@ int main(int argc, char** argv) {
                     fmt::format("yes 'INFO 2026-11-29T13:15:00Z worker-3 compiled src/module_42.cc "
                                 "in 183 ms (cache miss)' | head -c {}",
                                 bytes)};
-        DevNull dev_null;
-        const int sink = dev_null.fd;
+        // Where output goes: the terminal of `radiald turn` with its cost taken out.
+        fs_util::UniqueFd dev_null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+        if (!dev_null)
+            throw std::runtime_error(std::string("opening /dev/null: ") + std::strerror(errno));
+        const int sink = dev_null.get();
 
         fmt::print("runtime {}, image {}, {} MiB per run, {} secrets + turn token, {} repeats\n",
                    client.info().id, image, mib, secrets, repeats);
