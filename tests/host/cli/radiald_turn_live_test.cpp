@@ -1,18 +1,19 @@
 // `radiald turn` end to end: the real binary, the real docker plugin .so, the real engine and the
 // local test image (issue 2 "Tests", cases C-02, C-03, C-06, C-07, C-09).
-#include "../../support/process_runner.h"
-#include "../../support/radiald_runner.h"
-#include "../../support/temp_dir.h"
-
-#include <dirent.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
+#include <future>
+#include <nlohmann/json.hpp>
 #include <thread>
+
+#include "../../support/host_processes.h"
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+#include "../../support/temp_dir.h"
 
 namespace radial {
 namespace {
@@ -30,7 +31,8 @@ Turn run_turn(const std::vector<std::string>& flags, const std::vector<std::stri
 
 // Every container, in any state, carrying the given radial label.
 std::string containers_labelled(const std::string& label) {
-    return test::run_process({"docker", "ps", "-aq", "--filter", "label=radial.label=" + label}).out;
+    return test::run_process({"docker", "ps", "-aq", "--filter", "label=radial.label=" + label})
+        .out;
 }
 
 TEST(RadialdTurnLive, MarkerOutputAndAWorkspaceFileTheHostCanRead) {
@@ -47,7 +49,8 @@ TEST(RadialdTurnLive, MarkerOutputAndAWorkspaceFileTheHostCanRead) {
     EXPECT_EQ(t.record["image"], RADIAL_TEST_IMAGE);
     EXPECT_FALSE(t.record["turnId"].get<std::string>().empty());
     EXPECT_GE(t.record["durationMs"].get<std::int64_t>(), 0);
-    EXPECT_THAT(t.record["startedAt"].get<std::string>(), ::testing::MatchesRegex("[0-9-]+T[0-9:.]+Z"));
+    EXPECT_THAT(t.record["startedAt"].get<std::string>(),
+                ::testing::MatchesRegex("[0-9-]+T[0-9:.]+Z"));
     EXPECT_EQ(containers_labelled(t.record["label"]), "");
 }
 
@@ -66,47 +69,79 @@ TEST(RadialdTurnLive, NoNetworkInterfaceButLoopback) {
 }
 
 TEST(RadialdTurnLive, RootFilesystemIsReadOnlyAndUserIsNotRoot) {
-    auto t = run_turn({}, {"sh", "-c", "id -u; touch /probe && echo wrote-root; touch /tmp/ok && echo tmp-ok"});
+    auto t = run_turn(
+        {}, {"sh", "-c", "id -u; touch /probe && echo wrote-root; touch /tmp/ok && echo tmp-ok"});
     EXPECT_THAT(t.result.out, Not(HasSubstr("wrote-root")));
     EXPECT_THAT(t.result.out, HasSubstr("tmp-ok"));
     EXPECT_THAT(t.result.out, Not(::testing::StartsWith("0\n")));
     EXPECT_THAT(t.result.err, HasSubstr("Read-only file system"));
 }
 
-// C-06: a box that ignores SIGTERM is still killed and removed at its timeout.
+// C-06: a box that ignores SIGTERM is still killed and removed at its timeout, and every process
+// it had (watched by pidfd, found through the box's own pid namespace) is gone with it.
 TEST(RadialdTurnLive, TimeoutEndsTheTurnAndLeavesNoContainer) {
+    const std::string instance = test::unique_instance_id("tmo");
+    test::RadialdSetup setup("instanceId = \"" + instance + "\"\n");
+    const std::string label = "radial-turn-" + instance + "-t1";
+    test::ProcessWatch box_processes;
     auto t0 = std::chrono::steady_clock::now();
-    auto t = run_turn({"--timeout", "2s"}, {"sh", "-c", "trap '' TERM; sleep 30"});
+    auto turn = std::async(std::launch::async, [&] {
+        return setup.turn({"--timeout", "2s", "--turn-id", "t1"},
+                          {"sh", "-c", "trap '' TERM; sleep 30 & echo started; wait"});
+    });
+    // The box's init, its shell and its sleep, once the sleep is forked.
+    bool watching = test::wait_until(
+        [&] {
+            auto pid = test::run_process({"docker", "inspect", "-f", "{{.State.Pid}}", label}).out;
+            const long init = std::strtol(pid.c_str(), nullptr, 10); // "" before the box exists
+            if (init <= 0) return false;
+            auto procs = test::processes_in_pid_namespace_of(static_cast<pid_t>(init));
+            bool has_sleep = false;
+            for (pid_t p : procs)
+                has_sleep = has_sleep || test::cmdline_of(p) == std::string(
+                                                                    "sleep\0"
+                                                                    "30\0",
+                                                                    9);
+            if (!has_sleep || procs.size() < 3) return false;
+            for (pid_t p : procs) box_processes.add(p);
+            return true;
+        },
+        std::chrono::seconds(30));
+    auto t = turn.get();
+    EXPECT_TRUE(watching) << "never saw the box's sleep: " << t.result.err;
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(15));
     EXPECT_EQ(t.result.exit_code, 124) << t.result.err;
     EXPECT_EQ(t.record["status"], "timed_out");
-    EXPECT_EQ(containers_labelled(t.record["label"]), "");
-    auto ps = test::run_process({"sh", "-c", "ps -eo args | grep -c '^sleep 30$' || true"});
-    EXPECT_EQ(ps.out, "0\n");
+    EXPECT_EQ(t.record["label"], label);
+    EXPECT_EQ(containers_labelled(label), "");
+    EXPECT_GE(box_processes.size(), 3u);
+    EXPECT_TRUE(
+        test::wait_until([&] { return box_processes.alive() == 0; }, std::chrono::seconds(5)))
+        << box_processes.alive() << " of the box's processes outlived it";
 }
 
 // C-03: quotes, $, backslashes, newlines and UTF-8 arrive byte for byte.
 TEST(RadialdTurnLive, C03_QuotingSurvivesTheTrip) {
     auto t = run_turn({}, {"sh", "-c",
-                           "X=inner; printf '%s|%s|%s\\n' \"it's\" \"$X\" 'a\\b'\nprintf 'h\xc3\xa9llo \xe2\x9c\x93 *\\n'"});
+                           "X=inner; printf '%s|%s|%s\\n' \"it's\" \"$X\" 'a\\b'\nprintf "
+                           "'h\xc3\xa9llo \xe2\x9c\x93 *\\n'"});
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     EXPECT_EQ(t.result.out, "it's|inner|a\\b\nh\xc3\xa9llo \xe2\x9c\x93 *\n");
 }
 
+// Whether any process on the host has `needle` on its command line. Every process is looked at
+// (that is the point), and one that vanishes between the listing and the read had nothing to show.
 bool any_cmdline_contains(const std::string& needle) {
-    std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
-    if (!proc) return false;
-    while (auto* e = ::readdir(proc.get())) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        std::string cmdline = test::read_file(std::string("/proc/") + e->d_name + "/cmdline");
+    for (const auto& cmdline : test::all_cmdlines())
         if (cmdline.find(needle) != std::string::npos) return true;
-    }
     return false;
 }
 
 // C-02: a secret's value is never on any process's command line while the turn runs.
 TEST(RadialdTurnLive, C02_SecretValueNeverOnAnyCommandLine) {
-    const std::string secret = std::string("ghp_FAKE") + "0123456789abcdef"; // not a literal in our own argv
+    // Unique to this run (so no other test's secret can be mistaken for ours), 24 bytes long, and
+    // never on this test's own command line.
+    const std::string secret = test::unique_instance_id("ghp_FAKE") + "01234567";
     std::atomic<bool> done{false};
     std::atomic<int> scans{0};
     std::atomic<bool> seen{false};
@@ -118,7 +153,8 @@ TEST(RadialdTurnLive, C02_SecretValueNeverOnAnyCommandLine) {
         }
     });
     auto t = run_turn({"--secret", "GH_TOKEN"},
-                      {"sh", "-c", "sleep 3; [ ${#GH_TOKEN} -eq 24 ] && echo ok"}, {{"GH_TOKEN", secret}});
+                      {"sh", "-c", "sleep 3; [ ${#GH_TOKEN} -eq 24 ] && echo ok"},
+                      {{"GH_TOKEN", secret}});
     done = true;
     scanner.join();
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;

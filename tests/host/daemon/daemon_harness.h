@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
 
@@ -30,25 +31,6 @@ extern char** environ;
 namespace radial::test {
 
 using namespace std::chrono_literals;
-
-// Polls `pred` every 50 ms until it holds or `budget` passes; returns whether it held.
-inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds budget) {
-    auto deadline = std::chrono::steady_clock::now() + budget;
-    for (;;) {
-        if (pred()) return true;
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(50ms);
-    }
-}
-
-// A fresh instance id for one test: tests running at once (or a leftover box) never collide.
-inline std::string unique_instance_id(const std::string& stem) {
-    std::random_device rd;
-    const char* alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
-    std::string id = stem;
-    for (int i = 0; i < 8; ++i) id.push_back(alphabet[rd() % 36]);
-    return id;
-}
 
 // A state directory, a config file and the commands that use them.
 class DaemonSetup {

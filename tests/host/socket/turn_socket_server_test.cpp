@@ -514,7 +514,10 @@ TEST_F(TurnSocketServerTest, SharedDirectoryIsNotHandedToTheBoxUser) {
 
 // CASES C-10: a state directory of /tmp/ + 90 'a's makes the natural socket path too long.
 TEST_F(TurnSocketServerTest, PathOverTheSunPathLimitIsRefusedNotTruncated) {
-    const std::string state_dir = "/tmp/" + std::string(90, 'a');
+    // 90 bytes after /tmp/, unique to this run: the check that nothing was made there must not see
+    // another run's directory.
+    std::string state_dir = "/tmp/radial-c10-" + token_.substr(0, 12) + "-";
+    state_dir.resize(5 + 90, 'a');
     const std::string path = state_dir + "/turns/7/turn.sock";
     ASSERT_GT(path.size(), 107u);
     try {

@@ -10,10 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <set>
 #include <thread>
 
+#include "../../support/host_processes.h"
 #include "../../support/temp_dir.h"
 #include "loaded_docker_plugin.h"
 
@@ -23,55 +25,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// The /proc/<pid> directories of every process now. Processes come and go while this runs, so
-// nothing here may throw (an exception would leave a test's std::thread joinable).
-std::vector<std::filesystem::path> process_dirs() {
-    std::vector<std::filesystem::path> dirs;
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
-         it.increment(ec)) {
-        const std::string name = it->path().filename();
-        if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos)
-            dirs.push_back(it->path());
-    }
-    return dirs;
-}
-
-// The bytes of a /proc file, or what could be read before the process vanished. POSIX reads:
-// an ifstream throws from underflow() when the process exits mid-read.
-std::string read_proc(const std::filesystem::path& path) {
-    std::string out;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return out;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
-        out.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    return out;
-}
-
-// Every process's command line on this machine (the boxes' processes included: same pid view).
-std::vector<std::string> all_cmdlines() {
-    std::vector<std::string> out;
-    for (const auto& dir : process_dirs()) out.push_back(read_proc(dir / "cmdline"));
-    return out;
-}
-
-// The parent pid of the process at `dir` (field 4 of its stat, after the parenthesised name), or
-// -1 when it vanished.
-long parent_pid(const std::filesystem::path& dir) {
-    std::string stat = read_proc(dir / "stat");
-    auto close = stat.rfind(')');
-    if (close == std::string::npos || close + 4 >= stat.size()) return -1;
-    return std::strtol(stat.c_str() + close + 4, nullptr, 10);
-}
-
-int children_of_this_process() {
-    int n = 0;
-    for (const auto& dir : process_dirs())
-        if (parent_pid(dir) == ::getpid()) ++n;
-    return n;
-}
+int children_of_this_process() { return static_cast<int>(children_of(::getpid()).size()); }
 
 long status_kib(const char* field) {
     std::ifstream in("/proc/self/status");
@@ -88,9 +42,12 @@ long reset_peak_rss_kib() {
     return status_kib("VmRSS:");
 }
 
+// The names of this process's containers, in any state: every name the tests here give has this
+// process's pid in it, and callers look only for exact names they made.
 std::set<std::string> container_names() {
     std::set<std::string> names;
-    std::string out = shell("docker ps -a --format '{{.Names}}'");
+    std::string out = shell("docker ps -a --filter name=" + std::to_string(::getpid()) +
+                            " --format '{{.Names}}'");
     for (std::size_t at = 0; at < out.size();) {
         std::size_t end = out.find('\n', at);
         if (end == std::string::npos) end = out.size();
@@ -218,9 +175,10 @@ bool marked_sleep_30_runs(const std::string& marker) {
         "sleep\0"
         "30\0",
         9);
-    for (const auto& dir : process_dirs())
-        if (read_proc(dir / "cmdline") == sleep30 &&
-            read_proc(dir / "environ").find(marker) != std::string::npos)
+    for (pid_t pid : process_ids())
+        if (cmdline_of(pid) == sleep30 &&
+            read_proc_file("/proc/" + std::to_string(pid) + "/environ").find(marker) !=
+                std::string::npos)
             return true;
     return false;
 }
@@ -265,21 +223,30 @@ TEST_F(docker_live, KillFromAnotherThreadEndsTheRunPromptly) {
 
 // The pid of this process's child whose command line holds `needle` (a docker client), or -1.
 pid_t child_with_arg(const std::string& needle) {
-    for (const auto& dir : process_dirs())
-        if (parent_pid(dir) == ::getpid() &&
-            read_proc(dir / "cmdline").find(needle) != std::string::npos)
-            return static_cast<pid_t>(std::stol(dir.filename().string()));
+    for (pid_t pid : children_of(::getpid()))
+        if (cmdline_of(pid).find(needle) != std::string::npos) return pid;
     return -1;
 }
 
 // Someone else SIGKILLs the docker client mid-run: the box keeps running in dockerd, so the run
-// must neither report an exit code nor leave the box behind (ADR §6).
+// must neither report an exit code nor leave the box behind (ADR §6). The kill comes only once the
+// box's first output has arrived through that client, so the box is running and attached whatever
+// the machine's load: never while the client is still creating or starting it.
 TEST_F(docker_live, AClientKilledByAStrangerIsAnErrorAndTheBoxIsRemoved) {
-    ContainerSpec s = spec("stranger", "sleep 600");
+    ContainerSpec s = spec("stranger", "echo started; sleep 600");
     DockerInstance& d = docker(); // made before the thread shares it
     RunOutcome o;
-    std::thread runner([&] { o = d.run(s); });
-    EXPECT_TRUE(eventually([&] { return box_exists(s.label); })) << "the box never started";
+    std::promise<void> started;
+    std::atomic<bool> told{false};
+    std::thread runner([&] {
+        o = d.run(s, [&](std::uint32_t, std::string_view chunk) {
+            if (chunk.find("started") != std::string_view::npos && !told.exchange(true))
+                started.set_value();
+            return 0;
+        });
+        if (!told.exchange(true)) started.set_value(); // the run ended without the output
+    });
+    started.get_future().wait();
     const pid_t client = child_with_arg(s.label);
     EXPECT_GT(client, 0) << "no docker client child naming the box";
     if (client > 0)
@@ -402,7 +369,7 @@ TEST_F(docker_live, OrphansInEveryStateAreListedAndKilled) {
 }
 
 TEST_F(docker_live, C02SecretNeverOnAnyCommandLine) {
-    const std::string secret = "ghp_FAKE0123456789abcdef";
+    const std::string secret = unique_instance_id("ghp_FAKE") + "01234567"; // 24 bytes, ours alone
     ContainerSpec s = spec("c02", "sleep 3; [ ${#GH_TOKEN} -eq 24 ] && echo ok");
     s.env = {{"GH_TOKEN", secret, true}};
     std::atomic<bool> done{false};

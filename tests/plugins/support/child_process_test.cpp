@@ -16,6 +16,8 @@
 #include <radial/plugin/runtime.hpp>
 #include <string>
 
+#include "../../support/host_processes.h"
+
 namespace radial::plugin_support {
 namespace {
 
@@ -58,28 +60,7 @@ Finished finish(ChildProcess& child) {
 }
 
 // The children of this process that are zombies (ended, not reaped).
-int zombie_children() {
-    int zombies = 0;
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
-         it.increment(ec)) {
-        const std::string name = it->path().filename();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::string stat;
-        if (int fd = ::open((it->path() / "stat").c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-            char buf[1024]; // an ifstream would throw if the process vanished mid-read
-            ssize_t n = ::read(fd, buf, sizeof buf);
-            if (n > 0) stat.assign(buf, static_cast<std::size_t>(n));
-            ::close(fd);
-        }
-        auto close = stat.rfind(')');
-        if (close == std::string::npos || close + 4 >= stat.size()) continue;
-        char state = stat[close + 2];
-        long ppid = std::strtol(stat.c_str() + close + 4, nullptr, 10);
-        if (ppid == ::getpid() && state == 'Z') ++zombies;
-    }
-    return zombies;
-}
+int zombie_children() { return ::radial::test::zombie_children_of(::getpid()); }
 
 TEST(plugin_support_child_process, EnvironmentIsExactlyTheGivenOneByteForByte) {
     ChildProcess::Env env = {

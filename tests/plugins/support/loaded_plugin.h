@@ -173,7 +173,8 @@ private:
     std::vector<std::string> log_;
 };
 
-// Runs a shell command line (test scaffolding: docker ps / run -d / rm) and returns its stdout.
+// Runs a shell command line (test scaffolding: listing, starting and removing its own boxes) and
+// returns its stdout.
 inline std::string shell(const std::string& command) {
     std::string out;
     if (FILE* p = ::popen(command.c_str(), "r")) {

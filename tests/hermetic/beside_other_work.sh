@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs ctest beside unrelated work of the kind a hermetic test must neither count nor touch: a
+# plain `sleep 30` (restarted whenever it ends) and a running container named and labelled
+# `radial-turn-x-y`, as another radiald's box would be (tests/README.md, "Hermetic tests"). The
+# run fails when ctest fails, or when the suite killed or removed either of them.
+#
+#   tests/hermetic/beside_other_work.sh [--runs N] [--image IMAGE] [--] CTEST_ARGS...
+#
+# e.g. tests/hermetic/beside_other_work.sh --runs 2 -- --preset default
+# Needs a running Docker Engine and IMAGE (default radial/busybox:latest) present locally.
+set -euo pipefail
+
+runs=1
+image=radial/busybox:latest
+while (($# > 0)); do
+    case "$1" in
+        --runs) runs="$2"; shift 2 ;;
+        --image) image="$2"; shift 2 ;;
+        --) shift; break ;;
+        -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+        *) break ;;
+    esac
+done
+
+box=radial-turn-x-y
+say() { echo "beside_other_work: $*"; }
+
+# Another user's `sleep 30`: its own process group, so clean-up ends exactly it.
+setsid bash -c 'while :; do sleep 30; done' </dev/null >/dev/null 2>&1 &
+sleeper=$!
+cleanup() {
+    kill -- "-${sleeper}" 2>/dev/null || true
+    docker rm -f "${box}" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+if docker inspect "${box}" >/dev/null 2>&1; then
+    say "a container named ${box} already exists; remove it first (docker rm -f ${box})" >&2
+    exit 2
+fi
+docker run -d --pull never --name "${box}" --label "radial.label=${box}" --network none \
+    --user 65534:65534 "${image}" sleep 3600 >/dev/null
+box_id=$(docker inspect -f '{{.Id}}' "${box}")
+say "unrelated work: 'sleep 30' loop (pgid ${sleeper}), container ${box} (${box_id:0:12})"
+
+status=0
+for ((i = 1; i <= runs; i++)); do
+    say "run ${i}/${runs}: ctest $*"
+    if ctest "$@"; then
+        say "run ${i}/${runs}: passed"
+    else
+        say "run ${i}/${runs}: FAILED"
+        status=1
+    fi
+done
+
+if ! kill -0 "${sleeper}" 2>/dev/null; then
+    say "the unrelated 'sleep 30' loop was killed by the suite" >&2
+    status=1
+fi
+if [[ "$(docker inspect -f '{{.Id}} {{.State.Running}}' "${box}" 2>/dev/null)" != "${box_id} true" ]]; then
+    say "the unrelated container ${box} was stopped or removed by the suite" >&2
+    status=1
+fi
+((status == 0)) && say "all ${runs} run(s) passed; the unrelated sleep and container are untouched"
+exit "${status}"
