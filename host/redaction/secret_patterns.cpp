@@ -5,6 +5,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "text/utf8.h"
+
 namespace radial::redaction {
 namespace {
 
@@ -85,38 +87,7 @@ std::string url_encode(std::string_view value, bool upper, bool space_as_plus) {
     return out;
 }
 
-// Decodes one UTF-8 sequence at s[i]; returns the code point and advances i, or nullopt for an
-// invalid sequence (overlong, surrogate, out of range, truncated).
-std::optional<char32_t> decode_utf8(std::string_view s, std::size_t& i) {
-    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    const unsigned char c0 = b(i);
-    std::size_t len;
-    char32_t cp;
-    if (c0 < 0x80) {
-        ++i;
-        return c0;
-    } else if ((c0 & 0xe0) == 0xc0) {
-        len = 2;
-        cp = c0 & 0x1f;
-    } else if ((c0 & 0xf0) == 0xe0) {
-        len = 3;
-        cp = c0 & 0x0f;
-    } else if ((c0 & 0xf8) == 0xf0) {
-        len = 4;
-        cp = c0 & 0x07;
-    } else {
-        return std::nullopt;
-    }
-    if (i + len > s.size()) return std::nullopt;
-    for (std::size_t k = 1; k < len; ++k) {
-        if ((b(i + k) & 0xc0) != 0x80) return std::nullopt;
-        cp = (cp << 6) | (b(i + k) & 0x3f);
-    }
-    static constexpr char32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return std::nullopt;
-    i += len;
-    return cp;
-}
+using text::decode_utf8;
 
 void append_u_escape(std::string& out, std::uint32_t unit, const char* hex) {
     out += "\\u";
@@ -191,16 +162,139 @@ std::optional<std::string> json_escape(std::string_view value, JsonStyle style) 
     return out;
 }
 
+constexpr std::string_view kWhitespace = " \t\r\n\v\f";
+
+std::string_view trim_left(std::string_view s) {
+    const auto b = s.find_first_not_of(kWhitespace);
+    return b == std::string_view::npos ? std::string_view{} : s.substr(b);
+}
+
+std::string_view trim_right(std::string_view s) {
+    const auto e = s.find_last_not_of(kWhitespace);
+    return e == std::string_view::npos ? std::string_view{} : s.substr(0, e + 1);
+}
+
+// Without trailing "\n", "\r\n" or "\r" (however many): what `$(cat file)`, `read` and most
+// line-oriented tools keep of a value stored with line endings.
+std::string_view trim_line_endings(std::string_view s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+// The body of a value wrapped in one pair of matching quotes, or nullopt.
+std::optional<std::string_view> unquote(std::string_view s) {
+    if (s.size() < 2 || s.front() != s.back()) return std::nullopt;
+    if (s.front() != '"' && s.front() != '\'' && s.front() != '`') return std::nullopt;
+    return s.substr(1, s.size() - 2);
+}
+
+// A double-quoted body as a shell or a language reads it: \X becomes X.
+std::string unescape_backslashes(std::string_view s) {
+    std::string out;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '\\' && i + 1 < s.size()) ++i;
+        out += s[i];
+    }
+    return out;
+}
+
+// Each byte of `s` found in `special` preceded by a backslash.
+std::string backslash_escape(std::string_view s, std::string_view special) {
+    std::string out;
+    for (char c : s) {
+        if (special.find(c) != std::string_view::npos) out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+// The body of a shell single-quoted string: ' written as '\'' (bash's set -x, Python's
+// shlex.quote, most "copy as shell" features).
+std::string shell_single_quoted(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
+    }
+    return out;
+}
+
+// The body of a string literal as C, Go, Rust (quote = '"') or Python's repr (quote = '\'')
+// print it: \\ \n \r \t, the quote escaped, other control bytes and DEL as \xNN.
+std::string c_escaped(std::string_view s, char quote) {
+    std::string out;
+    for (unsigned char c : s) {
+        switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (c == static_cast<unsigned char>(quote)) {
+                    out += '\\';
+                    out += static_cast<char>(c);
+                } else if (c < 0x20 || c == 0x7f) {
+                    out += "\\x";
+                    out += kHexLower[c >> 4];
+                    out += kHexLower[c & 0xf];
+                } else {
+                    out += static_cast<char>(c);
+                }
+        }
+    }
+    return out;
+}
+
 } // namespace
+
+std::vector<std::pair<std::string, Form>> derive_forms(const std::string& value) {
+    std::vector<std::pair<std::string, Form>> forms;
+    const auto add = [&](std::string_view f, Form form) {
+        if (f.empty()) return;
+        for (const auto& [have, _] : forms)
+            if (have == f) return;
+        forms.emplace_back(std::string(f), form);
+    };
+    add(value, Form::exact);
+    const std::string_view v = value;
+    for (std::string_view t :
+         {trim_left(trim_right(v)), trim_right(v), trim_left(v), trim_line_endings(v)})
+        add(t, Form::trimmed);
+    // Quotes inside surrounding whitespace, and whitespace inside the quotes.
+    const std::size_t bases = forms.size();
+    for (std::size_t i = 0; i < bases; ++i) {
+        const std::string base = forms[i].first;
+        if (auto body = unquote(base)) {
+            add(*body, Form::unquoted);
+            add(trim_left(trim_right(*body)), Form::unquoted);
+            if (base.front() == '"') add(unescape_backslashes(*body), Form::unquoted);
+        }
+    }
+    // Each form so far as shells and languages re-quote it when they echo or trace it.
+    const std::size_t plain = forms.size();
+    for (std::size_t i = 0; i < plain; ++i) {
+        const std::string f = forms[i].first;
+        add(shell_single_quoted(f), Form::requoted);
+        add(backslash_escape(f, " !\"#$&'()*,;<>?[\\]^`{|}~"), Form::requoted); // printf %q
+        add(backslash_escape(f, "\\\"$`"), Form::requoted);                     // the body of "…"
+        add(c_escaped(f, '"'), Form::escaped);
+        add(c_escaped(f, '\''), Form::escaped);
+    }
+    return forms;
+}
 
 std::vector<Pattern> derive_patterns(const SecretSet& secrets) {
     std::vector<Pattern> patterns;
     std::unordered_set<std::string> seen;
+    Form form = Form::exact;
     const auto keep = [&](std::string bytes, std::size_t secret, Encoding enc) {
-        // A derived pattern shorter than the minimum (possible only when the set allows values
-        // shorter than 6 bytes) would redact ordinary text, which is what the minimum prevents.
+        // A derived pattern shorter than the minimum (a trimmed or unquoted form, or any pattern
+        // when the set allows values shorter than 6 bytes) would redact ordinary text, which is
+        // what the minimum prevents.
         if (bytes.size() < secrets.min_length() || !seen.insert(bytes).second) return;
-        patterns.push_back(Pattern{std::move(bytes), secret, enc});
+        patterns.push_back(Pattern{std::move(bytes), secret, enc, form});
     };
 
     // The escapings JSON encoders commonly write; identical results collapse into one pattern.
@@ -214,21 +308,22 @@ std::vector<Pattern> derive_patterns(const SecretSet& secrets) {
         {.html_safe = true},                              // Go's encoding/json
     };
 
-    for (std::size_t s = 0; s < secrets.size(); ++s) {
-        const std::string& v = secrets.secrets()[s].value;
-        keep(v, s, Encoding::raw);
-        for (unsigned align = 0; align < 3; ++align) {
-            std::string inner = base64_inner(v, align);
-            keep(inner, s, Encoding::base64);
-            keep(to_base64url(std::move(inner)), s, Encoding::base64url);
+    for (std::size_t s = 0; s < secrets.size(); ++s)
+        for (const auto& [v, f] : derive_forms(secrets.secrets()[s].value)) {
+            form = f;
+            keep(v, s, Encoding::raw);
+            for (unsigned align = 0; align < 3; ++align) {
+                std::string inner = base64_inner(v, align);
+                keep(inner, s, Encoding::base64);
+                keep(to_base64url(std::move(inner)), s, Encoding::base64url);
+            }
+            keep(url_encode(v, true, false), s, Encoding::url);
+            keep(url_encode(v, false, false), s, Encoding::url);
+            keep(url_encode(v, true, true), s, Encoding::url);
+            keep(url_encode(v, false, true), s, Encoding::url);
+            for (const auto& style : kJsonStyles)
+                if (auto j = json_escape(v, style)) keep(std::move(*j), s, Encoding::json);
         }
-        keep(url_encode(v, true, false), s, Encoding::url);
-        keep(url_encode(v, false, false), s, Encoding::url);
-        keep(url_encode(v, true, true), s, Encoding::url);
-        keep(url_encode(v, false, true), s, Encoding::url);
-        for (const auto& style : kJsonStyles)
-            if (auto j = json_escape(v, style)) keep(std::move(*j), s, Encoding::json);
-    }
     return patterns;
 }
 

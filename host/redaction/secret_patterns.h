@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "redaction/secret_set.h"
@@ -22,16 +23,35 @@ enum class Encoding {
     json,      // the value as it appears inside a JSON string literal
 };
 
+// The forms in which tools re-print a value before any encoding: a value stored with a trailing
+// newline is printed without it, a quoted one without its quotes, and shells and languages quote
+// or escape a string when they echo or trace it (docs/redaction.md, "Derived forms").
+enum class Form {
+    exact,    // the value as registered
+    trimmed,  // without surrounding whitespace, or only without trailing line endings
+    unquoted, // without one pair of surrounding quotes (" ' `), and a "…" body unescaped
+    requoted, // as shells quote it: '\'' for ' (set -x, shlex), backslashes (printf %q),
+              // the body of "…" (\ " $ ` escaped)
+    escaped,  // as languages escape it: \n \t \\ with \" (C, Go, Rust) or \' (Python), and
+              // other control bytes as \xNN
+};
+
 // One pattern: the exact bytes to find, which secret (index into SecretSet::secrets()) they
-// reveal, and how they were derived.
+// reveal, and how they were derived (the form first, then the encoding of that form).
 struct Pattern {
     std::string bytes;
     std::size_t secret = 0;
     Encoding encoding = Encoding::raw;
+    Form form = Form::exact;
 };
 
+// The distinct forms of `value` (Form), the value itself first. Forms may be shorter than the
+// value (trimmed, unquoted); callers drop those below their minimum length. [thread-safe]
+std::vector<std::pair<std::string, Form>> derive_forms(const std::string& value);
+
 // Every pattern of every secret in `secrets`, without duplicates: when two derivations give the
-// same bytes, the first one kept wins (secrets in order; for each, raw first). For each value:
+// same bytes, the first one kept wins (secrets in order; for each, the exact form's raw bytes
+// first). Each form of each value (derive_forms) gives:
 //  - raw;
 //  - base64 and base64url: for each alignment a in {0, 1, 2} (the value starting a bytes into
 //    a 3-byte group of the encoded data), the characters of the encoding that depend only on
@@ -43,8 +63,8 @@ struct Pattern {
 //    for '/' as "\/", non-ASCII as \uXXXX (surrogate pairs above U+FFFF; lower and upper-case
 //    hex; only when the value is valid UTF-8), and Go's HTML-safe escaping of < > & and
 //    U+2028/U+2029.
-// Patterns shorter than secrets.min_length() are dropped (none is for values of 5 bytes or more:
-// every encoding above is at least as long as the value). Throws std::bad_alloc only.
+// Patterns shorter than secrets.min_length() are dropped: a trimmed or unquoted form may be, and
+// would then redact ordinary text. Throws std::bad_alloc only.
 // [thread-safe]
 std::vector<Pattern> derive_patterns(const SecretSet& secrets);
 

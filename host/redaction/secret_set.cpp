@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "redaction/secret_patterns.h"
+
 namespace radial::redaction {
 namespace {
 
@@ -74,19 +76,25 @@ void SecretSet::add(std::string name, std::string value) {
                          " bytes; a short secret would redact ordinary text, register the "
                          "whole secret rather than a fragment");
 
-    // A value inside a marker would be printed by every redaction of that marker. Markers are
+    // A value inside a marker would be printed by every redaction of that marker; so would any
+    // form of it that is redacted too (derive_forms: trimmed, unquoted, re-quoted). Markers are
     // built from names only, so the messages can name both secrets without showing a value.
+    const auto inside = [&](const std::string& marker, const std::string& v) {
+        for (const auto& [form, _] : derive_forms(v))
+            if (form.size() >= min_length_ && marker.find(form) != std::string::npos) return true;
+        return false;
+    };
     const std::string own_marker = marker_for(name);
-    if (own_marker.find(value) != std::string::npos)
+    if (inside(own_marker, value))
         refuse(name, "the value occurs inside its own marker '" + own_marker +
                          "', so every redaction would print it; rename the secret");
     for (const auto& s : secrets_) {
         const std::string other_marker = marker_for(s.name);
-        if (other_marker.find(value) != std::string::npos)
+        if (inside(other_marker, value))
             refuse(name, "the value occurs inside the marker '" + other_marker + "' of secret '" +
                              s.name + "', so every redaction would print it; rename '" + s.name +
                              "'");
-        if (own_marker.find(s.value) != std::string::npos)
+        if (inside(own_marker, s.value))
             refuse(name, "the value of secret '" + s.name +
                              "' occurs inside this secret's marker '" + own_marker +
                              "', so every redaction would print it; rename '" + printable(name) +

@@ -22,8 +22,78 @@ std::vector<std::string> patterns_of(std::string_view value, Encoding enc) {
     SecretSet set{{"S", std::string(value)}};
     std::vector<std::string> out;
     for (const auto& p : derive_patterns(set))
-        if (p.encoding == enc) out.push_back(p.bytes);
+        if (p.encoding == enc && p.form == Form::exact) out.push_back(p.bytes);
     return out;
+}
+
+std::vector<std::string> forms_of(const std::string& value, Form form) {
+    std::vector<std::string> out;
+    for (const auto& [f, kind] : derive_forms(value))
+        if (kind == form) out.push_back(f);
+    return out;
+}
+
+// Every pattern's bytes for one secret, whatever the form and encoding.
+std::vector<std::string> all_patterns(const std::string& value) {
+    SecretSet set{{"S", value}};
+    std::vector<std::string> out;
+    for (const auto& p : derive_patterns(set)) out.push_back(p.bytes);
+    return out;
+}
+
+// C-20: the forms of the case's three secrets that a shell prints.
+TEST(SecretPatterns, C20_TrimmedAndUnquotedFormsOfTheCase) {
+    EXPECT_THAT(all_patterns("Zq8-wX41-pL0k\n"), Contains("Zq8-wX41-pL0k"));
+    EXPECT_THAT(all_patterns("  Hh5-kK31-zZ8w  "), Contains("Hh5-kK31-zZ8w"));
+    EXPECT_THAT(all_patterns("\"Qw3-rT55-yU7i\""), Contains("Qw3-rT55-yU7i"));
+}
+
+TEST(SecretPatterns, TrimmedFormsOfWhitespaceAndLineEndings) {
+    EXPECT_THAT(forms_of(" \tabc def\r\n", Form::trimmed),
+                ::testing::ElementsAre("abc def", " \tabc def", "abc def\r\n"));
+    EXPECT_THAT(forms_of("abcdef\r\n", Form::trimmed), ::testing::ElementsAre("abcdef"));
+    EXPECT_TRUE(forms_of("abcdef", Form::trimmed).empty()) << "nothing to trim: no new form";
+}
+
+TEST(SecretPatterns, UnquotedFormsOfEachQuoteAndInsideWhitespace) {
+    EXPECT_THAT(forms_of("'single'", Form::unquoted), ::testing::ElementsAre("single"));
+    EXPECT_THAT(forms_of("`tick`", Form::unquoted), ::testing::ElementsAre("tick"));
+    EXPECT_THAT(forms_of("  \" spaced \"\n", Form::unquoted),
+                ::testing::ElementsAre(" spaced ", "spaced"));
+    EXPECT_THAT(forms_of("\"a\\\"b\"", Form::unquoted), ::testing::ElementsAre("a\\\"b", "a\"b"));
+    EXPECT_TRUE(forms_of("\"unbalanced'", Form::unquoted).empty());
+}
+
+TEST(SecretPatterns, RequotedAsShellsPrintIt) {
+    const auto forms = forms_of("it's a $x", Form::requoted);
+    EXPECT_THAT(forms, Contains("it'\\''s a $x"));     // set -x, shlex.quote
+    EXPECT_THAT(forms, Contains("it\\'s\\ a\\ \\$x")); // printf %q
+    EXPECT_THAT(forms, Contains("it's a \\$x"));       // inside "…"
+}
+
+TEST(SecretPatterns, EscapedAsLanguagesPrintIt) {
+    const auto forms = forms_of("l1\nl2\t\"q\" 'a' \x01", Form::escaped);
+    EXPECT_THAT(forms, Contains("l1\\nl2\\t\\\"q\\\" 'a' \\x01")); // C, Go, Rust
+    EXPECT_THAT(forms, Contains("l1\\nl2\\t\"q\" \\'a\\' \\x01")); // Python's repr
+}
+
+TEST(SecretPatterns, FormsShorterThanTheMinimumAreNotPatterns) {
+    // "  abc  " is 7 bytes; its trimmed form "abc" would redact every "abc" in the output.
+    EXPECT_THAT(all_patterns("  abc  "), Not(Contains("abc")));
+    EXPECT_THAT(all_patterns("\"abcd\""), Not(Contains("abcd")));
+}
+
+TEST(SecretPatterns, DerivedFormsAreEncodedToo) {
+    const auto ps = all_patterns("Zq8-wX41-pL0k\n");
+    // Alignment 0: the 17 characters of the 18 that depend only on its 13 bytes.
+    EXPECT_THAT(ps, Contains(test::base64("Zq8-wX41-pL0k").substr(0, 17)));
+    EXPECT_THAT(ps, Contains("Zq8-wX41-pL0k")); // url and json of it are the same bytes
+    const auto quoted = all_patterns("\"p@ss w/rd\"");
+    EXPECT_THAT(quoted, Contains("p%40ss%20w%2Frd"));
+}
+
+TEST(SecretPatterns, APlainTokenHasNoExtraForms) {
+    EXPECT_EQ(derive_forms("Zq8-wX41_pL0k.9").size(), 1u);
 }
 
 TEST(SecretPatterns, RawValueComesFirst) {
