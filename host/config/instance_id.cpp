@@ -1,13 +1,18 @@
 #include "config/instance_id.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
 
 #include "fs/durable_file.h"
+#include "text/utf8.h"
 
 namespace radial::config {
 namespace fs = std::filesystem;
@@ -26,9 +31,23 @@ std::string generate_id() {
     return id;
 }
 
+// The id kept in `file`; nullopt when there is no such file. Any other failure to read it throws:
+// a caller that reports the id must not report "none" because it may not look.
 std::optional<std::string> read_id(const fs::path& file) {
+    // open(2) first, for its errno: an ifstream only says that it failed.
+    int err = 0;
+    if (int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0)
+        ::close(fd);
+    else
+        err = errno;
     std::ifstream in(file);
-    if (!in) return std::nullopt;
+    if (!in) {
+        if (err == ENOENT) return std::nullopt;
+        throw ConfigError(
+            fmt::format("reading the instance id '{}': {}; run this as a user who may "
+                        "read the state directory",
+                        file.string(), std::strerror(err)));
+    }
     std::string text((std::istreambuf_iterator<char>(in)), {});
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
         text.pop_back();
@@ -37,7 +56,7 @@ std::optional<std::string> read_id(const fs::path& file) {
             "reading the instance id '{}': '{}' is not an instance id ([a-z0-9]{{1,32}}); set "
             "run.instanceId, or delete the file to have a new id generated once no box of the old "
             "one remains",
-            file.string(), text.substr(0, 64)));
+            file.string(), text::utf8_prefix(text, 64)));
     return text;
 }
 

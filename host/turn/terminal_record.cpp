@@ -1,9 +1,12 @@
 #include "turn/terminal_record.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "text/utf8.h"
+#include "turn/output_tail.h"
 
 namespace radial::turn {
 
@@ -56,13 +59,20 @@ std::string TerminalRecord::to_json() const {
     if (signal) j["signal"] = *signal;
     if (!reason.empty()) j["reason"] = reason;
     if (!error.empty()) j["error"] = error;
-    if (!stdout_tail.empty() || !stderr_tail.empty())
-        j["outputTail"] = {{"stdout", stdout_tail}, {"stderr", stderr_tail}};
+    if (!stdout_tail.empty() || !stderr_tail.empty()) {
+        // A JSON string holds only characters: bytes that are not UTF-8 show as U+FFFD (dump()
+        // below), and then the exact bytes follow in base64 so that nothing is lost.
+        nlohmann::ordered_json tail = {{"stdout", stdout_tail}, {"stderr", stderr_tail}};
+        if (!text::is_valid_utf8(stdout_tail)) tail["stdoutBase64"] = base64_encode(stdout_tail);
+        if (!text::is_valid_utf8(stderr_tail)) tail["stderrBase64"] = base64_encode(stderr_tail);
+        j["outputTail"] = std::move(tail);
+    }
     j["startedAt"] = format_timestamp(started_at);
     j["endedAt"] = format_timestamp(ended_at);
     j["durationMs"] = duration_ms;
     if (records_received) j["recordsReceived"] = *records_received;
-    // Invalid UTF-8 from a CLI's message must not make the record unwritable.
+    // Invalid UTF-8 (the output tail, a CLI's message) shows as U+FFFD rather than making the
+    // record unwritable.
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -1,16 +1,17 @@
 #include "turn/turn_session.h"
 
-#include "log/log_redaction.h"
-#include "log/logger.h"
-#include "socket/turn_socket_server.h"
-#include "socket/turn_token.h"
-
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+
+#include "log/log_redaction.h"
+#include "log/logger.h"
+#include "socket/turn_socket_server.h"
+#include "socket/turn_token.h"
+#include "turn/output_tail.h"
 
 namespace radial::turn {
 namespace fs = std::filesystem;
@@ -21,9 +22,11 @@ namespace {
 std::optional<std::pair<uid_t, gid_t>> numeric_user(const std::string& user) {
     if (user.empty()) return std::nullopt;
     auto colon = user.find(':');
-    std::string u = user.substr(0, colon), g = colon == std::string::npos ? u : user.substr(colon + 1);
+    std::string u = user.substr(0, colon),
+                g = colon == std::string::npos ? u : user.substr(colon + 1);
     auto number = [](const std::string& s) -> std::optional<unsigned long> {
-        if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+        if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
+            return std::nullopt;
         return std::stoul(s);
     };
     auto uid = number(u), gid = number(g);
@@ -35,16 +38,6 @@ std::optional<std::pair<uid_t, gid_t>> numeric_user(const std::string& user) {
 // through the turn's redactor as well (an argv may quote a secret).
 std::string request_json(const TurnRequest& r, const redaction::Redactor& redactor) {
     return redactor.redact(request_journal_json(r));
-}
-
-// Keeps the last kOutputTailBytes of a stream.
-void append_tail(std::string& tail, std::string_view bytes) {
-    if (bytes.size() >= kOutputTailBytes) {
-        tail.assign(bytes.substr(bytes.size() - kOutputTailBytes));
-        return;
-    }
-    tail.append(bytes);
-    if (tail.size() > kOutputTailBytes) tail.erase(0, tail.size() - kOutputTailBytes);
 }
 
 } // namespace
@@ -60,7 +53,8 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
             if (e.secret) secrets.add(e.name, e.value);
         secrets.add(kTokenEnv, token_);
         for (const auto& name : env_.cfg.redact.env_names)
-            if (const char* v = std::getenv(name.c_str()); v != nullptr && *v != '\0') secrets.add(name, v);
+            if (const char* v = std::getenv(name.c_str()); v != nullptr && *v != '\0')
+                secrets.add(name, v);
         for (std::size_t i = 0; i < env_.cfg.redact.values.size(); ++i)
             secrets.add(fmt::format("redact.values[{}]", i), env_.cfg.redact.values[i]);
         redactor_ = std::make_unique<redaction::Redactor>(secrets);
@@ -141,11 +135,13 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
                 ::chmod((dir / kSocketFile).c_str(), 0666);
             }
             spec.mounts.push_back({dir.string(), kBoxSocketDir, false});
-            spec.env.push_back({kSocketEnv, fmt::format("unix://{}/{}", kBoxSocketDir, kSocketFile), false});
+            spec.env.push_back(
+                {kSocketEnv, fmt::format("unix://{}/{}", kBoxSocketDir, kSocketFile), false});
         } else {
             spec.host_ports.push_back(server->port());
-            spec.env.push_back(
-                {kSocketEnv, fmt::format("tcp://{}:{}", env_.transport.box_host, server->port()), false});
+            spec.env.push_back({kSocketEnv,
+                                fmt::format("tcp://{}:{}", env_.transport.box_host, server->port()),
+                                false});
         }
         spec.env.push_back({kTokenEnv, token_, true});
     } catch (const std::exception& e) {
@@ -170,11 +166,13 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
         }
         runner_ = &runner;
     }
-    redaction::StreamRedactor out_redactor = redactor_->stream(), err_redactor = redactor_->stream();
+    redaction::StreamRedactor out_redactor = redactor_->stream(),
+                              err_redactor = redactor_->stream();
     std::string stdout_tail, stderr_tail, buffer;
     auto emit = [&](std::uint32_t stream, std::string_view bytes) {
         if (bytes.empty()) return;
-        append_tail(stream == RADIAL_STREAM_STDERR ? stderr_tail : stdout_tail, bytes);
+        append_output_tail(stream == RADIAL_STREAM_STDERR ? stderr_tail : stdout_tail, bytes,
+                           kOutputTailBytes);
         out(stream, bytes);
     };
     TerminalRecord ran = runner.run([&](std::uint32_t stream, std::string_view bytes) {
