@@ -55,11 +55,27 @@ int run_status_command(const DaemonOptions& o) {
         log::error("config", "{}", e.what());
         return 2;
     }
-    auto holder = daemon::StateDirLock::probe(cfg.state_dir);
+    // Everything status reports it must be able to read: a state directory it may not read is
+    // "cannot tell", never "not running" with an empty list.
+    std::optional<daemon::StateDirLock::Holder> holder;
+    try {
+        holder = daemon::StateDirLock::probe(cfg.state_dir);
+    } catch (const daemon::LockError& e) {
+        log::error("status", "{}", e.what());
+        return 2;
+    }
     std::vector<journal::TurnSummary> queued, running, recent;
     std::string path = journal_path(cfg);
     std::error_code ec;
-    if (std::filesystem::exists(path, ec)) {
+    const bool journal_exists = std::filesystem::exists(path, ec);
+    if (ec) {
+        log::error("status",
+                   "cannot read the turn journal '{}': {}; run this as a user who may "
+                   "read the state directory",
+                   path, ec.message());
+        return 2;
+    }
+    if (journal_exists) {
         try {
             auto journal = journal::open_sqlite_journal(path);
             queued = journal->queued();

@@ -117,27 +117,29 @@ StateDirLock::~StateDirLock() {
     }
 }
 
-std::optional<StateDirLock::Holder> StateDirLock::probe(const std::string& state_dir) noexcept {
-    try {
-        std::string path = (fs::path(state_dir) / kLockFile).string();
-        fs_util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-        if (!fd) return std::nullopt;
-        Holder h;
-        h.pids = lock_holders(fd.get(), h.exclusive);
-        if (h.pids.empty()) {
-            // /proc/locks unavailable: ask the lock itself (a shared probe fails only beside an
-            // exclusive holder).
-            if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) {
-                ::flock(fd.get(), LOCK_UN);
-                return std::nullopt;
-            }
-            h.exclusive = true;
-        }
-        if (h.exclusive) h.command = written_command(fd.get());
-        return h;
-    } catch (...) {
-        return std::nullopt;
+std::optional<StateDirLock::Holder> StateDirLock::probe(const std::string& state_dir) {
+    std::string path = (fs::path(state_dir) / kLockFile).string();
+    fs_util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd) {
+        if (errno == ENOENT) return std::nullopt; // no daemon has ever run here
+        throw LockError("cannot tell whether a daemon holds the state directory '" + state_dir +
+                        "': opening '" + path + "': " + std::strerror(errno) +
+                        "; run this as a user who may read the state directory (root for the "
+                        "packaged daemon)");
     }
+    Holder h;
+    h.pids = lock_holders(fd.get(), h.exclusive);
+    if (h.pids.empty()) {
+        // /proc/locks unavailable: ask the lock itself (a shared probe fails only beside an
+        // exclusive holder).
+        if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) {
+            ::flock(fd.get(), LOCK_UN);
+            return std::nullopt;
+        }
+        h.exclusive = true;
+    }
+    if (h.exclusive) h.command = written_command(fd.get());
+    return h;
 }
 
 } // namespace radial::daemon

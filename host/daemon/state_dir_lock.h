@@ -50,8 +50,11 @@ public:
     };
 
     // Whether any process holds the lock of `state_dir`, without taking or waiting for it
-    // (`radiald status`). nullopt: free, or no lock file. Never throws. [thread-safe]
-    static std::optional<Holder> probe(const std::string& state_dir) noexcept;
+    // (`radiald status`). nullopt: free, or no lock file. Throws LockError when it cannot tell —
+    // the lock file is there but cannot be opened (e.g. EACCES for a user who may not read the
+    // state directory) — naming the path and the error: "not running" would be a guess.
+    // [thread-safe]
+    static std::optional<Holder> probe(const std::string& state_dir);
 
     StateDirLock(StateDirLock&&) noexcept = default;
     StateDirLock& operator=(StateDirLock&&) noexcept = default;

@@ -311,5 +311,29 @@ TEST(RadialdTurn, UsesThePersistedInstanceId) {
     EXPECT_EQ(rec["terminal"]["label"], "radial-turn-" + instance + "-adhoc");
 }
 
+// C-22: a user who may not read the state directory asks `radiald status` while the daemon runs.
+// "not running" would be a confident wrong answer: it must say it cannot tell, name the path and
+// the permission, and exit non-zero — whether it trips over the instance id or over the lock.
+TEST(RadialdStatus, C22_CannotTellIsNotNotRunning) {
+    for (const std::string& keys : {std::string(), std::string("instanceId = \"c22\"\n")}) {
+        FakeSetup s(keys);
+        ASSERT_EQ(::chmod(s.dir().path().c_str(), 0755), 0);
+        ASSERT_EQ(::chmod(s.config().c_str(), 0644), 0);
+        DaemonProcess d(s);
+        ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+        auto as_nobody =
+            test::run_process({"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                               RADIALD_PATH, "status", "--config", s.config()},
+                              {}, 30s);
+        EXPECT_EQ(as_nobody.exit_code, 2) << as_nobody.out << as_nobody.err;
+        EXPECT_THAT(as_nobody.out, Not(HasSubstr("not running")));
+        EXPECT_THAT(as_nobody.err, HasSubstr(s.state_dir()));
+        EXPECT_THAT(as_nobody.err, HasSubstr("Permission denied"));
+        EXPECT_EQ(s.status()["daemon"]["running"], true) << "root can tell";
+        d.signal(SIGTERM);
+        EXPECT_EQ(d.wait_exit(30s), 0);
+    }
+}
+
 } // namespace
 } // namespace radial
