@@ -201,5 +201,47 @@ TEST(RadialdTurnLive, C09_MissingImageIsARuntimeErrorWithDockersMessage) {
     EXPECT_FALSE(t.record.contains("exitCode"));
 }
 
+// C-20: secrets stored with a line ending, surrounding spaces or surrounding quotes are printed
+// trimmed or unquoted by the shell; none of those forms may reach the output, the terminal record
+// or the journal.
+TEST(RadialdTurnLive, C20_TrimmedAndUnquotedSecretsAreRedacted) {
+    test::RadialdSetup setup;
+    const std::string nl = "Zq8-wX41-pL0k", sp = "Hh5-kK31-zZ8w", q = "Qw3-rT55-yU7i";
+    auto t = setup.turn(
+        {"--secret", "TOK_NL", "--secret", "TOK_SP", "--secret", "TOKQ"},
+        {"sh", "-c",
+         "printf \"a=%s;\\n\" $TOK_NL; printf \"c=%s;\\n\" $TOK_SP; "
+         "eval \"q=$TOKQ\"; printf \"dq=%s\\n\" \"$q\""},
+        {{"TOK_NL", nl + "\n"}, {"TOK_SP", "  " + sp + "  "}, {"TOKQ", "\"" + q + "\""}});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "a=[REDACTED:TOK_NL];\nc=[REDACTED:TOK_SP];\ndq=[REDACTED:TOKQ]\n");
+    std::string journal;
+    for (const auto& entry : std::filesystem::directory_iterator(t.state_dir))
+        if (entry.path().filename().string().starts_with("journal.sqlite3"))
+            journal += test::read_file(entry.path());
+    EXPECT_FALSE(journal.empty());
+    for (const auto& v : {nl, sp, q}) {
+        EXPECT_THAT(t.result.out + t.result.err, Not(HasSubstr(v)));
+        EXPECT_THAT(t.record.dump(), Not(HasSubstr(v)));
+        EXPECT_THAT(journal, Not(HasSubstr(v)));
+    }
+}
+
+// C-24: the output tail is cut on a character boundary: it never starts with a replacement
+// character the box did not print, and stays within 4096 bytes. The newline makes the output
+// 6001 bytes, so its last 4096 start inside an é.
+TEST(RadialdTurnLive, C24_OutputTailIsCutOnACharacterBoundary) {
+    auto t = run_turn(
+        {}, {"sh", "-c", "i=0; while [ $i -lt 3000 ]; do printf '\xc3\xa9'; i=$((i+1)); done; echo"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out.size(), 6001u);
+    const std::string tail = t.record["outputTail"]["stdout"];
+    EXPECT_LE(tail.size(), 4096u);
+    EXPECT_EQ(tail.size(), 4095u) << "the cut é is dropped whole";
+    EXPECT_TRUE(tail.starts_with("\xc3\xa9")) << tail.substr(0, 8);
+    EXPECT_THAT(tail, Not(HasSubstr("\xef\xbf\xbd"))) << "U+FFFD the box never printed";
+    EXPECT_FALSE(t.record["outputTail"].contains("stdoutBase64"));
+}
+
 } // namespace
 } // namespace radial
