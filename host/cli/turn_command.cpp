@@ -3,6 +3,7 @@
 #include "cli/runtime_setup.h"
 #include "config/instance_id.h"
 #include "daemon/state_dir_lock.h"
+#include "fs/pinned_directory.h"
 #include "log/logger.h"
 #include "journal/journal_sqlite.h"
 #include "log/log_redaction.h"
@@ -43,49 +44,40 @@ void write_all(int fd, std::string_view s) {
     }
 }
 
-// Writes the record to a fresh temporary file beside its destination (created exclusively, so a
-// planted symlink is never followed), then renames it into place: a reader never sees half a
-// record. Throws std::runtime_error naming the path.
-void write_record(const std::string& path, const std::string& json) {
+// The --record-file's directory, opened before any box starts and written only through that
+// descriptor afterwards: a box that may change the directory (a record file in the workspace) can
+// never redirect radiald's write elsewhere (fs/pinned_directory.h).
+struct RecordFile {
+    std::string path;
+    std::string name;
+    fs_util::PinnedDirectory dir;
+};
+
+// Checked before any box starts: a record that cannot be written must not cost a turn. Throws
+// RequestError naming the path.
+RecordFile open_record_file(const std::string& path) {
     namespace fs = std::filesystem;
-    fs::path dest(path);
-    fs::path dir = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
-    std::string tmpl = (dir / ("." + dest.filename().string() + ".XXXXXX")).string();
-    int fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
-    if (fd < 0)
-        throw std::runtime_error(fmt::format("writing record file '{}': {}", path, std::strerror(errno)));
-    std::string text = json + "\n";
-    bool ok = ::fchmod(fd, 0644) == 0;
-    std::string_view rest(text);
-    while (ok && !rest.empty()) {
-        ssize_t n = ::write(fd, rest.data(), rest.size());
-        if (n < 0 && errno == EINTR) continue;
-        ok = n > 0;
-        if (ok) rest.remove_prefix(static_cast<std::size_t>(n));
-    }
-    ok = ok && ::fsync(fd) == 0;
-    int err = errno;
-    ::close(fd);
+    const fs::path dest(path);
+    const std::string name = dest.filename().string();
     std::error_code ec;
-    if (ok) fs::rename(tmpl, dest, ec);
-    if (!ok || ec) {
-        fs::remove(tmpl, ec);
-        throw std::runtime_error(fmt::format("writing record file '{}': {}", path,
-                                             ok ? ec.message() : std::strerror(err)));
+    if (name.empty() || name == "." || name == ".." || fs::is_directory(dest, ec))
+        throw turn::RequestError(fmt::format("--record-file '{}' is a directory", path));
+    const std::string dir = dest.has_parent_path() ? dest.parent_path().string() : ".";
+    try {
+        return RecordFile{path, name, fs_util::PinnedDirectory::open(dir)};
+    } catch (const std::runtime_error& e) {
+        throw turn::RequestError(fmt::format("--record-file '{}': {}", path, e.what()));
     }
 }
 
-// Checked before any box starts: a record that cannot be written must not cost a turn.
-void check_record_dir(const std::string& path) {
-    namespace fs = std::filesystem;
-    fs::path dest(path);
-    fs::path dir = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec) || ::access(dir.c_str(), W_OK) != 0)
-        throw turn::RequestError(fmt::format(
-            "--record-file '{}': its directory '{}' does not exist or is not writable", path, dir.string()));
-    if (fs::is_directory(dest, ec))
-        throw turn::RequestError(fmt::format("--record-file '{}' is a directory", path));
+// Publishes the record (all of it or none of it under its name). Throws std::runtime_error naming
+// the path.
+void write_record(const RecordFile& file, const std::string& json) {
+    try {
+        file.dir.publish(file.name, json + "\n");
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(fmt::format("--record-file '{}': {}", file.path, e.what()));
+    }
 }
 
 // A terminal record for a turn that failed before its box could run (bad config, no plugin, no
@@ -101,7 +93,7 @@ void write_early_record(const TurnOptions& o, const std::string& turn_id, const 
     rec.error = message;
     rec.started_at = rec.ended_at = std::chrono::system_clock::now();
     try {
-        write_record(*o.record_file, rec.to_json());
+        write_record(open_record_file(*o.record_file), rec.to_json());
     } catch (const std::exception& e) {
         log::error("turn", "{}", e.what());
     }
@@ -145,6 +137,7 @@ CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
 int run_turn_command(const TurnOptions& o) {
     turn::TurnRequest req;
     config::HostConfig cfg;
+    std::optional<RecordFile> record_file;
     try {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
         config::settle_instance_id(cfg);
@@ -179,7 +172,7 @@ int run_turn_command(const TurnOptions& o) {
                     "--secret {}: '{}' is not set in radiald's environment; export it first", name, name));
             req.env.push_back({name, value, true});
         }
-        if (o.record_file) check_record_dir(*o.record_file);
+        if (o.record_file) record_file.emplace(open_record_file(*o.record_file));
     } catch (const config::ConfigError& e) {
         log::error("config", "{}", e.what());
         write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
@@ -268,9 +261,9 @@ int run_turn_command(const TurnOptions& o) {
     }
     stop_signal_thread();
 
-    if (o.record_file) {
+    if (record_file) {
         try {
-            write_record(*o.record_file, rec.to_json());
+            write_record(*record_file, rec.to_json());
         } catch (const std::exception& e) {
             log::error("turn", "turn {}: {}", req.turn_id, e.what());
             return 125;

@@ -232,7 +232,8 @@ TEST(RadialdTurnLive, C20_TrimmedAndUnquotedSecretsAreRedacted) {
 // 6001 bytes, so its last 4096 start inside an é.
 TEST(RadialdTurnLive, C24_OutputTailIsCutOnACharacterBoundary) {
     auto t = run_turn(
-        {}, {"sh", "-c", "i=0; while [ $i -lt 3000 ]; do printf '\xc3\xa9'; i=$((i+1)); done; echo"});
+        {},
+        {"sh", "-c", "i=0; while [ $i -lt 3000 ]; do printf '\xc3\xa9'; i=$((i+1)); done; echo"});
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     EXPECT_EQ(t.result.out.size(), 6001u);
     const std::string tail = t.record["outputTail"]["stdout"];
@@ -241,6 +242,41 @@ TEST(RadialdTurnLive, C24_OutputTailIsCutOnACharacterBoundary) {
     EXPECT_TRUE(tail.starts_with("\xc3\xa9")) << tail.substr(0, 8);
     EXPECT_THAT(tail, Not(HasSubstr("\xef\xbf\xbd"))) << "U+FFFD the box never printed";
     EXPECT_FALSE(t.record["outputTail"].contains("stdoutBase64"));
+}
+
+// C-21: the box swaps the record's directory for a symlink while it runs. radiald (root) must not
+// write where the symlink leads; it says the record could not be written where it was asked.
+TEST(RadialdTurnLive, C21_ARecordDirectorySwappedForASymlinkIsNotFollowed) {
+    test::TempDir ws("radial-ws"), elsewhere("radial-elsewhere");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    ASSERT_EQ(::chmod(elsewhere.path().c_str(), 0777), 0);
+    std::filesystem::create_directory(ws / "sub");
+    ASSERT_EQ(::chmod((ws / "sub").c_str(), 0777), 0);
+    test::RadialdSetup setup;
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", setup.config(), "--image",
+                                RADIAL_TEST_IMAGE, "--workspace", ws.path(), "--record-file",
+                                ws / "sub/record.json", "--", "sh", "-c",
+                                "rm -rf /work/sub && ln -s " + elsewhere.path() + " /work/sub"});
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("was removed or replaced")) << r.err;
+    EXPECT_TRUE(std::filesystem::is_empty(elsewhere.path())) << "radiald wrote through the link";
+}
+
+// The same class: a symlink planted at the record's own name is replaced, never followed.
+TEST(RadialdTurnLive, C21_ASymlinkPlantedAtTheRecordNameIsReplaced) {
+    test::TempDir ws("radial-ws"), elsewhere("radial-elsewhere");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    ASSERT_EQ(::chmod(elsewhere.path().c_str(), 0777), 0);
+    test::RadialdSetup setup;
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", setup.config(), "--image",
+                                RADIAL_TEST_IMAGE, "--workspace", ws.path(), "--record-file",
+                                ws / "record.json", "--", "sh", "-c",
+                                "ln -s " + elsewhere.path() + "/record.json /work/record.json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(std::filesystem::is_empty(elsewhere.path())) << "radiald wrote through the link";
+    EXPECT_FALSE(std::filesystem::is_symlink(ws / "record.json"));
+    auto rec = nlohmann::json::parse(test::read_file(ws / "record.json"));
+    EXPECT_EQ(rec["status"], "succeeded");
 }
 
 } // namespace
