@@ -141,6 +141,9 @@ start_docker() {
 }
 
 build() {
+    # ccache (CMakeLists.txt uses it when present) keyed on paths relative to this checkout, so
+    # another checkout of the same sources — CI's fresh clone — reuses what was compiled here.
+    export CCACHE_BASEDIR="${PWD}" CCACHE_NOHASHDIR=1
     step "[3/4] cmake: configure preset '${preset}'"
     cmake --preset "${preset}"
     step "[3/4] cmake: build preset '${preset}' (-j2)"
