@@ -3,6 +3,7 @@
 #include "cli/runtime_setup.h"
 #include "config/instance_id.h"
 #include "daemon/state_dir_lock.h"
+#include "daemon/stop_signals.h"
 #include "fs/pinned_directory.h"
 #include "log/logger.h"
 #include "journal/journal_sqlite.h"
@@ -11,6 +12,7 @@
 #include "turn/turn_session.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <radial/units.hpp>
 #include <unistd.h>
@@ -97,16 +99,6 @@ void write_early_record(const TurnOptions& o, const std::string& turn_id, const 
     } catch (const std::exception& e) {
         log::error("turn", "{}", e.what());
     }
-}
-
-// SIGINT, SIGTERM, SIGHUP and SIGQUIT arrive on a pipe, read by a thread that interrupts the
-// turn: the handler itself only writes one byte (async-signal-safe). A closed terminal (SIGHUP)
-// must kill the box like Ctrl-C, not orphan it.
-constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-int g_signal_pipe[2] = {-1, -1};
-extern "C" void on_signal(int) {
-    char b = 1;
-    [[maybe_unused]] ssize_t n = ::write(g_signal_pipe[1], &b, 1);
 }
 
 } // namespace
@@ -222,31 +214,40 @@ int run_turn_command(const TurnOptions& o) {
         return 125;
     }
 
-    // Ctrl-C or SIGTERM kills the box rather than leaving it running.
-    if (::pipe2(g_signal_pipe, O_CLOEXEC) != 0) {
-        log::error("turn", "creating the signal pipe failed: {}", std::strerror(errno));
+    // Ctrl-C, SIGTERM, or a closed terminal (SIGHUP, SIGQUIT) kills the box rather than leaving it
+    // running. A thread waits for them, or for the turn to end.
+    std::optional<daemon::StopSignals> signals;
+    fs_util::UniqueFd turn_over_read, turn_over_write;
+    try {
+        signals.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT});
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0)
+            throw std::system_error(errno, std::generic_category(), "creating a pipe");
+        turn_over_read.reset(fds[0]);
+        turn_over_write.reset(fds[1]);
+    } catch (const std::exception& e) {
+        log::error("turn", "turn {}: setting up signal handling: {}", session->turn_id(), e.what());
         return 125;
     }
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : kStopSignals) ::sigaction(sig, &sa, nullptr);
     std::atomic<bool> interrupted{false};
     std::thread signal_thread([&] {
-        char b = 0;
-        while (::read(g_signal_pipe[0], &b, 1) == 1) {
-            if (b == 0) return; // the turn is over
-            if (!interrupted.exchange(true)) {
+        for (;;) {
+            pollfd p[2] = {{signals->fd(), POLLIN, 0}, {turn_over_read.get(), POLLIN, 0}};
+            if (::poll(p, 2, -1) < 0) {
+                if (errno == EINTR) continue;
+                return;
+            }
+            if (p[1].revents != 0) return; // the turn is over
+            if (signals->take() > 0 && !interrupted.exchange(true)) {
                 log::warn("turn", "turn {}: interrupted; killing its box", session->turn_id());
                 session->interrupt();
             }
         }
     });
     auto stop_signal_thread = [&] {
-        char stop = 0;
-        [[maybe_unused]] ssize_t n = ::write(g_signal_pipe[1], &stop, 1);
+        turn_over_write.reset(); // EOF wakes the thread
         signal_thread.join();
-        for (int sig : kStopSignals) ::signal(sig, SIG_DFL);
+        signals.reset(); // the previous handlers come back
     };
 
     turn::TerminalRecord rec;

@@ -6,15 +6,15 @@
 
 #include <atomic>
 #include <cerrno>
+#include <stdexcept>
 #include <system_error>
 
 namespace radial::daemon {
 
 namespace {
 
-constexpr int kSignals[] = {SIGTERM, SIGINT};
 std::atomic<int> g_write_fd{-1};
-struct sigaction g_previous[sizeof(kSignals) / sizeof(kSignals[0])];
+struct sigaction g_previous[StopSignals::kMaxSignals];
 
 extern "C" void on_stop_signal(int) {
     int saved = errno; // the interrupted code may be about to read errno
@@ -25,7 +25,9 @@ extern "C" void on_stop_signal(int) {
 
 } // namespace
 
-StopSignals::StopSignals() {
+StopSignals::StopSignals(std::initializer_list<int> signals) : signals_(signals) {
+    if (signals_.size() > kMaxSignals)
+        throw std::invalid_argument("StopSignals: more than kMaxSignals signals");
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
         throw std::system_error(errno, std::generic_category(), "creating the signal pipe");
@@ -36,13 +38,12 @@ StopSignals::StopSignals() {
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    for (std::size_t i = 0; i < std::size(kSignals); ++i)
-        ::sigaction(kSignals[i], &sa, &g_previous[i]);
+    for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &sa, &g_previous[i]);
 }
 
 StopSignals::~StopSignals() {
-    for (std::size_t i = 0; i < std::size(kSignals); ++i)
-        ::sigaction(kSignals[i], &g_previous[i], nullptr);
+    for (std::size_t i = 0; i < signals_.size(); ++i)
+        ::sigaction(signals_[i], &g_previous[i], nullptr);
     g_write_fd = -1;
 }
 

@@ -1,8 +1,16 @@
-// host/daemon/stop_signals.h — SIGTERM and SIGINT for the daemon (issue 5 §2), delivered as
-// readable bytes on a pipe so the daemon's poll loop sees them beside its other events. The
-// handler only write(2)s one byte (async-signal-safe); counting and acting happen on the loop.
-// Signal masks are left alone, so the runtime's child processes inherit nothing unusual.
+// host/daemon/stop_signals.h — the signals that stop radiald (SIGTERM and SIGINT for the daemon;
+// also SIGHUP and SIGQUIT for `radiald turn`, whose closed terminal must kill the box like Ctrl-C),
+// delivered as readable bytes on a pipe so that a poll loop sees them beside its other events.
+// The one mechanism for both: the handler only write(2)s one byte and keeps errno
+// (async-signal-safe); counting and acting happen on the loop. Signal masks are left alone, so the
+// runtime's child processes inherit nothing unusual.
 #pragma once
+
+#include <signal.h>
+
+#include <cstddef>
+#include <initializer_list>
+#include <vector>
 
 #include "fs/unique_fd.h"
 
@@ -10,9 +18,11 @@ namespace radial::daemon {
 
 class StopSignals {
 public:
-    // Installs the handlers; the previous ones come back when this is destroyed. One instance per
-    // process at a time. Throws std::system_error when the pipe cannot be made.
-    StopSignals();
+    // Installs the handlers for `signals` (at most kMaxSignals); the previous handlers come back
+    // when this is destroyed. One instance per process at a time. Throws std::system_error when
+    // the pipe cannot be made, std::invalid_argument for more than kMaxSignals signals.
+    static constexpr std::size_t kMaxSignals = 8;
+    explicit StopSignals(std::initializer_list<int> signals = {SIGTERM, SIGINT});
     ~StopSignals();
     StopSignals(const StopSignals&) = delete;
     StopSignals& operator=(const StopSignals&) = delete;
@@ -25,6 +35,7 @@ public:
 
 private:
     fs_util::UniqueFd read_, write_;
+    std::vector<int> signals_;
 };
 
 } // namespace radial::daemon

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/process.hpp>
+#include <csignal>
 #include <filesystem>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -277,6 +279,36 @@ TEST(RadialdTurnLive, C21_ASymlinkPlantedAtTheRecordNameIsReplaced) {
     EXPECT_FALSE(std::filesystem::is_symlink(ws / "record.json"));
     auto rec = nlohmann::json::parse(test::read_file(ws / "record.json"));
     EXPECT_EQ(rec["status"], "succeeded");
+}
+
+// Ctrl-C, SIGTERM, and a closed terminal (SIGHUP, SIGQUIT) each kill the box: radiald exits 130,
+// records the turn interrupted, and leaves no box behind.
+TEST(RadialdTurnLive, EveryStopSignalKillsTheBoxAndExits130) {
+    namespace bp = boost::process;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+        const std::string instance = test::unique_instance_id("sig");
+        test::RadialdSetup setup("instanceId = \"" + instance + "\"\n");
+        const std::string label = "radial-turn-" + instance + "-s1";
+        const std::string record = setup.dir() / "record.json";
+        bp::child radiald(std::string(RADIALD_PATH), "turn", "--config", setup.config(), "--image",
+                          RADIAL_TEST_IMAGE, "--turn-id", "s1", "--record-file", record, "--",
+                          "sleep", "600", bp::std_in<bp::null, bp::std_out> bp::null,
+                          bp::std_err > bp::null);
+        const bool running = test::wait_until(
+            [&] {
+                return test::run_process({"docker", "inspect", "-f", "{{.State.Running}}", label})
+                           .out == "true\n";
+            },
+            std::chrono::seconds(30));
+        EXPECT_TRUE(running) << "signal " << sig << ": the box never ran";
+        ::kill(radiald.id(), sig);
+        std::error_code ec;
+        radiald.wait(ec);
+        EXPECT_EQ(radiald.exit_code(), 130) << "signal " << sig;
+        EXPECT_EQ(containers_labelled(label), "") << "signal " << sig;
+        auto rec = nlohmann::json::parse(test::read_file(record));
+        EXPECT_EQ(rec["reason"], "interrupted") << rec.dump();
+    }
 }
 
 } // namespace
