@@ -55,8 +55,9 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         for (const auto& name : env_.cfg.redact.env_names)
             if (const char* v = std::getenv(name.c_str()); v != nullptr && *v != '\0')
                 secrets.add(name, v);
+        // A marker name may hold only [A-Za-z0-9_.-], so no brackets: "redact.values.0".
         for (std::size_t i = 0; i < env_.cfg.redact.values.size(); ++i)
-            secrets.add(fmt::format("redact.values[{}]", i), env_.cfg.redact.values[i]);
+            secrets.add(fmt::format("redact.values.{}", i), env_.cfg.redact.values[i]);
         redactor_ = std::make_unique<redaction::Redactor>(secrets);
     } catch (const std::invalid_argument& e) {
         throw RequestError(e.what());

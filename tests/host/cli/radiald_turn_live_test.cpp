@@ -311,5 +311,19 @@ TEST(RadialdTurnLive, EveryStopSignalKillsTheBoxAndExits130) {
     }
 }
 
+// The operator's [redact] extras: literal values and the values of named environment variables
+// are masked in every turn, with markers that name where each came from.
+TEST(RadialdTurnLive, RedactTableValuesAndEnvNamesAreMasked) {
+    test::RadialdSetup setup("",
+                             "[redact]\nvalues = [\"lit-Secret-91\", \"lit-Secret-92\"]\n"
+                             "envNames = [\"RADIAL_TEST_OPERATOR_SECRET\"]\n");
+    auto t = setup.turn({}, {"echo", "lit-Secret-91 lit-Secret-92 op-Secret-93"},
+                        {{"RADIAL_TEST_OPERATOR_SECRET", "op-Secret-93"}});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out,
+              "[REDACTED:redact.values.0] [REDACTED:redact.values.1] "
+              "[REDACTED:RADIAL_TEST_OPERATOR_SECRET]\n");
+}
+
 } // namespace
 } // namespace radial
