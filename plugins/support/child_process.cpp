@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/process/args.hpp>
 #include <boost/process/child.hpp>
 #include <boost/process/env.hpp>
@@ -69,6 +70,36 @@ void prepare_child() {
         ::sigaction(sig, &dfl, nullptr);
 }
 
+// Why `exe` did not start, with the fix that fits the cause: only a missing or unusable program
+// gets the caller's "install it" advice; arguments over the kernel's limits say so with sizes.
+std::string start_failure(const std::filesystem::path& exe, const std::vector<std::string>& args,
+                          const ChildProcess::Env& env, const std::error_code& ec,
+                          const ChildProcess::Options& options) {
+    std::string what = "starting '" + exe.string() + "': ";
+    if (!ec) return what + "no process; " + options.missing_fix;
+    what += ec.message();
+    if (ec.value() == E2BIG) {
+        std::size_t total = exe.string().size() + 1, longest = 0;
+        for (const auto& a : args) {
+            total += a.size() + 1;
+            longest = std::max(longest, a.size());
+        }
+        for (const auto& [name, value] : env) {
+            total += name.size() + value.size() + 2;
+            longest = std::max(longest, name.size() + value.size() + 1);
+        }
+        return what + " (E2BIG): its arguments and environment take " + std::to_string(total) +
+               " bytes, the longest string " + std::to_string(longest) +
+               "; the kernel takes at most 131072 bytes in one argument or variable "
+               "(MAX_ARG_STRLEN) and at most " + std::to_string(::sysconf(_SC_ARG_MAX)) +
+               " in all (ARG_MAX); shorten them";
+    }
+    if (ec.value() == ENOENT || ec.value() == EACCES || ec.value() == ENOEXEC ||
+        ec.value() == ENOTDIR || ec.value() == ELOOP)
+        return what + "; " + options.missing_fix;
+    return what;
+}
+
 } // namespace
 
 ChildProcess ChildProcess::start(const std::filesystem::path& exe,
@@ -121,10 +152,7 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe,
     }
     spawn_lock.unlock();
     if (ec || !child->valid())
-        throw radial::plugin::Error(RADIAL_E_UNAVAILABLE,
-                                    "starting '" + exe.string() +
-                                        "': " + (ec ? ec.message() : std::string("no process")) +
-                                        "; " + options.missing_fix);
+        throw radial::plugin::Error(RADIAL_E_UNAVAILABLE, start_failure(exe, args, env, ec, options));
     return ChildProcess(std::move(child), std::move(out.read), std::move(err.read));
 }
 

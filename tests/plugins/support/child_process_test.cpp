@@ -147,6 +147,29 @@ TEST(plugin_support_child_process, MissingExecutableNamesTheGivenFix) {
     EXPECT_EQ(zombie_children(), 0);
 }
 
+// C-23: an argument over the kernel's per-string limit is E2BIG, reported as that with the sizes
+// and the limit — never as "install the CLI", which would send the operator the wrong way.
+TEST(plugin_support_child_process, C23_ArgumentsOverTheKernelsLimitSayE2bigNotInstall) {
+    for (bool in_env : {false, true}) {
+        ChildProcess::Options options;
+        options.missing_fix = "install the docker CLI or set run.docker.binary";
+        const std::string big(200 * 1024, 'x');
+        try {
+            ChildProcess::start("/bin/true", in_env ? std::vector<std::string>{} : std::vector{big},
+                                in_env ? ChildProcess::Env{{"BIG", big}} : ChildProcess::Env{},
+                                std::move(options));
+            FAIL() << "started with a 200 KiB " << (in_env ? "variable" : "argument");
+        } catch (const radial::plugin::Error& e) {
+            std::string what = e.what();
+            EXPECT_TRUE(what.starts_with("starting '/bin/true': ")) << what;
+            EXPECT_NE(what.find("E2BIG"), std::string::npos) << what;
+            EXPECT_NE(what.find("MAX_ARG_STRLEN"), std::string::npos) << what;
+            EXPECT_EQ(what.find("install"), std::string::npos) << what;
+        }
+    }
+    EXPECT_EQ(zombie_children(), 0);
+}
+
 TEST(plugin_support_child_process, PipesAreCloexecAndNonBlocking) {
     ChildProcess child = ChildProcess::start("/bin/sleep", {"5"}, {});
     for (int fd : {child.stdout_pipe().get(), child.stderr_pipe().get(), child.exit_fd()}) {
