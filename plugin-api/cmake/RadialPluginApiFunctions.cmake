@@ -1,6 +1,23 @@
 # RadialPluginApiFunctions.cmake — how a runtime plugin is built and checked, for radial's own
 # tree and for third parties (installed next to RadialPluginApiConfig.cmake). Issue 7.
 
+# radial_hide_plugin_symbols(<target>)
+#
+# Compiles <target> — a plugin, or a static library linked into one — so that nothing but the
+# entry symbol can leak out of the plugin: position-independent, hidden visibility (inline
+# functions too), and, under GCC, template statics kept out of STB_GNU_UNIQUE, which would pin the
+# .so in memory and export them.
+function(radial_hide_plugin_symbols target)
+  set_target_properties(${target} PROPERTIES
+    POSITION_INDEPENDENT_CODE ON
+    CXX_VISIBILITY_PRESET hidden
+    C_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>)
+  endif()
+endfunction()
+
 # radial_add_runtime_plugin(<target> [OUTPUT_NAME <name>] SOURCES <src>...)
 #
 # Builds a runtime plugin the way the ABI requires: a MODULE library named <name>.so (no "lib"
@@ -16,23 +33,18 @@ function(radial_add_runtime_plugin target)
   if(NOT ARG_OUTPUT_NAME)
     set(ARG_OUTPUT_NAME ${target})
   endif()
-  set(version_script ${CMAKE_CURRENT_BINARY_DIR}/${target}.version)
-  file(WRITE ${version_script} "{\n  global: radial_runtime_plugin_entry;\n  local: *;\n};\n")
+  # One version script for every plugin: the file beside this one, in the source tree and in the
+  # installed package alike.
+  set(version_script ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/runtime-plugin.version)
   set_target_properties(${target} PROPERTIES
     PREFIX ""
     OUTPUT_NAME ${ARG_OUTPUT_NAME}
-    CXX_VISIBILITY_PRESET hidden
-    C_VISIBILITY_PRESET hidden
-    VISIBILITY_INLINES_HIDDEN ON
     LINK_DEPENDS ${version_script})
+  radial_hide_plugin_symbols(${target})
   target_link_options(${target} PRIVATE
     "LINKER:--version-script=${version_script}"
     "LINKER:-z,defs"
     "LINKER:--exclude-libs,ALL")
-  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-    # Keep template statics out of STB_GNU_UNIQUE, which would pin the .so and leak symbols.
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>)
-  endif()
   if(TARGET Radial::PluginApi)
     target_link_libraries(${target} PRIVATE Radial::PluginApi)
   else()
