@@ -2,6 +2,7 @@
 #include "cli/daemon_commands.h"
 #include "cli/journal_commands.h"
 #include "cli/runtime_setup.h"
+#include "cli/template_command.h"
 #include "cli/turn_command.h"
 #include "config/host_config.h"
 #include "loader/plugin_loader.h"
@@ -91,6 +92,9 @@ int main(int argc, char** argv) {
     auto* records_cmd = cli::add_records_command(app, records_opts);
     auto* turns_cmd = cli::add_turns_command(app, turns_opts);
 
+    cli::TemplateOptions template_opts;
+    auto* template_export_cmd = cli::add_template_export_command(app, template_opts);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -114,6 +118,7 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) return cli::run_run_command(run_opts);
     if (reconcile_cmd->parsed()) return cli::run_reconcile_command(reconcile_opts);
     if (status_cmd->parsed()) return cli::run_status_command(status_opts);
+    if (template_export_cmd->parsed()) return cli::run_template_export_command(template_opts);
     std::cout << app.help();
     return 2;
 }

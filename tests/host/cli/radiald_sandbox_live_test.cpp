@@ -2,14 +2,14 @@
 // local Docker Engine (issue 6 "Tests"): the tcp turn socket, a record posted from inside, the
 // terminal record, `sbx ls` empty after; and the startup refusals decided from the plugin's
 // capabilities and dispositions, never from its name (ADR §7).
-#include "../../support/process_runner.h"
-#include "../../support/radiald_runner.h"
-#include "../../support/temp_dir.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
+
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+#include "../../support/temp_dir.h"
 
 namespace radial {
 namespace {
@@ -55,16 +55,18 @@ echo "inside $(pwd)")SH"});
     EXPECT_EQ(s.policy_rules(), "");
     std::string calls = test::read_file(s.sim_dir / "calls.log");
     EXPECT_THAT(calls, HasSubstr("policy\037allow\037network\037"));
-    EXPECT_THAT(calls, ::testing::ContainsRegex("--sandbox\037radial-turn-[^\037]+\037localhost:[0-9]+\037"));
+    EXPECT_THAT(calls, ::testing::ContainsRegex(
+                           "--sandbox\037radial-turn-[^\037]+\037localhost:[0-9]+\037"));
     // run.user is superseded by the microVM boundary: named in the log, never silently dropped.
     EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' supersedes user"));
 }
 
 TEST(SandboxLive, UnixTransportIsRefusedNamingBothKeys) {
     SandboxSetup s("turnTransport = \"unix\"\n");
-    expect_startup_refusal(s.setup.turn({}, {"true"}),
-                           "run.turnTransport is \"unix\" but run.containerRuntime 'sandbox' cannot pass a "
-                           "unix socket into its boxes");
+    expect_startup_refusal(
+        s.setup.turn({}, {"true"}),
+        "run.turnTransport is \"unix\" but run.containerRuntime 'sandbox' cannot pass a "
+        "unix socket into its boxes");
     EXPECT_EQ(s.ls().find("radial-turn"), std::string::npos);
 }
 
@@ -75,20 +77,51 @@ TEST(SandboxLive, ANetworkIsRefusedAtStartup) {
 
 TEST(SandboxLive, CodexAuthIsRefusedAtStartup) {
     SandboxSetup s("codexAuth = true\n");
-    expect_startup_refusal(s.setup.turn({}, {"true"}),
-                           "run.codexAuth is set but runtime 'sandbox' cannot mount files keyed to the host's uid");
+    expect_startup_refusal(
+        s.setup.turn({}, {"true"}),
+        "run.codexAuth is set but runtime 'sandbox' cannot mount files keyed to the host's uid");
 }
 
 TEST(SandboxLive, ADockerSectionIsRefusedUnderTheSandboxRuntime) {
     SandboxSetup s("", "[run.docker]\nbinary = \"docker\"\n");
-    expect_startup_refusal(s.setup.turn({}, {"true"}),
-                           "run.docker: configures runtime 'docker' but run.containerRuntime is 'sandbox'");
+    expect_startup_refusal(
+        s.setup.turn({}, {"true"}),
+        "run.docker: configures runtime 'docker' but run.containerRuntime is 'sandbox'");
 }
 
 TEST(SandboxLive, ASandboxSectionIsRefusedUnderTheDockerRuntime) {
     test::RadialdSetup s("", "[run.sandbox]\ntemplate = \"t\"\n");
-    expect_startup_refusal(s.turn({}, {"true"}),
-                           "run.sandbox: configures runtime 'sandbox' but run.containerRuntime is 'docker'");
+    expect_startup_refusal(
+        s.turn({}, {"true"}),
+        "run.sandbox: configures runtime 'sandbox' but run.containerRuntime is 'docker'");
+}
+
+// `radiald template export`: a local image is saved to a private archive and loaded with
+// `sbx template load` (the sandbox runtime's image store), with run.sandbox.binary from the config;
+// the archive is gone afterwards.
+TEST(SandboxLive, TemplateExportSavesTheImageAndLoadsItWithSbx) {
+    SandboxSetup s;
+    test::TempDir tmp("radial-tmpl");
+    auto r = test::run_process(
+        {RADIALD_PATH, "template", "export", "--config", s.setup.config(), RADIAL_TEST_IMAGE},
+        {{"TMPDIR", tmp.path()}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(std::string("saved '") + RADIAL_TEST_IMAGE + "'"));
+    EXPECT_THAT(r.out, HasSubstr("loaded into the sandbox runtime"));
+    EXPECT_EQ(test::read_file(s.sim_dir / "templates"), std::string(RADIAL_TEST_IMAGE) + "\n");
+    const std::string calls = test::read_file(s.sim_dir / "calls.log");
+    EXPECT_THAT(calls, HasSubstr("template\037load\037" + tmp.path() + "/radial-template-"));
+    EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "the archive was left behind";
+}
+
+TEST(SandboxLive, TemplateExportOfAnImageNotInTheEngineSaysSoAndCallsNoSbx) {
+    SandboxSetup s;
+    auto r = test::run_process({RADIALD_PATH, "template", "export", "--config", s.setup.config(),
+                                "radial/no-such-image:never"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr("image 'radial/no-such-image:never' is not in the local Docker "
+                                 "Engine"));
+    EXPECT_FALSE(std::filesystem::exists(s.sim_dir / "calls.log")) << "sbx was called";
 }
 
 } // namespace
