@@ -97,5 +97,45 @@ TEST(C14_RequestPolicy, ExecLimitsNameTheKeyAndTheLimit) {
     EXPECT_THAT(refusal([&] { check_exec_size(r); }), HasSubstr("(the kernel's ARG_MAX of"));
 }
 
+// The config keys: defaults, and a bad value refused naming file, line, column and key.
+std::string config_error(const std::string& run_keys) {
+    test::TempDir d("radial-pc");
+    std::string file = d.write("radiald.toml", "[run]\n" + run_keys);
+    try {
+        config::load(file, std::nullopt, "/nonexistent");
+    } catch (const config::ConfigError& e) {
+        return std::string(e.what()).substr(file.size());
+    }
+    return "(accepted)";
+}
+
+TEST(C14_RequestPolicy, ConfigKeysHaveSafeDefaultsAndAreChecked) {
+    config::HostConfig defaults = config::load(std::nullopt, std::nullopt, "/nonexistent");
+    EXPECT_EQ(defaults.workspace_roots,
+              (std::vector<std::string>{"/home", "/srv", "/tmp", "/var/tmp"}));
+    EXPECT_EQ(defaults.allowed_images, (std::vector<std::string>{"*"}));
+    EXPECT_TRUE(defaults.protected_paths.empty());
+
+    test::TempDir d("radial-pc");
+    std::string file = d.write("radiald.toml",
+                               "[run]\nworkspaceRoots = [\"/srv/ws/\"]\n"
+                               "allowedImages = [\"radial/*\"]\n"
+                               "protectedPaths = [\"/srv/ws/keys\"]\n");
+    auto cfg = config::load(file, std::nullopt, "/nonexistent");
+    EXPECT_EQ(cfg.workspace_roots, (std::vector<std::string>{"/srv/ws"}));
+    EXPECT_EQ(cfg.allowed_images, (std::vector<std::string>{"radial/*"}));
+    EXPECT_EQ(cfg.protected_paths, (std::vector<std::string>{"/srv/ws/keys"}));
+
+    EXPECT_EQ(config_error("workspaceRoots = [\"/\"]\n"),
+              ":2:18: run.workspaceRoots: must not contain '/': it would let a request mount any "
+              "host path; name the directories workspaces live in");
+    EXPECT_EQ(config_error("workspaceRoots = [\"ws\"]\n"),
+              ":2:18: run.workspaceRoots: 'ws' is not an absolute path");
+    EXPECT_EQ(config_error("allowedImages = \"*\"\n"),
+              ":2:17: run.allowedImages: must be an array of strings");
+    EXPECT_EQ(config_error("protectedPaths = [1]\n"),
+              ":2:18: run.protectedPaths: must be an array of strings");
+}
+
 } // namespace
 } // namespace radial::turn
