@@ -166,14 +166,20 @@ bool valid_image_reference(const std::string& image) {
     return name.size() <= 255 && std::regex_match(image, kReference);
 }
 
-void check_image(const std::string& image, const config::HostConfig& cfg) {
-    if (!valid_image_reference(image))
+std::string check_image(const std::string& image, const config::HostConfig& cfg) {
+    std::string checked = image;
+    if (!image.empty() && image.front() == '/') {
+        // A runtime whose image is a root filesystem directory (bubblewrap): a host path the box
+        // sees, so it is held to the rules of a mount source.
+        checked = checked_host_source("image", image, true, cfg);
+    } else if (!valid_image_reference(image)) {
         throw RequestError(fmt::format(
             "image '{}' is not a valid image reference ([registry/]name[:tag][@digest], "
             "lower-case name); name an image such as radial/busybox:latest",
             image));
+    }
     for (const auto& pattern : cfg.allowed_images)
-        if (::fnmatch(pattern.c_str(), image.c_str(), 0) == 0) return;
+        if (::fnmatch(pattern.c_str(), image.c_str(), 0) == 0) return checked;
     throw RequestError(fmt::format(
         "image '{}' matches none of run.allowedImages ({}); use an allowed image, or have the "
         "operator add a pattern to run.allowedImages",

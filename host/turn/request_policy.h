@@ -48,9 +48,12 @@ std::string checked_box_target(const std::string& key, const std::string& target
 // of the docker distribution library. [thread-safe]
 bool valid_image_reference(const std::string& image);
 
-// Throws RequestError unless `image` is a valid reference matching one of run.allowedImages
-// (shell patterns, fnmatch(3)). [thread-safe]
-void check_image(const std::string& image, const config::HostConfig& cfg);
+// Checks the image and returns what the runtime gets. `image` must match one of
+// run.allowedImages (shell patterns, fnmatch(3)) and be a valid reference — or, for a runtime
+// whose image is a root filesystem directory, an absolute host path, which is checked as a
+// directory by checked_host_source() and returned resolved. Throws RequestError naming the key.
+// [thread-safe]
+std::string check_image(const std::string& image, const config::HostConfig& cfg);
 
 // Throws RequestError unless `type` is 1..kMaxRecordTypeBytes of [A-Za-z0-9._:/-]: the only
 // record types a box can post in a JSON string to its turn socket. [thread-safe]

@@ -72,13 +72,13 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
     if (req.image.empty()) throw RequestError("the turn names no image; pass --image IMAGE");
     if (req.argv.empty()) throw RequestError("the turn has no command; put it after '--'");
     validate_turn_id(req.turn_id);
-    check_image(req.image, cfg);
+    std::string image = check_image(req.image, cfg);
     check_record_type(req.record_type);
     check_exec_size(req);
 
     ContainerSpec s;
     s.label = turn_label(cfg, req.turn_id);
-    s.image = req.image;
+    s.image = image;
     s.argv = req.argv;
     s.env = req.env;
     s.timeout_ms = req.timeout_ms;

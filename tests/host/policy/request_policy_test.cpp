@@ -42,6 +42,14 @@ TEST(C14_RequestPolicy, AllowedImagesArePatterns) {
     EXPECT_EQ(refusal([&] { check_image("debian:12", cfg); }), "(accepted)");
     EXPECT_THAT(refusal([&] { check_image("debian:13", cfg); }),
                 HasSubstr("matches none of run.allowedImages ('radial/*', 'debian:12')"));
+    // A root filesystem directory (the bubblewrap runtime's image) is held to the mount rules.
+    cfg.allowed_images = {"*"};
+    test::TempDir d("radial-img");
+    cfg.state_dir = "/nonexistent-state";
+    EXPECT_EQ(check_image(d.path() + "/.", cfg), d.path());
+    EXPECT_THAT(refusal([&] { check_image("/", cfg); }),
+                HasSubstr("image '/' is, lies under or contains the protected host path '/'"));
+    EXPECT_THAT(refusal([&] { check_image("/etc", cfg); }), HasSubstr("protected host path"));
 }
 
 TEST(C14_RequestPolicy, BoxTargetsAreNormalisedBeforeTheyAreJudged) {
