@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "../../support/process_probe.h"
 #include "../daemon/daemon_harness.h"
 
 namespace radial {
@@ -431,6 +432,33 @@ TEST(C15_Spool, SigtermStopsTheDaemonWithAFifoInTheQueue) {
     EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s + 1s);
     EXPECT_TRUE(fs::is_fifo(fs::symlink_status(s.state_dir() + "/spool/rejected/f.json")));
+}
+
+// ---- C-17, a hung CLI leaves nothing ----
+
+// run.docker.binary is a wrapper that hangs in `sleep 3600`, with a 3 s preflight budget: the real
+// radiald and docker plugin fail naming the budget, and the wrapper's sleep does not survive.
+TEST(C17_RadialdTurn, AHungDockerBinaryFailsNamingTheBudgetAndLeavesNothing) {
+    test::TempDir d("radial-c17r");
+    std::string pid_file = d / "sleep.pid";
+    std::string wrapper =
+        d.write("docker", "#!/bin/sh\nsleep 3600 &\necho $! > '" + pid_file + "'\nwait\n");
+    ASSERT_EQ(::chmod(wrapper.c_str(), 0755), 0);
+    std::string config =
+        d.write("radiald.toml", "[run]\nstateDir = \"" + d.path() +
+                                    "/state\"\n[run.docker]\nbinary = \"" + wrapper +
+                                    "\"\npreflightTimeout = \"3s\"\npull = "
+                                    "\"never\"\n");
+    auto start = std::chrono::steady_clock::now();
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", config, "--image",
+                                "radial/busybox:latest", "--", "true"},
+                               {}, 60s);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("'docker info' did not answer within 3000 ms"));
+    pid_t sleeper = test::pid_in(pid_file);
+    ASSERT_GT(sleeper, 0) << r.err;
+    EXPECT_TRUE(test::process_gone_within(sleeper, "sleep", 5s)) << "pid " << sleeper;
 }
 
 } // namespace
