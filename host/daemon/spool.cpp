@@ -113,9 +113,19 @@ std::vector<std::string> Spool::list() const {
 std::optional<SpooledRequest> Spool::load(const std::string& turn_id) const {
     std::string path = request_path(turn_id);
     std::string name = fs::path(path).filename().string();
+    // Judged before it is opened too: opening a device can act on it.
+    struct stat before {};
+    if (::lstat(path.c_str(), &before) == 0) {
+        if (std::string why = foreign_reason(before); !why.empty()) {
+            reject(name, why);
+            return std::nullopt;
+        }
+    }
     // O_NONBLOCK: a fifo opens at once instead of waiting for a writer; O_NOFOLLOW: a symlink
-    // fails with ELOOP instead of being followed with radiald's rights.
-    fs_util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    // fails with ELOOP instead of being followed with radiald's rights. Swapped in after the
+    // lstat, either is caught by the fstat below.
+    fs_util::UniqueFd fd(
+        ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     if (!fd) {
         int err = errno;
         if (err == ENOENT) return std::nullopt;
