@@ -434,6 +434,35 @@ TEST(C15_Spool, SigtermStopsTheDaemonWithAFifoInTheQueue) {
     EXPECT_TRUE(fs::is_fifo(fs::symlink_status(s.state_dir() + "/spool/rejected/f.json")));
 }
 
+// The engine answers the preflight but then hangs (`docker ps` never returns) while the daemon
+// reconciles at startup: SIGTERM still stops it within run.shutdownGrace.
+TEST(C15_Daemon, SigtermDuringAHungStartupReconciliationStopsWithinTheGrace) {
+    test::TempDir bin("radial-c15h");
+    std::string pid_file = bin / "ps.pid";
+    std::string wrapper = bin.write("docker",
+                                    "#!/bin/sh\n[ \"$1\" = --host ] && shift 2\n"
+                                    "if [ \"$1\" = info ]; then echo '\"24.0.0\"'; exit 0; fi\n"
+                                    "echo $$ > '" +
+                                        pid_file + "'\nexec sleep 3600\n");
+    ASSERT_EQ(::chmod(wrapper.c_str(), 0755), 0);
+    DaemonSetup s(
+        "shutdownGrace = \"2s\"\n",
+        "[run.docker]\nbinary = \"" + wrapper + "\"\ncommandTimeout = \"60s\"\npull = \"never\"\n");
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return test::pid_in(pid_file) > 0; }, 15s)) << d.log();
+    pid_t hung = test::pid_in(pid_file);
+    auto t0 = std::chrono::steady_clock::now();
+    d.signal(SIGTERM);
+    auto status = d.wait_exit(10s);
+    auto took = std::chrono::steady_clock::now() - t0;
+    // The hung CLI is this test's own: end it by its pid.
+    if (test::process_runs(hung, "sleep")) ::kill(hung, SIGKILL);
+    ASSERT_TRUE(status.has_value()) << d.log();
+    EXPECT_EQ(*status, 70) << d.log();
+    EXPECT_LT(took, 2s + 1500ms);
+    EXPECT_THAT(d.log(), HasSubstr("the startup reconciliation did not end within 2000 ms"));
+}
+
 // ---- C-17, a hung CLI leaves nothing ----
 
 // run.docker.binary is a wrapper that hangs in `sleep 3600`, with a 3 s preflight budget: the real
