@@ -1,6 +1,5 @@
 #include "daemon/spool.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <stdio.h>
@@ -11,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "fs/durable_file.h"
