@@ -47,6 +47,30 @@ public:
         return std::string(*n.as_string());
     }
 
+    std::vector<std::string> strings(const std::string& key, const toml::node& n) {
+        remember(key, n);
+        const auto* a = n.as_array();
+        if (a == nullptr) fail(key, "must be an array of strings");
+        std::vector<std::string> out;
+        for (const auto& item : *a) {
+            if (!item.is_string()) fail(key, "must be an array of strings");
+            out.emplace_back(*item.as_string());
+        }
+        return out;
+    }
+
+    // An array of absolute paths, each normalised without a trailing '/'.
+    std::vector<std::string> absolute_paths(const std::string& key, const toml::node& n) {
+        std::vector<std::string> out = strings(key, n);
+        for (auto& p : out) {
+            if (p.empty() || p.front() != '/')
+                fail(key, fmt::format("'{}' is not an absolute path", p));
+            p = fs::path(p).lexically_normal().string();
+            if (p.size() > 1 && p.back() == '/') p.pop_back();
+        }
+        return out;
+    }
+
     // Flattens a runtime's table into entries with keys relative to `prefix`.
     void flatten(const std::string& prefix, const std::string& rel, const toml::table& t,
                  host::ConfigSection& out) {
@@ -233,6 +257,18 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                     r.fail(key, "must be a duration of at most a day, such as \"30s\", \"2m\" or "
                                 "\"0s\"");
                 cfg.shutdown_grace_ms = *ms;
+            } else if (name == "workspaceRoots" || name == "protectedPaths") {
+                auto& out = name == "workspaceRoots" ? cfg.workspace_roots : cfg.protected_paths;
+                out = r.absolute_paths(key, v);
+                if (name == "workspaceRoots")
+                    for (const auto& root : out)
+                        if (root == "/")
+                            r.fail(key, "must not contain '/': it would let a request mount "
+                                        "any host path; name the directories workspaces live in");
+            } else if (name == "allowedImages") {
+                cfg.allowed_images = r.strings(key, v);
+                for (const auto& pattern : cfg.allowed_images)
+                    if (pattern.empty()) r.fail(key, "must not contain an empty pattern");
             } else if (const auto* t = v.as_table()) {
                 sections[name] = t;
             } else {

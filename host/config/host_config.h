@@ -46,6 +46,13 @@ struct HostConfig {
     std::size_t max_concurrent_turns = 4;     // run.maxConcurrentTurns: the daemon's parallel turns
     std::uint64_t shutdown_grace_ms = 30'000; // run.shutdownGrace: how long running turns may
                                               // finish after SIGTERM before their boxes are killed
+    // run.workspaceRoots: absolute host directories a request's workspace and mount sources must
+    // lie under (after symlinks are resolved).
+    std::vector<std::string> workspace_roots{"/home", "/srv", "/tmp", "/var/tmp"};
+    // run.allowedImages: shell patterns (fnmatch) an image reference must match.
+    std::vector<std::string> allowed_images{"*"};
+    // run.protectedPaths: absolute host paths no request may name, added to the built-in ones.
+    std::vector<std::string> protected_paths;
     host::ConfigSection runtime_section;  // [run.<containerRuntime>], flattened
     RedactConfig redact;                  // [redact]
 

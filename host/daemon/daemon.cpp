@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <future>
+#include <optional>
 #include <system_error>
 
 #include "daemon/reconciler.h"
@@ -173,13 +175,55 @@ void Daemon::kill_running() noexcept {
     }
 }
 
+std::optional<ReconcileReport> Daemon::reconcile_unless_stopped(StopSignals& signals) {
+    // On its own thread, so that a stop signal is heard while an engine that does not answer holds
+    // the pass for its CLI budgets: the daemon still stops within run.shutdownGrace.
+    std::promise<ReconcileReport> promise;
+    std::future<ReconcileReport> result = promise.get_future();
+    std::thread pass([&] {
+        try {
+            promise.set_value(reconcile(cfg_, client_, journal_, spool_));
+        } catch (...) {
+            promise.set_exception(std::current_exception());
+        }
+    });
+    std::optional<SteadyClock::time_point> grace_end;
+    for (;;) {
+        SteadyClock::duration wait = std::chrono::milliseconds(100);
+        if (grace_end)
+            wait = std::clamp<SteadyClock::duration>(*grace_end - SteadyClock::now(),
+                                                     SteadyClock::duration::zero(), wait);
+        if (result.wait_for(wait) == std::future_status::ready) break;
+        if (grace_end && SteadyClock::now() >= *grace_end) {
+            log::error("daemon",
+                       "stopping: the startup reconciliation did not end within {} ms "
+                       "(run.shutdownGrace); exiting without it (the next start runs it again)",
+                       cfg_.shutdown_grace_ms);
+            std::_Exit(70);
+        }
+        if (!grace_end && signals.take() > 0) {
+            grace_end = SteadyClock::now() + std::chrono::milliseconds(cfg_.shutdown_grace_ms);
+            log::info("daemon", "stopping: waiting up to {} ms for the startup reconciliation",
+                      cfg_.shutdown_grace_ms);
+        }
+    }
+    pass.join();
+    ReconcileReport report = result.get(); // rethrows the pass's error
+    if (grace_end) {
+        log::info("daemon", "stopped");
+        return std::nullopt;
+    }
+    return report;
+}
+
 int Daemon::run(StopSignals& signals) {
     spool_.ensure_dirs();
     // Watching before the reconcile scan: a request renamed in meanwhile is seen by one or the
     // other.
     SpoolWatcher watcher(spool_.queue_dir());
-    ReconcileReport report = reconcile(cfg_, client_, journal_, spool_);
-    if (report.nothing_done()) log::info("reconcile", "nothing to reconcile");
+    std::optional<ReconcileReport> report = reconcile_unless_stopped(signals);
+    if (!report) return 0;
+    if (report->nothing_done()) log::info("reconcile", "nothing to reconcile");
     sweeper_.emplace(cfg_, client_, [this] { return live_labels(); });
 
     log::info("daemon", "serving instance '{}' from '{}': runtime '{}', up to {} turn(s) at once",

@@ -22,6 +22,7 @@
 
 #include "config/host_config.h"
 #include "daemon/orphan_sweeper.h"
+#include "daemon/reconciler.h"
 #include "daemon/spool.h"
 #include "daemon/spooled_request.h"
 #include "daemon/stop_signals.h"
@@ -72,6 +73,9 @@ private:
     };
 
     void dispatch(TurnQueue& queue);
+    // The startup reconciliation, or nullopt when a stop signal came during it and it ended
+    // within run.shutdownGrace; exits 70 when it did not. Rethrows the pass's errors.
+    std::optional<ReconcileReport> reconcile_unless_stopped(StopSignals& signals);
     void run_turn(const std::string& turn_id);
     void reap_finished();
     void kill_running() noexcept;

@@ -1,14 +1,20 @@
 #include "daemon/spool.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "fs/durable_file.h"
+#include "fs/unique_fd.h"
+#include "log/logger.h"
 #include "turn/turn_request.h"
 
 namespace radial::daemon {
@@ -30,15 +36,30 @@ std::optional<std::string> turn_id_of(const std::string& name) {
     return id;
 }
 
+// Why an entry of queue/ is not one radiald wrote; empty when it is a regular file owned by our
+// uid.
+std::string foreign_reason(const struct stat& st) {
+    if (S_ISLNK(st.st_mode)) return "a symlink";
+    if (S_ISFIFO(st.st_mode)) return "a fifo";
+    if (S_ISSOCK(st.st_mode)) return "a socket";
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "a device node";
+    if (S_ISDIR(st.st_mode)) return "a directory";
+    if (!S_ISREG(st.st_mode)) return "not a regular file";
+    if (st.st_uid != ::geteuid())
+        return fmt::format("owned by uid {}, not radiald's uid {}", st.st_uid, ::geteuid());
+    return {};
+}
+
 } // namespace
 
 Spool::Spool(const std::string& state_dir)
     : spool_dir_((fs::path(state_dir) / "spool").string()),
       tmp_dir_((fs::path(spool_dir_) / "tmp").string()),
-      queue_dir_((fs::path(spool_dir_) / "queue").string()) {}
+      queue_dir_((fs::path(spool_dir_) / "queue").string()),
+      rejected_dir_((fs::path(spool_dir_) / "rejected").string()) {}
 
 void Spool::ensure_dirs() const {
-    for (const auto& dir : {spool_dir_, tmp_dir_, queue_dir_}) {
+    for (const auto& dir : {spool_dir_, tmp_dir_, queue_dir_, rejected_dir_}) {
         std::error_code ec;
         if (fs::create_directories(dir, ec)) ::chmod(dir.c_str(), 0700);
         if (ec)
@@ -67,25 +88,81 @@ bool Spool::enqueue(const SpooledRequest& r) const {
 
 std::vector<std::string> Spool::list() const {
     std::vector<std::string> ids;
+    std::vector<std::pair<std::string, std::string>> foreign;
     std::error_code ec;
     fs::directory_iterator it(queue_dir_, ec);
     if (ec == std::errc::no_such_file_or_directory) return ids;
-    for (; !ec && it != fs::directory_iterator(); it.increment(ec))
-        if (auto id = turn_id_of(it->path().filename().string())) ids.push_back(*id);
+    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0) continue; // gone meanwhile
+        if (std::string why = foreign_reason(st); !why.empty()) {
+            foreign.emplace_back(name, why);
+            continue;
+        }
+        if (auto id = turn_id_of(name)) ids.push_back(*id);
+    }
     if (ec) throw SpoolError(fmt::format("listing the spool '{}': {}", queue_dir_, ec.message()));
+    for (const auto& [name, why] : foreign) reject(name, why);
     std::sort(ids.begin(), ids.end());
     return ids;
 }
 
 std::optional<SpooledRequest> Spool::load(const std::string& turn_id) const {
     std::string path = request_path(turn_id);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        std::error_code ec;
-        if (!fs::exists(path, ec)) return std::nullopt;
-        throw SpoolError(fmt::format("reading the queued request '{}': cannot open it", path));
+    std::string name = fs::path(path).filename().string();
+    // Judged before it is opened too: opening a device can act on it.
+    struct stat before {};
+    if (::lstat(path.c_str(), &before) == 0) {
+        if (std::string why = foreign_reason(before); !why.empty()) {
+            reject(name, why);
+            return std::nullopt;
+        }
     }
-    std::string text((std::istreambuf_iterator<char>(in)), {});
+    // O_NONBLOCK: a fifo opens at once instead of waiting for a writer; O_NOFOLLOW: a symlink
+    // fails with ELOOP instead of being followed with radiald's rights. Swapped in after the
+    // lstat, either is caught by the fstat below.
+    fs_util::UniqueFd fd(
+        ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd) {
+        int err = errno;
+        if (err == ENOENT) return std::nullopt;
+        if (err == ELOOP) {
+            reject(name, "a symlink");
+            return std::nullopt;
+        }
+        throw SpoolError(
+            fmt::format("reading the queued request '{}': {}", path, std::strerror(err)));
+    }
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0)
+        throw SpoolError(
+            fmt::format("reading the queued request '{}': {}", path, std::strerror(errno)));
+    if (std::string why = foreign_reason(st); !why.empty()) {
+        reject(name, why);
+        return std::nullopt;
+    }
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxRequestBytes)
+        throw SpoolError(
+            fmt::format("reading the queued request '{}': it is {} bytes, more than "
+                        "the {} a request may have",
+                        path, st.st_size, kMaxRequestBytes));
+    std::string text;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0)
+            throw SpoolError(
+                fmt::format("reading the queued request '{}': {}", path, std::strerror(errno)));
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > kMaxRequestBytes)
+            throw SpoolError(
+                fmt::format("reading the queued request '{}': it grew past the {} "
+                            "bytes a request may have",
+                            path, kMaxRequestBytes));
+    }
     try {
         SpooledRequest r = spooled_request_from_json(text);
         if (r.turn_id != turn_id)
@@ -97,6 +174,31 @@ std::optional<SpooledRequest> Spool::load(const std::string& turn_id) const {
                         "'radiald submit'",
                         path, e.what()));
     }
+}
+
+void Spool::reject(const std::string& name, const std::string& why) const noexcept {
+    std::string from = (fs::path(queue_dir_) / name).string();
+    std::error_code ec;
+    fs::create_directories(rejected_dir_, ec);
+    if (!ec) ::chmod(rejected_dir_.c_str(), 0700);
+    std::string to;
+    int err = 0;
+    for (int n = 0; n < 1000; ++n) {
+        to = (fs::path(rejected_dir_) / (n == 0 ? name : fmt::format("{}.{}", name, n))).string();
+        // rename() moves a symlink itself, never its target; RENAME_NOREPLACE keeps earlier ones.
+        if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
+            log::warn("spool",
+                      "moved '{}' to '{}' unread: it is {}, and the spool only takes regular "
+                      "files radiald wrote (use 'radiald submit')",
+                      from, to, why);
+            return;
+        }
+        err = errno;
+        if (err != EEXIST) break;
+    }
+    if (err == ENOENT) return; // gone meanwhile
+    log::error("spool", "'{}' is {} and could not be moved to '{}': {}; remove it by hand", from,
+               why, rejected_dir_, std::strerror(err));
 }
 
 void Spool::remove(const std::string& turn_id) const {

@@ -3,6 +3,9 @@
 //   <stateDir>/spool/tmp/     requests being written; never read
 //   <stateDir>/spool/queue/   <turnId>.json, one per request, from the moment it is submitted until
 //                             its turn has a terminal record
+//   <stateDir>/spool/rejected/ whatever was found in queue/ that radiald did not write: a fifo, a
+//                             symlink, a device, a directory, a file another uid owns. Moved
+//                             aside unread, with one log line each; never acted on.
 //
 // A request is written whole into tmp/, fsynced, and renamed into queue/ (never over an existing
 // file), so the daemon — which watches queue/ with inotify — never sees half of one, and a crash
@@ -29,10 +32,14 @@ public:
 
 class Spool {
 public:
+    // The largest request file the daemon reads, in bytes: well above any request the exec
+    // limits let run.
+    static constexpr std::size_t kMaxRequestBytes = 16u << 20;
+
     // Paths only; touches nothing. `state_dir` is run.stateDir.
     explicit Spool(const std::string& state_dir);
 
-    // Creates spool/, tmp/ and queue/ (0700) when missing. Throws SpoolError.
+    // Creates spool/, tmp/, queue/ and rejected/ (0700) when missing. Throws SpoolError.
     void ensure_dirs() const;
 
     const std::string& queue_dir() const noexcept { return queue_dir_; }
@@ -44,12 +51,17 @@ public:
     // [thread-safe]; several processes may enqueue at once.
     bool enqueue(const SpooledRequest& r) const;
 
-    // Turn ids of the requests in queue/, sorted. Ignores anything that is not "<turnId>.json".
-    // Throws SpoolError when queue/ cannot be read. [thread-safe]
+    // Turn ids of the requests in queue/, sorted. Ignores regular files not named
+    // "<turnId>.json"; moves every entry that is not a regular file owned by radiald's uid to
+    // rejected/ (see the file comment) without opening it. Throws SpoolError when queue/ cannot
+    // be read. [thread-safe]
     std::vector<std::string> list() const;
 
-    // The queued request of `turn_id`; nullopt when there is none. Throws SpoolError for a file
-    // that cannot be read or is not a request. [thread-safe]
+    // The queued request of `turn_id`; nullopt when there is none, or when the entry is not a
+    // regular file owned by radiald's uid (it is then moved to rejected/). Opened with O_NOFOLLOW
+    // and O_NONBLOCK, so neither a symlink nor a fifo is ever followed or waited on. Throws
+    // SpoolError for a file that cannot be read, is larger than kMaxRequestBytes or is not a
+    // request. [thread-safe]
     std::optional<SpooledRequest> load(const std::string& turn_id) const;
 
     // Removes the request of `turn_id` (durably); no error when it is already gone. Throws
@@ -61,7 +73,11 @@ public:
     std::size_t remove_stale_temp_files(std::chrono::seconds age) const noexcept;
 
 private:
-    std::string spool_dir_, tmp_dir_, queue_dir_;
+    // Moves queue/<name> to rejected/ (never over an earlier one) and logs one line naming it and
+    // `why`. Never throws: an entry that cannot be moved is logged and left.
+    void reject(const std::string& name, const std::string& why) const noexcept;
+
+    std::string spool_dir_, tmp_dir_, queue_dir_, rejected_dir_;
 };
 
 } // namespace radial::daemon

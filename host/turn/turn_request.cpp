@@ -1,13 +1,15 @@
 #include "turn/turn_request.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "turn/request_policy.h"
 
 namespace radial::turn {
 namespace fs = std::filesystem;
@@ -29,9 +31,10 @@ void validate_turn_id(const std::string& id) {
     bool ok = !id.empty() && id.size() <= kMaxTurnIdBytes && id.front() != '-';
     for (char c : id) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
     if (!ok)
-        throw RequestError(fmt::format("turn id '{}' must be 1 to {} characters of a-z, 0-9 and '-', "
-                                       "not starting with '-'",
-                                       id, kMaxTurnIdBytes));
+        throw RequestError(
+            fmt::format("turn id '{}' must be 1 to {} characters of a-z, 0-9 and '-', "
+                        "not starting with '-'",
+                        id, kMaxTurnIdBytes));
 }
 
 std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id) {
@@ -69,10 +72,13 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
     if (req.image.empty()) throw RequestError("the turn names no image; pass --image IMAGE");
     if (req.argv.empty()) throw RequestError("the turn has no command; put it after '--'");
     validate_turn_id(req.turn_id);
+    std::string image = check_image(req.image, cfg);
+    check_record_type(req.record_type);
+    check_exec_size(req);
 
     ContainerSpec s;
     s.label = turn_label(cfg, req.turn_id);
-    s.image = req.image;
+    s.image = image;
     s.argv = req.argv;
     s.env = req.env;
     s.timeout_ms = req.timeout_ms;
@@ -82,11 +88,13 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
         std::error_code ec;
         fs::path ws = fs::absolute(req.workspace, ec).lexically_normal();
         if (!fs::is_directory(ws, ec))
-            throw RequestError(fmt::format("workspace '{}' is not an existing directory; create it "
-                                           "or pass another --workspace",
-                                           req.workspace));
-        std::string path = ws.string();
-        if (path.size() > 1 && path.back() == '/') path.pop_back();
+            throw RequestError(
+                fmt::format("workspace '{}' is not an existing directory; create it "
+                            "or pass another --workspace",
+                            req.workspace));
+        // The resolved path is what the box gets: a symlink swapped after this check cannot
+        // redirect the mount.
+        std::string path = checked_host_source("workspace", ws.string(), true, cfg);
         s.mounts.push_back({path, kWorkspaceTarget, false});
         s.workdir = kWorkspaceTarget;
         struct stat st {};
@@ -95,17 +103,26 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
     }
     for (std::size_t i = 0; i < req.mounts.size(); ++i) {
         const auto& m = req.mounts[i];
-        std::error_code ec;
+        std::string at = fmt::format("mounts[{}]", i);
         if (m.source.empty() || m.source.front() != '/' || m.target.empty() ||
             m.target.front() != '/')
-            throw RequestError(fmt::format(
-                "mounts[{}]: source '{}' and target '{}' must both be absolute paths", i, m.source,
-                m.target));
+            throw RequestError(
+                fmt::format("{}: source '{}' and target '{}' must both be absolute paths", at,
+                            m.source, m.target));
+        std::error_code ec;
         if (!fs::exists(m.source, ec))
             throw RequestError(fmt::format(
-                "mounts[{}]: source '{}' does not exist; create it before the turn runs", i,
-                m.source));
-        s.mounts.push_back(m);
+                "{}: source '{}' does not exist; create it before the turn runs", at, m.source));
+        Mount checked = m;
+        checked.source = checked_host_source(at + ".source", m.source, false, cfg);
+        checked.target = checked_box_target(at + ".target", m.target);
+        for (const auto& other : s.mounts)
+            if (other.target == checked.target)
+                throw RequestError(
+                    fmt::format("{}.target '{}' is already taken by another mount "
+                                "or the workspace; pick another path",
+                                at, m.target));
+        s.mounts.push_back(std::move(checked));
     }
     if (!req.workdir.empty()) {
         if (req.workdir.front() != '/')

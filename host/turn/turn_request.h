@@ -58,8 +58,11 @@ std::string request_journal_json(const TurnRequest& r);
 // run.user when set, else the workspace's owner when that is not root (so files the turn writes
 // belong to whoever owns the workspace), else left to the runtime's non-root default. Throws
 // RequestError for a workspace that is not an existing directory, a mount whose source does not
-// exist or whose paths are not absolute, a relative workdir, an empty argv or image, or a bad turn
-// id.
+// exist or whose paths are not absolute, a relative workdir, an empty argv or image, a bad turn
+// id, or anything the request policy refuses (request_policy.h: workspace and mount sources,
+// mount targets, the image, the record type, the exec limits). The workspace and mount sources
+// in the spec are their resolved forms. Every entry point (turn, submit, the daemon's claim)
+// builds its spec here, so all apply the same checks.
 ContainerSpec build_container_spec(const TurnRequest& req, const config::HostConfig& cfg);
 
 } // namespace radial::turn

@@ -181,6 +181,13 @@ pid_t ChildProcess::pid() const noexcept { return child_ ? child_->id() : -1; }
 
 std::optional<ExitStatus> ChildProcess::try_reap() noexcept {
     if (status_ || child_ == nullptr) return status_;
+    // Ended but not yet reaped (WNOWAIT): the zombie keeps its pid, the group's id, from being
+    // recycled while whatever it left in its group is killed. A wrapper's own children must not
+    // outlive it, reparented to init.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(child_->id()), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == child_->id())
+        kill_group();
     std::error_code ec;
     if (child_->running(ec)) return std::nullopt; // waitpid(pid, WNOHANG): this child only
     int raw = child_->native_exit_code();
@@ -203,7 +210,15 @@ std::optional<ExitStatus> ChildProcess::reap_within(std::chrono::milliseconds bu
 void ChildProcess::kill() noexcept {
     // Only while unreaped, so the pid cannot have been recycled. Not bp::child::terminate: its
     // trailing waitpid(WNOHANG) may reap the child and discard the status.
-    if (child_ != nullptr && !reaped()) ::kill(child_->id(), SIGKILL);
+    if (child_ == nullptr || reaped()) return;
+    kill_group();
+    ::kill(child_->id(), SIGKILL);
+}
+
+void ChildProcess::kill_group() noexcept {
+    // The child made itself a group leader before exec, so the group's id is its pid; while the
+    // child is unreaped no other group can have that id.
+    if (child_ != nullptr && !reaped()) ::kill(-child_->id(), SIGKILL);
 }
 
 } // namespace radial::plugin_support

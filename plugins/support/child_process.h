@@ -31,8 +31,12 @@ struct ExitStatus {
 // Owns one child started with Boost.Process 1.74 (v1), synchronous API only: no Boost.Asio, so no
 // SIGCHLD handler is installed and only this child's own pid is ever waited for (ABI: plugins
 // must not touch signal dispositions nor reap children they did not start). Every descriptor it
-// holds is O_CLOEXEC. The destructor SIGKILLs a child that is still running and reaps it, waiting
-// at most 5 s. Move-only; one thread at a time.
+// holds is O_CLOEXEC. The child leads a process group of its own, and that group is the unit it
+// is ended by: a kill (a budget that ran out, a cancel, the destructor) SIGKILLs the whole group,
+// and when the child ends by itself whatever it left in its group is SIGKILLed before the child is
+// reaped — nothing it started outlives it (a process that made itself a session or group of its
+// own, as a daemon does, is not in the group). The destructor SIGKILLs a child that is still
+// running and reaps it, waiting at most 5 s. Move-only; one thread at a time.
 class ChildProcess {
 public:
     using Env = std::map<std::string, std::string>;
@@ -79,15 +83,18 @@ public:
     // (callers then poll try_reap on a short interval).
     int exit_fd() const noexcept { return exit_fd_.get(); }
 
-    // Non-blocking: reaps the child if it has ended. The status, once known, is kept.
+    // Non-blocking: reaps the child if it has ended, after SIGKILLing what is left of its process
+    // group. The status, once known, is kept.
     std::optional<ExitStatus> try_reap() noexcept;
     // Waits up to `budget` for the child to end (polling every few ms); nullopt if it has not.
     std::optional<ExitStatus> reap_within(std::chrono::milliseconds budget) noexcept;
-    // Sends SIGKILL unless the child has been reaped. The child still has to be reaped.
+    // Sends SIGKILL to the child's process group (the child and everything it started that is
+    // still in the group) unless the child has been reaped. The child still has to be reaped.
     void kill() noexcept;
     bool reaped() const noexcept { return status_.has_value(); }
 
 private:
+    void kill_group() noexcept;
     ChildProcess(std::unique_ptr<boost::process::child> child, UniqueFd out, UniqueFd err);
 
     std::unique_ptr<boost::process::child> child_;

@@ -365,7 +365,9 @@ int run_quietly(const std::vector<std::string>& argv, std::chrono::milliseconds 
         if (got <= 0) break;
         if (output.size() < 4096) output.append(buf, static_cast<std::size_t>(got));
     }
-    if (overran) ::kill(pid, SIGKILL);
+    // The whole group (the child leads its own, see SpawnSetup): whatever a hung call started must
+    // not outlive it. Still unreaped here, so the group's id cannot have been reused.
+    if (overran) ::kill(-pid, SIGKILL);
     int status = 0;
     wait_reaped(pid, status);
     if (overran) {

@@ -3,10 +3,14 @@
 // tolerant removal.
 #include "docker_cli.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 
+#include "../../support/process_probe.h"
+#include "../../support/temp_dir.h"
 #include "scripted_cli.h"
 
 namespace radial::docker {
@@ -34,6 +38,36 @@ std::string error_of(F&& f, std::int32_t code) {
     }
     ADD_FAILURE() << "no error";
     return {};
+}
+
+// C-17: run.docker.binary is a wrapper that hangs in `sleep 3600`. The call fails naming its
+// 3 s budget, and the wrapper's sleep does not outlive it.
+TEST(docker_cli, C17_AHungBinaryFailsNamingTheBudgetAndLeavesNothing) {
+    radial::test::TempDir d("radial-c17d");
+    std::string pid_file = d / "sleep.pid";
+    std::string wrapper =
+        d.write("docker", "#!/bin/sh\nsleep 3600 &\necho $! > '" + pid_file + "'\nwait\n");
+    ASSERT_EQ(::chmod(wrapper.c_str(), 0755), 0);
+    DockerSettings s;
+    s.binary = wrapper;
+    s.preflight_timeout_ms = 3000;
+    s.command_timeout_ms = 3000;
+    auto start = Clock::now();
+    std::string message = error_of([&] { DockerCli(s).server_version(); }, RADIAL_E_UNAVAILABLE);
+    EXPECT_LT(Clock::now() - start, std::chrono::seconds(8));
+    EXPECT_THAT(message, ::testing::HasSubstr("'docker info' did not answer within 3000 ms"));
+    pid_t sleeper = radial::test::pid_in(pid_file);
+    ASSERT_GT(sleeper, 0);
+    EXPECT_TRUE(radial::test::process_gone_within(sleeper, "sleep", std::chrono::seconds(5)))
+        << "pid " << sleeper;
+    // The same for a short call (docker ps) with its own budget.
+    std::filesystem::remove(pid_file);
+    message = error_of([&] { DockerCli(s).list(); }, RADIAL_E_UNAVAILABLE);
+    EXPECT_THAT(message, ::testing::HasSubstr("no answer within 3000 ms"));
+    sleeper = radial::test::pid_in(pid_file);
+    ASSERT_GT(sleeper, 0);
+    EXPECT_TRUE(radial::test::process_gone_within(sleeper, "sleep", std::chrono::seconds(5)))
+        << "pid " << sleeper;
 }
 
 TEST(docker_cli, ProbeReturnsTheServerVersion) {

@@ -9,6 +9,8 @@
 #include <radial/plugin/runtime.hpp>
 #include <thread>
 
+#include "../../support/process_probe.h"
+#include "../../support/temp_dir.h"
 #include "support/wake_event.h"
 
 namespace radial::plugin_support {
@@ -45,6 +47,35 @@ TEST(plugin_support_cli_capture, AGrandchildHoldingThePipesDoesNotHoldTheCall) {
     EXPECT_LT(Clock::now() - start, 5s);
     EXPECT_FALSE(r.timed_out);
     EXPECT_EQ(r.out, "started\n");
+}
+
+// A wrapper that hangs in a child of its own: the budget kills the wrapper's whole process group,
+// so the child is not left running, reparented to init.
+TEST(plugin_support_cli_capture, C17_ATimedOutCallKillsItsWholeProcessGroup) {
+    test::TempDir d("radial-c17");
+    std::string pid_file = d / "sleep.pid";
+    CliOutput r =
+        capture_cli("/bin/sh", {"-c", "sleep 3600 & echo $! > \"$0\"; wait", pid_file}, {}, 500ms);
+    EXPECT_TRUE(r.timed_out);
+    pid_t sleeper = test::pid_in(pid_file);
+    ASSERT_GT(sleeper, 0);
+    EXPECT_TRUE(test::process_gone_within(sleeper, "sleep", 5s)) << "pid " << sleeper;
+}
+
+// A client that exits leaving a child behind in its group (pipes not held): the child ends with
+// the call.
+TEST(plugin_support_cli_capture, C17_WhatACallLeavesInItsGroupEndsWithIt) {
+    test::TempDir d("radial-c17");
+    std::string pid_file = d / "sleep.pid";
+    CliOutput r = capture_cli(
+        "/bin/sh",
+        {"-c", "sleep 3600 </dev/null >/dev/null 2>&1 & echo $! > \"$0\"; echo done", pid_file}, {},
+        20s);
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r.out, "done\n");
+    pid_t sleeper = test::pid_in(pid_file);
+    ASSERT_GT(sleeper, 0);
+    EXPECT_TRUE(test::process_gone_within(sleeper, "sleep", 5s)) << "pid " << sleeper;
 }
 
 TEST(plugin_support_cli_capture, TheCancelDescriptorInterruptsTheCall) {

@@ -1,0 +1,237 @@
+#include "turn/request_policy.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <regex>
+
+#include "turn/turn_request.h"
+
+namespace radial::turn {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Never mountable: the host's own trees. The engine's data roots hold every container's rootfs and
+// volumes; mounting one hands the box every other box.
+constexpr const char* kFixedProtected[] = {
+    "/", "/proc", "/sys", "/dev", "/etc", "/boot", "/var/lib/docker", "/var/lib/containerd"};
+
+// Box paths a mount may not cover: the kernel's views, the devices, and the turn socket.
+constexpr const char* kProtectedTargets[] = {"/proc", "/sys", "/dev", "/run/radial"};
+
+// `path` with symlinks and ".." resolved as far as it exists (a protected path that does not exist
+// on this host still protects its name).
+std::string resolved_or_normal(const std::string& path) {
+    std::error_code ec;
+    fs::path p = fs::weakly_canonical(path, ec);
+    if (ec) p = fs::path(path).lexically_normal();
+    std::string s = p.string();
+    if (s.size() > 1 && s.back() == '/') s.pop_back();
+    return s;
+}
+
+// True when `p` is `base` or lies below it (both absolute, normalised, no trailing '/').
+bool at_or_under(const std::string& p, const std::string& base) {
+    if (base == "/") return true;
+    return p == base || (p.size() > base.size() && p.compare(0, base.size(), base) == 0 &&
+                         p[base.size()] == '/');
+}
+
+std::string quoted_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "'" : ", '") + i + "'";
+    return out.empty() ? "none" : out;
+}
+
+const char* kind_of(mode_t mode) {
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISFIFO(mode)) return "a fifo";
+    return "not a regular file or directory";
+}
+
+} // namespace
+
+std::vector<std::string> protected_host_paths(const config::HostConfig& cfg) {
+    std::vector<std::string> out(std::begin(kFixedProtected), std::end(kFixedProtected));
+    if (!cfg.state_dir.empty()) out.push_back(cfg.state_dir);
+    for (const auto& p : cfg.protected_paths) out.push_back(p);
+    for (auto& p : out) p = resolved_or_normal(p);
+    return out;
+}
+
+std::string checked_host_source(const std::string& key, const std::string& path, bool directory,
+                                const config::HostConfig& cfg) {
+    if (path.empty() || path.front() != '/')
+        throw RequestError(fmt::format("{} '{}' must be an absolute host path", key, path));
+    if (path.find('\0') != std::string::npos)
+        throw RequestError(fmt::format("{} contains a NUL byte; no host path can", key));
+    std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
+    if (!real) {
+        int err = errno;
+        throw RequestError(
+            fmt::format("{} '{}' {}; create it before the turn runs", key, path,
+                        err == ENOENT ? std::string("does not exist")
+                                      : std::string("cannot be resolved: ") + std::strerror(err)));
+    }
+    std::string resolved(real.get());
+    std::string shown = resolved == path
+                            ? fmt::format("'{}'", path)
+                            : fmt::format("'{}' (which resolves to '{}')", path, resolved);
+
+    for (const auto& p : protected_host_paths(cfg)) {
+        bool hit =
+            p == "/" ? resolved == "/" : at_or_under(resolved, p) || at_or_under(p, resolved);
+        if (!hit) continue;
+        std::string what = p == resolved_or_normal(cfg.state_dir)
+                               ? fmt::format("radiald's state directory '{}' (run.stateDir)", p)
+                               : fmt::format("the protected host path '{}'", p);
+        throw RequestError(
+            fmt::format("{} {} is, lies under or contains {}; no request may mount it, whatever "
+                        "run.workspaceRoots says",
+                        key, shown, what));
+    }
+
+    struct stat st {};
+    if (::stat(resolved.c_str(), &st) != 0)
+        throw RequestError(
+            fmt::format("{} {} cannot be read: {}", key, shown, std::strerror(errno)));
+    if (directory && !S_ISDIR(st.st_mode))
+        throw RequestError(fmt::format("{} {} is not a directory", key, shown));
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+        throw RequestError(
+            fmt::format("{} {} is {}; a request may only mount regular files and directories", key,
+                        shown, kind_of(st.st_mode)));
+
+    bool inside = false;
+    for (const auto& root : cfg.workspace_roots)
+        inside = inside || at_or_under(resolved, resolved_or_normal(root));
+    if (!inside)
+        throw RequestError(fmt::format(
+            "{} {} is outside run.workspaceRoots ({}); move it under one of them, or have the "
+            "operator add its directory to run.workspaceRoots",
+            key, shown, quoted_list(cfg.workspace_roots)));
+    if (resolved.find_first_of(":,") != std::string::npos)
+        throw RequestError(fmt::format(
+            "{} {} contains ':' or ',', which a runtime's mount syntax cannot carry; rename it",
+            key, shown));
+    return resolved;
+}
+
+std::string checked_box_target(const std::string& key, const std::string& target) {
+    if (target.empty() || target.front() != '/')
+        throw RequestError(fmt::format("{} '{}' must be an absolute path in the box", key, target));
+    if (target.find_first_of(std::string(":,\0", 3)) != std::string::npos)
+        throw RequestError(fmt::format(
+            "{} '{}' contains ':', ',' or a NUL byte, which a runtime's mount syntax cannot "
+            "carry; pick another path",
+            key, target));
+    std::string norm = fs::path(target).lexically_normal().string();
+    if (norm.size() > 1 && norm.back() == '/') norm.pop_back();
+    if (norm == "/")
+        throw RequestError(
+            fmt::format("{} '{}' would cover the box's whole file system; pick a "
+                        "directory such as /data",
+                        key, target));
+    for (const char* p : kProtectedTargets)
+        if (at_or_under(norm, p))
+            throw RequestError(fmt::format(
+                "{} '{}' is '{}', under {} in the box, which no mount may cover; pick another path",
+                key, target, norm, p));
+    return norm;
+}
+
+bool valid_image_reference(const std::string& image) {
+    // The reference grammar of github.com/distribution/reference, without IPv6 domains.
+    static const std::regex kReference(
+        R"(^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?/)?)"
+        R"([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)"
+        R"((?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?)"
+        R"((?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$)");
+    if (image.empty() || image.size() > 512) return false;
+    std::string name = image.substr(0, image.find_first_of("@"));
+    if (auto colon = name.rfind(':');
+        colon != std::string::npos && name.find('/', colon) == std::string::npos)
+        name.resize(colon);
+    return name.size() <= 255 && std::regex_match(image, kReference);
+}
+
+std::string check_image(const std::string& image, const config::HostConfig& cfg) {
+    std::string checked = image;
+    if (!image.empty() && image.front() == '/') {
+        // A runtime whose image is a root filesystem directory (bubblewrap): a host path the box
+        // sees, so it is held to the rules of a mount source.
+        checked = checked_host_source("image", image, true, cfg);
+    } else if (!valid_image_reference(image)) {
+        throw RequestError(fmt::format(
+            "image '{}' is not a valid image reference ([registry/]name[:tag][@digest], "
+            "lower-case name); name an image such as radial/busybox:latest",
+            image));
+    }
+    for (const auto& pattern : cfg.allowed_images)
+        if (::fnmatch(pattern.c_str(), image.c_str(), 0) == 0) return checked;
+    throw RequestError(fmt::format(
+        "image '{}' matches none of run.allowedImages ({}); use an allowed image, or have the "
+        "operator add a pattern to run.allowedImages",
+        image, quoted_list(cfg.allowed_images)));
+}
+
+void check_record_type(const std::string& type) {
+    bool ok = !type.empty() && type.size() <= kMaxRecordTypeBytes;
+    for (char c : type)
+        ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == ':' || c == '/' || c == '-');
+    if (!ok)
+        throw RequestError(fmt::format(
+            "recordType '{}' must be 1 to {} characters of A-Z, a-z, 0-9 and . _ : / - (the "
+            "turn socket accepts no other record type)",
+            type, kMaxRecordTypeBytes));
+}
+
+void check_exec_size(const TurnRequest& req) {
+    long arg_max = ::sysconf(_SC_ARG_MAX);
+    if (arg_max <= 0) arg_max = 131072;
+    std::size_t limit = static_cast<std::size_t>(arg_max) > kArgReserveBytes
+                            ? static_cast<std::size_t>(arg_max) - kArgReserveBytes
+                            : static_cast<std::size_t>(arg_max) / 2;
+    std::size_t total = 0;
+    auto one = [&](const std::string& key, std::size_t bytes) {
+        if (bytes > kMaxArgStringBytes)
+            throw RequestError(fmt::format(
+                "{} is {} bytes; the kernel refuses any single argument or environment entry over "
+                "{} bytes (MAX_ARG_STRLEN); pass large input through the workspace",
+                key, bytes, kMaxArgStringBytes));
+        total += bytes + sizeof(char*);
+    };
+    for (std::size_t i = 0; i < req.argv.size(); ++i) {
+        std::string key = fmt::format("argv[{}]", i);
+        if (req.argv[i].find('\0') != std::string::npos)
+            throw RequestError(fmt::format(
+                "{} contains a NUL byte, which no command line can carry; remove it", key));
+        one(key, req.argv[i].size() + 1);
+    }
+    for (const auto& e : req.env) {
+        std::string key = "env." + e.name;
+        if (e.value.find('\0') != std::string::npos || e.name.find('\0') != std::string::npos)
+            throw RequestError(fmt::format(
+                "{} contains a NUL byte, which no environment can carry; remove it", key));
+        one(key, e.name.size() + e.value.size() + 2);
+    }
+    if (total > limit)
+        throw RequestError(fmt::format(
+            "argv and env together are {} bytes; one exec may carry at most {} (the kernel's "
+            "ARG_MAX of {} bytes, less {} kept for the runtime's own options); pass large input "
+            "through the workspace",
+            total, limit, arg_max, kArgReserveBytes));
+}
+
+} // namespace radial::turn

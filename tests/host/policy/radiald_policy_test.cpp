@@ -1,0 +1,494 @@
+// The real radiald with the fake runtime (no engine): a request cannot ask for host power
+// (C-14), refused by `radiald submit` and by `radiald turn` alike, and checked again when the
+// daemon claims it; the spool only ever holds regular files radiald wrote (C-15).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "../../support/process_probe.h"
+#include "../daemon/daemon_harness.h"
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using test::DaemonProcess;
+using test::DaemonSetup;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+std::string fake_plugin_keys() {
+    static test::TempDir plugins("radial-pfake");
+    fs::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so", plugins / "fake.so",
+                  fs::copy_options::overwrite_existing);
+    return "containerRuntime = \"fake\"\npluginDir = \"" + plugins.path() + "\"\n";
+}
+
+// A state directory and config running the fake runtime, with workspaces in a directory of its
+// own (`ws()`), and the two entry points: submit and turn.
+struct PolicySetup : DaemonSetup {
+    explicit PolicySetup(const std::string& run_keys = "")
+        : DaemonSetup(fake_plugin_keys() + run_keys) {
+        fs::create_directories(ws());
+    }
+    std::string ws() const { return dir() / "ws"; }
+
+    // `radiald turn` with a fixed turn id, the workspace and `flags`, running `argv`.
+    test::ProcessResult turn(const std::vector<std::string>& flags,
+                             const std::vector<std::string>& argv = {"echo", "hi"}) const {
+        std::vector<std::string> a{RADIALD_PATH, "turn",      "--config",
+                                   config(),     "--turn-id", "policy-turn"};
+        a.insert(a.end(), flags.begin(), flags.end());
+        a.push_back("--");
+        a.insert(a.end(), argv.begin(), argv.end());
+        return test::run_process(a, {}, 60s);
+    }
+};
+
+// A unix socket bound at `path`, closed with its owner.
+struct BoundSocket {
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    explicit BoundSocket(const std::string& path) {
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+        EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << path;
+    }
+    ~BoundSocket() { ::close(fd); }
+};
+
+std::size_t files_in(const std::string& dir) {
+    std::error_code ec;
+    std::size_t n = 0;
+    for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec))
+        ++n;
+    return n;
+}
+
+// `radiald submit` refused `toml`: exit 1, one line naming `fragment`, nothing in the spool or
+// the journal.
+void expect_submit_refused(const PolicySetup& s, const std::string& toml,
+                           const std::string& fragment) {
+    auto r = s.submit_raw(toml);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(fragment));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
+    auto st = s.status();
+    EXPECT_TRUE(st["queued"].empty()) << st.dump();
+    EXPECT_TRUE(st["recent"].empty()) << st.dump();
+}
+
+// `radiald turn` refused: exit 125, the message, no box and no journal entry.
+void expect_turn_refused(const PolicySetup& s, const test::ProcessResult& r,
+                         const std::string& fragment) {
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(fragment));
+    EXPECT_THAT(r.err, ::testing::Not(HasSubstr("starting box")));
+    EXPECT_TRUE(s.records("policy-turn").is_null());
+}
+
+std::string request(const std::string& body, const std::string& image = "img",
+                    const std::string& argv = "[\"echo\", \"hi\"]") {
+    return "image = \"" + image + "\"\nargv = " + argv + "\n" + body;
+}
+
+std::string mount(const std::string& source, const std::string& target, bool read_only = false) {
+    return "[[mounts]]\nsource = \"" + source + "\"\ntarget = \"" + target +
+           "\"\nreadOnly = " + (read_only ? "true" : "false") + "\n";
+}
+
+// ---- C-14, radiald submit ----
+
+TEST(C14_Submit, WorkspaceRootIsRefused) {
+    PolicySetup s;
+    expect_submit_refused(s, request("workspace = \"/\"\n"),
+                          "workspace '/' is, lies under or contains the protected host path '/'");
+}
+
+TEST(C14_Submit, MountOfRootReadWriteIsRefused) {
+    PolicySetup s;
+    expect_submit_refused(s, request(mount("/", "/host")),
+                          "mounts[0].source '/' is, lies under or contains the protected host "
+                          "path '/'");
+}
+
+TEST(C14_Submit, EtcOverEtcIsRefused) {
+    PolicySetup s;
+    expect_submit_refused(s, request(mount("/etc", "/etc")),
+                          "mounts[0].source '/etc' is, lies under or contains the protected host "
+                          "path '/etc'; no request may mount it, whatever run.workspaceRoots says");
+}
+
+TEST(C14_Submit, TheDockerSocketIsRefused) {
+    PolicySetup s;
+    if (!fs::exists("/var/run/docker.sock")) GTEST_SKIP() << "no /var/run/docker.sock here";
+    expect_submit_refused(s, request(mount("/var/run/docker.sock", "/var/run/docker.sock")),
+                          "mounts[0].source '/var/run/docker.sock' (which resolves to "
+                          "'/run/docker.sock') is a socket");
+}
+
+TEST(C14_Submit, ASocketInsideAnAllowedRootIsRefused) {
+    PolicySetup s;
+    std::string sock = s.ws() + "/s.sock";
+    BoundSocket bound(sock);
+    expect_submit_refused(s, request(mount(sock, "/s.sock")), "is a socket");
+}
+
+TEST(C14_Submit, ADeviceNodeInsideAnAllowedRootIsRefused) {
+    PolicySetup s;
+    std::string dev = s.ws() + "/null";
+    if (::mknod(dev.c_str(), S_IFCHR | 0600, makedev(1, 3)) != 0)
+        GTEST_SKIP() << "mknod needs CAP_MKNOD";
+    expect_submit_refused(s, request(mount(dev, "/n")), "is a character device");
+}
+
+TEST(C14_Submit, ASymlinkInsideAnAllowedRootPointingAtEtcIsRefused) {
+    PolicySetup s;
+    fs::create_directory_symlink("/etc", s.ws() + "/link");
+    expect_submit_refused(s, request("workspace = \"" + s.ws() + "/link\"\n"),
+                          "workspace '" + s.ws() +
+                              "/link' (which resolves to '/etc') is, lies under or contains the "
+                              "protected host path '/etc'");
+    expect_submit_refused(s, request(mount(s.ws() + "/../../..", "/x")),
+                          "mounts[0].source '/' is, lies under or contains the protected host "
+                          "path '/'");
+}
+
+TEST(C14_Submit, TheStateDirectoryAndTheEngineDataRootAreRefused) {
+    PolicySetup s("workspaceRoots = [\"/var/lib\", \"/tmp\"]\n");
+    fs::create_directories(s.state_dir());
+    expect_submit_refused(s, request(mount(s.state_dir(), "/state")), "radiald's state directory");
+    // A directory holding the state directory hands the box the journal and every turn socket.
+    expect_submit_refused(s, request(mount(s.dir().path(), "/d")), "radiald's state directory");
+    if (!fs::is_directory("/var/lib/docker")) GTEST_SKIP() << "no /var/lib/docker here";
+    expect_submit_refused(s, request(mount("/var/lib/docker", "/d")),
+                          "the protected host path '/var/lib/docker'");
+    expect_submit_refused(s, request(mount("/var/lib", "/d")),
+                          "the protected host path '/var/lib/docker'");
+}
+
+TEST(C14_Submit, ASourceOutsideTheWorkspaceRootsIsRefused) {
+    test::TempDir other("radial-out");
+    PolicySetup narrow("workspaceRoots = [\"/nonexistent-root\"]\n");
+    expect_submit_refused(
+        narrow, request("workspace = \"" + other.path() + "\"\n"),
+        "workspace '" + other.path() + "' is outside run.workspaceRoots ('/nonexistent-root')");
+    expect_submit_refused(narrow, request(mount(other.path(), "/o")),
+                          "mounts[0].source '" + other.path() + "' is outside run.workspaceRoots");
+}
+
+TEST(C14_Submit, ATargetThatNormalisesIntoProcIsRefused) {
+    PolicySetup s;
+    expect_submit_refused(s, request(mount(s.ws(), "/work/../proc")),
+                          "mounts[0].target '/proc' is '/proc', under /proc in the box");
+    expect_submit_refused(s, request(mount(s.ws(), "/run/radial/x")), "under /run/radial");
+    expect_submit_refused(s, request(mount(s.ws(), "/dev/shm")), "under /dev");
+    expect_submit_refused(s, request(mount(s.ws(), "/sys/fs")), "under /sys");
+}
+
+TEST(C14_Submit, ATargetWithAColonOrACommaIsRefused) {
+    PolicySetup s;
+    expect_submit_refused(s, request(mount(s.ws(), "/y:rw")),
+                          "mounts[0].target '/y:rw' contains ':', ','");
+    expect_submit_refused(s, request(mount(s.ws(), "/y,readonly=false")),
+                          "mounts[0].target '/y,readonly=false' contains ':', ','");
+}
+
+TEST(C14_Submit, AnImageThatIsNotAReferenceIsRefused) {
+    PolicySetup s;
+    expect_submit_refused(s, request("", "--privileged"),
+                          "image '--privileged' is not a valid image reference");
+    expect_submit_refused(s, request("", "Busybox"), "image 'Busybox' is not a valid image");
+}
+
+TEST(C14_Submit, AnImageOutsideAllowedImagesIsRefused) {
+    PolicySetup s("allowedImages = [\"radial/*\"]\n");
+    expect_submit_refused(s, request("", "evil/miner:latest"),
+                          "image 'evil/miner:latest' matches none of run.allowedImages "
+                          "('radial/*')");
+    EXPECT_EQ(s.submit_raw(request("", "radial/busybox:latest")).exit_code, 0);
+}
+
+TEST(C14_Submit, ARecordTypeTheSocketWouldRefuseIsRefused) {
+    PolicySetup s;
+    expect_submit_refused(s, request("recordType = \"a b\"\n"), "recordType 'a b' must be 1 to");
+}
+
+TEST(C14_Submit, AnArgvElementWithNulIsRefused) {
+    PolicySetup s;
+    expect_submit_refused(s, request("", "img", "[\"echo\", \"a\\u0000b\"]"),
+                          "argv[1] contains a NUL byte");
+    expect_submit_refused(s, request("[env]\nX = \"a\\u0000b\"\n"), "env.X contains a NUL byte");
+}
+
+TEST(C14_Submit, AFiveMegabyteArgvIsRefusedNamingTheLimit) {
+    PolicySetup s;
+    expect_submit_refused(s,
+                          request("", "img", "[\"echo\", \"" + std::string(5'000'000, 'a') + "\"]"),
+                          "argv[1] is 5000001 bytes; the kernel refuses any single argument or "
+                          "environment entry over 131072 bytes (MAX_ARG_STRLEN)");
+    std::string many = "[\"echo\"";
+    for (int i = 0; i < 50; ++i) many += ", \"" + std::string(100'000, 'a') + "\"";
+    many += "]";
+    expect_submit_refused(s, request("", "img", many), "ARG_MAX");
+}
+
+TEST(C14_Submit, AnAcceptableRequestIsStillAccepted) {
+    PolicySetup s;
+    auto r =
+        s.submit_raw(request("workspace = \"" + s.ws() + "\"\n" + mount(s.ws(), "/data", true)));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 1u);
+}
+
+// ---- C-14, the daemon checks again when it claims ----
+
+TEST(C14_Run, ARequestChangedAfterSubmitIsRefusedWhenClaimed) {
+    PolicySetup s;
+    fs::create_directory(s.ws() + "/real");
+    fs::create_directory_symlink(s.ws() + "/real", s.ws() + "/link");
+    std::string id = s.submit(request("workspace = \"" + s.ws() + "/link\"\n"));
+    ASSERT_FALSE(id.empty());
+    // The spool keeps the path as given; the link now points at /etc.
+    fs::remove(s.ws() + "/link");
+    fs::create_directory_symlink("/etc", s.ws() + "/link");
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal({id}, 15s)) << d.log();
+    auto rec = s.terminal(id);
+    EXPECT_EQ(rec["status"], "error");
+    EXPECT_THAT(rec["error"].get<std::string>(),
+                HasSubstr("workspace '" + s.ws() +
+                          "/link' (which resolves to '/etc') is, lies under or contains the "
+                          "protected host path '/etc'"));
+    EXPECT_THAT(d.log(), ::testing::Not(HasSubstr("starting box")));
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
+}
+
+// ---- C-14, radiald turn ----
+
+TEST(C14_Turn, WorkspaceRootIsRefused) {
+    PolicySetup s;
+    expect_turn_refused(s, s.turn({"--image", "img", "--workspace", "/"}),
+                        "workspace '/' is, lies under or contains the protected host path '/'");
+}
+
+TEST(C14_Turn, EtcAsTheWorkspaceIsRefused) {
+    PolicySetup s;
+    expect_turn_refused(s, s.turn({"--image", "img", "--workspace", "/etc"}),
+                        "the protected host path '/etc'");
+}
+
+TEST(C14_Turn, ASymlinkInsideAnAllowedRootPointingAtEtcIsRefused) {
+    PolicySetup s;
+    fs::create_directory_symlink("/etc", s.ws() + "/link");
+    expect_turn_refused(s, s.turn({"--image", "img", "--workspace", s.ws() + "/link"}),
+                        "(which resolves to '/etc') is, lies under or contains the protected "
+                        "host path '/etc'");
+    expect_turn_refused(s, s.turn({"--image", "img", "--workspace", s.ws() + "/../../.."}),
+                        "the protected host path '/'");
+}
+
+TEST(C14_Turn, TheStateDirectoryIsRefused) {
+    PolicySetup s;
+    fs::create_directories(s.state_dir());
+    expect_turn_refused(s, s.turn({"--image", "img", "--workspace", s.state_dir()}),
+                        "radiald's state directory");
+}
+
+TEST(C14_Turn, AWorkspaceOutsideTheRootsIsRefused) {
+    PolicySetup s("workspaceRoots = [\"/nonexistent-root\"]\n");
+    expect_turn_refused(s, s.turn({"--image", "img", "--workspace", s.ws()}),
+                        "is outside run.workspaceRoots ('/nonexistent-root')");
+}
+
+TEST(C14_Turn, AnImageThatIsNotAReferenceIsRefused) {
+    PolicySetup s;
+    expect_turn_refused(s, s.turn({"--image=--privileged"}),
+                        "image '--privileged' is not a valid image reference");
+}
+
+TEST(C14_Turn, AnImageOutsideAllowedImagesIsRefused) {
+    PolicySetup s("allowedImages = [\"radial/*\"]\n");
+    expect_turn_refused(s, s.turn({"--image", "evil/miner"}), "matches none of run.allowedImages");
+}
+
+TEST(C14_Turn, ARecordTypeTheSocketWouldRefuseIsRefused) {
+    PolicySetup s;
+    expect_turn_refused(s, s.turn({"--image", "img", "--record-type", "a b"}),
+                        "recordType 'a b' must be 1 to");
+}
+
+// The kernel keeps radiald's own command line under ARG_MAX, but the runtime's client needs room
+// for its options too: an argv that radiald itself could just receive is refused.
+TEST(C14_Turn, AnArgvTooLargeForTheRuntimesExecIsRefusedNamingTheLimit) {
+    PolicySetup s;
+    long arg_max = ::sysconf(_SC_ARG_MAX);
+    ASSERT_GT(arg_max, 0);
+    std::size_t env_bytes = 0;
+    for (char** e = environ; *e != nullptr; ++e) env_bytes += std::strlen(*e) + 1 + sizeof(char*);
+    // Between radiald's limit (ARG_MAX less 64 KiB) and what exec accepts for radiald itself.
+    std::size_t want = static_cast<std::size_t>(arg_max) - 32 * 1024 - env_bytes;
+    std::vector<std::string> argv{"echo"};
+    for (std::size_t have = 0; have + 10'001 + sizeof(char*) < want; have += 10'001 + sizeof(char*))
+        argv.push_back(std::string(10'000, 'a'));
+    expect_turn_refused(s, s.turn({"--image", "img"}, argv), "ARG_MAX");
+}
+
+TEST(C14_Turn, AnAcceptableTurnStillRuns) {
+    PolicySetup s;
+    auto r = s.turn({"--image", "img", "--workspace", s.ws()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "hi\n");
+}
+
+// ---- C-15, the spool ----
+
+// A valid request for turn `id`, as the spool keeps it.
+std::string spool_json(const std::string& id, const std::string& word) {
+    return "{\"turnId\": \"" + id + "\", \"image\": \"img\", \"argv\": [\"echo\", \"" + word +
+           "\"], \"env\": {}, \"secrets\": [], \"mounts\": [], \"recordType\": \"result\"}\n";
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+}
+
+TEST(C15_Spool, AFifoASymlinkAndADanglingSymlinkAreMovedAsideAndNewTurnsStillRun) {
+    PolicySetup s("shutdownGrace = \"5s\"\n");
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 15s)) << d.log();
+    std::string queue = s.state_dir() + "/spool/queue";
+    std::string elsewhere = s.dir().write("valid.json", spool_json("s", "from-the-symlink"));
+    ASSERT_EQ(::mkfifo((queue + "/f.json").c_str(), 0600), 0);
+    fs::create_symlink(elsewhere, queue + "/s.json");
+    fs::create_symlink(s.dir() / "nothing-here.json", queue + "/d.json");
+
+    std::string id = s.submit(request(""));
+    ASSERT_TRUE(s.wait_terminal({id}, 15s)) << d.log();
+    EXPECT_EQ(s.terminal(id)["status"], "succeeded");
+
+    std::string rejected = s.state_dir() + "/spool/rejected";
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(rejected + "/f.json")));
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(rejected + "/s.json")));
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(rejected + "/d.json")));
+    EXPECT_EQ(files_in(queue), 0u);
+    // Nothing outside the spool was read or run.
+    EXPECT_TRUE(s.records("s").is_null());
+    EXPECT_EQ(test::read_file(elsewhere), spool_json("s", "from-the-symlink"));
+    std::string log = d.log();
+    EXPECT_EQ(count_of(log, "spool/queue/f.json' to '"), 1u) << log;
+    EXPECT_EQ(count_of(log, "spool/queue/s.json' to '"), 1u) << log;
+    EXPECT_EQ(count_of(log, "spool/queue/d.json' to '"), 1u) << log;
+    EXPECT_THAT(log, HasSubstr("unread: it is a fifo"));
+    EXPECT_THAT(log, HasSubstr("unread: it is a symlink"));
+
+    auto t0 = std::chrono::steady_clock::now();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+}
+
+TEST(C15_Spool, AFileOwnedByAnotherUidIsMovedAsideUnread) {
+    if (::geteuid() != 0) GTEST_SKIP() << "chown to another uid needs root";
+    PolicySetup s("shutdownGrace = \"5s\"\n");
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 15s)) << d.log();
+    std::string queue = s.state_dir() + "/spool/queue";
+    std::string tmp = s.dir().write("o.json", spool_json("o", "from-another-uid"));
+    ASSERT_EQ(::chown(tmp.c_str(), 12345, 12345), 0);
+    fs::rename(tmp, queue + "/o.json"); // inotify: IN_MOVED_TO
+    ASSERT_TRUE(d.wait_for_log("spool/queue/o.json' to '", 15s)) << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("owned by uid 12345, not radiald's uid 0"));
+    EXPECT_TRUE(fs::exists(s.state_dir() + "/spool/rejected/o.json"));
+    std::string id = s.submit(request(""));
+    ASSERT_TRUE(s.wait_terminal({id}, 15s)) << d.log();
+    EXPECT_TRUE(s.records("o").is_null());
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
+}
+
+TEST(C15_Spool, SigtermStopsTheDaemonWithAFifoInTheQueue) {
+    PolicySetup s("shutdownGrace = \"2s\"\n");
+    std::string queue = s.state_dir() + "/spool/queue";
+    fs::create_directories(queue);
+    ASSERT_EQ(::mkfifo((queue + "/f.json").c_str(), 0600), 0);
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 15s)) << d.log();
+    auto t0 = std::chrono::steady_clock::now();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s + 1s);
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(s.state_dir() + "/spool/rejected/f.json")));
+}
+
+// The engine answers the preflight but then hangs (`docker ps` never returns) while the daemon
+// reconciles at startup: SIGTERM still stops it within run.shutdownGrace.
+TEST(C15_Daemon, SigtermDuringAHungStartupReconciliationStopsWithinTheGrace) {
+    test::TempDir bin("radial-c15h");
+    std::string pid_file = bin / "ps.pid";
+    std::string wrapper = bin.write("docker",
+                                    "#!/bin/sh\n[ \"$1\" = --host ] && shift 2\n"
+                                    "if [ \"$1\" = info ]; then echo '\"24.0.0\"'; exit 0; fi\n"
+                                    "echo $$ > '" +
+                                        pid_file + "'\nexec sleep 3600\n");
+    ASSERT_EQ(::chmod(wrapper.c_str(), 0755), 0);
+    DaemonSetup s(
+        "shutdownGrace = \"2s\"\n",
+        "[run.docker]\nbinary = \"" + wrapper + "\"\ncommandTimeout = \"60s\"\npull = \"never\"\n");
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return test::pid_in(pid_file) > 0; }, 15s)) << d.log();
+    pid_t hung = test::pid_in(pid_file);
+    auto t0 = std::chrono::steady_clock::now();
+    d.signal(SIGTERM);
+    auto status = d.wait_exit(10s);
+    auto took = std::chrono::steady_clock::now() - t0;
+    // The hung CLI is this test's own: end it by its pid.
+    if (test::process_runs(hung, "sleep")) ::kill(hung, SIGKILL);
+    ASSERT_TRUE(status.has_value()) << d.log();
+    EXPECT_EQ(*status, 70) << d.log();
+    EXPECT_LT(took, 2s + 1500ms);
+    EXPECT_THAT(d.log(), HasSubstr("the startup reconciliation did not end within 2000 ms"));
+}
+
+// ---- C-17, a hung CLI leaves nothing ----
+
+// run.docker.binary is a wrapper that hangs in `sleep 3600`, with a 3 s preflight budget: the real
+// radiald and docker plugin fail naming the budget, and the wrapper's sleep does not survive.
+TEST(C17_RadialdTurn, AHungDockerBinaryFailsNamingTheBudgetAndLeavesNothing) {
+    test::TempDir d("radial-c17r");
+    std::string pid_file = d / "sleep.pid";
+    std::string wrapper =
+        d.write("docker", "#!/bin/sh\nsleep 3600 &\necho $! > '" + pid_file + "'\nwait\n");
+    ASSERT_EQ(::chmod(wrapper.c_str(), 0755), 0);
+    std::string config =
+        d.write("radiald.toml", "[run]\nstateDir = \"" + d.path() +
+                                    "/state\"\n[run.docker]\nbinary = \"" + wrapper +
+                                    "\"\npreflightTimeout = \"3s\"\npull = "
+                                    "\"never\"\n");
+    auto start = std::chrono::steady_clock::now();
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", config, "--image",
+                                "radial/busybox:latest", "--", "true"},
+                               {}, 60s);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("'docker info' did not answer within 3000 ms"));
+    pid_t sleeper = test::pid_in(pid_file);
+    ASSERT_GT(sleeper, 0) << r.err;
+    EXPECT_TRUE(test::process_gone_within(sleeper, "sleep", 5s)) << "pid " << sleeper;
+}
+
+} // namespace
+} // namespace radial

@@ -1,0 +1,83 @@
+// The spool in process (C-15): only regular files radiald's uid owns are read; anything else in
+// queue/ is moved to rejected/ without being opened or followed.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "../../support/temp_dir.h"
+#include "daemon/spool.h"
+
+namespace radial::daemon {
+namespace {
+namespace fs = std::filesystem;
+
+SpooledRequest request(const std::string& id) {
+    SpooledRequest r;
+    r.turn_id = id;
+    r.image = "img";
+    r.argv = {"echo", id};
+    return r;
+}
+
+TEST(C15_SpoolGuard, ListMovesWhatRadialdDidNotWriteAside) {
+    test::TempDir d;
+    Spool s(d.path());
+    s.ensure_dirs();
+    ASSERT_TRUE(s.enqueue(request("good")));
+    // A valid request elsewhere, reached through a symlink.
+    test::TempDir elsewhere;
+    Spool other(elsewhere.path());
+    ASSERT_TRUE(other.enqueue(request("link")));
+    fs::create_symlink(other.request_path("link"), s.request_path("link"));
+    fs::create_symlink(d / "nothing", s.request_path("dangling"));
+    ASSERT_EQ(::mkfifo(s.request_path("fifo").c_str(), 0600), 0);
+    fs::create_directory(s.request_path("dir"));
+
+    EXPECT_EQ(s.list(), std::vector<std::string>{"good"});
+    std::string rejected = d / "spool/rejected";
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(rejected + "/link.json")));
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(rejected + "/dangling.json")));
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(rejected + "/fifo.json")));
+    EXPECT_TRUE(fs::is_directory(fs::symlink_status(rejected + "/dir.json")));
+    // The symlink's target is untouched.
+    EXPECT_TRUE(other.load("link").has_value());
+    // A second entry of the same name does not replace the first.
+    ASSERT_EQ(::mkfifo(s.request_path("fifo").c_str(), 0600), 0);
+    EXPECT_EQ(s.list(), std::vector<std::string>{"good"});
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(rejected + "/fifo.json.1")));
+}
+
+TEST(C15_SpoolGuard, LoadNeverFollowsASymlinkNorWaitsOnAFifo) {
+    test::TempDir d;
+    Spool s(d.path());
+    s.ensure_dirs();
+    test::TempDir elsewhere;
+    Spool other(elsewhere.path());
+    ASSERT_TRUE(other.enqueue(request("link")));
+    fs::create_symlink(other.request_path("link"), s.request_path("link"));
+    ASSERT_EQ(::mkfifo(s.request_path("fifo").c_str(), 0600), 0);
+    EXPECT_FALSE(s.load("link").has_value());
+    EXPECT_FALSE(s.load("fifo").has_value()); // returns at once: O_NONBLOCK
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(d / "spool/rejected/link.json")));
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(d / "spool/rejected/fifo.json")));
+    EXPECT_FALSE(fs::exists(fs::symlink_status(s.request_path("link"))));
+}
+
+TEST(C15_SpoolGuard, AFileOfAnotherOwnerIsNotRead) {
+    if (::geteuid() != 0) GTEST_SKIP() << "chown to another uid needs root";
+    test::TempDir d;
+    Spool s(d.path());
+    ASSERT_TRUE(s.enqueue(request("theirs")));
+    ASSERT_EQ(::chown(s.request_path("theirs").c_str(), 12345, 12345), 0);
+    EXPECT_FALSE(s.load("theirs").has_value());
+    EXPECT_TRUE(fs::exists(d / "spool/rejected/theirs.json"));
+    ASSERT_TRUE(s.enqueue(request("theirs2")));
+    ASSERT_EQ(::chown(s.request_path("theirs2").c_str(), 12345, 12345), 0);
+    EXPECT_TRUE(s.list().empty());
+    EXPECT_TRUE(fs::exists(d / "spool/rejected/theirs2.json"));
+}
+
+} // namespace
+} // namespace radial::daemon
