@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+#include "host_processes.h"
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -15,8 +17,8 @@ namespace radial::test {
 // True while `pid` runs a program called `comm` and is not a zombie. A recycled pid running
 // something else counts as gone.
 inline bool process_runs(pid_t pid, const std::string& comm) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    // Not an ifstream: libstdc++ throws from underflow() when the process exits mid-read.
+    const std::string stat = read_proc_file("/proc/" + std::to_string(pid) + "/stat");
     auto open = stat.find('(');
     auto close = stat.rfind(')');
     if (open == std::string::npos || close == std::string::npos || close + 2 >= stat.size())
