@@ -195,7 +195,9 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
     err_redactor.flush(buffer);
     emit(RADIAL_STREAM_STDERR, buffer);
 
+    const auto refused = server->connection_stats().total();
     server.reset(); // the socket path is gone and the token worthless from here on
+    if (refused > 0) ran.connections_refused = refused;
 
     ran.error = redactor_->redact(ran.error);
     ran.stdout_tail = std::move(stdout_tail);
