@@ -420,6 +420,29 @@ TEST_F(TurnSocketServerTest, AnnouncedOversizeBodyIsRefusedBeforeItIsSent) {
     EXPECT_EQ(recorded_.count(), 0u);
 }
 
+// Over a real socket: an unsupported Transfer-Encoding is 501 and closes the connection; a
+// duplicate key is 400; a record is stored as posted, keys in their order.
+TEST_F(TurnSocketServerTest, StrictProtocolOverTheWire) {
+    TurnSocketServer server(unix_options(socket_path()), recorded_.sink());
+    auto fd = connect_unix(socket_path());
+    send_all(fd.get(), "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + token_ +
+                           "\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nxxxxx\r\n0\r\n\r\n");
+    bool closed = false;
+    const std::string got = read_until_closed(fd.get(), 2000ms, closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 501", 0), 0u) << got;
+    EXPECT_TRUE(closed);
+    EXPECT_EQ(post_unix(socket_path(), token_, R"({"type":"turn.result","payload":{"a":1,"a":2}})")
+                  .status,
+              400);
+    EXPECT_EQ(recorded_.count(), 0u);
+    ASSERT_EQ(post_unix(socket_path(), token_,
+                        R"({"type":"turn.result","payload":{"z":1, "a":[1.50,2E1]}})")
+                  .status,
+              201);
+    ASSERT_EQ(recorded_.count(), 1u);
+    EXPECT_EQ(recorded_.records[0].second, R"({"z":1,"a":[1.5,20.0]})");
+}
+
 TEST_F(TurnSocketServerTest, GarbageIsAnswered400AndClosed) {
     TurnSocketServer server(unix_options(socket_path()), recorded_.sink());
     auto fd = connect_unix(socket_path());
