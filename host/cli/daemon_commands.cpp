@@ -5,6 +5,7 @@
 #include "cli/runtime_setup.h"
 #include "config/instance_id.h"
 #include "daemon/daemon.h"
+#include "daemon/instance_claim.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool.h"
 #include "daemon/state_dir_lock.h"
@@ -125,6 +126,8 @@ int run_run_command(const DaemonOptions& o) {
         host::RuntimeClient client = open_runtime(*cfg);
         auto lock = daemon::StateDirLock::acquire(
             cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald run");
+        auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
+                                                    cfg->instance_id, cfg->state_dir);
         daemon::StopSignals signals;
         auto transport = resolve_turn_transport(*cfg, client);
         auto journal = journal::open_sqlite_journal(journal_path(*cfg));
@@ -154,6 +157,8 @@ int run_reconcile_command(const DaemonOptions& o) {
         host::RuntimeClient client = open_runtime(*cfg);
         auto lock = daemon::StateDirLock::acquire(
             cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald reconcile");
+        auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
+                                                    cfg->instance_id, cfg->state_dir);
         auto journal = journal::open_sqlite_journal(journal_path(*cfg));
         daemon::Spool spool(cfg->state_dir);
         auto r = daemon::reconcile(*cfg, client, *journal, spool);

@@ -2,6 +2,7 @@
 
 #include "cli/runtime_setup.h"
 #include "config/instance_id.h"
+#include "daemon/instance_claim.h"
 #include "daemon/state_dir_lock.h"
 #include "log/logger.h"
 #include "journal/journal_sqlite.h"
@@ -194,9 +195,12 @@ int run_turn_command(const TurnOptions& o) {
     // Shared: turns side by side are fine, but not beside a daemon or reconcile on this state
     // directory, whose startup pass would take this turn's box for an orphan (issue 5 §3).
     std::optional<daemon::StateDirLock> lock;
+    std::optional<daemon::InstanceClaim> claim;
     try {
         lock.emplace(daemon::StateDirLock::acquire(
             cfg.state_dir, daemon::StateDirLock::Mode::shared, "radiald turn"));
+        claim.emplace(daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
+                                                     cfg.instance_id, cfg.state_dir));
     } catch (const daemon::LockError& e) {
         log::error("turn", "{}", e.what());
         write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
