@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/runtime_setup.h"
+#include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/daemon.h"
 #include "daemon/instance_claim.h"
@@ -122,6 +123,7 @@ int run_run_command(const DaemonOptions& o) {
     if (!cfg) return 2;
     log::install_log_redaction();
     try {
+        config::check_box_id_range(*cfg);
         // Preflight first: a daemon that cannot run boxes says so before it touches anything.
         host::RuntimeClient client = open_runtime(*cfg);
         auto lock = daemon::StateDirLock::acquire(

@@ -1,6 +1,7 @@
 #include "cli/turn_command.h"
 
 #include "cli/runtime_setup.h"
+#include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/instance_claim.h"
 #include "daemon/state_dir_lock.h"
@@ -149,6 +150,7 @@ int run_turn_command(const TurnOptions& o) {
     try {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
         config::settle_instance_id(cfg);
+        config::check_box_id_range(cfg);
         req.turn_id = o.turn_id.value_or(turn::new_turn_id());
         turn::validate_turn_id(req.turn_id);
         req.image = o.image;

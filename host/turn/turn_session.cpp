@@ -4,6 +4,7 @@
 #include "log/logger.h"
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"
+#include "turn/workspace_handover.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -170,6 +171,11 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
         }
         runner_ = &runner;
     }
+    // The workspace is the box user's while the box runs, its owner's again once it is gone.
+    std::optional<WorkspaceHandover> handover;
+    if (const auto ids = numeric_user(spec.user))
+        for (const auto& m : spec.mounts)
+            if (m.target == kWorkspaceTarget) handover.emplace(m.source, ids->first, ids->second);
     redaction::StreamRedactor out_redactor = redactor_->stream(), err_redactor = redactor_->stream();
     std::string stdout_tail, stderr_tail, buffer;
     auto emit = [&](std::uint32_t stream, std::string_view bytes) {
@@ -197,6 +203,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
 
     const auto refused = server->connection_stats().total();
     server.reset(); // the socket path is gone and the token worthless from here on
+    if (handover) handover->give_back();
     if (refused > 0) ran.connections_refused = refused;
 
     ran.error = redactor_->redact(ran.error);
