@@ -50,6 +50,17 @@ void append_tail(std::string& tail, std::string_view bytes) {
 
 } // namespace
 
+bool TurnSession::user_is_honoured(const ContainerSpec& spec) const {
+    try {
+        for (const auto& d : env_.client.describe(spec))
+            if (d.field == RADIAL_FIELD_USER) return d.disposition == RADIAL_DISP_HONOURED;
+    } catch (const host::RuntimeError&) {
+        // The run reports the runtime's failure; the hand-over is moot then.
+        return false;
+    }
+    return true;
+}
+
 TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
     : env_(env), request_(std::move(request)), token_(socket::mint_turn_token()) {
     if (request_.turn_id.empty()) request_.turn_id = new_turn_id();
@@ -172,8 +183,10 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
         runner_ = &runner;
     }
     // The workspace is the box user's while the box runs, its owner's again once it is gone.
+    // Only when the runtime runs the box as spec.user: a VM boundary that supersedes it writes
+    // as its own user, and the tree must not change hands for nothing.
     std::optional<WorkspaceHandover> handover;
-    if (const auto ids = numeric_user(spec.user))
+    if (const auto ids = numeric_user(spec.user); ids && user_is_honoured(spec))
         for (const auto& m : spec.mounts)
             if (m.target == kWorkspaceTarget) handover.emplace(m.source, ids->first, ids->second);
     redaction::StreamRedactor out_redactor = redactor_->stream(), err_redactor = redactor_->stream();
