@@ -16,6 +16,7 @@
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "turn/turn_request.h"
+#include "turn/workspace_handover.h"
 
 namespace radial::cli {
 
@@ -130,6 +131,7 @@ int run_run_command(const DaemonOptions& o) {
             cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald run");
         auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
                                                     cfg->instance_id, cfg->state_dir);
+        turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg->state_dir));
         daemon::StopSignals signals;
         auto transport = resolve_turn_transport(*cfg, client);
         auto journal = journal::open_sqlite_journal(journal_path(*cfg));
@@ -164,6 +166,9 @@ int run_reconcile_command(const DaemonOptions& o) {
         auto journal = journal::open_sqlite_journal(journal_path(*cfg));
         daemon::Spool spool(cfg->state_dir);
         auto r = daemon::reconcile(*cfg, client, *journal, spool);
+        // After the orphans are gone, so nothing writes as the box user any more.
+        const auto handed_back =
+            turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg->state_dir));
         for (const auto& l : r.killed_boxes) fmt::print("removed box {}\n", l);
         for (const auto& id : r.reclaimed_turns) fmt::print("reclaimed turn {}\n", id);
         for (const auto& id : r.queue.admitted) fmt::print("journaled turn {} (queued)\n", id);
@@ -176,7 +181,9 @@ int run_reconcile_command(const DaemonOptions& o) {
             fmt::print("removed {} half-written submission(s)\n", r.stale_temp_files);
         for (const auto& id : r.queue.runnable)
             fmt::print("queued turn {} runs when the daemon starts\n", id);
-        if (r.nothing_done()) fmt::print("nothing to reconcile\n");
+        if (handed_back)
+            fmt::print("handed {} workspace(s) back to their owners\n", handed_back);
+        if (r.nothing_done() && handed_back == 0) fmt::print("nothing to reconcile\n");
         return 0;
     } catch (const StartupError& e) {
         log::error("reconcile", "{}", e.what());

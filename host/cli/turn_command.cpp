@@ -4,6 +4,7 @@
 #include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/instance_claim.h"
+#include "turn/workspace_handover.h"
 #include "daemon/state_dir_lock.h"
 #include "log/logger.h"
 #include "journal/journal_sqlite.h"
@@ -203,6 +204,9 @@ int run_turn_command(const TurnOptions& o) {
             cfg.state_dir, daemon::StateDirLock::Mode::shared, "radiald turn"));
         claim.emplace(daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
                                                      cfg.instance_id, cfg.state_dir));
+        // A turn of this state directory whose radiald was killed may have left its workspace
+        // with the box user.
+        turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
     } catch (const daemon::LockError& e) {
         log::error("turn", "{}", e.what());
         write_early_record(o, req.turn_id, cfg.container_runtime, e.what());

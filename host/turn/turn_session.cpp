@@ -188,7 +188,9 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
     std::optional<WorkspaceHandover> handover;
     if (const auto ids = numeric_user(spec.user); ids && user_is_honoured(spec))
         for (const auto& m : spec.mounts)
-            if (m.target == kWorkspaceTarget) handover.emplace(m.source, ids->first, ids->second);
+            if (m.target == kWorkspaceTarget)
+                handover.emplace(m.source, ids->first, ids->second,
+                                 handover_marker_dir(env_.cfg.state_dir) + "/" + id);
     redaction::StreamRedactor out_redactor = redactor_->stream(), err_redactor = redactor_->stream();
     std::string stdout_tail, stderr_tail, buffer;
     auto emit = [&](std::uint32_t stream, std::string_view bytes) {

@@ -18,12 +18,19 @@
 
 namespace radial::turn {
 
+// Where the hand-over notes of a state directory live.
+inline std::string handover_marker_dir(const std::string& state_dir) {
+    return state_dir + "/handovers";
+}
+
 class WorkspaceHandover {
 public:
     // Hands the tree to `box_uid` unless radiald is not root (then it does nothing at all), the
-    // box already runs as the owner, or the owner is root. `log` receives one line per problem
-    // (an entry that could not be changed); never throws for those.
-    WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid);
+    // box already runs as the owner, or the owner is root. Problems with single entries are
+    // logged, never thrown. With a `marker` path (under the state directory), a note of the
+    // hand-over is written there first and held locked until give_back(), so that a radiald
+    // killed meanwhile leaves what recover() needs to hand the tree back.
+    WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid, std::string marker = {});
     // Hands back (give_back()).
     ~WorkspaceHandover();
 
@@ -34,8 +41,14 @@ public:
     // only once the box is gone. Idempotent; never throws.
     void give_back() noexcept;
 
+    // Hands back every workspace whose note in `marker_dir` no live radiald holds (its turn's
+    // radiald was killed), then removes the note. Returns how many. Never throws; logs each.
+    static std::size_t recover(const std::string& marker_dir) noexcept;
+
 private:
     std::string workspace_;
+    std::string marker_;
+    int marker_fd_ = -1;
     uid_t box_uid_;
     gid_t box_gid_;
     uid_t owner_uid_ = 0;

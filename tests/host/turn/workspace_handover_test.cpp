@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "../../support/temp_dir.h"
 
@@ -78,6 +80,40 @@ TEST(WorkspaceHandover, ARootOwnedWorkspaceOnlyGetsTheBoxsFilesBack) {
     }
     EXPECT_EQ(lstat_of(w + "/made").st_uid, 0u);
     EXPECT_EQ(lstat_of(w + "/made").st_gid, lstat_of(w).st_gid);
+}
+
+// A radiald killed during its turn leaves a note; the next radiald of the state directory hands
+// the tree back. A note whose turn still runs (its lock held) is left alone.
+TEST(WorkspaceHandover, C12_AKilledRadialdsWorkspaceIsHandedBackByTheNextOne) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    test::TempDir ws("radial-ho-kill"), state("radial-ho-state");
+    const std::string w = ws.path();
+    std::ofstream(w + "/f") << "x";
+    ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
+    ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
+    const std::string notes = handover_marker_dir(state.path());
+    {
+        WorkspaceHandover live(w, kBox, kBox, notes + "/live");
+        EXPECT_EQ(WorkspaceHandover::recover(notes), 0u) << "a running turn's tree was taken";
+        EXPECT_EQ(lstat_of(w + "/f").st_uid, kBox);
+    }
+    EXPECT_FALSE(std::filesystem::exists(notes + "/live")) << "a finished hand-over left its note";
+
+    const pid_t child = ::fork();
+    if (child == 0) {
+        static std::optional<WorkspaceHandover> leaked; // _exit runs no destructor
+        leaked.emplace(w, kBox, kBox, notes + "/killed");
+        ::_exit(0); // as SIGKILL would: no give-back
+    }
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_EQ(lstat_of(w + "/f").st_uid, kBox) << "the child did not hand the tree over";
+    EXPECT_EQ(WorkspaceHandover::recover(notes), 1u);
+    EXPECT_EQ(lstat_of(w).st_uid, kOwner);
+    EXPECT_EQ(lstat_of(w + "/f").st_uid, kOwner);
+    EXPECT_FALSE(std::filesystem::exists(notes + "/killed"));
+    EXPECT_EQ(WorkspaceHandover::recover(notes), 0u);
 }
 
 } // namespace
