@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include "cli/runtime_setup.h"
+#include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/daemon.h"
+#include "daemon/instance_claim.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool.h"
 #include "daemon/state_dir_lock.h"
@@ -14,6 +16,7 @@
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "turn/turn_request.h"
+#include "turn/workspace_handover.h"
 
 namespace radial::cli {
 
@@ -121,10 +124,14 @@ int run_run_command(const DaemonOptions& o) {
     if (!cfg) return 2;
     log::install_log_redaction();
     try {
+        config::check_box_id_range(*cfg);
         // Preflight first: a daemon that cannot run boxes says so before it touches anything.
         host::RuntimeClient client = open_runtime(*cfg);
         auto lock = daemon::StateDirLock::acquire(
             cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald run");
+        auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
+                                                    cfg->instance_id, cfg->state_dir);
+        turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg->state_dir));
         daemon::StopSignals signals;
         auto transport = resolve_turn_transport(*cfg, client);
         auto journal = journal::open_sqlite_journal(journal_path(*cfg));
@@ -154,9 +161,14 @@ int run_reconcile_command(const DaemonOptions& o) {
         host::RuntimeClient client = open_runtime(*cfg);
         auto lock = daemon::StateDirLock::acquire(
             cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald reconcile");
+        auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
+                                                    cfg->instance_id, cfg->state_dir);
         auto journal = journal::open_sqlite_journal(journal_path(*cfg));
         daemon::Spool spool(cfg->state_dir);
         auto r = daemon::reconcile(*cfg, client, *journal, spool);
+        // After the orphans are gone, so nothing writes as the box user any more.
+        const auto handed_back =
+            turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg->state_dir));
         for (const auto& l : r.killed_boxes) fmt::print("removed box {}\n", l);
         for (const auto& id : r.reclaimed_turns) fmt::print("reclaimed turn {}\n", id);
         for (const auto& id : r.queue.admitted) fmt::print("journaled turn {} (queued)\n", id);
@@ -169,7 +181,9 @@ int run_reconcile_command(const DaemonOptions& o) {
             fmt::print("removed {} half-written submission(s)\n", r.stale_temp_files);
         for (const auto& id : r.queue.runnable)
             fmt::print("queued turn {} runs when the daemon starts\n", id);
-        if (r.nothing_done()) fmt::print("nothing to reconcile\n");
+        if (handed_back)
+            fmt::print("handed {} workspace(s) back to their owners\n", handed_back);
+        if (r.nothing_done() && handed_back == 0) fmt::print("nothing to reconcile\n");
         return 0;
     } catch (const StartupError& e) {
         log::error("reconcile", "{}", e.what());

@@ -1,5 +1,7 @@
 #include "cli/runtime_setup.h"
 
+#include "config/box_identity.h"
+
 #include "log/logger.h"
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -87,7 +89,11 @@ void check_config_against_runtime(const config::HostConfig& cfg, const host::Run
     probe.image = "startup-check";
     probe.argv = {"true"};
     probe.network = cfg.network;
-    probe.user = cfg.user;
+    // Every box carries a user: the box ids stand in for the owner radiald will find per turn.
+    probe.user = config::uses_box_id_range(cfg)
+                     ? fmt::format("{}:{}", config::default_box_ids(cfg).first,
+                                   config::default_box_ids(cfg).second)
+                     : cfg.user;
     struct Keyed {
         std::uint32_t field;
         const char* key;

@@ -1,7 +1,10 @@
 #include "cli/turn_command.h"
 
 #include "cli/runtime_setup.h"
+#include "config/box_identity.h"
 #include "config/instance_id.h"
+#include "daemon/instance_claim.h"
+#include "turn/workspace_handover.h"
 #include "daemon/state_dir_lock.h"
 #include "daemon/stop_signals.h"
 #include "fs/pinned_directory.h"
@@ -133,6 +136,7 @@ int run_turn_command(const TurnOptions& o) {
     try {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
         config::settle_instance_id(cfg);
+        config::check_box_id_range(cfg);
         req.turn_id = o.turn_id.value_or(turn::new_turn_id());
         turn::validate_turn_id(req.turn_id);
         req.image = o.image;
@@ -179,9 +183,15 @@ int run_turn_command(const TurnOptions& o) {
     // Shared: turns side by side are fine, but not beside a daemon or reconcile on this state
     // directory, whose startup pass would take this turn's box for an orphan (issue 5 §3).
     std::optional<daemon::StateDirLock> lock;
+    std::optional<daemon::InstanceClaim> claim;
     try {
         lock.emplace(daemon::StateDirLock::acquire(
             cfg.state_dir, daemon::StateDirLock::Mode::shared, "radiald turn"));
+        claim.emplace(daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
+                                                     cfg.instance_id, cfg.state_dir));
+        // A turn of this state directory whose radiald was killed may have left its workspace
+        // with the box user.
+        turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
     } catch (const daemon::LockError& e) {
         log::error("turn", "{}", e.what());
         write_early_record(o, req.turn_id, cfg.container_runtime, e.what());

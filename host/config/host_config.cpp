@@ -224,6 +224,23 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 cfg.network = r.string(key, v);
             } else if (name == "user") {
                 cfg.user = r.string(key, v);
+            } else if (name == "boxIdRange") {
+                // "FIRST-LAST", decimal. Not above 2^31-1: some tools take ids as signed.
+                const std::string text = r.string(key, v);
+                const auto dash = text.find('-');
+                auto number = [](const std::string& s) -> std::optional<std::uint64_t> {
+                    if (s.empty() || s.size() > 10 ||
+                        s.find_first_not_of("0123456789") != std::string::npos)
+                        return std::nullopt;
+                    return std::stoull(s);
+                };
+                auto first = dash == std::string::npos ? std::nullopt : number(text.substr(0, dash));
+                auto last = dash == std::string::npos ? std::nullopt : number(text.substr(dash + 1));
+                if (!first || !last || *first == 0 || *first > *last || *last > 2147483647)
+                    r.fail(key, "must be \"FIRST-LAST\", decimal ids with 0 < FIRST <= LAST <= "
+                                "2147483647, e.g. \"2000000000-2000065535\"");
+                cfg.box_id_first = static_cast<std::uint32_t>(*first);
+                cfg.box_id_last = static_cast<std::uint32_t>(*last);
             } else if (name == "turnTransport") {
                 cfg.turn_transport = r.string(key, v);
                 if (cfg.turn_transport != "auto" && cfg.turn_transport != "unix" && cfg.turn_transport != "tcp")

@@ -37,7 +37,12 @@ struct HostConfig {
     // (config/instance_id.h) then uses the id generated once and persisted in the state directory.
     std::string instance_id;
     std::string network;                  // run.network: empty = no network
-    std::string user;                     // run.user: "uid:gid"; empty = runtime default
+    // run.user: "uid[:gid]", "workspace-owner", or empty = the first id of run.boxIdRange
+    // (config/box_identity.h).
+    std::string user;
+    // run.boxIdRange: ids reserved for boxes, no host account or process may use them.
+    std::uint32_t box_id_first = 2'000'000'000;
+    std::uint32_t box_id_last = 2'000'065'535;
     bool codex_auth = false;              // run.codexAuth (ADR §7): refused unless supported
     std::string turn_transport = "auto";  // run.turnTransport: "auto" | "unix" | "tcp"
     std::string turn_socket_host;         // run.turnSocketHost: tcp bind host; empty = runtime's

@@ -15,11 +15,9 @@
 namespace radial::daemon {
 namespace fs = std::filesystem;
 
-namespace {
-
-// Pids holding an flock(2) on the file open as `fd`, read from /proc/locks (the kernel's own
-// account, so never stale), and whether one of them holds it exclusively.
-std::vector<pid_t> lock_holders(int fd, bool& exclusive) {
+// See state_dir_lock.h. Pids holding an flock(2) on the file open as `fd`, read from /proc/locks
+// (the kernel's own account, so never stale), and whether one of them holds it exclusively.
+std::vector<pid_t> flock_holders(int fd, bool& exclusive) {
     std::vector<pid_t> pids;
     struct stat st {};
     if (::fstat(fd, &st) != 0) return pids;
@@ -44,6 +42,8 @@ std::vector<pid_t> lock_holders(int fd, bool& exclusive) {
     }
     return pids;
 }
+
+namespace {
 
 std::string describe(const StateDirLock::Holder& h) {
     std::string who = h.command.empty() ? (h.exclusive ? std::string("another radiald")
@@ -89,7 +89,7 @@ StateDirLock StateDirLock::acquire(const std::string& state_dir, Mode mode,
         if (errno != EWOULDBLOCK)
             throw LockError(fmt::format("locking '{}': {}", path, std::strerror(errno)));
         Holder h;
-        h.pids = lock_holders(fd.get(), h.exclusive);
+        h.pids = flock_holders(fd.get(), h.exclusive);
         h.command = written_command(fd.get());
         if (!h.exclusive && mode == Mode::exclusive)
             h.command.clear(); // stale: shared holders only
@@ -128,7 +128,7 @@ std::optional<StateDirLock::Holder> StateDirLock::probe(const std::string& state
                         "packaged daemon)");
     }
     Holder h;
-    h.pids = lock_holders(fd.get(), h.exclusive);
+    h.pids = flock_holders(fd.get(), h.exclusive);
     if (h.pids.empty()) {
         // /proc/locks unavailable: ask the lock itself (a shared probe fails only beside an
         // exclusive holder).

@@ -30,6 +30,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Pids holding an flock(2) on the file open as `fd`, from /proc/locks (empty when it cannot say);
+// `exclusive` is set when one of them holds it exclusively. Never throws except bad_alloc.
+std::vector<pid_t> flock_holders(int fd, bool& exclusive);
+
 class StateDirLock {
 public:
     enum class Mode { exclusive, shared };

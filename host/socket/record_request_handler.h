@@ -10,16 +10,19 @@
 //     target is not exactly /v1/records                  → 404
 //     method is not POST                                  → 405, `Allow: POST`
 //     Authorization is not `Bearer <the token>`           → 401, `WWW-Authenticate: Bearer`
+//     Transfer-Encoding other than one plain `chunked`    → 501
 //     Content-Length above max_body_bytes                 → 413
 //   body stage:
 //     (a chunked body over max_body_bytes                 → 413, enforced by the reader)
-//     not JSON, nested deeper than kMaxJsonDepth, not an object, no string "type",
-//     no "payload"                                        → 400
+//     not JSON, nested deeper than kMaxJsonDepth, a duplicate key in any object, a number
+//     the stored record could not hold exactly (beyond a 64-bit float's range or digits),
+//     not an object, no string "type", no "payload"       → 400
 //     "type" is not the turn's record type                → 403 (requested-type-only guard)
 //     the sink throws                                     → 500, generic message
 //     otherwise the sink stores the record                → 201 {"seq": N}
 // Every error body is `{"error": "<reason>"}`. No response or reason ever contains the token,
-// the payload or any other client-supplied text.
+// the payload or any other client-supplied text. What reaches the sink is the posted payload
+// value itself: keys in their posted order, every number as posted (in its shortest form).
 #pragma once
 
 #include <boost/beast/http/message.hpp>
@@ -37,9 +40,10 @@ namespace http = boost::beast::http;
 
 // Stores one accepted record and returns its sequence number in the turn journal.
 // `type` is the turn's record type; `payload_json` is the payload re-serialised as compact JSON
-// (valid UTF-8); both are borrowed for the call only. May throw: the client then gets a 500 with
-// a generic message and the exception text goes nowhere. The server calls it on its serving
-// thread, one call at a time (never concurrently with itself).
+// (valid UTF-8, keys in posted order, the same value as posted); both are borrowed for the call
+// only. May throw: the client then gets a 500 with a generic message and the exception text goes
+// nowhere. The server calls it on its serving thread, one call at a time (never concurrently with
+// itself).
 using RecordSink =
     std::function<std::uint64_t(std::string_view type, std::string_view payload_json)>;
 
@@ -68,9 +72,13 @@ struct HandlerResult {
     std::string reason;
 };
 
-// The header-stage checks (404, 405, 401, 413-by-length), run as soon as the request header has
-// arrived and before any body byte is read, so an unauthenticated client can never make the host
-// buffer a body. `content_length` is the announced Content-Length, if any (chunked bodies are
+// Whether the header carries `Authorization: Bearer <the turn's token>` (constant-time compare).
+// The server uses it to admit a connection before it answers the request. [thread-safe]
+bool presents_valid_token(const http::request_header<>& header, const HandlerContext& context);
+
+// The header-stage checks (404, 405, 401, 501, 413-by-length), run as soon as the request header
+// has arrived and before any body byte is read, so an unauthenticated client can never make the
+// host buffer a body. `content_length` is the announced Content-Length, if any (chunked bodies are
 // bounded by the reader instead). Returns the rejection, or nullopt when the body may be read.
 // A rejection always carries `Connection: close`: its body, if any, was never read, so the stream
 // cannot be used for another request. Never throws except std::bad_alloc. [thread-safe]

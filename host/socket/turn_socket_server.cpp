@@ -102,18 +102,15 @@ private:
         });
     }
 
+    // Every new connection is admitted: when the pending connections (those without the token
+    // yet) are at their limit, the oldest of them is evicted to make room. So connections that
+    // never authenticate cannot keep the box out, and only the box's own connections, which
+    // hold the token, ever occupy the max_connections slots.
     void admit(typename Protocol::socket socket) {
         std::string peer = describe_peer(socket);
-        if (state_.open_connections >= state_.options.max_connections) {
-            state_.log.line(fmt::format(
-                "refused connection from {}: {} connections already open (max_connections)", peer,
-                state_.open_connections));
-            error_code ignored;
-            socket.close(ignored);
-            return;
-        }
         std::erase_if(state_.sessions, [](const auto& w) { return w.expired(); });
-        ++state_.open_connections;
+        while (state_.pending.size() >= state_.options.max_pending_connections)
+            state_.pending.front()->evict(); // removes itself from the list
         auto session =
             std::make_shared<Session<Protocol>>(std::move(socket), state_, std::move(peer));
         state_.sessions.push_back(session);
@@ -187,6 +184,8 @@ struct TurnSocketServer::Impl {
     ServerState state;       // outlives the io_context: sessions touch it as they die
     asio::io_context ioc{1};
     std::unique_ptr<ListenerBase> listener;
+    asio::steady_timer summary_timer{ioc};
+    std::chrono::steady_clock::time_point last_summary = std::chrono::steady_clock::now();
     std::thread thread;
 
     Impl(TurnSocketOptions opts, RecordSink record_sink)
@@ -197,6 +196,7 @@ struct TurnSocketServer::Impl {
         else
             bind_tcp();
         listener->start();
+        schedule_summary();
         // Every request runs here; a handler exception (only std::bad_alloc is possible) is
         // logged and serving resumes rather than leaving the turn without its socket.
         thread = std::thread([this] {
@@ -217,6 +217,8 @@ struct TurnSocketServer::Impl {
             // then stop the loop: handlers still queued are destroyed, never run.
             asio::post(ioc, [this] {
                 state.stopping = true;
+                summary_timer.cancel();
+                log_summary();
                 listener->stop();
                 for (auto& weak : state.sessions)
                     if (auto session = weak.lock()) session->stop();
@@ -224,6 +226,23 @@ struct TurnSocketServer::Impl {
             });
             thread.join();
         }
+    }
+
+    // Every summary_interval, one line for the refusals since the previous one (if any).
+    void schedule_summary() {
+        summary_timer.expires_after(options.summary_interval);
+        summary_timer.async_wait([this](error_code ec) {
+            if (ec || state.stopping) return;
+            log_summary();
+            schedule_summary();
+        });
+    }
+
+    void log_summary() {
+        const auto now = std::chrono::steady_clock::now();
+        const auto span = std::chrono::ceil<std::chrono::seconds>(now - last_summary).count();
+        last_summary = now;
+        state.log_summary(std::max<long long>(span, 1));
     }
 
     [[noreturn]] void fail(std::string_view what) const {
@@ -247,10 +266,12 @@ struct TurnSocketServer::Impl {
                 "the record type has a byte outside printable ASCII, a space, a quote or a "
                 "backslash; use a plain identifier such as 'turn.result'");
         if (options.max_body_bytes == 0 || options.max_connections == 0 ||
-            options.request_timeout.count() <= 0 || options.max_logged_rejections == 0)
+            options.max_pending_connections == 0 || options.request_timeout.count() <= 0 ||
+            options.auth_timeout.count() <= 0 || options.summary_interval.count() <= 0 ||
+            options.max_logged_rejections == 0)
             fail(
-                "max_body_bytes, max_connections, request_timeout and max_logged_rejections "
-                "must all be positive");
+                "max_body_bytes, max_connections, max_pending_connections, request_timeout, "
+                "auth_timeout, summary_interval and max_logged_rejections must all be positive");
     }
 
     void bind_unix() {
@@ -366,5 +387,13 @@ TurnSocketServer::~TurnSocketServer() = default;
 const std::string& TurnSocketServer::address() const noexcept { return impl_->address; }
 
 std::uint16_t TurnSocketServer::port() const noexcept { return impl_->port; }
+
+ConnectionStats TurnSocketServer::connection_stats() const noexcept {
+    ConnectionStats stats;
+    stats.without_token = impl_->state.total_no_token.load();
+    stats.evicted = impl_->state.total_evicted.load();
+    stats.over_limit = impl_->state.total_over_limit.load();
+    return stats;
+}
 
 } // namespace radial::socket

@@ -58,18 +58,38 @@ struct TurnSocketOptions {
     std::string record_type;
 
     std::size_t max_body_bytes = 1 << 20; // bytes; a larger body gets 413
-    std::size_t max_connections = 8;      // concurrent connections; more are closed at accept
+    // Connections that have presented the token, at once; one more that presents it gets 503.
+    std::size_t max_connections = 8;
+    // Connections that have not presented the token yet, at once. A new connection is always
+    // accepted: at this limit the oldest pending one is evicted, so connections without the
+    // token never hold a slot against the box's.
+    std::size_t max_pending_connections = 64;
+    // A connection whose first request header, with the valid token, has not arrived within
+    // this is dropped, however long request_timeout is.
+    std::chrono::milliseconds auth_timeout{1'000};
+    // How often a summary of refused and evicted connections is logged (when there were any),
+    // and once more when the server stops.
+    std::chrono::milliseconds summary_interval{10'000};
     // The whole request (header and body) must arrive, and the response be written, within
     // this; a slow or silent client (or an idle keep-alive connection) is dropped after it.
     std::chrono::milliseconds request_timeout{10'000};
 
-    // Receives one line per rejected request or refused connection (status, reason, peer) and
-    // per I/O failure; never the token or a payload. Called on the serving thread. Empty = no
+    // Receives one line per rejected request (status, reason, peer) and per I/O failure, and
+    // the refusal summaries; never the token or a payload. Called on the serving thread. Empty = no
     // logging. The lead wires it to radial::log with component "socket".
     std::function<void(std::string_view line)> log_line;
     // At most this many rejection lines per server, then one "further rejections not logged"
-    // line, so a flooding box cannot fill the host's log.
+    // line, so a flooding box cannot fill the host's log. Summaries are not capped (they are
+    // rate-limited by summary_interval).
     std::size_t max_logged_rejections = 32;
+};
+
+// Connections closed since the server started without ever being served with the token.
+struct ConnectionStats {
+    std::uint64_t without_token = 0; // refused (401), closed, or past auth_timeout without it
+    std::uint64_t evicted = 0;       // evicted, unauthenticated, to admit a newer connection
+    std::uint64_t over_limit = 0;    // presented the token while max_connections were open
+    std::uint64_t total() const noexcept { return without_token + evicted + over_limit; }
 };
 
 // A bound, serving turn socket. Construction binds and starts the serving thread; destruction
@@ -105,6 +125,9 @@ public:
 
     // The bound tcp port; 0 for a unix socket. [thread-safe]
     std::uint16_t port() const noexcept;
+
+    // Refused and evicted connections so far (also logged as summaries). [thread-safe]
+    ConnectionStats connection_stats() const noexcept;
 
 private:
     struct Impl;

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,9 +79,21 @@ public:
     virtual ~SessionBase() = default;
     // Closes the connection now; pending operations complete with operation_aborted.
     virtual void stop() = 0;
+    // Closes a connection that has not authenticated, to make room for a newer one.
+    virtual void evict() = 0;
 };
 
-// What the listener and every session share. Serving thread only once serving has started.
+// Why connections were closed without ever presenting the token (or over the limit), counted
+// per summary window and in total.
+struct RefusalCounts {
+    std::uint64_t no_token = 0;   // closed, refused (401) or timed out without a valid token
+    std::uint64_t evicted = 0;    // the oldest unauthenticated one, closed for a newer one
+    std::uint64_t over_limit = 0; // authenticated while max_connections were already
+    std::uint64_t total() const { return no_token + evicted + over_limit; }
+};
+
+// What the listener and every session share. Serving thread only once serving has started,
+// except the atomic totals, which connection_stats() reads from any thread.
 struct ServerState {
     ServerState(const TurnSocketOptions& opts, const RecordSink& sink)
         : options(opts),
@@ -89,9 +103,33 @@ struct ServerState {
     const TurnSocketOptions& options;
     HandlerContext context;
     RejectionLog log;
-    std::size_t open_connections = 0;
+    std::size_t authenticated_connections = 0;
+    // Connections that have not presented the token yet, oldest first.
+    std::list<SessionBase*> pending;
     bool stopping = false;
     std::vector<std::weak_ptr<SessionBase>> sessions; // to close at shutdown
+
+    RefusalCounts window; // since the last summary line
+    std::atomic<std::uint64_t> total_no_token{0}, total_evicted{0}, total_over_limit{0};
+
+    void count(std::uint64_t RefusalCounts::*which, std::atomic<std::uint64_t>& total) {
+        ++(window.*which);
+        ++total;
+    }
+
+    // One line for every refusal since the last one, whatever the cap on individual lines: a
+    // squatter must never make refusals invisible. `window_seconds` is the span it covers.
+    void log_summary(long long window_seconds) {
+        const auto n = window.total();
+        if (n == 0 || !options.log_line) return;
+        options.log_line(fmt::format(
+            "{} connection{} refused/evicted in the last {} s ({} without a valid token within "
+            "{} ms, {} evicted for a newer connection, {} over the limit of {} authenticated "
+            "connections)",
+            n, n == 1 ? "" : "s", window_seconds, window.no_token, options.auth_timeout.count(),
+            window.evicted, window.over_limit, options.max_connections));
+        window = {};
+    }
 };
 
 // The box's identity as the kernel reports it (SO_PEERCRED), for log lines.
@@ -118,19 +156,70 @@ public:
     Session(Socket socket, ServerState& state, std::string peer)
         : socket_(std::move(socket)),
           timer_(socket_.get_executor()),
+          auth_timer_(socket_.get_executor()),
           state_(state),
           peer_(std::move(peer)) {}
 
     ~Session() override {
         // Only reached without finish() when the io_context is torn down at shutdown.
-        if (!finished_) --state_.open_connections;
+        if (!finished_) release_slot();
     }
 
-    void start() { read_next(); }
+    // Joins the pending connections (the listener has made room) and starts reading. The token
+    // must arrive within auth_timeout, whatever request_timeout allows.
+    void start() {
+        pending_pos_ = state_.pending.insert(state_.pending.end(), this);
+        in_pending_ = true;
+        auth_timer_.expires_after(state_.options.auth_timeout);
+        auth_timer_.async_wait([self = this->shared_from_this()](error_code ec) {
+            if (ec || self->finished_ || self->authenticated_) return;
+            self->finish();
+        });
+        read_next();
+    }
 
     void stop() override { finish(); }
 
+    void evict() override {
+        if (finished_) return;
+        counted_ = true;
+        state_.count(&RefusalCounts::evicted, state_.total_evicted);
+        finish();
+    }
+
 private:
+    // Leaves the pending list or gives back the authenticated slot, exactly once.
+    void release_slot() {
+        if (in_pending_) {
+            state_.pending.erase(pending_pos_);
+            in_pending_ = false;
+        }
+        if (authenticated_) --state_.authenticated_connections;
+    }
+
+    // Called for the first request header that carries the token: the connection moves from the
+    // pending list to an authenticated slot, if one is free. False when it was refused instead.
+    bool authenticate() {
+        if (state_.authenticated_connections >= state_.options.max_connections) {
+            counted_ = true;
+            state_.count(&RefusalCounts::over_limit, state_.total_over_limit);
+            const unsigned version = parser_->get().version() == 10 ? 10 : 11;
+            reply_and_close(make_error_result(
+                http::status::service_unavailable,
+                fmt::format("{} connections with the turn token are already open; close one or "
+                            "reuse it",
+                            state_.options.max_connections),
+                version, false));
+            return false;
+        }
+        state_.pending.erase(pending_pos_);
+        in_pending_ = false;
+        authenticated_ = true;
+        ++state_.authenticated_connections;
+        auth_timer_.cancel();
+        return true;
+    }
+
     // Each request gets its own deadline covering header, body and response (issue 3: slow and
     // silent clients are dropped). The generation makes a stale expiry harmless.
     void arm_deadline() {
@@ -140,7 +229,9 @@ private:
             if (ec || generation != self->deadline_generation_ || self->finished_) return;
             // Already answered and logged; or an idle keep-alive connection, which is normal
             // client behaviour and not worth a line.
-            if (self->lingering_ || (self->served_ > 0 && self->buffer_.size() == 0))
+            // A connection without the token is counted in the summary, not logged one by one.
+            if (self->lingering_ || !self->authenticated_ ||
+                (self->served_ > 0 && self->buffer_.size() == 0))
                 return self->finish();
             self->state_.log.line(
                 fmt::format("dropped connection from {}: no complete request within {} ms",
@@ -165,6 +256,9 @@ private:
     void on_header(error_code ec) {
         if (finished_) return;
         if (ec) return on_read_error(ec);
+        if (!authenticated_ && presents_valid_token(parser_->get(), state_.context) &&
+            !authenticate())
+            return;
         const auto announced = parser_->content_length();
         std::optional<std::uint64_t> content_length;
         if (announced) content_length = *announced;
@@ -272,15 +366,19 @@ private:
     void finish() {
         if (finished_) return;
         finished_ = true;
+        if (!authenticated_ && !counted_ && !state_.stopping)
+            state_.count(&RefusalCounts::no_token, state_.total_no_token);
         error_code ignored;
         socket_.shutdown(Socket::shutdown_both, ignored);
         socket_.close(ignored);
         timer_.cancel();
-        --state_.open_connections;
+        auth_timer_.cancel();
+        release_slot();
     }
 
     Socket socket_;
     asio::steady_timer timer_;
+    asio::steady_timer auth_timer_;
     ServerState& state_;
     std::string peer_;
     beast::flat_buffer buffer_;
@@ -291,6 +389,10 @@ private:
     std::size_t drained_ = 0;
     std::uint64_t deadline_generation_ = 0;
     std::uint64_t served_ = 0; // requests answered on this connection
+    std::list<SessionBase*>::iterator pending_pos_;
+    bool in_pending_ = false;
+    bool authenticated_ = false;
+    bool counted_ = false; // already counted as evicted or over the limit
     bool lingering_ = false;
     bool finished_ = false;
 };

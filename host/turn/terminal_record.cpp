@@ -71,6 +71,7 @@ std::string TerminalRecord::to_json() const {
     j["endedAt"] = format_timestamp(ended_at);
     j["durationMs"] = duration_ms;
     if (records_received) j["recordsReceived"] = *records_received;
+    if (connections_refused) j["connectionsRefused"] = *connections_refused;
     // Invalid UTF-8 (the output tail, a CLI's message) shows as U+FFFD rather than making the
     // record unwritable.
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);

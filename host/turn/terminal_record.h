@@ -35,6 +35,9 @@ struct TerminalRecord {
     std::chrono::system_clock::time_point ended_at;
     std::uint64_t duration_ms = 0;
     std::optional<std::uint64_t> records_received; // set by reconciliation: records the turn posted
+    // Connections to the turn socket refused or evicted without the token (or over the limit),
+    // when there were any.
+    std::optional<std::uint64_t> connections_refused;
 
     // The process exit status `radiald turn` reports: the turn's own exit code; 124 when it timed
     // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`) or the turn was
@@ -43,7 +46,7 @@ struct TerminalRecord {
 
     // One JSON object: turnId, runtime, image, label, status, exitCode, signal, reason, error,
     // outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds), durationMs,
-    // recordsReceived.
+    // recordsReceived, connectionsRefused.
     // Absent values are omitted.
     std::string to_json() const;
 };

@@ -1,5 +1,7 @@
 #include "turn/turn_request.h"
 
+#include "config/box_identity.h"
+
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -83,7 +85,14 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
     s.env = req.env;
     s.timeout_ms = req.timeout_ms;
     s.network = cfg.network;
-    s.user = cfg.user;
+    // Never the workspace's owner or group unless the operator asked (box_identity.h).
+    const auto [box_uid, box_gid] = config::default_box_ids(cfg);
+    const bool as_owner = cfg.user == config::kWorkspaceOwnerUser;
+    s.user = cfg.user.empty() ? fmt::format("{}:{}", box_uid, box_gid) : cfg.user;
+    if (as_owner && req.workspace.empty())
+        throw RequestError(
+            "run.user = \"workspace-owner\" runs the box as the workspace's owner, but the turn "
+            "has no workspace; pass --workspace, or unset run.user");
     if (!req.workspace.empty()) {
         std::error_code ec;
         fs::path ws = fs::absolute(req.workspace, ec).lexically_normal();
@@ -98,8 +107,14 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
         s.mounts.push_back({path, kWorkspaceTarget, false});
         s.workdir = kWorkspaceTarget;
         struct stat st {};
-        if (s.user.empty() && ::stat(path.c_str(), &st) == 0 && st.st_uid != 0)
-            s.user = fmt::format("{}:{}", st.st_uid, st.st_gid);
+        if (as_owner) {
+            if (::stat(path.c_str(), &st) != 0 || st.st_uid == 0)
+                throw RequestError(fmt::format(
+                    "run.user = \"workspace-owner\": workspace '{}' belongs to root, and a box "
+                    "never runs as root; unset run.user",
+                    path));
+            s.user = fmt::format("{}:{}", st.st_uid, box_gid);
+        }
     }
     for (std::size_t i = 0; i < req.mounts.size(); ++i) {
         const auto& m = req.mounts[i];

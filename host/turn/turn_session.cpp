@@ -12,6 +12,7 @@
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"
 #include "turn/output_tail.h"
+#include "turn/workspace_handover.h"
 
 namespace radial::turn {
 namespace fs = std::filesystem;
@@ -41,6 +42,17 @@ std::string request_json(const TurnRequest& r, const redaction::Redactor& redact
 }
 
 } // namespace
+
+bool TurnSession::user_is_honoured(const ContainerSpec& spec) const {
+    try {
+        for (const auto& d : env_.client.describe(spec))
+            if (d.field == RADIAL_FIELD_USER) return d.disposition == RADIAL_DISP_HONOURED;
+    } catch (const host::RuntimeError&) {
+        // The run reports the runtime's failure; the hand-over is moot then.
+        return false;
+    }
+    return true;
+}
 
 TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
     : env_(env), request_(std::move(request)), token_(socket::mint_turn_token()) {
@@ -167,8 +179,16 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
         }
         runner_ = &runner;
     }
-    redaction::StreamRedactor out_redactor = redactor_->stream(),
-                              err_redactor = redactor_->stream();
+    // The workspace is the box user's while the box runs, its owner's again once it is gone.
+    // Only when the runtime runs the box as spec.user: a VM boundary that supersedes it writes
+    // as its own user, and the tree must not change hands for nothing.
+    std::optional<WorkspaceHandover> handover;
+    if (const auto ids = numeric_user(spec.user); ids && user_is_honoured(spec))
+        for (const auto& m : spec.mounts)
+            if (m.target == kWorkspaceTarget)
+                handover.emplace(m.source, ids->first, ids->second,
+                                 handover_marker_dir(env_.cfg.state_dir) + "/" + id);
+    redaction::StreamRedactor out_redactor = redactor_->stream(), err_redactor = redactor_->stream();
     std::string stdout_tail, stderr_tail, buffer;
     auto emit = [&](std::uint32_t stream, std::string_view bytes) {
         if (bytes.empty()) return;
@@ -194,7 +214,10 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
     err_redactor.flush(buffer);
     emit(RADIAL_STREAM_STDERR, buffer);
 
+    const auto refused = server->connection_stats().total();
     server.reset(); // the socket path is gone and the token worthless from here on
+    if (handover) handover->give_back();
+    if (refused > 0) ran.connections_refused = refused;
 
     ran.error = redactor_->redact(ran.error);
     ran.stdout_tail = std::move(stdout_tail);

@@ -88,6 +88,9 @@ public:
     const redaction::Redactor& redactor() const noexcept { return *redactor_; }
 
 private:
+    // Whether the runtime runs the box as spec.user (rather than superseding or refusing it).
+    bool user_is_honoured(const ContainerSpec& spec) const;
+
     const TurnEnvironment& env_;
     TurnRequest request_;
     ContainerSpec spec_;

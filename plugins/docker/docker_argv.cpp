@@ -265,6 +265,10 @@ std::optional<ContainerState> parse_container_state(std::string_view output) {
         s.exit_code = v->get<int>();
     if (auto v = state.find("Error"); v != state.end() && v->is_string())
         s.error = v->get<std::string>();
+    if (auto v = state.find("Status"); v != state.end() && v->is_string())
+        s.being_removed = v->get<std::string>() == "removing";
+    if (auto v = state.find("Dead"); v != state.end() && v->is_boolean() && v->get<bool>())
+        s.being_removed = true;
     return s;
 }
 

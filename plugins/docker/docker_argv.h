@@ -86,6 +86,9 @@ struct ContainerState {
     bool oom_killed = false; // State.OOMKilled: the memory cap killed a process of the box
     int exit_code = 0;       // State.ExitCode
     std::string error;       // State.Error: why the engine could not start it, if it said
+    // State.Status "removing" or State.Dead: a removal is under way. The plugin inspects before it
+    // removes, so that removal is someone else's.
+    bool being_removed = false;
     friend bool operator==(const ContainerState&, const ContainerState&) = default;
 };
 

@@ -117,6 +117,8 @@ ContainerState DockerCli::state(const std::string& id, std::string_view label) c
     if (state) return *state;
     std::string what = "inspecting box '" + std::string(label) + "' (container '" +
                        id.substr(0, 12) + "') with 'docker inspect'";
+    if (!r.timed_out && r.status.exited && r.status.code != 0 && only_gone_errors(r.err))
+        throw Error(RADIAL_E_NOT_FOUND, what + ": the engine has no such container");
     throw Error(RADIAL_E_UNAVAILABLE,
                 r.ok() ? what + " (engine " + engine_name() + "): no container state in its answer"
                        : failure(r, what, budget) + "; check that dockerd is running");

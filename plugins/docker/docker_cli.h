@@ -52,8 +52,8 @@ public:
     std::vector<std::string> ids_with_label(std::string_view label) const;
 
     // How container `id` (of box `label`, for messages) stands, from `docker inspect` within
-    // commandTimeout. Throws Error(RADIAL_E_UNAVAILABLE) with docker's message when the engine
-    // does not answer or the container does not exist.
+    // commandTimeout. Throws Error(RADIAL_E_NOT_FOUND) when the engine answers that the container
+    // does not exist, Error(RADIAL_E_UNAVAILABLE) with docker's message when it does not answer.
     ContainerState state(const std::string& id, std::string_view label) const;
 
     // `docker rm --force --volumes` of `ids` (those of box `label`, for messages) within

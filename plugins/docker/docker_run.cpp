@@ -175,17 +175,35 @@ radial::plugin::RunResult BoxRun::execute() {
     std::optional<std::string> never_started;
     std::optional<ContainerState> state;
     if (ending == Ending::none) {
+        bool removed_by_another = false;
         try {
             state = cli_.state(*cid, spec_.label);
+            removed_by_another = state->being_removed;
             if (!state->started)
                 never_started = state->error.empty()
                                     ? plugin_support::cli_message(err_tail_, kErrTailBytes)
                                     : state->error;
         } catch (const Error& e) {
-            host_.warn("reading how " + box() + " ended: " + e.what() +
-                       "; judging from the docker client alone");
-            never_started = start_failure(status, *cid);
+            removed_by_another = e.code() == RADIAL_E_NOT_FOUND;
+            if (!removed_by_another) {
+                host_.warn("reading how " + box() + " ended: " + e.what() +
+                           "; judging from the docker client alone");
+                never_started = start_failure(status, *cid);
+            }
         }
+        // Gone, or going, before this run removed it, and not at its request: someone else
+        // removed it (a `docker rm`, or another radiald given the same run.instanceId). The exit
+        // status is then docker's kill, not the command's, so it must not be reported as one.
+        if (removed_by_another)
+            throw Error(
+                RADIAL_E_INTERNAL,
+                box() + " was removed while it ran by something other than this " +
+                    "radiald (a 'docker rm', or another radiald configured with the " +
+                    "same run.instanceId); the command's own exit status is unknown " +
+                    "(the docker client " +
+                    (status.exited ? "exited " + std::to_string(status.code)
+                                   : "was killed by signal " + std::to_string(status.signal)) +
+                    ")");
         if (!never_started && !output_aborted_) flush_held();
         remove_after_exit(*cid);
     } else {

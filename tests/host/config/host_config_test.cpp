@@ -112,6 +112,24 @@ TEST(HostConfig, RefusesABadInstanceId) {
     EXPECT_NE(error_of(g).find("(no '-')"), std::string::npos);
 }
 
+TEST(HostConfig, C12_ReadsTheBoxIdRangeAndRefusesABadOne) {
+    test::TempDir d;
+    auto dflt = load(std::nullopt, std::nullopt, "/opt/radial/bin");
+    EXPECT_EQ(dflt.box_id_first, 2000000000u);
+    EXPECT_EQ(dflt.box_id_last, 2000065535u);
+    auto ok = load(d.write("ok.toml", "[run]\nboxIdRange = \"300000-300009\"\n"), std::nullopt,
+                   "/opt/radial/bin");
+    EXPECT_EQ(ok.box_id_first, 300000u);
+    EXPECT_EQ(ok.box_id_last, 300009u);
+    for (const char* bad : {"5-1", "0-5", "7", "a-b", "1-2147483648", "-1-5", "1 - 5"}) {
+        auto f = d.write("bad.toml", std::string("[run]\nboxIdRange = \"") + bad + "\"\n");
+        EXPECT_EQ(error_of(f), f + ":2:14: run.boxIdRange: must be \"FIRST-LAST\", decimal ids "
+                                   "with 0 < FIRST <= LAST <= 2147483647, e.g. "
+                                   "\"2000000000-2000065535\"")
+            << bad;
+    }
+}
+
 TEST(HostConfig, ReadsTheDaemonKeys) {
     test::TempDir d;
     auto c = load(d.write("r.toml", "[run]\nmaxConcurrentTurns = 2\nshutdownGrace = \"1m\"\n"),

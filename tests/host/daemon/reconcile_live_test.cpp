@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "daemon_harness.h"
 #include "docker_boxes.h"
 
@@ -129,6 +131,82 @@ TEST(ReconcileLive, TwoInstancesSideBySideNeverTouchEachOthersBoxes) {
     }
     d2.signal(SIGTERM);
     EXPECT_EQ(d2.wait_exit(30s), 0) << d2.log();
+}
+
+// CASES C-16: configs A and B share an instance id but not a state directory. While A's `radiald
+// turn` runs a box, every radiald of B (reconcile, run, turn) refuses to start, naming A's state
+// directory; A's box is untouched and its turn ends normally.
+TEST(ReconcileLive, C16_TheSameInstanceIdOnAnotherStateDirectoryRefusesToStart) {
+    std::string inst = test::unique_instance_id("o");
+    std::string prefix = "radial-turn-" + inst + "-";
+    test::BoxCleanup cleanup{prefix};
+    DaemonSetup a("instanceId = \"" + inst + "\"\n");
+    DaemonSetup b("instanceId = \"" + inst + "\"\n");
+    test::ProcessResult turn;
+    std::thread runner([&] {
+        turn = test::run_process(
+            {RADIALD_PATH, "turn", "--config", a.config(), "--image", RADIAL_TEST_IMAGE,
+             "--turn-id", "c16", "--", "sh", "-c", "sleep 4; echo a-done"},
+            {}, 120s);
+    });
+    const bool running =
+        test::wait_until([&] { return state_of(prefix + "c16") == "running"; }, 60s);
+    auto reconcile = b.reconcile();
+    auto run = test::run_process({RADIALD_PATH, "run", "--config", b.config()}, {}, 60s);
+    auto other_turn = test::run_process({RADIALD_PATH, "turn", "--config", b.config(), "--image",
+                                         RADIAL_TEST_IMAGE, "--", "echo", "b-ran"},
+                                        {}, 60s);
+    const std::string box_state = state_of(prefix + "c16");
+    runner.join();
+    ASSERT_TRUE(running) << turn.err;
+    EXPECT_EQ(box_state, "running") << "B touched A's box";
+    EXPECT_EQ(reconcile.exit_code, 1) << reconcile.out << reconcile.err;
+    EXPECT_THAT(reconcile.err, HasSubstr("run.instanceId '" + inst +
+                                         "' is in use by the radiald "
+                                         "of state directory '" +
+                                         a.state_dir() + "'"));
+    EXPECT_THAT(reconcile.out, ::testing::Not(HasSubstr("removed box")));
+    EXPECT_EQ(run.exit_code, 1) << run.err;
+    EXPECT_THAT(run.err, HasSubstr(a.state_dir()));
+    EXPECT_EQ(other_turn.exit_code, 125) << other_turn.err;
+    EXPECT_THAT(other_turn.out, ::testing::Not(HasSubstr("b-ran")));
+    EXPECT_THAT(other_turn.err, HasSubstr(a.state_dir()));
+    EXPECT_EQ(turn.exit_code, 0) << turn.err;
+    EXPECT_EQ(turn.out, "a-done\n");
+    auto rec = a.terminal("c16");
+    EXPECT_EQ(rec["status"], "succeeded") << rec;
+
+    // Once A is done, B may use the instance id (the claim dies with its holder).
+    auto later = b.reconcile();
+    EXPECT_EQ(later.exit_code, 0) << later.err;
+}
+
+// CASES C-16, the other half: a box removed under a running turn by something other than the
+// radiald running it is recorded as such (status error, saying so), never as the command's own
+// failure with exit 137.
+TEST(ReconcileLive, C16_ABoxRemovedFromOutsideIsRecordedAsSuch) {
+    std::string inst = test::unique_instance_id("v");
+    std::string prefix = "radial-turn-" + inst + "-";
+    test::BoxCleanup cleanup{prefix};
+    DaemonSetup a("instanceId = \"" + inst + "\"\n");
+    test::ProcessResult turn;
+    std::thread runner([&] {
+        turn = test::run_process({RADIALD_PATH, "turn", "--config", a.config(), "--image",
+                                  RADIAL_TEST_IMAGE, "--turn-id", "gone", "--", "sleep", "60"},
+                                 {}, 120s);
+    });
+    const bool running =
+        test::wait_until([&] { return state_of(prefix + "gone") == "running"; }, 60s);
+    auto rm = test::run_process({"docker", "rm", "--force", prefix + "gone"}, {}, 60s);
+    runner.join();
+    ASSERT_TRUE(running) << turn.err;
+    ASSERT_EQ(rm.exit_code, 0) << rm.err;
+    EXPECT_EQ(turn.exit_code, 125) << turn.err;
+    auto rec = a.terminal("gone");
+    EXPECT_EQ(rec["status"], "error") << rec;
+    EXPECT_FALSE(rec.contains("exitCode")) << rec;
+    EXPECT_THAT(rec.value("error", ""),
+                HasSubstr("was removed while it ran by something other than this radiald"));
 }
 
 } // namespace

@@ -169,6 +169,92 @@ TEST_F(RecordRequestHandler, MalformedBodiesAre400) {
     EXPECT_TRUE(records_.empty());
 }
 
+// What is journaled is exactly what was posted, or it is refused: a duplicate key anywhere would
+// be silently dropped by the parser, so it is a 400.
+TEST_F(RecordRequestHandler, DuplicateKeysAnywhereAre400) {
+    for (const std::string& body : std::vector<std::string>{
+             R"({"type":"turn.result","payload":1,"payload":2})",
+             R"({"type":"turn.result","type":"turn.result","payload":1})",
+             R"({"type":"turn.result","payload":{"a":1,"b":{"c":1,"c":1}}})",
+             R"({"type":"turn.result","payload":[{"a":1},{"x":true,"x":false}]})",
+             R"({"type":"turn.result","payload":{"\u0061":1,"a":2}})",
+         }) {
+        const auto r = handle(post(body));
+        EXPECT_EQ(r.response.result(), http::status::bad_request) << body;
+        EXPECT_NE(r.reason.find("duplicate object key"), std::string::npos) << r.reason;
+    }
+    EXPECT_TRUE(records_.empty());
+    // The same key in different objects is fine.
+    EXPECT_EQ(handle(post(R"({"type":"turn.result","payload":[{"a":1},{"a":2},{"b":{"a":3}}]})"))
+                  .response.result(),
+              http::status::created);
+}
+
+// Numbers the stored record could not hold exactly are refused rather than rewritten (an integer
+// beyond 64 bits would become an approximate float, 1e400 would become null).
+TEST_F(RecordRequestHandler, NumbersThatCannotBeStoredExactlyAre400) {
+    for (const std::string number :
+         {"12345678901234567890123", "-98765432109876543210", "1e400", "-1e400", "1e-400",
+          "3.14159265358979323846", "0.30000000000000001", "18446744073709551616"}) {
+        const auto r = handle(post(R"({"type":"turn.result","payload":{"n":)" + number + "}}"));
+        EXPECT_EQ(r.response.result(), http::status::bad_request) << number;
+        // The parser itself refuses a float overflow ("number overflow").
+        if (number.find("e400") == std::string::npos || number == "1e-400") {
+            EXPECT_NE(r.reason.find("cannot be stored exactly"), std::string::npos) << r.reason;
+        }
+        EXPECT_EQ(r.reason.find(number), std::string::npos) << "client text is never echoed";
+    }
+    EXPECT_TRUE(records_.empty());
+}
+
+// Accepted records keep their value: every number as posted (in its shortest spelling), keys in
+// posted order, strings as posted.
+TEST_F(RecordRequestHandler, AcceptedPayloadIsTheValuePostedInItsOrder) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {R"({"b":1,"a":2,"c":{"z":0,"y":1}})", R"({"b":1,"a":2,"c":{"z":0,"y":1}})"},
+        {"18446744073709551615", "18446744073709551615"},
+        {"-9223372036854775808", "-9223372036854775808"},
+        {"[0.1, 1.10, 1E2, 2.5e-3, -0.0, 0, -0, 1e22]", "[0.1,1.1,100.0,0.0025,-0.0,0,0,1e+22]"},
+        {R"(["\u00e9\n", "\/"])", "[\"\u00e9\\n\",\"/\"]"},
+    };
+    for (const auto& [payload, stored] : cases) {
+        records_.clear();
+        const auto r = handle(post(R"({"type":"turn.result","payload":)" + payload + "}"));
+        ASSERT_EQ(r.response.result(), http::status::created) << payload << ": " << r.reason;
+        ASSERT_EQ(records_.size(), 1u);
+        EXPECT_EQ(records_[0].second, stored) << payload;
+        EXPECT_EQ(json::parse(records_[0].second), json::parse(payload)) << payload;
+    }
+}
+
+// The reader decodes only a plain chunked body; any other coding would reach the journal
+// undecoded or mis-framed.
+TEST_F(RecordRequestHandler, TransferEncodingOtherThanPlainChunkedIs501) {
+    for (const std::vector<std::string>& codings : {std::vector<std::string>{"gzip"},
+                                                    {"gzip, chunked"},
+                                                    {"identity"},
+                                                    {"chunked, gzip"},
+                                                    {"gzip", "chunked"},
+                                                    {"chunked", "chunked"}}) {
+        auto req = post(R"({"type":"turn.result","payload":1})");
+        req.erase(http::field::content_length);
+        for (const auto& c : codings) req.insert(http::field::transfer_encoding, c);
+        const auto r = handle(req);
+        EXPECT_EQ(r.response.result(), http::status::not_implemented) << codings.front();
+        EXPECT_NE(r.reason.find("Transfer-Encoding"), std::string::npos);
+        EXPECT_FALSE(r.response.keep_alive());
+    }
+    EXPECT_TRUE(records_.empty());
+    auto chunked = post(R"({"type":"turn.result","payload":1})");
+    chunked.erase(http::field::content_length);
+    chunked.set(http::field::transfer_encoding, " Chunked ");
+    EXPECT_EQ(handle(chunked).response.result(), http::status::created);
+    // Authentication still comes first.
+    auto unauthenticated = post("", "");
+    unauthenticated.set(http::field::transfer_encoding, "gzip");
+    EXPECT_EQ(handle(unauthenticated).response.result(), http::status::unauthorized);
+}
+
 TEST_F(RecordRequestHandler, DepthAtTheLimitIsAccepted) {
     // The outer object is depth 0, so the payload may open 63 more levels.
     const std::string payload = std::string(63, '[') + std::string(63, ']');

@@ -3,14 +3,18 @@
 // ADR §5, CASES C-10).
 #include "socket/turn_socket_server.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <filesystem>
@@ -416,6 +420,29 @@ TEST_F(TurnSocketServerTest, AnnouncedOversizeBodyIsRefusedBeforeItIsSent) {
     EXPECT_EQ(recorded_.count(), 0u);
 }
 
+// Over a real socket: an unsupported Transfer-Encoding is 501 and closes the connection; a
+// duplicate key is 400; a record is stored as posted, keys in their order.
+TEST_F(TurnSocketServerTest, StrictProtocolOverTheWire) {
+    TurnSocketServer server(unix_options(socket_path()), recorded_.sink());
+    auto fd = connect_unix(socket_path());
+    send_all(fd.get(), "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + token_ +
+                           "\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nxxxxx\r\n0\r\n\r\n");
+    bool closed = false;
+    const std::string got = read_until_closed(fd.get(), 2000ms, closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 501", 0), 0u) << got;
+    EXPECT_TRUE(closed);
+    EXPECT_EQ(post_unix(socket_path(), token_, R"({"type":"turn.result","payload":{"a":1,"a":2}})")
+                  .status,
+              400);
+    EXPECT_EQ(recorded_.count(), 0u);
+    ASSERT_EQ(post_unix(socket_path(), token_,
+                        R"({"type":"turn.result","payload":{"z":1, "a":[1.50,2E1]}})")
+                  .status,
+              201);
+    ASSERT_EQ(recorded_.count(), 1u);
+    EXPECT_EQ(recorded_.records[0].second, R"({"z":1,"a":[1.5,20.0]})");
+}
+
 TEST_F(TurnSocketServerTest, GarbageIsAnswered400AndClosed) {
     TurnSocketServer server(unix_options(socket_path()), recorded_.sink());
     auto fd = connect_unix(socket_path());
@@ -601,12 +628,41 @@ TEST_F(TurnSocketServerTest, OccupiedTcpPortIsRefusedNamingTheAddress) {
     }
 }
 
-TEST_F(TurnSocketServerTest, SilentClientIsDroppedAfterTheRequestTimeout) {
+// A connection that has not presented the token within auth_timeout is dropped, however long
+// request_timeout is; it is counted, and summarised, not logged line by line.
+TEST_F(TurnSocketServerTest, SilentClientIsDroppedAfterTheAuthTimeout) {
+    TurnSocketOptions o = unix_options(socket_path());
+    o.auth_timeout = 300ms; // request_timeout stays 10 s
+    std::optional<TurnSocketServer> server;
+    server.emplace(std::move(o), recorded_.sink());
+    auto fd = connect_unix(socket_path());
+    const auto start = Clock::now();
+    bool closed = false;
+    read_until_closed(fd.get(), 3000ms, closed);
+    const auto took = Clock::now() - start;
+    EXPECT_TRUE(closed);
+    EXPECT_GE(took, 250ms);
+    EXPECT_LT(took, 1500ms);
+    EXPECT_TRUE(log_.snapshot().empty()) << "no line per connection";
+    EXPECT_EQ(server->connection_stats().without_token, 1u);
+    server.reset();
+    const auto lines = log_.snapshot();
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0],
+              "1 connection refused/evicted in the last 1 s (1 without a valid token within 300 "
+              "ms, 0 evicted for a newer connection, 0 over the limit of 8 authenticated "
+              "connections)");
+}
+
+// An authenticated connection that stalls mid-body is still bounded by request_timeout.
+TEST_F(TurnSocketServerTest, AuthenticatedClientStallingMidBodyIsDroppedAfterTheRequestTimeout) {
     TurnSocketOptions o = unix_options(socket_path());
     o.request_timeout = 300ms;
     TurnSocketServer server(std::move(o), recorded_.sink());
     auto fd = connect_unix(socket_path());
     const auto start = Clock::now();
+    send_all(fd.get(), "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + token_ +
+                           "\r\nContent-Length: 100\r\n\r\n{");
     bool closed = false;
     read_until_closed(fd.get(), 3000ms, closed);
     const auto took = Clock::now() - start;
@@ -616,6 +672,7 @@ TEST_F(TurnSocketServerTest, SilentClientIsDroppedAfterTheRequestTimeout) {
     const auto lines = log_.snapshot();
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_NE(lines[0].find("no complete request within 300 ms"), std::string::npos) << lines[0];
+    EXPECT_EQ(server.connection_stats().total(), 0u) << "the box's own connection is no refusal";
 }
 
 TEST_F(TurnSocketServerTest, HalfAHeaderIsDroppedAfterTheRequestTimeout) {
@@ -640,7 +697,8 @@ TEST_F(TurnSocketServerTest, HalfAHeaderIsDroppedAfterTheRequestTimeout) {
 
 TEST_F(TurnSocketServerTest, GoodClientIsServedWhileSilentClientsHang) {
     TurnSocketOptions o = unix_options(socket_path());
-    o.max_connections = 4;
+    o.max_connections = 1;
+    o.auth_timeout = 10s;
     TurnSocketServer server(std::move(o), recorded_.sink());
     std::vector<UniqueFd> silent;
     for (int i = 0; i < 3; ++i) silent.push_back(connect_unix(socket_path()));
@@ -650,30 +708,141 @@ TEST_F(TurnSocketServerTest, GoodClientIsServedWhileSilentClientsHang) {
     for (auto& fd : silent) EXPECT_TRUE(still_open(fd.get()));
 }
 
-TEST_F(TurnSocketServerTest, ConnectionsBeyondTheLimitAreClosedAtAccept) {
+// Connections without the token never hold a slot against one with it: at the limit of pending
+// connections the oldest is evicted, and the new one is always admitted.
+TEST_F(TurnSocketServerTest, ThePendingLimitEvictsTheOldestNeverRefusesTheNewest) {
     TurnSocketOptions o = unix_options(socket_path());
-    o.max_connections = 2;
+    o.max_pending_connections = 2;
+    o.auth_timeout = 10s;
     TurnSocketServer server(std::move(o), recorded_.sink());
     auto a = connect_unix(socket_path());
     auto b = connect_unix(socket_path());
     auto c = connect_unix(socket_path());
     bool closed = false;
-    read_until_closed(c.get(), 2000ms, closed);
-    EXPECT_TRUE(closed) << "the third connection was kept";
-    EXPECT_TRUE(still_open(a.get()));
+    read_until_closed(a.get(), 2000ms, closed);
+    EXPECT_TRUE(closed) << "the oldest pending connection was kept";
     EXPECT_TRUE(still_open(b.get()));
-    const auto lines = log_.snapshot();
-    ASSERT_FALSE(lines.empty());
-    EXPECT_NE(lines.back().find("refused connection"), std::string::npos) << lines.back();
+    EXPECT_TRUE(still_open(c.get()));
+    EXPECT_EQ(post_unix(socket_path(), token_, kGood).status, 201);
+    EXPECT_EQ(server.connection_stats().evicted, 2u) << "a, then b for curl's connection";
+    EXPECT_TRUE(still_open(c.get()));
+}
 
-    // A slot frees once a client leaves; the server notices and serves the next one.
-    a.reset();
+// Only max_connections connections may hold the token at once; one more is answered 503.
+TEST_F(TurnSocketServerTest, AnAuthenticatedConnectionOverTheLimitIs503) {
+    TurnSocketOptions o = unix_options(socket_path());
+    o.max_connections = 1;
+    TurnSocketServer server(std::move(o), recorded_.sink());
+    const std::string body = record_body(kType, 1);
+    const std::string request = "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " +
+                                token_ + "\r\nContent-Length: " + std::to_string(body.size()) +
+                                "\r\n\r\n" + body;
+    auto first = connect_unix(socket_path());
+    send_all(first.get(), request);
+    std::string got;
+    char buf[512];
+    while (got.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t n = ::recv(first.get(), buf, sizeof buf, 0);
+        ASSERT_GT(n, 0);
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    ASSERT_EQ(got.rfind("HTTP/1.1 201", 0), 0u) << got; // kept alive: it holds the one slot
+    auto second = connect_unix(socket_path());
+    send_all(second.get(), request);
+    bool closed = false;
+    got = read_until_closed(second.get(), 2000ms, closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 503", 0), 0u) << got;
+    EXPECT_TRUE(closed);
+    EXPECT_EQ(server.connection_stats().over_limit, 1u);
+    first.reset(); // the slot frees once the client leaves
     int status = 0;
     for (int attempt = 0; attempt < 20 && status != 201; ++attempt) {
         status = post_unix(socket_path(), token_, kGood).status;
         if (status != 201) std::this_thread::sleep_for(50ms);
     }
     EXPECT_EQ(status, 201);
+}
+
+// Refusals stay visible after the per-line cap is spent: one summary per interval.
+TEST_F(TurnSocketServerTest, RefusalsAreSummarisedPerIntervalBeyondTheLineCap) {
+    TurnSocketOptions o = unix_options(socket_path());
+    o.max_logged_rejections = 1;
+    o.summary_interval = 300ms;
+    TurnSocketServer server(std::move(o), recorded_.sink());
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(post_unix(socket_path(), "", kGood).status, 401);
+    std::vector<std::string> lines;
+    const auto deadline = Clock::now() + 5s;
+    auto summary = lines.end();
+    while (Clock::now() < deadline) {
+        lines = log_.snapshot();
+        summary = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
+            return l.find("refused/evicted") != std::string::npos;
+        });
+        if (summary != lines.end()) break;
+        std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_NE(summary, lines.end());
+    EXPECT_EQ(summary->rfind("3 connections refused/evicted in the last 1 s (3 without a valid "
+                             "token within 1000 ms",
+                             0),
+              0u)
+        << *summary;
+    EXPECT_EQ(server.connection_stats().without_token, 3u);
+}
+
+// CASES C-13: a local process without the token keeps 12 connections open to the tcp turn socket,
+// reopening each as soon as it is dropped, while the box posts 50 records: all 50 are accepted,
+// and the refusals are counted and summarised.
+TEST_F(TurnSocketServerTest, C13_ASquatterWithoutTheTokenCannotStarveTheBox) {
+    TurnSocketOptions o = unix_options("");
+    o.transport = Transport::tcp;
+    o.summary_interval = 500ms;
+    TurnSocketServer server(std::move(o), recorded_.sink());
+    const std::uint16_t port = server.port();
+    std::atomic<bool> stop{false};
+    std::atomic<int> reopened{0};
+    std::thread squatter([&] {
+        auto open = [port] {
+            UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+            sockaddr_in addr{};
+            addr.sin_family = AF_INET;
+            addr.sin_port = htons(port);
+            addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+                fd.reset();
+            return fd;
+        };
+        std::vector<UniqueFd> held(12);
+        while (!stop) {
+            for (auto& fd : held)
+                if (fd.get() < 0 || !still_open(fd.get())) {
+                    fd = open();
+                    ++reopened;
+                }
+            std::this_thread::sleep_for(5ms);
+        }
+    });
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v1/records";
+    int accepted = 0;
+    const auto start = Clock::now();
+    // Long enough that the squatter's connections run into the token deadline several times.
+    for (int i = 0; i < 50 || Clock::now() - start < 2500ms; ++i) {
+        if (i >= 50) {
+            std::this_thread::sleep_for(50ms);
+            continue;
+        }
+        if (curl(post_args(token_, record_body(kType, i)), url).status == 201) ++accepted;
+    }
+    stop = true;
+    squatter.join();
+    EXPECT_EQ(accepted, 50);
+    EXPECT_EQ(recorded_.count(), 50u);
+    EXPECT_GE(reopened.load(), 24) << "the squatter's connections were dropped and reopened";
+    EXPECT_GE(server.connection_stats().total(), 12u);
+    const auto lines = log_.snapshot();
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+        return l.find("connections refused/evicted in the last") != std::string::npos;
+    })) << "no summary line";
 }
 
 TEST_F(TurnSocketServerTest, DestructionIsNotDelayedByHangingClients) {

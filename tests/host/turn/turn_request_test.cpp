@@ -30,20 +30,28 @@ TEST(TurnRequest, BuildsTheSpecWithWorkspaceAtWork) {
     ASSERT_EQ(s.mounts.size(), 1u);
     EXPECT_EQ(s.mounts[0], (Mount{ws.path(), "/work", false}));
     EXPECT_EQ(s.workdir, "/work");
-    EXPECT_EQ(s.user, "1234:5678");
+    // Never the workspace's owner or group: the box ids (CASES C-12).
+    EXPECT_EQ(s.user, "2000000000:2000000000");
     EXPECT_EQ(s.timeout_ms, 5000u);
     ASSERT_EQ(s.env.size(), 1u);
     EXPECT_TRUE(s.env[0].secret);
 }
 
-TEST(TurnRequest, RootOwnedWorkspaceLeavesTheUserToTheRuntimeDefault) {
+TEST(TurnRequest, C12_TheBoxUserIsTheBoxIdsUnlessTheOperatorChoseOtherwise) {
     test::TempDir ws;
-    ASSERT_EQ(::chown(ws.path().c_str(), 0, 0), 0);
+    ASSERT_EQ(::chown(ws.path().c_str(), 1234, 5678), 0);
     TurnRequest r{"t", "img", ws.path(), {}, {"true"}, 0};
-    EXPECT_EQ(build_container_spec(r, cfg()).user, "");
     auto c = cfg();
+    EXPECT_EQ(build_container_spec(r, c).user, "2000000000:2000000000");
     c.user = "1000:1000";
     EXPECT_EQ(build_container_spec(r, c).user, "1000:1000");
+    // The explicit opt-in: the workspace owner's uid, the box gid (never the workspace's group).
+    c.user = "workspace-owner";
+    EXPECT_EQ(build_container_spec(r, c).user, "1234:2000000000");
+    ASSERT_EQ(::chown(ws.path().c_str(), 0, 0), 0);
+    EXPECT_THROW(build_container_spec(r, c), RequestError) << "a root-owned workspace";
+    TurnRequest no_ws{"t", "img", "", {}, {"true"}, 0};
+    EXPECT_THROW(build_container_spec(no_ws, c), RequestError);
 }
 
 TEST(TurnRequest, RefusesAMissingWorkspace) {

@@ -369,6 +369,36 @@ TEST(docker_runtime, C09AWorkloadThatExits125IsAnExitCode) {
     EXPECT_EQ(c.err, "docker: forged by the workload\n");
 }
 
+// CASES C-16: a box removed from outside while it ran (its docker client exits 137, the engine no
+// longer knows the container) is an error saying so, never the command's own exit 137.
+TEST(docker_runtime, C16_ABoxRemovedFromOutsideIsAnErrorNotTheCommandsExit) {
+    ScriptedCli fake;
+    fake.creates(kA);
+    fake.answer("run", "", "", 137);
+    fake.answer("inspect", "", "Error response from daemon: No such container: " + kA + "\n", 1);
+    auto rt = runtime_for(fake);
+    Collected c;
+    auto e = error_of([&] { run_collecting(*rt, spec("radial-turn-vanished"), c); });
+    EXPECT_EQ(e.code(), RADIAL_E_INTERNAL);
+    EXPECT_NE(std::string(e.what()).find("was removed while it ran by something other than this "
+                                         "radiald"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("exited 137"), std::string::npos) << e.what();
+
+    // Caught mid-removal: the engine still lists it, as "removing".
+    ScriptedCli removing;
+    removing.creates(kA);
+    removing.answer("run", "", "", 137);
+    removing.answer("inspect",
+                    R"({"Status":"removing","Dead":false,"OOMKilled":false,"ExitCode":137,)"
+                    R"("Error":"","StartedAt":"2026-12-01T01:23:44.810146087Z"})");
+    auto rt2 = runtime_for(removing);
+    auto e2 = error_of([&] { run_collecting(*rt2, spec("radial-turn-removing"), c); });
+    EXPECT_NE(std::string(e2.what()).find("was removed while it ran"), std::string::npos)
+        << e2.what();
+}
+
 TEST(docker_runtime, C09WithoutInspectOnlyDockersOwnExit125IsAFailedStart) {
     const std::string docker_says =
         "docker: Error response from daemon: failed to create shim task: boom.\n"

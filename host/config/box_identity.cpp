@@ -1,0 +1,99 @@
+#include "config/box_identity.h"
+
+#include <dirent.h>
+#include <fmt/format.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace radial::config {
+
+namespace {
+
+// "Uid:\t0\t0\t0\t0" → the four ids, when `line` starts with `prefix`.
+bool ids_in_range(const std::string& line, std::string_view prefix, const HostConfig& cfg,
+                  std::uint64_t& hit) {
+    if (!line.starts_with(prefix)) return false;
+    std::istringstream in(line.substr(prefix.size()));
+    std::uint64_t id = 0;
+    while (in >> id)
+        if (id >= cfg.box_id_first && id <= cfg.box_id_last) {
+            hit = id;
+            return true;
+        }
+    return false;
+}
+
+[[noreturn]] void collide(const HostConfig& cfg, const std::string& what) {
+    throw ConfigError(fmt::format(
+        "{}run.boxIdRange {}-{}: {}; a box must not share its uid or gid with anything on the "
+        "host (that could read the box's secrets); choose a range nothing on this host uses",
+        cfg.where("run.boxIdRange"), cfg.box_id_first, cfg.box_id_last, what));
+}
+
+} // namespace
+
+std::pair<uid_t, gid_t> default_box_ids(const HostConfig& cfg) noexcept {
+    return {static_cast<uid_t>(cfg.box_id_first), static_cast<gid_t>(cfg.box_id_first)};
+}
+
+bool uses_box_id_range(const HostConfig& cfg) noexcept {
+    return cfg.user.empty() || cfg.user == kWorkspaceOwnerUser;
+}
+
+void check_box_id_range(const HostConfig& cfg) {
+    if (!uses_box_id_range(cfg)) return;
+    auto in_range = [&](std::uint64_t id) {
+        return id >= cfg.box_id_first && id <= cfg.box_id_last;
+    };
+    ::setpwent();
+    while (const passwd* pw = ::getpwent()) {
+        if (in_range(pw->pw_uid) || in_range(pw->pw_gid)) {
+            std::string what = fmt::format("host user '{}' is uid {} gid {} (passwd)", pw->pw_name,
+                                           pw->pw_uid, pw->pw_gid);
+            ::endpwent();
+            collide(cfg, what);
+        }
+    }
+    ::endpwent();
+    ::setgrent();
+    while (const group* gr = ::getgrent()) {
+        if (in_range(gr->gr_gid)) {
+            std::string what =
+                fmt::format("host group '{}' is gid {} (group)", gr->gr_name, gr->gr_gid);
+            ::endgrent();
+            collide(cfg, what);
+        }
+    }
+    ::endgrent();
+
+    struct stat own_ns {};
+    if (::stat("/proc/self/ns/pid", &own_ns) != 0) return; // no /proc: nothing more to learn
+    std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
+    if (!proc) return;
+    while (const dirent* e = ::readdir(proc.get())) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        const std::string dir = std::string("/proc/") + e->d_name;
+        struct stat ns {};
+        // Another pid namespace is a container (a box among them); an unreadable one (not root)
+        // cannot be told apart and is looked at like ours.
+        if (::stat((dir + "/ns/pid").c_str(), &ns) == 0 &&
+            (ns.st_ino != own_ns.st_ino || ns.st_dev != own_ns.st_dev))
+            continue;
+        std::ifstream status(dir + "/status");
+        std::string line, name;
+        std::uint64_t hit = 0;
+        while (std::getline(status, line)) {
+            if (line.starts_with("Name:")) name = line.substr(line.find_first_not_of(" \t", 5));
+            if (ids_in_range(line, "Uid:", cfg, hit) || ids_in_range(line, "Gid:", cfg, hit))
+                collide(cfg,
+                        fmt::format("host process {} ({}) runs with id {}", e->d_name, name, hit));
+        }
+    }
+}
+
+} // namespace radial::config

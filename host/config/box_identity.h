@@ -1,0 +1,38 @@
+// host/config/box_identity.h — who a box runs as (uid:gid), and the check that nobody on the host
+// already is that.
+//
+// A box's identity must be its own: a host process with the box's uid may read the box's
+// /proc/<pid>/environ (the turn token, every secret) and reach its turn socket through
+// /proc/<pid>/root. So by default every box runs as the first id of run.boxIdRange, a range no
+// host account (passwd, group) and no host process may use, checked at startup.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "config/host_config.h"
+
+namespace radial::config {
+
+// run.user's one non-numeric value: the box runs as the workspace directory's owner (with the
+// box gid, never the workspace's group). An explicit operator choice: that host user can read the
+// turn's secrets.
+inline constexpr const char* kWorkspaceOwnerUser = "workspace-owner";
+
+// The uid and gid a box runs as by default: both the first id of run.boxIdRange.
+std::pair<uid_t, gid_t> default_box_ids(const HostConfig& cfg) noexcept;
+
+// Whether boxes use run.boxIdRange under `cfg` (run.user unset or "workspace-owner").
+bool uses_box_id_range(const HostConfig& cfg) noexcept;
+
+// Throws ConfigError naming run.boxIdRange (with the file position when the file set it) when a
+// passwd entry (uid or primary gid), a group, or a process in radiald's own pid namespace (real,
+// effective, saved or filesystem uid or gid) uses an id of the range. Processes in other pid
+// namespaces are other containers, the boxes among them, and are not looked at. Does nothing
+// unless uses_box_id_range(cfg). Reads /proc and NSS; not thread-safe (getpwent).
+void check_box_id_range(const HostConfig& cfg);
+
+} // namespace radial::config

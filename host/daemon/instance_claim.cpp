@@ -1,0 +1,128 @@
+#include "daemon/instance_claim.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "daemon/state_dir_lock.h"
+
+namespace radial::daemon {
+namespace fs = std::filesystem;
+
+namespace {
+
+// How long a claim waits for another radiald's check-and-claim (a few syscalls) to finish.
+constexpr std::chrono::seconds kGuardBudget{5};
+
+// "<dev>:<ino> <canonical path>": the inode tells two paths to one directory apart from two
+// directories, the path is what the refusal names.
+std::string identity_of(const std::string& state_dir) {
+    struct stat st {};
+    if (::stat(state_dir.c_str(), &st) != 0)
+        throw LockError(fmt::format("inspecting the state directory '{}' (run.stateDir): {}",
+                                    state_dir, std::strerror(errno)));
+    std::error_code ec;
+    const auto canonical = fs::weakly_canonical(state_dir, ec);
+    return fmt::format("{}:{} {}", st.st_dev, st.st_ino, ec ? state_dir : canonical.string());
+}
+
+void check_registry(const std::string& registry) {
+    std::error_code ec;
+    if (fs::create_directories(registry, ec)) ::chmod(registry.c_str(), 0755);
+    if (ec)
+        throw LockError(
+            fmt::format("creating the instance registry '{}': {}", registry, ec.message()));
+    struct stat st {};
+    if (::lstat(registry.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw LockError(
+            fmt::format("the instance registry '{}' is not a directory; remove it", registry));
+    // Anyone who could write here could plant a claim and lock every radiald out.
+    if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+        throw LockError(fmt::format(
+            "the instance registry '{}' belongs to uid {} with mode {:o}; it must be uid {}'s and "
+            "writable by nobody else; remove it and let radiald create it",
+            registry, st.st_uid, st.st_mode & 07777, ::geteuid()));
+}
+
+fs_util::UniqueFd open_file(const std::string& path) {
+    fs_util::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!fd) throw LockError(fmt::format("opening '{}': {}", path, std::strerror(errno)));
+    return fd;
+}
+
+std::string read_line(int fd) {
+    char buf[4096];
+    const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return {};
+    std::string text(buf, static_cast<std::size_t>(n));
+    if (const auto nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
+    return text;
+}
+
+} // namespace
+
+std::string default_claim_registry() {
+    if (::geteuid() == 0) return "/run/lock/radial";
+    if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime && runtime[0] == '/')
+        return std::string(runtime) + "/radial";
+    return fmt::format("/tmp/radial-{}", ::geteuid());
+}
+
+InstanceClaim InstanceClaim::acquire(const std::string& registry, const std::string& instance_id,
+                                     const std::string& state_dir) {
+    check_registry(registry);
+    const std::string ours = identity_of(state_dir);
+    // The guard serialises check-and-claim: the claim's own lock cannot be converted from
+    // exclusive to shared atomically.
+    const std::string guard_path = fmt::format("{}/{}.lock", registry, instance_id);
+    fs_util::UniqueFd guard = open_file(guard_path);
+    const auto deadline = std::chrono::steady_clock::now() + kGuardBudget;
+    while (::flock(guard.get(), LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            throw LockError(fmt::format("locking '{}': {}", guard_path, std::strerror(errno)));
+        if (std::chrono::steady_clock::now() >= deadline)
+            throw LockError(
+                fmt::format("'{}' stayed locked for {} s; another radiald is stuck "
+                            "claiming run.instanceId '{}'",
+                            guard_path, kGuardBudget.count(), instance_id));
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+
+    std::string path = fmt::format("{}/{}.claim", registry, instance_id);
+    fs_util::UniqueFd fd = open_file(path);
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
+        // Nobody holds it: it is ours now, whatever a dead holder wrote.
+        const std::string line = ours + "\n";
+        if (::ftruncate(fd.get(), 0) != 0 ||
+            ::pwrite(fd.get(), line.data(), line.size(), 0) != static_cast<ssize_t>(line.size()))
+            throw LockError(fmt::format("writing '{}': {}", path, std::strerror(errno)));
+    } else if (errno != EWOULDBLOCK) {
+        throw LockError(fmt::format("locking '{}': {}", path, std::strerror(errno)));
+    } else if (const std::string holder = read_line(fd.get()); holder != ours) {
+        bool exclusive = false;
+        std::string pids;
+        for (pid_t p : flock_holders(fd.get(), exclusive))
+            pids += (pids.empty() ? "" : ", ") + std::to_string(p);
+        const auto space = holder.find(' ');
+        const std::string other = space == std::string::npos ? holder : holder.substr(space + 1);
+        throw LockError(fmt::format(
+            "run.instanceId '{}' is in use by the radiald of state directory '{}'{}; two state "
+            "directories must not share an instance id (each would take the other's boxes for "
+            "orphans); give this one its own run.instanceId",
+            instance_id, other, pids.empty() ? "" : fmt::format(" (pid {})", pids)));
+    }
+    if (::flock(fd.get(), LOCK_SH) != 0)
+        throw LockError(fmt::format("locking '{}': {}", path, std::strerror(errno)));
+    return InstanceClaim(std::move(path), std::move(fd));
+}
+
+} // namespace radial::daemon

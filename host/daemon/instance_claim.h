@@ -1,0 +1,45 @@
+// host/daemon/instance_claim.h — one state directory per instance id on this host.
+//
+// Box labels carry the instance id, and reconciliation kills every box with its instance's label
+// prefix. Two state directories configured with the same run.instanceId would therefore take each
+// other's live turns for orphans. Every radiald that runs or reconciles boxes (`turn`, `run`,
+// `reconcile`) holds a shared flock(2) on "<registry>/<instanceId>.claim", which names the state
+// directory it belongs to; a radiald of another state directory that finds the claim held refuses
+// to start, naming the holder. The kernel drops the lock when its holder dies, so a crash never
+// leaves a stale claim.
+#pragma once
+
+#include <string>
+
+#include "fs/unique_fd.h"
+
+namespace radial::daemon {
+
+// Where the claims live: "/run/lock/radial" for root (host-wide), "$XDG_RUNTIME_DIR/radial" (or
+// "/tmp/radial-<uid>") for another user, whose radiald can only collide with its own.
+std::string default_claim_registry();
+
+class InstanceClaim {
+public:
+    // Claims `instance_id` for `state_dir` (which must exist) in `registry` (created 0755 when
+    // missing; for root it must be root's and writable by nobody else). Waits at most a few
+    // seconds for another radiald's check-and-claim. Throws LockError (state_dir_lock.h) when a
+    // live radiald of another state directory holds the claim — the message names that directory
+    // and its pids — or when the registry cannot be used. Not thread-safe against itself.
+    static InstanceClaim acquire(const std::string& registry, const std::string& instance_id,
+                                 const std::string& state_dir);
+
+    InstanceClaim(InstanceClaim&&) noexcept = default;
+    InstanceClaim& operator=(InstanceClaim&&) noexcept = default;
+    ~InstanceClaim() = default;
+
+    const std::string& path() const noexcept { return path_; }
+
+private:
+    InstanceClaim(std::string path, fs_util::UniqueFd fd)
+        : path_(std::move(path)), fd_(std::move(fd)) {}
+    std::string path_;
+    fs_util::UniqueFd fd_;
+};
+
+} // namespace radial::daemon

@@ -1,0 +1,59 @@
+// host/turn/workspace_handover.h — the workspace belongs to the box user while its turn runs, and
+// to its owner again once the box is gone.
+//
+// Boxes run as an id of their own (config/box_identity.h), which cannot write a workspace that
+// belongs to a host user. So, when radiald runs as root, the entries of the workspace tree that
+// belong to the workspace directory's owner are handed to the box uid before the box starts, and
+// afterwards every entry that belongs to the box uid is handed back to the owner, and the box gid
+// replaced by the workspace directory's group: the owner can edit and delete everything the box
+// wrote without root. The walk never follows a symlink (every step is relative to an open
+// directory, with O_NOFOLLOW and AT_SYMLINK_NOFOLLOW), stays on the workspace's filesystem, and
+// touches only entries owned by the id being mapped.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+
+namespace radial::turn {
+
+// Where the hand-over notes of a state directory live.
+inline std::string handover_marker_dir(const std::string& state_dir) {
+    return state_dir + "/handovers";
+}
+
+class WorkspaceHandover {
+public:
+    // Hands the tree to `box_uid` unless radiald is not root (then it does nothing at all), the
+    // box already runs as the owner, or the owner is root. Problems with single entries are
+    // logged, never thrown. With a `marker` path (under the state directory), a note of the
+    // hand-over is written there first and held locked until give_back(), so that a radiald
+    // killed meanwhile leaves what recover() needs to hand the tree back.
+    WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid, std::string marker = {});
+    // Hands back (give_back()).
+    ~WorkspaceHandover();
+
+    WorkspaceHandover(const WorkspaceHandover&) = delete;
+    WorkspaceHandover& operator=(const WorkspaceHandover&) = delete;
+
+    // Gives every entry owned by the box uid (or gid) back to the workspace's owner (group). Call
+    // only once the box is gone. Idempotent; never throws.
+    void give_back() noexcept;
+
+    // Hands back every workspace whose note in `marker_dir` no live radiald holds (its turn's
+    // radiald was killed), then removes the note. Returns how many. Never throws; logs each.
+    static std::size_t recover(const std::string& marker_dir) noexcept;
+
+private:
+    std::string workspace_;
+    std::string marker_;
+    int marker_fd_ = -1;
+    uid_t box_uid_;
+    gid_t box_gid_;
+    uid_t owner_uid_ = 0;
+    gid_t owner_gid_ = 0;
+    bool active_ = false;
+};
+
+} // namespace radial::turn

@@ -1,0 +1,200 @@
+// A box never shares its identity with a host account (CASES C-12): the default box uid:gid, the
+// socket that only the box's uid and root can reach, the workspace handed back to its owner, the
+// explicit choice of running as the workspace owner, and the startup check of the id range.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+#include "../../support/temp_dir.h"
+
+namespace radial {
+namespace {
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr uid_t kBoxId = 2000000000; // the first id of the default run.boxIdRange
+constexpr uid_t kOwner = 4242;       // the workspace's owner (no passwd entry needed)
+constexpr gid_t kOwnerGroup = 4243;  // the workspace's group, e.g. `docker` on a real host
+constexpr uid_t kUnrelated = 4343;
+
+bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds budget) {
+    const auto deadline = std::chrono::steady_clock::now() + budget;
+    while (!done() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(20ms);
+    return done();
+}
+
+// argv run as `uid` (gid the same, no supplementary groups).
+test::ProcessResult as_uid(uid_t uid, const std::vector<std::string>& argv, gid_t gid = 0) {
+    std::vector<std::string> a = {
+        "setpriv",       "--reuid", std::to_string(uid), "--regid", std::to_string(gid ? gid : uid),
+        "--clear-groups"};
+    a.insert(a.end(), argv.begin(), argv.end());
+    return test::run_process(a, {}, 30s);
+}
+
+std::string instance_id(const test::RadialdSetup& s) {
+    std::string text = test::read_file(s.state_dir() + "/instance-id");
+    return text.substr(0, text.find_first_of(" \n"));
+}
+
+std::vector<std::string> curl_post(const std::string& socket) {
+    return {"curl",
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--max-time",
+            "5",
+            "--unix-socket",
+            socket,
+            "-d",
+            "{}",
+            "http://radial/v1/records"};
+}
+
+// The box writes its ids and some files, signals ready, and waits (bounded) for the test.
+const std::string kBoxScript = R"(id -u > /work/ids; id -g >> /work/ids; id -G >> /work/ids
+mkdir -p /work/made/deeper; echo x > /work/made/deeper/f; echo y > /work/top; chmod 0600 /work/top
+touch /work/ready
+n=0; while [ ! -e /work/stop ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done)";
+
+TEST(IdentityLive, C12_NoHostAccountSharesTheBoxIdentity) {
+    test::RadialdSetup s;
+    test::TempDir ws("radial-c12");
+    ASSERT_EQ(::chown(ws.path().c_str(), kOwner, kOwnerGroup), 0);
+    ASSERT_EQ(::chmod(ws.path().c_str(), 0750), 0);
+    const std::string id = "c12-" + std::to_string(::getpid());
+    test::TurnRun t;
+    std::thread turn([&] {
+        t = s.turn({"--workspace", ws.path(), "--turn-id", id, "--timeout", "120s"},
+                   {"sh", "-c", kBoxScript});
+    });
+    const bool ready = wait_for([&] { return std::filesystem::exists(ws / "ready"); }, 60s);
+    std::string pid;
+    if (ready) {
+        auto r = test::run_process({"docker", "inspect", "-f", "{{.State.Pid}}",
+                                    "radial-turn-" + instance_id(s) + "-" + id});
+        pid = r.out.substr(0, r.out.find('\n'));
+    }
+    const std::string host_socket = s.state_dir() + "/turns/" + id + "/turn.sock";
+    const std::string proc_socket = "/proc/" + pid + "/root/run/radial/turn.sock";
+    struct stat sock {
+    }, dir{};
+    const bool stat_ok = ::stat(host_socket.c_str(), &sock) == 0 &&
+                         ::stat((s.state_dir() + "/turns/" + id).c_str(), &dir) == 0;
+    // Root reaches the socket by both paths (so the paths are right): no token, 401.
+    const auto root_host = test::run_process(curl_post(host_socket));
+    const auto root_proc = test::run_process(curl_post(proc_socket));
+    std::vector<std::pair<uid_t, std::vector<test::ProcessResult>>> tries;
+    for (uid_t uid : {kOwner, uid_t{65534}, kUnrelated})
+        tries.push_back(
+            {uid,
+             {as_uid(uid, {"cat", "/proc/" + pid + "/environ"}),
+              as_uid(uid, {"ls", "/proc/" + pid + "/root/"}), as_uid(uid, curl_post(proc_socket)),
+              as_uid(uid, curl_post(host_socket))}});
+    ws.write("stop", "");
+    turn.join();
+
+    ASSERT_TRUE(ready) << t.result.err;
+    ASSERT_FALSE(pid.empty() || pid == "0");
+    ASSERT_TRUE(stat_ok);
+    EXPECT_EQ(sock.st_uid, kBoxId);
+    EXPECT_EQ(sock.st_gid, kBoxId);
+    EXPECT_EQ(sock.st_mode & 07777, 0600u);
+    EXPECT_EQ(dir.st_uid, kBoxId);
+    EXPECT_EQ(dir.st_mode & 07777, 0700u);
+    EXPECT_EQ(root_host.out, "401");
+    EXPECT_EQ(root_proc.out, "401");
+    for (const auto& [uid, results] : tries) {
+        const char* what[] = {"read environ", "list the box's root", "connect via /proc",
+                              "connect via the state directory"};
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            EXPECT_NE(results[i].exit_code, 0) << "uid " << uid << " could " << what[i];
+            EXPECT_EQ(results[i].out, i < 2 ? "" : "000") << "uid " << uid << " " << what[i];
+        }
+    }
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    // The box's ids: its own, never the workspace's group, nothing supplementary besides it.
+    EXPECT_EQ(test::read_file(ws / "ids"), "2000000000\n2000000000\n2000000000\n");
+    EXPECT_EQ(test::run_process({"getent", "passwd", std::to_string(kBoxId)}).exit_code, 2);
+    EXPECT_EQ(test::run_process({"getent", "group", std::to_string(kBoxId)}).exit_code, 2);
+    // Everything the box wrote is the owner's, who can delete it all without root.
+    for (const char* p : {"", "/made", "/made/deeper", "/made/deeper/f", "/top", "/ids"}) {
+        struct stat st {};
+        ASSERT_EQ(::lstat((ws.path() + p).c_str(), &st), 0) << p;
+        EXPECT_EQ(st.st_uid, kOwner) << p;
+        EXPECT_EQ(st.st_gid, kOwnerGroup) << p;
+    }
+    auto rm = as_uid(kOwner, {"rm", "-rf", ws / "made", ws / "top", ws / "ids", ws / "ready"},
+                     kOwnerGroup);
+    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+    EXPECT_FALSE(std::filesystem::exists(ws / "made"));
+}
+
+// Running as the workspace's owner is the operator's explicit choice; even then the box's gid is
+// its own, never the workspace's group.
+TEST(IdentityLive, C12_RunningAsTheWorkspaceOwnerIsAnExplicitChoice) {
+    test::RadialdSetup s("user = \"workspace-owner\"\n");
+    test::TempDir ws("radial-c12o");
+    ASSERT_EQ(::chown(ws.path().c_str(), kOwner, kOwnerGroup), 0);
+    auto t = s.turn({"--workspace", ws.path()}, {"sh", "-c", "id -u; id -g; id -G; touch /work/f"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "4242\n2000000000\n2000000000\n");
+    struct stat st {};
+    ASSERT_EQ(::stat((ws / "f").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, kOwner);
+    EXPECT_EQ(st.st_gid, kOwnerGroup);
+    auto no_ws = s.turn({}, {"true"});
+    EXPECT_EQ(no_ws.result.exit_code, 125);
+    EXPECT_THAT(no_ws.result.err, HasSubstr("has no workspace"));
+}
+
+// The range is checked at startup: a host account or a host process with an id in it is named,
+// and nothing runs.
+TEST(IdentityLive, C12_ARangeAHostAccountOrProcessUsesIsRefused) {
+    test::RadialdSetup account("boxIdRange = \"65534-65534\"\n");
+    auto t = account.turn({}, {"echo", "ran"});
+    EXPECT_EQ(t.result.exit_code, 125);
+    EXPECT_THAT(t.result.out, Not(HasSubstr("ran")));
+    EXPECT_THAT(t.result.err, HasSubstr("run.boxIdRange 65534-65534: host user '"));
+    EXPECT_THAT(t.result.err, HasSubstr("65534 (passwd)"));
+
+    const pid_t squatter = ::fork();
+    if (squatter == 0) {
+        // As a host service dropping privileges to an id that happens to be in the range.
+        if (::setresgid(2100000005, 2100000005, 2100000005) != 0 ||
+            ::setresuid(2100000005, 2100000005, 2100000005) != 0)
+            ::_exit(1);
+        ::execlp("sleep", "sleep", "60", nullptr);
+        ::_exit(1);
+    }
+    ASSERT_GT(squatter, 0);
+    test::RadialdSetup process("boxIdRange = \"2100000000-2100000009\"\n");
+    test::TurnRun p;
+    // The child may still be starting; the refusal names it once it runs as that id.
+    wait_for(
+        [&] {
+            p = process.turn({}, {"echo", "ran"});
+            return p.result.err.find("host process") != std::string::npos;
+        },
+        10s);
+    ::kill(squatter, SIGKILL);
+    ::waitpid(squatter, nullptr, 0);
+    EXPECT_EQ(p.result.exit_code, 125);
+    EXPECT_THAT(p.result.err, HasSubstr("host process " + std::to_string(squatter) +
+                                        " (sleep) runs with id 2100000005"));
+}
+
+} // namespace
+} // namespace radial

@@ -1,0 +1,120 @@
+// The workspace changes hands for the turn and back (CASES C-12), never through a symlink and
+// never touching what belongs to anyone else. Needs root (chown); skipped otherwise.
+#include "turn/workspace_handover.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "../../support/temp_dir.h"
+
+namespace radial::turn {
+namespace {
+
+constexpr uid_t kOwner = 4242;
+constexpr gid_t kGroup = 4243;
+constexpr uid_t kBox = 2000000000;
+
+struct stat lstat_of(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+    return st;
+}
+
+TEST(WorkspaceHandover, C12_TheTreeIsTheBoxsDuringTheTurnAndTheOwnersAfter) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    test::TempDir ws("radial-ho"), outside("radial-ho-out");
+    const std::string w = ws.path();
+    std::filesystem::create_directories(w + "/a/b");
+    std::ofstream(w + "/a/b/f") << "x";
+    std::ofstream(outside / "secret") << "s";
+    std::ofstream(w + "/foreign") << "y";
+    std::filesystem::create_symlink(outside / "secret", w + "/link");
+    for (const char* p : {"", "/a", "/a/b", "/a/b/f"})
+        ASSERT_EQ(::lchown((w + p).c_str(), kOwner, kGroup), 0);
+    ASSERT_EQ(::lchown((w + "/link").c_str(), kOwner, kGroup), 0);
+    ASSERT_EQ(::chown((outside / "secret").c_str(), kOwner, kGroup), 0);
+    ASSERT_EQ(::chown((w + "/foreign").c_str(), 4343, 4343), 0);
+    {
+        WorkspaceHandover handover(w, kBox, kBox);
+        for (const char* p : {"", "/a", "/a/b", "/a/b/f", "/link"}) {
+            EXPECT_EQ(lstat_of(w + p).st_uid, kBox) << p;
+            EXPECT_EQ(lstat_of(w + p).st_gid, kGroup) << p;
+        }
+        EXPECT_EQ(lstat_of(outside / "secret").st_uid, kOwner) << "followed the symlink";
+        EXPECT_EQ(lstat_of(w + "/foreign").st_uid, 4343u) << "not the owner's: left alone";
+        // What the box makes meanwhile; a symlink it leaves points outside, at a file that
+        // happens to be the box uid's.
+        std::filesystem::create_directories(w + "/new/deeper");
+        std::ofstream(w + "/new/deeper/g") << "z";
+        for (const char* p : {"/new", "/new/deeper", "/new/deeper/g"})
+            ASSERT_EQ(::lchown((w + p).c_str(), kBox, kBox), 0);
+        ASSERT_EQ(::chown((outside / "secret").c_str(), kBox, kBox), 0);
+        std::filesystem::create_symlink(outside / "secret", w + "/new/escape");
+        ASSERT_EQ(::lchown((w + "/new/escape").c_str(), kBox, kBox), 0);
+    }
+    for (const char* p : {"", "/a", "/a/b", "/a/b/f", "/link", "/new", "/new/deeper",
+                          "/new/deeper/g", "/new/escape"}) {
+        EXPECT_EQ(lstat_of(w + p).st_uid, kOwner) << p;
+        EXPECT_EQ(lstat_of(w + p).st_gid, kGroup) << p;
+    }
+    EXPECT_EQ(lstat_of(outside / "secret").st_uid, kBox) << "followed the box's symlink";
+    EXPECT_EQ(lstat_of(w + "/foreign").st_uid, 4343u);
+}
+
+TEST(WorkspaceHandover, ARootOwnedWorkspaceOnlyGetsTheBoxsFilesBack) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    test::TempDir ws("radial-ho-root");
+    const std::string w = ws.path();
+    std::ofstream(w + "/mine") << "x";
+    {
+        WorkspaceHandover handover(w, kBox, kBox);
+        EXPECT_EQ(lstat_of(w + "/mine").st_uid, 0u) << "root's files are never handed over";
+        std::ofstream(w + "/made") << "y";
+        ASSERT_EQ(::chown((w + "/made").c_str(), kBox, kBox), 0);
+    }
+    EXPECT_EQ(lstat_of(w + "/made").st_uid, 0u);
+    EXPECT_EQ(lstat_of(w + "/made").st_gid, lstat_of(w).st_gid);
+}
+
+// A radiald killed during its turn leaves a note; the next radiald of the state directory hands
+// the tree back. A note whose turn still runs (its lock held) is left alone.
+TEST(WorkspaceHandover, C12_AKilledRadialdsWorkspaceIsHandedBackByTheNextOne) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    test::TempDir ws("radial-ho-kill"), state("radial-ho-state");
+    const std::string w = ws.path();
+    std::ofstream(w + "/f") << "x";
+    ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
+    ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
+    const std::string notes = handover_marker_dir(state.path());
+    {
+        WorkspaceHandover live(w, kBox, kBox, notes + "/live");
+        EXPECT_EQ(WorkspaceHandover::recover(notes), 0u) << "a running turn's tree was taken";
+        EXPECT_EQ(lstat_of(w + "/f").st_uid, kBox);
+    }
+    EXPECT_FALSE(std::filesystem::exists(notes + "/live")) << "a finished hand-over left its note";
+
+    const pid_t child = ::fork();
+    if (child == 0) {
+        static std::optional<WorkspaceHandover> leaked; // _exit runs no destructor
+        leaked.emplace(w, kBox, kBox, notes + "/killed");
+        ::_exit(0); // as SIGKILL would: no give-back
+    }
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_EQ(lstat_of(w + "/f").st_uid, kBox) << "the child did not hand the tree over";
+    EXPECT_EQ(WorkspaceHandover::recover(notes), 1u);
+    EXPECT_EQ(lstat_of(w).st_uid, kOwner);
+    EXPECT_EQ(lstat_of(w + "/f").st_uid, kOwner);
+    EXPECT_FALSE(std::filesystem::exists(notes + "/killed"));
+    EXPECT_EQ(WorkspaceHandover::recover(notes), 0u);
+}
+
+} // namespace
+} // namespace radial::turn
