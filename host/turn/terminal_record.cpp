@@ -62,6 +62,7 @@ std::string TerminalRecord::to_json() const {
     j["endedAt"] = format_timestamp(ended_at);
     j["durationMs"] = duration_ms;
     if (records_received) j["recordsReceived"] = *records_received;
+    if (!journal_error.empty()) j["journalError"] = journal_error;
     // Invalid UTF-8 from a CLI's message must not make the record unwritable.
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }

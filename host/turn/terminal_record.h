@@ -35,6 +35,10 @@ struct TerminalRecord {
     std::chrono::system_clock::time_point ended_at;
     std::uint64_t duration_ms = 0;
     std::optional<std::uint64_t> records_received; // set by reconciliation: records the turn posted
+    // Why the journal could not take this record when the turn ended (e.g. the state file system
+    // was full); empty when it did. The record then waits in the turn's reserve
+    // (terminal_reserve.h).
+    std::string journal_error;
 
     // The process exit status `radiald turn` reports: the turn's own exit code; 124 when it timed
     // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`) or the turn was
@@ -43,7 +47,7 @@ struct TerminalRecord {
 
     // One JSON object: turnId, runtime, image, label, status, exitCode, signal, reason, error,
     // outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds), durationMs,
-    // recordsReceived.
+    // recordsReceived, journalError.
     // Absent values are omitted.
     std::string to_json() const;
 };
