@@ -4,7 +4,6 @@
 // there is space again — the journal, without anything false on the way.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <sstream>
 
 #include "../../support/process_runner.h"
+#include "../../support/small_disk.h"
 #include "../../support/temp_dir.h"
 
 namespace radial {
@@ -19,26 +19,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using json = nlohmann::json;
-
-// A tmpfs of `size` mounted at `dir` for the test's lifetime.
-class SmallDisk {
-public:
-    SmallDisk(const std::string& dir, const std::string& size) : dir_(dir) {
-        std::filesystem::create_directories(dir_);
-        ok_ = ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
-    }
-    ~SmallDisk() {
-        if (ok_) ::umount2(dir_.c_str(), MNT_DETACH);
-    }
-    bool ok() const { return ok_; }
-    bool grow(const std::string& size) {
-        return ::mount("tmpfs", dir_.c_str(), "tmpfs", MS_REMOUNT, ("size=" + size).c_str()) == 0;
-    }
-
-private:
-    std::string dir_;
-    bool ok_ = false;
-};
 
 // `count` posts of a 900-byte record; prints each HTTP status on its own line.
 std::string post_loop(int count) {
@@ -54,7 +34,7 @@ done)";
 
 struct Fixture {
     test::TempDir dir{"radial-c18"};
-    SmallDisk disk{dir / "disk", "320k"};
+    test::SmallDisk disk{dir / "disk", "320k"};
     std::string state = dir / "disk/st";
     std::string config;
 
