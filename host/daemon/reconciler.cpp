@@ -23,8 +23,16 @@ constexpr std::chrono::seconds kVerifyBudget{5};
 
 Clock::time_point at(std::int64_t ms) { return Clock::time_point(std::chrono::milliseconds(ms)); }
 
+// What reconciliation saw of a reclaimed turn's box. Without a radiald attached to it nothing
+// says whether its command had already ended or how, so the record claims only this.
+enum class BoxFate {
+    removed,   // listed (running, or ended and not yet removed) and removed now
+    gone,      // not listed: removed before, or never created
+    unchecked, // listing or removing the boxes failed
+};
+
 // What the journal knew of an in-flight turn, as its terminal record.
-turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t) {
+turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fate) {
     turn::TerminalRecord rec;
     rec.turn_id = t.entry.turn_id;
     rec.runtime = t.entry.runtime;
@@ -41,9 +49,23 @@ turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t) {
     }
     if (started != nullptr) {
         rec.started_at = at(started->at_ms);
-        rec.reason =
-            "the radiald running it stopped while its box ran; its box was removed by "
-            "reconciliation";
+        switch (fate) {
+            case BoxFate::removed:
+                rec.reason =
+                    "the radiald running it stopped while its box ran; its box was still there "
+                    "and was removed by reconciliation (how its command ended is not known)";
+                break;
+            case BoxFate::gone:
+                rec.reason =
+                    "the radiald running it stopped while its box ran; its box was already gone "
+                    "when reconciliation looked (how its command ended is not known)";
+                break;
+            case BoxFate::unchecked:
+                rec.reason =
+                    "the radiald running it stopped while its box ran; reconciliation could not "
+                    "list or remove its box (see its log)";
+                break;
+        }
     } else {
         rec.started_at = claimed != nullptr ? at(claimed->at_ms) : rec.ended_at;
         rec.reason = "the radiald running it stopped after claiming it, before its box started";
@@ -211,7 +233,12 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
                       p->turn_id, p->status);
             continue;
         }
-        turn::TerminalRecord rec = reclaimed_record(*t);
+        BoxFate fate = box_failure ? BoxFate::unchecked
+                       : std::find(report.killed_boxes.begin(), report.killed_boxes.end(),
+                                   t->entry.label) != report.killed_boxes.end()
+                           ? BoxFate::removed
+                           : BoxFate::gone;
+        turn::TerminalRecord rec = reclaimed_record(*t, fate);
         journal.set_terminal(rec.turn_id, to_string(rec.status), rec.to_json());
         report.reclaimed_turns.push_back(rec.turn_id);
         log::info("reconcile", "turn {}: reclaimed ({} record{} received; {})", rec.turn_id,
