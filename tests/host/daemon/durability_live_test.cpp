@@ -25,6 +25,12 @@ std::string sh(const std::string& script) {
     return "image = \"" RADIAL_TEST_IMAGE "\"\nargv = " + argv.dump() + "\n";
 }
 
+// "running", "exited", … or "gone".
+std::string state_of(const std::string& name) {
+    auto r = test::run_process({"docker", "inspect", "--format", "{{.State.Status}}", name});
+    return r.exit_code == 0 ? r.out.substr(0, r.out.find('\n')) : "gone";
+}
+
 bool has_turn(const nlohmann::json& list, const std::string& id) {
     for (const auto& t : list)
         if (t["turnId"] == id) return true;
@@ -114,6 +120,33 @@ TEST(DurabilityDaemonLive, ReconciliationRemovesEveryPerTurnResidueAfterASigkill
     EXPECT_FALSE(fs::exists(s.state_dir() + "/pending/" + id + ".json"));
     EXPECT_TRUE(fs::is_empty(s.state_dir() + "/turns"));
     EXPECT_TRUE(test::boxes_with_prefix(prefix).empty());
+}
+
+// C-19: the box ends on its own deadline with no radiald left: its PID 1 (radial-init) ends it,
+// and a workload that ignores SIGTERM and tries to SIGKILL its init changes nothing.
+TEST(DurabilityDaemonLive, C19_ABoxDiesOnTimeWithNobodyWatching) {
+    std::string inst = test::unique_instance_id("dl");
+    std::string prefix = "radial-turn-" + inst + "-";
+    test::BoxCleanup cleanup{prefix};
+    DaemonSetup s("instanceId = \"" + inst + "\"\n",
+                  "[run.docker]\npull = \"never\"\nkillGrace = \"2s\"\n");
+    std::string id =
+        s.submit(sh("trap '' TERM; kill -KILL 1; kill -STOP 1; sleep 60") + "timeout = \"3s\"\n");
+    const std::string box = prefix + id;
+    std::chrono::steady_clock::time_point started;
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(test::wait_until([&] { return state_of(box) == "running"; }, 60s)) << d.log();
+        started = std::chrono::steady_clock::now();
+        d.crash(); // and nothing is started again
+    }
+    // 3 s timeout + 2 s killGrace + 5 s.
+    const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(
+        started + 10s - std::chrono::steady_clock::now());
+    ASSERT_TRUE(test::wait_until([&] { return state_of(box) != "running"; }, budget))
+        << "box " << box << " outlived its deadline with no radiald running";
+    auto code = test::run_process({"docker", "inspect", "--format", "{{.State.ExitCode}}", box});
+    EXPECT_EQ(code.out, "124\n") << "the timeout's exit status";
 }
 
 } // namespace
