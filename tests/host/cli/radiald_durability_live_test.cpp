@@ -128,5 +128,27 @@ TEST(DurabilityLive, C18_ATurnIsNotStartedBelowTheFreeSpaceReserve) {
     EXPECT_THAT(r.err, HasSubstr("run.minFreeBytes"));
 }
 
+// With no reserve configured and a disk already full, the journal refuses the turn before its box
+// starts: the record file still says why, and nothing ran.
+TEST(DurabilityLive, C18_ATurnTheJournalCannotTakeStillGetsItsRecordFile) {
+    ASSERT_EQ(::geteuid(), 0u) << "mounting the test's tmpfs needs root";
+    Fixture f("0");
+    ASSERT_TRUE(f.disk.ok()) << "mount tmpfs failed";
+    std::string record = f.dir / "rec.json";
+    ASSERT_EQ(f.turn(record, "true").exit_code, 0); // the journal exists
+    // Fill what is left of the disk.
+    test::run_process({"sh", "-c", "cat /dev/zero > '" + f.state + "/filler'"});
+    std::filesystem::remove(record);
+    auto r = f.turn(record, "echo the box ran");
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.out, Not(HasSubstr("the box ran")));
+    json rec = json::parse(test::read_file(record), nullptr, false);
+    ASSERT_TRUE(rec.is_object()) << r.err;
+    EXPECT_EQ(rec["status"], "error");
+    // Whichever write SQLite tried first, the operating system's reason is named.
+    EXPECT_THAT(rec["error"].get<std::string>(), HasSubstr("No space left on device"));
+    EXPECT_THAT(rec["error"].get<std::string>(), HasSubstr(f.state + "/journal.sqlite3"));
+}
+
 } // namespace
 } // namespace radial
