@@ -171,6 +171,12 @@ int run_reconcile_command(const DaemonOptions& o) {
             turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg->state_dir));
         for (const auto& l : r.killed_boxes) fmt::print("removed box {}\n", l);
         for (const auto& id : r.reclaimed_turns) fmt::print("reclaimed turn {}\n", id);
+        for (const auto& id : r.journaled_pending)
+            fmt::print("journaled the kept terminal record of turn {}\n", id);
+        for (const auto& id : r.still_pending)
+            fmt::print("turn {}: its kept terminal record still cannot be journaled\n", id);
+        if (r.residue_removed)
+            fmt::print("removed {} path(s) left by ended turns\n", r.residue_removed);
         for (const auto& id : r.queue.admitted) fmt::print("journaled turn {} (queued)\n", id);
         for (const auto& id : r.queue.rejected)
             fmt::print("refused turn {} (unreadable request)\n", id);
@@ -184,7 +190,7 @@ int run_reconcile_command(const DaemonOptions& o) {
         if (handed_back)
             fmt::print("handed {} workspace(s) back to their owners\n", handed_back);
         if (r.nothing_done() && handed_back == 0) fmt::print("nothing to reconcile\n");
-        return 0;
+        return r.still_pending.empty() ? 0 : 1;
     } catch (const StartupError& e) {
         log::error("reconcile", "{}", e.what());
     } catch (const daemon::LockError& e) {

@@ -13,6 +13,7 @@
 #include "journal/journal_sqlite.h"
 #include "log/logger.h"
 #include "turn/terminal_record.h"
+#include "turn/terminal_reserve.h"
 
 namespace radial::cli {
 
@@ -87,6 +88,18 @@ int run_status_command(const DaemonOptions& o) {
         }
     }
     bool daemon_running = holder && holder->exclusive;
+    // A turn whose box is gone but whose terminal record waits for space in the journal is not
+    // running: it ended, and how is known.
+    std::vector<journal::TurnSummary> pending;
+    for (auto it = running.begin(); it != running.end();) {
+        if (auto p = turn::read_pending(cfg.state_dir, it->turn_id)) {
+            it->status = p->status;
+            pending.push_back(std::move(*it));
+            it = running.erase(it);
+        } else {
+            ++it;
+        }
+    }
 
     if (o.json) {
         nlohmann::ordered_json j;
@@ -99,8 +112,10 @@ int run_status_command(const DaemonOptions& o) {
             if (!holder->command.empty()) d["command"] = holder->command;
         }
         j["daemon"] = d;
-        for (auto [key, list] :
-             {std::pair{"queued", &queued}, {"running", &running}, {"recent", &recent}}) {
+        for (auto [key, list] : {std::pair{"queued", &queued},
+                                 {"running", &running},
+                                 {"pending", &pending},
+                                 {"recent", &recent}}) {
             auto a = nlohmann::ordered_json::array();
             for (const auto& t : *list) a.push_back(turn_json(t));
             j[key] = a;
@@ -122,6 +137,8 @@ int run_status_command(const DaemonOptions& o) {
                cfg.state_dir);
     print_turns("queued", queued);
     print_turns(daemon_running ? "running" : "in flight (reclaimed at the next start)", running);
+    if (!pending.empty())
+        print_turns("ended, terminal record pending (the journal could not take it yet)", pending);
     print_turns("recent", recent);
     return 0;
 }

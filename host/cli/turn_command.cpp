@@ -266,11 +266,19 @@ int run_turn_command(const TurnOptions& o) {
             write_all(stream == RADIAL_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, bytes);
         });
     } catch (const std::exception& e) {
+        // The journal refused the turn before its box could start: nothing ran.
         stop_signal_thread();
         log::error("journal", "turn {}: {}", session->turn_id(), e.what());
+        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
         return 125;
     }
     stop_signal_thread();
+    if (!rec.journal_error.empty())
+        log::error("journal",
+                   "turn {}: the journal is missing this turn's terminal record (it says "
+                   "'journalError' in the record); `radiald reconcile` or the daemon's next start "
+                   "journals it once there is space",
+                   req.turn_id);
 
     if (record_file) {
         try {

@@ -260,6 +260,17 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 if (!bytes || *bytes == 0)
                     r.fail(key, "must be a size such as \"1m\" or a positive number of bytes");
                 cfg.max_record_bytes = *bytes;
+            } else if (name == "minFreeBytes") {
+                std::optional<std::uint64_t> bytes;
+                if (const auto* i = v.as_integer(); i != nullptr && i->get() >= 0)
+                    bytes = static_cast<std::uint64_t>(i->get());
+                else if (const auto* str = v.as_string())
+                    bytes = units::parse_size_bytes(str->get());
+                if (!bytes)
+                    r.fail(key,
+                           "must be a size such as \"16m\" or a number of bytes (0: no "
+                           "reserve)");
+                cfg.min_free_bytes = *bytes;
             } else if (name == "maxConcurrentTurns") {
                 const auto* i = v.as_integer();
                 if (i == nullptr || i->get() < 1 || i->get() > kMaxConcurrentTurns)

@@ -48,6 +48,9 @@ struct HostConfig {
     std::string turn_socket_host;         // run.turnSocketHost: tcp bind host; empty = runtime's
     std::string state_dir;                // run.stateDir, absolute: journal and per-turn sockets
     std::uint64_t max_record_bytes = 1 << 20; // run.maxRecordBytes: turn socket body limit
+    // run.minFreeBytes: a turn is not started while the state directory's file system has less
+    // free space than this (its journal writes and terminal record must fit)
+    std::uint64_t min_free_bytes = 16ull << 20;
     std::size_t max_concurrent_turns = 4;     // run.maxConcurrentTurns: the daemon's parallel turns
     std::uint64_t shutdown_grace_ms = 30'000; // run.shutdownGrace: how long running turns may
                                               // finish after SIGTERM before their boxes are killed

@@ -15,6 +15,7 @@
 #include "daemon/reconciler.h"
 #include "daemon/spool_watcher.h"
 #include "log/logger.h"
+#include "turn/terminal_reserve.h"
 
 namespace radial::daemon {
 
@@ -95,8 +96,16 @@ void Daemon::run_turn(const std::string& id) {
                     workers_.at(id).session = nullptr;
                 }
                 failed = rec.status == turn::TurnStatus::error;
-                if (settings_.checkpoint_for_test) settings_.checkpoint_for_test("retire", id);
-                queue_.retire(id);
+                if (!rec.journal_error.empty()) {
+                    // Its request stays in the spool until the journal has the record: the spool
+                    // scan leaves a started turn alone, and reconciliation finishes it after a
+                    // crash.
+                    std::lock_guard lock(mutex_);
+                    pending_[id] = {std::string(to_string(rec.status)), rec.to_json()};
+                } else {
+                    if (settings_.checkpoint_for_test) settings_.checkpoint_for_test("retire", id);
+                    queue_.retire(id);
+                }
             }
         }
     } catch (const turn::RequestError& e) {
@@ -117,6 +126,33 @@ void Daemon::run_turn(const std::string& id) {
         w.failed = failed;
     }
     wake();
+}
+
+void Daemon::retry_pending() {
+    std::map<std::string, PendingRecord> pending;
+    {
+        std::lock_guard lock(mutex_);
+        pending = pending_;
+    }
+    for (const auto& [id, p] : pending) {
+        try {
+            journal_.set_terminal(id, p.status, p.json);
+            log::info("daemon", "turn {}: its terminal record (status '{}') is journaled now", id,
+                      p.status);
+        } catch (const journal::JournalError& e) {
+            if (e.code() == journal::JournalErrc::storage) continue; // still full: next time
+            if (e.code() != journal::JournalErrc::turn_finished) {
+                log::error("daemon", "turn {}: journaling its kept terminal record: {}", id,
+                           e.what());
+                continue;
+            }
+            // Another process (reconcile) journaled it meanwhile: done either way.
+        }
+        turn::remove_pending(cfg_.state_dir, id);
+        queue_.retire(id);
+        std::lock_guard lock(mutex_);
+        pending_.erase(id);
+    }
 }
 
 void Daemon::dispatch(TurnQueue& queue) {
@@ -224,6 +260,11 @@ int Daemon::run(StopSignals& signals) {
     std::optional<ReconcileReport> report = reconcile_unless_stopped(signals);
     if (!report) return 0;
     if (report->nothing_done()) log::info("reconcile", "nothing to reconcile");
+    for (const auto& id : report->still_pending)
+        if (auto p = turn::read_pending(cfg_.state_dir, id)) {
+            std::lock_guard lock(mutex_);
+            pending_[id] = {p->status, p->json};
+        }
     sweeper_.emplace(cfg_, client_, [this] { return live_labels(); });
 
     log::info("daemon", "serving instance '{}' from '{}': runtime '{}', up to {} turn(s) at once",
@@ -232,7 +273,16 @@ int Daemon::run(StopSignals& signals) {
     bool stopping = false, killed = false;
     SteadyClock::time_point grace_end{}, kill_end{};
     auto next_scan = SteadyClock::now();
+    auto next_retry = SteadyClock::now();
+    auto has_pending = [this] {
+        std::lock_guard lock(mutex_);
+        return !pending_.empty();
+    };
     for (;;) {
+        if (SteadyClock::now() >= next_retry) {
+            if (has_pending()) retry_pending();
+            next_retry = SteadyClock::now() + settings_.pending_retry_interval;
+        }
         if (!stopping) {
             dispatch(queue_);
             next_scan = SteadyClock::now() + settings_.rescan_interval;
@@ -247,6 +297,7 @@ int Daemon::run(StopSignals& signals) {
         auto now = SteadyClock::now();
         SteadyClock::time_point until = next_scan;
         if (stopping) until = killed ? kill_end : grace_end;
+        if (has_pending()) until = std::min(until, next_retry);
         pollfd fds[3] = {
             {signals.fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}, {watcher.fd(), POLLIN, 0}};
         int n = ::poll(fds, 3, poll_timeout_ms(until - now));
@@ -287,6 +338,15 @@ int Daemon::run(StopSignals& signals) {
         }
     }
     sweeper_.reset();
+    if (has_pending()) retry_pending();
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [id, p] : pending_)
+            log::warn("daemon",
+                      "turn {}: its terminal record (status '{}') could not be journaled before "
+                      "the stop; it waits in '{}' for the next start",
+                      id, p.status, turn::pending_path(cfg_.state_dir, id));
+    }
     log::info("daemon", "stopped");
     return 0;
 }

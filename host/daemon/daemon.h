@@ -8,6 +8,11 @@
 // for the next start. If a killed turn's thread has still not returned after `kill_budget`, the
 // process exits 70 without waiting further — the journal is consistent after every write, and the
 // next start reconciles whatever is left.
+//
+// A turn whose terminal record the journal refuses (the state file system is full) keeps it in its
+// reserve (turn/terminal_reserve.h); the daemon offers it to the journal again every
+// `pending_retry_interval` until it is taken, and only then removes the turn's request from the
+// spool. One still refused at exit waits on disk for the next start's reconciliation.
 #pragma once
 
 #include <chrono>
@@ -39,6 +44,8 @@ struct DaemonSettings {
     std::chrono::milliseconds rescan_interval{30'000};
     // How long killed turns may take to return before the process gives up on them (exit 70).
     std::chrono::milliseconds kill_budget{60'000};
+    // How often a terminal record the journal refused (a full disk) is offered to it again.
+    std::chrono::milliseconds pending_retry_interval{2'000};
     // Where secrets' values come from (radiald's environment).
     EnvLookup env = process_env;
     // Test-only: see turn::TurnEnvironment::checkpoint_for_test, plus the daemon's own point
@@ -72,6 +79,13 @@ private:
         bool failed = false;                  // ended with status error: its box may be left
     };
 
+    // A terminal record the journal has not taken yet (see turn/terminal_reserve.h).
+    struct PendingRecord {
+        std::string status;
+        std::string json;
+    };
+
+    void retry_pending();
     void dispatch(TurnQueue& queue);
     // The startup reconciliation, or nullopt when a stop signal came during it and it ended
     // within run.shutdownGrace; exits 70 when it did not. Rethrows the pass's errors.
@@ -93,6 +107,7 @@ private:
     std::mutex mutex_;                      // guards workers_' entries' session/done, and killing_
     std::map<std::string, Worker> workers_; // by turn id; inserted and erased on the loop thread
     bool killing_ = false;
+    std::map<std::string, PendingRecord> pending_; // by turn id; guarded by mutex_
     std::optional<OrphanSweeper> sweeper_;
 };
 

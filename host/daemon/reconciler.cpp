@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <filesystem>
 #include <thread>
 
 #include "log/logger.h"
 #include "turn/terminal_record.h"
+#include "turn/terminal_reserve.h"
 
 namespace radial::daemon {
 
@@ -21,8 +23,16 @@ constexpr std::chrono::seconds kVerifyBudget{5};
 
 Clock::time_point at(std::int64_t ms) { return Clock::time_point(std::chrono::milliseconds(ms)); }
 
+// What reconciliation saw of a reclaimed turn's box. Without a radiald attached to it nothing
+// says whether its command had already ended or how, so the record claims only this.
+enum class BoxFate {
+    removed,   // listed (running, or ended and not yet removed) and removed now
+    gone,      // not listed: removed before, or never created
+    unchecked, // listing or removing the boxes failed
+};
+
 // What the journal knew of an in-flight turn, as its terminal record.
-turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t) {
+turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fate) {
     turn::TerminalRecord rec;
     rec.turn_id = t.entry.turn_id;
     rec.runtime = t.entry.runtime;
@@ -39,9 +49,23 @@ turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t) {
     }
     if (started != nullptr) {
         rec.started_at = at(started->at_ms);
-        rec.reason =
-            "the radiald running it stopped while its box ran; its box was removed by "
-            "reconciliation";
+        switch (fate) {
+            case BoxFate::removed:
+                rec.reason =
+                    "the radiald running it stopped while its box ran; its box was still there "
+                    "and was removed by reconciliation (how its command ended is not known)";
+                break;
+            case BoxFate::gone:
+                rec.reason =
+                    "the radiald running it stopped while its box ran; its box was already gone "
+                    "when reconciliation looked (how its command ended is not known)";
+                break;
+            case BoxFate::unchecked:
+                rec.reason =
+                    "the radiald running it stopped while its box ran; reconciliation could not "
+                    "list or remove its box (see its log)";
+                break;
+        }
     } else {
         rec.started_at = claimed != nullptr ? at(claimed->at_ms) : rec.ended_at;
         rec.reason = "the radiald running it stopped after claiming it, before its box started";
@@ -58,14 +82,50 @@ std::string join(const std::vector<std::string>& v) {
     return out;
 }
 
+namespace fs = std::filesystem;
+
+// The per-turn files a turn leaves on the host while it runs: its socket directory and the space
+// reserved for its terminal record. Both are named after the turn, so one list covers both.
+std::vector<fs::path> residue_of(const std::string& state_dir, const std::string& turn_id) {
+    return {fs::path(state_dir) / "turns" / turn_id, turn::pending_path(state_dir, turn_id)};
+}
+
 } // namespace
+
+std::size_t sweep_turn_residue(const config::HostConfig& cfg, journal::Journal& journal,
+                               const std::set<std::string>& keep) {
+    std::set<std::string> ids;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(fs::path(cfg.state_dir) / "turns", ec))
+        ids.insert(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(fs::path(cfg.state_dir) / "pending", ec)) {
+        std::string name = e.path().filename().string();
+        if (name.ends_with(".json")) ids.insert(name.substr(0, name.size() - 5));
+    }
+    std::size_t removed = 0;
+    for (const auto& id : ids) {
+        if (keep.count(id)) continue;
+        // A record still waiting for the journal is the only copy of how its turn ended.
+        if (auto t = journal.turn(id);
+            (!t || !t->terminal_json) && turn::read_pending(cfg.state_dir, id))
+            continue;
+        for (const auto& p : residue_of(cfg.state_dir, id)) {
+            std::error_code rm;
+            if (fs::remove_all(p, rm) > 0) ++removed;
+            if (rm)
+                log::warn("reconcile", "turn {}: removing '{}': {}", id, p.string(), rm.message());
+        }
+    }
+    return removed;
+}
 
 std::string instance_label_prefix(const config::HostConfig& cfg) {
     return fmt::format("radial-turn-{}-", cfg.instance_id);
 }
 
 bool ReconcileReport::nothing_done() const noexcept {
-    return killed_boxes.empty() && reclaimed_turns.empty() && queue.admitted.empty() &&
+    return killed_boxes.empty() && reclaimed_turns.empty() && journaled_pending.empty() &&
+           still_pending.empty() && residue_removed == 0 && queue.admitted.empty() &&
            queue.cleared.empty() && queue.rejected.empty() && queue.lost.empty() &&
            stale_temp_files == 0;
 }
@@ -154,12 +214,41 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
     for (const auto& summary : journal.in_flight()) {
         auto t = journal.turn(summary.turn_id);
         if (!t || t->terminal_json) continue;
-        turn::TerminalRecord rec = reclaimed_record(*t);
+        // Its real terminal record, kept when the journal could not take it: that is what
+        // happened, so it is journaled as it is, not replaced by "reclaimed".
+        if (auto p = turn::read_pending(cfg.state_dir, summary.turn_id)) {
+            try {
+                journal.set_terminal(p->turn_id, p->status, p->json);
+            } catch (const journal::JournalError& e) {
+                if (e.code() != journal::JournalErrc::storage) throw;
+                report.still_pending.push_back(p->turn_id);
+                log::error("reconcile",
+                           "turn {}: its terminal record (status '{}') still cannot be "
+                           "journaled: {}",
+                           p->turn_id, p->status, e.what());
+                continue;
+            }
+            report.journaled_pending.push_back(p->turn_id);
+            log::info("reconcile", "turn {}: journaled its kept terminal record (status '{}')",
+                      p->turn_id, p->status);
+            continue;
+        }
+        BoxFate fate = box_failure ? BoxFate::unchecked
+                       : std::find(report.killed_boxes.begin(), report.killed_boxes.end(),
+                                   t->entry.label) != report.killed_boxes.end()
+                           ? BoxFate::removed
+                           : BoxFate::gone;
+        turn::TerminalRecord rec = reclaimed_record(*t, fate);
         journal.set_terminal(rec.turn_id, to_string(rec.status), rec.to_json());
         report.reclaimed_turns.push_back(rec.turn_id);
         log::info("reconcile", "turn {}: reclaimed ({} record{} received; {})", rec.turn_id,
                   *rec.records_received, *rec.records_received == 1 ? "" : "s", rec.reason);
     }
+    // No turn of this state directory is live now (the caller holds its exclusive lock).
+    report.residue_removed = sweep_turn_residue(cfg, journal, {});
+    if (report.residue_removed)
+        log::info("reconcile", "removed {} file(s) and directories left by turns that ended",
+                  report.residue_removed);
 
     spool.ensure_dirs();
     TurnQueue queue(cfg, journal, spool);

@@ -5,8 +5,9 @@
 // reconcile`) therefore:
 //   1. lists the boxes labelled "radial-turn-<instanceId>-…" and kills every one — ownership is an
 //      exact prefix match, never a substring or regex (case C-04) — then lists again to verify;
-//   2. gives every turn the journal shows claimed or started a terminal record with status
-//      "reclaimed", carrying what was known (start time, records received);
+//   2. gives every turn the journal shows claimed or started a terminal record: the one it kept
+//      when the journal could not take it (terminal_reserve.h), else status "reclaimed" with what
+//      was known (start time, records received); then removes what those turns left on the host;
 //   3. scans the queue (turn_queue.h): queued turns keep their requests and run again; requests of
 //      finished turns are removed; queued turns whose request is gone get an `error` record.
 // The caller holds the state directory's exclusive lock, so no live turn of this instance exists.
@@ -29,10 +30,13 @@ namespace radial::daemon {
 std::string instance_label_prefix(const config::HostConfig& cfg);
 
 struct ReconcileReport {
-    std::vector<std::string> killed_boxes;    // labels
-    std::vector<std::string> reclaimed_turns; // turn ids now `reclaimed`
-    QueueScan queue;                          // what the queue scan did; runnable = queued again
-    std::size_t stale_temp_files = 0;         // half-written submissions removed from spool/tmp
+    std::vector<std::string> killed_boxes;      // labels
+    std::vector<std::string> reclaimed_turns;   // turn ids now `reclaimed`
+    QueueScan queue;                            // what the queue scan did; runnable = queued again
+    std::size_t stale_temp_files = 0;           // half-written submissions removed from spool/tmp
+    std::vector<std::string> journaled_pending; // turns whose kept terminal record is now journaled
+    std::vector<std::string> still_pending;     // turns whose kept record the journal still refuses
+    std::size_t residue_removed = 0;            // per-turn directories and files removed
 
     // True when the pass changed nothing (a second restart after a clean one).
     bool nothing_done() const noexcept;
@@ -57,6 +61,14 @@ using LiveLabels = std::function<std::set<std::string>()>;
 std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
                                            const host::RuntimeClient& client,
                                            const LiveLabels& live);
+
+// Removes what turns left on the host — their socket directories (<stateDir>/turns/<id>) and the
+// space reserved for their terminal records (<stateDir>/pending/<id>.json) — for every turn not in
+// `keep`, except a terminal record still waiting for the journal. Only call it while no other
+// turn of this state directory can be live (the exclusive state-directory lock). Returns how many
+// paths it removed; failures are logged. Throws journal::JournalError.
+std::size_t sweep_turn_residue(const config::HostConfig& cfg, journal::Journal& journal,
+                               const std::set<std::string>& keep);
 
 // Runs the whole startup pass (see the file comment), logging one line per thing it does. Throws
 // ReconcileError (boxes), journal::JournalError or SpoolError; the journal and spool parts are

@@ -10,7 +10,9 @@
 
 #include <filesystem>
 #include <iterator>
+#include <string>
 #include <system_error>
+#include <utility>
 
 #include "journal/journal_sqlite.h"
 
@@ -89,6 +91,7 @@ public:
         if (fd_ >= 0) ::close(fd_);
     }
     bool valid() const noexcept { return fd_ >= 0; }
+    int get() const noexcept { return fd_; }
 
 private:
     int fd_;
@@ -121,23 +124,90 @@ void make_private_directories(const std::filesystem::path& dir) {
     }
 }
 
-// Creates the journal file with mode 0600 unless it exists. SQLite would create it with 0644
-// (less the umask); the journal holds requests and records, which are nobody else's business.
-void create_file(const std::string& path) {
-    FileHandle fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-    if (!fd.valid()) {
+// Removes a half-built journal (and SQLite's side files) unless it was linked into place.
+class TempJournal {
+public:
+    explicit TempJournal(std::string path) : path_(std::move(path)) {}
+    TempJournal(const TempJournal&) = delete;
+    TempJournal& operator=(const TempJournal&) = delete;
+    ~TempJournal() {
+        for (const char* suffix : {"", "-journal", "-wal", "-shm"})
+            ::unlink((path_ + suffix).c_str());
+    }
+    const std::string& path() const noexcept { return path_; }
+
+private:
+    std::string path_;
+};
+
+void check_identity(SqliteDb& db, bool fresh);
+void migrate(SqliteDb& db, bool fresh);
+
+// Builds a complete, empty journal in a temporary file beside `path` and links it into place, so
+// a journal file is either absent or holds a whole schema: an empty or schema-less file at the
+// journal's path is then never something radiald left behind, and is refused as damage. Another
+// process creating the same journal at once wins the link; its journal is used.
+void create_journal(const std::string& path) {
+    std::string tmpl = path + ".new-XXXXXX";
+    int raw = ::mkostemp(tmpl.data(), O_CLOEXEC); // mode 0600
+    if (raw < 0) {
         int err = errno;
         throw JournalRefusal{
             JournalErrc::storage,
-            fmt::format("cannot open or create the file: {}; check that radiald's user "
-                        "may write '{}'",
+            fmt::format("cannot create the file: {}; check that radiald's user may write the "
+                        "directory of '{}' and that its file system has space",
                         errno_text(err), path)};
     }
+    FileHandle fd(raw);
+    TempJournal temp(tmpl);
+    {
+        SqliteDb db(temp.path());
+        db.exec("PRAGMA synchronous = FULL");
+        migrate(db, /*fresh=*/true);
+    }
+    if (::fsync(raw) != 0) {
+        int err = errno;
+        throw JournalRefusal{
+            JournalErrc::storage,
+            fmt::format("cannot sync the new file: {}; check the disk", errno_text(err))};
+    }
+    if (::link(temp.path().c_str(), path.c_str()) != 0 && errno != EEXIST) {
+        int err = errno;
+        throw JournalRefusal{
+            JournalErrc::storage,
+            fmt::format("cannot create the file: {}; check that radiald's user may write the "
+                        "directory of '{}'",
+                        errno_text(err), path)};
+    }
+    // The directory entry must survive a crash as well as the file.
+    std::string dir = std::filesystem::path(path).parent_path().string();
+    FileHandle dirfd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dirfd.valid()) ::fsync(dirfd.get());
 }
 
-// Checks that the file is empty, or a journal this radiald can read; run before anything writes
-// to it, and again inside the migration transaction.
-void check_identity(SqliteDb& db) {
+// Refuses an existing journal file that cannot hold a journal: an empty one (truncated, or its
+// history otherwise lost), before SQLite would quietly treat it as a new database.
+void check_existing_file(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return; // opening it reports the error
+    if (!S_ISREG(st.st_mode))
+        throw JournalRefusal{
+            JournalErrc::storage,
+            "it is not a regular file; move it aside or set run.stateDir elsewhere"};
+    if (st.st_size == 0)
+        throw JournalRefusal{
+            JournalErrc::storage,
+            fmt::format("the file is empty (0 bytes), but radiald only ever puts a complete "
+                        "journal there, so its history was lost (truncated?); restore it from a "
+                        "backup, or move it aside (with any '{}-wal' beside it) to start an empty "
+                        "journal, knowing that turn ids of the lost history may then be reused",
+                        std::filesystem::path(path).filename().string())};
+}
+
+// Checks that the file is a journal this radiald can read — or, when `fresh` (the temporary file
+// create_journal() just made), still empty; run before anything writes to it, and again inside the
+// migration transaction.
+void check_identity(SqliteDb& db, bool fresh) {
     std::int64_t app_id = db.query_int("PRAGMA application_id");
     std::int64_t version = db.query_int("PRAGMA user_version");
     if (app_id == 0 && version == 0) {
@@ -146,6 +216,13 @@ void check_identity(SqliteDb& db) {
                 JournalErrc::storage,
                 "the file is an SQLite database but not a radiald journal; move it aside "
                 "or set run.stateDir elsewhere"};
+        if (!fresh)
+            throw JournalRefusal{
+                JournalErrc::storage,
+                "the file is an empty SQLite database, not a journal, and radiald only ever puts "
+                "a complete journal there, so its history was lost; restore it from a backup, "
+                "or move it aside to start an empty journal, knowing that turn ids of the lost "
+                "history may then be reused"};
         return;
     }
     if (app_id != kApplicationId)
@@ -164,10 +241,10 @@ void check_identity(SqliteDb& db) {
                         version, kJournalSchemaVersion)};
 }
 
-void migrate(SqliteDb& db) {
-    // IMMEDIATE: two processes opening a new journal at once must not both create the schema.
+void migrate(SqliteDb& db, bool fresh) {
+    // IMMEDIATE: two processes migrating one journal at once must not both change the schema.
     SqliteTransaction tx(db, SqliteTransaction::Mode::write);
-    check_identity(db);
+    check_identity(db, fresh);
     std::int64_t version = db.query_int("PRAGMA user_version");
     if (version == kJournalSchemaVersion) return; // nothing to do; the destructor ends the tx
     if (version == 0) db.exec(kSetApplicationId);
@@ -207,7 +284,9 @@ std::string_view fix_for_sqlite(int primary_code) noexcept {
 
 SqliteDb open_journal_file(const std::string& path) {
     make_private_directories(std::filesystem::path(path).parent_path());
-    create_file(path);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) create_journal(path);
+    check_existing_file(path);
     SqliteDb db(path);
     sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
     // Defensive: no writable_schema or journal_mode=OFF tricks through this connection.
@@ -215,7 +294,7 @@ SqliteDb open_journal_file(const std::string& path) {
     // trusted_schema stays on: the schema's CHECKs call json_valid(), which SQLite 3.40 does not
     // mark innocuous. The file is 0600 in radiald's own directory, so its schema is radiald's.
     // Before anything writes (switching to WAL does): a newer or foreign file stays untouched.
-    check_identity(db);
+    check_identity(db, /*fresh=*/false);
     std::string mode = db.query_text("PRAGMA journal_mode = WAL");
     if (mode != "wal")
         throw JournalRefusal{
@@ -226,7 +305,7 @@ SqliteDb open_journal_file(const std::string& path) {
     // FULL: in WAL mode NORMAL may lose the last commits on power loss; "started" must survive.
     db.exec("PRAGMA synchronous = FULL");
     db.exec("PRAGMA foreign_keys = ON");
-    migrate(db);
+    migrate(db, /*fresh=*/false);
     return db;
 }
 

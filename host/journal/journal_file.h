@@ -26,11 +26,13 @@ struct JournalRefusal {
 // file system is full; free space and retry"). [thread-safe]
 std::string_view fix_for_sqlite(int primary_code) noexcept;
 
-// Creates any missing parent directories of `path` (0700) and the file (0600), opens it, refuses a
-// foreign SQLite file or one with a newer schema before writing anything to it, then sets
-// journal_mode=WAL, synchronous=FULL, foreign_keys=ON and the busy timeout, and creates or
-// migrates the schema in one write transaction (so two processes opening a new file at once do
-// not both create it). Returns the ready connection.
+// Creates any missing parent directories of `path` (0700). When no file is at `path`, builds a
+// complete empty journal in a temporary file (0600) and links it into place, so a journal file is
+// never seen half-created. Refuses, before writing anything to it, an existing file that is
+// empty (0 bytes), an SQLite database without a journal's identity, or one with a newer schema
+// (radiald never leaves any of these behind: they are damage, and an empty replacement would
+// silently lose the history). Then sets journal_mode=WAL, synchronous=FULL, foreign_keys=ON and
+// the busy timeout, and migrates the schema in one write transaction. Returns the connection.
 // Throws JournalRefusal (storage, newer_schema) or SqliteError. [thread-safe] for distinct calls;
 // the returned connection has one owner.
 SqliteDb open_journal_file(const std::string& path);

@@ -3,10 +3,28 @@
 
 #include <sqlite3.h>
 
+#include <cstring>
 #include <limits>
+#include <string>
 #include <utility>
 
 namespace radial::journal {
+
+namespace {
+
+// SQLite's message, plus the operating system's reason when an I/O failure has one: "disk I/O
+// error" alone does not say that the disk is full.
+std::string message_of(sqlite3* db, int code) {
+    std::string message = sqlite3_errmsg(db);
+    int primary = code & 0xff;
+    if (primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CANTOPEN) {
+        if (int err = sqlite3_system_errno(db); err != 0)
+            message += std::string(" (") + std::strerror(err) + ")";
+    }
+    return message;
+}
+
+} // namespace
 
 SqliteDb::SqliteDb(const std::string& path) {
     sqlite3* db = nullptr;
@@ -61,7 +79,7 @@ std::string SqliteDb::last_message() const { return sqlite3_errmsg(db_); }
 
 void SqliteDb::fail(int rc) const {
     // The extended code of the failure; `rc` is already extended with SQLITE_OPEN_EXRESCODE.
-    throw SqliteError(rc, sqlite3_errmsg(db_));
+    throw SqliteError(rc, message_of(db_, rc));
 }
 
 SqliteStmt::SqliteStmt(SqliteDb& db, std::string_view sql) : db_(db.get()) {
@@ -115,7 +133,8 @@ bool SqliteStmt::step() {
     int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw SqliteError(sqlite3_extended_errcode(db_), sqlite3_errmsg(db_));
+    int code = sqlite3_extended_errcode(db_);
+    throw SqliteError(code, message_of(db_, code));
 }
 
 std::int64_t SqliteStmt::column_int(int col) const { return sqlite3_column_int64(stmt_, col); }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "socket/socket_error.h"
 #include "socket/turn_token.h"
 
 namespace radial::socket {
@@ -274,6 +275,11 @@ HandlerResult handle_request(const http::request<http::string_body>& request,
     try {
         if (context.sink == nullptr || !*context.sink) throw std::bad_function_call();
         seq = (*context.sink)(context.record_type, payload_json);
+    } catch (const StorageError&) {
+        return make_error_result(http::status::insufficient_storage,
+                                 "the record could not be stored: the host's storage is full or "
+                                 "failing; it was not kept",
+                                 version, keep_alive);
     } catch (...) {
         // Generic on purpose: the exception text may name host paths or journal internals.
         return make_error_result(http::status::internal_server_error,

@@ -18,7 +18,8 @@
 //     the stored record could not hold exactly (beyond a 64-bit float's range or digits),
 //     not an object, no string "type", no "payload"       → 400
 //     "type" is not the turn's record type                → 403 (requested-type-only guard)
-//     the sink throws                                     → 500, generic message
+//     the sink throws socket::StorageError (disk full)    → 507, the record was not kept
+//     the sink throws anything else                       → 500, generic message
 //     otherwise the sink stores the record                → 201 {"seq": N}
 // Every error body is `{"error": "<reason>"}`. No response or reason ever contains the token,
 // the payload or any other client-supplied text. What reaches the sink is the posted payload
@@ -89,7 +90,8 @@ std::optional<HandlerResult> check_request_header(const http::request_header<>& 
 // The whole decision for a fully read request: the header-stage checks (with the body's actual
 // size as its length), then the body checks, then — only if every check passed — one call to the
 // sink. Body-stage responses keep the connection alive when the request allows it.
-// Never throws except std::bad_alloc; a throwing sink becomes a 500. [thread-safe if the sink is]
+// Never throws except std::bad_alloc; a throwing sink becomes a 507 (StorageError) or a 500.
+// [thread-safe if the sink is]
 HandlerResult handle_request(const http::request<http::string_body>& request,
                              const HandlerContext& context);
 

@@ -13,4 +13,12 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Thrown by a record sink when a record could not be stored because the host's storage is full or
+// failing: the turn socket answers 507 Insufficient Storage, so the harness knows the record was
+// not kept (and may retry or give up), where any other failure is a 500.
+class StorageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 } // namespace radial::socket

@@ -72,6 +72,7 @@ std::string TerminalRecord::to_json() const {
     j["durationMs"] = duration_ms;
     if (records_received) j["recordsReceived"] = *records_received;
     if (connections_refused) j["connectionsRefused"] = *connections_refused;
+    if (!journal_error.empty()) j["journalError"] = journal_error;
     // Invalid UTF-8 (the output tail, a CLI's message) shows as U+FFFD rather than making the
     // record unwritable.
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);

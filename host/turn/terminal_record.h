@@ -38,6 +38,10 @@ struct TerminalRecord {
     // Connections to the turn socket refused or evicted without the token (or over the limit),
     // when there were any.
     std::optional<std::uint64_t> connections_refused;
+    // Why the journal could not take this record when the turn ended (e.g. the state file system
+    // was full); empty when it did. The record then waits in the turn's reserve
+    // (terminal_reserve.h).
+    std::string journal_error;
 
     // The process exit status `radiald turn` reports: the turn's own exit code; 124 when it timed
     // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`) or the turn was
@@ -46,7 +50,7 @@ struct TerminalRecord {
 
     // One JSON object: turnId, runtime, image, label, status, exitCode, signal, reason, error,
     // outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds), durationMs,
-    // recordsReceived, connectionsRefused.
+    // recordsReceived, connectionsRefused, journalError.
     // Absent values are omitted.
     std::string to_json() const;
 };

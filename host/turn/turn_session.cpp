@@ -2,16 +2,22 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"
+#include "socket/socket_error.h"
 #include "turn/output_tail.h"
+#include "turn/terminal_reserve.h"
 #include "turn/workspace_handover.h"
 
 namespace radial::turn {
@@ -39,6 +45,26 @@ std::optional<std::pair<uid_t, gid_t>> numeric_user(const std::string& user) {
 // through the turn's redactor as well (an argv may quote a secret).
 std::string request_json(const TurnRequest& r, const redaction::Redactor& redactor) {
     return redactor.redact(request_journal_json(r));
+}
+
+// Why a turn must not start for lack of space on the state directory's file system, if it must
+// not: its journal writes and its terminal record need room, and a turn that cannot record how it
+// ended should not run at all.
+std::optional<std::string> free_space_problem(const std::string& state_dir, std::uint64_t reserve) {
+    if (reserve == 0) return std::nullopt;
+    struct statvfs st {};
+    if (::statvfs(state_dir.c_str(), &st) != 0)
+        return fmt::format(
+            "checking the free space of the state directory '{}' failed: {}; check "
+            "run.stateDir",
+            state_dir, std::strerror(errno));
+    std::uint64_t free_bytes = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+    if (free_bytes >= reserve) return std::nullopt;
+    return fmt::format(
+        "the file system of the state directory '{}' has {} bytes free, less than "
+        "run.minFreeBytes ({} bytes); the turn was not started: free space there, "
+        "or lower run.minFreeBytes",
+        state_dir, free_bytes, reserve);
 }
 
 } // namespace
@@ -107,16 +133,46 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
                               journal::TurnState::claimed);
     checkpoint("claimed");
 
+    // Every terminal record goes through here: into the journal, or — when the journal cannot
+    // take it (a full disk) — into the space the turn reserved, and onto the record either way.
+    std::optional<TerminalReserve> reserve;
+    auto finish = [&](TerminalRecord r) {
+        try {
+            env_.journal.set_terminal(id, to_string(r.status), r.to_json());
+            if (reserve) reserve->release();
+            return r;
+        } catch (const journal::JournalError& e) {
+            r.journal_error = redactor_->redact(e.what());
+        }
+        std::string kept = reserve ? reserve->keep(r) : std::string("no space was reserved");
+        if (kept.empty())
+            log::error("journal",
+                       "turn {}: {}; its terminal record (status '{}') waits in '{}' until the "
+                       "journal can take it",
+                       id, r.journal_error, to_string(r.status), reserve->path());
+        else
+            log::error("journal", "turn {}: {}; keeping its terminal record failed too: {}", id,
+                       r.journal_error, kept);
+        return r;
+    };
     auto fail = [&](const std::string& message) {
         rec.status = TurnStatus::error;
         rec.error = redactor_->redact(message);
         rec.ended_at = std::chrono::system_clock::now();
         log::error("turn", "turn {}: {}", id, rec.error);
-        env_.journal.set_terminal(id, to_string(rec.status), rec.to_json());
-        return rec;
+        return finish(rec);
     };
 
+    if (auto problem = free_space_problem(env_.cfg.state_dir, env_.cfg.min_free_bytes))
+        return fail(*problem);
+    try {
+        reserve.emplace(TerminalReserve::create(env_.cfg.state_dir, id));
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+
     // The turn socket: bound before the box starts, gone before the terminal record is written.
+    std::atomic<std::uint64_t> refused_records{0};
     std::optional<socket::TurnSocketServer> server;
     try {
         socket::TurnSocketOptions o;
@@ -135,8 +191,17 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
         } else {
             o.tcp_host = env_.transport.bind_host;
         }
-        auto sink = [this, id](std::string_view type, std::string_view payload) {
-            return env_.journal.append_record(id, type, redactor_->redact(payload));
+        auto sink = [this, id, &refused_records](std::string_view type, std::string_view payload) {
+            try {
+                return env_.journal.append_record(id, type, redactor_->redact(payload));
+            } catch (const journal::JournalError& e) {
+                if (e.code() != journal::JournalErrc::storage) throw;
+                // The box is told (507): a record it was not refused for must never look stored.
+                if (refused_records.fetch_add(1) == 0)
+                    log::error("journal", "turn {}: a posted record could not be stored: {}", id,
+                               e.what());
+                throw socket::StorageError(e.what());
+            }
         };
         server.emplace(std::move(o), sink);
         if (env_.transport.transport == socket::Transport::unix_socket) {
@@ -161,7 +226,12 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
         return fail(fmt::format("binding the turn socket failed: {}", e.what()));
     }
 
-    env_.journal.set_state(id, journal::TurnState::started);
+    try {
+        env_.journal.set_state(id, journal::TurnState::started);
+    } catch (const journal::JournalError& e) {
+        server.reset();
+        return fail(fmt::format("the box was not started: {}", e.what()));
+    }
     checkpoint("started");
     TurnRunner runner(env_.client, spec, id);
     {
@@ -174,8 +244,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
             rec.status = shutdown ? TurnStatus::killed : TurnStatus::failed;
             rec.reason = shutdown ? "shutdown" : "interrupted";
             rec.ended_at = std::chrono::system_clock::now();
-            env_.journal.set_terminal(id, to_string(rec.status), rec.to_json());
-            return rec;
+            return finish(rec);
         }
         runner_ = &runner;
     }
@@ -218,13 +287,17 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
     server.reset(); // the socket path is gone and the token worthless from here on
     if (handover) handover->give_back();
     if (refused > 0) ran.connections_refused = refused;
+    if (auto n = refused_records.load())
+        log::error("journal",
+                   "turn {}: {} posted record(s) could not be stored and were refused "
+                   "(507)",
+                   id, n);
 
     ran.error = redactor_->redact(ran.error);
     ran.stdout_tail = std::move(stdout_tail);
     ran.stderr_tail = std::move(stderr_tail);
     checkpoint("terminal");
-    env_.journal.set_terminal(id, to_string(ran.status), ran.to_json());
-    return ran;
+    return finish(std::move(ran));
 }
 
 } // namespace radial::turn

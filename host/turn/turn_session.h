@@ -74,10 +74,13 @@ public:
     const std::string& turn_id() const noexcept { return request_.turn_id; }
 
     // Runs the turn to its end (blocks) and returns its terminal record, which is also in the
-    // journal. Output reaches `out` redacted, as it arrives. A failure of the host or runtime is
-    // a record with status error, not an exception; only the journal's own failure throws
-    // (JournalError), since then nothing can be promised — with claim_queued that includes a turn
-    // that is not (or no longer) queued, which the session then leaves alone. Call once.
+    // journal — or, when the journal cannot take it (a full disk), carries `journal_error` and
+    // waits in the turn's reserve (terminal_reserve.h) for whoever journals it later. Output
+    // reaches `out` redacted, as it arrives. A failure of the host or runtime is a record with
+    // status error, not an exception, and so is a state file system with less free space than
+    // run.minFreeBytes (the box is then never started). Only a journal that refuses the turn's
+    // claim throws (JournalError): nothing has started then — with claim_queued that includes a
+    // turn that is not (or no longer) queued, which the session then leaves alone. Call once.
     TerminalRecord run(const RedactedOutputFn& out, JournalStart start = JournalStart::add_claimed);
 
     // Stops the turn, now or when it gets that far; the terminal record says why (StopReason).

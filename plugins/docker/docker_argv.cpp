@@ -105,7 +105,8 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings) {
 }
 
 std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const DockerSettings& settings,
-                                         std::string_view cidfile) {
+                                         std::string_view cidfile,
+                                         const std::vector<std::string>& image_entrypoint) {
     SpecCheck check(spec);
     if (!radial::plugin::valid_label(spec.label))
         check.fail("label", "'" + spec.label + "' does not match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}",
@@ -131,8 +132,14 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
                    "give a positive cap, or 0 for the runtime's default");
 
     std::vector<std::string> argv = docker_client_argv(settings);
-    append(argv, {"run", "--name", spec.label, "--label", std::string(kLabelKey) + "=" + spec.label,
-                  "--init", "--log-driver", "none", "--pull", settings.pull, "--cap-drop=ALL",
+    append(argv,
+           {"run", "--name", spec.label, "--label", std::string(kLabelKey) + "=" + spec.label});
+    if (settings.init_path.empty())
+        argv.emplace_back("--init");
+    else
+        append(argv, {"-v", settings.init_path + ":" + std::string(kBoxInitPath) + ":ro",
+                      "--entrypoint", std::string(kBoxInitPath)});
+    append(argv, {"--log-driver", "none", "--pull", settings.pull, "--cap-drop=ALL",
                   "--security-opt", "no-new-privileges"});
     std::uint64_t memory = spec.memory_bytes != 0 ? spec.memory_bytes : settings.memory_bytes;
     append(argv, {"--pids-limit",
@@ -219,6 +226,13 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
 
     if (!cidfile.empty()) append(argv, {"--cidfile", std::string(cidfile)});
     argv.push_back(spec.image);
+    if (!settings.init_path.empty()) {
+        // radial-init TIMEOUT_MS GRACE_MS -- <the image's entrypoint> ARGV: what docker would have
+        // run, under an init that ends the box at the deadline by itself.
+        append(argv,
+               {std::to_string(spec.timeout_ms), std::to_string(settings.kill_grace_ms), "--"});
+        argv.insert(argv.end(), image_entrypoint.begin(), image_entrypoint.end());
+    }
     argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
     return argv;
 }
@@ -242,6 +256,26 @@ std::vector<std::string> docker_info_argv(const DockerSettings& settings) {
     std::vector<std::string> argv = docker_client_argv(settings);
     append(argv, {"info", "--format", "{{json .ServerVersion}}"});
     return argv;
+}
+
+std::vector<std::string> docker_image_entrypoint_argv(const DockerSettings& settings,
+                                                      std::string_view image) {
+    std::vector<std::string> argv = docker_client_argv(settings);
+    append(argv,
+           {"image", "inspect", "--format", "{{json .Config.Entrypoint}}", std::string(image)});
+    return argv;
+}
+
+std::optional<std::vector<std::string>> parse_entrypoint(std::string_view output) {
+    auto value = nlohmann::json::parse(output, nullptr, false);
+    if (value.is_null()) return std::vector<std::string>{};
+    if (!value.is_array()) return std::nullopt;
+    std::vector<std::string> out;
+    for (const auto& item : value) {
+        if (!item.is_string()) return std::nullopt;
+        out.push_back(item.get<std::string>());
+    }
+    return out;
 }
 
 std::vector<std::string> docker_inspect_argv(const DockerSettings& settings, std::string_view id) {

@@ -32,6 +32,9 @@ struct ListedBox {
 // Source: 003 Design 4 ("cpus 2").
 std::string format_cpus(std::uint64_t cpus_milli);
 
+// Where the box sees settings.init_path (mounted read-only) when a box init is configured.
+inline constexpr std::string_view kBoxInitPath = "/.radial/init";
+
 // [binary] or [binary, --host, H]: how every invocation starts (run.docker.binary, .host; C-07).
 std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 
@@ -50,6 +53,10 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // client's environment (docker_client_env); a client-sensitive one (client_sensitive_env) is a
 // line of the env-file on the client's stdin (docker_env_file), announced by one --env-file.
 // `cidfile` empty: no --cidfile. Every value is one argv element, passed through unchanged.
+// With settings.init_path set, `--init` becomes `-v INIT:/.radial/init:ro --entrypoint
+// /.radial/init`, and IMAGE is followed by `TIMEOUT_MS KILL_GRACE_MS -- ENTRYPOINT... ARGV...`
+// (`image_entrypoint`: the image's own ENTRYPOINT, which --entrypoint replaces): the box's PID 1
+// then ends it at the turn's deadline whether or not any host is left to.
 // Throws radial::plugin::Error(RADIAL_E_INVALID, <field>, message) naming the spec field
 // ("mounts[1]", "env[0]", "user", ...) when a value cannot be expressed safely: a mount source or
 // target that is not absolute or contains ':' (the -v separator); an env name not matching
@@ -58,7 +65,16 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // root (box_user.h); cpus above settings.host_cpus_milli; a NUL byte anywhere; a value starting
 // with '-' where docker would read it as an option. Source: 003 Design 1-5, ADR §4.
 std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const DockerSettings& settings,
-                                         std::string_view cidfile = {});
+                                         std::string_view cidfile = {},
+                                         const std::vector<std::string>& image_entrypoint = {});
+
+// `binary [--host H] image inspect --format '{{json .Config.Entrypoint}}' IMAGE`.
+std::vector<std::string> docker_image_entrypoint_argv(const DockerSettings& settings,
+                                                      std::string_view image);
+
+// Parses docker_image_entrypoint_argv's output: null is no entrypoint (an empty list); nullopt
+// for anything but null or an array of strings.
+std::optional<std::vector<std::string>> parse_entrypoint(std::string_view output);
 
 // `binary [--host H] rm --force --volumes ID...`: removes the containers and their anonymous
 // volumes, stopping them with SIGKILL first. Source: ADR §6 (removal is unconditional).

@@ -102,6 +102,13 @@ std::vector<ListedBox> DockerCli::list() const {
     return parse_docker_list(r.out);
 }
 
+std::optional<std::vector<std::string>> DockerCli::image_entrypoint(std::string_view image) const {
+    CliOutput r = capture(docker_image_entrypoint_argv(settings_, image),
+                          budget_ms(settings_.command_timeout_ms));
+    if (!r.ok()) return std::nullopt;
+    return parse_entrypoint(r.out);
+}
+
 std::vector<std::string> DockerCli::ids_with_label(std::string_view label) const {
     std::vector<std::string> ids;
     for (auto& box : list())

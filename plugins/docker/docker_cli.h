@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,10 @@ public:
     // commandTimeout. Throws Error(RADIAL_E_NOT_FOUND) when the engine answers that the container
     // does not exist, Error(RADIAL_E_UNAVAILABLE) with docker's message when it does not answer.
     ContainerState state(const std::string& id, std::string_view label) const;
+
+    // The ENTRYPOINT of `image` when the engine has the image, within commandTimeout; nullopt
+    // when it does not have it (yet: `docker run` may still pull it) or does not answer.
+    std::optional<std::vector<std::string>> image_entrypoint(std::string_view image) const;
 
     // `docker rm --force --volumes` of `ids` (those of box `label`, for messages) within
     // commandTimeout, or within `budget`. A container already gone or already being removed is

@@ -61,6 +61,7 @@ public:
 
 private:
     void check_mount_sources() const;
+    std::vector<std::string> run_argv() const;
     void pump(SharedClient& client, ChildProcess& child);
     void read_chunk(UniqueFd& fd, std::uint32_t stream);
     void on_chunk(std::uint32_t stream, const char* data, std::size_t size);
@@ -102,6 +103,21 @@ private:
     std::vector<char> buffer_ = std::vector<char>(kChunkBytes);
 };
 
+// The `docker run` argv; under the box init when one is configured and the image's entrypoint is
+// known (the init replaces it, so it is passed on explicitly).
+std::vector<std::string> BoxRun::run_argv() const {
+    const DockerSettings& settings = cli_.settings();
+    if (settings.init_path.empty()) return docker_run_argv(spec_, settings, cid_.path());
+    if (auto entrypoint = cli_.image_entrypoint(spec_.image))
+        return docker_run_argv(spec_, settings, cid_.path(), *entrypoint);
+    host_.warn("image '" + spec_.image + "' of " + box() +
+               " is not on the engine yet, so its entrypoint is unknown: this box runs under "
+               "docker's --init, without the box-side deadline (the host still enforces it)");
+    DockerSettings plain = settings;
+    plain.init_path.clear();
+    return docker_run_argv(spec_, plain, cid_.path());
+}
+
 radial::plugin::RunResult BoxRun::execute() {
     const auto started = Clock::now();
     radial::plugin::RunResult result;
@@ -112,7 +128,7 @@ radial::plugin::RunResult BoxRun::execute() {
     }
     TempDir dir(kRunDirPrefix);
     cid_.set_path((dir.path() / "cid").string());
-    std::vector<std::string> argv = docker_run_argv(spec_, cli_.settings(), cid_.path());
+    std::vector<std::string> argv = run_argv();
     check_mount_sources();
     if (spec_.timeout_ms != 0) timeout_at_ = deadline_after(started, spec_.timeout_ms);
 

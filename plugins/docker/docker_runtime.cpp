@@ -1,5 +1,9 @@
 #include "docker_runtime.h"
 
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <set>
 
 #include "box_user.h"
@@ -9,8 +13,41 @@
 
 namespace radial::docker {
 
+namespace {
+
+// radial-init where the build and the package put it: lib/radial/, beside the runtimes directory
+// holding this plugin. Empty when this code is not in a plugin there (the unit tests) or the file
+// is missing.
+std::string default_box_init() {
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&default_box_init), &info) == 0 ||
+        info.dli_fname == nullptr)
+        return {};
+    std::error_code ec;
+    auto path = std::filesystem::weakly_canonical(info.dli_fname, ec).parent_path().parent_path() /
+                "radial-init";
+    if (ec || ::access(path.c_str(), R_OK | X_OK) != 0 ||
+        path.string().find(':') != std::string::npos)
+        return {};
+    return path.string();
+}
+
+DockerSettings settings_with_box_init(radial::plugin::Config& config,
+                                      const radial::plugin::Host& host) {
+    DockerSettings s = parse_docker_settings(config);
+    if (s.init_path.empty()) s.init_path = default_box_init();
+    if (s.init_path.empty())
+        host.warn(
+            "radial-init was not found beside the docker plugin and run.docker.boxInit is "
+            "not set: boxes run under docker's --init, and a box outlives its timeout when "
+            "no radiald is left to kill it");
+    return s;
+}
+
+} // namespace
+
 DockerRuntime::DockerRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
-    : host_(host), cli_(parse_docker_settings(config)) {
+    : host_(host), cli_(settings_with_box_init(config, host)) {
     // A host killed mid-run (SIGKILL, power loss) could not remove its runs' private directories.
     if (std::size_t n = plugin_support::remove_abandoned_temp_dirs(kRunDirPrefix); n > 0)
         host_.info("removed " + std::to_string(n) + " private director" + (n == 1 ? "y" : "ies") +

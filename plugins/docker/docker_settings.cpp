@@ -93,6 +93,18 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned on
     if (auto v = config.duration_ms("killGrace")) s.kill_grace_ms = *v;
     if (auto v = config.duration_ms("preflightTimeout")) s.preflight_timeout_ms = *v;
     if (auto v = config.duration_ms("commandTimeout")) s.command_timeout_ms = *v;
+    if (auto v = config.string("boxInit")) {
+        if (v->empty() || v->front() != '/' || v->find(':') != std::string::npos)
+            invalid(
+                config, "boxInit",
+                "'" + *v + "' is not an absolute path without ':'; give the path of radial-init");
+        if (::access(v->c_str(), R_OK | X_OK) != 0)
+            invalid(config, "boxInit",
+                    "'" + *v +
+                        "' is not a readable executable file; give the "
+                        "path of radial-init");
+        s.init_path = *v;
+    }
     return s;
 }
 

@@ -28,11 +28,15 @@ struct DockerSettings {
                                                    // may take to exit before it is SIGKILLed
     std::uint64_t preflight_timeout_ms = 10'000;   // budget of the preflight probe
     std::uint64_t command_timeout_ms = 30'000;     // budget of each short CLI call (ps, rm)
+    // boxInit: the static init run as every box's PID 1 (it ends the box at the turn's deadline
+    // even with no host left to); empty: docker's own --init, without that deadline
+    std::string init_path;
     friend bool operator==(const DockerSettings&, const DockerSettings&) = default;
 };
 
 // Reads the [run.docker] keys through the helper's typed getters: binary, host, memory, cpus,
-// pidsLimit, user, tmpfsSize, pull, killGrace, preflightTimeout, commandTimeout. Sizes take "2g"
+// pidsLimit, user, tmpfsSize, pull, killGrace, preflightTimeout, commandTimeout, boxInit (an
+// absolute path without ':' to a readable executable). Sizes take "2g"
 // or bytes, durations "10s"/"1500ms" or milliseconds (radial/units.hpp). Unknown keys are left
 // for Config::finish() to refuse. `online_cpus` is the host's CPU count (0: unknown): the default
 // cpus (2) is lowered to it, because docker refuses --cpus above the engine host's count, while

@@ -157,6 +157,21 @@ TEST(HostConfig, RefusesABadShutdownGrace) {
     EXPECT_NE(error_of(g).find("at most a day"), std::string::npos) << error_of(g);
 }
 
+TEST(HostConfig, ReadsMinFreeBytesWithADefaultAndZeroToTurnItOff) {
+    test::TempDir d;
+    EXPECT_EQ(load(d.write("n.toml", "[run]\n"), std::nullopt, "/x/bin").min_free_bytes,
+              16u << 20);
+    EXPECT_EQ(load(d.write("m.toml", "[run]\nminFreeBytes = \"64k\"\n"), std::nullopt, "/x/bin")
+                  .min_free_bytes,
+              65536u);
+    EXPECT_EQ(
+        load(d.write("z.toml", "[run]\nminFreeBytes = 0\n"), std::nullopt, "/x/bin").min_free_bytes,
+        0u);
+    auto f = d.write("r.toml", "[run]\nminFreeBytes = \"lots\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:16: run.minFreeBytes: must be a size such as \"16m\" or a number "
+                               "of bytes (0: no reserve)");
+}
+
 TEST(HostConfig, ReportsTomlSyntaxErrorsWithPosition) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\ncontainerRuntime = \n");

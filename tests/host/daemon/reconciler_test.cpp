@@ -108,8 +108,8 @@ TEST_F(ReconcileFixture, InFlightTurnsAreReclaimedWithWhatWasKnown) {
     EXPECT_EQ(rec["recordsReceived"], 2);
     EXPECT_EQ(rec["label"], "radial-turn-inst1-a");
     EXPECT_EQ(rec["reason"],
-              "the radiald running it stopped while its box ran; its box was removed by "
-              "reconciliation");
+              "the radiald running it stopped while its box ran; its box was still there and "
+              "was removed by reconciliation (how its command ended is not known)");
     auto started_ms = a->states[2].at_ms;
     EXPECT_EQ(rec["startedAt"], turn::format_timestamp(std::chrono::system_clock::time_point(
                                     std::chrono::milliseconds(started_ms))));
@@ -118,6 +118,20 @@ TEST_F(ReconcileFixture, InFlightTurnsAreReclaimedWithWhatWasKnown) {
     EXPECT_EQ(b["recordsReceived"], 0);
     EXPECT_EQ(b["reason"],
               "the radiald running it stopped after claiming it, before its box started");
+}
+
+// A turn whose box is not there any more must not be said to have had its box removed.
+TEST_F(ReconcileFixture, AStartedTurnWhoseBoxIsGoneSaysSo) {
+    journal->add_turn({"g", "radial-turn-inst1-g", "fake", "img", "result", "{}"},
+                      journal::TurnState::started);
+    auto report = reconcile(cfg, client, *journal, spool);
+    EXPECT_THAT(report.killed_boxes, IsEmpty());
+    EXPECT_THAT(report.reclaimed_turns, ElementsAre("g"));
+    auto rec = nlohmann::json::parse(*journal->turn("g")->terminal_json);
+    EXPECT_EQ(rec["status"], "reclaimed");
+    EXPECT_EQ(rec["reason"],
+              "the radiald running it stopped while its box ran; its box was already gone when "
+              "reconciliation looked (how its command ended is not known)");
 }
 
 TEST_F(ReconcileFixture, QueuedTurnsStayQueuedAndASecondPassFindsNothingToDo) {

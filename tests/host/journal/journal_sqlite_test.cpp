@@ -499,6 +499,72 @@ TEST_F(JournalSqlite, AFileThatIsNotADatabaseIsRefused) {
     EXPECT_THAT(e.what(), HasSubstr("move it aside so radiald starts a new one"));
 }
 
+// A journal that lost its history must not be replaced by an empty one: that would reuse turn
+// ids and make `radiald turns` say nothing ever ran.
+TEST_F(JournalSqlite, AnEmptyJournalFileIsRefusedNamingItAndTheWayToRecover) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    journal.reset();
+    std::filesystem::resize_file(path, 0); // truncate -s 0
+    JournalError e = error_from([&] { open_sqlite_journal(path); });
+    EXPECT_EQ(e.code(), JournalErrc::storage);
+    EXPECT_EQ(std::string(e.what()),
+              "opening the journal '" + path +
+                  "': the file is empty (0 bytes), but radiald only ever puts a complete "
+                  "journal there, so its history was lost (truncated?); restore it from a "
+                  "backup, or move it aside (with any 'journal.sqlite3-wal' beside it) to start "
+                  "an empty journal, knowing that turn ids of the lost history may then be "
+                  "reused");
+    EXPECT_EQ(std::filesystem::file_size(path), 0u); // left as it was
+}
+
+TEST_F(JournalSqlite, AnEmptySqliteDatabaseAtTheJournalsPathIsRefused) {
+    std::string other = dir / "empty.sqlite3";
+    {
+        // A valid SQLite file with a header but no application id and no tables.
+        SqliteDb db(other);
+        db.exec("CREATE TABLE scratch (x INTEGER); DROP TABLE scratch");
+    }
+    ASSERT_GT(std::filesystem::file_size(other), 0u);
+    std::string before = test::read_file(other);
+    JournalError e = error_from([&] { open_sqlite_journal(other); });
+    EXPECT_EQ(e.code(), JournalErrc::storage);
+    EXPECT_THAT(e.what(), HasSubstr("opening the journal '" + other +
+                                    "': the file is an empty SQLite database, not a journal"));
+    EXPECT_THAT(e.what(), HasSubstr("move it aside to start an empty journal"));
+    EXPECT_EQ(test::read_file(other), before);
+}
+
+TEST_F(JournalSqlite, AMissingJournalIsCreatedCompleteAndLeavesNoTemporaryFile) {
+    std::string fresh = dir / "fresh/journal.sqlite3";
+    auto j = open_sqlite_journal(fresh);
+    j->add_turn(entry("t1"), TurnState::queued);
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(dir / "fresh"))
+        names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    // The WAL and its index belong to the open connection; nothing named .new-* stays behind.
+    EXPECT_EQ(names, (std::vector<std::string>{"journal.sqlite3", "journal.sqlite3-shm",
+                                               "journal.sqlite3-wal"}));
+}
+
+TEST(JournalOpen, ProcessesCreatingOneJournalAtOnceAllGetTheSameJournal) {
+    test::TempDir dir("radial-journal");
+    std::string path = dir / "journal.sqlite3";
+    std::vector<std::thread> threads;
+    std::atomic<int> added{0};
+    for (int i = 0; i < 8; ++i)
+        threads.emplace_back([&, i] {
+            on_thread([&] {
+                auto j = open_sqlite_journal(path);
+                j->add_turn(entry("t" + std::to_string(i)), TurnState::queued);
+                ++added;
+            });
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(added.load(), 8);
+    EXPECT_EQ(open_sqlite_journal(path)->recent_turns(100).size(), 8u);
+}
+
 TEST_F(JournalSqlite, ADirectoryThatCannotBeCreatedIsRefusedWithItsPath) {
     std::string file = dir.write("plain", "not a directory");
     JournalError e = error_from([&] { open_sqlite_journal(file + "/sub/journal.sqlite3"); });

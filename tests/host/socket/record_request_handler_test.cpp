@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "socket/socket_error.h"
+
 namespace radial::socket {
 namespace {
 
@@ -40,8 +42,11 @@ protected:
 
     std::vector<std::pair<std::string, std::string>> records_;
     bool sink_throws_ = false;
+    bool sink_full_ = false;
     RecordSink sink_ = [this](std::string_view type, std::string_view payload) -> std::uint64_t {
         if (sink_throws_) throw std::runtime_error("journal /var/lib/radial/j.db is locked");
+        if (sink_full_)
+            throw StorageError("journal /var/lib/radial/j.db: database or disk is full");
         records_.emplace_back(type, payload);
         return records_.size() + 41;
     };
@@ -280,6 +285,18 @@ TEST_F(RecordRequestHandler, ThrowingSinkIs500WithAGenericMessage) {
     EXPECT_EQ(r.response.result(), http::status::internal_server_error);
     EXPECT_EQ(r.response.body().find("/var/lib"), std::string::npos);
     EXPECT_EQ(r.reason.find("locked"), std::string::npos);
+}
+
+// A record that could not be stored must never get a 201; 507 tells the harness why.
+TEST_F(RecordRequestHandler, ASinkOutOfStorageIs507AndNothingIsStored) {
+    sink_full_ = true;
+    const auto r = handle(post(R"({"type":"turn.result","payload":1})"));
+    EXPECT_EQ(r.response.result(), http::status::insufficient_storage);
+    EXPECT_EQ(body_of(r)["error"],
+              "the record could not be stored: the host's storage is full or failing; it was not "
+              "kept");
+    EXPECT_EQ(r.response.body().find("/var/lib"), std::string::npos);
+    EXPECT_TRUE(records_.empty());
 }
 
 TEST_F(RecordRequestHandler, MissingSinkIs500) {

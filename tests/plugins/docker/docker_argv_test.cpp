@@ -40,6 +40,43 @@ std::string refusal(const ContainerSpec& spec, const std::string& field,
     return {};
 }
 
+// With a box init, PID 1 is radial-init (mounted read-only), which gets the deadline and runs
+// what docker would have run: the image's entrypoint, then the turn's argv.
+TEST(docker_argv, UnderTheBoxInitTheEntrypointCarriesTheDeadline) {
+    DockerSettings settings;
+    settings.init_path = "/usr/lib/radial/radial-init";
+    settings.kill_grace_ms = 2000;
+    ContainerSpec spec = typical_spec();
+    spec.timeout_ms = 3000;
+    Argv argv = docker_run_argv(spec, settings, "", {"/entry", "--flag"});
+    EXPECT_EQ(std::count(argv.begin(), argv.end(), "--init"), 0);
+    auto v = std::find(argv.begin(), argv.end(), "/usr/lib/radial/radial-init:/.radial/init:ro");
+    ASSERT_NE(v, argv.end());
+    EXPECT_EQ(*(v - 1), "-v");
+    EXPECT_EQ(*(v + 1), "--entrypoint");
+    EXPECT_EQ(*(v + 2), "/.radial/init");
+    auto image = std::find(argv.begin(), argv.end(), "radial/busybox:latest");
+    ASSERT_NE(image, argv.end());
+    EXPECT_EQ(Argv(image + 1, argv.end()),
+              (Argv{"3000", "2000", "--", "/entry", "--flag", "sh", "-c", "echo hi"}));
+}
+
+TEST(docker_argv, WithoutATimeoutTheBoxInitGetsZero) {
+    DockerSettings settings;
+    settings.init_path = "/opt/radial-init";
+    Argv argv = docker_run_argv(typical_spec(), settings);
+    auto image = std::find(argv.begin(), argv.end(), "radial/busybox:latest");
+    ASSERT_NE(image, argv.end());
+    EXPECT_EQ(Argv(image + 1, argv.end()), (Argv{"0", "10000", "--", "sh", "-c", "echo hi"}));
+}
+
+TEST(docker_argv, ParsesAnImagesEntrypoint) {
+    EXPECT_EQ(parse_entrypoint("null\n"), Argv{});
+    EXPECT_EQ(parse_entrypoint(R"(["/bin/tini","--"])"), (Argv{"/bin/tini", "--"}));
+    EXPECT_EQ(parse_entrypoint("[1]"), std::nullopt);
+    EXPECT_EQ(parse_entrypoint("Error: No such image"), std::nullopt);
+}
+
 TEST(docker_argv, GoldenTypicalSpec) {
     DockerSettings settings;
     settings.host = "unix:///run/docker.sock";

@@ -176,6 +176,19 @@ TEST(docker_settings, BadValuesAreRefusedNamingTheKey) {
     EXPECT_NE(host.find("unix:///var/run/docker.sock"), std::string::npos) << host;
 }
 
+TEST(docker_settings, BoxInitIsAnExecutableGivenByAbsolutePath) {
+    ConfigBuilder b;
+    b.str("boxInit", "/bin/sh");
+    EXPECT_EQ(parse(b).init_path, "/bin/sh");
+    ConfigBuilder none;
+    EXPECT_EQ(parse(none).init_path, "") << "the plugin, not the parser, finds the default";
+    std::string rel = refusal([](ConfigBuilder& c) { c.str("boxInit", "radial-init"); }, "boxInit");
+    EXPECT_NE(rel.find("is not an absolute path without ':'"), std::string::npos) << rel;
+    std::string missing =
+        refusal([](ConfigBuilder& c) { c.str("boxInit", "/nonexistent/radial-init"); }, "boxInit");
+    EXPECT_NE(missing.find("is not a readable executable file"), std::string::npos) << missing;
+}
+
 TEST(docker_settings, UnknownKeyIsRefusedByFinish) {
     ConfigBuilder b;
     b.str("memroy", "2g");

@@ -1,0 +1,163 @@
+// The daemon on a full state file system (CASES C-18) and what a SIGKILLed daemon leaves on the
+// host (nothing, after reconciliation): a real engine, a state directory on a tmpfs the test
+// mounts itself (the live tests run as root).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "../../support/small_disk.h"
+#include "daemon_harness.h"
+#include "docker_boxes.h"
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::DaemonProcess;
+using test::DaemonSetup;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string sh(const std::string& script) {
+    nlohmann::json argv = {"sh", "-c", script};
+    return "image = \"" RADIAL_TEST_IMAGE "\"\nargv = " + argv.dump() + "\n";
+}
+
+// "running", "exited", … or "gone".
+std::string state_of(const std::string& name) {
+    auto r = test::run_process({"docker", "inspect", "--format", "{{.State.Status}}", name});
+    return r.exit_code == 0 ? r.out.substr(0, r.out.find('\n')) : "gone";
+}
+
+bool has_turn(const nlohmann::json& list, const std::string& id) {
+    for (const auto& t : list)
+        if (t["turnId"] == id) return true;
+    return false;
+}
+
+// 300 posts of 900 bytes: far more than the 320k state file system holds.
+const std::string kFillTheDisk = R"(P=$(head -c 900 /dev/zero | tr '\0' x); i=0; n=0
+while [ $i -lt 300 ]; do
+  c=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "${RADIAL_TURN_SOCKET#unix://}" \
+       -H "Authorization: Bearer $RADIAL_TURN_TOKEN" -d "{\"type\":\"result\",\"payload\":\"$P\"}" \
+       http://r/v1/records)
+  [ "$c" = 507 ] && n=$((n+1))
+  i=$((i+1))
+done
+echo "refused $n")";
+
+TEST(DurabilityDaemonLive, C18_TheDaemonKeepsARecordItCannotJournalAndRetriesUntilThereIsSpace) {
+    ASSERT_EQ(::geteuid(), 0u) << "mounting the test's tmpfs needs root";
+    std::string inst = test::unique_instance_id("full");
+    test::BoxCleanup cleanup{"radial-turn-" + inst + "-"};
+    DaemonSetup s("instanceId = \"" + inst + "\"\nminFreeBytes = \"64k\"\n",
+                  "[run.docker]\npull = \"never\"\n");
+    test::SmallDisk disk(s.state_dir(), "320k");
+    ASSERT_TRUE(disk.ok()) << "mount tmpfs failed";
+    std::string id = s.submit(sh(kFillTheDisk));
+    ASSERT_FALSE(id.empty());
+
+    DaemonProcess d(s);
+    // The box ends; the journal cannot take its record: it is pending, not running.
+    nlohmann::json st;
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            st = s.status();
+            return has_turn(st["pending"], id);
+        },
+        120s))
+        << st.dump() << d.log();
+    EXPECT_FALSE(has_turn(st["running"], id)) << st.dump();
+    EXPECT_THAT(d.log(), HasSubstr("waits in '" + s.state_dir() + "/pending/" + id + ".json'"));
+    EXPECT_TRUE(s.terminal(id).is_null()) << "nothing journaled yet";
+
+    // Space returns: the daemon journals the real outcome on its own and retires the request.
+    ASSERT_TRUE(disk.grow("8m"));
+    ASSERT_TRUE(s.wait_terminal({id}, 30s)) << d.log();
+    auto rec = s.terminal(id);
+    EXPECT_EQ(rec["status"], "succeeded") << rec;
+    EXPECT_EQ(rec["exitCode"], 0) << rec;
+    EXPECT_THAT(rec["outputTail"]["stdout"].get<std::string>(), HasSubstr("refused "));
+    EXPECT_THAT(rec["outputTail"]["stdout"].get<std::string>(), Not(HasSubstr("refused 0\n")));
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            return !fs::exists(s.state_dir() + "/pending/" + id + ".json") &&
+                   !fs::exists(s.state_dir() + "/spool/queue/" + id + ".json");
+        },
+        10s));
+    st = s.status();
+    EXPECT_TRUE(st["pending"].empty()) << st.dump();
+}
+
+// After kill -9 of the daemon, its turn's socket directory and reserved record space stay behind;
+// reconciliation removes them together with the turn's box.
+TEST(DurabilityDaemonLive, ReconciliationRemovesEveryPerTurnResidueAfterASigkill) {
+    std::string inst = test::unique_instance_id("res");
+    std::string prefix = "radial-turn-" + inst + "-";
+    test::BoxCleanup cleanup{prefix};
+    DaemonSetup s("instanceId = \"" + inst + "\"\n", "[run.docker]\npull = \"never\"\n");
+    std::string id = s.submit(sh("sleep 600"));
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(test::wait_until(
+            [&] {
+                auto b = test::boxes_with_prefix(prefix);
+                return !b.empty();
+            },
+            60s))
+            << d.log();
+        d.crash();
+    }
+    ASSERT_TRUE(fs::exists(s.state_dir() + "/turns/" + id)) << "the precondition: residue";
+    ASSERT_TRUE(fs::exists(s.state_dir() + "/pending/" + id + ".json"));
+    auto r = s.reconcile();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("reclaimed turn " + id));
+    EXPECT_THAT(r.out, HasSubstr("path(s) left by ended turns"));
+    EXPECT_FALSE(fs::exists(s.state_dir() + "/turns/" + id));
+    EXPECT_FALSE(fs::exists(s.state_dir() + "/pending/" + id + ".json"));
+    EXPECT_TRUE(fs::is_empty(s.state_dir() + "/turns"));
+    EXPECT_TRUE(test::boxes_with_prefix(prefix).empty());
+}
+
+// C-19: the box ends on its own deadline with no radiald left: its PID 1 (radial-init) ends it,
+// and a workload that ignores SIGTERM and tries to SIGKILL its init changes nothing.
+TEST(DurabilityDaemonLive, C19_ABoxDiesOnTimeWithNobodyWatching) {
+    std::string inst = test::unique_instance_id("dl");
+    std::string prefix = "radial-turn-" + inst + "-";
+    test::BoxCleanup cleanup{prefix};
+    DaemonSetup s("instanceId = \"" + inst + "\"\n",
+                  "[run.docker]\npull = \"never\"\nkillGrace = \"2s\"\n");
+    std::string id =
+        s.submit(sh("trap '' TERM; kill -KILL 1; kill -STOP 1; sleep 60") + "timeout = \"3s\"\n");
+    const std::string box = prefix + id;
+    std::chrono::steady_clock::time_point started;
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(test::wait_until([&] { return state_of(box) == "running"; }, 60s)) << d.log();
+        started = std::chrono::steady_clock::now();
+        d.crash(); // and nothing is started again
+    }
+    // 3 s timeout + 2 s killGrace + 5 s.
+    const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(
+        started + 10s - std::chrono::steady_clock::now());
+    ASSERT_TRUE(test::wait_until([&] { return state_of(box) != "running"; }, budget))
+        << "box " << box << " outlived its deadline with no radiald running";
+    auto code = test::run_process({"docker", "inspect", "--format", "{{.State.ExitCode}}", box});
+    EXPECT_EQ(code.out, "124\n") << "the timeout's exit status";
+
+    // A later start claims only what it saw: the ended box was still there, and it removed it.
+    auto r = s.reconcile();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    auto rec = s.terminal(id);
+    EXPECT_EQ(rec["status"], "reclaimed") << rec;
+    EXPECT_EQ(rec["reason"],
+              "the radiald running it stopped while its box ran; its box was still there and was "
+              "removed by reconciliation (how its command ended is not known)");
+    EXPECT_EQ(state_of(box), "gone");
+}
+
+} // namespace
+} // namespace radial
