@@ -73,6 +73,19 @@ TEST(RadialdTurnLive, RootFilesystemIsReadOnlyAndUserIsNotRoot) {
     EXPECT_THAT(t.result.err, HasSubstr("Read-only file system"));
 }
 
+// /tmp allows exec (tools build and run binaries under TMPDIR) and keeps nosuid and nodev, as the
+// README's hardening list says: a binary copied there runs.
+TEST(RadialdTurnLive, TmpRunsACopiedBinaryAndStaysNosuidNodev) {
+    auto t = run_turn({}, {"sh", "-c",
+                           // busybox picks its applet from argv[0]
+                           "cp /bin/busybox /tmp/echo && chmod 755 /tmp/echo && "
+                           "/tmp/echo ran-from-tmp && grep ' /tmp ' /proc/mounts"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_THAT(t.result.out, ::testing::StartsWith("ran-from-tmp\n")) << t.result.err;
+    EXPECT_THAT(t.result.out, ::testing::ContainsRegex("tmpfs /tmp tmpfs rw,nosuid,nodev[ ,]"));
+    EXPECT_THAT(t.result.out, Not(HasSubstr("noexec")));
+}
+
 // C-06: a box that ignores SIGTERM is still killed and removed at its timeout.
 TEST(RadialdTurnLive, TimeoutEndsTheTurnAndLeavesNoContainer) {
     auto t0 = std::chrono::steady_clock::now();
