@@ -175,6 +175,8 @@ TEST(RadialdTurnLive, C09_MissingImageIsARuntimeErrorWithDockersMessage) {
     EXPECT_EQ(t.result.exit_code, 125) << t.result.err;
     EXPECT_EQ(t.record["status"], "error");
     EXPECT_THAT(t.record["error"].get<std::string>(), HasSubstr("does-not-exist.invalid"));
+    // docker's answer without a pull (a pull would fail on the registry's name instead).
+    EXPECT_THAT(t.record["error"].get<std::string>(), HasSubstr("No such image"));
     EXPECT_FALSE(t.record.contains("exitCode"));
 }
 
