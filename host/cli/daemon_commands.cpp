@@ -69,6 +69,14 @@ CLI::App* add_status_command(CLI::App& app, DaemonOptions& o) {
 int run_submit_command(const DaemonOptions& o) {
     auto cfg = load_config(o);
     if (!cfg) return 2;
+    // The daemon's startup validation, without the preflight (submitting starts no box): a turn
+    // is never queued for a daemon that would refuse to start on this config.
+    try {
+        open_checked_runtime(*cfg, false);
+    } catch (const StartupError& e) {
+        log::error("submit", "{}", e.what());
+        return 2;
+    }
     daemon::SpooledRequest req;
     try {
         req = daemon::read_turn_file(o.request_file);
@@ -126,14 +134,13 @@ int run_run_command(const DaemonOptions& o) {
     try {
         config::check_box_id_range(*cfg);
         // Preflight first: a daemon that cannot run boxes says so before it touches anything.
-        host::RuntimeClient client = open_runtime(*cfg);
+        auto [client, transport] = open_checked_runtime(*cfg);
         auto lock = daemon::StateDirLock::acquire(
             cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald run");
         auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
                                                     cfg->instance_id, cfg->state_dir);
         turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg->state_dir));
         daemon::StopSignals signals;
-        auto transport = resolve_turn_transport(*cfg, client);
         auto journal = journal::open_sqlite_journal(journal_path(*cfg));
         daemon::DaemonSettings settings;
         settings.checkpoint_for_test = daemon::pause_point_from_env_for_test();
@@ -158,7 +165,9 @@ int run_reconcile_command(const DaemonOptions& o) {
     if (!cfg) return 2;
     log::install_log_redaction();
     try {
-        host::RuntimeClient client = open_runtime(*cfg);
+        // The same startup validation as `radiald run`: a config the daemon would refuse is not
+        // one to reconcile for either.
+        host::RuntimeClient client = open_checked_runtime(*cfg).client;
         auto lock = daemon::StateDirLock::acquire(
             cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald reconcile");
         auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),

@@ -22,18 +22,20 @@ CLI::App* add_run_command(CLI::App& app, DaemonOptions& opts);
 CLI::App* add_reconcile_command(CLI::App& app, DaemonOptions& opts);
 CLI::App* add_status_command(CLI::App& app, DaemonOptions& opts);
 
-// Validates the turn file, enqueues it atomically, journals it queued and prints its turn id.
-// Exit status: 0 enqueued; 1 the request was refused (nothing enqueued); 2 the config, state
+// Runs the startup validation (open_checked_runtime, without preflight), validates the turn file,
+// enqueues it atomically, journals it queued and prints its turn id. Exit status: 0 enqueued; 1
+// the request was refused (nothing enqueued); 2 the config (also one the runtime refuses), state
 // directory or journal failed.
 int run_submit_command(const DaemonOptions& opts);
 
-// Preflight, lock, reconcile, serve until SIGTERM/SIGINT. Exit status: 0 after a clean shutdown;
-// 1 when it could not start (preflight, lock, reconciliation; the message says which); 2 config.
+// Startup validation and preflight (open_checked_runtime), lock, reconcile, serve until
+// SIGTERM/SIGINT. Exit status: 0 after a clean shutdown; 1 when it could not start (a config the
+// runtime refuses, preflight, lock, reconciliation; the message says which); 2 config.
 int run_run_command(const DaemonOptions& opts);
 
-// The startup reconciliation alone, printed. It takes the state directory's lock, so it refuses to
-// run beside a daemon on the same state directory (that daemon's turns are live, not orphans).
-// Exit status: 0 done; 1 refused or failed; 2 config.
+// The startup reconciliation alone, printed, after the same startup validation. It takes the state
+// directory's lock, so it refuses to run beside a daemon on the same state directory (that daemon's
+// turns are live, not orphans). Exit status: 0 done; 1 refused or failed; 2 config.
 int run_reconcile_command(const DaemonOptions& opts);
 
 // Queued, running and recent turns of the state directory, and whether a daemon holds it.

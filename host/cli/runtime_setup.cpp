@@ -110,6 +110,21 @@ void check_config_against_runtime(const config::HostConfig& cfg, const host::Run
     }
 }
 
+CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool preflight) {
+    host::RuntimeClient client = open_runtime(cfg, false);
+    check_config_against_runtime(cfg, client);
+    turn::ResolvedTransport transport = resolve_turn_transport(cfg, client);
+    if (preflight) {
+        try {
+            client.preflight();
+        } catch (const host::RuntimeError& e) {
+            throw StartupError(
+                fmt::format("runtime '{}' cannot run boxes: {}", client.info().id, e.what()));
+        }
+    }
+    return CheckedRuntime{std::move(client), std::move(transport)};
+}
+
 std::string journal_path(const config::HostConfig& cfg) { return cfg.state_dir + "/journal.sqlite3"; }
 
 } // namespace radial::cli

@@ -43,6 +43,20 @@ turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
 // StartupError naming the key and the runtime's reason.
 void check_config_against_runtime(const config::HostConfig& cfg, const host::RuntimeClient& client);
 
+// The selected runtime, created, checked against the config and preflighted.
+struct CheckedRuntime {
+    host::RuntimeClient client;
+    turn::ResolvedTransport transport;
+};
+
+// The startup validation every command that runs or queues boxes shares (turn, run, reconcile,
+// submit), so that no command serves a config another refuses: loads and creates the runtime
+// (open_runtime without preflight), refuses what it cannot honour (check_config_against_runtime),
+// resolves the turn transport (resolve_turn_transport), and only then runs the runtime's
+// preflight, unless `preflight` is false (submit starts no box). The refusals therefore come
+// before any contact with the engine. Throws StartupError naming the key.
+CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool preflight = true);
+
 // The journal file under the state directory.
 std::string journal_path(const config::HostConfig& cfg);
 

@@ -204,9 +204,9 @@ int run_turn_command(const TurnOptions& o) {
     std::unique_ptr<journal::Journal> journal;
     std::optional<turn::TurnSession> session;
     try {
-        client.emplace(open_runtime(cfg));
-        check_config_against_runtime(cfg, *client);
-        auto transport = resolve_turn_transport(cfg, *client);
+        auto checked = open_checked_runtime(cfg);
+        client.emplace(std::move(checked.client));
+        auto transport = checked.transport;
         journal = journal::open_sqlite_journal(journal_path(cfg));
         env.emplace(turn::TurnEnvironment{cfg, *client, *journal, transport});
         session.emplace(*env, req);

@@ -68,6 +68,31 @@ std::set<std::string> Daemon::live_labels() {
     return out;
 }
 
+// A run may return without its box: a runtime whose engine stopped answering while it removed
+// the box reports how the workload ended and leaves the box behind. So every turn's box is looked
+// for once it has ended; one still listed, or a listing that fails, gets the orphan sweep, which
+// retries until the engine answers again.
+bool Daemon::box_may_remain(const std::string& id) const noexcept {
+    const std::string label = turn::turn_label(cfg_, id);
+    try {
+        for (const auto& l : client_.list_by_label(label))
+            if (l == label) {
+                log::warn("daemon",
+                          "turn {}: its box '{}' is still there after the turn; "
+                          "sweeping for it",
+                          id, label);
+                return true;
+            }
+        return false;
+    } catch (const std::exception& e) {
+        log::warn("daemon",
+                  "turn {}: cannot tell whether its box '{}' is gone ({}); sweeping "
+                  "for it until the runtime answers",
+                  id, label, e.what());
+        return true;
+    }
+}
+
 void Daemon::run_turn(const std::string& id) {
     bool failed = false;
     try {
@@ -95,7 +120,7 @@ void Daemon::run_turn(const std::string& id) {
                     std::lock_guard lock(mutex_);
                     workers_.at(id).session = nullptr;
                 }
-                failed = rec.status == turn::TurnStatus::error;
+                failed = rec.status == turn::TurnStatus::error || box_may_remain(id);
                 if (!rec.journal_error.empty()) {
                     // Its request stays in the spool until the journal has the record: the spool
                     // scan leaves a started turn alone, and reconciliation finishes it after a

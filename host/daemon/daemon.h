@@ -76,7 +76,7 @@ private:
         std::thread thread;
         turn::TurnSession* session = nullptr; // while its run() is on; guarded by mutex_
         bool done = false;                    // guarded by mutex_
-        bool failed = false;                  // ended with status error: its box may be left
+        bool failed = false; // its box may be left (status error, or still listed): sweep
     };
 
     // A terminal record the journal has not taken yet (see turn/terminal_reserve.h).
@@ -95,6 +95,7 @@ private:
     void kill_running() noexcept;
     void wake() noexcept;
     std::set<std::string> live_labels();
+    bool box_may_remain(const std::string& turn_id) const noexcept;
 
     const config::HostConfig& cfg_;
     const host::RuntimeClient& client_;

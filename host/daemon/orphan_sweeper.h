@@ -1,8 +1,9 @@
 // host/daemon/orphan_sweeper.h — reconciliation while the daemon runs (ADR §6, issue 5 "engine
 // disappears mid-turn").
 //
-// A turn that ends with status error may leave its box behind: the engine stopped answering, so
-// the runtime could neither follow nor remove it. Nothing else would ever remove that box until the
+// A turn may leave its box behind: the engine stopped answering, so the runtime could neither
+// follow nor remove it (the turn then ends with status error, or with whatever the runtime could
+// tell, its box still listed or not listable). Nothing else would ever remove that box until the
 // next restart, so after such a turn the daemon asks for a sweep: kill every box of this instance
 // that is not a live turn (reconciler.h, kill_orphan_boxes), retried with a growing pause (1 s,
 // then doubling up to 30 s) until one sweep succeeds — that is, until the engine is back.

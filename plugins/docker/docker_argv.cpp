@@ -70,8 +70,11 @@ bool valid_env_name(std::string_view name) {
     return true;
 }
 
+// `exec` said explicitly: docker's --tmpfs default is noexec, which breaks every tool that builds
+// and runs a binary under TMPDIR (test binaries, native modules). nosuid and nodev stay: a binary
+// written there gains no privilege, and no_new_privileges holds anyway.
 std::string tmpfs_option(std::string_view target, std::uint64_t size_bytes) {
-    return std::string(target) + ":rw,nosuid,nodev,size=" + std::to_string(size_bytes);
+    return std::string(target) + ":rw,exec,nosuid,nodev,size=" + std::to_string(size_bytes);
 }
 
 bool is_hex(std::string_view s) {

@@ -41,8 +41,8 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // The hardened `docker run` for `spec`, argv[0] = settings.binary:
 //   binary [--host H] run --name L --label radial.label=L --init --log-driver none
 //   --pull P --cap-drop=ALL --security-opt no-new-privileges --pids-limit N --memory B
-//   --memory-swap B --cpus X --user U [--read-only] --tmpfs /tmp:rw,nosuid,nodev,size=B
-//   [--tmpfs T:rw,nosuid,nodev,size=B ...] --network none|NET [--add-host H ...]
+//   --memory-swap B --cpus X --user U [--read-only] --tmpfs /tmp:rw,exec,nosuid,nodev,size=B
+//   [--tmpfs T:rw,exec,nosuid,nodev,size=B ...] --network none|NET [--add-host H ...]
 //   [-v SRC:DST[:ro] ...] [-w DIR] [--env-file /proc/self/fd/0] [-e NAME ...] [--cidfile F]
 //   IMAGE ARGV...
 // There is no --rm: the runtime inspects the ended container (did it start, was it OOM-killed)

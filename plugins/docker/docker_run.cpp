@@ -190,6 +190,7 @@ radial::plugin::RunResult BoxRun::execute() {
 
     std::optional<std::string> never_started;
     std::optional<ContainerState> state;
+    std::optional<std::string> engine_lost; // inspecting the ended box failed: why
     if (ending == Ending::none) {
         bool removed_by_another = false;
         try {
@@ -205,6 +206,7 @@ radial::plugin::RunResult BoxRun::execute() {
                 host_.warn("reading how " + box() + " ended: " + e.what() +
                            "; judging from the docker client alone");
                 never_started = start_failure(status, *cid);
+                engine_lost = e.what();
             }
         }
         // Gone, or going, before this run removed it, and not at its request: someone else
@@ -222,6 +224,18 @@ radial::plugin::RunResult BoxRun::execute() {
                     ")");
         if (!never_started && !output_aborted_) flush_held();
         remove_after_exit(*cid);
+        // The client's own complaint that its wait for the container broke, with docker's failure
+        // code, while the engine does not answer: the client lost its engine mid-run, so how the
+        // workload ended is unknown. That is the runtime's failure, not the workload's exit 125.
+        if (engine_lost && !never_started && status.exited && status.code == 125 &&
+            err_tail_.find("error waiting for container") != std::string::npos)
+            throw Error(RADIAL_E_UNAVAILABLE,
+                        "running " + box() +
+                            ": the engine stopped answering (the docker client "
+                            "exited 125: " +
+                            plugin_support::cli_message(err_tail_, kErrTailBytes) + "; " +
+                            *engine_lost +
+                            "); how the box ended is unknown; check that dockerd is running");
     } else {
         if (!output_aborted_) flush_held();
         ensure_gone();

@@ -95,6 +95,7 @@ private:
     bool create_interrupted_ = false;
     bool removed_ = false; // rm --force succeeded while ending the run
     bool client_killed_ = false;
+    std::vector<std::uint32_t> granted_; // host ports whose allow rule was asked for
     Clock::time_point next_remove_{};
     Clock::time_point sigkill_at_{};
     std::vector<char> buffer_ = std::vector<char>(kChunkBytes);
@@ -129,12 +130,15 @@ radial::plugin::RunResult SandboxRun::execute() {
             step(create, cli_.settings().create_timeout_ms,
                  "creating " + sandbox() + " for " + box(), "check the message and 'sbx diagnose'");
         if (going) create_interrupted_ = false;
-        for (std::size_t i = 0; going && i < policies.size(); ++i)
+        for (std::size_t i = 0; going && i < policies.size(); ++i) {
+            // Before the call: an allow interrupted mid-way may still have landed.
+            granted_.push_back(spec_.host_ports[i]);
             going = step(policies[i], cli_.settings().command_timeout_ms,
                          "allowing " + box() + " to reach host port " +
                              std::to_string(spec_.host_ports[i]) + " from " + sandbox(),
                          "check that this sbx supports per-sandbox rules ('sbx policy allow "
                          "network --help' names --sandbox)");
+        }
         if (going) status = exec(exec_args, std::move(script));
     } catch (...) {
         failure = std::current_exception();
@@ -340,6 +344,17 @@ void SandboxRun::escalate(ChildProcess& child, Clock::time_point now) {
 
 void SandboxRun::tear_down() {
     const auto deadline = Clock::now() + milliseconds(cli_.settings().removal_timeout_ms);
+    // The grant is revoked explicitly rather than trusted to die with the sandbox: what a real
+    // sbx does with a removed sandbox's scoped rules is not documented. A rule already gone (the
+    // sandbox was removed to end the run) is fine; a revoke that fails is logged, never fatal.
+    for (std::uint32_t port : granted_) {
+        try {
+            cli_.revoke(name_, port, spec_.label);
+        } catch (const Error& e) {
+            host_.warn("ending " + box() + ": " + e.what());
+        }
+    }
+    granted_.clear();
     if (!removed_) {
         cli_.remove(name_, spec_.label); // retries within the removal budget
         removed_ = true;

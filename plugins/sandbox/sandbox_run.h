@@ -20,8 +20,11 @@ using plugin_support::ActiveRun;
 //      turn's environment is on no argv and on no disk (ADR §4.1) — its stdout and stderr passed
 //      to `out` chunk by chunk (at most 64 KiB each) as they arrive, from the calling thread only,
 //      never after this returns;
-//   4. finally, whatever happened: sbx rm --force NAME, retried within the removal budget, and
-//      when create was interrupted, `sbx ls` twice (a create already under way can still land).
+//   4. finally, whatever happened: sbx policy rm network --sandbox NAME --resource
+//      localhost:PORT for every rule step 2 asked for (SbxCli::revoke: a rule already gone is
+//      fine, another failure is a warning), then sbx rm --force NAME, retried within the removal
+//      budget, and when create was interrupted, `sbx ls` twice (a create already under way can
+//      still land).
 // Everything that can be refused (spec fields, config) is refused before step 1.
 //
 // Endings: the workload's exit → RADIAL_RUN_EXITED with the exec's exit code. spec.timeout_ms

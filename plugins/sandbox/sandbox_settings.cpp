@@ -1,5 +1,8 @@
 #include "sandbox_settings.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <string_view>
 
 namespace radial::sandbox {
@@ -37,7 +40,32 @@ void check_word(const radial::plugin::Config& config, std::string_view key, std:
 } // namespace
 
 SandboxSettings parse_sandbox_settings(radial::plugin::Config& config) {
+    long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return parse_sandbox_settings(config, n > 0 ? static_cast<unsigned>(n) : 0u);
+}
+
+SandboxSettings parse_sandbox_settings(radial::plugin::Config& config, unsigned online_cpus) {
     SandboxSettings s;
+    const std::uint64_t host_cpus_milli = static_cast<std::uint64_t>(online_cpus) * 1000;
+    if (host_cpus_milli != 0) s.cpus_milli = std::min(s.cpus_milli, host_cpus_milli);
+    if (auto v = config.size_bytes("memory")) {
+        if (*v < (512ull << 20))
+            invalid(config, "memory",
+                    std::to_string(*v) +
+                        " bytes is too little for a microVM with its own kernel; give at least "
+                        "\"512m\", e.g. \"4g\"");
+        s.memory_bytes = *v;
+    }
+    if (auto v = config.cpus_milli("cpus")) {
+        if (*v < 1000 || *v % 1000 != 0)
+            invalid(config, "cpus", "sbx takes a whole number of CPUs; give e.g. 1 or 2");
+        if (host_cpus_milli != 0 && *v > host_cpus_milli)
+            invalid(config, "cpus",
+                    std::to_string(*v / 1000) + " CPUs is more than this host's " +
+                        std::to_string(online_cpus) + " online CPUs; give at most " +
+                        std::to_string(online_cpus));
+        s.cpus_milli = *v;
+    }
     if (auto v = config.string("binary")) {
         if (v->empty() || v->find('\0') != std::string::npos)
             invalid(config, "binary", "the value is empty; give the sbx CLI's name or path");

@@ -19,6 +19,11 @@ struct SandboxSettings {
     std::string agent = "claude";              // create's agent positional (ADR §8.1)
     std::vector<std::string> kits;             // one --kit each
     std::vector<std::string> create_args;      // appended to `sbx create` before the agent
+    std::uint64_t memory_bytes = 4ull << 30;   // --memory of a spec that carries none: the VM's
+                                               // memory bound (ADR §4's floor), never sbx's
+                                               // default of half the host
+    std::uint64_t cpus_milli = 2000;           // --cpus of a spec that carries none, whole CPUs;
+                                               // capped at the host's online CPUs
     std::uint64_t probe_timeout_ms = 30'000;   // preflight: version, --help probes, ls
     std::uint64_t command_timeout_ms = 30'000; // ls, policy, rm
     std::uint64_t create_timeout_ms = 600'000; // create: boots a microVM and applies kits
@@ -29,13 +34,18 @@ struct SandboxSettings {
 };
 
 // Reads the [run.sandbox] keys through the helper's typed getters: binary, template, agent (a
-// string each), kits and createArgs (arrays of strings). Unknown keys are left for
+// string each), kits and createArgs (arrays of strings), memory (a size, at least 512m) and cpus
+// (a whole number of CPUs, at least 1). `online_cpus` (0: unknown) caps the default cpus; more
+// than that is refused, as docker's runtime does. Unknown keys are left for
 // Config::finish() to refuse; run.codexAuth, run.network and a [run.docker] table beside this
 // runtime are the host's to refuse. Throws radial::plugin::Error(RADIAL_E_INVALID, <key>,
 // "reading run.sandbox.<key>: <cause>; <fix>") for an empty value, a NUL byte, whitespace or a
 // leading '-' where sbx would read an option, and a createArgs element naming --name (the name is
 // the only ownership mark a sandbox has, ADR §6). Not thread-safe (Config is not); call from the
 // constructor only. Source: ADR §7.
+SandboxSettings parse_sandbox_settings(radial::plugin::Config& config, unsigned online_cpus);
+
+// parse_sandbox_settings with this host's online CPU count.
 SandboxSettings parse_sandbox_settings(radial::plugin::Config& config);
 
 } // namespace radial::sandbox

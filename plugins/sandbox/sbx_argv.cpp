@@ -103,10 +103,11 @@ std::vector<std::string> sbx_create_args(const ContainerSpec& spec, const Sandbo
     std::vector<std::string> args = command({"create"}, features);
     args.insert(args.end(), {"--name", sandbox_name(spec.label)});
     if (!image.empty()) args.insert(args.end(), {"--template", image});
-    if (spec.memory_bytes != 0)
-        args.insert(args.end(), {"--memory", format_sbx_memory(spec.memory_bytes)});
-    if (spec.cpus_milli != 0)
-        args.insert(args.end(), {"--cpus", std::to_string((spec.cpus_milli + 999) / 1000)});
+    // Always bounded: without --memory sbx gives a VM half the host's memory.
+    const std::uint64_t memory = spec.memory_bytes != 0 ? spec.memory_bytes : settings.memory_bytes;
+    const std::uint64_t cpus = spec.cpus_milli != 0 ? spec.cpus_milli : settings.cpus_milli;
+    if (memory != 0) args.insert(args.end(), {"--memory", format_sbx_memory(memory)});
+    if (cpus != 0) args.insert(args.end(), {"--cpus", std::to_string((cpus + 999) / 1000)});
     for (const auto& kit : settings.kits) args.insert(args.end(), {"--kit", kit});
     args.insert(args.end(), settings.create_args.begin(), settings.create_args.end());
     args.push_back(settings.agent);
@@ -120,14 +121,29 @@ std::vector<std::string> sbx_exec_args(std::string_view name, const SbxFeatures&
     return args;
 }
 
-std::vector<std::string> sbx_policy_args(std::string_view name, std::uint32_t port,
-                                         const SbxFeatures& features) {
+namespace {
+void check_port(std::string_view name, std::uint32_t port) {
     if (port == 0 || port > 65535)
         throw Error(RADIAL_E_INVALID, "hostPorts",
                     "preparing sandbox '" + std::string(name) + "': host port " +
                         std::to_string(port) + " is not a TCP port; give one in 1..65535");
+}
+} // namespace
+
+std::vector<std::string> sbx_policy_args(std::string_view name, std::uint32_t port,
+                                         const SbxFeatures& features) {
+    check_port(name, port);
     std::vector<std::string> args = command({"policy", "allow", "network"}, features);
     args.insert(args.end(), {"--sandbox", std::string(name), "localhost:" + std::to_string(port)});
+    return args;
+}
+
+std::vector<std::string> sbx_policy_revoke_args(std::string_view name, std::uint32_t port,
+                                                const SbxFeatures& features) {
+    check_port(name, port);
+    std::vector<std::string> args = command({"policy", "rm", "network"}, features);
+    args.insert(args.end(), {"--sandbox", std::string(name), "--resource",
+                             "localhost:" + std::to_string(port)});
     return args;
 }
 

@@ -45,8 +45,9 @@ std::string format_sbx_memory(std::uint64_t memory_bytes);
 // create [--no-input] --name NAME [--template T] [--memory M] [--cpus N] [--kit K ...]
 //        [createArgs ...] AGENT [WS[:ro] ...]
 // NAME is sandbox_name(spec.label); T is settings.template_image, else spec.image, else absent
-// (the agent's own image); M is format_sbx_memory(spec.memory_bytes) when carried; N is
-// spec.cpus_milli rounded up to whole CPUs when carried; AGENT is settings.agent; the workspaces
+// (the agent's own image); M is format_sbx_memory of spec.memory_bytes, else of
+// settings.memory_bytes; N is spec.cpus_milli, else settings.cpus_milli, rounded up to whole CPUs
+// (each left out only when both are 0); AGENT is settings.agent; the workspaces
 // are sbx_workspaces(spec). No environment value ever appears (ADR §4.1). Throws
 // radial::plugin::Error(RADIAL_E_REFUSED, "network") when spec.network is set (a sandbox has no
 // docker network to join; ADR §4), RADIAL_E_INVALID naming the field for an image with
@@ -64,6 +65,13 @@ std::vector<std::string> sbx_exec_args(std::string_view name, const SbxFeatures&
 // radial::plugin::Error(RADIAL_E_INVALID, "hostPorts") for a port outside 1..65535. Source: ADR §5.
 std::vector<std::string> sbx_policy_args(std::string_view name, std::uint32_t port,
                                          const SbxFeatures& features);
+
+// policy rm network [--no-input] --sandbox NAME --resource localhost:PORT: revokes the rule
+// sbx_policy_args granted, scoped the same way so no other sandbox's rule (nor a global one) can
+// match. Throws radial::plugin::Error(RADIAL_E_INVALID, "hostPorts") for a port outside 1..65535.
+// Source: ADR §5; peers-and-sbx §1.6 (`sbx policy rm network --resource`).
+std::vector<std::string> sbx_policy_revoke_args(std::string_view name, std::uint32_t port,
+                                                const SbxFeatures& features);
 
 // rm [--no-input] --force NAME: stops and deletes the sandbox without a prompt. Source: ADR §6.
 std::vector<std::string> sbx_remove_args(std::string_view name, const SbxFeatures& features);

@@ -1,6 +1,7 @@
 #include "sbx_cli.h"
 
 #include <algorithm>
+#include <cctype>
 #include <thread>
 
 #include "sbx_diagnosis.h"
@@ -131,6 +132,29 @@ void SbxCli::remove(std::string_view name, std::string_view label) {
                                   : "'sbx ls' does not answer either; " + by_hand);
         std::this_thread::sleep_for(kRemoveRetryEvery);
     }
+}
+
+bool SbxCli::revoke(std::string_view name, std::uint32_t port, std::string_view label) {
+    const std::vector<std::string> args = sbx_policy_revoke_args(name, port, features());
+    const std::string what = "revoking the rule that lets sandbox '" + std::string(name) +
+                             "' of box '" + std::string(label) + "' reach host port " +
+                             std::to_string(port) + " with " + quoted_command(args);
+    CliOutput r = call(args, command_budget());
+    if (r.ok()) return true;
+    std::string said = plugin_support::cli_message(r.err.empty() ? r.out : r.err, 256);
+    std::string lower = said;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const char* gone : {"not found", "no such", "no matching", "does not exist"})
+        if (!r.timed_out && lower.find(gone) != std::string::npos) {
+            host_.debug(what + ": the rule is already gone (sbx said: " + said + ")");
+            return true;
+        }
+    host_.warn(
+        failure(r, what, command_budget(), RADIAL_E_UNAVAILABLE,
+                "check 'sbx policy ls' and remove the rule by hand with " + quoted_command(args))
+            .what());
+    return false;
 }
 
 } // namespace radial::sandbox

@@ -56,6 +56,14 @@ public:
     // budget runs out. `label` is for messages. Source: ADR §6.
     void remove(std::string_view name, std::string_view label);
 
+    // Revokes the rule that lets sandbox `name` reach host port `port` (sbx_policy_revoke_args),
+    // within the command budget. Never throws for sbx's answer: a rule already gone (sbx says
+    // "not found", "no such", "no matching" or "does not exist", e.g. because `sbx rm` took it
+    // with its sandbox) is success, logged at debug; any other failure is logged as a warning
+    // naming the command to run by hand. Returns whether the rule is known to be gone. `label` is
+    // for messages. Throws Error only when sbx cannot be started at all. Source: ADR §5.
+    bool revoke(std::string_view name, std::uint32_t port, std::string_view label);
+
     // Runs `sbx <args>` through the executor (see SbxExecutor::invoke).
     CliOutput call(const std::vector<std::string>& args, std::chrono::milliseconds budget,
                    int cancel_fd = -1) const;

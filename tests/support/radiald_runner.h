@@ -1,16 +1,19 @@
 // tests/support/radiald_runner.h — runs the real `radiald turn` hermetically: every run gets its
-// own config with a private state directory (never /var/lib/radial), and its terminal record and
-// journal can be read back.
+// own config with a private state directory (never /var/lib/radial) and, unless the test sets a
+// pull policy, [run.docker] pull = "never"; a box that could make the engine contact a registry is
+// not started and fails the test (no_pull.h). Its terminal record and journal can be read back.
 #pragma once
 
-#include "process_runner.h"
-#include "temp_dir.h"
-
-#include <nlohmann/json.hpp>
+#include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "no_pull.h"
+#include "process_runner.h"
+#include "temp_dir.h"
 
 namespace radial::test {
 
@@ -26,8 +29,9 @@ class RadialdSetup {
 public:
     explicit RadialdSetup(const std::string& extra_run_keys = "", const std::string& extra_tables = "")
         : dir_("radial-turn") {
-        config_ = dir_.write("radiald.toml", "[run]\nstateDir = \"" + dir_.path() + "/state\"\n" +
-                                                 extra_run_keys + "\n" + extra_tables);
+        config_text_ = "[run]\nstateDir = \"" + dir_.path() + "/state\"\n" + extra_run_keys + "\n" +
+                       with_pull_never(extra_run_keys, extra_tables);
+        config_ = dir_.write("radiald.toml", config_text_);
     }
     const std::string& config() const { return config_; }
     std::string state_dir() const { return dir_.path() + "/state"; }
@@ -44,6 +48,12 @@ public:
         a.push_back("--");
         a.insert(a.end(), argv.begin(), argv.end());
         TurnRun t;
+        t.state_dir = state_dir();
+        t.config = config_;
+        if (std::string risk = registry_contact_risk(config_text_, image); !risk.empty()) {
+            ADD_FAILURE() << "radiald turn not run: " << risk;
+            return t;
+        }
         t.result = run_process(a, env, std::chrono::seconds(120));
         std::string text = read_file(record);
         if (!text.empty()) t.record = nlohmann::json::parse(text);
@@ -61,6 +71,7 @@ public:
 
 private:
     TempDir dir_;
+    std::string config_text_;
     std::string config_;
     mutable int counter_ = 0;
 };

@@ -4,7 +4,9 @@
 // capabilities and dispositions, never from its name (ADR §7).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "../../support/process_runner.h"
@@ -50,15 +52,37 @@ echo "inside $(pwd)")SH"});
     auto j = s.setup.records(t.record["turnId"]);
     ASSERT_EQ(j["records"].size(), 1u) << j.dump();
     EXPECT_EQ(j["records"][0]["payload"]["answer"], 42);
-    // The per-sandbox policy rule named the sandbox (C-11) and died with it; nothing is left.
+    // The per-sandbox policy rule named the sandbox (C-11), and the runtime revoked it itself
+    // after the turn, before removing the sandbox; nothing is left.
     EXPECT_EQ(s.ls().find("radial-turn"), std::string::npos) << s.ls();
     EXPECT_EQ(s.policy_rules(), "");
     std::string calls = test::read_file(s.sim_dir / "calls.log");
     EXPECT_THAT(calls, HasSubstr("policy\037allow\037network\037"));
+    EXPECT_THAT(calls, ::testing::ContainsRegex("--sandbox\037radial-turn-[^\037]+\037localhost:[0-9]+\037"));
     EXPECT_THAT(calls, ::testing::ContainsRegex(
-                           "--sandbox\037radial-turn-[^\037]+\037localhost:[0-9]+\037"));
+                           "policy\037rm\037network\037(--no-input\037)?--sandbox\037radial-"
+                           "turn-[^\037]+\037--resource\037localhost:[0-9]+\037"));
+    EXPECT_LT(calls.find("policy\037rm\037"), calls.rfind("\nrm\037"))
+        << "revoked before the sandbox went";
+    EXPECT_THAT(test::read_file(s.sim_dir / "revoked-rules"),
+                ::testing::MatchesRegex("radial-turn-[^ ]+ allow localhost:[0-9]+\n"));
+    // The VM is bounded: run.sandbox's defaults reach `sbx create` (4g, 2 CPUs or the host's).
+    const std::string cpus = std::to_string(std::min(2L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+    EXPECT_THAT(calls, HasSubstr("\037--memory\0374g\037--cpus\037" + cpus + "\037"));
     // run.user is superseded by the microVM boundary: named in the log, never silently dropped.
     EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' supersedes user"));
+}
+
+// run.sandbox.memory and cpus reach `sbx create`, and through the simulator the box's cgroup.
+TEST(SandboxLive, MemoryAndCpusReachSbxCreate) {
+    SandboxSetup s("", "memory = \"768m\"\ncpus = 1\n");
+    auto t = s.setup.turn({}, {"sh", "-c",
+                               "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat "
+                               "/sys/fs/cgroup/memory/memory.limit_in_bytes"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    std::string calls = test::read_file(s.sim_dir / "calls.log");
+    EXPECT_THAT(calls, HasSubstr("\037--memory\037768m\037--cpus\0371\037"));
+    EXPECT_EQ(t.result.out, std::to_string(768ull << 20) + "\n");
 }
 
 TEST(SandboxLive, UnixTransportIsRefusedNamingBothKeys) {

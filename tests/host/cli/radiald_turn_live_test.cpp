@@ -79,6 +79,19 @@ TEST(RadialdTurnLive, RootFilesystemIsReadOnlyAndUserIsNotRoot) {
     EXPECT_THAT(t.result.err, HasSubstr("Read-only file system"));
 }
 
+// /tmp allows exec (tools build and run binaries under TMPDIR) and keeps nosuid and nodev, as the
+// README's hardening list says: a binary copied there runs.
+TEST(RadialdTurnLive, TmpRunsACopiedBinaryAndStaysNosuidNodev) {
+    auto t = run_turn({}, {"sh", "-c",
+                           // busybox picks its applet from argv[0]
+                           "cp /bin/busybox /tmp/echo && chmod 755 /tmp/echo && "
+                           "/tmp/echo ran-from-tmp && grep ' /tmp ' /proc/mounts"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_THAT(t.result.out, ::testing::StartsWith("ran-from-tmp\n")) << t.result.err;
+    EXPECT_THAT(t.result.out, ::testing::ContainsRegex("tmpfs /tmp tmpfs rw,nosuid,nodev[ ,]"));
+    EXPECT_THAT(t.result.out, Not(HasSubstr("noexec")));
+}
+
 // C-06: a box that ignores SIGTERM is still killed and removed at its timeout, and every process
 // it had (watched by pidfd, found through the box's own pid namespace) is gone with it.
 TEST(RadialdTurnLive, TimeoutEndsTheTurnAndLeavesNoContainer) {
@@ -200,6 +213,8 @@ TEST(RadialdTurnLive, C09_MissingImageIsARuntimeErrorWithDockersMessage) {
     EXPECT_EQ(t.result.exit_code, 125) << t.result.err;
     EXPECT_EQ(t.record["status"], "error");
     EXPECT_THAT(t.record["error"].get<std::string>(), HasSubstr("does-not-exist.invalid"));
+    // docker's answer without a pull (a pull would fail on the registry's name instead).
+    EXPECT_THAT(t.record["error"].get<std::string>(), HasSubstr("No such image"));
     EXPECT_FALSE(t.record.contains("exitCode"));
 }
 

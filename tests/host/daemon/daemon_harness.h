@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "../../support/host_processes.h"
+#include "../../support/no_pull.h"
 #include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
 
@@ -38,8 +39,9 @@ public:
     // `run_keys` go into [run] (after stateDir); `tables` after it (e.g. "[run.fake]\n...").
     explicit DaemonSetup(const std::string& run_keys = "", const std::string& tables = "")
         : dir_("radial-d") {
-        config_ = dir_.write("radiald.toml", "[run]\nstateDir = \"" + dir_.path() + "/state\"\n" +
-                                                 run_keys + "\n" + tables);
+        config_text_ = "[run]\nstateDir = \"" + dir_.path() + "/state\"\n" + run_keys + "\n" +
+                       with_pull_never(run_keys, tables);
+        config_ = dir_.write("radiald.toml", config_text_);
     }
     const std::string& config() const { return config_; }
     std::string state_dir() const { return dir_.path() + "/state"; }
@@ -48,6 +50,16 @@ public:
     // `radiald submit` of a turn file with `toml` as its content.
     ProcessResult submit_raw(const std::string& toml,
                              const std::map<std::string, std::string>& env = {}) const {
+        // The request's image, as the daemon will run it: one that could make the engine
+        // contact a registry is not submitted (no_pull.h).
+        if (auto at = toml.find("image = \""); at != std::string::npos) {
+            at += 9;
+            std::string image = toml.substr(at, toml.find('"', at) - at);
+            if (std::string risk = registry_contact_risk(config_text_, image); !risk.empty()) {
+                ADD_FAILURE() << "radiald submit not run: " << risk;
+                return ProcessResult{};
+            }
+        }
         std::string file = dir_.write("turn-" + std::to_string(counter_++) + ".toml", toml);
         return run_process({RADIALD_PATH, "submit", "--config", config_, file}, env, 30s);
     }
@@ -99,6 +111,7 @@ public:
 
 private:
     TempDir dir_;
+    std::string config_text_;
     std::string config_;
     mutable int counter_ = 0;
 };

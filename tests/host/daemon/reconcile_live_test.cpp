@@ -27,11 +27,9 @@ std::string sh(const std::string& script) {
 // (plugins/docker/docker_argv.cpp:
 // --name <label> --label radial.label=<label>), left in `created` or `exited` state.
 void make_box(const std::string& label, bool run) {
-    std::vector<std::string> a{"docker",          run ? "run" : "create",
-                               "--name",          label,
-                               "--label",         "radial.label=" + label,
-                               "--network",       "none",
-                               RADIAL_TEST_IMAGE, "true"};
+    std::vector<std::string> a{
+        "docker",  run ? "run" : "create",  "--pull",    "never", "--name",          label,
+        "--label", "radial.label=" + label, "--network", "none",  RADIAL_TEST_IMAGE, "true"};
     auto r = test::run_process(a, {}, 60s);
     ASSERT_EQ(r.exit_code, 0) << r.err;
 }

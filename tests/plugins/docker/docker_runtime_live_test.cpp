@@ -70,6 +70,8 @@ bool eventually(const std::function<bool()>& f, std::chrono::milliseconds budget
 
 class docker_live : public ::testing::Test {
 protected:
+    // No registry here: a box never makes the engine pull (tests/support/no_pull.h).
+    docker_live() { config_.str("pull", "never"); }
     void TearDown() override {
         std::string names;
         for (const auto& n : cleanup_) names += " '" + n + "'";
@@ -428,7 +430,6 @@ TEST_F(docker_live, C09ExitStatusTable) {
 }
 
 TEST_F(docker_live, C09MissingImageIsAnErrorWithDockersMessage) {
-    config_.str("pull", "never"); // no registry here: never try the network
     ContainerSpec s = spec("c09-image", "true");
     s.image = "does-not-exist.invalid/x:1";
     RunOutcome o = docker().run(s);
@@ -579,7 +580,6 @@ TEST_F(docker_live, ConcurrentRunsKeepTheirOutputsApart) {
 }
 
 TEST_F(docker_live, LeavesNoDescriptorChildOrStdioOutputBehind) {
-    config_.str("pull", "never");
     DockerInstance& d = docker();
     auto open_fds = [] {
         return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
@@ -647,7 +647,7 @@ TEST_F(docker_live, ATurnsEnvNeverRunsCodeInTheDockerClient) {
     ASSERT_TRUE(exists(control))
         << "the marker library does not work; the test would prove nothing";
 
-    config_.str("binary", client).str("pull", "never");
+    config_.str("binary", client);
     const std::string marker = dir / "marker";
     const std::string path = "/radial custom/bin:/usr/bin:/bin";
     const std::string home = "/home/it's \"mine\" $X \xE2\x9C\x93 ";

@@ -431,6 +431,30 @@ TEST(docker_runtime, C09WithoutInspectOnlyDockersOwnExit125IsAFailedStart) {
     }
 }
 
+// The client lost its engine mid-run: its wait broke, it exited 125, and the engine answers
+// neither inspect nor rm. How the workload ended is unknown: the runtime's error, not an exit 125.
+TEST(docker_runtime, AClientThatLostItsEngineMidRunIsAnUnavailableErrorNotExit125) {
+    ScriptedCli fake;
+    fake.creates(kA);
+    fake.answer("run", "up\n",
+                "time=\"2026-12-01T01:29:58Z\" level=error msg=\"error waiting for container: "
+                "unexpected EOF\"\n",
+                125);
+    const std::string gone =
+        "error during connect: Get \"http://docker.sock/v1.50/containers\": EOF\n";
+    fake.answer("inspect", "", gone, 1);
+    fake.answer("rm", "", gone, 1);
+    fake.answer("ps", "", gone, 1);
+    auto rt = runtime_for(fake);
+    Collected c;
+    auto e = error_of([&] { run_collecting(*rt, spec("radial-turn-lost"), c); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(std::string(e.what()).find("the engine stopped answering"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("error waiting for container"), std::string::npos)
+        << e.what();
+}
+
 TEST(docker_runtime, OomKillIsReportedAndTheContainerRemovedAfterItsStateIsRead) {
     ScriptedCli fake;
     fake.creates(kA);

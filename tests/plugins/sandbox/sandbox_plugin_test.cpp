@@ -4,6 +4,7 @@
 // kill; no secret on any sbx argv; the environment byte for byte; C-11; reconciliation of two
 // instances (ADR §6).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -71,20 +72,25 @@ TEST_F(sandbox_plugin, AWholeTurn) {
     EXPECT_EQ(o.err, "warn\n");
     EXPECT_EQ(read_file(ws / "out.txt"), "result\n") << "the bridged target wrote the workspace";
 
-    EXPECT_EQ(
-        fake_.calls("create"),
-        (std::vector<Args>{{"create", "--no-input", "--name", "radial-turn-local-1", "--template",
-                            "radial/turn:1", "--memory", "4g", "claude", ws.path()}}));
+    EXPECT_EQ(fake_.calls("create"),
+              (std::vector<Args>{{"create", "--no-input", "--name", "radial-turn-local-1",
+                                  "--template", "radial/turn:1", "--memory", "4g", "--cpus",
+                                  std::to_string(std::min(2L, ::sysconf(_SC_NPROCESSORS_ONLN))),
+                                  "claude", ws.path()}}));
     EXPECT_EQ(fake_.calls("policy"),
               (std::vector<Args>{{"policy", "allow", "network", "--no-input", "--sandbox",
-                                  "radial-turn-local-1", "localhost:40123"}}));
+                                  "radial-turn-local-1", "localhost:40123"},
+                                 {"policy", "rm", "network", "--no-input", "--sandbox",
+                                  "radial-turn-local-1", "--resource", "localhost:40123"}}));
     EXPECT_EQ(fake_.calls("exec"),
               (std::vector<Args>{{"exec", "--no-input", "-i", "radial-turn-local-1", "sh", "-s"}}));
     EXPECT_EQ(fake_.calls("rm"),
               (std::vector<Args>{{"rm", "--no-input", "--force", "radial-turn-local-1"}}));
     EXPECT_TRUE(fake_.sandboxes().empty());
-    EXPECT_TRUE(fake_.rule_files().empty());
-    EXPECT_EQ(fake_.removed_rules(), "radial-turn-local-1 allow localhost:40123\n");
+    // The runtime revoked its grant itself, before the sandbox went: `sbx rm` found no rule.
+    EXPECT_EQ(fake_.revoked_rules(), "radial-turn-local-1 allow localhost:40123\n");
+    EXPECT_EQ(fake_.rules("radial-turn-local-1"), "");
+    EXPECT_EQ(fake_.removed_rules(), "");
     // The secret went over the exec's stdin, and nowhere on a command line (C-02 for sbx).
     EXPECT_NE(fake_.exec_stdin("radial-turn-local-1").find("export ANTHROPIC_API_KEY='" + kSecret),
               std::string::npos);
@@ -211,7 +217,7 @@ TEST_F(sandbox_plugin, C11PolicyRulesAreScopedToOneSandbox) {
     EXPECT_EQ(oa.out, "a\n");
     EXPECT_EQ(ob.out, "b\n");
     auto policy = fake_.calls("policy");
-    ASSERT_EQ(policy.size(), 1u) << "only A has a host port";
+    ASSERT_EQ(policy.size(), 2u) << "only A has a host port: its grant and its revocation";
     for (const auto& call : policy) {
         auto at = std::find(call.begin(), call.end(), "--sandbox");
         ASSERT_NE(at, call.end()) << "a global rule";
@@ -219,9 +225,9 @@ TEST_F(sandbox_plugin, C11PolicyRulesAreScopedToOneSandbox) {
         EXPECT_EQ(*(at + 1), "radial-turn-c11-a");
     }
     EXPECT_EQ(fake_.rules("GLOBAL"), "") << "no global rule was ever written";
-    EXPECT_TRUE(fake_.rule_files().empty()) << "nothing the runtime added remains";
+    EXPECT_EQ(fake_.rules("radial-turn-c11-a"), "") << "nothing the runtime added remains";
     EXPECT_TRUE(fake_.sandboxes().empty());
-    EXPECT_EQ(fake_.removed_rules(), "radial-turn-c11-a allow localhost:41001\n");
+    EXPECT_EQ(fake_.revoked_rules(), "radial-turn-c11-a allow localhost:41001\n");
 }
 
 TEST_F(sandbox_plugin, ReconciliationRemovesOnlyItsOwnInstancesSandboxes) {
@@ -299,12 +305,12 @@ TEST_F(sandbox_plugin, ANetworkIsRefusedBeforeAnySbxCall) {
 
 TEST_F(sandbox_plugin, UnknownConfigKeysAreRefused) {
     ConfigBuilder b("run.sandbox");
-    b.str("binary", fake_.binary()).str("memory", "2g");
+    b.str("binary", fake_.binary()).str("tmpfsSize", "2g");
     try {
         SandboxInstance bad(b);
         FAIL() << "created with an unknown key";
     } catch (const std::runtime_error& e) {
-        EXPECT_EQ(std::string(e.what()), "create: unknown key 'memory' in [run.sandbox]");
+        EXPECT_EQ(std::string(e.what()), "create: unknown key 'tmpfsSize' in [run.sandbox]");
     }
 }
 

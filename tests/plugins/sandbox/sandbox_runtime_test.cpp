@@ -101,17 +101,65 @@ TEST(sandbox_runtime, AWholeTurnCallsSbxInTheADRsOrderAndStreamsTheExec) {
     EXPECT_EQ(r.exit_code, 4);
     EXPECT_EQ(c.out, "out-1\nsk-live-0123456789");
     EXPECT_EQ(c.err, "err-1\n");
-    EXPECT_EQ(f.steps(),
-              (std::vector<Args>{{"create", "--no-input", "--name", "radial-turn-local-7",
-                                  "--template", "radial/turn:1", "--memory", "4g", "claude"},
-                                 {"policy", "allow", "network", "--no-input", "--sandbox",
-                                  "radial-turn-local-7", "localhost:40123"},
-                                 {"policy", "allow", "network", "--no-input", "--sandbox",
-                                  "radial-turn-local-7", "localhost:40124"},
-                                 {"exec", "--no-input", "-i", "radial-turn-local-7", "sh", "-s"},
-                                 {"rm", "--no-input", "--force", "radial-turn-local-7"}}));
+    EXPECT_EQ(f.steps(), (std::vector<Args>{
+                             {"create", "--no-input", "--name", "radial-turn-local-7", "--template",
+                              "radial/turn:1", "--memory", "4g", "--cpus", "2", "claude"},
+                             {"policy", "allow", "network", "--no-input", "--sandbox",
+                              "radial-turn-local-7", "localhost:40123"},
+                             {"policy", "allow", "network", "--no-input", "--sandbox",
+                              "radial-turn-local-7", "localhost:40124"},
+                             {"exec", "--no-input", "-i", "radial-turn-local-7", "sh", "-s"},
+                             {"policy", "rm", "network", "--no-input", "--sandbox",
+                              "radial-turn-local-7", "--resource", "localhost:40123"},
+                             {"policy", "rm", "network", "--no-input", "--sandbox",
+                              "radial-turn-local-7", "--resource", "localhost:40124"},
+                             {"rm", "--no-input", "--force", "radial-turn-local-7"}}));
     for (const auto& call : f.sbx->calls())
         for (const auto& a : call) EXPECT_EQ(a.find("sk-live"), std::string::npos) << a;
+}
+
+// The grant is revoked by the runtime itself; a rule sbx already dropped is not a failure.
+TEST(sandbox_runtime, ARuleAlreadyGoneIsFineAndTheSandboxIsStillRemoved) {
+    Fixture f;
+    f.sbx->on("policy rm", [](auto&) {
+        return answer("", 1, "Error: policy rule 'localhost:40200' not found\n");
+    });
+    ContainerSpec s = spec("radial-turn-a-20", {"sh", "-c", "exit 0"});
+    s.host_ports = {40200};
+    radial::plugin::Output out(nullptr);
+    radial::plugin::RunResult r = f.rt->run(s, out);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(f.sbx->calls("policy rm").size(), 1u);
+    EXPECT_EQ(f.steps().back(), (Args{"rm", "--no-input", "--force", "radial-turn-a-20"}));
+}
+
+// Any other failure to revoke is logged, never the turn's failure: the sandbox's removal follows.
+TEST(sandbox_runtime, AFailingRevokeDoesNotFailTheTurnAndTheSandboxIsStillRemoved) {
+    Fixture f;
+    f.sbx->on("policy rm",
+              [](auto&) { return answer("", 1, "Error: unknown flag: --resource\n"); });
+    ContainerSpec s = spec("radial-turn-a-21", {"sh", "-c", "exit 5"});
+    s.host_ports = {40201};
+    radial::plugin::Output out(nullptr);
+    radial::plugin::RunResult r = f.rt->run(s, out);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(r.exit_code, 5);
+    EXPECT_EQ(f.steps().back(), (Args{"rm", "--no-input", "--force", "radial-turn-a-21"}));
+}
+
+// A run ended early (its sandbox removed to stop it) still revokes what it was granted.
+TEST(sandbox_runtime, ATimedOutRunRevokesItsGrantToo) {
+    Fixture f;
+    ContainerSpec s = spec("radial-turn-a-22", {"sh", "-c", "sleep 30"});
+    s.host_ports = {40202};
+    s.timeout_ms = 300;
+    radial::plugin::Output out(nullptr);
+    radial::plugin::RunResult r = f.rt->run(s, out);
+    EXPECT_EQ(r.flags, RADIAL_RUN_TIMED_OUT);
+    EXPECT_EQ(f.sbx->calls("policy rm"),
+              (std::vector<Args>{{"policy", "rm", "network", "--no-input", "--sandbox",
+                                  "radial-turn-a-22", "--resource", "localhost:40202"}}));
 }
 
 TEST(sandbox_runtime, AFailedCreateIsAnErrorAndTheSandboxIsStillRemoved) {

@@ -39,6 +39,47 @@ TEST(sandbox_settings, Defaults) {
     EXPECT_GT(s.command_timeout_ms, 0u);
     EXPECT_GT(s.create_timeout_ms, 0u);
     EXPECT_GT(s.probe_timeout_ms, 0u);
+    EXPECT_EQ(s.memory_bytes, 4ull << 30);
+}
+
+TEST(sandbox_settings, MemoryAndCpusBoundTheVm) {
+    ConfigBuilder b("run.sandbox");
+    b.str("memory", "1536m").integer("cpus", 3);
+    radial::plugin::Config config(b.get());
+    SandboxSettings s = parse_sandbox_settings(config, 4);
+    config.finish();
+    EXPECT_EQ(s.memory_bytes, 1536ull << 20);
+    EXPECT_EQ(s.cpus_milli, 3000u);
+    ConfigBuilder none("run.sandbox");
+    radial::plugin::Config defaults(none.get());
+    EXPECT_EQ(parse_sandbox_settings(defaults, 1).cpus_milli, 1000u) << "capped at the host's";
+    EXPECT_EQ(parse_sandbox_settings(defaults, 8).cpus_milli, 2000u);
+}
+
+TEST(sandbox_settings, MemoryAndCpusRefusals) {
+    auto refused = [](ConfigBuilder& b) {
+        radial::plugin::Config config(b.get());
+        try {
+            parse_sandbox_settings(config, 4);
+        } catch (const radial::plugin::Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    ConfigBuilder small("run.sandbox");
+    small.str("memory", "100m");
+    EXPECT_EQ(refused(small),
+              "reading run.sandbox.memory: 104857600 bytes is too little for a microVM with its "
+              "own kernel; give at least \"512m\", e.g. \"4g\"");
+    ConfigBuilder fraction("run.sandbox");
+    fraction.floating("cpus", 1.5);
+    EXPECT_EQ(refused(fraction),
+              "reading run.sandbox.cpus: sbx takes a whole number of CPUs; give e.g. 1 or 2");
+    ConfigBuilder many("run.sandbox");
+    many.integer("cpus", 5);
+    EXPECT_EQ(refused(many),
+              "reading run.sandbox.cpus: 5 CPUs is more than this host's 4 online "
+              "CPUs; give at most 4");
 }
 
 TEST(sandbox_settings, EveryKey) {

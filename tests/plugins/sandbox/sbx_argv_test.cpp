@@ -42,10 +42,25 @@ radial::plugin::Error error_of(F&& f) {
 
 TEST(sbx_argv, CreateGolden) {
     SandboxSettings settings;
-    EXPECT_EQ(
-        sbx_create_args(turn_spec(), settings, kOld),
-        (Args{"create", "--name", "radial-turn-local-7", "--template", "radial/turn:latest",
-              "--memory", "4g", "claude", "/srv/ws/7", "/srv/bundles/7:ro", "/srv/forge:ro"}));
+    EXPECT_EQ(sbx_create_args(turn_spec(), settings, kOld),
+              (Args{"create", "--name", "radial-turn-local-7", "--template", "radial/turn:latest",
+                    "--memory", "4g", "--cpus", "2", "claude", "/srv/ws/7", "/srv/bundles/7:ro",
+                    "/srv/forge:ro"}));
+}
+
+// A spec without memory or CPUs still gets a bounded VM: the settings' (run.sandbox.memory,
+// run.sandbox.cpus), never sbx's default of half the host's memory.
+TEST(sbx_argv, CreateBoundsTheVmWhenTheSpecCarriesNoLimits) {
+    SandboxSettings settings;
+    settings.memory_bytes = 3ull << 30;
+    settings.cpus_milli = 1000;
+    ContainerSpec s = turn_spec();
+    s.memory_bytes = 0;
+    s.cpus_milli = 0;
+    EXPECT_EQ(sbx_create_args(s, settings, kOld),
+              (Args{"create", "--name", "radial-turn-local-7", "--template", "radial/turn:latest",
+                    "--memory", "3g", "--cpus", "1", "claude", "/srv/ws/7", "/srv/bundles/7:ro",
+                    "/srv/forge:ro"}));
 }
 
 TEST(sbx_argv, CreateWithEverySettingAndTheNonInteractiveFlag) {
@@ -85,7 +100,7 @@ TEST(sbx_argv, CreateWithoutImageOrTemplateLeavesTheAgentsImage) {
     s.label = "b";
     s.argv = {"true"};
     EXPECT_EQ(sbx_create_args(s, SandboxSettings(), kOld),
-              (Args{"create", "--name", "b", "claude"}));
+              (Args{"create", "--name", "b", "--memory", "4g", "--cpus", "2", "claude"}));
 }
 
 TEST(sbx_argv, CreateNeverCarriesAnEnvironmentValue) {
@@ -162,6 +177,17 @@ TEST(sbx_argv, PolicyIsAlwaysScopedToTheSandbox) {
         EXPECT_EQ(e.code(), RADIAL_E_INVALID);
         EXPECT_EQ(e.key(), "hostPorts");
     }
+}
+
+TEST(sbx_argv, RevokingAPolicyIsScopedLikeItsGrant) {
+    EXPECT_EQ(sbx_policy_revoke_args("radial-turn-local-7", 40123, kOld),
+              (Args{"policy", "rm", "network", "--sandbox", "radial-turn-local-7", "--resource",
+                    "localhost:40123"}));
+    EXPECT_EQ(sbx_policy_revoke_args("n", 1, kNew),
+              (Args{"policy", "rm", "network", "--no-input", "--sandbox", "n", "--resource",
+                    "localhost:1"}));
+    for (std::uint32_t bad : {0u, 65536u})
+        EXPECT_EQ(error_of([&] { sbx_policy_revoke_args("n", bad, kOld); }).key(), "hostPorts");
 }
 
 TEST(sbx_argv, RemoveListVersionAndHelpGolden) {

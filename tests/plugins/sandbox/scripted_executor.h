@@ -38,6 +38,7 @@ public:
     // The key of a call: its first argument, or "ls --help" for the listing's help.
     static std::string key(const std::vector<std::string>& args) {
         if (args.size() >= 2 && args[0] == "ls" && args[1] == "--help") return "ls --help";
+        if (args.size() >= 2 && args[0] == "policy" && args[1] == "rm") return "policy rm";
         return args.empty() ? std::string() : args[0];
     }
 

@@ -24,7 +24,7 @@ public:
     std::string binary() const { return dir_ / "sbx"; }
     const std::string& dir() const { return dir_.path(); }
 
-    // Makes `step` (version, help, ls-help, ls, create, policy, exec, rm) exit `rc` with
+    // Makes `step` (version, help, ls-help, ls, create, policy, policy-rm, exec, rm) exit `rc` with
     // `message` on stderr.
     void fail(const std::string& step, int rc, const std::string& message) const {
         std::filesystem::create_directories(dir_ / "control");
@@ -116,6 +116,8 @@ public:
         return out;
     }
     std::string removed_rules() const { return read_file(dir_ / "removed-rules.log"); }
+    // The rules `policy rm network` revoked, as "NAME allow RESOURCE" lines.
+    std::string revoked_rules() const { return read_file(dir_ / "revoked-rules.log"); }
     // What `exec -i NAME` read on stdin.
     std::string exec_stdin(const std::string& name) const {
         return read_file(dir_ / ("stdin/" + name));

@@ -1,0 +1,127 @@
+// Every command that runs or queues boxes (`turn`, `run`, `reconcile`, `submit`) applies the same
+// startup validation, so no command serves a config another refuses: each refused combination of
+// runtime and [run] keys, through each entry point, with the real runtime plugins. The runtimes'
+// binaries do not exist, so the refusal must come before any contact with an engine or sbx.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <tuple>
+
+#include "../../support/process_runner.h"
+#include "../../support/temp_dir.h"
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct Refused {
+    std::string name;     // the test's name suffix
+    std::string run_keys; // [run] keys besides stateDir
+    std::string tables;   // the runtime's settings table
+    std::string key;      // the key the message must name, with its line
+    std::string message;  // a fragment of the refusal
+};
+
+void PrintTo(const Refused& r, std::ostream* os) { *os << r.name; }
+
+const std::string kNoSbx = "[run.sandbox]\nbinary = \"/nonexistent/radial-test/sbx\"\n";
+const std::string kNoDocker = "[run.docker]\nbinary = \"/nonexistent/radial-test/docker\"\n";
+
+const Refused kRefused[] = {
+    {"SandboxNetwork", "containerRuntime = \"sandbox\"\nnetwork = \"host\"\n", kNoSbx,
+     "run.network", "run.network: runtime 'sandbox' refuses it"},
+    {"SandboxCodexAuth", "containerRuntime = \"sandbox\"\ncodexAuth = true\n", kNoSbx,
+     "run.codexAuth",
+     "run.codexAuth is set but runtime 'sandbox' cannot mount files keyed to the host's uid"},
+    {"SandboxUnixTransport", "containerRuntime = \"sandbox\"\nturnTransport = \"unix\"\n", kNoSbx,
+     "run.turnTransport",
+     "run.turnTransport is \"unix\" but run.containerRuntime 'sandbox' cannot pass a unix socket "
+     "into its boxes"},
+    {"DockerCodexAuth", "codexAuth = true\n", kNoDocker, "run.codexAuth",
+     "run.codexAuth: managed Codex auth is not implemented by this radiald yet; remove the key"},
+};
+
+enum class Entry { turn, run, reconcile, submit };
+
+const char* entry_name(Entry e) {
+    switch (e) {
+        case Entry::turn: return "turn";
+        case Entry::run: return "run";
+        case Entry::reconcile: return "reconcile";
+        case Entry::submit: return "submit";
+    }
+    return "?";
+}
+
+// The exit status each command documents for a startup failure.
+int refusal_status(Entry e) {
+    switch (e) {
+        case Entry::turn: return 125;
+        case Entry::run: return 1;
+        case Entry::reconcile: return 1;
+        case Entry::submit: return 2;
+    }
+    return -1;
+}
+
+void PrintTo(Entry e, std::ostream* os) { *os << entry_name(e); }
+
+// "FILE:LINE:" of the line where `key`'s last dotted part is set in `text`.
+std::string where(const std::string& file, const std::string& text, const std::string& key) {
+    std::string leaf = key.substr(key.rfind('.') + 1) + " = ";
+    auto at = text.find(leaf);
+    return file + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + at, '\n')) + ":";
+}
+
+class EveryEntryPoint : public ::testing::TestWithParam<std::tuple<Entry, Refused>> {};
+
+TEST_P(EveryEntryPoint, RefusesTheConfigBeforeAnyBoxOrQueue) {
+    const auto& [entry, refused] = GetParam();
+    test::TempDir dir("radial-refusal");
+    const std::string state = dir / "state";
+    const std::string text =
+        "[run]\nstateDir = \"" + state + "\"\n" + refused.run_keys + "\n" + refused.tables;
+    const std::string config = dir.write("radiald.toml", text);
+    const std::string request =
+        dir.write("request.toml", "image = \"" RADIAL_TEST_IMAGE "\"\nargv = [\"true\"]\n");
+
+    std::vector<std::string> argv{RADIALD_PATH, entry_name(entry), "--config", config};
+    switch (entry) {
+        case Entry::turn:
+            argv.insert(argv.end(), {"--image", RADIAL_TEST_IMAGE, "--", "true"});
+            break;
+        case Entry::submit: argv.push_back(request); break;
+        case Entry::run:
+        case Entry::reconcile: break;
+    }
+    auto r = test::run_process(argv, {}, std::chrono::seconds(30));
+    ASSERT_FALSE(r.timed_out) << entry_name(entry) << " served a config it must refuse:\n" << r.err;
+    EXPECT_EQ(r.exit_code, refusal_status(entry)) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(refused.message));
+    // The message points at the key in the operator's file.
+    EXPECT_THAT(r.err, HasSubstr(where(config, text, refused.key)));
+    EXPECT_THAT(r.err, HasSubstr(refused.key));
+    EXPECT_EQ(r.out, "");
+    // Nothing was queued for a daemon that would refuse to start.
+    std::error_code ec;
+    EXPECT_FALSE(fs::exists(state + "/spool/queue", ec) &&
+                 !fs::is_empty(state + "/spool/queue", ec))
+        << "a turn was enqueued";
+}
+
+INSTANTIATE_TEST_SUITE_P(StartupRefusal, EveryEntryPoint,
+                         ::testing::Combine(::testing::Values(Entry::turn, Entry::run,
+                                                              Entry::reconcile, Entry::submit),
+                                            ::testing::ValuesIn(kRefused)),
+                         [](const auto& info) {
+                             return std::string(entry_name(std::get<0>(info.param))) + "_" +
+                                    std::get<1>(info.param).name;
+                         });
+
+} // namespace
+} // namespace radial

@@ -1,0 +1,168 @@
+// tests/support/unix_socket_proxy.h — a unix-socket forwarder a test controls, to make an engine
+// unreachable and reachable again for one radiald without touching the shared engine: point
+// `[run.docker] host = "unix://<path()>"` at it, then cut() and restore().
+//
+// One thread polls the listening socket and every forwarded connection. While cut, every
+// connection in flight is closed and each new one is accepted and closed at once (a client sees
+// its engine vanish: EOF, "connection reset"); restore() forwards new connections again.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace radial::test {
+
+class UnixSocketProxy {
+public:
+    // Listens on `path` (created; removed by the destructor) and forwards to `target`.
+    UnixSocketProxy(std::string path, std::string target)
+        : path_(std::move(path)), target_(std::move(target)) {
+        listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        sockaddr_un a = address(path_);
+        if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+            ::listen(listen_fd_, 64) != 0)
+            throw std::runtime_error("proxy: cannot listen on " + path_ + ": " +
+                                     std::strerror(errno));
+        if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
+            throw std::runtime_error(std::string("proxy: pipe2: ") + std::strerror(errno));
+        thread_ = std::thread([this] { loop(); });
+    }
+    ~UnixSocketProxy() {
+        stop_ = true;
+        poke();
+        thread_.join();
+        for (auto& [a, b] : pairs_) {
+            ::close(a);
+            ::close(b);
+        }
+        ::close(listen_fd_);
+        ::close(wake_[0]);
+        ::close(wake_[1]);
+        ::unlink(path_.c_str());
+    }
+    UnixSocketProxy(const UnixSocketProxy&) = delete;
+    UnixSocketProxy& operator=(const UnixSocketProxy&) = delete;
+
+    const std::string& path() const { return path_; }
+
+    // The engine "goes away": open connections are closed, new ones refused. Returns once the
+    // forwarding thread has closed them.
+    void cut() {
+        cut_ = true;
+        std::uint64_t seen = rounds_;
+        poke();
+        while (rounds_ < seen + 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    // The engine answers again.
+    void restore() { cut_ = false; }
+    // Connections accepted so far (forwarded or refused).
+    std::size_t accepted() const { return accepted_; }
+
+private:
+    static sockaddr_un address(const std::string& p) {
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        if (p.size() >= sizeof(a.sun_path)) throw std::runtime_error("proxy: path too long: " + p);
+        std::memcpy(a.sun_path, p.c_str(), p.size() + 1);
+        return a;
+    }
+    void poke() {
+        char b = 1;
+        [[maybe_unused]] ssize_t n = ::write(wake_[1], &b, 1);
+    }
+    int connect_target() const {
+        int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un a = address(target_);
+        if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) return fd;
+        if (fd >= 0) ::close(fd);
+        return -1;
+    }
+    // Copies what is readable from `from` to `to`; false when the connection is over.
+    static bool pump(int from, int to) {
+        char buf[65536];
+        ssize_t n = ::read(from, buf, sizeof(buf));
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+        if (n <= 0) return false;
+        for (ssize_t done = 0; done < n;) {
+            ssize_t w = ::send(to, buf + done, static_cast<std::size_t>(n - done), MSG_NOSIGNAL);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) return false;
+            done += w;
+        }
+        return true;
+    }
+    void loop() {
+        while (!stop_) {
+            if (cut_) {
+                for (auto& [a, b] : pairs_) {
+                    ::close(a);
+                    ::close(b);
+                }
+                pairs_.clear();
+            }
+            std::vector<pollfd> fds{{wake_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+            for (auto& [a, b] : pairs_) {
+                fds.push_back({a, POLLIN, 0});
+                fds.push_back({b, POLLIN, 0});
+            }
+            ++rounds_;
+            if (::poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) return;
+            if (fds[0].revents != 0) {
+                char b[64];
+                while (::read(wake_[0], b, sizeof(b)) > 0) {
+                }
+            }
+            std::vector<std::pair<int, int>> keep;
+            for (std::size_t i = 0; i < pairs_.size(); ++i) {
+                auto [a, b] = pairs_[i];
+                bool ok = true;
+                if (fds[2 + 2 * i].revents != 0) ok = pump(a, b);
+                if (ok && fds[3 + 2 * i].revents != 0) ok = pump(b, a);
+                if (ok) {
+                    keep.push_back({a, b});
+                } else {
+                    ::close(a);
+                    ::close(b);
+                }
+            }
+            pairs_ = std::move(keep);
+            if (fds[1].revents != 0) {
+                for (;;) {
+                    int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+                    if (c < 0) break;
+                    ++accepted_;
+                    int t = cut_ ? -1 : connect_target();
+                    if (t < 0) {
+                        ::close(c);
+                        continue;
+                    }
+                    pairs_.push_back({c, t});
+                }
+            }
+        }
+    }
+
+    std::string path_, target_;
+    int listen_fd_ = -1;
+    int wake_[2] = {-1, -1};
+    std::atomic<bool> stop_{false}, cut_{false};
+    std::atomic<std::uint64_t> rounds_{0};
+    std::atomic<std::size_t> accepted_{0};
+    std::vector<std::pair<int, int>> pairs_; // (client, engine); the thread's own
+    std::thread thread_;                     // last: starts once the rest is set
+};
+
+} // namespace radial::test
