@@ -1,14 +1,14 @@
 #include "cli/config_check.h"
 
-#include "cli/runtime_setup.h"
-#include "config/host_config.h"
-#include "config/instance_id.h"
-#include "log/logger.h"
-
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <system_error>
+
+#include "cli/runtime_setup.h"
+#include "config/host_config.h"
+#include "config/instance_id.h"
+#include "log/logger.h"
 
 namespace radial::cli {
 namespace {
@@ -52,13 +52,15 @@ std::string state_dir_text(const config::HostConfig& cfg) {
     auto st = fs::status(cfg.state_dir, ec);
     if (st.type() == fs::file_type::not_found) return cfg.state_dir + " (created at first start)";
     if (ec)
-        throw StartupError(fmt::format("{}run.stateDir: cannot look at '{}': {}; fix its permissions "
-                                       "or choose another directory",
-                                       cfg.where("run.stateDir"), cfg.state_dir, ec.message()));
+        throw StartupError(
+            fmt::format("{}run.stateDir: cannot look at '{}': {}; fix its permissions "
+                        "or choose another directory",
+                        cfg.where("run.stateDir"), cfg.state_dir, ec.message()));
     if (st.type() != fs::file_type::directory)
-        throw StartupError(fmt::format("{}run.stateDir: '{}' exists and is not a directory; remove it "
-                                       "or choose another path",
-                                       cfg.where("run.stateDir"), cfg.state_dir));
+        throw StartupError(
+            fmt::format("{}run.stateDir: '{}' exists and is not a directory; remove it "
+                        "or choose another path",
+                        cfg.where("run.stateDir"), cfg.state_dir));
     return cfg.state_dir + " (exists)";
 }
 
@@ -77,11 +79,13 @@ CLI::App* add_config_check_command(CLI::App& app, ConfigCheckOptions& o) {
     auto* config_cmd = app.add_subcommand("config", "Work with radiald's config file");
     config_cmd->require_subcommand(1);
     auto* cmd = config_cmd->add_subcommand(
-        "check", "Validate the config, load and preflight its runtime, print what radiald would use; "
-                 "changes nothing");
+        "check",
+        "Validate the config, load and preflight its runtime, print what radiald would use; "
+        "changes nothing");
     cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
-    cmd->footer("Exit status: 0 the config is usable; 2 the config file is wrong; 1 the runtime "
-                "cannot be loaded, refuses a setting or fails its preflight.");
+    cmd->footer(
+        "Exit status: 0 the config is usable; 2 the config file is wrong; 1 the runtime "
+        "cannot be loaded, refuses a setting or fails its preflight.");
     return cmd;
 }
 
@@ -100,7 +104,8 @@ int run_config_check_command(const ConfigCheckOptions& o) {
         const auto& info = checked.client.info();
         const auto& t = checked.transport;
 
-        fmt::print("config          {}\n", cfg.file.empty() ? "(none: built-in defaults)" : cfg.file);
+        fmt::print("config          {}\n",
+                   cfg.file.empty() ? "(none: built-in defaults)" : cfg.file);
         fmt::print("runtime         {} {} (ABI {}.{}), preflight passed\n", info.id, info.version,
                    info.abi_major, info.abi_minor);
         fmt::print("plugin          {}\n", checked.client.plugin_path());
@@ -108,17 +113,22 @@ int run_config_check_command(const ConfigCheckOptions& o) {
         fmt::print("state dir       {}\n", state);
         fmt::print("instance id     {}\n", instance);
         if (t.transport == socket::Transport::unix_socket)
-            fmt::print("transport       unix: {}/turns/<turnId>/turn.sock, /run/radial/turn.sock in the box\n",
-                       cfg.state_dir);
+            fmt::print(
+                "transport       unix: {}/turns/<turnId>/turn.sock, /run/radial/turn.sock in the "
+                "box\n",
+                cfg.state_dir);
         else
-            fmt::print("transport       tcp: bound on {}, boxes connect to {}\n", t.bind_host, t.box_host);
+            fmt::print("transport       tcp: bound on {}, boxes connect to {}\n", t.bind_host,
+                       t.box_host);
         fmt::print("limits          maxConcurrentTurns {}, shutdownGrace {}, maxRecordBytes {}\n",
-                   cfg.max_concurrent_turns, duration_text(cfg.shutdown_grace_ms), cfg.max_record_bytes);
+                   cfg.max_concurrent_turns, duration_text(cfg.shutdown_grace_ms),
+                   cfg.max_record_bytes);
         if (!cfg.network.empty()) fmt::print("network         {}\n", cfg.network);
         if (!cfg.user.empty()) fmt::print("box user        {}\n", cfg.user);
         fmt::print("[{}]{}\n", cfg.runtime_section.section,
-                   cfg.runtime_section.entries.empty() ? " (nothing set: the runtime's defaults)"
-                                                       : " (as set; the runtime's defaults for the rest)");
+                   cfg.runtime_section.entries.empty()
+                       ? " (nothing set: the runtime's defaults)"
+                       : " (as set; the runtime's defaults for the rest)");
         for (const auto& e : cfg.runtime_section.entries)
             fmt::print("  {} = {}\n", e.key, entry_text(e));
         fmt::print("config ok\n");

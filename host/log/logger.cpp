@@ -1,12 +1,12 @@
 #include "log/logger.h"
 
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <ctime>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 namespace radial::log {
 namespace {
@@ -45,7 +45,8 @@ std::string json_line(Level level, std::string_view component, std::string_view 
     j["level"] = level_name(level);
     j["component"] = component;
     j["message"] = message;
-    // A message is whatever a CLI printed: replace bytes that are not UTF-8 rather than lose the line.
+    // A message is whatever a CLI printed: replace bytes that are not UTF-8 rather than lose the
+    // line.
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -1,15 +1,15 @@
 // The log's two formats: the text line operators grep and journald keeps (the default, unchanged),
 // and one JSON object per line for log shippers, redacted the same way.
-#include "log/log_redaction.h"
-#include "log/logger.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <vector>
+
+#include "log/log_redaction.h"
+#include "log/logger.h"
 
 namespace radial::log {
 namespace {
