@@ -52,6 +52,9 @@ for p in "${packages[@]}" radiald-dbgsym radial-plugin-dev-dbgsym; do
         die "package '$p' is already on this machine ($status); this test installs and purges its own and will not touch that one: 'apt-get purge $p' first if it is yours to remove"
     fi
 done
+for tool in cpack dpkg-deb readelf setpriv capsh cmake ctest; do
+    command -v "$tool" >/dev/null 2>&1 || die "'$tool' is not installed (scripts/setup.sh installs what this test needs)"
+done
 docker image inspect "$image" >/dev/null 2>&1 ||
     die "the local test image '$image' is missing; build it with packaging/build-test-image.sh"
 
