@@ -41,4 +41,30 @@ if command -v groff >/dev/null 2>&1; then
     [[ -z "$warnings" ]] || fail "radiald.8 formats with warnings: $warnings"
 fi
 bash -n "$completion" || fail "the bash completion does not parse"
+
+# The completion function itself, with bash-completion's two helpers stubbed (that package need
+# not be installed): completions for a command line given as words, the last one being completed.
+complete_line() {
+    bash -c '
+        _init_completion() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+        _filedir() { COMPREPLY=(FILES); }
+        source "$0"
+        COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _radiald
+        echo "${COMPREPLY[*]}"' "$completion" "$@"
+}
+expect_completion() { # expect_completion "EXPECTED" WORD...
+    local want=$1 got
+    shift
+    got="$(complete_line "$@")"
+    [[ "$got" == "$want" ]] || fail "completing '$*': got '$got', want '$want'"
+}
+expect_completion "config" radiald co
+expect_completion "check --help" radiald config ""
+expect_completion "--config" radiald config check --c
+expect_completion "text json" radiald --log-format ""
+expect_completion "config" radiald --log-format json co
+expect_completion "FILES" radiald run --config ""
+expect_completion "FILES" radiald submit ""
+expect_completion "--json" radiald status --j
+expect_completion "--image" radiald turn --im
 exit "$failed"
