@@ -33,7 +33,7 @@ set -euo pipefail
 source_dir="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
 build_dir="$(readlink -f "${1:-${source_dir}/build}")"
 image="radial/busybox:latest"
-unit_file=/lib/systemd/system/radiald.service
+unit_file=/usr/lib/systemd/system/radiald.service
 packages=(radiald radial-plugin-dev)
 
 step() { echo "test-installed: == $*"; }
