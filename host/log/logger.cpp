@@ -39,11 +39,25 @@ std::string utc_now() {
     return fmt::format("{}.{:03}Z", buf, ms);
 }
 
+// The turn a message is about, by the convention every turn's log line follows: it starts with
+// "turn <turnId>: " (a turn id is 1-64 characters of [a-z0-9-], not starting with '-').
+std::string_view turn_of(std::string_view message) noexcept {
+    constexpr std::string_view prefix = "turn ";
+    if (message.substr(0, prefix.size()) != prefix) return {};
+    const std::string_view rest = message.substr(prefix.size());
+    const std::size_t colon = rest.find(": ");
+    if (colon == std::string_view::npos || colon == 0 || colon > 64 || rest[0] == '-') return {};
+    for (char c : rest.substr(0, colon))
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return {};
+    return rest.substr(0, colon);
+}
+
 std::string json_line(Level level, std::string_view component, std::string_view message) {
     nlohmann::ordered_json j;
     j["time"] = utc_now();
     j["level"] = level_name(level);
     j["component"] = component;
+    if (auto turn = turn_of(message); !turn.empty()) j["turn"] = turn;
     j["message"] = message;
     // A message is whatever a CLI printed: replace bytes that are not UTF-8 rather than lose the
     // line.

@@ -21,8 +21,10 @@ enum class Level { debug = 0, info = 1, warn = 2, error = 3 };
 void set_min_level(Level level) noexcept;
 
 // How a line is written. text: "radiald[<component>] <level>: <message>". json: one object per
-// line, {"time":"<UTC, RFC 3339, ms>","level":"<level>","component":"<component>","message":"…"}
-// with keys in that order; invalid UTF-8 in a message becomes U+FFFD. [thread-safe]
+// line, {"time":"<UTC, RFC 3339, ms>","level":"<level>","component":"<component>",
+// "turn":"<turnId>","message":"…"} with keys in that order; "turn" only when the message starts
+// "turn <turnId>: ", as every line about a turn does; invalid UTF-8 in a message becomes U+FFFD.
+// [thread-safe]
 enum class Format { text, json };
 void set_format(Format format) noexcept;
 

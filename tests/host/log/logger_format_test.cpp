@@ -56,6 +56,23 @@ TEST_F(LogFormat, JsonIsOneObjectPerLineWithTimeLevelComponentMessage) {
         << j["time"];
 }
 
+TEST_F(LogFormat, JsonNamesTheTurnALineIsAbout) {
+    set_format(Format::json);
+    info("daemon", "turn {}: claimed (1 running, 0 queued)", "build-42");
+    info("daemon", "turn -x: not a turn id");
+    info("daemon", "turn Build: not a turn id either");
+    info("daemon", "serving instance 'a' from '/x'");
+    ASSERT_EQ(lines.size(), 4u);
+    auto first = nlohmann::ordered_json::parse(lines[0]);
+    std::vector<std::string> keys;
+    for (auto it = first.begin(); it != first.end(); ++it) keys.push_back(it.key());
+    EXPECT_EQ(keys, (std::vector<std::string>{"time", "level", "component", "turn", "message"}));
+    EXPECT_EQ(first["turn"], "build-42");
+    EXPECT_EQ(first["message"], "turn build-42: claimed (1 running, 0 queued)");
+    for (std::size_t i = 1; i < lines.size(); ++i)
+        EXPECT_FALSE(nlohmann::json::parse(lines[i]).contains("turn")) << lines[i];
+}
+
 TEST_F(LogFormat, JsonLevelsAreNamedAsInText) {
     set_format(Format::json);
     set_min_level(Level::debug);
