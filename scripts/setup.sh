@@ -44,7 +44,7 @@ packages=(
     build-essential cmake ninja-build pkg-config
     libboost-dev libboost-filesystem-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
     libcli11-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libelf-dev
-    busybox-static bubblewrap docker.io curl clang-format ccache
+    busybox-static bubblewrap docker.io curl clang-format ccache libcap2-bin
 )
 # dockerd must run exactly this way: containers get only `none` or `host` networking, and no
 # bridge or iptables rules are made on the host.

@@ -1,4 +1,5 @@
 // radiald — runs agent turns and project checks in isolated boxes through runtime plugins.
+#include "cli/config_check.h"
 #include "cli/daemon_commands.h"
 #include "cli/journal_commands.h"
 #include "cli/runtime_setup.h"
@@ -74,6 +75,12 @@ int main(int argc, char** argv) {
     bool verbose = false;
     app.add_flag("--version", version, "Print the version and the runtime ABI version");
     app.add_flag("-v,--verbose", verbose, "Log debug lines too");
+    std::string log_format = "text";
+    app.add_option("--log-format", log_format,
+                   "Log lines as 'text' (radiald[<component>] <level>: <message>) or 'json' (one "
+                   "object per line, for log shippers)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
 
     cli::TurnOptions turn_opts;
     auto* turn_cmd = cli::add_turn_command(app, turn_opts);
@@ -87,6 +94,9 @@ int main(int argc, char** argv) {
     auto* run_cmd = cli::add_run_command(app, run_opts);
     auto* reconcile_cmd = cli::add_reconcile_command(app, reconcile_opts);
     auto* status_cmd = cli::add_status_command(app, status_opts);
+
+    cli::ConfigCheckOptions config_check_opts;
+    auto* config_check_cmd = cli::add_config_check_command(app, config_check_opts);
 
     cli::JournalOptions records_opts, turns_opts;
     auto* records_cmd = cli::add_records_command(app, records_opts);
@@ -104,6 +114,7 @@ int main(int argc, char** argv) {
         return status == 0 ? 0 : 2;
     }
     if (verbose) log::set_min_level(log::Level::debug);
+    log::set_format(log::parse_format(log_format).value_or(log::Format::text));
 
     if (version) {
         fmt::print("{} (runtime ABI {}.{})\n", cli::host_version(), RADIAL_RT_ABI_MAJOR,
@@ -119,6 +130,7 @@ int main(int argc, char** argv) {
     if (reconcile_cmd->parsed()) return cli::run_reconcile_command(reconcile_opts);
     if (status_cmd->parsed()) return cli::run_status_command(status_opts);
     if (template_export_cmd->parsed()) return cli::run_template_export_command(template_opts);
+    if (config_check_cmd->parsed()) return cli::run_config_check_command(config_check_opts);
     std::cout << app.help();
     return 2;
 }

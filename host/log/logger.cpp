@@ -3,11 +3,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <ctime>
 #include <mutex>
+#include <nlohmann/json.hpp>
 
 namespace radial::log {
 namespace {
 std::atomic<int> g_min_level{static_cast<int>(Level::info)};
+std::atomic<Format> g_format{Format::text};
 std::mutex g_mutex;
 std::function<void(std::string_view)> g_sink;
 std::function<std::string(std::string_view)> g_filter;
@@ -20,6 +24,44 @@ constexpr std::string_view level_name(Level l) noexcept {
         case Level::error: return "error";
     }
     return "info";
+}
+
+// "2026-12-01T01:02:03.456Z": shippers sort and join on it; journald keeps its own time anyway.
+std::string utc_now() {
+    using namespace std::chrono;
+    const auto now = system_clock::now();
+    const std::time_t secs = system_clock::to_time_t(now);
+    const auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    return fmt::format("{}.{:03}Z", buf, ms);
+}
+
+// The turn a message is about, by the convention every turn's log line follows: it starts with
+// "turn <turnId>: " (a turn id is 1-64 characters of [a-z0-9-], not starting with '-').
+std::string_view turn_of(std::string_view message) noexcept {
+    constexpr std::string_view prefix = "turn ";
+    if (message.substr(0, prefix.size()) != prefix) return {};
+    const std::string_view rest = message.substr(prefix.size());
+    const std::size_t colon = rest.find(": ");
+    if (colon == std::string_view::npos || colon == 0 || colon > 64 || rest[0] == '-') return {};
+    for (char c : rest.substr(0, colon))
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return {};
+    return rest.substr(0, colon);
+}
+
+std::string json_line(Level level, std::string_view component, std::string_view message) {
+    nlohmann::ordered_json j;
+    j["time"] = utc_now();
+    j["level"] = level_name(level);
+    j["component"] = component;
+    if (auto turn = turn_of(message); !turn.empty()) j["turn"] = turn;
+    j["message"] = message;
+    // A message is whatever a CLI printed: replace bytes that are not UTF-8 rather than lose the
+    // line.
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void write_all(int fd, std::string_view s) noexcept {
@@ -36,6 +78,14 @@ void write_all(int fd, std::string_view s) noexcept {
 
 void set_min_level(Level level) noexcept { g_min_level = static_cast<int>(level); }
 
+void set_format(Format format) noexcept { g_format = format; }
+
+std::optional<Format> parse_format(std::string_view name) noexcept {
+    if (name == "text") return Format::text;
+    if (name == "json") return Format::json;
+    return std::nullopt;
+}
+
 void set_sink(std::function<void(std::string_view)> sink) {
     std::lock_guard lock(g_mutex);
     g_sink = std::move(sink);
@@ -49,13 +99,20 @@ void set_filter(std::function<std::string(std::string_view)> filter) {
 void write(Level level, std::string_view component, std::string_view message) noexcept {
     if (static_cast<int>(level) < g_min_level) return;
     try {
-        std::string line = fmt::format("radiald[{}] {}: {}", component, level_name(level), message);
+        std::string line;
         std::lock_guard lock(g_mutex);
-        // Redact before folding newlines: a secret that contains a newline must still match.
-        if (g_filter) line = g_filter(line);
-        // One event, one line: a message with newlines (a CLI's stderr) stays on its line.
-        for (auto& c : line)
-            if (c == '\n' || c == '\r') c = ' ';
+        if (g_format == Format::json) {
+            // Redact the message itself, before it is escaped: the redactor then sees the bytes the
+            // secret was made of. JSON escapes newlines, so the object stays on one line.
+            line = json_line(level, component, g_filter ? g_filter(message) : std::string(message));
+        } else {
+            line = fmt::format("radiald[{}] {}: {}", component, level_name(level), message);
+            // Redact before folding newlines: a secret that contains a newline must still match.
+            if (g_filter) line = g_filter(line);
+            // One event, one line: a message with newlines (a CLI's stderr) stays on its line.
+            for (auto& c : line)
+                if (c == '\n' || c == '\r') c = ' ';
+        }
         if (g_sink) {
             g_sink(line);
         } else {

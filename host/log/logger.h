@@ -1,5 +1,6 @@
 // host/log/logger.h — radiald's one logging path: one line per event, tagged by component
-// ("loader", "turn", "plugin:docker"), written to stderr.
+// ("loader", "turn", "plugin:docker"), written to stderr: "radiald[<component>] <level>: <message>"
+// by default (journald and grep), or one JSON object per line for log shippers.
 //
 // Every line goes through a single sink so that redaction (issue 4) has exactly one place to sit;
 // nothing in host/ writes diagnostics to stderr any other way. [thread-safe]
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,14 +20,27 @@ enum class Level { debug = 0, info = 1, warn = 2, error = 3 };
 // Lines below this level are dropped. Default: info. [thread-safe]
 void set_min_level(Level level) noexcept;
 
+// How a line is written. text: "radiald[<component>] <level>: <message>". json: one object per
+// line, {"time":"<UTC, RFC 3339, ms>","level":"<level>","component":"<component>",
+// "turn":"<turnId>","message":"…"} with keys in that order; "turn" only when the message starts
+// "turn <turnId>: ", as every line about a turn does; invalid UTF-8 in a message becomes U+FFFD.
+// [thread-safe]
+enum class Format { text, json };
+void set_format(Format format) noexcept;
+
+// "text" or "json"; nullopt for anything else (the --log-format flag).
+std::optional<Format> parse_format(std::string_view name) noexcept;
+
 // Replaces where lines go (tests capture them). Passing an empty function restores stderr.
 // Not to be called while other threads log.
 void set_sink(std::function<void(std::string_view line)> sink);
 
-// Rewrites every line before it is written (the redactor hooks in here). Same threading rule.
+// Rewrites every line before it is written (the redactor hooks in here): the whole text line, or
+// the message alone in the json format. Same threading rule.
 void set_filter(std::function<std::string(std::string_view line)> filter);
 
-// Writes "radiald[<component>] <level>: <message>" as one line. Never throws. [thread-safe]
+// Writes one line in the current format; the filter sees the message before it is encoded.
+// Never throws. [thread-safe]
 void write(Level level, std::string_view component, std::string_view message) noexcept;
 
 template <class... Args>

@@ -1,0 +1,144 @@
+#include "cli/config_check.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <system_error>
+
+#include "cli/runtime_setup.h"
+#include "config/host_config.h"
+#include "config/instance_id.h"
+#include "log/logger.h"
+
+namespace radial::cli {
+namespace {
+
+// What `radiald run` would start with. The runtime is created and preflighted; nothing on disk.
+struct CheckedRuntime {
+    host::RuntimeClient client;
+    turn::ResolvedTransport transport;
+};
+
+// Every startup check radiald applies to a config and its runtime, in the order `radiald turn`
+// applies them (docs/design.md §7.4). This is the only place config check opens a runtime, so it
+// can follow any change to the startup checks by changing this one function. Throws StartupError.
+CheckedRuntime open_checked(const config::HostConfig& cfg) {
+    host::RuntimeClient client = open_runtime(cfg, /*preflight=*/true);
+    auto transport = resolve_turn_transport(cfg, client);
+    check_config_against_runtime(cfg, client);
+    return CheckedRuntime{std::move(client), std::move(transport)};
+}
+
+std::string duration_text(std::uint64_t ms) {
+    return ms % 1000 == 0 ? fmt::format("{}s", ms / 1000) : fmt::format("{}ms", ms);
+}
+
+std::string entry_text(const host::ConfigEntry& e) {
+    switch (e.kind) {
+        case RADIAL_CONFIG_INT: return std::to_string(e.int_value);
+        case RADIAL_CONFIG_BOOL: return e.int_value ? "true" : "false";
+        case RADIAL_CONFIG_FLOAT: return fmt::format("{}", e.float_value);
+        case RADIAL_CONFIG_STRING_ARRAY:
+            return e.items.empty() ? "[]" : fmt::format("[\"{}\"]", fmt::join(e.items, "\", \""));
+        default: return fmt::format("\"{}\"", e.string_value);
+    }
+}
+
+// The state directory as config check finds it, without creating it. Throws StartupError when a
+// daemon could never use it.
+std::string state_dir_text(const config::HostConfig& cfg) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    auto st = fs::status(cfg.state_dir, ec);
+    if (st.type() == fs::file_type::not_found) return cfg.state_dir + " (created at first start)";
+    if (ec)
+        throw StartupError(
+            fmt::format("{}run.stateDir: cannot look at '{}': {}; fix its permissions "
+                        "or choose another directory",
+                        cfg.where("run.stateDir"), cfg.state_dir, ec.message()));
+    if (st.type() != fs::file_type::directory)
+        throw StartupError(
+            fmt::format("{}run.stateDir: '{}' exists and is not a directory; remove it "
+                        "or choose another path",
+                        cfg.where("run.stateDir"), cfg.state_dir));
+    return cfg.state_dir + " (exists)";
+}
+
+std::string instance_id_text(const config::HostConfig& cfg) {
+    if (!cfg.instance_id.empty()) return cfg.instance_id + " (run.instanceId)";
+    const std::string file = cfg.state_dir + "/" + config::kInstanceIdFile;
+    // read_persisted_instance_id creates nothing, unlike settle_instance_id.
+    if (auto id = config::read_persisted_instance_id(cfg.state_dir))
+        return fmt::format("{} (generated, kept in {})", *id, file);
+    return fmt::format("generated at first start (kept in {})", file);
+}
+
+} // namespace
+
+CLI::App* add_config_check_command(CLI::App& app, ConfigCheckOptions& o) {
+    auto* config_cmd = app.add_subcommand("config", "Work with radiald's config file");
+    config_cmd->require_subcommand(1);
+    auto* cmd = config_cmd->add_subcommand(
+        "check",
+        "Validate the config, load and preflight its runtime, print what radiald would use; "
+        "changes nothing");
+    cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
+    cmd->footer(
+        "Exit status: 0 the config is usable; 2 the config file is wrong; 1 the runtime "
+        "cannot be loaded, refuses a setting or fails its preflight.");
+    return cmd;
+}
+
+int run_config_check_command(const ConfigCheckOptions& o) {
+    config::HostConfig cfg;
+    try {
+        cfg = config::load(o.config_file, std::nullopt, executable_dir());
+    } catch (const config::ConfigError& e) {
+        log::error("config", "{}", e.what());
+        return 2;
+    }
+    try {
+        const std::string state = state_dir_text(cfg);
+        const std::string instance = instance_id_text(cfg);
+        auto checked = open_checked(cfg);
+        const auto& info = checked.client.info();
+        const auto& t = checked.transport;
+
+        fmt::print("config          {}\n",
+                   cfg.file.empty() ? "(none: built-in defaults)" : cfg.file);
+        fmt::print("runtime         {} {} (ABI {}.{}), preflight passed\n", info.id, info.version,
+                   info.abi_major, info.abi_minor);
+        fmt::print("plugin          {}\n", checked.client.plugin_path());
+        fmt::print("plugin dirs     {}\n", fmt::join(cfg.plugin_dirs, ", "));
+        fmt::print("state dir       {}\n", state);
+        fmt::print("instance id     {}\n", instance);
+        if (t.transport == socket::Transport::unix_socket)
+            fmt::print(
+                "transport       unix: {}/turns/<turnId>/turn.sock, /run/radial/turn.sock in the "
+                "box\n",
+                cfg.state_dir);
+        else
+            fmt::print("transport       tcp: bound on {}, boxes connect to {}\n", t.bind_host,
+                       t.box_host);
+        fmt::print("limits          maxConcurrentTurns {}, shutdownGrace {}, maxRecordBytes {}\n",
+                   cfg.max_concurrent_turns, duration_text(cfg.shutdown_grace_ms),
+                   cfg.max_record_bytes);
+        if (!cfg.network.empty()) fmt::print("network         {}\n", cfg.network);
+        if (!cfg.user.empty()) fmt::print("box user        {}\n", cfg.user);
+        fmt::print("[{}]{}\n", cfg.runtime_section.section,
+                   cfg.runtime_section.entries.empty()
+                       ? " (nothing set: the runtime's defaults)"
+                       : " (as set; the runtime's defaults for the rest)");
+        for (const auto& e : cfg.runtime_section.entries)
+            fmt::print("  {} = {}\n", e.key, entry_text(e));
+        fmt::print("config ok\n");
+        return 0;
+    } catch (const StartupError& e) {
+        log::error("config", "{}", e.what());
+    } catch (const config::ConfigError& e) {
+        log::error("config", "{}", e.what());
+    }
+    return 1;
+}
+
+} // namespace radial::cli

@@ -1,0 +1,219 @@
+// `radiald config check`: the real radiald binary with fake plugins (no engine needed). Every
+// problem is one line naming file:line:col and key, and a good config is described without a
+// single file being created.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "../../support/process_runner.h"
+#include "../../support/temp_dir.h"
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct CheckSetup {
+    test::TempDir dir{"radial-config-check"};
+    std::string plugins = dir / "plugins";
+    std::string state = dir / "state";
+    std::string config = dir / "radiald.toml";
+    CheckSetup() {
+        fs::create_directory(plugins);
+        fs::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so",
+                      plugins + "/fake.so");
+    }
+    // A config selecting the fake runtime, its own state directory, then `extra_run` in [run] and
+    // `rest` after it.
+    void write_config(const std::string& extra_run = "", const std::string& rest = "") {
+        dir.write("radiald.toml",
+                  "[run]\ncontainerRuntime = \"fake\"\npluginDir = \"plugins\"\nstateDir = \"" +
+                      state + "\"\n" + extra_run + rest);
+    }
+    test::ProcessResult check(std::vector<std::string> global = {}) {
+        std::vector<std::string> a{RADIALD_PATH};
+        a.insert(a.end(), global.begin(), global.end());
+        for (const char* s : {"config", "check", "--config"}) a.emplace_back(s);
+        a.push_back(config);
+        return test::run_process(a);
+    }
+};
+
+// One line on stderr, nothing on stdout, the given status.
+void expect_problem(const test::ProcessResult& r, int status, const std::string& line) {
+    EXPECT_EQ(r.exit_code, status) << r.err;
+    EXPECT_EQ(r.err, "radiald[config] error: " + line + "\n");
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(ConfigCheck, PrintsWhatRadialdWouldUseAndCreatesNothing) {
+    CheckSetup s;
+    s.write_config("maxConcurrentTurns = 3\nshutdownGrace = \"45s\"\n", "[run.fake]\ncaps = []\n");
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_THAT(r.out, HasSubstr("config          " + s.config + "\n"));
+    EXPECT_THAT(r.out, HasSubstr("runtime         fake 9.9.9 (ABI 1."));
+    EXPECT_THAT(r.out, HasSubstr("preflight passed\n"));
+    EXPECT_THAT(r.out, HasSubstr("plugin          " + s.plugins + "/fake.so\n"));
+    EXPECT_THAT(r.out, HasSubstr("state dir       " + s.state + " (created at first start)\n"));
+    EXPECT_THAT(r.out, HasSubstr("instance id     generated at first start (kept in " + s.state +
+                                 "/instance-id)\n"));
+    // The fake reports no capability, so "auto" resolves to tcp on loopback.
+    EXPECT_THAT(r.out,
+                HasSubstr("transport       tcp: bound on 127.0.0.1, boxes connect to 127.0.0.1\n"));
+    EXPECT_THAT(
+        r.out,
+        HasSubstr(
+            "limits          maxConcurrentTurns 3, shutdownGrace 45s, maxRecordBytes 1048576\n"));
+    EXPECT_THAT(
+        r.out,
+        HasSubstr("[run.fake] (as set; the runtime's defaults for the rest)\n  caps = []\n"));
+    EXPECT_THAT(r.out, HasSubstr("\nconfig ok\n"));
+    EXPECT_FALSE(fs::exists(s.state)) << "config check created the state directory";
+}
+
+TEST(ConfigCheck, AnExistingStateDirectoryIsLeftAsItWas) {
+    CheckSetup s;
+    fs::create_directory(s.state);
+    s.write_config();
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("state dir       " + s.state + " (exists)\n"));
+    EXPECT_THAT(r.out, HasSubstr("instance id     generated at first start"));
+    EXPECT_TRUE(fs::is_empty(s.state)) << "config check wrote into the state directory";
+}
+
+TEST(ConfigCheck, ShowsTheInstanceIdGeneratedEarlier) {
+    CheckSetup s;
+    fs::create_directory(s.state);
+    s.dir.write("state/instance-id", "abc123def456\n");
+    s.write_config();
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("instance id     abc123def456 (generated, kept in " + s.state +
+                                 "/instance-id)\n"));
+}
+
+TEST(ConfigCheck, ShowsTheConfiguredInstanceId) {
+    CheckSetup s;
+    s.write_config("instanceId = \"prod1\"\n");
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("instance id     prod1 (run.instanceId)\n"));
+}
+
+TEST(ConfigCheck, AnUnknownRunKeyIsNamedWithItsPosition) {
+    CheckSetup s;
+    s.write_config("maxConcurentTurns = 3\n");
+    expect_problem(s.check(), 2,
+                   s.config +
+                       ":5:21: run.maxConcurentTurns: unknown key; see the configuration reference "
+                       "in README.md");
+}
+
+TEST(ConfigCheck, AKeyTheRuntimeRefusesIsNamedWithItsPosition) {
+    CheckSetup s;
+    s.write_config("", "[run.fake]\nbogus = 1\n");
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("radiald[config] error: " + s.config + ":6:9: run.fake.bogus: "));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(ConfigCheck, AFailingPreflightIsReported) {
+    CheckSetup s;
+    s.write_config("",
+                   "[run.fake]\nfailPreflight = \"engine at unix:///nowhere is not answering\"\n");
+    expect_problem(s.check(), 1,
+                   "runtime 'fake' cannot run boxes: engine at unix:///nowhere is not answering");
+}
+
+TEST(ConfigCheck, AUnixTransportTheRuntimeCannotPassIsRefused) {
+    CheckSetup s;
+    s.write_config("turnTransport = \"unix\"\n");
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(
+        r.err,
+        HasSubstr(
+            "radiald[config] error: " + s.config +
+            ":5:17: run.turnTransport is \"unix\" but run.containerRuntime 'fake' cannot pass"));
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(ConfigCheck, ANetworkTheRuntimeRefusesIsNamedWithItsPosition) {
+    CheckSetup s;
+    s.write_config("network = \"bridge\"\n", "[run.fake]\nrefuse = [\"network\"]\n");
+    expect_problem(
+        s.check(), 1,
+        s.config + ":5:11: run.network: runtime 'fake' refuses it: refused by test config");
+}
+
+TEST(ConfigCheck, ATableForAnotherRuntimeIsRefused) {
+    CheckSetup s;
+    s.write_config("", "[run.docker]\nmemory = \"1g\"\n");
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(
+        r.err,
+        HasSubstr(
+            s.config +
+            ":5:1: run.docker: configures runtime 'docker' but run.containerRuntime is 'fake'"));
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(ConfigCheck, AMissingRuntimeIsNamed) {
+    CheckSetup s;
+    s.dir.write("radiald.toml",
+                "[run]\ncontainerRuntime = \"nothere\"\npluginDir = \"plugins\"\nstateDir = \"" +
+                    s.state + "\"\n");
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("no runtime plugin with id 'nothere'"));
+    EXPECT_FALSE(fs::exists(s.state));
+}
+
+TEST(ConfigCheck, AStateDirThatIsAFileIsRefused) {
+    CheckSetup s;
+    s.dir.write("state", "not a directory\n");
+    s.write_config();
+    expect_problem(s.check(), 1,
+                   s.config + ":4:12: run.stateDir: '" + s.state +
+                       "' exists and is not a directory; remove it or choose another path");
+}
+
+TEST(ConfigCheck, ProblemsAreJsonLinesWithLogFormatJson) {
+    CheckSetup s;
+    s.write_config("maxConcurentTurns = 3\n");
+    auto r = s.check({"--log-format", "json"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    ASSERT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    auto j = nlohmann::json::parse(r.err);
+    EXPECT_EQ(j["level"], "error");
+    EXPECT_EQ(j["component"], "config");
+    EXPECT_EQ(j["message"], s.config +
+                                ":5:21: run.maxConcurentTurns: unknown key; see the configuration "
+                                "reference in README.md");
+}
+
+TEST(ConfigCheck, AnUnknownLogFormatIsAUsageError) {
+    CheckSetup s;
+    s.write_config();
+    auto r = s.check({"--log-format", "xml"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr("--log-format"));
+}
+
+TEST(ConfigCheck, ConfigWithoutASubcommandIsAUsageError) {
+    auto r = test::run_process({RADIALD_PATH, "config"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr("A subcommand is required"));
+}
+
+} // namespace
+} // namespace radial
