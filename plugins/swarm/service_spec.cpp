@@ -249,6 +249,9 @@ nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& sett
     if (!reservations.empty()) resources["Reservations"] = reservations;
 
     json task = {{"ContainerSpec", c},
+                 // Service logs are read back from the node's log driver: "local" keeps the bytes
+                 // as they were written, where json-file replaces bytes that are not UTF-8.
+                 {"LogDriver", {{"Name", "local"}}},
                  {"Resources", resources},
                  {"RestartPolicy", {{"Condition", "none"}, {"MaxAttempts", 0}}}};
     if (!settings.constraints.empty()) task["Placement"] = {{"Constraints", settings.constraints}};

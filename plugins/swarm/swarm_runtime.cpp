@@ -25,8 +25,14 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr auto kPollEvery = milliseconds(250);
-constexpr auto kLogIdle = milliseconds(300);      // after the task ended: no log bytes for this long
-constexpr auto kLogDrainMax = std::chrono::seconds(3); // … or this long at most
+// After the task ended, its output still trails through swarm's log broker: the stream is drained
+// until it has been quiet for kLogIdle (it never ends by itself while the service exists).
+constexpr auto kLogIdle = milliseconds(500);
+constexpr auto kLogDrainMax = std::chrono::minutes(10); // a bound for a box that never goes quiet
+
+// True on a thread while it delivers output: a kill from inside the sink must not wait for the run
+// whose output thread it is blocking.
+thread_local bool tls_in_output_sink = false;
 constexpr auto kRemovalBudget = std::chrono::seconds(10);
 
 // An EngineError as the ABI's error: unreachable or timed out is RADIAL_E_UNAVAILABLE.
@@ -147,14 +153,26 @@ void SwarmRun::create_secrets() {
 
 void SwarmRun::follow_logs() noexcept {
     try {
-        engine_api::FrameDemux demux([&](std::uint32_t stream, const char* data, std::size_t n) {
-            last_log_at_ = Clock::now().time_since_epoch().count();
-            if (output_aborted_) return false;
-            if (!out_.write(stream, data, n) && out_.aborted()) {
+        // The broker sends a frame per line; consecutive frames of one stream within one read are
+        // delivered as one chunk, so a chatty box costs the sink one call per read, not per line.
+        std::uint32_t pending_stream = 0;
+        std::string pending;
+        auto deliver = [&] {
+            if (pending.empty() || output_aborted_) return !output_aborted_;
+            tls_in_output_sink = true;
+            bool ok = out_.write(pending_stream, pending.data(), pending.size());
+            tls_in_output_sink = false;
+            pending.clear();
+            if (!ok && out_.aborted()) {
                 output_aborted_ = true;
                 news_.notify();
-                return false;
             }
+            return !output_aborted_.load();
+        };
+        engine_api::FrameDemux demux([&](std::uint32_t stream, const char* data, std::size_t n) {
+            if (stream != pending_stream && !deliver()) return false;
+            pending_stream = stream;
+            pending.append(data, n);
             return true;
         });
         std::string chunk;
@@ -165,7 +183,8 @@ void SwarmRun::follow_logs() noexcept {
                 s = stream_.get();
             }
             if (s == nullptr || !s->read(chunk)) break;
-            if (!demux.feed(chunk)) break;
+            last_log_at_ = Clock::now().time_since_epoch().count();
+            if (!demux.feed(chunk) || !deliver()) break;
         }
     } catch (...) {
         log_failure_ = std::current_exception();
@@ -270,9 +289,7 @@ radial::plugin::RunResult SwarmRun::execute() {
                 auto last = Clock::time_point(Clock::duration(last_log_at_.load()));
                 auto now = Clock::now();
                 if (last_log_at_ != 0 && now - last >= kLogIdle) break;
-                if (last_log_at_ == 0 && now - started >= kLogIdle &&
-                    now >= drain_until - kLogDrainMax + kLogIdle * 2)
-                    break;
+                if (last_log_at_ == 0 && now >= drain_until - kLogDrainMax + kLogIdle) break;
                 pollfd fd{news_.fd(), POLLIN, 0};
                 ::poll(&fd, 1, 50);
                 news_.drain();
@@ -433,7 +450,8 @@ void SwarmRuntime::kill(std::string_view label) {
     } catch (const EngineError& e) {
         rethrow_engine(e);
     }
-    if (active != nullptr && !active->on_run_thread() && !active->wait_finished(kRemovalBudget))
+    if (active != nullptr && !active->on_run_thread() && !tls_in_output_sink &&
+        !active->wait_finished(kRemovalBudget))
         host_.warn("killing box '" + std::string(label) +
                    "': its run did not finish within 10 s; it goes on removing the service");
 }
