@@ -81,8 +81,9 @@ SwarmSettings parse_swarm_settings(radial::plugin::Config& config) {
     if (auto v = config.strings("constraints")) {
         for (const auto& c : *v)
             if (c.find("==") == std::string::npos && c.find("!=") == std::string::npos)
-                invalid(config, "constraints",
-                        "'" + c + "' is not a placement constraint; give e.g. \"node.role==worker\"");
+                invalid(
+                    config, "constraints",
+                    "'" + c + "' is not a placement constraint; give e.g. \"node.role==worker\"");
         s.constraints = *v;
     }
     if (auto v = config.size_bytes("reserveMemory")) s.reserve_memory_bytes = *v;
@@ -96,63 +97,64 @@ SwarmSettings parse_swarm_settings(radial::plugin::Config& config) {
 std::vector<radial::plugin::Disposition> describe_for_swarm(const ContainerSpec& spec,
                                                             const SwarmSettings& settings) {
     std::vector<radial::plugin::Disposition> out;
-    bool any_secret = std::any_of(spec.env.begin(), spec.env.end(),
-                                  [](const EnvVar& e) { return e.secret; });
+    bool any_secret =
+        std::any_of(spec.env.begin(), spec.env.end(), [](const EnvVar& e) { return e.secret; });
     for (std::uint32_t field : carried_fields(spec)) {
         switch (field) {
-        case RADIAL_FIELD_USER:
-            if (auto problem = user_problem(spec.user))
-                out.push_back({field, RADIAL_DISP_REFUSED,
-                               "the swarm runtime never runs a task as root or in root's group: " +
-                                   *problem});
-            else
-                out.push_back({field, RADIAL_DISP_HONOURED, {}});
-            break;
-        case RADIAL_FIELD_ENV:
-            if (any_secret)
-                out.push_back({field, RADIAL_DISP_BRIDGED,
-                               "secret variables travel as swarm secrets (encrypted in the raft "
-                               "log, mounted under /run/secrets) and an entry step (/bin/sh in the "
-                               "image) exports them before exec; they are not in the service's "
-                               "environment"});
-            else
-                out.push_back({field, RADIAL_DISP_HONOURED, {}});
-            break;
-        case RADIAL_FIELD_MOUNTS:
-            out.push_back({field, RADIAL_DISP_HONOURED,
-                           "bind mounts come from the filesystem of the node the task lands on"});
-            break;
-        case RADIAL_FIELD_HOST_PORTS:
-            if (!spec.network.empty())
-                out.push_back({field, RADIAL_DISP_HONOURED,
-                               "reachability follows the network '" + spec.network + "'"});
-            else if (settings.host_network)
-                out.push_back({field, RADIAL_DISP_BRIDGED,
-                               "the task joins its node's host network (run.swarm.hostNetwork): "
-                               "it reaches these ports, and every other address the node "
-                               "reaches"});
-            else
+            case RADIAL_FIELD_USER:
+                if (auto problem = user_problem(spec.user))
+                    out.push_back(
+                        {field, RADIAL_DISP_REFUSED,
+                         "the swarm runtime never runs a task as root or in root's group: " +
+                             *problem});
+                else
+                    out.push_back({field, RADIAL_DISP_HONOURED, {}});
+                break;
+            case RADIAL_FIELD_ENV:
+                if (any_secret)
+                    out.push_back(
+                        {field, RADIAL_DISP_BRIDGED,
+                         "secret variables travel as swarm secrets (encrypted in the raft "
+                         "log, mounted under /run/secrets) and an entry step (/bin/sh in the "
+                         "image) exports them before exec; they are not in the service's "
+                         "environment"});
+                else
+                    out.push_back({field, RADIAL_DISP_HONOURED, {}});
+                break;
+            case RADIAL_FIELD_MOUNTS:
                 out.push_back(
-                    {field, RADIAL_DISP_REFUSED,
-                     "a swarm task without a network has loopback only and cannot reach a host "
-                     "port; set run.swarm.hostNetwork = true (tasks then share their node's "
-                     "network) or run.network to a swarm network that reaches "
-                     "run.turnSocketHost (docs/cluster.md)"});
-            break;
-        case RADIAL_FIELD_NETWORK:
-            out.push_back({field, RADIAL_DISP_HONOURED,
-                           "the network must be swarm-scoped (overlay) or 'host'"});
-            break;
-        default:
-            out.push_back({field, RADIAL_DISP_HONOURED, {}});
+                    {field, RADIAL_DISP_HONOURED,
+                     "bind mounts come from the filesystem of the node the task lands on"});
+                break;
+            case RADIAL_FIELD_HOST_PORTS:
+                if (!spec.network.empty())
+                    out.push_back({field, RADIAL_DISP_HONOURED,
+                                   "reachability follows the network '" + spec.network + "'"});
+                else if (settings.host_network)
+                    out.push_back(
+                        {field, RADIAL_DISP_BRIDGED,
+                         "the task joins its node's host network (run.swarm.hostNetwork): "
+                         "it reaches these ports, and every other address the node "
+                         "reaches"});
+                else
+                    out.push_back(
+                        {field, RADIAL_DISP_REFUSED,
+                         "a swarm task without a network has loopback only and cannot reach a host "
+                         "port; set run.swarm.hostNetwork = true (tasks then share their node's "
+                         "network) or run.network to a swarm network that reaches "
+                         "run.turnSocketHost (docs/cluster.md)"});
+                break;
+            case RADIAL_FIELD_NETWORK:
+                out.push_back({field, RADIAL_DISP_HONOURED,
+                               "the network must be swarm-scoped (overlay) or 'host'"});
+                break;
+            default: out.push_back({field, RADIAL_DISP_HONOURED, {}});
         }
     }
     return out;
 }
 
-std::string secret_file_name(std::size_t index) {
-    return "radial-env-" + std::to_string(index);
-}
+std::string secret_file_name(std::size_t index) { return "radial-env-" + std::to_string(index); }
 
 std::string entry_script(const std::vector<SecretRef>& secrets) {
     // Command substitution strips trailing newlines; the appended "x", removed afterwards, keeps
@@ -191,9 +193,10 @@ nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& sett
         std::string uid = user.substr(0, colon);
         std::string gid = colon == std::string::npos ? uid : user.substr(colon + 1);
         for (const auto& sec : secrets)
-            files.push_back({{"File", {{"Name", sec.file}, {"UID", uid}, {"GID", gid}, {"Mode", 0400}}},
-                             {"SecretID", sec.id},
-                             {"SecretName", sec.name}});
+            files.push_back(
+                {{"File", {{"Name", sec.file}, {"UID", uid}, {"GID", gid}, {"Mode", 0400}}},
+                 {"SecretID", sec.id},
+                 {"SecretName", sec.name}});
         c["Secrets"] = files;
     }
     json env = json::array();
@@ -224,28 +227,32 @@ nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& sett
                           {"TmpfsOptions", {{"SizeBytes", size}, {"Mode", 01777}}}});
     }
     if (!tmp_given && spec.read_only_rootfs != Tristate::no)
-        mounts.push_back({{"Type", "tmpfs"},
-                          {"Target", "/tmp"},
-                          {"TmpfsOptions", {{"SizeBytes", settings.tmpfs_size_bytes}, {"Mode", 01777}}}});
+        mounts.push_back(
+            {{"Type", "tmpfs"},
+             {"Target", "/tmp"},
+             {"TmpfsOptions", {{"SizeBytes", settings.tmpfs_size_bytes}, {"Mode", 01777}}}});
     if (!mounts.empty()) c["Mounts"] = mounts;
     if (!spec.extra_hosts.empty()) {
         // The API wants "address name" where the spec has "name:address".
         json hosts = json::array();
         for (const auto& h : spec.extra_hosts) {
             auto colon = h.find(':');
-            hosts.push_back(colon == std::string::npos ? h
-                                                       : h.substr(colon + 1) + " " + h.substr(0, colon));
+            hosts.push_back(
+                colon == std::string::npos ? h : h.substr(colon + 1) + " " + h.substr(0, colon));
         }
         c["Hosts"] = hosts;
     }
 
-    json limits = {{"MemoryBytes", spec.memory_bytes != 0 ? spec.memory_bytes : settings.memory_bytes},
-                   {"NanoCPUs", nano_cpus(spec.cpus_milli != 0 ? spec.cpus_milli : settings.cpus_milli)},
-                   {"Pids", spec.pids_limit != 0 ? spec.pids_limit : settings.pids_limit}};
+    json limits = {
+        {"MemoryBytes", spec.memory_bytes != 0 ? spec.memory_bytes : settings.memory_bytes},
+        {"NanoCPUs", nano_cpus(spec.cpus_milli != 0 ? spec.cpus_milli : settings.cpus_milli)},
+        {"Pids", spec.pids_limit != 0 ? spec.pids_limit : settings.pids_limit}};
     json resources = {{"Limits", limits}};
     json reservations = json::object();
-    if (settings.reserve_memory_bytes != 0) reservations["MemoryBytes"] = settings.reserve_memory_bytes;
-    if (settings.reserve_cpus_milli != 0) reservations["NanoCPUs"] = nano_cpus(settings.reserve_cpus_milli);
+    if (settings.reserve_memory_bytes != 0)
+        reservations["MemoryBytes"] = settings.reserve_memory_bytes;
+    if (settings.reserve_cpus_milli != 0)
+        reservations["NanoCPUs"] = nano_cpus(settings.reserve_cpus_milli);
     if (!reservations.empty()) resources["Reservations"] = reservations;
 
     json task = {{"ContainerSpec", c},

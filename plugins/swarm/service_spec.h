@@ -20,11 +20,11 @@ struct SwarmSettings {
     std::string user = "65534:65534";                 // numeric uid:gid, neither 0
     std::uint64_t tmpfs_size_bytes = 256ull << 20;    // /tmp and spec tmpfs without a size
     std::string pull = "never"; // "never": pin the manager's local image id; "always": nodes pull
-    std::vector<std::string> constraints; // Placement.Constraints, e.g. "node.role==worker"
-    std::uint64_t reserve_memory_bytes = 0; // Resources.Reservations.MemoryBytes; 0: none
-    std::uint64_t reserve_cpus_milli = 0;   // Resources.Reservations.NanoCPUs / 1e6; 0: none
-    bool host_network = false;              // tasks may join the node's host network to reach
-                                            // hostPorts (the tcp turn socket)
+    std::vector<std::string> constraints;      // Placement.Constraints, e.g. "node.role==worker"
+    std::uint64_t reserve_memory_bytes = 0;    // Resources.Reservations.MemoryBytes; 0: none
+    std::uint64_t reserve_cpus_milli = 0;      // Resources.Reservations.NanoCPUs / 1e6; 0: none
+    bool host_network = false;                 // tasks may join the node's host network to reach
+                                               // hostPorts (the tcp turn socket)
     std::uint64_t command_timeout_ms = 30'000; // budget of each Engine API call
     std::uint64_t stop_grace_ms = 2'000;       // StopGracePeriod when a service is removed
 };

@@ -25,10 +25,6 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr auto kPollEvery = milliseconds(250);
-// After the task ended, its output still trails through swarm's log broker: the stream is drained
-// until it has been quiet for kLogIdle (it never ends by itself while the service exists).
-constexpr auto kLogIdle = milliseconds(500);
-constexpr auto kLogDrainMax = std::chrono::minutes(10); // a bound for a box that never goes quiet
 
 // True on a thread while it delivers output: a kill from inside the sink must not wait for the run
 // whose output thread it is blocking.
@@ -58,8 +54,8 @@ std::string label_filter(const std::string& label) {
 }
 
 bool terminal(const std::string& state) {
-    return state == "complete" || state == "failed" || state == "rejected" ||
-           state == "shutdown" || state == "orphaned" || state == "remove";
+    return state == "complete" || state == "failed" || state == "rejected" || state == "shutdown" ||
+           state == "orphaned" || state == "remove";
 }
 
 } // namespace
@@ -79,6 +75,7 @@ private:
     std::string box() const { return "box '" + spec_.label + "'"; }
     std::pair<std::string, std::vector<std::string>> resolve_image();
     void create_secrets();
+    void pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err);
     void follow_logs() noexcept;
     void stop_logs();
     void cleanup() noexcept;
@@ -95,8 +92,7 @@ private:
     // Shared with the log thread.
     plugin_support::WakeEvent news_;
     std::atomic<bool> output_aborted_{false};
-    std::atomic<bool> logs_ended_{false};
-    std::atomic<Clock::rep> last_log_at_{0};
+    std::atomic<std::uint64_t> delivered_[3] = {0, 0, 0}; // bytes per stream (1 out, 2 err)
     std::mutex stream_mutex_;
     std::unique_ptr<engine_api::Stream> stream_;
     std::exception_ptr log_failure_;
@@ -151,46 +147,48 @@ void SwarmRun::create_secrets() {
     }
 }
 
+void SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err) {
+    // The broker sends a frame per line; consecutive frames of one stream within one read are
+    // delivered as one chunk, so a chatty box costs the sink one call per read, not per line.
+    std::uint32_t pending_stream = 0;
+    std::string pending;
+    std::uint64_t skip[3] = {0, skip_out, skip_err};
+    auto deliver = [&] {
+        if (pending.empty() || output_aborted_) return !output_aborted_;
+        tls_in_output_sink = true;
+        bool ok = out_.write(pending_stream, pending.data(), pending.size());
+        tls_in_output_sink = false;
+        pending.clear();
+        if (!ok && out_.aborted()) {
+            output_aborted_ = true;
+            news_.notify();
+        }
+        return !output_aborted_.load();
+    };
+    engine_api::FrameDemux demux([&](std::uint32_t s, const char* data, std::size_t n) {
+        // Bytes an earlier stream of this run already delivered are skipped, not repeated.
+        std::size_t drop = static_cast<std::size_t>(std::min<std::uint64_t>(skip[s], n));
+        skip[s] -= drop;
+        data += drop;
+        n -= drop;
+        if (n == 0) return true;
+        delivered_[s] += n;
+        if (s != pending_stream && !deliver()) return false;
+        pending_stream = s;
+        pending.append(data, n);
+        return true;
+    });
+    std::string chunk;
+    while (stream.read(chunk))
+        if (!demux.feed(chunk) || !deliver()) break;
+}
+
 void SwarmRun::follow_logs() noexcept {
     try {
-        // The broker sends a frame per line; consecutive frames of one stream within one read are
-        // delivered as one chunk, so a chatty box costs the sink one call per read, not per line.
-        std::uint32_t pending_stream = 0;
-        std::string pending;
-        auto deliver = [&] {
-            if (pending.empty() || output_aborted_) return !output_aborted_;
-            tls_in_output_sink = true;
-            bool ok = out_.write(pending_stream, pending.data(), pending.size());
-            tls_in_output_sink = false;
-            pending.clear();
-            if (!ok && out_.aborted()) {
-                output_aborted_ = true;
-                news_.notify();
-            }
-            return !output_aborted_.load();
-        };
-        engine_api::FrameDemux demux([&](std::uint32_t stream, const char* data, std::size_t n) {
-            if (stream != pending_stream && !deliver()) return false;
-            pending_stream = stream;
-            pending.append(data, n);
-            return true;
-        });
-        std::string chunk;
-        for (;;) {
-            engine_api::Stream* s;
-            {
-                std::lock_guard lock(stream_mutex_);
-                s = stream_.get();
-            }
-            if (s == nullptr || !s->read(chunk)) break;
-            last_log_at_ = Clock::now().time_since_epoch().count();
-            if (!demux.feed(chunk) || !deliver()) break;
-        }
+        pump(*stream_, 0, 0);
     } catch (...) {
         log_failure_ = std::current_exception();
     }
-    logs_ended_ = true;
-    news_.notify();
 }
 
 void SwarmRun::stop_logs() {
@@ -239,35 +237,40 @@ radial::plugin::RunResult SwarmRun::execute() {
         auto [image_ref, entrypoint] = resolve_image();
         create_secrets();
         json body = service_spec(spec_, rt_.settings_, image_ref, entrypoint, secrets_);
-        json answer = rt_.engine_.call("POST", "/services/create", &body,
-                                       "creating the service of " + box());
+        json answer =
+            rt_.engine_.call("POST", "/services/create", &body, "creating the service of " + box());
         service_id_ = answer.at("ID").get<std::string>();
         rt_.host_.debug("started " + box() + " as swarm service " + service_id_);
         if (answer.contains("Warnings") && answer["Warnings"].is_array())
             for (const auto& w : answer["Warnings"])
-                if (w.is_string()) rt_.host_.info(box() + ": the engine warns: " + w.get<std::string>());
+                if (w.is_string())
+                    rt_.host_.info(box() + ": the engine warns: " + w.get<std::string>());
 
-        stream_ = rt_.engine_.open_stream(
-            "/services/" + service_id_ + "/logs?follow=1&stdout=1&stderr=1",
-            "following the output of " + box());
+        stream_ =
+            rt_.engine_.open_stream("/services/" + service_id_ + "/logs?follow=1&stdout=1&stderr=1",
+                                    "following the output of " + box());
         log_thread_.emplace([this] { follow_logs(); });
 
         const std::string tasks_target =
             "/tasks?filters=" + url_encode(json({{"service", {{service_id_, true}}}}).dump());
         for (;;) {
-            if (active_.kill_requested()) ending = plugin_support::Ending::killed;
-            else if (output_aborted_) ending = plugin_support::Ending::aborted;
-            else if (Clock::now() >= timeout_at) ending = plugin_support::Ending::timed_out;
+            if (active_.kill_requested())
+                ending = plugin_support::Ending::killed;
+            else if (output_aborted_)
+                ending = plugin_support::Ending::aborted;
+            else if (Clock::now() >= timeout_at)
+                ending = plugin_support::Ending::timed_out;
             if (ending != plugin_support::Ending::none) break;
 
-            json tasks = rt_.engine_.call("GET", tasks_target, nullptr,
-                                          "reading the task of " + box());
+            json tasks =
+                rt_.engine_.call("GET", tasks_target, nullptr, "reading the task of " + box());
             if (tasks.is_array() && !tasks.empty()) {
                 const json& st = tasks.front().value("Status", json::object());
                 task_state = st.value("State", "");
                 task_err = st.value("Err", "");
                 if (terminal(task_state)) {
-                    if (st.contains("ContainerStatus") && st["ContainerStatus"].contains("ExitCode") &&
+                    if (st.contains("ContainerStatus") &&
+                        st["ContainerStatus"].contains("ExitCode") &&
                         (task_state == "complete" || task_err.starts_with("task: non-zero exit")))
                         exit_code = st["ContainerStatus"]["ExitCode"].get<int>();
                     break;
@@ -283,16 +286,16 @@ radial::plugin::RunResult SwarmRun::execute() {
         }
 
         if (ending == plugin_support::Ending::none && exit_code) {
-            // Swarm's log broker trails the task: wait until the stream goes quiet.
-            const auto drain_until = Clock::now() + kLogDrainMax;
-            while (!logs_ended_ && !output_aborted_ && Clock::now() < drain_until) {
-                auto last = Clock::time_point(Clock::duration(last_log_at_.load()));
-                auto now = Clock::now();
-                if (last_log_at_ != 0 && now - last >= kLogIdle) break;
-                if (last_log_at_ == 0 && now >= drain_until - kLogDrainMax + kLogIdle) break;
-                pollfd fd{news_.fd(), POLLIN, 0};
-                ::poll(&fd, 1, 50);
-                news_.drain();
+            // The followed stream trails the task through swarm's log broker and never ends while
+            // the service exists: stop it, then read the ended task's logs once to their end,
+            // delivering only what the followed stream had not.
+            stop_logs();
+            if (log_failure_) std::rethrow_exception(log_failure_);
+            if (!output_aborted_) {
+                auto rest = rt_.engine_.open_stream(
+                    "/services/" + service_id_ + "/logs?follow=0&stdout=1&stderr=1",
+                    "reading the rest of the output of " + box());
+                pump(*rest, delivered_[1], delivered_[2]);
             }
         }
     } catch (const EngineError& e) {
@@ -316,33 +319,31 @@ radial::plugin::RunResult SwarmRun::execute() {
     result.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
     switch (ending) {
-    case plugin_support::Ending::killed:
-        result.flags = RADIAL_RUN_KILLED;
-        break;
-    case plugin_support::Ending::aborted:
-        result.flags = RADIAL_RUN_KILLED | RADIAL_RUN_OUTPUT_ABORTED;
-        break;
-    case plugin_support::Ending::timed_out:
-        result.flags = RADIAL_RUN_TIMED_OUT;
-        break;
-    case plugin_support::Ending::none:
-        if (!exit_code)
-            throw Error(RADIAL_E_INTERNAL,
-                        "starting " + box() + " from image '" + spec_.image + "': the swarm task " +
-                            "ended '" + task_state + "' without running: " +
-                            (task_err.empty() ? std::string("the engine gave no reason") : task_err) +
-                            "; check the mounts, workdir, user and constraints against the nodes, "
-                            "and the engine's log");
-        result.flags = RADIAL_RUN_EXITED;
-        result.exit_code = *exit_code;
-        if (output_aborted_) result.flags |= RADIAL_RUN_OUTPUT_ABORTED;
-        break;
+        case plugin_support::Ending::killed: result.flags = RADIAL_RUN_KILLED; break;
+        case plugin_support::Ending::aborted:
+            result.flags = RADIAL_RUN_KILLED | RADIAL_RUN_OUTPUT_ABORTED;
+            break;
+        case plugin_support::Ending::timed_out: result.flags = RADIAL_RUN_TIMED_OUT; break;
+        case plugin_support::Ending::none:
+            if (!exit_code)
+                throw Error(
+                    RADIAL_E_INTERNAL,
+                    "starting " + box() + " from image '" + spec_.image + "': the swarm task " +
+                        "ended '" + task_state + "' without running: " +
+                        (task_err.empty() ? std::string("the engine gave no reason") : task_err) +
+                        "; check the mounts, workdir, user and constraints against the nodes, "
+                        "and the engine's log");
+            result.flags = RADIAL_RUN_EXITED;
+            result.exit_code = *exit_code;
+            if (output_aborted_) result.flags |= RADIAL_RUN_OUTPUT_ABORTED;
+            break;
     }
     return result;
 }
 
 SwarmRuntime::SwarmRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
-    : host_(host), settings_(parse_swarm_settings(config)),
+    : host_(host),
+      settings_(parse_swarm_settings(config)),
       engine_(
           [&] {
               try {
@@ -389,7 +390,8 @@ std::vector<radial::plugin::Disposition> SwarmRuntime::describe(const ContainerS
     return describe_for_swarm(spec, settings_);
 }
 
-radial::plugin::RunResult SwarmRuntime::run(const ContainerSpec& spec, radial::plugin::Output& out) {
+radial::plugin::RunResult SwarmRuntime::run(const ContainerSpec& spec,
+                                            radial::plugin::Output& out) {
     auto registration = runs_.enter(spec.label);
     SwarmRun run(*this, spec, out, registration.run());
     return run.execute();
@@ -421,7 +423,8 @@ void SwarmRuntime::remove_by_label(const std::string& label, const std::string& 
         auto r = engine_.request("DELETE", "/services/" + id, "", why);
         if (r.status != 200 && r.status != 404)
             throw EngineError(why + ": DELETE /services/" + id + " answered HTTP " +
-                                  std::to_string(r.status) + ": " + engine_api::engine_message(r.body),
+                                  std::to_string(r.status) + ": " +
+                                  engine_api::engine_message(r.body),
                               r.status, false);
     }
     // A secret stays "in use" until its service is gone from the store; retry briefly.
@@ -433,12 +436,11 @@ void SwarmRuntime::remove_by_label(const std::string& label, const std::string& 
             std::string id = s.value("ID", "");
             auto r = engine_.request("DELETE", "/secrets/" + id, "", why);
             if (r.status != 204 && r.status != 200 && r.status != 404)
-                last_error = "DELETE /secrets/" + id + " answered HTTP " + std::to_string(r.status) +
-                             ": " + engine_api::engine_message(r.body);
+                last_error = "DELETE /secrets/" + id + " answered HTTP " +
+                             std::to_string(r.status) + ": " + engine_api::engine_message(r.body);
         }
         if (last_error.empty()) return;
-        if (Clock::now() >= deadline)
-            throw EngineError(why + ": " + last_error, 409, false);
+        if (Clock::now() >= deadline) throw EngineError(why + ": " + last_error, 409, false);
         std::this_thread::sleep_for(milliseconds(100));
     }
 }

@@ -215,12 +215,11 @@ bool Stream::read(std::string& chunk) {
         auto& body = s.parser.get().body();
         body.data = s.piece.data();
         body.size = s.piece.size();
-        error_code ec = s.conn.await(Clock::time_point::max(), "reading the stream",
-                                     [&](auto handler) {
-                                         // read_some: a followed body never completes.
-                                         http::async_read_some(s.conn.socket, s.conn.buffer,
-                                                               s.parser, handler);
-                                     });
+        error_code ec =
+            s.conn.await(Clock::time_point::max(), "reading the stream", [&](auto handler) {
+                // read_some: a followed body never completes.
+                http::async_read_some(s.conn.socket, s.conn.buffer, s.parser, handler);
+            });
         if (s.stopped) return false;
         if (ec == http::error::end_of_stream || ec == asio::error::eof) return false;
         if (ec && ec != http::error::need_buffer)
@@ -284,10 +283,9 @@ ApiVersion EngineClient::version() {
                               ": the answer names no ApiVersion; is that a Docker Engine?",
                           res.result_int(), false);
     if (*server < kMinApiVersion)
-        throw EngineError("the Docker Engine at " + address_.text + " (version " +
-                              engine_version + ") speaks Engine API " + server_text +
-                              "; radiald needs at least " + kMinApiVersion.text() +
-                              " (Docker Engine 20.10); upgrade the engine",
+        throw EngineError("the Docker Engine at " + address_.text + " (version " + engine_version +
+                              ") speaks Engine API " + server_text + "; radiald needs at least " +
+                              kMinApiVersion.text() + " (Docker Engine 20.10); upgrade the engine",
                           res.result_int(), false);
     ApiVersion chosen = std::min(*server, kMaxApiVersion);
     std::lock_guard lock(mutex_);
@@ -382,8 +380,8 @@ std::string url_encode(std::string_view s) {
     static const char* hex = "0123456789ABCDEF";
     std::string out;
     for (unsigned char c : s) {
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-            c == '_' || c == '.' || c == '~') {
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '_' || c == '.' || c == '~') {
             out.push_back(static_cast<char>(c));
         } else {
             out.push_back('%');

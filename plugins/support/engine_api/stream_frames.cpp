@@ -17,7 +17,8 @@ bool FrameDemux::feed(std::string_view bytes) {
             if (header_[0] > 2 || header_[1] != 0 || header_[2] != 0 || header_[3] != 0)
                 throw std::runtime_error(
                     "the engine's output stream is not multiplexed: frame header starts with "
-                    "bytes " + std::to_string(header_[0]) + "," + std::to_string(header_[1]) + "," +
+                    "bytes " +
+                    std::to_string(header_[0]) + "," + std::to_string(header_[1]) + "," +
                     std::to_string(header_[2]) + "," + std::to_string(header_[3]) +
                     " (a stream id 0-2 and three zero bytes expected)");
             stream_ = header_[0] == 2 ? 2u : 1u;

@@ -1,13 +1,13 @@
 // Unit tests of the Engine API client's pure parts (plugins/support/engine_api): the multiplexed
 // stream framing, engine addresses, API versions and the encoders. No engine.
-#include "engine_api/engine_client.h"
-#include "engine_api/stream_frames.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "engine_api/engine_client.h"
+#include "engine_api/stream_frames.h"
 
 namespace radial::engine_api {
 namespace {
@@ -128,7 +128,8 @@ TEST(Encoders, UrlEncodeEscapesEverythingButUnreserved) {
 }
 
 TEST(EngineMessage, PrefersTheEnginesMessageField) {
-    EXPECT_EQ(engine_message(R"({"message":"rpc error: secret in use"})"), "rpc error: secret in use");
+    EXPECT_EQ(engine_message(R"({"message":"rpc error: secret in use"})"),
+              "rpc error: secret in use");
     EXPECT_EQ(engine_message("plain text\n"), "plain text");
     EXPECT_EQ(engine_message(""), "(no message)");
 }

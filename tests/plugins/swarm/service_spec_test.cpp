@@ -23,7 +23,8 @@ ContainerSpec base_spec() {
 std::map<std::uint32_t, radial::plugin::Disposition> by_field(
     const std::vector<radial::plugin::Disposition>& ds) {
     std::map<std::uint32_t, radial::plugin::Disposition> m;
-    for (const auto& d : ds) EXPECT_TRUE(m.emplace(d.field, d).second) << "two dispositions for " << d.field;
+    for (const auto& d : ds)
+        EXPECT_TRUE(m.emplace(d.field, d).second) << "two dispositions for " << d.field;
     return m;
 }
 
@@ -32,7 +33,8 @@ TEST(ServiceSpec, AOneTaskJobWithTheHardenedDefaults) {
     settings.cpus_milli = 1500;
     json j = service_spec(base_spec(), settings, "sha256:abc", {}, {});
     EXPECT_EQ(j["Labels"]["radial.label"], "radial-turn-abc-1");
-    EXPECT_EQ(j["Mode"], json::parse(R"({"ReplicatedJob":{"MaxConcurrent":1,"TotalCompletions":1}})"));
+    EXPECT_EQ(j["Mode"],
+              json::parse(R"({"ReplicatedJob":{"MaxConcurrent":1,"TotalCompletions":1}})"));
     const json& t = j["TaskTemplate"];
     EXPECT_EQ(t["RestartPolicy"]["Condition"], "none");
     EXPECT_EQ(t["LogDriver"]["Name"], "local");
@@ -79,8 +81,11 @@ TEST(ServiceSpec, SpecFieldsOverrideTheDefaults) {
     EXPECT_EQ(t["Resources"]["Limits"]["NanoCPUs"], 500'000'000);
     EXPECT_EQ(t["Resources"]["Limits"]["Pids"], 32);
     EXPECT_EQ(t["Networks"], json::parse(R"([{"Target":"turns-overlay"}])"));
-    ASSERT_EQ(c["Mounts"].size(), 4u) << c["Mounts"].dump() << ": no default /tmp on a writable root";
-    EXPECT_EQ(c["Mounts"][0], json::parse(R"({"Type":"bind","Source":"/srv/ws","Target":"/work","ReadOnly":false})"));
+    ASSERT_EQ(c["Mounts"].size(), 4u)
+        << c["Mounts"].dump() << ": no default /tmp on a writable root";
+    EXPECT_EQ(
+        c["Mounts"][0],
+        json::parse(R"({"Type":"bind","Source":"/srv/ws","Target":"/work","ReadOnly":false})"));
     EXPECT_EQ(c["Mounts"][1]["ReadOnly"], true);
     EXPECT_EQ(c["Mounts"][2]["TmpfsOptions"]["SizeBytes"], 1u << 20);
     EXPECT_EQ(c["Mounts"][3]["TmpfsOptions"]["SizeBytes"], SwarmSettings{}.tmpfs_size_bytes);
@@ -103,7 +108,8 @@ TEST(ServiceSpec, SecretsAreSwarmSecretsNeverPlainEnv) {
     s.env = {{"PLAIN", "visible", false}, {"API_KEY", value, true}};
     std::vector<SecretRef> secrets = {{"API_KEY", "secretid1", "radial-x-0", secret_file_name(0)}};
     json j = service_spec(s, SwarmSettings{}, "sha256:abc", {"/entry"}, secrets);
-    EXPECT_EQ(j.dump().find("s3cr3t"), std::string::npos) << "a secret value is in the service spec";
+    EXPECT_EQ(j.dump().find("s3cr3t"), std::string::npos)
+        << "a secret value is in the service spec";
     const json& c = j["TaskTemplate"]["ContainerSpec"];
     EXPECT_EQ(c["Env"], json::array({"PLAIN=visible"}));
     ASSERT_EQ(c["Secrets"].size(), 1u);
@@ -122,9 +128,11 @@ TEST(ServiceSpec, SecretsAreSwarmSecretsNeverPlainEnv) {
 
 TEST(ServiceSpec, TheEntryStepKeepsTrailingNewlinesAndNamesNoValue) {
     std::string script = entry_script({{"API_KEY", "id", "n", "radial-env-0"}});
-    EXPECT_NE(script.find("$(cat /run/secrets/radial-env-0 && printf x)"), std::string::npos) << script;
+    EXPECT_NE(script.find("$(cat /run/secrets/radial-env-0 && printf x)"), std::string::npos)
+        << script;
     EXPECT_NE(script.find("API_KEY=\"${v%x}\"; export API_KEY;"), std::string::npos) << script;
-    EXPECT_NE(script.find("exit 126"), std::string::npos) << "an unreadable secret must not run the workload";
+    EXPECT_NE(script.find("exit 126"), std::string::npos)
+        << "an unreadable secret must not run the workload";
     EXPECT_TRUE(script.ends_with("exec \"$@\""));
 }
 
@@ -157,8 +165,9 @@ TEST(Dispositions, HostPortsAreRefusedUntilTheOperatorChoosesHowToReachThem) {
     EXPECT_EQ(bridged.disposition, RADIAL_DISP_BRIDGED);
     EXPECT_NE(bridged.note.find("every other address"), std::string::npos) << bridged.note;
     s.network = "turns-overlay";
-    EXPECT_EQ(by_field(describe_for_swarm(s, SwarmSettings{})).at(RADIAL_FIELD_HOST_PORTS).disposition,
-              RADIAL_DISP_HONOURED);
+    EXPECT_EQ(
+        by_field(describe_for_swarm(s, SwarmSettings{})).at(RADIAL_FIELD_HOST_PORTS).disposition,
+        RADIAL_DISP_HONOURED);
 }
 
 TEST(Dispositions, SecretEnvIsBridgedAndSaysTheImageNeedsAShell) {
@@ -176,8 +185,9 @@ TEST(Dispositions, RootOrANameIsRefused) {
     for (const char* user : {"0", "0:0", "1000:0", "root", "00:1"}) {
         ContainerSpec s = base_spec();
         s.user = user;
-        EXPECT_EQ(by_field(describe_for_swarm(s, SwarmSettings{})).at(RADIAL_FIELD_USER).disposition,
-                  RADIAL_DISP_REFUSED)
+        EXPECT_EQ(
+            by_field(describe_for_swarm(s, SwarmSettings{})).at(RADIAL_FIELD_USER).disposition,
+            RADIAL_DISP_REFUSED)
             << user;
     }
     ContainerSpec s = base_spec();

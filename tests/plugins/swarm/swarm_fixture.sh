@@ -46,6 +46,7 @@ cleanup)
     rm -f "$state"
     [ "$owner" = ours ] || exit 0
     [ "$(node_state)" = active ] || exit 0
+    # hermetic-ok: deciding whether to leave the swarm is about the whole swarm, not our services
     left=$("$docker" service ls -q | wc -l)
     if [ "$left" -ne 0 ]; then
         echo "swarm_fixture: $left service(s) still run in the swarm this set-up created; leaving it in place" >&2

@@ -2,11 +2,11 @@
 // the one-node swarm of the `swarm` fixture, with a secret, and posts a record over the tcp turn
 // socket; its service and swarm secret are gone afterwards. Each test looks only at the services
 // and secrets labelled with its own turn's label.
-#include "../../support/process_runner.h"
-#include "../../support/radiald_runner.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
 
 namespace radial {
 namespace {
@@ -25,7 +25,8 @@ const std::string kPost = R"(post() { # post TOKEN BODY
 
 // The ids of the swarm services or secrets ("service" / "secret") labelled exactly `label`.
 std::string labelled(const std::string& kind, const std::string& label) {
-    auto r = test::run_process({"docker", kind, "ls", "-q", "--filter", "label=radial.label=" + label});
+    auto r =
+        test::run_process({"docker", kind, "ls", "-q", "--filter", "label=radial.label=" + label});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.out;
 }
@@ -33,13 +34,14 @@ std::string labelled(const std::string& kind, const std::string& label) {
 TEST(SwarmLive, ATurnWithASecretPostsARecordOverTcpAndLeavesNothing) {
     test::RadialdSetup s(kSwarmRun, kSwarmTable);
     const std::string key = "swarm-sk-" + std::to_string(::getpid()) + "-Zq81";
-    auto t = s.turn({"--secret", "MODEL_KEY"},
-                    {"sh", "-c", kPost + R"(case "$RADIAL_TURN_SOCKET" in tcp://*) ;; *) exit 9;; esac
+    auto t =
+        s.turn({"--secret", "MODEL_KEY"},
+               {"sh", "-c", kPost + R"(case "$RADIAL_TURN_SOCKET" in tcp://*) ;; *) exit 9;; esac
 printf 'key=%s\n' "$MODEL_KEY"
 env | grep -c '^MODEL_KEY=' >&2
 post "$RADIAL_TURN_TOKEN" '{"type":"result","payload":{"answer":42}}'
 exit 3)"},
-                    {{"MODEL_KEY", key}});
+               {{"MODEL_KEY", key}});
     EXPECT_EQ(t.result.exit_code, 3) << t.result.err;
     // The secret reached the workload (and was masked on the way out) ...
     EXPECT_THAT(t.result.out, HasSubstr("key=[REDACTED:MODEL_KEY]\n")) << t.result.err;
