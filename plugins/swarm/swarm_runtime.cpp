@@ -30,6 +30,7 @@ constexpr auto kPollEvery = milliseconds(250);
 // whose output thread it is blocking.
 thread_local bool tls_in_output_sink = false;
 constexpr auto kRemovalBudget = std::chrono::seconds(10);
+constexpr auto kEarlyKillMemory = std::chrono::seconds(60);
 
 // An EngineError as the ABI's error: unreachable or timed out is RADIAL_E_UNAVAILABLE.
 [[noreturn]] void rethrow_engine(const EngineError& e) {
@@ -392,8 +393,21 @@ std::vector<radial::plugin::Disposition> SwarmRuntime::describe(const ContainerS
 
 radial::plugin::RunResult SwarmRuntime::run(const ContainerSpec& spec,
                                             radial::plugin::Output& out) {
-    auto registration = runs_.enter(spec.label);
-    SwarmRun run(*this, spec, out, registration.run());
+    std::optional<plugin_support::RunRegistry::Registration> registration;
+    {
+        std::lock_guard lock(kill_mutex_);
+        registration.emplace(runs_.enter(spec.label));
+        auto it = early_kills_.find(spec.label);
+        if (it != early_kills_.end()) {
+            bool recent = Clock::now() - it->second < kEarlyKillMemory;
+            early_kills_.erase(it);
+            if (recent) {
+                host_.info("box '" + spec.label + "' was killed before its run began");
+                registration->run().request_kill(); // the run then starts nothing
+            }
+        }
+    }
+    SwarmRun run(*this, spec, out, registration->run());
     return run.execute();
 }
 
@@ -415,12 +429,14 @@ std::vector<std::string> SwarmRuntime::list_by_label(std::string_view prefix) {
     return {labels.begin(), labels.end()};
 }
 
-void SwarmRuntime::remove_by_label(const std::string& label, const std::string& why) {
+std::size_t SwarmRuntime::remove_by_label(const std::string& label, const std::string& why) {
     const std::string filter = label_filter(label);
     json services = engine_.call("GET", "/services?filters=" + filter, nullptr, why);
+    std::size_t removed = 0;
     for (const auto& s : services) {
         std::string id = s.value("ID", "");
         auto r = engine_.request("DELETE", "/services/" + id, "", why);
+        if (r.status == 200) ++removed;
         if (r.status != 200 && r.status != 404)
             throw EngineError(why + ": DELETE /services/" + id + " answered HTTP " +
                                   std::to_string(r.status) + ": " +
@@ -439,18 +455,35 @@ void SwarmRuntime::remove_by_label(const std::string& label, const std::string& 
                 last_error = "DELETE /secrets/" + id + " answered HTTP " +
                              std::to_string(r.status) + ": " + engine_api::engine_message(r.body);
         }
-        if (last_error.empty()) return;
+        if (last_error.empty()) return removed;
         if (Clock::now() >= deadline) throw EngineError(why + ": " + last_error, 409, false);
         std::this_thread::sleep_for(milliseconds(100));
     }
 }
 
 void SwarmRuntime::kill(std::string_view label) {
-    std::shared_ptr<plugin_support::ActiveRun> active = runs_.request_kill(label);
+    std::shared_ptr<plugin_support::ActiveRun> active;
+    {
+        std::lock_guard lock(kill_mutex_);
+        active = runs_.request_kill(label);
+        if (active == nullptr) {
+            auto now = Clock::now();
+            std::erase_if(early_kills_,
+                          [&](const auto& e) { return now - e.second >= kEarlyKillMemory; });
+            early_kills_[std::string(label)] = now;
+        }
+    }
+    std::size_t removed = 0;
     try {
-        remove_by_label(std::string(label), "killing box '" + std::string(label) + "'");
+        removed = remove_by_label(std::string(label), "killing box '" + std::string(label) + "'");
     } catch (const EngineError& e) {
         rethrow_engine(e);
+    }
+    // A kill that found a service but no run was cleaning up an orphan (reconciliation), not
+    // overtaking a run to come.
+    if (active == nullptr && removed > 0) {
+        std::lock_guard lock(kill_mutex_);
+        early_kills_.erase(std::string(label));
     }
     if (active != nullptr && !active->on_run_thread() && !tls_in_output_sink &&
         !active->wait_finished(kRemovalBudget))

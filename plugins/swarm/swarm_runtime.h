@@ -2,6 +2,9 @@
 // Docker Swarm cluster the engine belongs to, driven through the Engine API (docs/design.md §5.1).
 #pragma once
 
+#include <chrono>
+#include <map>
+#include <mutex>
 #include <radial/plugin/runtime.hpp>
 #include <string>
 #include <string_view>
@@ -53,8 +56,9 @@ public:
     std::vector<std::string> list_by_label(std::string_view prefix) override;
 
     // Removes every service and secret labelled exactly `label`, ends a run of it in flight
-    // (RADIAL_RUN_KILLED) and waits (bounded) for that run's cleanup. [thread-safe; also from the
-    // output callback]
+    // (RADIAL_RUN_KILLED) and waits (bounded) for that run's cleanup. With no run in flight and no
+    // service found, the kill is remembered for 60 s so that a run of that label arriving just
+    // after starts nothing. [thread-safe; also from the output callback]
     void kill(std::string_view label) override;
 
     // Where the host binds the tcp turn socket: left to run.turnSocketHost / 127.0.0.1.
@@ -62,12 +66,19 @@ public:
 
 private:
     friend class SwarmRun;
-    void remove_by_label(const std::string& label, const std::string& why);
+    // Removes the services, then the secrets, labelled exactly `label`; returns how many services
+    // it removed. Throws engine_api::EngineError.
+    std::size_t remove_by_label(const std::string& label, const std::string& why);
 
     radial::plugin::Host host_;
     SwarmSettings settings_;
     engine_api::EngineClient engine_;
     plugin_support::RunRegistry runs_;
+    // Kills of labels with no run in flight, for 60 s: a run of that label arriving just after
+    // starts nothing (runtime_plugin.h `kill`). Guarded by kill_mutex_, which also makes "is a run
+    // in flight?" and "remember the kill" one step.
+    std::mutex kill_mutex_;
+    std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> early_kills_;
 };
 
 } // namespace radial::swarm
