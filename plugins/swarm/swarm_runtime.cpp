@@ -231,7 +231,7 @@ radial::plugin::RunResult SwarmRun::execute() {
     if (spec_.timeout_ms != 0 && spec_.timeout_ms < 100ull * 365 * 24 * 3600 * 1000)
         timeout_at = started + milliseconds(spec_.timeout_ms);
 
-    std::string task_state, task_err;
+    std::string task_state, task_err, said_pending;
     std::optional<int> exit_code;
     plugin_support::Ending ending = plugin_support::Ending::none;
     try {
@@ -269,6 +269,14 @@ radial::plugin::RunResult SwarmRun::execute() {
                 const json& st = tasks.front().value("Status", json::object());
                 task_state = st.value("State", "");
                 task_err = st.value("Err", "");
+                // A task the scheduler cannot place waits in "pending" (until the timeout, if
+                // any): say why once, so the operator sees it while the turn waits.
+                if (!terminal(task_state) && !task_err.empty() && task_err != said_pending) {
+                    said_pending = task_err;
+                    rt_.host_.warn(box() + " is " + task_state + ": " + task_err +
+                                   "; check run.swarm.constraints and reservations against the "
+                                   "nodes (docker node ls)");
+                }
                 if (terminal(task_state)) {
                     if (st.contains("ContainerStatus") &&
                         st["ContainerStatus"].contains("ExitCode") &&

@@ -76,5 +76,23 @@ TEST(SwarmLive, AnImageTheManagerDoesNotHaveIsNotFoundWithoutARegistry) {
     EXPECT_THAT(t.result.err + t.record.dump(), HasSubstr("is not on the manager's engine"));
 }
 
+TEST(SwarmLive, ATaskNoNodeCanTakeTimesOutSaysWhyAndLeavesNothing) {
+    // A constraint no node meets: the task stays pending, the scheduler's reason is logged, the
+    // timeout ends the turn and the service and its secret are removed.
+    test::RadialdSetup s(kSwarmRun, kSwarmTable + "constraints = [\"node.labels.radial-test-" +
+                                        std::to_string(::getpid()) + "==never\"]\n");
+    auto t = s.turn({"--timeout", "3s", "--secret", "MODEL_KEY"}, {"sh", "-c", "echo ran"},
+                    {{"MODEL_KEY", "pending-secret-" + std::to_string(::getpid())}});
+    EXPECT_NE(t.result.exit_code, 0) << t.result.err;
+    EXPECT_THAT(t.result.out, Not(HasSubstr("ran")));
+    EXPECT_THAT(t.result.err, HasSubstr("no suitable node"));
+    ASSERT_TRUE(t.record.is_object()) << t.result.err;
+    EXPECT_EQ(t.record["status"], "timed_out") << t.record.dump();
+    std::string label = t.record.value("label", "");
+    ASSERT_FALSE(label.empty()) << t.record.dump();
+    EXPECT_EQ(labelled("service", label), "");
+    EXPECT_EQ(labelled("secret", label), "");
+}
+
 } // namespace
 } // namespace radial
