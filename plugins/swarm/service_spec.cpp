@@ -91,6 +91,10 @@ SwarmSettings parse_swarm_settings(radial::plugin::Config& config) {
     if (auto v = config.boolean("hostNetwork")) s.host_network = *v;
     if (auto v = config.duration_ms("commandTimeout")) s.command_timeout_ms = *v;
     if (auto v = config.duration_ms("stopGrace")) s.stop_grace_ms = *v;
+    if (auto v = config.size_bytes("logMaxSize")) {
+        if (*v < (1ull << 20)) invalid(config, "logMaxSize", "give at least \"1m\", e.g. \"256m\"");
+        s.log_max_size_bytes = *v;
+    }
     return s;
 }
 
@@ -257,8 +261,16 @@ nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& sett
 
     json task = {{"ContainerSpec", c},
                  // Service logs are read back from the node's log driver: "local" keeps the bytes
-                 // as they were written, where json-file replaces bytes that are not UTF-8.
-                 {"LogDriver", {{"Name", "local"}}},
+                 // as they were written, where json-file replaces bytes that are not UTF-8. Its
+                 // default rotation (20 MB, compressed) loses what a lagging reader has not read;
+                 // one uncompressed file of logMaxSize, kept once more, bounds the node's disk
+                 // per turn instead (the files go with the service).
+                 {"LogDriver",
+                  {{"Name", "local"},
+                   {"Options",
+                    {{"max-size", std::to_string(settings.log_max_size_bytes)},
+                     {"max-file", "2"},
+                     {"compress", "false"}}}}},
                  {"Resources", resources},
                  {"RestartPolicy", {{"Condition", "none"}, {"MaxAttempts", 0}}}};
     if (!settings.constraints.empty()) task["Placement"] = {{"Constraints", settings.constraints}};

@@ -27,10 +27,11 @@ struct SwarmSettings {
                                                // hostPorts (the tcp turn socket)
     std::uint64_t command_timeout_ms = 30'000; // budget of each Engine API call
     std::uint64_t stop_grace_ms = 2'000;       // StopGracePeriod when a service is removed
+    std::uint64_t log_max_size_bytes = 256ull << 20; // the task's log file size before rotation
 };
 
 // Reads [run.swarm]: host, memory, cpus, pidsLimit, user, tmpfsSize, pull, constraints,
-// reserveMemory, reserveCpus, hostNetwork, commandTimeout, stopGrace. Throws
+// reserveMemory, reserveCpus, hostNetwork, commandTimeout, stopGrace, logMaxSize. Throws
 // radial::plugin::Error(RADIAL_E_INVALID, <key>) naming the key and the fix. Constructor only.
 SwarmSettings parse_swarm_settings(radial::plugin::Config& config);
 

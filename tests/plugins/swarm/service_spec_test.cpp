@@ -38,6 +38,8 @@ TEST(ServiceSpec, AOneTaskJobWithTheHardenedDefaults) {
     const json& t = j["TaskTemplate"];
     EXPECT_EQ(t["RestartPolicy"]["Condition"], "none");
     EXPECT_EQ(t["LogDriver"]["Name"], "local");
+    EXPECT_EQ(t["LogDriver"]["Options"]["max-size"], std::to_string(256u << 20));
+    EXPECT_EQ(t["LogDriver"]["Options"]["compress"], "false");
     EXPECT_FALSE(t.contains("Networks")) << "no network asked: the task gets loopback only";
     const json& c = t["ContainerSpec"];
     EXPECT_EQ(c["Image"], "sha256:abc");
