@@ -31,7 +31,8 @@ std::string call_name(std::string_view method, const std::string& target) {
 
 // One connection and the io_context that drives it; every operation runs under a deadline.
 struct Connection {
-    asio::io_context ioc{1};
+    // Not a concurrency hint of 1: Stream::stop() posts to this context from another thread.
+    asio::io_context ioc;
     GenericSocket socket{ioc};
     boost::beast::flat_buffer buffer;
     const EngineAddress& address;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -16,15 +17,23 @@
 #include <thread>
 
 #include "engine_api/engine_client.h"
+#include "engine_api/stream_frames.h"
 #include "swarm_runtime.h"
 
 namespace radial::swarm {
 namespace {
 
 struct Answer {
+    Answer() = default;
+    Answer(int s, std::string b, bool quiet = false)
+        : status(s), body(std::move(b)), silent(quiet) {}
     int status = 200;
     std::string body;
     bool silent = false; // accept, read, never answer
+    // A chunked, streamed answer: `body` as the first chunk, then nothing until `release` is
+    // called, then `rest` and the end.
+    std::function<void()> wait_for_release;
+    std::string rest;
 };
 
 // A one-thread HTTP server: answers each request from `route(method, path)`.
@@ -95,11 +104,29 @@ private:
                 held_.push_back(c);
                 continue;
             }
+            if (a.wait_for_release) {
+                auto chunk = [](const std::string& b) {
+                    char len[32];
+                    std::snprintf(len, sizeof(len), "%zx\r\n", b.size());
+                    return std::string(len) + b + "\r\n";
+                };
+                std::string head =
+                    "HTTP/1.1 200 OK\r\nContent-Type: "
+                    "application/vnd.docker.multiplexed-stream\r\n"
+                    "Transfer-Encoding: chunked\r\n\r\n" +
+                    chunk(a.body);
+                (void)!::send(c, head.data(), head.size(), MSG_NOSIGNAL);
+                a.wait_for_release();
+                std::string tail = chunk(a.rest) + "0\r\n\r\n";
+                (void)!::send(c, tail.data(), tail.size(), MSG_NOSIGNAL);
+                ::close(c);
+                continue;
+            }
             std::string res = "HTTP/1.1 " + std::to_string(a.status) +
                               " X\r\nContent-Type: application/json\r\nContent-Length: " +
                               std::to_string(a.body.size()) + "\r\nConnection: close\r\n\r\n" +
                               a.body;
-            (void)!::write(c, res.data(), res.size());
+            (void)!::send(c, res.data(), res.size(), MSG_NOSIGNAL);
             ::close(c);
         }
     }
@@ -247,6 +274,81 @@ TEST(FakeEngine, ListByLabelKeepsExactlyThePrefix) {
     EXPECT_EQ(rt->list_by_label("radial-turn-i1-"),
               (std::vector<std::string>{"radial-turn-i1-t1", "radial-turn-i1-t2"}));
     EXPECT_NE(engine.requests().back().find("/v1.41/services?filters="), std::string::npos);
+}
+
+TEST(FakeEngine, AFollowedStreamDeliversEachPieceAsItArrives) {
+    // The engine sends one frame, then holds the connection open: read() must return that frame
+    // now, not wait for more bytes or the end of the body.
+    std::mutex m;
+    std::condition_variable cv;
+    bool released = false;
+    FakeEngine engine(
+        [&](const std::string&, const std::string& path) {
+            if (path == "/version") return version("1.41");
+            Answer a;
+            a.body = engine_api::encode_frame(1, "first\n");
+            a.rest = engine_api::encode_frame(2, "second\n");
+            a.wait_for_release = [&] {
+                std::unique_lock lock(m);
+                cv.wait(lock, [&] { return released; });
+            };
+            return a;
+        },
+        false);
+    engine_api::EngineClient client(engine_api::parse_engine_address(engine.address()),
+                                    std::chrono::milliseconds(2000));
+    auto stream = client.open_stream("/services/x/logs?follow=1", "following");
+    std::string out, err, chunk;
+    engine_api::FrameDemux demux([&](std::uint32_t s, const char* p, std::size_t n) {
+        (s == 2 ? err : out).append(p, n);
+        return true;
+    });
+    while (out.empty() && stream->read(chunk)) demux.feed(chunk);
+    EXPECT_EQ(out, "first\n") << "the first frame did not arrive before the engine sent more";
+    {
+        std::lock_guard lock(m);
+        released = true;
+    }
+    cv.notify_all();
+    while (stream->read(chunk)) demux.feed(chunk);
+    EXPECT_EQ(err, "second\n");
+    EXPECT_TRUE(demux.at_frame_boundary());
+}
+
+TEST(FakeEngine, StopEndsABlockedReadFromAnotherThread) {
+    std::mutex m;
+    std::condition_variable cv;
+    bool released = false;
+    FakeEngine engine(
+        [&](const std::string&, const std::string& path) {
+            if (path == "/version") return version("1.41");
+            Answer a;
+            a.body = engine_api::encode_frame(1, "x");
+            a.wait_for_release = [&] {
+                std::unique_lock lock(m);
+                cv.wait(lock, [&] { return released; });
+            };
+            return a;
+        },
+        false);
+    engine_api::EngineClient client(engine_api::parse_engine_address(engine.address()),
+                                    std::chrono::milliseconds(2000));
+    auto stream = client.open_stream("/services/x/logs?follow=1", "following");
+    std::string chunk;
+    ASSERT_TRUE(stream->read(chunk));
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100)); // let read() block first
+        stream->stop();
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_FALSE(stream->read(chunk));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+    stopper.join();
+    {
+        std::lock_guard lock(m);
+        released = true;
+    }
+    cv.notify_all();
 }
 
 TEST(FakeEngine, AnUnknownConfigKeyOrABadHostIsInvalid) {
