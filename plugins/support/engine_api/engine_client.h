@@ -1,0 +1,145 @@
+// plugins/support/engine_api/engine_client.h — a small Docker Engine API client: HTTP/1.1 over the
+// engine's unix socket (or tcp://), API version negotiation, one deadline on every call, JSON
+// bodies, and streamed responses (logs, attach; see stream_frames.h for their framing).
+//
+// Boost.Beast stays inside engine_client.cpp, so that including this header costs a plugin's
+// other translation units nothing but nlohmann/json.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace radial::engine_api {
+
+using Clock = std::chrono::steady_clock;
+
+// Where the engine listens: "unix:///var/run/docker.sock" or "tcp://127.0.0.1:2375".
+struct EngineAddress {
+    bool unix_socket = true;
+    std::string path; // unix: the socket's path
+    std::string host; // tcp: a host name or literal address
+    std::string port; // tcp: the port
+    std::string text; // as the operator wrote it, for messages
+};
+
+// Parses an engine address. Throws std::invalid_argument with a message saying which forms are
+// accepted (tcp:// without TLS only: the plain engine port; a TLS engine is not supported). Pure.
+EngineAddress parse_engine_address(std::string_view text);
+
+// An Engine API version such as 1.41.
+struct ApiVersion {
+    int major = 0;
+    int minor = 0;
+    std::string text() const { return std::to_string(major) + "." + std::to_string(minor); }
+    friend auto operator<=>(const ApiVersion&, const ApiVersion&) = default;
+};
+
+// Parses "1.41"; std::nullopt for anything else. Pure.
+std::optional<ApiVersion> parse_api_version(std::string_view text) noexcept;
+
+// The oldest Engine API this client speaks (Docker Engine 20.10, Debian 12's docker.io): swarm
+// jobs, Pids limits and CapabilityDrop need it.
+inline constexpr ApiVersion kMinApiVersion{1, 41};
+// The newest it asks for; a newer engine is spoken to at this version. Kept at the version every
+// request here was tested against: a field a newer API adds (e.g. a service's
+// Privileges.NoNewPrivileges) is used only once it is tested, never sent hoping an engine knows it.
+inline constexpr ApiVersion kMaxApiVersion{1, 41};
+
+// A failed call. what() names the call ("creating service for box 'x': POST /services/create"),
+// the cause and, where known, the fix. `status` is the HTTP status, 0 when the engine never
+// answered; `timed_out` is true when the call's deadline passed.
+class EngineError : public std::runtime_error {
+public:
+    EngineError(const std::string& message, unsigned status, bool timed_out)
+        : std::runtime_error(message), status_(status), timed_out_(timed_out) {}
+    unsigned status() const noexcept { return status_; }
+    bool timed_out() const noexcept { return timed_out_; }
+    bool unreachable() const noexcept { return status_ == 0 && !timed_out_; }
+
+private:
+    unsigned status_;
+    bool timed_out_;
+};
+
+struct Response {
+    unsigned status = 0;
+    std::string body;
+};
+
+// An open streamed response (GET …/logs?follow=1). Reads on one thread; stop() from any.
+class Stream {
+public:
+    struct Impl;
+    explicit Stream(std::unique_ptr<Impl> impl);
+    ~Stream();
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+
+    // Blocks until the next piece of the body arrives and replaces `chunk` with it. False when
+    // the body ended or stop() was called. Throws EngineError when the connection fails.
+    bool read(std::string& chunk);
+    // Makes a blocked or later read() return false. [thread-safe] Never blocks.
+    void stop() noexcept;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// One engine. Each call opens its own connection (close-on-exec, closed when the call returns),
+// so calls from several threads never share a socket. [thread-safe]
+class EngineClient {
+public:
+    // `call_budget`: the deadline of every call, from connect to the last byte of the response.
+    EngineClient(EngineAddress address, std::chrono::milliseconds call_budget);
+
+    const EngineAddress& address() const noexcept { return address_; }
+    std::chrono::milliseconds call_budget() const noexcept { return budget_; }
+
+    // Negotiates the API version once (GET /version): the engine's ApiVersion capped at
+    // kMaxApiVersion. Throws EngineError when the engine cannot be reached or speaks less than
+    // kMinApiVersion (naming both versions). A failure is not cached.
+    ApiVersion version();
+
+    // One versioned request ("/v1.41" + target): `method` "GET", "POST", "DELETE"; `body` JSON text
+    // or empty. Returns whatever status the engine answered. `what` names the call for messages
+    // ("creating the service of box 'x'"). Throws EngineError on a transport failure or timeout.
+    Response request(std::string_view method, const std::string& target, const std::string& body,
+                     const std::string& what);
+
+    // request() that requires a 2xx answer and returns its JSON body (null for an empty body).
+    // Throws EngineError with the engine's own "message" for any other status.
+    nlohmann::json call(std::string_view method, const std::string& target,
+                        const nlohmann::json* body, const std::string& what);
+
+    // Opens a streamed GET. The deadline covers connecting and the response header only; the body
+    // is read until it ends or Stream::stop(). Throws EngineError for a non-2xx answer.
+    std::unique_ptr<Stream> open_stream(const std::string& target, const std::string& what);
+
+private:
+    std::string versioned(const std::string& target);
+
+    EngineAddress address_;
+    std::chrono::milliseconds budget_;
+    std::mutex mutex_;
+    std::optional<ApiVersion> version_;
+};
+
+// The engine's own message from an error body ({"message": "..."}), else the body itself cut to
+// 500 bytes. Pure.
+std::string engine_message(std::string_view body);
+
+// Percent-encodes `s` for a URL query value. Pure.
+std::string url_encode(std::string_view s);
+
+// Base64 (standard alphabet, padded), as the API wants secret data. Pure.
+std::string base64_encode(std::string_view bytes);
+
+} // namespace radial::engine_api

@@ -1,0 +1,287 @@
+#include "service_spec.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace radial::swarm {
+
+namespace {
+
+using radial::plugin::Error;
+
+[[noreturn]] void invalid(const radial::plugin::Config& config, std::string_view key,
+                          const std::string& why) {
+    std::string k(key);
+    throw Error(RADIAL_E_INVALID, k, "reading " + config.section() + "." + k + ": " + why);
+}
+
+bool all_digits(std::string_view s) {
+    return !s.empty() && s.size() <= 10 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_zero(std::string_view digits) {
+    return std::all_of(digits.begin(), digits.end(), [](char c) { return c == '0'; });
+}
+
+std::int64_t nano_cpus(std::uint64_t milli) { return static_cast<std::int64_t>(milli) * 1'000'000; }
+
+} // namespace
+
+std::optional<std::string> user_problem(const std::string& user) {
+    auto colon = user.find(':');
+    std::string uid = user.substr(0, colon);
+    std::string gid = colon == std::string::npos ? std::string() : user.substr(colon + 1);
+    if (!all_digits(uid) || (colon != std::string::npos && !all_digits(gid)))
+        return "'" + user +
+               "' is not numeric uid[:gid]; a name is resolved inside the image and may be root";
+    if (is_zero(uid) || (!gid.empty() && is_zero(gid)))
+        return "'" + user + "' is root or root's group";
+    return std::nullopt;
+}
+
+SwarmSettings parse_swarm_settings(radial::plugin::Config& config) {
+    SwarmSettings s;
+    long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 0) s.cpus_milli = std::min<std::uint64_t>(s.cpus_milli, std::uint64_t(cpus) * 1000);
+    if (auto v = config.string("host")) {
+        if (!v->starts_with("unix:///") && !v->starts_with("tcp://"))
+            invalid(config, "host",
+                    "'" + *v +
+                        "' is not an engine address; give unix:///var/run/docker.sock or "
+                        "tcp://host:port of a swarm manager's engine");
+        s.host = *v;
+    }
+    if (auto v = config.size_bytes("memory")) {
+        if (*v < (6ull << 20)) invalid(config, "memory", "below the engine's minimum of 6 MiB");
+        s.memory_bytes = *v;
+    }
+    if (auto v = config.cpus_milli("cpus")) {
+        if (*v < 10) invalid(config, "cpus", "the smallest CPU cap is 0.01; give e.g. 2 or 0.5");
+        s.cpus_milli = *v;
+    }
+    if (auto v = config.integer("pidsLimit")) {
+        if (*v <= 0) invalid(config, "pidsLimit", "give a positive cap such as 256");
+        s.pids_limit = *v;
+    }
+    if (auto v = config.string("user")) {
+        if (auto problem = user_problem(*v)) invalid(config, "user", *problem);
+        s.user = *v;
+    }
+    if (auto v = config.size_bytes("tmpfsSize")) s.tmpfs_size_bytes = *v;
+    if (auto v = config.string("pull")) {
+        if (*v != "never" && *v != "always")
+            invalid(config, "pull",
+                    "'" + *v +
+                        "' is not a pull policy for swarm; give \"never\" (run the manager's "
+                        "local image by id) or \"always\" (each node pulls the reference)");
+        s.pull = *v;
+    }
+    if (auto v = config.strings("constraints")) {
+        for (const auto& c : *v)
+            if (c.find("==") == std::string::npos && c.find("!=") == std::string::npos)
+                invalid(
+                    config, "constraints",
+                    "'" + c + "' is not a placement constraint; give e.g. \"node.role==worker\"");
+        s.constraints = *v;
+    }
+    if (auto v = config.size_bytes("reserveMemory")) s.reserve_memory_bytes = *v;
+    if (auto v = config.cpus_milli("reserveCpus")) s.reserve_cpus_milli = *v;
+    if (auto v = config.boolean("hostNetwork")) s.host_network = *v;
+    if (auto v = config.duration_ms("commandTimeout")) s.command_timeout_ms = *v;
+    if (auto v = config.duration_ms("stopGrace")) s.stop_grace_ms = *v;
+    if (auto v = config.size_bytes("logMaxSize")) {
+        if (*v < (1ull << 20)) invalid(config, "logMaxSize", "give at least \"1m\", e.g. \"256m\"");
+        s.log_max_size_bytes = *v;
+    }
+    return s;
+}
+
+std::vector<radial::plugin::Disposition> describe_for_swarm(const ContainerSpec& spec,
+                                                            const SwarmSettings& settings) {
+    std::vector<radial::plugin::Disposition> out;
+    bool any_secret =
+        std::any_of(spec.env.begin(), spec.env.end(), [](const EnvVar& e) { return e.secret; });
+    for (std::uint32_t field : carried_fields(spec)) {
+        switch (field) {
+            case RADIAL_FIELD_USER:
+                if (auto problem = user_problem(spec.user))
+                    out.push_back(
+                        {field, RADIAL_DISP_REFUSED,
+                         "the swarm runtime never runs a task as root or in root's group: " +
+                             *problem});
+                else
+                    out.push_back({field, RADIAL_DISP_HONOURED, {}});
+                break;
+            case RADIAL_FIELD_ENV:
+                if (any_secret)
+                    out.push_back(
+                        {field, RADIAL_DISP_BRIDGED,
+                         "secret variables travel as swarm secrets (encrypted in the raft "
+                         "log, mounted under /run/secrets) and an entry step (/bin/sh in the "
+                         "image) exports them before exec; they are not in the service's "
+                         "environment"});
+                else
+                    out.push_back({field, RADIAL_DISP_HONOURED, {}});
+                break;
+            case RADIAL_FIELD_MOUNTS:
+                out.push_back(
+                    {field, RADIAL_DISP_HONOURED,
+                     "bind mounts come from the filesystem of the node the task lands on"});
+                break;
+            case RADIAL_FIELD_HOST_PORTS:
+                if (!spec.network.empty())
+                    out.push_back({field, RADIAL_DISP_HONOURED,
+                                   "reachability follows the network '" + spec.network + "'"});
+                else if (settings.host_network)
+                    out.push_back(
+                        {field, RADIAL_DISP_BRIDGED,
+                         "the task joins its node's host network (run.swarm.hostNetwork): "
+                         "it reaches these ports, and every other address the node "
+                         "reaches"});
+                else
+                    out.push_back(
+                        {field, RADIAL_DISP_REFUSED,
+                         "a swarm task without a network has loopback only and cannot reach a host "
+                         "port; set run.swarm.hostNetwork = true (tasks then share their node's "
+                         "network) or run.network to a swarm network that reaches "
+                         "run.turnSocketHost (docs/cluster.md)"});
+                break;
+            case RADIAL_FIELD_NETWORK:
+                out.push_back({field, RADIAL_DISP_HONOURED,
+                               "the network must be swarm-scoped (overlay) or 'host'"});
+                break;
+            default: out.push_back({field, RADIAL_DISP_HONOURED, {}});
+        }
+    }
+    return out;
+}
+
+std::string secret_file_name(std::size_t index) { return "radial-env-" + std::to_string(index); }
+
+std::string entry_script(const std::vector<SecretRef>& secrets) {
+    // Command substitution strips trailing newlines; the appended "x", removed afterwards, keeps
+    // the value byte for byte. Names are [A-Za-z_][A-Za-z0-9_]* (checked by the host), files ours:
+    // nothing here needs quoting beyond what is written.
+    std::string s;
+    for (const auto& sec : secrets) {
+        std::string path = "/run/secrets/" + sec.file;
+        s += "v=$(cat " + path + " && printf x) || { echo \"radial entry step: cannot read " +
+             path + " for " + sec.env_name + "\" >&2; exit 126; }; " + sec.env_name +
+             "=\"${v%x}\"; export " + sec.env_name + "; ";
+    }
+    s += "unset v; exec \"$@\"";
+    return s;
+}
+
+nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& settings,
+                            const std::string& image_ref,
+                            const std::vector<std::string>& entrypoint,
+                            const std::vector<SecretRef>& secrets) {
+    using nlohmann::json;
+    const std::string user = spec.user.empty() ? settings.user : spec.user;
+    json c = json::object();
+    c["Image"] = image_ref;
+    c["Labels"] = {{kLabelKey, spec.label}};
+    if (secrets.empty()) {
+        c["Args"] = spec.argv;
+    } else {
+        // The entry step replaces the image's entrypoint, so that entrypoint goes in front of argv.
+        json cmd = json::array({"/bin/sh", "-c", entry_script(secrets), "radial-entry"});
+        for (const auto& a : entrypoint) cmd.push_back(a);
+        for (const auto& a : spec.argv) cmd.push_back(a);
+        c["Command"] = cmd;
+        json files = json::array();
+        auto colon = user.find(':');
+        std::string uid = user.substr(0, colon);
+        std::string gid = colon == std::string::npos ? uid : user.substr(colon + 1);
+        for (const auto& sec : secrets)
+            files.push_back(
+                {{"File", {{"Name", sec.file}, {"UID", uid}, {"GID", gid}, {"Mode", 0400}}},
+                 {"SecretID", sec.id},
+                 {"SecretName", sec.name}});
+        c["Secrets"] = files;
+    }
+    json env = json::array();
+    for (const auto& e : spec.env)
+        if (!e.secret) env.push_back(e.name + "=" + e.value);
+    if (!env.empty()) c["Env"] = env;
+    if (!spec.workdir.empty()) c["Dir"] = spec.workdir;
+    c["User"] = user;
+    c["ReadOnly"] = spec.read_only_rootfs != Tristate::no;
+    c["CapabilityDrop"] = json::array({"ALL"});
+    // An init as pid 1, as the docker runtime's --init: the workload's signals and exits behave as
+    // anywhere else (pid 1 ignores a SIGKILL sent from inside its own namespace), and zombies are
+    // reaped.
+    c["Init"] = true;
+    c["StopGracePeriod"] = static_cast<std::int64_t>(settings.stop_grace_ms) * 1'000'000;
+    json mounts = json::array();
+    for (const auto& m : spec.mounts)
+        mounts.push_back({{"Type", "bind"},
+                          {"Source", m.source},
+                          {"Target", m.target},
+                          {"ReadOnly", m.read_only}});
+    bool tmp_given = false;
+    for (const auto& t : spec.tmpfs) {
+        tmp_given = tmp_given || t.target == "/tmp";
+        std::uint64_t size = t.size_bytes != 0 ? t.size_bytes : settings.tmpfs_size_bytes;
+        mounts.push_back({{"Type", "tmpfs"},
+                          {"Target", t.target},
+                          {"TmpfsOptions", {{"SizeBytes", size}, {"Mode", 01777}}}});
+    }
+    if (!tmp_given && spec.read_only_rootfs != Tristate::no)
+        mounts.push_back(
+            {{"Type", "tmpfs"},
+             {"Target", "/tmp"},
+             {"TmpfsOptions", {{"SizeBytes", settings.tmpfs_size_bytes}, {"Mode", 01777}}}});
+    if (!mounts.empty()) c["Mounts"] = mounts;
+    if (!spec.extra_hosts.empty()) {
+        // The API wants "address name" where the spec has "name:address".
+        json hosts = json::array();
+        for (const auto& h : spec.extra_hosts) {
+            auto colon = h.find(':');
+            hosts.push_back(
+                colon == std::string::npos ? h : h.substr(colon + 1) + " " + h.substr(0, colon));
+        }
+        c["Hosts"] = hosts;
+    }
+
+    json limits = {
+        {"MemoryBytes", spec.memory_bytes != 0 ? spec.memory_bytes : settings.memory_bytes},
+        {"NanoCPUs", nano_cpus(spec.cpus_milli != 0 ? spec.cpus_milli : settings.cpus_milli)},
+        {"Pids", spec.pids_limit != 0 ? spec.pids_limit : settings.pids_limit}};
+    json resources = {{"Limits", limits}};
+    json reservations = json::object();
+    if (settings.reserve_memory_bytes != 0)
+        reservations["MemoryBytes"] = settings.reserve_memory_bytes;
+    if (settings.reserve_cpus_milli != 0)
+        reservations["NanoCPUs"] = nano_cpus(settings.reserve_cpus_milli);
+    if (!reservations.empty()) resources["Reservations"] = reservations;
+
+    json task = {{"ContainerSpec", c},
+                 // Service logs are read back from the node's log driver: "local" keeps the bytes
+                 // as they were written, where json-file replaces bytes that are not UTF-8. Its
+                 // default rotation (20 MB, compressed) loses what a lagging reader has not read;
+                 // one uncompressed file of logMaxSize, kept once more, bounds the node's disk
+                 // per turn instead (the files go with the service).
+                 {"LogDriver",
+                  {{"Name", "local"},
+                   {"Options",
+                    {{"max-size", std::to_string(settings.log_max_size_bytes)},
+                     {"max-file", "2"},
+                     {"compress", "false"}}}}},
+                 {"Resources", resources},
+                 {"RestartPolicy", {{"Condition", "none"}, {"MaxAttempts", 0}}}};
+    if (!settings.constraints.empty()) task["Placement"] = {{"Constraints", settings.constraints}};
+    if (!spec.network.empty())
+        task["Networks"] = json::array({{{"Target", spec.network}}});
+    else if (!spec.host_ports.empty() && settings.host_network)
+        task["Networks"] = json::array({{{"Target", "host"}}});
+
+    return {{"Labels", {{kLabelKey, spec.label}}},
+            {"TaskTemplate", task},
+            {"Mode", {{"ReplicatedJob", {{"MaxConcurrent", 1}, {"TotalCompletions", 1}}}}}};
+}
+
+} // namespace radial::swarm

@@ -1,0 +1,74 @@
+// plugins/swarm/service_spec.h — the swarm runtime's settings ([run.swarm]) and the pure mapping
+// from a ContainerSpec to an Engine API service spec (POST /services/create), with the
+// disposition of every carried field (docs/design.md §5.6).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <radial/plugin/runtime.hpp>
+#include <string>
+#include <vector>
+
+namespace radial::swarm {
+
+// The parsed [run.swarm] section. Caps default to the docker runtime's hardened ones.
+struct SwarmSettings {
+    std::string host = "unix:///var/run/docker.sock"; // the engine of a swarm manager
+    std::uint64_t memory_bytes = 2ull << 30;          // Resources.Limits.MemoryBytes
+    std::uint64_t cpus_milli = 2000;                  // Resources.Limits.NanoCPUs / 1e6
+    std::int64_t pids_limit = 256;                    // Resources.Limits.Pids
+    std::string user = "65534:65534";                 // numeric uid:gid, neither 0
+    std::uint64_t tmpfs_size_bytes = 256ull << 20;    // /tmp and spec tmpfs without a size
+    std::string pull = "never"; // "never": pin the manager's local image id; "always": nodes pull
+    std::vector<std::string> constraints;      // Placement.Constraints, e.g. "node.role==worker"
+    std::uint64_t reserve_memory_bytes = 0;    // Resources.Reservations.MemoryBytes; 0: none
+    std::uint64_t reserve_cpus_milli = 0;      // Resources.Reservations.NanoCPUs / 1e6; 0: none
+    bool host_network = false;                 // tasks may join the node's host network to reach
+                                               // hostPorts (the tcp turn socket)
+    std::uint64_t command_timeout_ms = 30'000; // budget of each Engine API call
+    std::uint64_t stop_grace_ms = 2'000;       // StopGracePeriod when a service is removed
+    std::uint64_t log_max_size_bytes = 256ull << 20; // the task's log file size before rotation
+};
+
+// Reads [run.swarm]: host, memory, cpus, pidsLimit, user, tmpfsSize, pull, constraints,
+// reserveMemory, reserveCpus, hostNetwork, commandTimeout, stopGrace, logMaxSize. Throws
+// radial::plugin::Error(RADIAL_E_INVALID, <key>) naming the key and the fix. Constructor only.
+SwarmSettings parse_swarm_settings(radial::plugin::Config& config);
+
+// Why `user` may not be a box user (a name, or uid/gid 0), or nullopt when it is numeric uid[:gid]
+// with neither 0. Pure.
+std::optional<std::string> user_problem(const std::string& user);
+
+// The disposition of every field `spec` carries under `settings` (docs/design.md §5.6). Pure.
+std::vector<radial::plugin::Disposition> describe_for_swarm(const ContainerSpec& spec,
+                                                            const SwarmSettings& settings);
+
+// A swarm secret made for one secret env variable: the id POST /secrets/create returned, its name,
+// and the file it is mounted as under /run/secrets.
+struct SecretRef {
+    std::string env_name;
+    std::string id;
+    std::string name;
+    std::string file;
+};
+
+// The file a secret env variable is mounted as under /run/secrets, by its position. Pure.
+std::string secret_file_name(std::size_t index);
+
+// The entry step that exports each secret file as its variable, byte for byte (a trailing newline
+// kept), then execs "$@": a `sh -c` script naming only variables and files, never values. Pure.
+std::string entry_script(const std::vector<SecretRef>& secrets);
+
+// The service spec for `spec`: `image_ref` is what the task runs (the local image id under
+// pull = "never"), `entrypoint` the image's own entrypoint (kept in front of argv when the entry
+// step replaces it), `secrets` the swarm secrets made for the secret variables. The spec's secret
+// values appear nowhere in it. Pure.
+nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& settings,
+                            const std::string& image_ref,
+                            const std::vector<std::string>& entrypoint,
+                            const std::vector<SecretRef>& secrets);
+
+// The label every service and secret of a box carries; its value is the box's label.
+inline constexpr const char* kLabelKey = "radial.label";
+
+} // namespace radial::swarm

@@ -1,0 +1,502 @@
+#include "swarm_runtime.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "engine_api/stream_frames.h"
+#include "support/run_ending.h"
+#include "support/wake_event.h"
+
+namespace radial::swarm {
+
+namespace {
+
+using engine_api::EngineError;
+using engine_api::url_encode;
+using radial::plugin::Error;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr auto kPollEvery = milliseconds(250);
+
+// True on a thread while it delivers output: a kill from inside the sink must not wait for the run
+// whose output thread it is blocking.
+thread_local bool tls_in_output_sink = false;
+constexpr auto kRemovalBudget = std::chrono::seconds(10);
+constexpr auto kEarlyKillMemory = std::chrono::seconds(60);
+
+// An EngineError as the ABI's error: unreachable or timed out is RADIAL_E_UNAVAILABLE.
+[[noreturn]] void rethrow_engine(const EngineError& e) {
+    throw Error(e.status() == 0 ? RADIAL_E_UNAVAILABLE : RADIAL_E_INTERNAL, e.what());
+}
+
+std::string random_hex(std::size_t bytes) {
+    std::random_device rd;
+    static const char* hex = "0123456789abcdef";
+    std::string s;
+    for (std::size_t i = 0; i < bytes; ++i) {
+        unsigned v = rd() & 0xff;
+        s += hex[v >> 4];
+        s += hex[v & 15];
+    }
+    return s;
+}
+
+std::string label_filter(const std::string& label) {
+    json f = {{"label", {{std::string(kLabelKey) + "=" + label, true}}}};
+    return url_encode(f.dump());
+}
+
+bool terminal(const std::string& state) {
+    return state == "complete" || state == "failed" || state == "rejected" || state == "shutdown" ||
+           state == "orphaned" || state == "remove";
+}
+
+} // namespace
+
+// One run, from the first secret to the service being gone.
+class SwarmRun {
+public:
+    SwarmRun(SwarmRuntime& rt, const ContainerSpec& spec, radial::plugin::Output& out,
+             plugin_support::ActiveRun& active)
+        : rt_(rt), spec_(spec), out_(out), active_(active) {}
+
+    ~SwarmRun() { cleanup(); }
+
+    radial::plugin::RunResult execute();
+
+private:
+    std::string box() const { return "box '" + spec_.label + "'"; }
+    std::pair<std::string, std::vector<std::string>> resolve_image();
+    void create_secrets();
+    void pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err);
+    void follow_logs() noexcept;
+    void stop_logs();
+    void cleanup() noexcept;
+
+    SwarmRuntime& rt_;
+    const ContainerSpec& spec_;
+    radial::plugin::Output& out_;
+    plugin_support::ActiveRun& active_;
+
+    std::vector<SecretRef> secrets_;
+    std::string service_id_;
+    bool cleaned_ = false;
+
+    // Shared with the log thread.
+    plugin_support::WakeEvent news_;
+    std::atomic<bool> output_aborted_{false};
+    std::atomic<std::uint64_t> delivered_[3] = {0, 0, 0}; // bytes per stream (1 out, 2 err)
+    std::mutex stream_mutex_;
+    std::unique_ptr<engine_api::Stream> stream_;
+    std::exception_ptr log_failure_;
+    std::optional<std::thread> log_thread_;
+};
+
+std::pair<std::string, std::vector<std::string>> SwarmRun::resolve_image() {
+    auto& engine = rt_.engine_;
+    engine_api::Response r = engine.request("GET", "/images/" + url_encode(spec_.image) + "/json",
+                                            "", "looking up image '" + spec_.image + "'");
+    if (r.status == 404) {
+        if (rt_.settings_.pull == "always") return {spec_.image, {}};
+        throw Error(RADIAL_E_NOT_FOUND, "image",
+                    "starting " + box() + ": image '" + spec_.image +
+                        "' is not on the manager's engine " + engine.address().text +
+                        "; load it there (and on every node that may run tasks: docker load), "
+                        "or set run.swarm.pull = \"always\" to let nodes pull it");
+    }
+    if (r.status != 200)
+        throw Error(RADIAL_E_INTERNAL, "looking up image '" + spec_.image + "': HTTP " +
+                                           std::to_string(r.status) + ": " +
+                                           engine_api::engine_message(r.body));
+    json j = json::parse(r.body);
+    std::vector<std::string> entrypoint;
+    if (j.contains("Config") && j["Config"].is_object() && j["Config"].contains("Entrypoint") &&
+        j["Config"]["Entrypoint"].is_array())
+        for (const auto& e : j["Config"]["Entrypoint"]) entrypoint.push_back(e.get<std::string>());
+    // An image id makes the node skip its registry lookup (it pulls only names, never ids): with
+    // pull = "never" nothing contacts a registry.
+    if (rt_.settings_.pull == "never") return {j.at("Id").get<std::string>(), entrypoint};
+    return {spec_.image, entrypoint};
+}
+
+void SwarmRun::create_secrets() {
+    const std::string run_tag = random_hex(8);
+    std::size_t index = 0;
+    for (const auto& e : spec_.env) {
+        if (!e.secret) continue;
+        SecretRef ref;
+        ref.env_name = e.name;
+        ref.name = "radial-" + run_tag + "-" + std::to_string(index);
+        ref.file = secret_file_name(index);
+        ++index;
+        json body = {{"Name", ref.name},
+                     {"Labels", {{kLabelKey, spec_.label}}},
+                     {"Data", engine_api::base64_encode(e.value)}};
+        // The value is only in the request body, never in a message or log line.
+        json answer = rt_.engine_.call("POST", "/secrets/create", &body,
+                                       "creating the swarm secret for " + e.name + " of " + box());
+        ref.id = answer.at("ID").get<std::string>();
+        secrets_.push_back(std::move(ref));
+    }
+}
+
+void SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err) {
+    // The broker sends a frame per line; consecutive frames of one stream within one read are
+    // delivered as one chunk, so a chatty box costs the sink one call per read, not per line.
+    std::uint32_t pending_stream = 0;
+    std::string pending;
+    std::uint64_t skip[3] = {0, skip_out, skip_err};
+    auto deliver = [&] {
+        if (pending.empty() || output_aborted_) return !output_aborted_;
+        tls_in_output_sink = true;
+        bool ok = out_.write(pending_stream, pending.data(), pending.size());
+        tls_in_output_sink = false;
+        pending.clear();
+        if (!ok && out_.aborted()) {
+            output_aborted_ = true;
+            news_.notify();
+        }
+        return !output_aborted_.load();
+    };
+    engine_api::FrameDemux demux([&](std::uint32_t s, const char* data, std::size_t n) {
+        // Bytes an earlier stream of this run already delivered are skipped, not repeated.
+        std::size_t drop = static_cast<std::size_t>(std::min<std::uint64_t>(skip[s], n));
+        skip[s] -= drop;
+        data += drop;
+        n -= drop;
+        if (n == 0) return true;
+        delivered_[s] += n;
+        if (s != pending_stream && !deliver()) return false;
+        pending_stream = s;
+        pending.append(data, n);
+        return true;
+    });
+    std::string chunk;
+    while (stream.read(chunk))
+        if (!demux.feed(chunk) || !deliver()) break;
+}
+
+void SwarmRun::follow_logs() noexcept {
+    try {
+        pump(*stream_, 0, 0);
+    } catch (...) {
+        log_failure_ = std::current_exception();
+    }
+}
+
+void SwarmRun::stop_logs() {
+    {
+        std::lock_guard lock(stream_mutex_);
+        if (stream_) stream_->stop();
+    }
+    if (log_thread_) {
+        log_thread_->join();
+        log_thread_.reset();
+    }
+}
+
+void SwarmRun::cleanup() noexcept {
+    if (cleaned_) return;
+    cleaned_ = true;
+    try {
+        stop_logs();
+    } catch (...) {
+    }
+    // By label, not only by the ids this run knows: a create whose answer was lost still left a
+    // service or secret carrying the label.
+    try {
+        rt_.remove_by_label(spec_.label, "ending " + box());
+    } catch (const std::exception& e) {
+        rt_.host_.warn("removing " + box() + ": " + e.what() +
+                       "; reconciliation will find it by its label");
+    }
+}
+
+radial::plugin::RunResult SwarmRun::execute() {
+    const auto started = Clock::now();
+    radial::plugin::RunResult result;
+    if (active_.kill_requested()) {
+        result.flags = RADIAL_RUN_KILLED;
+        return result;
+    }
+    auto timeout_at = Clock::time_point::max();
+    if (spec_.timeout_ms != 0 && spec_.timeout_ms < 100ull * 365 * 24 * 3600 * 1000)
+        timeout_at = started + milliseconds(spec_.timeout_ms);
+
+    std::string task_state, task_err, said_pending;
+    std::optional<int> exit_code;
+    plugin_support::Ending ending = plugin_support::Ending::none;
+    try {
+        auto [image_ref, entrypoint] = resolve_image();
+        create_secrets();
+        json body = service_spec(spec_, rt_.settings_, image_ref, entrypoint, secrets_);
+        json answer =
+            rt_.engine_.call("POST", "/services/create", &body, "creating the service of " + box());
+        service_id_ = answer.at("ID").get<std::string>();
+        rt_.host_.debug("started " + box() + " as swarm service " + service_id_);
+        if (answer.contains("Warnings") && answer["Warnings"].is_array())
+            for (const auto& w : answer["Warnings"])
+                if (w.is_string())
+                    rt_.host_.info(box() + ": the engine warns: " + w.get<std::string>());
+
+        stream_ =
+            rt_.engine_.open_stream("/services/" + service_id_ + "/logs?follow=1&stdout=1&stderr=1",
+                                    "following the output of " + box());
+        log_thread_.emplace([this] { follow_logs(); });
+
+        const std::string tasks_target =
+            "/tasks?filters=" + url_encode(json({{"service", {{service_id_, true}}}}).dump());
+        for (;;) {
+            if (active_.kill_requested())
+                ending = plugin_support::Ending::killed;
+            else if (output_aborted_)
+                ending = plugin_support::Ending::aborted;
+            else if (Clock::now() >= timeout_at)
+                ending = plugin_support::Ending::timed_out;
+            if (ending != plugin_support::Ending::none) break;
+
+            json tasks =
+                rt_.engine_.call("GET", tasks_target, nullptr, "reading the task of " + box());
+            if (tasks.is_array() && !tasks.empty()) {
+                const json& st = tasks.front().value("Status", json::object());
+                task_state = st.value("State", "");
+                task_err = st.value("Err", "");
+                // A task the scheduler cannot place waits in "pending" (until the timeout, if
+                // any): say why once, so the operator sees it while the turn waits.
+                if (!terminal(task_state) && !task_err.empty() && task_err != said_pending) {
+                    said_pending = task_err;
+                    rt_.host_.warn(box() + " is " + task_state + ": " + task_err +
+                                   "; check run.swarm.constraints and reservations against the "
+                                   "nodes (docker node ls)");
+                }
+                if (terminal(task_state)) {
+                    if (st.contains("ContainerStatus") &&
+                        st["ContainerStatus"].contains("ExitCode") &&
+                        (task_state == "complete" || task_err.starts_with("task: non-zero exit")))
+                        exit_code = st["ContainerStatus"]["ExitCode"].get<int>();
+                    break;
+                }
+            }
+            auto wait = kPollEvery;
+            if (timeout_at != Clock::time_point::max())
+                wait = std::clamp(std::chrono::ceil<milliseconds>(timeout_at - Clock::now()),
+                                  milliseconds(0), kPollEvery);
+            pollfd fds[2] = {{active_.wake().fd(), POLLIN, 0}, {news_.fd(), POLLIN, 0}};
+            ::poll(fds, 2, static_cast<int>(wait.count()));
+            news_.drain();
+        }
+
+        if (ending == plugin_support::Ending::none && exit_code) {
+            // The followed stream trails the task through swarm's log broker and never ends while
+            // the service exists: stop it, then read the ended task's logs once to their end,
+            // delivering only what the followed stream had not.
+            stop_logs();
+            if (log_failure_) std::rethrow_exception(log_failure_);
+            if (!output_aborted_) {
+                auto rest = rt_.engine_.open_stream(
+                    "/services/" + service_id_ + "/logs?follow=0&stdout=1&stderr=1",
+                    "reading the rest of the output of " + box());
+                pump(*rest, delivered_[1], delivered_[2]);
+            }
+        }
+    } catch (const EngineError& e) {
+        cleanup();
+        rethrow_engine(e);
+    } catch (...) {
+        cleanup();
+        throw;
+    }
+    stop_logs();
+    cleanup();
+    if (log_failure_ && ending == plugin_support::Ending::none) {
+        try {
+            std::rethrow_exception(log_failure_);
+        } catch (const EngineError& e) {
+            rethrow_engine(e);
+        } catch (const std::exception& e) {
+            throw Error(RADIAL_E_INTERNAL, "following the output of " + box() + ": " + e.what());
+        }
+    }
+    result.duration_ms = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
+    switch (ending) {
+        case plugin_support::Ending::killed: result.flags = RADIAL_RUN_KILLED; break;
+        case plugin_support::Ending::aborted:
+            result.flags = RADIAL_RUN_KILLED | RADIAL_RUN_OUTPUT_ABORTED;
+            break;
+        case plugin_support::Ending::timed_out: result.flags = RADIAL_RUN_TIMED_OUT; break;
+        case plugin_support::Ending::none:
+            if (!exit_code)
+                throw Error(
+                    RADIAL_E_INTERNAL,
+                    "starting " + box() + " from image '" + spec_.image + "': the swarm task " +
+                        "ended '" + task_state + "' without running: " +
+                        (task_err.empty() ? std::string("the engine gave no reason") : task_err) +
+                        "; check the mounts, workdir, user and constraints against the nodes, "
+                        "and the engine's log");
+            result.flags = RADIAL_RUN_EXITED;
+            result.exit_code = *exit_code;
+            if (output_aborted_) result.flags |= RADIAL_RUN_OUTPUT_ABORTED;
+            break;
+    }
+    return result;
+}
+
+SwarmRuntime::SwarmRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
+    : host_(host),
+      settings_(parse_swarm_settings(config)),
+      engine_(
+          [&] {
+              try {
+                  return engine_api::parse_engine_address(settings_.host);
+              } catch (const std::invalid_argument& e) {
+                  throw Error(RADIAL_E_INVALID, "host",
+                              "reading " + config.section() + ".host: " + e.what());
+              }
+          }(),
+          milliseconds(std::min<std::uint64_t>(settings_.command_timeout_ms, 3'600'000))) {}
+
+void SwarmRuntime::preflight() {
+    try {
+        engine_api::ApiVersion v = engine_.version();
+        json info = engine_.call("GET", "/info", nullptr, "checking the engine is a swarm manager");
+        json sw = info.value("Swarm", json::object());
+        std::string state = sw.value("LocalNodeState", "");
+        bool manager = sw.value("ControlAvailable", false);
+        if (state != "active")
+            throw Error(RADIAL_E_UNAVAILABLE,
+                        "the engine at " + engine_.address().text +
+                            " is not in a swarm (LocalNodeState '" + state +
+                            "'); the swarm runtime runs turns as swarm services. Make it a "
+                            "manager: `docker swarm init --advertise-addr <this host's address>` "
+                            "(on one machine: --advertise-addr 127.0.0.1 --listen-addr "
+                            "127.0.0.1:2377), or point run.swarm.host at a manager's engine");
+        if (!manager)
+            throw Error(RADIAL_E_UNAVAILABLE,
+                        "the engine at " + engine_.address().text +
+                            " is a swarm worker; services can only be created on a manager: "
+                            "point run.swarm.host at a manager's engine, or promote this node "
+                            "(`docker node promote <node>` on a manager)");
+        host_.debug("swarm manager answers at " + engine_.address().text + ", Engine API " +
+                    v.text());
+        host_.warn("swarm services at Engine API " + v.text() +
+                   " cannot set no-new-privileges: tasks run with every capability dropped and a "
+                   "non-root user, but a setuid binary in the image can still change uid");
+    } catch (const EngineError& e) {
+        throw Error(RADIAL_E_UNAVAILABLE, e.what());
+    }
+}
+
+std::vector<radial::plugin::Disposition> SwarmRuntime::describe(const ContainerSpec& spec) {
+    return describe_for_swarm(spec, settings_);
+}
+
+radial::plugin::RunResult SwarmRuntime::run(const ContainerSpec& spec,
+                                            radial::plugin::Output& out) {
+    std::optional<plugin_support::RunRegistry::Registration> registration;
+    {
+        std::lock_guard lock(kill_mutex_);
+        registration.emplace(runs_.enter(spec.label));
+        auto it = early_kills_.find(spec.label);
+        if (it != early_kills_.end()) {
+            bool recent = Clock::now() - it->second < kEarlyKillMemory;
+            early_kills_.erase(it);
+            if (recent) {
+                host_.info("box '" + spec.label + "' was killed before its run began");
+                registration->run().request_kill(); // the run then starts nothing
+            }
+        }
+    }
+    SwarmRun run(*this, spec, out, registration->run());
+    return run.execute();
+}
+
+std::vector<std::string> SwarmRuntime::list_by_label(std::string_view prefix) {
+    std::set<std::string> labels;
+    try {
+        json f = {{"label", {{kLabelKey, true}}}};
+        json services = engine_.call("GET", "/services?filters=" + url_encode(f.dump()), nullptr,
+                                     "listing boxes");
+        for (const auto& s : services) {
+            const json& l = s.value("Spec", json::object()).value("Labels", json::object());
+            if (!l.contains(kLabelKey) || !l[kLabelKey].is_string()) continue;
+            std::string label = l[kLabelKey].get<std::string>();
+            if (std::string_view(label).starts_with(prefix)) labels.insert(std::move(label));
+        }
+    } catch (const EngineError& e) {
+        rethrow_engine(e);
+    }
+    return {labels.begin(), labels.end()};
+}
+
+std::size_t SwarmRuntime::remove_by_label(const std::string& label, const std::string& why) {
+    const std::string filter = label_filter(label);
+    json services = engine_.call("GET", "/services?filters=" + filter, nullptr, why);
+    std::size_t removed = 0;
+    for (const auto& s : services) {
+        std::string id = s.value("ID", "");
+        auto r = engine_.request("DELETE", "/services/" + id, "", why);
+        if (r.status == 200) ++removed;
+        if (r.status != 200 && r.status != 404)
+            throw EngineError(why + ": DELETE /services/" + id + " answered HTTP " +
+                                  std::to_string(r.status) + ": " +
+                                  engine_api::engine_message(r.body),
+                              r.status, false);
+    }
+    // A secret stays "in use" until its service is gone from the store; retry briefly.
+    const auto deadline = Clock::now() + kRemovalBudget;
+    for (;;) {
+        json secrets = engine_.call("GET", "/secrets?filters=" + filter, nullptr, why);
+        std::string last_error;
+        for (const auto& s : secrets) {
+            std::string id = s.value("ID", "");
+            auto r = engine_.request("DELETE", "/secrets/" + id, "", why);
+            if (r.status != 204 && r.status != 200 && r.status != 404)
+                last_error = "DELETE /secrets/" + id + " answered HTTP " +
+                             std::to_string(r.status) + ": " + engine_api::engine_message(r.body);
+        }
+        if (last_error.empty()) return removed;
+        if (Clock::now() >= deadline) throw EngineError(why + ": " + last_error, 409, false);
+        std::this_thread::sleep_for(milliseconds(100));
+    }
+}
+
+void SwarmRuntime::kill(std::string_view label) {
+    std::shared_ptr<plugin_support::ActiveRun> active;
+    {
+        std::lock_guard lock(kill_mutex_);
+        active = runs_.request_kill(label);
+        if (active == nullptr) {
+            auto now = Clock::now();
+            std::erase_if(early_kills_,
+                          [&](const auto& e) { return now - e.second >= kEarlyKillMemory; });
+            early_kills_[std::string(label)] = now;
+        }
+    }
+    std::size_t removed = 0;
+    try {
+        removed = remove_by_label(std::string(label), "killing box '" + std::string(label) + "'");
+    } catch (const EngineError& e) {
+        rethrow_engine(e);
+    }
+    // A kill that found a service but no run was cleaning up an orphan (reconciliation), not
+    // overtaking a run to come.
+    if (active == nullptr && removed > 0) {
+        std::lock_guard lock(kill_mutex_);
+        early_kills_.erase(std::string(label));
+    }
+    if (active != nullptr && !active->on_run_thread() && !tls_in_output_sink &&
+        !active->wait_finished(kRemovalBudget))
+        host_.warn("killing box '" + std::string(label) +
+                   "': its run did not finish within 10 s; it goes on removing the service");
+}
+
+} // namespace radial::swarm

@@ -1,0 +1,84 @@
+// plugins/swarm/swarm_runtime.h — the swarm runtime: each turn a one-task replicated job on the
+// Docker Swarm cluster the engine belongs to, driven through the Engine API (docs/design.md §5.1).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <radial/plugin/runtime.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine_api/engine_client.h"
+#include "service_spec.h"
+#include "support/run_registry.h"
+
+#ifndef RADIAL_SWARM_PLUGIN_VERSION
+#define RADIAL_SWARM_PLUGIN_VERSION "0.0.0"
+#endif
+
+namespace radial::swarm {
+
+// One instance per radiald runtime; holds no connection or thread between calls. Threading as in
+// radial/runtime_plugin.h.
+class SwarmRuntime final : public radial::plugin::Runtime {
+public:
+    static constexpr radial::plugin::Info info{"swarm", "Docker Swarm (one job per turn)",
+                                               RADIAL_SWARM_PLUGIN_VERSION};
+
+    // Reads [run.swarm] (parse_swarm_settings). No engine contact. [control]
+    SwarmRuntime(const radial::plugin::Host& host, radial::plugin::Config& config);
+
+    // GET /version and GET /info: the engine speaks API 1.41+ and is an active swarm manager.
+    // Throws Error(RADIAL_E_UNAVAILABLE) saying how to `docker swarm init` otherwise. Logs (warn)
+    // that services cannot set no-new-privileges at this API version. [thread-safe]
+    void preflight() override;
+
+    // None: a task may land on another node, so neither a host unix socket nor host uids carry
+    // over; the host then picks a tcp turn socket (docs/design.md §9.1). [thread-safe]
+    std::vector<std::string> capabilities() override { return {}; }
+
+    // describe_for_swarm. [thread-safe]
+    std::vector<radial::plugin::Disposition> describe(const ContainerSpec& spec) override;
+
+    // Creates the secrets and the service, streams the service's logs (GET …/logs?follow=1,
+    // demultiplexed) to `out`, polls the task until it ends, and removes the service and its
+    // secrets on every path. Endings: the task's exit → RADIAL_RUN_EXITED with
+    // Status.ContainerStatus.ExitCode; timeout → RADIAL_RUN_TIMED_OUT; kill → RADIAL_RUN_KILLED;
+    // an aborting sink → KILLED | OUTPUT_ABORTED. Throws Error: RADIAL_E_NOT_FOUND for an image
+    // the manager does not have (pull = "never"), RADIAL_E_UNAVAILABLE when the engine does not
+    // answer, RADIAL_E_INTERNAL naming the engine's reason when the task is rejected or cannot
+    // start. [thread-safe] for distinct labels.
+    radial::plugin::RunResult run(const ContainerSpec& spec, radial::plugin::Output& out) override;
+
+    // Labels (sorted, once each) of every service carrying radial.label starting with `prefix`.
+    std::vector<std::string> list_by_label(std::string_view prefix) override;
+
+    // Removes every service and secret labelled exactly `label`, ends a run of it in flight
+    // (RADIAL_RUN_KILLED) and waits (bounded) for that run's cleanup. With no run in flight and no
+    // service found, the kill is remembered for 60 s so that a run of that label arriving just
+    // after starts nothing. [thread-safe; also from the output callback]
+    void kill(std::string_view label) override;
+
+    // Where the host binds the tcp turn socket: left to run.turnSocketHost / 127.0.0.1.
+    radial::plugin::TcpRoute tcp_route() override { return {}; }
+
+private:
+    friend class SwarmRun;
+    // Removes the services, then the secrets, labelled exactly `label`; returns how many services
+    // it removed. Throws engine_api::EngineError.
+    std::size_t remove_by_label(const std::string& label, const std::string& why);
+
+    radial::plugin::Host host_;
+    SwarmSettings settings_;
+    engine_api::EngineClient engine_;
+    plugin_support::RunRegistry runs_;
+    // Kills of labels with no run in flight, for 60 s: a run of that label arriving just after
+    // starts nothing (runtime_plugin.h `kill`). Guarded by kill_mutex_, which also makes "is a run
+    // in flight?" and "remember the kill" one step.
+    std::mutex kill_mutex_;
+    std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> early_kills_;
+};
+
+} // namespace radial::swarm
