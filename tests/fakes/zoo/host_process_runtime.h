@@ -6,10 +6,16 @@
 // What it honours: argv (execvp, so PATH lookup uses the host's default path), env (exactly the
 // spec's, nothing inherited), workdir (chdir), timeoutMs, onOutput. It refuses everything that
 // needs a container (image is superseded: there is none). Boxes live in one registry per loaded
-// library, so every instance sees every box (as reconciliation needs).
+// library, so every instance sees every box (as reconciliation needs). With the config key `boxDir`
+// each box also has a file there, named after its label and holding its process group id, from
+// before its process starts until the box is removed: what the harness's --verify-gone probe and
+// --cleanup command look at, independently of the plugin.
 #pragma once
 
+#include <mutex>
 #include <radial/plugin/runtime.hpp>
+#include <set>
+#include <string>
 
 namespace radial::zoo {
 
@@ -20,6 +26,12 @@ struct Defects {
     bool deaf = false;                 // run never returns at all, not even when killed
     bool list_everything = false;      // list_by_label ignores the prefix
     bool leave_box_after_kill = false; // kill ends the process but the box stays listed
+    bool keep_exited = false;          // a box whose workload exits by itself is never removed, and
+                                       // list_by_label lists running boxes only
+    bool kill_own_only = false;        // kill acts only on boxes this instance started
+    bool squash_exit_codes = false;    // exit codes 4-255 are reported as 1
+    bool kill_noop = false;            // kill returns RADIAL_OK and does nothing
+    bool hang_list = false;            // list_by_label never returns
 };
 
 class HostProcessRuntime : public radial::plugin::Runtime {
@@ -33,8 +45,13 @@ public:
     void kill(std::string_view label) override;
 
 private:
+    void remove_box_file(std::string_view label) const;
+
     radial::plugin::Host host_;
     Defects defects_;
+    std::string box_dir_; // empty: no box files
+    std::mutex mine_mutex_;
+    std::set<std::string, std::less<>> mine_; // labels this instance started
 };
 
 } // namespace radial::zoo
