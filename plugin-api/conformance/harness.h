@@ -32,6 +32,9 @@ struct Options {
     // --cleanup COMMAND: a shell command, run with one label as $1, that removes that box by
     // asking the engine itself; used when the plugin did not remove a box. Empty: none given.
     std::string cleanup;
+    // --allow-no-describe-spec: a plugin without describe_spec passes dispositions-complete
+    // (radiald then refuses every field but label, image, argv and onOutput).
+    bool allow_no_describe_spec = false;
 };
 
 // What the --verify-gone probe showed for a prefix.

@@ -31,7 +31,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: radial-conformance --plugin PATH.so [--config FILE.toml] [--image IMAGE]\n"
     "                          [--budget SECONDS] [--verify-gone COMMAND] [--cleanup COMMAND]\n"
-    "                          [--list-checks] [--gtest_* flags]\n"
+    "                          [--allow-no-describe-spec] [--list-checks] [--gtest_* flags]\n"
     "\n"
     "  --plugin PATH.so    the runtime plugin to check\n"
     "  --config FILE.toml  a config file; its [run.<id>] table is passed to create, flattened\n"
@@ -46,6 +46,8 @@ constexpr const char* kUsage =
     "                      After every check and at the end, a box it shows is a failure\n"
     "  --cleanup CMD       a shell command, run with one label as $1, that removes that box\n"
     "                      (e.g. docker rm -f \"$1\"); used on boxes the plugin left behind\n"
+    "  --allow-no-describe-spec  pass a plugin without describe_spec (radiald then refuses\n"
+    "                      every field but label, image, argv and onOutput)\n"
     "  --list-checks       print every check with its description and exit\n";
 
 // Prints each failed check's description and the plugin's log, and records every result.
@@ -116,6 +118,8 @@ Options parse(int& argc, char** argv) {
             o.verify_gone = value(i, "--verify-gone");
         else if (is(a, "--cleanup"))
             o.cleanup = value(i, "--cleanup");
+        else if (a == "--allow-no-describe-spec")
+            o.allow_no_describe_spec = true;
         else if (a == "--list-checks")
             o.list_checks = true;
         else if (a == "--help" || a == "-h") {

@@ -92,6 +92,8 @@ struct SpawnSetup {
 HostProcessRuntime::HostProcessRuntime(const radial::plugin::Host& host,
                                        radial::plugin::Config& config, Defects defects)
     : host_(host), defects_(defects), box_dir_(config.string("boxDir").value_or("")) {
+    for (const auto& c : config.strings("hang").value_or(std::vector<std::string>{}))
+        hang_.insert(c);
     if (box_dir_.empty()) return;
     std::error_code ec;
     std::filesystem::create_directories(box_dir_, ec);
@@ -100,11 +102,19 @@ HostProcessRuntime::HostProcessRuntime(const radial::plugin::Host& host,
                     "creating the box directory '" + box_dir_ + "': " + ec.message());
 }
 
+void HostProcessRuntime::maybe_hang(std::string_view call) const {
+    if (hang_.find(call) == hang_.end()) return;
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+void HostProcessRuntime::preflight() { maybe_hang("preflight"); }
+
 void HostProcessRuntime::remove_box_file(std::string_view label) const {
     if (!box_dir_.empty()) ::unlink((box_dir_ + "/" + std::string(label)).c_str());
 }
 
 std::vector<radial::plugin::Disposition> HostProcessRuntime::describe(const ContainerSpec& spec) {
+    maybe_hang("describe_spec");
     std::vector<radial::plugin::Disposition> out;
     for (auto f : carried_fields(spec)) {
         switch (f) {
@@ -278,6 +288,7 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
 
 std::vector<std::string> HostProcessRuntime::list_by_label(std::string_view prefix) {
     while (defects_.hang_list) std::this_thread::sleep_for(std::chrono::hours(1));
+    maybe_hang("list_by_label");
     auto& reg = registry();
     std::lock_guard lock(reg.mutex);
     std::set<std::string> names(reg.leaked.begin(), reg.leaked.end());
@@ -290,6 +301,7 @@ std::vector<std::string> HostProcessRuntime::list_by_label(std::string_view pref
 }
 
 void HostProcessRuntime::kill(std::string_view label) {
+    maybe_hang("kill");
     if (defects_.kill_noop) return;
     if (defects_.kill_own_only) {
         std::lock_guard lock(mine_mutex_);

@@ -9,7 +9,8 @@
 // library, so every instance sees every box (as reconciliation needs). With the config key `boxDir`
 // each box also has a file there, named after its label and holding its process group id, from
 // before its process starts until the box is removed: what the harness's --verify-gone probe and
-// --cleanup command look at, independently of the plugin.
+// --cleanup command look at, independently of the plugin. The config key `hang`, an array of
+// "preflight", "describe_spec", "list_by_label", "kill", makes those calls block forever.
 #pragma once
 
 #include <mutex>
@@ -39,6 +40,7 @@ public:
     HostProcessRuntime(const radial::plugin::Host& host, radial::plugin::Config& config,
                        Defects defects);
 
+    void preflight() override;
     std::vector<radial::plugin::Disposition> describe(const ContainerSpec& spec) override;
     radial::plugin::RunResult run(const ContainerSpec& spec, radial::plugin::Output& out) override;
     std::vector<std::string> list_by_label(std::string_view prefix) override;
@@ -46,10 +48,13 @@ public:
 
 private:
     void remove_box_file(std::string_view label) const;
+    // Blocks forever when the config's `hang` array names `call` (a host's deadline test).
+    void maybe_hang(std::string_view call) const;
 
     radial::plugin::Host host_;
     Defects defects_;
-    std::string box_dir_; // empty: no box files
+    std::string box_dir_;                     // empty: no box files
+    std::set<std::string, std::less<>> hang_; // config `hang`: calls that never return
     std::mutex mine_mutex_;
     std::set<std::string, std::less<>> mine_; // labels this instance started
 };
