@@ -346,7 +346,8 @@ typedef struct radial_runtime_descriptor {
 
     /* [thread-safe] One disposition for every field `spec` carries (ADR §4), and none for the
      * fields it does not carry. Pure. The host treats a carried field with no disposition as
-     * REFUSED. Optional: NULL means the host treats every carried field as HONOURED. */
+     * REFUSED. Optional, but fails closed: NULL means the host treats label, image, argv and
+     * onOutput as HONOURED and every other carried field as REFUSED. */
     int32_t (*describe_spec)(radial_runtime* rt, const radial_spec* spec,
                              const radial_disposition_sink* out, const radial_error_sink* err);
 
