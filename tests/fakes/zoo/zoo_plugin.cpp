@@ -25,6 +25,8 @@
 //   ZOO_SQUASH_EXIT_CODES exit codes 4-255 reported as 1            -> run-exit-codes
 //   ZOO_KILL_NOOP        kill returns RADIAL_OK and does nothing    -> kill-during-run, then a
 //                        hang; the harness removes its box (--cleanup)
+//   ZOO_NO_DESCRIBE      no describe_spec at all                    -> dispositions-complete
+//                        (passes with --allow-no-describe-spec)
 //   ZOO_HANG_DESTROY     destroy never returns                      -> hang, named destroy
 //   ZOO_HANG_LIST        list_by_label never returns                -> hang, named list_by_label
 // Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
@@ -167,6 +169,9 @@ const radial_runtime_descriptor* zoo_descriptor() {
 #endif
 #ifdef ZOO_LATE_OUTPUT
         x.run = &late_run;
+#endif
+#ifdef ZOO_NO_DESCRIBE
+        x.describe_spec = nullptr;
 #endif
         return x;
     }();
