@@ -387,6 +387,9 @@ typedef struct radial_runtime_descriptor {
  * from any thread; returns the same pointer every time, valid until the library is unloaded. */
 typedef const radial_runtime_descriptor* (*radial_runtime_plugin_entry_fn)(void);
 
+/* The entry a plugin defines, exactly so (C: as written; C++: inside extern "C"). */
+RADIAL_RT_EXPORT const radial_runtime_descriptor* radial_runtime_plugin_entry(void);
+
 #ifdef __cplusplus
 }
 #endif
