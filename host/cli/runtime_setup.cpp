@@ -47,6 +47,9 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
                                            plugin.path, e.what()));
         }
     }();
+    // Every call but run gets a deadline, so a stuck plugin fails the command with its name
+    // and the call instead of hanging it (run is bounded by the turn's own timeout).
+    client.set_call_deadline(std::chrono::milliseconds(cfg.plugin_call_timeout_ms));
     if (preflight) {
         try {
             client.preflight();

@@ -297,6 +297,12 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 cfg.allowed_images = r.strings(key, v);
                 for (const auto& pattern : cfg.allowed_images)
                     if (pattern.empty()) r.fail(key, "must not contain an empty pattern");
+            } else if (name == "pluginCallTimeout") {
+                std::optional<std::uint64_t> ms;
+                if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());
+                if (!ms || *ms == 0 || *ms > 3'600'000)
+                    r.fail(key, "must be a duration from 1ms to 1h, such as \"120s\" or \"2m\"");
+                cfg.plugin_call_timeout_ms = *ms;
             } else if (const auto* t = v.as_table()) {
                 sections[name] = t;
             } else {

@@ -61,6 +61,8 @@ struct HostConfig {
     std::vector<std::string> allowed_images{"*"};
     // run.protectedPaths: absolute host paths no request may name, added to the built-in ones.
     std::vector<std::string> protected_paths;
+    std::uint64_t plugin_call_timeout_ms = 120'000; // run.pluginCallTimeout: the longest any
+                                                    // plugin call but run may take
     host::ConfigSection runtime_section;  // [run.<containerRuntime>], flattened
     RedactConfig redact;                  // [redact]
 

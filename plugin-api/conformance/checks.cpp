@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "host_probe.h"
+
 namespace radial::conformance {
 namespace {
 
@@ -67,21 +69,46 @@ void Conformance::SetUp() {
 }
 
 void Conformance::TearDown() {
-    if (!instance_) return;
-    // Best effort, but still under the budget: the check has asserted what it wanted about its
-    // boxes; this only keeps a failing plugin from leaving them running after the harness.
-    std::vector<std::string> labels = extra_labels_;
-    try {
-        for (const auto& l : instance_->list(check_prefix())) labels.push_back(l);
-    } catch (...) {
-    }
-    for (const auto& l : labels) {
+    auto& h = Harness::get();
+    const bool made_labels = made_labels_; // check_prefix() below would set it
+    if (instance_) {
+        // Best effort, but still under the budget: the check has asserted what it wanted about
+        // its boxes; this only keeps a failing plugin from leaving them running after the
+        // harness.
+        std::vector<std::string> labels = extra_labels_;
         try {
-            instance_->kill(l);
+            for (const auto& l : instance_->list(check_prefix())) labels.push_back(l);
         } catch (...) {
         }
+        for (const auto& l : labels) {
+            try {
+                instance_->kill(l);
+            } catch (...) {
+            }
+        }
+        instance_.reset();
     }
-    instance_.reset();
+    if (!made_labels || h.options.verify_gone.empty()) return;
+    // The engine's own account, not the plugin's: a box the plugin forgot (an exited one it never
+    // removed, one its list_by_label does not show) is still a box left behind.
+    const std::string prefix = check_prefix();
+    ProbeResult p = h.probe(prefix);
+    if (!p.problem.empty()) {
+        ADD_FAILURE() << "after the check, " << p.problem << "; it was run as: sh -c '"
+                      << h.options.verify_gone << "' radial-conformance '" << prefix << "'";
+        return;
+    }
+    if (p.boxes.empty()) return;
+    std::string shown;
+    for (const auto& b : p.boxes) shown += (shown.empty() ? "'" : ", '") + b + "'";
+    ADD_FAILURE() << "after the check (and the harness's kill of every box the plugin's "
+                  << "list_by_label('" << prefix << "') showed), the --verify-gone probe still "
+                  << "shows " << shown
+                  << ": the plugin left boxes behind. A box is removed whatever ends it, also "
+                     "when its workload exits by itself, and list_by_label lists every box with "
+                     "the prefix, running or not";
+    if (!h.options.cleanup.empty())
+        for (const auto& b : p.boxes) (void)run_command(h.options.cleanup, {b}, budget());
 }
 
 Instance& Conformance::instance() {
@@ -90,12 +117,17 @@ Instance& Conformance::instance() {
 }
 
 std::string Conformance::check_prefix() const {
+    made_labels_ = true;
     std::string check = kebab(current_test_name());
     // Labels are at most 128 bytes; the check part is short enough in every check.
     return Harness::get().label_prefix + check + "-";
 }
 
-std::string Conformance::label(const std::string& suffix) { return check_prefix() + suffix; }
+std::string Conformance::label(const std::string& suffix) {
+    std::string l = check_prefix() + suffix;
+    Harness::get().note_label(l);
+    return l;
+}
 
 ContainerSpec Conformance::shell_spec(const std::string& label, const std::string& script) const {
     ContainerSpec s;

@@ -49,7 +49,10 @@ protected:
     // The label prefix of this check: "<prefix><check>-".
     std::string check_prefix() const;
     // Remembers a label outside check_prefix() for the tear-down to kill.
-    void also_clean(const std::string& label) { extra_labels_.push_back(label); }
+    void also_clean(const std::string& label) {
+        extra_labels_.push_back(label);
+        Harness::get().note_label(label);
+    }
 
     // A spec running `script` with `sh -c` in the harness's image, under `label`.
     ContainerSpec shell_spec(const std::string& label, const std::string& script) const;
@@ -77,6 +80,7 @@ protected:
 private:
     std::optional<Instance> instance_;
     std::vector<std::string> extra_labels_;
+    mutable bool made_labels_ = false; // a label under check_prefix() was handed out
 };
 
 // Text of RADIAL_RUN_* flags: "EXITED|TIMED_OUT".

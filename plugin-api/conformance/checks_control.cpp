@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "checks.h"
+#include "host_probe.h"
 
 namespace radial::conformance {
 namespace {
@@ -194,6 +195,107 @@ CONFORMANCE_CHECK(kill_from_output_callback, Gate::ready,
     auto listed = instance().list(l);
     EXPECT_FALSE(contains(listed, l)) << "list_by_label('" << l << "') still shows the box after "
                                       << "kill from inside the sink: " << joined(listed);
+}
+
+CONFORMANCE_CHECK(no_box_left, Gate::ready,
+                  "The engine itself (the --verify-gone probe) shows a box while it runs, and no "
+                  "box once its run returned: neither one whose workload exited by itself (with "
+                  "0 and with 3) nor one that was killed; list_by_label agrees.") {
+    auto& h = Harness::get();
+    if (h.options.verify_gone.empty())
+        GTEST_SKIP() << "no --verify-gone probe was given, so boxes left behind were looked for "
+                        "only through the plugin's own list_by_label; give a command that asks "
+                        "the engine, e.g. --verify-gone 'docker ps -a --filter \"name=^$1\" "
+                        "--format {{.Names}}'";
+    std::string running = label("running");
+    auto capture = std::make_shared<OutputCapture>();
+    auto call = instance().start_run(shell_spec(running, "echo started; sleep 600"), capture);
+    if (wait_for_output(*capture, call, "started", budget())) {
+        ProbeResult p = h.probe(running);
+        EXPECT_TRUE(p.problem.empty()) << p.problem;
+        EXPECT_TRUE(contains(p.boxes, running))
+            << "the --verify-gone probe, run with '" << running << "' while that box ran, printed "
+            << joined(p.boxes)
+            << "; it must print the label of every box whose label starts with $1, or it proves "
+               "nothing when it prints nothing";
+    } else {
+        ADD_FAILURE() << "the box '" << running << "' never printed 'started'";
+    }
+    try {
+        instance().kill(running);
+    } catch (...) {
+        ADD_FAILURE() << "kill('" << running << "') failed: " << describe_current_exception();
+    }
+    (void)finish(call, running, 10s + budget() / 4);
+    ProbeResult killed = h.probe(running);
+    EXPECT_TRUE(killed.boxes.empty())
+        << "after kill('" << running << "') and its run returned, the --verify-gone probe still "
+        << "shows " << joined(killed.boxes);
+    for (int code : {0, 3}) {
+        std::string l = label("exited" + std::to_string(code));
+        std::string what = "run of `sh -c 'echo bye; exit " + std::to_string(code) + "'`";
+        RunObservation o = run(shell_spec(l, "echo bye; exit " + std::to_string(code)),
+                               std::make_shared<OutputCapture>());
+        if (!expect_ran(o, what)) continue;
+        ProbeResult p = h.probe(l);
+        EXPECT_TRUE(p.problem.empty()) << p.problem;
+        auto listed = instance().list(l);
+        EXPECT_TRUE(p.boxes.empty())
+            << "after the " << what << " returned, the --verify-gone probe still shows "
+            << joined(p.boxes) << " (the plugin's list_by_label shows " << joined(listed)
+            << "): a box is removed when its workload exits by itself too, not only when it is "
+               "killed";
+        EXPECT_TRUE(listed.empty() || !p.boxes.empty())
+            << "after the " << what << " returned, list_by_label('" << l << "') shows "
+            << joined(listed) << ", which the engine does not have";
+    }
+}
+
+CONFORMANCE_CHECK(kill_cross_instance, Gate::ready,
+                  "A second instance, as a radiald restarted after a crash would be, lists a box "
+                  "the first instance started and kills it: the box is gone when kill returns "
+                  "and the first instance's run returns within 10 s.") {
+    std::string l = label("orphan");
+    auto capture = std::make_shared<OutputCapture>();
+    auto call = instance().start_run(shell_spec(l, "echo started; sleep 600"), capture);
+    if (!wait_for_output(*capture, call, "started", budget())) {
+        RunObservation o = finish(call, l, budget());
+        FAIL() << "the box never printed 'started' (the run " << outcome_text(o) << ")";
+    }
+    {
+        Instance second = Instance::create();
+        auto listed = second.list(l);
+        EXPECT_TRUE(contains(listed, l))
+            << "a second instance's list_by_label('" << l << "') returned " << joined(listed)
+            << " while the first instance's box '" << l << "' ran; a restarted host must find "
+            << "the boxes its crashed predecessor left";
+        auto killed_at = Clock::now();
+        try {
+            second.kill(l);
+        } catch (...) {
+            ADD_FAILURE() << "the second instance's kill('" << l
+                          << "') failed: " << describe_current_exception();
+        }
+        std::cout << "  the second instance's kill returned after " << secs(since(killed_at))
+                  << "\n";
+        auto after = second.list(l);
+        EXPECT_FALSE(contains(after, l))
+            << "after the second instance's kill('" << l << "') returned, its list_by_label still "
+            << "shows the box; kill acts on every box with the label, not only on boxes this "
+            << "instance started";
+        if (!Harness::get().options.verify_gone.empty()) {
+            ProbeResult p = Harness::get().probe(l);
+            EXPECT_TRUE(p.boxes.empty())
+                << "after the second instance's kill('" << l << "') returned, the --verify-gone "
+                << "probe still shows " << joined(p.boxes)
+                << "; kill's postcondition is that no box with that label exists";
+        }
+    }
+    RunObservation o = finish(call, l, 10s + budget() / 4);
+    EXPECT_FALSE(o.needed_kill)
+        << "the first instance's run of '" << l << "' did not return after the second instance "
+        << "killed its box; the harness had to kill it through the first instance (does kill act "
+        << "only on boxes this instance started?)";
 }
 
 CONFORMANCE_CHECK(kill_unknown_label, Gate::ready,

@@ -152,8 +152,13 @@ CONFORMANCE_CHECK(dispositions_complete, Gate::created,
     std::vector<host::Disposition> reported;
     RawStatus status;
     if (!raw_describe(full, reported, status)) {
-        GTEST_SKIP() << "the plugin has no describe_spec: the host treats every carried field as "
-                        "HONOURED";
+        if (Harness::get().options.allow_no_describe_spec)
+            GTEST_SKIP() << "the plugin has no describe_spec (--allow-no-describe-spec): radiald "
+                            "refuses every field but label, image, argv and onOutput";
+        FAIL() << "the plugin has no describe_spec, so radiald refuses every field a spec carries "
+                  "but label, image, argv and onOutput (it fails closed): a turn with a mount, an "
+                  "env variable or a timeout cannot run. Implement describe_spec, or pass "
+                  "--allow-no-describe-spec if the plugin means to run nothing else";
     }
     ASSERT_EQ(status.status, RADIAL_OK)
         << "describe_spec of a spec carrying every field failed: status " << status.status << ": "

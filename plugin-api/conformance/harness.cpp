@@ -4,11 +4,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <memory>
 
+#include "host_probe.h"
 #include "pending_call.h"
 #include "plugin_calls.h"
 
@@ -136,6 +138,87 @@ std::optional<std::string> Harness::gate_problem(Gate gate) {
     return problem;
 }
 
+void Harness::note_label(const std::string& label) {
+    std::lock_guard lock(mutex_);
+    labels_.push_back(label);
+}
+
+ProbeResult Harness::probe(const std::string& prefix) const {
+    using namespace std::chrono_literals;
+    auto limit = std::min<std::chrono::milliseconds>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(options.budget), 30s);
+    CommandResult c = run_command(options.verify_gone, {prefix}, limit);
+    ProbeResult r;
+    if (!c.problem.empty())
+        r.problem = "the --verify-gone probe could not be started: " + c.problem;
+    else if (!c.finished)
+        r.problem = "the --verify-gone probe did not finish within " +
+                    std::to_string(limit.count() / 1000) + " s";
+    else if (c.status != 0)
+        r.problem = "the --verify-gone probe exited with status " + std::to_string(c.status) +
+                    (c.err.empty() ? "" : " (stderr: '" + c.err + "')");
+    std::size_t at = 0;
+    while (at < c.out.size()) {
+        std::size_t nl = c.out.find('\n', at);
+        std::string line = c.out.substr(at, nl == std::string::npos ? nl : nl - at);
+        at = nl == std::string::npos ? c.out.size() : nl + 1;
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        if (!line.empty()) r.boxes.push_back(line);
+    }
+    return r;
+}
+
+std::vector<std::string> Harness::remove_leftovers() {
+    using namespace std::chrono_literals;
+    const auto limit = std::min<std::chrono::milliseconds>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(options.budget), 20s);
+    std::vector<std::string> noted;
+    {
+        std::lock_guard lock(mutex_);
+        noted = labels_;
+    }
+    if (noted.empty()) return {};
+    const bool probing = !options.verify_gone.empty();
+    std::vector<std::string> seen;
+    if (probing) seen = probe(label_prefix).boxes;
+    // The plugin's own view and kill, from a fresh instance (as a restarted host would), all on
+    // one thread that is abandoned if the plugin hangs.
+    const bool usable = library.descriptor != nullptr && library.problem.empty() &&
+                        host::descriptor_problem(library.descriptor).empty();
+    if (usable) {
+        struct Outcome {
+            bool listed = false;
+        };
+        auto call = PendingCall<Outcome>::start([prefix = label_prefix, seen, noted] {
+            Outcome o;
+            auto client = std::make_shared<host::RuntimeClient>(Harness::get().create_instance());
+            std::vector<std::string> targets = seen;
+            try {
+                for (auto& l : client->list_by_label(prefix)) targets.push_back(l);
+                o.listed = true;
+            } catch (...) {
+            }
+            // Without the plugin's list or a probe, every label handed out is a candidate.
+            if (!o.listed && seen.empty()) targets = noted;
+            for (const auto& l : targets) {
+                try {
+                    client->kill(l);
+                } catch (...) {
+                }
+            }
+            return o;
+        });
+        (void)call.wait_for(limit);
+    }
+    if (!probing) return {};
+    std::vector<std::string> left = probe(label_prefix).boxes;
+    if (!options.cleanup.empty() && !left.empty()) {
+        for (const auto& l : left) (void)run_command(options.cleanup, {l}, limit);
+        left = probe(label_prefix).boxes;
+    }
+    return left;
+}
+
 void Harness::record(const std::string& check, CheckStatus status, const std::string& reason) {
     std::lock_guard lock(mutex_);
     results_.emplace_back(check, status);
@@ -218,6 +301,10 @@ void Harness::restore_stdio() {
 }
 
 void Harness::hang(const std::string& what) {
+    // One report: a second caller (a watchdog racing the check's thread) waits for the exit.
+    static std::atomic<bool> hanging{false};
+    if (hanging.exchange(true))
+        for (;;) ::pause();
     restore_stdio(); // a check may have diverted stdout: the report must be seen
     std::string check;
     {
@@ -228,7 +315,21 @@ void Harness::hang(const std::string& what) {
               << "[  HUNG    ] " << check
               << ": the call is still running on its own thread; ending the harness so that it "
                  "does not hang too\n"
-              << verdict_line(check) << std::endl;
+              << std::flush;
+    std::vector<std::string> left = remove_leftovers();
+    if (!options.verify_gone.empty()) {
+        if (left.empty())
+            std::cout << "[  HUNG    ] no box labelled '" << label_prefix
+                      << "*' is left (the --verify-gone probe shows none)\n";
+        for (const auto& l : left)
+            std::cout << "[  LEFT    ] the box '" << l
+                      << "' is still there; remove it by hand (--cleanup COMMAND does it)\n";
+    } else {
+        std::cout << "[  HUNG    ] the harness asked the plugin to kill every box labelled '"
+                  << label_prefix
+                  << "*'; without --verify-gone it cannot tell whether any is left\n";
+    }
+    std::cout << verdict_line(check) << std::endl;
     std::fflush(stdout);
     ::_exit(3);
 }

@@ -25,6 +25,22 @@ struct Options {
     std::string image;                 // --image IMAGE (empty: the spec carries no image)
     std::chrono::seconds budget{60};   // --budget SECONDS: longest wait for a call to return
     bool list_checks = false;          // --list-checks
+    // --verify-gone COMMAND: a shell command, run with the label prefix as $1, that prints the
+    // label of every box whose label starts with it (running, exited or being created), one a
+    // line, by asking the engine itself rather than the plugin. Empty: none given.
+    std::string verify_gone;
+    // --cleanup COMMAND: a shell command, run with one label as $1, that removes that box by
+    // asking the engine itself; used when the plugin did not remove a box. Empty: none given.
+    std::string cleanup;
+    // --allow-no-describe-spec: a plugin without describe_spec passes dispositions-complete
+    // (radiald then refuses every field but label, image, argv and onOutput).
+    bool allow_no_describe_spec = false;
+};
+
+// What the --verify-gone probe showed for a prefix.
+struct ProbeResult {
+    std::vector<std::string> boxes; // every non-empty line it printed
+    std::string problem;            // why it did not answer (non-zero exit, timeout), or empty
 };
 
 // The gates a check may need, in order: each implies the ones before it. A gate that does not
@@ -61,6 +77,25 @@ public:
     // RuntimeClient, the code path radiald uses. Throws host::RuntimeError (or whatever create
     // let escape) on failure. Blocking.
     host::RuntimeClient create_instance(const host::ConfigSection* section = nullptr) const;
+
+    // Remembers a label the harness handed out, so that a forced exit can remove its box.
+    // [thread-safe]
+    void note_label(const std::string& label);
+    // True when some check handed out a label.
+    bool made_labels() const {
+        std::lock_guard lock(mutex_);
+        return !labels_.empty();
+    }
+
+    // Runs the --verify-gone probe for `prefix` under a budget of min(budget, 30 s). Only call
+    // when options.verify_gone is set. [thread-safe]
+    ProbeResult probe(const std::string& prefix) const;
+
+    // Removes what the harness may have left: kills every noted label through a fresh instance
+    // (each call under a short budget, given up when one hangs), runs --cleanup on every box the
+    // probe still shows, and returns what is still there (the probe's view, or the noted labels
+    // the plugin could not be asked about). Blocking, at most a few budgets long.
+    std::vector<std::string> remove_leftovers();
 
     // Records how a check ended. `reason`: the skip reason.
     void record(const std::string& check, CheckStatus status, const std::string& reason = {});
@@ -102,6 +137,7 @@ private:
     std::vector<std::string> log_;
     std::map<Gate, std::optional<std::string>> gates_;
     std::string current_check_;
+    std::vector<std::string> labels_; // every label handed out, in order
     std::mutex stdio_mutex_;
     int saved_stdout_ = -1, saved_stderr_ = -1; // while diverted
 };

@@ -1,10 +1,15 @@
 #include "host_probe.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -33,7 +38,113 @@ std::string read_small_file(const std::string& path) {
     return out;
 }
 
+// posix_spawn's attribute and file-action objects, destroyed on scope exit.
+struct SpawnSetup {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    SpawnSetup() {
+        ::posix_spawn_file_actions_init(&actions);
+        ::posix_spawnattr_init(&attr);
+    }
+    ~SpawnSetup() {
+        ::posix_spawn_file_actions_destroy(&actions);
+        ::posix_spawnattr_destroy(&attr);
+    }
+    SpawnSetup(const SpawnSetup&) = delete;
+    SpawnSetup& operator=(const SpawnSetup&) = delete;
+};
+
+// A pipe whose ends are closed on scope exit.
+struct Pipe {
+    int fd[2] = {-1, -1};
+    bool open() { return ::pipe2(fd, O_CLOEXEC) == 0; }
+    void close_end(int i) {
+        if (fd[i] >= 0) ::close(fd[i]);
+        fd[i] = -1;
+    }
+    ~Pipe() {
+        close_end(0);
+        close_end(1);
+    }
+};
+
+extern "C" char** environ;
+
 } // namespace
+
+CommandResult run_command(const std::string& script, const std::vector<std::string>& args,
+                          std::chrono::milliseconds budget) {
+    CommandResult r;
+    Pipe out, err;
+    if (!out.open() || !err.open()) {
+        r.problem = std::string("pipe2: ") + std::strerror(errno);
+        return r;
+    }
+    SpawnSetup setup;
+    ::posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
+    ::posix_spawn_file_actions_adddup2(&setup.actions, out.fd[1], 1);
+    ::posix_spawn_file_actions_adddup2(&setup.actions, err.fd[1], 2);
+    sigset_t none, all;
+    ::sigemptyset(&none);
+    ::sigfillset(&all);
+    ::posix_spawnattr_setsigmask(&setup.attr, &none);
+    ::posix_spawnattr_setsigdefault(&setup.attr, &all);
+    ::posix_spawnattr_setpgroup(&setup.attr, 0);
+    ::posix_spawnattr_setflags(
+        &setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    std::vector<std::string> words = {"/bin/sh", "-c", script, "radial-conformance"};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    if (int rc = ::posix_spawn(&pid, "/bin/sh", &setup.actions, &setup.attr, argv.data(), environ);
+        rc != 0) {
+        r.problem = std::string("starting /bin/sh: ") + std::strerror(rc);
+        return r;
+    }
+    out.close_end(1);
+    err.close_end(1);
+    const auto deadline = std::chrono::steady_clock::now() + budget;
+    bool open[2] = {true, true};
+    char buf[4096];
+    bool timed_out = false;
+    while (open[0] || open[1]) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            timed_out = true;
+            break;
+        }
+        pollfd fds[2] = {{open[0] ? out.fd[0] : -1, POLLIN, 0},
+                         {open[1] ? err.fd[0] : -1, POLLIN, 0}};
+        int n = ::poll(fds, 2, static_cast<int>(left.count()));
+        if (n < 0 && errno == EINTR) continue;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].revents == 0) continue;
+            ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+            if (got <= 0) {
+                open[i] = false;
+                continue;
+            }
+            std::string& into = i == 0 ? r.out : r.err;
+            if (into.size() < (64u << 10)) into.append(buf, static_cast<std::size_t>(got));
+        }
+    }
+    // The group is the command's own (setpgroup 0): this reaches it and whatever it started.
+    if (timed_out) ::kill(-pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!timed_out && WIFEXITED(status)) {
+        r.finished = true;
+        r.status = WEXITSTATUS(status);
+    } else if (!timed_out) {
+        r.finished = true;
+        r.status = 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    }
+    return r;
+}
 
 long rss_kib() { return status_kib("VmRSS:"); }
 long peak_rss_kib() { return status_kib("VmHWM:"); }

@@ -2,6 +2,7 @@
 // own memory, every process's command line, and a temporary directory to mount (issue 7).
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,21 @@ long peak_rss_kib();
 // Every visible process's command line (NUL-separated arguments), read without throwing:
 // processes come and go while this runs.
 std::vector<std::string> all_cmdlines();
+
+// How a shell command run by the harness ended.
+struct CommandResult {
+    bool finished = false; // it exited within its budget (else it was killed)
+    int status = -1;       // its exit status when it exited, else -1
+    std::string out, err;  // what it wrote, each cut at 64 KiB
+    std::string problem;   // why it could not be started
+};
+
+// Runs `script` with /bin/sh -c, `args` as $1..., stdin /dev/null, in a process group of its
+// own that is SIGKILLed when `budget` passes. Only the harness's own probes (--verify-gone,
+// --cleanup) go through here: the command is the plugin author's, never the plugin's. Blocking;
+// thread-safe.
+CommandResult run_command(const std::string& script, const std::vector<std::string>& args,
+                          std::chrono::milliseconds budget);
 
 // A directory under /tmp removed, with everything in it, when the owner goes out of scope.
 // Mode 0755; callers open up subdirectories for the box user as they need.

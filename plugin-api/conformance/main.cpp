@@ -2,7 +2,8 @@
 // (radial/runtime_plugin.h). Issue 7.
 //
 //   radial-conformance --plugin PATH.so [--config FILE.toml] [--image IMAGE] [--budget SECONDS]
-//                      [--list-checks] [--gtest_filter=Conformance.run_*] [other --gtest_ flags]
+//                      [--verify-gone COMMAND] [--cleanup COMMAND] [--list-checks]
+//                      [--gtest_filter=Conformance.run_*] [other --gtest_ flags]
 //
 // Output: GoogleTest's, then one verdict line:
 //   radial-conformance: PASS <id> <version> (<n> checks, <k> skipped: a, b)
@@ -22,13 +23,15 @@
 #include "config_file.h"
 #include "harness.h"
 #include "pending_call.h"
+#include "plugin_calls.h"
 
 namespace radial::conformance {
 namespace {
 
 constexpr const char* kUsage =
     "usage: radial-conformance --plugin PATH.so [--config FILE.toml] [--image IMAGE]\n"
-    "                          [--budget SECONDS] [--list-checks] [--gtest_* flags]\n"
+    "                          [--budget SECONDS] [--verify-gone COMMAND] [--cleanup COMMAND]\n"
+    "                          [--allow-no-describe-spec] [--list-checks] [--gtest_* flags]\n"
     "\n"
     "  --plugin PATH.so    the runtime plugin to check\n"
     "  --config FILE.toml  a config file; its [run.<id>] table is passed to create, flattened\n"
@@ -36,6 +39,15 @@ constexpr const char* kUsage =
     "  --image IMAGE       the image boxes run (needs a POSIX sh with printf, seq, head, tr, cat,\n"
     "                      pwd and sleep); empty: the spec carries none\n"
     "  --budget SECONDS    the longest the harness waits for one plugin call (default 60)\n"
+    "  --verify-gone CMD   a shell command, run with a label prefix as $1, that prints the\n"
+    "                      label of every box (running, exited or being created) whose label\n"
+    "                      starts with it, one a line, asking the engine rather than the plugin;\n"
+    "                      e.g. docker ps -a --filter \"name=^$1\" --format '{{.Names}}'.\n"
+    "                      After every check and at the end, a box it shows is a failure\n"
+    "  --cleanup CMD       a shell command, run with one label as $1, that removes that box\n"
+    "                      (e.g. docker rm -f \"$1\"); used on boxes the plugin left behind\n"
+    "  --allow-no-describe-spec  pass a plugin without describe_spec (radiald then refuses\n"
+    "                      every field but label, image, argv and onOutput)\n"
     "  --list-checks       print every check with its description and exit\n";
 
 // Prints each failed check's description and the plugin's log, and records every result.
@@ -102,7 +114,13 @@ Options parse(int& argc, char** argv) {
                 std::exit(2);
             }
             o.budget = std::chrono::seconds(s);
-        } else if (a == "--list-checks")
+        } else if (is(a, "--verify-gone"))
+            o.verify_gone = value(i, "--verify-gone");
+        else if (is(a, "--cleanup"))
+            o.cleanup = value(i, "--cleanup");
+        else if (a == "--allow-no-describe-spec")
+            o.allow_no_describe_spec = true;
+        else if (a == "--list-checks")
             o.list_checks = true;
         else if (a == "--help" || a == "-h") {
             std::cout << kUsage;
@@ -121,6 +139,49 @@ Options parse(int& argc, char** argv) {
         std::exit(2);
     }
     return o;
+}
+
+// The last check, outside GoogleTest because it covers every other: no box labelled with this
+// run's prefix is left, by the plugin's own list_by_label from a fresh instance and by the
+// --verify-gone probe. Runs only when some check handed out a label.
+void check_boxes_gone_at_end() {
+    auto& h = Harness::get();
+    const std::string name = "boxes-gone-at-end";
+    if (!h.made_labels() || h.gate_problem(Gate::created)) return;
+    h.set_current_check(name);
+    std::vector<std::string> problems;
+    try {
+        Instance fresh = Instance::create();
+        for (const auto& l : fresh.list(h.label_prefix))
+            problems.push_back("the plugin's list_by_label('" + h.label_prefix + "') shows '" + l +
+                               "'");
+    } catch (...) {
+        problems.push_back("list_by_label('" + h.label_prefix +
+                           "') from a fresh instance failed: " + describe_current_exception());
+    }
+    if (!h.options.verify_gone.empty()) {
+        ProbeResult p = h.probe(h.label_prefix);
+        if (!p.problem.empty()) problems.push_back(p.problem);
+        for (const auto& b : p.boxes)
+            problems.push_back("the --verify-gone probe shows '" + b + "'");
+    }
+    if (problems.empty()) {
+        h.record(name, CheckStatus::passed);
+        h.set_current_check("");
+        return;
+    }
+    std::cout << "[  FAILED  ] " << name << ": after every check ran, boxes labelled '"
+              << h.label_prefix << "*' are still there:\n";
+    for (const auto& p : problems) std::cout << "[  FAILED  ] " << name << ": " << p << "\n";
+    std::cout << "[  CHECK   ] " << name
+              << ": every box the harness started is gone when it ends, whatever ended it (an "
+                 "exit, a signal, a timeout, a kill), by the plugin's list_by_label and by the "
+                 "engine's own account (--verify-gone).\n";
+    h.record(name, CheckStatus::failed);
+    for (const auto& l : h.remove_leftovers())
+        std::cout << "[  LEFT    ] the box '" << l
+                  << "' is still there; remove it by hand (--cleanup COMMAND does it)\n";
+    h.set_current_check("");
 }
 
 std::string make_label_prefix() {
@@ -167,6 +228,7 @@ int run(int argc, char** argv) {
     // GoogleTest's listener list takes ownership of a raw pointer; this is its only API.
     ::testing::UnitTest::GetInstance()->listeners().Append(new VerdictListener);
     int rc = RUN_ALL_TESTS();
+    check_boxes_gone_at_end();
     std::cout << h.verdict_line() << std::endl;
     return (rc != 0 || h.any_failed()) ? 1 : 0;
 }

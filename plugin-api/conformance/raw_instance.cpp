@@ -1,6 +1,8 @@
 #include "raw_instance.h"
 
+#include <atomic>
 #include <cstring>
+#include <memory>
 
 #include "harness.h"
 #include "pending_call.h"
@@ -28,12 +30,17 @@ void host_log(void*, std::uint32_t level, radial_str message) {
     Harness::get().log(level, to_view(message));
 }
 
-// Runs `fn` under the budget; a call that does not come back ends the harness.
+// The plugin function a raw sequence (create, a call, destroy) is in, so that a hang names it.
+using Phase = std::shared_ptr<std::atomic<const char*>>;
+
+// Runs `fn(phase)` under the budget; a call that does not come back ends the harness, naming
+// the function `fn` last said it was in.
 template <class T, class F>
-T within_budget(const std::string& what, F fn) {
-    auto call = PendingCall<T>::start(std::move(fn));
+T within_budget(F fn) {
+    Phase phase = std::make_shared<std::atomic<const char*>>("create");
+    auto call = PendingCall<T>::start([fn = std::move(fn), phase]() mutable { return fn(phase); });
     if (!call.wait_for(budget()))
-        Harness::get().hang(what + " did not return within " +
+        Harness::get().hang(std::string(phase->load()) + " did not return within " +
                             std::to_string(budget().count() / 1000) + " s");
     return call.get();
 }
@@ -80,7 +87,7 @@ std::vector<unsigned char> host_struct(std::uint32_t size, std::uint16_t abi_min
 RawStatus raw_create_destroy(const std::vector<unsigned char>& host_bytes) {
     const radial_runtime_descriptor* d = Harness::get().library.descriptor;
     // The host struct must stay valid until destroy returns: the thread owns its copy.
-    return within_budget<RawStatus>("create", [d, host_bytes] {
+    return within_budget<RawStatus>([d, host_bytes](const Phase& phase) {
         RawStatus st;
         CConfig config(Harness::get().config);
         radial_error_sink err = error_sink(st);
@@ -93,7 +100,10 @@ RawStatus raw_create_destroy(const std::vector<unsigned char>& host_bytes) {
             st.message = describe_current_exception();
             return st;
         }
-        if (st.status == RADIAL_OK && rt != nullptr) d->destroy(rt);
+        if (st.status == RADIAL_OK && rt != nullptr) {
+            phase->store("destroy");
+            d->destroy(rt);
+        }
         if (st.status == RADIAL_OK && rt == nullptr) {
             st.status = RADIAL_E_INTERNAL;
             st.message = "create returned RADIAL_OK without an instance";
@@ -113,7 +123,7 @@ bool raw_describe(const ContainerSpec& spec, std::vector<host::Disposition>& rep
         std::vector<host::Disposition> reported;
     };
     auto host_bytes = host_struct(sizeof(radial_host), RADIAL_RT_ABI_MINOR);
-    Result r = within_budget<Result>("describe_spec", [d, spec, host_bytes] {
+    Result r = within_budget<Result>([d, spec, host_bytes](const Phase& phase) {
         Result out;
         CConfig config(Harness::get().config);
         radial_error_sink err = error_sink(out.status);
@@ -128,7 +138,9 @@ bool raw_describe(const ContainerSpec& spec, std::vector<host::Disposition>& rep
                 static_cast<std::vector<host::Disposition>*>(ctx)->push_back(
                     {field, disp, std::string(to_view(note))});
             }};
+        phase->store("describe_spec");
         out.status.status = d->describe_spec(rt, c.get(), &sink, &err);
+        phase->store("destroy");
         d->destroy(rt);
         return out;
     });

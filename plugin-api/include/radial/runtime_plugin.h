@@ -346,7 +346,8 @@ typedef struct radial_runtime_descriptor {
 
     /* [thread-safe] One disposition for every field `spec` carries (ADR §4), and none for the
      * fields it does not carry. Pure. The host treats a carried field with no disposition as
-     * REFUSED. Optional: NULL means the host treats every carried field as HONOURED. */
+     * REFUSED. Optional, but fails closed: NULL means the host treats label, image, argv and
+     * onOutput as HONOURED and every other carried field as REFUSED. */
     int32_t (*describe_spec)(radial_runtime* rt, const radial_spec* spec,
                              const radial_disposition_sink* out, const radial_error_sink* err);
 
@@ -385,6 +386,9 @@ typedef struct radial_runtime_descriptor {
 /* The only exported symbol. Pure: no threads, no processes, no I/O; callable any number of times
  * from any thread; returns the same pointer every time, valid until the library is unloaded. */
 typedef const radial_runtime_descriptor* (*radial_runtime_plugin_entry_fn)(void);
+
+/* The entry a plugin defines, exactly so (C: as written; C++: inside extern "C"). */
+RADIAL_RT_EXPORT const radial_runtime_descriptor* radial_runtime_plugin_entry(void);
 
 #ifdef __cplusplus
 }

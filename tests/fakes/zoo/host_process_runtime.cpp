@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -27,6 +28,7 @@ struct Box {
     bool killed = false;
     int wake = -1;                // write end of the run's wake pipe
     std::thread::id run_thread{}; // the thread pumping the box (and calling the sink)
+    bool exited = false;          // Defects::keep_exited: the workload ended, the box stays
 };
 
 // Every box of every instance in this library (reconciliation sees boxes it did not create).
@@ -87,11 +89,32 @@ struct SpawnSetup {
 
 } // namespace
 
-HostProcessRuntime::HostProcessRuntime(const radial::plugin::Host& host, radial::plugin::Config&,
-                                       Defects defects)
-    : host_(host), defects_(defects) {}
+HostProcessRuntime::HostProcessRuntime(const radial::plugin::Host& host,
+                                       radial::plugin::Config& config, Defects defects)
+    : host_(host), defects_(defects), box_dir_(config.string("boxDir").value_or("")) {
+    for (const auto& c : config.strings("hang").value_or(std::vector<std::string>{}))
+        hang_.insert(c);
+    if (box_dir_.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(box_dir_, ec);
+    if (ec)
+        throw Error(RADIAL_E_INVALID, "boxDir",
+                    "creating the box directory '" + box_dir_ + "': " + ec.message());
+}
+
+void HostProcessRuntime::maybe_hang(std::string_view call) const {
+    if (hang_.find(call) == hang_.end()) return;
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+void HostProcessRuntime::preflight() { maybe_hang("preflight"); }
+
+void HostProcessRuntime::remove_box_file(std::string_view label) const {
+    if (!box_dir_.empty()) ::unlink((box_dir_ + "/" + std::string(label)).c_str());
+}
 
 std::vector<radial::plugin::Disposition> HostProcessRuntime::describe(const ContainerSpec& spec) {
+    maybe_hang("describe_spec");
     std::vector<radial::plugin::Disposition> out;
     for (auto f : carried_fields(spec)) {
         switch (f) {
@@ -122,17 +145,29 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
         std::lock_guard lock(reg.mutex);
         if (reg.boxes.count(spec.label) != 0)
             throw Error(RADIAL_E_INVALID, "label", "a box '" + spec.label + "' already runs");
-        reg.boxes[spec.label] = Box{0, false, wake_w.get(), std::this_thread::get_id()};
+        reg.boxes[spec.label] = Box{0, false, wake_w.get(), std::this_thread::get_id(), false};
+    }
+    {
+        std::lock_guard lock(mine_mutex_);
+        mine_.insert(spec.label);
     }
     struct Unregister {
         Registry& reg;
         std::string label;
+        const HostProcessRuntime* rt;
+        bool keep = false; // Defects::keep_exited, for a workload that exited by itself
         ~Unregister() {
             std::lock_guard lock(reg.mutex);
-            reg.boxes.erase(label);
+            if (keep) {
+                reg.boxes[label].exited = true;
+                reg.boxes[label].wake = -1;
+            } else {
+                reg.boxes.erase(label);
+                rt->remove_box_file(label);
+            }
             reg.changed.notify_all();
         }
-    } unregister{reg, spec.label};
+    } unregister{reg, spec.label, this};
 
     SpawnSetup setup;
     posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
@@ -169,6 +204,14 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
     {
         std::lock_guard lock(reg.mutex);
         reg.boxes[spec.label].pgid = pid;
+    }
+    if (!box_dir_.empty()) {
+        std::string path = box_dir_ + "/" + spec.label, text = std::to_string(pid) + "\n";
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            (void)::write(fd, text.data(), text.size());
+            ::close(fd);
+        }
     }
 
     std::uint32_t flags = 0;
@@ -229,9 +272,11 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
     }
     radial::plugin::RunResult r;
     r.flags = flags;
+    if (defects_.keep_exited && flags == 0) unregister.keep = true;
     if (WIFEXITED(status)) {
         r.flags |= RADIAL_RUN_EXITED;
         r.exit_code = WEXITSTATUS(status);
+        if (defects_.squash_exit_codes && r.exit_code >= 4) r.exit_code = 1;
     } else if (WIFSIGNALED(status)) {
         r.flags |= RADIAL_RUN_SIGNALED;
         r.term_signal = WTERMSIG(status);
@@ -242,10 +287,13 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
 }
 
 std::vector<std::string> HostProcessRuntime::list_by_label(std::string_view prefix) {
+    while (defects_.hang_list) std::this_thread::sleep_for(std::chrono::hours(1));
+    maybe_hang("list_by_label");
     auto& reg = registry();
     std::lock_guard lock(reg.mutex);
     std::set<std::string> names(reg.leaked.begin(), reg.leaked.end());
-    for (const auto& [label, box] : reg.boxes) names.insert(label);
+    for (const auto& [label, box] : reg.boxes)
+        if (!(defects_.keep_exited && box.exited)) names.insert(label);
     std::vector<std::string> out;
     for (const auto& n : names)
         if (defects_.list_everything || n.compare(0, prefix.size(), prefix) == 0) out.push_back(n);
@@ -253,10 +301,22 @@ std::vector<std::string> HostProcessRuntime::list_by_label(std::string_view pref
 }
 
 void HostProcessRuntime::kill(std::string_view label) {
+    maybe_hang("kill");
+    if (defects_.kill_noop) return;
+    if (defects_.kill_own_only) {
+        std::lock_guard lock(mine_mutex_);
+        if (mine_.find(label) == mine_.end()) return;
+    }
     auto& reg = registry();
     std::unique_lock lock(reg.mutex);
     auto it = reg.boxes.find(label);
     if (it == reg.boxes.end()) return; // unknown: nothing to do (RADIAL_OK)
+    if (it->second.exited) {
+        reg.boxes.erase(it);
+        remove_box_file(label);
+        reg.changed.notify_all();
+        return;
+    }
     it->second.killed = true;
     if (it->second.pgid > 0) ::kill(-it->second.pgid, SIGKILL);
     if (it->second.wake >= 0) (void)::write(it->second.wake, "k", 1);

@@ -6,10 +6,17 @@
 // What it honours: argv (execvp, so PATH lookup uses the host's default path), env (exactly the
 // spec's, nothing inherited), workdir (chdir), timeoutMs, onOutput. It refuses everything that
 // needs a container (image is superseded: there is none). Boxes live in one registry per loaded
-// library, so every instance sees every box (as reconciliation needs).
+// library, so every instance sees every box (as reconciliation needs). With the config key `boxDir`
+// each box also has a file there, named after its label and holding its process group id, from
+// before its process starts until the box is removed: what the harness's --verify-gone probe and
+// --cleanup command look at, independently of the plugin. The config key `hang`, an array of
+// "preflight", "describe_spec", "list_by_label", "kill", makes those calls block forever.
 #pragma once
 
+#include <mutex>
 #include <radial/plugin/runtime.hpp>
+#include <set>
+#include <string>
 
 namespace radial::zoo {
 
@@ -20,6 +27,12 @@ struct Defects {
     bool deaf = false;                 // run never returns at all, not even when killed
     bool list_everything = false;      // list_by_label ignores the prefix
     bool leave_box_after_kill = false; // kill ends the process but the box stays listed
+    bool keep_exited = false;          // a box whose workload exits by itself is never removed, and
+                                       // list_by_label lists running boxes only
+    bool kill_own_only = false;        // kill acts only on boxes this instance started
+    bool squash_exit_codes = false;    // exit codes 4-255 are reported as 1
+    bool kill_noop = false;            // kill returns RADIAL_OK and does nothing
+    bool hang_list = false;            // list_by_label never returns
 };
 
 class HostProcessRuntime : public radial::plugin::Runtime {
@@ -27,14 +40,23 @@ public:
     HostProcessRuntime(const radial::plugin::Host& host, radial::plugin::Config& config,
                        Defects defects);
 
+    void preflight() override;
     std::vector<radial::plugin::Disposition> describe(const ContainerSpec& spec) override;
     radial::plugin::RunResult run(const ContainerSpec& spec, radial::plugin::Output& out) override;
     std::vector<std::string> list_by_label(std::string_view prefix) override;
     void kill(std::string_view label) override;
 
 private:
+    void remove_box_file(std::string_view label) const;
+    // Blocks forever when the config's `hang` array names `call` (a host's deadline test).
+    void maybe_hang(std::string_view call) const;
+
     radial::plugin::Host host_;
     Defects defects_;
+    std::string box_dir_;                     // empty: no box files
+    std::set<std::string, std::less<>> hang_; // config `hang`: calls that never return
+    std::mutex mine_mutex_;
+    std::set<std::string, std::less<>> mine_; // labels this instance started
 };
 
 } // namespace radial::zoo

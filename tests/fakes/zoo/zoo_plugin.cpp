@@ -17,6 +17,20 @@
 //   ZOO_VERSIONED        none; its version script has a named node   -> PASS (exports-only-entry)
 //   ZOO_IGNORE_SIGCHLD   run ignores SIGCHLD while it runs, then restores it
 //                                                                   -> no-signal-tampering
+//   ZOO_KEEP_EXITED      a box whose workload exits by itself is never removed, and list_by_label
+//                        lists running boxes only (a podman port's defect)
+//                                                                   -> no-box-left (--verify-gone)
+//   ZOO_KILL_OWN_ONLY    kill acts only on boxes this instance started (a crashed host's orphan
+//                        is never killed)                           -> kill-cross-instance
+//   ZOO_SQUASH_EXIT_CODES exit codes 4-255 reported as 1            -> run-exit-codes
+//   ZOO_KILL_NOOP        kill returns RADIAL_OK and does nothing    -> kill-during-run, then a
+//                        hang; the harness removes its box (--cleanup)
+//   ZOO_NO_DESCRIBE      no describe_spec at all                    -> dispositions-complete
+//                        (passes with --allow-no-describe-spec)
+//   ZOO_HANG_DESTROY     destroy never returns                      -> hang, named destroy
+//   ZOO_HANG_LIST        list_by_label never returns                -> hang, named list_by_label
+// Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
+// as the independent probe (--verify-gone) and removes as --cleanup.
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
 #include <fcntl.h>
 #include <signal.h>
@@ -53,6 +67,21 @@ zoo::Defects defects() {
 #endif
 #ifdef ZOO_LEAKY_KILL
     d.leave_box_after_kill = true;
+#endif
+#ifdef ZOO_KEEP_EXITED
+    d.keep_exited = true;
+#endif
+#ifdef ZOO_KILL_OWN_ONLY
+    d.kill_own_only = true;
+#endif
+#ifdef ZOO_SQUASH_EXIT_CODES
+    d.squash_exit_codes = true;
+#endif
+#ifdef ZOO_KILL_NOOP
+    d.kill_noop = true;
+#endif
+#ifdef ZOO_HANG_LIST
+    d.hang_list = true;
 #endif
     return d;
 }
@@ -96,6 +125,11 @@ public:
 #ifdef ZOO_LEAKY_FD
     int leaked_fd_ = -1;
 #endif
+#ifdef ZOO_HANG_DESTROY
+    ~ZooRuntime() override {
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
+#endif
 };
 
 const radial_runtime_descriptor* helper_descriptor() {
@@ -135,6 +169,9 @@ const radial_runtime_descriptor* zoo_descriptor() {
 #endif
 #ifdef ZOO_LATE_OUTPUT
         x.run = &late_run;
+#endif
+#ifdef ZOO_NO_DESCRIBE
+        x.describe_spec = nullptr;
 #endif
         return x;
     }();

@@ -190,3 +190,74 @@ TEST(RadialdBinary, PluginsExportOnlyTheEntrySymbol) {
 
 } // namespace
 } // namespace radial
+
+namespace radial {
+namespace {
+
+// A runtime whose `hang` call never returns (the good zoo runtime, config key `hang`), under
+// run.pluginCallTimeout = "1s": radiald fails naming the plugin and the call, well within budget.
+struct HangingSetup {
+    test::TempDir dir{"radial-cli-hang"};
+    std::string config = dir / "radiald.toml";
+    explicit HangingSetup(const std::string& call) {
+        fs::create_directory(dir / "plugins");
+        fs::copy_file(std::string(RADIAL_ZOO_PLUGIN_ROOT) + "/good/zoo_good.so",
+                      dir / "plugins/zoo_good.so");
+        dir.write("radiald.toml",
+                  "[run]\npluginDir = \"plugins\"\ncontainerRuntime = \"zoo-good\"\n"
+                  "stateDir = \"" +
+                      (dir / "state") +
+                      "\"\npluginCallTimeout = \"1s\"\n"
+                      "[run.zoo-good]\nhang = [\"" +
+                      call + "\"]\n");
+    }
+    test::ProcessResult run(std::vector<std::string> args) {
+        std::vector<std::string> a{RADIALD_PATH};
+        a.insert(a.end(), args.begin(), args.end());
+        auto t0 = std::chrono::steady_clock::now();
+        auto r = test::run_process(a, {}, std::chrono::seconds(30));
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return r;
+    }
+    double seconds = 0;
+};
+
+TEST(RadialdPluginDeadline, HungListByLabelFailsReconcileNamingPluginAndCall) {
+    HangingSetup s("list_by_label");
+    auto r = s.run({"reconcile", "--config", s.config});
+    EXPECT_FALSE(r.timed_out) << "radiald reconcile hung with the plugin";
+    EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr("runtime plugin 'zoo-good'"));
+    EXPECT_THAT(r.err, HasSubstr("list_by_label did not return within 1 s"));
+    EXPECT_LT(s.seconds, 15.0);
+}
+
+TEST(RadialdPluginDeadline, HungPreflightFailsTurnNamingPluginAndCall) {
+    HangingSetup s("preflight");
+    auto r = s.run({"turn", "--config", s.config, "--image", "img", "--", "echo", "hi"});
+    EXPECT_FALSE(r.timed_out) << "radiald turn hung with the plugin";
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("preflight did not return within 1 s"));
+    EXPECT_THAT(r.err, HasSubstr("runtime plugin 'zoo-good'"));
+    EXPECT_LT(s.seconds, 15.0);
+}
+
+TEST(RadialdPluginDeadline, HungDescribeSpecFailsTurnNamingPluginAndCall) {
+    HangingSetup s("describe_spec");
+    auto r = s.run({"turn", "--config", s.config, "--image", "img", "--", "echo", "hi"});
+    EXPECT_FALSE(r.timed_out) << "radiald turn hung with the plugin";
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("describe_spec did not return within 1 s"));
+    EXPECT_LT(s.seconds, 15.0);
+}
+
+TEST(RadialdPluginDeadline, PluginCallTimeoutMustBeADuration) {
+    HangingSetup s("kill");
+    s.dir.write("radiald.toml", "[run]\npluginCallTimeout = \"soon\"\n");
+    auto r = s.run({"turn", "--config", s.config, "--image", "img", "--", "echo", "hi"});
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("run.pluginCallTimeout"));
+}
+
+} // namespace
+} // namespace radial

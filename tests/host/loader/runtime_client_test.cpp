@@ -7,6 +7,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <thread>
 
 namespace radial::host {
@@ -194,6 +199,142 @@ TEST(RuntimeClient, KillFromAnotherThreadEndsARunPromptly) {
     EXPECT_TRUE(r.flags & RADIAL_RUN_KILLED);
     EXPECT_TRUE(c.list_by_label("radial-turn-test-").empty());
 }
+
+// --- deadlines and [any-thread] sinks ---------------------------------------------------------
+
+namespace deadlines {
+
+using Clock = std::chrono::steady_clock;
+
+loader::LoadedPlugin load_zoo(const std::string& lower) {
+    return loader::load_plugin(std::string(RADIAL_ZOO_PLUGIN_ROOT) + "/" + lower + "/zoo_" + lower +
+                               ".so");
+}
+
+// The good zoo runtime with its config `hang` naming `call`: that call never returns.
+ConfigSection hanging(const std::string& call) {
+    return ConfigSection{"run.zoo-good", {strings("hang", {call})}};
+}
+
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+TEST(RuntimeClientDeadline, EachHungCallFailsWithinTheDeadlineNamingPluginAndCall) {
+    auto p = load_zoo("good");
+    const std::vector<std::pair<std::string, std::function<void(const RuntimeClient&)>>> calls = {
+        {"preflight", [](const RuntimeClient& c) { c.preflight(); }},
+        {"describe_spec", [](const RuntimeClient& c) { (void)c.describe(spec({"true"})); }},
+        {"list_by_label", [](const RuntimeClient& c) { (void)c.list_by_label("radial-turn-x-"); }},
+        {"kill", [](const RuntimeClient& c) { c.kill("radial-turn-x-1"); }},
+    };
+    for (const auto& [name, call] : calls) {
+        SCOPED_TRACE(name);
+        auto c = make(p, hanging(name));
+        c.set_call_deadline(std::chrono::milliseconds(300));
+        auto t0 = Clock::now();
+        try {
+            call(c);
+            ADD_FAILURE() << name << " returned although the plugin never does";
+        } catch (const RuntimeError& e) {
+            EXPECT_EQ(e.code(), RADIAL_E_TIMEOUT);
+            EXPECT_THAT(e.what(), HasSubstr("runtime plugin 'zoo-good'"));
+            EXPECT_THAT(e.what(), HasSubstr(name + " did not return within 300 ms"));
+        }
+        EXPECT_LT(seconds_since(t0), 5.0);
+        // The instance is stuck: later calls fail at once, naming the call that hung.
+        try {
+            (void)c.capabilities();
+            ADD_FAILURE() << "a call after the hung " << name << " went into the plugin";
+        } catch (const RuntimeError& e) {
+            EXPECT_THAT(e.what(), HasSubstr("because " + name + " did not return in time"));
+        }
+        // Destroying it returns (destroy is not called while a call is in flight).
+    }
+}
+
+TEST(RuntimeClientDeadline, HungDestroyIsAbandonedAndLogged) {
+    auto p = load_zoo("hang_destroy");
+    auto logs = std::make_shared<std::vector<std::string>>();
+    auto mutex = std::make_shared<std::mutex>();
+    auto t0 = Clock::now();
+    {
+        auto c =
+            RuntimeClient::create(p.library, p.descriptor, {"run.zoo-hang-destroy", {}}, p.path,
+                                  "radiald test", [logs, mutex](std::uint32_t, std::string_view m) {
+                                      std::lock_guard lock(*mutex);
+                                      logs->emplace_back(m);
+                                  });
+        c.set_call_deadline(std::chrono::milliseconds(300));
+        (void)c.list_by_label("radial-turn-x-");
+    }
+    EXPECT_LT(seconds_since(t0), 5.0);
+    std::lock_guard lock(*mutex);
+    bool found = false;
+    for (const auto& l : *logs)
+        found = found || (l.find("runtime plugin 'zoo-hang-destroy'") != std::string::npos &&
+                          l.find("destroy did not return within 300 ms") != std::string::npos);
+    EXPECT_TRUE(found) << "no log line named the hung destroy";
+}
+
+TEST(RuntimeClientDeadline, NoDeadlineCallsOnTheCallersThread) {
+    auto p = load_zoo("good");
+    auto c = make(p);
+    EXPECT_TRUE(c.list_by_label("radial-turn-nothing-").empty());
+    c.set_call_deadline(std::chrono::milliseconds(5000));
+    EXPECT_TRUE(c.list_by_label("radial-turn-nothing-").empty());
+}
+
+TEST(RuntimeClientSinks, TwoPluginThreadsReportingAtOnceLoseNothing) {
+    auto p = load("fake_two_threads", "two_threads");
+    auto c = make(p);
+    auto names = c.list_by_label("box-");
+    EXPECT_EQ(names.size(), 10000u);
+    std::set<std::string> distinct(names.begin(), names.end());
+    EXPECT_EQ(distinct.size(), 10000u) << "names were lost or torn by the race";
+    auto d = c.describe(spec({"true"}));
+    for (const auto& x : d) {
+        if (x.field == RADIAL_FIELD_LABEL || x.field == RADIAL_FIELD_ARGV) {
+            EXPECT_EQ(x.disposition, static_cast<std::uint32_t>(RADIAL_DISP_HONOURED));
+        }
+    }
+    try {
+        c.kill("box-0-0");
+        FAIL() << "kill reported errors and returned RADIAL_E_INTERNAL";
+    } catch (const RuntimeError& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_INTERNAL);
+        EXPECT_EQ(e.key(), "k");
+        std::string m = e.what();
+        std::size_t parts = 1;
+        for (std::size_t at = 0; (at = m.find("; ", at)) != std::string::npos; at += 2) ++parts;
+        EXPECT_EQ(parts, 10000u) << "error reports were lost by the race";
+    }
+}
+
+TEST(RuntimeClientDescribe, WithoutDescribeSpecOnlyTheSeamFieldsAreHonoured) {
+    // The same raw plugin with its describe_spec taken away.
+    auto p = load("fake_two_threads", "two_threads");
+    radial_runtime_descriptor without = *p.descriptor;
+    without.describe_spec = nullptr;
+    p.descriptor = &without;
+    auto c = make(p);
+    ContainerSpec s = spec({"sh", "-c", "true"});
+    s.env = {{"A", "1", false}};
+    s.timeout_ms = 1000;
+    s.pids_limit = 10;
+    for (const auto& d : c.describe(s)) {
+        bool seam = d.field == RADIAL_FIELD_LABEL || d.field == RADIAL_FIELD_IMAGE ||
+                    d.field == RADIAL_FIELD_ARGV || d.field == RADIAL_FIELD_ON_OUTPUT;
+        EXPECT_EQ(d.disposition,
+                  static_cast<std::uint32_t>(seam ? RADIAL_DISP_HONOURED : RADIAL_DISP_REFUSED))
+            << field_name(d.field);
+        if (!seam) {
+            EXPECT_THAT(d.note, HasSubstr("no describe_spec"));
+        }
+    }
+}
+
+} // namespace deadlines
 
 } // namespace
 } // namespace radial::host

@@ -10,12 +10,20 @@
 #include <radial/container_spec.hpp>
 #include <radial/runtime_plugin.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -148,7 +156,10 @@ using OutputFn = std::function<bool(std::uint32_t stream, std::string_view bytes
 using LogFn = std::function<void(std::uint32_t level, std::string_view message)>;
 
 namespace detail {
+// The collectors below are handed to plugins as [any-thread] sinks: two plugin threads may report
+// at once, so each guards its fields.
 struct ErrorCollector {
+    std::mutex mutex;
     std::int32_t code = RADIAL_OK;
     std::string key;
     std::string message;
@@ -158,6 +169,7 @@ struct ErrorCollector {
     static void report(void* ctx, std::int32_t code, radial_str key, radial_str message) noexcept {
         try {
             auto* self = static_cast<ErrorCollector*>(ctx);
+            std::lock_guard lock(self->mutex);
             if (!self->message.empty()) self->message += "; ";
             self->message += std::string(to_view(message));
             if (self->key.empty()) self->key = std::string(to_view(key));
@@ -174,21 +186,59 @@ struct ErrorCollector {
 };
 
 struct NameCollector {
+    std::mutex mutex;
     std::vector<std::string> names;
-    radial_name_sink sink() noexcept { return radial_name_sink{sizeof(radial_name_sink), this, &add}; }
+    radial_name_sink sink() noexcept {
+        return radial_name_sink{sizeof(radial_name_sink), this, &add};
+    }
     static void add(void* ctx, radial_str name) noexcept {
         try {
-            static_cast<NameCollector*>(ctx)->names.emplace_back(to_view(name));
+            auto* self = static_cast<NameCollector*>(ctx);
+            std::string copy(to_view(name));
+            std::lock_guard lock(self->mutex);
+            self->names.push_back(std::move(copy));
         } catch (...) {
         }
     }
 };
+
+struct DispositionCollector {
+    std::mutex mutex;
+    std::vector<Disposition> reported;
+    radial_disposition_sink sink() noexcept {
+        return radial_disposition_sink{sizeof(radial_disposition_sink), this, &field};
+    }
+    static void field(void* ctx, std::uint32_t field, std::uint32_t disposition,
+                      radial_str note) noexcept {
+        try {
+            auto* self = static_cast<DispositionCollector*>(ctx);
+            Disposition d{field, disposition, std::string(to_view(note))};
+            std::lock_guard lock(self->mutex);
+            self->reported.push_back(std::move(d));
+        } catch (...) {
+        }
+    }
+};
+
+// The fields every runtime does by taking part in the seam at all: what a plugin without
+// describe_spec is taken to honour. Every other carried field it is taken to refuse.
+inline bool seam_field(std::uint32_t f) noexcept {
+    return f == RADIAL_FIELD_LABEL || f == RADIAL_FIELD_IMAGE || f == RADIAL_FIELD_ARGV ||
+           f == RADIAL_FIELD_ON_OUTPUT;
+}
 } // namespace detail
 
 // A live plugin instance. Keeps the library it came from alive through `keep_alive` (any owner
 // object, e.g. the Boost.DLL shared_library). Move-only; destroying it calls the plugin's destroy.
 // Thread-safety: the seam calls (preflight … kill) may be made from several threads at once, as
 // the ABI allows; construction and destruction may not overlap any call.
+//
+// Deadlines: after set_call_deadline(d), every call but create and run is made on a thread of its
+// own and waited for at most `d`. A call that does not return in time throws RuntimeError with
+// RADIAL_E_TIMEOUT naming the plugin and the call; the instance is then stuck: every later call
+// throws at once, and destroy is never called (the ABI forbids it while a call is in flight; the
+// plugin's memory is left to the process's exit). A destroy that does not return in time is
+// reported through the log function at error level and abandoned.
 class RuntimeClient {
 public:
     // Creates an instance. Throws RuntimeError with the plugin's status and message when create
@@ -199,7 +249,7 @@ public:
                                 const ConfigSection& config, std::string plugin_path,
                                 std::string host_version, LogFn log) {
         RuntimeClient c;
-        c.state_ = std::make_unique<State>();
+        c.state_ = std::make_shared<State>();
         c.state_->keep_alive = std::move(keep_alive);
         c.state_->d = descriptor;
         c.state_->info = read_descriptor_info(*descriptor);
@@ -251,32 +301,49 @@ public:
     }
 
     RuntimeClient(RuntimeClient&&) noexcept = default;
-    RuntimeClient& operator=(RuntimeClient&&) noexcept = default;
-    ~RuntimeClient() = default;
+    RuntimeClient& operator=(RuntimeClient&& o) noexcept {
+        if (this != &o) {
+            close();
+            state_ = std::move(o.state_);
+        }
+        return *this;
+    }
+    ~RuntimeClient() { close(); }
 
     const DescriptorInfo& info() const noexcept { return state_->info; }
     const std::string& plugin_path() const noexcept { return state_->plugin_path; }
 
-    // Probes the engine. Throws RuntimeError (usually RADIAL_E_UNAVAILABLE) with the plugin's message.
+    // The longest every call but create and run may take; zero (the default) waits forever. Set
+    // it before calls are made from other threads.
+    void set_call_deadline(std::chrono::milliseconds deadline) noexcept {
+        state_->deadline = deadline;
+    }
+
+    // Probes the engine. Throws RuntimeError (usually RADIAL_E_UNAVAILABLE) with the plugin's
+    // message.
     void preflight() const {
         if (!has_preflight()) return;
-        detail::ErrorCollector err;
-        auto sink = err.sink();
-        std::int32_t status = state_->d->preflight(state_->rt, &sink);
-        if (status != RADIAL_OK) err.raise(status, "preflight");
+        bounded("preflight", [](State& st) {
+            detail::ErrorCollector err;
+            auto sink = err.sink();
+            std::int32_t status = st.d->preflight(st.rt, &sink);
+            if (status != RADIAL_OK) err.raise(status, "preflight");
+        });
     }
 
     // The capability ids the instance reports (RADIAL_CAP_*); none when the plugin has no
     // `capabilities`. Throws RuntimeError.
     std::vector<std::string> capabilities() const {
         if (!has_capabilities()) return {};
-        detail::ErrorCollector err;
-        detail::NameCollector names;
-        auto esink = err.sink();
-        auto nsink = names.sink();
-        std::int32_t status = state_->d->capabilities(state_->rt, &nsink, &esink);
-        if (status != RADIAL_OK) err.raise(status, "capabilities");
-        return std::move(names.names);
+        return bounded("capabilities", [](State& st) {
+            detail::ErrorCollector err;
+            detail::NameCollector names;
+            auto esink = err.sink();
+            auto nsink = names.sink();
+            std::int32_t status = st.d->capabilities(st.rt, &nsink, &esink);
+            if (status != RADIAL_OK) err.raise(status, "capabilities");
+            return std::move(names.names);
+        });
     }
 
     // True when capabilities() contains `id` exactly. Throws RuntimeError.
@@ -287,18 +354,28 @@ public:
     }
 
     // One disposition per field `spec` carries. A carried field the plugin did not report is
-    // returned as REFUSED ("no disposition reported"), the ABI's fail-safe rule.
+    // returned as REFUSED ("no disposition reported"), the ABI's fail-safe rule; a plugin without
+    // describe_spec is taken to honour label, image, argv and onOutput and to refuse the rest.
     std::vector<Disposition> describe(const ContainerSpec& spec) const {
         std::vector<Disposition> reported;
         if (has_describe_spec()) {
-            CSpec c(spec);
-            detail::ErrorCollector err;
-            auto esink = err.sink();
-            radial_disposition_sink dsink{sizeof(radial_disposition_sink), &reported, &disp_thunk};
-            std::int32_t status = state_->d->describe_spec(state_->rt, c.get(), &dsink, &esink);
-            if (status != RADIAL_OK) err.raise(status, "describe_spec");
+            reported = bounded("describe_spec", [spec](State& st) {
+                CSpec c(spec);
+                detail::ErrorCollector err;
+                detail::DispositionCollector disps;
+                auto esink = err.sink();
+                auto dsink = disps.sink();
+                std::int32_t status = st.d->describe_spec(st.rt, c.get(), &dsink, &esink);
+                if (status != RADIAL_OK) err.raise(status, "describe_spec");
+                return std::move(disps.reported);
+            });
         } else {
-            for (auto f : carried_fields(spec)) reported.push_back({f, RADIAL_DISP_HONOURED, {}});
+            for (auto f : carried_fields(spec))
+                reported.push_back(detail::seam_field(f)
+                                       ? Disposition{f, RADIAL_DISP_HONOURED, {}}
+                                       : Disposition{f, RADIAL_DISP_REFUSED,
+                                                     "the plugin has no describe_spec, so it "
+                                                     "cannot say it honours this field"});
         }
         std::vector<Disposition> out;
         for (auto f : carried_fields(spec)) {
@@ -330,13 +407,15 @@ public:
     // Labels of every box whose label starts with exactly `prefix` (reconciliation). Throws
     // RuntimeError when the engine cannot be asked.
     std::vector<std::string> list_by_label(std::string_view prefix) const {
-        detail::ErrorCollector err;
-        detail::NameCollector names;
-        auto esink = err.sink();
-        auto nsink = names.sink();
-        std::int32_t status = state_->d->list_by_label(state_->rt, to_c(prefix), &nsink, &esink);
-        if (status != RADIAL_OK) err.raise(status, "list_by_label");
-        return std::move(names.names);
+        return bounded("list_by_label", [p = std::string(prefix)](State& st) {
+            detail::ErrorCollector err;
+            detail::NameCollector names;
+            auto esink = err.sink();
+            auto nsink = names.sink();
+            std::int32_t status = st.d->list_by_label(st.rt, to_c(p), &nsink, &esink);
+            if (status != RADIAL_OK) err.raise(status, "list_by_label");
+            return std::move(names.names);
+        });
     }
 
     // The plugin's tcp route; an empty field means it reported none (the host's default applies).
@@ -348,24 +427,28 @@ public:
         if (!(RADIAL_HAS_FIELD(state_->d, radial_runtime_descriptor, tcp_route) &&
               state_->d->tcp_route != nullptr))
             return {};
-        detail::ErrorCollector err;
-        detail::NameCollector bind, box;
-        auto esink = err.sink();
-        auto bsink = bind.sink();
-        auto xsink = box.sink();
-        std::int32_t status = state_->d->tcp_route(state_->rt, &bsink, &xsink, &esink);
-        if (status != RADIAL_OK) err.raise(status, "tcp_route");
-        return TcpRoute{bind.names.empty() ? std::string() : bind.names.front(),
-                        box.names.empty() ? std::string() : box.names.front()};
+        return bounded("tcp_route", [](State& st) {
+            detail::ErrorCollector err;
+            detail::NameCollector bind, box;
+            auto esink = err.sink();
+            auto bsink = bind.sink();
+            auto xsink = box.sink();
+            std::int32_t status = st.d->tcp_route(st.rt, &bsink, &xsink, &esink);
+            if (status != RADIAL_OK) err.raise(status, "tcp_route");
+            return TcpRoute{bind.names.empty() ? std::string() : bind.names.front(),
+                            box.names.empty() ? std::string() : box.names.front()};
+        });
     }
 
     // Removes the box with that label and makes a run of it return promptly; an unknown label is
     // fine. May be called from any thread, also while run() blocks. Throws RuntimeError.
     void kill(std::string_view label) const {
-        detail::ErrorCollector err;
-        auto esink = err.sink();
-        std::int32_t status = state_->d->kill(state_->rt, to_c(label), &esink);
-        if (status != RADIAL_OK) err.raise(status, "kill");
+        bounded("kill", [l = std::string(label)](State& st) {
+            detail::ErrorCollector err;
+            auto esink = err.sink();
+            std::int32_t status = st.d->kill(st.rt, to_c(l), &esink);
+            if (status != RADIAL_OK) err.raise(status, "kill");
+        });
     }
 
 private:
@@ -378,9 +461,13 @@ private:
         std::string host_version;
         LogFn log;
         radial_host host{};
-        ~State() {
-            if (rt != nullptr) d->destroy(rt);
+        std::chrono::milliseconds deadline{0};
+        std::atomic<const char*> stuck{nullptr}; // the call that did not return in time
+        void destroy_now() noexcept {
+            if (rt != nullptr && stuck.load() == nullptr) d->destroy(rt);
+            rt = nullptr;
         }
+        ~State() { destroy_now(); }
         static void log_thunk(void* ctx, std::uint32_t level, radial_str message) noexcept {
             try {
                 auto* self = static_cast<State*>(ctx);
@@ -404,12 +491,100 @@ private:
                state_->d->describe_spec != nullptr;
     }
 
-    static void disp_thunk(void* ctx, std::uint32_t field, std::uint32_t disposition,
-                           radial_str note) noexcept {
+    // What a call running on its own thread left behind: shared by the caller and the thread.
+    template <class T>
+    struct Slot {
+        std::mutex mutex;
+        std::condition_variable cv;
+        bool done = false;
+        std::optional<T> value;
+        std::exception_ptr error;
+    };
+    struct Unit {};
+
+    std::string stuck_message(const char* call, const char* stuck) const {
+        return "runtime plugin '" + state_->info.id + "' (" + state_->plugin_path + "): " + call +
+               " was not called because " + stuck +
+               " did not return in time earlier; the plugin is stuck, restart radiald";
+    }
+
+    // `fn(State&)` under the deadline (see the class comment). Throws what `fn` threw, or
+    // RuntimeError(RADIAL_E_TIMEOUT) naming the plugin and `call`.
+    template <class F>
+    auto bounded(const char* call, F fn) const -> std::invoke_result_t<F&, State&> {
+        using R = std::invoke_result_t<F&, State&>;
+        if (const char* stuck = state_->stuck.load())
+            throw RuntimeError(RADIAL_E_TIMEOUT, {}, stuck_message(call, stuck));
+        if (state_->deadline.count() <= 0) return fn(*state_);
+        using T = std::conditional_t<std::is_void_v<R>, Unit, R>;
+        auto slot = std::make_shared<Slot<T>>();
+        // The thread shares the state: an abandoned call keeps the instance and its library alive.
+        std::thread([slot, st = state_, fn = std::move(fn)]() mutable {
+            std::optional<T> value;
+            std::exception_ptr error;
+            try {
+                if constexpr (std::is_void_v<R>) {
+                    fn(*st);
+                    value.emplace();
+                } else {
+                    value.emplace(fn(*st));
+                }
+            } catch (...) {
+                error = std::current_exception();
+            }
+            std::lock_guard lock(slot->mutex);
+            slot->value = std::move(value);
+            slot->error = error;
+            slot->done = true;
+            slot->cv.notify_all();
+        }).detach();
+        std::unique_lock lock(slot->mutex);
+        if (!slot->cv.wait_for(lock, state_->deadline, [&] { return slot->done; })) {
+            const char* expected = nullptr;
+            state_->stuck.compare_exchange_strong(expected, call);
+            throw RuntimeError(RADIAL_E_TIMEOUT, {},
+                               "runtime plugin '" + state_->info.id + "' (" + state_->plugin_path +
+                                   "): " + call + " did not return within " +
+                                   deadline_text(state_->deadline) +
+                                   "; the plugin or the engine behind it is stuck");
+        }
+        if (slot->error) std::rethrow_exception(slot->error);
+        if constexpr (!std::is_void_v<R>) return std::move(*slot->value);
+    }
+
+    static std::string deadline_text(std::chrono::milliseconds d) {
+        if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + " s";
+        return std::to_string(d.count()) + " ms";
+    }
+
+    // Destroys the instance (under the deadline when one is set) and lets go of the state.
+    void close() noexcept {
+        if (!state_) return;
+        std::shared_ptr<State> st = std::move(state_);
+        if (st->deadline.count() <= 0 || st->stuck.load() != nullptr) return; // ~State destroys
+        auto slot = std::make_shared<Slot<Unit>>();
+        std::chrono::milliseconds deadline = st->deadline;
+        std::string id = st->info.id, path = st->plugin_path;
+        LogFn log = st->log;
         try {
-            static_cast<std::vector<Disposition>*>(ctx)->push_back(
-                {field, disposition, std::string(to_view(note))});
+            std::thread([slot, st]() mutable {
+                st->destroy_now();
+                st.reset();
+                std::lock_guard lock(slot->mutex);
+                slot->done = true;
+                slot->cv.notify_all();
+            }).detach();
         } catch (...) {
+            return; // no thread: ~State destroys on this one
+        }
+        std::unique_lock lock(slot->mutex);
+        if (!slot->cv.wait_for(lock, deadline, [&] { return slot->done; }) && log) {
+            try {
+                log(RADIAL_LOG_ERROR, "runtime plugin '" + id + "' (" + path +
+                                          "): destroy did not return within " +
+                                          deadline_text(deadline) + "; abandoned");
+            } catch (...) {
+            }
         }
     }
     static std::int32_t output_thunk(void* ctx, std::uint32_t stream, const std::uint8_t* data,
@@ -423,7 +598,7 @@ private:
     }
 
     RuntimeClient() = default;
-    std::unique_ptr<State> state_;
+    std::shared_ptr<State> state_;
 };
 
 } // namespace radial::host
