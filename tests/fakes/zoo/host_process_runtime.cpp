@@ -125,6 +125,9 @@ std::vector<radial::plugin::Disposition> HostProcessRuntime::describe(const Cont
             case RADIAL_FIELD_TIMEOUT_MS:
             case RADIAL_FIELD_ON_OUTPUT: out.push_back({f, RADIAL_DISP_HONOURED, {}}); break;
             case RADIAL_FIELD_IMAGE:
+            // radiald gives every box a user (its box ids); a test runtime that refused it could
+            // not be driven by radiald at all, and its processes are the test's own anyway.
+            case RADIAL_FIELD_USER:
                 out.push_back({f, RADIAL_DISP_SUPERSEDED, "a test runtime: runs on the host"});
                 break;
             default:
