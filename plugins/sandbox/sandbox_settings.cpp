@@ -1,5 +1,7 @@
 #include "sandbox_settings.h"
 
+#include "support/settings_error.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,8 +15,7 @@ using radial::plugin::Error;
 
 [[noreturn]] void invalid(const radial::plugin::Config& config, std::string_view key,
                           const std::string& why) {
-    std::string k(key);
-    throw Error(RADIAL_E_INVALID, k, "reading " + config.section() + "." + k + ": " + why);
+    plugin_support::refuse_setting(config, key, why);
 }
 
 bool has_space_or_control(std::string_view s) {

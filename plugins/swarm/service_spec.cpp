@@ -1,5 +1,7 @@
 #include "service_spec.h"
 
+#include "support/settings_error.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,8 +14,7 @@ using radial::plugin::Error;
 
 [[noreturn]] void invalid(const radial::plugin::Config& config, std::string_view key,
                           const std::string& why) {
-    std::string k(key);
-    throw Error(RADIAL_E_INVALID, k, "reading " + config.section() + "." + k + ": " + why);
+    plugin_support::refuse_setting(config, key, why);
 }
 
 bool all_digits(std::string_view s) {
