@@ -4,7 +4,6 @@
 #pragma once
 
 #include <radial/plugin/runtime.hpp>
-
 #include <string>
 #include <string_view>
 
