@@ -243,6 +243,21 @@ TEST(C14_Submit, AFiveMegabyteArgvIsRefusedNamingTheLimit) {
     expect_submit_refused(s, request("", "img", many), "ARG_MAX");
 }
 
+// C-23: an argv element or environment value of 200 KiB is refused by submit before any process
+// starts, naming the kernel's limit — never reported as a missing docker CLI.
+TEST(C23_Submit, A200KiBArgvElementOrEnvValueIsRefusedNamingTheKernelsLimit) {
+    PolicySetup s;
+    const std::string big(200 * 1024, 'a');
+    expect_submit_refused(s, request("", "img", "[\"echo\", \"" + big + "\"]"),
+                          "argv[1] is 204801 bytes; the kernel refuses any single argument or "
+                          "environment entry over 131072 bytes (MAX_ARG_STRLEN)");
+    auto r = s.submit_raw(request("[env]\nBIG = \"" + big + "\"\n"));
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_THAT(r.err, HasSubstr("MAX_ARG_STRLEN")) << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("install"))) << r.err;
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
+}
+
 TEST(C14_Submit, AnAcceptableRequestIsStillAccepted) {
     PolicySetup s;
     auto r =
