@@ -45,6 +45,7 @@ packages=(
     libboost-dev libboost-filesystem-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
     libcli11-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libelf-dev
     busybox-static bubblewrap docker.io curl clang-format ccache libcap2-bin
+    systemd # systemd-analyze: the packaged unit's security rating is a test
 )
 # dockerd must run exactly this way: containers get only `none` or `host` networking, and no
 # bridge or iptables rules are made on the host.
