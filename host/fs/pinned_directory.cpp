@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 namespace radial::fs_util {
@@ -34,11 +35,16 @@ std::string random_suffix() {
 } // namespace
 
 PinnedDirectory PinnedDirectory::open(const std::string& dir) {
-    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    // Resolved now, before any box runs: links the operator's path goes through (/var/run -> /run)
+    // are theirs; from here on the resolved path must lead to this very directory.
+    std::error_code ec;
+    const std::string resolved = std::filesystem::canonical(dir, ec).string();
+    if (ec) fail(fmt::format("opening the directory '{}'", dir), ec.value());
+    UniqueFd fd(::open(resolved.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) fail(fmt::format("opening the directory '{}'", dir), errno);
     if (::faccessat(fd.get(), ".", W_OK, AT_EACCESS) != 0)
         fail(fmt::format("the directory '{}' is not writable", dir), errno);
-    return PinnedDirectory(dir, std::move(fd));
+    return PinnedDirectory(resolved, std::move(fd));
 }
 
 void PinnedDirectory::publish(std::string_view name, std::string_view content,

@@ -20,9 +20,9 @@ namespace radial::fs_util {
 
 class PinnedDirectory {
 public:
-    // Opens `dir` (O_DIRECTORY; a symlink as the last component is refused, the others are the
-    // operator's choice and resolved now) and checks it is writable. Throws std::runtime_error
-    // naming the directory and errno. Thread-compatible.
+    // Resolves `dir` (its symlinks are the operator's choice, taken as they are now), opens the
+    // result (O_DIRECTORY) and checks it is writable. Throws std::runtime_error naming the
+    // directory and errno. Thread-compatible.
     static PinnedDirectory open(const std::string& dir);
 
     // Publishes `content` as `name` (one path component) in the pinned directory: a fresh
@@ -33,6 +33,7 @@ public:
     // path and the cause. Thread-compatible.
     void publish(std::string_view name, std::string_view content, unsigned mode = 0644) const;
 
+    // The resolved path of the directory.
     const std::string& path() const noexcept { return path_; }
 
 private:
