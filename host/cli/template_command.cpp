@@ -58,8 +58,11 @@ std::string find_program(const std::string& exe, const char* flag) {
 // Runs argv to its end, stdout and stderr captured together. Returns the exit code and output.
 std::pair<int, std::string> capture(const std::vector<std::string>& argv) {
     bp::ipstream out;
+    // The redirections read as template brackets to clang-format.
+    // clang-format off
     bp::child c(argv.front(), std::vector<std::string>(argv.begin() + 1, argv.end()),
-                bp::std_in<bp::null, (bp::std_out & bp::std_err)> out);
+                bp::std_in < bp::null, (bp::std_out & bp::std_err) > out);
+    // clang-format on
     std::string text, line;
     while (std::getline(out, line)) text += line + "\n";
     c.wait();
@@ -83,8 +86,10 @@ std::string mib(std::uintmax_t bytes) { return fmt::format("{:.1f} MiB", bytes /
 void save_image(const std::string& docker, const std::string& image, std::uintmax_t size,
                 const fs::path& archive) {
     bp::ipstream err;
+    // clang-format off
     bp::child c(docker, std::vector<std::string>{"image", "save", "-o", archive.string(), image},
-                bp::std_in<bp::null, bp::std_out> bp::null, bp::std_err > err);
+                bp::std_in < bp::null, bp::std_out > bp::null, bp::std_err > err);
+    // clang-format on
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     int quarters = 0;
     std::error_code ec;
