@@ -1,5 +1,5 @@
 // benchmarks/redaction/stream_redactor_bench.cpp — throughput of the streaming redactor
-// (issue 4: it must never be what limits a turn; target >= 1 GB/s single-core at 16 secrets on
+// (docs/design.md §10: it must never be what limits a turn; target >= 1 GB/s single-core at 16 secrets on
 // 64 KiB chunks of ordinary text), beside a naive find-and-replace per secret in the same run.
 //
 // Text: 1 MiB of generated log-like lines (fixed seed), fed as 64 KiB chunks in a cycle.

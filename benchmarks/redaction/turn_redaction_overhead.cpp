@@ -1,4 +1,4 @@
-// benchmarks/redaction/turn_redaction_overhead.cpp — what redaction costs a real turn (issue 4
+// benchmarks/redaction/turn_redaction_overhead.cpp — what redaction costs a real turn (docs/design.md §10
 // §4: "streaming 256 MiB of container output through a turn with 16 secrets takes no more than
 // 1.05x the time of the same container's output with no redaction").
 //

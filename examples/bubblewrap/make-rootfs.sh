@@ -1,6 +1,6 @@
 #!/bin/sh
 # examples/bubblewrap/make-rootfs.sh DIR [IMAGE] — a root filesystem directory for the bubblewrap
-# runtime (issue 7). With IMAGE, the filesystem of a local Docker image is exported into DIR
+# runtime (docs/design.md §5.11). With IMAGE, the filesystem of a local Docker image is exported into DIR
 # (docker create + docker export). Without, DIR gets the host's static busybox (Debian's
 # busybox-static) with one symlink per applet, /etc/passwd and /etc/group with root, radial (1000)
 # and nobody (65534), and empty /proc, /dev, /tmp, /work mount points. Replaces DIR.

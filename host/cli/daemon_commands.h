@@ -1,4 +1,4 @@
-// host/cli/daemon_commands.h — the daemon's commands (issue 5): `radiald submit` (§1), `radiald
+// host/cli/daemon_commands.h — the daemon's commands (docs/design.md §12): `radiald submit` (§1), `radiald
 // run` (§2), `radiald reconcile` (§4) and `radiald status` (§5).
 #pragma once
 

@@ -1,5 +1,5 @@
 // host/cli/journal_commands.h — `radiald records TURN_ID [--json]` and `radiald turns`: what the
-// turn journal holds, for an operator (issue 3 §5).
+// turn journal holds, for an operator (docs/design.md §11).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -32,12 +32,12 @@ std::string executable_dir();
 // file:line:column).
 host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight = true);
 
-// Resolves run.turnTransport against the runtime's capabilities and tcp route (ADR §5). Throws
+// Resolves run.turnTransport against the runtime's capabilities and tcp route (docs/design.md §9.1). Throws
 // StartupError for an impossible combination, naming both keys.
 turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
                                                const host::RuntimeClient& client);
 
-// Refuses, at startup, a config the runtime cannot honour (ADR §7), from the plugin's own
+// Refuses, at startup, a config the runtime cannot honour (docs/design.md §7.4), from the plugin's own
 // dispositions and capabilities and never from its id: run.network or run.user the runtime
 // refuses for every box, and run.codexAuth without radial.cap.host-uid-mounts. Throws
 // StartupError naming the key and the runtime's reason.

@@ -181,7 +181,7 @@ int run_turn_command(const TurnOptions& o) {
     }
 
     // Shared: turns side by side are fine, but not beside a daemon or reconcile on this state
-    // directory, whose startup pass would take this turn's box for an orphan (issue 5 §3).
+    // directory, whose startup pass would take this turn's box for an orphan (docs/design.md §8.6).
     std::optional<daemon::StateDirLock> lock;
     std::optional<daemon::InstanceClaim> claim;
     try {

@@ -1,5 +1,5 @@
 // host/cli/turn_command.h — `radiald turn`: run one turn in a box and report how it ended
-// (issue 2 point 5).
+// (docs/design.md §5 point 5).
 #pragma once
 
 #include <CLI/CLI.hpp>

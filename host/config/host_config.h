@@ -3,7 +3,7 @@
 //
 // Rules: keys use the ADR's spelling (run.containerRuntime, run.pluginDir, …); an unknown key is
 // an error, not a silently ignored setting; a settings block for a runtime that is not selected
-// is refused (ADR §7); every error names file:line:column and the key.
+// is refused (docs/design.md §7.4); every error names file:line:column and the key.
 #pragma once
 
 #include <radial/host/runtime_client.hpp>
@@ -22,7 +22,7 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// [redact]: secrets the operator adds to every turn's secret set (issue 4 §1).
+// [redact]: secrets the operator adds to every turn's secret set (docs/design.md §10.1).
 struct RedactConfig {
     std::vector<std::string> env_names; // envNames: radiald's env vars whose values are secret
     std::vector<std::string> values;    // values: literal secret values
@@ -43,7 +43,7 @@ struct HostConfig {
     // run.boxIdRange: ids reserved for boxes, no host account or process may use them.
     std::uint32_t box_id_first = 2'000'000'000;
     std::uint32_t box_id_last = 2'000'065'535;
-    bool codex_auth = false;              // run.codexAuth (ADR §7): refused unless supported
+    bool codex_auth = false;              // run.codexAuth (docs/design.md §7.4): refused unless supported
     std::string turn_transport = "auto";  // run.turnTransport: "auto" | "unix" | "tcp"
     std::string turn_socket_host;         // run.turnSocketHost: tcp bind host; empty = runtime's
     std::string state_dir;                // run.stateDir, absolute: journal and per-turn sockets

@@ -1,4 +1,4 @@
-// host/daemon/daemon.h — `radiald run` (issue 5 §2): reconcile, then claim queued turns as their
+// host/daemon/daemon.h — `radiald run` (docs/design.md §12.3): reconcile, then claim queued turns as their
 // requests arrive and run up to run.maxConcurrentTurns of them at once, each through a
 // turn::TurnSession on its own thread, until SIGTERM or SIGINT.
 //

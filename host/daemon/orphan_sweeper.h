@@ -1,4 +1,4 @@
-// host/daemon/orphan_sweeper.h — reconciliation while the daemon runs (ADR §6, issue 5 "engine
+// host/daemon/orphan_sweeper.h — reconciliation while the daemon runs (docs/design.md §8.3, docs/design.md §12 "engine
 // disappears mid-turn").
 //
 // A turn may leave its box behind: the engine stopped answering, so the runtime could neither

@@ -1,4 +1,4 @@
-// host/daemon/spool.h — the daemon's queue of turn requests on disk (issue 5 §1, §2).
+// host/daemon/spool.h — the daemon's queue of turn requests on disk (docs/design.md §12.1, §2).
 //
 //   <stateDir>/spool/tmp/     requests being written; never read
 //   <stateDir>/spool/queue/   <turnId>.json, one per request, from the moment it is submitted until

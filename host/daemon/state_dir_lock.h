@@ -1,4 +1,4 @@
-// host/daemon/state_dir_lock.h — one daemon per state directory (issue 5 §3).
+// host/daemon/state_dir_lock.h — one daemon per state directory (docs/design.md §8.6).
 //
 // The lock is flock(2) on "<stateDir>/radiald.lock". `radiald run` and `radiald reconcile` hold it
 // exclusively: both kill every box of the instance that is not their own turn, so one of them

@@ -1,4 +1,4 @@
-// host/daemon/test_pause.h — the daemon's crash-test hook (issue 5 "Tests": SIGKILL the daemon at
+// host/daemon/test_pause.h — the daemon's crash-test hook (docs/design.md §12 "Tests": SIGKILL the daemon at
 // chosen moments). Test-only; inert unless the variable below is set.
 #pragma once
 

@@ -1,4 +1,4 @@
-// host/daemon/turn_file.h — a turn request written by the operator as TOML (issue 5 §1), read by
+// host/daemon/turn_file.h — a turn request written by the operator as TOML (docs/design.md §12.1), read by
 // `radiald submit`. Every key is checked here, before anything is enqueued, and every refusal names
 // the file, line, column and key.
 //

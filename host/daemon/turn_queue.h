@@ -1,5 +1,5 @@
 // host/daemon/turn_queue.h — the spool and the journal read together: which queued turns may run
-// now, oldest first (issue 5 §2, §4).
+// now, oldest first (docs/design.md §12.3, §4).
 //
 // The spool says what to run, the journal where each turn is. A scan reconciles the two: a request
 // without a journal entry is journaled queued (it arrived without `radiald submit`, or the

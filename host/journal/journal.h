@@ -1,5 +1,5 @@
 // host/journal/journal.h — the turn journal: what the host knows about every turn, kept so that a
-// crash at any point leaves a record of what was in flight (issue 3 §5).
+// crash at any point leaves a record of what was in flight (docs/design.md §11).
 //
 // Per turn it holds the request (as JSON carrying secret NAMES only — the caller strips values
 // before the journal ever sees the request, and the journal adds nothing), each state change in

@@ -1,6 +1,6 @@
 // host/journal/journal_file.h — the journal's SQLite file: created with private modes, checked to
 // be a radiald journal this radiald can read, its pragmas set and its schema created or migrated
-// (issue 3 §5). Internal to the journal library; journal_sqlite.cpp is its one user.
+// (docs/design.md §11). Internal to the journal library; journal_sqlite.cpp is its one user.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // host/journal/journal_sqlite.h — the turn journal in one SQLite file under the state directory
-// (issue 3 §5).
+// (docs/design.md §11).
 //
 // Durability: journal_mode=WAL with synchronous=FULL, and every write is one transaction, so a
 // call that returned is on disk and a process killed at any instant (SIGKILL included) leaves the

@@ -1,4 +1,4 @@
-// host/log/log_redaction.h — masks the secrets of every live turn in every log line (issue 4 §3).
+// host/log/log_redaction.h — masks the secrets of every live turn in every log line (docs/design.md §10.2).
 //
 // A turn registers its compiled redactor for as long as it runs; the logger's filter applies every
 // registered redactor to each line before it is written, so an error message that echoes a

@@ -1,5 +1,5 @@
 // host/redaction/secret_patterns.h — the byte patterns a secret takes when it leaks into output:
-// the raw value and the encodings logs commonly apply to it (issue 4).
+// the raw value and the encodings logs commonly apply to it (docs/design.md §10).
 //
 // Rationale: a token rarely leaks only as itself. A CLI prints it inside a base64 blob (an HTTP
 // Basic header, a docker auth config), a URL (`?token=`), or a JSON document. Each pattern below

@@ -1,5 +1,5 @@
 // host/redaction/secret_set.h — the secrets of one turn (model key, forge token, per-turn token),
-// each with the name that appears in its redaction marker (issue 4).
+// each with the name that appears in its redaction marker (docs/design.md §10).
 //
 // A SecretSet is validated as it is built, so a redactor never runs with a secret that would
 // make it useless or harmful: a 1-byte "secret" would redact every "a" in the output, and a value
@@ -30,7 +30,7 @@ std::string marker_for(std::string_view name);
 // any other member function runs.
 class SecretSet {
 public:
-    // Values shorter than this many bytes are refused (issue 4: a short secret would redact
+    // Values shorter than this many bytes are refused (docs/design.md §10: a short secret would redact
     // ordinary text, so refusing is safer than "working").
     static constexpr std::size_t kDefaultMinLength = 6;
 

@@ -1,5 +1,5 @@
 // host/redaction/stream_redactor.h — masks a turn's secrets in its output, however the output is
-// chunked (issue 4).
+// chunked (docs/design.md §10).
 //
 // Every occurrence of every pattern of every secret (the value and its encodings, see
 // secret_patterns.h) is replaced by "[REDACTED:<NAME>]". Matching is leftmost-longest: scanning
@@ -95,7 +95,7 @@ public:
     // object is a fresh stream again.
     void flush(std::string& out);
 
-    // Bytes currently held back; always <= max_buffered_bytes(). [issue 4: bounded memory]
+    // Bytes currently held back; always <= max_buffered_bytes(). [docs/design.md §10: bounded memory]
     std::size_t buffered_bytes() const noexcept { return held_.size(); }
 
     // The bound on buffered_bytes(): longest pattern - 1 (0 for an empty set).

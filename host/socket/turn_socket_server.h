@@ -1,8 +1,8 @@
 // host/socket/turn_socket_server.h — the per-turn socket a box writes records back through
-// (issue 3 §2-4, ADR §1 and §5). It is the only write path from a turn to the host.
+// (docs/design.md §9.4-4, docs/design.md §9 and §5). It is the only write path from a turn to the host.
 //
 // One server per turn: it binds a unix socket (the box sees it through a mount) or a tcp port
-// (sandbox microVMs, ADR §5), authenticates every request with the turn's bearer token, lets
+// (sandbox microVMs, docs/design.md §9.1), authenticates every request with the turn's bearer token, lets
 // through only records of the turn's one type, and hands each accepted record to a RecordSink
 // (the journal). The HTTP decisions are in record_request_handler.h; this class is the I/O.
 #pragma once
@@ -24,7 +24,7 @@
 
 namespace radial::socket {
 
-// Where the socket listens (ADR §5: unix by default, tcp where the box cannot share a unix
+// Where the socket listens (docs/design.md §9.1: unix by default, tcp where the box cannot share a unix
 // socket with the host, e.g. a microVM).
 enum class Transport { unix_socket, tcp };
 
@@ -47,7 +47,7 @@ struct TurnSocketOptions {
     // handed to the box user.
     std::optional<std::pair<uid_t, gid_t>> unix_owner;
 
-    // tcp: an IPv4 or IPv6 literal (no name lookup); ADR §5 defaults to loopback.
+    // tcp: an IPv4 or IPv6 literal (no name lookup); docs/design.md §9.1 defaults to loopback.
     std::string tcp_host = "127.0.0.1";
     std::uint16_t tcp_port = 0; // 0 = an ephemeral port; port() tells which
 

@@ -1,5 +1,5 @@
 // host/socket/turn_socket_session.h — internal to radial_socket: one connection to a turn socket
-// (issue 3 §2-4). Included only by turn_socket_server.cpp; not part of the library's interface.
+// (docs/design.md §9.4-4). Included only by turn_socket_server.cpp; not part of the library's interface.
 //
 // A Session is a shared_ptr kept alive by its pending operations. It loops
 //   read header → header-stage checks → read body → handle_request → write → next request,
@@ -49,7 +49,7 @@ inline constexpr std::uint32_t kHeaderLimit = 8 * 1024;
 // what the client is still sending, so the client sees the response rather than a reset.
 inline constexpr std::size_t kMaxDrainBytes = 256 * 1024;
 
-// Caps the log lines one turn can cause (issue 3: a flooding box must not fill the host's log).
+// Caps the log lines one turn can cause (docs/design.md §9: a flooding box must not fill the host's log).
 // Serving thread only.
 class RejectionLog {
 public:
@@ -220,7 +220,7 @@ private:
         return true;
     }
 
-    // Each request gets its own deadline covering header, body and response (issue 3: slow and
+    // Each request gets its own deadline covering header, body and response (docs/design.md §9: slow and
     // silent clients are dropped). The generation makes a stale expiry harmless.
     void arm_deadline() {
         const std::uint64_t generation = ++deadline_generation_;

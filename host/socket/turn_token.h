@@ -1,5 +1,5 @@
 // host/socket/turn_token.h — the per-turn bearer token that authenticates the turn socket
-// (issue 3 §2, ADR §1: "the sidecar socket remains the only write path").
+// (docs/design.md §9.4, docs/design.md §9: "the sidecar socket remains the only write path").
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 namespace radial::socket {
 
 // Bytes of OS randomness in a token; the token is twice as many lowercase hex characters.
-// Rationale: 256 bits — issue 3 asks for at least 128; the extra costs nothing.
+// Rationale: 256 bits — docs/design.md §9 asks for at least 128; the extra costs nothing.
 inline constexpr std::size_t kTurnTokenBytes = 32;
 
 // Mints a fresh token: kTurnTokenBytes bytes from getrandom(2) (the kernel CSPRNG, blocking

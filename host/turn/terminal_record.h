@@ -10,8 +10,8 @@
 
 namespace radial::turn {
 
-// reclaimed: found in flight by startup reconciliation after the host that ran it stopped (ADR §6).
-// killed: the daemon shut down and the turn's grace ran out (issue 5 §2).
+// reclaimed: found in flight by startup reconciliation after the host that ran it stopped (docs/design.md §8.3).
+// killed: the daemon shut down and the turn's grace ran out (docs/design.md §12.3).
 enum class TurnStatus { succeeded, failed, timed_out, error, killed, reclaimed };
 
 // How much of each output stream the terminal record keeps, in bytes.

@@ -3,7 +3,7 @@
 //
 // The host enforces the timeout as well as the plugin: a watchdog kills the box by label when the
 // plugin has not returned `kHostTimeoutGrace` after the turn's timeout. A refused field fails the
-// turn before anything starts; superseded fields are logged once per run (ADR §4).
+// turn before anything starts; superseded fields are logged once per run (docs/design.md §5.6).
 #pragma once
 
 #include "turn/terminal_record.h"
@@ -22,7 +22,7 @@ namespace radial::turn {
 inline constexpr std::chrono::milliseconds kHostTimeoutGrace{15'000};
 
 // Why the host stops a running turn. interrupted: the operator asked (Ctrl-C on `radiald turn`):
-// status failed, reason "interrupted". shutdown: the daemon's shutdown grace ran out (issue 5 §2):
+// status failed, reason "interrupted". shutdown: the daemon's shutdown grace ran out (docs/design.md §12.3):
 // status killed, reason "shutdown".
 enum class StopReason { interrupted, shutdown };
 

@@ -27,7 +27,7 @@
 
 namespace radial::turn {
 
-// The environment variables a box gets to reach its turn socket (issue 3 §3).
+// The environment variables a box gets to reach its turn socket (docs/design.md §3.3).
 inline constexpr const char* kSocketEnv = "RADIAL_TURN_SOCKET"; // unix:///run/radial/turn.sock or tcp://host:port
 inline constexpr const char* kTokenEnv = "RADIAL_TURN_TOKEN";   // the bearer token (a secret)
 // Where a unix turn socket appears inside the box: its per-turn directory is mounted here.
@@ -47,12 +47,12 @@ struct TurnEnvironment {
     journal::Journal& journal;
     ResolvedTransport transport;
     // Test-only: called at each checkpoint, from the thread running the session; the daemon's
-    // crash tests stop a session there and SIGKILL the process (issue 5 "Tests"). Empty in
+    // crash tests stop a session there and SIGKILL the process (docs/design.md §12 "Tests"). Empty in
     // production.
     CheckpointFn checkpoint_for_test = {};
 };
 
-// How a session enters the journal (issue 5 §2). add_claimed: a new entry in state claimed
+// How a session enters the journal (docs/design.md §12.3). add_claimed: a new entry in state claimed
 // (`radiald turn`). claim_queued: the entry exists, queued (`radiald submit`), and moves to
 // claimed (the daemon).
 enum class JournalStart { add_claimed, claim_queued };

@@ -1,5 +1,5 @@
 // plugin-api/conformance/config_file.h — the plugin's config section read from a TOML file, as
-// radiald reads it (issue 7): `[run.<id>]` flattened, nested tables to dotted keys.
+// radiald reads it (docs/design.md §5.11): `[run.<id>]` flattened, nested tables to dotted keys.
 #pragma once
 
 #include <radial/host/runtime_client.hpp>

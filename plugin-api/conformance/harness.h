@@ -1,6 +1,6 @@
 // plugin-api/conformance/harness.h — the state one conformance run shares between its checks: the
 // options, the loaded plugin, its config section, the label prefix, the gates, the verdict, and
-// the way out when a plugin hangs or crashes the harness (issue 7).
+// the way out when a plugin hangs or crashes the harness (docs/design.md §5.11).
 //
 // Thread-safety: everything here is set up by main() before the checks run and read afterwards,
 // except the verdict and the log, which are guarded by their own mutex.

@@ -1,5 +1,5 @@
 // plugin-api/conformance/pending_call.h — a call into a plugin made on its own thread, so that the
-// harness can stop waiting for it (issue 7: "every external wait has a budget").
+// harness can stop waiting for it (docs/design.md §5.11: "every external wait has a budget").
 //
 // A plugin call that can hang will hang one day. The harness therefore never calls into a plugin
 // on the thread that runs the checks: it starts the call here and waits with a budget. A call that

@@ -1,6 +1,6 @@
 // plugin-api/conformance/plugin_calls.h — one instance of the plugin under test, every call made
 // through radiald's own wrapper (radial/host/runtime_client.hpp) on its own thread under the
-// harness's budget, and what a run's output sink observed (issue 7).
+// harness's budget, and what a run's output sink observed (docs/design.md §5.11).
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // plugin-api/conformance/plugin_library.h — the plugin under test, loaded the way radiald loads it:
-// dlopen(RTLD_NOW | RTLD_LOCAL), one symbol looked up, never unloaded (issue 7).
+// dlopen(RTLD_NOW | RTLD_LOCAL), one symbol looked up, never unloaded (docs/design.md §5.11).
 #pragma once
 
 #include <radial/runtime_plugin.h>

@@ -1,5 +1,5 @@
 // plugins/docker/docker_argv.h — every docker CLI invocation the runtime makes, built by pure
-// functions (ADR §2: "every invocation is built by a pure exported function ... mirroring
+// functions (docs/design.md §5.1: "every invocation is built by a pure exported function ... mirroring
 // dockerRunArgs"), plus the parsers of what the CLI prints back and the client's environment.
 //
 // Nothing here starts a process or reads the process environment; all functions are thread-safe.
@@ -49,7 +49,7 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // and then removes it itself, unconditionally (run_box). Spec values override the settings'
 // memory, cpus, pidsLimit and user. --read-only is left out only when spec.read_only_rootfs is
 // `no`. A spec tmpfs at /tmp replaces the default one.
-// Env values never appear (ADR §4.1, C-02): an ordinary variable is `-e NAME`, its value in the
+// Env values never appear (docs/design.md §6.3, C-02): an ordinary variable is `-e NAME`, its value in the
 // client's environment (docker_client_env); a client-sensitive one (client_sensitive_env) is a
 // line of the env-file on the client's stdin (docker_env_file), announced by one --env-file.
 // `cidfile` empty: no --cidfile. Every value is one argv element, passed through unchanged.
@@ -63,7 +63,7 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // [A-Za-z_][A-Za-z0-9_]*, repeated, or client-sensitive with a value the env-file cannot carry
 // (the message names the variable, never the value); a user that is not numeric uid:gid or is
 // root (box_user.h); cpus above settings.host_cpus_milli; a NUL byte anywhere; a value starting
-// with '-' where docker would read it as an option. Source: 003 Design 1-5, ADR §4.
+// with '-' where docker would read it as an option. Source: 003 Design 1-5, docs/design.md §5.6.
 std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const DockerSettings& settings,
                                          std::string_view cidfile = {},
                                          const std::vector<std::string>& image_entrypoint = {});
@@ -77,7 +77,7 @@ std::vector<std::string> docker_image_entrypoint_argv(const DockerSettings& sett
 std::optional<std::vector<std::string>> parse_entrypoint(std::string_view output);
 
 // `binary [--host H] rm --force --volumes ID...`: removes the containers and their anonymous
-// volumes, stopping them with SIGKILL first. Source: ADR §6 (removal is unconditional).
+// volumes, stopping them with SIGKILL first. Source: docs/design.md §8.3 (removal is unconditional).
 std::vector<std::string> docker_rm_argv(const DockerSettings& settings,
                                         const std::vector<std::string>& ids);
 
@@ -85,15 +85,15 @@ std::vector<std::string> docker_rm_argv(const DockerSettings& settings,
 // '{{.ID}}\t{{json (.Label "radial.label")}}'`: every radial box in any state (created, running,
 // exited), one per line, the label JSON-quoted so no byte of it can break the line format.
 // Filtered by the label's presence only; the value is compared in C++ (C-04: docker's name
-// filter is an unanchored regex, never an ownership test). Source: ADR §6 (reconciliation), C-04.
+// filter is an unanchored regex, never an ownership test). Source: docs/design.md §8.3 (reconciliation), C-04.
 std::vector<std::string> docker_list_argv(const DockerSettings& settings);
 
 // `binary [--host H] info --format '{{json .ServerVersion}}'`: the preflight probe.
-// Source: ADR §7 (startup fail-fast), 003 Design 6.
+// Source: docs/design.md §7.4 (startup fail-fast), 003 Design 6.
 std::vector<std::string> docker_info_argv(const DockerSettings& settings);
 
 // `binary [--host H] inspect --type container --format '{{json .State}}' ID`: how one container
-// ended. Source: ADR §6, C-09 (start failures), ABI RADIAL_RUN_OOM_KILLED.
+// ended. Source: docs/design.md §8.3, C-09 (start failures), ABI RADIAL_RUN_OOM_KILLED.
 std::vector<std::string> docker_inspect_argv(const DockerSettings& settings, std::string_view id);
 
 // What docker_inspect_argv reports about a container.
@@ -114,7 +114,7 @@ std::optional<ContainerState> parse_container_state(std::string_view output);
 
 // Parses docker_list_argv's output. Lines that are not `<hex id>\t<JSON string>` are skipped
 // (they cannot be radial boxes), so odd or truncated input never yields a wrong label.
-// Source: ADR §8.4 (the CLI's output is parsed in exactly one place), C-04.
+// Source: docs/design.md §5.10 (the CLI's output is parsed in exactly one place), C-04.
 std::vector<ListedBox> parse_docker_list(std::string_view output);
 
 // The engine version from docker_info_argv's output, or nullopt unless the output is one

@@ -1,4 +1,4 @@
-// plugins/docker/docker_runtime.h — the docker runtime: the runner seam (ADR §2 ContainerRunner:
+// plugins/docker/docker_runtime.h — the docker runtime: the runner seam (docs/design.md §5.1 ContainerRunner:
 // run / listByLabel / kill, plus preflight) implemented with the docker CLI.
 #pragma once
 
@@ -33,7 +33,7 @@ public:
 
     // Probes the engine with `docker info` within preflightTimeout, judging the output, not the
     // exit status (C-07). Throws Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via ...")
-    // on failure; nothing is cached. [thread-safe] Source: ADR §7, 003 Design 6.
+    // on failure; nothing is cached. [thread-safe] Source: docs/design.md §7.4, 003 Design 6.
     void preflight() override;
 
     // radial.cap.unix-socket-mounts, radial.cap.named-networks, radial.cap.host-uid-mounts: a bind
@@ -44,7 +44,7 @@ public:
     // Every carried field HONOURED, except a `user` that is not numeric uid:gid with neither id
     // 0 (box_user.h: a name or "+0" may be root inside the image), which is REFUSED with the
     // reason. hostPorts is HONOURED with a note: docker opens nothing for it; reachability
-    // follows `network`. Pure; [thread-safe]. Source: ADR §4 table.
+    // follows `network`. Pure; [thread-safe]. Source: docs/design.md §5.6 table.
     std::vector<radial::plugin::Disposition> describe(const ContainerSpec& spec) override;
 
     // run_box() under this instance's kill registry. A run whose label was killed in the last
@@ -55,7 +55,7 @@ public:
 
     // The labels (each once, sorted) of every box carrying radial.label whose value starts with
     // exactly the bytes of `prefix`, in any state, whoever created it. Throws
-    // Error(RADIAL_E_UNAVAILABLE) with docker's message. [thread-safe] Source: ADR §6, C-04.
+    // Error(RADIAL_E_UNAVAILABLE) with docker's message. [thread-safe] Source: docs/design.md §8.3, C-04.
     std::vector<std::string> list_by_label(std::string_view prefix) override;
 
     // Postcondition: no box whose radial.label is exactly `label` exists. Signals a run of that
@@ -65,7 +65,7 @@ public:
     // run in flight and no box found, the kill is remembered for 60 s (EarlyKills), so a run of
     // that label arriving just after it starts nothing. An unknown label is success. Throws
     // Error(RADIAL_E_UNAVAILABLE) with docker's message.
-    // [thread-safe; also from inside the output callback] Source: ADR §6, C-04, C-06.
+    // [thread-safe; also from inside the output callback] Source: docs/design.md §8.3, C-04, C-06.
     void kill(std::string_view label) override;
 
 private:

@@ -10,7 +10,7 @@ namespace radial::docker {
 
 // The parsed [run.docker] section. Defaults are 003 Design 4's caps ("memory 2g, cpus 2, 256
 // PIDs") and the non-root user. A spec value, when carried, overrides memory, cpus, pidsLimit and
-// user for its own box (ADR §4 table).
+// user for its own box (docs/design.md §5.6 table).
 struct DockerSettings {
     std::string binary = "docker";                 // the CLI: a name looked up in PATH, or a path
     std::string host;                              // --host for the CLI; empty: the CLI's default
@@ -43,7 +43,7 @@ struct DockerSettings {
 // an explicit cpus above it is an error. user must be numeric uid:gid, neither 0 (box_user.h).
 // Throws radial::plugin::Error(RADIAL_E_INVALID, <key>, message) for a value of the wrong type or
 // out of range. Not thread-safe (Config is not); call from the constructor only.
-// Source: ADR §7 (run.docker.*), 003 Design 4 and "Configuration".
+// Source: docs/design.md §7.4 (run.docker.*), 003 Design 4 and "Configuration".
 DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned online_cpus);
 
 // parse_docker_settings with this host's online CPU count (online_cpu_count()).

@@ -1,6 +1,6 @@
 // plugins/sandbox/sandbox_run.h — one box as one sandbox, from `sbx create` to the sandbox being
 // gone: the per-sandbox policy rules, the streamed exec, the runner-side timeout, kill, and the
-// removal that follows every ending (ADR §6).
+// removal that follows every ending (docs/design.md §8.3).
 #pragma once
 
 #include <radial/container_spec.hpp>
@@ -15,9 +15,9 @@ using plugin_support::ActiveRun;
 
 // Runs `spec` in a new sandbox named sandbox_name(spec.label) and blocks until it is gone:
 //   1. sbx create (sbx_create_args), within the create budget;
-//   2. one sbx policy allow network --sandbox NAME localhost:PORT per spec.host_ports (ADR §5);
+//   2. one sbx policy allow network --sandbox NAME localhost:PORT per spec.host_ports (docs/design.md §9.1);
 //   3. sbx exec -i NAME sh -s with the exec script (sbx_exec_script) on stdin — a memfd, so the
-//      turn's environment is on no argv and on no disk (ADR §4.1) — its stdout and stderr passed
+//      turn's environment is on no argv and on no disk (docs/design.md §6.3) — its stdout and stderr passed
 //      to `out` chunk by chunk (at most 64 KiB each) as they arrive, from the calling thread only,
 //      never after this returns;
 //   4. finally, whatever happened: sbx policy rm network --sandbox NAME --resource
@@ -40,7 +40,7 @@ using plugin_support::ActiveRun;
 // RADIAL_E_UNAVAILABLE when sbx cannot be started, does not answer, or reports a problem
 // diagnose_sbx_message recognises, and when the sandbox cannot be removed (then naming the
 // workload's outcome too); RADIAL_E_INTERNAL for other create, policy or exec failures, with
-// sbx's message. [thread-safe] for distinct labels. Source: ADR §2, §4, §4.1, §5, §6; C-11.
+// sbx's message. [thread-safe] for distinct labels. Source: docs/design.md §5.1, §4, §4.1, §5, §6; C-11.
 radial::plugin::RunResult run_sandbox(SbxCli& cli, const radial::plugin::Host& host,
                                       const ContainerSpec& spec, radial::plugin::Output& out,
                                       ActiveRun& active);

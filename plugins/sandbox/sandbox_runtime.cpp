@@ -11,7 +11,7 @@ namespace {
 
 constexpr const char* kSupersededWhy =
     "superseded by the microVM's hypervisor boundary: it exists to narrow a shared-kernel "
-    "container (ADR §4)";
+    "container";
 
 std::string superseded_note(std::uint32_t field) {
     switch (field) {
@@ -29,7 +29,7 @@ std::string superseded_note(std::uint32_t field) {
                    "; the sandbox's filesystem is private to it";
         case RADIAL_FIELD_EXTRA_HOSTS:
             return "extraHosts is superseded by the sandbox's own network path: its egress goes "
-                   "through the host-side policy proxy, which resolves names itself (ADR §4)";
+                   "through the host-side policy proxy, which resolves names itself";
     }
     return kSupersededWhy;
 }
@@ -82,12 +82,12 @@ std::vector<radial::plugin::Disposition> SandboxRuntime::describe(const Containe
                 out.push_back({field, RADIAL_DISP_BRIDGED,
                                "each source passes through at its own path as a workspace (':ro' "
                                "when read-only); the exec script symlinks each differing target "
-                               "at it (ADR §4)"});
+                               "at it"});
                 break;
             case RADIAL_FIELD_HOST_PORTS:
                 out.push_back({field, RADIAL_DISP_HONOURED,
                                "one rule per port, scoped to the sandbox: 'sbx policy allow "
-                               "network --sandbox NAME localhost:PORT' (ADR §5)"});
+                               "network --sandbox NAME localhost:PORT'"});
                 break;
             case RADIAL_FIELD_PIDS_LIMIT:
             case RADIAL_FIELD_READ_ONLY_ROOTFS:
@@ -99,7 +99,7 @@ std::vector<radial::plugin::Disposition> SandboxRuntime::describe(const Containe
             case RADIAL_FIELD_NETWORK:
                 out.push_back({field, RADIAL_DISP_REFUSED,
                                "a sandbox has no docker network to join; unset run.network under "
-                               "the sandbox runtime (ADR §4)"});
+                               "the sandbox runtime"});
                 break;
             case RADIAL_FIELD_CPUS:
                 out.push_back({field, RADIAL_DISP_HONOURED,

@@ -1,4 +1,4 @@
-// plugins/sandbox/sandbox_runtime.h — the sandbox runtime: the runner seam (ADR §2
+// plugins/sandbox/sandbox_runtime.h — the sandbox runtime: the runner seam (docs/design.md §5.1
 // ContainerRunner: run / listByLabel / kill, plus preflight) implemented with Docker Sandboxes'
 // sbx CLI, one microVM per box.
 #pragma once
@@ -32,7 +32,7 @@ public:
     // contact. Throws radial::plugin::Error(RADIAL_E_INVALID, <key>) for a bad value. [control]
     SandboxRuntime(const radial::plugin::Host& host, radial::plugin::Config& config);
 
-    // With given settings and executor (ADR §2: the CLI is injectable, so tests script it).
+    // With given settings and executor (docs/design.md §5.1: the CLI is injectable, so tests script it).
     SandboxRuntime(const radial::plugin::Host& host, SandboxSettings settings,
                    std::shared_ptr<SbxExecutor> executor);
 
@@ -41,15 +41,15 @@ public:
     // Error(RADIAL_E_UNAVAILABLE) with sbx's message and, when recognised, what it means and
     // what to do (not signed in, policy not initialised, daemon not running:
     // diagnose_sbx_message). Nothing is cached but the detected flags. [thread-safe]
-    // Source: ADR §7 (startup fail-fast).
+    // Source: docs/design.md §7.4 (startup fail-fast).
     void preflight() override;
 
     // None: a microVM cannot share the host's AF_UNIX socket (so the host resolves `auto` to tcp
     // and refuses `unix`), has no docker network to join, and files cross a filesystem
-    // passthrough rather than a uid-preserving bind mount. [thread-safe] Source: ADR §5, §7.
+    // passthrough rather than a uid-preserving bind mount. [thread-safe] Source: docs/design.md §9.1, §7.
     std::vector<std::string> capabilities() override;
 
-    // ADR §4: label, image, argv, env, workdir, timeoutMs, hostPorts, memory, cpus, onOutput
+    // docs/design.md §5.6: label, image, argv, env, workdir, timeoutMs, hostPorts, memory, cpus, onOutput
     // HONOURED; mounts BRIDGED; pidsLimit, readOnlyRootfs, user, tmpfs, extraHosts SUPERSEDED by
     // the hypervisor boundary (each with its reason); network REFUSED. Pure; [thread-safe].
     std::vector<radial::plugin::Disposition> describe(const ContainerSpec& spec) override;
@@ -61,7 +61,7 @@ public:
     // The labels (each once, sorted) of every sandbox whose name decodes (label_of_sandbox) to a
     // label starting with exactly the bytes of `prefix`, whoever created it; sandboxes radiald
     // did not name are never listed. Throws Error(RADIAL_E_UNAVAILABLE) with sbx's message.
-    // [thread-safe] Source: ADR §6 (reconciliation), C-04.
+    // [thread-safe] Source: docs/design.md §8.3 (reconciliation), C-04.
     std::vector<std::string> list_by_label(std::string_view prefix) override;
 
     // Postcondition: no sandbox named sandbox_name(label) exists. Signals a run of that label in
@@ -69,12 +69,12 @@ public:
     // removes the sandbox with `sbx rm --force` (idempotent: an unknown label is success), then
     // waits (bounded) for that run's teardown, unless called from inside that run's output
     // callback. Throws Error(RADIAL_E_UNAVAILABLE) with sbx's message when the sandbox remains.
-    // [thread-safe; also from inside the output callback] Source: ADR §6 ("kill() is sbx rm
+    // [thread-safe; also from inside the output callback] Source: docs/design.md §8.3 ("kill() is sbx rm
     // --force rather than a stop").
     void kill(std::string_view label) override;
 
     // Bind the turn socket on 127.0.0.1; the box connects to host.docker.internal, which the
-    // sandbox's proxy rewrites to localhost (ADR §5). [thread-safe]
+    // sandbox's proxy rewrites to localhost (docs/design.md §9.1). [thread-safe]
     radial::plugin::TcpRoute tcp_route() override;
 
 private:

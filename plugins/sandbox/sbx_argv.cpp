@@ -88,7 +88,7 @@ std::vector<std::string> sbx_create_args(const ContainerSpec& spec, const Sandbo
     if (!spec.network.empty())
         fail(spec, RADIAL_E_REFUSED, "network",
              "'" + spec.network + "' cannot be honoured: a sandbox has no docker network to join",
-             "unset run.network under the sandbox runtime (ADR §4)");
+             "unset run.network under the sandbox runtime");
     std::vector<Workspace> workspaces = sbx_workspaces(spec);
     std::string image = settings.template_image.empty() ? spec.image : settings.template_image;
     if (!image.empty() && settings.template_image.empty()) {

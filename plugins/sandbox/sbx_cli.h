@@ -40,12 +40,12 @@ public:
     // The first line `sbx version` prints, within the probe budget. Throws
     // radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming the binary, sbx's message and the fix
     // (diagnose_sbx_message) when it fails, does not answer or prints nothing. Nothing is cached.
-    // Source: ADR §7.
+    // Source: docs/design.md §7.4.
     std::string version();
 
     // Every sandbox (`sbx ls`, `--json` when features() says so), within `budget`. Throws
     // Error(RADIAL_E_UNAVAILABLE) with sbx's message and the fix when ls fails or does not answer,
-    // or when --json output holds no document of the documented shape. Source: ADR §6, §8.4.
+    // or when --json output holds no document of the documented shape. Source: docs/design.md §8.3, §8.4.
     std::vector<ListedSandbox> list(std::chrono::milliseconds budget);
 
     // `sbx rm --force NAME` until the sandbox is gone, within the removal budget (each call within
@@ -53,7 +53,7 @@ public:
     // (sbx may call removing an unknown name an error); one still listed — e.g. while another
     // removal of it is under way — is removed again every 500 ms. Throws
     // Error(RADIAL_E_UNAVAILABLE) with sbx's message and the command to run by hand when the
-    // budget runs out. `label` is for messages. Source: ADR §6.
+    // budget runs out. `label` is for messages. Source: docs/design.md §8.3.
     void remove(std::string_view name, std::string_view label);
 
     // Revokes the rule that lets sandbox `name` reach host port `port` (sbx_policy_revoke_args),
@@ -61,7 +61,7 @@ public:
     // "not found", "no such", "no matching" or "does not exist", e.g. because `sbx rm` took it
     // with its sandbox) is success, logged at debug; any other failure is logged as a warning
     // naming the command to run by hand. Returns whether the rule is known to be gone. `label` is
-    // for messages. Throws Error only when sbx cannot be started at all. Source: ADR §5.
+    // for messages. Throws Error only when sbx cannot be started at all. Source: docs/design.md §9.1.
     bool revoke(std::string_view name, std::uint32_t port, std::string_view label);
 
     // Runs `sbx <args>` through the executor (see SbxExecutor::invoke).

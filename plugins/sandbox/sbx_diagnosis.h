@@ -1,5 +1,5 @@
 // plugins/sandbox/sbx_diagnosis.h — what a failing sbx call means, recognised from the CLI's
-// message, and what the operator does about it (ADR §7: a daemon that cannot dispatch says so).
+// message, and what the operator does about it (docs/design.md §7.4: a daemon that cannot dispatch says so).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@ struct Diagnosis {
 // connect to (the) daemon" / "sandboxd" with "connection refused" or "no such file";
 // "template ... not found" / "pull access denied" / "manifest unknown". The fixes never ask
 // radiald to run an interactive command; the operator runs it once, out of band. Pure;
-// thread-safe. Source: ADR §7, peers-and-sbx §1.6, §1.10.
+// thread-safe. Source: docs/design.md §7.4, peers-and-sbx §1.6, §1.10.
 Diagnosis diagnose_sbx_message(std::string_view message);
 
 } // namespace radial::sandbox

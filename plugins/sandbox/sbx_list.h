@@ -1,5 +1,5 @@
 // plugins/sandbox/sbx_list.h — the parser of `sbx ls` output, the single place the CLI's listing
-// leaks into radiald (ADR §8.4).
+// leaks into radiald (docs/design.md §5.10).
 #pragma once
 
 #include <optional>
@@ -21,7 +21,7 @@ struct ListedSandbox {
 // first column is NAME, SANDBOX or ID, in any case — is dropped together with everything before
 // it; of every other line only the first whitespace-separated column is kept, so added columns and
 // odd spacing change nothing. The header's column names are not documented, hence the small set.
-// Never throws on any input. Pure; thread-safe. Source: ADR §8.4.
+// Never throws on any input. Pure; thread-safe. Source: docs/design.md §5.10.
 std::vector<ListedSandbox> parse_sandbox_list_text(std::string_view output);
 
 // The --json form, {"sandboxes":[{"name":...,"status":...},...]} (sbx-releases#201; `sandboxes`

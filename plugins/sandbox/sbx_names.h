@@ -1,5 +1,5 @@
 // plugins/sandbox/sbx_names.h — a box label as a sandbox name, and back. Sandboxes carry no labels
-// (sbx-releases#457), so the name is the only ownership mark (ADR §4 `label`, §6).
+// (sbx-releases#457), so the name is the only ownership mark (docs/design.md §5.6 `label`, §6).
 #pragma once
 
 #include <optional>

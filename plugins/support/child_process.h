@@ -44,7 +44,7 @@ public:
     // How to start a child beyond its argv and environment.
     struct Options {
         // The child's stdin (the parent's copy is closed once the child has started), e.g. a
-        // memfd holding a script (ADR §4.1: the environment goes over stdin, never on argv).
+        // memfd holding a script (docs/design.md §6.3: the environment goes over stdin, never on argv).
         // Invalid: /dev/null.
         UniqueFd stdin_source;
         // The fix named when `exe` cannot be started, e.g. "install the docker CLI or set

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/conformance/bubblewrap_out_of_tree.sh BUILD_DIR SOURCE_DIR [CMAKE CTEST] — the bubblewrap runtime
-# built exactly as a third party builds a plugin (issue 7): install radial's developer package
+# built exactly as a third party builds a plugin (docs/design.md §5.11): install radial's developer package
 # from BUILD_DIR into a temporary prefix, configure examples/bubblewrap as a separate CMake
 # project against that prefix, build it and run its CTest tests (the conformance run).
 set -eu

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/conformance/expect_verdict.sh STATUS TEXT... -- COMMAND... — runs a conformance run and
-# asserts how it ended (issue 7): its exit status is STATUS ("nonzero" for any failure), and its
+# asserts how it ended (docs/design.md §5.11): its exit status is STATUS ("nonzero" for any failure), and its
 # output contains every TEXT (fixed strings, e.g. the verdict line and the reason of the check
 # expected to fail). Prints the run's output, then what did not match. Exit 0 when all match.
 set -u

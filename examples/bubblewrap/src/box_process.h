@@ -1,6 +1,6 @@
 // examples/bubblewrap/src/box_process.h — bwrap running one box: started with its options on a
 // memfd (--args 3) and its info on a pipe (--info-fd 4), its output pumped to the host, ended by
-// exit, timeout, kill or the host's abort (issue 7).
+// exit, timeout, kill or the host's abort (docs/design.md §5.11).
 #pragma once
 
 #include <sys/types.h>

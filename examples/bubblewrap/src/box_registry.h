@@ -1,6 +1,6 @@
 // examples/bubblewrap/src/box_registry.h — which boxes exist, kept on disk so that every plugin
 // instance (and a radiald restarted after a crash) can list and kill them: one file per box,
-// named after its label, in the state directory (issue 7).
+// named after its label, in the state directory (docs/design.md §5.11).
 //
 // A box's file names the processes that make it up, each with its start time (so a recycled pid
 // is never mistaken for the box): the process that owns the run, bwrap, and bwrap's child (the

@@ -1,5 +1,5 @@
 // radial/container_spec.hpp — the ContainerSpec as C++ values, and its conversion to and from the
-// C ABI's radial_spec (ADR §4 table, plus `cpus` from the Docker backend document).
+// C ABI's radial_spec (docs/design.md §5.6 table, plus `cpus` from the Docker backend document).
 //
 // Header-only; used by radiald, by the plugin helper (radial/plugin/runtime.hpp) and by the
 // conformance harness, so that all three read and write the C struct the same way.
@@ -25,7 +25,7 @@ struct Mount {
 struct EnvVar {
     std::string name;
     std::string value;
-    bool secret = false; // never on any argv, never logged (ADR §4.1)
+    bool secret = false; // never on any argv, never logged (docs/design.md §6.3)
     friend bool operator==(const EnvVar&, const EnvVar&) = default;
 };
 

@@ -3,7 +3,7 @@
  *
  * A runtime plugin is a shared object that exports exactly one symbol,
  * `radial_runtime_plugin_entry`, returning a descriptor. The descriptor names the plugin and
- * carries the function table of the runner seam (ADR §2 "ContainerRunner": run / listByLabel /
+ * carries the function table of the runner seam (docs/design.md §5.1 "ContainerRunner": run / listByLabel /
  * kill, plus preflight). Everything that crosses this boundary is plain C: no C++ type, no
  * exception, no allocator. This header includes only <stdint.h> and <stddef.h> and is C99.
  *
@@ -89,7 +89,7 @@ typedef struct radial_array {
 enum {
     RADIAL_OK = 0,
     RADIAL_E_INVALID = 1,     /* bad config or spec; `key` names the offending key or field    */
-    RADIAL_E_REFUSED = 2,     /* the spec carries a field this runtime refuses (ADR §4)        */
+    RADIAL_E_REFUSED = 2,     /* the spec carries a field this runtime refuses (docs/design.md §5.6) */
     RADIAL_E_UNSUPPORTED = 3, /* the call is not implemented by this plugin                    */
     RADIAL_E_NOT_FOUND = 4,   /* a named thing (image, template) does not exist                */
     RADIAL_E_UNAVAILABLE = 5, /* the engine or CLI behind the runtime cannot be reached        */
@@ -179,7 +179,7 @@ typedef struct radial_config {
 } radial_config;
 
 /* ---------------------------------------------------------------------------------------------
- * ContainerSpec (ADR §4 table, plus `cpus` from the Docker backend document)
+ * ContainerSpec (docs/design.md §5.6 table, plus `cpus` from the Docker backend document)
  * ------------------------------------------------------------------------------------------- */
 
 typedef struct radial_mount {
@@ -192,7 +192,7 @@ typedef struct radial_mount {
 typedef struct radial_env_var {
     radial_str name;  /* [A-Za-z_][A-Za-z0-9_]* */
     radial_str value; /* any bytes but NUL */
-    uint32_t secret;  /* 1: never on any argv, never logged (ADR §4.1) */
+    uint32_t secret;  /* 1: never on any argv, never logged (docs/design.md §6.3) */
     uint32_t reserved;
 } radial_env_var;
 
@@ -252,7 +252,7 @@ enum {
     RADIAL_FIELD_COUNT_1_0 = 17 /* highest field id known in ABI 1.0 */
 };
 
-/* ADR §4: how a runtime treats a field the spec carries. */
+/* docs/design.md §5.6: how a runtime treats a field the spec carries. */
 enum {
     RADIAL_DISP_HONOURED = 1,   /* done as asked                                         */
     RADIAL_DISP_BRIDGED = 2,    /* achieved by other means (e.g. symlinked mount targets) */
@@ -344,7 +344,7 @@ typedef struct radial_runtime_descriptor {
     int32_t (*capabilities)(radial_runtime* rt, const radial_name_sink* caps,
                             const radial_error_sink* err);
 
-    /* [thread-safe] One disposition for every field `spec` carries (ADR §4), and none for the
+    /* [thread-safe] One disposition for every field `spec` carries (docs/design.md §5.6), and none for the
      * fields it does not carry. Pure. The host treats a carried field with no disposition as
      * REFUSED. Optional, but fails closed: NULL means the host treats label, image, argv and
      * onOutput as HONOURED and every other carried field as REFUSED. */
@@ -355,7 +355,7 @@ typedef struct radial_runtime_descriptor {
      * the box is gone. RADIAL_OK when the workload ran and its end was observed — `result` says
      * how it ended (exit, signal, timeout, kill). An error when it could not start or the runtime
      * failed; RADIAL_E_REFUSED (naming the field) before anything is created. The box is removed
-     * whatever happens (ADR §6). `out` is never called after `run` returns. */
+     * whatever happens (docs/design.md §8.3). `out` is never called after `run` returns. */
     int32_t (*run)(radial_runtime* rt, const radial_spec* spec, const radial_output_sink* out,
                    radial_run_result* result, const radial_error_sink* err);
 
@@ -373,7 +373,7 @@ typedef struct radial_runtime_descriptor {
      * unknown. The table lives until `destroy`. Optional: NULL means no extensions. */
     const void* (*get_extension)(radial_runtime* rt, const char* id);
 
-    /* [thread-safe] How a box reaches a tcp turn socket on the host (ADR §5): the host address to
+    /* [thread-safe] How a box reaches a tcp turn socket on the host (docs/design.md §9.1): the host address to
      * bind (`bind_host`, e.g. "127.0.0.1") and the host name the box connects to (`box_host`, e.g.
      * "host.docker.internal" when a proxy rewrites it to loopback). The plugin calls each sink at
      * most once; an address it does not report is left to the host: bind 127.0.0.1, and the box

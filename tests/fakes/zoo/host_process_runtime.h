@@ -1,7 +1,7 @@
 // tests/fakes/zoo/host_process_runtime.h — the well-behaved base of the conformance zoo: a runtime
 // whose "box" is a process group on the host (no isolation at all; test use only), written with
 // the plugin helper. Each zoo plugin turns on exactly one defect, so that the conformance harness
-// must fail exactly the check that defect breaks (issue 7).
+// must fail exactly the check that defect breaks (docs/design.md §5.11).
 //
 // What it honours: argv (execvp, so PATH lookup uses the host's default path), env (exactly the
 // spec's, nothing inherited), workdir (chdir), timeoutMs, onOutput. It refuses everything that

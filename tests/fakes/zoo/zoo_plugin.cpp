@@ -1,4 +1,4 @@
-// tests/fakes/zoo/zoo_plugin.cpp — one conformance-zoo plugin per ZOO_* define (issue 7). Each is
+// tests/fakes/zoo/zoo_plugin.cpp — one conformance-zoo plugin per ZOO_* define (docs/design.md §5.11). Each is
 // the conforming HostProcessRuntime with exactly one defect; the harness must fail the checks
 // named after the arrow (tests/conformance/CMakeLists.txt asserts the verdicts).
 //   ZOO_GOOD             no defect                                  -> PASS

@@ -1,7 +1,7 @@
 // `radiald turn` under the sandbox runtime, end to end, against the simulated sbx backed by the
-// local Docker Engine (issue 6 "Tests"): the tcp turn socket, a record posted from inside, the
+// local Docker Engine (docs/design.md §13.2 "Tests"): the tcp turn socket, a record posted from inside, the
 // terminal record, `sbx ls` empty after; and the startup refusals decided from the plugin's
-// capabilities and dispositions, never from its name (ADR §7).
+// capabilities and dispositions, never from its name (docs/design.md §7.4).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>

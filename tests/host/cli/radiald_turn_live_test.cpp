@@ -1,5 +1,5 @@
 // `radiald turn` end to end: the real binary, the real docker plugin .so, the real engine and the
-// local test image (issue 2 "Tests", cases C-02, C-03, C-06, C-07, C-09).
+// local test image (docs/design.md §5 "Tests", cases C-02, C-03, C-06, C-07, C-09).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>

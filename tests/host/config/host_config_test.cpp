@@ -24,7 +24,7 @@ TEST(HostConfig, DefaultsWithoutAFile) {
     EXPECT_EQ(c.plugin_dirs[0], "/opt/radial/lib/radial/runtimes");
     EXPECT_EQ(c.runtime_section.section, "run.docker");
     EXPECT_TRUE(c.runtime_section.entries.empty());
-    EXPECT_EQ(c.instance_id, ""); // issue 5 §3: generated and persisted (config/instance_id.h)
+    EXPECT_EQ(c.instance_id, ""); // docs/design.md §8.6: generated and persisted (config/instance_id.h)
     EXPECT_EQ(c.max_concurrent_turns, 4u);
     EXPECT_EQ(c.shutdown_grace_ms, 30'000u);
 }

@@ -1,4 +1,4 @@
-// `radiald run` with the real docker plugin and engine (issue 5 "Tests"): mixed turns under the
+// `radiald run` with the real docker plugin and engine (docs/design.md §12 "Tests"): mixed turns under the
 // concurrency cap, SIGKILL at chosen moments and restart, SIGTERM within the grace, a second
 // daemon, an engine that disappears mid-turn.
 #include <gmock/gmock.h>

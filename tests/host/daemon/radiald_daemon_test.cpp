@@ -1,6 +1,6 @@
 // The real radiald binary in daemon mode with the fake runtime (no engine): submit, the spool and
 // inotify, concurrency, shutdown with its grace, the state-directory lock, the crash hook, status
-// (issue 5 §1-§5).
+// (docs/design.md §12.1-§5).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

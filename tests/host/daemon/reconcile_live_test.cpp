@@ -1,4 +1,4 @@
-// Startup reconciliation against the real engine (ADR §6, issue 5 §4): case C-05 (every state of a
+// Startup reconciliation against the real engine (docs/design.md §8.3, docs/design.md §8.4): case C-05 (every state of a
 // box survives a SIGKILL of the daemon) and two instances side by side (C-04 ownership).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Startup reconciliation (ADR §6, issue 5 §4) against the real fake plugin .so: exact ownership
+// Startup reconciliation (docs/design.md §8.3, docs/design.md §8.4) against the real fake plugin .so: exact ownership
 // (case C-04), reclaimed records with what was known, and a second pass with nothing to do.
 #include "daemon/reconciler.h"
 

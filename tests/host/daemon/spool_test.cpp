@@ -1,4 +1,4 @@
-// The spool (issue 5 §1): atomic, durable, never over an existing request, and only ever what
+// The spool (docs/design.md §12.1): atomic, durable, never over an existing request, and only ever what
 // radiald wrote.
 #include "daemon/spool.h"
 

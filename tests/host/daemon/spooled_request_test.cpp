@@ -1,4 +1,4 @@
-// A spooled request (issue 5 §1): its JSON round trip, its journal entry (secret names only) and
+// A spooled request (docs/design.md §12.1): its JSON round trip, its journal entry (secret names only) and
 // the box it becomes, mounts and workdir included.
 #include "daemon/spooled_request.h"
 

@@ -1,4 +1,4 @@
-// One daemon per state directory (issue 5 §3); `radiald turn` never beside one.
+// One daemon per state directory (docs/design.md §8.6); `radiald turn` never beside one.
 #include "daemon/state_dir_lock.h"
 
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// Turn files (issue 5 §1): every key read, every refusal asserted verbatim with file:line:column
+// Turn files (docs/design.md §12.1): every key read, every refusal asserted verbatim with file:line:column
 // and the key (STYLE "Error and log text").
 #include "daemon/turn_file.h"
 

@@ -1,4 +1,4 @@
-// The queue scan (issue 5 §2, §4): spool and journal read together; nothing submitted is dropped
+// The queue scan (docs/design.md §12.3, §4): spool and journal read together; nothing submitted is dropped
 // without a terminal record.
 #include "daemon/turn_queue.h"
 

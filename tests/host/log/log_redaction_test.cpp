@@ -1,4 +1,4 @@
-// The host's own log lines go through the redactor of every live turn (issue 4 §3): an error
+// The host's own log lines go through the redactor of every live turn (docs/design.md §10.2): an error
 // message that echoes a secret — a CLI dumping its environment, say — is masked like output.
 #include "log/log_redaction.h"
 

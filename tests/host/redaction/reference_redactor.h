@@ -1,5 +1,5 @@
 // tests/host/redaction/reference_redactor.h — the obviously-correct redaction the fast one is
-// checked against (issue 4): whole buffer, at each position the longest pattern that matches
+// checked against (docs/design.md §10): whole buffer, at each position the longest pattern that matches
 // there, else copy one byte. O(bytes × patterns × pattern length); tests and fuzzing only.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Refusals of SecretSet (issue 4): one test per refusal, asserting the message names the secret
+// Refusals of SecretSet (docs/design.md §10): one test per refusal, asserting the message names the secret
 // and never shows its value.
 #include "redaction/secret_set.h"
 

@@ -1,5 +1,5 @@
 // tests/host/redaction/stream_redactor_fuzz.cpp — libFuzzer target for the streaming redactor
-// (issue 4). Built as a real libFuzzer binary with clang, and into a bounded driver
+// (docs/design.md §10). Built as a real libFuzzer binary with clang, and into a bounded driver
 // (tests/support/fuzz_driver_main.cpp) that CTest runs in every build.
 //
 // The input is read as a small program, so that random bytes plant secrets often:

@@ -1,4 +1,4 @@
-// tests/host/socket/turn_token_test.cpp — the per-turn bearer token (issue 3 §2).
+// tests/host/socket/turn_token_test.cpp — the per-turn bearer token (docs/design.md §9.4).
 #include "socket/turn_token.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Transport resolution against real plugin .so files reporting each capability (issue 3 §1).
+// Transport resolution against real plugin .so files reporting each capability (docs/design.md §9.1).
 #include "turn/turn_transport.h"
 
 #include "loader/plugin_loader.h"

@@ -231,7 +231,7 @@ pid_t child_with_arg(const std::string& needle) {
 }
 
 // Someone else SIGKILLs the docker client mid-run: the box keeps running in dockerd, so the run
-// must neither report an exit code nor leave the box behind (ADR §6). The kill comes only once the
+// must neither report an exit code nor leave the box behind (docs/design.md §8.3). The kill comes only once the
 // box's first output has arrived through that client, so the box is running and attached whatever
 // the machine's load: never while the client is still creating or starting it.
 TEST_F(docker_live, AClientKilledByAStrangerIsAnErrorAndTheBoxIsRemoved) {

@@ -2,7 +2,7 @@
 // driven through its C descriptor, against the scripted sbx (tests/fakes/sbx/scripted-sbx): a
 // whole turn; removal after a failed create, a failed policy rule, a failing exec, a timeout and a
 // kill; no secret on any sbx argv; the environment byte for byte; C-11; reconciliation of two
-// instances (ADR §6).
+// instances (docs/design.md §8.3).
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -120,8 +120,8 @@ TEST(sbx_argv, CreateRefusesANetworkLoudly) {
     EXPECT_EQ(e.key(), "network");
     EXPECT_EQ(std::string(e.what()),
               "preparing box 'radial-turn-local-7': network 'radial-net' cannot be honoured: a "
-              "sandbox has no docker network to join; unset run.network under the sandbox runtime "
-              "(ADR §4)");
+              "sandbox has no docker network to join; unset run.network under the sandbox "
+              "runtime");
 }
 
 TEST(sbx_argv, CreateRefusesAnImageSbxWouldReadAsAnOption) {

@@ -133,7 +133,7 @@ struct ConfigSection {
     std::vector<ConfigEntry> entries;
 };
 
-// How the runtime treats one spec field (ADR §4): RADIAL_FIELD_* and RADIAL_DISP_*, with why.
+// How the runtime treats one spec field (docs/design.md §5.6): RADIAL_FIELD_* and RADIAL_DISP_*, with why.
 struct Disposition {
     std::uint32_t field = 0;
     std::uint32_t disposition = 0;

@@ -246,7 +246,7 @@ struct Disposition {
     std::string note;
 };
 
-// How a box reaches a tcp turn socket on the host (ADR §5); an empty string leaves that address
+// How a box reaches a tcp turn socket on the host (docs/design.md §9.1); an empty string leaves that address
 // to the host's default (bind 127.0.0.1; the box uses the bind address).
 struct TcpRoute {
     std::string bind_host;
