@@ -1,5 +1,5 @@
-// host/fs/unique_fd.h — an owned file descriptor, closed when its owner goes out of scope (STYLE,
-// "every fd has an owner"). Move-only.
+// host/fs/unique_fd.h — an owned file descriptor, closed when its owner goes out of scope
+// (docs/design.md §14.6: every fd has an owner). Move-only.
 #pragma once
 
 #include <unistd.h>

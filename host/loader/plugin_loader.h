@@ -1,5 +1,5 @@
 // host/loader/plugin_loader.h — finds runtime plugins (*.so) in the plugin directories, loads
-// them with Boost.DLL and checks their descriptors (DESIGN "The seam", ABI negotiation).
+// them with Boost.DLL and checks their descriptors (docs/design.md §5, ABI negotiation).
 //
 // Boost.DLL 1.74 specifics we rely on: the throwing shared_library constructor is the only one
 // that keeps dlerror()'s text; get<>() takes a *function* type; a shared_library is never copied

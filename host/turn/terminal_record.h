@@ -1,5 +1,5 @@
 // host/turn/terminal_record.h — the record written when a turn is over: how it ended, when,
-// and through which runtime (DESIGN "A turn, end to end", step 6).
+// and through which runtime (docs/design.md §3).
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,5 @@
 // host/turn/turn_request.h — what one turn asks for, and the ContainerSpec the host builds from
-// it (DESIGN "A turn, end to end", step 3).
+// it (docs/design.md §3).
 #pragma once
 
 #include "config/host_config.h"
@@ -46,7 +46,7 @@ inline constexpr std::size_t kMaxTurnIdBytes = 64;
 // Throws RequestError unless `id` is 1..kMaxTurnIdBytes of [a-z0-9-], not starting with '-'.
 void validate_turn_id(const std::string& id);
 
-// The box label of a turn: "radial-turn-<instanceId>-<turnId>" (DESIGN, reconciliation prefix).
+// The box label of a turn: "radial-turn-<instanceId>-<turnId>" (docs/design.md §8.2).
 std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id);
 
 // The request as the journal keeps it (one JSON object): secret variables by name only, never

@@ -1,5 +1,5 @@
 // host/turn/turn_runner.h — runs one turn through the selected runtime and produces its terminal
-// record (DESIGN "A turn, end to end", steps 3-6).
+// record (docs/design.md §3).
 //
 // The host enforces the timeout as well as the plugin: a watchdog kills the box by label when the
 // plugin has not returned `kHostTimeoutGrace` after the turn's timeout. A refused field fails the

@@ -1,5 +1,5 @@
-// host/turn/turn_session.h — everything the host does around one box (DESIGN "A turn, end to
-// end"): the journal entry, the per-turn socket and token, the secret set and its redaction, the
+// host/turn/turn_session.h — everything the host does around one box (docs/design.md
+// §3): the journal entry, the per-turn socket and token, the secret set and its redaction, the
 // ContainerSpec, the run, and the terminal record. Shared by `radiald turn` and the daemon, so
 // that both keep the same promises.
 //

@@ -31,7 +31,7 @@ std::optional<BoxUser> parse_box_user(std::string_view user) noexcept;
 // Why `user` cannot be a box's --user value, or nullopt when it can (parse_box_user accepts it).
 // The text says what is wrong and how to fix it, e.g. "'nobody' is a name, which docker resolves
 // inside the image, where it may map to root; give numeric ids uid:gid such as 65534:65534".
-// Pure; thread-safe. Source: docs/design.md §9 (non-root user), 003 Design 4.
+// Pure; thread-safe. Source: docs/design.md §9 (non-root user), docs/design.md §13.1.
 std::optional<std::string> user_problem(std::string_view user);
 
 } // namespace radial::docker

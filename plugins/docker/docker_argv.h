@@ -29,7 +29,7 @@ struct ListedBox {
 };
 
 // `cpus_milli` as docker's --cpus wants it: 2000 → "2", 500 → "0.5", 1250 → "1.25".
-// Source: 003 Design 4 ("cpus 2").
+// Source: docs/design.md §13.1 ("cpus 2").
 std::string format_cpus(std::uint64_t cpus_milli);
 
 // Where the box sees settings.init_path (mounted read-only) when a box init is configured.
@@ -63,7 +63,7 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // [A-Za-z_][A-Za-z0-9_]*, repeated, or client-sensitive with a value the env-file cannot carry
 // (the message names the variable, never the value); a user that is not numeric uid:gid or is
 // root (box_user.h); cpus above settings.host_cpus_milli; a NUL byte anywhere; a value starting
-// with '-' where docker would read it as an option. Source: 003 Design 1-5, docs/design.md §5.6.
+// with '-' where docker would read it as an option. Source: docs/design.md §13.1, docs/design.md §5.6.
 std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const DockerSettings& settings,
                                          std::string_view cidfile = {},
                                          const std::vector<std::string>& image_entrypoint = {});
@@ -89,7 +89,7 @@ std::vector<std::string> docker_rm_argv(const DockerSettings& settings,
 std::vector<std::string> docker_list_argv(const DockerSettings& settings);
 
 // `binary [--host H] info --format '{{json .ServerVersion}}'`: the preflight probe.
-// Source: docs/design.md §7.4 (startup fail-fast), 003 Design 6.
+// Source: docs/design.md §7.4 (startup fail-fast), docs/design.md §7.4.
 std::vector<std::string> docker_info_argv(const DockerSettings& settings);
 
 // `binary [--host H] inspect --type container --format '{{json .State}}' ID`: how one container

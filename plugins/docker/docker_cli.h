@@ -42,7 +42,7 @@ public:
     // The engine's version, from `docker info` within preflightTimeout, judged from the output
     // (C-07). Throws Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via '<binary>'
     // (<host>): <cause>; start dockerd or fix run.docker.host"). Never caches anything.
-    // Source: docs/design.md §7.4 (startup fail-fast), 003 Design 6 (fail closed).
+    // Source: docs/design.md §7.4 (startup fail-fast), docs/design.md §7.4 (fail closed).
     std::string server_version() const;
 
     // Every radial box (any state), within commandTimeout. Throws Error(RADIAL_E_UNAVAILABLE)

@@ -33,7 +33,7 @@ public:
 
     // Probes the engine with `docker info` within preflightTimeout, judging the output, not the
     // exit status (C-07). Throws Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via ...")
-    // on failure; nothing is cached. [thread-safe] Source: docs/design.md §7.4, 003 Design 6.
+    // on failure; nothing is cached. [thread-safe] Source: docs/design.md §7.4, docs/design.md §7.4.
     void preflight() override;
 
     // radial.cap.unix-socket-mounts, radial.cap.named-networks, radial.cap.host-uid-mounts: a bind

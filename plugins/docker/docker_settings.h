@@ -8,7 +8,7 @@
 
 namespace radial::docker {
 
-// The parsed [run.docker] section. Defaults are 003 Design 4's caps ("memory 2g, cpus 2, 256
+// The parsed [run.docker] section. Defaults are docs/design.md §13.1's caps ("memory 2g, cpus 2, 256
 // PIDs") and the non-root user. A spec value, when carried, overrides memory, cpus, pidsLimit and
 // user for its own box (docs/design.md §5.6 table).
 struct DockerSettings {
@@ -43,7 +43,7 @@ struct DockerSettings {
 // an explicit cpus above it is an error. user must be numeric uid:gid, neither 0 (box_user.h).
 // Throws radial::plugin::Error(RADIAL_E_INVALID, <key>, message) for a value of the wrong type or
 // out of range. Not thread-safe (Config is not); call from the constructor only.
-// Source: docs/design.md §7.4 (run.docker.*), 003 Design 4 and "Configuration".
+// Source: docs/design.md §7.4 (run.docker.*), docs/design.md §13.1 and "Configuration".
 DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned online_cpus);
 
 // parse_docker_settings with this host's online CPU count (online_cpu_count()).

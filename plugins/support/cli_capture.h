@@ -41,7 +41,7 @@ struct CaptureOptions {
 // client is SIGKILLed and reaped and the result says timed_out / cancelled. Throws
 // radial::plugin::Error(RADIAL_E_UNAVAILABLE) when the client cannot be started,
 // RADIAL_E_INTERNAL when poll fails. [thread-safe] (each call owns its child).
-// Rationale: every external call has a budget (STYLE, the osquery lesson).
+// Rationale: every external call has a budget (docs/design.md §5.3).
 CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::string>& args,
                       const ChildProcess::Env& env, std::chrono::milliseconds budget,
                       const CaptureOptions& options = {});

@@ -1,4 +1,4 @@
-// Config refusals are asserted verbatim, with file:line:column (STYLE "Error and log text").
+// Config refusals are asserted verbatim, with file:line:column (docs/design.md §14.3).
 #include "config/host_config.h"
 
 #include "../../support/temp_dir.h"

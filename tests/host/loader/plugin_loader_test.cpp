@@ -1,4 +1,4 @@
-// Loader refusals, one test per refusal, each asserting the message (STYLE: Mesos modules).
+// Loader refusals, one test per refusal, each asserting the message.
 // Every plugin here is a real .so built by tests/fakes and loaded by the real loader.
 #include "loader/plugin_loader.h"
 

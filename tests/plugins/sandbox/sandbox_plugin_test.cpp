@@ -235,7 +235,7 @@ TEST_F(sandbox_plugin, ReconciliationRemovesOnlyItsOwnInstancesSandboxes) {
     for (const char* name : {"radial-turn-inst1-1", "radial-turn-inst1-20", "radial-turn-inst10-1",
                              "radial-turn-my.5finst-3", "claude-myproject"})
         fake_.add_sandbox(name);
-    // A startup pass of instance inst1: listByLabel, then kill each (DESIGN "A turn, end to end").
+    // A startup pass of instance inst1: listByLabel, then kill each (docs/design.md §3).
     Reported r;
     std::vector<std::string> mine = sandbox().list("radial-turn-inst1-", &r);
     ASSERT_EQ(r.code, RADIAL_OK) << r.message;
