@@ -129,7 +129,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
     CLI::App app(
         "What redaction costs a real turn: the same box's output through the runtime "
-        "plugin, with and without a StreamRedactor (issue 4 §4)");
+        "plugin, with and without a StreamRedactor (docs/design.md §10.4)");
     std::optional<std::string> config_file;
     std::string image = "radial/busybox:latest";
     unsigned mib = 256, secrets = 16, repeats = 5;

@@ -27,7 +27,7 @@ struct stat lstat_of(const std::string& path) {
 }
 
 TEST(WorkspaceHandover, C12_TheTreeIsTheBoxsDuringTheTurnAndTheOwnersAfter) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
     test::TempDir ws("radial-ho"), outside("radial-ho-out");
     const std::string w = ws.path();
     std::filesystem::create_directories(w + "/a/b");
@@ -68,7 +68,7 @@ TEST(WorkspaceHandover, C12_TheTreeIsTheBoxsDuringTheTurnAndTheOwnersAfter) {
 }
 
 TEST(WorkspaceHandover, ARootOwnedWorkspaceOnlyGetsTheBoxsFilesBack) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
     test::TempDir ws("radial-ho-root");
     const std::string w = ws.path();
     std::ofstream(w + "/mine") << "x";
@@ -85,7 +85,7 @@ TEST(WorkspaceHandover, ARootOwnedWorkspaceOnlyGetsTheBoxsFilesBack) {
 // A radiald killed during its turn leaves a note; the next radiald of the state directory hands
 // the tree back. A note whose turn still runs (its lock held) is left alone.
 TEST(WorkspaceHandover, C12_AKilledRadialdsWorkspaceIsHandedBackByTheNextOne) {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
     test::TempDir ws("radial-ho-kill"), state("radial-ho-state");
     const std::string w = ws.path();
     std::ofstream(w + "/f") << "x";
