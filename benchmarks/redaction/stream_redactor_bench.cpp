@@ -1,6 +1,7 @@
 // benchmarks/redaction/stream_redactor_bench.cpp — throughput of the streaming redactor
-// (docs/design.md §10: it must never be what limits a turn; target >= 1 GB/s single-core at 16 secrets on
-// 64 KiB chunks of ordinary text), beside a naive find-and-replace per secret in the same run.
+// (docs/design.md §10: it must never be what limits a turn; target >= 1 GB/s single-core at 16
+// secrets on 64 KiB chunks of ordinary text), beside a naive find-and-replace per secret in the
+// same run.
 //
 // Text: 1 MiB of generated log-like lines (fixed seed), fed as 64 KiB chunks in a cycle.
 // Secrets: realistic tokens, 20-40 bytes ("ghp_…", "sk-…"), random per index with a fixed seed.

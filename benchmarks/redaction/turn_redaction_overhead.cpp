@@ -1,6 +1,6 @@
-// benchmarks/redaction/turn_redaction_overhead.cpp — what redaction costs a real turn (docs/design.md §10
-// §4: "streaming 256 MiB of container output through a turn with 16 secrets takes no more than
-// 1.05x the time of the same container's output with no redaction").
+// benchmarks/redaction/turn_redaction_overhead.cpp — what redaction costs a real turn
+// (docs/design.md §10 §4: "streaming 256 MiB of container output through a turn with 16 secrets
+// takes no more than 1.05x the time of the same container's output with no redaction").
 //
 // Each repeat runs the same box twice through the same path `radiald turn` uses — the configured
 // runtime plugin (loaded by the real loader), the spec from build_container_spec, TurnRunner —

@@ -196,8 +196,7 @@ int run_reconcile_command(const DaemonOptions& o) {
             fmt::print("removed {} half-written submission(s)\n", r.stale_temp_files);
         for (const auto& id : r.queue.runnable)
             fmt::print("queued turn {} runs when the daemon starts\n", id);
-        if (handed_back)
-            fmt::print("handed {} workspace(s) back to their owners\n", handed_back);
+        if (handed_back) fmt::print("handed {} workspace(s) back to their owners\n", handed_back);
         if (r.nothing_done() && handed_back == 0) fmt::print("nothing to reconcile\n");
         return r.still_pending.empty() ? 0 : 1;
     } catch (const StartupError& e) {

@@ -1,5 +1,5 @@
-// host/cli/daemon_commands.h — the daemon's commands (docs/design.md §12): `radiald submit` (§1), `radiald
-// run` (§2), `radiald reconcile` (§4) and `radiald status` (§5).
+// host/cli/daemon_commands.h — the daemon's commands (docs/design.md §12): `radiald submit` (§1),
+// `radiald run` (§2), `radiald reconcile` (§4) and `radiald status` (§5).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,20 +1,21 @@
 #include "cli/journal_commands.h"
 
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
 #include "cli/runtime_setup.h"
 #include "journal/journal_sqlite.h"
 #include "log/logger.h"
 #include "turn/terminal_record.h"
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
-#include <filesystem>
-
 namespace radial::cli {
 namespace {
 
 std::string timestamp(std::int64_t ms) {
-    return turn::format_timestamp(std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
+    return turn::format_timestamp(
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
 }
 
 // Opens the journal of the configured state directory without creating one: reading commands
@@ -25,8 +26,9 @@ std::unique_ptr<journal::Journal> open_existing(const JournalOptions& o, int& st
         std::string path = journal_path(cfg);
         std::error_code ec;
         if (!std::filesystem::exists(path, ec)) {
-            log::error("journal", "no journal at '{}'; no turn has run with this state directory "
-                                  "(run.stateDir)",
+            log::error("journal",
+                       "no journal at '{}'; no turn has run with this state directory "
+                       "(run.stateDir)",
                        path);
             status = 1;
             return nullptr;
@@ -66,34 +68,41 @@ int run_records_command(const JournalOptions& o) {
     try {
         auto t = journal->turn(o.turn_id);
         if (!t) {
-            log::error("journal", "no turn '{}' in the journal; 'radiald turns' lists the known ones", o.turn_id);
+            log::error("journal",
+                       "no turn '{}' in the journal; 'radiald turns' lists the known ones",
+                       o.turn_id);
             return 1;
         }
         if (o.json) {
             nlohmann::ordered_json j;
             j["turnId"] = t->entry.turn_id;
-            j["state"] = std::string(journal::to_string(t->states.empty() ? journal::TurnState::queued
-                                                                          : t->states.back().state));
+            j["state"] = std::string(journal::to_string(
+                t->states.empty() ? journal::TurnState::queued : t->states.back().state));
             auto records = nlohmann::ordered_json::array();
             for (const auto& r : t->records)
-                records.push_back({{"seq", r.seq},
-                                   {"type", r.type},
-                                   {"receivedAt", timestamp(r.received_at_ms)},
-                                   {"payload", nlohmann::ordered_json::parse(r.payload_json, nullptr, false)}});
+                records.push_back(
+                    {{"seq", r.seq},
+                     {"type", r.type},
+                     {"receivedAt", timestamp(r.received_at_ms)},
+                     {"payload", nlohmann::ordered_json::parse(r.payload_json, nullptr, false)}});
             j["records"] = records;
-            j["terminal"] = t->terminal_json ? nlohmann::ordered_json::parse(*t->terminal_json, nullptr, false)
-                                             : nlohmann::ordered_json(nullptr);
+            j["terminal"] = t->terminal_json
+                                ? nlohmann::ordered_json::parse(*t->terminal_json, nullptr, false)
+                                : nlohmann::ordered_json(nullptr);
             fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             return 0;
         }
         fmt::print("turn {}  ({} records)\n", t->entry.turn_id, t->records.size());
         for (const auto& r : t->records)
-            fmt::print("#{} {} {} {}\n", r.seq, timestamp(r.received_at_ms), r.type, r.payload_json);
+            fmt::print("#{} {} {} {}\n", r.seq, timestamp(r.received_at_ms), r.type,
+                       r.payload_json);
         if (t->terminal_json)
-            fmt::print("terminal: {}\n", nlohmann::json::parse(*t->terminal_json, nullptr, false).dump());
+            fmt::print("terminal: {}\n",
+                       nlohmann::json::parse(*t->terminal_json, nullptr, false).dump());
         else
             fmt::print("terminal: none yet (state {})\n",
-                       journal::to_string(t->states.empty() ? journal::TurnState::queued : t->states.back().state));
+                       journal::to_string(t->states.empty() ? journal::TurnState::queued
+                                                            : t->states.back().state));
         return 0;
     } catch (const journal::JournalError& e) {
         log::error("journal", "{}", e.what());
@@ -107,7 +116,9 @@ int run_turns_command(const JournalOptions& o) {
     if (!journal) return status;
     try {
         auto turns = journal->recent_turns(o.limit);
-        if (!o.json) fmt::print("{:<32} {:<9} {:<10} {:>7}  {}\n", "TURN", "STATE", "STATUS", "RECORDS", "CREATED");
+        if (!o.json)
+            fmt::print("{:<32} {:<9} {:<10} {:>7}  {}\n", "TURN", "STATE", "STATUS", "RECORDS",
+                       "CREATED");
         for (const auto& t : turns) {
             if (o.json) {
                 nlohmann::ordered_json j{{"turnId", t.turn_id},
@@ -120,8 +131,9 @@ int run_turns_command(const JournalOptions& o) {
                                          {"createdAt", timestamp(t.created_at_ms)}};
                 fmt::print("{}\n", j.dump());
             } else {
-                fmt::print("{:<32} {:<9} {:<10} {:>7}  {}\n", t.turn_id, journal::to_string(t.state),
-                           t.status.empty() ? "-" : t.status, t.record_count, timestamp(t.created_at_ms));
+                fmt::print("{:<32} {:<9} {:<10} {:>7}  {}\n", t.turn_id,
+                           journal::to_string(t.state), t.status.empty() ? "-" : t.status,
+                           t.record_count, timestamp(t.created_at_ms));
             }
         }
         return 0;

@@ -1,4 +1,13 @@
 // radiald — runs agent turns and project checks in isolated boxes through runtime plugins.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
 #include "cli/config_check.h"
 #include "cli/daemon_commands.h"
 #include "cli/journal_commands.h"
@@ -8,15 +17,6 @@
 #include "config/host_config.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <csignal>
-#include <filesystem>
-#include <iostream>
-#include <map>
 
 namespace {
 
@@ -36,7 +36,8 @@ int list_plugins(const std::optional<std::string>& config_file) {
     std::size_t found = 0;
     for (const auto& dir : cfg.plugin_dirs) {
         std::error_code ec;
-        if (!std::filesystem::is_directory(dir, ec)) log::warn("loader", "plugin directory '{}' does not exist", dir);
+        if (!std::filesystem::is_directory(dir, ec))
+            log::warn("loader", "plugin directory '{}' does not exist", dir);
     }
     for (const auto& f : loader::plugin_files(cfg.plugin_dirs)) {
         ++found;
@@ -46,8 +47,8 @@ int list_plugins(const std::optional<std::string>& config_file) {
                        fmt::format("{}.{}", p.info.abi_major, p.info.abi_minor), p.path);
             auto [it, inserted] = ids.emplace(p.info.id, p.path);
             if (!inserted) {
-                log::error("loader", "plugins '{}' and '{}' both claim runtime id '{}'", it->second, p.path,
-                           p.info.id);
+                log::error("loader", "plugins '{}' and '{}' both claim runtime id '{}'", it->second,
+                           p.path, p.info.id);
                 status = 1;
             }
         } catch (const loader::LoadError& e) {
@@ -66,10 +67,12 @@ int list_plugins(const std::optional<std::string>& config_file) {
 
 int main(int argc, char** argv) {
     using namespace radial;
-    // A closed terminal must not kill the daemon mid-turn; write errors are handled where they occur.
+    // A closed terminal must not kill the daemon mid-turn; write errors are handled where they
+    // occur.
     std::signal(SIGPIPE, SIG_IGN);
 
-    CLI::App app{"radiald: runs agent turns and project checks in isolated boxes through runtime plugins"};
+    CLI::App app{
+        "radiald: runs agent turns and project checks in isolated boxes through runtime plugins"};
     app.require_subcommand(0, 1);
     bool version = false;
     bool verbose = false;
@@ -86,8 +89,10 @@ int main(int argc, char** argv) {
     auto* turn_cmd = cli::add_turn_command(app, turn_opts);
 
     std::optional<std::string> plugins_config;
-    auto* plugins_cmd = app.add_subcommand("plugins", "List the runtime plugins found (id, version, ABI, path)");
-    plugins_cmd->add_option("--config", plugins_config, "Config file (TOML)")->check(CLI::ExistingFile);
+    auto* plugins_cmd =
+        app.add_subcommand("plugins", "List the runtime plugins found (id, version, ABI, path)");
+    plugins_cmd->add_option("--config", plugins_config, "Config file (TOML)")
+        ->check(CLI::ExistingFile);
 
     cli::DaemonOptions submit_opts, run_opts, reconcile_opts, status_opts;
     auto* submit_cmd = cli::add_submit_command(app, submit_opts);

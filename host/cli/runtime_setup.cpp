@@ -1,11 +1,11 @@
 #include "cli/runtime_setup.h"
 
-#include "config/box_identity.h"
-
-#include "log/logger.h"
+#include <fmt/format.h>
 
 #include <boost/dll/runtime_symbol_info.hpp>
-#include <fmt/format.h>
+
+#include "config/box_identity.h"
+#include "log/logger.h"
 
 namespace radial::cli {
 
@@ -15,9 +15,7 @@ namespace radial::cli {
 
 std::string host_version() { return std::string("radiald ") + RADIAL_VERSION; }
 
-std::string executable_dir() {
-    return boost::dll::program_location().parent_path().string();
-}
+std::string executable_dir() { return boost::dll::program_location().parent_path().string(); }
 
 host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) {
     loader::LoadedPlugin plugin;
@@ -27,7 +25,8 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
     } catch (const loader::LoadError& e) {
         throw StartupError(e.what());
     }
-    log::debug("loader", "runtime '{}' {} from '{}'", plugin.info.id, plugin.info.version, plugin.path);
+    log::debug("loader", "runtime '{}' {} from '{}'", plugin.info.id, plugin.info.version,
+               plugin.path);
 
     std::string tag = "plugin:" + plugin.info.id;
     auto log_fn = [tag](std::uint32_t level, std::string_view message) {
@@ -54,7 +53,8 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
         try {
             client.preflight();
         } catch (const host::RuntimeError& e) {
-            throw StartupError(fmt::format("runtime '{}' cannot run boxes: {}", plugin.info.id, e.what()));
+            throw StartupError(
+                fmt::format("runtime '{}' cannot run boxes: {}", plugin.info.id, e.what()));
         }
     }
     return client;
@@ -75,17 +75,20 @@ turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
     }
 }
 
-void check_config_against_runtime(const config::HostConfig& cfg, const host::RuntimeClient& client) {
+void check_config_against_runtime(const config::HostConfig& cfg,
+                                  const host::RuntimeClient& client) {
     const std::string& id = client.info().id;
     if (cfg.codex_auth && !client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS))
-        throw StartupError(fmt::format(
-            "{}run.codexAuth is set but runtime '{}' cannot mount files keyed to the host's uid (it does "
-            "not report {}); remove run.codexAuth or select a runtime that does",
-            cfg.where("run.codexAuth"), id, RADIAL_CAP_HOST_UID_MOUNTS));
+        throw StartupError(
+            fmt::format("{}run.codexAuth is set but runtime '{}' cannot mount files keyed to the "
+                        "host's uid (it does "
+                        "not report {}); remove run.codexAuth or select a runtime that does",
+                        cfg.where("run.codexAuth"), id, RADIAL_CAP_HOST_UID_MOUNTS));
     if (cfg.codex_auth)
-        throw StartupError(fmt::format("{}run.codexAuth: managed Codex auth is not implemented by this "
-                                       "radiald yet; remove the key",
-                                       cfg.where("run.codexAuth")));
+        throw StartupError(
+            fmt::format("{}run.codexAuth: managed Codex auth is not implemented by this "
+                        "radiald yet; remove the key",
+                        cfg.where("run.codexAuth")));
     // A representative spec carrying exactly what the operator's config puts on every box.
     ContainerSpec probe;
     probe.label = "radial-turn-startup-check";
@@ -106,8 +109,8 @@ void check_config_against_runtime(const config::HostConfig& cfg, const host::Run
         for (const auto& d : client.describe(probe))
             for (const auto& k : keyed)
                 if (d.field == k.field && d.disposition == RADIAL_DISP_REFUSED)
-                    throw StartupError(fmt::format("{}{}: runtime '{}' refuses it: {}", cfg.where(k.key), k.key,
-                                                   id, d.note));
+                    throw StartupError(fmt::format("{}{}: runtime '{}' refuses it: {}",
+                                                   cfg.where(k.key), k.key, id, d.note));
     } catch (const host::RuntimeError& e) {
         throw StartupError(fmt::format("runtime '{}' could not describe a box: {}", id, e.what()));
     }
@@ -128,6 +131,8 @@ CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool prefligh
     return CheckedRuntime{std::move(client), std::move(transport)};
 }
 
-std::string journal_path(const config::HostConfig& cfg) { return cfg.state_dir + "/journal.sqlite3"; }
+std::string journal_path(const config::HostConfig& cfg) {
+    return cfg.state_dir + "/journal.sqlite3";
+}
 
 } // namespace radial::cli

@@ -3,14 +3,13 @@
 // radiald command that runs boxes.
 #pragma once
 
+#include <radial/host/runtime_client.hpp>
+#include <stdexcept>
+#include <string>
+
 #include "config/host_config.h"
 #include "loader/plugin_loader.h"
 #include "turn/turn_transport.h"
-
-#include <radial/host/runtime_client.hpp>
-
-#include <stdexcept>
-#include <string>
 
 namespace radial::cli {
 
@@ -32,13 +31,13 @@ std::string executable_dir();
 // file:line:column).
 host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight = true);
 
-// Resolves run.turnTransport against the runtime's capabilities and tcp route (docs/design.md §9.1). Throws
-// StartupError for an impossible combination, naming both keys.
+// Resolves run.turnTransport against the runtime's capabilities and tcp route (docs/design.md
+// §9.1). Throws StartupError for an impossible combination, naming both keys.
 turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
                                                const host::RuntimeClient& client);
 
-// Refuses, at startup, a config the runtime cannot honour (docs/design.md §7.4), from the plugin's own
-// dispositions and capabilities and never from its id: run.network or run.user the runtime
+// Refuses, at startup, a config the runtime cannot honour (docs/design.md §7.4), from the plugin's
+// own dispositions and capabilities and never from its id: run.network or run.user the runtime
 // refuses for every box, and run.codexAuth without radial.cap.host-uid-mounts. Throws
 // StartupError naming the key and the runtime's reason.
 void check_config_against_runtime(const config::HostConfig& cfg, const host::RuntimeClient& client);

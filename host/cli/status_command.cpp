@@ -1,6 +1,6 @@
-// `radiald status` (docs/design.md §12.4): what the daemon of this state directory is doing — whether one
-// holds it, its queued and running turns, and the most recent ones. Reads only: it creates no
-// journal, no instance id and no lock.
+// `radiald status` (docs/design.md §12.4): what the daemon of this state directory is doing —
+// whether one holds it, its queued and running turns, and the most recent ones. Reads only: it
+// creates no journal, no instance id and no lock.
 #include <fmt/format.h>
 
 #include <filesystem>

@@ -1,31 +1,31 @@
 #include "cli/turn_command.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <radial/units.hpp>
+#include <thread>
+
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/instance_claim.h"
-#include "turn/workspace_handover.h"
 #include "daemon/state_dir_lock.h"
 #include "daemon/stop_signals.h"
 #include "fs/pinned_directory.h"
-#include "log/logger.h"
 #include "journal/journal_sqlite.h"
 #include "log/log_redaction.h"
+#include "log/logger.h"
 #include "turn/turn_request.h"
 #include "turn/turn_session.h"
-
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/stat.h>
-#include <radial/units.hpp>
-#include <unistd.h>
-
-#include <csignal>
-#include <cstring>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <thread>
+#include "turn/workspace_handover.h"
 
 namespace radial::cli {
 namespace {
@@ -33,7 +33,8 @@ namespace {
 bool valid_env_name(std::string_view n) {
     if (n.empty() || (n[0] >= '0' && n[0] <= '9')) return false;
     for (char c : n)
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
             return false;
     return true;
 }
@@ -87,8 +88,8 @@ void write_record(const RecordFile& file, const std::string& json) {
 
 // A terminal record for a turn that failed before its box could run (bad config, no plugin, no
 // engine): the operator who asked for a record gets one either way.
-void write_early_record(const TurnOptions& o, const std::string& turn_id, const std::string& runtime,
-                        const std::string& message) {
+void write_early_record(const TurnOptions& o, const std::string& turn_id,
+                        const std::string& runtime, const std::string& message) {
     if (!o.record_file) return;
     turn::TerminalRecord rec;
     rec.turn_id = turn_id;
@@ -111,8 +112,10 @@ CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
     cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
     cmd->add_option("--runtime", o.runtime, "Runtime id, overriding run.containerRuntime");
     cmd->add_option("--image", o.image, "Image (or template) to run")->required();
-    cmd->add_option("--workspace", o.workspace, "Host directory mounted read-write at /work (the workdir)");
-    cmd->add_option("--env", o.env, "NAME=VALUE for the box (not secret; visible in radiald's argv)")
+    cmd->add_option("--workspace", o.workspace,
+                    "Host directory mounted read-write at /work (the workdir)");
+    cmd->add_option("--env", o.env,
+                    "NAME=VALUE for the box (not secret; visible in radiald's argv)")
         ->allow_extra_args(false);
     cmd->add_option("--secret", o.secrets,
                     "NAME of a variable in radiald's environment passed to the box as a secret")
@@ -124,8 +127,9 @@ CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
                     "The only record type the box may post to its turn socket")
         ->capture_default_str();
     cmd->add_option("argv", o.argv, "The command to run in the box, after '--'")->required();
-    cmd->footer("Exit status: the turn's own exit code; 124 when it timed out; 125 when the host "
-                "or runtime failed; 130 when interrupted.");
+    cmd->footer(
+        "Exit status: the turn's own exit code; 124 when it timed out; 125 when the host "
+        "or runtime failed; 130 when interrupted.");
     return cmd;
 }
 
@@ -155,7 +159,8 @@ int run_turn_command(const TurnOptions& o) {
             std::string name = e.substr(0, eq);
             if (eq == std::string::npos || !valid_env_name(name))
                 throw turn::RequestError(fmt::format(
-                    "--env '{}' must be NAME=VALUE with NAME matching [A-Za-z_][A-Za-z0-9_]*", name));
+                    "--env '{}' must be NAME=VALUE with NAME matching [A-Za-z_][A-Za-z0-9_]*",
+                    name));
             req.env.push_back({name, e.substr(eq + 1), false});
         }
         for (const auto& name : o.secrets) {
@@ -165,7 +170,8 @@ int run_turn_command(const TurnOptions& o) {
             const char* value = std::getenv(name.c_str());
             if (value == nullptr)
                 throw turn::RequestError(fmt::format(
-                    "--secret {}: '{}' is not set in radiald's environment; export it first", name, name));
+                    "--secret {}: '{}' is not set in radiald's environment; export it first", name,
+                    name));
             req.env.push_back({name, value, true});
         }
         if (o.record_file) record_file.emplace(open_record_file(*o.record_file));
@@ -175,7 +181,8 @@ int run_turn_command(const TurnOptions& o) {
         return 125;
     } catch (const turn::RequestError& e) {
         log::error("turn", "{}", e.what());
-        if (o.record_file && std::string_view(e.what()).find("--record-file") == std::string_view::npos)
+        if (o.record_file &&
+            std::string_view(e.what()).find("--record-file") == std::string_view::npos)
             write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
         return 125;
     }

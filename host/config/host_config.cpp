@@ -2,12 +2,11 @@
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
-
-#include <radial/units.hpp>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <radial/units.hpp>
 #include <set>
 
 namespace radial::config {
@@ -102,8 +101,9 @@ public:
                     e.items.emplace_back(*item.as_string());
                 }
             } else {
-                fail(full, "has a type runtime settings cannot take (use a string, number, "
-                           "boolean or array of strings)");
+                fail(full,
+                     "has a type runtime settings cannot take (use a string, number, "
+                     "boolean or array of strings)");
             }
             out.entries.push_back(std::move(e));
         }
@@ -130,17 +130,18 @@ std::string HostConfig::where(const std::string& key) const {
     return file.empty() ? std::string() : file + ": ";
 }
 
-HostConfig load(const std::optional<std::string>& file, const std::optional<std::string>& runtime_override,
-                const std::string& exe_dir) {
+HostConfig load(const std::optional<std::string>& file,
+                const std::optional<std::string>& runtime_override, const std::string& exe_dir) {
     HostConfig cfg;
     toml::table root;
     if (file) {
         cfg.file = *file;
         std::error_code ec;
         if (!fs::is_regular_file(*file, ec))
-            throw ConfigError(fmt::format("reading config '{}': no such file; pass an existing "
-                                          "file with --config",
-                                          *file));
+            throw ConfigError(
+                fmt::format("reading config '{}': no such file; pass an existing "
+                            "file with --config",
+                            *file));
         try {
             root = toml::parse_file(*file);
         } catch (const toml::parse_error& e) {
@@ -201,7 +202,8 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 if (const auto* a = v.as_array()) {
                     if (a->empty()) r.fail(key, "must name at least one directory");
                     for (const auto& item : *a) {
-                        if (!item.is_string()) r.fail(key, "must be a string or an array of strings");
+                        if (!item.is_string())
+                            r.fail(key, "must be a string or an array of strings");
                         dirs.emplace_back(*item.as_string());
                     }
                 } else {
@@ -212,10 +214,12 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 // No '-': labels are "radial-turn-<instanceId>-<turnId>", and an instance id with
                 // a dash would make another instance's prefix ("inst1-" of "inst1-a") ours.
                 bool ok = !cfg.instance_id.empty() && cfg.instance_id.size() <= 32 &&
-                          cfg.instance_id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") ==
-                              std::string::npos;
+                          cfg.instance_id.find_first_not_of(
+                              "abcdefghijklmnopqrstuvwxyz0123456789") == std::string::npos;
                 if (!ok)
-                    r.fail(key, "must match [a-z0-9]{1,32} (no '-'): it becomes part of every box label");
+                    r.fail(
+                        key,
+                        "must match [a-z0-9]{1,32} (no '-'): it becomes part of every box label");
             } else if (name == "codexAuth") {
                 r.remember(key, v);
                 if (!v.is_boolean()) r.fail(key, "must be true or false");
@@ -234,16 +238,20 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                         return std::nullopt;
                     return std::stoull(s);
                 };
-                auto first = dash == std::string::npos ? std::nullopt : number(text.substr(0, dash));
-                auto last = dash == std::string::npos ? std::nullopt : number(text.substr(dash + 1));
+                auto first =
+                    dash == std::string::npos ? std::nullopt : number(text.substr(0, dash));
+                auto last =
+                    dash == std::string::npos ? std::nullopt : number(text.substr(dash + 1));
                 if (!first || !last || *first == 0 || *first > *last || *last > 2147483647)
-                    r.fail(key, "must be \"FIRST-LAST\", decimal ids with 0 < FIRST <= LAST <= "
-                                "2147483647, e.g. \"2000000000-2000065535\"");
+                    r.fail(key,
+                           "must be \"FIRST-LAST\", decimal ids with 0 < FIRST <= LAST <= "
+                           "2147483647, e.g. \"2000000000-2000065535\"");
                 cfg.box_id_first = static_cast<std::uint32_t>(*first);
                 cfg.box_id_last = static_cast<std::uint32_t>(*last);
             } else if (name == "turnTransport") {
                 cfg.turn_transport = r.string(key, v);
-                if (cfg.turn_transport != "auto" && cfg.turn_transport != "unix" && cfg.turn_transport != "tcp")
+                if (cfg.turn_transport != "auto" && cfg.turn_transport != "unix" &&
+                    cfg.turn_transport != "tcp")
                     r.fail(key, "must be \"auto\", \"unix\" or \"tcp\"");
             } else if (name == "turnSocketHost") {
                 cfg.turn_socket_host = r.string(key, v);
@@ -282,8 +290,9 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());
                 // A day is already far past any init system's stop timeout.
                 if (!ms || *ms > 24ull * 3'600'000)
-                    r.fail(key, "must be a duration of at most a day, such as \"30s\", \"2m\" or "
-                                "\"0s\"");
+                    r.fail(key,
+                           "must be a duration of at most a day, such as \"30s\", \"2m\" or "
+                           "\"0s\"");
                 cfg.shutdown_grace_ms = *ms;
             } else if (name == "workspaceRoots" || name == "protectedPaths") {
                 auto& out = name == "workspaceRoots" ? cfg.workspace_roots : cfg.protected_paths;
@@ -291,8 +300,9 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
                 if (name == "workspaceRoots")
                     for (const auto& root : out)
                         if (root == "/")
-                            r.fail(key, "must not contain '/': it would let a request mount "
-                                        "any host path; name the directories workspaces live in");
+                            r.fail(key,
+                                   "must not contain '/': it would let a request mount "
+                                   "any host path; name the directories workspaces live in");
             } else if (name == "allowedImages") {
                 cfg.allowed_images = r.strings(key, v);
                 for (const auto& pattern : cfg.allowed_images)
@@ -338,7 +348,8 @@ HostConfig load(const std::optional<std::string>& file, const std::optional<std:
             cfg.plugin_dirs.push_back((base / d).lexically_normal().string());
         }
     }
-    cfg.state_dir = state_dir.empty() ? default_state_dir() : (base / state_dir).lexically_normal().string();
+    cfg.state_dir =
+        state_dir.empty() ? default_state_dir() : (base / state_dir).lexically_normal().string();
     return cfg;
 }
 

@@ -6,10 +6,9 @@
 // is refused (docs/design.md §7.4); every error names file:line:column and the key.
 #pragma once
 
-#include <radial/host/runtime_client.hpp>
-
 #include <map>
 #include <optional>
+#include <radial/host/runtime_client.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,23 +29,23 @@ struct RedactConfig {
 };
 
 struct HostConfig {
-    std::string file;                     // the config file read; empty when none was
+    std::string file;                         // the config file read; empty when none was
     std::string container_runtime = "docker"; // run.containerRuntime
-    std::vector<std::string> plugin_dirs; // run.pluginDir, absolute
+    std::vector<std::string> plugin_dirs;     // run.pluginDir, absolute
     // run.instanceId: [a-z0-9]{1,32}. Empty when the file sets none: settle_instance_id()
     // (config/instance_id.h) then uses the id generated once and persisted in the state directory.
     std::string instance_id;
-    std::string network;                  // run.network: empty = no network
+    std::string network; // run.network: empty = no network
     // run.user: "uid[:gid]", "workspace-owner", or empty = the first id of run.boxIdRange
     // (config/box_identity.h).
     std::string user;
     // run.boxIdRange: ids reserved for boxes, no host account or process may use them.
     std::uint32_t box_id_first = 2'000'000'000;
     std::uint32_t box_id_last = 2'000'065'535;
-    bool codex_auth = false;              // run.codexAuth (docs/design.md §7.4): refused unless supported
-    std::string turn_transport = "auto";  // run.turnTransport: "auto" | "unix" | "tcp"
-    std::string turn_socket_host;         // run.turnSocketHost: tcp bind host; empty = runtime's
-    std::string state_dir;                // run.stateDir, absolute: journal and per-turn sockets
+    bool codex_auth = false; // run.codexAuth (docs/design.md §7.4): refused unless supported
+    std::string turn_transport = "auto"; // run.turnTransport: "auto" | "unix" | "tcp"
+    std::string turn_socket_host;        // run.turnSocketHost: tcp bind host; empty = runtime's
+    std::string state_dir;               // run.stateDir, absolute: journal and per-turn sockets
     std::uint64_t max_record_bytes = 1 << 20; // run.maxRecordBytes: turn socket body limit
     // run.minFreeBytes: a turn is not started while the state directory's file system has less
     // free space than this (its journal writes and terminal record must fit)
@@ -63,8 +62,8 @@ struct HostConfig {
     std::vector<std::string> protected_paths;
     std::uint64_t plugin_call_timeout_ms = 120'000; // run.pluginCallTimeout: the longest any
                                                     // plugin call but run may take
-    host::ConfigSection runtime_section;  // [run.<containerRuntime>], flattened
-    RedactConfig redact;                  // [redact]
+    host::ConfigSection runtime_section;            // [run.<containerRuntime>], flattened
+    RedactConfig redact;                            // [redact]
 
     // "file:line:col: " for a dotted key the file set ("run.docker.memory"), or "file: " / ""
     // when it has no known position.
@@ -79,10 +78,10 @@ std::string default_state_dir();
 
 // Reads `file` (nullopt: no file, defaults only). `runtime_override` replaces
 // run.containerRuntime (the --runtime flag) before sections are checked. `exe_dir` is the
-// directory of the radiald executable: the default plugin directory is exe_dir/../lib/radial/runtimes,
-// and a relative run.pluginDir is taken relative to the config file's directory.
-// Throws ConfigError.
-HostConfig load(const std::optional<std::string>& file, const std::optional<std::string>& runtime_override,
-                const std::string& exe_dir);
+// directory of the radiald executable: the default plugin directory is
+// exe_dir/../lib/radial/runtimes, and a relative run.pluginDir is taken relative to the config
+// file's directory. Throws ConfigError.
+HostConfig load(const std::optional<std::string>& file,
+                const std::optional<std::string>& runtime_override, const std::string& exe_dir);
 
 } // namespace radial::config

@@ -1,8 +1,8 @@
-// host/config/instance_id.h — this radiald's instance identity (docs/design.md §8.6): the run.instanceId the
-// operator set, else an id generated once and kept in the state directory, so that every command on
-// one state directory (`radiald run`, `turn`, `submit`, `reconcile`) labels and reclaims the same
-// boxes — "radial-turn-<instanceId>-<turnId>" — and two state directories never share an id by
-// accident.
+// host/config/instance_id.h — this radiald's instance identity (docs/design.md §8.6): the
+// run.instanceId the operator set, else an id generated once and kept in the state directory, so
+// that every command on one state directory (`radiald run`, `turn`, `submit`, `reconcile`) labels
+// and reclaims the same boxes — "radial-turn-<instanceId>-<turnId>" — and two state directories
+// never share an id by accident.
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
-// host/daemon/daemon.h — `radiald run` (docs/design.md §12.3): reconcile, then claim queued turns as their
-// requests arrive and run up to run.maxConcurrentTurns of them at once, each through a
+// host/daemon/daemon.h — `radiald run` (docs/design.md §12.3): reconcile, then claim queued turns
+// as their requests arrive and run up to run.maxConcurrentTurns of them at once, each through a
 // turn::TurnSession on its own thread, until SIGTERM or SIGINT.
 //
 // Stopping is an escalation with budgets, each step logged: the first signal stops claiming and

@@ -1,5 +1,5 @@
-// host/daemon/orphan_sweeper.h — reconciliation while the daemon runs (docs/design.md §8.3, docs/design.md §12 "engine
-// disappears mid-turn").
+// host/daemon/orphan_sweeper.h — reconciliation while the daemon runs (docs/design.md §8.3,
+// docs/design.md §12 "engine disappears mid-turn").
 //
 // A turn may leave its box behind: the engine stopped answering, so the runtime could neither
 // follow nor remove it (the turn then ends with status error, or with whatever the runtime could

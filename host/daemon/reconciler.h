@@ -1,4 +1,5 @@
-// host/daemon/reconciler.h — startup orphan reconciliation (docs/design.md §8.3, docs/design.md §8.4; docs/design.md §8.4).
+// host/daemon/reconciler.h — startup orphan reconciliation (docs/design.md §8.3, docs/design.md
+// §8.4; docs/design.md §8.4).
 //
 // A daemon killed mid-turn leaves boxes that may still hold a turn's secrets, and journal entries
 // that say "claimed" or "started" forever. Before it takes a new turn, the daemon (or `radiald

@@ -1,7 +1,7 @@
-// host/daemon/spool_watcher.h — inotify on the spool's queue/ directory (docs/design.md §12.3): the daemon
-// learns of a new request when it is renamed into place, instead of polling for it. The watch is
-// a wake-up only; what to run is always decided by a full scan (turn_queue.h), so a lost or
-// coalesced event costs nothing but latency until the next scan.
+// host/daemon/spool_watcher.h — inotify on the spool's queue/ directory (docs/design.md §12.3): the
+// daemon learns of a new request when it is renamed into place, instead of polling for it. The
+// watch is a wake-up only; what to run is always decided by a full scan (turn_queue.h), so a lost
+// or coalesced event costs nothing but latency until the next scan.
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
-// host/daemon/spooled_request.h — a turn request as the spool keeps it (docs/design.md §12.1): everything
-// needed to run the turn later, with secrets by NAME only. Their values are read from the daemon's
-// environment when the turn is claimed and are never written to the spool or the journal.
+// host/daemon/spooled_request.h — a turn request as the spool keeps it (docs/design.md §12.1):
+// everything needed to run the turn later, with secrets by NAME only. Their values are read from
+// the daemon's environment when the turn is claimed and are never written to the spool or the
+// journal.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// host/daemon/test_pause.h — the daemon's crash-test hook (docs/design.md §12 "Tests": SIGKILL the daemon at
-// chosen moments). Test-only; inert unless the variable below is set.
+// host/daemon/test_pause.h — the daemon's crash-test hook (docs/design.md §12 "Tests": SIGKILL the
+// daemon at chosen moments). Test-only; inert unless the variable below is set.
 #pragma once
 
 #include "turn/turn_session.h"

@@ -1,6 +1,6 @@
-// host/daemon/turn_file.h — a turn request written by the operator as TOML (docs/design.md §12.1), read by
-// `radiald submit`. Every key is checked here, before anything is enqueued, and every refusal names
-// the file, line, column and key.
+// host/daemon/turn_file.h — a turn request written by the operator as TOML (docs/design.md §12.1),
+// read by `radiald submit`. Every key is checked here, before anything is enqueued, and every
+// refusal names the file, line, column and key.
 //
 //   id = "build-42"                      # optional: a-z, 0-9, '-' (default: generated)
 //   image = "radial/busybox:latest"

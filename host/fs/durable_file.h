@@ -1,7 +1,8 @@
 // host/fs/durable_file.h — publishing a file so that a reader sees all of it or none of it, and a
 // crash or power cut never leaves half of it under its final name: write a private temporary file,
 // fsync it, move it into place without replacing anything, fsync the directory. Used for the spool
-// (docs/design.md §12.1: a half-written request is never claimed) and the persisted instance id (§3).
+// (docs/design.md §12.1: a half-written request is never claimed) and the persisted instance id
+// (§3).
 #pragma once
 
 #include <sys/types.h>

@@ -1,4 +1,5 @@
-// host/journal/journal_sqlite.cpp — the SQLite turn journal (docs/design.md §11). See journal_sqlite.h.
+// host/journal/journal_sqlite.cpp — the SQLite turn journal (docs/design.md §11). See
+// journal_sqlite.h.
 #include "journal/journal_sqlite.h"
 
 #include <fmt/format.h>

@@ -1,13 +1,12 @@
 #include "loader/plugin_loader.h"
 
-#include <boost/dll/shared_library.hpp>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstring>
-
 #include <algorithm>
+#include <boost/dll/shared_library.hpp>
+#include <cstring>
 #include <filesystem>
 #include <map>
 
@@ -18,14 +17,17 @@ namespace {
 
 // Why `path` (a plugin file or its directory) may not be trusted, or empty.
 std::string trust_problem(const std::string& path, const struct stat& st, const char* what) {
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0))
-        return fmt::format("the {} '{}' is writable by group or others, so anyone could replace the "
-                           "runtime; run 'chmod go-w {}'",
-                           what, path, path);
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
+        !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0))
+        return fmt::format(
+            "the {} '{}' is writable by group or others, so anyone could replace the "
+            "runtime; run 'chmod go-w {}'",
+            what, path, path);
     if (st.st_uid != 0 && st.st_uid != ::geteuid())
-        return fmt::format("the {} '{}' is owned by uid {}, neither root nor radiald's user, who "
-                           "could replace the runtime; run 'chown root {}'",
-                           what, path, st.st_uid, path);
+        return fmt::format(
+            "the {} '{}' is owned by uid {}, neither root nor radiald's user, who "
+            "could replace the runtime; run 'chown root {}'",
+            what, path, st.st_uid, path);
     return {};
 }
 
@@ -50,12 +52,13 @@ LoadedPlugin load_plugin(const std::string& given) {
     std::string path = fs::absolute(given, ec).lexically_normal().string();
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
-        throw LoadError(fmt::format("loading plugin '{}': {}; remove it from the plugin directory", path,
-                                    std::strerror(errno)));
+        throw LoadError(fmt::format("loading plugin '{}': {}; remove it from the plugin directory",
+                                    path, std::strerror(errno)));
     if (!S_ISREG(st.st_mode))
-        throw LoadError(fmt::format("loading plugin '{}': not a regular file; remove it from the "
-                                    "plugin directory",
-                                    path));
+        throw LoadError(
+            fmt::format("loading plugin '{}': not a regular file; remove it from the "
+                        "plugin directory",
+                        path));
     if (auto p = trust_problem(path, st, "file"); !p.empty())
         throw LoadError(fmt::format("loading plugin '{}': {}", path, p));
     std::string dir = fs::path(path).parent_path().string();
@@ -64,21 +67,24 @@ LoadedPlugin load_plugin(const std::string& given) {
         if (auto p = trust_problem(dir, dst, "directory"); !p.empty())
             throw LoadError(fmt::format("loading plugin '{}': {}", path, p));
     if (::access(path.c_str(), R_OK) != 0)
-        throw LoadError(fmt::format("loading plugin '{}': cannot read it: {}", path, std::strerror(errno)));
+        throw LoadError(
+            fmt::format("loading plugin '{}': cannot read it: {}", path, std::strerror(errno)));
 
     std::shared_ptr<boost::dll::shared_library> lib;
     try {
         lib = std::make_shared<boost::dll::shared_library>(
             path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
     } catch (const std::exception& e) {
-        throw LoadError(fmt::format("loading plugin '{}': not a loadable shared object ({}); "
-                                    "remove it from the plugin directory",
-                                    path, e.what()));
+        throw LoadError(
+            fmt::format("loading plugin '{}': not a loadable shared object ({}); "
+                        "remove it from the plugin directory",
+                        path, e.what()));
     }
     if (!lib->has(RADIAL_RT_ENTRY_SYMBOL))
-        throw LoadError(fmt::format("loading plugin '{}': no entry symbol '{}', so it is not a "
-                                    "radial runtime plugin; remove it from the plugin directory",
-                                    path, RADIAL_RT_ENTRY_SYMBOL));
+        throw LoadError(
+            fmt::format("loading plugin '{}': no entry symbol '{}', so it is not a "
+                        "radial runtime plugin; remove it from the plugin directory",
+                        path, RADIAL_RT_ENTRY_SYMBOL));
     auto& entry = lib->get<const radial_runtime_descriptor*()>(RADIAL_RT_ENTRY_SYMBOL);
     const radial_runtime_descriptor* d = entry();
     std::string problem = host::descriptor_problem(d);
@@ -105,9 +111,10 @@ std::vector<LoadedPlugin> load_plugins(const std::vector<std::string>& dirs) {
         LoadedPlugin p = load_plugin(f);
         auto [it, inserted] = by_id.emplace(p.info.id, p.path);
         if (!inserted)
-            throw LoadError(fmt::format("plugins '{}' and '{}' both claim runtime id '{}'; "
-                                        "remove one of them",
-                                        it->second, p.path, p.info.id));
+            throw LoadError(
+                fmt::format("plugins '{}' and '{}' both claim runtime id '{}'; "
+                            "remove one of them",
+                            it->second, p.path, p.info.id));
         out.push_back(std::move(p));
     }
     return out;
@@ -124,7 +131,8 @@ LoadedPlugin select_plugin(const std::vector<LoadedPlugin>& plugins, const std::
     throw LoadError(fmt::format(
         "no runtime plugin with id '{}' in {}; found {}; set run.containerRuntime to one of "
         "those or install the plugin (run.pluginDir names where to look)",
-        id, fmt::join(quoted, ", "), ids.empty() ? std::string("none") : fmt::format("{}", fmt::join(ids, ", "))));
+        id, fmt::join(quoted, ", "),
+        ids.empty() ? std::string("none") : fmt::format("{}", fmt::join(ids, ", "))));
 }
 
 } // namespace radial::loader

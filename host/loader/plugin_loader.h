@@ -7,10 +7,10 @@
 // import/import_alias are not used (renamed in 1.76).
 #pragma once
 
-#include <radial/host/runtime_client.hpp>
 #include <radial/runtime_plugin.h>
 
 #include <memory>
+#include <radial/host/runtime_client.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>

@@ -1,9 +1,9 @@
 #include "log/log_redaction.h"
 
-#include "log/logger.h"
-
 #include <map>
 #include <mutex>
+
+#include "log/logger.h"
 
 namespace radial::log {
 namespace {

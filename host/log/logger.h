@@ -2,8 +2,8 @@
 // ("loader", "turn", "plugin:docker"), written to stderr: "radiald[<component>] <level>: <message>"
 // by default (journald and grep), or one JSON object per line for log shippers.
 //
-// Every line goes through a single sink so that redaction (docs/design.md §10) has exactly one place to sit;
-// nothing in host/ writes diagnostics to stderr any other way. [thread-safe]
+// Every line goes through a single sink so that redaction (docs/design.md §10) has exactly one
+// place to sit; nothing in host/ writes diagnostics to stderr any other way. [thread-safe]
 #pragma once
 
 #include <fmt/format.h>

@@ -30,8 +30,8 @@ std::string marker_for(std::string_view name);
 // any other member function runs.
 class SecretSet {
 public:
-    // Values shorter than this many bytes are refused (docs/design.md §10: a short secret would redact
-    // ordinary text, so refusing is safer than "working").
+    // Values shorter than this many bytes are refused (docs/design.md §10: a short secret would
+    // redact ordinary text, so refusing is safer than "working").
     static constexpr std::size_t kDefaultMinLength = 6;
 
     // An empty set whose values must be at least `min_length` bytes.

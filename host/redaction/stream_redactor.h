@@ -95,7 +95,8 @@ public:
     // object is a fresh stream again.
     void flush(std::string& out);
 
-    // Bytes currently held back; always <= max_buffered_bytes(). [docs/design.md §10: bounded memory]
+    // Bytes currently held back; always <= max_buffered_bytes(). [docs/design.md §10: bounded
+    // memory]
     std::size_t buffered_bytes() const noexcept { return held_.size(); }
 
     // The bound on buffered_bytes(): longest pattern - 1 (0 for an empty set).

@@ -1,4 +1,5 @@
-// host/socket/socket_error.h — the one exception type the turn socket throws (docs/design.md §9.4-4).
+// host/socket/socket_error.h — the one exception type the turn socket throws (docs/design.md
+// §9.4-4).
 #pragma once
 
 #include <stdexcept>

@@ -1,10 +1,12 @@
 // host/socket/turn_socket_server.h — the per-turn socket a box writes records back through
-// (docs/design.md §9.4-4, docs/design.md §9 and §5). It is the only write path from a turn to the host.
+// (docs/design.md §9.4-4, docs/design.md §9 and §5). It is the only write path from a turn to the
+// host.
 //
 // One server per turn: it binds a unix socket (the box sees it through a mount) or a tcp port
-// (sandbox microVMs, docs/design.md §9.1), authenticates every request with the turn's bearer token, lets
-// through only records of the turn's one type, and hands each accepted record to a RecordSink
-// (the journal). The HTTP decisions are in record_request_handler.h; this class is the I/O.
+// (sandbox microVMs, docs/design.md §9.1), authenticates every request with the turn's bearer
+// token, lets through only records of the turn's one type, and hands each accepted record to a
+// RecordSink (the journal). The HTTP decisions are in record_request_handler.h; this class is the
+// I/O.
 #pragma once
 
 #include <sys/types.h>
@@ -24,8 +26,8 @@
 
 namespace radial::socket {
 
-// Where the socket listens (docs/design.md §9.1: unix by default, tcp where the box cannot share a unix
-// socket with the host, e.g. a microVM).
+// Where the socket listens (docs/design.md §9.1: unix by default, tcp where the box cannot share a
+// unix socket with the host, e.g. a microVM).
 enum class Transport { unix_socket, tcp };
 
 // The longest unix socket path bind(2) accepts: sizeof(sockaddr_un::sun_path) minus the NUL.

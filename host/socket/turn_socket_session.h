@@ -1,5 +1,6 @@
 // host/socket/turn_socket_session.h — internal to radial_socket: one connection to a turn socket
-// (docs/design.md §9.4-4). Included only by turn_socket_server.cpp; not part of the library's interface.
+// (docs/design.md §9.4-4). Included only by turn_socket_server.cpp; not part of the library's
+// interface.
 //
 // A Session is a shared_ptr kept alive by its pending operations. It loops
 //   read header → header-stage checks → read body → handle_request → write → next request,
@@ -49,8 +50,8 @@ inline constexpr std::uint32_t kHeaderLimit = 8 * 1024;
 // what the client is still sending, so the client sees the response rather than a reset.
 inline constexpr std::size_t kMaxDrainBytes = 256 * 1024;
 
-// Caps the log lines one turn can cause (docs/design.md §9: a flooding box must not fill the host's log).
-// Serving thread only.
+// Caps the log lines one turn can cause (docs/design.md §9: a flooding box must not fill the host's
+// log). Serving thread only.
 class RejectionLog {
 public:
     RejectionLog(const std::function<void(std::string_view)>& sink, std::size_t cap)
@@ -220,8 +221,8 @@ private:
         return true;
     }
 
-    // Each request gets its own deadline covering header, body and response (docs/design.md §9: slow and
-    // silent clients are dropped). The generation makes a stale expiry harmless.
+    // Each request gets its own deadline covering header, body and response (docs/design.md §9:
+    // slow and silent clients are dropped). The generation makes a stale expiry harmless.
     void arm_deadline() {
         const std::uint64_t generation = ++deadline_generation_;
         timer_.expires_after(state_.options.request_timeout);

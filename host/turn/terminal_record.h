@@ -10,8 +10,9 @@
 
 namespace radial::turn {
 
-// reclaimed: found in flight by startup reconciliation after the host that ran it stopped (docs/design.md §8.3).
-// killed: the daemon shut down and the turn's grace ran out (docs/design.md §12.3).
+// reclaimed: found in flight by startup reconciliation after the host that ran it stopped
+// (docs/design.md §8.3). killed: the daemon shut down and the turn's grace ran out (docs/design.md
+// §12.3).
 enum class TurnStatus { succeeded, failed, timed_out, error, killed, reclaimed };
 
 // How much of each output stream the terminal record keeps, in bytes.
@@ -28,7 +29,7 @@ struct TerminalRecord {
     std::optional<std::int32_t> exit_code; // the workload's, when it ran to an exit
     std::optional<std::int32_t> signal;    // when a signal ended it
     std::string reason; // "", "timeout", "killed", "interrupted", "output aborted", "shutdown", …
-    std::string error;                     // the host's or runtime's message when status == error
+    std::string error;  // the host's or runtime's message when status == error
     std::string stdout_tail; // the last kOutputTailBytes of each stream, already redacted
     std::string stderr_tail;
     std::chrono::system_clock::time_point started_at;

@@ -1,7 +1,5 @@
 #include "turn/turn_request.h"
 
-#include "config/box_identity.h"
-
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -11,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "config/box_identity.h"
 #include "turn/request_policy.h"
 
 namespace radial::turn {

@@ -2,14 +2,13 @@
 // it (docs/design.md §3).
 #pragma once
 
-#include "config/host_config.h"
-
-#include <radial/container_spec.hpp>
-
 #include <cstdint>
+#include <radial/container_spec.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "config/host_config.h"
 
 namespace radial::turn {
 
@@ -20,12 +19,12 @@ public:
 };
 
 struct TurnRequest {
-    std::string turn_id;   // empty: one is generated
+    std::string turn_id; // empty: one is generated
     std::string image;
     std::string workspace; // host directory mounted read-write at /work; empty: none
     std::vector<EnvVar> env;
     std::vector<std::string> argv;
-    std::uint64_t timeout_ms = 0; // 0: no timeout
+    std::uint64_t timeout_ms = 0;       // 0: no timeout
     std::string record_type = "result"; // the only record type the turn socket accepts
     // Issue 5 §1 (last, so existing positional initialisers keep their meaning):
     std::string workdir{}; // absolute, in the box; empty: /work with a workspace, else the image's

@@ -1,16 +1,19 @@
 #include "turn/turn_runner.h"
 
-#include "log/logger.h"
-
 #include <fmt/format.h>
 
 #include <thread>
+
+#include "log/logger.h"
 
 namespace radial::turn {
 
 TurnRunner::TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, std::string turn_id,
                        std::chrono::milliseconds host_grace)
-    : client_(client), spec_(std::move(spec)), turn_id_(std::move(turn_id)), host_grace_(host_grace) {}
+    : client_(client),
+      spec_(std::move(spec)),
+      turn_id_(std::move(turn_id)),
+      host_grace_(host_grace) {}
 
 void TurnRunner::interrupt(StopReason why) noexcept {
     stop_reason_ = why; // before the flag: run() reads the reason once it sees the flag
@@ -33,9 +36,10 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
     auto t0 = std::chrono::steady_clock::now();
     auto finish = [&] {
         rec.ended_at = std::chrono::system_clock::now();
-        rec.duration_ms = static_cast<std::uint64_t>(
-            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
-                .count());
+        rec.duration_ms =
+            static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::steady_clock::now() - t0)
+                                           .count());
         return rec;
     };
 
@@ -54,7 +58,8 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
         }
     } catch (const host::RuntimeError& e) {
         rec.status = TurnStatus::error;
-        rec.error = fmt::format("runtime '{}' could not describe the turn's spec: {}", rec.runtime, e.what());
+        rec.error = fmt::format("runtime '{}' could not describe the turn's spec: {}", rec.runtime,
+                                e.what());
         log::error("turn", "turn {}: {}", turn_id_, rec.error);
         return finish();
     }
@@ -71,7 +76,8 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
     // Host-side timeout: the plugin enforces timeout_ms itself; this is the backstop for a plugin
     // that does not return.
     std::thread watchdog;
-    // A timeout beyond ~30 years is "none": converting it to the clock's nanoseconds would overflow.
+    // A timeout beyond ~30 years is "none": converting it to the clock's nanoseconds would
+    // overflow.
     constexpr std::uint64_t kMaxWatchedTimeoutMs = 1'000'000'000'000ull;
     if (spec_.timeout_ms > 0 && spec_.timeout_ms < kMaxWatchedTimeoutMs) {
         watchdog = std::thread([this] {
@@ -80,19 +86,21 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
             if (done_cv_.wait_for(lock, budget, [this] { return done_; })) return;
             lock.unlock();
             watchdog_fired_ = true;
-            log::warn("turn", "turn {}: runtime did not end the box {} ms after its timeout; "
-                              "killing '{}'",
+            log::warn("turn",
+                      "turn {}: runtime did not end the box {} ms after its timeout; "
+                      "killing '{}'",
                       turn_id_, host_grace_.count(), spec_.label);
             try {
                 client_.kill(spec_.label);
             } catch (const std::exception& e) {
-                log::error("turn", "turn {}: kill '{}' failed: {}", turn_id_, spec_.label, e.what());
+                log::error("turn", "turn {}: kill '{}' failed: {}", turn_id_, spec_.label,
+                           e.what());
             }
         });
     }
 
-    log::info("turn", "turn {}: starting box '{}' (runtime '{}', image '{}')", turn_id_, spec_.label,
-              rec.runtime, spec_.image);
+    log::info("turn", "turn {}: starting box '{}' (runtime '{}', image '{}')", turn_id_,
+              spec_.label, rec.runtime, spec_.image);
     try {
         host::RunOutcome out = client_.run(spec_, on_output);
         if (out.flags & RADIAL_RUN_EXITED) rec.exit_code = out.exit_code;

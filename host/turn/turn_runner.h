@@ -6,24 +6,23 @@
 // turn before anything starts; superseded fields are logged once per run (docs/design.md §5.6).
 #pragma once
 
-#include "turn/terminal_record.h"
-
-#include <radial/container_spec.hpp>
-#include <radial/host/runtime_client.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <radial/container_spec.hpp>
+#include <radial/host/runtime_client.hpp>
 #include <string>
+
+#include "turn/terminal_record.h"
 
 namespace radial::turn {
 
 inline constexpr std::chrono::milliseconds kHostTimeoutGrace{15'000};
 
 // Why the host stops a running turn. interrupted: the operator asked (Ctrl-C on `radiald turn`):
-// status failed, reason "interrupted". shutdown: the daemon's shutdown grace ran out (docs/design.md §12.3):
-// status killed, reason "shutdown".
+// status failed, reason "interrupted". shutdown: the daemon's shutdown grace ran out
+// (docs/design.md §12.3): status killed, reason "shutdown".
 enum class StopReason { interrupted, shutdown };
 
 class TurnRunner {

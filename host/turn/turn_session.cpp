@@ -13,9 +13,9 @@
 
 #include "log/log_redaction.h"
 #include "log/logger.h"
+#include "socket/socket_error.h"
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"
-#include "socket/socket_error.h"
 #include "turn/output_tail.h"
 #include "turn/terminal_reserve.h"
 #include "turn/workspace_handover.h"
@@ -257,7 +257,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
             if (m.target == kWorkspaceTarget)
                 handover.emplace(m.source, ids->first, ids->second,
                                  handover_marker_dir(env_.cfg.state_dir) + "/" + id);
-    redaction::StreamRedactor out_redactor = redactor_->stream(), err_redactor = redactor_->stream();
+    redaction::StreamRedactor out_redactor = redactor_->stream(),
+                              err_redactor = redactor_->stream();
     std::string stdout_tail, stderr_tail, buffer;
     auto emit = [&](std::uint32_t stream, std::string_view bytes) {
         if (bytes.empty()) return;

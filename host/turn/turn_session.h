@@ -9,6 +9,13 @@
 // is gone and the socket is closed.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <radial/host/runtime_client.hpp>
+#include <string>
+
 #include "config/host_config.h"
 #include "journal/journal.h"
 #include "redaction/stream_redactor.h"
@@ -17,19 +24,12 @@
 #include "turn/turn_runner.h"
 #include "turn/turn_transport.h"
 
-#include <radial/host/runtime_client.hpp>
-
-#include <functional>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <string>
-
 namespace radial::turn {
 
 // The environment variables a box gets to reach its turn socket (docs/design.md §3.3).
-inline constexpr const char* kSocketEnv = "RADIAL_TURN_SOCKET"; // unix:///run/radial/turn.sock or tcp://host:port
-inline constexpr const char* kTokenEnv = "RADIAL_TURN_TOKEN";   // the bearer token (a secret)
+inline constexpr const char* kSocketEnv =
+    "RADIAL_TURN_SOCKET"; // unix:///run/radial/turn.sock or tcp://host:port
+inline constexpr const char* kTokenEnv = "RADIAL_TURN_TOKEN"; // the bearer token (a secret)
 // Where a unix turn socket appears inside the box: its per-turn directory is mounted here.
 inline constexpr const char* kBoxSocketDir = "/run/radial";
 inline constexpr const char* kSocketFile = "turn.sock";
@@ -47,12 +47,13 @@ struct TurnEnvironment {
     journal::Journal& journal;
     ResolvedTransport transport;
     // Test-only: called at each checkpoint, from the thread running the session; the daemon's
-    // crash tests stop a session there and SIGKILL the process (docs/design.md §12 "Tests"). Empty in
-    // production.
+    // crash tests stop a session there and SIGKILL the process (docs/design.md §12 "Tests"). Empty
+    // in production.
     CheckpointFn checkpoint_for_test = {};
 };
 
-// How a session enters the journal (docs/design.md §12.3). add_claimed: a new entry in state claimed
+// How a session enters the journal (docs/design.md §12.3). add_claimed: a new entry in state
+// claimed
 // (`radiald turn`). claim_queued: the entry exists, queued (`radiald submit`), and moves to
 // claimed (the daemon).
 enum class JournalStart { add_claimed, claim_queued };

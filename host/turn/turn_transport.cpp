@@ -1,8 +1,7 @@
 #include "turn/turn_transport.h"
 
-#include <radial/runtime_plugin.h>
-
 #include <fmt/format.h>
+#include <radial/runtime_plugin.h>
 
 namespace radial::turn {
 
@@ -10,7 +9,8 @@ TransportSetting parse_transport_setting(std::string_view text) {
     if (text == "auto") return TransportSetting::automatic;
     if (text == "unix") return TransportSetting::unix_socket;
     if (text == "tcp") return TransportSetting::tcp;
-    throw TransportError(fmt::format("run.turnTransport must be \"auto\", \"unix\" or \"tcp\", not \"{}\"", text));
+    throw TransportError(
+        fmt::format("run.turnTransport must be \"auto\", \"unix\" or \"tcp\", not \"{}\"", text));
 }
 
 ResolvedTransport resolve_transport(TransportSetting setting, bool can_pass_unix_socket,
@@ -24,7 +24,7 @@ ResolvedTransport resolve_transport(TransportSetting setting, bool can_pass_unix
             "into its boxes (it does not report {}); set run.turnTransport to \"tcp\" or \"auto\"",
             runtime_id, RADIAL_CAP_UNIX_SOCKET_MOUNTS));
     bool use_unix = setting == TransportSetting::unix_socket ||
-                (setting == TransportSetting::automatic && can_pass_unix_socket);
+                    (setting == TransportSetting::automatic && can_pass_unix_socket);
     r.transport = use_unix ? Transport::unix_socket : Transport::tcp;
     if (!use_unix) {
         r.bind_host = !socket_host.empty()         ? socket_host

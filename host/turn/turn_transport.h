@@ -1,4 +1,5 @@
-// host/turn/turn_transport.h — which kind of turn socket a turn gets, and where (docs/design.md §9.1).
+// host/turn/turn_transport.h — which kind of turn socket a turn gets, and where (docs/design.md
+// §9.1).
 //
 // `auto` resolves to a unix socket when the selected runtime reports that it can pass one into the
 // box (RADIAL_CAP_UNIX_SOCKET_MOUNTS), and to tcp otherwise — from the plugin's capabilities,
@@ -6,11 +7,11 @@
 // alternative is ECONNREFUSED an hour into a turn.
 #pragma once
 
-#include "socket/turn_socket_server.h"
-
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "socket/turn_socket_server.h"
 
 namespace radial::turn {
 

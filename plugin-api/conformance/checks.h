@@ -1,6 +1,7 @@
 // plugin-api/conformance/checks.h — how a conformance check is written: a GoogleTest case in the
 // `Conformance` suite, named in snake_case (reported in kebab-case), with a one-sentence
-// description that the harness prints when the check fails, and the gate it needs (docs/design.md §5.11).
+// description that the harness prints when the check fails, and the gate it needs (docs/design.md
+// §5.11).
 //
 //     CONFORMANCE_CHECK(run_exit_codes, Gate::ready,
 //                       "run reports exit codes 0, 1 and 3, and a box killed by SIGKILL") {

@@ -1,6 +1,6 @@
 // Checks of what a run does with the workload: exit codes, the two streams, large and binary
-// output, env values, secrets, the working directory and mounts (docs/design.md §5.11; reference §8.17
-// 17-20, 24). The image needs a POSIX sh with printf, seq, head, tr, cat, pwd and sleep
+// output, env values, secrets, the working directory and mounts (docs/design.md §5.11; reference
+// §8.17 17-20, 24). The image needs a POSIX sh with printf, seq, head, tr, cat, pwd and sleep
 // (busybox has them all).
 #include <random>
 #include <thread>

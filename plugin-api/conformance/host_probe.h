@@ -1,5 +1,6 @@
 // plugin-api/conformance/host_probe.h — what the harness observes on the host around a run: its
-// own memory, every process's command line, and a temporary directory to mount (docs/design.md §5.11).
+// own memory, every process's command line, and a temporary directory to mount (docs/design.md
+// §5.11).
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,7 @@
 // plugins/docker/docker_argv.h — every docker CLI invocation the runtime makes, built by pure
-// functions (docs/design.md §5.1: "every invocation is built by a pure exported function ... mirroring
-// dockerRunArgs"), plus the parsers of what the CLI prints back and the client's environment.
+// functions (docs/design.md §5.1: "every invocation is built by a pure exported function ...
+// mirroring dockerRunArgs"), plus the parsers of what the CLI prints back and the client's
+// environment.
 //
 // Nothing here starts a process or reads the process environment; all functions are thread-safe.
 #pragma once
@@ -49,9 +50,9 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // and then removes it itself, unconditionally (run_box). Spec values override the settings'
 // memory, cpus, pidsLimit and user. --read-only is left out only when spec.read_only_rootfs is
 // `no`. A spec tmpfs at /tmp replaces the default one.
-// Env values never appear (docs/design.md §6.3, C-02): an ordinary variable is `-e NAME`, its value in the
-// client's environment (docker_client_env); a client-sensitive one (client_sensitive_env) is a
-// line of the env-file on the client's stdin (docker_env_file), announced by one --env-file.
+// Env values never appear (docs/design.md §6.3, C-02): an ordinary variable is `-e NAME`, its value
+// in the client's environment (docker_client_env); a client-sensitive one (client_sensitive_env) is
+// a line of the env-file on the client's stdin (docker_env_file), announced by one --env-file.
 // `cidfile` empty: no --cidfile. Every value is one argv element, passed through unchanged.
 // With settings.init_path set, `--init` becomes `-v INIT:/.radial/init:ro --entrypoint
 // /.radial/init`, and IMAGE is followed by `TIMEOUT_MS KILL_GRACE_MS -- ENTRYPOINT... ARGV...`
@@ -63,7 +64,8 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // [A-Za-z_][A-Za-z0-9_]*, repeated, or client-sensitive with a value the env-file cannot carry
 // (the message names the variable, never the value); a user that is not numeric uid:gid or is
 // root (box_user.h); cpus above settings.host_cpus_milli; a NUL byte anywhere; a value starting
-// with '-' where docker would read it as an option. Source: docs/design.md §13.1, docs/design.md §5.6.
+// with '-' where docker would read it as an option. Source: docs/design.md §13.1, docs/design.md
+// §5.6.
 std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const DockerSettings& settings,
                                          std::string_view cidfile = {},
                                          const std::vector<std::string>& image_entrypoint = {});
@@ -77,7 +79,8 @@ std::vector<std::string> docker_image_entrypoint_argv(const DockerSettings& sett
 std::optional<std::vector<std::string>> parse_entrypoint(std::string_view output);
 
 // `binary [--host H] rm --force --volumes ID...`: removes the containers and their anonymous
-// volumes, stopping them with SIGKILL first. Source: docs/design.md §8.3 (removal is unconditional).
+// volumes, stopping them with SIGKILL first. Source: docs/design.md §8.3 (removal is
+// unconditional).
 std::vector<std::string> docker_rm_argv(const DockerSettings& settings,
                                         const std::vector<std::string>& ids);
 
@@ -85,7 +88,8 @@ std::vector<std::string> docker_rm_argv(const DockerSettings& settings,
 // '{{.ID}}\t{{json (.Label "radial.label")}}'`: every radial box in any state (created, running,
 // exited), one per line, the label JSON-quoted so no byte of it can break the line format.
 // Filtered by the label's presence only; the value is compared in C++ (C-04: docker's name
-// filter is an unanchored regex, never an ownership test). Source: docs/design.md §8.3 (reconciliation), C-04.
+// filter is an unanchored regex, never an ownership test). Source: docs/design.md §8.3
+// (reconciliation), C-04.
 std::vector<std::string> docker_list_argv(const DockerSettings& settings);
 
 // `binary [--host H] info --format '{{json .ServerVersion}}'`: the preflight probe.

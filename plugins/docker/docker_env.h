@@ -3,7 +3,8 @@
 //
 // Two ways, chosen by the variable's name (never by its value):
 //   - `-e NAME` on the argv, the value in the docker client's environment, from which the CLI
-//     copies it (docs/design.md §6.3, C-02). Only for names nothing in the client process interprets.
+//     copies it (docs/design.md §6.3, C-02). Only for names nothing in the client process
+//     interprets.
 //   - `--env-file /proc/self/fd/0`, the client's stdin being a sealed memfd holding NAME=value
 //     lines, for client-sensitive names (client_sensitive_env): names the dynamic loader, glibc,
 //     the Go runtime, the docker CLI or a program it starts (ssh, credential helpers) would act
@@ -78,7 +79,8 @@ std::string docker_env_file(const ContainerSpec& spec);
 // The environment of the docker client process for `spec`: the kClientPassthroughEnv variables
 // found in `parent`, then every spec variable whose name is not client-sensitive (this is how
 // `-e NAME` gets its value). A client-sensitive spec variable never appears: the client keeps the
-// parent's value of it, or none. Source: docs/design.md §6.3 ("-e NAME and inheriting the value"), C-02.
+// parent's value of it, or none. Source: docs/design.md §6.3 ("-e NAME and inheriting the value"),
+// C-02.
 EnvMap docker_client_env(const ContainerSpec& spec, const EnvMap& parent);
 
 } // namespace radial::docker

@@ -160,8 +160,8 @@ radial::plugin::RunResult BoxRun::execute() {
             if (supervisor) supervisor->join();
         }
         if (failure) {
-            // Whatever broke, the box must not outlive the run (docs/design.md §8.3): stop the client, then
-            // remove the box by label, and report the original failure.
+            // Whatever broke, the box must not outlive the run (docs/design.md §8.3): stop the
+            // client, then remove the box by label, and report the original failure.
             child.kill();
             child.reap_within(std::chrono::seconds(5));
             try {

@@ -52,7 +52,8 @@ inline constexpr std::string_view kRunDirPrefix = "radial-docker-";
 // "docker created the container but could not start it: <the engine's reason>" when it existed
 // but its process never ran (C-09); RADIAL_E_UNAVAILABLE when an ended box cannot be removed.
 // [thread-safe] for distinct labels.
-// Source: docs/design.md §5.6 (timeoutMs, onOutput), docs/design.md §8.3 (unconditional removal), docs/design.md §13.1, C-06, C-09.
+// Source: docs/design.md §5.6 (timeoutMs, onOutput), docs/design.md §8.3 (unconditional removal),
+// docs/design.md §13.1, C-06, C-09.
 radial::plugin::RunResult run_box(const DockerCli& cli, const radial::plugin::Host& host,
                                   const ContainerSpec& spec, radial::plugin::Output& out,
                                   ActiveRun& active);

@@ -1,5 +1,5 @@
-// plugins/docker/docker_runtime.h — the docker runtime: the runner seam (docs/design.md §5.1 ContainerRunner:
-// run / listByLabel / kill, plus preflight) implemented with the docker CLI.
+// plugins/docker/docker_runtime.h — the docker runtime: the runner seam (docs/design.md §5.1
+// ContainerRunner: run / listByLabel / kill, plus preflight) implemented with the docker CLI.
 #pragma once
 
 #include <mutex>
@@ -33,7 +33,8 @@ public:
 
     // Probes the engine with `docker info` within preflightTimeout, judging the output, not the
     // exit status (C-07). Throws Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via ...")
-    // on failure; nothing is cached. [thread-safe] Source: docs/design.md §7.4, docs/design.md §7.4.
+    // on failure; nothing is cached. [thread-safe] Source: docs/design.md §7.4, docs/design.md
+    // §7.4.
     void preflight() override;
 
     // radial.cap.unix-socket-mounts, radial.cap.named-networks, radial.cap.host-uid-mounts: a bind
@@ -55,7 +56,8 @@ public:
 
     // The labels (each once, sorted) of every box carrying radial.label whose value starts with
     // exactly the bytes of `prefix`, in any state, whoever created it. Throws
-    // Error(RADIAL_E_UNAVAILABLE) with docker's message. [thread-safe] Source: docs/design.md §8.3, C-04.
+    // Error(RADIAL_E_UNAVAILABLE) with docker's message. [thread-safe] Source: docs/design.md §8.3,
+    // C-04.
     std::vector<std::string> list_by_label(std::string_view prefix) override;
 
     // Postcondition: no box whose radial.label is exactly `label` exists. Signals a run of that

@@ -1,7 +1,5 @@
 #include "docker_settings.h"
 
-#include "support/settings_error.h"
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 
 #include "box_user.h"
 #include "docker_argv.h"
+#include "support/settings_error.h"
 
 namespace radial::docker {
 

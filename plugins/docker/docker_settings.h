@@ -8,9 +8,9 @@
 
 namespace radial::docker {
 
-// The parsed [run.docker] section. Defaults are docs/design.md §13.1's caps ("memory 2g, cpus 2, 256
-// PIDs") and the non-root user. A spec value, when carried, overrides memory, cpus, pidsLimit and
-// user for its own box (docs/design.md §5.6 table).
+// The parsed [run.docker] section. Defaults are docs/design.md §13.1's caps ("memory 2g, cpus 2,
+// 256 PIDs") and the non-root user. A spec value, when carried, overrides memory, cpus, pidsLimit
+// and user for its own box (docs/design.md §5.6 table).
 struct DockerSettings {
     std::string binary = "docker";                 // the CLI: a name looked up in PATH, or a path
     std::string host;                              // --host for the CLI; empty: the CLI's default

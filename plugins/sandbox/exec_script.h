@@ -1,5 +1,6 @@
-// plugins/sandbox/exec_script.h — the script `sbx exec -i NAME sh -s` reads on stdin (docs/design.md §6.3):
-// bridge the mount targets, export the turn's environment, cd, exec the argv.
+// plugins/sandbox/exec_script.h — the script `sbx exec -i NAME sh -s` reads on stdin
+// (docs/design.md §6.3): bridge the mount targets, export the turn's environment, cd, exec the
+// argv.
 #pragma once
 
 #include <radial/container_spec.hpp>
@@ -26,13 +27,14 @@ std::string posix_quote(std::string_view value);
 // `exec` makes the workload's exit status the exec's; stdin is /dev/null so a workload never reads
 // the rest of the script or waits on the exec client's stdin. Every value is posix_quote()d, so
 // quotes, $, backticks, newlines and non-ASCII arrive byte for byte. The script holds secret
-// values: it goes over stdin only, never on an argv, and is never logged (docs/design.md §6.3, C-02).
-// Throws radial::plugin::Error(RADIAL_E_INVALID, <field>) naming "env[i]" for a name not matching
-// [A-Za-z_][A-Za-z0-9_]* or a NUL byte in a value, "argv[i]"/"workdir" for a NUL byte,
+// values: it goes over stdin only, never on an argv, and is never logged (docs/design.md §6.3,
+// C-02). Throws radial::plugin::Error(RADIAL_E_INVALID, <field>) naming "env[i]" for a name not
+// matching [A-Za-z_][A-Za-z0-9_]* or a NUL byte in a value, "argv[i]"/"workdir" for a NUL byte,
 // "mounts[i]" for a target that is "/", shared by two mounts, inside a bridged target, or (when
 // bridged) inside a mount source — either way a symlink would be written into the host's files —
 // plus sbx_workspaces()'s refusals.
-// Pure; thread-safe. Source: docs/design.md §5.6 (mounts bridged; argv, env, workdir honoured), §4.1, §8.2.
+// Pure; thread-safe. Source: docs/design.md §5.6 (mounts bridged; argv, env, workdir honoured),
+// §4.1, §8.2.
 std::string sbx_exec_script(const ContainerSpec& spec);
 
 } // namespace radial::sandbox

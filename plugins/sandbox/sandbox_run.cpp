@@ -144,7 +144,8 @@ radial::plugin::RunResult SandboxRun::execute() {
         failure = std::current_exception();
     }
 
-    // docs/design.md §8.3: the sandbox holds this turn's credentials until it is removed, whatever happened.
+    // docs/design.md §8.3: the sandbox holds this turn's credentials until it is removed, whatever
+    // happened.
     try {
         tear_down();
     } catch (const std::exception& e) {

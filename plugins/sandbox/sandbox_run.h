@@ -15,11 +15,12 @@ using plugin_support::ActiveRun;
 
 // Runs `spec` in a new sandbox named sandbox_name(spec.label) and blocks until it is gone:
 //   1. sbx create (sbx_create_args), within the create budget;
-//   2. one sbx policy allow network --sandbox NAME localhost:PORT per spec.host_ports (docs/design.md §9.1);
+//   2. one sbx policy allow network --sandbox NAME localhost:PORT per spec.host_ports
+//   (docs/design.md §9.1);
 //   3. sbx exec -i NAME sh -s with the exec script (sbx_exec_script) on stdin — a memfd, so the
-//      turn's environment is on no argv and on no disk (docs/design.md §6.3) — its stdout and stderr passed
-//      to `out` chunk by chunk (at most 64 KiB each) as they arrive, from the calling thread only,
-//      never after this returns;
+//      turn's environment is on no argv and on no disk (docs/design.md §6.3) — its stdout and
+//      stderr passed to `out` chunk by chunk (at most 64 KiB each) as they arrive, from the calling
+//      thread only, never after this returns;
 //   4. finally, whatever happened: sbx policy rm network --sandbox NAME --resource
 //      localhost:PORT for every rule step 2 asked for (SbxCli::revoke: a rule already gone is
 //      fine, another failure is a warning), then sbx rm --force NAME, retried within the removal
@@ -40,7 +41,8 @@ using plugin_support::ActiveRun;
 // RADIAL_E_UNAVAILABLE when sbx cannot be started, does not answer, or reports a problem
 // diagnose_sbx_message recognises, and when the sandbox cannot be removed (then naming the
 // workload's outcome too); RADIAL_E_INTERNAL for other create, policy or exec failures, with
-// sbx's message. [thread-safe] for distinct labels. Source: docs/design.md §5.1, §4, §4.1, §5, §6; C-11.
+// sbx's message. [thread-safe] for distinct labels. Source: docs/design.md §5.1, §4, §4.1, §5, §6;
+// C-11.
 radial::plugin::RunResult run_sandbox(SbxCli& cli, const radial::plugin::Host& host,
                                       const ContainerSpec& spec, radial::plugin::Output& out,
                                       ActiveRun& active);

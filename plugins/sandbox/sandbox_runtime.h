@@ -32,7 +32,8 @@ public:
     // contact. Throws radial::plugin::Error(RADIAL_E_INVALID, <key>) for a bad value. [control]
     SandboxRuntime(const radial::plugin::Host& host, radial::plugin::Config& config);
 
-    // With given settings and executor (docs/design.md §5.1: the CLI is injectable, so tests script it).
+    // With given settings and executor (docs/design.md §5.1: the CLI is injectable, so tests script
+    // it).
     SandboxRuntime(const radial::plugin::Host& host, SandboxSettings settings,
                    std::shared_ptr<SbxExecutor> executor);
 
@@ -46,12 +47,14 @@ public:
 
     // None: a microVM cannot share the host's AF_UNIX socket (so the host resolves `auto` to tcp
     // and refuses `unix`), has no docker network to join, and files cross a filesystem
-    // passthrough rather than a uid-preserving bind mount. [thread-safe] Source: docs/design.md §9.1, §7.
+    // passthrough rather than a uid-preserving bind mount. [thread-safe] Source: docs/design.md
+    // §9.1, §7.
     std::vector<std::string> capabilities() override;
 
-    // docs/design.md §5.6: label, image, argv, env, workdir, timeoutMs, hostPorts, memory, cpus, onOutput
-    // HONOURED; mounts BRIDGED; pidsLimit, readOnlyRootfs, user, tmpfs, extraHosts SUPERSEDED by
-    // the hypervisor boundary (each with its reason); network REFUSED. Pure; [thread-safe].
+    // docs/design.md §5.6: label, image, argv, env, workdir, timeoutMs, hostPorts, memory, cpus,
+    // onOutput HONOURED; mounts BRIDGED; pidsLimit, readOnlyRootfs, user, tmpfs, extraHosts
+    // SUPERSEDED by the hypervisor boundary (each with its reason); network REFUSED. Pure;
+    // [thread-safe].
     std::vector<radial::plugin::Disposition> describe(const ContainerSpec& spec) override;
 
     // run_sandbox() under this instance's kill registry. Throws Error(RADIAL_E_INVALID, "label")
@@ -69,7 +72,8 @@ public:
     // removes the sandbox with `sbx rm --force` (idempotent: an unknown label is success), then
     // waits (bounded) for that run's teardown, unless called from inside that run's output
     // callback. Throws Error(RADIAL_E_UNAVAILABLE) with sbx's message when the sandbox remains.
-    // [thread-safe; also from inside the output callback] Source: docs/design.md §8.3 ("kill() is sbx rm
+    // [thread-safe; also from inside the output callback] Source: docs/design.md §8.3 ("kill() is
+    // sbx rm
     // --force rather than a stop").
     void kill(std::string_view label) override;
 

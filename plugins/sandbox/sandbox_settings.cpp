@@ -1,11 +1,11 @@
 #include "sandbox_settings.h"
 
-#include "support/settings_error.h"
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <string_view>
+
+#include "support/settings_error.h"
 
 namespace radial::sandbox {
 

@@ -1,7 +1,7 @@
 // plugins/sandbox/sbx_argv.h — every sbx invocation the runtime makes, built by pure functions
-// (docs/design.md §5.1: sbxCreateArgs, sbxExecArgs, sbxPolicyArgs, sbxRemoveArgs). Each returns the arguments
-// after the binary. Docker documents the CLI's surface as subject to change, so a re-spelling is a
-// one-file edit here against tests that say what each argv means.
+// (docs/design.md §5.1: sbxCreateArgs, sbxExecArgs, sbxPolicyArgs, sbxRemoveArgs). Each returns the
+// arguments after the binary. Docker documents the CLI's surface as subject to change, so a
+// re-spelling is a one-file edit here against tests that say what each argv means.
 //
 // Nothing here starts a process or reads the environment; all functions are thread-safe.
 #pragma once
@@ -35,7 +35,8 @@ struct Workspace {
 // The workspaces for `spec.mounts`, in mount order, one per distinct source. Throws
 // radial::plugin::Error(RADIAL_E_INVALID, "mounts[i]", ...) for a source or target that is not an
 // absolute path, contains a NUL byte or (source) a ':' — the positional's ":ro" syntax cannot
-// carry it — and for one source mounted both read-only and read-write. Source: docs/design.md §13.2, §4 mounts.
+// carry it — and for one source mounted both read-only and read-write. Source: docs/design.md
+// §13.2, §4 mounts.
 std::vector<Workspace> sbx_workspaces(const ContainerSpec& spec);
 
 // `memory_bytes` as sbx's --memory wants it (binary units): whole GiB as "<n>g", else rounded up
@@ -51,7 +52,8 @@ std::string format_sbx_memory(std::uint64_t memory_bytes);
 // are sbx_workspaces(spec). No environment value ever appears (docs/design.md §6.3). Throws
 // radial::plugin::Error(RADIAL_E_REFUSED, "network") when spec.network is set (a sandbox has no
 // docker network to join; docs/design.md §5.6), RADIAL_E_INVALID naming the field for an image with
-// whitespace or a leading '-' and for bad mounts. Source: docs/design.md §5.1, §4; peers-and-sbx §1.3.
+// whitespace or a leading '-' and for bad mounts. Source: docs/design.md §5.1, §4; peers-and-sbx
+// §1.3.
 std::vector<std::string> sbx_create_args(const ContainerSpec& spec, const SandboxSettings& settings,
                                          const SbxFeatures& features);
 
@@ -62,7 +64,8 @@ std::vector<std::string> sbx_exec_args(std::string_view name, const SbxFeatures&
 // policy allow network [--no-input] --sandbox NAME localhost:PORT: one rule, scoped to that
 // sandbox so the grant dies with it, naming localhost because that is what the host proxy sees
 // after rewriting host.docker.internal. Never a global rule (C-11). Throws
-// radial::plugin::Error(RADIAL_E_INVALID, "hostPorts") for a port outside 1..65535. Source: docs/design.md §9.1.
+// radial::plugin::Error(RADIAL_E_INVALID, "hostPorts") for a port outside 1..65535. Source:
+// docs/design.md §9.1.
 std::vector<std::string> sbx_policy_args(std::string_view name, std::uint32_t port,
                                          const SbxFeatures& features);
 
@@ -73,7 +76,8 @@ std::vector<std::string> sbx_policy_args(std::string_view name, std::uint32_t po
 std::vector<std::string> sbx_policy_revoke_args(std::string_view name, std::uint32_t port,
                                                 const SbxFeatures& features);
 
-// rm [--no-input] --force NAME: stops and deletes the sandbox without a prompt. Source: docs/design.md §8.3.
+// rm [--no-input] --force NAME: stops and deletes the sandbox without a prompt. Source:
+// docs/design.md §8.3.
 std::vector<std::string> sbx_remove_args(std::string_view name, const SbxFeatures& features);
 
 // ls [--no-input] [--json]: every sandbox. Source: docs/design.md §5.10, peers-and-sbx §1.4.

@@ -45,7 +45,8 @@ public:
 
     // Every sandbox (`sbx ls`, `--json` when features() says so), within `budget`. Throws
     // Error(RADIAL_E_UNAVAILABLE) with sbx's message and the fix when ls fails or does not answer,
-    // or when --json output holds no document of the documented shape. Source: docs/design.md §8.3, §8.4.
+    // or when --json output holds no document of the documented shape. Source: docs/design.md §8.3,
+    // §8.4.
     std::vector<ListedSandbox> list(std::chrono::milliseconds budget);
 
     // `sbx rm --force NAME` until the sandbox is gone, within the removal budget (each call within
@@ -61,7 +62,8 @@ public:
     // "not found", "no such", "no matching" or "does not exist", e.g. because `sbx rm` took it
     // with its sandbox) is success, logged at debug; any other failure is logged as a warning
     // naming the command to run by hand. Returns whether the rule is known to be gone. `label` is
-    // for messages. Throws Error only when sbx cannot be started at all. Source: docs/design.md §9.1.
+    // for messages. Throws Error only when sbx cannot be started at all. Source: docs/design.md
+    // §9.1.
     bool revoke(std::string_view name, std::uint32_t port, std::string_view label);
 
     // Runs `sbx <args>` through the executor (see SbxExecutor::invoke).

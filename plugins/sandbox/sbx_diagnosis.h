@@ -1,5 +1,6 @@
 // plugins/sandbox/sbx_diagnosis.h — what a failing sbx call means, recognised from the CLI's
-// message, and what the operator does about it (docs/design.md §7.4: a daemon that cannot dispatch says so).
+// message, and what the operator does about it (docs/design.md §7.4: a daemon that cannot dispatch
+// says so).
 #pragma once
 
 #include <cstdint>

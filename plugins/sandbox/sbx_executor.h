@@ -1,5 +1,6 @@
-// plugins/sandbox/sbx_executor.h — the seam through which the runtime starts sbx (docs/design.md §5.1: the
-// runner "takes an injectable SbxExec for its short invocations"), and its real implementation.
+// plugins/sandbox/sbx_executor.h — the seam through which the runtime starts sbx (docs/design.md
+// §5.1: the runner "takes an injectable SbxExec for its short invocations"), and its real
+// implementation.
 #pragma once
 
 #include <chrono>
@@ -38,7 +39,8 @@ public:
 
 // The variables of radiald's environment that an sbx client inherits, if set: what the CLI needs
 // to find itself, its state (~/.local/state/sandboxes) and its config. Nothing else reaches it —
-// and no spec variable ever does: the turn's environment goes over the exec's stdin (docs/design.md §6.3).
+// and no spec variable ever does: the turn's environment goes over the exec's stdin (docs/design.md
+// §6.3).
 inline constexpr std::string_view kSbxPassthroughEnv[] = {"PATH",           "HOME",
                                                           "USER",           "LOGNAME",
                                                           "LANG",           "LC_ALL",

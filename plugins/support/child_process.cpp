@@ -91,8 +91,8 @@ std::string start_failure(const std::filesystem::path& exe, const std::vector<st
         return what + " (E2BIG): its arguments and environment take " + std::to_string(total) +
                " bytes, the longest string " + std::to_string(longest) +
                "; the kernel takes at most 131072 bytes in one argument or variable "
-               "(MAX_ARG_STRLEN) and at most " + std::to_string(::sysconf(_SC_ARG_MAX)) +
-               " in all (ARG_MAX); shorten them";
+               "(MAX_ARG_STRLEN) and at most " +
+               std::to_string(::sysconf(_SC_ARG_MAX)) + " in all (ARG_MAX); shorten them";
     }
     if (ec.value() == ENOENT || ec.value() == EACCES || ec.value() == ENOEXEC ||
         ec.value() == ENOTDIR || ec.value() == ELOOP)
@@ -152,7 +152,8 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe,
     }
     spawn_lock.unlock();
     if (ec || !child->valid())
-        throw radial::plugin::Error(RADIAL_E_UNAVAILABLE, start_failure(exe, args, env, ec, options));
+        throw radial::plugin::Error(RADIAL_E_UNAVAILABLE,
+                                    start_failure(exe, args, env, ec, options));
     return ChildProcess(std::move(child), std::move(out.read), std::move(err.read));
 }
 

@@ -44,8 +44,8 @@ public:
     // How to start a child beyond its argv and environment.
     struct Options {
         // The child's stdin (the parent's copy is closed once the child has started), e.g. a
-        // memfd holding a script (docs/design.md §6.3: the environment goes over stdin, never on argv).
-        // Invalid: /dev/null.
+        // memfd holding a script (docs/design.md §6.3: the environment goes over stdin, never on
+        // argv). Invalid: /dev/null.
         UniqueFd stdin_source;
         // The fix named when `exe` cannot be started, e.g. "install the docker CLI or set
         // run.docker.binary".

@@ -1,5 +1,6 @@
 // plugins/support/run_registry.h — the runs in flight, by label, so that kill(label) reaches a run
-// blocked in another thread (docs/design.md §5.1: run / listByLabel / kill; runtime_plugin.h `kill`).
+// blocked in another thread (docs/design.md §5.1: run / listByLabel / kill; runtime_plugin.h
+// `kill`).
 #pragma once
 
 #include <atomic>

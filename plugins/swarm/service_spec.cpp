@@ -1,10 +1,10 @@
 #include "service_spec.h"
 
-#include "support/settings_error.h"
-
 #include <unistd.h>
 
 #include <algorithm>
+
+#include "support/settings_error.h"
 
 namespace radial::swarm {
 

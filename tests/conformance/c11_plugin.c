@@ -3,13 +3,13 @@
  * and put through the harness's checks that need no box (c11_plugin_out_of_tree.sh). It runs
  * nothing: run refuses every spec. */
 #include <radial/runtime_plugin.h>
-
 #include <string.h>
 
-#define LIT(s) {s, sizeof(s) - 1}
+#define LIT(s) \
+    { s, sizeof(s) - 1 }
 
-static int32_t c_create(const radial_host* host, const radial_config* config,
-                        radial_runtime** out, const radial_error_sink* err) {
+static int32_t c_create(const radial_host* host, const radial_config* config, radial_runtime** out,
+                        const radial_error_sink* err) {
     static int instance;
     (void)host;
     if (config != NULL && config->entries.count > 0) {
@@ -44,7 +44,9 @@ static int32_t c_describe(radial_runtime* rt, const radial_spec* spec,
             case RADIAL_FIELD_TIMEOUT_MS: carried = spec->timeout_ms > 0; break;
             case RADIAL_FIELD_HOST_PORTS: carried = spec->host_ports.count > 0; break;
             case RADIAL_FIELD_PIDS_LIMIT: carried = spec->pids_limit != 0; break;
-            case RADIAL_FIELD_READ_ONLY_ROOTFS: carried = spec->read_only_rootfs != RADIAL_UNSET; break;
+            case RADIAL_FIELD_READ_ONLY_ROOTFS:
+                carried = spec->read_only_rootfs != RADIAL_UNSET;
+                break;
             case RADIAL_FIELD_USER: carried = spec->user.size > 0; break;
             case RADIAL_FIELD_TMPFS: carried = spec->tmpfs.count > 0; break;
             case RADIAL_FIELD_EXTRA_HOSTS: carried = spec->extra_hosts.count > 0; break;

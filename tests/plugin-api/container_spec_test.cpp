@@ -1,8 +1,8 @@
 // The ContainerSpec <-> radial_spec conversion both sides of the ABI rely on, including the
 // growth rules: arrays stepped by elem_size, fields beyond struct_size read as unset.
-#include <radial/container_spec.hpp>
-
 #include <gtest/gtest.h>
+
+#include <radial/container_spec.hpp>
 
 namespace radial {
 namespace {
@@ -13,7 +13,11 @@ ContainerSpec full_spec() {
     s.image = "img:1";
     s.mounts = {{"/host/a b", "/work", false}, {"/host/ro", "/ro", true}};
     s.argv = {"sh", "-c", "echo 'it''s' $X\nnext"};
-    s.env = {{"A", "1;2\n3", false}, {"KEY", "s\xc3\xa9" "cret", true}};
+    s.env = {{"A", "1;2\n3", false},
+             {"KEY",
+              "s\xc3\xa9"
+              "cret",
+              true}};
     s.workdir = "/work";
     s.timeout_ms = 1500;
     s.host_ports = {8080, 9090};
@@ -75,8 +79,9 @@ TEST(ContainerSpec, CarriedFieldsFollowWhatIsSet) {
     s.label = "l";
     s.image = "i";
     s.argv = {"true"};
-    EXPECT_EQ(carried_fields(s), (std::vector<std::uint32_t>{RADIAL_FIELD_LABEL, RADIAL_FIELD_IMAGE,
-                                                              RADIAL_FIELD_ARGV, RADIAL_FIELD_ON_OUTPUT}));
+    EXPECT_EQ(carried_fields(s),
+              (std::vector<std::uint32_t>{RADIAL_FIELD_LABEL, RADIAL_FIELD_IMAGE, RADIAL_FIELD_ARGV,
+                                          RADIAL_FIELD_ON_OUTPUT}));
     EXPECT_EQ(carried_fields(full_spec()).size(), 17u);
 }
 

@@ -1,8 +1,8 @@
 // The header-only plugin helper in isolation: config getters and unknown-key refusal, the output
 // sink's close semantics, label validation.
-#include <radial/plugin/runtime.hpp>
-
 #include <gtest/gtest.h>
+
+#include <radial/plugin/runtime.hpp>
 
 namespace radial::plugin {
 namespace {
@@ -66,18 +66,20 @@ TEST(PluginHelperConfig, BadValuesNameTheKey) {
         FAIL();
     } catch (const Error& err) {
         EXPECT_EQ(err.key(), "memory");
-        EXPECT_STREQ(err.what(), "memory must be a size such as \"512m\" or \"2g\", or a number of bytes");
+        EXPECT_STREQ(err.what(),
+                     "memory must be a size such as \"512m\" or \"2g\", or a number of bytes");
     }
     EXPECT_THROW(c.integer("memory"), Error);
 }
 
 TEST(PluginHelperOutput, WritesAfterCloseAreDropped) {
     int calls = 0;
-    radial_output_sink sink{sizeof(radial_output_sink), &calls,
-                            [](void* ctx, std::uint32_t, const std::uint8_t*, std::size_t) -> std::int32_t {
-                                ++*static_cast<int*>(ctx);
-                                return 0;
-                            }};
+    radial_output_sink sink{
+        sizeof(radial_output_sink), &calls,
+        [](void* ctx, std::uint32_t, const std::uint8_t*, std::size_t) -> std::int32_t {
+            ++*static_cast<int*>(ctx);
+            return 0;
+        }};
     Output out(&sink);
     Output copy = out; // a pump thread's copy
     EXPECT_TRUE(copy.write(RADIAL_STREAM_STDOUT, "x", 1));
@@ -87,8 +89,9 @@ TEST(PluginHelperOutput, WritesAfterCloseAreDropped) {
 }
 
 TEST(PluginHelperOutput, NonZeroFromTheSinkAborts) {
-    radial_output_sink sink{sizeof(radial_output_sink), nullptr,
-                            [](void*, std::uint32_t, const std::uint8_t*, std::size_t) -> std::int32_t { return 1; }};
+    radial_output_sink sink{
+        sizeof(radial_output_sink), nullptr,
+        [](void*, std::uint32_t, const std::uint8_t*, std::size_t) -> std::int32_t { return 1; }};
     Output out(&sink);
     EXPECT_FALSE(out.write(RADIAL_STREAM_STDERR, "x", 1));
     EXPECT_TRUE(out.aborted());

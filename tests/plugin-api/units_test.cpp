@@ -1,6 +1,6 @@
-#include <radial/units.hpp>
-
 #include <gtest/gtest.h>
+
+#include <radial/units.hpp>
 
 namespace radial::units {
 namespace {

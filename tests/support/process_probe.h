@@ -4,13 +4,13 @@
 
 #include <sys/types.h>
 
-#include "host_processes.h"
-
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "host_processes.h"
 
 namespace radial::test {
 

@@ -2,16 +2,15 @@
 // captures its exit status, stdout and stderr, with a time budget after which it is killed.
 #pragma once
 
-#include "temp_dir.h"
-
 #include <boost/process.hpp>
-
 #include <chrono>
 #include <map>
 #include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
+
+#include "temp_dir.h"
 
 namespace radial::test {
 
@@ -38,7 +37,7 @@ inline ProcessResult run_process(const std::vector<std::string>& argv,
     std::string exe = argv.at(0);
     if (exe.find('/') == std::string::npos) exe = bp::search_path(exe).string();
     std::vector<std::string> args(argv.begin() + 1, argv.end());
-    bp::child child(exe, bp::args(args), child_env, bp::std_in < bp::null, bp::std_out > out_path,
+    bp::child child(exe, bp::args(args), child_env, bp::std_in<bp::null, bp::std_out> out_path,
                     bp::std_err > err_path);
     ProcessResult r;
     std::error_code ec;

@@ -27,7 +27,8 @@ struct TurnRun {
 // A temporary radiald setup: a config file whose [run] table sets stateDir, plus `extra` TOML.
 class RadialdSetup {
 public:
-    explicit RadialdSetup(const std::string& extra_run_keys = "", const std::string& extra_tables = "")
+    explicit RadialdSetup(const std::string& extra_run_keys = "",
+                          const std::string& extra_tables = "")
         : dir_("radial-turn") {
         config_text_ = "[run]\nstateDir = \"" + dir_.path() + "/state\"\n" + extra_run_keys + "\n" +
                        with_pull_never(extra_run_keys, extra_tables);
@@ -42,8 +43,8 @@ public:
                  const std::map<std::string, std::string>& env = {},
                  const std::string& image = RADIAL_TEST_IMAGE) const {
         std::string record = dir_ / ("record-" + std::to_string(counter_++) + ".json");
-        std::vector<std::string> a{RADIALD_PATH, "turn", "--config", config_, "--image", image,
-                                   "--record-file", record};
+        std::vector<std::string> a{RADIALD_PATH, "turn", "--config",      config_,
+                                   "--image",    image,  "--record-file", record};
         a.insert(a.end(), flags.begin(), flags.end());
         a.push_back("--");
         a.insert(a.end(), argv.begin(), argv.end());

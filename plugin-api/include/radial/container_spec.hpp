@@ -62,9 +62,9 @@ struct ContainerSpec {
 // Unknown ids give "field#<n>".
 inline std::string field_name(std::uint32_t field) {
     static constexpr std::string_view names[] = {
-        "",         "label",    "image",       "mounts",   "argv",           "env",
-        "workdir",  "timeoutMs", "hostPorts",  "pidsLimit", "readOnlyRootfs", "user",
-        "tmpfs",    "extraHosts", "memory",    "network",  "cpus",           "onOutput"};
+        "",        "label",      "image",     "mounts",    "argv",           "env",
+        "workdir", "timeoutMs",  "hostPorts", "pidsLimit", "readOnlyRootfs", "user",
+        "tmpfs",   "extraHosts", "memory",    "network",   "cpus",           "onOutput"};
     if (field >= 1 && field < std::size(names)) return std::string(names[field]);
     return "field#" + std::to_string(field);
 }
@@ -123,12 +123,14 @@ inline ContainerSpec from_c(const radial_spec& in) {
     s.label = std::string(to_view(c.label));
     s.image = std::string(to_view(c.image));
     for_each_item<radial_mount>(c.mounts, [&](const radial_mount& m) {
-        s.mounts.push_back({std::string(to_view(m.source)), std::string(to_view(m.target)),
-                            m.read_only != 0});
+        s.mounts.push_back(
+            {std::string(to_view(m.source)), std::string(to_view(m.target)), m.read_only != 0});
     });
-    for_each_item<radial_str>(c.argv, [&](const radial_str& a) { s.argv.emplace_back(to_view(a)); });
+    for_each_item<radial_str>(c.argv,
+                              [&](const radial_str& a) { s.argv.emplace_back(to_view(a)); });
     for_each_item<radial_env_var>(c.env, [&](const radial_env_var& e) {
-        s.env.push_back({std::string(to_view(e.name)), std::string(to_view(e.value)), e.secret != 0});
+        s.env.push_back(
+            {std::string(to_view(e.name)), std::string(to_view(e.value)), e.secret != 0});
     });
     s.workdir = std::string(to_view(c.workdir));
     s.timeout_ms = c.timeout_ms;

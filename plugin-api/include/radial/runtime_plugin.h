@@ -3,9 +3,9 @@
  *
  * A runtime plugin is a shared object that exports exactly one symbol,
  * `radial_runtime_plugin_entry`, returning a descriptor. The descriptor names the plugin and
- * carries the function table of the runner seam (docs/design.md §5.1 "ContainerRunner": run / listByLabel /
- * kill, plus preflight). Everything that crosses this boundary is plain C: no C++ type, no
- * exception, no allocator. This header includes only <stdint.h> and <stddef.h> and is C99.
+ * carries the function table of the runner seam (docs/design.md §5.1 "ContainerRunner": run /
+ * listByLabel / kill, plus preflight). Everything that crosses this boundary is plain C: no C++
+ * type, no exception, no allocator. This header includes only <stdint.h> and <stddef.h> and is C99.
  *
  * ABI history (one line per minor; details in plugin-api/CHANGES.md):
  *   1.0  create, destroy, preflight, capabilities, describe_spec, run, list_by_label, kill,
@@ -88,8 +88,8 @@ typedef struct radial_array {
 /* Every fallible function returns one of these. Unknown non-zero values mean RADIAL_E_INTERNAL. */
 enum {
     RADIAL_OK = 0,
-    RADIAL_E_INVALID = 1,     /* bad config or spec; `key` names the offending key or field    */
-    RADIAL_E_REFUSED = 2,     /* the spec carries a field this runtime refuses (docs/design.md §5.6) */
+    RADIAL_E_INVALID = 1, /* bad config or spec; `key` names the offending key or field    */
+    RADIAL_E_REFUSED = 2, /* the spec carries a field this runtime refuses (docs/design.md §5.6) */
     RADIAL_E_UNSUPPORTED = 3, /* the call is not implemented by this plugin                    */
     RADIAL_E_NOT_FOUND = 4,   /* a named thing (image, template) does not exist                */
     RADIAL_E_UNAVAILABLE = 5, /* the engine or CLI behind the runtime cannot be reached        */
@@ -344,9 +344,9 @@ typedef struct radial_runtime_descriptor {
     int32_t (*capabilities)(radial_runtime* rt, const radial_name_sink* caps,
                             const radial_error_sink* err);
 
-    /* [thread-safe] One disposition for every field `spec` carries (docs/design.md §5.6), and none for the
-     * fields it does not carry. Pure. The host treats a carried field with no disposition as
-     * REFUSED. Optional, but fails closed: NULL means the host treats label, image, argv and
+    /* [thread-safe] One disposition for every field `spec` carries (docs/design.md §5.6), and none
+     * for the fields it does not carry. Pure. The host treats a carried field with no disposition
+     * as REFUSED. Optional, but fails closed: NULL means the host treats label, image, argv and
      * onOutput as HONOURED and every other carried field as REFUSED. */
     int32_t (*describe_spec)(radial_runtime* rt, const radial_spec* spec,
                              const radial_disposition_sink* out, const radial_error_sink* err);
@@ -373,12 +373,12 @@ typedef struct radial_runtime_descriptor {
      * unknown. The table lives until `destroy`. Optional: NULL means no extensions. */
     const void* (*get_extension)(radial_runtime* rt, const char* id);
 
-    /* [thread-safe] How a box reaches a tcp turn socket on the host (docs/design.md §9.1): the host address to
-     * bind (`bind_host`, e.g. "127.0.0.1") and the host name the box connects to (`box_host`, e.g.
-     * "host.docker.internal" when a proxy rewrites it to loopback). The plugin calls each sink at
-     * most once; an address it does not report is left to the host: bind 127.0.0.1, and the box
-     * uses the bind address. The operator's run.turnSocketHost replaces the bind address. Optional:
-     * NULL means the host's defaults. */
+    /* [thread-safe] How a box reaches a tcp turn socket on the host (docs/design.md §9.1): the host
+     * address to bind (`bind_host`, e.g. "127.0.0.1") and the host name the box connects to
+     * (`box_host`, e.g. "host.docker.internal" when a proxy rewrites it to loopback). The plugin
+     * calls each sink at most once; an address it does not report is left to the host: bind
+     * 127.0.0.1, and the box uses the bind address. The operator's run.turnSocketHost replaces the
+     * bind address. Optional: NULL means the host's defaults. */
     int32_t (*tcp_route)(radial_runtime* rt, const radial_name_sink* bind_host,
                          const radial_name_sink* box_host, const radial_error_sink* err);
 } radial_runtime_descriptor;

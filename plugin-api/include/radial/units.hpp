@@ -56,12 +56,18 @@ inline std::optional<std::uint64_t> parse_size_bytes(std::string_view text) {
     if (!parts) return std::nullopt;
     const auto& [milli, suffix] = *parts;
     std::uint64_t unit = 0;
-    if (suffix.empty() || suffix == "b") unit = 1;
-    else if (suffix == "k" || suffix == "kb" || suffix == "kib") unit = 1ull << 10;
-    else if (suffix == "m" || suffix == "mb" || suffix == "mib") unit = 1ull << 20;
-    else if (suffix == "g" || suffix == "gb" || suffix == "gib") unit = 1ull << 30;
-    else if (suffix == "t" || suffix == "tb" || suffix == "tib") unit = 1ull << 40;
-    else return std::nullopt;
+    if (suffix.empty() || suffix == "b")
+        unit = 1;
+    else if (suffix == "k" || suffix == "kb" || suffix == "kib")
+        unit = 1ull << 10;
+    else if (suffix == "m" || suffix == "mb" || suffix == "mib")
+        unit = 1ull << 20;
+    else if (suffix == "g" || suffix == "gb" || suffix == "gib")
+        unit = 1ull << 30;
+    else if (suffix == "t" || suffix == "tb" || suffix == "tib")
+        unit = 1ull << 40;
+    else
+        return std::nullopt;
     return detail::scale_milli(milli, unit);
 }
 
@@ -72,11 +78,16 @@ inline std::optional<std::uint64_t> parse_duration_ms(std::string_view text) {
     if (!parts) return std::nullopt;
     const auto& [milli, suffix] = *parts;
     std::uint64_t unit = 0;
-    if (suffix == "ms") unit = 1;
-    else if (suffix.empty() || suffix == "s") unit = 1000;
-    else if (suffix == "m" || suffix == "min") unit = 60'000;
-    else if (suffix == "h") unit = 3'600'000;
-    else return std::nullopt;
+    if (suffix == "ms")
+        unit = 1;
+    else if (suffix.empty() || suffix == "s")
+        unit = 1000;
+    else if (suffix == "m" || suffix == "min")
+        unit = 60'000;
+    else if (suffix == "h")
+        unit = 3'600'000;
+    else
+        return std::nullopt;
     return detail::scale_milli(milli, unit);
 }
 

@@ -4,17 +4,18 @@
 //   stderr WORDS... -> the same on stderr, exit 0
 //   exit N          -> exit code N
 //   env             -> NAME=VALUE lines for every env var, exit 0
-//   sleep MS        -> waits MS ms; kill(label) ends it (KILLED), spec.timeout_ms ends it (TIMED_OUT)
-//   hang MS         -> like sleep, but ignores spec.timeout_ms (a plugin that fails to enforce it)
+//   sleep MS        -> waits MS ms; kill(label) ends it (KILLED), spec.timeout_ms ends it
+//   (TIMED_OUT) hang MS         -> like sleep, but ignores spec.timeout_ms (a plugin that fails to
+//   enforce it)
 // Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
 // failPreflight = "message".
-// Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one id).
-#include <radial/plugin/runtime.hpp>
-
+// Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
+// id).
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <radial/plugin/runtime.hpp>
 #include <set>
 #include <string>
 
@@ -33,7 +34,8 @@ public:
 
     FakeRuntime(const Host& host, Config& config) : host_(host) {
         caps_ = config.strings("caps").value_or(std::vector<std::string>{});
-        for (const auto& f : config.strings("refuse").value_or(std::vector<std::string>{})) refuse_.insert(f);
+        for (const auto& f : config.strings("refuse").value_or(std::vector<std::string>{}))
+            refuse_.insert(f);
         for (const auto& f : config.strings("supersede").value_or(std::vector<std::string>{}))
             supersede_.insert(f);
         fail_preflight_ = config.string("failPreflight").value_or("");
@@ -49,9 +51,12 @@ public:
         std::vector<Disposition> out;
         for (auto f : carried_fields(spec)) {
             std::string name = field_name(f);
-            if (refuse_.count(name)) out.push_back({f, RADIAL_DISP_REFUSED, "refused by test config"});
-            else if (supersede_.count(name)) out.push_back({f, RADIAL_DISP_SUPERSEDED, "superseded by test config"});
-            else out.push_back({f, RADIAL_DISP_HONOURED, {}});
+            if (refuse_.count(name))
+                out.push_back({f, RADIAL_DISP_REFUSED, "refused by test config"});
+            else if (supersede_.count(name))
+                out.push_back({f, RADIAL_DISP_SUPERSEDED, "superseded by test config"});
+            else
+                out.push_back({f, RADIAL_DISP_HONOURED, {}});
         }
         return out;
     }
@@ -76,12 +81,14 @@ public:
         const auto& cmd = spec.argv[0];
         auto joined = [&] {
             std::string s;
-            for (std::size_t i = 1; i < spec.argv.size(); ++i) s += (i > 1 ? " " : "") + spec.argv[i];
+            for (std::size_t i = 1; i < spec.argv.size(); ++i)
+                s += (i > 1 ? " " : "") + spec.argv[i];
             return s + "\n";
         };
         if (cmd == "echo" || cmd == "stderr") {
             std::string s = joined();
-            out.write(cmd == "echo" ? RADIAL_STREAM_STDOUT : RADIAL_STREAM_STDERR, s.data(), s.size());
+            out.write(cmd == "echo" ? RADIAL_STREAM_STDOUT : RADIAL_STREAM_STDERR, s.data(),
+                      s.size());
             return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
         }
         if (cmd == "exit") return RunResult{RADIAL_RUN_EXITED, std::stoi(spec.argv.at(1)), 0, 1};
@@ -94,9 +101,11 @@ public:
         }
         if (cmd == "sleep" || cmd == "hang") {
             auto ms = std::chrono::milliseconds(std::stoll(spec.argv.at(1)));
-            auto limit = spec.timeout_ms && cmd == "sleep" ? std::chrono::milliseconds(spec.timeout_ms) : ms;
+            auto limit =
+                spec.timeout_ms && cmd == "sleep" ? std::chrono::milliseconds(spec.timeout_ms) : ms;
             std::unique_lock lock(mutex_);
-            bool killed = cv_.wait_for(lock, std::min(ms, limit), [&] { return killed_.count(spec.label) > 0; });
+            bool killed = cv_.wait_for(lock, std::min(ms, limit),
+                                       [&] { return killed_.count(spec.label) > 0; });
             if (killed) return RunResult{RADIAL_RUN_KILLED, 0, 0, 0};
             if (limit < ms) return RunResult{RADIAL_RUN_TIMED_OUT, 0, 0, 0};
             return RunResult{RADIAL_RUN_EXITED, 0, 0, static_cast<std::uint64_t>(ms.count())};

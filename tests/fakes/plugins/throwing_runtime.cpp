@@ -2,7 +2,6 @@
 // type — to prove the helper turns each into a status and a message at the boundary.
 // Config: createFails = "message" makes the constructor throw Error(RADIAL_E_UNAVAILABLE).
 #include <radial/plugin/runtime.hpp>
-
 #include <stdexcept>
 
 namespace {
@@ -21,7 +20,9 @@ public:
     }
     void preflight() override { throw std::runtime_error("preflight exploded"); }
     std::vector<std::string> capabilities() override { throw NotAnException{}; }
-    RunResult run(const ContainerSpec&, Output&) override { throw std::logic_error("run exploded"); }
+    RunResult run(const ContainerSpec&, Output&) override {
+        throw std::logic_error("run exploded");
+    }
     std::vector<std::string> list_by_label(std::string_view) override {
         throw Error(RADIAL_E_UNAVAILABLE, "engine gone");
     }

@@ -5,32 +5,42 @@
  *   ZOO_NO_RUN        the required function `run` is NULL
  *   ZOO_NO_ENTRY      the entry function is misspelt, so the entry symbol is absent */
 #include <radial/runtime_plugin.h>
-
 #include <string.h>
 
-#define STR(s) { s, sizeof(s) - 1 }
+#define STR(s) \
+    { s, sizeof(s) - 1 }
 
-static int32_t z_create(const radial_host *h, const radial_config *c, radial_runtime **out,
-                        const radial_error_sink *e) {
-    (void)h; (void)c; (void)e;
+static int32_t z_create(const radial_host* h, const radial_config* c, radial_runtime** out,
+                        const radial_error_sink* e) {
+    (void)h;
+    (void)c;
+    (void)e;
     static int instance;
-    *out = (radial_runtime *)&instance;
+    *out = (radial_runtime*)&instance;
     return RADIAL_OK;
 }
-static void z_destroy(radial_runtime *rt) { (void)rt; }
-static int32_t z_run(radial_runtime *rt, const radial_spec *s, const radial_output_sink *o,
-                     radial_run_result *r, const radial_error_sink *e) {
-    (void)rt; (void)s; (void)o; (void)e;
+static void z_destroy(radial_runtime* rt) { (void)rt; }
+static int32_t z_run(radial_runtime* rt, const radial_spec* s, const radial_output_sink* o,
+                     radial_run_result* r, const radial_error_sink* e) {
+    (void)rt;
+    (void)s;
+    (void)o;
+    (void)e;
     r->flags = RADIAL_RUN_EXITED;
     return RADIAL_OK;
 }
-static int32_t z_list(radial_runtime *rt, radial_str p, const radial_name_sink *n,
-                      const radial_error_sink *e) {
-    (void)rt; (void)p; (void)n; (void)e;
+static int32_t z_list(radial_runtime* rt, radial_str p, const radial_name_sink* n,
+                      const radial_error_sink* e) {
+    (void)rt;
+    (void)p;
+    (void)n;
+    (void)e;
     return RADIAL_OK;
 }
-static int32_t z_kill(radial_runtime *rt, radial_str l, const radial_error_sink *e) {
-    (void)rt; (void)l; (void)e;
+static int32_t z_kill(radial_runtime* rt, radial_str l, const radial_error_sink* e) {
+    (void)rt;
+    (void)l;
+    (void)e;
     return RADIAL_OK;
 }
 
@@ -66,14 +76,17 @@ static radial_runtime_descriptor make(void) {
     return d;
 }
 
-RADIAL_RT_EXPORT const radial_runtime_descriptor *ZOO_ENTRY(void) {
+RADIAL_RT_EXPORT const radial_runtime_descriptor* ZOO_ENTRY(void) {
 #ifdef ZOO_NULL
     (void)make;
     return 0;
 #else
     static radial_runtime_descriptor d;
     static int ready;
-    if (!ready) { d = make(); ready = 1; }
+    if (!ready) {
+        d = make();
+        ready = 1;
+    }
     return &d;
 #endif
 }

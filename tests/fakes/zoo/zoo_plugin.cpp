@@ -1,6 +1,6 @@
-// tests/fakes/zoo/zoo_plugin.cpp — one conformance-zoo plugin per ZOO_* define (docs/design.md §5.11). Each is
-// the conforming HostProcessRuntime with exactly one defect; the harness must fail the checks
-// named after the arrow (tests/conformance/CMakeLists.txt asserts the verdicts).
+// tests/fakes/zoo/zoo_plugin.cpp — one conformance-zoo plugin per ZOO_* define (docs/design.md
+// §5.11). Each is the conforming HostProcessRuntime with exactly one defect; the harness must fail
+// the checks named after the arrow (tests/conformance/CMakeLists.txt asserts the verdicts).
 //   ZOO_GOOD             no defect                                  -> PASS
 //   ZOO_CREATE_THROWS    create lets a C++ exception cross the ABI  -> create-with-config
 //   ZOO_HANG_RUN         run ignores timeout_ms, returns when killed -> run-timeout

@@ -1,13 +1,13 @@
 // The real radiald binary: every startup refusal is one line on stderr and a non-zero exit,
 // never a crash; `radiald plugins` and `--version` report what they should.
-#include "../../support/process_runner.h"
-#include "../../support/temp_dir.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <sstream>
+
+#include "../../support/process_runner.h"
+#include "../../support/temp_dir.h"
 
 namespace radial {
 namespace {
@@ -18,16 +18,19 @@ using ::testing::Not;
 struct PluginSetup {
     test::TempDir dir{"radial-cli"};
     std::string plugins = dir / "plugins";
-    PluginSetup(std::initializer_list<std::pair<std::string, std::string>> list, const std::string& extra = "") {
+    PluginSetup(std::initializer_list<std::pair<std::string, std::string>> list,
+                const std::string& extra = "") {
         fs::create_directory(plugins);
         for (const auto& [target, file] : list)
             fs::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/" + target + "/" + file + ".so",
                           plugins + "/" + file + ".so");
         dir.write("radiald.toml", "[run]\npluginDir = \"plugins\"\n" + extra);
     }
-    test::ProcessResult turn(const std::string& runtime, std::vector<std::string> argv = {"echo", "hi"}) {
-        std::vector<std::string> a{RADIALD_PATH, "turn", "--config", dir / "radiald.toml", "--runtime",
-                                   runtime, "--image", "img", "--"};
+    test::ProcessResult turn(const std::string& runtime,
+                             std::vector<std::string> argv = {"echo", "hi"}) {
+        std::vector<std::string> a{RADIALD_PATH, "turn",  "--config", dir / "radiald.toml",
+                                   "--runtime",  runtime, "--image",  "img",
+                                   "--"};
         a.insert(a.end(), argv.begin(), argv.end());
         return test::run_process(a);
     }
@@ -81,14 +84,16 @@ TEST(RadialdCli, TwoPluginsClaimingOneIdAreRefused) {
 }
 
 TEST(RadialdCli, CreateFailureShowsThePluginsMessage) {
-    PluginSetup s{{{"fake_throwing", "throwing"}}, "[run.throwing]\ncreateFails = \"libfoo.so.1 is missing\"\n"};
+    PluginSetup s{{{"fake_throwing", "throwing"}},
+                  "[run.throwing]\ncreateFails = \"libfoo.so.1 is missing\"\n"};
     expect_refusal(s.turn("throwing"), "creating runtime 'throwing' from '" + s.plugins +
                                            "/throwing.so': libfoo.so.1 is missing");
 }
 
 TEST(RadialdCli, PluginConfigErrorNamesFileLineAndKey) {
     PluginSetup s{{{"fake_good", "fake"}}, "[run.fake]\nbogus = 1\n"};
-    expect_refusal(s.turn("fake"), s.dir / "radiald.toml" + ":4:9: run.fake.bogus: unknown key 'bogus' in [run.fake]");
+    expect_refusal(s.turn("fake"), s.dir / "radiald.toml" +
+                                       ":4:9: run.fake.bogus: unknown key 'bogus' in [run.fake]");
 }
 
 TEST(RadialdCli, FailingPreflightStopsTheTurn) {
@@ -127,36 +132,41 @@ TEST(RadialdCli, PluginsReportsABrokenPluginAndFails) {
 TEST(RadialdCli, VersionPrintsVersionAndAbi) {
     auto r = test::run_process({RADIALD_PATH, "--version"});
     EXPECT_EQ(r.exit_code, 0);
-    EXPECT_THAT(r.out, ::testing::MatchesRegex("radiald [0-9]+\\.[0-9]+\\.[0-9]+ \\(runtime ABI 1\\.0\\)\n"));
+    EXPECT_THAT(r.out, ::testing::MatchesRegex(
+                           "radiald [0-9]+\\.[0-9]+\\.[0-9]+ \\(runtime ABI 1\\.0\\)\n"));
 }
 
 TEST(RadialdCli, MissingSecretIsAClearError) {
     PluginSetup s{{"fake_good", "fake"}};
-    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake",
-                                "--image", "img", "--secret", "RADIAL_TEST_UNSET_SECRET", "--", "echo"},
-                               {}, std::chrono::seconds(30), {"RADIAL_TEST_UNSET_SECRET"});
+    auto r = test::run_process(
+        {RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake", "--image",
+         "img", "--secret", "RADIAL_TEST_UNSET_SECRET", "--", "echo"},
+        {}, std::chrono::seconds(30), {"RADIAL_TEST_UNSET_SECRET"});
     expect_refusal(r, "'RADIAL_TEST_UNSET_SECRET' is not set in radiald's environment");
 }
 
 TEST(RadialdCli, SecretsReachTheRuntimeMarkedSecret) {
     PluginSetup s{{"fake_good", "fake"}};
-    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake",
-                                "--image", "img", "--secret", "MY_KEY", "--env", "PLAIN=1", "--", "env"},
-                               {{"MY_KEY", "s3cret-value"}});
+    auto r = test::run_process(
+        {RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake", "--image",
+         "img", "--secret", "MY_KEY", "--env", "PLAIN=1", "--", "env"},
+        {{"MY_KEY", "s3cret-value"}});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     // The fake runtime printed the value it received; the host masked it because it was marked
     // secret, and left the plain one alone.
     EXPECT_THAT(r.out, ::testing::StartsWith("PLAIN=1\nMY_KEY=[REDACTED:MY_KEY]\n"));
     EXPECT_THAT(r.out, Not(HasSubstr("s3cret-value")));
     // The fake reports no unix-socket capability, so the turn socket is tcp on loopback.
-    EXPECT_THAT(r.out, ::testing::ContainsRegex("RADIAL_TURN_SOCKET=tcp://127\\.0\\.0\\.1:[0-9]+\n"));
+    EXPECT_THAT(r.out,
+                ::testing::ContainsRegex("RADIAL_TURN_SOCKET=tcp://127\\.0\\.0\\.1:[0-9]+\n"));
     EXPECT_THAT(r.out, HasSubstr("RADIAL_TURN_TOKEN=[REDACTED:RADIAL_TURN_TOKEN]\n"));
 }
 
 TEST(RadialdCli, BadTimeoutIsRefused) {
     PluginSetup s{{"fake_good", "fake"}};
-    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake",
-                                "--image", "img", "--timeout", "soon", "--", "echo"});
+    auto r =
+        test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime",
+                           "fake", "--image", "img", "--timeout", "soon", "--", "echo"});
     expect_refusal(r, "--timeout 'soon' is not a duration");
 }
 
@@ -179,12 +189,15 @@ TEST(RadialdBinary, LinksNoRuntimePlugin) {
 // A plugin built with radial_add_runtime_plugin exports exactly the entry symbol.
 TEST(RadialdBinary, PluginsExportOnlyTheEntrySymbol) {
     for (const char* so : {"/fake_good/fake.so", "/fake_throwing/throwing.so"}) {
-        auto r = test::run_process({"nm", "-D", "--defined-only", std::string(RADIAL_FAKE_PLUGIN_ROOT) + so});
+        auto r = test::run_process(
+            {"nm", "-D", "--defined-only", std::string(RADIAL_FAKE_PLUGIN_ROOT) + so});
         ASSERT_EQ(r.exit_code, 0) << r.err;
         std::istringstream lines(r.out);
         std::vector<std::string> symbols;
-        for (std::string line; std::getline(lines, line);) symbols.push_back(line.substr(line.rfind(' ') + 1));
-        EXPECT_EQ(symbols, std::vector<std::string>{"radial_runtime_plugin_entry"}) << so << ":\n" << r.out;
+        for (std::string line; std::getline(lines, line);)
+            symbols.push_back(line.substr(line.rfind(' ') + 1));
+        EXPECT_EQ(symbols, std::vector<std::string>{"radial_runtime_plugin_entry"}) << so << ":\n"
+                                                                                    << r.out;
     }
 }
 

@@ -1,7 +1,7 @@
 // `radiald turn` under the sandbox runtime, end to end, against the simulated sbx backed by the
-// local Docker Engine (docs/design.md §13.2 "Tests"): the tcp turn socket, a record posted from inside, the
-// terminal record, `sbx ls` empty after; and the startup refusals decided from the plugin's
-// capabilities and dispositions, never from its name (docs/design.md §7.4).
+// local Docker Engine (docs/design.md §13.2 "Tests"): the tcp turn socket, a record posted from
+// inside, the terminal record, `sbx ls` empty after; and the startup refusals decided from the
+// plugin's capabilities and dispositions, never from its name (docs/design.md §7.4).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -58,7 +58,8 @@ echo "inside $(pwd)")SH"});
     EXPECT_EQ(s.policy_rules(), "");
     std::string calls = test::read_file(s.sim_dir / "calls.log");
     EXPECT_THAT(calls, HasSubstr("policy\037allow\037network\037"));
-    EXPECT_THAT(calls, ::testing::ContainsRegex("--sandbox\037radial-turn-[^\037]+\037localhost:[0-9]+\037"));
+    EXPECT_THAT(calls, ::testing::ContainsRegex(
+                           "--sandbox\037radial-turn-[^\037]+\037localhost:[0-9]+\037"));
     EXPECT_THAT(calls, ::testing::ContainsRegex(
                            "policy\037rm\037network\037(--no-input\037)?--sandbox\037radial-"
                            "turn-[^\037]+\037--resource\037localhost:[0-9]+\037"));

@@ -1,9 +1,9 @@
 // Config refusals are asserted verbatim, with file:line:column (docs/design.md §14.3).
 #include "config/host_config.h"
 
-#include "../../support/temp_dir.h"
-
 #include <gtest/gtest.h>
+
+#include "../../support/temp_dir.h"
 
 namespace radial::config {
 namespace {
@@ -24,7 +24,8 @@ TEST(HostConfig, DefaultsWithoutAFile) {
     EXPECT_EQ(c.plugin_dirs[0], "/opt/radial/lib/radial/runtimes");
     EXPECT_EQ(c.runtime_section.section, "run.docker");
     EXPECT_TRUE(c.runtime_section.entries.empty());
-    EXPECT_EQ(c.instance_id, ""); // docs/design.md §8.6: generated and persisted (config/instance_id.h)
+    EXPECT_EQ(c.instance_id,
+              ""); // docs/design.md §8.6: generated and persisted (config/instance_id.h)
     EXPECT_EQ(c.max_concurrent_turns, 4u);
     EXPECT_EQ(c.shutdown_grace_ms, 30'000u);
 }
@@ -69,17 +70,20 @@ memory = "1g"
 
 TEST(HostConfig, RefusesASectionForARuntimeThatIsNotSelected) {
     test::TempDir d;
-    auto f = d.write("r.toml", "[run]\ncontainerRuntime = \"docker\"\n\n[run.sandbox]\ntemplate = \"t\"\n");
-    EXPECT_EQ(error_of(f), f + ":4:1: run.sandbox: configures runtime 'sandbox' but run.containerRuntime "
-                               "is 'docker'; remove [run.sandbox] or select that runtime (a settings "
-                               "block that does nothing is refused)");
+    auto f = d.write("r.toml",
+                     "[run]\ncontainerRuntime = \"docker\"\n\n[run.sandbox]\ntemplate = \"t\"\n");
+    EXPECT_EQ(error_of(f),
+              f + ":4:1: run.sandbox: configures runtime 'sandbox' but run.containerRuntime "
+                  "is 'docker'; remove [run.sandbox] or select that runtime (a settings "
+                  "block that does nothing is refused)");
 }
 
 TEST(HostConfig, TheRuntimeFlagDecidesWhichSectionIsRefused) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run.docker]\nbinary = \"docker\"\n");
-    EXPECT_NE(error_of(f, "sandbox").find("run.docker: configures runtime 'docker' but "
-                                          "run.containerRuntime is 'sandbox'"),
+    EXPECT_NE(error_of(f, "sandbox")
+                  .find("run.docker: configures runtime 'docker' but "
+                        "run.containerRuntime is 'sandbox'"),
               std::string::npos);
 }
 
@@ -93,7 +97,8 @@ TEST(HostConfig, RefusesAnUnknownRunKeyWithItsPosition) {
 TEST(HostConfig, RefusesAnUnknownTopLevelTable) {
     test::TempDir d;
     auto f = d.write("r.toml", "[runn]\nx = 1\n");
-    EXPECT_EQ(error_of(f), f + ":1:1: runn: unknown table or key; radiald reads only [run] and [redact]");
+    EXPECT_EQ(error_of(f),
+              f + ":1:1: runn: unknown table or key; radiald reads only [run] and [redact]");
 }
 
 TEST(HostConfig, RefusesAWrongType) {
@@ -105,8 +110,9 @@ TEST(HostConfig, RefusesAWrongType) {
 TEST(HostConfig, RefusesABadInstanceId) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\ninstanceId = \"Inst_1\"\n");
-    EXPECT_EQ(error_of(f), f + ":2:14: run.instanceId: must match [a-z0-9]{1,32} (no '-'): it becomes "
-                               "part of every box label");
+    EXPECT_EQ(error_of(f),
+              f + ":2:14: run.instanceId: must match [a-z0-9]{1,32} (no '-'): it becomes "
+                  "part of every box label");
     // C-04: "inst1-a" would put its boxes under instance "inst1"'s reconcile prefix.
     auto g = d.write("g.toml", "[run]\ninstanceId = \"inst1-a\"\n");
     EXPECT_NE(error_of(g).find("(no '-')"), std::string::npos);
@@ -159,8 +165,7 @@ TEST(HostConfig, RefusesABadShutdownGrace) {
 
 TEST(HostConfig, ReadsMinFreeBytesWithADefaultAndZeroToTurnItOff) {
     test::TempDir d;
-    EXPECT_EQ(load(d.write("n.toml", "[run]\n"), std::nullopt, "/x/bin").min_free_bytes,
-              16u << 20);
+    EXPECT_EQ(load(d.write("n.toml", "[run]\n"), std::nullopt, "/x/bin").min_free_bytes, 16u << 20);
     EXPECT_EQ(load(d.write("m.toml", "[run]\nminFreeBytes = \"64k\"\n"), std::nullopt, "/x/bin")
                   .min_free_bytes,
               65536u);
@@ -168,8 +173,9 @@ TEST(HostConfig, ReadsMinFreeBytesWithADefaultAndZeroToTurnItOff) {
         load(d.write("z.toml", "[run]\nminFreeBytes = 0\n"), std::nullopt, "/x/bin").min_free_bytes,
         0u);
     auto f = d.write("r.toml", "[run]\nminFreeBytes = \"lots\"\n");
-    EXPECT_EQ(error_of(f), f + ":2:16: run.minFreeBytes: must be a size such as \"16m\" or a number "
-                               "of bytes (0: no reserve)");
+    EXPECT_EQ(error_of(f),
+              f + ":2:16: run.minFreeBytes: must be a size such as \"16m\" or a number "
+                  "of bytes (0: no reserve)");
 }
 
 TEST(HostConfig, ReportsTomlSyntaxErrorsWithPosition) {
@@ -186,7 +192,8 @@ TEST(HostConfig, RefusesAnEmptyPluginDirList) {
 
 TEST(HostConfig, RefusesAMissingFile) {
     EXPECT_EQ(error_of("/nonexistent/radiald.toml"),
-              "reading config '/nonexistent/radiald.toml': no such file; pass an existing file with --config");
+              "reading config '/nonexistent/radiald.toml': no such file; pass an existing file "
+              "with --config");
 }
 
 TEST(HostConfig, RefusesNonStringArraysInARuntimeSection) {
@@ -197,8 +204,9 @@ TEST(HostConfig, RefusesNonStringArraysInARuntimeSection) {
 
 TEST(HostConfig, ReadsTheTurnSocketKeys) {
     test::TempDir d;
-    auto f = d.write("r.toml", "[run]\nturnTransport = \"tcp\"\nturnSocketHost = \"127.0.0.2\"\n"
-                               "stateDir = \"state\"\nmaxRecordBytes = \"64k\"\n");
+    auto f = d.write("r.toml",
+                     "[run]\nturnTransport = \"tcp\"\nturnSocketHost = \"127.0.0.2\"\n"
+                     "stateDir = \"state\"\nmaxRecordBytes = \"64k\"\n");
     auto c = load(f, std::nullopt, "/x/bin");
     EXPECT_EQ(c.turn_transport, "tcp");
     EXPECT_EQ(c.turn_socket_host, "127.0.0.2");
@@ -219,8 +227,9 @@ TEST(HostConfig, RefusesAnUnknownTurnTransport) {
 TEST(HostConfig, RefusesABadRecordLimit) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\nmaxRecordBytes = \"lots\"\n");
-    EXPECT_EQ(error_of(f), f + ":2:18: run.maxRecordBytes: must be a size such as \"1m\" or a positive "
-                               "number of bytes");
+    EXPECT_EQ(error_of(f),
+              f + ":2:18: run.maxRecordBytes: must be a size such as \"1m\" or a positive "
+                  "number of bytes");
 }
 
 } // namespace

@@ -1,4 +1,5 @@
-// Instance identity (docs/design.md §8.6): configured, or generated once and persisted in the state dir.
+// Instance identity (docs/design.md §8.6): configured, or generated once and persisted in the state
+// dir.
 #include "config/instance_id.h"
 
 #include <gmock/gmock.h>

@@ -1,6 +1,6 @@
-// `radiald run` with the real docker plugin and engine (docs/design.md §12 "Tests"): mixed turns under the
-// concurrency cap, SIGKILL at chosen moments and restart, SIGTERM within the grace, a second
-// daemon, an engine that disappears mid-turn.
+// `radiald run` with the real docker plugin and engine (docs/design.md §12 "Tests"): mixed turns
+// under the concurrency cap, SIGKILL at chosen moments and restart, SIGTERM within the grace, a
+// second daemon, an engine that disappears mid-turn.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -1,5 +1,6 @@
-// Startup reconciliation against the real engine (docs/design.md §8.3, docs/design.md §8.4): case C-05 (every state of a
-// box survives a SIGKILL of the daemon) and two instances side by side (C-04 ownership).
+// Startup reconciliation against the real engine (docs/design.md §8.3, docs/design.md §8.4): case
+// C-05 (every state of a box survives a SIGKILL of the daemon) and two instances side by side (C-04
+// ownership).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,5 +1,6 @@
-// Startup reconciliation (docs/design.md §8.3, docs/design.md §8.4) against the real fake plugin .so: exact ownership
-// (case C-04), reclaimed records with what was known, and a second pass with nothing to do.
+// Startup reconciliation (docs/design.md §8.3, docs/design.md §8.4) against the real fake plugin
+// .so: exact ownership (case C-04), reclaimed records with what was known, and a second pass with
+// nothing to do.
 #include "daemon/reconciler.h"
 
 #include <gmock/gmock.h>

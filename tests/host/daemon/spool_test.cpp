@@ -1,5 +1,5 @@
-// The spool (docs/design.md §12.1): atomic, durable, never over an existing request, and only ever what
-// radiald wrote.
+// The spool (docs/design.md §12.1): atomic, durable, never over an existing request, and only ever
+// what radiald wrote.
 #include "daemon/spool.h"
 
 #include <gtest/gtest.h>

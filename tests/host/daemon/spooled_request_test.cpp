@@ -1,5 +1,5 @@
-// A spooled request (docs/design.md §12.1): its JSON round trip, its journal entry (secret names only) and
-// the box it becomes, mounts and workdir included.
+// A spooled request (docs/design.md §12.1): its JSON round trip, its journal entry (secret names
+// only) and the box it becomes, mounts and workdir included.
 #include "daemon/spooled_request.h"
 
 #include <gmock/gmock.h>

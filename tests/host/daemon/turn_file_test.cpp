@@ -1,5 +1,5 @@
-// Turn files (docs/design.md §12.1): every key read, every refusal asserted verbatim with file:line:column
-// and the key (docs/design.md §14.3).
+// Turn files (docs/design.md §12.1): every key read, every refusal asserted verbatim with
+// file:line:column and the key (docs/design.md §14.3).
 #include "daemon/turn_file.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// The queue scan (docs/design.md §12.3, §4): spool and journal read together; nothing submitted is dropped
-// without a terminal record.
+// The queue scan (docs/design.md §12.3, §4): spool and journal read together; nothing submitted is
+// dropped without a terminal record.
 #include "daemon/turn_queue.h"
 
 #include <gmock/gmock.h>

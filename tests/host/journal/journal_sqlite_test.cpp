@@ -1,6 +1,6 @@
-// tests/host/journal/journal_sqlite_test.cpp — the SQLite turn journal (docs/design.md §11): round trips,
-// sequence numbers under concurrency, refusals (asserted verbatim), file modes, schema versions,
-// and crash safety against a real SIGKILL.
+// tests/host/journal/journal_sqlite_test.cpp — the SQLite turn journal (docs/design.md §11): round
+// trips, sequence numbers under concurrency, refusals (asserted verbatim), file modes, schema
+// versions, and crash safety against a real SIGKILL.
 #include "journal/journal_sqlite.h"
 
 #include <gmock/gmock.h>

@@ -2,13 +2,13 @@
 // Every plugin here is a real .so built by tests/fakes and loaded by the real loader.
 #include "loader/plugin_loader.h"
 
-#include "../../support/temp_dir.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
+
+#include "../../support/temp_dir.h"
 
 namespace radial::loader {
 namespace {
@@ -78,26 +78,29 @@ TEST(PluginLoader, RefusesAFileThatIsNotASharedObject) {
     PluginDir d{};
     d.dir.write("garbage.so", "this is not an ELF file\n");
     std::string e = load_error({d.dir.path()});
-    EXPECT_THAT(e, HasSubstr("loading plugin '" + d.path("garbage") + "': not a loadable shared object ("));
+    EXPECT_THAT(
+        e, HasSubstr("loading plugin '" + d.path("garbage") + "': not a loadable shared object ("));
     EXPECT_THAT(e, HasSubstr("remove it from the plugin directory"));
 }
 
 TEST(PluginLoader, RefusesAnEntryReturningNull) {
     PluginDir d{{"zoo_null", "zoo_null"}};
-    EXPECT_EQ(load_error({d.dir.path()}),
-              "loading plugin '" + d.path("zoo_null") + "': its entry point returned no descriptor");
+    EXPECT_EQ(load_error({d.dir.path()}), "loading plugin '" + d.path("zoo_null") +
+                                              "': its entry point returned no descriptor");
 }
 
 TEST(PluginLoader, RefusesADescriptorMissingARequiredFunction) {
     PluginDir d{{"zoo_no_run", "zoo_no_run"}};
-    EXPECT_EQ(load_error({d.dir.path()}),
-              "loading plugin '" + d.path("zoo_no_run") +
-                  "' (runtime 'zoo-no-run' 0.0.1): its descriptor lacks the required function 'run'");
+    EXPECT_EQ(
+        load_error({d.dir.path()}),
+        "loading plugin '" + d.path("zoo_no_run") +
+            "' (runtime 'zoo-no-run' 0.0.1): its descriptor lacks the required function 'run'");
 }
 
 TEST(PluginLoader, RefusesTwoPluginsClaimingOneId) {
     PluginDir d{{"fake_dup_a", "dup_a"}, {"fake_dup_b", "dup_b"}};
-    EXPECT_EQ(load_error({d.dir.path()}), "plugins '" + d.path("dup_a") + "' and '" + d.path("dup_b") +
+    EXPECT_EQ(load_error({d.dir.path()}), "plugins '" + d.path("dup_a") + "' and '" +
+                                              d.path("dup_b") +
                                               "' both claim runtime id 'dup'; remove one of them");
 }
 

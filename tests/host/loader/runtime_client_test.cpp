@@ -1,9 +1,5 @@
 // The host side of the ABI against real plugin .so files: create with config, exceptions turned
 // into statuses at the boundary, dispositions with the fail-safe rule, output streaming.
-#include "loader/plugin_loader.h"
-
-#include <radial/host/runtime_client.hpp>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,15 +7,19 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <radial/host/runtime_client.hpp>
 #include <set>
 #include <thread>
+
+#include "loader/plugin_loader.h"
 
 namespace radial::host {
 namespace {
 using ::testing::HasSubstr;
 
 loader::LoadedPlugin load(const std::string& target, const std::string& file) {
-    return loader::load_plugin(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/" + target + "/" + file + ".so");
+    return loader::load_plugin(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/" + target + "/" + file +
+                               ".so");
 }
 
 RuntimeClient make(const loader::LoadedPlugin& p, ConfigSection cfg = {},

@@ -1,14 +1,14 @@
-// The host's own log lines go through the redactor of every live turn (docs/design.md §10.2): an error
-// message that echoes a secret — a CLI dumping its environment, say — is masked like output.
+// The host's own log lines go through the redactor of every live turn (docs/design.md §10.2): an
+// error message that echoes a secret — a CLI dumping its environment, say — is masked like output.
 #include "log/log_redaction.h"
-
-#include "log/logger.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <mutex>
 #include <vector>
+
+#include "log/logger.h"
 
 namespace radial::log {
 namespace {
@@ -29,15 +29,19 @@ struct Captured : ::testing::Test {
 
 TEST_F(Captured, ALogLineEchoingATurnsSecretIsMasked) {
     {
-        auto registration = redact_log_lines(redaction::Redactor(redaction::SecretSet{{"MODEL_KEY", "sk-live-123456"}}));
+        auto registration = redact_log_lines(
+            redaction::Redactor(redaction::SecretSet{{"MODEL_KEY", "sk-live-123456"}}));
         error("plugin:docker", "docker failed: env MODEL_KEY=sk-live-123456 PATH=/bin");
     }
     ASSERT_EQ(lines.size(), 1u);
-    EXPECT_EQ(lines[0], "radiald[plugin:docker] error: docker failed: env MODEL_KEY=[REDACTED:MODEL_KEY] PATH=/bin");
+    EXPECT_EQ(lines[0],
+              "radiald[plugin:docker] error: docker failed: env MODEL_KEY=[REDACTED:MODEL_KEY] "
+              "PATH=/bin");
 }
 
 TEST_F(Captured, ASecretWithANewlineIsMaskedBeforeTheLineIsFolded) {
-    auto registration = redact_log_lines(redaction::Redactor(redaction::SecretSet{{"PEM", "line-one\nline-two"}}));
+    auto registration =
+        redact_log_lines(redaction::Redactor(redaction::SecretSet{{"PEM", "line-one\nline-two"}}));
     warn("turn", "leaked: line-one\nline-two end");
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_EQ(lines[0], "radiald[turn] warning: leaked: [REDACTED:PEM] end");

@@ -170,7 +170,8 @@ TEST(C14_Submit, TheStateDirectoryAndTheEngineDataRootAreRefused) {
     expect_submit_refused(s, request(mount(s.state_dir(), "/state")), "radiald's state directory");
     // A directory holding the state directory hands the box the journal and every turn socket.
     expect_submit_refused(s, request(mount(s.dir().path(), "/d")), "radiald's state directory");
-    ASSERT_TRUE(fs::is_directory("/var/lib/docker")) << "the suite needs the engine's data root here";
+    ASSERT_TRUE(fs::is_directory("/var/lib/docker"))
+        << "the suite needs the engine's data root here";
     expect_submit_refused(s, request(mount("/var/lib/docker", "/d")),
                           "the protected host path '/var/lib/docker'");
     expect_submit_refused(s, request(mount("/var/lib", "/d")),

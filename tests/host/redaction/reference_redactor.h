@@ -1,6 +1,6 @@
 // tests/host/redaction/reference_redactor.h — the obviously-correct redaction the fast one is
-// checked against (docs/design.md §10): whole buffer, at each position the longest pattern that matches
-// there, else copy one byte. O(bytes × patterns × pattern length); tests and fuzzing only.
+// checked against (docs/design.md §10): whole buffer, at each position the longest pattern that
+// matches there, else copy one byte. O(bytes × patterns × pattern length); tests and fuzzing only.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
-// The patterns derived from a secret (docs/design.md §10): literal vectors for each encoding, and for
-// base64 a proof that each alignment's pattern sits inside real encodings of surrounding data.
+// The patterns derived from a secret (docs/design.md §10): literal vectors for each encoding, and
+// for base64 a proof that each alignment's pattern sits inside real encodings of surrounding data.
 #include "redaction/secret_patterns.h"
 
 #include <gmock/gmock.h>

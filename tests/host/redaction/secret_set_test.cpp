@@ -1,5 +1,5 @@
-// Refusals of SecretSet (docs/design.md §10): one test per refusal, asserting the message names the secret
-// and never shows its value.
+// Refusals of SecretSet (docs/design.md §10): one test per refusal, asserting the message names the
+// secret and never shows its value.
 #include "redaction/secret_set.h"
 
 #include <gmock/gmock.h>

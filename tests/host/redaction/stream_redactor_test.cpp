@@ -1,5 +1,5 @@
-// StreamRedactor and Redactor (docs/design.md §10): case C-01 and C-08, the hold-back bound, each encoding
-// end to end, leftmost-longest resolution, binary passthrough, and a differential test of
+// StreamRedactor and Redactor (docs/design.md §10): case C-01 and C-08, the hold-back bound, each
+// encoding end to end, leftmost-longest resolution, binary passthrough, and a differential test of
 // streamed output against the whole-buffer reference under random chunkings.
 #include "redaction/stream_redactor.h"
 

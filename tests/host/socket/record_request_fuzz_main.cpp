@@ -1,5 +1,6 @@
 // tests/host/socket/record_request_fuzz_main.cpp — runs the record-request fuzz target without
-// libFuzzer, for a bounded time, so the default GCC build exercises it under CTest (docs/design.md §9).
+// libFuzzer, for a bounded time, so the default GCC build exercises it under CTest (docs/design.md
+// §9).
 //
 //   record_request_fuzz_bounded [--seconds S] [--iterations N] [--seed X]
 //   record_request_fuzz_bounded --write-seeds DIR   writes the seed requests (a libFuzzer corpus)

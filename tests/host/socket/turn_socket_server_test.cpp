@@ -1,6 +1,6 @@
 // tests/host/socket/turn_socket_server_test.cpp — the turn socket over real sockets, spoken to by
-// the real curl binary and by raw POSIX clients for the slow and misbehaving cases (docs/design.md §9.4-4,
-// docs/design.md §9.1, CASES C-10).
+// the real curl binary and by raw POSIX clients for the slow and misbehaving cases (docs/design.md
+// §9.4-4, docs/design.md §9.1, CASES C-10).
 #include "socket/turn_socket_server.h"
 
 #include <arpa/inet.h>

@@ -1,6 +1,7 @@
 #include "turn/terminal_record.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace radial::turn {
@@ -14,7 +15,8 @@ TerminalRecord record(TurnStatus s, std::optional<int> code) {
     r.label = "radial-turn-local-t1";
     r.status = s;
     r.exit_code = code;
-    r.started_at = std::chrono::system_clock::time_point(std::chrono::milliseconds(1'764'422'100'123));
+    r.started_at =
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(1'764'422'100'123));
     r.ended_at = r.started_at + std::chrono::milliseconds(2500);
     r.duration_ms = 2500;
     return r;

@@ -1,9 +1,9 @@
 #include "turn/turn_request.h"
 
-#include "../../support/temp_dir.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include "../../support/temp_dir.h"
 
 namespace radial::turn {
 namespace {
@@ -60,15 +60,18 @@ TEST(TurnRequest, RefusesAMissingWorkspace) {
         build_container_spec(r, cfg());
         FAIL();
     } catch (const RequestError& e) {
-        EXPECT_STREQ(e.what(), "workspace '/nonexistent/ws' is not an existing directory; create it or "
-                               "pass another --workspace");
+        EXPECT_STREQ(e.what(),
+                     "workspace '/nonexistent/ws' is not an existing directory; create it or "
+                     "pass another --workspace");
     }
 }
 
 TEST(TurnRequest, RefusesAnEmptyCommandOrImage) {
     EXPECT_THROW(build_container_spec(TurnRequest{"t", "img", "", {}, {}, 0}, cfg()), RequestError);
-    EXPECT_THROW(build_container_spec(TurnRequest{"t", "", "", {}, {"true"}, 0}, cfg()), RequestError);
-    EXPECT_THROW(build_container_spec(TurnRequest{"T_1", "img", "", {}, {"true"}, 0}, cfg()), RequestError);
+    EXPECT_THROW(build_container_spec(TurnRequest{"t", "", "", {}, {"true"}, 0}, cfg()),
+                 RequestError);
+    EXPECT_THROW(build_container_spec(TurnRequest{"T_1", "img", "", {}, {"true"}, 0}, cfg()),
+                 RequestError);
 }
 
 TEST(TurnRequest, TurnIdRules) {

@@ -1,21 +1,22 @@
 // The turn runner against the real fake plugin .so: statuses, refusals, the host-side timeout.
 #include "turn/turn_runner.h"
 
-#include "loader/plugin_loader.h"
-#include "log/logger.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <mutex>
 #include <thread>
 
+#include "loader/plugin_loader.h"
+#include "log/logger.h"
+
 namespace radial::turn {
 namespace {
 using ::testing::HasSubstr;
 
 struct Fixture : ::testing::Test {
-    loader::LoadedPlugin plugin = loader::load_plugin(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so");
+    loader::LoadedPlugin plugin =
+        loader::load_plugin(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so");
     std::vector<std::string> lines;
     std::mutex lines_mutex;
     void SetUp() override {
@@ -77,7 +78,8 @@ TEST_F(Fixture, HostKillsABoxThePluginFailsToTimeOut) {
     EXPECT_EQ(rec.status, TurnStatus::timed_out);
     std::lock_guard lock(lines_mutex);
     bool warned = false;
-    for (const auto& l : lines) warned = warned || l.find("did not end the box") != std::string::npos;
+    for (const auto& l : lines)
+        warned = warned || l.find("did not end the box") != std::string::npos;
     EXPECT_TRUE(warned);
 }
 
@@ -107,7 +109,8 @@ TEST_F(Fixture, SupersededFieldsAreLoggedForTheRun) {
     std::lock_guard lock(lines_mutex);
     int count = 0;
     for (const auto& l : lines)
-        count += l.find("runtime 'fake' supersedes pidsLimit: superseded by test config") != std::string::npos;
+        count += l.find("runtime 'fake' supersedes pidsLimit: superseded by test config") !=
+                 std::string::npos;
     EXPECT_EQ(count, 1);
 }
 

@@ -1,27 +1,30 @@
-// Transport resolution against real plugin .so files reporting each capability (docs/design.md §9.1).
+// Transport resolution against real plugin .so files reporting each capability (docs/design.md
+// §9.1).
 #include "turn/turn_transport.h"
 
-#include "loader/plugin_loader.h"
+#include <gtest/gtest.h>
 
 #include <radial/host/runtime_client.hpp>
 
-#include <gtest/gtest.h>
+#include "loader/plugin_loader.h"
 
 namespace radial::turn {
 namespace {
 
 // The fake plugin, told by its config which capabilities to report.
 host::RuntimeClient fake_with_caps(std::vector<std::string> caps) {
-    static auto plugin = loader::load_plugin(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so");
+    static auto plugin =
+        loader::load_plugin(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so");
     host::ConfigEntry e;
     e.key = "caps";
     e.kind = RADIAL_CONFIG_STRING_ARRAY;
     e.items = std::move(caps);
-    return host::RuntimeClient::create(plugin.library, plugin.descriptor, {"run.fake", {e}}, plugin.path,
-                                       "t", [](std::uint32_t, std::string_view) {});
+    return host::RuntimeClient::create(plugin.library, plugin.descriptor, {"run.fake", {e}},
+                                       plugin.path, "t", [](std::uint32_t, std::string_view) {});
 }
 
-ResolvedTransport resolve_for(const host::RuntimeClient& c, TransportSetting s, const std::string& host = "") {
+ResolvedTransport resolve_for(const host::RuntimeClient& c, TransportSetting s,
+                              const std::string& host = "") {
     auto route = c.tcp_route();
     return resolve_transport(s, c.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS), c.info().id, host,
                              route.bind_host, route.box_host);
@@ -55,15 +58,17 @@ TEST(TurnTransport, ExplicitUnixWithARuntimeThatCannotIsRefusedNamingBothKeys) {
         resolve_for(c, TransportSetting::unix_socket);
         FAIL();
     } catch (const TransportError& e) {
-        EXPECT_STREQ(e.what(), "run.turnTransport is \"unix\" but run.containerRuntime 'fake' cannot pass a "
-                               "unix socket into its boxes (it does not report radial.cap.unix-socket-mounts); "
-                               "set run.turnTransport to \"tcp\" or \"auto\"");
+        EXPECT_STREQ(
+            e.what(),
+            "run.turnTransport is \"unix\" but run.containerRuntime 'fake' cannot pass a "
+            "unix socket into its boxes (it does not report radial.cap.unix-socket-mounts); "
+            "set run.turnTransport to \"tcp\" or \"auto\"");
     }
 }
 
 TEST(TurnTransport, TheRuntimesBoxHostIsKeptWhenTheOperatorMovesTheBindHost) {
-    auto r = resolve_transport(TransportSetting::automatic, false, "sandbox", "127.0.0.3", "127.0.0.1",
-                               "host.docker.internal");
+    auto r = resolve_transport(TransportSetting::automatic, false, "sandbox", "127.0.0.3",
+                               "127.0.0.1", "host.docker.internal");
     EXPECT_EQ(r.bind_host, "127.0.0.3");
     EXPECT_EQ(r.box_host, "host.docker.internal");
 }

@@ -231,9 +231,9 @@ pid_t child_with_arg(const std::string& needle) {
 }
 
 // Someone else SIGKILLs the docker client mid-run: the box keeps running in dockerd, so the run
-// must neither report an exit code nor leave the box behind (docs/design.md §8.3). The kill comes only once the
-// box's first output has arrived through that client, so the box is running and attached whatever
-// the machine's load: never while the client is still creating or starting it.
+// must neither report an exit code nor leave the box behind (docs/design.md §8.3). The kill comes
+// only once the box's first output has arrived through that client, so the box is running and
+// attached whatever the machine's load: never while the client is still creating or starting it.
 TEST_F(docker_live, AClientKilledByAStrangerIsAnErrorAndTheBoxIsRemoved) {
     ContainerSpec s = spec("stranger", "echo started; sleep 600");
     DockerInstance& d = docker(); // made before the thread shares it

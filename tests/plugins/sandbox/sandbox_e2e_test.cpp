@@ -1,6 +1,7 @@
 // tests/plugins/sandbox/sandbox_e2e_test.cpp — a turn end to end through the real sandbox.so,
 // against either the Docker-backed simulator (tests/fakes/sbx/sbx-docker-sim; CTest label `live`,
-// fixture test_image) or a real sbx (docs/design.md §13.5 checklist; only with RADIAL_SANDBOX_TESTS=1).
+// fixture test_image) or a real sbx (docs/design.md §13.5 checklist; only with
+// RADIAL_SANDBOX_TESTS=1).
 //
 // Mode, from the environment CTest sets:
 //   RADIAL_SBX_E2E_MODE=sim    the simulator, one private state directory per test
@@ -42,8 +43,8 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 bool real_mode() { return env_or("RADIAL_SBX_E2E_MODE", "sim") == "real"; }
 
-// A one-shot HTTP server on 127.0.0.1 standing in for the tcp turn socket (docs/design.md §9.1): it answers
-// the first request and keeps what it received.
+// A one-shot HTTP server on 127.0.0.1 standing in for the tcp turn socket (docs/design.md §9.1): it
+// answers the first request and keeps what it received.
 class LoopbackServer {
 public:
     LoopbackServer() {

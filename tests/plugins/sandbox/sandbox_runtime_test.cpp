@@ -1,7 +1,7 @@
 // tests/plugins/sandbox/sandbox_runtime_test.cpp — SandboxRuntime (plugins/sandbox/
-// sandbox_runtime.cpp, sandbox_run.cpp) driven through the injectable executor (docs/design.md §5.1): the order
-// of the calls of a turn, removal after every kind of ending, kill and timeout in every step,
-// budgets, dispositions, capabilities and reconciliation's view of names.
+// sandbox_runtime.cpp, sandbox_run.cpp) driven through the injectable executor (docs/design.md
+// §5.1): the order of the calls of a turn, removal after every kind of ending, kill and timeout in
+// every step, budgets, dispositions, capabilities and reconciliation's view of names.
 #include "sandbox_runtime.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// tests/plugins/sandbox/scripted_executor.h — an in-process SbxExecutor (docs/design.md §5.1: the CLI is
-// injectable): each short call is answered by a C++ function per command and recorded; a hung
-// command waits out its budget or its cancel descriptor like a CLI that never answers; the exec is
-// a real local process (default /bin/sh -s, so the exec script really runs).
+// tests/plugins/sandbox/scripted_executor.h — an in-process SbxExecutor (docs/design.md §5.1: the
+// CLI is injectable): each short call is answered by a C++ function per command and recorded; a
+// hung command waits out its budget or its cancel descriptor like a CLI that never answers; the
+// exec is a real local process (default /bin/sh -s, so the exec script really runs).
 #pragma once
 
 #include <poll.h>

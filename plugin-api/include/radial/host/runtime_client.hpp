@@ -7,7 +7,6 @@
 // ever unwinds through plugin frames.
 #pragma once
 
-#include <radial/container_spec.hpp>
 #include <radial/runtime_plugin.h>
 
 #include <atomic>
@@ -19,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <radial/container_spec.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -86,7 +86,8 @@ inline DescriptorInfo read_descriptor_info(const radial_runtime_descriptor& d) {
 inline std::string descriptor_problem(const radial_runtime_descriptor* d) {
     using std::to_string;
     if (d == nullptr) return "its entry point returned no descriptor";
-    if (d->struct_size < 8) return "its descriptor is truncated (" + to_string(d->struct_size) + " bytes)";
+    if (d->struct_size < 8)
+        return "its descriptor is truncated (" + to_string(d->struct_size) + " bytes)";
     if (d->abi_major != RADIAL_RT_ABI_MAJOR)
         return "it targets runtime ABI " + to_string(d->abi_major) + "." + to_string(d->abi_minor) +
                ", this radiald supports " + to_string(RADIAL_RT_ABI_MAJOR) + "." +
@@ -102,17 +103,21 @@ inline std::string descriptor_problem(const radial_runtime_descriptor* d) {
     };
     const Required required[] = {
         {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, create) && d->create != nullptr, "create"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, destroy) && d->destroy != nullptr, "destroy"},
+        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, destroy) && d->destroy != nullptr,
+         "destroy"},
         {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, run) && d->run != nullptr, "run"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, list_by_label) && d->list_by_label != nullptr,
+        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, list_by_label) &&
+             d->list_by_label != nullptr,
          "list_by_label"},
         {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, kill) && d->kill != nullptr, "kill"},
     };
     for (const auto& r : required)
-        if (!r.present) return std::string("its descriptor lacks the required function '") + r.name + "'";
+        if (!r.present)
+            return std::string("its descriptor lacks the required function '") + r.name + "'";
     std::string_view id = to_view(d->id);
     bool id_ok = !id.empty() && id.size() <= 32;
-    for (char c : id) id_ok = id_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+    for (char c : id)
+        id_ok = id_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
     if (!id_ok) return "its runtime id '" + std::string(id) + "' does not match [a-z0-9-]{1,32}";
     return {};
 }
@@ -133,7 +138,8 @@ struct ConfigSection {
     std::vector<ConfigEntry> entries;
 };
 
-// How the runtime treats one spec field (docs/design.md §5.6): RADIAL_FIELD_* and RADIAL_DISP_*, with why.
+// How the runtime treats one spec field (docs/design.md §5.6): RADIAL_FIELD_* and RADIAL_DISP_*,
+// with why.
 struct Disposition {
     std::uint32_t field = 0;
     std::uint32_t disposition = 0;
@@ -285,9 +291,9 @@ public:
         radial_config cc{};
         cc.struct_size = sizeof(radial_config);
         cc.section = to_c(config.section);
-        cc.entries = radial_array{entries.empty() ? nullptr : entries.data(),
-                                  static_cast<std::uint32_t>(entries.size()),
-                                  sizeof(radial_config_entry)};
+        cc.entries =
+            radial_array{entries.empty() ? nullptr : entries.data(),
+                         static_cast<std::uint32_t>(entries.size()), sizeof(radial_config_entry)};
         detail::ErrorCollector err;
         auto sink = err.sink();
         radial_runtime* rt = nullptr;

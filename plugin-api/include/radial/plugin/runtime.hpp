@@ -6,9 +6,9 @@
 //     public:
 //         static constexpr radial::plugin::Info info{"myrt", "My runtime", "0.1.0"};
 //         MyRuntime(const radial::plugin::Host& host, radial::plugin::Config& config);
-//         radial::plugin::RunResult run(const radial::ContainerSpec&, radial::plugin::Output&) override;
-//         std::vector<std::string> list_by_label(std::string_view prefix) override;
-//         void kill(std::string_view label) override;
+//         radial::plugin::RunResult run(const radial::ContainerSpec&, radial::plugin::Output&)
+//         override; std::vector<std::string> list_by_label(std::string_view prefix) override; void
+//         kill(std::string_view label) override;
 //     };
 //     RADIAL_EXPORT_RUNTIME(MyRuntime)
 //
@@ -19,9 +19,7 @@
 // field never starts a box. Output written after `run` returns is dropped, never delivered.
 #pragma once
 
-#include <radial/container_spec.hpp>
 #include <radial/runtime_plugin.h>
-#include <radial/units.hpp>
 
 #include <atomic>
 #include <cmath>
@@ -29,6 +27,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <radial/container_spec.hpp>
+#include <radial/units.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -74,8 +74,8 @@ public:
         radial_config copy{};
         std::memcpy(&copy, c, c->struct_size < sizeof(copy) ? c->struct_size : sizeof(copy));
         section_ = std::string(to_view(copy.section));
-        for_each_item<radial_config_entry>(copy.entries,
-                                           [&](const radial_config_entry& e) { entries_.push_back(e); });
+        for_each_item<radial_config_entry>(
+            copy.entries, [&](const radial_config_entry& e) { entries_.push_back(e); });
     }
 
     const std::string& section() const noexcept { return section_; }
@@ -99,18 +99,21 @@ public:
         const auto* e = find(key, RADIAL_CONFIG_STRING_ARRAY, "an array of strings");
         if (e == nullptr) return std::nullopt;
         std::vector<std::string> out;
-        for_each_item<radial_str>(e->items, [&](const radial_str& s) { out.emplace_back(to_view(s)); });
+        for_each_item<radial_str>(e->items,
+                                  [&](const radial_str& s) { out.emplace_back(to_view(s)); });
         return out;
     }
     // A size: a string such as "512m" / "2g", or an integer number of bytes.
     std::optional<std::uint64_t> size_bytes(std::string_view key) {
-        return number(key, "a size such as \"512m\" or \"2g\", or a number of bytes",
-                      [](std::string_view s) { return units::parse_size_bytes(s); }, 1);
+        return number(
+            key, "a size such as \"512m\" or \"2g\", or a number of bytes",
+            [](std::string_view s) { return units::parse_size_bytes(s); }, 1);
     }
     // A duration: a string such as "90s" / "1500ms", or an integer number of milliseconds.
     std::optional<std::uint64_t> duration_ms(std::string_view key) {
-        return number(key, "a duration such as \"90s\" or \"1500ms\", or a number of milliseconds",
-                      [](std::string_view s) { return units::parse_duration_ms(s); }, 1);
+        return number(
+            key, "a duration such as \"90s\" or \"1500ms\", or a number of milliseconds",
+            [](std::string_view s) { return units::parse_duration_ms(s); }, 1);
     }
     // A CPU count: a string such as "0.5", an integer or a float, in thousandths of a CPU. A count
     // that is not finite or above 1e6 CPUs is RADIAL_E_INVALID, like any other non-count: the
@@ -127,8 +130,8 @@ public:
             throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
         if (e->kind == RADIAL_CONFIG_FLOAT && e->float_value > 0)
             return static_cast<std::uint64_t>(e->float_value * 1000.0 + 0.5);
-        auto v = number(key, what, [](std::string_view s) { return units::parse_cpus_milli(s); },
-                        1000);
+        auto v = number(
+            key, what, [](std::string_view s) { return units::parse_cpus_milli(s); }, 1000);
         if (v && *v > static_cast<std::uint64_t>(kMaxCpus) * 1000)
             throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
         return v;
@@ -154,8 +157,7 @@ private:
         known_.insert(std::string(key));
         const auto* e = lookup(key);
         if (e != nullptr && e->kind != kind)
-            throw Error(RADIAL_E_INVALID, std::string(key),
-                        std::string(key) + " must be " + what);
+            throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
         return e;
     }
     template <class Parse>
@@ -169,7 +171,8 @@ private:
             v = static_cast<std::uint64_t>(e->int_value) * int_unit;
         else if (e->kind == RADIAL_CONFIG_STRING)
             v = parse(to_view(e->string_value));
-        if (!v || *v == 0) throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
+        if (!v || *v == 0)
+            throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
         return v;
     }
 
@@ -246,8 +249,8 @@ struct Disposition {
     std::string note;
 };
 
-// How a box reaches a tcp turn socket on the host (docs/design.md §9.1); an empty string leaves that address
-// to the host's default (bind 127.0.0.1; the box uses the bind address).
+// How a box reaches a tcp turn socket on the host (docs/design.md §9.1); an empty string leaves
+// that address to the host's default (bind 127.0.0.1; the box uses the bind address).
 struct TcpRoute {
     std::string bind_host;
     std::string box_host;
@@ -379,7 +382,8 @@ inline std::int32_t run(radial_runtime* rt, const radial_spec* spec, const radia
                         radial_run_result* result, const radial_error_sink* err) noexcept {
     Output output(out);
     std::int32_t status = guarded(err, [&] {
-        if (spec == nullptr || result == nullptr) throw Error(RADIAL_E_INVALID, "no spec or result given");
+        if (spec == nullptr || result == nullptr)
+            throw Error(RADIAL_E_INVALID, "no spec or result given");
         ContainerSpec s = from_c(*spec);
         if (!valid_label(s.label))
             throw Error(RADIAL_E_INVALID, "label",
@@ -405,7 +409,8 @@ inline std::int32_t run(radial_runtime* rt, const radial_spec* spec, const radia
     return status;
 }
 
-inline std::int32_t list_by_label(radial_runtime* rt, radial_str prefix, const radial_name_sink* names,
+inline std::int32_t list_by_label(radial_runtime* rt, radial_str prefix,
+                                  const radial_name_sink* names,
                                   const radial_error_sink* err) noexcept {
     return guarded(err, [&] {
         for (const auto& n : impl(rt).list_by_label(to_view(prefix)))
@@ -413,7 +418,8 @@ inline std::int32_t list_by_label(radial_runtime* rt, radial_str prefix, const r
     });
 }
 
-inline std::int32_t kill(radial_runtime* rt, radial_str label, const radial_error_sink* err) noexcept {
+inline std::int32_t kill(radial_runtime* rt, radial_str label,
+                         const radial_error_sink* err) noexcept {
     return guarded(err, [&] { impl(rt).kill(to_view(label)); });
 }
 
@@ -426,7 +432,8 @@ inline const void* get_extension(radial_runtime* rt, const char* id) noexcept {
 }
 
 inline std::int32_t tcp_route(radial_runtime* rt, const radial_name_sink* bind_host,
-                              const radial_name_sink* box_host, const radial_error_sink* err) noexcept {
+                              const radial_name_sink* box_host,
+                              const radial_error_sink* err) noexcept {
     return guarded(err, [&] {
         TcpRoute r = impl(rt).tcp_route();
         if (!r.bind_host.empty() && bind_host != nullptr && bind_host->add != nullptr)
@@ -465,7 +472,8 @@ const radial_runtime_descriptor* descriptor() noexcept {
 } // namespace radial::plugin
 
 // Exports the plugin's entry symbol for runtime class T. Use exactly once per shared object.
-#define RADIAL_EXPORT_RUNTIME(T)                                                                   \
-    extern "C" RADIAL_RT_EXPORT const radial_runtime_descriptor* radial_runtime_plugin_entry(void) { \
-        return ::radial::plugin::detail::descriptor<T>();                                          \
+#define RADIAL_EXPORT_RUNTIME(T)                                                              \
+    extern "C" RADIAL_RT_EXPORT const radial_runtime_descriptor* radial_runtime_plugin_entry( \
+        void) {                                                                               \
+        return ::radial::plugin::detail::descriptor<T>();                                     \
     }
