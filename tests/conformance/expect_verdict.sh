@@ -2,7 +2,8 @@
 # tests/conformance/expect_verdict.sh STATUS TEXT... -- COMMAND... — runs a conformance run and
 # asserts how it ended (docs/design.md §5.11): its exit status is STATUS ("nonzero" for any failure), and its
 # output contains every TEXT (fixed strings, e.g. the verdict line and the reason of the check
-# expected to fail). Prints the run's output, then what did not match. Exit 0 when all match.
+# expected to fail), and none of the TEXTs written !TEXT (e.g. a path of the build machine).
+# Prints the run's output, then what did not match. Exit 0 when all match.
 set -u
 want_status=${1:?usage: expect_verdict.sh STATUS TEXT... -- COMMAND...}
 shift
@@ -27,6 +28,18 @@ elif [ "$status" -ne "$want_status" ]; then
     failed=1
 fi
 while IFS= read -r text; do
+    case $text in
+    !*)
+        text=${text#!}
+        if grep -qF -- "$text" "$out_file"; then
+            echo "expect_verdict: FAIL: the output contains: $text"
+            failed=1
+        else
+            echo "expect_verdict: absent, as it must be: $text"
+        fi
+        continue
+        ;;
+    esac
     if grep -qF -- "$text" "$out_file"; then
         echo "expect_verdict: found: $text"
     else

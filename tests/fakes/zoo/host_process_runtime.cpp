@@ -117,6 +117,13 @@ std::vector<radial::plugin::Disposition> HostProcessRuntime::describe(const Cont
     maybe_hang("describe_spec");
     std::vector<radial::plugin::Disposition> out;
     for (auto f : carried_fields(spec)) {
+        if (defects_.claim_confinement &&
+            (f == RADIAL_FIELD_USER || f == RADIAL_FIELD_READ_ONLY_ROOTFS ||
+             f == RADIAL_FIELD_TMPFS || f == RADIAL_FIELD_NETWORK || f == RADIAL_FIELD_PIDS_LIMIT ||
+             f == RADIAL_FIELD_MEMORY)) {
+            out.push_back({f, RADIAL_DISP_HONOURED, {}});
+            continue;
+        }
         switch (f) {
             case RADIAL_FIELD_LABEL:
             case RADIAL_FIELD_ARGV:

@@ -33,6 +33,8 @@ struct Defects {
     bool squash_exit_codes = false;    // exit codes 4-255 are reported as 1
     bool kill_noop = false;            // kill returns RADIAL_OK and does nothing
     bool hang_list = false;            // list_by_label never returns
+    bool claim_confinement = false;    // reports user, readOnlyRootfs, tmpfs, network, pidsLimit
+                                       // and memory HONOURED, and does none of them
 };
 
 class HostProcessRuntime : public radial::plugin::Runtime {

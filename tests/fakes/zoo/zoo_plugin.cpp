@@ -29,6 +29,10 @@
 //                        (passes with --allow-no-describe-spec)
 //   ZOO_HANG_DESTROY     destroy never returns                      -> hang, named destroy
 //   ZOO_HANG_LIST        list_by_label never returns                -> hang, named list_by_label
+//   ZOO_HANG_CREATE      create never returns                       -> hang, named create
+//   ZOO_CLAIM_CONFINEMENT reports user, readOnlyRootfs, tmpfs, network, pidsLimit and memory
+//                        HONOURED and does none of them (its boxes are host processes)
+//                                                                   -> confine-* (each probe)
 // Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
 // as the independent probe (--verify-gone) and removes as --cleanup.
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
@@ -83,6 +87,9 @@ zoo::Defects defects() {
 #ifdef ZOO_HANG_LIST
     d.hang_list = true;
 #endif
+#ifdef ZOO_CLAIM_CONFINEMENT
+    d.claim_confinement = true;
+#endif
     return d;
 }
 
@@ -90,6 +97,9 @@ class ZooRuntime final : public zoo::HostProcessRuntime {
 public:
     static constexpr Info info{ZOO_ID, "Conformance zoo: a host-process runtime", "0.0.1"};
     ZooRuntime(const Host& host, Config& config) : HostProcessRuntime(host, config, defects()) {
+#ifdef ZOO_HANG_CREATE
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+#endif
 #ifdef ZOO_LEAKY_FD
         leaked_fd_ = ::open("/dev/null", O_RDONLY); // no O_CLOEXEC, and no destructor closes it
 #endif

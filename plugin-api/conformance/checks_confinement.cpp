@@ -1,0 +1,189 @@
+// Checks that the confinement a plugin reports as honoured is really there, seen from inside the
+// box (docs/design.md §5.11, "Confinement probes"): user, read-only root filesystem, tmpfs, no
+// network, pids limit and memory. A disposition is a claim; each check runs a small command in the
+// box that would see the claim broken. A field reported REFUSED or SUPERSEDED is not probed (the
+// check is skipped and says why); HONOURED and BRIDGED are. The image needs a POSIX sh with id,
+// awk, df, sed, cut, tr, head, sleep and kill (busybox has them all).
+//
+// The probes only read, except where the claim has already been seen to hold (the write to / is
+// attempted only once /proc/mounts shows / read-only), so that a plugin that runs boxes on the
+// host itself (as the zoo does) does not get the host written to.
+#include <sstream>
+
+#include "checks.h"
+
+namespace radial::conformance {
+namespace {
+
+// The lines of `text`, without their newlines.
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
+// The value of the last line "key=value" in `text`, or nullopt.
+std::optional<std::string> value_of(const std::string& text, const std::string& key) {
+    std::optional<std::string> v;
+    for (const auto& line : lines_of(text))
+        if (line.rfind(key + "=", 0) == 0) v = line.substr(key.size() + 1);
+    return v;
+}
+
+} // namespace
+
+CONFORMANCE_CHECK(confine_user, Gate::ready,
+                  "A box given user 4242:4243 runs its workload as uid 4242 and gid 4243 (`id` "
+                  "inside the box), when the plugin reports user honoured or bridged.") {
+    std::string l = label("user");
+    ContainerSpec spec = shell_spec(l, "id -u; id -g");
+    spec.user = "4242:4243";
+    if (skip_unless_honoured(spec, RADIAL_FIELD_USER)) return;
+    auto capture = std::make_shared<OutputCapture>();
+    RunObservation o = run(spec, capture);
+    if (!expect_ran(o, "run of `id -u; id -g` with user 4242:4243")) return;
+    EXPECT_EQ(capture->out, "4242\n4243\n")
+        << "the plugin reports user honoured, but `id -u` and `id -g` in a box with user "
+           "4242:4243 printed '"
+        << printable(capture->out) << "' (stderr '" << printable(capture->err)
+        << "'): run the workload as the spec's uid and gid, or report user REFUSED";
+}
+
+CONFORMANCE_CHECK(confine_read_only_rootfs, Gate::ready,
+                  "A box with readOnlyRootfs yes has / mounted read-only and cannot write to it, "
+                  "when the plugin reports readOnlyRootfs honoured or bridged.") {
+    std::string l = label("rofs");
+    // The top-most mount on / is the one the workload sees.
+    ContainerSpec spec = shell_spec(
+        l,
+        "opts=$(awk '$2==\"/\"{o=$4} END{print o}' /proc/mounts); echo \"opts=$opts\"; "
+        "case \",$opts,\" in *,ro,*) ;; *) echo root=mounted-rw; exit 0;; esac; "
+        "if (: > /.rcf-ro-probe) 2>/dev/null; then rm -f /.rcf-ro-probe; echo root=writable; "
+        "else echo root=read-only; fi");
+    spec.read_only_rootfs = Tristate::yes;
+    if (skip_unless_honoured(spec, RADIAL_FIELD_READ_ONLY_ROOTFS)) return;
+    auto capture = std::make_shared<OutputCapture>();
+    RunObservation o = run(spec, capture);
+    if (!expect_ran(o, "run of a probe of / with readOnlyRootfs yes")) return;
+    auto root = value_of(capture->out, "root");
+    EXPECT_EQ(root.value_or("(nothing)"), "read-only")
+        << "the plugin reports readOnlyRootfs honoured, but in a box with readOnlyRootfs yes / is "
+        << (root == "mounted-rw" ? "mounted read-write (its options in /proc/mounts: '" +
+                                       value_of(capture->out, "opts").value_or("") + "')"
+            : root == "writable" ? "mounted read-only yet a file could be created in it"
+                                 : "not what the probe expected: '" + printable(capture->out) +
+                                       "' (stderr '" + printable(capture->err) + "')")
+        << "; mount the root filesystem read-only, or report readOnlyRootfs REFUSED";
+}
+
+CONFORMANCE_CHECK(confine_tmpfs, Gate::ready,
+                  "A box given an 8 MiB tmpfs at /rcf-tmpfs has a tmpfs mounted there of that "
+                  "size (/proc/mounts and df inside the box), when the plugin reports tmpfs "
+                  "honoured or bridged.") {
+    const std::uint64_t size = 8u << 20;
+    std::string l = label("tmpfs");
+    ContainerSpec spec =
+        shell_spec(l,
+                   "echo \"type=$(awk '$2==\"/rcf-tmpfs\"{t=$3} END{print t}' /proc/mounts)\"; "
+                   "echo \"kib=$(df -Pk /rcf-tmpfs 2>/dev/null | awk 'NR==2{print $2}')\"");
+    spec.tmpfs = {{"/rcf-tmpfs", size}};
+    if (skip_unless_honoured(spec, RADIAL_FIELD_TMPFS)) return;
+    auto capture = std::make_shared<OutputCapture>();
+    RunObservation o = run(spec, capture);
+    if (!expect_ran(o, "run of a probe of a tmpfs at /rcf-tmpfs")) return;
+    std::string type = value_of(capture->out, "type").value_or("");
+    std::string kib_text = value_of(capture->out, "kib").value_or("");
+    EXPECT_EQ(type, "tmpfs")
+        << "the plugin reports tmpfs honoured, but in a box given a tmpfs at /rcf-tmpfs, "
+        << (type.empty() ? std::string("nothing is mounted there")
+                         : "a " + type + " is mounted there")
+        << " (/proc/mounts inside the box); mount a tmpfs at each target, or report tmpfs "
+           "REFUSED";
+    if (type != "tmpfs") return;
+    std::uint64_t kib = 0;
+    bool parsed = !kib_text.empty() &&
+                  kib_text.find_first_not_of("0123456789") == std::string::npos &&
+                  (kib = std::stoull(kib_text), true);
+    // tmpfs rounds its size up to whole pages; 5% either way allows for that and nothing else.
+    const std::uint64_t want = size / 1024;
+    EXPECT_TRUE(parsed && kib * 100 >= want * 95 && kib * 100 <= want * 105)
+        << "the tmpfs at /rcf-tmpfs asked for " << want << " KiB is "
+        << (parsed ? std::to_string(kib) + " KiB" : "of unknown size ('" + kib_text + "')")
+        << " (`df -Pk` inside the box); bound it to the size the spec gives";
+}
+
+CONFORMANCE_CHECK(confine_no_network, Gate::ready,
+                  "A box with network \"none\" has no network interface but lo (/proc/net/dev "
+                  "inside the box), when the plugin reports network honoured or bridged.") {
+    std::string l = label("nonet");
+    ContainerSpec spec = shell_spec(l, "sed 1,2d /proc/net/dev | cut -d: -f1 | tr -d ' '");
+    spec.network = "none";
+    if (skip_unless_honoured(spec, RADIAL_FIELD_NETWORK)) return;
+    auto capture = std::make_shared<OutputCapture>();
+    RunObservation o = run(spec, capture);
+    if (!expect_ran(o, "run of a probe of /proc/net/dev with network none")) return;
+    std::string others;
+    bool has_lo = false;
+    for (const auto& name : lines_of(capture->out)) {
+        if (name == "lo")
+            has_lo = true;
+        else if (!name.empty())
+            others += (others.empty() ? "" : ", ") + name;
+    }
+    EXPECT_TRUE(has_lo && others.empty())
+        << "the plugin reports network 'none' honoured, but the box "
+        << (others.empty() ? "lists no interfaces at all ('" + printable(capture->out) +
+                                 "', stderr '" + printable(capture->err) + "')"
+                           : "has the interface(s) " + others + " besides lo")
+        << "; give the box an empty network namespace, or report network REFUSED";
+}
+
+CONFORMANCE_CHECK(confine_pids_limit, Gate::ready,
+                  "A box with pidsLimit 32 cannot have more than 32 processes: starting 48 "
+                  "background sleeps fails before the 33rd, when the plugin reports pidsLimit "
+                  "honoured or bridged.") {
+    const int limit = 32, attempts = 48;
+    std::string l = label("pids");
+    // A shell that cannot fork exits ("can't fork"), so the last number printed is the count.
+    ContainerSpec spec = shell_spec(
+        l, "n=0; pids=; while [ $n -lt " + std::to_string(attempts) +
+               " ]; do sleep 30 </dev/null >/dev/null 2>&1 & pids=\"$pids $!\"; n=$((n+1)); "
+               "echo \"started=$n\"; done; echo all=yes; kill $pids");
+    spec.pids_limit = limit;
+    if (skip_unless_honoured(spec, RADIAL_FIELD_PIDS_LIMIT)) return;
+    auto capture = std::make_shared<OutputCapture>();
+    RunObservation o = run(spec, capture);
+    if (!expect_ran(o, "run starting background sleeps with pidsLimit 32")) return;
+    int started = std::stoi(value_of(capture->out, "started").value_or("0"));
+    EXPECT_TRUE(started > 0 && started <= limit)
+        << "the plugin reports pidsLimit honoured, but a box with pidsLimit " << limit
+        << " started " << started << " background processes"
+        << (value_of(capture->out, "all") ? " (all it tried)" : "") << " besides its shell"
+        << (started == 0 ? " (stderr '" + printable(capture->err) + "')" : "")
+        << "; bound the number of processes in the box, or report pidsLimit REFUSED";
+}
+
+CONFORMANCE_CHECK(confine_memory_oom, Gate::ready,
+                  "A box with memory 32 MiB whose workload takes 128 MiB is ended by the memory "
+                  "bound and the run reports OOM_KILLED, when the plugin reports memory honoured "
+                  "or bridged.") {
+    std::string l = label("memory");
+    // The shell itself holds the 128 MiB of the command substitution's output.
+    ContainerSpec spec =
+        shell_spec(l, "x=$(head -c 134217728 /dev/zero | tr '\\0' x); echo \"survived=${#x}\"");
+    spec.memory_bytes = 32u << 20;
+    if (skip_unless_honoured(spec, RADIAL_FIELD_MEMORY)) return;
+    auto capture = std::make_shared<OutputCapture>();
+    RunObservation o = run(spec, capture);
+    if (!expect_ran(o, "run taking 128 MiB with memory 32 MiB")) return;
+    auto survived = value_of(capture->out, "survived");
+    EXPECT_TRUE(o.outcome.flags & RADIAL_RUN_OOM_KILLED)
+        << "the plugin reports memory honoured, but a box with memory 32 MiB whose workload "
+           "takes 128 MiB "
+        << outcome_text(o) << (survived ? " after it held " + *survived + " bytes" : std::string())
+        << ", without OOM_KILLED; bound the box's memory and report RADIAL_RUN_OOM_KILLED "
+           "when the bound ends it, or report memory REFUSED";
+}
+
+} // namespace radial::conformance
