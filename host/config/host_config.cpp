@@ -321,17 +321,26 @@ HostConfig load(const std::optional<std::string>& file,
         }
     }
     if (runtime_override) cfg.container_runtime = *runtime_override;
-    if (!valid_id(cfg.container_runtime))
-        r.fail("run.containerRuntime",
-               fmt::format("'{}' is not a runtime id ([a-z0-9-]{{1,32}})", cfg.container_runtime));
+    // What selected the runtime, for messages: a user who gave --runtime must not be told to look
+    // for run.containerRuntime in a file that may not even set it (docs/design.md §7.2).
+    const std::string selected_by =
+        runtime_override ? std::string("--runtime") : std::string("run.containerRuntime");
+    if (!valid_id(cfg.container_runtime)) {
+        std::string problem =
+            fmt::format("'{}' is not a runtime id ([a-z0-9-]{{1,32}})", cfg.container_runtime);
+        // A flag has no place in the file to point at.
+        if (runtime_override) throw ConfigError("--runtime: " + problem);
+        r.fail("run.containerRuntime", problem);
+    }
 
     for (const auto& [name, table] : sections) {
         std::string key = "run." + name;
         if (name != cfg.container_runtime)
-            r.fail(key, fmt::format("configures runtime '{}' but run.containerRuntime is '{}'; "
-                                    "remove [{}] or select that runtime (a settings block that "
-                                    "does nothing is refused)",
-                                    name, cfg.container_runtime, key));
+            r.fail(key, fmt::format("configures runtime '{}' but {} {} '{}'; remove [{}] or "
+                                    "select that runtime (a settings block that does nothing is "
+                                    "refused)",
+                                    name, selected_by, runtime_override ? "selects" : "is",
+                                    cfg.container_runtime, key));
         cfg.runtime_section.section = key;
         r.flatten(key, "", *table, cfg.runtime_section);
     }

@@ -56,6 +56,17 @@ TEST(RadialdCli, TurnExitCodeIsTheWorkloads) {
     EXPECT_EQ(s.turn("fake", {"exit", "3"}).exit_code, 3);
 }
 
+// `turn --runtime fake` with a [run.docker] table: the refusal names the flag that chose the
+// runtime, not run.containerRuntime, which this file does not set (docs/design.md §7.2).
+TEST(RadialdCli, ATableOfAnotherRuntimeUnderTheRuntimeFlagNamesTheFlag) {
+    PluginSetup s{{{"fake_good", "fake"}}, "\n[run.docker]\npull = \"never\"\n"};
+    auto r = s.turn("fake");
+    expect_refusal(r,
+                   "radiald.toml:4:1: run.docker: configures runtime 'docker' but --runtime "
+                   "selects 'fake'; remove [run.docker] or select that runtime");
+    EXPECT_THAT(r.err, Not(HasSubstr("containerRuntime")));
+}
+
 TEST(RadialdCli, NoPluginWithThatIdListsTheIdsFound) {
     PluginSetup s{{"fake_good", "fake"}, {"fake_throwing", "throwing"}};
     expect_refusal(s.turn("sandbox"), "no runtime plugin with id 'sandbox' in '" + s.plugins +

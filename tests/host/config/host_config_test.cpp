@@ -83,8 +83,21 @@ TEST(HostConfig, TheRuntimeFlagDecidesWhichSectionIsRefused) {
     auto f = d.write("r.toml", "[run.docker]\nbinary = \"docker\"\n");
     EXPECT_NE(error_of(f, "sandbox")
                   .find("run.docker: configures runtime 'docker' but "
-                        "run.containerRuntime is 'sandbox'"),
+                        "--runtime selects 'sandbox'"),
               std::string::npos);
+}
+
+// The flag chose the runtime, so the message names the flag, even when the file also sets
+// run.containerRuntime (docs/design.md §7.2).
+TEST(HostConfig, ARefusedSectionUnderTheRuntimeFlagNamesTheFlag) {
+    test::TempDir d;
+    auto f = d.write("r.toml",
+                     "[run]\ncontainerRuntime = \"docker\"\n\n[run.docker]\nbinary = \"docker\"\n");
+    EXPECT_EQ(error_of(f, "sandbox"),
+              f + ":4:1: run.docker: configures runtime 'docker' but --runtime selects "
+                  "'sandbox'; remove [run.docker] or select that runtime (a settings block that "
+                  "does nothing is refused)");
+    EXPECT_EQ(error_of(f, "Bad_Id"), "--runtime: 'Bad_Id' is not a runtime id ([a-z0-9-]{1,32})");
 }
 
 TEST(HostConfig, RefusesAnUnknownRunKeyWithItsPosition) {
