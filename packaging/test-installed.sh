@@ -16,8 +16,11 @@
 #    no-new-privileges and umask (see "Not reproduced" below), on a private state directory; a
 #    turn submitted to it posts a record through its turn socket and succeeds; SIGTERM stops it
 #    with exit 0.
-# 5. examples/bubblewrap configured and built against the installed radial-plugin-dev only, and
-#    its conformance run with the installed radial-conformance.
+# 5. The bubblewrap example radial-plugin-dev ships (/usr/share/radial-plugin-api/examples/bubblewrap)
+#    configured and built against the installed radial-plugin-dev only, and its conformance run
+#    with the installed radial-conformance; the package holds no radial/host/ header and the
+#    harness no path of the build machine. Then the example plugin of docs/plugin-authors.md,
+#    extracted from the page as written, built and run through the installed harness the same way.
 # 6. `apt-get purge`, and nothing of the packages is left.
 #
 # Installing packages changes the machine: the packages are purged whatever happens (trap), and
@@ -252,11 +255,24 @@ daemon_pid=
 }
 
 # --- 5. a third-party runtime against the installed radial-plugin-dev ------------------------------
-step "examples/bubblewrap against the installed radial-plugin-dev"
+step "the bubblewrap example radial-plugin-dev ships, against the installed radial-plugin-dev"
+example=/usr/share/radial-plugin-api/examples/bubblewrap
+[[ -f "$example/CMakeLists.txt" && -x "$example/make-rootfs.sh" ]] ||
+    die "radial-plugin-dev does not ship the bubblewrap example under $example"
+# The plugin side of the ABI only: radiald's own client (radial::host) is not public API.
+if dpkg -L radial-plugin-dev | grep -q '^/usr/include/radial/host'; then
+    die "radial-plugin-dev installs /usr/include/radial/host/, radiald's private ABI client"
+fi
+# The harness's messages carry no path of the machine it was built on.
+for path in "$build_dir" "$source_dir"; do
+    if grep -qaF "$path" /usr/bin/radial-conformance; then
+        die "/usr/bin/radial-conformance contains the build machine's path '$path'"
+    fi
+done
 generator=
 command -v ninja >/dev/null 2>&1 && generator="-G Ninja"
 # shellcheck disable=SC2086
-cmake -S "$source_dir/examples/bubblewrap" -B "$work/bwrap" $generator -DCMAKE_BUILD_TYPE=Release \
+cmake -S "$example" -B "$work/bwrap" $generator -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF >"$work/bwrap-configure.log" 2>&1 || {
     cat "$work/bwrap-configure.log" >&2
     die "configuring examples/bubblewrap against the installed package failed"
@@ -268,6 +284,23 @@ cmake --build "$work/bwrap" -j 2 >"$work/bwrap-build.log" 2>&1 || {
     die "building examples/bubblewrap failed"
 }
 ctest --test-dir "$work/bwrap" --output-on-failure
+
+step "the example of docs/plugin-authors.md, as the page writes it, against the installed radial-plugin-dev"
+"$source_dir/tests/conformance/extract_guide_example.sh" "$source_dir/docs/plugin-authors.md" \
+    "$work/myrt" >/dev/null || die "the guide's example could not be extracted from docs/plugin-authors.md"
+# shellcheck disable=SC2086
+cmake -S "$work/myrt" -B "$work/myrt-build" $generator -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DMYRT_TEST_IMAGE="$image" >"$work/myrt-configure.log" 2>&1 || {
+    cat "$work/myrt-configure.log" >&2
+    die "configuring the guide's example against the installed package failed"
+}
+grep -q 'RadialPluginApi_DIR:PATH=/usr/lib/cmake/RadialPluginApi' "$work/myrt-build/CMakeCache.txt" ||
+    die "the guide's example did not find the installed package"
+cmake --build "$work/myrt-build" -j 2 >"$work/myrt-build.log" 2>&1 || {
+    cat "$work/myrt-build.log" >&2
+    die "building the guide's example failed"
+}
+ctest --test-dir "$work/myrt-build" --output-on-failure
 
 # --- 6. purge -------------------------------------------------------------------------------------------
 step "apt-get purge ${packages[*]}"
