@@ -132,7 +132,7 @@ std::vector<radial::plugin::Disposition> describe_for_swarm(const ContainerSpec&
                      "bind mounts come from the filesystem of the node the task lands on"});
                 break;
             case RADIAL_FIELD_HOST_PORTS:
-                if (!spec.network.empty())
+                if (!spec.network.empty() && spec.network != "none")
                     out.push_back({field, RADIAL_DISP_HONOURED,
                                    "reachability follows the network '" + spec.network + "'"});
                 else if (settings.host_network)
@@ -150,8 +150,12 @@ std::vector<radial::plugin::Disposition> describe_for_swarm(const ContainerSpec&
                          "run.turnSocketHost (docs/cluster.md)"});
                 break;
             case RADIAL_FIELD_NETWORK:
-                out.push_back({field, RADIAL_DISP_HONOURED,
-                               "the network must be swarm-scoped (overlay) or 'host'"});
+                if (spec.network == "none")
+                    out.push_back({field, RADIAL_DISP_HONOURED,
+                                   "the task gets no network attachment: loopback only"});
+                else
+                    out.push_back({field, RADIAL_DISP_HONOURED,
+                                   "the network must be swarm-scoped (overlay) or 'host'"});
                 break;
             default: out.push_back({field, RADIAL_DISP_HONOURED, {}});
         }
@@ -275,7 +279,8 @@ nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& sett
                  {"Resources", resources},
                  {"RestartPolicy", {{"Condition", "none"}, {"MaxAttempts", 0}}}};
     if (!settings.constraints.empty()) task["Placement"] = {{"Constraints", settings.constraints}};
-    if (!spec.network.empty())
+    // "none" asks for what no attachment gives: loopback only (swarm has no network "none").
+    if (!spec.network.empty() && spec.network != "none")
         task["Networks"] = json::array({{{"Target", spec.network}}});
     else if (!spec.host_ports.empty() && settings.host_network)
         task["Networks"] = json::array({{{"Target", "host"}}});

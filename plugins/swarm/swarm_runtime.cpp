@@ -80,6 +80,7 @@ private:
     void follow_logs() noexcept;
     void stop_logs();
     void cleanup() noexcept;
+    bool oom_killed(const std::string& container_id);
 
     SwarmRuntime& rt_;
     const ContainerSpec& spec_;
@@ -233,6 +234,7 @@ radial::plugin::RunResult SwarmRun::execute() {
 
     std::string task_state, task_err, said_pending;
     std::optional<int> exit_code;
+    std::string container_id; // of the ended task, for its OOM verdict
     plugin_support::Ending ending = plugin_support::Ending::none;
     try {
         auto [image_ref, entrypoint] = resolve_image();
@@ -282,6 +284,10 @@ radial::plugin::RunResult SwarmRun::execute() {
                         st["ContainerStatus"].contains("ExitCode") &&
                         (task_state == "complete" || task_err.starts_with("task: non-zero exit")))
                         exit_code = st["ContainerStatus"]["ExitCode"].get<int>();
+                    if (st.contains("ContainerStatus") &&
+                        st["ContainerStatus"].contains("ContainerID") &&
+                        st["ContainerStatus"]["ContainerID"].is_string())
+                        container_id = st["ContainerStatus"]["ContainerID"].get<std::string>();
                     break;
                 }
             }
@@ -345,9 +351,28 @@ radial::plugin::RunResult SwarmRun::execute() {
             result.flags = RADIAL_RUN_EXITED;
             result.exit_code = *exit_code;
             if (output_aborted_) result.flags |= RADIAL_RUN_OUTPUT_ABORTED;
+            if (*exit_code != 0 && oom_killed(container_id)) result.flags |= RADIAL_RUN_OOM_KILLED;
             break;
     }
     return result;
+}
+
+// Whether the memory bound ended the task: its container's State.OOMKilled. A task's status does
+// not say (a task killed by the bound only "exits 137"), and the container can be asked only on
+// the node whose engine this is; a task on another node is reported as not OOM-killed
+// (docs/design.md §13.7).
+bool SwarmRun::oom_killed(const std::string& container_id) {
+    if (container_id.empty()) return false;
+    try {
+        auto r = rt_.engine_.request("GET", "/containers/" + container_id + "/json", "",
+                                     "inspecting the container of " + box());
+        if (r.status != 200) return false;
+        json j = json::parse(r.body, nullptr, false);
+        return !j.is_discarded() && j.contains("State") && j["State"].is_object() &&
+               j["State"].value("OOMKilled", false);
+    } catch (const std::exception&) {
+        return false;
+    }
 }
 
 SwarmRuntime::SwarmRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)

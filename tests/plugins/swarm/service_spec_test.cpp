@@ -148,6 +148,22 @@ TEST(ServiceSpec, HostNetworkOnlyWhenTheOperatorAllowsIt) {
               json::parse(R"([{"Target":"host"}])"));
 }
 
+// Swarm has no network "none": the task gets no attachment, which is loopback only, and a host
+// port is then as unreachable as without a network (confine-no-network probes it, §13.7).
+TEST(ServiceSpec, NetworkNoneIsNoAttachment) {
+    ContainerSpec s = base_spec();
+    s.network = "none";
+    EXPECT_FALSE(
+        service_spec(s, SwarmSettings{}, "img", {}, {})["TaskTemplate"].contains("Networks"));
+    auto m = by_field(describe_for_swarm(s, SwarmSettings{}));
+    EXPECT_EQ(m.at(RADIAL_FIELD_NETWORK).disposition, RADIAL_DISP_HONOURED);
+    EXPECT_NE(m.at(RADIAL_FIELD_NETWORK).note.find("loopback only"), std::string::npos);
+    s.host_ports = {40123};
+    EXPECT_EQ(
+        by_field(describe_for_swarm(s, SwarmSettings{})).at(RADIAL_FIELD_HOST_PORTS).disposition,
+        RADIAL_DISP_REFUSED);
+}
+
 TEST(Dispositions, OneForEveryCarriedFieldAndNoneForTheRest) {
     auto m = by_field(describe_for_swarm(base_spec(), SwarmSettings{}));
     EXPECT_EQ(m.size(), carried_fields(base_spec()).size());
