@@ -101,6 +101,14 @@ std::vector<radial::plugin::Disposition> SandboxRuntime::describe(const Containe
                                "a sandbox has no docker network to join; unset run.network under "
                                "the sandbox runtime"});
                 break;
+            case RADIAL_FIELD_MEMORY:
+                // The bound holds, but sbx cannot say that it ended a workload (docs/design.md
+                // §13.2): honoured would promise OOM_KILLED.
+                out.push_back({field, RADIAL_DISP_BRIDGED,
+                               "--memory, the VM's memory size: the guest kernel ends a workload "
+                               "that exceeds it, which sbx reports as its exit (137), not as "
+                               "OOM_KILLED"});
+                break;
             case RADIAL_FIELD_CPUS:
                 out.push_back({field, RADIAL_DISP_HONOURED,
                                spec.cpus_milli % 1000 == 0
