@@ -77,6 +77,7 @@ int run_records_command(const JournalOptions& o) {
         if (o.json) {
             nlohmann::ordered_json j;
             j["turnId"] = t->entry.turn_id;
+            j["kind"] = t->entry.kind;
             j["state"] = std::string(journal::to_string(
                 t->states.empty() ? journal::TurnState::queued : t->states.back().state));
             auto records = nlohmann::ordered_json::array();

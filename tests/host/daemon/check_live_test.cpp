@@ -104,7 +104,9 @@ TEST(CheckLive, ACheckNamingASecretIsRefusedOnTheCliAndAtSubmit) {
     EXPECT_EQ(sub.exit_code, 1);
     EXPECT_THAT(sub.err, HasSubstr("secrets: a check carries no secrets (kind = \"check\" at "
                                    "line 1), but this one names 'GH_TOKEN'"));
-    EXPECT_TRUE(listed(s).empty()) << "nothing was queued";
+    std::error_code ec;
+    EXPECT_TRUE(std::filesystem::is_empty(s.state_dir() + "/spool/queue", ec) || ec)
+        << "nothing was queued";
     EXPECT_THAT(test::boxes_with_prefix(prefix), IsEmpty());
 }
 
