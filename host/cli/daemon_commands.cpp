@@ -38,7 +38,9 @@ std::optional<config::HostConfig> load_config(const DaemonOptions& o) {
 
 CLI::App* add_submit_command(CLI::App& app, DaemonOptions& o) {
     auto* cmd = app.add_subcommand(
-        "submit", "Queue a turn request (TOML) for the daemon; prints its turn id");
+        "submit",
+        "Queue a turn or check request (TOML, kind = \"check\" for a check) for the daemon; "
+        "prints its id");
     cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
     cmd->add_option("request", o.request_file, "The turn request file (TOML)")->required();
     return cmd;

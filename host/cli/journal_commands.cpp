@@ -54,7 +54,8 @@ CLI::App* add_records_command(CLI::App& app, JournalOptions& o) {
 }
 
 CLI::App* add_turns_command(CLI::App& app, JournalOptions& o) {
-    auto* cmd = app.add_subcommand("turns", "List recent turns with their status");
+    auto* cmd =
+        app.add_subcommand("turns", "List recent turns and checks with their kind and status");
     cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
     cmd->add_option("-n,--limit", o.limit, "How many turns")->capture_default_str();
     cmd->add_flag("--json", o.json, "JSON lines instead of a table");
@@ -76,6 +77,7 @@ int run_records_command(const JournalOptions& o) {
         if (o.json) {
             nlohmann::ordered_json j;
             j["turnId"] = t->entry.turn_id;
+            j["kind"] = t->entry.kind;
             j["state"] = std::string(journal::to_string(
                 t->states.empty() ? journal::TurnState::queued : t->states.back().state));
             auto records = nlohmann::ordered_json::array();
@@ -117,11 +119,12 @@ int run_turns_command(const JournalOptions& o) {
     try {
         auto turns = journal->recent_turns(o.limit);
         if (!o.json)
-            fmt::print("{:<32} {:<9} {:<10} {:>7}  {}\n", "TURN", "STATE", "STATUS", "RECORDS",
-                       "CREATED");
+            fmt::print("{:<32} {:<5} {:<9} {:<10} {:>7}  {}\n", "TURN", "KIND", "STATE", "STATUS",
+                       "RECORDS", "CREATED");
         for (const auto& t : turns) {
             if (o.json) {
                 nlohmann::ordered_json j{{"turnId", t.turn_id},
+                                         {"kind", t.kind},
                                          {"label", t.label},
                                          {"runtime", t.runtime},
                                          {"image", t.image},
@@ -131,7 +134,7 @@ int run_turns_command(const JournalOptions& o) {
                                          {"createdAt", timestamp(t.created_at_ms)}};
                 fmt::print("{}\n", j.dump());
             } else {
-                fmt::print("{:<32} {:<9} {:<10} {:>7}  {}\n", t.turn_id,
+                fmt::print("{:<32} {:<5} {:<9} {:<10} {:>7}  {}\n", t.turn_id, t.kind,
                            journal::to_string(t.state), t.status.empty() ? "-" : t.status,
                            t.record_count, timestamp(t.created_at_ms));
             }

@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
 
     cli::TurnOptions turn_opts;
     auto* turn_cmd = cli::add_turn_command(app, turn_opts);
+    cli::TurnOptions check_opts;
+    auto* check_cmd = cli::add_check_command(app, check_opts);
 
     std::optional<std::string> plugins_config;
     auto* plugins_cmd =
@@ -114,8 +116,9 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         int status = app.exit(e);
-        // `radiald turn` reports every failure before the box as 125, as `docker run` does.
-        if (status != 0 && turn_cmd->parsed()) return 125;
+        // `radiald turn` (and check) reports every failure before the box as 125, as `docker run`
+        // does.
+        if (status != 0 && (turn_cmd->parsed() || check_cmd->parsed())) return 125;
         return status == 0 ? 0 : 2;
     }
     if (verbose) log::set_min_level(log::Level::debug);
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (turn_cmd->parsed()) return cli::run_turn_command(turn_opts);
+    if (check_cmd->parsed()) return cli::run_turn_command(check_opts);
     if (plugins_cmd->parsed()) return list_plugins(plugins_config);
     if (records_cmd->parsed()) return cli::run_records_command(records_opts);
     if (turns_cmd->parsed()) return cli::run_turns_command(turns_opts);

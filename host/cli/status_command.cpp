@@ -26,6 +26,7 @@ std::string timestamp(std::int64_t ms) {
 
 nlohmann::ordered_json turn_json(const journal::TurnSummary& t) {
     return {{"turnId", t.turn_id},
+            {"kind", t.kind},
             {"state", std::string(journal::to_string(t.state))},
             {"status", t.status},
             {"records", t.record_count},
@@ -36,11 +37,12 @@ nlohmann::ordered_json turn_json(const journal::TurnSummary& t) {
 void print_turns(const std::string& title, const std::vector<journal::TurnSummary>& turns) {
     fmt::print("{} ({})\n", title, turns.size());
     if (turns.empty()) return;
-    fmt::print("  {:<32} {:<9} {:<10} {:>7}  {}\n", "TURN", "STATE", "STATUS", "RECORDS",
-               "UPDATED");
+    fmt::print("  {:<32} {:<5} {:<9} {:<10} {:>7}  {}\n", "TURN", "KIND", "STATE", "STATUS",
+               "RECORDS", "UPDATED");
     for (const auto& t : turns)
-        fmt::print("  {:<32} {:<9} {:<10} {:>7}  {}\n", t.turn_id, journal::to_string(t.state),
-                   t.status.empty() ? "-" : t.status, t.record_count, timestamp(t.updated_at_ms));
+        fmt::print("  {:<32} {:<5} {:<9} {:<10} {:>7}  {}\n", t.turn_id, t.kind,
+                   journal::to_string(t.state), t.status.empty() ? "-" : t.status, t.record_count,
+                   timestamp(t.updated_at_ms));
 }
 
 } // namespace

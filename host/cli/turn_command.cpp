@@ -30,15 +30,6 @@
 namespace radial::cli {
 namespace {
 
-bool valid_env_name(std::string_view n) {
-    if (n.empty() || (n[0] >= '0' && n[0] <= '9')) return false;
-    for (char c : n)
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_'))
-            return false;
-    return true;
-}
-
 void write_all(int fd, std::string_view s) {
     while (!s.empty()) {
         ssize_t n = ::write(fd, s.data(), s.size());
@@ -93,8 +84,9 @@ void write_early_record(const TurnOptions& o, const std::string& turn_id,
     if (!o.record_file) return;
     turn::TerminalRecord rec;
     rec.turn_id = turn_id;
+    rec.kind = std::string(turn::to_string(o.request.kind));
     rec.runtime = runtime;
-    rec.image = o.image;
+    rec.image = o.request.image;
     rec.status = turn::TurnStatus::error;
     rec.error = message;
     rec.started_at = rec.ended_at = std::chrono::system_clock::now();
@@ -111,24 +103,54 @@ CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
     auto* cmd = app.add_subcommand("turn", "Run one turn in a box and report how it ended");
     cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
     cmd->add_option("--runtime", o.runtime, "Runtime id, overriding run.containerRuntime");
-    cmd->add_option("--image", o.image, "Image (or template) to run")->required();
-    cmd->add_option("--workspace", o.workspace,
+    cmd->add_option("--image", o.request.image, "Image (or template) to run")->required();
+    cmd->add_option("--workspace", o.request.workspace,
                     "Host directory mounted read-write at /work (the workdir)");
     cmd->add_option("--env", o.env,
                     "NAME=VALUE for the box (not secret; visible in radiald's argv)")
         ->allow_extra_args(false);
-    cmd->add_option("--secret", o.secrets,
+    cmd->add_option("--secret", o.request.secrets,
                     "NAME of a variable in radiald's environment passed to the box as a secret")
         ->allow_extra_args(false);
     cmd->add_option("--timeout", o.timeout, "Turn timeout, e.g. 90s, 5m, 1500ms (default: none)");
     cmd->add_option("--record-file", o.record_file, "Write the terminal record (JSON) here");
-    cmd->add_option("--turn-id", o.turn_id, "Turn id (a-z, 0-9, '-'); default: generated");
-    cmd->add_option("--record-type", o.record_type,
+    cmd->add_option("--turn-id", o.request.turn_id, "Turn id (a-z, 0-9, '-'); default: generated");
+    cmd->add_option("--record-type", o.request.record_type,
                     "The only record type the box may post to its turn socket")
         ->capture_default_str();
-    cmd->add_option("argv", o.argv, "The command to run in the box, after '--'")->required();
+    cmd->add_option("argv", o.request.argv, "The command to run in the box, after '--'")
+        ->required();
     cmd->footer(
         "Exit status: the turn's own exit code; 124 when it timed out; 125 when the host "
+        "or runtime failed; 130 when interrupted.");
+    return cmd;
+}
+
+CLI::App* add_check_command(CLI::App& app, TurnOptions& o) {
+    o.request.kind = turn::RequestKind::check;
+    auto* cmd = app.add_subcommand(
+        "check",
+        "Run one check (a project's own command: tests, lint, a build) in a box, without secrets "
+        "or a turn socket, and report how it ended");
+    cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
+    cmd->add_option("--runtime", o.runtime, "Runtime id, overriding run.containerRuntime");
+    cmd->add_option("--image", o.request.image, "Image (or template) to run")->required();
+    cmd->add_option("--workspace", o.request.workspace,
+                    "Host directory mounted read-write at /work (the workdir)");
+    cmd->add_option("--env", o.env,
+                    "NAME=VALUE for the box (not secret; visible in radiald's argv)")
+        ->allow_extra_args(false);
+    cmd->add_option("--secret", o.request.secrets,
+                    "Refused: a check carries no secrets (run a turn for a command that needs one)")
+        ->allow_extra_args(false);
+    cmd->add_option("--timeout", o.timeout, "Check timeout, e.g. 90s, 5m, 1500ms (default: none)");
+    cmd->add_option("--record-file", o.record_file, "Write the terminal record (JSON) here");
+    cmd->add_option("--check-id", o.request.turn_id,
+                    "Check id (a-z, 0-9, '-'); default: generated");
+    cmd->add_option("argv", o.request.argv, "The command to run in the box, after '--'")
+        ->required();
+    cmd->footer(
+        "Exit status: the check's own exit code; 124 when it timed out; 125 when the host "
         "or runtime failed; 130 when interrupted.");
     return cmd;
 }
@@ -141,12 +163,9 @@ int run_turn_command(const TurnOptions& o) {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
         config::settle_instance_id(cfg);
         config::check_box_id_range(cfg);
-        req.turn_id = o.turn_id.value_or(turn::new_turn_id());
+        req = o.request;
+        if (req.turn_id.empty()) req.turn_id = turn::new_turn_id();
         turn::validate_turn_id(req.turn_id);
-        req.image = o.image;
-        req.argv = o.argv;
-        req.workspace = o.workspace.value_or("");
-        req.record_type = o.record_type;
         if (o.timeout) {
             auto ms = units::parse_duration_ms(*o.timeout);
             if (!ms || *ms == 0)
@@ -157,14 +176,19 @@ int run_turn_command(const TurnOptions& o) {
         for (const auto& e : o.env) {
             auto eq = e.find('=');
             std::string name = e.substr(0, eq);
-            if (eq == std::string::npos || !valid_env_name(name))
+            if (eq == std::string::npos || !is_env_name(name))
                 throw turn::RequestError(fmt::format(
                     "--env '{}' must be NAME=VALUE with NAME matching [A-Za-z_][A-Za-z0-9_]*",
                     name));
             req.env.push_back({name, e.substr(eq + 1), false});
         }
-        for (const auto& name : o.secrets) {
-            if (!valid_env_name(name))
+        if (req.kind == turn::RequestKind::check && !req.secrets.empty())
+            throw turn::RequestError(
+                fmt::format("--secret {}: a check carries no secrets; drop --secret, or run the "
+                            "command as a turn (radiald turn) if it needs one",
+                            req.secrets.front()));
+        for (const auto& name : req.secrets) {
+            if (!is_env_name(name))
                 throw turn::RequestError(fmt::format(
                     "--secret '{}' must be a variable NAME matching [A-Za-z_][A-Za-z0-9_]*", name));
             const char* value = std::getenv(name.c_str());

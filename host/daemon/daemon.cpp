@@ -64,7 +64,11 @@ void Daemon::wake() noexcept {
 std::set<std::string> Daemon::live_labels() {
     std::lock_guard lock(mutex_);
     std::set<std::string> out;
-    for (const auto& [id, w] : workers_) out.insert(turn::turn_label(cfg_, id));
+    // Either kind's label: a worker is registered before its request is read, and an id is unique
+    // across both kinds in the journal, so the other label can never be another box's.
+    for (const auto& [id, w] : workers_)
+        for (auto kind : {turn::RequestKind::turn, turn::RequestKind::check})
+            out.insert(turn::box_label(cfg_, kind, id));
     return out;
 }
 
@@ -72,8 +76,7 @@ std::set<std::string> Daemon::live_labels() {
 // the box reports how the workload ended and leaves the box behind. So every turn's box is looked
 // for once it has ended; one still listed, or a listing that fails, gets the orphan sweep, which
 // retries until the engine answers again.
-bool Daemon::box_may_remain(const std::string& id) const noexcept {
-    const std::string label = turn::turn_label(cfg_, id);
+bool Daemon::box_may_remain(const std::string& id, const std::string& label) const noexcept {
     try {
         for (const auto& l : client_.list_by_label(label))
             if (l == label) {
@@ -120,7 +123,8 @@ void Daemon::run_turn(const std::string& id) {
                     std::lock_guard lock(mutex_);
                     workers_.at(id).session = nullptr;
                 }
-                failed = rec.status == turn::TurnStatus::error || box_may_remain(id);
+                failed = rec.status == turn::TurnStatus::error ||
+                         box_may_remain(id, turn::box_label(cfg_, req->kind, id));
                 if (!rec.journal_error.empty()) {
                     // Its request stays in the spool until the journal has the record: the spool
                     // scan leaves a started turn alone, and reconciliation finishes it after a

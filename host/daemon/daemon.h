@@ -95,7 +95,7 @@ private:
     void kill_running() noexcept;
     void wake() noexcept;
     std::set<std::string> live_labels();
-    bool box_may_remain(const std::string& turn_id) const noexcept;
+    bool box_may_remain(const std::string& turn_id, const std::string& label) const noexcept;
 
     const config::HostConfig& cfg_;
     const host::RuntimeClient& client_;

@@ -11,6 +11,7 @@
 #include "log/logger.h"
 #include "turn/terminal_record.h"
 #include "turn/terminal_reserve.h"
+#include "turn/turn_request.h"
 
 namespace radial::daemon {
 
@@ -35,6 +36,7 @@ enum class BoxFate {
 turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fate) {
     turn::TerminalRecord rec;
     rec.turn_id = t.entry.turn_id;
+    rec.kind = t.entry.kind;
     rec.runtime = t.entry.runtime;
     rec.image = t.entry.image;
     rec.label = t.entry.label;
@@ -119,10 +121,6 @@ std::size_t sweep_turn_residue(const config::HostConfig& cfg, journal::Journal& 
     return removed;
 }
 
-std::string instance_label_prefix(const config::HostConfig& cfg) {
-    return fmt::format("radial-turn-{}-", cfg.instance_id);
-}
-
 bool ReconcileReport::nothing_done() const noexcept {
     return killed_boxes.empty() && reclaimed_turns.empty() && journaled_pending.empty() &&
            still_pending.empty() && residue_removed == 0 && queue.admitted.empty() &&
@@ -133,10 +131,12 @@ bool ReconcileReport::nothing_done() const noexcept {
 std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
                                            const host::RuntimeClient& client,
                                            const LiveLabels& live) {
-    const std::string prefix = instance_label_prefix(cfg);
+    // Turns' and checks' boxes alike (docs/design.md §4, §8.2): one listing per prefix, and a
+    // label counts as ours only when it starts with the prefix it was listed for.
+    const std::vector<std::string> prefixes = turn::instance_label_prefixes(cfg);
     std::set<std::string> keep;
-    auto ours = [&](const std::vector<std::string>& labels) {
-        std::vector<std::string> out;
+    auto ours = [&](const std::string& prefix, const std::vector<std::string>& labels,
+                    std::vector<std::string>& out) {
         for (const auto& l : labels) {
             if (!l.starts_with(prefix)) {
                 log::warn("reconcile",
@@ -147,18 +147,22 @@ std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
             }
             if (!keep.count(l)) out.push_back(l);
         }
-        return out;
     };
     std::vector<std::string> found;
+    std::string listing; // the prefix being listed, for the error
     try {
-        auto listed = client.list_by_label(prefix);
+        std::vector<std::pair<std::string, std::vector<std::string>>> listed;
+        for (const auto& prefix : prefixes) {
+            listing = prefix;
+            listed.emplace_back(prefix, client.list_by_label(prefix));
+        }
         if (live) keep = live();
-        found = ours(listed);
+        for (const auto& [prefix, labels] : listed) ours(prefix, labels, found);
     } catch (const host::RuntimeError& e) {
         throw ReconcileError(
             fmt::format("listing the boxes of instance '{}' (prefix '{}') through "
                         "runtime '{}': {}",
-                        cfg.instance_id, prefix, client.info().id, e.what()));
+                        cfg.instance_id, listing, client.info().id, e.what()));
     }
     std::vector<std::string> killed, failed;
     for (const auto& label : found) {
@@ -179,7 +183,7 @@ std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
     for (;;) {
         std::vector<std::string> left;
         try {
-            left = ours(client.list_by_label(prefix));
+            for (const auto& prefix : prefixes) ours(prefix, client.list_by_label(prefix), left);
         } catch (const host::RuntimeError& e) {
             throw ReconcileError(
                 fmt::format("checking that the orphaned boxes of instance '{}' are "

@@ -4,8 +4,9 @@
 // A daemon killed mid-turn leaves boxes that may still hold a turn's secrets, and journal entries
 // that say "claimed" or "started" forever. Before it takes a new turn, the daemon (or `radiald
 // reconcile`) therefore:
-//   1. lists the boxes labelled "radial-turn-<instanceId>-…" and kills every one — ownership is an
-//      exact prefix match, never a substring or regex (case C-04) — then lists again to verify;
+//   1. lists the boxes labelled "radial-turn-<instanceId>-…" and "radial-check-<instanceId>-…"
+//      (turn::instance_label_prefixes) and kills every one — ownership is an exact prefix match,
+//      never a substring or regex (case C-04) — then lists again to verify;
 //   2. gives every turn the journal shows claimed or started a terminal record: the one it kept
 //      when the journal could not take it (terminal_reserve.h), else status "reclaimed" with what
 //      was known (start time, records received); then removes what those turns left on the host;
@@ -26,9 +27,6 @@
 #include "journal/journal.h"
 
 namespace radial::daemon {
-
-// The box label prefix that is exactly this instance's: "radial-turn-<instanceId>-".
-std::string instance_label_prefix(const config::HostConfig& cfg);
 
 struct ReconcileReport {
     std::vector<std::string> killed_boxes;      // labels
@@ -57,7 +55,8 @@ using LiveLabels = std::function<std::set<std::string>()>;
 
 // Kills every box of this instance whose label `live` does not return, then lists again and throws
 // ReconcileError if one of them is still there. Returns the labels killed. Labels the runtime
-// returns that do not start with instance_label_prefix(cfg) are ignored (and logged): a runtime
+// returns that do not start with the prefix they were listed for (turn::instance_label_prefixes)
+// are ignored (and logged): a runtime
 // with a looser filter must not make us kill another instance's box. [thread-safe]
 std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
                                            const host::RuntimeClient& client,

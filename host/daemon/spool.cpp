@@ -77,7 +77,8 @@ std::string Spool::request_path(const std::string& turn_id) const {
 bool Spool::enqueue(const SpooledRequest& r) const {
     ensure_dirs();
     try {
-        return fs_util::publish_file(tmp_dir_, request_path(r.turn_id), to_json(r), 0600);
+        return fs_util::publish_file(tmp_dir_, request_path(r.turn_id), turn::request_to_json(r),
+                                     0600);
     } catch (const std::system_error& e) {
         throw SpoolError(
             fmt::format("enqueueing turn '{}' into '{}': {}; check the free space and "
@@ -164,7 +165,7 @@ std::optional<SpooledRequest> Spool::load(const std::string& turn_id) const {
                             path, kMaxRequestBytes));
     }
     try {
-        SpooledRequest r = spooled_request_from_json(text);
+        SpooledRequest r = turn::request_from_json(text);
         if (r.turn_id != turn_id)
             throw std::runtime_error(fmt::format("it names turn '{}'", r.turn_id));
         return r;

@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 
 #include <filesystem>
+#include <radial/container_spec.hpp>
 #include <radial/units.hpp>
 #include <set>
 
@@ -13,15 +14,6 @@ namespace radial::daemon {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool valid_env_name(std::string_view n) {
-    if (n.empty() || (n[0] >= '0' && n[0] <= '9')) return false;
-    for (char c : n)
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_'))
-            return false;
-    return true;
-}
 
 class FileReader {
 public:
@@ -137,6 +129,7 @@ SpooledRequest read_turn_file(const std::string& path) {
     SpooledRequest req;
     const toml::node* mounts = nullptr; // read last: a mount may not take the workspace's place
     bool has_image = false, has_argv = false;
+    const toml::node* kind_node = nullptr;
     for (const auto& [k, v] : root) {
         std::string key(k.str());
         if (key == "id") {
@@ -146,6 +139,14 @@ SpooledRequest read_turn_file(const std::string& path) {
             } catch (const turn::RequestError& e) {
                 r.fail(v, key, e.what());
             }
+        } else if (key == "kind") {
+            auto kind = turn::parse_request_kind(r.string(v, key));
+            if (!kind)
+                r.fail(v, key,
+                       "must be \"turn\" (the default) or \"check\" (a project's own command, "
+                       "without secrets)");
+            req.kind = *kind;
+            kind_node = &v;
         } else if (key == "image") {
             req.image = r.string(v, key);
             if (req.image.empty()) r.fail(v, key, "must not be empty; name the image the box runs");
@@ -172,7 +173,7 @@ SpooledRequest read_turn_file(const std::string& path) {
             req.secrets = r.strings(v, key);
             std::set<std::string> seen;
             for (const auto& name : req.secrets)
-                if (!valid_env_name(name) || !seen.insert(name).second)
+                if (!is_env_name(name) || !seen.insert(name).second)
                     r.fail(v, key,
                            fmt::format("'{}' must be a variable name matching "
                                        "[A-Za-z_][A-Za-z0-9_]*, named once",
@@ -182,7 +183,7 @@ SpooledRequest read_turn_file(const std::string& path) {
             if (t == nullptr) r.fail(v, key, "must be a table of NAME = \"value\" ([env])");
             for (const auto& [name, value] : *t) {
                 std::string ekey = "env." + std::string(name.str());
-                if (!valid_env_name(name.str()))
+                if (!is_env_name(name.str()))
                     r.fail(value, ekey, "is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
                 req.env.push_back({std::string(name.str()), r.string(value, ekey), false});
             }
@@ -190,7 +191,7 @@ SpooledRequest read_turn_file(const std::string& path) {
             mounts = &v;
         } else {
             r.fail(v, key,
-                   "unknown key; a turn file takes id, image, argv, workdir, workspace, "
+                   "unknown key; a turn file takes id, kind, image, argv, workdir, workspace, "
                    "timeout, recordType, secrets, env and mounts");
         }
     }
@@ -211,6 +212,11 @@ SpooledRequest read_turn_file(const std::string& path) {
         if (s == turn::kSocketEnv || s == turn::kTokenEnv)
             r.fail(*root["secrets"].node(), "secrets",
                    fmt::format("'{}' is set by radiald for every turn", s));
+    if (req.kind == turn::RequestKind::check && !req.secrets.empty())
+        r.fail(*root["secrets"].node(), "secrets",
+               fmt::format("a check carries no secrets (kind = \"check\" at line {}), but this "
+                           "one names '{}'; remove secrets, or make it a turn",
+                           kind_node->source().begin.line, req.secrets.front()));
     if (mounts != nullptr) read_mounts(r, *mounts, req);
     return req;
 }

@@ -3,6 +3,7 @@
 // refusal names the file, line, column and key.
 //
 //   id = "build-42"                      # optional: a-z, 0-9, '-' (default: generated)
+//   kind = "check"                       # optional: "turn" (default) or "check" (no secrets)
 //   image = "radial/busybox:latest"
 //   argv = ["sh", "-c", "make test"]
 //   workdir = "/src"                     # optional, absolute in the box
@@ -10,7 +11,9 @@
 //   timeout = "10m"                      # optional duration
 //   recordType = "result"                # optional: the one record type the turn socket accepts
 //   secrets = ["GH_TOKEN"]               # names; values come from radiald's environment at run
-//   time [env] CI = "1"
+//                                        # time; a check may name none
+//   [env]
+//   CI = "1"
 //   [[mounts]]
 //   source = "/srv/cache"                # relative paths are taken from the file's directory
 //   target = "/cache"

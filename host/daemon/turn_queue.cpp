@@ -24,7 +24,11 @@ void TurnQueue::refuse(const std::string& turn_id, const std::string& message) n
         rec.turn_id = turn_id;
         rec.runtime = cfg_.container_runtime;
         rec.label = turn::turn_label(cfg_, turn_id);
-        if (auto t = journal_.turn(turn_id)) rec.image = t->entry.image;
+        if (auto t = journal_.turn(turn_id)) {
+            rec.image = t->entry.image;
+            rec.kind = t->entry.kind;
+            rec.label = t->entry.label;
+        }
         rec.status = turn::TurnStatus::error;
         rec.error = message;
         rec.started_at = rec.ended_at = std::chrono::system_clock::now();

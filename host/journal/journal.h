@@ -69,12 +69,13 @@ private:
 
 // What the host records when it first learns of a turn. All fields are stored as given.
 struct TurnEntry {
-    std::string turn_id;      // unique in the journal; not empty
-    std::string label;        // the box label, "radial-turn-<instanceId>-<turnId>"
-    std::string runtime;      // plugin id, e.g. "docker"
-    std::string image;        // the image the box runs
-    std::string record_type;  // the one record type the turn socket accepts for this turn
-    std::string request_json; // the request as JSON, secret NAMES only (never values)
+    std::string turn_id;       // unique in the journal; not empty
+    std::string label;         // the box label, "radial-<kind>-<instanceId>-<turnId>"
+    std::string runtime;       // plugin id, e.g. "docker"
+    std::string image;         // the image the box runs
+    std::string record_type;   // the one record type the turn socket accepts for this turn
+    std::string request_json;  // the request as JSON, secret NAMES only (never values)
+    std::string kind = "turn"; // "turn" or "check" (docs/design.md §4)
 };
 
 // One state change: the state entered and when, in unix milliseconds (the journal's clock).
@@ -108,6 +109,7 @@ struct TurnSummary {
     std::int64_t created_at_ms = 0;      // unix milliseconds of add_turn
     std::int64_t updated_at_ms = 0;      // unix milliseconds of the latest write to the turn
     std::uint64_t record_count = 0;
+    std::string kind = "turn"; // "turn" or "check"
 };
 
 // The seam. Implementations: journal_sqlite.h. Every function below is [thread-safe] (see the

@@ -64,6 +64,12 @@ CREATE TABLE records (
 ) STRICT;
 )sql";
 
+// Schema version 2: every entry says what kind of request it is, "turn" or "check"
+// (docs/design.md §4). Entries of a version-1 journal were all turns.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE turns ADD COLUMN kind TEXT NOT NULL DEFAULT 'turn' CHECK (kind IN ('turn', 'check'));
+)sql";
+
 // Migration N takes the schema from version N-1 to N. A new version appends one entry here and
 // bumps kJournalSchemaVersion; earlier entries never change, since journals in the field were
 // written by them.
@@ -71,13 +77,14 @@ struct Migration {
     int to_version;
     const char* sql;
 };
-constexpr Migration kMigrations[] = {{1, kSchemaV1}};
+constexpr Migration kMigrations[] = {{1, kSchemaV1}, {2, kSchemaV2}};
 static_assert(std::size(kMigrations) == std::size_t{kJournalSchemaVersion},
               "one migration per schema version");
 
 // PRAGMA user_version cannot take a bound parameter. The value is one of the compile-time
 // constants above, never text from outside, so the SQL is still free of caller-supplied values.
-constexpr const char* kSetUserVersion[] = {"PRAGMA user_version = 0", "PRAGMA user_version = 1"};
+constexpr const char* kSetUserVersion[] = {"PRAGMA user_version = 0", "PRAGMA user_version = 1",
+                                           "PRAGMA user_version = 2"};
 static_assert(std::size(kSetUserVersion) == std::size_t{kJournalSchemaVersion} + 1,
               "one user_version statement per schema version");
 

@@ -29,7 +29,8 @@ std::optional<TurnState> parse_state(std::string_view text) {
 
 constexpr const char* kSummaryColumns =
     "SELECT t.turn_id, t.label, t.runtime, t.image, t.state, t.status, t.created_at_ms, "
-    "t.updated_at_ms, (SELECT count(*) FROM records r WHERE r.turn_id = t.turn_id) FROM turns t ";
+    "t.updated_at_ms, (SELECT count(*) FROM records r WHERE r.turn_id = t.turn_id), t.kind "
+    "FROM turns t ";
 
 // Every statement the journal runs, prepared once. Values are always bound parameters.
 struct Statements {
@@ -38,8 +39,8 @@ struct Statements {
           find_turn(db, "SELECT state, status FROM turns WHERE turn_id = ?1"),
           insert_turn(db,
                       "INSERT INTO turns (turn_id, label, runtime, image, record_type, "
-                      "request_json, state, created_at_ms, updated_at_ms) "
-                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)"),
+                      "request_json, state, created_at_ms, updated_at_ms, kind) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)"),
           insert_state(db, "INSERT INTO turn_states (turn_id, state, at_ms) VALUES (?1, ?2, ?3)"),
           update_state(db, "UPDATE turns SET state = ?2, updated_at_ms = ?3 WHERE turn_id = ?1"),
           touch_turn(db, "UPDATE turns SET updated_at_ms = ?2 WHERE turn_id = ?1"),
@@ -52,7 +53,7 @@ struct Statements {
                           "updated_at_ms = ?4 WHERE turn_id = ?1"),
           select_turn(db,
                       "SELECT label, runtime, image, record_type, request_json, status, "
-                      "terminal_json FROM turns WHERE turn_id = ?1"),
+                      "terminal_json, kind FROM turns WHERE turn_id = ?1"),
           select_states(db, "SELECT state, at_ms FROM turn_states WHERE turn_id = ?1 ORDER BY id"),
           select_records(db,
                          "SELECT seq, type, payload_json, received_at_ms FROM records "
@@ -86,6 +87,11 @@ public:
                                      "a turn cannot start out finished; add it queued, claimed or "
                                      "started and finish it with set_terminal"};
             require_json(entry.request_json, "the request");
+            if (entry.kind != "turn" && entry.kind != "check")
+                throw JournalRefusal{JournalErrc::invalid_value,
+                                     fmt::format("the kind '{}' is neither 'turn' nor 'check'; "
+                                                 "this is a radiald bug",
+                                                 entry.kind)};
             SqliteTransaction tx(db_, SqliteTransaction::Mode::write);
             if (find(entry.turn_id))
                 throw JournalRefusal{
@@ -103,6 +109,7 @@ public:
                 s->bind(6, entry.request_json);
                 s->bind(7, to_string(initial));
                 s->bind(8, now);
+                s->bind(9, entry.kind);
                 s->step();
             }
             insert_state(entry.turn_id, initial, now);
@@ -211,6 +218,7 @@ public:
                 d.entry.request_json = s->column_text(4);
                 d.status = s->column_text(5);
                 d.terminal_json = s->column_optional_text(6);
+                d.entry.kind = s->column_text(7);
             }
             {
                 SqliteStmt::Scope s(stmts_.select_states);
@@ -352,6 +360,7 @@ private:
             t.created_at_ms = s.column_int(6);
             t.updated_at_ms = s.column_int(7);
             t.record_count = static_cast<std::uint64_t>(s.column_int(8));
+            t.kind = s.column_text(9);
             out.push_back(std::move(t));
         }
         return out;

@@ -20,7 +20,7 @@ namespace radial::journal {
 using JournalClock = std::function<std::chrono::system_clock::time_point()>;
 
 // The schema version this radiald writes (`PRAGMA user_version`).
-inline constexpr int kJournalSchemaVersion = 1;
+inline constexpr int kJournalSchemaVersion = 2;
 
 // Opens the journal at `path`, creating the file (mode 0600) and any missing parent directories
 // (mode 0700) first, and creating or migrating the schema. Existing files and directories keep

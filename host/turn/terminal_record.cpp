@@ -51,6 +51,7 @@ std::string format_timestamp(std::chrono::system_clock::time_point t) {
 std::string TerminalRecord::to_json() const {
     nlohmann::ordered_json j;
     j["turnId"] = turn_id;
+    j["kind"] = kind;
     j["runtime"] = runtime;
     j["image"] = image;
     j["label"] = label;

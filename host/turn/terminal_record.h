@@ -22,7 +22,8 @@ std::string_view to_string(TurnStatus s) noexcept;
 
 struct TerminalRecord {
     std::string turn_id;
-    std::string runtime; // plugin id
+    std::string kind = "turn"; // "turn" or "check" (docs/design.md §4)
+    std::string runtime;       // plugin id
     std::string image;
     std::string label;
     TurnStatus status = TurnStatus::error;
@@ -49,10 +50,9 @@ struct TerminalRecord {
     // reclaimed; 137 when the host killed it.
     int cli_exit_status() const noexcept;
 
-    // One JSON object: turnId, runtime, image, label, status, exitCode, signal, reason, error,
-    // outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds), durationMs,
-    // recordsReceived, connectionsRefused, journalError.
-    // Absent values are omitted.
+    // One JSON object: turnId, kind, runtime, image, label, status, exitCode, signal, reason,
+    // error, outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds),
+    // durationMs, recordsReceived, connectionsRefused, journalError. Absent values are omitted.
     std::string to_json() const;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -38,47 +39,172 @@ void validate_turn_id(const std::string& id) {
                         id, kMaxTurnIdBytes));
 }
 
-std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id) {
-    return fmt::format("radial-turn-{}-{}", cfg.instance_id, turn_id);
+std::string_view to_string(RequestKind k) noexcept {
+    return k == RequestKind::check ? "check" : "turn";
 }
 
-std::string request_journal_json(const TurnRequest& r) {
+std::optional<RequestKind> parse_request_kind(std::string_view text) noexcept {
+    if (text == "turn") return RequestKind::turn;
+    if (text == "check") return RequestKind::check;
+    return std::nullopt;
+}
+
+std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id) {
+    return box_label(cfg, RequestKind::turn, turn_id);
+}
+
+std::string box_label(const config::HostConfig& cfg, RequestKind kind, const std::string& id) {
+    return fmt::format("radial-{}-{}-{}", to_string(kind), cfg.instance_id, id);
+}
+
+std::vector<std::string> instance_label_prefixes(const config::HostConfig& cfg) {
+    return {box_label(cfg, RequestKind::turn, ""), box_label(cfg, RequestKind::check, "")};
+}
+
+namespace {
+
+nlohmann::ordered_json request_json_object(const TurnRequest& r) {
     nlohmann::ordered_json j;
+    j["version"] = kRequestJsonVersion;
+    j["kind"] = std::string(to_string(r.kind));
     j["turnId"] = r.turn_id;
     j["image"] = r.image;
     j["argv"] = r.argv;
-    if (!r.workspace.empty()) j["workspace"] = r.workspace;
     if (!r.workdir.empty()) j["workdir"] = r.workdir;
-    if (!r.mounts.empty()) {
-        auto mounts = nlohmann::ordered_json::array();
-        for (const auto& m : r.mounts)
-            mounts.push_back(
-                {{"source", m.source}, {"target", m.target}, {"readOnly", m.read_only}});
-        j["mounts"] = mounts;
-    }
-    auto env = nlohmann::ordered_json::array();
+    if (!r.workspace.empty()) j["workspace"] = r.workspace;
+    // Secret values never leave the process: a resolved secret is written by name, like one that
+    // is not resolved yet.
+    auto env = nlohmann::ordered_json::object();
+    std::vector<std::string> secrets = r.secrets;
     for (const auto& e : r.env) {
-        if (e.secret)
-            env.push_back({{"name", e.name}, {"secret", true}});
-        else
-            env.push_back({{"name", e.name}, {"value", e.value}});
+        if (!e.secret)
+            env[e.name] = e.value;
+        else if (std::find(secrets.begin(), secrets.end(), e.name) == secrets.end())
+            secrets.push_back(e.name);
     }
     j["env"] = env;
+    j["secrets"] = secrets;
+    auto mounts = nlohmann::ordered_json::array();
+    for (const auto& m : r.mounts)
+        mounts.push_back({{"source", m.source}, {"target", m.target}, {"readOnly", m.read_only}});
+    j["mounts"] = mounts;
     if (r.timeout_ms) j["timeoutMs"] = r.timeout_ms;
     j["recordType"] = r.record_type;
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return j;
+}
+
+} // namespace
+
+std::string request_to_json(const TurnRequest& r) {
+    return request_json_object(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+           "\n";
+}
+
+std::string request_journal_json(const TurnRequest& r) {
+    return request_json_object(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+TurnRequest request_from_json(std::string_view text) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) throw RequestError("the file is not a JSON object");
+    auto field = [&](const char* name) -> const nlohmann::json* {
+        auto it = j.find(name);
+        return it == j.end() ? nullptr : &*it;
+    };
+    auto string = [&](const char* name, bool required) {
+        const auto* v = field(name);
+        if (v == nullptr && !required) return std::string();
+        if (v == nullptr || !v->is_string())
+            throw RequestError(fmt::format("field '{}' must be a string", name));
+        return v->get<std::string>();
+    };
+    auto strings = [&](const char* name) {
+        std::vector<std::string> out;
+        const auto* v = field(name);
+        if (v == nullptr) return out;
+        if (!v->is_array())
+            throw RequestError(fmt::format("field '{}' must be an array of strings", name));
+        for (const auto& item : *v) {
+            if (!item.is_string())
+                throw RequestError(fmt::format("field '{}' must be an array of strings", name));
+            out.push_back(item.get<std::string>());
+        }
+        return out;
+    };
+    TurnRequest r;
+    // Version 1 (no "version" field) is the previous release's spool shape: the same fields
+    // without "kind", every request a turn.
+    int version = 1;
+    if (const auto* v = field("version")) {
+        if (!v->is_number_unsigned() || v->get<std::uint64_t>() < 1)
+            throw RequestError("field 'version' must be a positive number");
+        if (v->get<std::uint64_t>() > static_cast<std::uint64_t>(kRequestJsonVersion))
+            throw RequestError(fmt::format(
+                "field 'version' is {}, but this radiald reads request versions up to {}; it was "
+                "written by a newer radiald — run that one, or submit the request again",
+                v->get<std::uint64_t>(), kRequestJsonVersion));
+        version = static_cast<int>(v->get<std::uint64_t>());
+    }
+    if (version >= 2) {
+        auto kind = parse_request_kind(string("kind", true));
+        if (!kind) throw RequestError("field 'kind' must be \"turn\" or \"check\"");
+        r.kind = *kind;
+    }
+    r.turn_id = string("turnId", true);
+    r.image = string("image", true);
+    r.argv = strings("argv");
+    r.workdir = string("workdir", false);
+    r.workspace = string("workspace", false);
+    r.secrets = strings("secrets");
+    r.record_type = string("recordType", true);
+    if (const auto* env = field("env")) {
+        if (!env->is_object()) throw RequestError("field 'env' must be an object of strings");
+        for (const auto& [name, value] : env->items()) {
+            if (!value.is_string()) throw RequestError("field 'env' must be an object of strings");
+            r.env.push_back({name, value.get<std::string>(), false});
+        }
+    }
+    if (const auto* mounts = field("mounts")) {
+        if (!mounts->is_array()) throw RequestError("field 'mounts' must be an array");
+        for (const auto& m : *mounts) {
+            if (!m.is_object() || !m.contains("source") || !m["source"].is_string() ||
+                !m.contains("target") || !m["target"].is_string() ||
+                (m.contains("readOnly") && !m["readOnly"].is_boolean()))
+                throw RequestError("field 'mounts' must hold {source, target, readOnly} objects");
+            r.mounts.push_back({m["source"].get<std::string>(), m["target"].get<std::string>(),
+                                m.value("readOnly", false)});
+        }
+    }
+    if (const auto* t = field("timeoutMs")) {
+        if (!t->is_number_unsigned()) throw RequestError("field 'timeoutMs' must be a number");
+        r.timeout_ms = t->get<std::uint64_t>();
+    }
+    return r;
+}
+
+void check_request_kind(const TurnRequest& req) {
+    if (req.kind != RequestKind::check) return;
+    std::vector<std::string> named = req.secrets;
+    for (const auto& e : req.env)
+        if (e.secret) named.push_back(e.name);
+    if (!named.empty())
+        throw RequestError(
+            fmt::format("a check carries no secrets, but this one names '{}'; remove it from the "
+                        "check's secrets (a command that needs a secret is a turn, not a check)",
+                        named.front()));
 }
 
 ContainerSpec build_container_spec(const TurnRequest& req, const config::HostConfig& cfg) {
     if (req.image.empty()) throw RequestError("the turn names no image; pass --image IMAGE");
     if (req.argv.empty()) throw RequestError("the turn has no command; put it after '--'");
     validate_turn_id(req.turn_id);
+    check_request_kind(req);
     std::string image = check_image(req.image, cfg);
     check_record_type(req.record_type);
     check_exec_size(req);
 
     ContainerSpec s;
-    s.label = turn_label(cfg, req.turn_id);
+    s.label = box_label(cfg, req.kind, req.turn_id);
     s.image = image;
     s.argv = req.argv;
     s.env = req.env;

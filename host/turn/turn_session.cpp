@@ -117,6 +117,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
     ContainerSpec spec = spec_;
     TerminalRecord rec;
     rec.turn_id = id;
+    rec.kind = std::string(to_string(request_.kind));
     rec.runtime = env_.client.info().id;
     rec.image = request_.image;
     rec.label = spec.label;
@@ -129,7 +130,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
         env_.journal.set_state(id, journal::TurnState::claimed);
     else
         env_.journal.add_turn({id, spec.label, rec.runtime, request_.image, request_.record_type,
-                               request_json(request_, *redactor_)},
+                               request_json(request_, *redactor_), rec.kind},
                               journal::TurnState::claimed);
     checkpoint("claimed");
 
@@ -172,58 +173,66 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
     }
 
     // The turn socket: bound before the box starts, gone before the terminal record is written.
+    // A check gets none, and so no token either: it posts no records, its outcome is its exit
+    // status and output (docs/design.md §4).
     std::atomic<std::uint64_t> refused_records{0};
     std::optional<socket::TurnSocketServer> server;
-    try {
-        socket::TurnSocketOptions o;
-        o.token = token_;
-        o.record_type = request_.record_type;
-        o.max_body_bytes = env_.cfg.max_record_bytes;
-        o.log_line = [id](std::string_view line) { log::warn("socket", "turn {}: {}", id, line); };
-        o.transport = env_.transport.transport;
-        if (o.transport == socket::Transport::unix_socket) {
-            fs::path turns = fs::path(env_.cfg.state_dir) / "turns";
-            fs::create_directories(turns);
-            // Only root enters the turns directory: a box reaches its socket through a mount.
-            ::chmod(turns.c_str(), 0700);
-            o.unix_path = (turns / id / kSocketFile).string();
-            if (::geteuid() == 0) o.unix_owner = numeric_user(spec.user);
-        } else {
-            o.tcp_host = env_.transport.bind_host;
-        }
-        auto sink = [this, id, &refused_records](std::string_view type, std::string_view payload) {
-            try {
-                return env_.journal.append_record(id, type, redactor_->redact(payload));
-            } catch (const journal::JournalError& e) {
-                if (e.code() != journal::JournalErrc::storage) throw;
-                // The box is told (507): a record it was not refused for must never look stored.
-                if (refused_records.fetch_add(1) == 0)
-                    log::error("journal", "turn {}: a posted record could not be stored: {}", id,
-                               e.what());
-                throw socket::StorageError(e.what());
+    if (request_.kind == RequestKind::turn) {
+        try {
+            socket::TurnSocketOptions o;
+            o.token = token_;
+            o.record_type = request_.record_type;
+            o.max_body_bytes = env_.cfg.max_record_bytes;
+            o.log_line = [id](std::string_view line) {
+                log::warn("socket", "turn {}: {}", id, line);
+            };
+            o.transport = env_.transport.transport;
+            if (o.transport == socket::Transport::unix_socket) {
+                fs::path turns = fs::path(env_.cfg.state_dir) / "turns";
+                fs::create_directories(turns);
+                // Only root enters the turns directory: a box reaches its socket through a mount.
+                ::chmod(turns.c_str(), 0700);
+                o.unix_path = (turns / id / kSocketFile).string();
+                if (::geteuid() == 0) o.unix_owner = numeric_user(spec.user);
+            } else {
+                o.tcp_host = env_.transport.bind_host;
             }
-        };
-        server.emplace(std::move(o), sink);
-        if (env_.transport.transport == socket::Transport::unix_socket) {
-            fs::path dir = fs::path(env_.cfg.state_dir) / "turns" / id;
-            if (!numeric_user(spec.user) || ::geteuid() != 0) {
-                // The box user is the runtime's default, unknown here: let any uid in the box
-                // connect. The 0700 turns directory still keeps every other local user out.
-                ::chmod(dir.c_str(), 0711);
-                ::chmod((dir / kSocketFile).c_str(), 0666);
+            auto sink = [this, id, &refused_records](std::string_view type,
+                                                     std::string_view payload) {
+                try {
+                    return env_.journal.append_record(id, type, redactor_->redact(payload));
+                } catch (const journal::JournalError& e) {
+                    if (e.code() != journal::JournalErrc::storage) throw;
+                    // The box is told (507): a record it was not refused for must never look
+                    // stored.
+                    if (refused_records.fetch_add(1) == 0)
+                        log::error("journal", "turn {}: a posted record could not be stored: {}",
+                                   id, e.what());
+                    throw socket::StorageError(e.what());
+                }
+            };
+            server.emplace(std::move(o), sink);
+            if (env_.transport.transport == socket::Transport::unix_socket) {
+                fs::path dir = fs::path(env_.cfg.state_dir) / "turns" / id;
+                if (!numeric_user(spec.user) || ::geteuid() != 0) {
+                    // The box user is the runtime's default, unknown here: let any uid in the box
+                    // connect. The 0700 turns directory still keeps every other local user out.
+                    ::chmod(dir.c_str(), 0711);
+                    ::chmod((dir / kSocketFile).c_str(), 0666);
+                }
+                spec.mounts.push_back({dir.string(), kBoxSocketDir, false});
+                spec.env.push_back(
+                    {kSocketEnv, fmt::format("unix://{}/{}", kBoxSocketDir, kSocketFile), false});
+            } else {
+                spec.host_ports.push_back(server->port());
+                spec.env.push_back(
+                    {kSocketEnv,
+                     fmt::format("tcp://{}:{}", env_.transport.box_host, server->port()), false});
             }
-            spec.mounts.push_back({dir.string(), kBoxSocketDir, false});
-            spec.env.push_back(
-                {kSocketEnv, fmt::format("unix://{}/{}", kBoxSocketDir, kSocketFile), false});
-        } else {
-            spec.host_ports.push_back(server->port());
-            spec.env.push_back({kSocketEnv,
-                                fmt::format("tcp://{}:{}", env_.transport.box_host, server->port()),
-                                false});
+            spec.env.push_back({kTokenEnv, token_, true});
+        } catch (const std::exception& e) {
+            return fail(fmt::format("binding the turn socket failed: {}", e.what()));
         }
-        spec.env.push_back({kTokenEnv, token_, true});
-    } catch (const std::exception& e) {
-        return fail(fmt::format("binding the turn socket failed: {}", e.what()));
     }
 
     try {
@@ -284,7 +293,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
     err_redactor.flush(buffer);
     emit(RADIAL_STREAM_STDERR, buffer);
 
-    const auto refused = server->connection_stats().total();
+    const auto refused = server ? server->connection_stats().total() : 0;
     server.reset(); // the socket path is gone and the token worthless from here on
     if (handover) handover->give_back();
     if (refused > 0) ran.connections_refused = refused;
@@ -294,6 +303,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
                    "(507)",
                    id, n);
 
+    ran.kind = rec.kind;
     ran.error = redactor_->redact(ran.error);
     ran.stdout_tail = std::move(stdout_tail);
     ran.stderr_tail = std::move(stderr_tail);

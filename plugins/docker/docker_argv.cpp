@@ -60,16 +60,6 @@ std::string indexed(const char* field, std::size_t i) {
     return std::string(field) + "[" + std::to_string(i) + "]";
 }
 
-bool valid_env_name(std::string_view name) {
-    if (name.empty()) return false;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        char c = name[i];
-        bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-        if (!alpha && (i == 0 || c < '0' || c > '9')) return false;
-    }
-    return true;
-}
-
 // `exec` said explicitly: docker's --tmpfs default is noexec, which breaks every tool that builds
 // and runs a binary under TMPDIR (test binaries, native modules). nosuid and nodev stay: a binary
 // written there gains no privilege, and no_new_privileges holds anyway.
@@ -198,7 +188,7 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
         const auto& e = spec.env[i];
         std::string field = indexed("env", i);
         check.no_nul(field, e.name);
-        if (!valid_env_name(e.name))
+        if (!is_env_name(e.name))
             check.fail(field, "name '" + e.name + "' does not match [A-Za-z_][A-Za-z0-9_]*",
                        "rename the variable");
         if (e.value.find('\0') != std::string::npos)

@@ -25,16 +25,6 @@ void no_nul(const ContainerSpec& spec, const std::string& field, std::string_vie
         fail(spec, field, "contains a NUL byte, which no shell word can carry", "remove it");
 }
 
-bool valid_env_name(std::string_view name) {
-    if (name.empty()) return false;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        char c = name[i];
-        bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-        if (!alpha && (i == 0 || c < '0' || c > '9')) return false;
-    }
-    return true;
-}
-
 // "/a/b/" and "/a/b" name one place; so do "/a//b" and "/a/b".
 std::string normal_path(std::string_view path) {
     std::string out;
@@ -126,7 +116,7 @@ std::string sbx_exec_script(const ContainerSpec& spec) {
     }
     for (std::size_t i = 0; i < spec.env.size(); ++i) {
         const EnvVar& e = spec.env[i];
-        if (!valid_env_name(e.name))
+        if (!is_env_name(e.name))
             fail(spec, indexed("env", i), "name '" + e.name + "' is not a shell variable name",
                  "use letters, digits and '_', not starting with a digit");
         no_nul(spec, indexed("env", i), e.value);

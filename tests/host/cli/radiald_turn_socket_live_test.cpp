@@ -196,7 +196,7 @@ TEST(TurnSocketLive, TurnsListsTheTurnWithItsStatus) {
     auto t = s.turn({"--turn-id", "listed-1"}, {"sh", "-c", "exit 4"});
     auto r = test::run_process({RADIALD_PATH, "turns", "--config", s.config()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_THAT(r.out, ::testing::ContainsRegex("listed-1 +finished +failed +0 "));
+    EXPECT_THAT(r.out, ::testing::ContainsRegex("listed-1 +turn +finished +failed +0 "));
 }
 
 // Issue 4: a secret printed in pieces with pauses, base64-encoded and inside a JSON string, and

@@ -89,8 +89,31 @@ TEST(TurnFile, UnknownKeyIsRefusedWithItsPosition) {
     test::TempDir d;
     auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\ncommand = \"x\"\n");
     EXPECT_EQ(error_of(f),
-              f + ":3:11: command: unknown key; a turn file takes id, image, argv, workdir, "
+              f + ":3:11: command: unknown key; a turn file takes id, kind, image, argv, workdir, "
                   "workspace, timeout, recordType, secrets, env and mounts");
+}
+
+TEST(TurnFile, KindIsATurnByDefaultAndMayBeACheck) {
+    test::TempDir d;
+    EXPECT_EQ(read_turn_file(d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\n")).kind,
+              turn::RequestKind::turn);
+    EXPECT_EQ(
+        read_turn_file(d.write("c.toml", "kind = \"check\"\nimage = \"img\"\nargv = [\"true\"]\n"))
+            .kind,
+        turn::RequestKind::check);
+    auto f = d.write("x.toml", "kind = \"lint\"\nimage = \"img\"\nargv = [\"true\"]\n");
+    EXPECT_EQ(error_of(f), f + ":1:8: kind: must be \"turn\" (the default) or \"check\" (a "
+                               "project's own command, without secrets)");
+}
+
+TEST(TurnFile, ACheckThatNamesASecretIsRefused) {
+    test::TempDir d;
+    auto f =
+        d.write("c.toml",
+                "image = \"img\"\nargv = [\"true\"]\nsecrets = [\"GH_TOKEN\"]\nkind = \"check\"\n");
+    EXPECT_EQ(error_of(f), f + ":3:11: secrets: a check carries no secrets (kind = \"check\" at "
+                               "line 4), but this one names 'GH_TOKEN'; remove secrets, or make "
+                               "it a turn");
 }
 
 TEST(TurnFile, TomlSyntaxErrorHasLineAndColumn) {

@@ -78,7 +78,8 @@ TEST_F(QueueFixture, ARequestWithoutAJournalEntryIsJournaledQueued) {
     EXPECT_EQ(t->entry.label, "radial-turn-inst1-dropped-in");
     EXPECT_EQ(t->entry.runtime, "fake");
     auto req = nlohmann::json::parse(t->entry.request_json);
-    EXPECT_EQ(req["env"], nlohmann::json::parse(R"([{"name":"TOKEN","secret":true}])"));
+    EXPECT_EQ(req["env"], nlohmann::json::object());
+    EXPECT_EQ(req["secrets"], nlohmann::json::parse(R"(["TOKEN"])"));
 }
 
 TEST_F(QueueFixture, TheRequestOfAFinishedTurnIsRemoved) {

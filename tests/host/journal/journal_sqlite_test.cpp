@@ -456,6 +456,79 @@ TEST_F(JournalSqlite, ItIsInWalModeAndCarriesItsSchemaVersionAndId) {
     EXPECT_EQ(db.query_int("PRAGMA application_id"), 0x52444C4A);
 }
 
+// A journal written by the previous release (schema version 1, no kind column) opens, is
+// migrated, keeps its turns as turns, and takes checks from then on.
+TEST_F(JournalSqlite, AVersionOneJournalIsMigratedAndItsTurnsStayTurns) {
+    journal.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    {
+        SqliteDb db(path);
+        db.exec("PRAGMA application_id = 1380207690");
+        db.exec(R"sql(
+CREATE TABLE turns (
+    turn_id       TEXT NOT NULL PRIMARY KEY CHECK (length(turn_id) > 0),
+    label         TEXT NOT NULL,
+    runtime       TEXT NOT NULL,
+    image         TEXT NOT NULL,
+    record_type   TEXT NOT NULL,
+    request_json  TEXT NOT NULL CHECK (json_valid(request_json)),
+    state         TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'started', 'finished')),
+    status        TEXT NOT NULL DEFAULT '',
+    terminal_json TEXT CHECK (terminal_json IS NULL OR json_valid(terminal_json)),
+    created_at_ms INTEGER NOT NULL,
+    updated_at_ms INTEGER NOT NULL,
+    CHECK ((state = 'finished') = (terminal_json IS NOT NULL))
+) STRICT;
+CREATE INDEX turns_by_created ON turns (created_at_ms);
+CREATE INDEX turns_by_state ON turns (state, created_at_ms);
+CREATE TABLE turn_states (
+    id      INTEGER PRIMARY KEY,
+    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
+    state   TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'started', 'finished')),
+    at_ms   INTEGER NOT NULL
+) STRICT;
+CREATE INDEX turn_states_by_turn ON turn_states (turn_id, id);
+CREATE TABLE records (
+    turn_id        TEXT NOT NULL REFERENCES turns (turn_id),
+    seq            INTEGER NOT NULL CHECK (seq >= 1),
+    type           TEXT NOT NULL CHECK (length(type) > 0),
+    payload_json   TEXT NOT NULL CHECK (json_valid(payload_json)),
+    received_at_ms INTEGER NOT NULL,
+    UNIQUE (turn_id, seq)
+) STRICT;
+INSERT INTO turns (turn_id, label, runtime, image, record_type, request_json, state,
+                   created_at_ms, updated_at_ms)
+VALUES ('old', 'radial-turn-i-old', 'docker', 'img', 'result', '{}', 'queued', 1, 1);
+INSERT INTO turn_states (turn_id, state, at_ms) VALUES ('old', 'queued', 1);
+PRAGMA user_version = 1;
+)sql");
+    }
+    journal = open_sqlite_journal(path);
+    auto old = journal->turn("old");
+    ASSERT_TRUE(old);
+    EXPECT_EQ(old->entry.kind, "turn");
+    EXPECT_EQ(old->entry.label, "radial-turn-i-old");
+    TurnEntry check = entry("c1");
+    check.kind = "check";
+    journal->add_turn(check, TurnState::claimed);
+    EXPECT_EQ(journal->turn("c1")->entry.kind, "check");
+    auto recent = journal->recent_turns(10);
+    ASSERT_EQ(recent.size(), 2u);
+    EXPECT_EQ(recent[0].kind, "check");
+    EXPECT_EQ(recent[1].kind, "turn");
+    journal.reset();
+    SqliteDb db(path);
+    EXPECT_EQ(db.query_int("PRAGMA user_version"), kJournalSchemaVersion);
+}
+
+TEST_F(JournalSqlite, AKindThatIsNeitherTurnNorCheckIsRefused) {
+    TurnEntry e = entry("k1");
+    e.kind = "lint";
+    EXPECT_EQ(error_from([&] { journal->add_turn(e, TurnState::queued); }).code(),
+              JournalErrc::invalid_value);
+    EXPECT_FALSE(journal->turn("k1"));
+}
+
 TEST_F(JournalSqlite, AJournalFromANewerRadialdIsRefusedAndLeftUntouched) {
     journal->add_turn(entry("t1"), TurnState::started);
     journal.reset();
@@ -467,7 +540,7 @@ TEST_F(JournalSqlite, AJournalFromANewerRadialdIsRefusedAndLeftUntouched) {
     EXPECT_EQ(e.code(), JournalErrc::newer_schema);
     EXPECT_EQ(std::string(e.what()),
               "opening the journal '" + path +
-                  "': it has schema version 7, this radiald understands up to 1; upgrade "
+                  "': it has schema version 7, this radiald understands up to 2; upgrade "
                   "radiald, or move the file aside to start an empty journal");
     SqliteDb db(path);
     EXPECT_EQ(db.query_int("PRAGMA user_version"), 7);
