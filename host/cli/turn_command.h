@@ -21,6 +21,8 @@ struct TurnOptions {
     std::optional<std::string> turn_id;
     std::string record_type = "result";
     std::vector<std::string> argv;
+    std::optional<std::string> mode;            // --mode (turn/workspace_mode.h)
+    std::optional<std::string> workspace_mount; // --workspace-mount
 };
 
 // Registers the subcommand's flags on `app`, bound to `opts`.

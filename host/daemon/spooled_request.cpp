@@ -25,6 +25,8 @@ std::string to_json(const SpooledRequest& r) {
     j["mounts"] = mounts;
     if (r.timeout_ms) j["timeoutMs"] = r.timeout_ms;
     j["recordType"] = r.record_type;
+    if (!r.mode.empty()) j["mode"] = r.mode;
+    if (!r.workspace_mount.empty()) j["workspaceMount"] = r.workspace_mount;
     return j.dump(2) + "\n";
 }
 
@@ -64,6 +66,8 @@ SpooledRequest spooled_request_from_json(std::string_view text) {
     r.workspace = string("workspace", false);
     r.secrets = strings("secrets");
     r.record_type = string("recordType", true);
+    r.mode = string("mode", false);
+    r.workspace_mount = string("workspaceMount", false);
     if (const auto* env = field("env")) {
         if (!env->is_object()) throw std::runtime_error("field 'env' must be an object of strings");
         for (const auto& [name, value] : env->items()) {
@@ -111,6 +115,8 @@ turn::TurnRequest base_request(const SpooledRequest& r) {
     t.argv = r.argv;
     t.timeout_ms = r.timeout_ms;
     t.record_type = r.record_type;
+    t.mode = r.mode;
+    t.workspace_mount = r.workspace_mount;
     return t;
 }
 

@@ -29,6 +29,8 @@ struct SpooledRequest {
     std::vector<Mount> mounts;        // absolute sources and targets
     std::uint64_t timeout_ms = 0;     // 0: none
     std::string record_type = "result";
+    std::string mode;            // empty: run.mode (turn/workspace_mode.h)
+    std::string workspace_mount; // empty: run.workspaceMount
 
     friend bool operator==(const SpooledRequest&, const SpooledRequest&) = default;
 };
