@@ -1,11 +1,15 @@
 #include "cli/runtime_setup.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <boost/dll/runtime_symbol_info.hpp>
+#include <cerrno>
+#include <cstring>
 
 #include "config/box_identity.h"
 #include "log/logger.h"
+#include "turn/box_user_env.h"
 
 namespace radial::cli {
 
@@ -84,11 +88,22 @@ void check_config_against_runtime(const config::HostConfig& cfg,
                         "host's uid (it does "
                         "not report {}); remove run.codexAuth or select a runtime that does",
                         cfg.where("run.codexAuth"), id, RADIAL_CAP_HOST_UID_MOUNTS));
-    if (cfg.codex_auth)
-        throw StartupError(
-            fmt::format("{}run.codexAuth: managed Codex auth is not implemented by this "
-                        "radiald yet; remove the key",
-                        cfg.where("run.codexAuth")));
+    if (cfg.codex_auth) {
+        // Each turn copies the file again (docs/design.md §8.7); refusing here means a missing or
+        // unreadable file is named before any turn is claimed.
+        const std::string path = turn::codex_auth_path(cfg.codex_auth_file);
+        const std::string key = cfg.codex_auth_file.empty() ? "run.codexAuth" : "run.codexAuthFile";
+        if (::access(path.c_str(), R_OK) != 0)
+            throw StartupError(fmt::format(
+                "{}{}: the Codex credentials file '{}' cannot be read: {}; log in with codex "
+                "there, or set run.codexAuthFile to the auth.json to use",
+                cfg.where(key), key, path, std::strerror(errno)));
+        if (::geteuid() != 0)
+            throw StartupError(fmt::format(
+                "{}run.codexAuth: giving the credentials to the box user needs radiald to run "
+                "as root; run it as root or remove run.codexAuth",
+                cfg.where("run.codexAuth")));
+    }
     // A representative spec carrying exactly what the operator's config puts on every box.
     ContainerSpec probe;
     probe.label = "radial-turn-startup-check";

@@ -105,13 +105,20 @@ CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
     cmd->add_option("--runtime", o.runtime, "Runtime id, overriding run.containerRuntime");
     cmd->add_option("--image", o.request.image, "Image (or template) to run")->required();
     cmd->add_option("--workspace", o.request.workspace,
-                    "Host directory mounted read-write at /work (the workdir)");
+                    "Host directory mounted at /work (the workdir); read-write unless --mode "
+                    "read-only");
     cmd->add_option("--env", o.env,
                     "NAME=VALUE for the box (not secret; visible in radiald's argv)")
         ->allow_extra_args(false);
     cmd->add_option("--secret", o.request.secrets,
                     "NAME of a variable in radiald's environment passed to the box as a secret")
         ->allow_extra_args(false);
+    cmd->add_option("--mode", o.request.mode,
+                    "read-only or workspace-write (the box's private writable layer); default: "
+                    "run.mode");
+    cmd->add_option("--workspace-mount", o.request.workspace_mount,
+                    "Where the workspace appears: /work, or same-path (its host path); default: "
+                    "run.workspaceMount");
     cmd->add_option("--timeout", o.timeout, "Turn timeout, e.g. 90s, 5m, 1500ms (default: none)");
     cmd->add_option("--record-file", o.record_file, "Write the terminal record (JSON) here");
     cmd->add_option("--turn-id", o.request.turn_id, "Turn id (a-z, 0-9, '-'); default: generated");
@@ -143,6 +150,12 @@ CLI::App* add_check_command(CLI::App& app, TurnOptions& o) {
     cmd->add_option("--secret", o.request.secrets,
                     "Refused: a check carries no secrets (run a turn for a command that needs one)")
         ->allow_extra_args(false);
+    cmd->add_option("--mode", o.request.mode,
+                    "read-only or workspace-write (the box's private writable layer); default: "
+                    "run.mode");
+    cmd->add_option("--workspace-mount", o.request.workspace_mount,
+                    "Where the workspace appears: /work, or same-path (its host path); default: "
+                    "run.workspaceMount");
     cmd->add_option("--timeout", o.timeout, "Check timeout, e.g. 90s, 5m, 1500ms (default: none)");
     cmd->add_option("--record-file", o.record_file, "Write the terminal record (JSON) here");
     cmd->add_option("--check-id", o.request.turn_id,

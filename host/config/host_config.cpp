@@ -224,6 +224,10 @@ HostConfig load(const std::optional<std::string>& file,
                 r.remember(key, v);
                 if (!v.is_boolean()) r.fail(key, "must be true or false");
                 cfg.codex_auth = v.as_boolean()->get();
+            } else if (name == "codexAuthFile") {
+                cfg.codex_auth_file = r.string(key, v);
+                if (cfg.codex_auth_file.empty() || cfg.codex_auth_file.front() != '/')
+                    r.fail(key, "must be an absolute path, such as \"/root/.codex/auth.json\"");
             } else if (name == "network") {
                 cfg.network = r.string(key, v);
             } else if (name == "user") {
@@ -279,6 +283,20 @@ HostConfig load(const std::optional<std::string>& file,
                            "must be a size such as \"16m\" or a number of bytes (0: no "
                            "reserve)");
                 cfg.min_free_bytes = *bytes;
+            } else if (name == "mode") {
+                cfg.mode = r.string(key, v);
+                if (cfg.mode != "read-only" && cfg.mode != "workspace-write")
+                    r.fail(key, "must be \"read-only\" or \"workspace-write\"");
+            } else if (name == "workspaceMount") {
+                cfg.workspace_mount = r.string(key, v);
+                if (cfg.workspace_mount != "/work" && cfg.workspace_mount != "same-path")
+                    r.fail(key, "must be \"/work\" or \"same-path\"");
+            } else if (name == "homeSize") {
+                std::optional<std::uint64_t> bytes;
+                if (const auto* str = v.as_string()) bytes = units::parse_size_bytes(str->get());
+                if (!bytes || *bytes < (1ull << 20))
+                    r.fail(key, "must be a size of at least \"1m\", such as \"256m\"");
+                cfg.home_size_bytes = *bytes;
             } else if (name == "maxConcurrentTurns") {
                 const auto* i = v.as_integer();
                 if (i == nullptr || i->get() < 1 || i->get() > kMaxConcurrentTurns)

@@ -42,7 +42,10 @@ struct HostConfig {
     // run.boxIdRange: ids reserved for boxes, no host account or process may use them.
     std::uint32_t box_id_first = 2'000'000'000;
     std::uint32_t box_id_last = 2'000'065'535;
-    bool codex_auth = false; // run.codexAuth (docs/design.md §7.4): refused unless supported
+    bool codex_auth = false; // run.codexAuth (docs/design.md §8.7): managed Codex auth
+    // run.codexAuthFile: absolute; empty = $CODEX_HOME/auth.json or ~/.codex/auth.json
+    // (turn/box_user_env.h codex_auth_path)
+    std::string codex_auth_file;
     std::string turn_transport = "auto"; // run.turnTransport: "auto" | "unix" | "tcp"
     std::string turn_socket_host;        // run.turnSocketHost: tcp bind host; empty = runtime's
     std::string state_dir;               // run.stateDir, absolute: journal and per-turn sockets
@@ -64,6 +67,14 @@ struct HostConfig {
                                                     // plugin call but run may take
     host::ConfigSection runtime_section;            // [run.<containerRuntime>], flattened
     RedactConfig redact;                            // [redact]
+
+    // run.mode: a turn's mode unless it names one, "workspace-write" | "read-only"
+    // (turn/workspace_mode.h)
+    std::string mode = "workspace-write";
+    // run.workspaceMount: where the workspace appears, "/work" | "same-path"
+    std::string workspace_mount = "/work";
+    // run.homeSize: the bound of the box user's home tmpfs (docs/design.md §8.7), in bytes
+    std::uint64_t home_size_bytes = 256ull << 20;
 
     // "file:line:col: " for a dotted key the file set ("run.docker.memory"), or "file: " / ""
     // when it has no known position.

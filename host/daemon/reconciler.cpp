@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "log/logger.h"
+#include "turn/box_user_env.h"
 #include "turn/terminal_record.h"
 #include "turn/terminal_reserve.h"
 #include "turn/turn_request.h"
@@ -86,10 +87,12 @@ std::string join(const std::vector<std::string>& v) {
 
 namespace fs = std::filesystem;
 
-// The per-turn files a turn leaves on the host while it runs: its socket directory and the space
-// reserved for its terminal record. Both are named after the turn, so one list covers both.
+// The per-turn files a turn leaves on the host while it runs: its socket directory, the space
+// reserved for its terminal record and the box's passwd and group (docs/design.md §8.7). All are
+// named after the turn, so one list covers them.
 std::vector<fs::path> residue_of(const std::string& state_dir, const std::string& turn_id) {
-    return {fs::path(state_dir) / "turns" / turn_id, turn::pending_path(state_dir, turn_id)};
+    return {fs::path(state_dir) / "turns" / turn_id, turn::pending_path(state_dir, turn_id),
+            turn::box_identity_dir(state_dir, turn_id)};
 }
 
 } // namespace
@@ -99,6 +102,8 @@ std::size_t sweep_turn_residue(const config::HostConfig& cfg, journal::Journal& 
     std::set<std::string> ids;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(fs::path(cfg.state_dir) / "turns", ec))
+        ids.insert(e.path().filename().string());
+    for (const auto& e : fs::directory_iterator(fs::path(cfg.state_dir) / "identity", ec))
         ids.insert(e.path().filename().string());
     for (const auto& e : fs::directory_iterator(fs::path(cfg.state_dir) / "pending", ec)) {
         std::string name = e.path().filename().string();

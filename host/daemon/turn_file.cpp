@@ -9,6 +9,7 @@
 #include <set>
 
 #include "turn/turn_session.h"
+#include "turn/workspace_mode.h"
 
 namespace radial::daemon {
 namespace fs = std::filesystem;
@@ -187,12 +188,20 @@ SpooledRequest read_turn_file(const std::string& path) {
                     r.fail(value, ekey, "is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
                 req.env.push_back({std::string(name.str()), r.string(value, ekey), false});
             }
+        } else if (key == "mode") {
+            req.mode = r.string(v, key);
+            if (!turn::parse_workspace_mode(req.mode))
+                r.fail(v, key, "must be \"read-only\" or \"workspace-write\"");
+        } else if (key == "workspaceMount") {
+            req.workspace_mount = r.string(v, key);
+            if (auto problem = turn::workspace_mount_problem(req.workspace_mount))
+                r.fail(v, key, *problem);
         } else if (key == "mounts") {
             mounts = &v;
         } else {
             r.fail(v, key,
                    "unknown key; a turn file takes id, kind, image, argv, workdir, workspace, "
-                   "timeout, recordType, secrets, env and mounts");
+                   "timeout, recordType, secrets, env, mode, workspaceMount and mounts");
         }
     }
     if (!has_image)

@@ -10,6 +10,8 @@
 //   workspace = "ws"                     # optional host directory mounted read-write at /work
 //   timeout = "10m"                      # optional duration
 //   recordType = "result"                # optional: the one record type the turn socket accepts
+//   mode = "read-only"                   # optional: or "workspace-write" (default: run.mode)
+//   workspaceMount = "same-path"         # optional: or "/work" (default: run.workspaceMount)
 //   secrets = ["GH_TOKEN"]               # names; values come from radiald's environment at run
 //                                        # time; a check may name none
 //   [env]

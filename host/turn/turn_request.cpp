@@ -12,6 +12,7 @@
 
 #include "config/box_identity.h"
 #include "turn/request_policy.h"
+#include "turn/workspace_mode.h"
 
 namespace radial::turn {
 namespace fs = std::filesystem;
@@ -90,6 +91,8 @@ nlohmann::ordered_json request_json_object(const TurnRequest& r) {
     j["mounts"] = mounts;
     if (r.timeout_ms) j["timeoutMs"] = r.timeout_ms;
     j["recordType"] = r.record_type;
+    if (!r.mode.empty()) j["mode"] = r.mode;
+    if (!r.workspace_mount.empty()) j["workspaceMount"] = r.workspace_mount;
     return j;
 }
 
@@ -157,6 +160,8 @@ TurnRequest request_from_json(std::string_view text) {
     r.workspace = string("workspace", false);
     r.secrets = strings("secrets");
     r.record_type = string("recordType", true);
+    r.mode = string("mode", false);
+    r.workspace_mount = string("workspaceMount", false);
     if (const auto* env = field("env")) {
         if (!env->is_object()) throw RequestError("field 'env' must be an object of strings");
         for (const auto& [name, value] : env->items()) {
@@ -218,6 +223,8 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
         throw RequestError(
             "run.user = \"workspace-owner\" runs the box as the workspace's owner, but the turn "
             "has no workspace; pass --workspace, or unset run.user");
+    const WorkspaceMode mode = effective_mode(req.mode, cfg.mode);
+    std::string workspace_at; // where the workspace appears in the box (workspace_mode.h)
     if (!req.workspace.empty()) {
         std::error_code ec;
         fs::path ws = fs::absolute(req.workspace, ec).lexically_normal();
@@ -229,8 +236,11 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
         // The resolved path is what the box gets: a symlink swapped after this check cannot
         // redirect the mount.
         std::string path = checked_host_source("workspace", ws.string(), true, cfg);
-        s.mounts.push_back({path, kWorkspaceTarget, false});
-        s.workdir = kWorkspaceTarget;
+        workspace_at = workspace_target(req.workspace_mount, cfg.workspace_mount, path);
+        if (workspace_at != kWorkspaceTarget)
+            workspace_at = checked_box_target("workspaceMount", workspace_at);
+        s.mounts.push_back({path, workspace_at, false});
+        s.workdir = workspace_at;
         struct stat st {};
         if (as_owner) {
             if (::stat(path.c_str(), &st) != 0 || st.st_uid == 0)
@@ -270,6 +280,7 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
                 fmt::format("workdir '{}' must be an absolute path in the box", req.workdir));
         s.workdir = req.workdir;
     }
+    apply_workspace_mode(s, mode, workspace_at);
     return s;
 }
 

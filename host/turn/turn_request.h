@@ -44,11 +44,14 @@ struct TurnRequest {
     std::vector<std::string> argv;
     std::uint64_t timeout_ms = 0;       // 0: no timeout
     std::string record_type = "result"; // the only record type the turn socket accepts
-    // Issue 5 §1 (last, so existing positional initialisers keep their meaning):
+    // Later fields (last, so existing positional initialisers keep their meaning):
     std::string workdir{}; // absolute, in the box; empty: /work with a workspace, else the image's
     std::vector<Mount> mounts{};        // further mounts: absolute source and target
     std::vector<std::string> secrets{}; // names of variables taken from radiald's environment
     RequestKind kind = RequestKind::turn;
+    // workspace_mode.h; empty: the operator's run.mode / run.workspaceMount
+    std::string mode{};            // "read-only" | "workspace-write"
+    std::string workspace_mount{}; // "/work" | "same-path"
 
     friend bool operator==(const TurnRequest&, const TurnRequest&) = default;
 };
@@ -101,16 +104,18 @@ std::vector<std::string> instance_label_prefixes(const config::HostConfig& cfg);
 // with the turn's secret set. [thread-safe]
 std::string request_journal_json(const TurnRequest& r);
 
-// Builds the spec: label, image, argv, env (secrets marked), the workspace at /work with workdir
-// /work, further mounts, the workdir, the timeout, run.network and the box user. The user is
-// run.user when set, else the workspace's owner when that is not root (so files the turn writes
-// belong to whoever owns the workspace), else left to the runtime's non-root default. Throws
-// RequestError for a workspace that is not an existing directory, a mount whose source does not
-// exist or whose paths are not absolute, a relative workdir, an empty argv or image, a bad turn
-// id, a check that names a secret, or anything the request policy refuses (request_policy.h:
-// workspace and mount sources, mount targets, the image, the record type, the exec limits). The
-// workspace and mount sources in the spec are their resolved forms. Every entry point (turn,
-// submit, the daemon's claim) builds its spec here, so all apply the same checks.
+// Builds the spec: label, image, argv, env (secrets marked), the workspace as the spec's first
+// mount, at /work or its host path (workspaceMount) and the workdir there, read-only or not and
+// the root filesystem read-only or not by the turn's mode (workspace_mode.h), further mounts, the
+// workdir, the timeout, run.network and the box user. The user is run.user when set, else the
+// workspace's owner when that is not root (so files the turn writes belong to whoever owns the
+// workspace), else left to the runtime's non-root default. Throws RequestError for a mode or
+// workspaceMount that is not one of theirs, a workspace that is not an existing directory, a mount
+// whose source does not exist or whose paths are not absolute, a relative workdir, an empty argv or
+// image, a bad turn id, a check that names a secret, or anything the request policy refuses
+// (request_policy.h: workspace and mount sources, mount targets, the image, the record type, the
+// exec limits). The workspace and mount sources in the spec are their resolved forms. Every entry
+// point (turn, submit, the daemon's claim) builds its spec here, so all apply the same checks.
 ContainerSpec build_container_spec(const TurnRequest& req, const config::HostConfig& cfg);
 
 } // namespace radial::turn

@@ -10,12 +10,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "socket/socket_error.h"
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"
+#include "turn/box_user_env.h"
 #include "turn/output_tail.h"
 #include "turn/terminal_reserve.h"
 #include "turn/workspace_handover.h"
@@ -93,6 +96,24 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         for (const auto& name : env_.cfg.redact.env_names)
             if (const char* v = std::getenv(name.c_str()); v != nullptr && *v != '\0')
                 secrets.add(name, v);
+        // Managed Codex auth: read once per turn, its tokens masked like every other secret.
+        if (env_.cfg.codex_auth) {
+            const std::string path = codex_auth_path(env_.cfg.codex_auth_file);
+            std::ifstream in(path, std::ios::binary);
+            std::string text((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+            if (!in.good() && !in.eof()) {
+                codex_auth_error_ = fmt::format(
+                    "run.codexAuth: reading the Codex credentials file '{}' failed; check "
+                    "run.codexAuthFile",
+                    path);
+            } else {
+                std::size_t i = 0;
+                for (const auto& v : codex_auth_secrets(text, env_.cfg.redact.min_length))
+                    secrets.add(fmt::format("codexAuth.{}", i++), v);
+                codex_auth_ = std::move(text);
+            }
+        }
         // A marker name may hold only [A-Za-z0-9_.-], so no brackets: "redact.values.0".
         for (std::size_t i = 0; i < env_.cfg.redact.values.size(); ++i)
             secrets.add(fmt::format("redact.values.{}", i), env_.cfg.redact.values[i]);
@@ -235,6 +256,37 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
         }
     }
 
+    // The box user's passwd, group, home and variables (docs/design.md §8.7, C-25): only where
+    // the box runs as spec.user and host files keep their ids in it. Elsewhere the runtime's own
+    // user and home apply, and the log says so.
+    std::optional<BoxIdentity> identity;
+    if (const auto ids = numeric_user(spec.user);
+        ids && env_.client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS) && user_is_honoured(spec)) {
+        if (!codex_auth_error_.empty()) {
+            server.reset();
+            return fail(codex_auth_error_);
+        }
+        try {
+            identity.emplace(env_.cfg.state_dir, id, ids->first, ids->second, codex_auth_);
+            identity->apply(spec, env_.cfg.home_size_bytes);
+        } catch (const std::exception& e) {
+            server.reset();
+            return fail(fmt::format("preparing the box user's home failed: {}", e.what()));
+        }
+    } else if (env_.cfg.codex_auth) {
+        // Refused at startup for such runtimes (runtime_setup.cpp); never silently without it.
+        server.reset();
+        return fail(
+            fmt::format("run.codexAuth: runtime '{}' does not run the box as '{}' with "
+                        "host-uid mounts, so it cannot get the Codex credentials",
+                        rec.runtime, spec.user));
+    } else {
+        log::info("turn",
+                  "turn {}: runtime '{}' keeps its own box user and home (it does not run the box "
+                  "as '{}' with host-uid mounts), so radiald sets no HOME, passwd or group",
+                  id, rec.runtime, spec.user);
+    }
+
     try {
         env_.journal.set_state(id, journal::TurnState::started);
     } catch (const journal::JournalError& e) {
@@ -261,11 +313,11 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
     // Only when the runtime runs the box as spec.user: a VM boundary that supersedes it writes
     // as its own user, and the tree must not change hands for nothing.
     std::optional<WorkspaceHandover> handover;
-    if (const auto ids = numeric_user(spec.user); ids && user_is_honoured(spec))
-        for (const auto& m : spec.mounts)
-            if (m.target == kWorkspaceTarget)
-                handover.emplace(m.source, ids->first, ids->second,
-                                 handover_marker_dir(env_.cfg.state_dir) + "/" + id);
+    // The workspace is the spec's first mount (build_container_spec), at /work or its host path.
+    if (const auto ids = numeric_user(spec.user);
+        ids && !request_.workspace.empty() && user_is_honoured(spec))
+        handover.emplace(spec.mounts.front().source, ids->first, ids->second,
+                         handover_marker_dir(env_.cfg.state_dir) + "/" + id);
     redaction::StreamRedactor out_redactor = redactor_->stream(),
                               err_redactor = redactor_->stream();
     std::string stdout_tail, stderr_tail, buffer;

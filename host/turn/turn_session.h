@@ -100,6 +100,9 @@ private:
     ContainerSpec spec_;
     std::string token_;
     std::unique_ptr<redaction::Redactor> redactor_;
+    // run.codexAuth: the credentials read for this turn, or why they could not be (never both).
+    std::optional<std::string> codex_auth_;
+    std::string codex_auth_error_;
     std::mutex runner_mutex_; // guards runner_ against interrupt() racing the end of run()
     TurnRunner* runner_ = nullptr;
     std::optional<StopReason> stopped_; // set by interrupt(), guarded by runner_mutex_

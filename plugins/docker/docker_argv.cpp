@@ -67,6 +67,15 @@ std::string tmpfs_option(std::string_view target, std::uint64_t size_bytes) {
     return std::string(target) + ":rw,exec,nosuid,nodev,size=" + std::to_string(size_bytes);
 }
 
+// A tmpfs other than /tmp is the box's own scratch (its home, docs/design.md §8.7): owned by the
+// box user, mode 0700. Root-owned, as docker makes it by default, it would be unwritable, since a
+// box never runs as root; /tmp keeps docker's 1777.
+std::string owned_tmpfs_option(std::string_view target, std::uint64_t size_bytes,
+                               const BoxUser& owner) {
+    return tmpfs_option(target, size_bytes) + ",uid=" + std::to_string(owner.uid) +
+           ",gid=" + std::to_string(owner.gid) + ",mode=0700";
+}
+
 bool is_hex(std::string_view s) {
     if (s.empty()) return false;
     for (char c : s)
@@ -151,10 +160,12 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
         spec_has_tmp = spec_has_tmp || t.target == "/tmp";
     }
     if (!spec_has_tmp) append(argv, {"--tmpfs", tmpfs_option("/tmp", settings.tmpfs_size_bytes)});
-    for (const auto& t : spec.tmpfs)
-        append(argv,
-               {"--tmpfs", tmpfs_option(t.target, t.size_bytes != 0 ? t.size_bytes
-                                                                    : settings.tmpfs_size_bytes)});
+    const BoxUser owner = *parse_box_user(user); // user_problem() accepted it above
+    for (const auto& t : spec.tmpfs) {
+        const std::uint64_t size = t.size_bytes != 0 ? t.size_bytes : settings.tmpfs_size_bytes;
+        append(argv, {"--tmpfs", t.target == "/tmp" ? tmpfs_option(t.target, size)
+                                                    : owned_tmpfs_option(t.target, size, owner)});
+    }
 
     if (!spec.network.empty())
         check.plain_word("network", spec.network, "give a docker network name");

@@ -49,7 +49,8 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // There is no --rm: the runtime inspects the ended container (did it start, was it OOM-killed)
 // and then removes it itself, unconditionally (run_box). Spec values override the settings'
 // memory, cpus, pidsLimit and user. --read-only is left out only when spec.read_only_rootfs is
-// `no`. A spec tmpfs at /tmp replaces the default one.
+// `no`. A spec tmpfs at /tmp replaces the default one; every other spec tmpfs is the box user's
+// (`,uid=U,gid=G,mode=0700` appended: the box's home, docs/design.md §8.7).
 // Env values never appear (docs/design.md §6.3, C-02): an ordinary variable is `-e NAME`, its value
 // in the client's environment (docker_client_env); a client-sensitive one (client_sensitive_env) is
 // a line of the env-file on the client's stdin (docker_env_file), announced by one --env-file.

@@ -72,6 +72,8 @@ echo "inside $(pwd)")SH"});
     EXPECT_THAT(calls, HasSubstr("\037--memory\0374g\037--cpus\037" + cpus + "\037"));
     // run.user is superseded by the microVM boundary: named in the log, never silently dropped.
     EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' supersedes user"));
+    // So radiald gives it no passwd, group or home of its own (docs/design.md §8.7), and says so.
+    EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' keeps its own box user and home"));
 }
 
 // run.sandbox.memory and cpus reach `sbx create`, and through the simulator the box's cgroup.

@@ -70,9 +70,12 @@ TEST(RadialdTurnLive, NoNetworkInterfaceButLoopback) {
     EXPECT_EQ(t.result.out, "lo\n");
 }
 
+// Under mode read-only; workspace-write gives the box a private writable layer instead
+// (radiald_workspace_mode_live_test.cpp).
 TEST(RadialdTurnLive, RootFilesystemIsReadOnlyAndUserIsNotRoot) {
     auto t = run_turn(
-        {}, {"sh", "-c", "id -u; touch /probe && echo wrote-root; touch /tmp/ok && echo tmp-ok"});
+        {"--mode", "read-only"},
+        {"sh", "-c", "id -u; touch /probe && echo wrote-root; touch /tmp/ok && echo tmp-ok"});
     EXPECT_THAT(t.result.out, Not(HasSubstr("wrote-root")));
     EXPECT_THAT(t.result.out, HasSubstr("tmp-ok"));
     EXPECT_THAT(t.result.out, Not(::testing::StartsWith("0\n")));

@@ -42,8 +42,11 @@ const Refused kRefused[] = {
      "run.turnTransport",
      "run.turnTransport is \"unix\" but run.containerRuntime 'sandbox' cannot pass a unix socket "
      "into its boxes"},
-    {"DockerCodexAuth", "codexAuth = true\n", kNoDocker, "run.codexAuth",
-     "run.codexAuth: managed Codex auth is not implemented by this radiald yet; remove the key"},
+    {"DockerCodexAuthUnreadable",
+     "codexAuth = true\ncodexAuthFile = \"/nonexistent/radial-test/auth.json\"\n", kNoDocker,
+     "run.codexAuthFile",
+     "run.codexAuthFile: the Codex credentials file '/nonexistent/radial-test/auth.json' cannot "
+     "be read"},
 };
 
 enum class Entry { turn, run, reconcile, submit };

@@ -191,6 +191,35 @@ TEST(HostConfig, ReadsMinFreeBytesWithADefaultAndZeroToTurnItOff) {
                   "of bytes (0: no reserve)");
 }
 
+// docs/design.md §7.6 and §8.7: the mode, where the workspace appears, the home's bound and the
+// Codex credentials file, each with its default and its refusal.
+TEST(HostConfig, ReadsModeWorkspaceMountHomeSizeAndCodexAuthFile) {
+    test::TempDir d;
+    auto defaults = load(d.write("n.toml", "[run]\n"), std::nullopt, "/x/bin");
+    EXPECT_EQ(defaults.mode, "workspace-write");
+    EXPECT_EQ(defaults.workspace_mount, "/work");
+    EXPECT_EQ(defaults.home_size_bytes, 256u << 20);
+    EXPECT_EQ(defaults.codex_auth_file, "");
+    auto set = load(d.write("s.toml",
+                            "[run]\nmode = \"read-only\"\nworkspaceMount = \"same-path\"\n"
+                            "homeSize = \"64m\"\ncodexAuthFile = \"/etc/radial/auth.json\"\n"),
+                    std::nullopt, "/x/bin");
+    EXPECT_EQ(set.mode, "read-only");
+    EXPECT_EQ(set.workspace_mount, "same-path");
+    EXPECT_EQ(set.home_size_bytes, 64u << 20);
+    EXPECT_EQ(set.codex_auth_file, "/etc/radial/auth.json");
+    auto f = d.write("m.toml", "[run]\nmode = \"yolo\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:8: run.mode: must be \"read-only\" or \"workspace-write\"");
+    f = d.write("w.toml", "[run]\nworkspaceMount = \"/src\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:18: run.workspaceMount: must be \"/work\" or \"same-path\"");
+    f = d.write("h.toml", "[run]\nhomeSize = \"4k\"\n");
+    EXPECT_EQ(error_of(f),
+              f + ":2:12: run.homeSize: must be a size of at least \"1m\", such as \"256m\"");
+    f = d.write("c.toml", "[run]\ncodexAuthFile = \"auth.json\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:17: run.codexAuthFile: must be an absolute path, such as "
+                               "\"/root/.codex/auth.json\"");
+}
+
 TEST(HostConfig, ReportsTomlSyntaxErrorsWithPosition) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\ncontainerRuntime = \n");

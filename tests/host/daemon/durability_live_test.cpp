@@ -91,8 +91,8 @@ TEST(DurabilityDaemonLive, C18_TheDaemonKeepsARecordItCannotJournalAndRetriesUnt
     EXPECT_TRUE(st["pending"].empty()) << st.dump();
 }
 
-// After kill -9 of the daemon, its turn's socket directory and reserved record space stay behind;
-// reconciliation removes them together with the turn's box.
+// After kill -9 of the daemon, its turn's socket directory, reserved record space and passwd stay
+// behind; reconciliation removes them together with the turn's box.
 TEST(DurabilityDaemonLive, ReconciliationRemovesEveryPerTurnResidueAfterASigkill) {
     std::string inst = test::unique_instance_id("res");
     std::string prefix = "radial-turn-" + inst + "-";
@@ -111,6 +111,8 @@ TEST(DurabilityDaemonLive, ReconciliationRemovesEveryPerTurnResidueAfterASigkill
         d.crash();
     }
     ASSERT_TRUE(fs::exists(s.state_dir() + "/turns/" + id)) << "the precondition: residue";
+    // The box user's passwd and group (docs/design.md §8.7) are residue too.
+    ASSERT_TRUE(fs::exists(s.state_dir() + "/identity/" + id + "/passwd"));
     ASSERT_TRUE(fs::exists(s.state_dir() + "/pending/" + id + ".json"));
     auto r = s.reconcile();
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -118,6 +120,7 @@ TEST(DurabilityDaemonLive, ReconciliationRemovesEveryPerTurnResidueAfterASigkill
     EXPECT_THAT(r.out, HasSubstr("path(s) left by ended turns"));
     EXPECT_FALSE(fs::exists(s.state_dir() + "/turns/" + id));
     EXPECT_FALSE(fs::exists(s.state_dir() + "/pending/" + id + ".json"));
+    EXPECT_FALSE(fs::exists(s.state_dir() + "/identity/" + id));
     EXPECT_TRUE(fs::is_empty(s.state_dir() + "/turns"));
     EXPECT_TRUE(test::boxes_with_prefix(prefix).empty());
 }

@@ -25,6 +25,8 @@ SpooledRequest full() {
     r.mounts = {{"/tmp", "/cache", true}, {"/var/tmp", "/scratch", false}};
     r.timeout_ms = 90'000;
     r.record_type = "review";
+    r.mode = "read-only";
+    r.workspace_mount = "same-path";
     return r;
 }
 
@@ -156,7 +158,9 @@ TEST(SpooledRequest, TheBoxGetsMountsWorkdirAndSecretsMarked) {
     EXPECT_EQ(spec.label, "radial-turn-inst1-t-1");
     EXPECT_EQ(spec.workdir, "/src"); // the request's workdir wins over the workspace's /work
     ASSERT_EQ(spec.mounts.size(), 3u);
-    EXPECT_EQ(spec.mounts[0], (Mount{"/tmp", "/work", false}));
+    // mode read-only and workspaceMount same-path reach the box (docs/design.md §7.6).
+    EXPECT_EQ(spec.mounts[0], (Mount{"/tmp", "/tmp", true}));
+    EXPECT_EQ(spec.read_only_rootfs, Tristate::yes);
     EXPECT_EQ(spec.mounts[1], (Mount{"/tmp", "/cache", true}));
     EXPECT_EQ(spec.mounts[2], (Mount{"/var/tmp", "/scratch", false}));
     EXPECT_EQ(spec.env.back(), (EnvVar{"GH_TOKEN", "tok-abcdef", true}));

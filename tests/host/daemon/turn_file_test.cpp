@@ -90,7 +90,24 @@ TEST(TurnFile, UnknownKeyIsRefusedWithItsPosition) {
     auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\ncommand = \"x\"\n");
     EXPECT_EQ(error_of(f),
               f + ":3:11: command: unknown key; a turn file takes id, kind, image, argv, workdir, "
-                  "workspace, timeout, recordType, secrets, env and mounts");
+                  "workspace, timeout, recordType, secrets, env, mode, workspaceMount and mounts");
+}
+
+// docs/design.md §7.6: the mode and where the workspace appears, checked before anything is queued.
+TEST(TurnFile, ModeAndWorkspaceMountAreReadAndChecked) {
+    test::TempDir d;
+    auto f = d.write("t.toml",
+                     "image = \"img\"\nargv = [\"true\"]\nmode = \"read-only\"\n"
+                     "workspaceMount = \"same-path\"\n");
+    SpooledRequest r = read_turn_file(f);
+    EXPECT_EQ(r.mode, "read-only");
+    EXPECT_EQ(r.workspace_mount, "same-path");
+    auto bad = d.write("b.toml", "image = \"img\"\nargv = [\"true\"]\nmode = \"rw\"\n");
+    EXPECT_EQ(error_of(bad), bad + ":3:8: mode: must be \"read-only\" or \"workspace-write\"");
+    auto where =
+        d.write("w.toml", "image = \"img\"\nargv = [\"true\"]\nworkspaceMount = \"/src\"\n");
+    EXPECT_EQ(error_of(where),
+              where + ":3:18: workspaceMount: '/src' is neither \"/work\" nor \"same-path\"");
 }
 
 TEST(TurnFile, KindIsATurnByDefaultAndMayBeACheck) {

@@ -213,7 +213,7 @@ TEST(docker_argv, SpecValuesOverrideSettings) {
                      "--tmpfs",
                      "/tmp:rw,exec,nosuid,nodev,size=1048576",
                      "--tmpfs",
-                     "/cache:rw,exec,nosuid,nodev,size=268435456",
+                     "/cache:rw,exec,nosuid,nodev,size=268435456,uid=1000,gid=1000,mode=0700",
                      "--network",
                      "host",
                      "--add-host",

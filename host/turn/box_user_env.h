@@ -1,0 +1,88 @@
+// host/turn/box_user_env.h — a coherent user environment for the box user (docs/design.md §8.7,
+// CASES C-25): a passwd and group naming it, a writable home of its own, and HOME, USER, LOGNAME
+// and the XDG base directories pointing there, whatever the image ships.
+//
+// The box runs as ids no image knows (config/box_identity.h) under a read-only root filesystem, so
+// without this HOME is "/" or "/nonexistent", `id -un` fails and every tool that writes under
+// ~/.config, ~/.cache or ~/.npm fails. Only for runtimes that run the box as spec.user and mount
+// host files with host ids (RADIAL_CAP_HOST_UID_MOUNTS): a VM that supersedes the user has its own
+// user and home, and a cluster node does not have the host's files (docs/design.md §8.7).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <radial/container_spec.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace radial::turn {
+
+// The box user's name and home inside the box. Fixed, never taken from a request or an image, so
+// no name can inject a line or a field into the generated passwd.
+inline constexpr const char* kBoxUserName = "radial";
+inline constexpr const char* kBoxHome = "/home/radial";
+
+// The /etc/passwd the box sees: root, nobody (unless the box user has its id) and the box user
+// (kBoxUserName, home kBoxHome, shell /bin/sh). Pure; thread-safe.
+std::string box_passwd(uid_t uid, gid_t gid);
+
+// The /etc/group the box sees: root, nogroup (unless the box group has its id) and the box
+// user's group, named kBoxUserName. Pure; thread-safe.
+std::string box_group(gid_t gid);
+
+// HOME, USER, LOGNAME, XDG_CONFIG_HOME, XDG_CACHE_HOME, XDG_DATA_HOME and XDG_STATE_HOME for a
+// box whose home is `home`, leaving out every name `request_env` already sets: a variable the
+// request names explicitly is the request's choice and wins. Pure; thread-safe.
+std::vector<EnvVar> box_user_variables(const std::vector<EnvVar>& request_env,
+                                       const std::string& home = kBoxHome);
+
+// Managed Codex auth (run.codexAuth, docs/design.md §8.7): the operator's Codex credentials file,
+// copied per turn to $HOME/.codex/auth.json in the box.
+//
+// The file run.codexAuthFile names, or when that is empty $CODEX_HOME/auth.json, else
+// ~/.codex/auth.json of radiald's user ($HOME, else the passwd entry). Reads the environment.
+std::string codex_auth_path(const std::string& configured);
+
+// The values in an auth.json that are secrets: OPENAI_API_KEY and every string under "tokens";
+// the whole text, trimmed, when it is not a JSON object. Values shorter than `min_length` bytes
+// are left out (too short to mask without masking ordinary output). Pure; thread-safe.
+std::vector<std::string> codex_auth_secrets(std::string_view contents, std::size_t min_length);
+
+// Where a turn's generated identity files live: <stateDir>/identity/<turnId>. The residue sweep
+// removes what a crashed radiald left there (daemon/reconciler.h).
+std::string box_identity_dir(const std::string& state_dir, const std::string& turn_id);
+
+// One turn's identity files on the host, removed with the turn (RAII).
+class BoxIdentity {
+public:
+    // Writes passwd and group (mode 0644) into box_identity_dir(state_dir, turn_id), creating
+    // <stateDir>/identity (mode 0700) as needed. With `codex_auth` (the credentials' contents),
+    // also a directory codex/ (0700) holding auth.json (0600, created so), both owned by uid:gid —
+    // which needs radiald to be root. Throws std::runtime_error naming the path and the cause
+    // (never the contents) when any of that fails.
+    BoxIdentity(const std::string& state_dir, const std::string& turn_id, uid_t uid, gid_t gid,
+                const std::optional<std::string>& codex_auth = std::nullopt);
+    // Removes the turn's directory; failures are logged, never thrown.
+    ~BoxIdentity();
+    BoxIdentity(const BoxIdentity&) = delete;
+    BoxIdentity& operator=(const BoxIdentity&) = delete;
+
+    const std::string& dir() const noexcept { return dir_; }
+
+    // Adds to `spec`: passwd and group mounted read-only over /etc/passwd and /etc/group, a tmpfs
+    // of `home_bytes` at kBoxHome (the runtime makes it the box user's, mode 0700; docker:
+    // docker_argv.h) and box_user_variables(); with Codex auth, codex/ mounted read-write at
+    // kBoxHome/.codex, so the harness can refresh its tokens for the turn. Throws
+    // std::runtime_error when a mount or tmpfs of the spec already takes one of those paths (the
+    // message names the path and the fix).
+    void apply(ContainerSpec& spec, std::uint64_t home_bytes) const;
+
+private:
+    std::string dir_;
+    bool codex_ = false;
+};
+
+} // namespace radial::turn

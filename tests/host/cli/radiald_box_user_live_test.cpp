@@ -1,0 +1,86 @@
+// The box user's environment is coherent under the default hardening (docs/design.md §8.7, CASES
+// C-25): a writable home of its own, a name, XDG directories and /tmp — whatever the image ships.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "../../support/radiald_runner.h"
+#include "../../support/temp_dir.h"
+
+namespace radial {
+namespace {
+using ::testing::HasSubstr;
+
+// Prints one line per fact, so a failure shows which one broke.
+const std::string kHomeScript = R"SH(echo "home=$HOME"
+mkdir -p "$HOME/.config" && echo ok
+echo "name=$(id -un) whoami=$(whoami) user=$USER logname=$LOGNAME"
+echo "entry=$(grep "^[^:]*:[^:]*:$(id -u):" /etc/passwd)"
+echo "owner=$(stat -c '%u:%g %a' "$HOME")"
+for d in "$XDG_CONFIG_HOME" "$XDG_CACHE_HOME" "$XDG_DATA_HOME" "$XDG_STATE_HOME"; do
+  mkdir -p "$d" && echo x > "$d/f" && echo "wrote $d"
+done
+echo x > /tmp/f && echo tmp-ok
+echo "lines=$(grep -c . /etc/passwd)"
+touch /etc/passwd 2>/dev/null || echo passwd-read-only)SH";
+
+TEST(BoxUserLive, C25_AHarnessCanWriteItsHomeUnderTheDefaultHardening) {
+    test::RadialdSetup s;
+    const std::string id = "c25-" + std::to_string(::getpid());
+    auto t = s.turn({"--turn-id", id}, {"sh", "-c", kHomeScript});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.out << t.result.err;
+    const std::string& out = t.result.out;
+    EXPECT_THAT(out, HasSubstr("home=/home/radial\nok\n"));
+    EXPECT_THAT(out, HasSubstr("name=radial whoami=radial user=radial logname=radial\n"));
+    // The image's own passwd gives uid 2000000000 no entry: this one is radiald's.
+    EXPECT_THAT(out, HasSubstr("entry=radial:x:2000000000:2000000000:radial box "
+                               "user:/home/radial:/bin/sh\n"));
+    EXPECT_THAT(out, HasSubstr("owner=2000000000:2000000000 700\n"));
+    for (const char* d : {"/home/radial/.config", "/home/radial/.cache",
+                          "/home/radial/.local/share", "/home/radial/.local/state"})
+        EXPECT_THAT(out, HasSubstr(std::string("wrote ") + d + "\n"));
+    EXPECT_THAT(out, HasSubstr("tmp-ok\n"));
+    EXPECT_THAT(out, HasSubstr("lines=3\n"));
+    EXPECT_THAT(out, HasSubstr("passwd-read-only\n"));
+    // The generated files went with the turn.
+    EXPECT_FALSE(std::filesystem::exists(s.state_dir() + "/identity/" + id));
+}
+
+// A HOME the request sets is the request's choice; the other variables still point home.
+TEST(BoxUserLive, C25_ARequestsOwnHomeWins) {
+    test::RadialdSetup s;
+    auto t = s.turn({"--env", "HOME=/tmp"}, {"sh", "-c", "echo $HOME $XDG_CACHE_HOME $(id -un)"});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "/tmp /home/radial/.cache radial\n");
+}
+
+// run.codexAuth: the operator's credentials reach the box user at $HOME/.codex/auth.json, the box
+// can read them and write beside them, their token is masked in the output, and nothing of them
+// is left on the host after the turn.
+TEST(BoxUserLive, CodexAuthReachesTheBoxUserAndGoesWithTheTurn) {
+    test::TempDir creds("radial-codex");
+    const std::string token = "at-radial-test-" + std::to_string(::getpid()) + "-0123456789";
+    const std::string file =
+        creds.write("auth.json", R"({"tokens":{"access_token":")" + token + R"("}})");
+    test::RadialdSetup s("codexAuth = true\ncodexAuthFile = \"" + file + "\"\n");
+    const std::string id = "codex-" + std::to_string(::getpid());
+    auto t =
+        s.turn({"--turn-id", id},
+               {"sh", "-c",
+                "stat -c '%u:%g %a' \"$HOME/.codex/auth.json\"; cat \"$HOME/.codex/auth.json\"; "
+                "echo; mkdir \"$HOME/.codex/sessions\" && echo codex-dir-writable"});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.out << t.result.err;
+    EXPECT_THAT(t.result.out, ::testing::StartsWith("2000000000:2000000000 600\n{\"tokens\":{\""
+                                                    "access_token\":\""));
+    EXPECT_THAT(t.result.out, HasSubstr("codex-dir-writable\n"));
+    EXPECT_THAT(t.result.out, ::testing::Not(HasSubstr(token))) << "the token was not masked";
+    EXPECT_THAT(t.record.dump(), ::testing::Not(HasSubstr(token)));
+    EXPECT_FALSE(std::filesystem::exists(s.state_dir() + "/identity/" + id));
+    EXPECT_EQ(test::read_file(file), R"({"tokens":{"access_token":")" + token + R"("}})")
+        << "the operator's file is never the box's";
+}
+
+} // namespace
+} // namespace radial

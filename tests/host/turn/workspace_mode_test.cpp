@@ -1,0 +1,99 @@
+// Modes and where the workspace appears (docs/design.md §7.6).
+#include "turn/workspace_mode.h"
+
+#include <gtest/gtest.h>
+
+#include "../../support/temp_dir.h"
+#include "turn/turn_request.h"
+
+namespace radial::turn {
+namespace {
+
+config::HostConfig cfg() {
+    config::HostConfig c;
+    c.instance_id = "inst1";
+    return c;
+}
+
+TurnRequest request(const std::string& workspace) {
+    TurnRequest r;
+    r.turn_id = "m-1";
+    r.image = "img";
+    r.workspace = workspace;
+    r.argv = {"true"};
+    return r;
+}
+
+TEST(WorkspaceMode, ParsesExactlyTheTwoModes) {
+    EXPECT_EQ(parse_workspace_mode("read-only"), WorkspaceMode::read_only);
+    EXPECT_EQ(parse_workspace_mode("workspace-write"), WorkspaceMode::workspace_write);
+    for (const char* bad : {"", "readonly", "Read-Only", "danger-full-access", "read-only "})
+        EXPECT_FALSE(parse_workspace_mode(bad)) << bad;
+    EXPECT_FALSE(workspace_mount_problem("/work"));
+    EXPECT_FALSE(workspace_mount_problem("same-path"));
+    EXPECT_TRUE(workspace_mount_problem("/src"));
+}
+
+TEST(WorkspaceMode, TheRequestsModeWinsOverTheOperatorsDefault) {
+    EXPECT_EQ(effective_mode("", "workspace-write"), WorkspaceMode::workspace_write);
+    EXPECT_EQ(effective_mode("read-only", "workspace-write"), WorkspaceMode::read_only);
+    EXPECT_EQ(effective_mode("", "read-only"), WorkspaceMode::read_only);
+    try {
+        effective_mode("full", "read-only");
+        ADD_FAILURE() << "an unknown mode was accepted";
+    } catch (const RequestError& e) {
+        EXPECT_NE(std::string(e.what()).find("mode 'full'"), std::string::npos) << e.what();
+    }
+}
+
+TEST(WorkspaceMode, WorkspaceWriteIsTheDefaultWithAWritableLayer) {
+    test::TempDir ws;
+    auto s = build_container_spec(request(ws.path()), cfg());
+    ASSERT_EQ(s.mounts.size(), 1u);
+    EXPECT_EQ(s.mounts[0], (Mount{ws.path(), "/work", false}));
+    EXPECT_EQ(s.read_only_rootfs, Tristate::no);
+}
+
+TEST(WorkspaceMode, ReadOnlyMountsTheWorkspaceAndTheRootFilesystemReadOnly) {
+    test::TempDir ws;
+    auto r = request(ws.path());
+    r.mode = "read-only";
+    r.mounts = {{ws.path(), "/extra", false}};
+    auto s = build_container_spec(r, cfg());
+    ASSERT_EQ(s.mounts.size(), 2u);
+    EXPECT_EQ(s.mounts[0], (Mount{ws.path(), "/work", true}));
+    EXPECT_FALSE(s.mounts[1].read_only) << "a further mount keeps its own flag";
+    EXPECT_EQ(s.read_only_rootfs, Tristate::yes);
+    // The operator's default applies to a request that names no mode, and to a turn without a
+    // workspace.
+    auto c = cfg();
+    c.mode = "read-only";
+    EXPECT_EQ(build_container_spec(request(""), c).read_only_rootfs, Tristate::yes);
+    auto bad = request("");
+    bad.mode = "writable";
+    EXPECT_THROW(build_container_spec(bad, c), RequestError);
+}
+
+TEST(WorkspaceMode, SamePathMountsTheWorkspaceAtItsHostPathAndStartsThere) {
+    test::TempDir ws;
+    auto r = request(ws.path() + "/./");
+    r.workspace_mount = "same-path";
+    auto s = build_container_spec(r, cfg());
+    ASSERT_EQ(s.mounts.size(), 1u);
+    EXPECT_EQ(s.mounts[0], (Mount{ws.path(), ws.path(), false}));
+    EXPECT_EQ(s.workdir, ws.path());
+    // The operator's default, and a further mount that would take its place.
+    auto c = cfg();
+    c.workspace_mount = "same-path";
+    r.workspace_mount.clear();
+    r.mounts = {{ws.path(), ws.path(), true}};
+    EXPECT_THROW(build_container_spec(r, c), RequestError);
+    r.mounts.clear();
+    r.workspace_mount = "/work";
+    EXPECT_EQ(build_container_spec(r, c).workdir, "/work");
+    r.workspace_mount = "/elsewhere";
+    EXPECT_THROW(build_container_spec(r, c), RequestError);
+}
+
+} // namespace
+} // namespace radial::turn
