@@ -136,14 +136,10 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
     using json = nlohmann::json;
     json host = json::object();
     json binds = json::array();
-    json body = {{"Image", spec.image},
-                 {"Labels", {{std::string(kLabelKey), spec.label}}},
-                 {"User", user},
-                 {"AttachStdin", false},
-                 {"AttachStdout", true},
-                 {"AttachStderr", true},
-                 {"OpenStdin", false},
-                 {"Tty", false}};
+    json body = {{"Image", spec.image},  {"Labels", {{std::string(kLabelKey), spec.label}}},
+                 {"User", user},         {"AttachStdin", false},
+                 {"AttachStdout", true}, {"AttachStderr", true},
+                 {"OpenStdin", false},   {"Tty", false}};
     if (settings.init_path.empty())
         host["Init"] = true;
     else

@@ -60,9 +60,9 @@ engine_api::EngineAddress docker_engine_address(const DockerSettings& settings,
 
 DockerEngine::DockerEngine(DockerSettings settings)
     : settings_(std::move(settings)),
-      client_(docker_engine_address(settings_, ::getenv("DOCKER_HOST"),
-                                    ::getenv("DOCKER_TLS_VERIFY")),
-              budget_ms(settings_.command_timeout_ms)) {}
+      client_(
+          docker_engine_address(settings_, ::getenv("DOCKER_HOST"), ::getenv("DOCKER_TLS_VERIFY")),
+          budget_ms(settings_.command_timeout_ms)) {}
 
 std::string DockerEngine::engine_name() const {
     return settings_.host.empty() ? std::string("default host") : "'" + settings_.host + "'";
@@ -113,7 +113,8 @@ ContainerState DockerEngine::state(const std::string& id, std::string_view label
     try {
         r = client_.request("GET", "/containers/" + id + "/json", "", what);
     } catch (const EngineError& e) {
-        throw Error(RADIAL_E_UNAVAILABLE, std::string(e.what()) + "; check that dockerd is running");
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    std::string(e.what()) + "; check that dockerd is running");
     }
     if (r.status == 404)
         throw Error(RADIAL_E_NOT_FOUND, what + ": the engine has no such container");
@@ -122,20 +123,20 @@ ContainerState DockerEngine::state(const std::string& id, std::string_view label
         if (j.is_object() && j.contains("State"))
             if (auto s = parse_container_state(j["State"].dump())) return *s;
     }
-    throw Error(RADIAL_E_UNAVAILABLE, what + " (engine " + engine_name() + "): HTTP " +
-                                          std::to_string(r.status) +
-                                          ": no container state in its answer: " +
-                                          engine_api::engine_message(r.body));
+    throw Error(RADIAL_E_UNAVAILABLE,
+                what + " (engine " + engine_name() + "): HTTP " + std::to_string(r.status) +
+                    ": no container state in its answer: " + engine_api::engine_message(r.body));
 }
 
-std::optional<std::vector<std::string>>
-DockerEngine::image_entrypoint(std::string_view image) const {
+std::optional<std::vector<std::string>> DockerEngine::image_entrypoint(
+    std::string_view image) const {
     const std::string what = "inspecting image '" + std::string(image) + "'";
     engine_api::Response r;
     try {
         r = client_.request("GET", "/images/" + url_encode(image) + "/json", "", what);
     } catch (const EngineError& e) {
-        throw Error(RADIAL_E_UNAVAILABLE, std::string(e.what()) + "; check that dockerd is running");
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    std::string(e.what()) + "; check that dockerd is running");
     }
     if (r.status == 404) return std::nullopt;
     if (r.status != 200)
@@ -226,7 +227,8 @@ int DockerEngine::wait(const std::string& id, std::string_view label) const {
     try {
         r = client_.request("POST", "/containers/" + id + "/wait?condition=not-running", "", what);
     } catch (const EngineError& e) {
-        throw Error(RADIAL_E_UNAVAILABLE, std::string(e.what()) + "; check that dockerd is running");
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    std::string(e.what()) + "; check that dockerd is running");
     }
     if (r.status == 404)
         throw Error(RADIAL_E_NOT_FOUND, what + ": the engine has no such container");

@@ -326,9 +326,9 @@ void BoxRun::stop(Ending why) {
         if (Clock::now() >= next_remove) {
             auto budget = budget_ms(settings.command_timeout_ms);
             if (!closed)
-                budget = std::min(budget, std::max(milliseconds(200),
-                                                   std::chrono::ceil<milliseconds>(
-                                                       close_at - Clock::now())));
+                budget = std::min(
+                    budget, std::max(milliseconds(200),
+                                     std::chrono::ceil<milliseconds>(close_at - Clock::now())));
             try {
                 engine_.remove({cid_}, spec_.label, budget);
             } catch (const Error& e) {

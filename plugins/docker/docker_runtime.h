@@ -2,13 +2,12 @@
 // ContainerRunner: run / listByLabel / kill, plus preflight) implemented with the Engine API.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <radial/plugin/runtime.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <atomic>
 
 #include "docker_engine.h"
 #include "docker_settings.h"

@@ -420,9 +420,8 @@ std::unique_ptr<Stream> EngineClient::open(bool hijack, const std::string& targe
             }))
             message = engine_message(rest.get().body());
         throw EngineError(what + ": " + method + " " + target.substr(0, target.find('?')) +
-                              " on engine " +
-                              address_.text + " answered HTTP " + std::to_string(status) +
-                              (message.empty() ? "" : ": " + message),
+                              " on engine " + address_.text + " answered HTTP " +
+                              std::to_string(status) + (message.empty() ? "" : ": " + message),
                           status, false);
     }
     impl->raw = hijack;

@@ -28,7 +28,8 @@ ContainerSpec typical_spec() {
     return s;
 }
 
-// Expects docker_create_body to refuse `spec` with RADIAL_E_INVALID naming `field`; returns the text.
+// Expects docker_create_body to refuse `spec` with RADIAL_E_INVALID naming `field`; returns the
+// text.
 std::string refusal(const ContainerSpec& spec, const std::string& field,
                     const DockerSettings& settings = {}) {
     try {
