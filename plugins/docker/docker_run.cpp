@@ -211,6 +211,9 @@ radial::plugin::RunResult BoxRun::execute() {
                             "; check the spec's mounts, workdir and user against the image, and "
                             "dockerd's log");
     }
+    // A kill() that arrived after the box's output ended removes the box itself, the run having
+    // no supervisor left to record why: that is this runtime's kill, not a stranger's.
+    if (removed_by_another && active_.kill_requested()) return ended_early(Ending::killed, started);
     // Gone, or going, before this run removed it, and not at its request: someone else removed
     // it (a `docker rm`, or another radiald given the same run.instanceId). The exit status is then
     // docker's kill, not the command's, so it must not be reported as one.

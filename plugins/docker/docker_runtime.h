@@ -58,17 +58,17 @@ public:
 
     // The labels (each once, sorted) of every box carrying radial.label whose value starts with
     // exactly the bytes of `prefix`, in any state, whoever created it. Throws
-    // Error(RADIAL_E_UNAVAILABLE) with docker's message. [thread-safe] Source: docs/design.md §8.3,
-    // C-04.
+    // Error(RADIAL_E_UNAVAILABLE) with the engine's answer. [thread-safe] Source: docs/design.md
+    // §8.3, C-04.
     std::vector<std::string> list_by_label(std::string_view prefix) override;
 
     // Postcondition: no box whose radial.label is exactly `label` exists. Signals a run of that
-    // label in flight (it returns RADIAL_RUN_KILLED; one that has not started its client never
-    // does), removes the matching containers with `docker rm -f`, then waits (bounded) for that
+    // label in flight (it returns RADIAL_RUN_KILLED; one that has not created its box yet never
+    // does), removes the matching containers (DELETE ?force=1), then waits (bounded) for that
     // run to finish its teardown, unless called from inside that run's output callback. With no
     // run in flight and no box found, the kill is remembered for 60 s (EarlyKills), so a run of
     // that label arriving just after it starts nothing. An unknown label is success. Throws
-    // Error(RADIAL_E_UNAVAILABLE) with docker's message.
+    // Error(RADIAL_E_UNAVAILABLE) with the engine's answer.
     // [thread-safe; also from inside the output callback] Source: docs/design.md §8.3, C-04, C-06.
     void kill(std::string_view label) override;
 

@@ -5,14 +5,18 @@
 #include "docker_runtime.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
 
+#include "../../support/temp_dir.h"
 #include "../support/config_builder.h"
 #include "deadline.h"
 #include "docker_engine.h"
@@ -32,6 +36,11 @@ using engine_api::encode_frame;
 
 const std::string kA(64, 'a'), kB(64, 'b'), kC(64, 'c'), kD(64, 'd'), kE(64, 'e');
 const std::string kV = "/v1.41";
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 std::unique_ptr<DockerRuntime> runtime_for(const std::string& address,
                                            radial::plugin::Host host = radial::plugin::Host(),
@@ -491,6 +500,38 @@ TEST(docker_runtime, TheEngineAddressComesFromTheSettingThenDockerHostAndTLSIsRe
     e = error_of([&] { docker_engine_address(s, "ssh://me@host", nullptr); });
     EXPECT_EQ(e.code(), RADIAL_E_INVALID);
     EXPECT_NE(std::string(e.what()).find("$DOCKER_HOST"), std::string::npos) << e.what();
+}
+
+// An image the engine does not have is pulled with the docker CLI (for the operator's credential
+// helpers), and its entrypoint is read from the engine afterwards, so the box still runs under
+// the box init with the image's own entrypoint after it (docs/design.md §13.1, §13.8).
+TEST(docker_runtime, AMissingImageIsPulledWithTheCliThenItsEntrypointIsRead) {
+    radial::test::TempDir dir("radial-pull");
+    const std::string pulled = dir / "pulled";
+    const std::string cli =
+        dir.write("docker", "#!/bin/sh\nprintf '%s ' \"$@\" > '" + pulled + "'\n");
+    ::chmod(cli.c_str(), 0755);
+    Script script;
+    FakeEngine engine([&](const std::string& method, const std::string& path) {
+        if (method == "GET" && path.starts_with(kV + "/images/"))
+            return std::filesystem::exists(pulled)
+                       ? EngineAnswer{200, R"({"Config":{"Entrypoint":["/entry","-x"]}})"}
+                       : EngineAnswer{404, R"({"message":"No such image"})"};
+        return route(script)(method, path);
+    });
+    ConfigBuilder b;
+    b.str("host", engine.address()).str("pull", "missing").str("binary", cli).str("boxInit", cli);
+    radial::plugin::Config config(b.get());
+    DockerRuntime rt(radial::plugin::Host(), config);
+    radial::plugin::Output out(nullptr);
+    radial::plugin::RunResult r = rt.run(spec("b"), out);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(read_text(pulled),
+              "--host " + engine.address() + " pull --quiet radial/busybox:latest ");
+    auto body = nlohmann::json::parse(engine.body_of("POST " + kV + "/containers/create"));
+    EXPECT_EQ(body["Cmd"], nlohmann::json::parse(R"(["0", "10000", "--", "/entry", "-x", "true"])"))
+        << body.dump();
+    EXPECT_EQ(body["Entrypoint"], nlohmann::json::parse(R"(["/.radial/init"])"));
 }
 
 TEST(docker_runtime, AKillBeforeTheRunIsRememberedAndTheRunStartsNothing) {

@@ -72,6 +72,14 @@ public:
         std::lock_guard lock(mutex_);
         return requests_;
     }
+    // The body of the first request that starts with `prefix` ("POST /v1.41/containers/create"),
+    // or "" when there was none.
+    std::string body_of(const std::string& prefix) {
+        std::lock_guard lock(mutex_);
+        for (std::size_t i = 0; i < requests_.size(); ++i)
+            if (requests_[i].starts_with(prefix)) return bodies_[i];
+        return {};
+    }
     // How many requests start with `prefix` ("DELETE /v1.41/containers/").
     int count(const std::string& prefix) {
         int n = 0;
@@ -113,6 +121,8 @@ private:
         {
             std::lock_guard lock(mutex_);
             requests_.push_back(method + " " + path);
+            auto end = req.find("\r\n\r\n");
+            bodies_.push_back(end == std::string::npos ? "" : req.substr(end + 4));
         }
         EngineAnswer a = route_(method, path);
         if (a.silent) {
@@ -143,7 +153,7 @@ private:
     std::thread acceptor_;
     std::atomic<bool> stop_{false};
     std::mutex mutex_;
-    std::vector<std::string> requests_;
+    std::vector<std::string> requests_, bodies_;
     std::vector<int> open_;
     std::vector<std::thread> workers_;
 };
