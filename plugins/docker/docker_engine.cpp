@@ -72,8 +72,12 @@ std::string DockerEngine::server_version() const {
     try {
         return client_.probe(budget_ms(settings_.preflight_timeout_ms)).text();
     } catch (const EngineError& e) {
+        std::string budget;
+        if (e.timed_out())
+            budget = "; no answer within " + std::to_string(settings_.preflight_timeout_ms) +
+                     " ms (run.docker.preflightTimeout)";
         throw Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via '" + settings_.binary +
-                                              "' (" + engine_name() + "): " + e.what() +
+                                              "' (" + engine_name() + "): " + e.what() + budget +
                                               "; start dockerd or fix run.docker.host");
     }
 }

@@ -16,6 +16,7 @@
 #include <optional>
 #include <thread>
 
+#include "../../support/fake_engine.h"
 #include "../../support/temp_dir.h"
 #include "../support/config_builder.h"
 #include "deadline.h"
@@ -23,7 +24,6 @@
 #include "docker_run.h"
 #include "early_kills.h"
 #include "engine_api/stream_frames.h"
-#include "fake_engine.h"
 
 namespace radial::docker {
 namespace {

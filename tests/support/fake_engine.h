@@ -1,7 +1,7 @@
-// tests/plugins/docker/fake_engine.h — a scripted Docker Engine for the docker runtime's unit
-// tests: an HTTP/1.1 server on a private unix socket that answers each request from a route, one
-// thread per connection, including hijacked attach streams (101, then raw multiplexed frames).
-// Records every request line; no Docker Engine needed.
+// tests/support/fake_engine.h — a scripted Docker Engine for tests of the docker runtime and of
+// radiald against an engine that misbehaves: an HTTP/1.1 server on a private unix socket that
+// answers each request from a route, one thread per connection, including hijacked attach streams
+// (101, then raw multiplexed frames). Records every request line; no Docker Engine needed.
 #pragma once
 
 #include <gtest/gtest.h>
