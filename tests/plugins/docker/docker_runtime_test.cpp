@@ -520,7 +520,8 @@ TEST(docker_runtime, AMissingImageIsPulledWithTheCliThenItsEntrypointIsRead) {
         return route(script)(method, path);
     });
     ConfigBuilder b;
-    b.str("host", engine.address()).str("pull", "missing").str("binary", cli).str("boxInit", cli);
+    b.str("pull", "missing"); // pulls-on-purpose: "docker" is a script, no registry is contacted
+    b.str("host", engine.address()).str("binary", cli).str("boxInit", cli);
     radial::plugin::Config config(b.get());
     DockerRuntime rt(radial::plugin::Host(), config);
     radial::plugin::Output out(nullptr);
