@@ -63,16 +63,15 @@ std::string indexed(const char* field, std::size_t i) {
 // `exec` said explicitly: docker's --tmpfs default is noexec, which breaks every tool that builds
 // and runs a binary under TMPDIR (test binaries, native modules). nosuid and nodev stay: a binary
 // written there gains no privilege, and no_new_privileges holds anyway.
-std::string tmpfs_option(std::string_view target, std::uint64_t size_bytes) {
-    return std::string(target) + ":rw,exec,nosuid,nodev,size=" + std::to_string(size_bytes);
+std::string tmpfs_options(std::uint64_t size_bytes) {
+    return "rw,exec,nosuid,nodev,size=" + std::to_string(size_bytes);
 }
 
 // A tmpfs other than /tmp is the box's own scratch (its home, docs/design.md §8.7): owned by the
 // box user, mode 0700. Root-owned, as docker makes it by default, it would be unwritable, since a
 // box never runs as root; /tmp keeps docker's 1777.
-std::string owned_tmpfs_option(std::string_view target, std::uint64_t size_bytes,
-                               const BoxUser& owner) {
-    return tmpfs_option(target, size_bytes) + ",uid=" + std::to_string(owner.uid) +
+std::string owned_tmpfs_options(std::uint64_t size_bytes, const BoxUser& owner) {
+    return tmpfs_options(size_bytes) + ",uid=" + std::to_string(owner.uid) +
            ",gid=" + std::to_string(owner.gid) + ",mode=0700";
 }
 
@@ -106,9 +105,8 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings) {
     return argv;
 }
 
-std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const DockerSettings& settings,
-                                         std::string_view cidfile,
-                                         const std::vector<std::string>& image_entrypoint) {
+nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSettings& settings,
+                                  const std::vector<std::string>& image_entrypoint) {
     SpecCheck check(spec);
     if (!radial::plugin::valid_label(spec.label))
         check.fail("label", "'" + spec.label + "' does not match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}",
@@ -133,22 +131,27 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
         check.fail("pidsLimit", std::to_string(spec.pids_limit) + " is negative",
                    "give a positive cap, or 0 for the runtime's default");
 
-    std::vector<std::string> argv = docker_client_argv(settings);
-    append(argv,
-           {"run", "--name", spec.label, "--label", std::string(kLabelKey) + "=" + spec.label});
+    using json = nlohmann::json;
+    json host = json::object();
+    json binds = json::array();
+    json body = {{"Image", spec.image},  {"Labels", {{std::string(kLabelKey), spec.label}}},
+                 {"User", user},         {"AttachStdin", false},
+                 {"AttachStdout", true}, {"AttachStderr", true},
+                 {"OpenStdin", false},   {"Tty", false}};
     if (settings.init_path.empty())
-        argv.emplace_back("--init");
+        host["Init"] = true;
     else
-        append(argv, {"-v", settings.init_path + ":" + std::string(kBoxInitPath) + ":ro",
-                      "--entrypoint", std::string(kBoxInitPath)});
-    append(argv, {"--log-driver", "none", "--pull", settings.pull, "--cap-drop=ALL",
-                  "--security-opt", "no-new-privileges"});
-    std::uint64_t memory = spec.memory_bytes != 0 ? spec.memory_bytes : settings.memory_bytes;
-    append(argv, {"--pids-limit",
-                  std::to_string(spec.pids_limit != 0 ? spec.pids_limit : settings.pids_limit),
-                  "--memory", std::to_string(memory), "--memory-swap", std::to_string(memory),
-                  "--cpus", format_cpus(cpus), "--user", user});
-    if (spec.read_only_rootfs != Tristate::no) argv.emplace_back("--read-only");
+        binds.push_back(settings.init_path + ":" + std::string(kBoxInitPath) + ":ro");
+    // The engine keeps no copy of the output: radiald streams it (attach) and redacts it.
+    host["LogConfig"] = {{"Type", "none"}, {"Config", json::object()}};
+    host["CapDrop"] = json::array({"ALL"});
+    host["SecurityOpt"] = json::array({"no-new-privileges"});
+    const std::uint64_t memory = spec.memory_bytes != 0 ? spec.memory_bytes : settings.memory_bytes;
+    host["PidsLimit"] = spec.pids_limit != 0 ? spec.pids_limit : settings.pids_limit;
+    host["Memory"] = memory;
+    host["MemorySwap"] = memory; // the same value: no swap
+    host["NanoCpus"] = cpus * 1'000'000;
+    host["ReadonlyRootfs"] = spec.read_only_rootfs != Tristate::no;
 
     bool spec_has_tmp = false;
     for (std::size_t i = 0; i < spec.tmpfs.size(); ++i) {
@@ -159,42 +162,48 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
                        "use a path without ','");
         spec_has_tmp = spec_has_tmp || t.target == "/tmp";
     }
-    if (!spec_has_tmp) append(argv, {"--tmpfs", tmpfs_option("/tmp", settings.tmpfs_size_bytes)});
+    json tmpfs = json::object();
+    if (!spec_has_tmp) tmpfs["/tmp"] = tmpfs_options(settings.tmpfs_size_bytes);
     const BoxUser owner = *parse_box_user(user); // user_problem() accepted it above
     for (const auto& t : spec.tmpfs) {
         const std::uint64_t size = t.size_bytes != 0 ? t.size_bytes : settings.tmpfs_size_bytes;
-        append(argv, {"--tmpfs", t.target == "/tmp" ? tmpfs_option(t.target, size)
-                                                    : owned_tmpfs_option(t.target, size, owner)});
+        tmpfs[t.target] =
+            t.target == "/tmp" ? tmpfs_options(size) : owned_tmpfs_options(size, owner);
     }
+    host["Tmpfs"] = tmpfs;
 
     if (!spec.network.empty())
         check.plain_word("network", spec.network, "give a docker network name");
-    append(argv, {"--network", spec.network.empty() ? std::string("none") : spec.network});
+    host["NetworkMode"] = spec.network.empty() ? std::string("none") : spec.network;
 
+    json extra_hosts = json::array();
     for (std::size_t i = 0; i < spec.extra_hosts.size(); ++i) {
         const auto& h = spec.extra_hosts[i];
         check.plain_word(indexed("extraHosts", i), h, "give name:address");
         if (h.find(':') == std::string::npos || h.front() == ':')
             check.fail(indexed("extraHosts", i), "'" + h + "' is not name:address",
                        "give name:address such as db:127.0.0.1");
-        append(argv, {"--add-host", h});
+        extra_hosts.push_back(h);
     }
+    if (!extra_hosts.empty()) host["ExtraHosts"] = extra_hosts;
 
     for (std::size_t i = 0; i < spec.mounts.size(); ++i) {
         const auto& m = spec.mounts[i];
         check.absolute_path(indexed("mounts", i), "source", m.source, true);
         check.absolute_path(indexed("mounts", i), "target", m.target, true);
-        append(argv, {"-v", m.source + ":" + m.target + (m.read_only ? ":ro" : "")});
+        binds.push_back(m.source + ":" + m.target + (m.read_only ? ":ro" : ""));
     }
+    if (!binds.empty()) host["Binds"] = binds;
 
     if (!spec.workdir.empty()) {
         check.absolute_path("workdir", "directory", spec.workdir, false);
-        append(argv, {"-w", spec.workdir});
+        body["WorkingDir"] = spec.workdir;
     }
 
+    // Values travel only in this request body, over the engine socket: never on a command line,
+    // never in a file, never in a client's environment (docs/design.md §6.3, §13.1).
     std::set<std::string_view> seen;
-    std::vector<std::string> env_args;
-    bool env_file = false;
+    json env = json::array();
     for (std::size_t i = 0; i < spec.env.size(); ++i) {
         const auto& e = spec.env[i];
         std::string field = indexed("env", i);
@@ -210,63 +219,29 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
                        "remove it");
         if (!seen.insert(e.name).second)
             check.fail(field, "repeats the name '" + e.name + "'", "give each variable once");
-        if (client_sensitive_env(e.name)) {
-            // The client would act on this name itself, so its value may only travel in the
-            // env-file; the message names the variable, never the value (it may be a secret).
-            if (auto problem = env_file_problem(e.name, e.value))
-                check.fail(field,
-                           "value of '" + e.name + "' " + *problem +
-                               ", which docker's --env-file cannot carry, and '" + e.name +
-                               "' is a name the docker client itself would act on, so the value "
-                               "cannot travel through the client's environment either",
-                           "change the value or pass it under another name");
-            env_file = true;
-        } else {
-            append(env_args, {"-e", e.name});
-        }
+        env.push_back(e.name + "=" + e.value);
     }
-    if (env_file) append(argv, {"--env-file", std::string(kEnvFilePath)});
-    argv.insert(argv.end(), env_args.begin(), env_args.end());
+    if (!env.empty()) body["Env"] = env;
 
-    if (!cidfile.empty()) append(argv, {"--cidfile", std::string(cidfile)});
-    argv.push_back(spec.image);
+    json cmd = json::array();
     if (!settings.init_path.empty()) {
         // radial-init TIMEOUT_MS GRACE_MS -- <the image's entrypoint> ARGV: what docker would have
-        // run, under an init that ends the box at the deadline by itself.
-        append(argv,
-               {std::to_string(spec.timeout_ms), std::to_string(settings.kill_grace_ms), "--"});
-        argv.insert(argv.end(), image_entrypoint.begin(), image_entrypoint.end());
+        // run, under an init that ends the box at the deadline by itself (docs/design.md §13.8).
+        body["Entrypoint"] = json::array({std::string(kBoxInitPath)});
+        cmd.push_back(std::to_string(spec.timeout_ms));
+        cmd.push_back(std::to_string(settings.kill_grace_ms));
+        cmd.push_back("--");
+        for (const auto& a : image_entrypoint) cmd.push_back(a);
     }
-    argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
-    return argv;
+    for (const auto& a : spec.argv) cmd.push_back(a);
+    body["Cmd"] = cmd;
+    body["HostConfig"] = host;
+    return body;
 }
 
-std::vector<std::string> docker_rm_argv(const DockerSettings& settings,
-                                        const std::vector<std::string>& ids) {
+std::vector<std::string> docker_pull_argv(const DockerSettings& settings, std::string_view image) {
     std::vector<std::string> argv = docker_client_argv(settings);
-    append(argv, {"rm", "--force", "--volumes"});
-    argv.insert(argv.end(), ids.begin(), ids.end());
-    return argv;
-}
-
-std::vector<std::string> docker_list_argv(const DockerSettings& settings) {
-    std::vector<std::string> argv = docker_client_argv(settings);
-    append(argv, {"ps", "--all", "--no-trunc", "--filter", "label=" + std::string(kLabelKey),
-                  "--format", "{{.ID}}\t{{json (.Label \"" + std::string(kLabelKey) + "\")}}"});
-    return argv;
-}
-
-std::vector<std::string> docker_info_argv(const DockerSettings& settings) {
-    std::vector<std::string> argv = docker_client_argv(settings);
-    append(argv, {"info", "--format", "{{json .ServerVersion}}"});
-    return argv;
-}
-
-std::vector<std::string> docker_image_entrypoint_argv(const DockerSettings& settings,
-                                                      std::string_view image) {
-    std::vector<std::string> argv = docker_client_argv(settings);
-    append(argv,
-           {"image", "inspect", "--format", "{{json .Config.Entrypoint}}", std::string(image)});
+    append(argv, {"pull", "--quiet", std::string(image)});
     return argv;
 }
 
@@ -280,13 +255,6 @@ std::optional<std::vector<std::string>> parse_entrypoint(std::string_view output
         out.push_back(item.get<std::string>());
     }
     return out;
-}
-
-std::vector<std::string> docker_inspect_argv(const DockerSettings& settings, std::string_view id) {
-    std::vector<std::string> argv = docker_client_argv(settings);
-    append(argv,
-           {"inspect", "--type", "container", "--format", "{{json .State}}", std::string(id)});
-    return argv;
 }
 
 std::optional<ContainerState> parse_container_state(std::string_view output) {
@@ -310,29 +278,21 @@ std::optional<ContainerState> parse_container_state(std::string_view output) {
     return s;
 }
 
-std::vector<ListedBox> parse_docker_list(std::string_view output) {
+std::optional<std::vector<ListedBox>> parse_container_list(std::string_view body) {
+    auto list = nlohmann::json::parse(body, nullptr, false);
+    if (!list.is_array()) return std::nullopt;
     std::vector<ListedBox> boxes;
-    while (!output.empty()) {
-        std::size_t end = output.find('\n');
-        std::string_view line = output.substr(0, end);
-        output.remove_prefix(end == std::string_view::npos ? output.size() : end + 1);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        std::size_t tab = line.find('\t');
-        if (tab == std::string_view::npos || !is_hex(line.substr(0, tab))) continue;
-        auto value = nlohmann::json::parse(line.substr(tab + 1), nullptr, false);
-        if (!value.is_string()) continue;
-        boxes.push_back({std::string(line.substr(0, tab)), value.get<std::string>()});
+    for (const auto& c : list) {
+        if (!c.is_object()) continue;
+        auto id = c.find("Id");
+        auto labels = c.find("Labels");
+        if (id == c.end() || !id->is_string() || !is_hex(id->get<std::string>())) continue;
+        if (labels == c.end() || !labels->is_object()) continue;
+        auto value = labels->find(std::string(kLabelKey));
+        if (value == labels->end() || !value->is_string()) continue;
+        boxes.push_back({id->get<std::string>(), value->get<std::string>()});
     }
     return boxes;
-}
-
-std::optional<std::string> parse_server_version(std::string_view output) {
-    while (!output.empty() &&
-           (output.back() == '\n' || output.back() == '\r' || output.back() == ' '))
-        output.remove_suffix(1);
-    auto value = nlohmann::json::parse(output, nullptr, false);
-    if (!value.is_string() || value.get<std::string>().empty()) return std::nullopt;
-    return value.get<std::string>();
 }
 
 } // namespace radial::docker

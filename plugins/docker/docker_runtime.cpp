@@ -9,7 +9,6 @@
 #include "box_user.h"
 #include "deadline.h"
 #include "docker_run.h"
-#include "support/temp_dir.h"
 
 namespace radial::docker {
 
@@ -47,16 +46,19 @@ DockerSettings settings_with_box_init(radial::plugin::Config& config,
 } // namespace
 
 DockerRuntime::DockerRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
-    : host_(host), cli_(settings_with_box_init(config, host)) {
-    // A host killed mid-run (SIGKILL, power loss) could not remove its runs' private directories.
-    if (std::size_t n = plugin_support::remove_abandoned_temp_dirs(kRunDirPrefix); n > 0)
-        host_.info("removed " + std::to_string(n) + " private director" + (n == 1 ? "y" : "ies") +
-                   " left by docker runs of a host that was killed");
-}
+    : host_(host), engine_(settings_with_box_init(config, host)) {}
 
 void DockerRuntime::preflight() {
-    std::string version = cli_.server_version();
-    host_.debug("docker engine " + cli_.engine_name() + " answers, version " + version);
+    // Probed once for the instance's life, and again after anything failed for want of an
+    // engine (docs/design.md §13.1): a healthy answer is not asked for before every turn.
+    if (engine_healthy_) return;
+    std::string version = engine_.server_version();
+    engine_healthy_ = true;
+    host_.debug("docker engine " + engine_.engine_name() + " answers, Engine API " + version);
+}
+
+void DockerRuntime::note_failure(const radial::plugin::Error& e) noexcept {
+    if (e.code() == RADIAL_E_UNAVAILABLE) engine_healthy_ = false;
 }
 
 std::vector<std::string> DockerRuntime::capabilities() {
@@ -96,12 +98,24 @@ radial::plugin::RunResult DockerRuntime::run(const ContainerSpec& spec,
         host_.info("box '" + spec.label + "' was killed before its run began");
         registration->run().request_kill(); // run_box then returns KILLED, starting nothing
     }
-    return run_box(cli_, host_, spec, out, registration->run());
+    try {
+        return run_box(engine_, host_, spec, out, registration->run());
+    } catch (const radial::plugin::Error& e) {
+        note_failure(e);
+        throw;
+    }
 }
 
 std::vector<std::string> DockerRuntime::list_by_label(std::string_view prefix) {
     std::set<std::string> labels;
-    for (auto& box : cli_.list())
+    std::vector<ListedBox> boxes;
+    try {
+        boxes = engine_.list();
+    } catch (const radial::plugin::Error& e) {
+        note_failure(e);
+        throw;
+    }
+    for (auto& box : boxes)
         if (std::string_view(box.label).starts_with(prefix)) labels.insert(std::move(box.label));
     return {labels.begin(), labels.end()};
 }
@@ -113,13 +127,19 @@ void DockerRuntime::kill(std::string_view label) {
         active = runs_.request_kill(label);
         if (active == nullptr) early_kills_.remember(label, EarlyKills::Clock::now());
     }
-    std::vector<std::string> ids = cli_.ids_with_label(label);
-    cli_.remove(ids, label);
+    std::vector<std::string> ids;
+    try {
+        ids = engine_.ids_with_label(label);
+        engine_.remove(ids, label);
+    } catch (const radial::plugin::Error& e) {
+        note_failure(e);
+        throw;
+    }
     // A kill that found a box but no run was cleaning up an orphan (reconciliation), not
     // overtaking a run to come: a run of that label, should one follow, may start.
     if (active == nullptr && !ids.empty()) early_kills_.forget(label);
     if (active != nullptr && !active->on_run_thread()) {
-        const auto& s = cli_.settings();
+        const auto& s = engine_.settings();
         std::chrono::milliseconds budget = std::min(
             kLongestBudget, budget_ms(s.kill_grace_ms) + 2 * budget_ms(s.command_timeout_ms));
         if (!active->wait_finished(budget))

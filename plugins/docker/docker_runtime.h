@@ -1,14 +1,15 @@
 // plugins/docker/docker_runtime.h — the docker runtime: the runner seam (docs/design.md §5.1
-// ContainerRunner: run / listByLabel / kill, plus preflight) implemented with the docker CLI.
+// ContainerRunner: run / listByLabel / kill, plus preflight) implemented with the Engine API.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <radial/plugin/runtime.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "docker_cli.h"
+#include "docker_engine.h"
 #include "docker_settings.h"
 #include "early_kills.h"
 #include "support/run_registry.h"
@@ -31,10 +32,11 @@ public:
     // radial::plugin::Error(RADIAL_E_INVALID, <key>) for a bad value. [control]
     DockerRuntime(const radial::plugin::Host& host, radial::plugin::Config& config);
 
-    // Probes the engine with `docker info` within preflightTimeout, judging the output, not the
-    // exit status (C-07). Throws Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via ...")
-    // on failure; nothing is cached. [thread-safe] Source: docs/design.md §7.4, docs/design.md
-    // §7.4.
+    // Probes the engine (GET /version within preflightTimeout, Engine API 1.41 or newer) unless
+    // an earlier probe passed and no call since failed for want of an engine: a healthy engine
+    // is probed once per instance, an unhealthy one on every call. Throws
+    // Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via ...") on failure; a failure is
+    // never cached. [thread-safe] Source: docs/design.md §7.4, §13.1.
     void preflight() override;
 
     // radial.cap.unix-socket-mounts, radial.cap.named-networks, radial.cap.host-uid-mounts: a bind
@@ -56,23 +58,27 @@ public:
 
     // The labels (each once, sorted) of every box carrying radial.label whose value starts with
     // exactly the bytes of `prefix`, in any state, whoever created it. Throws
-    // Error(RADIAL_E_UNAVAILABLE) with docker's message. [thread-safe] Source: docs/design.md §8.3,
-    // C-04.
+    // Error(RADIAL_E_UNAVAILABLE) with the engine's answer. [thread-safe] Source: docs/design.md
+    // §8.3, C-04.
     std::vector<std::string> list_by_label(std::string_view prefix) override;
 
     // Postcondition: no box whose radial.label is exactly `label` exists. Signals a run of that
-    // label in flight (it returns RADIAL_RUN_KILLED; one that has not started its client never
-    // does), removes the matching containers with `docker rm -f`, then waits (bounded) for that
+    // label in flight (it returns RADIAL_RUN_KILLED; one that has not created its box yet never
+    // does), removes the matching containers (DELETE ?force=1), then waits (bounded) for that
     // run to finish its teardown, unless called from inside that run's output callback. With no
     // run in flight and no box found, the kill is remembered for 60 s (EarlyKills), so a run of
     // that label arriving just after it starts nothing. An unknown label is success. Throws
-    // Error(RADIAL_E_UNAVAILABLE) with docker's message.
+    // Error(RADIAL_E_UNAVAILABLE) with the engine's answer.
     // [thread-safe; also from inside the output callback] Source: docs/design.md §8.3, C-04, C-06.
     void kill(std::string_view label) override;
 
 private:
+    // A call failed with RADIAL_E_UNAVAILABLE: the next preflight probes the engine again.
+    void note_failure(const radial::plugin::Error& e) noexcept;
+
     radial::plugin::Host host_;
-    DockerCli cli_;
+    DockerEngine engine_;
+    std::atomic<bool> engine_healthy_{false};
     std::mutex kill_mutex_; // makes "is a run in flight?" and "remember the kill" one step
     plugin_support::RunRegistry runs_;
     EarlyKills early_kills_;

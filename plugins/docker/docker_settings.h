@@ -12,8 +12,9 @@ namespace radial::docker {
 // 256 PIDs") and the non-root user. A spec value, when carried, overrides memory, cpus, pidsLimit
 // and user for its own box (docs/design.md §5.6 table).
 struct DockerSettings {
-    std::string binary = "docker";                 // the CLI: a name looked up in PATH, or a path
-    std::string host;                              // --host for the CLI; empty: the CLI's default
+    std::string binary = "docker"; // the CLI, for `docker pull` only: a name in PATH, or a path
+    std::string
+        host; // the engine (unix:// or tcp://); empty: $DOCKER_HOST, else the default socket
     std::uint64_t memory_bytes = 2ull << 30;       // --memory and --memory-swap (no swap)
     std::uint64_t cpus_milli = 2000;               // --cpus, thousandths of a CPU; the default
                                                    // is clamped to host_cpus_milli
@@ -24,10 +25,10 @@ struct DockerSettings {
     std::uint64_t tmpfs_size_bytes = 256ull << 20; // size of the default /tmp tmpfs and of spec
                                                    // tmpfs entries that carry no size
     std::string pull = "missing";                  // --pull: "missing", "never" or "always"
-    std::uint64_t kill_grace_ms = 10'000;          // after `docker rm -f`, how long the client
-                                                   // may take to exit before it is SIGKILLed
+    std::uint64_t kill_grace_ms = 10'000;          // after a box's removal was asked for, how
+                                                   // long its attach stream may stay open
     std::uint64_t preflight_timeout_ms = 10'000;   // budget of the preflight probe
-    std::uint64_t command_timeout_ms = 30'000;     // budget of each short CLI call (ps, rm)
+    std::uint64_t command_timeout_ms = 30'000;     // deadline of each Engine API call
     // boxInit: the static init run as every box's PID 1 (it ends the box at the turn's deadline
     // even with no host left to); empty: docker's own --init, without that deadline
     std::string init_path;

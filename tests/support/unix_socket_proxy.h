@@ -68,6 +68,9 @@ public:
     }
     // The engine answers again.
     void restore() { cut_ = false; }
+    // While on, every Engine API removal (an HTTP request starting "DELETE ") is answered
+    // "500 removal refused for the test" instead of being forwarded; everything else still is.
+    void refuse_removals(bool on) { refuse_removals_ = on; }
     // Connections accepted so far (forwarded or refused).
     std::size_t accepted() const { return accepted_; }
 
@@ -104,6 +107,22 @@ private:
         }
         return true;
     }
+    // With refuse_removals on: when the client's next bytes are a DELETE request, answers it
+    // with an engine error itself and returns true (the pair is then closed).
+    bool refused_removal(int client) const {
+        if (!refuse_removals_) return false;
+        char head[7];
+        if (::recv(client, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT) != sizeof(head) ||
+            std::memcmp(head, "DELETE ", sizeof(head)) != 0)
+            return false;
+        static const std::string body = R"({"message":"removal refused for the test"})";
+        const std::string res =
+            "HTTP/1.1 500 Internal Server Error\r\nContent-Type: "
+            "application/json\r\nContent-Length: " +
+            std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+        [[maybe_unused]] ssize_t n = ::send(client, res.data(), res.size(), MSG_NOSIGNAL);
+        return true;
+    }
     void loop() {
         while (!stop_) {
             if (cut_) {
@@ -129,7 +148,7 @@ private:
             for (std::size_t i = 0; i < pairs_.size(); ++i) {
                 auto [a, b] = pairs_[i];
                 bool ok = true;
-                if (fds[2 + 2 * i].revents != 0) ok = pump(a, b);
+                if (fds[2 + 2 * i].revents != 0) ok = !refused_removal(a) && pump(a, b);
                 if (ok && fds[3 + 2 * i].revents != 0) ok = pump(b, a);
                 if (ok) {
                     keep.push_back({a, b});
@@ -158,7 +177,7 @@ private:
     std::string path_, target_;
     int listen_fd_ = -1;
     int wake_[2] = {-1, -1};
-    std::atomic<bool> stop_{false}, cut_{false};
+    std::atomic<bool> stop_{false}, cut_{false}, refuse_removals_{false};
     std::atomic<std::uint64_t> rounds_{0};
     std::atomic<std::size_t> accepted_{0};
     std::vector<std::pair<int, int>> pairs_; // (client, engine); the thread's own

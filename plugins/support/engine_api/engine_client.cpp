@@ -37,6 +37,9 @@ struct Connection {
     boost::beast::flat_buffer buffer;
     const EngineAddress& address;
     std::string what; // "creating ...: POST /services/create", for messages
+    // The connected socket's descriptor, for Stream::stop() from another thread: shutdown(2) on
+    // it ends a read in progress even while no thread runs `ioc` (the reader is busy elsewhere).
+    std::atomic<int> fd_for_stop{-1};
 
     Connection(const EngineAddress& a, std::string w) : address(a), what(std::move(w)) {}
 
@@ -79,6 +82,7 @@ struct Connection {
             ::close(fd);
             fail("socket: " + ec.message(), false);
         }
+        fd_for_stop = fd;
     }
 
     void connect(Clock::time_point deadline) {
@@ -198,6 +202,7 @@ struct Stream::Impl {
     Connection conn;
     http::response_parser<http::buffer_body> parser;
     std::atomic<bool> stopped{false};
+    bool raw = false; // a hijacked connection: the bytes after the header are the body
     std::vector<char> piece = std::vector<char>(64u << 10);
 
     Impl(const EngineAddress& a, std::string w) : conn(a, std::move(w)) {
@@ -211,6 +216,31 @@ Stream::~Stream() = default;
 bool Stream::read(std::string& chunk) {
     Impl& s = *impl_;
     chunk.clear();
+    if (s.raw) {
+        if (s.stopped) return false;
+        if (s.conn.buffer.size() > 0) { // read past the header together with it
+            auto data = s.conn.buffer.data();
+            chunk.assign(static_cast<const char*>(data.data()), data.size());
+            s.conn.buffer.consume(data.size());
+            return true;
+        }
+        std::size_t n = 0;
+        error_code ec =
+            s.conn.await(Clock::time_point::max(), "reading the stream", [&](auto handler) {
+                s.conn.socket.async_read_some(asio::buffer(s.piece),
+                                              [&n, handler](error_code e, std::size_t got) mutable {
+                                                  n = got;
+                                                  handler(e);
+                                              });
+            });
+        if (s.stopped) return false;
+        if (n > 0) {
+            chunk.assign(s.piece.data(), n);
+            return true;
+        }
+        if (ec == asio::error::eof || !ec) return false;
+        s.conn.fail("reading the stream: " + ec.message(), false);
+    }
     while (!s.parser.is_done()) {
         if (s.stopped) return false;
         auto& body = s.parser.get().body();
@@ -237,6 +267,9 @@ bool Stream::read(std::string& chunk) {
 void Stream::stop() noexcept {
     Impl& s = *impl_;
     s.stopped = true;
+    // The socket stays open (its owner closes it); shutting it down makes the peer see the end
+    // and wakes a blocked read at once.
+    if (int fd = s.conn.fd_for_stop.load(); fd >= 0) ::shutdown(fd, SHUT_RDWR);
     try {
         asio::post(s.conn.ioc, [&s] {
             error_code ignored;
@@ -255,9 +288,15 @@ ApiVersion EngineClient::version() {
         std::lock_guard lock(mutex_);
         if (version_) return *version_;
     }
+    return negotiate(budget_);
+}
+
+ApiVersion EngineClient::probe(std::chrono::milliseconds budget) { return negotiate(budget); }
+
+ApiVersion EngineClient::negotiate(std::chrono::milliseconds budget) {
     std::string what = "negotiating the Engine API version: GET /version";
     Connection conn(address_, what);
-    auto deadline = Clock::now() + budget_;
+    auto deadline = Clock::now() + budget;
     conn.connect(deadline);
     auto req = make_request("GET", "/version", "", address_);
     conn.send(req, deadline);
@@ -300,9 +339,15 @@ std::string EngineClient::versioned(const std::string& target) {
 
 Response EngineClient::request(std::string_view method, const std::string& target,
                                const std::string& body, const std::string& what) {
+    return request(method, target, body, what, budget_);
+}
+
+Response EngineClient::request(std::string_view method, const std::string& target,
+                               const std::string& body, const std::string& what,
+                               std::chrono::milliseconds budget) {
     std::string full = versioned(target);
     Connection conn(address_, what + ": " + call_name(method, target));
-    auto deadline = Clock::now() + budget_;
+    auto deadline = Clock::now() + budget;
     conn.connect(deadline);
     auto req = make_request(method, full, body, address_);
     conn.send(req, deadline);
@@ -338,18 +383,35 @@ nlohmann::json EngineClient::call(std::string_view method, const std::string& ta
 
 std::unique_ptr<Stream> EngineClient::open_stream(const std::string& target,
                                                   const std::string& what) {
+    return open(false, target, what);
+}
+
+std::unique_ptr<Stream> EngineClient::open_hijacked(const std::string& target,
+                                                    const std::string& what) {
+    return open(true, target, what);
+}
+
+std::unique_ptr<Stream> EngineClient::open(bool hijack, const std::string& target,
+                                           const std::string& what) {
     std::string full = versioned(target);
-    auto impl = std::make_unique<Stream::Impl>(address_, what + ": " + call_name("GET", target));
+    const char* method = hijack ? "POST" : "GET";
+    auto impl = std::make_unique<Stream::Impl>(address_, what + ": " + call_name(method, target));
     auto deadline = Clock::now() + budget_;
     impl->conn.connect(deadline);
-    auto req = make_request("GET", full, "", address_);
+    auto req = make_request(method, full, "", address_);
+    if (hijack) {
+        // What the docker CLI sends for attach: the engine answers 101 and hands the connection
+        // over to the container's streams.
+        req.set(http::field::connection, "Upgrade");
+        req.set(http::field::upgrade, "tcp");
+    }
     impl->conn.send(req, deadline);
     error_code ec = impl->conn.await(deadline, "reading the answer's header", [&](auto handler) {
         http::async_read_header(impl->conn.socket, impl->conn.buffer, impl->parser, handler);
     });
     if (ec) impl->conn.fail("reading the answer's header: " + ec.message(), false);
     unsigned status = impl->parser.get().result_int();
-    if (status < 200 || status > 299) {
+    if ((status < 200 || status > 299) && !(hijack && status == 101)) {
         // The error body is small and complete; read it for the engine's message.
         http::response_parser<http::string_body> rest(std::move(impl->parser));
         std::string message;
@@ -357,11 +419,12 @@ std::unique_ptr<Stream> EngineClient::open_stream(const std::string& target,
                 http::async_read(impl->conn.socket, impl->conn.buffer, rest, handler);
             }))
             message = engine_message(rest.get().body());
-        throw EngineError(what + ": GET " + target.substr(0, target.find('?')) + " on engine " +
-                              address_.text + " answered HTTP " + std::to_string(status) +
-                              (message.empty() ? "" : ": " + message),
+        throw EngineError(what + ": " + method + " " + target.substr(0, target.find('?')) +
+                              " on engine " + address_.text + " answered HTTP " +
+                              std::to_string(status) + (message.empty() ? "" : ": " + message),
                           status, false);
     }
+    impl->raw = hijack;
     return std::make_unique<Stream>(std::move(impl));
 }
 

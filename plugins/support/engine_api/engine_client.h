@@ -108,11 +108,18 @@ public:
     // kMinApiVersion (naming both versions). A failure is not cached.
     ApiVersion version();
 
+    // Asks the engine again (GET /version within `budget`, whatever was negotiated before) and
+    // keeps the answer: a health probe that never trusts an earlier success. Throws as version().
+    ApiVersion probe(std::chrono::milliseconds budget);
+
     // One versioned request ("/v1.41" + target): `method` "GET", "POST", "DELETE"; `body` JSON text
     // or empty. Returns whatever status the engine answered. `what` names the call for messages
     // ("creating the service of box 'x'"). Throws EngineError on a transport failure or timeout.
     Response request(std::string_view method, const std::string& target, const std::string& body,
                      const std::string& what);
+    // The same within `budget` instead of call_budget().
+    Response request(std::string_view method, const std::string& target, const std::string& body,
+                     const std::string& what, std::chrono::milliseconds budget);
 
     // request() that requires a 2xx answer and returns its JSON body (null for an empty body).
     // Throws EngineError with the engine's own "message" for any other status.
@@ -123,8 +130,17 @@ public:
     // is read until it ends or Stream::stop(). Throws EngineError for a non-2xx answer.
     std::unique_ptr<Stream> open_stream(const std::string& target, const std::string& what);
 
+    // Opens a hijacked POST (`Upgrade: tcp`, as POST /containers/{id}/attach wants): after the
+    // engine's 101 (or 200) header every byte on the connection is the raw multiplexed stream
+    // (stream_frames.h), read with Stream::read until the engine closes it or Stream::stop().
+    // The deadline covers connecting and the response header only. Throws EngineError for any
+    // other status (404: no such container) and as request() does.
+    std::unique_ptr<Stream> open_hijacked(const std::string& target, const std::string& what);
+
 private:
     std::string versioned(const std::string& target);
+    ApiVersion negotiate(std::chrono::milliseconds budget);
+    std::unique_ptr<Stream> open(bool hijack, const std::string& target, const std::string& what);
 
     EngineAddress address_;
     std::chrono::milliseconds budget_;

@@ -66,30 +66,18 @@ TEST(RadialdEngineProxyLive, AnEngineGoneMidTurnLeavesABoxTheRunningDaemonSweeps
 }
 
 // A turn that succeeds but whose box the runtime cannot remove afterwards (the engine refuses
-// `docker rm` for a while: a wrapper CLI fails it while a marker file exists) ends `succeeded`, as
-// the docker runtime documents; the daemon still looks for the box after the turn and sweeps it
-// once removal works again, without a restart or a further turn.
+// every removal for a while: the proxy answers each DELETE with an error while refusing) ends
+// `succeeded`, as the docker runtime documents; the daemon still looks for the box after the turn
+// and sweeps it once removal works again, without a restart or a further turn.
 TEST(RadialdEngineProxyLive, ABoxLeftBehindByASucceededTurnIsSweptOnceRemovalWorks) {
     const std::string instance = test::unique_instance_id("left");
     const std::string prefix = "radial-turn-" + instance + "-";
     test::BoxCleanup cleanup{prefix};
-    test::TempDir tools("radial-rmfail");
-    const std::string marker = tools / "rm-fails";
-    std::string docker = test::run_process({"sh", "-c", "command -v docker"}).out;
-    docker.pop_back();
-    const std::string wrapper =
-        tools.write("docker",
-                    "#!/bin/sh\n"
-                    "for a in \"$@\"; do [ \"$a\" = rm ] && [ -e '" +
-                        marker +
-                        "' ] && { echo 'Error response from daemon: removal refused for the test' "
-                        ">&2; exit 1; }; done\n"
-                        "exec '" +
-                        docker + "' \"$@\"\n");
-    ::chmod(wrapper.c_str(), 0755);
-    std::ofstream(marker) << "on";
+    test::TempDir sock("radial-rmfail");
+    test::UnixSocketProxy proxy(sock / "docker.sock", "/var/run/docker.sock");
+    proxy.refuse_removals(true);
     DaemonSetup setup("instanceId = \"" + instance + "\"\n",
-                      "[run.docker]\nbinary = \"" + wrapper + "\"\npull = \"never\"\n");
+                      "[run.docker]\nhost = \"unix://" + proxy.path() + "\"\npull = \"never\"\n");
     std::string id =
         setup.submit("image = \"" RADIAL_TEST_IMAGE "\"\nargv = [\"sh\", \"-c\", \"echo done\"]\n");
     DaemonProcess d(setup);
@@ -99,7 +87,7 @@ TEST(RadialdEngineProxyLive, ABoxLeftBehindByASucceededTurnIsSweptOnceRemovalWor
     EXPECT_TRUE(d.wait_for_log("its box '" + prefix + id + "' is still there after the turn", 10s))
         << d.log();
 
-    std::filesystem::remove(marker);
+    proxy.refuse_removals(false);
     EXPECT_TRUE(test::wait_until([&] { return test::boxes_with_prefix(prefix).empty(); }, 90s))
         << d.log();
     EXPECT_TRUE(d.wait_for_log("sweep removed 1 orphaned box(es)", 10s)) << d.log();

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../../support/unix_socket_proxy.h"
 #include "daemon_harness.h"
 #include "docker_boxes.h"
 
@@ -173,38 +174,15 @@ TEST(RadialdDaemonLive, ASecondDaemonOnTheSameStateDirectoryExitsWithAClearMessa
     EXPECT_EQ(first.wait_exit(30s), 0);
 }
 
-// The engine goes away mid-turn: the docker CLI the plugin runs is a wrapper that, once a marker
-// file exists, kills the real client it started and itself (as a crashed CLI would die) and refuses
-// every new call. Turns then end with `error`; with the marker gone the daemon serves again, and
-// its sweep removes the boxes the vanished engine left behind.
+// The engine goes away mid-turn: the plugin reaches it through a proxy that is cut (every open
+// connection closed, every new one refused, as a crashed engine would). Turns then end with
+// `error`; with the proxy restored the daemon serves again, and its sweep removes the boxes the
+// vanished engine left behind.
 TEST(RadialdDaemonLive, AnEngineThatDisappearsMidTurnGivesErrorsAndTheDaemonKeepsServing) {
-    test::TempDir tools("radial-eng");
-    std::string marker = tools / "engine-gone";
-    std::string docker = test::run_process({"sh", "-c", "command -v docker"}).out;
-    docker.pop_back();
-    std::string wrapper =
-        tools.write("docker",
-                    "#!/bin/sh\n"
-                    "if [ -e '" +
-                        marker +
-                        "' ]; then\n"
-                        "  echo 'Cannot connect to the Docker daemon at "
-                        "unix:///var/run/docker.sock. Is the docker daemon running?' >&2\n"
-                        "  exit 1\n"
-                        "fi\n"
-                        "'" +
-                        docker +
-                        "' \"$@\" &\n"
-                        "child=$!\n"
-                        "while kill -0 $child 2>/dev/null; do\n"
-                        "  if [ -e '" +
-                        marker +
-                        "' ]; then kill -9 $child; kill -9 $$; fi\n"
-                        "  sleep 0.1\n"
-                        "done\n"
-                        "wait $child\n");
-    ::chmod(wrapper.c_str(), 0755);
-    LiveSetup l("eng", "", "[run.docker]\nbinary = \"" + wrapper + "\"\n");
+    test::TempDir sock("radial-eng");
+    test::UnixSocketProxy proxy(sock / "docker.sock", "/var/run/docker.sock");
+    const std::string engine = "unix://" + proxy.path();
+    LiveSetup l("eng", "", "[run.docker]\nhost = \"" + engine + "\"\n");
     std::vector<std::string> mid = {l.setup.submit(sh("echo up; sleep 600")),
                                     l.setup.submit(sh("echo up; sleep 600"))};
     DaemonProcess d(l.setup);
@@ -212,7 +190,7 @@ TEST(RadialdDaemonLive, AnEngineThatDisappearsMidTurnGivesErrorsAndTheDaemonKeep
         test::wait_until([&] { return test::boxes_with_prefix(l.prefix()).size() == 2; }, 60s))
         << d.log();
     std::this_thread::sleep_for(1s);
-    std::ofstream(marker) << "gone";
+    proxy.cut();
     ASSERT_TRUE(l.setup.wait_terminal(mid, 60s)) << d.log();
     for (const auto& id : mid) {
         auto rec = l.setup.terminal(id);
@@ -226,9 +204,9 @@ TEST(RadialdDaemonLive, AnEngineThatDisappearsMidTurnGivesErrorsAndTheDaemonKeep
     ASSERT_TRUE(l.setup.wait_terminal({during}, 60s)) << d.log();
     auto rec = l.setup.terminal(during);
     EXPECT_EQ(rec["status"], "error");
-    EXPECT_THAT(rec["error"].get<std::string>(), HasSubstr("Cannot connect to the Docker daemon"));
+    EXPECT_THAT(rec["error"].get<std::string>(), HasSubstr(engine)) << "names the engine";
 
-    fs::remove(marker);
+    proxy.restore();
     std::string after = l.setup.submit(sh("echo after"));
     ASSERT_TRUE(l.setup.wait_terminal({after}, 60s)) << d.log();
     EXPECT_EQ(l.setup.terminal(after)["status"], "succeeded") << l.setup.terminal(after);

@@ -1,5 +1,6 @@
-// tests/plugins/docker/docker_argv_test.cpp — the pure docker CLI builders and parsers
-// (plugins/docker/docker_argv.cpp): golden argv vectors, validation, list parsing, client env.
+// tests/plugins/docker/docker_argv_test.cpp — the pure request builders and parsers of the docker
+// runtime (plugins/docker/docker_argv.cpp): golden create bodies, validation, list and state
+// parsing, the pull argv.
 #include "docker_argv.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@ namespace radial::docker {
 namespace {
 
 using Argv = std::vector<std::string>;
+using nlohmann::json;
 
 constexpr const char* kSecret = "ghp_FAKE0123456789abcdef";
 
@@ -26,11 +28,12 @@ ContainerSpec typical_spec() {
     return s;
 }
 
-// Expects docker_run_argv to refuse `spec` with RADIAL_E_INVALID naming `field`; returns the text.
+// Expects docker_create_body to refuse `spec` with RADIAL_E_INVALID naming `field`; returns the
+// text.
 std::string refusal(const ContainerSpec& spec, const std::string& field,
                     const DockerSettings& settings = {}) {
     try {
-        docker_run_argv(spec, settings);
+        docker_create_body(spec, settings);
     } catch (const radial::plugin::Error& e) {
         EXPECT_EQ(e.code(), RADIAL_E_INVALID);
         EXPECT_EQ(e.key(), field);
@@ -48,26 +51,19 @@ TEST(docker_argv, UnderTheBoxInitTheEntrypointCarriesTheDeadline) {
     settings.kill_grace_ms = 2000;
     ContainerSpec spec = typical_spec();
     spec.timeout_ms = 3000;
-    Argv argv = docker_run_argv(spec, settings, "", {"/entry", "--flag"});
-    EXPECT_EQ(std::count(argv.begin(), argv.end(), "--init"), 0);
-    auto v = std::find(argv.begin(), argv.end(), "/usr/lib/radial/radial-init:/.radial/init:ro");
-    ASSERT_NE(v, argv.end());
-    EXPECT_EQ(*(v - 1), "-v");
-    EXPECT_EQ(*(v + 1), "--entrypoint");
-    EXPECT_EQ(*(v + 2), "/.radial/init");
-    auto image = std::find(argv.begin(), argv.end(), "radial/busybox:latest");
-    ASSERT_NE(image, argv.end());
-    EXPECT_EQ(Argv(image + 1, argv.end()),
+    json body = docker_create_body(spec, settings, {"/entry", "--flag"});
+    EXPECT_FALSE(body["HostConfig"].contains("Init"));
+    EXPECT_EQ(body["HostConfig"]["Binds"][0], "/usr/lib/radial/radial-init:/.radial/init:ro");
+    EXPECT_EQ(body["Entrypoint"], json::array({"/.radial/init"}));
+    EXPECT_EQ(body["Cmd"].get<Argv>(),
               (Argv{"3000", "2000", "--", "/entry", "--flag", "sh", "-c", "echo hi"}));
 }
 
 TEST(docker_argv, WithoutATimeoutTheBoxInitGetsZero) {
     DockerSettings settings;
     settings.init_path = "/opt/radial-init";
-    Argv argv = docker_run_argv(typical_spec(), settings);
-    auto image = std::find(argv.begin(), argv.end(), "radial/busybox:latest");
-    ASSERT_NE(image, argv.end());
-    EXPECT_EQ(Argv(image + 1, argv.end()), (Argv{"0", "10000", "--", "sh", "-c", "echo hi"}));
+    json body = docker_create_body(typical_spec(), settings);
+    EXPECT_EQ(body["Cmd"].get<Argv>(), (Argv{"0", "10000", "--", "sh", "-c", "echo hi"}));
 }
 
 TEST(docker_argv, ParsesAnImagesEntrypoint) {
@@ -80,54 +76,31 @@ TEST(docker_argv, ParsesAnImagesEntrypoint) {
 TEST(docker_argv, GoldenTypicalSpec) {
     DockerSettings settings;
     settings.host = "unix:///run/docker.sock";
-    Argv expected = {"docker",
-                     "--host",
-                     "unix:///run/docker.sock",
-                     "run",
-                     "--name",
-                     "radial-turn-inst1-7",
-                     "--label",
-                     "radial.label=radial-turn-inst1-7",
-                     "--init",
-                     "--log-driver",
-                     "none",
-                     "--pull",
-                     "missing",
-                     "--cap-drop=ALL",
-                     "--security-opt",
-                     "no-new-privileges",
-                     "--pids-limit",
-                     "256",
-                     "--memory",
-                     "2147483648",
-                     "--memory-swap",
-                     "2147483648",
-                     "--cpus",
-                     "2",
-                     "--user",
-                     "65534:65534",
-                     "--read-only",
-                     "--tmpfs",
-                     "/tmp:rw,exec,nosuid,nodev,size=268435456",
-                     "--network",
-                     "none",
-                     "-v",
-                     "/srv/radial/work:/work",
-                     "-v",
-                     "/srv/radial/bundle:/bundle:ro",
-                     "-w",
-                     "/work",
-                     "--env-file",
-                     "/proc/self/fd/0",
-                     "-e",
-                     "GH_TOKEN",
-                     "--cidfile",
-                     "/tmp/radial-docker-x/cid",
-                     "radial/busybox:latest",
-                     "sh",
-                     "-c",
-                     "echo hi"};
-    EXPECT_EQ(docker_run_argv(typical_spec(), settings, "/tmp/radial-docker-x/cid"), expected);
+    json expected = R"({
+      "Image": "radial/busybox:latest",
+      "Labels": {"radial.label": "radial-turn-inst1-7"},
+      "User": "65534:65534",
+      "AttachStdin": false, "AttachStdout": true, "AttachStderr": true,
+      "OpenStdin": false, "Tty": false,
+      "WorkingDir": "/work",
+      "Env": ["GH_TOKEN=ghp_FAKE0123456789abcdef", "LANG=C.UTF-8"],
+      "Cmd": ["sh", "-c", "echo hi"],
+      "HostConfig": {
+        "Init": true,
+        "LogConfig": {"Type": "none", "Config": {}},
+        "CapDrop": ["ALL"],
+        "SecurityOpt": ["no-new-privileges"],
+        "PidsLimit": 256,
+        "Memory": 2147483648,
+        "MemorySwap": 2147483648,
+        "NanoCpus": 2000000000,
+        "ReadonlyRootfs": true,
+        "Tmpfs": {"/tmp": "rw,exec,nosuid,nodev,size=268435456"},
+        "NetworkMode": "none",
+        "Binds": ["/srv/radial/work:/work", "/srv/radial/bundle:/bundle:ro"]
+      }
+    })"_json;
+    EXPECT_EQ(docker_create_body(typical_spec(), settings), expected);
 }
 
 TEST(docker_argv, MinimalSpecUsesEverySettingsDefault) {
@@ -135,38 +108,28 @@ TEST(docker_argv, MinimalSpecUsesEverySettingsDefault) {
     s.label = "b1";
     s.image = "img";
     s.argv = {"true"};
-    Argv expected = {"docker",
-                     "run",
-                     "--name",
-                     "b1",
-                     "--label",
-                     "radial.label=b1",
-                     "--init",
-                     "--log-driver",
-                     "none",
-                     "--pull",
-                     "missing",
-                     "--cap-drop=ALL",
-                     "--security-opt",
-                     "no-new-privileges",
-                     "--pids-limit",
-                     "256",
-                     "--memory",
-                     "2147483648",
-                     "--memory-swap",
-                     "2147483648",
-                     "--cpus",
-                     "2",
-                     "--user",
-                     "65534:65534",
-                     "--read-only",
-                     "--tmpfs",
-                     "/tmp:rw,exec,nosuid,nodev,size=268435456",
-                     "--network",
-                     "none",
-                     "img",
-                     "true"};
-    EXPECT_EQ(docker_run_argv(s, DockerSettings{}), expected);
+    json expected = R"({
+      "Image": "img",
+      "Labels": {"radial.label": "b1"},
+      "User": "65534:65534",
+      "AttachStdin": false, "AttachStdout": true, "AttachStderr": true,
+      "OpenStdin": false, "Tty": false,
+      "Cmd": ["true"],
+      "HostConfig": {
+        "Init": true,
+        "LogConfig": {"Type": "none", "Config": {}},
+        "CapDrop": ["ALL"],
+        "SecurityOpt": ["no-new-privileges"],
+        "PidsLimit": 256,
+        "Memory": 2147483648,
+        "MemorySwap": 2147483648,
+        "NanoCpus": 2000000000,
+        "ReadonlyRootfs": true,
+        "Tmpfs": {"/tmp": "rw,exec,nosuid,nodev,size=268435456"},
+        "NetworkMode": "none"
+      }
+    })"_json;
+    EXPECT_EQ(docker_create_body(s, DockerSettings{}), expected);
 }
 
 TEST(docker_argv, SpecValuesOverrideSettings) {
@@ -186,49 +149,24 @@ TEST(docker_argv, SpecValuesOverrideSettings) {
     s.tmpfs = {{"/tmp", 1 << 20}, {"/cache", 0}};
     s.network = "host";
     s.extra_hosts = {"db:127.0.0.1"};
-    Argv expected = {"/opt/docker",
-                     "run",
-                     "--name",
-                     "b2",
-                     "--label",
-                     "radial.label=b2",
-                     "--init",
-                     "--log-driver",
-                     "none",
-                     "--pull",
-                     "never",
-                     "--cap-drop=ALL",
-                     "--security-opt",
-                     "no-new-privileges",
-                     "--pids-limit",
-                     "32",
-                     "--memory",
-                     "4294967296",
-                     "--memory-swap",
-                     "4294967296",
-                     "--cpus",
-                     "1.25",
-                     "--user",
-                     "1000:1000",
-                     "--tmpfs",
-                     "/tmp:rw,exec,nosuid,nodev,size=1048576",
-                     "--tmpfs",
-                     "/cache:rw,exec,nosuid,nodev,size=268435456,uid=1000,gid=1000,mode=0700",
-                     "--network",
-                     "host",
-                     "--add-host",
-                     "db:127.0.0.1",
-                     "img",
-                     "true"};
-    EXPECT_EQ(docker_run_argv(s, settings), expected);
+    json host = docker_create_body(s, settings)["HostConfig"];
+    EXPECT_EQ(host["PidsLimit"], 32);
+    EXPECT_EQ(host["Memory"], 4294967296ull);
+    EXPECT_EQ(host["MemorySwap"], 4294967296ull);
+    EXPECT_EQ(host["NanoCpus"], 1250000000ull);
+    EXPECT_EQ(host["ReadonlyRootfs"], false);
+    EXPECT_EQ(host["Tmpfs"], R"({"/tmp": "rw,exec,nosuid,nodev,size=1048576",
+                                 "/cache": "rw,exec,nosuid,nodev,size=268435456,uid=1000,gid=1000,mode=0700"})"_json);
+    EXPECT_EQ(host["NetworkMode"], "host");
+    EXPECT_EQ(host["ExtraHosts"], json::array({"db:127.0.0.1"}));
+    EXPECT_EQ(docker_create_body(s, settings)["User"], "1000:1000");
 }
 
 TEST(docker_argv, ReadOnlyRootfsYesAndUnsetBothGiveReadOnly) {
     ContainerSpec s = typical_spec();
     for (Tristate t : {Tristate::unset, Tristate::yes}) {
         s.read_only_rootfs = t;
-        Argv argv = docker_run_argv(s, {});
-        EXPECT_EQ(std::count(argv.begin(), argv.end(), "--read-only"), 1);
+        EXPECT_EQ(docker_create_body(s, {})["HostConfig"]["ReadonlyRootfs"], true);
     }
 }
 
@@ -246,30 +184,25 @@ TEST(docker_argv, QuotingSensitiveValuesPassThroughAsSingleElements) {
     s.argv = {"sh", "-c", tricky, "", "two words"};
     s.mounts = {{"/srv/my dir/it's $x\n\xC3\xA9", "/work/sp ace", false}};
     s.workdir = "/work/sp ace";
-    Argv argv = docker_run_argv(s, {});
-    ASSERT_GE(argv.size(), 5u);
-    Argv tail(argv.end() - 5, argv.end());
-    EXPECT_EQ(tail, (Argv{"sh", "-c", tricky, "", "two words"}));
-    EXPECT_NE(std::find(argv.begin(), argv.end(), "/srv/my dir/it's $x\n\xC3\xA9:/work/sp ace"),
-              argv.end());
-    EXPECT_NE(std::find(argv.begin(), argv.end(), "/work/sp ace"), argv.end());
+    json body = docker_create_body(s, {});
+    EXPECT_EQ(body["Cmd"].get<Argv>(), (Argv{"sh", "-c", tricky, "", "two words"}));
+    EXPECT_EQ(body["HostConfig"]["Binds"],
+              json::array({"/srv/my dir/it's $x\n\xC3\xA9:/work/sp ace"}));
+    EXPECT_EQ(body["WorkingDir"], "/work/sp ace");
 }
 
-TEST(docker_argv, C02EnvNamesOnlyAndNoSecretValueAnywhere) {
+// C-02: values travel only in the request body; any name is allowed there, names a docker
+// client would act on too (no client process exists), and a value the old env-file could not
+// carry (newlines, a trailing CR) arrives as it is.
+TEST(docker_argv, C02EnvValuesOnlyInTheBodyByteForByte) {
     ContainerSpec s = typical_spec();
-    Argv argv = docker_run_argv(s, {}, "/tmp/x/cid");
-    for (const auto& a : argv) {
-        EXPECT_EQ(a.find(kSecret), std::string::npos) << a;
-        EXPECT_EQ(a.find("C.UTF-8"), std::string::npos) << a;
-        EXPECT_NE(a, "GH_TOKEN=" + std::string(kSecret));
-    }
-    auto e = std::find(argv.begin(), argv.end(), "GH_TOKEN");
-    ASSERT_NE(e, argv.end());
-    EXPECT_EQ(*(e - 1), "-e");
-    for (std::size_t i = 0; i + 1 < argv.size(); ++i)
-        if (argv[i] == "-e") {
-            EXPECT_EQ(argv[i + 1].find('='), std::string::npos) << argv[i + 1];
-        }
+    s.env.push_back({"LD_PRELOAD", "/x.so", false});
+    s.env.push_back({"PEM", "-----BEGIN-----\nabc\r\n-----END-----\r", true});
+    json body = docker_create_body(s, {});
+    EXPECT_EQ(body["Env"].get<Argv>(),
+              (Argv{"GH_TOKEN=" + std::string(kSecret), "LANG=C.UTF-8", "LD_PRELOAD=/x.so",
+                    "PEM=-----BEGIN-----\nabc\r\n-----END-----\r"}));
+    EXPECT_EQ(docker_pull_argv({}, "img:1"), (Argv{"docker", "pull", "--quiet", "img:1"}));
 }
 
 TEST(docker_argv, InvalidEnvNamesAreRefusedNamingTheEntry) {
@@ -278,121 +211,6 @@ TEST(docker_argv, InvalidEnvNamesAreRefusedNamingTheEntry) {
         s.env.push_back({bad, "v", false});
         refusal(s, "env[2]");
     }
-}
-
-TEST(docker_argv, ClientSensitiveNamesAreRecognisedIgnoringCase) {
-    for (const char* name : {"LD_PRELOAD",
-                             "LD_LIBRARY_PATH",
-                             "LD_AUDIT",
-                             "ld_preload",
-                             "GCONV_PATH",
-                             "GETCONF_DIR",
-                             "GLIBC_TUNABLES",
-                             "HOSTALIASES",
-                             "LOCALDOMAIN",
-                             "LOCPATH",
-                             "MALLOC_ARENA_MAX",
-                             "MALLOC_TRACE",
-                             "NIS_PATH",
-                             "NLSPATH",
-                             "RESOLV_HOST_CONF",
-                             "RES_OPTIONS",
-                             "TMPDIR",
-                             "TZDIR",
-                             "TZ",
-                             "GODEBUG",
-                             "GOGC",
-                             "GOMAXPROCS",
-                             "GOTRACEBACK",
-                             "GOMEMLIMIT",
-                             "GOROOT",
-                             "DOCKER_HOST",
-                             "DOCKER_CONFIG",
-                             "HTTP_PROXY",
-                             "https_proxy",
-                             "No_Proxy",
-                             "ALL_PROXY",
-                             "SSL_CERT_FILE",
-                             "SSL_CERT_DIR",
-                             "PATH",
-                             "HOME",
-                             "XDG_CONFIG_HOME",
-                             "LANG",
-                             "LC_ALL",
-                             "OTEL_EXPORTER_OTLP_ENDPOINT",
-                             "SSH_AUTH_SOCK",
-                             "OPENSSL_CONF",
-                             "AWS_CONFIG_FILE",
-                             "SHELL"})
-        EXPECT_TRUE(client_sensitive_env(name)) << name;
-    for (const char* name : {"GH_TOKEN", "API_KEY", "CI", "RUN", "X", "PATHS_FILE", "MY_LD_PRELOAD",
-                             "HOMEPAGE", "TERM", "C06_MARK"})
-        EXPECT_FALSE(client_sensitive_env(name)) << name;
-}
-
-TEST(docker_argv, ClientSensitiveEnvGoesThroughTheEnvFileNeverTheArgvOrClientEnv) {
-    ContainerSpec s = typical_spec();
-    s.env = {{"GH_TOKEN", kSecret, true},
-             {"LD_PRELOAD", "/tmp/evil.so", false},
-             {"DOCKER_HOST", "tcp://evil:2375", false},
-             {"PATH", "/opt/bin:/usr/bin:/bin", false},
-             {"HOME", "  it's \"home\" $X \xE2\x9C\x93 ", true},
-             {"MULTI", "line1\nline2\n", true}};
-    Argv argv = docker_run_argv(s, {}, "/tmp/x/cid");
-    EXPECT_EQ(std::count(argv.begin(), argv.end(), "--env-file"), 1);
-    auto file = std::find(argv.begin(), argv.end(), "--env-file");
-    ASSERT_NE(file, argv.end());
-    EXPECT_EQ(*(file + 1), "/proc/self/fd/0");
-    for (const char* name : {"LD_PRELOAD", "DOCKER_HOST", "PATH", "HOME"})
-        EXPECT_EQ(std::find(argv.begin(), argv.end(), name), argv.end()) << name;
-    for (const char* name : {"GH_TOKEN", "MULTI"}) {
-        auto e = std::find(argv.begin(), argv.end(), name);
-        ASSERT_NE(e, argv.end()) << name;
-        EXPECT_EQ(*(e - 1), "-e");
-    }
-    for (const auto& a : argv)
-        for (const auto& e : s.env) EXPECT_EQ(a.find(e.value), std::string::npos) << a;
-
-    EXPECT_EQ(docker_env_file(s),
-              "LD_PRELOAD=/tmp/evil.so\nDOCKER_HOST=tcp://evil:2375\n"
-              "PATH=/opt/bin:/usr/bin:/bin\n"
-              "HOME=  it's \"home\" $X \xE2\x9C\x93 \n");
-    EnvMap env = docker_client_env(s, {{"PATH", "/usr/bin:/bin"}, {"HOME", "/root"}});
-    EXPECT_EQ(env, (EnvMap{{"PATH", "/usr/bin:/bin"},
-                           {"HOME", "/root"},
-                           {"GH_TOKEN", kSecret},
-                           {"MULTI", "line1\nline2\n"}}));
-    EXPECT_EQ(docker_env_file(typical_spec()), "LANG=C.UTF-8\n");
-    s.env = {{"GH_TOKEN", kSecret, true}};
-    EXPECT_EQ(docker_env_file(s), "");
-    argv = docker_run_argv(s, {});
-    EXPECT_EQ(std::find(argv.begin(), argv.end(), "--env-file"), argv.end());
-}
-
-TEST(docker_argv, ClientSensitiveValuesTheEnvFileCannotCarryAreRefusedNamingOnlyTheVariable) {
-    const std::string secret = "s3cr3t-value";
-    const std::pair<std::string, std::string> cases[] = {
-        {secret + "\nmore", "contains a newline"},
-        {secret + "\r", "ends with a carriage return"},
-        {secret + "\xff\xfe", "is not valid UTF-8"},
-        {secret + "\xC0\xAF", "is not valid UTF-8"},     // overlong '/'
-        {secret + "\xED\xA0\x80", "is not valid UTF-8"}, // a surrogate
-        {secret + std::string(65536, 'x'), "is longer than"}};
-    for (const auto& [value, cause] : cases) {
-        ContainerSpec s = typical_spec();
-        s.env = {{"GH_TOKEN", kSecret, true}, {"LD_PRELOAD", value, true}};
-        std::string message = refusal(s, "env[1]");
-        EXPECT_NE(message.find("value of 'LD_PRELOAD' " + cause), std::string::npos) << message;
-        EXPECT_NE(message.find("--env-file"), std::string::npos) << message;
-        EXPECT_EQ(message.find(secret), std::string::npos) << "the value leaked: " << message;
-    }
-    // At the limit, and with a carriage return inside rather than at the end: carried.
-    ContainerSpec s = typical_spec();
-    s.env = {{"PATH", std::string(65535 - 5, 'p'), false}, {"TZ", "a\rb", false}};
-    EXPECT_NO_THROW(docker_run_argv(s, {}));
-    // An ordinary name keeps the client-environment route, which carries any value but NUL.
-    s.env = {{"PEM", "-----BEGIN-----\nabc\r\n\xff-----END-----\r", true}};
-    EXPECT_NO_THROW(docker_run_argv(s, {}));
 }
 
 TEST(docker_argv, DuplicateEnvAndNulValuesAreRefused) {
@@ -459,7 +277,7 @@ TEST(docker_argv, OnlyNumericNonRootUidAndGidAreAccepted) {
     EXPECT_EQ(parse_box_user("0100:2147483647"), (BoxUser{100, 2147483647}));
     ContainerSpec s = typical_spec();
     s.user = "1000:1000";
-    EXPECT_NO_THROW(docker_run_argv(s, {}));
+    EXPECT_NO_THROW(docker_create_body(s, {}));
 }
 
 TEST(docker_argv, TheSettingsUserIsCheckedToo) {
@@ -478,10 +296,10 @@ TEST(docker_argv, CpusAboveTheHostsCountAreRefused) {
     EXPECT_NE(message.find("2.5 CPUs is more than this host's 2 online CPUs"), std::string::npos)
         << message;
     s.cpus_milli = 2000;
-    EXPECT_NO_THROW(docker_run_argv(s, settings));
+    EXPECT_NO_THROW(docker_create_body(s, settings));
     settings.host_cpus_milli = 0; // unknown: docker decides
     s.cpus_milli = 64000;
-    EXPECT_NO_THROW(docker_run_argv(s, settings));
+    EXPECT_NO_THROW(docker_create_body(s, settings));
 }
 
 TEST(docker_argv, OptionLookingValuesAreRefused) {
@@ -511,49 +329,37 @@ TEST(docker_argv, OptionLookingValuesAreRefused) {
     refusal(s, "pidsLimit");
 }
 
-TEST(docker_argv, ShortCommandsHaveFixedShapes) {
+TEST(docker_argv, PullArgvNamesTheEngine) {
     DockerSettings settings;
-    EXPECT_EQ(docker_rm_argv(settings, {"abc", "def"}),
-              (Argv{"docker", "rm", "--force", "--volumes", "abc", "def"}));
-    EXPECT_EQ(docker_list_argv(settings),
-              (Argv{"docker", "ps", "--all", "--no-trunc", "--filter", "label=radial.label",
-                    "--format", "{{.ID}}\t{{json (.Label \"radial.label\")}}"}));
     settings.host = "unix:///nonexistent.sock";
-    EXPECT_EQ(docker_info_argv(settings), (Argv{"docker", "--host", "unix:///nonexistent.sock",
-                                                "info", "--format", "{{json .ServerVersion}}"}));
+    EXPECT_EQ(docker_pull_argv(settings, "img"),
+              (Argv{"docker", "--host", "unix:///nonexistent.sock", "pull", "--quiet", "img"}));
 }
 
-TEST(docker_argv, ParseDockerListIsExactAndSkipsOddLines) {
+TEST(docker_argv, ParseContainerListIsExactAndSkipsOddEntries) {
     const std::string id1(64, 'a'), id2(64, 'b'), id3(64, 'c');
-    std::string output = id1 + "\t\"radial-turn-inst1-7\"\n" +    // plain
-                         id2 + "\t\"a\\nb\\tc\\\"\\u00e9\"\r\n" + // escapes, CRLF
-                         "not-hex\t\"x\"\n" +                     // not an id
-                         id3 + "\tradial-turn-unquoted\n" +       // not JSON
-                         "\n" +                                   // blank
-                         id3 + "\t\"\"\n" +                       // empty label
-                         id1.substr(0, 20);                       // truncated, no tab
-    std::vector<ListedBox> boxes = parse_docker_list(output);
-    ASSERT_EQ(boxes.size(), 3u);
-    EXPECT_EQ(boxes[0], (ListedBox{id1, "radial-turn-inst1-7"}));
-    EXPECT_EQ(boxes[1], (ListedBox{id2, "a\nb\tc\"\xC3\xA9"}));
-    EXPECT_EQ(boxes[2], (ListedBox{id3, ""}));
-    EXPECT_TRUE(parse_docker_list("").empty());
+    json list = json::array({
+        {{"Id", id1}, {"Labels", {{"radial.label", "radial-turn-inst1-7"}}}},
+        {{"Id", id2}, {"Labels", {{"radial.label", "a\nb\tc\"\xC3\xA9"}}}},
+        {{"Id", "not-hex"}, {"Labels", {{"radial.label", "x"}}}},
+        {{"Id", id3}, {"Labels", {{"other", "x"}}}},
+        {{"Id", id3}, {"Labels", nullptr}},
+        {{"Id", id3}, {"Labels", {{"radial.label", ""}}}},
+        "odd",
+    });
+    auto boxes = parse_container_list(list.dump());
+    ASSERT_TRUE(boxes);
+    ASSERT_EQ(boxes->size(), 3u);
+    EXPECT_EQ((*boxes)[0], (ListedBox{id1, "radial-turn-inst1-7"}));
+    EXPECT_EQ((*boxes)[1], (ListedBox{id2, "a\nb\tc\"\xC3\xA9"}));
+    EXPECT_EQ((*boxes)[2], (ListedBox{id3, ""}));
+    EXPECT_TRUE(parse_container_list("[]")->empty());
+    EXPECT_EQ(parse_container_list("{\"message\":\"x\"}"), std::nullopt);
+    EXPECT_EQ(parse_container_list("garbage"), std::nullopt);
 }
 
-TEST(docker_argv, C07ServerVersionIsJudgedFromTheOutput) {
-    EXPECT_EQ(parse_server_version("\"20.10.24+dfsg1\"\n"), "20.10.24+dfsg1");
-    EXPECT_EQ(parse_server_version("\"\"\n"), std::nullopt); // dead socket, exit status 0 or 1
-    EXPECT_EQ(parse_server_version(""), std::nullopt);
-    EXPECT_EQ(parse_server_version("null"), std::nullopt);
-    EXPECT_EQ(parse_server_version("Cannot connect to the Docker daemon"), std::nullopt);
-}
-
-TEST(docker_argv, InspectArgvAndStateParsing) {
-    DockerSettings settings;
-    const std::string id(64, 'a');
-    EXPECT_EQ(docker_inspect_argv(settings, id), (Argv{"docker", "inspect", "--type", "container",
-                                                       "--format", "{{json .State}}", id}));
-    // As docker 20.10 prints them: a start failure, an OOM kill, a normal exit.
+TEST(docker_argv, StateParsing) {
+    // As the engine 20.10 answers them: a start failure, an OOM kill, a normal exit.
     EXPECT_EQ(parse_container_state(
                   R"({"Status":"created","Running":false,"OOMKilled":false,"Dead":false,"Pid":0,)"
                   R"("ExitCode":128,"Error":"unable to find user x","StartedAt":)"
@@ -567,35 +373,6 @@ TEST(docker_argv, InspectArgvAndStateParsing) {
     EXPECT_EQ(parse_container_state(""), std::nullopt);
     EXPECT_EQ(parse_container_state("null"), std::nullopt);
     EXPECT_EQ(parse_container_state(R"({"Status":"exited"})"), std::nullopt);
-}
-
-TEST(docker_argv, ClientEnvPassesThroughOnlyClientVariablesThenOrdinarySpecVariables) {
-    EnvMap parent = {{"PATH", "/usr/bin:/bin"},         {"HOME", "/root"},
-                     {"DOCKER_HOST", "unix:///d.sock"}, {"XDG_RUNTIME_DIR", "/run/user/0"},
-                     {"AWS_SECRET_ACCESS_KEY", "nope"}, {"LD_PRELOAD", "/evil.so"}};
-    ContainerSpec s = typical_spec();
-    s.env.push_back({"WEIRD", "semi;colon:colon\nline 'q' \"d\" $X \xE2\x9C\x93", false});
-    EnvMap env = docker_client_env(s, parent);
-    EnvMap expected = {{"PATH", "/usr/bin:/bin"},
-                       {"HOME", "/root"},
-                       {"DOCKER_HOST", "unix:///d.sock"},
-                       {"XDG_RUNTIME_DIR", "/run/user/0"},
-                       {"GH_TOKEN", kSecret},
-                       {"WEIRD", "semi;colon:colon\nline 'q' \"d\" $X \xE2\x9C\x93"}};
-    EXPECT_EQ(env, expected); // LANG, client-sensitive, is in the env-file instead
-}
-
-TEST(docker_argv, ClientEnvKeepsTheOperatorsHomeAndPathWhenTheSpecSetsThem) {
-    ContainerSpec s = typical_spec();
-    s.env.push_back({"HOME", "/work", false});
-    s.env.push_back({"PATH", "/work/bin", false});
-    EnvMap env = docker_client_env(s, {{"HOME", "/root"}, {"PATH", "/usr/bin"}});
-    EXPECT_EQ(env.at("HOME"), "/root");
-    EXPECT_EQ(env.at("PATH"), "/usr/bin");
-    EXPECT_FALSE(env.contains("DOCKER_CONFIG"));
-    env = docker_client_env(s, {});
-    EXPECT_FALSE(env.contains("HOME"));
-    EXPECT_FALSE(env.contains("PATH"));
 }
 
 } // namespace

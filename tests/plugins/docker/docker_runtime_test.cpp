@@ -1,40 +1,57 @@
 // tests/plugins/docker/docker_runtime_test.cpp — DockerRuntime (plugins/docker/docker_runtime.cpp)
-// against a scripted CLI: exact ownership (C-04), dispositions, refusals before anything starts,
-// and the endings of a run whose container never came to exist.
+// against a scripted Engine API (fake_engine.h): exact ownership (C-04), dispositions, refusals
+// before anything starts, the request sequence of a run, its endings and failures, the cached
+// preflight and every call's budget.
 #include "docker_runtime.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
-#include <limits>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
 
+#include "../../support/fake_engine.h"
+#include "../../support/temp_dir.h"
 #include "../support/config_builder.h"
 #include "deadline.h"
+#include "docker_engine.h"
 #include "docker_run.h"
 #include "early_kills.h"
-#include "scripted_cli.h"
+#include "engine_api/stream_frames.h"
 
 namespace radial::docker {
 namespace {
 
 using radial::test::ConfigBuilder;
-using radial::test::ScriptedCli;
+using radial::test::EngineAnswer;
+using radial::test::FakeEngine;
 using Clock = std::chrono::steady_clock;
+using engine_api::encode_frame;
 
 const std::string kA(64, 'a'), kB(64, 'b'), kC(64, 'c'), kD(64, 'd'), kE(64, 'e');
+const std::string kV = "/v1.41";
 
-std::unique_ptr<DockerRuntime> runtime_for(const ScriptedCli& fake,
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::unique_ptr<DockerRuntime> runtime_for(const std::string& address,
                                            radial::plugin::Host host = radial::plugin::Host(),
                                            std::uint64_t kill_grace_ms = 2000,
                                            std::uint64_t command_timeout_ms = 5000) {
     ConfigBuilder b;
-    b.str("binary", fake.binary())
+    b.str("host", address)
+        .str("pull", "never")
         .integer("killGrace", static_cast<std::int64_t>(kill_grace_ms))
-        .integer("commandTimeout", static_cast<std::int64_t>(command_timeout_ms));
+        .integer("commandTimeout", static_cast<std::int64_t>(command_timeout_ms))
+        .integer("preflightTimeout", static_cast<std::int64_t>(command_timeout_ms));
     radial::plugin::Config config(b.get());
     return std::make_unique<DockerRuntime>(host, config);
 }
@@ -87,19 +104,67 @@ radial::plugin::RunResult run_collecting(DockerRuntime& rt, const ContainerSpec&
     return rt.run(s, out);
 }
 
-// docker inspect's {{json .State}} for a container that ran, or never started.
-std::string state_json(bool started, bool oom = false, int exit_code = 0,
-                       const std::string& error = "") {
-    return std::string(R"({"Status":")") + (started ? "exited" : "created") + R"(","OOMKilled":)" +
-           (oom ? "true" : "false") + R"(,"ExitCode":)" + std::to_string(exit_code) +
-           R"(,"Error":")" + error + R"(","StartedAt":")" +
-           (started ? "2026-11-29T14:12:21.208309192Z" : "0001-01-01T00:00:00Z") + "\"}\n";
+EngineAnswer version_answer() {
+    return {200, R"({"Version":"20.10.24","ApiVersion":"1.41","MinAPIVersion":"1.12"})"};
 }
 
-void answer_c04_listing(const ScriptedCli& fake) {
-    fake.answer("ps", kA + "\t\"radial-turn-inst1-7\"\n" + kB + "\t\"radial-turn-inst1-70\"\n" +
-                          kC + "\t\"radial-turn-inst10-7\"\n" + kD +
-                          "\t\"x-radial-turn-inst1-7\"\n" + kE + "\t\"radial-turn-inst1\"\n");
+// The engine's list of containers carrying radial.label, as GET /containers/json answers.
+std::string listing(const std::vector<std::pair<std::string, std::string>>& boxes) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [id, label] : boxes)
+        list.push_back({{"Id", id}, {"Labels", {{"radial.label", label}}}});
+    return list.dump();
+}
+
+const std::vector<std::pair<std::string, std::string>> kC04 = {{kA, "radial-turn-inst1-7"},
+                                                               {kB, "radial-turn-inst1-70"},
+                                                               {kC, "radial-turn-inst10-7"},
+                                                               {kD, "x-radial-turn-inst1-7"},
+                                                               {kE, "radial-turn-inst1"}};
+
+// GET /containers/{id}/json for a container that ran, or never started.
+std::string inspect_json(bool started, bool oom = false, int exit_code = 0) {
+    nlohmann::json state = {
+        {"Status", started ? "exited" : "created"},
+        {"OOMKilled", oom},
+        {"ExitCode", exit_code},
+        {"Error", ""},
+        {"StartedAt", started ? "2026-11-29T14:12:21.208309192Z" : "0001-01-01T00:00:00Z"}};
+    return nlohmann::json{{"Id", kA}, {"State", state}}.dump();
+}
+
+// A scripted run of one box, container kA: what each step of the sequence answers.
+struct Script {
+    std::vector<std::pair<std::string, std::string>> boxes; // what the list answers
+    EngineAnswer image{200, R"({"Config":{"Entrypoint":null}})"};
+    EngineAnswer create{201, R"({"Id":")" + kA + R"(","Warnings":[]})"};
+    EngineAnswer attach;
+    EngineAnswer start{204, ""};
+    EngineAnswer wait{200, R"({"StatusCode":0})"};
+    EngineAnswer inspect{200, inspect_json(true)};
+    EngineAnswer remove{204, ""};
+    bool version_silent = false;
+    Script() { attach.hijack = true; }
+};
+
+FakeEngine::Route route(Script& s) {
+    return [&s](const std::string& method, const std::string& path) -> EngineAnswer {
+        if (path == "/version") {
+            if (s.version_silent) return {0, "", true};
+            return version_answer();
+        }
+        const std::string c = kV + "/containers/";
+        if (method == "GET" && path.starts_with(kV + "/containers/json"))
+            return {200, listing(s.boxes)};
+        if (method == "GET" && path.starts_with(kV + "/images/")) return s.image;
+        if (method == "POST" && path.starts_with(c + "create")) return s.create;
+        if (method == "POST" && path.find("/attach") != std::string::npos) return s.attach;
+        if (method == "POST" && path.ends_with("/start")) return s.start;
+        if (method == "POST" && path.find("/wait") != std::string::npos) return s.wait;
+        if (method == "GET" && path.starts_with(c)) return s.inspect;
+        if (method == "DELETE" && path.starts_with(c)) return s.remove;
+        return {500, R"({"message":"unexpected request"})"};
+    };
 }
 
 ContainerSpec spec(const std::string& label) {
@@ -122,48 +187,54 @@ radial::plugin::Error error_of(F&& f) {
 }
 
 TEST(docker_runtime, C04ListByLabelIsAnExactBytePrefix) {
-    ScriptedCli fake;
-    answer_c04_listing(fake);
-    auto rt = runtime_for(fake);
+    Script script;
+    script.boxes = kC04;
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
     EXPECT_EQ(rt->list_by_label("radial-turn-inst1-"),
               (std::vector<std::string>{"radial-turn-inst1-7", "radial-turn-inst1-70"}));
     EXPECT_EQ(rt->list_by_label("radial-turn-inst10-"),
               (std::vector<std::string>{"radial-turn-inst10-7"}));
     EXPECT_TRUE(rt->list_by_label("radial-turn-inst2-").empty());
-    EXPECT_EQ(fake.calls().find("name="), std::string::npos) << "never a name filter";
+    for (const auto& r : engine.requests()) {
+        EXPECT_EQ(r.find("name"), std::string::npos) << "never a name filter: " << r;
+        if (r.starts_with("GET " + kV + "/containers/json")) {
+            EXPECT_NE(r.find("all=1"), std::string::npos) << "every state: " << r;
+        }
+    }
 }
 
 TEST(docker_runtime, C04KillRemovesOnlyTheExactLabel) {
-    ScriptedCli fake;
-    answer_c04_listing(fake);
-    auto rt = runtime_for(fake);
+    Script script;
+    script.boxes = kC04;
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
     rt->kill("radial-turn-inst1-7");
-    std::string calls = fake.calls();
-    EXPECT_NE(calls.find("rm --force --volumes " + kA + "\n"), std::string::npos) << calls;
-    for (const auto& other : {kB, kC, kD, kE})
-        EXPECT_EQ(calls.find("rm --force --volumes " + kA + " " + other), std::string::npos);
+    EXPECT_EQ(engine.count("DELETE " + kV + "/containers/" + kA + "?force=1&v=1"), 1);
+    EXPECT_EQ(engine.count("DELETE "), 1);
 }
 
 TEST(docker_runtime, KillOfAnUnknownLabelSucceedsWithoutRemovingAnything) {
-    ScriptedCli fake;
-    answer_c04_listing(fake);
-    auto rt = runtime_for(fake);
+    Script script;
+    script.boxes = kC04;
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
     EXPECT_NO_THROW(rt->kill("radial-turn-inst1-8"));
-    EXPECT_EQ(fake.calls().find("rm "), std::string::npos) << fake.calls(); // no run: no --rm
+    EXPECT_EQ(engine.count("DELETE "), 0);
 }
 
 TEST(docker_runtime, KillReportsAnUnreachableEngine) {
-    ScriptedCli fake;
-    fake.answer("ps", "", "Cannot connect to the Docker daemon at unix:///x.sock.\n", 1);
-    auto rt = runtime_for(fake);
+    auto rt = runtime_for("unix:///nonexistent/radial-docker.sock");
     auto e = error_of([&] { rt->kill("radial-turn-inst1-7"); });
     EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
-    EXPECT_NE(std::string(e.what()).find("Cannot connect"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot connect"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unix:///nonexistent/radial-docker.sock"),
+              std::string::npos)
+        << e.what();
 }
 
 TEST(docker_runtime, DescribeHonoursEverythingButARootUser) {
-    ScriptedCli fake;
-    auto rt = runtime_for(fake);
+    auto rt = runtime_for("unix:///nonexistent.sock");
     ContainerSpec s = spec("b");
     s.mounts = {{"/a", "/b", true}};
     s.env = {{"X", "1", false}};
@@ -200,405 +271,292 @@ TEST(docker_runtime, DescribeHonoursEverythingButARootUser) {
 }
 
 TEST(docker_runtime, CapabilitiesAreTheDockerOnes) {
-    ScriptedCli fake;
-    EXPECT_EQ(runtime_for(fake)->capabilities(),
+    EXPECT_EQ(runtime_for("unix:///nonexistent.sock")->capabilities(),
               (std::vector<std::string>{RADIAL_CAP_UNIX_SOCKET_MOUNTS, RADIAL_CAP_NAMED_NETWORKS,
                                         RADIAL_CAP_HOST_UID_MOUNTS}));
 }
 
-TEST(docker_runtime, AnInvalidSpecStartsNothing) {
-    ScriptedCli fake;
-    auto rt = runtime_for(fake);
+TEST(docker_runtime, AnInvalidSpecOrAMissingMountSourceContactsNoEngine) {
+    Script script;
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
     ContainerSpec s = spec("b");
-    s.env = {{"LD_PRELOAD", "/tmp/a.so\n", false}};
+    s.env = {{"A", "1", false}, {"A", "2", false}};
     radial::plugin::Output out(nullptr);
     auto e = error_of([&] { rt->run(s, out); });
     EXPECT_EQ(e.code(), RADIAL_E_INVALID);
-    EXPECT_EQ(e.key(), "env[0]");
-    EXPECT_EQ(fake.calls(), "");
-}
-
-TEST(docker_runtime, AMissingMountSourceIsNotFoundAndStartsNothing) {
-    ScriptedCli fake;
-    auto rt = runtime_for(fake);
-    ContainerSpec s = spec("b");
+    EXPECT_EQ(e.key(), "env[1]");
+    s = spec("b");
     s.mounts = {{"/nonexistent/radial-src", "/work", false}};
-    radial::plugin::Output out(nullptr);
-    auto e = error_of([&] { rt->run(s, out); });
+    e = error_of([&] { rt->run(s, out); });
     EXPECT_EQ(e.code(), RADIAL_E_NOT_FOUND);
     EXPECT_EQ(e.key(), "mounts[0]");
-    EXPECT_EQ(fake.calls(), "");
+    EXPECT_TRUE(engine.requests().empty());
 }
 
-TEST(docker_runtime, C09DockerFailingBeforeTheContainerExistsIsAnErrorNotAnExitCode) {
-    ScriptedCli fake;
-    fake.answer("run", "",
-                "Unable to find image 'does-not-exist.invalid/x:1' locally\ndocker: Error response "
-                "from daemon: No such image: does-not-exist.invalid/x:1\n\nRun 'docker run --help' "
-                "for more information\n",
-                125);
-    auto rt = runtime_for(fake);
-    ContainerSpec s = spec("radial-turn-c09");
-    s.image = "does-not-exist.invalid/x:1";
-    int chunks = 0;
-    radial_output_sink sink{sizeof(radial_output_sink), &chunks,
-                            [](void* ctx, std::uint32_t, const std::uint8_t*, std::size_t) {
-                                ++*static_cast<int*>(ctx);
-                                return 0;
-                            }};
-    radial::plugin::Output out(&sink);
+// create → attach → start → wait → inspect → remove, in that order; both streams demultiplexed,
+// each in its order, the frames' bytes exact; the secret only in the create body.
+TEST(docker_runtime, ARunIsCreateAttachStartWaitInspectRemoveWithBothStreamsExact) {
+    Script script;
+    script.attach.frames = encode_frame(1, "out1 ") + encode_frame(2, "err1\n") +
+                           encode_frame(1, std::string("bin\0\xff", 5)) + encode_frame(2, "err2");
+    script.wait = {200, R"({"StatusCode":125})"};
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
+    Collected c;
+    ContainerSpec s = spec("radial-turn-i-1");
+    s.env = {{"GH_TOKEN", "ghp_FAKEsecret", true}};
+    radial::plugin::RunResult r = run_collecting(*rt, s, c);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(r.exit_code, 125) << "the workload's own 125, not a docker failure";
+    EXPECT_EQ(c.out, std::string("out1 bin\0\xff", 10));
+    EXPECT_EQ(c.err, "err1\nerr2");
+    std::vector<std::string> steps;
+    for (const auto& req : engine.requests()) steps.push_back(req.substr(0, req.find('?')));
+    const std::string id = kV + "/containers/" + kA;
+    EXPECT_EQ(steps, (std::vector<std::string>{
+                         "GET /version", "GET " + kV + "/images/radial%2Fbusybox%3Alatest/json",
+                         "POST " + kV + "/containers/create", "POST " + id + "/attach",
+                         "POST " + id + "/start", "POST " + id + "/wait", "GET " + id + "/json",
+                         "DELETE " + id}));
+    EXPECT_NE(engine.requests()[2].find("name=radial-turn-i-1"), std::string::npos);
+}
+
+TEST(docker_runtime, OomKillIsReportedAndTheContainerRemovedAfterItsStateIsRead) {
+    Script script;
+    script.wait = {200, R"({"StatusCode":137})"};
+    script.inspect = {200, inspect_json(true, true, 137)};
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
+    Collected c;
+    radial::plugin::RunResult r = run_collecting(*rt, spec("b"), c);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED | RADIAL_RUN_OOM_KILLED);
+    EXPECT_EQ(r.exit_code, 137);
+    EXPECT_EQ(engine.count("DELETE "), 1);
+}
+
+TEST(docker_runtime, C09AMissingImageIsNotFoundWithTheEnginesMessage) {
+    Script script;
+    script.image = {404, R"({"message":"no such image: nope:1"})"};
+    script.create = {404, R"({"message":"No such image: nope:1"})"};
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
+    ContainerSpec s = spec("b");
+    s.image = "nope:1";
+    radial::plugin::Output out(nullptr);
     auto e = error_of([&] { rt->run(s, out); });
     EXPECT_EQ(e.code(), RADIAL_E_NOT_FOUND);
-    EXPECT_EQ(std::string(e.what()),
-              "starting box 'radial-turn-c09' from image 'does-not-exist.invalid/x:1': docker run "
-              "failed before the container started: Unable to find image "
-              "'does-not-exist.invalid/x:1' locally / docker: Error response from daemon: No such "
-              "image: does-not-exist.invalid/x:1; build or load image "
-              "'does-not-exist.invalid/x:1' locally (docker build, docker load) or check its "
-              "name; with run.docker.pull \"never\" or \"missing\" a local image is used without "
-              "contacting a registry");
-    EXPECT_EQ(chunks, 0) << "docker's own chatter is not the workload's output";
-}
-
-TEST(docker_runtime, TimeoutBeforeTheContainerExistsStopsTheClient) {
-    ScriptedCli fake; // `docker run` hangs as if pulling; the cidfile is never written
-    fake.hang("run", 30);
-    auto rt = runtime_for(fake);
-    ContainerSpec s = spec("radial-turn-pull");
-    s.timeout_ms = 300;
-    radial::plugin::Output out(nullptr);
-    auto start = Clock::now();
-    radial::plugin::RunResult r = rt->run(s, out);
-    EXPECT_EQ(r.flags, RADIAL_RUN_TIMED_OUT);
-    EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
-    // Nothing was created, and the absence was checked twice by exact label lookup.
-    std::string calls = fake.calls();
-    std::size_t ps = 0;
-    for (std::size_t at = calls.find("\nps "); at != std::string::npos;
-         at = calls.find("\nps ", at + 1))
-        ++ps;
-    EXPECT_EQ(ps, 2u) << calls;
-    EXPECT_EQ(calls.find("\nrm "), std::string::npos) << calls;
-}
-
-TEST(docker_runtime, KillFromAnotherThreadBeforeTheContainerExists) {
-    ScriptedCli fake;
-    fake.hang("run", 30);
-    auto rt = runtime_for(fake);
-    radial::plugin::RunResult r;
-    std::thread runner([&] {
-        radial::plugin::Output out(nullptr);
-        r = rt->run(spec("radial-turn-kill"), out);
-    });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    auto start = Clock::now();
-    rt->kill("radial-turn-kill"); // waits for the run's teardown
-    EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
-    runner.join();
-    EXPECT_EQ(r.flags, RADIAL_RUN_KILLED);
-}
-
-TEST(docker_runtime, AKillBeforeTheClientStartsStartsNothing) {
-    ScriptedCli fake;
-    DockerSettings settings;
-    settings.binary = fake.binary();
-    DockerCli cli(settings);
-    ActiveRun active;
-    active.request_kill();
-    radial::plugin::Output out(nullptr);
-    radial::plugin::RunResult r = run_box(cli, radial::plugin::Host(), spec("b"), out, active);
-    EXPECT_EQ(r.flags, RADIAL_RUN_KILLED);
-    EXPECT_EQ(fake.calls(), "") << "no docker client was started";
-}
-
-TEST(docker_runtime, ConcurrentRunsOfOneLabelAreRefused) {
-    ScriptedCli fake;
-    fake.hang("run", 30);
-    auto rt = runtime_for(fake);
-    std::thread runner([&] {
-        radial::plugin::Output out(nullptr);
-        rt->run(spec("radial-turn-dup"), out);
-    });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    radial::plugin::Output out(nullptr);
-    auto e = error_of([&] { rt->run(spec("radial-turn-dup"), out); });
-    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
-    EXPECT_EQ(e.key(), "label");
-    rt->kill("radial-turn-dup");
-    runner.join();
-}
-
-TEST(docker_runtime, C09AStartFailureAfterCreateIsAnErrorNotExit125) {
-    ScriptedCli fake;
-    fake.creates(kA);
-    fake.answer("run", "",
-                "docker: Error response from daemon: failed to create shim task: OCI runtime "
-                "create failed: error mounting \"/tmp\" to rootfs at \"/etc/passwd\": not a "
-                "directory: unknown.\n\nRun 'docker run --help' for more information\n",
-                125);
-    fake.answer("inspect",
-                state_json(false, false, 127, "error mounting to rootfs: not a directory"));
-    auto rt = runtime_for(fake);
-    Collected c;
-    auto e = error_of([&] { run_collecting(*rt, spec("radial-turn-start"), c); });
-    EXPECT_EQ(e.code(), RADIAL_E_INTERNAL);
-    EXPECT_EQ(std::string(e.what()),
-              "starting box 'radial-turn-start' from image 'radial/busybox:latest': docker "
-              "created the container but could not start it: error mounting to rootfs: not a "
-              "directory; check the spec's mounts, workdir and user against the image, and "
-              "dockerd's log");
-    EXPECT_EQ(c.chunks, 0) << "docker's message is not the workload's output: " << c.err;
-    std::string calls = fake.calls();
-    EXPECT_NE(calls.find("inspect --type container --format {{json .State}} " + kA),
+    EXPECT_NE(std::string(e.what()).find("docker run failed before the container started: "),
               std::string::npos)
-        << calls;
-    EXPECT_NE(calls.find("rm --force --volumes " + kA), std::string::npos) << "always removed";
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("No such image: nope:1"), std::string::npos) << e.what();
+    EXPECT_EQ(engine.count("POST " + kV + "/containers/" + kA), 0) << "nothing was started";
 }
 
-TEST(docker_runtime, C09AWorkloadThatExits125IsAnExitCode) {
-    ScriptedCli fake;
-    fake.creates(kA);
-    fake.answer("run", "out\n", "docker: forged by the workload\n", 125);
-    fake.answer("inspect", state_json(true, false, 125));
-    auto rt = runtime_for(fake);
+TEST(docker_runtime, C09AStartFailureIsAnErrorWithTheEnginesReasonAndTheBoxIsRemoved) {
+    Script script;
+    script.start = {400, R"({"message":"OCI runtime create failed: not a directory"})"};
+    script.attach.close_after = [] {}; // closes once start failed and the box was removed
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
     Collected c;
-    radial::plugin::RunResult r = run_collecting(*rt, spec("radial-turn-125"), c);
-    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
-    EXPECT_EQ(r.exit_code, 125);
-    EXPECT_EQ(c.out, "out\n");
-    EXPECT_EQ(c.err, "docker: forged by the workload\n");
+    auto e = error_of([&] { run_collecting(*rt, spec("b"), c); });
+    EXPECT_EQ(e.code(), RADIAL_E_INTERNAL);
+    EXPECT_NE(std::string(e.what()).find("docker created the container but could not start it: "
+                                         "OCI runtime create failed: not a directory"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(c.chunks, 0);
+    EXPECT_EQ(engine.count("DELETE " + kV + "/containers/" + kA), 1);
 }
 
-// CASES C-16: a box removed from outside while it ran (its docker client exits 137, the engine no
-// longer knows the container) is an error saying so, never the command's own exit 137.
-TEST(docker_runtime, C16_ABoxRemovedFromOutsideIsAnErrorNotTheCommandsExit) {
-    ScriptedCli fake;
-    fake.creates(kA);
-    fake.answer("run", "", "", 137);
-    fake.answer("inspect", "", "Error response from daemon: No such container: " + kA + "\n", 1);
-    auto rt = runtime_for(fake);
+TEST(docker_runtime, C16ABoxRemovedFromOutsideIsAnErrorNotTheCommandsExit) {
+    Script script;
+    script.wait = {404, R"({"message":"No such container"})"};
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
     Collected c;
-    auto e = error_of([&] { run_collecting(*rt, spec("radial-turn-vanished"), c); });
+    auto e = error_of([&] { run_collecting(*rt, spec("b"), c); });
     EXPECT_EQ(e.code(), RADIAL_E_INTERNAL);
     EXPECT_NE(std::string(e.what()).find("was removed while it ran by something other than this "
                                          "radiald"),
               std::string::npos)
         << e.what();
-    EXPECT_NE(std::string(e.what()).find("exited 137"), std::string::npos) << e.what();
-
-    // Caught mid-removal: the engine still lists it, as "removing".
-    ScriptedCli removing;
-    removing.creates(kA);
-    removing.answer("run", "", "", 137);
-    removing.answer("inspect",
-                    R"({"Status":"removing","Dead":false,"OOMKilled":false,"ExitCode":137,)"
-                    R"("Error":"","StartedAt":"2026-12-01T01:23:44.810146087Z"})");
-    auto rt2 = runtime_for(removing);
-    auto e2 = error_of([&] { run_collecting(*rt2, spec("radial-turn-removing"), c); });
-    EXPECT_NE(std::string(e2.what()).find("was removed while it ran"), std::string::npos)
-        << e2.what();
 }
 
-TEST(docker_runtime, C09WithoutInspectOnlyDockersOwnExit125IsAFailedStart) {
-    const std::string docker_says =
-        "docker: Error response from daemon: failed to create shim task: boom.\n"
-        "See 'docker run --help'.\n";
-    {
-        ScriptedCli fake;
-        fake.creates(kA);
-        fake.answer("run", "", docker_says, 125);
-        fake.answer("inspect", "", "Error response from daemon: i/o timeout\n", 1);
-        auto rt = runtime_for(fake);
-        Collected c;
-        auto e = error_of([&] { run_collecting(*rt, spec("radial-turn-noinspect"), c); });
-        EXPECT_EQ(e.code(), RADIAL_E_INTERNAL);
-        EXPECT_NE(std::string(e.what()).find("could not start it: docker: Error response from "
-                                             "daemon: failed to create shim task: boom."),
+// The attach stream stalls (the engine sends nothing and never closes it) and the engine accepts
+// the removal without ending the stream: the turn still ends at its timeout, the stream closed
+// from this side after killGrace, instead of hanging with it.
+TEST(docker_runtime, AStalledAttachStreamCannotOutliveTheTimeout) {
+    Script script;
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    script.attach.close_after = [released] { released.wait(); };
+    FakeEngine engine(route(script));
+    LogCapture log;
+    auto rt = runtime_for(engine.address(), log.host(), 300);
+    ContainerSpec s = spec("b");
+    s.timeout_ms = 200;
+    Collected c;
+    radial::plugin::RunResult r = run_collecting(*rt, s, c);
+    release.set_value();
+    EXPECT_EQ(r.flags, RADIAL_RUN_TIMED_OUT);
+    EXPECT_GE(engine.count("DELETE " + kV + "/containers/" + kA), 1);
+    EXPECT_NE(log.text().find("its attach stream was still open"), std::string::npos) << log.text();
+}
+
+// A kill from another thread while the box runs: the box is removed, the run returns KILLED.
+TEST(docker_runtime, AKillWhileTheBoxRunsRemovesItAndTheRunIsKilled) {
+    Script script;
+    std::promise<void> removed;
+    std::shared_future<void> gone = removed.get_future().share();
+    std::once_flag once;
+    std::atomic<bool> deleted{false};
+    script.attach.frames = encode_frame(1, "started\n");
+    script.attach.close_after = [gone] { gone.wait(); };
+    FakeEngine engine([&](const std::string& method, const std::string& path) {
+        if (method == "DELETE") {
+            deleted = true;
+            std::call_once(once, [&] { removed.set_value(); });
+        }
+        if (method == "GET" && path.starts_with(kV + "/containers/json"))
+            return EngineAnswer{200, deleted ? "[]" : listing({{kA, "b"}})};
+        return route(script)(method, path);
+    });
+    auto rt = runtime_for(engine.address());
+    Collected c;
+    std::promise<void> started;
+    c.hook = [&](std::uint32_t) { started.set_value(); };
+    radial::plugin::RunResult r;
+    std::thread runner([&] { r = run_collecting(*rt, spec("b"), c); });
+    started.get_future().wait();
+    rt->kill("b");
+    runner.join();
+    EXPECT_EQ(r.flags, RADIAL_RUN_KILLED);
+    EXPECT_EQ(c.out, "started\n");
+}
+
+TEST(docker_runtime, APreflightThatPassedIsNotRepeatedUntilACallFindsNoEngine) {
+    Script script;
+    std::atomic<bool> lists_fail{false};
+    FakeEngine engine([&](const std::string& method, const std::string& path) {
+        if (lists_fail && path.starts_with(kV + "/containers/json"))
+            return EngineAnswer{0, "", true};
+        return route(script)(method, path);
+    });
+    auto rt = runtime_for(engine.address(), radial::plugin::Host(), 2000, 300);
+    rt->preflight();
+    rt->preflight();
+    EXPECT_EQ(engine.count("GET /version"), 1) << "a passed probe is kept";
+    lists_fail = true;
+    auto e = error_of([&] { rt->list_by_label("radial-turn-"); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(std::string(e.what()).find("within the call's budget"), std::string::npos)
+        << e.what();
+    rt->preflight();
+    EXPECT_EQ(engine.count("GET /version"), 2) << "an engine that failed a call is probed again";
+}
+
+TEST(docker_runtime, C07ASilentEngineFailsThePreflightWithinItsBudgetAndIsNeverCached) {
+    Script script;
+    script.version_silent = true;
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address(), radial::plugin::Host(), 2000, 300);
+    for (int i = 0; i < 2; ++i) {
+        auto e = error_of([&] { rt->preflight(); });
+        EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+        EXPECT_NE(std::string(e.what()).find("docker engine unreachable via 'docker'"),
                   std::string::npos)
             << e.what();
     }
-    {
-        ScriptedCli fake; // the workload printed to stdout: it ran, whatever its stderr says
-        fake.creates(kA);
-        fake.answer("run", "hello\n", docker_says, 125);
-        fake.answer("inspect", "", "Error response from daemon: i/o timeout\n", 1);
-        auto rt = runtime_for(fake);
-        Collected c;
-        radial::plugin::RunResult r = run_collecting(*rt, spec("radial-turn-noinspect2"), c);
-        EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
-        EXPECT_EQ(r.exit_code, 125);
-        EXPECT_EQ(c.out, "hello\n");
-    }
+    EXPECT_EQ(engine.count("GET /version"), 2);
 }
 
-// The client lost its engine mid-run: its wait broke, it exited 125, and the engine answers
-// neither inspect nor rm. How the workload ended is unknown: the runtime's error, not an exit 125.
-TEST(docker_runtime, AClientThatLostItsEngineMidRunIsAnUnavailableErrorNotExit125) {
-    ScriptedCli fake;
-    fake.creates(kA);
-    fake.answer("run", "up\n",
-                "time=\"2026-12-01T01:29:58Z\" level=error msg=\"error waiting for container: "
-                "unexpected EOF\"\n",
-                125);
-    const std::string gone =
-        "error during connect: Get \"http://docker.sock/v1.50/containers\": EOF\n";
-    fake.answer("inspect", "", gone, 1);
-    fake.answer("rm", "", gone, 1);
-    fake.answer("ps", "", gone, 1);
-    auto rt = runtime_for(fake);
-    Collected c;
-    auto e = error_of([&] { run_collecting(*rt, spec("radial-turn-lost"), c); });
-    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
-    EXPECT_NE(std::string(e.what()).find("the engine stopped answering"), std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("error waiting for container"), std::string::npos)
-        << e.what();
-}
-
-TEST(docker_runtime, OomKillIsReportedAndTheContainerRemovedAfterItsStateIsRead) {
-    ScriptedCli fake;
-    fake.creates(kA);
-    fake.answer("run", "", "Killed\n", 137);
-    fake.answer("inspect", state_json(true, true, 137));
-    auto rt = runtime_for(fake);
-    Collected c;
-    radial::plugin::RunResult r = run_collecting(*rt, spec("radial-turn-oom"), c);
-    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED | RADIAL_RUN_OOM_KILLED);
-    EXPECT_EQ(r.exit_code, 137);
-    std::string calls = fake.calls();
-    auto inspected = calls.find("inspect ");
-    auto removed = calls.find("rm --force --volumes " + kA);
-    ASSERT_NE(inspected, std::string::npos) << calls;
-    ASSERT_NE(removed, std::string::npos) << calls;
-    EXPECT_LT(inspected, removed);
-    EXPECT_EQ(calls.find("run --rm"), std::string::npos) << "no --rm: the state is read first";
-}
-
-TEST(docker_runtime, ClientSensitiveEnvReachesTheEnvFileNotTheClientsEnvironment) {
-    ScriptedCli fake;
-    fake.creates(kA);
-    fake.answer("inspect", state_json(true));
-    auto rt = runtime_for(fake);
-    ContainerSpec s = spec("radial-turn-env");
-    s.env = {{"LD_PRELOAD", "/nonexistent/radial-evil.so", false},
-             {"PATH", "/radial/bin:/usr/bin:/bin", false},
-             {"HTTPS_PROXY", "http://127.0.0.1:9", true},
-             {"GH_TOKEN", "ghp_FAKE0123456789abcdef", true}};
-    Collected c;
-    radial::plugin::RunResult r = run_collecting(*rt, s, c);
-    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
-    std::string environ = fake.run_environ();
-    EXPECT_EQ(environ.find("radial-evil.so"), std::string::npos) << environ;
-    EXPECT_EQ(environ.find("/radial/bin"), std::string::npos) << environ;
-    EXPECT_EQ(environ.find("127.0.0.1:9"), std::string::npos) << environ;
-    EXPECT_NE(environ.find("GH_TOKEN=ghp_FAKE0123456789abcdef\n"), std::string::npos) << environ;
-    EXPECT_EQ(fake.run_env_file(),
-              "LD_PRELOAD=/nonexistent/radial-evil.so\nPATH=/radial/bin:/usr/bin:/bin\n"
-              "HTTPS_PROXY=http://127.0.0.1:9\n");
-    std::string calls = fake.calls();
-    EXPECT_NE(calls.find(" --env-file /proc/self/fd/0 -e GH_TOKEN "), std::string::npos) << calls;
-    for (const auto& e : s.env) EXPECT_EQ(calls.find(e.value), std::string::npos) << e.name;
-}
-
-TEST(docker_runtime, TheTimeoutIsEnforcedWhileTheOutputCallbackBlocks) {
-    ScriptedCli fake;
-    fake.creates(kA);
-    fake.answer("run", "tick\n");
-    fake.hang("run", 30); // after its output, the client neither exits nor is drained
-    auto rt = runtime_for(fake);
-    ContainerSpec s = spec("radial-turn-blocked");
-    s.timeout_ms = 500;
-    const auto start = Clock::now();
-    std::optional<Clock::duration> removed_after;
-    Collected c;
-    c.hook = [&](std::uint32_t) {
-        // The host is slow: this callback does not return until the box is being removed (or
-        // 8 s have passed). Only a supervisor independent of this thread can remove it now.
-        while (!removed_after && Clock::now() - start < std::chrono::seconds(8)) {
-            if (fake.calls().find("rm --force --volumes " + kA) != std::string::npos)
-                removed_after = Clock::now() - start;
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-    };
-    radial::plugin::RunResult r = run_collecting(*rt, s, c);
-    ASSERT_TRUE(removed_after.has_value()) << "no 'docker rm' while the callback blocked";
-    EXPECT_LT(*removed_after, std::chrono::seconds(3));
-    EXPECT_EQ(r.flags, RADIAL_RUN_TIMED_OUT);
-    EXPECT_LT(Clock::now() - start, std::chrono::seconds(8)) << "the client is killed at killGrace";
-}
-
-TEST(docker_runtime, HugeTimeoutsMeanNoTimeoutWithoutOverflow) {
-    const auto now = Clock::now();
-    for (std::uint64_t ms :
-         {std::numeric_limits<std::uint64_t>::max(), std::uint64_t{9'999'999'999'999},
-          std::uint64_t{1} << 40, std::uint64_t{1} << 63}) {
-        EXPECT_GT(deadline_after(now, ms), now + std::chrono::hours(24 * 365)) << ms;
-        EXPECT_GT(budget_ms(ms), std::chrono::hours(24 * 365)) << ms;
-        EXPECT_LE(budget_ms(ms), kLongestBudget) << ms;
-    }
-    EXPECT_EQ(deadline_after(now, std::numeric_limits<std::uint64_t>::max()),
-              Clock::time_point::max());
-    EXPECT_EQ(deadline_after(now, 1500), now + std::chrono::milliseconds(1500));
-    EXPECT_EQ(budget_ms(1500), std::chrono::milliseconds(1500));
-    EXPECT_EQ(deadline_after(Clock::time_point::max(), 0), Clock::time_point::max());
-
-    for (std::uint64_t ms :
-         {std::numeric_limits<std::uint64_t>::max(), std::uint64_t{9'999'999'999'999}}) {
-        ScriptedCli fake;
-        fake.creates(kA);
-        fake.answer("run", "ran\n");
-        fake.answer("inspect", state_json(true));
-        auto rt = runtime_for(fake);
-        ContainerSpec s = spec("radial-turn-huge");
-        s.timeout_ms = ms;
-        Collected c;
-        radial::plugin::RunResult r = run_collecting(*rt, s, c);
-        EXPECT_EQ(r.flags, RADIAL_RUN_EXITED) << ms << ": not timed out";
-        EXPECT_EQ(c.out, "ran\n");
-    }
-}
-
-TEST(docker_runtime, HugeKillGraceAndCommandTimeoutDoNotOverflowTheKillWait) {
-    ScriptedCli fake;
-    fake.hang("run", 30);
-    LogCapture log;
-    auto rt = runtime_for(fake, log.host(), 9'000'000'000'000'000'000u, 9'000'000'000'000'000'000u);
-    radial::plugin::RunResult r;
-    std::thread runner([&] {
-        radial::plugin::Output out(nullptr);
-        r = rt->run(spec("radial-turn-hugekill"), out);
+TEST(docker_runtime, AnEngineTooOldIsRefusedNamingBothVersions) {
+    FakeEngine engine([](const std::string&, const std::string&) {
+        return EngineAnswer{200, R"({"Version":"19.03.1","ApiVersion":"1.40"})"};
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    rt->kill("radial-turn-hugekill");
-    runner.join();
-    EXPECT_EQ(r.flags, RADIAL_RUN_KILLED);
-    EXPECT_EQ(log.text().find("did not finish within"), std::string::npos) << log.text();
+    auto rt = runtime_for(engine.address());
+    auto e = error_of([&] { rt->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(std::string(e.what()).find("speaks Engine API 1.40; radiald needs at least 1.41"),
+              std::string::npos)
+        << e.what();
+}
+
+TEST(docker_runtime, TheEngineAddressComesFromTheSettingThenDockerHostAndTLSIsRefused) {
+    DockerSettings s;
+    EXPECT_EQ(docker_engine_address(s, nullptr, nullptr).path, "/var/run/docker.sock");
+    EXPECT_EQ(docker_engine_address(s, "unix:///d.sock", nullptr).path, "/d.sock");
+    s.host = "tcp://127.0.0.1:2375";
+    auto a = docker_engine_address(s, "unix:///d.sock", nullptr);
+    EXPECT_FALSE(a.unix_socket);
+    EXPECT_EQ(a.port, "2375");
+    auto e = error_of([&] { docker_engine_address(s, nullptr, "1"); });
+    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+    EXPECT_EQ(e.key(), "host");
+    EXPECT_NE(std::string(e.what()).find("TLS"), std::string::npos) << e.what();
+    s.host.clear();
+    e = error_of([&] { docker_engine_address(s, "ssh://me@host", nullptr); });
+    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+    EXPECT_NE(std::string(e.what()).find("$DOCKER_HOST"), std::string::npos) << e.what();
+}
+
+// An image the engine does not have is pulled with the docker CLI (for the operator's credential
+// helpers), and its entrypoint is read from the engine afterwards, so the box still runs under
+// the box init with the image's own entrypoint after it (docs/design.md §13.1, §13.8).
+TEST(docker_runtime, AMissingImageIsPulledWithTheCliThenItsEntrypointIsRead) {
+    radial::test::TempDir dir("radial-pull");
+    const std::string pulled = dir / "pulled";
+    const std::string cli =
+        dir.write("docker", "#!/bin/sh\nprintf '%s ' \"$@\" > '" + pulled + "'\n");
+    ::chmod(cli.c_str(), 0755);
+    Script script;
+    FakeEngine engine([&](const std::string& method, const std::string& path) {
+        if (method == "GET" && path.starts_with(kV + "/images/"))
+            return std::filesystem::exists(pulled)
+                       ? EngineAnswer{200, R"({"Config":{"Entrypoint":["/entry","-x"]}})"}
+                       : EngineAnswer{404, R"({"message":"No such image"})"};
+        return route(script)(method, path);
+    });
+    ConfigBuilder b;
+    b.str("pull", "missing"); // pulls-on-purpose: "docker" is a script, no registry is contacted
+    b.str("host", engine.address()).str("binary", cli).str("boxInit", cli);
+    radial::plugin::Config config(b.get());
+    DockerRuntime rt(radial::plugin::Host(), config);
+    radial::plugin::Output out(nullptr);
+    radial::plugin::RunResult r = rt.run(spec("b"), out);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(read_text(pulled),
+              "--host " + engine.address() + " pull --quiet radial/busybox:latest ");
+    auto body = nlohmann::json::parse(engine.body_of("POST " + kV + "/containers/create"));
+    EXPECT_EQ(body["Cmd"], nlohmann::json::parse(R"(["0", "10000", "--", "/entry", "-x", "true"])"))
+        << body.dump();
+    EXPECT_EQ(body["Entrypoint"], nlohmann::json::parse(R"(["/.radial/init"])"));
 }
 
 TEST(docker_runtime, AKillBeforeTheRunIsRememberedAndTheRunStartsNothing) {
-    ScriptedCli fake; // no box with the label exists
-    auto rt = runtime_for(fake);
+    Script script; // no box with the label exists
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
     rt->kill("radial-turn-early");
     radial::plugin::Output out(nullptr);
     radial::plugin::RunResult r = rt->run(spec("radial-turn-early"), out);
     EXPECT_EQ(r.flags, RADIAL_RUN_KILLED);
-    EXPECT_EQ(fake.calls().find("run "), std::string::npos) << fake.calls();
+    EXPECT_EQ(engine.count("POST " + kV + "/containers/create"), 0);
     // Taken once: a later run of that label is not killed again.
-    fake.creates(kA);
-    fake.answer("inspect", state_json(true));
     r = rt->run(spec("radial-turn-early"), out);
     EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
 }
 
 TEST(docker_runtime, AKillThatRemovedAnOrphanDoesNotStopALaterRun) {
-    ScriptedCli fake;
-    fake.answer("ps", kA + "\t\"radial-turn-orphan\"\n");
-    auto rt = runtime_for(fake);
+    Script script;
+    script.boxes = {{kA, "radial-turn-orphan"}};
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
     rt->kill("radial-turn-orphan");
-    EXPECT_NE(fake.calls().find("rm --force --volumes " + kA), std::string::npos);
-    fake.answer("ps", "");
-    fake.creates(kB);
-    fake.answer("inspect", state_json(true));
+    EXPECT_EQ(engine.count("DELETE " + kV + "/containers/" + kA), 1);
+    script.boxes.clear();
     radial::plugin::Output out(nullptr);
     radial::plugin::RunResult r = rt->run(spec("radial-turn-orphan"), out);
     EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
@@ -620,32 +578,6 @@ TEST(docker_runtime, EarlyKillsExpireAndAreBounded) {
     EXPECT_TRUE(kills.take("4", t0 + std::chrono::seconds(5)));
     kills.forget("2");
     EXPECT_FALSE(kills.take("2", t0 + std::chrono::seconds(5)));
-}
-
-TEST(docker_runtime, MissingImageMessagesAreNotFoundAndAnUnresolvableEngineIsUnavailable) {
-    const std::pair<std::string, std::int32_t> cases[] = {
-        {"Unable to find image 'x/y:1' locally\n", RADIAL_E_NOT_FOUND},
-        {"Unable to find image 'x/y:1' locally\ndocker: Error response from daemon: Get "
-         "\"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io on "
-         "10.0.0.2:53: no such host.\n",
-         RADIAL_E_NOT_FOUND},
-        {"docker: error during connect: Post \"http://nohost:2375/v1.41/containers/create\": "
-         "dial tcp: lookup nohost: no such host.\n",
-         RADIAL_E_UNAVAILABLE}};
-    for (const auto& [err, code] : cases) {
-        ScriptedCli fake;
-        fake.answer("run", "", err, 125);
-        auto rt = runtime_for(fake);
-        radial::plugin::Output out(nullptr);
-        auto e = error_of([&] { rt->run(spec("radial-turn-img"), out); });
-        EXPECT_EQ(e.code(), code) << err;
-        if (code == RADIAL_E_NOT_FOUND) {
-            EXPECT_NE(std::string(e.what()).find("build or load image 'radial/busybox:latest' "
-                                                 "locally"),
-                      std::string::npos)
-                << e.what();
-        }
-    }
 }
 
 } // namespace

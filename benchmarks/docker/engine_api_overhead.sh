@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# What the docker runtime (Engine API, docs/design.md §13.1) costs against docker itself, from
+# alternating pairs in one run (each pair: the radiald side, then the docker side, so drift in the
+# machine's load hits both), printing the median of the per-pair ratios:
+#
+#   1. `radiald turn -- true` / a raw hardened `docker run ... true`         (goal <= 1.05)
+#   2. 128 MiB of output through `radiald turn` with 16 secrets registered /
+#      the same raw hardened `docker run ... | cat`                           (goal <= 1.0)
+#   3. the daemon running 40 `true` turns, 4 at once (submit, then time `radiald run` from its
+#      start to the last terminal record) / `xargs -P4` of 40 raw hardened `docker run`s
+#                                                                             (goal <= 1.0)
+#   4. the daemon's peak RSS, radiald plus every descendant process, while 32 turns run at once
+#      (`sleep 3` each, maxConcurrentTurns 32), sampled every 50 ms         (goal <= 64 MiB)
+#
+# The raw `docker run`s carry the same hardening as radiald's boxes (user, caps, no-new-privileges,
+# caps on pids/memory/cpus, read-only rootfs, tmpfs /tmp, no network, no log driver), so only the
+# host differs. radiald's figures include its fixed per-turn work (config, preflight, turn socket,
+# journal). Not a test: a measurement. Needs a Docker Engine, the image and a built radiald.
+#
+#   benchmarks/docker/engine_api_overhead.sh [RADIALD] [IMAGE] [PAIRS]
+set -euo pipefail
+radiald="$(realpath "${1:-build/bin/radiald}")"
+image="${2:-radial/busybox:latest}"
+pairs="${3:-5}"
+box_user="2000000000:2000000000"
+hardened=(--rm --log-driver none --network none --cap-drop=ALL --security-opt no-new-privileges
+    --pids-limit 256 --memory 2g --memory-swap 2g --cpus 2 --user "${box_user}" --read-only
+    --tmpfs /tmp:rw,exec,nosuid,nodev,size=256m)
+bytes=$((128 * 1024 * 1024))
+big="yes 'INFO 2026-11-29T13:15:00Z worker-3 compiled src/module_42.cc in 183 ms (cache miss)' | head -c ${bytes}"
+
+work="$(mktemp -d /tmp/radial-engine-bench.XXXXXX)"
+daemon_pid=""
+cleanup() {
+    [ -n "${daemon_pid}" ] && kill "${daemon_pid}" 2>/dev/null && wait "${daemon_pid}" 2>/dev/null
+    rm -rf "${work}"
+}
+trap cleanup EXIT
+config() { # config FILE MAX_CONCURRENT: a config of its own state directory
+    printf '[run]\nstateDir = "%s"\nmaxConcurrentTurns = %s\n[run.docker]\npull = "never"\n' \
+        "${1}.state" "${2}" >"${1}"
+}
+config "${work}/turn.toml" 4
+secret_flags=()
+for i in $(seq 1 16); do
+    name="BENCH_SECRET_${i}"
+    export "${name}=sk-bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    secret_flags+=(--secret "${name}")
+done
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", b - a }'; }
+time_it() { # prints the seconds "$@" took, output discarded
+    local t0
+    t0="$(now)"
+    "$@" >/dev/null 2>&1
+    secs "${t0}" "$(now)"
+}
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
+
+raw_true() { docker run "${hardened[@]}" "${image}" true; }
+raw_big() { docker run "${hardened[@]}" "${image}" sh -c "${big}" | cat; }
+turn_true() { "${radiald}" turn --config "${work}/turn.toml" --image "${image}" -- true; }
+turn_big() {
+    "${radiald}" turn --config "${work}/turn.toml" --image "${image}" "${secret_flags[@]}" \
+        -- sh -c "${big}"
+}
+raw_forty() { seq 40 | xargs -P4 -I{} docker run "${hardened[@]}" "${image}" true; }
+
+# The daemon: N requests of `argv`, submitted first, then `radiald run` timed from its start until
+# nothing is queued or running; prints the seconds. With RSS_FILE, the peak summed RSS (KiB) of the
+# daemon and its descendants is written there.
+daemon_batch() { # daemon_batch N MAX_CONCURRENT ARGV_TOML [RSS_FILE]
+    local n="$1" max="$2" argv="$3" rss_file="${4:-}" cfg t0 t1 peak=0
+    cfg="${work}/daemon-$RANDOM.toml"
+    config "${cfg}" "${max}"
+    for i in $(seq 1 "${n}"); do
+        printf 'image = "%s"\nargv = %s\n' "${image}" "${argv}" >"${work}/req.toml"
+        "${radiald}" submit --config "${cfg}" "${work}/req.toml" >/dev/null
+    done
+    t0="$(now)"
+    "${radiald}" run --config "${cfg}" >/dev/null 2>&1 &
+    daemon_pid=$!
+    while :; do
+        if [ -n "${rss_file}" ]; then
+            local kib
+            kib="$(tree_rss_kib "${daemon_pid}")"
+            [ "${kib}" -gt "${peak}" ] && peak="${kib}"
+            sleep 0.05
+        else
+            sleep 0.1
+        fi
+        local left
+        left="$("${radiald}" status --config "${cfg}" --json 2>/dev/null |
+            jq '(.queued | length) + (.running | length)' 2>/dev/null || echo 1)"
+        [ "${left}" = 0 ] && break
+    done
+    t1="$(now)"
+    kill "${daemon_pid}" && wait "${daemon_pid}" 2>/dev/null || true
+    daemon_pid=""
+    [ -n "${rss_file}" ] && echo "${peak}" >"${rss_file}"
+    secs "${t0}" "${t1}"
+}
+tree_rss_kib() { # the summed VmRSS of pid $1 and all its descendants
+    local pids=("$1") all=() total=0 p
+    while [ "${#pids[@]}" -gt 0 ]; do
+        all+=("${pids[@]}")
+        local next=()
+        for p in "${pids[@]}"; do
+            [ -r "/proc/${p}/task/${p}/children" ] &&
+                read -r -a kids <"/proc/${p}/task/${p}/children" && next+=("${kids[@]}")
+        done
+        pids=("${next[@]}")
+    done
+    for p in "${all[@]}"; do
+        total=$((total + $(awk '/^VmRSS:/ { print $2 }' "/proc/${p}/status" 2>/dev/null || echo 0)))
+    done
+    echo "${total}"
+}
+
+: >"${work}/r1" ; : >"${work}/r2" ; : >"${work}/r3"
+for _ in $(seq 1 "${pairs}"); do
+    a="$(time_it turn_true)"; b="$(time_it raw_true)"
+    echo "$(ratio "${a}" "${b}") ${a} ${b}" >>"${work}/r1"
+    a="$(time_it turn_big)"; b="$(time_it raw_big)"
+    echo "$(ratio "${a}" "${b}") ${a} ${b}" >>"${work}/r2"
+    a="$(daemon_batch 40 4 '["true"]')"; b="$(time_it raw_forty)"
+    echo "$(ratio "${a}" "${b}") ${a} ${b}" >>"${work}/r3"
+done
+daemon_batch 32 32 '["sleep", "3"]' "${work}/rss" >/dev/null
+
+summary() { # summary FILE LABEL GOAL
+    local m a b
+    m="$(cut -d' ' -f1 <"$1" | median)"
+    a="$(cut -d' ' -f2 <"$1" | median)"
+    b="$(cut -d' ' -f3 <"$1" | median)"
+    printf '%-44s ratio %6.3f (goal <= %s)   radiald %7.3f s, docker %7.3f s (medians of %s pairs)\n' \
+        "$2" "${m}" "$3" "${a}" "${b}" "${pairs}"
+}
+summary "${work}/r1" "turn of 'true' / hardened docker run" 1.05
+summary "${work}/r2" "128 MiB, 16 secrets / docker run | cat" 1.0
+summary "${work}/r3" "daemon 40 turns at 4 / xargs -P4 docker run" 1.0
+awk '{ printf "%-44s %6.1f MiB (goal <= 64 MiB)\n", "daemon peak RSS, 32 turns, with children", $1 / 1024 }' \
+    "${work}/rss"

@@ -1,0 +1,109 @@
+// plugins/docker/docker_engine.h — the docker runtime's calls to the Docker Engine API (create,
+// attach, start, wait, inspect, remove, list, the version probe), each within its budget, and
+// what the runtime concludes from the answers. The HTTP, version and framing plumbing is
+// plugins/support/engine_api; only the pull is left to the docker CLI (docs/design.md §13.1).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "docker_argv.h"
+#include "docker_settings.h"
+#include "engine_api/engine_client.h"
+
+namespace radial::docker {
+
+// The engine address the runtime talks to: run.docker.host, else $DOCKER_HOST (`docker_host`),
+// else unix:///var/run/docker.sock, as the docker CLI chooses it. Throws
+// radial::plugin::Error(RADIAL_E_INVALID, "host") naming the value and its origin when it is not
+// a unix:// or plain tcp:// address, and when `tls_verify` ($DOCKER_TLS_VERIFY) is set
+// non-empty: a TLS engine is not supported (docs/design.md §13.1). Pure.
+engine_api::EngineAddress docker_engine_address(const DockerSettings& settings,
+                                                const char* docker_host, const char* tls_verify);
+
+// How a pull ended when it did not fail.
+enum class PullEnd { done, cancelled, timed_out };
+
+// One engine for one runtime instance. [thread-safe]: every call opens its own connection.
+class DockerEngine {
+public:
+    // Resolves the address (docker_engine_address with this process's environment); contacts
+    // nothing. Throws as docker_engine_address.
+    explicit DockerEngine(DockerSettings settings);
+
+    const DockerSettings& settings() const noexcept { return settings_; }
+
+    // How messages name the engine: "'<host>'" or "default host" (the address when it is not the
+    // operator's own).
+    std::string engine_name() const;
+
+    // Probes the engine (GET /version within preflightTimeout, Engine API at least 1.41) and
+    // returns its API version. Throws Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via
+    // '<binary>' (<engine>): <cause>; start dockerd or fix run.docker.host"). Never caches a
+    // failure (docs/design.md §5.1).
+    std::string server_version() const;
+
+    // Every radial box in any state (GET /containers/json filtered by the label's presence; the
+    // value is compared by the caller, C-04), within commandTimeout. Throws
+    // Error(RADIAL_E_UNAVAILABLE) with the cause when the engine does not answer.
+    std::vector<ListedBox> list() const;
+
+    // The ids of the boxes whose radial.label is exactly `label`, byte for byte (C-04).
+    std::vector<std::string> ids_with_label(std::string_view label) const;
+
+    // How container `id` (of box `label`, for messages) stands, within commandTimeout. Throws
+    // Error(RADIAL_E_NOT_FOUND) when the engine has no such container, Error(RADIAL_E_UNAVAILABLE)
+    // when it does not answer.
+    ContainerState state(const std::string& id, std::string_view label) const;
+
+    // The ENTRYPOINT of `image` when the engine has the image; nullopt when it does not (yet).
+    // Throws Error(RADIAL_E_UNAVAILABLE) when the engine does not answer.
+    std::optional<std::vector<std::string>> image_entrypoint(std::string_view image) const;
+
+    // `docker pull IMAGE` with the CLI (run.docker.binary), so that the user's registry
+    // credential helpers apply, within `budget`; `cancel_fd` (-1: none) becoming readable stops it
+    // (the client is then killed and reaped, as when the budget runs out). Throws
+    // Error(RADIAL_E_NOT_FOUND) with docker's message when the pull fails,
+    // Error(RADIAL_E_UNAVAILABLE) when the CLI cannot start.
+    PullEnd pull(std::string_view image, std::string_view label, std::chrono::milliseconds budget,
+                 int cancel_fd) const;
+
+    // POST /containers/create?name=<label> with `body`; returns the new container's id. Throws
+    // Error(RADIAL_E_NOT_FOUND) for a missing image, RADIAL_E_UNAVAILABLE when the engine does not
+    // answer, RADIAL_E_INTERNAL with the engine's message otherwise. Every message starts with
+    // "docker run failed before the container started: ".
+    std::string create(const nlohmann::json& body, std::string_view label,
+                       std::string_view image) const;
+
+    // POST /containers/{id}/attach (stdout and stderr, following): the raw multiplexed stream.
+    // Throws engine_api::EngineError.
+    std::unique_ptr<engine_api::Stream> attach(const std::string& id, std::string_view label) const;
+
+    // POST /containers/{id}/start: nullopt when it started, else the engine's reason (HTTP status
+    // and message). Throws engine_api::EngineError when the engine does not answer.
+    std::optional<engine_api::Response> start(const std::string& id, std::string_view label) const;
+
+    // POST /containers/{id}/wait?condition=not-running within commandTimeout: the exit code.
+    // Throws Error(RADIAL_E_NOT_FOUND) when the container is gone, RADIAL_E_UNAVAILABLE when the
+    // engine does not answer.
+    int wait(const std::string& id, std::string_view label) const;
+
+    // DELETE /containers/{id}?force=1&v=1 for each of `ids` (those of box `label`, for messages)
+    // within commandTimeout, or within `budget`: the box is killed and removed with its anonymous
+    // volumes. A container already gone or already being removed is not an error. Throws
+    // Error(RADIAL_E_UNAVAILABLE) with the engine's message otherwise.
+    void remove(const std::vector<std::string>& ids, std::string_view label) const;
+    void remove(const std::vector<std::string>& ids, std::string_view label,
+                std::chrono::milliseconds budget) const;
+
+private:
+    DockerSettings settings_;
+    mutable engine_api::EngineClient client_;
+};
+
+} // namespace radial::docker
