@@ -47,7 +47,9 @@ DockerSettings settings_with_box_init(radial::plugin::Config& config,
 } // namespace
 
 DockerRuntime::DockerRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
-    : host_(host), cli_(settings_with_box_init(config, host)) {
+    : host_(host),
+      cli_(settings_with_box_init(config, host)),
+      inspector_(cli_.settings(), cli_.settings().command_timeout_ms) {
     // A host killed mid-run (SIGKILL, power loss) could not remove its runs' private directories.
     if (std::size_t n = plugin_support::remove_abandoned_temp_dirs(kRunDirPrefix); n > 0)
         host_.info("removed " + std::to_string(n) + " private director" + (n == 1 ? "y" : "ies") +

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "box_inspect.h"
 #include "docker_cli.h"
 #include "docker_settings.h"
 #include "early_kills.h"
@@ -70,9 +71,16 @@ public:
     // [thread-safe; also from inside the output callback] Source: docs/design.md §8.3, C-04, C-06.
     void kill(std::string_view label) override;
 
+    // BoxInspector::inspect over the Engine API, each call within commandTimeout (box_inspect.h).
+    // [thread-safe] Source: docs/design.md §8.4.
+    radial::plugin::BoxState inspect(std::string_view label) override {
+        return inspector_.inspect(label);
+    }
+
 private:
     radial::plugin::Host host_;
     DockerCli cli_;
+    BoxInspector inspector_;
     std::mutex kill_mutex_; // makes "is a run in flight?" and "remember the kill" one step
     plugin_support::RunRegistry runs_;
     EarlyKills early_kills_;
