@@ -44,6 +44,9 @@ const Refused kRefused[] = {
      "into its boxes"},
     {"DockerCodexAuth", "codexAuth = true\n", kNoDocker, "run.codexAuth",
      "run.codexAuth: managed Codex auth is not implemented by this radiald yet; remove the key"},
+    // docs/design.md §8.7: the box ids must be nobody else's; 65534 is `nobody` in passwd.
+    {"BoxIdRangeInUse", "boxIdRange = \"65534-65534\"\n", kNoDocker, "run.boxIdRange",
+     "run.boxIdRange 65534-65534: host user '"},
 };
 
 enum class Entry { turn, run, reconcile, submit };
