@@ -16,7 +16,8 @@
 namespace radial::redaction {
 
 // `text` redacted by `redactor`, valid JSON whenever `text` is:
-//   - nothing secret in it (as text, or in a decoded string value): `text` unchanged, byte for byte;
+//   - nothing secret in it (as text, or in a decoded string value): `text` unchanged, byte for
+//   byte;
 //   - a secret inside values: the document re-serialised compactly (key order kept) with each
 //     affected value redacted (a number, boolean or null becomes a string);
 //   - a secret only across tokens (say, spanning a key and its value): the text-redacted document

@@ -12,8 +12,8 @@
 #include <filesystem>
 
 #include "log/log_redaction.h"
-#include "redaction/json_redaction.h"
 #include "log/logger.h"
+#include "redaction/json_redaction.h"
 #include "socket/socket_error.h"
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"

@@ -64,7 +64,7 @@ TEST(RadialdCli, NoPluginWithThatIdListsTheIdsFound) {
 
 TEST(RadialdCli, AbiMajorMismatchNamesBothVersions) {
     PluginSetup s{{"fake_good", "fake"}, {"zoo_wrong_major", "zoo_wrong_major"}};
-    expect_refusal(s.turn("fake"), "targets runtime ABI 2.0, this radiald supports 1.0");
+    expect_refusal(s.turn("fake"), "targets runtime ABI 2.0, this radiald supports 1.1");
 }
 
 TEST(RadialdCli, MissingEntrySymbolIsRefused) {
@@ -116,7 +116,7 @@ TEST(RadialdCli, PluginsListsIdVersionAbiAndPath) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.out, HasSubstr("fake"));
     EXPECT_THAT(r.out, HasSubstr("9.9.9"));
-    EXPECT_THAT(r.out, HasSubstr("1.0"));
+    EXPECT_THAT(r.out, HasSubstr("1.1"));
     EXPECT_THAT(r.out, HasSubstr(s.plugins + "/fake.so"));
     EXPECT_THAT(r.out, HasSubstr(s.plugins + "/throwing.so"));
 }

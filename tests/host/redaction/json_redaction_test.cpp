@@ -44,8 +44,8 @@ TEST(JsonRedaction, ASecretOfDigitsInsideANumberIsMaskedAndTheRecordStillParses)
 
 TEST(JsonRedaction, StringsAndKeysAreRedactedInsideTheirQuotes) {
     const Redactor r = redactor_for("hunter2hunter2");
-    const std::string stored =
-        redact_json(r, R"({"pw": "x-hunter2hunter2-y", "hunter2hunter2": {"a": ["hunter2hunter2"]}})");
+    const std::string stored = redact_json(
+        r, R"({"pw": "x-hunter2hunter2-y", "hunter2hunter2": {"a": ["hunter2hunter2"]}})");
     EXPECT_THAT(stored, Not(HasSubstr("hunter2hunter2")));
     ASSERT_TRUE(nlohmann::json::accept(stored)) << stored;
     auto j = nlohmann::json::parse(stored);
