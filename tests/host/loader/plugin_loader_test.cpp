@@ -54,7 +54,7 @@ TEST(PluginLoader, RefusesAnotherAbiMajorNamingBothVersions) {
     PluginDir d{{"zoo_wrong_major", "zoo_wrong_major"}};
     EXPECT_EQ(load_error({d.dir.path()}),
               "loading plugin '" + d.path("zoo_wrong_major") +
-                  "' (runtime 'zoo-wrong-major' 0.0.1): it targets runtime ABI 2.0, this radiald "
+                  "' (runtime 'zoo-wrong-major' 0.0.1): it targets runtime ABI 2.1, this radiald "
                   "supports 1.1; rebuild the plugin against plugin-api 1.x");
 }
 
