@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "cli/runtime_setup.h"
+#include "config/box_identity.h"
 #include "config/host_config.h"
 #include "config/instance_id.h"
 #include "log/logger.h"
@@ -100,6 +101,8 @@ int run_config_check_command(const ConfigCheckOptions& o) {
     try {
         const std::string state = state_dir_text(cfg);
         const std::string instance = instance_id_text(cfg);
+        // What `radiald run` and `radiald turn` refuse at startup (docs/design.md §8.7).
+        config::check_box_id_range(cfg);
         auto checked = open_checked(cfg);
         const auto& info = checked.client.info();
         const auto& t = checked.transport;

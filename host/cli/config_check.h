@@ -23,7 +23,8 @@ CLI::App* add_config_check_command(CLI::App& app, ConfigCheckOptions& opts);
 // settings. Changes nothing: no state directory, instance id, lock or journal is created.
 // Exit status: 0 all good; 2 the config file is wrong (message "<file>:<line>:<col>: <key>: …");
 // 1 the plugin could not be loaded or created (a key it refuses is named with its position), its
-// preflight failed, or the config asks for what the runtime cannot do.
+// preflight failed, the config asks for what the runtime cannot do, or run.boxIdRange is in use
+// on this host (config/box_identity.h, as `radiald run` refuses it).
 int run_config_check_command(const ConfigCheckOptions& opts);
 
 } // namespace radial::cli

@@ -74,8 +74,12 @@ int run_submit_command(const DaemonOptions& o) {
     // The daemon's startup validation, without the preflight (submitting starts no box): a turn
     // is never queued for a daemon that would refuse to start on this config.
     try {
+        config::check_box_id_range(*cfg);
         open_checked_runtime(*cfg, false);
     } catch (const StartupError& e) {
+        log::error("submit", "{}", e.what());
+        return 2;
+    } catch (const config::ConfigError& e) {
         log::error("submit", "{}", e.what());
         return 2;
     }
@@ -169,6 +173,7 @@ int run_reconcile_command(const DaemonOptions& o) {
     try {
         // The same startup validation as `radiald run`: a config the daemon would refuse is not
         // one to reconcile for either.
+        config::check_box_id_range(*cfg);
         host::RuntimeClient client = open_checked_runtime(*cfg).client;
         auto lock = daemon::StateDirLock::acquire(
             cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald reconcile");

@@ -68,7 +68,63 @@ std::string read_line(int fd) {
     return text;
 }
 
+// True when `fd` is the file at `path` now (it was not removed, or replaced, since it was opened).
+bool still_at_path(int fd, const std::string& path) noexcept {
+    struct stat by_fd {
+    }, by_path{};
+    return ::fstat(fd, &by_fd) == 0 && ::lstat(path.c_str(), &by_path) == 0 &&
+           by_fd.st_dev == by_path.st_dev && by_fd.st_ino == by_path.st_ino;
+}
+
+// Opens `path` and takes its exclusive lock within `budget`, retrying when the file locked was
+// removed by a releasing holder meanwhile (so two radialds never lock two different files). An
+// empty fd when the budget ran out; `error` says why not.
+fs_util::UniqueFd lock_guard_file(const std::string& path,
+                                  std::chrono::steady_clock::time_point deadline,
+                                  std::string& error) {
+    for (;;) {
+        fs_util::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+        if (!fd) {
+            error = fmt::format("opening '{}': {}", path, std::strerror(errno));
+            return {};
+        }
+        bool locked = false;
+        while (!locked) {
+            if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
+                locked = true;
+                break;
+            }
+            if (errno != EWOULDBLOCK && errno != EINTR) {
+                error = fmt::format("locking '{}': {}", path, std::strerror(errno));
+                return {};
+            }
+            if (std::chrono::steady_clock::now() >= deadline) return {};
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        if (still_at_path(fd.get(), path)) return fd;
+        // Removed by the claim's last holder while we waited: lock the file there now.
+    }
+}
+
 } // namespace
+
+void InstanceClaim::release() noexcept {
+    if (!fd_) return;
+    try {
+        std::string error;
+        fs_util::UniqueFd guard =
+            lock_guard_file(guard_path_, std::chrono::steady_clock::now() + kGuardBudget, error);
+        // Under the guard nobody is between opening the claim and locking it, so an exclusive
+        // lock means nobody else holds it; without the guard the files simply stay.
+        if (guard && ::flock(fd_.get(), LOCK_EX | LOCK_NB) == 0) {
+            if (still_at_path(fd_.get(), path_)) ::unlink(path_.c_str());
+            ::unlink(guard_path_.c_str());
+        }
+    } catch (...) {
+        // Leaving the files behind is harmless; a destructor must not throw.
+    }
+    fd_.reset();
+}
 
 std::string default_claim_registry() {
     if (::geteuid() == 0) return "/run/lock/radial";
@@ -84,18 +140,15 @@ InstanceClaim InstanceClaim::acquire(const std::string& registry, const std::str
     // The guard serialises check-and-claim: the claim's own lock cannot be converted from
     // exclusive to shared atomically.
     const std::string guard_path = fmt::format("{}/{}.lock", registry, instance_id);
-    fs_util::UniqueFd guard = open_file(guard_path);
-    const auto deadline = std::chrono::steady_clock::now() + kGuardBudget;
-    while (::flock(guard.get(), LOCK_EX | LOCK_NB) != 0) {
-        if (errno != EWOULDBLOCK && errno != EINTR)
-            throw LockError(fmt::format("locking '{}': {}", guard_path, std::strerror(errno)));
-        if (std::chrono::steady_clock::now() >= deadline)
-            throw LockError(
-                fmt::format("'{}' stayed locked for {} s; another radiald is stuck "
-                            "claiming run.instanceId '{}'",
-                            guard_path, kGuardBudget.count(), instance_id));
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    std::string error;
+    fs_util::UniqueFd guard =
+        lock_guard_file(guard_path, std::chrono::steady_clock::now() + kGuardBudget, error);
+    if (!guard && !error.empty()) throw LockError(error);
+    if (!guard)
+        throw LockError(
+            fmt::format("'{}' stayed locked for {} s; another radiald is stuck "
+                        "claiming run.instanceId '{}'",
+                        guard_path, kGuardBudget.count(), instance_id));
 
     std::string path = fmt::format("{}/{}.claim", registry, instance_id);
     fs_util::UniqueFd fd = open_file(path);
@@ -122,7 +175,7 @@ InstanceClaim InstanceClaim::acquire(const std::string& registry, const std::str
     }
     if (::flock(fd.get(), LOCK_SH) != 0)
         throw LockError(fmt::format("locking '{}': {}", path, std::strerror(errno)));
-    return InstanceClaim(std::move(path), std::move(fd));
+    return InstanceClaim(std::move(path), guard_path, std::move(fd));
 }
 
 } // namespace radial::daemon

@@ -7,6 +7,11 @@
 // directory it belongs to; a radiald of another state directory that finds the claim held refuses
 // to start, naming the holder. The kernel drops the lock when its holder dies, so a crash never
 // leaves a stale claim.
+//
+// The files do not accumulate (docs/design.md §8.6): the last holder to let go removes the claim
+// and its guard ("<instanceId>.lock"), under the guard, and every acquire checks that the file it
+// locked is still the one at its path, so a removal never lets two radialds lock different files.
+// A crashed holder's files stay until the next radiald of that instance id lets go.
 #pragma once
 
 #include <string>
@@ -29,16 +34,33 @@ public:
     static InstanceClaim acquire(const std::string& registry, const std::string& instance_id,
                                  const std::string& state_dir);
 
-    InstanceClaim(InstanceClaim&&) noexcept = default;
-    InstanceClaim& operator=(InstanceClaim&&) noexcept = default;
-    ~InstanceClaim() = default;
+    InstanceClaim(InstanceClaim&& o) noexcept
+        : path_(std::move(o.path_)), guard_path_(std::move(o.guard_path_)), fd_(std::move(o.fd_)) {}
+    InstanceClaim& operator=(InstanceClaim&& o) noexcept {
+        if (this != &o) {
+            release();
+            path_ = std::move(o.path_);
+            guard_path_ = std::move(o.guard_path_);
+            fd_ = std::move(o.fd_);
+        }
+        return *this;
+    }
+    // Lets go of the claim; removes its files when no other radiald holds it (release()).
+    ~InstanceClaim() { release(); }
 
     const std::string& path() const noexcept { return path_; }
 
+    // Lets go of the claim now. When no other radiald holds it, removes the claim file and its
+    // guard, waiting a few seconds at most for the guard; when it cannot have the guard, or
+    // another radiald holds the claim, the files stay (harmless: the next acquire reuses them).
+    // Never throws. A second call does nothing.
+    void release() noexcept;
+
 private:
-    InstanceClaim(std::string path, fs_util::UniqueFd fd)
-        : path_(std::move(path)), fd_(std::move(fd)) {}
+    InstanceClaim(std::string path, std::string guard_path, fs_util::UniqueFd fd)
+        : path_(std::move(path)), guard_path_(std::move(guard_path)), fd_(std::move(fd)) {}
     std::string path_;
+    std::string guard_path_;
     fs_util::UniqueFd fd_;
 };
 

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <exception>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include "log/logger.h"
@@ -25,16 +27,35 @@ constexpr std::chrono::seconds kVerifyBudget{5};
 
 Clock::time_point at(std::int64_t ms) { return Clock::time_point(std::chrono::milliseconds(ms)); }
 
-// What reconciliation saw of a reclaimed turn's box. Without a radiald attached to it nothing
-// says whether its command had already ended or how, so the record claims only this.
+// What reconciliation saw of a reclaimed turn's box when it listed and removed boxes.
 enum class BoxFate {
     removed,   // listed (running, or ended and not yet removed) and removed now
     gone,      // not listed: removed before, or never created
     unchecked, // listing or removing the boxes failed
 };
 
-// What the journal knew of an in-flight turn, as its terminal record.
-turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fate) {
+// What the runtime's `inspect` said of the box before reconciliation removed it (ABI 1.1,
+// docs/design.md §8.4): nothing when it cannot tell, or why asking failed.
+struct BoxSeen {
+    std::optional<host::BoxState> state; // supported answers only
+    std::string unknown_because;         // why nothing is known, for the reason text
+};
+
+// "exit 42", "out of memory, exit 137", "signal 9": how an ended box's workload ended.
+std::string ending_text(const host::BoxState& b) {
+    std::string out;
+    if (b.flags & RADIAL_RUN_OOM_KILLED) out = "out of memory";
+    if (b.flags & RADIAL_RUN_EXITED)
+        out += (out.empty() ? "" : ", ") + fmt::format("exit {}", b.exit_code);
+    if (b.flags & RADIAL_RUN_SIGNALED)
+        out += (out.empty() ? "" : ", ") + fmt::format("signal {}", b.term_signal);
+    return out.empty() ? "how is not known" : out;
+}
+
+// What the journal knew of an in-flight turn, plus what reconciliation saw of its box, as its
+// terminal record: only what is known (docs/design.md §8.4).
+turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fate,
+                                      const BoxSeen& seen) {
     turn::TerminalRecord rec;
     rec.turn_id = t.entry.turn_id;
     rec.kind = t.entry.kind;
@@ -50,23 +71,53 @@ turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fat
         if (s.state == journal::TurnState::claimed) claimed = &s;
         if (s.state == journal::TurnState::started) started = &s;
     }
-    if (started != nullptr) {
+    const host::BoxState* box = seen.state ? &*seen.state : nullptr;
+    if (started != nullptr && box != nullptr && box->state == RADIAL_BOX_ENDED) {
         rec.started_at = at(started->at_ms);
+        if (box->flags & RADIAL_RUN_EXITED) rec.exit_code = box->exit_code;
+        if (box->flags & RADIAL_RUN_SIGNALED) rec.signal = box->term_signal;
+        rec.reason = fmt::format("the box had ended by itself ({}) before radiald came back; ",
+                                 ending_text(*box));
         switch (fate) {
-            case BoxFate::removed:
-                rec.reason =
-                    "the radiald running it stopped while its box ran; its box was still there "
-                    "and was removed by reconciliation (how its command ended is not known)";
-                break;
+            case BoxFate::removed: rec.reason += "reconciliation read how and removed it"; break;
             case BoxFate::gone:
-                rec.reason =
-                    "the radiald running it stopped while its box ran; its box was already gone "
-                    "when reconciliation looked (how its command ended is not known)";
+                rec.reason += "it was gone when reconciliation came to remove it";
                 break;
             case BoxFate::unchecked:
-                rec.reason =
-                    "the radiald running it stopped while its box ran; reconciliation could not "
-                    "list or remove its box (see its log)";
+                rec.reason += "reconciliation could not remove it (see its log)";
+                break;
+        }
+    } else if (started != nullptr) {
+        rec.started_at = at(started->at_ms);
+        const bool running = box != nullptr && box->state == RADIAL_BOX_RUNNING;
+        const std::string unknown =
+            seen.unknown_because.empty()
+                ? std::string("how its command ended is not known")
+                : fmt::format("how its command ended is not known: {}", seen.unknown_because);
+        switch (fate) {
+            case BoxFate::removed:
+                rec.reason = running
+                                 ? "the radiald running it stopped while its box ran; its box was "
+                                   "still running and was killed and removed by reconciliation"
+                                 : fmt::format(
+                                       "the radiald running it stopped while its box ran; "
+                                       "its box was still there and was removed by "
+                                       "reconciliation ({})",
+                                       unknown);
+                break;
+            case BoxFate::gone:
+                rec.reason = fmt::format(
+                    "the radiald running it stopped while its box ran; its box was already "
+                    "gone when reconciliation looked ({})",
+                    unknown);
+                break;
+            case BoxFate::unchecked:
+                rec.reason = running ? "the radiald running it stopped while its box ran; its "
+                                       "box was still running, and reconciliation could not "
+                                       "remove it (see its log)"
+                                     : "the radiald running it stopped while its box ran; "
+                                       "reconciliation could not list or remove its box (see "
+                                       "its log)";
                 break;
         }
     } else {
@@ -77,6 +128,36 @@ turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fat
                   .count();
     rec.duration_ms = ms > 0 ? static_cast<std::uint64_t>(ms) : 0;
     return rec;
+}
+
+// Asks the runtime what became of the box of every turn that had started and has no record yet,
+// before any box is removed: afterwards there is nothing left to ask.
+std::map<std::string, BoxSeen> inspect_boxes(const config::HostConfig& cfg,
+                                             const host::RuntimeClient& client,
+                                             journal::Journal& journal) {
+    std::map<std::string, BoxSeen> out;
+    for (const auto& summary : journal.in_flight()) {
+        auto t = journal.turn(summary.turn_id);
+        if (!t || t->terminal_json || t->entry.label.empty()) continue;
+        if (turn::read_pending(cfg.state_dir, summary.turn_id)) continue;
+        bool started = false;
+        for (const auto& s : t->states) started = started || s.state == journal::TurnState::started;
+        if (!started) continue;
+        BoxSeen& seen = out[t->entry.label];
+        try {
+            host::BoxState b = client.inspect(t->entry.label);
+            if (b.supported && b.state != RADIAL_BOX_UNKNOWN)
+                seen.state = b;
+            else
+                seen.unknown_because =
+                    fmt::format("runtime '{}' cannot tell how a box ended", client.info().id);
+        } catch (const host::RuntimeError& e) {
+            seen.unknown_because = fmt::format("asking runtime '{}' failed", client.info().id);
+            log::warn("reconcile", "turn {}: asking runtime '{}' how box '{}' ended: {}",
+                      t->entry.turn_id, client.info().id, t->entry.label, e.what());
+        }
+    }
+    return out;
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -212,6 +293,7 @@ std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
 ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClient& client,
                           journal::Journal& journal, const Spool& spool) {
     ReconcileReport report;
+    const std::map<std::string, BoxSeen> seen = inspect_boxes(cfg, client, journal);
     std::exception_ptr box_failure;
     try {
         report.killed_boxes = kill_orphan_boxes(cfg, client, {});
@@ -247,7 +329,9 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
                                    t->entry.label) != report.killed_boxes.end()
                            ? BoxFate::removed
                            : BoxFate::gone;
-        turn::TerminalRecord rec = reclaimed_record(*t, fate);
+        auto it = seen.find(t->entry.label);
+        turn::TerminalRecord rec =
+            reclaimed_record(*t, fate, it != seen.end() ? it->second : BoxSeen{});
         journal.set_terminal(rec.turn_id, to_string(rec.status), rec.to_json());
         report.reclaimed_turns.push_back(rec.turn_id);
         log::info("reconcile", "turn {}: reclaimed ({} record{} received; {})", rec.turn_id,

@@ -15,6 +15,7 @@
 
 #include "log/log_redaction.h"
 #include "log/logger.h"
+#include "redaction/json_redaction.h"
 #include "socket/socket_error.h"
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"
@@ -47,7 +48,7 @@ std::optional<std::pair<uid_t, gid_t>> numeric_user(const std::string& user) {
 // The request as the journal keeps it: secret values replaced by their names, everything else
 // through the turn's redactor as well (an argv may quote a secret).
 std::string request_json(const TurnRequest& r, const redaction::Redactor& redactor) {
-    return redactor.redact(request_journal_json(r));
+    return redaction::redact_json(redactor, request_journal_json(r));
 }
 
 // Why a turn must not start for lack of space on the state directory's file system, if it must
@@ -221,7 +222,9 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
             auto sink = [this, id, &refused_records](std::string_view type,
                                                      std::string_view payload) {
                 try {
-                    return env_.journal.append_record(id, type, redactor_->redact(payload));
+                    // Value by value, so that the stored record stays JSON (docs/design.md §10.2).
+                    return env_.journal.append_record(id, type,
+                                                      redaction::redact_json(*redactor_, payload));
                 } catch (const journal::JournalError& e) {
                     if (e.code() != journal::JournalErrc::storage) throw;
                     // The box is told (507): a record it was not refused for must never look

@@ -115,6 +115,11 @@ void Instance::kill(const std::string& label) const {
     budgeted("kill('" + label + "')", [label](host::RuntimeClient& c) { c.kill(label); });
 }
 
+host::BoxState Instance::inspect(const std::string& label) const {
+    return budgeted("inspect('" + label + "')",
+                    [label](host::RuntimeClient& c) { return c.inspect(label); });
+}
+
 void Instance::kill_on_this_thread(const std::string& label) const { client_->kill(label); }
 
 Watchdog::Watchdog(std::string what, std::chrono::milliseconds limit)

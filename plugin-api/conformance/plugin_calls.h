@@ -82,6 +82,9 @@ public:
     std::vector<host::Disposition> describe(const ContainerSpec& spec) const;
     std::vector<std::string> list(const std::string& prefix) const;
     void kill(const std::string& label) const;
+    // inspect (ABI 1.1): supported = false when the plugin has none or answered UNSUPPORTED.
+    host::BoxState inspect(const std::string& label) const;
+    bool has_inspect() const { return client_->has_inspect(); }
     // kill on the calling thread, without a budget of its own: for calls the ABI requires on a
     // particular thread (from inside the output sink). Guard it with a Watchdog.
     void kill_on_this_thread(const std::string& label) const;

@@ -46,7 +46,9 @@ DockerSettings settings_with_box_init(radial::plugin::Config& config,
 } // namespace
 
 DockerRuntime::DockerRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
-    : host_(host), engine_(settings_with_box_init(config, host)) {}
+    : host_(host),
+      engine_(settings_with_box_init(config, host)),
+      inspector_(engine_.settings(), engine_.settings().command_timeout_ms) {}
 
 void DockerRuntime::preflight() {
     // Probed once for the instance's life, and again after anything failed for want of an

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "box_inspect.h"
 #include "docker_engine.h"
 #include "docker_settings.h"
 #include "early_kills.h"
@@ -72,6 +73,12 @@ public:
     // [thread-safe; also from inside the output callback] Source: docs/design.md §8.3, C-04, C-06.
     void kill(std::string_view label) override;
 
+    // BoxInspector::inspect over the Engine API, each call within commandTimeout (box_inspect.h).
+    // [thread-safe] Source: docs/design.md §8.4.
+    radial::plugin::BoxState inspect(std::string_view label) override {
+        return inspector_.inspect(label);
+    }
+
 private:
     // A call failed with RADIAL_E_UNAVAILABLE: the next preflight probes the engine again.
     void note_failure(const radial::plugin::Error& e) noexcept;
@@ -79,6 +86,7 @@ private:
     radial::plugin::Host host_;
     DockerEngine engine_;
     std::atomic<bool> engine_healthy_{false};
+    BoxInspector inspector_;
     std::mutex kill_mutex_; // makes "is a run in flight?" and "remember the kill" one step
     plugin_support::RunRegistry runs_;
     EarlyKills early_kills_;

@@ -10,6 +10,7 @@
  * ABI history (one line per minor; details in plugin-api/CHANGES.md):
  *   1.0  create, destroy, preflight, capabilities, describe_spec, run, list_by_label, kill,
  *        get_extension, tcp_route.
+ *   1.1  inspect (optional): how a box of a given label ended, for reconciliation.
  *
  * Growth rules (stated once, apply everywhere):
  *   - Every struct that may grow starts with `uint32_t struct_size`, set by whoever allocates the
@@ -47,7 +48,7 @@ extern "C" {
 #endif
 
 #define RADIAL_RT_ABI_MAJOR 1
-#define RADIAL_RT_ABI_MINOR 0
+#define RADIAL_RT_ABI_MINOR 1
 
 /* The one symbol a plugin exports. */
 #define RADIAL_RT_ENTRY_SYMBOL "radial_runtime_plugin_entry"
@@ -307,6 +308,34 @@ typedef struct radial_run_result {
 } radial_run_result;
 
 /* ---------------------------------------------------------------------------------------------
+ * Inspecting a box (ABI 1.1)
+ * ------------------------------------------------------------------------------------------- */
+
+/* What `inspect` found of the box of one label (radial_box_state.state). */
+enum {
+    RADIAL_BOX_UNKNOWN = 0, /* the runtime cannot say (the 1.0 behaviour: nothing is known)      */
+    RADIAL_BOX_GONE = 1,    /* no box with that label exists                                     */
+    RADIAL_BOX_RUNNING = 2, /* the box exists and its workload has not ended (created, running,
+                               paused): only kill can end it                                     */
+    RADIAL_BOX_ENDED = 3    /* the box exists and its workload ended; `flags` says how           */
+};
+
+/* Host-allocated and zeroed, `struct_size` set by the host; the plugin writes fields below it.
+ * With RADIAL_BOX_ENDED, `flags` carries the RADIAL_RUN_* flags that describe the workload's own
+ * end — RADIAL_RUN_EXITED (exit_code valid), RADIAL_RUN_SIGNALED (term_signal valid),
+ * RADIAL_RUN_OOM_KILLED — and only what the runtime recorded: never derived from an exit code
+ * (137 may be `exit 137`). The other flags (TIMED_OUT, KILLED, OUTPUT_ABORTED) are about a run
+ * and are never set here. */
+typedef struct radial_box_state {
+    uint32_t struct_size;
+    uint32_t state;      /* RADIAL_BOX_* */
+    uint32_t flags;      /* RADIAL_RUN_EXITED | RADIAL_RUN_SIGNALED | RADIAL_RUN_OOM_KILLED */
+    int32_t exit_code;   /* valid with RADIAL_RUN_EXITED */
+    int32_t term_signal; /* valid with RADIAL_RUN_SIGNALED */
+    uint32_t reserved;
+} radial_box_state;
+
+/* ---------------------------------------------------------------------------------------------
  * The descriptor
  * ------------------------------------------------------------------------------------------- */
 
@@ -381,6 +410,18 @@ typedef struct radial_runtime_descriptor {
      * bind address. Optional: NULL means the host's defaults. */
     int32_t (*tcp_route)(radial_runtime* rt, const radial_name_sink* bind_host,
                          const radial_name_sink* box_host, const radial_error_sink* err);
+
+    /* --- ABI 1.1 --- */
+
+    /* [thread-safe] Read-only: what became of the box labelled exactly `label` — gone, still
+     * running, or ended and how (exit code, signal, OOM kill) — without changing it. Used by
+     * reconciliation after a crash, on boxes this instance did not run (docs/design.md §8.4). A
+     * box that ended is reported as ENDED until it is removed. RADIAL_OK with `state` filled;
+     * RADIAL_E_UNAVAILABLE when the engine cannot be asked; RADIAL_E_UNSUPPORTED (or a NULL
+     * entry, or a descriptor too short to hold it) when the runtime cannot tell: the host then
+     * records that it does not know. Optional. */
+    int32_t (*inspect)(radial_runtime* rt, radial_str label, radial_box_state* state,
+                       const radial_error_sink* err);
 } radial_runtime_descriptor;
 
 /* The only exported symbol. Pure: no threads, no processes, no I/O; callable any number of times

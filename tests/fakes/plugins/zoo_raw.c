@@ -1,5 +1,5 @@
 /* Broken plugins written against the raw C ABI, one per ZOO_* define, for loader tests:
- *   ZOO_WRONG_MAJOR   descriptor says ABI 2.0
+ *   ZOO_WRONG_MAJOR   descriptor says ABI 2.<this minor>
  *   ZOO_NEWER_MINOR   descriptor needs host minor 99
  *   ZOO_NULL          entry returns NULL
  *   ZOO_NO_RUN        the required function `run` is NULL

@@ -106,6 +106,19 @@ TEST(ConfigCheck, ShowsTheConfiguredInstanceId) {
     EXPECT_THAT(r.out, HasSubstr("instance id     prod1 (run.instanceId)\n"));
 }
 
+// docs/design.md §8.7: the check `radiald run` and `radiald turn` make at startup, made here too.
+// 65534 is `nobody` in passwd.
+TEST(ConfigCheck, ABoxIdRangeAHostAccountUsesIsRefusedAsRunRefusesIt) {
+    CheckSetup s;
+    s.write_config("boxIdRange = \"65534-65534\"\n");
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("radiald[config] error: " + s.config +
+                                 ":5:14: run.boxIdRange 65534-65534: host user '"));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
 TEST(ConfigCheck, AnUnknownRunKeyIsNamedWithItsPosition) {
     CheckSetup s;
     s.write_config("maxConcurentTurns = 3\n");

@@ -75,7 +75,7 @@ TEST(RadialdCli, NoPluginWithThatIdListsTheIdsFound) {
 
 TEST(RadialdCli, AbiMajorMismatchNamesBothVersions) {
     PluginSetup s{{"fake_good", "fake"}, {"zoo_wrong_major", "zoo_wrong_major"}};
-    expect_refusal(s.turn("fake"), "targets runtime ABI 2.0, this radiald supports 1.0");
+    expect_refusal(s.turn("fake"), "targets runtime ABI 2.1, this radiald supports 1.1");
 }
 
 TEST(RadialdCli, MissingEntrySymbolIsRefused) {
@@ -127,7 +127,7 @@ TEST(RadialdCli, PluginsListsIdVersionAbiAndPath) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.out, HasSubstr("fake"));
     EXPECT_THAT(r.out, HasSubstr("9.9.9"));
-    EXPECT_THAT(r.out, HasSubstr("1.0"));
+    EXPECT_THAT(r.out, HasSubstr("1.1"));
     EXPECT_THAT(r.out, HasSubstr(s.plugins + "/fake.so"));
     EXPECT_THAT(r.out, HasSubstr(s.plugins + "/throwing.so"));
 }
@@ -137,14 +137,14 @@ TEST(RadialdCli, PluginsReportsABrokenPluginAndFails) {
     auto r = test::run_process({RADIALD_PATH, "plugins", "--config", s.dir / "radiald.toml"});
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_THAT(r.out, HasSubstr(s.plugins + "/fake.so"));
-    EXPECT_THAT(r.err, HasSubstr("targets runtime ABI 2.0"));
+    EXPECT_THAT(r.err, HasSubstr("targets runtime ABI 2.1"));
 }
 
 TEST(RadialdCli, VersionPrintsVersionAndAbi) {
     auto r = test::run_process({RADIALD_PATH, "--version"});
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_THAT(r.out, ::testing::MatchesRegex(
-                           "radiald [0-9]+\\.[0-9]+\\.[0-9]+ \\(runtime ABI 1\\.0\\)\n"));
+                           "radiald [0-9]+\\.[0-9]+\\.[0-9]+ \\(runtime ABI 1\\.1\\)\n"));
 }
 
 TEST(RadialdCli, MissingSecretIsAClearError) {

@@ -47,6 +47,9 @@ const Refused kRefused[] = {
      "run.codexAuthFile",
      "run.codexAuthFile: the Codex credentials file '/nonexistent/radial-test/auth.json' cannot "
      "be read"},
+    // docs/design.md §8.7: the box ids must be nobody else's; 65534 is `nobody` in passwd.
+    {"BoxIdRangeInUse", "boxIdRange = \"65534-65534\"\n", kNoDocker, "run.boxIdRange",
+     "run.boxIdRange 65534-65534: host user '"},
 };
 
 enum class Entry { turn, run, reconcile, submit };

@@ -151,14 +151,16 @@ TEST(DurabilityDaemonLive, C19_ABoxDiesOnTimeWithNobodyWatching) {
     auto code = test::run_process({"docker", "inspect", "--format", "{{.State.ExitCode}}", box});
     EXPECT_EQ(code.out, "124\n") << "the timeout's exit status";
 
-    // A later start claims only what it saw: the ended box was still there, and it removed it.
+    // A later start claims only what it saw: the box had ended by itself (its init's deadline),
+    // and it read how before removing it (docs/design.md §8.4).
     auto r = s.reconcile();
     EXPECT_EQ(r.exit_code, 0) << r.err;
     auto rec = s.terminal(id);
     EXPECT_EQ(rec["status"], "reclaimed") << rec;
+    EXPECT_EQ(rec["exitCode"], 124) << rec;
     EXPECT_EQ(rec["reason"],
-              "the radiald running it stopped while its box ran; its box was still there and was "
-              "removed by reconciliation (how its command ended is not known)");
+              "the box had ended by itself (exit 124) before radiald came back; reconciliation "
+              "read how and removed it");
     EXPECT_EQ(state_of(box), "gone");
 }
 

@@ -7,7 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <optional>
+#include <thread>
+#include <vector>
 
 #include "../../support/temp_dir.h"
 #include "daemon/state_dir_lock.h"
@@ -49,6 +53,66 @@ TEST(InstanceClaim, TheClaimGoesWithItsLastHolder) {
     }
     auto now_b = InstanceClaim::acquire(registry, "x1", b.path());
     EXPECT_THAT(refusal(registry, "x1", a.path()), HasSubstr("'" + b.path() + "'"));
+}
+
+// The claim files do not pile up in the registry: the last holder removes them.
+TEST(InstanceClaim, TheLastHolderRemovesItsFiles) {
+    test::TempDir reg, a, b;
+    const std::string registry = reg / "claims";
+    std::optional<InstanceClaim> first = InstanceClaim::acquire(registry, "x1", a.path());
+    std::optional<InstanceClaim> second = InstanceClaim::acquire(registry, "x1", a.path());
+    EXPECT_TRUE(std::filesystem::exists(registry + "/x1.claim"));
+    first.reset();
+    EXPECT_TRUE(std::filesystem::exists(registry + "/x1.claim")) << "a holder still holds it";
+    EXPECT_THAT(refusal(registry, "x1", b.path()), HasSubstr("'" + a.path() + "'"));
+    second.reset();
+    EXPECT_TRUE(std::filesystem::is_empty(registry))
+        << "claim or guard left behind: " << std::filesystem::directory_iterator(registry)->path();
+    // Gone, and free for another state directory.
+    auto now_b = InstanceClaim::acquire(registry, "x1", b.path());
+    EXPECT_THAT(refusal(registry, "x1", a.path()), HasSubstr("'" + b.path() + "'"));
+}
+
+// A file left by a holder that crashed is taken over, and removed when that claim ends.
+TEST(InstanceClaim, AFileACrashedHolderLeftIsRemovedByTheNextOne) {
+    test::TempDir reg, a;
+    const std::string registry = reg / "claims";
+    std::filesystem::create_directory(registry);
+    reg.write("claims/x1.claim", "1:2 /gone/state\n");
+    reg.write("claims/x1.lock", "");
+    { auto claim = InstanceClaim::acquire(registry, "x1", a.path()); }
+    EXPECT_TRUE(std::filesystem::is_empty(registry));
+}
+
+// Removing the files never lets two state directories hold one instance id at once: claims of two
+// directories taken and let go in a loop from several threads (flock locks are per open file, so
+// threads contend as processes would) never overlap.
+TEST(InstanceClaim, RemovalNeverLetsTwoStateDirectoriesInAtOnce) {
+    test::TempDir reg, a, b;
+    const std::string registry = reg / "claims";
+    std::atomic<int> in_a{0}, in_b{0}, overlaps{0}, claims{0};
+    auto worker = [&](const std::string& dir, std::atomic<int>& mine, std::atomic<int>& theirs) {
+        for (int i = 0; i < 200; ++i) {
+            try {
+                auto c = InstanceClaim::acquire(registry, "x1", dir);
+                ++mine;
+                ++claims;
+                if (theirs.load() != 0) ++overlaps;
+                --mine;
+            } catch (const LockError&) {
+                // the other directory held it: the refusal this test expects half the time
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t) {
+        threads.emplace_back(worker, a.path(), std::ref(in_a), std::ref(in_b));
+        threads.emplace_back(worker, b.path(), std::ref(in_b), std::ref(in_a));
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(overlaps.load(), 0);
+    EXPECT_GT(claims.load(), 0);
+    EXPECT_TRUE(std::filesystem::is_empty(registry));
 }
 
 TEST(InstanceClaim, ARegistryOthersCanWriteIsRefused) {

@@ -93,6 +93,84 @@ TEST(ReconcileLive, C05_EveryStateSurvivesASigkillOfTheDaemon) {
     EXPECT_EQ(third.wait_exit(30s), 0);
 }
 
+// Issue 12 / docs/design.md §8.4: reconciliation writes only what it knows. Two turns wait in
+// their boxes for a file the test creates with `docker exec` once the daemon is SIGKILLed; one
+// then exits 42, the other is OOM-killed. Both boxes end by themselves with no radiald left; the
+// restarted radiald records each as `reclaimed` with its real ending, read before it removed them.
+TEST(ReconcileLive, ABoxThatEndedByItselfIsRecordedWithItsRealEnding) {
+    std::string inst = test::unique_instance_id("e");
+    std::string prefix = "radial-turn-" + inst + "-";
+    test::BoxCleanup cleanup{prefix};
+    DaemonSetup s("instanceId = \"" + inst + "\"\n", "[run.docker]\nmemory = \"64m\"\n");
+    const std::string wait = "echo waiting; while [ ! -e /tmp/go ]; do sleep 0.1; done; ";
+    std::string exited = s.submit(sh(wait + "exit 42"));
+    std::string oom = s.submit(sh(wait + "head -c 500000000 /dev/zero | tail"));
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(test::wait_until(
+            [&] {
+                return state_of(prefix + exited) == "running" &&
+                       state_of(prefix + oom) == "running";
+            },
+            60s))
+            << d.log();
+        d.crash();
+    }
+    for (const auto& id : {exited, oom}) {
+        auto go = test::run_process({"docker", "exec", prefix + id, "touch", "/tmp/go"}, {}, 60s);
+        ASSERT_EQ(go.exit_code, 0) << go.err;
+    }
+    ASSERT_TRUE(test::wait_until(
+        [&] { return state_of(prefix + exited) == "exited" && state_of(prefix + oom) == "exited"; },
+        60s))
+        << "the boxes did not end by themselves: " << state_of(prefix + exited) << ", "
+        << state_of(prefix + oom);
+
+    auto r = s.reconcile();
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("reclaimed turn " + exited + "\n"));
+    EXPECT_EQ(state_of(prefix + exited), "gone");
+    EXPECT_EQ(state_of(prefix + oom), "gone");
+    auto rec = s.terminal(exited);
+    EXPECT_EQ(rec["status"], "reclaimed") << rec;
+    EXPECT_EQ(rec["exitCode"], 42) << rec;
+    EXPECT_EQ(rec["reason"],
+              "the box had ended by itself (exit 42) before radiald came back; reconciliation "
+              "read how and removed it")
+        << rec;
+    auto killed = s.terminal(oom);
+    EXPECT_EQ(killed["status"], "reclaimed") << killed;
+    EXPECT_THAT(killed["reason"].get<std::string>(),
+                HasSubstr("the box had ended by itself (out of memory, exit "))
+        << killed;
+    EXPECT_TRUE(killed.contains("exitCode")) << killed;
+}
+
+// A box still running when radiald came back is killed, and its record says so (not "ended").
+TEST(ReconcileLive, ABoxStillRunningIsKilledAndItsRecordSaysSo) {
+    std::string inst = test::unique_instance_id("r");
+    std::string prefix = "radial-turn-" + inst + "-";
+    test::BoxCleanup cleanup{prefix};
+    DaemonSetup s("instanceId = \"" + inst + "\"\n");
+    std::string id = s.submit(sh("sleep 600"));
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(test::wait_until([&] { return state_of(prefix + id) == "running"; }, 60s))
+            << d.log();
+        d.crash();
+    }
+    auto r = s.reconcile();
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(state_of(prefix + id), "gone");
+    auto rec = s.terminal(id);
+    EXPECT_EQ(rec["status"], "reclaimed") << rec;
+    EXPECT_FALSE(rec.contains("exitCode")) << rec;
+    EXPECT_EQ(rec["reason"],
+              "the radiald running it stopped while its box ran; its box was still running and "
+              "was killed and removed by reconciliation")
+        << rec;
+}
+
 // Two daemons, instance ids a prefix apart ("<x>" and "<x>0"): reconciling one after a crash
 // removes its boxes and leaves the other's running turns alone, which then finish normally.
 TEST(ReconcileLive, TwoInstancesSideBySideNeverTouchEachOthersBoxes) {

@@ -110,7 +110,8 @@ TEST_F(ReconcileFixture, InFlightTurnsAreReclaimedWithWhatWasKnown) {
     EXPECT_EQ(rec["label"], "radial-turn-inst1-a");
     EXPECT_EQ(rec["reason"],
               "the radiald running it stopped while its box ran; its box was still there and "
-              "was removed by reconciliation (how its command ended is not known)");
+              "was removed by reconciliation (how its command ended is not known: runtime 'fake' "
+              "cannot tell how a box ended)");
     auto started_ms = a->states[2].at_ms;
     EXPECT_EQ(rec["startedAt"], turn::format_timestamp(std::chrono::system_clock::time_point(
                                     std::chrono::milliseconds(started_ms))));
@@ -130,9 +131,11 @@ TEST_F(ReconcileFixture, AStartedTurnWhoseBoxIsGoneSaysSo) {
     EXPECT_THAT(report.reclaimed_turns, ElementsAre("g"));
     auto rec = nlohmann::json::parse(*journal->turn("g")->terminal_json);
     EXPECT_EQ(rec["status"], "reclaimed");
-    EXPECT_EQ(rec["reason"],
-              "the radiald running it stopped while its box ran; its box was already gone when "
-              "reconciliation looked (how its command ended is not known)");
+    EXPECT_EQ(
+        rec["reason"],
+        "the radiald running it stopped while its box ran; its box was already gone when "
+        "reconciliation looked (how its command ended is not known: runtime 'fake' cannot tell "
+        "how a box ended)");
 }
 
 TEST_F(ReconcileFixture, QueuedTurnsStayQueuedAndASecondPassFindsNothingToDo) {

@@ -54,8 +54,8 @@ TEST(PluginLoader, RefusesAnotherAbiMajorNamingBothVersions) {
     PluginDir d{{"zoo_wrong_major", "zoo_wrong_major"}};
     EXPECT_EQ(load_error({d.dir.path()}),
               "loading plugin '" + d.path("zoo_wrong_major") +
-                  "' (runtime 'zoo-wrong-major' 0.0.1): it targets runtime ABI 2.0, this radiald "
-                  "supports 1.0; rebuild the plugin against plugin-api 1.x");
+                  "' (runtime 'zoo-wrong-major' 0.0.1): it targets runtime ABI 2.1, this radiald "
+                  "supports 1.1; rebuild the plugin against plugin-api 1.x");
 }
 
 TEST(PluginLoader, RefusesAPluginNeedingANewerMinor) {
@@ -63,7 +63,7 @@ TEST(PluginLoader, RefusesAPluginNeedingANewerMinor) {
     EXPECT_EQ(load_error({d.dir.path()}),
               "loading plugin '" + d.path("zoo_newer_minor") +
                   "' (runtime 'zoo-newer-minor' 0.0.1): it needs runtime ABI 1.99, this radiald "
-                  "supports 1.0; upgrade radiald or use an older plugin");
+                  "supports 1.1; upgrade radiald or use an older plugin");
 }
 
 TEST(PluginLoader, RefusesAFileWithoutTheEntrySymbol) {

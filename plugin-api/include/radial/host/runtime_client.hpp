@@ -155,6 +155,19 @@ struct RunOutcome {
     std::uint64_t duration_ms = 0;
 };
 
+// What a box of one label became (radial_box_state, ABI 1.1). `supported` is false when the plugin
+// cannot tell (no `inspect`, or it answered RADIAL_E_UNSUPPORTED); `state` is then
+// RADIAL_BOX_UNKNOWN. With RADIAL_BOX_ENDED, `flags` holds RADIAL_RUN_EXITED (exit_code valid),
+// RADIAL_RUN_SIGNALED (term_signal valid) and RADIAL_RUN_OOM_KILLED; an unknown `state` value
+// reads as RADIAL_BOX_UNKNOWN.
+struct BoxState {
+    bool supported = false;
+    std::uint32_t state = RADIAL_BOX_UNKNOWN;
+    std::uint32_t flags = 0;
+    std::int32_t exit_code = 0;
+    std::int32_t term_signal = 0;
+};
+
 // Called with each output chunk (stream id, bytes). Return false to ask the plugin to stop the
 // run. Called from plugin threads, serialised per run.
 using OutputFn = std::function<bool(std::uint32_t stream, std::string_view bytes)>;
@@ -444,6 +457,38 @@ public:
             return TcpRoute{bind.names.empty() ? std::string() : bind.names.front(),
                             box.names.empty() ? std::string() : box.names.front()};
         });
+    }
+
+    // What became of the box labelled exactly `label`, read-only (reconciliation, docs/design.md
+    // §8.4). Under the call deadline like the other calls. Returns supported = false when the
+    // plugin cannot tell; throws RuntimeError for any other failure (the engine cannot be asked).
+    BoxState inspect(std::string_view label) const {
+        if (!has_inspect()) return {};
+        return bounded("inspect", [l = std::string(label)](State& st) {
+            detail::ErrorCollector err;
+            auto esink = err.sink();
+            radial_box_state c{};
+            c.struct_size = sizeof(c);
+            std::int32_t status = st.d->inspect(st.rt, to_c(l), &c, &esink);
+            if (status == RADIAL_E_UNSUPPORTED) return BoxState{};
+            if (status != RADIAL_OK) err.raise(status, "inspect");
+            BoxState b;
+            b.supported = true;
+            b.state = c.state <= RADIAL_BOX_ENDED ? c.state : std::uint32_t{RADIAL_BOX_UNKNOWN};
+            if (b.state == RADIAL_BOX_ENDED) {
+                b.flags =
+                    c.flags & (RADIAL_RUN_EXITED | RADIAL_RUN_SIGNALED | RADIAL_RUN_OOM_KILLED);
+                b.exit_code = c.exit_code;
+                b.term_signal = c.term_signal;
+            }
+            return b;
+        });
+    }
+
+    // True when the plugin has an `inspect` entry (it may still answer RADIAL_E_UNSUPPORTED).
+    bool has_inspect() const noexcept {
+        return RADIAL_HAS_FIELD(state_->d, radial_runtime_descriptor, inspect) &&
+               state_->d->inspect != nullptr;
     }
 
     // Removes the box with that label and makes a run of it return promptly; an unknown label is

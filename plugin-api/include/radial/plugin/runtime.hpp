@@ -263,6 +263,15 @@ struct RunResult {
     std::uint64_t duration_ms = 0;
 };
 
+// What a box of one label became (radial_box_state, ABI 1.1): RADIAL_BOX_*, and with
+// RADIAL_BOX_ENDED the RADIAL_RUN_EXITED / SIGNALED / OOM_KILLED flags the runtime recorded.
+struct BoxState {
+    std::uint32_t state = RADIAL_BOX_UNKNOWN; // RADIAL_BOX_*
+    std::uint32_t flags = 0;                  // RADIAL_RUN_*, with RADIAL_BOX_ENDED
+    std::int32_t exit_code = 0;               // with RADIAL_RUN_EXITED
+    std::int32_t term_signal = 0;             // with RADIAL_RUN_SIGNALED
+};
+
 // The runner seam in C++. Threading as in radial/runtime_plugin.h: every method but the
 // constructor and destructor may be called from several threads at once.
 class Runtime {
@@ -284,6 +293,11 @@ public:
     virtual const void* extension(std::string_view /*id*/) { return nullptr; }
     // Where the host binds a tcp turn socket and how the box names the host. Default: the host's.
     virtual TcpRoute tcp_route() { return {}; }
+    // Read-only: what became of the box labelled exactly `label` (runtime_plugin.h `inspect`).
+    // Default: RADIAL_E_UNSUPPORTED, which the host takes as "cannot tell".
+    virtual BoxState inspect(std::string_view /*label*/) {
+        throw Error(RADIAL_E_UNSUPPORTED, "this runtime cannot inspect a box");
+    }
 };
 
 // True when `label` is a valid box label: [A-Za-z0-9][A-Za-z0-9_.-]{0,127}.
@@ -443,6 +457,25 @@ inline std::int32_t tcp_route(radial_runtime* rt, const radial_name_sink* bind_h
     });
 }
 
+inline std::int32_t inspect(radial_runtime* rt, radial_str label, radial_box_state* state,
+                            const radial_error_sink* err) noexcept {
+    return guarded(err, [&] {
+        if (state == nullptr) throw Error(RADIAL_E_INVALID, "no state given");
+        BoxState b = impl(rt).inspect(to_view(label));
+        radial_box_state c{};
+        c.struct_size = sizeof(c);
+        c.state = b.state;
+        c.flags = b.flags;
+        c.exit_code = b.exit_code;
+        c.term_signal = b.term_signal;
+        // Only the fields the host's struct holds (the growth rules, runtime_plugin.h).
+        std::uint32_t n = state->struct_size < sizeof(c) ? state->struct_size : sizeof(c);
+        std::memcpy(reinterpret_cast<unsigned char*>(state) + sizeof(std::uint32_t),
+                    reinterpret_cast<const unsigned char*>(&c) + sizeof(std::uint32_t),
+                    n > sizeof(std::uint32_t) ? n - sizeof(std::uint32_t) : 0);
+    });
+}
+
 template <class T>
 const radial_runtime_descriptor* descriptor() noexcept {
     static const radial_runtime_descriptor d = [] {
@@ -463,6 +496,7 @@ const radial_runtime_descriptor* descriptor() noexcept {
         x.kill = &kill;
         x.get_extension = &get_extension;
         x.tcp_route = &tcp_route;
+        x.inspect = &inspect;
         return x;
     }();
     return &d;
