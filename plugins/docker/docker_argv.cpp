@@ -137,6 +137,7 @@ std::vector<std::string> docker_run_argv(const ContainerSpec& spec, const Docker
     std::vector<std::string> argv = docker_client_argv(settings);
     append(argv,
            {"run", "--name", spec.label, "--label", std::string(kLabelKey) + "=" + spec.label});
+    if (!settings.oci_runtime.empty()) append(argv, {"--runtime", settings.oci_runtime});
     if (settings.init_path.empty())
         argv.emplace_back("--init");
     else
@@ -259,6 +260,20 @@ std::vector<std::string> docker_info_argv(const DockerSettings& settings) {
     std::vector<std::string> argv = docker_client_argv(settings);
     append(argv, {"info", "--format", "{{json .ServerVersion}}"});
     return argv;
+}
+
+std::vector<std::string> docker_runtimes_argv(const DockerSettings& settings) {
+    std::vector<std::string> argv = docker_client_argv(settings);
+    append(argv, {"info", "--format", "{{json .Runtimes}}"});
+    return argv;
+}
+
+std::optional<std::vector<std::string>> parse_runtime_names(std::string_view output) {
+    auto value = nlohmann::json::parse(output, nullptr, false);
+    if (!value.is_object()) return std::nullopt;
+    std::vector<std::string> names;
+    for (const auto& item : value.items()) names.push_back(item.key());
+    return names; // nlohmann::json keeps object keys sorted
 }
 
 std::vector<std::string> docker_image_entrypoint_argv(const DockerSettings& settings,

@@ -40,7 +40,7 @@ inline constexpr std::string_view kBoxInitPath = "/.radial/init";
 std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 
 // The hardened `docker run` for `spec`, argv[0] = settings.binary:
-//   binary [--host H] run --name L --label radial.label=L --init --log-driver none
+//   binary [--host H] run --name L --label radial.label=L [--runtime R] --init --log-driver none
 //   --pull P --cap-drop=ALL --security-opt no-new-privileges --pids-limit N --memory B
 //   --memory-swap B --cpus X --user U [--read-only] --tmpfs /tmp:rw,exec,nosuid,nodev,size=B
 //   [--tmpfs T:rw,exec,nosuid,nodev,size=B ...] --network none|NET [--add-host H ...]
@@ -53,8 +53,9 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // Env values never appear (docs/design.md §6.3, C-02): an ordinary variable is `-e NAME`, its value
 // in the client's environment (docker_client_env); a client-sensitive one (client_sensitive_env) is
 // a line of the env-file on the client's stdin (docker_env_file), announced by one --env-file.
-// `cidfile` empty: no --cidfile. Every value is one argv element, passed through unchanged.
-// With settings.init_path set, `--init` becomes `-v INIT:/.radial/init:ro --entrypoint
+// --runtime is settings.oci_runtime when set (docs/design.md §13.9). `cidfile` empty: no --cidfile.
+// Every value is one argv element, passed through unchanged. With settings.init_path set, `--init`
+// becomes `-v INIT:/.radial/init:ro --entrypoint
 // /.radial/init`, and IMAGE is followed by `TIMEOUT_MS KILL_GRACE_MS -- ENTRYPOINT... ARGV...`
 // (`image_entrypoint`: the image's own ENTRYPOINT, which --entrypoint replaces): the box's PID 1
 // then ends it at the turn's deadline whether or not any host is left to.
@@ -95,6 +96,14 @@ std::vector<std::string> docker_list_argv(const DockerSettings& settings);
 // `binary [--host H] info --format '{{json .ServerVersion}}'`: the preflight probe.
 // Source: docs/design.md §7.4 (startup fail-fast), docs/design.md §7.4.
 std::vector<std::string> docker_info_argv(const DockerSettings& settings);
+
+// `binary [--host H] info --format '{{json .Runtimes}}'`: the OCI runtimes the engine knows, asked
+// by the preflight when run.docker.ociRuntime is set. Source: docs/design.md §13.9.
+std::vector<std::string> docker_runtimes_argv(const DockerSettings& settings);
+
+// The runtime names (the object's keys, sorted) from docker_runtimes_argv's output, or nullopt
+// unless it is one JSON object.
+std::optional<std::vector<std::string>> parse_runtime_names(std::string_view output);
 
 // `binary [--host H] inspect --type container --format '{{json .State}}' ID`: how one container
 // ended. Source: docs/design.md §8.3, C-09 (start failures), ABI RADIAL_RUN_OOM_KILLED.

@@ -92,6 +92,19 @@ std::string DockerCli::server_version() const {
     throw unreachable(first_cli_line(r.err, "'docker info' reported no server version"));
 }
 
+std::vector<std::string> DockerCli::runtime_names() const {
+    std::chrono::milliseconds budget = budget_ms(settings_.preflight_timeout_ms);
+    CliOutput r = capture(docker_runtimes_argv(settings_), budget);
+    if (r.ok())
+        if (auto names = parse_runtime_names(r.out)) return *names;
+    throw Error(RADIAL_E_UNAVAILABLE,
+                r.ok()
+                    ? "asking the engine (" + engine_name() +
+                          ") for its runtimes with 'docker info': no runtime list in its answer"
+                    : failure(r, "asking the engine for its runtimes with 'docker info'", budget) +
+                          "; check that dockerd is running and responsive");
+}
+
 std::vector<ListedBox> DockerCli::list() const {
     std::chrono::milliseconds budget = budget_ms(settings_.command_timeout_ms);
     CliOutput r = capture(docker_list_argv(settings_), budget);

@@ -45,6 +45,11 @@ public:
     // Source: docs/design.md §7.4 (startup fail-fast), docs/design.md §7.4 (fail closed).
     std::string server_version() const;
 
+    // The names of the OCI runtimes the engine lists (`docker info`), within preflightTimeout.
+    // Throws Error(RADIAL_E_UNAVAILABLE) with docker's message when the engine does not answer
+    // with them. Source: docs/design.md §13.9.
+    std::vector<std::string> runtime_names() const;
+
     // Every radial box (any state), within commandTimeout. Throws Error(RADIAL_E_UNAVAILABLE)
     // with docker's message when the engine does not answer.
     std::vector<ListedBox> list() const;

@@ -130,6 +130,24 @@ TEST(docker_argv, GoldenTypicalSpec) {
     EXPECT_EQ(docker_run_argv(typical_spec(), settings, "/tmp/radial-docker-x/cid"), expected);
 }
 
+TEST(docker_argv, AnOciRuntimeBecomesDashDashRuntimeAndNoneLeavesTheEnginesDefault) {
+    DockerSettings settings;
+    Argv plain = docker_run_argv(typical_spec(), settings);
+    EXPECT_EQ(std::find(plain.begin(), plain.end(), "--runtime"), plain.end());
+    settings.oci_runtime = "runsc";
+    Argv gvisor = docker_run_argv(typical_spec(), settings);
+    Argv head = {"docker",    "run",
+                 "--name",    "radial-turn-inst1-7",
+                 "--label",   "radial.label=radial-turn-inst1-7",
+                 "--runtime", "runsc",
+                 "--init"};
+    ASSERT_GE(gvisor.size(), head.size());
+    EXPECT_EQ(Argv(gvisor.begin(), gvisor.begin() + head.size()), head);
+    // Everything else is the same hardened run: gVisor is a stronger boundary, not a looser one.
+    gvisor.erase(gvisor.begin() + 6, gvisor.begin() + 8);
+    EXPECT_EQ(gvisor, plain);
+}
+
 TEST(docker_argv, MinimalSpecUsesEverySettingsDefault) {
     ContainerSpec s;
     s.label = "b1";
@@ -521,6 +539,23 @@ TEST(docker_argv, ShortCommandsHaveFixedShapes) {
     settings.host = "unix:///nonexistent.sock";
     EXPECT_EQ(docker_info_argv(settings), (Argv{"docker", "--host", "unix:///nonexistent.sock",
                                                 "info", "--format", "{{json .ServerVersion}}"}));
+}
+
+TEST(docker_argv, TheEnginesRuntimesAreAskedForAndParsed) {
+    DockerSettings settings;
+    settings.host = "unix:///nonexistent.sock";
+    EXPECT_EQ(docker_runtimes_argv(settings), (Argv{"docker", "--host", "unix:///nonexistent.sock",
+                                                    "info", "--format", "{{json .Runtimes}}"}));
+    // As docker 20.10 prints them after runsc was registered in daemon.json.
+    EXPECT_EQ(parse_runtime_names(R"({"runc":{"path":"runc"},"runsc":{"path":"/usr/bin/runsc",)"
+                                  R"("runtimeArgs":["--network=none","--platform=ptrace"]}})"
+                                  "\n"),
+              (std::vector<std::string>{"runc", "runsc"}));
+    EXPECT_EQ(parse_runtime_names("{}"), std::vector<std::string>{});
+    EXPECT_EQ(parse_runtime_names(""), std::nullopt);
+    EXPECT_EQ(parse_runtime_names("null"), std::nullopt);
+    EXPECT_EQ(parse_runtime_names("[\"runc\"]"), std::nullopt);
+    EXPECT_EQ(parse_runtime_names("Cannot connect to the Docker daemon"), std::nullopt);
 }
 
 TEST(docker_argv, ParseDockerListIsExactAndSkipsOddLines) {

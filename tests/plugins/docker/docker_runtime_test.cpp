@@ -206,6 +206,59 @@ TEST(docker_runtime, CapabilitiesAreTheDockerOnes) {
                                         RADIAL_CAP_HOST_UID_MOUNTS}));
 }
 
+std::unique_ptr<DockerRuntime> runtime_with_oci_runtime(const ScriptedCli& fake,
+                                                        const std::string& oci_runtime) {
+    ConfigBuilder b;
+    b.str("binary", fake.binary()).str("ociRuntime", oci_runtime);
+    radial::plugin::Config config(b.get());
+    return std::make_unique<DockerRuntime>(radial::plugin::Host(), config);
+}
+
+TEST(docker_runtime, PreflightRefusesAnOciRuntimeTheEngineDoesNotList) {
+    ScriptedCli fake;
+    fake.answer("info", "\"20.10.24+dfsg1\"\n");
+    fake.answer("info-runtimes",
+                R"({"io.containerd.runc.v2":{"path":"runc"},"runc":{"path":"runc"}})"
+                "\n");
+    auto e = error_of([&] { runtime_with_oci_runtime(fake, "runsc")->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+    EXPECT_EQ(e.key(), "ociRuntime");
+    EXPECT_NE(std::string(e.what()).find("run.docker.ociRuntime = \"runsc\": the engine (default "
+                                         "host) has no runtime of that name (it lists: "
+                                         "io.containerd.runc.v2, runc)"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("scripts/setup.sh --with-gvisor"), std::string::npos);
+}
+
+TEST(docker_runtime, PreflightPassesAListedOciRuntimeAndAsksNothingWithoutOne) {
+    ScriptedCli fake;
+    fake.answer("info", "\"20.10.24+dfsg1\"\n");
+    fake.answer("info-runtimes", R"({"runc":{"path":"runc"},"runsc":{"path":"/usr/bin/runsc"}})");
+    EXPECT_NO_THROW(runtime_with_oci_runtime(fake, "runsc")->preflight());
+    EXPECT_NE(fake.calls().find("info --format {{json .Runtimes}}"), std::string::npos)
+        << fake.calls();
+    ScriptedCli plain;
+    plain.answer("info", "\"20.10.24+dfsg1\"\n");
+    EXPECT_NO_THROW(runtime_for(plain)->preflight());
+    EXPECT_EQ(plain.calls().find(".Runtimes"), std::string::npos) << plain.calls();
+}
+
+TEST(docker_runtime, PreflightWithAnOciRuntimeFailsClosedWhenTheEngineDoesNotSay) {
+    ScriptedCli fake;
+    fake.answer("info", "\"20.10.24+dfsg1\"\n");
+    fake.answer("info-runtimes", "", "Cannot connect to the Docker daemon at unix:///x.sock.\n", 1);
+    auto e = error_of([&] { runtime_with_oci_runtime(fake, "runsc")->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(std::string(e.what()).find("Cannot connect to the Docker daemon"), std::string::npos)
+        << e.what();
+    fake.answer("info-runtimes", "<no value>\n");
+    e = error_of([&] { runtime_with_oci_runtime(fake, "runsc")->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(std::string(e.what()).find("no runtime list in its answer"), std::string::npos)
+        << e.what();
+}
+
 TEST(docker_runtime, AnInvalidSpecStartsNothing) {
     ScriptedCli fake;
     auto rt = runtime_for(fake);

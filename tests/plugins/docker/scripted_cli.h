@@ -1,6 +1,7 @@
 // tests/plugins/docker/scripted_cli.h — a fake docker CLI: a shell script whose answer to each
 // subcommand (info, ps, rm, run, inspect) is read from files the test writes (stdout, stderr, then
-// an optional sleep, then the exit code), and which logs every call. `run` also writes the
+// an optional sleep, then the exit code), and which logs every call. `info` asked for the
+// engine's runtimes answers as the subcommand "info-runtimes". `run` also writes the
 // --cidfile when told to, and records its environment and --env-file.
 #pragma once
 
@@ -20,6 +21,7 @@ d=$(dirname "$0")
 printf '%s\n' "$*" >> "$d/calls.log"
 [ "$1" = "--host" ] && shift 2
 cmd=$1
+[ "$cmd" = info ] && case "$*" in *.Runtimes*) cmd=info-runtimes ;; esac
 if [ "$cmd" = run ]; then
   env > "$d/run.environ"
   prev=
