@@ -55,8 +55,8 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // a line of the env-file on the client's stdin (docker_env_file), announced by one --env-file.
 // --runtime is settings.oci_runtime when set (docs/design.md §13.9). `cidfile` empty: no --cidfile.
 // Every value is one argv element, passed through unchanged. With settings.init_path set, `--init`
-// becomes `-v INIT:/.radial/init:ro --entrypoint
-// /.radial/init`, and IMAGE is followed by `TIMEOUT_MS KILL_GRACE_MS -- ENTRYPOINT... ARGV...`
+// becomes `-v INIT:/.radial/init:ro --entrypoint /.radial/init`, and IMAGE is followed by
+// `TIMEOUT_MS KILL_GRACE_MS -- ENTRYPOINT... ARGV...`
 // (`image_entrypoint`: the image's own ENTRYPOINT, which --entrypoint replaces): the box's PID 1
 // then ends it at the turn's deadline whether or not any host is left to.
 // Throws radial::plugin::Error(RADIAL_E_INVALID, <field>, message) naming the spec field

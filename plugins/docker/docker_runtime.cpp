@@ -57,8 +57,8 @@ DockerRuntime::DockerRuntime(const radial::plugin::Host& host, radial::plugin::C
 void DockerRuntime::preflight() {
     std::string version = cli_.server_version();
     host_.debug("docker engine " + cli_.engine_name() + " answers, version " + version);
-    // A runtime the engine does not know fails every `docker run` after the container is
-    // created; say so once, at startup, with the fix (docs/design.md §13.9, §7.4).
+    // A runtime the engine does not know fails every turn's `docker run` ("Unknown runtime
+    // specified"); say so once, at startup, with the fix (docs/design.md §13.9, §7.4).
     if (const auto& runtime = cli_.settings().oci_runtime; !runtime.empty()) {
         if (auto refusal =
                 oci_runtime_refusal(cli_.settings(), cli_.runtime_names(), cli_.engine_name()))
