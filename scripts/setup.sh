@@ -2,18 +2,24 @@
 # Makes this machine ready to build, test and demo radiald, and builds it. Idempotent: every step
 # checks first and does nothing when already done.
 #
-#   scripts/setup.sh [--preset NAME]      (NAME: a configure preset in CMakePresets.json, default "default")
+#   scripts/setup.sh [--preset NAME] [--with-gvisor]
 #
-# Steps: install the missing Debian packages, start a Docker Engine if none answers, configure and
-# build with CMake, build the local test image. Needs root for the first two steps when there is
-# something to install or start.
+#   --preset NAME   a configure preset in CMakePresets.json, default "default"
+#   --with-gvisor   also install gVisor (Debian's runsc) and register it with the engine as the
+#                   runtime "runsc" (/etc/docker/daemon.json, merged; a running dockerd is sent
+#                   SIGHUP, never restarted), for [run.docker] ociRuntime = "runsc"
+#
+# Steps: install the missing Debian packages, [--with-gvisor: register runsc with the engine,]
+# start a Docker Engine if none answers, configure and build with CMake, build the local test
+# image. Needs root for the first steps when there is something to install, write or start.
 set -euo pipefail
 
 usage() {
-    echo "usage: scripts/setup.sh [--preset NAME]"
+    echo "usage: scripts/setup.sh [--preset NAME] [--with-gvisor]"
 }
 
 preset=default
+with_gvisor=0
 while (($# > 0)); do
     case "$1" in
         --preset)
@@ -23,6 +29,10 @@ while (($# > 0)); do
             ;;
         --preset=*)
             preset="${1#--preset=}"
+            shift
+            ;;
+        --with-gvisor)
+            with_gvisor=1
             shift
             ;;
         -h | --help)
@@ -47,6 +57,13 @@ packages=(
     busybox-static bubblewrap docker.io curl clang-format ccache libcap2-bin
     systemd # systemd-analyze: the packaged unit's security rating is a test
 )
+# --with-gvisor: gVisor's runsc, and jq to merge the engine's daemon.json.
+gvisor_packages=(runsc jq)
+# How the engine runs runsc (docs/design.md §13.9): no network stack of gVisor's own (boxes get
+# `none` networking anyway, §13.1) and the ptrace platform, which needs no /dev/kvm.
+gvisor_runtime_name=runsc
+gvisor_runtime_json='{"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none", "--platform=ptrace"]}'
+daemon_json=/etc/docker/daemon.json
 # dockerd must run exactly this way: containers get only `none` or `host` networking, and no
 # bridge or iptables rules are made on the host.
 dockerd_cmd=(dockerd --bridge=none --iptables=false --ip6tables=false)
@@ -63,6 +80,7 @@ die() {
 
 install_packages() {
     local missing=() p
+    ((with_gvisor)) && packages+=("${gvisor_packages[@]}")
     for p in "${packages[@]}"; do
         if ! dpkg-query -W -f='${Status}' "${p}" 2>/dev/null | grep -q 'ok installed'; then
             missing+=("${p}")
@@ -93,6 +111,55 @@ install_packages() {
 
 docker_answers() {
     timeout 10 docker info >/dev/null 2>&1
+}
+
+engine_lists_runsc() {
+    timeout 10 docker info --format '{{json .Runtimes}}' 2>/dev/null |
+        jq -e --arg n "${gvisor_runtime_name}" 'has($n)' >/dev/null 2>&1
+}
+
+# --with-gvisor: merges the runsc runtime into daemon.json (every other key kept), so a dockerd
+# started later reads it, and makes a running dockerd reload it with SIGHUP: the engine re-reads
+# `runtimes` on SIGHUP, and other work on it (containers, other engineers' tests) goes on
+# undisturbed, which a restart would not allow.
+configure_gvisor() {
+    ((with_gvisor)) || return 0
+    local current='{}' merged changed=0
+    if [[ -s "${daemon_json}" ]]; then
+        current="$(cat "${daemon_json}")" || die "gvisor: cannot read ${daemon_json}"
+    fi
+    merged="$(jq --arg n "${gvisor_runtime_name}" --argjson r "${gvisor_runtime_json}" \
+        '.runtimes[$n] = $r' <<<"${current}")" ||
+        die "gvisor: ${daemon_json} is not a JSON object; fix it, then run setup again"
+    if [[ "$(jq -S . <<<"${current}")" == "$(jq -S . <<<"${merged}")" ]]; then
+        step "[2/4] gvisor: ${daemon_json} already registers runtime '${gvisor_runtime_name}'"
+    else
+        ((EUID == 0)) || die "gvisor: writing ${daemon_json}: not root; run as root (sudo scripts/setup.sh --with-gvisor)"
+        mkdir -p "$(dirname "${daemon_json}")"
+        local tmp="${daemon_json}.radial-setup.$$"
+        printf '%s\n' "${merged}" >"${tmp}" && mv -f "${tmp}" "${daemon_json}" ||
+            { rm -f "${tmp}"; die "gvisor: cannot write ${daemon_json}"; }
+        changed=1
+        step "[2/4] gvisor: registered runtime '${gvisor_runtime_name}' in ${daemon_json}"
+    fi
+    docker_answers || return 0 # start_docker starts one, which reads daemon.json
+    if ((!changed)) && engine_lists_runsc; then
+        step "[2/4] gvisor: the running engine lists runtime '${gvisor_runtime_name}'"
+        return 0
+    fi
+    local pid
+    pid="$(cat /var/run/docker.pid 2>/dev/null || true)"
+    [[ -n "${pid}" ]] && kill -0 "${pid}" 2>/dev/null ||
+        die "gvisor: the running engine does not list runtime '${gvisor_runtime_name}' and its pid is unknown (no /var/run/docker.pid); send its dockerd SIGHUP by hand"
+    step "[2/4] gvisor: sending SIGHUP to dockerd (pid ${pid}) to reload ${daemon_json}"
+    kill -HUP "${pid}"
+    local start=${SECONDS}
+    until engine_lists_runsc; do
+        ((SECONDS - start < dockerd_wait_s)) ||
+            die "gvisor: dockerd (pid ${pid}) still does not list runtime '${gvisor_runtime_name}' ${dockerd_wait_s} s after SIGHUP; see its log"
+        sleep 1
+    done
+    step "[2/4] gvisor: the engine lists runtime '${gvisor_runtime_name}'"
 }
 
 start_docker() {
@@ -157,6 +224,7 @@ test_image() {
 }
 
 install_packages
+configure_gvisor
 start_docker
 build
 test_image

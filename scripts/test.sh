@@ -34,7 +34,8 @@ print_times() {
     printf 'test:   %5d s  total\n' $((SECONDS - total_start))
 }
 
-stage "1/5 setup, preset 'default'" scripts/setup.sh --preset default
+# --with-gvisor: the live suite runs turns under gVisor (tests/host/cli/radiald_gvisor_live_test.cpp).
+stage "1/5 setup, preset 'default'" scripts/setup.sh --preset default --with-gvisor
 # Both ctest stages run beside an unrelated `sleep 30` and an unrelated box labelled
 # radial-turn-x-y, which no test may count or touch (tests/README.md, "Hermetic tests").
 stage "2/5 ctest --preset default" tests/hermetic/beside_other_work.sh -- --preset default

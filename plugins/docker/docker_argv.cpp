@@ -138,6 +138,8 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
                  {"User", user},         {"AttachStdin", false},
                  {"AttachStdout", true}, {"AttachStderr", true},
                  {"OpenStdin", false},   {"Tty", false}};
+    // Another OCI runtime (gVisor's runsc) when the operator chose one (docs/design.md §13.9).
+    if (!settings.oci_runtime.empty()) host["Runtime"] = settings.oci_runtime;
     if (settings.init_path.empty())
         host["Init"] = true;
     else
@@ -243,6 +245,13 @@ std::vector<std::string> docker_pull_argv(const DockerSettings& settings, std::s
     std::vector<std::string> argv = docker_client_argv(settings);
     append(argv, {"pull", "--quiet", std::string(image)});
     return argv;
+}
+
+std::optional<std::vector<std::string>> parse_runtime_names(const nlohmann::json& runtimes) {
+    if (!runtimes.is_object()) return std::nullopt;
+    std::vector<std::string> names;
+    for (const auto& item : runtimes.items()) names.push_back(item.key());
+    return names; // nlohmann::json keeps object keys sorted
 }
 
 std::optional<std::vector<std::string>> parse_entrypoint(std::string_view output) {

@@ -77,6 +77,11 @@ std::vector<std::string> docker_pull_argv(const DockerSettings& settings, std::s
 // nullopt for anything but null or an array of strings.
 std::optional<std::vector<std::string>> parse_entrypoint(std::string_view output);
 
+// The runtime names (the object's keys, sorted) of GET /info's `Runtimes`: the OCI runtimes the
+// engine knows, asked by the preflight when run.docker.ociRuntime is set; nullopt unless
+// `runtimes` is one JSON object. Source: docs/design.md §13.9.
+std::optional<std::vector<std::string>> parse_runtime_names(const nlohmann::json& runtimes);
+
 // What GET /containers/{id}/json reports about a container (its State object).
 struct ContainerState {
     bool started = false;    // State.StartedAt is set: the workload's process ran

@@ -82,6 +82,27 @@ std::string DockerEngine::server_version() const {
     }
 }
 
+std::vector<std::string> DockerEngine::runtime_names() const {
+    const std::string what = "asking the engine (" + engine_name() + ") for its runtimes";
+    engine_api::Response r;
+    try {
+        r = client_.request("GET", "/info", "", what, budget_ms(settings_.preflight_timeout_ms));
+    } catch (const EngineError& e) {
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    std::string(e.what()) + "; check that dockerd is running and responsive");
+    }
+    std::optional<std::vector<std::string>> names;
+    if (r.status == 200) {
+        auto info = nlohmann::json::parse(r.body, nullptr, false);
+        if (info.is_object() && info.contains("Runtimes"))
+            names = parse_runtime_names(info["Runtimes"]);
+    }
+    if (!names)
+        throw Error(RADIAL_E_UNAVAILABLE, what + " (GET /info): HTTP " + std::to_string(r.status) +
+                                              ": no runtime list in its answer");
+    return *names;
+}
+
 std::vector<ListedBox> DockerEngine::list() const {
     static const std::string filters =
         url_encode("{\"label\":[\"" + std::string(kLabelKey) + "\"]}");

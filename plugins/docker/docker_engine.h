@@ -48,6 +48,11 @@ public:
     // failure (docs/design.md §5.1).
     std::string server_version() const;
 
+    // The names of the OCI runtimes the engine lists (GET /info `Runtimes`), within
+    // preflightTimeout. Throws Error(RADIAL_E_UNAVAILABLE) when the engine does not answer with
+    // them. Source: docs/design.md §13.9.
+    std::vector<std::string> runtime_names() const;
+
     // Every radial box in any state (GET /containers/json filtered by the label's presence; the
     // value is compared by the caller, C-04), within commandTimeout. Throws
     // Error(RADIAL_E_UNAVAILABLE) with the cause when the engine does not answer.

@@ -55,8 +55,16 @@ void DockerRuntime::preflight() {
     // engine (docs/design.md §13.1): a healthy answer is not asked for before every turn.
     if (engine_healthy_) return;
     std::string version = engine_.server_version();
-    engine_healthy_ = true;
     host_.debug("docker engine " + engine_.engine_name() + " answers, Engine API " + version);
+    // A runtime the engine does not know fails every turn's create ("Unknown runtime
+    // specified"); say so once, at startup, with the fix (docs/design.md §13.9, §7.4).
+    if (const auto& runtime = engine_.settings().oci_runtime; !runtime.empty()) {
+        if (auto refusal = oci_runtime_refusal(engine_.settings(), engine_.runtime_names(),
+                                               engine_.engine_name()))
+            throw radial::plugin::Error(RADIAL_E_INVALID, "ociRuntime", *refusal);
+        host_.debug("docker engine " + engine_.engine_name() + " lists runtime '" + runtime + "'");
+    }
+    engine_healthy_ = true;
 }
 
 void DockerRuntime::note_failure(const radial::plugin::Error& e) noexcept {

@@ -105,7 +105,31 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned on
                         "path of radial-init");
         s.init_path = *v;
     }
+    if (auto v = config.string("ociRuntime")) {
+        if (!radial::plugin::valid_label(*v))
+            invalid(config, "ociRuntime",
+                    "'" + *v +
+                        "' is not a runtime name ([A-Za-z0-9][A-Za-z0-9_.-]{0,127}); give the "
+                        "name the engine's daemon.json registers, such as \"runsc\"");
+        s.oci_runtime = *v;
+    }
     return s;
+}
+
+std::optional<std::string> oci_runtime_refusal(const DockerSettings& settings,
+                                               const std::vector<std::string>& engine_runtimes,
+                                               std::string_view engine) {
+    if (settings.oci_runtime.empty() || std::find(engine_runtimes.begin(), engine_runtimes.end(),
+                                                  settings.oci_runtime) != engine_runtimes.end())
+        return std::nullopt;
+    std::string listed;
+    for (const auto& name : engine_runtimes) listed += (listed.empty() ? "" : ", ") + name;
+    return "run.docker.ociRuntime = \"" + settings.oci_runtime + "\": the engine (" +
+           std::string(engine) + ") has no runtime of that name (it lists: " +
+           (listed.empty() ? std::string("none") : listed) +
+           "); register it in the engine's /etc/docker/daemon.json \"runtimes\" and send dockerd "
+           "SIGHUP (for gVisor: sudo scripts/setup.sh --with-gvisor), or remove the key to use "
+           "the engine's default runtime";
 }
 
 } // namespace radial::docker

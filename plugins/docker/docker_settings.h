@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <radial/plugin/runtime.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace radial::docker {
 
@@ -32,12 +35,18 @@ struct DockerSettings {
     // boxInit: the static init run as every box's PID 1 (it ends the box at the turn's deadline
     // even with no host left to); empty: docker's own --init, without that deadline
     std::string init_path;
+    // ociRuntime: the engine's name of the OCI runtime every box runs under (the create body's
+    // HostConfig.Runtime), e.g. "runsc" for gVisor (docs/design.md §13.9); empty: the engine's
+    // default
+    std::string oci_runtime;
     friend bool operator==(const DockerSettings&, const DockerSettings&) = default;
 };
 
 // Reads the [run.docker] keys through the helper's typed getters: binary, host, memory, cpus,
 // pidsLimit, user, tmpfsSize, pull, killGrace, preflightTimeout, commandTimeout, boxInit (an
-// absolute path without ':' to a readable executable). Sizes take "2g"
+// absolute path without ':' to a readable executable), ociRuntime (a name matching
+// [A-Za-z0-9][A-Za-z0-9_.-]{0,127}; whether the engine knows it is the preflight's question,
+// oci_runtime_refusal). Sizes take "2g"
 // or bytes, durations "10s"/"1500ms" or milliseconds (radial/units.hpp). Unknown keys are left
 // for Config::finish() to refuse. `online_cpus` is the host's CPU count (0: unknown): the default
 // cpus (2) is lowered to it, because docker refuses --cpus above the engine host's count, while
@@ -49,6 +58,14 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned on
 
 // parse_docker_settings with this host's online CPU count (online_cpu_count()).
 DockerSettings parse_docker_settings(radial::plugin::Config& config);
+
+// Why the engine cannot run boxes under settings.oci_runtime, given the names of the runtimes it
+// lists (`docker info`'s Runtimes; `engine` names it in the message): nullopt when oci_runtime is
+// empty (the engine's default runtime) or listed, else the message naming run.docker.ociRuntime
+// and the fix. Pure; [thread-safe]. Source: docs/design.md §13.9, docs/design.md §7.4.
+std::optional<std::string> oci_runtime_refusal(const DockerSettings& settings,
+                                               const std::vector<std::string>& engine_runtimes,
+                                               std::string_view engine);
 
 // The number of online CPUs (sysconf(_SC_NPROCESSORS_ONLN)), or 0 when the system cannot say.
 // Rationale: the engine is normally local (a unix socket), so its CPU count is this host's; with

@@ -103,6 +103,18 @@ TEST(docker_argv, GoldenTypicalSpec) {
     EXPECT_EQ(docker_create_body(typical_spec(), settings), expected);
 }
 
+TEST(docker_argv, AnOciRuntimeIsTheOnlyDifferenceAndNoneLeavesTheEnginesDefault) {
+    DockerSettings settings;
+    json plain = docker_create_body(typical_spec(), settings);
+    EXPECT_FALSE(plain["HostConfig"].contains("Runtime"));
+    settings.oci_runtime = "runsc";
+    json gvisor = docker_create_body(typical_spec(), settings);
+    EXPECT_EQ(gvisor["HostConfig"]["Runtime"], "runsc");
+    // Everything else is the same hardened box: gVisor is a stronger boundary, not a looser one.
+    gvisor["HostConfig"].erase("Runtime");
+    EXPECT_EQ(gvisor, plain);
+}
+
 TEST(docker_argv, MinimalSpecUsesEverySettingsDefault) {
     ContainerSpec s;
     s.label = "b1";
@@ -334,6 +346,18 @@ TEST(docker_argv, PullArgvNamesTheEngine) {
     settings.host = "unix:///nonexistent.sock";
     EXPECT_EQ(docker_pull_argv(settings, "img"),
               (Argv{"docker", "--host", "unix:///nonexistent.sock", "pull", "--quiet", "img"}));
+}
+
+TEST(docker_argv, TheEnginesRuntimesAreParsed) {
+    // As docker 20.10's GET /info lists them after runsc was registered in daemon.json.
+    EXPECT_EQ(parse_runtime_names(json::parse(R"({"runc":{"path":"runc"},"runsc":{"path":)"
+                                              R"("/usr/bin/runsc","runtimeArgs":["--network=none",)"
+                                              R"("--platform=ptrace"]}})")),
+              (std::vector<std::string>{"runc", "runsc"}));
+    EXPECT_EQ(parse_runtime_names(json::object()), std::vector<std::string>{});
+    EXPECT_EQ(parse_runtime_names(json()), std::nullopt);
+    EXPECT_EQ(parse_runtime_names(json::array({"runc"})), std::nullopt);
+    EXPECT_EQ(parse_runtime_names(json("runc")), std::nullopt);
 }
 
 TEST(docker_argv, ParseContainerListIsExactAndSkipsOddEntries) {

@@ -143,6 +143,7 @@ struct Script {
     EngineAnswer wait{200, R"({"StatusCode":0})"};
     EngineAnswer inspect{200, inspect_json(true)};
     EngineAnswer remove{204, ""};
+    EngineAnswer info{200, R"({"Runtimes":{"runc":{"path":"runc"}}})"};
     bool version_silent = false;
     Script() { attach.hijack = true; }
 };
@@ -154,6 +155,7 @@ FakeEngine::Route route(Script& s) {
             return version_answer();
         }
         const std::string c = kV + "/containers/";
+        if (method == "GET" && path == kV + "/info") return s.info;
         if (method == "GET" && path.starts_with(kV + "/containers/json"))
             return {200, listing(s.boxes)};
         if (method == "GET" && path.starts_with(kV + "/images/")) return s.image;
@@ -274,6 +276,66 @@ TEST(docker_runtime, CapabilitiesAreTheDockerOnes) {
     EXPECT_EQ(runtime_for("unix:///nonexistent.sock")->capabilities(),
               (std::vector<std::string>{RADIAL_CAP_UNIX_SOCKET_MOUNTS, RADIAL_CAP_NAMED_NETWORKS,
                                         RADIAL_CAP_HOST_UID_MOUNTS}));
+}
+
+std::unique_ptr<DockerRuntime> runtime_with_oci_runtime(const std::string& address,
+                                                        const std::string& oci_runtime) {
+    ConfigBuilder b;
+    b.str("host", address).str("pull", "never").str("ociRuntime", oci_runtime);
+    radial::plugin::Config config(b.get());
+    return std::make_unique<DockerRuntime>(radial::plugin::Host(), config);
+}
+
+bool asked_for_info(FakeEngine& engine) {
+    for (const auto& r : engine.requests())
+        if (r.find("/info") != std::string::npos) return true;
+    return false;
+}
+
+TEST(docker_runtime, PreflightRefusesAnOciRuntimeTheEngineDoesNotList) {
+    Script script;
+    script.info = {200, R"({"Runtimes":{"io.containerd.runc.v2":{"path":"runc"},)"
+                        R"("runc":{"path":"runc"}}})"};
+    FakeEngine engine(route(script));
+    auto e = error_of([&] { runtime_with_oci_runtime(engine.address(), "runsc")->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+    EXPECT_EQ(e.key(), "ociRuntime");
+    EXPECT_NE(std::string(e.what()).find("run.docker.ociRuntime = \"runsc\": the engine ("),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(
+                  "has no runtime of that name (it lists: io.containerd.runc.v2, runc)"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("scripts/setup.sh --with-gvisor"), std::string::npos);
+}
+
+TEST(docker_runtime, PreflightPassesAListedOciRuntimeAndAsksNothingWithoutOne) {
+    Script script;
+    script.info = {200,
+                   R"({"Runtimes":{"runc":{"path":"runc"},"runsc":{"path":"/usr/bin/runsc"}}})"};
+    FakeEngine engine(route(script));
+    EXPECT_NO_THROW(runtime_with_oci_runtime(engine.address(), "runsc")->preflight());
+    EXPECT_TRUE(asked_for_info(engine));
+    Script plain_script;
+    FakeEngine plain(route(plain_script));
+    EXPECT_NO_THROW(runtime_for(plain.address())->preflight());
+    EXPECT_FALSE(asked_for_info(plain));
+}
+
+TEST(docker_runtime, PreflightWithAnOciRuntimeFailsClosedWhenTheEngineDoesNotSay) {
+    Script script;
+    script.info = {500, R"({"message":"engine trouble"})"};
+    FakeEngine engine(route(script));
+    auto e = error_of([&] { runtime_with_oci_runtime(engine.address(), "runsc")->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(std::string(e.what()).find("no runtime list in its answer"), std::string::npos)
+        << e.what();
+    script.info = {200, R"({"ServerVersion":"20.10.24"})"};
+    e = error_of([&] { runtime_with_oci_runtime(engine.address(), "runsc")->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(std::string(e.what()).find("no runtime list in its answer"), std::string::npos)
+        << e.what();
 }
 
 TEST(docker_runtime, AnInvalidSpecOrAMissingMountSourceContactsNoEngine) {

@@ -189,6 +189,46 @@ TEST(docker_settings, BoxInitIsAnExecutableGivenByAbsolutePath) {
     EXPECT_NE(missing.find("is not a readable executable file"), std::string::npos) << missing;
 }
 
+TEST(docker_settings, OciRuntimeIsANameAndAbsentMeansTheEnginesDefault) {
+    ConfigBuilder none;
+    EXPECT_EQ(parse(none).oci_runtime, "");
+    ConfigBuilder b;
+    b.str("ociRuntime", "runsc");
+    EXPECT_EQ(parse(b).oci_runtime, "runsc");
+    ConfigBuilder dotted;
+    dotted.str("ociRuntime", "io.containerd.runc.v2");
+    EXPECT_EQ(parse(dotted).oci_runtime, "io.containerd.runc.v2");
+    for (const char* bad : {"", "--privileged", "run sc", "/usr/bin/runsc", "runsc;id"}) {
+        std::string why =
+            refusal([&](ConfigBuilder& c) { c.str("ociRuntime", bad); }, "ociRuntime");
+        EXPECT_NE(why.find("reading run.docker.ociRuntime: '" + std::string(bad) +
+                           "' is not a runtime name"),
+                  std::string::npos)
+            << why;
+    }
+    refusal([](ConfigBuilder& c) { c.integer("ociRuntime", 1); }, "ociRuntime");
+}
+
+TEST(docker_settings, AnOciRuntimeTheEngineDoesNotListIsRefusedWithTheFix) {
+    DockerSettings s;
+    const std::vector<std::string> listed{"io.containerd.runc.v2", "runc"};
+    EXPECT_EQ(oci_runtime_refusal(s, listed, "default host"), std::nullopt)
+        << "no key: the engine's default runtime, nothing to check";
+    s.oci_runtime = "runc";
+    EXPECT_EQ(oci_runtime_refusal(s, listed, "default host"), std::nullopt);
+    s.oci_runtime = "runsc";
+    auto why = oci_runtime_refusal(s, listed, "default host");
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(*why,
+              "run.docker.ociRuntime = \"runsc\": the engine (default host) has no runtime of that "
+              "name (it lists: io.containerd.runc.v2, runc); register it in the engine's "
+              "/etc/docker/daemon.json \"runtimes\" and send dockerd SIGHUP (for gVisor: sudo "
+              "scripts/setup.sh --with-gvisor), or remove the key to use the engine's default "
+              "runtime");
+    EXPECT_NE(oci_runtime_refusal(s, {}, "'unix:///x.sock'")->find("(it lists: none)"),
+              std::string::npos);
+}
+
 TEST(docker_settings, UnknownKeyIsRefusedByFinish) {
     ConfigBuilder b;
     b.str("memroy", "2g");

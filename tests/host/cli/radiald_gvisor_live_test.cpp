@@ -1,0 +1,96 @@
+// `radiald turn` under gVisor (docs/design.md §13.9): the real binary, the real docker plugin, the
+// real engine with runsc registered as the runtime "runsc" (scripts/setup.sh --with-gvisor, which
+// scripts/test.sh runs), and the local test image. A turn with [run.docker] ociRuntime = "runsc"
+// runs inside gVisor's kernel and keeps every hardening of §13.1; a runtime the engine does not
+// list stops radiald before any box exists.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "../../support/host_processes.h"
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+
+namespace radial {
+namespace {
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Every container, in any state, carrying the given radial label.
+std::string containers_labelled(const std::string& label) {
+    return test::run_process({"docker", "ps", "-aq", "--filter", "label=radial.label=" + label})
+        .out;
+}
+
+// The suite guarantees runsc is registered (scripts/setup.sh --with-gvisor); say how to get it.
+void expect_engine_lists_runsc() {
+    auto r = test::run_process({"docker", "info", "--format", "{{json .Runtimes}}"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_TRUE(nlohmann::json::parse(r.out, nullptr, false).contains("runsc"))
+        << "the engine does not list the runtime 'runsc' (" << r.out
+        << "); run sudo scripts/setup.sh --with-gvisor";
+}
+
+TEST(RadialdGvisorLive, ATurnRunsInsideGvisorWithEveryHardeningKept) {
+    expect_engine_lists_runsc();
+    const std::string instance = test::unique_instance_id("gvisor");
+    test::RadialdSetup setup("instanceId = \"" + instance + "\"\n",
+                             "[run.docker]\nociRuntime = \"runsc\"\n");
+    auto t = setup.turn({"--turn-id", "g1"},
+                        {"sh", "-c",
+                         // gVisor's kernel log and its own kernel version, then §13.1's hardening
+                         "dmesg | head -n 1; cat /proc/version; id -u; "
+                         "touch /probe && echo wrote-root; grep ' / ' /proc/mounts; "
+                         "cp /bin/busybox /tmp/echo && chmod 755 /tmp/echo && /tmp/echo tmp-ok; "
+                         "echo interfaces: $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ')"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_THAT(t.result.out, HasSubstr("Starting gVisor...")) << t.result.err;
+    // The host's kernel is not what the box sees: gVisor reports its own fixed version.
+    auto host_release = test::run_process({"uname", "-r"}).out; // e.g. "6.1.0-27-amd64\n"
+    ASSERT_FALSE(host_release.empty());
+    EXPECT_THAT(t.result.out, HasSubstr("Linux version "));
+    EXPECT_THAT(t.result.out, Not(HasSubstr(host_release.substr(0, host_release.size() - 1))));
+    EXPECT_THAT(t.result.out, HasSubstr("tmp-ok"));
+    EXPECT_THAT(t.result.out, Not(HasSubstr("wrote-root")));
+    // gVisor checks the permission first (EACCES for the non-root user where runc says EROFS),
+    // so the read-only root shows in the mount table.
+    EXPECT_THAT(t.result.out, ::testing::ContainsRegex("none / [a-z0-9]+ ro,"));
+    EXPECT_THAT(t.result.out, HasSubstr("interfaces: lo\n"));
+    EXPECT_THAT(t.result.out, Not(::testing::ContainsRegex("(^|\n)0\n"))) << "uid 0 in the box";
+    EXPECT_EQ(t.record["status"], "succeeded");
+    EXPECT_EQ(t.record["runtime"], "docker");
+    EXPECT_EQ(containers_labelled("radial-turn-" + instance + "-g1"), "");
+}
+
+// radial-init is PID 1 under gVisor's kernel too: the deadline holds (docs/design.md §13.8).
+TEST(RadialdGvisorLive, TheTimeoutEndsATurnUnderGvisor) {
+    expect_engine_lists_runsc();
+    const std::string instance = test::unique_instance_id("gvtmo");
+    test::RadialdSetup setup("instanceId = \"" + instance + "\"\n",
+                             "[run.docker]\nociRuntime = \"runsc\"\n");
+    auto t = setup.turn({"--timeout", "2s", "--turn-id", "t1"},
+                        {"sh", "-c", "trap '' TERM; sleep 60 & echo started; wait"});
+    EXPECT_EQ(t.result.exit_code, 124) << t.result.err;
+    EXPECT_EQ(t.record["status"], "timed_out");
+    EXPECT_THAT(t.result.out, HasSubstr("started"));
+    EXPECT_EQ(containers_labelled("radial-turn-" + instance + "-t1"), "");
+}
+
+// preflight asks the engine for its runtimes: an unknown one stops radiald with the key and the
+// fix, before any box exists (docs/design.md §7.4).
+TEST(RadialdGvisorLive, AnOciRuntimeTheEngineDoesNotListStopsRadialdBeforeAnyBox) {
+    const std::string instance = test::unique_instance_id("gvno");
+    test::RadialdSetup setup("instanceId = \"" + instance + "\"\n",
+                             "[run.docker]\nociRuntime = \"radial-no-such-runtime\"\n");
+    auto t = setup.turn({"--turn-id", "n1"}, {"echo", "must-not-run"});
+    EXPECT_EQ(t.result.exit_code, 125) << t.result.err;
+    EXPECT_THAT(t.result.err, HasSubstr("run.docker.ociRuntime = \"radial-no-such-runtime\": the "
+                                        "engine (default host) has no runtime of that name"));
+    EXPECT_THAT(t.result.err, HasSubstr("scripts/setup.sh --with-gvisor"));
+    EXPECT_THAT(t.result.out, Not(HasSubstr("must-not-run")));
+    EXPECT_EQ(containers_labelled("radial-turn-" + instance + "-n1"), "");
+}
+
+} // namespace
+} // namespace radial
