@@ -37,7 +37,8 @@ TEST(RadialdGvisorLive, ATurnRunsInsideGvisorWithEveryHardeningKept) {
     const std::string instance = test::unique_instance_id("gvisor");
     test::RadialdSetup setup("instanceId = \"" + instance + "\"\n",
                              "[run.docker]\nociRuntime = \"runsc\"\n");
-    auto t = setup.turn({"--turn-id", "g1"},
+    // read-only: the default mode, workspace-write, gives the box a writable layer of its own.
+    auto t = setup.turn({"--turn-id", "g1", "--mode", "read-only"},
                         {"sh", "-c",
                          // gVisor's kernel log and its own kernel version, then §13.1's hardening
                          "dmesg | head -n 1; cat /proc/version; id -u; "
