@@ -46,6 +46,9 @@ struct DaemonSettings {
     std::chrono::milliseconds kill_budget{60'000};
     // How often a terminal record the journal refused (a full disk) is offered to it again.
     std::chrono::milliseconds pending_retry_interval{2'000};
+    // How long after a turn's timeout a box the runtime has not ended is killed
+    // (turn::TurnEnvironment::host_timeout_grace).
+    std::chrono::milliseconds host_timeout_grace = turn::kHostTimeoutGrace;
     // Where secrets' values come from (radiald's environment).
     EnvLookup env = process_env;
     // Test-only: see turn::TurnEnvironment::checkpoint_for_test, plus the daemon's own point
