@@ -1,6 +1,7 @@
 #include "cli/template_command.h"
 
 #include <fmt/format.h>
+#include <radial/internal/temp_dir.h>
 #include <unistd.h>
 
 #include <boost/process.hpp>
@@ -29,29 +30,15 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// A private directory for the archive, removed with everything in it when the command ends.
-class ArchiveDir {
-public:
-    ArchiveDir() {
-        const char* tmp = std::getenv("TMPDIR");
-        std::string tmpl =
-            std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/radial-template-XXXXXX";
-        if (::mkdtemp(tmpl.data()) == nullptr)
-            throw ExportError(
-                fmt::format("creating a temporary directory '{}': {}", tmpl, std::strerror(errno)));
-        path_ = tmpl;
+// A private directory under $TMPDIR for the archive, removed with everything in it when the command
+// ends. Throws ExportError naming the path.
+internal::TempDir archive_dir() {
+    try {
+        return internal::TempDir(internal::TempDir::default_root(), "radial-template-");
+    } catch (const std::system_error& e) {
+        throw ExportError(e.what());
     }
-    ~ArchiveDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    ArchiveDir(const ArchiveDir&) = delete;
-    ArchiveDir& operator=(const ArchiveDir&) = delete;
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
+}
 
 // `exe` looked up in PATH when it has no '/'. Throws std::runtime_error naming the flag to use.
 std::string find_program(const std::string& exe, const char* flag) {
@@ -164,7 +151,7 @@ int run_template_export_command(const TemplateOptions& o) {
                 "image '{}' is not in the local Docker Engine ({}); build it (or pull it) first",
                 o.image, one_line(size_text)));
         const std::uintmax_t size = std::strtoull(size_text.c_str(), nullptr, 10);
-        ArchiveDir dir;
+        const internal::TempDir dir = archive_dir();
         const fs::path archive = dir.path() / "template.tar";
         save_image(docker, o.image, size, archive);
         auto [load_rc, load_out] = capture({sbx, "template", "load", archive.string()});

@@ -219,7 +219,7 @@ int run_turn_command(const TurnOptions& o) {
     // Ctrl-C, SIGTERM, or a closed terminal (SIGHUP, SIGQUIT) kills the box rather than leaving it
     // running. A thread waits for them, or for the turn to end.
     std::optional<daemon::StopSignals> signals;
-    fs_util::UniqueFd turn_over_read, turn_over_write;
+    internal::UniqueFd turn_over_read, turn_over_write;
     try {
         signals.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT});
         int fds[2];

@@ -15,6 +15,8 @@
 // spool. One still refused at exit waits on disk for the next start's reconciliation.
 #pragma once
 
+#include <radial/internal/unique_fd.h>
+
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -32,7 +34,6 @@
 #include "daemon/spooled_request.h"
 #include "daemon/stop_signals.h"
 #include "daemon/turn_queue.h"
-#include "fs/unique_fd.h"
 #include "journal/journal.h"
 #include "turn/turn_session.h"
 #include "turn/turn_transport.h"
@@ -107,7 +108,7 @@ private:
     turn::TurnEnvironment env_;
     Spool spool_;
     TurnQueue queue_;
-    fs_util::UniqueFd wake_fd_;             // eventfd: a worker finished
+    internal::UniqueFd wake_fd_;            // eventfd: a worker finished
     std::mutex mutex_;                      // guards workers_' entries' session/done, and killing_
     std::map<std::string, Worker> workers_; // by turn id; inserted and erased on the loop thread
     bool killing_ = false;

@@ -53,8 +53,8 @@ void check_registry(const std::string& registry) {
             registry, st.st_uid, st.st_mode & 07777, ::geteuid()));
 }
 
-fs_util::UniqueFd open_file(const std::string& path) {
-    fs_util::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+internal::UniqueFd open_file(const std::string& path) {
+    internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!fd) throw LockError(fmt::format("opening '{}': {}", path, std::strerror(errno)));
     return fd;
 }
@@ -84,7 +84,7 @@ InstanceClaim InstanceClaim::acquire(const std::string& registry, const std::str
     // The guard serialises check-and-claim: the claim's own lock cannot be converted from
     // exclusive to shared atomically.
     const std::string guard_path = fmt::format("{}/{}.lock", registry, instance_id);
-    fs_util::UniqueFd guard = open_file(guard_path);
+    internal::UniqueFd guard = open_file(guard_path);
     const auto deadline = std::chrono::steady_clock::now() + kGuardBudget;
     while (::flock(guard.get(), LOCK_EX | LOCK_NB) != 0) {
         if (errno != EWOULDBLOCK && errno != EINTR)
@@ -98,7 +98,7 @@ InstanceClaim InstanceClaim::acquire(const std::string& registry, const std::str
     }
 
     std::string path = fmt::format("{}/{}.claim", registry, instance_id);
-    fs_util::UniqueFd fd = open_file(path);
+    internal::UniqueFd fd = open_file(path);
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
         // Nobody holds it: it is ours now, whatever a dead holder wrote.
         const std::string line = ours + "\n";

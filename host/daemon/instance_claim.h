@@ -9,9 +9,9 @@
 // leaves a stale claim.
 #pragma once
 
-#include <string>
+#include <radial/internal/unique_fd.h>
 
-#include "fs/unique_fd.h"
+#include <string>
 
 namespace radial::daemon {
 
@@ -36,10 +36,10 @@ public:
     const std::string& path() const noexcept { return path_; }
 
 private:
-    InstanceClaim(std::string path, fs_util::UniqueFd fd)
+    InstanceClaim(std::string path, internal::UniqueFd fd)
         : path_(std::move(path)), fd_(std::move(fd)) {}
     std::string path_;
-    fs_util::UniqueFd fd_;
+    internal::UniqueFd fd_;
 };
 
 } // namespace radial::daemon

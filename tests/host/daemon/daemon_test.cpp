@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 
+#include "../../support/faulty_journal.h"
 #include "../../support/host_processes.h"
 #include "../../support/temp_dir.h"
 #include "journal/journal_sqlite.h"
@@ -26,55 +27,7 @@ namespace {
 using ::testing::ElementsAre;
 using namespace std::chrono_literals;
 
-// Refuses the calls a test names (as a full disk does), passes everything else to a real journal.
-class FaultyJournal : public journal::Journal {
-public:
-    explicit FaultyJournal(std::unique_ptr<journal::Journal> inner) : inner_(std::move(inner)) {}
-    void refuse(const std::string& op, bool on = true) {
-        std::lock_guard lock(mutex_);
-        if (on)
-            refused_.insert(op);
-        else
-            refused_.erase(op);
-    }
-    void add_turn(const journal::TurnEntry& e, journal::TurnState initial) override {
-        gate("add_turn");
-        inner_->add_turn(e, initial);
-    }
-    void set_state(std::string_view id, journal::TurnState s) override {
-        gate("set_state");
-        inner_->set_state(id, s);
-    }
-    std::uint64_t append_record(std::string_view id, std::string_view type,
-                                std::string_view payload) override {
-        gate("append_record");
-        return inner_->append_record(id, type, payload);
-    }
-    void set_terminal(std::string_view id, std::string_view status,
-                      std::string_view json) override {
-        gate("set_terminal");
-        inner_->set_terminal(id, status, json);
-    }
-    std::optional<journal::TurnDetails> turn(std::string_view id) override {
-        return inner_->turn(id);
-    }
-    std::vector<journal::TurnSummary> recent_turns(std::size_t n) override {
-        return inner_->recent_turns(n);
-    }
-    std::vector<journal::TurnSummary> in_flight() override { return inner_->in_flight(); }
-    std::vector<journal::TurnSummary> queued() override { return inner_->queued(); }
-
-private:
-    void gate(const std::string& op) {
-        std::lock_guard lock(mutex_);
-        if (refused_.count(op))
-            throw journal::JournalError(journal::JournalErrc::storage,
-                                        op + " in 'test journal': database or disk is full");
-    }
-    std::unique_ptr<journal::Journal> inner_;
-    std::mutex mutex_;
-    std::set<std::string> refused_;
-};
+using test::FaultyJournal;
 
 struct DaemonFixture : ::testing::Test {
     test::TempDir dir{"radial-daemon-inproc"};

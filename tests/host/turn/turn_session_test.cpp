@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "../../support/faulty_journal.h"
 #include "../../support/host_processes.h"
 #include "../../support/temp_dir.h"
 #include "journal/journal_sqlite.h"
@@ -26,60 +27,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-// The journal seam: every call goes to a real journal unless the test made it refuse (a full disk,
-// JournalErrc::storage). Calls are recorded in order.
-class FaultyJournal : public journal::Journal {
-public:
-    explicit FaultyJournal(std::unique_ptr<journal::Journal> inner) : inner_(std::move(inner)) {}
-    // Makes `op` ("add_turn", "set_state:started", "set_terminal", "append_record") refuse.
-    void refuse(const std::string& op) {
-        std::lock_guard lock(mutex_);
-        refused_.insert(op);
-    }
-    std::vector<std::string> calls() {
-        std::lock_guard lock(mutex_);
-        return calls_;
-    }
-    void add_turn(const journal::TurnEntry& e, journal::TurnState initial) override {
-        gate("add_turn");
-        inner_->add_turn(e, initial);
-    }
-    void set_state(std::string_view id, journal::TurnState s) override {
-        gate("set_state:" + std::string(journal::to_string(s)));
-        inner_->set_state(id, s);
-    }
-    std::uint64_t append_record(std::string_view id, std::string_view type,
-                                std::string_view payload) override {
-        gate("append_record");
-        return inner_->append_record(id, type, payload);
-    }
-    void set_terminal(std::string_view id, std::string_view status,
-                      std::string_view json) override {
-        gate("set_terminal");
-        inner_->set_terminal(id, status, json);
-    }
-    std::optional<journal::TurnDetails> turn(std::string_view id) override {
-        return inner_->turn(id);
-    }
-    std::vector<journal::TurnSummary> recent_turns(std::size_t n) override {
-        return inner_->recent_turns(n);
-    }
-    std::vector<journal::TurnSummary> in_flight() override { return inner_->in_flight(); }
-    std::vector<journal::TurnSummary> queued() override { return inner_->queued(); }
-
-private:
-    void gate(const std::string& op) {
-        std::lock_guard lock(mutex_);
-        calls_.push_back(op);
-        if (refused_.count(op))
-            throw journal::JournalError(journal::JournalErrc::storage,
-                                        op + " in 'test journal': database or disk is full");
-    }
-    std::unique_ptr<journal::Journal> inner_;
-    std::mutex mutex_;
-    std::set<std::string> refused_;
-    std::vector<std::string> calls_;
-};
+using test::FaultyJournal;
 
 struct SessionFixture : ::testing::Test {
     test::TempDir dir{"radial-session"};
