@@ -13,6 +13,7 @@
 //                           [--mib 256] [--secrets 16] [--repeats 5]
 #include <fcntl.h>
 #include <fmt/core.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -31,7 +32,6 @@
 #include "cli/runtime_setup.h"
 #include "config/host_config.h"
 #include "config/instance_id.h"
-#include "fs/unique_fd.h"
 #include "redaction/stream_redactor.h"
 #include "turn/turn_request.h"
 #include "turn/turn_runner.h"
@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
                                 "in 183 ms (cache miss)' | head -c {}",
                                 bytes)};
         // Where output goes: the terminal of `radiald turn` with its cost taken out.
-        fs_util::UniqueFd dev_null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+        internal::UniqueFd dev_null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
         if (!dev_null)
             throw std::runtime_error(std::string("opening /dev/null: ") + std::strerror(errno));
         const int sink = dev_null.get();

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
 #include "config/host_config.h"
@@ -91,14 +92,8 @@ CLI::App* add_config_check_command(CLI::App& app, ConfigCheckOptions& o) {
 }
 
 int run_config_check_command(const ConfigCheckOptions& o) {
-    config::HostConfig cfg;
     try {
-        cfg = config::load(o.config_file, std::nullopt, executable_dir());
-    } catch (const config::ConfigError& e) {
-        log::error("config", "{}", e.what());
-        return 2;
-    }
-    try {
+        const auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
         const std::string state = state_dir_text(cfg);
         const std::string instance = instance_id_text(cfg);
         // What `radiald run` and `radiald turn` refuse at startup (docs/design.md §8.7).
@@ -135,13 +130,12 @@ int run_config_check_command(const ConfigCheckOptions& o) {
         for (const auto& e : cfg.runtime_section.entries)
             fmt::print("  {} = {}\n", e.key, entry_text(e));
         fmt::print("config ok\n");
-        return 0;
-    } catch (const StartupError& e) {
-        log::error("config", "{}", e.what());
-    } catch (const config::ConfigError& e) {
-        log::error("config", "{}", e.what());
+        return kExitOk;
+    } catch (const std::exception& e) {
+        // A config error is 2; the runtime refusing the config or failing preflight is 1
+        // (docs/design.md §14.4).
+        return report_error(e, CommandKind::other, "config");
     }
-    return 1;
 }
 
 } // namespace radial::cli

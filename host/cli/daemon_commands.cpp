@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
@@ -22,16 +23,11 @@ namespace radial::cli {
 
 namespace {
 
-// The config with its instance id settled; nullopt after logging why not.
-std::optional<config::HostConfig> load_config(const DaemonOptions& o) {
-    try {
-        auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
-        config::settle_instance_id(cfg);
-        return cfg;
-    } catch (const config::ConfigError& e) {
-        log::error("config", "{}", e.what());
-        return std::nullopt;
-    }
+// The config with its instance id settled. Throws ConfigError.
+config::HostConfig load_config(const DaemonOptions& o) {
+    auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+    config::settle_instance_id(cfg);
+    return cfg;
 }
 
 } // namespace
@@ -69,122 +65,96 @@ CLI::App* add_status_command(CLI::App& app, DaemonOptions& o) {
 }
 
 int run_submit_command(const DaemonOptions& o) {
-    auto cfg = load_config(o);
-    if (!cfg) return 2;
-    // The daemon's startup validation, without the preflight (submitting starts no box): a turn
-    // is never queued for a daemon that would refuse to start on this config.
     try {
-        config::check_box_id_range(*cfg);
-        open_checked_runtime(*cfg, false);
-    } catch (const StartupError& e) {
-        log::error("submit", "{}", e.what());
-        return 2;
-    } catch (const config::ConfigError& e) {
-        log::error("submit", "{}", e.what());
-        return 2;
-    }
-    daemon::SpooledRequest req;
-    try {
-        req = daemon::read_turn_file(o.request_file);
+        const auto cfg = load_config(o);
+        // The daemon's startup validation, without the preflight (submitting starts no box): a
+        // turn is never queued for a daemon that would refuse to start on this config.
+        config::check_box_id_range(cfg);
+        open_checked_runtime(cfg, false);
+        daemon::SpooledRequest req = daemon::read_turn_file(o.request_file);
         if (req.turn_id.empty()) req.turn_id = turn::new_turn_id();
         // The same checks the daemon applies when it builds the box, so a request that cannot run
         // is refused here rather than failing later.
-        turn::build_container_spec(
-            daemon::to_turn_request(
-                req, [](const std::string&) { return std::optional<std::string>("x"); }),
-            *cfg);
-    } catch (const daemon::TurnFileError& e) {
-        log::error("submit", "{}", e.what());
-        return 1;
-    } catch (const turn::RequestError& e) {
-        log::error("submit", "{}: {}", o.request_file, e.what());
-        return 1;
-    }
-    try {
-        auto journal = journal::open_sqlite_journal(journal_path(*cfg));
+        try {
+            turn::build_container_spec(
+                daemon::to_turn_request(
+                    req, [](const std::string&) { return std::optional<std::string>("x"); }),
+                cfg);
+        } catch (const turn::RequestError& e) {
+            throw turn::RequestError(fmt::format("{}: {}", o.request_file, e.what()));
+        }
+        auto journal = journal::open_sqlite_journal(journal_path(cfg));
         if (journal->turn(req.turn_id)) {
             log::error("submit",
                        "{}: id: turn '{}' is already in the journal; turn ids are unique, "
                        "pick another id or leave it out to have one generated",
                        o.request_file, req.turn_id);
-            return 1;
+            return kExitFailed;
         }
-        daemon::Spool spool(cfg->state_dir);
+        daemon::Spool spool(cfg.state_dir);
         if (!spool.enqueue(req)) {
             log::error("submit", "{}: id: turn '{}' is already queued; pick another id",
                        o.request_file, req.turn_id);
-            return 1;
+            return kExitFailed;
         }
         // The request is in the spool now, so the daemon will run it whatever happens next; the
         // journal entry makes it visible right away (the daemon adds it itself if we die here).
         try {
-            journal->add_turn(daemon::queued_entry(req, *cfg), journal::TurnState::queued);
+            journal->add_turn(daemon::queued_entry(req, cfg), journal::TurnState::queued);
         } catch (const journal::JournalError& e) {
             if (e.code() != journal::JournalErrc::duplicate_turn) throw;
         }
-    } catch (const journal::JournalError& e) {
-        log::error("journal", "{}", e.what());
-        return 2;
-    } catch (const daemon::SpoolError& e) {
-        log::error("spool", "{}", e.what());
-        return 2;
+        fmt::print("{}\n", req.turn_id);
+        return kExitOk;
+    } catch (const std::exception& e) {
+        return report_error(e, CommandKind::other, "submit");
     }
-    fmt::print("{}\n", req.turn_id);
-    return 0;
 }
 
 int run_run_command(const DaemonOptions& o) {
-    auto cfg = load_config(o);
-    if (!cfg) return 2;
-    log::install_log_redaction();
     try {
-        config::check_box_id_range(*cfg);
+        const auto cfg = load_config(o);
+        log::install_log_redaction();
+        config::check_box_id_range(cfg);
         // Preflight first: a daemon that cannot run boxes says so before it touches anything.
-        auto [client, transport] = open_checked_runtime(*cfg);
+        auto [client, transport] = open_checked_runtime(cfg);
         auto lock = daemon::StateDirLock::acquire(
-            cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald run");
+            cfg.state_dir, daemon::StateDirLock::Mode::exclusive, "radiald run");
         auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
-                                                    cfg->instance_id, cfg->state_dir);
-        turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg->state_dir));
+                                                    cfg.instance_id, cfg.state_dir);
+        turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
         daemon::StopSignals signals;
-        auto journal = journal::open_sqlite_journal(journal_path(*cfg));
+        auto journal = journal::open_sqlite_journal(journal_path(cfg));
         daemon::DaemonSettings settings;
         settings.checkpoint_for_test = daemon::pause_point_from_env_for_test();
-        daemon::Daemon d(*cfg, client, *journal, transport, std::move(settings));
+        daemon::Daemon d(cfg, client, *journal, transport, std::move(settings));
         return d.run(signals);
-    } catch (const StartupError& e) {
-        log::error("daemon", "{}", e.what());
-    } catch (const daemon::LockError& e) {
-        log::error("daemon", "{}", e.what());
     } catch (const daemon::ReconcileError& e) {
         log::error("reconcile", "{}; not serving until they are gone", e.what());
-    } catch (const journal::JournalError& e) {
-        log::error("journal", "{}", e.what());
+        return exit_status_for(e, CommandKind::other);
     } catch (const std::exception& e) {
-        log::error("daemon", "{}", e.what());
+        return report_error(e, CommandKind::other, "daemon");
     }
-    return 1;
 }
 
 int run_reconcile_command(const DaemonOptions& o) {
-    auto cfg = load_config(o);
-    if (!cfg) return 2;
-    log::install_log_redaction();
     try {
+        const auto cfg = load_config(o);
+        log::install_log_redaction();
         // The same startup validation as `radiald run`: a config the daemon would refuse is not
         // one to reconcile for either.
-        config::check_box_id_range(*cfg);
-        host::RuntimeClient client = open_checked_runtime(*cfg).client;
+        config::check_box_id_range(cfg);
+        host::RuntimeClient client = open_checked_runtime(cfg).client;
         auto lock = daemon::StateDirLock::acquire(
-            cfg->state_dir, daemon::StateDirLock::Mode::exclusive, "radiald reconcile");
+            cfg.state_dir, daemon::StateDirLock::Mode::exclusive, "radiald reconcile");
         auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
-                                                    cfg->instance_id, cfg->state_dir);
-        auto journal = journal::open_sqlite_journal(journal_path(*cfg));
-        daemon::Spool spool(cfg->state_dir);
-        auto r = daemon::reconcile(*cfg, client, *journal, spool);
+                                                    cfg.instance_id, cfg.state_dir);
+        auto journal = journal::open_sqlite_journal(journal_path(cfg));
+        daemon::Spool spool(cfg.state_dir);
+        auto r = daemon::reconcile(cfg, client, *journal, spool);
         // After the orphans are gone, so nothing writes as the box user any more.
         const auto handed_back =
-            turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg->state_dir));
+            turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
         for (const auto& l : r.killed_boxes) fmt::print("removed box {}\n", l);
         for (const auto& id : r.reclaimed_turns) fmt::print("reclaimed turn {}\n", id);
         for (const auto& id : r.journaled_pending)
@@ -205,15 +175,10 @@ int run_reconcile_command(const DaemonOptions& o) {
             fmt::print("queued turn {} runs when the daemon starts\n", id);
         if (handed_back) fmt::print("handed {} workspace(s) back to their owners\n", handed_back);
         if (r.nothing_done() && handed_back == 0) fmt::print("nothing to reconcile\n");
-        return r.still_pending.empty() ? 0 : 1;
-    } catch (const StartupError& e) {
-        log::error("reconcile", "{}", e.what());
-    } catch (const daemon::LockError& e) {
-        log::error("reconcile", "{}", e.what());
+        return r.still_pending.empty() ? kExitOk : kExitFailed;
     } catch (const std::exception& e) {
-        log::error("reconcile", "{}", e.what());
+        return report_error(e, CommandKind::other, "reconcile");
     }
-    return 1;
 }
 
 } // namespace radial::cli

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "journal/journal_sqlite.h"
 #include "log/logger.h"
@@ -19,28 +20,20 @@ std::string timestamp(std::int64_t ms) {
 }
 
 // Opens the journal of the configured state directory without creating one: reading commands
-// must not leave a fresh empty journal behind a mistyped --config.
-std::unique_ptr<journal::Journal> open_existing(const JournalOptions& o, int& status) {
-    try {
-        auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
-        std::string path = journal_path(cfg);
-        std::error_code ec;
-        if (!std::filesystem::exists(path, ec)) {
-            log::error("journal",
-                       "no journal at '{}'; no turn has run with this state directory "
-                       "(run.stateDir)",
-                       path);
-            status = 1;
-            return nullptr;
-        }
-        return journal::open_sqlite_journal(path);
-    } catch (const config::ConfigError& e) {
-        log::error("config", "{}", e.what());
-    } catch (const journal::JournalError& e) {
-        log::error("journal", "{}", e.what());
+// must not leave a fresh empty journal behind a mistyped --config. Nullptr (after logging why)
+// when there is none; throws ConfigError or JournalError.
+std::unique_ptr<journal::Journal> open_existing(const JournalOptions& o) {
+    auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+    std::string path = journal_path(cfg);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+        log::error("journal",
+                   "no journal at '{}'; no turn has run with this state directory "
+                   "(run.stateDir)",
+                   path);
+        return nullptr;
     }
-    status = 125;
-    return nullptr;
+    return journal::open_sqlite_journal(path);
 }
 
 } // namespace
@@ -63,16 +56,15 @@ CLI::App* add_turns_command(CLI::App& app, JournalOptions& o) {
 }
 
 int run_records_command(const JournalOptions& o) {
-    int status = 0;
-    auto journal = open_existing(o, status);
-    if (!journal) return status;
     try {
+        auto journal = open_existing(o);
+        if (!journal) return kExitFailed;
         auto t = journal->turn(o.turn_id);
         if (!t) {
             log::error("journal",
                        "no turn '{}' in the journal; 'radiald turns' lists the known ones",
                        o.turn_id);
-            return 1;
+            return kExitFailed;
         }
         if (o.json) {
             nlohmann::ordered_json j;
@@ -106,17 +98,15 @@ int run_records_command(const JournalOptions& o) {
                        journal::to_string(t->states.empty() ? journal::TurnState::queued
                                                             : t->states.back().state));
         return 0;
-    } catch (const journal::JournalError& e) {
-        log::error("journal", "{}", e.what());
-        return 125;
+    } catch (const std::exception& e) {
+        return report_error(e, CommandKind::other, "journal");
     }
 }
 
 int run_turns_command(const JournalOptions& o) {
-    int status = 0;
-    auto journal = open_existing(o, status);
-    if (!journal) return status;
     try {
+        auto journal = open_existing(o);
+        if (!journal) return kExitFailed;
         auto turns = journal->recent_turns(o.limit);
         if (!o.json)
             fmt::print("{:<32} {:<5} {:<9} {:<10} {:>7}  {}\n", "TURN", "KIND", "STATE", "STATUS",
@@ -140,9 +130,8 @@ int run_turns_command(const JournalOptions& o) {
             }
         }
         return 0;
-    } catch (const journal::JournalError& e) {
-        log::error("journal", "{}", e.what());
-        return 125;
+    } catch (const std::exception& e) {
+        return report_error(e, CommandKind::other, "journal");
     }
 }
 

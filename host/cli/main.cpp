@@ -10,6 +10,7 @@
 
 #include "cli/config_check.h"
 #include "cli/daemon_commands.h"
+#include "cli/exit_status.h"
 #include "cli/journal_commands.h"
 #include "cli/runtime_setup.h"
 #include "cli/template_command.h"
@@ -27,8 +28,7 @@ int list_plugins(const std::optional<std::string>& config_file) {
     try {
         cfg = config::load(config_file, std::nullopt, cli::executable_dir());
     } catch (const config::ConfigError& e) {
-        log::error("config", "{}", e.what());
-        return 2;
+        return cli::report_error(e, cli::CommandKind::other, "loader");
     }
     int status = 0;
     std::map<std::string, std::string> ids;
@@ -49,16 +49,15 @@ int list_plugins(const std::optional<std::string>& config_file) {
             if (!inserted) {
                 log::error("loader", "plugins '{}' and '{}' both claim runtime id '{}'", it->second,
                            p.path, p.info.id);
-                status = 1;
+                status = cli::kExitFailed;
             }
         } catch (const loader::LoadError& e) {
-            log::error("loader", "{}", e.what());
-            status = 1;
+            status = cli::report_error(e, cli::CommandKind::other, "loader");
         }
     }
     if (found == 0) {
         log::error("loader", "no runtime plugins in {}", fmt::join(cfg.plugin_dirs, ", "));
-        return 1;
+        return cli::kExitFailed;
     }
     return status;
 }
@@ -117,9 +116,9 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         int status = app.exit(e);
         // `radiald turn` (and check) reports every failure before the box as 125, as `docker run`
-        // does.
-        if (status != 0 && (turn_cmd->parsed() || check_cmd->parsed())) return 125;
-        return status == 0 ? 0 : 2;
+        // does (docs/design.md §14.4).
+        if (status != 0 && (turn_cmd->parsed() || check_cmd->parsed())) return cli::kExitHostFault;
+        return status == 0 ? cli::kExitOk : cli::kExitUsage;
     }
     if (verbose) log::set_min_level(log::Level::debug);
     log::set_format(log::parse_format(log_format).value_or(log::Format::text));
@@ -141,5 +140,5 @@ int main(int argc, char** argv) {
     if (template_export_cmd->parsed()) return cli::run_template_export_command(template_opts);
     if (config_check_cmd->parsed()) return cli::run_config_check_command(config_check_opts);
     std::cout << app.help();
-    return 2;
+    return cli::kExitUsage;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/daemon_commands.h"
+#include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "config/instance_id.h"
 #include "daemon/state_dir_lock.h"
@@ -45,28 +46,15 @@ void print_turns(const std::string& title, const std::vector<journal::TurnSummar
                    timestamp(t.updated_at_ms));
 }
 
-} // namespace
-
-int run_status_command(const DaemonOptions& o) {
-    config::HostConfig cfg;
-    std::optional<std::string> instance;
-    try {
-        cfg = config::load(o.config_file, std::nullopt, executable_dir());
-        instance = cfg.instance_id.empty() ? config::read_persisted_instance_id(cfg.state_dir)
-                                           : std::optional<std::string>(cfg.instance_id);
-    } catch (const config::ConfigError& e) {
-        log::error("config", "{}", e.what());
-        return 2;
-    }
+// Prints the status of `cfg`'s state directory; throws ConfigError (the instance id file),
+// LockError or JournalError when it cannot tell.
+int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
+    const std::optional<std::string> instance =
+        cfg.instance_id.empty() ? config::read_persisted_instance_id(cfg.state_dir)
+                                : std::optional<std::string>(cfg.instance_id);
     // Everything status reports it must be able to read: a state directory it may not read is
     // "cannot tell", never "not running" with an empty list.
-    std::optional<daemon::StateDirLock::Holder> holder;
-    try {
-        holder = daemon::StateDirLock::probe(cfg.state_dir);
-    } catch (const daemon::LockError& e) {
-        log::error("status", "{}", e.what());
-        return 2;
-    }
+    const auto holder = daemon::StateDirLock::probe(cfg.state_dir);
     std::vector<journal::TurnSummary> queued, running, recent;
     std::string path = journal_path(cfg);
     std::error_code ec;
@@ -76,18 +64,13 @@ int run_status_command(const DaemonOptions& o) {
                    "cannot read the turn journal '{}': {}; run this as a user who may "
                    "read the state directory",
                    path, ec.message());
-        return 2;
+        return kExitFailed;
     }
     if (journal_exists) {
-        try {
-            auto journal = journal::open_sqlite_journal(path);
-            queued = journal->queued();
-            running = journal->in_flight();
-            recent = journal->recent_turns(o.limit);
-        } catch (const journal::JournalError& e) {
-            log::error("journal", "{}", e.what());
-            return 2;
-        }
+        auto journal = journal::open_sqlite_journal(path);
+        queued = journal->queued();
+        running = journal->in_flight();
+        recent = journal->recent_turns(o.limit);
     }
     bool daemon_running = holder && holder->exclusive;
     // A turn whose box is gone but whose terminal record waits for space in the journal is not
@@ -143,6 +126,25 @@ int run_status_command(const DaemonOptions& o) {
         print_turns("ended, terminal record pending (the journal could not take it yet)", pending);
     print_turns("recent", recent);
     return 0;
+}
+
+} // namespace
+
+int run_status_command(const DaemonOptions& o) {
+    config::HostConfig cfg;
+    try {
+        cfg = config::load(o.config_file, std::nullopt, executable_dir());
+    } catch (const config::ConfigError& e) {
+        return report_error(e, CommandKind::other, "status");
+    }
+    try {
+        return print_status(o, cfg);
+    } catch (const std::exception& e) {
+        // Whatever status cannot read — the instance id file too, whose errors are ConfigErrors —
+        // means it cannot tell: the command failed, 1, not a usage error (docs/design.md §14.4).
+        log::error(error_component(e, "status"), "{}", e.what());
+        return kExitFailed;
+    }
 }
 
 } // namespace radial::cli

@@ -1,6 +1,7 @@
 #include "cli/template_command.h"
 
 #include <fmt/format.h>
+#include <radial/internal/temp_dir.h>
 #include <unistd.h>
 
 #include <boost/process.hpp>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "config/host_config.h"
 #include "log/logger.h"
@@ -21,36 +23,29 @@ namespace {
 namespace bp = boost::process;
 namespace fs = std::filesystem;
 
-// A private directory for the archive, removed with everything in it when the command ends.
-class ArchiveDir {
+// Exporting the template failed (docker, sbx, the archive): one line naming the step; the caller
+// prefixes the image.
+class ExportError : public std::runtime_error {
 public:
-    ArchiveDir() {
-        const char* tmp = std::getenv("TMPDIR");
-        std::string tmpl =
-            std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/radial-template-XXXXXX";
-        if (::mkdtemp(tmpl.data()) == nullptr)
-            throw std::runtime_error(
-                fmt::format("creating a temporary directory '{}': {}", tmpl, std::strerror(errno)));
-        path_ = tmpl;
-    }
-    ~ArchiveDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    ArchiveDir(const ArchiveDir&) = delete;
-    ArchiveDir& operator=(const ArchiveDir&) = delete;
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
+    using std::runtime_error::runtime_error;
 };
+
+// A private directory under $TMPDIR for the archive, removed with everything in it when the command
+// ends. Throws ExportError naming the path.
+internal::TempDir archive_dir() {
+    try {
+        return internal::TempDir(internal::TempDir::default_root(), "radial-template-");
+    } catch (const std::system_error& e) {
+        throw ExportError(e.what());
+    }
+}
 
 // `exe` looked up in PATH when it has no '/'. Throws std::runtime_error naming the flag to use.
 std::string find_program(const std::string& exe, const char* flag) {
     if (exe.find('/') != std::string::npos) return exe;
     auto found = bp::search_path(exe);
     if (found.empty())
-        throw std::runtime_error(
+        throw ExportError(
             fmt::format("'{}' is not in PATH; install it or give its path with {}", exe, flag));
     return found.string();
 }
@@ -110,7 +105,7 @@ void save_image(const std::string& docker, const std::string& image, std::uintma
     while (std::getline(err, line)) message += (message.empty() ? "" : " ") + line;
     if (tty) fmt::print(stderr, "\n");
     if (c.exit_code() != 0)
-        throw std::runtime_error(
+        throw ExportError(
             fmt::format("saving image '{}' with '{} image save' failed (exit "
                         "{}): {}",
                         image, docker, c.exit_code(), message));
@@ -144,8 +139,7 @@ int run_template_export_command(const TemplateOptions& o) {
             for (const auto& e : cfg.runtime_section.entries)
                 if (e.key == "binary") sbx = e.string_value;
     } catch (const config::ConfigError& e) {
-        log::error("config", "{}", e.what());
-        return 2;
+        return report_error(e, CommandKind::other, "template");
     }
     try {
         const std::string docker = find_program(o.docker_binary.value_or("docker"), "--docker");
@@ -153,25 +147,25 @@ int run_template_export_command(const TemplateOptions& o) {
         auto [rc, size_text] =
             capture({docker, "image", "inspect", "--format", "{{.Size}}", o.image});
         if (rc != 0)
-            throw std::runtime_error(fmt::format(
+            throw ExportError(fmt::format(
                 "image '{}' is not in the local Docker Engine ({}); build it (or pull it) first",
                 o.image, one_line(size_text)));
         const std::uintmax_t size = std::strtoull(size_text.c_str(), nullptr, 10);
-        ArchiveDir dir;
+        const internal::TempDir dir = archive_dir();
         const fs::path archive = dir.path() / "template.tar";
         save_image(docker, o.image, size, archive);
         auto [load_rc, load_out] = capture({sbx, "template", "load", archive.string()});
         if (load_rc != 0)
-            throw std::runtime_error(fmt::format("'{} template load' failed (exit {}): {}", sbx,
-                                                 load_rc, one_line(load_out)));
+            throw ExportError(fmt::format("'{} template load' failed (exit {}): {}", sbx, load_rc,
+                                          one_line(load_out)));
         fmt::print(
             "template '{}' loaded into the sandbox runtime; runs name it as their image, or "
             "set run.sandbox.template = \"{}\"\n",
             o.image, o.image);
-        return 0;
+        return kExitOk;
     } catch (const std::exception& e) {
         log::error("template", "exporting '{}': {}", o.image, e.what());
-        return 1;
+        return exit_status_for(e, CommandKind::other);
     }
 }
 

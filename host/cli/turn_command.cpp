@@ -13,6 +13,7 @@
 #include <radial/units.hpp>
 #include <thread>
 
+#include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
@@ -50,30 +51,37 @@ struct RecordFile {
     fs_util::PinnedDirectory dir;
 };
 
+// --record-file cannot be opened or written; names the path. A RequestError, so that it maps to
+// 125 like every failure of the turn's request (docs/design.md §14.4).
+class RecordFileError : public turn::RequestError {
+public:
+    using turn::RequestError::RequestError;
+};
+
 // Checked before any box starts: a record that cannot be written must not cost a turn. Throws
-// RequestError naming the path.
+// RecordFileError naming the path.
 RecordFile open_record_file(const std::string& path) {
     namespace fs = std::filesystem;
     const fs::path dest(path);
     const std::string name = dest.filename().string();
     std::error_code ec;
     if (name.empty() || name == "." || name == ".." || fs::is_directory(dest, ec))
-        throw turn::RequestError(fmt::format("--record-file '{}' is a directory", path));
+        throw RecordFileError(fmt::format("--record-file '{}' is a directory", path));
     const std::string dir = dest.has_parent_path() ? dest.parent_path().string() : ".";
     try {
         return RecordFile{path, name, fs_util::PinnedDirectory::open(dir)};
     } catch (const std::runtime_error& e) {
-        throw turn::RequestError(fmt::format("--record-file '{}': {}", path, e.what()));
+        throw RecordFileError(fmt::format("--record-file '{}': {}", path, e.what()));
     }
 }
 
-// Publishes the record (all of it or none of it under its name). Throws std::runtime_error naming
+// Publishes the record (all of it or none of it under its name). Throws RecordFileError naming
 // the path.
 void write_record(const RecordFile& file, const std::string& json) {
     try {
         file.dir.publish(file.name, json + "\n");
     } catch (const std::runtime_error& e) {
-        throw std::runtime_error(fmt::format("--record-file '{}': {}", file.path, e.what()));
+        throw RecordFileError(fmt::format("--record-file '{}': {}", file.path, e.what()));
     }
 }
 
@@ -172,6 +180,16 @@ int run_turn_command(const TurnOptions& o) {
     turn::TurnRequest req;
     config::HostConfig cfg;
     std::optional<RecordFile> record_file;
+    // Shared: turns side by side are fine, but not beside a daemon or reconcile on this state
+    // directory, whose startup pass would take this turn's box for an orphan (docs/design.md §8.6).
+    std::optional<daemon::StateDirLock> lock;
+    std::optional<daemon::InstanceClaim> claim;
+    std::optional<host::RuntimeClient> client;
+    std::optional<turn::TurnEnvironment> env;
+    std::unique_ptr<journal::Journal> journal;
+    std::optional<turn::TurnSession> session;
+    // Everything before the box: each failure is 125 (docs/design.md §14.4), and an operator who
+    // asked for a record gets one — unless the record file itself is what failed.
     try {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
         config::settle_instance_id(cfg);
@@ -212,23 +230,7 @@ int run_turn_command(const TurnOptions& o) {
             req.env.push_back({name, value, true});
         }
         if (o.record_file) record_file.emplace(open_record_file(*o.record_file));
-    } catch (const config::ConfigError& e) {
-        log::error("config", "{}", e.what());
-        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
-        return 125;
-    } catch (const turn::RequestError& e) {
-        log::error("turn", "{}", e.what());
-        if (o.record_file &&
-            std::string_view(e.what()).find("--record-file") == std::string_view::npos)
-            write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
-        return 125;
-    }
 
-    // Shared: turns side by side are fine, but not beside a daemon or reconcile on this state
-    // directory, whose startup pass would take this turn's box for an orphan (docs/design.md §8.6).
-    std::optional<daemon::StateDirLock> lock;
-    std::optional<daemon::InstanceClaim> claim;
-    try {
         lock.emplace(daemon::StateDirLock::acquire(
             cfg.state_dir, daemon::StateDirLock::Mode::shared, "radiald turn"));
         claim.emplace(daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
@@ -236,42 +238,25 @@ int run_turn_command(const TurnOptions& o) {
         // A turn of this state directory whose radiald was killed may have left its workspace
         // with the box user.
         turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
-    } catch (const daemon::LockError& e) {
-        log::error("turn", "{}", e.what());
-        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
-        return 125;
-    }
 
-    log::install_log_redaction();
-    std::optional<host::RuntimeClient> client;
-    std::optional<turn::TurnEnvironment> env;
-    std::unique_ptr<journal::Journal> journal;
-    std::optional<turn::TurnSession> session;
-    try {
+        log::install_log_redaction();
         auto checked = open_checked_runtime(cfg);
         client.emplace(std::move(checked.client));
         auto transport = checked.transport;
         journal = journal::open_sqlite_journal(journal_path(cfg));
         env.emplace(turn::TurnEnvironment{cfg, *client, *journal, transport});
         session.emplace(*env, req);
-    } catch (const StartupError& e) {
-        log::error("loader", "{}", e.what());
-        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
-        return 125;
-    } catch (const journal::JournalError& e) {
-        log::error("journal", "{}", e.what());
-        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
-        return 125;
-    } catch (const turn::RequestError& e) {
-        log::error("turn", "{}", e.what());
-        write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
-        return 125;
+    } catch (const std::exception& e) {
+        const int status = report_error(e, CommandKind::turn, "turn");
+        if (!dynamic_cast<const RecordFileError*>(&e))
+            write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
+        return status;
     }
 
     // Ctrl-C, SIGTERM, or a closed terminal (SIGHUP, SIGQUIT) kills the box rather than leaving it
     // running. A thread waits for them, or for the turn to end.
     std::optional<daemon::StopSignals> signals;
-    fs_util::UniqueFd turn_over_read, turn_over_write;
+    internal::UniqueFd turn_over_read, turn_over_write;
     try {
         signals.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT});
         int fds[2];
@@ -281,7 +266,7 @@ int run_turn_command(const TurnOptions& o) {
         turn_over_write.reset(fds[1]);
     } catch (const std::exception& e) {
         log::error("turn", "turn {}: setting up signal handling: {}", session->turn_id(), e.what());
-        return 125;
+        return kExitHostFault;
     }
     std::atomic<bool> interrupted{false};
     std::thread signal_thread([&] {
@@ -310,11 +295,12 @@ int run_turn_command(const TurnOptions& o) {
             write_all(stream == RADIAL_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, bytes);
         });
     } catch (const std::exception& e) {
-        // The journal refused the turn before its box could start: nothing ran.
+        // The only exception out of a session is the journal's (docs/design.md §14.2): it refused
+        // the turn before its box could start, so nothing ran.
         stop_signal_thread();
-        log::error("journal", "turn {}: {}", session->turn_id(), e.what());
+        log::error(error_component(e, "turn"), "turn {}: {}", session->turn_id(), e.what());
         write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
-        return 125;
+        return kExitHostFault;
     }
     stop_signal_thread();
     if (!rec.journal_error.empty())
@@ -327,12 +313,12 @@ int run_turn_command(const TurnOptions& o) {
     if (record_file) {
         try {
             write_record(*record_file, rec.to_json());
-        } catch (const std::exception& e) {
+        } catch (const RecordFileError& e) {
             log::error("turn", "turn {}: {}", req.turn_id, e.what());
-            return 125;
+            return kExitHostFault;
         }
     }
-    if (interrupted) return 130;
+    if (interrupted) return kExitInterrupted;
     return rec.cli_exit_status();
 }
 

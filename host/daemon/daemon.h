@@ -15,6 +15,8 @@
 // spool. One still refused at exit waits on disk for the next start's reconciliation.
 #pragma once
 
+#include <radial/internal/unique_fd.h>
+
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -32,7 +34,6 @@
 #include "daemon/spooled_request.h"
 #include "daemon/stop_signals.h"
 #include "daemon/turn_queue.h"
-#include "fs/unique_fd.h"
 #include "journal/journal.h"
 #include "turn/turn_session.h"
 #include "turn/turn_transport.h"
@@ -46,6 +47,9 @@ struct DaemonSettings {
     std::chrono::milliseconds kill_budget{60'000};
     // How often a terminal record the journal refused (a full disk) is offered to it again.
     std::chrono::milliseconds pending_retry_interval{2'000};
+    // How long after a turn's timeout a box the runtime has not ended is killed
+    // (turn::TurnEnvironment::host_timeout_grace).
+    std::chrono::milliseconds host_timeout_grace = turn::kHostTimeoutGrace;
     // Where secrets' values come from (radiald's environment).
     EnvLookup env = process_env;
     // Test-only: see turn::TurnEnvironment::checkpoint_for_test, plus the daemon's own point
@@ -104,7 +108,7 @@ private:
     turn::TurnEnvironment env_;
     Spool spool_;
     TurnQueue queue_;
-    fs_util::UniqueFd wake_fd_;             // eventfd: a worker finished
+    internal::UniqueFd wake_fd_;            // eventfd: a worker finished
     std::mutex mutex_;                      // guards workers_' entries' session/done, and killing_
     std::map<std::string, Worker> workers_; // by turn id; inserted and erased on the loop thread
     bool killing_ = false;

@@ -53,8 +53,8 @@ void check_registry(const std::string& registry) {
             registry, st.st_uid, st.st_mode & 07777, ::geteuid()));
 }
 
-fs_util::UniqueFd open_file(const std::string& path) {
-    fs_util::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+internal::UniqueFd open_file(const std::string& path) {
+    internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!fd) throw LockError(fmt::format("opening '{}': {}", path, std::strerror(errno)));
     return fd;
 }
@@ -79,11 +79,12 @@ bool still_at_path(int fd, const std::string& path) noexcept {
 // Opens `path` and takes its exclusive lock within `budget`, retrying when the file locked was
 // removed by a releasing holder meanwhile (so two radialds never lock two different files). An
 // empty fd when the budget ran out; `error` says why not.
-fs_util::UniqueFd lock_guard_file(const std::string& path,
-                                  std::chrono::steady_clock::time_point deadline,
-                                  std::string& error) {
+internal::UniqueFd lock_guard_file(const std::string& path,
+                                   std::chrono::steady_clock::time_point deadline,
+                                   std::string& error) {
     for (;;) {
-        fs_util::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+        internal::UniqueFd fd(
+            ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
         if (!fd) {
             error = fmt::format("opening '{}': {}", path, std::strerror(errno));
             return {};
@@ -112,7 +113,7 @@ void InstanceClaim::release() noexcept {
     if (!fd_) return;
     try {
         std::string error;
-        fs_util::UniqueFd guard =
+        internal::UniqueFd guard =
             lock_guard_file(guard_path_, std::chrono::steady_clock::now() + kGuardBudget, error);
         // Under the guard nobody is between opening the claim and locking it, so an exclusive
         // lock means nobody else holds it; without the guard the files simply stay.
@@ -141,7 +142,7 @@ InstanceClaim InstanceClaim::acquire(const std::string& registry, const std::str
     // exclusive to shared atomically.
     const std::string guard_path = fmt::format("{}/{}.lock", registry, instance_id);
     std::string error;
-    fs_util::UniqueFd guard =
+    internal::UniqueFd guard =
         lock_guard_file(guard_path, std::chrono::steady_clock::now() + kGuardBudget, error);
     if (!guard && !error.empty()) throw LockError(error);
     if (!guard)
@@ -151,7 +152,7 @@ InstanceClaim InstanceClaim::acquire(const std::string& registry, const std::str
                         guard_path, kGuardBudget.count(), instance_id));
 
     std::string path = fmt::format("{}/{}.claim", registry, instance_id);
-    fs_util::UniqueFd fd = open_file(path);
+    internal::UniqueFd fd = open_file(path);
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) {
         // Nobody holds it: it is ours now, whatever a dead holder wrote.
         const std::string line = ours + "\n";

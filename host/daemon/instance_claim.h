@@ -14,9 +14,9 @@
 // A crashed holder's files stay until the next radiald of that instance id lets go.
 #pragma once
 
-#include <string>
+#include <radial/internal/unique_fd.h>
 
-#include "fs/unique_fd.h"
+#include <string>
 
 namespace radial::daemon {
 
@@ -57,11 +57,11 @@ public:
     void release() noexcept;
 
 private:
-    InstanceClaim(std::string path, std::string guard_path, fs_util::UniqueFd fd)
+    InstanceClaim(std::string path, std::string guard_path, internal::UniqueFd fd)
         : path_(std::move(path)), guard_path_(std::move(guard_path)), fd_(std::move(fd)) {}
     std::string path_;
     std::string guard_path_;
-    fs_util::UniqueFd fd_;
+    internal::UniqueFd fd_;
 };
 
 } // namespace radial::daemon

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <radial/internal/unique_fd.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,7 +14,6 @@
 #include <system_error>
 
 #include "fs/durable_file.h"
-#include "fs/unique_fd.h"
 #include "log/logger.h"
 #include "turn/turn_request.h"
 
@@ -123,7 +123,7 @@ std::optional<SpooledRequest> Spool::load(const std::string& turn_id) const {
     // O_NONBLOCK: a fifo opens at once instead of waiting for a writer; O_NOFOLLOW: a symlink
     // fails with ELOOP instead of being followed with radiald's rights. Swapped in after the
     // lstat, either is caught by the fstat below.
-    fs_util::UniqueFd fd(
+    internal::UniqueFd fd(
         ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     if (!fd) {
         int err = errno;

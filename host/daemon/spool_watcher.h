@@ -4,9 +4,9 @@
 // or coalesced event costs nothing but latency until the next scan.
 #pragma once
 
-#include <string>
+#include <radial/internal/unique_fd.h>
 
-#include "fs/unique_fd.h"
+#include <string>
 
 namespace radial::daemon {
 
@@ -24,7 +24,7 @@ public:
     bool drain() noexcept;
 
 private:
-    fs_util::UniqueFd fd_;
+    internal::UniqueFd fd_;
 };
 
 } // namespace radial::daemon

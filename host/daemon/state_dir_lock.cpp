@@ -77,7 +77,7 @@ StateDirLock StateDirLock::acquire(const std::string& state_dir, Mode mode,
     if (ec)
         throw LockError(fmt::format("creating the state directory '{}' (run.stateDir): {}",
                                     state_dir, ec.message()));
-    fs_util::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd)
         throw LockError(
             fmt::format("opening the lock file '{}': {}; check run.stateDir and its "
@@ -119,7 +119,7 @@ StateDirLock::~StateDirLock() {
 
 std::optional<StateDirLock::Holder> StateDirLock::probe(const std::string& state_dir) {
     std::string path = (fs::path(state_dir) / kLockFile).string();
-    fs_util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    internal::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!fd) {
         if (errno == ENOENT) return std::nullopt; // no daemon has ever run here
         throw LockError("cannot tell whether a daemon holds the state directory '" + state_dir +

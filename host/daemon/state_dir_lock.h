@@ -8,14 +8,13 @@
 // included, so a crash never leaves a stale lock behind.
 #pragma once
 
+#include <radial/internal/unique_fd.h>
 #include <sys/types.h>
 
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include "fs/unique_fd.h"
 
 namespace radial::daemon {
 
@@ -67,10 +66,10 @@ public:
     const std::string& path() const noexcept { return path_; }
 
 private:
-    StateDirLock(std::string path, fs_util::UniqueFd fd, Mode mode)
+    StateDirLock(std::string path, internal::UniqueFd fd, Mode mode)
         : path_(std::move(path)), fd_(std::move(fd)), mode_(mode) {}
     std::string path_;
-    fs_util::UniqueFd fd_;
+    internal::UniqueFd fd_;
     Mode mode_ = Mode::shared;
 };
 

@@ -6,13 +6,12 @@
 // runtime's child processes inherit nothing unusual.
 #pragma once
 
+#include <radial/internal/unique_fd.h>
 #include <signal.h>
 
 #include <cstddef>
 #include <initializer_list>
 #include <vector>
-
-#include "fs/unique_fd.h"
 
 namespace radial::daemon {
 
@@ -34,7 +33,7 @@ public:
     int take() noexcept;
 
 private:
-    fs_util::UniqueFd read_, write_;
+    internal::UniqueFd read_, write_;
     std::vector<int> signals_;
 };
 

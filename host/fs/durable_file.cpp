@@ -1,14 +1,13 @@
 #include "fs/durable_file.h"
 
 #include <fcntl.h>
+#include <radial/internal/unique_fd.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <string>
 #include <system_error>
-
-#include "fs/unique_fd.h"
 
 namespace radial::fs_util {
 namespace fs = std::filesystem;
@@ -38,7 +37,7 @@ bool move_no_replace(const fs::path& from, const fs::path& to) {
 } // namespace
 
 void fsync_directory(const fs::path& dir) {
-    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    internal::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd) fail(errno, "opening directory '" + dir.string() + "'");
     if (::fsync(fd.get()) != 0) fail(errno, "syncing directory '" + dir.string() + "'");
 }
@@ -46,7 +45,7 @@ void fsync_directory(const fs::path& dir) {
 bool publish_file(const fs::path& temp_dir, const fs::path& dest, std::string_view content,
                   mode_t mode) {
     std::string tmpl = (temp_dir / ("." + dest.filename().string() + ".XXXXXX")).string();
-    UniqueFd fd(::mkostemp(tmpl.data(), O_CLOEXEC));
+    internal::UniqueFd fd(::mkostemp(tmpl.data(), O_CLOEXEC));
     if (!fd) fail(errno, "creating a temporary file in '" + temp_dir.string() + "'");
     struct Cleanup {
         const std::string& path;

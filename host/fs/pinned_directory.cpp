@@ -40,7 +40,8 @@ PinnedDirectory PinnedDirectory::open(const std::string& dir) {
     std::error_code ec;
     const std::string resolved = std::filesystem::canonical(dir, ec).string();
     if (ec) fail(fmt::format("opening the directory '{}'", dir), ec.value());
-    UniqueFd fd(::open(resolved.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    internal::UniqueFd fd(
+        ::open(resolved.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) fail(fmt::format("opening the directory '{}'", dir), errno);
     if (::faccessat(fd.get(), ".", W_OK, AT_EACCESS) != 0)
         fail(fmt::format("the directory '{}' is not writable", dir), errno);
@@ -65,8 +66,8 @@ void PinnedDirectory::publish(std::string_view name, std::string_view content,
             dest, path_));
 
     const std::string temp = "." + std::string(name) + "." + random_suffix();
-    UniqueFd fd(::openat(fd_.get(), temp.c_str(),
-                         O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+    internal::UniqueFd fd(::openat(fd_.get(), temp.c_str(),
+                                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
     if (!fd) fail(fmt::format("writing '{}': creating a temporary file", dest), errno);
     int err = 0;
     for (std::string_view rest = content; !rest.empty() && err == 0;) {

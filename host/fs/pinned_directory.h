@@ -11,10 +11,10 @@
 // name still leads to the same directory and refuses otherwise.
 #pragma once
 
+#include <radial/internal/unique_fd.h>
+
 #include <string>
 #include <string_view>
-
-#include "fs/unique_fd.h"
 
 namespace radial::fs_util {
 
@@ -37,9 +37,10 @@ public:
     const std::string& path() const noexcept { return path_; }
 
 private:
-    PinnedDirectory(std::string path, UniqueFd fd) : path_(std::move(path)), fd_(std::move(fd)) {}
+    PinnedDirectory(std::string path, internal::UniqueFd fd)
+        : path_(std::move(path)), fd_(std::move(fd)) {}
     std::string path_;
-    UniqueFd fd_;
+    internal::UniqueFd fd_;
 };
 
 } // namespace radial::fs_util

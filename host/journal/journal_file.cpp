@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <radial/internal/unique_fd.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -88,22 +89,6 @@ constexpr const char* kSetUserVersion[] = {"PRAGMA user_version = 0", "PRAGMA us
 static_assert(std::size(kSetUserVersion) == std::size_t{kJournalSchemaVersion} + 1,
               "one user_version statement per schema version");
 
-// Owns a descriptor for the few lines that create the journal file.
-class FileHandle {
-public:
-    explicit FileHandle(int fd) noexcept : fd_(fd) {}
-    FileHandle(const FileHandle&) = delete;
-    FileHandle& operator=(const FileHandle&) = delete;
-    ~FileHandle() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    bool valid() const noexcept { return fd_ >= 0; }
-    int get() const noexcept { return fd_; }
-
-private:
-    int fd_;
-};
-
 std::string errno_text(int err) { return std::generic_category().message(err); }
 
 // mkdir -p with mode 0700 for each directory it creates; existing ones are left as they are.
@@ -165,7 +150,7 @@ void create_journal(const std::string& path) {
                         "directory of '{}' and that its file system has space",
                         errno_text(err), path)};
     }
-    FileHandle fd(raw);
+    internal::UniqueFd fd(raw);
     TempJournal temp(tmpl);
     {
         SqliteDb db(temp.path());
@@ -188,7 +173,8 @@ void create_journal(const std::string& path) {
     }
     // The directory entry must survive a crash as well as the file.
     std::string dir = std::filesystem::path(path).parent_path().string();
-    FileHandle dirfd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    internal::UniqueFd dirfd(
+        ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dirfd.valid()) ::fsync(dirfd.get());
 }
 

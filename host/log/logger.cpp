@@ -120,7 +120,15 @@ void write(Level level, std::string_view component, std::string_view message) no
             write_all(STDERR_FILENO, line);
         }
     } catch (...) {
+        detail::report_lost_line();
     }
+}
+
+void detail::report_lost_line() noexcept {
+    static constexpr std::string_view kLost =
+        "radiald[log] error: a log line was lost (out of "
+        "memory, or the log sink failed)\n";
+    write_all(STDERR_FILENO, kLost);
 }
 
 } // namespace radial::log

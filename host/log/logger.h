@@ -43,11 +43,19 @@ void set_filter(std::function<std::string(std::string_view line)> filter);
 // Never throws. [thread-safe]
 void write(Level level, std::string_view component, std::string_view message) noexcept;
 
+namespace detail {
+// Writes a fixed line to stderr saying a log line was lost (its formatting or the sink threw, e.g.
+// out of memory): the logger cannot report its own failure through itself (docs/design.md §14.2).
+// Never throws, allocates nothing. [thread-safe]
+void report_lost_line() noexcept;
+} // namespace detail
+
 template <class... Args>
 void info(std::string_view component, fmt::format_string<Args...> f, Args&&... args) noexcept {
     try {
         write(Level::info, component, fmt::format(f, std::forward<Args>(args)...));
     } catch (...) {
+        detail::report_lost_line();
     }
 }
 template <class... Args>
@@ -55,6 +63,7 @@ void warn(std::string_view component, fmt::format_string<Args...> f, Args&&... a
     try {
         write(Level::warn, component, fmt::format(f, std::forward<Args>(args)...));
     } catch (...) {
+        detail::report_lost_line();
     }
 }
 template <class... Args>
@@ -62,6 +71,7 @@ void error(std::string_view component, fmt::format_string<Args...> f, Args&&... 
     try {
         write(Level::error, component, fmt::format(f, std::forward<Args>(args)...));
     } catch (...) {
+        detail::report_lost_line();
     }
 }
 template <class... Args>
@@ -69,6 +79,7 @@ void debug(std::string_view component, fmt::format_string<Args...> f, Args&&... 
     try {
         write(Level::debug, component, fmt::format(f, std::forward<Args>(args)...));
     } catch (...) {
+        detail::report_lost_line();
     }
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <pwd.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,7 +16,6 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "fs/unique_fd.h"
 #include "log/logger.h"
 
 namespace radial::turn {
@@ -137,7 +137,7 @@ BoxIdentity::BoxIdentity(const std::string& state_dir, const std::string& turn_i
     };
     if (::mkdir(codex.c_str(), 0700) != 0) throw failed(codex, "creating");
     if (::chown(codex.c_str(), uid, gid) != 0) throw failed(codex, "giving the box user");
-    fs_util::UniqueFd fd(
+    internal::UniqueFd fd(
         ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) throw failed(file, "creating");
     if (::fchown(fd.get(), uid, gid) != 0) throw failed(file, "giving the box user");

@@ -73,16 +73,16 @@ TerminalReserve TerminalReserve::create(const std::string& state_dir, const std:
 
 TerminalReserve::TerminalReserve(TerminalReserve&& other) noexcept
     : path_(std::move(other.path_)),
-      fd_(std::exchange(other.fd_, -1)),
+      fd_(std::move(other.fd_)),
       kept_(std::exchange(other.kept_, true)) {}
 
 TerminalReserve::~TerminalReserve() {
-    if (fd_ >= 0) ::close(fd_);
+    fd_.reset();
     if (!kept_ && !path_.empty()) ::unlink(path_.c_str());
 }
 
 std::string TerminalReserve::keep(TerminalRecord rec) {
-    if (fd_ < 0) return fmt::format("the reserve '{}' is closed", path_);
+    if (!fd_) return fmt::format("the reserve '{}' is closed", path_);
     std::string json = rec.to_json();
     // Shorten the tails (their ends are what matters), then the error text, until it fits.
     while (json.size() + 1 > kTerminalReserveBytes &&
@@ -96,14 +96,14 @@ std::string TerminalReserve::keep(TerminalRecord rec) {
         json = rec.to_json();
     }
     json += '\n';
-    if (!write_at(fd_, json, 0) || ::fdatasync(fd_) != 0)
+    if (!write_at(fd_.get(), json, 0) || ::fdatasync(fd_.get()) != 0)
         return fmt::format("writing the terminal record to '{}': {}", path_, std::strerror(errno));
     kept_ = true;
     return {};
 }
 
 void TerminalReserve::release() noexcept {
-    if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+    fd_.reset();
     if (!path_.empty()) ::unlink(path_.c_str());
     kept_ = true; // nothing left for the destructor to do
 }

@@ -10,6 +10,8 @@
 // retries it; startup reconciliation journals it).
 #pragma once
 
+#include <radial/internal/unique_fd.h>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -55,7 +57,7 @@ private:
     TerminalReserve(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
 
     std::string path_;
-    int fd_ = -1;
+    internal::UniqueFd fd_;
     bool kept_ = false;
 };
 

@@ -297,7 +297,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
         return fail(fmt::format("the box was not started: {}", e.what()));
     }
     checkpoint("started");
-    TurnRunner runner(env_.client, spec, id);
+    TurnRunner runner(env_.client, spec, id, env_.host_timeout_grace);
     {
         // One critical section for the check and the registration: a stop that lands between
         // them would otherwise reach neither this check nor the runner.

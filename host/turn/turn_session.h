@@ -46,6 +46,10 @@ struct TurnEnvironment {
     const host::RuntimeClient& client;
     journal::Journal& journal;
     ResolvedTransport transport;
+    // How long after a turn's timeout the host kills a box the runtime has not ended
+    // (turn_runner.h). The default in production; in-process tests shorten it so that a runtime
+    // that ignores timeouts ends a turn quickly.
+    std::chrono::milliseconds host_timeout_grace = kHostTimeoutGrace;
     // Test-only: called at each checkpoint, from the thread running the session; the daemon's
     // crash tests stop a session there and SIGKILL the process (docs/design.md §12 "Tests"). Empty
     // in production.

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,7 +14,6 @@
 #include <memory>
 #include <sstream>
 
-#include "fs/unique_fd.h"
 #include "log/logger.h"
 
 namespace radial::turn {
@@ -49,7 +49,7 @@ void remap(int dir, const char* name, const IdMap& m, int depth, const std::stri
                   shown, kMaxDepth);
         return;
     }
-    fs_util::UniqueFd sub(
+    internal::UniqueFd sub(
         name[0] == '\0' ? ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
                         : ::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!sub) return; // replaced by a non-directory meanwhile
@@ -67,7 +67,7 @@ void remap(int dir, const char* name, const IdMap& m, int depth, const std::stri
 }
 
 void remap_tree(const std::string& root, const IdMap& m) {
-    fs_util::UniqueFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    internal::UniqueFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dir) {
         log::warn("turn", "workspace '{}': {}; its owners are left as they are", root,
                   std::strerror(errno));
@@ -104,7 +104,7 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
                       marker, std::strerror(errno), workspace_, owner_uid_);
         if (fd >= 0) {
             marker_ = std::move(marker);
-            marker_fd_ = fd;
+            marker_fd_.reset(fd);
         }
     }
     if (owner_uid_ == box_uid_ || owner_uid_ == 0) return; // only the hand-back is needed
@@ -128,10 +128,9 @@ void WorkspaceHandover::give_back() noexcept {
         log::warn("turn", "handing workspace '{}' back to uid {}: {}", workspace_, owner_uid_,
                   e.what());
     }
-    if (marker_fd_ >= 0) {
+    if (marker_fd_) {
         ::unlink(marker_.c_str()); // before the lock goes: nobody recovers a finished hand-over
-        ::close(marker_fd_);
-        marker_fd_ = -1;
+        marker_fd_.reset();
     }
 }
 
@@ -140,7 +139,7 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir) noexcept {
     try {
         std::error_code ec;
         for (const auto& entry : std::filesystem::directory_iterator(marker_dir, ec)) {
-            fs_util::UniqueFd fd(
+            internal::UniqueFd fd(
                 ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
             if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue; // its turn still runs
             std::ifstream in(entry.path());

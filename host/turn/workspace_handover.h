@@ -11,6 +11,7 @@
 // touches only entries owned by the id being mapped.
 #pragma once
 
+#include <radial/internal/unique_fd.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -48,7 +49,7 @@ public:
 private:
     std::string workspace_;
     std::string marker_;
-    int marker_fd_ = -1;
+    internal::UniqueFd marker_fd_; // holds the note locked while the turn runs
     uid_t box_uid_;
     gid_t box_gid_;
     uid_t owner_uid_ = 0;

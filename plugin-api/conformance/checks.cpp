@@ -1,6 +1,7 @@
 #include "checks.h"
 
 #include <cstdio>
+#include <iostream>
 
 #include "host_probe.h"
 
@@ -79,11 +80,15 @@ void Conformance::TearDown() {
         try {
             for (const auto& l : instance_->list(check_prefix())) labels.push_back(l);
         } catch (...) {
+            std::cerr << "radial-conformance: cleanup: listing '" << check_prefix()
+                      << "' failed: " << describe_current_exception() << "\n";
         }
         for (const auto& l : labels) {
             try {
                 instance_->kill(l);
             } catch (...) {
+                std::cerr << "radial-conformance: cleanup: kill('" << l
+                          << "') failed: " << describe_current_exception() << "\n";
             }
         }
         instance_.reset();

@@ -197,6 +197,8 @@ std::vector<std::string> Harness::remove_leftovers() {
                 for (auto& l : client->list_by_label(prefix)) targets.push_back(l);
                 o.listed = true;
             } catch (...) {
+                std::cerr << "radial-conformance: cleanup: list_by_label('" << prefix
+                          << "') failed: " << describe_current_exception() << "\n";
             }
             // Without the plugin's list or a probe, every label handed out is a candidate.
             if (!o.listed && seen.empty()) targets = noted;
@@ -204,6 +206,8 @@ std::vector<std::string> Harness::remove_leftovers() {
                 try {
                     client->kill(l);
                 } catch (...) {
+                    std::cerr << "radial-conformance: cleanup: kill('" << l
+                              << "') failed: " << describe_current_exception() << "\n";
                 }
             }
             return o;

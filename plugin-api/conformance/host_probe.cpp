@@ -171,18 +171,9 @@ std::vector<std::string> all_cmdlines() {
     return out;
 }
 
-TempDir::TempDir(const std::string& prefix) {
-    std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr)
-        throw std::runtime_error("creating a temporary directory under /tmp failed: " +
-                                 std::string(std::strerror(errno)));
-    path_ = tmpl;
+TempDir::TempDir(const std::string& prefix)
+    : dir_("/tmp", prefix + "-"), path_(dir_.path().string()) {
     ::chmod(path_.c_str(), 0755);
-}
-
-TempDir::~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
 }
 
 std::string TempDir::subdir(const std::string& name, unsigned mode) const {

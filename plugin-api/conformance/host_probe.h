@@ -3,6 +3,8 @@
 // §5.11).
 #pragma once
 
+#include <radial/internal/temp_dir.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -40,8 +42,8 @@ CommandResult run_command(const std::string& script, const std::vector<std::stri
 // Mode 0755; callers open up subdirectories for the box user as they need.
 class TempDir {
 public:
+    // Creates "/tmp/<prefix>-XXXXXX", mode 0755. Throws std::system_error naming the path.
     explicit TempDir(const std::string& prefix);
-    ~TempDir();
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
 
@@ -54,6 +56,7 @@ public:
     bool read(const std::string& name, std::string& content) const;
 
 private:
+    internal::TempDir dir_; // the one temp-dir owner (docs/design.md §14.6)
     std::string path_;
 };
 

@@ -1,5 +1,7 @@
 #include "plugin_calls.h"
 
+#include <iostream>
+
 #include "harness.h"
 
 namespace radial::conformance {
@@ -81,6 +83,9 @@ Instance::~Instance() {
         try {
             kill(label);
         } catch (...) {
+            // The wait below reports a run that does not end; this says why it may not.
+            std::cerr << "radial-conformance: cleanup: kill('" << label
+                      << "') failed: " << describe_current_exception() << "\n";
         }
         if (!call.wait_for(std::chrono::seconds(10) + budget() / 4))
             Harness::get().hang("run of '" + label + "' did not return after kill('" + label +

@@ -36,8 +36,8 @@ using plugin_support::Ending;
 using plugin_support::ending_text;
 
 // The exec script in an anonymous memory file: the exec's stdin, on no disk and no argv.
-UniqueFd script_memfd(const std::string& script) {
-    UniqueFd fd(::memfd_create("radial-exec-script", MFD_CLOEXEC));
+internal::UniqueFd script_memfd(const std::string& script) {
+    internal::UniqueFd fd(::memfd_create("radial-exec-script", MFD_CLOEXEC));
     if (!fd.valid())
         throw Error(RADIAL_E_INTERNAL, std::string("preparing the exec script: memfd_create: ") +
                                            std::strerror(errno) + "; raise the open-file limit");
@@ -73,9 +73,9 @@ private:
     milliseconds budget(std::uint64_t step_budget_ms) const;
     bool step(const std::vector<std::string>& args, std::uint64_t step_budget_ms,
               const std::string& what, std::string_view fix);
-    ExitStatus exec(const std::vector<std::string>& args, UniqueFd script);
+    ExitStatus exec(const std::vector<std::string>& args, internal::UniqueFd script);
     void pump(ChildProcess& child);
-    void read_chunk(UniqueFd& fd, std::uint32_t stream);
+    void read_chunk(internal::UniqueFd& fd, std::uint32_t stream);
     void begin_stop(Ending why, Clock::time_point now);
     void escalate(ChildProcess& child, Clock::time_point now);
     void tear_down();
@@ -116,7 +116,7 @@ radial::plugin::RunResult SandboxRun::execute() {
     for (std::uint32_t port : spec_.host_ports)
         policies.push_back(sbx_policy_args(name_, port, features));
     const std::vector<std::string> exec_args = sbx_exec_args(name_, features);
-    UniqueFd script = script_memfd(sbx_exec_script(spec_));
+    internal::UniqueFd script = script_memfd(sbx_exec_script(spec_));
     check_mount_sources();
     if (spec_.timeout_ms != 0 && spec_.timeout_ms < (1ull << 40))
         timeout_at_ = started + milliseconds(spec_.timeout_ms);
@@ -217,7 +217,7 @@ bool SandboxRun::step(const std::vector<std::string>& args, std::uint64_t step_b
     throw cli_.failure(r, what, b, RADIAL_E_INTERNAL, fix);
 }
 
-ExitStatus SandboxRun::exec(const std::vector<std::string>& args, UniqueFd script) {
+ExitStatus SandboxRun::exec(const std::vector<std::string>& args, internal::UniqueFd script) {
     host_.debug("running " + box() + " in " + sandbox() + ": sbx " +
                 plugin_support::argv_for_log(args) + " (the exec script goes on stdin)");
     ChildProcess child = cli_.executor().start(args, std::move(script));
@@ -232,8 +232,8 @@ ExitStatus SandboxRun::exec(const std::vector<std::string>& args, UniqueFd scrip
 }
 
 void SandboxRun::pump(ChildProcess& child) {
-    UniqueFd& out = child.stdout_pipe();
-    UniqueFd& err = child.stderr_pipe();
+    internal::UniqueFd& out = child.stdout_pipe();
+    internal::UniqueFd& err = child.stderr_pipe();
     std::optional<Clock::time_point> drain_until;
     for (;;) {
         auto now = Clock::now();
@@ -302,7 +302,7 @@ void SandboxRun::pump(ChildProcess& child) {
     }
 }
 
-void SandboxRun::read_chunk(UniqueFd& fd, std::uint32_t stream) {
+void SandboxRun::read_chunk(internal::UniqueFd& fd, std::uint32_t stream) {
     ssize_t n = ::read(fd.get(), buffer_.data(), buffer_.size());
     if (n > 0) {
         // Output::write is false when the sink asked to stop, and also when there is no sink at

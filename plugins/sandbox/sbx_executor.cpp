@@ -30,7 +30,7 @@ CliOutput ProcessSbxExecutor::invoke(const std::vector<std::string>& args,
 }
 
 ChildProcess ProcessSbxExecutor::start(const std::vector<std::string>& args,
-                                       UniqueFd stdin_source) {
+                                       internal::UniqueFd stdin_source) {
     ChildProcess::Options options;
     options.stdin_source = std::move(stdin_source);
     options.missing_fix = kMissingFix;

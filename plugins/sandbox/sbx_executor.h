@@ -14,9 +14,9 @@
 
 namespace radial::sandbox {
 
+using internal::UniqueFd;
 using plugin_support::ChildProcess;
 using plugin_support::CliOutput;
-using plugin_support::UniqueFd;
 
 // Starts sbx. Tests substitute a scripted one; the runtime holds one for its whole life.
 // [thread-safe]: both methods may be called from several threads at once.
@@ -34,7 +34,8 @@ public:
     // Starts `sbx <args>` (the exec) with `stdin_source` as its stdin and its stdout and stderr on
     // two pipes, for the caller to stream; the caller owns, ends and reaps the child.
     // Throws radial::plugin::Error(RADIAL_E_UNAVAILABLE, "binary") when sbx cannot be started.
-    virtual ChildProcess start(const std::vector<std::string>& args, UniqueFd stdin_source) = 0;
+    virtual ChildProcess start(const std::vector<std::string>& args,
+                               internal::UniqueFd stdin_source) = 0;
 };
 
 // The variables of radiald's environment that an sbx client inherits, if set: what the CLI needs
@@ -59,7 +60,8 @@ public:
 
     CliOutput invoke(const std::vector<std::string>& args, std::chrono::milliseconds budget,
                      int cancel_fd) override;
-    ChildProcess start(const std::vector<std::string>& args, UniqueFd stdin_source) override;
+    ChildProcess start(const std::vector<std::string>& args,
+                       internal::UniqueFd stdin_source) override;
 
     // The executable for the binary (plugin_support::find_executable), or throws
     // Error(RADIAL_E_UNAVAILABLE, "binary") naming it and run.sandbox.binary.

@@ -31,8 +31,8 @@ namespace {
 constexpr int kNotReaped = 0x017f;
 
 struct Pipe {
-    UniqueFd read;
-    UniqueFd write;
+    internal::UniqueFd read;
+    internal::UniqueFd write;
 };
 
 Pipe make_pipe(const char* what) {
@@ -41,7 +41,7 @@ Pipe make_pipe(const char* what) {
         throw radial::plugin::Error(
             RADIAL_E_INTERNAL, std::string("creating the ") + what + " pipe for a child process: " +
                                    std::strerror(errno) + "; raise the open-file limit");
-    Pipe p{UniqueFd(fds[0]), UniqueFd(fds[1])};
+    Pipe p{internal::UniqueFd(fds[0]), internal::UniqueFd(fds[1])};
     int flags = ::fcntl(p.read.get(), F_GETFL);
     ::fcntl(p.read.get(), F_SETFL, flags | O_NONBLOCK);
     return p;
@@ -107,7 +107,7 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe,
                                  Options options) {
     Pipe out = make_pipe("stdout");
     Pipe err = make_pipe("stderr");
-    UniqueFd stdin_source = std::move(options.stdin_source);
+    internal::UniqueFd stdin_source = std::move(options.stdin_source);
     if (!stdin_source.valid()) {
         stdin_source.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
         if (!stdin_source.valid())
@@ -157,7 +157,8 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe,
     return ChildProcess(std::move(child), std::move(out.read), std::move(err.read));
 }
 
-ChildProcess::ChildProcess(std::unique_ptr<bp::child> child, UniqueFd out, UniqueFd err)
+ChildProcess::ChildProcess(std::unique_ptr<bp::child> child, internal::UniqueFd out,
+                           internal::UniqueFd err)
     : child_(std::move(child)), out_(std::move(out)), err_(std::move(err)) {
     // pidfd_open returns an O_CLOEXEC descriptor; ENOSYS on old kernels leaves exit_fd_ empty.
     exit_fd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, child_->id(), 0)));

@@ -3,6 +3,7 @@
 // a process.
 #pragma once
 
+#include <radial/internal/unique_fd.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -12,8 +13,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "support/unique_fd.h"
 
 namespace boost::process {
 class child;
@@ -46,7 +45,7 @@ public:
         // The child's stdin (the parent's copy is closed once the child has started), e.g. a
         // memfd holding a script (docs/design.md §6.3: the environment goes over stdin, never on
         // argv). Invalid: /dev/null.
-        UniqueFd stdin_source;
+        internal::UniqueFd stdin_source;
         // The fix named when `exe` cannot be started, e.g. "install the docker CLI or set
         // run.docker.binary".
         std::string missing_fix = "install it or fix the configured path";
@@ -77,8 +76,8 @@ public:
 
     pid_t pid() const noexcept;
     // Read ends of the child's stdout and stderr; reset() one to close it (e.g. at EOF).
-    UniqueFd& stdout_pipe() noexcept { return out_; }
-    UniqueFd& stderr_pipe() noexcept { return err_; }
+    internal::UniqueFd& stdout_pipe() noexcept { return out_; }
+    internal::UniqueFd& stderr_pipe() noexcept { return err_; }
     // A pidfd that becomes readable when the child exits, or -1 when the kernel has none
     // (callers then poll try_reap on a short interval).
     int exit_fd() const noexcept { return exit_fd_.get(); }
@@ -95,12 +94,13 @@ public:
 
 private:
     void kill_group() noexcept;
-    ChildProcess(std::unique_ptr<boost::process::child> child, UniqueFd out, UniqueFd err);
+    ChildProcess(std::unique_ptr<boost::process::child> child, internal::UniqueFd out,
+                 internal::UniqueFd err);
 
     std::unique_ptr<boost::process::child> child_;
-    UniqueFd out_;
-    UniqueFd err_;
-    UniqueFd exit_fd_;
+    internal::UniqueFd out_;
+    internal::UniqueFd err_;
+    internal::UniqueFd exit_fd_;
     std::optional<ExitStatus> status_;
 };
 

@@ -21,7 +21,7 @@ constexpr std::size_t kMaxErr = 64u << 10;
 constexpr auto kDrainAfterExit = std::chrono::seconds(1);
 
 // Reads what is available on `fd` into `sink`; closes `fd` at EOF or on error.
-void drain_into(UniqueFd& fd, std::string& sink, std::size_t cap, bool keep_tail) {
+void drain_into(internal::UniqueFd& fd, std::string& sink, std::size_t cap, bool keep_tail) {
     char buf[16384];
     for (;;) {
         ssize_t n = ::read(fd.get(), buf, sizeof buf);

@@ -21,39 +21,32 @@ std::filesystem::path temp_root() {
     return ec ? std::filesystem::path("/tmp") : root;
 }
 
-UniqueFd open_dir(const std::filesystem::path& path) {
-    return UniqueFd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+internal::UniqueFd open_dir(const std::filesystem::path& path) {
+    return internal::UniqueFd(
+        ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
+
+// The directory, or plugin::Error naming the path and what to check.
+internal::TempDir make_dir(std::string_view prefix) {
+    try {
+        return internal::TempDir(temp_root(), prefix);
+    } catch (const std::system_error& e) {
+        throw radial::plugin::Error(RADIAL_E_INTERNAL,
+                                    std::string(e.what()) + "; check TMPDIR and its free space");
+    }
 }
 
 } // namespace
 
-TempDir::TempDir(std::string_view prefix) {
-    std::string tmpl = (temp_root() / (std::string(prefix) + "XXXXXX")).string();
-    if (::mkdtemp(tmpl.data()) == nullptr)
-        throw radial::plugin::Error(RADIAL_E_INTERNAL, "creating a private directory '" + tmpl +
-                                                           "': " + std::strerror(errno) +
-                                                           "; check TMPDIR and its free space");
-    path_ = tmpl;
-    lock_ = open_dir(path_);
+TempDir::TempDir(std::string_view prefix) : dir_(make_dir(prefix)) {
+    lock_ = open_dir(dir_.path());
     if (!lock_.valid() || ::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) {
         const int err = errno;
-        std::error_code ec;
-        std::filesystem::remove(path_, ec);
-        throw radial::plugin::Error(RADIAL_E_INTERNAL, "locking the private directory '" + tmpl +
-                                                           "': " + std::strerror(err) +
-                                                           "; check TMPDIR's file system");
+        // dir_ removes the directory as this constructor unwinds.
+        throw radial::plugin::Error(
+            RADIAL_E_INTERNAL, "locking the private directory '" + dir_.path().string() +
+                                   "': " + std::strerror(err) + "; check TMPDIR's file system");
     }
-}
-
-TempDir::TempDir(TempDir&& other) noexcept
-    : path_(std::move(other.path_)), lock_(std::move(other.lock_)) {
-    other.path_.clear();
-}
-
-TempDir::~TempDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec); // the lock goes with lock_, after the tree
 }
 
 std::size_t remove_abandoned_temp_dirs(std::string_view prefix) noexcept {
@@ -71,7 +64,7 @@ std::size_t remove_abandoned_temp_dirs(std::string_view prefix) noexcept {
             std::error_code time_ec;
             auto modified = std::filesystem::last_write_time(path, time_ec);
             if (time_ec || now - modified < kAbandonedAfter) continue;
-            UniqueFd dir = open_dir(path);
+            internal::UniqueFd dir = open_dir(path);
             // Held by a live TempDir: EWOULDBLOCK. Ours now: nobody owns it any more.
             if (!dir.valid() || ::flock(dir.get(), LOCK_EX | LOCK_NB) != 0) continue;
             // The name must still be the directory examined above and now locked.

@@ -2,17 +2,19 @@
 // the sweep that removes those a killed process left behind.
 #pragma once
 
+#include <radial/internal/temp_dir.h>
+#include <radial/internal/unique_fd.h>
+
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <string_view>
 
-#include "support/unique_fd.h"
-
 namespace radial::plugin_support {
 
 // A directory created with mode 0700 (mkdtemp) under $TMPDIR (or /tmp), removed with everything
-// in it when the owner goes out of scope. While it exists its owner holds an exclusive flock(2)
+// in it when the owner goes out of scope (it is a radial::internal::TempDir, the one temp-dir
+// owner, docs/design.md §14.6, plus a lock). While it exists its owner holds an exclusive flock(2)
 // on it, which the kernel drops when the process dies however it dies (SIGKILL included): that
 // is how remove_abandoned_temp_dirs tells a live run's directory from a dead one's, across pid
 // namespaces too (not across machines: a $TMPDIR shared over NFS is not supported). Move-only.
@@ -22,18 +24,20 @@ public:
     // Creates and locks "<tmp>/<prefix>XXXXXX". Throws radial::plugin::Error(RADIAL_E_INTERNAL)
     // naming the path when the directory cannot be created or locked.
     explicit TempDir(std::string_view prefix);
-    TempDir(TempDir&& other) noexcept;
+    TempDir(TempDir&& other) noexcept = default;
     TempDir& operator=(TempDir&&) = delete;
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
-    // Removes the directory tree; errors are ignored (nothing useful can be done with them).
-    ~TempDir();
+    // Removes the directory tree, then drops the lock; errors are ignored (nothing useful can be
+    // done with them).
+    ~TempDir() = default;
 
-    const std::filesystem::path& path() const noexcept { return path_; }
+    const std::filesystem::path& path() const noexcept { return dir_.path(); }
 
 private:
-    std::filesystem::path path_;
-    UniqueFd lock_; // the directory itself, flock(LOCK_EX)ed
+    // Declared first, destroyed last: the lock is held until the tree is gone.
+    internal::UniqueFd lock_; // the directory itself, flock(LOCK_EX)ed
+    internal::TempDir dir_;
 };
 
 // How old (by mtime) a directory must be before remove_abandoned_temp_dirs considers it: longer

@@ -1,7 +1,7 @@
 // plugins/support/wake_event.h — an eventfd that lets one thread wake another's poll() loop.
 #pragma once
 
-#include "support/unique_fd.h"
+#include <radial/internal/unique_fd.h>
 
 namespace radial::plugin_support {
 
@@ -21,7 +21,7 @@ public:
     int fd() const noexcept { return fd_.get(); }
 
 private:
-    UniqueFd fd_;
+    internal::UniqueFd fd_;
 };
 
 } // namespace radial::plugin_support

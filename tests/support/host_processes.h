@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -139,15 +140,12 @@ public:
     ProcessWatch() = default;
     ProcessWatch(const ProcessWatch&) = delete;
     ProcessWatch& operator=(const ProcessWatch&) = delete;
-    ~ProcessWatch() {
-        for (int fd : fds_) ::close(fd);
-    }
 
     // Starts watching `pid`; false when it is already gone.
     bool add(pid_t pid) {
-        int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-        if (fd < 0) return false;
-        fds_.push_back(fd);
+        internal::UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+        if (!fd) return false;
+        fds_.push_back(std::move(fd));
         return true;
     }
     std::size_t size() const { return fds_.size(); }
@@ -156,15 +154,15 @@ public:
     // has exited).
     std::size_t alive() const {
         std::size_t n = 0;
-        for (int fd : fds_) {
-            pollfd p{fd, POLLIN, 0};
+        for (const auto& fd : fds_) {
+            pollfd p{fd.get(), POLLIN, 0};
             if (::poll(&p, 1, 0) == 0) ++n;
         }
         return n;
     }
 
 private:
-    std::vector<int> fds_;
+    std::vector<internal::UniqueFd> fds_;
 };
 
 } // namespace radial::test

@@ -1,27 +1,21 @@
 // tests/support/temp_dir.h — a private temporary directory removed with everything in it when
-// the owner goes out of scope. Short paths under /tmp (the 108-byte sun_path limit).
+// the owner goes out of scope (a radial::internal::TempDir, the one temp-dir owner,
+// docs/design.md §14.6). Short paths under /tmp (the 108-byte sun_path limit).
 #pragma once
 
-#include <stdlib.h>
+#include <radial/internal/temp_dir.h>
 
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 #include <string>
 
 namespace radial::test {
 
 class TempDir {
 public:
-    explicit TempDir(const std::string& prefix = "radial") {
-        std::string tmpl = "/tmp/" + prefix + "-XXXXXX";
-        if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-        path_ = tmpl;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path_, ec);
-    }
+    // Throws std::system_error naming the path when mkdtemp fails.
+    explicit TempDir(const std::string& prefix = "radial")
+        : dir_("/tmp", prefix + "-"), path_(dir_.path().string()) {}
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
 
@@ -36,6 +30,7 @@ public:
     }
 
 private:
+    internal::TempDir dir_;
     std::string path_;
 };
 

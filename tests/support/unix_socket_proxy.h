@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -30,27 +31,24 @@ public:
     // Listens on `path` (created; removed by the destructor) and forwards to `target`.
     UnixSocketProxy(std::string path, std::string target)
         : path_(std::move(path)), target_(std::move(target)) {
-        listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        listen_fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
         sockaddr_un a = address(path_);
-        if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-            ::listen(listen_fd_, 64) != 0)
+        if (!listen_fd_ ||
+            ::bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+            ::listen(listen_fd_.get(), 64) != 0)
             throw std::runtime_error("proxy: cannot listen on " + path_ + ": " +
                                      std::strerror(errno));
-        if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0)
+        int wake[2];
+        if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0)
             throw std::runtime_error(std::string("proxy: pipe2: ") + std::strerror(errno));
+        wake_read_.reset(wake[0]);
+        wake_write_.reset(wake[1]);
         thread_ = std::thread([this] { loop(); });
     }
     ~UnixSocketProxy() {
         stop_ = true;
         poke();
-        thread_.join();
-        for (auto& [a, b] : pairs_) {
-            ::close(a);
-            ::close(b);
-        }
-        ::close(listen_fd_);
-        ::close(wake_[0]);
-        ::close(wake_[1]);
+        thread_.join(); // the owned descriptors close after this
         ::unlink(path_.c_str());
     }
     UnixSocketProxy(const UnixSocketProxy&) = delete;
@@ -84,14 +82,13 @@ private:
     }
     void poke() {
         char b = 1;
-        [[maybe_unused]] ssize_t n = ::write(wake_[1], &b, 1);
+        [[maybe_unused]] ssize_t n = ::write(wake_write_.get(), &b, 1);
     }
-    int connect_target() const {
-        int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    internal::UniqueFd connect_target() const {
+        internal::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
         sockaddr_un a = address(target_);
-        if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) return fd;
-        if (fd >= 0) ::close(fd);
-        return -1;
+        if (fd && ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) return fd;
+        return internal::UniqueFd();
     }
     // Copies what is readable from `from` to `to`; false when the connection is over.
     static bool pump(int from, int to) {
@@ -125,63 +122,51 @@ private:
     }
     void loop() {
         while (!stop_) {
-            if (cut_) {
-                for (auto& [a, b] : pairs_) {
-                    ::close(a);
-                    ::close(b);
-                }
-                pairs_.clear();
-            }
-            std::vector<pollfd> fds{{wake_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+            if (cut_) pairs_.clear();
+            std::vector<pollfd> fds{{wake_read_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}};
             for (auto& [a, b] : pairs_) {
-                fds.push_back({a, POLLIN, 0});
-                fds.push_back({b, POLLIN, 0});
+                fds.push_back({a.get(), POLLIN, 0});
+                fds.push_back({b.get(), POLLIN, 0});
             }
             ++rounds_;
             if (::poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) return;
             if (fds[0].revents != 0) {
                 char b[64];
-                while (::read(wake_[0], b, sizeof(b)) > 0) {
+                while (::read(wake_read_.get(), b, sizeof(b)) > 0) {
                 }
             }
-            std::vector<std::pair<int, int>> keep;
+            std::vector<std::pair<internal::UniqueFd, internal::UniqueFd>> keep;
             for (std::size_t i = 0; i < pairs_.size(); ++i) {
-                auto [a, b] = pairs_[i];
+                auto& [a, b] = pairs_[i];
                 bool ok = true;
-                if (fds[2 + 2 * i].revents != 0) ok = !refused_removal(a) && pump(a, b);
-                if (ok && fds[3 + 2 * i].revents != 0) ok = pump(b, a);
-                if (ok) {
-                    keep.push_back({a, b});
-                } else {
-                    ::close(a);
-                    ::close(b);
-                }
+                if (fds[2 + 2 * i].revents != 0)
+                    ok = !refused_removal(a.get()) && pump(a.get(), b.get());
+                if (ok && fds[3 + 2 * i].revents != 0) ok = pump(b.get(), a.get());
+                if (ok) keep.emplace_back(std::move(a), std::move(b)); // else both close here
             }
             pairs_ = std::move(keep);
             if (fds[1].revents != 0) {
                 for (;;) {
-                    int c = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-                    if (c < 0) break;
+                    internal::UniqueFd c(
+                        ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+                    if (!c) break;
                     ++accepted_;
-                    int t = cut_ ? -1 : connect_target();
-                    if (t < 0) {
-                        ::close(c);
-                        continue;
-                    }
-                    pairs_.push_back({c, t});
+                    internal::UniqueFd t = cut_ ? internal::UniqueFd() : connect_target();
+                    if (!t) continue; // refused: c closes here
+                    pairs_.emplace_back(std::move(c), std::move(t));
                 }
             }
         }
     }
 
     std::string path_, target_;
-    int listen_fd_ = -1;
-    int wake_[2] = {-1, -1};
+    internal::UniqueFd listen_fd_, wake_read_, wake_write_;
     std::atomic<bool> stop_{false}, cut_{false}, refuse_removals_{false};
     std::atomic<std::uint64_t> rounds_{0};
     std::atomic<std::size_t> accepted_{0};
-    std::vector<std::pair<int, int>> pairs_; // (client, engine); the thread's own
-    std::thread thread_;                     // last: starts once the rest is set
+    std::vector<std::pair<internal::UniqueFd, internal::UniqueFd>>
+        pairs_;          // (client, engine); the thread's own
+    std::thread thread_; // last: starts once the rest is set
 };
 
 } // namespace radial::test

@@ -64,13 +64,14 @@ const char* entry_name(Entry e) {
     return "?";
 }
 
-// The exit status each command documents for a startup failure.
+// The exit status for a startup failure (docs/design.md §14.4): 125 for `radiald turn`, 1 for the
+// others — the config parsed, the runtime refused it.
 int refusal_status(Entry e) {
     switch (e) {
         case Entry::turn: return 125;
         case Entry::run: return 1;
         case Entry::reconcile: return 1;
-        case Entry::submit: return 2;
+        case Entry::submit: return 1;
     }
     return -1;
 }

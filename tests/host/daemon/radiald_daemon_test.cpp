@@ -311,6 +311,76 @@ TEST(RadialdTurn, UsesThePersistedInstanceId) {
     EXPECT_EQ(rec["terminal"]["label"], "radial-turn-" + instance + "-adhoc");
 }
 
+// docs/design.md §14.4: the commands other than `radiald turn` exit 2 for usage or config, 1 when
+// they ran and what they were asked for failed — a journal that cannot be read, a spool that
+// cannot be written, a turn that does not exist.
+struct ExitStatusSetup : FakeSetup {
+    using FakeSetup::FakeSetup;
+    test::ProcessResult radiald(std::vector<std::string> args) const {
+        args.insert(args.begin(), RADIALD_PATH);
+        args.insert(args.begin() + 2, {"--config", config()});
+        return test::run_process(args, {}, 30s);
+    }
+    // A journal file that is not an SQLite database.
+    void break_journal() const {
+        fs::create_directories(state_dir());
+        dir().write("state/journal.sqlite3", "this is not a journal, and not empty either\n");
+    }
+    std::string request() const { return dir().write("request.toml", turn_file("[\"echo\"]")); }
+};
+
+TEST(RadialdExitStatus, AConfigErrorIsTwoForEveryReadingCommand) {
+    ExitStatusSetup s("maxConcurentTurns = 3\n");
+    for (std::vector<std::string> args : {std::vector<std::string>{"records", "t1"},
+                                          {"turns"},
+                                          {"status"},
+                                          {"submit", s.request()},
+                                          {"reconcile"},
+                                          {"run"}}) {
+        auto r = s.radiald(args);
+        EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+        EXPECT_THAT(r.err, HasSubstr("radiald[config] error: " + s.config() + ":")) << args[0];
+        EXPECT_THAT(r.err, HasSubstr(": run.maxConcurentTurns: unknown key")) << args[0];
+    }
+}
+
+TEST(RadialdExitStatus, AnUnreadableJournalIsOne) {
+    ExitStatusSetup s;
+    s.break_journal();
+    for (std::vector<std::string> args : {std::vector<std::string>{"records", "t1"},
+                                          {"turns"},
+                                          {"status"},
+                                          {"submit", s.request()}}) {
+        auto r = s.radiald(args);
+        EXPECT_EQ(r.exit_code, 1) << args[0] << ": " << r.err;
+        EXPECT_THAT(r.err, HasSubstr("radiald[journal] error: ")) << args[0];
+        EXPECT_THAT(r.err, HasSubstr(s.state_dir() + "/journal.sqlite3")) << args[0];
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args[0] << ": " << r.err;
+    }
+}
+
+TEST(RadialdExitStatus, AnUnknownTurnOrNoJournalIsOne) {
+    ExitStatusSetup s;
+    auto none = s.radiald({"records", "t1"});
+    EXPECT_EQ(none.exit_code, 1) << none.err;
+    EXPECT_THAT(none.err, HasSubstr("no journal at"));
+    s.submit(turn_file("[\"echo\"]", "id = \"known\"\n"));
+    auto unknown = s.radiald({"records", "unknown"});
+    EXPECT_EQ(unknown.exit_code, 1) << unknown.err;
+    EXPECT_THAT(unknown.err, HasSubstr("no turn 'unknown' in the journal"));
+    EXPECT_EQ(s.radiald({"records", "known"}).exit_code, 0);
+}
+
+TEST(RadialdExitStatus, ASpoolThatCannotTakeTheRequestIsOneAndNothingIsJournaled) {
+    ExitStatusSetup s;
+    fs::create_directories(s.state_dir());
+    s.dir().write("state/spool", "a file where the spool directory belongs\n");
+    auto r = s.radiald({"submit", s.request()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("radiald[spool] error: "));
+    EXPECT_EQ(r.out, "");
+}
+
 // C-22: a user who may not read the state directory asks `radiald status` while the daemon runs.
 // "not running" would be a confident wrong answer: it must say it cannot tell, name the path and
 // the permission, and exit non-zero — whether it trips over the instance id or over the lock.
@@ -325,7 +395,7 @@ TEST(RadialdStatus, C22_CannotTellIsNotNotRunning) {
             test::run_process({"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
                                RADIALD_PATH, "status", "--config", s.config()},
                               {}, 30s);
-        EXPECT_EQ(as_nobody.exit_code, 2) << as_nobody.out << as_nobody.err;
+        EXPECT_EQ(as_nobody.exit_code, 1) << as_nobody.out << as_nobody.err;
         EXPECT_THAT(as_nobody.out, Not(HasSubstr("not running")));
         EXPECT_THAT(as_nobody.err, HasSubstr(s.state_dir()));
         EXPECT_THAT(as_nobody.err, HasSubstr("Permission denied"));

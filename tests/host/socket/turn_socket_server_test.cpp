@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -44,28 +45,8 @@ constexpr gid_t kBoxGid = 12345;
 constexpr uid_t kOtherUid = 12346;
 const std::string kType = "turn.result";
 
-// Owns one fd; closes it on scope exit.
-class UniqueFd {
-public:
-    explicit UniqueFd(int fd = -1) : fd_(fd) {}
-    UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    UniqueFd& operator=(UniqueFd&& o) noexcept {
-        reset(std::exchange(o.fd_, -1));
-        return *this;
-    }
-    ~UniqueFd() { reset(); }
-    int get() const { return fd_; }
-    void reset(int fd = -1) {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = fd;
-    }
-
-private:
-    int fd_;
-};
-
-UniqueFd connect_unix(const std::string& path) {
-    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+internal::UniqueFd connect_unix(const std::string& path) {
+    internal::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
@@ -700,7 +681,7 @@ TEST_F(TurnSocketServerTest, GoodClientIsServedWhileSilentClientsHang) {
     o.max_connections = 1;
     o.auth_timeout = 10s;
     TurnSocketServer server(std::move(o), recorded_.sink());
-    std::vector<UniqueFd> silent;
+    std::vector<internal::UniqueFd> silent;
     for (int i = 0; i < 3; ++i) silent.push_back(connect_unix(socket_path()));
     const auto start = Clock::now();
     EXPECT_EQ(post_unix(socket_path(), token_, kGood).status, 201);
@@ -803,7 +784,7 @@ TEST_F(TurnSocketServerTest, C13_ASquatterWithoutTheTokenCannotStarveTheBox) {
     std::atomic<int> reopened{0};
     std::thread squatter([&] {
         auto open = [port] {
-            UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+            internal::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
             sockaddr_in addr{};
             addr.sin_family = AF_INET;
             addr.sin_port = htons(port);
@@ -812,7 +793,7 @@ TEST_F(TurnSocketServerTest, C13_ASquatterWithoutTheTokenCannotStarveTheBox) {
                 fd.reset();
             return fd;
         };
-        std::vector<UniqueFd> held(12);
+        std::vector<internal::UniqueFd> held(12);
         while (!stop) {
             for (auto& fd : held)
                 if (fd.get() < 0 || !still_open(fd.get())) {
@@ -846,7 +827,7 @@ TEST_F(TurnSocketServerTest, C13_ASquatterWithoutTheTokenCannotStarveTheBox) {
 }
 
 TEST_F(TurnSocketServerTest, DestructionIsNotDelayedByHangingClients) {
-    std::vector<UniqueFd> clients;
+    std::vector<internal::UniqueFd> clients;
     std::optional<TurnSocketServer> server;
     server.emplace(unix_options(socket_path()), recorded_.sink()); // request_timeout 10 s
     for (int i = 0; i < 4; ++i) clients.push_back(connect_unix(socket_path()));

@@ -95,7 +95,8 @@ public:
         return a ? a(args) : answer("");
     }
 
-    ChildProcess start(const std::vector<std::string>& args, UniqueFd stdin_source) override {
+    ChildProcess start(const std::vector<std::string>& args,
+                       internal::UniqueFd stdin_source) override {
         std::vector<std::string> program;
         {
             std::lock_guard lock(mutex_);

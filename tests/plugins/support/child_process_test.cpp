@@ -33,7 +33,7 @@ Finished finish(ChildProcess& child) {
     while (child.stdout_pipe().valid() || child.stderr_pipe().valid()) {
         pollfd fds[2];
         nfds_t n = 0;
-        UniqueFd* owners[2];
+        internal::UniqueFd* owners[2];
         std::string* sinks[2];
         if (child.stdout_pipe().valid()) {
             owners[n] = &child.stdout_pipe(), sinks[n] = &f.out;
@@ -110,7 +110,7 @@ TEST(plugin_support_child_process, StdinIsDevNull) {
 TEST(plugin_support_child_process, StdinComesFromTheGivenDescriptorAndIsClosedInTheParent) {
     int fds[2];
     ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-    UniqueFd read_end(fds[0]), write_end(fds[1]);
+    internal::UniqueFd read_end(fds[0]), write_end(fds[1]);
     const std::string script = "echo 'from stdin: $x `y`'\n";
     ASSERT_EQ(::write(write_end.get(), script.data(), script.size()),
               static_cast<ssize_t>(script.size()));

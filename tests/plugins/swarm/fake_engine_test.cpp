@@ -3,6 +3,8 @@
 // messages, deadlines, and request paths. No Docker Engine needed.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <radial/internal/temp_dir.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "engine_api/engine_client.h"
@@ -43,35 +46,31 @@ public:
 
     FakeEngine(Route route, bool tcp) : route_(std::move(route)) {
         if (tcp) {
-            fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            fd_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
             sockaddr_in a{};
             a.sin_family = AF_INET;
             a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-            EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+            EXPECT_EQ(::bind(fd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
             socklen_t n = sizeof(a);
-            ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n);
+            ::getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&a), &n);
             address_ = "tcp://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
         } else {
-            char tmpl[] = "/tmp/radial-fake-engine-XXXXXX";
-            dir_ = ::mkdtemp(tmpl);
-            std::string path = dir_ + "/docker.sock";
-            fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            dir_.emplace("/tmp", "radial-fake-engine-");
+            std::string path = dir_->path().string() + "/docker.sock";
+            fd_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
             sockaddr_un a{};
             a.sun_family = AF_UNIX;
             std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
-            EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+            EXPECT_EQ(::bind(fd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
             address_ = "unix://" + path;
         }
-        ::listen(fd_, 16);
+        ::listen(fd_.get(), 16);
         thread_ = std::thread([this] { serve(); });
     }
     ~FakeEngine() {
         stop_ = true;
-        ::shutdown(fd_, SHUT_RDWR);
-        thread_.join();
-        ::close(fd_);
-        for (int c : held_) ::close(c);
-        if (!dir_.empty()) std::filesystem::remove_all(dir_);
+        ::shutdown(fd_.get(), SHUT_RDWR);
+        thread_.join(); // then fd_, held_ and dir_ go
     }
     const std::string& address() const { return address_; }
     std::vector<std::string> requests() {
@@ -82,8 +81,9 @@ public:
 private:
     void serve() {
         while (!stop_) {
-            int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (c < 0) return;
+            internal::UniqueFd conn(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+            if (!conn) return;
+            const int c = conn.get();
             std::string req;
             char buf[4096];
             while (req.find("\r\n\r\n") == std::string::npos) {
@@ -101,7 +101,7 @@ private:
             }
             Answer a = route_(method, path);
             if (a.silent) {
-                held_.push_back(c);
+                held_.push_back(std::move(conn));
                 continue;
             }
             if (a.wait_for_release) {
@@ -119,7 +119,6 @@ private:
                 a.wait_for_release();
                 std::string tail = chunk(a.rest) + "0\r\n\r\n";
                 (void)!::send(c, tail.data(), tail.size(), MSG_NOSIGNAL);
-                ::close(c);
                 continue;
             }
             std::string res = "HTTP/1.1 " + std::to_string(a.status) +
@@ -127,18 +126,19 @@ private:
                               std::to_string(a.body.size()) + "\r\nConnection: close\r\n\r\n" +
                               a.body;
             (void)!::send(c, res.data(), res.size(), MSG_NOSIGNAL);
-            ::close(c);
         }
     }
 
     Route route_;
-    int fd_ = -1;
-    std::string dir_, address_;
+    std::optional<internal::TempDir>
+        dir_; // before fd_: the socket closes before its directory goes
+    internal::UniqueFd fd_;
+    std::string address_;
     std::thread thread_;
     std::atomic<bool> stop_{false};
     std::mutex mutex_;
     std::vector<std::string> requests_;
-    std::vector<int> held_;
+    std::vector<internal::UniqueFd> held_;
 };
 
 Answer version(const std::string& api) {

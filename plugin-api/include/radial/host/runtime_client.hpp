@@ -194,15 +194,25 @@ struct ErrorCollector {
             if (self->key.empty()) self->key = std::string(to_view(key));
             if (self->code == RADIAL_OK) self->code = code;
         } catch (...) {
+            // Out of memory in a C callback: nothing may pass; raise() says a part is missing.
+            static_cast<ErrorCollector*>(ctx)->lost = true;
         }
     }
     [[noreturn]] void raise(std::int32_t status, std::string_view what) const {
         std::string text = message.empty() ? std::string(what) + " failed (" +
                                                  std::string(status_name(status)) + ")"
                                            : message;
+        if (lost) text += " (part of the plugin's message was lost: out of memory)";
         throw RuntimeError(status, key, text);
     }
+    std::atomic<bool> lost{false};
 };
+
+[[noreturn]] inline void throw_lost(std::string_view what) {
+    throw RuntimeError(
+        RADIAL_E_INTERNAL, {},
+        std::string(what) + ": the host ran out of memory taking the plugin's answer");
+}
 
 struct NameCollector {
     std::mutex mutex;
@@ -217,7 +227,15 @@ struct NameCollector {
             std::lock_guard lock(self->mutex);
             self->names.push_back(std::move(copy));
         } catch (...) {
+            // Out of memory in a C callback: nothing may pass; check() turns it into an error,
+            // since a missing name (a box to reconcile) must not look like no name.
+            static_cast<NameCollector*>(ctx)->lost = true;
         }
+    }
+    std::atomic<bool> lost{false};
+    // Throws RuntimeError (RADIAL_E_INTERNAL) when a name was lost.
+    void check(std::string_view what) const {
+        if (lost) throw_lost(what);
     }
 };
 
@@ -235,7 +253,14 @@ struct DispositionCollector {
             std::lock_guard lock(self->mutex);
             self->reported.push_back(std::move(d));
         } catch (...) {
+            // As NameCollector::add: a lost disposition must not pass for none reported.
+            static_cast<DispositionCollector*>(ctx)->lost = true;
         }
+    }
+    std::atomic<bool> lost{false};
+    // Throws RuntimeError (RADIAL_E_INTERNAL) when a disposition was lost.
+    void check(std::string_view what) const {
+        if (lost) throw_lost(what);
     }
 };
 
@@ -361,6 +386,7 @@ public:
             auto nsink = names.sink();
             std::int32_t status = st.d->capabilities(st.rt, &nsink, &esink);
             if (status != RADIAL_OK) err.raise(status, "capabilities");
+            names.check("capabilities");
             return std::move(names.names);
         });
     }
@@ -386,6 +412,7 @@ public:
                 auto dsink = disps.sink();
                 std::int32_t status = st.d->describe_spec(st.rt, c.get(), &dsink, &esink);
                 if (status != RADIAL_OK) err.raise(status, "describe_spec");
+                disps.check("describe_spec");
                 return std::move(disps.reported);
             });
         } else {
@@ -433,6 +460,7 @@ public:
             auto nsink = names.sink();
             std::int32_t status = st.d->list_by_label(st.rt, to_c(p), &nsink, &esink);
             if (status != RADIAL_OK) err.raise(status, "list_by_label");
+            names.check("list_by_label");
             return std::move(names.names);
         });
     }
@@ -454,6 +482,8 @@ public:
             auto xsink = box.sink();
             std::int32_t status = st.d->tcp_route(st.rt, &bsink, &xsink, &esink);
             if (status != RADIAL_OK) err.raise(status, "tcp_route");
+            bind.check("tcp_route");
+            box.check("tcp_route");
             return TcpRoute{bind.names.empty() ? std::string() : bind.names.front(),
                             box.names.empty() ? std::string() : box.names.front()};
         });

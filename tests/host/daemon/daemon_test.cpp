@@ -1,0 +1,170 @@
+// Daemon in process (docs/design.md §12.3): the real fake runtime plugin (.so, loaded by the real
+// loader), a real SQLite journal behind a decorator that can refuse calls, a real spool, and a
+// StopSignals on SIGUSR2 so a test stops the daemon without signalling anything else. What only a
+// real process shows — SIGTERM/SIGINT, exit 70 when killed turns do not return, a crash at a
+// checkpoint — stays in radiald_daemon_test.
+#include "daemon/daemon.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "../../support/faulty_journal.h"
+#include "../../support/host_processes.h"
+#include "../../support/temp_dir.h"
+#include "journal/journal_sqlite.h"
+#include "loader/plugin_loader.h"
+#include "log/logger.h"
+#include "turn/terminal_reserve.h"
+
+namespace radial::daemon {
+namespace {
+using ::testing::ElementsAre;
+using namespace std::chrono_literals;
+
+using test::FaultyJournal;
+
+struct DaemonFixture : ::testing::Test {
+    test::TempDir dir{"radial-daemon-inproc"};
+    loader::LoadedPlugin plugin =
+        loader::load_plugin(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so");
+    config::HostConfig cfg = [this] {
+        config::HostConfig c;
+        c.state_dir = dir / "state";
+        c.instance_id = test::unique_instance_id("dm");
+        c.min_free_bytes = 0;
+        c.max_concurrent_turns = 1;
+        c.shutdown_grace_ms = 200;
+        return c;
+    }();
+    host::RuntimeClient client =
+        host::RuntimeClient::create(plugin.library, plugin.descriptor, {"run.fake", {}},
+                                    plugin.path, "t", [](std::uint32_t, std::string_view) {});
+    std::unique_ptr<FaultyJournal> journal;
+    // Checkpoints as "<turn>:<point>", in the order they were passed.
+    std::mutex points_mutex;
+    std::vector<std::string> points;
+
+    void SetUp() override {
+        std::filesystem::create_directories(cfg.state_dir);
+        log::set_sink([](std::string_view) {});
+        journal = std::make_unique<FaultyJournal>(
+            journal::open_sqlite_journal(cfg.state_dir + "/journal.sqlite3"));
+    }
+    void TearDown() override { log::set_sink({}); }
+
+    DaemonSettings settings() {
+        DaemonSettings s;
+        s.pending_retry_interval = 50ms;
+        s.host_timeout_grace = 200ms;
+        s.checkpoint_for_test = [this](std::string_view p, const std::string& id) {
+            if (p == "output") return;
+            std::lock_guard lock(points_mutex);
+            points.push_back(id + ":" + std::string(p));
+        };
+        return s;
+    }
+    // What `radiald submit` does: the request into the spool, then the queued journal entry.
+    void submit(const std::string& id, std::vector<std::string> argv) {
+        SpooledRequest r;
+        r.turn_id = id;
+        r.image = "img";
+        r.argv = std::move(argv);
+        ASSERT_TRUE(Spool(cfg.state_dir).enqueue(r));
+        journal->add_turn(queued_entry(r, cfg), journal::TurnState::queued);
+    }
+    std::vector<std::string> points_of(const std::string& id) {
+        std::lock_guard lock(points_mutex);
+        std::vector<std::string> out;
+        for (const auto& p : points)
+            if (p.rfind(id + ":", 0) == 0) out.push_back(p.substr(id.size() + 1));
+        return out;
+    }
+    bool passed(const std::string& id, const std::string& point) {
+        auto p = points_of(id);
+        return std::find(p.begin(), p.end(), point) != p.end();
+    }
+    std::string status_of(const std::string& id) {
+        auto t = journal->turn(id);
+        return t ? t->status : "(no turn)";
+    }
+    std::string state_of(const std::string& id) {
+        auto t = journal->turn(id);
+        return t && !t->states.empty() ? std::string(journal::to_string(t->states.back().state))
+                                       : "(no turn)";
+    }
+    bool spooled(const std::string& id) {
+        return std::filesystem::exists(Spool(cfg.state_dir).request_path(id));
+    }
+};
+
+// The daemon on its own thread until the test stops it with SIGUSR2.
+struct Running {
+    StopSignals signals{SIGUSR2};
+    Daemon daemon;
+    std::future<int> exit;
+    Running(DaemonFixture& f, DaemonSettings s)
+        : daemon(f.cfg, f.client, *f.journal, turn::ResolvedTransport{}, std::move(s)),
+          exit(std::async(std::launch::async, [this] { return daemon.run(signals); })) {}
+    int stop() {
+        ::kill(::getpid(), SIGUSR2);
+        return exit.get();
+    }
+};
+
+TEST_F(DaemonFixture, ClaimsRunsAndRetiresEachTurnInOrder) {
+    submit("first", {"echo", "one"});
+    submit("second", {"exit", "3"});
+    Running d(*this, settings());
+    ASSERT_TRUE(test::wait_until(
+        [&] { return passed("first", "retire") && passed("second", "retire"); }, 30s));
+    EXPECT_EQ(d.stop(), 0);
+    // The terminal record is journaled before the request leaves the spool.
+    EXPECT_THAT(points_of("first"), ElementsAre("claimed", "started", "terminal", "retire"));
+    EXPECT_THAT(points_of("second"), ElementsAre("claimed", "started", "terminal", "retire"));
+    EXPECT_EQ(status_of("first"), "succeeded");
+    EXPECT_EQ(status_of("second"), "failed");
+    EXPECT_FALSE(spooled("first"));
+    EXPECT_FALSE(spooled("second"));
+}
+
+// Shutdown: no new claims; the running turn gets run.shutdownGrace, then its box is killed and its
+// record says so; the queued turn stays queued, its request in the spool for the next start.
+TEST_F(DaemonFixture, ShutdownKillsTheRunningTurnAfterTheGraceAndLeavesTheQueue) {
+    submit("long", {"sleep", "60000"});
+    submit("later", {"echo", "never"});
+    Running d(*this, settings());
+    ASSERT_TRUE(test::wait_until([&] { return passed("long", "started"); }, 30s));
+    EXPECT_EQ(d.stop(), 0);
+    EXPECT_EQ(status_of("long"), "killed");
+    EXPECT_EQ(state_of("later"), "queued");
+    EXPECT_TRUE(spooled("later"));
+    EXPECT_TRUE(points_of("later").empty());
+    EXPECT_TRUE(client.list_by_label("radial-turn-" + cfg.instance_id + "-").empty());
+}
+
+// A terminal record the journal refuses stays in the turn's reserve and its request in the spool;
+// once the journal takes it again, the daemon journals it and only then retires the request.
+TEST_F(DaemonFixture, ARefusedTerminalRecordIsRetriedBeforeTheRequestIsRetired) {
+    journal->refuse("set_terminal");
+    submit("full", {"echo", "x"});
+    Running d(*this, settings());
+    ASSERT_TRUE(test::wait_until([&] { return passed("full", "terminal"); }, 30s));
+    ASSERT_TRUE(test::wait_until(
+        [&] { return turn::read_pending(cfg.state_dir, "full").has_value(); }, 30s));
+    EXPECT_TRUE(spooled("full"));
+    EXPECT_EQ(status_of("full"), "");
+    journal->refuse("set_terminal", false);
+    EXPECT_TRUE(test::wait_until([&] { return status_of("full") == "succeeded"; }, 30s));
+    EXPECT_TRUE(test::wait_until([&] { return !spooled("full"); }, 30s));
+    EXPECT_FALSE(turn::read_pending(cfg.state_dir, "full"));
+    EXPECT_EQ(d.stop(), 0);
+}
+
+} // namespace
+} // namespace radial::daemon
