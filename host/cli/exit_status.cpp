@@ -18,6 +18,7 @@ bool is(const std::exception& e) {
 
 int exit_status_for(const std::exception& e, CommandKind kind) noexcept {
     if (kind == CommandKind::turn) return kExitHostFault;
+    if (is<config::HostRefusalError>(e)) return kExitFailed;
     if (is<config::ConfigError>(e)) return kExitUsage;
     return kExitFailed;
 }

@@ -29,7 +29,7 @@ bool ids_in_range(const std::string& line, std::string_view prefix, const HostCo
 }
 
 [[noreturn]] void collide(const HostConfig& cfg, const std::string& what) {
-    throw ConfigError(fmt::format(
+    throw HostRefusalError(fmt::format(
         "{}run.boxIdRange {}-{}: {}; a box must not share its uid or gid with anything on the "
         "host (that could read the box's secrets); choose a range nothing on this host uses",
         cfg.where("run.boxIdRange"), cfg.box_id_first, cfg.box_id_last, what));

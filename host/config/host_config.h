@@ -21,6 +21,14 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A well-formed setting this host refuses (a run.boxIdRange something on the host already uses):
+// a refusal like a runtime's at startup, exit 1 rather than a usage error's 2
+// (docs/design.md §14.4).
+class HostRefusalError : public ConfigError {
+public:
+    using ConfigError::ConfigError;
+};
+
 // [redact]: secrets the operator adds to every turn's secret set (docs/design.md §10.1).
 struct RedactConfig {
     std::vector<std::string> env_names; // envNames: radiald's env vars whose values are secret
