@@ -24,7 +24,9 @@ struct PluginSetup {
         for (const auto& [target, file] : list)
             fs::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/" + target + "/" + file + ".so",
                           plugins + "/" + file + ".so");
-        dir.write("radiald.toml", "[run]\npluginDir = \"plugins\"\n" + extra);
+        // Its own state directory: never the machine's /var/lib/radial (tests/README.md).
+        dir.write("radiald.toml", "[run]\npluginDir = \"plugins\"\nstateDir = \"" +
+                                      (dir / "state") + "\"\n" + extra);
     }
     test::ProcessResult turn(const std::string& runtime,
                              std::vector<std::string> argv = {"echo", "hi"}) {
@@ -62,7 +64,7 @@ TEST(RadialdCli, ATableOfAnotherRuntimeUnderTheRuntimeFlagNamesTheFlag) {
     PluginSetup s{{{"fake_good", "fake"}}, "\n[run.docker]\npull = \"never\"\n"};
     auto r = s.turn("fake");
     expect_refusal(r,
-                   "radiald.toml:4:1: run.docker: configures runtime 'docker' but --runtime "
+                   "radiald.toml:5:1: run.docker: configures runtime 'docker' but --runtime "
                    "selects 'fake'; remove [run.docker] or select that runtime");
     EXPECT_THAT(r.err, Not(HasSubstr("containerRuntime")));
 }
@@ -104,7 +106,7 @@ TEST(RadialdCli, CreateFailureShowsThePluginsMessage) {
 TEST(RadialdCli, PluginConfigErrorNamesFileLineAndKey) {
     PluginSetup s{{{"fake_good", "fake"}}, "[run.fake]\nbogus = 1\n"};
     expect_refusal(s.turn("fake"), s.dir / "radiald.toml" +
-                                       ":4:9: run.fake.bogus: unknown key 'bogus' in [run.fake]");
+                                       ":5:9: run.fake.bogus: unknown key 'bogus' in [run.fake]");
 }
 
 TEST(RadialdCli, FailingPreflightStopsTheTurn) {
