@@ -107,8 +107,11 @@ void write_early_record(const TurnOptions& o, const std::string& turn_id,
 
 } // namespace
 
-CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
-    auto* cmd = app.add_subcommand("turn", "Run one turn in a box and report how it ended");
+namespace {
+
+// The options a turn and a check share; `what` is "Turn" or "Check", `id_flag` its id option.
+void add_box_options(CLI::App* cmd, TurnOptions& o, const std::string& what,
+                     const std::string& id_flag, const std::string& secret_help) {
     cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
     cmd->add_option("--runtime", o.runtime, "Runtime id, overriding run.containerRuntime");
     cmd->add_option("--image", o.request.image, "Image (or template) to run")->required();
@@ -118,18 +121,25 @@ CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
     cmd->add_option("--env", o.env,
                     "NAME=VALUE for the box (not secret; visible in radiald's argv)")
         ->allow_extra_args(false);
-    cmd->add_option("--secret", o.request.secrets,
-                    "NAME of a variable in radiald's environment passed to the box as a secret")
-        ->allow_extra_args(false);
+    cmd->add_option("--secret", o.request.secrets, secret_help)->allow_extra_args(false);
     cmd->add_option("--mode", o.request.mode,
                     "read-only or workspace-write (the box's private writable layer); default: "
                     "run.mode");
     cmd->add_option("--workspace-mount", o.request.workspace_mount,
                     "Where the workspace appears: /work, or same-path (its host path); default: "
                     "run.workspaceMount");
-    cmd->add_option("--timeout", o.timeout, "Turn timeout, e.g. 90s, 5m, 1500ms (default: none)");
+    cmd->add_option("--timeout", o.timeout,
+                    what + " timeout, e.g. 90s, 5m, 1500ms (default: none)");
     cmd->add_option("--record-file", o.record_file, "Write the terminal record (JSON) here");
-    cmd->add_option("--turn-id", o.request.turn_id, "Turn id (a-z, 0-9, '-'); default: generated");
+    cmd->add_option(id_flag, o.request.turn_id, what + " id (a-z, 0-9, '-'); default: generated");
+}
+
+} // namespace
+
+CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
+    auto* cmd = app.add_subcommand("turn", "Run one turn in a box and report how it ended");
+    add_box_options(cmd, o, "Turn", "--turn-id",
+                    "NAME of a variable in radiald's environment passed to the box as a secret");
     cmd->add_option("--record-type", o.request.record_type,
                     "The only record type the box may post to its turn socket")
         ->capture_default_str();
@@ -147,27 +157,9 @@ CLI::App* add_check_command(CLI::App& app, TurnOptions& o) {
         "check",
         "Run one check (a project's own command: tests, lint, a build) in a box, without secrets "
         "or a turn socket, and report how it ended");
-    cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
-    cmd->add_option("--runtime", o.runtime, "Runtime id, overriding run.containerRuntime");
-    cmd->add_option("--image", o.request.image, "Image (or template) to run")->required();
-    cmd->add_option("--workspace", o.request.workspace,
-                    "Host directory mounted read-write at /work (the workdir)");
-    cmd->add_option("--env", o.env,
-                    "NAME=VALUE for the box (not secret; visible in radiald's argv)")
-        ->allow_extra_args(false);
-    cmd->add_option("--secret", o.request.secrets,
-                    "Refused: a check carries no secrets (run a turn for a command that needs one)")
-        ->allow_extra_args(false);
-    cmd->add_option("--mode", o.request.mode,
-                    "read-only or workspace-write (the box's private writable layer); default: "
-                    "run.mode");
-    cmd->add_option("--workspace-mount", o.request.workspace_mount,
-                    "Where the workspace appears: /work, or same-path (its host path); default: "
-                    "run.workspaceMount");
-    cmd->add_option("--timeout", o.timeout, "Check timeout, e.g. 90s, 5m, 1500ms (default: none)");
-    cmd->add_option("--record-file", o.record_file, "Write the terminal record (JSON) here");
-    cmd->add_option("--check-id", o.request.turn_id,
-                    "Check id (a-z, 0-9, '-'); default: generated");
+    add_box_options(
+        cmd, o, "Check", "--check-id",
+        "Refused: a check carries no secrets (run a turn for a command that needs one)");
     cmd->add_option("argv", o.request.argv, "The command to run in the box, after '--'")
         ->required();
     cmd->footer(
@@ -181,15 +173,16 @@ int run_turn_command(const TurnOptions& o) {
     config::HostConfig cfg;
     std::optional<RecordFile> record_file;
     // Shared: turns side by side are fine, but not beside a daemon or reconcile on this state
-    // directory, whose startup pass would take this turn's box for an orphan (docs/design.md §8.6).
+    // directory, whose startup pass would take this turn's box for an orphan (docs/design.md
+    // §8.6).
     std::optional<daemon::StateDirLock> lock;
     std::optional<daemon::InstanceClaim> claim;
     std::optional<host::RuntimeClient> client;
     std::optional<turn::TurnEnvironment> env;
     std::unique_ptr<journal::Journal> journal;
     std::optional<turn::TurnSession> session;
-    // Everything before the box: each failure is 125 (docs/design.md §14.4), and an operator who
-    // asked for a record gets one — unless the record file itself is what failed.
+    // Everything before the box: each failure is 125 (docs/design.md §14.4), and an operator
+    // who asked for a record gets one — unless the record file itself is what failed.
     try {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
         config::settle_instance_id(cfg);
@@ -253,8 +246,8 @@ int run_turn_command(const TurnOptions& o) {
         return status;
     }
 
-    // Ctrl-C, SIGTERM, or a closed terminal (SIGHUP, SIGQUIT) kills the box rather than leaving it
-    // running. A thread waits for them, or for the turn to end.
+    // Ctrl-C, SIGTERM, or a closed terminal (SIGHUP, SIGQUIT) kills the box rather than leaving
+    // it running. A thread waits for them, or for the turn to end.
     std::optional<daemon::StopSignals> signals;
     internal::UniqueFd turn_over_read, turn_over_write;
     try {
@@ -295,8 +288,8 @@ int run_turn_command(const TurnOptions& o) {
             write_all(stream == RADIAL_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, bytes);
         });
     } catch (const std::exception& e) {
-        // The only exception out of a session is the journal's (docs/design.md §14.2): it refused
-        // the turn before its box could start, so nothing ran.
+        // The only exception out of a session is the journal's (docs/design.md §14.2): it
+        // refused the turn before its box could start, so nothing ran.
         stop_signal_thread();
         log::error(error_component(e, "turn"), "turn {}: {}", session->turn_id(), e.what());
         write_early_record(o, req.turn_id, cfg.container_runtime, e.what());
