@@ -121,41 +121,44 @@ public:
 
     // Adds a turn in state `initial` (queued, claimed or started) and records that state as its
     // first state change. Errors: duplicate_turn if the id exists; invalid_value for an empty id,
-    // `request_json` that is not valid JSON, or `initial` == finished. Issue 3 §5.
+    // `request_json` that is not valid JSON, or `initial` == finished. (docs/design.md §11.1).
     virtual void add_turn(const TurnEntry& entry, TurnState initial) = 0;
 
     // Moves the turn to a later state (queued → claimed → started; skipping is allowed) and records
     // the change with the current time. Durable when it returns (the host relies on "started"
     // being on disk before the box starts). Errors: unknown_turn; turn_finished; bad_transition
-    // if `state` is not later than the current one or is finished (use set_terminal). Issue 3 §5.
+    // if `state` is not later than the current one or is finished (use set_terminal).
+    // (docs/design.md §11.1).
     virtual void set_state(std::string_view turn_id, TurnState state) = 0;
 
     // Stores one accepted record of `type` with its JSON payload and the current time, and returns
     // its sequence number (1 for the turn's first record). Concurrent appends to one turn get
     // distinct, gap-free numbers. Errors: unknown_turn; turn_finished (records after the terminal
     // are refused); invalid_value for an empty type or a payload that is not valid JSON.
-    // Issue 3 §5.
+    // (docs/design.md §11.1).
     virtual std::uint64_t append_record(std::string_view turn_id, std::string_view type,
                                         std::string_view payload_json) = 0;
 
     // Stores the terminal record (JSON text) and `status` (e.g. "succeeded"), and moves the turn to
     // finished, in one transaction. From any earlier state (a queued turn can be cancelled).
     // Errors: unknown_turn; turn_finished if it already has one; invalid_value for an empty status
-    // or `terminal_json` that is not valid JSON. Issue 3 §5.
+    // or `terminal_json` that is not valid JSON. (docs/design.md §11.1).
     virtual void set_terminal(std::string_view turn_id, std::string_view status,
                               std::string_view terminal_json) = 0;
 
-    // Everything about one turn, or nullopt if the journal has no such turn. Issue 3 §5.
+    // Everything about one turn, or nullopt if the journal has no such turn. (docs/design.md
+    // §11.1).
     virtual std::optional<TurnDetails> turn(std::string_view turn_id) = 0;
 
-    // The `limit` most recently added turns, newest first (ties by insertion order). Issue 3 §5.
+    // The `limit` most recently added turns, newest first (ties by insertion order).
+    // (docs/design.md §11.1).
     virtual std::vector<TurnSummary> recent_turns(std::size_t limit) = 0;
 
     // Turns claimed or started and without a terminal record, oldest first: after a crash, the
-    // turns whose boxes startup reconciliation must look for. Issue 3 §5.
+    // turns whose boxes startup reconciliation must look for. (docs/design.md §11.1).
     virtual std::vector<TurnSummary> in_flight() = 0;
 
-    // Turns still queued, oldest first (the order to dispatch them in). Issue 3 §5.
+    // Turns still queued, oldest first (the order to dispatch them in). (docs/design.md §11.1).
     virtual std::vector<TurnSummary> queued() = 0;
 };
 

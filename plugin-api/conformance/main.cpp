@@ -1,5 +1,5 @@
 // radial-conformance — checks that a runtime plugin keeps the promises of the runtime ABI
-// (radial/runtime_plugin.h). Issue 7.
+// (radial/runtime_plugin.h). (docs/design.md §5.11).
 //
 //   radial-conformance --plugin PATH.so [--config FILE.toml] [--image IMAGE] [--budget SECONDS]
 //                      [--verify-gone COMMAND] [--cleanup COMMAND] [--list-checks]

@@ -1,7 +1,7 @@
 // plugin-api/conformance/raw_instance.h — the plugin driven through its C descriptor directly, for
 // the few checks that must hand it a host struct radiald would not (an older or a newer host) or
 // must see exactly what the plugin reported (RuntimeClient fills gaps in, as radiald should).
-// Issue 7.
+// docs/design.md §5.11.
 #pragma once
 
 #include <cstdint>

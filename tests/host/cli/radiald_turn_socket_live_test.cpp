@@ -199,8 +199,8 @@ TEST(TurnSocketLive, TurnsListsTheTurnWithItsStatus) {
     EXPECT_THAT(r.out, ::testing::ContainsRegex("listed-1 +turn +finished +failed +0 "));
 }
 
-// Issue 4: a secret printed in pieces with pauses, base64-encoded and inside a JSON string, and
-// posted as a record, is masked everywhere the host emits or stores.
+// docs/design.md §10.2: a secret printed in pieces with pauses, base64-encoded and inside a JSON
+// string, and posted as a record, is masked everywhere the host emits or stores.
 TEST(RedactionLive, ASecretInPiecesEncodedAndPostedIsMaskedEverywhere) {
     test::RadialdSetup s;
     const std::string key = std::string("sk-ab") + "cdef0123456789XYZ";

@@ -93,7 +93,7 @@ TEST(ReconcileLive, C05_EveryStateSurvivesASigkillOfTheDaemon) {
     EXPECT_EQ(third.wait_exit(30s), 0);
 }
 
-// Issue 12 / docs/design.md §8.4: reconciliation writes only what it knows. Two turns wait in
+// docs/design.md §8.4: reconciliation writes only what it knows. Two turns wait in
 // their boxes for a file the test creates with `docker exec` once the daemon is SIGKILLed; one
 // then exits 42, the other is OOM-killed. Both boxes end by themselves with no radiald left; the
 // restarted radiald records each as `reclaimed` with its real ending, read before it removed them.
