@@ -10,9 +10,9 @@
 namespace radial::sandbox {
 
 // The parsed [run.sandbox] section (docs/design.md §7.4: binary, template, agent, kits, createArgs)
-// and the budgets of the calls into sbx. The budgets are not configuration keys — the ADR's surface
-// is additive-only and names none — but every external call has one (docs/design.md §5.3) and tests
-// shorten them through the C++ constructor.
+// and the budgets of the calls into sbx. The budgets are not configuration keys (the operator's
+// [run.sandbox] keys are the five above) but every external call has one (docs/design.md §5.3),
+// and tests shorten them through the C++ constructor.
 struct SandboxSettings {
     std::string binary = "sbx";    // the CLI: a name looked up in PATH, or a path
     std::string template_image;    // --template; empty: the spec's image (docs/design.md §5.6)
