@@ -13,6 +13,7 @@
 #include <boost/beast/http.hpp>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 namespace radial::engine_api {
 
@@ -39,9 +40,29 @@ struct Connection {
     std::string what; // "creating ...: POST /services/create", for messages
     // The connected socket's descriptor, for Stream::stop() from another thread: shutdown(2) on
     // it ends a read in progress even while no thread runs `ioc` (the reader is busy elsewhere).
-    std::atomic<int> fd_for_stop{-1};
+    // Guarded by fd_mutex and cleared in the same step as the close: once closed, the number can
+    // belong to another thread's new socket, and a late stop() must not shut that one down.
+    std::mutex fd_mutex;
+    int fd_for_stop = -1;
 
     Connection(const EngineAddress& a, std::string w) : address(a), what(std::move(w)) {}
+    ~Connection() { close_socket(); }
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    // Every close of `socket` goes through here (see fd_for_stop).
+    void close_socket() noexcept {
+        std::lock_guard lock(fd_mutex);
+        fd_for_stop = -1;
+        error_code ignored;
+        socket.close(ignored);
+    }
+
+    // Ends a read in progress on another thread; does nothing once the socket is closed.
+    void shutdown_for_stop() noexcept {
+        std::lock_guard lock(fd_mutex);
+        if (fd_for_stop >= 0) ::shutdown(fd_for_stop, SHUT_RDWR);
+    }
 
     [[noreturn]] void fail(const std::string& cause, bool timed_out) const {
         throw EngineError(what + " on engine " + address.text + ": " + cause, 0, timed_out);
@@ -63,8 +84,7 @@ struct Connection {
         else
             ioc.run_until(deadline);
         if (!done) {
-            error_code ignored;
-            socket.close(ignored);
+            close_socket();
             ioc.restart();
             ioc.run(); // lets the cancelled operation complete before its state goes away
             fail(std::string("no answer while ") + step + " within the call's budget", true);
@@ -77,6 +97,7 @@ struct Connection {
         int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) fail(std::string("socket: ") + std::strerror(errno), false);
         error_code ec;
+        std::lock_guard lock(fd_mutex);
         socket.assign(asio::generic::stream_protocol(family, SOCK_STREAM), fd, ec);
         if (ec) {
             ::close(fd);
@@ -108,8 +129,7 @@ struct Connection {
             last = await(deadline, "connecting",
                          [&](auto handler) { socket.async_connect(ep, handler); });
             if (!last) return;
-            error_code ignored;
-            socket.close(ignored);
+            close_socket();
         }
         std::string fix = address.unix_socket
                               ? "; is dockerd running, and may this user open the socket (group "
@@ -200,6 +220,11 @@ std::optional<ApiVersion> parse_api_version(std::string_view text) noexcept {
 
 struct Stream::Impl {
     Connection conn;
+    // A stopped stream gives its connection back at the next read, not when it is destroyed.
+    bool release() noexcept {
+        conn.close_socket();
+        return false;
+    }
     http::response_parser<http::buffer_body> parser;
     std::atomic<bool> stopped{false};
     bool raw = false; // a hijacked connection: the bytes after the header are the body
@@ -217,7 +242,7 @@ bool Stream::read(std::string& chunk) {
     Impl& s = *impl_;
     chunk.clear();
     if (s.raw) {
-        if (s.stopped) return false;
+        if (s.stopped) return s.release();
         if (s.conn.buffer.size() > 0) { // read past the header together with it
             auto data = s.conn.buffer.data();
             chunk.assign(static_cast<const char*>(data.data()), data.size());
@@ -233,7 +258,7 @@ bool Stream::read(std::string& chunk) {
                                                   handler(e);
                                               });
             });
-        if (s.stopped) return false;
+        if (s.stopped) return s.release();
         if (n > 0) {
             chunk.assign(s.piece.data(), n);
             return true;
@@ -242,7 +267,7 @@ bool Stream::read(std::string& chunk) {
         s.conn.fail("reading the stream: " + ec.message(), false);
     }
     while (!s.parser.is_done()) {
-        if (s.stopped) return false;
+        if (s.stopped) return s.release();
         auto& body = s.parser.get().body();
         body.data = s.piece.data();
         body.size = s.piece.size();
@@ -251,7 +276,7 @@ bool Stream::read(std::string& chunk) {
                 // read_some: a followed body never completes.
                 http::async_read_some(s.conn.socket, s.conn.buffer, s.parser, handler);
             });
-        if (s.stopped) return false;
+        if (s.stopped) return s.release();
         if (ec == http::error::end_of_stream || ec == asio::error::eof) return false;
         if (ec && ec != http::error::need_buffer)
             s.conn.fail("reading the stream: " + ec.message(), false);
@@ -268,13 +293,10 @@ void Stream::stop() noexcept {
     Impl& s = *impl_;
     s.stopped = true;
     // The socket stays open (its owner closes it); shutting it down makes the peer see the end
-    // and wakes a blocked read at once.
-    if (int fd = s.conn.fd_for_stop.load(); fd >= 0) ::shutdown(fd, SHUT_RDWR);
+    // and wakes a blocked read at once. A second stop() after the close is a no-op.
+    s.conn.shutdown_for_stop();
     try {
-        asio::post(s.conn.ioc, [&s] {
-            error_code ignored;
-            s.conn.socket.close(ignored);
-        });
+        asio::post(s.conn.ioc, [&s] { s.conn.close_socket(); });
     } catch (...) {
         // post only throws on allocation failure; `stopped` still ends the next read.
     }

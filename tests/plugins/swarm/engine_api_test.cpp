@@ -1,6 +1,13 @@
-// Unit tests of the Engine API client's pure parts (plugins/support/engine_api): the multiplexed
-// stream framing, engine addresses, API versions and the encoders. No engine.
+// Unit tests of the Engine API client (plugins/support/engine_api): the multiplexed stream
+// framing, engine addresses, API versions, the encoders, and a stream stopped from another thread
+// against a scripted engine (tests/support/fake_engine.h). No Docker Engine.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <future>
 
 #include <string>
 #include <utility>
@@ -8,6 +15,7 @@
 
 #include "engine_api/engine_client.h"
 #include "engine_api/stream_frames.h"
+#include "../../support/fake_engine.h"
 
 namespace radial::engine_api {
 namespace {
@@ -147,6 +155,42 @@ TEST(EngineClient, AnUnreachableSocketNamesTheCallAndTheFix) {
         EXPECT_NE(m.find("unix:///nonexistent/radial-test/docker.sock"), std::string::npos) << m;
         EXPECT_NE(m.find("is dockerd running"), std::string::npos) << m;
     }
+}
+
+// A stream is stopped by the run's kill and again by its cleanup. By the second stop() the
+// stream's socket is closed and its descriptor number may already belong to another thread's new
+// engine connection; that stop() must not shut the other connection down (it did: a kill's
+// `GET /services` failed with "Broken pipe" in the swarm conformance run).
+TEST(EngineClient, AStopAfterTheStreamClosedLeavesADescriptorReusedElsewhereAlone) {
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    radial::test::FakeEngine engine([&](const std::string&, const std::string& path) {
+        if (path == "/version") return radial::test::EngineAnswer(200, R"({"ApiVersion":"1.41"})");
+        radial::test::EngineAnswer a;
+        a.hijack = true;
+        a.close_after = [released] { released.wait(); };
+        return a;
+    });
+    EngineClient c(parse_engine_address(engine.address()), std::chrono::milliseconds(5000));
+    auto stream = c.open_hijacked("/containers/x/attach?stream=1", "attaching");
+    stream->stop();
+    std::string chunk;
+    EXPECT_FALSE(stream->read(chunk)) << "a stopped stream reads nothing more, and lets go of its socket";
+
+    // The stream's descriptor is closed now; the lowest free numbers go to this pair, as they
+    // would to a kill's new connection.
+    int pair[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+    stream->stop();
+    const char ping[] = "ping";
+    EXPECT_EQ(::send(pair[0], ping, 4, MSG_NOSIGNAL), 4) << std::strerror(errno);
+    EXPECT_EQ(::send(pair[1], ping, 4, MSG_NOSIGNAL), 4) << std::strerror(errno);
+    char got[8];
+    EXPECT_EQ(::recv(pair[1], got, sizeof(got), MSG_DONTWAIT), 4);
+    EXPECT_EQ(::recv(pair[0], got, sizeof(got), MSG_DONTWAIT), 4);
+    ::close(pair[0]);
+    ::close(pair[1]);
+    release.set_value();
 }
 
 } // namespace
