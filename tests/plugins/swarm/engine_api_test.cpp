@@ -8,14 +8,13 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
-
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../../support/fake_engine.h"
 #include "engine_api/engine_client.h"
 #include "engine_api/stream_frames.h"
-#include "../../support/fake_engine.h"
 
 namespace radial::engine_api {
 namespace {
@@ -175,7 +174,8 @@ TEST(EngineClient, AStopAfterTheStreamClosedLeavesADescriptorReusedElsewhereAlon
     auto stream = c.open_hijacked("/containers/x/attach?stream=1", "attaching");
     stream->stop();
     std::string chunk;
-    EXPECT_FALSE(stream->read(chunk)) << "a stopped stream reads nothing more, and lets go of its socket";
+    EXPECT_FALSE(stream->read(chunk))
+        << "a stopped stream reads nothing more, and lets go of its socket";
 
     // The stream's descriptor is closed now; the lowest free numbers go to this pair, as they
     // would to a kill's new connection.
