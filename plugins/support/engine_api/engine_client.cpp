@@ -39,6 +39,13 @@ std::string call_name(std::string_view method, const std::string& target) {
     return std::string(method) + " " + t;
 }
 
+// The SSL ex_data slot holding a connection's Connection*, for the client-certificate callback
+// (asio keeps its verify callback in the app data slot).
+int connection_slot() {
+    static const int slot = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+    return slot;
+}
+
 bool is_ip_literal(const std::string& host) {
     error_code ec;
     asio::ip::make_address(host, ec);
@@ -54,6 +61,9 @@ struct Connection {
     // shuts `socket`'s descriptor down, which ends a TLS read as it ends a plain one.
     std::optional<TlsStream> tls;
     asio::ssl::context* tls_context; // null: plain
+    // The engine asked for a client certificate and there was none to send. Under TLS 1.3 the
+    // engine's refusal arrives after the handshake, often as a bare reset; this says why.
+    bool asked_for_client_cert = false;
     boost::beast::flat_buffer buffer;
     const EngineAddress& address;
     std::string what; // "creating ...: POST /services/create", for messages
@@ -103,9 +113,25 @@ struct Connection {
     // A transport error as a message; a TLS failure says what it means and what to fix
     // (docs/design.md §13.10): the engine's certificate, or the client certificate it refused.
     std::string describe(const error_code& ec) const {
-        if (!tls || ec.category() != asio::error::get_ssl_category()) return ec.message();
+        if (!tls) return ec.message();
         const EngineTls& m = *address.tls;
         const std::string from = " (" + m.origin + ")";
+        if (ec.category() != asio::error::get_ssl_category()) {
+            bool dropped = ec == asio::error::connection_reset || ec == asio::error::eof ||
+                           ec == asio::error::broken_pipe ||
+                           ec == asio::ssl::error::stream_truncated;
+            if (dropped && asked_for_client_cert)
+                return "TLS: the engine dropped the connection (" + ec.message() +
+                       "): it wants a client certificate and none was sent (no cert.pem and "
+                       "key.pem" +
+                       from + "); put the client certificate and key there";
+            if (dropped && !m.cert_file.empty())
+                return ec.message() +
+                       " (over TLS: if this persists, the engine may not accept the "
+                       "client certificate '" +
+                       m.cert_file + "'" + from + ")";
+            return ec.message();
+        }
         long verify = SSL_get_verify_result(const_cast<TlsStream&>(*tls).native_handle());
         if (verify != X509_V_OK) {
             std::string why = X509_verify_cert_error_string(verify);
@@ -219,6 +245,7 @@ struct Connection {
         if (tls_context == nullptr) return;
         tls.emplace(socket, *tls_context);
         SSL* ssl = tls->native_handle();
+        SSL_set_ex_data(ssl, connection_slot(), this);
         if (address.tls->skip_verify) {
             tls->set_verify_mode(asio::ssl::verify_none);
         } else {
@@ -451,7 +478,16 @@ void load_tls_material(asio::ssl::context& ctx, const EngineTls& m) {
         throw std::invalid_argument("cannot load the CA certificate '" + m.ca_file + "'" + from +
                                     ": " + openssl_reason(e) + "; it must be a PEM certificate");
     }
-    if (m.cert_file.empty()) return;
+    if (m.cert_file.empty()) {
+        // Called only when the engine asks for a certificate and there is none: noted for the
+        // message (Connection::describe); the handshake goes on without one.
+        SSL_CTX_set_client_cert_cb(ctx.native_handle(), [](SSL* ssl, X509**, EVP_PKEY**) {
+            if (auto* c = static_cast<Connection*>(SSL_get_ex_data(ssl, connection_slot())))
+                c->asked_for_client_cert = true;
+            return 0;
+        });
+        return;
+    }
     check_readable(m.cert_file, "client certificate");
     check_readable(m.key_file, "client key");
     try {

@@ -58,8 +58,9 @@ EngineAddress parse_from(const std::string& text, const std::string& source) {
     }
 }
 
-// The material in `dir`, as the docker CLI takes it: a missing ca.pem means the system's CAs; a
-// client certificate only with both cert.pem and key.pem (a lone one is an error: it is meant).
+// The material in `dir`, as the docker CLI takes it: a missing ca.pem means the system's CAs (the
+// caller refuses that for $DOCKER_TLS_VERIFY); a client certificate only with both cert.pem and
+// key.pem (a lone one is an error: it is meant).
 EngineTls material_in(const fs::path& dir, std::string origin) {
     EngineTls t;
     t.origin = std::move(origin);
@@ -89,6 +90,16 @@ EngineAddress explicit_host(const std::string& text, const std::string& source,
                 ? "$DOCKER_TLS_VERIFY is set; no $DOCKER_CERT_PATH, so " + dir.string()
                 : "$DOCKER_CERT_PATH " + dir.string();
         a.tls = material_in(dir, origin);
+        // As with the docker CLI, verifying needs the CA: never the system's CAs instead.
+        if (a.tls->ca_file.empty())
+            throw std::invalid_argument(
+                source + " '" + text +
+                "' is a TLS engine ($DOCKER_TLS_VERIFY is set), but there "
+                "is no " +
+                (dir / "ca.pem").string() +
+                "; put the CA certificate that signed the "
+                "engine's certificate there, or point $DOCKER_CERT_PATH at the directory "
+                "holding ca.pem, cert.pem and key.pem");
     }
     return a;
 }

@@ -42,14 +42,15 @@ std::string context_directory_name(std::string_view name);
 // Chooses the engine: `configured` (the runtime's own setting, named `setting` in messages, e.g.
 // "run.docker.host") when non-empty, else env.docker_host, else the docker context, else
 // unix:///var/run/docker.sock. The context "default" is the default socket. A tcp:// address from
-// the setting or $DOCKER_HOST uses TLS when $DOCKER_TLS_VERIFY is set: ca.pem, cert.pem and key.pem
-// in $DOCKER_CERT_PATH (a missing ca.pem means the system's CAs, a missing cert.pem/key.pem pair
-// means no client certificate, as for the docker CLI). A context's tcp:// address uses TLS when
-// the context has TLS material (contexts/tls/<hash>/docker/{ca,cert,key}.pem) or SkipTLSVerify.
-// Reads only the files named above; contacts nothing. Throws std::invalid_argument naming the
-// source, the file and what to do when the address is malformed or not unix:// or tcp://, when a
-// named context has no metadata, or when config.json or a context's meta.json is not valid JSON.
-// Never falls back to another source when the chosen one is unusable.
+// the setting or $DOCKER_HOST uses TLS when $DOCKER_TLS_VERIFY is set: ca.pem (required), cert.pem
+// and key.pem in $DOCKER_CERT_PATH, else in the docker config directory (a missing cert.pem/key.pem
+// pair means no client certificate, as for the docker CLI). A context's tcp:// address uses TLS
+// when the context has TLS material (contexts/tls/<hash>/docker/{ca,cert,key}.pem) or
+// SkipTLSVerify. Reads only the files named above; contacts nothing. Throws std::invalid_argument
+// naming the source, the file and what to do when the address is malformed or not unix:// or
+// tcp://, when a named context has no metadata, when $DOCKER_TLS_VERIFY finds no ca.pem, or when
+// config.json or a context's meta.json is not valid JSON. Never falls back to another source when
+// the chosen one is unusable.
 ResolvedEngine resolve_engine(std::string_view configured, std::string_view setting,
                               const EngineEnvironment& env);
 
