@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 #include <optional>
 
@@ -357,7 +358,9 @@ struct Stream::Impl {
     std::vector<char> piece = std::vector<char>(64u << 10);
 
     Impl(const EngineAddress& a, asio::ssl::context* c, std::string w) : conn(a, c, std::move(w)) {
-        parser.body_limit(boost::none);
+        // No limit, but not boost::none: Boost 1.74's parser compares a Content-Length with
+        // the optional limit, and every length is greater than none ("body limit exceeded").
+        parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     }
 };
 
