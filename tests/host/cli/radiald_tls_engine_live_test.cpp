@@ -102,6 +102,7 @@ protected:
         make_signed(d, "ca", "server",
                     "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
         make_signed(d, "ca", "client", "extendedKeyUsage=clientAuth\n");
+        make_signed(d, "other-ca", "stranger", "extendedKeyUsage=clientAuth\n");
         port_ = free_port();
         ASSERT_GT(port_, 0);
         log_ = d / "socat.log";
@@ -126,13 +127,15 @@ protected:
         dir_.reset();
     }
 
-    // A directory holding ca.pem (from `ca`) and, when `client`, cert.pem and key.pem.
-    static std::unique_ptr<test::TempDir> cert_dir(const std::string& ca, bool client) {
+    // A directory holding ca.pem (from `ca`) and, when `client` names one, its certificate and
+    // key as cert.pem and key.pem.
+    static std::unique_ptr<test::TempDir> cert_dir(const std::string& ca,
+                                                   const std::string& client) {
         auto c = std::make_unique<test::TempDir>("radial-certs");
         fs::copy_file(*dir_ / (ca + ".pem"), *c / "ca.pem");
-        if (client) {
-            fs::copy_file(*dir_ / "client.pem", *c / "cert.pem");
-            fs::copy_file(*dir_ / "client-key.pem", *c / "key.pem");
+        if (!client.empty()) {
+            fs::copy_file(*dir_ / (client + ".pem"), *c / "cert.pem");
+            fs::copy_file(*dir_ / (client + "-key.pem"), *c / "key.pem");
         }
         return c;
     }
@@ -190,7 +193,7 @@ std::string TlsEngine::log_;
 std::unique_ptr<bp::child> TlsEngine::socat_;
 
 TEST_F(TlsEngine, ATurnRunsThroughDockerHostWithDockerTlsVerify) {
-    auto certs = cert_dir("ca", true);
+    auto certs = cert_dir("ca", "client");
     test::TempDir config("radial-docker-config"); // no context of the user's own
     const int before = forwarded();
     const std::string marker = test::unique_instance_id("over-tls-");
@@ -223,7 +226,7 @@ TEST_F(TlsEngine, ATurnRunsThroughTheCurrentDockerContext) {
                        {"Metadata", nlohmann::json::object()},
                        {"Endpoints", {{"docker", {{"Host", address()}, {"SkipTLSVerify", false}}}}}}
             .dump());
-    auto certs = cert_dir("ca", true);
+    auto certs = cert_dir("ca", "client");
     for (const char* f : {"ca.pem", "cert.pem", "key.pem"})
         fs::copy_file(*certs / f, config / ("contexts/tls/" + hash + "/docker/" + f));
     config.write("config.json", nlohmann::json{{"currentContext", name}}.dump());
@@ -237,7 +240,7 @@ TEST_F(TlsEngine, ATurnRunsThroughTheCurrentDockerContext) {
 }
 
 TEST_F(TlsEngine, AWrongCaFailsClosedSayingTheEnginesCertificateFailedVerification) {
-    auto certs = cert_dir("other-ca", true);
+    auto certs = cert_dir("other-ca", "client");
     test::TempDir config("radial-docker-config");
     const int before = forwarded();
     const std::string marker = test::unique_instance_id("never-");
@@ -254,8 +257,25 @@ TEST_F(TlsEngine, AWrongCaFailsClosedSayingTheEnginesCertificateFailedVerificati
     EXPECT_EQ(forwarded(), before);
 }
 
+TEST_F(TlsEngine, AClientCertificateTheEngineDoesNotTrustFailsClosedNamingIt) {
+    auto certs = cert_dir("ca", "stranger");
+    test::TempDir config("radial-docker-config");
+    const int before = forwarded();
+    const std::string marker = test::unique_instance_id("never-");
+    auto t = turn({{"DOCKER_HOST", address()},
+                   {"DOCKER_TLS_VERIFY", "1"},
+                   {"DOCKER_CERT_PATH", certs->path()},
+                   {"DOCKER_CONFIG", config.path()}},
+                  marker);
+    EXPECT_NE(t.result.exit_code, 0);
+    EXPECT_THAT(t.result.out, Not(HasSubstr(marker)));
+    EXPECT_THAT(t.result.err, HasSubstr(address()));
+    EXPECT_THAT(t.result.err, HasSubstr("client certificate '" + (*certs / "cert.pem") + "'"));
+    EXPECT_EQ(forwarded(), before);
+}
+
 TEST_F(TlsEngine, NoClientCertificateFailsClosedSayingNoneWasSent) {
-    auto certs = cert_dir("ca", false);
+    auto certs = cert_dir("ca", "");
     test::TempDir config("radial-docker-config");
     const int before = forwarded();
     const std::string marker = test::unique_instance_id("never-");
