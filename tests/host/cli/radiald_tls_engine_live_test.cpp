@@ -3,16 +3,11 @@
 // certificate made at test time by the openssl CLI (CA, server certificate for 127.0.0.1, client
 // certificate), asking for a client certificate, and forwarding to the engine's unix socket. A turn
 // runs through $DOCKER_HOST + $DOCKER_TLS_VERIFY + $DOCKER_CERT_PATH and through a docker context;
-// a wrong CA and a missing client certificate fail with a message saying so, and fail closed (no
-// turn runs on the default socket instead).
+// a wrong CA, a client certificate the endpoint does not trust and a missing client certificate
+// fail with a message saying so, and fail closed (no turn runs on the default socket instead).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <boost/process.hpp>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -22,66 +17,17 @@
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
 #include "../../support/temp_dir.h"
+#include "../../support/tls_endpoint.h"
 
 namespace radial {
 namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 namespace fs = std::filesystem;
-namespace bp = boost::process;
 
 // The docker CLI's variables, unset for every turn here unless the test sets them.
 const std::vector<std::string> kDockerEnv = {"DOCKER_HOST", "DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH",
                                              "DOCKER_CONTEXT", "DOCKER_CONFIG"};
-
-void openssl(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{"openssl"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto r = test::run_process(argv);
-    ASSERT_EQ(r.exit_code, 0) << "openssl " << args.at(0) << ": " << r.err;
-}
-
-// A CA and a certificate it signs, as PEM files in `dir`: <name>.pem and <name>-key.pem.
-void make_ca(const test::TempDir& dir, const std::string& name) {
-    openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-keyout", dir / (name + "-key.pem"), "-out", dir / (name + ".pem"), "-days", "2",
-             "-subj", "/CN=" + name});
-}
-void make_signed(const test::TempDir& dir, const std::string& ca, const std::string& name,
-                 const std::string& extensions) {
-    openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-keyout", dir / (name + "-key.pem"), "-out", dir / (name + ".csr"), "-subj",
-             "/CN=" + name});
-    dir.write(name + ".ext", extensions);
-    openssl({"x509", "-req", "-in", dir / (name + ".csr"), "-CA", dir / (ca + ".pem"), "-CAkey",
-             dir / (ca + "-key.pem"), "-CAcreateserial", "-out", dir / (name + ".pem"), "-days",
-             "2", "-extfile", dir / (name + ".ext")});
-}
-
-// A port of 127.0.0.1 nobody listens on now (bound to port 0, then released for socat).
-int free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        return -1;
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-bool accepts(int port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    if (fd >= 0) ::close(fd);
-    return ok;
-}
 
 // The engine's unix socket, the one the suite's other tests use.
 std::string engine_socket() {
@@ -90,41 +36,18 @@ std::string engine_socket() {
     return "/var/run/docker.sock";
 }
 
-// The certificates and the TLS endpoint, shared by the suite's tests; socat is this test's own
-// child, killed (with the children it forked per connection) by pid at the end.
+// The certificates and the TLS endpoint, shared by the suite's tests
+// (tests/support/tls_endpoint.h).
 class TlsEngine : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        dir_ = std::make_unique<test::TempDir>("radial-tls");
-        const auto& d = *dir_;
-        make_ca(d, "ca");
-        make_ca(d, "other-ca");
-        make_signed(d, "ca", "server",
-                    "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
-        make_signed(d, "ca", "client", "extendedKeyUsage=clientAuth\n");
-        make_signed(d, "other-ca", "stranger", "extendedKeyUsage=clientAuth\n");
-        port_ = free_port();
-        ASSERT_GT(port_, 0);
-        log_ = d / "socat.log";
-        socat_ = std::make_unique<bp::child>(
-            bp::search_path("socat"), "-d", "-d",
-            "OPENSSL-LISTEN:" + std::to_string(port_) +
-                ",bind=127.0.0.1,reuseaddr,fork,cert=" + (d / "server.pem") +
-                ",key=" + (d / "server-key.pem") + ",cafile=" + (d / "ca.pem") + ",verify=1",
-            "UNIX-CONNECT:" + engine_socket(), bp::std_in<bp::null, bp::std_out> bp::null,
-            bp::std_err > log_);
-        ASSERT_TRUE(test::wait_until([] { return accepts(port_); }, std::chrono::seconds(20)))
-            << "socat never listened on 127.0.0.1:" << port_ << ": " << test::read_file(log_);
+        certs_ = std::make_unique<test::TestCertificates>();
+        endpoint_ = std::make_unique<test::TlsEndpoint>(*certs_, engine_socket());
+        ASSERT_TRUE(endpoint_->listening()) << endpoint_->log();
     }
     static void TearDownTestSuite() {
-        if (socat_) {
-            for (pid_t child : test::children_of(socat_->id())) ::kill(child, SIGKILL);
-            std::error_code ec;
-            socat_->terminate(ec);
-            socat_->wait(ec);
-            socat_.reset();
-        }
-        dir_.reset();
+        endpoint_.reset();
+        certs_.reset();
     }
 
     // A directory holding ca.pem (from `ca`) and, when `client` names one, its certificate and
@@ -132,26 +55,16 @@ protected:
     static std::unique_ptr<test::TempDir> cert_dir(const std::string& ca,
                                                    const std::string& client) {
         auto c = std::make_unique<test::TempDir>("radial-certs");
-        fs::copy_file(*dir_ / (ca + ".pem"), *c / "ca.pem");
+        fs::copy_file(*certs_ / (ca + ".pem"), *c / "ca.pem");
         if (!client.empty()) {
-            fs::copy_file(*dir_ / (client + ".pem"), *c / "cert.pem");
-            fs::copy_file(*dir_ / (client + "-key.pem"), *c / "key.pem");
+            fs::copy_file(*certs_ / (client + ".pem"), *c / "cert.pem");
+            fs::copy_file(*certs_ / (client + "-key.pem"), *c / "key.pem");
         }
         return c;
     }
 
-    // How many connections socat has forwarded to the engine so far (a TLS handshake that
-    // failed never gets this far).
-    static int forwarded() {
-        std::string log = test::read_file(log_);
-        int n = 0;
-        for (auto at = log.find("starting data transfer loop"); at != std::string::npos;
-             at = log.find("starting data transfer loop", at + 1))
-            ++n;
-        return n;
-    }
-
-    static std::string address() { return "tcp://127.0.0.1:" + std::to_string(port_); }
+    static int forwarded() { return endpoint_->forwarded(); }
+    static std::string address() { return endpoint_->address(); }
 
     // `radiald turn` with exactly `env` of the docker CLI's variables (the rest unset).
     test::TurnRun turn(const std::map<std::string, std::string>& env, const std::string& marker) {
@@ -180,17 +93,13 @@ protected:
         return t;
     }
 
-    static std::unique_ptr<test::TempDir> dir_;
-    static int port_;
-    static std::string log_;
-    static std::unique_ptr<bp::child> socat_;
+    static std::unique_ptr<test::TestCertificates> certs_;
+    static std::unique_ptr<test::TlsEndpoint> endpoint_;
     std::unique_ptr<test::RadialdSetup> setup_;
 };
 
-std::unique_ptr<test::TempDir> TlsEngine::dir_;
-int TlsEngine::port_ = 0;
-std::string TlsEngine::log_;
-std::unique_ptr<bp::child> TlsEngine::socat_;
+std::unique_ptr<test::TestCertificates> TlsEngine::certs_;
+std::unique_ptr<test::TlsEndpoint> TlsEngine::endpoint_;
 
 TEST_F(TlsEngine, ATurnRunsThroughDockerHostWithDockerTlsVerify) {
     auto certs = cert_dir("ca", "client");
@@ -207,7 +116,7 @@ TEST_F(TlsEngine, ATurnRunsThroughDockerHostWithDockerTlsVerify) {
     EXPECT_EQ(t.record["status"], "succeeded");
     // The engine was reached through the TLS endpoint: create, attach (hijacked), start, wait
     // and remove each came over a connection socat forwarded.
-    EXPECT_GE(forwarded() - before, 4) << test::read_file(log_);
+    EXPECT_GE(forwarded() - before, 4) << endpoint_->log();
 }
 
 TEST_F(TlsEngine, ATurnRunsThroughTheCurrentDockerContext) {
@@ -236,7 +145,7 @@ TEST_F(TlsEngine, ATurnRunsThroughTheCurrentDockerContext) {
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     EXPECT_EQ(t.result.out, marker + "\n") << t.result.err;
     EXPECT_EQ(t.record["status"], "succeeded");
-    EXPECT_GE(forwarded() - before, 4) << test::read_file(log_);
+    EXPECT_GE(forwarded() - before, 4) << endpoint_->log();
 }
 
 TEST_F(TlsEngine, AWrongCaFailsClosedSayingTheEnginesCertificateFailedVerification) {

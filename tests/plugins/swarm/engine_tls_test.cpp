@@ -4,108 +4,20 @@
 // streamed body, and a hijacked attach stream whose blocked read another thread's stop() ends.
 // No Docker Engine.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <boost/process.hpp>
 #include <future>
-#include <memory>
 #include <string>
-#include <vector>
 
 #include "../../support/fake_engine.h"
-#include "../../support/host_processes.h"
-#include "../../support/process_runner.h"
-#include "../../support/temp_dir.h"
+#include "../../support/tls_endpoint.h"
 #include "engine_api/engine_client.h"
 #include "engine_api/stream_frames.h"
 
 namespace radial::engine_api {
 namespace {
 
-namespace bp = boost::process;
-
-void openssl(const std::vector<std::string>& args) {
-    std::vector<std::string> argv{"openssl"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto r = radial::test::run_process(argv);
-    ASSERT_EQ(r.exit_code, 0) << "openssl " << args.at(0) << ": " << r.err;
-}
-
-int free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        return -1;
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-bool accepts(int port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    if (fd >= 0) ::close(fd);
-    return ok;
-}
-
-// socat in front of `unix_path`, this test's own child; killed with its per-connection children.
-class TlsProxy {
-public:
-    TlsProxy(const radial::test::TempDir& certs, const std::string& unix_path)
-        : port_(free_port()), log_(certs / "socat.log") {
-        socat_ = bp::child(bp::search_path("socat"), "-d",
-                           "OPENSSL-LISTEN:" + std::to_string(port_) +
-                               ",bind=127.0.0.1,reuseaddr,fork,cert=" + (certs / "server.pem") +
-                               ",key=" + (certs / "server-key.pem") +
-                               ",cafile=" + (certs / "ca.pem") + ",verify=1",
-                           "UNIX-CONNECT:" + unix_path, bp::std_in<bp::null, bp::std_out> bp::null,
-                           bp::std_err > log_);
-        listening_ =
-            radial::test::wait_until([this] { return accepts(port_); }, std::chrono::seconds(20));
-    }
-    ~TlsProxy() {
-        for (pid_t child : radial::test::children_of(socat_.id())) ::kill(child, SIGKILL);
-        std::error_code ec;
-        socat_.terminate(ec);
-        socat_.wait(ec);
-    }
-    bool listening() const { return listening_; }
-    std::string address() const { return "tcp://127.0.0.1:" + std::to_string(port_); }
-    std::string log() const { return radial::test::read_file(log_); }
-
-private:
-    int port_;
-    std::string log_;
-    bp::child socat_;
-    bool listening_ = false;
-};
-
 TEST(EngineClientTls, CallsStreamsAndAStoppedAttachWorkOverTls) {
-    radial::test::TempDir certs("radial-tls");
-    openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-keyout", certs / "ca-key.pem", "-out", certs / "ca.pem", "-days", "2", "-subj",
-             "/CN=radial-test-ca"});
-    for (std::string who : {"server", "client"}) {
-        openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                 "-keyout", certs / (who + "-key.pem"), "-out", certs / (who + ".csr"), "-subj",
-                 "/CN=" + who});
-        certs.write(who + ".ext", who == "server"
-                                      ? "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n"
-                                      : "extendedKeyUsage=clientAuth\n");
-        openssl({"x509", "-req", "-in", certs / (who + ".csr"), "-CA", certs / "ca.pem", "-CAkey",
-                 certs / "ca-key.pem", "-CAcreateserial", "-out", certs / (who + ".pem"), "-days",
-                 "2", "-extfile", certs / (who + ".ext")});
-    }
+    radial::test::TestCertificates certs;
 
     std::promise<void> release;
     std::shared_future<void> released = release.get_future().share();
@@ -125,7 +37,7 @@ TEST(EngineClientTls, CallsStreamsAndAStoppedAttachWorkOverTls) {
         return a;
     });
     Release release_at_end{release};
-    TlsProxy proxy(certs, engine.address().substr(7));
+    radial::test::TlsEndpoint proxy(certs, engine.address().substr(7));
     ASSERT_TRUE(proxy.listening()) << proxy.log();
 
     EngineAddress address = parse_engine_address(proxy.address());
