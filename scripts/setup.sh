@@ -56,6 +56,7 @@ packages=(
     libcli11-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libelf-dev
     busybox-static bubblewrap docker.io curl clang-format ccache libcap2-bin
     systemd # systemd-analyze: the packaged unit's security rating is a test
+    libssl-dev openssl socat # TLS engines: the client, and the tests' certificates and endpoint
 )
 # --with-gvisor: gVisor's runsc, and jq to merge the engine's daemon.json.
 gvisor_packages=(runsc jq)

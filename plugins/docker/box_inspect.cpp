@@ -41,28 +41,20 @@ std::int32_t status_of(const engine_api::EngineError& e) {
 
 } // namespace
 
-std::string inspect_engine_address(const DockerSettings& settings) {
-    if (!settings.host.empty()) return settings.host;
-    const char* env = std::getenv("DOCKER_HOST");
-    if (env != nullptr && *env != '\0') return env;
-    return "unix:///var/run/docker.sock";
-}
-
 BoxState box_state_from_json(std::string_view state_json) {
     json st = json::parse(state_json, nullptr, false);
     return from_state(st);
 }
 
-BoxInspector::BoxInspector(const DockerSettings& settings, std::uint64_t budget_ms) {
-    const std::string address = inspect_engine_address(settings);
+BoxInspector::BoxInspector(const engine_api::EngineAddress& address, std::uint64_t budget_ms) {
     try {
-        engine_ = std::make_unique<engine_api::EngineClient>(
-            engine_api::parse_engine_address(address), std::chrono::milliseconds(budget_ms));
+        engine_ = std::make_unique<engine_api::EngineClient>(address,
+                                                             std::chrono::milliseconds(budget_ms));
     } catch (const std::invalid_argument& e) {
         unsupported_ =
             "the docker runtime reads how a box ended through the Engine API, which "
             "cannot reach engine '" +
-            address + "': " + e.what();
+            address.text + "': " + e.what();
     }
 }
 

@@ -13,13 +13,10 @@
 
 namespace radial::engine_api {
 class EngineClient;
-}
+struct EngineAddress;
+} // namespace radial::engine_api
 
 namespace radial::docker {
-
-// The engine address `inspect` speaks to: run.docker.host when set, else $DOCKER_HOST, else
-// unix:///var/run/docker.sock — where the docker CLI would go. Pure but for the environment.
-std::string inspect_engine_address(const DockerSettings& settings);
 
 // How one container's State (GET /containers/{id}/json) reads as a box state: created, running,
 // paused and restarting are RADIAL_BOX_RUNNING; exited and dead are RADIAL_BOX_ENDED with
@@ -32,10 +29,10 @@ radial::plugin::BoxState box_state_from_json(std::string_view state_json);
 // [thread-safe]
 class BoxInspector {
 public:
-    // Resolves the engine address (inspect_engine_address); an address the Engine API client
-    // cannot speak to (ssh://, a TLS engine) makes every inspect() answer RADIAL_E_UNSUPPORTED
+    // Speaks to `address`, the runtime's own engine (DockerEngine::resolved(), docs/design.md
+    // §13.10); TLS material that does not load makes every inspect() answer RADIAL_E_UNSUPPORTED
     // saying why. No engine contact. `budget_ms`: the deadline of each engine call.
-    BoxInspector(const DockerSettings& settings, std::uint64_t budget_ms);
+    BoxInspector(const engine_api::EngineAddress& address, std::uint64_t budget_ms);
     ~BoxInspector();
 
     // The box labelled exactly `label` (docker label radial.label): RADIAL_BOX_GONE when no

@@ -17,8 +17,6 @@ using engine_api::EngineError;
 using engine_api::url_encode;
 using radial::plugin::Error;
 
-constexpr std::string_view kDefaultEngine = "unix:///var/run/docker.sock";
-
 std::string ids_text(const std::vector<std::string>& ids) {
     std::string out;
     for (const auto& id : ids) out += (out.empty() ? "'" : ", '") + id.substr(0, 12) + "'";
@@ -35,37 +33,41 @@ EnvMap parent_client_env() {
 
 } // namespace
 
-engine_api::EngineAddress docker_engine_address(const DockerSettings& settings,
-                                                const char* docker_host, const char* tls_verify) {
-    std::string text(kDefaultEngine), origin = "the default engine address";
-    if (!settings.host.empty()) {
-        text = settings.host;
-        origin = "run.docker.host";
-    } else if (docker_host != nullptr && *docker_host != '\0') {
-        text = docker_host;
-        origin = "$DOCKER_HOST";
-    }
-    if (tls_verify != nullptr && *tls_verify != '\0' && text.starts_with("tcp://"))
-        throw Error(RADIAL_E_INVALID, "host",
-                    origin + " '" + text +
-                        "' is a TLS engine ($DOCKER_TLS_VERIFY is set), and the docker runtime "
-                        "speaks to the engine without TLS; use the engine's unix socket, e.g. "
-                        "run.docker.host = \"unix:///var/run/docker.sock\"");
+engine_api::ResolvedEngine docker_engine_address(const DockerSettings& settings,
+                                                 const engine_api::EngineEnvironment& env) {
     try {
-        return engine_api::parse_engine_address(text);
+        return engine_api::resolve_engine(settings.host, "run.docker.host", env);
     } catch (const std::invalid_argument& e) {
-        throw Error(RADIAL_E_INVALID, "host", origin + ": " + e.what());
+        throw Error(RADIAL_E_INVALID, "host", e.what());
     }
 }
 
+namespace {
+
+// The client for `resolved`, its TLS material loaded; a file that does not load is the
+// operator's to fix, so it is RADIAL_E_INVALID naming the key the address came from.
+engine_api::EngineClient client_for(const engine_api::ResolvedEngine& resolved,
+                                    std::chrono::milliseconds budget) {
+    try {
+        return engine_api::EngineClient(resolved.address, budget);
+    } catch (const std::invalid_argument& e) {
+        throw Error(RADIAL_E_INVALID, "host",
+                    "the TLS material of engine '" + resolved.address.text + "' (from " +
+                        resolved.source + "): " + e.what());
+    }
+}
+
+} // namespace
+
 DockerEngine::DockerEngine(DockerSettings settings)
     : settings_(std::move(settings)),
-      client_(
-          docker_engine_address(settings_, ::getenv("DOCKER_HOST"), ::getenv("DOCKER_TLS_VERIFY")),
-          budget_ms(settings_.command_timeout_ms)) {}
+      resolved_(docker_engine_address(settings_, engine_api::EngineEnvironment::of_process())),
+      client_(client_for(resolved_, budget_ms(settings_.command_timeout_ms))) {}
 
 std::string DockerEngine::engine_name() const {
-    return settings_.host.empty() ? std::string("default host") : "'" + settings_.host + "'";
+    if (!settings_.host.empty()) return "'" + settings_.host + "'";
+    if (resolved_.source == "the default socket") return "default host";
+    return "'" + resolved_.address.text + "' (" + resolved_.source + ")";
 }
 
 std::string DockerEngine::server_version() const {

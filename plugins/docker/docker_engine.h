@@ -15,16 +15,17 @@
 #include "docker_argv.h"
 #include "docker_settings.h"
 #include "engine_api/engine_client.h"
+#include "engine_api/engine_endpoint.h"
 
 namespace radial::docker {
 
-// The engine address the runtime talks to: run.docker.host, else $DOCKER_HOST (`docker_host`),
-// else unix:///var/run/docker.sock, as the docker CLI chooses it. Throws
-// radial::plugin::Error(RADIAL_E_INVALID, "host") naming the value and its origin when it is not
-// a unix:// or plain tcp:// address, and when `tls_verify` ($DOCKER_TLS_VERIFY) is set
-// non-empty: a TLS engine is not supported (docs/design.md §13.1). Pure.
-engine_api::EngineAddress docker_engine_address(const DockerSettings& settings,
-                                                const char* docker_host, const char* tls_verify);
+// The engine the runtime talks to and where that came from: run.docker.host, else $DOCKER_HOST,
+// else the docker context, else unix:///var/run/docker.sock, with TLS material as the docker CLI
+// takes it (engine_api::resolve_engine, docs/design.md §13.10). Throws
+// radial::plugin::Error(RADIAL_E_INVALID, "host") with resolve_engine's message. Pure but for
+// reading the docker config files `env` points at.
+engine_api::ResolvedEngine docker_engine_address(const DockerSettings& settings,
+                                                 const engine_api::EngineEnvironment& env);
 
 // How a pull ended when it did not fail.
 enum class PullEnd { done, cancelled, timed_out };
@@ -32,14 +33,17 @@ enum class PullEnd { done, cancelled, timed_out };
 // One engine for one runtime instance. [thread-safe]: every call opens its own connection.
 class DockerEngine {
 public:
-    // Resolves the address (docker_engine_address with this process's environment); contacts
-    // nothing. Throws as docker_engine_address.
+    // Resolves the address (docker_engine_address with this process's environment) and loads its
+    // TLS material; contacts nothing. Throws as docker_engine_address, and Error(RADIAL_E_INVALID,
+    // "host") naming the TLS file that cannot be loaded.
     explicit DockerEngine(DockerSettings settings);
 
     const DockerSettings& settings() const noexcept { return settings_; }
+    // The engine's address (with its TLS material) and where it came from.
+    const engine_api::ResolvedEngine& resolved() const noexcept { return resolved_; }
 
-    // How messages name the engine: "'<host>'" or "default host" (the address when it is not the
-    // operator's own).
+    // How messages name the engine: "'<host>'" (run.docker.host), "default host" (the default
+    // socket), or "'<address>' (<source>)" for $DOCKER_HOST and a docker context.
     std::string engine_name() const;
 
     // Probes the engine (GET /version within preflightTimeout, Engine API at least 1.41) and
@@ -108,6 +112,7 @@ public:
 
 private:
     DockerSettings settings_;
+    engine_api::ResolvedEngine resolved_;
     mutable engine_api::EngineClient client_;
 };
 

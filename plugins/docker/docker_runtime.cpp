@@ -48,7 +48,12 @@ DockerSettings settings_with_box_init(radial::plugin::Config& config,
 DockerRuntime::DockerRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
     : host_(host),
       engine_(settings_with_box_init(config, host)),
-      inspector_(engine_.settings(), engine_.settings().command_timeout_ms) {}
+      inspector_(engine_.resolved().address, engine_.settings().command_timeout_ms) {
+    // Which engine, and why (docs/design.md §13.10).
+    const auto& r = engine_.resolved();
+    host_.debug("docker engine " + r.address.text + " (" + r.source + ")" +
+                (r.address.tls ? ", TLS with " + r.address.tls->origin : std::string()));
+}
 
 void DockerRuntime::preflight() {
     // Probed once for the instance's life, and again after anything failed for want of an

@@ -13,12 +13,14 @@ namespace radial::swarm {
 
 // The parsed [run.swarm] section. Caps default to the docker runtime's hardened ones.
 struct SwarmSettings {
-    std::string host = "unix:///var/run/docker.sock"; // the engine of a swarm manager
-    std::uint64_t memory_bytes = 2ull << 30;          // Resources.Limits.MemoryBytes
-    std::uint64_t cpus_milli = 2000;                  // Resources.Limits.NanoCPUs / 1e6
-    std::int64_t pids_limit = 256;                    // Resources.Limits.Pids
-    std::string user = "65534:65534";                 // numeric uid:gid, neither 0
-    std::uint64_t tmpfs_size_bytes = 256ull << 20;    // /tmp and spec tmpfs without a size
+    // The engine of a swarm manager; empty: $DOCKER_HOST, else the docker context, else
+    // unix:///var/run/docker.sock (engine_api::resolve_engine, docs/design.md §13.10).
+    std::string host;
+    std::uint64_t memory_bytes = 2ull << 30;       // Resources.Limits.MemoryBytes
+    std::uint64_t cpus_milli = 2000;               // Resources.Limits.NanoCPUs / 1e6
+    std::int64_t pids_limit = 256;                 // Resources.Limits.Pids
+    std::string user = "65534:65534";              // numeric uid:gid, neither 0
+    std::uint64_t tmpfs_size_bytes = 256ull << 20; // /tmp and spec tmpfs without a size
     std::string pull = "never"; // "never": pin the manager's local image id; "always": nodes pull
     std::vector<std::string> constraints;      // Placement.Constraints, e.g. "node.role==worker"
     std::uint64_t reserve_memory_bytes = 0;    // Resources.Reservations.MemoryBytes; 0: none

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "engine_api/engine_endpoint.h"
 #include "engine_api/stream_frames.h"
 #include "support/run_ending.h"
 #include "support/wake_event.h"
@@ -376,18 +377,28 @@ bool SwarmRun::oom_killed(const std::string& container_id) {
 }
 
 SwarmRuntime::SwarmRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
-    : host_(host),
-      settings_(parse_swarm_settings(config)),
-      engine_(
-          [&] {
-              try {
-                  return engine_api::parse_engine_address(settings_.host);
-              } catch (const std::invalid_argument& e) {
-                  throw Error(RADIAL_E_INVALID, "host",
-                              "reading " + config.section() + ".host: " + e.what());
-              }
-          }(),
-          milliseconds(std::min<std::uint64_t>(settings_.command_timeout_ms, 3'600'000))) {}
+    : host_(host), settings_(parse_swarm_settings(config)), engine_([&] {
+          // The same choice as the docker runtime's (docs/design.md §13.10).
+          const std::string key = config.section() + ".host";
+          engine_api::ResolvedEngine r;
+          try {
+              r = engine_api::resolve_engine(settings_.host, key,
+                                             engine_api::EngineEnvironment::of_process());
+          } catch (const std::invalid_argument& e) {
+              throw Error(RADIAL_E_INVALID, "host", e.what());
+          }
+          host.debug("swarm engine " + r.address.text + " (" + r.source + ")" +
+                     (r.address.tls ? ", TLS with " + r.address.tls->origin : std::string()));
+          try {
+              return engine_api::EngineClient(
+                  r.address,
+                  milliseconds(std::min<std::uint64_t>(settings_.command_timeout_ms, 3'600'000)));
+          } catch (const std::invalid_argument& e) {
+              throw Error(RADIAL_E_INVALID, "host",
+                          "the TLS material of engine '" + r.address.text + "' (from " + r.source +
+                              "): " + e.what());
+          }
+      }()) {}
 
 void SwarmRuntime::preflight() {
     try {

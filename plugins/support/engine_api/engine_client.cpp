@@ -1,5 +1,8 @@
 #include "engine_api/engine_client.h"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,11 +12,17 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <limits>
 #include <mutex>
+#include <optional>
 
 namespace radial::engine_api {
 
@@ -21,6 +30,7 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using boost::system::error_code;
 using GenericSocket = asio::generic::stream_protocol::socket;
+using TlsStream = asio::ssl::stream<GenericSocket&>;
 
 namespace {
 
@@ -30,11 +40,31 @@ std::string call_name(std::string_view method, const std::string& target) {
     return std::string(method) + " " + t;
 }
 
+// The SSL ex_data slot holding a connection's Connection*, for the client-certificate callback
+// (asio keeps its verify callback in the app data slot).
+int connection_slot() {
+    static const int slot = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+    return slot;
+}
+
+bool is_ip_literal(const std::string& host) {
+    error_code ec;
+    asio::ip::make_address(host, ec);
+    return !ec;
+}
+
 // One connection and the io_context that drives it; every operation runs under a deadline.
 struct Connection {
     // Not a concurrency hint of 1: Stream::stop() posts to this context from another thread.
     asio::io_context ioc;
     GenericSocket socket{ioc};
+    // Over TLS, every read and write goes through this layer on top of `socket`; stop() still
+    // shuts `socket`'s descriptor down, which ends a TLS read as it ends a plain one.
+    std::optional<TlsStream> tls;
+    asio::ssl::context* tls_context; // null: plain
+    // The engine asked for a client certificate and there was none to send. Under TLS 1.3 the
+    // engine's refusal arrives after the handshake, often as a bare reset; this says why.
+    bool asked_for_client_cert = false;
     boost::beast::flat_buffer buffer;
     const EngineAddress& address;
     std::string what; // "creating ...: POST /services/create", for messages
@@ -45,8 +75,12 @@ struct Connection {
     std::mutex fd_mutex;
     int fd_for_stop = -1;
 
-    Connection(const EngineAddress& a, std::string w) : address(a), what(std::move(w)) {}
-    ~Connection() { close_socket(); }
+    Connection(const EngineAddress& a, asio::ssl::context* c, std::string w)
+        : tls_context(c), address(a), what(std::move(w)) {}
+    ~Connection() {
+        close_socket();
+        tls.reset(); // before `socket`, which it refers to
+    }
     Connection(const Connection&) = delete;
     Connection& operator=(const Connection&) = delete;
 
@@ -66,6 +100,74 @@ struct Connection {
 
     [[noreturn]] void fail(const std::string& cause, bool timed_out) const {
         throw EngineError(what + " on engine " + address.text + ": " + cause, 0, timed_out);
+    }
+
+    // Runs `f` on the stream every read and write goes through: the TLS layer or the socket.
+    template <class F>
+    void on_stream(F&& f) {
+        if (tls)
+            f(*tls);
+        else
+            f(socket);
+    }
+
+    // A transport error as a message; a TLS failure says what it means and what to fix
+    // (docs/design.md §13.10): the engine's certificate, or the client certificate it refused.
+    std::string describe(const error_code& ec) const {
+        if (!tls) return ec.message();
+        const EngineTls& m = *address.tls;
+        const std::string from = " (" + m.origin + ")";
+        if (ec.category() != asio::error::get_ssl_category()) {
+            bool dropped = ec == asio::error::connection_reset || ec == asio::error::eof ||
+                           ec == asio::error::broken_pipe ||
+                           ec == asio::ssl::error::stream_truncated;
+            if (dropped && asked_for_client_cert)
+                return "TLS: the engine dropped the connection (" + ec.message() +
+                       "): it wants a client certificate and none was sent (no cert.pem and "
+                       "key.pem" +
+                       from + "); put the client certificate and key there";
+            if (dropped && !m.cert_file.empty())
+                return ec.message() +
+                       " (over TLS: if this persists, the engine may not accept the "
+                       "client certificate '" +
+                       m.cert_file + "'" + from + ")";
+            return ec.message();
+        }
+        long verify = SSL_get_verify_result(const_cast<TlsStream&>(*tls).native_handle());
+        if (verify != X509_V_OK) {
+            std::string why = X509_verify_cert_error_string(verify);
+            if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH)
+                return "TLS: the engine's certificate does not name '" + address.host + "' (" +
+                       why + "); connect to a name or address the certificate lists, or reissue it";
+            return "TLS: the engine's certificate failed verification (" + why + ") against " +
+                   (m.ca_file.empty() ? std::string("the system's CAs (no ca.pem)")
+                                      : "the CA in '" + m.ca_file + "'") +
+                   from + "; use the CA that signed the engine's certificate";
+        }
+        std::string msg = ec.message();
+        int reason = ERR_GET_REASON(static_cast<unsigned long>(ec.value()));
+        bool refused_client = reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
+                              reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE ||
+                              reason == SSL_R_SSLV3_ALERT_BAD_CERTIFICATE ||
+                              reason == SSL_R_TLSV1_ALERT_UNKNOWN_CA ||
+                              reason == SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN ||
+                              reason == SSL_R_TLSV1_ALERT_DECRYPT_ERROR;
+        if (refused_client) {
+            if (m.cert_file.empty())
+                return "TLS: the engine refused the connection (" + msg +
+                       "): it wants a client certificate and none was sent (no cert.pem and "
+                       "key.pem" +
+                       from + "); put the client certificate and key there";
+            return "TLS: the engine refused the connection (" + msg +
+                   "): it does not accept the client certificate '" + m.cert_file + "'" + from +
+                   "; use a certificate signed by the CA the engine trusts (dockerd --tlscacert)";
+        }
+        return "TLS: " + msg + from;
+    }
+
+    // Whether `ec` ends a stream the normal way: EOF, also over TLS without close_notify.
+    static bool end_of_stream(const error_code& ec) {
+        return ec == asio::error::eof || ec == asio::ssl::error::stream_truncated;
     }
 
     // Starts an operation with `start(handler)`, runs it until `deadline`, closes the socket and
@@ -128,7 +230,7 @@ struct Connection {
             open(ep.protocol().family());
             last = await(deadline, "connecting",
                          [&](auto handler) { socket.async_connect(ep, handler); });
-            if (!last) return;
+            if (!last) return handshake(deadline);
             close_socket();
         }
         std::string fix = address.unix_socket
@@ -138,10 +240,35 @@ struct Connection {
         fail("cannot connect: " + last.message() + fix, false);
     }
 
+    // Over TLS: the handshake, verifying the engine's certificate (chain and name) unless the
+    // context says SkipTLSVerify (docs/design.md §13.10). Plain: nothing.
+    void handshake(Clock::time_point deadline) {
+        if (tls_context == nullptr) return;
+        tls.emplace(socket, *tls_context);
+        SSL* ssl = tls->native_handle();
+        SSL_set_ex_data(ssl, connection_slot(), this);
+        if (address.tls->skip_verify) {
+            tls->set_verify_mode(asio::ssl::verify_none);
+        } else {
+            tls->set_verify_mode(asio::ssl::verify_peer);
+            X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+            bool named = is_ip_literal(address.host)
+                             ? X509_VERIFY_PARAM_set1_ip_asc(param, address.host.c_str()) == 1
+                             : SSL_set1_host(ssl, address.host.c_str()) == 1;
+            if (!named) fail("TLS: cannot check the engine's name '" + address.host + "'", false);
+        }
+        if (!is_ip_literal(address.host)) SSL_set_tlsext_host_name(ssl, address.host.c_str());
+        error_code ec = await(deadline, "the TLS handshake", [&](auto handler) {
+            tls->async_handshake(asio::ssl::stream_base::client, handler);
+        });
+        if (ec) fail("the TLS handshake: " + describe(ec), false);
+    }
+
     void send(http::request<http::string_body>& req, Clock::time_point deadline) {
-        error_code ec = await(deadline, "sending the request",
-                              [&](auto handler) { http::async_write(socket, req, handler); });
-        if (ec) fail("sending the request: " + ec.message(), false);
+        error_code ec = await(deadline, "sending the request", [&](auto handler) {
+            on_stream([&](auto& s) { http::async_write(s, req, handler); });
+        });
+        if (ec) fail("sending the request: " + describe(ec), false);
     }
 };
 
@@ -197,7 +324,7 @@ EngineAddress parse_engine_address(std::string_view text) {
     }
     throw std::invalid_argument("'" + a.text +
                                 "' is not an engine address; give unix:///var/run/docker.sock or "
-                                "tcp://host:port (TLS engines are not supported)");
+                                "tcp://host:port (ssh:// engines are not supported)");
 }
 
 std::optional<ApiVersion> parse_api_version(std::string_view text) noexcept {
@@ -230,8 +357,10 @@ struct Stream::Impl {
     bool raw = false; // a hijacked connection: the bytes after the header are the body
     std::vector<char> piece = std::vector<char>(64u << 10);
 
-    Impl(const EngineAddress& a, std::string w) : conn(a, std::move(w)) {
-        parser.body_limit(boost::none);
+    Impl(const EngineAddress& a, asio::ssl::context* c, std::string w) : conn(a, c, std::move(w)) {
+        // No limit, but not boost::none: Boost 1.74's parser compares a Content-Length with
+        // the optional limit, and every length is greater than none ("body limit exceeded").
+        parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     }
 };
 
@@ -252,19 +381,21 @@ bool Stream::read(std::string& chunk) {
         std::size_t n = 0;
         error_code ec =
             s.conn.await(Clock::time_point::max(), "reading the stream", [&](auto handler) {
-                s.conn.socket.async_read_some(asio::buffer(s.piece),
-                                              [&n, handler](error_code e, std::size_t got) mutable {
-                                                  n = got;
-                                                  handler(e);
-                                              });
+                s.conn.on_stream([&](auto& stream) {
+                    stream.async_read_some(asio::buffer(s.piece),
+                                           [&n, handler](error_code e, std::size_t got) mutable {
+                                               n = got;
+                                               handler(e);
+                                           });
+                });
             });
         if (s.stopped) return s.release();
         if (n > 0) {
             chunk.assign(s.piece.data(), n);
             return true;
         }
-        if (ec == asio::error::eof || !ec) return false;
-        s.conn.fail("reading the stream: " + ec.message(), false);
+        if (Connection::end_of_stream(ec) || !ec) return false;
+        s.conn.fail("reading the stream: " + s.conn.describe(ec), false);
     }
     while (!s.parser.is_done()) {
         if (s.stopped) return s.release();
@@ -274,12 +405,14 @@ bool Stream::read(std::string& chunk) {
         error_code ec =
             s.conn.await(Clock::time_point::max(), "reading the stream", [&](auto handler) {
                 // read_some: a followed body never completes.
-                http::async_read_some(s.conn.socket, s.conn.buffer, s.parser, handler);
+                s.conn.on_stream([&](auto& stream) {
+                    http::async_read_some(stream, s.conn.buffer, s.parser, handler);
+                });
             });
         if (s.stopped) return s.release();
-        if (ec == http::error::end_of_stream || ec == asio::error::eof) return false;
+        if (ec == http::error::end_of_stream || Connection::end_of_stream(ec)) return false;
         if (ec && ec != http::error::need_buffer)
-            s.conn.fail("reading the stream: " + ec.message(), false);
+            s.conn.fail("reading the stream: " + s.conn.describe(ec), false);
         std::size_t n = s.piece.size() - body.size;
         if (n > 0) {
             chunk.assign(s.piece.data(), n);
@@ -302,8 +435,95 @@ void Stream::stop() noexcept {
     }
 }
 
+struct EngineClient::TlsContext {
+    asio::ssl::context ctx{asio::ssl::context::tls_client};
+};
+
+namespace {
+
+// The OpenSSL error queue's latest reason, for messages about a file that does not load.
+std::string openssl_reason(const boost::system::system_error& e) {
+    unsigned long code = ERR_peek_last_error();
+    ERR_clear_error();
+    if (code != 0) {
+        char buf[256];
+        ERR_error_string_n(code, buf, sizeof buf);
+        return buf;
+    }
+    return e.code().message();
+}
+
+// Loads `m` into a client context (docs/design.md §13.10). Throws std::invalid_argument naming the
+// file and what to do.
+void load_tls_material(asio::ssl::context& ctx, const EngineTls& m) {
+    const std::string from = " (" + m.origin + ")";
+    // TLS 1.2 at least, as dockerd itself requires.
+    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+    // An engine (or a proxy in front of it) that closes without close_notify ends a stream like
+    // EOF; a truncated HTTP body is still caught by the HTTP parser.
+    SSL_CTX_set_options(ctx.native_handle(), SSL_OP_IGNORE_UNEXPECTED_EOF);
+#endif
+    auto check_readable = [&](const std::string& file, const char* what) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(file, ec))
+            throw std::invalid_argument(std::string("the ") + what + " '" + file + "'" + from +
+                                        " is not a readable file; put it there or fix the path");
+    };
+    try {
+        if (!m.ca_file.empty()) {
+            check_readable(m.ca_file, "CA certificate");
+            ctx.load_verify_file(m.ca_file);
+        } else {
+            ctx.set_default_verify_paths();
+        }
+    } catch (const boost::system::system_error& e) {
+        throw std::invalid_argument("cannot load the CA certificate '" + m.ca_file + "'" + from +
+                                    ": " + openssl_reason(e) + "; it must be a PEM certificate");
+    }
+    if (m.cert_file.empty()) {
+        // Called only when the engine asks for a certificate and there is none: noted for the
+        // message (Connection::describe); the handshake goes on without one.
+        SSL_CTX_set_client_cert_cb(ctx.native_handle(), [](SSL* ssl, X509**, EVP_PKEY**) {
+            if (auto* c = static_cast<Connection*>(SSL_get_ex_data(ssl, connection_slot())))
+                c->asked_for_client_cert = true;
+            return 0;
+        });
+        return;
+    }
+    check_readable(m.cert_file, "client certificate");
+    check_readable(m.key_file, "client key");
+    try {
+        ctx.use_certificate_chain_file(m.cert_file);
+    } catch (const boost::system::system_error& e) {
+        throw std::invalid_argument("cannot load the client certificate '" + m.cert_file + "'" +
+                                    from + ": " + openssl_reason(e) +
+                                    "; it must be a PEM certificate");
+    }
+    try {
+        ctx.use_private_key_file(m.key_file, asio::ssl::context::pem);
+    } catch (const boost::system::system_error& e) {
+        throw std::invalid_argument("cannot load the client key '" + m.key_file + "'" + from +
+                                    ": " + openssl_reason(e) +
+                                    "; it must be the PEM private key of '" + m.cert_file + "'");
+    }
+    if (SSL_CTX_check_private_key(ctx.native_handle()) != 1) {
+        ERR_clear_error();
+        throw std::invalid_argument("the client key '" + m.key_file + "' is not the key of '" +
+                                    m.cert_file + "'" + from + "; put the matching pair there");
+    }
+}
+
+} // namespace
+
 EngineClient::EngineClient(EngineAddress address, std::chrono::milliseconds call_budget)
-    : address_(std::move(address)), budget_(call_budget) {}
+    : address_(std::move(address)), budget_(call_budget) {
+    if (address_.unix_socket || !address_.tls) return;
+    tls_ = std::make_unique<TlsContext>();
+    load_tls_material(tls_->ctx, *address_.tls);
+}
+
+EngineClient::~EngineClient() = default;
 
 ApiVersion EngineClient::version() {
     {
@@ -317,16 +537,16 @@ ApiVersion EngineClient::probe(std::chrono::milliseconds budget) { return negoti
 
 ApiVersion EngineClient::negotiate(std::chrono::milliseconds budget) {
     std::string what = "negotiating the Engine API version: GET /version";
-    Connection conn(address_, what);
+    Connection conn(address_, tls_ ? &tls_->ctx : nullptr, what);
     auto deadline = Clock::now() + budget;
     conn.connect(deadline);
     auto req = make_request("GET", "/version", "", address_);
     conn.send(req, deadline);
     http::response<http::string_body> res;
     error_code ec = conn.await(deadline, "reading the answer", [&](auto handler) {
-        http::async_read(conn.socket, conn.buffer, res, handler);
+        conn.on_stream([&](auto& s) { http::async_read(s, conn.buffer, res, handler); });
     });
-    if (ec) conn.fail("reading the answer: " + ec.message(), false);
+    if (ec) conn.fail("reading the answer: " + conn.describe(ec), false);
     if (res.result_int() != 200)
         throw EngineError(what + " on engine " + address_.text + ": HTTP " +
                               std::to_string(res.result_int()) + ": " + engine_message(res.body()),
@@ -368,7 +588,7 @@ Response EngineClient::request(std::string_view method, const std::string& targe
                                const std::string& body, const std::string& what,
                                std::chrono::milliseconds budget) {
     std::string full = versioned(target);
-    Connection conn(address_, what + ": " + call_name(method, target));
+    Connection conn(address_, tls_ ? &tls_->ctx : nullptr, what + ": " + call_name(method, target));
     auto deadline = Clock::now() + budget;
     conn.connect(deadline);
     auto req = make_request(method, full, body, address_);
@@ -376,9 +596,9 @@ Response EngineClient::request(std::string_view method, const std::string& targe
     http::response_parser<http::string_body> parser;
     parser.body_limit(64u << 20); // a service or task list; far above anything sane
     error_code ec = conn.await(deadline, "reading the answer", [&](auto handler) {
-        http::async_read(conn.socket, conn.buffer, parser, handler);
+        conn.on_stream([&](auto& s) { http::async_read(s, conn.buffer, parser, handler); });
     });
-    if (ec) conn.fail("reading the answer: " + ec.message(), false);
+    if (ec) conn.fail("reading the answer: " + conn.describe(ec), false);
     Response r;
     r.status = parser.get().result_int();
     r.body = std::move(parser.get().body());
@@ -417,7 +637,8 @@ std::unique_ptr<Stream> EngineClient::open(bool hijack, const std::string& targe
                                            const std::string& what) {
     std::string full = versioned(target);
     const char* method = hijack ? "POST" : "GET";
-    auto impl = std::make_unique<Stream::Impl>(address_, what + ": " + call_name(method, target));
+    auto impl = std::make_unique<Stream::Impl>(address_, tls_ ? &tls_->ctx : nullptr,
+                                               what + ": " + call_name(method, target));
     auto deadline = Clock::now() + budget_;
     impl->conn.connect(deadline);
     auto req = make_request(method, full, "", address_);
@@ -429,16 +650,18 @@ std::unique_ptr<Stream> EngineClient::open(bool hijack, const std::string& targe
     }
     impl->conn.send(req, deadline);
     error_code ec = impl->conn.await(deadline, "reading the answer's header", [&](auto handler) {
-        http::async_read_header(impl->conn.socket, impl->conn.buffer, impl->parser, handler);
+        impl->conn.on_stream(
+            [&](auto& s) { http::async_read_header(s, impl->conn.buffer, impl->parser, handler); });
     });
-    if (ec) impl->conn.fail("reading the answer's header: " + ec.message(), false);
+    if (ec) impl->conn.fail("reading the answer's header: " + impl->conn.describe(ec), false);
     unsigned status = impl->parser.get().result_int();
     if ((status < 200 || status > 299) && !(hijack && status == 101)) {
         // The error body is small and complete; read it for the engine's message.
         http::response_parser<http::string_body> rest(std::move(impl->parser));
         std::string message;
         if (!impl->conn.await(deadline, "reading the error", [&](auto handler) {
-                http::async_read(impl->conn.socket, impl->conn.buffer, rest, handler);
+                impl->conn.on_stream(
+                    [&](auto& s) { http::async_read(s, impl->conn.buffer, rest, handler); });
             }))
             message = engine_message(rest.get().body());
         throw EngineError(what + ": " + method + " " + target.substr(0, target.find('?')) +

@@ -1,6 +1,7 @@
 // plugins/support/engine_api/engine_client.h — a small Docker Engine API client: HTTP/1.1 over the
-// engine's unix socket (or tcp://), API version negotiation, one deadline on every call, JSON
-// bodies, and streamed responses (logs, attach; see stream_frames.h for their framing).
+// engine's unix socket or tcp:// (plain or TLS), API version negotiation, one deadline on every
+// call, JSON bodies, and streamed responses (logs, attach; see stream_frames.h for their framing).
+// Which engine, and with which TLS material: engine_endpoint.h.
 //
 // Boost.Beast stays inside engine_client.cpp, so that including this header costs a plugin's
 // other translation units nothing but nlohmann/json.
@@ -21,17 +22,28 @@ namespace radial::engine_api {
 
 using Clock = std::chrono::steady_clock;
 
-// Where the engine listens: "unix:///var/run/docker.sock" or "tcp://127.0.0.1:2375".
-struct EngineAddress {
-    bool unix_socket = true;
-    std::string path; // unix: the socket's path
-    std::string host; // tcp: a host name or literal address
-    std::string port; // tcp: the port
-    std::string text; // as the operator wrote it, for messages
+// The TLS material of a tcp:// engine (docs/design.md §13.10). Paths of PEM files.
+struct EngineTls {
+    std::string ca_file;      // the CA the engine's certificate must chain to; empty: the system's
+    std::string cert_file;    // the client certificate sent to the engine; empty: none
+    std::string key_file;     // its private key; empty exactly when cert_file is
+    bool skip_verify = false; // a context's SkipTLSVerify: the engine's certificate is not checked
+    std::string origin;       // where the material came from, for messages ("$DOCKER_CERT_PATH")
 };
 
-// Parses an engine address. Throws std::invalid_argument with a message saying which forms are
-// accepted (tcp:// without TLS only: the plain engine port; a TLS engine is not supported). Pure.
+// Where the engine listens: "unix:///var/run/docker.sock" or "tcp://127.0.0.1:2376".
+struct EngineAddress {
+    bool unix_socket = true;
+    std::string path;             // unix: the socket's path
+    std::string host;             // tcp: a host name or literal address
+    std::string port;             // tcp: the port
+    std::string text;             // as the operator wrote it, for messages
+    std::optional<EngineTls> tls; // tcp: speak TLS with this material; never set for unix
+};
+
+// Parses an engine address (unix:///path or tcp://host:port; TLS is set apart, by
+// resolve_engine). Throws std::invalid_argument with a message saying which forms are accepted.
+// Pure.
 EngineAddress parse_engine_address(std::string_view text);
 
 // An Engine API version such as 1.41.
@@ -97,8 +109,12 @@ private:
 // so calls from several threads never share a socket. [thread-safe]
 class EngineClient {
 public:
-    // `call_budget`: the deadline of every call, from connect to the last byte of the response.
+    // `call_budget`: the deadline of every call, from connect to the last byte of the response
+    // (over TLS the handshake included). Loads the address's TLS material, if any, at once:
+    // throws std::invalid_argument naming the file that cannot be read or does not fit (a key
+    // that is not the certificate's) and what to do. Contacts nothing.
     EngineClient(EngineAddress address, std::chrono::milliseconds call_budget);
+    ~EngineClient();
 
     const EngineAddress& address() const noexcept { return address_; }
     std::chrono::milliseconds call_budget() const noexcept { return budget_; }
@@ -142,8 +158,11 @@ private:
     ApiVersion negotiate(std::chrono::milliseconds budget);
     std::unique_ptr<Stream> open(bool hijack, const std::string& target, const std::string& what);
 
+    struct TlsContext; // the loaded OpenSSL context, shared read-only by every connection
+
     EngineAddress address_;
     std::chrono::milliseconds budget_;
+    std::unique_ptr<TlsContext> tls_;
     std::mutex mutex_;
     std::optional<ApiVersion> version_;
 };

@@ -546,21 +546,34 @@ TEST(docker_runtime, AnEngineTooOldIsRefusedNamingBothVersions) {
         << e.what();
 }
 
-TEST(docker_runtime, TheEngineAddressComesFromTheSettingThenDockerHostAndTLSIsRefused) {
+TEST(docker_runtime, TheEngineAddressComesFromTheSettingThenDockerHostWithTlsFromTheEnvironment) {
+    radial::test::TempDir certs("radial-certs");
+    certs.write("ca.pem", "x");
+    engine_api::EngineEnvironment env;
+    env.home = certs.path(); // no config.json there: no context
     DockerSettings s;
-    EXPECT_EQ(docker_engine_address(s, nullptr, nullptr).path, "/var/run/docker.sock");
-    EXPECT_EQ(docker_engine_address(s, "unix:///d.sock", nullptr).path, "/d.sock");
+    EXPECT_EQ(docker_engine_address(s, env).address.path, "/var/run/docker.sock");
+    EXPECT_EQ(docker_engine_address(s, env).source, "the default socket");
+    env.docker_host = "unix:///d.sock";
+    EXPECT_EQ(docker_engine_address(s, env).address.path, "/d.sock");
+    EXPECT_EQ(docker_engine_address(s, env).source, "$DOCKER_HOST");
     s.host = "tcp://127.0.0.1:2375";
-    auto a = docker_engine_address(s, "unix:///d.sock", nullptr);
-    EXPECT_FALSE(a.unix_socket);
-    EXPECT_EQ(a.port, "2375");
-    auto e = error_of([&] { docker_engine_address(s, nullptr, "1"); });
+    auto a = docker_engine_address(s, env);
+    EXPECT_FALSE(a.address.unix_socket);
+    EXPECT_EQ(a.address.port, "2375");
+    EXPECT_EQ(a.source, "run.docker.host");
+    EXPECT_FALSE(a.address.tls);
+    env.docker_tls_verify = "1";
+    env.docker_cert_path = certs.path();
+    a = docker_engine_address(s, env);
+    ASSERT_TRUE(a.address.tls);
+    EXPECT_EQ(a.address.tls->ca_file, certs / "ca.pem");
+    EXPECT_EQ(a.address.tls->cert_file, "");
+    s.host.clear();
+    env.docker_host = "ssh://me@host";
+    auto e = error_of([&] { docker_engine_address(s, env); });
     EXPECT_EQ(e.code(), RADIAL_E_INVALID);
     EXPECT_EQ(e.key(), "host");
-    EXPECT_NE(std::string(e.what()).find("TLS"), std::string::npos) << e.what();
-    s.host.clear();
-    e = error_of([&] { docker_engine_address(s, "ssh://me@host", nullptr); });
-    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
     EXPECT_NE(std::string(e.what()).find("$DOCKER_HOST"), std::string::npos) << e.what();
 }
 

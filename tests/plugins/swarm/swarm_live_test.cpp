@@ -7,6 +7,7 @@
 
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
+#include "../../support/tls_endpoint.h"
 
 namespace radial {
 namespace {
@@ -59,6 +60,34 @@ exit 3)"},
     ASSERT_FALSE(label.empty()) << t.record.dump();
     EXPECT_EQ(labelled("service", label), "");
     EXPECT_EQ(labelled("secret", label), "");
+}
+
+// A manager's engine over TLS (docs/design.md §13.10): run.swarm.host names a real TLS endpoint
+// in front of the engine, the certificates come from $DOCKER_TLS_VERIFY and $DOCKER_CERT_PATH,
+// and the turn's followed log stream comes over TLS too.
+TEST(SwarmLive, ATurnRunsOnAManagerReachedOverTls) {
+    test::TestCertificates certs;
+    const char* h = std::getenv("DOCKER_HOST");
+    const std::string socket = h != nullptr && std::string(h).starts_with("unix://")
+                                   ? std::string(h).substr(7)
+                                   : "/var/run/docker.sock";
+    test::TlsEndpoint endpoint(certs, socket);
+    ASSERT_TRUE(endpoint.listening()) << endpoint.log();
+    test::TempDir cert_path("radial-certs");
+    for (auto [from, to] : {std::pair{"ca.pem", "ca.pem"}, std::pair{"client.pem", "cert.pem"},
+                            std::pair{"client-key.pem", "key.pem"}})
+        cert_path.write(to, test::read_file(certs / from));
+    test::RadialdSetup s(kSwarmRun, kSwarmTable + "host = \"" + endpoint.address() + "\"\n");
+    const std::string marker = "swarm-over-tls-" + std::to_string(::getpid());
+    auto t = s.turn({}, {"sh", "-c", "echo " + marker + "; echo to-stderr >&2; exit 4"},
+                    {{"DOCKER_TLS_VERIFY", "1"}, {"DOCKER_CERT_PATH", cert_path.path()}});
+    EXPECT_EQ(t.result.exit_code, 4) << t.result.err;
+    EXPECT_THAT(t.result.out, HasSubstr(marker + "\n")) << t.result.err;
+    EXPECT_THAT(t.result.err, HasSubstr("to-stderr\n"));
+    EXPECT_GT(endpoint.forwarded(), 0) << endpoint.log();
+    std::string label = t.record.value("label", "");
+    ASSERT_FALSE(label.empty()) << t.record.dump();
+    EXPECT_EQ(labelled("service", label), "");
 }
 
 TEST(SwarmLive, HostPortsAreRefusedBeforeAnyServiceWithoutHostNetwork) {
