@@ -26,6 +26,13 @@ namespace radial::docker {
 engine_api::EngineAddress docker_engine_address(const DockerSettings& settings,
                                                 const char* docker_host, const char* tls_verify);
 
+// The engine's storage driver (GET /info `Driver`) and the filesystem under it (`DriverStatus`
+// "Backing Filesystem"; empty when the engine does not say).
+struct StorageDriver {
+    std::string name;
+    std::string backing_filesystem;
+};
+
 // How a pull ended when it did not fail.
 enum class PullEnd { done, cancelled, timed_out };
 
@@ -52,6 +59,11 @@ public:
     // preflightTimeout. Throws Error(RADIAL_E_UNAVAILABLE) when the engine does not answer with
     // them. Source: docs/design.md §13.9.
     std::vector<std::string> runtime_names() const;
+
+    // The engine's storage driver (GET /info), within preflightTimeout. Throws
+    // Error(RADIAL_E_UNAVAILABLE) when the engine does not answer with one. Source:
+    // docs/design.md §13.1 (run.docker.writableLayerSize).
+    StorageDriver storage_driver() const;
 
     // Every radial box in any state (GET /containers/json filtered by the label's presence; the
     // value is compared by the caller, C-04), within commandTimeout. Throws
@@ -92,6 +104,10 @@ public:
     // POST /containers/{id}/start: nullopt when it started, else the engine's reason (HTTP status
     // and message). Throws engine_api::EngineError when the engine does not answer.
     std::optional<engine_api::Response> start(const std::string& id, std::string_view label) const;
+    // The same within `budget` instead of commandTimeout (docs/design.md §13.1: startTimeout);
+    // a timeout is an engine_api::EngineError whose timed_out() is true.
+    std::optional<engine_api::Response> start(const std::string& id, std::string_view label,
+                                              std::chrono::milliseconds budget) const;
 
     // POST /containers/{id}/wait?condition=not-running within commandTimeout: the exit code.
     // Throws Error(RADIAL_E_NOT_FOUND) when the container is gone, RADIAL_E_UNAVAILABLE when the
@@ -107,6 +123,10 @@ public:
                 std::chrono::milliseconds budget) const;
 
 private:
+    // GET /info's JSON object within preflightTimeout; null when the engine answered something
+    // else. Throws Error(RADIAL_E_UNAVAILABLE) when it did not answer (`what` names the call).
+    nlohmann::json info_json(const std::string& what) const;
+
     DockerSettings settings_;
     mutable engine_api::EngineClient client_;
 };
