@@ -95,7 +95,7 @@ nlohmann::json DockerEngine::info_json(const std::string& what) const {
     return info.is_object() ? info : nlohmann::json(nullptr);
 }
 
-std::vector<std::string> DockerEngine::runtime_names() const {
+std::vector<std::pair<std::string, std::string>> DockerEngine::runtimes() const {
     const std::string what = "asking the engine (" + engine_name() + ") for its runtimes";
     nlohmann::json info = info_json(what);
     std::optional<std::vector<std::string>> names;
@@ -106,7 +106,15 @@ std::vector<std::string> DockerEngine::runtime_names() const {
                     what +
                         " (GET /info): no runtime list in its answer; check that dockerd is "
                         "running and responsive");
-    return *names;
+    std::vector<std::pair<std::string, std::string>> out;
+    for (auto& name : *names) {
+        const auto& entry = info["Runtimes"][name];
+        std::string path;
+        if (entry.is_object() && entry.contains("path") && entry["path"].is_string())
+            path = entry["path"].get<std::string>();
+        out.emplace_back(std::move(name), std::move(path));
+    }
+    return out;
 }
 
 StorageDriver DockerEngine::storage_driver() const {

@@ -60,8 +60,19 @@ void DockerRuntime::preflight() {
     // A runtime the engine does not know fails every turn's create ("Unknown runtime
     // specified"); say so once, at startup, with the fix (docs/design.md §13.9, §7.4).
     if (const auto& runtime = engine_.settings().oci_runtime; !runtime.empty()) {
-        if (auto refusal = oci_runtime_refusal(engine_.settings(), engine_.runtime_names(),
-                                               engine_.engine_name()))
+        const auto listed = engine_.runtimes();
+        std::vector<std::string> names;
+        std::string path;
+        for (const auto& [name, its_path] : listed) {
+            names.push_back(name);
+            if (name == runtime) path = its_path;
+        }
+        if (auto refusal = oci_runtime_refusal(engine_.settings(), names, engine_.engine_name()))
+            throw radial::plugin::Error(RADIAL_E_INVALID, "ociRuntime", *refusal);
+        // The dispositions come from the profile of the name (docs/design.md §13.9): a known
+        // binary under another name would be described as runc, falsely.
+        if (auto refusal =
+                oci_runtime_alias_refusal(engine_.settings(), path, engine_.engine_name()))
             throw radial::plugin::Error(RADIAL_E_INVALID, "ociRuntime", *refusal);
         host_.debug("docker engine " + engine_.engine_name() + " lists runtime '" + runtime + "'");
     }

@@ -38,8 +38,9 @@ public:
     // is probed once per instance, an unhealthy one on every call. Throws
     // Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via ...") on failure; a failure is
     // never cached. With run.docker.ociRuntime set, also refuses (RADIAL_E_INVALID, "ociRuntime")
-    // a runtime the engine does not list; with run.docker.writableLayerSize set, refuses
-    // (RADIAL_E_INVALID, "writableLayerSize") a storage driver that cannot bound the layer
+    // a runtime the engine does not list, and one the engine runs as a binary the profile table
+    // knows under another name (oci_runtime_alias_refusal); with run.docker.writableLayerSize set,
+    // refuses (RADIAL_E_INVALID, "writableLayerSize") a storage driver that cannot bound the layer
     // (writable_layer_refusal). [thread-safe] Source: docs/design.md §7.4, §13.1, §13.9.
     void preflight() override;
 

@@ -139,6 +139,21 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned on
     return s;
 }
 
+std::optional<std::string> oci_runtime_alias_refusal(const DockerSettings& settings,
+                                                     std::string_view engine_path,
+                                                     std::string_view engine) {
+    if (settings.oci_runtime.empty()) return std::nullopt;
+    const OciRuntimeProfile* known = oci_runtime_profile_by_binary(engine_path);
+    if (known == nullptr || settings.oci_runtime == known->name) return std::nullopt;
+    return "run.docker.ociRuntime = \"" + settings.oci_runtime + "\": the engine (" +
+           std::string(engine) + ") runs it as '" + std::string(engine_path) + "', which is " +
+           known->binary +
+           ", whose resource bounds the docker runtime knows only under the name '" + known->name +
+           "'; register it in the engine's /etc/docker/daemon.json as \"" + known->name +
+           "\" (for gVisor: sudo scripts/setup.sh --with-gvisor) and set ociRuntime = \"" +
+           known->name + "\"";
+}
+
 std::optional<std::string> writable_layer_refusal(const DockerSettings& settings,
                                                   std::string_view driver,
                                                   std::string_view backing_filesystem,

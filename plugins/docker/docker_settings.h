@@ -74,6 +74,15 @@ std::optional<std::string> oci_runtime_refusal(const DockerSettings& settings,
                                                const std::vector<std::string>& engine_runtimes,
                                                std::string_view engine);
 
+// Why the runtime cannot tell the truth about settings.oci_runtime, given the path the engine runs
+// it as (GET /info `Runtimes.<name>.path`): the path names a binary the profile table knows
+// (oci_runtime_profile_by_binary: runsc) under another runtime name, whose dispositions would then
+// be runc's and false. nullopt when oci_runtime is empty, or the binary is unknown, or the name
+// is the table's. Pure; [thread-safe]. Source: docs/design.md §13.9.
+std::optional<std::string> oci_runtime_alias_refusal(const DockerSettings& settings,
+                                                     std::string_view engine_path,
+                                                     std::string_view engine);
+
 // Why the engine cannot bound the writable layer as settings.writable_layer_bytes asks, given its
 // storage driver and that driver's backing filesystem (GET /info `Driver`, `DriverStatus`
 // "Backing Filesystem"): nullopt when no bound is asked for, or when the engine may honour it

@@ -11,6 +11,7 @@ namespace {
 // ptrace stubs), not the box's processes one by one, which live in gVisor's own kernel.
 constexpr OciRuntimeProfile kRunsc{
     "runsc",
+    "runsc",
     {RADIAL_DISP_BRIDGED,
      "under run.docker.ociRuntime 'runsc' the memory cgroup bounds the whole gVisor sandbox (its "
      "user-space kernel and the workload, whose kernel sees the bound as its MemTotal): a workload "
@@ -32,6 +33,15 @@ const OciRuntimeProfile& oci_runtime_profile(std::string_view oci_runtime) noexc
     for (const OciRuntimeProfile* p : kProfiles)
         if (oci_runtime == p->name) return *p;
     return kDefault;
+}
+
+const OciRuntimeProfile* oci_runtime_profile_by_binary(std::string_view engine_path) noexcept {
+    const auto slash = engine_path.rfind('/');
+    const std::string_view file =
+        slash == std::string_view::npos ? engine_path : engine_path.substr(slash + 1);
+    for (const OciRuntimeProfile* p : kProfiles)
+        if (!file.empty() && file == p->binary) return p;
+    return nullptr;
 }
 
 } // namespace radial::docker

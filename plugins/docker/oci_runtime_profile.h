@@ -21,6 +21,8 @@ struct FieldTruth {
 // What one OCI runtime enforces, as observed on it (docs/design.md §13.9 gives the probes).
 struct OciRuntimeProfile {
     const char* name = ""; // the engine's name ("" for the engine's default runtime, runc)
+    // The binary's file name, as the engine's runtime path ends ("runsc"); "" for the default.
+    const char* binary = "";
     FieldTruth memory;     // the memory bound (HostConfig.Memory)
     FieldTruth pids_limit; // the pids cap (HostConfig.PidsLimit)
     // The smallest PidsLimit the box starts under (the runtime's own host threads count against
@@ -35,6 +37,11 @@ const OciRuntimeProfile& oci_runtime_profile(std::string_view oci_runtime) noexc
 
 // The PidsLimit the create body carries for a box asking for `wanted` under `profile`: `wanted`,
 // raised to profile.min_pids_limit. Pure.
+// The profile whose binary `engine_path` (a runtime's path as GET /info lists it, e.g.
+// "/usr/bin/runsc") names by its last component, or nullptr when the table knows no such binary.
+// Pure; [thread-safe].
+const OciRuntimeProfile* oci_runtime_profile_by_binary(std::string_view engine_path) noexcept;
+
 constexpr std::int64_t host_pids_limit(const OciRuntimeProfile& profile,
                                        std::int64_t wanted) noexcept {
     return wanted < profile.min_pids_limit ? profile.min_pids_limit : wanted;

@@ -350,6 +350,19 @@ TEST(docker_runtime, PreflightRefusesAnOciRuntimeTheEngineDoesNotList) {
     EXPECT_NE(std::string(e.what()).find("scripts/setup.sh --with-gvisor"), std::string::npos);
 }
 
+TEST(docker_runtime, PreflightRefusesRunscRegisteredUnderAnotherName) {
+    Script script;
+    script.info = {200,
+                   R"({"Runtimes":{"runc":{"path":"runc"},"gvisor":{"path":"/usr/bin/runsc"}}})"};
+    FakeEngine engine(route(script));
+    auto e = error_of([&] { runtime_with_oci_runtime(engine.address(), "gvisor")->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+    EXPECT_EQ(e.key(), "ociRuntime");
+    EXPECT_NE(std::string(e.what()).find("runs it as '/usr/bin/runsc', which is runsc"),
+              std::string::npos)
+        << e.what();
+}
+
 TEST(docker_runtime, PreflightPassesAListedOciRuntimeAndAsksNothingWithoutOne) {
     Script script;
     script.info = {200,

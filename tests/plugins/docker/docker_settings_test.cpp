@@ -264,6 +264,28 @@ TEST(docker_settings, APidsLimitTooSmallForTheOciRuntimeIsRefused) {
     EXPECT_EQ(parse(runc_small).pids_limit, 32) << "runc has no floor";
 }
 
+// docs/design.md §13.9: the dispositions come from the runtime name's profile, so runsc registered
+// under another name is refused instead of being described as runc.
+TEST(docker_settings, AKnownRuntimeBinaryUnderAnotherNameIsRefused) {
+    DockerSettings s;
+    EXPECT_EQ(oci_runtime_alias_refusal(s, "/usr/bin/runsc", "default host"), std::nullopt);
+    s.oci_runtime = "runsc";
+    EXPECT_EQ(oci_runtime_alias_refusal(s, "/usr/bin/runsc", "default host"), std::nullopt);
+    s.oci_runtime = "kata";
+    EXPECT_EQ(oci_runtime_alias_refusal(s, "/usr/bin/kata-runtime", "default host"), std::nullopt);
+    EXPECT_EQ(oci_runtime_alias_refusal(s, "", "default host"), std::nullopt);
+    s.oci_runtime = "gvisor";
+    auto why = oci_runtime_alias_refusal(s, "/usr/local/bin/runsc", "default host");
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(*why,
+              "run.docker.ociRuntime = \"gvisor\": the engine (default host) runs it as "
+              "'/usr/local/bin/runsc', which is runsc, whose resource bounds the docker runtime "
+              "knows only under the name 'runsc'; register it in the engine's "
+              "/etc/docker/daemon.json as \"runsc\" (for gVisor: sudo scripts/setup.sh "
+              "--with-gvisor) and set ociRuntime = \"runsc\"");
+    EXPECT_EQ(oci_runtime_alias_refusal(s, "runsc-wrapper", "default host"), std::nullopt);
+}
+
 TEST(docker_settings, AWritableLayerBoundOverlay2CannotGiveIsRefusedWithTheFix) {
     DockerSettings s;
     EXPECT_EQ(writable_layer_refusal(s, "overlay2", "extfs", "default host"), std::nullopt)
