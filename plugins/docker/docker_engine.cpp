@@ -261,6 +261,14 @@ std::string DockerEngine::create(const nlohmann::json& body, std::string_view la
                         "' locally (docker build, docker load) or check its name; with "
                         "run.docker.pull \"never\" or \"missing\" a local image is used without "
                         "contacting a registry");
+    // A bound the preflight could not rule out (xfs without pquota, another driver) is refused
+    // here by the engine: name the key that asked for it (docs/design.md §13.1).
+    if (settings_.writable_layer_bytes != 0 && message.find("storage-opt") != std::string::npos)
+        throw Error(RADIAL_E_INVALID, "writableLayerSize",
+                    what + ": HTTP " + std::to_string(r.status) + ": " + message +
+                        "; the engine cannot bound the writable layer as "
+                        "run.docker.writableLayerSize asks: remove the key, or give the engine "
+                        "storage that can (overlay2 on xfs mounted with pquota)");
     throw Error(RADIAL_E_INTERNAL, what + ": HTTP " + std::to_string(r.status) + ": " + message +
                                        "; check the message above and dockerd's log");
 }

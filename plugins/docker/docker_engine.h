@@ -93,7 +93,8 @@ public:
 
     // POST /containers/create?name=<label> with `body`; returns the new container's id. Throws
     // Error(RADIAL_E_NOT_FOUND) for a missing image, RADIAL_E_UNAVAILABLE when the engine does not
-    // answer, RADIAL_E_INTERNAL with the engine's message otherwise. Every message starts with
+    // answer, RADIAL_E_INVALID naming writableLayerSize when the engine refuses its storage
+    // option, RADIAL_E_INTERNAL with the engine's message otherwise. Every message starts with
     // "docker run failed before the container started: ".
     std::string create(const nlohmann::json& body, std::string_view label,
                        std::string_view image) const;

@@ -473,6 +473,15 @@ TEST_F(docker_live, AWritableLayerBoundTheEngineCannotGiveIsRefusedAtThePrefligh
                                  backing + "'"),
                   std::string::npos)
             << r.message;
+        // Without the preflight, the engine itself refuses the create, and the error names the
+        // key; no box is left.
+        ContainerSpec s = spec("layer", "echo must-not-run");
+        RunOutcome o = instance.run(s);
+        EXPECT_EQ(o.status, RADIAL_E_INVALID) << o.error.message;
+        EXPECT_EQ(o.error.key, "writableLayerSize");
+        EXPECT_NE(o.error.message.find("storage-opt"), std::string::npos) << o.error.message;
+        EXPECT_EQ(o.out, "");
+        EXPECT_FALSE(box_exists(s.label));
     } else {
         EXPECT_EQ(r.code, RADIAL_OK) << driver << " on " << backing << ": " << r.message;
     }

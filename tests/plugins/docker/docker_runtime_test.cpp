@@ -406,6 +406,30 @@ TEST(docker_runtime, PreflightRefusesAWritableLayerBoundTheStorageDriverCannotGi
     EXPECT_FALSE(asked_for_info(plain));
 }
 
+// Where the preflight could not rule the bound out (xfs without pquota), the engine's refusal of
+// the create names the key.
+TEST(docker_runtime, TheEnginesRefusalOfTheLayerBoundNamesTheKey) {
+    Script script;
+    script.create = {500, R"({"message":"--storage-opt is supported only for overlay over xfs )"
+                          R"(with 'pquota' mount option"})"};
+    FakeEngine engine(route(script));
+    ConfigBuilder b;
+    b.str("host", engine.address()).str("pull", "never").str("writableLayerSize", "1g");
+    radial::plugin::Config config(b.get());
+    DockerRuntime rt(radial::plugin::Host(), config);
+    Collected c;
+    auto e = error_of([&] { run_collecting(rt, spec("b"), c); });
+    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+    EXPECT_EQ(e.key(), "writableLayerSize");
+    EXPECT_NE(std::string(e.what()).find("--storage-opt is supported only for overlay over xfs"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("as run.docker.writableLayerSize asks"), std::string::npos)
+        << e.what();
+    auto body = nlohmann::json::parse(engine.body_of("POST " + kV + "/containers/create"));
+    EXPECT_EQ(body["HostConfig"]["StorageOpt"]["size"], "1073741824");
+}
+
 TEST(docker_runtime, PreflightWithAnOciRuntimeFailsClosedWhenTheEngineDoesNotSay) {
     Script script;
     script.info = {500, R"({"message":"engine trouble"})"};
