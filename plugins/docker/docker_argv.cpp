@@ -4,6 +4,7 @@
 #include <set>
 
 #include "box_user.h"
+#include "oci_runtime_profile.h"
 
 namespace radial::docker {
 
@@ -149,11 +150,17 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
     host["CapDrop"] = json::array({"ALL"});
     host["SecurityOpt"] = json::array({"no-new-privileges"});
     const std::uint64_t memory = spec.memory_bytes != 0 ? spec.memory_bytes : settings.memory_bytes;
-    host["PidsLimit"] = spec.pids_limit != 0 ? spec.pids_limit : settings.pids_limit;
+    // Raised to the least the OCI runtime starts a box with (docs/design.md §13.9).
+    host["PidsLimit"] =
+        host_pids_limit(oci_runtime_profile(settings.oci_runtime),
+                        spec.pids_limit != 0 ? spec.pids_limit : settings.pids_limit);
     host["Memory"] = memory;
     host["MemorySwap"] = memory; // the same value: no swap
     host["NanoCpus"] = cpus * 1'000'000;
     host["ReadonlyRootfs"] = spec.read_only_rootfs != Tristate::no;
+    // The writable root layer's bound, where the operator asked for one (docs/design.md §13.1).
+    if (settings.writable_layer_bytes != 0)
+        host["StorageOpt"] = {{"size", std::to_string(settings.writable_layer_bytes)}};
 
     bool spec_has_tmp = false;
     for (std::size_t i = 0; i < spec.tmpfs.size(); ++i) {

@@ -84,8 +84,7 @@ std::string DockerEngine::server_version() const {
     }
 }
 
-std::vector<std::string> DockerEngine::runtime_names() const {
-    const std::string what = "asking the engine (" + engine_name() + ") for its runtimes";
+nlohmann::json DockerEngine::info_json(const std::string& what) const {
     engine_api::Response r;
     try {
         r = client_.request("GET", "/info", "", what, budget_ms(settings_.preflight_timeout_ms));
@@ -93,16 +92,50 @@ std::vector<std::string> DockerEngine::runtime_names() const {
         throw Error(RADIAL_E_UNAVAILABLE,
                     std::string(e.what()) + "; check that dockerd is running and responsive");
     }
+    if (r.status != 200) return nullptr;
+    auto info = nlohmann::json::parse(r.body, nullptr, false);
+    return info.is_object() ? info : nlohmann::json(nullptr);
+}
+
+std::vector<std::pair<std::string, std::string>> DockerEngine::runtimes() const {
+    const std::string what = "asking the engine (" + engine_name() + ") for its runtimes";
+    nlohmann::json info = info_json(what);
     std::optional<std::vector<std::string>> names;
-    if (r.status == 200) {
-        auto info = nlohmann::json::parse(r.body, nullptr, false);
-        if (info.is_object() && info.contains("Runtimes"))
-            names = parse_runtime_names(info["Runtimes"]);
-    }
+    if (info.is_object() && info.contains("Runtimes"))
+        names = parse_runtime_names(info["Runtimes"]);
     if (!names)
-        throw Error(RADIAL_E_UNAVAILABLE, what + " (GET /info): HTTP " + std::to_string(r.status) +
-                                              ": no runtime list in its answer");
-    return *names;
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    what +
+                        " (GET /info): no runtime list in its answer; check that dockerd is "
+                        "running and responsive");
+    std::vector<std::pair<std::string, std::string>> out;
+    for (auto& name : *names) {
+        const auto& entry = info["Runtimes"][name];
+        std::string path;
+        if (entry.is_object() && entry.contains("path") && entry["path"].is_string())
+            path = entry["path"].get<std::string>();
+        out.emplace_back(std::move(name), std::move(path));
+    }
+    return out;
+}
+
+StorageDriver DockerEngine::storage_driver() const {
+    const std::string what = "asking the engine (" + engine_name() + ") for its storage driver";
+    nlohmann::json info = info_json(what);
+    if (!info.is_object() || !info.contains("Driver") || !info["Driver"].is_string())
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    what +
+                        " (GET /info): no storage driver in its answer; check that dockerd is "
+                        "running and responsive");
+    StorageDriver out;
+    out.name = info["Driver"].get<std::string>();
+    // DriverStatus: [["Backing Filesystem","extfs"], ...]
+    if (info.contains("DriverStatus") && info["DriverStatus"].is_array())
+        for (const auto& pair : info["DriverStatus"])
+            if (pair.is_array() && pair.size() == 2 && pair[0] == "Backing Filesystem" &&
+                pair[1].is_string())
+                out.backing_filesystem = pair[1].get<std::string>();
+    return out;
 }
 
 std::vector<ListedBox> DockerEngine::list() const {
@@ -230,6 +263,14 @@ std::string DockerEngine::create(const nlohmann::json& body, std::string_view la
                         "' locally (docker build, docker load) or check its name; with "
                         "run.docker.pull \"never\" or \"missing\" a local image is used without "
                         "contacting a registry");
+    // A bound the preflight could not rule out (xfs without pquota, another driver) is refused
+    // here by the engine: name the key that asked for it (docs/design.md §13.1).
+    if (settings_.writable_layer_bytes != 0 && message.find("storage-opt") != std::string::npos)
+        throw Error(RADIAL_E_INVALID, "writableLayerSize",
+                    what + ": HTTP " + std::to_string(r.status) + ": " + message +
+                        "; the engine cannot bound the writable layer as "
+                        "run.docker.writableLayerSize asks: remove the key, or give the engine "
+                        "storage that can (overlay2 on xfs mounted with pquota)");
     throw Error(RADIAL_E_INTERNAL, what + ": HTTP " + std::to_string(r.status) + ": " + message +
                                        "; check the message above and dockerd's log");
 }
@@ -242,8 +283,14 @@ std::unique_ptr<engine_api::Stream> DockerEngine::attach(const std::string& id,
 
 std::optional<engine_api::Response> DockerEngine::start(const std::string& id,
                                                         std::string_view label) const {
+    return start(id, label, budget_ms(settings_.command_timeout_ms));
+}
+
+std::optional<engine_api::Response> DockerEngine::start(const std::string& id,
+                                                        std::string_view label,
+                                                        std::chrono::milliseconds budget) const {
     engine_api::Response r = client_.request("POST", "/containers/" + id + "/start", "",
-                                             "starting box '" + std::string(label) + "'");
+                                             "starting box '" + std::string(label) + "'", budget);
     if (r.status == 204 || r.status == 304) return std::nullopt;
     return r;
 }

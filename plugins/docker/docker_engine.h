@@ -27,6 +27,13 @@ namespace radial::docker {
 engine_api::ResolvedEngine docker_engine_address(const DockerSettings& settings,
                                                  const engine_api::EngineEnvironment& env);
 
+// The engine's storage driver (GET /info `Driver`) and the filesystem under it (`DriverStatus`
+// "Backing Filesystem"; empty when the engine does not say).
+struct StorageDriver {
+    std::string name;
+    std::string backing_filesystem;
+};
+
 // How a pull ended when it did not fail.
 enum class PullEnd { done, cancelled, timed_out };
 
@@ -52,10 +59,16 @@ public:
     // failure (docs/design.md §5.1).
     std::string server_version() const;
 
-    // The names of the OCI runtimes the engine lists (GET /info `Runtimes`), within
-    // preflightTimeout. Throws Error(RADIAL_E_UNAVAILABLE) when the engine does not answer with
-    // them. Source: docs/design.md §13.9.
-    std::vector<std::string> runtime_names() const;
+    // The OCI runtimes the engine lists (GET /info `Runtimes`), within preflightTimeout: each
+    // name (sorted) with the path the engine runs it as ("" when it gives none). Throws
+    // Error(RADIAL_E_UNAVAILABLE) when the engine does not answer with them. Source:
+    // docs/design.md §13.9.
+    std::vector<std::pair<std::string, std::string>> runtimes() const;
+
+    // The engine's storage driver (GET /info), within preflightTimeout. Throws
+    // Error(RADIAL_E_UNAVAILABLE) when the engine does not answer with one. Source:
+    // docs/design.md §13.1 (run.docker.writableLayerSize).
+    StorageDriver storage_driver() const;
 
     // Every radial box in any state (GET /containers/json filtered by the label's presence; the
     // value is compared by the caller, C-04), within commandTimeout. Throws
@@ -84,7 +97,8 @@ public:
 
     // POST /containers/create?name=<label> with `body`; returns the new container's id. Throws
     // Error(RADIAL_E_NOT_FOUND) for a missing image, RADIAL_E_UNAVAILABLE when the engine does not
-    // answer, RADIAL_E_INTERNAL with the engine's message otherwise. Every message starts with
+    // answer, RADIAL_E_INVALID naming writableLayerSize when the engine refuses its storage
+    // option, RADIAL_E_INTERNAL with the engine's message otherwise. Every message starts with
     // "docker run failed before the container started: ".
     std::string create(const nlohmann::json& body, std::string_view label,
                        std::string_view image) const;
@@ -96,6 +110,10 @@ public:
     // POST /containers/{id}/start: nullopt when it started, else the engine's reason (HTTP status
     // and message). Throws engine_api::EngineError when the engine does not answer.
     std::optional<engine_api::Response> start(const std::string& id, std::string_view label) const;
+    // The same within `budget` instead of commandTimeout (docs/design.md §13.1: startTimeout);
+    // a timeout is an engine_api::EngineError whose timed_out() is true.
+    std::optional<engine_api::Response> start(const std::string& id, std::string_view label,
+                                              std::chrono::milliseconds budget) const;
 
     // POST /containers/{id}/wait?condition=not-running within commandTimeout: the exit code.
     // Throws Error(RADIAL_E_NOT_FOUND) when the container is gone, RADIAL_E_UNAVAILABLE when the
@@ -111,6 +129,10 @@ public:
                 std::chrono::milliseconds budget) const;
 
 private:
+    // GET /info's JSON object within preflightTimeout; null when the engine answered something
+    // else. Throws Error(RADIAL_E_UNAVAILABLE) when it did not answer (`what` names the call).
+    nlohmann::json info_json(const std::string& what) const;
+
     DockerSettings settings_;
     engine_api::ResolvedEngine resolved_;
     mutable engine_api::EngineClient client_;

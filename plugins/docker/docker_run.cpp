@@ -59,6 +59,10 @@ private:
     void wait_news(int timeout_ms);
     void remove_after_exit();
     void ensure_gone(int clean_looks_needed = 1);
+    milliseconds start_budget() const;
+    bool remove_within(milliseconds budget);
+    radial::plugin::RunResult start_never_completed(const std::string& cause,
+                                                    Clock::time_point started);
     radial::plugin::RunResult ended_early(Ending ending, Clock::time_point started);
     std::string box() const { return "box '" + spec_.label + "'"; }
 
@@ -149,6 +153,7 @@ radial::plugin::RunResult BoxRun::execute() {
     std::optional<ContainerState> state;
     bool removed_by_another = false;
     std::optional<std::string> engine_lost;
+    std::optional<std::string> start_expired; // the start's deadline passed: the client's words
     {
         // The supervisor enforces the timeout, kills and aborts on its own thread, so that
         // neither a blocking output callback nor a slow removal delays the other.
@@ -157,11 +162,18 @@ radial::plugin::RunResult BoxRun::execute() {
             // Attached before start, as `docker run` does, so no byte of output is missed.
             stream_ = engine_.attach(cid_, spec_.label);
             supervisor.emplace([this] { supervise(); });
-            refused = engine_.start(cid_, spec_.label);
-            if (!refused) pump();
+            try {
+                refused = engine_.start(cid_, spec_.label, start_budget());
+            } catch (const EngineError& e) {
+                // A start that never completes (a wedged engine, a runtime stuck in Created)
+                // must not hold the turn (docs/design.md §13.1).
+                if (!e.timed_out()) throw;
+                start_expired = e.what();
+            }
+            if (!refused && !start_expired) pump();
             stream_done_ = true;
             news_.notify();
-            if (!refused && ending_ == Ending::none) {
+            if (!refused && !start_expired && ending_ == Ending::none) {
                 try {
                     exit_code = engine_.wait(cid_, spec_.label);
                     state = engine_.state(cid_, spec_.label);
@@ -183,6 +195,7 @@ radial::plugin::RunResult BoxRun::execute() {
         news_.notify();
         if (supervisor) supervisor->join();
     }
+    if (start_expired) return start_never_completed(*start_expired, started);
     const Ending ending = ending_;
     if (failure || (engine_lost && ending == Ending::none)) {
         // Whatever broke, the box must not outlive the run (docs/design.md §8.3): remove it by
@@ -248,6 +261,75 @@ radial::plugin::RunResult BoxRun::ended_early(Ending ending, Clock::time_point s
     result.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
     return result;
+}
+
+// The start's budget: run.docker.startTimeout, cut to what is left of the turn's timeout (at
+// least 1 ms), so that neither outlasts the other.
+milliseconds BoxRun::start_budget() const {
+    milliseconds budget = budget_ms(engine_.settings().start_timeout_ms);
+    if (timeout_at_ != Clock::time_point::max())
+        budget = std::min(
+            budget,
+            std::max(milliseconds(1), std::chrono::ceil<milliseconds>(timeout_at_ - Clock::now())));
+    return budget;
+}
+
+// Forced removals of the box's container, retried until one is accepted or `budget` has passed;
+// false when none was accepted in time. Never throws but std::bad_alloc.
+bool BoxRun::remove_within(milliseconds budget) {
+    const auto deadline = Clock::now() + budget;
+    for (;;) {
+        const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
+        if (left <= milliseconds(0)) return false;
+        try {
+            engine_.remove({cid_}, spec_.label, left);
+            return true;
+        } catch (const Error& e) {
+            host_.debug(std::string("removing ") + box() + " after its start: " + e.what());
+        }
+        if (Clock::now() + milliseconds(200) >= deadline) return false;
+        std::this_thread::sleep_for(milliseconds(200));
+    }
+}
+
+// The engine did not answer the start within its budget: the box is force-removed within a
+// budget of its own (killGrace, at least 1 s), and the run fails naming the box, the OCI runtime
+// and what to do — unless the turn's timeout or a kill ended it meanwhile, which is then its
+// ending. A removal that did not complete is said, and left to reconciliation by label
+// (docs/design.md §13.1, §8.3).
+radial::plugin::RunResult BoxRun::start_never_completed(const std::string& cause,
+                                                        Clock::time_point started) {
+    Ending ending = ending_;
+    if (ending == Ending::none && Clock::now() >= timeout_at_) ending = Ending::timed_out;
+    const milliseconds removal_budget =
+        std::max(milliseconds(1000), budget_ms(engine_.settings().kill_grace_ms));
+    const bool removed = remove_within(removal_budget);
+    const std::string removal =
+        removed ? std::string("the box was force-removed")
+                : "its forced removal did not complete within " +
+                      std::to_string(removal_budget.count()) +
+                      " ms either, so it is left to reconciliation by its label '" + spec_.label +
+                      "' (radiald reconcile)";
+    if (ending != Ending::none) {
+        if (!removed) host_.warn("ending " + box() + " during its start: " + removal);
+        radial::plugin::RunResult result;
+        plugin_support::set_run_outcome(result, ending, {}, output_aborted_, box(), "the engine",
+                                        "the box was removed");
+        result.duration_ms = static_cast<std::uint64_t>(
+            std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
+        return result;
+    }
+    const auto& runtime = engine_.settings().oci_runtime;
+    throw Error(RADIAL_E_UNAVAILABLE,
+                "starting " + box() + " under " +
+                    (runtime.empty() ? std::string("the engine's default OCI runtime")
+                                     : "OCI runtime '" + runtime + "' (run.docker.ociRuntime)") +
+                    ": the engine did not start its container within " +
+                    std::to_string(engine_.settings().start_timeout_ms) +
+                    " ms (run.docker.startTimeout) (" + cause + "); " + removal +
+                    "; check dockerd's log and that runtime (a box left in 'Created' by "
+                    "'docker ps -a'), or raise run.docker.startTimeout if starts are only slow "
+                    "here");
 }
 
 void BoxRun::check_mount_sources() const {

@@ -42,10 +42,14 @@ using plugin_support::ActiveRun;
 // RADIAL_E_UNAVAILABLE for an unreachable engine, RADIAL_E_INTERNAL otherwise) when the container
 // never existed, and RADIAL_E_INTERNAL "docker created the container but could not start it:
 // <the engine's reason>" when it existed but its process never ran (C-09); RADIAL_E_UNAVAILABLE
-// "the engine stopped answering" when the engine was lost mid-run; RADIAL_E_INTERNAL when the box
-// was removed by someone else while it ran. [thread-safe] for distinct labels.
-// Source: docs/design.md §5.6 (timeoutMs, onOutput), docs/design.md §8.3 (unconditional removal),
-// docs/design.md §13.1, C-06, C-09.
+// "the engine stopped answering" when the engine was lost mid-run; RADIAL_E_UNAVAILABLE naming
+// the box, the OCI runtime and run.docker.startTimeout when the engine did not answer the start
+// within startTimeout (cut to the turn's timeout; a timeout or kill meanwhile is that ending
+// instead, so a kill during a hung start takes effect by then), the box then force-removed within
+// max(killGrace, 1 s) or, failing that, said to be left to reconciliation by label;
+// RADIAL_E_INTERNAL when the box was removed by someone else while it ran. [thread-safe] for
+// distinct labels. Source: docs/design.md §5.6 (timeoutMs, onOutput), docs/design.md §8.3
+// (unconditional removal), docs/design.md §13.1, C-06, C-09.
 radial::plugin::RunResult run_box(const DockerEngine& engine, const radial::plugin::Host& host,
                                   const ContainerSpec& spec, radial::plugin::Output& out,
                                   ActiveRun& active);

@@ -9,6 +9,7 @@
 #include "box_user.h"
 #include "deadline.h"
 #include "docker_run.h"
+#include "oci_runtime_profile.h"
 
 namespace radial::docker {
 
@@ -64,10 +65,29 @@ void DockerRuntime::preflight() {
     // A runtime the engine does not know fails every turn's create ("Unknown runtime
     // specified"); say so once, at startup, with the fix (docs/design.md §13.9, §7.4).
     if (const auto& runtime = engine_.settings().oci_runtime; !runtime.empty()) {
-        if (auto refusal = oci_runtime_refusal(engine_.settings(), engine_.runtime_names(),
-                                               engine_.engine_name()))
+        const auto listed = engine_.runtimes();
+        std::vector<std::string> names;
+        std::string path;
+        for (const auto& [name, its_path] : listed) {
+            names.push_back(name);
+            if (name == runtime) path = its_path;
+        }
+        if (auto refusal = oci_runtime_refusal(engine_.settings(), names, engine_.engine_name()))
+            throw radial::plugin::Error(RADIAL_E_INVALID, "ociRuntime", *refusal);
+        // The dispositions come from the profile of the name (docs/design.md §13.9): a known
+        // binary under another name would be described as runc, falsely.
+        if (auto refusal =
+                oci_runtime_alias_refusal(engine_.settings(), path, engine_.engine_name()))
             throw radial::plugin::Error(RADIAL_E_INVALID, "ociRuntime", *refusal);
         host_.debug("docker engine " + engine_.engine_name() + " lists runtime '" + runtime + "'");
+    }
+    // A writable-layer bound the engine cannot give would fail every turn's create; refuse it
+    // once, at startup, naming the key (docs/design.md §13.1).
+    if (engine_.settings().writable_layer_bytes != 0) {
+        StorageDriver driver = engine_.storage_driver();
+        if (auto refusal = writable_layer_refusal(engine_.settings(), driver.name,
+                                                  driver.backing_filesystem, engine_.engine_name()))
+            throw radial::plugin::Error(RADIAL_E_INVALID, "writableLayerSize", *refusal);
     }
     engine_healthy_ = true;
 }
@@ -89,7 +109,13 @@ std::vector<radial::plugin::Disposition> DockerRuntime::describe(const Container
             out.push_back({field, RADIAL_DISP_REFUSED,
                            "the docker runtime never runs a box as root or in root's group: " +
                                *user_refusal});
-        else if (field == RADIAL_FIELD_HOST_PORTS)
+        else if (field == RADIAL_FIELD_MEMORY || field == RADIAL_FIELD_PIDS_LIMIT) {
+            // What the OCI runtime really enforces, from its profile (docs/design.md §13.9).
+            const auto& profile = oci_runtime_profile(engine_.settings().oci_runtime);
+            const FieldTruth& truth =
+                field == RADIAL_FIELD_MEMORY ? profile.memory : profile.pids_limit;
+            out.push_back({field, truth.disposition, truth.note});
+        } else if (field == RADIAL_FIELD_HOST_PORTS)
             out.push_back({field, RADIAL_DISP_HONOURED,
                            "nothing to open under docker: whether the box reaches host ports "
                            "follows its network"});

@@ -37,7 +37,11 @@ public:
     // an earlier probe passed and no call since failed for want of an engine: a healthy engine
     // is probed once per instance, an unhealthy one on every call. Throws
     // Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via ...") on failure; a failure is
-    // never cached. [thread-safe] Source: docs/design.md §7.4, §13.1.
+    // never cached. With run.docker.ociRuntime set, also refuses (RADIAL_E_INVALID, "ociRuntime")
+    // a runtime the engine does not list, and one the engine runs as a binary the profile table
+    // knows under another name (oci_runtime_alias_refusal); with run.docker.writableLayerSize set,
+    // refuses (RADIAL_E_INVALID, "writableLayerSize") a storage driver that cannot bound the layer
+    // (writable_layer_refusal). [thread-safe] Source: docs/design.md §7.4, §13.1, §13.9.
     void preflight() override;
 
     // radial.cap.unix-socket-mounts, radial.cap.named-networks, radial.cap.host-uid-mounts: a bind
@@ -47,8 +51,10 @@ public:
 
     // Every carried field HONOURED, except a `user` that is not numeric uid:gid with neither id
     // 0 (box_user.h: a name or "+0" may be root inside the image), which is REFUSED with the
-    // reason. hostPorts is HONOURED with a note: docker opens nothing for it; reachability
-    // follows `network`. Pure; [thread-safe]. Source: docs/design.md §5.6 table.
+    // reason, and memory and pidsLimit, which are what run.docker.ociRuntime's profile says
+    // (oci_runtime_profile.h: under runsc memory BRIDGED, pidsLimit SUPERSEDED, each with its
+    // note). hostPorts is HONOURED with a note: docker opens nothing for it; reachability
+    // follows `network`. Pure; [thread-safe]. Source: docs/design.md §5.6 table, §13.9.
     std::vector<radial::plugin::Disposition> describe(const ContainerSpec& spec) override;
 
     // run_box() under this instance's kill registry. A run whose label was killed in the last

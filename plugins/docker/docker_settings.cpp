@@ -7,6 +7,7 @@
 
 #include "box_user.h"
 #include "docker_argv.h"
+#include "oci_runtime_profile.h"
 #include "support/settings_error.h"
 
 namespace radial::docker {
@@ -93,6 +94,18 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned on
     if (auto v = config.duration_ms("killGrace")) s.kill_grace_ms = *v;
     if (auto v = config.duration_ms("preflightTimeout")) s.preflight_timeout_ms = *v;
     if (auto v = config.duration_ms("commandTimeout")) s.command_timeout_ms = *v;
+    if (auto v = config.duration_ms("startTimeout")) {
+        if (*v == 0)
+            invalid(config, "startTimeout",
+                    "0 gives the engine no time to start a box; give e.g. \"60s\"");
+        s.start_timeout_ms = *v;
+    }
+    if (auto v = config.size_bytes("writableLayerSize")) {
+        if (*v < (1ull << 20))
+            invalid(config, "writableLayerSize",
+                    std::to_string(*v) + " bytes leaves a box no room to write; give e.g. \"10g\"");
+        s.writable_layer_bytes = *v;
+    }
     if (auto v = config.string("boxInit")) {
         if (v->empty() || v->front() != '/' || v->find(':') != std::string::npos)
             invalid(
@@ -113,7 +126,48 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned on
                         "name the engine's daemon.json registers, such as \"runsc\"");
         s.oci_runtime = *v;
     }
+    // Under some runtimes the box's own sandbox counts against the cap (docs/design.md §13.9):
+    // a smaller cap would keep every box from starting.
+    if (const auto& profile = oci_runtime_profile(s.oci_runtime);
+        config.integer("pidsLimit") && s.pids_limit < profile.min_pids_limit)
+        invalid(config, "pidsLimit",
+                std::to_string(s.pids_limit) + " is below " +
+                    std::to_string(profile.min_pids_limit) +
+                    ", the least a box starts with under run.docker.ociRuntime '" + s.oci_runtime +
+                    "' (its own host threads count against the cap); give at least " +
+                    std::to_string(profile.min_pids_limit));
     return s;
+}
+
+std::optional<std::string> oci_runtime_alias_refusal(const DockerSettings& settings,
+                                                     std::string_view engine_path,
+                                                     std::string_view engine) {
+    if (settings.oci_runtime.empty()) return std::nullopt;
+    const OciRuntimeProfile* known = oci_runtime_profile_by_binary(engine_path);
+    if (known == nullptr || settings.oci_runtime == known->name) return std::nullopt;
+    return "run.docker.ociRuntime = \"" + settings.oci_runtime + "\": the engine (" +
+           std::string(engine) + ") runs it as '" + std::string(engine_path) + "', which is " +
+           known->binary +
+           ", whose resource bounds the docker runtime knows only under the name '" + known->name +
+           "'; register it in the engine's /etc/docker/daemon.json as \"" + known->name +
+           "\" (for gVisor: sudo scripts/setup.sh --with-gvisor) and set ociRuntime = \"" +
+           known->name + "\"";
+}
+
+std::optional<std::string> writable_layer_refusal(const DockerSettings& settings,
+                                                  std::string_view driver,
+                                                  std::string_view backing_filesystem,
+                                                  std::string_view engine) {
+    if (settings.writable_layer_bytes == 0) return std::nullopt;
+    // The engine's own rule for overlay2 (its create refuses "--storage-opt is supported only for
+    // overlay over xfs with 'pquota' mount option"); other drivers are left to the create.
+    if (driver != "overlay2" || backing_filesystem == "xfs") return std::nullopt;
+    return "run.docker.writableLayerSize: the engine (" + std::string(engine) +
+           ") cannot bound a box's writable layer: its storage driver is overlay2 on " +
+           (backing_filesystem.empty() ? std::string("an unknown filesystem")
+                                       : "'" + std::string(backing_filesystem) + "'") +
+           ", and overlay2 bounds a layer only on xfs mounted with pquota; put the engine's "
+           "data-root on such an xfs, or remove the key (the writable layer is then unbounded)";
 }
 
 std::optional<std::string> oci_runtime_refusal(const DockerSettings& settings,

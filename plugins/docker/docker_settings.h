@@ -32,6 +32,12 @@ struct DockerSettings {
                                                    // long its attach stream may stay open
     std::uint64_t preflight_timeout_ms = 10'000;   // budget of the preflight probe
     std::uint64_t command_timeout_ms = 30'000;     // deadline of each Engine API call
+    // startTimeout: how long the engine may take to start a created box (POST .../start) before
+    // the run fails and the box is force-removed (docs/design.md §13.1)
+    std::uint64_t start_timeout_ms = 60'000;
+    // writableLayerSize: the bound of the box's writable root layer (HostConfig.StorageOpt size),
+    // in bytes; 0: unbounded (docs/design.md §13.1)
+    std::uint64_t writable_layer_bytes = 0;
     // boxInit: the static init run as every box's PID 1 (it ends the box at the turn's deadline
     // even with no host left to); empty: docker's own --init, without that deadline
     std::string init_path;
@@ -43,10 +49,11 @@ struct DockerSettings {
 };
 
 // Reads the [run.docker] keys through the helper's typed getters: binary, host, memory, cpus,
-// pidsLimit, user, tmpfsSize, pull, killGrace, preflightTimeout, commandTimeout, boxInit (an
-// absolute path without ':' to a readable executable), ociRuntime (a name matching
-// [A-Za-z0-9][A-Za-z0-9_.-]{0,127}; whether the engine knows it is the preflight's question,
-// oci_runtime_refusal). Sizes take "2g"
+// pidsLimit, user, tmpfsSize, pull, killGrace, preflightTimeout, commandTimeout, startTimeout,
+// writableLayerSize, boxInit (an absolute path without ':' to a readable executable), ociRuntime
+// (a name matching [A-Za-z0-9][A-Za-z0-9_.-]{0,127}; whether the engine knows it is the
+// preflight's question, oci_runtime_refusal). A pidsLimit below the least the chosen ociRuntime
+// starts a box with (oci_runtime_profile.h: 128 under runsc) is refused. Sizes take "2g"
 // or bytes, durations "10s"/"1500ms" or milliseconds (radial/units.hpp). Unknown keys are left
 // for Config::finish() to refuse. `online_cpus` is the host's CPU count (0: unknown): the default
 // cpus (2) is lowered to it, because docker refuses --cpus above the engine host's count, while
@@ -66,6 +73,27 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config);
 std::optional<std::string> oci_runtime_refusal(const DockerSettings& settings,
                                                const std::vector<std::string>& engine_runtimes,
                                                std::string_view engine);
+
+// Why the runtime cannot tell the truth about settings.oci_runtime, given the path the engine runs
+// it as (GET /info `Runtimes.<name>.path`): the path names a binary the profile table knows
+// (oci_runtime_profile_by_binary: runsc) under another runtime name, whose dispositions would then
+// be runc's and false. nullopt when oci_runtime is empty, or the binary is unknown, or the name
+// is the table's. Pure; [thread-safe]. Source: docs/design.md §13.9.
+std::optional<std::string> oci_runtime_alias_refusal(const DockerSettings& settings,
+                                                     std::string_view engine_path,
+                                                     std::string_view engine);
+
+// Why the engine cannot bound the writable layer as settings.writable_layer_bytes asks, given its
+// storage driver and that driver's backing filesystem (GET /info `Driver`, `DriverStatus`
+// "Backing Filesystem"): nullopt when no bound is asked for, or when the engine may honour it
+// (overlay2 only over xfs, which must also be mounted with pquota — then the create's answer
+// says so; btrfs, zfs, devicemapper and others are left to the engine as well), else the message
+// naming run.docker.writableLayerSize and the fix. Pure; [thread-safe].
+// Source: docs/design.md §13.1.
+std::optional<std::string> writable_layer_refusal(const DockerSettings& settings,
+                                                  std::string_view driver,
+                                                  std::string_view backing_filesystem,
+                                                  std::string_view engine);
 
 // The number of online CPUs (sysconf(_SC_NPROCESSORS_ONLN)), or 0 when the system cannot say.
 // Rationale: the engine is normally local (a unix socket), so its CPU count is this host's; with

@@ -2,7 +2,8 @@
 // real engine with runsc registered as the runtime "runsc" (scripts/setup.sh --with-gvisor, which
 // scripts/test.sh runs), and the local test image. A turn with [run.docker] ociRuntime = "runsc"
 // runs inside gVisor's kernel and keeps every hardening of §13.1; a runtime the engine does not
-// list stops radiald before any box exists.
+// list stops radiald before any box exists, and so does a pids cap too small for gVisor; the cap
+// that stays on the sandbox ends a fork flood.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -91,6 +92,41 @@ TEST(RadialdGvisorLive, AnOciRuntimeTheEngineDoesNotListStopsRadialdBeforeAnyBox
     EXPECT_THAT(t.result.err, HasSubstr("scripts/setup.sh --with-gvisor"));
     EXPECT_THAT(t.result.out, Not(HasSubstr("must-not-run")));
     EXPECT_EQ(containers_labelled("radial-turn-" + instance + "-n1"), "");
+}
+
+// Under runsc the pids cap counts gVisor's own host threads (docs/design.md §13.9): a cap too
+// small for the sandbox to start with stops radiald at startup, naming both keys, before any box.
+TEST(RadialdGvisorLive, APidsLimitTooSmallForGvisorStopsRadialdBeforeAnyBox) {
+    expect_engine_lists_runsc();
+    const std::string instance = test::unique_instance_id("gvpid");
+    test::RadialdSetup setup("instanceId = \"" + instance + "\"\n",
+                             "[run.docker]\nociRuntime = \"runsc\"\npidsLimit = 32\n");
+    auto t = setup.turn({"--turn-id", "p1"}, {"echo", "must-not-run"});
+    EXPECT_EQ(t.result.exit_code, 125) << t.result.err;
+    EXPECT_THAT(t.result.err, HasSubstr("32 is below 128, the least a box starts with under "
+                                        "run.docker.ociRuntime 'runsc'"));
+    EXPECT_THAT(t.result.out, Not(HasSubstr("must-not-run")));
+    EXPECT_EQ(containers_labelled("radial-turn-" + instance + "-p1"), "");
+}
+
+// The cap that stays on the sandbox still bounds it: a box under runsc that starts background
+// processes without end never gets to all 300 (with the default cap of 256 it ended after 33 here,
+// when the sandbox could not make another host thread: exit 2), and its turn ends, with its box
+// removed.
+TEST(RadialdGvisorLive, AForkFloodUnderGvisorEndsAtTheSandboxsCap) {
+    expect_engine_lists_runsc();
+    const std::string instance = test::unique_instance_id("gvflood");
+    test::RadialdSetup setup("instanceId = \"" + instance + "\"\n",
+                             "[run.docker]\nociRuntime = \"runsc\"\n");
+    auto t = setup.turn({"--timeout", "120s", "--turn-id", "f1"},
+                        {"sh", "-c",
+                         "n=0; while [ $n -lt 300 ]; do sleep 60 </dev/null >/dev/null 2>&1 & "
+                         "n=$((n+1)); echo started=$n; done; echo all=yes"});
+    EXPECT_NE(t.result.exit_code, 0) << t.result.out;
+    EXPECT_NE(t.result.exit_code, 124) << "the cap, not the timeout, must end it";
+    EXPECT_THAT(t.result.out, HasSubstr("started=1\n"));
+    EXPECT_THAT(t.result.out, Not(HasSubstr("all=yes")));
+    EXPECT_EQ(containers_labelled("radial-turn-" + instance + "-f1"), "");
 }
 
 } // namespace

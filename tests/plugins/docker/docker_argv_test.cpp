@@ -115,6 +115,27 @@ TEST(docker_argv, AnOciRuntimeIsTheOnlyDifferenceAndNoneLeavesTheEnginesDefault)
     EXPECT_EQ(gvisor, plain);
 }
 
+// The pids cap under runsc is raised to the least a gVisor box starts with (docs/design.md §13.9);
+// runc takes the spec's value as it is.
+TEST(docker_argv, UnderRunscAPidsCapIsRaisedToTheRuntimesFloor) {
+    DockerSettings settings;
+    ContainerSpec s = typical_spec();
+    s.pids_limit = 32;
+    EXPECT_EQ(docker_create_body(s, settings)["HostConfig"]["PidsLimit"], 32);
+    settings.oci_runtime = "runsc";
+    EXPECT_EQ(docker_create_body(s, settings)["HostConfig"]["PidsLimit"], 128);
+    s.pids_limit = 512;
+    EXPECT_EQ(docker_create_body(s, settings)["HostConfig"]["PidsLimit"], 512);
+}
+
+TEST(docker_argv, AWritableLayerBoundIsTheStorageOptSizeInBytes) {
+    DockerSettings settings;
+    EXPECT_FALSE(docker_create_body(typical_spec(), settings)["HostConfig"].contains("StorageOpt"));
+    settings.writable_layer_bytes = 10ull << 30;
+    EXPECT_EQ(docker_create_body(typical_spec(), settings)["HostConfig"]["StorageOpt"],
+              R"({"size": "10737418240"})"_json);
+}
+
 TEST(docker_argv, MinimalSpecUsesEverySettingsDefault) {
     ContainerSpec s;
     s.label = "b1";

@@ -450,6 +450,43 @@ TEST_F(docker_live, C07PreflightFailsClosedAndAFreshInstancePasses) {
     EXPECT_EQ(docker().run(s).out, "ran\n");
 }
 
+// docs/design.md §13.1: run.docker.writableLayerSize is refused at startup, naming the key, where
+// the engine's storage driver cannot bound a layer (overlay2 off xfs: this machine's ext4), so no
+// turn's create fails on it later; elsewhere the preflight lets it through to the engine.
+TEST_F(docker_live, AWritableLayerBoundTheEngineCannotGiveIsRefusedAtThePreflight) {
+    std::string driver = shell("docker info --format '{{.Driver}}'");
+    std::string backing = shell(
+        "docker info --format '{{range .DriverStatus}}{{if eq (index . 0) \"Backing "
+        "Filesystem\"}}{{index . 1}}{{end}}{{end}}'");
+    while (!driver.empty() && driver.back() == '\n') driver.pop_back();
+    while (!backing.empty() && backing.back() == '\n') backing.pop_back();
+    ConfigBuilder bounded;
+    bounded.str("pull", "never").str("writableLayerSize", "64m");
+    DockerInstance instance(bounded);
+    Reported r = instance.preflight();
+    if (driver == "overlay2" && backing != "xfs") {
+        EXPECT_EQ(r.code, RADIAL_E_INVALID) << r.message;
+        EXPECT_TRUE(r.message.starts_with("run.docker.writableLayerSize: the engine ("))
+            << r.message;
+        EXPECT_NE(r.message.find(") cannot bound a box's writable layer: its storage driver is "
+                                 "overlay2 on '" +
+                                 backing + "'"),
+                  std::string::npos)
+            << r.message;
+        // Without the preflight, the engine itself refuses the create, and the error names the
+        // key; no box is left.
+        ContainerSpec s = spec("layer", "echo must-not-run");
+        RunOutcome o = instance.run(s);
+        EXPECT_EQ(o.status, RADIAL_E_INVALID) << o.error.message;
+        EXPECT_EQ(o.error.key, "writableLayerSize");
+        EXPECT_NE(o.error.message.find("storage-opt"), std::string::npos) << o.error.message;
+        EXPECT_EQ(o.out, "");
+        EXPECT_FALSE(box_exists(s.label));
+    } else {
+        EXPECT_EQ(r.code, RADIAL_OK) << driver << " on " << backing << ": " << r.message;
+    }
+}
+
 TEST_F(docker_live, EnvValuesArriveByteForByte) {
     ContainerSpec s = spec("env", R"(printf '%s\0' "$A" "$B" "$C" "$D" "$E" "${F-unset}")");
     s.env = {{"A", "semi;colon;and:colon", false},

@@ -235,6 +235,9 @@ TEST(docker_runtime, KillReportsAnUnreachableEngine) {
         << e.what();
 }
 
+std::unique_ptr<DockerRuntime> runtime_with_oci_runtime(const std::string& address,
+                                                        const std::string& oci_runtime);
+
 TEST(docker_runtime, DescribeHonoursEverythingButARootUser) {
     auto rt = runtime_for("unix:///nonexistent.sock");
     ContainerSpec s = spec("b");
@@ -270,6 +273,43 @@ TEST(docker_runtime, DescribeHonoursEverythingButARootUser) {
             }
         EXPECT_TRUE(refused) << user;
     }
+}
+
+// Under runsc the OCI runtime's profile decides memory and pidsLimit (docs/design.md §13.9): the
+// memory bound holds for the whole sandbox but OOMKilled is not always reported (BRIDGED), the
+// pids cap counts the sandbox's host threads, not the box's processes (SUPERSEDED). Every other
+// field stays as under runc.
+TEST(docker_runtime, UnderRunscMemoryIsBridgedAndPidsLimitSupersededNamingTheKey) {
+    ContainerSpec s = spec("b");
+    s.pids_limit = 32;
+    s.memory_bytes = 32 << 20;
+    s.user = "1000:1000";
+    s.read_only_rootfs = Tristate::yes;
+    s.tmpfs = {{"/t", 0}};
+    auto runsc = runtime_with_oci_runtime("unix:///nonexistent.sock", "runsc");
+    auto runc = runtime_for("unix:///nonexistent.sock");
+    int seen = 0;
+    for (const auto& d : runsc->describe(s)) {
+        if (d.field == RADIAL_FIELD_MEMORY) {
+            ++seen;
+            EXPECT_EQ(d.disposition, RADIAL_DISP_BRIDGED);
+            EXPECT_NE(d.note.find("run.docker.ociRuntime 'runsc'"), std::string::npos) << d.note;
+            EXPECT_NE(d.note.find("does not always report OOMKilled"), std::string::npos) << d.note;
+        } else if (d.field == RADIAL_FIELD_PIDS_LIMIT) {
+            ++seen;
+            EXPECT_EQ(d.disposition, RADIAL_DISP_SUPERSEDED);
+            EXPECT_NE(d.note.find("run.docker.ociRuntime 'runsc'"), std::string::npos) << d.note;
+            EXPECT_NE(d.note.find("at least 128"), std::string::npos) << d.note;
+        } else {
+            EXPECT_EQ(d.disposition, RADIAL_DISP_HONOURED) << field_name(d.field);
+        }
+    }
+    EXPECT_EQ(seen, 2);
+    for (const auto& d : runc->describe(s))
+        EXPECT_EQ(d.disposition, RADIAL_DISP_HONOURED) << field_name(d.field);
+    // A runtime the table does not know is taken as the engine's own kind (runc).
+    for (const auto& d : runtime_with_oci_runtime("unix:///nonexistent.sock", "kata")->describe(s))
+        EXPECT_EQ(d.disposition, RADIAL_DISP_HONOURED) << field_name(d.field);
 }
 
 TEST(docker_runtime, CapabilitiesAreTheDockerOnes) {
@@ -310,6 +350,19 @@ TEST(docker_runtime, PreflightRefusesAnOciRuntimeTheEngineDoesNotList) {
     EXPECT_NE(std::string(e.what()).find("scripts/setup.sh --with-gvisor"), std::string::npos);
 }
 
+TEST(docker_runtime, PreflightRefusesRunscRegisteredUnderAnotherName) {
+    Script script;
+    script.info = {200,
+                   R"({"Runtimes":{"runc":{"path":"runc"},"gvisor":{"path":"/usr/bin/runsc"}}})"};
+    FakeEngine engine(route(script));
+    auto e = error_of([&] { runtime_with_oci_runtime(engine.address(), "gvisor")->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+    EXPECT_EQ(e.key(), "ociRuntime");
+    EXPECT_NE(std::string(e.what()).find("runs it as '/usr/bin/runsc', which is runsc"),
+              std::string::npos)
+        << e.what();
+}
+
 TEST(docker_runtime, PreflightPassesAListedOciRuntimeAndAsksNothingWithoutOne) {
     Script script;
     script.info = {200,
@@ -321,6 +374,60 @@ TEST(docker_runtime, PreflightPassesAListedOciRuntimeAndAsksNothingWithoutOne) {
     FakeEngine plain(route(plain_script));
     EXPECT_NO_THROW(runtime_for(plain.address())->preflight());
     EXPECT_FALSE(asked_for_info(plain));
+}
+
+// docs/design.md §13.1: a writable-layer bound the engine's storage driver cannot give is refused
+// at the preflight, naming the key; without the key the preflight does not ask.
+TEST(docker_runtime, PreflightRefusesAWritableLayerBoundTheStorageDriverCannotGive) {
+    Script script;
+    script.info = {200, R"({"Driver":"overlay2","DriverStatus":[["Backing Filesystem","extfs"],)"
+                        R"(["Supports d_type","true"]]})"};
+    FakeEngine engine(route(script));
+    auto with_size = [&] {
+        ConfigBuilder b;
+        b.str("host", engine.address()).str("pull", "never").str("writableLayerSize", "10g");
+        radial::plugin::Config config(b.get());
+        return std::make_unique<DockerRuntime>(radial::plugin::Host(), config);
+    };
+    auto e = error_of([&] { with_size()->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+    EXPECT_EQ(e.key(), "writableLayerSize");
+    EXPECT_NE(std::string(e.what()).find("run.docker.writableLayerSize: the engine ("),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("its storage driver is overlay2 on 'extfs'"),
+              std::string::npos)
+        << e.what();
+    script.info = {200, R"({"Driver":"overlay2","DriverStatus":[["Backing Filesystem","xfs"]]})"};
+    EXPECT_NO_THROW(with_size()->preflight());
+    Script plain_script;
+    FakeEngine plain(route(plain_script));
+    EXPECT_NO_THROW(runtime_for(plain.address())->preflight());
+    EXPECT_FALSE(asked_for_info(plain));
+}
+
+// Where the preflight could not rule the bound out (xfs without pquota), the engine's refusal of
+// the create names the key.
+TEST(docker_runtime, TheEnginesRefusalOfTheLayerBoundNamesTheKey) {
+    Script script;
+    script.create = {500, R"({"message":"--storage-opt is supported only for overlay over xfs )"
+                          R"(with 'pquota' mount option"})"};
+    FakeEngine engine(route(script));
+    ConfigBuilder b;
+    b.str("host", engine.address()).str("pull", "never").str("writableLayerSize", "1g");
+    radial::plugin::Config config(b.get());
+    DockerRuntime rt(radial::plugin::Host(), config);
+    Collected c;
+    auto e = error_of([&] { run_collecting(rt, spec("b"), c); });
+    EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+    EXPECT_EQ(e.key(), "writableLayerSize");
+    EXPECT_NE(std::string(e.what()).find("--storage-opt is supported only for overlay over xfs"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("as run.docker.writableLayerSize asks"), std::string::npos)
+        << e.what();
+    auto body = nlohmann::json::parse(engine.body_of("POST " + kV + "/containers/create"));
+    EXPECT_EQ(body["HostConfig"]["StorageOpt"]["size"], "1073741824");
 }
 
 TEST(docker_runtime, PreflightWithAnOciRuntimeFailsClosedWhenTheEngineDoesNotSay) {
@@ -430,6 +537,95 @@ TEST(docker_runtime, C09AStartFailureIsAnErrorWithTheEnginesReasonAndTheBoxIsRem
         << e.what();
     EXPECT_EQ(c.chunks, 0);
     EXPECT_EQ(engine.count("DELETE " + kV + "/containers/" + kA), 1);
+}
+
+// A runtime whose start never answers (a wedged engine, runsc stuck in 'Created'), for the
+// start-deadline tests: startTimeout 300 ms, killGrace 300 ms.
+std::unique_ptr<DockerRuntime> runtime_with_start_timeout(const std::string& address,
+                                                          radial::plugin::Host host,
+                                                          const std::string& oci_runtime = "") {
+    ConfigBuilder b;
+    b.str("host", address)
+        .str("pull", "never")
+        .integer("killGrace", 300)
+        .integer("commandTimeout", 5000)
+        .integer("startTimeout", 300);
+    if (!oci_runtime.empty()) b.str("ociRuntime", oci_runtime);
+    radial::plugin::Config config(b.get());
+    return std::make_unique<DockerRuntime>(host, config);
+}
+
+// docs/design.md §13.1: the start has a deadline of its own; when it passes, the run fails naming
+// the box, the OCI runtime and the key, and the box is force-removed.
+TEST(docker_runtime, AStartThatNeverAnswersFailsAtStartTimeoutAndTheBoxIsRemoved) {
+    Script script;
+    script.start = {0, "", true}; // never answers
+    FakeEngine engine(route(script));
+    LogCapture log;
+    auto rt = runtime_with_start_timeout(engine.address(), log.host(), "runsc");
+    Collected c;
+    ContainerSpec s = spec("b");
+    s.timeout_ms = 600'000; // far away: the start's own deadline is what ends this run
+    auto e = error_of([&] { run_collecting(*rt, s, c); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("starting box 'b' under OCI runtime 'runsc' (run.docker.ociRuntime): the "
+                        "engine did not start its container within 300 ms "
+                        "(run.docker.startTimeout)"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("; the box was force-removed; check dockerd's log and that runtime"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(engine.count("DELETE " + kV + "/containers/" + kA), 1);
+    EXPECT_EQ(engine.count("POST " + kV + "/containers/" + kA + "/wait"), 0);
+    EXPECT_EQ(c.chunks, 0);
+}
+
+// The removal after a start that never answered has a deadline too: an engine that answers
+// neither is said so, and the box left to reconciliation by its label, instead of hanging.
+TEST(docker_runtime, ARemovalThatAlsoNeverAnswersIsLeftToReconciliationByLabel) {
+    Script script;
+    script.start = {0, "", true};
+    script.remove = {0, "", true};
+    FakeEngine engine(route(script));
+    LogCapture log;
+    auto rt = runtime_with_start_timeout(engine.address(), log.host());
+    Collected c;
+    auto e = error_of([&] { run_collecting(*rt, spec("b"), c); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("starting box 'b' under the engine's default OCI runtime: the engine did "
+                        "not start its container within 300 ms"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("its forced removal did not complete within 1000 ms either, so it is left "
+                        "to reconciliation by its label 'b' (radiald reconcile)"),
+              std::string::npos)
+        << what;
+    EXPECT_GE(engine.count("DELETE " + kV + "/containers/" + kA), 1);
+}
+
+// A turn whose timeout comes before startTimeout: the start's budget is cut to it, and the run
+// ends TIMED_OUT (the turn's ending), not as a start failure.
+TEST(docker_runtime, ATurnTimeoutDuringAHungStartEndsTheRunTimedOut) {
+    Script script;
+    script.start = {0, "", true};
+    FakeEngine engine(route(script));
+    LogCapture log;
+    ConfigBuilder b;
+    b.str("host", engine.address())
+        .str("pull", "never")
+        .integer("killGrace", 300)
+        .integer("commandTimeout", 5000); // startTimeout: the default 60 s
+    radial::plugin::Config config(b.get());
+    DockerRuntime rt(log.host(), config);
+    ContainerSpec s = spec("b");
+    s.timeout_ms = 300;
+    Collected c;
+    radial::plugin::RunResult r = run_collecting(rt, s, c);
+    EXPECT_EQ(r.flags, RADIAL_RUN_TIMED_OUT);
+    EXPECT_GE(engine.count("DELETE " + kV + "/containers/" + kA), 1);
 }
 
 TEST(docker_runtime, C16ABoxRemovedFromOutsideIsAnErrorNotTheCommandsExit) {

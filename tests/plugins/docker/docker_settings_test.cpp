@@ -229,6 +229,79 @@ TEST(docker_settings, AnOciRuntimeTheEngineDoesNotListIsRefusedWithTheFix) {
               std::string::npos);
 }
 
+TEST(docker_settings, StartTimeoutAndWritableLayerSizeAreReadWithTheirDefaults) {
+    ConfigBuilder none;
+    DockerSettings d = parse(none);
+    EXPECT_EQ(d.start_timeout_ms, 60'000u);
+    EXPECT_EQ(d.writable_layer_bytes, 0u) << "unbounded unless asked for";
+    ConfigBuilder b;
+    b.str("startTimeout", "90s").str("writableLayerSize", "10g");
+    DockerSettings s = parse(b);
+    EXPECT_EQ(s.start_timeout_ms, 90'000u);
+    EXPECT_EQ(s.writable_layer_bytes, 10ull << 30);
+    refusal([](ConfigBuilder& c) { c.str("startTimeout", "0s"); }, "startTimeout");
+    refusal([](ConfigBuilder& c) { c.str("startTimeout", "later"); }, "startTimeout");
+    std::string tiny = refusal([](ConfigBuilder& c) { c.integer("writableLayerSize", 4096); },
+                               "writableLayerSize");
+    EXPECT_NE(tiny.find("leaves a box no room to write"), std::string::npos) << tiny;
+}
+
+// Under runsc the sandbox's own host threads count against the pids cap (docs/design.md §13.9):
+// a cap below the least a box starts with is refused, naming both keys; the default passes.
+TEST(docker_settings, APidsLimitTooSmallForTheOciRuntimeIsRefused) {
+    std::string why =
+        refusal([](ConfigBuilder& c) { c.str("ociRuntime", "runsc").integer("pidsLimit", 32); },
+                "pidsLimit");
+    EXPECT_EQ(why,
+              "reading run.docker.pidsLimit: 32 is below 128, the least a box starts with under "
+              "run.docker.ociRuntime 'runsc' (its own host threads count against the cap); give at "
+              "least 128");
+    ConfigBuilder runsc_default;
+    runsc_default.str("ociRuntime", "runsc");
+    EXPECT_EQ(parse(runsc_default).pids_limit, 256);
+    ConfigBuilder runc_small;
+    runc_small.integer("pidsLimit", 32);
+    EXPECT_EQ(parse(runc_small).pids_limit, 32) << "runc has no floor";
+}
+
+// docs/design.md §13.9: the dispositions come from the runtime name's profile, so runsc registered
+// under another name is refused instead of being described as runc.
+TEST(docker_settings, AKnownRuntimeBinaryUnderAnotherNameIsRefused) {
+    DockerSettings s;
+    EXPECT_EQ(oci_runtime_alias_refusal(s, "/usr/bin/runsc", "default host"), std::nullopt);
+    s.oci_runtime = "runsc";
+    EXPECT_EQ(oci_runtime_alias_refusal(s, "/usr/bin/runsc", "default host"), std::nullopt);
+    s.oci_runtime = "kata";
+    EXPECT_EQ(oci_runtime_alias_refusal(s, "/usr/bin/kata-runtime", "default host"), std::nullopt);
+    EXPECT_EQ(oci_runtime_alias_refusal(s, "", "default host"), std::nullopt);
+    s.oci_runtime = "gvisor";
+    auto why = oci_runtime_alias_refusal(s, "/usr/local/bin/runsc", "default host");
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(*why,
+              "run.docker.ociRuntime = \"gvisor\": the engine (default host) runs it as "
+              "'/usr/local/bin/runsc', which is runsc, whose resource bounds the docker runtime "
+              "knows only under the name 'runsc'; register it in the engine's "
+              "/etc/docker/daemon.json as \"runsc\" (for gVisor: sudo scripts/setup.sh "
+              "--with-gvisor) and set ociRuntime = \"runsc\"");
+    EXPECT_EQ(oci_runtime_alias_refusal(s, "runsc-wrapper", "default host"), std::nullopt);
+}
+
+TEST(docker_settings, AWritableLayerBoundOverlay2CannotGiveIsRefusedWithTheFix) {
+    DockerSettings s;
+    EXPECT_EQ(writable_layer_refusal(s, "overlay2", "extfs", "default host"), std::nullopt)
+        << "no key: nothing to check";
+    s.writable_layer_bytes = 10ull << 30;
+    EXPECT_EQ(writable_layer_refusal(s, "overlay2", "xfs", "default host"), std::nullopt);
+    EXPECT_EQ(writable_layer_refusal(s, "btrfs", "btrfs", "default host"), std::nullopt);
+    auto why = writable_layer_refusal(s, "overlay2", "extfs", "default host");
+    ASSERT_TRUE(why.has_value());
+    EXPECT_EQ(*why,
+              "run.docker.writableLayerSize: the engine (default host) cannot bound a box's "
+              "writable layer: its storage driver is overlay2 on 'extfs', and overlay2 bounds a "
+              "layer only on xfs mounted with pquota; put the engine's data-root on such an xfs, "
+              "or remove the key (the writable layer is then unbounded)");
+}
+
 TEST(docker_settings, UnknownKeyIsRefusedByFinish) {
     ConfigBuilder b;
     b.str("memroy", "2g");
