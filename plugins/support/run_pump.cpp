@@ -47,6 +47,7 @@ PumpResult RunPump::run() {
     PumpResult result;
     bool seen_ended = false;
     bool stop_done = false;
+    bool first_stop = true;
     bool draining = false;
     Clock::time_point force_at{}, next_stop{}, settle_until{}, drain_until{};
     std::vector<pollfd> fds;
@@ -62,6 +63,7 @@ PumpResult RunPump::run() {
                                                     : Ending::none;
             if (why != Ending::none) {
                 result.ending = why;
+                ending_ = why;
                 force_at = after(now, options_.kill_grace);
                 next_stop = now;
             }
@@ -74,7 +76,8 @@ PumpResult RunPump::run() {
                     budget =
                         std::min(budget, std::max(milliseconds(200),
                                                   std::chrono::ceil<milliseconds>(force_at - now)));
-                stop_done = box_.stop(budget, result.forced);
+                stop_done = box_.stop({result.ending, budget, result.forced, first_stop});
+                first_stop = false;
                 next_stop = after(Clock::now(), options_.stop_every);
             }
             if (!result.forced && !ended_ && Clock::now() >= force_at) {

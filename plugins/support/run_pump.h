@@ -38,15 +38,24 @@ struct PumpOptions {
     int box_fd = -1;
 };
 
+// One call of PumpBox::stop.
+struct StopRequest {
+    Ending why = Ending::none; // the reason the run is being ended (never none)
+    // The longest the call may take: the callback must honour it (the pump cannot interrupt it).
+    std::chrono::milliseconds budget{0};
+    bool forced = false; // force_kill has happened already
+    bool first = true;   // the first stop call of this run
+};
+
 // The runtime-specific side of a run, called only from the thread running RunPump::run.
 struct PumpBox {
     // Non-blocking (or bounded by the runtime's own call budget): has the box ended? Optional:
     // without it only RunPump::box_ended() tells the pump.
     std::function<bool()> ended;
-    // Asks the box to stop (graceful first: e.g. remove it, which ends its workload). `budget`
-    // is the longest the call may take; `forced` is true once force_kill has happened. Returns
-    // true when nothing more needs asking, false to be called again after stop_every. Required.
-    std::function<bool(std::chrono::milliseconds budget, bool forced)> stop;
+    // Asks the box to stop (graceful first: e.g. remove it, which ends its workload); see
+    // StopRequest. Returns true when nothing more needs asking, false to be called again after
+    // stop_every while the box has not ended. Required.
+    std::function<bool(const StopRequest&)> stop;
     // Ends what still runs of the box at once (SIGKILL a client, close a stream); called once,
     // kill_grace after the first stop. Must not block. Required.
     std::function<void()> force_kill;
@@ -88,6 +97,8 @@ public:
     // thread]
     void output_aborted() noexcept;
     bool aborted() const noexcept { return aborted_.load(); }
+    // The ending fixed so far (none until a reason to stop arrived). [any thread]
+    Ending ending() const noexcept { return ending_.load(); }
     // The box ended (e.g. its output stream reached its end). Idempotent; never blocks. [any
     // thread]
     void box_ended() noexcept;
@@ -110,6 +121,7 @@ private:
     WakeEvent news_;
     std::atomic<bool> aborted_{false};
     std::atomic<bool> ended_{false};
+    std::atomic<Ending> ending_{Ending::none};
 };
 
 } // namespace radial::plugin_support

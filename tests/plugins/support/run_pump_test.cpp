@@ -30,6 +30,7 @@ struct FakeBox {
     std::mutex mutex;
     std::vector<std::string> calls;
     std::vector<std::chrono::milliseconds> stop_budgets;
+    std::vector<Ending> stop_reasons;
 
     void record(std::string what) {
         std::lock_guard lock(mutex);
@@ -43,11 +44,12 @@ struct FakeBox {
     PumpBox callbacks() {
         PumpBox b;
         b.ended = [this] { return ended.load(); };
-        b.stop = [this](std::chrono::milliseconds budget, bool forced) {
-            record(forced ? "stop-forced" : "stop");
+        b.stop = [this](const StopRequest& s) {
+            record(s.forced ? "stop-forced" : "stop");
             {
                 std::lock_guard lock(mutex);
-                stop_budgets.push_back(budget);
+                stop_budgets.push_back(s.budget);
+                stop_reasons.push_back(s.why);
             }
             if (stop_ends_it) ended = true;
             return false; // keep asking until the box has ended
@@ -173,12 +175,15 @@ TEST(plugin_support_run_pump, TheFirstReasonFixesTheEnding) {
     PumpBox callbacks = box.callbacks();
     auto inner_stop = callbacks.stop;
     // A kill arriving while the timed-out box is being stopped changes nothing.
-    callbacks.stop = [&](std::chrono::milliseconds budget, bool forced) {
+    callbacks.stop = [&](const StopRequest& s) {
         active.request_kill();
-        return inner_stop(budget, forced);
+        return inner_stop(s);
     };
     RunPump pump(active, o, std::move(callbacks));
     EXPECT_EQ(pump.run().ending, Ending::timed_out);
+    std::lock_guard lock(box.mutex);
+    ASSERT_FALSE(box.stop_reasons.empty());
+    for (Ending why : box.stop_reasons) EXPECT_EQ(why, Ending::timed_out);
 }
 
 TEST(plugin_support_run_pump, AStopThatNeverWorksIsRepeatedThenForcedAfterTheGrace) {
@@ -194,10 +199,10 @@ TEST(plugin_support_run_pump, AStopThatNeverWorksIsRepeatedThenForcedAfterTheGra
     // A hung stop: every call takes its whole budget and achieves nothing.
     std::mutex m;
     std::condition_variable never;
-    callbacks.stop = [&](std::chrono::milliseconds budget, bool forced) {
-        bool r = inner_stop(budget, forced);
+    callbacks.stop = [&](const StopRequest& s) {
+        bool r = inner_stop(s);
         std::unique_lock lock(m);
-        never.wait_for(lock, budget, [] { return false; });
+        never.wait_for(lock, s.budget, [] { return false; });
         return r;
     };
     RunPump pump(active, o, std::move(callbacks));
@@ -220,7 +225,7 @@ TEST(plugin_support_run_pump, AStopThatNeedsNoRepeatIsAskedOnce) {
     FakeBox box;
     std::atomic<int> stops{0};
     PumpBox callbacks = box.callbacks();
-    callbacks.stop = [&](std::chrono::milliseconds, bool) {
+    callbacks.stop = [&](const StopRequest&) {
         // Asked three times at most: false twice, then true ("nothing more to ask").
         int n = ++stops;
         return n >= 3;
