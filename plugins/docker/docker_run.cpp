@@ -1,12 +1,6 @@
 #include "docker_run.h"
 
-#include <poll.h>
-
 #include <algorithm>
-#include <array>
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -15,7 +9,7 @@
 #include "deadline.h"
 #include "engine_api/stream_frames.h"
 #include "support/run_ending.h"
-#include "support/wake_event.h"
+#include "support/run_pump.h"
 
 namespace radial::docker {
 
@@ -24,20 +18,11 @@ namespace {
 using engine_api::EngineError;
 using plugin_support::Ending;
 using plugin_support::ending_text;
-using plugin_support::WakeEvent;
 using radial::plugin::Error;
 using std::chrono::milliseconds;
 
 constexpr auto kRemoveEvery = std::chrono::seconds(1);
 constexpr auto kRemovalBudget = std::chrono::seconds(10);
-
-// The poll() timeout for waiting until `t`: 0 when it has passed, at most a minute (the caller
-// loops), -1 (no timeout) for time_point::max().
-int poll_timeout_until(Clock::time_point t) {
-    if (t == Clock::time_point::max()) return -1;
-    auto left = std::chrono::ceil<milliseconds>(t - Clock::now()).count();
-    return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
-}
 
 class BoxRun {
 public:
@@ -54,9 +39,9 @@ private:
     void pump();
     void deliver(std::uint32_t stream, const char* data, std::size_t size);
     void supervise() noexcept;
-    Ending wait_for_reason_to_stop();
-    void stop(Ending why);
-    void wait_news(int timeout_ms);
+    bool stop(const plugin_support::StopRequest& request);
+    void close_stream();
+    bool output_aborted() const { return pump_ && pump_->aborted(); }
     void remove_after_exit();
     void ensure_gone(int clean_looks_needed = 1);
     milliseconds start_budget() const;
@@ -77,12 +62,9 @@ private:
     std::string cid_;
     std::unique_ptr<engine_api::Stream> stream_;
 
-    // Shared by the pump (the calling thread) and the supervisor thread.
-    WakeEvent news_; // the pump tells the supervisor: aborted, stream ended, done
-    std::atomic<bool> output_aborted_{false};
-    std::atomic<bool> stream_done_{false}; // the attach stream ended: the box's output is all in
-    std::atomic<bool> finishing_{false};   // the run is over: the supervisor returns
-    std::atomic<Ending> ending_{Ending::none};
+    // Shared by the calling thread (which reads the stream and tells the pump when it ended, or
+    // the run is finishing) and the supervisor thread (which runs the pump).
+    std::optional<plugin_support::RunPump> pump_;
 };
 
 // The image's entrypoint (the box init replaces it, so it is passed on explicitly), pulling the
@@ -158,6 +140,17 @@ radial::plugin::RunResult BoxRun::execute() {
         // The supervisor enforces the timeout, kills and aborts on its own thread, so that
         // neither a blocking output callback nor a slow removal delays the other.
         std::optional<std::thread> supervisor;
+        plugin_support::PumpOptions options;
+        options.deadline = timeout_at_;
+        options.kill_grace = budget_ms(settings.kill_grace_ms);
+        options.stop_budget = budget_ms(settings.command_timeout_ms);
+        options.stop_every = kRemoveEvery;
+        options.settle_budget = kRemovalBudget;
+        plugin_support::PumpBox callbacks;
+        // The box's end is told by the calling thread (box_ended): its attach stream ended.
+        callbacks.stop = [this](const plugin_support::StopRequest& r) { return stop(r); };
+        callbacks.force_kill = [this] { close_stream(); };
+        pump_.emplace(active_, options, std::move(callbacks));
         try {
             // Attached before start, as `docker run` does, so no byte of output is missed.
             stream_ = engine_.attach(cid_, spec_.label);
@@ -171,9 +164,8 @@ radial::plugin::RunResult BoxRun::execute() {
                 start_expired = e.what();
             }
             if (!refused && !start_expired) pump();
-            stream_done_ = true;
-            news_.notify();
-            if (!refused && !start_expired && ending_ == Ending::none) {
+            pump_->box_ended(); // the attach stream ended: the box's output is all in
+            if (!refused && !start_expired && pump_->ending() == Ending::none) {
                 try {
                     exit_code = engine_.wait(cid_, spec_.label);
                     state = engine_.state(cid_, spec_.label);
@@ -191,12 +183,11 @@ radial::plugin::RunResult BoxRun::execute() {
         } catch (...) {
             failure = std::current_exception();
         }
-        finishing_ = true;
-        news_.notify();
+        pump_->box_ended(); // the run is over: the supervisor returns
         if (supervisor) supervisor->join();
     }
     if (start_expired) return start_never_completed(*start_expired, started);
-    const Ending ending = ending_;
+    const Ending ending = pump_->ending();
     if (failure || (engine_lost && ending == Ending::none)) {
         // Whatever broke, the box must not outlive the run (docs/design.md §8.3): remove it by
         // label, and report the original failure.
@@ -244,7 +235,7 @@ radial::plugin::RunResult BoxRun::execute() {
     plugin_support::ExitStatus status;
     status.exited = true;
     status.code = *exit_code;
-    plugin_support::set_run_outcome(result, Ending::none, status, output_aborted_, box(),
+    plugin_support::set_run_outcome(result, Ending::none, status, output_aborted(), box(),
                                     "the engine", "the box was removed");
     return result;
 }
@@ -256,7 +247,7 @@ radial::plugin::RunResult BoxRun::ended_early(Ending ending, Clock::time_point s
     host_.info("ended " + box() + " (" + ending_text(ending) +
                "): no container with its label remains");
     radial::plugin::RunResult result;
-    plugin_support::set_run_outcome(result, ending, {}, output_aborted_, box(), "the engine",
+    plugin_support::set_run_outcome(result, ending, {}, output_aborted(), box(), "the engine",
                                     "the box was removed");
     result.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
@@ -299,7 +290,7 @@ bool BoxRun::remove_within(milliseconds budget) {
 // (docs/design.md §13.1, §8.3).
 radial::plugin::RunResult BoxRun::start_never_completed(const std::string& cause,
                                                         Clock::time_point started) {
-    Ending ending = ending_;
+    Ending ending = pump_->ending();
     if (ending == Ending::none && Clock::now() >= timeout_at_) ending = Ending::timed_out;
     const milliseconds removal_budget =
         std::max(milliseconds(1000), budget_ms(engine_.settings().kill_grace_ms));
@@ -313,7 +304,7 @@ radial::plugin::RunResult BoxRun::start_never_completed(const std::string& cause
     if (ending != Ending::none) {
         if (!removed) host_.warn("ending " + box() + " during its start: " + removal);
         radial::plugin::RunResult result;
-        plugin_support::set_run_outcome(result, ending, {}, output_aborted_, box(), "the engine",
+        plugin_support::set_run_outcome(result, ending, {}, output_aborted(), box(), "the engine",
                                         "the box was removed");
         result.duration_ms = static_cast<std::uint64_t>(
             std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
@@ -345,9 +336,9 @@ void BoxRun::check_mount_sources() const {
 
 // Moves the box's output from the attach stream to `out_` until the engine ends the stream (the
 // box's process ended and its output is all sent, or the box was removed) or the supervisor
-// closes it. Never stops the box itself: that is the supervisor's job, so the stream keeps being
-// drained while the removal runs. Each frame's payload goes to its own stream in order; a piece is
-// at most 64 KiB (the stream's read size).
+// closes it. Never stops the box itself: that is the supervisor's (the pump's) job, so the stream
+// keeps being drained while the removal runs. Each frame's payload goes to its own stream in order;
+// a piece is at most 64 KiB (the stream's read size).
 void BoxRun::pump() {
     engine_api::FrameDemux demux([this](std::uint32_t stream, const char* data, std::size_t n) {
         deliver(stream == RADIAL_STREAM_STDERR ? RADIAL_STREAM_STDERR : RADIAL_STREAM_STDOUT, data,
@@ -359,87 +350,49 @@ void BoxRun::pump() {
 }
 
 void BoxRun::deliver(std::uint32_t stream, const char* data, std::size_t size) {
-    if (output_aborted_ || size == 0) return;
+    if (pump_->aborted() || size == 0) return;
     // Output::write is false when the sink asked to stop, and also when there is no sink at all
     // (then the output is simply dropped): only aborted() ends the run.
-    if (!out_.write(stream, data, size) && out_.aborted()) {
-        output_aborted_ = true;
-        news_.notify();
-    }
+    if (!out_.write(stream, data, size) && out_.aborted()) pump_->output_aborted();
 }
 
-// The supervisor thread: waits for a kill request, an aborting sink or the deadline, then stops
-// the box. Returns when the box's stream has ended or the run is finishing. Never throws: a
-// failure here is logged and the stream closed, so the pump still ends.
+// The supervisor thread runs the shared pump (docs/design.md §5.12): it waits for a kill request,
+// an aborting sink or the deadline, then stops the box. Returns when the box's stream has ended or
+// the run is finishing. Never throws: a failure here is logged and the stream closed, so the
+// calling thread's read still ends.
 void BoxRun::supervise() noexcept {
     try {
-        Ending why = wait_for_reason_to_stop();
-        if (why != Ending::none) stop(why);
+        pump_->run();
     } catch (const std::exception& e) {
         host_.warn("supervising " + box() + ": " + e.what() + "; closing its attach stream");
         stream_->stop();
     }
 }
 
-Ending BoxRun::wait_for_reason_to_stop() {
-    for (;;) {
-        // A box whose stream has ended has ended on its own; a deadline passing now does not make
-        // it a timeout.
-        if (finishing_ || stream_done_) return Ending::none;
-        if (active_.kill_requested()) return Ending::killed;
-        if (output_aborted_) return Ending::aborted;
-        if (Clock::now() >= timeout_at_) return Ending::timed_out;
-        std::array<pollfd, 2> fds{{{active_.wake().fd(), POLLIN, 0}, {news_.fd(), POLLIN, 0}}};
-        if (::poll(fds.data(), fds.size(), poll_timeout_until(timeout_at_)) < 0 && errno != EINTR)
-            throw Error(RADIAL_E_INTERNAL, std::string("poll: ") + std::strerror(errno));
-        if (fds[0].revents != 0) active_.wake().drain();
-        if (fds[1].revents != 0) news_.drain();
-    }
-}
-
-// Ends the box: a forced removal of its container once a second until its attach stream ends,
-// and the stream closed by this side after killGrace, so that a stalled stream (or an output
+// One stop of the box: a forced removal of its container, asked again once a second until its
+// attach stream ends (false: ask again). Before the stream is closed (force_kill, after killGrace)
+// each removal's budget is cut to what is left of the grace, so that a stalled stream (or an output
 // callback that blocks, keeping the engine's side of the stream full) cannot outlive the turn.
-void BoxRun::stop(Ending why) {
-    ending_ = why;
-    host_.info("ending " + box() + " (" + ending_text(why) + "): removing its container");
-    const auto& settings = engine_.settings();
-    const auto close_at = deadline_after(Clock::now(), settings.kill_grace_ms);
-    auto next_remove = Clock::now();
-    bool closed = false;
-    while (!stream_done_ && !finishing_) {
-        if (Clock::now() >= next_remove) {
-            auto budget = budget_ms(settings.command_timeout_ms);
-            if (!closed)
-                budget = std::min(
-                    budget, std::max(milliseconds(200),
-                                     std::chrono::ceil<milliseconds>(close_at - Clock::now())));
-            try {
-                engine_.remove({cid_}, spec_.label, budget);
-            } catch (const Error& e) {
-                if (closed)
-                    host_.warn(std::string("ending ") + box() + ": " + e.what());
-                else
-                    host_.debug(std::string("ending ") + box() + ": " + e.what());
-            }
-            next_remove = Clock::now() + kRemoveEvery;
-        }
-        if (!closed && Clock::now() >= close_at && !stream_done_) {
-            host_.warn("ending " + box() + ": its attach stream was still open " +
-                       std::to_string(settings.kill_grace_ms) +
-                       " ms after its removal was asked for; closing it");
-            stream_->stop();
-            closed = true;
-        }
-        auto wake_at = next_remove;
-        if (!closed) wake_at = std::min(wake_at, close_at);
-        wait_news(poll_timeout_until(wake_at));
+bool BoxRun::stop(const plugin_support::StopRequest& r) {
+    if (r.first)
+        host_.info("ending " + box() + " (" + ending_text(r.why) + "): removing its container");
+    try {
+        engine_.remove({cid_}, spec_.label, r.budget);
+    } catch (const Error& e) {
+        if (r.forced)
+            host_.warn(std::string("ending ") + box() + ": " + e.what());
+        else
+            host_.debug(std::string("ending ") + box() + ": " + e.what());
     }
+    return false;
 }
 
-void BoxRun::wait_news(int timeout_ms) {
-    pollfd fd{news_.fd(), POLLIN, 0};
-    if (::poll(&fd, 1, timeout_ms) > 0) news_.drain();
+// The forced end: the attach stream closed from this side, so the calling thread's read ends.
+void BoxRun::close_stream() {
+    host_.warn("ending " + box() + ": its attach stream was still open " +
+               std::to_string(engine_.settings().kill_grace_ms) +
+               " ms after its removal was asked for; closing it");
+    stream_->stop();
 }
 
 // Removes the ended container (there is no AutoRemove: its state was read first). An engine that

@@ -1,22 +1,20 @@
 #include "sandbox_run.h"
 
-#include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <exception>
 #include <filesystem>
-#include <optional>
 #include <thread>
 
 #include "exec_script.h"
 #include "sbx_names.h"
 #include "support/cli_text.h"
 #include "support/run_ending.h"
+#include "support/run_pump.h"
 
 namespace radial::sandbox {
 
@@ -75,9 +73,7 @@ private:
               const std::string& what, std::string_view fix);
     ExitStatus exec(const std::vector<std::string>& args, internal::UniqueFd script);
     void pump(ChildProcess& child);
-    void read_chunk(internal::UniqueFd& fd, std::uint32_t stream);
-    void begin_stop(Ending why, Clock::time_point now);
-    void escalate(ChildProcess& child, Clock::time_point now);
+    bool read_chunk(internal::UniqueFd& fd, std::uint32_t stream);
     void tear_down();
     std::string box() const { return "box '" + spec_.label + "'"; }
     std::string sandbox() const { return "sandbox '" + name_ + "'"; }
@@ -93,11 +89,9 @@ private:
     Ending ending_ = Ending::none;
     bool output_aborted_ = false;
     bool create_interrupted_ = false;
-    bool removed_ = false; // rm --force succeeded while ending the run
-    bool client_killed_ = false;
-    std::vector<std::uint32_t> granted_; // host ports whose allow rule was asked for
-    Clock::time_point next_remove_{};
-    Clock::time_point sigkill_at_{};
+    bool removed_ = false;                    // rm --force succeeded while ending the run
+    plugin_support::RunPump* pump_ = nullptr; // while the exec runs
+    std::vector<std::uint32_t> granted_;      // host ports whose allow rule was asked for
     std::vector<char> buffer_ = std::vector<char>(kChunkBytes);
 };
 
@@ -228,119 +222,87 @@ ExitStatus SandboxRun::exec(const std::vector<std::string>& args, internal::Uniq
         child.reap_within(std::chrono::seconds(5));
         throw;
     }
-    return *child.try_reap();
+    if (auto status = child.try_reap()) return *status;
+    // The client outlived its SIGKILL by the pump's settle budget: it is reaped here or reported.
+    child.kill();
+    if (auto status = child.reap_within(std::chrono::seconds(5))) return *status;
+    throw Error(RADIAL_E_INTERNAL, "ending " + box() +
+                                       ": its sbx exec client could not be reaped after SIGKILL; "
+                                       "report this bug");
 }
 
+// The run's wait, stop and drain are the shared pump's (docs/design.md §5.12); what is the
+// sandbox's own is how it stops (rm --force), how it is forced (SIGKILL to the exec client) and
+// where its output comes from (the client's pipes).
 void SandboxRun::pump(ChildProcess& child) {
+    plugin_support::PumpOptions options;
+    options.deadline = timeout_at_;
+    options.kill_grace = milliseconds(cli_.settings().kill_grace_ms);
+    options.stop_every = kRemoveRetryEvery;
+    options.drain_budget = kDrainAfterExit;
+    options.box_fd = child.exit_fd();
+    // Without a pidfd the client's end is only seen by polling.
+    if (options.box_fd < 0) options.check_every = milliseconds(100);
+
+    plugin_support::PumpBox callbacks;
+    callbacks.ended = [&child] { return child.reaped() || child.try_reap().has_value(); };
+    callbacks.stop = [this](const plugin_support::StopRequest& request) {
+        if (request.first)
+            host_.info("ending " + box() + " (" + ending_text(request.why) + "): removing " +
+                       sandbox());
+        // Removing the sandbox is what ends the workload: killing the exec client alone may
+        // leave the command running in the VM (docs/design.md §5.12). SbxCli::remove retries
+        // within the removal budget of its own.
+        try {
+            cli_.remove(name_, spec_.label);
+            removed_ = true;
+            return true;
+        } catch (const Error& e) {
+            host_.warn(std::string("ending ") + box() + ": " + e.what());
+            return false;
+        }
+    };
+    callbacks.force_kill = [this, &child] {
+        host_.warn("ending " + box() + ": its sbx exec client was still running " +
+                   std::to_string(cli_.settings().kill_grace_ms) + " ms after 'sbx rm --force " +
+                   name_ + "'; killing the client");
+        child.kill();
+    };
+    plugin_support::RunPump pump(active_, options, std::move(callbacks));
+    pump_ = &pump;
     internal::UniqueFd& out = child.stdout_pipe();
     internal::UniqueFd& err = child.stderr_pipe();
-    std::optional<Clock::time_point> drain_until;
-    for (;;) {
-        auto now = Clock::now();
-        if (!child.reaped()) {
-            if (ending_ == Ending::none) {
-                if (active_.kill_requested())
-                    begin_stop(Ending::killed, now);
-                else if (output_aborted_)
-                    begin_stop(Ending::aborted, now);
-                else if (now >= timeout_at_)
-                    begin_stop(Ending::timed_out, now);
-            }
-            if (ending_ != Ending::none) escalate(child, now);
-            child.try_reap();
-            now = Clock::now();
-        }
-        if (child.reaped()) {
-            if (!out.valid() && !err.valid()) return;
-            // The client is gone; whatever still holds its pipes is not ours to wait for long.
-            if (!drain_until) drain_until = now + kDrainAfterExit;
-            if (now >= *drain_until) return;
-        }
-
-        std::array<pollfd, 4> fds{};
-        nfds_t n = 0;
-        auto watch = [&](int fd) {
-            fds[n] = {fd, POLLIN, 0};
-            return static_cast<int>(n++);
-        };
-        int out_at = out.valid() ? watch(out.get()) : -1;
-        int err_at = err.valid() ? watch(err.get()) : -1;
-        int wake_at = watch(active_.wake().fd());
-
-        auto wait = Clock::duration::max();
-        auto until = [&](Clock::time_point t) { wait = std::min(wait, t - now); };
-        if (!child.reaped()) {
-            if (child.exit_fd() >= 0)
-                watch(child.exit_fd());
-            else
-                wait = std::min<Clock::duration>(
-                    wait, (out.valid() || err.valid()) ? milliseconds(100) : milliseconds(5));
-            if (ending_ == Ending::none && timeout_at_ != Clock::time_point::max())
-                until(timeout_at_);
-            if (ending_ != Ending::none) {
-                if (!removed_) until(next_remove_);
-                if (!client_killed_) until(sigkill_at_);
-            }
-        } else {
-            until(*drain_until);
-        }
-        int timeout_ms = -1;
-        if (wait != Clock::duration::max())
-            timeout_ms = static_cast<int>(
-                std::clamp<long long>(std::chrono::ceil<milliseconds>(wait).count(), 0, 60'000));
-
-        if (::poll(fds.data(), n, timeout_ms) < 0) {
-            if (errno == EINTR) continue;
-            throw Error(RADIAL_E_INTERNAL, "running " + box() + ": poll: " + std::strerror(errno) +
-                                               "; report this bug");
-        }
-        // After a kill the wake-up stays readable (the create/policy calls use it as their cancel
-        // descriptor); draining it is safe because kill_requested() is the state.
-        if (fds[wake_at].revents != 0) active_.wake().drain();
-        if (out_at >= 0 && fds[out_at].revents != 0) read_chunk(out, RADIAL_STREAM_STDOUT);
-        if (err_at >= 0 && fds[err_at].revents != 0) read_chunk(err, RADIAL_STREAM_STDERR);
+    if (out.valid())
+        pump.watch(out.get(), [this, &out] { return read_chunk(out, RADIAL_STREAM_STDOUT); });
+    if (err.valid())
+        pump.watch(err.get(), [this, &err] { return read_chunk(err, RADIAL_STREAM_STDERR); });
+    plugin_support::PumpResult r;
+    try {
+        r = pump.run();
+    } catch (...) {
+        pump_ = nullptr;
+        throw;
     }
+    pump_ = nullptr;
+    ending_ = r.ending;
 }
 
-void SandboxRun::read_chunk(internal::UniqueFd& fd, std::uint32_t stream) {
+// Reads one chunk of `fd` into `out_`; false once the pipe ended (then `fd` is closed).
+bool SandboxRun::read_chunk(internal::UniqueFd& fd, std::uint32_t stream) {
     ssize_t n = ::read(fd.get(), buffer_.data(), buffer_.size());
     if (n > 0) {
         // Output::write is false when the sink asked to stop, and also when there is no sink at
         // all (then the output is simply dropped): only aborted() ends the run.
         if (!output_aborted_ && !out_.write(stream, buffer_.data(), static_cast<std::size_t>(n)) &&
-            out_.aborted())
+            out_.aborted()) {
             output_aborted_ = true;
+            pump_->output_aborted();
+        }
     } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
         fd.reset(); // EOF (or a broken pipe): nothing more will come
+        return false;
     }
-}
-
-void SandboxRun::begin_stop(Ending why, Clock::time_point now) {
-    ending_ = why;
-    next_remove_ = now;
-    sigkill_at_ = now + milliseconds(cli_.settings().kill_grace_ms);
-    host_.info("ending " + box() + " (" + ending_text(why) + "): removing " + sandbox());
-}
-
-void SandboxRun::escalate(ChildProcess& child, Clock::time_point now) {
-    // Removing the sandbox is what ends the workload: killing the exec client alone may leave
-    // the command running in the VM (peers-and-sbx §1.5).
-    if (!removed_ && now >= next_remove_) {
-        try {
-            cli_.remove(name_, spec_.label);
-            removed_ = true;
-        } catch (const Error& e) {
-            host_.warn(std::string("ending ") + box() + ": " + e.what());
-        }
-        next_remove_ = Clock::now() + kRemoveRetryEvery;
-    }
-    if (!client_killed_ && Clock::now() >= sigkill_at_) {
-        host_.warn("ending " + box() + ": its sbx exec client was still running " +
-                   std::to_string(cli_.settings().kill_grace_ms) + " ms after 'sbx rm --force " +
-                   name_ + "'; killing the client");
-        child.kill();
-        client_killed_ = true;
-    }
+    return true;
 }
 
 void SandboxRun::tear_down() {

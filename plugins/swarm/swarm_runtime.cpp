@@ -1,7 +1,5 @@
 #include "swarm_runtime.h"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -12,7 +10,7 @@
 #include "engine_api/engine_endpoint.h"
 #include "engine_api/stream_frames.h"
 #include "support/run_ending.h"
-#include "support/wake_event.h"
+#include "support/run_pump.h"
 
 namespace radial::swarm {
 
@@ -92,8 +90,9 @@ private:
     std::string service_id_;
     bool cleaned_ = false;
 
-    // Shared with the log thread.
-    plugin_support::WakeEvent news_;
+    // Shared with the log thread. The pump outlives it: the destructor's cleanup joins the thread
+    // before members go.
+    std::optional<plugin_support::RunPump> run_pump_;
     std::atomic<bool> output_aborted_{false};
     std::atomic<std::uint64_t> delivered_[3] = {0, 0, 0}; // bytes per stream (1 out, 2 err)
     std::mutex stream_mutex_;
@@ -164,7 +163,7 @@ void SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uin
         pending.clear();
         if (!ok && out_.aborted()) {
             output_aborted_ = true;
-            news_.notify();
+            if (run_pump_) run_pump_->output_aborted();
         }
         return !output_aborted_.load();
     };
@@ -250,58 +249,54 @@ radial::plugin::RunResult SwarmRun::execute() {
                 if (w.is_string())
                     rt_.host_.info(box() + ": the engine warns: " + w.get<std::string>());
 
-        stream_ =
-            rt_.engine_.open_stream("/services/" + service_id_ + "/logs?follow=1&stdout=1&stderr=1",
-                                    "following the output of " + box());
-        log_thread_.emplace([this] { follow_logs(); });
-
+        // The run's wait, stop and drain are the shared pump's (docs/design.md §5.12). The box
+        // ends when its task reaches a terminal state (polled), or once its service's removal
+        // was asked for (the stop: a removal that fails is retried by cleanup, on every path).
+        plugin_support::PumpOptions options;
+        options.deadline = timeout_at;
+        options.check_every = kPollEvery;
+        options.settle_budget = kRemovalBudget;
+        bool stopped = false;
         const std::string tasks_target =
             "/tasks?filters=" + url_encode(json({{"service", {{service_id_, true}}}}).dump());
-        for (;;) {
-            if (active_.kill_requested())
-                ending = plugin_support::Ending::killed;
-            else if (output_aborted_)
-                ending = plugin_support::Ending::aborted;
-            else if (Clock::now() >= timeout_at)
-                ending = plugin_support::Ending::timed_out;
-            if (ending != plugin_support::Ending::none) break;
-
+        plugin_support::PumpBox callbacks;
+        callbacks.ended = [&] {
+            if (stopped) return true;
             json tasks =
                 rt_.engine_.call("GET", tasks_target, nullptr, "reading the task of " + box());
-            if (tasks.is_array() && !tasks.empty()) {
-                const json& st = tasks.front().value("Status", json::object());
-                task_state = st.value("State", "");
-                task_err = st.value("Err", "");
-                // A task the scheduler cannot place waits in "pending" (until the timeout, if
-                // any): say why once, so the operator sees it while the turn waits.
-                if (!terminal(task_state) && !task_err.empty() && task_err != said_pending) {
-                    said_pending = task_err;
-                    rt_.host_.warn(box() + " is " + task_state + ": " + task_err +
-                                   "; check run.swarm.constraints and reservations against the "
-                                   "nodes (docker node ls)");
-                }
-                if (terminal(task_state)) {
-                    if (st.contains("ContainerStatus") &&
-                        st["ContainerStatus"].contains("ExitCode") &&
-                        (task_state == "complete" || task_err.starts_with("task: non-zero exit")))
-                        exit_code = st["ContainerStatus"]["ExitCode"].get<int>();
-                    if (st.contains("ContainerStatus") &&
-                        st["ContainerStatus"].contains("ContainerID") &&
-                        st["ContainerStatus"]["ContainerID"].is_string())
-                        container_id = st["ContainerStatus"]["ContainerID"].get<std::string>();
-                    break;
-                }
+            if (!tasks.is_array() || tasks.empty()) return false;
+            const json& st = tasks.front().value("Status", json::object());
+            task_state = st.value("State", "");
+            task_err = st.value("Err", "");
+            // A task the scheduler cannot place waits in "pending" (until the timeout, if any):
+            // say why once, so the operator sees it while the turn waits.
+            if (!terminal(task_state) && !task_err.empty() && task_err != said_pending) {
+                said_pending = task_err;
+                rt_.host_.warn(box() + " is " + task_state + ": " + task_err +
+                               "; check run.swarm.constraints and reservations against the "
+                               "nodes (docker node ls)");
             }
-            auto wait = kPollEvery;
-            if (timeout_at != Clock::time_point::max())
-                wait = std::clamp(std::chrono::ceil<milliseconds>(timeout_at - Clock::now()),
-                                  milliseconds(0), kPollEvery);
-            pollfd fds[2] = {{active_.wake().fd(), POLLIN, 0}, {news_.fd(), POLLIN, 0}};
-            ::poll(fds, 2, static_cast<int>(wait.count()));
-            news_.drain();
-        }
-
-        if (ending == plugin_support::Ending::none && exit_code) {
+            if (!terminal(task_state)) return false;
+            if (st.contains("ContainerStatus") && st["ContainerStatus"].contains("ExitCode") &&
+                (task_state == "complete" || task_err.starts_with("task: non-zero exit")))
+                exit_code = st["ContainerStatus"]["ExitCode"].get<int>();
+            if (st.contains("ContainerStatus") && st["ContainerStatus"].contains("ContainerID") &&
+                st["ContainerStatus"]["ContainerID"].is_string())
+                container_id = st["ContainerStatus"]["ContainerID"].get<std::string>();
+            return true;
+        };
+        callbacks.stop = [&](const plugin_support::StopRequest&) {
+            stopped = true;
+            try {
+                rt_.remove_by_label(spec_.label, "ending " + box());
+            } catch (const std::exception& e) {
+                rt_.host_.debug("ending " + box() + ": " + e.what() + "; removing it again");
+            }
+            return true;
+        };
+        callbacks.force_kill = [this] { stop_logs(); };
+        callbacks.drain = [&](plugin_support::Ending why) {
+            if (why != plugin_support::Ending::none || !exit_code) return;
             // The followed stream trails the task through swarm's log broker and never ends while
             // the service exists: stop it, then read the ended task's logs once to their end,
             // delivering only what the followed stream had not.
@@ -313,7 +308,14 @@ radial::plugin::RunResult SwarmRun::execute() {
                     "reading the rest of the output of " + box());
                 pump(*rest, delivered_[1], delivered_[2]);
             }
-        }
+        };
+        run_pump_.emplace(active_, options, std::move(callbacks));
+
+        stream_ =
+            rt_.engine_.open_stream("/services/" + service_id_ + "/logs?follow=1&stdout=1&stderr=1",
+                                    "following the output of " + box());
+        log_thread_.emplace([this] { follow_logs(); });
+        ending = run_pump_->run().ending;
     } catch (const EngineError& e) {
         cleanup();
         rethrow_engine(e);
