@@ -362,10 +362,15 @@ std::int32_t create(const radial_host* host, const radial_config* config, radial
 
 inline void destroy(radial_runtime* rt) noexcept {
     std::unique_ptr<Instance> owned(reinterpret_cast<Instance*>(rt));
+    const Host host = owned ? owned->host : Host();
     try {
         owned.reset();
     } catch (...) {
-        // A destructor that throws cannot be reported anywhere useful; swallowing beats terminate.
+        // destroy has no error sink and must not throw (docs/design.md §14.2): the host's log is
+        // the one place left to say it. A fixed line: building one could throw in turn.
+        host.log(RADIAL_LOG_ERROR,
+                 "destroy: the runtime's destructor threw; some of its resources may not have "
+                 "been released");
     }
 }
 
@@ -441,6 +446,9 @@ inline const void* get_extension(radial_runtime* rt, const char* id) noexcept {
     try {
         return id == nullptr ? nullptr : impl(rt).extension(id);
     } catch (...) {
+        // No error sink here either: logged, and answered as "no such extension".
+        reinterpret_cast<Instance*>(rt)->host.warn(
+            "get_extension threw; answering that the extension is not supported");
         return nullptr;
     }
 }
