@@ -1,6 +1,8 @@
 // Checks of the library and its descriptor: loading, the frozen header, the function table, the
 // identity, and ABI negotiation with older and newer hosts (docs/design.md §5.11; reference §8.17
 // 1, 7-10).
+#include <radial/names.hpp>
+
 #include "checks.h"
 #include "raw_instance.h"
 
@@ -91,11 +93,10 @@ CONFORMANCE_CHECK(descriptor_identity, Gate::loaded,
             << "the descriptor's " << what << " has a size but a NULL data pointer";
     }
     std::string_view id = to_view(d.id);
-    bool ok = !id.empty() && id.size() <= 32;
-    for (char c : id) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-    EXPECT_TRUE(ok) << "the runtime id '" << printable(id)
-                    << "' does not match [a-z0-9-]{1,32}; it is the value operators write in "
-                       "run.containerRuntime";
+    EXPECT_TRUE(is_runtime_id(id))
+        << "the runtime id '" << printable(id)
+        << "' does not match [a-z0-9-]{1,32}; it is the value operators write in "
+           "run.containerRuntime";
     EXPECT_FALSE(to_view(d.name).empty()) << "the descriptor's name is empty";
     EXPECT_FALSE(to_view(d.version).empty()) << "the descriptor's version is empty";
     EXPECT_TRUE(valid_utf8(to_view(d.name))) << "the descriptor's name is not valid UTF-8";

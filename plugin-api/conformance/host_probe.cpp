@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <radial/internal/names.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -165,7 +166,7 @@ std::vector<std::string> all_cmdlines() {
     for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
          it.increment(ec)) {
         const std::string name = it->path().filename();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        if (!internal::is_decimal(name)) continue;
         out.push_back(read_small_file(it->path().string() + "/cmdline"));
     }
     return out;
@@ -179,7 +180,7 @@ TempDir::TempDir(const std::string& prefix)
 std::string TempDir::subdir(const std::string& name, unsigned mode) const {
     std::string p = path_ + "/" + name;
     if (::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST)
-        throw std::runtime_error("creating '" + p + "' failed: " + std::strerror(errno));
+        throw internal::TempDirError(errno, "creating '" + p + "'");
     ::chmod(p.c_str(), mode);
     return p;
 }
@@ -189,7 +190,8 @@ void TempDir::write(const std::string& name, const std::string& content, unsigne
     {
         std::ofstream f(p, std::ios::binary | std::ios::trunc);
         f << content;
-        if (!f) throw std::runtime_error("writing '" + p + "' failed");
+        f.close();
+        if (!f) throw internal::TempDirError(errno != 0 ? errno : EIO, "writing '" + p + "'");
     }
     ::chmod(p.c_str(), mode);
 }

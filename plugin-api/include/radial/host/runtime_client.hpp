@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <radial/container_spec.hpp>
+#include <radial/names.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -115,10 +116,8 @@ inline std::string descriptor_problem(const radial_runtime_descriptor* d) {
         if (!r.present)
             return std::string("its descriptor lacks the required function '") + r.name + "'";
     std::string_view id = to_view(d->id);
-    bool id_ok = !id.empty() && id.size() <= 32;
-    for (char c : id)
-        id_ok = id_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-    if (!id_ok) return "its runtime id '" + std::string(id) + "' does not match [a-z0-9-]{1,32}";
+    if (!is_runtime_id(id))
+        return "its runtime id '" + std::string(id) + "' does not match [a-z0-9-]{1,32}";
     return {};
 }
 
