@@ -61,24 +61,9 @@ CONFORMANCE_CHECK(descriptor_header, Gate::loaded,
 CONFORMANCE_CHECK(descriptor_functions, Gate::loaded,
                   "The descriptor carries every required function (create, destroy, run, "
                   "list_by_label, kill), each covered by struct_size and non-NULL.") {
-    const auto* d = &descriptor();
-    struct Required {
-        bool present;
-        const char* name;
-    };
-    const Required required[] = {
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, create) && d->create != nullptr, "create"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, destroy) && d->destroy != nullptr,
-         "destroy"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, run) && d->run != nullptr, "run"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, list_by_label) &&
-             d->list_by_label != nullptr,
-         "list_by_label"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, kill) && d->kill != nullptr, "kill"},
-    };
-    for (const auto& r : required)
-        EXPECT_TRUE(r.present) << "the descriptor lacks the required function '" << r.name
-                               << "' (absent from struct_size or NULL)";
+    for (const char* name : host::missing_required_functions(descriptor()))
+        ADD_FAILURE() << "the descriptor lacks the required function '" << name
+                      << "' (absent from struct_size or NULL)";
 }
 
 CONFORMANCE_CHECK(descriptor_identity, Gate::loaded,

@@ -81,6 +81,27 @@ inline DescriptorInfo read_descriptor_info(const radial_runtime_descriptor& d) {
     return info;
 }
 
+// The required functions (create, destroy, run, list_by_label, kill) that `d` lacks — beyond its
+// struct_size or NULL — in that order; empty when it has them all. The one list of them, for the
+// host's loader and the conformance harness.
+inline std::vector<const char*> missing_required_functions(const radial_runtime_descriptor& d) {
+    const radial_runtime_descriptor* p = &d;
+    const std::pair<bool, const char*> required[] = {
+        {RADIAL_HAS_FIELD(p, radial_runtime_descriptor, create) && d.create != nullptr, "create"},
+        {RADIAL_HAS_FIELD(p, radial_runtime_descriptor, destroy) && d.destroy != nullptr,
+         "destroy"},
+        {RADIAL_HAS_FIELD(p, radial_runtime_descriptor, run) && d.run != nullptr, "run"},
+        {RADIAL_HAS_FIELD(p, radial_runtime_descriptor, list_by_label) &&
+             d.list_by_label != nullptr,
+         "list_by_label"},
+        {RADIAL_HAS_FIELD(p, radial_runtime_descriptor, kill) && d.kill != nullptr, "kill"},
+    };
+    std::vector<const char*> missing;
+    for (const auto& [present, name] : required)
+        if (!present) missing.push_back(name);
+    return missing;
+}
+
 // Why a descriptor cannot be used by this host, or empty when it can. Checks, in order: the frozen
 // header is present, the major matches, the plugin does not need a newer minor, the required
 // functions are present and non-NULL, and the id is well formed.
@@ -98,23 +119,8 @@ inline std::string descriptor_problem(const radial_runtime_descriptor* d) {
         return "it needs runtime ABI " + to_string(d->abi_major) + "." + to_string(d->abi_minor) +
                ", this radiald supports " + to_string(RADIAL_RT_ABI_MAJOR) + "." +
                to_string(RADIAL_RT_ABI_MINOR) + "; upgrade radiald or use an older plugin";
-    struct Required {
-        bool present;
-        const char* name;
-    };
-    const Required required[] = {
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, create) && d->create != nullptr, "create"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, destroy) && d->destroy != nullptr,
-         "destroy"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, run) && d->run != nullptr, "run"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, list_by_label) &&
-             d->list_by_label != nullptr,
-         "list_by_label"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, kill) && d->kill != nullptr, "kill"},
-    };
-    for (const auto& r : required)
-        if (!r.present)
-            return std::string("its descriptor lacks the required function '") + r.name + "'";
+    if (const auto missing = missing_required_functions(*d); !missing.empty())
+        return std::string("its descriptor lacks the required function '") + missing.front() + "'";
     std::string_view id = to_view(d->id);
     if (!is_runtime_id(id))
         return "its runtime id '" + std::string(id) + "' does not match [a-z0-9-]{1,32}";
