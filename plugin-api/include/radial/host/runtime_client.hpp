@@ -143,6 +143,41 @@ struct ConfigSection {
     std::vector<ConfigEntry> entries;
 };
 
+// `section` as the C ABI's radial_config, borrowing from it (it must outlive this): what
+// `create` is given, by radiald and by the conformance harness alike. Not copyable: the C arrays
+// point into its own vectors.
+class CConfig {
+public:
+    explicit CConfig(const ConfigSection& section) {
+        items_.reserve(section.entries.size());
+        for (const auto& e : section.entries) {
+            auto& items = items_.emplace_back();
+            for (const auto& s : e.items) items.push_back(to_c(s));
+            radial_config_entry ce{};
+            ce.key = to_c(e.key);
+            ce.kind = e.kind;
+            ce.string_value = to_c(e.string_value);
+            ce.int_value = e.int_value;
+            ce.float_value = e.float_value;
+            ce.items = {items.empty() ? nullptr : items.data(),
+                        static_cast<std::uint32_t>(items.size()), sizeof(radial_str)};
+            entries_.push_back(ce);
+        }
+        c_.struct_size = sizeof c_;
+        c_.section = to_c(section.section);
+        c_.entries = {entries_.empty() ? nullptr : entries_.data(),
+                      static_cast<std::uint32_t>(entries_.size()), sizeof(radial_config_entry)};
+    }
+    CConfig(const CConfig&) = delete;
+    CConfig& operator=(const CConfig&) = delete;
+    const radial_config* get() const noexcept { return &c_; }
+
+private:
+    std::vector<std::vector<radial_str>> items_;
+    std::vector<radial_config_entry> entries_;
+    radial_config c_{};
+};
+
 // How the runtime treats one spec field (docs/design.md §5.6): RADIAL_FIELD_* and RADIAL_DISP_*,
 // with why.
 struct Disposition {
@@ -314,33 +349,11 @@ public:
         h.plugin_path = to_c(c.state_->plugin_path);
         h.log = &State::log_thunk;
 
-        // Flatten the config into C entries that borrow from `config`.
-        std::vector<std::vector<radial_str>> item_storage;
-        std::vector<radial_config_entry> entries;
-        item_storage.reserve(config.entries.size());
-        for (const auto& e : config.entries) {
-            auto& items = item_storage.emplace_back();
-            for (const auto& s : e.items) items.push_back(to_c(s));
-            radial_config_entry ce{};
-            ce.key = to_c(e.key);
-            ce.kind = e.kind;
-            ce.string_value = to_c(e.string_value);
-            ce.int_value = e.int_value;
-            ce.float_value = e.float_value;
-            ce.items = radial_array{items.empty() ? nullptr : items.data(),
-                                    static_cast<std::uint32_t>(items.size()), sizeof(radial_str)};
-            entries.push_back(ce);
-        }
-        radial_config cc{};
-        cc.struct_size = sizeof(radial_config);
-        cc.section = to_c(config.section);
-        cc.entries =
-            radial_array{entries.empty() ? nullptr : entries.data(),
-                         static_cast<std::uint32_t>(entries.size()), sizeof(radial_config_entry)};
+        const CConfig cc(config); // borrows from `config`
         detail::ErrorCollector err;
         auto sink = err.sink();
         radial_runtime* rt = nullptr;
-        std::int32_t status = descriptor->create(&c.state_->host, &cc, &rt, &sink);
+        std::int32_t status = descriptor->create(&c.state_->host, cc.get(), &rt, &sink);
         if (status != RADIAL_OK || rt == nullptr) {
             if (status == RADIAL_OK) status = RADIAL_E_INTERNAL;
             err.raise(status, "create");
