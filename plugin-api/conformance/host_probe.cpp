@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <radial/internal/names.h>
+#include <radial/internal/proc_file.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -25,18 +26,6 @@ long status_kib(const char* field) {
         if (line.rfind(field, 0) == 0)
             return std::strtol(line.c_str() + std::strlen(field), nullptr, 10);
     return -1;
-}
-
-// The bytes of a /proc file; POSIX reads, because a process may exit mid-read.
-std::string read_small_file(const std::string& path) {
-    std::string out;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return out;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
-        out.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    return out;
 }
 
 // posix_spawn's attribute and file-action objects, destroyed on scope exit.
@@ -167,7 +156,7 @@ std::vector<std::string> all_cmdlines() {
          it.increment(ec)) {
         const std::string name = it->path().filename();
         if (!internal::is_decimal(name)) continue;
-        out.push_back(read_small_file(it->path().string() + "/cmdline"));
+        out.push_back(internal::read_proc_file(it->path().string() + "/cmdline"));
     }
     return out;
 }
