@@ -8,6 +8,8 @@
 #
 #   benchmarks/gvisor_ratio.sh [RADIALD] [IMAGE] [PAIRS]
 set -euo pipefail
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 radiald="${1:-build/bin/radiald}"
 image="${2:-radial/busybox:latest}"
 pairs="${3:-10}"
@@ -27,7 +29,6 @@ for side in runc runsc; do
     } >"${work}/${side}/radiald.toml"
 done
 
-now() { date +%s.%N; }
 time_turn() { # prints the seconds one turn of `true` under side $1 took; fails if the turn did
     local t0 t1
     t0="$(now)"
@@ -36,7 +37,6 @@ time_turn() { # prints the seconds one turn of `true` under side $1 took; fails 
     t1="$(now)"
     awk -v a="${t0}" -v b="${t1}" 'BEGIN { printf "%.4f\n", b - a }'
 }
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 # One unmeasured turn each: the first turn pays for cold caches (the image, runsc's binary).
 time_turn runc >/dev/null

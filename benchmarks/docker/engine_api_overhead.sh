@@ -19,6 +19,8 @@
 #
 #   benchmarks/docker/engine_api_overhead.sh [RADIALD] [IMAGE] [PAIRS]
 set -euo pipefail
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 radiald="$(realpath "${1:-build/bin/radiald}")"
 image="${2:-radial/busybox:latest}"
 pairs="${3:-5}"
@@ -41,23 +43,7 @@ config() { # config FILE MAX_CONCURRENT: a config of its own state directory
         "${1}.state" "${2}" >"${1}"
 }
 config "${work}/turn.toml" 4
-secret_flags=()
-for i in $(seq 1 16); do
-    name="BENCH_SECRET_${i}"
-    export "${name}=sk-bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-    secret_flags+=(--secret "${name}")
-done
-
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", b - a }'; }
-time_it() { # prints the seconds "$@" took, output discarded
-    local t0
-    t0="$(now)"
-    "$@" >/dev/null 2>&1
-    secs "${t0}" "$(now)"
-}
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
+bench_secrets
 
 raw_true() { docker run "${hardened[@]}" "${image}" true; }
 raw_big() { docker run "${hardened[@]}" "${image}" sh -c "${big}" | cat; }

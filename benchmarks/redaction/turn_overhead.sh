@@ -10,6 +10,8 @@
 #
 #   benchmarks/redaction/turn_overhead.sh [RADIALD] [IMAGE] [REPEATS]
 set -euo pipefail
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 radiald="${1:-build/bin/radiald}"
 image="${2:-radial/busybox:latest}"
 repeats="${3:-3}"
@@ -20,22 +22,7 @@ cmd="yes 'INFO 2026-11-29T13:15:00Z worker-3 compiled src/module_42.cc in 183 ms
 work="$(mktemp -d /tmp/radial-overhead.XXXXXX)"
 trap 'rm -rf "${work}"' EXIT
 printf '[run]\nstateDir = "%s/state"\n' "${work}" >"${work}/radiald.toml"
-secret_flags=()
-for i in $(seq 1 16); do
-    name="BENCH_SECRET_${i}"
-    export "${name}=sk-bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-    secret_flags+=(--secret "${name}")
-done
-
-now() { date +%s.%N; }
-time_it() { # prints seconds taken by "$@", output discarded
-    local t0 t1
-    t0="$(now)"
-    "$@" >/dev/null 2>&1
-    t1="$(now)"
-    awk -v a="${t0}" -v b="${t1}" 'BEGIN { printf "%.3f\n", b - a }'
-}
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+bench_secrets
 
 : >"${work}/docker" ; : >"${work}/cat" ; : >"${work}/token" ; : >"${work}/sixteen"
 docker_to_cat() { docker run --rm --log-driver none --network none "${image}" sh -c "${cmd}" | cat; }

@@ -35,12 +35,12 @@ public:
 internal::TempDir archive_dir() {
     try {
         return internal::TempDir(internal::TempDir::default_root(), "radial-template-");
-    } catch (const std::system_error& e) {
+    } catch (const internal::TempDirError& e) {
         throw ExportError(e.what());
     }
 }
 
-// `exe` looked up in PATH when it has no '/'. Throws std::runtime_error naming the flag to use.
+// `exe` looked up in PATH when it has no '/'. Throws ExportError naming the flag to use.
 std::string find_program(const std::string& exe, const char* flag) {
     if (exe.find('/') != std::string::npos) return exe;
     auto found = bp::search_path(exe);

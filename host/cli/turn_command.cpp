@@ -17,6 +17,7 @@
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
+#include "daemon/daemon_error.h"
 #include "daemon/instance_claim.h"
 #include "daemon/state_dir_lock.h"
 #include "daemon/stop_signals.h"
@@ -70,7 +71,7 @@ RecordFile open_record_file(const std::string& path) {
     const std::string dir = dest.has_parent_path() ? dest.parent_path().string() : ".";
     try {
         return RecordFile{path, name, fs_util::PinnedDirectory::open(dir)};
-    } catch (const std::runtime_error& e) {
+    } catch (const fs_util::FsError& e) {
         throw RecordFileError(fmt::format("--record-file '{}': {}", path, e.what()));
     }
 }
@@ -80,7 +81,7 @@ RecordFile open_record_file(const std::string& path) {
 void write_record(const RecordFile& file, const std::string& json) {
     try {
         file.dir.publish(file.name, json + "\n");
-    } catch (const std::runtime_error& e) {
+    } catch (const fs_util::FsError& e) {
         throw RecordFileError(fmt::format("--record-file '{}': {}", file.path, e.what()));
     }
 }
@@ -254,12 +255,13 @@ int run_turn_command(const TurnOptions& o) {
         signals.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT});
         int fds[2];
         if (::pipe2(fds, O_CLOEXEC) != 0)
-            throw std::system_error(errno, std::generic_category(), "creating a pipe");
+            throw daemon::DaemonError("creating the pipe that ends the signal thread", errno);
         turn_over_read.reset(fds[0]);
         turn_over_write.reset(fds[1]);
     } catch (const std::exception& e) {
+        // Logged here rather than by report_error: the turn id is context the error lacks.
         log::error("turn", "turn {}: setting up signal handling: {}", session->turn_id(), e.what());
-        return kExitHostFault;
+        return exit_status_for(e, CommandKind::turn);
     }
     std::atomic<bool> interrupted{false};
     std::thread signal_thread([&] {

@@ -1,11 +1,13 @@
 #include "config/host_config.h"
 
 #include <fmt/format.h>
+#include <radial/internal/names.h>
 #include <toml++/toml.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <radial/names.hpp>
 #include <radial/units.hpp>
 #include <set>
 
@@ -19,13 +21,6 @@ constexpr std::int64_t kMaxConcurrentTurns = 256;
 
 std::string position(const std::string& file, const toml::source_region& r) {
     return fmt::format("{}:{}:{}", file, r.begin.line, r.begin.column);
-}
-
-bool valid_id(std::string_view s) {
-    if (s.empty() || s.size() > 32) return false;
-    for (char c : s)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
-    return true;
 }
 
 class Reader {
@@ -211,12 +206,8 @@ HostConfig load(const std::optional<std::string>& file,
                 }
             } else if (name == "instanceId") {
                 cfg.instance_id = r.string(key, v);
-                // No '-': labels are "radial-turn-<instanceId>-<turnId>", and an instance id with
-                // a dash would make another instance's prefix ("inst1-" of "inst1-a") ours.
-                bool ok = !cfg.instance_id.empty() && cfg.instance_id.size() <= 32 &&
-                          cfg.instance_id.find_first_not_of(
-                              "abcdefghijklmnopqrstuvwxyz0123456789") == std::string::npos;
-                if (!ok)
+                // No '-' (radial/internal/names.h says why).
+                if (!internal::is_instance_id(cfg.instance_id))
                     r.fail(
                         key,
                         "must match [a-z0-9]{1,32} (no '-'): it becomes part of every box label");
@@ -237,9 +228,7 @@ HostConfig load(const std::optional<std::string>& file,
                 const std::string text = r.string(key, v);
                 const auto dash = text.find('-');
                 auto number = [](const std::string& s) -> std::optional<std::uint64_t> {
-                    if (s.empty() || s.size() > 10 ||
-                        s.find_first_not_of("0123456789") != std::string::npos)
-                        return std::nullopt;
+                    if (!internal::is_decimal(s, 10)) return std::nullopt;
                     return std::stoull(s);
                 };
                 auto first =
@@ -343,7 +332,7 @@ HostConfig load(const std::optional<std::string>& file,
     // for run.containerRuntime in a file that may not even set it (docs/design.md §7.2).
     const std::string selected_by =
         runtime_override ? std::string("--runtime") : std::string("run.containerRuntime");
-    if (!valid_id(cfg.container_runtime)) {
+    if (!is_runtime_id(cfg.container_runtime)) {
         std::string problem =
             fmt::format("'{}' is not a runtime id ([a-z0-9-]{{1,32}})", cfg.container_runtime);
         // A flag has no place in the file to point at.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <radial/internal/names.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,7 +52,7 @@ std::optional<std::string> read_id(const fs::path& file) {
     std::string text((std::istreambuf_iterator<char>(in)), {});
     while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
         text.pop_back();
-    if (!valid_instance_id(text))
+    if (!internal::is_instance_id(text))
         throw ConfigError(fmt::format(
             "reading the instance id '{}': '{}' is not an instance id ([a-z0-9]{{1,32}}); set "
             "run.instanceId, or delete the file to have a new id generated once no box of the old "
@@ -61,13 +62,6 @@ std::optional<std::string> read_id(const fs::path& file) {
 }
 
 } // namespace
-
-bool valid_instance_id(std::string_view id) noexcept {
-    if (id.empty() || id.size() > 32) return false;
-    for (char c : id)
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return false;
-    return true;
-}
 
 std::string persisted_instance_id(const std::string& state_dir) {
     fs::path dir(state_dir), file = dir / kInstanceIdFile;
@@ -82,7 +76,7 @@ std::string persisted_instance_id(const std::string& state_dir) {
     // nor a reader half of one: whoever loses the race reads the winner's.
     try {
         fs_util::publish_file(dir, file, generate_id() + "\n", 0644);
-    } catch (const std::system_error& e) {
+    } catch (const fs_util::FsError& e) {
         throw ConfigError(fmt::format("writing the instance id '{}': {}", file.string(), e.what()));
     }
     if (auto id = read_id(file)) return *id;

@@ -15,10 +15,6 @@ namespace radial::config {
 // The file under the state directory that holds a generated instance id ("<id>\n").
 inline constexpr const char* kInstanceIdFile = "instance-id";
 
-// True for a valid instance id: 1 to 32 characters of [a-z0-9]. No '-', so that the reconcile
-// prefix "radial-turn-<id>-" of one instance is never a prefix of another's labels (case C-04).
-bool valid_instance_id(std::string_view id) noexcept;
-
 // The id persisted in `state_dir`, generated (12 random characters of [a-z0-9]) and written the
 // first time. Creates the state directory (0700) if missing. Safe when several processes call it
 // at once for one directory: the file is published with link(2), so exactly one id wins and every

@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <future>
 #include <optional>
-#include <system_error>
 
+#include "daemon/daemon_error.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool_watcher.h"
 #include "log/logger.h"
@@ -44,7 +44,7 @@ Daemon::Daemon(const config::HostConfig& cfg, const host::RuntimeClient& client,
       spool_(cfg.state_dir),
       queue_(cfg, journal, spool_),
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-    if (!wake_fd_) throw std::system_error(errno, std::generic_category(), "eventfd");
+    if (!wake_fd_) throw DaemonError("creating the daemon's wake-up eventfd", errno);
 }
 
 Daemon::~Daemon() {
@@ -336,7 +336,7 @@ int Daemon::run(StopSignals& signals) {
             {signals.fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}, {watcher.fd(), POLLIN, 0}};
         int n = ::poll(fds, 3, poll_timeout_ms(until - now));
         if (n < 0 && errno != EINTR)
-            throw std::system_error(errno, std::generic_category(), "poll");
+            throw DaemonError("waiting for signals, finished turns and the spool (poll)", errno);
 
         if (fds[1].revents & POLLIN) {
             std::uint64_t count = 0;

@@ -60,7 +60,8 @@ struct DaemonSettings {
 class Daemon {
 public:
     // All references must outlive the daemon; `cfg.instance_id` must be settled and the caller
-    // must hold the state directory's exclusive lock (state_dir_lock.h).
+    // must hold the state directory's exclusive lock (state_dir_lock.h). Throws DaemonError when
+    // its wake-up eventfd cannot be made.
     Daemon(const config::HostConfig& cfg, const host::RuntimeClient& client,
            journal::Journal& journal, turn::ResolvedTransport transport,
            DaemonSettings settings = {});
@@ -71,8 +72,9 @@ public:
 
     // Reconciles (reconciler.h), then serves until `signals` says stop and every turn has ended
     // (see the file comment). Returns 0 after a clean shutdown. Throws ReconcileError, SpoolError,
-    // journal::JournalError or std::system_error when it cannot start; once serving, failures of
-    // single turns are logged and recorded, never thrown. Call once, from one thread.
+    // journal::JournalError or DaemonError (daemon_error.h) when it cannot start or its poll fails;
+    // once serving, failures of single turns are logged and recorded, never thrown. Call once,
+    // from one thread.
     int run(StopSignals& signals);
 
 private:

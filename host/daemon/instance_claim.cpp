@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "daemon/state_dir_lock.h"
+#include "log/logger.h"
 
 namespace radial::daemon {
 namespace fs = std::filesystem;
@@ -121,8 +122,13 @@ void InstanceClaim::release() noexcept {
             if (still_at_path(fd_.get(), path_)) ::unlink(path_.c_str());
             ::unlink(guard_path_.c_str());
         }
+    } catch (const std::exception& e) {
+        // Leaving the files behind is harmless; a destructor must not throw, so it is only said.
+        log::warn("daemon", "releasing the instance claim '{}': {}; its files stay (harmless)",
+                  path_, e.what());
     } catch (...) {
-        // Leaving the files behind is harmless; a destructor must not throw.
+        log::warn("daemon", "releasing the instance claim '{}' failed; its files stay (harmless)",
+                  path_);
     }
     fd_.reset();
 }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "fs/durable_file.h"
@@ -79,7 +80,7 @@ bool Spool::enqueue(const SpooledRequest& r) const {
     try {
         return fs_util::publish_file(tmp_dir_, request_path(r.turn_id), turn::request_to_json(r),
                                      0600);
-    } catch (const std::system_error& e) {
+    } catch (const fs_util::FsError& e) {
         throw SpoolError(
             fmt::format("enqueueing turn '{}' into '{}': {}; check the free space and "
                         "permissions of run.stateDir",
@@ -164,17 +165,20 @@ std::optional<SpooledRequest> Spool::load(const std::string& turn_id) const {
                             "bytes a request may have",
                             path, kMaxRequestBytes));
     }
+    auto refused = [&](const std::string& cause) {
+        return SpoolError(
+            fmt::format("reading the queued request '{}': {}; requests are written "
+                        "by 'radiald submit'",
+                        path, cause));
+    };
+    std::optional<SpooledRequest> r;
     try {
-        SpooledRequest r = turn::request_from_json(text);
-        if (r.turn_id != turn_id)
-            throw std::runtime_error(fmt::format("it names turn '{}'", r.turn_id));
-        return r;
+        r.emplace(turn::request_from_json(text));
     } catch (const std::exception& e) {
-        throw SpoolError(
-            fmt::format("reading the queued request '{}': {}; requests are written by "
-                        "'radiald submit'",
-                        path, e.what()));
+        throw refused(e.what());
     }
+    if (r->turn_id != turn_id) throw refused(fmt::format("it names turn '{}'", r->turn_id));
+    return std::move(*r);
 }
 
 void Spool::reject(const std::string& name, const std::string& why) const noexcept {
@@ -209,7 +213,7 @@ void Spool::remove(const std::string& turn_id) const {
         throw SpoolError(fmt::format("removing the request '{}': {}", path, ec.message()));
     try {
         fs_util::fsync_directory(queue_dir_);
-    } catch (const std::system_error& e) {
+    } catch (const fs_util::FsError& e) {
         throw SpoolError(fmt::format("removing the request '{}': {}", path, e.what()));
     }
 }

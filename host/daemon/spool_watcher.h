@@ -13,7 +13,7 @@ namespace radial::daemon {
 class SpoolWatcher {
 public:
     // Watches `dir` for files renamed in (IN_MOVED_TO) or written and closed (IN_CLOSE_WRITE).
-    // Throws std::system_error naming the directory.
+    // Throws SpoolError (daemon/spool.h) naming the directory, the call that failed and its errno.
     explicit SpoolWatcher(const std::string& dir);
 
     // Readable when events are pending (for poll).

@@ -7,7 +7,8 @@
 #include <atomic>
 #include <cerrno>
 #include <stdexcept>
-#include <system_error>
+
+#include "daemon/daemon_error.h"
 
 namespace radial::daemon {
 
@@ -30,7 +31,7 @@ StopSignals::StopSignals(std::initializer_list<int> signals) : signals_(signals)
         throw std::invalid_argument("StopSignals: more than kMaxSignals signals");
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
-        throw std::system_error(errno, std::generic_category(), "creating the signal pipe");
+        throw DaemonError("creating the signal pipe", errno);
     read_.reset(fds[0]);
     write_.reset(fds[1]);
     g_write_fd = write_.get();

@@ -18,7 +18,7 @@ namespace radial::daemon {
 class StopSignals {
 public:
     // Installs the handlers for `signals` (at most kMaxSignals); the previous handlers come back
-    // when this is destroyed. One instance per process at a time. Throws std::system_error when
+    // when this is destroyed. One instance per process at a time. Throws DaemonError when
     // the pipe cannot be made, std::invalid_argument for more than kMaxSignals signals.
     static constexpr std::size_t kMaxSignals = 8;
     explicit StopSignals(std::initializer_list<int> signals = {SIGTERM, SIGINT});

@@ -7,16 +7,15 @@
 
 #include <cerrno>
 #include <string>
-#include <system_error>
+
+#include "fs/fs_error.h"
 
 namespace radial::fs_util {
 namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void fail(int err, const std::string& what) {
-    throw std::system_error(err, std::generic_category(), what);
-}
+[[noreturn]] void fail(int err, const std::string& what) { throw FsError(what, err); }
 
 // Moves `from` to `to` unless `to` exists. Returns false when it does.
 bool move_no_replace(const fs::path& from, const fs::path& to) {

@@ -10,19 +10,21 @@
 #include <filesystem>
 #include <string_view>
 
+#include "fs/fs_error.h"
+
 namespace radial::fs_util {
 
 // Writes `content` into a fresh file created exclusively in `temp_dir` (mode `mode`), fsyncs it,
 // then moves it to `dest` only if nothing exists there yet (renameat2 RENAME_NOREPLACE, or link(2)
 // where the file system lacks it), and fsyncs dest's directory. `temp_dir` must be on dest's file
 // system. Returns false, leaving nothing behind, when `dest` already exists. Throws
-// std::system_error naming the path for any other failure; the temporary file is removed then too.
+// FsError naming the path for any other failure; the temporary file is removed then too.
 // [thread-safe]
 bool publish_file(const std::filesystem::path& temp_dir, const std::filesystem::path& dest,
                   std::string_view content, mode_t mode);
 
 // fsync(2) of a directory, so that entries created or renamed in it survive a crash. Throws
-// std::system_error naming the directory. [thread-safe]
+// FsError naming the directory. [thread-safe]
 void fsync_directory(const std::filesystem::path& dir);
 
 } // namespace radial::fs_util

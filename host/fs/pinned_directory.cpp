@@ -9,14 +9,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <stdexcept>
+
+#include "fs/fs_error.h"
 
 namespace radial::fs_util {
 namespace {
 
-[[noreturn]] void fail(const std::string& what, int err) {
-    throw std::runtime_error(fmt::format("{}: {}", what, std::strerror(err)));
-}
+[[noreturn]] void fail(const std::string& what, int err) { throw FsError(what, err); }
 
 std::string random_suffix() {
     unsigned char b[8];
@@ -52,7 +51,7 @@ void PinnedDirectory::publish(std::string_view name, std::string_view content,
                               unsigned mode) const {
     const std::string dest = path_ + "/" + std::string(name);
     if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos)
-        throw std::runtime_error(fmt::format("writing '{}': not a file name", dest));
+        throw FsError(fmt::format("writing '{}': not a file name", dest));
     // The name must still lead to the directory opened before: otherwise the file would land in a
     // directory nobody can reach any more, or be reported written where it is not.
     struct stat pinned {
@@ -60,7 +59,7 @@ void PinnedDirectory::publish(std::string_view name, std::string_view content,
     if (::fstat(fd_.get(), &pinned) != 0) fail(fmt::format("writing '{}'", dest), errno);
     if (::lstat(path_.c_str(), &now) != 0 || now.st_dev != pinned.st_dev ||
         now.st_ino != pinned.st_ino)
-        throw std::runtime_error(fmt::format(
+        throw FsError(fmt::format(
             "writing '{}': the directory '{}' was removed or replaced (by a symlink?) after it was "
             "checked; nothing was written, so that no file is created where the path now leads",
             dest, path_));

@@ -16,12 +16,14 @@
 #include <string>
 #include <string_view>
 
+#include "fs/fs_error.h"
+
 namespace radial::fs_util {
 
 class PinnedDirectory {
 public:
     // Resolves `dir` (its symlinks are the operator's choice, taken as they are now), opens the
-    // result (O_DIRECTORY) and checks it is writable. Throws std::runtime_error naming the
+    // result (O_DIRECTORY) and checks it is writable. Throws FsError naming the
     // directory and errno. Thread-compatible.
     static PinnedDirectory open(const std::string& dir);
 
@@ -29,7 +31,7 @@ public:
     // temporary file created exclusively and without following links, fsynced, renamed over `name`
     // (a symlink planted there is replaced, never followed), then the directory fsynced. Refuses,
     // writing nothing, when the directory's path no longer leads to the pinned directory (it was
-    // removed, renamed or replaced by a symlink since open()). Throws std::runtime_error naming the
+    // removed, renamed or replaced by a symlink since open()). Throws FsError naming the
     // path and the cause. Thread-compatible.
     void publish(std::string_view name, std::string_view content, unsigned mode = 0644) const;
 

@@ -26,45 +26,6 @@ constexpr std::int64_t kApplicationId = 0x52444C4A;
 constexpr const char* kSetApplicationId = "PRAGMA application_id = 1380207690";
 static_assert(kApplicationId == 1380207690, "kSetApplicationId spells kApplicationId in decimal");
 
-// Schema version 1. STRICT tables (SQLite 3.37+) so a wrong type is an error, not a coercion.
-// The CHECKs restate the invariants the code keeps, so a bug cannot store a finished turn without
-// its terminal record or a record that is not JSON.
-constexpr const char* kSchemaV1 = R"sql(
-CREATE TABLE turns (
-    turn_id       TEXT NOT NULL PRIMARY KEY CHECK (length(turn_id) > 0),
-    label         TEXT NOT NULL,
-    runtime       TEXT NOT NULL,
-    image         TEXT NOT NULL,
-    record_type   TEXT NOT NULL,
-    request_json  TEXT NOT NULL CHECK (json_valid(request_json)),
-    state         TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'started', 'finished')),
-    status        TEXT NOT NULL DEFAULT '',
-    terminal_json TEXT CHECK (terminal_json IS NULL OR json_valid(terminal_json)),
-    created_at_ms INTEGER NOT NULL,
-    updated_at_ms INTEGER NOT NULL,
-    CHECK ((state = 'finished') = (terminal_json IS NOT NULL))
-) STRICT;
-CREATE INDEX turns_by_created ON turns (created_at_ms);
-CREATE INDEX turns_by_state ON turns (state, created_at_ms);
-
-CREATE TABLE turn_states (
-    id      INTEGER PRIMARY KEY,
-    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
-    state   TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'started', 'finished')),
-    at_ms   INTEGER NOT NULL
-) STRICT;
-CREATE INDEX turn_states_by_turn ON turn_states (turn_id, id);
-
-CREATE TABLE records (
-    turn_id        TEXT NOT NULL REFERENCES turns (turn_id),
-    seq            INTEGER NOT NULL CHECK (seq >= 1),
-    type           TEXT NOT NULL CHECK (length(type) > 0),
-    payload_json   TEXT NOT NULL CHECK (json_valid(payload_json)),
-    received_at_ms INTEGER NOT NULL,
-    UNIQUE (turn_id, seq)
-) STRICT;
-)sql";
-
 // Schema version 2: every entry says what kind of request it is, "turn" or "check"
 // (docs/design.md §4). Entries of a version-1 journal were all turns.
 constexpr const char* kSchemaV2 = R"sql(
@@ -78,7 +39,7 @@ struct Migration {
     int to_version;
     const char* sql;
 };
-constexpr Migration kMigrations[] = {{1, kSchemaV1}, {2, kSchemaV2}};
+constexpr Migration kMigrations[] = {{1, kJournalSchemaV1}, {2, kSchemaV2}};
 static_assert(std::size(kMigrations) == std::size_t{kJournalSchemaVersion},
               "one migration per schema version");
 

@@ -15,6 +15,47 @@ namespace radial::journal {
 // are single small transactions, so a longer wait means a stuck writer, not a busy one.
 inline constexpr int kBusyTimeoutMs = 5000;
 
+// Schema version 1, frozen: journals in the field were made by it, the migrations start from
+// it, and the test of the migration from version 1 builds its old journal with it. STRICT tables
+// (SQLite 3.37+) so a wrong type is an error, not a coercion. The CHECKs restate the invariants the
+// code keeps, so a bug cannot store a finished turn without its terminal record or a record that is
+// not JSON.
+inline constexpr const char* kJournalSchemaV1 = R"sql(
+CREATE TABLE turns (
+    turn_id       TEXT NOT NULL PRIMARY KEY CHECK (length(turn_id) > 0),
+    label         TEXT NOT NULL,
+    runtime       TEXT NOT NULL,
+    image         TEXT NOT NULL,
+    record_type   TEXT NOT NULL,
+    request_json  TEXT NOT NULL CHECK (json_valid(request_json)),
+    state         TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'started', 'finished')),
+    status        TEXT NOT NULL DEFAULT '',
+    terminal_json TEXT CHECK (terminal_json IS NULL OR json_valid(terminal_json)),
+    created_at_ms INTEGER NOT NULL,
+    updated_at_ms INTEGER NOT NULL,
+    CHECK ((state = 'finished') = (terminal_json IS NOT NULL))
+) STRICT;
+CREATE INDEX turns_by_created ON turns (created_at_ms);
+CREATE INDEX turns_by_state ON turns (state, created_at_ms);
+
+CREATE TABLE turn_states (
+    id      INTEGER PRIMARY KEY,
+    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
+    state   TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'started', 'finished')),
+    at_ms   INTEGER NOT NULL
+) STRICT;
+CREATE INDEX turn_states_by_turn ON turn_states (turn_id, id);
+
+CREATE TABLE records (
+    turn_id        TEXT NOT NULL REFERENCES turns (turn_id),
+    seq            INTEGER NOT NULL CHECK (seq >= 1),
+    type           TEXT NOT NULL CHECK (length(type) > 0),
+    payload_json   TEXT NOT NULL CHECK (json_valid(payload_json)),
+    received_at_ms INTEGER NOT NULL,
+    UNIQUE (turn_id, seq)
+) STRICT;
+)sql";
+
 // A refusal decided by the journal code itself rather than by SQLite. `cause_and_fix` reads
 // "<cause>; <fix>"; whoever catches it prefixes the operation and the path and throws JournalError.
 struct JournalRefusal {

@@ -1,5 +1,6 @@
 #include "log/logger.h"
 
+#include <radial/internal/names.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -40,15 +41,13 @@ std::string utc_now() {
 }
 
 // The turn a message is about, by the convention every turn's log line follows: it starts with
-// "turn <turnId>: " (a turn id is 1-64 characters of [a-z0-9-], not starting with '-').
+// "turn <turnId>: " (a turn id, internal::is_turn_id).
 std::string_view turn_of(std::string_view message) noexcept {
     constexpr std::string_view prefix = "turn ";
     if (message.substr(0, prefix.size()) != prefix) return {};
     const std::string_view rest = message.substr(prefix.size());
     const std::size_t colon = rest.find(": ");
-    if (colon == std::string_view::npos || colon == 0 || colon > 64 || rest[0] == '-') return {};
-    for (char c : rest.substr(0, colon))
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return {};
+    if (colon == std::string_view::npos || !internal::is_turn_id(rest.substr(0, colon))) return {};
     return rest.substr(0, colon);
 }
 

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fmt/format.h>
+#include <radial/internal/names.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -259,12 +260,12 @@ struct TurnSocketServer::Impl {
                 "mint_turn_token()");
         if (options.record_type.empty())
             fail("no record type is set; set the one type this turn may write");
-        // It is compared with client JSON and named in 403 answers, so keep it a plain word.
-        if (!std::all_of(options.record_type.begin(), options.record_type.end(),
-                         [](char c) { return c > ' ' && c < 0x7f && c != '"' && c != '\\'; }))
+        // It is compared with client JSON and named in 403 answers, so keep it a plain word: the
+        // request's own rule (radial/internal/names.h), not a looser one of this layer.
+        if (!internal::is_record_type(options.record_type))
             fail(
-                "the record type has a byte outside printable ASCII, a space, a quote or a "
-                "backslash; use a plain identifier such as 'turn.result'");
+                "the record type is not 1 to 64 characters of A-Z, a-z, 0-9 and . _ : / -; use a "
+                "plain identifier such as 'turn.result'");
         if (options.max_body_bytes == 0 || options.max_connections == 0 ||
             options.max_pending_connections == 0 || options.request_timeout.count() <= 0 ||
             options.auth_timeout.count() <= 0 || options.summary_interval.count() <= 0 ||

@@ -14,9 +14,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 #include "log/logger.h"
+#include "turn/turn_setup_error.h"
 
 namespace radial::turn {
 namespace fs = std::filesystem;
@@ -30,7 +30,7 @@ void write_file(const fs::path& path, const std::string& text) {
     out << text;
     out.close();
     if (!out)
-        throw std::runtime_error(
+        throw TurnSetupError(
             fmt::format("writing the box's identity file '{}' failed: {}; check run.stateDir",
                         path.string(), std::strerror(errno)));
     ::chmod(path.c_str(), 0644);
@@ -118,7 +118,7 @@ BoxIdentity::BoxIdentity(const std::string& state_dir, const std::string& turn_i
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec)
-        throw std::runtime_error(fmt::format(
+        throw TurnSetupError(fmt::format(
             "creating '{}' for the box's passwd and group failed: {}; check run.stateDir", dir_,
             ec.message()));
     // Nobody but radiald's user needs to look in: the engine mounts the files as root.
@@ -131,7 +131,7 @@ BoxIdentity::BoxIdentity(const std::string& state_dir, const std::string& turn_i
     const fs::path codex = fs::path(dir_) / "codex";
     const fs::path file = codex / "auth.json";
     auto failed = [&](const fs::path& path, const char* step) {
-        return std::runtime_error(fmt::format(
+        return TurnSetupError(fmt::format(
             "run.codexAuth: {} '{}' failed: {}{}", step, path.string(), std::strerror(errno),
             errno == EPERM ? " (giving it to the box user needs radiald to run as root)" : ""));
     };
@@ -159,13 +159,13 @@ void BoxIdentity::apply(ContainerSpec& spec, std::uint64_t home_bytes) const {
     for (const char* target : {"/etc/passwd", "/etc/group", kBoxHome}) {
         for (const auto& m : spec.mounts)
             if (m.target == target)
-                throw std::runtime_error(fmt::format(
+                throw TurnSetupError(fmt::format(
                     "a mount targets '{}', which radiald gives the box user (docs/design.md "
                     "§8.7); mount it elsewhere",
                     target));
         for (const auto& t : spec.tmpfs)
             if (t.target == target)
-                throw std::runtime_error(fmt::format(
+                throw TurnSetupError(fmt::format(
                     "a tmpfs targets '{}', which radiald gives the box user; use another path",
                     target));
     }

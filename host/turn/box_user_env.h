@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include "turn/turn_setup_error.h"
+
 namespace radial::turn {
 
 // The box user's name and home inside the box. Fixed, never taken from a request or an image, so
@@ -61,7 +63,7 @@ public:
     // Writes passwd and group (mode 0644) into box_identity_dir(state_dir, turn_id), creating
     // <stateDir>/identity (mode 0700) as needed. With `codex_auth` (the credentials' contents),
     // also a directory codex/ (0700) holding auth.json (0600, created so), both owned by uid:gid —
-    // which needs radiald to be root. Throws std::runtime_error naming the path and the cause
+    // which needs radiald to be root. Throws TurnSetupError naming the path and the cause
     // (never the contents) when any of that fails.
     BoxIdentity(const std::string& state_dir, const std::string& turn_id, uid_t uid, gid_t gid,
                 const std::optional<std::string>& codex_auth = std::nullopt);
@@ -76,7 +78,7 @@ public:
     // of `home_bytes` at kBoxHome (the runtime makes it the box user's, mode 0700; docker:
     // docker_argv.h) and box_user_variables(); with Codex auth, codex/ mounted read-write at
     // kBoxHome/.codex, so the harness can refresh its tokens for the turn. Throws
-    // std::runtime_error when a mount or tmpfs of the spec already takes one of those paths (the
+    // TurnSetupError when a mount or tmpfs of the spec already takes one of those paths (the
     // message names the path and the fix).
     void apply(ContainerSpec& spec, std::uint64_t home_bytes) const;
 

@@ -186,11 +186,7 @@ std::string check_image(const std::string& image, const config::HostConfig& cfg)
 }
 
 void check_record_type(const std::string& type) {
-    bool ok = !type.empty() && type.size() <= kMaxRecordTypeBytes;
-    for (char c : type)
-        ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == ':' || c == '/' || c == '-');
-    if (!ok)
+    if (!internal::is_record_type(type))
         throw RequestError(fmt::format(
             "recordType '{}' must be 1 to {} characters of A-Z, a-z, 0-9 and . _ : / - (the "
             "turn socket accepts no other record type)",

@@ -4,6 +4,8 @@
 // submit accepts is one the run accepts, and a request changed after submit is checked again.
 #pragma once
 
+#include <radial/internal/names.h>
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -22,8 +24,8 @@ inline constexpr std::size_t kMaxArgStringBytes = 32 * 4096;
 // options, the client's passthrough variables).
 inline constexpr std::size_t kArgReserveBytes = 64 * 1024;
 
-// The longest record type, in bytes.
-inline constexpr std::size_t kMaxRecordTypeBytes = 64;
+// The longest record type, in bytes (radial/internal/names.h, with is_record_type).
+using internal::kMaxRecordTypeBytes;
 
 // Host paths no request may name, whatever run.workspaceRoots says: "/", /proc, /sys, /dev, /etc,
 // /boot, the engine's data roots, radiald's state directory and run.protectedPaths. A source is

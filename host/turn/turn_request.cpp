@@ -12,6 +12,7 @@
 
 #include "config/box_identity.h"
 #include "turn/request_policy.h"
+#include "turn/turn_setup_error.h"
 #include "turn/workspace_mode.h"
 
 namespace radial::turn {
@@ -21,7 +22,10 @@ std::string new_turn_id() {
     std::uint64_t bits = 0;
     std::ifstream urandom("/dev/urandom", std::ios::binary);
     urandom.read(reinterpret_cast<char*>(&bits), sizeof(bits));
-    if (!urandom) throw std::runtime_error("reading /dev/urandom for a turn id failed");
+    if (!urandom)
+        throw TurnSetupError(
+            "drawing a turn id: reading '/dev/urandom' failed; give the turn an explicit id, "
+            "or make /dev/urandom readable");
     std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm tm{};
     gmtime_r(&now, &tm);
@@ -31,9 +35,7 @@ std::string new_turn_id() {
 }
 
 void validate_turn_id(const std::string& id) {
-    bool ok = !id.empty() && id.size() <= kMaxTurnIdBytes && id.front() != '-';
-    for (char c : id) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-    if (!ok)
+    if (!internal::is_turn_id(id))
         throw RequestError(
             fmt::format("turn id '{}' must be 1 to {} characters of a-z, 0-9 and '-', "
                         "not starting with '-'",

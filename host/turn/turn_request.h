@@ -2,6 +2,8 @@
 // it (docs/design.md §3).
 #pragma once
 
+#include <radial/internal/names.h>
+
 #include <cstdint>
 #include <optional>
 #include <radial/container_spec.hpp>
@@ -75,12 +77,13 @@ TurnRequest request_from_json(std::string_view text);
 inline constexpr const char* kWorkspaceTarget = "/work";
 
 // A fresh turn id: UTC time plus 48 random bits, e.g. "20261129t131500-3f2a9c01d4e5".
-// Safe for box labels. [thread-safe]
+// Safe for box labels. Throws TurnSetupError (turn_setup_error.h) when /dev/urandom cannot be
+// read. [thread-safe]
 std::string new_turn_id();
 
 // The longest turn id, in bytes; with the prefix and a 32-byte instance id the label stays within
 // the 128 bytes a box label may have.
-inline constexpr std::size_t kMaxTurnIdBytes = 64;
+using internal::kMaxTurnIdBytes; // radial/internal/names.h, with is_turn_id
 
 // Throws RequestError unless `id` is 1..kMaxTurnIdBytes of [a-z0-9-], not starting with '-'.
 void validate_turn_id(const std::string& id);

@@ -1,6 +1,7 @@
 #include "turn/turn_session.h"
 
 #include <fmt/format.h>
+#include <radial/internal/names.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -36,8 +37,7 @@ std::optional<std::pair<uid_t, gid_t>> numeric_user(const std::string& user) {
     std::string u = user.substr(0, colon),
                 g = colon == std::string::npos ? u : user.substr(colon + 1);
     auto number = [](const std::string& s) -> std::optional<unsigned long> {
-        if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
-            return std::nullopt;
+        if (!internal::is_decimal(s)) return std::nullopt;
         return std::stoul(s);
     };
     auto uid = number(u), gid = number(g);

@@ -188,6 +188,15 @@ bool Conformance::skip_unless_honoured(const ContainerSpec& spec, std::uint32_t 
     return false;
 }
 
+std::shared_ptr<OutputCapture> Conformance::run_probe(const ContainerSpec& spec,
+                                                      std::uint32_t field,
+                                                      const std::string& what) {
+    if (skip_unless_honoured(spec, field)) return nullptr;
+    auto capture = std::make_shared<OutputCapture>();
+    if (!expect_ran(run(spec, capture), what)) return nullptr;
+    return capture;
+}
+
 bool Conformance::expect_ran(const RunObservation& o, const std::string& what) {
     if (o.ok) return true;
     ADD_FAILURE() << what << " failed instead of running: "

@@ -70,6 +70,12 @@ protected:
     // the check needs the field honoured (or bridged). Returns true when skipped.
     bool skip_unless_honoured(const ContainerSpec& spec, std::uint32_t field);
 
+    // The start of every confinement probe: skip_unless_honoured(spec, field), then run(spec)
+    // and expect_ran(what). The box's output, or nullptr when the check was skipped or the run
+    // failed (already reported).
+    std::shared_ptr<OutputCapture> run_probe(const ContainerSpec& spec, std::uint32_t field,
+                                             const std::string& what);
+
     // Fails when the run did not return RADIAL_OK, naming what was run. True when it did.
     static bool expect_ran(const RunObservation& o, const std::string& what);
     // Fails on sink-contract breaches seen during the run (overlapping calls, empty chunks,

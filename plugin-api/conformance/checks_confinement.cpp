@@ -8,6 +8,8 @@
 // The probes only read, except where the claim has already been seen to hold (the write to / is
 // attempted only once /proc/mounts shows / read-only), so that a plugin that runs boxes on the
 // host itself (as the zoo does) does not get the host written to.
+#include <radial/internal/names.h>
+
 #include <sstream>
 
 #include "checks.h"
@@ -39,10 +41,8 @@ CONFORMANCE_CHECK(confine_user, Gate::ready,
     std::string l = label("user");
     ContainerSpec spec = shell_spec(l, "id -u; id -g");
     spec.user = "4242:4243";
-    if (skip_unless_honoured(spec, RADIAL_FIELD_USER)) return;
-    auto capture = std::make_shared<OutputCapture>();
-    RunObservation o = run(spec, capture);
-    if (!expect_ran(o, "run of `id -u; id -g` with user 4242:4243")) return;
+    auto capture = run_probe(spec, RADIAL_FIELD_USER, "run of `id -u; id -g` with user 4242:4243");
+    if (!capture) return;
     EXPECT_EQ(capture->out, "4242\n4243\n")
         << "the plugin reports user honoured, but `id -u` and `id -g` in a box with user "
            "4242:4243 printed '"
@@ -62,10 +62,9 @@ CONFORMANCE_CHECK(confine_read_only_rootfs, Gate::ready,
         "if (: > /.rcf-ro-probe) 2>/dev/null; then rm -f /.rcf-ro-probe; echo root=writable; "
         "else echo root=read-only; fi");
     spec.read_only_rootfs = Tristate::yes;
-    if (skip_unless_honoured(spec, RADIAL_FIELD_READ_ONLY_ROOTFS)) return;
-    auto capture = std::make_shared<OutputCapture>();
-    RunObservation o = run(spec, capture);
-    if (!expect_ran(o, "run of a probe of / with readOnlyRootfs yes")) return;
+    auto capture = run_probe(spec, RADIAL_FIELD_READ_ONLY_ROOTFS,
+                             "run of a probe of / with readOnlyRootfs yes");
+    if (!capture) return;
     auto root = value_of(capture->out, "root");
     EXPECT_EQ(root.value_or("(nothing)"), "read-only")
         << "the plugin reports readOnlyRootfs honoured, but in a box with readOnlyRootfs yes / is "
@@ -88,10 +87,8 @@ CONFORMANCE_CHECK(confine_tmpfs, Gate::ready,
                    "echo \"type=$(awk '$2==\"/rcf-tmpfs\"{t=$3} END{print t}' /proc/mounts)\"; "
                    "echo \"kib=$(df -Pk /rcf-tmpfs 2>/dev/null | awk 'NR==2{print $2}')\"");
     spec.tmpfs = {{"/rcf-tmpfs", size}};
-    if (skip_unless_honoured(spec, RADIAL_FIELD_TMPFS)) return;
-    auto capture = std::make_shared<OutputCapture>();
-    RunObservation o = run(spec, capture);
-    if (!expect_ran(o, "run of a probe of a tmpfs at /rcf-tmpfs")) return;
+    auto capture = run_probe(spec, RADIAL_FIELD_TMPFS, "run of a probe of a tmpfs at /rcf-tmpfs");
+    if (!capture) return;
     std::string type = value_of(capture->out, "type").value_or("");
     std::string kib_text = value_of(capture->out, "kib").value_or("");
     EXPECT_EQ(type, "tmpfs")
@@ -102,9 +99,7 @@ CONFORMANCE_CHECK(confine_tmpfs, Gate::ready,
            "REFUSED";
     if (type != "tmpfs") return;
     std::uint64_t kib = 0;
-    bool parsed = !kib_text.empty() &&
-                  kib_text.find_first_not_of("0123456789") == std::string::npos &&
-                  (kib = std::stoull(kib_text), true);
+    bool parsed = internal::is_decimal(kib_text, 19) && (kib = std::stoull(kib_text), true);
     // tmpfs rounds its size up to whole pages; 5% either way allows for that and nothing else.
     const std::uint64_t want = size / 1024;
     EXPECT_TRUE(parsed && kib * 100 >= want * 95 && kib * 100 <= want * 105)
@@ -119,10 +114,9 @@ CONFORMANCE_CHECK(confine_no_network, Gate::ready,
     std::string l = label("nonet");
     ContainerSpec spec = shell_spec(l, "sed 1,2d /proc/net/dev | cut -d: -f1 | tr -d ' '");
     spec.network = "none";
-    if (skip_unless_honoured(spec, RADIAL_FIELD_NETWORK)) return;
-    auto capture = std::make_shared<OutputCapture>();
-    RunObservation o = run(spec, capture);
-    if (!expect_ran(o, "run of a probe of /proc/net/dev with network none")) return;
+    auto capture =
+        run_probe(spec, RADIAL_FIELD_NETWORK, "run of a probe of /proc/net/dev with network none");
+    if (!capture) return;
     std::string others;
     bool has_lo = false;
     for (const auto& name : lines_of(capture->out)) {
@@ -151,10 +145,9 @@ CONFORMANCE_CHECK(confine_pids_limit, Gate::ready,
                " ]; do sleep 30 </dev/null >/dev/null 2>&1 & pids=\"$pids $!\"; n=$((n+1)); "
                "echo \"started=$n\"; done; echo all=yes; kill $pids");
     spec.pids_limit = limit;
-    if (skip_unless_honoured(spec, RADIAL_FIELD_PIDS_LIMIT)) return;
-    auto capture = std::make_shared<OutputCapture>();
-    RunObservation o = run(spec, capture);
-    if (!expect_ran(o, "run starting background sleeps with pidsLimit 32")) return;
+    auto capture = run_probe(spec, RADIAL_FIELD_PIDS_LIMIT,
+                             "run starting background sleeps with pidsLimit 32");
+    if (!capture) return;
     int started = std::stoi(value_of(capture->out, "started").value_or("0"));
     EXPECT_TRUE(started > 0 && started <= limit)
         << "the plugin reports pidsLimit honoured, but a box with pidsLimit " << limit

@@ -1,6 +1,8 @@
 // Checks of the library and its descriptor: loading, the frozen header, the function table, the
 // identity, and ABI negotiation with older and newer hosts (docs/design.md §5.11; reference §8.17
 // 1, 7-10).
+#include <radial/names.hpp>
+
 #include "checks.h"
 #include "raw_instance.h"
 
@@ -59,24 +61,9 @@ CONFORMANCE_CHECK(descriptor_header, Gate::loaded,
 CONFORMANCE_CHECK(descriptor_functions, Gate::loaded,
                   "The descriptor carries every required function (create, destroy, run, "
                   "list_by_label, kill), each covered by struct_size and non-NULL.") {
-    const auto* d = &descriptor();
-    struct Required {
-        bool present;
-        const char* name;
-    };
-    const Required required[] = {
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, create) && d->create != nullptr, "create"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, destroy) && d->destroy != nullptr,
-         "destroy"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, run) && d->run != nullptr, "run"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, list_by_label) &&
-             d->list_by_label != nullptr,
-         "list_by_label"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, kill) && d->kill != nullptr, "kill"},
-    };
-    for (const auto& r : required)
-        EXPECT_TRUE(r.present) << "the descriptor lacks the required function '" << r.name
-                               << "' (absent from struct_size or NULL)";
+    for (const char* name : host::missing_required_functions(descriptor()))
+        ADD_FAILURE() << "the descriptor lacks the required function '" << name
+                      << "' (absent from struct_size or NULL)";
 }
 
 CONFORMANCE_CHECK(descriptor_identity, Gate::loaded,
@@ -91,11 +78,10 @@ CONFORMANCE_CHECK(descriptor_identity, Gate::loaded,
             << "the descriptor's " << what << " has a size but a NULL data pointer";
     }
     std::string_view id = to_view(d.id);
-    bool ok = !id.empty() && id.size() <= 32;
-    for (char c : id) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-    EXPECT_TRUE(ok) << "the runtime id '" << printable(id)
-                    << "' does not match [a-z0-9-]{1,32}; it is the value operators write in "
-                       "run.containerRuntime";
+    EXPECT_TRUE(is_runtime_id(id))
+        << "the runtime id '" << printable(id)
+        << "' does not match [a-z0-9-]{1,32}; it is the value operators write in "
+           "run.containerRuntime";
     EXPECT_FALSE(to_view(d.name).empty()) << "the descriptor's name is empty";
     EXPECT_FALSE(to_view(d.version).empty()) << "the descriptor's version is empty";
     EXPECT_TRUE(valid_utf8(to_view(d.name))) << "the descriptor's name is not valid UTF-8";

@@ -1,6 +1,7 @@
 // Checks of an instance's life before any box runs: create with the config and its errors,
 // preflight, capabilities, dispositions, and a refused field stopping a run before it starts
 // (docs/design.md §5.11; reference §8.17 11, 23, 32).
+#include <radial/names.hpp>
 #include <thread>
 
 #include "checks.h"
@@ -130,13 +131,9 @@ CONFORMANCE_CHECK(capabilities_reported, Gate::created,
     for (std::size_t i = 0; i < caps.size(); ++i) {
         const auto& c = caps[i];
         all += (all.empty() ? "" : " ") + c;
-        bool ok = !c.empty() && c.find('.') != std::string::npos;
-        for (char ch : c)
-            ok = ok &&
-                 ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                  (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_' || ch == '/');
-        EXPECT_TRUE(ok) << "the capability id '" << printable(c)
-                        << "' is not a dotted name such as radial.cap.unix-socket-mounts";
+        EXPECT_TRUE(is_capability_id(c))
+            << "the capability id '" << printable(c)
+            << "' is not a dotted name such as radial.cap.unix-socket-mounts";
         for (std::size_t j = 0; j < i; ++j)
             EXPECT_NE(caps[j], c) << "the capability id '" << c << "' is reported twice";
     }

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <radial/internal/names.h>
+#include <radial/internal/proc_file.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -24,18 +26,6 @@ long status_kib(const char* field) {
         if (line.rfind(field, 0) == 0)
             return std::strtol(line.c_str() + std::strlen(field), nullptr, 10);
     return -1;
-}
-
-// The bytes of a /proc file; POSIX reads, because a process may exit mid-read.
-std::string read_small_file(const std::string& path) {
-    std::string out;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return out;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
-        out.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    return out;
 }
 
 // posix_spawn's attribute and file-action objects, destroyed on scope exit.
@@ -165,8 +155,8 @@ std::vector<std::string> all_cmdlines() {
     for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
          it.increment(ec)) {
         const std::string name = it->path().filename();
-        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-        out.push_back(read_small_file(it->path().string() + "/cmdline"));
+        if (!internal::is_decimal(name)) continue;
+        out.push_back(internal::read_proc_file(it->path().string() + "/cmdline"));
     }
     return out;
 }
@@ -179,7 +169,7 @@ TempDir::TempDir(const std::string& prefix)
 std::string TempDir::subdir(const std::string& name, unsigned mode) const {
     std::string p = path_ + "/" + name;
     if (::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST)
-        throw std::runtime_error("creating '" + p + "' failed: " + std::strerror(errno));
+        throw internal::TempDirError(errno, "creating '" + p + "'");
     ::chmod(p.c_str(), mode);
     return p;
 }
@@ -189,7 +179,8 @@ void TempDir::write(const std::string& name, const std::string& content, unsigne
     {
         std::ofstream f(p, std::ios::binary | std::ios::trunc);
         f << content;
-        if (!f) throw std::runtime_error("writing '" + p + "' failed");
+        f.close();
+        if (!f) throw internal::TempDirError(errno != 0 ? errno : EIO, "writing '" + p + "'");
     }
     ::chmod(p.c_str(), mode);
 }

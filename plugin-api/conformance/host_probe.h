@@ -42,7 +42,8 @@ CommandResult run_command(const std::string& script, const std::vector<std::stri
 // Mode 0755; callers open up subdirectories for the box user as they need.
 class TempDir {
 public:
-    // Creates "/tmp/<prefix>-XXXXXX", mode 0755. Throws std::system_error naming the path.
+    // Creates "/tmp/<prefix>-XXXXXX", mode 0755. Throws internal::TempDirError naming the path;
+    // so do subdir() and write().
     explicit TempDir(const std::string& prefix);
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;

@@ -47,27 +47,6 @@ T within_budget(F fn) {
 
 } // namespace
 
-CConfig::CConfig(const host::ConfigSection& section) {
-    items_.reserve(section.entries.size());
-    for (const auto& e : section.entries) {
-        auto& items = items_.emplace_back();
-        for (const auto& s : e.items) items.push_back(to_c(s));
-        radial_config_entry ce{};
-        ce.key = to_c(e.key);
-        ce.kind = e.kind;
-        ce.string_value = to_c(e.string_value);
-        ce.int_value = e.int_value;
-        ce.float_value = e.float_value;
-        ce.items = {items.empty() ? nullptr : items.data(),
-                    static_cast<std::uint32_t>(items.size()), sizeof(radial_str)};
-        entries_.push_back(ce);
-    }
-    c_.struct_size = sizeof c_;
-    c_.section = to_c(section.section);
-    c_.entries = {entries_.empty() ? nullptr : entries_.data(),
-                  static_cast<std::uint32_t>(entries_.size()), sizeof(radial_config_entry)};
-}
-
 std::vector<unsigned char> host_struct(std::uint32_t size, std::uint16_t abi_minor) {
     static const std::string version = "radial-conformance";
     const std::string& path = Harness::get().library.path;

@@ -12,20 +12,8 @@
 
 namespace radial::conformance {
 
-// The config section as a radial_config, borrowing from `section` (which must outlive it).
-// Not copyable: the C arrays point into its own vectors.
-class CConfig {
-public:
-    explicit CConfig(const host::ConfigSection& section);
-    CConfig(const CConfig&) = delete;
-    CConfig& operator=(const CConfig&) = delete;
-    const radial_config* get() const noexcept { return &c_; }
-
-private:
-    std::vector<std::vector<radial_str>> items_;
-    std::vector<radial_config_entry> entries_;
-    radial_config c_{};
-};
+// The config section as a radial_config: the host's own conversion (runtime_client.hpp).
+using host::CConfig;
 
 // What a raw call returned: the status and what the error sink received.
 struct RawStatus {

@@ -1,5 +1,6 @@
 #include "sandbox_settings.h"
 
+#include <radial/internal/names.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,29 +14,22 @@ namespace {
 
 using radial::plugin::Error;
 
-[[noreturn]] void invalid(const radial::plugin::Config& config, std::string_view key,
-                          const std::string& why) {
-    plugin_support::refuse_setting(config, key, why);
-}
-
-bool has_space_or_control(std::string_view s) {
-    for (unsigned char c : s)
-        if (c <= ' ' || c == 0x7f) return true;
-    return false;
-}
-
 // A value sbx reads as one word: an option's argument or a positional.
 void check_word(const radial::plugin::Config& config, std::string_view key, std::string_view v,
                 std::string_view what) {
-    if (v.empty()) invalid(config, key, "the value is empty; give " + std::string(what));
+    if (v.empty())
+        plugin_support::refuse_setting(config, key,
+                                       "the value is empty; give " + std::string(what));
     if (v.front() == '-')
-        invalid(config, key,
-                "'" + std::string(v) + "' starts with '-', which sbx reads as an option; give " +
-                    std::string(what));
-    if (has_space_or_control(v))
-        invalid(config, key,
-                "'" + std::string(v) + "' contains whitespace or a control character; give " +
-                    std::string(what));
+        plugin_support::refuse_setting(
+            config, key,
+            "'" + std::string(v) + "' starts with '-', which sbx reads as an option; give " +
+                std::string(what));
+    if (internal::has_space_or_control(v))
+        plugin_support::refuse_setting(config, key,
+                                       "'" + std::string(v) +
+                                           "' contains whitespace or a control character; give " +
+                                           std::string(what));
 }
 
 } // namespace
@@ -51,25 +45,29 @@ SandboxSettings parse_sandbox_settings(radial::plugin::Config& config, unsigned 
     if (host_cpus_milli != 0) s.cpus_milli = std::min(s.cpus_milli, host_cpus_milli);
     if (auto v = config.size_bytes("memory")) {
         if (*v < (512ull << 20))
-            invalid(config, "memory",
-                    std::to_string(*v) +
-                        " bytes is too little for a microVM with its own kernel; give at least "
-                        "\"512m\", e.g. \"4g\"");
+            plugin_support::refuse_setting(
+                config, "memory",
+                std::to_string(*v) +
+                    " bytes is too little for a microVM with its own kernel; give at least "
+                    "\"512m\", e.g. \"4g\"");
         s.memory_bytes = *v;
     }
     if (auto v = config.cpus_milli("cpus")) {
         if (*v < 1000 || *v % 1000 != 0)
-            invalid(config, "cpus", "sbx takes a whole number of CPUs; give e.g. 1 or 2");
+            plugin_support::refuse_setting(config, "cpus",
+                                           "sbx takes a whole number of CPUs; give e.g. 1 or 2");
         if (host_cpus_milli != 0 && *v > host_cpus_milli)
-            invalid(config, "cpus",
-                    std::to_string(*v / 1000) + " CPUs is more than this host's " +
-                        std::to_string(online_cpus) + " online CPUs; give at most " +
-                        std::to_string(online_cpus));
+            plugin_support::refuse_setting(
+                config, "cpus",
+                std::to_string(*v / 1000) + " CPUs is more than this host's " +
+                    std::to_string(online_cpus) + " online CPUs; give at most " +
+                    std::to_string(online_cpus));
         s.cpus_milli = *v;
     }
     if (auto v = config.string("binary")) {
         if (v->empty() || v->find('\0') != std::string::npos)
-            invalid(config, "binary", "the value is empty; give the sbx CLI's name or path");
+            plugin_support::refuse_setting(config, "binary",
+                                           "the value is empty; give the sbx CLI's name or path");
         s.binary = *v;
     }
     if (auto v = config.string("template")) {
@@ -88,12 +86,14 @@ SandboxSettings parse_sandbox_settings(radial::plugin::Config& config, unsigned 
     if (auto v = config.strings("createArgs")) {
         for (const auto& a : *v) {
             if (a.find('\0') != std::string::npos)
-                invalid(config, "createArgs", "an element contains a NUL byte; remove it");
+                plugin_support::refuse_setting(config, "createArgs",
+                                               "an element contains a NUL byte; remove it");
             if (a == "--name" || a.starts_with("--name="))
-                invalid(config, "createArgs",
-                        "'" + a +
-                            "' would rename the sandbox, whose name is the only mark of which "
-                            "radiald owns it; remove it");
+                plugin_support::refuse_setting(
+                    config, "createArgs",
+                    "'" + a +
+                        "' would rename the sandbox, whose name is the only mark of which "
+                        "radiald owns it; remove it");
         }
         s.create_args = *v;
     }

@@ -1,5 +1,7 @@
 #include "sbx_argv.h"
 
+#include <radial/internal/names.h>
+
 #include <radial/plugin/runtime.hpp>
 
 #include "sbx_names.h"
@@ -92,9 +94,7 @@ std::vector<std::string> sbx_create_args(const ContainerSpec& spec, const Sandbo
     std::vector<Workspace> workspaces = sbx_workspaces(spec);
     std::string image = settings.template_image.empty() ? spec.image : settings.template_image;
     if (!image.empty() && settings.template_image.empty()) {
-        bool bad = image.front() == '-';
-        for (unsigned char c : image) bad = bad || c <= ' ' || c == 0x7f;
-        if (bad)
+        if (image.front() == '-' || internal::has_space_or_control(image))
             fail(spec, RADIAL_E_INVALID, "image",
                  "'" + image + "' starts with '-' or contains whitespace or a control character",
                  "give an image reference");

@@ -1,5 +1,7 @@
 #include "sbx_list.h"
 
+#include <radial/internal/names.h>
+
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -22,10 +24,7 @@ bool startup_noise(std::string_view line) {
 }
 
 bool plain_name(std::string_view name) {
-    if (name.empty()) return false;
-    for (unsigned char c : name)
-        if (c <= ' ' || c == 0x7f) return false;
-    return true;
+    return !name.empty() && !internal::has_space_or_control(name);
 }
 
 bool header_word(std::string_view word) {

@@ -30,7 +30,7 @@ internal::UniqueFd open_dir(const std::filesystem::path& path) {
 internal::TempDir make_dir(std::string_view prefix) {
     try {
         return internal::TempDir(temp_root(), prefix);
-    } catch (const std::system_error& e) {
+    } catch (const internal::TempDirError& e) {
         throw radial::plugin::Error(RADIAL_E_INTERNAL,
                                     std::string(e.what()) + "; check TMPDIR and its free space");
     }

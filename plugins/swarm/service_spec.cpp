@@ -1,5 +1,6 @@
 #include "service_spec.h"
 
+#include <radial/internal/names.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,16 +12,6 @@ namespace radial::swarm {
 namespace {
 
 using radial::plugin::Error;
-
-[[noreturn]] void invalid(const radial::plugin::Config& config, std::string_view key,
-                          const std::string& why) {
-    plugin_support::refuse_setting(config, key, why);
-}
-
-bool all_digits(std::string_view s) {
-    return !s.empty() && s.size() <= 10 &&
-           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
 
 bool is_zero(std::string_view digits) {
     return std::all_of(digits.begin(), digits.end(), [](char c) { return c == '0'; });
@@ -34,7 +25,8 @@ std::optional<std::string> user_problem(const std::string& user) {
     auto colon = user.find(':');
     std::string uid = user.substr(0, colon);
     std::string gid = colon == std::string::npos ? std::string() : user.substr(colon + 1);
-    if (!all_digits(uid) || (colon != std::string::npos && !all_digits(gid)))
+    if (!internal::is_decimal(uid, 10) ||
+        (colon != std::string::npos && !internal::is_decimal(gid, 10)))
         return "'" + user +
                "' is not numeric uid[:gid]; a name is resolved inside the image and may be root";
     if (is_zero(uid) || (!gid.empty() && is_zero(gid)))
@@ -48,41 +40,48 @@ SwarmSettings parse_swarm_settings(radial::plugin::Config& config) {
     if (cpus > 0) s.cpus_milli = std::min<std::uint64_t>(s.cpus_milli, std::uint64_t(cpus) * 1000);
     if (auto v = config.string("host")) {
         if (!v->starts_with("unix:///") && !v->starts_with("tcp://"))
-            invalid(config, "host",
-                    "'" + *v +
-                        "' is not an engine address; give unix:///var/run/docker.sock or "
-                        "tcp://host:port of a swarm manager's engine");
+            plugin_support::refuse_setting(
+                config, "host",
+                "'" + *v +
+                    "' is not an engine address; give unix:///var/run/docker.sock or "
+                    "tcp://host:port of a swarm manager's engine");
         s.host = *v;
     }
     if (auto v = config.size_bytes("memory")) {
-        if (*v < (6ull << 20)) invalid(config, "memory", "below the engine's minimum of 6 MiB");
+        if (*v < (6ull << 20))
+            plugin_support::refuse_setting(config, "memory", "below the engine's minimum of 6 MiB");
         s.memory_bytes = *v;
     }
     if (auto v = config.cpus_milli("cpus")) {
-        if (*v < 10) invalid(config, "cpus", "the smallest CPU cap is 0.01; give e.g. 2 or 0.5");
+        if (*v < 10)
+            plugin_support::refuse_setting(config, "cpus",
+                                           "the smallest CPU cap is 0.01; give e.g. 2 or 0.5");
         s.cpus_milli = *v;
     }
     if (auto v = config.integer("pidsLimit")) {
-        if (*v <= 0) invalid(config, "pidsLimit", "give a positive cap such as 256");
+        if (*v <= 0)
+            plugin_support::refuse_setting(config, "pidsLimit", "give a positive cap such as 256");
         s.pids_limit = *v;
     }
     if (auto v = config.string("user")) {
-        if (auto problem = user_problem(*v)) invalid(config, "user", *problem);
+        if (auto problem = user_problem(*v))
+            plugin_support::refuse_setting(config, "user", *problem);
         s.user = *v;
     }
     if (auto v = config.size_bytes("tmpfsSize")) s.tmpfs_size_bytes = *v;
     if (auto v = config.string("pull")) {
         if (*v != "never" && *v != "always")
-            invalid(config, "pull",
-                    "'" + *v +
-                        "' is not a pull policy for swarm; give \"never\" (run the manager's "
-                        "local image by id) or \"always\" (each node pulls the reference)");
+            plugin_support::refuse_setting(
+                config, "pull",
+                "'" + *v +
+                    "' is not a pull policy for swarm; give \"never\" (run the manager's "
+                    "local image by id) or \"always\" (each node pulls the reference)");
         s.pull = *v;
     }
     if (auto v = config.strings("constraints")) {
         for (const auto& c : *v)
             if (c.find("==") == std::string::npos && c.find("!=") == std::string::npos)
-                invalid(
+                plugin_support::refuse_setting(
                     config, "constraints",
                     "'" + c + "' is not a placement constraint; give e.g. \"node.role==worker\"");
         s.constraints = *v;
@@ -93,7 +92,9 @@ SwarmSettings parse_swarm_settings(radial::plugin::Config& config) {
     if (auto v = config.duration_ms("commandTimeout")) s.command_timeout_ms = *v;
     if (auto v = config.duration_ms("stopGrace")) s.stop_grace_ms = *v;
     if (auto v = config.size_bytes("logMaxSize")) {
-        if (*v < (1ull << 20)) invalid(config, "logMaxSize", "give at least \"1m\", e.g. \"256m\"");
+        if (*v < (1ull << 20))
+            plugin_support::refuse_setting(config, "logMaxSize",
+                                           "give at least \"1m\", e.g. \"256m\"");
         s.log_max_size_bytes = *v;
     }
     return s;

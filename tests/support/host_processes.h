@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <radial/internal/proc_file.h>
 #include <radial/internal/unique_fd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -44,18 +45,8 @@ inline std::string unique_instance_id(const std::string& stem) {
     return id;
 }
 
-// The bytes of a /proc file, or what could be read before its process vanished ("" when it was
-// already gone). Never throws: an ifstream throws from underflow() when the process exits mid-read.
-inline std::string read_proc_file(const std::filesystem::path& path) {
-    std::string out;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return out;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
-        out.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    return out;
-}
+// The bytes of a /proc file, "" when its process is gone (radial/internal/proc_file.h).
+using internal::read_proc_file;
 
 // The pids of every process at the moment of the listing. Any of them may be gone by the time the
 // caller looks at it.

@@ -13,7 +13,7 @@ namespace radial::test {
 
 class TempDir {
 public:
-    // Throws std::system_error naming the path when mkdtemp fails.
+    // Throws internal::TempDirError naming the path when mkdtemp fails.
     explicit TempDir(const std::string& prefix = "radial")
         : dir_("/tmp", prefix + "-"), path_(dir_.path().string()) {}
     TempDir(const TempDir&) = delete;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <radial/names.hpp> // is_env_name, for every spec
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,19 +22,6 @@ struct Mount {
     bool read_only = false;
     friend bool operator==(const Mount&, const Mount&) = default;
 };
-
-// True when `name` is a variable name the ABI carries: [A-Za-z_][A-Za-z0-9_]* (radial_env_var in
-// runtime_plugin.h). The one check of it: radiald applies it to every request (CLI, request file,
-// spool), and the plugins to every spec they are given. [thread-safe]
-inline bool is_env_name(std::string_view name) noexcept {
-    if (name.empty()) return false;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        const char c = name[i];
-        const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
-        if (!alpha && (i == 0 || c < '0' || c > '9')) return false;
-    }
-    return true;
-}
 
 struct EnvVar {
     std::string name;

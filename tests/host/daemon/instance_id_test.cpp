@@ -71,12 +71,5 @@ TEST(InstanceId, ADamagedFileIsRefusedNamingIt) {
     }
 }
 
-TEST(InstanceId, ValidIdsHaveNoDash) {
-    EXPECT_TRUE(valid_instance_id("inst1"));
-    EXPECT_FALSE(valid_instance_id("inst-1"));
-    EXPECT_FALSE(valid_instance_id(""));
-    EXPECT_FALSE(valid_instance_id(std::string(33, 'a')));
-}
-
 } // namespace
 } // namespace radial::config

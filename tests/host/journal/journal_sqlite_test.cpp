@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../../support/temp_dir.h"
+#include "journal/journal_file.h"
 #include "journal/sqlite_db.h"
 
 namespace radial::journal {
@@ -464,38 +465,8 @@ TEST_F(JournalSqlite, AVersionOneJournalIsMigratedAndItsTurnsStayTurns) {
     {
         SqliteDb db(path);
         db.exec("PRAGMA application_id = 1380207690");
+        db.exec(kJournalSchemaV1);
         db.exec(R"sql(
-CREATE TABLE turns (
-    turn_id       TEXT NOT NULL PRIMARY KEY CHECK (length(turn_id) > 0),
-    label         TEXT NOT NULL,
-    runtime       TEXT NOT NULL,
-    image         TEXT NOT NULL,
-    record_type   TEXT NOT NULL,
-    request_json  TEXT NOT NULL CHECK (json_valid(request_json)),
-    state         TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'started', 'finished')),
-    status        TEXT NOT NULL DEFAULT '',
-    terminal_json TEXT CHECK (terminal_json IS NULL OR json_valid(terminal_json)),
-    created_at_ms INTEGER NOT NULL,
-    updated_at_ms INTEGER NOT NULL,
-    CHECK ((state = 'finished') = (terminal_json IS NOT NULL))
-) STRICT;
-CREATE INDEX turns_by_created ON turns (created_at_ms);
-CREATE INDEX turns_by_state ON turns (state, created_at_ms);
-CREATE TABLE turn_states (
-    id      INTEGER PRIMARY KEY,
-    turn_id TEXT NOT NULL REFERENCES turns (turn_id),
-    state   TEXT NOT NULL CHECK (state IN ('queued', 'claimed', 'started', 'finished')),
-    at_ms   INTEGER NOT NULL
-) STRICT;
-CREATE INDEX turn_states_by_turn ON turn_states (turn_id, id);
-CREATE TABLE records (
-    turn_id        TEXT NOT NULL REFERENCES turns (turn_id),
-    seq            INTEGER NOT NULL CHECK (seq >= 1),
-    type           TEXT NOT NULL CHECK (length(type) > 0),
-    payload_json   TEXT NOT NULL CHECK (json_valid(payload_json)),
-    received_at_ms INTEGER NOT NULL,
-    UNIQUE (turn_id, seq)
-) STRICT;
 INSERT INTO turns (turn_id, label, runtime, image, record_type, request_json, state,
                    created_at_ms, updated_at_ms)
 VALUES ('old', 'radial-turn-i-old', 'docker', 'img', 'result', '{}', 'queued', 1, 1);

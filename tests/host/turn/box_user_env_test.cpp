@@ -107,7 +107,7 @@ TEST(BoxUserEnv, AMountOnTheBoxUsersPathsIsRefused) {
         try {
             identity.apply(spec, 1 << 20);
             ADD_FAILURE() << target << " was taken over";
-        } catch (const std::runtime_error& e) {
+        } catch (const TurnSetupError& e) {
             EXPECT_NE(std::string(e.what()).find(target), std::string::npos) << e.what();
         }
     }

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "../../support/fake_engine.h"
+#include "../../support/plugin_error.h"
 #include "../../support/temp_dir.h"
 #include "../support/config_builder.h"
 #include "deadline.h"
@@ -177,16 +178,7 @@ ContainerSpec spec(const std::string& label) {
     return s;
 }
 
-template <class F>
-radial::plugin::Error error_of(F&& f) {
-    try {
-        f();
-    } catch (const radial::plugin::Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "no error";
-    return radial::plugin::Error(RADIAL_OK, "");
-}
+using radial::test::error_of;
 
 TEST(docker_runtime, C04ListByLabelIsAnExactBytePrefix) {
     Script script;

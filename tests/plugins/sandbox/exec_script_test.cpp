@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <radial/plugin/runtime.hpp>
 
+#include "../../support/plugin_error.h"
 #include "../../support/temp_dir.h"
 #include "support/cli_capture.h"
 
@@ -142,16 +143,7 @@ TEST(exec_script, AFailedBridgeFailsTheRunBeforeTheWorkloadStarts) {
     EXPECT_EQ(r.out.find("workload-started"), std::string::npos);
 }
 
-template <class F>
-radial::plugin::Error error_of(F&& f) {
-    try {
-        f();
-    } catch (const radial::plugin::Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "no error";
-    return radial::plugin::Error(RADIAL_OK, "");
-}
+using radial::test::error_of;
 
 TEST(exec_script, RefusesWhatAShellWordCannotCarry) {
     ContainerSpec s;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "../../support/plugin_error.h"
 #include "../../support/temp_dir.h"
 #include "sandbox_run.h"
 #include "scripted_executor.h"
@@ -74,16 +75,7 @@ radial_output_sink sink_for(Captured& c) {
                               }};
 }
 
-template <class F>
-radial::plugin::Error error_of(F&& f) {
-    try {
-        f();
-    } catch (const radial::plugin::Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "no error";
-    return radial::plugin::Error(RADIAL_OK, "");
-}
+using radial::test::error_of;
 
 TEST(sandbox_runtime, AWholeTurnCallsSbxInTheADRsOrderAndStreamsTheExec) {
     Fixture f;

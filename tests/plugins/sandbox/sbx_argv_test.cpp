@@ -6,6 +6,8 @@
 
 #include <radial/plugin/runtime.hpp>
 
+#include "../../support/plugin_error.h"
+
 namespace radial::sandbox {
 namespace {
 
@@ -29,16 +31,7 @@ ContainerSpec turn_spec() {
     return s;
 }
 
-template <class F>
-radial::plugin::Error error_of(F&& f) {
-    try {
-        f();
-    } catch (const radial::plugin::Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "no error";
-    return radial::plugin::Error(RADIAL_OK, "");
-}
+using radial::test::error_of;
 
 TEST(sbx_argv, CreateGolden) {
     SandboxSettings settings;

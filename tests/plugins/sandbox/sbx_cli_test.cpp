@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "../../support/plugin_error.h"
 #include "sbx_diagnosis.h"
 #include "scripted_sbx.h"
 
@@ -29,16 +30,7 @@ SbxCli cli_for(const ScriptedSbx& fake, std::uint64_t budget_ms = 5000) {
     return SbxCli(s, std::make_shared<ProcessSbxExecutor>(s.binary), radial::plugin::Host());
 }
 
-template <class F>
-radial::plugin::Error error_of(F&& f) {
-    try {
-        f();
-    } catch (const radial::plugin::Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "no error";
-    return radial::plugin::Error(RADIAL_OK, "");
-}
+using radial::test::error_of;
 
 TEST(sbx_cli, FeaturesAreReadFromHelpAndKeptOnceBothProbesAnswered) {
     ScriptedSbx fake;

@@ -15,17 +15,26 @@
 
 namespace radial::internal {
 
+// A temporary directory, or a file or directory in one, could not be made (docs/design.md §14.2):
+// what internal::TempDir and the conformance harness's wrapper throw. A std::system_error, so
+// code() is the errno; what() is "<step> '<path>': <strerror>" (§14.3) and the caller adds what to
+// check.
+class TempDirError : public std::system_error {
+public:
+    TempDirError(int err, const std::string& what)
+        : std::system_error(err, std::generic_category(), what) {}
+};
+
 // A directory created with mode 0700 by mkdtemp(3), removed with everything in it when its owner
 // goes out of scope. Move-only. Not thread-safe.
 class TempDir {
 public:
-    // Creates "<root>/<prefix>XXXXXX". Throws std::system_error (the errno of mkdtemp) whose
-    // what() names the path it tried.
+    // Creates "<root>/<prefix>XXXXXX". Throws TempDirError (the errno of mkdtemp) whose what()
+    // names the path it tried.
     TempDir(const std::filesystem::path& root, std::string_view prefix) {
         std::string tmpl = (root / (std::string(prefix) + "XXXXXX")).string();
         if (::mkdtemp(tmpl.data()) == nullptr)
-            throw std::system_error(errno, std::generic_category(),
-                                    "creating a temporary directory '" + tmpl + "'");
+            throw TempDirError(errno, "creating a temporary directory '" + tmpl + "'");
         path_ = std::move(tmpl);
     }
     TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <radial/container_spec.hpp>
+#include <radial/names.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -80,6 +81,27 @@ inline DescriptorInfo read_descriptor_info(const radial_runtime_descriptor& d) {
     return info;
 }
 
+// The required functions (create, destroy, run, list_by_label, kill) that `d` lacks — beyond its
+// struct_size or NULL — in that order; empty when it has them all. The one list of them, for the
+// host's loader and the conformance harness.
+inline std::vector<const char*> missing_required_functions(const radial_runtime_descriptor& d) {
+    const radial_runtime_descriptor* p = &d;
+    const std::pair<bool, const char*> required[] = {
+        {RADIAL_HAS_FIELD(p, radial_runtime_descriptor, create) && d.create != nullptr, "create"},
+        {RADIAL_HAS_FIELD(p, radial_runtime_descriptor, destroy) && d.destroy != nullptr,
+         "destroy"},
+        {RADIAL_HAS_FIELD(p, radial_runtime_descriptor, run) && d.run != nullptr, "run"},
+        {RADIAL_HAS_FIELD(p, radial_runtime_descriptor, list_by_label) &&
+             d.list_by_label != nullptr,
+         "list_by_label"},
+        {RADIAL_HAS_FIELD(p, radial_runtime_descriptor, kill) && d.kill != nullptr, "kill"},
+    };
+    std::vector<const char*> missing;
+    for (const auto& [present, name] : required)
+        if (!present) missing.push_back(name);
+    return missing;
+}
+
 // Why a descriptor cannot be used by this host, or empty when it can. Checks, in order: the frozen
 // header is present, the major matches, the plugin does not need a newer minor, the required
 // functions are present and non-NULL, and the id is well formed.
@@ -97,28 +119,11 @@ inline std::string descriptor_problem(const radial_runtime_descriptor* d) {
         return "it needs runtime ABI " + to_string(d->abi_major) + "." + to_string(d->abi_minor) +
                ", this radiald supports " + to_string(RADIAL_RT_ABI_MAJOR) + "." +
                to_string(RADIAL_RT_ABI_MINOR) + "; upgrade radiald or use an older plugin";
-    struct Required {
-        bool present;
-        const char* name;
-    };
-    const Required required[] = {
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, create) && d->create != nullptr, "create"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, destroy) && d->destroy != nullptr,
-         "destroy"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, run) && d->run != nullptr, "run"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, list_by_label) &&
-             d->list_by_label != nullptr,
-         "list_by_label"},
-        {RADIAL_HAS_FIELD(d, radial_runtime_descriptor, kill) && d->kill != nullptr, "kill"},
-    };
-    for (const auto& r : required)
-        if (!r.present)
-            return std::string("its descriptor lacks the required function '") + r.name + "'";
+    if (const auto missing = missing_required_functions(*d); !missing.empty())
+        return std::string("its descriptor lacks the required function '") + missing.front() + "'";
     std::string_view id = to_view(d->id);
-    bool id_ok = !id.empty() && id.size() <= 32;
-    for (char c : id)
-        id_ok = id_ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
-    if (!id_ok) return "its runtime id '" + std::string(id) + "' does not match [a-z0-9-]{1,32}";
+    if (!is_runtime_id(id))
+        return "its runtime id '" + std::string(id) + "' does not match [a-z0-9-]{1,32}";
     return {};
 }
 
@@ -136,6 +141,41 @@ struct ConfigEntry {
 struct ConfigSection {
     std::string section; // "run.docker"
     std::vector<ConfigEntry> entries;
+};
+
+// `section` as the C ABI's radial_config, borrowing from it (it must outlive this): what
+// `create` is given, by radiald and by the conformance harness alike. Not copyable: the C arrays
+// point into its own vectors.
+class CConfig {
+public:
+    explicit CConfig(const ConfigSection& section) {
+        items_.reserve(section.entries.size());
+        for (const auto& e : section.entries) {
+            auto& items = items_.emplace_back();
+            for (const auto& s : e.items) items.push_back(to_c(s));
+            radial_config_entry ce{};
+            ce.key = to_c(e.key);
+            ce.kind = e.kind;
+            ce.string_value = to_c(e.string_value);
+            ce.int_value = e.int_value;
+            ce.float_value = e.float_value;
+            ce.items = {items.empty() ? nullptr : items.data(),
+                        static_cast<std::uint32_t>(items.size()), sizeof(radial_str)};
+            entries_.push_back(ce);
+        }
+        c_.struct_size = sizeof c_;
+        c_.section = to_c(section.section);
+        c_.entries = {entries_.empty() ? nullptr : entries_.data(),
+                      static_cast<std::uint32_t>(entries_.size()), sizeof(radial_config_entry)};
+    }
+    CConfig(const CConfig&) = delete;
+    CConfig& operator=(const CConfig&) = delete;
+    const radial_config* get() const noexcept { return &c_; }
+
+private:
+    std::vector<std::vector<radial_str>> items_;
+    std::vector<radial_config_entry> entries_;
+    radial_config c_{};
 };
 
 // How the runtime treats one spec field (docs/design.md §5.6): RADIAL_FIELD_* and RADIAL_DISP_*,
@@ -309,33 +349,11 @@ public:
         h.plugin_path = to_c(c.state_->plugin_path);
         h.log = &State::log_thunk;
 
-        // Flatten the config into C entries that borrow from `config`.
-        std::vector<std::vector<radial_str>> item_storage;
-        std::vector<radial_config_entry> entries;
-        item_storage.reserve(config.entries.size());
-        for (const auto& e : config.entries) {
-            auto& items = item_storage.emplace_back();
-            for (const auto& s : e.items) items.push_back(to_c(s));
-            radial_config_entry ce{};
-            ce.key = to_c(e.key);
-            ce.kind = e.kind;
-            ce.string_value = to_c(e.string_value);
-            ce.int_value = e.int_value;
-            ce.float_value = e.float_value;
-            ce.items = radial_array{items.empty() ? nullptr : items.data(),
-                                    static_cast<std::uint32_t>(items.size()), sizeof(radial_str)};
-            entries.push_back(ce);
-        }
-        radial_config cc{};
-        cc.struct_size = sizeof(radial_config);
-        cc.section = to_c(config.section);
-        cc.entries =
-            radial_array{entries.empty() ? nullptr : entries.data(),
-                         static_cast<std::uint32_t>(entries.size()), sizeof(radial_config_entry)};
+        const CConfig cc(config); // borrows from `config`
         detail::ErrorCollector err;
         auto sink = err.sink();
         radial_runtime* rt = nullptr;
-        std::int32_t status = descriptor->create(&c.state_->host, &cc, &rt, &sink);
+        std::int32_t status = descriptor->create(&c.state_->host, cc.get(), &rt, &sink);
         if (status != RADIAL_OK || rt == nullptr) {
             if (status == RADIAL_OK) status = RADIAL_E_INTERNAL;
             err.raise(status, "create");

@@ -343,6 +343,17 @@ struct Instance {
     std::unique_ptr<Runtime> impl;
 };
 
+// Copies `c` into the host's `*out` after its struct_size field: only the bytes the host's struct
+// holds (the growth rules, runtime_plugin.h), so an older host's smaller struct is never
+// overrun. out->struct_size stays the host's.
+template <class T>
+void copy_to_host(const T& c, T* out) noexcept {
+    const std::uint32_t n = out->struct_size < sizeof(c) ? out->struct_size : sizeof(c);
+    std::memcpy(reinterpret_cast<unsigned char*>(out) + sizeof(std::uint32_t),
+                reinterpret_cast<const unsigned char*>(&c) + sizeof(std::uint32_t),
+                n > sizeof(std::uint32_t) ? n - sizeof(std::uint32_t) : 0);
+}
+
 inline Runtime& impl(radial_runtime* rt) { return *reinterpret_cast<Instance*>(rt)->impl; }
 
 template <class T>
@@ -362,10 +373,15 @@ std::int32_t create(const radial_host* host, const radial_config* config, radial
 
 inline void destroy(radial_runtime* rt) noexcept {
     std::unique_ptr<Instance> owned(reinterpret_cast<Instance*>(rt));
+    const Host host = owned ? owned->host : Host();
     try {
         owned.reset();
     } catch (...) {
-        // A destructor that throws cannot be reported anywhere useful; swallowing beats terminate.
+        // destroy has no error sink and must not throw (docs/design.md §14.2): the host's log is
+        // the one place left to say it. A fixed line: building one could throw in turn.
+        host.log(RADIAL_LOG_ERROR,
+                 "destroy: the runtime's destructor threw; some of its resources may not have "
+                 "been released");
     }
 }
 
@@ -414,10 +430,7 @@ inline std::int32_t run(radial_runtime* rt, const radial_spec* spec, const radia
         c.exit_code = r.exit_code;
         c.term_signal = r.term_signal;
         c.duration_ms = r.duration_ms;
-        std::uint32_t n = result->struct_size < sizeof(c) ? result->struct_size : sizeof(c);
-        std::memcpy(reinterpret_cast<unsigned char*>(result) + sizeof(std::uint32_t),
-                    reinterpret_cast<const unsigned char*>(&c) + sizeof(std::uint32_t),
-                    n > sizeof(std::uint32_t) ? n - sizeof(std::uint32_t) : 0);
+        copy_to_host(c, result);
     });
     output.close();
     return status;
@@ -441,6 +454,9 @@ inline const void* get_extension(radial_runtime* rt, const char* id) noexcept {
     try {
         return id == nullptr ? nullptr : impl(rt).extension(id);
     } catch (...) {
+        // No error sink here either: logged, and answered as "no such extension".
+        reinterpret_cast<Instance*>(rt)->host.warn(
+            "get_extension threw; answering that the extension is not supported");
         return nullptr;
     }
 }
@@ -468,11 +484,7 @@ inline std::int32_t inspect(radial_runtime* rt, radial_str label, radial_box_sta
         c.flags = b.flags;
         c.exit_code = b.exit_code;
         c.term_signal = b.term_signal;
-        // Only the fields the host's struct holds (the growth rules, runtime_plugin.h).
-        std::uint32_t n = state->struct_size < sizeof(c) ? state->struct_size : sizeof(c);
-        std::memcpy(reinterpret_cast<unsigned char*>(state) + sizeof(std::uint32_t),
-                    reinterpret_cast<const unsigned char*>(&c) + sizeof(std::uint32_t),
-                    n > sizeof(std::uint32_t) ? n - sizeof(std::uint32_t) : 0);
+        copy_to_host(c, state);
     });
 }
 

@@ -1,0 +1,25 @@
+# benchmarks/lib.sh — what the benchmark scripts share: timing, medians and ratios, and the 16
+# registered secrets of a turn that redacts. Sourced by them, never run on its own.
+
+now() { date +%s.%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", b - a }'; } # seconds from $1 to $2
+time_it() { # prints the seconds "$@" took, output discarded
+    local t0
+    t0="$(now)"
+    "$@" >/dev/null 2>&1
+    secs "${t0}" "$(now)"
+}
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
+
+# Exports BENCH_SECRET_1..16 with random values and sets the array secret_flags to the
+# `--secret NAME` flags that register them.
+bench_secrets() {
+    local i name
+    secret_flags=()
+    for i in $(seq 1 16); do
+        name="BENCH_SECRET_${i}"
+        export "${name}=sk-bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+        secret_flags+=(--secret "${name}")
+    done
+}
