@@ -1,17 +1,12 @@
 #include "box_user.h"
 
+#include <radial/internal/names.h>
+
 namespace radial::docker {
 
 namespace {
 
 constexpr std::string_view kExample = "give numeric ids uid:gid such as 65534:65534";
-
-bool all_digits(std::string_view s) noexcept {
-    if (s.empty()) return false;
-    for (char c : s)
-        if (c < '0' || c > '9') return false;
-    return true;
-}
 
 // The value of a run of digits, or nullopt above kMaxBoxId (leading zeros are allowed: runc reads
 // "0100" as 100).
@@ -36,7 +31,8 @@ std::optional<BoxUser> parse_box_user(std::string_view user) noexcept {
     std::size_t colon = user.find(':');
     if (colon == std::string_view::npos) return std::nullopt;
     std::string_view uid = user.substr(0, colon), gid = user.substr(colon + 1);
-    if (!all_digits(uid) || !all_digits(gid)) return std::nullopt;
+    if (!radial::internal::is_decimal(uid) || !radial::internal::is_decimal(gid))
+        return std::nullopt;
     auto u = id_value(uid), g = id_value(gid);
     if (!u || !g || *u == 0 || *g == 0) return std::nullopt;
     return BoxUser{*u, *g};
@@ -55,7 +51,8 @@ std::optional<std::string> user_problem(std::string_view user) {
         return quoted +
                " is a name, which docker resolves inside the image, where it may map to root; " +
                example;
-    if (!all_digits(uid) || (colon != std::string_view::npos && !all_digits(gid)))
+    if (!radial::internal::is_decimal(uid) ||
+        (colon != std::string_view::npos && !radial::internal::is_decimal(gid)))
         return quoted +
                " is not two plain decimal numbers uid:gid (no sign, space or other character, "
                "which runc may read as root); " +

@@ -1,5 +1,6 @@
 #include "docker_settings.h"
 
+#include <radial/internal/names.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,18 +15,8 @@ namespace radial::docker {
 
 namespace {
 
+using plugin_support::refuse_setting;
 using radial::plugin::Error;
-
-[[noreturn]] void invalid(const radial::plugin::Config& config, std::string_view key,
-                          const std::string& why) {
-    plugin_support::refuse_setting(config, key, why);
-}
-
-bool has_control_or_space(std::string_view s) {
-    for (unsigned char c : s)
-        if (c <= ' ' || c == 0x7f) return true;
-    return false;
-}
 
 } // namespace
 
@@ -44,51 +35,55 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned on
     if (s.host_cpus_milli != 0) s.cpus_milli = std::min(s.cpus_milli, s.host_cpus_milli);
     if (auto v = config.string("binary")) {
         if (v->empty() || v->find('\0') != std::string::npos)
-            invalid(config, "binary", "the value is empty; give the docker CLI's name or path");
+            refuse_setting(config, "binary",
+                           "the value is empty; give the docker CLI's name or path");
         s.binary = *v;
     }
     if (auto v = config.string("host")) {
-        if (v->find("://") == std::string::npos || v->front() == '-' || has_control_or_space(*v))
-            invalid(config, "host",
-                    "'" + *v +
-                        "' is not an engine address; give one such as "
-                        "unix:///var/run/docker.sock or tcp://127.0.0.1:2375");
+        if (v->find("://") == std::string::npos || v->front() == '-' ||
+            radial::internal::has_space_or_control(*v))
+            refuse_setting(config, "host",
+                           "'" + *v +
+                               "' is not an engine address; give one such as "
+                               "unix:///var/run/docker.sock or tcp://127.0.0.1:2375");
         s.host = *v;
     }
     if (auto v = config.size_bytes("memory")) {
         if (*v < (6ull << 20))
-            invalid(config, "memory",
-                    std::to_string(*v) +
-                        " bytes is below docker's minimum of 6 MiB; give e.g. "
-                        "\"2g\"");
+            refuse_setting(config, "memory",
+                           std::to_string(*v) +
+                               " bytes is below docker's minimum of 6 MiB; give e.g. "
+                               "\"2g\"");
         s.memory_bytes = *v;
     }
     if (auto v = config.cpus_milli("cpus")) {
         if (*v < 10)
-            invalid(config, "cpus", "docker's smallest CPU cap is 0.01; give e.g. 2 or 0.5");
+            refuse_setting(config, "cpus", "docker's smallest CPU cap is 0.01; give e.g. 2 or 0.5");
         if (s.host_cpus_milli != 0 && *v > s.host_cpus_milli)
-            invalid(config, "cpus",
-                    format_cpus(*v) + " CPUs is more than this host's " +
-                        std::to_string(online_cpus) +
-                        " online CPUs, and docker refuses --cpus above that; give at most " +
-                        std::to_string(online_cpus));
+            refuse_setting(config, "cpus",
+                           format_cpus(*v) + " CPUs is more than this host's " +
+                               std::to_string(online_cpus) +
+                               " online CPUs, and docker refuses --cpus above that; give at most " +
+                               std::to_string(online_cpus));
         s.cpus_milli = *v;
     }
     if (auto v = config.integer("pidsLimit")) {
         if (*v <= 0)
-            invalid(config, "pidsLimit",
-                    std::to_string(*v) + " is not a cap; give a positive number such as 256");
+            refuse_setting(
+                config, "pidsLimit",
+                std::to_string(*v) + " is not a cap; give a positive number such as 256");
         s.pids_limit = *v;
     }
     if (auto v = config.string("user")) {
-        if (auto problem = user_problem(*v)) invalid(config, "user", *problem);
+        if (auto problem = user_problem(*v)) refuse_setting(config, "user", *problem);
         s.user = *v;
     }
     if (auto v = config.size_bytes("tmpfsSize")) s.tmpfs_size_bytes = *v;
     if (auto v = config.string("pull")) {
         if (*v != "missing" && *v != "never" && *v != "always")
-            invalid(config, "pull",
-                    "'" + *v + "' is not a pull policy; give \"missing\", \"never\" or \"always\"");
+            refuse_setting(
+                config, "pull",
+                "'" + *v + "' is not a pull policy; give \"missing\", \"never\" or \"always\"");
         s.pull = *v;
     }
     if (auto v = config.duration_ms("killGrace")) s.kill_grace_ms = *v;
@@ -96,46 +91,48 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned on
     if (auto v = config.duration_ms("commandTimeout")) s.command_timeout_ms = *v;
     if (auto v = config.duration_ms("startTimeout")) {
         if (*v == 0)
-            invalid(config, "startTimeout",
-                    "0 gives the engine no time to start a box; give e.g. \"60s\"");
+            refuse_setting(config, "startTimeout",
+                           "0 gives the engine no time to start a box; give e.g. \"60s\"");
         s.start_timeout_ms = *v;
     }
     if (auto v = config.size_bytes("writableLayerSize")) {
         if (*v < (1ull << 20))
-            invalid(config, "writableLayerSize",
-                    std::to_string(*v) + " bytes leaves a box no room to write; give e.g. \"10g\"");
+            refuse_setting(
+                config, "writableLayerSize",
+                std::to_string(*v) + " bytes leaves a box no room to write; give e.g. \"10g\"");
         s.writable_layer_bytes = *v;
     }
     if (auto v = config.string("boxInit")) {
         if (v->empty() || v->front() != '/' || v->find(':') != std::string::npos)
-            invalid(
+            refuse_setting(
                 config, "boxInit",
                 "'" + *v + "' is not an absolute path without ':'; give the path of radial-init");
         if (::access(v->c_str(), R_OK | X_OK) != 0)
-            invalid(config, "boxInit",
-                    "'" + *v +
-                        "' is not a readable executable file; give the "
-                        "path of radial-init");
+            refuse_setting(config, "boxInit",
+                           "'" + *v +
+                               "' is not a readable executable file; give the "
+                               "path of radial-init");
         s.init_path = *v;
     }
     if (auto v = config.string("ociRuntime")) {
         if (!radial::plugin::valid_label(*v))
-            invalid(config, "ociRuntime",
-                    "'" + *v +
-                        "' is not a runtime name ([A-Za-z0-9][A-Za-z0-9_.-]{0,127}); give the "
-                        "name the engine's daemon.json registers, such as \"runsc\"");
+            refuse_setting(
+                config, "ociRuntime",
+                "'" + *v +
+                    "' is not a runtime name ([A-Za-z0-9][A-Za-z0-9_.-]{0,127}); give the "
+                    "name the engine's daemon.json registers, such as \"runsc\"");
         s.oci_runtime = *v;
     }
     // Under some runtimes the box's own sandbox counts against the cap (docs/design.md §13.9):
     // a smaller cap would keep every box from starting.
     if (const auto& profile = oci_runtime_profile(s.oci_runtime);
         config.integer("pidsLimit") && s.pids_limit < profile.min_pids_limit)
-        invalid(config, "pidsLimit",
-                std::to_string(s.pids_limit) + " is below " +
-                    std::to_string(profile.min_pids_limit) +
-                    ", the least a box starts with under run.docker.ociRuntime '" + s.oci_runtime +
-                    "' (its own host threads count against the cap); give at least " +
-                    std::to_string(profile.min_pids_limit));
+        refuse_setting(
+            config, "pidsLimit",
+            std::to_string(s.pids_limit) + " is below " + std::to_string(profile.min_pids_limit) +
+                ", the least a box starts with under run.docker.ociRuntime '" + s.oci_runtime +
+                "' (its own host threads count against the cap); give at least " +
+                std::to_string(profile.min_pids_limit));
     return s;
 }
 

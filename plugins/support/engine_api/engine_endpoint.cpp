@@ -130,7 +130,9 @@ std::string context_directory_name(std::string_view name) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     if (EVP_Digest(name.data(), name.size(), digest, &len, EVP_sha256(), nullptr) != 1)
-        throw std::runtime_error("SHA-256 of a docker context name failed");
+        throw std::invalid_argument("docker context '" + std::string(name) +
+                                    "': OpenSSL's SHA-256 of its name failed, so its directory "
+                                    "under contexts/ cannot be found");
     static const char* hex = "0123456789abcdef";
     std::string out;
     for (unsigned i = 0; i < len; ++i) {

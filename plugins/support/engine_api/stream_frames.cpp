@@ -1,7 +1,6 @@
 #include "engine_api/stream_frames.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace radial::engine_api {
 
@@ -15,7 +14,7 @@ bool FrameDemux::feed(std::string_view bytes) {
             if (header_fill_ < sizeof(header_)) return true;
             header_fill_ = 0;
             if (header_[0] > 2 || header_[1] != 0 || header_[2] != 0 || header_[3] != 0)
-                throw std::runtime_error(
+                throw StreamFormatError(
                     "the engine's output stream is not multiplexed: frame header starts with "
                     "bytes " +
                     std::to_string(header_[0]) + "," + std::to_string(header_[1]) + "," +

@@ -7,10 +7,18 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
 namespace radial::engine_api {
+
+// The bytes an engine sent are not a multiplexed stream (docs/design.md §14.2: the framing's own
+// error type). what(): the offending header's bytes and what was expected.
+class StreamFormatError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
 
 // Splits a multiplexed byte stream, fed in arbitrary pieces, into payload pieces per stream.
 // A payload may be delivered in several pieces (as its bytes arrive), never merged with the next
@@ -24,7 +32,7 @@ public:
 
     explicit FrameDemux(Sink sink) : sink_(std::move(sink)) {}
 
-    // Consumes `bytes`. Returns false when the sink asked to stop. Throws std::runtime_error
+    // Consumes `bytes`. Returns false when the sink asked to stop. Throws StreamFormatError
     // naming the offending header when a header is malformed (a stream id above 2, or non-zero
     // padding): the bytes are then not a multiplexed stream (e.g. a TTY's raw output).
     bool feed(std::string_view bytes);
