@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <exception>
 #include <random>
 #include <set>
@@ -24,6 +25,9 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr auto kPollEvery = milliseconds(250);
+// How long the drain waits for a local container's followed log stream to end on its own while
+// no byte arrives, before it stops the stream and reads the rest once (docs/design.md §13.11).
+constexpr auto kLocalLogsIdle = std::chrono::seconds(2);
 
 // True on a thread while it delivers output: a kill from inside the sink must not wait for the run
 // whose output thread it is blocking.
@@ -75,8 +79,12 @@ private:
     std::string box() const { return "box '" + spec_.label + "'"; }
     std::pair<std::string, std::vector<std::string>> resolve_image();
     void create_secrets();
-    void pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err);
+    bool pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err);
+    std::string logs_target(bool follow) const;
+    bool on_this_engine(const std::string& container_id);
+    void saw_container(const std::string& container_id);
     void follow_logs() noexcept;
+    bool await_local_logs();
     void stop_logs();
     void cleanup() noexcept;
     bool oom_killed(const std::string& container_id);
@@ -97,6 +105,17 @@ private:
     std::atomic<std::uint64_t> delivered_[3] = {0, 0, 0}; // bytes per stream (1 out, 2 err)
     std::mutex stream_mutex_;
     std::unique_ptr<engine_api::Stream> stream_;
+    // The log path, chosen once by the log thread before any byte is delivered (never switched
+    // mid-run, so the byte offsets in delivered_ always count the same sequence): the task's
+    // container on this engine (local_container_ set), else swarm's log broker
+    // (docs/design.md §13.11). Guarded by stream_mutex_.
+    std::condition_variable log_cv_;
+    std::string seen_container_; // the task's container, once a task status named it
+    bool logs_stopping_ = false; // stop_logs() was called: open nothing more
+    bool path_chosen_ = false;
+    std::string local_container_;
+    bool follow_done_ = false;     // the log thread returned
+    bool follow_complete_ = false; // ... because its stream ended on its own, at a frame boundary
     std::exception_ptr log_failure_;
     std::optional<std::thread> log_thread_;
 };
@@ -149,7 +168,8 @@ void SwarmRun::create_secrets() {
     }
 }
 
-void SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err) {
+// Returns true when the stream ended on its own at a frame boundary with everything delivered.
+bool SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err) {
     // The broker sends a frame per line; consecutive frames of one stream within one read are
     // delivered as one chunk, so a chatty box costs the sink one call per read, not per line.
     std::uint32_t pending_stream = 0;
@@ -182,20 +202,110 @@ void SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uin
     });
     std::string chunk;
     while (stream.read(chunk))
-        if (!demux.feed(chunk) || !deliver()) break;
+        if (!demux.feed(chunk) || !deliver()) return false;
+    return demux.at_frame_boundary() && !output_aborted_;
 }
 
-void SwarmRun::follow_logs() noexcept {
+// The logs of the run's task: its container's own on this engine once the log thread chose it,
+// else the service's through swarm's log broker.
+std::string SwarmRun::logs_target(bool follow) const {
+    const std::string query =
+        std::string("/logs?follow=") + (follow ? "1" : "0") + "&stdout=1&stderr=1";
+    if (!local_container_.empty()) return "/containers/" + local_container_ + query;
+    return "/services/" + service_id_ + query;
+}
+
+// Whether the task's container is known to this engine (it runs on the node whose engine radiald
+// talks to). Any failure means no: the broker serves every node.
+bool SwarmRun::on_this_engine(const std::string& container_id) {
+    if (container_id.empty()) return false;
     try {
-        pump(*stream_, 0, 0);
+        auto r = rt_.engine_.request("GET", "/containers/" + url_encode(container_id) + "/json", "",
+                                     "inspecting the container of " + box());
+        return r.status == 200;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+// Called by the task poll whenever a task status names its container.
+void SwarmRun::saw_container(const std::string& container_id) {
+    if (container_id.empty()) return;
+    std::lock_guard lock(stream_mutex_);
+    if (!seen_container_.empty()) return;
+    seen_container_ = container_id;
+    log_cv_.notify_all();
+}
+
+// The log thread: waits until the task's container is named, chooses the path once, then follows
+// it from the start of the task's output (both paths replay what was written before they opened).
+void SwarmRun::follow_logs() noexcept {
+    bool complete = false;
+    try {
+        std::string container;
+        {
+            std::unique_lock lock(stream_mutex_);
+            log_cv_.wait(lock, [&] { return logs_stopping_ || !seen_container_.empty(); });
+            container = seen_container_;
+        }
+        if (!container.empty()) {
+            const bool local = on_this_engine(container);
+            std::unique_ptr<engine_api::Stream> s;
+            {
+                std::lock_guard lock(stream_mutex_);
+                if (!logs_stopping_) {
+                    if (local) local_container_ = container;
+                    path_chosen_ = true;
+                }
+            }
+            if (path_chosen_) {
+                rt_.host_.debug(box() + ": reading its output " +
+                                (local ? "from its container " + container + " on this engine"
+                                       : std::string("through swarm's log broker")));
+                s = rt_.engine_.open_stream(logs_target(true), "following the output of " + box());
+                std::unique_lock lock(stream_mutex_);
+                if (!logs_stopping_) {
+                    stream_ = std::move(s);
+                    lock.unlock();
+                    complete = pump(*stream_, 0, 0);
+                }
+            }
+        }
     } catch (...) {
         log_failure_ = std::current_exception();
     }
+    std::lock_guard lock(stream_mutex_);
+    follow_done_ = true;
+    follow_complete_ = complete && !logs_stopping_;
+    log_cv_.notify_all();
+}
+
+// The drain of the local path: a container's followed log stream ends on its own once the
+// container stopped and its log was read to the end. Waits for that while bytes keep arriving;
+// true when it ended so (nothing left to read).
+bool SwarmRun::await_local_logs() {
+    std::uint64_t last = delivered_[1] + delivered_[2];
+    auto last_progress = Clock::now();
+    std::unique_lock lock(stream_mutex_);
+    while (!follow_done_) {
+        if (active_.kill_requested() || output_aborted_) return false;
+        log_cv_.wait_for(lock, milliseconds(200));
+        std::uint64_t now = delivered_[1] + delivered_[2];
+        if (now != last) {
+            last = now;
+            last_progress = Clock::now();
+        } else if (Clock::now() - last_progress >= kLocalLogsIdle) {
+            return false;
+        }
+    }
+    return follow_complete_;
 }
 
 void SwarmRun::stop_logs() {
     {
         std::lock_guard lock(stream_mutex_);
+        logs_stopping_ = true;
+        log_cv_.notify_all();
         if (stream_) stream_->stop();
     }
     if (log_thread_) {
@@ -268,6 +378,10 @@ radial::plugin::RunResult SwarmRun::execute() {
             const json& st = tasks.front().value("Status", json::object());
             task_state = st.value("State", "");
             task_err = st.value("Err", "");
+            if (st.contains("ContainerStatus") && st["ContainerStatus"].is_object() &&
+                st["ContainerStatus"].contains("ContainerID") &&
+                st["ContainerStatus"]["ContainerID"].is_string())
+                saw_container(st["ContainerStatus"]["ContainerID"].get<std::string>());
             // A task the scheduler cannot place waits in "pending" (until the timeout, if any):
             // say why once, so the operator sees it while the turn waits.
             if (!terminal(task_state) && !task_err.empty() && task_err != said_pending) {
@@ -297,23 +411,32 @@ radial::plugin::RunResult SwarmRun::execute() {
         callbacks.force_kill = [this] { stop_logs(); };
         callbacks.drain = [&](plugin_support::Ending why) {
             if (why != plugin_support::Ending::none || !exit_code) return;
-            // The followed stream trails the task through swarm's log broker and never ends while
-            // the service exists: stop it, then read the ended task's logs once to their end,
-            // delivering only what the followed stream had not.
+            // A local container's followed stream ends on its own once the container stopped.
+            // The broker's trails the task and never ends while the service exists: stop it, then
+            // read the ended task's logs once to their end, on the same path, delivering only
+            // what the followed stream had not (docs/design.md §13.11).
+            bool local = false;
+            {
+                std::lock_guard lock(stream_mutex_);
+                local = !local_container_.empty();
+            }
+            if (local && await_local_logs()) {
+                stop_logs();
+                if (log_failure_) std::rethrow_exception(log_failure_);
+                return;
+            }
             stop_logs();
             if (log_failure_) std::rethrow_exception(log_failure_);
+            if (!path_chosen_) { // the log thread never chose: choose now, nothing was delivered
+                if (on_this_engine(container_id)) local_container_ = container_id;
+            }
             if (!output_aborted_) {
-                auto rest = rt_.engine_.open_stream(
-                    "/services/" + service_id_ + "/logs?follow=0&stdout=1&stderr=1",
-                    "reading the rest of the output of " + box());
+                auto rest = rt_.engine_.open_stream(logs_target(false),
+                                                    "reading the rest of the output of " + box());
                 pump(*rest, delivered_[1], delivered_[2]);
             }
         };
         run_pump_.emplace(active_, options, std::move(callbacks));
-
-        stream_ =
-            rt_.engine_.open_stream("/services/" + service_id_ + "/logs?follow=1&stdout=1&stderr=1",
-                                    "following the output of " + box());
         log_thread_.emplace([this] { follow_logs(); });
         ending = run_pump_->run().ending;
     } catch (const EngineError& e) {
