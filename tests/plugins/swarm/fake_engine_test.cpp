@@ -383,14 +383,24 @@ struct Releaser {
     ~Releaser() { gate.release(); }
 };
 
-// The task's output: "one\ntwo\n" on stdout, "err1\nerr2\n" on stderr, as the engine frames it.
+// The task's output: "one\ntwo\n" on stdout, "err1\nerr2\n" on stderr, one frame per line as
+// the engine sends it, in this order: err1 and one at 08:00:00.1, err2 and two at 08:00:10.2.
+// Through the broker without timestamps; from the container with them (timestamps=1).
 const std::string kErr = engine_api::encode_frame(2, "err1\nerr2\n");
 const std::string kOut = engine_api::encode_frame(1, "one\ntwo\n");
+const std::string kT0 = "2026-12-01T08:00:00.100000000Z ", kT1 = "2026-12-01T08:00:10.200000000Z ";
+const std::string kEarly =
+    engine_api::encode_frame(2, kT0 + "err1\n") + engine_api::encode_frame(1, kT0 + "one\n");
+const std::string kLate =
+    engine_api::encode_frame(2, kT1 + "err2\n") + engine_api::encode_frame(1, kT1 + "two\n");
+// The newest delivered stamp, 08:00:10.2, less the 5 s margin: what the rest must be read since.
+const std::string kSince = "since=1796112005.200000000";
 
 // A scripted one-task run: the task names its container c1 from the first poll, and completes
 // with exit 0 at the third. `local`: whether this engine knows c1. `follow_body`: the first
 // chunk of a followed log stream (of whichever path); `follow_ends`: whether the stream then ends
-// (else it is held until the gate opens).
+// (else it is held until the gate opens). The container's log honours `since` as the engine does
+// (only lines stamped at or after it) for the one value the runtime should ask for.
 struct ScriptedRun {
     bool local = true;
     std::string follow_body;
@@ -422,6 +432,8 @@ struct ScriptedRun {
             };
             return a;
         }
+        if (path.starts_with("/v1.41/containers/c1/logs?follow=0"))
+            return {200, path.find(kSince) != std::string::npos ? kLate : kEarly + kLate};
         if (path.find("/logs?follow=0") != std::string::npos) return {200, kErr + kOut};
         if (method == "GET") return {200, "[]"}; // the services and secrets left to remove
         return {404, R"({"message":"not scripted"})"};
@@ -458,10 +470,13 @@ std::size_t count_with(const std::vector<std::string>& reqs, const std::string& 
     }));
 }
 
-TEST(FakeEngine, ATaskOnThisEngineIsReadFromItsContainerWhoseStreamEndsOnItsOwn) {
+TEST(FakeEngine, ATaskOnThisEngineIsReadFromItsContainerThenFromShortlyBeforeItsEnd) {
+    // The followed stream delivers everything and ends on its own (not trusted: Docker 20.10
+    // ends it early at times): the rest is read from 5 s before the newest stamp, and every byte
+    // it repeats is skipped.
     Gate gate;
     ScriptedRun script;
-    script.follow_body = kErr + kOut;
+    script.follow_body = kEarly + kLate;
     script.follow_ends = true;
     script.gate = &gate;
     FakeEngine engine(std::ref(script), false);
@@ -472,18 +487,20 @@ TEST(FakeEngine, ATaskOnThisEngineIsReadFromItsContainerWhoseStreamEndsOnItsOwn)
     EXPECT_EQ(cap.out, "one\ntwo\n");
     EXPECT_EQ(cap.err, "err1\nerr2\n");
     auto reqs = engine.requests();
-    EXPECT_EQ(count_with(reqs, "/containers/c1/logs?follow=1&stdout=1&stderr=1"), 1u);
-    // It ended on its own at a frame boundary: nothing is read twice, the broker not at all.
-    EXPECT_EQ(count_with(reqs, "logs?follow=0"), 0u);
+    EXPECT_EQ(count_with(reqs, "/containers/c1/logs?follow=1&stdout=1&stderr=1&timestamps=1"), 1u);
+    EXPECT_EQ(
+        count_with(reqs, "/containers/c1/logs?follow=0&stdout=1&stderr=1&timestamps=1&" + kSince),
+        1u);
     EXPECT_EQ(count_with(reqs, "/services/svc1/logs"), 0u);
 }
 
 TEST(FakeEngine, AStalledContainerStreamIsFinishedFromItsLogWithoutRepeatingAByte) {
-    // The followed stream delivers stderr and 5 of stdout's 8 bytes (mid-frame), then stalls: the
-    // drain stops it and reads the container's log once, skipping exactly what was delivered.
+    // The followed stream stops mid-frame, then stalls: the drain stops it and reads the rest of
+    // the container's log once, skipping exactly what was delivered.
     Gate gate;
     ScriptedRun script;
-    script.follow_body = kErr + kOut.substr(0, 8 + 5);
+    // The last frame is cut after its stamp and one byte of its message ("t" of "two\n").
+    script.follow_body = kEarly + kLate.substr(0, kLate.size() - 3);
     script.gate = &gate;
     FakeEngine engine(std::ref(script), false);
     Releaser releaser{gate};
@@ -494,7 +511,9 @@ TEST(FakeEngine, AStalledContainerStreamIsFinishedFromItsLogWithoutRepeatingAByt
     EXPECT_EQ(cap.err, "err1\nerr2\n");
     auto reqs = engine.requests();
     EXPECT_EQ(count_with(reqs, "/containers/c1/logs?follow=1"), 1u);
-    EXPECT_EQ(count_with(reqs, "/containers/c1/logs?follow=0"), 1u);
+    EXPECT_EQ(
+        count_with(reqs, "/containers/c1/logs?follow=0&stdout=1&stderr=1&timestamps=1&" + kSince),
+        1u);
     EXPECT_EQ(count_with(reqs, "/services/svc1/logs"), 0u);
 }
 
