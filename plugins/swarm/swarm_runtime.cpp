@@ -432,8 +432,9 @@ void SwarmRun::follow_logs() noexcept {
 }
 
 // The drain of the local path: a container's followed log stream ends on its own once the
-// container stopped and its log was read to the end. Waits for that while bytes keep arriving;
-// true when it ended so (nothing left to read).
+// container stopped. Waits for that while bytes keep arriving (at most kLocalLogsIdle without
+// one), so that the rest read after it is short; true when it ended so. The end is not proof
+// that everything arrived (docs/design.md §13.11): the caller reads the rest either way.
 bool SwarmRun::await_local_logs() {
     std::uint64_t last = delivered_[1] + delivered_[2];
     auto last_progress = Clock::now();
