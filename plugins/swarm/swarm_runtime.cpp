@@ -187,6 +187,8 @@ private:
     bool on_this_engine(const std::string& container_id);
     void saw_container(const std::string& container_id);
     void follow_logs() noexcept;
+    void read_rest(const std::string& target, std::uint64_t skip_out, std::uint64_t skip_err,
+                   bool stamped) noexcept;
     bool await_local_logs();
     void stop_logs();
     void cleanup() noexcept;
@@ -225,7 +227,8 @@ private:
     // 2 × kSinceMarginMs of them (written by the log thread; read after it was joined).
     std::map<std::int64_t, std::array<std::uint64_t, 3>> stamped_bytes_;
     std::int64_t newest_ms_ = -1;
-    bool stamps_ok_ = true; // every timestamp parsed
+    bool stamps_ok_ = true;     // every timestamp parsed
+    bool drain_killed_ = false; // a kill cut the read of the rest short (pump thread only)
 };
 
 std::pair<std::string, std::vector<std::string>> SwarmRun::resolve_image() {
@@ -431,6 +434,25 @@ void SwarmRun::follow_logs() noexcept {
     log_cv_.notify_all();
 }
 
+// The read of the rest after the task ended, on the log thread, so that a kill can stop it.
+void SwarmRun::read_rest(const std::string& target, std::uint64_t skip_out, std::uint64_t skip_err,
+                         bool stamped) noexcept {
+    try {
+        auto s = rt_.engine_.open_stream(target, "reading the rest of the output of " + box());
+        std::unique_lock lock(stream_mutex_);
+        if (!logs_stopping_) {
+            stream_ = std::move(s);
+            lock.unlock();
+            pump(*stream_, skip_out, skip_err, stamped);
+        }
+    } catch (...) {
+        log_failure_ = std::current_exception();
+    }
+    std::lock_guard lock(stream_mutex_);
+    follow_done_ = true;
+    log_cv_.notify_all();
+}
+
 // The drain of the local path: a container's followed log stream ends on its own once the
 // container stopped. Waits for that while bytes keep arriving (at most kLocalLogsIdle without
 // one), so that the rest read after it is short; true when it ended so. The end is not proof
@@ -580,12 +602,33 @@ radial::plugin::RunResult SwarmRun::execute() {
             if (!path_chosen_) { // the log thread never chose: choose now, nothing was delivered
                 if (on_this_engine(container_id)) local_container_ = container_id;
             }
-            if (!output_aborted_) {
-                std::uint64_t skip_out = 0, skip_err = 0;
-                auto rest = rt_.engine_.open_stream(rest_target(skip_out, skip_err),
-                                                    "reading the rest of the output of " + box());
-                pump(*rest, skip_out, skip_err, !local_container_.empty());
+            if (output_aborted_) return;
+            // The rest can be long (the whole log again on the broker path): read it on the log
+            // thread while this one watches for a kill, which the pump cannot see during the
+            // drain, so that a kill ends the run within its grace.
+            std::uint64_t skip_out = 0, skip_err = 0;
+            const std::string target = rest_target(skip_out, skip_err);
+            const bool stamped = !local_container_.empty();
+            {
+                std::lock_guard lock(stream_mutex_);
+                logs_stopping_ = false;
+                follow_done_ = false;
             }
+            log_thread_.emplace([this, target, skip_out, skip_err, stamped] {
+                read_rest(target, skip_out, skip_err, stamped);
+            });
+            {
+                std::unique_lock lock(stream_mutex_);
+                while (!follow_done_) {
+                    if (active_.kill_requested()) {
+                        drain_killed_ = true;
+                        break;
+                    }
+                    log_cv_.wait_for(lock, milliseconds(200));
+                }
+            }
+            stop_logs();
+            if (log_failure_ && !drain_killed_) std::rethrow_exception(log_failure_);
         };
         run_pump_.emplace(active_, options, std::move(callbacks));
         log_thread_.emplace([this] { follow_logs(); });
@@ -599,7 +642,7 @@ radial::plugin::RunResult SwarmRun::execute() {
     }
     stop_logs();
     cleanup();
-    if (log_failure_ && ending == plugin_support::Ending::none) {
+    if (log_failure_ && ending == plugin_support::Ending::none && !drain_killed_) {
         try {
             std::rethrow_exception(log_failure_);
         } catch (const EngineError& e) {
@@ -617,6 +660,10 @@ radial::plugin::RunResult SwarmRun::execute() {
             break;
         case plugin_support::Ending::timed_out: result.flags = RADIAL_RUN_TIMED_OUT; break;
         case plugin_support::Ending::none:
+            if (drain_killed_) { // the task ended, but its output was cut short by the kill
+                result.flags = RADIAL_RUN_KILLED;
+                break;
+            }
             if (!exit_code)
                 throw Error(
                     RADIAL_E_INTERNAL,
