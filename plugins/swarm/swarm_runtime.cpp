@@ -1,8 +1,15 @@
 #include "swarm_runtime.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
 #include <exception>
+#include <functional>
+#include <map>
 #include <random>
 #include <set>
 #include <thread>
@@ -24,6 +31,14 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr auto kPollEvery = milliseconds(250);
+// How long the drain waits for a local container's followed log stream to end on its own while
+// no byte arrives, before it stops the stream and reads the rest once (docs/design.md §13.11).
+constexpr auto kLocalLogsIdle = std::chrono::seconds(2);
+// The rest of a local container's log is read from this long before the newest timestamp
+// delivered: a line stamped earlier but written to the log after a later-stamped line of the
+// other stream is still read (docs/design.md §13.11). Delivered bytes are kept per millisecond
+// for twice as long.
+constexpr std::int64_t kSinceMarginMs = 5000;
 
 // True on a thread while it delivers output: a kill from inside the sink must not wait for the run
 // whose output thread it is blocking.
@@ -53,6 +68,96 @@ std::string label_filter(const std::string& label) {
     return url_encode(f.dump());
 }
 
+// The container log stream with timestamps=1 (docs/design.md §13.11): each frame's payload is an
+// RFC 3339 timestamp with nanoseconds, a space, then the message. Splits such a stream, fed in
+// arbitrary pieces, into message pieces with their stream id and their timestamp's millisecond
+// since the epoch (-1 when it does not parse). Throws std::runtime_error for a malformed header.
+class StampedDemux {
+public:
+    using Sink = std::function<bool(std::uint32_t stream, const char* data, std::size_t size,
+                                    std::int64_t ms)>;
+    explicit StampedDemux(Sink sink) : sink_(std::move(sink)) {}
+
+    bool feed(std::string_view bytes) {
+        const char* p = bytes.data();
+        std::size_t n = bytes.size();
+        while (n > 0) {
+            if (header_fill_ < 8) {
+                std::size_t k = std::min<std::size_t>(8 - header_fill_, n);
+                std::memcpy(header_ + header_fill_, p, k);
+                header_fill_ += k;
+                p += k;
+                n -= k;
+                if (header_fill_ < 8) break;
+                if (header_[0] > 2 || header_[1] != 0 || header_[2] != 0 || header_[3] != 0)
+                    throw std::runtime_error("the container's log stream is not multiplexed");
+                stream_ = header_[0] == 0 ? 1 : header_[0];
+                left_ = (std::uint32_t(header_[4]) << 24) | (std::uint32_t(header_[5]) << 16) |
+                        (std::uint32_t(header_[6]) << 8) | std::uint32_t(header_[7]);
+                in_stamp_ = true;
+                stamp_.clear();
+            } else if (in_stamp_) {
+                std::size_t k = std::min<std::size_t>(left_, n);
+                const void* sp = std::memchr(p, ' ', k);
+                std::size_t take =
+                    sp ? static_cast<std::size_t>(static_cast<const char*>(sp) - p) : k;
+                if (stamp_.size() + take > 64)
+                    throw std::runtime_error("the container's log stream has no timestamps");
+                stamp_.append(p, take);
+                if (sp) {
+                    ++take; // the space
+                    in_stamp_ = false;
+                    ms_ = stamp_ms(stamp_);
+                }
+                p += take;
+                n -= take;
+                left_ -= static_cast<std::uint32_t>(take);
+            } else {
+                std::size_t k = std::min<std::size_t>(left_, n);
+                if (k > 0 && !sink_(stream_, p, k, ms_)) return false;
+                p += k;
+                n -= k;
+                left_ -= static_cast<std::uint32_t>(k);
+            }
+            if (header_fill_ == 8 && left_ == 0) header_fill_ = 0;
+        }
+        return true;
+    }
+    bool at_frame_boundary() const noexcept { return header_fill_ == 0; }
+
+    // "2026-12-01T08:17:53.043416487Z" (the engine's UTC, nanoseconds) in ms since the epoch.
+    static std::int64_t stamp_ms(const std::string& t) {
+        std::tm tm{};
+        int frac_at = 0;
+        if (std::sscanf(t.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
+                        &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &frac_at) != 6 ||
+            frac_at <= 0 || t.back() != 'Z')
+            return -1;
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        std::int64_t ms = static_cast<std::int64_t>(::timegm(&tm)) * 1000;
+        std::size_t i = static_cast<std::size_t>(frac_at);
+        if (i < t.size() && t[i] == '.') {
+            int digits = 0, frac = 0;
+            for (++i; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i)
+                if (digits < 3) frac = frac * 10 + (t[i] - '0'), ++digits;
+            for (; digits < 3; ++digits) frac *= 10;
+            ms += frac;
+        }
+        return ms;
+    }
+
+private:
+    Sink sink_;
+    unsigned char header_[8]{};
+    std::size_t header_fill_ = 0;
+    std::uint32_t stream_ = 1;
+    std::uint32_t left_ = 0;
+    bool in_stamp_ = false;
+    std::string stamp_;
+    std::int64_t ms_ = -1;
+};
+
 bool terminal(const std::string& state) {
     return state == "complete" || state == "failed" || state == "rejected" || state == "shutdown" ||
            state == "orphaned" || state == "remove";
@@ -75,8 +180,16 @@ private:
     std::string box() const { return "box '" + spec_.label + "'"; }
     std::pair<std::string, std::vector<std::string>> resolve_image();
     void create_secrets();
-    void pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err);
+    bool pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err,
+              bool stamped);
+    std::string logs_target(bool follow) const;
+    std::string rest_target(std::uint64_t& skip_out, std::uint64_t& skip_err);
+    bool on_this_engine(const std::string& container_id);
+    void saw_container(const std::string& container_id);
     void follow_logs() noexcept;
+    void read_rest(const std::string& target, std::uint64_t skip_out, std::uint64_t skip_err,
+                   bool stamped) noexcept;
+    bool await_local_logs();
     void stop_logs();
     void cleanup() noexcept;
     bool oom_killed(const std::string& container_id);
@@ -97,8 +210,25 @@ private:
     std::atomic<std::uint64_t> delivered_[3] = {0, 0, 0}; // bytes per stream (1 out, 2 err)
     std::mutex stream_mutex_;
     std::unique_ptr<engine_api::Stream> stream_;
+    // The log path, chosen once by the log thread before any byte is delivered (never switched
+    // mid-run, so the byte offsets in delivered_ always count the same sequence): the task's
+    // container on this engine (local_container_ set), else swarm's log broker
+    // (docs/design.md §13.11). Guarded by stream_mutex_.
+    std::condition_variable log_cv_;
+    std::string seen_container_; // the task's container, once a task status named it
+    bool logs_stopping_ = false; // stop_logs() was called: open nothing more
+    bool path_chosen_ = false;
+    std::string local_container_;
+    bool follow_done_ = false;     // the log thread returned
+    bool follow_complete_ = false; // ... because its stream ended on its own, at a frame boundary
     std::exception_ptr log_failure_;
     std::optional<std::thread> log_thread_;
+    // The local path's delivered bytes per stream per millisecond of their timestamps, the last
+    // 2 × kSinceMarginMs of them (written by the log thread; read after it was joined).
+    std::map<std::int64_t, std::array<std::uint64_t, 3>> stamped_bytes_;
+    std::int64_t newest_ms_ = -1;
+    bool stamps_ok_ = true;     // every timestamp parsed
+    bool drain_killed_ = false; // a kill cut the read of the rest short (pump thread only)
 };
 
 std::pair<std::string, std::vector<std::string>> SwarmRun::resolve_image() {
@@ -149,7 +279,9 @@ void SwarmRun::create_secrets() {
     }
 }
 
-void SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err) {
+// Returns true when the stream ended on its own at a frame boundary with everything delivered.
+bool SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err,
+                    bool stamped) {
     // The broker sends a frame per line; consecutive frames of one stream within one read are
     // delivered as one chunk, so a chatty box costs the sink one call per read, not per line.
     std::uint32_t pending_stream = 0;
@@ -167,7 +299,7 @@ void SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uin
         }
         return !output_aborted_.load();
     };
-    engine_api::FrameDemux demux([&](std::uint32_t s, const char* data, std::size_t n) {
+    auto take = [&](std::uint32_t s, const char* data, std::size_t n, std::int64_t ms) {
         // Bytes an earlier stream of this run already delivered are skipped, not repeated.
         std::size_t drop = static_cast<std::size_t>(std::min<std::uint64_t>(skip[s], n));
         skip[s] -= drop;
@@ -175,27 +307,179 @@ void SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uin
         n -= drop;
         if (n == 0) return true;
         delivered_[s] += n;
+        if (stamped) {
+            if (ms < 0) stamps_ok_ = false;
+            stamped_bytes_[ms][s] += n;
+            if (ms > newest_ms_) newest_ms_ = ms;
+            while (!stamped_bytes_.empty() &&
+                   stamped_bytes_.begin()->first < newest_ms_ - 2 * kSinceMarginMs)
+                stamped_bytes_.erase(stamped_bytes_.begin());
+        }
         if (s != pending_stream && !deliver()) return false;
         pending_stream = s;
         pending.append(data, n);
         return true;
-    });
+    };
     std::string chunk;
+    if (stamped) {
+        StampedDemux demux(take);
+        while (stream.read(chunk))
+            if (!demux.feed(chunk) || !deliver()) return false;
+        return demux.at_frame_boundary() && !output_aborted_;
+    }
+    engine_api::FrameDemux demux(
+        [&](std::uint32_t s, const char* data, std::size_t n) { return take(s, data, n, -1); });
     while (stream.read(chunk))
-        if (!demux.feed(chunk) || !deliver()) break;
+        if (!demux.feed(chunk) || !deliver()) return false;
+    return demux.at_frame_boundary() && !output_aborted_;
 }
 
-void SwarmRun::follow_logs() noexcept {
+// The logs of the run's task: its container's own on this engine once the log thread chose it,
+// else the service's through swarm's log broker.
+// The container's are read with timestamps, so that the rest can be read from shortly before
+// where the followed stream stopped instead of from the start.
+std::string SwarmRun::logs_target(bool follow) const {
+    const std::string query =
+        std::string("/logs?follow=") + (follow ? "1" : "0") + "&stdout=1&stderr=1";
+    if (!local_container_.empty())
+        return "/containers/" + local_container_ + query + "&timestamps=1";
+    return "/services/" + service_id_ + query;
+}
+
+// The read of the rest after the followed stream stopped, on the same path, and the bytes per
+// stream it repeats (to skip). On the local path it starts kSinceMarginMs before the newest
+// timestamp delivered: the engine then sends every line stamped at or after that, and the bytes
+// of those already delivered are exactly the ones counted for those milliseconds. Otherwise (the
+// broker, nothing stamped yet, a timestamp that did not parse) it reads from the start and skips
+// everything delivered. Call only after the log thread was joined.
+std::string SwarmRun::rest_target(std::uint64_t& skip_out, std::uint64_t& skip_err) {
+    skip_out = delivered_[1];
+    skip_err = delivered_[2];
+    std::string target = logs_target(false);
+    if (local_container_.empty() || !stamps_ok_ || newest_ms_ < 0) return target;
+    const std::int64_t since = newest_ms_ - kSinceMarginMs;
+    skip_out = skip_err = 0;
+    for (auto it = stamped_bytes_.lower_bound(since); it != stamped_bytes_.end(); ++it) {
+        skip_out += it->second[1];
+        skip_err += it->second[2];
+    }
+    char value[48];
+    std::snprintf(value, sizeof(value), "%lld.%03lld000000", static_cast<long long>(since / 1000),
+                  static_cast<long long>(since % 1000));
+    return target + "&since=" + value;
+}
+
+// Whether the task's container is known to this engine (it runs on the node whose engine radiald
+// talks to). Any failure means no: the broker serves every node.
+bool SwarmRun::on_this_engine(const std::string& container_id) {
+    if (container_id.empty()) return false;
     try {
-        pump(*stream_, 0, 0);
+        auto r = rt_.engine_.request("GET", "/containers/" + url_encode(container_id) + "/json", "",
+                                     "inspecting the container of " + box());
+        return r.status == 200;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+// Called by the task poll whenever a task status names its container.
+void SwarmRun::saw_container(const std::string& container_id) {
+    if (container_id.empty()) return;
+    std::lock_guard lock(stream_mutex_);
+    if (!seen_container_.empty()) return;
+    seen_container_ = container_id;
+    log_cv_.notify_all();
+}
+
+// The log thread: waits until the task's container is named, chooses the path once, then follows
+// it from the start of the task's output (both paths replay what was written before they opened).
+void SwarmRun::follow_logs() noexcept {
+    bool complete = false;
+    try {
+        std::string container;
+        {
+            std::unique_lock lock(stream_mutex_);
+            log_cv_.wait(lock, [&] { return logs_stopping_ || !seen_container_.empty(); });
+            container = seen_container_;
+        }
+        if (!container.empty()) {
+            const bool local = on_this_engine(container);
+            std::unique_ptr<engine_api::Stream> s;
+            {
+                std::lock_guard lock(stream_mutex_);
+                if (!logs_stopping_) {
+                    if (local) local_container_ = container;
+                    path_chosen_ = true;
+                }
+            }
+            if (path_chosen_) {
+                rt_.host_.debug(box() + ": reading its output " +
+                                (local ? "from its container " + container + " on this engine"
+                                       : std::string("through swarm's log broker")));
+                s = rt_.engine_.open_stream(logs_target(true), "following the output of " + box());
+                std::unique_lock lock(stream_mutex_);
+                if (!logs_stopping_) {
+                    stream_ = std::move(s);
+                    lock.unlock();
+                    complete = pump(*stream_, 0, 0, local);
+                }
+            }
+        }
     } catch (...) {
         log_failure_ = std::current_exception();
     }
+    std::lock_guard lock(stream_mutex_);
+    follow_done_ = true;
+    follow_complete_ = complete && !logs_stopping_;
+    log_cv_.notify_all();
+}
+
+// The read of the rest after the task ended, on the log thread, so that a kill can stop it.
+void SwarmRun::read_rest(const std::string& target, std::uint64_t skip_out, std::uint64_t skip_err,
+                         bool stamped) noexcept {
+    try {
+        auto s = rt_.engine_.open_stream(target, "reading the rest of the output of " + box());
+        std::unique_lock lock(stream_mutex_);
+        if (!logs_stopping_) {
+            stream_ = std::move(s);
+            lock.unlock();
+            pump(*stream_, skip_out, skip_err, stamped);
+        }
+    } catch (...) {
+        log_failure_ = std::current_exception();
+    }
+    std::lock_guard lock(stream_mutex_);
+    follow_done_ = true;
+    log_cv_.notify_all();
+}
+
+// The drain of the local path: a container's followed log stream ends on its own once the
+// container stopped. Waits for that while bytes keep arriving (at most kLocalLogsIdle without
+// one), so that the rest read after it is short; true when it ended so. The end is not proof
+// that everything arrived (docs/design.md §13.11): the caller reads the rest either way.
+bool SwarmRun::await_local_logs() {
+    std::uint64_t last = delivered_[1] + delivered_[2];
+    auto last_progress = Clock::now();
+    std::unique_lock lock(stream_mutex_);
+    while (!follow_done_) {
+        if (active_.kill_requested() || output_aborted_) return false;
+        log_cv_.wait_for(lock, milliseconds(200));
+        std::uint64_t now = delivered_[1] + delivered_[2];
+        if (now != last) {
+            last = now;
+            last_progress = Clock::now();
+        } else if (Clock::now() - last_progress >= kLocalLogsIdle) {
+            return false;
+        }
+    }
+    return follow_complete_;
 }
 
 void SwarmRun::stop_logs() {
     {
         std::lock_guard lock(stream_mutex_);
+        logs_stopping_ = true;
+        log_cv_.notify_all();
         if (stream_) stream_->stop();
     }
     if (log_thread_) {
@@ -268,6 +552,10 @@ radial::plugin::RunResult SwarmRun::execute() {
             const json& st = tasks.front().value("Status", json::object());
             task_state = st.value("State", "");
             task_err = st.value("Err", "");
+            if (st.contains("ContainerStatus") && st["ContainerStatus"].is_object() &&
+                st["ContainerStatus"].contains("ContainerID") &&
+                st["ContainerStatus"]["ContainerID"].is_string())
+                saw_container(st["ContainerStatus"]["ContainerID"].get<std::string>());
             // A task the scheduler cannot place waits in "pending" (until the timeout, if any):
             // say why once, so the operator sees it while the turn waits.
             if (!terminal(task_state) && !task_err.empty() && task_err != said_pending) {
@@ -297,23 +585,52 @@ radial::plugin::RunResult SwarmRun::execute() {
         callbacks.force_kill = [this] { stop_logs(); };
         callbacks.drain = [&](plugin_support::Ending why) {
             if (why != plugin_support::Ending::none || !exit_code) return;
-            // The followed stream trails the task through swarm's log broker and never ends while
-            // the service exists: stop it, then read the ended task's logs once to their end,
-            // delivering only what the followed stream had not.
+            // A local container's followed stream ends on its own once the container stopped.
+            // The broker's trails the task and never ends while the service exists: stop it, then
+            // read the ended task's logs once to their end, on the same path, delivering only
+            // what the followed stream had not (docs/design.md §13.11).
+            // Docker 20.10 ends a container's followed stream early now and then (seen: 7.5 M of
+            // 8.4 M lines), so an end on its own is not trusted: the rest is always read.
+            bool local = false;
+            {
+                std::lock_guard lock(stream_mutex_);
+                local = !local_container_.empty();
+            }
+            if (local) await_local_logs();
             stop_logs();
             if (log_failure_) std::rethrow_exception(log_failure_);
-            if (!output_aborted_) {
-                auto rest = rt_.engine_.open_stream(
-                    "/services/" + service_id_ + "/logs?follow=0&stdout=1&stderr=1",
-                    "reading the rest of the output of " + box());
-                pump(*rest, delivered_[1], delivered_[2]);
+            if (!path_chosen_) { // the log thread never chose: choose now, nothing was delivered
+                if (on_this_engine(container_id)) local_container_ = container_id;
             }
+            if (output_aborted_) return;
+            // The rest can be long (the whole log again on the broker path): read it on the log
+            // thread while this one watches for a kill, which the pump cannot see during the
+            // drain, so that a kill ends the run within its grace.
+            std::uint64_t skip_out = 0, skip_err = 0;
+            const std::string target = rest_target(skip_out, skip_err);
+            const bool stamped = !local_container_.empty();
+            {
+                std::lock_guard lock(stream_mutex_);
+                logs_stopping_ = false;
+                follow_done_ = false;
+            }
+            log_thread_.emplace([this, target, skip_out, skip_err, stamped] {
+                read_rest(target, skip_out, skip_err, stamped);
+            });
+            {
+                std::unique_lock lock(stream_mutex_);
+                while (!follow_done_) {
+                    if (active_.kill_requested()) {
+                        drain_killed_ = true;
+                        break;
+                    }
+                    log_cv_.wait_for(lock, milliseconds(200));
+                }
+            }
+            stop_logs();
+            if (log_failure_ && !drain_killed_) std::rethrow_exception(log_failure_);
         };
         run_pump_.emplace(active_, options, std::move(callbacks));
-
-        stream_ =
-            rt_.engine_.open_stream("/services/" + service_id_ + "/logs?follow=1&stdout=1&stderr=1",
-                                    "following the output of " + box());
         log_thread_.emplace([this] { follow_logs(); });
         ending = run_pump_->run().ending;
     } catch (const EngineError& e) {
@@ -325,7 +642,7 @@ radial::plugin::RunResult SwarmRun::execute() {
     }
     stop_logs();
     cleanup();
-    if (log_failure_ && ending == plugin_support::Ending::none) {
+    if (log_failure_ && ending == plugin_support::Ending::none && !drain_killed_) {
         try {
             std::rethrow_exception(log_failure_);
         } catch (const EngineError& e) {
@@ -343,6 +660,10 @@ radial::plugin::RunResult SwarmRun::execute() {
             break;
         case plugin_support::Ending::timed_out: result.flags = RADIAL_RUN_TIMED_OUT; break;
         case plugin_support::Ending::none:
+            if (drain_killed_) { // the task ended, but its output was cut short by the kill
+                result.flags = RADIAL_RUN_KILLED;
+                break;
+            }
             if (!exit_code)
                 throw Error(
                     RADIAL_E_INTERNAL,

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -70,7 +71,8 @@ public:
     ~FakeEngine() {
         stop_ = true;
         ::shutdown(fd_.get(), SHUT_RDWR);
-        thread_.join(); // then fd_, held_ and dir_ go
+        thread_.join(); // then the streams, fd_, held_ and dir_ go
+        for (auto& t : streams_) t.join();
     }
     const std::string& address() const { return address_; }
     std::vector<std::string> requests() {
@@ -105,20 +107,24 @@ private:
                 continue;
             }
             if (a.wait_for_release) {
-                auto chunk = [](const std::string& b) {
-                    char len[32];
-                    std::snprintf(len, sizeof(len), "%zx\r\n", b.size());
-                    return std::string(len) + b + "\r\n";
-                };
-                std::string head =
-                    "HTTP/1.1 200 OK\r\nContent-Type: "
-                    "application/vnd.docker.multiplexed-stream\r\n"
-                    "Transfer-Encoding: chunked\r\n\r\n" +
-                    chunk(a.body);
-                (void)!::send(c, head.data(), head.size(), MSG_NOSIGNAL);
-                a.wait_for_release();
-                std::string tail = chunk(a.rest) + "0\r\n\r\n";
-                (void)!::send(c, tail.data(), tail.size(), MSG_NOSIGNAL);
+                // On its own thread: the engine answers other calls while a stream is held.
+                streams_.emplace_back([a = std::move(a), conn = std::move(conn)] {
+                    const int c = conn.get();
+                    auto chunk = [](const std::string& b) {
+                        char len[32];
+                        std::snprintf(len, sizeof(len), "%zx\r\n", b.size());
+                        return std::string(len) + b + "\r\n";
+                    };
+                    std::string head =
+                        "HTTP/1.1 200 OK\r\nContent-Type: "
+                        "application/vnd.docker.multiplexed-stream\r\n"
+                        "Transfer-Encoding: chunked\r\n\r\n" +
+                        chunk(a.body);
+                    (void)!::send(c, head.data(), head.size(), MSG_NOSIGNAL);
+                    a.wait_for_release();
+                    std::string tail = (a.rest.empty() ? "" : chunk(a.rest)) + "0\r\n\r\n";
+                    (void)!::send(c, tail.data(), tail.size(), MSG_NOSIGNAL);
+                });
                 continue;
             }
             std::string res = "HTTP/1.1 " + std::to_string(a.status) +
@@ -139,6 +145,7 @@ private:
     std::mutex mutex_;
     std::vector<std::string> requests_;
     std::vector<internal::UniqueFd> held_;
+    std::vector<std::thread> streams_; // streamed answers, each on its own thread
 };
 
 Answer version(const std::string& api) {
@@ -349,6 +356,184 @@ TEST(FakeEngine, StopEndsABlockedReadFromAnotherThread) {
         released = true;
     }
     cv.notify_all();
+}
+
+// --- the output path (docs/design.md §13.11) ---------------------------------------------------
+
+// Holds streamed answers until released; releases on destruction (declared after the engine, so
+// the engine's stream threads can end before it joins them).
+struct Gate {
+    std::mutex m;
+    std::condition_variable cv;
+    bool open = false;
+    void wait() {
+        std::unique_lock lock(m);
+        cv.wait(lock, [&] { return open; });
+    }
+    void release() {
+        {
+            std::lock_guard lock(m);
+            open = true;
+        }
+        cv.notify_all();
+    }
+};
+struct Releaser {
+    Gate& gate;
+    ~Releaser() { gate.release(); }
+};
+
+// The task's output: "one\ntwo\n" on stdout, "err1\nerr2\n" on stderr, one frame per line as
+// the engine sends it, in this order: err1 and one at 08:00:00.1, err2 and two at 08:00:10.2.
+// Through the broker without timestamps; from the container with them (timestamps=1).
+const std::string kErr = engine_api::encode_frame(2, "err1\nerr2\n");
+const std::string kOut = engine_api::encode_frame(1, "one\ntwo\n");
+const std::string kT0 = "2026-12-01T08:00:00.100000000Z ", kT1 = "2026-12-01T08:00:10.200000000Z ";
+const std::string kEarly =
+    engine_api::encode_frame(2, kT0 + "err1\n") + engine_api::encode_frame(1, kT0 + "one\n");
+const std::string kLate =
+    engine_api::encode_frame(2, kT1 + "err2\n") + engine_api::encode_frame(1, kT1 + "two\n");
+// The newest delivered stamp, 08:00:10.2, less the 5 s margin: what the rest must be read since.
+const std::string kSince = "since=1796112005.200000000";
+
+// A scripted one-task run: the task names its container c1 from the first poll, and completes
+// with exit 0 at the third. `local`: whether this engine knows c1. `follow_body`: the first
+// chunk of a followed log stream (of whichever path); `follow_ends`: whether the stream then ends
+// (else it is held until the gate opens). The container's log honours `since` as the engine does
+// (only lines stamped at or after it) for the one value the runtime should ask for.
+struct ScriptedRun {
+    bool local = true;
+    std::string follow_body;
+    bool follow_ends = false;
+    Gate* gate = nullptr;
+    std::atomic<int> polls{0};
+
+    Answer operator()(const std::string& method, const std::string& path) {
+        if (path == "/version") return version("1.41");
+        if (path.starts_with("/v1.41/images/")) return {200, R"({"Id":"sha256:abc","Config":{}})"};
+        if (method == "POST" && path == "/v1.41/services/create") return {201, R"({"ID":"svc1"})"};
+        if (path.starts_with("/v1.41/tasks?")) {
+            if (++polls < 3)
+                return {
+                    200,
+                    R"([{"Status":{"State":"running","ContainerStatus":{"ContainerID":"c1"}}}])"};
+            return {
+                200,
+                R"([{"Status":{"State":"complete","ContainerStatus":{"ContainerID":"c1","ExitCode":0}}}])"};
+        }
+        if (path == "/v1.41/containers/c1/json")
+            return local ? Answer{200, R"({"State":{"OOMKilled":false}})"}
+                         : Answer{404, R"({"message":"No such container: c1"})"};
+        if (path.find("/logs?follow=1") != std::string::npos) {
+            Answer a;
+            a.body = follow_body;
+            a.wait_for_release = [this] {
+                if (!follow_ends) gate->wait();
+            };
+            return a;
+        }
+        if (path.starts_with("/v1.41/containers/c1/logs?follow=0"))
+            return {200, path.find(kSince) != std::string::npos ? kLate : kEarly + kLate};
+        if (path.find("/logs?follow=0") != std::string::npos) return {200, kErr + kOut};
+        if (method == "GET") return {200, "[]"}; // the services and secrets left to remove
+        return {404, R"({"message":"not scripted"})"};
+    }
+};
+
+struct Captured {
+    std::mutex m;
+    std::string out, err;
+    static std::int32_t write(void* ctx, std::uint32_t stream, const std::uint8_t* data,
+                              std::size_t size) {
+        auto* c = static_cast<Captured*>(ctx);
+        std::lock_guard lock(c->m);
+        (stream == RADIAL_STREAM_STDERR ? c->err : c->out)
+            .append(reinterpret_cast<const char*>(data), size);
+        return 0;
+    }
+};
+
+radial::plugin::RunResult run_scripted(FakeEngine& engine, Captured& cap) {
+    auto rt = runtime_for(engine.address());
+    ContainerSpec spec;
+    spec.label = "radial-turn-fake-1";
+    spec.image = "radial/busybox:latest";
+    spec.argv = {"sh", "-c", "true"};
+    radial_output_sink sink{sizeof(radial_output_sink), &cap, &Captured::write};
+    radial::plugin::Output out(&sink);
+    return rt->run(spec, out);
+}
+
+std::size_t count_with(const std::vector<std::string>& reqs, const std::string& part) {
+    return static_cast<std::size_t>(std::count_if(reqs.begin(), reqs.end(), [&](const auto& r) {
+        return r.find(part) != std::string::npos;
+    }));
+}
+
+TEST(FakeEngine, ATaskOnThisEngineIsReadFromItsContainerThenFromShortlyBeforeItsEnd) {
+    // The followed stream delivers everything and ends on its own (not trusted: Docker 20.10
+    // ends it early at times): the rest is read from 5 s before the newest stamp, and every byte
+    // it repeats is skipped.
+    Gate gate;
+    ScriptedRun script;
+    script.follow_body = kEarly + kLate;
+    script.follow_ends = true;
+    script.gate = &gate;
+    FakeEngine engine(std::ref(script), false);
+    Releaser releaser{gate};
+    Captured cap;
+    auto r = run_scripted(engine, cap);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(cap.out, "one\ntwo\n");
+    EXPECT_EQ(cap.err, "err1\nerr2\n");
+    auto reqs = engine.requests();
+    EXPECT_EQ(count_with(reqs, "/containers/c1/logs?follow=1&stdout=1&stderr=1&timestamps=1"), 1u);
+    EXPECT_EQ(
+        count_with(reqs, "/containers/c1/logs?follow=0&stdout=1&stderr=1&timestamps=1&" + kSince),
+        1u);
+    EXPECT_EQ(count_with(reqs, "/services/svc1/logs"), 0u);
+}
+
+TEST(FakeEngine, AStalledContainerStreamIsFinishedFromItsLogWithoutRepeatingAByte) {
+    // The followed stream stops mid-frame, then stalls: the drain stops it and reads the rest of
+    // the container's log once, skipping exactly what was delivered.
+    Gate gate;
+    ScriptedRun script;
+    // The last frame is cut after its stamp and one byte of its message ("t" of "two\n").
+    script.follow_body = kEarly + kLate.substr(0, kLate.size() - 3);
+    script.gate = &gate;
+    FakeEngine engine(std::ref(script), false);
+    Releaser releaser{gate};
+    Captured cap;
+    auto r = run_scripted(engine, cap);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(cap.out, "one\ntwo\n");
+    EXPECT_EQ(cap.err, "err1\nerr2\n");
+    auto reqs = engine.requests();
+    EXPECT_EQ(count_with(reqs, "/containers/c1/logs?follow=1"), 1u);
+    EXPECT_EQ(
+        count_with(reqs, "/containers/c1/logs?follow=0&stdout=1&stderr=1&timestamps=1&" + kSince),
+        1u);
+    EXPECT_EQ(count_with(reqs, "/services/svc1/logs"), 0u);
+}
+
+TEST(FakeEngine, ATaskOnAnotherNodeIsReadThroughTheBrokerWithoutRepeatingAByte) {
+    Gate gate;
+    ScriptedRun script;
+    script.local = false; // this engine does not know c1
+    script.follow_body = kErr + kOut.substr(0, 8 + 5);
+    script.gate = &gate;
+    FakeEngine engine(std::ref(script), false);
+    Releaser releaser{gate};
+    Captured cap;
+    auto r = run_scripted(engine, cap);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(cap.out, "one\ntwo\n");
+    EXPECT_EQ(cap.err, "err1\nerr2\n");
+    auto reqs = engine.requests();
+    EXPECT_EQ(count_with(reqs, "/services/svc1/logs?follow=1&stdout=1&stderr=1"), 1u);
+    EXPECT_EQ(count_with(reqs, "/services/svc1/logs?follow=0"), 1u);
+    EXPECT_EQ(count_with(reqs, "/containers/c1/logs"), 0u);
 }
 
 TEST(FakeEngine, AnUnknownConfigKeyOrABadHostIsInvalid) {
