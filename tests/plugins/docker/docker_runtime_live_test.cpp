@@ -642,10 +642,13 @@ TEST_F(docker_live, LeavesNoDescriptorChildOrStdioOutputBehind) {
     EXPECT_EQ(open_fds(), fds_before) << "a descriptor was left open";
     EXPECT_EQ(children_of_this_process(), 0);
     bool logged_end = false;
-    for (const auto& line : d.log())
+    std::string log;
+    for (const auto& line : d.log()) {
         logged_end =
             logged_end || line.starts_with("ended box '" + timed.label + "' (timeout reached)");
-    EXPECT_TRUE(logged_end) << "the end of a stopped box is logged";
+        log += line + "\n";
+    }
+    EXPECT_TRUE(logged_end) << "the end of a stopped box is logged; the plugin's log:\n" << log;
 }
 
 // True when `path` exists.
