@@ -302,7 +302,13 @@ radial::plugin::RunResult BoxRun::start_never_completed(const std::string& cause
                       " ms either, so it is left to reconciliation by its label '" + spec_.label +
                       "' (radiald reconcile)";
     if (ending != Ending::none) {
-        if (!removed) host_.warn("ending " + box() + " during its start: " + removal);
+        // Logged as ended_early logs every stopped box's end: a timeout that came during a slow
+        // start (a loaded machine) is the same ending as one that came after it.
+        if (removed)
+            host_.info("ended " + box() + " (" + ending_text(ending) +
+                       "): its container was force-removed during its start");
+        else
+            host_.warn("ending " + box() + " during its start: " + removal);
         radial::plugin::RunResult result;
         plugin_support::set_run_outcome(result, ending, {}, output_aborted(), box(), "the engine",
                                         "the box was removed");

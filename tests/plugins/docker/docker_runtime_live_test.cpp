@@ -642,10 +642,13 @@ TEST_F(docker_live, LeavesNoDescriptorChildOrStdioOutputBehind) {
     EXPECT_EQ(open_fds(), fds_before) << "a descriptor was left open";
     EXPECT_EQ(children_of_this_process(), 0);
     bool logged_end = false;
-    for (const auto& line : d.log())
+    std::string log;
+    for (const auto& line : d.log()) {
         logged_end =
             logged_end || line.starts_with("ended box '" + timed.label + "' (timeout reached)");
-    EXPECT_TRUE(logged_end) << "the end of a stopped box is logged";
+        log += line + "\n";
+    }
+    EXPECT_TRUE(logged_end) << "the end of a stopped box is logged; the plugin's log:\n" << log;
 }
 
 // True when `path` exists.
@@ -729,18 +732,26 @@ TEST_F(docker_live, C06AChattyBoxTimesOutPromptly) {
 TEST_F(docker_live, C06TheTimeoutIsEnforcedWhileTheOutputCallbackBlocks) {
     config_.str("killGrace", "3s");
     ContainerSpec s = spec("blocked", "yes");
-    s.timeout_ms = 2000;
-    std::optional<double> gone_after;
-    bool first = true;
+    // Long enough for the box to start and reach the callback before it: on a loaded machine a
+    // start alone takes seconds, and a timeout that passes during the start never sees the
+    // callback block (the run ends before any output).
+    constexpr double timeout_s = 8.0;
+    s.timeout_ms = static_cast<std::uint32_t>(timeout_s * 1000);
+    std::optional<double> blocked_at, gone_after;
     const auto start = Clock::now();
+    auto since_start = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
     RunOutcome o = docker().run(
         s,
         [&](std::uint32_t, std::string_view) {
-            if (!std::exchange(first, false)) return 0;
-            // A host that does not come back for 20 s: the box must be gone meanwhile.
-            while (Clock::now() - start < 20s) {
-                if (!gone_after && !box_exists(s.label))
-                    gone_after = std::chrono::duration<double>(Clock::now() - start).count();
+            if (blocked_at) return 0;
+            blocked_at = since_start();
+            // A host that does not come back until the box is gone (or 45 s, far past the
+            // timeout and its grace): the box must be removed meanwhile.
+            while (since_start() < 45.0) {
+                if (!box_exists(s.label)) {
+                    gone_after = since_start();
+                    break;
+                }
                 std::this_thread::sleep_for(200ms);
             }
             return 0;
@@ -748,10 +759,14 @@ TEST_F(docker_live, C06TheTimeoutIsEnforcedWhileTheOutputCallbackBlocks) {
         false);
     ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
     EXPECT_EQ(o.result.flags, RADIAL_RUN_TIMED_OUT);
+    ASSERT_TRUE(blocked_at.has_value()) << "no output reached the callback";
+    ASSERT_LT(*blocked_at, timeout_s)
+        << "the box's first output came after its timeout: nothing blocked while it passed";
     ASSERT_TRUE(gone_after.has_value())
         << "the box outlived its timeout while the callback blocked";
-    EXPECT_LT(*gone_after, 12.0);
-    EXPECT_LT(o.seconds(), 26.0);
+    // The timeout, the grace, and room for a loaded engine's removal.
+    EXPECT_LT(*gone_after, timeout_s + 3.0 + 10.0);
+    EXPECT_LT(o.seconds(), *gone_after + 10.0) << "the run did not end once its callback returned";
     EXPECT_FALSE(box_exists(s.label));
     EXPECT_EQ(children_of_this_process(), 0);
 }
