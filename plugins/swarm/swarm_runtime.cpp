@@ -71,7 +71,8 @@ std::string label_filter(const std::string& label) {
 // The container log stream with timestamps=1 (docs/design.md §13.11): each frame's payload is an
 // RFC 3339 timestamp with nanoseconds, a space, then the message. Splits such a stream, fed in
 // arbitrary pieces, into message pieces with their stream id and their timestamp's millisecond
-// since the epoch (-1 when it does not parse). Throws std::runtime_error for a malformed header.
+// since the epoch (-1 when it does not parse). Throws engine_api::StreamFormatError for a malformed
+// header.
 class StampedDemux {
 public:
     using Sink = std::function<bool(std::uint32_t stream, const char* data, std::size_t size,
@@ -90,7 +91,8 @@ public:
                 n -= k;
                 if (header_fill_ < 8) break;
                 if (header_[0] > 2 || header_[1] != 0 || header_[2] != 0 || header_[3] != 0)
-                    throw std::runtime_error("the container's log stream is not multiplexed");
+                    throw engine_api::StreamFormatError(
+                        "the container's log stream is not multiplexed");
                 stream_ = header_[0] == 0 ? 1 : header_[0];
                 left_ = (std::uint32_t(header_[4]) << 24) | (std::uint32_t(header_[5]) << 16) |
                         (std::uint32_t(header_[6]) << 8) | std::uint32_t(header_[7]);
@@ -102,7 +104,8 @@ public:
                 std::size_t take =
                     sp ? static_cast<std::size_t>(static_cast<const char*>(sp) - p) : k;
                 if (stamp_.size() + take > 64)
-                    throw std::runtime_error("the container's log stream has no timestamps");
+                    throw engine_api::StreamFormatError(
+                        "the container's log stream has no timestamps");
                 stamp_.append(p, take);
                 if (sp) {
                     ++take; // the space
