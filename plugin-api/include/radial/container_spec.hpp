@@ -59,7 +59,8 @@ struct ContainerSpec {
     friend bool operator==(const ContainerSpec&, const ContainerSpec&) = default;
 };
 
-// The ADR's spelling of each field, for messages and dispositions ("timeoutMs", "readOnlyRootfs").
+// The camelCase name of each field, for messages and dispositions ("timeoutMs", "readOnlyRootfs";
+// docs/design.md §6).
 // Unknown ids give "field#<n>".
 inline std::string field_name(std::uint32_t field) {
     static constexpr std::string_view names[] = {
