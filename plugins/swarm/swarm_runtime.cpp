@@ -71,62 +71,25 @@ std::string label_filter(const std::string& label) {
 // The container log stream with timestamps=1 (docs/design.md §13.11): each frame's payload is an
 // RFC 3339 timestamp with nanoseconds, a space, then the message. Splits such a stream, fed in
 // arbitrary pieces, into message pieces with their stream id and their timestamp's millisecond
-// since the epoch (-1 when it does not parse). Throws engine_api::StreamFormatError for a malformed
-// header.
+// since the epoch (-1 when it does not parse). The framing is engine_api::FrameDemux's; throws its
+// StreamFormatError for a malformed header or a payload with no timestamp.
 class StampedDemux {
 public:
     using Sink = std::function<bool(std::uint32_t stream, const char* data, std::size_t size,
                                     std::int64_t ms)>;
-    explicit StampedDemux(Sink sink) : sink_(std::move(sink)) {}
+    explicit StampedDemux(Sink sink)
+        : sink_(std::move(sink)),
+          frames_(
+              [this](std::uint32_t s, const char* p, std::size_t n) { return payload(s, p, n); },
+              [this](std::uint32_t, std::uint32_t) {
+                  in_stamp_ = true;
+                  stamp_.clear();
+              }) {}
+    StampedDemux(const StampedDemux&) = delete; // the frame reader's callbacks hold `this`
+    StampedDemux& operator=(const StampedDemux&) = delete;
 
-    bool feed(std::string_view bytes) {
-        const char* p = bytes.data();
-        std::size_t n = bytes.size();
-        while (n > 0) {
-            if (header_fill_ < 8) {
-                std::size_t k = std::min<std::size_t>(8 - header_fill_, n);
-                std::memcpy(header_ + header_fill_, p, k);
-                header_fill_ += k;
-                p += k;
-                n -= k;
-                if (header_fill_ < 8) break;
-                if (header_[0] > 2 || header_[1] != 0 || header_[2] != 0 || header_[3] != 0)
-                    throw engine_api::StreamFormatError(
-                        "the container's log stream is not multiplexed");
-                stream_ = header_[0] == 0 ? 1 : header_[0];
-                left_ = (std::uint32_t(header_[4]) << 24) | (std::uint32_t(header_[5]) << 16) |
-                        (std::uint32_t(header_[6]) << 8) | std::uint32_t(header_[7]);
-                in_stamp_ = true;
-                stamp_.clear();
-            } else if (in_stamp_) {
-                std::size_t k = std::min<std::size_t>(left_, n);
-                const void* sp = std::memchr(p, ' ', k);
-                std::size_t take =
-                    sp ? static_cast<std::size_t>(static_cast<const char*>(sp) - p) : k;
-                if (stamp_.size() + take > 64)
-                    throw engine_api::StreamFormatError(
-                        "the container's log stream has no timestamps");
-                stamp_.append(p, take);
-                if (sp) {
-                    ++take; // the space
-                    in_stamp_ = false;
-                    ms_ = stamp_ms(stamp_);
-                }
-                p += take;
-                n -= take;
-                left_ -= static_cast<std::uint32_t>(take);
-            } else {
-                std::size_t k = std::min<std::size_t>(left_, n);
-                if (k > 0 && !sink_(stream_, p, k, ms_)) return false;
-                p += k;
-                n -= k;
-                left_ -= static_cast<std::uint32_t>(k);
-            }
-            if (header_fill_ == 8 && left_ == 0) header_fill_ = 0;
-        }
-        return true;
-    }
-    bool at_frame_boundary() const noexcept { return header_fill_ == 0; }
+    bool feed(std::string_view bytes) { return frames_.feed(bytes); }
+    bool at_frame_boundary() const noexcept { return frames_.at_frame_boundary(); }
 
     // "2026-12-01T08:17:53.043416487Z" (the engine's UTC, nanoseconds) in ms since the epoch.
     static std::int64_t stamp_ms(const std::string& t) {
@@ -151,14 +114,29 @@ public:
     }
 
 private:
+    // A piece of a frame's payload: the timestamp and its space first, then the message.
+    bool payload(std::uint32_t stream, const char* p, std::size_t n) {
+        if (in_stamp_) {
+            const void* sp = std::memchr(p, ' ', n);
+            const std::size_t take =
+                sp ? static_cast<std::size_t>(static_cast<const char*>(sp) - p) : n;
+            if (stamp_.size() + take > 64)
+                throw engine_api::StreamFormatError("the container's log stream has no timestamps");
+            stamp_.append(p, take);
+            if (!sp) return true;
+            in_stamp_ = false;
+            ms_ = stamp_ms(stamp_);
+            p += take + 1; // the space
+            n -= take + 1;
+        }
+        return n == 0 || sink_(stream, p, n, ms_);
+    }
+
     Sink sink_;
-    unsigned char header_[8]{};
-    std::size_t header_fill_ = 0;
-    std::uint32_t stream_ = 1;
-    std::uint32_t left_ = 0;
     bool in_stamp_ = false;
     std::string stamp_;
     std::int64_t ms_ = -1;
+    engine_api::FrameDemux frames_;
 };
 
 bool terminal(const std::string& state) {

@@ -23,6 +23,7 @@ bool FrameDemux::feed(std::string_view bytes) {
             stream_ = header_[0] == 2 ? 2u : 1u;
             payload_left_ = (std::uint32_t(header_[4]) << 24) | (std::uint32_t(header_[5]) << 16) |
                             (std::uint32_t(header_[6]) << 8) | std::uint32_t(header_[7]);
+            if (on_frame_) on_frame_(stream_, payload_left_);
             continue;
         }
         std::size_t take = std::min<std::size_t>(bytes.size(), payload_left_);

@@ -30,7 +30,13 @@ public:
     // Return false to stop: feed() then returns at once.
     using Sink = std::function<bool(std::uint32_t stream, const char* data, std::size_t size)>;
 
-    explicit FrameDemux(Sink sink) : sink_(std::move(sink)) {}
+    // Told each frame's stream id and payload length (bytes) as its header completes, before any
+    // of its payload reaches the sink: for a reader whose frames carry a prefix of their own (the
+    // timestamps of a log stream).
+    using FrameStart = std::function<void(std::uint32_t stream, std::uint32_t size)>;
+
+    explicit FrameDemux(Sink sink, FrameStart on_frame = {})
+        : sink_(std::move(sink)), on_frame_(std::move(on_frame)) {}
 
     // Consumes `bytes`. Returns false when the sink asked to stop. Throws StreamFormatError
     // naming the offending header when a header is malformed (a stream id above 2, or non-zero
@@ -43,6 +49,7 @@ public:
 
 private:
     Sink sink_;
+    FrameStart on_frame_;
     unsigned char header_[8]{};
     std::size_t header_fill_ = 0;
     std::uint32_t stream_ = 0;
