@@ -4,6 +4,10 @@
 # (packaging/test-installed.sh), then the ASan + UBSan build's tests. Prints each stage's time at
 # the end.
 #
+# The ASan + UBSan build (stage 4) compiles while stages 2 and 3 run, at idle CPU and I/O priority
+# (SCHED_IDLE, ionice class idle): the live tests mostly wait on the engine, so the compiler gets
+# the cores they leave and only those. Stage 4 then waits for it and prints its log.
+#
 #   sudo scripts/test.sh
 #
 # RADIAL_SKIP_ASAN=1 skips the sanitizer stage, for local iteration only; CI always runs it.
@@ -36,6 +40,40 @@ print_times() {
 
 # --with-gvisor: the live suite runs turns under gVisor (tests/host/cli/radiald_gvisor_live_test.cpp).
 stage "1/5 setup, preset 'default'" scripts/setup.sh --preset default --with-gvisor
+
+asan_pid=""
+asan_log=""
+# Starts `scripts/setup.sh --preset asan` in its own process group at idle priority; its output
+# goes to a log that wait_asan_build prints. An exit before then (a failed stage) kills it.
+start_asan_build() {
+    asan_log="$(mktemp /tmp/radial-asan-build.XXXXXX.log)"
+    asan_start=$SECONDS
+    setsid chrt --idle 0 ionice -c 3 scripts/setup.sh --preset asan >"${asan_log}" 2>&1 </dev/null &
+    asan_pid=$!
+    trap 'stop_asan_build' EXIT
+    echo "test: [4/5] the ASan + UBSan build started in the background at idle priority (pid ${asan_pid}, log ${asan_log})"
+}
+stop_asan_build() {
+    if [[ -n "${asan_pid}" ]] && kill -0 "${asan_pid}" 2>/dev/null; then
+        kill -TERM -- "-${asan_pid}" 2>/dev/null || true
+        wait "${asan_pid}" 2>/dev/null || true
+        echo "test: the background ASan + UBSan build was stopped (log ${asan_log})"
+    fi
+    [[ -n "${asan_log}" ]] && rm -f "${asan_log}"
+    return 0
+}
+wait_asan_build() {
+    local rc=0
+    wait "${asan_pid}" || rc=$?
+    asan_pid=""
+    cat "${asan_log}"
+    echo "test: the ASan + UBSan build took $((SECONDS - asan_start)) s in all, most of it beside stages 2 and 3"
+    return "${rc}"
+}
+if [[ "${RADIAL_SKIP_ASAN:-0}" != 1 ]]; then
+    start_asan_build
+fi
+
 # Both ctest stages run beside an unrelated `sleep 30` and an unrelated box labelled
 # radial-turn-x-y, which no test may count or touch (tests/README.md, "Hermetic tests").
 stage "2/5 ctest --preset default" tests/hermetic/beside_other_work.sh -- --preset default
@@ -49,6 +87,6 @@ if [[ "${RADIAL_SKIP_ASAN:-0}" == 1 ]]; then
     exit 0
 fi
 
-stage "4/5 setup, preset 'asan'" scripts/setup.sh --preset asan
+stage "4/5 setup, preset 'asan' (the rest of the background build)" wait_asan_build
 stage "5/5 ctest --preset asan" tests/hermetic/beside_other_work.sh -- --preset asan
 print_times
