@@ -14,7 +14,7 @@ radiald="${1:-build/bin/radiald}"
 image="${2:-radial/busybox:latest}"
 pairs="${3:-10}"
 
-docker info --format '{{json .Runtimes}}' | grep -q '"runsc"' || {
+docker info --format '{{json .Runtimes}}' | grep '"runsc"' >/dev/null || {
     echo "gvisor_ratio: the engine does not list the runtime 'runsc'; run sudo scripts/setup.sh --with-gvisor" >&2
     exit 1
 }

@@ -29,7 +29,7 @@ die() {
 
 command -v docker >/dev/null 2>&1 ||
     die "docker CLI not found; install Debian's docker.io (scripts/setup.sh does)"
-if ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' ||
+if ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep 'ok installed' >/dev/null ||
     [[ ! -x "${busybox}" ]]; then
     die "busybox-static is not installed (no static ${busybox}); install Debian's busybox-static (scripts/setup.sh does)"
 fi

@@ -120,18 +120,20 @@ for f in "$work"/pkgs/*.deb "$work"/pkgs/*.ddeb; do
         "$(($(stat -c %s "$f") / 1024))" "$(dpkg-deb -f "$f" Installed-Size)"
 done
 
+# `... | grep PAT >/dev/null`, never `grep -q`, throughout: under pipefail a producer still writing
+# when grep -q has matched and left dies of SIGPIPE, and the pipeline then reads as "no match".
 step "stripped binaries, debug information in radiald-dbgsym"
 mkdir "$work/x" "$work/dbg"
 dpkg-deb -x "$radiald_deb" "$work/x"
 dpkg-deb -x "$dbgsym" "$work/dbg"
 for bin in "$work/x/usr/bin/radiald" "$work"/x/usr/lib/radial/runtimes/*.so; do
-    if readelf -S "$bin" | grep -q '\.debug_info'; then die "$(basename "$bin") is shipped with debug information"; fi
-    if readelf -S "$bin" | grep -q '\.symtab'; then die "$(basename "$bin") is shipped with a symbol table"; fi
+    if readelf -S "$bin" | grep '\.debug_info' >/dev/null; then die "$(basename "$bin") is shipped with debug information"; fi
+    if readelf -S "$bin" | grep '\.symtab' >/dev/null; then die "$(basename "$bin") is shipped with a symbol table"; fi
     id="$(readelf -n "$bin" 2>/dev/null | awk '/Build ID/ { print $3 }')"
     [[ -n "$id" ]] || die "$(basename "$bin") has no build id"
     debug="$work/dbg/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
     [[ -f "$debug" ]] || die "no debug file for $(basename "$bin") (build id $id) in radiald-dbgsym"
-    readelf -S "$debug" 2>/dev/null | grep -q '\.debug_info' || die "$debug holds no debug information"
+    readelf -S "$debug" 2>/dev/null | grep '\.debug_info' >/dev/null || die "$debug holds no debug information"
 done
 
 # --- 2. install ------------------------------------------------------------------------------------
@@ -148,10 +150,10 @@ for f in /usr/bin/radiald /usr/lib/radial/runtimes/docker.so /usr/lib/radial/run
     /usr/lib/cmake/RadialPluginApi/RadialPluginApiConfig.cmake; do
     [[ -e "$f" ]] || die "the packages did not install $f"
 done
-dpkg-query -W -f='${Conffiles}\n' radiald | grep -q '/etc/radial/radiald.toml' ||
+dpkg-query -W -f='${Conffiles}\n' radiald | grep '/etc/radial/radiald.toml' >/dev/null ||
     die "/etc/radial/radiald.toml is not a conffile of radiald"
-zcat /usr/share/man/man8/radiald.8.gz | grep -q '^\.SH NAME' || die "radiald.8.gz is not a manual page"
-zcat /usr/share/man/man8/radiald.8.gz | grep -q 'config check' || die "radiald(8) does not document 'config check'"
+zcat /usr/share/man/man8/radiald.8.gz | grep '^\.SH NAME' >/dev/null || die "radiald.8.gz is not a manual page"
+zcat /usr/share/man/man8/radiald.8.gz | grep 'config check' >/dev/null || die "radiald(8) does not document 'config check'"
 bash -n /usr/share/bash-completion/completions/radiald || die "the bash completion does not parse"
 
 # --- 3. the installed radiald ---------------------------------------------------------------------
@@ -208,7 +210,7 @@ step "ExecStart by hand (PID 1 is '$pid1'): umask $umask_value, setpriv --boundi
 (umask "$umask_value" && exec setpriv --bounding-set="$bounding" --inh-caps=-all --no-new-privs \
     "${argv[@]}") >"$work/daemon.log" 2>&1 &
 daemon_pid=$!
-daemon_running() { /usr/bin/radiald status --config "$config" 2>/dev/null | grep -q '^daemon: running'; }
+daemon_running() { /usr/bin/radiald status --config "$config" 2>/dev/null | grep '^daemon: running' >/dev/null; }
 await 60 daemon_running || {
     cat "$work/daemon.log" >&2
     die "the daemon did not start"
@@ -227,7 +229,7 @@ EOF
 step "radiald submit to the running daemon"
 turn_id="$(/usr/bin/radiald submit --config "$config" "$work/request.toml")"
 [[ "$turn_id" == "pkg-$instance" ]] || die "submit printed '$turn_id'"
-turn_done() { /usr/bin/radiald records --config "$config" "$turn_id" 2>/dev/null | grep -q '^terminal: {'; }
+turn_done() { /usr/bin/radiald records --config "$config" "$turn_id" 2>/dev/null | grep '^terminal: {' >/dev/null; }
 await 120 turn_done || {
     cat "$work/daemon.log" >&2
     die "the daemon did not finish turn $turn_id"
@@ -260,7 +262,7 @@ example=/usr/share/radial-plugin-api/examples/bubblewrap
 [[ -f "$example/CMakeLists.txt" && -x "$example/make-rootfs.sh" ]] ||
     die "radial-plugin-dev does not ship the bubblewrap example under $example"
 # The plugin side of the ABI only: radiald's own client (radial::host) is not public API.
-if dpkg -L radial-plugin-dev | grep -q '^/usr/include/radial/host'; then
+if dpkg -L radial-plugin-dev | grep '^/usr/include/radial/host' >/dev/null; then
     die "radial-plugin-dev installs /usr/include/radial/host/, radiald's private ABI client"
 fi
 # The harness's messages carry no path of the machine it was built on.

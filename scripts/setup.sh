@@ -83,7 +83,7 @@ install_packages() {
     local missing=() p
     ((with_gvisor)) && packages+=("${gvisor_packages[@]}")
     for p in "${packages[@]}"; do
-        if ! dpkg-query -W -f='${Status}' "${p}" 2>/dev/null | grep -q 'ok installed'; then
+        if ! dpkg-query -W -f='${Status}' "${p}" 2>/dev/null | grep 'ok installed' >/dev/null; then
             missing+=("${p}")
         fi
     done
