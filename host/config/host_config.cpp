@@ -1,6 +1,7 @@
 #include "config/host_config.h"
 
 #include <fmt/format.h>
+#include <radial/internal/config_section_toml.h>
 #include <radial/internal/names.h>
 #include <toml++/toml.h>
 #include <unistd.h>
@@ -65,43 +66,14 @@ public:
         return out;
     }
 
-    // Flattens a runtime's table into entries with keys relative to `prefix`.
-    void flatten(const std::string& prefix, const std::string& rel, const toml::table& t,
-                 host::ConfigSection& out) {
-        for (const auto& [k, v] : t) {
-            std::string key = rel.empty() ? std::string(k.str()) : rel + "." + std::string(k.str());
-            std::string full = prefix + "." + key;
-            remember(full, v);
-            host::ConfigEntry e;
-            e.key = key;
-            if (const auto* sub = v.as_table()) {
-                flatten(prefix, key, *sub, out);
-                continue;
-            } else if (const auto* s = v.as_string()) {
-                e.kind = RADIAL_CONFIG_STRING;
-                e.string_value = std::string(s->get());
-            } else if (const auto* i = v.as_integer()) {
-                e.kind = RADIAL_CONFIG_INT;
-                e.int_value = i->get();
-            } else if (const auto* b = v.as_boolean()) {
-                e.kind = RADIAL_CONFIG_BOOL;
-                e.int_value = b->get() ? 1 : 0;
-            } else if (const auto* f = v.as_floating_point()) {
-                e.kind = RADIAL_CONFIG_FLOAT;
-                e.float_value = f->get();
-            } else if (const auto* a = v.as_array()) {
-                e.kind = RADIAL_CONFIG_STRING_ARRAY;
-                for (const auto& item : *a) {
-                    if (!item.is_string()) fail(full, "must be an array of strings");
-                    e.items.emplace_back(*item.as_string());
-                }
-            } else {
-                fail(full,
-                     "has a type runtime settings cannot take (use a string, number, "
-                     "boolean or array of strings)");
-            }
-            out.entries.push_back(std::move(e));
-        }
+    // Flattens a runtime's table into entries with keys relative to `prefix` ("run.docker").
+    void flatten(const std::string& prefix, const toml::table& t, host::ConfigSection& out) {
+        internal::flatten_config_section(
+            t, "", out,
+            [&](const std::string& key, const toml::node& n) { remember(prefix + "." + key, n); },
+            [&](const std::string& key, const toml::node&, const char* problem) {
+                fail(prefix + "." + key, problem);
+            });
     }
 
 private:
@@ -349,7 +321,7 @@ HostConfig load(const std::optional<std::string>& file,
                                     name, selected_by, runtime_override ? "selects" : "is",
                                     cfg.container_runtime, key));
         cfg.runtime_section.section = key;
-        r.flatten(key, "", *table, cfg.runtime_section);
+        r.flatten(key, *table, cfg.runtime_section);
     }
     if (cfg.runtime_section.section.empty())
         cfg.runtime_section.section = "run." + cfg.container_runtime;
