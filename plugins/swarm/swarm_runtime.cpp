@@ -622,6 +622,10 @@ radial::plugin::RunResult SwarmRun::execute() {
         throw;
     }
     stop_logs();
+    // Asked before cleanup() removes the task's container, which holds the verdict (docs/design.md
+    // §13.7).
+    const bool oom = ending == plugin_support::Ending::none && !drain_killed_ && exit_code &&
+                     *exit_code != 0 && oom_killed(container_id);
     cleanup();
     if (log_failure_ && ending == plugin_support::Ending::none && !drain_killed_) {
         try {
@@ -656,7 +660,7 @@ radial::plugin::RunResult SwarmRun::execute() {
             result.flags = RADIAL_RUN_EXITED;
             result.exit_code = *exit_code;
             if (output_aborted_) result.flags |= RADIAL_RUN_OUTPUT_ABORTED;
-            if (*exit_code != 0 && oom_killed(container_id)) result.flags |= RADIAL_RUN_OOM_KILLED;
+            if (oom) result.flags |= RADIAL_RUN_OOM_KILLED;
             break;
     }
     return result;
@@ -791,6 +795,7 @@ std::size_t SwarmRuntime::remove_by_label(const std::string& label, const std::s
                                   engine_api::engine_message(r.body),
                               r.status, false);
     }
+    remove_local_containers(label, why);
     // A secret stays "in use" until its service is gone from the store; retry briefly.
     const auto deadline = Clock::now() + kRemovalBudget;
     for (;;) {
@@ -806,6 +811,25 @@ std::size_t SwarmRuntime::remove_by_label(const std::string& label, const std::s
         if (last_error.empty()) return removed;
         if (Clock::now() >= deadline) throw EngineError(why + ": " + last_error, 409, false);
         std::this_thread::sleep_for(milliseconds(100));
+    }
+}
+
+void SwarmRuntime::remove_local_containers(const std::string& label, const std::string& why) {
+    // The node keeps the container of a finished task after its service is deleted (docs/design.md
+    // §13.7): left there, every run would leave an exited container behind.
+    json containers =
+        engine_.call("GET", "/containers/json?all=1&filters=" + label_filter(label), nullptr, why);
+    for (const auto& c : containers) {
+        const std::string id = c.value("Id", "");
+        if (id.empty()) continue;
+        auto r =
+            engine_.request("DELETE", "/containers/" + url_encode(id) + "?force=1&v=1", "", why);
+        // 404: gone meanwhile; 409: the node's own removal of it is under way.
+        if (r.status != 204 && r.status != 200 && r.status != 404 && r.status != 409)
+            throw EngineError(why + ": DELETE /containers/" + id.substr(0, 12) + " answered HTTP " +
+                                  std::to_string(r.status) + ": " +
+                                  engine_api::engine_message(r.body),
+                              r.status, false);
     }
 }
 
