@@ -54,9 +54,10 @@ turn_big() {
 }
 raw_forty() { seq 40 | xargs -P4 -I{} docker run "${hardened[@]}" "${image}" true; }
 
-# The daemon: N requests of `argv`, submitted first, then `radiald run` timed from its start until
-# nothing is queued or running; prints the seconds. With RSS_FILE, the peak summed RSS (KiB) of the
-# daemon and its descendants is written there.
+# The daemon: N requests of `argv`, submitted first, then `radiald run` timed from its start to the
+# last terminal record (the latest updatedAt of the N turns, which the journal stamps in
+# milliseconds), so the polling that notices the end adds nothing; prints the seconds. With
+# RSS_FILE, the peak summed RSS (KiB) of the daemon and its descendants is written there.
 daemon_batch() { # daemon_batch N MAX_CONCURRENT ARGV_TOML [RSS_FILE]
     local n="$1" max="$2" argv="$3" rss_file="${4:-}" cfg t0 t1 peak=0
     cfg="${work}/daemon-$RANDOM.toml"
@@ -82,7 +83,9 @@ daemon_batch() { # daemon_batch N MAX_CONCURRENT ARGV_TOML [RSS_FILE]
             jq '(.queued | length) + (.running | length)' 2>/dev/null || echo 1)"
         [ "${left}" = 0 ] && break
     done
-    t1="$(now)"
+    t1="$("${radiald}" status --config "${cfg}" --json --limit "${n}" | jq -r '
+        [.recent[].updatedAt | capture("^(?<s>[^.]+)\\.(?<ms>[0-9]+)Z$")
+         | ((.s + "Z" | fromdateiso8601) + ("0." + .ms | tonumber))] | max')"
     kill "${daemon_pid}" && wait "${daemon_pid}" 2>/dev/null || true
     daemon_pid=""
     [ -n "${rss_file}" ] && echo "${peak}" >"${rss_file}"
