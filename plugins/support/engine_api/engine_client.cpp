@@ -53,6 +53,9 @@ bool is_ip_literal(const std::string& host) {
     return !ec;
 }
 
+// How much of an answer one read(2) takes, at most (bytes).
+constexpr std::size_t kReadBufferBytes = 64 * 1024;
+
 // One connection and the io_context that drives it; every operation runs under a deadline.
 struct Connection {
     // Not a concurrency hint of 1: Stream::stop() posts to this context from another thread.
@@ -76,7 +79,11 @@ struct Connection {
     int fd_for_stop = -1;
 
     Connection(const EngineAddress& a, asio::ssl::context* c, std::string w)
-        : tls_context(c), address(a), what(std::move(w)) {}
+        : tls_context(c), address(a), what(std::move(w)) {
+        // Beast reads into what the buffer has room for, at least 512 bytes: from an empty buffer
+        // that is 512 bytes a read(2) for the whole answer (a container's JSON, a list of them).
+        buffer.reserve(kReadBufferBytes);
+    }
     ~Connection() {
         close_socket();
         tls.reset(); // before `socket`, which it refers to
