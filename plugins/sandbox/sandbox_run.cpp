@@ -13,6 +13,7 @@
 #include "exec_script.h"
 #include "sbx_names.h"
 #include "support/cli_text.h"
+#include "support/mount_sources.h"
 #include "support/run_ending.h"
 #include "support/run_pump.h"
 
@@ -67,7 +68,6 @@ public:
     radial::plugin::RunResult execute();
 
 private:
-    void check_mount_sources() const;
     milliseconds budget(std::uint64_t step_budget_ms) const;
     bool step(const std::vector<std::string>& args, std::uint64_t step_budget_ms,
               const std::string& what, std::string_view fix);
@@ -111,7 +111,8 @@ radial::plugin::RunResult SandboxRun::execute() {
         policies.push_back(sbx_policy_args(name_, port, features));
     const std::vector<std::string> exec_args = sbx_exec_args(name_, features);
     internal::UniqueFd script = script_memfd(sbx_exec_script(spec_));
-    check_mount_sources();
+    // A passthrough workspace must exist on the host; sbx's behaviour otherwise is undocumented.
+    plugin_support::check_mount_sources(spec_);
     if (spec_.timeout_ms != 0 && spec_.timeout_ms < (1ull << 40))
         timeout_at_ = started + milliseconds(spec_.timeout_ms);
 
@@ -163,17 +164,6 @@ radial::plugin::RunResult SandboxRun::execute() {
     plugin_support::set_run_outcome(result, ending_, status, output_aborted_, box(),
                                     "the sbx exec client", sandbox() + " was removed");
     return result;
-}
-
-void SandboxRun::check_mount_sources() const {
-    // A passthrough workspace must exist on the host; sbx's behaviour otherwise is undocumented.
-    for (std::size_t i = 0; i < spec_.mounts.size(); ++i) {
-        std::error_code ec;
-        if (!std::filesystem::exists(spec_.mounts[i].source, ec))
-            throw Error(RADIAL_E_NOT_FOUND, "mounts[" + std::to_string(i) + "]",
-                        "preparing " + box() + ": mount source '" + spec_.mounts[i].source +
-                            "' does not exist; create it before the run");
-    }
 }
 
 milliseconds SandboxRun::budget(std::uint64_t step_budget_ms) const {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <radial/internal/unique_fd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -44,25 +45,8 @@ Registry& registry() {
     return r;
 }
 
-// An fd closed on scope exit.
-class Fd {
-public:
-    explicit Fd(int fd = -1) : fd_(fd) {}
-    Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    Fd& operator=(Fd&& o) noexcept {
-        reset(std::exchange(o.fd_, -1));
-        return *this;
-    }
-    ~Fd() { reset(); }
-    int get() const { return fd_; }
-    void reset(int fd = -1) {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = fd;
-    }
-
-private:
-    int fd_;
-};
+// The tree's one fd owner (docs/design.md §14.6).
+using Fd = internal::UniqueFd;
 
 void make_pipe(Fd& r, Fd& w) {
     int fds[2];
