@@ -1,59 +1,72 @@
-// tests/support/process_runner.h — runs a real program (radiald, docker) to completion and
-// captures its exit status, stdout and stderr, with a time budget after which it is killed.
+// tests/support/process_runner.h — runs a real program (radiald, docker, socat) to completion
+// and captures its exit status, stdout and stderr, with a time budget after which it is killed;
+// or in the background, owned until it is reaped.
+// Compiled once (process_runner.cpp, library radial_test_support): no process library's headers
+// reach the many test files that include this one.
 #pragma once
 
-#include <boost/process.hpp>
+#include <radial/internal/unique_fd.h>
+#include <sys/types.h>
+
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
-
-#include "temp_dir.h"
 
 namespace radial::test {
 
 struct ProcessResult {
+    // The exit status; for a program a signal ended, the signal's number; -1 when it could not
+    // be told.
     int exit_code = -1;
-    bool timed_out = false;
+    bool timed_out = false; // the budget passed and the program was SIGKILLed
     std::string out;
     std::string err;
 };
 
-// Runs argv[0] (a path, or a name looked up in PATH) with argv[1..]. `env_set` adds or replaces
-// variables in the inherited environment; `env_unset` removes them.
-inline ProcessResult run_process(const std::vector<std::string>& argv,
-                                 const std::map<std::string, std::string>& env_set = {},
-                                 std::chrono::seconds budget = std::chrono::seconds(120),
-                                 const std::vector<std::string>& env_unset = {}) {
-    namespace bp = boost::process;
-    TempDir io("radial-io");
-    std::string out_path = io / "out", err_path = io / "err";
-    auto env = boost::this_process::environment();
-    bp::environment child_env = env;
-    for (const auto& [k, v] : env_set) child_env[k] = v;
-    for (const auto& k : env_unset) child_env.erase(k);
-    std::string exe = argv.at(0);
-    if (exe.find('/') == std::string::npos) exe = bp::search_path(exe).string();
-    std::vector<std::string> args(argv.begin() + 1, argv.end());
-    bp::child child(exe, bp::args(args), child_env, bp::std_in<bp::null, bp::std_out> out_path,
-                    bp::std_err > err_path);
-    ProcessResult r;
-    std::error_code ec;
-    // Poll rather than wait_for: Boost 1.74's wait_for sigtimedwait()s on SIGCHLD process-wide.
-    auto deadline = std::chrono::steady_clock::now() + budget;
-    while (child.running(ec) && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (child.running(ec)) {
-        r.timed_out = true;
-        child.terminate(ec);
-    }
-    child.wait(ec);
-    r.exit_code = child.exit_code();
-    r.out = read_file(out_path);
-    r.err = read_file(err_path);
-    return r;
-}
+// Runs argv[0] (a path, or a name looked up in PATH) with argv[1..], stdin /dev/null, stdout and
+// stderr each captured whole through a private file. `env_set` adds or replaces variables in the
+// inherited environment; `env_unset` removes them. The program's end is awaited on a pidfd,
+// never by polling; past `budget` it is SIGKILLed and reaped. Throws std::system_error when it
+// cannot be started (naming argv[0]). Thread-safe: it reaps only its own child.
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& env_set = {},
+                          std::chrono::seconds budget = std::chrono::seconds(120),
+                          const std::vector<std::string>& env_unset = {});
+
+// A program started in the background and owned: SIGKILLed and reaped when the owner goes out of
+// scope while it still runs. stdin is /dev/null; stdout goes to a pipe read with read_line() (when
+// `pipe_stdout`) or to /dev/null; stderr to `stderr_path`. Throws std::system_error when it cannot
+// be started. Not thread-safe: one owner.
+class BackgroundProcess {
+public:
+    explicit BackgroundProcess(const std::vector<std::string>& argv,
+                               const std::string& stderr_path = "/dev/null",
+                               bool pipe_stdout = false);
+    ~BackgroundProcess();
+    BackgroundProcess(const BackgroundProcess&) = delete;
+    BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+    pid_t pid() const noexcept { return pid_; }
+    // Whether it has not ended yet (reaped or not). Does not block.
+    bool running() const;
+    // Sends `signal` unless it was reaped already.
+    void signal(int signal) const;
+    // Waits up to `budget` for it to end, then SIGKILLs it; reaps it. Returns what
+    // ProcessResult::exit_code would hold. Idempotent.
+    int wait(std::chrono::milliseconds budget = std::chrono::seconds(120));
+    // The next line it wrote to stdout (without its newline), or nullopt at the end of its
+    // output. Blocks. Only with pipe_stdout.
+    std::optional<std::string> read_line();
+
+private:
+    pid_t pid_ = -1;
+    bool reaped_ = false;
+    int exit_code_ = -1;
+    internal::UniqueFd pidfd_;
+    internal::UniqueFd out_; // the read end of its stdout, with pipe_stdout
+    std::string buffered_;   // bytes read past the last line returned
+};
 
 } // namespace radial::test

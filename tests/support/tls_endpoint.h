@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <boost/process.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,22 +68,21 @@ class TlsEndpoint {
 public:
     TlsEndpoint(const TestCertificates& certs, const std::string& unix_path)
         : port_(free_port()), log_(certs / ("socat-" + std::to_string(port_) + ".log")) {
-        namespace bp = boost::process;
-        socat_ = bp::child(bp::search_path("socat"), "-d", "-d",
-                           "OPENSSL-LISTEN:" + std::to_string(port_) +
-                               ",bind=127.0.0.1,reuseaddr,fork,cert=" + (certs / "server.pem") +
-                               ",key=" + (certs / "server-key.pem") +
-                               ",cafile=" + (certs / "ca.pem") + ",verify=1",
-                           "UNIX-CONNECT:" + unix_path, bp::std_in<bp::null, bp::std_out> bp::null,
-                           bp::std_err > log_);
+        socat_.emplace(
+            std::vector<std::string>{
+                "socat", "-d", "-d",
+                "OPENSSL-LISTEN:" + std::to_string(port_) + ",bind=127.0.0.1,reuseaddr,fork,cert=" +
+                    (certs / "server.pem") + ",key=" + (certs / "server-key.pem") +
+                    ",cafile=" + (certs / "ca.pem") + ",verify=1",
+                "UNIX-CONNECT:" + unix_path},
+            log_);
         listening_ =
             port_ > 0 && wait_until([this] { return accepts(); }, std::chrono::seconds(20));
     }
     ~TlsEndpoint() {
-        for (pid_t child : children_of(socat_.id())) ::kill(child, SIGKILL);
-        std::error_code ec;
-        socat_.terminate(ec);
-        socat_.wait(ec);
+        for (pid_t child : children_of(socat_->pid())) ::kill(child, SIGKILL);
+        socat_->signal(SIGKILL);
+        socat_->wait();
     }
     TlsEndpoint(const TlsEndpoint&) = delete;
     TlsEndpoint& operator=(const TlsEndpoint&) = delete;
@@ -131,7 +130,7 @@ private:
 
     int port_;
     std::string log_;
-    boost::process::child socat_;
+    std::optional<BackgroundProcess> socat_;
     bool listening_ = false;
 };
 

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <boost/process.hpp>
 #include <csignal>
 #include <filesystem>
 #include <future>
@@ -302,16 +301,14 @@ TEST(RadialdTurnLive, C21_ASymlinkPlantedAtTheRecordNameIsReplaced) {
 // Ctrl-C, SIGTERM, and a closed terminal (SIGHUP, SIGQUIT) each kill the box: radiald exits 130,
 // records the turn interrupted, and leaves no box behind.
 TEST(RadialdTurnLive, EveryStopSignalKillsTheBoxAndExits130) {
-    namespace bp = boost::process;
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
         const std::string instance = test::unique_instance_id("sig");
         test::RadialdSetup setup("instanceId = \"" + instance + "\"\n");
         const std::string label = "radial-turn-" + instance + "-s1";
         const std::string record = setup.dir() / "record.json";
-        bp::child radiald(std::string(RADIALD_PATH), "turn", "--config", setup.config(), "--image",
-                          RADIAL_TEST_IMAGE, "--turn-id", "s1", "--record-file", record, "--",
-                          "sleep", "600", bp::std_in<bp::null, bp::std_out> bp::null,
-                          bp::std_err > bp::null);
+        test::BackgroundProcess radiald({std::string(RADIALD_PATH), "turn", "--config",
+                                         setup.config(), "--image", RADIAL_TEST_IMAGE, "--turn-id",
+                                         "s1", "--record-file", record, "--", "sleep", "600"});
         const bool running = test::wait_until(
             [&] {
                 return test::run_process({"docker", "inspect", "-f", "{{.State.Running}}", label})
@@ -319,10 +316,8 @@ TEST(RadialdTurnLive, EveryStopSignalKillsTheBoxAndExits130) {
             },
             std::chrono::seconds(30));
         EXPECT_TRUE(running) << "signal " << sig << ": the box never ran";
-        ::kill(radiald.id(), sig);
-        std::error_code ec;
-        radiald.wait(ec);
-        EXPECT_EQ(radiald.exit_code(), 130) << "signal " << sig;
+        radiald.signal(sig);
+        EXPECT_EQ(radiald.wait(), 130) << "signal " << sig;
         EXPECT_EQ(containers_labelled(label), "") << "signal " << sig;
         auto rec = nlohmann::json::parse(test::read_file(record));
         EXPECT_EQ(rec["reason"], "interrupted") << rec.dump();

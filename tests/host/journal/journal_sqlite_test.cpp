@@ -9,16 +9,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <boost/process.hpp>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
 #include "journal/journal_file.h"
 #include "journal/sqlite_db.h"
@@ -621,18 +623,16 @@ TEST_F(JournalSqlite, ADirectoryThatCannotBeCreatedIsRefusedWithItsPath) {
 
 // --- crash safety -----------------------------------------------------------------------------
 
-namespace bp = boost::process;
-
 TEST(JournalCrash, AKilledHostLeavesItsTurnInFlightWithItsRecords) {
     test::TempDir dir("radial-journal");
     std::string path = dir / "journal.sqlite3";
-    bp::ipstream out;
-    bp::child child(JOURNAL_CRASH_CHILD, path, "t1", "settle", bp::std_out > out);
-    std::string line;
-    ASSERT_TRUE(std::getline(out, line)) << "the child exited before it was ready";
-    ASSERT_EQ(line, "ready");
+    test::BackgroundProcess child({JOURNAL_CRASH_CHILD, path, "t1", "settle"}, "/dev/null", true);
+    std::optional<std::string> line = child.read_line();
+    ASSERT_TRUE(line) << "the child exited before it was ready";
+    ASSERT_EQ(*line, "ready");
     ASSERT_TRUE(child.running()) << "the child must still hold the journal open when killed";
-    child.terminate(); // SIGKILL, then reaped
+    child.signal(SIGKILL);
+    EXPECT_EQ(child.wait(), SIGKILL);
     EXPECT_FALSE(child.running());
 
     auto journal = open_sqlite_journal(path);
@@ -660,14 +660,17 @@ TEST(JournalCrash, AKilledHostLeavesItsTurnInFlightWithItsRecords) {
 TEST(JournalCrash, AKillInTheMiddleOfWritingLosesNoReturnedRecordAndLeavesNoGap) {
     test::TempDir dir("radial-journal");
     std::string path = dir / "journal.sqlite3";
-    bp::ipstream out;
-    bp::child child(JOURNAL_CRASH_CHILD, path, "t1", "stream", bp::std_out > out);
+    test::BackgroundProcess child({JOURNAL_CRASH_CHILD, path, "t1", "stream"}, "/dev/null", true);
     std::uint64_t last_returned = 0;
-    std::string line;
-    while (last_returned < 25 && std::getline(out, line)) last_returned = std::stoull(line);
+    while (last_returned < 25)
+        if (auto line = child.read_line())
+            last_returned = std::stoull(*line);
+        else
+            break;
     ASSERT_EQ(last_returned, 25u) << "the child stopped appending early";
     ASSERT_TRUE(child.running());
-    child.terminate(); // lands while the child is appending as fast as it can
+    child.signal(SIGKILL); // lands while the child is appending as fast as it can
+    EXPECT_EQ(child.wait(), SIGKILL);
 
     auto journal = open_sqlite_journal(path);
     auto d = journal->turn("t1");
