@@ -8,6 +8,7 @@
 
 #include "deadline.h"
 #include "engine_api/stream_frames.h"
+#include "support/mount_sources.h"
 #include "support/run_ending.h"
 #include "support/run_pump.h"
 
@@ -34,7 +35,6 @@ public:
 
 private:
     enum class Prepared { ready, killed, timed_out };
-    void check_mount_sources() const;
     Prepared prepare_image(std::vector<std::string>& entrypoint);
     void pump();
     void deliver(std::uint32_t stream, const char* data, std::size_t size);
@@ -49,6 +49,8 @@ private:
     radial::plugin::RunResult start_never_completed(const std::string& cause,
                                                     Clock::time_point started);
     radial::plugin::RunResult ended_early(Ending ending, Clock::time_point started);
+    // The result of a run that `ending` (not none) ended, timed from `started`.
+    radial::plugin::RunResult early_result(Ending ending, Clock::time_point started) const;
     std::string box() const { return "box '" + spec_.label + "'"; }
 
     const DockerEngine& engine_;
@@ -103,7 +105,8 @@ radial::plugin::RunResult BoxRun::execute() {
     }
     const DockerSettings& settings = engine_.settings();
     (void)docker_create_body(spec_, settings); // refuses a bad spec before any engine contact
-    check_mount_sources();
+    // The engine's Binds would silently create a missing source as a root-owned directory.
+    plugin_support::check_mount_sources(spec_);
     if (spec_.timeout_ms != 0) timeout_at_ = deadline_after(started, spec_.timeout_ms);
 
     std::vector<std::string> entrypoint;
@@ -168,8 +171,15 @@ radial::plugin::RunResult BoxRun::execute() {
             if (!refused && !start_expired && pump_->ending() == Ending::none) {
                 try {
                     exit_code = engine_.wait(cid_, spec_.label);
-                    state = engine_.state(cid_, spec_.label);
-                    removed_by_another = state->being_removed;
+                    // A workload that exited 0 ended by itself: no memory bound ended it and no
+                    // stranger's removal killed it (both kill, so neither exits 0), and its
+                    // state has nothing to add. Any other code is inspected for OOMKilled (a
+                    // killed subprocess shows under any code) and a removal under way — one
+                    // request less on the common path (docs/design.md §13.1).
+                    if (*exit_code != 0) {
+                        state = engine_.state(cid_, spec_.label);
+                        removed_by_another = state->being_removed;
+                    }
                 } catch (const Error& e) {
                     if (e.code() == RADIAL_E_NOT_FOUND)
                         removed_by_another = true;
@@ -246,6 +256,10 @@ radial::plugin::RunResult BoxRun::ended_early(Ending ending, Clock::time_point s
     ensure_gone();
     host_.info("ended " + box() + " (" + ending_text(ending) +
                "): no container with its label remains");
+    return early_result(ending, started);
+}
+
+radial::plugin::RunResult BoxRun::early_result(Ending ending, Clock::time_point started) const {
     radial::plugin::RunResult result;
     plugin_support::set_run_outcome(result, ending, {}, output_aborted(), box(), "the engine",
                                     "the box was removed");
@@ -309,12 +323,7 @@ radial::plugin::RunResult BoxRun::start_never_completed(const std::string& cause
                        "): its container was force-removed during its start");
         else
             host_.warn("ending " + box() + " during its start: " + removal);
-        radial::plugin::RunResult result;
-        plugin_support::set_run_outcome(result, ending, {}, output_aborted(), box(), "the engine",
-                                        "the box was removed");
-        result.duration_ms = static_cast<std::uint64_t>(
-            std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
-        return result;
+        return early_result(ending, started);
     }
     const auto& runtime = engine_.settings().oci_runtime;
     throw Error(RADIAL_E_UNAVAILABLE,
@@ -327,17 +336,6 @@ radial::plugin::RunResult BoxRun::start_never_completed(const std::string& cause
                     "; check dockerd's log and that runtime (a box left in 'Created' by "
                     "'docker ps -a'), or raise run.docker.startTimeout if starts are only slow "
                     "here");
-}
-
-void BoxRun::check_mount_sources() const {
-    // The engine's Binds would silently create a missing source as a root-owned directory.
-    for (std::size_t i = 0; i < spec_.mounts.size(); ++i) {
-        std::error_code ec;
-        if (!std::filesystem::exists(spec_.mounts[i].source, ec))
-            throw Error(RADIAL_E_NOT_FOUND, "mounts[" + std::to_string(i) + "]",
-                        "preparing " + box() + ": mount source '" + spec_.mounts[i].source +
-                            "' does not exist; create it before the run");
-    }
 }
 
 // Moves the box's output from the attach stream to `out_` until the engine ends the stream (the

@@ -496,6 +496,36 @@ TEST(docker_runtime, OomKillIsReportedAndTheContainerRemovedAfterItsStateIsRead)
     EXPECT_EQ(engine.count("DELETE "), 1);
 }
 
+// Exit 0 is the workload's own end: nothing a state could add (a memory kill or a forced removal
+// never ends in 0), so the container is removed without an inspection.
+TEST(docker_runtime, AnExitOfZeroIsNotInspected) {
+    Script script;
+    script.inspect = {500, R"({"message":"must not be asked"})"};
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
+    Collected c;
+    radial::plugin::RunResult r = run_collecting(*rt, spec("b"), c);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(engine.count("GET " + kV + "/containers/" + kA + "/json"), 0);
+    EXPECT_EQ(engine.count("DELETE "), 1);
+}
+
+// A subprocess killed by the memory bound under a workload that went on and exited 1 (a build
+// whose compiler was killed) is still reported as out of memory.
+TEST(docker_runtime, AnOomKillUnderAnyNonZeroExitIsReported) {
+    Script script;
+    script.wait = {200, R"({"StatusCode":1})"};
+    script.inspect = {200, inspect_json(true, true, 1)};
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
+    Collected c;
+    radial::plugin::RunResult r = run_collecting(*rt, spec("b"), c);
+    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED | RADIAL_RUN_OOM_KILLED);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(engine.count("GET " + kV + "/containers/" + kA + "/json"), 1);
+}
+
 TEST(docker_runtime, C09AMissingImageIsNotFoundWithTheEnginesMessage) {
     Script script;
     script.image = {404, R"({"message":"no such image: nope:1"})"};
