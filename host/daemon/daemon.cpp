@@ -128,8 +128,6 @@ void Daemon::run_turn(const std::string& id) {
                     std::lock_guard lock(mutex_);
                     workers_.at(id).session = nullptr;
                 }
-                failed = rec.status == turn::TurnStatus::error ||
-                         box_may_remain(id, turn::box_label(cfg_, req->kind, id));
                 if (!rec.journal_error.empty()) {
                     // Its request stays in the spool until the journal has the record: the spool
                     // scan leaves a started turn alone, and reconciliation finishes it after a
@@ -140,6 +138,16 @@ void Daemon::run_turn(const std::string& id) {
                     if (settings_.checkpoint_for_test) settings_.checkpoint_for_test("retire", id);
                     queue_.retire(id);
                 }
+                // The next turn need not wait for the look for this one's box (an engine
+                // request): its slot is free from here.
+                {
+                    std::lock_guard lock(mutex_);
+                    workers_.at(id).finishing = true;
+                }
+                wake();
+                if (settings_.checkpoint_for_test) settings_.checkpoint_for_test("box-look", id);
+                failed = rec.status == turn::TurnStatus::error ||
+                         box_may_remain(id, turn::box_label(cfg_, req->kind, id));
             }
         }
     } catch (const turn::RequestError& e) {
@@ -189,11 +197,16 @@ void Daemon::retry_pending() {
     }
 }
 
+std::size_t Daemon::occupied_slots() const {
+    return static_cast<std::size_t>(std::count_if(
+        workers_.begin(), workers_.end(), [](const auto& w) { return !w.second.finishing; }));
+}
+
 void Daemon::dispatch(TurnQueue& queue) {
     std::set<std::string> active;
     {
         std::lock_guard lock(mutex_);
-        if (workers_.size() >= cfg_.max_concurrent_turns) return;
+        if (occupied_slots() >= cfg_.max_concurrent_turns) return;
         for (const auto& [id, w] : workers_) active.insert(id);
     }
     QueueScan scan;
@@ -206,11 +219,11 @@ void Daemon::dispatch(TurnQueue& queue) {
     std::size_t queued = scan.runnable.size();
     for (const auto& id : scan.runnable) {
         std::lock_guard lock(mutex_);
-        if (workers_.size() >= cfg_.max_concurrent_turns) break;
+        if (occupied_slots() >= cfg_.max_concurrent_turns) break;
         // Registered before its box can exist, so a sweep never takes it for an orphan.
         auto& w = workers_[id];
         --queued;
-        log::info("daemon", "turn {}: claimed ({} running, {} queued)", id, workers_.size(),
+        log::info("daemon", "turn {}: claimed ({} running, {} queued)", id, occupied_slots(),
                   queued);
         w.thread = std::thread([this, id] { run_turn(id); });
     }

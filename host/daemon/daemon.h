@@ -83,6 +83,9 @@ private:
         turn::TurnSession* session = nullptr; // while its run() is on; guarded by mutex_
         bool done = false;                    // guarded by mutex_
         bool failed = false; // its box may be left (status error, or still listed): sweep
+        // Its turn is recorded and retired; only the look for its box is left, so its slot is
+        // free for the next turn. Guarded by mutex_.
+        bool finishing = false;
     };
 
     // A terminal record the journal has not taken yet (see turn/terminal_reserve.h).
@@ -92,6 +95,8 @@ private:
     };
 
     void retry_pending();
+    // The workers that hold a slot (all but those finishing). Caller holds mutex_.
+    std::size_t occupied_slots() const;
     void dispatch(TurnQueue& queue);
     // The startup reconciliation, or nullopt when a stop signal came during it and it ended
     // within run.shutdownGrace; exits 70 when it did not. Rethrows the pass's errors.

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <csignal>
 #include <future>
 #include <map>
@@ -63,7 +64,7 @@ struct DaemonFixture : ::testing::Test {
         s.pending_retry_interval = 50ms;
         s.host_timeout_grace = 200ms;
         s.checkpoint_for_test = [this](std::string_view p, const std::string& id) {
-            if (p == "output") return;
+            if (p == "output" || p == "box-look") return;
             std::lock_guard lock(points_mutex);
             points.push_back(id + ":" + std::string(p));
         };
@@ -131,6 +132,45 @@ TEST_F(DaemonFixture, ClaimsRunsAndRetiresEachTurnInOrder) {
     EXPECT_EQ(status_of("second"), "failed");
     EXPECT_FALSE(spooled("first"));
     EXPECT_FALSE(spooled("second"));
+}
+
+// The look for a finished turn's box (an engine request, docs/design.md §12.2) is off the next
+// turn's path: with one slot, the next queued turn is claimed while that look is under way.
+TEST_F(DaemonFixture, TheNextTurnIsClaimedWhileTheLastOnesBoxIsLookedFor) {
+    submit("a1", {"echo", "a"});
+    submit("b1", {"echo", "b"});
+    std::mutex m;
+    std::condition_variable cv;
+    std::set<std::string> claimed;
+    std::map<std::string, bool> other_claimed_during_look;
+    DaemonSettings s = settings();
+    s.checkpoint_for_test = [&, base = s.checkpoint_for_test](std::string_view p,
+                                                              const std::string& id) {
+        base(p, id);
+        std::unique_lock lock(m);
+        if (p == "claimed") {
+            claimed.insert(id);
+            cv.notify_all();
+        } else if (p == "box-look") {
+            const std::string other = id == "a1" ? "b1" : "a1";
+            other_claimed_during_look[id] =
+                cv.wait_for(lock, 10s, [&] { return claimed.count(other) > 0; });
+        }
+    };
+    Running d(*this, s);
+    ASSERT_TRUE(
+        test::wait_until([&] { return passed("a1", "retire") && passed("b1", "retire"); }, 30s));
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            std::lock_guard lock(m);
+            return other_claimed_during_look.size() == 2;
+        },
+        30s));
+    EXPECT_EQ(d.stop(), 0);
+    // Whichever ran first, the other was claimed while its box was being looked for.
+    EXPECT_TRUE(other_claimed_during_look["a1"] && other_claimed_during_look["b1"]);
+    EXPECT_EQ(status_of("a1"), "succeeded");
+    EXPECT_EQ(status_of("b1"), "succeeded");
 }
 
 // Shutdown: no new claims; the running turn gets run.shutdownGrace, then its box is killed and its
