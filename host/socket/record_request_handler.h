@@ -36,18 +36,11 @@
 #include <string>
 #include <string_view>
 
+#include "socket/record_sink.h"
+
 namespace radial::socket {
 
 namespace http = boost::beast::http;
-
-// Stores one accepted record and returns its sequence number in the turn journal.
-// `type` is the turn's record type; `payload_json` is the payload re-serialised as compact JSON
-// (valid UTF-8, keys in posted order, the same value as posted); both are borrowed for the call
-// only. May throw: the client then gets a 500 with a generic message and the exception text goes
-// nowhere. The server calls it on its serving thread, one call at a time (never concurrently with
-// itself).
-using RecordSink =
-    std::function<std::uint64_t(std::string_view type, std::string_view payload_json)>;
 
 // The only request target the socket serves.
 inline constexpr std::string_view kRecordsTarget = "/v1/records";

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <utility>
 
-#include "socket/record_request_handler.h"
+#include "socket/record_sink.h"
 #include "socket/socket_error.h"
 
 namespace radial::socket {
