@@ -53,8 +53,9 @@ public:
     // socket), or "'<address>' (<source>)" for $DOCKER_HOST and a docker context.
     std::string engine_name() const;
 
-    // Probes the engine (GET /version within preflightTimeout, Engine API at least 1.41) and
-    // returns its API version. Throws Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via
+    // Probes the engine (GET /_ping, or GET /version, within preflightTimeout, Engine API at
+    // least 1.41) and returns its API version. Throws Error(RADIAL_E_UNAVAILABLE, "docker engine
+    // unreachable via
     // '<binary>' (<engine>): <cause>; start dockerd or fix run.docker.host"). Never caches a
     // failure (docs/design.md §5.1).
     std::string server_version() const;

@@ -33,9 +33,9 @@ public:
     // radial::plugin::Error(RADIAL_E_INVALID, <key>) for a bad value. [control]
     DockerRuntime(const radial::plugin::Host& host, radial::plugin::Config& config);
 
-    // Probes the engine (GET /version within preflightTimeout, Engine API 1.41 or newer) unless
-    // an earlier probe passed and no call since failed for want of an engine: a healthy engine
-    // is probed once per instance, an unhealthy one on every call. Throws
+    // Probes the engine (GET /_ping, or GET /version, within preflightTimeout, Engine API 1.41 or
+    // newer) unless an earlier probe passed and no call since failed for want of an engine: a
+    // healthy engine is probed once per instance, an unhealthy one on every call. Throws
     // Error(RADIAL_E_UNAVAILABLE, "docker engine unreachable via ...") on failure; a failure is
     // never cached. With run.docker.ociRuntime set, also refuses (RADIAL_E_INVALID, "ociRuntime")
     // a runtime the engine does not list, and one the engine runs as a binary the profile table

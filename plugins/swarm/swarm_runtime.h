@@ -30,9 +30,9 @@ public:
     // Reads [run.swarm] (parse_swarm_settings). No engine contact. [control]
     SwarmRuntime(const radial::plugin::Host& host, radial::plugin::Config& config);
 
-    // GET /version and GET /info: the engine speaks API 1.41+ and is an active swarm manager.
-    // Throws Error(RADIAL_E_UNAVAILABLE) saying how to `docker swarm init` otherwise. Logs (warn)
-    // that services cannot set no-new-privileges at this API version. [thread-safe]
+    // GET /_ping (or /version) and GET /info: the engine speaks API 1.41+ and is an active swarm
+    // manager. Throws Error(RADIAL_E_UNAVAILABLE) saying how to `docker swarm init` otherwise. Logs
+    // (warn) that services cannot set no-new-privileges at this API version. [thread-safe]
     void preflight() override;
 
     // None: a task may land on another node, so neither a host unix socket nor host uids carry

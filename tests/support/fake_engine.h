@@ -32,7 +32,17 @@ struct EngineAnswer {
     bool hijack = false;
     std::string frames;
     std::function<void()> close_after;
+    // Extra header lines of a plain answer, each ending in "\r\n" ("API-Version: 1.41\r\n").
+    std::string headers;
 };
+
+// What an engine answers to GET /_ping: "OK" and its API version in a header (docs/design.md
+// §13.1: the client negotiates from it).
+inline EngineAnswer ping_answer(const std::string& api = "1.41") {
+    EngineAnswer a(200, "OK");
+    a.headers = "API-Version: " + api + "\r\nServer: Docker/20.10.24 (linux)\r\n";
+    return a;
+}
 
 class FakeEngine {
 public:
@@ -138,8 +148,8 @@ private:
         } else {
             std::string res = "HTTP/1.1 " + std::to_string(a.status) +
                               " X\r\nContent-Type: application/json\r\nContent-Length: " +
-                              std::to_string(a.body.size()) + "\r\nConnection: close\r\n\r\n" +
-                              a.body;
+                              std::to_string(a.body.size()) + "\r\nConnection: close\r\n" +
+                              a.headers + "\r\n" + a.body;
             (void)!::send(c, res.data(), res.size(), MSG_NOSIGNAL);
         }
         std::lock_guard lock(mutex_);

@@ -119,13 +119,15 @@ public:
     const EngineAddress& address() const noexcept { return address_; }
     std::chrono::milliseconds call_budget() const noexcept { return budget_; }
 
-    // Negotiates the API version once (GET /version): the engine's ApiVersion capped at
+    // Negotiates the API version once (GET /_ping's API-Version header, else GET /version's
+    // ApiVersion, as the docker CLI does): the engine's version capped at
     // kMaxApiVersion. Throws EngineError when the engine cannot be reached or speaks less than
     // kMinApiVersion (naming both versions). A failure is not cached.
     ApiVersion version();
 
-    // Asks the engine again (GET /version within `budget`, whatever was negotiated before) and
-    // keeps the answer: a health probe that never trusts an earlier success. Throws as version().
+    // Asks the engine again (as version() does, within `budget`, whatever was negotiated before)
+    // and keeps the answer: a health probe that never trusts an earlier success. Throws as
+    // version().
     ApiVersion probe(std::chrono::milliseconds budget);
 
     // One versioned request ("/v1.41" + target): `method` "GET", "POST", "DELETE"; `body` JSON text

@@ -456,8 +456,7 @@ TEST(C15_Spool, SigtermStopsTheDaemonWithAFifoInTheQueue) {
 TEST(C15_Daemon, SigtermDuringAHungStartupReconciliationStopsWithinTheGrace) {
     std::atomic<bool> listed{false};
     test::FakeEngine engine([&](const std::string&, const std::string& path) {
-        if (path == "/version")
-            return test::EngineAnswer{200, R"({"Version":"24.0.0","ApiVersion":"1.41"})"};
+        if (path == "/_ping") return test::ping_answer("1.41");
         listed = true;
         return test::EngineAnswer{0, "", true};
     });

@@ -32,6 +32,7 @@ namespace {
 using radial::test::ConfigBuilder;
 using radial::test::EngineAnswer;
 using radial::test::FakeEngine;
+using radial::test::ping_answer;
 using Clock = std::chrono::steady_clock;
 using engine_api::encode_frame;
 
@@ -145,16 +146,18 @@ struct Script {
     EngineAnswer inspect{200, inspect_json(true)};
     EngineAnswer remove{204, ""};
     EngineAnswer info{200, R"({"Runtimes":{"runc":{"path":"runc"}}})"};
-    bool version_silent = false;
+    bool version_silent = false;             // the ping never answers
+    EngineAnswer ping = ping_answer("1.41"); // what the ping answers
     Script() { attach.hijack = true; }
 };
 
 FakeEngine::Route route(Script& s) {
     return [&s](const std::string& method, const std::string& path) -> EngineAnswer {
-        if (path == "/version") {
+        if (path == "/_ping") {
             if (s.version_silent) return {0, "", true};
-            return version_answer();
+            return s.ping;
         }
+        if (path == "/version") return version_answer();
         const std::string c = kV + "/containers/";
         if (method == "GET" && path == kV + "/info") return s.info;
         if (method == "GET" && path.starts_with(kV + "/containers/json"))
@@ -476,7 +479,7 @@ TEST(docker_runtime, ARunIsCreateAttachStartWaitInspectRemoveWithBothStreamsExac
     for (const auto& req : engine.requests()) steps.push_back(req.substr(0, req.find('?')));
     const std::string id = kV + "/containers/" + kA;
     EXPECT_EQ(steps, (std::vector<std::string>{
-                         "GET /version", "GET " + kV + "/images/radial%2Fbusybox%3Alatest/json",
+                         "GET /_ping", "GET " + kV + "/images/radial%2Fbusybox%3Alatest/json",
                          "POST " + kV + "/containers/create", "POST " + id + "/attach",
                          "POST " + id + "/start", "POST " + id + "/wait", "GET " + id + "/json",
                          "DELETE " + id}));
@@ -732,14 +735,14 @@ TEST(docker_runtime, APreflightThatPassedIsNotRepeatedUntilACallFindsNoEngine) {
     auto rt = runtime_for(engine.address(), radial::plugin::Host(), 2000, 300);
     rt->preflight();
     rt->preflight();
-    EXPECT_EQ(engine.count("GET /version"), 1) << "a passed probe is kept";
+    EXPECT_EQ(engine.count("GET /_ping"), 1) << "a passed probe is kept";
     lists_fail = true;
     auto e = error_of([&] { rt->list_by_label("radial-turn-"); });
     EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
     EXPECT_NE(std::string(e.what()).find("within the call's budget"), std::string::npos)
         << e.what();
     rt->preflight();
-    EXPECT_EQ(engine.count("GET /version"), 2) << "an engine that failed a call is probed again";
+    EXPECT_EQ(engine.count("GET /_ping"), 2) << "an engine that failed a call is probed again";
 }
 
 TEST(docker_runtime, C07ASilentEngineFailsThePreflightWithinItsBudgetAndIsNeverCached) {
@@ -754,9 +757,11 @@ TEST(docker_runtime, C07ASilentEngineFailsThePreflightWithinItsBudgetAndIsNeverC
                   std::string::npos)
             << e.what();
     }
-    EXPECT_EQ(engine.count("GET /version"), 2);
+    EXPECT_EQ(engine.count("GET /_ping"), 2);
 }
 
+// An engine whose ping names no version (every path answers the same JSON here) is asked
+// GET /version, and refused there when it is too old.
 TEST(docker_runtime, AnEngineTooOldIsRefusedNamingBothVersions) {
     FakeEngine engine([](const std::string&, const std::string&) {
         return EngineAnswer{200, R"({"Version":"19.03.1","ApiVersion":"1.40"})"};
@@ -767,6 +772,30 @@ TEST(docker_runtime, AnEngineTooOldIsRefusedNamingBothVersions) {
     EXPECT_NE(std::string(e.what()).find("speaks Engine API 1.40; radiald needs at least 1.41"),
               std::string::npos)
         << e.what();
+    EXPECT_EQ(engine.count("GET /version"), 1) << "the fallback when the ping names no version";
+}
+
+// The version is negotiated from the ping's API-Version header, as the docker CLI does, so the
+// engine is never asked GET /version (which queries containerd and the OCI runtime first); the
+// version in its Server header names the engine when it is too old.
+TEST(docker_runtime, TheVersionComesFromThePingWithoutAskingForTheEnginesVersion) {
+    Script script;
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
+    rt->preflight();
+    EXPECT_EQ(engine.count("GET /_ping"), 1);
+    EXPECT_EQ(engine.count("GET /version"), 0);
+
+    script.ping = ping_answer("1.40");
+    script.ping.headers = "API-Version: 1.40\r\nServer: Docker/19.03.1 (linux)\r\n";
+    FakeEngine old(route(script));
+    auto e = error_of([&] { runtime_for(old.address())->preflight(); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(std::string(e.what()).find(
+                  "(version 19.03.1) speaks Engine API 1.40; radiald needs at least 1.41"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(old.count("GET /version"), 0);
 }
 
 TEST(docker_runtime, TheEngineAddressComesFromTheSettingThenDockerHostWithTlsFromTheEnvironment) {

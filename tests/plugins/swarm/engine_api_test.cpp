@@ -150,7 +150,7 @@ TEST(EngineClient, AnUnreachableSocketNamesTheCallAndTheFix) {
     } catch (const EngineError& e) {
         std::string m = e.what();
         EXPECT_TRUE(e.unreachable());
-        EXPECT_NE(m.find("GET /version"), std::string::npos) << m;
+        EXPECT_NE(m.find("GET /_ping"), std::string::npos) << m;
         EXPECT_NE(m.find("unix:///nonexistent/radial-test/docker.sock"), std::string::npos) << m;
         EXPECT_NE(m.find("is dockerd running"), std::string::npos) << m;
     }
@@ -164,7 +164,7 @@ TEST(EngineClient, AStopAfterTheStreamClosedLeavesADescriptorReusedElsewhereAlon
     std::promise<void> release;
     std::shared_future<void> released = release.get_future().share();
     radial::test::FakeEngine engine([&](const std::string&, const std::string& path) {
-        if (path == "/version") return radial::test::EngineAnswer(200, R"({"ApiVersion":"1.41"})");
+        if (path == "/_ping") return radial::test::ping_answer("1.41");
         radial::test::EngineAnswer a;
         a.hijack = true;
         a.close_after = [released] { released.wait(); };

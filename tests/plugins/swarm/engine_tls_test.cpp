@@ -27,7 +27,7 @@ TEST(EngineClientTls, CallsStreamsAndAStoppedAttachWorkOverTls) {
         ~Release() { p.set_value(); }
     };
     radial::test::FakeEngine engine([&](const std::string&, const std::string& path) {
-        if (path == "/version") return radial::test::EngineAnswer(200, R"({"ApiVersion":"1.41"})");
+        if (path == "/_ping") return radial::test::ping_answer("1.41");
         if (path.starts_with("/v1.41/containers/x/logs"))
             return radial::test::EngineAnswer(200, "a log body over TLS");
         radial::test::EngineAnswer a;

@@ -38,6 +38,7 @@ struct Answer {
     // called, then `rest` and the end.
     std::function<void()> wait_for_release;
     std::string rest;
+    std::string headers; // extra header lines, each ending in "\r\n"
 };
 
 // A one-thread HTTP server: answers each request from `route(method, path)`.
@@ -129,8 +130,8 @@ private:
             }
             std::string res = "HTTP/1.1 " + std::to_string(a.status) +
                               " X\r\nContent-Type: application/json\r\nContent-Length: " +
-                              std::to_string(a.body.size()) + "\r\nConnection: close\r\n\r\n" +
-                              a.body;
+                              std::to_string(a.body.size()) + "\r\nConnection: close\r\n" +
+                              a.headers + "\r\n" + a.body;
             (void)!::send(c, res.data(), res.size(), MSG_NOSIGNAL);
         }
     }
@@ -148,8 +149,11 @@ private:
     std::vector<std::thread> streams_; // streamed answers, each on its own thread
 };
 
+// The engine's answer to GET /_ping (its API version in a header) and to GET /version.
 Answer version(const std::string& api) {
-    return {200, R"({"Version":"20.10.24","ApiVersion":")" + api + R"(","MinAPIVersion":"1.12"})"};
+    Answer a{200, R"({"Version":"20.10.24","ApiVersion":")" + api + R"(","MinAPIVersion":"1.12"})"};
+    a.headers = "API-Version: " + api + "\r\n";
+    return a;
 }
 
 // A SwarmRuntime whose [run.swarm] is host = `address`, commandTimeout = 400 ms.
@@ -192,7 +196,7 @@ std::string preflight_error(SwarmRuntime& rt, std::int32_t* code = nullptr) {
 TEST(FakeEngine, PreflightOnAnEngineOutsideASwarmSaysHowToInitOne) {
     FakeEngine engine(
         [](const std::string&, const std::string& path) {
-            if (path == "/version") return version("1.41");
+            if (path == "/_ping" || path == "/version") return version("1.41");
             return Answer{200,
                           R"({"Swarm":{"LocalNodeState":"inactive","ControlAvailable":false}})"};
         },
@@ -206,14 +210,14 @@ TEST(FakeEngine, PreflightOnAnEngineOutsideASwarmSaysHowToInitOne) {
     // Negotiated once, then every call is versioned.
     auto reqs = engine.requests();
     ASSERT_EQ(reqs.size(), 2u);
-    EXPECT_EQ(reqs[0], "GET /version");
+    EXPECT_EQ(reqs[0], "GET /_ping");
     EXPECT_EQ(reqs[1], "GET /v1.41/info");
 }
 
 TEST(FakeEngine, PreflightOnAWorkerNamesTheManagerFix) {
     FakeEngine engine(
         [](const std::string&, const std::string& path) {
-            if (path == "/version") return version("1.43");
+            if (path == "/_ping" || path == "/version") return version("1.43");
             return Answer{200, R"({"Swarm":{"LocalNodeState":"active","ControlAvailable":false}})"};
         },
         true); // and over tcp://
@@ -227,7 +231,7 @@ TEST(FakeEngine, PreflightOnAWorkerNamesTheManagerFix) {
 TEST(FakeEngine, PreflightOnAManagerPassesAndSaysWhatSwarmCannotSet) {
     FakeEngine engine(
         [](const std::string&, const std::string& path) {
-            if (path == "/version") return version("1.41");
+            if (path == "/_ping" || path == "/version") return version("1.41");
             return Answer{200, R"({"Swarm":{"LocalNodeState":"active","ControlAvailable":true}})"};
         },
         false);
@@ -251,7 +255,7 @@ TEST(FakeEngine, AnEngineTooOldIsRefusedNamingBothVersions) {
 TEST(FakeEngine, ASilentEngineTimesOutWithinTheCallBudgetNamingTheCall) {
     FakeEngine engine(
         [](const std::string&, const std::string& path) {
-            if (path == "/version") return version("1.41");
+            if (path == "/_ping" || path == "/version") return version("1.41");
             return Answer{0, "", true};
         },
         false);
@@ -269,7 +273,7 @@ TEST(FakeEngine, ASilentEngineTimesOutWithinTheCallBudgetNamingTheCall) {
 TEST(FakeEngine, ListByLabelKeepsExactlyThePrefix) {
     FakeEngine engine(
         [](const std::string&, const std::string& path) {
-            if (path == "/version") return version("1.41");
+            if (path == "/_ping" || path == "/version") return version("1.41");
             return Answer{200,
                           R"([{"ID":"a","Spec":{"Labels":{"radial.label":"radial-turn-i1-t1"}}},
                                    {"ID":"b","Spec":{"Labels":{"radial.label":"radial-turn-i10-t1"}}},
@@ -291,7 +295,7 @@ TEST(FakeEngine, AFollowedStreamDeliversEachPieceAsItArrives) {
     bool released = false;
     FakeEngine engine(
         [&](const std::string&, const std::string& path) {
-            if (path == "/version") return version("1.41");
+            if (path == "/_ping" || path == "/version") return version("1.41");
             Answer a;
             a.body = engine_api::encode_frame(1, "first\n");
             a.rest = engine_api::encode_frame(2, "second\n");
@@ -328,7 +332,7 @@ TEST(FakeEngine, StopEndsABlockedReadFromAnotherThread) {
     bool released = false;
     FakeEngine engine(
         [&](const std::string&, const std::string& path) {
-            if (path == "/version") return version("1.41");
+            if (path == "/_ping" || path == "/version") return version("1.41");
             Answer a;
             a.body = engine_api::encode_frame(1, "x");
             a.wait_for_release = [&] {
@@ -409,7 +413,7 @@ struct ScriptedRun {
     std::atomic<int> polls{0};
 
     Answer operator()(const std::string& method, const std::string& path) {
-        if (path == "/version") return version("1.41");
+        if (path == "/_ping" || path == "/version") return version("1.41");
         if (path.starts_with("/v1.41/images/")) return {200, R"({"Id":"sha256:abc","Config":{}})"};
         if (method == "POST" && path == "/v1.41/services/create") return {201, R"({"ID":"svc1"})"};
         if (path.starts_with("/v1.41/tasks?")) {
