@@ -699,6 +699,12 @@ TEST(docker_runtime, AKillWhileTheBoxRunsRemovesItAndTheRunIsKilled) {
         }
         if (method == "GET" && path.starts_with(kV + "/containers/json"))
             return EngineAnswer{200, deleted ? "[]" : listing({{kA, "b"}})};
+        // As the engine answers once the forced removal killed the box: 137, then no container.
+        // (A wait answering 0 would be a box that ended by itself, whatever the kill did.)
+        if (deleted && method == "POST" && path.find("/wait") != std::string::npos)
+            return EngineAnswer{200, R"({"StatusCode":137})"};
+        if (deleted && method == "GET" && path.starts_with(kV + "/containers/" + kA))
+            return EngineAnswer{404, R"({"message":"No such container"})"};
         return route(script)(method, path);
     });
     auto rt = runtime_for(engine.address());
