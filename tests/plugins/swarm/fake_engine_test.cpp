@@ -38,7 +38,8 @@ struct Answer {
     // called, then `rest` and the end.
     std::function<void()> wait_for_release;
     std::string rest;
-    std::string headers; // extra header lines, each ending in "\r\n"
+    std::string headers;        // extra header lines, each ending in "\r\n"
+    std::size_t chunk_size = 0; // non-zero: `body` goes as chunks of this many bytes, in one send
 };
 
 // A one-thread HTTP server: answers each request from `route(method, path)`.
@@ -119,8 +120,10 @@ private:
                     std::string head =
                         "HTTP/1.1 200 OK\r\nContent-Type: "
                         "application/vnd.docker.multiplexed-stream\r\n"
-                        "Transfer-Encoding: chunked\r\n\r\n" +
-                        chunk(a.body);
+                        "Transfer-Encoding: chunked\r\n\r\n";
+                    const std::size_t step = a.chunk_size ? a.chunk_size : a.body.size();
+                    for (std::size_t at = 0; at < a.body.size(); at += step)
+                        head += chunk(a.body.substr(at, step));
                     (void)!::send(c, head.data(), head.size(), MSG_NOSIGNAL);
                     a.wait_for_release();
                     std::string tail = (a.rest.empty() ? "" : chunk(a.rest)) + "0\r\n\r\n";
@@ -324,6 +327,49 @@ TEST(FakeEngine, AFollowedStreamDeliversEachPieceAsItArrives) {
     while (stream->read(chunk)) demux.feed(chunk);
     EXPECT_EQ(err, "second\n");
     EXPECT_TRUE(demux.at_frame_boundary());
+}
+
+TEST(FakeEngine, AReadReturnsEverythingAlreadyReceivedNotOneChunk) {
+    // A followed log stream carries every record as its own HTTP chunk: 2000 records of 16 bytes
+    // sent at once must come out of a few reads, not one read (one round through the client's
+    // event loop) per record.
+    std::mutex m;
+    std::condition_variable cv;
+    bool released = false;
+    std::string records;
+    for (int i = 0; i < 2000; ++i)
+        records += engine_api::encode_frame(1, "line" + std::to_string(1000 + i) + "\n");
+    FakeEngine engine(
+        [&](const std::string&, const std::string& path) {
+            if (path == "/_ping" || path == "/version") return version("1.41");
+            Answer a;
+            a.body = records;
+            a.chunk_size = 16;
+            a.wait_for_release = [&] {
+                std::unique_lock lock(m);
+                cv.wait(lock, [&] { return released; });
+            };
+            return a;
+        },
+        false);
+    engine_api::EngineClient client(engine_api::parse_engine_address(engine.address()),
+                                    std::chrono::milliseconds(2000));
+    auto stream = client.open_stream("/containers/x/logs?follow=1", "following");
+    std::string got, chunk;
+    int reads = 0;
+    while (got.size() < records.size() && stream->read(chunk)) {
+        got += chunk;
+        ++reads;
+    }
+    {
+        std::lock_guard lock(m);
+        released = true;
+    }
+    cv.notify_all();
+    while (stream->read(chunk)) got += chunk;
+    EXPECT_EQ(got, records);
+    EXPECT_LE(reads, 20) << "2000 chunks of 16 bytes, all sent before the first read, took "
+                         << reads << " reads";
 }
 
 TEST(FakeEngine, StopEndsABlockedReadFromAnotherThread) {
