@@ -22,11 +22,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-std::string state_of(const std::string& label) {
-    auto r = test::run_process({"docker", "inspect", "--format", "{{.State.Status}}", label});
-    return r.exit_code == 0 ? r.out.substr(0, r.out.find('\n')) : "gone";
-}
-
 // `radiald turns --json`, one object per line, by id.
 std::map<std::string, nlohmann::json> listed(const DaemonSetup& s) {
     auto r = test::run_process({RADIALD_PATH, "turns", "--config", s.config(), "--json"}, {}, 30s);
@@ -124,11 +119,12 @@ TEST(CheckLive, ACheckBoxLeftByASigkilledDaemonIsReclaimedAtTheNextStart) {
     EXPECT_EQ(s.status()["queued"][0]["kind"], "check");
     {
         DaemonProcess d(s);
-        ASSERT_TRUE(test::wait_until([&] { return state_of(checks + c) == "running"; }, 60s))
+        ASSERT_TRUE(test::wait_until([&] { return test::box_state(checks + c) == "running"; }, 60s))
             << d.log();
         d.crash();
     }
-    ASSERT_EQ(state_of(checks + c), "running") << "a SIGKILLed daemon leaves its box running";
+    ASSERT_EQ(test::box_state(checks + c), "running")
+        << "a SIGKILLed daemon leaves its box running";
     std::string t = s.submit("image = \"" RADIAL_TEST_IMAGE "\"\nargv = [\"echo\", \"next\"]\n");
 
     DaemonProcess again(s);
@@ -137,7 +133,7 @@ TEST(CheckLive, ACheckBoxLeftByASigkilledDaemonIsReclaimedAtTheNextStart) {
     auto removed = log.find("removed orphaned box '" + checks + c + "'");
     EXPECT_NE(removed, std::string::npos) << log;
     EXPECT_LT(removed, log.find("turn " + t + ": claimed")) << log;
-    EXPECT_EQ(state_of(checks + c), "gone");
+    EXPECT_EQ(test::box_state(checks + c), "gone");
     auto rec = s.terminal(c);
     EXPECT_EQ(rec["status"], "reclaimed") << rec;
     EXPECT_EQ(rec["kind"], "check");

@@ -33,6 +33,12 @@ namespace radial::test {
 
 using namespace std::chrono_literals;
 
+// A turn file's keys that run `sh -c script` in the test image, then `extra` (more keys, TOML).
+inline std::string shell_turn(const std::string& script, const std::string& extra = "") {
+    nlohmann::json argv = {"sh", "-c", script};
+    return "image = \"" RADIAL_TEST_IMAGE "\"\nargv = " + argv.dump() + "\n" + extra;
+}
+
 // A state directory, a config file and the commands that use them.
 class DaemonSetup {
 public:

@@ -22,6 +22,12 @@ inline std::vector<std::string> boxes_with_prefix(const std::string& prefix) {
     return out;
 }
 
+// "running", "exited", … of the container named `name`, or "gone" when the engine has none.
+inline std::string box_state(const std::string& name) {
+    auto r = run_process({"docker", "inspect", "--format", "{{.State.Status}}", name});
+    return r.exit_code == 0 ? r.out.substr(0, r.out.find('\n')) : "gone";
+}
+
 // Removes them (test clean-up; never another test's, since every test has its own instance id).
 inline void remove_boxes_with_prefix(const std::string& prefix) {
     for (const auto& label : boxes_with_prefix(prefix)) run_process({"docker", "rm", "-f", label});

@@ -20,17 +20,6 @@ using test::DaemonSetup;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string sh(const std::string& script) {
-    nlohmann::json argv = {"sh", "-c", script};
-    return "image = \"" RADIAL_TEST_IMAGE "\"\nargv = " + argv.dump() + "\n";
-}
-
-// "running", "exited", … or "gone".
-std::string state_of(const std::string& name) {
-    auto r = test::run_process({"docker", "inspect", "--format", "{{.State.Status}}", name});
-    return r.exit_code == 0 ? r.out.substr(0, r.out.find('\n')) : "gone";
-}
-
 bool has_turn(const nlohmann::json& list, const std::string& id) {
     for (const auto& t : list)
         if (t["turnId"] == id) return true;
@@ -56,7 +45,7 @@ TEST(DurabilityDaemonLive, C18_TheDaemonKeepsARecordItCannotJournalAndRetriesUnt
                   "[run.docker]\npull = \"never\"\n");
     test::SmallDisk disk(s.state_dir(), "320k");
     ASSERT_TRUE(disk.ok()) << "mount tmpfs failed";
-    std::string id = s.submit(sh(kFillTheDisk));
+    std::string id = s.submit(test::shell_turn(kFillTheDisk));
     ASSERT_FALSE(id.empty());
 
     DaemonProcess d(s);
@@ -98,7 +87,7 @@ TEST(DurabilityDaemonLive, ReconciliationRemovesEveryPerTurnResidueAfterASigkill
     std::string prefix = "radial-turn-" + inst + "-";
     test::BoxCleanup cleanup{prefix};
     DaemonSetup s("instanceId = \"" + inst + "\"\n", "[run.docker]\npull = \"never\"\n");
-    std::string id = s.submit(sh("sleep 600"));
+    std::string id = s.submit(test::shell_turn("sleep 600"));
     {
         DaemonProcess d(s);
         ASSERT_TRUE(test::wait_until(
@@ -134,19 +123,21 @@ TEST(DurabilityDaemonLive, C19_ABoxDiesOnTimeWithNobodyWatching) {
     DaemonSetup s("instanceId = \"" + inst + "\"\n",
                   "[run.docker]\npull = \"never\"\nkillGrace = \"2s\"\n");
     std::string id =
-        s.submit(sh("trap '' TERM; kill -KILL 1; kill -STOP 1; sleep 60") + "timeout = \"3s\"\n");
+        s.submit(test::shell_turn("trap '' TERM; kill -KILL 1; kill -STOP 1; sleep 60") +
+                 "timeout = \"3s\"\n");
     const std::string box = prefix + id;
     std::chrono::steady_clock::time_point started;
     {
         DaemonProcess d(s);
-        ASSERT_TRUE(test::wait_until([&] { return state_of(box) == "running"; }, 60s)) << d.log();
+        ASSERT_TRUE(test::wait_until([&] { return test::box_state(box) == "running"; }, 60s))
+            << d.log();
         started = std::chrono::steady_clock::now();
         d.crash(); // and nothing is started again
     }
     // 3 s timeout + 2 s killGrace + 5 s.
     const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(
         started + 10s - std::chrono::steady_clock::now());
-    ASSERT_TRUE(test::wait_until([&] { return state_of(box) != "running"; }, budget))
+    ASSERT_TRUE(test::wait_until([&] { return test::box_state(box) != "running"; }, budget))
         << "box " << box << " outlived its deadline with no radiald running";
     auto code = test::run_process({"docker", "inspect", "--format", "{{.State.ExitCode}}", box});
     EXPECT_EQ(code.out, "124\n") << "the timeout's exit status";
@@ -161,7 +152,7 @@ TEST(DurabilityDaemonLive, C19_ABoxDiesOnTimeWithNobodyWatching) {
     EXPECT_EQ(rec["reason"],
               "the box had ended by itself (exit 124) before radiald came back; reconciliation "
               "read how and removed it");
-    EXPECT_EQ(state_of(box), "gone");
+    EXPECT_EQ(test::box_state(box), "gone");
 }
 
 } // namespace

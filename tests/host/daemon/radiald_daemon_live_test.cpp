@@ -36,11 +36,6 @@ struct LiveSetup {
     std::string prefix() const { return "radial-turn-" + instance + "-"; }
 };
 
-std::string sh(const std::string& script, const std::string& extra = "") {
-    nlohmann::json argv = {"sh", "-c", script};
-    return "image = \"" RADIAL_TEST_IMAGE "\"\nargv = " + argv.dump() + "\n" + extra;
-}
-
 int peak_concurrency(const DaemonSetup& s, const std::vector<std::string>& ids) {
     std::vector<std::pair<std::string, int>> events;
     for (const auto& id : ids) {
@@ -61,10 +56,12 @@ TEST(RadialdDaemonLive, TwentyMixedTurnsEndWithTheRightRecordsAndNoContainerLeft
     LiveSetup l("mix", "maxConcurrentTurns = 4\n");
     std::map<std::string, std::string> kind;
     for (int i = 0; i < 5; ++i) {
-        kind[l.setup.submit(sh("echo ok-" + std::to_string(i)))] = "success";
-        kind[l.setup.submit(sh("echo failing >&2; exit 3"))] = "failure";
-        kind[l.setup.submit(sh("trap '' TERM; sleep 30", "timeout = \"2s\"\n"))] = "timeout";
-        kind[l.setup.submit(sh("yes xxxxxxxxxxxxxxx | head -c 3000000; echo tail-end"))] = "large";
+        kind[l.setup.submit(test::shell_turn("echo ok-" + std::to_string(i)))] = "success";
+        kind[l.setup.submit(test::shell_turn("echo failing >&2; exit 3"))] = "failure";
+        kind[l.setup.submit(test::shell_turn("trap '' TERM; sleep 30", "timeout = \"2s\"\n"))] =
+            "timeout";
+        kind[l.setup.submit(
+            test::shell_turn("yes xxxxxxxxxxxxxxx | head -c 3000000; echo tail-end"))] = "large";
     }
     ASSERT_EQ(kind.size(), 20u);
     DaemonProcess d(l.setup);
@@ -107,11 +104,12 @@ TEST_P(SigkillAt, RestartReclaimsAndRunsTheQueue) {
     const auto& [point, script] = GetParam();
     LiveSetup l("kill", "maxConcurrentTurns = 3\n");
     std::vector<std::string> held, queued;
-    for (int i = 0; i < 3; ++i) held.push_back(l.setup.submit(sh(script)));
+    for (int i = 0; i < 3; ++i) held.push_back(l.setup.submit(test::shell_turn(script)));
     {
         DaemonProcess d(l.setup, {{"RADIAL_PAUSE_AT_FOR_TEST", point}});
         ASSERT_TRUE(d.wait_for_log("paused at '" + point + "'", 60s, 3)) << d.log();
-        for (int i = 0; i < 2; ++i) queued.push_back(l.setup.submit(sh("echo queued")));
+        for (int i = 0; i < 2; ++i)
+            queued.push_back(l.setup.submit(test::shell_turn("echo queued")));
         if (point == "output") {
             EXPECT_EQ(test::boxes_with_prefix(l.prefix()).size(), 3u)
                 << "the boxes run while paused";
@@ -147,7 +145,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(RadialdDaemonLive, SigtermWithARunningTurnFinishesItWithinTheGraceAndExitsZero) {
     LiveSetup l("term", "shutdownGrace = \"30s\"\n");
-    std::string id = l.setup.submit(sh("sleep 3; echo finished"));
+    std::string id = l.setup.submit(test::shell_turn("sleep 3; echo finished"));
     DaemonProcess d(l.setup);
     ASSERT_TRUE(test::wait_until([&] { return !test::boxes_with_prefix(l.prefix()).empty(); }, 30s))
         << d.log();
@@ -183,8 +181,8 @@ TEST(RadialdDaemonLive, AnEngineThatDisappearsMidTurnGivesErrorsAndTheDaemonKeep
     test::UnixSocketProxy proxy(sock / "docker.sock", "/var/run/docker.sock");
     const std::string engine = "unix://" + proxy.path();
     LiveSetup l("eng", "", "[run.docker]\nhost = \"" + engine + "\"\n");
-    std::vector<std::string> mid = {l.setup.submit(sh("echo up; sleep 600")),
-                                    l.setup.submit(sh("echo up; sleep 600"))};
+    std::vector<std::string> mid = {l.setup.submit(test::shell_turn("echo up; sleep 600")),
+                                    l.setup.submit(test::shell_turn("echo up; sleep 600"))};
     DaemonProcess d(l.setup);
     ASSERT_TRUE(
         test::wait_until([&] { return test::boxes_with_prefix(l.prefix()).size() == 2; }, 60s))
@@ -200,14 +198,14 @@ TEST(RadialdDaemonLive, AnEngineThatDisappearsMidTurnGivesErrorsAndTheDaemonKeep
     }
     // The engine left both boxes behind (the runtime could not remove them).
     EXPECT_EQ(test::boxes_with_prefix(l.prefix()).size(), 2u);
-    std::string during = l.setup.submit(sh("echo during"));
+    std::string during = l.setup.submit(test::shell_turn("echo during"));
     ASSERT_TRUE(l.setup.wait_terminal({during}, 60s)) << d.log();
     auto rec = l.setup.terminal(during);
     EXPECT_EQ(rec["status"], "error");
     EXPECT_THAT(rec["error"].get<std::string>(), HasSubstr(engine)) << "names the engine";
 
     proxy.restore();
-    std::string after = l.setup.submit(sh("echo after"));
+    std::string after = l.setup.submit(test::shell_turn("echo after"));
     ASSERT_TRUE(l.setup.wait_terminal({after}, 60s)) << d.log();
     EXPECT_EQ(l.setup.terminal(after)["status"], "succeeded") << l.setup.terminal(after);
     // The boxes the engine "lost" are swept once it answers again.

@@ -19,11 +19,6 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
-std::string sh(const std::string& script) {
-    nlohmann::json argv = {"sh", "-c", script};
-    return "image = \"" RADIAL_TEST_IMAGE "\"\nargv = " + argv.dump() + "\n";
-}
-
 // A container labelled exactly as the docker plugin labels its boxes
 // (plugins/docker/docker_argv.cpp:
 // --name <label> --label radial.label=<label>), left in `created` or `exited` state.
@@ -35,11 +30,6 @@ void make_box(const std::string& label, bool run) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
-std::string state_of(const std::string& label) {
-    auto r = test::run_process({"docker", "inspect", "--format", "{{.State.Status}}", label});
-    return r.exit_code == 0 ? r.out.substr(0, r.out.find('\n')) : "gone";
-}
-
 // C-05: inst1 runs turn A (sleep 600); one container with inst1's label is `created`, another
 // `exited`. kill -9 the daemon and start it again: before it takes a new turn all three are gone
 // (only inst1's), A is reclaimed, and a second restart finds nothing to do.
@@ -49,20 +39,21 @@ TEST(ReconcileLive, C05_EveryStateSurvivesASigkillOfTheDaemon) {
     std::string foreign = "radial-turn-" + inst + "0-other"; // another instance, a prefix apart
     test::BoxCleanup cleanup{prefix}, cleanup_foreign{"radial-turn-" + inst + "0-"};
     DaemonSetup s("instanceId = \"" + inst + "\"\n");
-    std::string a = s.submit(sh("sleep 600"));
+    std::string a = s.submit(test::shell_turn("sleep 600"));
     {
         DaemonProcess d(s);
-        ASSERT_TRUE(test::wait_until([&] { return state_of(prefix + a) == "running"; }, 60s))
+        ASSERT_TRUE(test::wait_until([&] { return test::box_state(prefix + a) == "running"; }, 60s))
             << d.log();
         make_box(prefix + "created", false);
         make_box(prefix + "exited", true);
         make_box(foreign, true);
-        ASSERT_EQ(state_of(prefix + "created"), "created");
-        ASSERT_EQ(state_of(prefix + "exited"), "exited");
+        ASSERT_EQ(test::box_state(prefix + "created"), "created");
+        ASSERT_EQ(test::box_state(prefix + "exited"), "exited");
         d.crash();
     }
-    ASSERT_EQ(state_of(prefix + a), "running") << "a SIGKILLed daemon leaves its box running";
-    std::string b = s.submit(sh("echo next"));
+    ASSERT_EQ(test::box_state(prefix + a), "running")
+        << "a SIGKILLed daemon leaves its box running";
+    std::string b = s.submit(test::shell_turn("echo next"));
 
     DaemonProcess again(s);
     ASSERT_TRUE(s.wait_terminal({b}, 60s)) << again.log();
@@ -74,10 +65,10 @@ TEST(ReconcileLive, C05_EveryStateSurvivesASigkillOfTheDaemon) {
         EXPECT_LT(removed, claimed_b) << log;
     }
     EXPECT_LT(log.find("removed orphaned box '" + prefix + a + "'"), claimed_b) << log;
-    EXPECT_EQ(state_of(prefix + a), "gone");
-    EXPECT_EQ(state_of(prefix + "created"), "gone");
-    EXPECT_EQ(state_of(prefix + "exited"), "gone");
-    EXPECT_EQ(state_of(foreign), "exited") << "another instance's box is never touched";
+    EXPECT_EQ(test::box_state(prefix + a), "gone");
+    EXPECT_EQ(test::box_state(prefix + "created"), "gone");
+    EXPECT_EQ(test::box_state(prefix + "exited"), "gone");
+    EXPECT_EQ(test::box_state(foreign), "exited") << "another instance's box is never touched";
     auto rec = s.terminal(a);
     EXPECT_EQ(rec["status"], "reclaimed");
     EXPECT_EQ(rec["recordsReceived"], 0);
@@ -103,14 +94,14 @@ TEST(ReconcileLive, ABoxThatEndedByItselfIsRecordedWithItsRealEnding) {
     test::BoxCleanup cleanup{prefix};
     DaemonSetup s("instanceId = \"" + inst + "\"\n", "[run.docker]\nmemory = \"64m\"\n");
     const std::string wait = "echo waiting; while [ ! -e /tmp/go ]; do sleep 0.1; done; ";
-    std::string exited = s.submit(sh(wait + "exit 42"));
-    std::string oom = s.submit(sh(wait + "head -c 500000000 /dev/zero | tail"));
+    std::string exited = s.submit(test::shell_turn(wait + "exit 42"));
+    std::string oom = s.submit(test::shell_turn(wait + "head -c 500000000 /dev/zero | tail"));
     {
         DaemonProcess d(s);
         ASSERT_TRUE(test::wait_until(
             [&] {
-                return state_of(prefix + exited) == "running" &&
-                       state_of(prefix + oom) == "running";
+                return test::box_state(prefix + exited) == "running" &&
+                       test::box_state(prefix + oom) == "running";
             },
             60s))
             << d.log();
@@ -121,16 +112,19 @@ TEST(ReconcileLive, ABoxThatEndedByItselfIsRecordedWithItsRealEnding) {
         ASSERT_EQ(go.exit_code, 0) << go.err;
     }
     ASSERT_TRUE(test::wait_until(
-        [&] { return state_of(prefix + exited) == "exited" && state_of(prefix + oom) == "exited"; },
+        [&] {
+            return test::box_state(prefix + exited) == "exited" &&
+                   test::box_state(prefix + oom) == "exited";
+        },
         60s))
-        << "the boxes did not end by themselves: " << state_of(prefix + exited) << ", "
-        << state_of(prefix + oom);
+        << "the boxes did not end by themselves: " << test::box_state(prefix + exited) << ", "
+        << test::box_state(prefix + oom);
 
     auto r = s.reconcile();
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_THAT(r.out, HasSubstr("reclaimed turn " + exited + "\n"));
-    EXPECT_EQ(state_of(prefix + exited), "gone");
-    EXPECT_EQ(state_of(prefix + oom), "gone");
+    EXPECT_EQ(test::box_state(prefix + exited), "gone");
+    EXPECT_EQ(test::box_state(prefix + oom), "gone");
     auto rec = s.terminal(exited);
     EXPECT_EQ(rec["status"], "reclaimed") << rec;
     EXPECT_EQ(rec["exitCode"], 42) << rec;
@@ -152,16 +146,17 @@ TEST(ReconcileLive, ABoxStillRunningIsKilledAndItsRecordSaysSo) {
     std::string prefix = "radial-turn-" + inst + "-";
     test::BoxCleanup cleanup{prefix};
     DaemonSetup s("instanceId = \"" + inst + "\"\n");
-    std::string id = s.submit(sh("sleep 600"));
+    std::string id = s.submit(test::shell_turn("sleep 600"));
     {
         DaemonProcess d(s);
-        ASSERT_TRUE(test::wait_until([&] { return state_of(prefix + id) == "running"; }, 60s))
+        ASSERT_TRUE(
+            test::wait_until([&] { return test::box_state(prefix + id) == "running"; }, 60s))
             << d.log();
         d.crash();
     }
     auto r = s.reconcile();
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_EQ(state_of(prefix + id), "gone");
+    EXPECT_EQ(test::box_state(prefix + id), "gone");
     auto rec = s.terminal(id);
     EXPECT_EQ(rec["status"], "reclaimed") << rec;
     EXPECT_FALSE(rec.contains("exitCode")) << rec;
@@ -179,9 +174,10 @@ TEST(ReconcileLive, TwoInstancesSideBySideNeverTouchEachOthersBoxes) {
     test::BoxCleanup c1{mine}, c2{theirs};
     DaemonSetup one("instanceId = \"" + inst + "\"\n");
     DaemonSetup two("instanceId = \"" + inst + "0\"\n");
-    std::vector<std::string> one_ids = {one.submit(sh("sleep 600")), one.submit(sh("sleep 600"))};
-    std::vector<std::string> two_ids = {two.submit(sh("sleep 6; echo two-done")),
-                                        two.submit(sh("sleep 6; echo two-done"))};
+    std::vector<std::string> one_ids = {one.submit(test::shell_turn("sleep 600")),
+                                        one.submit(test::shell_turn("sleep 600"))};
+    std::vector<std::string> two_ids = {two.submit(test::shell_turn("sleep 6; echo two-done")),
+                                        two.submit(test::shell_turn("sleep 6; echo two-done"))};
     DaemonProcess d2(two);
     {
         DaemonProcess d1(one);
@@ -227,13 +223,13 @@ TEST(ReconcileLive, C16_TheSameInstanceIdOnAnotherStateDirectoryRefusesToStart) 
             {}, 120s);
     });
     const bool running =
-        test::wait_until([&] { return state_of(prefix + "c16") == "running"; }, 60s);
+        test::wait_until([&] { return test::box_state(prefix + "c16") == "running"; }, 60s);
     auto reconcile = b.reconcile();
     auto run = test::run_process({RADIALD_PATH, "run", "--config", b.config()}, {}, 60s);
     auto other_turn = test::run_process({RADIALD_PATH, "turn", "--config", b.config(), "--image",
                                          RADIAL_TEST_IMAGE, "--", "echo", "b-ran"},
                                         {}, 60s);
-    const std::string box_state = state_of(prefix + "c16");
+    const std::string box_state = test::box_state(prefix + "c16");
     runner.join();
     ASSERT_TRUE(running) << turn.err;
     EXPECT_EQ(box_state, "running") << "B touched A's box";
@@ -273,7 +269,7 @@ TEST(ReconcileLive, C16_ABoxRemovedFromOutsideIsRecordedAsSuch) {
                                  {}, 120s);
     });
     const bool running =
-        test::wait_until([&] { return state_of(prefix + "gone") == "running"; }, 60s);
+        test::wait_until([&] { return test::box_state(prefix + "gone") == "running"; }, 60s);
     auto rm = test::run_process({"docker", "rm", "--force", prefix + "gone"}, {}, 60s);
     runner.join();
     ASSERT_TRUE(running) << turn.err;

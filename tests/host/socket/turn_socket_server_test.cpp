@@ -43,7 +43,7 @@ using radial::test::TempDir;
 constexpr uid_t kBoxUid = 12345;
 constexpr gid_t kBoxGid = 12345;
 constexpr uid_t kOtherUid = 12346;
-const std::string kType = "turn.result";
+const std::string kRecordType = "turn.result";
 
 internal::UniqueFd connect_unix(const std::string& path) {
     internal::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -184,7 +184,7 @@ protected:
         o.transport = Transport::unix_socket;
         o.unix_path = path;
         o.token = token_;
-        o.record_type = kType;
+        o.record_type = kRecordType;
         o.log_line = log_.fn();
         return o;
     }
@@ -204,13 +204,13 @@ TEST_F(TurnSocketServerTest, UnixSocketAcceptsRecordsInSequence) {
     EXPECT_EQ(server.address(), "unix://" + socket_path());
     EXPECT_EQ(server.port(), 0);
     for (int i = 1; i <= 3; ++i) {
-        const auto r = post_unix(socket_path(), token_, record_body(kType, {{"n", i}}));
+        const auto r = post_unix(socket_path(), token_, record_body(kRecordType, {{"n", i}}));
         ASSERT_EQ(r.status, 201) << r.headers << "\n" << r.body;
         EXPECT_EQ(json::parse(r.body), (json{{"seq", i}}));
     }
     ASSERT_EQ(recorded_.count(), 3u);
     for (int i = 0; i < 3; ++i) {
-        EXPECT_EQ(recorded_.records[i].first, kType);
+        EXPECT_EQ(recorded_.records[i].first, kRecordType);
         EXPECT_EQ(json::parse(recorded_.records[i].second), (json{{"n", i + 1}}));
     }
     EXPECT_TRUE(log_.snapshot().empty()) << "accepted requests are not logged";
@@ -226,7 +226,7 @@ TEST_F(TurnSocketServerTest, TcpSocketOnLoopbackAcceptsRecordsInSequence) {
     EXPECT_EQ(server.address(), "tcp://127.0.0.1:" + std::to_string(server.port()));
     const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/v1/records";
     for (int i = 1; i <= 3; ++i) {
-        const auto r = curl(post_args(token_, record_body(kType, json::array({i}))), url);
+        const auto r = curl(post_args(token_, record_body(kRecordType, json::array({i}))), url);
         ASSERT_EQ(r.status, 201) << r.headers << "\n" << r.body;
         EXPECT_EQ(json::parse(r.body), (json{{"seq", i}}));
     }
@@ -350,7 +350,7 @@ TEST_F(TurnSocketServerTest, ThrowingSinkIs500AndTheServerKeepsServing) {
 
 TEST_F(TurnSocketServerTest, ExpectContinueIsAnsweredWithoutCurlsOneSecondWait) {
     TurnSocketServer server(unix_options(socket_path()), recorded_.sink());
-    auto args = post_args(token_, record_body(kType, std::string(4000, 'y')));
+    auto args = post_args(token_, record_body(kRecordType, std::string(4000, 'y')));
     args.insert(args.end(), {"-H", "Expect: 100-continue", "--unix-socket", socket_path()});
     const auto start = Clock::now();
     const auto r = curl(args, "http://turn/v1/records");
@@ -361,7 +361,7 @@ TEST_F(TurnSocketServerTest, ExpectContinueIsAnsweredWithoutCurlsOneSecondWait) 
 
 TEST_F(TurnSocketServerTest, PipelinedRequestsOnOneConnectionAreAllServed) {
     TurnSocketServer server(unix_options(socket_path()), recorded_.sink());
-    const std::string body = record_body(kType, 1);
+    const std::string body = record_body(kRecordType, 1);
     std::string request = "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " +
                           token_ + "\r\nContent-Length: " + std::to_string(body.size()) +
                           "\r\n\r\n" + body;
@@ -714,7 +714,7 @@ TEST_F(TurnSocketServerTest, AnAuthenticatedConnectionOverTheLimitIs503) {
     TurnSocketOptions o = unix_options(socket_path());
     o.max_connections = 1;
     TurnSocketServer server(std::move(o), recorded_.sink());
-    const std::string body = record_body(kType, 1);
+    const std::string body = record_body(kRecordType, 1);
     const std::string request = "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " +
                                 token_ + "\r\nContent-Length: " + std::to_string(body.size()) +
                                 "\r\n\r\n" + body;
@@ -812,7 +812,7 @@ TEST_F(TurnSocketServerTest, C13_ASquatterWithoutTheTokenCannotStarveTheBox) {
             std::this_thread::sleep_for(50ms);
             continue;
         }
-        if (curl(post_args(token_, record_body(kType, i)), url).status == 201) ++accepted;
+        if (curl(post_args(token_, record_body(kRecordType, i)), url).status == 201) ++accepted;
     }
     stop = true;
     squatter.join();
@@ -866,7 +866,7 @@ TEST_F(TurnSocketServerTest, NoDescriptorLeaksIntoSpawnedProcesses) {
     TurnSocketServer unix_server(unix_options(socket_path()), recorded_.sink());
     // A served request proves the connection has been accepted and is held open (keep-alive).
     auto client = connect_unix(socket_path());
-    const std::string body = record_body(kType, 1);
+    const std::string body = record_body(kRecordType, 1);
     send_all(client.get(), "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " +
                                token_ + "\r\nContent-Length: " + std::to_string(body.size()) +
                                "\r\n\r\n" + body);
@@ -890,7 +890,7 @@ TEST_F(TurnSocketServerTest, IdleKeepAliveConnectionIsClosedWithoutALogLine) {
     o.request_timeout = 200ms;
     TurnSocketServer server(std::move(o), recorded_.sink());
     auto fd = connect_unix(socket_path());
-    const std::string body = record_body(kType, 1);
+    const std::string body = record_body(kRecordType, 1);
     send_all(fd.get(), "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + token_ +
                            "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
                            body);
