@@ -146,6 +146,10 @@ std::chrono::milliseconds Conformance::budget() const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Harness::get().options.budget);
 }
 
+std::chrono::milliseconds Conformance::kill_wait() const {
+    return Harness::get().options.kill_wait();
+}
+
 RunObservation Conformance::run(const ContainerSpec& spec, std::shared_ptr<OutputCapture> capture,
                                 std::optional<std::chrono::milliseconds> run_budget) {
     auto call = instance().start_run(spec, std::move(capture));
@@ -162,10 +166,12 @@ RunObservation Conformance::finish(PendingCall<RunObservation>& call, const std:
     } catch (...) {
         ADD_FAILURE() << "kill('" << label << "') failed: " << describe_current_exception();
     }
-    // The ABI's promise: a run in flight returns within 10 s of kill.
-    if (!call.wait_for(std::chrono::seconds(10) + budget() / 4))
+    // The ABI's promise: a run in flight returns within 10 s of kill (--kill-grace: sooner).
+    const auto& options = Harness::get().options;
+    if (!call.wait_for(options.kill_wait()))
         Harness::get().hang("run of '" + label + "' did not return within " + secs(run_budget) +
-                            ", nor within 10 s of kill('" + label + "')");
+                            ", nor within " + std::to_string(options.kill_grace.count()) +
+                            " s of kill('" + label + "')");
     RunObservation o = call.get();
     o.needed_kill = true;
     return o;

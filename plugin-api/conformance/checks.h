@@ -83,6 +83,8 @@ protected:
     static void expect_clean_sink(const OutputCapture& c, const std::string& what);
 
     std::chrono::milliseconds budget() const;
+    // How long a run may take to return after kill: --kill-grace and a quarter of the budget.
+    std::chrono::milliseconds kill_wait() const;
 
 private:
     std::optional<Instance> instance_;

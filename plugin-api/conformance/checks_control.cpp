@@ -123,7 +123,7 @@ CONFORMANCE_CHECK(kill_during_run, Gate::ready,
                       << "') of a running box failed: " << describe_current_exception();
     }
     double kill_seconds = since(killed_at);
-    RunObservation o = finish(call, l, 10s + budget() / 4);
+    RunObservation o = finish(call, l, kill_wait());
     double after = std::chrono::duration<double>(o.returned - killed_at).count();
     EXPECT_LT(after, 10.0) << "run returned " << secs(after) << " after kill('" << l
                            << "'); the ABI allows 10 s";
@@ -177,7 +177,7 @@ CONFORMANCE_CHECK(kill_from_output_callback, Gate::ready,
         state->returned = Clock::now();
         return true;
     };
-    RunObservation o = run(shell_spec(l, "echo started; sleep 600"), capture, 10s + budget() / 4);
+    RunObservation o = run(shell_spec(l, "echo started; sleep 600"), capture, kill_wait());
     std::lock_guard lock(state->mutex);
     ASSERT_TRUE(state->called) << "the box printed nothing to call kill on (the run "
                                << outcome_text(o) << ")";
@@ -226,7 +226,7 @@ CONFORMANCE_CHECK(no_box_left, Gate::ready,
     } catch (...) {
         ADD_FAILURE() << "kill('" << running << "') failed: " << describe_current_exception();
     }
-    (void)finish(call, running, 10s + budget() / 4);
+    (void)finish(call, running, kill_wait());
     ProbeResult killed = h.probe(running);
     EXPECT_TRUE(killed.boxes.empty())
         << "after kill('" << running << "') and its run returned, the --verify-gone probe still "
@@ -291,7 +291,7 @@ CONFORMANCE_CHECK(kill_cross_instance, Gate::ready,
                 << "; kill's postcondition is that no box with that label exists";
         }
     }
-    RunObservation o = finish(call, l, 10s + budget() / 4);
+    RunObservation o = finish(call, l, kill_wait());
     EXPECT_FALSE(o.needed_kill)
         << "the first instance's run of '" << l << "' did not return after the second instance "
         << "killed its box; the harness had to kill it through the first instance (does kill act "
@@ -373,7 +373,7 @@ CONFORMANCE_CHECK(list_by_label_prefix, Gate::ready,
                           << "') of a running box failed: " << describe_current_exception();
         }
     }
-    for (auto& b : boxes) finish(b.call, b.label, 10s + budget() / 4);
+    for (auto& b : boxes) finish(b.call, b.label, kill_wait());
     auto left = instance().list(p);
     EXPECT_TRUE(left.empty()) << "after every box was killed and every run returned, "
                               << "list_by_label('" << p << "') still returned " << joined(left);

@@ -94,7 +94,7 @@ CONFORMANCE_CHECK(inspect_reports_how_a_box_ended, Gate::ready,
         } catch (...) {
             ADD_FAILURE() << "kill('" << l << "') failed: " << describe_current_exception();
         }
-        (void)finish(call, l, 10s + budget() / 4);
+        (void)finish(call, l, kill_wait());
     }
 
     // A box that exited by itself with 42: its run is held in the output sink, so it cannot

@@ -30,7 +30,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: radial-conformance --plugin PATH.so [--config FILE.toml] [--image IMAGE]\n"
-    "                          [--budget SECONDS] [--verify-gone COMMAND] [--cleanup COMMAND]\n"
+    "                          [--budget SECONDS] [--kill-grace SECONDS]\n"
+    "                          [--verify-gone COMMAND] [--cleanup COMMAND]\n"
     "                          [--allow-no-describe-spec] [--list-checks] [--gtest_* flags]\n"
     "\n"
     "  --plugin PATH.so    the runtime plugin to check\n"
@@ -39,6 +40,9 @@ constexpr const char* kUsage =
     "  --image IMAGE       the image boxes run (needs a POSIX sh with printf, seq, head, tr, cat,\n"
     "                      pwd and sleep); empty: the spec carries none\n"
     "  --budget SECONDS    the longest the harness waits for one plugin call (default 60)\n"
+    "  --kill-grace SECONDS  how soon after kill a run must return, 1 to 10 (default 10, the\n"
+    "                      ABI's bound); less is stricter, and a run that never returns is\n"
+    "                      given up on sooner\n"
     "  --verify-gone CMD   a shell command, run with a label prefix as $1, that prints the\n"
     "                      label of every box (running, exited or being created) whose label\n"
     "                      starts with it, one a line, asking the engine rather than the plugin;\n"
@@ -114,6 +118,18 @@ Options parse(int& argc, char** argv) {
                 std::exit(2);
             }
             o.budget = std::chrono::seconds(s);
+        } else if (is(a, "--kill-grace")) {
+            std::string v = value(i, "--kill-grace");
+            char* end = nullptr;
+            long s = std::strtol(v.c_str(), &end, 10);
+            if (end == v.c_str() || *end != 0 || s < 1 || s > 10) {
+                std::cerr << "radial-conformance: --kill-grace must be a whole number of seconds "
+                             "from 1 to 10 (the ABI lets a run take 10 s to return after kill), "
+                             "not '"
+                          << v << "'\n";
+                std::exit(2);
+            }
+            o.kill_grace = std::chrono::seconds(s);
         } else if (is(a, "--verify-gone"))
             o.verify_gone = value(i, "--verify-gone");
         else if (is(a, "--cleanup"))

@@ -87,7 +87,7 @@ Instance::~Instance() {
             std::cerr << "radial-conformance: cleanup: kill('" << label
                       << "') failed: " << describe_current_exception() << "\n";
         }
-        if (!call.wait_for(std::chrono::seconds(10) + budget() / 4))
+        if (!call.wait_for(Harness::get().options.kill_wait()))
             Harness::get().hang("run of '" + label + "' did not return after kill('" + label +
                                 "'), so the instance cannot be destroyed");
     }
