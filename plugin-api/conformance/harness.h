@@ -33,7 +33,7 @@ struct Options {
         return std::chrono::duration_cast<std::chrono::milliseconds>(kill_grace) +
                std::chrono::duration_cast<std::chrono::milliseconds>(budget) / 4;
     }
-    bool list_checks = false;          // --list-checks
+    bool list_checks = false; // --list-checks
     // --verify-gone COMMAND: a shell command, run with the label prefix as $1, that prints the
     // label of every box whose label starts with it (running, exited or being created), one a
     // line, by asking the engine itself rather than the plugin. Empty: none given.
