@@ -14,11 +14,6 @@
 namespace radial::cli {
 namespace {
 
-std::string timestamp(std::int64_t ms) {
-    return turn::format_timestamp(
-        std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
-}
-
 // Opens the journal of the configured state directory without creating one: reading commands
 // must not leave a fresh empty journal behind a mistyped --config. Nullptr (after logging why)
 // when there is none; throws ConfigError or JournalError.
@@ -77,7 +72,7 @@ int run_records_command(const JournalOptions& o) {
                 records.push_back(
                     {{"seq", r.seq},
                      {"type", r.type},
-                     {"receivedAt", timestamp(r.received_at_ms)},
+                     {"receivedAt", turn::format_timestamp_ms(r.received_at_ms)},
                      {"payload", nlohmann::ordered_json::parse(r.payload_json, nullptr, false)}});
             j["records"] = records;
             j["terminal"] = t->terminal_json
@@ -88,7 +83,7 @@ int run_records_command(const JournalOptions& o) {
         }
         fmt::print("turn {}  ({} records)\n", t->entry.turn_id, t->records.size());
         for (const auto& r : t->records)
-            fmt::print("#{} {} {} {}\n", r.seq, timestamp(r.received_at_ms), r.type,
+            fmt::print("#{} {} {} {}\n", r.seq, turn::format_timestamp_ms(r.received_at_ms), r.type,
                        r.payload_json);
         if (t->terminal_json)
             fmt::print("terminal: {}\n",
@@ -121,12 +116,12 @@ int run_turns_command(const JournalOptions& o) {
                                          {"state", std::string(journal::to_string(t.state))},
                                          {"status", t.status},
                                          {"records", t.record_count},
-                                         {"createdAt", timestamp(t.created_at_ms)}};
+                                         {"createdAt", turn::format_timestamp_ms(t.created_at_ms)}};
                 fmt::print("{}\n", j.dump());
             } else {
                 fmt::print("{:<32} {:<5} {:<9} {:<10} {:>7}  {}\n", t.turn_id, t.kind,
                            journal::to_string(t.state), t.status.empty() ? "-" : t.status,
-                           t.record_count, timestamp(t.created_at_ms));
+                           t.record_count, turn::format_timestamp_ms(t.created_at_ms));
             }
         }
         return 0;

@@ -20,19 +20,14 @@ namespace radial::cli {
 
 namespace {
 
-std::string timestamp(std::int64_t ms) {
-    return turn::format_timestamp(
-        std::chrono::system_clock::time_point(std::chrono::milliseconds(ms)));
-}
-
 nlohmann::ordered_json turn_json(const journal::TurnSummary& t) {
     return {{"turnId", t.turn_id},
             {"kind", t.kind},
             {"state", std::string(journal::to_string(t.state))},
             {"status", t.status},
             {"records", t.record_count},
-            {"createdAt", timestamp(t.created_at_ms)},
-            {"updatedAt", timestamp(t.updated_at_ms)}};
+            {"createdAt", turn::format_timestamp_ms(t.created_at_ms)},
+            {"updatedAt", turn::format_timestamp_ms(t.updated_at_ms)}};
 }
 
 void print_turns(const std::string& title, const std::vector<journal::TurnSummary>& turns) {
@@ -43,7 +38,7 @@ void print_turns(const std::string& title, const std::vector<journal::TurnSummar
     for (const auto& t : turns)
         fmt::print("  {:<32} {:<5} {:<9} {:<10} {:>7}  {}\n", t.turn_id, t.kind,
                    journal::to_string(t.state), t.status.empty() ? "-" : t.status, t.record_count,
-                   timestamp(t.updated_at_ms));
+                   turn::format_timestamp_ms(t.updated_at_ms));
 }
 
 // Prints the status of `cfg`'s state directory; throws ConfigError (the instance id file),

@@ -37,6 +37,11 @@ int TerminalRecord::cli_exit_status() const noexcept {
     return 125;
 }
 
+std::string format_timestamp_ms(std::int64_t unix_ms) {
+    return format_timestamp(
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(unix_ms)));
+}
+
 std::string format_timestamp(std::chrono::system_clock::time_point t) {
     using namespace std::chrono;
     auto ms = duration_cast<milliseconds>(t.time_since_epoch()).count();

@@ -58,5 +58,7 @@ struct TerminalRecord {
 
 // RFC 3339 UTC with milliseconds: "2026-11-29T13:15:00.123Z".
 std::string format_timestamp(std::chrono::system_clock::time_point t);
+// The same for a time the journal stores: milliseconds since the Unix epoch.
+std::string format_timestamp_ms(std::int64_t unix_ms);
 
 } // namespace radial::turn

@@ -29,6 +29,9 @@ struct Options {
     std::chrono::seconds kill_grace{10};
     // How long the harness waits for a run to return after kill: the grace and a quarter of the
     // budget for the call's own return path.
+    std::chrono::milliseconds budget_ms() const {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(budget);
+    }
     std::chrono::milliseconds kill_wait() const {
         return std::chrono::duration_cast<std::chrono::milliseconds>(kill_grace) +
                std::chrono::duration_cast<std::chrono::milliseconds>(budget) / 4;

@@ -9,10 +9,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-milliseconds budget() {
-    return std::chrono::duration_cast<milliseconds>(Harness::get().options.budget);
-}
-
 std::string seconds_text(milliseconds ms) { return std::to_string(ms.count() / 1000) + " s"; }
 
 // Every OutputFn handed to a plugin, kept until the process ends (see OutputCapture).
@@ -51,8 +47,9 @@ auto Instance::budgeted(const std::string& what, F fn) const {
             throw host::RuntimeError(e.code(), e.key(), what + ": " + e.what());
         }
     });
-    if (!call.wait_for(budget()))
-        Harness::get().hang(what + " did not return within " + seconds_text(budget()));
+    if (!call.wait_for(Harness::get().options.budget_ms()))
+        Harness::get().hang(what + " did not return within " +
+                            seconds_text(Harness::get().options.budget_ms()));
     if constexpr (std::is_void_v<R>) {
         call.get();
     } else {
@@ -67,8 +64,9 @@ Instance Instance::create(const host::ConfigSection* section) {
         return std::make_shared<host::RuntimeClient>(
             Harness::get().create_instance(copy ? &*copy : nullptr));
     });
-    if (!call.wait_for(budget()))
-        Harness::get().hang("create did not return within " + seconds_text(budget()));
+    if (!call.wait_for(Harness::get().options.budget_ms()))
+        Harness::get().hang("create did not return within " +
+                            seconds_text(Harness::get().options.budget_ms()));
     Instance inst;
     inst.client_ = call.get();
     return inst;
@@ -95,8 +93,9 @@ Instance::~Instance() {
     // holds the last reference, so destroy runs there.
     auto call =
         PendingCall<Unit>::start([client = std::move(client_)]() mutable { client.reset(); });
-    if (!call.wait_for(budget()))
-        Harness::get().hang("destroy did not return within " + seconds_text(budget()));
+    if (!call.wait_for(Harness::get().options.budget_ms()))
+        Harness::get().hang("destroy did not return within " +
+                            seconds_text(Harness::get().options.budget_ms()));
 }
 
 void Instance::preflight() const {

@@ -11,10 +11,6 @@
 namespace radial::conformance {
 namespace {
 
-std::chrono::milliseconds budget() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(Harness::get().options.budget);
-}
-
 radial_error_sink error_sink(RawStatus& s) {
     return radial_error_sink{sizeof(radial_error_sink), &s,
                              [](void* ctx, std::int32_t code, radial_str key, radial_str message) {
@@ -39,9 +35,10 @@ template <class T, class F>
 T within_budget(F fn) {
     Phase phase = std::make_shared<std::atomic<const char*>>("create");
     auto call = PendingCall<T>::start([fn = std::move(fn), phase]() mutable { return fn(phase); });
-    if (!call.wait_for(budget()))
+    if (!call.wait_for(Harness::get().options.budget_ms()))
         Harness::get().hang(std::string(phase->load()) + " did not return within " +
-                            std::to_string(budget().count() / 1000) + " s");
+                            std::to_string(Harness::get().options.budget_ms().count() / 1000) +
+                            " s");
     return call.get();
 }
 

@@ -5,6 +5,7 @@
 
 #include "box_user.h"
 #include "oci_runtime_profile.h"
+#include "support/spec_key.h"
 
 namespace radial::docker {
 
@@ -56,10 +57,6 @@ public:
 private:
     std::string label_;
 };
-
-std::string indexed(const char* field, std::size_t i) {
-    return std::string(field) + "[" + std::to_string(i) + "]";
-}
 
 // `exec` said explicitly: docker's --tmpfs default is noexec, which breaks every tool that builds
 // and runs a binary under TMPDIR (test binaries, native modules). nosuid and nodev stay: a binary
@@ -115,7 +112,7 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
     check.plain_word("image", spec.image, "give an image reference such as radial/busybox:latest");
     if (spec.argv.empty()) check.fail("argv", "is empty", "give the command to run");
     for (std::size_t i = 0; i < spec.argv.size(); ++i)
-        check.no_nul(indexed("argv", i), spec.argv[i]);
+        check.no_nul(plugin_support::spec_key("argv", i), spec.argv[i]);
 
     const std::string& user = spec.user.empty() ? settings.user : spec.user;
     if (auto problem = user_problem(user))
@@ -165,10 +162,10 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
     bool spec_has_tmp = false;
     for (std::size_t i = 0; i < spec.tmpfs.size(); ++i) {
         const auto& t = spec.tmpfs[i];
-        check.absolute_path(indexed("tmpfs", i), "target", t.target, true);
+        check.absolute_path(plugin_support::spec_key("tmpfs", i), "target", t.target, true);
         if (t.target.find(',') != std::string::npos)
-            check.fail(indexed("tmpfs", i), "target '" + t.target + "' contains ','",
-                       "use a path without ','");
+            check.fail(plugin_support::spec_key("tmpfs", i),
+                       "target '" + t.target + "' contains ','", "use a path without ','");
         spec_has_tmp = spec_has_tmp || t.target == "/tmp";
     }
     json tmpfs = json::object();
@@ -188,9 +185,9 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
     json extra_hosts = json::array();
     for (std::size_t i = 0; i < spec.extra_hosts.size(); ++i) {
         const auto& h = spec.extra_hosts[i];
-        check.plain_word(indexed("extraHosts", i), h, "give name:address");
+        check.plain_word(plugin_support::spec_key("extraHosts", i), h, "give name:address");
         if (h.find(':') == std::string::npos || h.front() == ':')
-            check.fail(indexed("extraHosts", i), "'" + h + "' is not name:address",
+            check.fail(plugin_support::spec_key("extraHosts", i), "'" + h + "' is not name:address",
                        "give name:address such as db:127.0.0.1");
         extra_hosts.push_back(h);
     }
@@ -198,8 +195,8 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
 
     for (std::size_t i = 0; i < spec.mounts.size(); ++i) {
         const auto& m = spec.mounts[i];
-        check.absolute_path(indexed("mounts", i), "source", m.source, true);
-        check.absolute_path(indexed("mounts", i), "target", m.target, true);
+        check.absolute_path(plugin_support::spec_key("mounts", i), "source", m.source, true);
+        check.absolute_path(plugin_support::spec_key("mounts", i), "target", m.target, true);
         binds.push_back(m.source + ":" + m.target + (m.read_only ? ":ro" : ""));
     }
     if (!binds.empty()) host["Binds"] = binds;
@@ -215,7 +212,7 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
     json env = json::array();
     for (std::size_t i = 0; i < spec.env.size(); ++i) {
         const auto& e = spec.env[i];
-        std::string field = indexed("env", i);
+        std::string field = plugin_support::spec_key("env", i);
         check.no_nul(field, e.name);
         if (!is_env_name(e.name))
             check.fail(field, "name '" + e.name + "' does not match [A-Za-z_][A-Za-z0-9_]*",

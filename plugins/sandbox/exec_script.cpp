@@ -3,16 +3,13 @@
 #include <radial/plugin/runtime.hpp>
 
 #include "sbx_argv.h"
+#include "support/spec_key.h"
 
 namespace radial::sandbox {
 
 namespace {
 
 using radial::plugin::Error;
-
-std::string indexed(const char* field, std::size_t i) {
-    return std::string(field) + "[" + std::to_string(i) + "]";
-}
 
 [[noreturn]] void fail(const ContainerSpec& spec, const std::string& field,
                        const std::string& cause, const std::string& fix) {
@@ -69,12 +66,14 @@ std::string sbx_exec_script(const ContainerSpec& spec) {
         std::string target = normal_path(spec.mounts[i].target);
         std::string source = normal_path(spec.mounts[i].source);
         if (target == "/")
-            fail(spec, indexed("mounts", i), "target is '/', which cannot become a symlink",
+            fail(spec, plugin_support::spec_key("mounts", i),
+                 "target is '/', which cannot become a symlink",
                  "mount it at a directory below '/'");
         for (std::size_t j = 0; j < i; ++j)
             if (normal_path(spec.mounts[j].target) == target)
-                fail(spec, indexed("mounts", i),
-                     "target '" + target + "' is also " + indexed("mounts", j) + "'s target",
+                fail(spec, plugin_support::spec_key("mounts", i),
+                     "target '" + target + "' is also " + plugin_support::spec_key("mounts", j) +
+                         "'s target",
                      "give each mount its own target");
         if (target != source) bridges.push_back({source, target, i});
     }
@@ -84,15 +83,15 @@ std::string sbx_exec_script(const ContainerSpec& spec) {
             const std::string target = normal_path(spec.mounts[i].target);
             // Workspaces appear at their host paths: a symlink there is written into host files.
             if (b.target == source || inside(b.target, source))
-                fail(spec, indexed("mounts", b.mount),
+                fail(spec, plugin_support::spec_key("mounts", b.mount),
                      "target '" + b.target + "' lies inside workspace '" + source +
                          "', which passes through from the host, so the bridging symlink would "
                          "be written into the host's files",
                      "give it a target outside every mount source");
             if (i != b.mount && inside(target, b.target))
-                fail(spec, indexed("mounts", i),
-                     "target '" + target + "' lies inside " + indexed("mounts", b.mount) +
-                         "'s target '" + b.target +
+                fail(spec, plugin_support::spec_key("mounts", i),
+                     "target '" + target + "' lies inside " +
+                         plugin_support::spec_key("mounts", b.mount) + "'s target '" + b.target +
                          "', which the sandbox bridges with a symlink into the host's workspace",
                      "mount it outside '" + b.target + "'");
         }
@@ -117,9 +116,10 @@ std::string sbx_exec_script(const ContainerSpec& spec) {
     for (std::size_t i = 0; i < spec.env.size(); ++i) {
         const EnvVar& e = spec.env[i];
         if (!is_env_name(e.name))
-            fail(spec, indexed("env", i), "name '" + e.name + "' is not a shell variable name",
+            fail(spec, plugin_support::spec_key("env", i),
+                 "name '" + e.name + "' is not a shell variable name",
                  "use letters, digits and '_', not starting with a digit");
-        no_nul(spec, indexed("env", i), e.value);
+        no_nul(spec, plugin_support::spec_key("env", i), e.value);
         script += "export " + e.name + "=" + posix_quote(e.value) + "\n";
     }
     if (!spec.workdir.empty()) {
@@ -129,7 +129,7 @@ std::string sbx_exec_script(const ContainerSpec& spec) {
     if (spec.argv.empty()) fail(spec, "argv", "is empty", "give the command to run");
     script += "exec";
     for (std::size_t i = 0; i < spec.argv.size(); ++i) {
-        no_nul(spec, indexed("argv", i), spec.argv[i]);
+        no_nul(spec, plugin_support::spec_key("argv", i), spec.argv[i]);
         script += " " + posix_quote(spec.argv[i]);
     }
     script += " </dev/null\n";

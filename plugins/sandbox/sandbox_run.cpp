@@ -28,7 +28,7 @@ using std::chrono::milliseconds;
 
 constexpr std::size_t kChunkBytes = 64u << 10; // one read, one callback
 constexpr auto kDrainAfterExit = std::chrono::seconds(2);
-constexpr auto kRemoveRetryEvery = std::chrono::seconds(1); // while ending a run early
+constexpr auto kEarlyEndRemoveEvery = std::chrono::seconds(1); // while ending a run early
 constexpr auto kSecondLookAfter = milliseconds(300);
 
 using plugin_support::Ending;
@@ -228,7 +228,7 @@ void SandboxRun::pump(ChildProcess& child) {
     plugin_support::PumpOptions options;
     options.deadline = timeout_at_;
     options.kill_grace = milliseconds(cli_.settings().kill_grace_ms);
-    options.stop_every = kRemoveRetryEvery;
+    options.stop_every = kEarlyEndRemoveEvery;
     options.drain_budget = kDrainAfterExit;
     options.box_fd = child.exit_fd();
     // Without a pidfd the client's end is only seen by polling.

@@ -5,16 +5,13 @@
 #include <radial/plugin/runtime.hpp>
 
 #include "sbx_names.h"
+#include "support/spec_key.h"
 
 namespace radial::sandbox {
 
 namespace {
 
 using radial::plugin::Error;
-
-std::string indexed(const char* field, std::size_t i) {
-    return std::string(field) + "[" + std::to_string(i) + "]";
-}
 
 [[noreturn]] void fail(const ContainerSpec& spec, std::int32_t code, const std::string& field,
                        const std::string& cause, const std::string& fix) {
@@ -50,7 +47,7 @@ std::vector<Workspace> sbx_workspaces(const ContainerSpec& spec) {
     std::vector<std::size_t> first_mount;
     for (std::size_t i = 0; i < spec.mounts.size(); ++i) {
         const Mount& m = spec.mounts[i];
-        const std::string field = indexed("mounts", i);
+        const std::string field = plugin_support::spec_key("mounts", i);
         check_absolute(spec, field, "source", m.source);
         check_absolute(spec, field, "target", m.target);
         if (m.source.find(':') != std::string::npos)
@@ -65,7 +62,7 @@ std::vector<Workspace> sbx_workspaces(const ContainerSpec& spec) {
                 fail(spec, RADIAL_E_INVALID, field,
                      "passes source '" + m.source + "' " +
                          (m.read_only ? "read-only" : "read-write") + " while " +
-                         indexed("mounts", first_mount[w]) + " passes it " +
+                         plugin_support::spec_key("mounts", first_mount[w]) + " passes it " +
                          (out[w].read_only ? "read-only" : "read-write") +
                          ", and a sandbox workspace has one mode",
                      "mount it once, or with one mode");

@@ -13,7 +13,7 @@ namespace {
 
 using radial::plugin::Error;
 
-constexpr auto kRemoveRetryEvery = std::chrono::milliseconds(500);
+constexpr auto kFailedRemoveRetryEvery = std::chrono::milliseconds(500);
 
 std::string quoted_command(const std::vector<std::string>& args) {
     return "'sbx " + plugin_support::argv_for_log(args) + "'";
@@ -126,11 +126,11 @@ void SbxCli::remove(std::string_view name, std::string_view label) {
                         plugin_support::cli_message(r.err.empty() ? r.out : r.err, 256) + ")");
             return;
         }
-        if (Clock::now() + kRemoveRetryEvery >= deadline)
+        if (Clock::now() + kFailedRemoveRetryEvery >= deadline)
             throw failure(r, what, command_budget(), RADIAL_E_UNAVAILABLE,
                           present ? "it is still listed; " + by_hand
                                   : "'sbx ls' does not answer either; " + by_hand);
-        std::this_thread::sleep_for(kRemoveRetryEvery);
+        std::this_thread::sleep_for(kFailedRemoveRetryEvery);
     }
 }
 
