@@ -290,126 +290,6 @@ TEST(FakeEngine, ListByLabelKeepsExactlyThePrefix) {
     EXPECT_NE(engine.requests().back().find("/v1.41/services?filters="), std::string::npos);
 }
 
-TEST(FakeEngine, AFollowedStreamDeliversEachPieceAsItArrives) {
-    // The engine sends one frame, then holds the connection open: read() must return that frame
-    // now, not wait for more bytes or the end of the body.
-    std::mutex m;
-    std::condition_variable cv;
-    bool released = false;
-    FakeEngine engine(
-        [&](const std::string&, const std::string& path) {
-            if (path == "/_ping" || path == "/version") return version("1.41");
-            Answer a;
-            a.body = engine_api::encode_frame(1, "first\n");
-            a.rest = engine_api::encode_frame(2, "second\n");
-            a.wait_for_release = [&] {
-                std::unique_lock lock(m);
-                cv.wait(lock, [&] { return released; });
-            };
-            return a;
-        },
-        false);
-    engine_api::EngineClient client(engine_api::parse_engine_address(engine.address()),
-                                    std::chrono::milliseconds(2000));
-    auto stream = client.open_stream("/services/x/logs?follow=1", "following");
-    std::string out, err, chunk;
-    engine_api::FrameDemux demux([&](std::uint32_t s, const char* p, std::size_t n) {
-        (s == 2 ? err : out).append(p, n);
-        return true;
-    });
-    while (out.empty() && stream->read(chunk)) demux.feed(chunk);
-    EXPECT_EQ(out, "first\n") << "the first frame did not arrive before the engine sent more";
-    {
-        std::lock_guard lock(m);
-        released = true;
-    }
-    cv.notify_all();
-    while (stream->read(chunk)) demux.feed(chunk);
-    EXPECT_EQ(err, "second\n");
-    EXPECT_TRUE(demux.at_frame_boundary());
-}
-
-TEST(FakeEngine, AReadReturnsEverythingAlreadyReceivedNotOneChunk) {
-    // A followed log stream carries every record as its own HTTP chunk: 2000 records of 16 bytes
-    // sent at once must come out of a few reads, not one read (one round through the client's
-    // event loop) per record.
-    std::mutex m;
-    std::condition_variable cv;
-    bool released = false;
-    std::string records;
-    for (int i = 0; i < 2000; ++i)
-        records += engine_api::encode_frame(1, "line" + std::to_string(1000 + i) + "\n");
-    FakeEngine engine(
-        [&](const std::string&, const std::string& path) {
-            if (path == "/_ping" || path == "/version") return version("1.41");
-            Answer a;
-            a.body = records;
-            a.chunk_size = 16;
-            a.wait_for_release = [&] {
-                std::unique_lock lock(m);
-                cv.wait(lock, [&] { return released; });
-            };
-            return a;
-        },
-        false);
-    engine_api::EngineClient client(engine_api::parse_engine_address(engine.address()),
-                                    std::chrono::milliseconds(2000));
-    auto stream = client.open_stream("/containers/x/logs?follow=1", "following");
-    std::string got, chunk;
-    int reads = 0;
-    while (got.size() < records.size() && stream->read(chunk)) {
-        got += chunk;
-        ++reads;
-    }
-    {
-        std::lock_guard lock(m);
-        released = true;
-    }
-    cv.notify_all();
-    while (stream->read(chunk)) got += chunk;
-    EXPECT_EQ(got, records);
-    EXPECT_LE(reads, 20) << "2000 chunks of 16 bytes, all sent before the first read, took "
-                         << reads << " reads";
-}
-
-TEST(FakeEngine, StopEndsABlockedReadFromAnotherThread) {
-    std::mutex m;
-    std::condition_variable cv;
-    bool released = false;
-    FakeEngine engine(
-        [&](const std::string&, const std::string& path) {
-            if (path == "/_ping" || path == "/version") return version("1.41");
-            Answer a;
-            a.body = engine_api::encode_frame(1, "x");
-            a.wait_for_release = [&] {
-                std::unique_lock lock(m);
-                cv.wait(lock, [&] { return released; });
-            };
-            return a;
-        },
-        false);
-    engine_api::EngineClient client(engine_api::parse_engine_address(engine.address()),
-                                    std::chrono::milliseconds(2000));
-    auto stream = client.open_stream("/services/x/logs?follow=1", "following");
-    std::string chunk;
-    ASSERT_TRUE(stream->read(chunk));
-    std::thread stopper([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100)); // let read() block first
-        stream->stop();
-    });
-    auto t0 = std::chrono::steady_clock::now();
-    EXPECT_FALSE(stream->read(chunk));
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
-    stopper.join();
-    {
-        std::lock_guard lock(m);
-        released = true;
-    }
-    cv.notify_all();
-}
-
-// --- the output path (docs/design.md §13.11) ---------------------------------------------------
-
 // Holds streamed answers until released; releases on destruction (declared after the engine, so
 // the engine's stream threads can end before it joins them).
 struct Gate {
@@ -432,6 +312,93 @@ struct Releaser {
     Gate& gate;
     ~Releaser() { gate.release(); }
 };
+
+// A route: the engine's version, and for any other call a streamed answer: `body` (as chunks of
+// `chunk_size` bytes; 0: one chunk), then nothing until `gate` opens, then `rest` and the end.
+FakeEngine::Route held_stream(Gate& gate, std::string body, std::string rest = "",
+                              std::size_t chunk_size = 0) {
+    return [&gate, body, rest, chunk_size](const std::string&, const std::string& path) {
+        if (path == "/_ping" || path == "/version") return version("1.41");
+        Answer a;
+        a.body = body;
+        a.rest = rest;
+        a.chunk_size = chunk_size;
+        a.wait_for_release = [&gate] { gate.wait(); };
+        return a;
+    };
+}
+
+TEST(FakeEngine, AFollowedStreamDeliversEachPieceAsItArrives) {
+    // The engine sends one frame, then holds the connection open: read() must return that frame
+    // now, not wait for more bytes or the end of the body.
+    Gate gate;
+    FakeEngine engine(held_stream(gate, engine_api::encode_frame(1, "first\n"),
+                                  engine_api::encode_frame(2, "second\n")),
+                      false);
+    Releaser releaser{gate}; // after the engine: a failed assertion still ends its stream
+    engine_api::EngineClient client(engine_api::parse_engine_address(engine.address()),
+                                    std::chrono::milliseconds(2000));
+    auto stream = client.open_stream("/services/x/logs?follow=1", "following");
+    std::string out, err, chunk;
+    engine_api::FrameDemux demux([&](std::uint32_t s, const char* p, std::size_t n) {
+        (s == 2 ? err : out).append(p, n);
+        return true;
+    });
+    while (out.empty() && stream->read(chunk)) demux.feed(chunk);
+    EXPECT_EQ(out, "first\n") << "the first frame did not arrive before the engine sent more";
+    gate.release();
+    while (stream->read(chunk)) demux.feed(chunk);
+    EXPECT_EQ(err, "second\n");
+    EXPECT_TRUE(demux.at_frame_boundary());
+}
+
+TEST(FakeEngine, AReadReturnsEverythingAlreadyReceivedNotOneChunk) {
+    // A followed log stream carries every record as its own HTTP chunk: 2000 records of 16 bytes
+    // sent at once must come out of a few reads, not one read (one round through the client's
+    // event loop) per record.
+    Gate gate;
+    std::string records;
+    for (int i = 0; i < 2000; ++i)
+        records += engine_api::encode_frame(1, "line" + std::to_string(1000 + i) + "\n");
+    FakeEngine engine(held_stream(gate, records, "", 16), false);
+    Releaser releaser{gate}; // after the engine: a failed assertion still ends its stream
+    engine_api::EngineClient client(engine_api::parse_engine_address(engine.address()),
+                                    std::chrono::milliseconds(2000));
+    auto stream = client.open_stream("/containers/x/logs?follow=1", "following");
+    std::string got, chunk;
+    int reads = 0;
+    while (got.size() < records.size() && stream->read(chunk)) {
+        got += chunk;
+        ++reads;
+    }
+    gate.release();
+    while (stream->read(chunk)) got += chunk;
+    EXPECT_EQ(got, records);
+    EXPECT_LE(reads, 20) << "2000 chunks of 16 bytes, all sent before the first read, took "
+                         << reads << " reads";
+}
+
+TEST(FakeEngine, StopEndsABlockedReadFromAnotherThread) {
+    Gate gate;
+    FakeEngine engine(held_stream(gate, engine_api::encode_frame(1, "x")), false);
+    Releaser releaser{gate}; // after the engine: a failed assertion still ends its stream
+    engine_api::EngineClient client(engine_api::parse_engine_address(engine.address()),
+                                    std::chrono::milliseconds(2000));
+    auto stream = client.open_stream("/services/x/logs?follow=1", "following");
+    std::string chunk;
+    ASSERT_TRUE(stream->read(chunk));
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100)); // let read() block first
+        stream->stop();
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    EXPECT_FALSE(stream->read(chunk));
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+    stopper.join();
+    gate.release();
+}
+
+// --- the output path (docs/design.md §13.11) ---------------------------------------------------
 
 // The task's output: "one\ntwo\n" on stdout, "err1\nerr2\n" on stderr, one frame per line as
 // the engine sends it, in this order: err1 and one at 08:00:00.1, err2 and two at 08:00:10.2.
