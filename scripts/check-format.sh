@@ -21,10 +21,15 @@ if ((fix)); then
     clang-format -i "${files[@]}"
     exit 0
 fi
+# One clang-format for every file (a process per file took seven times as long); only when
+# something is not clean, file by file to name each.
 bad=()
-for f in "${files[@]}"; do
-    clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
-done
+if ! clang-format --dry-run -Werror "${files[@]}" >/dev/null 2>&1; then
+    for f in "${files[@]}"; do
+        clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+    done
+    ((${#bad[@]} > 0)) || bad=("(clang-format failed on the whole set; run it by hand)")
+fi
 if ((${#bad[@]} > 0)); then
     printf 'check-format: not clang-format clean: %s\n' "${bad[@]}" >&2
     echo "check-format: run scripts/check-format.sh --fix" >&2
