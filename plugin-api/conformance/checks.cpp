@@ -142,9 +142,7 @@ ContainerSpec Conformance::shell_spec(const std::string& label, const std::strin
     return s;
 }
 
-std::chrono::milliseconds Conformance::budget() const {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(Harness::get().options.budget);
-}
+std::chrono::milliseconds Conformance::budget() const { return Harness::get().options.budget_ms(); }
 
 std::chrono::milliseconds Conformance::kill_wait() const {
     return Harness::get().options.kill_wait();

@@ -25,13 +25,14 @@ struct Options {
     std::string image;                 // --image IMAGE (empty: the spec carries no image)
     std::chrono::seconds budget{60};   // --budget SECONDS: longest wait for a call to return
     // --kill-grace SECONDS (1-10): how soon after kill a run must return. The ABI's bound is 10 s
-    // (docs/design.md §5.11); less only makes the kill checks stricter and a hung run end sooner.
+    // (docs/design.md §5.3); less only makes the kill checks stricter and a hung run end sooner.
     std::chrono::seconds kill_grace{10};
-    // How long the harness waits for a run to return after kill: the grace and a quarter of the
-    // budget for the call's own return path.
+    // The budget in milliseconds, as every wait takes it.
     std::chrono::milliseconds budget_ms() const {
         return std::chrono::duration_cast<std::chrono::milliseconds>(budget);
     }
+    // How long the harness waits for a run to return after kill: the grace and a quarter of the
+    // budget for the call's own return path.
     std::chrono::milliseconds kill_wait() const {
         return std::chrono::duration_cast<std::chrono::milliseconds>(kill_grace) +
                std::chrono::duration_cast<std::chrono::milliseconds>(budget) / 4;
