@@ -36,8 +36,8 @@ struct EngineAnswer {
     std::string headers;
 };
 
-// What an engine answers to GET /_ping: "OK" and its API version in a header (docs/design.md
-// §13.1: the client negotiates from it).
+// What an engine answers to GET /_ping: "OK" and its API version in a header, from which the
+// client negotiates (docs/design.md §13.1).
 inline EngineAnswer ping_answer(const std::string& api = "1.41") {
     EngineAnswer a(200, "OK");
     a.headers = "API-Version: " + api + "\r\nServer: Docker/20.10.24 (linux)\r\n";
