@@ -1,6 +1,8 @@
-// tests/fakes/zoo/zoo_plugin.cpp — one conformance-zoo plugin per ZOO_* define (docs/design.md
-// §5.11). Each is the conforming HostProcessRuntime with exactly one defect; the harness must fail
-// the checks named after the arrow (tests/conformance/CMakeLists.txt asserts the verdicts).
+// tests/fakes/zoo/zoo_plugin.cpp — the conformance zoo's plugin (docs/design.md §5.11): the
+// conforming HostProcessRuntime with exactly one defect, the one its zoo_identity.cpp names
+// (zoo::kDefect). This file is compiled once and linked into every zoo plugin, each with its own
+// identity; the harness must fail the checks named after the arrow
+// (tests/conformance/CMakeLists.txt asserts the verdicts).
 //   ZOO_GOOD             no defect                                  -> PASS
 //   ZOO_CREATE_THROWS    create lets a C++ exception cross the ABI  -> create-with-config
 //   ZOO_HANG_RUN         run ignores timeout_ms, returns when killed -> run-timeout
@@ -43,119 +45,96 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <thread>
 
 #include "host_process_runtime.h"
-
-#ifndef ZOO_ID
-#define ZOO_ID "zoo-good"
-#endif
+#include "zoo_defect.h"
 
 namespace {
 
 using namespace radial;
 using namespace radial::plugin;
+using zoo::Defect;
+using zoo::kDefect;
 
 zoo::Defects defects() {
     zoo::Defects d;
-#ifdef ZOO_HANG_RUN
-    d.ignore_timeout = true;
-    d.hang_until_killed = true;
-#endif
-#ifdef ZOO_DEAF
-    d.deaf = true;
-#endif
-#ifdef ZOO_LIST_EVERYTHING
-    d.list_everything = true;
-#endif
-#ifdef ZOO_LEAKY_KILL
-    d.leave_box_after_kill = true;
-#endif
-#ifdef ZOO_KEEP_EXITED
-    d.keep_exited = true;
-#endif
-#ifdef ZOO_KILL_OWN_ONLY
-    d.kill_own_only = true;
-#endif
-#ifdef ZOO_SQUASH_EXIT_CODES
-    d.squash_exit_codes = true;
-#endif
-#ifdef ZOO_KILL_NOOP
-    d.kill_noop = true;
-#endif
-#ifdef ZOO_HANG_LIST
-    d.hang_list = true;
-#endif
-#ifdef ZOO_CLAIM_CONFINEMENT
-    d.claim_confinement = true;
-#endif
+    d.ignore_timeout = kDefect == Defect::hang_run;
+    d.hang_until_killed = kDefect == Defect::hang_run;
+    d.deaf = kDefect == Defect::deaf;
+    d.list_everything = kDefect == Defect::list_everything;
+    d.leave_box_after_kill = kDefect == Defect::leaky_kill;
+    d.keep_exited = kDefect == Defect::keep_exited;
+    d.kill_own_only = kDefect == Defect::kill_own_only;
+    d.squash_exit_codes = kDefect == Defect::squash_exit_codes;
+    d.kill_noop = kDefect == Defect::kill_noop;
+    d.hang_list = kDefect == Defect::hang_list;
+    d.claim_confinement = kDefect == Defect::claim_confinement;
     return d;
+}
+
+[[noreturn]] void hang_forever() {
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
 class ZooRuntime final : public zoo::HostProcessRuntime {
 public:
-    static constexpr Info info{ZOO_ID, "Conformance zoo: a host-process runtime", "0.0.1"};
+    // The id is each plugin's own (zoo::kId); zoo_descriptor() puts it in the descriptor.
+    static constexpr Info info{"zoo", "Conformance zoo: a host-process runtime", "0.0.1"};
     ZooRuntime(const Host& host, Config& config) : HostProcessRuntime(host, config, defects()) {
-#ifdef ZOO_HANG_CREATE
-        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
-#endif
-#ifdef ZOO_LEAKY_FD
-        leaked_fd_ = ::open("/dev/null", O_RDONLY); // no O_CLOEXEC, and no destructor closes it
-#endif
+        if (kDefect == Defect::hang_create) hang_forever();
+        if (kDefect == Defect::leaky_fd)
+            leaked_fd_ = ::open("/dev/null", O_RDONLY); // no O_CLOEXEC, and no destructor closes it
     }
 
-#if defined(ZOO_SIGNAL_TAMPER) || defined(ZOO_REAP_ANY) || defined(ZOO_CHATTY) || \
-    defined(ZOO_IGNORE_SIGCHLD)
     RunResult run(const ContainerSpec& spec, Output& out) override {
-#ifdef ZOO_CHATTY
-        std::fprintf(stderr, "zoo: running %s\n", spec.label.c_str());
-#endif
-#ifdef ZOO_IGNORE_SIGCHLD
-        // "Temporarily" ignored and put back: every child that exits meanwhile is discarded.
-        struct sigaction ignore {
-        }, saved{};
-        ignore.sa_handler = SIG_IGN;
-        ::sigaction(SIGCHLD, &ignore, &saved);
-        RunResult r = HostProcessRuntime::run(spec, out);
-        ::sigaction(SIGCHLD, &saved, nullptr);
-        return r;
-#endif
-#ifdef ZOO_SIGNAL_TAMPER
-        ::signal(SIGPIPE, SIG_IGN);
-#endif
-#ifdef ZOO_REAP_ANY
-        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        switch (kDefect) {
+            case Defect::chatty:
+                std::fprintf(stderr, "zoo: running %s\n", spec.label.c_str());
+                break;
+            case Defect::ignore_sigchld: {
+                // "Temporarily" ignored and put back: every child that exits meanwhile is
+                // discarded.
+                struct sigaction ignore {
+                }, saved{};
+                ignore.sa_handler = SIG_IGN;
+                ::sigaction(SIGCHLD, &ignore, &saved);
+                RunResult r = HostProcessRuntime::run(spec, out);
+                ::sigaction(SIGCHLD, &saved, nullptr);
+                return r;
+            }
+            case Defect::signal_tamper: ::signal(SIGPIPE, SIG_IGN); break;
+            case Defect::reap_any:
+                while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+                }
+                break;
+            default: break;
         }
-#endif
         return HostProcessRuntime::run(spec, out);
     }
-#endif
 
-#ifdef ZOO_LEAKY_FD
-    int leaked_fd_ = -1;
-#endif
-#ifdef ZOO_HANG_DESTROY
     ~ZooRuntime() override {
-        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+        if (kDefect == Defect::hang_destroy) hang_forever();
     }
-#endif
+
+private:
+    int leaked_fd_ = -1;
 };
 
 const radial_runtime_descriptor* helper_descriptor() {
     return radial::plugin::detail::descriptor<ZooRuntime>();
 }
 
-#ifdef ZOO_CREATE_THROWS
-// Not noexcept, not caught: the exception unwinds into the host, which the ABI forbids.
+// create_throws: not noexcept, not caught: the exception unwinds into the host, which the ABI
+// forbids.
 std::int32_t throwing_create(const radial_host*, const radial_config*, radial_runtime**,
                              const radial_error_sink*) {
     throw std::runtime_error("zoo: create exploded");
 }
-#endif
 
-#ifdef ZOO_LATE_OUTPUT
-// The helper's run, then one more chunk from a detached thread after it returned.
+// late_output: the helper's run, then one more chunk from a detached thread after it returned.
 std::int32_t late_run(radial_runtime* rt, const radial_spec* spec, const radial_output_sink* out,
                       radial_run_result* result, const radial_error_sink* err) {
     std::int32_t status = helper_descriptor()->run(rt, spec, out, result, err);
@@ -169,20 +148,14 @@ std::int32_t late_run(radial_runtime* rt, const radial_spec* spec, const radial_
     }
     return status;
 }
-#endif
 
 const radial_runtime_descriptor* zoo_descriptor() {
     static const radial_runtime_descriptor d = [] {
         radial_runtime_descriptor x = *helper_descriptor();
-#ifdef ZOO_CREATE_THROWS
-        x.create = &throwing_create;
-#endif
-#ifdef ZOO_LATE_OUTPUT
-        x.run = &late_run;
-#endif
-#ifdef ZOO_NO_DESCRIBE
-        x.describe_spec = nullptr;
-#endif
+        x.id = {zoo::kId, std::strlen(zoo::kId)};
+        if (kDefect == Defect::create_throws) x.create = &throwing_create;
+        if (kDefect == Defect::late_output) x.run = &late_run;
+        if (kDefect == Defect::no_describe) x.describe_spec = nullptr;
         return x;
     }();
     return &d;
