@@ -7,13 +7,13 @@
 
 namespace radial::log {
 namespace {
-std::mutex g_mutex;
+std::mutex g_redactors_mutex;
 std::map<std::uint64_t, redaction::Redactor> g_redactors;
 std::uint64_t g_next_id = 1;
 
 void unregister(std::uint64_t id) noexcept {
     if (id == 0) return;
-    std::lock_guard lock(g_mutex);
+    std::lock_guard lock(g_redactors_mutex);
     g_redactors.erase(id);
 }
 } // namespace
@@ -30,7 +30,7 @@ RedactionRegistration& RedactionRegistration::operator=(RedactionRegistration&& 
 RedactionRegistration::~RedactionRegistration() { unregister(id_); }
 
 std::string redact_registered(std::string_view text) {
-    std::lock_guard lock(g_mutex);
+    std::lock_guard lock(g_redactors_mutex);
     std::string out(text);
     for (const auto& [id, r] : g_redactors) out = r.redact(out);
     return out;
@@ -41,7 +41,7 @@ void install_log_redaction() {
 }
 
 RedactionRegistration redact_log_lines(redaction::Redactor redactor) {
-    std::lock_guard lock(g_mutex);
+    std::lock_guard lock(g_redactors_mutex);
     std::uint64_t id = g_next_id++;
     g_redactors.emplace(id, std::move(redactor));
     return RedactionRegistration(id);

@@ -97,13 +97,6 @@ DynamicExports read_dynamic_exports(const std::string& path) {
     return out;
 }
 
-std::string join(const std::vector<std::string>& v, std::size_t max = 8) {
-    std::string s;
-    for (std::size_t i = 0; i < v.size() && i < max; ++i) s += (i ? ", " : "") + v[i];
-    if (v.size() > max) s += ", ... (" + std::to_string(v.size()) + " in all)";
-    return s;
-}
-
 constexpr std::array kWatchedSignals{SIGCHLD, SIGPIPE, SIGINT, SIGTERM, SIGHUP};
 
 using Dispositions = std::array<struct sigaction, kWatchedSignals.size()>;
@@ -180,11 +173,11 @@ CONFORMANCE_CHECK(exports_only_entry, Gate::loaded,
         if (n != "radial_runtime_plugin_entry") extra.push_back(n);
     EXPECT_TRUE(extra.empty())
         << "the library exports " << extra.size() << " symbol(s) besides "
-        << "radial_runtime_plugin_entry: " << join(extra)
+        << "radial_runtime_plugin_entry: " << join(extra, 8)
         << "; build it with radial_add_runtime_plugin (hidden visibility and a version script), "
            "or -fvisibility=hidden and a version script of your own";
     EXPECT_TRUE(d.unique.empty())
-        << "the library has STB_GNU_UNIQUE symbols (" << join(d.unique)
+        << "the library has STB_GNU_UNIQUE symbols (" << join(d.unique, 8)
         << "), which keep it loaded for the process's life; compile with -fno-gnu-unique";
 }
 
@@ -273,13 +266,13 @@ CONFORMANCE_CHECK(descriptor_hygiene, Gate::ready,
     expect_ran(o, "a box running 'exit 0'");
     std::vector<std::string> inheritable = opened_since(baseline, open_fds(), true);
     EXPECT_TRUE(inheritable.empty())
-        << "between calls the plugin holds descriptors without FD_CLOEXEC: " << join(inheritable)
+        << "between calls the plugin holds descriptors without FD_CLOEXEC: " << join(inheritable, 8)
         << "; every child the host starts would inherit them (open with O_CLOEXEC, pipe2, "
            "SOCK_CLOEXEC)";
     destroy_instance();
     std::vector<std::string> left = opened_since(baseline, open_fds(), false);
     EXPECT_TRUE(left.empty()) << "after destroy the plugin's descriptors are still open: "
-                              << join(left)
+                              << join(left, 8)
                               << "; destroy must close everything the instance "
                                  "opened";
 }

@@ -55,12 +55,6 @@ void crash_handler(int sig) {
     ::raise(sig);
 }
 
-std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-}
-
 } // namespace
 
 Harness& Harness::get() {
@@ -72,6 +66,13 @@ std::string kebab(std::string name) {
     for (char& c : name)
         if (c == '_') c = '-';
     return name;
+}
+
+std::string join(const std::vector<std::string>& items, std::size_t max) {
+    std::string s;
+    for (std::size_t i = 0; i < items.size() && i < max; ++i) s += (i ? ", " : "") + items[i];
+    if (items.size() > max) s += ", ... (" + std::to_string(items.size()) + " in all)";
+    return s;
 }
 
 std::string Harness::plugin_id() const {

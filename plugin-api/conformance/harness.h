@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -157,5 +158,9 @@ private:
 
 // The kebab-case name of a check from its gtest name: "run_exit_codes" -> "run-exit-codes".
 std::string kebab(std::string gtest_name);
+
+// "a, b, c": the first `max` items of `items`, then ", ... (N in all)" when there are more.
+std::string join(const std::vector<std::string>& items,
+                 std::size_t max = std::numeric_limits<std::size_t>::max());
 
 } // namespace radial::conformance

@@ -3,16 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "../../support/instance_config.h"
 #include "../../support/temp_dir.h"
 
 namespace radial::turn {
 namespace {
-
-config::HostConfig cfg() {
-    config::HostConfig c;
-    c.instance_id = "inst1";
-    return c;
-}
 
 TEST(TurnRequest, BuildsTheSpecWithWorkspaceAtWork) {
     test::TempDir ws;
@@ -24,7 +19,7 @@ TEST(TurnRequest, BuildsTheSpecWithWorkspaceAtWork) {
     r.argv = {"sh", "-c", "echo hi"};
     r.env = {{"MODEL_KEY", "sk-123456", true}};
     r.timeout_ms = 5000;
-    auto s = build_container_spec(r, cfg());
+    auto s = build_container_spec(r, test::instance_config());
     EXPECT_EQ(s.label, "radial-turn-inst1-abc-1");
     EXPECT_EQ(s.image, "img");
     ASSERT_EQ(s.mounts.size(), 1u);
@@ -41,7 +36,7 @@ TEST(TurnRequest, C12_TheBoxUserIsTheBoxIdsUnlessTheOperatorChoseOtherwise) {
     test::TempDir ws;
     ASSERT_EQ(::chown(ws.path().c_str(), 1234, 5678), 0);
     TurnRequest r{"t", "img", ws.path(), {}, {"true"}, 0};
-    auto c = cfg();
+    auto c = test::instance_config();
     EXPECT_EQ(build_container_spec(r, c).user, "2000000000:2000000000");
     c.user = "1000:1000";
     EXPECT_EQ(build_container_spec(r, c).user, "1000:1000");
@@ -57,7 +52,7 @@ TEST(TurnRequest, C12_TheBoxUserIsTheBoxIdsUnlessTheOperatorChoseOtherwise) {
 TEST(TurnRequest, RefusesAMissingWorkspace) {
     TurnRequest r{"t", "img", "/nonexistent/ws", {}, {"true"}, 0};
     try {
-        build_container_spec(r, cfg());
+        build_container_spec(r, test::instance_config());
         FAIL();
     } catch (const RequestError& e) {
         EXPECT_STREQ(e.what(),
@@ -67,10 +62,14 @@ TEST(TurnRequest, RefusesAMissingWorkspace) {
 }
 
 TEST(TurnRequest, RefusesAnEmptyCommandOrImage) {
-    EXPECT_THROW(build_container_spec(TurnRequest{"t", "img", "", {}, {}, 0}, cfg()), RequestError);
-    EXPECT_THROW(build_container_spec(TurnRequest{"t", "", "", {}, {"true"}, 0}, cfg()),
-                 RequestError);
-    EXPECT_THROW(build_container_spec(TurnRequest{"T_1", "img", "", {}, {"true"}, 0}, cfg()),
+    EXPECT_THROW(
+        build_container_spec(TurnRequest{"t", "img", "", {}, {}, 0}, test::instance_config()),
+        RequestError);
+    EXPECT_THROW(
+        build_container_spec(TurnRequest{"t", "", "", {}, {"true"}, 0}, test::instance_config()),
+        RequestError);
+    EXPECT_THROW(build_container_spec(TurnRequest{"T_1", "img", "", {}, {"true"}, 0},
+                                      test::instance_config()),
                  RequestError);
 }
 

@@ -3,17 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include "../../support/instance_config.h"
 #include "../../support/temp_dir.h"
 #include "turn/turn_request.h"
 
 namespace radial::turn {
 namespace {
-
-config::HostConfig cfg() {
-    config::HostConfig c;
-    c.instance_id = "inst1";
-    return c;
-}
 
 TurnRequest request(const std::string& workspace) {
     TurnRequest r;
@@ -48,7 +43,7 @@ TEST(WorkspaceMode, TheRequestsModeWinsOverTheOperatorsDefault) {
 
 TEST(WorkspaceMode, WorkspaceWriteIsTheDefaultWithAWritableLayer) {
     test::TempDir ws;
-    auto s = build_container_spec(request(ws.path()), cfg());
+    auto s = build_container_spec(request(ws.path()), test::instance_config());
     ASSERT_EQ(s.mounts.size(), 1u);
     EXPECT_EQ(s.mounts[0], (Mount{ws.path(), "/work", false}));
     EXPECT_EQ(s.read_only_rootfs, Tristate::no);
@@ -59,14 +54,14 @@ TEST(WorkspaceMode, ReadOnlyMountsTheWorkspaceAndTheRootFilesystemReadOnly) {
     auto r = request(ws.path());
     r.mode = "read-only";
     r.mounts = {{ws.path(), "/extra", false}};
-    auto s = build_container_spec(r, cfg());
+    auto s = build_container_spec(r, test::instance_config());
     ASSERT_EQ(s.mounts.size(), 2u);
     EXPECT_EQ(s.mounts[0], (Mount{ws.path(), "/work", true}));
     EXPECT_FALSE(s.mounts[1].read_only) << "a further mount keeps its own flag";
     EXPECT_EQ(s.read_only_rootfs, Tristate::yes);
     // The operator's default applies to a request that names no mode, and to a turn without a
     // workspace.
-    auto c = cfg();
+    auto c = test::instance_config();
     c.mode = "read-only";
     EXPECT_EQ(build_container_spec(request(""), c).read_only_rootfs, Tristate::yes);
     auto bad = request("");
@@ -78,12 +73,12 @@ TEST(WorkspaceMode, SamePathMountsTheWorkspaceAtItsHostPathAndStartsThere) {
     test::TempDir ws;
     auto r = request(ws.path() + "/./");
     r.workspace_mount = "same-path";
-    auto s = build_container_spec(r, cfg());
+    auto s = build_container_spec(r, test::instance_config());
     ASSERT_EQ(s.mounts.size(), 1u);
     EXPECT_EQ(s.mounts[0], (Mount{ws.path(), ws.path(), false}));
     EXPECT_EQ(s.workdir, ws.path());
     // The operator's default, and a further mount that would take its place.
-    auto c = cfg();
+    auto c = test::instance_config();
     c.workspace_mount = "same-path";
     r.workspace_mount.clear();
     r.mounts = {{ws.path(), ws.path(), true}};
