@@ -35,8 +35,7 @@ struct Options {
     // How long the harness waits for a run to return after kill: the grace and a quarter of the
     // budget for the call's own return path.
     std::chrono::milliseconds kill_wait() const {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(kill_grace) +
-               std::chrono::duration_cast<std::chrono::milliseconds>(budget) / 4;
+        return std::chrono::duration_cast<std::chrono::milliseconds>(kill_grace) + budget_ms() / 4;
     }
     bool list_checks = false; // --list-checks
     // --verify-gone COMMAND: a shell command, run with the label prefix as $1, that prints the

@@ -47,9 +47,8 @@ auto Instance::budgeted(const std::string& what, F fn) const {
             throw host::RuntimeError(e.code(), e.key(), what + ": " + e.what());
         }
     });
-    if (!call.wait_for(Harness::get().options.budget_ms()))
-        Harness::get().hang(what + " did not return within " +
-                            seconds_text(Harness::get().options.budget_ms()));
+    if (const auto budget = Harness::get().options.budget_ms(); !call.wait_for(budget))
+        Harness::get().hang(what + " did not return within " + seconds_text(budget));
     if constexpr (std::is_void_v<R>) {
         call.get();
     } else {
@@ -64,9 +63,8 @@ Instance Instance::create(const host::ConfigSection* section) {
         return std::make_shared<host::RuntimeClient>(
             Harness::get().create_instance(copy ? &*copy : nullptr));
     });
-    if (!call.wait_for(Harness::get().options.budget_ms()))
-        Harness::get().hang("create did not return within " +
-                            seconds_text(Harness::get().options.budget_ms()));
+    if (const auto budget = Harness::get().options.budget_ms(); !call.wait_for(budget))
+        Harness::get().hang("create did not return within " + seconds_text(budget));
     Instance inst;
     inst.client_ = call.get();
     return inst;
@@ -93,9 +91,8 @@ Instance::~Instance() {
     // holds the last reference, so destroy runs there.
     auto call =
         PendingCall<Unit>::start([client = std::move(client_)]() mutable { client.reset(); });
-    if (!call.wait_for(Harness::get().options.budget_ms()))
-        Harness::get().hang("destroy did not return within " +
-                            seconds_text(Harness::get().options.budget_ms()));
+    if (const auto budget = Harness::get().options.budget_ms(); !call.wait_for(budget))
+        Harness::get().hang("destroy did not return within " + seconds_text(budget));
 }
 
 void Instance::preflight() const {

@@ -35,10 +35,10 @@ template <class T, class F>
 T within_budget(F fn) {
     Phase phase = std::make_shared<std::atomic<const char*>>("create");
     auto call = PendingCall<T>::start([fn = std::move(fn), phase]() mutable { return fn(phase); });
-    if (!call.wait_for(Harness::get().options.budget_ms()))
+    const Options& options = Harness::get().options;
+    if (!call.wait_for(options.budget_ms()))
         Harness::get().hang(std::string(phase->load()) + " did not return within " +
-                            std::to_string(Harness::get().options.budget_ms().count() / 1000) +
-                            " s");
+                            std::to_string(options.budget.count()) + " s");
     return call.get();
 }
 
