@@ -1,6 +1,5 @@
 // host/socket/record_request_handler.h — what the turn socket answers to one HTTP request,
-// as pure functions of the request and the turn's settings (docs/design.md §9.4-4, docs/design.md
-// §9 and §5).
+// as pure functions of the request and the turn's settings (docs/design.md §9 and §5).
 //
 // No sockets here: the server (turn_socket_server.h) reads bytes and writes the response these
 // functions build, so the whole decision table is unit-testable and fuzzable without I/O.

@@ -1,5 +1,5 @@
 // host/socket/socket_error.h — the one exception type the turn socket throws (docs/design.md
-// §9.4-4).
+// §9).
 #pragma once
 
 #include <stdexcept>
@@ -7,8 +7,9 @@
 namespace radial::socket {
 
 // Thrown when a turn socket cannot be set up: invalid options, a path over the sun_path limit
-// (CASES C-10), a failed bind/chown/chmod, or the OS CSPRNG failing. what() follows the project's
-// error text rule — "what was being done: cause; fix" — and never contains the bearer token.
+// (docs/design.md §17, C-10), a failed bind/chown/chmod, or the OS CSPRNG failing. what() follows
+// the project's error text rule — "what was being done: cause; fix" — and never contains the bearer
+// token.
 class SocketError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;

@@ -1,5 +1,5 @@
 // host/socket/turn_socket_server.h — the per-turn socket a box writes records back through
-// (docs/design.md §9.4-4, docs/design.md §9 and §5). It is the only write path from a turn to the
+// (docs/design.md §9 and §5). It is the only write path from a turn to the
 // host.
 //
 // One server per turn: it binds a unix socket (the box sees it through a mount) or a tcp port
@@ -37,8 +37,8 @@ inline constexpr std::size_t kMaxUnixPathBytes = 107;
 struct TurnSocketOptions {
     Transport transport = Transport::unix_socket;
 
-    // unix: absolute host path of the socket, at most kMaxUnixPathBytes bytes (CASES C-10: a
-    // longer path is refused, never truncated). Its parent directory should be a per-turn
+    // unix: absolute host path of the socket, at most kMaxUnixPathBytes bytes (docs/design.md §17,
+    // C-10: a longer path is refused, never truncated). Its parent directory should be a per-turn
     // directory only the host can enter until the socket is bound (the caller makes it 0700);
     // if it does not exist it is created 0700 (its own parent must exist) and removed again by
     // the destructor. Nothing may exist at the path itself.

@@ -1,5 +1,5 @@
 // host/socket/turn_socket_session.h — internal to radial_socket: one connection to a turn socket
-// (docs/design.md §9.4-4). Included only by turn_socket_server.cpp; not part of the library's
+// (docs/design.md §9). Included only by turn_socket_server.cpp; not part of the library's
 // interface.
 //
 // A Session is a shared_ptr kept alive by its pending operations. It loops

@@ -1,6 +1,6 @@
 // host/turn/box_user_env.h — a coherent user environment for the box user (docs/design.md §8.7,
-// CASES C-25): a passwd and group naming it, a writable home of its own, and HOME, USER, LOGNAME
-// and the XDG base directories pointing there, whatever the image ships.
+// docs/design.md §17, C-25): a passwd and group naming it, a writable home of its own, and HOME,
+// USER, LOGNAME and the XDG base directories pointing there, whatever the image ships.
 //
 // The box runs as ids no image knows (config/box_identity.h) under a read-only root filesystem, so
 // without this HOME is "/" or "/nonexistent", `id -un` fails and every tool that writes under

@@ -41,8 +41,8 @@ using plugin_support::ActiveRun;
 // RADIAL_E_UNAVAILABLE when sbx cannot be started, does not answer, or reports a problem
 // diagnose_sbx_message recognises, and when the sandbox cannot be removed (then naming the
 // workload's outcome too); RADIAL_E_INTERNAL for other create, policy or exec failures, with
-// sbx's message. [thread-safe] for distinct labels. Source: docs/design.md §5.1, §4, §4.1, §5, §6;
-// C-11.
+// sbx's message. [thread-safe] for distinct labels. Source: docs/design.md §5.1, §5.3, §6,
+// §13.2–§13.4; C-11.
 radial::plugin::RunResult run_sandbox(SbxCli& cli, const radial::plugin::Host& host,
                                       const ContainerSpec& spec, radial::plugin::Output& out,
                                       ActiveRun& active);

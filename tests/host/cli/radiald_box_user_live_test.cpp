@@ -1,4 +1,4 @@
-// The box user's environment is coherent under the default hardening (docs/design.md §8.7, CASES
+// The box user's environment is coherent under the default hardening (docs/design.md §8.7, §17
 // C-25): a writable home of its own, a name, XDG directories and /tmp — whatever the image ships.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

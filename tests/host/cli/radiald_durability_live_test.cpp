@@ -1,6 +1,6 @@
-// What survives a full state file system (CASES C-18): the state directory lives on a small tmpfs
-// this test mounts itself (the live tests run as root), a real box fills it through its turn
-// socket, and the turn's outcome must still reach the record file, `radiald status` and — once
+// What survives a full state file system (docs/design.md §17, C-18): the state directory lives on a
+// small tmpfs this test mounts itself (the live tests run as root), a real box fills it through its
+// turn socket, and the turn's outcome must still reach the record file, `radiald status` and — once
 // there is space again — the journal, without anything false on the way.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

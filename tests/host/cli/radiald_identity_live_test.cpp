@@ -1,6 +1,7 @@
-// A box never shares its identity with a host account (CASES C-12): the default box uid:gid, the
-// socket that only the box's uid and root can reach, the workspace handed back to its owner, the
-// explicit choice of running as the workspace owner, and the startup check of the id range.
+// A box never shares its identity with a host account (docs/design.md §17, C-12): the default box
+// uid:gid, the socket that only the box's uid and root can reach, the workspace handed back to its
+// owner, the explicit choice of running as the workspace owner, and the startup check of the id
+// range.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>

@@ -73,9 +73,9 @@ post "$RADIAL_TURN_TOKEN" '{"type":"result","payload":{"answer":42}}')"});
     expect_one_accepted_record(s, t);
 }
 
-// CASES C-13: a local process without the token keeps 12 connections open to the turn's tcp
-// port, reopening each as soon as it is dropped, while the box posts 50 records with curl.
-// All 50 are journaled; the log and the terminal record count the refused connections.
+// docs/design.md §17, C-13: a local process without the token keeps 12 connections open to the
+// turn's tcp port, reopening each as soon as it is dropped, while the box posts 50 records with
+// curl. All 50 are journaled; the log and the terminal record count the refused connections.
 TEST(TurnSocketLive, C13_ASquatterWithoutTheTokenCannotStarveTheBox) {
     using namespace std::chrono_literals;
     test::RadialdSetup s("turnTransport = \"tcp\"\nnetwork = \"host\"\n");

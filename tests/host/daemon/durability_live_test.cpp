@@ -1,6 +1,6 @@
-// The daemon on a full state file system (CASES C-18) and what a SIGKILLed daemon leaves on the
-// host (nothing, after reconciliation): a real engine, a state directory on a tmpfs the test
-// mounts itself (the live tests run as root).
+// The daemon on a full state file system (docs/design.md §17, C-18) and what a SIGKILLed daemon
+// leaves on the host (nothing, after reconciliation): a real engine, a state directory on a tmpfs
+// the test mounts itself (the live tests run as root).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
-// One state directory per instance id on the host (CASES C-16): the claim the radiald commands
-// that run or reconcile boxes hold.
+// One state directory per instance id on the host (docs/design.md §17, C-16): the claim the radiald
+// commands that run or reconcile boxes hold.
 #include "daemon/instance_claim.h"
 
 #include <gmock/gmock.h>

@@ -206,9 +206,9 @@ TEST(ReconcileLive, TwoInstancesSideBySideNeverTouchEachOthersBoxes) {
     EXPECT_EQ(d2.wait_exit(30s), 0) << d2.log();
 }
 
-// CASES C-16: configs A and B share an instance id but not a state directory. While A's `radiald
-// turn` runs a box, every radiald of B (reconcile, run, turn) refuses to start, naming A's state
-// directory; A's box is untouched and its turn ends normally.
+// docs/design.md §17, C-16: configs A and B share an instance id but not a state directory. While
+// A's `radiald turn` runs a box, every radiald of B (reconcile, run, turn) refuses to start, naming
+// A's state directory; A's box is untouched and its turn ends normally.
 TEST(ReconcileLive, C16_TheSameInstanceIdOnAnotherStateDirectoryRefusesToStart) {
     std::string inst = test::unique_instance_id("o");
     std::string prefix = "radial-turn-" + inst + "-";
@@ -254,9 +254,9 @@ TEST(ReconcileLive, C16_TheSameInstanceIdOnAnotherStateDirectoryRefusesToStart) 
     EXPECT_EQ(later.exit_code, 0) << later.err;
 }
 
-// CASES C-16, the other half: a box removed under a running turn by something other than the
-// radiald running it is recorded as such (status error, saying so), never as the command's own
-// failure with exit 137.
+// docs/design.md §17, C-16, the other half: a box removed under a running turn by something other
+// than the radiald running it is recorded as such (status error, saying so), never as the command's
+// own failure with exit 137.
 TEST(ReconcileLive, C16_ABoxRemovedFromOutsideIsRecordedAsSuch) {
     std::string inst = test::unique_instance_id("v");
     std::string prefix = "radial-turn-" + inst + "-";

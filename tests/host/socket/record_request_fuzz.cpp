@@ -1,5 +1,5 @@
 // tests/host/socket/record_request_fuzz.cpp — libFuzzer target for the turn socket's request
-// handling (docs/design.md §9.4-4). Built as a real libFuzzer binary with clang, and into a bounded
+// handling (docs/design.md §9). Built as a real libFuzzer binary with clang, and into a bounded
 // driver (record_request_fuzz_main.cpp) that CTest runs in every build.
 //
 // The input is the raw bytes a box might write to the socket. They go through what the server

@@ -1,6 +1,6 @@
 // tests/host/socket/record_request_fuzz.h — what the record-request fuzz target and its bounded
 // driver share: the turn settings the target uses, so seeds can carry the right token and type,
-// and the outcome counts the driver checks (docs/design.md §9.4-4).
+// and the outcome counts the driver checks (docs/design.md §9).
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
 // tests/host/socket/record_request_handler_test.cpp — the turn socket's decision table as pure
-// functions, no sockets (docs/design.md §9.4-4).
+// functions, no sockets (docs/design.md §9).
 #include "socket/record_request_handler.h"
 
 #include <gtest/gtest.h>

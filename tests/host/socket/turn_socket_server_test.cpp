@@ -1,6 +1,6 @@
 // tests/host/socket/turn_socket_server_test.cpp — the turn socket over real sockets, spoken to by
 // the real curl binary and by raw POSIX clients for the slow and misbehaving cases (docs/design.md
-// §9.4-4, docs/design.md §9.1, CASES C-10).
+// §9.1-§9.6; docs/design.md §17, C-10).
 #include "socket/turn_socket_server.h"
 
 #include <arpa/inet.h>
@@ -520,7 +520,8 @@ TEST_F(TurnSocketServerTest, SharedDirectoryIsNotHandedToTheBoxUser) {
     EXPECT_EQ(st.st_uid, 0u) << "/tmp was chowned";
 }
 
-// CASES C-10: a state directory of /tmp/ + 90 'a's makes the natural socket path too long.
+// docs/design.md §17, C-10: a state directory of /tmp/ + 90 'a's makes the natural socket path too
+// long.
 TEST_F(TurnSocketServerTest, PathOverTheSunPathLimitIsRefusedNotTruncated) {
     // 90 bytes after /tmp/, unique to this run: the check that nothing was made there must not see
     // another run's directory.
@@ -771,9 +772,9 @@ TEST_F(TurnSocketServerTest, RefusalsAreSummarisedPerIntervalBeyondTheLineCap) {
     EXPECT_EQ(server.connection_stats().without_token, 3u);
 }
 
-// CASES C-13: a local process without the token keeps 12 connections open to the tcp turn socket,
-// reopening each as soon as it is dropped, while the box posts 50 records: all 50 are accepted,
-// and the refusals are counted and summarised.
+// docs/design.md §17, C-13: a local process without the token keeps 12 connections open to the tcp
+// turn socket, reopening each as soon as it is dropped, while the box posts 50 records: all 50 are
+// accepted, and the refusals are counted and summarised.
 TEST_F(TurnSocketServerTest, C13_ASquatterWithoutTheTokenCannotStarveTheBox) {
     TurnSocketOptions o = unix_options("");
     o.transport = Transport::tcp;

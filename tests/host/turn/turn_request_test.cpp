@@ -25,7 +25,7 @@ TEST(TurnRequest, BuildsTheSpecWithWorkspaceAtWork) {
     ASSERT_EQ(s.mounts.size(), 1u);
     EXPECT_EQ(s.mounts[0], (Mount{ws.path(), "/work", false}));
     EXPECT_EQ(s.workdir, "/work");
-    // Never the workspace's owner or group: the box ids (CASES C-12).
+    // Never the workspace's owner or group: the box ids (docs/design.md §17, C-12).
     EXPECT_EQ(s.user, "2000000000:2000000000");
     EXPECT_EQ(s.timeout_ms, 5000u);
     ASSERT_EQ(s.env.size(), 1u);

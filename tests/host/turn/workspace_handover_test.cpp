@@ -1,5 +1,5 @@
-// The workspace changes hands for the turn and back (CASES C-12), never through a symlink and
-// never touching what belongs to anyone else. Needs root (chown); skipped otherwise.
+// The workspace changes hands for the turn and back (docs/design.md §17, C-12), never through a
+// symlink and never touching what belongs to anyone else. Needs root (chown); skipped otherwise.
 #include "turn/workspace_handover.h"
 
 #include <gtest/gtest.h>

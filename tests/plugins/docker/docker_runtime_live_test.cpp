@@ -1,6 +1,6 @@
 // tests/plugins/docker/docker_runtime_live_test.cpp — the real docker.so against the real engine
 // (LIVE: needs dockerd and the test_image fixture). Loaded with dlopen and driven through its C
-// descriptor, as radiald does. Cases C-02, C-03, C-04, C-06, C-07, C-09 of shared/cases/CASES.md.
+// descriptor, as radiald does. Cases C-02, C-03, C-04, C-06, C-07, C-09 of docs/design.md §17.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
