@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <radial/units.hpp>
 #include <thread>
 
@@ -31,6 +32,66 @@
 
 namespace radial::cli {
 namespace {
+
+// `radiald turn` checks the box-id range and opens the journal beside loading its runtime
+// (docs/design.md §3.2). These two run on threads of their own, and keep their failure rather than
+// throw it, so that run_turn_command can report failures in the order of its steps.
+
+// The box-id range check (NSS and every process's status).
+std::exception_ptr range_refusal(const config::HostConfig& cfg) {
+    try {
+        config::check_box_id_range(cfg);
+        return nullptr;
+    } catch (...) {
+        return std::current_exception();
+    }
+}
+
+// The journal's opening, likewise.
+std::pair<std::unique_ptr<journal::Journal>, std::exception_ptr> open_journal(
+    const config::HostConfig& cfg) {
+    try {
+        return {journal::open_sqlite_journal(journal_path(cfg)), nullptr};
+    } catch (...) {
+        return {nullptr, std::current_exception()};
+    }
+}
+
+// What the flags add to the request: --timeout, --env, and --secret with its value from radiald's
+// own environment (docs/design.md §3.1). Throws turn::RequestError naming the flag.
+void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req) {
+    if (o.timeout) {
+        auto ms = units::parse_duration_ms(*o.timeout);
+        if (!ms || *ms == 0)
+            throw turn::RequestError(fmt::format(
+                "--timeout '{}' is not a duration; write e.g. 90s, 5m or 1500ms", *o.timeout));
+        req.timeout_ms = *ms;
+    }
+    for (const auto& e : o.env) {
+        auto eq = e.find('=');
+        std::string name = e.substr(0, eq);
+        if (eq == std::string::npos || !is_env_name(name))
+            throw turn::RequestError(fmt::format(
+                "--env '{}' must be NAME=VALUE with NAME matching [A-Za-z_][A-Za-z0-9_]*", name));
+        req.env.push_back({name, e.substr(eq + 1), false});
+    }
+    if (req.kind == turn::RequestKind::check && !req.secrets.empty())
+        throw turn::RequestError(
+            fmt::format("--secret {}: a check carries no secrets; drop --secret, or run the "
+                        "command as a turn (radiald turn) if it needs one",
+                        req.secrets.front()));
+    for (const auto& name : req.secrets) {
+        if (!is_env_name(name))
+            throw turn::RequestError(fmt::format(
+                "--secret '{}' must be a variable NAME matching [A-Za-z_][A-Za-z0-9_]*", name));
+        const char* value = std::getenv(name.c_str());
+        if (value == nullptr)
+            throw turn::RequestError(fmt::format(
+                "--secret {}: '{}' is not set in radiald's environment; export it first", name,
+                name));
+        req.env.push_back({name, value, true});
+    }
+}
 
 void write_all(int fd, std::string_view s) {
     while (!s.empty()) {
@@ -187,58 +248,48 @@ int run_turn_command(const TurnOptions& o) {
     try {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
         config::settle_instance_id(cfg);
-        config::check_box_id_range(cfg);
-        req = o.request;
-        if (req.turn_id.empty()) req.turn_id = turn::new_turn_id();
-        turn::validate_turn_id(req.turn_id);
-        if (o.timeout) {
-            auto ms = units::parse_duration_ms(*o.timeout);
-            if (!ms || *ms == 0)
-                throw turn::RequestError(fmt::format(
-                    "--timeout '{}' is not a duration; write e.g. 90s, 5m or 1500ms", *o.timeout));
-            req.timeout_ms = *ms;
-        }
-        for (const auto& e : o.env) {
-            auto eq = e.find('=');
-            std::string name = e.substr(0, eq);
-            if (eq == std::string::npos || !is_env_name(name))
-                throw turn::RequestError(fmt::format(
-                    "--env '{}' must be NAME=VALUE with NAME matching [A-Za-z_][A-Za-z0-9_]*",
-                    name));
-            req.env.push_back({name, e.substr(eq + 1), false});
-        }
-        if (req.kind == turn::RequestKind::check && !req.secrets.empty())
-            throw turn::RequestError(
-                fmt::format("--secret {}: a check carries no secrets; drop --secret, or run the "
-                            "command as a turn (radiald turn) if it needs one",
-                            req.secrets.front()));
-        for (const auto& name : req.secrets) {
-            if (!is_env_name(name))
-                throw turn::RequestError(fmt::format(
-                    "--secret '{}' must be a variable NAME matching [A-Za-z_][A-Za-z0-9_]*", name));
-            const char* value = std::getenv(name.c_str());
-            if (value == nullptr)
-                throw turn::RequestError(fmt::format(
-                    "--secret {}: '{}' is not set in radiald's environment; export it first", name,
-                    name));
-            req.env.push_back({name, value, true});
-        }
-        if (o.record_file) record_file.emplace(open_record_file(*o.record_file));
+        // A range something on the host uses refuses the turn, whatever else failed meanwhile, as
+        // when the check ran first and alone.
+        auto range_checked = std::async(std::launch::async, range_refusal, std::cref(cfg));
+        auto range_refusal_first = [&range_checked] {
+            if (!range_checked.valid()) return; // already awaited
+            if (auto refused = range_checked.get()) std::rethrow_exception(refused);
+        };
+        std::optional<CheckedRuntime> checked;
+        try {
+            req = o.request;
+            if (req.turn_id.empty()) req.turn_id = turn::new_turn_id();
+            turn::validate_turn_id(req.turn_id);
+            add_flags_to_request(o, req);
+            if (o.record_file) record_file.emplace(open_record_file(*o.record_file));
 
-        lock.emplace(daemon::StateDirLock::acquire(
-            cfg.state_dir, daemon::StateDirLock::Mode::shared, "radiald turn"));
-        claim.emplace(daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
-                                                     cfg.instance_id, cfg.state_dir));
-        // A turn of this state directory whose radiald was killed may have left its workspace
-        // with the box user.
-        turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
+            lock.emplace(daemon::StateDirLock::acquire(
+                cfg.state_dir, daemon::StateDirLock::Mode::shared, "radiald turn"));
+            claim.emplace(daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
+                                                         cfg.instance_id, cfg.state_dir));
+            // A turn of this state directory whose radiald was killed may have left its workspace
+            // with the box user.
+            turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
 
-        log::install_log_redaction();
-        auto checked = open_checked_runtime(cfg);
-        client.emplace(std::move(checked.client));
-        auto transport = checked.transport;
-        journal = journal::open_sqlite_journal(journal_path(cfg));
-        env.emplace(turn::TurnEnvironment{cfg, *client, *journal, transport});
+            log::install_log_redaction();
+            auto journal_opened = std::async(std::launch::async, open_journal, std::cref(cfg));
+            std::exception_ptr runtime_failed;
+            try {
+                checked.emplace(open_checked_runtime(cfg));
+            } catch (...) {
+                runtime_failed = std::current_exception();
+            }
+            auto [opened, journal_failed] = journal_opened.get();
+            range_refusal_first();
+            if (runtime_failed) std::rethrow_exception(runtime_failed);
+            if (journal_failed) std::rethrow_exception(journal_failed);
+            journal = std::move(opened);
+        } catch (...) {
+            range_refusal_first();
+            throw;
+        }
+        client.emplace(std::move(checked->client));
+        env.emplace(turn::TurnEnvironment{cfg, *client, *journal, checked->transport});
         session.emplace(*env, req);
     } catch (const std::exception& e) {
         const int status = report_error(e, CommandKind::turn, "turn");

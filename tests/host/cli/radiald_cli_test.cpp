@@ -183,6 +183,33 @@ TEST(RadialdCli, BadTimeoutIsRefused) {
     expect_refusal(r, "--timeout 'soon' is not a duration");
 }
 
+// The box-id range check and the journal's opening run beside loading the runtime, and failures
+// are still reported in the order of the steps (docs/design.md §3.2): a range something on the
+// host uses before anything else, then the runtime's failure, then the journal's.
+TEST(RadialdCli, ARangeInUseIsReportedBeforeEveryOtherStartupFailure) {
+    // 65534 is `nobody` in passwd (docs/design.md §8.7).
+    PluginSetup s{{{"fake_good", "fake"}}, "boxIdRange = \"65534-65534\"\n"};
+    fs::create_directories(s.dir / "state/journal.sqlite3"); // a journal that cannot open
+    auto r =
+        test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime",
+                           "nothere", "--image", "img", "--timeout", "soon", "--", "echo"});
+    expect_refusal(r, "run.boxIdRange 65534-65534: host user '");
+}
+
+TEST(RadialdCli, ARuntimeFailureIsReportedBeforeTheJournals) {
+    PluginSetup s{{"fake_good", "fake"}};
+    fs::create_directories(s.dir / "state/journal.sqlite3");
+    expect_refusal(s.turn("nothere"), "no runtime plugin with id 'nothere'");
+}
+
+TEST(RadialdCli, AJournalThatCannotOpenRefusesTheTurnBeforeItsBox) {
+    PluginSetup s{{"fake_good", "fake"}};
+    fs::create_directories(s.dir / "state/journal.sqlite3");
+    auto r = s.turn("fake", {"echo", "ran"});
+    expect_refusal(r, "journal");
+    EXPECT_THAT(r.err, HasSubstr(s.dir / "state/journal.sqlite3"));
+}
+
 } // namespace
 } // namespace radial
 
