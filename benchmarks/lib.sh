@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # benchmarks/lib.sh — what the benchmark scripts share: timing, medians and ratios, and the 16
 # registered secrets of a turn that redacts. Sourced by them, never run on its own.
 
@@ -9,7 +10,10 @@ time_it() { # prints the seconds "$@" took, output discarded
     "$@" >/dev/null 2>&1
     secs "${t0}" "$(now)"
 }
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+median() { quantile 0.5; }
+# quantile Q: the value at or just below the Q-th fraction of the sorted numbers on stdin (0.25 is
+# the lower quartile, 0.5 the median of an odd count).
+quantile() { sort -g | awk -v q="$1" '{ a[NR] = $1 } END { i = int(q * (NR - 1)) + 1; print a[i] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f\n", a / b }'; }
 
 # Exports BENCH_SECRET_1..16 with random values and sets the array secret_flags to the

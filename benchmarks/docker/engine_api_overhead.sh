@@ -25,6 +25,7 @@ radiald="$(realpath "${1:-build/bin/radiald}")"
 image="${2:-radial/busybox:latest}"
 pairs="${3:-5}"
 box_user="2000000000:2000000000"
+# shellcheck disable=SC2054 # the commas are the tmpfs options, one element
 hardened=(--rm --log-driver none --network none --cap-drop=ALL --security-opt no-new-privileges
     --pids-limit 256 --memory 2g --memory-swap 2g --cpus 2 --user "${box_user}" --read-only
     --tmpfs /tmp:rw,exec,nosuid,nodev,size=256m)
@@ -62,7 +63,7 @@ daemon_batch() { # daemon_batch N MAX_CONCURRENT ARGV_TOML [RSS_FILE]
     local n="$1" max="$2" argv="$3" rss_file="${4:-}" cfg t0 t1 peak=0
     cfg="${work}/daemon-$RANDOM.toml"
     config "${cfg}" "${max}"
-    for i in $(seq 1 "${n}"); do
+    for _ in $(seq 1 "${n}"); do
         printf 'image = "%s"\nargv = %s\n' "${image}" "${argv}" >"${work}/req.toml"
         "${radiald}" submit --config "${cfg}" "${work}/req.toml" >/dev/null
     done
@@ -92,7 +93,7 @@ daemon_batch() { # daemon_batch N MAX_CONCURRENT ARGV_TOML [RSS_FILE]
     t1="$("${radiald}" status --config "${cfg}" --json --limit "${n}" | jq -r '
         [.recent[].updatedAt | capture("^(?<s>[^.]+)\\.(?<ms>[0-9]+)Z$")
          | ((.s + "Z" | fromdateiso8601) + ("0." + .ms | tonumber))] | max')"
-    kill "${daemon_pid}" && wait "${daemon_pid}" 2>/dev/null || true
+    if kill "${daemon_pid}"; then wait "${daemon_pid}" 2>/dev/null || true; fi
     daemon_pid=""
     [ -n "${rss_file}" ] && echo "${peak}" >"${rss_file}"
     secs "${t0}" "${t1}"
@@ -125,13 +126,17 @@ for _ in $(seq 1 "${pairs}"); do
 done
 daemon_batch 32 32 '["sleep", "3"]' "${work}/rss" >/dev/null
 
+# The median of the pairs' ratios, the quartiles beside it: how far single pairs spread on this
+# machine says how much one run's median can be trusted.
 summary() { # summary FILE LABEL GOAL
-    local m a b
+    local m q1 q3 a b
     m="$(cut -d' ' -f1 <"$1" | median)"
+    q1="$(cut -d' ' -f1 <"$1" | quantile 0.25)"
+    q3="$(cut -d' ' -f1 <"$1" | quantile 0.75)"
     a="$(cut -d' ' -f2 <"$1" | median)"
     b="$(cut -d' ' -f3 <"$1" | median)"
-    printf '%-44s ratio %6.3f (goal <= %s)   radiald %7.3f s, docker %7.3f s (medians of %s pairs)\n' \
-        "$2" "${m}" "$3" "${a}" "${b}" "${pairs}"
+    printf '%-44s ratio %6.3f (goal <= %s; quartiles %.3f-%.3f)   radiald %7.3f s, docker %7.3f s (medians of %s pairs)\n' \
+        "$2" "${m}" "$3" "${q1}" "${q3}" "${a}" "${b}" "${pairs}"
 }
 summary "${work}/r1" "turn of 'true' / hardened docker run" 1.05
 summary "${work}/r2" "128 MiB, 16 secrets / docker run | cat" 1.0
