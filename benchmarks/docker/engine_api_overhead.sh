@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the docker runtime (Engine API, docs/design.md §13.1) costs against docker itself, from
-# alternating pairs in one run (each pair: the radiald side, then the docker side, so drift in the
-# machine's load hits both), printing the median of the per-pair ratios:
+# alternating pairs in one run (the radiald side and the docker side back to back, so drift in the
+# machine's load hits both; which goes first alternates too), printing the median of the per-pair
+# ratios:
 #
 #   1. `radiald turn -- true` / a raw hardened `docker run ... true`         (goal <= 1.05)
 #   2. 128 MiB of output through `radiald turn` with 16 secrets registered /
@@ -98,6 +99,7 @@ daemon_batch() { # daemon_batch N MAX_CONCURRENT ARGV_TOML [RSS_FILE]
     [ -n "${rss_file}" ] && echo "${peak}" >"${rss_file}"
     secs "${t0}" "${t1}"
 }
+daemon_forty() { daemon_batch 40 4 '["true"]'; }
 tree_rss_kib() { # the summed VmRSS of pid $1 and all its descendants
     local pids=("$1") all=() total=0 p
     while [ "${#pids[@]}" -gt 0 ]; do
@@ -115,14 +117,23 @@ tree_rss_kib() { # the summed VmRSS of pid $1 and all its descendants
     echo "${total}"
 }
 
+# One pair into FILE: "ratio radiald docker". Odd pairs run the radiald side first, even pairs the
+# docker side: whichever side runs first in a pair is measured slower on this machine (about 3 % for
+# a single turn, each side alike), and alternating the order cancels that out.
+pair() { # pair FILE INDEX RADIALD_CMD DOCKER_CMD (each a command that prints its seconds)
+    local a b
+    if [ $(($2 % 2)) = 1 ]; then
+        a="$($3)"; b="$($4)"
+    else
+        b="$($4)"; a="$($3)"
+    fi
+    echo "$(ratio "${a}" "${b}") ${a} ${b}" >>"$1"
+}
 : >"${work}/r1" ; : >"${work}/r2" ; : >"${work}/r3"
-for _ in $(seq 1 "${pairs}"); do
-    a="$(time_it turn_true)"; b="$(time_it raw_true)"
-    echo "$(ratio "${a}" "${b}") ${a} ${b}" >>"${work}/r1"
-    a="$(time_it turn_big)"; b="$(time_it raw_big)"
-    echo "$(ratio "${a}" "${b}") ${a} ${b}" >>"${work}/r2"
-    a="$(daemon_batch 40 4 '["true"]')"; b="$(time_it raw_forty)"
-    echo "$(ratio "${a}" "${b}") ${a} ${b}" >>"${work}/r3"
+for i in $(seq 1 "${pairs}"); do
+    pair "${work}/r1" "${i}" "time_it turn_true" "time_it raw_true"
+    pair "${work}/r2" "${i}" "time_it turn_big" "time_it raw_big"
+    pair "${work}/r3" "${i}" daemon_forty "time_it raw_forty"
 done
 daemon_batch 32 32 '["sleep", "3"]' "${work}/rss" >/dev/null
 
