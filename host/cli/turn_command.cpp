@@ -33,14 +33,14 @@
 namespace radial::cli {
 namespace {
 
-// `radiald turn` checks the box-id range and opens the journal beside loading its runtime
-// (docs/design.md §3.2). These two run on threads of their own, and keep their failure rather than
-// throw it, so that run_turn_command can report failures in the order of its steps.
+// `radiald turn` checks the processes of the box-id range and opens the journal beside loading its
+// runtime (docs/design.md §3.2). These two run on threads of their own, and keep their failure
+// rather than throw it, so that run_turn_command can report failures in the order of its steps.
 
-// The box-id range check (NSS and every process's status).
+// The box-id range check's processes half (every process's status in /proc).
 std::exception_ptr range_refusal(const config::HostConfig& cfg) {
     try {
-        config::check_box_id_range(cfg);
+        config::check_box_id_range_processes(cfg);
         return nullptr;
     } catch (...) {
         return std::current_exception();
@@ -248,6 +248,8 @@ int run_turn_command(const TurnOptions& o) {
     try {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
         config::settle_instance_id(cfg);
+        // The accounts half here: NSS must not load its modules beside the plugins' loading.
+        config::check_box_id_range_accounts(cfg);
         // A range something on the host uses refuses the turn, whatever else failed meanwhile, as
         // when the check ran first and alone.
         auto range_checked = std::async(std::launch::async, range_refusal, std::cref(cfg));

@@ -46,6 +46,11 @@ bool uses_box_id_range(const HostConfig& cfg) noexcept {
 }
 
 void check_box_id_range(const HostConfig& cfg) {
+    check_box_id_range_accounts(cfg);
+    check_box_id_range_processes(cfg);
+}
+
+void check_box_id_range_accounts(const HostConfig& cfg) {
     if (!uses_box_id_range(cfg)) return;
     auto in_range = [&](std::uint64_t id) {
         return id >= cfg.box_id_first && id <= cfg.box_id_last;
@@ -70,7 +75,10 @@ void check_box_id_range(const HostConfig& cfg) {
         }
     }
     ::endgrent();
+}
 
+void check_box_id_range_processes(const HostConfig& cfg) {
+    if (!uses_box_id_range(cfg)) return;
     struct stat own_ns {};
     if (::stat("/proc/self/ns/pid", &own_ns) != 0) return; // no /proc: nothing more to learn
     std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);

@@ -28,11 +28,20 @@ std::pair<uid_t, gid_t> default_box_ids(const HostConfig& cfg) noexcept;
 // Whether boxes use run.boxIdRange under `cfg` (run.user unset or "workspace-owner").
 bool uses_box_id_range(const HostConfig& cfg) noexcept;
 
-// Throws ConfigError naming run.boxIdRange (with the file position when the file set it) when a
-// passwd entry (uid or primary gid), a group, or a process in radiald's own pid namespace (real,
-// effective, saved or filesystem uid or gid) uses an id of the range. Processes in other pid
-// namespaces are other containers, the boxes among them, and are not looked at. Does nothing
-// unless uses_box_id_range(cfg). Reads /proc and NSS; not thread-safe (getpwent).
+// Throws HostRefusalError naming run.boxIdRange (with the file position when the file set it)
+// when a passwd entry (uid or primary gid), a group, or a process in radiald's own pid namespace
+// (real, effective, saved or filesystem uid or gid) uses an id of the range. Processes in other
+// pid namespaces are other containers, the boxes among them, and are not looked at. Does nothing
+// unless uses_box_id_range(cfg). check_box_id_range_accounts, then
+// check_box_id_range_processes.
 void check_box_id_range(const HostConfig& cfg);
+
+// The host's accounts half: passwd and group, through NSS. Not thread-safe (getpwent), and kept
+// off threads that run beside the loading of plugins: NSS loads its modules with dlopen while
+// holding its own locks.
+void check_box_id_range_accounts(const HostConfig& cfg);
+
+// The host's processes half: every process's status in /proc, nothing else. Safe on any thread.
+void check_box_id_range_processes(const HostConfig& cfg);
 
 } // namespace radial::config
