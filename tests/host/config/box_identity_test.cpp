@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
+
+#include "../../support/host_processes.h"
 
 namespace radial::config {
 namespace {
@@ -35,9 +35,9 @@ std::string refusal_of(void (*check)(const HostConfig&), const HostConfig& cfg) 
     return "(no refusal)";
 }
 
-// Whether /proc says `pid` runs with real uid `uid`.
+// Whether /proc says `pid` (the test's own child) runs with real uid `uid`.
 bool runs_as(pid_t pid, uid_t uid) {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::istringstream status(test::read_proc_file("/proc/" + std::to_string(pid) + "/status"));
     std::string line;
     while (std::getline(status, line))
         if (line.starts_with("Uid:")) {
@@ -64,10 +64,8 @@ TEST(BoxIdRange, TheProcessesHalfNamesAProcessTheAccountsHalfDoesNotSee) {
         for (;;) ::pause();
     }
     ASSERT_GT(squatter, 0);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!runs_as(squatter, kId) && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    const bool dropped = runs_as(squatter, kId);
+    const bool dropped =
+        test::wait_until([&] { return runs_as(squatter, kId); }, std::chrono::seconds(10));
     const HostConfig cfg = range(2100000000, 2100000009);
     const std::string processes = refusal_of(check_box_id_range_processes, cfg);
     const std::string accounts = refusal_of(check_box_id_range_accounts, cfg);
