@@ -37,6 +37,10 @@ namespace {
 // runtime (docs/design.md §3.2). These two run on threads of their own, and keep their failure
 // rather than throw it, so that run_turn_command can report failures in the order of its steps.
 
+// On a thread of its own, or, where no thread can be had (a pid or thread limit), on the caller's
+// when it is awaited: libstdc++ falls back to deferred on EAGAIN when both are allowed.
+constexpr std::launch kBeside = std::launch::async | std::launch::deferred;
+
 // The box-id range check's processes half (every process's status in /proc).
 std::exception_ptr range_refusal(const config::HostConfig& cfg) {
     try {
@@ -47,11 +51,12 @@ std::exception_ptr range_refusal(const config::HostConfig& cfg) {
     }
 }
 
-// The journal's opening, likewise.
+// The journal's opening, likewise, leaving the journal as it was: no journal when it would have to
+// be created or migrated, which waits for the verdicts of the range check and the runtime.
 std::pair<std::unique_ptr<journal::Journal>, std::exception_ptr> open_journal(
     const config::HostConfig& cfg) {
     try {
-        return {journal::open_sqlite_journal(journal_path(cfg)), nullptr};
+        return {journal::open_sqlite_journal_unchanged(journal_path(cfg)), nullptr};
     } catch (...) {
         return {nullptr, std::current_exception()};
     }
@@ -252,7 +257,7 @@ int run_turn_command(const TurnOptions& o) {
         config::check_box_id_range_accounts(cfg);
         // A range something on the host uses refuses the turn, whatever else failed meanwhile, as
         // when the check ran first and alone.
-        auto range_checked = std::async(std::launch::async, range_refusal, std::cref(cfg));
+        auto range_checked = std::async(kBeside, range_refusal, std::cref(cfg));
         auto range_refusal_first = [&range_checked] {
             if (!range_checked.valid()) return; // already awaited
             if (auto refused = range_checked.get()) std::rethrow_exception(refused);
@@ -274,7 +279,7 @@ int run_turn_command(const TurnOptions& o) {
             turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
 
             log::install_log_redaction();
-            auto journal_opened = std::async(std::launch::async, open_journal, std::cref(cfg));
+            auto journal_opened = std::async(kBeside, open_journal, std::cref(cfg));
             std::exception_ptr runtime_failed;
             try {
                 checked.emplace(open_checked_runtime(cfg));
@@ -285,7 +290,7 @@ int run_turn_command(const TurnOptions& o) {
             range_refusal_first();
             if (runtime_failed) std::rethrow_exception(runtime_failed);
             if (journal_failed) std::rethrow_exception(journal_failed);
-            journal = std::move(opened);
+            journal = opened ? std::move(opened) : journal::open_sqlite_journal(journal_path(cfg));
         } catch (...) {
             range_refusal_first();
             throw;

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
+#include <radial/internal/proc_file.h>
 #include <sys/stat.h>
 
-#include <fstream>
 #include <memory>
 #include <sstream>
 
@@ -92,7 +92,9 @@ void check_box_id_range_processes(const HostConfig& cfg) {
         if (::stat((dir + "/ns/pid").c_str(), &ns) == 0 &&
             (ns.st_ino != own_ns.st_ino || ns.st_dev != own_ns.st_dev))
             continue;
-        std::ifstream status(dir + "/status");
+        // Not an ifstream: it throws when the process exits mid-read, and opens without
+        // O_CLOEXEC while plugins may be starting children on another thread (docs/design.md §3.2).
+        std::istringstream status(internal::read_proc_file(dir + "/status"));
         std::string line, name;
         std::uint64_t hit = 0;
         while (std::getline(status, line)) {

@@ -236,10 +236,11 @@ std::string_view fix_for_sqlite(int primary_code) noexcept {
     }
 }
 
-SqliteDb open_journal_file(const std::string& path) {
-    make_private_directories(std::filesystem::path(path).parent_path());
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) create_journal(path);
+namespace {
+
+// An existing journal file, opened and its identity checked before anything writes to it
+// (switching to WAL does): a newer or foreign file stays untouched.
+SqliteDb open_existing(const std::string& path) {
     check_existing_file(path);
     SqliteDb db(path);
     sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
@@ -247,8 +248,31 @@ SqliteDb open_journal_file(const std::string& path) {
     sqlite3_db_config(db.get(), SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
     // trusted_schema stays on: the schema's CHECKs call json_valid(), which SQLite 3.40 does not
     // mark innocuous. The file is 0600 in radiald's own directory, so its schema is radiald's.
-    // Before anything writes (switching to WAL does): a newer or foreign file stays untouched.
     check_identity(db, /*fresh=*/false);
+    return db;
+}
+
+bool journal_missing(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) != 0 && errno == ENOENT;
+}
+
+} // namespace
+
+std::optional<SqliteDb> open_journal_file_unchanged(const std::string& path) {
+    if (journal_missing(path)) return std::nullopt;
+    SqliteDb db = open_existing(path);
+    if (db.query_int("PRAGMA user_version") != kJournalSchemaVersion) return std::nullopt;
+    if (db.query_text("PRAGMA journal_mode") != "wal") return std::nullopt;
+    db.exec("PRAGMA synchronous = FULL");
+    db.exec("PRAGMA foreign_keys = ON");
+    return db;
+}
+
+SqliteDb open_journal_file(const std::string& path) {
+    make_private_directories(std::filesystem::path(path).parent_path());
+    if (journal_missing(path)) create_journal(path);
+    SqliteDb db = open_existing(path);
     std::string mode = db.query_text("PRAGMA journal_mode = WAL");
     if (mode != "wal")
         throw JournalRefusal{

@@ -3,6 +3,7 @@
 // (docs/design.md §11). Internal to the journal library; journal_sqlite.cpp is its one user.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -77,5 +78,12 @@ std::string_view fix_for_sqlite(int primary_code) noexcept;
 // Throws JournalRefusal (storage, newer_schema) or SqliteError. [thread-safe] for distinct calls;
 // the returned connection has one owner.
 SqliteDb open_journal_file(const std::string& path);
+
+// As open_journal_file, but writes nothing to the journal: nullopt where open_journal_file would
+// change it (no file yet; a schema to migrate; write-ahead logging not yet on). For a caller that
+// opens the journal before it knows whether the turn may run, and opens it with
+// open_journal_file only once it does (docs/design.md §3.2). Refuses what open_journal_file
+// refuses, with the same errors. [thread-safe] for distinct calls.
+std::optional<SqliteDb> open_journal_file_unchanged(const std::string& path);
 
 } // namespace radial::journal

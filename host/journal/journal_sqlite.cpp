@@ -375,16 +375,36 @@ private:
 
 } // namespace
 
-std::unique_ptr<Journal> open_sqlite_journal(const std::string& path, JournalClock clock) {
+namespace {
+
+template <class Open>
+std::unique_ptr<Journal> open_reporting(const std::string& path, Open&& open) {
     const std::string operation = fmt::format("opening the journal '{}'", path);
     try {
-        return std::make_unique<SqliteJournal>(path, std::move(clock), open_journal_file(path));
+        return open();
     } catch (const JournalRefusal& r) {
         throw JournalError(r.code, fmt::format("{}: {}", operation, r.cause_and_fix));
     } catch (const SqliteError& e) {
         throw JournalError(JournalErrc::storage, fmt::format("{}: {}; {}", operation, e.what(),
                                                              fix_for_sqlite(e.primary_code())));
     }
+}
+
+} // namespace
+
+std::unique_ptr<Journal> open_sqlite_journal(const std::string& path, JournalClock clock) {
+    return open_reporting(path, [&]() -> std::unique_ptr<Journal> {
+        return std::make_unique<SqliteJournal>(path, std::move(clock), open_journal_file(path));
+    });
+}
+
+std::unique_ptr<Journal> open_sqlite_journal_unchanged(const std::string& path,
+                                                       JournalClock clock) {
+    return open_reporting(path, [&]() -> std::unique_ptr<Journal> {
+        std::optional<SqliteDb> db = open_journal_file_unchanged(path);
+        if (!db) return nullptr;
+        return std::make_unique<SqliteJournal>(path, std::move(clock), std::move(*db));
+    });
 }
 
 } // namespace radial::journal

@@ -35,4 +35,11 @@ inline constexpr int kJournalSchemaVersion = 2;
 // processes at once; the returned journal is [thread-safe] (one connection behind one mutex).
 std::unique_ptr<Journal> open_sqlite_journal(const std::string& path, JournalClock clock = {});
 
+// As open_sqlite_journal, but writes nothing to the journal: nullptr where open_sqlite_journal
+// would create the file, migrate its schema or switch on write-ahead logging, so that a caller
+// not yet sure its turn may run leaves the journal as it was (docs/design.md §3.2). Same errors,
+// same thread-safety.
+std::unique_ptr<Journal> open_sqlite_journal_unchanged(const std::string& path,
+                                                       JournalClock clock = {});
+
 } // namespace radial::journal

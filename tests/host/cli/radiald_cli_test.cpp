@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "../../support/id_squatter.h"
 #include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
 
@@ -183,17 +184,39 @@ TEST(RadialdCli, BadTimeoutIsRefused) {
     expect_refusal(r, "--timeout 'soon' is not a duration");
 }
 
-// The box-id range check and the journal's opening run beside loading the runtime, and failures
-// are still reported in the order of the steps (docs/design.md §3.2): a range something on the
-// host uses before anything else, then the runtime's failure, then the journal's.
-TEST(RadialdCli, ARangeInUseIsReportedBeforeEveryOtherStartupFailure) {
-    // 65534 is `nobody` in passwd (docs/design.md §8.7).
-    PluginSetup s{{{"fake_good", "fake"}}, "boxIdRange = \"65534-65534\"\n"};
+// The box-id range check's look at processes and the journal's opening run beside loading the
+// runtime, and failures are still reported in the order of the steps (docs/design.md §3.2): a
+// range something on the host uses before anything else, then the runtime's failure, then the
+// journal's.
+TEST(RadialdCli, ARangeAProcessUsesIsReportedBeforeEveryOtherStartupFailure) {
+    test::IdSquatter squatter(2100000005);
+    ASSERT_TRUE(squatter.running());
+    PluginSetup s{{{"fake_good", "fake"}}, "boxIdRange = \"2100000000-2100000009\"\n"};
     fs::create_directories(s.dir / "state/journal.sqlite3"); // a journal that cannot open
     auto r =
         test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime",
                            "nothere", "--image", "img", "--timeout", "soon", "--", "echo"});
+    expect_refusal(r, "run.boxIdRange 2100000000-2100000009: host process " +
+                          std::to_string(squatter.pid()) + " (");
+}
+
+TEST(RadialdCli, ARangeAnAccountUsesIsReportedBeforeEveryOtherStartupFailure) {
+    // 65534 is `nobody` in passwd (docs/design.md §8.7).
+    PluginSetup s{{{"fake_good", "fake"}}, "boxIdRange = \"65534-65534\"\n"};
+    fs::create_directories(s.dir / "state/journal.sqlite3");
+    auto r =
+        test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime",
+                           "nothere", "--image", "img", "--timeout", "soon", "--", "echo"});
     expect_refusal(r, "run.boxIdRange 65534-65534: host user '");
+}
+
+// A turn refused before it is claimed leaves the journal as it was: not created (nor migrated).
+TEST(RadialdCli, ARefusedTurnCreatesNoJournal) {
+    PluginSetup s{{{"fake_good", "fake"}}};
+    expect_refusal(s.turn("nothere"), "no runtime plugin with id 'nothere'");
+    EXPECT_FALSE(fs::exists(s.dir / "state/journal.sqlite3"));
+    EXPECT_EQ(s.turn("fake").exit_code, 0); // and the next turn creates it
+    EXPECT_TRUE(fs::exists(s.dir / "state/journal.sqlite3"));
 }
 
 TEST(RadialdCli, ARuntimeFailureIsReportedBeforeTheJournals) {

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "../../support/id_squatter.h"
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
 #include "../../support/temp_dir.h"
@@ -171,30 +172,14 @@ TEST(IdentityLive, C12_ARangeAHostAccountOrProcessUsesIsRefused) {
     EXPECT_THAT(t.result.err, HasSubstr("run.boxIdRange 65534-65534: host user '"));
     EXPECT_THAT(t.result.err, HasSubstr("65534 (passwd)"));
 
-    const pid_t squatter = ::fork();
-    if (squatter == 0) {
-        // As a host service dropping privileges to an id that happens to be in the range.
-        if (::setresgid(2100000005, 2100000005, 2100000005) != 0 ||
-            ::setresuid(2100000005, 2100000005, 2100000005) != 0)
-            ::_exit(1);
-        ::execlp("sleep", "sleep", "60", nullptr);
-        ::_exit(1);
-    }
-    ASSERT_GT(squatter, 0);
+    test::IdSquatter squatter(2100000005);
+    ASSERT_TRUE(squatter.running());
     test::RadialdSetup process("boxIdRange = \"2100000000-2100000009\"\n");
-    test::TurnRun p;
-    // The child may still be starting; the refusal names it once it runs as that id.
-    wait_for(
-        [&] {
-            p = process.turn({}, {"echo", "ran"});
-            return p.result.err.find("host process") != std::string::npos;
-        },
-        10s);
-    ::kill(squatter, SIGKILL);
-    ::waitpid(squatter, nullptr, 0);
+    test::TurnRun p = process.turn({}, {"echo", "ran"});
     EXPECT_EQ(p.result.exit_code, 125);
-    EXPECT_THAT(p.result.err, HasSubstr("host process " + std::to_string(squatter) +
-                                        " (sleep) runs with id 2100000005"));
+    EXPECT_THAT(p.result.out, Not(HasSubstr("ran")));
+    EXPECT_THAT(p.result.err, HasSubstr("host process " + std::to_string(squatter.pid()) + " ("));
+    EXPECT_THAT(p.result.err, HasSubstr(") runs with id 2100000005"));
 }
 
 } // namespace

@@ -5,15 +5,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <sstream>
 #include <string>
 
-#include "../../support/host_processes.h"
+#include "../../support/id_squatter.h"
 
 namespace radial::config {
 namespace {
@@ -35,19 +30,6 @@ std::string refusal_of(void (*check)(const HostConfig&), const HostConfig& cfg) 
     return "(no refusal)";
 }
 
-// Whether /proc says `pid` (the test's own child) runs with real uid `uid`.
-bool runs_as(pid_t pid, uid_t uid) {
-    std::istringstream status(test::read_proc_file("/proc/" + std::to_string(pid) + "/status"));
-    std::string line;
-    while (std::getline(status, line))
-        if (line.starts_with("Uid:")) {
-            std::istringstream ids(line.substr(4));
-            uid_t real = 0;
-            return ids >> real && real == uid;
-        }
-    return false;
-}
-
 // 65534 is `nobody` in passwd.
 TEST(BoxIdRange, TheAccountsHalfNamesAPasswdEntry) {
     EXPECT_THAT(refusal_of(check_box_id_range_accounts, range(65534, 65534)),
@@ -57,24 +39,14 @@ TEST(BoxIdRange, TheAccountsHalfNamesAPasswdEntry) {
 
 TEST(BoxIdRange, TheProcessesHalfNamesAProcessTheAccountsHalfDoesNotSee) {
     constexpr uid_t kId = 2100000005; // in no passwd or group file
-    const pid_t squatter = ::fork();
-    if (squatter == 0) {
-        // As a host service dropping privileges to an id that happens to be in the range.
-        if (::setresgid(kId, kId, kId) != 0 || ::setresuid(kId, kId, kId) != 0) ::_exit(1);
-        for (;;) ::pause();
-    }
-    ASSERT_GT(squatter, 0);
-    const bool dropped =
-        test::wait_until([&] { return runs_as(squatter, kId); }, std::chrono::seconds(10));
+    test::IdSquatter squatter(kId);
+    ASSERT_TRUE(squatter.running()) << "the child never ran as " << kId;
     const HostConfig cfg = range(2100000000, 2100000009);
     const std::string processes = refusal_of(check_box_id_range_processes, cfg);
     const std::string accounts = refusal_of(check_box_id_range_accounts, cfg);
     const std::string both = refusal_of(check_box_id_range, cfg);
-    ::kill(squatter, SIGKILL);
-    ::waitpid(squatter, nullptr, 0);
 
-    ASSERT_TRUE(dropped) << "the child never ran as " << kId;
-    EXPECT_THAT(processes, HasSubstr("host process " + std::to_string(squatter) + " ("));
+    EXPECT_THAT(processes, HasSubstr("host process " + std::to_string(squatter.pid()) + " ("));
     EXPECT_THAT(processes, HasSubstr("runs with id 2100000005"));
     EXPECT_EQ(accounts, "(no refusal)");
     EXPECT_EQ(both, processes);

@@ -494,6 +494,55 @@ PRAGMA user_version = 1;
     EXPECT_EQ(db.query_int("PRAGMA user_version"), kJournalSchemaVersion);
 }
 
+// --- opening without changing it (docs/design.md §3.2) -----------------------------------------
+
+TEST_F(JournalSqlite, AnUnchangedOpenOfACurrentJournalIsTheJournal) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    journal.reset();
+    auto j = open_sqlite_journal_unchanged(path);
+    ASSERT_TRUE(j);
+    EXPECT_TRUE(j->turn("t1"));
+    j->add_turn(entry("t2"), TurnState::claimed);
+    EXPECT_TRUE(j->turn("t2"));
+}
+
+TEST_F(JournalSqlite, AnUnchangedOpenCreatesNoJournal) {
+    const std::string missing = dir / "elsewhere/journal.sqlite3";
+    EXPECT_FALSE(open_sqlite_journal_unchanged(missing));
+    EXPECT_FALSE(std::filesystem::exists(dir / "elsewhere"));
+}
+
+TEST_F(JournalSqlite, AnUnchangedOpenLeavesAVersionOneJournalUnmigrated) {
+    journal.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    {
+        SqliteDb db(path);
+        db.exec("PRAGMA application_id = 1380207690");
+        db.exec(kJournalSchemaV1);
+        db.exec("PRAGMA user_version = 1");
+    }
+    EXPECT_FALSE(open_sqlite_journal_unchanged(path));
+    SqliteDb db(path);
+    EXPECT_EQ(db.query_int("PRAGMA user_version"), 1);
+    EXPECT_EQ(db.query_text("PRAGMA journal_mode"), "delete");
+}
+
+TEST_F(JournalSqlite, AnUnchangedOpenRefusesWhatAnOpenRefuses) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    journal.reset();
+    {
+        SqliteDb db(path);
+        db.exec("PRAGMA user_version = 7");
+    }
+    JournalError e = error_from([&] { open_sqlite_journal_unchanged(path); });
+    EXPECT_EQ(e.code(), JournalErrc::newer_schema);
+    EXPECT_EQ(std::string(e.what()),
+              std::string(error_from([&] { open_sqlite_journal(path); }).what()));
+    const std::string empty = dir.write("empty.sqlite3", "");
+    EXPECT_THAT(error_from([&] { open_sqlite_journal_unchanged(empty); }).what(),
+                HasSubstr("the file is empty (0 bytes)"));
+}
+
 TEST_F(JournalSqlite, AKindThatIsNeitherTurnNorCheckIsRefused) {
     TurnEntry e = entry("k1");
     e.kind = "lint";
