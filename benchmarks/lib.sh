@@ -27,3 +27,12 @@ bench_secrets() {
         secret_flags+=(--secret "${name}")
     done
 }
+
+# The flags of a raw `docker run` carrying the same hardening as radiald's docker boxes (its box
+# user, dropped capabilities, no-new-privileges, pids, memory and CPU caps, read-only rootfs, tmpfs
+# /tmp, no network, no log driver): what the docker side of a benchmark runs, so only the host
+# differs. The commas are the tmpfs options, one element.
+# shellcheck disable=SC2034,SC2054
+hardened=(--rm --log-driver none --network none --cap-drop=ALL --security-opt no-new-privileges
+    --pids-limit 256 --memory 2g --memory-swap 2g --cpus 2 --user 2000000000:2000000000 --read-only
+    --tmpfs /tmp:rw,exec,nosuid,nodev,size=256m)

@@ -25,11 +25,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 radiald="$(realpath "${1:-build/bin/radiald}")"
 image="${2:-radial/busybox:latest}"
 pairs="${3:-5}"
-box_user="2000000000:2000000000"
-# shellcheck disable=SC2054 # the commas are the tmpfs options, one element
-hardened=(--rm --log-driver none --network none --cap-drop=ALL --security-opt no-new-privileges
-    --pids-limit 256 --memory 2g --memory-swap 2g --cpus 2 --user "${box_user}" --read-only
-    --tmpfs /tmp:rw,exec,nosuid,nodev,size=256m)
 bytes=$((128 * 1024 * 1024))
 big="yes 'INFO 2026-11-29T13:15:00Z worker-3 compiled src/module_42.cc in 183 ms (cache miss)' | head -c ${bytes}"
 

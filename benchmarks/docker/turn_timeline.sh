@@ -20,10 +20,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 radiald="$(realpath "${1:-build/bin/radiald}")"
 image="${2:-radial/busybox:latest}"
 runs="${3:-20}"
-# shellcheck disable=SC2054 # the commas are the tmpfs options, one element
-hardened=(--rm --log-driver none --network none --cap-drop=ALL --security-opt no-new-privileges
-    --pids-limit 256 --memory 2g --memory-swap 2g --cpus 2 --user 2000000000:2000000000 --read-only
-    --tmpfs /tmp:rw,exec,nosuid,nodev,size=256m)
 
 work="$(mktemp -d /tmp/radial-turn-timeline.XXXXXX)"
 events_pid=""
