@@ -77,7 +77,8 @@ radial_output_sink sink_for(Captured& c) {
 
 using radial::test::error_of;
 
-TEST(sandbox_runtime, AWholeTurnCallsSbxInTheADRsOrderAndStreamsTheExec) {
+// The sbx calls in the order of docs/design.md §13.2–§13.3.
+TEST(sandbox_runtime, AWholeTurnCallsSbxInTheDesignedOrderAndStreamsTheExec) {
     Fixture f;
     ContainerSpec s =
         spec("radial-turn-local-7",
@@ -411,7 +412,8 @@ TEST(sandbox_runtime, KillIsIdempotent) {
     EXPECT_EQ(f.sbx->calls("rm").size(), 2u);
 }
 
-TEST(sandbox_runtime, DispositionsFollowTheADRTable) {
+// The field mapping of docs/design.md §13.2.
+TEST(sandbox_runtime, DispositionsFollowTheFieldMapping) {
     Fixture f;
     ContainerSpec s = spec("radial-turn-x_1");
     s.mounts = {{"/a", "/b", true}};
@@ -452,7 +454,8 @@ TEST(sandbox_runtime, DispositionsFollowTheADRTable) {
     EXPECT_FALSE(by_field.at(RADIAL_FIELD_MOUNTS).note.empty());
 }
 
-TEST(sandbox_runtime, NoCapabilitiesAndTheTcpRouteOfADR5) {
+// docs/design.md §13.4: the turn socket is reached over tcp through host.docker.internal.
+TEST(sandbox_runtime, NoCapabilitiesAndTheTcpRouteToTheTurnSocket) {
     Fixture f;
     EXPECT_TRUE(f.rt->capabilities().empty())
         << "no unix-socket mounts (auto → tcp, unix refused), no named networks";
