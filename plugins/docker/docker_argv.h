@@ -15,6 +15,7 @@
 
 #include "docker_env.h"
 #include "docker_settings.h"
+#include "support/box_init.h"
 
 namespace radial::docker {
 
@@ -34,7 +35,7 @@ struct ListedBox {
 std::string format_cpus(std::uint64_t cpus_milli);
 
 // Where the box sees settings.init_path (mounted read-only) when a box init is configured.
-inline constexpr std::string_view kBoxInitPath = "/.radial/init";
+using plugin_support::kBoxInitPath;
 
 // [binary] or [binary, --host, H]: how every invocation starts (run.docker.binary, .host; C-07).
 std::vector<std::string> docker_client_argv(const DockerSettings& settings);

@@ -1,6 +1,5 @@
 #include "docker_runtime.h"
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,32 +9,16 @@
 #include "deadline.h"
 #include "docker_run.h"
 #include "oci_runtime_profile.h"
+#include "support/box_init.h"
 
 namespace radial::docker {
 
 namespace {
 
-// radial-init where the build and the package put it: lib/radial/, beside the runtimes directory
-// holding this plugin. Empty when this code is not in a plugin there (the unit tests) or the file
-// is missing.
-std::string default_box_init() {
-    Dl_info info{};
-    if (::dladdr(reinterpret_cast<void*>(&default_box_init), &info) == 0 ||
-        info.dli_fname == nullptr)
-        return {};
-    std::error_code ec;
-    auto path = std::filesystem::weakly_canonical(info.dli_fname, ec).parent_path().parent_path() /
-                "radial-init";
-    if (ec || ::access(path.c_str(), R_OK | X_OK) != 0 ||
-        path.string().find(':') != std::string::npos)
-        return {};
-    return path.string();
-}
-
 DockerSettings settings_with_box_init(radial::plugin::Config& config,
                                       const radial::plugin::Host& host) {
     DockerSettings s = parse_docker_settings(config);
-    if (s.init_path.empty()) s.init_path = default_box_init();
+    if (s.init_path.empty()) s.init_path = plugin_support::default_box_init();
     if (s.init_path.empty())
         host.warn(
             "radial-init was not found beside the docker plugin and run.docker.boxInit is "

@@ -9,6 +9,7 @@
 #include "box_user.h"
 #include "docker_argv.h"
 #include "oci_runtime_profile.h"
+#include "support/box_init.h"
 #include "support/settings_error.h"
 
 namespace radial::docker {
@@ -102,18 +103,7 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned on
                 std::to_string(*v) + " bytes leaves a box no room to write; give e.g. \"10g\"");
         s.writable_layer_bytes = *v;
     }
-    if (auto v = config.string("boxInit")) {
-        if (v->empty() || v->front() != '/' || v->find(':') != std::string::npos)
-            refuse_setting(
-                config, "boxInit",
-                "'" + *v + "' is not an absolute path without ':'; give the path of radial-init");
-        if (::access(v->c_str(), R_OK | X_OK) != 0)
-            refuse_setting(config, "boxInit",
-                           "'" + *v +
-                               "' is not a readable executable file; give the "
-                               "path of radial-init");
-        s.init_path = *v;
-    }
+    if (auto v = plugin_support::box_init_setting(config)) s.init_path = *v;
     if (auto v = config.string("ociRuntime")) {
         if (!radial::plugin::valid_label(*v))
             refuse_setting(

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "support/box_init.h"
 #include "support/settings_error.h"
 
 namespace radial::swarm {
@@ -97,6 +98,7 @@ SwarmSettings parse_swarm_settings(radial::plugin::Config& config) {
                                            "give at least \"1m\", e.g. \"256m\"");
         s.log_max_size_bytes = *v;
     }
+    if (auto v = plugin_support::box_init_setting(config)) s.init_path = *v;
     return s;
 }
 
@@ -184,24 +186,37 @@ std::string entry_script(const std::vector<SecretRef>& secrets) {
 nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& settings,
                             const std::string& image_ref,
                             const std::vector<std::string>& entrypoint,
-                            const std::vector<SecretRef>& secrets) {
+                            const std::vector<SecretRef>& secrets, bool under_init) {
     using nlohmann::json;
     const std::string user = spec.user.empty() ? settings.user : spec.user;
     json c = json::object();
     c["Image"] = image_ref;
     c["Labels"] = {{kLabelKey, spec.label}};
-    if (secrets.empty()) {
+    json cmd = json::array();
+    if (under_init) {
+        // radial-init TIMEOUT_MS GRACE_MS -- [the entry step] <the image's entrypoint> ARGV
+        cmd = {std::string(plugin_support::kBoxInitPath), "--escape-output",
+               std::to_string(spec.timeout_ms), std::to_string(settings.stop_grace_ms), "--"};
+    }
+    if (!secrets.empty()) {
+        cmd.push_back("/bin/sh");
+        cmd.push_back("-c");
+        cmd.push_back(entry_script(secrets));
+        cmd.push_back("radial-entry");
+    }
+    if (cmd.empty()) {
         c["Args"] = spec.argv;
     } else {
-        // The entry step replaces the image's entrypoint, so that entrypoint goes in front of argv.
-        json cmd = json::array({"/bin/sh", "-c", entry_script(secrets), "radial-entry"});
+        // The entry step or the init replaces the image's entrypoint, which goes in front of argv.
         for (const auto& a : entrypoint) cmd.push_back(a);
         for (const auto& a : spec.argv) cmd.push_back(a);
         c["Command"] = cmd;
-        json files = json::array();
+    }
+    if (!secrets.empty()) {
         auto colon = user.find(':');
         std::string uid = user.substr(0, colon);
         std::string gid = colon == std::string::npos ? uid : user.substr(colon + 1);
+        json files = json::array();
         for (const auto& sec : secrets)
             files.push_back(
                 {{"File", {{"Name", sec.file}, {"UID", uid}, {"GID", gid}, {"Mode", 0400}}},
@@ -217,12 +232,17 @@ nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& sett
     c["User"] = user;
     c["ReadOnly"] = spec.read_only_rootfs != Tristate::no;
     c["CapabilityDrop"] = json::array({"ALL"});
-    // An init as pid 1, as the docker runtime's --init: the workload's signals and exits behave as
+    // An init as pid 1, radial-init or else docker's: the workload's signals and exits behave as
     // anywhere else (pid 1 ignores a SIGKILL sent from inside its own namespace), and zombies are
     // reaped.
-    c["Init"] = true;
+    if (!under_init) c["Init"] = true;
     c["StopGracePeriod"] = static_cast<std::int64_t>(settings.stop_grace_ms) * 1'000'000;
     json mounts = json::array();
+    if (under_init)
+        mounts.push_back({{"Type", "bind"},
+                          {"Source", settings.init_path},
+                          {"Target", std::string(plugin_support::kBoxInitPath)},
+                          {"ReadOnly", true}});
     for (const auto& m : spec.mounts)
         mounts.push_back({{"Type", "bind"},
                           {"Source", m.source},

@@ -30,10 +30,13 @@ struct SwarmSettings {
     std::uint64_t command_timeout_ms = 30'000; // budget of each Engine API call
     std::uint64_t stop_grace_ms = 2'000;       // StopGracePeriod when a service is removed
     std::uint64_t log_max_size_bytes = 256ull << 20; // the task's log file size before rotation
+    // radial-init on every node (run.swarm.boxInit; default: beside the runtimes directory). Empty:
+    // none was found, and tasks run under docker's init with their output line by line.
+    std::string init_path;
 };
 
 // Reads [run.swarm]: host, memory, cpus, pidsLimit, user, tmpfsSize, pull, constraints,
-// reserveMemory, reserveCpus, hostNetwork, commandTimeout, stopGrace, logMaxSize. Throws
+// reserveMemory, reserveCpus, hostNetwork, commandTimeout, stopGrace, logMaxSize, boxInit. Throws
 // radial::plugin::Error(RADIAL_E_INVALID, <key>) naming the key and the fix. Constructor only.
 SwarmSettings parse_swarm_settings(radial::plugin::Config& config);
 
@@ -63,12 +66,15 @@ std::string entry_script(const std::vector<SecretRef>& secrets);
 
 // The service spec for `spec`: `image_ref` is what the task runs (the local image id under
 // pull = "never"), `entrypoint` the image's own entrypoint (kept in front of argv when the entry
-// step replaces it), `secrets` the swarm secrets made for the secret variables. The spec's secret
-// values appear nowhere in it. Pure.
+// step or the box init replaces it), `secrets` the swarm secrets made for the secret variables.
+// With `under_init` (settings.init_path set), the task's PID 1 is radial-init, mounted read-only
+// from settings.init_path, which ends the task at spec.timeout_ms by itself and escapes its output
+// (--escape-output: a log record per piece read instead of per line, docs/design.md §13.11);
+// without, docker's init. The spec's secret values appear nowhere in it. Pure.
 nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& settings,
                             const std::string& image_ref,
                             const std::vector<std::string>& entrypoint,
-                            const std::vector<SecretRef>& secrets);
+                            const std::vector<SecretRef>& secrets, bool under_init);
 
 // The label every service and secret of a box carries; its value is the box's label.
 inline constexpr const char* kLabelKey = "radial.label";

@@ -16,6 +16,8 @@
 
 #include "engine_api/engine_endpoint.h"
 #include "engine_api/stream_frames.h"
+#include "escaped_output.h"
+#include "support/box_init.h"
 #include "support/run_ending.h"
 #include "support/run_pump.h"
 
@@ -159,7 +161,7 @@ public:
 
 private:
     std::string box() const { return "box '" + spec_.label + "'"; }
-    std::pair<std::string, std::vector<std::string>> resolve_image();
+    std::pair<std::string, std::optional<std::vector<std::string>>> resolve_image();
     void create_secrets();
     bool pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uint64_t skip_err,
               bool stamped);
@@ -210,14 +212,20 @@ private:
     std::int64_t newest_ms_ = -1;
     bool stamps_ok_ = true;     // every timestamp parsed
     bool drain_killed_ = false; // a kill cut the read of the rest short (pump thread only)
+    // The task runs under radial-init, whose output is escaped (docs/design.md §13.11): the
+    // bytes read are decoded per stream before delivery; the offsets above count the log's bytes.
+    bool escaped_ = false;
+    EscapedOutputDecoder decoders_[3];
 };
 
-std::pair<std::string, std::vector<std::string>> SwarmRun::resolve_image() {
+// The image reference the task runs, and the image's entrypoint when this engine has the image
+// (nullopt when only the nodes may pull it).
+std::pair<std::string, std::optional<std::vector<std::string>>> SwarmRun::resolve_image() {
     auto& engine = rt_.engine_;
     engine_api::Response r = engine.request("GET", "/images/" + url_encode(spec_.image) + "/json",
                                             "", "looking up image '" + spec_.image + "'");
     if (r.status == 404) {
-        if (rt_.settings_.pull == "always") return {spec_.image, {}};
+        if (rt_.settings_.pull == "always") return {spec_.image, std::nullopt};
         throw Error(RADIAL_E_NOT_FOUND, "image",
                     "starting " + box() + ": image '" + spec_.image +
                         "' is not on the manager's engine " + engine.address().text +
@@ -298,7 +306,10 @@ bool SwarmRun::pump(engine_api::Stream& stream, std::uint64_t skip_out, std::uin
         }
         if (s != pending_stream && !deliver()) return false;
         pending_stream = s;
-        pending.append(data, n);
+        if (escaped_)
+            decoders_[s].feed({data, n}, pending);
+        else
+            pending.append(data, n);
         return true;
     };
     std::string chunk;
@@ -503,8 +514,17 @@ radial::plugin::RunResult SwarmRun::execute() {
     plugin_support::Ending ending = plugin_support::Ending::none;
     try {
         auto [image_ref, entrypoint] = resolve_image();
+        // Under radial-init only when the image's entrypoint is known: the init replaces it.
+        escaped_ = !rt_.settings_.init_path.empty() && entrypoint.has_value();
+        if (!rt_.settings_.init_path.empty() && !escaped_)
+            rt_.host_.info(box() + ": image '" + spec_.image +
+                           "' is not on the manager's engine, so its entrypoint is unknown: the "
+                           "task runs under docker's init, its output read line by line (slow "
+                           "for chatty commands) and its deadline kept by this runtime alone");
         create_secrets();
-        json body = service_spec(spec_, rt_.settings_, image_ref, entrypoint, secrets_);
+        json body = service_spec(spec_, rt_.settings_, image_ref,
+                                 entrypoint.value_or(std::vector<std::string>{}), secrets_,
+                                 escaped_);
         json answer =
             rt_.engine_.call("POST", "/services/create", &body, "creating the service of " + box());
         service_id_ = answer.at("ID").get<std::string>();
@@ -610,6 +630,13 @@ radial::plugin::RunResult SwarmRun::execute() {
             }
             stop_logs();
             if (log_failure_ && !drain_killed_) std::rethrow_exception(log_failure_);
+            // An escape cut at the very end (never radial-init's own) is delivered as it was.
+            for (std::uint32_t s : {RADIAL_STREAM_STDOUT, RADIAL_STREAM_STDERR}) {
+                std::string held;
+                decoders_[s].finish(held);
+                if (!held.empty() && !drain_killed_ && !output_aborted_)
+                    out_.write(s, held.data(), held.size());
+            }
         };
         run_pump_.emplace(active_, options, std::move(callbacks));
         log_thread_.emplace([this] { follow_logs(); });
@@ -685,7 +712,17 @@ bool SwarmRun::oom_killed(const std::string& container_id) {
 }
 
 SwarmRuntime::SwarmRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
-    : host_(host), settings_(parse_swarm_settings(config)), engine_([&] {
+    : host_(host), settings_([&] {
+          SwarmSettings s = parse_swarm_settings(config);
+          if (s.init_path.empty()) s.init_path = plugin_support::default_box_init();
+          if (s.init_path.empty())
+              host.warn("radial-init was not found beside the swarm plugin and run.swarm.boxInit "
+                        "is not set: tasks run under docker's init, their output is read back "
+                        "line by line (slow for chatty commands), and a task outlives its timeout "
+                        "when no radiald is left to remove it");
+          return s;
+      }()),
+      engine_([&] {
           // The same choice as the docker runtime's (docs/design.md §13.10).
           const std::string key = config.section() + ".host";
           engine_api::ResolvedEngine r;

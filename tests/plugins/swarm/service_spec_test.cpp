@@ -31,7 +31,7 @@ std::map<std::uint32_t, radial::plugin::Disposition> by_field(
 TEST(ServiceSpec, AOneTaskJobWithTheHardenedDefaults) {
     SwarmSettings settings;
     settings.cpus_milli = 1500;
-    json j = service_spec(base_spec(), settings, "sha256:abc", {}, {});
+    json j = service_spec(base_spec(), settings, "sha256:abc", {}, {}, false);
     EXPECT_EQ(j["Labels"]["radial.label"], "radial-turn-abc-1");
     EXPECT_EQ(j["Mode"],
               json::parse(R"({"ReplicatedJob":{"MaxConcurrent":1,"TotalCompletions":1}})"));
@@ -72,7 +72,7 @@ TEST(ServiceSpec, SpecFieldsOverrideTheDefaults) {
     s.tmpfs = {{"/scratch", 1u << 20}, {"/cache", 0}};
     s.extra_hosts = {"db.internal:10.0.0.7"};
     s.network = "turns-overlay";
-    json j = service_spec(s, SwarmSettings{}, "sha256:abc", {}, {});
+    json j = service_spec(s, SwarmSettings{}, "sha256:abc", {}, {}, false);
     const json& t = j["TaskTemplate"];
     const json& c = t["ContainerSpec"];
     EXPECT_EQ(c["User"], "1000:1000");
@@ -98,7 +98,7 @@ TEST(ServiceSpec, PlacementConstraintsAndReservationsPassThrough) {
     settings.constraints = {"node.role==worker", "node.labels.turns==yes"};
     settings.reserve_memory_bytes = 128u << 20;
     settings.reserve_cpus_milli = 250;
-    json t = service_spec(base_spec(), settings, "img", {}, {})["TaskTemplate"];
+    json t = service_spec(base_spec(), settings, "img", {}, {}, false)["TaskTemplate"];
     EXPECT_EQ(t["Placement"]["Constraints"], json(settings.constraints));
     EXPECT_EQ(t["Resources"]["Reservations"]["MemoryBytes"], 128u << 20);
     EXPECT_EQ(t["Resources"]["Reservations"]["NanoCPUs"], 250'000'000);
@@ -109,7 +109,7 @@ TEST(ServiceSpec, SecretsAreSwarmSecretsNeverPlainEnv) {
     const std::string value = "s3cr3t-value-unique-42\n";
     s.env = {{"PLAIN", "visible", false}, {"API_KEY", value, true}};
     std::vector<SecretRef> secrets = {{"API_KEY", "secretid1", "radial-x-0", secret_file_name(0)}};
-    json j = service_spec(s, SwarmSettings{}, "sha256:abc", {"/entry"}, secrets);
+    json j = service_spec(s, SwarmSettings{}, "sha256:abc", {"/entry"}, secrets, false);
     EXPECT_EQ(j.dump().find("s3cr3t"), std::string::npos)
         << "a secret value is in the service spec";
     const json& c = j["TaskTemplate"]["ContainerSpec"];
@@ -128,6 +128,53 @@ TEST(ServiceSpec, SecretsAreSwarmSecretsNeverPlainEnv) {
     EXPECT_FALSE(c.contains("Args"));
 }
 
+// Under radial-init (docs/design.md §13.11): it is PID 1, mounted read-only from the node, with
+// the turn's deadline and the stop grace, escaping the output; the image's entrypoint goes in
+// front of argv, and docker's own init is not asked for on top of it.
+TEST(ServiceSpec, UnderRadialInitTheTaskEscapesItsOutputAndKeepsItsDeadline) {
+    SwarmSettings settings;
+    settings.init_path = "/usr/lib/radial/radial-init";
+    settings.stop_grace_ms = 1500;
+    ContainerSpec s = base_spec();
+    s.timeout_ms = 42'000;
+    const json c =
+        service_spec(s, settings, "sha256:abc", {"/entry", "-x"}, {}, true)["TaskTemplate"]
+                    ["ContainerSpec"];
+    EXPECT_EQ(c["Command"], json::array({"/.radial/init", "--escape-output", "42000", "1500", "--",
+                                         "/entry", "-x", "sh", "-c", "echo hi"}));
+    EXPECT_FALSE(c.contains("Args"));
+    EXPECT_FALSE(c.contains("Init")) << "docker's init would be PID 1 instead of radial-init";
+    ASSERT_TRUE(c["Mounts"].is_array());
+    EXPECT_EQ(c["Mounts"][0], json::parse(R"({"Type":"bind","Source":"/usr/lib/radial/radial-init",
+                                              "Target":"/.radial/init","ReadOnly":true})"));
+    // Without it: docker's init, argv after the image's own entrypoint.
+    const json plain =
+        service_spec(s, settings, "sha256:abc", {"/entry"}, {}, false)["TaskTemplate"]
+                    ["ContainerSpec"];
+    EXPECT_EQ(plain["Init"], true);
+    EXPECT_EQ(plain["Args"], json(s.argv));
+    EXPECT_FALSE(plain.contains("Command"));
+    for (const auto& m : plain.value("Mounts", json::array()))
+        EXPECT_NE(m["Target"], "/.radial/init") << m.dump();
+}
+
+TEST(ServiceSpec, UnderRadialInitTheSecretEntryStepRunsBelowIt) {
+    SwarmSettings settings;
+    settings.init_path = "/opt/radial-init";
+    ContainerSpec s = base_spec();
+    s.env = {{"API_KEY", "s3cr3t", true}};
+    std::vector<SecretRef> secrets = {{"API_KEY", "secretid1", "radial-x-0", secret_file_name(0)}};
+    const json c = service_spec(s, settings, "sha256:abc", {}, secrets, true)["TaskTemplate"]
+                               ["ContainerSpec"];
+    ASSERT_GE(c["Command"].size(), 9u);
+    EXPECT_EQ(c["Command"][0], "/.radial/init");
+    EXPECT_EQ(c["Command"][4], "--");
+    EXPECT_EQ(c["Command"][5], "/bin/sh");
+    EXPECT_EQ(c["Command"][8], "radial-entry");
+    EXPECT_EQ(c["Command"][9], "sh");
+    EXPECT_EQ(c.dump().find("s3cr3t"), std::string::npos);
+}
+
 TEST(ServiceSpec, TheEntryStepKeepsTrailingNewlinesAndNamesNoValue) {
     std::string script = entry_script({{"API_KEY", "id", "n", "radial-env-0"}});
     EXPECT_NE(script.find("$(cat /run/secrets/radial-env-0 && printf x)"), std::string::npos)
@@ -142,9 +189,9 @@ TEST(ServiceSpec, HostNetworkOnlyWhenTheOperatorAllowsIt) {
     ContainerSpec s = base_spec();
     s.host_ports = {40123};
     SwarmSettings settings;
-    EXPECT_FALSE(service_spec(s, settings, "img", {}, {})["TaskTemplate"].contains("Networks"));
+    EXPECT_FALSE(service_spec(s, settings, "img", {}, {}, false)["TaskTemplate"].contains("Networks"));
     settings.host_network = true;
-    EXPECT_EQ(service_spec(s, settings, "img", {}, {})["TaskTemplate"]["Networks"],
+    EXPECT_EQ(service_spec(s, settings, "img", {}, {}, false)["TaskTemplate"]["Networks"],
               json::parse(R"([{"Target":"host"}])"));
 }
 
@@ -154,7 +201,7 @@ TEST(ServiceSpec, NetworkNoneIsNoAttachment) {
     ContainerSpec s = base_spec();
     s.network = "none";
     EXPECT_FALSE(
-        service_spec(s, SwarmSettings{}, "img", {}, {})["TaskTemplate"].contains("Networks"));
+        service_spec(s, SwarmSettings{}, "img", {}, {}, false)["TaskTemplate"].contains("Networks"));
     auto m = by_field(describe_for_swarm(s, SwarmSettings{}));
     EXPECT_EQ(m.at(RADIAL_FIELD_NETWORK).disposition, RADIAL_DISP_HONOURED);
     EXPECT_NE(m.at(RADIAL_FIELD_NETWORK).note.find("loopback only"), std::string::npos);

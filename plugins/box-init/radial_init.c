@@ -1,0 +1,249 @@
+/* plugins/box-init/radial_init.c — the box's PID 1: runs the turn's command, reaps every child,
+ * forwards signals to the command, and ends the box at the turn's deadline by itself, so a box
+ * never outlives its timeout by more than the grace even when no radiald is left to kill it.
+ *
+ *   radial-init [--escape-output] TIMEOUT_MS GRACE_MS -- ARGV...
+ *
+ * TIMEOUT_MS 0 means no deadline. At the deadline every process of the box gets SIGTERM; those
+ * still there GRACE_MS later get SIGKILL, and radial-init exits 124 (as timeout(1)); PID 1 ending
+ * ends everything else in the box's pid namespace. When the command ends first, radial-init exits
+ * with its status (128 + signal when a signal ended it) after killing what it left behind.
+ *
+ * --escape-output (the swarm runtime, docs/design.md §13.11): the command's stdout and stderr are
+ * pipes that radial-init copies to its own, each byte as it is except '%' and '\n', written as
+ * "%25" and "%0A", with a '\n' after each piece read (at most every 16000 bytes written). A log
+ * driver that keeps one record per line then keeps one per piece — a few thousand for 64 MiB of
+ * short lines instead of millions — and the reader gets back every byte, a newline ending a long
+ * line and bytes that are not text included. radial-init's own messages go the same way. What
+ * the command left in the pipes is copied before radial-init exits.
+ *
+ * Why PID 1: the kernel delivers no signal to a pid namespace's init from inside the namespace
+ * unless the init handles it, and never SIGKILL or SIGSTOP, so a workload — which runs as the same
+ * non-root user — cannot kill its own deadline. Linked statically: it runs in any image.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { kReadSize = 65536, kPieceLimit = 16000 };
+
+static int g_escape = 0;     /* --escape-output */
+static int g_pipe[3] = {-1, -1, -1}; /* [1], [2]: read ends of the command's stdout, stderr */
+
+static long long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int parse_ms(const char* text, long long* out) {
+    char* end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < 0) return -1;
+    *out = v;
+    return 0;
+}
+
+static void write_all(int fd, const char* p, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return; /* nobody reads: the output is lost, the box still ends on time */
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Writes `n` bytes to `fd`, escaped as the header says when --escape-output is on. */
+static void emit(int fd, const char* p, size_t n) {
+    if (!g_escape) {
+        write_all(fd, p, n);
+        return;
+    }
+    static char out[kPieceLimit + 8];
+    size_t used = 0;
+    for (size_t i = 0; i < n; ++i) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '%' || c == '\n') {
+            out[used++] = '%';
+            out[used++] = c == '%' ? '2' : '0';
+            out[used++] = c == '%' ? '5' : 'A';
+        } else {
+            out[used++] = (char)c;
+        }
+        if (used >= kPieceLimit) {
+            out[used++] = '\n';
+            write_all(fd, out, used);
+            used = 0;
+        }
+    }
+    if (used > 0) {
+        out[used++] = '\n';
+        write_all(fd, out, used);
+    }
+}
+
+static void say(const char* message) { emit(STDERR_FILENO, message, strlen(message)); }
+
+/* Copies what one pipe has now (or, `to_end`, until its writers are gone); closes it at its end. */
+static void copy_pipe(int stream, int to_end) {
+    static char buf[kReadSize];
+    while (g_pipe[stream] >= 0) {
+        ssize_t n = read(g_pipe[stream], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN && !to_end) return;
+        if (n < 0 && errno == EAGAIN) {
+            struct pollfd p = {g_pipe[stream], POLLIN, 0};
+            poll(&p, 1, -1);
+            continue;
+        }
+        if (n <= 0) {
+            close(g_pipe[stream]);
+            g_pipe[stream] = -1;
+            return;
+        }
+        emit(stream, buf, (size_t)n);
+        if (!to_end) return; /* one piece per wake: the signals are not kept waiting */
+    }
+}
+
+/* Reaps every child that has ended; records the command's status when it is among them. */
+static void reap(pid_t command, int* command_done, int* command_status) {
+    for (;;) {
+        int status = 0;
+        pid_t pid = waitpid(-1, &status, WNOHANG);
+        if (pid <= 0) return;
+        if (pid == command) {
+            *command_done = 1;
+            *command_status = status;
+        }
+    }
+}
+
+/* Waits until `until` (monotonic ms; < 0: no limit) for a signal or, with --escape-output, for
+ * output, which it copies. Returns the signal, or 0. */
+static int wait_event(int sigfd, long long until) {
+    struct pollfd fds[3] = {{sigfd, POLLIN, 0}, {g_pipe[1], POLLIN, 0}, {g_pipe[2], POLLIN, 0}};
+    int timeout = -1;
+    if (until >= 0) {
+        long long left = until - now_ms();
+        if (left <= 0) return 0;
+        timeout = left > 1000000000 ? 1000000000 : (int)left;
+    }
+    if (poll(fds, 3, timeout) <= 0) return 0;
+    for (int s = 1; s <= 2; ++s)
+        if (fds[s].fd >= 0 && fds[s].revents != 0) copy_pipe(s, 0);
+    if (fds[0].revents & POLLIN) {
+        struct signalfd_siginfo info;
+        if (read(sigfd, &info, sizeof info) == (ssize_t)sizeof info) return (int)info.ssi_signo;
+    }
+    return 0;
+}
+
+/* The command's stdout and stderr as pipes to radial-init (--escape-output). */
+static int make_pipes(int child_end[3]) {
+    for (int s = 1; s <= 2; ++s) {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+        g_pipe[s] = fds[0];
+        child_end[s] = fds[1];
+        fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    }
+    return 0;
+}
+
+int main(int argc, char** argv) {
+    long long timeout_ms = 0, grace_ms = 0;
+    int first = 1;
+    if (argc > 1 && strcmp(argv[1], "--escape-output") == 0) {
+        g_escape = 1;
+        first = 2;
+    }
+    if (argc < first + 4 || parse_ms(argv[first], &timeout_ms) != 0 ||
+        parse_ms(argv[first + 1], &grace_ms) != 0 || strcmp(argv[first + 2], "--") != 0) {
+        say("radial-init: usage: radial-init [--escape-output] TIMEOUT_MS GRACE_MS -- ARGV...\n");
+        return 125;
+    }
+    char** command_argv = argv + first + 3;
+    const long long start = now_ms();
+
+    sigset_t all, none;
+    sigfillset(&all);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    int sigfd = signalfd(-1, &all, SFD_CLOEXEC);
+    int child_end[3] = {-1, -1, -1};
+    if (sigfd < 0 || (g_escape && make_pipes(child_end) != 0)) {
+        say("radial-init: cannot set up signals or output pipes\n");
+        return 125;
+    }
+
+    pid_t command = fork();
+    if (command < 0) {
+        say("radial-init: fork failed\n");
+        return 125;
+    }
+    if (command == 0) {
+        /* The command gets default dispositions and an empty mask, as if it were PID 1's peer. */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, NULL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (g_escape && (dup2(child_end[1], STDOUT_FILENO) < 0 ||
+                         dup2(child_end[2], STDERR_FILENO) < 0)) {
+            say("radial-init: cannot give the command its output pipes\n");
+            _exit(126);
+        }
+        g_escape = 0; /* from here on stderr is the pipe: radial-init's reader escapes it */
+        execvp(command_argv[0], command_argv);
+        int err = errno;
+        char message[512];
+        snprintf(message, sizeof message, "radial-init: cannot run '%s': %s\n", command_argv[0],
+                 strerror(err));
+        say(message);
+        _exit(err == ENOENT ? 127 : 126);
+    }
+    for (int s = 1; s <= 2; ++s)
+        if (child_end[s] >= 0) close(child_end[s]);
+
+    int command_done = 0, command_status = 0, timed_out = 0;
+    long long deadline = timeout_ms > 0 ? start + timeout_ms : -1;
+    long long kill_at = -1;
+    while (!command_done) {
+        int sig = wait_event(sigfd, timed_out ? kill_at : deadline);
+        if (sig == SIGCHLD) {
+            reap(command, &command_done, &command_status);
+        } else if (sig > 0) {
+            if (!timed_out) kill(command, sig); /* forwarded: the command decides what it means */
+        } else if (!timed_out && deadline >= 0 && now_ms() >= deadline) {
+            say("radial-init: the turn's timeout passed; ending the box\n");
+            kill(-1, SIGTERM);
+            timed_out = 1;
+            kill_at = now_ms() + grace_ms;
+        } else if (timed_out && now_ms() >= kill_at) {
+            break;
+        }
+    }
+    /* Whatever the command left behind ends with the box; then its last output is copied (every
+     * writer is gone, so each pipe reaches its end). */
+    kill(-1, SIGKILL);
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {
+    }
+    copy_pipe(1, 1);
+    copy_pipe(2, 1);
+    if (timed_out) return 124;
+    if (WIFEXITED(command_status)) return WEXITSTATUS(command_status);
+    if (WIFSIGNALED(command_status)) return 128 + WTERMSIG(command_status);
+    return 125;
+}
