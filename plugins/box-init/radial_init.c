@@ -36,7 +36,7 @@
 
 enum { kReadSize = 65536, kPieceLimit = 16000 };
 
-static int g_escape = 0;     /* --escape-output */
+static int g_escape = 0;             /* --escape-output */
 static int g_pipe[3] = {-1, -1, -1}; /* [1], [2]: read ends of the command's stdout, stderr */
 
 static long long now_ms(void) {
@@ -200,8 +200,8 @@ int main(int argc, char** argv) {
         dfl.sa_handler = SIG_DFL;
         for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, NULL);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        if (g_escape && (dup2(child_end[1], STDOUT_FILENO) < 0 ||
-                         dup2(child_end[2], STDERR_FILENO) < 0)) {
+        if (g_escape &&
+            (dup2(child_end[1], STDOUT_FILENO) < 0 || dup2(child_end[2], STDERR_FILENO) < 0)) {
             say("radial-init: cannot give the command its output pipes\n");
             _exit(126);
         }

@@ -28,11 +28,13 @@ std::optional<std::string> box_init_setting(radial::plugin::Config& config) {
     auto v = config.string("boxInit");
     if (!v) return std::nullopt;
     if (v->empty() || v->front() != '/' || v->find(':') != std::string::npos)
-        refuse_setting(config, "boxInit",
-                       "'" + *v + "' is not an absolute path without ':'; give the path of radial-init");
+        refuse_setting(
+            config, "boxInit",
+            "'" + *v + "' is not an absolute path without ':'; give the path of radial-init");
     if (::access(v->c_str(), R_OK | X_OK) != 0)
-        refuse_setting(config, "boxInit",
-                       "'" + *v + "' is not a readable executable file; give the path of radial-init");
+        refuse_setting(
+            config, "boxInit",
+            "'" + *v + "' is not a readable executable file; give the path of radial-init");
     return v;
 }
 

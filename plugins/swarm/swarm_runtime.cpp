@@ -522,9 +522,9 @@ radial::plugin::RunResult SwarmRun::execute() {
                            "task runs under docker's init, its output read line by line (slow "
                            "for chatty commands) and its deadline kept by this runtime alone");
         create_secrets();
-        json body = service_spec(spec_, rt_.settings_, image_ref,
-                                 entrypoint.value_or(std::vector<std::string>{}), secrets_,
-                                 escaped_);
+        json body =
+            service_spec(spec_, rt_.settings_, image_ref,
+                         entrypoint.value_or(std::vector<std::string>{}), secrets_, escaped_);
         json answer =
             rt_.engine_.call("POST", "/services/create", &body, "creating the service of " + box());
         service_id_ = answer.at("ID").get<std::string>();
@@ -712,14 +712,16 @@ bool SwarmRun::oom_killed(const std::string& container_id) {
 }
 
 SwarmRuntime::SwarmRuntime(const radial::plugin::Host& host, radial::plugin::Config& config)
-    : host_(host), settings_([&] {
+    : host_(host),
+      settings_([&] {
           SwarmSettings s = parse_swarm_settings(config);
           if (s.init_path.empty()) s.init_path = plugin_support::default_box_init();
           if (s.init_path.empty())
-              host.warn("radial-init was not found beside the swarm plugin and run.swarm.boxInit "
-                        "is not set: tasks run under docker's init, their output is read back "
-                        "line by line (slow for chatty commands), and a task outlives its timeout "
-                        "when no radiald is left to remove it");
+              host.warn(
+                  "radial-init was not found beside the swarm plugin and run.swarm.boxInit "
+                  "is not set: tasks run under docker's init, their output is read back "
+                  "line by line (slow for chatty commands), and a task outlives its timeout "
+                  "when no radiald is left to remove it");
           return s;
       }()),
       engine_([&] {

@@ -55,8 +55,9 @@ TEST(EscapedOutputDecoder, WhatRadialInitNeverWritesIsKeptAsItWas) {
 // radial-init as PID 1 of a pid namespace of its own (it ends every process it can signal when
 // its command ends, so never outside one).
 test::ProcessResult run_init(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"unshare", "--user", "--map-root-user", "--pid", "--fork",
-                                     RADIAL_BINARY_DIR "/lib/radial/radial-init"};
+    std::vector<std::string> argv = {
+        "unshare", "--user", "--map-root-user",
+        "--pid",   "--fork", RADIAL_BINARY_DIR "/lib/radial/radial-init"};
     argv.insert(argv.end(), args.begin(), args.end());
     return test::run_process(argv);
 }
@@ -113,7 +114,8 @@ TEST(RadialInitEscapedOutput, WhatTheCommandLeftBehindEndsAndItsOutputIsCopied) 
 }
 
 TEST(RadialInitEscapedOutput, TheDeadlineStillEndsTheBoxAndSaysSoEscaped) {
-    auto r = run_init({"--escape-output", "300", "100", "--", "sh", "-c", "echo before; sleep 600"});
+    auto r =
+        run_init({"--escape-output", "300", "100", "--", "sh", "-c", "echo before; sleep 600"});
     EXPECT_EQ(r.exit_code, 124);
     EXPECT_EQ(decode(r.out), "before\n");
     EXPECT_EQ(decode(r.err), "radial-init: the turn's timeout passed; ending the box\n");

@@ -137,9 +137,8 @@ TEST(ServiceSpec, UnderRadialInitTheTaskEscapesItsOutputAndKeepsItsDeadline) {
     settings.stop_grace_ms = 1500;
     ContainerSpec s = base_spec();
     s.timeout_ms = 42'000;
-    const json c =
-        service_spec(s, settings, "sha256:abc", {"/entry", "-x"}, {}, true)["TaskTemplate"]
-                    ["ContainerSpec"];
+    const json c = service_spec(s, settings, "sha256:abc", {"/entry", "-x"}, {},
+                                true)["TaskTemplate"]["ContainerSpec"];
     EXPECT_EQ(c["Command"], json::array({"/.radial/init", "--escape-output", "42000", "1500", "--",
                                          "/entry", "-x", "sh", "-c", "echo hi"}));
     EXPECT_FALSE(c.contains("Args"));
@@ -148,9 +147,8 @@ TEST(ServiceSpec, UnderRadialInitTheTaskEscapesItsOutputAndKeepsItsDeadline) {
     EXPECT_EQ(c["Mounts"][0], json::parse(R"({"Type":"bind","Source":"/usr/lib/radial/radial-init",
                                               "Target":"/.radial/init","ReadOnly":true})"));
     // Without it: docker's init, argv after the image's own entrypoint.
-    const json plain =
-        service_spec(s, settings, "sha256:abc", {"/entry"}, {}, false)["TaskTemplate"]
-                    ["ContainerSpec"];
+    const json plain = service_spec(s, settings, "sha256:abc", {"/entry"}, {},
+                                    false)["TaskTemplate"]["ContainerSpec"];
     EXPECT_EQ(plain["Init"], true);
     EXPECT_EQ(plain["Args"], json(s.argv));
     EXPECT_FALSE(plain.contains("Command"));
@@ -164,8 +162,8 @@ TEST(ServiceSpec, UnderRadialInitTheSecretEntryStepRunsBelowIt) {
     ContainerSpec s = base_spec();
     s.env = {{"API_KEY", "s3cr3t", true}};
     std::vector<SecretRef> secrets = {{"API_KEY", "secretid1", "radial-x-0", secret_file_name(0)}};
-    const json c = service_spec(s, settings, "sha256:abc", {}, secrets, true)["TaskTemplate"]
-                               ["ContainerSpec"];
+    const json c =
+        service_spec(s, settings, "sha256:abc", {}, secrets, true)["TaskTemplate"]["ContainerSpec"];
     ASSERT_GE(c["Command"].size(), 9u);
     EXPECT_EQ(c["Command"][0], "/.radial/init");
     EXPECT_EQ(c["Command"][4], "--");
@@ -189,7 +187,8 @@ TEST(ServiceSpec, HostNetworkOnlyWhenTheOperatorAllowsIt) {
     ContainerSpec s = base_spec();
     s.host_ports = {40123};
     SwarmSettings settings;
-    EXPECT_FALSE(service_spec(s, settings, "img", {}, {}, false)["TaskTemplate"].contains("Networks"));
+    EXPECT_FALSE(
+        service_spec(s, settings, "img", {}, {}, false)["TaskTemplate"].contains("Networks"));
     settings.host_network = true;
     EXPECT_EQ(service_spec(s, settings, "img", {}, {}, false)["TaskTemplate"]["Networks"],
               json::parse(R"([{"Target":"host"}])"));
@@ -200,8 +199,8 @@ TEST(ServiceSpec, HostNetworkOnlyWhenTheOperatorAllowsIt) {
 TEST(ServiceSpec, NetworkNoneIsNoAttachment) {
     ContainerSpec s = base_spec();
     s.network = "none";
-    EXPECT_FALSE(
-        service_spec(s, SwarmSettings{}, "img", {}, {}, false)["TaskTemplate"].contains("Networks"));
+    EXPECT_FALSE(service_spec(s, SwarmSettings{}, "img", {}, {}, false)["TaskTemplate"].contains(
+        "Networks"));
     auto m = by_field(describe_for_swarm(s, SwarmSettings{}));
     EXPECT_EQ(m.at(RADIAL_FIELD_NETWORK).disposition, RADIAL_DISP_HONOURED);
     EXPECT_NE(m.at(RADIAL_FIELD_NETWORK).note.find("loopback only"), std::string::npos);
