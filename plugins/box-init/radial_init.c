@@ -2,7 +2,7 @@
  * forwards signals to the command, and ends the box at the turn's deadline by itself, so a box
  * never outlives its timeout by more than the grace even when no radiald is left to kill it.
  *
- *   radial-init [--escape-output] TIMEOUT_MS GRACE_MS -- ARGV...
+ *   radial-init [--escape-output] [--env-from-stdin] TIMEOUT_MS GRACE_MS -- ARGV...
  *
  * TIMEOUT_MS 0 means no deadline. At the deadline every process of the box gets SIGTERM; those
  * still there GRACE_MS later get SIGKILL, and radial-init exits 124 (as timeout(1)); PID 1 ending
@@ -17,6 +17,13 @@
  * line and bytes that are not text included. radial-init's own messages go the same way. What
  * the command left in the pipes is copied before radial-init exits.
  *
+ * --env-from-stdin (the docker runtime's secret variables, docs/design.md §13.8): before it runs
+ * the command, radial-init reads "radial-env <bytes>\n" and then <bytes> bytes of NAME=VALUE
+ * entries, each ending in a NUL, from its stdin (the attach stream: nothing the engine keeps on
+ * disk) and adds them to the command's environment; the command's stdin is /dev/null. Stdin that
+ * ends, or says anything else, or the deadline passing first, ends radial-init with 125 (124 for
+ * the deadline) before any command runs.
+ *
  * Why PID 1: the kernel delivers no signal to a pid namespace's init from inside the namespace
  * unless the init handles it, and never SIGKILL or SIGSTOP, so a workload — which runs as the same
  * non-root user — cannot kill its own deadline. Linked statically: it runs in any image.
@@ -24,6 +31,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -117,6 +125,81 @@ static void copy_pipe(int stream, int to_end) {
     }
 }
 
+/* Reads exactly `n` bytes from stdin before `deadline` (monotonic ms; < 0: none). Returns 0, -1
+ * when stdin ended or failed, -2 when the deadline passed. */
+static int read_stdin(char* p, size_t n, long long deadline) {
+    while (n > 0) {
+        struct pollfd fd = {STDIN_FILENO, POLLIN, 0};
+        int timeout = -1;
+        if (deadline >= 0) {
+            long long left = deadline - now_ms();
+            if (left <= 0) return -2;
+            timeout = left > INT_MAX ? INT_MAX : (int)left;
+        }
+        int ready = poll(&fd, 1, timeout);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready < 0) return -1;
+        if (ready == 0) return -2;
+        ssize_t got = read(STDIN_FILENO, p, n);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (got <= 0) return -1;
+        p += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+/* --env-from-stdin: the secret variables, into this process's environment (the command inherits
+ * it), then /dev/null as stdin. Returns 0, or the exit status to end with (125, 124). Says what
+ * went wrong, never a value. */
+static int env_from_stdin(long long deadline) {
+    char header[32];
+    size_t used = 0;
+    int r = 0;
+    while (used < sizeof header - 1) {
+        if ((r = read_stdin(header + used, 1, deadline)) != 0) break;
+        if (header[used++] == '\n') break;
+    }
+    header[used] = '\0';
+    char* end = NULL;
+    unsigned long long size = 0;
+    if (r == 0 && strncmp(header, "radial-env ", 11) == 0) size = strtoull(header + 11, &end, 10);
+    if (r == -2) {
+        say("radial-init: the turn's timeout passed before its secret variables arrived\n");
+        return 124;
+    }
+    if (r != 0 || end == NULL || *end != '\n' || size == 0 || size > (64ull << 20)) {
+        say("radial-init: the secret variables did not arrive on stdin as 'radial-env <bytes>'\n");
+        return 125;
+    }
+    char* block = malloc((size_t)size + 1);
+    if (block == NULL) {
+        say("radial-init: no memory for the secret variables\n");
+        return 125;
+    }
+    if ((r = read_stdin(block, (size_t)size, deadline)) != 0) {
+        say(r == -2 ? "radial-init: the turn's timeout passed before its secret variables arrived\n"
+                    : "radial-init: stdin ended inside the secret variables\n");
+        return r == -2 ? 124 : 125;
+    }
+    block[size] = '\0';
+    /* Each entry stays in `block`, which putenv keeps: the values are copied nowhere else. */
+    for (char* entry = block; entry < block + size; entry += strlen(entry) + 1) {
+        char* eq = strchr(entry, '=');
+        if (eq == NULL || eq == entry || putenv(entry) != 0) {
+            say("radial-init: a secret variable without NAME= arrived on stdin\n");
+            return 125;
+        }
+    }
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null < 0 || dup2(null, STDIN_FILENO) < 0) {
+        say("radial-init: cannot open /dev/null as the command's stdin\n");
+        return 125;
+    }
+    close(null);
+    return 0;
+}
+
 /* Reaps every child that has ended; records the command's status when it is among them. */
 static void reap(pid_t command, int* command_done, int* command_status) {
     for (;;) {
@@ -164,18 +247,27 @@ static int make_pipes(int child_end[3]) {
 
 int main(int argc, char** argv) {
     long long timeout_ms = 0, grace_ms = 0;
-    int first = 1;
-    if (argc > 1 && strcmp(argv[1], "--escape-output") == 0) {
-        g_escape = 1;
-        first = 2;
+    int first = 1, env_from_stdin_wanted = 0;
+    for (; first < argc && strncmp(argv[first], "--", 2) == 0 && argv[first][2] != '\0'; ++first) {
+        if (strcmp(argv[first], "--escape-output") == 0)
+            g_escape = 1;
+        else if (strcmp(argv[first], "--env-from-stdin") == 0)
+            env_from_stdin_wanted = 1;
+        else
+            break;
     }
     if (argc < first + 4 || parse_ms(argv[first], &timeout_ms) != 0 ||
         parse_ms(argv[first + 1], &grace_ms) != 0 || strcmp(argv[first + 2], "--") != 0) {
-        say("radial-init: usage: radial-init [--escape-output] TIMEOUT_MS GRACE_MS -- ARGV...\n");
+        say("radial-init: usage: radial-init [--escape-output] [--env-from-stdin] TIMEOUT_MS "
+            "GRACE_MS -- ARGV...\n");
         return 125;
     }
     char** command_argv = argv + first + 3;
     const long long start = now_ms();
+    if (env_from_stdin_wanted) {
+        int status = env_from_stdin(timeout_ms > 0 ? start + timeout_ms : -1);
+        if (status != 0) return status;
+    }
 
     sigset_t all, none;
     sigfillset(&all);

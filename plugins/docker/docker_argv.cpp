@@ -206,8 +206,13 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
         body["WorkingDir"] = spec.workdir;
     }
 
-    // Values travel only in this request body, over the engine socket: never on a command line,
-    // never in a file, never in a client's environment (docs/design.md §6.3, §13.1).
+    // Plain values travel only in this request body, over the engine socket: never on a command
+    // line, never in a file, never in a client's environment (docs/design.md §6.3, §13.1). Secret
+    // ones never in it either when radial-init runs the box: the engine keeps the body on disk
+    // (the container's config, containerd's metadata), so they go to radial-init over the attach
+    // stream after start, and live only in memory (secret_env_block, docs/design.md §13.8).
+    const bool secrets_by_stdin = !settings.init_path.empty();
+    bool any_secret = false;
     std::set<std::string_view> seen;
     json env = json::array();
     for (std::size_t i = 0; i < spec.env.size(); ++i) {
@@ -225,15 +230,21 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
                        "remove it");
         if (!seen.insert(e.name).second)
             check.fail(field, "repeats the name '" + e.name + "'", "give each variable once");
-        env.push_back(e.name + "=" + e.value);
+        any_secret = any_secret || e.secret;
+        if (!(e.secret && secrets_by_stdin)) env.push_back(e.name + "=" + e.value);
     }
     if (!env.empty()) body["Env"] = env;
+    if (any_secret && secrets_by_stdin) {
+        body["AttachStdin"] = true;
+        body["OpenStdin"] = true;
+    }
 
     json cmd = json::array();
     if (!settings.init_path.empty()) {
         // radial-init TIMEOUT_MS GRACE_MS -- <the image's entrypoint> ARGV: what docker would have
         // run, under an init that ends the box at the deadline by itself (docs/design.md §13.8).
         body["Entrypoint"] = json::array({std::string(kBoxInitPath)});
+        if (any_secret) cmd.push_back("--env-from-stdin");
         cmd.push_back(std::to_string(spec.timeout_ms));
         cmd.push_back(std::to_string(settings.kill_grace_ms));
         cmd.push_back("--");
@@ -243,6 +254,19 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
     body["Cmd"] = cmd;
     body["HostConfig"] = host;
     return body;
+}
+
+std::string secret_env_block(const ContainerSpec& spec) {
+    std::string entries;
+    for (const auto& e : spec.env) {
+        if (!e.secret) continue;
+        entries += e.name;
+        entries += '=';
+        entries += e.value;
+        entries += '\0';
+    }
+    if (entries.empty()) return {};
+    return "radial-env " + std::to_string(entries.size()) + "\n" + entries;
 }
 
 std::vector<std::string> docker_pull_argv(const DockerSettings& settings, std::string_view image) {

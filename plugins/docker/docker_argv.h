@@ -37,6 +37,12 @@ std::string format_cpus(std::uint64_t cpus_milli);
 // Where the box sees settings.init_path (mounted read-only) when a box init is configured.
 using plugin_support::kBoxInitPath;
 
+// What radial-init --env-from-stdin reads before it runs the command: "radial-env <bytes>\n" and
+// then, for each secret variable of `spec`, NAME=VALUE and a NUL (values hold no NUL: the create
+// body refuses one). Empty when `spec` has no secret variable. The only place the values go when
+// radial-init runs the box; written to the attach stream after start (docs/design.md §13.8).
+std::string secret_env_block(const ContainerSpec& spec);
+
 // [binary] or [binary, --host, H]: how every invocation starts (run.docker.binary, .host; C-07).
 std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 

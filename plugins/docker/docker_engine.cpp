@@ -276,9 +276,11 @@ std::string DockerEngine::create(const nlohmann::json& body, std::string_view la
 }
 
 std::unique_ptr<engine_api::Stream> DockerEngine::attach(const std::string& id,
-                                                         std::string_view label) const {
-    return client_.open_hijacked("/containers/" + id + "/attach?stream=1&stdout=1&stderr=1",
-                                 "attaching to box '" + std::string(label) + "'");
+                                                         std::string_view label,
+                                                         bool with_stdin) const {
+    return client_.open_hijacked(
+        "/containers/" + id + "/attach?stream=1&stdout=1&stderr=1" + (with_stdin ? "&stdin=1" : ""),
+        "attaching to box '" + std::string(label) + "'");
 }
 
 std::optional<engine_api::Response> DockerEngine::start(const std::string& id,

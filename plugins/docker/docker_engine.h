@@ -106,7 +106,9 @@ public:
 
     // POST /containers/{id}/attach (stdout and stderr, following): the raw multiplexed stream.
     // Throws engine_api::EngineError.
-    std::unique_ptr<engine_api::Stream> attach(const std::string& id, std::string_view label) const;
+    // With `with_stdin`, stdin too: what Stream::write sends reaches the box's stdin.
+    std::unique_ptr<engine_api::Stream> attach(const std::string& id, std::string_view label,
+                                               bool with_stdin = false) const;
 
     // POST /containers/{id}/start: nullopt when it started, else the engine's reason (HTTP status
     // and message). Throws engine_api::EngineError when the engine does not answer.

@@ -1,5 +1,7 @@
 #include "docker_run.h"
 
+#include <string.h>
+
 #include <algorithm>
 #include <exception>
 #include <filesystem>
@@ -155,8 +157,15 @@ radial::plugin::RunResult BoxRun::execute() {
         callbacks.force_kill = [this] { close_stream(); };
         pump_.emplace(active_, options, std::move(callbacks));
         try {
-            // Attached before start, as `docker run` does, so no byte of output is missed.
-            stream_ = engine_.attach(cid_, spec_.label);
+            // Attached before start, as `docker run` does, so no byte of output is missed. The
+            // secret variables go to radial-init on its stdin (docs/design.md §13.8).
+            std::string secrets =
+                settings.init_path.empty() ? std::string() : secret_env_block(spec_);
+            struct Scrub { // the values leave this process's memory once sent
+                std::string& s;
+                ~Scrub() { ::explicit_bzero(s.data(), s.size()); }
+            } scrub{secrets};
+            stream_ = engine_.attach(cid_, spec_.label, !secrets.empty());
             supervisor.emplace([this] { supervise(); });
             try {
                 refused = engine_.start(cid_, spec_.label, start_budget());
@@ -166,6 +175,8 @@ radial::plugin::RunResult BoxRun::execute() {
                 if (!e.timed_out()) throw;
                 start_expired = e.what();
             }
+            if (!refused && !start_expired && !secrets.empty())
+                stream_->write(secrets, budget_ms(settings.command_timeout_ms));
             if (!refused && !start_expired) pump();
             pump_->box_ended(); // the attach stream ended: the box's output is all in
             if (!refused && !start_expired && pump_->ending() == Ending::none) {

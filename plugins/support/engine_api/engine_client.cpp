@@ -15,6 +15,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <cerrno>
@@ -23,6 +24,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 
 namespace radial::engine_api {
 
@@ -373,6 +375,18 @@ struct Stream::Impl {
 
 Stream::Stream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Stream::~Stream() = default;
+
+void Stream::write(std::string_view bytes, std::chrono::milliseconds budget) {
+    Impl& s = *impl_;
+    if (!s.raw) throw std::logic_error("Stream::write on a stream that is not hijacked");
+    error_code ec = s.conn.await(Clock::now() + budget, "writing to the stream", [&](auto handler) {
+        s.conn.on_stream([&](auto& stream) {
+            asio::async_write(stream, asio::buffer(bytes.data(), bytes.size()),
+                              [handler](error_code e, std::size_t) mutable { handler(e); });
+        });
+    });
+    if (ec) s.conn.fail("writing to the stream: " + s.conn.describe(ec), false);
+}
 
 bool Stream::read(std::string& chunk) {
     Impl& s = *impl_;

@@ -100,6 +100,11 @@ public:
     bool read(std::string& chunk);
     // Makes a blocked or later read() return false. [thread-safe] Never blocks.
     void stop() noexcept;
+    // Sends `bytes` on a hijacked stream (open_hijacked: what the engine hands to the container's
+    // stdin), all of them, within `budget`. Throws EngineError when the connection fails or the
+    // budget passes, std::logic_error on a stream that is not hijacked. Not while another thread
+    // reads the stream.
+    void write(std::string_view bytes, std::chrono::milliseconds budget);
 
 private:
     std::unique_ptr<Impl> impl_;

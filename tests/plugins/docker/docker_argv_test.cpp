@@ -55,15 +55,43 @@ TEST(docker_argv, UnderTheBoxInitTheEntrypointCarriesTheDeadline) {
     EXPECT_FALSE(body["HostConfig"].contains("Init"));
     EXPECT_EQ(body["HostConfig"]["Binds"][0], "/usr/lib/radial/radial-init:/.radial/init:ro");
     EXPECT_EQ(body["Entrypoint"], json::array({"/.radial/init"}));
-    EXPECT_EQ(body["Cmd"].get<Argv>(),
-              (Argv{"3000", "2000", "--", "/entry", "--flag", "sh", "-c", "echo hi"}));
+    EXPECT_EQ(body["Cmd"].get<Argv>(), (Argv{"--env-from-stdin", "3000", "2000", "--", "/entry",
+                                             "--flag", "sh", "-c", "echo hi"}));
+}
+
+// Secret variables never enter the create body under radial-init: the engine keeps the body on
+// disk. They go to radial-init on the attach stream's stdin, after start (docs/design.md §13.8).
+TEST(docker_argv, UnderTheBoxInitSecretsAreInNoPartOfTheCreateBody) {
+    DockerSettings settings;
+    settings.init_path = "/usr/lib/radial/radial-init";
+    ContainerSpec spec = typical_spec();
+    spec.env.push_back({"PEM", "-----BEGIN-----\nabc\r\n-----END-----\r", true});
+    json body = docker_create_body(spec, settings);
+    EXPECT_EQ(body.dump().find(kSecret), std::string::npos) << body.dump();
+    EXPECT_EQ(body.dump().find("abc"), std::string::npos) << body.dump();
+    EXPECT_EQ(body["Env"].get<Argv>(), (Argv{"LANG=C.UTF-8"}));
+    EXPECT_EQ(body["OpenStdin"], true);
+    EXPECT_EQ(body["AttachStdin"], true);
+    EXPECT_EQ(body.value("StdinOnce", false), false);
+    EXPECT_EQ(body["Cmd"][0], "--env-from-stdin");
+    const std::string block = secret_env_block(spec);
+    const std::string entries = "GH_TOKEN=" + std::string(kSecret) + '\0' +
+                                "PEM=-----BEGIN-----\nabc\r\n-----END-----\r" + '\0';
+    EXPECT_EQ(block, "radial-env " + std::to_string(entries.size()) + "\n" + entries);
+    // No secret: no stdin, no flag, no block.
+    spec.env = {{"LANG", "C.UTF-8", false}};
+    body = docker_create_body(spec, settings);
+    EXPECT_EQ(body["OpenStdin"], false);
+    EXPECT_EQ(body["Cmd"][0], "0");
+    EXPECT_EQ(secret_env_block(spec), "");
 }
 
 TEST(docker_argv, WithoutATimeoutTheBoxInitGetsZero) {
     DockerSettings settings;
     settings.init_path = "/opt/radial-init";
     json body = docker_create_body(typical_spec(), settings);
-    EXPECT_EQ(body["Cmd"].get<Argv>(), (Argv{"0", "10000", "--", "sh", "-c", "echo hi"}));
+    EXPECT_EQ(body["Cmd"].get<Argv>(),
+              (Argv{"--env-from-stdin", "0", "10000", "--", "sh", "-c", "echo hi"}));
 }
 
 TEST(docker_argv, ParsesAnImagesEntrypoint) {
