@@ -57,6 +57,7 @@ packages=(
     busybox-static bubblewrap docker.io curl clang-format ccache lld libcap2-bin
     systemd # systemd-analyze: the packaged unit's security rating is a test
     libssl-dev openssl socat # TLS engines: the client, and the tests' certificates and endpoint
+    zsh mksh python3 # the redaction tests run every shell's xtrace and Python's quoting for real
 )
 # --with-gvisor: gVisor's runsc, and jq to merge the engine's daemon.json.
 gvisor_packages=(runsc jq)

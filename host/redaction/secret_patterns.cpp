@@ -1,6 +1,7 @@
 #include "redaction/secret_patterns.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string_view>
 #include <unordered_set>
@@ -247,6 +248,154 @@ std::string c_escaped(std::string_view s, char quote) {
     return out;
 }
 
+// The body of a shell single-quoted string with ' written as '"'"' (busybox ash's set -x,
+// Python's shlex.quote).
+std::string shell_single_quoted_dq(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '\'')
+            out += "'\"'\"'";
+        else
+            out += c;
+    }
+    return out;
+}
+
+enum class AnsiC { bash, mksh, zsh };
+
+// The body of a shell's $'…' string as its set -x prints it: bash writes ' as \', mksh as
+// \047; both name \a \b \f \n \r \t \v, write ESC as \E and other control bytes and DEL as
+// octal \NNN. zsh writes ' as \', names \n and \t, and every other control byte as \C-X
+// (X the byte ^ 0x40, DEL as \C-?). Bytes from 0x80 up are kept.
+std::string ansi_c_quoted(std::string_view s, AnsiC shell) {
+    std::string out;
+    for (unsigned char c : s) {
+        const char* named = nullptr;
+        switch (c) {
+            case '\'': named = shell == AnsiC::mksh ? "\\047" : "\\'"; break;
+            case '\\': named = "\\\\"; break;
+            case '\n': named = "\\n"; break;
+            case '\t': named = "\\t"; break;
+            case '\a': named = shell == AnsiC::zsh ? nullptr : "\\a"; break;
+            case '\b': named = shell == AnsiC::zsh ? nullptr : "\\b"; break;
+            case '\f': named = shell == AnsiC::zsh ? nullptr : "\\f"; break;
+            case '\r': named = shell == AnsiC::zsh ? nullptr : "\\r"; break;
+            case '\v': named = shell == AnsiC::zsh ? nullptr : "\\v"; break;
+            case 0x1b: named = shell == AnsiC::zsh ? nullptr : "\\E"; break;
+            default: break;
+        }
+        if (named != nullptr) {
+            out += named;
+        } else if (c < 0x20 || c == 0x7f) {
+            if (shell == AnsiC::zsh) {
+                out += "\\C-";
+                out += static_cast<char>(c == 0x7f ? '?' : c ^ 0x40);
+            } else {
+                out += '\\';
+                out += static_cast<char>('0' + (c >> 6));
+                out += static_cast<char>('0' + ((c >> 3) & 7));
+                out += static_cast<char>('0' + (c & 7));
+            }
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
+// The body of a string as Rust's Debug prints it: \\ \" \n \r \t, NUL as \0, other control
+// characters and DEL as \u{N} (lower-case hex, no leading zeros).
+std::string rust_debug_escaped(std::string_view s) {
+    std::string out;
+    for (unsigned char c : s) {
+        switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '"': out += "\\\""; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            case '\0': out += "\\0"; break;
+            default:
+                if (c < 0x20 || c == 0x7f) {
+                    char buf[12];
+                    std::snprintf(buf, sizeof buf, "\\u{%x}", c);
+                    out += buf;
+                } else {
+                    out += static_cast<char>(c);
+                }
+        }
+    }
+    return out;
+}
+
+// Each line of a multi-line value that is a form of its own (Form::line, kMinLineForm).
+std::vector<std::string_view> identifying_lines(std::string_view v) {
+    std::vector<std::string_view> lines;
+    if (v.find('\n') == std::string_view::npos) return lines;
+    std::size_t start = 0;
+    while (start <= v.size()) {
+        std::size_t end = v.find('\n', start);
+        if (end == std::string_view::npos) end = v.size();
+        std::string_view line = trim_right(trim_left(v.substr(start, end - start)));
+        const bool armor = line.starts_with("-----") && line.ends_with("-----");
+        if (line.size() >= kMinLineForm && !armor) lines.push_back(line);
+        start = end + 1;
+    }
+    return lines;
+}
+
+// The code points of `value`, or nullopt when it is not valid UTF-8.
+std::optional<std::vector<std::uint32_t>> code_points(std::string_view value) {
+    std::vector<std::uint32_t> cps;
+    std::size_t i = 0;
+    while (i < value.size()) {
+        const unsigned char c = static_cast<unsigned char>(value[i]);
+        if (c < 0x80) {
+            cps.push_back(c);
+            ++i;
+            continue;
+        }
+        const auto cp = decode_utf8(value, i);
+        if (!cp) return std::nullopt;
+        cps.push_back(*cp);
+    }
+    return cps;
+}
+
+// The value with & < > " as named character references and ' as `apostrophe` (html.escape,
+// most template engines); other bytes as they are.
+std::string markup_escaped(std::string_view value, std::string_view apostrophe) {
+    std::string out;
+    for (char c : value) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += apostrophe; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
+// Every code point as a numeric reference ("&#%u;", "&#x%x;", "&#x%X;") or a braced escape
+// ("\\u{%x}"); with `only_unprintable`, printable ASCII stays as it is.
+std::string each_code_point(const std::vector<std::uint32_t>& cps, const char* format,
+                            bool only_unprintable = false) {
+    std::string out;
+    char buf[24];
+    for (std::uint32_t cp : cps) {
+        if (only_unprintable && cp >= 0x20 && cp < 0x7f) {
+            out += static_cast<char>(cp);
+            continue;
+        }
+        std::snprintf(buf, sizeof buf, format, cp);
+        out += buf;
+    }
+    return out;
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, Form>> derive_forms(const std::string& value) {
@@ -272,15 +421,21 @@ std::vector<std::pair<std::string, Form>> derive_forms(const std::string& value)
             if (base.front() == '"') add(unescape_backslashes(*body), Form::unquoted);
         }
     }
+    // Each line of a multi-line value, as tools that print it line by line show it.
+    for (std::string_view line : identifying_lines(v)) add(line, Form::line);
     // Each form so far as shells and languages re-quote it when they echo or trace it.
     const std::size_t plain = forms.size();
     for (std::size_t i = 0; i < plain; ++i) {
         const std::string f = forms[i].first;
         add(shell_single_quoted(f), Form::requoted);
+        add(shell_single_quoted_dq(f), Form::requoted);
         add(backslash_escape(f, " !\"#$&'()*,;<>?[\\]^`{|}~"), Form::requoted); // printf %q
         add(backslash_escape(f, "\\\"$`"), Form::requoted);                     // the body of "…"
+        for (AnsiC shell : {AnsiC::bash, AnsiC::mksh, AnsiC::zsh})
+            add(ansi_c_quoted(f, shell), Form::requoted);
         add(c_escaped(f, '"'), Form::escaped);
         add(c_escaped(f, '\''), Form::escaped);
+        add(rust_debug_escaped(f), Form::escaped);
     }
     return forms;
 }
@@ -323,6 +478,14 @@ std::vector<Pattern> derive_patterns(const SecretSet& secrets) {
             keep(url_encode(v, false, true), s, Encoding::url);
             for (const auto& style : kJsonStyles)
                 if (auto j = json_escape(v, style)) keep(std::move(*j), s, Encoding::json);
+            for (const char* apostrophe : {"&#x27;", "&#39;", "&apos;"})
+                keep(markup_escaped(v, apostrophe), s, Encoding::markup);
+            if (auto cps = code_points(v)) {
+                for (const char* format : {"&#%u;", "&#x%x;", "&#x%X;"})
+                    keep(each_code_point(*cps, format), s, Encoding::markup);
+                keep(each_code_point(*cps, "\\u{%x}", true), s, Encoding::braces);
+                keep(each_code_point(*cps, "\\u{%x}"), s, Encoding::braces);
+            }
         }
     return patterns;
 }

@@ -21,6 +21,10 @@ enum class Encoding {
     base64url, // URL-safe alphabet (-_), the stable inner part for one alignment
     url,       // percent-encoding of every byte outside A-Z a-z 0-9 - . _ ~ (or ' ' as '+')
     json,      // the value as it appears inside a JSON string literal
+    markup,    // HTML/XML character references: & < > " ' named, or every character as &#N; /
+               // &#xN; (lower- and upper-case hex)
+    braces,    // \u{…} escapes (Rust's escape_unicode, JavaScript's ES2015 escapes): every
+               // character outside printable ASCII, or every character
 };
 
 // The forms in which tools re-print a value before any encoding: a value stored with a trailing
@@ -30,11 +34,19 @@ enum class Form {
     exact,    // the value as registered
     trimmed,  // without surrounding whitespace, or only without trailing line endings
     unquoted, // without one pair of surrounding quotes (" ' `), and a "…" body unescaped
-    requoted, // as shells quote it: '\'' for ' (set -x, shlex), backslashes (printf %q),
-              // the body of "…" (\ " $ ` escaped)
-    escaped,  // as languages escape it: \n \t \\ with \" (C, Go, Rust) or \' (Python), and
-              // other control bytes as \xNN
+    requoted, // as shells quote it when they trace or echo it: '\'' for ' (bash, zsh, mksh
+              // set -x), '"'"' (busybox ash set -x, Python's shlex.quote), backslashes (printf
+              // %q), the body of "…" (\ " $ ` escaped), the body of $'…' (bash, mksh, zsh)
+    escaped,  // as languages escape it: \n \t \\ with \" (C, Go) or \' (Python), other
+              // control bytes as \xNN, or as \u{N} (Rust's Debug)
+    line,     // one line of a multi-line value (a PEM key printed line by line), at least
+              // kMinLineForm bytes without its line ending
 };
+
+// The shortest line of a multi-line value that is a form of its own (Form::line): 16 bytes carry
+// at least 96 bits of a base64 body, enough to identify a key; shorter lines (a PEM body's last
+// "AB==") would redact ordinary text. PEM armor ("-----BEGIN …-----") is public and never a form.
+inline constexpr std::size_t kMinLineForm = 16;
 
 // One pattern: the exact bytes to find, which secret (index into SecretSet::secrets()) they
 // reveal, and how they were derived (the form first, then the encoding of that form).
@@ -62,7 +74,11 @@ std::vector<std::pair<std::string, Form>> derive_forms(const std::string& value)
 //  - json: '"' and '\\' escaped, \b \f \n \r \t, other control bytes as \u00xx, with variants
 //    for '/' as "\/", non-ASCII as \uXXXX (surrogate pairs above U+FFFF; lower and upper-case
 //    hex; only when the value is valid UTF-8), and Go's HTML-safe escaping of < > & and
-//    U+2028/U+2029.
+//    U+2028/U+2029;
+//  - markup: & < > " as &amp; &lt; &gt; &quot; and ' as &#x27; &#39; or &apos;; every
+//    character as &#N; and as &#xN; (lower- and upper-case hex; only for valid UTF-8);
+//  - braces: every character outside printable ASCII as \u{n}, and every character as \u{n}
+//    (only for valid UTF-8).
 // Patterns shorter than secrets.min_length() are dropped: a trimmed or unquoted form may be, and
 // would then redact ordinary text. Throws std::bad_alloc only.
 // [thread-safe]
