@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include "cli/config_check.h"
 #include "cli/daemon_commands.h"
@@ -18,8 +19,33 @@
 #include "config/host_config.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
+#include "redaction/stream_redactor.h"
 
 namespace {
+
+// The values of the `--secret NAME` variables named anywhere on the command line: a parse error
+// quotes the words it could not place, and one of them may be such a value. Names and values the
+// secret set refuses are left to the turn's own checks.
+radial::redaction::Redactor command_line_secrets(int argc, char** argv) {
+    radial::redaction::SecretSet set;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view word = argv[i];
+        std::string name;
+        if (word == "--secret" && i + 1 < argc)
+            name = argv[i + 1];
+        else if (word.starts_with("--secret="))
+            name = std::string(word.substr(9));
+        else
+            continue;
+        const char* value = std::getenv(name.c_str());
+        if (value == nullptr || *value == '\0') continue;
+        try {
+            set.add(name, value);
+        } catch (const std::invalid_argument&) {
+        }
+    }
+    return radial::redaction::Redactor(set);
+}
 
 // `radiald plugins`: every *.so in the plugin directories, usable or not, with why not.
 int list_plugins(const std::optional<std::string>& config_file) {
@@ -114,7 +140,11 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        int status = app.exit(e);
+        std::ostringstream out, err;
+        int status = app.exit(e, out, err);
+        const auto secrets = command_line_secrets(argc, argv);
+        std::cout << secrets.redact(out.str()) << std::flush;
+        std::cerr << secrets.redact(err.str()) << std::flush;
         // `radiald turn` (and check) reports every failure before the box as 125, as `docker run`
         // does (docs/design.md §14.4).
         if (status != 0 && (turn_cmd->parsed() || check_cmd->parsed())) return cli::kExitHostFault;

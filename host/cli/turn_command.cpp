@@ -27,6 +27,7 @@
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "turn/turn_request.h"
+#include "turn/turn_secrets.h"
 #include "turn/turn_session.h"
 #include "turn/workspace_handover.h"
 
@@ -161,9 +162,9 @@ void write_early_record(const TurnOptions& o, const std::string& turn_id,
     rec.turn_id = turn_id;
     rec.kind = std::string(turn::to_string(o.request.kind));
     rec.runtime = runtime;
-    rec.image = o.request.image;
+    rec.image = log::redact_registered(o.request.image);
     rec.status = turn::TurnStatus::error;
-    rec.error = message;
+    rec.error = log::redact_registered(message);
     rec.started_at = rec.ended_at = std::chrono::system_clock::now();
     try {
         write_record(open_record_file(*o.record_file), rec.to_json());
@@ -248,10 +249,21 @@ int run_turn_command(const TurnOptions& o) {
     std::optional<turn::TurnEnvironment> env;
     std::unique_ptr<journal::Journal> journal;
     std::optional<turn::TurnSession> session;
+    // The request's secrets masked in every line and record from the first byte written of the
+    // request (a flag, an image name, a message quoting either), before the session takes over.
+    log::RedactionRegistration early_redaction;
     // Everything before the box: each failure is 125 (docs/design.md §14.4), and an operator
     // who asked for a record gets one — unless the record file itself is what failed.
     try {
         cfg = config::load(o.config_file, o.runtime, executable_dir());
+        log::install_log_redaction();
+        try {
+            early_redaction = log::redact_log_lines(redaction::Redactor(
+                turn::secrets_before_the_box(o.request, cfg.redact, o.request.secrets)));
+        } catch (const std::invalid_argument&) {
+            // A secret the set refuses (too short, a bad name) refuses the turn in its session,
+            // after the failures that must come first (the box-id range's).
+        }
         config::settle_instance_id(cfg);
         // The accounts half here: NSS must not load its modules beside the plugins' loading.
         config::check_box_id_range_accounts(cfg);
@@ -278,7 +290,6 @@ int run_turn_command(const TurnOptions& o) {
             // with the box user.
             turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
 
-            log::install_log_redaction();
             auto journal_opened = std::async(kBeside, open_journal, std::cref(cfg));
             std::exception_ptr runtime_failed;
             try {

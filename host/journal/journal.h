@@ -124,6 +124,12 @@ public:
     // `request_json` that is not valid JSON, or `initial` == finished. (docs/design.md §11.1).
     virtual void add_turn(const TurnEntry& entry, TurnState initial) = 0;
 
+    // Replaces the turn's image and request with `image` and `request_json` (a JSON object): their
+    // redacted forms, once the secrets a submitted request named are known (the daemon's claim).
+    // Throws JournalError(unknown_turn, invalid_value).
+    virtual void redact_request(std::string_view turn_id, std::string_view image,
+                                std::string_view request_json) = 0;
+
     // Moves the turn to a later state (queued → claimed → started; skipping is allowed) and records
     // the change with the current time. Durable when it returns (the host relies on "started"
     // being on disk before the box starts). Errors: unknown_turn; turn_finished; bad_transition

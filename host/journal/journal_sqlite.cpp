@@ -44,6 +44,7 @@ struct Statements {
           insert_state(db, "INSERT INTO turn_states (turn_id, state, at_ms) VALUES (?1, ?2, ?3)"),
           update_state(db, "UPDATE turns SET state = ?2, updated_at_ms = ?3 WHERE turn_id = ?1"),
           touch_turn(db, "UPDATE turns SET updated_at_ms = ?2 WHERE turn_id = ?1"),
+          update_request(db, "UPDATE turns SET image = ?2, request_json = ?3 WHERE turn_id = ?1"),
           insert_record(db,
                         "INSERT INTO records (turn_id, seq, type, payload_json, received_at_ms) "
                         "SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4 FROM records "
@@ -68,8 +69,8 @@ struct Statements {
                                 "ORDER BY t.created_at_ms, t.rowid") {}
 
     SqliteStmt json_valid, find_turn, insert_turn, insert_state, update_state, touch_turn,
-        insert_record, update_terminal, select_turn, select_states, select_records, select_recent,
-        select_in_flight, select_queued;
+        update_request, insert_record, update_terminal, select_turn, select_states, select_records,
+        select_recent, select_in_flight, select_queued;
 };
 
 class SqliteJournal final : public Journal {
@@ -176,6 +177,23 @@ public:
             tx.commit();
         });
         return seq;
+    }
+
+    void redact_request(std::string_view turn_id, std::string_view image,
+                        std::string_view request_json) override {
+        run(fmt::format("masking the request of turn '{}' in '{}'", turn_id, path_), [&] {
+            require_json(request_json, "the request");
+            SqliteTransaction tx(db_, SqliteTransaction::Mode::write);
+            existing(turn_id);
+            {
+                SqliteStmt::Scope s(stmts_.update_request);
+                s->bind(1, turn_id);
+                s->bind(2, image);
+                s->bind(3, request_json);
+                s->step();
+            }
+            tx.commit();
+        });
     }
 
     void set_terminal(std::string_view turn_id, std::string_view status,

@@ -23,6 +23,7 @@
 #include "turn/box_user_env.h"
 #include "turn/output_tail.h"
 #include "turn/terminal_reserve.h"
+#include "turn/turn_secrets.h"
 #include "turn/workspace_handover.h"
 
 namespace radial::turn {
@@ -71,6 +72,12 @@ std::optional<std::string> free_space_problem(const std::string& state_dir, std:
         state_dir, free_bytes, reserve);
 }
 
+// Every text field of a record through the turn's redactor (the output tails already were).
+void redact_strings(TerminalRecord& r, const redaction::Redactor& redactor) {
+    for (std::string* field : {&r.image, &r.label, &r.reason, &r.error, &r.journal_error})
+        *field = redactor.redact(*field);
+}
+
 } // namespace
 
 bool TurnSession::user_is_honoured(const ContainerSpec& spec) const {
@@ -88,15 +95,9 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
     : env_(env), request_(std::move(request)), token_(socket::mint_turn_token()) {
     if (request_.turn_id.empty()) request_.turn_id = new_turn_id();
     if (request_.record_type.empty()) throw RequestError("the record type must not be empty");
-    spec_ = build_container_spec(request_, env_.cfg);
     try {
-        redaction::SecretSet secrets(env_.cfg.redact.min_length);
-        for (const auto& e : request_.env)
-            if (e.secret) secrets.add(e.name, e.value);
+        redaction::SecretSet secrets = secrets_before_the_box(request_, env_.cfg.redact);
         secrets.add(kTokenEnv, token_);
-        for (const auto& name : env_.cfg.redact.env_names)
-            if (const char* v = std::getenv(name.c_str()); v != nullptr && *v != '\0')
-                secrets.add(name, v);
         // Managed Codex auth: read once per turn, its tokens masked like every other secret.
         if (env_.cfg.codex_auth) {
             const std::string path = codex_auth_path(env_.cfg.codex_auth_file);
@@ -115,12 +116,17 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
                 codex_auth_ = std::move(text);
             }
         }
-        // A marker name may hold only [A-Za-z0-9_.-], so no brackets: "redact.values.0".
-        for (std::size_t i = 0; i < env_.cfg.redact.values.size(); ++i)
-            secrets.add(fmt::format("redact.values.{}", i), env_.cfg.redact.values[i]);
         redactor_ = std::make_unique<redaction::Redactor>(secrets);
     } catch (const std::invalid_argument& e) {
         throw RequestError(e.what());
+    }
+    // A refusal may quote the request (an image or a mount that holds a secret): masked too.
+    try {
+        spec_ = build_container_spec(request_, env_.cfg);
+    } catch (const RequestError& e) {
+        throw RequestError(redactor_->redact(e.what()));
+    } catch (const TurnSetupError& e) {
+        throw TurnSetupError(redactor_->redact(e.what()));
     }
 }
 
@@ -141,25 +147,31 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
     rec.turn_id = id;
     rec.kind = std::string(to_string(request_.kind));
     rec.runtime = env_.client.info().id;
-    rec.image = request_.image;
+    // What is written of the request (the record, the journal's columns) is redacted: an image
+    // name or a path may hold a secret (docs/design.md §10.2).
+    rec.image = redactor_->redact(request_.image);
     rec.label = spec.label;
     rec.started_at = std::chrono::system_clock::now();
 
     auto checkpoint = [&](std::string_view point) {
         if (env_.checkpoint_for_test) env_.checkpoint_for_test(point, id);
     };
-    if (start == JournalStart::claim_queued)
+    if (start == JournalStart::claim_queued) {
         env_.journal.set_state(id, journal::TurnState::claimed);
-    else
-        env_.journal.add_turn({id, spec.label, rec.runtime, request_.image, request_.record_type,
+        // Submitted before its secrets' values were known: masked now that they are.
+        env_.journal.redact_request(id, rec.image, request_json(request_, *redactor_));
+    } else {
+        env_.journal.add_turn({id, spec.label, rec.runtime, rec.image, request_.record_type,
                                request_json(request_, *redactor_), rec.kind},
                               journal::TurnState::claimed);
+    }
     checkpoint("claimed");
 
     // Every terminal record goes through here: into the journal, or — when the journal cannot
     // take it (a full disk) — into the space the turn reserved, and onto the record either way.
     std::optional<TerminalReserve> reserve;
     auto finish = [&](TerminalRecord r) {
+        redact_strings(r, *redactor_);
         try {
             env_.journal.set_terminal(id, to_string(r.status), r.to_json());
             if (reserve) reserve->release();

@@ -36,6 +36,11 @@ public:
         gate("add_turn");
         inner_->add_turn(e, initial);
     }
+    void redact_request(std::string_view id, std::string_view image,
+                        std::string_view request_json) override {
+        gate("redact_request");
+        inner_->redact_request(id, image, request_json);
+    }
     void set_state(std::string_view id, journal::TurnState s) override {
         gate("set_state:" + std::string(journal::to_string(s)));
         inner_->set_state(id, s);

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
@@ -135,6 +136,59 @@ TEST(SecretAtRestLive, NothingOnDiskAfterRadialdIsKilledAndTheBoxReconciled) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.out, ::testing::HasSubstr("reclaimed")) << r.out << r.err;
     EXPECT_EQ(t.at_rest(), "") << "after reconciliation";
+}
+
+// A secret value in the request itself — the image's tag, an argv word, a mount path, a flag's
+// value — is masked in every byte radiald writes: its output and log, the record file, the
+// journal, `radiald records` and `turns`, and the messages of failures before the box.
+class SecretInTheRequest : public ::testing::Test {
+protected:
+    SecretInTheRequest() : secret_("sk-field-" + test::unique_instance_id("v")) {}
+    std::map<std::string, std::string> env() const { return {{"FIELD_SECRET", secret_}}; }
+    void expect_nowhere(const test::TurnRun& t, const std::string& what) {
+        SCOPED_TRACE(what);
+        EXPECT_EQ(t.result.out.find(secret_), std::string::npos) << t.result.out;
+        EXPECT_EQ(t.result.err.find(secret_), std::string::npos) << t.result.err;
+        EXPECT_EQ(t.record.dump().find(secret_), std::string::npos) << t.record.dump();
+        EXPECT_EQ(file_holding(t.state_dir, secret_), "");
+        for (const char* cmd : {"turns", "records"}) {
+            std::vector<std::string> argv = {RADIALD_PATH, cmd, "--config", t.config, "--json"};
+            if (std::string(cmd) == "records") argv.push_back(t.record.value("turnId", ""));
+            auto r = test::run_process(argv);
+            EXPECT_EQ(r.out.find(secret_), std::string::npos) << cmd << ": " << r.out;
+        }
+    }
+    test::RadialdSetup setup_;
+    std::string secret_;
+};
+
+TEST_F(SecretInTheRequest, ATurnWhoseImageTagAndArgvHoldItIsMaskedEverywhere) {
+    const std::string image = std::string("radial/busybox:") + secret_;
+    auto tag = test::run_process({"docker", "tag", RADIAL_TEST_IMAGE, image});
+    ASSERT_EQ(tag.exit_code, 0) << tag.err;
+    auto t = setup_.turn({"--secret", "FIELD_SECRET"}, {"echo", "argv:" + secret_}, env(), image);
+    test::run_process({"docker", "rmi", image});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "argv:[REDACTED:FIELD_SECRET]\n");
+    EXPECT_EQ(t.record["image"], "radial/busybox:[REDACTED:FIELD_SECRET]");
+    expect_nowhere(t, "a turn that ran");
+}
+
+TEST_F(SecretInTheRequest, FailuresBeforeTheBoxMaskItInTheirMessagesAndRecords) {
+    // An invalid image reference, a workspace that does not exist, a timeout that is no duration.
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"--secret", "FIELD_SECRET"}, "radial/BAD_" + secret_},
+        {{"--secret", "FIELD_SECRET", "--workspace", "/nonexistent/" + secret_}, RADIAL_TEST_IMAGE},
+        {{"--secret", "FIELD_SECRET", "--timeout", secret_}, RADIAL_TEST_IMAGE},
+    };
+    for (const auto& [flags, image] : cases) {
+        auto t = setup_.turn(flags, {"true"}, env(), image);
+        EXPECT_EQ(t.result.exit_code, 125) << t.result.err;
+        EXPECT_THAT(t.result.err, ::testing::HasSubstr("[REDACTED:FIELD_SECRET]"));
+        ASSERT_TRUE(t.record.is_object()) << t.result.err;
+        EXPECT_EQ(t.record["status"], "error");
+        expect_nowhere(t, flags.back());
+    }
 }
 
 } // namespace

@@ -143,6 +143,31 @@ INSTANTIATE_TEST_SUITE_P(
                       std::pair<std::string, std::string>{"retire", "echo done"}),
     [](const auto& info) { return info.param.first; });
 
+// A submitted request's argv quotes a secret whose value only the daemon knows: once the daemon
+// claims it, the journal's copy of the request, its record and `radiald records` show it masked.
+TEST(RadialdDaemonLive, ASecretQuotedByASubmittedRequestIsMaskedOnceClaimed) {
+    LiveSetup l("sq");
+    const std::string secret = "sk-queued-" + test::unique_instance_id("v");
+    const std::string image = std::string("radial/busybox:") + secret;
+    ASSERT_EQ(test::run_process({"docker", "tag", RADIAL_TEST_IMAGE, image}).exit_code, 0);
+    std::string id =
+        l.setup.submit("image = \"" + image + "\"\nargv = [\"echo\", \"argv:" + secret +
+                       "\"]\nsecrets = [\"QUEUED_SECRET\"]\n");
+    DaemonProcess d(l.setup, {{"QUEUED_SECRET", secret}});
+    const bool ended = l.setup.wait_terminal({id}, 120s);
+    test::run_process({"docker", "rmi", image});
+    ASSERT_TRUE(ended) << d.log();
+    auto turns =
+        test::run_process({RADIALD_PATH, "turns", "--config", l.setup.config(), "--json"}, {}, 30s);
+    EXPECT_EQ(turns.out.find(secret), std::string::npos) << turns.out;
+    EXPECT_THAT(turns.out, HasSubstr("radial/busybox:[REDACTED:QUEUED_SECRET]"));
+    auto records = l.setup.records(id);
+    ASSERT_TRUE(records.is_object());
+    EXPECT_EQ(records.dump().find(secret), std::string::npos) << records.dump();
+    EXPECT_EQ(records["terminal"]["outputTail"]["stdout"], "argv:[REDACTED:QUEUED_SECRET]\n");
+    EXPECT_EQ(d.log().find(secret), std::string::npos) << d.log();
+}
+
 TEST(RadialdDaemonLive, SigtermWithARunningTurnFinishesItWithinTheGraceAndExitsZero) {
     LiveSetup l("term", "shutdownGrace = \"30s\"\n");
     std::string id = l.setup.submit(test::shell_turn("sleep 3; echo finished"));
