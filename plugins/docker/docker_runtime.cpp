@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -98,6 +99,19 @@ std::vector<radial::plugin::Disposition> DockerRuntime::describe(const Container
             const FieldTruth& truth =
                 field == RADIAL_FIELD_MEMORY ? profile.memory : profile.pids_limit;
             out.push_back({field, truth.disposition, truth.note});
+        } else if (field == RADIAL_FIELD_ENV &&
+                   std::any_of(spec.env.begin(), spec.env.end(),
+                               [](const EnvVar& e) { return e.secret; })) {
+            // Where a secret value lives (docs/design.md §6.3).
+            if (engine_.settings().init_path.empty())
+                out.push_back({field, RADIAL_DISP_BRIDGED,
+                               "without radial-init, secret variables are in the container's "
+                               "configuration, which the engine keeps on disk; set "
+                               "run.docker.boxInit"});
+            else
+                out.push_back({field, RADIAL_DISP_HONOURED,
+                               "secret variables reach radial-init over the attach stream, never "
+                               "the container's configuration"});
         } else if (field == RADIAL_FIELD_HOST_PORTS)
             out.push_back({field, RADIAL_DISP_HONOURED,
                            "nothing to open under docker: whether the box reaches host ports "

@@ -1,5 +1,6 @@
 #include "sandbox_runtime.h"
 
+#include <algorithm>
 #include <set>
 
 #include "sandbox_run.h"
@@ -95,6 +96,16 @@ std::vector<radial::plugin::Disposition> SandboxRuntime::describe(const Containe
             case RADIAL_FIELD_TMPFS:
             case RADIAL_FIELD_EXTRA_HOSTS:
                 out.push_back({field, RADIAL_DISP_SUPERSEDED, superseded_note(field)});
+                break;
+            case RADIAL_FIELD_ENV:
+                if (std::any_of(spec.env.begin(), spec.env.end(),
+                                [](const EnvVar& e) { return e.secret; }))
+                    out.push_back({field, RADIAL_DISP_BRIDGED,
+                                   "secret variables go to the exec over its stdin, never on "
+                                   "sbx's command line; whether sbx keeps an exec's environment "
+                                   "is sbx's (docs/design.md §6.3)"});
+                else
+                    out.push_back({field, RADIAL_DISP_HONOURED, {}});
                 break;
             case RADIAL_FIELD_NETWORK:
                 out.push_back({field, RADIAL_DISP_REFUSED,

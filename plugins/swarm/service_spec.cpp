@@ -122,8 +122,9 @@ std::vector<radial::plugin::Disposition> describe_for_swarm(const ContainerSpec&
                 if (any_secret)
                     out.push_back(
                         {field, RADIAL_DISP_BRIDGED,
-                         "secret variables travel as swarm secrets (encrypted in the raft "
-                         "log, mounted under /run/secrets) and an entry step (/bin/sh in the "
+                         "secret variables travel as swarm secrets (encrypted at rest in the "
+                         "raft log, with a key on disk unless the swarm is autolocked; mounted "
+                         "from a tmpfs under /run/secrets) and an entry step (/bin/sh in the "
                          "image) exports them before exec; they are not in the service's "
                          "environment"});
                 else
