@@ -24,6 +24,11 @@
  * ends, or says anything else, or the deadline passing first, ends radial-init with 125 (124 for
  * the deadline) before any command runs.
  *
+ * Out of the command's reach: radial-init makes itself not dumpable before anything else, so a
+ * process of the box — the same uid — can neither ptrace it (and so stop it, and with it the
+ * deadline) nor read its /proc files (its environment holds the secret variables). The command
+ * it execs is dumpable again, as any program.
+ *
  * Why PID 1: the kernel delivers no signal to a pid namespace's init from inside the namespace
  * unless the init handles it, and never SIGKILL or SIGSTOP, so a workload — which runs as the same
  * non-root user — cannot kill its own deadline. Linked statically: it runs in any image.
@@ -37,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -246,6 +252,10 @@ static int make_pipes(int child_end[3]) {
 }
 
 int main(int argc, char** argv) {
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+        say("radial-init: cannot make itself undumpable\n");
+        return 125;
+    }
     long long timeout_ms = 0, grace_ms = 0;
     int first = 1, env_from_stdin_wanted = 0;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0 && argv[first][2] != '\0'; ++first) {

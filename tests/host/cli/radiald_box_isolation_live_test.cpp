@@ -1,0 +1,60 @@
+// A box's command cannot reach its PID 1 (docs/design.md §13.8): radial-init is not dumpable, so
+// the command — the same uid — can neither ptrace it (which would stop the box's deadline) nor
+// read its /proc files (its environment holds the secret variables). Shown with radiald SIGKILLed:
+// the box still ends at its deadline. The probe (probes/init_reach_probe.c) runs from the
+// workspace.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "../../support/host_processes.h"
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+#include "../../support/temp_dir.h"
+#include "../daemon/docker_boxes.h"
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+TEST(BoxIsolationLive, TheCommandCannotPtraceOrReadItsInitAndTheDeadlineHoldsWithRadialdDead) {
+    const std::string inst = test::unique_instance_id("bi");
+    test::BoxCleanup cleanup{"radial-turn-" + inst + "-"};
+    test::RadialdSetup setup("instanceId = \"" + inst + "\"\n",
+                             "[run.docker]\npull = \"never\"\nkillGrace = \"2s\"\n");
+    test::TempDir ws("radial-ws");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    fs::copy_file(RADIAL_INIT_REACH_PROBE, ws / "probe");
+    ASSERT_EQ(::chmod((ws / "probe").c_str(), 0755), 0);
+    const std::string turn_id = "bi-" + test::unique_instance_id("t");
+    test::BackgroundProcess turn(
+        {RADIALD_PATH, "turn", "--config", setup.config(), "--image", RADIAL_TEST_IMAGE,
+         "--workspace", ws.path(), "--turn-id", turn_id, "--timeout", "4s", "--", "sh", "-c",
+         "/work/probe > /work/probe.tmp && mv /work/probe.tmp "
+         "/work/probe.out; sleep 600"},
+        ws / "radiald.log");
+    ASSERT_TRUE(test::wait_until([&] { return fs::exists(ws / "probe.out"); }, 120s))
+        << test::read_file(ws / "radiald.log");
+    const auto probed = std::chrono::steady_clock::now();
+    turn.signal(SIGKILL);
+    turn.wait(30s);
+    const std::string said = test::read_file(ws / "probe.out");
+    EXPECT_THAT(said, ::testing::HasSubstr("attach: Operation not permitted\n"));
+    EXPECT_THAT(said, ::testing::HasSubstr("environ: Permission denied\n"));
+    // 4 s timeout + 2 s killGrace, from a moment after the box started, + 10 s for a loaded
+    // machine: a stopped PID 1 would keep the box for the probe's 600 s.
+    const std::string box = "radial-turn-" + inst + "-" + turn_id;
+    const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(
+        probed + 16s - std::chrono::steady_clock::now());
+    EXPECT_TRUE(test::wait_until([&] { return test::box_state(box) != "running"; }, budget))
+        << "box " << box << " outlived its deadline with no radiald: " << said;
+    auto r = test::run_process({RADIALD_PATH, "reconcile", "--config", setup.config()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+} // namespace
+} // namespace radial
