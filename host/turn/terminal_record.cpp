@@ -79,6 +79,10 @@ std::string TerminalRecord::to_json() const {
     if (records_received) j["recordsReceived"] = *records_received;
     if (connections_refused) j["connectionsRefused"] = *connections_refused;
     if (!journal_error.empty()) j["journalError"] = journal_error;
+    if (handback)
+        j["workspaceHandback"] = {{"entries", handback->entries},
+                                  {"setidCleared", handback->setid_cleared},
+                                  {"complete", handback->complete}};
     // Invalid UTF-8 (the output tail, a CLI's message) shows as U+FFFD rather than making the
     // record unwritable.
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);

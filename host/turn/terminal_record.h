@@ -44,6 +44,15 @@ struct TerminalRecord {
     // was full); empty when it did. The record then waits in the turn's reserve
     // (terminal_reserve.h).
     std::string journal_error;
+    // What handing the workspace back did, when there is something to say (docs/design.md §3.9):
+    // entries walked, setuid/setgid files whose bits it cleared, and whether it reached every
+    // entry (a walk stops after turn::kWalkBudget).
+    struct Handback {
+        std::size_t entries = 0;
+        std::size_t setid_cleared = 0;
+        bool complete = true;
+    };
+    std::optional<Handback> handback;
 
     // The process exit status `radiald turn` reports: the turn's own exit code; 124 when it timed
     // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`) or the turn was

@@ -362,7 +362,13 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
 
     const auto refused = server ? server->connection_stats().total() : 0;
     server.reset(); // the socket path is gone and the token worthless from here on
-    if (handover) handover->give_back();
+    if (handover) {
+        handover->give_back();
+        const WalkReport& back = handover->report();
+        if (back.setid_cleared > 0 || !back.complete)
+            ran.handback =
+                TerminalRecord::Handback{back.visited, back.setid_cleared, back.complete};
+    }
     if (refused > 0) ran.connections_refused = refused;
     if (auto n = refused_records.load())
         log::error("journal",

@@ -7,12 +7,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "log/logger.h"
 
@@ -20,60 +23,125 @@ namespace radial::turn {
 
 namespace {
 
-// Deeper trees are left as they are below this depth (and logged): each level holds a descriptor.
-constexpr int kMaxDepth = 128;
-
 struct IdMap {
     uid_t from_uid, to_uid;
     bool map_gid = false;
     gid_t from_gid = 0, to_gid = 0;
     dev_t dev = 0;
+    bool clear_setid = false; // the hand-back: no setuid or setgid file survives the turn
 };
 
-// Applies `m` to `name` in `dir` (or to `dir` itself when name is empty), then to what is below
-// it when it is a directory on the same filesystem.
-void remap(int dir, const char* name, const IdMap& m, int depth, const std::string& shown) {
+// The names in an open directory, read whole, so that the walk holds one descriptor at a time
+// whatever the depth.
+std::vector<std::string> names_in(int dir) {
+    std::vector<std::string> names;
+    const int listing_fd = ::dup(dir);
+    if (listing_fd < 0) return names;
+    std::unique_ptr<DIR, int (*)(DIR*)> listing(::fdopendir(listing_fd), ::closedir);
+    if (!listing) {
+        ::close(listing_fd);
+        return names;
+    }
+    ::rewinddir(listing.get());
+    while (const dirent* e = ::readdir(listing.get()))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+            names.emplace_back(e->d_name);
+    return names;
+}
+
+// Applies `m` to one entry `name` of `dir` (or to `dir` itself when name is empty); true when it
+// is a directory on the walk's filesystem, to be walked.
+bool apply(int dir, const char* name, const IdMap& m, const std::string& shown,
+           WalkReport& report) {
     struct stat st {};
     const int flags = name[0] == '\0' ? AT_EMPTY_PATH : AT_SYMLINK_NOFOLLOW;
-    if (::fstatat(dir, name, &st, flags) != 0) return; // gone meanwhile
+    if (::fstatat(dir, name, &st, flags) != 0) return false; // gone meanwhile
+    ++report.visited;
     const uid_t uid = st.st_uid == m.from_uid ? m.to_uid : st.st_uid;
     const gid_t gid = m.map_gid && st.st_gid == m.from_gid ? m.to_gid : st.st_gid;
     if ((uid != st.st_uid || gid != st.st_gid) && ::fchownat(dir, name, uid, gid, flags) != 0)
         log::warn("turn", "workspace entry '{}': changing its owner to {}:{}: {}", shown, uid, gid,
                   std::strerror(errno));
-    if (!S_ISDIR(st.st_mode) || st.st_dev != m.dev) return;
-    if (depth >= kMaxDepth) {
-        log::warn("turn",
-                  "workspace entry '{}' is nested over {} levels deep; its contents keep "
-                  "their owners",
-                  shown, kMaxDepth);
-        return;
+    if (m.clear_setid && S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
+        // Through a descriptor of the very file (no path, so no link, is followed); the chown
+        // above clears S_ISUID, but not a S_ISGID without group execute, nor on a file owned
+        // by someone else.
+        internal::UniqueFd f(
+            ::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+        struct stat now {};
+        if (f && ::fstat(f.get(), &now) == 0 && S_ISREG(now.st_mode) &&
+            ::fchmod(f.get(), now.st_mode & 07777 & ~(S_ISUID | S_ISGID)) == 0)
+            ++report.setid_cleared;
+        else
+            log::warn("turn", "workspace entry '{}': clearing its setuid and setgid bits: {}",
+                      shown, std::strerror(errno));
     }
-    internal::UniqueFd sub(
-        name[0] == '\0' ? ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                        : ::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!sub) return; // replaced by a non-directory meanwhile
-    const int listing_fd = ::dup(sub.get());
-    if (listing_fd < 0) return;
-    std::unique_ptr<DIR, int (*)(DIR*)> listing(::fdopendir(listing_fd), ::closedir);
-    if (!listing) {
-        ::close(listing_fd);
-        return;
-    }
-    while (const dirent* e = ::readdir(listing.get())) {
-        if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-        remap(sub.get(), e->d_name, m, depth + 1, shown + "/" + e->d_name);
-    }
+    return S_ISDIR(st.st_mode) && st.st_dev == m.dev;
 }
 
-void remap_tree(const std::string& root, const IdMap& m) {
-    internal::UniqueFd dir(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    if (!dir) {
+// Walks the tree at `root` depth first, holding one directory open at a time: a directory's
+// names are read whole before its children are entered, and the walk climbs back through "..",
+// checked against the directory it came from (a tree moved meanwhile stops the walk there).
+// Stops at `deadline`, counting what it did not reach.
+WalkReport walk(const std::string& root, const IdMap& m,
+                std::chrono::steady_clock::time_point deadline) {
+    WalkReport report;
+    internal::UniqueFd cur(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!cur) {
         log::warn("turn", "workspace '{}': {}; its owners are left as they are", root,
                   std::strerror(errno));
-        return;
+        report.complete = false;
+        return report;
     }
-    remap(dir.get(), "", m, 0, root);
+    if (!apply(cur.get(), "", m, root, report)) return report;
+    struct Level {
+        dev_t dev;
+        ino_t ino;
+        std::vector<std::string> names;
+        std::size_t next = 0;
+        std::string shown;
+    };
+    std::vector<Level> stack;
+    auto enter = [&](const std::string& shown) {
+        struct stat st {};
+        ::fstat(cur.get(), &st);
+        stack.push_back({st.st_dev, st.st_ino, names_in(cur.get()), 0, shown});
+        report.deepest = std::max(report.deepest, stack.size() - 1);
+    };
+    enter(root);
+    while (!stack.empty()) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            report.complete = false;
+            break;
+        }
+        Level& level = stack.back();
+        if (level.next == level.names.size()) {
+            stack.pop_back();
+            if (stack.empty()) break;
+            internal::UniqueFd up(::openat(cur.get(), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            struct stat st {};
+            if (!up || ::fstat(up.get(), &st) != 0 || st.st_dev != stack.back().dev ||
+                st.st_ino != stack.back().ino) {
+                log::warn("turn",
+                          "workspace '{}' was moved while it was walked; the rest is "
+                          "left as it is",
+                          stack.back().shown);
+                report.complete = false;
+                break;
+            }
+            cur = std::move(up);
+            continue;
+        }
+        const std::string& name = level.names[level.next++];
+        const std::string shown = level.shown + "/" + name;
+        if (!apply(cur.get(), name.c_str(), m, shown, report)) continue;
+        internal::UniqueFd sub(
+            ::openat(cur.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!sub) continue; // replaced by a non-directory meanwhile
+        cur = std::move(sub);
+        enter(shown);
+    }
+    return report;
 }
 
 } // namespace
@@ -110,7 +178,7 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
     if (owner_uid_ == box_uid_ || owner_uid_ == 0) return; // only the hand-back is needed
     IdMap m{owner_uid_, box_uid_};
     m.dev = st.st_dev;
-    remap_tree(workspace_, m);
+    walk(workspace_, m, std::chrono::steady_clock::now() + kWalkBudget);
 }
 
 WorkspaceHandover::~WorkspaceHandover() { give_back(); }
@@ -121,8 +189,14 @@ void WorkspaceHandover::give_back() noexcept {
     try {
         struct stat st {};
         if (::stat(workspace_.c_str(), &st) == 0) {
-            IdMap m{box_uid_, owner_uid_, true, box_gid_, owner_gid_, st.st_dev};
-            remap_tree(workspace_, m);
+            IdMap m{box_uid_, owner_uid_, true, box_gid_, owner_gid_, st.st_dev, true};
+            report_ = walk(workspace_, m, std::chrono::steady_clock::now() + kWalkBudget);
+            if (!report_.complete)
+                log::warn("turn",
+                          "handing workspace '{}' back to uid {}: stopped after {} entries "
+                          "({} s at most); what it did not reach keeps its owner and mode",
+                          workspace_, owner_uid_, report_.visited,
+                          std::chrono::duration_cast<std::chrono::seconds>(kWalkBudget).count());
         }
     } catch (const std::exception& e) {
         log::warn("turn", "handing workspace '{}' back to uid {}: {}", workspace_, owner_uid_,
@@ -151,9 +225,14 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir) noexcept {
             if ((ids >> owner_uid >> owner_gid >> box_uid >> box_gid) && !workspace.empty()) {
                 struct stat st {};
                 if (::stat(workspace.c_str(), &st) == 0) {
-                    IdMap m{static_cast<uid_t>(box_uid), static_cast<uid_t>(owner_uid), true,
-                            static_cast<gid_t>(box_gid), static_cast<gid_t>(owner_gid), st.st_dev};
-                    remap_tree(workspace, m);
+                    IdMap m{static_cast<uid_t>(box_uid),
+                            static_cast<uid_t>(owner_uid),
+                            true,
+                            static_cast<gid_t>(box_gid),
+                            static_cast<gid_t>(owner_gid),
+                            st.st_dev,
+                            true};
+                    walk(workspace, m, std::chrono::steady_clock::now() + kWalkBudget);
                     log::info("turn",
                               "handed workspace '{}' back to uid {} after a turn whose radiald "
                               "stopped before doing so",

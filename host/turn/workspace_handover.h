@@ -8,16 +8,33 @@
 // replaced by the workspace directory's group: the owner can edit and delete everything the box
 // wrote without root. The walk never follows a symlink (every step is relative to an open
 // directory, with O_NOFOLLOW and AT_SYMLINK_NOFOLLOW), stays on the workspace's filesystem, and
-// touches only entries owned by the id being mapped.
+// touches only entries owned by the id being mapped — except that the hand-back clears the
+// setuid and setgid bits of every regular file it reaches, whoever owns it: no such file a box
+// made survives its turn (a local user running it would become the box). The walk has no depth
+// limit (it holds one directory open at a time) and stops after kWalkBudget, logging it.
 #pragma once
 
 #include <radial/internal/unique_fd.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 
 namespace radial::turn {
+
+// How long one walk of a workspace may take before it stops (and says so): a box can make a
+// tree too large to walk in any time a turn should wait.
+inline constexpr std::chrono::seconds kWalkBudget{120};
+
+// What a walk did: entries visited, setuid/setgid files cleared, the deepest level entered, and
+// whether it reached everything.
+struct WalkReport {
+    std::size_t visited = 0;
+    std::size_t setid_cleared = 0;
+    std::size_t deepest = 0;
+    bool complete = true;
+};
 
 // Where the hand-over notes of a state directory live.
 inline std::string handover_marker_dir(const std::string& state_dir) {
@@ -42,6 +59,9 @@ public:
     // only once the box is gone. Idempotent; never throws.
     void give_back() noexcept;
 
+    // What the hand-back did (after give_back()).
+    const WalkReport& report() const noexcept { return report_; }
+
     // Hands back every workspace whose note in `marker_dir` no live radiald holds (its turn's
     // radiald was killed), then removes the note. Returns how many. Never throws; logs each.
     static std::size_t recover(const std::string& marker_dir) noexcept;
@@ -55,6 +75,7 @@ private:
     uid_t owner_uid_ = 0;
     gid_t owner_gid_ = 0;
     bool active_ = false;
+    WalkReport report_;
 };
 
 } // namespace radial::turn

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -53,6 +54,33 @@ TEST(BoxIsolationLive, TheCommandCannotPtraceOrReadItsInitAndTheDeadlineHoldsWit
         << "box " << box << " outlived its deadline with no radiald: " << said;
     auto r = test::run_process({RADIALD_PATH, "reconcile", "--config", setup.config()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// A box that leaves setuid copies of a shell in its workspace, one of them 130 levels deep: after
+// the turn none has the bit, every file is the owner's again, and the record says what was cleared.
+TEST(BoxIsolationLive, NoSetuidFileTheBoxMadeSurvivesTheTurn) {
+    test::RadialdSetup setup;
+    test::TempDir ws("radial-ws");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    auto t = setup.turn({"--workspace", ws.path()},
+                        {"sh", "-c",
+                         "cp /bin/busybox /work/sh && chmod 4755 /work/sh && d=/work && i=0 && "
+                         "while [ $i -lt 130 ]; do d=$d/d; mkdir $d; i=$((i+1)); done && "
+                         "cp /bin/busybox $d/sh && chmod 6755 $d/sh && ls -l /work/sh $d/sh"});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_THAT(t.result.out, ::testing::HasSubstr("-rwsr-xr-x")) << "the box set the bit";
+    std::size_t files = 0;
+    for (const auto& e : fs::recursive_directory_iterator(ws.path())) {
+        struct stat st {};
+        ASSERT_EQ(::lstat(e.path().c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID), 0u) << e.path();
+        EXPECT_EQ(st.st_uid, 65534u) << e.path();
+        files += e.is_regular_file() ? 1 : 0;
+    }
+    EXPECT_EQ(files, 2u);
+    ASSERT_TRUE(t.record.contains("workspaceHandback")) << t.record.dump();
+    EXPECT_EQ(t.record["workspaceHandback"]["setidCleared"], 2);
+    EXPECT_EQ(t.record["workspaceHandback"]["complete"], true);
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <vector>
 
 #include "../../support/temp_dir.h"
 
@@ -65,6 +66,47 @@ TEST(WorkspaceHandover, C12_TheTreeIsTheBoxsDuringTheTurnAndTheOwnersAfter) {
     }
     EXPECT_EQ(lstat_of(outside / "secret").st_uid, kBox) << "followed the box's symlink";
     EXPECT_EQ(lstat_of(w + "/foreign").st_uid, 4343u);
+}
+
+// No setuid or setgid file a box made survives its turn, however deep (docs/design.md §17,
+// C-12's class): the hand-back has no depth limit, clears both bits (setgid without group
+// execute, which a chown keeps, included), and gives every level back.
+TEST(WorkspaceHandover, NoSetuidOrSetgidFileSurvivesAtAnyDepth) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir ws("radial-ho");
+    const std::string w = ws.path();
+    ASSERT_EQ(::chown(w.c_str(), kOwner, kGroup), 0);
+    std::string deep = w;
+    {
+        WorkspaceHandover handover(w, kBox, kBox);
+        // What the box makes: setuid and setgid copies at the top, and 300 levels down (deeper
+        // than a walk holding a descriptor per level can go), each level the box's.
+        std::vector<std::string> made = {w + "/suid", w + "/sgid"};
+        for (int i = 0; i < 300; ++i) {
+            deep += "/d";
+            ASSERT_EQ(::mkdir(deep.c_str(), 0755), 0) << i;
+            ASSERT_EQ(::chown(deep.c_str(), kBox, kBox), 0);
+        }
+        made.push_back(deep + "/suid");
+        for (const auto& f : made) {
+            std::ofstream(f) << "#!/bin/sh\n";
+            ASSERT_EQ(::chown(f.c_str(), kBox, kBox), 0);
+        }
+        ASSERT_EQ(::chmod((w + "/suid").c_str(), 04755), 0);
+        ASSERT_EQ(::chmod((w + "/sgid").c_str(), 02644), 0); // setgid, no group execute
+        ASSERT_EQ(::chmod((deep + "/suid").c_str(), 06755), 0);
+        handover.give_back();
+        EXPECT_TRUE(handover.report().complete);
+        EXPECT_GE(handover.report().deepest, 300u);
+        EXPECT_EQ(handover.report().setid_cleared, 3u);
+    }
+    for (const std::string& f : {w + "/suid", w + "/sgid", deep + "/suid"}) {
+        struct stat st = lstat_of(f);
+        EXPECT_EQ(st.st_mode & (S_ISUID | S_ISGID), 0u) << f;
+        EXPECT_EQ(st.st_uid, kOwner) << f;
+    }
+    EXPECT_EQ(lstat_of(w + "/suid").st_mode & 0777, 0755u) << "only the two bits go";
+    EXPECT_EQ(lstat_of(deep).st_uid, kOwner) << "the deepest level was given back";
 }
 
 TEST(WorkspaceHandover, ARootOwnedWorkspaceOnlyGetsTheBoxsFilesBack) {
