@@ -183,6 +183,10 @@ HostConfig load(const std::optional<std::string>& file,
                     r.fail(
                         key,
                         "must match [a-z0-9]{1,32} (no '-'): it becomes part of every box label");
+            } else if (name == "sharedWorkspaces") {
+                r.remember(key, v);
+                if (!v.is_boolean()) r.fail(key, "must be true or false");
+                cfg.shared_workspaces = v.as_boolean()->get();
             } else if (name == "codexAuth") {
                 r.remember(key, v);
                 if (!v.is_boolean()) r.fail(key, "must be true or false");

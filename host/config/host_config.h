@@ -52,6 +52,9 @@ struct HostConfig {
     std::uint32_t box_id_first = 2'000'000'000;
     std::uint32_t box_id_last = 2'000'065'535;
     bool codex_auth = false; // run.codexAuth (docs/design.md §8.7): managed Codex auth
+    // run.sharedWorkspaces: turns may run side by side on one workspace (default: one at a time,
+    // turn/workspace_lock.h).
+    bool shared_workspaces = false;
     // run.codexAuthFile: absolute; empty = $CODEX_HOME/auth.json or ~/.codex/auth.json
     // (turn/box_user_env.h codex_auth_path)
     std::string codex_auth_file;

@@ -101,7 +101,7 @@ bool Daemon::box_may_remain(const std::string& id, const std::string& label) con
     }
 }
 
-void Daemon::run_turn(const std::string& id) {
+void Daemon::run_turn(const std::string& id, std::optional<turn::WorkspaceLock> workspace_lock) {
     bool failed = false;
     try {
         std::optional<SpooledRequest> req = spool_.load(id);
@@ -118,7 +118,7 @@ void Daemon::run_turn(const std::string& id) {
                 turn::TerminalRecord rec;
                 try {
                     rec = session.run([](std::uint32_t, std::string_view) {},
-                                      turn::JournalStart::claim_queued);
+                                      turn::JournalStart::claim_queued, std::move(workspace_lock));
                 } catch (...) {
                     std::lock_guard lock(mutex_);
                     workers_.at(id).session = nullptr;
@@ -218,6 +218,25 @@ void Daemon::dispatch(TurnQueue& queue) {
     }
     std::size_t queued = scan.runnable.size();
     for (const auto& id : scan.runnable) {
+        // One turn per workspace (turn/workspace_lock.h): a turn whose workspace another turn
+        // holds stays queued, and is tried again at the next dispatch.
+        std::optional<turn::WorkspaceLock> workspace_lock;
+        if (!cfg_.shared_workspaces) {
+            std::string workspace;
+            try {
+                if (auto req = spool_.load(id)) workspace = req->workspace;
+                if (!workspace.empty()) {
+                    workspace_lock = turn::WorkspaceLock::try_acquire(workspace);
+                    if (!workspace_lock) {
+                        log::debug("daemon", "turn {}: waits: its workspace '{}' is in use", id,
+                                   workspace);
+                        continue;
+                    }
+                }
+            } catch (const std::exception&) {
+                // The session reports what is wrong with the request or its workspace.
+            }
+        }
         std::lock_guard lock(mutex_);
         if (occupied_slots() >= cfg_.max_concurrent_turns) break;
         // Registered before its box can exist, so a sweep never takes it for an orphan.
@@ -225,7 +244,9 @@ void Daemon::dispatch(TurnQueue& queue) {
         --queued;
         log::info("daemon", "turn {}: claimed ({} running, {} queued)", id, occupied_slots(),
                   queued);
-        w.thread = std::thread([this, id] { run_turn(id); });
+        w.thread = std::thread([this, id, held = std::move(workspace_lock)]() mutable {
+            run_turn(id, std::move(held));
+        });
     }
 }
 

@@ -37,6 +37,7 @@
 #include "journal/journal.h"
 #include "turn/turn_session.h"
 #include "turn/turn_transport.h"
+#include "turn/workspace_lock.h"
 
 namespace radial::daemon {
 
@@ -101,7 +102,8 @@ private:
     // The startup reconciliation, or nullopt when a stop signal came during it and it ended
     // within run.shutdownGrace; exits 70 when it did not. Rethrows the pass's errors.
     std::optional<ReconcileReport> reconcile_unless_stopped(StopSignals& signals);
-    void run_turn(const std::string& turn_id);
+    // Runs a claimed turn; `workspace_lock` is its workspace's, taken by dispatch() (or none).
+    void run_turn(const std::string& turn_id, std::optional<turn::WorkspaceLock> workspace_lock);
     void reap_finished();
     void kill_running() noexcept;
     void wake() noexcept;

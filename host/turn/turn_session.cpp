@@ -138,7 +138,8 @@ void TurnSession::interrupt(StopReason why) noexcept {
     if (runner_ != nullptr) runner_->interrupt(why);
 }
 
-TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start) {
+TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
+                                std::optional<WorkspaceLock> held) {
     auto log_redaction = log::redact_log_lines(*redactor_);
     const auto& id = request_.turn_id;
 
@@ -200,6 +201,16 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start)
 
     if (auto problem = free_space_problem(env_.cfg.state_dir, env_.cfg.min_free_bytes))
         return fail(*problem);
+    // One turn per workspace at a time, held until the session ends (workspace_lock.h).
+    std::optional<WorkspaceLock> workspace_lock = std::move(held);
+    if (!workspace_lock && !request_.workspace.empty() && !env_.cfg.shared_workspaces) {
+        try {
+            workspace_lock = WorkspaceLock::try_acquire(request_.workspace);
+        } catch (const std::exception& e) {
+            return fail(e.what());
+        }
+        if (!workspace_lock) return fail(workspace_in_use(request_.workspace));
+    }
     try {
         reserve.emplace(TerminalReserve::create(env_.cfg.state_dir, id));
     } catch (const std::exception& e) {

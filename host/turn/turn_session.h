@@ -23,6 +23,7 @@
 #include "turn/turn_request.h"
 #include "turn/turn_runner.h"
 #include "turn/turn_transport.h"
+#include "turn/workspace_lock.h"
 
 namespace radial::turn {
 
@@ -85,8 +86,12 @@ public:
     // status error, not an exception, and so is a state file system with less free space than
     // run.minFreeBytes (the box is then never started). Only a journal that refuses the turn's
     // claim throws (JournalError): nothing has started then — with claim_queued that includes a
-    // turn that is not (or no longer) queued, which the session then leaves alone. Call once.
-    TerminalRecord run(const RedactedOutputFn& out, JournalStart start = JournalStart::add_claimed);
+    // turn that is not (or no longer) queued, which the session then leaves alone. A workspace
+    // another turn holds (workspace_lock.h) is an error record unless run.sharedWorkspaces; a
+    // caller that took the workspace's lock itself (the daemon, which leaves such a turn queued)
+    // passes it as `held`. Call once.
+    TerminalRecord run(const RedactedOutputFn& out, JournalStart start = JournalStart::add_claimed,
+                       std::optional<WorkspaceLock> held = std::nullopt);
 
     // Stops the turn, now or when it gets that far; the terminal record says why (StopReason).
     // [thread-safe]

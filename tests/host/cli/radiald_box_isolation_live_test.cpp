@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
@@ -81,6 +82,38 @@ TEST(BoxIsolationLive, NoSetuidFileTheBoxMadeSurvivesTheTurn) {
     ASSERT_TRUE(t.record.contains("workspaceHandback")) << t.record.dump();
     EXPECT_EQ(t.record["workspaceHandback"]["setidCleared"], 2);
     EXPECT_EQ(t.record["workspaceHandback"]["complete"], true);
+}
+
+// One turn per workspace (turn/workspace_lock.h): a second `radiald turn` on a workspace a running
+// turn holds is refused before its box, naming the key that allows it; the first is unaffected.
+// With run.sharedWorkspaces = true, the second runs.
+TEST(BoxIsolationLive, ASecondTurnOnAWorkspaceInUseIsRefusedUnlessTheOperatorAllowsIt) {
+    test::RadialdSetup setup;
+    test::RadialdSetup shared("sharedWorkspaces = true\n");
+    test::TempDir ws("radial-ws");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    test::BackgroundProcess first(
+        {RADIALD_PATH, "turn", "--config", setup.config(), "--image", RADIAL_TEST_IMAGE,
+         "--workspace", ws.path(), "--", "sh", "-c",
+         "touch /work/ready; while [ ! -e /work/go ]; do sleep 0.1; done; echo first > /work/f"},
+        ws / "first.log");
+    ASSERT_TRUE(test::wait_until([&] { return fs::exists(ws / "ready"); }, 120s))
+        << test::read_file(ws / "first.log");
+    auto second = setup.turn({"--workspace", ws.path()}, {"sh", "-c", "echo second > /work/s"});
+    EXPECT_EQ(second.result.exit_code, 125) << second.result.err;
+    EXPECT_THAT(second.result.err, ::testing::HasSubstr("is in use by another turn"));
+    EXPECT_THAT(second.result.err, ::testing::HasSubstr("run.sharedWorkspaces"));
+    EXPECT_EQ(second.record["status"], "error");
+    EXPECT_FALSE(fs::exists(ws / "s")) << "the second turn's box ran";
+    auto side_by_side =
+        shared.turn({"--workspace", ws.path()}, {"sh", "-c", "echo shared > /work/s"});
+    EXPECT_EQ(side_by_side.result.exit_code, 0) << side_by_side.result.err;
+    std::ofstream(ws / "go").put('\n');
+    EXPECT_EQ(first.wait(120s), 0) << test::read_file(ws / "first.log");
+    EXPECT_EQ(test::read_file(ws / "f"), "first\n");
+    // Free again: the next turn runs.
+    auto after = setup.turn({"--workspace", ws.path()}, {"true"});
+    EXPECT_EQ(after.result.exit_code, 0) << after.result.err;
 }
 
 } // namespace

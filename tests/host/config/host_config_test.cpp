@@ -159,6 +159,15 @@ TEST(HostConfig, ReadsTheDaemonKeys) {
     EXPECT_EQ(zero.shutdown_grace_ms, 0u);
 }
 
+TEST(HostConfig, SharedWorkspacesIsOffUnlessTheOperatorTurnsItOn) {
+    test::TempDir d;
+    EXPECT_FALSE(load(d.write("a.toml", "[run]\n"), std::nullopt, "/x/bin").shared_workspaces);
+    EXPECT_TRUE(load(d.write("b.toml", "[run]\nsharedWorkspaces = true\n"), std::nullopt, "/x/bin")
+                    .shared_workspaces);
+    auto f = d.write("c.toml", "[run]\nsharedWorkspaces = \"yes\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:20: run.sharedWorkspaces: must be true or false");
+}
+
 TEST(HostConfig, RefusesABadMaxConcurrentTurns) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\nmaxConcurrentTurns = 0\n");

@@ -168,6 +168,27 @@ TEST(RadialdDaemonLive, ASecretQuotedByASubmittedRequestIsMaskedOnceClaimed) {
     EXPECT_EQ(d.log().find(secret), std::string::npos) << d.log();
 }
 
+// Two queued turns on one workspace with room for both: the second waits for the first
+// (turn/workspace_lock.h) instead of running beside it, and both succeed.
+TEST(RadialdDaemonLive, TurnsOnOneWorkspaceRunOneAfterTheOther) {
+    LiveSetup l("ws", "maxConcurrentTurns = 2\n");
+    test::TempDir ws("radial-ws");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    const std::string keys = "workspace = \"" + ws.path() + "\"\n";
+    std::vector<std::string> ids;
+    for (int i = 0; i < 2; ++i)
+        ids.push_back(l.setup.submit(test::shell_turn("sleep 2; echo " + std::to_string(i), keys)));
+    DaemonProcess d(l.setup);
+    ASSERT_TRUE(l.setup.wait_terminal(ids, 120s)) << d.log();
+    auto a = l.setup.terminal(ids[0]), b = l.setup.terminal(ids[1]);
+    EXPECT_EQ(a["status"], "succeeded") << a;
+    EXPECT_EQ(b["status"], "succeeded") << b;
+    const bool a_first = a["startedAt"] < b["startedAt"];
+    const auto& earlier = a_first ? a : b;
+    const auto& later = a_first ? b : a;
+    EXPECT_LE(earlier["endedAt"], later["startedAt"]) << "they overlapped: " << a << b;
+}
+
 TEST(RadialdDaemonLive, SigtermWithARunningTurnFinishesItWithinTheGraceAndExitsZero) {
     LiveSetup l("term", "shutdownGrace = \"30s\"\n");
     std::string id = l.setup.submit(test::shell_turn("sleep 3; echo finished"));
