@@ -113,7 +113,7 @@ int run_submit_command(const DaemonOptions& o) {
 
 int run_run_command(const DaemonOptions& o) {
     try {
-        const auto cfg = load_config(o);
+        auto cfg = load_config(o);
         log::install_log_redaction();
         config::check_box_id_range(cfg);
         // Preflight first: a daemon that cannot run boxes says so before it touches anything.
@@ -122,6 +122,7 @@ int run_run_command(const DaemonOptions& o) {
             cfg.state_dir, daemon::StateDirLock::Mode::exclusive, "radiald run");
         auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
                                                     cfg.instance_id, cfg.state_dir);
+        cfg.other_state_dirs = daemon::claimed_state_dirs(daemon::default_claim_registry());
         turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
         daemon::StopSignals signals;
         auto journal = journal::open_sqlite_journal(journal_path(cfg));

@@ -286,6 +286,7 @@ int run_turn_command(const TurnOptions& o) {
                 cfg.state_dir, daemon::StateDirLock::Mode::shared, "radiald turn"));
             claim.emplace(daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
                                                          cfg.instance_id, cfg.state_dir));
+            cfg.other_state_dirs = daemon::claimed_state_dirs(daemon::default_claim_registry());
             // A turn of this state directory whose radiald was killed may have left its workspace
             // with the box user.
             turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));

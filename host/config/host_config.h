@@ -55,6 +55,10 @@ struct HostConfig {
     // run.sharedWorkspaces: turns may run side by side on one workspace (default: one at a time,
     // turn/workspace_lock.h).
     bool shared_workspaces = false;
+    // Not read from the file: the state directories of the other radiald instances on this host
+    // (daemon::claimed_state_dirs), which no request may mount any more than its own
+    // (turn/request_policy.h). Set by the commands that run boxes once they hold their claim.
+    std::vector<std::string> other_state_dirs;
     // run.codexAuthFile: absolute; empty = $CODEX_HOME/auth.json or ~/.codex/auth.json
     // (turn/box_user_env.h codex_auth_path)
     std::string codex_auth_file;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "config/state_dir_trust.h"
 #include "fs/durable_file.h"
 #include "text/utf8.h"
 
@@ -65,13 +66,13 @@ std::optional<std::string> read_id(const fs::path& file) {
 
 std::string persisted_instance_id(const std::string& state_dir) {
     fs::path dir(state_dir), file = dir / kInstanceIdFile;
-    if (auto id = read_id(file)) return *id;
-
     std::error_code ec;
     if (fs::create_directories(dir, ec)) ::chmod(dir.c_str(), 0700);
     if (ec)
         throw ConfigError(fmt::format("creating the state directory '{}' (run.stateDir): {}",
                                       state_dir, ec.message()));
+    check_state_dir_trust(state_dir); // before anything in it is read or written
+    if (auto id = read_id(file)) return *id;
     // Published without replacing anything, so a concurrent first start cannot leave two ids,
     // nor a reader half of one: whoever loses the race reads the winner's.
     try {

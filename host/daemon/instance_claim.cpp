@@ -110,6 +110,22 @@ internal::UniqueFd lock_guard_file(const std::string& path,
 
 } // namespace
 
+std::vector<std::string> claimed_state_dirs(const std::string& registry) {
+    std::vector<std::string> dirs;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(registry, ec)) {
+        if (e.path().extension() != ".claim") continue;
+        internal::UniqueFd fd(::open(e.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+        if (!fd) continue;
+        // "<dev>:<ino> <canonical path>" (identity_of)
+        const std::string line = read_line(fd.get());
+        const auto space = line.find(' ');
+        if (space != std::string::npos && space + 1 < line.size() && line[space + 1] == '/')
+            dirs.push_back(line.substr(space + 1));
+    }
+    return dirs;
+}
+
 void InstanceClaim::release() noexcept {
     if (!fd_) return;
     try {

@@ -17,12 +17,18 @@
 #include <radial/internal/unique_fd.h>
 
 #include <string>
+#include <vector>
 
 namespace radial::daemon {
 
 // Where the claims live: "/run/lock/radial" for root (host-wide), "$XDG_RUNTIME_DIR/radial" (or
 // "/tmp/radial-<uid>") for another user, whose radiald can only collide with its own.
 std::string default_claim_registry();
+
+// The state directories the claims in `registry` name: every radiald instance on this host that
+// runs or ran since the registry was last cleared (a crashed holder's claim stays). Unreadable or
+// malformed claims are skipped. Never throws but bad_alloc.
+std::vector<std::string> claimed_state_dirs(const std::string& registry);
 
 class InstanceClaim {
 public:

@@ -5,12 +5,15 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "config/state_dir_trust.h"
 
 namespace radial::daemon {
 namespace fs = std::filesystem;
@@ -77,6 +80,7 @@ StateDirLock StateDirLock::acquire(const std::string& state_dir, Mode mode,
     if (ec)
         throw LockError(fmt::format("creating the state directory '{}' (run.stateDir): {}",
                                     state_dir, ec.message()));
+    config::check_state_dir_trust(state_dir);
     internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!fd)
         throw LockError(

@@ -38,10 +38,11 @@ public:
     enum class Mode { exclusive, shared };
 
     // Takes the lock without waiting. Creates the state directory (0700) and the lock file (0600)
-    // when missing. An exclusive holder writes "<pid> <command>\n" into the file (what status and
-    // the refusal messages read) and clears it again when it lets go; `command` is e.g. "radiald
-    // run". Throws LockError when another process holds a conflicting lock, or the file cannot be
-    // created or locked. Not thread-safe against itself; the result may be used from any thread.
+    // when missing; refuses one that config::check_state_dir_trust refuses. An exclusive holder
+    // writes "<pid> <command>\n" into the file (what status and the refusal messages read) and
+    // clears it again when it lets go; `command` is e.g. "radiald run". Throws LockError when
+    // another process holds a conflicting lock, or the file cannot be created or locked. Not
+    // thread-safe against itself; the result may be used from any thread.
     static StateDirLock acquire(const std::string& state_dir, Mode mode,
                                 const std::string& command);
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -64,6 +65,7 @@ const char* kind_of(mode_t mode) {
 std::vector<std::string> protected_host_paths(const config::HostConfig& cfg) {
     std::vector<std::string> out(std::begin(kFixedProtected), std::end(kFixedProtected));
     if (!cfg.state_dir.empty()) out.push_back(cfg.state_dir);
+    for (const auto& p : cfg.other_state_dirs) out.push_back(p);
     for (const auto& p : cfg.protected_paths) out.push_back(p);
     for (auto& p : out) p = resolved_or_normal(p);
     return out;
@@ -92,9 +94,15 @@ std::string checked_host_source(const std::string& key, const std::string& path,
         bool hit =
             p == "/" ? resolved == "/" : at_or_under(resolved, p) || at_or_under(p, resolved);
         if (!hit) continue;
-        std::string what = p == resolved_or_normal(cfg.state_dir)
-                               ? fmt::format("radiald's state directory '{}' (run.stateDir)", p)
-                               : fmt::format("the protected host path '{}'", p);
+        const bool another_state_dir =
+            std::any_of(cfg.other_state_dirs.begin(), cfg.other_state_dirs.end(),
+                        [&](const std::string& d) { return resolved_or_normal(d) == p; });
+        std::string what =
+            p == resolved_or_normal(cfg.state_dir)
+                ? fmt::format("radiald's state directory '{}' (run.stateDir)", p)
+            : another_state_dir
+                ? fmt::format("the state directory '{}' of another radiald on this host", p)
+                : fmt::format("the protected host path '{}'", p);
         throw RequestError(
             fmt::format("{} {} is, lies under or contains {}; no request may mount it, whatever "
                         "run.workspaceRoots says",

@@ -116,5 +116,29 @@ TEST(BoxIsolationLive, ASecondTurnOnAWorkspaceInUseIsRefusedUnlessTheOperatorAll
     EXPECT_EQ(after.result.exit_code, 0) << after.result.err;
 }
 
+// No request mounts another radiald instance's state directory (its journal, its managed-auth
+// files): while instance B runs a turn, a turn of instance A that names B's state directory, or
+// a directory inside it, as its workspace is refused before its box.
+TEST(BoxIsolationLive, AnotherInstancesStateDirectoryIsNeverMounted) {
+    test::RadialdSetup a, b;
+    test::TempDir ws("radial-ws");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    test::BackgroundProcess running(
+        {RADIALD_PATH, "turn", "--config", b.config(), "--image", RADIAL_TEST_IMAGE, "--workspace",
+         ws.path(), "--", "sh", "-c",
+         "touch /work/ready; while [ ! -e /work/go ]; do sleep 0.1; done"},
+        ws / "b.log");
+    ASSERT_TRUE(test::wait_until([&] { return fs::exists(ws / "ready"); }, 120s))
+        << test::read_file(ws / "b.log");
+    for (const std::string& target : {b.state_dir(), b.state_dir() + "/turns"}) {
+        auto t = a.turn({"--workspace", target}, {"true"});
+        EXPECT_EQ(t.result.exit_code, 125) << target << ": " << t.result.err;
+        EXPECT_THAT(t.result.err, ::testing::HasSubstr("of another radiald on this host"))
+            << target;
+    }
+    std::ofstream(ws / "go").put('\n');
+    EXPECT_EQ(running.wait(120s), 0) << test::read_file(ws / "b.log");
+}
+
 } // namespace
 } // namespace radial
