@@ -19,12 +19,10 @@ namespace {
 DockerSettings settings_with_box_init(radial::plugin::Config& config,
                                       const radial::plugin::Host& host) {
     DockerSettings s = parse_docker_settings(config);
-    if (s.init_path.empty()) s.init_path = plugin_support::default_box_init();
-    if (s.init_path.empty())
-        host.warn(
-            "radial-init was not found beside the docker plugin and run.docker.boxInit is "
-            "not set: boxes run under docker's --init, and a box outlives its timeout when "
-            "no radiald is left to kill it");
+    s.init_path = plugin_support::box_init_or_default(
+        s.init_path, host, "docker",
+        "boxes run under docker's --init, a box outlives its timeout when no radiald is left to "
+        "kill it, and secret variables are in the container's configuration");
     return s;
 }
 

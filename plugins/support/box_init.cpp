@@ -24,6 +24,16 @@ std::string default_box_init() {
     return path.string();
 }
 
+std::string box_init_or_default(std::string configured, const radial::plugin::Host& host,
+                                std::string_view runtime, std::string_view without) {
+    if (configured.empty()) configured = default_box_init();
+    if (configured.empty())
+        host.warn("radial-init was not found beside the " + std::string(runtime) +
+                  " plugin and run." + std::string(runtime) +
+                  ".boxInit is not set: " + std::string(without));
+    return configured;
+}
+
 std::optional<std::string> box_init_setting(radial::plugin::Config& config) {
     auto v = config.string("boxInit");
     if (!v) return std::nullopt;

@@ -17,6 +17,12 @@ inline constexpr std::string_view kBoxInitPath = "/.radial/init";
 // unit test) or the file is missing or not executable. Thread-safe.
 std::string default_box_init();
 
+// `configured` (a runtime's boxInit), else default_box_init(); when neither names one, warns
+// through `host` that radial-init was not found beside the `runtime` plugin and what follows
+// (`without`), and returns "".
+std::string box_init_or_default(std::string configured, const radial::plugin::Host& host,
+                                std::string_view runtime, std::string_view without);
+
 // The `boxInit` key of `config` when set: an absolute path without ':' to a readable executable
 // file. Throws radial::plugin::Error(RADIAL_E_INVALID, "boxInit") naming the key and the fix.
 std::optional<std::string> box_init_setting(radial::plugin::Config& config);

@@ -715,13 +715,11 @@ SwarmRuntime::SwarmRuntime(const radial::plugin::Host& host, radial::plugin::Con
     : host_(host),
       settings_([&] {
           SwarmSettings s = parse_swarm_settings(config);
-          if (s.init_path.empty()) s.init_path = plugin_support::default_box_init();
-          if (s.init_path.empty())
-              host.warn(
-                  "radial-init was not found beside the swarm plugin and run.swarm.boxInit "
-                  "is not set: tasks run under docker's init, their output is read back "
-                  "line by line (slow for chatty commands), and a task outlives its timeout "
-                  "when no radiald is left to remove it");
+          s.init_path = plugin_support::box_init_or_default(
+              s.init_path, host, "swarm",
+              "tasks run under docker's init, their output is read back line by line (slow for "
+              "chatty commands), and a task outlives its timeout when no radiald is left to "
+              "remove it");
           return s;
       }()),
       engine_([&] {

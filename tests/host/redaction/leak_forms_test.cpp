@@ -123,21 +123,18 @@ TEST(LeakForms, BracedAndMarkupEscapesAreMasked) {
     const std::string value = "Zq8w\x1bX41\xc3\xa9pL0k";
     expect_masked("Rust Debug", value, "Some(\"Zq8w\\u{1b}X41\xc3\xa9pL0k\")");
     expect_masked("JavaScript \\u{}", value, "'Zq8w\\u{1b}X41\\u{e9}pL0k'");
-    std::string braces;
-    for (unsigned cp :
-         {0x5a, 0x71, 0x38, 0x77, 0x1b, 0x58, 0x34, 0x31, 0xe9, 0x70, 0x4c, 0x30, 0x6b}) {
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "\\u{%x}", cp);
-        braces += buf;
-    }
-    expect_masked("escape_unicode", value, "x=" + braces + ";");
-    std::string refs;
-    for (unsigned cp :
-         {0x5a, 0x71, 0x38, 0x77, 0x1b, 0x58, 0x34, 0x31, 0xe9, 0x70, 0x4c, 0x30, 0x6b}) {
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "&#x%X;", cp);
-        refs += buf;
-    }
+    const auto each = [](const char* format) {
+        std::string out;
+        for (unsigned cp :
+             {0x5a, 0x71, 0x38, 0x77, 0x1b, 0x58, 0x34, 0x31, 0xe9, 0x70, 0x4c, 0x30, 0x6b}) {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, format, cp);
+            out += buf;
+        }
+        return out;
+    };
+    expect_masked("escape_unicode", value, "x=" + each("\\u{%x}") + ";");
+    const std::string refs = each("&#x%X;");
     expect_masked("upper-case hex references", value, "<p>" + refs + "</p>");
     expect_masked("XML's &apos;", "Zq8w'X41<pL0k", "<v a='Zq8w&apos;X41&lt;pL0k'/>");
 }
