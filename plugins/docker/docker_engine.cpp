@@ -97,7 +97,7 @@ nlohmann::json DockerEngine::info_json(const std::string& what) const {
     return info.is_object() ? info : nlohmann::json(nullptr);
 }
 
-std::vector<std::pair<std::string, std::string>> DockerEngine::runtimes() const {
+std::vector<DockerEngine::EngineRuntime> DockerEngine::runtimes() const {
     const std::string what = "asking the engine (" + engine_name() + ") for its runtimes";
     nlohmann::json info = info_json(what);
     std::optional<std::vector<std::string>> names;
@@ -108,13 +108,16 @@ std::vector<std::pair<std::string, std::string>> DockerEngine::runtimes() const 
                     what +
                         " (GET /info): no runtime list in its answer; check that dockerd is "
                         "running and responsive");
-    std::vector<std::pair<std::string, std::string>> out;
+    std::vector<EngineRuntime> out;
     for (auto& name : *names) {
         const auto& entry = info["Runtimes"][name];
-        std::string path;
+        EngineRuntime r{std::move(name), {}, {}};
         if (entry.is_object() && entry.contains("path") && entry["path"].is_string())
-            path = entry["path"].get<std::string>();
-        out.emplace_back(std::move(name), std::move(path));
+            r.path = entry["path"].get<std::string>();
+        if (entry.is_object() && entry.contains("runtimeArgs") && entry["runtimeArgs"].is_array())
+            for (const auto& a : entry["runtimeArgs"])
+                if (a.is_string()) r.args.push_back(a.get<std::string>());
+        out.push_back(std::move(r));
     }
     return out;
 }

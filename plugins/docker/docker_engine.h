@@ -60,11 +60,17 @@ public:
     // failure (docs/design.md §5.1).
     std::string server_version() const;
 
-    // The OCI runtimes the engine lists (GET /info `Runtimes`), within preflightTimeout: each
-    // name (sorted) with the path the engine runs it as ("" when it gives none). Throws
-    // Error(RADIAL_E_UNAVAILABLE) when the engine does not answer with them. Source:
-    // docs/design.md §13.9.
-    std::vector<std::pair<std::string, std::string>> runtimes() const;
+    // One OCI runtime the engine lists: its name, the path the engine runs it as ("" when it
+    // gives none) and the arguments it adds (runtimeArgs).
+    struct EngineRuntime {
+        std::string name;
+        std::string path;
+        std::vector<std::string> args;
+    };
+    // The OCI runtimes the engine lists (GET /info `Runtimes`), within preflightTimeout, sorted
+    // by name. Throws Error(RADIAL_E_UNAVAILABLE) when the engine does not answer with them.
+    // Source: docs/design.md §13.9.
+    std::vector<EngineRuntime> runtimes() const;
 
     // The engine's storage driver (GET /info), within preflightTimeout. Throws
     // Error(RADIAL_E_UNAVAILABLE) when the engine does not answer with one. Source:

@@ -48,11 +48,14 @@ void DockerRuntime::preflight() {
     // specified"); say so once, at startup, with the fix (docs/design.md §13.9, §7.4).
     if (const auto& runtime = engine_.settings().oci_runtime; !runtime.empty()) {
         const auto listed = engine_.runtimes();
-        std::vector<std::string> names;
+        std::vector<std::string> names, args;
         std::string path;
-        for (const auto& [name, its_path] : listed) {
-            names.push_back(name);
-            if (name == runtime) path = its_path;
+        for (const auto& r : listed) {
+            names.push_back(r.name);
+            if (r.name == runtime) {
+                path = r.path;
+                args = r.args;
+            }
         }
         if (auto refusal = oci_runtime_refusal(engine_.settings(), names, engine_.engine_name()))
             throw radial::plugin::Error(RADIAL_E_INVALID, "ociRuntime", *refusal);
@@ -60,6 +63,10 @@ void DockerRuntime::preflight() {
         // binary under another name would be described as runc, falsely.
         if (auto refusal =
                 oci_runtime_alias_refusal(engine_.settings(), path, engine_.engine_name()))
+            throw radial::plugin::Error(RADIAL_E_INVALID, "ociRuntime", *refusal);
+        // A box that cannot reach its turn socket must not look healthy (docs/design.md §13.9).
+        if (auto refusal =
+                turn_socket_refusal(engine_.settings(), path, args, engine_.engine_name()))
             throw radial::plugin::Error(RADIAL_E_INVALID, "ociRuntime", *refusal);
         host_.debug("docker engine " + engine_.engine_name() + " lists runtime '" + runtime + "'");
     }

@@ -141,6 +141,27 @@ std::optional<std::string> oci_runtime_alias_refusal(const DockerSettings& setti
            known->name + "\"";
 }
 
+std::optional<std::string> turn_socket_refusal(const DockerSettings& settings,
+                                               std::string_view engine_path,
+                                               const std::vector<std::string>& engine_args,
+                                               std::string_view engine) {
+    if (settings.oci_runtime.empty()) return std::nullopt;
+    const OciRuntimeProfile* known = oci_runtime_profile_by_binary(engine_path);
+    if (known == nullptr || std::string_view(known->binary) != "runsc") return std::nullopt;
+    for (const auto& a : engine_args) {
+        std::string_view flag = a;
+        if (flag.starts_with("--")) flag.remove_prefix(1);
+        if (flag == "-host-uds=open" || flag == "-host-uds=all") return std::nullopt;
+    }
+    return "run.docker.ociRuntime = \"" + settings.oci_runtime + "\": the engine (" +
+           std::string(engine) +
+           ") starts runsc without --host-uds=open, so no box can connect "
+           "to its turn socket (a unix socket on the host) and every turn would end without its "
+           "records; add \"--host-uds=open\" to that runtime's runtimeArgs in "
+           "/etc/docker/daemon.json and send dockerd SIGHUP (sudo scripts/setup.sh "
+           "--with-gvisor does both)";
+}
+
 std::optional<std::string> writable_layer_refusal(const DockerSettings& settings,
                                                   std::string_view driver,
                                                   std::string_view backing_filesystem,

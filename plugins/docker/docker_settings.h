@@ -83,6 +83,15 @@ std::optional<std::string> oci_runtime_alias_refusal(const DockerSettings& setti
                                                      std::string_view engine_path,
                                                      std::string_view engine);
 
+// Why the engine's runtime at `engine_path`, started with `engine_args` (GET /info `Runtimes`
+// `runtimeArgs`), cannot give a box its turn socket, or nullopt: gVisor's runsc refuses a box's
+// connect to a host unix socket unless started with --host-uds=open (or all), and the turn would
+// then end with no record (docs/design.md §13.9). Pure.
+std::optional<std::string> turn_socket_refusal(const DockerSettings& settings,
+                                               std::string_view engine_path,
+                                               const std::vector<std::string>& engine_args,
+                                               std::string_view engine);
+
 // Why the engine cannot bound the writable layer as settings.writable_layer_bytes asks, given its
 // storage driver and that driver's backing filesystem (GET /info `Driver`, `DriverStatus`
 // "Backing Filesystem"): nullopt when no bound is asked for, or when the engine may honour it

@@ -65,6 +65,25 @@ TEST(RadialdGvisorLive, ATurnRunsInsideGvisorWithEveryHardeningKept) {
     EXPECT_EQ(containers_labelled("radial-turn-" + instance + "-g1"), "");
 }
 
+// The turn socket under gVisor (docs/design.md §13.9): the box connects to its host unix socket
+// (runsc runs with --host-uds=open), posts a record, and the journal holds it — not only exit 0.
+TEST(RadialdGvisorLive, ATurnPostsARecordThroughItsSocketAndItIsJournaled) {
+    expect_engine_lists_runsc();
+    test::RadialdSetup setup("", "[run.docker]\nociRuntime = \"runsc\"\n");
+    auto t = setup.turn(
+        {}, {"sh", "-c",
+             "curl -s -o /dev/null -w '%{http_code}\\n' --unix-socket "
+             "\"${RADIAL_TURN_SOCKET#unix://}\" -H \"Authorization: Bearer $RADIAL_TURN_TOKEN\" "
+             "-H 'Content-Type: application/json' --data-binary "
+             "'{\"type\":\"result\",\"payload\":{\"answer\":42}}' http://radial/v1/records"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "201\n") << t.result.err;
+    auto j = setup.records(t.record.value("turnId", ""));
+    ASSERT_TRUE(j.is_object()) << t.result.err;
+    ASSERT_EQ(j["records"].size(), 1u) << j.dump();
+    EXPECT_EQ(j["records"][0]["payload"]["answer"], 42);
+}
+
 // radial-init is PID 1 under gVisor's kernel too: the deadline holds (docs/design.md §13.8).
 TEST(RadialdGvisorLive, TheTimeoutEndsATurnUnderGvisor) {
     expect_engine_lists_runsc();

@@ -358,10 +358,30 @@ TEST(docker_runtime, PreflightRefusesRunscRegisteredUnderAnotherName) {
         << e.what();
 }
 
+// gVisor refuses a box's connect to a host unix socket unless runsc runs with --host-uds=open:
+// the turn socket would be unreachable and every turn would end without its records.
+TEST(docker_runtime, PreflightRefusesRunscThatCannotReachHostUnixSockets) {
+    for (const char* args : {"", R"(,"runtimeArgs":["--network=none","--platform=ptrace"])",
+                             R"(,"runtimeArgs":["--host-uds=none"])"}) {
+        Script script;
+        script.info = {
+            200, std::string(R"({"Runtimes":{"runsc":{"path":"/usr/bin/runsc")") + args + "}}}"};
+        FakeEngine engine(route(script));
+        auto e =
+            error_of([&] { runtime_with_oci_runtime(engine.address(), "runsc")->preflight(); });
+        EXPECT_EQ(e.code(), RADIAL_E_INVALID) << args;
+        EXPECT_EQ(e.key(), "ociRuntime");
+        EXPECT_NE(std::string(e.what()).find("starts runsc without --host-uds=open"),
+                  std::string::npos)
+            << e.what();
+        EXPECT_NE(std::string(e.what()).find("scripts/setup.sh --with-gvisor"), std::string::npos);
+    }
+}
+
 TEST(docker_runtime, PreflightPassesAListedOciRuntimeAndAsksNothingWithoutOne) {
     Script script;
-    script.info = {200,
-                   R"({"Runtimes":{"runc":{"path":"runc"},"runsc":{"path":"/usr/bin/runsc"}}})"};
+    script.info = {200, R"({"Runtimes":{"runc":{"path":"runc"},"runsc":{"path":"/usr/bin/runsc",)"
+                        R"("runtimeArgs":["--platform=ptrace","-host-uds=open"]}}})"};
     FakeEngine engine(route(script));
     EXPECT_NO_THROW(runtime_with_oci_runtime(engine.address(), "runsc")->preflight());
     EXPECT_TRUE(asked_for_info(engine));
