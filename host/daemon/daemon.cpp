@@ -15,6 +15,7 @@
 #include "daemon/reconciler.h"
 #include "daemon/spool_watcher.h"
 #include "log/logger.h"
+#include "redaction/json_redaction.h"
 #include "turn/terminal_reserve.h"
 
 namespace radial::daemon {
@@ -115,6 +116,14 @@ void Daemon::run_turn(const std::string& id, std::optional<turn::WorkspaceLock> 
                 if (!skip) workers_.at(id).session = &session;
             }
             if (!skip) {
+                // Submitted before its secrets' values were known: the spool's copy is masked now
+                // that they are (nothing reads a claimed turn's request again).
+                try {
+                    spool_.overwrite(id, redaction::redact_json(session.redactor(),
+                                                                turn::request_to_json(*req)));
+                } catch (const SpoolError& e) {
+                    log::warn("spool", "turn {}: {}", id, e.what());
+                }
                 turn::TerminalRecord rec;
                 try {
                     rec = session.run([](std::uint32_t, std::string_view) {},

@@ -88,6 +88,28 @@ bool Spool::enqueue(const SpooledRequest& r) const {
     }
 }
 
+void Spool::overwrite(const std::string& turn_id, const std::string& json) const {
+    const std::string tmp = fmt::format("{}/{}.overwrite.{}", tmp_dir_, turn_id, ::getpid());
+    internal::UniqueFd fd(
+        ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    const bool written =
+        fd && ::write(fd.get(), json.data(), json.size()) == static_cast<ssize_t>(json.size()) &&
+        ::fsync(fd.get()) == 0;
+    const int err = errno;
+    fd.reset();
+    if (!written || ::rename(tmp.c_str(), request_path(turn_id).c_str()) != 0) {
+        const int why = written ? errno : err;
+        ::unlink(tmp.c_str());
+        throw SpoolError(fmt::format("rewriting the request of turn '{}' in '{}': {}", turn_id,
+                                     queue_dir_, std::strerror(why)));
+    }
+    try {
+        fs_util::fsync_directory(queue_dir_);
+    } catch (const fs_util::FsError& e) {
+        throw SpoolError(fmt::format("rewriting the request of turn '{}': {}", turn_id, e.what()));
+    }
+}
+
 std::vector<std::string> Spool::list() const {
     std::vector<std::string> ids;
     std::vector<std::pair<std::string, std::string>> foreign;

@@ -64,6 +64,11 @@ public:
     // request. [thread-safe]
     std::optional<SpooledRequest> load(const std::string& turn_id) const;
 
+    // Replaces the request file of `turn_id` with `json` (atomically, durably): a claimed turn's
+    // request masked once its secrets are known (docs/design.md §10.2); nothing loads a claimed
+    // turn's request again. Throws SpoolError. [thread-safe]
+    void overwrite(const std::string& turn_id, const std::string& json) const;
+
     // Removes the request of `turn_id` (durably); no error when it is already gone. Throws
     // SpoolError when it cannot be removed. [thread-safe]
     void remove(const std::string& turn_id) const;

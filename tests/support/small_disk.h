@@ -14,7 +14,10 @@ class SmallDisk {
 public:
     SmallDisk(const std::string& dir, const std::string& size) : dir_(dir) {
         std::filesystem::create_directories(dir_);
-        ok_ = ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, ("size=" + size).c_str()) == 0;
+        // 0700: a state directory others can write is refused (config/state_dir_trust.h), and a
+        // tmpfs root is 1777 unless told otherwise.
+        ok_ = ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, ("size=" + size + ",mode=0700").c_str()) ==
+              0;
     }
     SmallDisk(const SmallDisk&) = delete;
     SmallDisk& operator=(const SmallDisk&) = delete;

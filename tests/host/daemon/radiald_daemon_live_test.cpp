@@ -150,10 +150,23 @@ TEST(RadialdDaemonLive, ASecretQuotedByASubmittedRequestIsMaskedOnceClaimed) {
     const std::string secret = "sk-queued-" + test::unique_instance_id("v");
     const std::string image = std::string("radial/busybox:") + secret;
     ASSERT_EQ(test::run_process({"docker", "tag", RADIAL_TEST_IMAGE, image}).exit_code, 0);
+    test::TempDir ws("radial-ws");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    nlohmann::json argv = {
+        "sh", "-c",
+        "echo argv:" + secret + "; touch /work/ready; while [ ! -e /work/go ]; do sleep 0.1; done"};
     std::string id =
-        l.setup.submit("image = \"" + image + "\"\nargv = [\"echo\", \"argv:" + secret +
-                       "\"]\nsecrets = [\"QUEUED_SECRET\"]\n");
+        l.setup.submit("image = \"" + image + "\"\nargv = " + argv.dump() + "\nworkspace = \"" +
+                       ws.path() + "\"\nsecrets = [\"QUEUED_SECRET\"]\n");
+    const std::string spooled = l.setup.state_dir() + "/spool/queue/" + id + ".json";
+    EXPECT_NE(test::read_file(spooled).find(secret), std::string::npos) << "as submitted";
     DaemonProcess d(l.setup, {{"QUEUED_SECRET", secret}});
+    // While the claimed turn runs, its request in the spool is masked too.
+    ASSERT_TRUE(test::wait_until([&] { return fs::exists(ws / "ready"); }, 120s)) << d.log();
+    const std::string spooled_now = test::read_file(spooled);
+    EXPECT_EQ(spooled_now.find(secret), std::string::npos) << spooled_now;
+    EXPECT_NE(spooled_now.find("[REDACTED:QUEUED_SECRET]"), std::string::npos) << spooled_now;
+    std::ofstream(ws / "go").put('\n');
     const bool ended = l.setup.wait_terminal({id}, 120s);
     test::run_process({"docker", "rmi", image});
     ASSERT_TRUE(ended) << d.log();
