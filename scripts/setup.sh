@@ -62,7 +62,7 @@ packages=(
 # --with-gvisor: gVisor's runsc, and jq to merge the engine's daemon.json.
 gvisor_packages=(runsc jq)
 # How the engine runs runsc (docs/design.md §13.9): no network stack of gVisor's own (boxes get
-# `none` networking anyway, §13.1), the ptrace platform, which needs no /dev/kvm, and
+# `none` networking anyway, docs/design.md §13.1), the ptrace platform, which needs no /dev/kvm, and
 # --host-uds=open, without which a box cannot connect to its turn socket (a host unix socket).
 gvisor_runtime_name=runsc
 gvisor_runtime_json='{"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none", "--platform=ptrace", "--host-uds=open"]}'

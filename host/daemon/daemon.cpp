@@ -102,10 +102,11 @@ bool Daemon::box_may_remain(const std::string& id, const std::string& label) con
     }
 }
 
-void Daemon::run_turn(const std::string& id, std::optional<turn::WorkspaceLock> workspace_lock) {
+void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
+                      std::optional<turn::WorkspaceLock> workspace_lock) {
     bool failed = false;
     try {
-        std::optional<SpooledRequest> req = spool_.load(id);
+        if (!req) req = spool_.load(id);
         if (req) {
             turn::TurnSession session(env_, to_turn_request(*req, settings_.env));
             bool skip = false;
@@ -227,35 +228,42 @@ void Daemon::dispatch(TurnQueue& queue) {
     }
     std::size_t queued = scan.runnable.size();
     for (const auto& id : scan.runnable) {
+        {
+            std::lock_guard lock(mutex_);
+            if (occupied_slots() >= cfg_.max_concurrent_turns) break;
+        }
         // One turn per workspace (turn/workspace_lock.h): a turn whose workspace another turn
-        // holds stays queued, and is tried again at the next dispatch.
+        // holds stays queued, and is tried again at the next dispatch. The request read for it
+        // goes on to the worker, which does not read it again.
+        std::optional<SpooledRequest> req;
         std::optional<turn::WorkspaceLock> workspace_lock;
         if (!cfg_.shared_workspaces) {
-            std::string workspace;
             try {
-                if (auto req = spool_.load(id)) workspace = req->workspace;
-                if (!workspace.empty()) {
-                    workspace_lock = turn::WorkspaceLock::try_acquire(workspace);
+                req = spool_.load(id);
+                if (req && !req->workspace.empty()) {
+                    workspace_lock = turn::WorkspaceLock::try_acquire(req->workspace);
                     if (!workspace_lock) {
                         log::debug("daemon", "turn {}: waits: its workspace '{}' is in use", id,
-                                   workspace);
+                                   req->workspace);
                         continue;
                     }
                 }
             } catch (const std::exception&) {
-                // The session reports what is wrong with the request or its workspace.
+                // The worker reads the request again, and the session reports what is wrong with
+                // it or its workspace.
+                req.reset();
             }
         }
         std::lock_guard lock(mutex_);
-        if (occupied_slots() >= cfg_.max_concurrent_turns) break;
         // Registered before its box can exist, so a sweep never takes it for an orphan.
         auto& w = workers_[id];
         --queued;
         log::info("daemon", "turn {}: claimed ({} running, {} queued)", id, occupied_slots(),
                   queued);
-        w.thread = std::thread([this, id, held = std::move(workspace_lock)]() mutable {
-            run_turn(id, std::move(held));
-        });
+        w.thread = std::thread(
+            [this, id, read = std::move(req), held = std::move(workspace_lock)]() mutable {
+                run_turn(id, std::move(read), std::move(held));
+            });
     }
 }
 

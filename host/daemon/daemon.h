@@ -102,8 +102,10 @@ private:
     // The startup reconciliation, or nullopt when a stop signal came during it and it ended
     // within run.shutdownGrace; exits 70 when it did not. Rethrows the pass's errors.
     std::optional<ReconcileReport> reconcile_unless_stopped(StopSignals& signals);
-    // Runs a claimed turn; `workspace_lock` is its workspace's, taken by dispatch() (or none).
-    void run_turn(const std::string& turn_id, std::optional<turn::WorkspaceLock> workspace_lock);
+    // Runs a claimed turn: `req` is its request as dispatch() read it (none: read it here),
+    // `workspace_lock` its workspace's, taken by dispatch() (or none).
+    void run_turn(const std::string& turn_id, std::optional<SpooledRequest> req,
+                  std::optional<turn::WorkspaceLock> workspace_lock);
     void reap_finished();
     void kill_running() noexcept;
     void wake() noexcept;

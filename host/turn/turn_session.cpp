@@ -193,7 +193,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     };
     auto fail = [&](const std::string& message) {
         rec.status = TurnStatus::error;
-        rec.error = redactor_->redact(message);
+        rec.error =
+            message; // redacted by finish(), as every text field; the log line by its filter
         rec.ended_at = std::chrono::system_clock::now();
         log::error("turn", "turn {}: {}", id, rec.error);
         return finish(rec);
@@ -388,7 +389,6 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                    id, n);
 
     ran.kind = rec.kind;
-    ran.error = redactor_->redact(ran.error);
     ran.stdout_tail = std::move(stdout_tail);
     ran.stderr_tail = std::move(stderr_tail);
     checkpoint("terminal");
