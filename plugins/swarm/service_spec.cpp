@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 
 #include "support/box_init.h"
 #include "support/settings_error.h"
@@ -167,6 +169,32 @@ std::vector<radial::plugin::Disposition> describe_for_swarm(const ContainerSpec&
     return out;
 }
 
+std::string service_name(const std::string& label) {
+    // Swarm's names: [a-zA-Z0-9][a-zA-Z0-9_.-]*, at most 63 characters, unique among services.
+    constexpr std::size_t kMax = 63;
+    const bool fits =
+        !label.empty() && label.size() <= kMax &&
+        std::isalnum(static_cast<unsigned char>(label[0])) &&
+        std::all_of(label.begin(), label.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+        });
+    if (fits) return label;
+    // As much of the label as fits, then an FNV-1a hash of all of it: distinct labels keep
+    // distinct names.
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : label) h = (h ^ c) * 1099511628211ull;
+    std::string prefix;
+    for (char c : label) {
+        if (prefix.size() == kMax - 18) break;
+        if (std::isalnum(static_cast<unsigned char>(c)) || c == '-') prefix += c;
+    }
+    if (prefix.empty() || !std::isalnum(static_cast<unsigned char>(prefix[0])))
+        prefix.insert(0, "r");
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return prefix + "-" + hex;
+}
+
 std::string secret_file_name(std::size_t index) { return "radial-env-" + std::to_string(index); }
 
 std::string entry_script(const std::vector<SecretRef>& secrets) {
@@ -307,7 +335,8 @@ nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& sett
     else if (!spec.host_ports.empty() && settings.host_network)
         task["Networks"] = json::array({{{"Target", "host"}}});
 
-    return {{"Labels", {{kLabelKey, spec.label}}},
+    return {{"Name", service_name(spec.label)},
+            {"Labels", {{kLabelKey, spec.label}}},
             {"TaskTemplate", task},
             {"Mode", {{"ReplicatedJob", {{"MaxConcurrent", 1}, {"TotalCompletions", 1}}}}}};
 }

@@ -57,6 +57,13 @@ struct SecretRef {
     std::string file;
 };
 
+// The service's name: the label itself when swarm accepts it as a name (at most 63 of
+// [a-zA-Z0-9_.-], starting alphanumeric), else as much of the label as fits ("r" in front when it
+// would not start alphanumeric) and a hash of all of it. Named by the runtime, not left to the
+// engine: the engine's random names collide now and then among services created at once, and the
+// create then fails with 409. Pure.
+std::string service_name(const std::string& label);
+
 // The file a secret env variable is mounted as under /run/secrets, by its position. Pure.
 std::string secret_file_name(std::size_t index);
 

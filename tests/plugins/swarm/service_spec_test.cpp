@@ -104,6 +104,24 @@ TEST(ServiceSpec, PlacementConstraintsAndReservationsPassThrough) {
     EXPECT_EQ(t["Resources"]["Reservations"]["NanoCPUs"], 250'000'000);
 }
 
+// Named by the runtime: the engine's random names collided among services created at once.
+TEST(ServiceSpec, TheServiceIsNamedAfterItsLabel) {
+    EXPECT_EQ(service_spec(base_spec(), SwarmSettings{}, "img", {}, {}, false)["Name"],
+              "radial-turn-abc-1");
+    const std::string a =
+        service_name("radial-turn-" + std::string(40, 'x') + "-a-" + std::string(40, 'y'));
+    const std::string b =
+        service_name("radial-turn-" + std::string(40, 'x') + "-b-" + std::string(40, 'y'));
+    EXPECT_NE(a, b) << "two long labels alike but for one character";
+    for (const auto& n : {a, b}) {
+        EXPECT_LE(n.size(), 63u) << n;
+        EXPECT_TRUE(n.starts_with("radial-turn-xxx")) << n;
+    }
+    EXPECT_EQ(service_name("r_c.1"), "r_c.1");
+    EXPECT_TRUE(service_name("-starts-with-dash").starts_with("r-starts-with-dash"))
+        << service_name("-starts-with-dash");
+}
+
 TEST(ServiceSpec, SecretsAreSwarmSecretsNeverPlainEnv) {
     ContainerSpec s = base_spec();
     const std::string value = "s3cr3t-value-unique-42\n";
