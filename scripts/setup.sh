@@ -71,6 +71,10 @@ daemon_json=/etc/docker/daemon.json
 # bridge or iptables rules are made on the host.
 dockerd_cmd=(dockerd --bridge=none --iptables=false --ip6tables=false)
 dockerd_wait_s=60
+# A dockerd that was killed with boxes on it (a machine snapshot, an OOM kill) removes their stale
+# network sandboxes before it answers, ~0.2 s each: hundreds take minutes. It is waited for while
+# its log keeps growing (no longer than dockerd_wait_s without a new line), up to this in all.
+dockerd_start_cap_s=600
 
 step() {
     echo "setup: $*"
@@ -192,7 +196,8 @@ start_docker() {
     setsid nohup "${dockerd_cmd[@]}" >>"${log}" 2>&1 </dev/null &
     local pid=$!
 
-    local start=${SECONDS} waited=0
+    local start=${SECONDS} waited=0 log_size last_growth=${SECONDS} said_cleanup=0
+    log_size=$(stat -c %s "${log}")
     until docker_answers; do
         waited=$((SECONDS - start))
         if ! kill -0 "${pid}" 2>/dev/null; then
@@ -200,10 +205,20 @@ start_docker() {
             tail -n 30 "${log}" >&2 || true
             die "starting dockerd: it exited before answering; see ${log}"
         fi
-        if ((waited >= dockerd_wait_s)); then
+        local size
+        size=$(stat -c %s "${log}")
+        if ((size != log_size)); then
+            log_size=${size}
+            last_growth=${SECONDS}
+        fi
+        if ((!said_cleanup)) && tail -n 5 "${log}" | grep -q 'Removing stale sandbox'; then
+            step "[2/4] docker: dockerd is removing network sandboxes left by a dockerd that was killed; waiting while it makes progress (up to ${dockerd_start_cap_s} s)"
+            said_cleanup=1
+        fi
+        if ((SECONDS - last_growth >= dockerd_wait_s || waited >= dockerd_start_cap_s)); then
             echo "setup: last lines of ${log}:" >&2
             tail -n 30 "${log}" >&2 || true
-            die "starting dockerd: no answer to 'docker info' after ${dockerd_wait_s} s (pid ${pid} left running); see ${log}"
+            die "starting dockerd: no answer to 'docker info' after ${waited} s, the last $((SECONDS - last_growth)) s without a new line in its log (pid ${pid} left running); see ${log}"
         fi
         sleep 1
     done
