@@ -3,8 +3,9 @@
 //
 // A box's identity must be its own: a host process with the box's uid may read the box's
 // /proc/<pid>/environ (the turn token, every secret) and reach its turn socket through
-// /proc/<pid>/root. So by default every box runs as the first id of run.boxIdRange, a range no
-// host account (passwd, group) and no host process may use, checked at startup.
+// /proc/<pid>/root. So by default every box runs as an id of run.boxIdRange leased for it alone
+// (turn/box_id_lease.h), a range no host account (passwd, group) and no host process may use,
+// checked at startup.
 #pragma once
 
 #include <sys/types.h>
@@ -22,7 +23,8 @@ namespace radial::config {
 // turn's secrets.
 inline constexpr const char* kWorkspaceOwnerUser = "workspace-owner";
 
-// The uid and gid a box runs as by default: both the first id of run.boxIdRange.
+// The first id of run.boxIdRange, as uid and gid: what a ContainerSpec says before its turn leases
+// the box its own ids (turn/box_id_lease.h), and what the startup probe runs as.
 std::pair<uid_t, gid_t> default_box_ids(const HostConfig& cfg) noexcept;
 
 // Whether boxes use run.boxIdRange under `cfg` (run.user unset or "workspace-owner").

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "daemon/instance_claim.h"
 #include "log/logger.h"
+#include "turn/box_id_lease.h"
 
 namespace radial::daemon {
 
@@ -49,6 +51,13 @@ void OrphanSweeper::loop() {
             ok = true;
             if (!killed.empty())
                 log::info("reconcile", "sweep removed {} orphaned box(es)", killed.size());
+            // Ids a turn kept leased for a box that might have outlived it (box_id_lease.h).
+            std::vector<std::string> live;
+            if (live_)
+                for (const auto& l : live_()) live.push_back(l);
+            for (const auto& l : turn::release_stale_box_id_leases(
+                     turn::box_id_lease_dir(default_claim_registry()), cfg_.state_dir, live))
+                log::info("reconcile", "freed box ids {0}:{0} of box '{1}'", l.id, l.label);
         } catch (const std::exception& e) {
             log::warn("reconcile", "sweep for orphaned boxes failed, retrying in {} ms: {}",
                       std::min(delay * 2, kMaxDelay).count(), e.what());

@@ -10,7 +10,9 @@
 #include <optional>
 #include <thread>
 
+#include "daemon/instance_claim.h"
 #include "log/logger.h"
+#include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
 #include "turn/terminal_record.h"
 #include "turn/terminal_reserve.h"
@@ -301,6 +303,14 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
         // The journal part still runs: those turns are over whatever happens to their boxes.
         box_failure = std::current_exception();
     }
+    // The ids of boxes a killed radiald left (box_id_lease.h): free once those boxes are gone.
+    std::map<std::string, std::uint32_t> freed_ids;
+    if (!box_failure)
+        for (auto& l : turn::release_stale_box_id_leases(
+                 turn::box_id_lease_dir(default_claim_registry()), cfg.state_dir, {})) {
+            log::info("reconcile", "freed box ids {0}:{0} of box '{1}'", l.id, l.label);
+            freed_ids[l.label] = l.id;
+        }
 
     for (const auto& summary : journal.in_flight()) {
         auto t = journal.turn(summary.turn_id);
@@ -332,6 +342,8 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
         auto it = seen.find(t->entry.label);
         turn::TerminalRecord rec =
             reclaimed_record(*t, fate, it != seen.end() ? it->second : BoxSeen{});
+        if (auto f = freed_ids.find(t->entry.label); f != freed_ids.end())
+            rec.box_user = fmt::format("{0}:{0}", f->second);
         journal.set_terminal(rec.turn_id, to_string(rec.status), rec.to_json());
         report.reclaimed_turns.push_back(rec.turn_id);
         log::info("reconcile", "turn {}: reclaimed ({} record{} received; {})", rec.turn_id,

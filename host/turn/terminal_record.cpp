@@ -79,6 +79,7 @@ std::string TerminalRecord::to_json() const {
     if (records_received) j["recordsReceived"] = *records_received;
     if (connections_refused) j["connectionsRefused"] = *connections_refused;
     if (!journal_error.empty()) j["journalError"] = journal_error;
+    if (!box_user.empty()) j["boxUser"] = box_user;
     if (handback)
         j["workspaceHandback"] = {{"entries", handback->entries},
                                   {"setidCleared", handback->setid_cleared},

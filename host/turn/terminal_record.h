@@ -53,6 +53,9 @@ struct TerminalRecord {
         bool complete = true;
     };
     std::optional<Handback> handback;
+    // "uid:gid" the box ran as when radiald leased its ids from run.boxIdRange (box_id_lease.h),
+    // or the ids a reclaimed turn's box had.
+    std::string box_user;
 
     // The process exit status `radiald turn` reports: the turn's own exit code; 124 when it timed
     // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`) or the turn was
@@ -61,7 +64,8 @@ struct TerminalRecord {
 
     // One JSON object: turnId, kind, runtime, image, label, status, exitCode, signal, reason,
     // error, outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds),
-    // durationMs, recordsReceived, connectionsRefused, journalError. Absent values are omitted.
+    // durationMs, recordsReceived, connectionsRefused, journalError, workspaceHandback, boxUser.
+    // Absent values are omitted.
     std::string to_json() const;
 };
 

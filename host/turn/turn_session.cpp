@@ -14,12 +14,15 @@
 #include <fstream>
 #include <iterator>
 
+#include "config/box_identity.h"
+#include "daemon/instance_claim.h"
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "redaction/json_redaction.h"
 #include "socket/socket_error.h"
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"
+#include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
 #include "turn/output_tail.h"
 #include "turn/terminal_reserve.h"
@@ -217,6 +220,22 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     } catch (const std::exception& e) {
         return fail(e.what());
     }
+    // Every box its own uid and gid, leased host-wide for as long as the box may run
+    // (box_id_lease.h); run.user = "workspace-owner" keeps the owner's uid and leases the gid.
+    std::optional<BoxIdLease> box_ids;
+    if (config::uses_box_id_range(env_.cfg)) {
+        try {
+            box_ids.emplace(BoxIdLease::acquire(box_id_lease_dir(daemon::default_claim_registry()),
+                                                env_.cfg.box_id_first, env_.cfg.box_id_last,
+                                                spec.label, env_.cfg.state_dir));
+        } catch (const std::exception& e) {
+            return fail(e.what());
+        }
+        const auto owner = spec.user.substr(0, spec.user.find(':'));
+        spec.user = env_.cfg.user.empty() ? fmt::format("{0}:{0}", box_ids->id())
+                                          : fmt::format("{}:{}", owner, box_ids->id());
+        rec.box_user = spec.user;
+    }
 
     // The turn socket: bound before the box starts, gone before the terminal record is written.
     // A check gets none, and so no token either: it posts no records, its outcome is its exit
@@ -388,6 +407,24 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                    "(507)",
                    id, n);
 
+    // A box the runtime could not say is gone may still run as its ids: they stay leased until
+    // reconciliation removes it (box_id_lease.h).
+    if (box_ids && ran.status == TurnStatus::error) {
+        bool gone = false;
+        try {
+            gone = env_.client.list_by_label(spec.label).empty();
+        } catch (const std::exception&) {
+        }
+        if (!gone) {
+            log::warn("turn",
+                      "turn {}: box '{}' may still exist; its ids {} stay leased until "
+                      "'radiald reconcile' removes it",
+                      id, spec.label, spec.user);
+            box_ids->keep_for_reconcile();
+        }
+    }
+    box_ids.reset();
+    ran.box_user = rec.box_user;
     ran.kind = rec.kind;
     ran.stdout_tail = std::move(stdout_tail);
     ran.stderr_tail = std::move(stderr_tail);

@@ -5,12 +5,15 @@
 // workspace.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <radial/internal/proc_file.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
 
 #include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
@@ -53,8 +56,20 @@ TEST(BoxIsolationLive, TheCommandCannotPtraceOrReadItsInitAndTheDeadlineHoldsWit
         probed + 16s - std::chrono::steady_clock::now());
     EXPECT_TRUE(test::wait_until([&] { return test::box_state(box) != "running"; }, budget))
         << "box " << box << " outlived its deadline with no radiald: " << said;
+    // The killed radiald's box ids stay leased until its state directory is reconciled
+    // (turn/box_id_lease.h), then are free.
+    auto leases_of_this_state_dir = [&] {
+        std::size_t n = 0;
+        for (const auto& e : fs::directory_iterator("/run/lock/radial/box-ids"))
+            n += test::read_file(e.path()).find("\"" + setup.state_dir() + "\"") !=
+                 std::string::npos;
+        return n;
+    };
+    EXPECT_EQ(leases_of_this_state_dir(), 1u);
     auto r = test::run_process({RADIALD_PATH, "reconcile", "--config", setup.config()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, ::testing::HasSubstr("freed box ids "));
+    EXPECT_EQ(leases_of_this_state_dir(), 0u);
 }
 
 // A box that leaves setuid copies of a shell in its workspace, one of them 130 levels deep: after
@@ -138,6 +153,102 @@ TEST(BoxIsolationLive, AnotherInstancesStateDirectoryIsNeverMounted) {
     }
     std::ofstream(ws / "go").put('\n');
     EXPECT_EQ(running.wait(120s), 0) << test::read_file(ws / "b.log");
+}
+
+// The pid of the box's command: the first child of its PID 1 (radial-init), whose host pid the
+// engine reports.
+std::string command_pid(const std::string& box) {
+    auto r = test::run_process({"docker", "inspect", "-f", "{{.State.Pid}}", box});
+    const std::string init = r.out.substr(0, r.out.find('\n'));
+    if (init.empty() || init == "0") return {};
+    std::string children =
+        internal::read_proc_file("/proc/" + init + "/task/" + init + "/children");
+    return children.substr(0, children.find(' '));
+}
+
+// Every box its own ids (turn/box_id_lease.h), so what the kernel gives per uid is per box: one
+// box takes every inotify instance its uid may have (fs.inotify.max_user_instances) and holds
+// them, and a box beside it still gets its own.
+TEST(BoxIsolationLive, OneBoxTakingEveryInotifyInstanceOfItsUidLeavesAnotherBoxItsOwn) {
+    const long limit = std::stol(test::read_file("/proc/sys/fs/inotify/max_user_instances"));
+    test::RadialdSetup setup;
+    test::TempDir a("radial-ws"), b("radial-ws");
+    for (const auto* ws : {&a, &b}) {
+        ASSERT_EQ(::chown(ws->path().c_str(), 65534, 65534), 0);
+        fs::copy_file(RADIAL_UID_LIMITS_PROBE, *ws / "probe");
+        ASSERT_EQ(::chmod((*ws / "probe").c_str(), 0755), 0);
+    }
+    const std::string turn_a = "ino-" + test::unique_instance_id("a");
+    test::BackgroundProcess hog(
+        {RADIALD_PATH, "turn", "--config", setup.config(), "--image", RADIAL_TEST_IMAGE,
+         "--workspace", a.path(), "--turn-id", turn_a, "--record-file", a / "record.json", "--",
+         "/work/probe", "inotify", std::to_string(limit + 16), "/work/a.out"},
+        a / "radiald.log");
+    ASSERT_TRUE(test::wait_until([&] { return fs::exists(a / "a.out"); }, 120s))
+        << test::read_file(a / "radiald.log");
+    EXPECT_EQ(test::read_file(a / "a.out"),
+              "made=" + std::to_string(limit) + " stopped=Too many open files\n");
+    auto other = setup.turn({"--workspace", b.path()},
+                            {"sh", "-c",
+                             "touch /work/b.out.release && /work/probe inotify 1 /work/b.out && "
+                             "cat /work/b.out"});
+    std::ofstream(a / "a.out.release").put('\n');
+    EXPECT_EQ(hog.wait(120s), 0) << test::read_file(a / "radiald.log");
+    EXPECT_EQ(other.result.exit_code, 0) << other.result.err;
+    EXPECT_EQ(other.result.out, "made=1 stopped=none\n") << "the other box got no instance";
+    const auto hog_record = nlohmann::json::parse(test::read_file(a / "record.json"));
+    EXPECT_NE(hog_record.value("boxUser", std::string()), "");
+    EXPECT_NE(hog_record.value("boxUser", std::string()),
+              other.record.value("boxUser", std::string()));
+}
+
+// A box leaves a setuid and setgid copy of a program in its workspace while it runs; a local user
+// who runs it becomes that box (the workspace is the box's until the turn ends, §3.9) — and is
+// still nobody to another turn's box: its environment (where the secrets are) stays unreadable.
+// The box's own command is readable that way, which shows the copy did run with its ids.
+TEST(BoxIsolationLive, ALocalUserWhoBecomesOneBoxCannotReadAnotherBoxesEnviron) {
+    const std::string inst = test::unique_instance_id("en");
+    test::BoxCleanup cleanup{"radial-turn-" + inst + "-"};
+    test::RadialdSetup setup("instanceId = \"" + inst + "\"\n");
+    test::TempDir a("radial-ws"), b("radial-ws");
+    for (const auto* ws : {&a, &b}) {
+        ASSERT_EQ(::chown(ws->path().c_str(), 65534, 65534), 0);
+        ASSERT_EQ(::chmod(ws->path().c_str(), 0755), 0);
+    }
+    fs::copy_file(RADIAL_UID_LIMITS_PROBE, b / "probe");
+    const std::string wait_go =
+        "touch /work/ready; n=0; while [ ! -e /work/go ] && [ $n -lt 1200 ]; do sleep 0.1; "
+        "n=$((n+1)); done";
+    auto start = [&](const test::TempDir& ws, const std::string& id, const std::string& script) {
+        return std::make_unique<test::BackgroundProcess>(
+            std::vector<std::string>{RADIALD_PATH, "turn", "--config", setup.config(), "--image",
+                                     RADIAL_TEST_IMAGE, "--workspace", ws.path(), "--turn-id", id,
+                                     "--env", "A_VALUE=kept-in-the-box", "--", "sh", "-c", script},
+            ws / "radiald.log");
+    };
+    const std::string id_a = "en-a-" + std::to_string(::getpid()),
+                      id_b = "en-b-" + std::to_string(::getpid());
+    auto turn_a = start(a, id_a, wait_go);
+    auto turn_b = start(b, id_b, "cp /work/probe /work/sh && chmod 6755 /work/sh && " + wait_go);
+    for (const auto* ws : {&a, &b})
+        ASSERT_TRUE(test::wait_until([&] { return fs::exists(*ws / "ready"); }, 120s))
+            << test::read_file(*ws / "radiald.log");
+    const std::string pid_a = command_pid("radial-turn-" + inst + "-" + id_a),
+                      pid_b = command_pid("radial-turn-" + inst + "-" + id_b);
+    auto seen = test::run_process({"setpriv", "--reuid", "65534", "--regid", "65534",
+                                   "--clear-groups", b / "sh", "environ", pid_a, pid_b},
+                                  {}, 30s);
+    struct stat sh {};
+    const bool stat_ok = ::stat((b / "sh").c_str(), &sh) == 0;
+    for (const auto* ws : {&a, &b}) std::ofstream(*ws / "go").put('\n');
+    EXPECT_EQ(turn_a->wait(120s), 0) << test::read_file(a / "radiald.log");
+    EXPECT_EQ(turn_b->wait(120s), 0) << test::read_file(b / "radiald.log");
+    ASSERT_FALSE(pid_a.empty() || pid_b.empty());
+    ASSERT_TRUE(stat_ok);
+    EXPECT_EQ(seen.out, "euid=" + std::to_string(sh.st_uid) + "\n" + pid_a +
+                            ": Permission denied\n" + pid_b + ": readable\n")
+        << seen.err;
+    EXPECT_GE(sh.st_uid, 2000000000u) << "the copy was not the box's";
 }
 
 } // namespace

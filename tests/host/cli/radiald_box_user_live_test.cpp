@@ -34,10 +34,14 @@ TEST(BoxUserLive, C25_AHarnessCanWriteItsHomeUnderTheDefaultHardening) {
     const std::string& out = t.result.out;
     EXPECT_THAT(out, HasSubstr("home=/home/radial\nok\n"));
     EXPECT_THAT(out, HasSubstr("name=radial whoami=radial user=radial logname=radial\n"));
-    // The image's own passwd gives uid 2000000000 no entry: this one is radiald's.
-    EXPECT_THAT(out, HasSubstr("entry=radial:x:2000000000:2000000000:radial box "
-                               "user:/home/radial:/bin/sh\n"));
-    EXPECT_THAT(out, HasSubstr("owner=2000000000:2000000000 700\n"));
+    // The image's own passwd gives the box's leased ids no entry: this one is radiald's.
+    const std::string ids = t.record.value("boxUser", std::string("?"));
+    const std::string uid = ids.substr(0, ids.find(':'));
+    EXPECT_EQ(ids, uid + ":" + uid);
+    EXPECT_THAT(uid, ::testing::MatchesRegex("20000[0-9]{5}")); // the default run.boxIdRange
+    EXPECT_THAT(out,
+                HasSubstr("entry=radial:x:" + ids + ":radial box user:/home/radial:/bin/sh\n"));
+    EXPECT_THAT(out, HasSubstr("owner=" + ids + " 700\n"));
     for (const char* d : {"/home/radial/.config", "/home/radial/.cache",
                           "/home/radial/.local/share", "/home/radial/.local/state"})
         EXPECT_THAT(out, HasSubstr(std::string("wrote ") + d + "\n"));
@@ -72,8 +76,8 @@ TEST(BoxUserLive, CodexAuthReachesTheBoxUserAndGoesWithTheTurn) {
                 "stat -c '%u:%g %a' \"$HOME/.codex/auth.json\"; cat \"$HOME/.codex/auth.json\"; "
                 "echo; mkdir \"$HOME/.codex/sessions\" && echo codex-dir-writable"});
     ASSERT_EQ(t.result.exit_code, 0) << t.result.out << t.result.err;
-    EXPECT_THAT(t.result.out, ::testing::StartsWith("2000000000:2000000000 600\n{\"tokens\":{\""
-                                                    "access_token\":\""));
+    EXPECT_THAT(t.result.out, ::testing::StartsWith(t.record.value("boxUser", std::string("?")) +
+                                                    " 600\n{\"tokens\":{\"access_token\":\""));
     EXPECT_THAT(t.result.out, HasSubstr("codex-dir-writable\n"));
     EXPECT_THAT(t.result.out, ::testing::Not(HasSubstr(token))) << "the token was not masked";
     EXPECT_THAT(t.record.dump(), ::testing::Not(HasSubstr(token)));

@@ -23,9 +23,18 @@ using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr uid_t kBoxId = 2000000000; // the first id of the default run.boxIdRange
-constexpr uid_t kOwner = 4242;       // the workspace's owner (no passwd entry needed)
-constexpr gid_t kOwnerGroup = 4243;  // the workspace's group, e.g. `docker` on a real host
+// The ids the turn's box ran as, from its record: leased from run.boxIdRange for the box alone
+// (turn/box_id_lease.h), the same number as uid and gid.
+uid_t box_id_of(const test::TurnRun& t) {
+    const std::string ids = t.record.value("boxUser", std::string());
+    const uid_t id = static_cast<uid_t>(std::stoul(ids.empty() ? "0" : ids));
+    EXPECT_EQ(ids, std::to_string(id) + ":" + std::to_string(id));
+    EXPECT_GE(id, 2000000000u); // the default run.boxIdRange
+    EXPECT_LE(id, 2000065535u);
+    return id;
+}
+constexpr uid_t kOwner = 4242;      // the workspace's owner (no passwd entry needed)
+constexpr gid_t kOwnerGroup = 4243; // the workspace's group, e.g. `docker` on a real host
 constexpr uid_t kUnrelated = 4343;
 
 bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds budget) {
@@ -111,6 +120,7 @@ TEST(IdentityLive, C12_NoHostAccountSharesTheBoxIdentity) {
     ASSERT_TRUE(ready) << t.result.err;
     ASSERT_FALSE(pid.empty() || pid == "0");
     ASSERT_TRUE(stat_ok);
+    const uid_t kBoxId = box_id_of(t);
     EXPECT_EQ(sock.st_uid, kBoxId);
     EXPECT_EQ(sock.st_gid, kBoxId);
     EXPECT_EQ(sock.st_mode & 07777, 0600u);
@@ -128,7 +138,8 @@ TEST(IdentityLive, C12_NoHostAccountSharesTheBoxIdentity) {
     }
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     // The box's ids: its own, never the workspace's group, nothing supplementary besides it.
-    EXPECT_EQ(test::read_file(ws / "ids"), "2000000000\n2000000000\n2000000000\n");
+    const std::string n = std::to_string(kBoxId);
+    EXPECT_EQ(test::read_file(ws / "ids"), n + "\n" + n + "\n" + n + "\n");
     EXPECT_EQ(test::run_process({"getent", "passwd", std::to_string(kBoxId)}).exit_code, 2);
     EXPECT_EQ(test::run_process({"getent", "group", std::to_string(kBoxId)}).exit_code, 2);
     // Everything the box wrote is the owner's, who can delete it all without root.
@@ -152,7 +163,11 @@ TEST(IdentityLive, C12_RunningAsTheWorkspaceOwnerIsAnExplicitChoice) {
     ASSERT_EQ(::chown(ws.path().c_str(), kOwner, kOwnerGroup), 0);
     auto t = s.turn({"--workspace", ws.path()}, {"sh", "-c", "id -u; id -g; id -G; touch /work/f"});
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
-    EXPECT_EQ(t.result.out, "4242\n2000000000\n2000000000\n");
+    // The uid is the owner's; the gid is leased for the box alone, as every box's.
+    const std::string gid = t.record.value("boxUser", std::string("?:?")).substr(5);
+    EXPECT_EQ(t.record.value("boxUser", std::string()), "4242:" + gid);
+    EXPECT_THAT(gid, ::testing::MatchesRegex("20000[0-9]{5}"));
+    EXPECT_EQ(t.result.out, "4242\n" + gid + "\n" + gid + "\n");
     struct stat st {};
     ASSERT_EQ(::stat((ws / "f").c_str(), &st), 0);
     EXPECT_EQ(st.st_uid, kOwner);
