@@ -27,7 +27,8 @@
  * Out of the command's reach: radial-init makes itself not dumpable before anything else, so a
  * process of the box — the same uid — can neither ptrace it (and so stop it, and with it the
  * deadline) nor read its /proc files (its environment holds the secret variables). The command
- * it execs is dumpable again, as any program.
+ * it execs is dumpable again, as any program. The command can make no setuid or setgid file
+ * (no_setid_files.h).
  *
  * Why PID 1: the kernel delivers no signal to a pid namespace's init from inside the namespace
  * unless the init handles it, and never SIGKILL or SIGSTOP, so a workload — which runs as the same
@@ -47,6 +48,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "no_setid_files.h"
 
 enum { kReadSize = 65536, kPieceLimit = 16000 };
 
@@ -308,6 +311,15 @@ int main(int argc, char** argv) {
             _exit(126);
         }
         g_escape = 0; /* from here on stderr is the pipe: radial-init's reader escapes it */
+        if (forbid_setid_files() != 0) {
+            char message[256];
+            snprintf(message, sizeof message,
+                     "radial-init: cannot install the filter that keeps the command from making "
+                     "setuid files (seccomp): %s; the command was not run\n",
+                     strerror(errno));
+            say(message);
+            _exit(125);
+        }
         execvp(command_argv[0], command_argv);
         int err = errno;
         char message[512];
