@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include "cli/exit_status.h"
+#include "cli/instance.h"
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/daemon.h"
-#include "daemon/instance_claim.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool.h"
 #include "daemon/state_dir_lock.h"
@@ -113,22 +113,14 @@ int run_submit_command(const DaemonOptions& o) {
 
 int run_run_command(const DaemonOptions& o) {
     try {
-        auto cfg = load_config(o);
         log::install_log_redaction();
-        config::check_box_id_range(cfg);
-        // Preflight first: a daemon that cannot run boxes says so before it touches anything.
-        auto [client, transport] = open_checked_runtime(cfg);
-        auto lock = daemon::StateDirLock::acquire(
-            cfg.state_dir, daemon::StateDirLock::Mode::exclusive, "radiald run");
-        auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
-                                                    cfg.instance_id, cfg.state_dir);
-        cfg.other_state_dirs = daemon::claimed_state_dirs(daemon::default_claim_registry());
-        turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
+        auto instance =
+            Instance::open(load_config(o), {"radiald run", daemon::StateDirLock::Mode::exclusive});
         daemon::StopSignals signals;
-        auto journal = journal::open_sqlite_journal(journal_path(cfg));
         daemon::DaemonSettings settings;
         settings.checkpoint_for_test = daemon::pause_point_from_env_for_test();
-        daemon::Daemon d(cfg, client, *journal, transport, std::move(settings));
+        daemon::Daemon d(instance->cfg(), instance->runtime(), instance->journal(),
+                         instance->transport(), std::move(settings));
         return d.run(signals);
     } catch (const daemon::ReconcileError& e) {
         log::error("reconcile", "{}; not serving until they are gone", e.what());
@@ -140,19 +132,14 @@ int run_run_command(const DaemonOptions& o) {
 
 int run_reconcile_command(const DaemonOptions& o) {
     try {
-        const auto cfg = load_config(o);
         log::install_log_redaction();
-        // The same startup validation as `radiald run`: a config the daemon would refuse is not
-        // one to reconcile for either.
-        config::check_box_id_range(cfg);
-        host::RuntimeClient client = open_checked_runtime(cfg).client;
-        auto lock = daemon::StateDirLock::acquire(
-            cfg.state_dir, daemon::StateDirLock::Mode::exclusive, "radiald reconcile");
-        auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
-                                                    cfg.instance_id, cfg.state_dir);
-        auto journal = journal::open_sqlite_journal(journal_path(cfg));
+        // The same startup as `radiald run`: a config the daemon would refuse is not one to
+        // reconcile for either. The hand-over recovery comes after the pass.
+        auto instance = Instance::open(
+            load_config(o), {"radiald reconcile", daemon::StateDirLock::Mode::exclusive, false});
+        const auto& cfg = instance->cfg();
         daemon::Spool spool(cfg.state_dir);
-        auto r = daemon::reconcile(cfg, client, *journal, spool);
+        auto r = daemon::reconcile(cfg, instance->runtime(), instance->journal(), spool);
         // After the orphans are gone, so nothing writes as the box user any more.
         const auto handed_back =
             turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));

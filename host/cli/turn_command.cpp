@@ -10,58 +10,26 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <radial/units.hpp>
 #include <thread>
 
 #include "cli/exit_status.h"
+#include "cli/instance.h"
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/daemon_error.h"
-#include "daemon/instance_claim.h"
 #include "daemon/state_dir_lock.h"
 #include "daemon/stop_signals.h"
 #include "fs/pinned_directory.h"
-#include "journal/journal_sqlite.h"
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "turn/turn_request.h"
 #include "turn/turn_secrets.h"
 #include "turn/turn_session.h"
-#include "turn/workspace_handover.h"
 
 namespace radial::cli {
 namespace {
-
-// `radiald turn` checks the processes of the box-id range and opens the journal beside loading its
-// runtime (docs/design.md §3.2). These two run on threads of their own, and keep their failure
-// rather than throw it, so that run_turn_command can report failures in the order of its steps.
-
-// On a thread of its own, or, where no thread can be had (a pid or thread limit), on the caller's
-// when it is awaited: libstdc++ falls back to deferred on EAGAIN when both are allowed.
-constexpr std::launch kBeside = std::launch::async | std::launch::deferred;
-
-// The box-id range check's processes half (every process's status in /proc).
-std::exception_ptr range_refusal(const config::HostConfig& cfg) {
-    try {
-        config::check_box_id_range_processes(cfg);
-        return nullptr;
-    } catch (...) {
-        return std::current_exception();
-    }
-}
-
-// The journal's opening, likewise, leaving the journal as it was: no journal when it would have to
-// be created or migrated, which waits for the verdicts of the range check and the runtime.
-std::pair<std::unique_ptr<journal::Journal>, std::exception_ptr> open_journal(
-    const config::HostConfig& cfg) {
-    try {
-        return {journal::open_sqlite_journal_unchanged(journal_path(cfg)), nullptr};
-    } catch (...) {
-        return {nullptr, std::current_exception()};
-    }
-}
 
 // What the flags add to the request: --timeout, --env, and --secret with its value from radiald's
 // own environment (docs/design.md §3.1). Throws turn::RequestError naming the flag.
@@ -243,11 +211,8 @@ int run_turn_command(const TurnOptions& o) {
     // Shared: turns side by side are fine, but not beside a daemon or reconcile on this state
     // directory, whose startup pass would take this turn's box for an orphan (docs/design.md
     // §8.6).
-    std::optional<daemon::StateDirLock> lock;
-    std::optional<daemon::InstanceClaim> claim;
-    std::optional<host::RuntimeClient> client;
+    std::unique_ptr<Instance> instance;
     std::optional<turn::TurnEnvironment> env;
-    std::unique_ptr<journal::Journal> journal;
     std::optional<turn::TurnSession> session;
     // The request's secrets masked in every line and record from the first byte written of the
     // request (a flag, an image name, a message quoting either), before the session takes over.
@@ -265,50 +230,25 @@ int run_turn_command(const TurnOptions& o) {
             // after the failures that must come first (the box-id range's).
         }
         config::settle_instance_id(cfg);
-        // The accounts half here: NSS must not load its modules beside the plugins' loading.
-        config::check_box_id_range_accounts(cfg);
-        // A range something on the host uses refuses the turn, whatever else failed meanwhile, as
-        // when the check ran first and alone.
-        auto range_checked = std::async(kBeside, range_refusal, std::cref(cfg));
-        auto range_refusal_first = [&range_checked] {
-            if (!range_checked.valid()) return; // already awaited
-            if (auto refused = range_checked.get()) std::rethrow_exception(refused);
-        };
-        std::optional<CheckedRuntime> checked;
+        req = o.request;
+        if (req.turn_id.empty()) req.turn_id = turn::new_turn_id();
+        // A request the flags make malformed, or a record file that cannot be written, is
+        // reported after a box-id range in use (Instance::open's first step) but refuses the turn
+        // before anything of the instance is taken.
+        std::exception_ptr request_failed;
         try {
-            req = o.request;
-            if (req.turn_id.empty()) req.turn_id = turn::new_turn_id();
             turn::validate_turn_id(req.turn_id);
             add_flags_to_request(o, req);
             if (o.record_file) record_file.emplace(open_record_file(*o.record_file));
-
-            lock.emplace(daemon::StateDirLock::acquire(
-                cfg.state_dir, daemon::StateDirLock::Mode::shared, "radiald turn"));
-            claim.emplace(daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
-                                                         cfg.instance_id, cfg.state_dir));
-            cfg.other_state_dirs = daemon::claimed_state_dirs(daemon::default_claim_registry());
-            // A turn of this state directory whose radiald was killed may have left its workspace
-            // with the box user.
-            turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
-
-            auto journal_opened = std::async(kBeside, open_journal, std::cref(cfg));
-            std::exception_ptr runtime_failed;
-            try {
-                checked.emplace(open_checked_runtime(cfg));
-            } catch (...) {
-                runtime_failed = std::current_exception();
-            }
-            auto [opened, journal_failed] = journal_opened.get();
-            range_refusal_first();
-            if (runtime_failed) std::rethrow_exception(runtime_failed);
-            if (journal_failed) std::rethrow_exception(journal_failed);
-            journal = opened ? std::move(opened) : journal::open_sqlite_journal(journal_path(cfg));
         } catch (...) {
-            range_refusal_first();
-            throw;
+            request_failed = std::current_exception();
         }
-        client.emplace(std::move(checked->client));
-        env.emplace(turn::TurnEnvironment{cfg, *client, *journal, checked->transport});
+        if (request_failed) {
+            config::check_box_id_range(cfg);
+            std::rethrow_exception(request_failed);
+        }
+        instance = Instance::open(cfg, {"radiald turn", daemon::StateDirLock::Mode::shared, true});
+        env.emplace(instance->turn_environment());
         session.emplace(*env, req);
     } catch (const std::exception& e) {
         const int status = report_error(e, CommandKind::turn, "turn");
