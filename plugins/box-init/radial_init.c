@@ -3,6 +3,7 @@
  * never outlives its timeout by more than the grace even when no radiald is left to kill it.
  *
  *   radial-init [--escape-output] [--env-from-stdin] TIMEOUT_MS GRACE_MS -- ARGV...
+ *   radial-init --session IDLE_MS MAX_MS GRACE_MS      (a session's PID 1: session_idle.h)
  *
  * TIMEOUT_MS 0 means no deadline. At the deadline every process of the box gets SIGTERM; those
  * still there GRACE_MS later get SIGKILL, and radial-init exits 124 (as timeout(1)); PID 1 ending
@@ -50,6 +51,7 @@
 #include <unistd.h>
 
 #include "no_setid_files.h"
+#include "session_idle.h"
 
 enum { kReadSize = 65536, kPieceLimit = 16000 };
 
@@ -260,6 +262,15 @@ int main(int argc, char** argv) {
         return 125;
     }
     long long timeout_ms = 0, grace_ms = 0;
+    if (argc == 5 && strcmp(argv[1], "--session") == 0) {
+        long long idle_ms = 0, max_ms = 0;
+        if (parse_ms(argv[2], &idle_ms) != 0 || parse_ms(argv[3], &max_ms) != 0 ||
+            parse_ms(argv[4], &grace_ms) != 0) {
+            say("radial-init: usage: radial-init --session IDLE_MS MAX_MS GRACE_MS\n");
+            return 125;
+        }
+        return run_session(idle_ms, max_ms, grace_ms);
+    }
     int first = 1, env_from_stdin_wanted = 0;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0 && argv[first][2] != '\0'; ++first) {
         if (strcmp(argv[first], "--escape-output") == 0)

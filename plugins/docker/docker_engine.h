@@ -137,6 +137,17 @@ public:
     void remove(const std::vector<std::string>& ids, std::string_view label,
                 std::chrono::milliseconds budget) const;
 
+    // Session execs (docker_session.h; docker_engine_exec.cpp). POST /containers/{id}/exec with
+    // `body`; returns the exec's id. Throws Error: RADIAL_E_NOT_FOUND when the box is gone,
+    // RADIAL_E_UNAVAILABLE when the engine does not answer.
+    std::string exec_create(const std::string& id, std::string_view label,
+                            const nlohmann::json& body) const;
+    // POST /exec/{id}/start, hijacked: the exec's multiplexed output, and its stdin.
+    std::unique_ptr<engine_api::Stream> exec_start(const std::string& exec_id,
+                                                   std::string_view label) const;
+    // GET /exec/{id}/json: the exec's exit code once it ended, nullopt while it runs.
+    std::optional<int> exec_exit_code(const std::string& exec_id, std::string_view label) const;
+
 private:
     // GET /info's JSON object within preflightTimeout; null when the engine answered something
     // else. Throws Error(RADIAL_E_UNAVAILABLE) when it did not answer (`what` names the call).

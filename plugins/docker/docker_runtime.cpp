@@ -9,6 +9,7 @@
 #include "box_user.h"
 #include "deadline.h"
 #include "docker_run.h"
+#include "docker_session.h"
 #include "oci_runtime_profile.h"
 #include "support/box_init.h"
 
@@ -188,6 +189,26 @@ void DockerRuntime::kill(std::string_view label) {
         if (!active->wait_finished(budget))
             host_.warn("killing box '" + std::string(label) + "': its run did not finish within " +
                        std::to_string(budget.count()) + " ms; it goes on removing the box");
+    }
+}
+
+void DockerRuntime::create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
+                                   std::uint64_t max_lifetime_ms) {
+    try {
+        create_docker_session(engine_, host_, spec, idle_timeout_ms, max_lifetime_ms);
+    } catch (const radial::plugin::Error& e) {
+        note_failure(e);
+        throw;
+    }
+}
+
+radial::plugin::RunResult DockerRuntime::exec(const ContainerSpec& exec,
+                                              radial::plugin::Output& out) {
+    try {
+        return exec_in_docker_session(engine_, host_, exec, out);
+    } catch (const radial::plugin::Error& e) {
+        note_failure(e);
+        throw;
     }
 }
 

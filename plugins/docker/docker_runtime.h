@@ -5,6 +5,7 @@
 #include <atomic>
 #include <mutex>
 #include <radial/plugin/runtime.hpp>
+#include <radial/plugin/session.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +25,7 @@ namespace radial::docker {
 // One instance per radiald runtime; holds no process, thread or descriptor between calls.
 // Threading as in radial/runtime_plugin.h: every method but the constructor may be called from
 // several threads at once.
-class DockerRuntime final : public radial::plugin::Runtime {
+class DockerRuntime final : public radial::plugin::Runtime, public radial::plugin::Sessions {
 public:
     static constexpr radial::plugin::Info info{"docker", "Docker (hardened docker run)",
                                                RADIAL_DOCKER_PLUGIN_VERSION};
@@ -84,6 +85,18 @@ public:
     radial::plugin::BoxState inspect(std::string_view label) override {
         return inspector_.inspect(label);
     }
+
+    // radial.session/1 (radial/session.h): the session extension, below. [thread-safe]
+    const void* extension(std::string_view id) override {
+        return id == RADIAL_SESSION_EXTENSION_ID ? radial::plugin::session_extension() : nullptr;
+    }
+    // create_docker_session (docker_session.h). [thread-safe] for distinct labels.
+    void create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
+                        std::uint64_t max_lifetime_ms) override;
+    // exec_in_docker_session (docker_session.h). [thread-safe]; one exec per session at a time.
+    radial::plugin::RunResult exec(const ContainerSpec& exec, radial::plugin::Output& out) override;
+    // kill(label): the session's box is removed, an exec in it ends. [thread-safe]
+    void destroy_session(std::string_view label) override { kill(label); }
 
 private:
     // A call failed with RADIAL_E_UNAVAILABLE: the next preflight probes the engine again.

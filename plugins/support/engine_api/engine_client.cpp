@@ -690,19 +690,20 @@ std::unique_ptr<Stream> EngineClient::open_stream(const std::string& target,
 }
 
 std::unique_ptr<Stream> EngineClient::open_hijacked(const std::string& target,
-                                                    const std::string& what) {
-    return open(true, target, what);
+                                                    const std::string& what,
+                                                    const std::string& body) {
+    return open(true, target, what, body);
 }
 
 std::unique_ptr<Stream> EngineClient::open(bool hijack, const std::string& target,
-                                           const std::string& what) {
+                                           const std::string& what, const std::string& body) {
     std::string full = versioned(target);
     const char* method = hijack ? "POST" : "GET";
     auto impl = std::make_unique<Stream::Impl>(address_, tls_ ? &tls_->ctx : nullptr,
                                                what + ": " + call_name(method, target));
     auto deadline = Clock::now() + budget_;
     impl->conn.connect(deadline);
-    auto req = make_request(method, full, "", address_);
+    auto req = make_request(method, full, body, address_);
     if (hijack) {
         // What the docker CLI sends for attach: the engine answers 101 and hands the connection
         // over to the container's streams.

@@ -157,13 +157,16 @@ public:
     // engine's 101 (or 200) header every byte on the connection is the raw multiplexed stream
     // (stream_frames.h), read with Stream::read until the engine closes it or Stream::stop().
     // The deadline covers connecting and the response header only. Throws EngineError for any
-    // other status (404: no such container) and as request() does.
-    std::unique_ptr<Stream> open_hijacked(const std::string& target, const std::string& what);
+    // other status (404: no such container) and as request() does. A non-empty `body` is sent as
+    // JSON (POST /exec/{id}/start wants one).
+    std::unique_ptr<Stream> open_hijacked(const std::string& target, const std::string& what,
+                                          const std::string& body = {});
 
 private:
     std::string versioned(const std::string& target);
     ApiVersion negotiate(std::chrono::milliseconds budget);
-    std::unique_ptr<Stream> open(bool hijack, const std::string& target, const std::string& what);
+    std::unique_ptr<Stream> open(bool hijack, const std::string& target, const std::string& what,
+                                 const std::string& body = {});
 
     struct TlsContext; // the loaded OpenSSL context, shared read-only by every connection
 

@@ -317,6 +317,8 @@ inline bool seam_field(std::uint32_t f) noexcept {
 // Thread-safety: the seam calls (preflight … kill) may be made from several threads at once, as
 // the ABI allows; construction and destruction may not overlap any call.
 //
+class SessionClient; // radial/host/session_client.hpp
+
 // Deadlines: after set_call_deadline(d), every call but create and run is made on a thread of its
 // own and waited for at most `d`. A call that does not return in time throws RuntimeError with
 // RADIAL_E_TIMEOUT naming the plugin and the call; the instance is then stuck: every later call
@@ -698,6 +700,7 @@ private:
 
     RuntimeClient() = default;
     std::shared_ptr<State> state_;
+    friend class SessionClient; // the session extension's calls, beside these
 };
 
 } // namespace radial::host

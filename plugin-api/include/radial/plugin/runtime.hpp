@@ -408,6 +408,17 @@ inline std::int32_t describe_spec(radial_runtime* rt, const radial_spec* spec,
     });
 }
 
+// Hands a run's (or an exec's) result to the host's struct.
+inline void put_result(const RunResult& r, radial_run_result* result) noexcept {
+    radial_run_result c{};
+    c.struct_size = sizeof(c);
+    c.flags = r.flags;
+    c.exit_code = r.exit_code;
+    c.term_signal = r.term_signal;
+    c.duration_ms = r.duration_ms;
+    copy_to_host(c, result);
+}
+
 inline std::int32_t run(radial_runtime* rt, const radial_spec* spec, const radial_output_sink* out,
                         radial_run_result* result, const radial_error_sink* err) noexcept {
     Output output(out);
@@ -423,14 +434,7 @@ inline std::int32_t run(radial_runtime* rt, const radial_spec* spec, const radia
             if (d.disposition == RADIAL_DISP_REFUSED)
                 throw Error(RADIAL_E_REFUSED, field_name(d.field),
                             field_name(d.field) + " refused: " + d.note);
-        RunResult r = impl(rt).run(s, output);
-        radial_run_result c{};
-        c.struct_size = sizeof(c);
-        c.flags = r.flags;
-        c.exit_code = r.exit_code;
-        c.term_signal = r.term_signal;
-        c.duration_ms = r.duration_ms;
-        copy_to_host(c, result);
+        put_result(impl(rt).run(s, output), result);
     });
     output.close();
     return status;

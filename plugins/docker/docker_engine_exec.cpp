@@ -1,0 +1,66 @@
+// The Engine API calls of a session's execs (docker_engine.h, docker_session.h).
+#include "docker_engine.h"
+
+namespace radial::docker {
+
+using engine_api::EngineError;
+using radial::plugin::Error;
+
+std::string DockerEngine::exec_create(const std::string& id, std::string_view label,
+                                      const nlohmann::json& body) const {
+    const std::string what = "starting an exec in session box '" + std::string(label) + "'";
+    engine_api::Response r;
+    try {
+        r = client_.request("POST", "/containers/" + id + "/exec", body.dump(), what);
+    } catch (const EngineError& e) {
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    std::string(e.what()) + "; check that dockerd is running");
+    }
+    if (r.status == 201 || r.status == 200) {
+        auto j = nlohmann::json::parse(r.body, nullptr, false);
+        if (j.is_object() && j.contains("Id") && j["Id"].is_string())
+            return j["Id"].get<std::string>();
+        throw Error(RADIAL_E_INTERNAL, what + ": the engine's answer names no exec id");
+    }
+    const std::string message = engine_api::engine_message(r.body);
+    if (r.status == 404 || r.status == 409)
+        throw Error(RADIAL_E_NOT_FOUND,
+                    what + ": " + message +
+                        "; the session's box is gone (its idle timeout or maximum lifetime "
+                        "passed, or it was removed): create a new session");
+    throw Error(RADIAL_E_UNAVAILABLE, what + ": HTTP " + std::to_string(r.status) + ": " + message);
+}
+
+std::unique_ptr<engine_api::Stream> DockerEngine::exec_start(const std::string& exec_id,
+                                                             std::string_view label) const {
+    try {
+        return client_.open_hijacked("/exec/" + exec_id + "/start",
+                                     "running an exec in session box '" + std::string(label) + "'",
+                                     R"({"Detach":false,"Tty":false})");
+    } catch (const EngineError& e) {
+        throw Error(RADIAL_E_UNAVAILABLE, e.what());
+    }
+}
+
+std::optional<int> DockerEngine::exec_exit_code(const std::string& exec_id,
+                                                std::string_view label) const {
+    const std::string what =
+        "reading how an exec in session box '" + std::string(label) + "' ended";
+    engine_api::Response r;
+    try {
+        r = client_.request("GET", "/exec/" + exec_id + "/json", "", what);
+    } catch (const EngineError& e) {
+        throw Error(RADIAL_E_UNAVAILABLE, e.what());
+    }
+    if (r.status == 404) throw Error(RADIAL_E_NOT_FOUND, what + ": the engine has no such exec");
+    auto j = nlohmann::json::parse(r.body, nullptr, false);
+    if (r.status != 200 || !j.is_object())
+        throw Error(RADIAL_E_UNAVAILABLE, what + ": HTTP " + std::to_string(r.status) + ": " +
+                                              engine_api::engine_message(r.body));
+    if (j.value("Running", false)) return std::nullopt;
+    if (j.contains("ExitCode") && j["ExitCode"].is_number_integer())
+        return j["ExitCode"].get<int>();
+    return std::nullopt;
+}
+
+} // namespace radial::docker

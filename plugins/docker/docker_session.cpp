@@ -1,0 +1,220 @@
+#include "docker_session.h"
+
+#include <string.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "deadline.h"
+#include "docker_argv.h"
+#include "engine_api/stream_frames.h"
+#include "support/mount_sources.h"
+#include "support/run_ending.h"
+
+namespace radial::docker {
+namespace {
+
+using plugin_support::Ending;
+using radial::plugin::Error;
+using std::chrono::milliseconds;
+
+// How long past an exec's deadline and kill grace its stream may stay open before the session's
+// box is removed: radial-init ends the exec at the deadline; this is for a box that cannot.
+constexpr milliseconds kExecBackstop{10000};
+
+void remove_box(const DockerEngine& engine, const radial::plugin::Host& host,
+                const std::string& label) {
+    try {
+        auto ids = engine.ids_with_label(label);
+        if (!ids.empty()) engine.remove(ids, label);
+    } catch (const Error& e) {
+        host.warn("removing session box '" + label + "': " + e.what());
+    }
+}
+
+// Stops the exec's stream at the backstop deadline, unless told the exec is over first.
+class Backstop {
+public:
+    Backstop(engine_api::Stream& stream, Clock::time_point at) : stream_(stream) {
+        if (at == Clock::time_point::max()) return;
+        thread_ = std::thread([this, at] {
+            std::unique_lock lock(mutex_);
+            if (!cv_.wait_until(lock, at, [this] { return over_; })) {
+                fired_ = true;
+                stream_.stop();
+            }
+        });
+    }
+    ~Backstop() { finish(); }
+    void finish() {
+        {
+            std::lock_guard lock(mutex_);
+            over_ = true;
+        }
+        cv_.notify_all();
+        if (thread_.joinable()) thread_.join();
+    }
+    bool fired() {
+        std::lock_guard lock(mutex_);
+        return fired_;
+    }
+
+private:
+    engine_api::Stream& stream_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool over_ = false, fired_ = false;
+    std::thread thread_;
+};
+
+} // namespace
+
+void create_docker_session(const DockerEngine& engine, const radial::plugin::Host& host,
+                           const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
+                           std::uint64_t max_lifetime_ms) {
+    const DockerSettings& settings = engine.settings();
+    if (settings.init_path.empty())
+        throw Error(RADIAL_E_REFUSED, "boxInit",
+                    "a session's box needs radial-init to end it on its idle timeout and maximum "
+                    "lifetime; set run.docker.boxInit");
+    if (!engine.ids_with_label(spec.label).empty())
+        throw Error(RADIAL_E_INVALID, "label",
+                    "a box labelled '" + spec.label + "' exists already; pick another session id");
+    plugin_support::check_mount_sources(spec);
+    if (!engine.image_entrypoint(spec.image))
+        throw Error(RADIAL_E_NOT_FOUND, "image",
+                    "image '" + spec.image +
+                        "' is not present on the engine; a session does not pull: build or load "
+                        "it first (docker build, docker load)");
+    // The hardening of every box; the command is radial-init's session mode, not an argv.
+    ContainerSpec box = spec;
+    box.argv = {"--session"};
+    nlohmann::json body = docker_create_body(box, settings, {});
+    body["Cmd"] = nlohmann::json::array({"--session", std::to_string(idle_timeout_ms),
+                                         std::to_string(max_lifetime_ms),
+                                         std::to_string(settings.kill_grace_ms)});
+    const std::string cid = engine.create(body, spec.label, spec.image);
+    try {
+        if (auto refused = engine.start(cid, spec.label))
+            throw Error(RADIAL_E_INTERNAL, "starting session box '" + spec.label +
+                                               "': " + engine_api::engine_message(refused->body));
+    } catch (...) {
+        remove_box(engine, host, spec.label);
+        throw;
+    }
+    host.info("started session box '" + spec.label + "' (idle timeout " +
+              std::to_string(idle_timeout_ms) + " ms, maximum lifetime " +
+              std::to_string(max_lifetime_ms) + " ms)");
+}
+
+radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
+                                                 const radial::plugin::Host& host,
+                                                 const ContainerSpec& exec,
+                                                 radial::plugin::Output& out) {
+    const auto started = Clock::now();
+    const DockerSettings& settings = engine.settings();
+    const auto ids = engine.ids_with_label(exec.label);
+    if (ids.empty())
+        throw Error(RADIAL_E_NOT_FOUND, "label",
+                    "session box '" + exec.label +
+                        "' is gone (its idle timeout or maximum lifetime passed, or it was "
+                        "removed); create a new session");
+    std::string secrets = secret_env_block(exec);
+    struct Scrub { // the values leave this process's memory once sent
+        std::string& s;
+        ~Scrub() { ::explicit_bzero(s.data(), s.size()); }
+    } scrub{secrets};
+    nlohmann::json cmd = nlohmann::json::array({std::string(kBoxInitPath)});
+    if (!secrets.empty()) cmd.push_back("--env-from-stdin");
+    cmd.push_back(std::to_string(exec.timeout_ms));
+    cmd.push_back(std::to_string(settings.kill_grace_ms));
+    cmd.push_back("--");
+    for (const auto& a : exec.argv) cmd.push_back(a);
+    nlohmann::json env = nlohmann::json::array();
+    for (const auto& e : exec.env)
+        if (!e.secret) env.push_back(e.name + "=" + e.value);
+    nlohmann::json body = {{"AttachStdin", !secrets.empty()},
+                           {"AttachStdout", true},
+                           {"AttachStderr", true},
+                           {"Tty", false},
+                           {"Cmd", cmd}};
+    if (!env.empty()) body["Env"] = env;
+    if (!exec.workdir.empty()) body["WorkingDir"] = exec.workdir;
+
+    const std::string exec_id = engine.exec_create(ids.front(), exec.label, body);
+    auto stream = engine.exec_start(exec_id, exec.label);
+    if (!secrets.empty()) stream->write(secrets, budget_ms(settings.command_timeout_ms));
+    const auto backstop_at = exec.timeout_ms == 0
+                                 ? Clock::time_point::max()
+                                 : deadline_after(started, exec.timeout_ms) +
+                                       budget_ms(settings.kill_grace_ms) + kExecBackstop;
+    Backstop backstop(*stream, backstop_at);
+    bool aborted = false;
+    engine_api::FrameDemux demux([&](std::uint32_t stream_id, const char* data, std::size_t n) {
+        if (aborted) return false;
+        if (!out.write(
+                stream_id == RADIAL_STREAM_STDERR ? RADIAL_STREAM_STDERR : RADIAL_STREAM_STDOUT,
+                data, n) &&
+            out.aborted())
+            aborted = true;
+        return !aborted;
+    });
+    std::string chunk;
+    try {
+        while (!aborted && stream->read(chunk)) demux.feed(chunk);
+    } catch (const engine_api::EngineError& e) {
+        if (!backstop.fired()) {
+            backstop.finish();
+            throw Error(RADIAL_E_UNAVAILABLE, "running an exec in session box '" + exec.label +
+                                                  "': the engine stopped answering (" + e.what() +
+                                                  ")");
+        }
+    }
+    backstop.finish();
+    radial::plugin::RunResult result;
+    Ending ending = Ending::none;
+    plugin_support::ExitStatus status;
+    if (backstop.fired() || aborted) {
+        // The exec cannot be ended on its own: its box goes, and with it the session.
+        host.warn("ending session box '" + exec.label + "': " +
+                  (aborted ? std::string("the output sink asked to stop")
+                           : "its exec was still running past its deadline and kill grace") +
+                  "; the session is over");
+        remove_box(engine, host, exec.label);
+        ending = aborted ? Ending::aborted : Ending::timed_out;
+    } else {
+        std::optional<int> code;
+        // The stream ends as the exec's process does; the engine records its code a moment later.
+        for (int i = 0; i < 100 && !code; ++i) {
+            try {
+                code = engine.exec_exit_code(exec_id, exec.label);
+            } catch (const Error& e) {
+                if (e.code() != RADIAL_E_NOT_FOUND) throw;
+                ending = Ending::killed; // the box was removed under it
+                break;
+            }
+            if (!code) std::this_thread::sleep_for(milliseconds(50));
+        }
+        if (ending == Ending::none && !code && engine.ids_with_label(exec.label).empty())
+            ending = Ending::killed;
+        if (code) {
+            status.exited = true;
+            status.code = *code;
+            // radial-init's 124 at the deadline: the exec timed out (a command's own 124 before
+            // its deadline is its own exit code).
+            if (*code == 124 && exec.timeout_ms != 0 &&
+                Clock::now() >= deadline_after(started, exec.timeout_ms))
+                ending = Ending::timed_out;
+        }
+    }
+    plugin_support::set_run_outcome(result, ending, status, aborted,
+                                    "session box '" + exec.label + "'", "the engine",
+                                    "the session's box is kept");
+    result.duration_ms = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
+    return result;
+}
+
+} // namespace radial::docker

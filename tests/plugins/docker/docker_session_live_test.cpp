@@ -1,0 +1,190 @@
+// tests/plugins/docker/docker_session_live_test.cpp — the real docker.so's session extension
+// ("radial.session/1", radial/session.h) against the real engine, through its C table as radiald
+// reaches it (get_extension). LIVE: needs dockerd and the test_image fixture.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <radial/session.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "../../support/host_processes.h"
+#include "loaded_docker_plugin.h"
+
+namespace radial::test {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+bool eventually(const std::function<bool()>& f, std::chrono::milliseconds budget) {
+    const auto deadline = std::chrono::steady_clock::now() + budget;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (f()) return true;
+        std::this_thread::sleep_for(100ms);
+    }
+    return f();
+}
+
+class docker_session_live : public ::testing::Test {
+protected:
+    docker_session_live() {
+        config_.str("pull", "never");
+        docker_ = std::make_unique<DockerInstance>(config_);
+        ext_ = static_cast<const radial_session_ext*>(
+            docker_->d().get_extension(docker_->rt(), RADIAL_SESSION_EXTENSION_ID));
+    }
+    void TearDown() override {
+        std::string names;
+        for (const auto& n : cleanup_) names += " '" + n + "'";
+        if (!names.empty()) shell("docker rm -f" + names + " >/dev/null 2>&1");
+    }
+
+    // Creates a session box labelled after `name` and this process; returns its label.
+    std::string create(const std::string& name, std::uint64_t idle_ms = 0,
+                       std::uint64_t max_ms = 120'000, Reported* reported = nullptr) {
+        ContainerSpec s;
+        s.label = "rds" + std::to_string(::getpid()) + "-" + name;
+        cleanup_.push_back(s.label);
+        s.image = RADIAL_TEST_IMAGE;
+        s.user = "2000000123:2000000123";
+        radial::CSpec c(s);
+        Reported r;
+        radial_error_sink err = error_sink(r);
+        r.code = ext_->create(docker_->rt(), c.get(), idle_ms, max_ms, &err);
+        if (reported != nullptr) *reported = r;
+        EXPECT_TRUE(reported != nullptr || r.code == RADIAL_OK) << r.key << ": " << r.message;
+        return s.label;
+    }
+
+    RunOutcome exec(const std::string& label, const std::string& script,
+                    std::vector<EnvVar> env = {}, std::uint64_t timeout_ms = 60'000) {
+        ContainerSpec e;
+        e.label = label;
+        e.argv = {"sh", "-c", script};
+        e.env = std::move(env);
+        e.timeout_ms = timeout_ms;
+        RunOutcome o;
+        radial_output_sink sink{sizeof(radial_output_sink), &o,
+                                [](void* ctx, std::uint32_t stream, const std::uint8_t* data,
+                                   std::size_t size) -> std::int32_t {
+                                    auto* out = static_cast<RunOutcome*>(ctx);
+                                    (stream == RADIAL_STREAM_STDOUT ? out->out : out->err)
+                                        .append(reinterpret_cast<const char*>(data), size);
+                                    return 0;
+                                }};
+        radial::CSpec c(e);
+        radial_error_sink err = error_sink(o.error);
+        o.result.struct_size = sizeof(o.result);
+        o.started = std::chrono::steady_clock::now();
+        o.status = ext_->exec(docker_->rt(), c.get(), &sink, &o.result, &err);
+        o.returned = std::chrono::steady_clock::now();
+        return o;
+    }
+
+    ConfigBuilder config_;
+    std::unique_ptr<DockerInstance> docker_;
+    const radial_session_ext* ext_ = nullptr;
+    std::vector<std::string> cleanup_;
+};
+
+TEST_F(docker_session_live, WhatATurnInstallsOutsideTheWorkspaceIsThereForTheSessionsNextTurn) {
+    ASSERT_NE(ext_, nullptr);
+    const std::string a = create("keep-a"), b = create("keep-b");
+    auto first = exec(a, "mkdir -p /tmp/tools && echo v1 > /tmp/tools/installed; id -u");
+    ASSERT_EQ(first.status, RADIAL_OK) << first.error.message;
+    EXPECT_EQ(first.result.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(first.out, "2000000123\n");
+    auto second = exec(a, "cat /tmp/tools/installed");
+    EXPECT_EQ(second.result.exit_code, 0) << second.err;
+    EXPECT_EQ(second.out, "v1\n");
+    auto other = exec(b, "cat /tmp/tools/installed");
+    EXPECT_EQ(other.result.exit_code, 1);
+    EXPECT_EQ(other.out, "");
+}
+
+TEST_F(docker_session_live, AnExecsSecretIsItsOwnAndNeverInTheBoxesConfiguration) {
+    ASSERT_NE(ext_, nullptr);
+    const std::string value = "s3cr3t-" + std::to_string(::getpid()) + "-value-of-the-turn";
+    const std::string s = create("secret");
+    auto first = exec(s, "echo \"len=${#TOKEN} plain=$PLAIN\"",
+                      {{"TOKEN", value, true}, {"PLAIN", "p1", false}});
+    ASSERT_EQ(first.status, RADIAL_OK) << first.error.message;
+    EXPECT_EQ(first.out, "len=" + std::to_string(value.size()) + " plain=p1\n");
+    auto second = exec(s,
+                       "echo \"[$TOKEN][$PLAIN]\"; cat /proc/*/environ 2>/dev/null | tr '\\0' "
+                       "'\\n' | grep -c TOKEN");
+    EXPECT_EQ(second.out, "[][]\n0\n");
+    const std::string inspected = shell("docker inspect '" + s + "'");
+    EXPECT_THAT(inspected, HasSubstr(s)) << "inspect found the box";
+    EXPECT_THAT(inspected, Not(HasSubstr(value)));
+    EXPECT_THAT(inspected, Not(HasSubstr("TOKEN")));
+}
+
+TEST_F(docker_session_live, AnExecTimesOutAsATurnDoesAndTheSessionLivesOn) {
+    ASSERT_NE(ext_, nullptr);
+    const std::string s = create("timeout");
+    auto slow = exec(s, "sleep 60", {}, 1000);
+    ASSERT_EQ(slow.status, RADIAL_OK) << slow.error.message;
+    EXPECT_EQ(slow.result.flags, RADIAL_RUN_TIMED_OUT); // as a run's: no exit code of its own
+    EXPECT_LT(slow.seconds(), 30.0);
+    auto after = exec(s, "echo alive; ps -o pid= | wc -l");
+    EXPECT_EQ(after.result.exit_code, 0);
+    EXPECT_THAT(after.out, ::testing::StartsWith("alive\n")) << "the session ended with the exec";
+}
+
+// With no host doing anything, a session's box ends once idle for its idle timeout.
+TEST_F(docker_session_live, AnIdleSessionEndsByItself) {
+    ASSERT_NE(ext_, nullptr);
+    const std::string s = create("idle", 1500, 120'000);
+    auto one = exec(s, "true");
+    ASSERT_EQ(one.status, RADIAL_OK) << one.error.message;
+    auto state = [&] {
+        std::string out = shell("docker inspect -f '{{.State.Status}}' '" + s + "' 2>&1");
+        return out.substr(0, out.find('\n'));
+    };
+    EXPECT_EQ(state(), "running");
+    EXPECT_TRUE(eventually([&] { return state() == "exited"; }, 60s)) << state();
+    auto late = exec(s, "true");
+    EXPECT_NE(late.status, RADIAL_OK);
+}
+
+TEST_F(docker_session_live, ADestroyedSessionIsGoneAndItsExecsAreNotFound) {
+    ASSERT_NE(ext_, nullptr);
+    const std::string s = create("destroy");
+    Reported r;
+    radial_error_sink err = error_sink(r);
+    ASSERT_EQ(ext_->destroy(docker_->rt(), radial::to_c(s), &err), RADIAL_OK) << r.message;
+    EXPECT_EQ(shell("docker ps -aq --filter name=^" + s + "$"), "");
+    auto gone = exec(s, "true");
+    EXPECT_EQ(gone.status, RADIAL_E_NOT_FOUND);
+    EXPECT_THAT(gone.error.message, HasSubstr("create a new session"));
+}
+
+// What every runtime's create refuses, checked by the helper before the runtime sees it.
+TEST_F(docker_session_live, ABoxWithACommandOrASecretIsRefusedAtCreate) {
+    ASSERT_NE(ext_, nullptr);
+    for (int which = 0; which < 2; ++which) {
+        ContainerSpec s;
+        s.label = "rds" + std::to_string(::getpid()) + "-refused";
+        cleanup_.push_back(s.label);
+        s.image = RADIAL_TEST_IMAGE;
+        if (which == 0)
+            s.argv = {"true"};
+        else
+            s.env = {{"TOKEN", "value", true}};
+        radial::CSpec c(s);
+        Reported r;
+        radial_error_sink err = error_sink(r);
+        EXPECT_EQ(ext_->create(docker_->rt(), c.get(), 0, 0, &err), RADIAL_E_INVALID);
+        EXPECT_EQ(r.key, which == 0 ? "argv" : "env");
+    }
+    EXPECT_EQ(shell("docker ps -aq --filter name=^rds" + std::to_string(::getpid()) + "-refused$"),
+              "");
+}
+
+} // namespace
+} // namespace radial::test
