@@ -14,6 +14,7 @@
 #include "cli/exit_status.h"
 #include "cli/journal_commands.h"
 #include "cli/runtime_setup.h"
+#include "cli/session_command.h"
 #include "cli/template_command.h"
 #include "cli/turn_command.h"
 #include "config/host_config.h"
@@ -134,6 +135,9 @@ int main(int argc, char** argv) {
     auto* records_cmd = cli::add_records_command(app, records_opts);
     auto* turns_cmd = cli::add_turns_command(app, turns_opts);
 
+    cli::SessionOptions session_opts;
+    const auto session_cmds = cli::add_session_commands(app, session_opts);
+
     cli::TemplateOptions template_opts;
     auto* template_export_cmd = cli::add_template_export_command(app, template_opts);
 
@@ -168,6 +172,9 @@ int main(int argc, char** argv) {
     if (reconcile_cmd->parsed()) return cli::run_reconcile_command(reconcile_opts);
     if (status_cmd->parsed()) return cli::run_status_command(status_opts);
     if (template_export_cmd->parsed()) return cli::run_template_export_command(template_opts);
+    if (session_cmds.create->parsed()) return cli::run_session_create(session_opts);
+    if (session_cmds.rm->parsed()) return cli::run_session_rm(session_opts);
+    if (session_cmds.ls->parsed()) return cli::run_session_ls(session_opts);
     if (config_check_cmd->parsed()) return cli::run_config_check_command(config_check_opts);
     std::cout << app.help();
     return cli::kExitUsage;

@@ -150,7 +150,8 @@ void add_box_options(CLI::App* cmd, TurnOptions& o, const std::string& what,
                      const std::string& id_flag, const std::string& secret_help) {
     cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
     cmd->add_option("--runtime", o.runtime, "Runtime id, overriding run.containerRuntime");
-    cmd->add_option("--image", o.request.image, "Image (or template) to run")->required();
+    cmd->add_option("--image", o.request.image,
+                    "Image (or template) to run; required unless the turn runs in a --session");
     cmd->add_option("--workspace", o.request.workspace,
                     "Host directory mounted at /work (the workdir); read-write unless --mode "
                     "read-only");
@@ -176,6 +177,9 @@ CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
     auto* cmd = app.add_subcommand("turn", "Run one turn in a box and report how it ended");
     add_box_options(cmd, o, "Turn", "--turn-id",
                     "NAME of a variable in radiald's environment passed to the box as a secret");
+    cmd->add_option("--session", o.request.session,
+                    "Run the turn in this session's box ('radiald session create'), as an exec; "
+                    "the session fixed its image, workspace and mode");
     cmd->add_option("--record-type", o.request.record_type,
                     "The only record type the box may post to its turn socket")
         ->capture_default_str();

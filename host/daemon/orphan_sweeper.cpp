@@ -4,9 +4,11 @@
 
 #include "daemon/instance_claim.h"
 #include "log/logger.h"
+#include "session/session_record.h"
 #include "turn/box_id_lease.h"
 
 namespace radial::daemon {
+using session::session_labels;
 
 namespace {
 constexpr std::chrono::milliseconds kFirstDelay{1000};
@@ -52,7 +54,7 @@ void OrphanSweeper::loop() {
             if (!killed.empty())
                 log::info("reconcile", "sweep removed {} orphaned box(es)", killed.size());
             // Ids a turn kept leased for a box that might have outlived it (box_id_lease.h).
-            std::vector<std::string> live;
+            std::vector<std::string> live = session_labels(cfg_.state_dir);
             if (live_)
                 for (const auto& l : live_()) live.push_back(l);
             for (const auto& l : turn::release_stale_box_id_leases(

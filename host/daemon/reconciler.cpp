@@ -12,6 +12,7 @@
 
 #include "daemon/instance_claim.h"
 #include "log/logger.h"
+#include "session/session_record.h"
 #include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
 #include "turn/terminal_record.h"
@@ -19,6 +20,7 @@
 #include "turn/turn_request.h"
 
 namespace radial::daemon {
+using session::session_labels;
 
 namespace {
 
@@ -306,8 +308,9 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
     // The ids of boxes a killed radiald left (box_id_lease.h): free once those boxes are gone.
     std::map<std::string, std::uint32_t> freed_ids;
     if (!box_failure)
-        for (auto& l : turn::release_stale_box_id_leases(
-                 turn::box_id_lease_dir(default_claim_registry()), cfg.state_dir, {})) {
+        for (auto& l :
+             turn::release_stale_box_id_leases(turn::box_id_lease_dir(default_claim_registry()),
+                                               cfg.state_dir, session_labels(cfg.state_dir))) {
             log::info("reconcile", "freed box ids {0}:{0} of box '{1}'", l.id, l.label);
             freed_ids[l.label] = l.id;
         }

@@ -212,4 +212,28 @@ std::vector<StaleLease> release_stale_box_id_leases(const std::string& dir,
     return removed;
 }
 
+std::optional<std::uint32_t> release_box_id_lease_of(const std::string& dir,
+                                                     const std::string& label) {
+    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+    if (!d) return std::nullopt;
+    while (const dirent* e = ::readdir(d.get())) {
+        const std::string name = e->d_name;
+        if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+        const std::string path = dir + "/" + name;
+        internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+        if (!fd || !try_lock(fd.get()) || !same_file(fd.get(), path)) continue;
+        auto note = nlohmann::json::parse(read_all(fd.get()), nullptr, false);
+        if (!note.is_object() || note.value("label", std::string()) != label) continue;
+        std::uint32_t id = 0;
+        try {
+            id = static_cast<std::uint32_t>(std::stoul(name));
+        } catch (const std::exception&) {
+            continue;
+        }
+        ::unlink(path.c_str());
+        return id;
+    }
+    return std::nullopt;
+}
+
 } // namespace radial::turn

@@ -78,4 +78,9 @@ std::vector<StaleLease> release_stale_box_id_leases(const std::string& dir,
                                                     const std::string& state_dir,
                                                     const std::vector<std::string>& live_labels);
 
+// Frees the lease of box `label` that nobody holds (a session's, kept while its box lived), once
+// that box is gone. Returns the id, or nullopt when there was none. Never throws but bad_alloc.
+std::optional<std::uint32_t> release_box_id_lease_of(const std::string& dir,
+                                                     const std::string& label);
+
 } // namespace radial::turn

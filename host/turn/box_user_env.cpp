@@ -150,6 +150,7 @@ BoxIdentity::BoxIdentity(const std::string& state_dir, const std::string& turn_i
 }
 
 BoxIdentity::~BoxIdentity() {
+    if (kept_) return;
     std::error_code ec;
     fs::remove_all(dir_, ec);
     if (ec) log::warn("turn", "removing the box's identity files '{}': {}", dir_, ec.message());

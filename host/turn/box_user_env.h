@@ -74,6 +74,10 @@ public:
 
     const std::string& dir() const noexcept { return dir_; }
 
+    // Leaves the files when this object goes: a session's box uses them for its whole life, and
+    // `radiald session rm` removes them (box_identity_dir).
+    void keep() noexcept { kept_ = true; }
+
     // Adds to `spec`: passwd and group mounted read-only over /etc/passwd and /etc/group, a tmpfs
     // of `home_bytes` at kBoxHome (the runtime makes it the box user's, mode 0700; docker:
     // docker_argv.h) and box_user_variables(); with Codex auth, codex/ mounted read-write at
@@ -85,6 +89,7 @@ public:
 private:
     std::string dir_;
     bool codex_ = false;
+    bool kept_ = false;
 };
 
 } // namespace radial::turn

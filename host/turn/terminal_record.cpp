@@ -80,6 +80,7 @@ std::string TerminalRecord::to_json() const {
     if (connections_refused) j["connectionsRefused"] = *connections_refused;
     if (!journal_error.empty()) j["journalError"] = journal_error;
     if (!box_user.empty()) j["boxUser"] = box_user;
+    if (!session.empty()) j["session"] = session;
     if (handback)
         j["workspaceHandback"] = {{"entries", handback->entries},
                                   {"setidCleared", handback->setid_cleared},

@@ -56,6 +56,8 @@ struct TerminalRecord {
     // "uid:gid" the box ran as when radiald leased its ids from run.boxIdRange (box_id_lease.h),
     // or the ids a reclaimed turn's box had.
     std::string box_user;
+    // The session the turn ran in (host/session/), when it ran in one.
+    std::string session;
 
     // The process exit status `radiald turn` reports: the turn's own exit code; 124 when it timed
     // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`) or the turn was

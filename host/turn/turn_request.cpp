@@ -95,6 +95,7 @@ nlohmann::ordered_json request_json_object(const TurnRequest& r) {
     j["recordType"] = r.record_type;
     if (!r.mode.empty()) j["mode"] = r.mode;
     if (!r.workspace_mount.empty()) j["workspaceMount"] = r.workspace_mount;
+    if (!r.session.empty()) j["session"] = r.session;
     return j;
 }
 
@@ -164,6 +165,7 @@ TurnRequest request_from_json(std::string_view text) {
     r.record_type = string("recordType", true);
     r.mode = string("mode", false);
     r.workspace_mount = string("workspaceMount", false);
+    r.session = string("session", false);
     if (const auto* env = field("env")) {
         if (!env->is_object()) throw RequestError("field 'env' must be an object of strings");
         for (const auto& [name, value] : env->items()) {

@@ -54,6 +54,9 @@ struct TurnRequest {
     // workspace_mode.h; empty: the operator's run.mode / run.workspaceMount
     std::string mode{};            // "read-only" | "workspace-write"
     std::string workspace_mount{}; // "/work" | "same-path"
+    // A session's id (host/session/): the turn runs as an exec in that session's box, whose image,
+    // workspace, mode and mounts the session fixed; empty: a box of its own.
+    std::string session{};
 
     friend bool operator==(const TurnRequest&, const TurnRequest&) = default;
 };

@@ -9,8 +9,10 @@
 namespace radial::turn {
 
 TurnRunner::TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, std::string turn_id,
-                       std::chrono::milliseconds host_grace)
+                       std::chrono::milliseconds host_grace,
+                       std::optional<host::SessionClient> session)
     : client_(client),
+      session_(std::move(session)),
       spec_(std::move(spec)),
       turn_id_(std::move(turn_id)),
       host_grace_(host_grace) {}
@@ -102,7 +104,8 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
     log::info("turn", "turn {}: starting box '{}' (runtime '{}', image '{}')", turn_id_,
               spec_.label, rec.runtime, spec_.image);
     try {
-        host::RunOutcome out = client_.run(spec_, on_output);
+        host::RunOutcome out =
+            session_ ? session_->exec(spec_, on_output) : client_.run(spec_, on_output);
         if (out.flags & RADIAL_RUN_EXITED) rec.exit_code = out.exit_code;
         if (out.flags & RADIAL_RUN_SIGNALED) rec.signal = out.term_signal;
         if ((out.flags & RADIAL_RUN_TIMED_OUT) || watchdog_fired_) {

@@ -10,8 +10,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <radial/container_spec.hpp>
 #include <radial/host/runtime_client.hpp>
+#include <radial/host/session_client.hpp>
 #include <string>
 
 #include "turn/terminal_record.h"
@@ -29,8 +31,12 @@ class TurnRunner {
 public:
     // `client` must outlive the runner. `turn_id` is recorded as given. `host_grace` is how long
     // after the spec's timeout the host waits for the plugin before killing the box itself.
+    // With `session`, the spec is an exec in that session's box (spec.label names it), run with
+    // session->exec instead of client.run; a kill still removes the box by label, and with it the
+    // session.
     TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, std::string turn_id,
-               std::chrono::milliseconds host_grace = kHostTimeoutGrace);
+               std::chrono::milliseconds host_grace = kHostTimeoutGrace,
+               std::optional<host::SessionClient> session = std::nullopt);
 
     // Runs the turn to its end; blocks. Output chunks go to `on_output` as they arrive (return
     // false to stop the turn). Never throws for a runtime failure: that is a terminal record with
@@ -43,6 +49,7 @@ public:
 
 private:
     const host::RuntimeClient& client_;
+    std::optional<host::SessionClient> session_;
     ContainerSpec spec_;
     std::string turn_id_;
     std::chrono::milliseconds host_grace_;

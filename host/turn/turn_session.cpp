@@ -19,6 +19,7 @@
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "redaction/json_redaction.h"
+#include "session/session_turn.h"
 #include "socket/socket_error.h"
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"
@@ -125,7 +126,17 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
     }
     // A refusal may quote the request (an image or a mount that holds a secret): masked too.
     try {
+        if (!request_.session.empty()) {
+            session_ = session::load_session(env_.cfg.state_dir, request_.session);
+            if (!session_)
+                throw RequestError(
+                    fmt::format("session '{}' is not one of this state directory's; create it with "
+                                "'radiald session create', or see 'radiald session ls'",
+                                request_.session));
+            session::bind_request_to_session(request_, *session_);
+        }
         spec_ = build_container_spec(request_, env_.cfg);
+        if (session_) session::make_session_exec(spec_, *session_);
     } catch (const RequestError& e) {
         throw RequestError(redactor_->redact(e.what()));
     } catch (const TurnSetupError& e) {
@@ -155,6 +166,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // name or a path may hold a secret (docs/design.md §10.2).
     rec.image = redactor_->redact(request_.image);
     rec.label = spec.label;
+    if (session_) rec.session = session_->id;
     rec.started_at = std::chrono::system_clock::now();
 
     auto checkpoint = [&](std::string_view point) {
@@ -223,7 +235,9 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // Every box its own uid and gid, leased host-wide for as long as the box may run
     // (box_id_lease.h); run.user = "workspace-owner" keeps the owner's uid and leases the gid.
     std::optional<BoxIdLease> box_ids;
-    if (config::uses_box_id_range(env_.cfg)) {
+    if (session_) {
+        rec.box_user = spec.user; // the session holds its ids for as long as its box lives
+    } else if (config::uses_box_id_range(env_.cfg)) {
         try {
             box_ids.emplace(BoxIdLease::acquire(box_id_lease_dir(daemon::default_claim_registry()),
                                                 env_.cfg.box_id_first, env_.cfg.box_id_last,
@@ -258,6 +272,10 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                 // Only root enters the turns directory: a box reaches its socket through a mount.
                 ::chmod(turns.c_str(), 0700);
                 o.unix_path = (turns / id / kSocketFile).string();
+                // A session's box has its socket directory mounted since its create.
+                if (session_)
+                    o.unix_path = session::session_socket_dir(env_.cfg.state_dir, session_->id) +
+                                  "/" + kSocketFile;
                 if (::geteuid() == 0) o.unix_owner = numeric_user(spec.user);
             } else {
                 o.tcp_host = env_.transport.bind_host;
@@ -279,15 +297,20 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                 }
             };
             server.emplace(std::move(o), sink);
+            if (session_ && env_.transport.transport != socket::Transport::unix_socket)
+                throw TurnSetupError(
+                    "a session's turn needs the unix turn transport (its box's "
+                    "mounts are fixed at create); set run.turnTransport = "
+                    "\"unix\"");
             if (env_.transport.transport == socket::Transport::unix_socket) {
-                fs::path dir = fs::path(env_.cfg.state_dir) / "turns" / id;
+                fs::path dir = fs::path(o.unix_path).parent_path();
                 if (!numeric_user(spec.user) || ::geteuid() != 0) {
                     // The box user is the runtime's default, unknown here: let any uid in the box
                     // connect. The 0700 turns directory still keeps every other local user out.
                     ::chmod(dir.c_str(), 0711);
                     ::chmod((dir / kSocketFile).c_str(), 0666);
                 }
-                spec.mounts.push_back({dir.string(), kBoxSocketDir, false});
+                if (!session_) spec.mounts.push_back({dir.string(), kBoxSocketDir, false});
                 spec.env.push_back(
                     {kSocketEnv, fmt::format("unix://{}/{}", kBoxSocketDir, kSocketFile), false});
             } else {
@@ -306,8 +329,11 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // the box runs as spec.user and host files keep their ids in it. Elsewhere the runtime's own
     // user and home apply, and the log says so.
     std::optional<BoxIdentity> identity;
-    if (const auto ids = numeric_user(spec.user);
-        ids && env_.client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS) && user_is_honoured(spec)) {
+    if (session_) {
+        // The session's box got its identity at create (session_command.cpp).
+    } else if (const auto ids = numeric_user(spec.user);
+               ids && env_.client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS) &&
+               user_is_honoured(spec)) {
         if (!codex_auth_error_.empty()) {
             server.reset();
             return fail(codex_auth_error_);
@@ -340,7 +366,16 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         return fail(fmt::format("the box was not started: {}", e.what()));
     }
     checkpoint("started");
-    TurnRunner runner(env_.client, spec, id, env_.host_timeout_grace);
+    std::optional<host::SessionClient> sessions;
+    if (session_) {
+        try {
+            sessions.emplace(host::SessionClient::of(env_.client));
+        } catch (const host::RuntimeError& e) {
+            server.reset();
+            return fail(e.what());
+        }
+    }
+    TurnRunner runner(env_.client, spec, id, env_.host_timeout_grace, std::move(sessions));
     {
         // One critical section for the check and the registration: a stop that lands between
         // them would otherwise reach neither this check nor the runner.
@@ -359,11 +394,12 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // Only when the runtime runs the box as spec.user: a VM boundary that supersedes it writes
     // as its own user, and the tree must not change hands for nothing.
     std::optional<WorkspaceHandover> handover;
-    // The workspace is the spec's first mount (build_container_spec), at /work or its host path.
+    // The workspace is the spec's first mount (build_container_spec), at /work or its host path;
+    // a session's, as the session recorded it.
     if (const auto ids = numeric_user(spec.user);
-        ids && !request_.workspace.empty() && user_is_honoured(spec))
-        handover.emplace(spec.mounts.front().source, ids->first, ids->second,
-                         handover_marker_dir(env_.cfg.state_dir) + "/" + id);
+        ids && !request_.workspace.empty() && (session_ || user_is_honoured(spec)))
+        handover.emplace(session_ ? session_->workspace : spec.mounts.front().source, ids->first,
+                         ids->second, handover_marker_dir(env_.cfg.state_dir) + "/" + id);
     redaction::StreamRedactor out_redactor = redactor_->stream(),
                               err_redactor = redactor_->stream();
     std::string stdout_tail, stderr_tail, buffer;
@@ -393,6 +429,13 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
 
     const auto refused = server ? server->connection_stats().total() : 0;
     server.reset(); // the socket path is gone and the token worthless from here on
+    if (session_ && ::geteuid() == 0) {
+        // Root's again between turns: the next turn binds its socket there before the box may
+        // touch the directory.
+        const std::string dir = session::session_socket_dir(env_.cfg.state_dir, session_->id);
+        if (::lchown(dir.c_str(), 0, 0) != 0)
+            log::warn("turn", "turn {}: taking back '{}': {}", id, dir, std::strerror(errno));
+    }
     if (handover) {
         handover->give_back();
         const WalkReport& back = handover->report();
@@ -425,6 +468,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     }
     box_ids.reset();
     ran.box_user = rec.box_user;
+    ran.session = rec.session;
     ran.kind = rec.kind;
     ran.stdout_tail = std::move(stdout_tail);
     ran.stderr_tail = std::move(stderr_tail);

@@ -19,6 +19,7 @@
 #include "config/host_config.h"
 #include "journal/journal.h"
 #include "redaction/stream_redactor.h"
+#include "session/session_record.h"
 #include "turn/terminal_record.h"
 #include "turn/turn_request.h"
 #include "turn/turn_runner.h"
@@ -106,6 +107,8 @@ private:
 
     const TurnEnvironment& env_;
     TurnRequest request_;
+    // The session the turn runs in (request.session), as recorded at its create.
+    std::optional<session::SessionRecord> session_;
     ContainerSpec spec_;
     std::string token_;
     std::unique_ptr<redaction::Redactor> redactor_;

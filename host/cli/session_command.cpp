@@ -1,0 +1,212 @@
+#include "cli/session_command.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <radial/host/session_client.hpp>
+#include <radial/units.hpp>
+
+#include "cli/exit_status.h"
+#include "cli/instance.h"
+#include "cli/runtime_setup.h"
+#include "config/box_identity.h"
+#include "config/instance_id.h"
+#include "daemon/instance_claim.h"
+#include "log/log_redaction.h"
+#include "log/logger.h"
+#include "session/session_record.h"
+#include "turn/box_id_lease.h"
+#include "turn/box_user_env.h"
+#include "turn/turn_request.h"
+#include "turn/turn_session.h"
+
+namespace radial::cli {
+namespace {
+namespace fs = std::filesystem;
+
+std::unique_ptr<Instance> open_instance(const SessionOptions& o, const char* who) {
+    auto cfg = config::load(o.config_file, o.runtime, executable_dir());
+    log::install_log_redaction();
+    config::settle_instance_id(cfg);
+    return Instance::open(std::move(cfg), {who, daemon::StateDirLock::Mode::shared, true});
+}
+
+std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
+    auto ms = units::parse_duration_ms(text);
+    if (!ms)
+        throw turn::RequestError(fmt::format(
+            "{} '{}' is not a duration; write e.g. 30m, 8h or 90s (0: no limit)", flag, text));
+    return *ms;
+}
+
+std::string lease_dir() { return turn::box_id_lease_dir(daemon::default_claim_registry()); }
+
+} // namespace
+
+SessionCommands add_session_commands(CLI::App& app, SessionOptions& o) {
+    auto* cmd = app.add_subcommand(
+        "session", "Boxes that live for a session: its turns run in it (radiald turn --session)");
+    cmd->require_subcommand(1);
+    auto common = [&](CLI::App* c) {
+        c->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
+        c->add_option("--runtime", o.runtime, "Runtime id, overriding run.containerRuntime");
+    };
+    auto* create = cmd->add_subcommand(
+        "create", "Create a session's box, started idle; prints the session's id");
+    common(create);
+    create->add_option("--image", o.image, "Image the session's box runs")->required();
+    create->add_option("--workspace", o.workspace,
+                       "Host directory mounted read-write into the box (at /work)");
+    create->add_option("--mode", o.mode, "Workspace mode: read-only or workspace-write");
+    create
+        ->add_option("--idle-timeout", o.idle_timeout,
+                     "End the box after this long without a turn (0: never)")
+        ->capture_default_str();
+    create
+        ->add_option("--max-lifetime", o.max_lifetime,
+                     "End the box this long after its create, turns or not (0: never)")
+        ->capture_default_str();
+    create->add_option("--session-id", o.id, "Session id (a-z, 0-9, '-'); default: generated");
+    auto* rm = cmd->add_subcommand("rm", "Remove a session's box and what radiald kept of it");
+    common(rm);
+    rm->add_option("id", o.id, "The session's id")->required();
+    auto* ls = cmd->add_subcommand("ls", "List this state directory's sessions");
+    common(ls);
+    ls->add_flag("--json", o.json, "One JSON array instead of text");
+    return {create, rm, ls};
+}
+
+int run_session_create(const SessionOptions& o) {
+    try {
+        auto instance = open_instance(o, "radiald session create");
+        const auto& cfg = instance->cfg();
+        const auto sessions = host::SessionClient::of(instance->runtime());
+        session::SessionRecord rec;
+        rec.id = o.id.empty() ? turn::new_turn_id() : o.id;
+        turn::validate_turn_id(rec.id);
+        rec.label = session::session_label(cfg, rec.id);
+        rec.idle_timeout_ms = duration_flag("--idle-timeout", o.idle_timeout);
+        rec.max_lifetime_ms = duration_flag("--max-lifetime", o.max_lifetime);
+
+        // The one-shot box's policy, hardening and workspace, without its command.
+        turn::TurnRequest req;
+        req.turn_id = rec.id;
+        req.image = o.image;
+        req.workspace = o.workspace;
+        req.mode = o.mode;
+        req.argv = {"true"};
+        ContainerSpec spec = turn::build_container_spec(req, cfg);
+        spec.label = rec.label;
+        spec.argv.clear();
+        rec.image = o.image;
+        rec.mode = o.mode;
+        rec.workdir = spec.workdir;
+        if (!o.workspace.empty()) rec.workspace = spec.mounts.front().source;
+
+        // Its own ids for as long as the box lives (box_id_lease.h): freed by `session rm`.
+        std::optional<turn::BoxIdLease> ids;
+        if (config::uses_box_id_range(cfg)) {
+            ids.emplace(turn::BoxIdLease::acquire(lease_dir(), cfg.box_id_first, cfg.box_id_last,
+                                                  rec.label, cfg.state_dir));
+            const auto owner = spec.user.substr(0, spec.user.find(':'));
+            spec.user = cfg.user.empty() ? fmt::format("{0}:{0}", ids->id())
+                                         : fmt::format("{}:{}", owner, ids->id());
+        }
+        rec.user = spec.user;
+        // Each turn binds its socket in this directory, mounted at /run/radial for the box's life.
+        const std::string run_dir = session::session_socket_dir(cfg.state_dir, rec.id);
+        fs::create_directories(session::sessions_dir(cfg.state_dir));
+        ::chmod(session::sessions_dir(cfg.state_dir).c_str(), 0700);
+        if (::mkdir(run_dir.c_str(), 0700) != 0)
+            throw turn::TurnSetupError(
+                fmt::format("creating '{}': {}", run_dir, std::strerror(errno)));
+        spec.mounts.push_back({run_dir, turn::kBoxSocketDir, false});
+        std::optional<turn::BoxIdentity> identity;
+        const auto colon = rec.user.find(':');
+        if (ids && instance->runtime().has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
+            identity.emplace(cfg.state_dir, rec.id,
+                             static_cast<uid_t>(std::stoul(rec.user.substr(0, colon))),
+                             static_cast<gid_t>(std::stoul(rec.user.substr(colon + 1))));
+            identity->apply(spec, cfg.home_size_bytes);
+        }
+        rec.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+        session::save_session(cfg.state_dir, rec);
+        try {
+            sessions.create(spec, rec.idle_timeout_ms, rec.max_lifetime_ms);
+        } catch (...) {
+            session::remove_session(cfg.state_dir, rec.id);
+            throw;
+        }
+        if (identity) identity->keep();
+        if (ids) ids->keep_for_reconcile();
+        log::info("session", "session {}: box '{}' started (ids {})", rec.id, rec.label, rec.user);
+        fmt::print("{}\n", rec.id);
+        return kExitOk;
+    } catch (const std::exception& e) {
+        report_error(e, CommandKind::turn, "session");
+        return kExitHostFault;
+    }
+}
+
+int run_session_rm(const SessionOptions& o) {
+    try {
+        auto instance = open_instance(o, "radiald session rm");
+        const auto& cfg = instance->cfg();
+        auto rec = session::load_session(cfg.state_dir, o.id);
+        if (!rec) {
+            log::error("session",
+                       "no session '{}' in state directory '{}'; see 'radiald session "
+                       "ls'",
+                       o.id, cfg.state_dir);
+            return kExitFailed;
+        }
+        instance->runtime().kill(rec->label);
+        turn::release_box_id_lease_of(lease_dir(), rec->label);
+        std::error_code ec;
+        fs::remove_all(turn::box_identity_dir(cfg.state_dir, rec->id), ec);
+        session::remove_session(cfg.state_dir, rec->id);
+        fmt::print("removed session {}\n", rec->id);
+        return kExitOk;
+    } catch (const std::exception& e) {
+        report_error(e, CommandKind::turn, "session");
+        return kExitHostFault;
+    }
+}
+
+int run_session_ls(const SessionOptions& o) {
+    try {
+        auto instance = open_instance(o, "radiald session ls");
+        const auto& cfg = instance->cfg();
+        const auto boxes = instance->runtime().list_by_label(session::session_label_prefix(cfg));
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& s : session::list_sessions(cfg.state_dir)) {
+            const bool live = std::find(boxes.begin(), boxes.end(), s.label) != boxes.end();
+            if (o.json) {
+                out.push_back({{"id", s.id},
+                               {"image", s.image},
+                               {"workspace", s.workspace},
+                               {"boxUser", s.user},
+                               {"box", live ? "present" : "gone"},
+                               {"idleTimeoutMs", s.idle_timeout_ms},
+                               {"maxLifetimeMs", s.max_lifetime_ms},
+                               {"createdAt", turn::format_timestamp_ms(s.created_at_ms)}});
+            } else {
+                fmt::print("{}  {}  {}  box {}  created {}\n", s.id, s.image,
+                           s.workspace.empty() ? "-" : s.workspace, live ? "present" : "gone",
+                           turn::format_timestamp_ms(s.created_at_ms));
+            }
+        }
+        if (o.json) fmt::print("{}\n", out.dump(2));
+        return kExitOk;
+    } catch (const std::exception& e) {
+        return report_error(e, CommandKind::other, "session");
+    }
+}
+
+} // namespace radial::cli

@@ -1,0 +1,134 @@
+#include "session/session_record.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "fs/durable_file.h"
+#include "log/logger.h"
+#include "turn/turn_setup_error.h"
+
+namespace radial::session {
+namespace fs = std::filesystem;
+using turn::TurnSetupError;
+
+namespace {
+
+std::string record_path(const std::string& state_dir, const std::string& id) {
+    return sessions_dir(state_dir) + "/" + id + ".json";
+}
+
+nlohmann::json to_json(const SessionRecord& r) {
+    return {{"id", r.id},
+            {"label", r.label},
+            {"image", r.image},
+            {"workspace", r.workspace},
+            {"mode", r.mode},
+            {"workdir", r.workdir},
+            {"user", r.user},
+            {"idleTimeoutMs", r.idle_timeout_ms},
+            {"maxLifetimeMs", r.max_lifetime_ms},
+            {"createdAtMs", r.created_at_ms}};
+}
+
+SessionRecord from_json(const nlohmann::json& j) {
+    SessionRecord r;
+    r.id = j.at("id").get<std::string>();
+    r.label = j.at("label").get<std::string>();
+    r.image = j.at("image").get<std::string>();
+    r.workspace = j.at("workspace").get<std::string>();
+    r.mode = j.at("mode").get<std::string>();
+    r.workdir = j.at("workdir").get<std::string>();
+    r.user = j.at("user").get<std::string>();
+    r.idle_timeout_ms = j.at("idleTimeoutMs").get<std::uint64_t>();
+    r.max_lifetime_ms = j.at("maxLifetimeMs").get<std::uint64_t>();
+    r.created_at_ms = j.at("createdAtMs").get<std::int64_t>();
+    return r;
+}
+
+} // namespace
+
+std::string session_label(const config::HostConfig& cfg, const std::string& id) {
+    return session_label_prefix(cfg) + id;
+}
+
+std::string session_label_prefix(const config::HostConfig& cfg) {
+    return fmt::format("radial-session-{}-", cfg.instance_id);
+}
+
+std::string sessions_dir(const std::string& state_dir) { return state_dir + "/sessions"; }
+
+std::string session_socket_dir(const std::string& state_dir, const std::string& id) {
+    return sessions_dir(state_dir) + "/" + id + ".run";
+}
+
+void save_session(const std::string& state_dir, const SessionRecord& r) {
+    const std::string dir = sessions_dir(state_dir);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    ::chmod(dir.c_str(), 0700);
+    const std::string path = record_path(state_dir, r.id);
+    try {
+        if (!fs_util::publish_file(dir, path, to_json(r).dump(2) + "\n", 0600))
+            throw TurnSetupError(
+                fmt::format("session '{}' exists already ({}); pick another id or remove it with "
+                            "'radiald session rm {}'",
+                            r.id, path, r.id));
+    } catch (const TurnSetupError&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw TurnSetupError(fmt::format("writing session record '{}': {}", path, e.what()));
+    }
+}
+
+std::optional<SessionRecord> load_session(const std::string& state_dir, const std::string& id) {
+    const std::string path = record_path(state_dir, id);
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    try {
+        return from_json(nlohmann::json::parse(in));
+    } catch (const std::exception& e) {
+        throw TurnSetupError(fmt::format(
+            "session record '{}' is not one radiald wrote ({}); remove it", path, e.what()));
+    }
+}
+
+std::vector<SessionRecord> list_sessions(const std::string& state_dir) {
+    std::vector<SessionRecord> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(sessions_dir(state_dir), ec)) {
+        if (e.path().extension() != ".json") continue;
+        try {
+            if (auto r = load_session(state_dir, e.path().stem().string()))
+                out.push_back(std::move(*r));
+        } catch (const std::exception& x) {
+            log::warn("session", "{}", x.what());
+        }
+    }
+    std::sort(out.begin(), out.end(),
+              [](const SessionRecord& a, const SessionRecord& b) { return a.id < b.id; });
+    return out;
+}
+
+std::vector<std::string> session_labels(const std::string& state_dir) {
+    std::vector<std::string> labels;
+    for (auto& s : list_sessions(state_dir)) labels.push_back(std::move(s.label));
+    return labels;
+}
+
+void remove_session(const std::string& state_dir, const std::string& id) noexcept {
+    std::error_code ec;
+    fs::remove_all(session_socket_dir(state_dir, id), ec);
+    if (ec)
+        log::warn("session", "removing '{}': {}", session_socket_dir(state_dir, id), ec.message());
+    fs::remove(record_path(state_dir, id), ec);
+    if (ec)
+        log::warn("session", "removing session record '{}': {}", record_path(state_dir, id),
+                  ec.message());
+}
+
+} // namespace radial::session

@@ -1,0 +1,53 @@
+// host/session/session_record.h — what radiald keeps of a session (docs/design.md §13.12): the
+// box it made, and everything a later turn of the session may not change (image, workspace, mode,
+// the box's ids), in "<stateDir>/sessions/<id>.json".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/host_config.h"
+
+namespace radial::session {
+
+struct SessionRecord {
+    std::string id;        // as a turn id: [a-z0-9-]
+    std::string label;     // the box's: "radial-session-<instanceId>-<id>"
+    std::string image;     // as given at create
+    std::string workspace; // host directory, absolute; empty: none
+    std::string mode;      // the workspace mode the box was made with
+    std::string workdir;   // where execs start; empty: the image's
+    std::string user;      // "uid:gid" the box runs as (leased ids, box_id_lease.h)
+    std::uint64_t idle_timeout_ms = 0;
+    std::uint64_t max_lifetime_ms = 0;
+    std::int64_t created_at_ms = 0; // Unix epoch
+};
+
+// "radial-session-<instanceId>-<id>".
+std::string session_label(const config::HostConfig& cfg, const std::string& id);
+// The prefix of every session box of this instance: "radial-session-<instanceId>-".
+std::string session_label_prefix(const config::HostConfig& cfg);
+
+// "<stateDir>/sessions".
+std::string sessions_dir(const std::string& state_dir);
+// Where a session's turn socket lives on the host, mounted at /run/radial in its box:
+// "<stateDir>/sessions/<id>.run".
+std::string session_socket_dir(const std::string& state_dir, const std::string& id);
+
+// Writes the record (mode 0600) where no record of that id exists. Throws TurnSetupError naming
+// the path when it cannot, or when the id is taken.
+void save_session(const std::string& state_dir, const SessionRecord& r);
+// The session `id` of this state directory; nullopt when there is none. Throws TurnSetupError
+// naming the file when it is not one radiald wrote.
+std::optional<SessionRecord> load_session(const std::string& state_dir, const std::string& id);
+// Every session of this state directory, by id. Unreadable records are skipped and logged.
+std::vector<SessionRecord> list_sessions(const std::string& state_dir);
+// The box labels of every session of this state directory: boxes whose ids stay leased while no
+// radiald runs (box_id_lease.h), which reconciliation must not free.
+std::vector<std::string> session_labels(const std::string& state_dir);
+// Removes the record and the session's socket directory. Never throws; logs problems.
+void remove_session(const std::string& state_dir, const std::string& id) noexcept;
+
+} // namespace radial::session

@@ -1,0 +1,156 @@
+// Sessions end to end (docs/design.md §13.12): `radiald session create`, turns as execs in the
+// session's box with `radiald turn --session`, `radiald session rm` — the real radiald, the real
+// docker.so, the real engine.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "../../support/host_processes.h"
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+#include "../../support/temp_dir.h"
+#include "../daemon/docker_boxes.h"
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A session of `setup`'s instance; removed (with its box) when the test ends.
+class Session {
+public:
+    Session(const test::RadialdSetup& setup, const std::vector<std::string>& flags)
+        : setup_(setup) {
+        std::vector<std::string> a{RADIALD_PATH,   "session", "create",         "--config",
+                                   setup.config(), "--image", RADIAL_TEST_IMAGE};
+        a.insert(a.end(), flags.begin(), flags.end());
+        created = test::run_process(a, {}, 120s);
+        id = created.out.substr(0, created.out.find('\n'));
+    }
+    ~Session() {
+        if (!id.empty())
+            test::run_process({RADIALD_PATH, "session", "rm", "--config", setup_.config(), id});
+    }
+    // The session's box: "radial-session-<instanceId>-<id>".
+    std::string box() const {
+        const std::string inst = test::read_file(setup_.state_dir() + "/instance-id");
+        return "radial-session-" + inst.substr(0, inst.find_first_of(" \n")) + "-" + id;
+    }
+
+    test::ProcessResult created;
+    std::string id;
+
+private:
+    const test::RadialdSetup& setup_;
+};
+
+// What a turn installs outside the workspace is there for the session's next turn and for no
+// other session; a turn's secret is in neither the next turn's environment nor the box's
+// configuration; the workspace is the owner's after each turn; each record names the session.
+TEST(SessionLive, ATurnsInstallStaysForTheSessionAndItsSecretLeavesWithTheTurn) {
+    test::RadialdSetup setup;
+    test::TempDir ws("radial-ws");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    Session s(setup, {"--workspace", ws.path()}), other(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    ASSERT_EQ(other.created.exit_code, 0) << other.created.err;
+    const std::string secret = "sess-secret-" + std::to_string(::getpid()) + "-0123456789";
+    auto first = setup.turn({"--session", s.id, "--secret", "TOKEN_X"},
+                            {"sh", "-c",
+                             "mkdir -p /tmp/tool && echo v1 > /tmp/tool/bin; echo w > "
+                             "/work/made; echo len=${#TOKEN_X}"},
+                            {{"TOKEN_X", secret}});
+    ASSERT_EQ(first.result.exit_code, 0) << first.result.err;
+    EXPECT_EQ(first.result.out, "len=" + std::to_string(secret.size()) + "\n");
+    EXPECT_EQ(first.record["session"], s.id);
+    struct stat st {};
+    ASSERT_EQ(::stat((ws / "made").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u) << "the workspace was not handed back after the turn";
+
+    auto second =
+        setup.turn({"--session", s.id},
+                   {"sh", "-c", "cat /tmp/tool/bin; echo \"[$TOKEN_X]\"; cat /work/made"});
+    EXPECT_EQ(second.result.exit_code, 0) << second.result.err;
+    EXPECT_EQ(second.result.out, "v1\n[]\nw\n");
+    EXPECT_EQ(second.record["boxUser"], first.record["boxUser"]);
+    auto elsewhere = setup.turn({"--session", other.id}, {"sh", "-c", "cat /tmp/tool/bin"});
+    EXPECT_EQ(elsewhere.result.exit_code, 1);
+    EXPECT_NE(elsewhere.record["boxUser"], first.record["boxUser"]);
+
+    auto inspected = test::run_process({"docker", "inspect", s.box()});
+    EXPECT_EQ(inspected.exit_code, 0) << s.box();
+    EXPECT_THAT(inspected.out, Not(HasSubstr(secret)));
+    EXPECT_THAT(inspected.out, Not(HasSubstr("TOKEN_X")));
+}
+
+// A turn of a session posts a record through its turn socket, journaled as any turn's.
+TEST(SessionLive, ASessionsTurnPostsARecordThatIsJournaled) {
+    test::RadialdSetup setup;
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    for (int i = 0; i < 2; ++i) { // the socket directory serves each turn in turn
+        auto t = setup.turn(
+            {"--session", s.id},
+            {"sh", "-c",
+             "curl -s -o /dev/null -w '%{http_code}\\n' --unix-socket "
+             "\"${RADIAL_TURN_SOCKET#unix://}\" -H \"Authorization: Bearer $RADIAL_TURN_TOKEN\" "
+             "-H 'Content-Type: application/json' -d '{\"type\":\"result\",\"payload\":{\"n\":" +
+                 std::to_string(i) + "}}' http://radial/v1/records"});
+        EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+        EXPECT_EQ(t.result.out, "201\n") << t.result.err;
+        auto j = setup.records(t.record["turnId"]);
+        ASSERT_TRUE(j.is_object()) << t.record.dump();
+        ASSERT_EQ(j["records"].size(), 1u) << j.dump();
+        EXPECT_EQ(j["records"][0]["payload"]["n"], i);
+    }
+}
+
+// An exec's timeout is a turn's (124), and the session lives on; `session rm` removes the box,
+// after which the session is unknown.
+TEST(SessionLive, ATimeoutEndsTheTurnNotTheSessionAndRmEndsTheSession) {
+    test::RadialdSetup setup;
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto slow = setup.turn({"--session", s.id, "--timeout", "1s"}, {"sleep", "60"});
+    EXPECT_EQ(slow.result.exit_code, 124) << slow.result.err;
+    EXPECT_EQ(slow.record["status"], "timed_out");
+    auto after = setup.turn({"--session", s.id}, {"echo", "alive"});
+    EXPECT_EQ(after.result.out, "alive\n") << after.result.err;
+    auto rm = test::run_process({RADIALD_PATH, "session", "rm", "--config", setup.config(), s.id},
+                                {}, 60s);
+    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+    EXPECT_EQ(test::box_state(s.box()), "gone") << "the box outlived 'session rm'";
+    auto gone = setup.turn({"--session", s.id}, {"true"});
+    EXPECT_EQ(gone.result.exit_code, 125);
+    EXPECT_THAT(gone.result.err, HasSubstr("is not one of this state directory's"));
+    s.id.clear();
+}
+
+// With radiald SIGKILLed mid-turn, the exec still ends at its deadline (radial-init in the box),
+// and the session's box, idle then, ends at its idle timeout: nothing waits for a radiald.
+TEST(SessionLive, WithRadialdKilledTheExecAndTheIdleSessionEndOnTheirOwnDeadlines) {
+    test::RadialdSetup setup;
+    test::TempDir scratch("radial-sess");
+    Session s(setup, {"--idle-timeout", "3s"});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    test::BackgroundProcess turn(
+        {RADIALD_PATH, "turn", "--config", setup.config(), "--session", s.id, "--timeout", "2s",
+         "--", "sh", "-c", "echo started; sleep 600"},
+        scratch / "radiald.log", true);
+    ASSERT_EQ(turn.read_line(), std::optional<std::string>("started"))
+        << test::read_file(scratch / "radiald.log");
+    turn.signal(SIGKILL);
+    turn.wait(30s);
+    // 2 s timeout + kill grace + 3 s idle, with room for a loaded machine.
+    EXPECT_TRUE(test::wait_until([&] { return test::box_state(s.box()) == "exited"; }, 90s))
+        << "session box " << s.box() << " is " << test::box_state(s.box());
+}
+
+} // namespace
+} // namespace radial
