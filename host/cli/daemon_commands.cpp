@@ -16,6 +16,7 @@
 #include "journal/journal_sqlite.h"
 #include "log/log_redaction.h"
 #include "log/logger.h"
+#include "session/session_turn.h"
 #include "turn/turn_request.h"
 #include "turn/workspace_handover.h"
 
@@ -76,6 +77,16 @@ int run_submit_command(const DaemonOptions& o) {
         // The same checks the daemon applies when it builds the box, so a request that cannot run
         // is refused here rather than failing later.
         try {
+            // A session's turn takes what the session fixed (session/session_turn.h).
+            if (!req.session.empty()) {
+                auto rec = session::load_session(cfg.state_dir, req.session);
+                if (!rec)
+                    throw turn::RequestError(fmt::format(
+                        "session '{}' is not one of this state directory's; see 'radiald session "
+                        "ls'",
+                        req.session));
+                session::bind_request_to_session(req, *rec);
+            }
             turn::build_container_spec(
                 daemon::to_turn_request(
                     req, [](const std::string&) { return std::optional<std::string>("x"); }),
@@ -145,6 +156,10 @@ int run_reconcile_command(const DaemonOptions& o) {
             turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
         for (const auto& l : r.killed_boxes) fmt::print("removed box {}\n", l);
         for (const auto& id : r.reclaimed_turns) fmt::print("reclaimed turn {}\n", id);
+        for (const auto& id : r.sessions.ended)
+            fmt::print("removed session {} (its box had ended)\n", id);
+        for (const auto& l : r.sessions.strays)
+            fmt::print("removed session box {} (no session names it)\n", l);
         for (const auto& id : r.journaled_pending)
             fmt::print("journaled the kept terminal record of turn {}\n", id);
         for (const auto& id : r.still_pending)

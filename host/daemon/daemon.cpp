@@ -254,9 +254,26 @@ void Daemon::dispatch(TurnQueue& queue) {
                 req.reset();
             }
         }
+        if (!req) {
+            try {
+                req = spool_.load(id);
+            } catch (const std::exception&) {
+                req.reset(); // the worker reports it
+            }
+        }
+        const std::string session_id = req ? req->session : std::string();
         std::lock_guard lock(mutex_);
+        if (!session_id.empty() &&
+            std::any_of(workers_.begin(), workers_.end(), [&](const auto& entry) {
+                return !entry.second.done && entry.second.session_id == session_id;
+            })) {
+            log::debug("daemon", "turn {}: waits: its session '{}' runs another turn", id,
+                       session_id);
+            continue;
+        }
         // Registered before its box can exist, so a sweep never takes it for an orphan.
         auto& w = workers_[id];
+        w.session_id = session_id;
         --queued;
         log::info("daemon", "turn {}: claimed ({} running, {} queued)", id, occupied_slots(),
                   queued);

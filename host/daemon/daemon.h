@@ -87,6 +87,9 @@ private:
         // Its turn is recorded and retired; only the look for its box is left, so its slot is
         // free for the next turn. Guarded by mutex_.
         bool finishing = false;
+        // The session its turn runs in (empty: none): one turn per session at a time, so another
+        // turn of it stays queued meanwhile (docs/design.md §13.12). Set when claimed.
+        std::string session_id;
     };
 
     // A terminal record the journal has not taken yet (see turn/terminal_reserve.h).

@@ -213,9 +213,9 @@ std::size_t sweep_turn_residue(const config::HostConfig& cfg, journal::Journal& 
 
 bool ReconcileReport::nothing_done() const noexcept {
     return killed_boxes.empty() && reclaimed_turns.empty() && journaled_pending.empty() &&
-           still_pending.empty() && residue_removed == 0 && queue.admitted.empty() &&
-           queue.cleared.empty() && queue.rejected.empty() && queue.lost.empty() &&
-           stale_temp_files == 0;
+           sessions.ended.empty() && sessions.strays.empty() && still_pending.empty() &&
+           residue_removed == 0 && queue.admitted.empty() && queue.cleared.empty() &&
+           queue.rejected.empty() && queue.lost.empty() && stale_temp_files == 0;
 }
 
 std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
@@ -304,6 +304,16 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
     } catch (const ReconcileError&) {
         // The journal part still runs: those turns are over whatever happens to their boxes.
         box_failure = std::current_exception();
+    }
+    // Sessions whose box ended are removed, running ones kept (session_reconcile.h); before the
+    // leases, so an ended session's ids are free below.
+    if (!box_failure) {
+        try {
+            report.sessions = reconcile_sessions(cfg, client);
+        } catch (const host::RuntimeError& e) {
+            log::warn("reconcile", "listing the session boxes: {}; sessions left as they are",
+                      e.what());
+        }
     }
     // The ids of boxes a killed radiald left (box_id_lease.h): free once those boxes are gone.
     std::map<std::string, std::uint32_t> freed_ids;

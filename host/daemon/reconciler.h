@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "config/host_config.h"
+#include "daemon/session_reconcile.h"
 #include "daemon/turn_queue.h"
 #include "journal/journal.h"
 
@@ -36,6 +37,7 @@ struct ReconcileReport {
     std::vector<std::string> journaled_pending; // turns whose kept terminal record is now journaled
     std::vector<std::string> still_pending;     // turns whose kept record the journal still refuses
     std::size_t residue_removed = 0;            // per-turn directories and files removed
+    SessionReconcile sessions;                  // session_reconcile.h
 
     // True when the pass changed nothing (a second restart after a clean one).
     bool nothing_done() const noexcept;

@@ -198,13 +198,17 @@ SpooledRequest read_turn_file(const std::string& path) {
                 r.fail(v, key, *problem);
         } else if (key == "mounts") {
             mounts = &v;
+        } else if (key == "session") {
+            req.session = r.string(v, key);
+            if (req.session.empty())
+                r.fail(v, key, "must not be empty; name a session ('radiald session ls')");
         } else {
             r.fail(v, key,
                    "unknown key; a turn file takes id, kind, image, argv, workdir, workspace, "
-                   "timeout, recordType, secrets, env, mode, workspaceMount and mounts");
+                   "timeout, recordType, secrets, env, mode, workspaceMount, mounts and session");
         }
     }
-    if (!has_image)
+    if (!has_image && req.session.empty())
         r.missing("image", "name the image the box runs, e.g. image = \"radial/busybox:latest\"");
     if (!has_argv)
         r.missing("argv", "give the command to run, e.g. argv = [\"sh\", \"-c\", \"make\"]");

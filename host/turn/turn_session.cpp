@@ -76,6 +76,23 @@ std::optional<std::string> free_space_problem(const std::string& state_dir, std:
         state_dir, free_bytes, reserve);
 }
 
+// One turn per session at a time (docs/design.md §13.12): the session's lock, or null with why.
+[[gnu::noinline]] std::unique_ptr<WorkspaceLock> lock_session(const std::string& state_dir,
+                                                              const std::string& id,
+                                                              std::string& refused) {
+    try {
+        if (auto held = WorkspaceLock::try_acquire(session::session_socket_dir(state_dir, id)))
+            return std::make_unique<WorkspaceLock>(std::move(*held));
+        refused = fmt::format(
+            "session '{}' is running another turn (one turn per session at a time); wait for it "
+            "to end",
+            id);
+    } catch (const std::exception& e) {
+        refused = e.what();
+    }
+    return nullptr;
+}
+
 // Every text field of a record through the turn's redactor (the output tails already were).
 void redact_strings(TerminalRecord& r, const redaction::Redactor& redactor) {
     for (std::string* field : {&r.image, &r.label, &r.reason, &r.error, &r.journal_error})
@@ -227,6 +244,14 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         }
         if (!workspace_lock) return fail(workspace_in_use(request_.workspace));
     }
+    // One turn per session at a time: an exec's end kills what else runs in the box (radial-init
+    // as in docs/design.md §13.12), so a second turn would lose its processes.
+    std::unique_ptr<WorkspaceLock> session_lock;
+    if (session_) {
+        std::string refused;
+        session_lock = lock_session(env_.cfg.state_dir, session_->id, refused);
+        if (!session_lock) return fail(refused);
+    }
     try {
         reserve.emplace(TerminalReserve::create(env_.cfg.state_dir, id));
     } catch (const std::exception& e) {
@@ -296,6 +321,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                     throw socket::StorageError(e.what());
                 }
             };
+            const fs::path socket_dir = fs::path(o.unix_path).parent_path(); // before the move
             server.emplace(std::move(o), sink);
             if (session_ && env_.transport.transport != socket::Transport::unix_socket)
                 throw TurnSetupError(
@@ -303,7 +329,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                     "mounts are fixed at create); set run.turnTransport = "
                     "\"unix\"");
             if (env_.transport.transport == socket::Transport::unix_socket) {
-                fs::path dir = fs::path(o.unix_path).parent_path();
+                const fs::path& dir = socket_dir;
                 if (!numeric_user(spec.user) || ::geteuid() != 0) {
                     // The box user is the runtime's default, unknown here: let any uid in the box
                     // connect. The 0700 turns directory still keeps every other local user out.

@@ -111,6 +111,26 @@ TEST(SessionLive, ASessionsTurnPostsARecordThatIsJournaled) {
     }
 }
 
+// One turn per session at a time: a second, while the first runs, is refused naming the rule.
+TEST(SessionLive, ASecondTurnWhileOneRunsIsRefused) {
+    test::RadialdSetup setup;
+    test::TempDir scratch("radial-sess");
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    test::BackgroundProcess first(
+        {RADIALD_PATH, "turn", "--config", setup.config(), "--session", s.id, "--", "sh", "-c",
+         "echo started; while [ ! -e /tmp/go ]; do sleep 0.1; done"},
+        scratch / "radiald.log", true);
+    ASSERT_EQ(first.read_line(), std::optional<std::string>("started"))
+        << test::read_file(scratch / "radiald.log");
+    auto second = setup.turn({"--session", s.id}, {"touch", "/tmp/go"});
+    EXPECT_EQ(second.result.exit_code, 125);
+    EXPECT_THAT(second.result.err, HasSubstr("one turn per session at a time"));
+    auto go = test::run_process({"docker", "exec", s.box(), "touch", "/tmp/go"}, {}, 60s);
+    EXPECT_EQ(go.exit_code, 0) << go.err;
+    EXPECT_EQ(first.wait(60s), 0) << test::read_file(scratch / "radiald.log");
+}
+
 // An exec's timeout is a turn's (124), and the session lives on; `session rm` removes the box,
 // after which the session is unknown.
 TEST(SessionLive, ATimeoutEndsTheTurnNotTheSessionAndRmEndsTheSession) {
@@ -150,6 +170,17 @@ TEST(SessionLive, WithRadialdKilledTheExecAndTheIdleSessionEndOnTheirOwnDeadline
     // 2 s timeout + kill grace + 3 s idle, with room for a loaded machine.
     EXPECT_TRUE(test::wait_until([&] { return test::box_state(s.box()) == "exited"; }, 90s))
         << "session box " << s.box() << " is " << test::box_state(s.box());
+    // Reconciliation removes the ended session, and keeps a running one.
+    Session running(setup, {});
+    ASSERT_EQ(running.created.exit_code, 0) << running.created.err;
+    auto r = test::run_process({RADIALD_PATH, "reconcile", "--config", setup.config()}, {}, 120s);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("removed session " + s.id + " (its box had ended)"));
+    EXPECT_EQ(test::box_state(s.box()), "gone");
+    EXPECT_EQ(test::box_state(running.box()), "running");
+    auto again = setup.turn({"--session", running.id}, {"echo", "adopted"});
+    EXPECT_EQ(again.result.out, "adopted\n") << again.result.err;
+    s.id.clear();
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "../../support/unix_socket_proxy.h"
 #include "daemon_harness.h"
@@ -200,6 +201,36 @@ TEST(RadialdDaemonLive, TurnsOnOneWorkspaceRunOneAfterTheOther) {
     const auto& earlier = a_first ? a : b;
     const auto& later = a_first ? b : a;
     EXPECT_LE(earlier["endedAt"], later["startedAt"]) << "they overlapped: " << a << b;
+}
+
+// Requests naming a session (session = "ID") run as execs in its box, one after the other even
+// with free slots: one turn per session at a time (docs/design.md §13.12). What the first left in
+// the box the second finds.
+TEST(RadialdDaemonLive, TurnsOfOneSessionRunInItsBoxOneAfterTheOther) {
+    LiveSetup l("sess", "maxConcurrentTurns = 2\n");
+    auto created = test::run_process({RADIALD_PATH, "session", "create", "--config",
+                                      l.setup.config(), "--image", RADIAL_TEST_IMAGE},
+                                     {}, 120s);
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+    const std::string sid = created.out.substr(0, created.out.find('\n'));
+    const std::string keys = "session = \"" + sid + "\"\n";
+    const std::string script =
+        "if [ -e /tmp/one ]; then echo second; else touch /tmp/one; sleep 2; echo first; fi";
+    std::vector<std::string> ids = {l.setup.submit(test::shell_turn(script, keys)),
+                                    l.setup.submit(test::shell_turn(script, keys))};
+    DaemonProcess d(l.setup);
+    ASSERT_TRUE(l.setup.wait_terminal(ids, 120s)) << d.log();
+    auto a = l.setup.terminal(ids[0]), b = l.setup.terminal(ids[1]);
+    EXPECT_EQ(a["status"], "succeeded") << a;
+    EXPECT_EQ(b["status"], "succeeded") << b;
+    EXPECT_EQ(a["session"], sid);
+    EXPECT_EQ(b["session"], sid);
+    std::set<std::string> said = {a["outputTail"]["stdout"], b["outputTail"]["stdout"]};
+    EXPECT_EQ(said, (std::set<std::string>{"first\n", "second\n"}));
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+    auto rm = test::run_process({RADIALD_PATH, "session", "rm", "--config", l.setup.config(), sid});
+    EXPECT_EQ(rm.exit_code, 0) << rm.err;
 }
 
 TEST(RadialdDaemonLive, SigtermWithARunningTurnFinishesItWithinTheGraceAndExitsZero) {

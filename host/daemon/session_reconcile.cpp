@@ -1,0 +1,60 @@
+#include "daemon/session_reconcile.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "daemon/instance_claim.h"
+#include "log/logger.h"
+#include "session/session_record.h"
+#include "turn/box_id_lease.h"
+#include "turn/box_user_env.h"
+
+namespace radial::daemon {
+
+SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
+                                    const host::RuntimeClient& client) {
+    SessionReconcile out;
+    const std::string prefix = session::session_label_prefix(cfg);
+    std::vector<std::string> boxes = client.list_by_label(prefix);
+    const std::string leases = turn::box_id_lease_dir(default_claim_registry());
+    for (const auto& s : session::list_sessions(cfg.state_dir)) {
+        const bool present = std::find(boxes.begin(), boxes.end(), s.label) != boxes.end();
+        boxes.erase(std::remove(boxes.begin(), boxes.end(), s.label), boxes.end()); // not a stray
+        try {
+            if (present) {
+                const host::BoxState b = client.inspect(s.label);
+                // A runtime that cannot tell keeps the session: its next turn finds out.
+                if (!b.supported || b.state != RADIAL_BOX_ENDED) {
+                    out.kept.push_back(s.id);
+                    continue;
+                }
+                client.kill(s.label);
+            }
+            turn::release_box_id_lease_of(leases, s.label);
+            std::error_code ec;
+            std::filesystem::remove_all(turn::box_identity_dir(cfg.state_dir, s.id), ec);
+            session::remove_session(cfg.state_dir, s.id);
+            out.ended.push_back(s.id);
+            log::info("reconcile", "session {}: its box {}; removed the session", s.id,
+                      present ? "had ended" : "is gone");
+        } catch (const std::exception& e) {
+            log::warn("reconcile", "session {}: {}; kept for the next reconciliation", s.id,
+                      e.what());
+            out.kept.push_back(s.id);
+        }
+    }
+    for (const auto& label : boxes) {
+        if (!label.starts_with(prefix)) continue;
+        try {
+            client.kill(label);
+            turn::release_box_id_lease_of(leases, label);
+            out.strays.push_back(label);
+            log::info("reconcile", "removed session box '{}', which no session names", label);
+        } catch (const std::exception& e) {
+            log::warn("reconcile", "removing session box '{}': {}", label, e.what());
+        }
+    }
+    return out;
+}
+
+} // namespace radial::daemon
