@@ -66,7 +66,8 @@ std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
 
 // Removes what turns left on the host — their socket directories (<stateDir>/turns/<id>) and the
 // space reserved for their terminal records (<stateDir>/pending/<id>.json) — for every turn not in
-// `keep`, except a terminal record still waiting for the journal. Only call it while no other
+// `keep`, except a terminal record still waiting for the journal and a session's identity files
+// (session/session_record.h). Only call it while no other
 // turn of this state directory can be live (the exclusive state-directory lock). Returns how many
 // paths it removed; failures are logged. Throws journal::JournalError.
 std::size_t sweep_turn_residue(const config::HostConfig& cfg, journal::Journal& journal,

@@ -178,6 +178,8 @@ TEST(SessionLive, WithRadialdKilledTheExecAndTheIdleSessionEndOnTheirOwnDeadline
     EXPECT_THAT(r.out, HasSubstr("removed session " + s.id + " (its box had ended)"));
     EXPECT_EQ(test::box_state(s.box()), "gone");
     EXPECT_EQ(test::box_state(running.box()), "running");
+    EXPECT_TRUE(fs::exists(setup.state_dir() + "/identity/" + running.id))
+        << "reconciliation took a running session's identity files for a turn's residue";
     auto again = setup.turn({"--session", running.id}, {"echo", "adopted"});
     EXPECT_EQ(again.result.out, "adopted\n") << again.result.err;
     s.id.clear();
