@@ -43,21 +43,22 @@ rule 'engine-wide prune' 'docker.*prune' ''
 rule 'throwing /proc read' '(ifstream|read_file)[^;]*"/proc/"' '/proc/self'
 rule 'ad-hoc /proc scan' '(directory_iterator[^;]*|opendir)\("/proc"[,)]' ''
 
+# One grep per rule over every file (a grep per file and rule took a minute on a loaded machine);
+# each hit is "path:line:text" (the paths hold no ':').
 status=0
-for f in "${files[@]}"; do
-    [[ "${f}" == */tests/support/host_processes.h ]] && continue
-    for i in "${!names[@]}"; do
-        while IFS=: read -r line text; do
-            [[ -z "${line}" ]] && continue
-            [[ "${text}" == *hermetic-ok:* ]] && continue
-            # A comment only talks about a command.
-            [[ "${text}" =~ ^[[:space:]]*(//|#|\*|/\*) ]] && continue
-            ((line > 1)) && [[ "$(sed -n "$((line - 1))p" "${f}")" == *hermetic-ok:* ]] && continue
-            if [[ -n "${allows[i]}" ]] && grep -Eq -- "${allows[i]}" <<<"${text}"; then continue; fi
-            echo "${f#"${root}/"}:${line}: ${names[i]}: ${text#"${text%%[![:space:]]*}"}"
-            status=1
-        done < <(grep -En -- "${patterns[i]}" "${f}" || true)
-    done
+for i in "${!names[@]}"; do
+    while IFS= read -r hit; do
+        f="${hit%%:*}" rest="${hit#*:}"
+        line="${rest%%:*}" text="${rest#*:}"
+        [[ "${f}" == */tests/support/host_processes.h ]] && continue
+        [[ "${text}" == *hermetic-ok:* ]] && continue
+        # A comment only talks about a command.
+        [[ "${text}" =~ ^[[:space:]]*(//|#|\*|/\*) ]] && continue
+        ((line > 1)) && [[ "$(sed -n "$((line - 1))p" "${f}")" == *hermetic-ok:* ]] && continue
+        if [[ -n "${allows[i]}" ]] && grep -Eq -- "${allows[i]}" <<<"${text}"; then continue; fi
+        echo "${f#"${root}/"}:${line}: ${names[i]}: ${text#"${text%%[![:space:]]*}"}"
+        status=1
+    done < <(grep -EnH -- "${patterns[i]}" "${files[@]}" || true)
 done
 
 if ((status != 0)); then
