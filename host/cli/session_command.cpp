@@ -85,6 +85,10 @@ int run_session_create(const SessionOptions& o) {
         auto instance = open_instance(o, "radiald session create");
         const auto& cfg = instance->cfg();
         const auto sessions = host::SessionClient::of(instance->runtime());
+        if (cfg.codex_auth)
+            throw turn::RequestError(
+                "run.codexAuth: a session's turns do not get the Codex credentials yet; unset "
+                "run.codexAuth to create sessions");
         session::SessionRecord rec;
         rec.id = o.id.empty() ? turn::new_turn_id() : o.id;
         turn::validate_turn_id(rec.id);
@@ -124,6 +128,17 @@ int run_session_create(const SessionOptions& o) {
         if (::mkdir(run_dir.c_str(), 0700) != 0)
             throw turn::TurnSetupError(
                 fmt::format("creating '{}': {}", run_dir, std::strerror(errno)));
+        // Whatever fails from here leaves nothing of the session on the host.
+        bool made = false;
+        struct Undo {
+            const std::string& state_dir;
+            const std::string& id;
+            const bool& made;
+            ~Undo() {
+                if (!made) session::remove_session(state_dir, id);
+            }
+        } undo{cfg.state_dir, rec.id, made};
+        session::session_lock_dir(cfg.state_dir, rec.id);
         spec.mounts.push_back({run_dir, turn::kBoxSocketDir, false});
         std::optional<turn::BoxIdentity> identity;
         const auto colon = rec.user.find(':');
@@ -136,13 +151,27 @@ int run_session_create(const SessionOptions& o) {
         rec.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();
-        session::save_session(cfg.state_dir, rec);
+        // The box first, then its record: a radiald killed between the two leaves a box no
+        // session names, which reconciliation removes (daemon/session_reconcile.h).
         try {
             sessions.create(spec, rec.idle_timeout_ms, rec.max_lifetime_ms);
         } catch (...) {
-            session::remove_session(cfg.state_dir, rec.id);
+            // A box the runtime could not say it removed keeps its ids leased until then.
+            bool gone = false;
+            try {
+                gone = instance->runtime().list_by_label(rec.label).empty();
+            } catch (const std::exception&) {
+            }
+            if (!gone && ids) ids->keep_for_reconcile();
             throw;
         }
+        try {
+            session::save_session(cfg.state_dir, rec);
+        } catch (...) {
+            instance->runtime().kill(rec.label);
+            throw;
+        }
+        made = true;
         if (identity) identity->keep();
         if (ids) ids->keep_for_reconcile();
         log::info("session", "session {}: box '{}' started (ids {})", rec.id, rec.label, rec.user);

@@ -2,14 +2,18 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "fs/durable_file.h"
 #include "log/logger.h"
+#include "turn/turn_request.h"
 #include "turn/turn_setup_error.h"
 
 namespace radial::session {
@@ -66,6 +70,33 @@ std::string session_socket_dir(const std::string& state_dir, const std::string& 
     return sessions_dir(state_dir) + "/" + id + ".run";
 }
 
+std::string session_lock_dir(const std::string& state_dir, const std::string& id) {
+    const std::string dir = sessions_dir(state_dir) + "/" + id + ".lock";
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        throw TurnSetupError(
+            fmt::format("creating the session lock '{}': {}", dir, std::strerror(errno)));
+    return dir;
+}
+
+void reclaim_socket_dir(const std::string& state_dir, const std::string& id) {
+    if (::geteuid() != 0) return;
+    const std::string dir = session_socket_dir(state_dir, id);
+    struct stat st {};
+    // The sessions directory is root's 0700: the box cannot swap this path, only its contents.
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        ::lchown(dir.c_str(), 0, 0) != 0 || ::chmod(dir.c_str(), 0700) != 0)
+        throw TurnSetupError(fmt::format(
+            "taking back the session's socket directory '{}': {}; remove the session and "
+            "create another",
+            dir, std::strerror(errno)));
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+        std::error_code rm;
+        fs::remove_all(e.path(), rm); // never follows a link
+        if (rm) throw TurnSetupError(fmt::format("emptying '{}': {}", dir, rm.message()));
+    }
+}
+
 void save_session(const std::string& state_dir, const SessionRecord& r) {
     const std::string dir = sessions_dir(state_dir);
     std::error_code ec;
@@ -86,11 +117,21 @@ void save_session(const std::string& state_dir, const SessionRecord& r) {
 }
 
 std::optional<SessionRecord> load_session(const std::string& state_dir, const std::string& id) {
+    // An id names a file under the sessions directory: never a path ("../…").
+    try {
+        turn::validate_turn_id(id);
+    } catch (const turn::RequestError&) {
+        throw turn::RequestError(fmt::format(
+            "session id '{}' is not one radiald makes (a-z, 0-9, '-'); see 'radiald session ls'",
+            id));
+    }
     const std::string path = record_path(state_dir, id);
     std::ifstream in(path);
     if (!in) return std::nullopt;
     try {
-        return from_json(nlohmann::json::parse(in));
+        SessionRecord r = from_json(nlohmann::json::parse(in));
+        if (r.id != id) throw std::runtime_error("it names session '" + r.id + "'");
+        return r;
     } catch (const std::exception& e) {
         throw TurnSetupError(fmt::format(
             "session record '{}' is not one radiald wrote ({}); remove it", path, e.what()));
@@ -125,6 +166,7 @@ void remove_session(const std::string& state_dir, const std::string& id) noexcep
     fs::remove_all(session_socket_dir(state_dir, id), ec);
     if (ec)
         log::warn("session", "removing '{}': {}", session_socket_dir(state_dir, id), ec.message());
+    fs::remove(sessions_dir(state_dir) + "/" + id + ".lock", ec);
     fs::remove(record_path(state_dir, id), ec);
     if (ec)
         log::warn("session", "removing session record '{}': {}", record_path(state_dir, id),

@@ -36,6 +36,17 @@ std::string sessions_dir(const std::string& state_dir);
 // "<stateDir>/sessions/<id>.run".
 std::string session_socket_dir(const std::string& state_dir, const std::string& id);
 
+// The directory a session's turn holds (flock) while it runs, so that one turn runs at a time:
+// "<stateDir>/sessions/<id>.lock", never mounted into the box (which could hold a lock on what it
+// sees). Made when missing.
+std::string session_lock_dir(const std::string& state_dir, const std::string& id);
+
+// Makes the session's socket directory root's again, mode 0700 and empty, before a turn binds its
+// socket there: a turn whose radiald was killed left it the box user's, who may have planted
+// links where the bind and its chmod look. Needs root (else does nothing). Throws TurnSetupError
+// naming the directory.
+void reclaim_socket_dir(const std::string& state_dir, const std::string& id);
+
 // Writes the record (mode 0600) where no record of that id exists. Throws TurnSetupError naming
 // the path when it cannot, or when the id is taken.
 void save_session(const std::string& state_dir, const SessionRecord& r);

@@ -306,6 +306,13 @@ struct TurnSocketServer::Impl {
             fail(fmt::format("'{}' is not a directory; give each turn its own socket directory",
                              dir));
         }
+        // Before the socket is handed to the box user, the directory is the host's alone: one
+        // the box user (or anyone else) owns could hold a link where the chmod below looks.
+        if (options.unix_owner && st.st_uid != ::geteuid())
+            fail(
+                fmt::format("its directory '{}' belongs to uid {}, not to radiald; give each "
+                            "turn a socket directory of radiald's own",
+                            dir, st.st_uid));
         if (options.unix_owner && (st.st_mode & (S_IWOTH | S_ISVTX)))
             fail(
                 fmt::format("its directory '{}' is shared (mode {:o}) and would be handed to the "

@@ -81,8 +81,10 @@ std::optional<std::string> free_space_problem(const std::string& state_dir, std:
                                                               const std::string& id,
                                                               std::string& refused) {
     try {
-        if (auto held = WorkspaceLock::try_acquire(session::session_socket_dir(state_dir, id)))
+        if (auto held = WorkspaceLock::try_acquire(session::session_lock_dir(state_dir, id))) {
+            session::reclaim_socket_dir(state_dir, id); // held: no other turn uses it now
             return std::make_unique<WorkspaceLock>(std::move(*held));
+        }
         refused = fmt::format(
             "session '{}' is running another turn (one turn per session at a time); wait for it "
             "to end",
@@ -355,7 +357,12 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // the box runs as spec.user and host files keep their ids in it. Elsewhere the runtime's own
     // user and home apply, and the log says so.
     std::optional<BoxIdentity> identity;
-    if (session_) {
+    if (session_ && env_.cfg.codex_auth) {
+        server.reset();
+        return fail(
+            "run.codexAuth: a session's turns do not get the Codex credentials yet; run "
+            "the turn without --session, or unset run.codexAuth");
+    } else if (session_) {
         // The session's box got its identity at create (session_command.cpp).
     } else if (const auto ids = numeric_user(spec.user);
                ids && env_.client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS) &&

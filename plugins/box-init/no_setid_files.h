@@ -6,7 +6,8 @@
  * create a file with one of them, and to mknod and mknodat with one of them; openat2 (whose mode
  * sits behind a pointer a filter cannot read) and io_uring_setup (whose operations bypass seccomp)
  * answer ENOSYS, so C libraries fall back to openat. On x86-64 the i386 entry points are filtered
- * the same way and the x32 ones answer ENOSYS. Sets no_new_privs first, which a filter needs
+ * the same way and the x32 ones answer ENOSYS, as every call of an architecture the filter does
+ * not know does (AArch32 on arm64). Sets no_new_privs first, which a filter needs
  * without CAP_SYS_ADMIN. */
 #pragma once
 

@@ -4,6 +4,7 @@
  *
  *   radial-init [--escape-output] [--env-from-stdin] TIMEOUT_MS GRACE_MS -- ARGV...
  *   radial-init --session IDLE_MS MAX_MS GRACE_MS      (a session's PID 1: session_idle.h)
+ *   radial-init --sweep                                (after each session turn: session_idle.h)
  *
  * TIMEOUT_MS 0 means no deadline. At the deadline every process of the box gets SIGTERM; those
  * still there GRACE_MS later get SIGKILL, and radial-init exits 124 (as timeout(1)); PID 1 ending
@@ -262,6 +263,7 @@ int main(int argc, char** argv) {
         return 125;
     }
     long long timeout_ms = 0, grace_ms = 0;
+    if (argc == 2 && strcmp(argv[1], "--sweep") == 0) return run_sweep();
     if (argc == 5 && strcmp(argv[1], "--session") == 0) {
         long long idle_ms = 0, max_ms = 0;
         if (parse_ms(argv[2], &idle_ms) != 0 || parse_ms(argv[3], &max_ms) != 0 ||

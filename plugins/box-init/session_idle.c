@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -29,17 +30,22 @@ static void say(const char* message) {
     }
 }
 
-/* Whether a process other than this one (PID 1 of the box's pid namespace) exists. */
-static int others_running(void) {
+/* Whether a process exists in the box's pid namespace but PID 1 and `self` (0: none). */
+static int others_than(pid_t self) {
     DIR* proc = opendir("/proc");
     if (proc == NULL) return 1; /* cannot tell: never idle */
     int found = 0;
     const struct dirent* e;
     while (!found && (e = readdir(proc)) != NULL)
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && strcmp(e->d_name, "1") != 0) found = 1;
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && strcmp(e->d_name, "1") != 0 &&
+            atol(e->d_name) != (long)self)
+            found = 1;
     closedir(proc);
     return found;
 }
+
+/* Whether a process other than this one (PID 1 of the box's pid namespace) exists. */
+static int others_running(void) { return others_than(0); }
 
 static void reap_all(void) {
     while (waitpid(-1, NULL, WNOHANG) > 0) {
@@ -76,9 +82,12 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
         struct pollfd p = {sigfd, POLLIN, 0};
         if (poll(&p, 1, 200) > 0) {
             struct signalfd_siginfo info;
-            if (read(sigfd, &info, sizeof info) == (ssize_t)sizeof info &&
+            /* The engine stops the box: a signal from outside the box's pid namespace, whose
+             * sender has no pid here (0). The box's own processes may signal PID 1 too (the
+             * same uid), and must not end the session that way. */
+            if (read(sigfd, &info, sizeof info) == (ssize_t)sizeof info && info.ssi_pid == 0 &&
                 (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT))
-                break; /* the engine stops the box */
+                break;
         }
     }
     kill(-1, SIGTERM);
@@ -92,4 +101,19 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {
     }
     return status;
+}
+
+int run_sweep(void) {
+    const pid_t self = getpid();
+    kill(-1, SIGKILL); /* every process of the box's uid but PID 1 and this one */
+    /* Gone once PID 1 has reaped them (it looks every 200 ms, or at its SIGCHLD). */
+    for (int i = 0; i < 200 && others_than(self); ++i) {
+        struct timespec pause = {0, 50 * 1000000};
+        nanosleep(&pause, NULL);
+    }
+    if (others_than(self)) {
+        say("radial-init: processes of the box were still there 10 s after the sweep\n");
+        return 1;
+    }
+    return 0;
 }

@@ -2,11 +2,19 @@
  * (docs/design.md §13.12): it runs no command of its own; the session's turns are execs, each under
  * radial-init's ordinary mode. It ends the box by itself — with no radiald left to do it — once no
  * process but itself has run in the box for IDLE_MS, or MAX_MS after it started, or when the
- * engine stops the box (SIGTERM): every process gets SIGTERM, those left GRACE_MS later SIGKILL.
+ * engine stops the box (SIGTERM from outside the box; the box's own processes cannot end it so):
+ * every process gets SIGTERM, those left GRACE_MS later SIGKILL.
  *
- *   radial-init --session IDLE_MS MAX_MS GRACE_MS       (0: no such limit) */
+ *   radial-init --session IDLE_MS MAX_MS GRACE_MS       (0: no such limit)
+ *   radial-init --sweep */
 #pragma once
 
 /* Runs the session's PID 1 until one of its ends; returns radial-init's exit status: 0 for the
  * idle timeout or a stop, 124 for the maximum lifetime. */
 int run_session(long long idle_ms, long long max_ms, long long grace_ms);
+
+/* `radial-init --sweep`, an exec after each of a session's turns: kills every process of the box
+ * but PID 1 and itself (an exec's radial-init is not PID 1, so its command — the same uid — can
+ * kill it and leave children running past the turn), and returns 0 once PID 1 has reaped them,
+ * 1 when some were still there 10 s later. */
+int run_sweep(void);

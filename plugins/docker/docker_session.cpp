@@ -69,6 +69,33 @@ private:
     std::thread thread_;
 };
 
+// After each exec: `radial-init --sweep` kills what the exec left running (its command can kill
+// its own radial-init, which is not PID 1 here, and leave children past the turn). False when the
+// sweep could not be run or did not finish: the caller removes the box.
+bool sweep_session(const DockerEngine& engine, const radial::plugin::Host& host,
+                   const std::string& cid, const std::string& label) {
+    try {
+        const nlohmann::json body = {{"AttachStdout", true},
+                                     {"AttachStderr", true},
+                                     {"Tty", false},
+                                     {"Cmd", {std::string(kBoxInitPath), "--sweep"}}};
+        const std::string sweep = engine.exec_create(cid, label, body);
+        auto stream = engine.exec_start(sweep, label);
+        Backstop backstop(*stream, Clock::now() + kExecBackstop * 3);
+        std::string chunk;
+        while (stream->read(chunk)) {
+        }
+        backstop.finish();
+        for (int i = 0; i < 100 && !backstop.fired(); ++i) {
+            if (auto code = engine.exec_exit_code(sweep, label)) return *code == 0;
+            std::this_thread::sleep_for(milliseconds(50));
+        }
+    } catch (const std::exception& e) {
+        host.warn("sweeping session box '" + label + "' after an exec: " + e.what());
+    }
+    return false;
+}
+
 } // namespace
 
 void create_docker_session(const DockerEngine& engine, const radial::plugin::Host& host,
@@ -208,6 +235,13 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
                 Clock::now() >= deadline_after(started, exec.timeout_ms))
                 ending = Ending::timed_out;
         }
+    }
+    // Nothing of this exec outlives it (a box that cannot be swept goes, with the session).
+    const bool box_kept = !backstop.fired() && !aborted && ending != Ending::killed;
+    if (box_kept && !sweep_session(engine, host, ids.front(), exec.label)) {
+        host.warn("ending session box '" + exec.label +
+                  "': what its exec left running could not be ended; the session is over");
+        remove_box(engine, host, exec.label);
     }
     plugin_support::set_run_outcome(result, ending, status, aborted,
                                     "session box '" + exec.label + "'", "the engine",

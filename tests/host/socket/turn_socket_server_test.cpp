@@ -752,23 +752,31 @@ TEST_F(TurnSocketServerTest, RefusalsAreSummarisedPerIntervalBeyondTheLineCap) {
     o.summary_interval = 300ms;
     TurnSocketServer server(std::move(o), recorded_.sink());
     for (int i = 0; i < 3; ++i) EXPECT_EQ(post_unix(socket_path(), "", kGood).status, 401);
-    std::vector<std::string> lines;
-    const auto deadline = Clock::now() + 5s;
-    auto summary = lines.end();
-    while (Clock::now() < deadline) {
-        lines = log_.snapshot();
-        summary = std::find_if(lines.begin(), lines.end(), [](const std::string& l) {
-            return l.find("refused/evicted") != std::string::npos;
-        });
-        if (summary != lines.end()) break;
-        std::this_thread::sleep_for(20ms);
+    // The three refusals land in one interval on a quiet machine, in two or three on a loaded one:
+    // every summary line is counted until they add up (an event, not a timed guess).
+    const auto deadline = Clock::now() + 20s;
+    std::size_t summarised = 0;
+    std::vector<std::string> summaries;
+    while (Clock::now() < deadline && summarised < 3) {
+        summaries.clear();
+        summarised = 0;
+        for (const auto& l : log_.snapshot()) {
+            if (l.find("refused/evicted") == std::string::npos) continue;
+            summaries.push_back(l);
+            summarised += std::stoul(l);
+        }
+        if (summarised < 3) std::this_thread::sleep_for(20ms);
     }
-    ASSERT_NE(summary, lines.end());
-    EXPECT_EQ(summary->rfind("3 connections refused/evicted in the last 1 s (3 without a valid "
-                             "token within 1000 ms",
-                             0),
-              0u)
-        << *summary;
+    ASSERT_EQ(summarised, 3u) << ::testing::PrintToString(summaries);
+    for (const auto& l : summaries) {
+        const std::string n = l.substr(0, l.find(' '));
+        const char* noun = n == "1" ? " connection" : " connections";
+        EXPECT_EQ(l.rfind(n + noun + " refused/evicted in the last 1 s (" + n +
+                              " without a valid token within 1000 ms",
+                          0),
+                  0u)
+            << l;
+    }
     EXPECT_EQ(server.connection_stats().without_token, 3u);
 }
 

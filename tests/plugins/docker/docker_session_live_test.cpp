@@ -136,6 +136,20 @@ TEST_F(docker_session_live, AnExecTimesOutAsATurnDoesAndTheSessionLivesOn) {
     EXPECT_THAT(after.out, ::testing::StartsWith("alive\n")) << "the session ended with the exec";
 }
 
+// An exec's radial-init is not PID 1, so its command (the same uid) can kill it and leave a child
+// running past the turn; the sweep after each exec ends it. And the box cannot end its own
+// session by signalling PID 1.
+TEST_F(docker_session_live, NothingAnExecLeavesRunningOutlivesItAndTheBoxCannotStopPid1) {
+    ASSERT_NE(ext_, nullptr);
+    const std::string s = create("sweep");
+    auto escape = exec(s, "(sleep 600 </dev/null >/dev/null 2>&1 &); kill -9 $PPID; sleep 5");
+    ASSERT_EQ(escape.status, RADIAL_OK) << escape.error.message;
+    auto look = exec(s, "ps -o args | grep -c '^sleep 600' ; kill -TERM 1; sleep 1; echo alive");
+    EXPECT_EQ(look.out, "0\nalive\n") << look.err;
+    auto after = exec(s, "echo still");
+    EXPECT_EQ(after.out, "still\n") << "PID 1 ended the session on the box's own SIGTERM";
+}
+
 // With no host doing anything, a session's box ends once idle for its idle timeout.
 TEST_F(docker_session_live, AnIdleSessionEndsByItself) {
     ASSERT_NE(ext_, nullptr);
