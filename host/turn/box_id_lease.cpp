@@ -173,16 +173,21 @@ void BoxIdLease::keep_for_reconcile() noexcept {
     fd_.reset();
 }
 
-std::vector<StaleLease> release_stale_box_id_leases(const std::string& dir,
-                                                    const std::string& state_dir,
-                                                    const std::vector<std::string>& live_labels) {
-    std::vector<StaleLease> removed;
+namespace {
+
+// What to do with a lease file nobody holds.
+enum class LeaseAction { keep, remove, remove_and_stop };
+
+// Calls `decide(id, path, text)` for every lease file in `dir` that nobody holds, with its lock
+// taken, and removes it (still locked) when told to.
+template <class Decide>
+void for_each_unheld_lease(const std::string& dir, Decide&& decide) {
     std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-    if (!d) return removed;
+    if (!d) return;
     while (const dirent* e = ::readdir(d.get())) {
-        std::uint32_t id = 0;
         const std::string name = e->d_name;
         if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+        std::uint32_t id = 0;
         try {
             id = static_cast<std::uint32_t>(std::stoul(name));
         } catch (const std::exception&) {
@@ -191,49 +196,49 @@ std::vector<StaleLease> release_stale_box_id_leases(const std::string& dir,
         const std::string path = dir + "/" + name;
         internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
         if (!fd || !try_lock(fd.get()) || !same_file(fd.get(), path)) continue;
-        const std::string text = read_all(fd.get());
-        if (text.empty()) {
-            ::unlink(path.c_str()); // never written: nobody ran as its id
-            continue;
-        }
-        auto note = nlohmann::json::parse(text, nullptr, false);
-        if (!note.is_object() || !note.contains("stateDir") || !note["stateDir"].is_string() ||
-            !note.contains("label") || !note["label"].is_string()) {
-            log::warn("reconcile", "box id lease '{}' is not one radiald wrote; left as it is",
-                      path);
-            continue;
-        }
-        if (note["stateDir"].get<std::string>() != state_dir) continue;
-        std::string label = note["label"].get<std::string>();
-        if (std::find(live_labels.begin(), live_labels.end(), label) != live_labels.end()) continue;
-        ::unlink(path.c_str());
-        removed.push_back({id, std::move(label)});
+        const LeaseAction action = decide(id, path, read_all(fd.get()));
+        if (action != LeaseAction::keep) ::unlink(path.c_str());
+        if (action == LeaseAction::remove_and_stop) return;
     }
+}
+
+} // namespace
+
+std::vector<StaleLease> release_stale_box_id_leases(const std::string& dir,
+                                                    const std::string& state_dir,
+                                                    const std::vector<std::string>& live_labels) {
+    std::vector<StaleLease> removed;
+    for_each_unheld_lease(
+        dir, [&](std::uint32_t id, const std::string& path, const std::string& text) {
+            if (text.empty()) return LeaseAction::remove; // never written: nobody ran as its id
+            auto note = nlohmann::json::parse(text, nullptr, false);
+            if (!note.is_object() || !note.contains("stateDir") || !note["stateDir"].is_string() ||
+                !note.contains("label") || !note["label"].is_string()) {
+                log::warn("reconcile", "box id lease '{}' is not one radiald wrote; left as it is",
+                          path);
+                return LeaseAction::keep;
+            }
+            if (note["stateDir"].get<std::string>() != state_dir) return LeaseAction::keep;
+            std::string label = note["label"].get<std::string>();
+            if (std::find(live_labels.begin(), live_labels.end(), label) != live_labels.end())
+                return LeaseAction::keep;
+            removed.push_back({id, std::move(label)});
+            return LeaseAction::remove;
+        });
     return removed;
 }
 
 std::optional<std::uint32_t> release_box_id_lease_of(const std::string& dir,
                                                      const std::string& label) {
-    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-    if (!d) return std::nullopt;
-    while (const dirent* e = ::readdir(d.get())) {
-        const std::string name = e->d_name;
-        if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-        const std::string path = dir + "/" + name;
-        internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
-        if (!fd || !try_lock(fd.get()) || !same_file(fd.get(), path)) continue;
-        auto note = nlohmann::json::parse(read_all(fd.get()), nullptr, false);
-        if (!note.is_object() || note.value("label", std::string()) != label) continue;
-        std::uint32_t id = 0;
-        try {
-            id = static_cast<std::uint32_t>(std::stoul(name));
-        } catch (const std::exception&) {
-            continue;
-        }
-        ::unlink(path.c_str());
-        return id;
-    }
-    return std::nullopt;
+    std::optional<std::uint32_t> freed;
+    for_each_unheld_lease(dir, [&](std::uint32_t id, const std::string&, const std::string& text) {
+        auto note = nlohmann::json::parse(text, nullptr, false);
+        if (!note.is_object() || note.value("label", std::string()) != label)
+            return LeaseAction::keep;
+        freed = id;
+        return LeaseAction::remove_and_stop;
+    });
+    return freed;
 }
 
 } // namespace radial::turn
