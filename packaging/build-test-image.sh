@@ -7,7 +7,9 @@
 # The rootfs holds /bin/busybox and one symlink per applet, /etc/passwd and /etc/group with root,
 # a non-root user `radial` (1000) and `nobody` (65534), empty mount points (/proc, /sys, /dev,
 # /work, and /etc/hosts, /etc/hostname, /etc/resolv.conf for Docker to bind over) and a
-# world-writable sticky /tmp. The image runs /bin/sh with PATH=/bin.
+# world-writable sticky /tmp, and a world-writable sticky /opt/cache on the image's own file
+# system (not a mount in any box), where a session's turn installs what its next turn and a
+# snapshot of it keep. The image runs /bin/sh with PATH=/bin.
 #
 # It also carries Debian's curl with the shared libraries it loads (as ldd lists them), so a turn
 # can post records to its turn socket over a unix socket or tcp like any harness would.
@@ -56,8 +58,8 @@ fi
 rootfs="$(mktemp -d /tmp/radial-test-image.XXXXXX)"
 trap 'rm -rf "${rootfs}"' EXIT
 
-mkdir -p "${rootfs}"/{bin,etc,proc,sys,dev,work,root,tmp}
-chmod 1777 "${rootfs}/tmp"
+mkdir -p "${rootfs}"/{bin,etc,proc,sys,dev,work,root,tmp,opt/cache}
+chmod 1777 "${rootfs}/tmp" "${rootfs}/opt/cache"
 chmod 0700 "${rootfs}/root"
 cp "${busybox}" "${rootfs}/bin/busybox"
 chmod 0755 "${rootfs}/bin/busybox"

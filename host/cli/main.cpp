@@ -175,6 +175,9 @@ int main(int argc, char** argv) {
     if (session_cmds.create->parsed()) return cli::run_session_create(session_opts);
     if (session_cmds.rm->parsed()) return cli::run_session_rm(session_opts);
     if (session_cmds.ls->parsed()) return cli::run_session_ls(session_opts);
+    if (session_cmds.snapshot->parsed()) return cli::run_session_snapshot(session_opts);
+    if (session_cmds.snapshots->parsed()) return cli::run_session_snapshots(session_opts);
+    if (session_cmds.snapshot_rm->parsed()) return cli::run_session_snapshot_rm(session_opts);
     if (config_check_cmd->parsed()) return cli::run_config_check_command(config_check_opts);
     std::cout << app.help();
     return cli::kExitUsage;

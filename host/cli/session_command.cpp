@@ -18,7 +18,9 @@
 #include "daemon/instance_claim.h"
 #include "log/log_redaction.h"
 #include "log/logger.h"
+#include "session/session_events.h"
 #include "session/session_record.h"
+#include "session/snapshot_record.h"
 #include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
 #include "turn/turn_request.h"
@@ -27,13 +29,7 @@
 namespace radial::cli {
 namespace {
 namespace fs = std::filesystem;
-
-std::unique_ptr<Instance> open_instance(const SessionOptions& o, const char* who) {
-    auto cfg = config::load(o.config_file, o.runtime, executable_dir());
-    log::install_log_redaction();
-    config::settle_instance_id(cfg);
-    return Instance::open(std::move(cfg), {who, daemon::StateDirLock::Mode::shared, true});
-}
+using session::policy_generation;
 
 std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
     auto ms = units::parse_duration_ms(text);
@@ -45,7 +41,18 @@ std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
 
 std::string lease_dir() { return turn::box_id_lease_dir(daemon::default_claim_registry()); }
 
+std::unique_ptr<Instance> open_instance(const SessionOptions& o, const char* who) {
+    return open_session_instance(o, who);
+}
+
 } // namespace
+
+std::unique_ptr<Instance> open_session_instance(const SessionOptions& o, const char* who) {
+    auto cfg = config::load(o.config_file, o.runtime, executable_dir());
+    log::install_log_redaction();
+    config::settle_instance_id(cfg);
+    return Instance::open(std::move(cfg), {who, daemon::StateDirLock::Mode::shared, true});
+}
 
 SessionCommands add_session_commands(CLI::App& app, SessionOptions& o) {
     auto* cmd = app.add_subcommand(
@@ -58,7 +65,12 @@ SessionCommands add_session_commands(CLI::App& app, SessionOptions& o) {
     auto* create = cmd->add_subcommand(
         "create", "Create a session's box, started idle; prints the session's id");
     common(create);
-    create->add_option("--image", o.image, "Image the session's box runs")->required();
+    auto* image = create->add_option("--image", o.image, "Image the session's box runs");
+    create
+        ->add_option("--from-snapshot", o.from_snapshot,
+                     "Start from a snapshot (its tag or image name; radiald session snapshots) "
+                     "instead of --image")
+        ->excludes(image);
     create->add_option("--workspace", o.workspace,
                        "Host directory mounted read-write into the box (at /work)");
     create->add_option("--mode", o.mode, "Workspace mode: read-only or workspace-write");
@@ -77,7 +89,9 @@ SessionCommands add_session_commands(CLI::App& app, SessionOptions& o) {
     auto* ls = cmd->add_subcommand("ls", "List this state directory's sessions");
     common(ls);
     ls->add_flag("--json", o.json, "One JSON array instead of text");
-    return {create, rm, ls};
+    SessionCommands out{create, rm, ls, nullptr, nullptr, nullptr};
+    add_snapshot_commands(*cmd, o, out);
+    return out;
 }
 
 int run_session_create(const SessionOptions& o) {
@@ -96,18 +110,37 @@ int run_session_create(const SessionOptions& o) {
         rec.idle_timeout_ms = duration_flag("--idle-timeout", o.idle_timeout);
         rec.max_lifetime_ms = duration_flag("--max-lifetime", o.max_lifetime);
 
+        // What the box is made from, pinned to its digest where the runtime keeps snapshots.
+        std::string image = o.image;
+        if (!o.from_snapshot.empty()) {
+            const auto snap = session::find_snapshot(cfg.state_dir, o.from_snapshot);
+            if (!snap)
+                throw turn::RequestError(fmt::format(
+                    "--from-snapshot '{}': no such snapshot in state directory '{}'; see "
+                    "'radiald session snapshots'",
+                    o.from_snapshot, cfg.state_dir));
+            image = snap->image;
+            rec.from_snapshot = snap->image;
+        } else if (image.empty()) {
+            throw turn::RequestError("session create needs --image IMAGE or --from-snapshot NAME");
+        }
+        if (sessions.has_snapshots()) rec.image_digest = sessions.resolve_image(image);
+
         // The one-shot box's policy, hardening and workspace, without its command.
         turn::TurnRequest req;
         req.turn_id = rec.id;
-        req.image = o.image;
+        req.image = image;
         req.workspace = o.workspace;
         req.mode = o.mode;
         req.argv = {"true"};
         ContainerSpec spec = turn::build_container_spec(req, cfg);
         spec.label = rec.label;
         spec.argv.clear();
-        rec.image = o.image;
+        if (!rec.image_digest.empty()) spec.image = rec.image_digest;
+        rec.image = image;
         rec.mode = o.mode;
+        rec.policy = policy_generation(spec, instance->runtime().info().id,
+                                       o.mode.empty() ? cfg.mode : o.mode);
         rec.workdir = spec.workdir;
         if (!o.workspace.empty()) rec.workspace = spec.mounts.front().source;
 
@@ -174,6 +207,11 @@ int run_session_create(const SessionOptions& o) {
         made = true;
         if (identity) identity->keep();
         if (ids) ids->keep_for_reconcile();
+        session::journal_session_event(
+            cfg.state_dir, rec.id, "created",
+            rec.from_snapshot.empty()
+                ? fmt::format("image {} ({})", rec.image, rec.image_digest)
+                : fmt::format("snapshot {} ({})", rec.from_snapshot, rec.image_digest));
         log::info("session", "session {}: box '{}' started (ids {})", rec.id, rec.label, rec.user);
         fmt::print("{}\n", rec.id);
         return kExitOk;
@@ -200,6 +238,8 @@ int run_session_rm(const SessionOptions& o) {
         std::error_code ec;
         fs::remove_all(turn::box_identity_dir(cfg.state_dir, rec->id), ec);
         session::remove_session(cfg.state_dir, rec->id);
+        session::journal_session_event(cfg.state_dir, rec->id, "ended",
+                                       "removed by 'radiald session rm'");
         fmt::print("removed session {}\n", rec->id);
         return kExitOk;
     } catch (const std::exception& e) {
@@ -217,14 +257,22 @@ int run_session_ls(const SessionOptions& o) {
         for (const auto& s : session::list_sessions(cfg.state_dir)) {
             const bool live = std::find(boxes.begin(), boxes.end(), s.label) != boxes.end();
             if (o.json) {
-                out.push_back({{"id", s.id},
-                               {"image", s.image},
-                               {"workspace", s.workspace},
-                               {"boxUser", s.user},
-                               {"box", live ? "present" : "gone"},
-                               {"idleTimeoutMs", s.idle_timeout_ms},
-                               {"maxLifetimeMs", s.max_lifetime_ms},
-                               {"createdAt", turn::format_timestamp_ms(s.created_at_ms)}});
+                out.push_back(
+                    {{"id", s.id},
+                     {"image", s.image},
+                     {"workspace", s.workspace},
+                     {"boxUser", s.user},
+                     {"box", live ? "present" : "gone"},
+                     {"idleTimeoutMs", s.idle_timeout_ms},
+                     {"maxLifetimeMs", s.max_lifetime_ms},
+                     {"createdAt", turn::format_timestamp_ms(s.created_at_ms)},
+                     {"imageDigest", s.image_digest},
+                     {"fromSnapshot", s.from_snapshot},
+                     {"turns", s.manifest.size()},
+                     {"snapshots", s.no_snapshot_because.empty() && s.unchecked_turn.empty()
+                                       ? "allowed"
+                                       : "refused"},
+                     {"events", session::read_session_events(cfg.state_dir, s.id)}});
             } else {
                 fmt::print("{}  {}  {}  box {}  created {}\n", s.id, s.image,
                            s.workspace.empty() ? "-" : s.workspace, live ? "present" : "gone",

@@ -1,17 +1,23 @@
-// host/cli/session_command.h — `radiald session create | rm | ls` (docs/design.md §13.12): a box
-// that lives for a session, its turns run in it with `radiald turn --session ID`.
+// host/cli/session_command.h — `radiald session create | rm | ls | snapshot | snapshots |
+// snapshot-rm` (docs/design.md §13.12): a box that lives for a session, its turns run in it with
+// `radiald turn --session ID`, and snapshots of it that start new sessions.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <optional>
 #include <string>
 
 namespace radial::cli {
 
+class Instance;
+
 struct SessionOptions {
     std::optional<std::string> config_file;
     std::optional<std::string> runtime;
-    std::string id; // create: --session-id (default generated); rm: the positional id
+    std::string id; // create: --session-id (default generated); rm, snapshot: the positional id
+    std::string from_snapshot; // create: --from-snapshot
+    std::string snapshot;      // snapshot-rm: the snapshot's tag or image name
     std::string image;
     std::string workspace;
     std::string mode;
@@ -25,6 +31,9 @@ struct SessionCommands {
     CLI::App* create;
     CLI::App* rm;
     CLI::App* ls;
+    CLI::App* snapshot;
+    CLI::App* snapshots;
+    CLI::App* snapshot_rm;
 };
 SessionCommands add_session_commands(CLI::App& app, SessionOptions& o);
 
@@ -36,5 +45,22 @@ int run_session_create(const SessionOptions& o);
 int run_session_rm(const SessionOptions& o);
 // `session ls [--json]`: this state directory's sessions, and whether each one's box still exists.
 int run_session_ls(const SessionOptions& o);
+
+// The instance every session command runs in: config, redacted log, claim, checked runtime
+// (instance.h), the state directory held shared. `who` names the command in messages.
+std::unique_ptr<Instance> open_session_instance(const SessionOptions& o, const char* who);
+
+// Snapshots (snapshot_command.cpp).
+// Adds `snapshot ID`, `snapshots [--json]` and `snapshot-rm NAME` to the `session` command.
+void add_snapshot_commands(CLI::App& session, SessionOptions& o, SessionCommands& out);
+// `session snapshot ID`: commits the session's box to its content-addressed image (reused when it
+// exists) and prints the image's name. 0 done; 1 the session refuses one (a turn runs in it, or a
+// turn left a secret in it: the message names which and where); 125 the runtime failed.
+int run_session_snapshot(const SessionOptions& o);
+// `session snapshots [--json]`: this state directory's snapshots, oldest first.
+int run_session_snapshots(const SessionOptions& o);
+// `session snapshot-rm NAME`: removes the snapshot's image and record. 0 done; 1 no such
+// snapshot, or a session box still runs from it; 125 the runtime failed.
+int run_session_snapshot_rm(const SessionOptions& o);
 
 } // namespace radial::cli

@@ -248,6 +248,11 @@ HostConfig load(const std::optional<std::string>& file,
                            "must be a size such as \"16m\" or a number of bytes (0: no "
                            "reserve)");
                 cfg.min_free_bytes = *bytes;
+            } else if (name == "maxSnapshots") {
+                const auto* i = v.as_integer();
+                if (i == nullptr || i->get() < 0 || i->get() > 10000)
+                    r.fail(key, "must be a number of snapshots from 0 to 10000 (0: none)");
+                cfg.max_snapshots = static_cast<std::size_t>(i->get());
             } else if (name == "mode") {
                 cfg.mode = r.string(key, v);
                 if (cfg.mode != "read-only" && cfg.mode != "workspace-write")

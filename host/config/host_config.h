@@ -69,6 +69,9 @@ struct HostConfig {
     // run.minFreeBytes: a turn is not started while the state directory's file system has less
     // free space than this (its journal writes and terminal record must fit)
     std::uint64_t min_free_bytes = 16ull << 20;
+    // run.maxSnapshots: how many session snapshots (local images) this state directory keeps; a
+    // snapshot beyond it is refused until one is removed (radiald session snapshot-rm)
+    std::size_t max_snapshots = 16;
     std::size_t max_concurrent_turns = 4;     // run.maxConcurrentTurns: the daemon's parallel turns
     std::uint64_t shutdown_grace_ms = 30'000; // run.shutdownGrace: how long running turns may
                                               // finish after SIGTERM before their boxes are killed

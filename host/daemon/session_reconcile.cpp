@@ -5,6 +5,7 @@
 
 #include "daemon/instance_claim.h"
 #include "log/logger.h"
+#include "session/session_events.h"
 #include "session/session_record.h"
 #include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
@@ -35,6 +36,12 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             std::filesystem::remove_all(turn::box_identity_dir(cfg.state_dir, s.id), ec);
             session::remove_session(cfg.state_dir, s.id);
             out.ended.push_back(s.id);
+            session::journal_session_event(
+                cfg.state_dir, s.id, "ended",
+                present ? "its box had ended (idle timeout or maximum lifetime), found by "
+                          "reconciliation"
+                        : "its box is gone (ended and removed, or removed by hand), found by "
+                          "reconciliation");
             log::info("reconcile", "session {}: its box {}; removed the session", s.id,
                       present ? "had ended" : "is gone");
         } catch (const std::exception& e) {

@@ -41,8 +41,12 @@ void fsync_directory(const fs::path& dir) {
     if (::fsync(fd.get()) != 0) fail(errno, "syncing directory '" + dir.string() + "'");
 }
 
-bool publish_file(const fs::path& temp_dir, const fs::path& dest, std::string_view content,
-                  mode_t mode) {
+namespace {
+
+enum class Place { no_replace, replace };
+
+bool write_and_place(const fs::path& temp_dir, const fs::path& dest, std::string_view content,
+                     mode_t mode, Place place) {
     std::string tmpl = (temp_dir / ("." + dest.filename().string() + ".XXXXXX")).string();
     internal::UniqueFd fd(::mkostemp(tmpl.data(), O_CLOEXEC));
     if (!fd) fail(errno, "creating a temporary file in '" + temp_dir.string() + "'");
@@ -64,10 +68,27 @@ bool publish_file(const fs::path& temp_dir, const fs::path& dest, std::string_vi
     }
     if (::fsync(fd.get()) != 0) fail(errno, "syncing '" + tmpl + "'");
     fd.reset();
-    if (!move_no_replace(tmpl, dest)) return false;
+    if (place == Place::replace) {
+        if (::rename(tmpl.c_str(), dest.c_str()) != 0)
+            fail(errno, "moving '" + tmpl + "' to '" + dest.string() + "'");
+    } else if (!move_no_replace(tmpl, dest)) {
+        return false;
+    }
     cleanup.armed = false;
     fsync_directory(dest.parent_path());
     return true;
+}
+
+} // namespace
+
+bool publish_file(const fs::path& temp_dir, const fs::path& dest, std::string_view content,
+                  mode_t mode) {
+    return write_and_place(temp_dir, dest, content, mode, Place::no_replace);
+}
+
+void replace_file(const fs::path& temp_dir, const fs::path& dest, std::string_view content,
+                  mode_t mode) {
+    write_and_place(temp_dir, dest, content, mode, Place::replace);
 }
 
 } // namespace radial::fs_util

@@ -23,6 +23,11 @@ namespace radial::fs_util {
 bool publish_file(const std::filesystem::path& temp_dir, const std::filesystem::path& dest,
                   std::string_view content, mode_t mode);
 
+// As publish_file, but `dest` is replaced when it exists (rename(2)): a reader sees the old content
+// or the new, never a mix. [thread-safe; concurrent writers of one dest: the last rename wins]
+void replace_file(const std::filesystem::path& temp_dir, const std::filesystem::path& dest,
+                  std::string_view content, mode_t mode);
+
 // fsync(2) of a directory, so that entries created or renamed in it survive a crash. Throws
 // FsError naming the directory. [thread-safe]
 void fsync_directory(const std::filesystem::path& dir);

@@ -36,7 +36,13 @@ nlohmann::json to_json(const SessionRecord& r) {
             {"user", r.user},
             {"idleTimeoutMs", r.idle_timeout_ms},
             {"maxLifetimeMs", r.max_lifetime_ms},
-            {"createdAtMs", r.created_at_ms}};
+            {"createdAtMs", r.created_at_ms},
+            {"imageDigest", r.image_digest},
+            {"fromSnapshot", r.from_snapshot},
+            {"policy", r.policy},
+            {"manifest", manifest_json(r.manifest)},
+            {"uncheckedTurn", r.unchecked_turn},
+            {"noSnapshotBecause", r.no_snapshot_because}};
 }
 
 SessionRecord from_json(const nlohmann::json& j) {
@@ -51,10 +57,36 @@ SessionRecord from_json(const nlohmann::json& j) {
     r.idle_timeout_ms = j.at("idleTimeoutMs").get<std::uint64_t>();
     r.max_lifetime_ms = j.at("maxLifetimeMs").get<std::uint64_t>();
     r.created_at_ms = j.at("createdAtMs").get<std::int64_t>();
+    // Records of sessions made before snapshots existed lack these: such a session takes none.
+    r.image_digest = j.value("imageDigest", "");
+    r.from_snapshot = j.value("fromSnapshot", "");
+    r.policy = j.value("policy", "");
+    if (j.contains("manifest")) r.manifest = manifest_from_json(j.at("manifest"));
+    r.unchecked_turn = j.value("uncheckedTurn", "");
+    r.no_snapshot_because = j.value("noSnapshotBecause", "");
     return r;
 }
 
 } // namespace
+
+nlohmann::json manifest_json(const std::vector<ManifestStep>& steps) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& m : steps)
+        out.push_back({{"turn", m.turn},
+                       {"argv", m.argv},
+                       {"workdir", m.workdir},
+                       {"exitCode", m.exit_code}});
+    return out;
+}
+
+std::vector<ManifestStep> manifest_from_json(const nlohmann::json& j) {
+    std::vector<ManifestStep> steps;
+    for (const auto& m : j)
+        steps.push_back({m.at("turn").get<std::string>(),
+                         m.at("argv").get<std::vector<std::string>>(),
+                         m.at("workdir").get<std::string>(), m.at("exitCode").get<int>()});
+    return steps;
+}
 
 std::string session_label(const config::HostConfig& cfg, const std::string& id) {
     return session_label_prefix(cfg) + id;
@@ -104,13 +136,27 @@ void save_session(const std::string& state_dir, const SessionRecord& r) {
     ::chmod(dir.c_str(), 0700);
     const std::string path = record_path(state_dir, r.id);
     try {
-        if (!fs_util::publish_file(dir, path, to_json(r).dump(2) + "\n", 0600))
+        if (!fs_util::publish_file(
+                dir, path,
+                to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                0600))
             throw TurnSetupError(
                 fmt::format("session '{}' exists already ({}); pick another id or remove it with "
                             "'radiald session rm {}'",
                             r.id, path, r.id));
     } catch (const TurnSetupError&) {
         throw;
+    } catch (const std::exception& e) {
+        throw TurnSetupError(fmt::format("writing session record '{}': {}", path, e.what()));
+    }
+}
+
+void update_session(const std::string& state_dir, const SessionRecord& r) {
+    const std::string path = record_path(state_dir, r.id);
+    try {
+        fs_util::replace_file(
+            sessions_dir(state_dir), path,
+            to_json(r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", 0600);
     } catch (const std::exception& e) {
         throw TurnSetupError(fmt::format("writing session record '{}': {}", path, e.what()));
     }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,16 @@
 #include "config/host_config.h"
 
 namespace radial::session {
+
+// One turn the session ran, as its environment's manifest lists it (a snapshot's name digests
+// these, docs/design.md §13.12): what ran, where, and how it ended.
+struct ManifestStep {
+    std::string turn;
+    std::vector<std::string> argv;
+    std::string workdir;
+    int exit_code = 0;
+    friend bool operator==(const ManifestStep&, const ManifestStep&) = default;
+};
 
 struct SessionRecord {
     std::string id;        // as a turn id: [a-z0-9-]
@@ -23,7 +34,26 @@ struct SessionRecord {
     std::uint64_t idle_timeout_ms = 0;
     std::uint64_t max_lifetime_ms = 0;
     std::int64_t created_at_ms = 0; // Unix epoch
+    // Fixed at create: what the box was made from, pinned ("sha256:<hex>", the runtime's digest
+    // of `image`); the snapshot it was made from ("" when none); its policy generation
+    // (policy_generation()).
+    std::string image_digest;
+    std::string from_snapshot;
+    std::string policy;
+    // The turns it ran, in order.
+    std::vector<ManifestStep> manifest;
+    // A turn whose changes were not yet checked for its secrets (set before its exec, cleared
+    // after the check): a radiald killed in between leaves it, and no snapshot is taken then.
+    std::string unchecked_turn;
+    // Why no snapshot of this session may be taken ("" while one may): a turn left a secret in
+    // the box's file system, or its changes could not be checked.
+    std::string no_snapshot_because;
 };
+
+// The manifest as the record and a snapshot's name hold it: [{turn, argv, workdir, exitCode}].
+nlohmann::json manifest_json(const std::vector<ManifestStep>& steps);
+// Its reverse. Throws nlohmann::json::exception for anything else.
+std::vector<ManifestStep> manifest_from_json(const nlohmann::json& j);
 
 // "radial-session-<instanceId>-<id>".
 std::string session_label(const config::HostConfig& cfg, const std::string& id);
@@ -58,6 +88,9 @@ std::vector<SessionRecord> list_sessions(const std::string& state_dir);
 // The box labels of every session of this state directory: boxes whose ids stay leased while no
 // radiald runs (box_id_lease.h), which reconciliation must not free.
 std::vector<std::string> session_labels(const std::string& state_dir);
+// Writes the record over the one of its id (a reader sees the old or the new one). Throws
+// TurnSetupError naming the path.
+void update_session(const std::string& state_dir, const SessionRecord& r);
 // Removes the record and the session's socket directory. Never throws; logs problems.
 void remove_session(const std::string& state_dir, const std::string& id) noexcept;
 

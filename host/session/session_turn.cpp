@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <radial/host/session_client.hpp>
+
+#include "log/logger.h"
+#include "session/secret_scan.h"
+#include "turn/turn_setup_error.h"
+
 namespace radial::session {
 
 void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& session) {
@@ -36,6 +42,71 @@ void make_session_exec(ContainerSpec& spec, const SessionRecord& session) {
     exec.timeout_ms = spec.timeout_ms;
     exec.user = session.user;
     spec = std::move(exec);
+}
+
+void begin_session_turn(const std::string& state_dir, const std::string& session_id,
+                        const std::string& turn_id) {
+    auto rec = load_session(state_dir, session_id);
+    if (!rec)
+        throw turn::TurnSetupError(
+            fmt::format("session '{}' was removed while its turn started", session_id));
+    rec->unchecked_turn = turn_id;
+    update_session(state_dir, *rec);
+}
+
+namespace {
+
+// Why the turn's changes bar snapshots, or "" when they do not.
+std::string check_changes(const host::RuntimeClient& client, const std::string& label,
+                          const std::string& turn_id, const redaction::Redactor& redactor,
+                          std::uint64_t since_ms) {
+    const auto sessions = host::SessionClient::of(client);
+    if (!sessions.has_snapshots()) return {};
+    SecretScan scan(redactor);
+    host::SessionClient::ChangeHandler handler{
+        [&](std::string_view path, std::uint32_t) { return scan.entry(path); },
+        [&](std::string_view bytes) { return scan.data(bytes); }};
+    try {
+        sessions.changes(label, since_ms, handler);
+    } catch (const host::RuntimeError& e) {
+        if (e.code() != RADIAL_E_CANCELLED || !scan.finish())
+            return fmt::format("turn {}'s changes could not be checked for its secrets: {}",
+                               turn_id, e.what());
+    }
+    if (const auto& found = scan.finish())
+        return fmt::format("turn {} left the value of secret {} in '{}'", turn_id, found->secret,
+                           found->path);
+    log::info("session", "turn {}: {} changed entries ({} bytes) hold none of its secrets", turn_id,
+              scan.entries(), scan.bytes());
+    return {};
+}
+
+} // namespace
+
+void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
+                      const std::string& session_id, const std::string& turn_id,
+                      const ContainerSpec& exec, std::optional<std::int32_t> exit_code,
+                      const redaction::Redactor& redactor, std::uint64_t since_ms) noexcept {
+    try {
+        auto rec = load_session(state_dir, session_id);
+        if (!rec) return;
+        std::string why;
+        try {
+            why = check_changes(client, rec->label, turn_id, redactor, since_ms);
+        } catch (const std::exception& e) {
+            why = fmt::format("turn {}'s changes could not be checked for its secrets: {}", turn_id,
+                              e.what());
+        }
+        if (!why.empty()) {
+            log::warn("session", "session {}: {}; it takes no snapshot", session_id, why);
+            if (rec->no_snapshot_because.empty()) rec->no_snapshot_because = why;
+        }
+        rec->manifest.push_back({turn_id, exec.argv, exec.workdir, exit_code.value_or(-1)});
+        if (rec->unchecked_turn == turn_id) rec->unchecked_turn.clear();
+        update_session(state_dir, *rec);
+    } catch (const std::exception& e) {
+        log::error("session", "session {}: recording turn {}: {}", session_id, turn_id, e.what());
+    }
 }
 
 } // namespace radial::session

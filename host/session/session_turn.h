@@ -2,8 +2,12 @@
 // fixed at create, a turn's request may not change; the turn runs as an exec in the session's box.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <radial/container_spec.hpp>
+#include <radial/host/runtime_client.hpp>
 
+#include "redaction/stream_redactor.h"
 #include "session/session_record.h"
 #include "turn/turn_request.h"
 
@@ -19,5 +23,22 @@ void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& sessio
 // and run as its ids; what only a box's creation can apply (mounts, tmpfs, limits) is dropped, the
 // box has it already.
 void make_session_exec(ContainerSpec& spec, const SessionRecord& session);
+
+// Before a session's turn runs its exec, under the session's lock: marks the turn unchecked in
+// the session's record, so that a radiald killed before end_session_turn leaves a session that
+// takes no snapshot. Throws TurnSetupError naming the record when it cannot be written.
+void begin_session_turn(const std::string& state_dir, const std::string& session_id,
+                        const std::string& turn_id);
+
+// After the exec, still under the lock: looks for the turn's secrets (`redactor`: its values and
+// their encodings) in every entry the box changed since `since_ms` (the exec's start, Unix epoch
+// ms), appends the turn to the session's manifest and clears the mark. A secret found, or changes
+// that cannot be checked, bar the session's snapshots for good (no_snapshot_because names the
+// turn, the secret and the path; never a value). A runtime without snapshots is not asked.
+// Never throws; logs what it could not do.
+void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
+                      const std::string& session_id, const std::string& turn_id,
+                      const ContainerSpec& exec, std::optional<std::int32_t> exit_code,
+                      const redaction::Redactor& redactor, std::uint64_t since_ms) noexcept;
 
 } // namespace radial::session

@@ -253,6 +253,11 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         std::string refused;
         session_lock = lock_session(env_.cfg.state_dir, session_->id, refused);
         if (!session_lock) return fail(refused);
+        try {
+            session::begin_session_turn(env_.cfg.state_dir, session_->id, id);
+        } catch (const std::exception& e) {
+            return fail(e.what());
+        }
     }
     try {
         reserve.emplace(TerminalReserve::create(env_.cfg.state_dir, id));
@@ -442,6 +447,10 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                            kOutputTailBytes);
         out(stream, bytes);
     };
+    const auto exec_started_ms =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
     TerminalRecord ran = runner.run([&](std::uint32_t stream, std::string_view bytes) {
         checkpoint("output");
         buffer.clear();
@@ -462,6 +471,12 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
 
     const auto refused = server ? server->connection_stats().total() : 0;
     server.reset(); // the socket path is gone and the token worthless from here on
+    // What the exec left in the box may not carry its secrets into a snapshot (§13.12). A
+    // second's slack: an inode's change time is coarser than the clock read above.
+    if (session_)
+        session::end_session_turn(env_.client, env_.cfg.state_dir, session_->id, id, spec,
+                                  ran.exit_code, *redactor_,
+                                  exec_started_ms > 1000 ? exec_started_ms - 1000 : 0);
     if (session_ && ::geteuid() == 0) {
         // Root's again between turns: the next turn binds its socket there before the box may
         // touch the directory.

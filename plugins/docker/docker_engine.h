@@ -148,6 +148,24 @@ public:
     // GET /exec/{id}/json: the exec's exit code once it ended, nullopt while it runs.
     std::optional<int> exec_exit_code(const std::string& exec_id, std::string_view label) const;
 
+    // Session snapshots (docker_snapshot.h; docker_engine_image.cpp).
+    // GET /images/{name}/json: the image's whole inspect object; nullopt when the engine has no
+    // such image. Throws Error(RADIAL_E_UNAVAILABLE) when the engine does not answer.
+    std::optional<nlohmann::json> image_json(std::string_view image) const;
+    // GET /containers/{id}/json: the container's whole inspect object. Throws
+    // Error(RADIAL_E_NOT_FOUND) when the container is gone, RADIAL_E_UNAVAILABLE otherwise.
+    nlohmann::json container_json(const std::string& id, std::string_view label) const;
+    // POST /commit of container `id` (paused while committed) to `repo`:`tag`, with `config` as
+    // the image's configuration (what it does not set the engine takes from the container), within
+    // `budget`; returns the new image's id ("sha256:<hex>"). Throws Error(RADIAL_E_NOT_FOUND) when
+    // the container is gone, RADIAL_E_UNAVAILABLE otherwise.
+    std::string commit(const std::string& id, std::string_view label, const std::string& repo,
+                       const std::string& tag, const nlohmann::json& config,
+                       std::chrono::milliseconds budget) const;
+    // DELETE /images/{name} (not forced): an unknown name is no error. Throws
+    // Error(RADIAL_E_INVALID) when a container uses the image, RADIAL_E_UNAVAILABLE otherwise.
+    void remove_image(std::string_view image) const;
+
 private:
     // GET /info's JSON object within preflightTimeout; null when the engine answered something
     // else. Throws Error(RADIAL_E_UNAVAILABLE) when it did not answer (`what` names the call).

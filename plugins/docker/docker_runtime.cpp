@@ -10,6 +10,7 @@
 #include "deadline.h"
 #include "docker_run.h"
 #include "docker_session.h"
+#include "docker_snapshot.h"
 #include "oci_runtime_profile.h"
 #include "support/box_init.h"
 
@@ -211,5 +212,20 @@ radial::plugin::RunResult DockerRuntime::exec(const ContainerSpec& exec,
         throw;
     }
 }
+
+std::string DockerRuntime::resolve_image(std::string_view image) {
+    return docker_image_digest(engine_, image);
+}
+
+void DockerRuntime::changes(std::string_view label, std::uint64_t since_ms,
+                            radial::plugin::ChangeSink& sink) {
+    docker_session_changes(engine_, label, since_ms, sink);
+}
+
+std::string DockerRuntime::snapshot(std::string_view label, std::string_view image) {
+    return snapshot_docker_session(engine_, host_, label, image);
+}
+
+void DockerRuntime::remove_snapshot(std::string_view image) { engine_.remove_image(image); }
 
 } // namespace radial::docker

@@ -97,6 +97,13 @@ public:
     radial::plugin::RunResult exec(const ContainerSpec& exec, radial::plugin::Output& out) override;
     // kill(label): the session's box is removed, an exec in it ends. [thread-safe]
     void destroy_session(std::string_view label) override { kill(label); }
+    // Snapshots (docker_snapshot.h). [thread-safe]; changes and snapshot not during an exec of
+    // that session.
+    std::string resolve_image(std::string_view image) override;
+    void changes(std::string_view label, std::uint64_t since_ms,
+                 radial::plugin::ChangeSink& sink) override;
+    std::string snapshot(std::string_view label, std::string_view image) override;
+    void remove_snapshot(std::string_view image) override;
 
 private:
     // A call failed with RADIAL_E_UNAVAILABLE: the next preflight probes the engine again.

@@ -21,6 +21,27 @@ extern "C" {
 
 #define RADIAL_SESSION_EXTENSION_ID "radial.session/1"
 
+/* Kinds of a changed entry of a session's box (radial_change_sink.entry). */
+enum {
+    RADIAL_CHANGE_FILE = 1,    /* a regular file: its bytes follow through `data`             */
+    RADIAL_CHANGE_SYMLINK = 2, /* a symbolic link: its target follows through `data`          */
+    RADIAL_CHANGE_OTHER = 3    /* a directory, device, fifo or socket: no bytes follow        */
+};
+
+/* What a session's box changed in its own file system (not its mounts), going from plugin to host
+ * so that the host can look for what must not be kept (docs/design.md §13.12). For each entry:
+ * `entry` once, with the entry's path in the box and its kind, then `data` zero or more times
+ * with the entry's bytes (a file's contents, a link's target) followed by the values of its
+ * extended attributes. Every call returns 0 to go on; non-zero stops the walk, and the function
+ * that received the sink then returns RADIAL_E_CANCELLED. [any-thread, one call at a time] Never
+ * called after that function returns. */
+typedef struct radial_change_sink {
+    uint32_t struct_size;
+    void* ctx;
+    int32_t (*entry)(void* ctx, radial_str path, uint32_t kind);
+    int32_t (*data)(void* ctx, const uint8_t* data, size_t size);
+} radial_change_sink;
+
 typedef struct radial_session_ext {
     uint32_t struct_size;
     uint32_t reserved;
@@ -49,6 +70,33 @@ typedef struct radial_session_ext {
     /* [thread-safe] Postcondition: no box labelled `label` exists (an unknown label is RADIAL_OK).
      * An exec in flight in it returns with RADIAL_RUN_KILLED. */
     int32_t (*destroy)(radial_runtime* rt, radial_str label, const radial_error_sink* err);
+
+    /* Since 1.1 (NULL or absent: the runtime keeps no snapshots; the host refuses them). */
+
+    /* [thread-safe] The content digest of the local image `image` ("sha256:<hex>"), through
+     * `digest`, once. A session's box is created from the digest, so that the image a session
+     * runs cannot change under it. RADIAL_E_NOT_FOUND when the image is not present. */
+    int32_t (*resolve_image)(radial_runtime* rt, radial_str image, const radial_name_sink* digest,
+                             const radial_error_sink* err);
+
+    /* [thread-safe; not during an exec of that session] Every entry of the session box's own file
+     * system changed (its content, metadata or name) at or after `since_ms` (Unix epoch) goes to
+     * `changes`; entries the box removed are not given. RADIAL_E_UNSUPPORTED (naming why) when the
+     * runtime cannot see the box's changes; RADIAL_E_NOT_FOUND when the box is gone. */
+    int32_t (*changes)(radial_runtime* rt, radial_str label, uint64_t since_ms,
+                       const radial_change_sink* changes, const radial_error_sink* err);
+
+    /* [thread-safe; not during an exec of that session] Commits the session box's own file system
+     * (not its mounts, not its configuration's environment or labels) to the local image named
+     * `image` ("repository:tag") and gives the new image's content digest through `digest`. When an
+     * image of that name exists already nothing is committed and its digest is given: a
+     * content-addressed name names one content. */
+    int32_t (*snapshot)(radial_runtime* rt, radial_str label, radial_str image,
+                        const radial_name_sink* digest, const radial_error_sink* err);
+
+    /* [thread-safe] Postcondition: no local image named `image` exists (an unknown name is
+     * RADIAL_OK). RADIAL_E_INVALID when a box still runs from it. */
+    int32_t (*remove_snapshot)(radial_runtime* rt, radial_str image, const radial_error_sink* err);
 } radial_session_ext;
 
 #ifdef __cplusplus

@@ -14,41 +14,15 @@
 #include "../../support/radiald_runner.h"
 #include "../../support/temp_dir.h"
 #include "../daemon/docker_boxes.h"
+#include "session_fixture.h"
 
 namespace radial {
 namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using test::Session;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// A session of `setup`'s instance; removed (with its box) when the test ends.
-class Session {
-public:
-    Session(const test::RadialdSetup& setup, const std::vector<std::string>& flags)
-        : setup_(setup) {
-        std::vector<std::string> a{RADIALD_PATH,   "session", "create",         "--config",
-                                   setup.config(), "--image", RADIAL_TEST_IMAGE};
-        a.insert(a.end(), flags.begin(), flags.end());
-        created = test::run_process(a, {}, 120s);
-        id = created.out.substr(0, created.out.find('\n'));
-    }
-    ~Session() {
-        if (!id.empty())
-            test::run_process({RADIALD_PATH, "session", "rm", "--config", setup_.config(), id});
-    }
-    // The session's box: "radial-session-<instanceId>-<id>".
-    std::string box() const {
-        const std::string inst = test::read_file(setup_.state_dir() + "/instance-id");
-        return "radial-session-" + inst.substr(0, inst.find_first_of(" \n")) + "-" + id;
-    }
-
-    test::ProcessResult created;
-    std::string id;
-
-private:
-    const test::RadialdSetup& setup_;
-};
 
 // What a turn installs outside the workspace is there for the session's next turn and for no
 // other session; a turn's secret is in neither the next turn's environment nor the box's

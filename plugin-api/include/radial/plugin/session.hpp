@@ -17,6 +17,29 @@
 
 namespace radial::plugin {
 
+// Where a runtime gives a session box's changed entries (radial_change_sink): entry() for each,
+// then data() with its bytes. Either returns false when the host asked to stop; the runtime then
+// stops walking (the helper turns that into RADIAL_E_CANCELLED).
+class ChangeSink {
+public:
+    explicit ChangeSink(const radial_change_sink* s) : s_(s) {}
+    bool entry(std::string_view path, std::uint32_t kind) {
+        if (!stopped_ && s_ != nullptr && s_->entry != nullptr)
+            stopped_ = s_->entry(s_->ctx, to_c(path), kind) != 0;
+        return !stopped_;
+    }
+    bool data(const void* bytes, std::size_t n) {
+        if (!stopped_ && n != 0 && s_ != nullptr && s_->data != nullptr)
+            stopped_ = s_->data(s_->ctx, static_cast<const std::uint8_t*>(bytes), n) != 0;
+        return !stopped_;
+    }
+    bool stopped() const noexcept { return stopped_; }
+
+private:
+    const radial_change_sink* s_;
+    bool stopped_ = false;
+};
+
 class Sessions {
 public:
     virtual ~Sessions() = default;
@@ -29,6 +52,33 @@ public:
     virtual RunResult exec(const ContainerSpec& exec, Output& out) = 0;
     // No box labelled `label` remains.
     virtual void destroy_session(std::string_view label) = 0;
+
+    // Snapshots (radial_session_ext 1.1). The defaults refuse, naming the call: a runtime that
+    // keeps no snapshots needs to override none of them.
+    // The content digest ("sha256:<hex>") of the local image `image`.
+    virtual std::string resolve_image(std::string_view image) {
+        throw Error(RADIAL_E_UNSUPPORTED, "resolving image '" + std::string(image) +
+                                              "' to a digest: this runtime keeps no snapshots");
+    }
+    // Gives every entry of the box's own file system changed at or after `since_ms` to `sink`.
+    virtual void changes(std::string_view label, std::uint64_t since_ms, ChangeSink& sink) {
+        (void)since_ms;
+        (void)sink;
+        throw Error(RADIAL_E_UNSUPPORTED, "listing the changes of session box '" +
+                                              std::string(label) +
+                                              "': this runtime keeps no snapshots");
+    }
+    // Commits the box's own file system to the local image `image`; returns its digest.
+    virtual std::string snapshot(std::string_view label, std::string_view image) {
+        (void)image;
+        throw Error(RADIAL_E_UNSUPPORTED, "snapshotting session box '" + std::string(label) +
+                                              "': this runtime keeps no snapshots");
+    }
+    // No local image named `image` remains.
+    virtual void remove_snapshot(std::string_view image) {
+        throw Error(RADIAL_E_UNSUPPORTED, "removing snapshot '" + std::string(image) +
+                                              "': this runtime keeps no snapshots");
+    }
 };
 
 namespace detail {
@@ -92,6 +142,48 @@ inline std::int32_t session_destroy(radial_runtime* rt, radial_str label,
     return guarded(err, [&] { sessions_of(rt).destroy_session(to_view(label)); });
 }
 
+inline void give_name(const radial_name_sink* sink, const std::string& name) {
+    if (sink != nullptr && sink->add != nullptr) sink->add(sink->ctx, to_c(name));
+}
+
+inline std::int32_t session_resolve_image(radial_runtime* rt, radial_str image,
+                                          const radial_name_sink* digest,
+                                          const radial_error_sink* err) noexcept {
+    return guarded(err, [&] { give_name(digest, sessions_of(rt).resolve_image(to_view(image))); });
+}
+
+inline std::int32_t session_changes(radial_runtime* rt, radial_str label, std::uint64_t since_ms,
+                                    const radial_change_sink* changes,
+                                    const radial_error_sink* err) noexcept {
+    return guarded(err, [&] {
+        std::string l(to_view(label));
+        check_label(l);
+        ChangeSink sink(changes);
+        sessions_of(rt).changes(l, since_ms, sink);
+        if (sink.stopped())
+            throw Error(RADIAL_E_CANCELLED, "the host stopped the walk of '" + l + "'s changes");
+    });
+}
+
+inline std::int32_t session_snapshot(radial_runtime* rt, radial_str label, radial_str image,
+                                     const radial_name_sink* digest,
+                                     const radial_error_sink* err) noexcept {
+    return guarded(err, [&] {
+        std::string l(to_view(label));
+        check_label(l);
+        if (image.size == 0) throw Error(RADIAL_E_INVALID, "image", "no image name given");
+        give_name(digest, sessions_of(rt).snapshot(l, to_view(image)));
+    });
+}
+
+inline std::int32_t session_remove_snapshot(radial_runtime* rt, radial_str image,
+                                            const radial_error_sink* err) noexcept {
+    return guarded(err, [&] {
+        if (image.size == 0) throw Error(RADIAL_E_INVALID, "image", "no image name given");
+        sessions_of(rt).remove_snapshot(to_view(image));
+    });
+}
+
 } // namespace detail
 
 // The extension table of every helper runtime that implements Sessions.
@@ -102,6 +194,10 @@ inline const radial_session_ext* session_extension() noexcept {
         t.create = &detail::session_create;
         t.exec = &detail::session_exec;
         t.destroy = &detail::session_destroy;
+        t.resolve_image = &detail::session_resolve_image;
+        t.changes = &detail::session_changes;
+        t.snapshot = &detail::session_snapshot;
+        t.remove_snapshot = &detail::session_remove_snapshot;
         return t;
     }();
     return &table;

@@ -1,0 +1,163 @@
+// `radiald session snapshot | snapshots | snapshot-rm` (session_command.h, docs/design.md
+// §13.12): a session's box committed to a content-addressed local image, listed and removed.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <radial/host/session_client.hpp>
+
+#include "cli/exit_status.h"
+#include "cli/instance.h"
+#include "cli/session_command.h"
+#include "log/logger.h"
+#include "session/session_events.h"
+#include "session/session_record.h"
+#include "session/snapshot_record.h"
+#include "turn/terminal_record.h"
+#include "turn/turn_request.h"
+#include "turn/workspace_lock.h"
+
+namespace radial::cli {
+
+void add_snapshot_commands(CLI::App& session, SessionOptions& o, SessionCommands& out) {
+    auto common = [&](CLI::App* c) {
+        c->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
+        c->add_option("--runtime", o.runtime, "Runtime id, overriding run.containerRuntime");
+    };
+    out.snapshot = session.add_subcommand(
+        "snapshot", "Commit a session's box to a content-addressed local image; prints its name");
+    common(out.snapshot);
+    out.snapshot->add_option("id", o.id, "The session's id")->required();
+    out.snapshots = session.add_subcommand("snapshots", "List this state directory's snapshots");
+    common(out.snapshots);
+    out.snapshots->add_flag("--json", o.json, "One JSON array instead of text");
+    out.snapshot_rm = session.add_subcommand("snapshot-rm", "Remove a snapshot's image");
+    common(out.snapshot_rm);
+    out.snapshot_rm
+        ->add_option("name", o.snapshot, "The snapshot's tag or image name (session snapshots)")
+        ->required();
+}
+
+int run_session_snapshot(const SessionOptions& o) {
+    try {
+        auto instance = open_session_instance(o, "radiald session snapshot");
+        const auto& cfg = instance->cfg();
+        const auto sessions = host::SessionClient::of(instance->runtime());
+        if (!session::load_session(cfg.state_dir, o.id)) {
+            log::error("session",
+                       "no session '{}' in state directory '{}'; see 'radiald session ls'", o.id,
+                       cfg.state_dir);
+            return kExitFailed;
+        }
+        // Between turns only: the box's changes were checked up to here, and none come while the
+        // engine commits.
+        auto lock =
+            turn::WorkspaceLock::try_acquire(session::session_lock_dir(cfg.state_dir, o.id));
+        if (!lock) {
+            log::error("session", "session '{}' is running a turn; snapshot it once the turn ended",
+                       o.id);
+            return kExitFailed;
+        }
+        auto rec = session::load_session(cfg.state_dir, o.id);
+        if (!rec) return kExitFailed;
+        std::string refused;
+        if (rec->image_digest.empty())
+            refused = "it was created before radiald kept snapshots, or by a runtime without them";
+        else if (!rec->unchecked_turn.empty())
+            refused = fmt::format(
+                "turn {} ran in it when its radiald ended, so what that turn "
+                "left was never checked for its secrets",
+                rec->unchecked_turn);
+        else if (!rec->no_snapshot_because.empty())
+            refused = rec->no_snapshot_because;
+        if (!refused.empty()) {
+            log::error("session",
+                       "session '{}' takes no snapshot: {}. Snapshot a session whose turns keep "
+                       "secrets out of the box's own file system (/tmp, $HOME and the workspace "
+                       "are mounts, which no snapshot keeps)",
+                       o.id, refused);
+            return kExitFailed;
+        }
+        const std::string tag =
+            session::snapshot_tag(rec->image_digest, rec->manifest, rec->policy);
+        const std::string image = session::snapshot_image(cfg, tag);
+        const auto existing = session::find_snapshot(cfg.state_dir, tag);
+        if (!existing && session::list_snapshots(cfg.state_dir).size() >= cfg.max_snapshots) {
+            log::error("session",
+                       "state directory '{}' keeps {} snapshots already (run.maxSnapshots = {}); "
+                       "remove one with 'radiald session snapshot-rm NAME', or raise "
+                       "run.maxSnapshots",
+                       cfg.state_dir, session::list_snapshots(cfg.state_dir).size(),
+                       cfg.max_snapshots);
+            return kExitFailed;
+        }
+        session::SnapshotRecord snap;
+        snap.image = image;
+        snap.tag = tag;
+        snap.digest = sessions.snapshot(rec->label, image);
+        snap.base = rec->image_digest;
+        snap.policy = rec->policy;
+        snap.manifest = rec->manifest;
+        snap.session = rec->id;
+        snap.created_at_ms = existing ? existing->created_at_ms
+                                      : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count();
+        session::save_snapshot(cfg.state_dir, snap);
+        session::journal_session_event(cfg.state_dir, rec->id,
+                                       existing ? "snapshot-reused" : "snapshot", image);
+        log::info("session", "session {}: snapshot {} ({})", rec->id, image, snap.digest);
+        fmt::print("{}\n", image);
+        return kExitOk;
+    } catch (const std::exception& e) {
+        return report_error(e, CommandKind::other, "session");
+    }
+}
+
+int run_session_snapshots(const SessionOptions& o) {
+    try {
+        auto instance = open_session_instance(o, "radiald session snapshots");
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto& s : session::list_snapshots(instance->cfg().state_dir)) {
+            if (o.json)
+                out.push_back({{"image", s.image},
+                               {"tag", s.tag},
+                               {"digest", s.digest},
+                               {"base", s.base},
+                               {"policy", s.policy},
+                               {"manifest", session::manifest_json(s.manifest)},
+                               {"session", s.session},
+                               {"createdAt", turn::format_timestamp_ms(s.created_at_ms)}});
+            else
+                fmt::print("{}  from session {}  {} turn(s)  created {}\n", s.image, s.session,
+                           s.manifest.size(), turn::format_timestamp_ms(s.created_at_ms));
+        }
+        if (o.json)
+            fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+        return kExitOk;
+    } catch (const std::exception& e) {
+        return report_error(e, CommandKind::other, "session");
+    }
+}
+
+int run_session_snapshot_rm(const SessionOptions& o) {
+    try {
+        auto instance = open_session_instance(o, "radiald session snapshot-rm");
+        const auto& cfg = instance->cfg();
+        const auto snap = session::find_snapshot(cfg.state_dir, o.snapshot);
+        if (!snap) {
+            log::error("session",
+                       "no snapshot '{}' in state directory '{}'; see 'radiald session snapshots'",
+                       o.snapshot, cfg.state_dir);
+            return kExitFailed;
+        }
+        host::SessionClient::of(instance->runtime()).remove_snapshot(snap->image);
+        session::forget_snapshot(cfg.state_dir, snap->tag);
+        fmt::print("removed snapshot {}\n", snap->image);
+        return kExitOk;
+    } catch (const std::exception& e) {
+        return report_error(e, CommandKind::other, "session");
+    }
+}
+
+} // namespace radial::cli

@@ -1,0 +1,67 @@
+#include "session/secret_scan.h"
+
+namespace radial::session {
+namespace {
+
+// The name in the marker that begins at or before `at` in `out` ("[REDACTED:<name>]").
+std::string marker_name(const std::string& out, std::size_t at) {
+    static constexpr std::string_view kOpen = "[REDACTED:";
+    auto start = out.rfind(kOpen, at);
+    if (start == std::string::npos) start = out.find(kOpen, at);
+    if (start == std::string::npos) return "?";
+    start += kOpen.size();
+    const auto end = out.find(']', start);
+    return out.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+} // namespace
+
+SecretScan::SecretScan(const redaction::Redactor& redactor)
+    : redactor_(redactor), stream_(redactor.stream()) {}
+
+bool SecretScan::entry(std::string_view path) {
+    end_entry();
+    if (found_) return false;
+    ++entries_;
+    path_.assign(path);
+    const std::string out = redactor_.redact(path);
+    if (out != path) found_ = SecretFound{marker_name(out, 0), path_ + " (its name)"};
+    return !found_;
+}
+
+bool SecretScan::data(std::string_view bytes) {
+    if (found_) return false;
+    bytes_ += bytes.size();
+    unconfirmed_.append(bytes);
+    std::string out;
+    stream_.feed(bytes, out);
+    check(out);
+    return !found_;
+}
+
+void SecretScan::check(const std::string& out) {
+    const std::size_t n = std::min(out.size(), unconfirmed_.size());
+    std::size_t i = 0;
+    while (i < n && out[i] == unconfirmed_[i]) ++i;
+    if (i < out.size()) {
+        found_ = SecretFound{marker_name(out, i), path_};
+        return;
+    }
+    unconfirmed_.erase(0, out.size());
+}
+
+void SecretScan::end_entry() {
+    if (found_ || path_.empty()) return;
+    std::string out;
+    stream_.flush(out);
+    check(out);
+    unconfirmed_.clear();
+}
+
+const std::optional<SecretFound>& SecretScan::finish() {
+    end_entry();
+    path_.clear();
+    return found_;
+}
+
+} // namespace radial::session

@@ -1,0 +1,50 @@
+// host/session/secret_scan.h — looks for a turn's secrets in what its session's box changed
+// (docs/design.md §13.12: a snapshot never holds a secret): every path, file, link target and
+// attribute value the runtime gives (radial_change_sink), matched with the turn's redactor, so
+// each secret is found in every encoding the redactor knows, across any chunking.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "redaction/stream_redactor.h"
+
+namespace radial::session {
+
+// Where a secret was found: the secret's name (never its value) and the entry's path in the box.
+struct SecretFound {
+    std::string secret;
+    std::string path;
+};
+
+// One walk over one box's changes. Not thread-safe (the runtime gives one call at a time).
+class SecretScan {
+public:
+    explicit SecretScan(const redaction::Redactor& redactor);
+
+    // The next entry, by its path in the box. False once a secret was found (stop the walk).
+    bool entry(std::string_view path);
+    // The next bytes of the current entry. False once a secret was found.
+    bool data(std::string_view bytes);
+    // Ends the walk; the first secret found, if any.
+    const std::optional<SecretFound>& finish();
+
+    // Entries and bytes seen, for the log.
+    std::size_t entries() const noexcept { return entries_; }
+    std::size_t bytes() const noexcept { return bytes_; }
+
+private:
+    void end_entry();
+    // Compares what the redactor let through with the bytes fed; a difference is a match.
+    void check(const std::string& out);
+
+    redaction::Redactor redactor_;
+    redaction::StreamRedactor stream_;
+    std::string path_;
+    std::string unconfirmed_; // bytes fed whose output is not yet compared
+    std::optional<SecretFound> found_;
+    std::size_t entries_ = 0, bytes_ = 0;
+};
+
+} // namespace radial::session

@@ -1,0 +1,66 @@
+#include "session/session_events.h"
+
+#include <fcntl.h>
+#include <radial/internal/unique_fd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+
+#include "log/logger.h"
+#include "session/session_record.h"
+#include "turn/terminal_record.h"
+
+namespace radial::session {
+namespace {
+
+std::string events_path(const std::string& state_dir) {
+    return sessions_dir(state_dir) + "/events.jsonl";
+}
+
+} // namespace
+
+void journal_session_event(const std::string& state_dir, const std::string& session_id,
+                           const std::string& event, const std::string& detail) noexcept {
+    const std::string path = events_path(state_dir);
+    try {
+        const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+        const nlohmann::json line = {{"at", turn::format_timestamp_ms(now)},
+                                     {"session", session_id},
+                                     {"event", event},
+                                     {"detail", detail}};
+        const std::string text =
+            line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        ::mkdir(sessions_dir(state_dir).c_str(), 0700);
+        internal::UniqueFd fd(
+            ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+        // One write(2) of one line with O_APPEND: concurrent writers never interleave a line.
+        if (!fd ||
+            ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
+            ::fsync(fd.get()) != 0)
+            log::warn("session", "session {}: journaling '{}' in '{}': {}", session_id, event, path,
+                      std::strerror(errno));
+    } catch (const std::exception& e) {
+        log::warn("session", "session {}: journaling '{}' in '{}': {}", session_id, event, path,
+                  e.what());
+    }
+}
+
+std::vector<nlohmann::json> read_session_events(const std::string& state_dir,
+                                                const std::string& session_id) {
+    std::vector<nlohmann::json> out;
+    std::ifstream in(events_path(state_dir));
+    for (std::string line; std::getline(in, line);) {
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (!j.is_object() || !j.contains("session") || !j["session"].is_string()) continue;
+        if (session_id.empty() || j["session"] == session_id) out.push_back(std::move(j));
+    }
+    return out;
+}
+
+} // namespace radial::session

@@ -1,0 +1,158 @@
+#include "upper_dir_walk.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <radial/internal/unique_fd.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+namespace radial::docker {
+namespace {
+
+using radial::plugin::ChangeSink;
+using radial::plugin::Error;
+
+Error unreadable(const std::string& what, const std::string& path) {
+    return Error(RADIAL_E_UNAVAILABLE, what + " '" + path +
+                                           "' of the box's changes: " + std::strerror(errno) +
+                                           "; an entry that cannot be read cannot be checked");
+}
+
+bool changed_since(const struct stat& st, std::uint64_t since_ms) {
+    const auto ms = static_cast<std::uint64_t>(st.st_ctim.tv_sec) * 1000u +
+                    static_cast<std::uint64_t>(st.st_ctim.tv_nsec) / 1000000u;
+    return st.st_ctim.tv_sec >= 0 && ms >= since_ms;
+}
+
+// The bytes of regular file `fd`, data extents only (a sparse file's holes are zeros).
+bool give_contents(int fd, const std::string& path, ChangeSink& sink) {
+    std::vector<char> buf(1 << 16);
+    off_t at = 0;
+    for (;;) {
+        off_t data = ::lseek(fd, at, SEEK_DATA);
+        if (data < 0) {
+            if (errno == ENXIO) return true; // no data after `at`
+            throw unreadable("seeking in", path);
+        }
+        off_t hole = ::lseek(fd, data, SEEK_HOLE);
+        if (hole < 0) throw unreadable("seeking in", path);
+        for (off_t pos = data; pos < hole;) {
+            const auto want = static_cast<std::size_t>(
+                std::min<off_t>(hole - pos, static_cast<off_t>(buf.size())));
+            const ssize_t n = ::pread(fd, buf.data(), want, pos);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                throw unreadable("reading", path);
+            }
+            if (n == 0) return true;
+            if (!sink.data(buf.data(), static_cast<std::size_t>(n))) return false;
+            pos += n;
+        }
+        at = hole;
+    }
+}
+
+// The values of the entry's extended attributes, overlayfs' own excepted. `fd` is an O_PATH
+// descriptor of the entry (no link followed), read through /proc/self/fd.
+bool give_xattrs(int fd, const std::string& path, ChangeSink& sink) {
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    std::vector<char> names(4096);
+    ssize_t n;
+    while ((n = ::llistxattr(proc.c_str(), names.data(), names.size())) < 0 && errno == ERANGE)
+        names.resize(names.size() * 4);
+    if (n < 0) {
+        if (errno == ENOTSUP) return true;
+        throw unreadable("listing the attributes of", path);
+    }
+    std::vector<char> value(4096);
+    for (ssize_t i = 0; i < n;) {
+        const std::string name(names.data() + i);
+        i += static_cast<ssize_t>(name.size()) + 1;
+        if (name.rfind("trusted.overlay.", 0) == 0) continue;
+        ssize_t v;
+        while ((v = ::lgetxattr(proc.c_str(), name.c_str(), value.data(), value.size())) < 0 &&
+               errno == ERANGE)
+            value.resize(value.size() * 4);
+        if (v < 0) throw unreadable("reading attribute '" + name + "' of", path);
+        if (!sink.data(value.data(), static_cast<std::size_t>(v))) return false;
+    }
+    return true;
+}
+
+bool walk(int dir_fd, const std::string& box_path, std::uint64_t since_ms, ChangeSink& sink) {
+    radial::internal::UniqueFd list(::dup(dir_fd));
+    if (!list) throw unreadable("opening", box_path);
+    DIR* d = ::fdopendir(list.get());
+    if (d == nullptr) throw unreadable("opening", box_path);
+    list.release();
+    struct Closer {
+        DIR* d;
+        ~Closer() { ::closedir(d); }
+    } closer{d};
+    for (errno = 0; dirent* e = ::readdir(d); errno = 0) {
+        const std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        const std::string path = (box_path == "/" ? "" : box_path) + "/" + name;
+        struct stat st {};
+        if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            throw unreadable("inspecting", path);
+        if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0)) continue; // a whiteout
+        if (S_ISDIR(st.st_mode)) {
+            radial::internal::UniqueFd sub(
+                ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!sub) throw unreadable("opening", path);
+            if (changed_since(st, since_ms)) {
+                if (!sink.entry(path, RADIAL_CHANGE_OTHER) || !give_xattrs(sub.get(), path, sink))
+                    return false;
+            }
+            if (!walk(sub.get(), path, since_ms, sink)) return false;
+            continue;
+        }
+        if (!changed_since(st, since_ms)) continue;
+        radial::internal::UniqueFd at(
+            ::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+        if (!at) throw unreadable("opening", path);
+        if (S_ISREG(st.st_mode)) {
+            radial::internal::UniqueFd fd(
+                ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+            struct stat again {};
+            if (!fd || ::fstat(fd.get(), &again) != 0) throw unreadable("opening", path);
+            if (again.st_ino != st.st_ino || !S_ISREG(again.st_mode))
+                throw Error(RADIAL_E_UNAVAILABLE,
+                            "'" + path + "' of the box's changes changed while it was read");
+            if (!sink.entry(path, RADIAL_CHANGE_FILE) || !give_contents(fd.get(), path, sink))
+                return false;
+        } else if (S_ISLNK(st.st_mode)) {
+            std::vector<char> target(static_cast<std::size_t>(st.st_size) + 1);
+            const ssize_t n = ::readlinkat(dir_fd, name.c_str(), target.data(), target.size());
+            if (n < 0) throw unreadable("reading the link", path);
+            if (!sink.entry(path, RADIAL_CHANGE_SYMLINK) ||
+                !sink.data(target.data(), static_cast<std::size_t>(n)))
+                return false;
+        } else if (!sink.entry(path, RADIAL_CHANGE_OTHER)) {
+            return false;
+        }
+        if (!give_xattrs(at.get(), path, sink)) return false;
+    }
+    if (errno != 0) throw unreadable("listing", box_path);
+    return true;
+}
+
+} // namespace
+
+void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms, ChangeSink& sink) {
+    radial::internal::UniqueFd root(
+        ::open(upper_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!root)
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    "opening the box's changes at '" + upper_dir + "': " + std::strerror(errno));
+    walk(root.get(), "/", since_ms, sink);
+}
+
+} // namespace radial::docker

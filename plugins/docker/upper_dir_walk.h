@@ -1,0 +1,24 @@
+// plugins/docker/upper_dir_walk.h — the entries a session's box changed, read from its overlay
+// upper directory on the host (docs/design.md §13.12: what a snapshot may not keep is looked for
+// in exactly what the box wrote, never in what the box says it wrote).
+#pragma once
+
+#include <cstdint>
+#include <radial/plugin/session.hpp>
+#include <string>
+
+namespace radial::docker {
+
+// Walks `upper_dir` (an overlayfs upper directory: the box's own changes) without following any
+// link, and gives `sink` every entry whose inode changed (ctime) at or after `since_ms` (Unix
+// epoch), named by its path in the box ("/etc/x"): a regular file with its bytes (holes
+// skipped), a symbolic link with its target, anything else with no bytes; each then followed by
+// the values of its extended attributes (overlayfs' own "trusted.overlay." ones excepted).
+// Overlayfs whiteouts (removals) are not given. Stops when the sink asks to. Throws
+// radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming the path it cannot read: an unread entry
+// must not pass for a clean one. Reads as the calling process (root: the engine's data root is
+// root's).
+void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms,
+                    radial::plugin::ChangeSink& sink);
+
+} // namespace radial::docker

@@ -1,0 +1,210 @@
+// Session snapshots end to end (docs/design.md §13.12): `radiald session snapshot`, sessions
+// `--from-snapshot`, `session snapshots` and `snapshot-rm` — the real radiald, the real docker.so,
+// the real engine, real images.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+#include "../../support/temp_dir.h"
+#include "session_fixture.h"
+
+namespace radial {
+namespace {
+using namespace std::chrono_literals;
+using test::Session;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// The snapshot images of `setup`'s instance, by repository; all removed when the test ends
+// (after its sessions: declare it first).
+class Snapshots {
+public:
+    explicit Snapshots(const test::RadialdSetup& setup) : setup_(setup) {}
+    ~Snapshots() {
+        for (const auto& id : images())
+            test::run_process({"docker", "image", "rm", "-f", id}, {}, 60s);
+    }
+    std::string repository() const {
+        std::string inst = test::read_file(setup_.state_dir() + "/instance-id");
+        inst = inst.substr(0, inst.find_first_of(" \n"));
+        std::string repo = "radial-snapshot-";
+        for (char c : inst) repo += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return repo;
+    }
+    // The image ids the engine holds in our repository.
+    std::vector<std::string> images() const {
+        auto r =
+            test::run_process({"docker", "image", "ls", "-q", "--no-trunc", repository()}, {}, 60s);
+        std::vector<std::string> ids;
+        for (std::size_t at = 0; at < r.out.size();) {
+            const auto nl = r.out.find('\n', at);
+            if (nl > at) ids.push_back(r.out.substr(at, nl - at));
+            if (nl == std::string::npos) break;
+            at = nl + 1;
+        }
+        return ids;
+    }
+    // `radiald session snapshot ID`.
+    test::ProcessResult take(const std::string& session) const {
+        return test::run_process(
+            {RADIALD_PATH, "session", "snapshot", "--config", setup_.config(), session}, {}, 300s);
+    }
+
+private:
+    const test::RadialdSetup& setup_;
+};
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// The same base, commands and policy name one snapshot (taken once, then reused); another
+// command names another; a session from a snapshot has what its turns installed outside the
+// workspace, and nothing of the box's mounts or labels.
+TEST(SnapshotLive, ASnapshotsNameIsStableForTheSameInputsAndChangesWithTheManifest) {
+    test::RadialdSetup setup;
+    Snapshots snaps(setup);
+    Session a(setup, {}), b(setup, {});
+    ASSERT_EQ(a.created.exit_code, 0) << a.created.err;
+    ASSERT_EQ(b.created.exit_code, 0) << b.created.err;
+    const std::vector<std::string> install{"sh", "-c", "echo tool-v1 > /opt/cache/tool"};
+    for (const auto* s : {&a, &b}) {
+        auto t = setup.turn({"--session", s->id}, install);
+        ASSERT_EQ(t.result.exit_code, 0) << t.result.err;
+    }
+    auto from_a = snaps.take(a.id);
+    ASSERT_EQ(from_a.exit_code, 0) << from_a.err;
+    const std::string name = first_line(from_a.out);
+    EXPECT_THAT(name, ::testing::StartsWith(snaps.repository() + ":"));
+    EXPECT_EQ(name.size(), snaps.repository().size() + 1 + 64) << name;
+    auto from_b = snaps.take(b.id);
+    ASSERT_EQ(from_b.exit_code, 0) << from_b.err;
+    EXPECT_EQ(first_line(from_b.out), name) << "the same inputs named another snapshot";
+    EXPECT_EQ(snaps.images().size(), 1u) << "the same inputs were committed twice";
+
+    auto more = setup.turn({"--session", b.id}, {"sh", "-c", "echo v2 >> /opt/cache/tool"});
+    ASSERT_EQ(more.result.exit_code, 0) << more.result.err;
+    auto changed = snaps.take(b.id);
+    ASSERT_EQ(changed.exit_code, 0) << changed.err;
+    EXPECT_NE(first_line(changed.out), name) << "a longer manifest kept the snapshot's name";
+    EXPECT_EQ(snaps.images().size(), 2u);
+
+    Session c(setup, {"--from-snapshot", name});
+    ASSERT_EQ(c.created.exit_code, 0) << c.created.err;
+    // A turn names its session's image or none; the runner names one.
+    auto read = setup.turn({"--session", c.id},
+                           {"sh", "-c", "cat /opt/cache/tool; ls -A /run/radial"}, {}, name);
+    EXPECT_EQ(read.result.exit_code, 0) << read.result.err;
+    // This turn's own socket only: nothing of the snapshotted session's /run/radial.
+    EXPECT_EQ(read.result.out, "tool-v1\nturn.sock\n");
+    auto labels = test::run_process(
+        {"docker", "image", "inspect", "--format", "{{json .Config.Labels}}", name}, {}, 60s);
+    ASSERT_EQ(labels.exit_code, 0) << labels.err;
+    EXPECT_THAT(labels.out, HasSubstr("\"radial.label\":\"\"")) << "a session's label in the image";
+    auto listed = test::run_process(
+        {RADIALD_PATH, "session", "snapshots", "--json", "--config", setup.config()}, {}, 60s);
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    auto list = nlohmann::json::parse(listed.out);
+    ASSERT_EQ(list.size(), 2u) << listed.out;
+    EXPECT_EQ(list[0]["image"], name);
+    EXPECT_EQ(list[0]["manifest"].size(), 1u);
+    EXPECT_EQ(list[0]["manifest"][0]["argv"], install);
+}
+
+// A turn that leaves a secret's value (in any encoding the redactor knows) or its turn token in
+// the box's own file system bars the session's snapshots, naming the secret and the path, never
+// the value; nothing is committed.
+TEST(SnapshotLive, ATurnThatLeavesASecretOrItsTokenInTheBoxBarsSnapshots) {
+    test::RadialdSetup setup;
+    Snapshots snaps(setup);
+    Session s(setup, {}), t(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    ASSERT_EQ(t.created.exit_code, 0) << t.created.err;
+    const std::string secret = "snap-secret-" + std::to_string(::getpid()) + "-abcdef";
+    auto leak = setup.turn({"--session", s.id, "--secret", "API_KEY"},
+                           {"sh", "-c",
+                            "mkdir -p /opt/cache/deep && printf %s \"$API_KEY\" | base64 > "
+                            "/opt/cache/deep/enc"},
+                           {{"API_KEY", secret}});
+    ASSERT_EQ(leak.result.exit_code, 0) << leak.result.err;
+    auto refused = snaps.take(s.id);
+    EXPECT_EQ(refused.exit_code, 1) << refused.out;
+    EXPECT_THAT(refused.err, HasSubstr("secret API_KEY in '/opt/cache/deep/enc'"));
+    EXPECT_THAT(refused.err, Not(HasSubstr(secret)));
+    // The bar holds for good: a later clean turn does not lift it.
+    auto clean = setup.turn({"--session", s.id}, {"rm", "-rf", "/opt/cache/deep"});
+    ASSERT_EQ(clean.result.exit_code, 0) << clean.result.err;
+    EXPECT_EQ(snaps.take(s.id).exit_code, 1);
+
+    auto token = setup.turn({"--session", t.id},
+                            {"sh", "-c", "ln -s \"x$RADIAL_TURN_TOKEN\" /opt/cache/link"});
+    ASSERT_EQ(token.result.exit_code, 0) << token.result.err;
+    auto no = snaps.take(t.id);
+    EXPECT_EQ(no.exit_code, 1) << no.out;
+    EXPECT_THAT(no.err, HasSubstr("secret RADIAL_TURN_TOKEN in '/opt/cache/link'"));
+    EXPECT_TRUE(snaps.images().empty()) << "a snapshot was committed anyway";
+}
+
+// A turn whose radiald was killed was never checked: its session takes no snapshot.
+TEST(SnapshotLive, ATurnCutShortByAKilledRadialdBarsSnapshots) {
+    test::RadialdSetup setup;
+    test::TempDir scratch("radial-snap");
+    Snapshots snaps(setup);
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    test::BackgroundProcess turn(
+        {RADIALD_PATH, "turn", "--config", setup.config(), "--session", s.id, "--timeout", "2s",
+         "--", "sh", "-c", "echo started; sleep 600"},
+        scratch / "radiald.log", true);
+    ASSERT_EQ(turn.read_line(), std::optional<std::string>("started"))
+        << test::read_file(scratch / "radiald.log");
+    turn.signal(SIGKILL);
+    turn.wait(30s);
+    auto refused = snaps.take(s.id);
+    EXPECT_EQ(refused.exit_code, 1) << refused.out;
+    EXPECT_THAT(refused.err, HasSubstr("ran in it when its radiald ended"));
+    EXPECT_TRUE(snaps.images().empty());
+}
+
+// run.maxSnapshots caps what a state directory keeps: one more is refused naming the key, and
+// fits again once one is removed; a snapshot a session runs from is not removed. Every session's
+// life is journaled.
+TEST(SnapshotLive, TheCapRefusesOneMoreSnapshotAndTheJournalNamesEachStep) {
+    test::RadialdSetup setup("maxSnapshots = 1\n");
+    Snapshots snaps(setup);
+    Session a(setup, {}), b(setup, {});
+    ASSERT_EQ(a.created.exit_code, 0) << a.created.err;
+    ASSERT_EQ(b.created.exit_code, 0) << b.created.err;
+    ASSERT_EQ(setup.turn({"--session", b.id}, {"touch", "/opt/cache/b"}).result.exit_code, 0);
+    auto first = snaps.take(a.id);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    auto second = snaps.take(b.id);
+    EXPECT_EQ(second.exit_code, 1);
+    EXPECT_THAT(second.err, HasSubstr("run.maxSnapshots = 1"));
+    {
+        Session from(setup, {"--from-snapshot", first_line(first.out)});
+        ASSERT_EQ(from.created.exit_code, 0) << from.created.err;
+        auto busy = test::run_process({RADIALD_PATH, "session", "snapshot-rm", "--config",
+                                       setup.config(), first_line(first.out)},
+                                      {}, 60s);
+        EXPECT_EQ(busy.exit_code, 1);
+        EXPECT_THAT(busy.err, HasSubstr("radiald session rm"));
+    }
+    auto rm = test::run_process(
+        {RADIALD_PATH, "session", "snapshot-rm", "--config", setup.config(), first_line(first.out)},
+        {}, 60s);
+    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+    EXPECT_TRUE(snaps.images().empty());
+    auto now = snaps.take(b.id);
+    EXPECT_EQ(now.exit_code, 0) << now.err;
+
+    const std::string events = test::read_file(setup.state_dir() + "/sessions/events.jsonl");
+    EXPECT_THAT(events, HasSubstr("\"event\":\"created\",\"session\":\"" + a.id + "\""));
+    EXPECT_THAT(events, HasSubstr("\"event\":\"snapshot\",\"session\":\"" + a.id + "\""));
+    EXPECT_THAT(events, HasSubstr("\"detail\":\"removed by 'radiald session rm'\""));
+}
+
+} // namespace
+} // namespace radial

@@ -1,0 +1,45 @@
+// tests/host/cli/session_fixture.h — a session of a test's radiald setup, made with the real
+// `radiald session create` and removed with `radiald session rm` when the test ends.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+
+namespace radial::test {
+
+// A session of `setup`'s instance; removed (with its box) when the test ends.
+class Session {
+public:
+    Session(const RadialdSetup& setup, const std::vector<std::string>& flags) : setup_(setup) {
+        std::vector<std::string> a{RADIALD_PATH, "session", "create", "--config", setup.config()};
+        if (!from_snapshot(flags)) a.insert(a.end(), {"--image", RADIAL_TEST_IMAGE});
+        a.insert(a.end(), flags.begin(), flags.end());
+        created = run_process(a, {}, std::chrono::seconds(120));
+        id = created.out.substr(0, created.out.find('\n'));
+    }
+    ~Session() {
+        if (!id.empty())
+            run_process({RADIALD_PATH, "session", "rm", "--config", setup_.config(), id});
+    }
+    // The session's box: "radial-session-<instanceId>-<id>".
+    std::string box() const {
+        const std::string inst = read_file(setup_.state_dir() + "/instance-id");
+        return "radial-session-" + inst.substr(0, inst.find_first_of(" \n")) + "-" + id;
+    }
+
+    ProcessResult created;
+    std::string id;
+
+private:
+    static bool from_snapshot(const std::vector<std::string>& flags) {
+        for (const auto& f : flags)
+            if (f == "--from-snapshot") return true;
+        return false;
+    }
+    const RadialdSetup& setup_;
+};
+
+} // namespace radial::test
