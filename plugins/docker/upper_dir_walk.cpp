@@ -59,12 +59,13 @@ bool give_contents(int fd, const std::string& path, ChangeSink& sink) {
 }
 
 // The values of the entry's extended attributes, overlayfs' own excepted. `fd` is an O_PATH
-// descriptor of the entry (no link followed), read through /proc/self/fd.
+// descriptor of the entry (no link followed); its /proc/self/fd link, followed, is that very
+// inode (a magic link names the object, not a path), so a symlink's own attributes are read.
 bool give_xattrs(int fd, const std::string& path, ChangeSink& sink) {
     const std::string proc = "/proc/self/fd/" + std::to_string(fd);
     std::vector<char> names(4096);
     ssize_t n;
-    while ((n = ::llistxattr(proc.c_str(), names.data(), names.size())) < 0 && errno == ERANGE)
+    while ((n = ::listxattr(proc.c_str(), names.data(), names.size())) < 0 && errno == ERANGE)
         names.resize(names.size() * 4);
     if (n < 0) {
         if (errno == ENOTSUP) return true;
@@ -76,7 +77,7 @@ bool give_xattrs(int fd, const std::string& path, ChangeSink& sink) {
         i += static_cast<ssize_t>(name.size()) + 1;
         if (name.rfind("trusted.overlay.", 0) == 0) continue;
         ssize_t v;
-        while ((v = ::lgetxattr(proc.c_str(), name.c_str(), value.data(), value.size())) < 0 &&
+        while ((v = ::getxattr(proc.c_str(), name.c_str(), value.data(), value.size())) < 0 &&
                errno == ERANGE)
             value.resize(value.size() * 4);
         if (v < 0) throw unreadable("reading attribute '" + name + "' of", path);

@@ -1,0 +1,103 @@
+// Snapshot names and policy generations (host/session/snapshot_record.h): the same inputs give the
+// same content address; a change in any one gives another; records round-trip.
+#include "session/snapshot_record.h"
+
+#include <gtest/gtest.h>
+
+#include "../../support/temp_dir.h"
+#include "turn/turn_request.h"
+
+namespace radial::session {
+namespace {
+
+std::vector<ManifestStep> steps(const std::string& turn) {
+    return {{turn, {"sh", "-c", "echo v1 > /opt/cache/tool"}, "/work", 0}};
+}
+
+TEST(SnapshotRecordTest, TheSameInputsNameOneSnapshotAndTheTurnIdsDoNotCount) {
+    const auto a = snapshot_tag("sha256:aa", steps("t1"), "sha256:p1");
+    EXPECT_EQ(a.size(), 64u);
+    EXPECT_EQ(a, snapshot_tag("sha256:aa", steps("t1"), "sha256:p1"));
+    EXPECT_EQ(a, snapshot_tag("sha256:aa", steps("another-turn"), "sha256:p1"));
+}
+
+TEST(SnapshotRecordTest, EachInputChangesTheName) {
+    const auto a = snapshot_tag("sha256:aa", steps("t"), "sha256:p1");
+    EXPECT_NE(a, snapshot_tag("sha256:ab", steps("t"), "sha256:p1"));
+    EXPECT_NE(a, snapshot_tag("sha256:aa", steps("t"), "sha256:p2"));
+    auto more = steps("t");
+    more.push_back({"t2", {"true"}, "/work", 0});
+    EXPECT_NE(a, snapshot_tag("sha256:aa", more, "sha256:p1"));
+    auto failed = steps("t");
+    failed[0].exit_code = 1;
+    EXPECT_NE(a, snapshot_tag("sha256:aa", failed, "sha256:p1"));
+    auto elsewhere = steps("t");
+    elsewhere[0].workdir = "/";
+    EXPECT_NE(a, snapshot_tag("sha256:aa", elsewhere, "sha256:p1"));
+    // argv words are kept apart: ["a b"] is not ["a", "b"]
+    EXPECT_NE(snapshot_tag("b", {{"t", {"a b"}, "", 0}}, "p"),
+              snapshot_tag("b", {{"t", {"a", "b"}, "", 0}}, "p"));
+}
+
+TEST(SnapshotRecordTest, APolicyGenerationCountsThePolicyNotWhatNamesOrFeedsTheBox) {
+    ContainerSpec s;
+    s.label = "radial-session-x-1";
+    s.image = "sha256:aa";
+    s.user = "2000000001:2000000001";
+    s.env = {{"A", "1", false}};
+    s.mounts = {{"/srv/ws1", "/work", false}};
+    s.memory_bytes = 1 << 30;
+    const auto p = policy_generation(s, "docker", "workspace-write");
+    EXPECT_EQ(p.rfind("sha256:", 0), 0u);
+    ContainerSpec other = s;
+    other.label = "radial-session-x-2";
+    other.image = "sha256:bb";
+    other.user = "2000000002:2000000002";
+    other.env = {{"A", "2", false}};
+    other.mounts = {{"/srv/ws2", "/work", false}};
+    EXPECT_EQ(p, policy_generation(other, "docker", "workspace-write"));
+    EXPECT_NE(p, policy_generation(s, "docker", "read-only"));
+    EXPECT_NE(p, policy_generation(s, "sandbox", "workspace-write"));
+    ContainerSpec bigger = s;
+    bigger.memory_bytes = 2u << 30;
+    EXPECT_NE(p, policy_generation(bigger, "docker", "workspace-write"));
+    ContainerSpec networked = s;
+    networked.network = "host";
+    EXPECT_NE(p, policy_generation(networked, "docker", "workspace-write"));
+    ContainerSpec read_only_ws = s;
+    read_only_ws.mounts[0].read_only = true;
+    EXPECT_NE(p, policy_generation(read_only_ws, "docker", "workspace-write"));
+}
+
+TEST(SnapshotRecordTest, ARecordRoundTripsAndIsFoundByTagOrImageOnly) {
+    test::TempDir dir("radial-snap");
+    config::HostConfig cfg;
+    cfg.instance_id = "Ab_C-9";
+    SnapshotRecord r;
+    r.tag = snapshot_tag("sha256:aa", steps("t"), "sha256:p");
+    r.image = snapshot_image(cfg, r.tag);
+    EXPECT_EQ(r.image, "radial-snapshot-ab-c-9:" + r.tag);
+    r.digest = "sha256:dd";
+    r.base = "sha256:aa";
+    r.policy = "sha256:p";
+    r.manifest = steps("t");
+    r.session = "s1";
+    r.created_at_ms = 42;
+    save_snapshot(dir.path(), r);
+    for (const auto& name : {r.tag, r.image}) {
+        auto got = find_snapshot(dir.path(), name);
+        ASSERT_TRUE(got) << name;
+        EXPECT_EQ(got->digest, "sha256:dd");
+        EXPECT_EQ(got->manifest, r.manifest);
+        EXPECT_EQ(got->created_at_ms, 42);
+    }
+    EXPECT_FALSE(find_snapshot(dir.path(), "radial-snapshot-other:" + r.tag));
+    EXPECT_FALSE(find_snapshot(dir.path(), std::string(64, '0')));
+    EXPECT_THROW(find_snapshot(dir.path(), "../../etc/passwd"), turn::RequestError);
+    EXPECT_EQ(list_snapshots(dir.path()).size(), 1u);
+    forget_snapshot(dir.path(), r.tag);
+    EXPECT_TRUE(list_snapshots(dir.path()).empty());
+}
+
+} // namespace
+} // namespace radial::session

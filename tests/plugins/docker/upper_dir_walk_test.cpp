@@ -1,0 +1,160 @@
+// walk_upper_dir (plugins/docker/upper_dir_walk.h) over a real directory laid out as an overlayfs
+// upper directory: what changed since a time is given with its bytes, nothing is followed,
+// whiteouts and holes are skipped, and what cannot be read is an error, never a clean entry.
+#include "upper_dir_walk.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include "../../support/temp_dir.h"
+
+namespace radial::docker {
+namespace {
+namespace fs = std::filesystem;
+
+struct WalkedChanges {
+    std::map<std::string, std::pair<std::uint32_t, std::string>> entries; // path -> kind, bytes
+    std::string current;
+};
+
+radial_change_sink sink_for(WalkedChanges& c) {
+    radial_change_sink s{};
+    s.struct_size = sizeof(s);
+    s.ctx = &c;
+    s.entry = [](void* ctx, radial_str path, std::uint32_t kind) -> std::int32_t {
+        auto* c = static_cast<WalkedChanges*>(ctx);
+        c->current.assign(path.data, path.size);
+        c->entries[c->current] = {kind, ""};
+        return 0;
+    };
+    s.data = [](void* ctx, const std::uint8_t* d, std::size_t n) -> std::int32_t {
+        auto* c = static_cast<WalkedChanges*>(ctx);
+        c->entries[c->current].second.append(reinterpret_cast<const char*>(d), n);
+        return 0;
+    };
+    return s;
+}
+
+std::uint64_t walk_clock_ms() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
+
+WalkedChanges walk(const std::string& dir, std::uint64_t since_ms) {
+    WalkedChanges c;
+    auto s = sink_for(c);
+    radial::plugin::ChangeSink sink(&s);
+    walk_upper_dir(dir, since_ms, sink);
+    return c;
+}
+
+TEST(UpperDirWalkTest, GivesFilesLinksAndAttributesWithoutFollowingAnything) {
+    test::TempDir up("radial-upper");
+    fs::create_directories(up / "opt/cache");
+    up.write("opt/cache/tool", "tool-v1\n");
+    ASSERT_EQ(::symlink("/etc/shadow", (up / "opt/cache/link").c_str()), 0);
+    ASSERT_EQ(::mkfifo((up / "opt/cache/fifo").c_str(), 0600), 0);
+    ASSERT_EQ(::mknod((up / "opt/gone").c_str(), S_IFCHR | 0000, makedev(0, 0)), 0); // whiteout
+    const std::string f = up / "opt/cache/tool";
+    if (::setxattr(f.c_str(), "user.note", "attr-value", 10, 0) != 0)
+        GTEST_LOG_(INFO) << "no user xattrs on /tmp here; the attribute part is not exercised";
+    const bool has_xattr = ::getxattr(f.c_str(), "user.note", nullptr, 0) == 10;
+
+    auto c = walk(up.path(), 0);
+    ASSERT_TRUE(c.entries.count("/opt/cache/tool"));
+    EXPECT_EQ(c.entries["/opt/cache/tool"].first, RADIAL_CHANGE_FILE);
+    EXPECT_EQ(c.entries["/opt/cache/tool"].second, has_xattr ? "tool-v1\nattr-value" : "tool-v1\n");
+    EXPECT_EQ(c.entries["/opt/cache/link"],
+              std::make_pair(std::uint32_t{RADIAL_CHANGE_SYMLINK}, std::string("/etc/shadow")));
+    EXPECT_EQ(c.entries["/opt/cache/fifo"].first, RADIAL_CHANGE_OTHER);
+    EXPECT_EQ(c.entries["/opt"].first, RADIAL_CHANGE_OTHER);
+    EXPECT_FALSE(c.entries.count("/opt/gone")) << "a whiteout is a removal, not a change";
+}
+
+TEST(UpperDirWalkTest, ALinkToADirectoryIsNotEntered) {
+    test::TempDir up("radial-upper"), outside("radial-outside");
+    outside.write("host-secret", "never read");
+    ASSERT_EQ(::symlink(outside.path().c_str(), (up / "escape").c_str()), 0);
+    auto c = walk(up.path(), 0);
+    EXPECT_EQ(c.entries.size(), 1u);
+    EXPECT_EQ(c.entries["/escape"].first, RADIAL_CHANGE_SYMLINK);
+}
+
+TEST(UpperDirWalkTest, OnlyWhatChangedSinceTheTimeIsGiven) {
+    test::TempDir up("radial-upper");
+    up.write("old", "before");
+    // A change time cannot be set back: wait for the clock to pass `since` instead, by more than
+    // a kernel tick (a change time is read from the coarse clock, up to a tick behind).
+    const auto since = walk_clock_ms() + 50;
+    while (walk_clock_ms() < since + 50) ::usleep(5000);
+    up.write("new", "after");
+    auto c = walk(up.path(), since);
+    EXPECT_FALSE(c.entries.count("/old"));
+    EXPECT_TRUE(c.entries.count("/new"));
+    // Renaming or linking an old file changes it (its ctime): it is given again.
+    ASSERT_EQ(::rename((up / "old").c_str(), (up / "renamed").c_str()), 0);
+    auto again = walk(up.path(), since);
+    EXPECT_EQ(again.entries["/renamed"].second, "before");
+}
+
+TEST(UpperDirWalkTest, ASparseFileIsReadByItsDataOnly) {
+    test::TempDir up("radial-upper");
+    const std::string p = up / "sparse";
+    int fd = ::open(p.c_str(), O_CREAT | O_WRONLY, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "head", 4, 0), 4);
+    ASSERT_EQ(::pwrite(fd, "tail", 4, off_t{1} << 40), 4); // a 1 TiB file of two extents
+    ::close(fd);
+    auto c = walk(up.path(), 0);
+    const auto& bytes = c.entries["/sparse"].second;
+    EXPECT_LT(bytes.size(), 1u << 20) << "the holes were read";
+    EXPECT_EQ(bytes.substr(0, 4), "head");
+    EXPECT_EQ(bytes.substr(bytes.size() - 4), "tail");
+}
+
+TEST(UpperDirWalkTest, AnUnreadableEntryIsAnErrorNotACleanEntry) {
+    test::TempDir up("radial-upper");
+    up.write("locked", "x");
+    ASSERT_EQ(::chmod((up / "locked").c_str(), 0), 0);
+    // Root reads a mode-000 file: walk as nobody, in a child, who may list the directory only.
+    ASSERT_EQ(::chmod(up.path().c_str(), 0755), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+        WalkedChanges c;
+        auto s = sink_for(c);
+        radial::plugin::ChangeSink sink(&s);
+        try {
+            walk_upper_dir(up.path(), 0, sink);
+        } catch (const radial::plugin::Error& e) {
+            ::_exit(std::string(e.what()).find("'/locked'") != std::string::npos ? 0 : 2);
+        }
+        ::_exit(1);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no error; 2: the error does not name the entry";
+}
+
+TEST(UpperDirWalkTest, AMissingDirectoryIsAnError) {
+    WalkedChanges c;
+    auto s = sink_for(c);
+    radial::plugin::ChangeSink sink(&s);
+    EXPECT_THROW(walk_upper_dir("/nonexistent/radial-upper", 0, sink), radial::plugin::Error);
+}
+
+} // namespace
+} // namespace radial::docker
