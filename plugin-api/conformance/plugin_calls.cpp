@@ -138,8 +138,11 @@ Watchdog::~Watchdog() {
     state_->cv.notify_all();
 }
 
-PendingCall<RunObservation> Instance::start_run(const ContainerSpec& spec,
-                                                std::shared_ptr<OutputCapture> capture) const {
+namespace {
+
+// The output sink of one run or exec, recording into `capture`; kept alive until the process
+// ends (g_graveyard), so that a late call reaches a poisoned sink instead of freed memory.
+std::shared_ptr<host::OutputFn> capturing_sink(std::shared_ptr<OutputCapture> capture) {
     auto fn = std::make_shared<host::OutputFn>(
         [capture](std::uint32_t stream, std::string_view bytes) -> bool {
             if (capture->returned.load()) {
@@ -170,6 +173,14 @@ PendingCall<RunObservation> Instance::start_run(const ContainerSpec& spec,
         std::lock_guard lock(g_graveyard_mutex);
         g_graveyard.push_back(fn);
     }
+    return fn;
+}
+
+} // namespace
+
+PendingCall<RunObservation> Instance::start_run(const ContainerSpec& spec,
+                                                std::shared_ptr<OutputCapture> capture) const {
+    auto fn = capturing_sink(capture);
     auto call = PendingCall<RunObservation>::start([client = client_, spec, capture, fn] {
         RunObservation o;
         o.started = std::chrono::steady_clock::now();
@@ -189,6 +200,47 @@ PendingCall<RunObservation> Instance::start_run(const ContainerSpec& spec,
     });
     runs_.emplace_back(spec.label, call);
     return call;
+}
+
+bool Instance::has_sessions() const {
+    try {
+        host::SessionClient::of(*client_);
+        return true;
+    } catch (const host::RuntimeError&) {
+        return false;
+    }
+}
+
+void Instance::session_create(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
+                              std::uint64_t max_lifetime_ms) const {
+    budgeted("session create('" + spec.label + "')", [=](host::RuntimeClient& c) {
+        host::SessionClient::of(c).create(spec, idle_timeout_ms, max_lifetime_ms);
+    });
+}
+
+RunObservation Instance::session_exec(const ContainerSpec& exec,
+                                      std::shared_ptr<OutputCapture> capture) const {
+    auto fn = capturing_sink(capture);
+    return budgeted("session exec('" + exec.label + "')", [=](host::RuntimeClient& c) {
+        RunObservation o;
+        o.started = std::chrono::steady_clock::now();
+        try {
+            o.outcome = host::SessionClient::of(c).exec(exec, *fn);
+            o.ok = true;
+        } catch (const host::RuntimeError& e) {
+            o.code = e.code();
+            o.key = e.key();
+            o.message = e.what();
+        }
+        capture->returned = true;
+        o.returned = std::chrono::steady_clock::now();
+        return o;
+    });
+}
+
+void Instance::session_destroy(const std::string& label) const {
+    budgeted("session destroy('" + label + "')",
+             [=](host::RuntimeClient& c) { host::SessionClient::of(c).destroy(label); });
 }
 
 std::optional<std::string> try_create_and_destroy() {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <radial/container_spec.hpp>
 #include <radial/host/runtime_client.hpp>
+#include <radial/host/session_client.hpp>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,15 @@ public:
     // check's thread only (the instance remembers the run, to settle it before destroy).
     PendingCall<RunObservation> start_run(const ContainerSpec& spec,
                                           std::shared_ptr<OutputCapture> capture) const;
+
+    // The session extension (radial.session/1): whether the plugin offers it, and its calls,
+    // each under the budget. An exec's observation is a run's (its output in `capture`).
+    bool has_sessions() const;
+    void session_create(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
+                        std::uint64_t max_lifetime_ms) const;
+    RunObservation session_exec(const ContainerSpec& exec,
+                                std::shared_ptr<OutputCapture> capture) const;
+    void session_destroy(const std::string& label) const;
 
 private:
     Instance() = default;

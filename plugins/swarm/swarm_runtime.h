@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <radial/plugin/runtime.hpp>
+#include <radial/plugin/session.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,7 @@ namespace radial::swarm {
 
 // One instance per radiald runtime; holds no connection or thread between calls. Threading as in
 // radial/runtime_plugin.h.
-class SwarmRuntime final : public radial::plugin::Runtime {
+class SwarmRuntime final : public radial::plugin::Runtime, public radial::plugin::Sessions {
 public:
     static constexpr radial::plugin::Info info{"swarm", "Docker Swarm (one job per turn)",
                                                RADIAL_SWARM_PLUGIN_VERSION};
@@ -64,7 +65,28 @@ public:
     // Where the host binds the tcp turn socket: left to run.turnSocketHost / 127.0.0.1.
     radial::plugin::TcpRoute tcp_route() override { return {}; }
 
+    // radial.session/1 is answered so that a session is refused with its reason, not as an
+    // unknown extension (docs/design.md §13.12): a swarm task is a service's replica, which the
+    // orchestrator may restart or move to another node at any time, so what one turn installs is
+    // not there for the next; and an exec reaches only the engine of the node running the task,
+    // which the manager's API does not proxy. [thread-safe]
+    const void* extension(std::string_view id) override {
+        return id == RADIAL_SESSION_EXTENSION_ID ? radial::plugin::session_extension() : nullptr;
+    }
+    void create_session(const ContainerSpec&, std::uint64_t, std::uint64_t) override {
+        throw radial::plugin::Error(RADIAL_E_UNSUPPORTED, kNoSessions);
+    }
+    radial::plugin::RunResult exec(const ContainerSpec&, radial::plugin::Output&) override {
+        throw radial::plugin::Error(RADIAL_E_UNSUPPORTED, kNoSessions);
+    }
+    void destroy_session(std::string_view label) override { kill(label); }
+
 private:
+    static constexpr const char* kNoSessions =
+        "the swarm runtime keeps no sessions: a swarm task may be restarted or moved to another "
+        "node at any time, so what one turn installs would not be there for the next, and an "
+        "exec reaches only the engine of the task's node; run one-shot turns, or pick the "
+        "docker runtime for sessions (run.containerRuntime)";
     friend class SwarmRun;
     // Removes the services, the task containers on this node, then the secrets, labelled exactly
     // `label`; returns how many services it removed. Throws engine_api::EngineError.

@@ -32,12 +32,19 @@ struct Box {
     bool exited = false;          // Defects::keep_exited: the workload ended, the box stays
 };
 
+// A session: its box's spec (workdir) and, for Defects::leak_session_env, the last exec's env.
+struct SessionBox {
+    std::string workdir;
+    std::vector<EnvVar> last_env;
+};
+
 // Every box of every instance in this library (reconciliation sees boxes it did not create).
 struct Registry {
     std::mutex mutex;
     std::condition_variable changed;
     std::map<std::string, Box, std::less<>> boxes;
     std::set<std::string, std::less<>> leaked; // Defects::leave_box_after_kill
+    std::map<std::string, SessionBox, std::less<>> sessions;
 };
 
 Registry& registry() {
@@ -288,6 +295,7 @@ std::vector<std::string> HostProcessRuntime::list_by_label(std::string_view pref
     std::set<std::string> names(reg.leaked.begin(), reg.leaked.end());
     for (const auto& [label, box] : reg.boxes)
         if (!(defects_.keep_exited && box.exited)) names.insert(label);
+    for (const auto& [label, session] : reg.sessions) names.insert(label);
     std::vector<std::string> out;
     for (const auto& n : names)
         if (defects_.list_everything || n.compare(0, prefix.size(), prefix) == 0) out.push_back(n);
@@ -303,6 +311,14 @@ void HostProcessRuntime::kill(std::string_view label) {
     }
     auto& reg = registry();
     std::unique_lock lock(reg.mutex);
+    if (auto s = reg.sessions.find(label); s != reg.sessions.end()) {
+        // A session: its exec, if one runs, goes with it.
+        reg.sessions.erase(s);
+        const std::string exec_box = std::string(label) + ".exec";
+        lock.unlock();
+        kill(exec_box);
+        return;
+    }
     auto it = reg.boxes.find(label);
     if (it == reg.boxes.end()) return; // unknown: nothing to do (RADIAL_OK)
     if (it->second.exited) {
@@ -323,6 +339,39 @@ void HostProcessRuntime::kill(std::string_view label) {
     reg.changed.wait_for(lock, std::chrono::seconds(defects_.deaf ? 1 : 10),
                          [&] { return reg.boxes.find(label) == reg.boxes.end(); });
     host_.debug("killed box '" + std::string(label) + "'");
+}
+
+void HostProcessRuntime::create_session(const ContainerSpec& spec, std::uint64_t, std::uint64_t) {
+    auto& reg = registry();
+    std::lock_guard lock(reg.mutex);
+    if (reg.sessions.count(spec.label) != 0 || reg.boxes.count(spec.label) != 0)
+        throw Error(RADIAL_E_INVALID, "label", "a box '" + spec.label + "' exists already");
+    reg.sessions[spec.label] = SessionBox{spec.workdir, {}};
+}
+
+radial::plugin::RunResult HostProcessRuntime::exec(const ContainerSpec& exec,
+                                                   radial::plugin::Output& out) {
+    ContainerSpec run_spec = exec;
+    {
+        auto& reg = registry();
+        std::lock_guard lock(reg.mutex);
+        auto it = reg.sessions.find(exec.label);
+        if (it == reg.sessions.end())
+            throw Error(RADIAL_E_NOT_FOUND, "label",
+                        "no session box '" + exec.label + "'; create a new session");
+        if (run_spec.workdir.empty()) run_spec.workdir = it->second.workdir;
+        if (defects_.leak_session_env)
+            run_spec.env.insert(run_spec.env.end(), it->second.last_env.begin(),
+                                it->second.last_env.end());
+        it->second.last_env = exec.env;
+    }
+    run_spec.label = exec.label + ".exec";
+    return run(run_spec, out);
+}
+
+void HostProcessRuntime::destroy_session(std::string_view label) {
+    if (defects_.keep_session) return;
+    kill(label);
 }
 
 } // namespace radial::zoo

@@ -13,8 +13,10 @@
 // "preflight", "describe_spec", "list_by_label", "kill", makes those calls block forever.
 #pragma once
 
+#include <map>
 #include <mutex>
 #include <radial/plugin/runtime.hpp>
+#include <radial/plugin/session.hpp>
 #include <set>
 #include <string>
 
@@ -35,9 +37,14 @@ struct Defects {
     bool hang_list = false;            // list_by_label never returns
     bool claim_confinement = false;    // reports user, readOnlyRootfs, tmpfs, network, pidsLimit
                                        // and memory HONOURED, and does none of them
+    bool leak_session_env = false;     // a session's exec also gets the previous exec's env
+    bool keep_session = false;         // session destroy returns and the session stays listed
 };
 
-class HostProcessRuntime : public radial::plugin::Runtime {
+// Sessions (radial.session/1): a session is a registry entry; each exec is a run of the exec's
+// argv with its own env, in the session's workdir, as the box "<label>.exec". Being host
+// processes, what an exec writes is on the host, so the next exec sees it.
+class HostProcessRuntime : public radial::plugin::Runtime, public radial::plugin::Sessions {
 public:
     HostProcessRuntime(const radial::plugin::Host& host, radial::plugin::Config& config,
                        Defects defects);
@@ -47,6 +54,14 @@ public:
     radial::plugin::RunResult run(const ContainerSpec& spec, radial::plugin::Output& out) override;
     std::vector<std::string> list_by_label(std::string_view prefix) override;
     void kill(std::string_view label) override;
+
+    const void* extension(std::string_view id) override {
+        return id == RADIAL_SESSION_EXTENSION_ID ? radial::plugin::session_extension() : nullptr;
+    }
+    void create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
+                        std::uint64_t max_lifetime_ms) override;
+    radial::plugin::RunResult exec(const ContainerSpec& exec, radial::plugin::Output& out) override;
+    void destroy_session(std::string_view label) override;
 
 private:
     void remove_box_file(std::string_view label) const;

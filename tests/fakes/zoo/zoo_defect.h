@@ -31,6 +31,8 @@ enum class Defect {
     no_describe,
     hang_create,
     claim_confinement,
+    leak_session_env,
+    keep_session,
 };
 
 extern const Defect kDefect; // this plugin's defect

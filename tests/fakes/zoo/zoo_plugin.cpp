@@ -35,6 +35,12 @@
 //   ZOO_CLAIM_CONFINEMENT reports user, readOnlyRootfs, tmpfs, network, pidsLimit and memory
 //                        HONOURED and does none of them (its boxes are host processes)
 //                                                                   -> confine-* (each probe)
+//   ZOO_LEAK_SESSION_ENV a session's exec also gets the previous exec's variables, secrets too
+//                                                                   ->
+//                                                                   session-execs-keep-state-not-env
+//   ZOO_KEEP_SESSION     session destroy returns OK and the session's box stays listed
+//                                                                   ->
+//                                                                   session-destroy-leaves-nothing
 // Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
 // as the independent probe (--verify-gone) and removes as --cleanup.
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
@@ -72,6 +78,8 @@ zoo::Defects defects() {
     d.kill_noop = kDefect == Defect::kill_noop;
     d.hang_list = kDefect == Defect::hang_list;
     d.claim_confinement = kDefect == Defect::claim_confinement;
+    d.leak_session_env = kDefect == Defect::leak_session_env;
+    d.keep_session = kDefect == Defect::keep_session;
     return d;
 }
 
