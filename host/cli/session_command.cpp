@@ -108,6 +108,7 @@ int run_session_create(const SessionOptions& o) {
         turn::validate_turn_id(rec.id);
         rec.label = session::session_label(cfg, rec.id);
         rec.idle_timeout_ms = duration_flag("--idle-timeout", o.idle_timeout);
+        rec.scan_key = session::new_fingerprint_key();
         rec.max_lifetime_ms = duration_flag("--max-lifetime", o.max_lifetime);
 
         // What the box is made from, pinned to its digest where the runtime keeps snapshots.
@@ -139,10 +140,10 @@ int run_session_create(const SessionOptions& o) {
         if (!rec.image_digest.empty()) spec.image = rec.image_digest;
         rec.image = image;
         rec.mode = o.mode;
-        rec.policy = policy_generation(spec, instance->runtime().info().id,
-                                       o.mode.empty() ? cfg.mode : o.mode);
         rec.workdir = spec.workdir;
         if (!o.workspace.empty()) rec.workspace = spec.mounts.front().source;
+        rec.policy = policy_generation(spec, instance->runtime().info().id, rec.workspace,
+                                       o.mode.empty() ? cfg.mode : o.mode);
 
         // Its own ids for as long as the box lives (box_id_lease.h): freed by `session rm`.
         std::optional<turn::BoxIdLease> ids;

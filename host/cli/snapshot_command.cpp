@@ -91,22 +91,28 @@ int run_session_snapshot(const SessionOptions& o) {
                        cfg.max_snapshots);
             return kExitFailed;
         }
-        session::SnapshotRecord snap;
-        snap.image = image;
-        snap.tag = tag;
-        snap.digest = sessions.snapshot(rec->label, image);
-        snap.base = rec->image_digest;
-        snap.policy = rec->policy;
-        snap.manifest = rec->manifest;
-        snap.session = rec->id;
-        snap.created_at_ms = existing ? existing->created_at_ms
-                                      : std::chrono::duration_cast<std::chrono::milliseconds>(
-                                            std::chrono::system_clock::now().time_since_epoch())
-                                            .count();
-        session::save_snapshot(cfg.state_dir, snap);
-        session::journal_session_event(cfg.state_dir, rec->id,
-                                       existing ? "snapshot-reused" : "snapshot", image);
-        log::info("session", "session {}: snapshot {} ({})", rec->id, image, snap.digest);
+        const std::string digest = sessions.snapshot(rec->label, image);
+        if (existing) {
+            // The same inputs named this image before: it keeps the record of its first making.
+            session::journal_session_event(cfg.state_dir, rec->id, "snapshot-reused", image);
+            log::info("session", "session {}: snapshot {} exists already (from session {})",
+                      rec->id, image, existing->session);
+        } else {
+            session::SnapshotRecord snap;
+            snap.image = image;
+            snap.tag = tag;
+            snap.digest = digest;
+            snap.base = rec->image_digest;
+            snap.policy = rec->policy;
+            snap.manifest = rec->manifest;
+            snap.session = rec->id;
+            snap.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+            session::save_snapshot(cfg.state_dir, snap);
+            session::journal_session_event(cfg.state_dir, rec->id, "snapshot", image);
+            log::info("session", "session {}: snapshot {} ({})", rec->id, image, digest);
+        }
         fmt::print("{}\n", image);
         return kExitOk;
     } catch (const std::exception& e) {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "redaction/stream_redactor.h"
+#include "session/secret_fingerprints.h"
 
 namespace radial::session {
 
@@ -21,7 +22,9 @@ struct SecretFound {
 // One walk over one box's changes. Not thread-safe (the runtime gives one call at a time).
 class SecretScan {
 public:
-    explicit SecretScan(const redaction::Redactor& redactor);
+    // Looks for the secrets of `redactor` (this turn's values) and, when given, of `earlier`
+    // (the fingerprints of what the session's earlier turns were given), which must outlive this.
+    explicit SecretScan(const redaction::Redactor& redactor, FingerprintMatcher* earlier = nullptr);
 
     // The next entry, by its path in the box. False once a secret was found (stop the walk).
     bool entry(std::string_view path);
@@ -40,6 +43,7 @@ private:
     void check(const std::string& out);
 
     redaction::Redactor redactor_;
+    FingerprintMatcher* earlier_;
     redaction::StreamRedactor stream_;
     std::string path_;
     std::string unconfirmed_; // bytes fed whose output is not yet compared

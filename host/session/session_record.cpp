@@ -42,7 +42,9 @@ nlohmann::json to_json(const SessionRecord& r) {
             {"policy", r.policy},
             {"manifest", manifest_json(r.manifest)},
             {"uncheckedTurn", r.unchecked_turn},
-            {"noSnapshotBecause", r.no_snapshot_because}};
+            {"noSnapshotBecause", r.no_snapshot_because},
+            {"scanKey", r.scan_key},
+            {"fingerprints", fingerprints_json(r.fingerprints)}};
 }
 
 SessionRecord from_json(const nlohmann::json& j) {
@@ -64,6 +66,8 @@ SessionRecord from_json(const nlohmann::json& j) {
     if (j.contains("manifest")) r.manifest = manifest_from_json(j.at("manifest"));
     r.unchecked_turn = j.value("uncheckedTurn", "");
     r.no_snapshot_because = j.value("noSnapshotBecause", "");
+    r.scan_key = j.value("scanKey", "");
+    if (j.contains("fingerprints")) r.fingerprints = fingerprints_from_json(j.at("fingerprints"));
     return r;
 }
 
@@ -75,8 +79,19 @@ nlohmann::json manifest_json(const std::vector<ManifestStep>& steps) {
         out.push_back({{"turn", m.turn},
                        {"argv", m.argv},
                        {"workdir", m.workdir},
-                       {"exitCode", m.exit_code}});
+                       {"exitCode", m.exit_code},
+                       {"env", m.env}});
     return out;
+}
+
+std::vector<std::string> manifest_env(const ContainerSpec& exec) {
+    std::vector<std::string> env;
+    for (const auto& e : exec.env) {
+        if (e.name.rfind("RADIAL_", 0) == 0) continue;
+        env.push_back(e.secret ? e.name : e.name + "=" + e.value);
+    }
+    std::sort(env.begin(), env.end());
+    return env;
 }
 
 std::vector<ManifestStep> manifest_from_json(const nlohmann::json& j) {
@@ -84,7 +99,8 @@ std::vector<ManifestStep> manifest_from_json(const nlohmann::json& j) {
     for (const auto& m : j)
         steps.push_back({m.at("turn").get<std::string>(),
                          m.at("argv").get<std::vector<std::string>>(),
-                         m.at("workdir").get<std::string>(), m.at("exitCode").get<int>()});
+                         m.at("workdir").get<std::string>(), m.at("exitCode").get<int>(),
+                         m.value("env", std::vector<std::string>{})});
     return steps;
 }
 

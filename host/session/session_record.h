@@ -6,20 +6,25 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <radial/container_spec.hpp>
 #include <string>
 #include <vector>
 
 #include "config/host_config.h"
+#include "session/secret_fingerprints.h"
 
 namespace radial::session {
 
 // One turn the session ran, as its environment's manifest lists it (a snapshot's name digests
-// these, docs/design.md §13.12): what ran, where, and how it ended.
+// these, docs/design.md §13.12): what ran, where, with what, and how it ended.
 struct ManifestStep {
     std::string turn;
     std::vector<std::string> argv;
     std::string workdir;
     int exit_code = 0;
+    // The exec's variables: "NAME=value", a secret's as "NAME" (its value is never kept);
+    // radiald's own RADIAL_* variables, which differ from turn to turn, left out.
+    std::vector<std::string> env;
     friend bool operator==(const ManifestStep&, const ManifestStep&) = default;
 };
 
@@ -48,9 +53,16 @@ struct SessionRecord {
     // Why no snapshot of this session may be taken ("" while one may): a turn left a secret in
     // the box's file system, or its changes could not be checked.
     std::string no_snapshot_because;
+    // The session's own random key, and the keyed fingerprints of every secret its turns were
+    // given (secret_fingerprints.h), so that a later turn moving one into the box is caught.
+    std::string scan_key;
+    std::vector<SecretFingerprint> fingerprints;
 };
 
-// The manifest as the record and a snapshot's name hold it: [{turn, argv, workdir, exitCode}].
+// The manifest env of `exec` (ManifestStep::env), sorted.
+std::vector<std::string> manifest_env(const ContainerSpec& exec);
+// The manifest as the record and a snapshot's name hold it: [{turn, argv, workdir, exitCode,
+// env}].
 nlohmann::json manifest_json(const std::vector<ManifestStep>& steps);
 // Its reverse. Throws nlohmann::json::exception for anything else.
 std::vector<ManifestStep> manifest_from_json(const nlohmann::json& j);

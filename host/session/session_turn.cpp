@@ -50,19 +50,43 @@ void begin_session_turn(const std::string& state_dir, const std::string& session
     if (!rec)
         throw turn::TurnSetupError(
             fmt::format("session '{}' was removed while its turn started", session_id));
+    // A turn still marked was cut short before its check: it stays unchecked for good.
+    if (!rec->unchecked_turn.empty() && rec->no_snapshot_because.empty())
+        rec->no_snapshot_because = fmt::format(
+            "turn {} ran in it when its radiald ended, so what that turn left was never checked "
+            "for its secrets",
+            rec->unchecked_turn);
     rec->unchecked_turn = turn_id;
     update_session(state_dir, *rec);
 }
 
 namespace {
 
+// A path the box chose, fit for a log line: control bytes escaped, at most 200 bytes.
+std::string printable_path(const std::string& path) {
+    std::string out;
+    for (unsigned char c : path) {
+        if (out.size() >= 200) {
+            out += "…";
+            break;
+        }
+        if (c < 0x20 || c == 0x7f)
+            out += fmt::format("\\x{:02x}", c);
+        else
+            out += static_cast<char>(c);
+    }
+    return out;
+}
+
 // Why the turn's changes bar snapshots, or "" when they do not.
-std::string check_changes(const host::RuntimeClient& client, const std::string& label,
+std::string check_changes(const host::RuntimeClient& client, const SessionRecord& rec,
                           const std::string& turn_id, const redaction::Redactor& redactor,
                           std::uint64_t since_ms) {
     const auto sessions = host::SessionClient::of(client);
     if (!sessions.has_snapshots()) return {};
-    SecretScan scan(redactor);
+    const std::string& label = rec.label;
+    FingerprintMatcher earlier(rec.fingerprints, rec.scan_key);
+    SecretScan scan(redactor, earlier.empty() ? nullptr : &earlier);
     host::SessionClient::ChangeHandler handler{
         [&](std::string_view path, std::uint32_t) { return scan.entry(path); },
         [&](std::string_view bytes) { return scan.data(bytes); }};
@@ -74,8 +98,9 @@ std::string check_changes(const host::RuntimeClient& client, const std::string& 
                                turn_id, e.what());
     }
     if (const auto& found = scan.finish())
+        // The path is the box's: redacted (a secret may be in the name) and cut short.
         return fmt::format("turn {} left the value of secret {} in '{}'", turn_id, found->secret,
-                           found->path);
+                           printable_path(redactor.redact(found->path)));
     log::info("session", "turn {}: {} changed entries ({} bytes) hold none of its secrets", turn_id,
               scan.entries(), scan.bytes());
     return {};
@@ -86,13 +111,15 @@ std::string check_changes(const host::RuntimeClient& client, const std::string& 
 void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
                       const std::string& session_id, const std::string& turn_id,
                       const ContainerSpec& exec, std::optional<std::int32_t> exit_code,
-                      const redaction::Redactor& redactor, std::uint64_t since_ms) noexcept {
+                      const redaction::SecretSet& secrets, const redaction::Redactor& redactor,
+                      std::uint64_t since_ms) noexcept {
     try {
         auto rec = load_session(state_dir, session_id);
         if (!rec) return;
+        if (rec->scan_key.empty()) rec->scan_key = new_fingerprint_key();
         std::string why;
         try {
-            why = check_changes(client, rec->label, turn_id, redactor, since_ms);
+            why = check_changes(client, *rec, turn_id, redactor, since_ms);
         } catch (const std::exception& e) {
             why = fmt::format("turn {}'s changes could not be checked for its secrets: {}", turn_id,
                               e.what());
@@ -101,7 +128,17 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
             log::warn("session", "session {}: {}; it takes no snapshot", session_id, why);
             if (rec->no_snapshot_because.empty()) rec->no_snapshot_because = why;
         }
-        rec->manifest.push_back({turn_id, exec.argv, exec.workdir, exit_code.value_or(-1)});
+        // What this turn was given, for the checks of the session's later turns.
+        try {
+            add_fingerprints(secrets, rec->scan_key, rec->fingerprints);
+        } catch (const std::exception& e) {
+            if (rec->no_snapshot_because.empty())
+                rec->no_snapshot_because =
+                    fmt::format("turn {}'s secrets could not be remembered for later checks: {}",
+                                turn_id, e.what());
+        }
+        rec->manifest.push_back(
+            {turn_id, exec.argv, exec.workdir, exit_code.value_or(-1), manifest_env(exec)});
         if (rec->unchecked_turn == turn_id) rec->unchecked_turn.clear();
         update_session(state_dir, *rec);
     } catch (const std::exception& e) {

@@ -30,15 +30,18 @@ void make_session_exec(ContainerSpec& spec, const SessionRecord& session);
 void begin_session_turn(const std::string& state_dir, const std::string& session_id,
                         const std::string& turn_id);
 
-// After the exec, still under the lock: looks for the turn's secrets (`redactor`: its values and
-// their encodings) in every entry the box changed since `since_ms` (the exec's start, Unix epoch
-// ms), appends the turn to the session's manifest and clears the mark. A secret found, or changes
+// After the exec, still under the lock: looks for the turn's secrets (`redactor`, compiled from
+// `secrets`: their values and encodings) and those of the session's earlier turns (their
+// fingerprints) in every entry the box changed since `since_ms` (the exec's start, Unix epoch
+// ms), adds this turn's fingerprints, appends the turn to the session's manifest and clears the
+// mark. A secret found, or changes
 // that cannot be checked, bar the session's snapshots for good (no_snapshot_because names the
 // turn, the secret and the path; never a value). A runtime without snapshots is not asked.
 // Never throws; logs what it could not do.
 void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
                       const std::string& session_id, const std::string& turn_id,
                       const ContainerSpec& exec, std::optional<std::int32_t> exit_code,
-                      const redaction::Redactor& redactor, std::uint64_t since_ms) noexcept;
+                      const redaction::SecretSet& secrets, const redaction::Redactor& redactor,
+                      std::uint64_t since_ms) noexcept;
 
 } // namespace radial::session

@@ -69,12 +69,13 @@ SnapshotRecord from_json(const nlohmann::json& j) {
 } // namespace
 
 std::string policy_generation(const ContainerSpec& spec, const std::string& runtime_id,
-                              const std::string& mode) {
+                              const std::string& workspace, const std::string& mode) {
     nlohmann::json targets = nlohmann::json::array();
     for (const auto& m : spec.mounts) targets.push_back({m.target, m.read_only});
     nlohmann::json tmpfs = nlohmann::json::array();
     for (const auto& t : spec.tmpfs) tmpfs.push_back({t.target, t.size_bytes});
     const nlohmann::json policy = {{"runtime", runtime_id},
+                                   {"workspace", workspace},
                                    {"mode", mode},
                                    {"network", spec.network},
                                    {"memoryBytes", spec.memory_bytes},
@@ -94,7 +95,8 @@ std::string snapshot_tag(const std::string& base, const std::vector<ManifestStep
     // base under the same policy name one environment.
     nlohmann::json steps = nlohmann::json::array();
     for (const auto& m : manifest)
-        steps.push_back({{"argv", m.argv}, {"workdir", m.workdir}, {"exitCode", m.exit_code}});
+        steps.push_back(
+            {{"argv", m.argv}, {"workdir", m.workdir}, {"exitCode", m.exit_code}, {"env", m.env}});
     return sha256_hex(canonical({{"base", base}, {"manifest", steps}, {"policy", policy}}));
 }
 

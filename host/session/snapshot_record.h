@@ -26,15 +26,15 @@ struct SnapshotRecord {
 };
 
 // The policy generation of a session's box: "sha256:<hex>" of what the host decided about it
-// (runtime, workspace mode, and the spec's network, limits, rootfs, tmpfs, extra hosts, ports and
-// mount targets), not of what names or feeds it (label, image, user ids, env, mount sources).
-// The same policy gives the same generation. [thread-safe]
+// (runtime, the workspace it is bound to and its mode, and the spec's network, limits, rootfs,
+// tmpfs, extra hosts, ports and mount targets), not of what names or feeds it (label, image,
+// user ids, env, other mount sources). The same policy gives the same generation. [thread-safe]
 std::string policy_generation(const ContainerSpec& spec, const std::string& runtime_id,
-                              const std::string& mode);
+                              const std::string& workspace, const std::string& mode);
 
 // The content address of a snapshot: the hex SHA-256 of {base, manifest (each step's argv,
-// workdir and exit code; not its turn id), policy}, canonical JSON. The same three give the same
-// tag; a change in any one a new tag. [thread-safe]
+// workdir, env and exit code; not its turn id), policy}, canonical JSON. The same three give the
+// same tag; a change in any one a new tag. [thread-safe]
 std::string snapshot_tag(const std::string& base, const std::vector<ManifestStep>& manifest,
                          const std::string& policy);
 // "radial-snapshot-<instanceId, lower case>:<tag>". [thread-safe]

@@ -140,6 +140,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
             }
         }
         redactor_ = std::make_unique<redaction::Redactor>(secrets);
+        secrets_ = std::move(secrets);
     } catch (const std::invalid_argument& e) {
         throw RequestError(e.what());
     }
@@ -475,7 +476,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // second's slack: an inode's change time is coarser than the clock read above.
     if (session_)
         session::end_session_turn(env_.client, env_.cfg.state_dir, session_->id, id, spec,
-                                  ran.exit_code, *redactor_,
+                                  ran.exit_code, *secrets_, *redactor_,
                                   exec_started_ms > 1000 ? exec_started_ms - 1000 : 0);
     if (session_ && ::geteuid() == 0) {
         // Root's again between turns: the next turn binds its socket there before the box may

@@ -112,6 +112,8 @@ private:
     ContainerSpec spec_;
     std::string token_;
     std::unique_ptr<redaction::Redactor> redactor_;
+    // The secrets redactor_ was compiled from (a session remembers their fingerprints).
+    std::optional<redaction::SecretSet> secrets_;
     // run.codexAuth: the credentials read for this turn, or why they could not be (never both).
     std::optional<std::string> codex_auth_;
     std::string codex_auth_error_;

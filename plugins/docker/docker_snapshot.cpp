@@ -73,10 +73,17 @@ std::string snapshot_docker_session(const DockerEngine& engine, const radial::pl
     nlohmann::json config = nlohmann::json::object();
     if (base_image && base_image->contains("Config") && (*base_image)["Config"].is_object())
         config = (*base_image)["Config"];
-    // The engine adds the box's labels to what the configuration does not name: name radial's.
+    // The engine fills what the configuration leaves unset from the box's own (its entrypoint,
+    // radial-init's mount point; its user, the session's leased ids; its labels): set each.
     if (!config.contains("Labels") || !config["Labels"].is_object())
         config["Labels"] = nlohmann::json::object();
     config["Labels"][std::string(kLabelKey)] = "";
+    for (const char* list : {"Entrypoint", "Cmd"})
+        if (!config.contains(list) || !config[list].is_array())
+            config[list] = nlohmann::json::array();
+    if (!config.contains("User") || !config["User"].is_string() ||
+        config["User"].get<std::string>().empty())
+        config["User"] = "0";
     const std::string ref(image);
     const auto colon = ref.rfind(':');
     if (colon == std::string::npos || colon == 0 || ref.find('/', colon) != std::string::npos)

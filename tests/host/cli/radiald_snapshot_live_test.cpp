@@ -147,7 +147,75 @@ TEST(SnapshotLive, ATurnThatLeavesASecretOrItsTokenInTheBoxBarsSnapshots) {
     EXPECT_TRUE(snaps.images().empty()) << "a snapshot was committed anyway";
 }
 
-// A turn whose radiald was killed was never checked: its session takes no snapshot.
+// A secret one turn stashes in a mount the box keeps between turns (/tmp, /dev/shm), which a
+// later turn without that secret copies into the box's file system, is found by the later turn's
+// check (the session remembers its turns' secrets as fingerprints); a secret in a file's name is
+// named by its secret, never printed.
+TEST(SnapshotLive, ASecretMovedIntoTheBoxByALaterTurnBarsSnapshots) {
+    test::RadialdSetup setup;
+    Snapshots snaps(setup);
+    Session s(setup, {}), named(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    ASSERT_EQ(named.created.exit_code, 0) << named.created.err;
+    const std::string secret = "stash-secret-" + std::to_string(::getpid()) + "-qwerty";
+    auto stash = setup.turn({"--session", s.id, "--secret", "API_KEY"},
+                            {"sh", "-c",
+                             "printf %s \"$API_KEY\" > /tmp/stash; printf %s "
+                             "\"$RADIAL_TURN_TOKEN\" > /dev/shm/tok"},
+                            {{"API_KEY", secret}});
+    ASSERT_EQ(stash.result.exit_code, 0) << stash.result.err;
+    auto move = setup.turn({"--session", s.id}, {"sh", "-c", "cp /dev/shm/tok /opt/cache/tok"});
+    ASSERT_EQ(move.result.exit_code, 0) << move.result.err;
+    auto refused = snaps.take(s.id);
+    EXPECT_EQ(refused.exit_code, 1) << refused.out;
+    EXPECT_THAT(refused.err, HasSubstr("secret RADIAL_TURN_TOKEN in '/opt/cache/tok'"));
+
+    auto name = setup.turn({"--session", named.id, "--secret", "API_KEY"},
+                           {"sh", "-c", "touch \"/opt/cache/$API_KEY\""}, {{"API_KEY", secret}});
+    ASSERT_EQ(name.result.exit_code, 0) << name.result.err;
+    auto no = snaps.take(named.id);
+    EXPECT_EQ(no.exit_code, 1) << no.out;
+    EXPECT_THAT(no.err, HasSubstr("secret API_KEY in '/opt/cache/[REDACTED:API_KEY] (its name)'"));
+    EXPECT_THAT(no.err, Not(HasSubstr(secret)));
+    EXPECT_THAT(test::read_file(setup.state_dir() + "/sessions/" + named.id + ".json"),
+                Not(HasSubstr(secret)));
+    EXPECT_TRUE(snaps.images().empty());
+}
+
+// The same commands with another variable, or in another workspace, name another snapshot; a
+// reused name keeps the record of its first making.
+TEST(SnapshotLive, AnExecsVariablesAndTheWorkspaceAreInTheName) {
+    test::RadialdSetup setup;
+    test::TempDir ws("radial-ws");
+    Snapshots snaps(setup);
+    Session one(setup, {}), two(setup, {}), three(setup, {}),
+        elsewhere(setup, {"--workspace", ws.path()});
+    for (const auto* s : {&one, &two, &three, &elsewhere})
+        ASSERT_EQ(s->created.exit_code, 0) << s->created.err;
+    const std::vector<std::string> write{"sh", "-c", "echo \"$V\" > /opt/cache/v"};
+    ASSERT_EQ(setup.turn({"--session", one.id, "--env", "V=one"}, write).result.exit_code, 0);
+    ASSERT_EQ(setup.turn({"--session", two.id, "--env", "V=two"}, write).result.exit_code, 0);
+    ASSERT_EQ(setup.turn({"--session", three.id, "--env", "V=one"}, write).result.exit_code, 0);
+    ASSERT_EQ(setup.turn({"--session", elsewhere.id, "--env", "V=one"}, write).result.exit_code, 0);
+    const auto a = first_line(snaps.take(one.id).out), b = first_line(snaps.take(two.id).out),
+               c = first_line(snaps.take(three.id).out),
+               d = first_line(snaps.take(elsewhere.id).out);
+    ASSERT_FALSE(a.empty());
+    EXPECT_NE(a, b) << "V=one and V=two named one snapshot";
+    EXPECT_EQ(a, c);
+    EXPECT_NE(a, d) << "another workspace named the same snapshot";
+    auto listed = test::run_process(
+        {RADIALD_PATH, "session", "snapshots", "--json", "--config", setup.config()}, {}, 60s);
+    auto list = nlohmann::json::parse(listed.out);
+    ASSERT_EQ(list.size(), 3u) << listed.out;
+    for (const auto& snap : list)
+        if (snap["image"] == a) {
+            EXPECT_EQ(snap["session"], one.id) << "a reuse relabelled it";
+        }
+}
+
+// A turn whose radiald was killed was never checked: its session takes no snapshot, and no later
+// turn lifts that.
 TEST(SnapshotLive, ATurnCutShortByAKilledRadialdBarsSnapshots) {
     test::RadialdSetup setup;
     test::TempDir scratch("radial-snap");
@@ -165,6 +233,11 @@ TEST(SnapshotLive, ATurnCutShortByAKilledRadialdBarsSnapshots) {
     auto refused = snaps.take(s.id);
     EXPECT_EQ(refused.exit_code, 1) << refused.out;
     EXPECT_THAT(refused.err, HasSubstr("ran in it when its radiald ended"));
+    auto later = setup.turn({"--session", s.id}, {"echo", "harmless"});
+    ASSERT_EQ(later.result.exit_code, 0) << later.result.err;
+    auto still = snaps.take(s.id);
+    EXPECT_EQ(still.exit_code, 1) << "a later turn lifted the bar of an unchecked one";
+    EXPECT_THAT(still.err, HasSubstr("ran in it when its radiald ended"));
     EXPECT_TRUE(snaps.images().empty());
 }
 

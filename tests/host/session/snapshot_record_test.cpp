@@ -11,7 +11,7 @@ namespace radial::session {
 namespace {
 
 std::vector<ManifestStep> steps(const std::string& turn) {
-    return {{turn, {"sh", "-c", "echo v1 > /opt/cache/tool"}, "/work", 0}};
+    return {{turn, {"sh", "-c", "echo v1 > /opt/cache/tool"}, "/work", 0, {}}};
 }
 
 TEST(SnapshotRecordTest, TheSameInputsNameOneSnapshotAndTheTurnIdsDoNotCount) {
@@ -26,17 +26,20 @@ TEST(SnapshotRecordTest, EachInputChangesTheName) {
     EXPECT_NE(a, snapshot_tag("sha256:ab", steps("t"), "sha256:p1"));
     EXPECT_NE(a, snapshot_tag("sha256:aa", steps("t"), "sha256:p2"));
     auto more = steps("t");
-    more.push_back({"t2", {"true"}, "/work", 0});
+    more.push_back({"t2", {"true"}, "/work", 0, {}});
     EXPECT_NE(a, snapshot_tag("sha256:aa", more, "sha256:p1"));
     auto failed = steps("t");
     failed[0].exit_code = 1;
     EXPECT_NE(a, snapshot_tag("sha256:aa", failed, "sha256:p1"));
+    auto with_env = steps("t");
+    with_env[0].env = {"V=two"};
+    EXPECT_NE(a, snapshot_tag("sha256:aa", with_env, "sha256:p1"));
     auto elsewhere = steps("t");
     elsewhere[0].workdir = "/";
     EXPECT_NE(a, snapshot_tag("sha256:aa", elsewhere, "sha256:p1"));
     // argv words are kept apart: ["a b"] is not ["a", "b"]
-    EXPECT_NE(snapshot_tag("b", {{"t", {"a b"}, "", 0}}, "p"),
-              snapshot_tag("b", {{"t", {"a", "b"}, "", 0}}, "p"));
+    EXPECT_NE(snapshot_tag("b", {{"t", {"a b"}, "", 0, {}}}, "p"),
+              snapshot_tag("b", {{"t", {"a", "b"}, "", 0, {}}}, "p"));
 }
 
 TEST(SnapshotRecordTest, APolicyGenerationCountsThePolicyNotWhatNamesOrFeedsTheBox) {
@@ -47,7 +50,7 @@ TEST(SnapshotRecordTest, APolicyGenerationCountsThePolicyNotWhatNamesOrFeedsTheB
     s.env = {{"A", "1", false}};
     s.mounts = {{"/srv/ws1", "/work", false}};
     s.memory_bytes = 1 << 30;
-    const auto p = policy_generation(s, "docker", "workspace-write");
+    const auto p = policy_generation(s, "docker", "/srv/ws", "workspace-write");
     EXPECT_EQ(p.rfind("sha256:", 0), 0u);
     ContainerSpec other = s;
     other.label = "radial-session-x-2";
@@ -55,18 +58,19 @@ TEST(SnapshotRecordTest, APolicyGenerationCountsThePolicyNotWhatNamesOrFeedsTheB
     other.user = "2000000002:2000000002";
     other.env = {{"A", "2", false}};
     other.mounts = {{"/srv/ws2", "/work", false}};
-    EXPECT_EQ(p, policy_generation(other, "docker", "workspace-write"));
-    EXPECT_NE(p, policy_generation(s, "docker", "read-only"));
-    EXPECT_NE(p, policy_generation(s, "sandbox", "workspace-write"));
+    EXPECT_EQ(p, policy_generation(other, "docker", "/srv/ws", "workspace-write"));
+    EXPECT_NE(p, policy_generation(s, "docker", "/srv/ws", "read-only"));
+    EXPECT_NE(p, policy_generation(s, "sandbox", "/srv/ws", "workspace-write"));
     ContainerSpec bigger = s;
     bigger.memory_bytes = 2u << 30;
-    EXPECT_NE(p, policy_generation(bigger, "docker", "workspace-write"));
+    EXPECT_NE(p, policy_generation(bigger, "docker", "/srv/ws", "workspace-write"));
     ContainerSpec networked = s;
     networked.network = "host";
-    EXPECT_NE(p, policy_generation(networked, "docker", "workspace-write"));
+    EXPECT_NE(p, policy_generation(networked, "docker", "/srv/ws", "workspace-write"));
     ContainerSpec read_only_ws = s;
     read_only_ws.mounts[0].read_only = true;
-    EXPECT_NE(p, policy_generation(read_only_ws, "docker", "workspace-write"));
+    EXPECT_NE(p, policy_generation(read_only_ws, "docker", "/srv/ws", "workspace-write"));
+    EXPECT_NE(p, policy_generation(s, "docker", "/srv/other-ws", "workspace-write"));
 }
 
 TEST(SnapshotRecordTest, ARecordRoundTripsAndIsFoundByTagOrImageOnly) {

@@ -1,0 +1,162 @@
+#include "session/secret_fingerprints.h"
+
+#include <fmt/format.h>
+#include <openssl/hmac.h>
+#include <sys/random.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "redaction/secret_patterns.h"
+
+namespace radial::session {
+namespace {
+
+constexpr std::uint64_t kPrime = (std::uint64_t{1} << 61) - 1;
+
+std::uint64_t mulmod(std::uint64_t a, std::uint64_t b) {
+    const unsigned __int128 x = static_cast<unsigned __int128>(a) * b;
+    std::uint64_t r = static_cast<std::uint64_t>(x & kPrime) + static_cast<std::uint64_t>(x >> 61);
+    return r >= kPrime ? r - kPrime : r;
+}
+
+std::uint64_t addmod(std::uint64_t a, std::uint64_t b) {
+    const std::uint64_t r = a + b;
+    return r >= kPrime ? r - kPrime : r;
+}
+
+std::string raw_key(const std::string& hex) {
+    if (hex.size() != 64 ||
+        !std::all_of(hex.begin(), hex.end(), [](char c) { return std::isxdigit(c) != 0; }))
+        throw std::invalid_argument("a fingerprint key is 64 hex digits");
+    std::string raw;
+    for (std::size_t i = 0; i < hex.size(); i += 2)
+        raw += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    return raw;
+}
+
+std::string hmac_hex(const std::string& key, std::string_view bytes, std::size_t out_bytes) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+             reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), md, &n) == nullptr)
+        throw std::runtime_error("computing an HMAC: OpenSSL refused");
+    std::string hex;
+    for (std::size_t i = 0; i < std::min<std::size_t>(n, out_bytes); ++i)
+        hex += fmt::format("{:02x}", md[i]);
+    return hex;
+}
+
+// The rolling hash's base: from the key, so that the hashes mean nothing without it.
+std::uint64_t base_of(const std::string& key) {
+    const std::string h = hmac_hex(key, "radial rolling base", 8);
+    return std::stoull(h, nullptr, 16) % (kPrime - 2) + 2;
+}
+
+std::uint64_t rolling_of(std::string_view bytes, std::uint64_t base) {
+    std::uint64_t h = 0;
+    for (unsigned char c : bytes) h = addmod(mulmod(h, base), c);
+    return h;
+}
+
+} // namespace
+
+std::string new_fingerprint_key() {
+    unsigned char raw[32];
+    for (std::size_t got = 0; got < sizeof raw;) {
+        const ssize_t n = ::getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw std::runtime_error("getrandom failed: no random bytes for a session key");
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    std::string hex;
+    for (unsigned char c : raw) hex += fmt::format("{:02x}", c);
+    return hex;
+}
+
+void add_fingerprints(const redaction::SecretSet& secrets, const std::string& key,
+                      std::vector<SecretFingerprint>& into) {
+    const std::string raw = raw_key(key);
+    const std::uint64_t base = base_of(raw);
+    for (const auto& p : redaction::derive_patterns(secrets)) {
+        SecretFingerprint fp{secrets.secrets()[p.secret].name,
+                             static_cast<std::uint32_t>(p.bytes.size()), rolling_of(p.bytes, base),
+                             hmac_hex(raw, p.bytes, 16)};
+        const bool known = std::any_of(into.begin(), into.end(), [&](const SecretFingerprint& f) {
+            return f.length == fp.length && f.mac == fp.mac;
+        });
+        if (!known) into.push_back(std::move(fp));
+    }
+}
+
+nlohmann::json fingerprints_json(const std::vector<SecretFingerprint>& fps) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& f : fps)
+        out.push_back(
+            {{"secret", f.secret}, {"length", f.length}, {"rolling", f.rolling}, {"mac", f.mac}});
+    return out;
+}
+
+std::vector<SecretFingerprint> fingerprints_from_json(const nlohmann::json& j) {
+    std::vector<SecretFingerprint> out;
+    for (const auto& f : j)
+        out.push_back({f.at("secret").get<std::string>(), f.at("length").get<std::uint32_t>(),
+                       f.at("rolling").get<std::uint64_t>(), f.at("mac").get<std::string>()});
+    return out;
+}
+
+FingerprintMatcher::FingerprintMatcher(std::vector<SecretFingerprint> fps, const std::string& key)
+    : fps_(std::move(fps)), key_(raw_key(key)), base_(base_of(key_)) {
+    for (std::size_t i = 0; i < fps_.size(); ++i) {
+        const auto len = fps_[i].length;
+        if (len == 0) continue;
+        auto it = std::find_if(lengths_.begin(), lengths_.end(),
+                               [&](const Length& l) { return l.length == len; });
+        if (it == lengths_.end()) {
+            std::uint64_t power = 1;
+            for (std::uint32_t k = 0; k < len; ++k) power = mulmod(power, base_);
+            lengths_.push_back({len, power, 0, {}});
+            it = std::prev(lengths_.end());
+        }
+        it->by_rolling.emplace(fps_[i].rolling, i);
+    }
+}
+
+void FingerprintMatcher::reset() {
+    for (auto& l : lengths_) l.hash = 0;
+    window_.clear();
+    seen_ = 0;
+}
+
+std::optional<std::string> FingerprintMatcher::feed(std::string_view bytes) {
+    if (lengths_.empty()) return std::nullopt;
+    std::uint32_t longest = 0;
+    for (const auto& l : lengths_) longest = std::max(longest, l.length);
+    for (unsigned char c : bytes) {
+        window_.push_back(static_cast<char>(c));
+        ++seen_;
+        for (auto& l : lengths_) {
+            l.hash = addmod(mulmod(l.hash, base_), c);
+            if (seen_ > l.length) {
+                const auto out = static_cast<unsigned char>(window_[window_.size() - 1 - l.length]);
+                l.hash = addmod(l.hash, kPrime - mulmod(out, l.power));
+            }
+            if (seen_ < l.length) continue;
+            auto [first, last] = l.by_rolling.equal_range(l.hash);
+            for (auto it = first; it != last; ++it) {
+                const std::string_view candidate(window_.data() + window_.size() - l.length,
+                                                 l.length);
+                if (hmac_hex(key_, candidate, 16) == fps_[it->second].mac)
+                    return fps_[it->second].secret;
+            }
+        }
+        // Keep the window bounded: the last `longest` bytes (and one more, for the byte leaving).
+        if (window_.size() > 4u * (longest + 1) + 4096)
+            window_.erase(0, window_.size() - (longest + 1));
+    }
+    return std::nullopt;
+}
+
+} // namespace radial::session
