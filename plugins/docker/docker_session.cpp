@@ -69,6 +69,20 @@ private:
     std::thread thread_;
 };
 
+// The exec's exit code once the engine recorded it: the stream ends as the exec's process does,
+// and the engine records the code a moment later. Asked at once, then after 2, 4, 8 ... ms (at
+// most 50 ms apart), for about 5 s in all; nullopt when it never came. Throws as exec_exit_code.
+std::optional<int> exit_code_after_stream(const DockerEngine& engine, const std::string& exec_id,
+                                          const std::string& label) {
+    milliseconds pause{2};
+    for (milliseconds waited{0}; waited < milliseconds(5000); waited += pause) {
+        if (auto code = engine.exec_exit_code(exec_id, label)) return code;
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, milliseconds(50));
+    }
+    return std::nullopt;
+}
+
 // After each exec: `radial-init --sweep` kills what the exec left running (its command can kill
 // its own radial-init, which is not PID 1 here, and leave children past the turn). False when the
 // sweep could not be run or did not finish: the caller removes the box.
@@ -86,10 +100,8 @@ bool sweep_session(const DockerEngine& engine, const radial::plugin::Host& host,
         while (stream->read(chunk)) {
         }
         backstop.finish();
-        for (int i = 0; i < 100 && !backstop.fired(); ++i) {
-            if (auto code = engine.exec_exit_code(sweep, label)) return *code == 0;
-            std::this_thread::sleep_for(milliseconds(50));
-        }
+        if (!backstop.fired())
+            if (auto code = exit_code_after_stream(engine, sweep, label)) return *code == 0;
     } catch (const std::exception& e) {
         host.warn("sweeping session box '" + label + "' after an exec: " + e.what());
     }
@@ -213,16 +225,11 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
         ending = aborted ? Ending::aborted : Ending::timed_out;
     } else {
         std::optional<int> code;
-        // The stream ends as the exec's process does; the engine records its code a moment later.
-        for (int i = 0; i < 100 && !code; ++i) {
-            try {
-                code = engine.exec_exit_code(exec_id, exec.label);
-            } catch (const Error& e) {
-                if (e.code() != RADIAL_E_NOT_FOUND) throw;
-                ending = Ending::killed; // the box was removed under it
-                break;
-            }
-            if (!code) std::this_thread::sleep_for(milliseconds(50));
+        try {
+            code = exit_code_after_stream(engine, exec_id, exec.label);
+        } catch (const Error& e) {
+            if (e.code() != RADIAL_E_NOT_FOUND) throw;
+            ending = Ending::killed; // the box was removed under it
         }
         if (ending == Ending::none && !code && engine.ids_with_label(exec.label).empty())
             ending = Ending::killed;
