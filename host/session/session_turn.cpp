@@ -62,11 +62,11 @@ void begin_session_turn(const std::string& state_dir, const std::string& session
 
 namespace {
 
-// A path the box chose, fit for a log line: control bytes escaped, at most 200 bytes.
-std::string printable_path(const std::string& path) {
+// Text the box chose (a path), fit for a log line: control bytes escaped, at most `max` bytes.
+std::string printable_path(const std::string& path, std::size_t max = 200) {
     std::string out;
     for (unsigned char c : path) {
-        if (out.size() >= 200) {
+        if (out.size() >= max) {
             out += "…";
             break;
         }
@@ -125,6 +125,8 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
                               e.what());
         }
         if (!why.empty()) {
+            // A runtime's error may quote a path of the box, which may hold this turn's secret.
+            why = printable_path(redactor.redact(why), 400);
             log::warn("session", "session {}: {}; it takes no snapshot", session_id, why);
             if (rec->no_snapshot_because.empty()) rec->no_snapshot_because = why;
         }

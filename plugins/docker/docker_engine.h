@@ -147,6 +147,9 @@ public:
                                                    std::string_view label) const;
     // GET /exec/{id}/json: the exec's exit code once it ended, nullopt while it runs.
     std::optional<int> exec_exit_code(const std::string& exec_id, std::string_view label) const;
+    // GET /containers/{id}/top: how many processes the container's cgroup holds, as the engine
+    // sees them (a box cannot hide one from it); nullopt when the engine cannot say.
+    std::optional<std::size_t> process_count(const std::string& id, std::string_view label) const;
 
     // Session snapshots (docker_snapshot.h; docker_engine_image.cpp).
     // GET /images/{name}/json: the image's whole inspect object; nullopt when the engine has no

@@ -63,4 +63,19 @@ std::optional<int> DockerEngine::exec_exit_code(const std::string& exec_id,
     return std::nullopt;
 }
 
+std::optional<std::size_t> DockerEngine::process_count(const std::string& id,
+                                                       std::string_view label) const {
+    engine_api::Response r;
+    try {
+        r = client_.request("GET", "/containers/" + id + "/top", "",
+                            "listing the processes of session box '" + std::string(label) + "'");
+    } catch (const EngineError&) {
+        return std::nullopt;
+    }
+    auto j = nlohmann::json::parse(r.body, nullptr, false);
+    if (r.status != 200 || !j.is_object() || !j.contains("Processes") || !j["Processes"].is_array())
+        return std::nullopt;
+    return j["Processes"].size();
+}
+
 } // namespace radial::docker

@@ -245,7 +245,16 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
     }
     // Nothing of this exec outlives it (a box that cannot be swept goes, with the session).
     const bool box_kept = !backstop.fired() && !aborted && ending != Ending::killed;
-    if (box_kept && !sweep_session(engine, host, ids.front(), exec.label)) {
+    // The exec's radial-init ends what its command left (kill(-1)) before it exits, and exits
+    // with a code below 128 only that way: it is undumpable, so its command cannot make it exit
+    // otherwise. A code of 128 or more may be its death by a signal, which its command (the same
+    // uid) can send: then the engine is asked what the box still holds, and only when that is
+    // more than PID 1 is the sweep, a second exec, run.
+    const bool init_ended_the_rest = status.exited && status.code >= 0 && status.code < 128;
+    const bool swept =
+        init_ended_the_rest || (box_kept && engine.process_count(ids.front(), exec.label) ==
+                                                std::optional<std::size_t>(1));
+    if (box_kept && !swept && !sweep_session(engine, host, ids.front(), exec.label)) {
         host.warn("ending session box '" + exec.label +
                   "': what its exec left running could not be ended; the session is over");
         remove_box(engine, host, exec.label);

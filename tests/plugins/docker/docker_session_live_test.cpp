@@ -146,6 +146,13 @@ TEST_F(docker_session_live, NothingAnExecLeavesRunningOutlivesItAndTheBoxCannotS
     ASSERT_EQ(escape.status, RADIAL_OK) << escape.error.message;
     auto look = exec(s, "ps -o args | grep -c '^sleep 600' ; kill -TERM 1; sleep 1; echo alive");
     EXPECT_EQ(look.out, "0\nalive\n") << look.err;
+    // An exit code of 128 or more from an exec that left a process behind, and one below.
+    for (const char* code : {"200", "3"}) {
+        auto left = exec(s, std::string("(sleep 600 </dev/null >/dev/null 2>&1 &); exit ") + code);
+        ASSERT_EQ(left.status, RADIAL_OK) << left.error.message;
+        auto count = exec(s, "ps -o args | grep -c '^sleep 600'");
+        EXPECT_EQ(count.out, "0\n") << "after an exec that exited " << code << ": " << count.err;
+    }
     auto after = exec(s, "echo still");
     EXPECT_EQ(after.out, "still\n") << "PID 1 ended the session on the box's own SIGTERM";
 }
