@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
@@ -76,7 +77,24 @@ turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fat
         if (s.state == journal::TurnState::started) started = &s;
     }
     const host::BoxState* box = seen.state ? &*seen.state : nullptr;
-    if (started != nullptr && box != nullptr && box->state == RADIAL_BOX_ENDED) {
+    // A session's turn is an exec in the session's box: what became of the box is not what
+    // became of the exec, and the box is the session's, not the turn's (docs/design.md §13.12).
+    const auto request = nlohmann::json::parse(t.entry.request_json, nullptr, false);
+    const std::string session =
+        request.is_object() && request.contains("session") && request["session"].is_string()
+            ? request["session"].get<std::string>()
+            : std::string();
+    if (started != nullptr && !session.empty()) {
+        rec.started_at = at(started->at_ms);
+        const bool running = box != nullptr && box->state == RADIAL_BOX_RUNNING;
+        rec.reason = fmt::format(
+            "the radiald running it stopped while it ran as an exec in session '{}''s box; {}; "
+            "how its command ended is not known",
+            session,
+            running ? "the box, the session's, was kept: the exec ends at its own deadline inside "
+                      "it (radial-init) or at the end of the session's next turn"
+                    : "the session's box had ended or was gone when reconciliation looked");
+    } else if (started != nullptr && box != nullptr && box->state == RADIAL_BOX_ENDED) {
         rec.started_at = at(started->at_ms);
         if (box->flags & RADIAL_RUN_EXITED) rec.exit_code = box->exit_code;
         if (box->flags & RADIAL_RUN_SIGNALED) rec.signal = box->term_signal;

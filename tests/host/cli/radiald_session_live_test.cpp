@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
@@ -141,6 +142,26 @@ TEST(SessionLive, WithRadialdKilledTheExecAndTheIdleSessionEndOnTheirOwnDeadline
         << test::read_file(scratch / "radiald.log");
     turn.signal(SIGKILL);
     turn.wait(30s);
+    // The exec's turn gets a reclaimed record that says what is known: the box is the
+    // session's, the exec's end is its own (a daemon's reconciliation of a live session).
+    auto early =
+        test::run_process({RADIALD_PATH, "reconcile", "--config", setup.config()}, {}, 120s);
+    EXPECT_EQ(early.exit_code, 0) << early.err;
+    auto turns = test::run_process(
+        {RADIALD_PATH, "turns", "--config", setup.config(), "--json", "-n", "1"}, {}, 60s);
+    // One JSON object per line.
+    const auto listed =
+        nlohmann::json::parse(turns.out.substr(0, turns.out.find('\n')), nullptr, false);
+    ASSERT_TRUE(listed.is_object()) << turns.out;
+    const auto reclaimed = setup.records(listed["turnId"]);
+    ASSERT_TRUE(reclaimed.is_object());
+    EXPECT_EQ(reclaimed["terminal"]["status"], "reclaimed");
+    EXPECT_THAT(reclaimed["terminal"]["reason"].get<std::string>(),
+                HasSubstr("as an exec in session '" + s.id +
+                          "''s box; the box, the session's, "
+                          "was kept"));
+    EXPECT_FALSE(reclaimed["terminal"].contains("exitCode"))
+        << "the session box's state was given as the exec's";
     // 2 s timeout + kill grace + 3 s idle, with room for a loaded machine.
     EXPECT_TRUE(test::wait_until([&] { return test::box_state(s.box()) == "exited"; }, 90s))
         << "session box " << s.box() << " is " << test::box_state(s.box());
