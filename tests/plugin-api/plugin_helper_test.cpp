@@ -110,3 +110,39 @@ TEST(PluginHelper, LabelRules) {
 
 } // namespace
 } // namespace radial::plugin
+
+namespace radial::plugin {
+namespace {
+
+// A helper runtime that forgets describe(): it must claim nothing it does not say it does.
+class ForgetfulRuntime final : public Runtime {
+public:
+    RunResult run(const ContainerSpec&, Output&) override { return {}; }
+    std::vector<std::string> list_by_label(std::string_view) override { return {}; }
+    void kill(std::string_view) override {}
+};
+
+TEST(PluginHelper, TheDefaultDescribeFailsClosed) {
+    ForgetfulRuntime rt;
+    ContainerSpec s;
+    s.label = "l";
+    s.image = "i";
+    s.argv = {"true"};
+    s.user = "1000:1000";
+    s.memory_bytes = 1 << 20;
+    s.network = "none";
+    s.env = {{"A", "1", false}};
+    for (const auto& d : rt.describe(s)) {
+        const bool basic = d.field == RADIAL_FIELD_LABEL || d.field == RADIAL_FIELD_IMAGE ||
+                           d.field == RADIAL_FIELD_ARGV || d.field == RADIAL_FIELD_ON_OUTPUT;
+        EXPECT_EQ(d.disposition, basic ? RADIAL_DISP_HONOURED : RADIAL_DISP_REFUSED)
+            << field_name(d.field);
+        if (!basic) {
+            EXPECT_NE(d.note.find("override describe()"), std::string::npos) << d.note;
+        }
+    }
+    EXPECT_EQ(rt.describe(s).size(), carried_fields(s).size());
+}
+
+} // namespace
+} // namespace radial::plugin

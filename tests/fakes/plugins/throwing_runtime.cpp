@@ -19,6 +19,13 @@ public:
         if (auto msg = config.string("createFails")) throw Error(RADIAL_E_UNAVAILABLE, *msg);
     }
     void preflight() override { throw std::runtime_error("preflight exploded"); }
+    // Claims every field, so that radiald's startup check of its config passes and the host
+    // reaches the calls that throw (a test double: it runs nothing).
+    std::vector<Disposition> describe(const ContainerSpec& spec) override {
+        std::vector<Disposition> out;
+        for (auto f : carried_fields(spec)) out.push_back({f, RADIAL_DISP_HONOURED, {}});
+        return out;
+    }
     std::vector<std::string> capabilities() override { throw NotAnException{}; }
     RunResult run(const ContainerSpec&, Output&) override {
         throw std::logic_error("run exploded");

@@ -281,10 +281,22 @@ public:
     virtual void preflight() {}
     // Capability ids this instance honours (RADIAL_CAP_*).
     virtual std::vector<std::string> capabilities() { return {}; }
-    // One disposition per field the spec carries. Default: everything HONOURED.
+    // One disposition per field the spec carries. Default: fails closed, as radiald treats a
+    // plugin without describe_spec — label, image, argv and onOutput HONOURED, every other field
+    // REFUSED with a note saying to override describe(). A runtime claims what it does there.
     virtual std::vector<Disposition> describe(const ContainerSpec& spec) {
         std::vector<Disposition> out;
-        for (auto f : carried_fields(spec)) out.push_back({f, RADIAL_DISP_HONOURED, {}});
+        for (auto f : carried_fields(spec)) {
+            if (f == RADIAL_FIELD_LABEL || f == RADIAL_FIELD_IMAGE || f == RADIAL_FIELD_ARGV ||
+                f == RADIAL_FIELD_ON_OUTPUT)
+                out.push_back({f, RADIAL_DISP_HONOURED, {}});
+            else
+                out.push_back(
+                    {f, RADIAL_DISP_REFUSED,
+                     "this runtime does not say that it honours " + field_name(f) +
+                         " (its describe() is the helper's default, which refuses every "
+                         "field but label, image, argv and onOutput); override describe()"});
+        }
         return out;
     }
     virtual RunResult run(const ContainerSpec& spec, Output& out) = 0;
