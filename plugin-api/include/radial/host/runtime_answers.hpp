@@ -1,0 +1,188 @@
+// radial/host/runtime_answers.hpp — what a plugin's calls answer, as the host sees them: the
+// error a failed call raises (RuntimeError), the value types of the answers (Disposition,
+// RunOutcome, BoxState), and the callbacks that collect them from the plugin (detail::). Used by
+// RuntimeClient and SessionClient.
+//
+// Every callback handed to the plugin is noexcept and catches internally, so no host exception
+// ever unwinds through plugin frames. Thread-safety as each type says.
+#pragma once
+
+#include <radial/runtime_plugin.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <radial/container_spec.hpp>
+#include <radial/names.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace radial::host {
+
+// A failed call into a plugin: the status it returned, the key it named (may be empty) and its
+// message (a generic one when the plugin reported none).
+class RuntimeError : public std::runtime_error {
+public:
+    RuntimeError(std::int32_t code, std::string key, const std::string& message)
+        : std::runtime_error(message), code_(code), key_(std::move(key)) {}
+    std::int32_t code() const noexcept { return code_; }
+    const std::string& key() const noexcept { return key_; }
+
+private:
+    std::int32_t code_;
+    std::string key_;
+};
+
+// The name of a status code, for messages: "invalid", "refused", "unavailable", ...
+inline std::string_view status_name(std::int32_t code) noexcept {
+    switch (code) {
+        case RADIAL_OK: return "ok";
+        case RADIAL_E_INVALID: return "invalid";
+        case RADIAL_E_REFUSED: return "refused";
+        case RADIAL_E_UNSUPPORTED: return "unsupported";
+        case RADIAL_E_NOT_FOUND: return "not found";
+        case RADIAL_E_UNAVAILABLE: return "unavailable";
+        case RADIAL_E_CANCELLED: return "cancelled";
+        case RADIAL_E_TIMEOUT: return "timeout";
+        default: return "internal error";
+    }
+}
+
+// How the runtime treats one spec field (docs/design.md §5.6): RADIAL_FIELD_* and RADIAL_DISP_*,
+// with why.
+struct Disposition {
+    std::uint32_t field = 0;
+    std::uint32_t disposition = 0;
+    std::string note;
+};
+
+// How a run's workload ended (radial_run_result): RADIAL_RUN_* flags, exit code with EXITED,
+// signal with SIGNALED, and the plugin's measured duration in milliseconds.
+struct RunOutcome {
+    std::uint32_t flags = 0;
+    std::int32_t exit_code = 0;
+    std::int32_t term_signal = 0;
+    std::uint64_t duration_ms = 0;
+};
+
+// What a box of one label became (radial_box_state, ABI 1.1). `supported` is false when the plugin
+// cannot tell (no `inspect`, or it answered RADIAL_E_UNSUPPORTED); `state` is then
+// RADIAL_BOX_UNKNOWN. With RADIAL_BOX_ENDED, `flags` holds RADIAL_RUN_EXITED (exit_code valid),
+// RADIAL_RUN_SIGNALED (term_signal valid) and RADIAL_RUN_OOM_KILLED; an unknown `state` value
+// reads as RADIAL_BOX_UNKNOWN.
+struct BoxState {
+    bool supported = false;
+    std::uint32_t state = RADIAL_BOX_UNKNOWN;
+    std::uint32_t flags = 0;
+    std::int32_t exit_code = 0;
+    std::int32_t term_signal = 0;
+};
+
+// Called with each output chunk (stream id, bytes). Return false to ask the plugin to stop the
+// run. Called from plugin threads, serialised per run.
+using OutputFn = std::function<bool(std::uint32_t stream, std::string_view bytes)>;
+// Receives plugin log lines (level, message). [thread-safe] — it may be called from any thread.
+using LogFn = std::function<void(std::uint32_t level, std::string_view message)>;
+
+namespace detail {
+// The collectors below are handed to plugins as [any-thread] sinks: two plugin threads may report
+// at once, so each guards its fields.
+struct ErrorCollector {
+    std::mutex mutex;
+    std::int32_t code = RADIAL_OK;
+    std::string key;
+    std::string message;
+    radial_error_sink sink() noexcept {
+        return radial_error_sink{sizeof(radial_error_sink), this, &ErrorCollector::report};
+    }
+    static void report(void* ctx, std::int32_t code, radial_str key, radial_str message) noexcept {
+        try {
+            auto* self = static_cast<ErrorCollector*>(ctx);
+            std::lock_guard lock(self->mutex);
+            if (!self->message.empty()) self->message += "; ";
+            self->message += std::string(to_view(message));
+            if (self->key.empty()) self->key = std::string(to_view(key));
+            if (self->code == RADIAL_OK) self->code = code;
+        } catch (...) {
+            // Out of memory in a C callback: nothing may pass; raise() says a part is missing.
+            static_cast<ErrorCollector*>(ctx)->lost = true;
+        }
+    }
+    [[noreturn]] void raise(std::int32_t status, std::string_view what) const {
+        std::string text = message.empty() ? std::string(what) + " failed (" +
+                                                 std::string(status_name(status)) + ")"
+                                           : message;
+        if (lost) text += " (part of the plugin's message was lost: out of memory)";
+        throw RuntimeError(status, key, text);
+    }
+    std::atomic<bool> lost{false};
+};
+
+[[noreturn]] inline void throw_lost(std::string_view what) {
+    throw RuntimeError(
+        RADIAL_E_INTERNAL, {},
+        std::string(what) + ": the host ran out of memory taking the plugin's answer");
+}
+
+struct NameCollector {
+    std::mutex mutex;
+    std::vector<std::string> names;
+    radial_name_sink sink() noexcept {
+        return radial_name_sink{sizeof(radial_name_sink), this, &add};
+    }
+    static void add(void* ctx, radial_str name) noexcept {
+        try {
+            auto* self = static_cast<NameCollector*>(ctx);
+            std::string copy(to_view(name));
+            std::lock_guard lock(self->mutex);
+            self->names.push_back(std::move(copy));
+        } catch (...) {
+            // Out of memory in a C callback: nothing may pass; check() turns it into an error,
+            // since a missing name (a box to reconcile) must not look like no name.
+            static_cast<NameCollector*>(ctx)->lost = true;
+        }
+    }
+    std::atomic<bool> lost{false};
+    // Throws RuntimeError (RADIAL_E_INTERNAL) when a name was lost.
+    void check(std::string_view what) const {
+        if (lost) throw_lost(what);
+    }
+};
+
+struct DispositionCollector {
+    std::mutex mutex;
+    std::vector<Disposition> reported;
+    radial_disposition_sink sink() noexcept {
+        return radial_disposition_sink{sizeof(radial_disposition_sink), this, &field};
+    }
+    static void field(void* ctx, std::uint32_t field, std::uint32_t disposition,
+                      radial_str note) noexcept {
+        try {
+            auto* self = static_cast<DispositionCollector*>(ctx);
+            Disposition d{field, disposition, std::string(to_view(note))};
+            std::lock_guard lock(self->mutex);
+            self->reported.push_back(std::move(d));
+        } catch (...) {
+            // As NameCollector::add: a lost disposition must not pass for none reported.
+            static_cast<DispositionCollector*>(ctx)->lost = true;
+        }
+    }
+    std::atomic<bool> lost{false};
+    // Throws RuntimeError (RADIAL_E_INTERNAL) when a disposition was lost.
+    void check(std::string_view what) const {
+        if (lost) throw_lost(what);
+    }
+};
+
+// The fields every runtime does by taking part in the seam at all: what a plugin without
+// describe_spec is taken to honour. Every other carried field it is taken to refuse.
+inline bool seam_field(std::uint32_t f) noexcept {
+    return f == RADIAL_FIELD_LABEL || f == RADIAL_FIELD_IMAGE || f == RADIAL_FIELD_ARGV ||
+           f == RADIAL_FIELD_ON_OUTPUT;
+}
+} // namespace detail
+
+} // namespace radial::host
