@@ -157,7 +157,7 @@ int run_reconcile_command(const DaemonOptions& o) {
         for (const auto& l : r.killed_boxes) fmt::print("removed box {}\n", l);
         for (const auto& id : r.reclaimed_turns) fmt::print("reclaimed turn {}\n", id);
         for (const auto& id : r.sessions.ended)
-            fmt::print("removed session {} (its box had ended)\n", id);
+            fmt::print("removed session {} (its box had ended or was gone)\n", id);
         for (const auto& l : r.sessions.strays)
             fmt::print("removed session box {} (no session names it)\n", l);
         for (const auto& id : r.journaled_pending)

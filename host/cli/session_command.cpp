@@ -25,17 +25,24 @@
 #include "turn/box_user_env.h"
 #include "turn/turn_request.h"
 #include "turn/turn_session.h"
+#include "turn/workspace_lock.h"
 
 namespace radial::cli {
 namespace {
 namespace fs = std::filesystem;
 using session::policy_generation;
 
+// A session limit: 0 (none), or from 10 s (a box must live long enough for a turn to reach it)
+// to 365 days.
 std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
     auto ms = units::parse_duration_ms(text);
     if (!ms)
         throw turn::RequestError(fmt::format(
             "{} '{}' is not a duration; write e.g. 30m, 8h or 90s (0: no limit)", flag, text));
+    constexpr std::uint64_t kLeast = 10'000, kMost = 365ull * 24 * 3600 * 1000;
+    if (*ms != 0 && (*ms < kLeast || *ms > kMost))
+        throw turn::RequestError(fmt::format(
+            "{} '{}' is out of range: give 0 (no limit) or from 10s to 365d", flag, text));
     return *ms;
 }
 
@@ -76,11 +83,12 @@ SessionCommands add_session_commands(CLI::App& app, SessionOptions& o) {
     create->add_option("--mode", o.mode, "Workspace mode: read-only or workspace-write");
     create
         ->add_option("--idle-timeout", o.idle_timeout,
-                     "End the box after this long without a turn (0: never)")
+                     "End the box after this long without a turn (0: never; else 10s to 365d)")
         ->capture_default_str();
     create
         ->add_option("--max-lifetime", o.max_lifetime,
-                     "End the box this long after its create, turns or not (0: never)")
+                     "End the box this long after its create, turns or not (0: never; else 10s to "
+                     "365d)")
         ->capture_default_str();
     create->add_option("--session-id", o.id, "Session id (a-z, 0-9, '-'); default: generated");
     auto* rm = cmd->add_subcommand("rm", "Remove a session's box and what radiald kept of it");
@@ -234,6 +242,18 @@ int run_session_rm(const SessionOptions& o) {
                        o.id, cfg.state_dir);
             return kExitFailed;
         }
+        // Not under a running turn: it would write the record back, and its own record would
+        // blame its command for the box's removal.
+        auto lock =
+            turn::WorkspaceLock::try_acquire(session::session_lock_dir(cfg.state_dir, o.id));
+        if (!lock) {
+            log::error(
+                "session",
+                "session '{}' is running a turn; remove it once the turn ended (interrupting "
+                "the turn removes the session's box too)",
+                o.id);
+            return kExitFailed;
+        }
         instance->runtime().kill(rec->label);
         turn::release_box_id_lease_of(lease_dir(), rec->label);
         std::error_code ec;
@@ -256,14 +276,19 @@ int run_session_ls(const SessionOptions& o) {
         const auto boxes = instance->runtime().list_by_label(session::session_label_prefix(cfg));
         nlohmann::json out = nlohmann::json::array();
         for (const auto& s : session::list_sessions(cfg.state_dir)) {
-            const bool live = std::find(boxes.begin(), boxes.end(), s.label) != boxes.end();
+            std::string box = "gone";
+            if (std::find(boxes.begin(), boxes.end(), s.label) != boxes.end()) {
+                // Listed is not running: a box that ended by itself stays until reconciliation.
+                const auto state = instance->runtime().inspect(s.label);
+                box = state.supported && state.state == RADIAL_BOX_ENDED ? "ended" : "present";
+            }
             if (o.json) {
                 out.push_back(
                     {{"id", s.id},
                      {"image", s.image},
                      {"workspace", s.workspace},
                      {"boxUser", s.user},
-                     {"box", live ? "present" : "gone"},
+                     {"box", box},
                      {"idleTimeoutMs", s.idle_timeout_ms},
                      {"maxLifetimeMs", s.max_lifetime_ms},
                      {"createdAt", turn::format_timestamp_ms(s.created_at_ms)},
@@ -276,7 +301,7 @@ int run_session_ls(const SessionOptions& o) {
                      {"events", session::read_session_events(cfg.state_dir, s.id)}});
             } else {
                 fmt::print("{}  {}  {}  box {}  created {}\n", s.id, s.image,
-                           s.workspace.empty() ? "-" : s.workspace, live ? "present" : "gone",
+                           s.workspace.empty() ? "-" : s.workspace, box,
                            turn::format_timestamp_ms(s.created_at_ms));
             }
         }

@@ -87,12 +87,13 @@ turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fat
     if (started != nullptr && !session.empty()) {
         rec.started_at = at(started->at_ms);
         const bool running = box != nullptr && box->state == RADIAL_BOX_RUNNING;
+        rec.session = session;
         rec.reason = fmt::format(
-            "the radiald running it stopped while it ran as an exec in session '{}''s box; {}; "
-            "how its command ended is not known",
+            "the radiald running it stopped while it ran as an exec in the box of session '{}'; "
+            "{}; how its command ended is not known",
             session,
             running ? "the box, the session's, was kept: the exec ends at its own deadline inside "
-                      "it (radial-init) or at the end of the session's next turn"
+                      "it (radial-init), or when the session's next turn starts"
                     : "the session's box had ended or was gone when reconciliation looked");
     } else if (started != nullptr && box != nullptr && box->state == RADIAL_BOX_ENDED) {
         rec.started_at = at(started->at_ms);

@@ -1,6 +1,7 @@
 #include "daemon/session_reconcile.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 
 #include "daemon/instance_claim.h"
@@ -48,6 +49,24 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             log::warn("reconcile", "session {}: {}; kept for the next reconciliation", s.id,
                       e.what());
             out.kept.push_back(s.id);
+        }
+    }
+    // What a `session create` killed before its record left: its lock and socket directories.
+    std::error_code ec;
+    for (const auto& e :
+         std::filesystem::directory_iterator(session::sessions_dir(cfg.state_dir), ec)) {
+        const auto name = e.path().filename().string();
+        for (const char* suffix : {".lock", ".run"}) {
+            if (!name.ends_with(suffix)) continue;
+            const auto id = name.substr(0, name.size() - std::strlen(suffix));
+            std::error_code rm;
+            if (!std::filesystem::exists(session::sessions_dir(cfg.state_dir) + "/" + id + ".json",
+                                         rm) &&
+                !rm) {
+                std::filesystem::remove_all(e.path(), rm);
+                log::info("reconcile", "removed '{}', left by a session create that did not end",
+                          e.path().string());
+            }
         }
     }
     for (const auto& label : boxes) {

@@ -289,6 +289,13 @@ int main(int argc, char** argv) {
         return 125;
     }
     char** command_argv = argv + first + 3;
+    /* Not PID 1: an exec in a session's box. What still runs there is left from a turn whose host
+     * was killed; it ends before this turn's command (and its secrets) exist. */
+    if (getpid() != 1 && end_the_others(10000) != 0) {
+        say("radial-init: processes left in the session's box by an earlier turn could not be "
+            "ended; the command was not run\n");
+        return 125;
+    }
     const long long start = now_ms();
     if (env_from_stdin_wanted) {
         int status = env_from_stdin(timeout_ms > 0 ? start + timeout_ms : -1);
@@ -354,7 +361,8 @@ int main(int argc, char** argv) {
         } else if (sig > 0) {
             if (!timed_out) kill(command, sig); /* forwarded: the command decides what it means */
         } else if (!timed_out && deadline >= 0 && now_ms() >= deadline) {
-            say("radial-init: the turn's timeout passed; ending the box\n");
+            say(getpid() == 1 ? "radial-init: the turn's timeout passed; ending the box\n"
+                              : "radial-init: the turn's timeout passed; ending its command\n");
             kill(-1, SIGTERM);
             timed_out = 1;
             kill_at = now_ms() + grace_ms;

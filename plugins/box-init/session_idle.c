@@ -103,15 +103,20 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
     return status;
 }
 
-int run_sweep(void) {
+int end_the_others(long long wait_ms) {
     const pid_t self = getpid();
+    if (!others_than(self)) return 0;
     kill(-1, SIGKILL); /* every process of the box's uid but PID 1 and this one */
     /* Gone once PID 1 has reaped them (it looks every 200 ms, or at its SIGCHLD). */
-    for (int i = 0; i < 200 && others_than(self); ++i) {
+    for (long long waited = 0; waited < wait_ms && others_than(self); waited += 50) {
         struct timespec pause = {0, 50 * 1000000};
         nanosleep(&pause, NULL);
     }
-    if (others_than(self)) {
+    return others_than(self) ? 1 : 0;
+}
+
+int run_sweep(void) {
+    if (end_the_others(10000) != 0) {
         say("radial-init: processes of the box were still there 10 s after the sweep\n");
         return 1;
     }

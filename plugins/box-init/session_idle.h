@@ -18,3 +18,10 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms);
  * kill it and leave children running past the turn), and returns 0 once PID 1 has reaped them,
  * 1 when some were still there 10 s later. */
 int run_sweep(void);
+
+/* Kills every process of the box but PID 1 and the caller (kill(-1, SIGKILL)) and waits, at most
+ * `wait_ms`, until PID 1 has reaped them; 0 once none is left, 1 otherwise. An exec's radial-init
+ * does this before it starts its command: one turn runs in a session at a time, so what runs then
+ * is left from a turn whose host was killed, and must not see the new turn (its environment, its
+ * token). */
+int end_the_others(long long wait_ms);

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <ctime>
 #include <mutex>
 #include <thread>
 
@@ -81,6 +82,29 @@ std::optional<int> exit_code_after_stream(const DockerEngine& engine, const std:
         pause = std::min(pause * 2, milliseconds(50));
     }
     return std::nullopt;
+}
+
+// Whether the session's box is at its end: stopped, gone, or past its maximum lifetime (its PID 1,
+// `radial-init --session IDLE MAX GRACE`, ends every process then and exits a moment later).
+bool box_is_ending(const DockerEngine& engine, const std::string& id, const std::string& label) {
+    try {
+        const auto box = engine.container_json(id, label);
+        const auto state = box.value("State", nlohmann::json::object());
+        if (!state.value("Running", false)) return true;
+        const auto cmd =
+            box.value("Config", nlohmann::json::object()).value("Cmd", nlohmann::json());
+        if (!cmd.is_array() || cmd.size() != 4 || !cmd[2].is_string()) return false;
+        const auto max_ms = std::stoull(cmd[2].get<std::string>());
+        std::tm started{};
+        const std::string at = state.value("StartedAt", "");
+        if (max_ms == 0 || ::strptime(at.c_str(), "%Y-%m-%dT%H:%M:%S", &started) == nullptr)
+            return false;
+        const auto end = std::chrono::system_clock::from_time_t(::timegm(&started)) +
+                         milliseconds(max_ms) - std::chrono::seconds(1);
+        return std::chrono::system_clock::now() >= end;
+    } catch (const std::exception&) {
+        return false; // cannot tell: the exec's code stands
+    }
 }
 
 // After each exec: `radial-init --sweep` kills what the exec left running (its command can kill
@@ -233,6 +257,16 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
         }
         if (ending == Ending::none && !code && engine.ids_with_label(exec.label).empty())
             ending = Ending::killed;
+        // A code of 128 or more may be the box ending under the exec (PID 1 at the session's
+        // maximum lifetime, or the engine stopping it): then the exec was killed, not by its
+        // command's doing, and the session is over.
+        if (ending == Ending::none && code && *code >= 128 &&
+            box_is_ending(engine, ids.front(), exec.label)) {
+            host.warn("session box '" + exec.label +
+                      "' ended during the exec (its maximum lifetime passed, or it was stopped); "
+                      "the exec was killed with it and the session is over");
+            ending = Ending::killed;
+        }
         if (code) {
             status.exited = true;
             status.code = *code;

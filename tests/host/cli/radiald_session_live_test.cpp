@@ -106,6 +106,54 @@ TEST(SessionLive, ASecondTurnWhileOneRunsIsRefused) {
     EXPECT_EQ(first.wait(60s), 0) << test::read_file(scratch / "radiald.log");
 }
 
+// `session rm` while a turn runs in the session is refused (the turn would write the record back
+// and blame its command for the box's end); an exec left running by a killed radiald is ended
+// before the session's next turn starts, so nothing of it sees that turn.
+TEST(SessionLive, RmWaitsForTheTurnAndALeftoverExecEndsBeforeTheNextTurn) {
+    test::RadialdSetup setup;
+    test::TempDir scratch("radial-sess");
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    {
+        test::BackgroundProcess running(
+            {RADIALD_PATH, "turn", "--config", setup.config(), "--session", s.id, "--", "sh", "-c",
+             "echo started; while [ ! -e /tmp/go ]; do sleep 0.1; done"},
+            scratch / "first.log", true);
+        ASSERT_EQ(running.read_line(), std::optional<std::string>("started"));
+        auto rm = test::run_process(
+            {RADIALD_PATH, "session", "rm", "--config", setup.config(), s.id}, {}, 60s);
+        EXPECT_EQ(rm.exit_code, 1);
+        EXPECT_THAT(rm.err, HasSubstr("is running a turn"));
+        EXPECT_EQ(test::box_state(s.box()), "running");
+        ASSERT_EQ(
+            test::run_process({"docker", "exec", s.box(), "touch", "/tmp/go"}, {}, 60s).exit_code,
+            0);
+        EXPECT_EQ(running.wait(60s), 0) << test::read_file(scratch / "first.log");
+    }
+    test::BackgroundProcess left({RADIALD_PATH, "turn", "--config", setup.config(), "--session",
+                                  s.id, "--", "sh", "-c", "echo started; sleep 600"},
+                                 scratch / "second.log", true);
+    ASSERT_EQ(left.read_line(), std::optional<std::string>("started"));
+    left.signal(SIGKILL);
+    left.wait(30s);
+    auto next = setup.turn({"--session", s.id}, {"sh", "-c", "ps -o args | grep -c '^sleep 600'"});
+    EXPECT_EQ(next.result.exit_code, 1) << next.result.err; // grep -c counts 0 and fails
+    EXPECT_EQ(next.result.out, "0\n") << "a killed turn's exec ran on beside the next turn";
+}
+
+// The session's maximum lifetime ending under a turn kills its exec, and the record says so
+// (killed, no exit code of the command's), not that the command failed with 143.
+TEST(SessionLive, AMaximumLifetimeEndingUnderATurnKillsItsExec) {
+    test::RadialdSetup setup;
+    Session s(setup, {"--max-lifetime", "10s"});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto t = setup.turn({"--session", s.id}, {"sh", "-c", "echo a; sleep 120"});
+    EXPECT_EQ(t.record["status"], "failed") << t.record.dump();
+    EXPECT_EQ(t.record["reason"], "killed") << t.record.dump();
+    EXPECT_FALSE(t.record.contains("exitCode")) << t.record.dump();
+    EXPECT_THAT(t.result.err, HasSubstr("ended during the exec (its maximum lifetime passed"));
+}
+
 // An exec's timeout is a turn's (124), and the session lives on; `session rm` removes the box,
 // after which the session is unknown.
 TEST(SessionLive, ATimeoutEndsTheTurnNotTheSessionAndRmEndsTheSession) {
@@ -132,7 +180,7 @@ TEST(SessionLive, ATimeoutEndsTheTurnNotTheSessionAndRmEndsTheSession) {
 TEST(SessionLive, WithRadialdKilledTheExecAndTheIdleSessionEndOnTheirOwnDeadlines) {
     test::RadialdSetup setup;
     test::TempDir scratch("radial-sess");
-    Session s(setup, {"--idle-timeout", "3s"});
+    Session s(setup, {"--idle-timeout", "10s"});
     ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
     test::BackgroundProcess turn(
         {RADIALD_PATH, "turn", "--config", setup.config(), "--session", s.id, "--timeout", "2s",
@@ -157,12 +205,12 @@ TEST(SessionLive, WithRadialdKilledTheExecAndTheIdleSessionEndOnTheirOwnDeadline
     ASSERT_TRUE(reclaimed.is_object());
     EXPECT_EQ(reclaimed["terminal"]["status"], "reclaimed");
     EXPECT_THAT(reclaimed["terminal"]["reason"].get<std::string>(),
-                HasSubstr("as an exec in session '" + s.id +
-                          "''s box; the box, the session's, "
-                          "was kept"));
+                HasSubstr("as an exec in the box of session '" + s.id +
+                          "'; the box, the session's, was kept"));
+    EXPECT_EQ(reclaimed["terminal"]["session"], s.id);
     EXPECT_FALSE(reclaimed["terminal"].contains("exitCode"))
         << "the session box's state was given as the exec's";
-    // 2 s timeout + kill grace + 3 s idle, with room for a loaded machine.
+    // 2 s timeout + kill grace + 10 s idle, with room for a loaded machine.
     EXPECT_TRUE(test::wait_until([&] { return test::box_state(s.box()) == "exited"; }, 90s))
         << "session box " << s.box() << " is " << test::box_state(s.box());
     // Reconciliation removes the ended session, and keeps a running one.
@@ -170,7 +218,7 @@ TEST(SessionLive, WithRadialdKilledTheExecAndTheIdleSessionEndOnTheirOwnDeadline
     ASSERT_EQ(running.created.exit_code, 0) << running.created.err;
     auto r = test::run_process({RADIALD_PATH, "reconcile", "--config", setup.config()}, {}, 120s);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_THAT(r.out, HasSubstr("removed session " + s.id + " (its box had ended)"));
+    EXPECT_THAT(r.out, HasSubstr("removed session " + s.id + " (its box had ended or was gone)"));
     EXPECT_EQ(test::box_state(s.box()), "gone");
     EXPECT_EQ(test::box_state(running.box()), "running");
     EXPECT_TRUE(fs::exists(setup.state_dir() + "/identity/" + running.id))
