@@ -45,9 +45,13 @@ public:
         if (!fail_preflight_.empty()) throw Error(RADIAL_E_UNAVAILABLE, fail_preflight_);
     }
 
-    std::vector<std::string> capabilities() override { return caps_; }
+    std::vector<std::string> capabilities() override {
+        host_.debug("fake capabilities");
+        return caps_;
+    }
 
     std::vector<Disposition> describe(const ContainerSpec& spec) override {
+        host_.debug("fake describe of '" + spec.label + "'");
         std::vector<Disposition> out;
         for (auto f : carried_fields(spec)) {
             std::string name = field_name(f);

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -60,8 +61,7 @@ TEST(RuntimeClient, RunsAndStreamsOutputThroughARealPlugin) {
     EXPECT_EQ(out, "hello world\n");
     EXPECT_EQ(r.flags, static_cast<std::uint32_t>(RADIAL_RUN_EXITED));
     EXPECT_EQ(r.exit_code, 0);
-    ASSERT_EQ(logs.size(), 1u);
-    EXPECT_EQ(logs[0], "fake run of 'radial-turn-test-1'");
+    EXPECT_EQ(std::count(logs.begin(), logs.end(), "fake run of 'radial-turn-test-1'"), 1);
 }
 
 TEST(RuntimeClient, UnknownConfigKeyIsInvalidNamingTheKey) {
@@ -181,6 +181,30 @@ TEST(RuntimeClient, CapabilitiesComeFromThePlugin) {
     auto c = make(p, ConfigSection{"run.fake", {strings("caps", {RADIAL_CAP_UNIX_SOCKET_MOUNTS})}});
     EXPECT_TRUE(c.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS));
     EXPECT_FALSE(c.has_capability(RADIAL_CAP_NAMED_NETWORKS));
+}
+
+// One question per plugin: capabilities are asked once per instance, and a spec asked about again
+// gets the kept dispositions; another spec is asked.
+TEST(RuntimeClient, CapabilitiesAreAskedOnceAndASpecsDispositionsAreKept) {
+    auto p = load("fake_good", "fake");
+    std::vector<std::string> logs;
+    auto c = make(p, ConfigSection{"run.fake", {strings("caps", {RADIAL_CAP_UNIX_SOCKET_MOUNTS})}},
+                  &logs);
+    auto asked = [&](const std::string& line) {
+        return std::count(logs.begin(), logs.end(), line);
+    };
+    EXPECT_TRUE(c.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS));
+    EXPECT_FALSE(c.has_capability(RADIAL_CAP_NAMED_NETWORKS));
+    EXPECT_EQ(c.capabilities().size(), 1u);
+    EXPECT_EQ(asked("fake capabilities"), 1);
+    auto one = spec({"true"});
+    const auto first = c.describe(one);
+    EXPECT_EQ(c.describe(one).size(), first.size());
+    EXPECT_EQ(asked("fake describe of '" + one.label + "'"), 1);
+    auto other = one;
+    other.label = one.label + "-2";
+    (void)c.describe(other);
+    EXPECT_EQ(asked("fake describe of '" + other.label + "'"), 1);
 }
 
 TEST(RuntimeClient, KillFromAnotherThreadEndsARunPromptly) {
