@@ -48,10 +48,6 @@ std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
 
 std::string lease_dir() { return turn::box_id_lease_dir(daemon::default_claim_registry()); }
 
-std::unique_ptr<Instance> open_instance(const SessionOptions& o, const char* who) {
-    return open_session_instance(o, who);
-}
-
 } // namespace
 
 std::unique_ptr<Instance> open_session_instance(const SessionOptions& o, const char* who) {
@@ -104,7 +100,7 @@ SessionCommands add_session_commands(CLI::App& app, SessionOptions& o) {
 
 int run_session_create(const SessionOptions& o) {
     try {
-        auto instance = open_instance(o, "radiald session create");
+        auto instance = open_session_instance(o, "radiald session create");
         const auto& cfg = instance->cfg();
         const auto sessions = host::SessionClient::of(instance->runtime());
         if (cfg.codex_auth)
@@ -232,7 +228,7 @@ int run_session_create(const SessionOptions& o) {
 
 int run_session_rm(const SessionOptions& o) {
     try {
-        auto instance = open_instance(o, "radiald session rm");
+        auto instance = open_session_instance(o, "radiald session rm");
         const auto& cfg = instance->cfg();
         auto rec = session::load_session(cfg.state_dir, o.id);
         if (!rec) {
@@ -271,7 +267,7 @@ int run_session_rm(const SessionOptions& o) {
 
 int run_session_ls(const SessionOptions& o) {
     try {
-        auto instance = open_instance(o, "radiald session ls");
+        auto instance = open_session_instance(o, "radiald session ls");
         const auto& cfg = instance->cfg();
         const auto boxes = instance->runtime().list_by_label(session::session_label_prefix(cfg));
         nlohmann::json out = nlohmann::json::array();

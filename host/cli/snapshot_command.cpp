@@ -82,13 +82,13 @@ int run_session_snapshot(const SessionOptions& o) {
             session::snapshot_tag(rec->image_digest, rec->manifest, rec->policy);
         const std::string image = session::snapshot_image(cfg, tag);
         const auto existing = session::find_snapshot(cfg.state_dir, tag);
-        if (!existing && session::list_snapshots(cfg.state_dir).size() >= cfg.max_snapshots) {
+        if (const auto kept = existing ? 0 : session::list_snapshots(cfg.state_dir).size();
+            kept >= cfg.max_snapshots && !existing) {
             log::error("session",
                        "state directory '{}' keeps {} snapshots already (run.maxSnapshots = {}); "
                        "remove one with 'radiald session snapshot-rm NAME', or raise "
                        "run.maxSnapshots",
-                       cfg.state_dir, session::list_snapshots(cfg.state_dir).size(),
-                       cfg.max_snapshots);
+                       cfg.state_dir, kept, cfg.max_snapshots);
             return kExitFailed;
         }
         const std::string digest = sessions.snapshot(rec->label, image);

@@ -472,8 +472,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
 
     const auto refused = server ? server->connection_stats().total() : 0;
     server.reset(); // the socket path is gone and the token worthless from here on
-    // What the exec left in the box may not carry its secrets into a snapshot (§13.12). A
-    // second's slack: an inode's change time is coarser than the clock read above.
+    // What the exec left in the box may not carry its secrets into a snapshot (docs/design.md
+    // §13.12). A second's slack: an inode's change time is coarser than the clock read above.
     if (session_)
         session::end_session_turn(env_.client, env_.cfg.state_dir, session_->id, id, spec,
                                   ran.exit_code, *secrets_, *redactor_,
