@@ -177,7 +177,10 @@ int run_session_create(const SessionOptions& o) {
             }
         } undo{cfg.state_dir, rec.id, made};
         session::session_lock_dir(cfg.state_dir, rec.id);
-        spec.mounts.push_back({run_dir, turn::kBoxSocketDir, false});
+        // A runtime that cannot mount a unix socket (sandbox) gives each turn a tcp socket and
+        // the exec its port instead (turn_session.cpp).
+        if (instance->runtime().has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS))
+            spec.mounts.push_back({run_dir, turn::kBoxSocketDir, false});
         std::optional<turn::BoxIdentity> identity;
         const auto colon = rec.user.find(':');
         if (ids && instance->runtime().has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {

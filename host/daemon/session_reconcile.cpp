@@ -1,6 +1,7 @@
 #include "daemon/session_reconcile.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -23,15 +24,25 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
         const bool present = std::find(boxes.begin(), boxes.end(), s.label) != boxes.end();
         boxes.erase(std::remove(boxes.begin(), boxes.end(), s.label), boxes.end()); // not a stray
         try {
-            if (present) {
+            // Past its maximum lifetime by the host's own record, a session ends whatever its
+            // box says: a runtime whose box cannot remove itself (sandbox: its keeper ends the
+            // processes, the stopped sandbox stays) is cleaned up here.
+            const auto now_ms =
+                static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count());
+            const bool expired =
+                s.max_lifetime_ms != 0 && s.created_at_ms > 0 &&
+                now_ms >= static_cast<std::uint64_t>(s.created_at_ms) + s.max_lifetime_ms;
+            if (present && !expired) {
                 const host::BoxState b = client.inspect(s.label);
                 // A runtime that cannot tell keeps the session: its next turn finds out.
                 if (!b.supported || b.state != RADIAL_BOX_ENDED) {
                     out.kept.push_back(s.id);
                     continue;
                 }
-                client.kill(s.label);
             }
+            if (present) client.kill(s.label);
             turn::release_box_id_lease_of(leases, s.label);
             std::error_code ec;
             std::filesystem::remove_all(turn::box_identity_dir(cfg.state_dir, s.id), ec);
@@ -39,12 +50,15 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             out.ended.push_back(s.id);
             session::journal_session_event(
                 cfg.state_dir, s.id, "ended",
-                present ? "its box had ended (idle timeout or maximum lifetime), found by "
-                          "reconciliation"
-                        : "its box is gone (ended and removed, or removed by hand), found by "
-                          "reconciliation");
+                expired   ? "its maximum lifetime passed, found by reconciliation"
+                : present ? "its box had ended (idle timeout or maximum lifetime), found by "
+                            "reconciliation"
+                          : "its box is gone (ended and removed, or removed by hand), found by "
+                            "reconciliation");
             log::info("reconcile", "session {}: its box {}; removed the session", s.id,
-                      present ? "had ended" : "is gone");
+                      expired   ? "passed its maximum lifetime"
+                      : present ? "had ended"
+                                : "is gone");
         } catch (const std::exception& e) {
             log::warn("reconcile", "session {}: {}; kept for the next reconciliation", s.id,
                       e.what());

@@ -331,7 +331,11 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             };
             const fs::path socket_dir = fs::path(o.unix_path).parent_path(); // before the move
             server.emplace(std::move(o), sink);
-            if (session_ && env_.transport.transport != socket::Transport::unix_socket)
+            // A session box that mounts unix sockets got its socket directory at create; a turn
+            // over tcp would need a network route its create did not ask for. A runtime that
+            // mounts none (sandbox) opens the turn's port to the exec instead (hostPorts).
+            if (session_ && env_.transport.transport != socket::Transport::unix_socket &&
+                env_.client.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS))
                 throw TurnSetupError(
                     "a session's turn needs the unix turn transport (its box's "
                     "mounts are fixed at create); set run.turnTransport = "

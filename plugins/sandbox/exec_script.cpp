@@ -54,7 +54,7 @@ std::string posix_quote(std::string_view value) {
     return out;
 }
 
-std::string sbx_exec_script(const ContainerSpec& spec) {
+std::string sbx_bridge_lines(const ContainerSpec& spec) {
     sbx_workspaces(spec); // the same refusals as the create step, before anything is written
 
     struct Bridge {
@@ -97,7 +97,7 @@ std::string sbx_exec_script(const ContainerSpec& spec) {
         }
     }
 
-    std::string script = "set -e\n";
+    std::string script;
     if (!bridges.empty()) {
         // Targets such as /work or /run/radial-forge need root to create; sbx templates run as a
         // non-root user with passwordless sudo, so bridging borrows it (and only bridging does).
@@ -113,6 +113,11 @@ std::string sbx_exec_script(const ContainerSpec& spec) {
             script += "$radial_root ln -sfn " + posix_quote(b.source) + " " + t + "\n";
         }
     }
+    return script;
+}
+
+std::string sbx_env_lines(const ContainerSpec& spec) {
+    std::string script;
     for (std::size_t i = 0; i < spec.env.size(); ++i) {
         const EnvVar& e = spec.env[i];
         if (!is_env_name(e.name))
@@ -126,13 +131,25 @@ std::string sbx_exec_script(const ContainerSpec& spec) {
         no_nul(spec, "workdir", spec.workdir);
         script += "cd " + posix_quote(spec.workdir) + "\n";
     }
+    return script;
+}
+
+std::string sbx_argv_words(const ContainerSpec& spec) {
     if (spec.argv.empty()) fail(spec, "argv", "is empty", "give the command to run");
-    script += "exec";
+    std::string words;
     for (std::size_t i = 0; i < spec.argv.size(); ++i) {
         no_nul(spec, plugin_support::spec_key("argv", i), spec.argv[i]);
-        script += " " + posix_quote(spec.argv[i]);
+        words += (i == 0 ? "" : " ") + posix_quote(spec.argv[i]);
     }
-    script += " </dev/null\n";
+    return words;
+}
+
+std::string sbx_exec_script(const ContainerSpec& spec) {
+    // One statement each: the refusals come in the fields' order.
+    std::string script = "set -e\n";
+    script += sbx_bridge_lines(spec);
+    script += sbx_env_lines(spec);
+    script += "exec " + sbx_argv_words(spec) + " </dev/null\n";
     return script;
 }
 

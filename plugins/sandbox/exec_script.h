@@ -37,4 +37,11 @@ std::string posix_quote(std::string_view value);
 // §4.1, §8.2.
 std::string sbx_exec_script(const ContainerSpec& spec);
 
+// The pieces of sbx_exec_script, for the session scripts (session_script.h), with the same
+// refusals: the mount bridging lines (after sbx_workspaces()'s checks; empty when no target
+// differs from its source), the `export` and `cd` lines, and the argv as quoted words.
+std::string sbx_bridge_lines(const ContainerSpec& spec);
+std::string sbx_env_lines(const ContainerSpec& spec);
+std::string sbx_argv_words(const ContainerSpec& spec);
+
 } // namespace radial::sandbox

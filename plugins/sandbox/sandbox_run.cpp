@@ -12,6 +12,7 @@
 
 #include "exec_script.h"
 #include "sbx_names.h"
+#include "session_script.h"
 #include "support/cli_text.h"
 #include "support/mount_sources.h"
 #include "support/run_ending.h"
@@ -30,6 +31,11 @@ constexpr std::size_t kChunkBytes = 64u << 10; // one read, one callback
 constexpr auto kDrainAfterExit = std::chrono::seconds(2);
 constexpr auto kEarlyEndRemoveEvery = std::chrono::seconds(1); // while ending a run early
 constexpr auto kSecondLookAfter = milliseconds(300);
+// How long past a session exec's deadline and kill grace its client may run before the session's
+// sandbox is removed: the exec script's watchdog ends it at the deadline; this is for one that
+// cannot.
+constexpr auto kExecBackstop = milliseconds(10000);
+constexpr std::size_t kStderrTail = 4096; // of a session setup, for its failure message
 
 using plugin_support::Ending;
 using plugin_support::ending_text;
@@ -54,18 +60,29 @@ internal::UniqueFd script_memfd(const std::string& script) {
     return fd;
 }
 
+// What one SandboxRun does: a one-shot box from create to removal; a session's sandbox made and
+// set up (kept unless that fails); or one exec in a session's sandbox (kept unless it cannot be
+// ended on its own).
+enum class Mode { one_shot, session_create, session_exec };
+
 class SandboxRun {
 public:
     SandboxRun(SbxCli& cli, const radial::plugin::Host& host, const ContainerSpec& spec,
-               radial::plugin::Output& out, ActiveRun& active)
+               radial::plugin::Output& out, ActiveRun& active, Mode mode = Mode::one_shot)
         : cli_(cli),
           host_(host),
           spec_(spec),
           out_(out),
           active_(active),
-          name_(sandbox_name(spec.label)) {}
+          name_(sandbox_name(spec.label)),
+          mode_(mode) {}
 
     radial::plugin::RunResult execute();
+    // Session create: the idle timeout and maximum lifetime the setup script gives the keeper.
+    void set_session_limits(std::uint64_t idle_ms, std::uint64_t max_ms) {
+        idle_ms_ = idle_ms;
+        max_ms_ = max_ms;
+    }
 
 private:
     milliseconds budget(std::uint64_t step_budget_ms) const;
@@ -74,8 +91,13 @@ private:
     ExitStatus exec(const std::vector<std::string>& args, internal::UniqueFd script);
     void pump(ChildProcess& child);
     bool read_chunk(internal::UniqueFd& fd, std::uint32_t stream);
-    void tear_down();
-    std::string box() const { return "box '" + spec_.label + "'"; }
+    void tear_down(bool keep);
+    std::string script() const;
+    void settle_session(radial::plugin::RunResult& result, const ExitStatus& status);
+    std::string session_state();
+    std::string box() const {
+        return (mode_ == Mode::one_shot ? "box '" : "session box '") + spec_.label + "'";
+    }
     std::string sandbox() const { return "sandbox '" + name_ + "'"; }
 
     SbxCli& cli_;
@@ -84,6 +106,10 @@ private:
     radial::plugin::Output& out_;
     ActiveRun& active_;
     const std::string name_;
+    const Mode mode_;
+    std::uint64_t idle_ms_ = 0, max_ms_ = 0;
+    Clock::time_point exec_deadline_ = Clock::time_point::max(); // a session exec's own
+    std::string stderr_tail_;                                    // of a session setup
 
     Clock::time_point timeout_at_ = Clock::time_point::max();
     Ending ending_ = Ending::none;
@@ -103,46 +129,84 @@ radial::plugin::RunResult SandboxRun::execute() {
         result.flags = RADIAL_RUN_KILLED;
         return result;
     }
-    // Everything that can be refused is refused before a sandbox exists.
+    const SandboxSettings& settings = cli_.settings();
+    const bool session_exec = mode_ == Mode::session_exec;
+    // Everything that can be refused is refused before a sandbox exists (or is used).
     const SbxFeatures features = cli_.features();
-    const std::vector<std::string> create = sbx_create_args(spec_, cli_.settings(), features);
+    std::vector<std::string> create;
+    if (!session_exec) create = sbx_create_args(spec_, settings, features);
     std::vector<std::vector<std::string>> policies;
     for (std::uint32_t port : spec_.host_ports)
         policies.push_back(sbx_policy_args(name_, port, features));
     const std::vector<std::string> exec_args = sbx_exec_args(name_, features);
-    internal::UniqueFd script = script_memfd(sbx_exec_script(spec_));
+    internal::UniqueFd script = script_memfd(this->script());
     // A passthrough workspace must exist on the host; sbx's behaviour otherwise is undocumented.
-    plugin_support::check_mount_sources(spec_);
-    if (spec_.timeout_ms != 0 && spec_.timeout_ms < (1ull << 40))
-        timeout_at_ = started + milliseconds(spec_.timeout_ms);
+    if (!session_exec) plugin_support::check_mount_sources(spec_);
+    if (spec_.timeout_ms != 0 && spec_.timeout_ms < (1ull << 40)) {
+        // A session exec's script ends it at its deadline; the runner's is a backstop past it.
+        if (session_exec) {
+            exec_deadline_ = started + milliseconds(spec_.timeout_ms);
+            timeout_at_ = exec_deadline_ + milliseconds(settings.kill_grace_ms) + kExecBackstop;
+        } else {
+            timeout_at_ = started + milliseconds(spec_.timeout_ms);
+        }
+    }
+    if (session_exec) {
+        const auto listed = cli_.list(cli_.command_budget());
+        if (std::none_of(listed.begin(), listed.end(),
+                         [&](const ListedSandbox& s) { return s.name == name_; }))
+            throw Error(RADIAL_E_NOT_FOUND, "label",
+                        box() + " is gone (" + sandbox() +
+                            " was removed, or its idle timeout or maximum lifetime passed); "
+                            "create a new session");
+    }
 
     std::exception_ptr failure;
     ExitStatus status;
+    bool keep = false; // a session's sandbox stays after this call
     try {
-        // Until create has answered, a sandbox may be on its way whatever the client reported.
-        create_interrupted_ = true;
-        bool going =
-            step(create, cli_.settings().create_timeout_ms,
-                 "creating " + sandbox() + " for " + box(), "check the message and 'sbx diagnose'");
-        if (going) create_interrupted_ = false;
+        bool going = true;
+        if (!session_exec) {
+            // Until create has answered, a sandbox may be on its way whatever the client
+            // reported.
+            create_interrupted_ = true;
+            going =
+                step(create, settings.create_timeout_ms, "creating " + sandbox() + " for " + box(),
+                     "check the message and 'sbx diagnose'");
+            if (going) create_interrupted_ = false;
+        }
         for (std::size_t i = 0; going && i < policies.size(); ++i) {
             // Before the call: an allow interrupted mid-way may still have landed.
             granted_.push_back(spec_.host_ports[i]);
-            going = step(policies[i], cli_.settings().command_timeout_ms,
+            going = step(policies[i], settings.command_timeout_ms,
                          "allowing " + box() + " to reach host port " +
                              std::to_string(spec_.host_ports[i]) + " from " + sandbox(),
                          "check that this sbx supports per-sandbox rules ('sbx policy allow "
                          "network --help' names --sandbox)");
         }
         if (going) status = exec(exec_args, std::move(script));
+        if (session_exec) {
+            keep = true;
+            settle_session(result, status);
+            keep = !removed_;
+        } else if (mode_ == Mode::session_create) {
+            if (ending_ == Ending::none && !(status.exited && status.code == 0))
+                throw Error(RADIAL_E_INTERNAL,
+                            "setting up " + box() + " in " + sandbox() + ": its setup script " +
+                                (status.exited ? "exited " + std::to_string(status.code)
+                                               : std::string("ended by a signal")) +
+                                (stderr_tail_.empty() ? std::string() : ": " + stderr_tail_) +
+                                "; check that the template has sh, date, grep and /proc");
+            keep = ending_ == Ending::none;
+        }
     } catch (...) {
         failure = std::current_exception();
     }
 
     // docs/design.md §8.3: the sandbox holds this turn's credentials until it is removed, whatever
-    // happened.
+    // happened; a session's sandbox holds none between its execs (§13.12).
     try {
-        tear_down();
+        tear_down(keep);
     } catch (const std::exception& e) {
         if (failure) {
             host_.warn(std::string("after a failed run: ") + e.what());
@@ -156,14 +220,66 @@ radial::plugin::RunResult SandboxRun::execute() {
         }
     }
     if (failure) std::rethrow_exception(failure);
-    if (ending_ != Ending::none)
+    if (ending_ != Ending::none && removed_)
         host_.info("ended " + box() + " (" + ending_text(ending_) + "): " + sandbox() + " removed");
     result.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
 
     plugin_support::set_run_outcome(result, ending_, status, output_aborted_, box(),
-                                    "the sbx exec client", sandbox() + " was removed");
+                                    "the sbx exec client",
+                                    keep ? sandbox() + " is kept" : sandbox() + " was removed");
     return result;
+}
+
+std::string SandboxRun::script() const {
+    switch (mode_) {
+        case Mode::session_create: return sbx_session_setup_script(spec_, idle_ms_, max_ms_);
+        case Mode::session_exec:
+            return sbx_session_exec_script(spec_, cli_.settings().kill_grace_ms);
+        case Mode::one_shot: break;
+    }
+    return sbx_exec_script(spec_);
+}
+
+// After a session exec ran to its end: the exec script's 124 past the deadline is a timeout; its
+// refusal, or a death by a signal while the session's keeper ended the session, says the session
+// is over, and then its sandbox goes.
+void SandboxRun::settle_session(radial::plugin::RunResult& result, const ExitStatus& status) {
+    (void)result;
+    if (ending_ != Ending::none || !status.exited) return;
+    if (status.code == 124 && Clock::now() >= exec_deadline_) {
+        ending_ = Ending::timed_out;
+        return;
+    }
+    if (status.code != kSessionEndedExit && status.code < 128) return;
+    const std::string state = session_state();
+    if (state == "live") return;
+    host_.warn(box() + " has ended in " + sandbox() + " (" + state + "); removing it");
+    try {
+        cli_.remove(name_, spec_.label);
+        removed_ = true;
+    } catch (const Error& e) {
+        host_.warn("removing " + sandbox() + ": " + e.what());
+    }
+    if (status.code == kSessionEndedExit)
+        throw Error(RADIAL_E_NOT_FOUND, "label",
+                    box() + " has ended (" + state + "); create a new session");
+    ending_ = Ending::killed; // the session ended under the exec
+}
+
+// What the session's keeper says of it: "live", "ended: WHY" or "gone"; "unknown: ..." when sbx
+// could not ask.
+std::string SandboxRun::session_state() {
+    std::vector<std::string> args = sbx_exec_args(name_, cli_.features());
+    args.resize(args.size() - 1); // "sh -s" -> "sh -c SCRIPT"
+    args.erase(std::find(args.begin(), args.end(), "-i"));
+    args.push_back("-c");
+    args.push_back(sbx_session_state_script());
+    CliOutput r = cli_.call(args, cli_.command_budget());
+    if (!r.ok())
+        return "unknown: sbx exec failed: " + plugin_support::first_cli_line(r.err, "no message");
+    std::string line = r.out.substr(0, r.out.find('\n'));
+    return line.empty() ? std::string("gone") : line;
 }
 
 milliseconds SandboxRun::budget(std::uint64_t step_budget_ms) const {
@@ -281,6 +397,11 @@ void SandboxRun::pump(ChildProcess& child) {
 bool SandboxRun::read_chunk(internal::UniqueFd& fd, std::uint32_t stream) {
     ssize_t n = ::read(fd.get(), buffer_.data(), buffer_.size());
     if (n > 0) {
+        if (mode_ == Mode::session_create && stream == RADIAL_STREAM_STDERR) {
+            stderr_tail_.append(buffer_.data(), static_cast<std::size_t>(n));
+            if (stderr_tail_.size() > kStderrTail)
+                stderr_tail_.erase(0, stderr_tail_.size() - kStderrTail);
+        }
         // Output::write is false when the sink asked to stop, and also when there is no sink at
         // all (then the output is simply dropped): only aborted() ends the run.
         if (!output_aborted_ && !out_.write(stream, buffer_.data(), static_cast<std::size_t>(n)) &&
@@ -295,7 +416,7 @@ bool SandboxRun::read_chunk(internal::UniqueFd& fd, std::uint32_t stream) {
     return true;
 }
 
-void SandboxRun::tear_down() {
+void SandboxRun::tear_down(bool keep) {
     const auto deadline = Clock::now() + milliseconds(cli_.settings().removal_timeout_ms);
     // The grant is revoked explicitly rather than trusted to die with the sandbox: what a real
     // sbx does with a removed sandbox's scoped rules is not documented. A rule already gone (the
@@ -308,6 +429,7 @@ void SandboxRun::tear_down() {
         }
     }
     granted_.clear();
+    if (keep) return;
     if (!removed_) {
         cli_.remove(name_, spec_.label); // retries within the removal budget
         removed_ = true;
@@ -340,6 +462,32 @@ radial::plugin::RunResult run_sandbox(SbxCli& cli, const radial::plugin::Host& h
                                       const ContainerSpec& spec, radial::plugin::Output& out,
                                       ActiveRun& active) {
     return SandboxRun(cli, host, spec, out, active).execute();
+}
+
+void create_sandbox_session(SbxCli& cli, const radial::plugin::Host& host,
+                            const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
+                            std::uint64_t max_lifetime_ms, ActiveRun& active) {
+    radial::plugin::Output none(nullptr);
+    SandboxRun run(cli, host, spec, none, active, Mode::session_create);
+    run.set_session_limits(idle_timeout_ms, max_lifetime_ms);
+    const auto result = run.execute();
+    if (result.flags & RADIAL_RUN_KILLED)
+        throw Error(RADIAL_E_CANCELLED,
+                    "creating session box '" + spec.label +
+                        "': it was killed while being created; nothing is kept");
+    if (result.flags & RADIAL_RUN_TIMED_OUT)
+        throw Error(RADIAL_E_UNAVAILABLE, "creating session box '" + spec.label +
+                                              "': sbx did not create and set it up in time; see "
+                                              "'sbx diagnose'");
+    host.info("started session box '" + spec.label + "' in sandbox '" + sandbox_name(spec.label) +
+              "' (idle timeout " + std::to_string(idle_timeout_ms) + " ms, maximum lifetime " +
+              std::to_string(max_lifetime_ms) + " ms, kept by a keeper in the sandbox)");
+}
+
+radial::plugin::RunResult exec_in_sandbox_session(SbxCli& cli, const radial::plugin::Host& host,
+                                                  const ContainerSpec& exec,
+                                                  radial::plugin::Output& out, ActiveRun& active) {
+    return SandboxRun(cli, host, exec, out, active, Mode::session_exec).execute();
 }
 
 } // namespace radial::sandbox

@@ -47,4 +47,28 @@ radial::plugin::RunResult run_sandbox(SbxCli& cli, const radial::plugin::Host& h
                                       const ContainerSpec& spec, radial::plugin::Output& out,
                                       ActiveRun& active);
 
+// Makes the session's sandbox (docs/design.md §13.12): `sbx create` as run_sandbox's step 1 for
+// `spec` (no argv), then the setup script (sbx_session_setup_script: the bridges, the session's
+// state and its keeper, which ends the session's processes once idle for `idle_timeout_ms` or at
+// `max_lifetime_ms`, 0: none) over `sbx exec -i NAME sh -s`. The sandbox is kept when both
+// succeeded and removed otherwise. Throws as run_sandbox; RADIAL_E_INTERNAL with the script's
+// stderr when the setup failed; RADIAL_E_CANCELLED when `active` was killed; RADIAL_E_UNAVAILABLE
+// when the create budget ran out. [thread-safe] for distinct labels.
+void create_sandbox_session(SbxCli& cli, const radial::plugin::Host& host,
+                            const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
+                            std::uint64_t max_lifetime_ms, ActiveRun& active);
+
+// One exec in the session's sandbox named after `exec.label`: refused with RADIAL_E_NOT_FOUND
+// when `sbx ls` does not list it; then run_sandbox's steps 2 and 3 with the session exec script
+// (sbx_session_exec_script: the exec's own deadline, what it leaves ended), and step 4's revokes
+// only — the sandbox is kept. Endings: the command's exit code; the script's 124 at the deadline
+// → RADIAL_RUN_TIMED_OUT; the session's keeper ending the session under it (the sandbox says so)
+// → RADIAL_RUN_KILLED and the sandbox removed; the script's refusal because the session has
+// ended → the sandbox removed and Error(RADIAL_E_NOT_FOUND). A kill, an aborting sink, or a
+// client still running kill grace + 10 s past the deadline removes the sandbox, as for a
+// one-shot box, and the session is over. [thread-safe] for distinct labels.
+radial::plugin::RunResult exec_in_sandbox_session(SbxCli& cli, const radial::plugin::Host& host,
+                                                  const ContainerSpec& exec,
+                                                  radial::plugin::Output& out, ActiveRun& active);
+
 } // namespace radial::sandbox

@@ -139,6 +139,18 @@ radial::plugin::RunResult SandboxRuntime::run(const ContainerSpec& spec,
     return run_sandbox(cli_, host_, spec, out, registration.run());
 }
 
+void SandboxRuntime::create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
+                                    std::uint64_t max_lifetime_ms) {
+    plugin_support::RunRegistry::Registration registration = runs_.enter(spec.label);
+    create_sandbox_session(cli_, host_, spec, idle_timeout_ms, max_lifetime_ms, registration.run());
+}
+
+radial::plugin::RunResult SandboxRuntime::exec(const ContainerSpec& exec,
+                                               radial::plugin::Output& out) {
+    plugin_support::RunRegistry::Registration registration = runs_.enter(exec.label);
+    return exec_in_sandbox_session(cli_, host_, exec, out, registration.run());
+}
+
 std::vector<std::string> SandboxRuntime::list_by_label(std::string_view prefix) {
     std::set<std::string> labels;
     for (const auto& s : cli_.list(cli_.command_budget()))

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <radial/plugin/runtime.hpp>
+#include <radial/plugin/session.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +24,7 @@ namespace radial::sandbox {
 // One instance per radiald runtime; holds no process, thread or descriptor between calls.
 // Threading as in radial/runtime_plugin.h: every method but the constructors may be called from
 // several threads at once.
-class SandboxRuntime final : public radial::plugin::Runtime {
+class SandboxRuntime final : public radial::plugin::Runtime, public radial::plugin::Sessions {
 public:
     static constexpr radial::plugin::Info info{"sandbox", "Docker Sandboxes (sbx microVMs)",
                                                RADIAL_SANDBOX_PLUGIN_VERSION};
@@ -80,6 +81,23 @@ public:
     // Bind the turn socket on 127.0.0.1; the box connects to host.docker.internal, which the
     // sandbox's proxy rewrites to localhost (docs/design.md §9.1). [thread-safe]
     radial::plugin::TcpRoute tcp_route() override;
+
+    // radial.session/1 without snapshots (radial/session.h; sbx keeps no image of a sandbox the
+    // engine could name by digest). [thread-safe]
+    const void* extension(std::string_view id) override {
+        return id == RADIAL_SESSION_EXTENSION_ID
+                   ? radial::plugin::session_extension_without_snapshots()
+                   : nullptr;
+    }
+    // create_sandbox_session (sandbox_run.h) under the kill registry. [thread-safe] for distinct
+    // labels.
+    void create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
+                        std::uint64_t max_lifetime_ms) override;
+    // exec_in_sandbox_session (sandbox_run.h) under the kill registry: one exec per session at a
+    // time (a second one is refused, naming the label). [thread-safe]
+    radial::plugin::RunResult exec(const ContainerSpec& exec, radial::plugin::Output& out) override;
+    // kill(label): the session's sandbox is removed, an exec in it ends. [thread-safe]
+    void destroy_session(std::string_view label) override { kill(label); }
 
 private:
     radial::plugin::Host host_;

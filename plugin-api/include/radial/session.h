@@ -59,11 +59,12 @@ typedef struct radial_session_ext {
     /* [thread-safe; one exec per session at a time] Runs `exec->argv` in the session labelled
      * `exec->label`, with `exec->env` (secrets included: given to this exec only, never kept in
      * the box's configuration), `exec->workdir` (empty: the box's) and `exec->timeout_ms`, enforced
-     * inside the box as well, so that it holds with no host left. Only those fields of `exec` are
-     * read. Blocks until the exec ended and its output is delivered; `result` as `run` gives it
-     * (exit code, signal, timed out, killed). RADIAL_E_NOT_FOUND when the session's box is gone.
-     * When the exec cannot be ended otherwise (its deadline passed and the box does not end it),
-     * the session's box is destroyed. */
+     * inside the box as well, so that it holds with no host left, and `exec->host_ports` (the
+     * host ports this exec may reach, as for `run`; a runtime that needs no rule for them ignores
+     * them). Only those fields of `exec` are read. Blocks until the exec ended and its output is
+     * delivered; `result` as `run` gives it (exit code, signal, timed out, killed).
+     * RADIAL_E_NOT_FOUND when the session's box is gone. When the exec cannot be ended otherwise
+     * (its deadline passed and the box does not end it), the session's box is destroyed. */
     int32_t (*exec)(radial_runtime* rt, const radial_spec* exec, const radial_output_sink* out,
                     radial_run_result* result, const radial_error_sink* err);
 

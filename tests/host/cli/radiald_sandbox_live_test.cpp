@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
 #include "../../support/temp_dir.h"
+#include "session_fixture.h"
 
 namespace radial {
 namespace {
@@ -74,6 +76,70 @@ echo "inside $(pwd)")SH"});
     EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' supersedes user"));
     // So radiald gives it no passwd, group or home of its own (docs/design.md §8.7), and says so.
     EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' keeps its own box user and home"));
+}
+
+// A session under the sandbox runtime (docs/design.md §13.12): `radiald session create` makes one
+// sandbox; each `radiald turn --session` is an exec in it that reaches its own tcp turn socket
+// (the port opened for that exec only); what a turn installs is there for the next; `session rm`
+// removes the sandbox.
+TEST(SandboxLive, ASessionsTurnsAreExecsInOneSandboxAndPostOverTcp) {
+    SandboxSetup s;
+    test::TempDir ws("radial-ws");
+    std::string id;
+    {
+        test::Session session(s.setup, {"--workspace", ws.path()});
+        ASSERT_EQ(session.created.exit_code, 0) << session.created.err;
+        id = session.id;
+        EXPECT_THAT(s.ls(), HasSubstr(session.box()));
+        auto first =
+            s.setup.turn({"--session", session.id},
+                         {"sh", "-c", R"SH(echo v1 > /opt/cache/installed; echo w > /work/made
+curl -s -o /dev/null -w '%{http_code}
+' -H "Authorization: Bearer $RADIAL_TURN_TOKEN" \
+  -H 'Content-Type: application/json' --data-binary '{"type":"result","payload":{"n":1}}' \
+  "http://${RADIAL_TURN_SOCKET#tcp://}/v1/records")SH"});
+        ASSERT_EQ(first.result.exit_code, 0) << first.result.err;
+        EXPECT_EQ(first.result.out, "201\n");
+        EXPECT_EQ(first.record["session"], session.id);
+        EXPECT_EQ(first.record["runtime"], "sandbox");
+        EXPECT_EQ(s.setup.records(first.record["turnId"])["records"].size(), 1u);
+        EXPECT_EQ(test::read_file(ws / "made"), "w\n") << "the workspace passes through";
+        auto second = s.setup.turn(
+            {"--session", session.id},
+            {"sh", "-c", "cat /opt/cache/installed; echo \"[$RADIAL_TURN_TOKEN]\" | wc -c"});
+        EXPECT_EQ(second.result.exit_code, 0) << second.result.err;
+        EXPECT_THAT(second.result.out, ::testing::StartsWith("v1\n"));
+        EXPECT_NE(second.record["turnId"], first.record["turnId"]);
+        EXPECT_EQ(s.policy_rules(), "") << "each exec's port rule is revoked after it";
+        EXPECT_THAT(s.ls(), HasSubstr(session.box())) << "the sandbox is kept between turns";
+    }
+    EXPECT_EQ(s.ls().find(id), std::string::npos) << "session rm removed the sandbox: " << s.ls();
+}
+
+// A sandbox session past its maximum lifetime: the keeper in the sandbox ends its processes with
+// nobody watching, and reconciliation — by the host's own record of the lifetime, since sbx cannot
+// say how a sandbox ended — removes the sandbox and the session.
+TEST(SandboxLive, ReconciliationRemovesASessionPastItsMaximumLifetime) {
+    SandboxSetup s;
+    test::Session session(s.setup, {"--max-lifetime", "10s"});
+    ASSERT_EQ(session.created.exit_code, 0) << session.created.err;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    std::string ended;
+    while (ended.empty() && std::chrono::steady_clock::now() < deadline) {
+        ended = test::run_process({"docker", "exec", session.box(), "sh", "-c",
+                                   "cat \"$HOME/.radial-session/ended\" 2>/dev/null"})
+                    .out;
+        if (ended.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_EQ(ended, "its maximum lifetime passed\n");
+    auto r = test::run_process({RADIALD_PATH, "reconcile", "--config", s.setup.config()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err,
+                HasSubstr("session " + session.id + ": its box passed its maximum lifetime"));
+    EXPECT_EQ(s.ls().find(session.box()), std::string::npos) << s.ls();
+    auto ls =
+        test::run_process({RADIALD_PATH, "session", "ls", "--json", "--config", s.setup.config()});
+    EXPECT_EQ(ls.out.find(session.id), std::string::npos) << ls.out;
 }
 
 // run.sandbox.memory and cpus reach `sbx create`, and through the simulator the box's cgroup.

@@ -67,22 +67,7 @@ protected:
         e.argv = {"sh", "-c", script};
         e.env = std::move(env);
         e.timeout_ms = timeout_ms;
-        RunOutcome o;
-        radial_output_sink sink{sizeof(radial_output_sink), &o,
-                                [](void* ctx, std::uint32_t stream, const std::uint8_t* data,
-                                   std::size_t size) -> std::int32_t {
-                                    auto* out = static_cast<RunOutcome*>(ctx);
-                                    (stream == RADIAL_STREAM_STDOUT ? out->out : out->err)
-                                        .append(reinterpret_cast<const char*>(data), size);
-                                    return 0;
-                                }};
-        radial::CSpec c(e);
-        radial_error_sink err = error_sink(o.error);
-        o.result.struct_size = sizeof(o.result);
-        o.started = std::chrono::steady_clock::now();
-        o.status = ext_->exec(docker_->rt(), c.get(), &sink, &o.result, &err);
-        o.returned = std::chrono::steady_clock::now();
-        return o;
+        return exec_in_session(ext_, docker_->rt(), e);
     }
 
     ConfigBuilder config_;

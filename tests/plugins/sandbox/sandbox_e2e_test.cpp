@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <radial/session.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -157,6 +158,170 @@ protected:
     std::unique_ptr<SandboxInstance> sandbox_;
     std::vector<std::string> labels_;
 };
+
+// Sessions (radial.session/1) on the sandbox runtime: one sandbox for the session, an exec per
+// turn, the session's keeper in it (docs/design.md §13.12). The labels hold only letters, digits
+// and '-', so each sandbox is named as its label (sbx_names.h).
+class sandbox_session_e2e : public sandbox_e2e {
+protected:
+    const radial_session_ext* ext() {
+        return static_cast<const radial_session_ext*>(
+            sandbox_->d().get_extension(sandbox_->rt(), RADIAL_SESSION_EXTENSION_ID));
+    }
+    Reported create(const std::string& l, std::uint64_t idle_ms = 0,
+                    std::uint64_t max_ms = 300'000) {
+        ContainerSpec s;
+        s.label = l;
+        s.image = RADIAL_TEST_IMAGE;
+        s.memory_bytes = 512ull << 20;
+        radial::CSpec c(s);
+        Reported r;
+        radial_error_sink err = error_sink(r);
+        r.code = ext()->create(sandbox_->rt(), c.get(), idle_ms, max_ms, &err);
+        return r;
+    }
+    RunOutcome exec(const std::string& l, const std::string& script, std::vector<EnvVar> env = {},
+                    std::uint64_t timeout_ms = 120'000, std::vector<std::uint32_t> ports = {}) {
+        ContainerSpec e;
+        e.label = l;
+        e.argv = {"sh", "-c", script};
+        e.env = std::move(env);
+        e.timeout_ms = timeout_ms;
+        e.host_ports = std::move(ports);
+        return exec_in_session(ext(), sandbox_->rt(), e);
+    }
+    bool listed(const std::string& l) {
+        auto names = sandbox_->list(l);
+        return std::find(names.begin(), names.end(), l) != names.end();
+    }
+};
+
+TEST_F(sandbox_session_e2e, WhatAnExecInstallsOutsideTheWorkspaceIsThereForTheSessionsNextExec) {
+    ASSERT_NE(ext(), nullptr);
+    EXPECT_EQ(ext()->resolve_image, nullptr) << "sbx keeps no snapshots: the table says so";
+    const std::string a = label("sess-a"), b = label("sess-b");
+    Reported ca = create(a), cb = create(b);
+    ASSERT_EQ(ca.code, RADIAL_OK) << ca.message;
+    ASSERT_EQ(cb.code, RADIAL_OK) << cb.message;
+    auto first = exec(a, "mkdir -p /opt/cache/tools && echo v1 > /opt/cache/tools/installed");
+    ASSERT_EQ(first.status, RADIAL_OK) << first.error.message;
+    EXPECT_EQ(first.result.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(first.result.exit_code, 0) << first.err;
+    auto second = exec(a, "cat /opt/cache/tools/installed");
+    EXPECT_EQ(second.result.exit_code, 0) << second.err;
+    EXPECT_EQ(second.out, "v1\n");
+    auto other = exec(b, "cat /opt/cache/tools/installed");
+    EXPECT_EQ(other.result.exit_code, 1);
+    EXPECT_EQ(other.out, "");
+    EXPECT_TRUE(listed(a)) << "the session's sandbox is kept between its execs";
+}
+
+TEST_F(sandbox_session_e2e, AnExecsSecretAndPortAreItsOwn) {
+    ASSERT_NE(ext(), nullptr);
+    const std::string value = "s3cr3t-" + std::to_string(::getpid()) + "-of-the-exec";
+    const std::string s = label("sess-secret");
+    ASSERT_EQ(create(s).code, RADIAL_OK);
+    LoopbackServer turn_socket;
+    auto first = exec(s,
+                      "sleep 600 & echo \"len=${#TOKEN}\"; curl -s --max-time 20 "
+                      "\"http://host.docker.internal:$PORT/records\"",
+                      {{"TOKEN", value, true}, {"PORT", std::to_string(turn_socket.port()), false}},
+                      120'000, {turn_socket.port()});
+    ASSERT_EQ(first.status, RADIAL_OK) << first.error.message;
+    EXPECT_EQ(first.out, "len=" + std::to_string(value.size()) + "\nhello-from-host\n");
+    auto second = exec(s,
+                       "echo \"[$TOKEN]\"; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' "
+                       "'\\n' | grep -c TOKEN; ps -o args | grep -c '[s]leep 600'");
+    EXPECT_EQ(second.out, "[]\n0\n0\n")
+        << "no process of the first exec (its sleep) outlived it to read the next one's";
+    if (state_) {
+        EXPECT_EQ(read_file(*state_ / "calls.log").find(value), std::string::npos)
+            << "no secret on an argv";
+        EXPECT_EQ(shell("docker inspect '" + s + "'").find(value), std::string::npos)
+            << "nor in the sandbox's configuration";
+        EXPECT_EQ(read_file(*state_ / "rules"), "") << "the exec's port rule was revoked after it";
+    }
+}
+
+TEST_F(sandbox_session_e2e, AnExecTimesOutAsATurnDoesAndTheSessionLivesOn) {
+    ASSERT_NE(ext(), nullptr);
+    const std::string s = label("sess-timeout");
+    ASSERT_EQ(create(s).code, RADIAL_OK);
+    auto slow = exec(s, "echo started; sleep 600", {}, 2000);
+    ASSERT_EQ(slow.status, RADIAL_OK) << slow.error.message;
+    EXPECT_EQ(slow.result.flags, RADIAL_RUN_TIMED_OUT);
+    EXPECT_EQ(slow.out, "started\n");
+    EXPECT_LT(slow.seconds(), 60.0);
+    auto after = exec(s, "echo alive; ps -o args | grep -c '[s]leep 600'");
+    EXPECT_EQ(after.result.exit_code, 1) << "grep -c found no sleep: " << after.out;
+    EXPECT_EQ(after.out, "alive\n0\n");
+}
+
+// The keeper lives in the sandbox: with the runtime (radiald) gone, an idle session ends there on
+// its own, and the next exec is refused and removes the sandbox.
+TEST_F(sandbox_session_e2e, AnIdleSessionEndsOnItsOwnWithTheRuntimeGone) {
+    ASSERT_NE(ext(), nullptr);
+    const std::string s = label("sess-idle");
+    ASSERT_EQ(create(s, 2000).code, RADIAL_OK);
+    ASSERT_EQ(exec(s, "true").result.exit_code, 0);
+    sandbox_.reset(); // nothing of the host side is left
+    if (state_) {
+        const std::string name = s;
+        const auto deadline = std::chrono::steady_clock::now() + 120s;
+        std::string ended;
+        while (std::chrono::steady_clock::now() < deadline) {
+            ended = shell("docker exec '" + name +
+                          "' sh -c 'cat \"$HOME/.radial-session/ended\"' "
+                          "2>/dev/null");
+            if (!ended.empty()) break;
+            std::this_thread::sleep_for(200ms);
+        }
+        EXPECT_EQ(ended, "it was idle for 2 s\n");
+    }
+    sandbox_ = std::make_unique<SandboxInstance>(config_);
+    if (!state_) std::this_thread::sleep_for(10s); // a real sbx: give the keeper its time
+    auto refused = exec(s, "echo should-not-run");
+    EXPECT_EQ(refused.status, RADIAL_E_NOT_FOUND) << refused.error.message;
+    EXPECT_NE(refused.error.message.find("has ended (ended: it was idle"), std::string::npos)
+        << refused.error.message;
+    EXPECT_EQ(refused.out, "");
+    EXPECT_FALSE(listed(s)) << "the ended session's sandbox was removed";
+}
+
+TEST_F(sandbox_session_e2e, TheMaximumLifetimeEndsARunningExecAndTheSession) {
+    ASSERT_NE(ext(), nullptr);
+    const std::string s = label("sess-max");
+    ASSERT_EQ(create(s, 0, 4000).code, RADIAL_OK);
+    auto o = exec(s, "echo started; sleep 600", {}, 0);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_KILLED);
+    EXPECT_EQ(o.out, "started\n");
+    EXPECT_FALSE(listed(s));
+    auto gone = exec(s, "true");
+    EXPECT_EQ(gone.status, RADIAL_E_NOT_FOUND) << gone.error.message;
+}
+
+TEST_F(sandbox_session_e2e, DestroyRemovesTheSandboxAndEndsAnExecInIt) {
+    ASSERT_NE(ext(), nullptr);
+    const std::string s = label("sess-destroy");
+    ASSERT_EQ(create(s).code, RADIAL_OK);
+    RunOutcome o;
+    std::thread runner([&] { o = exec(s, "echo started; sleep 600"); });
+    // The exec runs once its output arrives; the test watches the sandbox's processes instead.
+    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (std::chrono::steady_clock::now() < deadline &&
+           (state_ ? shell("docker exec '" + s +
+                           "' sh -c \"ps -o args | grep -c '[s]leep 600'\" 2>/dev/null") != "1\n"
+                   : false))
+        std::this_thread::sleep_for(100ms);
+    Reported r;
+    radial_error_sink err = error_sink(r);
+    r.code = ext()->destroy(sandbox_->rt(), radial_str{s.data(), s.size()}, &err);
+    runner.join();
+    EXPECT_EQ(r.code, RADIAL_OK) << r.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_KILLED);
+    EXPECT_FALSE(listed(s));
+}
 
 TEST_F(sandbox_e2e, PreflightAnswers) {
     Reported r = sandbox_->preflight();

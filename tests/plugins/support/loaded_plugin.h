@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <radial/runtime_plugin.h>
+#include <radial/session.h>
 
 #include <atomic>
 #include <chrono>
@@ -172,6 +173,28 @@ private:
     std::mutex log_mutex_;
     std::vector<std::string> log_;
 };
+
+// One exec of `exec` through a session extension's C table, as radiald makes it: its output
+// collected per stream, its status, result and error kept.
+inline RunOutcome exec_in_session(const radial_session_ext* ext, radial_runtime* rt,
+                                  const ContainerSpec& exec) {
+    RunOutcome o;
+    radial_output_sink sink{sizeof(radial_output_sink), &o,
+                            [](void* ctx, std::uint32_t stream, const std::uint8_t* data,
+                               std::size_t size) -> std::int32_t {
+                                auto* out = static_cast<RunOutcome*>(ctx);
+                                (stream == RADIAL_STREAM_STDOUT ? out->out : out->err)
+                                    .append(reinterpret_cast<const char*>(data), size);
+                                return 0;
+                            }};
+    radial::CSpec c(exec);
+    radial_error_sink err = error_sink(o.error);
+    o.result.struct_size = sizeof(o.result);
+    o.started = std::chrono::steady_clock::now();
+    o.status = ext->exec(rt, c.get(), &sink, &o.result, &err);
+    o.returned = std::chrono::steady_clock::now();
+    return o;
+}
 
 // Runs a shell command line (test scaffolding: listing, starting and removing its own boxes) and
 // returns its stdout.

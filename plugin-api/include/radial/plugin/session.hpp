@@ -48,7 +48,7 @@ public:
     virtual void create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
                                 std::uint64_t max_lifetime_ms) = 0;
     // Runs `exec.argv` with `exec.env`, `exec.workdir` and `exec.timeout_ms` in the session
-    // labelled `exec.label`; the other fields of `exec` are unset.
+    // labelled `exec.label`, letting it reach `exec.host_ports`; the other fields are unset.
     virtual RunResult exec(const ContainerSpec& exec, Output& out) = 0;
     // No box labelled `label` remains.
     virtual void destroy_session(std::string_view label) = 0;
@@ -198,6 +198,20 @@ inline const radial_session_ext* session_extension() noexcept {
         t.changes = &detail::session_changes;
         t.snapshot = &detail::session_snapshot;
         t.remove_snapshot = &detail::session_remove_snapshot;
+        return t;
+    }();
+    return &table;
+}
+
+// The table of a helper runtime that implements Sessions but keeps no snapshots: the 1.1 calls
+// are null, so a host sees has_snapshots() false and never asks for them.
+inline const radial_session_ext* session_extension_without_snapshots() noexcept {
+    static const radial_session_ext table = [] {
+        radial_session_ext t = *session_extension();
+        t.resolve_image = nullptr;
+        t.changes = nullptr;
+        t.snapshot = nullptr;
+        t.remove_snapshot = nullptr;
         return t;
     }();
     return &table;
