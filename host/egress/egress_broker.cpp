@@ -1,0 +1,146 @@
+// host/egress/egress_broker.cpp — see egress_broker.h. One accepting thread; one thread per open
+// connection (at most run.egress.maxConnections, so a box cannot make the host start more).
+#include "egress/egress_broker.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <list>
+#include <stdexcept>
+#include <thread>
+
+#include "egress/egress_connection.h"
+
+namespace radial::egress {
+
+struct EgressBroker::Impl {
+    detail::BrokerShared shared;
+    int listen_fd = -1;
+    int wake[2] = {-1, -1};
+    std::thread acceptor;
+    mutable std::mutex mutex; // conns
+    struct Served {
+        std::shared_ptr<detail::Connection> conn;
+        std::thread thread;
+    };
+    std::list<Served> conns;
+    bool revoked = false;
+
+    // Joins the threads of connections that are over.
+    void reap_finished() {
+        std::list<Served> over;
+        {
+            std::lock_guard lock(mutex);
+            for (auto it = conns.begin(); it != conns.end();)
+                if (it->conn->done) {
+                    over.splice(over.end(), conns, it++);
+                } else {
+                    ++it;
+                }
+        }
+        for (auto& s : over) s.thread.join();
+    }
+
+    void accept_loop() {
+        for (;;) {
+            pollfd p[2] = {{listen_fd, POLLIN, 0}, {wake[0], POLLIN, 0}};
+            if (::poll(p, 2, -1) < 0 && errno != EINTR) return;
+            if (p[1].revents != 0 || shared.revoked) return;
+            if (p[0].revents == 0) continue;
+            const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+            if (fd < 0) continue;
+            reap_finished();
+            std::lock_guard lock(mutex);
+            if (conns.size() >= shared.options.ceiling.max_connections) {
+                detail::refuse_at_once(shared, fd,
+                                       fmt::format("the turn's {} connections at once are open "
+                                                   "(run.egress.maxConnections)",
+                                                   shared.options.ceiling.max_connections));
+                continue;
+            }
+            auto conn = std::make_shared<detail::Connection>();
+            conn->client = fd;
+            conns.push_back({conn, std::thread([this, conn] {
+                                 detail::serve(shared, *conn);
+                                 conn->cut(); // the box sees the end now, not at the reap
+                                 conn->done = true;
+                             })});
+        }
+    }
+};
+
+EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique<Impl>()) {
+    impl_->shared.options = std::move(options);
+    const std::string& path = impl_->shared.options.unix_path;
+    sockaddr_un addr{};
+    if (path.empty() || path.front() != '/' || path.size() >= sizeof addr.sun_path)
+        throw std::runtime_error(
+            fmt::format("egress socket '{}': not an absolute path of at most {} bytes", path,
+                        sizeof addr.sun_path - 1));
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    auto fail = [&](const char* what) {
+        const std::string err = std::strerror(errno);
+        if (fd >= 0) ::close(fd);
+        throw std::runtime_error(fmt::format("egress socket '{}': {}: {}", path, what, err));
+    };
+    if (fd < 0) fail("socket");
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) fail("bind");
+    impl_->listen_fd = fd;
+    const auto& owner = impl_->shared.options.owner;
+    if (::chmod(path.c_str(), owner ? 0600 : 0666) != 0 ||
+        (owner && ::lchown(path.c_str(), owner->first, owner->second) != 0) ||
+        ::listen(fd, 64) != 0 || ::pipe2(impl_->wake, O_CLOEXEC) != 0) {
+        const std::string err = std::strerror(errno);
+        ::unlink(path.c_str());
+        ::close(fd);
+        if (impl_->wake[0] >= 0) ::close(impl_->wake[0]);
+        if (impl_->wake[1] >= 0) ::close(impl_->wake[1]);
+        throw std::runtime_error(fmt::format("egress socket '{}': {}", path, err));
+    }
+    impl_->acceptor = std::thread([this] { impl_->accept_loop(); });
+}
+
+EgressBroker::~EgressBroker() {
+    revoke();
+    if (impl_->wake[0] >= 0) ::close(impl_->wake[0]);
+    if (impl_->wake[1] >= 0) ::close(impl_->wake[1]);
+}
+
+void EgressBroker::revoke() noexcept {
+    {
+        std::lock_guard lock(impl_->mutex);
+        if (impl_->revoked) return;
+        impl_->revoked = true;
+    }
+    impl_->shared.revoked = true;
+    const char one = 1;
+    [[maybe_unused]] auto w = ::write(impl_->wake[1], &one, 1);
+    if (impl_->acceptor.joinable()) impl_->acceptor.join();
+    ::unlink(impl_->shared.options.unix_path.c_str());
+    ::close(impl_->listen_fd);
+    impl_->listen_fd = -1;
+    std::list<Impl::Served> all;
+    {
+        std::lock_guard lock(impl_->mutex);
+        all.swap(impl_->conns);
+    }
+    for (auto& s : all) s.conn->cut();
+    for (auto& s : all) s.thread.join();
+}
+
+std::size_t EgressBroker::open_connections() const {
+    std::lock_guard lock(impl_->mutex);
+    std::size_t n = 0;
+    for (const auto& s : impl_->conns) n += s.conn->done ? 0 : 1;
+    return n;
+}
+
+} // namespace radial::egress

@@ -1,0 +1,76 @@
+// host/egress/egress_broker.h — a turn's egress broker (docs/design.md §9.5): an HTTP proxy on a
+// unix socket in the turn's socket directory, which the box reaches through radial-init's loopback
+// endpoint. It lets a box reach exactly the destinations of the turn's rules: CONNECT host:port
+// (TLS, any protocol) and plain HTTP in absolute form; it resolves each name itself, once, and
+// connects only to an address no denied range holds; it refuses a Host header or a TLS server
+// name that differs from the destination; it counts bytes each way against the turn's quotas; it
+// writes a receipt for every attempt; and revoke() closes every connection at once.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "egress/egress_policy.h"
+
+namespace radial::egress {
+
+// One connection attempt, as journaled (docs/design.md §9.5).
+struct Receipt {
+    std::string kind;            // "CONNECT" or "HTTP"; empty when the request could not be read
+    std::string destination;     // "host:port" as the box asked for it
+    std::string address;         // "ip:port" connected to; empty when none was
+    std::string verdict;         // "allowed" or "refused"
+    std::string reason;          // why it was refused, or how an allowed one ended
+    std::uint64_t bytes_out = 0; // from the box
+    std::uint64_t bytes_in = 0;  // to the box
+    std::int64_t started_ms = 0; // Unix epoch
+    std::int64_t ended_ms = 0;
+};
+
+struct EgressBrokerOptions {
+    // The socket's absolute path; its directory must exist and be the turn's (0700, root's or the
+    // box user's). Nothing may exist at the path.
+    std::string unix_path;
+    // The box user: the socket is chowned to it, mode 0600. Unset: mode 0666 (the directory
+    // still keeps other local users out).
+    std::optional<std::pair<uid_t, gid_t>> owner;
+    EgressCeiling ceiling;        // the ranges, the name map and the quotas
+    std::vector<AllowRule> rules; // the turn's destinations (narrow())
+    // Called once per attempt when it ends, from the broker's threads, one call at a time.
+    std::function<void(const Receipt&)> on_receipt;
+    std::chrono::milliseconds head_timeout{30'000};    // for the request's head
+    std::chrono::milliseconds connect_timeout{15'000}; // for the connection to the destination
+    std::chrono::milliseconds hello_timeout{10'000};   // for a tunnel's first TLS bytes
+};
+
+class EgressBroker {
+public:
+    // Binds and starts accepting. Throws std::runtime_error naming the path when the socket cannot
+    // be made.
+    explicit EgressBroker(EgressBrokerOptions options);
+    // revoke().
+    ~EgressBroker();
+    EgressBroker(const EgressBroker&) = delete;
+    EgressBroker& operator=(const EgressBroker&) = delete;
+
+    // Stops accepting, removes the socket, closes every open connection (both ends) at once, and
+    // returns once each has written its receipt ("revoked"). Idempotent. [thread-safe]
+    void revoke() noexcept;
+
+    // Connections open now. [thread-safe]
+    std::size_t open_connections() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace radial::egress

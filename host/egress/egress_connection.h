@@ -1,0 +1,39 @@
+// host/egress/egress_connection.h — one connection of the egress broker (egress_broker.h): read
+// the request's head, judge the destination, connect, relay, count and write the receipt.
+// Private to host/egress.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+
+#include "egress/egress_broker.h"
+
+namespace radial::egress::detail {
+
+// What every connection of one broker shares.
+struct BrokerShared {
+    EgressBrokerOptions options;
+    std::atomic<bool> revoked{false};
+    std::atomic<std::uint64_t> bytes_out{0}, bytes_in{0}; // the turn's totals
+    std::mutex receipt_mutex;                             // one on_receipt call at a time
+    void receipt(const Receipt& r);
+};
+
+// One box connection; its descriptors are closed by the destructor.
+struct Connection {
+    int client = -1;
+    std::atomic<int> upstream{-1};
+    std::atomic<bool> done{false};
+    ~Connection();
+    // Ends both directions now (revocation); the serving thread then finishes.
+    void cut() noexcept;
+};
+
+// Serves `c` to its end and writes its receipt. Never throws.
+void serve(BrokerShared& shared, Connection& c) noexcept;
+
+// Answers a connection refused before its head was read (too many at once) and writes its
+// receipt. Never throws.
+void refuse_at_once(BrokerShared& shared, int client, const std::string& reason) noexcept;
+
+} // namespace radial::egress::detail

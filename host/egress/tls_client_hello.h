@@ -1,0 +1,27 @@
+// host/egress/tls_client_hello.h — the server name a TLS client asks for (SNI), read from the
+// first bytes a box sends through a CONNECT tunnel, so that the broker can refuse a tunnel whose
+// TLS names another host than the one it was opened to (docs/design.md §9.5).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace radial::egress {
+
+struct ClientHelloScan {
+    enum class State {
+        need_more, // a TLS handshake record that has not fully arrived yet
+        not_tls,   // the bytes are not a TLS handshake (some other protocol in the tunnel)
+        malformed, // a TLS handshake record whose ClientHello cannot be read
+        no_sni,    // a ClientHello without a server_name extension
+        sni,       // a ClientHello naming `server_name`
+    };
+    State state = State::need_more;
+    std::string server_name; // with State::sni, lowercase
+};
+
+// Scans `bytes`, the first bytes of a tunnel: TLS records of type handshake (22), whose payloads
+// are joined until the ClientHello (handshake type 1) is whole, at most 64 KiB. Pure; thread-safe.
+ClientHelloScan scan_client_hello(std::string_view bytes);
+
+} // namespace radial::egress

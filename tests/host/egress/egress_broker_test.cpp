@@ -1,0 +1,330 @@
+// tests/host/egress/egress_broker_test.cpp — the egress broker (host/egress/egress_broker.h) over
+// its real unix socket, against servers this test starts on 127.0.0.0/8, with the ceiling's name
+// map standing in for DNS: what it lets through, what it refuses (each with a receipt), its
+// quotas, its connection cap, and revocation closing a long-lived connection.
+#include "egress/egress_broker.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "../../support/temp_dir.h"
+
+namespace radial::egress {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A server on `address` (127.0.0.x): for each connection, it reads what comes until "\r\n\r\n",
+// writes `reply`, and then either closes or (hold) waits until the peer closes, noting that.
+class LoopbackServer {
+public:
+    LoopbackServer(const char* address, std::string reply, bool hold = false)
+        : reply_(std::move(reply)), hold_(hold) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        ::inet_pton(AF_INET, address, &a.sin_addr);
+        if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 8) != 0)
+            throw std::runtime_error("cannot listen");
+        socklen_t len = sizeof a;
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+        port_ = ntohs(a.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~LoopbackServer() {
+        stop_ = true;
+        thread_.join();
+        ::close(fd_);
+    }
+    std::uint16_t port() const { return port_; }
+    std::string received() {
+        std::lock_guard l(m_);
+        return received_;
+    }
+    // Waits (bounded) until a held connection saw its peer close.
+    bool peer_closed_within(std::chrono::seconds s) {
+        std::unique_lock l(m_);
+        return cv_.wait_for(l, s, [this] { return peer_closed_; });
+    }
+
+private:
+    void serve() {
+        while (!stop_) {
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 50) <= 0) continue;
+            const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (c < 0) continue;
+            std::string got;
+            char buf[4096];
+            pollfd q{c, POLLIN, 0};
+            while (got.find("\r\n\r\n") == std::string::npos && ::poll(&q, 1, 5000) > 0) {
+                const ssize_t n = ::read(c, buf, sizeof buf);
+                if (n <= 0) break;
+                got.append(buf, static_cast<std::size_t>(n));
+            }
+            {
+                std::lock_guard l(m_);
+                received_ += got;
+            }
+            [[maybe_unused]] auto w = ::send(c, reply_.data(), reply_.size(), MSG_NOSIGNAL);
+            if (hold_) {
+                while (!stop_) {
+                    if (::poll(&q, 1, 50) > 0 && ::read(c, buf, sizeof buf) <= 0) {
+                        std::lock_guard l(m_);
+                        peer_closed_ = true;
+                        cv_.notify_all();
+                        break;
+                    }
+                }
+            }
+            ::close(c);
+        }
+    }
+    int fd_ = -1;
+    std::uint16_t port_ = 0;
+    std::string reply_;
+    bool hold_;
+    std::atomic<bool> stop_{false};
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::string received_;
+    bool peer_closed_ = false;
+    std::thread thread_;
+};
+
+class EgressBrokerTest : public ::testing::Test {
+protected:
+    EgressBrokerTest() : dir_("radial-egress") {}
+
+    void start(const std::vector<std::string>& rules, EgressCeiling ceiling = {}) {
+        if (ceiling.allow_ranges.empty())
+            ceiling.allow_ranges.push_back(parse_range("127.0.0.2/32"));
+        ceiling.hosts["pkg.test"] = "127.0.0.2";
+        ceiling.hosts["inside.test"] = "127.0.0.3"; // loopback, not allowed by any range
+        ceiling.hosts["other.test"] = "127.0.0.2";
+        for (const auto& r : rules) ceiling.allow.push_back(parse_allow_rule(r));
+        EgressBrokerOptions o;
+        o.unix_path = dir_.path() + "/egress.sock";
+        o.rules = narrow(ceiling, rules);
+        o.ceiling = std::move(ceiling);
+        o.hello_timeout = 2s;
+        o.on_receipt = [this](const Receipt& r) {
+            std::lock_guard l(m_);
+            receipts_.push_back(r);
+            cv_.notify_all();
+        };
+        broker_ = std::make_unique<EgressBroker>(std::move(o));
+    }
+    int connect_broker() {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        const std::string p = dir_.path() + "/egress.sock";
+        std::memcpy(a.sun_path, p.c_str(), p.size() + 1);
+        EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        return fd;
+    }
+    static void send_text(int fd, const std::string& s) {
+        ASSERT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
+    }
+    // Everything the broker sends until it closes (bounded).
+    static std::string read_all(int fd, std::chrono::seconds budget = 20s) {
+        std::string out;
+        char buf[8192];
+        const auto deadline = std::chrono::steady_clock::now() + budget;
+        while (std::chrono::steady_clock::now() < deadline) {
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0) continue;
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n <= 0) break;
+            out.append(buf, static_cast<std::size_t>(n));
+        }
+        return out;
+    }
+    // One request through a new connection; the whole answer.
+    std::string ask(const std::string& request) {
+        const int fd = connect_broker();
+        send_text(fd, request);
+        std::string out = read_all(fd);
+        ::close(fd);
+        return out;
+    }
+    Receipt receipt(std::size_t n) {
+        std::unique_lock l(m_);
+        EXPECT_TRUE(cv_.wait_for(l, 20s, [&] { return receipts_.size() >= n; }));
+        return receipts_.size() >= n ? receipts_[n - 1] : Receipt{};
+    }
+
+    test::TempDir dir_;
+    std::unique_ptr<EgressBroker> broker_;
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::vector<Receipt> receipts_;
+};
+
+const std::string kOk = "HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n";
+
+TEST_F(EgressBrokerTest, AnAllowedNameIsReachedThroughConnectAndPlainHttp) {
+    LoopbackServer server("127.0.0.2", kOk);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    start({dest});
+    const std::string tunnel = ask("CONNECT " + dest + " HTTP/1.1\r\nHost: " + dest +
+                                   "\r\n\r\nGET /simple HTTP/1.0\r\n\r\n");
+    EXPECT_EQ(tunnel, "HTTP/1.1 200 Connection established\r\n\r\n" + kOk);
+    Receipt r = receipt(1);
+    EXPECT_EQ(r.kind, "CONNECT");
+    EXPECT_EQ(r.verdict, "allowed");
+    EXPECT_EQ(r.destination, dest);
+    EXPECT_EQ(r.address, "127.0.0.2:" + std::to_string(server.port()));
+    EXPECT_EQ(r.bytes_in, kOk.size());
+    EXPECT_EQ(r.bytes_out, std::string("GET /simple HTTP/1.0\r\n\r\n").size());
+    EXPECT_GE(r.ended_ms, r.started_ms);
+
+    const std::string plain = ask("GET http://" + dest + "/index HTTP/1.1\r\nHost: " + dest +
+                                  "\r\nProxy-Connection: keep-alive\r\n\r\n");
+    EXPECT_EQ(plain, kOk);
+    EXPECT_NE(server.received().find("GET /index HTTP/1.1\r\n"), std::string::npos)
+        << "origin form upstream: " << server.received();
+    EXPECT_EQ(server.received().find("proxy-connection"), std::string::npos);
+    EXPECT_EQ(receipt(2).verdict, "allowed");
+}
+
+TEST_F(EgressBrokerTest, WhatThePolicyDoesNotNameIsRefusedAndReceipted) {
+    LoopbackServer server("127.0.0.2", kOk);
+    const std::string port = std::to_string(server.port());
+    start({"pkg.test:" + port, "inside.test:" + port});
+    struct Case {
+        std::string request, says;
+    };
+    const std::vector<Case> cases = {
+        {"CONNECT other.test:" + port + " HTTP/1.1\r\n\r\n", "not in the turn's egress policy"},
+        {"CONNECT pkg.test:" + std::to_string(server.port() == 1 ? 2 : 1) + " HTTP/1.1\r\n\r\n",
+         "not in the turn's egress policy"},
+        {"CONNECT inside.test:" + port + " HTTP/1.1\r\n\r\n", "resolves to 127.0.0.3 is in"},
+        {"CONNECT 127.0.0.2:" + port + " HTTP/1.1\r\n\r\n", "an IP literal (127.0.0.2)"},
+        {"CONNECT /var/run/docker.sock HTTP/1.1\r\n\r\n", "is not host:port"},
+        {"CONNECT unix:/run/docker.sock HTTP/1.1\r\n\r\n", "is not host:port"},
+        {"GET http://pkg.test:" + port + "/ HTTP/1.1\r\nHost: other.test:" + port + "\r\n\r\n",
+         "the Host header names 'other.test:" + port + "'"},
+        {"GET https://pkg.test:" + port + "/ HTTP/1.1\r\n\r\n", "https goes through CONNECT"},
+        {"GET /relative HTTP/1.1\r\nHost: pkg.test\r\n\r\n", "not an absolute http:// URL"},
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const std::string answer = ask(cases[i].request);
+        EXPECT_EQ(answer.rfind("HTTP/1.1 403 Forbidden\r\n", 0), 0u) << cases[i].request << answer;
+        EXPECT_NE(answer.find(cases[i].says), std::string::npos) << answer;
+        Receipt r = receipt(i + 1);
+        EXPECT_EQ(r.verdict, "refused") << cases[i].request;
+        EXPECT_NE(r.reason.find(cases[i].says), std::string::npos) << r.reason;
+        EXPECT_EQ(r.address, "") << "nothing was connected to";
+    }
+    EXPECT_EQ(server.received(), "") << "no refused request reached the server";
+}
+
+// A ClientHello for `sni`, as a TLS client sends it first in a tunnel.
+std::string client_hello(const std::string& sni) {
+    auto u16 = [](std::size_t n) {
+        return std::string{static_cast<char>(n >> 8), static_cast<char>(n & 0xff)};
+    };
+    std::string body = "\x03\x03" + std::string(32, 'r') + std::string(1, '\0') + u16(2) +
+                       std::string("\x13\x01", 2) + std::string("\x01\x00", 2);
+    std::string entry = std::string(1, '\0') + u16(sni.size()) + sni;
+    std::string data = u16(entry.size()) + entry;
+    std::string ext = u16(0) + u16(data.size()) + data;
+    body += u16(ext.size()) + ext;
+    std::string hs = std::string(1, '\x01') + std::string(1, '\0') + u16(body.size()) + body;
+    return std::string("\x16\x03\x01", 3) + u16(hs.size()) + hs;
+}
+
+TEST_F(EgressBrokerTest, ATunnelWhoseTlsNamesAnotherHostIsClosed) {
+    LoopbackServer server("127.0.0.2", kOk);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    start({dest});
+    const std::string answer =
+        ask("CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("metadata.google.internal"));
+    EXPECT_EQ(answer, "HTTP/1.1 200 Connection established\r\n\r\n") << "and nothing more";
+    Receipt r = receipt(1);
+    EXPECT_EQ(r.verdict, "refused");
+    EXPECT_NE(r.reason.find("TLS names 'metadata.google.internal', not 'pkg.test'"),
+              std::string::npos)
+        << r.reason;
+    EXPECT_EQ(server.received(), "") << "the hello never reached the destination";
+
+    const int fd = connect_broker(); // the right name goes through
+    send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("pkg.test") + "\r\n\r\n");
+    EXPECT_NE(read_all(fd).find(kOk), std::string::npos);
+    ::close(fd);
+    EXPECT_EQ(receipt(2).verdict, "allowed");
+}
+
+TEST_F(EgressBrokerTest, AQuotaBreachClosesTheConnectionAndSaysSo) {
+    LoopbackServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\n" + std::string(100'000, 'x'));
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    EgressCeiling c;
+    c.max_bytes_in = 10'000;
+    start({dest}, c);
+    const std::string answer =
+        ask("GET http://" + dest + "/big HTTP/1.1\r\nHost: " + dest + "\r\n\r\n");
+    EXPECT_LT(answer.size(), 10'000u);
+    Receipt r = receipt(1);
+    EXPECT_EQ(r.verdict, "allowed");
+    EXPECT_NE(r.reason.find("quota of 10000 bytes to the box"), std::string::npos) << r.reason;
+    EXPECT_LE(r.bytes_in, 10'000u);
+}
+
+TEST_F(EgressBrokerTest, RevocationClosesALongLivedConnectionAtOnce) {
+    LoopbackServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    start({dest});
+    const int fd = connect_broker();
+    send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\nGET / HTTP/1.0\r\n\r\n");
+    std::string got;
+    char buf[256];
+    while (got.find("streaming") == std::string::npos) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        ASSERT_GT(n, 0);
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    EXPECT_EQ(broker_->open_connections(), 1u);
+    broker_->revoke();
+    EXPECT_TRUE(server.peer_closed_within(10s)) << "the destination's side was closed";
+    EXPECT_EQ(::read(fd, buf, sizeof buf), 0) << "and the box's";
+    ::close(fd);
+    Receipt r = receipt(1);
+    EXPECT_EQ(r.reason, "revoked at the turn's end");
+    EXPECT_EQ(::access((dir_.path() + "/egress.sock").c_str(), F_OK), -1) << "socket removed";
+}
+
+TEST_F(EgressBrokerTest, ConnectionsBeyondTheCapAreRefused) {
+    LoopbackServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nheld", true);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    EgressCeiling c;
+    c.max_connections = 1;
+    start({dest}, c);
+    const int first = connect_broker();
+    send_text(first, "CONNECT " + dest + " HTTP/1.1\r\n\r\nGET / HTTP/1.0\r\n\r\n");
+    std::string got;
+    char buf[256];
+    while (got.find("held") == std::string::npos) {
+        const ssize_t n = ::read(first, buf, sizeof buf);
+        ASSERT_GT(n, 0);
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    const std::string second = ask("CONNECT " + dest + " HTTP/1.1\r\n\r\n");
+    EXPECT_EQ(second.rfind("HTTP/1.1 503", 0), 0u) << second;
+    EXPECT_NE(second.find("run.egress.maxConnections"), std::string::npos);
+    ::close(first);
+}
+
+} // namespace
+} // namespace radial::egress

@@ -1,0 +1,81 @@
+// tests/host/egress/egress_policy_test.cpp — the egress rules (host/egress/egress_policy.h): how a
+// rule reads, what a wildcard matches, that a request only narrows the ceiling, and which
+// addresses no box reaches unless the operator names them.
+#include "egress/egress_policy.h"
+
+#include <gtest/gtest.h>
+
+namespace radial::egress {
+namespace {
+
+namespace ip = boost::asio::ip;
+
+EgressCeiling ceiling(std::vector<std::string> allow) {
+    EgressCeiling c;
+    for (const auto& a : allow) c.allow.push_back(parse_allow_rule(a));
+    return c;
+}
+
+TEST(EgressPolicy, RulesReadHostAndPortAndRefuseWhatIsNotOne) {
+    auto r = parse_allow_rule("PyPI.org.:443");
+    EXPECT_EQ(r.host, "pypi.org");
+    EXPECT_EQ(r.port, 443);
+    EXPECT_EQ(parse_allow_rule("[::1]:8080").text(), "[::1]:8080");
+    EXPECT_EQ(parse_allow_rule("*.example.test:80").host, "*.example.test");
+    for (const char* bad : {"pypi.org", "pypi.org:0", "pypi.org:65536", "pypi.org:x", "a*b.org:1",
+                            "*:443", "ex ample.org:1", ":443", "[::1:443", "*.*.org:1"})
+        EXPECT_THROW(parse_allow_rule(bad), PolicyError) << bad;
+}
+
+TEST(EgressPolicy, AWildcardMatchesNamesUnderItNotItselfNorLookalikes) {
+    auto w = parse_allow_rule("*.example.test:443");
+    EXPECT_TRUE(matches(w, "a.example.test", 443));
+    EXPECT_TRUE(matches(w, "b.a.example.test", 443));
+    EXPECT_FALSE(matches(w, "example.test", 443));
+    EXPECT_FALSE(matches(w, "evilexample.test", 443));
+    EXPECT_FALSE(matches(w, "a.example.test", 80));
+}
+
+TEST(EgressPolicy, ARequestOnlyNarrowsTheCeiling) {
+    auto c = ceiling({"pypi.org:443", "*.example.test:443"});
+    EXPECT_EQ(narrow(c, {"pypi.org:443", "a.example.test:443", "*.b.example.test:443"}).size(), 3u);
+    EXPECT_THROW(narrow(c, {"pypi.org:80"}), PolicyError);
+    EXPECT_THROW(narrow(c, {"*.org:443"}), PolicyError);
+    EXPECT_THROW(narrow(c, {"*.example.test:80"}), PolicyError);
+    EXPECT_THROW(narrow(c, {"files.pythonhosted.org:443"}), PolicyError);
+    try {
+        narrow(c, {"pypi.org:443", "evil.test:443"});
+        FAIL();
+    } catch (const PolicyError& e) {
+        EXPECT_NE(std::string(e.what()).find("'evil.test:443' is outside what run.egress.allow"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(narrow(EgressCeiling{}, {"pypi.org:443"}), PolicyError) << "no ceiling, no egress";
+}
+
+TEST(EgressPolicy, LoopbackLinkLocalMetadataPrivateAndMappedAddressesAreRefused) {
+    EgressCeiling c;
+    for (const char* a :
+         {"127.0.0.1", "127.1.2.3", "0.0.0.0", "169.254.169.254", "10.1.2.3", "172.16.0.1",
+          "172.31.255.255", "192.168.1.1", "100.64.0.1", "::1", "fe80::1", "fd00:ec2::254",
+          "::ffff:127.0.0.1", "::ffff:169.254.169.254", "224.0.0.1", "255.255.255.255"})
+        EXPECT_FALSE(address_refusal(c, ip::make_address(a)).empty()) << a;
+    for (const char* a : {"93.184.216.34", "172.32.0.1", "2606:4700::1", "8.8.8.8"})
+        EXPECT_TRUE(address_refusal(c, ip::make_address(a)).empty()) << a;
+}
+
+TEST(EgressPolicy, TheOperatorAllowsAndDeniesRangesExplicitly) {
+    EgressCeiling c;
+    c.allow_ranges.push_back(parse_range("127.0.0.2/32"));
+    c.deny_ranges.push_back(parse_range("8.8.8.0/24"));
+    EXPECT_TRUE(address_refusal(c, ip::make_address("127.0.0.2")).empty());
+    EXPECT_FALSE(address_refusal(c, ip::make_address("127.0.0.3")).empty());
+    EXPECT_NE(address_refusal(c, ip::make_address("8.8.8.8")).find("run.egress.denyRanges"),
+              std::string::npos);
+    EXPECT_THROW(parse_range("10.0.0.0/33"), PolicyError);
+    EXPECT_THROW(parse_range("nope/8"), PolicyError);
+}
+
+} // namespace
+} // namespace radial::egress
