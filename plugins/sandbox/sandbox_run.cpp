@@ -145,8 +145,11 @@ radial::plugin::RunResult SandboxRun::execute() {
     if (spec_.timeout_ms != 0 && spec_.timeout_ms < (1ull << 40)) {
         // A session exec's script ends it at its deadline; the runner's is a backstop past it.
         if (session_exec) {
+            // Counted from this call, while the script's deadline starts once it runs: the
+            // margin also covers the steps before it (sbx ls, a port rule, the client's start).
             exec_deadline_ = started + milliseconds(spec_.timeout_ms);
-            timeout_at_ = exec_deadline_ + milliseconds(settings.kill_grace_ms) + kExecBackstop;
+            timeout_at_ = exec_deadline_ + milliseconds(settings.kill_grace_ms) + kExecBackstop +
+                          milliseconds(3 * settings.command_timeout_ms);
         } else {
             timeout_at_ = started + milliseconds(spec_.timeout_ms);
         }
@@ -163,7 +166,9 @@ radial::plugin::RunResult SandboxRun::execute() {
 
     std::exception_ptr failure;
     ExitStatus status;
-    bool keep = false; // a session's sandbox stays after this call
+    // A session's sandbox stays after this call, whatever failed, unless ending the exec took it
+    // (removed_) or the session is over.
+    bool keep = session_exec;
     try {
         bool going = true;
         if (!session_exec) {
@@ -186,9 +191,7 @@ radial::plugin::RunResult SandboxRun::execute() {
         }
         if (going) status = exec(exec_args, std::move(script));
         if (session_exec) {
-            keep = true;
             settle_session(result, status);
-            keep = !removed_;
         } else if (mode_ == Mode::session_create) {
             if (ending_ == Ending::none && !(status.exited && status.code == 0))
                 throw Error(RADIAL_E_INTERNAL,
@@ -205,6 +208,7 @@ radial::plugin::RunResult SandboxRun::execute() {
 
     // docs/design.md §8.3: the sandbox holds this turn's credentials until it is removed, whatever
     // happened; a session's sandbox holds none between its execs (§13.12).
+    if (removed_) keep = false;
     try {
         tear_down(keep);
     } catch (const std::exception& e) {
@@ -253,7 +257,12 @@ void SandboxRun::settle_session(radial::plugin::RunResult& result, const ExitSta
     }
     if (status.code != kSessionEndedExit && status.code < 128) return;
     const std::string state = session_state();
-    if (state == "live") return;
+    // Only a session known to be over goes: one that cannot be asked keeps its sandbox and the
+    // command's code stands (a code of 128 or more is common on its own).
+    if (!state.starts_with("ended") && state != "gone") {
+        if (state != "live") host_.warn(box() + ": " + state + "; the session is kept");
+        return;
+    }
     host_.warn(box() + " has ended in " + sandbox() + " (" + state + "); removing it");
     try {
         cli_.remove(name_, spec_.label);

@@ -50,7 +50,9 @@ typedef struct radial_session_ext {
      * The spec's argv must be empty, its env may hold no secret (each exec gets its own), and its
      * timeout_ms is unused. The box ends by itself once no exec has run in it for
      * `idle_timeout_ms`, or `max_lifetime_ms` after it started (0: no such limit), also with no
-     * host left. RADIAL_E_REFUSED naming a field the runtime cannot honour, before anything is
+     * host left — or, for a box that cannot remove itself (a VM that only its manager removes),
+     * every process of its execs ends then, no later exec runs in it, and the host's next call
+     * removes it. RADIAL_E_REFUSED naming a field the runtime cannot honour, before anything is
      * created; RADIAL_E_INVALID naming "label" when a box of that label exists. Nothing is left
      * behind on failure. */
     int32_t (*create)(radial_runtime* rt, const radial_spec* spec, uint64_t idle_timeout_ms,

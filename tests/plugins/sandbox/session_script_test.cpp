@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -168,6 +169,81 @@ TEST_F(session_script, AKeeperThatDiedIsStartedAgainByTheNextExec) {
     EXPECT_EQ(exec("true").status.code, 0);
     EXPECT_NE(keeper_pid(), first);
     EXPECT_TRUE(alive(keeper_pid()));
+}
+
+// sbx stops an idle VM (and with it the keeper): the next exec judges the limits itself before
+// anything of it runs. Time passing is written into the state, not waited for.
+TEST_F(session_script, AnExecAfterTheVmStoppedPastALimitIsRefusedBeforeItRuns) {
+    ASSERT_TRUE(setup(2000, 0).ok());
+    ::kill(keeper_pid(), SIGKILL);
+    const std::string dir = home_.path() + "/.radial-session/";
+    std::ofstream(dir + "last") << (std::time(nullptr) - 100) << "\n";
+    auto r = exec("echo ran > \"$HOME/ran\"", {{"TOKEN", "tok-after-idle", true}});
+    EXPECT_EQ(r.status.code, kSessionEndedExit) << r.err;
+    EXPECT_NE(r.err.find("(it was idle for 2 s)"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(home_.path() + "/ran")) << "the command never ran";
+    EXPECT_EQ(state(), "ended: it was idle for 2 s\n");
+}
+
+TEST_F(session_script, AnExecAfterTheVmStoppedPastTheMaximumLifetimeIsRefused) {
+    ASSERT_TRUE(setup(0, 60'000).ok());
+    ::kill(keeper_pid(), SIGKILL);
+    std::ofstream(home_.path() + "/.radial-session/max_at") << (std::time(nullptr) - 5) << "\n";
+    auto late = exec("echo ran > \"$HOME/ran\"");
+    EXPECT_EQ(late.status.code, kSessionEndedExit);
+    EXPECT_FALSE(std::filesystem::exists(home_.path() + "/ran"));
+    EXPECT_EQ(state(), "ended: its maximum lifetime passed\n");
+}
+
+// No process of an exec outlives it holding its secret: not the command's, not a watchdog's
+// sleep (the command finished before the watchdog was told to stop), not what a parent forks
+// while the sweep runs.
+TEST_F(session_script, NothingOfAnExecOutlivesItWithItsSecret) {
+    ASSERT_TRUE(setup(0, 0).ok());
+    const std::string secret = "tok-" + std::to_string(::getpid()) + "-never-left";
+    for (int i = 0; i < 20; ++i)
+        EXPECT_EQ(exec("true", {{"TOKEN", secret, true}}, 60'000).status.code, 0);
+    auto forker = exec("( while :; do sleep 300 & done ) >/dev/null 2>&1 & sleep 0.3; echo done",
+                       {{"TOKEN", secret, true}});
+    EXPECT_EQ(forker.out, "done\n");
+    int holding = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const std::string env = read_file(e.path().string() + "/environ");
+        if (env.find(secret) != std::string::npos ||
+            env.find("RADIAL_SESSION_EXEC=" + label_) != std::string::npos)
+            ++holding;
+    }
+    EXPECT_EQ(holding, 0) << "processes still hold the exec's secret or tag";
+}
+
+// The exec's variables are its command's alone: a variable named as the script's own cannot
+// steer it, and the argv runs as a program, never as a shell builtin or function.
+TEST_F(session_script, AnExecsVariablesAndArgvCannotSteerTheScript) {
+    ASSERT_TRUE(setup(0, 0).ok());
+    auto r = exec("sleep 600 & echo $! > \"$HOME/left.pid\"",
+                  {{"radial_tag", "other", false}, {"d", "/nonexistent", false}});
+    EXPECT_EQ(r.status.code, 0) << r.err;
+    EXPECT_FALSE(alive(std::stoi(read_file(home_.path() + "/left.pid"))));
+    ContainerSpec e;
+    e.label = label_;
+    e.argv = {"echo", "a\\tb"};
+    auto echoed = run(sbx_session_exec_script(e, 1000));
+    EXPECT_EQ(echoed.out, "a\\tb\n") << "/bin/echo, not the shell's builtin";
+    e.argv = {"radial_sweep", "KILL", "RADIAL_SESSION_EXEC"};
+    EXPECT_EQ(run(sbx_session_exec_script(e, 1000)).status.code, 127) << "no script function";
+    e.argv = {"true"};
+    e.workdir = "/no/such/dir";
+    auto nowhere = run(sbx_session_exec_script(e, 1000));
+    EXPECT_NE(nowhere.status.code, 0);
+    EXPECT_FALSE(std::filesystem::exists(home_.path() + "/.radial-session/busy"))
+        << "a failed cd leaves no exec marked running";
+}
+
+TEST_F(session_script, ATimeoutPrintsNothingOfTheShellsOwn) {
+    ASSERT_TRUE(setup(0, 0).ok());
+    auto r = exec("trap '' TERM; sleep 600", {}, 500);
+    EXPECT_EQ(r.status.code, 124);
+    EXPECT_EQ(r.err, "") << "no 'Killed' or 'Terminated' line in the turn's stderr";
 }
 
 TEST_F(session_script, AStateDirectoryThatIsGoneRefusesTheExec) {
