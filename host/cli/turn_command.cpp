@@ -177,6 +177,10 @@ CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
     auto* cmd = app.add_subcommand("turn", "Run one turn in a box and report how it ended");
     add_box_options(cmd, o, "Turn", "--turn-id",
                     "NAME of a variable in radiald's environment passed to the box as a secret");
+    cmd->add_option("--egress", o.request.egress,
+                    "A destination HOST:PORT the box may reach through its egress broker "
+                    "(repeatable; each within run.egress.allow)")
+        ->allow_extra_args(false);
     cmd->add_option("--session", o.request.session,
                     "Run the turn in this session's box ('radiald session create'), as an exec; "
                     "the session fixed its image, workspace and mode");

@@ -97,6 +97,54 @@ std::string HostConfig::where(const std::string& key) const {
     return file.empty() ? std::string() : file + ": ";
 }
 
+// [run.egress] (docs/design.md §9.7).
+static void read_egress(Reader& r, const toml::table& table, egress::EgressCeiling& out) {
+    for (const auto& [k, v] : table) {
+        const std::string name(k.str());
+        const std::string key = "run.egress." + name;
+        r.remember(key, v);
+        try {
+            if (name == "allow") {
+                for (const auto& text : r.strings(key, v))
+                    out.allow.push_back(egress::parse_allow_rule(text));
+            } else if (name == "allowRanges" || name == "denyRanges") {
+                auto& ranges = name == "allowRanges" ? out.allow_ranges : out.deny_ranges;
+                for (const auto& text : r.strings(key, v))
+                    ranges.push_back(egress::parse_range(text));
+            } else if (name == "hosts") {
+                const auto* t = v.as_table();
+                if (t == nullptr) r.fail(key, "must be a table of name = \"address\"");
+                for (const auto& [hk, hv] : *t) {
+                    const auto* addr = hv.as_string();
+                    boost::system::error_code ec;
+                    if (addr != nullptr) boost::asio::ip::make_address(addr->get(), ec);
+                    if (addr == nullptr || ec)
+                        r.fail(key, fmt::format("'{}' must map to an IP address", hk.str()));
+                    out.hosts[egress::parse_allow_rule(std::string(hk.str()) + ":1").host] =
+                        addr->get();
+                }
+            } else if (name == "maxConnections") {
+                const auto* i = v.as_integer();
+                if (i == nullptr || i->get() < 1 || i->get() > 1024)
+                    r.fail(key, "must be a number of connections from 1 to 1024");
+                out.max_connections = static_cast<std::size_t>(i->get());
+            } else if (name == "maxBytesIn" || name == "maxBytesOut") {
+                std::optional<std::uint64_t> bytes;
+                if (const auto* str = v.as_string()) bytes = units::parse_size_bytes(str->get());
+                if (!bytes || *bytes == 0)
+                    r.fail(key, "must be a size, such as \"1g\" or \"256m\"");
+                (name == "maxBytesIn" ? out.max_bytes_in : out.max_bytes_out) = *bytes;
+            } else {
+                r.fail(key,
+                       "unknown key; [run.egress] takes allow, allowRanges, denyRanges, "
+                       "hosts, maxConnections, maxBytesIn and maxBytesOut");
+            }
+        } catch (const egress::PolicyError& e) {
+            r.fail(key, e.what());
+        }
+    }
+}
+
 HostConfig load(const std::optional<std::string>& file,
                 const std::optional<std::string>& runtime_override, const std::string& exe_dir) {
     HostConfig cfg;
@@ -301,6 +349,8 @@ HostConfig load(const std::optional<std::string>& file,
                 if (!ms || *ms == 0 || *ms > 3'600'000)
                     r.fail(key, "must be a duration from 1ms to 1h, such as \"120s\" or \"2m\"");
                 cfg.plugin_call_timeout_ms = *ms;
+            } else if (name == "egress" && v.as_table() != nullptr) {
+                read_egress(r, *v.as_table(), cfg.egress);
             } else if (const auto* t = v.as_table()) {
                 sections[name] = t;
             } else {

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "egress/egress_policy.h"
+
 namespace radial::config {
 
 // A config the operator must fix. what() is one line: "<file>:<line>:<col>: <key>: <problem>".
@@ -86,6 +88,9 @@ struct HostConfig {
                                                     // plugin call but run may take
     host::ConfigSection runtime_section;            // [run.<containerRuntime>], flattened
     RedactConfig redact;                            // [redact]
+    // [run.egress]: the most a turn's egress may reach through its broker (docs/design.md §9.7);
+    // without allow rules, no turn gets one and every box has no network.
+    egress::EgressCeiling egress;
 
     // run.mode: a turn's mode unless it names one, "workspace-write" | "read-only"
     // (turn/workspace_mode.h)

@@ -198,6 +198,8 @@ SpooledRequest read_turn_file(const std::string& path) {
                 r.fail(v, key, *problem);
         } else if (key == "mounts") {
             mounts = &v;
+        } else if (key == "egress") {
+            req.egress = r.strings(v, key);
         } else if (key == "session") {
             req.session = r.string(v, key);
             if (req.session.empty())
@@ -205,7 +207,8 @@ SpooledRequest read_turn_file(const std::string& path) {
         } else {
             r.fail(v, key,
                    "unknown key; a turn file takes id, kind, image, argv, workdir, workspace, "
-                   "timeout, recordType, secrets, env, mode, workspaceMount, mounts and session");
+                   "timeout, recordType, secrets, env, mode, workspaceMount, mounts, session and "
+                   "egress");
         }
     }
     if (!has_image && req.session.empty())

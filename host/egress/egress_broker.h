@@ -1,4 +1,4 @@
-// host/egress/egress_broker.h — a turn's egress broker (docs/design.md §9.5): an HTTP proxy on a
+// host/egress/egress_broker.h — a turn's egress broker (docs/design.md §9.7): an HTTP proxy on a
 // unix socket in the turn's socket directory, which the box reaches through radial-init's loopback
 // endpoint. It lets a box reach exactly the destinations of the turn's rules: CONNECT host:port
 // (TLS, any protocol) and plain HTTP in absolute form; it resolves each name itself, once, and
@@ -22,7 +22,7 @@
 
 namespace radial::egress {
 
-// One connection attempt, as journaled (docs/design.md §9.5).
+// One connection attempt, as journaled (docs/design.md §9.7).
 struct Receipt {
     std::string kind;            // "CONNECT" or "HTTP"; empty when the request could not be read
     std::string destination;     // "host:port" as the box asked for it

@@ -1,5 +1,5 @@
 // host/egress/egress_policy.h — what a box may reach through its egress broker (docs/design.md
-// §9.5): the operator's ceiling ([run.egress]), a turn's narrowing of it (`egress = [...]`), and
+// §9.7): the operator's ceiling ([run.egress]), a turn's narrowing of it (`egress = [...]`), and
 // the checks the broker makes on each destination name and on each address it would connect to.
 #pragma once
 

@@ -1,6 +1,6 @@
 // host/egress/tls_client_hello.h — the server name a TLS client asks for (SNI), read from the
 // first bytes a box sends through a CONNECT tunnel, so that the broker can refuse a tunnel whose
-// TLS names another host than the one it was opened to (docs/design.md §9.5).
+// TLS names another host than the one it was opened to (docs/design.md §9.7).
 #pragma once
 
 #include <string>

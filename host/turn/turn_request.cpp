@@ -12,6 +12,7 @@
 
 #include "config/box_identity.h"
 #include "turn/request_policy.h"
+#include "turn/turn_egress.h"
 #include "turn/turn_setup_error.h"
 #include "turn/workspace_mode.h"
 
@@ -96,6 +97,7 @@ nlohmann::ordered_json request_json_object(const TurnRequest& r) {
     if (!r.mode.empty()) j["mode"] = r.mode;
     if (!r.workspace_mount.empty()) j["workspaceMount"] = r.workspace_mount;
     if (!r.session.empty()) j["session"] = r.session;
+    if (!r.egress.empty()) j["egress"] = r.egress;
     return j;
 }
 
@@ -166,6 +168,7 @@ TurnRequest request_from_json(std::string_view text) {
     r.mode = string("mode", false);
     r.workspace_mount = string("workspaceMount", false);
     r.session = string("session", false);
+    r.egress = strings("egress");
     if (const auto* env = field("env")) {
         if (!env->is_object()) throw RequestError("field 'env' must be an object of strings");
         for (const auto& [name, value] : env->items()) {
@@ -211,6 +214,8 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
     std::string image = check_image(req.image, cfg);
     check_record_type(req.record_type);
     check_exec_size(req);
+    // Refused at submit as at run: outside run.egress, in a check, or beside run.network.
+    turn_egress_rules(req, cfg);
 
     ContainerSpec s;
     s.label = box_label(cfg, req.kind, req.turn_id);

@@ -57,6 +57,9 @@ struct TurnRequest {
     // A session's id (host/session/): the turn runs as an exec in that session's box, whose image,
     // workspace, mode and mounts the session fixed; empty: a box of its own.
     std::string session{};
+    // Destinations the box may reach through its egress broker ("host:port", docs/design.md
+    // §9.7), each within run.egress; empty: none, the box has no network at all.
+    std::vector<std::string> egress{};
 
     friend bool operator==(const TurnRequest&, const TurnRequest&) = default;
 };

@@ -27,6 +27,7 @@
 #include "turn/box_user_env.h"
 #include "turn/output_tail.h"
 #include "turn/terminal_reserve.h"
+#include "turn/turn_egress.h"
 #include "turn/turn_secrets.h"
 #include "turn/workspace_handover.h"
 
@@ -289,6 +290,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // status and output (docs/design.md §4).
     std::atomic<std::uint64_t> refused_records{0};
     std::optional<socket::TurnSocketServer> server;
+    std::unique_ptr<egress::EgressBroker> broker; // the turn's egress, when it names any
+    std::string egress_dir;                       // the socket directory, on the host
     if (request_.kind == RequestKind::turn) {
         try {
             socket::TurnSocketOptions o;
@@ -330,6 +333,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                 }
             };
             const fs::path socket_dir = fs::path(o.unix_path).parent_path(); // before the move
+            egress_dir = socket_dir.string();
             server.emplace(std::move(o), sink);
             // A session box that mounts unix sockets got its socket directory at create; a turn
             // over tcp would need a network route its create did not ask for. A runtime that
@@ -360,6 +364,26 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             spec.env.push_back({kTokenEnv, token_, true});
         } catch (const std::exception& e) {
             return fail(fmt::format("binding the turn socket failed: {}", e.what()));
+        }
+        // The broker beside the socket (the unix transport: its directory is the box's
+        // /run/radial), revoked with the socket when the box is gone (docs/design.md §9.7).
+        try {
+            const auto rules = turn_egress_rules(request_, env_.cfg);
+            if (!rules.empty() && env_.transport.transport != socket::Transport::unix_socket)
+                throw TurnSetupError(
+                    "egress: the broker is reached through the turn's socket directory, which "
+                    "only the unix turn transport mounts; set run.turnTransport = \"unix\"");
+            std::optional<std::pair<uid_t, gid_t>> owner;
+            if (::geteuid() == 0) owner = numeric_user(spec.user);
+            broker = open_turn_egress(rules, env_.cfg, env_.client, egress_dir, owner, spec,
+                                      [this, id](const std::string& receipt) {
+                                          env_.journal.append_record(
+                                              id, kEgressRecordType,
+                                              redaction::redact_json(*redactor_, receipt));
+                                      });
+        } catch (const std::exception& e) {
+            server.reset();
+            return fail(redactor_->redact(e.what()));
         }
     }
 
@@ -476,6 +500,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
 
     const auto refused = server ? server->connection_stats().total() : 0;
     server.reset(); // the socket path is gone and the token worthless from here on
+    broker.reset(); // every connection of the box closed, each receipt written
     // What the exec left in the box may not carry its secrets into a snapshot (docs/design.md
     // §13.12). A second's slack: an inode's change time is coarser than the clock read above.
     if (session_)

@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "egress_forward.h"
 #include "no_setid_files.h"
 #include "session_idle.h"
 
@@ -313,6 +314,11 @@ int main(int argc, char** argv) {
         return 125;
     }
 
+    /* The egress endpoint listens before the command exists, so its first connection queues. */
+    if (start_egress_forwarder(sigfd) < 0) {
+        say("radial-init: the egress endpoint could not be started; the command was not run\n");
+        return 125;
+    }
     pid_t command = fork();
     if (command < 0) {
         say("radial-init: fork failed\n");

@@ -88,7 +88,11 @@ void DockerRuntime::note_failure(const radial::plugin::Error& e) noexcept {
 }
 
 std::vector<std::string> DockerRuntime::capabilities() {
-    return {RADIAL_CAP_UNIX_SOCKET_MOUNTS, RADIAL_CAP_NAMED_NETWORKS, RADIAL_CAP_HOST_UID_MOUNTS};
+    std::vector<std::string> caps = {RADIAL_CAP_UNIX_SOCKET_MOUNTS, RADIAL_CAP_NAMED_NETWORKS,
+                                     RADIAL_CAP_HOST_UID_MOUNTS};
+    // radial-init serves the box's end of the egress broker (egress_forward.h).
+    if (!engine_.settings().init_path.empty()) caps.push_back(RADIAL_CAP_EGRESS_ENDPOINT);
+    return caps;
 }
 
 std::vector<radial::plugin::Disposition> DockerRuntime::describe(const ContainerSpec& spec) {

@@ -126,6 +126,10 @@ typedef struct radial_name_sink {
     "radial.cap.named-networks" /* spec.network may name an engine network */
 #define RADIAL_CAP_HOST_UID_MOUNTS \
     "radial.cap.host-uid-mounts" /* files keep the host uid across mounts */
+/* The box runs radial-init, which serves a loopback endpoint carrying connections to the unix
+ * socket named by the box's RADIAL_EGRESS_SOCKET variable (the egress broker, docs/design.md §9.7);
+ * needs radial.cap.unix-socket-mounts too. */
+#define RADIAL_CAP_EGRESS_ENDPOINT "radial.cap.egress-endpoint"
 
 /* ---------------------------------------------------------------------------------------------
  * Host services

@@ -90,8 +90,8 @@ TEST(TurnFile, UnknownKeyIsRefusedWithItsPosition) {
     auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\ncommand = \"x\"\n");
     EXPECT_EQ(error_of(f),
               f + ":3:11: command: unknown key; a turn file takes id, kind, image, argv, workdir, "
-                  "workspace, timeout, recordType, secrets, env, mode, workspaceMount, mounts and "
-                  "session");
+                  "workspace, timeout, recordType, secrets, env, mode, workspaceMount, mounts, "
+                  "session and egress");
 }
 
 // docs/design.md §7.6: the mode and where the workspace appears, checked before anything is queued.

@@ -17,90 +17,13 @@
 #include <mutex>
 #include <thread>
 
+#include "../../support/loopback_http_server.h"
 #include "../../support/temp_dir.h"
 
 namespace radial::egress {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A server on `address` (127.0.0.x): for each connection, it reads what comes until "\r\n\r\n",
-// writes `reply`, and then either closes or (hold) waits until the peer closes, noting that.
-class LoopbackServer {
-public:
-    LoopbackServer(const char* address, std::string reply, bool hold = false)
-        : reply_(std::move(reply)), hold_(hold) {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        ::inet_pton(AF_INET, address, &a.sin_addr);
-        if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 8) != 0)
-            throw std::runtime_error("cannot listen");
-        socklen_t len = sizeof a;
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-        port_ = ntohs(a.sin_port);
-        thread_ = std::thread([this] { serve(); });
-    }
-    ~LoopbackServer() {
-        stop_ = true;
-        thread_.join();
-        ::close(fd_);
-    }
-    std::uint16_t port() const { return port_; }
-    std::string received() {
-        std::lock_guard l(m_);
-        return received_;
-    }
-    // Waits (bounded) until a held connection saw its peer close.
-    bool peer_closed_within(std::chrono::seconds s) {
-        std::unique_lock l(m_);
-        return cv_.wait_for(l, s, [this] { return peer_closed_; });
-    }
-
-private:
-    void serve() {
-        while (!stop_) {
-            pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, 50) <= 0) continue;
-            const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (c < 0) continue;
-            std::string got;
-            char buf[4096];
-            pollfd q{c, POLLIN, 0};
-            while (got.find("\r\n\r\n") == std::string::npos && ::poll(&q, 1, 5000) > 0) {
-                const ssize_t n = ::read(c, buf, sizeof buf);
-                if (n <= 0) break;
-                got.append(buf, static_cast<std::size_t>(n));
-            }
-            {
-                std::lock_guard l(m_);
-                received_ += got;
-            }
-            [[maybe_unused]] auto w = ::send(c, reply_.data(), reply_.size(), MSG_NOSIGNAL);
-            if (hold_) {
-                while (!stop_) {
-                    if (::poll(&q, 1, 50) > 0 && ::read(c, buf, sizeof buf) <= 0) {
-                        std::lock_guard l(m_);
-                        peer_closed_ = true;
-                        cv_.notify_all();
-                        break;
-                    }
-                }
-            }
-            ::close(c);
-        }
-    }
-    int fd_ = -1;
-    std::uint16_t port_ = 0;
-    std::string reply_;
-    bool hold_;
-    std::atomic<bool> stop_{false};
-    std::mutex m_;
-    std::condition_variable cv_;
-    std::string received_;
-    bool peer_closed_ = false;
-    std::thread thread_;
-};
 
 class EgressBrokerTest : public ::testing::Test {
 protected:
@@ -175,7 +98,7 @@ protected:
 const std::string kOk = "HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n";
 
 TEST_F(EgressBrokerTest, AnAllowedNameIsReachedThroughConnectAndPlainHttp) {
-    LoopbackServer server("127.0.0.2", kOk);
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     start({dest});
     const std::string tunnel = ask("CONNECT " + dest + " HTTP/1.1\r\nHost: " + dest +
@@ -200,7 +123,7 @@ TEST_F(EgressBrokerTest, AnAllowedNameIsReachedThroughConnectAndPlainHttp) {
 }
 
 TEST_F(EgressBrokerTest, WhatThePolicyDoesNotNameIsRefusedAndReceipted) {
-    LoopbackServer server("127.0.0.2", kOk);
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
     const std::string port = std::to_string(server.port());
     start({"pkg.test:" + port, "inside.test:" + port});
     struct Case {
@@ -247,7 +170,7 @@ std::string client_hello(const std::string& sni) {
 }
 
 TEST_F(EgressBrokerTest, ATunnelWhoseTlsNamesAnotherHostIsClosed) {
-    LoopbackServer server("127.0.0.2", kOk);
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     start({dest});
     const std::string answer =
@@ -268,7 +191,8 @@ TEST_F(EgressBrokerTest, ATunnelWhoseTlsNamesAnotherHostIsClosed) {
 }
 
 TEST_F(EgressBrokerTest, AQuotaBreachClosesTheConnectionAndSaysSo) {
-    LoopbackServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\n" + std::string(100'000, 'x'));
+    test::LoopbackHttpServer server("127.0.0.2",
+                                    "HTTP/1.0 200 OK\r\n\r\n" + std::string(100'000, 'x'));
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     EgressCeiling c;
     c.max_bytes_in = 10'000;
@@ -283,7 +207,7 @@ TEST_F(EgressBrokerTest, AQuotaBreachClosesTheConnectionAndSaysSo) {
 }
 
 TEST_F(EgressBrokerTest, RevocationClosesALongLivedConnectionAtOnce) {
-    LoopbackServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
+    test::LoopbackHttpServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     start({dest});
     const int fd = connect_broker();
@@ -306,7 +230,7 @@ TEST_F(EgressBrokerTest, RevocationClosesALongLivedConnectionAtOnce) {
 }
 
 TEST_F(EgressBrokerTest, ConnectionsBeyondTheCapAreRefused) {
-    LoopbackServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nheld", true);
+    test::LoopbackHttpServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nheld", true);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     EgressCeiling c;
     c.max_connections = 1;

@@ -17,6 +17,7 @@
 #include <functional>
 #include <thread>
 
+#include "../../support/host_processes.h"
 #include "../../support/temp_dir.h"
 #include "support/cli_capture.h"
 
@@ -68,9 +69,8 @@ protected:
     // Running, not a zombie waiting for whichever process adopted it to reap it.
     static bool alive(pid_t pid) {
         if (pid <= 0 || ::kill(pid, 0) != 0) return false;
-        const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-        const auto close = stat.rfind(')');
-        return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+        const std::string rest = test::stat_after_name(pid);
+        return !rest.empty() && rest[0] != 'Z';
     }
     static bool eventually(const std::function<bool()>& f, std::chrono::seconds budget) {
         const auto deadline = std::chrono::steady_clock::now() + budget;
@@ -207,8 +207,9 @@ TEST_F(session_script, NothingOfAnExecOutlivesItWithItsSecret) {
                        {{"TOKEN", secret, true}});
     EXPECT_EQ(forker.out, "done\n");
     int holding = 0;
-    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-        const std::string env = read_file(e.path().string() + "/environ");
+    // Every process, for this test's own secret and tag only (unique to it).
+    for (pid_t pid : test::process_ids()) {
+        const std::string env = test::read_proc_file("/proc/" + std::to_string(pid) + "/environ");
         if (env.find(secret) != std::string::npos ||
             env.find("RADIAL_SESSION_EXEC=" + label_) != std::string::npos)
             ++holding;

@@ -1,0 +1,78 @@
+#include "turn/turn_egress.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "turn/turn_session.h"
+#include "turn/turn_setup_error.h"
+
+namespace radial::turn {
+
+std::string receipt_json(const egress::Receipt& r) {
+    nlohmann::ordered_json j;
+    j["kind"] = r.kind;
+    j["destination"] = r.destination;
+    j["address"] = r.address;
+    j["verdict"] = r.verdict;
+    j["reason"] = r.reason;
+    j["bytesOut"] = r.bytes_out;
+    j["bytesIn"] = r.bytes_in;
+    j["startedAt"] = r.started_ms;
+    j["endedAt"] = r.ended_ms;
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::vector<egress::AllowRule> turn_egress_rules(const TurnRequest& req,
+                                                 const config::HostConfig& cfg) {
+    if (req.egress.empty()) return {};
+    if (req.kind == RequestKind::check)
+        throw RequestError(
+            "egress: a check gets no egress (it has no turn socket directory to "
+            "reach a broker through); run it as a turn");
+    if (!cfg.network.empty())
+        throw RequestError(fmt::format(
+            "egress: boxes here join network '{}' (run.network), so a broker would be no "
+            "boundary; unset run.network to broker egress",
+            cfg.network));
+    try {
+        return egress::narrow(cfg.egress, req.egress);
+    } catch (const egress::PolicyError& e) {
+        throw RequestError(e.what());
+    }
+}
+
+std::unique_ptr<egress::EgressBroker> open_turn_egress(
+    const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
+    const host::RuntimeClient& client, const std::string& socket_dir,
+    std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
+    std::function<void(const std::string& receipt_json)> store) {
+    if (rules.empty()) return nullptr;
+    if (!client.has_capability(RADIAL_CAP_EGRESS_ENDPOINT))
+        throw TurnSetupError(fmt::format(
+            "egress: runtime '{}' gives its boxes no egress endpoint (it does not report {}; "
+            "the docker runtime does with run.docker.boxInit); run the turn without egress or "
+            "select such a runtime",
+            client.info().id, RADIAL_CAP_EGRESS_ENDPOINT));
+    egress::EgressBrokerOptions o;
+    o.unix_path = socket_dir + "/egress.sock";
+    o.owner = owner;
+    o.ceiling = cfg.egress;
+    o.rules = rules;
+    o.on_receipt = [store = std::move(store)](const egress::Receipt& r) { store(receipt_json(r)); };
+    std::unique_ptr<egress::EgressBroker> broker;
+    try {
+        broker = std::make_unique<egress::EgressBroker>(std::move(o));
+    } catch (const std::exception& e) {
+        throw TurnSetupError(fmt::format("egress: {}", e.what()));
+    }
+    spec.env.push_back(
+        {"RADIAL_EGRESS_SOCKET", fmt::format("{}/egress.sock", kBoxSocketDir), false});
+    for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
+        spec.env.push_back({name, kEgressProxyUrl, false});
+    for (const char* name : {"NO_PROXY", "no_proxy"})
+        spec.env.push_back({name, "localhost,127.0.0.1,::1", false});
+    return broker;
+}
+
+} // namespace radial::turn

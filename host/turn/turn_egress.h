@@ -1,0 +1,49 @@
+// host/turn/turn_egress.h — a turn's brokered egress (docs/design.md §9.7): its broker, bound in
+// the turn's socket directory, the variables that point the box's tools at radial-init's
+// loopback endpoint, and a receipt per connection in the turn's journal.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <radial/container_spec.hpp>
+#include <radial/host/runtime_client.hpp>
+#include <string>
+#include <utility>
+
+#include "config/host_config.h"
+#include "egress/egress_broker.h"
+#include "turn/turn_request.h"
+
+namespace radial::turn {
+
+// The journal record type of a receipt (radiald records TURN, radiald egress TURN).
+inline constexpr const char* kEgressRecordType = "radial.egress";
+// Where the box reaches radial-init's end: HTTP_PROXY and friends name it.
+inline constexpr const char* kEgressProxyUrl = "http://127.0.0.1:3128";
+
+// A receipt as the journal keeps it: {"kind", "destination", "address", "verdict", "reason",
+// "bytesOut", "bytesIn", "startedAt", "endedAt"} (times in Unix epoch ms). Pure.
+std::string receipt_json(const egress::Receipt& r);
+
+// The turn's rules: `req.egress` narrowed to `cfg.egress` (egress_policy.h narrow()). Throws
+// RequestError naming the entry (outside the ceiling, unreadable), or when the request is a check
+// (no socket directory to reach a broker through) or the box would have a network of its own
+// (run.network: brokering it would be no boundary). Empty when the request names no egress.
+std::vector<egress::AllowRule> turn_egress_rules(const TurnRequest& req,
+                                                 const config::HostConfig& cfg);
+
+// Starts the turn's broker at `socket_dir`/egress.sock (owned by `owner` when set) and adds to
+// `spec.env` what the box's tools need: RADIAL_EGRESS_SOCKET, HTTP_PROXY, HTTPS_PROXY (and their
+// lowercase forms) and NO_PROXY for loopback. `store` gets each receipt's JSON. Throws
+// TurnSetupError when the runtime's boxes have no egress endpoint (radial.cap.egress-endpoint)
+// or the socket cannot be bound. Empty `rules`: nothing is started and nullptr returned.
+std::unique_ptr<egress::EgressBroker> open_turn_egress(
+    const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
+    const host::RuntimeClient& client, const std::string& socket_dir,
+    std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
+    std::function<void(const std::string& receipt_json)> store);
+
+} // namespace radial::turn

@@ -1,0 +1,138 @@
+/* plugins/box-init/egress_forward.c — see egress_forward.h. One process accepts; one process per
+ * connection relays with poll(2). Everything here runs as the box user, and is as undumpable as
+ * radial-init itself (fork keeps it). */
+#define _GNU_SOURCE
+#include "egress_forward.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static void complain(const char* what, int err) {
+    char message[256];
+    int n = snprintf(message, sizeof message, "radial-init: egress endpoint: %s: %s\n", what,
+                     strerror(err));
+    if (n > 0) {
+        ssize_t ignored = write(STDERR_FILENO, message, (size_t)n);
+        (void)ignored;
+    }
+}
+
+static int write_all(int fd, const char* p, size_t n) {
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Both directions until both ended; a half-close is passed on. */
+static void relay(int a, int b) {
+    static char buf[65536];
+    int open_a = 1, open_b = 1;
+    while (open_a || open_b) {
+        struct pollfd p[2] = {{open_a ? a : -1, POLLIN, 0}, {open_b ? b : -1, POLLIN, 0}};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            return;
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (p[i].revents == 0) continue;
+            int from = i == 0 ? a : b, to = i == 0 ? b : a;
+            ssize_t n = read(from, buf, sizeof buf);
+            if (n <= 0) {
+                shutdown(to, SHUT_WR);
+                if (i == 0)
+                    open_a = 0;
+                else
+                    open_b = 0;
+            } else if (write_all(to, buf, (size_t)n) != 0) {
+                return;
+            }
+        }
+    }
+}
+
+static void serve(int listen_fd, const char* path) {
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
+    for (;;) {
+        int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            _exit(1);
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(listen_fd);
+            int u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            if (u < 0 || connect(u, (struct sockaddr*)&addr, sizeof addr) != 0) {
+                /* The broker is gone (the turn ended): the client sees a closed connection. */
+                _exit(1);
+            }
+            relay(c, u);
+            _exit(0);
+        }
+        close(c);
+    }
+}
+
+pid_t start_egress_forwarder(int close_fd) {
+    const char* path = getenv(RADIAL_EGRESS_SOCKET_ENV);
+    if (path == NULL || *path == '\0') return 0;
+    if (strlen(path) >= sizeof(((struct sockaddr_un*)0)->sun_path)) {
+        complain(path, ENAMETOOLONG);
+        return -1;
+    }
+    const char* port_text = getenv(RADIAL_EGRESS_PORT_ENV);
+    long port = port_text != NULL && *port_text != '\0' ? strtol(port_text, NULL, 10) : 3128;
+    if (port < 1 || port > 65535) {
+        complain("RADIAL_EGRESS_PORT is not a port", EINVAL);
+        return -1;
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in in;
+    memset(&in, 0, sizeof in);
+    in.sin_family = AF_INET;
+    in.sin_port = htons((unsigned short)port);
+    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr*)&in, sizeof in) != 0 || listen(fd, 64) != 0) {
+        complain("binding 127.0.0.1", errno);
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        complain("fork", errno);
+        close(fd);
+        return -1;
+    }
+    if (pid == 0) {
+        if (close_fd >= 0) close(close_fd);
+        sigset_t none;
+        sigemptyset(&none);
+        struct sigaction ign;
+        memset(&ign, 0, sizeof ign);
+        ign.sa_handler = SIG_IGN;
+        sigaction(SIGCHLD, &ign, NULL); /* relays are reaped by the kernel */
+        sigaction(SIGPIPE, &ign, NULL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        serve(fd, path);
+        _exit(0);
+    }
+    close(fd); /* the forwarder holds it; the command never sees it */
+    return pid;
+}

@@ -1,0 +1,127 @@
+// Brokered egress end to end (docs/design.md §9.7): the real radiald, the docker runtime, a box
+// with no network whose curl reaches servers this test starts on 127.0.0.0/8 through radiald's
+// broker and radial-init's loopback endpoint, with run.egress.hosts standing in for DNS. LIVE:
+// needs dockerd and the test_image fixture. No packet leaves the machine.
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "../../support/loopback_http_server.h"
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+
+namespace radial {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+std::string egress_table(const std::string& port) {
+    return "[run.egress]\nallow = [\"pkg.test:" + port + "\", \"inside.test:" + port +
+           "\"]\nallowRanges = [\"127.0.0.2/32\"]\n"
+           "hosts = { \"pkg.test\" = \"127.0.0.2\", \"inside.test\" = \"127.0.0.3\", "
+           "\"other.test\" = \"127.0.0.2\" }\n";
+}
+
+std::vector<nlohmann::json> receipts(const test::RadialdSetup& s, const nlohmann::json& record) {
+    std::vector<nlohmann::json> out;
+    const auto j = s.records(record["turnId"].get<std::string>());
+    if (j.is_null()) return out;
+    for (const auto& r : j["records"])
+        if (r["type"] == "radial.egress") out.push_back(r["payload"]);
+    return out;
+}
+
+const std::string kHello = "HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n";
+
+TEST(EgressLive, ANamedDestinationIsReachedByOrdinaryCurlAndNothingElseIs) {
+    test::LoopbackHttpServer up_("127.0.0.2", kHello);
+    const std::string port = std::to_string(up_.port());
+    test::RadialdSetup s("", egress_table(port));
+    const std::string url = "http://pkg.test:" + port + "/simple";
+    auto t = s.turn({"--egress", "pkg.test:" + port, "--egress", "inside.test:" + port},
+                    {"sh", "-c",
+                     "curl -s " + url + "; curl -sp " + url +
+                         "; curl -s -o /dev/null -w '%{http_code}\\n' http://other.test:" + port +
+                         "/; curl -s -o /dev/null -w '%{http_code}\\n' "
+                         "http://inside.test:" +
+                         port +
+                         "/; curl -s -o /dev/null -w "
+                         "'%{http_code}\\n' http://127.0.0.2:" +
+                         port + "/"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "hello\nhello\n403\n403\n403\n")
+        << "plain HTTP and a CONNECT tunnel go through; another name, a name resolving to a "
+           "denied range and an IP literal do not";
+    EXPECT_EQ(up_.requests(), 2);
+    const auto rs = receipts(s, t.record);
+    ASSERT_EQ(rs.size(), 5u) << s.records(t.record["turnId"]).dump();
+    EXPECT_EQ(rs[0]["verdict"], "allowed");
+    EXPECT_EQ(rs[0]["address"], "127.0.0.2:" + port);
+    EXPECT_GT(rs[0]["bytesIn"].get<std::uint64_t>(), 0u);
+    EXPECT_EQ(rs[1]["kind"], "CONNECT");
+    for (int i : {2, 3, 4}) EXPECT_EQ(rs[i]["verdict"], "refused") << rs[i].dump();
+    EXPECT_THAT(rs[3]["reason"].get<std::string>(), HasSubstr("127.0.0.3"));
+}
+
+// Under gVisor too: the box's loopback endpoint and the unix socket mount work in runsc.
+TEST(EgressLive, UnderGvisorANamedDestinationIsReached) {
+    auto engine = test::run_process({"docker", "info", "--format", "{{json .Runtimes}}"});
+    ASSERT_NE(engine.out.find("runsc"), std::string::npos)
+        << "the engine does not list runsc; scripts/setup.sh --with-gvisor registers it";
+    test::LoopbackHttpServer up_("127.0.0.2", kHello);
+    const std::string port = std::to_string(up_.port());
+    test::RadialdSetup s("", egress_table(port) + "[run.docker]\nociRuntime = \"runsc\"\n");
+    auto t = s.turn({"--egress", "pkg.test:" + port},
+                    {"sh", "-c", "curl -sp http://pkg.test:" + port + "/"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "hello\n");
+    EXPECT_EQ(up_.requests(), 1);
+}
+
+TEST(EgressLive, WithoutEgressTheBoxHasNoRouteOut) {
+    test::LoopbackHttpServer up_("127.0.0.2", kHello);
+    const std::string port = std::to_string(up_.port());
+    test::RadialdSetup s("", egress_table(port));
+    auto t = s.turn({}, {"sh", "-c",
+                         "echo \"[$HTTP_PROXY]\"; curl -s --max-time 5 http://127.0.0.2:" + port +
+                             "/; echo rc=$?"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_THAT(t.result.out, ::testing::StartsWith("[]\n"));
+    EXPECT_THAT(t.result.out, ::testing::Not(HasSubstr("hello")));
+    EXPECT_EQ(up_.requests(), 0);
+}
+
+TEST(EgressLive, ADestinationOutsideTheCeilingIsRefusedBeforeAnyBox) {
+    test::LoopbackHttpServer up_("127.0.0.2", kHello);
+    const std::string port = std::to_string(up_.port());
+    test::RadialdSetup s("", egress_table(port));
+    auto t = s.turn({"--egress", "pypi.org:443"}, {"true"});
+    EXPECT_EQ(t.result.exit_code, 125);
+    EXPECT_THAT(t.result.err, HasSubstr("egress 'pypi.org:443' is outside what run.egress.allow"));
+}
+
+TEST(EgressLive, TheTurnsEndClosesALongLivedConnection) {
+    test::LoopbackHttpServer up_("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming\n", true);
+    const std::string port = std::to_string(up_.port());
+    test::RadialdSetup s("", egress_table(port));
+    auto t = s.turn({"--egress", "pkg.test:" + port, "--timeout", "3s"},
+                    {"sh", "-c", "curl -sN http://pkg.test:" + port + "/stream; sleep 600"});
+    EXPECT_EQ(t.record["status"], "timed_out") << t.result.err;
+    EXPECT_TRUE(up_.peer_closed_within(30s)) << "the broker closed the destination's side";
+    const auto rs = receipts(s, t.record);
+    ASSERT_EQ(rs.size(), 1u);
+    EXPECT_EQ(rs[0]["verdict"], "allowed");
+}
+
+} // namespace
+} // namespace radial
