@@ -4,6 +4,7 @@
 // kill; no secret on any sbx argv; the environment byte for byte; C-11; reconciliation of two
 // instances (docs/design.md §8.3).
 #include <gtest/gtest.h>
+#include <radial/session.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "../../support/temp_dir.h"
 #include "loaded_sandbox_plugin.h"
 #include "scripted_sbx.h"
 
@@ -286,6 +288,69 @@ TEST_F(sandbox_plugin, CapabilitiesAndTcpRouteThroughTheABI) {
               (std::pair<std::string, std::string>{"127.0.0.1", "host.docker.internal"}));
     EXPECT_EQ(sandbox().d().abi_major, RADIAL_RT_ABI_MAJOR);
     EXPECT_EQ(std::string(sandbox().d().id.data, sandbox().d().id.size), "sandbox");
+}
+
+// A session's sandbox is kept when something other than its end fails (docs/design.md §13.12):
+// a port rule sbx refused, or a state query sbx cannot answer after a code of 128 or more (which
+// many commands exit with on their own; the command's code stands).
+class sandbox_plugin_session : public sandbox_plugin {
+protected:
+    sandbox_plugin_session() : home_("radial-sbx-home") {
+        // The scripted sbx runs the scripts here, with this HOME: the session's state is the
+        // test's own.
+        ::setenv("HOME", home_.path().c_str(), 1);
+    }
+    const radial_session_ext* ext() {
+        return static_cast<const radial_session_ext*>(
+            sandbox().d().get_extension(sandbox().rt(), RADIAL_SESSION_EXTENSION_ID));
+    }
+    Reported create(const std::string& label) {
+        ContainerSpec s;
+        s.label = label;
+        s.image = "radial/turn:1";
+        radial::CSpec c(s);
+        Reported r;
+        radial_error_sink err = error_sink(r);
+        r.code = ext()->create(sandbox().rt(), c.get(), 0, 0, &err);
+        return r;
+    }
+    RunOutcome exec(const std::string& label, const std::string& cmd,
+                    std::vector<std::uint32_t> ports = {}) {
+        ContainerSpec e;
+        e.label = label;
+        e.argv = {"sh", "-c", cmd};
+        e.timeout_ms = 60'000;
+        e.host_ports = std::move(ports);
+        return exec_in_session(ext(), sandbox().rt(), e);
+    }
+    bool exists(const std::string& name) {
+        return std::filesystem::exists(fake_.dir() + "/sandboxes/" + name);
+    }
+    TempDir home_;
+};
+
+TEST_F(sandbox_plugin_session, ARefusedPortRuleFailsTheExecAndKeepsTheSession) {
+    ASSERT_EQ(create("sess-port").code, RADIAL_OK);
+    EXPECT_EQ(exec("sess-port", "echo first").out, "first\n");
+    fake_.fail("policy", 1, "Error: sandboxd is busy, try again");
+    auto refused = exec("sess-port", "echo second", {4242});
+    EXPECT_NE(refused.status, RADIAL_OK);
+    fake_.clear("policy");
+    EXPECT_TRUE(exists("sess-port")) << "the session's sandbox was removed over a port rule";
+    EXPECT_EQ(exec("sess-port", "echo third").out, "third\n");
+}
+
+TEST_F(sandbox_plugin_session, AnUnanswerableStateQueryKeepsTheSessionAndTheCommandsCode) {
+    ASSERT_EQ(create("sess-unknown").code, RADIAL_OK);
+    // The command exits 255 (as ssh does) and makes the next sbx exec, the plugin's state query,
+    // fail.
+    auto o = exec("sess-unknown", "printf '1\\nError: sandboxd did not answer\\n' > " +
+                                      fake_.dir() + "/control/exec.fail; exit 255");
+    fake_.clear("exec");
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(o.result.exit_code, 255);
+    EXPECT_TRUE(exists("sess-unknown"));
 }
 
 TEST_F(sandbox_plugin, ThePluginExportsOnlyItsEntrySymbol) {
