@@ -70,8 +70,8 @@ for i in $(seq "${pairs}"); do
         d="$(measure "${direct}" 127.0.0.2)"
         b="$(measure "${brokered}" pkg.test --egress "pkg.test:${port}")"
     fi
-    read -r b_speed b_small < <(echo "${b}" | tr '\n' ' ')
-    read -r d_speed d_small < <(echo "${d}" | tr '\n' ' ')
+    b_speed="$(sed -n 1p <<<"${b}")" b_small="$(sed -n 2p <<<"${b}")"
+    d_speed="$(sed -n 1p <<<"${d}")" d_small="$(sed -n 2p <<<"${d}")"
     r="$(ratio "${b_speed}" "${d_speed}")"
     ratios+=("${r}")
     added+=("$(awk -v a="${b_small}" -v b="${d_small}" 'BEGIN { printf "%.6f\n", a - b }')")

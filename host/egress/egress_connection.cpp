@@ -225,38 +225,72 @@ bool count(std::atomic<std::uint64_t>& total, std::uint64_t most, std::size_t n,
     return false;
 }
 
+// One direction of a relay: socket -> pipe -> socket with splice(2), so the bytes never pass
+// through the broker's memory.
+struct Lane {
+    int from = -1, to = -1;
+    int pipe[2] = {-1, -1};
+    std::size_t queued = 0;
+    bool open = true;
+    ~Lane() {
+        for (int fd : pipe)
+            if (fd >= 0) ::close(fd);
+    }
+};
+
 // Copies both ways until both ends closed, a quota is reached or the broker is revoked.
 void relay(BrokerShared& shared, Connection& c, Receipt& r) {
     const int up = c.upstream;
-    bool from_box = true, to_box = true;
-    std::vector<char> buf(kChunk);
+    Lane lanes[2];
+    lanes[0].from = c.client; // from the box
+    lanes[0].to = up;
+    lanes[1].from = up; // to the box
+    lanes[1].to = c.client;
+    for (auto& l : lanes) {
+        if (::pipe2(l.pipe, O_CLOEXEC) != 0) {
+            r.reason = fmt::format("broker error: pipe: {}", std::strerror(errno));
+            return;
+        }
+        ::fcntl(l.pipe[1], F_SETPIPE_SZ, 1 << 20);
+    }
     const auto& o = shared.options;
-    while ((from_box || to_box) && !shared.revoked) {
-        pollfd p[2] = {{from_box ? c.client : -1, POLLIN, 0}, {to_box ? up : -1, POLLIN, 0}};
+    while ((lanes[0].open || lanes[1].open) && !shared.revoked) {
+        pollfd p[2] = {{lanes[0].open ? c.client : -1, POLLIN, 0},
+                       {lanes[1].open ? up : -1, POLLIN, 0}};
         const int n = ::poll(p, 2, kSliceMs);
         if (n < 0 && errno != EINTR) break;
         for (int i = 0; i < 2 && n > 0; ++i) {
             if (p[i].revents == 0) continue;
-            const int from = i == 0 ? c.client : up, to = i == 0 ? up : c.client;
-            const ssize_t got = ::read(from, buf.data(), buf.size());
+            Lane& l = lanes[i];
+            const ssize_t got = ::splice(l.from, nullptr, l.pipe[1], nullptr, kChunk * 16,
+                                         SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
             if (got <= 0) {
-                ::shutdown(to, SHUT_WR);
-                (i == 0 ? from_box : to_box) = false;
+                ::shutdown(l.to, SHUT_WR);
+                l.open = false;
                 continue;
             }
             const auto g = static_cast<std::size_t>(got);
             std::string why;
-            const bool within =
-                i == 0 ? count(shared.bytes_out, o.ceiling.max_bytes_out, g, "from the box", why)
-                       : count(shared.bytes_in, o.ceiling.max_bytes_in, g, "to the box", why);
+            const bool within = i == 0 ? count(shared.bytes_out, o.ceiling.max_bytes_out, g,
+                                               "from the box", why)
+                                       : count(shared.bytes_in, o.ceiling.max_bytes_in, g,
+                                               "to the box", why);
             if (!within) {
                 r.reason = why;
                 return;
             }
             (i == 0 ? r.bytes_out : r.bytes_in) += g;
-            if (!send_all(to, buf.data(), g)) {
-                from_box = to_box = false;
-                break;
+            l.queued += g;
+            while (l.queued > 0) {
+                const ssize_t w =
+                    ::splice(l.pipe[0], nullptr, l.to, nullptr, l.queued, SPLICE_F_MOVE);
+                if (w < 0 && errno == EINTR) continue;
+                if (w <= 0) {
+                    lanes[0].open = lanes[1].open = false;
+                    break;
+                }
+                l.queued -= static_cast<std::size_t>(w);
             }
         }
     }

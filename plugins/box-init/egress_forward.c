@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -26,41 +27,49 @@ static void complain(const char* what, int err) {
     }
 }
 
-static int write_all(int fd, const char* p, size_t n) {
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+/* One direction's pipe: bytes move socket -> pipe -> socket with splice(2), never through this
+ * process's memory. */
+struct lane {
+    int from, to, pipe_r, pipe_w;
+    size_t queued; /* in the pipe, not yet written on */
+    int open;
+};
+
+/* Moves what `from` has into the pipe and on to `to`; 0 once `from` ended (then `to` is half
+ * closed), -1 when `to` cannot take it. */
+static int pump_lane(struct lane* l) {
+    ssize_t n = splice(l->from, NULL, l->pipe_w, NULL, 1 << 20, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 1;
+    if (n <= 0) {
+        shutdown(l->to, SHUT_WR);
+        l->open = 0;
+        return 0;
+    }
+    l->queued += (size_t)n;
+    while (l->queued > 0) {
+        ssize_t w = splice(l->pipe_r, NULL, l->to, NULL, l->queued, SPLICE_F_MOVE);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
+        l->queued -= (size_t)w;
     }
-    return 0;
+    return 1;
 }
 
 /* Both directions until both ended; a half-close is passed on. */
 static void relay(int a, int b) {
-    static char buf[65536];
-    int open_a = 1, open_b = 1;
-    while (open_a || open_b) {
-        struct pollfd p[2] = {{open_a ? a : -1, POLLIN, 0}, {open_b ? b : -1, POLLIN, 0}};
+    int p1[2], p2[2];
+    if (pipe2(p1, O_CLOEXEC) != 0 || pipe2(p2, O_CLOEXEC) != 0) return;
+    fcntl(p1[1], F_SETPIPE_SZ, 1 << 20);
+    fcntl(p2[1], F_SETPIPE_SZ, 1 << 20);
+    struct lane up = {a, b, p1[0], p1[1], 0, 1}, down = {b, a, p2[0], p2[1], 0, 1};
+    while (up.open || down.open) {
+        struct pollfd p[2] = {{up.open ? a : -1, POLLIN, 0}, {down.open ? b : -1, POLLIN, 0}};
         if (poll(p, 2, -1) < 0) {
             if (errno == EINTR) continue;
             return;
         }
-        for (int i = 0; i < 2; ++i) {
-            if (p[i].revents == 0) continue;
-            int from = i == 0 ? a : b, to = i == 0 ? b : a;
-            ssize_t n = read(from, buf, sizeof buf);
-            if (n <= 0) {
-                shutdown(to, SHUT_WR);
-                if (i == 0)
-                    open_a = 0;
-                else
-                    open_b = 0;
-            } else if (write_all(to, buf, (size_t)n) != 0) {
-                return;
-            }
-        }
+        if (p[0].revents != 0 && pump_lane(&up) < 0) return;
+        if (p[1].revents != 0 && pump_lane(&down) < 0) return;
     }
 }
 
