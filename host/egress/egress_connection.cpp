@@ -272,10 +272,9 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r) {
             }
             const auto g = static_cast<std::size_t>(got);
             std::string why;
-            const bool within = i == 0 ? count(shared.bytes_out, o.ceiling.max_bytes_out, g,
-                                               "from the box", why)
-                                       : count(shared.bytes_in, o.ceiling.max_bytes_in, g,
-                                               "to the box", why);
+            const bool within =
+                i == 0 ? count(shared.bytes_out, o.ceiling.max_bytes_out, g, "from the box", why)
+                       : count(shared.bytes_in, o.ceiling.max_bytes_in, g, "to the box", why);
             if (!within) {
                 r.reason = why;
                 return;

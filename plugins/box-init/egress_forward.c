@@ -118,6 +118,9 @@ pid_t start_egress_forwarder(int close_fd) {
     in.sin_family = AF_INET;
     in.sin_port = htons((unsigned short)port);
     in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    /* A session's earlier exec leaves its connections to this port in TIME_WAIT. */
+    int one = 1;
+    if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (fd < 0 || bind(fd, (struct sockaddr*)&in, sizeof in) != 0 || listen(fd, 64) != 0) {
         complain("binding 127.0.0.1", errno);
         if (fd >= 0) close(fd);

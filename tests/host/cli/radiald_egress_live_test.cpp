@@ -18,6 +18,7 @@
 #include "../../support/loopback_http_server.h"
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
+#include "session_fixture.h"
 
 namespace radial {
 namespace {
@@ -86,6 +87,29 @@ TEST(EgressLive, UnderGvisorANamedDestinationIsReached) {
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     EXPECT_EQ(t.result.out, "hello\n");
     EXPECT_EQ(up_.requests(), 1);
+}
+
+// A session's turns each get their own broker (and each exec its own endpoint), turn after turn.
+TEST(EgressLive, EachTurnOfASessionGetsItsOwnBroker) {
+    test::LoopbackHttpServer up_("127.0.0.2", kHello);
+    const std::string port = std::to_string(up_.port());
+    test::RadialdSetup s("", egress_table(port));
+    test::Session session(s, {});
+    ASSERT_EQ(session.created.exit_code, 0) << session.created.err;
+    for (int i = 0; i < 3; ++i) {
+        auto t = s.turn({"--session", session.id, "--egress", "pkg.test:" + port},
+                        {"sh", "-c", "curl -s http://pkg.test:" + port + "/"});
+        EXPECT_EQ(t.result.exit_code, 0) << i << ": " << t.result.err;
+        EXPECT_EQ(t.result.out, "hello\n") << i;
+        EXPECT_EQ(receipts(s, t.record).size(), 1u) << i;
+    }
+    auto without =
+        s.turn({"--session", session.id}, {"sh", "-c",
+                                           "echo \"[$HTTP_PROXY]\"; curl -s --max-time 5 "
+                                           "http://127.0.0.2:" +
+                                               port + "/; echo rc=$?"});
+    EXPECT_THAT(without.result.out, ::testing::StartsWith("[]\n"));
+    EXPECT_EQ(up_.requests(), 3) << "a turn without egress reached nothing";
 }
 
 TEST(EgressLive, WithoutEgressTheBoxHasNoRouteOut) {
