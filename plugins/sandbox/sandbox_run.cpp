@@ -142,18 +142,9 @@ radial::plugin::RunResult SandboxRun::execute() {
     internal::UniqueFd script = script_memfd(this->script());
     // A passthrough workspace must exist on the host; sbx's behaviour otherwise is undocumented.
     if (!session_exec) plugin_support::check_mount_sources(spec_);
-    if (spec_.timeout_ms != 0 && spec_.timeout_ms < (1ull << 40)) {
-        // A session exec's script ends it at its deadline; the runner's is a backstop past it.
-        if (session_exec) {
-            // Counted from this call, while the script's deadline starts once it runs: the
-            // margin also covers the steps before it (sbx ls, a port rule, the client's start).
-            exec_deadline_ = started + milliseconds(spec_.timeout_ms);
-            timeout_at_ = exec_deadline_ + milliseconds(settings.kill_grace_ms) + kExecBackstop +
-                          milliseconds(3 * settings.command_timeout_ms);
-        } else {
-            timeout_at_ = started + milliseconds(spec_.timeout_ms);
-        }
-    }
+    // The timeout is the command's: it starts with the exec, while create, the port rules and
+    // the removal have budgets of their own (a slow create never eats a short turn).
+    const bool timed = spec_.timeout_ms != 0 && spec_.timeout_ms < (1ull << 40);
     if (session_exec) {
         const auto listed = cli_.list(cli_.command_budget());
         if (std::none_of(listed.begin(), listed.end(),
@@ -189,7 +180,25 @@ radial::plugin::RunResult SandboxRun::execute() {
                          "check that this sbx supports per-sandbox rules ('sbx policy allow "
                          "network --help' names --sandbox)");
         }
-        if (going) status = exec(exec_args, std::move(script));
+        if (going && timed) {
+            const auto now = Clock::now();
+            if (session_exec) {
+                // The exec script ends it at its deadline; the runner's is a backstop past it.
+                exec_deadline_ = now + milliseconds(spec_.timeout_ms);
+                timeout_at_ = exec_deadline_ + milliseconds(settings.kill_grace_ms) + kExecBackstop;
+            } else {
+                timeout_at_ = now + milliseconds(spec_.timeout_ms);
+            }
+        }
+        if (going) {
+            if (!session_exec)
+                host_.info(box() + ": " + sandbox() + " created and ready in " +
+                           std::to_string(std::chrono::duration_cast<milliseconds>(
+                                              Clock::now() - started)
+                                              .count()) +
+                           " ms; its timeout starts now");
+            status = exec(exec_args, std::move(script));
+        }
         if (session_exec) {
             settle_session(result, status);
         } else if (mode_ == Mode::session_create) {

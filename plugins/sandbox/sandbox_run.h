@@ -29,11 +29,12 @@ using plugin_support::ActiveRun;
 // Everything that can be refused (spec fields, config) is refused before step 1.
 //
 // Endings: the workload's exit → RADIAL_RUN_EXITED with the exec's exit code. spec.timeout_ms
-// (counted from the call, so create and policy count too) → RADIAL_RUN_TIMED_OUT. `active` killed
+// (the command's: counted from the exec's start; create, the port rules and the removal have
+// budgets of their own, and the time create took is logged) → RADIAL_RUN_TIMED_OUT. `active` killed
 // (RunRegistry::request_kill; before step 1 nothing is created) → RADIAL_RUN_KILLED; `out`
 // returned non-zero → RADIAL_RUN_KILLED | RADIAL_RUN_OUTPUT_ABORTED. To end a run early the
 // sandbox is removed (rm --force), which ends the exec; the exec client is SIGKILLed after
-// settings.kill_grace_ms and always reaped. A kill or timeout during create or policy interrupts
+// settings.kill_grace_ms and always reaped. A kill during create or policy interrupts
 // that call. `duration_ms` runs from the call to the sandbox being gone.
 //
 // Throws radial::plugin::Error: RADIAL_E_REFUSED / RADIAL_E_INVALID naming the field (builders);
