@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "egress/egress_connection.h"
+#include "egress/egress_dial.h"
 
 namespace radial::egress {
 
@@ -54,7 +55,15 @@ struct EgressBroker::Impl {
             if (p[1].revents != 0 || shared.revoked) return;
             if (p[0].revents == 0) continue;
             const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-            if (fd < 0) continue;
+            if (fd < 0) {
+                // Out of descriptors: the pending connection stays readable, so wait a moment
+                // (or for the revocation) rather than spin on it.
+                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                    pollfd w{wake[0], POLLIN, 0};
+                    ::poll(&w, 1, 100);
+                }
+                continue;
+            }
             reap_finished();
             std::lock_guard lock(mutex);
             if (conns.size() >= shared.options.ceiling.max_connections) {
@@ -66,17 +75,25 @@ struct EgressBroker::Impl {
             }
             auto conn = std::make_shared<detail::Connection>();
             conn->client = fd;
-            conns.push_back({conn, std::thread([this, conn] {
-                                 detail::serve(shared, *conn);
-                                 conn->cut(); // the box sees the end now, not at the reap
-                                 conn->done = true;
-                             })});
+            try {
+                conns.push_back({conn, std::thread([this, conn] {
+                                     detail::serve(shared, *conn);
+                                     conn->cut(); // the box sees the end now, not at the reap
+                                     conn->done = true;
+                                 })});
+            } catch (const std::system_error&) {
+                // No thread to serve it (the host's task limit): refused, radiald goes on.
+                conn->client = -1;
+                detail::refuse_at_once(shared, fd,
+                                       "the host cannot start another connection now; try again");
+            }
         }
     }
 };
 
 EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique<Impl>()) {
     impl_->shared.options = std::move(options);
+    impl_->shared.own = detail::own_addresses();
     const std::string& path = impl_->shared.options.unix_path;
     sockaddr_un addr{};
     if (path.empty() || path.front() != '/' || path.size() >= sizeof addr.sun_path)
@@ -134,6 +151,15 @@ void EgressBroker::revoke() noexcept {
     }
     for (auto& s : all) s.conn->cut();
     for (auto& s : all) s.thread.join();
+    auto& sh = impl_->shared;
+    if (sh.options.on_log && (sh.receipts_dropped > 0 || sh.empty_connections > 0))
+        sh.options.on_log(fmt::format(
+            "egress: {} attempt(s) beyond the turn's {} receipts were not journaled; {} "
+            "connection(s) closed without a request",
+            sh.receipts_dropped, detail::kMostReceipts, sh.empty_connections.load()));
+    if (sh.options.on_log && sh.receipts_failed > 1)
+        sh.options.on_log(
+            fmt::format("egress: {} receipt(s) could not be stored", sh.receipts_failed));
 }
 
 std::size_t EgressBroker::open_connections() const {

@@ -46,6 +46,8 @@ struct EgressBrokerOptions {
     std::vector<AllowRule> rules; // the turn's destinations (narrow())
     // Called once per attempt when it ends, from the broker's threads, one call at a time.
     std::function<void(const Receipt&)> on_receipt;
+    // Lines for the host's log (a receipt that could not be stored, the summary at revocation).
+    std::function<void(const std::string&)> on_log;
     std::chrono::milliseconds head_timeout{30'000};    // for the request's head
     std::chrono::milliseconds connect_timeout{15'000}; // for the connection to the destination
     std::chrono::milliseconds hello_timeout{10'000};   // for a tunnel's first TLS bytes

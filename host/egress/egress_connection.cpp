@@ -1,6 +1,6 @@
 // host/egress/egress_connection.cpp — see egress_connection.h. Blocking sockets on a thread of
-// their own, polled in slices of at most 200 ms, so a revocation is seen within one slice even
-// while a name is being resolved or a connect is pending.
+// their own, polled in slices of at most 200 ms, so a revocation is seen within one slice while
+// the head is read, the name resolved (egress_dial.h), the connect pending or bytes relayed.
 #include "egress/egress_connection.h"
 
 #include <fcntl.h>
@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "egress/egress_dial.h"
+#include "egress/http_head.h"
 #include "egress/tls_client_hello.h"
 
 namespace radial::egress::detail {
@@ -28,6 +30,7 @@ using std::chrono::milliseconds;
 constexpr std::size_t kMostHeadBytes = 16u << 10;
 constexpr std::size_t kChunk = 64u << 10;
 constexpr int kSliceMs = 200;
+constexpr std::uint64_t kUnlimited = ~std::uint64_t{0};
 
 std::int64_t epoch_ms() {
     return std::chrono::duration_cast<milliseconds>(
@@ -75,145 +78,39 @@ void answer(int fd, int status, const std::string& text, const std::string& why)
     send_all(fd, r.data(), r.size());
 }
 
-struct Head {
-    std::string method, target, version;
-    std::vector<std::pair<std::string, std::string>> headers; // names lowercased
-    std::string rest;                                         // bytes after the head
-};
-
-// Reads the request's head (request line and headers). Empty method when it could not be read;
-// `why` then says why.
-Head read_head(BrokerShared& shared, int fd, std::string& why) {
-    Head h;
+// Reads the request's head (up to its blank line) into `head`, and what came after it into
+// `rest`. False with `why` when it could not be read.
+bool read_head(BrokerShared& shared, int fd, std::string& head, std::string& rest,
+               std::string& why) {
     std::string buf;
     const auto deadline = Clock::now() + shared.options.head_timeout;
     std::size_t end = std::string::npos;
     while ((end = buf.find("\r\n\r\n")) == std::string::npos) {
         if (buf.size() > kMostHeadBytes) {
             why = "the request's head is over 16 KiB";
-            return h;
+            return false;
         }
+        // A line ended by a bare LF would never end the head; it is refused at once.
+        for (std::size_t i = buf.find('\n'); i != std::string::npos; i = buf.find('\n', i + 1))
+            if (i == 0 || buf[i - 1] != '\r') {
+                why = "a bare LF in the request head";
+                return false;
+            }
         if (!wait_for(shared, fd, POLLIN, deadline)) {
             why = shared.revoked ? "revoked at the turn's end" : "no request head in time";
-            return h;
+            return false;
         }
         char tmp[4096];
         const ssize_t n = ::read(fd, tmp, sizeof tmp);
         if (n <= 0) {
-            why = "the box closed the connection before its request";
-            return h;
+            why = buf.empty() ? "" : "the box closed the connection inside its request head";
+            return false;
         }
         buf.append(tmp, static_cast<std::size_t>(n));
     }
-    h.rest = buf.substr(end + 4);
-    std::string_view head(buf.data(), end);
-    auto line_end = head.find("\r\n");
-    std::string_view line = head.substr(0, line_end);
-    const auto sp1 = line.find(' '), sp2 = line.rfind(' ');
-    if (sp1 == std::string_view::npos || sp2 == sp1) {
-        why = "not an HTTP request line";
-        return h;
-    }
-    h.target = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
-    h.version = std::string(line.substr(sp2 + 1));
-    std::string_view rest = line_end == std::string_view::npos ? "" : head.substr(line_end + 2);
-    while (!rest.empty()) {
-        const auto e = rest.find("\r\n");
-        std::string_view l = rest.substr(0, e);
-        rest = e == std::string_view::npos ? "" : rest.substr(e + 2);
-        const auto colon = l.find(':');
-        if (colon == std::string_view::npos) continue;
-        std::string value(l.substr(colon + 1));
-        value.erase(0, value.find_first_not_of(" \t"));
-        value.erase(value.find_last_not_of(" \t") + 1);
-        h.headers.emplace_back(lower(std::string(l.substr(0, colon))), value);
-    }
-    h.method = std::string(line.substr(0, sp1));
-    return h;
-}
-
-const std::string* header(const Head& h, const std::string& name) {
-    for (const auto& [n, v] : h.headers)
-        if (n == name) return &v;
-    return nullptr;
-}
-
-// The addresses to connect to for `host`: the ceiling's name map, or the system's resolver.
-std::vector<ip::address> resolve(const EgressCeiling& ceiling, const std::string& host,
-                                 std::string& why) {
-    std::vector<ip::address> out;
-    boost::system::error_code ec;
-    if (auto literal = ip::make_address(host, ec); !ec) return {literal};
-    if (auto it = ceiling.hosts.find(host); it != ceiling.hosts.end()) {
-        auto a = ip::make_address(it->second, ec);
-        if (!ec) out.push_back(a);
-        return out;
-    }
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    if (const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res); rc != 0) {
-        why = fmt::format("resolving '{}': {}", host, ::gai_strerror(rc));
-        return out;
-    }
-    for (addrinfo* p = res; p != nullptr; p = p->ai_next) {
-        char text[INET6_ADDRSTRLEN] = {};
-        const void* at =
-            p->ai_family == AF_INET
-                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(p->ai_addr)->sin_addr)
-                : &reinterpret_cast<sockaddr_in6*>(p->ai_addr)->sin6_addr;
-        if (::inet_ntop(p->ai_family, at, text, sizeof text) == nullptr) continue;
-        auto a = ip::make_address(text, ec);
-        if (!ec && std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
-    }
-    ::freeaddrinfo(res);
-    return out;
-}
-
-// Connects to `a`:`port` within the connect timeout; the descriptor, or -1 with `why`.
-int connect_to(BrokerShared& shared, Connection& c, const ip::address& a, std::uint16_t port,
-               std::string& why) {
-    sockaddr_storage ss{};
-    socklen_t len = 0;
-    if (a.is_v4()) {
-        auto* s = reinterpret_cast<sockaddr_in*>(&ss);
-        s->sin_family = AF_INET;
-        s->sin_port = htons(port);
-        const auto b = a.to_v4().to_bytes();
-        std::memcpy(&s->sin_addr, b.data(), b.size());
-        len = sizeof *s;
-    } else {
-        auto* s = reinterpret_cast<sockaddr_in6*>(&ss);
-        s->sin6_family = AF_INET6;
-        s->sin6_port = htons(port);
-        const auto b = a.to_v6().to_bytes();
-        std::memcpy(&s->sin6_addr, b.data(), b.size());
-        len = sizeof *s;
-    }
-    const int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-        why = fmt::format("socket: {}", std::strerror(errno));
-        return -1;
-    }
-    c.upstream = fd;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 && errno != EINPROGRESS) {
-        why = fmt::format("connecting to {}: {}", a.to_string(), std::strerror(errno));
-        return -1;
-    }
-    if (!wait_for(shared, fd, POLLOUT, Clock::now() + shared.options.connect_timeout)) {
-        why = shared.revoked ? "revoked at the turn's end"
-                             : fmt::format("connecting to {}: no answer in time", a.to_string());
-        return -1;
-    }
-    int err = 0;
-    socklen_t elen = sizeof err;
-    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
-    if (err != 0) {
-        why = fmt::format("connecting to {}: {}", a.to_string(), std::strerror(err));
-        return -1;
-    }
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    return fd;
+    head = buf.substr(0, end + 2); // the last header line keeps its CRLF
+    rest = buf.substr(end + 4);
+    return true;
 }
 
 // Adds `n` to a per-turn total; false (and `why`) when that passes its quota.
@@ -238,8 +135,10 @@ struct Lane {
     }
 };
 
-// Copies both ways until both ends closed, a quota is reached or the broker is revoked.
-void relay(BrokerShared& shared, Connection& c, Receipt& r) {
+// Copies both ways until both ends closed, a quota is reached or the broker is revoked. At most
+// `limit_out` more bytes go from the box to the destination (a plain request's body); what the box
+// sends beyond them is never read.
+void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_out) {
     const int up = c.upstream;
     Lane lanes[2];
     lanes[0].from = c.client; // from the box
@@ -254,6 +153,7 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r) {
         ::fcntl(l.pipe[1], F_SETPIPE_SZ, 1 << 20);
     }
     const auto& o = shared.options;
+    if (limit_out == 0) lanes[0].open = false; // nothing more from the box: not read at all
     while ((lanes[0].open || lanes[1].open) && !shared.revoked) {
         pollfd p[2] = {{lanes[0].open ? c.client : -1, POLLIN, 0},
                        {lanes[1].open ? up : -1, POLLIN, 0}};
@@ -262,7 +162,10 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r) {
         for (int i = 0; i < 2 && n > 0; ++i) {
             if (p[i].revents == 0) continue;
             Lane& l = lanes[i];
-            const ssize_t got = ::splice(l.from, nullptr, l.pipe[1], nullptr, kChunk * 16,
+            const std::size_t most =
+                i == 0 ? static_cast<std::size_t>(std::min<std::uint64_t>(limit_out, kChunk * 16))
+                       : kChunk * 16;
+            const ssize_t got = ::splice(l.from, nullptr, l.pipe[1], nullptr, most,
                                          SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
             if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
             if (got <= 0) {
@@ -280,6 +183,10 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r) {
                 return;
             }
             (i == 0 ? r.bytes_out : r.bytes_in) += g;
+            if (i == 0 && limit_out != kUnlimited) {
+                limit_out -= g;
+                if (limit_out == 0) lanes[0].open = false; // the body is whole
+            }
             l.queued += g;
             while (l.queued > 0) {
                 const ssize_t w =
@@ -296,8 +203,11 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r) {
     r.reason = shared.revoked ? "revoked at the turn's end" : "closed";
 }
 
-// A CONNECT tunnel's first bytes, when they are a TLS ClientHello, must name the tunnel's host.
-bool check_server_name(BrokerShared& shared, Connection& c, const std::string& host,
+// A tunnel carries TLS to the host it was opened to: its first bytes must be a ClientHello whose
+// server name is that host (one without a name only for an IP-literal destination). Anything else
+// — another protocol, whose requests the broker cannot read, or nothing within the hello timeout —
+// is refused. Fronting inside TLS (another name in the encrypted Host) is out of its sight.
+bool check_server_name(BrokerShared& shared, Connection& c, const std::string& host, bool literal,
                        std::string& pending, Receipt& r) {
     const auto deadline = Clock::now() + shared.options.hello_timeout;
     for (;;) {
@@ -308,66 +218,73 @@ bool check_server_name(BrokerShared& shared, Connection& c, const std::string& h
                 r.reason =
                     fmt::format("the tunnel's TLS names '{}', not '{}'", scan.server_name, host);
                 return false;
+            case ClientHelloScan::State::no_sni:
+                if (literal) return true;
+                r.reason = fmt::format("the tunnel's TLS names no server; it must name '{}'", host);
+                return false;
             case ClientHelloScan::State::malformed:
                 r.reason = "the tunnel's TLS handshake cannot be read";
                 return false;
             case ClientHelloScan::State::not_tls:
-            case ClientHelloScan::State::no_sni: return true;
+                r.reason =
+                    "the tunnel does not start with TLS; a tunnel carries TLS only (plain "
+                    "http:// goes as a plain request, whose Host is checked)";
+                return false;
             case ClientHelloScan::State::need_more: break;
         }
         if (!wait_for(shared, c.client, POLLIN, deadline)) {
-            // A client that speaks second (it waits for the server) sends nothing first.
-            if (!shared.revoked && pending.empty()) return true;
             r.reason = shared.revoked ? "revoked at the turn's end" : "no TLS handshake in time";
             return false;
         }
         char tmp[4096];
         const ssize_t n = ::read(c.client, tmp, sizeof tmp);
         if (n <= 0) {
-            // Closed before a whole handshake: nothing more will come to judge or to forward.
-            r.reason = "closed";
-            return pending.empty();
+            r.reason = "closed before its TLS handshake";
+            return false;
         }
         pending.append(tmp, static_cast<std::size_t>(n));
     }
 }
 
-// Judges and opens the destination; false (with the receipt's reason) when refused.
-bool open_destination(BrokerShared& shared, Connection& c, const std::string& host,
-                      std::uint16_t port, Receipt& r) {
-    const auto& o = shared.options;
-    boost::system::error_code ec;
-    ip::make_address(host, ec);
-    const bool literal = !ec;
-    const bool allowed = std::any_of(o.rules.begin(), o.rules.end(), [&](const AllowRule& a) {
+// Whether the turn's rules name `host`:`port` (an IP literal only by a rule naming it).
+bool named_by_rules(const BrokerShared& shared, const std::string& host, std::uint16_t port,
+                    bool literal) {
+    const auto& rules = shared.options.rules;
+    return std::any_of(rules.begin(), rules.end(), [&](const AllowRule& a) {
         return literal ? a.host == host && a.port == port : matches(a, host, port);
     });
-    if (!allowed) {
-        r.reason = literal ? fmt::format(
-                                 "an IP literal ({}) is not a destination the turn's "
-                                 "egress names; ask for a host name",
-                                 host)
-                           : fmt::format("{} is not in the turn's egress policy", r.destination);
-        return false;
-    }
+}
+
+// The addresses of `host` no denied range holds (resolved once); empty, with the receipt's reason,
+// when there is none.
+std::vector<ip::address> allowed_addresses(BrokerShared& shared, const std::string& host,
+                                           Receipt& r) {
+    const auto& o = shared.options;
     std::string why;
-    const auto addresses = resolve(o.ceiling, host, why);
-    if (addresses.empty()) {
-        r.reason = why.empty() ? fmt::format("'{}' has no address", host) : why;
-        return false;
-    }
-    std::string refusal;
+    const auto addresses =
+        resolve_until(o.ceiling, host, Clock::now() + o.connect_timeout, shared.revoked, why);
+    if (addresses.empty()) r.reason = why.empty() ? fmt::format("'{}' has no address", host) : why;
+    std::vector<ip::address> out;
     for (const auto& a : addresses) {
-        if (std::string no = address_refusal(o.ceiling, a); !no.empty()) {
-            refusal = fmt::format("'{}' resolves to {}", host, no);
-            continue;
-        }
+        if (std::string no = dial_refusal(o.ceiling, shared.own, a); !no.empty())
+            r.reason = fmt::format("'{}' resolves to {}", host, no);
+        else
+            out.push_back(a);
+    }
+    return out;
+}
+
+// Connects to the first of `addresses` that answers; false (with the receipt's reason) when none.
+bool open_destination(BrokerShared& shared, Connection& c,
+                      const std::vector<ip::address>& addresses, std::uint16_t port, Receipt& r) {
+    const auto deadline = Clock::now() + shared.options.connect_timeout;
+    for (const auto& a : addresses) {
         r.address = a.is_v6() ? fmt::format("[{}]:{}", a.to_string(), port)
                               : fmt::format("{}:{}", a.to_string(), port);
-        if (connect_to(shared, c, a, port, why) >= 0) return true;
-        refusal = why;
+        std::string why;
+        if (connect_until(a, port, deadline, shared.revoked, c.upstream, why) >= 0) return true;
+        r.reason = why;
     }
-    r.reason = refusal;
     return false;
 }
 
@@ -381,10 +298,17 @@ void finish(BrokerShared& shared, Receipt& r) {
 void BrokerShared::receipt(const Receipt& r) {
     if (!options.on_receipt) return;
     std::lock_guard lock(receipt_mutex);
+    if (receipts >= kMostReceipts) {
+        ++receipts_dropped;
+        return;
+    }
+    ++receipts;
     try {
         options.on_receipt(r);
-    } catch (...) {
-        // A receipt that cannot be stored is the sink's to report; the connection is over.
+    } catch (const std::exception& e) {
+        // Said once, then counted: a full journal must not become a flood of log lines.
+        if (receipts_failed++ == 0 && options.on_log)
+            options.on_log(fmt::format("an egress receipt could not be stored: {}", e.what()));
     }
 }
 
@@ -408,96 +332,175 @@ void refuse_at_once(BrokerShared& shared, int client, const std::string& reason)
     finish(shared, r);
 }
 
+namespace {
+
+// The destination of a plain request: its absolute http:// target, with the Host header (when
+// given) naming the same host and port. The head sent on: origin-form, the Host written from the
+// target, hop-by-hop headers dropped, `Connection: close`. Refuses (the receipt's reason) a body
+// in chunks: its end cannot be known without parsing it, and one request per connection is what
+// keeps a second, unjudged one from riding it.
+bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std::uint64_t& body,
+                   Receipt& r) {
+    const std::string_view t = h.target;
+    if (lower(std::string(t.substr(0, 7))) != "http://") {
+        r.reason = lower(std::string(t.substr(0, 8))) == "https://"
+                       ? std::string("https goes through CONNECT, not a plain request")
+                       : fmt::format("'{}' is not an absolute http:// URL", h.target);
+        return false;
+    }
+    const auto slash = t.find_first_of("/?#", 7);
+    const std::string authority(t.substr(7, slash == std::string_view::npos ? t.npos : slash - 7));
+    std::string path(slash == std::string_view::npos ? "/" : t.substr(slash));
+    if (path.front() != '/') path.insert(0, "/");
+    if (authority.find('@') != std::string::npos) {
+        r.reason = "a URL with user information is not a destination";
+        return false;
+    }
+    auto with_port = [](const std::string& a) {
+        const bool v6 = !a.empty() && a.front() == '[';
+        const auto colon = a.rfind(':');
+        const bool has = colon != std::string::npos && (!v6 || colon > a.find(']'));
+        return has ? a : a + ":80";
+    };
+    try {
+        dest = parse_allow_rule(with_port(authority));
+        if (dest.host.starts_with("*.")) throw PolicyError("a wildcard is no destination");
+        r.destination = dest.text();
+        if (const std::string* given = h.header("host")) {
+            const AllowRule named = parse_allow_rule(with_port(*given));
+            if (named.host != dest.host || named.port != dest.port) {
+                r.reason =
+                    fmt::format("the Host header names '{}', not '{}'", named.text(), dest.text());
+                return false;
+            }
+        }
+    } catch (const PolicyError& e) {
+        r.reason = fmt::format("'{}' names no host:port ({})", h.target, e.what());
+        return false;
+    }
+    if (h.header("transfer-encoding") != nullptr) {
+        r.reason =
+            "a request body in chunks (Transfer-Encoding) is refused; send it with a "
+            "Content-Length, or over https";
+        return false;
+    }
+    body = 0;
+    if (const std::string* cl = h.header("content-length")) {
+        if (cl->empty() || cl->size() > 15 ||
+            !std::all_of(cl->begin(), cl->end(),
+                         [](unsigned char ch) { return std::isdigit(ch); })) {
+            r.reason = "a Content-Length that is not a number";
+            return false;
+        }
+        body = std::stoull(*cl);
+    }
+    forward = fmt::format("{} {} {}\r\nHost: {}\r\n", h.method, path, h.version,
+                          dest.port == 80 ? dest.host : dest.text());
+    for (const auto& [n, v] : h.headers)
+        if (n != "host" && n != "connection" && n != "keep-alive" && n != "proxy-connection" &&
+            n != "proxy-authorization" && n != "te" && n != "upgrade")
+            forward += n + ": " + v + "\r\n";
+    forward += "Connection: close\r\n\r\n";
+    return true;
+}
+
+bool quota_spent(const BrokerShared& shared) {
+    const auto& c = shared.options.ceiling;
+    return shared.bytes_in >= c.max_bytes_in || shared.bytes_out >= c.max_bytes_out;
+}
+
+} // namespace
+
 void serve(BrokerShared& shared, Connection& c) noexcept {
     Receipt r;
     r.started_ms = epoch_ms();
     r.verdict = "refused";
     try {
-        std::string why;
-        Head h = read_head(shared, c.client, why);
-        if (h.method.empty()) {
+        std::string raw, rest, why;
+        if (!read_head(shared, c.client, raw, rest, why)) {
             r.reason = why;
+            // A connection that sent nothing at all is counted, not journaled: a box opening and
+            // closing connections must not fill the journal.
+            if (why.empty()) {
+                ++shared.empty_connections;
+                return;
+            }
             finish(shared, r);
             return;
         }
-        std::string host;
-        std::uint16_t port = 0;
-        std::string forward; // the head sent on, for plain HTTP
-        if (h.method == "CONNECT") {
-            r.kind = "CONNECT";
-            r.destination = h.target;
+        std::optional<HttpHead> h = parse_request_head(raw.substr(0, raw.size() - 2), why);
+        if (!h) {
+            r.reason = "refused: " + why;
+            answer(c.client, 400, "Bad Request", r.reason);
+            finish(shared, r);
+            return;
+        }
+        r.kind = h->method == "CONNECT" ? "CONNECT" : "HTTP";
+        r.destination = h->target;
+        AllowRule dest;
+        std::string forward;
+        std::uint64_t body = kUnlimited;
+        bool judged = false;
+        if (h->method == "CONNECT") {
             try {
-                AllowRule dest = parse_allow_rule(h.target);
+                dest = parse_allow_rule(h->target);
                 if (dest.host.starts_with("*.")) throw PolicyError("a wildcard is no destination");
-                host = dest.host;
-                port = dest.port;
                 r.destination = dest.text();
+                judged = true;
             } catch (const PolicyError& e) {
-                r.reason = fmt::format("CONNECT '{}' is not host:port ({})", h.target, e.what());
+                r.reason = fmt::format("CONNECT '{}' is not host:port ({})", h->target, e.what());
             }
         } else {
-            r.kind = "HTTP";
-            r.destination = h.target;
-            const std::string_view t = h.target;
-            const auto lt = lower(std::string(t.substr(0, 7)));
-            if (lt != "http://") {
-                r.reason = t.substr(0, 8) == "https://"
-                               ? std::string("https goes through CONNECT, not a plain request")
-                               : fmt::format("'{}' is not an absolute http:// URL", h.target);
-            } else {
-                const auto slash = t.find('/', 7);
-                const std::string authority(t.substr(7, slash - 7));
-                const std::string path(slash == std::string_view::npos ? "/" : t.substr(slash));
-                try {
-                    const bool has_port = authority.rfind(':') != std::string::npos &&
-                                          (authority.front() != '[' || authority.back() != ']');
-                    AllowRule dest = parse_allow_rule(has_port ? authority : authority + ":80");
-                    host = dest.host;
-                    port = dest.port;
-                    r.destination = dest.text();
-                    const std::string* given = header(h, "host");
-                    AllowRule named =
-                        given == nullptr
-                            ? dest
-                            : parse_allow_rule(given->rfind(':') != std::string::npos &&
-                                                       given->back() != ']'
-                                                   ? *given
-                                                   : *given + ":80");
-                    if (named.host != dest.host || named.port != dest.port) {
-                        r.reason = fmt::format("the Host header names '{}', not '{}'", named.text(),
-                                               dest.text());
-                        host.clear();
-                    }
-                    forward = fmt::format("{} {} {}\r\n", h.method, path, h.version);
-                    for (const auto& [n, v] : h.headers)
-                        if (n != "connection" && n != "keep-alive" && n != "proxy-connection" &&
-                            n != "proxy-authorization")
-                            forward += n + ": " + v + "\r\n";
-                    forward += "Connection: close\r\n\r\n" + h.rest;
-                } catch (const PolicyError& e) {
-                    r.reason = fmt::format("'{}' names no host:port ({})", h.target, e.what());
-                    host.clear();
-                }
-            }
+            judged = plain_request(*h, dest, forward, body, r);
         }
-        if (host.empty() || !open_destination(shared, c, host, port, r)) {
+        boost::system::error_code ec;
+        ip::make_address(dest.host, ec);
+        const bool literal = judged && !ec;
+        if (judged && !named_by_rules(shared, dest.host, dest.port, literal)) {
+            judged = false;
+            r.reason = literal ? fmt::format(
+                                     "an IP literal ({}) is not a destination the turn's "
+                                     "egress names; ask for a host name",
+                                     dest.host)
+                               : fmt::format("{} is not in the turn's egress policy", dest.text());
+        }
+        if (judged && quota_spent(shared)) {
+            judged = false;
+            r.reason = "the turn's egress quota is spent (run.egress.maxBytesIn / maxBytesOut)";
+        }
+        std::vector<ip::address> addresses;
+        if (judged) {
+            addresses = allowed_addresses(shared, dest.host, r);
+            judged = !addresses.empty();
+        }
+        if (!judged) {
             answer(c.client, 403, "Forbidden", r.reason);
             finish(shared, r);
             return;
         }
-        r.verdict = "allowed";
-        std::string pending = h.rest;
         if (r.kind == "CONNECT") {
+            // Judged before anything is connected: the hello first, then the destination.
             const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
             if (!send_all(c.client, ok.data(), ok.size()) ||
-                !check_server_name(shared, c, host, pending, r)) {
+                !check_server_name(shared, c, dest.host, literal, rest, r)) {
                 if (r.reason.empty()) r.reason = "closed";
-                r.verdict = r.reason == "closed" ? "allowed" : "refused";
                 finish(shared, r);
                 return;
             }
-            forward = pending;
+            forward = std::move(rest);
+        } else {
+            // The body that came with the head, up to its length; nothing after it is sent.
+            const std::size_t take =
+                static_cast<std::size_t>(std::min<std::uint64_t>(body, rest.size()));
+            forward += rest.substr(0, take);
+            body -= take;
         }
+        if (!open_destination(shared, c, addresses, dest.port, r)) {
+            if (r.kind == "HTTP") answer(c.client, 403, "Forbidden", r.reason);
+            finish(shared, r);
+            return;
+        }
+        r.verdict = "allowed";
         r.bytes_out += forward.size();
         if (!count(shared.bytes_out, shared.options.ceiling.max_bytes_out, forward.size(),
                    "from the box", r.reason) ||
@@ -506,7 +509,7 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
             finish(shared, r);
             return;
         }
-        relay(shared, c, r);
+        relay(shared, c, r, body);
     } catch (const std::exception& e) {
         r.reason = fmt::format("broker error: {}", e.what());
     }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/ip/address.hpp>
 #include <mutex>
+#include <vector>
 
 #include "egress/egress_broker.h"
 
@@ -15,9 +17,16 @@ struct BrokerShared {
     EgressBrokerOptions options;
     std::atomic<bool> revoked{false};
     std::atomic<std::uint64_t> bytes_out{0}, bytes_in{0}; // the turn's totals
-    std::mutex receipt_mutex;                             // one on_receipt call at a time
+    std::vector<boost::asio::ip::address> own;            // this host's addresses
+    std::atomic<std::uint64_t> empty_connections{0};      // closed before sending a byte
+    std::mutex receipt_mutex; // one on_receipt call at a time, and the counts below
+    std::size_t receipts = 0, receipts_dropped = 0, receipts_failed = 0;
+    // Stores `r` (at most kMostReceipts per turn; beyond, counted), one at a time.
     void receipt(const Receipt& r);
 };
+
+// Receipts a turn journals; attempts beyond are counted and summarised in the log.
+inline constexpr std::size_t kMostReceipts = 1000;
 
 // One box connection; its descriptors are closed by the destructor.
 struct Connection {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "log/logger.h"
 #include "turn/turn_session.h"
 #include "turn/turn_setup_error.h"
 
@@ -60,6 +61,7 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
     o.ceiling = cfg.egress;
     o.rules = rules;
     o.on_receipt = [store = std::move(store)](const egress::Receipt& r) { store(receipt_json(r)); };
+    o.on_log = [](const std::string& line) { log::warn("egress", "{}", line); };
     std::unique_ptr<egress::EgressBroker> broker;
     try {
         broker = std::make_unique<egress::EgressBroker>(std::move(o));

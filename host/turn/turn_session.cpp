@@ -499,8 +499,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     emit(RADIAL_STREAM_STDERR, buffer);
 
     const auto refused = server ? server->connection_stats().total() : 0;
+    broker.reset(); // every connection of the box closed, each receipt written, its socket gone
     server.reset(); // the socket path is gone and the token worthless from here on
-    broker.reset(); // every connection of the box closed, each receipt written
     // What the exec left in the box may not carry its secrets into a snapshot (docs/design.md
     // §13.12). A second's slack: an inode's change time is coarser than the clock read above.
     if (session_)

@@ -81,10 +81,16 @@ static void serve(int listen_fd, const char* path) {
     for (;;) {
         int c = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
         if (c < 0) {
-            if (errno == EINTR || errno == ECONNABORTED) continue;
-            _exit(1);
+            /* Out of descriptors or processes for a moment: the endpoint stays for the turn. */
+            if (errno != EINTR && errno != ECONNABORTED) poll(NULL, 0, 100);
+            continue;
         }
         pid_t pid = fork();
+        if (pid < 0) { /* no process for it now: this connection is closed, the next tried */
+            close(c);
+            poll(NULL, 0, 100);
+            continue;
+        }
         if (pid == 0) {
             close(listen_fd);
             int u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

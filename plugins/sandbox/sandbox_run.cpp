@@ -192,11 +192,11 @@ radial::plugin::RunResult SandboxRun::execute() {
         }
         if (going) {
             if (!session_exec)
-                host_.info(box() + ": " + sandbox() + " created and ready in " +
-                           std::to_string(std::chrono::duration_cast<milliseconds>(
-                                              Clock::now() - started)
-                                              .count()) +
-                           " ms; its timeout starts now");
+                host_.info(
+                    box() + ": " + sandbox() + " created and ready in " +
+                    std::to_string(
+                        std::chrono::duration_cast<milliseconds>(Clock::now() - started).count()) +
+                    " ms; its timeout starts now");
             status = exec(exec_args, std::move(script));
         }
         if (session_exec) {

@@ -95,14 +95,30 @@ protected:
     std::vector<Receipt> receipts_;
 };
 
+// A ClientHello for `sni`, as a TLS client sends it first in a tunnel.
+std::string client_hello(const std::string& sni) {
+    auto u16 = [](std::size_t n) {
+        return std::string{static_cast<char>(n >> 8), static_cast<char>(n & 0xff)};
+    };
+    std::string body = "\x03\x03" + std::string(32, 'r') + std::string(1, '\0') + u16(2) +
+                       std::string("\x13\x01", 2) + std::string("\x01\x00", 2);
+    std::string entry = std::string(1, '\0') + u16(sni.size()) + sni;
+    std::string data = u16(entry.size()) + entry;
+    std::string ext = u16(0) + u16(data.size()) + data;
+    body += u16(ext.size()) + ext;
+    std::string hs = std::string(1, '\x01') + std::string(1, '\0') + u16(body.size()) + body;
+    return std::string("\x16\x03\x01", 3) + u16(hs.size()) + hs;
+}
+
 const std::string kOk = "HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n";
 
 TEST_F(EgressBrokerTest, AnAllowedNameIsReachedThroughConnectAndPlainHttp) {
     test::LoopbackHttpServer server("127.0.0.2", kOk);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     start({dest});
-    const std::string tunnel = ask("CONNECT " + dest + " HTTP/1.1\r\nHost: " + dest +
-                                   "\r\n\r\nGET /simple HTTP/1.0\r\n\r\n");
+    const std::string hello = client_hello("pkg.test");
+    const std::string tunnel = ask("CONNECT " + dest + " HTTP/1.1\r\nHost: " + dest + "\r\n\r\n" +
+                                   hello + "GET /simple HTTP/1.0\r\n\r\n");
     EXPECT_EQ(tunnel, "HTTP/1.1 200 Connection established\r\n\r\n" + kOk);
     Receipt r = receipt(1);
     EXPECT_EQ(r.kind, "CONNECT");
@@ -110,7 +126,7 @@ TEST_F(EgressBrokerTest, AnAllowedNameIsReachedThroughConnectAndPlainHttp) {
     EXPECT_EQ(r.destination, dest);
     EXPECT_EQ(r.address, "127.0.0.2:" + std::to_string(server.port()));
     EXPECT_EQ(r.bytes_in, kOk.size());
-    EXPECT_EQ(r.bytes_out, std::string("GET /simple HTTP/1.0\r\n\r\n").size());
+    EXPECT_EQ(r.bytes_out, hello.size() + std::string("GET /simple HTTP/1.0\r\n\r\n").size());
     EXPECT_GE(r.ended_ms, r.started_ms);
 
     const std::string plain = ask("GET http://" + dest + "/index HTTP/1.1\r\nHost: " + dest +
@@ -152,21 +168,6 @@ TEST_F(EgressBrokerTest, WhatThePolicyDoesNotNameIsRefusedAndReceipted) {
         EXPECT_EQ(r.address, "") << "nothing was connected to";
     }
     EXPECT_EQ(server.received(), "") << "no refused request reached the server";
-}
-
-// A ClientHello for `sni`, as a TLS client sends it first in a tunnel.
-std::string client_hello(const std::string& sni) {
-    auto u16 = [](std::size_t n) {
-        return std::string{static_cast<char>(n >> 8), static_cast<char>(n & 0xff)};
-    };
-    std::string body = "\x03\x03" + std::string(32, 'r') + std::string(1, '\0') + u16(2) +
-                       std::string("\x13\x01", 2) + std::string("\x01\x00", 2);
-    std::string entry = std::string(1, '\0') + u16(sni.size()) + sni;
-    std::string data = u16(entry.size()) + entry;
-    std::string ext = u16(0) + u16(data.size()) + data;
-    body += u16(ext.size()) + ext;
-    std::string hs = std::string(1, '\x01') + std::string(1, '\0') + u16(body.size()) + body;
-    return std::string("\x16\x03\x01", 3) + u16(hs.size()) + hs;
 }
 
 TEST_F(EgressBrokerTest, ATunnelWhoseTlsNamesAnotherHostIsClosed) {
@@ -211,7 +212,8 @@ TEST_F(EgressBrokerTest, RevocationClosesALongLivedConnectionAtOnce) {
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     start({dest});
     const int fd = connect_broker();
-    send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\nGET / HTTP/1.0\r\n\r\n");
+    send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("pkg.test") +
+                      "GET / HTTP/1.0\r\n\r\n");
     std::string got;
     char buf[256];
     while (got.find("streaming") == std::string::npos) {
@@ -236,7 +238,8 @@ TEST_F(EgressBrokerTest, ConnectionsBeyondTheCapAreRefused) {
     c.max_connections = 1;
     start({dest}, c);
     const int first = connect_broker();
-    send_text(first, "CONNECT " + dest + " HTTP/1.1\r\n\r\nGET / HTTP/1.0\r\n\r\n");
+    send_text(first, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("pkg.test") +
+                         "GET / HTTP/1.0\r\n\r\n");
     std::string got;
     char buf[256];
     while (got.find("held") == std::string::npos) {
@@ -248,6 +251,58 @@ TEST_F(EgressBrokerTest, ConnectionsBeyondTheCapAreRefused) {
     EXPECT_EQ(second.rfind("HTTP/1.1 503", 0), 0u) << second;
     EXPECT_NE(second.find("run.egress.maxConnections"), std::string::npos);
     ::close(first);
+}
+
+// A tunnel carries TLS to its host and nothing else: plain HTTP inside it (whose Host the broker
+// would not see), or silence past the hello timeout, is refused before anything is connected.
+TEST_F(EgressBrokerTest, ATunnelThatDoesNotStartWithTlsIsRefusedBeforeAnyConnect) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    start({dest});
+    EXPECT_EQ(
+        ask("CONNECT " + dest + " HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\nHost: evil.example\r\n\r\n"),
+        "HTTP/1.1 200 Connection established\r\n\r\n");
+    EXPECT_NE(receipt(1).reason.find("does not start with TLS"), std::string::npos);
+    const int fd = connect_broker(); // says nothing: the hello timeout (2 s here) refuses it
+    send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\n");
+    read_all(fd);
+    ::close(fd);
+    EXPECT_EQ(receipt(2).reason, "no TLS handshake in time");
+    EXPECT_EQ(server.requests(), 0) << "nothing was connected to";
+}
+
+// A plain request is read strictly and sent on alone: what a lenient reader would take for a
+// second request, another Host, or a line break is refused or never sent.
+TEST_F(EgressBrokerTest, APlainRequestCannotSmuggleAnotherHostOrRequest) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    const std::string p = std::to_string(server.port());
+    const std::string dest = "pkg.test:" + p;
+    start({dest});
+    const std::vector<std::string> refused = {
+        "GET http://" + dest + "/ HTTP/1.1\nHost: evil.example\nX: HTTP/1.1\r\n\r\n",
+        "GET http://" + dest + "/ HTTP/1.1\r\nHost: " + dest + "\r\nHost: evil.example\r\n\r\n",
+        "GET http://" + dest + "/ HTTP/1.1\r\nHost : evil.example\r\n\r\n",
+        "GET http://" + dest + "/ HTTP/1.1\r\nX: a\r\n Host: evil.example\r\n\r\n",
+        "GET http://" + dest + "/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+        "GET http://user@" + dest + "/ HTTP/1.1\r\n\r\n",
+        "GET http://" + dest + "/a b HTTP/1.1\r\n\r\n",
+    };
+    for (const auto& request : refused) {
+        const std::string answer = ask(request);
+        EXPECT_TRUE(answer.rfind("HTTP/1.1 400", 0) == 0 || answer.rfind("HTTP/1.1 403", 0) == 0)
+            << request << " -> " << answer;
+    }
+    EXPECT_EQ(server.requests(), 0);
+    // A second request pipelined behind the first is never sent; the Host sent is the target's.
+    const std::string answer =
+        ask("POST http://" + dest + "/one HTTP/1.1\r\nHost: " + dest +
+            "\r\nContent-Length: 4\r\n\r\nbodyGET /two HTTP/1.1\r\nHost: evil.example\r\n\r\n");
+    EXPECT_EQ(answer, kOk);
+    EXPECT_EQ(server.requests(), 1);
+    EXPECT_NE(server.received().find("POST /one HTTP/1.1\r\nHost: pkg.test:" + p + "\r\n"),
+              std::string::npos)
+        << server.received();
+    EXPECT_EQ(server.received().find("evil.example"), std::string::npos) << server.received();
 }
 
 } // namespace

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "egress/egress_dial.h"
+
 namespace radial::egress {
 namespace {
 
@@ -75,6 +77,18 @@ TEST(EgressPolicy, TheOperatorAllowsAndDeniesRangesExplicitly) {
               std::string::npos);
     EXPECT_THROW(parse_range("10.0.0.0/33"), PolicyError);
     EXPECT_THROW(parse_range("nope/8"), PolicyError);
+}
+
+// A DNS answer naming this host's own address is refused even when the address is public.
+TEST(EgressPolicy, ThisHostsOwnAddressesAreRefused) {
+    EgressCeiling c;
+    const std::vector<ip::address> own = {ip::make_address("93.184.216.34")};
+    EXPECT_NE(detail::dial_refusal(c, own, own[0]).find("an address of this host"),
+              std::string::npos);
+    EXPECT_TRUE(detail::dial_refusal(c, own, ip::make_address("93.184.216.35")).empty());
+    c.allow_ranges.push_back(parse_range("93.184.216.34"));
+    EXPECT_TRUE(detail::dial_refusal(c, own, own[0]).empty()) << "unless allowRanges names it";
+    EXPECT_FALSE(detail::own_addresses().empty()) << "getifaddrs lists at least loopback";
 }
 
 } // namespace

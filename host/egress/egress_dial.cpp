@@ -1,0 +1,193 @@
+#include "egress/egress_dial.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace radial::egress::detail {
+
+namespace {
+
+namespace ip = boost::asio::ip;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+constexpr auto kSlice = milliseconds(200);
+
+std::vector<ip::address> addresses_of(const addrinfo* res) {
+    std::vector<ip::address> out;
+    for (const addrinfo* p = res; p != nullptr; p = p->ai_next) {
+        char text[INET6_ADDRSTRLEN] = {};
+        const void* at =
+            p->ai_family == AF_INET
+                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(p->ai_addr)->sin_addr)
+                : &reinterpret_cast<sockaddr_in6*>(p->ai_addr)->sin6_addr;
+        if (::inet_ntop(p->ai_family, at, text, sizeof text) == nullptr) continue;
+        boost::system::error_code ec;
+        auto a = ip::make_address(text, ec);
+        if (!ec && std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+    }
+    return out;
+}
+
+// One system lookup, shared between the thread that makes it and the one that waits for it; the
+// waiter may leave first, the lookup then finishes on its own.
+struct Lookup {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    std::vector<ip::address> out;
+    std::string why;
+};
+
+} // namespace
+
+std::vector<ip::address> own_addresses() {
+    std::vector<ip::address> out;
+    ifaddrs* list = nullptr;
+    if (::getifaddrs(&list) != 0) return out;
+    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+        if (i->ifa_addr == nullptr) continue;
+        char text[INET6_ADDRSTRLEN] = {};
+        const int family = i->ifa_addr->sa_family;
+        if (family != AF_INET && family != AF_INET6) continue;
+        const void* at =
+            family == AF_INET
+                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr)
+                : &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr;
+        if (::inet_ntop(family, at, text, sizeof text) == nullptr) continue;
+        boost::system::error_code ec;
+        auto a = ip::make_address(text, ec);
+        if (!ec) out.push_back(a);
+    }
+    ::freeifaddrs(list);
+    return out;
+}
+
+std::vector<ip::address> resolve_until(const EgressCeiling& ceiling, const std::string& host,
+                                       Clock::time_point deadline, const std::atomic<bool>& revoked,
+                                       std::string& why) {
+    boost::system::error_code ec;
+    if (auto literal = ip::make_address(host, ec); !ec) return {literal};
+    if (auto it = ceiling.hosts.find(host); it != ceiling.hosts.end()) {
+        auto a = ip::make_address(it->second, ec);
+        if (ec) return {};
+        return {a};
+    }
+    auto lookup = std::make_shared<Lookup>();
+    try {
+        std::thread([lookup, host] {
+            addrinfo hints{};
+            hints.ai_socktype = SOCK_STREAM;
+            addrinfo* res = nullptr;
+            std::vector<ip::address> out;
+            std::string why;
+            if (const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res); rc != 0) {
+                why = fmt::format("resolving '{}': {}", host, ::gai_strerror(rc));
+            } else {
+                out = addresses_of(res);
+                ::freeaddrinfo(res);
+            }
+            std::lock_guard l(lookup->m);
+            lookup->out = std::move(out);
+            lookup->why = std::move(why);
+            lookup->done = true;
+            lookup->cv.notify_all();
+        }).detach();
+    } catch (const std::system_error& e) {
+        why = fmt::format("resolving '{}': no thread for the lookup ({})", host, e.what());
+        return {};
+    }
+    std::unique_lock l(lookup->m);
+    while (!lookup->done) {
+        if (revoked) {
+            why = "revoked at the turn's end";
+            return {};
+        }
+        if (Clock::now() >= deadline) {
+            why = fmt::format("resolving '{}': no answer in time", host);
+            return {};
+        }
+        lookup->cv.wait_for(l, kSlice);
+    }
+    why = lookup->why;
+    return lookup->out;
+}
+
+std::string dial_refusal(const EgressCeiling& ceiling, const std::vector<ip::address>& own,
+                         const ip::address& a) {
+    for (const auto& r : ceiling.allow_ranges)
+        if (r.contains(a)) return {};
+    if (std::find(own.begin(), own.end(), a) != own.end())
+        return fmt::format(
+            "{} is an address of this host, which no box reaches unless "
+            "run.egress.allowRanges names it",
+            a.to_string());
+    return address_refusal(ceiling, a);
+}
+
+int connect_until(const ip::address& a, std::uint16_t port, Clock::time_point deadline,
+                  const std::atomic<bool>& revoked, std::atomic<int>& upstream, std::string& why) {
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (a.is_v4()) {
+        auto* s = reinterpret_cast<sockaddr_in*>(&ss);
+        s->sin_family = AF_INET;
+        s->sin_port = htons(port);
+        const auto b = a.to_v4().to_bytes();
+        std::memcpy(&s->sin_addr, b.data(), b.size());
+        len = sizeof *s;
+    } else {
+        auto* s = reinterpret_cast<sockaddr_in6*>(&ss);
+        s->sin6_family = AF_INET6;
+        s->sin6_port = htons(port);
+        const auto b = a.to_v6().to_bytes();
+        std::memcpy(&s->sin6_addr, b.data(), b.size());
+        len = sizeof *s;
+    }
+    const int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        why = fmt::format("socket: {}", std::strerror(errno));
+        return -1;
+    }
+    upstream = fd;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 && errno != EINPROGRESS) {
+        why = fmt::format("connecting to {}: {}", a.to_string(), std::strerror(errno));
+        return -1;
+    }
+    for (;;) {
+        if (revoked) {
+            why = "revoked at the turn's end";
+            return -1;
+        }
+        const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+        if (left.count() <= 0) {
+            why = fmt::format("connecting to {}: no answer in time", a.to_string());
+            return -1;
+        }
+        pollfd p{fd, POLLOUT, 0};
+        if (::poll(&p, 1, static_cast<int>(std::min(left, kSlice).count())) > 0) break;
+    }
+    int err = 0;
+    socklen_t elen = sizeof err;
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
+    if (err != 0) {
+        why = fmt::format("connecting to {}: {}", a.to_string(), std::strerror(err));
+        return -1;
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+} // namespace radial::egress::detail

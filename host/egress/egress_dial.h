@@ -1,0 +1,42 @@
+// host/egress/egress_dial.h — how the egress broker reaches a destination it has judged
+// (docs/design.md §9.7): the name resolved once (the ceiling's map, else the system resolver on a
+// thread of its own, so a resolver that never answers cannot hold the broker past its deadline
+// or a revocation), every address checked, and a connect bounded the same way. Private to
+// host/egress.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/ip/address.hpp>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "egress/egress_policy.h"
+
+namespace radial::egress::detail {
+
+// The addresses of this host's own interfaces (getifaddrs), which no box reaches unless the
+// ceiling's allowRanges name them: a DNS answer pointing at the host itself is refused even when
+// the address is public. Empty when they cannot be listed.
+std::vector<boost::asio::ip::address> own_addresses();
+
+// The addresses of `host` (an IP literal, a name of the ceiling's map, or a name the system
+// resolves), within `deadline` and while `revoked` is false. Empty with `why` otherwise.
+std::vector<boost::asio::ip::address> resolve_until(const EgressCeiling& ceiling,
+                                                    const std::string& host,
+                                                    std::chrono::steady_clock::time_point deadline,
+                                                    const std::atomic<bool>& revoked,
+                                                    std::string& why);
+
+// Why no box may reach `a` (address_refusal, and this host's own addresses), or empty.
+std::string dial_refusal(const EgressCeiling& ceiling,
+                         const std::vector<boost::asio::ip::address>& own,
+                         const boost::asio::ip::address& a);
+
+// A connected blocking socket to `a`:`port`, made within `deadline` and while `revoked` is false;
+// stored in `upstream` as soon as it exists (so a revocation can shut it). -1 with `why`.
+int connect_until(const boost::asio::ip::address& a, std::uint16_t port,
+                  std::chrono::steady_clock::time_point deadline, const std::atomic<bool>& revoked,
+                  std::atomic<int>& upstream, std::string& why);
+
+} // namespace radial::egress::detail

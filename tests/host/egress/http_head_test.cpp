@@ -1,0 +1,47 @@
+// tests/host/egress/http_head_test.cpp — the strict request head (host/egress/http_head.h): what
+// it reads, and every form a lenient reader downstream could read differently, refused.
+#include "egress/http_head.h"
+
+#include <gtest/gtest.h>
+
+namespace radial::egress {
+namespace {
+
+TEST(HttpHead, AnOrdinaryHeadIsRead) {
+    std::string why;
+    auto h = parse_request_head(
+        "GET http://pkg.test/simple HTTP/1.1\r\nHost: pkg.test\r\nUser-Agent:  curl/7 \r\n", why);
+    ASSERT_TRUE(h) << why;
+    EXPECT_EQ(h->method, "GET");
+    EXPECT_EQ(h->target, "http://pkg.test/simple");
+    EXPECT_EQ(h->version, "HTTP/1.1");
+    ASSERT_NE(h->header("user-agent"), nullptr);
+    EXPECT_EQ(*h->header("user-agent"), "curl/7");
+}
+
+TEST(HttpHead, EveryAmbiguousFormIsRefused) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"GET / HTTP/1.1\nHost: a\r\n", "bare LF"},
+        {"GET / HTTP/1.1\r\nHost: a\rX: b\r\n", "bare CR"},
+        {"GET / HTTP/1.1\r\nHost: a\x01\r\n", "control byte"},
+        {"GET  / HTTP/1.1\r\n", "request line"},
+        {"GET / x HTTP/1.1\r\n", "request line"},
+        {"GET\t/ HTTP/1.1\r\n", "request line"},
+        {"GET / HTTP/2\r\n", "HTTP/1.0 or HTTP/1.1"},
+        {"G(T / HTTP/1.1\r\n", "method"},
+        {"GET / HTTP/1.1\r\nHost : a\r\n", "not a token"},
+        {"GET / HTTP/1.1\r\n: a\r\n", "not a token"},
+        {"GET / HTTP/1.1\r\nX: a\r\n Host: b\r\n", "folded"},
+        {"GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n", "more than one host"},
+        {"GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n", "content-length"},
+        {"GET / HTTP/1.1\r\nTransfer-Encoding: a\r\nTransfer-Encoding: b\r\n", "transfer-encoding"},
+    };
+    for (const auto& [head, says] : cases) {
+        std::string why;
+        EXPECT_FALSE(parse_request_head(head.substr(0, head.size() - 2), why)) << head;
+        EXPECT_NE(why.find(says), std::string::npos) << head << " -> " << why;
+    }
+}
+
+} // namespace
+} // namespace radial::egress
