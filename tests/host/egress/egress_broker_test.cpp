@@ -28,6 +28,9 @@ using namespace std::chrono_literals;
 class EgressBrokerTest : public ::testing::Test {
 protected:
     EgressBrokerTest() : dir_("radial-egress") {}
+    // The broker first: revoking it writes the receipts of connections still open into
+    // receipts_, which must still exist then.
+    ~EgressBrokerTest() override { broker_.reset(); }
 
     void start(const std::vector<std::string>& rules, EgressCeiling ceiling = {}) {
         if (ceiling.allow_ranges.empty())
