@@ -290,8 +290,10 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // status and output (docs/design.md §4).
     std::atomic<std::uint64_t> refused_records{0};
     std::optional<socket::TurnSocketServer> server;
-    std::unique_ptr<egress::EgressBroker> broker; // the turn's egress, when it names any
-    std::string egress_dir;                       // the socket directory, on the host
+    // The turn's egress, when it names any; reset before `server` wherever that is, so its socket
+    // is out of the directory before the server removes it.
+    std::unique_ptr<egress::EgressBroker> broker;
+    std::string egress_dir; // the socket directory, on the host
     if (request_.kind == RequestKind::turn) {
         try {
             socket::TurnSocketOptions o;
@@ -392,6 +394,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // user and home apply, and the log says so.
     std::optional<BoxIdentity> identity;
     if (session_ && env_.cfg.codex_auth) {
+        broker.reset();
         server.reset();
         return fail(
             "run.codexAuth: a session's turns do not get the Codex credentials yet; run "
@@ -402,6 +405,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                ids && env_.client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS) &&
                user_is_honoured(spec)) {
         if (!codex_auth_error_.empty()) {
+            broker.reset();
             server.reset();
             return fail(codex_auth_error_);
         }
@@ -409,11 +413,13 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             identity.emplace(env_.cfg.state_dir, id, ids->first, ids->second, codex_auth_);
             identity->apply(spec, env_.cfg.home_size_bytes);
         } catch (const std::exception& e) {
+            broker.reset();
             server.reset();
             return fail(fmt::format("preparing the box user's home failed: {}", e.what()));
         }
     } else if (env_.cfg.codex_auth) {
         // Refused at startup for such runtimes (runtime_setup.cpp); never silently without it.
+        broker.reset();
         server.reset();
         return fail(
             fmt::format("run.codexAuth: runtime '{}' does not run the box as '{}' with "
@@ -429,6 +435,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     try {
         env_.journal.set_state(id, journal::TurnState::started);
     } catch (const journal::JournalError& e) {
+        broker.reset();
         server.reset();
         return fail(fmt::format("the box was not started: {}", e.what()));
     }
@@ -438,6 +445,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         try {
             sessions.emplace(host::SessionClient::of(env_.client));
         } catch (const host::RuntimeError& e) {
+            broker.reset();
             server.reset();
             return fail(e.what());
         }
@@ -448,6 +456,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         // them would otherwise reach neither this check nor the runner.
         std::lock_guard lock(runner_mutex_);
         if (stopped_) {
+            broker.reset();
             server.reset();
             bool shutdown = *stopped_ == StopReason::shutdown;
             rec.status = shutdown ? TurnStatus::killed : TurnStatus::failed;
