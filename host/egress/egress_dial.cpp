@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace radial::egress::detail {
@@ -25,19 +26,28 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 constexpr auto kSlice = milliseconds(200);
 
+// The address in `sa` (AF_INET or AF_INET6); nullopt for any other family.
+std::optional<ip::address> address_of(const sockaddr* sa) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const int family = sa->sa_family;
+    if (family != AF_INET && family != AF_INET6) return std::nullopt;
+    const void* at =
+        family == AF_INET
+            ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(sa)->sin_addr)
+            : &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr;
+    if (::inet_ntop(family, at, text, sizeof text) == nullptr) return std::nullopt;
+    boost::system::error_code ec;
+    auto a = ip::make_address(text, ec);
+    if (ec) return std::nullopt;
+    return a;
+}
+
 std::vector<ip::address> addresses_of(const addrinfo* res) {
     std::vector<ip::address> out;
-    for (const addrinfo* p = res; p != nullptr; p = p->ai_next) {
-        char text[INET6_ADDRSTRLEN] = {};
-        const void* at =
-            p->ai_family == AF_INET
-                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(p->ai_addr)->sin_addr)
-                : &reinterpret_cast<sockaddr_in6*>(p->ai_addr)->sin6_addr;
-        if (::inet_ntop(p->ai_family, at, text, sizeof text) == nullptr) continue;
-        boost::system::error_code ec;
-        auto a = ip::make_address(text, ec);
-        if (!ec && std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
-    }
+    for (const addrinfo* p = res; p != nullptr; p = p->ai_next)
+        if (auto a = address_of(p->ai_addr);
+            a && std::find(out.begin(), out.end(), *a) == out.end())
+            out.push_back(*a);
     return out;
 }
 
@@ -57,20 +67,9 @@ std::vector<ip::address> own_addresses() {
     std::vector<ip::address> out;
     ifaddrs* list = nullptr;
     if (::getifaddrs(&list) != 0) return out;
-    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
-        if (i->ifa_addr == nullptr) continue;
-        char text[INET6_ADDRSTRLEN] = {};
-        const int family = i->ifa_addr->sa_family;
-        if (family != AF_INET && family != AF_INET6) continue;
-        const void* at =
-            family == AF_INET
-                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr)
-                : &reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr;
-        if (::inet_ntop(family, at, text, sizeof text) == nullptr) continue;
-        boost::system::error_code ec;
-        auto a = ip::make_address(text, ec);
-        if (!ec) out.push_back(a);
-    }
+    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next)
+        if (i->ifa_addr != nullptr)
+            if (auto a = address_of(i->ifa_addr)) out.push_back(*a);
     ::freeifaddrs(list);
     return out;
 }

@@ -216,7 +216,7 @@ radial::plugin::RunResult SandboxRun::execute() {
     }
 
     // docs/design.md §8.3: the sandbox holds this turn's credentials until it is removed, whatever
-    // happened; a session's sandbox holds none between its execs (§13.12).
+    // happened; a session's sandbox holds none between its execs (docs/design.md §13.12).
     if (removed_) keep = false;
     try {
         tear_down(keep);

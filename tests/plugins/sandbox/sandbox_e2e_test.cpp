@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "../../support/loopback_http_server.h"
 #include "../../support/temp_dir.h"
 #include "loaded_sandbox_plugin.h"
 
@@ -44,67 +45,8 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 bool real_mode() { return env_or("RADIAL_SBX_E2E_MODE", "sim") == "real"; }
 
-// A one-shot HTTP server on 127.0.0.1 standing in for the tcp turn socket (docs/design.md §9.1): it
-// answers the first request and keeps what it received.
-class LoopbackServer {
-public:
-    LoopbackServer() {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        addr.sin_port = 0; // the kernel picks: hermetic
-        if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-            ::listen(fd_, 4) != 0)
-            throw std::runtime_error("loopback server: cannot listen");
-        socklen_t len = sizeof addr;
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-        port_ = ntohs(addr.sin_port);
-        thread_ = std::thread([this] { serve(); });
-    }
-    ~LoopbackServer() {
-        stop_ = true;
-        thread_.join();
-        ::close(fd_);
-    }
-    std::uint32_t port() const { return port_; }
-    std::string request() {
-        std::lock_guard lock(mutex_);
-        return request_;
-    }
-
-private:
-    void serve() {
-        while (!stop_) {
-            pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, 100) <= 0) continue;
-            int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (c < 0) continue;
-            char buf[4096];
-            pollfd q{c, POLLIN, 0};
-            std::string got;
-            while (got.find("\r\n\r\n") == std::string::npos && ::poll(&q, 1, 5000) > 0) {
-                ssize_t n = ::read(c, buf, sizeof buf);
-                if (n <= 0) break;
-                got.append(buf, static_cast<std::size_t>(n));
-            }
-            {
-                std::lock_guard lock(mutex_);
-                request_ += got;
-            }
-            const std::string reply =
-                "HTTP/1.0 200 OK\r\nContent-Length: 16\r\n\r\nhello-from-host\n";
-            [[maybe_unused]] auto w = ::write(c, reply.data(), reply.size());
-            ::close(c);
-        }
-    }
-    int fd_ = -1;
-    std::uint32_t port_ = 0;
-    std::atomic<bool> stop_{false};
-    std::mutex mutex_;
-    std::string request_;
-    std::thread thread_;
-};
+// An HTTP server on 127.0.0.1 standing in for the tcp turn socket (docs/design.md §9.1).
+const char* const kHostReply = "HTTP/1.0 200 OK\r\nContent-Length: 16\r\n\r\nhello-from-host\n";
 
 class sandbox_e2e : public ::testing::Test {
 protected:
@@ -221,7 +163,7 @@ TEST_F(sandbox_session_e2e, AnExecsSecretAndPortAreItsOwn) {
     const std::string value = "s3cr3t-" + std::to_string(::getpid()) + "-of-the-exec";
     const std::string s = label("sess-secret");
     ASSERT_EQ(create(s).code, RADIAL_OK);
-    LoopbackServer turn_socket;
+    test::LoopbackHttpServer turn_socket("127.0.0.1", kHostReply);
     auto first = exec(s,
                       "sleep 600 & echo \"len=${#TOKEN}\"; curl -s --max-time 20 "
                       "\"http://host.docker.internal:$PORT/records\"",
@@ -331,7 +273,7 @@ TEST_F(sandbox_e2e, PreflightAnswers) {
 TEST_F(sandbox_e2e, ATurnEndToEnd) {
     TempDir ws("radial-sbxws");
     ws.write("brief.md", "the brief\n");
-    LoopbackServer turn_socket;
+    test::LoopbackHttpServer turn_socket("127.0.0.1", kHostReply);
     const std::vector<std::string> values = {"it's \"q\" $HOME `id` \\", "line1\nline2",
                                              "h\xC3\xA9llo \xE2\x9C\x93", "sk-FAKE-0123456789"};
     ContainerSpec s = spec(
@@ -354,7 +296,7 @@ TEST_F(sandbox_e2e, ATurnEndToEnd) {
     EXPECT_EQ(o.out, "the brief\nearly\nhello-from-host\nlate\n");
     EXPECT_NE(o.err.find("to-stderr\n"), std::string::npos) << o.err;
     EXPECT_LT(o.first_chunk_seconds() + 1.5, o.seconds()) << "output is streamed, not collected";
-    EXPECT_NE(turn_socket.request().find("GET /records"), std::string::npos)
+    EXPECT_NE(turn_socket.received().find("GET /records"), std::string::npos)
         << "the box reached the host's loopback port through host.docker.internal";
     std::string expected;
     for (const auto& v : values) expected += v + '\0';
