@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "egress/box_stream.h"
 #include "egress/egress_dial.h"
 #include "egress/http_head.h"
 #include "egress/tls_client_hello.h"
@@ -139,12 +140,12 @@ struct Lane {
 // `limit_out` more bytes go from the box to the destination (a plain request's body); what the box
 // sends beyond them is never read.
 void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_out) {
-    const int up = c.upstream;
+    const int up = c.upstream, box = c.client;
     Lane lanes[2];
-    lanes[0].from = c.client; // from the box
+    lanes[0].from = box; // from the box
     lanes[0].to = up;
     lanes[1].from = up; // to the box
-    lanes[1].to = c.client;
+    lanes[1].to = box;
     for (auto& l : lanes) {
         if (::pipe2(l.pipe, O_CLOEXEC) != 0) {
             r.reason = fmt::format("broker error: pipe: {}", std::strerror(errno));
@@ -155,8 +156,7 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
     const auto& o = shared.options;
     if (limit_out == 0) lanes[0].open = false; // nothing more from the box: not read at all
     while ((lanes[0].open || lanes[1].open) && !shared.revoked) {
-        pollfd p[2] = {{lanes[0].open ? c.client : -1, POLLIN, 0},
-                       {lanes[1].open ? up : -1, POLLIN, 0}};
+        pollfd p[2] = {{lanes[0].open ? box : -1, POLLIN, 0}, {lanes[1].open ? up : -1, POLLIN, 0}};
         const int n = ::poll(p, 2, kSliceMs);
         if (n < 0 && errno != EINTR) break;
         for (int i = 0; i < 2 && n > 0; ++i) {
@@ -313,12 +313,12 @@ void BrokerShared::receipt(const Receipt& r) {
 }
 
 Connection::~Connection() {
-    if (client >= 0) ::close(client);
+    if (const int fd = client.exchange(-1); fd >= 0) ::close(fd);
     if (const int up = upstream.exchange(-1); up >= 0) ::close(up);
 }
 
 void Connection::cut() noexcept {
-    if (client >= 0) ::shutdown(client, SHUT_RDWR);
+    if (const int fd = client.load(); fd >= 0) ::shutdown(fd, SHUT_RDWR);
     if (const int up = upstream.load(); up >= 0) ::shutdown(up, SHUT_RDWR);
 }
 
@@ -404,6 +404,27 @@ bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std
     return true;
 }
 
+// Replaces the broker's socket connection by the box's own when radial-init hands it over
+// (box_stream.h). False, with why, when the hand-over was refused or the broker revoked first.
+bool take_stream(BrokerShared& shared, Connection& c, std::string& why) {
+    const int stream =
+        take_box_stream(c.client, Clock::now() + shared.options.head_timeout, shared.revoked, why);
+    if (stream < 0) {
+        if (why.empty())
+            why = shared.revoked ? "revoked at the turn's end" : "no request in time";
+        else
+            why = "refused: " + why;
+        return false;
+    }
+    if (stream != c.client) ::close(c.client.exchange(stream));
+    // A revocation that cut the old descriptor before the exchange is seen here.
+    if (shared.revoked) {
+        why = "revoked at the turn's end";
+        return false;
+    }
+    return true;
+}
+
 bool quota_spent(const BrokerShared& shared) {
     const auto& c = shared.options.ceiling;
     return shared.bytes_in >= c.max_bytes_in || shared.bytes_out >= c.max_bytes_out;
@@ -417,6 +438,11 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
     r.verdict = "refused";
     try {
         std::string raw, rest, why;
+        if (!take_stream(shared, c, why)) {
+            r.reason = why;
+            finish(shared, r);
+            return;
+        }
         if (!read_head(shared, c.client, raw, rest, why)) {
             r.reason = why;
             // A connection that sent nothing at all is counted, not journaled: a box opening and

@@ -28,9 +28,10 @@ struct BrokerShared {
 // Receipts a turn journals; attempts beyond are counted and summarised in the log.
 inline constexpr std::size_t kMostReceipts = 1000;
 
-// One box connection; its descriptors are closed by the destructor.
+// One box connection; its descriptors are closed by the destructor. `client` is the broker's
+// socket connection until a hand-over replaces it with the box's own (box_stream.h).
 struct Connection {
-    int client = -1;
+    std::atomic<int> client{-1};
     std::atomic<int> upstream{-1};
     std::atomic<bool> done{false};
     ~Connection();

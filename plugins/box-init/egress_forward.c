@@ -1,5 +1,6 @@
 /* plugins/box-init/egress_forward.c — see egress_forward.h. One process accepts; one process per
- * connection relays with poll(2). Everything here runs as the box user, and is as undumpable as
+ * connection hands it to the broker, or, where the runtime cannot pass descriptors, relays it with
+ * poll(2). Everything here runs as the box user, and is as undumpable as
  * radial-init itself (fork keeps it). */
 #define _GNU_SOURCE
 #include "egress_forward.h"
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -53,6 +55,41 @@ static int pump_lane(struct lane* l) {
         l->queued -= (size_t)w;
     }
     return 1;
+}
+
+/* Offers the broker the box's connection `c` itself (docs/design.md §9.7, "the hand-over"): one
+ * 0x00 byte carrying the descriptor. 1 when the broker kept it (it serves the connection now), 0
+ * when this process must relay it (the runtime could not pass a descriptor: gVisor), -1 when the
+ * broker is gone. */
+static int hand_over(int u, int c) {
+    char marker = 0;
+    struct iovec iov = {&marker, 1};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.buf;
+    msg.msg_controllen = sizeof control.buf;
+    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &c, sizeof c);
+    ssize_t sent;
+    do sent = sendmsg(u, &msg, MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    if (sent != 1) return 0; /* nothing went: the connection is relayed as a stream */
+    char answer = 0;
+    ssize_t got;
+    do got = read(u, &answer, 1);
+    while (got < 0 && errno == EINTR);
+    if (got != 1) return -1;
+    return answer == 'K' ? 1 : 0;
 }
 
 /* Both directions until both ended; a half-close is passed on. */
@@ -98,6 +135,8 @@ static void serve(int listen_fd, const char* path) {
                 /* The broker is gone (the turn ended): the client sees a closed connection. */
                 _exit(1);
             }
+            int kept = hand_over(u, c);
+            if (kept != 0) _exit(kept > 0 ? 0 : 1);
             relay(c, u);
             _exit(0);
         }

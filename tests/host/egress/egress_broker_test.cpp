@@ -5,6 +5,7 @@
 #include "egress/egress_broker.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -306,6 +307,122 @@ TEST_F(EgressBrokerTest, APlainRequestCannotSmuggleAnotherHostOrRequest) {
               std::string::npos)
         << server.received();
     EXPECT_EQ(server.received().find("evil.example"), std::string::npos) << server.received();
+}
+
+// radial-init's hand-over (docs/design.md §9.7): a 0x00 byte carrying descriptors.
+void hand_over(int unix_fd, const std::vector<int>& fds) {
+    char marker = 0;
+    iovec iov{&marker, 1};
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * std::max<std::size_t>(fds.size(), 1)));
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (!fds.empty()) {
+        msg.msg_control = control.data();
+        msg.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+        std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    }
+    ASSERT_EQ(::sendmsg(unix_fd, &msg, MSG_NOSIGNAL), 1);
+}
+
+// A connected pair on 127.0.0.1, as a box's curl and radial-init's endpoint hold it.
+std::pair<int, int> loopback_pair() {
+    const int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    EXPECT_EQ(::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(l, 1), 0);
+    ::getsockname(l, reinterpret_cast<sockaddr*>(&a), &len);
+    const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    EXPECT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    const int accepted = ::accept4(l, nullptr, nullptr, SOCK_CLOEXEC);
+    ::close(l);
+    return {client, accepted};
+}
+
+TEST_F(EgressBrokerTest, AHandedOverBoxConnectionIsServedWithoutTheEndpointRelaying) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    start({dest});
+    auto [client, accepted] = loopback_pair();
+    const int u = connect_broker();
+    // The request may already wait in the socket when it is handed over.
+    send_text(client, "GET http://" + dest + "/handed HTTP/1.1\r\nHost: " + dest + "\r\n\r\n");
+    hand_over(u, {accepted});
+    char answer = 0;
+    ASSERT_EQ(::read(u, &answer, 1), 1);
+    EXPECT_EQ(answer, 'K');
+    ::close(accepted); // the endpoint's copy: only the broker's keeps the connection now
+    ::close(u);
+    EXPECT_EQ(read_all(client), kOk);
+    ::close(client);
+    EXPECT_NE(server.received().find("GET /handed HTTP/1.1\r\n"), std::string::npos);
+    Receipt r = receipt(1);
+    EXPECT_EQ(r.verdict, "allowed");
+    EXPECT_EQ(r.bytes_in, kOk.size());
+}
+
+TEST_F(EgressBrokerTest, AHandOverWithoutADescriptorIsRelayedAsAStream) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    start({dest});
+    const int u = connect_broker();
+    hand_over(u, {}); // what gVisor's endpoint gets through: the byte, not the descriptor
+    char answer = 0;
+    ASSERT_EQ(::read(u, &answer, 1), 1);
+    EXPECT_EQ(answer, 'S');
+    send_text(u, "GET http://" + dest + "/streamed HTTP/1.1\r\n\r\n");
+    EXPECT_EQ(read_all(u), kOk);
+    ::close(u);
+    EXPECT_EQ(receipt(1).verdict, "allowed");
+}
+
+TEST_F(EgressBrokerTest, AHandOverOfAnythingButTheBoxsLoopbackTcpIsRefused) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    start({"pkg.test:" + std::to_string(server.port())});
+    int pipe_fds[2], unix_pair[2];
+    ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, unix_pair), 0);
+    const int listening = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listening, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(listening, 1), 0);
+    const int unconnected = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int udp = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    auto [c1, c2] = loopback_pair();
+    struct Case {
+        std::vector<int> fds;
+        std::string says;
+    };
+    const std::vector<Case> cases = {
+        {{pipe_fds[0]}, "no socket"},
+        {{unix_pair[0]}, "not TCP"},
+        {{udp}, "not TCP"},
+        {{listening}, "listening"},
+        {{unconnected}, "not connected"},
+        {{c1, c2}, "more than one descriptor"},
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const int u = connect_broker();
+        hand_over(u, cases[i].fds);
+        EXPECT_EQ(read_all(u), "") << "closed without an answer: " << cases[i].says;
+        ::close(u);
+        Receipt r = receipt(i + 1);
+        EXPECT_EQ(r.verdict, "refused");
+        EXPECT_NE(r.reason.find(cases[i].says), std::string::npos) << r.reason;
+    }
+    for (int fd : {pipe_fds[0], pipe_fds[1], unix_pair[0], unix_pair[1], listening, unconnected,
+                   udp, c1, c2})
+        ::close(fd);
+    EXPECT_EQ(server.requests(), 0);
 }
 
 } // namespace
