@@ -57,7 +57,7 @@ std::string box_loopback_tcp_refusal(int fd) {
 }
 
 int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
-                    const std::atomic<bool>& revoked, std::string& why) noexcept {
+                    const std::atomic<bool>& revoked, std::string& why, std::string& via) noexcept {
     using namespace std::chrono;
     for (;;) {
         if (revoked) return -1;
@@ -71,7 +71,10 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
     char first = 1;
     const ssize_t peeked = ::recv(unix_fd, &first, 1, MSG_PEEK | MSG_DONTWAIT);
     // Closed, or a client speaking at once: the connection is the stream (its head is read next).
-    if (peeked != 1 || first != kHandOver) return unix_fd;
+    if (peeked != 1 || first != kHandOver) {
+        via = "socket";
+        return unix_fd;
+    }
 
     char marker = 1;
     iovec iov{&marker, 1};
@@ -100,6 +103,7 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
     }
     if (fds.empty()) { // the runtime could not pass it (gVisor): relay through this connection
         const char s = kHandOverStream;
+        via = "relayed";
         return ::send(unix_fd, &s, 1, MSG_NOSIGNAL) == 1 ? unix_fd : -1;
     }
     const int fd = fds.front();
@@ -115,6 +119,7 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
     // the box acknowledged the first (a delayed ACK: milliseconds per small request).
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    via = "handed";
     const char k = kHandOverKept;
     if (::send(unix_fd, &k, 1, MSG_NOSIGNAL) != 1) {
         ::close(fd);

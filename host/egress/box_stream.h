@@ -22,8 +22,9 @@ inline constexpr char kHandOverStream = 'S'; // no socket arrived: relay through
 // anything but one connected loopback TCP socket (the descriptor is closed, nothing is answered),
 // or when nothing arrived by `deadline` or the broker was revoked (`why` empty: nothing was sent).
 // Never throws.
+// `via` says which: "handed", "relayed" (a hand-over without a descriptor) or "socket".
 int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
-                    const std::atomic<bool>& revoked, std::string& why) noexcept;
+                    const std::atomic<bool>& revoked, std::string& why, std::string& via) noexcept;
 
 // Empty when `fd` is a connected TCP socket between two loopback addresses (a box's own), else
 // why not.

@@ -24,11 +24,15 @@ namespace radial::egress {
 
 // One connection attempt, as journaled (docs/design.md §9.7).
 struct Receipt {
-    std::string kind;            // "CONNECT" or "HTTP"; empty when the request could not be read
-    std::string destination;     // "host:port" as the box asked for it
-    std::string address;         // "ip:port" connected to; empty when none was
-    std::string verdict;         // "allowed" or "refused"
-    std::string reason;          // why it was refused, or how an allowed one ended
+    std::string kind;        // "CONNECT" or "HTTP"; empty when the request could not be read
+    std::string destination; // "host:port" as the box asked for it
+    std::string address;     // "ip:port" connected to; empty when none was
+    std::string verdict;     // "allowed" or "refused"
+    std::string reason;      // why it was refused, or how an allowed one ended
+    // How the box's bytes came: "handed" (radial-init handed the box's connection over),
+    // "relayed" (radial-init relays it: the runtime passes no descriptors) or "socket" (a client
+    // of the unix socket itself). Empty when nothing was read.
+    std::string via;
     std::uint64_t bytes_out = 0; // from the box
     std::uint64_t bytes_in = 0;  // to the box
     std::int64_t started_ms = 0; // Unix epoch

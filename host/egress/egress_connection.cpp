@@ -406,9 +406,9 @@ bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std
 
 // Replaces the broker's socket connection by the box's own when radial-init hands it over
 // (box_stream.h). False, with why, when the hand-over was refused or the broker revoked first.
-bool take_stream(BrokerShared& shared, Connection& c, std::string& why) {
-    const int stream =
-        take_box_stream(c.client, Clock::now() + shared.options.head_timeout, shared.revoked, why);
+bool take_stream(BrokerShared& shared, Connection& c, std::string& why, std::string& via) {
+    const int stream = take_box_stream(c.client, Clock::now() + shared.options.head_timeout,
+                                       shared.revoked, why, via);
     if (stream < 0) {
         if (why.empty())
             why = shared.revoked ? "revoked at the turn's end" : "no request in time";
@@ -438,7 +438,7 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
     r.verdict = "refused";
     try {
         std::string raw, rest, why;
-        if (!take_stream(shared, c, why)) {
+        if (!take_stream(shared, c, why, r.via)) {
             r.reason = why;
             finish(shared, r);
             return;

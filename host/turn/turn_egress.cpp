@@ -17,6 +17,7 @@ std::string receipt_json(const egress::Receipt& r) {
     j["address"] = r.address;
     j["verdict"] = r.verdict;
     j["reason"] = r.reason;
+    j["via"] = r.via;
     j["bytesOut"] = r.bytes_out;
     j["bytesIn"] = r.bytes_in;
     j["startedAt"] = r.started_ms;

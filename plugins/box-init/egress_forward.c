@@ -83,7 +83,11 @@ static int hand_over(int u, int c) {
     ssize_t sent;
     do sent = sendmsg(u, &msg, MSG_NOSIGNAL);
     while (sent < 0 && errno == EINTR);
-    if (sent != 1) return 0; /* nothing went: the connection is relayed as a stream */
+    if (sent != 1) { /* no descriptor can go (gVisor): the byte alone, so the broker knows */
+        do sent = write(u, &marker, 1);
+        while (sent < 0 && errno == EINTR);
+        if (sent != 1) return -1;
+    }
     char answer = 0;
     ssize_t got;
     do got = read(u, &answer, 1);

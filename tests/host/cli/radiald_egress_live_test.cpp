@@ -67,6 +67,7 @@ TEST(EgressLive, ANamedDestinationIsReachedByOrdinaryCurlAndNothingElseIs) {
     const auto rs = receipts(s, t.record);
     ASSERT_EQ(rs.size(), 5u) << s.records(t.record["turnId"]).dump();
     EXPECT_EQ(rs[0]["verdict"], "allowed");
+    EXPECT_EQ(rs[0]["via"], "handed") << "radial-init hands runc's box connection over";
     EXPECT_EQ(rs[0]["address"], "127.0.0.2:" + port);
     EXPECT_GT(rs[0]["bytesIn"].get<std::uint64_t>(), 0u);
     EXPECT_EQ(rs[1]["kind"], "CONNECT");
@@ -89,6 +90,9 @@ TEST(EgressLive, UnderGvisorANamedDestinationIsReached) {
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     EXPECT_EQ(t.result.out, "hello\n");
     EXPECT_EQ(up_.requests(), 1);
+    const auto rs = receipts(s, t.record);
+    ASSERT_EQ(rs.size(), 1u);
+    EXPECT_EQ(rs[0]["via"], "relayed") << "gVisor's sockets cannot be handed to the host";
 }
 
 // A session's turns each get their own broker (and each exec its own endpoint), turn after turn.

@@ -127,6 +127,7 @@ TEST_F(EgressBrokerTest, AnAllowedNameIsReachedThroughConnectAndPlainHttp) {
     Receipt r = receipt(1);
     EXPECT_EQ(r.kind, "CONNECT");
     EXPECT_EQ(r.verdict, "allowed");
+    EXPECT_EQ(r.via, "socket");
     EXPECT_EQ(r.destination, dest);
     EXPECT_EQ(r.address, "127.0.0.2:" + std::to_string(server.port()));
     EXPECT_EQ(r.bytes_in, kOk.size());
@@ -365,6 +366,7 @@ TEST_F(EgressBrokerTest, AHandedOverBoxConnectionIsServedWithoutTheEndpointRelay
     EXPECT_NE(server.received().find("GET /handed HTTP/1.1\r\n"), std::string::npos);
     Receipt r = receipt(1);
     EXPECT_EQ(r.verdict, "allowed");
+    EXPECT_EQ(r.via, "handed");
     EXPECT_EQ(r.bytes_in, kOk.size());
 }
 
@@ -381,6 +383,7 @@ TEST_F(EgressBrokerTest, AHandOverWithoutADescriptorIsRelayedAsAStream) {
     EXPECT_EQ(read_all(u), kOk);
     ::close(u);
     EXPECT_EQ(receipt(1).verdict, "allowed");
+    EXPECT_EQ(receipt(1).via, "relayed");
 }
 
 TEST_F(EgressBrokerTest, AHandOverOfAnythingButTheBoxsLoopbackTcpIsRefused) {
