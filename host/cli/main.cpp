@@ -13,6 +13,7 @@
 #include "cli/daemon_commands.h"
 #include "cli/exit_status.h"
 #include "cli/journal_commands.h"
+#include "cli/policy_command.h"
 #include "cli/runtime_setup.h"
 #include "cli/session_command.h"
 #include "cli/template_command.h"
@@ -138,6 +139,9 @@ int main(int argc, char** argv) {
     cli::SessionOptions session_opts;
     const auto session_cmds = cli::add_session_commands(app, session_opts);
 
+    cli::PolicyOptions policy_opts;
+    const auto policy_cmds = cli::add_policy_commands(app, policy_opts);
+
     cli::TemplateOptions template_opts;
     auto* template_export_cmd = cli::add_template_export_command(app, template_opts);
 
@@ -179,6 +183,9 @@ int main(int argc, char** argv) {
     if (session_cmds.snapshots->parsed()) return cli::run_session_snapshots(session_opts);
     if (session_cmds.snapshot_rm->parsed()) return cli::run_session_snapshot_rm(session_opts);
     if (config_check_cmd->parsed()) return cli::run_config_check_command(config_check_opts);
+    if (policy_cmds.ls->parsed()) return cli::run_policy_ls(policy_opts);
+    if (policy_cmds.allow->parsed()) return cli::run_policy_allow(policy_opts);
+    if (policy_cmds.deny->parsed()) return cli::run_policy_deny(policy_opts);
     std::cout << app.help();
     return cli::kExitUsage;
 }

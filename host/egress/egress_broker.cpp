@@ -5,12 +5,14 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <list>
 #include <stdexcept>
 #include <thread>
@@ -24,6 +26,10 @@ struct EgressBroker::Impl {
     detail::BrokerShared shared;
     int listen_fd = -1;
     int wake[2] = {-1, -1};
+    int policy_watch = -1; // inotify on the policy file's directory; -1 without one
+    ~Impl() {
+        if (policy_watch >= 0) ::close(policy_watch);
+    }
     std::thread acceptor;
     mutable std::mutex mutex; // conns
     struct Served {
@@ -48,11 +54,52 @@ struct EgressBroker::Impl {
         for (auto& s : over) s.thread.join();
     }
 
+    // Whether the inotify events waiting name the policy file (read and so consumed).
+    bool policy_replaced() {
+        alignas(inotify_event) char buf[4096];
+        const std::string name = std::filesystem::path(shared.options.policy_path).filename();
+        bool replaced = false;
+        for (;;) {
+            const ssize_t n = ::read(policy_watch, buf, sizeof buf);
+            if (n <= 0) return replaced;
+            for (ssize_t at = 0; at < n;) {
+                const auto* e = reinterpret_cast<const inotify_event*>(buf + at);
+                if (e->len > 0 && name == e->name) replaced = true;
+                at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+            }
+        }
+    }
+
+    void reload() {
+        OperatorPolicy policy;
+        try {
+            policy = read_operator_policy(shared.options.policy_path);
+        } catch (const std::exception& e) {
+            if (shared.options.on_log)
+                shared.options.on_log(
+                    fmt::format("egress: the operator's policy is kept as it was: {}", e.what()));
+            return;
+        }
+        std::list<std::shared_ptr<detail::Connection>> open;
+        {
+            std::lock_guard lock(mutex);
+            for (const auto& s : conns) open.push_back(s.conn);
+        }
+        std::lock_guard lock(shared.policy_mutex);
+        shared.rules = effective_rules(shared.options.rules, policy, shared.options.turn_id);
+        for (const auto& c : open)
+            if (!c->done && detail::denied_now(shared, *c)) {
+                c->policy_revoked = true;
+                c->cut();
+            }
+    }
+
     void accept_loop() {
         for (;;) {
-            pollfd p[2] = {{listen_fd, POLLIN, 0}, {wake[0], POLLIN, 0}};
-            if (::poll(p, 2, -1) < 0 && errno != EINTR) return;
+            pollfd p[3] = {{listen_fd, POLLIN, 0}, {wake[0], POLLIN, 0}, {policy_watch, POLLIN, 0}};
+            if (::poll(p, 3, -1) < 0 && errno != EINTR) return;
             if (p[1].revents != 0 || shared.revoked) return;
+            if (p[2].revents != 0 && policy_replaced()) reload();
             if (p[0].revents == 0) continue;
             const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
             if (fd < 0) {
@@ -94,6 +141,22 @@ struct EgressBroker::Impl {
 EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique<Impl>()) {
     impl_->shared.options = std::move(options);
     impl_->shared.own = detail::own_addresses();
+    const auto& o = impl_->shared.options;
+    if (!o.policy_path.empty()) {
+        // Watched before it is read, so a change between the two is not missed.
+        impl_->policy_watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        const std::string dir = std::filesystem::path(o.policy_path).parent_path();
+        if (impl_->policy_watch < 0 || ::inotify_add_watch(impl_->policy_watch, dir.c_str(),
+                                                           IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+            const std::string err = std::strerror(errno);
+            if (impl_->policy_watch >= 0) ::close(impl_->policy_watch);
+            throw std::runtime_error(
+                fmt::format("watching the operator's policy in '{}': {}", dir, err));
+        }
+    }
+    impl_->shared.rules = effective_rules(
+        o.rules, o.policy_path.empty() ? OperatorPolicy{} : read_operator_policy(o.policy_path),
+        o.turn_id);
     const std::string& path = impl_->shared.options.unix_path;
     sockaddr_un addr{};
     if (path.empty() || path.front() != '/' || path.size() >= sizeof addr.sun_path)
@@ -160,6 +223,10 @@ void EgressBroker::revoke() noexcept {
     if (sh.options.on_log && sh.receipts_failed > 1)
         sh.options.on_log(
             fmt::format("egress: {} receipt(s) could not be stored", sh.receipts_failed));
+}
+
+void EgressBroker::reload_policy() {
+    if (!impl_->shared.options.policy_path.empty()) impl_->reload();
 }
 
 std::size_t EgressBroker::open_connections() const {

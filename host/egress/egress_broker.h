@@ -4,7 +4,8 @@
 // (TLS, any protocol) and plain HTTP in absolute form; it resolves each name itself, once, and
 // connects only to an address no denied range holds; it refuses a Host header or a TLS server
 // name that differs from the destination; it counts bytes each way against the turn's quotas; it
-// writes a receipt for every attempt; and revoke() closes every connection at once.
+// writes a receipt for every attempt; revoke() closes every connection at once; and a change the
+// operator makes with `radiald policy` applies to it while it runs (reload_policy()).
 #pragma once
 
 #include <sys/types.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "egress/egress_policy.h"
+#include "egress/operator_policy.h"
 
 namespace radial::egress {
 
@@ -48,6 +50,10 @@ struct EgressBrokerOptions {
     std::optional<std::pair<uid_t, gid_t>> owner;
     EgressCeiling ceiling;        // the ranges, the name map and the quotas
     std::vector<AllowRule> rules; // the turn's destinations (narrow())
+    // The operator's changes (operator_policy.h), applied to `rules` at start and again each time
+    // the file is replaced while the broker runs; empty: none. `turn_id` picks the turn's own.
+    std::string policy_path;
+    std::string turn_id;
     // Called once per attempt when it ends, from the broker's threads, one call at a time.
     std::function<void(const Receipt&)> on_receipt;
     // Lines for the host's log (a receipt that could not be stored, the summary at revocation).
@@ -70,6 +76,12 @@ public:
     // Stops accepting, removes the socket, closes every open connection (both ends) at once, and
     // returns once each has written its receipt ("revoked"). Idempotent. [thread-safe]
     void revoke() noexcept;
+
+    // Reads the operator's policy again and applies it: new connections are judged by it, and
+    // every open connection to a destination it no longer permits is closed at once (its receipt
+    // says "revoked by radiald policy"). Called by the broker itself when the file changes. An
+    // unreadable file is logged and the rules in force are kept. [thread-safe]
+    void reload_policy();
 
     // Connections open now. [thread-safe]
     std::size_t open_connections() const;

@@ -246,13 +246,15 @@ bool check_server_name(BrokerShared& shared, Connection& c, const std::string& h
     }
 }
 
-// Whether the turn's rules name `host`:`port` (an IP literal only by a rule naming it).
-bool named_by_rules(const BrokerShared& shared, const std::string& host, std::uint16_t port,
-                    bool literal) {
-    const auto& rules = shared.options.rules;
-    return std::any_of(rules.begin(), rules.end(), [&](const AllowRule& a) {
-        return literal ? a.host == host && a.port == port : matches(a, host, port);
-    });
+// Records the destination `c` asks for and judges it by the rules in force, in one step under the
+// policy lock (operator_policy.h): a change of policy after it sees the destination.
+bool named_by_rules(BrokerShared& shared, Connection& c, const std::string& host,
+                    std::uint16_t port, bool literal) {
+    std::lock_guard lock(shared.policy_mutex);
+    c.host = host;
+    c.port = port;
+    c.literal = literal;
+    return shared.rules.permits(host, port, literal);
 }
 
 // The addresses of `host` no denied range holds (resolved once); empty, with the receipt's reason,
@@ -432,16 +434,15 @@ bool quota_spent(const BrokerShared& shared) {
 
 } // namespace
 
-void serve(BrokerShared& shared, Connection& c) noexcept {
-    Receipt r;
-    r.started_ms = epoch_ms();
-    r.verdict = "refused";
+namespace {
+
+// serve() up to the receipt: false when there is none to write (nothing was sent).
+bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r) {
     try {
         std::string raw, rest, why;
         if (!take_stream(shared, c, why, r.via)) {
             r.reason = why;
-            finish(shared, r);
-            return;
+            return true;
         }
         if (!read_head(shared, c.client, raw, rest, why)) {
             r.reason = why;
@@ -449,17 +450,15 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
             // closing connections must not fill the journal.
             if (why.empty()) {
                 ++shared.empty_connections;
-                return;
+                return false;
             }
-            finish(shared, r);
-            return;
+            return true;
         }
         std::optional<HttpHead> h = parse_request_head(raw.substr(0, raw.size() - 2), why);
         if (!h) {
             r.reason = "refused: " + why;
             answer(c.client, 400, "Bad Request", r.reason);
-            finish(shared, r);
-            return;
+            return true;
         }
         r.kind = h->method == "CONNECT" ? "CONNECT" : "HTTP";
         r.destination = h->target;
@@ -482,13 +481,17 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
         boost::system::error_code ec;
         ip::make_address(dest.host, ec);
         const bool literal = judged && !ec;
-        if (judged && !named_by_rules(shared, dest.host, dest.port, literal)) {
+        if (judged && !named_by_rules(shared, c, dest.host, dest.port, literal)) {
             judged = false;
-            r.reason = literal ? fmt::format(
-                                     "an IP literal ({}) is not a destination the turn's "
-                                     "egress names; ask for a host name",
-                                     dest.host)
-                               : fmt::format("{} is not in the turn's egress policy", dest.text());
+            std::lock_guard lock(shared.policy_mutex);
+            r.reason =
+                shared.rules.denies(dest.host, dest.port, literal)
+                    ? fmt::format("{} is denied by the operator (radiald policy)", dest.text())
+                : literal ? fmt::format(
+                                "an IP literal ({}) is not a destination the turn's "
+                                "egress names; ask for a host name",
+                                dest.host)
+                          : fmt::format("{} is not in the turn's egress policy", dest.text());
         }
         if (judged && quota_spent(shared)) {
             judged = false;
@@ -501,8 +504,7 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
         }
         if (!judged) {
             answer(c.client, 403, "Forbidden", r.reason);
-            finish(shared, r);
-            return;
+            return true;
         }
         if (r.kind == "CONNECT") {
             // Judged before anything is connected: the hello first, then the destination.
@@ -510,8 +512,7 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
             if (!send_all(c.client, ok.data(), ok.size()) ||
                 !check_server_name(shared, c, dest.host, literal, rest, r)) {
                 if (r.reason.empty()) r.reason = "closed";
-                finish(shared, r);
-                return;
+                return true;
             }
             forward = std::move(rest);
         } else {
@@ -523,8 +524,7 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
         }
         if (!open_destination(shared, c, addresses, dest.port, r)) {
             if (r.kind == "HTTP") answer(c.client, 403, "Forbidden", r.reason);
-            finish(shared, r);
-            return;
+            return true;
         }
         r.verdict = "allowed";
         r.bytes_out += forward.size();
@@ -532,14 +532,33 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
                    "from the box", r.reason) ||
             !send_all(c.upstream, forward.data(), forward.size())) {
             if (r.reason.empty()) r.reason = "the destination closed the connection";
-            finish(shared, r);
-            return;
+            return true;
         }
         relay(shared, c, r, body);
     } catch (const std::exception& e) {
         r.reason = fmt::format("broker error: {}", e.what());
     }
+    return true;
+}
+
+} // namespace
+
+void serve(BrokerShared& shared, Connection& c) noexcept {
+    Receipt r;
+    r.started_ms = epoch_ms();
+    r.verdict = "refused";
+    if (!serve_until_receipt(shared, c, r)) return;
+    if (c.policy_revoked) {
+        try {
+            r.reason = fmt::format("revoked by radiald policy: {} is denied now", r.destination);
+        } catch (...) {
+        }
+    }
     finish(shared, r);
+}
+
+bool denied_now(const BrokerShared& shared, const Connection& c) {
+    return !c.host.empty() && !shared.rules.permits(c.host, c.port, c.literal);
 }
 
 } // namespace radial::egress::detail

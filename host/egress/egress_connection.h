@@ -19,6 +19,10 @@ struct BrokerShared {
     std::atomic<std::uint64_t> bytes_out{0}, bytes_in{0}; // the turn's totals
     std::vector<boost::asio::ip::address> own;            // this host's addresses
     std::atomic<std::uint64_t> empty_connections{0};      // closed before sending a byte
+    // The rules in force (the turn's, with the operator's changes), and each connection's
+    // destination: one lock, so a change either judges a connection or sees its destination.
+    std::mutex policy_mutex;
+    TurnEgressRules rules;
     std::mutex receipt_mutex; // one on_receipt call at a time, and the counts below
     std::size_t receipts = 0, receipts_dropped = 0, receipts_failed = 0;
     // Stores `r` (at most kMostReceipts per turn; beyond, counted), one at a time.
@@ -34,10 +38,18 @@ struct Connection {
     std::atomic<int> client{-1};
     std::atomic<int> upstream{-1};
     std::atomic<bool> done{false};
+    std::atomic<bool> policy_revoked{false}; // closed because the operator's policy denies it now
+    // The destination asked for, once read (under BrokerShared::policy_mutex).
+    std::string host;
+    std::uint16_t port = 0;
+    bool literal = false;
     ~Connection();
     // Ends both directions now (revocation); the serving thread then finishes.
     void cut() noexcept;
 };
+
+// Whether `c`'s destination is one `rules` no longer permit (under shared.policy_mutex).
+bool denied_now(const BrokerShared& shared, const Connection& c);
 
 // Serves `c` to its end and writes its receipt. Never throws.
 void serve(BrokerShared& shared, Connection& c) noexcept;

@@ -37,16 +37,28 @@ std::vector<egress::AllowRule> turn_egress_rules(const TurnRequest& req,
             "egress: boxes here join network '{}' (run.network), so a broker would be no "
             "boundary; unset run.network to broker egress",
             cfg.network));
+    std::vector<egress::AllowRule> rules;
+    egress::OperatorPolicy policy;
     try {
-        return egress::narrow(cfg.egress, req.egress);
+        rules = egress::narrow(cfg.egress, req.egress);
+        policy = egress::read_operator_policy(egress::operator_policy_path(cfg.state_dir));
     } catch (const egress::PolicyError& e) {
         throw RequestError(e.what());
     }
+    // What the operator denies for every turn is refused before a box exists, as the ceiling is.
+    for (const auto& r : rules)
+        for (const auto& d : policy.deny)
+            if (egress::covers(d, r))
+                throw RequestError(fmt::format(
+                    "egress: {} is denied to every turn by the operator ('radiald policy deny {}'; "
+                    "'radiald policy allow {}' lifts it)",
+                    r.text(), d.text(), d.text()));
+    return rules;
 }
 
 std::unique_ptr<egress::EgressBroker> open_turn_egress(
     const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
-    const host::RuntimeClient& client, const std::string& socket_dir,
+    const host::RuntimeClient& client, const std::string& socket_dir, const std::string& turn_id,
     std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
     std::function<void(const std::string& receipt_json)> store) {
     if (rules.empty()) return nullptr;
@@ -61,6 +73,8 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
     o.owner = owner;
     o.ceiling = cfg.egress;
     o.rules = rules;
+    o.policy_path = egress::operator_policy_path(cfg.state_dir);
+    o.turn_id = turn_id;
     o.on_receipt = [store = std::move(store)](const egress::Receipt& r) { store(receipt_json(r)); };
     o.on_log = [](const std::string& line) { log::warn("egress", "{}", line); };
     std::unique_ptr<egress::EgressBroker> broker;

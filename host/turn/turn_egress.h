@@ -31,18 +31,20 @@ std::string receipt_json(const egress::Receipt& r);
 // The turn's rules: `req.egress` narrowed to `cfg.egress` (egress_policy.h narrow()). Throws
 // RequestError naming the entry (outside the ceiling, unreadable), or when the request is a check
 // (no socket directory to reach a broker through) or the box would have a network of its own
-// (run.network: brokering it would be no boundary). Empty when the request names no egress.
+// (run.network: brokering it would be no boundary), or an entry the operator denies to every turn
+// (`radiald policy deny`). Empty when the request names no egress.
 std::vector<egress::AllowRule> turn_egress_rules(const TurnRequest& req,
                                                  const config::HostConfig& cfg);
 
-// Starts the turn's broker at `socket_dir`/egress.sock (owned by `owner` when set) and adds to
+// Starts the turn's broker at `socket_dir`/egress.sock (owned by `owner` when set), under the
+// operator's changes for every turn and for `turn_id` (`radiald policy`), and adds to
 // `spec.env` what the box's tools need: RADIAL_EGRESS_SOCKET, HTTP_PROXY, HTTPS_PROXY (and their
 // lowercase forms) and NO_PROXY for loopback. `store` gets each receipt's JSON. Throws
 // TurnSetupError when the runtime's boxes have no egress endpoint (radial.cap.egress-endpoint)
 // or the socket cannot be bound. Empty `rules`: nothing is started and nullptr returned.
 std::unique_ptr<egress::EgressBroker> open_turn_egress(
     const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
-    const host::RuntimeClient& client, const std::string& socket_dir,
+    const host::RuntimeClient& client, const std::string& socket_dir, const std::string& turn_id,
     std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
     std::function<void(const std::string& receipt_json)> store);
 

@@ -377,7 +377,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                     "only the unix turn transport mounts; set run.turnTransport = \"unix\"");
             std::optional<std::pair<uid_t, gid_t>> owner;
             if (::geteuid() == 0) owner = numeric_user(spec.user);
-            broker = open_turn_egress(rules, env_.cfg, env_.client, egress_dir, owner, spec,
+            broker = open_turn_egress(rules, env_.cfg, env_.client, egress_dir, id, owner, spec,
                                       [this, id](const std::string& receipt) {
                                           env_.journal.append_record(
                                               id, kEgressRecordType,

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "../../support/loopback_http_server.h"
@@ -151,6 +152,93 @@ TEST(EgressLive, TheTurnsEndClosesALongLivedConnection) {
     const auto rs = receipts(s, t.record);
     ASSERT_EQ(rs.size(), 1u);
     EXPECT_EQ(rs[0]["verdict"], "allowed");
+}
+
+// `radiald policy` while turns run (docs/design.md §9.7): a deny for every turn closes a running
+// turn's open connection at once and refuses its next request; a turn naming a denied
+// destination is refused before its box; lifting the deny lets the next turn through; and a
+// destination added for one running turn (within the ceiling) is reached by it.
+TEST(EgressLive, RadialdPolicyChangesWhatARunningTurnReaches) {
+    test::LoopbackHttpServer held("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming\n", true);
+    test::LoopbackHttpServer up_("127.0.0.2", kHello);
+    const std::string hp = std::to_string(held.port()), port = std::to_string(up_.port());
+    test::RadialdSetup s("", "[run.egress]\nallow = [\"pkg.test:" + port +
+                                 "\", \"stream.test:" + hp + "\", \"late.test:" + port +
+                                 "\"]\nallowRanges = [\"127.0.0.2/32\"]\nhosts = { \"pkg.test\" = "
+                                 "\"127.0.0.2\", \"stream.test\" = \"127.0.0.2\", \"late.test\" "
+                                 "= \"127.0.0.2\" }\n");
+    auto policy = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {RADIALD_PATH, "policy"});
+        args.insert(args.begin() + 3, {"--config", s.config()});
+        return test::run_process(args);
+    };
+    const std::string url = "http://pkg.test:" + port + "/";
+    test::TurnRun t;
+    std::thread turn([&] {
+        t = s.turn({"--egress", "pkg.test:" + port, "--egress", "stream.test:" + hp, "--egress",
+                    "late.test:" + port, "--timeout", "120s"},
+                   {"sh", "-c",
+                    "curl -sN http://stream.test:" + hp + "/ >/dev/null & curl -s " + url +
+                        "; for i in $(seq 600); do c=$(curl -s -o /dev/null -w '%{http_code}' " +
+                        url + "); [ \"$c\" = 403 ] && { echo denied; break; }; sleep 0.1; done"});
+    });
+    // Both connections are open once each server has its request.
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while ((held.requests() < 1 || up_.requests() < 1) &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(50ms);
+    ASSERT_GE(held.requests(), 1);
+    auto denied = policy({"deny", "stream.test:" + hp, "pkg.test:" + port});
+    EXPECT_EQ(denied.exit_code, 0) << denied.err;
+    EXPECT_TRUE(held.peer_closed_within(30s)) << "the open connection was closed at once";
+    turn.join();
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "hello\ndenied\n");
+    const auto rs = receipts(s, t.record);
+    bool revoked = false, refused = false;
+    for (const auto& r : rs) {
+        const auto why = r["reason"].get<std::string>();
+        revoked |= why.find("revoked by radiald policy: stream.test:" + hp) != std::string::npos;
+        refused |= why.find("denied by the operator") != std::string::npos;
+    }
+    EXPECT_TRUE(revoked && refused) << s.records(t.record["turnId"]).dump();
+
+    auto ls = policy({"ls", "--json"});
+    EXPECT_EQ(ls.exit_code, 0) << ls.err;
+    EXPECT_THAT(ls.out, HasSubstr("\"pkg.test:" + port + "\""));
+    auto before = s.turn({"--egress", "pkg.test:" + port}, {"true"});
+    EXPECT_NE(before.result.exit_code, 0);
+    EXPECT_THAT(before.result.err, HasSubstr("denied to every turn by the operator"));
+    EXPECT_EQ(policy({"allow", "pkg.test:" + port}).exit_code, 0);
+    auto after = s.turn({"--egress", "pkg.test:" + port}, {"curl", "-s", url});
+    EXPECT_EQ(after.result.out, "hello\n") << after.result.err;
+
+    // Added for one running turn: it polls late.test until it answers.
+    std::thread late([&] {
+        t = s.turn({"--egress", "pkg.test:" + port, "--timeout", "120s"},
+                   {"sh", "-c",
+                    "for i in $(seq 600); do curl -sf http://late.test:" + port +
+                        "/ && break; sleep 0.1; done"});
+    });
+    std::string id;
+    while (id.empty() && std::chrono::steady_clock::now() < deadline + 60s) {
+        auto turns = test::run_process({RADIALD_PATH, "turns", "--config", s.config(), "--json"});
+        std::istringstream lines(turns.out);
+        for (std::string line; std::getline(lines, line);) {
+            const auto j = nlohmann::json::parse(line, nullptr, false);
+            if (j.is_object() && j.value("state", "") == "started") id = j.value("turnId", "");
+        }
+        if (id.empty()) std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_FALSE(id.empty());
+    auto outside = policy({"allow", "--turn", id, "elsewhere.test:443"});
+    EXPECT_NE(outside.exit_code, 0);
+    EXPECT_THAT(outside.err, HasSubstr("run.egress.allow"));
+    auto added = policy({"allow", "--turn", id, "late.test:" + port});
+    EXPECT_EQ(added.exit_code, 0) << added.err;
+    late.join();
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "hello\n");
 }
 
 } // namespace

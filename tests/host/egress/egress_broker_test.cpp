@@ -20,11 +20,14 @@
 
 #include "../../support/loopback_http_server.h"
 #include "../../support/temp_dir.h"
+#include "egress/operator_policy.h"
 
 namespace radial::egress {
 namespace {
 
 using namespace std::chrono_literals;
+
+std::string client_hello(const std::string& sni);
 
 class EgressBrokerTest : public ::testing::Test {
 protected:
@@ -45,6 +48,8 @@ protected:
         o.rules = narrow(ceiling, rules);
         o.ceiling = std::move(ceiling);
         o.hello_timeout = 2s;
+        o.policy_path = policy_path();
+        o.turn_id = "turn-1";
         o.on_receipt = [this](const Receipt& r) {
             std::lock_guard l(m_);
             receipts_.push_back(r);
@@ -52,6 +57,7 @@ protected:
         };
         broker_ = std::make_unique<EgressBroker>(std::move(o));
     }
+    std::string policy_path() const { return dir_.path() + "/egress-policy.json"; }
     int connect_broker() {
         const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_un a{};
@@ -85,6 +91,24 @@ protected:
         std::string out = read_all(fd);
         ::close(fd);
         return out;
+    }
+    // A tunnel to `dest` (a held server answering "streaming"), open once its first bytes came;
+    // -1 when they did not.
+    int open_stream(const std::string& dest) {
+        const int fd = connect_broker();
+        send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("pkg.test") +
+                          "GET / HTTP/1.0\r\n\r\n");
+        std::string got;
+        char buf[256];
+        while (got.find("streaming") == std::string::npos) {
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            if (n <= 0) {
+                ::close(fd);
+                return -1;
+            }
+            got.append(buf, static_cast<std::size_t>(n));
+        }
+        return fd;
     }
     Receipt receipt(std::size_t n) {
         std::unique_lock l(m_);
@@ -216,16 +240,9 @@ TEST_F(EgressBrokerTest, RevocationClosesALongLivedConnectionAtOnce) {
     test::LoopbackHttpServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     start({dest});
-    const int fd = connect_broker();
-    send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("pkg.test") +
-                      "GET / HTTP/1.0\r\n\r\n");
-    std::string got;
+    const int fd = open_stream(dest);
+    ASSERT_GE(fd, 0);
     char buf[256];
-    while (got.find("streaming") == std::string::npos) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        ASSERT_GT(n, 0);
-        got.append(buf, static_cast<std::size_t>(n));
-    }
     EXPECT_EQ(broker_->open_connections(), 1u);
     broker_->revoke();
     EXPECT_TRUE(server.peer_closed_within(10s)) << "the destination's side was closed";
@@ -426,6 +443,82 @@ TEST_F(EgressBrokerTest, AHandOverOfAnythingButTheBoxsLoopbackTcpIsRefused) {
                    udp, c1, c2})
         ::close(fd);
     EXPECT_EQ(server.requests(), 0);
+}
+
+// `radiald policy` while the turn runs (operator_policy.h): the broker sees the file replaced.
+TEST_F(EgressBrokerTest, AnOperatorsDenyClosesOpenConnectionsToItAndRefusesNewOnes) {
+    test::LoopbackHttpServer held("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
+    test::LoopbackHttpServer other("127.0.0.2", kOk);
+    const std::string dest = "pkg.test:" + std::to_string(held.port());
+    const std::string kept = "pkg.test:" + std::to_string(other.port());
+    start({dest, kept});
+    const int fd = open_stream(dest);
+    ASSERT_GE(fd, 0);
+    OperatorPolicy p;
+    p.deny.push_back(parse_allow_rule(dest));
+    write_operator_policy(policy_path(), p);
+    EXPECT_TRUE(held.peer_closed_within(20s)) << "the denied connection was closed";
+    read_all(fd);
+    ::close(fd);
+    Receipt r = receipt(1);
+    EXPECT_EQ(r.verdict, "allowed");
+    EXPECT_NE(r.reason.find("revoked by radiald policy: " + dest + " is denied now"),
+              std::string::npos)
+        << r.reason;
+    const std::string refused = ask("GET http://" + dest + "/ HTTP/1.1\r\n\r\n");
+    EXPECT_NE(refused.find("403 Forbidden"), std::string::npos) << refused;
+    EXPECT_NE(receipt(2).reason.find("denied by the operator"), std::string::npos)
+        << receipt(2).reason;
+    EXPECT_EQ(ask("GET http://" + kept + "/ HTTP/1.1\r\n\r\n"), kOk) << "the rest still goes";
+}
+
+TEST_F(EgressBrokerTest, ADestinationAddedForTheTurnIsReachedAndOneForAnotherTurnIsNot) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    EgressCeiling c;
+    c.allow.push_back(parse_allow_rule(dest));
+    start({}, c);
+    const std::string request = "GET http://" + dest + "/ HTTP/1.1\r\n\r\n";
+    EXPECT_NE(ask(request).find("not in the turn's egress policy"), std::string::npos);
+    OperatorPolicy p;
+    p.turns["turn-2"].allow.push_back(parse_allow_rule(dest));
+    write_operator_policy(policy_path(), p);
+    broker_->reload_policy(); // the same as the broker's own reload when the file changes
+    EXPECT_NE(ask(request).find("403"), std::string::npos) << "another turn's addition";
+    p.turns["turn-1"].allow.push_back(parse_allow_rule(dest));
+    write_operator_policy(policy_path(), p);
+    broker_->reload_policy();
+    EXPECT_EQ(ask(request), kOk);
+    EXPECT_EQ(server.requests(), 1);
+}
+
+TEST(OperatorPolicy, IsWrittenWholeAndReadBackAndAnUnreadableFileIsNamed) {
+    test::TempDir dir("radial-policy");
+    const std::string path = operator_policy_path(dir.path());
+    EXPECT_TRUE(read_operator_policy(path).deny.empty()) << "no file: no changes";
+    OperatorPolicy p;
+    p.deny.push_back(parse_allow_rule("*.example.com:443"));
+    p.turns["t1"].allow.push_back(parse_allow_rule("pypi.org:443"));
+    write_operator_policy(path, p);
+    const auto back = read_operator_policy(path);
+    ASSERT_EQ(back.deny.size(), 1u);
+    EXPECT_EQ(back.deny[0].text(), "*.example.com:443");
+    EXPECT_EQ(back.turns.at("t1").allow[0].text(), "pypi.org:443");
+    const auto rules = effective_rules({parse_allow_rule("*.com:443")}, back, "t1");
+    EXPECT_TRUE(rules.permits("files.pythonhosted.com", 443, false));
+    EXPECT_FALSE(rules.permits("a.example.com", 443, false)) << "a deny wins over a wildcard";
+    EXPECT_TRUE(rules.permits("pypi.org", 443, false)) << "added for t1";
+    EXPECT_FALSE(effective_rules({}, back, "t2").permits("pypi.org", 443, false));
+    for (const char* bad :
+         {"not json", "[]", "{\"deny\": [\"no-port\"]}", "{\"turns\": {\"t\": {\"allow\": 5}}}"}) {
+        dir.write("egress-policy.json", bad);
+        try {
+            read_operator_policy(path);
+            ADD_FAILURE() << "read: " << bad;
+        } catch (const PolicyError& e) {
+            EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        }
+    }
 }
 
 } // namespace

@@ -1,0 +1,200 @@
+// host/cli/policy_command.cpp — see policy_command.h. Read, change and write the operator's policy
+// file under its lock; running turns' brokers see it replaced (inotify) and apply it.
+#include "cli/policy_command.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/exit_status.h"
+#include "cli/runtime_setup.h"
+#include "config/host_config.h"
+#include "egress/operator_policy.h"
+#include "journal/journal_sqlite.h"
+#include "log/logger.h"
+
+namespace radial::cli {
+namespace {
+
+// The turns running now (in flight); empty when there is no journal yet.
+std::set<std::string> running_turns(const config::HostConfig& cfg) {
+    std::set<std::string> out;
+    const std::string path = journal_path(cfg);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return out;
+    for (const auto& t : journal::open_sqlite_journal(path)->in_flight()) out.insert(t.turn_id);
+    return out;
+}
+
+std::vector<egress::AllowRule> parse_rules(const std::vector<std::string>& texts) {
+    std::vector<egress::AllowRule> out;
+    for (const auto& t : texts) out.push_back(egress::parse_allow_rule(t));
+    return out;
+}
+
+bool has(const std::vector<egress::AllowRule>& rules, const egress::AllowRule& r) {
+    return std::any_of(rules.begin(), rules.end(),
+                       [&](const egress::AllowRule& x) { return x.text() == r.text(); });
+}
+
+void remove(std::vector<egress::AllowRule>& rules, const egress::AllowRule& r) {
+    std::erase_if(rules, [&](const egress::AllowRule& x) { return x.text() == r.text(); });
+}
+
+std::string joined(const std::vector<egress::AllowRule>& rules) {
+    std::string out;
+    for (const auto& r : rules) out += (out.empty() ? "" : ", ") + r.text();
+    return out.empty() ? "(none)" : out;
+}
+
+// A bad rule or policy file is a usage error; anything else is reported as every command does.
+int policy_error(const std::exception& e) noexcept {
+    if (dynamic_cast<const egress::PolicyError*>(&e) == nullptr)
+        return report_error(e, CommandKind::other, "policy");
+    log::error("policy", "{}", e.what());
+    return kExitUsage;
+}
+
+// Changes the policy file under its lock: `change` gets the policy and the running turns, and
+// returns an exit status; the file is written only when it returns 0. Changes kept for turns
+// that are no longer running are dropped on the way.
+template <typename Change>
+int change_policy(const PolicyOptions& o, Change change) {
+    try {
+        const auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+        const auto rules = parse_rules(o.rules);
+        const std::string path = egress::operator_policy_path(cfg.state_dir);
+        std::error_code ec;
+        if (!std::filesystem::is_directory(cfg.state_dir, ec)) {
+            log::error("policy",
+                       "no state directory at '{}' (run.stateDir): no turn has run with this "
+                       "config; start radiald once, or name the right --config",
+                       cfg.state_dir);
+            return kExitFailed;
+        }
+        egress::OperatorPolicyLock lock(path);
+        auto policy = egress::read_operator_policy(path);
+        const auto running = running_turns(cfg);
+        std::erase_if(policy.turns, [&](const auto& t) { return !running.contains(t.first); });
+        if (!o.turn_id.empty() && !running.contains(o.turn_id)) {
+            log::error("policy",
+                       "turn '{}' is not running; a turn's own rules change only while it runs "
+                       "('radiald status' lists the running ones)",
+                       o.turn_id);
+            return kExitFailed;
+        }
+        if (const int status = change(cfg, policy, rules); status != kExitOk) return status;
+        egress::write_operator_policy(path, policy);
+        return kExitOk;
+    } catch (const std::exception& e) {
+        return policy_error(e);
+    }
+}
+
+} // namespace
+
+PolicyCommands add_policy_commands(CLI::App& app, PolicyOptions& o) {
+    auto* policy = app.add_subcommand(
+        "policy", "Change brokered egress while turns run (the ceiling stays [run.egress])");
+    policy->require_subcommand(1);
+    PolicyCommands c;
+    c.ls =
+        policy->add_subcommand("ls", "Print the ceiling, what is denied and each turn's changes");
+    c.allow = policy->add_subcommand(
+        "allow", "Add HOST:PORT to a running turn (--turn; within the ceiling), or lift a deny");
+    c.deny = policy->add_subcommand(
+        "deny", "Deny HOST:PORT to every turn (or --turn one): open connections to it close");
+    for (auto* cmd : {c.ls, c.allow, c.deny})
+        cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
+    c.ls->add_flag("--json", o.json, "One JSON object instead of text");
+    for (auto* cmd : {c.allow, c.deny}) {
+        cmd->add_option("rules", o.rules, "HOST:PORT, or *.SUFFIX:PORT")->required();
+        cmd->add_option("--turn", o.turn_id, "A running turn's id: change only its rules");
+    }
+    return c;
+}
+
+int run_policy_ls(const PolicyOptions& o) {
+    try {
+        const auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+        const auto policy =
+            egress::read_operator_policy(egress::operator_policy_path(cfg.state_dir));
+        const auto running = running_turns(cfg);
+        if (o.json) {
+            nlohmann::ordered_json j;
+            auto texts = [](const std::vector<egress::AllowRule>& rules) {
+                auto a = nlohmann::ordered_json::array();
+                for (const auto& r : rules) a.push_back(r.text());
+                return a;
+            };
+            j["ceiling"] = texts(cfg.egress.allow);
+            j["deny"] = texts(policy.deny);
+            j["turns"] = nlohmann::ordered_json::object();
+            for (const auto& [id, t] : policy.turns)
+                if (running.contains(id))
+                    j["turns"][id] = {{"allow", texts(t.allow)}, {"deny", texts(t.deny)}};
+            fmt::print("{}\n", j.dump(2));
+            return kExitOk;
+        }
+        fmt::print("ceiling ([run.egress] allow): {}\n", joined(cfg.egress.allow));
+        fmt::print("denied to every turn: {}\n", joined(policy.deny));
+        for (const auto& [id, t] : policy.turns)
+            if (running.contains(id))
+                fmt::print("turn {}: added {}; denied {}\n", id, joined(t.allow), joined(t.deny));
+        return kExitOk;
+    } catch (const std::exception& e) {
+        return policy_error(e);
+    }
+}
+
+int run_policy_allow(const PolicyOptions& o) {
+    return change_policy(o, [&](const config::HostConfig& cfg, egress::OperatorPolicy& policy,
+                                const std::vector<egress::AllowRule>& rules) {
+        for (const auto& r : rules) {
+            if (o.turn_id.empty()) {
+                if (!has(policy.deny, r)) {
+                    log::error("policy",
+                               "{} is not denied to every turn ('radiald policy ls' lists what "
+                               "is); the ceiling itself is [run.egress] allow in the config",
+                               r.text());
+                    return kExitFailed;
+                }
+                remove(policy.deny, r);
+                continue;
+            }
+            try {
+                egress::narrow(cfg.egress, {r.text()}); // the ceiling still bounds a turn
+            } catch (const egress::PolicyError& e) {
+                log::error("policy", "{}", e.what());
+                return kExitFailed;
+            }
+            auto& t = policy.turns[o.turn_id];
+            remove(t.deny, r);
+            if (!has(t.allow, r)) t.allow.push_back(r);
+            for (const auto& d : policy.deny)
+                if (egress::covers(d, r))
+                    log::warn("policy",
+                              "{} is added to turn {}, but denied to every turn by {} until "
+                              "'radiald policy allow {}'",
+                              r.text(), o.turn_id, d.text(), d.text());
+        }
+        return kExitOk;
+    });
+}
+
+int run_policy_deny(const PolicyOptions& o) {
+    return change_policy(o, [&](const config::HostConfig&, egress::OperatorPolicy& policy,
+                                const std::vector<egress::AllowRule>& rules) {
+        for (const auto& r : rules) {
+            auto& deny = o.turn_id.empty() ? policy.deny : policy.turns[o.turn_id].deny;
+            if (!has(deny, r)) deny.push_back(r);
+            if (!o.turn_id.empty()) remove(policy.turns[o.turn_id].allow, r);
+        }
+        return kExitOk;
+    });
+}
+
+} // namespace radial::cli

@@ -1,0 +1,63 @@
+// host/egress/operator_policy.h — the operator's changes to egress while turns run (`radiald
+// policy`, docs/design.md §9.7): destinations denied to every turn, and per running turn
+// destinations added (within the ceiling) or denied. Kept as JSON in the state directory, which
+// every running turn's broker watches, so a change reaches turns already running: a connection
+// to a destination denied now is closed at once.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "egress/egress_policy.h"
+
+namespace radial::egress {
+
+struct OperatorPolicy {
+    std::vector<AllowRule> deny; // for every turn, running or to come
+    struct TurnChanges {
+        std::vector<AllowRule> allow, deny;
+    };
+    std::map<std::string, TurnChanges> turns; // by turn id
+};
+
+// What one turn may reach now: a destination matching `allow` and no rule of `deny`.
+struct TurnEgressRules {
+    std::vector<AllowRule> allow, deny;
+    // Whether `host`:`port` may be reached (an IP literal only by a rule naming it exactly). Pure.
+    bool permits(std::string_view host, std::uint16_t port, bool literal) const;
+    // Whether a rule of `deny` names it. Pure.
+    bool denies(std::string_view host, std::uint16_t port, bool literal) const;
+};
+
+// `<state_dir>/egress-policy.json`.
+std::string operator_policy_path(const std::string& state_dir);
+
+// The policy at `path`; empty when there is no file. Throws PolicyError naming the file when it
+// cannot be read or is not what write_operator_policy writes.
+OperatorPolicy read_operator_policy(const std::string& path);
+
+// Replaces the file at `path` whole (a temporary file renamed over it, mode 0600), so a reader
+// sees the old policy or the new, never half of one. Throws std::runtime_error naming the file.
+// Callers serialise writers with operator_policy_lock().
+void write_operator_policy(const std::string& path, const OperatorPolicy& policy);
+
+// Holds an exclusive lock on `<path>.lock` for as long as it lives (one writer at a time).
+class OperatorPolicyLock {
+public:
+    explicit OperatorPolicyLock(const std::string& path); // throws std::runtime_error
+    ~OperatorPolicyLock();
+    OperatorPolicyLock(const OperatorPolicyLock&) = delete;
+    OperatorPolicyLock& operator=(const OperatorPolicyLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+// A turn's rules once the operator's changes apply: its own (`turn_rules`) and those added for
+// it, less what is denied for every turn and for it. Pure.
+TurnEgressRules effective_rules(const std::vector<AllowRule>& turn_rules,
+                                const OperatorPolicy& policy, const std::string& turn_id);
+
+} // namespace radial::egress
