@@ -56,6 +56,28 @@ std::vector<egress::AllowRule> turn_egress_rules(const TurnRequest& req,
     return rules;
 }
 
+bool egress_by_runtime(const host::RuntimeClient& client) {
+    return !client.has_capability(RADIAL_CAP_EGRESS_ENDPOINT) &&
+           client.has_capability(RADIAL_CAP_EGRESS_POLICY);
+}
+
+void hand_egress_to_runtime(const std::vector<egress::AllowRule>& rules,
+                            const host::RuntimeClient& client, bool session_turn,
+                            ContainerSpec& spec) {
+    if (session_turn)
+        throw TurnSetupError(fmt::format(
+            "egress: runtime '{}' enforces egress with its own policy, set when a box is made; a "
+            "session's turn is an exec in a box made before it. Run the turn without --session, "
+            "or create the session on a runtime with radiald's broker (docker)",
+            client.info().id));
+    for (const auto& r : rules) spec.egress.push_back(r.text());
+    log::info("egress",
+              "runtime '{}' enforces the turn's {} egress destination(s) with its own policy "
+              "(docs/design.md §9.7): no radial.egress receipts, no run.egress quotas, ranges or "
+              "hosts map, and 'radiald policy' does not reach this turn",
+              client.info().id, rules.size());
+}
+
 std::unique_ptr<egress::EgressBroker> open_turn_egress(
     const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
     const host::RuntimeClient& client, const std::string& socket_dir, const std::string& turn_id,
@@ -64,10 +86,11 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
     if (rules.empty()) return nullptr;
     if (!client.has_capability(RADIAL_CAP_EGRESS_ENDPOINT))
         throw TurnSetupError(fmt::format(
-            "egress: runtime '{}' gives its boxes no egress endpoint (it does not report {}; "
-            "the docker runtime does with run.docker.boxInit); run the turn without egress or "
-            "select such a runtime",
-            client.info().id, RADIAL_CAP_EGRESS_ENDPOINT));
+            "egress: runtime '{}' gives its boxes no egress endpoint and enforces no egress "
+            "policy of its own (it reports neither {} nor {}; the docker runtime does the first "
+            "with run.docker.boxInit, the sandbox runtime the second); run the turn without "
+            "egress or select such a runtime",
+            client.info().id, RADIAL_CAP_EGRESS_ENDPOINT, RADIAL_CAP_EGRESS_POLICY));
     egress::EgressBrokerOptions o;
     o.unix_path = socket_dir + "/egress.sock";
     o.owner = owner;

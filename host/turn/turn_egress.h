@@ -36,6 +36,18 @@ std::string receipt_json(const egress::Receipt& r);
 std::vector<egress::AllowRule> turn_egress_rules(const TurnRequest& req,
                                                  const config::HostConfig& cfg);
 
+// Whether the runtime enforces egress destinations itself (RADIAL_CAP_EGRESS_POLICY) instead of
+// giving its boxes radial-init's endpoint to radiald's broker.
+bool egress_by_runtime(const host::RuntimeClient& client);
+
+// Hands the turn's rules to such a runtime (`spec.egress`, sent as a radial_spec_egress) and logs
+// what it leaves out: receipts, quotas, the ceiling's address ranges and name map, and `radiald
+// policy` changes while the turn runs. Throws TurnSetupError for a session's turn (an exec carries
+// no spec to chain the destinations to).
+void hand_egress_to_runtime(const std::vector<egress::AllowRule>& rules,
+                            const host::RuntimeClient& client, bool session_turn,
+                            ContainerSpec& spec);
+
 // Starts the turn's broker at `socket_dir`/egress.sock (owned by `owner` when set), under the
 // operator's changes for every turn and for `turn_id` (`radiald policy`), and adds to
 // `spec.env` what the box's tools need: RADIAL_EGRESS_SOCKET, HTTP_PROXY, HTTPS_PROXY (and their

@@ -371,18 +371,23 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         // /run/radial), revoked with the socket when the box is gone (docs/design.md §9.7).
         try {
             const auto rules = turn_egress_rules(request_, env_.cfg);
-            if (!rules.empty() && env_.transport.transport != socket::Transport::unix_socket)
-                throw TurnSetupError(
-                    "egress: the broker is reached through the turn's socket directory, which "
-                    "only the unix turn transport mounts; set run.turnTransport = \"unix\"");
-            std::optional<std::pair<uid_t, gid_t>> owner;
-            if (::geteuid() == 0) owner = numeric_user(spec.user);
-            broker = open_turn_egress(rules, env_.cfg, env_.client, egress_dir, id, owner, spec,
-                                      [this, id](const std::string& receipt) {
-                                          env_.journal.append_record(
-                                              id, kEgressRecordType,
-                                              redaction::redact_json(*redactor_, receipt));
-                                      });
+            if (!rules.empty() && egress_by_runtime(env_.client)) {
+                hand_egress_to_runtime(rules, env_.client, session_.has_value(), spec);
+            } else {
+                if (!rules.empty() && env_.transport.transport != socket::Transport::unix_socket)
+                    throw TurnSetupError(
+                        "egress: the broker is reached through the turn's socket directory, "
+                        "which only the unix turn transport mounts; set run.turnTransport = "
+                        "\"unix\"");
+                std::optional<std::pair<uid_t, gid_t>> owner;
+                if (::geteuid() == 0) owner = numeric_user(spec.user);
+                broker = open_turn_egress(rules, env_.cfg, env_.client, egress_dir, id, owner, spec,
+                                          [this, id](const std::string& receipt) {
+                                              env_.journal.append_record(
+                                                  id, kEgressRecordType,
+                                                  redaction::redact_json(*redactor_, receipt));
+                                          });
+            }
         } catch (const std::exception& e) {
             server.reset();
             return fail(redactor_->redact(e.what()));

@@ -117,7 +117,9 @@ private:
     bool create_interrupted_ = false;
     bool removed_ = false;                    // rm --force succeeded while ending the run
     plugin_support::RunPump* pump_ = nullptr; // while the exec runs
-    std::vector<std::uint32_t> granted_;      // host ports whose allow rule was asked for
+    // The rules asked for (an interrupted allow may still have landed): "localhost:PORT" of a host
+    // port, or an egress destination.
+    std::vector<std::string> granted_;
     std::vector<char> buffer_ = std::vector<char>(kChunkBytes);
 };
 
@@ -135,9 +137,19 @@ radial::plugin::RunResult SandboxRun::execute() {
     const SbxFeatures features = cli_.features();
     std::vector<std::string> create;
     if (!session_exec) create = sbx_create_args(spec_, settings, features);
+    // One scoped rule per host port, then per egress destination (docs/design.md §9.7).
     std::vector<std::vector<std::string>> policies;
-    for (std::uint32_t port : spec_.host_ports)
+    std::vector<std::string> resources, reaches;
+    for (std::uint32_t port : spec_.host_ports) {
         policies.push_back(sbx_policy_args(name_, port, features));
+        resources.push_back("localhost:" + std::to_string(port));
+        reaches.push_back("host port " + std::to_string(port));
+    }
+    for (const std::string& d : spec_.egress) {
+        policies.push_back(sbx_policy_resource_args(name_, d, features));
+        resources.push_back(d);
+        reaches.push_back("egress destination " + d);
+    }
     const std::vector<std::string> exec_args = sbx_exec_args(name_, features);
     internal::UniqueFd script = script_memfd(this->script());
     // A passthrough workspace must exist on the host; sbx's behaviour otherwise is undocumented.
@@ -173,10 +185,9 @@ radial::plugin::RunResult SandboxRun::execute() {
         }
         for (std::size_t i = 0; going && i < policies.size(); ++i) {
             // Before the call: an allow interrupted mid-way may still have landed.
-            granted_.push_back(spec_.host_ports[i]);
+            granted_.push_back(resources[i]);
             going = step(policies[i], settings.command_timeout_ms,
-                         "allowing " + box() + " to reach host port " +
-                             std::to_string(spec_.host_ports[i]) + " from " + sandbox(),
+                         "allowing " + box() + " to reach " + reaches[i] + " from " + sandbox(),
                          "check that this sbx supports per-sandbox rules ('sbx policy allow "
                          "network --help' names --sandbox)");
         }
@@ -439,9 +450,9 @@ void SandboxRun::tear_down(bool keep) {
     // The grant is revoked explicitly rather than trusted to die with the sandbox: what a real
     // sbx does with a removed sandbox's scoped rules is not documented. A rule already gone (the
     // sandbox was removed to end the run) is fine; a revoke that fails is logged, never fatal.
-    for (std::uint32_t port : granted_) {
+    for (const std::string& resource : granted_) {
         try {
-            cli_.revoke(name_, port, spec_.label);
+            cli_.revoke(name_, resource, spec_.label);
         } catch (const Error& e) {
             host_.warn("ending " + box() + ": " + e.what());
         }

@@ -57,7 +57,8 @@ void SandboxRuntime::preflight() {
                (f.ls_json ? "used" : "not supported, text listing parsed"));
 }
 
-std::vector<std::string> SandboxRuntime::capabilities() { return {}; }
+// Egress destinations become sbx policy rules scoped to the sandbox (docs/design.md §9.7).
+std::vector<std::string> SandboxRuntime::capabilities() { return {RADIAL_CAP_EGRESS_POLICY}; }
 
 std::vector<radial::plugin::Disposition> SandboxRuntime::describe(const ContainerSpec& spec) {
     std::vector<radial::plugin::Disposition> out;

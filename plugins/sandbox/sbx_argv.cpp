@@ -2,6 +2,8 @@
 
 #include <radial/internal/names.h>
 
+#include <algorithm>
+#include <cctype>
 #include <radial/plugin/runtime.hpp>
 
 #include "sbx_names.h"
@@ -125,23 +127,54 @@ void check_port(std::string_view name, std::uint32_t port) {
                     "preparing sandbox '" + std::string(name) + "': host port " +
                         std::to_string(port) + " is not a TCP port; give one in 1..65535");
 }
+// A destination sbx reads as one network resource: host:port or *.suffix:port, nothing that an
+// argv parser could take for a flag, no whitespace or control bytes. The host checked the rule's
+// syntax; this keeps a third party's spec from reaching sbx as anything but one resource.
+void check_resource(std::string_view name, std::string_view resource) {
+    const auto colon = resource.rfind(':');
+    const bool ok = !resource.empty() && resource.size() <= 260 && resource.front() != '-' &&
+                    colon != std::string_view::npos && colon > 0 && colon + 1 < resource.size() &&
+                    std::all_of(resource.begin(), resource.end(),
+                                [](unsigned char c) {
+                                    return std::isalnum(c) || c == '.' || c == '-' || c == '*' ||
+                                           c == ':' || c == '[' || c == ']' || c == '_';
+                                }) &&
+                    std::all_of(resource.begin() + static_cast<std::ptrdiff_t>(colon) + 1,
+                                resource.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (!ok)
+        throw Error(RADIAL_E_INVALID, "egress",
+                    "preparing sandbox '" + std::string(name) + "': egress destination '" +
+                        std::string(resource) + "' is not host:port");
+}
 } // namespace
+
+std::vector<std::string> sbx_policy_resource_args(std::string_view name, std::string_view resource,
+                                                  const SbxFeatures& features) {
+    check_resource(name, resource);
+    std::vector<std::string> args = command({"policy", "allow", "network"}, features);
+    args.insert(args.end(), {"--sandbox", std::string(name), std::string(resource)});
+    return args;
+}
+
+std::vector<std::string> sbx_policy_revoke_resource_args(std::string_view name,
+                                                         std::string_view resource,
+                                                         const SbxFeatures& features) {
+    check_resource(name, resource);
+    std::vector<std::string> args = command({"policy", "rm", "network"}, features);
+    args.insert(args.end(), {"--sandbox", std::string(name), "--resource", std::string(resource)});
+    return args;
+}
 
 std::vector<std::string> sbx_policy_args(std::string_view name, std::uint32_t port,
                                          const SbxFeatures& features) {
     check_port(name, port);
-    std::vector<std::string> args = command({"policy", "allow", "network"}, features);
-    args.insert(args.end(), {"--sandbox", std::string(name), "localhost:" + std::to_string(port)});
-    return args;
+    return sbx_policy_resource_args(name, "localhost:" + std::to_string(port), features);
 }
 
 std::vector<std::string> sbx_policy_revoke_args(std::string_view name, std::uint32_t port,
                                                 const SbxFeatures& features) {
     check_port(name, port);
-    std::vector<std::string> args = command({"policy", "rm", "network"}, features);
-    args.insert(args.end(), {"--sandbox", std::string(name), "--resource",
-                             "localhost:" + std::to_string(port)});
-    return args;
+    return sbx_policy_revoke_resource_args(name, "localhost:" + std::to_string(port), features);
 }
 
 std::vector<std::string> sbx_remove_args(std::string_view name, const SbxFeatures& features) {

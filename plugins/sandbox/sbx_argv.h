@@ -76,6 +76,16 @@ std::vector<std::string> sbx_policy_args(std::string_view name, std::uint32_t po
 std::vector<std::string> sbx_policy_revoke_args(std::string_view name, std::uint32_t port,
                                                 const SbxFeatures& features);
 
+// policy allow network [--no-input] --sandbox NAME RESOURCE / policy rm network [--no-input]
+// --sandbox NAME --resource RESOURCE: the same scoped rule for one egress destination of the turn
+// (host:port or *.suffix:port, RADIAL_CAP_EGRESS_POLICY; docs/design.md §9.7). Throws
+// radial::plugin::Error(RADIAL_E_INVALID, "egress") for anything but one host:port resource.
+std::vector<std::string> sbx_policy_resource_args(std::string_view name, std::string_view resource,
+                                                  const SbxFeatures& features);
+std::vector<std::string> sbx_policy_revoke_resource_args(std::string_view name,
+                                                         std::string_view resource,
+                                                         const SbxFeatures& features);
+
 // rm [--no-input] --force NAME: stops and deletes the sandbox without a prompt. Source:
 // docs/design.md §8.3.
 std::vector<std::string> sbx_remove_args(std::string_view name, const SbxFeatures& features);

@@ -135,10 +135,20 @@ void SbxCli::remove(std::string_view name, std::string_view label) {
 }
 
 bool SbxCli::revoke(std::string_view name, std::uint32_t port, std::string_view label) {
-    const std::vector<std::string> args = sbx_policy_revoke_args(name, port, features());
+    return revoke_rule(sbx_policy_revoke_args(name, port, features()), name,
+                       "host port " + std::to_string(port), label);
+}
+
+bool SbxCli::revoke(std::string_view name, const std::string& resource, std::string_view label) {
+    return revoke_rule(sbx_policy_revoke_resource_args(name, resource, features()), name,
+                       "egress destination " + resource, label);
+}
+
+bool SbxCli::revoke_rule(const std::vector<std::string>& args, std::string_view name,
+                         const std::string& reach, std::string_view label) {
     const std::string what = "revoking the rule that lets sandbox '" + std::string(name) +
-                             "' of box '" + std::string(label) + "' reach host port " +
-                             std::to_string(port) + " with " + quoted_command(args);
+                             "' of box '" + std::string(label) + "' reach " + reach + " with " +
+                             quoted_command(args);
     CliOutput r = call(args, command_budget());
     if (r.ok()) return true;
     std::string said = plugin_support::cli_message(r.err.empty() ? r.out : r.err, 256);

@@ -65,6 +65,8 @@ public:
     // for messages. Throws Error only when sbx cannot be started at all. Source: docs/design.md
     // §9.1.
     bool revoke(std::string_view name, std::uint32_t port, std::string_view label);
+    // The same for the rule of one egress destination (sbx_policy_revoke_resource_args).
+    bool revoke(std::string_view name, const std::string& resource, std::string_view label);
 
     // Runs `sbx <args>` through the executor (see SbxExecutor::invoke).
     CliOutput call(const std::vector<std::string>& args, std::chrono::milliseconds budget,
@@ -86,6 +88,8 @@ public:
     }
 
 private:
+    bool revoke_rule(const std::vector<std::string>& args, std::string_view name,
+                     const std::string& reach, std::string_view label);
     SandboxSettings settings_;
     std::shared_ptr<SbxExecutor> executor_;
     radial::plugin::Host host_;

@@ -29,6 +29,7 @@ ContainerSpec full_spec() {
     s.memory_bytes = 1ull << 30;
     s.network = "host";
     s.cpus_milli = 1500;
+    s.egress = {"pypi.org:443", "*.pythonhosted.org:443"};
     return s;
 }
 
@@ -37,6 +38,25 @@ TEST(ContainerSpec, RoundTripsThroughTheCStruct) {
     CSpec c(s);
     EXPECT_EQ(c.get()->struct_size, sizeof(radial_spec));
     EXPECT_EQ(from_c(*c.get()), s);
+}
+
+// Additions chained to `next` (radial_spec_ext): the egress one is read, an unknown type is stepped
+// over, and a spec without any carries none.
+TEST(ContainerSpec, ChainedAdditionsAreReadAndUnknownOnesSteppedOver) {
+    auto s = full_spec();
+    CSpec c(s);
+    ASSERT_NE(c.get()->next, nullptr);
+    radial_spec with_unknown = *c.get();
+    struct {
+        radial_spec_ext head;
+        std::uint64_t payload;
+    } unknown{{sizeof(unknown), 999, c.get()->next}, 7};
+    with_unknown.next = &unknown;
+    EXPECT_EQ(from_c(with_unknown).egress, s.egress);
+    s.egress.clear();
+    CSpec none(s);
+    EXPECT_EQ(none.get()->next, nullptr);
+    EXPECT_TRUE(from_c(*none.get()).egress.empty());
 }
 
 TEST(ContainerSpec, HostStringsAreNulTerminated) {

@@ -7,6 +7,7 @@
 
 #include <radial/runtime_plugin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <radial/names.hpp> // is_env_name, for every spec
@@ -56,6 +57,9 @@ struct ContainerSpec {
     std::uint64_t memory_bytes = 0;
     std::string network;
     std::uint64_t cpus_milli = 0;
+    // Destinations the runtime lets the box reach itself (radial_spec_egress; only for a runtime
+    // that reports RADIAL_CAP_EGRESS_POLICY): "host:port" or "*.suffix:port".
+    std::vector<std::string> egress;
     friend bool operator==(const ContainerSpec&, const ContainerSpec&) = default;
 };
 
@@ -150,6 +154,20 @@ inline ContainerSpec from_c(const radial_spec& in) {
     s.memory_bytes = c.memory_bytes;
     s.network = std::string(to_view(c.network));
     s.cpus_milli = c.cpus_milli;
+    // The chain's additions this version knows; a bounded walk, so a cycle cannot hang it.
+    const void* next =
+        in.struct_size >= offsetof(radial_spec, next) + sizeof(void*) ? c.next : nullptr;
+    for (int hops = 0; next != nullptr && hops < 64; ++hops) {
+        radial_spec_ext head{};
+        std::memcpy(&head, next, sizeof head);
+        if (head.type == RADIAL_SPEC_EXT_EGRESS && head.struct_size >= sizeof(radial_spec_egress)) {
+            radial_spec_egress e{};
+            std::memcpy(&e, next, sizeof e);
+            for_each_item<radial_str>(
+                e.destinations, [&](const radial_str& d) { s.egress.emplace_back(to_view(d)); });
+        }
+        next = head.next;
+    }
     return s;
 }
 
@@ -183,6 +201,13 @@ public:
         c_.network = to_c(s.network);
         c_.cpus_milli = s.cpus_milli;
         c_.next = nullptr;
+        if (!s.egress.empty()) {
+            for (const auto& d : s.egress) egress_.push_back(to_c(d));
+            egress_ext_.struct_size = sizeof(radial_spec_egress);
+            egress_ext_.type = RADIAL_SPEC_EXT_EGRESS;
+            egress_ext_.destinations = array(egress_);
+            c_.next = &egress_ext_;
+        }
     }
     CSpec(const CSpec&) = delete;
     CSpec& operator=(const CSpec&) = delete;
@@ -200,6 +225,8 @@ private:
     std::vector<radial_env_var> env_;
     std::vector<radial_tmpfs> tmpfs_;
     std::vector<radial_str> hosts_;
+    std::vector<radial_str> egress_;
+    radial_spec_egress egress_ext_{};
     radial_spec c_{};
 };
 

@@ -130,6 +130,11 @@ typedef struct radial_name_sink {
  * socket named by the box's RADIAL_EGRESS_SOCKET variable (the egress broker, docs/design.md §9.7);
  * needs radial.cap.unix-socket-mounts too. */
 #define RADIAL_CAP_EGRESS_ENDPOINT "radial.cap.egress-endpoint"
+/* The runtime enforces a turn's egress destinations itself, with a policy of its own scoped to the
+ * box (the sandbox runtime's sbx policy rules): the host sends them in a radial_spec_egress
+ * chained to the spec's `next`, and only to a runtime that reports this. Receipts, quotas and
+ * address checks stay the runtime's (docs/design.md §9.7). */
+#define RADIAL_CAP_EGRESS_POLICY "radial.cap.egress-policy"
 
 /* ---------------------------------------------------------------------------------------------
  * Host services
@@ -232,8 +237,28 @@ typedef struct radial_spec {
     uint64_t memory_bytes;    /* 0: runtime default */
     radial_str network;       /* empty: no network (loopback only) */
     uint64_t cpus_milli;      /* thousandths of a CPU; 0: runtime default */
-    const void* next;         /* reserved for a future chained extension; NULL in 1.0 */
+    const void* next;         /* NULL, or the first radial_spec_ext chained to this spec */
 } radial_spec;
+
+/* The head of every addition chained to a spec's `next`; a plugin steps over a `type` it does not
+ * know (only additions it asked for by a capability are sent). */
+typedef struct radial_spec_ext {
+    uint32_t struct_size;
+    uint32_t type;    /* RADIAL_SPEC_EXT_* */
+    const void* next; /* the next addition, or NULL */
+} radial_spec_ext;
+
+enum { RADIAL_SPEC_EXT_EGRESS = 1 };
+
+/* The destinations the box may reach, for a runtime that reports RADIAL_CAP_EGRESS_POLICY:
+ * "host:port", or "*.suffix:port" for every name under a suffix; already within the operator's
+ * ceiling (run.egress.allow). Anything else stays unreachable. */
+typedef struct radial_spec_egress {
+    uint32_t struct_size;
+    uint32_t type; /* RADIAL_SPEC_EXT_EGRESS */
+    const void* next;
+    radial_array destinations; /* of radial_str */
+} radial_spec_egress;
 
 /* Spec field ids, for dispositions and error keys. */
 enum {

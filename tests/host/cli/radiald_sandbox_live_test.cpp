@@ -78,6 +78,40 @@ echo "inside $(pwd)")SH"});
     EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' keeps its own box user and home"));
 }
 
+// Brokered egress on the sandbox runtime (docs/design.md §9.7): each destination of the turn
+// becomes an sbx policy rule scoped to the turn's sandbox while it runs, revoked after; the log
+// says what the runtime's own policy leaves out; a session's turn with egress is refused naming
+// why. (The simulator records the rules; a real sbx's proxy enforces them.)
+TEST(SandboxLive, EgressDestinationsBecomeRulesScopedToTheSandbox) {
+    SandboxSetup s("", "[run.egress]\nallow = [\"pypi.org:443\", \"*.pythonhosted.org:443\"]\n");
+    auto t =
+        s.setup.turn({"--egress", "pypi.org:443", "--egress", "*.pythonhosted.org:443"}, {"true"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    const std::string calls = test::read_file(s.sim_dir / "calls.log");
+    for (const char* d : {"pypi.org:443", "\\*\\.pythonhosted\\.org:443"})
+        EXPECT_THAT(calls, ::testing::ContainsRegex(std::string("policy\037allow\037network\037("
+                                                                "--no-input\037)?--sandbox\037"
+                                                                "radial-turn-[^\037]+\037") +
+                                                    d + "\037?"))
+            << calls;
+    const std::string revoked = test::read_file(s.sim_dir / "revoked-rules");
+    EXPECT_THAT(revoked, HasSubstr(" allow pypi.org:443\n"));
+    EXPECT_THAT(revoked, HasSubstr(" allow *.pythonhosted.org:443\n"));
+    EXPECT_EQ(s.policy_rules(), "") << "no rule outlives the turn";
+    EXPECT_THAT(t.result.err, HasSubstr("enforces the turn's 2 egress destination(s) with its own "
+                                        "policy"));
+    EXPECT_THAT(t.result.err, HasSubstr("no radial.egress receipts"));
+
+    auto outside = s.setup.turn({"--egress", "example.com:443"}, {"true"});
+    EXPECT_NE(outside.result.exit_code, 0);
+    EXPECT_THAT(outside.result.err, HasSubstr("run.egress.allow"));
+    test::Session session(s.setup, {});
+    ASSERT_EQ(session.created.exit_code, 0) << session.created.err;
+    auto in_session = s.setup.turn({"--session", session.id, "--egress", "pypi.org:443"}, {"true"});
+    EXPECT_NE(in_session.result.exit_code, 0);
+    EXPECT_THAT(in_session.result.err, HasSubstr("a session's turn is an exec"));
+}
+
 // A session under the sandbox runtime (docs/design.md §13.12): `radiald session create` makes one
 // sandbox; each `radiald turn --session` is an exec in it that reaches its own tcp turn socket
 // (the port opened for that exec only); what a turn installs is there for the next; `session rm`

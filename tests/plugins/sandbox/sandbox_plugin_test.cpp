@@ -283,7 +283,7 @@ TEST_F(sandbox_plugin, PreflightPassesAndExplainsWhatItCannotFix) {
 }
 
 TEST_F(sandbox_plugin, CapabilitiesAndTcpRouteThroughTheABI) {
-    EXPECT_TRUE(sandbox().capabilities().empty());
+    EXPECT_EQ(sandbox().capabilities(), std::vector<std::string>{RADIAL_CAP_EGRESS_POLICY});
     EXPECT_EQ(sandbox().tcp_route(),
               (std::pair<std::string, std::string>{"127.0.0.1", "host.docker.internal"}));
     EXPECT_EQ(sandbox().d().abi_major, RADIAL_RT_ABI_MAJOR);

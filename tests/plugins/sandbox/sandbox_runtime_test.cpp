@@ -462,10 +462,11 @@ TEST(sandbox_runtime, DispositionsFollowTheFieldMapping) {
 }
 
 // docs/design.md §13.4: the turn socket is reached over tcp through host.docker.internal.
-TEST(sandbox_runtime, NoCapabilitiesAndTheTcpRouteToTheTurnSocket) {
+TEST(sandbox_runtime, OnlyItsOwnEgressPolicyAndTheTcpRouteToTheTurnSocket) {
     Fixture f;
-    EXPECT_TRUE(f.rt->capabilities().empty())
-        << "no unix-socket mounts (auto → tcp, unix refused), no named networks";
+    EXPECT_EQ(f.rt->capabilities(), std::vector<std::string>{RADIAL_CAP_EGRESS_POLICY})
+        << "no unix-socket mounts (auto → tcp, unix refused), no named networks, no egress "
+           "endpoint: egress as sbx policy rules";
     auto route = f.rt->tcp_route();
     EXPECT_EQ(route.bind_host, "127.0.0.1");
     EXPECT_EQ(route.box_host, "host.docker.internal");

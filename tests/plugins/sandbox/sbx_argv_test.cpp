@@ -183,6 +183,25 @@ TEST(sbx_argv, RevokingAPolicyIsScopedLikeItsGrant) {
         EXPECT_EQ(error_of([&] { sbx_policy_revoke_args("n", bad, kOld); }).key(), "hostPorts");
 }
 
+// An egress destination is one scoped rule, granted and revoked the same way (docs/design.md
+// §9.7); nothing but host:port reaches sbx's argv.
+TEST(sbx_argv, AnEgressDestinationIsOneRuleScopedToTheSandbox) {
+    EXPECT_EQ(sbx_policy_resource_args("n", "*.pythonhosted.org:443", kNew),
+              (Args{"policy", "allow", "network", "--no-input", "--sandbox", "n",
+                    "*.pythonhosted.org:443"}));
+    EXPECT_EQ(sbx_policy_revoke_resource_args("n", "pypi.org:443", kOld),
+              (Args{"policy", "rm", "network", "--sandbox", "n", "--resource", "pypi.org:443"}));
+    for (const char* bad : {"", "pypi.org", "pypi.org:", ":443", "-rf:443", "a b:443",
+                            "pypi.org:44x", "x\n:1", "--sandbox=other:1"}) {
+        auto e = error_of([&] { sbx_policy_resource_args("n", bad, kOld); });
+        EXPECT_EQ(e.code(), RADIAL_E_INVALID) << bad;
+        EXPECT_EQ(e.key(), "egress") << bad;
+        EXPECT_EQ(error_of([&] { sbx_policy_revoke_resource_args("n", bad, kOld); }).key(),
+                  "egress")
+            << bad;
+    }
+}
+
 TEST(sbx_argv, RemoveListVersionAndHelpGolden) {
     EXPECT_EQ(sbx_remove_args("n", kOld), (Args{"rm", "--force", "n"}));
     EXPECT_EQ(sbx_remove_args("n", kNew), (Args{"rm", "--no-input", "--force", "n"}));
