@@ -56,6 +56,9 @@ struct EgressBrokerOptions {
     std::string turn_id;
     // Called once per attempt when it ends, from the broker's threads, one call at a time.
     std::function<void(const Receipt&)> on_receipt;
+    // Called when a connection to the destination has just opened (verdict "allowed", no end
+    // yet), so a record of it outlives a radiald killed before it ends. Same threads and lock.
+    std::function<void(const Receipt&)> on_open;
     // Lines for the host's log (a receipt that could not be stored, the summary at revocation).
     std::function<void(const std::string&)> on_log;
     std::chrono::milliseconds head_timeout{30'000};    // for the request's head

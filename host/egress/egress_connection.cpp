@@ -297,8 +297,12 @@ void finish(BrokerShared& shared, Receipt& r) {
 
 } // namespace
 
-void BrokerShared::receipt(const Receipt& r) {
-    if (!options.on_receipt) return;
+void BrokerShared::receipt(const Receipt& r) { store(options.on_receipt, r); }
+
+void BrokerShared::opened(const Receipt& r) { store(options.on_open, r); }
+
+void BrokerShared::store(const std::function<void(const Receipt&)>& to, const Receipt& r) {
+    if (!to) return;
     std::lock_guard lock(receipt_mutex);
     if (receipts >= kMostReceipts) {
         ++receipts_dropped;
@@ -306,7 +310,7 @@ void BrokerShared::receipt(const Receipt& r) {
     }
     ++receipts;
     try {
-        options.on_receipt(r);
+        to(r);
     } catch (const std::exception& e) {
         // Said once, then counted: a full journal must not become a flood of log lines.
         if (receipts_failed++ == 0 && options.on_log)
@@ -527,6 +531,7 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r) {
             return true;
         }
         r.verdict = "allowed";
+        shared.opened(r); // kept if radiald dies before the connection ends
         r.bytes_out += forward.size();
         if (!count(shared.bytes_out, shared.options.ceiling.max_bytes_out, forward.size(),
                    "from the box", r.reason) ||

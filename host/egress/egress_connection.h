@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <boost/asio/ip/address.hpp>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -25,8 +26,12 @@ struct BrokerShared {
     TurnEgressRules rules;
     std::mutex receipt_mutex; // one on_receipt call at a time, and the counts below
     std::size_t receipts = 0, receipts_dropped = 0, receipts_failed = 0;
-    // Stores `r` (at most kMostReceipts per turn; beyond, counted), one at a time.
+    // Stores `r` (at most kMostReceipts per turn with the opened ones; beyond, counted), one at a
+    // time.
     void receipt(const Receipt& r);
+    // The same for a connection just opened to its destination (options.on_open).
+    void opened(const Receipt& r);
+    void store(const std::function<void(const Receipt&)>& to, const Receipt& r);
 };
 
 // Receipts a turn journals; attempts beyond are counted and summarised in the log.

@@ -82,7 +82,7 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
     const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
     const host::RuntimeClient& client, const std::string& socket_dir, const std::string& turn_id,
     std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
-    std::function<void(const std::string& receipt_json)> store) {
+    std::function<void(const std::string& type, const std::string& receipt_json)> store) {
     if (rules.empty()) return nullptr;
     if (!client.has_capability(RADIAL_CAP_EGRESS_ENDPOINT))
         throw TurnSetupError(fmt::format(
@@ -98,7 +98,10 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
     o.rules = rules;
     o.policy_path = egress::operator_policy_path(cfg.state_dir);
     o.turn_id = turn_id;
-    o.on_receipt = [store = std::move(store)](const egress::Receipt& r) { store(receipt_json(r)); };
+    o.on_open = [store](const egress::Receipt& r) {
+        store(kEgressOpenRecordType, receipt_json(r));
+    };
+    o.on_receipt = [store](const egress::Receipt& r) { store(kEgressRecordType, receipt_json(r)); };
     o.on_log = [](const std::string& line) { log::warn("egress", "{}", line); };
     std::unique_ptr<egress::EgressBroker> broker;
     try {

@@ -21,6 +21,9 @@ namespace radial::turn {
 
 // The journal record type of a receipt (radiald records TURN, radiald egress TURN).
 inline constexpr const char* kEgressRecordType = "radial.egress";
+// The record of a connection just opened (its receipt follows when it ends): one with no receipt
+// after it was open when radiald stopped.
+inline constexpr const char* kEgressOpenRecordType = "radial.egress.open";
 // Where the box reaches radial-init's end: HTTP_PROXY and friends name it.
 inline constexpr const char* kEgressProxyUrl = "http://127.0.0.1:3128";
 
@@ -51,13 +54,14 @@ void hand_egress_to_runtime(const std::vector<egress::AllowRule>& rules,
 // Starts the turn's broker at `socket_dir`/egress.sock (owned by `owner` when set), under the
 // operator's changes for every turn and for `turn_id` (`radiald policy`), and adds to
 // `spec.env` what the box's tools need: RADIAL_EGRESS_SOCKET, HTTP_PROXY, HTTPS_PROXY (and their
-// lowercase forms) and NO_PROXY for loopback. `store` gets each receipt's JSON. Throws
+// lowercase forms) and NO_PROXY for loopback. `store` gets each receipt's record type and JSON
+// (kEgressOpenRecordType when a connection opens, kEgressRecordType when an attempt ends). Throws
 // TurnSetupError when the runtime's boxes have no egress endpoint (radial.cap.egress-endpoint)
 // or the socket cannot be bound. Empty `rules`: nothing is started and nullptr returned.
 std::unique_ptr<egress::EgressBroker> open_turn_egress(
     const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
     const host::RuntimeClient& client, const std::string& socket_dir, const std::string& turn_id,
     std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
-    std::function<void(const std::string& receipt_json)> store);
+    std::function<void(const std::string& type, const std::string& receipt_json)> store);
 
 } // namespace radial::turn

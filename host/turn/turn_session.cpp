@@ -381,12 +381,12 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                         "\"unix\"");
                 std::optional<std::pair<uid_t, gid_t>> owner;
                 if (::geteuid() == 0) owner = numeric_user(spec.user);
-                broker = open_turn_egress(rules, env_.cfg, env_.client, egress_dir, id, owner, spec,
-                                          [this, id](const std::string& receipt) {
-                                              env_.journal.append_record(
-                                                  id, kEgressRecordType,
-                                                  redaction::redact_json(*redactor_, receipt));
-                                          });
+                broker = open_turn_egress(
+                    rules, env_.cfg, env_.client, egress_dir, id, owner, spec,
+                    [this, id](const std::string& type, const std::string& receipt) {
+                        env_.journal.append_record(id, type,
+                                                   redaction::redact_json(*redactor_, receipt));
+                    });
             }
         } catch (const std::exception& e) {
             server.reset();

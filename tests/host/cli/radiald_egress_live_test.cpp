@@ -152,6 +152,12 @@ TEST(EgressLive, TheTurnsEndClosesALongLivedConnection) {
     const auto rs = receipts(s, t.record);
     ASSERT_EQ(rs.size(), 1u);
     EXPECT_EQ(rs[0]["verdict"], "allowed");
+    // The connection was journaled when it opened too (radial.egress.open), before its receipt:
+    // what survives a radiald killed while it was open.
+    const auto j = s.records(t.record["turnId"]);
+    std::vector<std::string> types;
+    for (const auto& r : j["records"]) types.push_back(r["type"]);
+    EXPECT_EQ(types, (std::vector<std::string>{"radial.egress.open", "radial.egress"}));
 }
 
 // `radiald policy` while turns run (docs/design.md §9.7): a deny for every turn closes a running

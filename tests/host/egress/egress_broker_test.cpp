@@ -50,6 +50,10 @@ protected:
         o.hello_timeout = 2s;
         o.policy_path = policy_path();
         o.turn_id = "turn-1";
+        o.on_open = [this](const Receipt& r) {
+            std::lock_guard l(m_);
+            opens_.push_back(r);
+        };
         o.on_receipt = [this](const Receipt& r) {
             std::lock_guard l(m_);
             receipts_.push_back(r);
@@ -121,6 +125,7 @@ protected:
     std::mutex m_;
     std::condition_variable cv_;
     std::vector<Receipt> receipts_;
+    std::vector<Receipt> opens_; // on_open
 };
 
 // A ClientHello for `sni`, as a TLS client sends it first in a tunnel.
@@ -157,6 +162,13 @@ TEST_F(EgressBrokerTest, AnAllowedNameIsReachedThroughConnectAndPlainHttp) {
     EXPECT_EQ(r.bytes_in, kOk.size());
     EXPECT_EQ(r.bytes_out, hello.size() + std::string("GET /simple HTTP/1.0\r\n\r\n").size());
     EXPECT_GE(r.ended_ms, r.started_ms);
+    {
+        std::lock_guard l(m_);
+        ASSERT_EQ(opens_.size(), 1u) << "the open connection was recorded before its receipt";
+        EXPECT_EQ(opens_[0].verdict, "allowed");
+        EXPECT_EQ(opens_[0].address, r.address);
+        EXPECT_EQ(opens_[0].ended_ms, 0);
+    }
 
     const std::string plain = ask("GET http://" + dest + "/index HTTP/1.1\r\nHost: " + dest +
                                   "\r\nProxy-Connection: keep-alive\r\n\r\n");
