@@ -64,7 +64,9 @@ struct EgressBroker::Impl {
             if (n <= 0) return replaced;
             for (ssize_t at = 0; at < n;) {
                 const auto* e = reinterpret_cast<const inotify_event*>(buf + at);
-                if (e->len > 0 && name == e->name) replaced = true;
+                // An overflowed queue may have lost the event: read the file again anyway.
+                if ((e->mask & IN_Q_OVERFLOW) != 0 || (e->len > 0 && name == e->name))
+                    replaced = true;
                 at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
             }
         }
