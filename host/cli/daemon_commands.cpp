@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/instance.h"
 #include "cli/runtime_setup.h"
@@ -25,8 +26,8 @@ namespace radial::cli {
 namespace {
 
 // The config with its instance id settled. Throws ConfigError.
-config::HostConfig load_config(const DaemonOptions& o) {
-    auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+config::HostConfig load_settled_config(const DaemonOptions& o) {
+    auto cfg = cli::load_config(o.config_file);
     config::settle_instance_id(cfg);
     return cfg;
 }
@@ -67,7 +68,7 @@ CLI::App* add_status_command(CLI::App& app, DaemonOptions& o) {
 
 int run_submit_command(const DaemonOptions& o) {
     try {
-        const auto cfg = load_config(o);
+        const auto cfg = load_settled_config(o);
         // The daemon's startup validation, without the preflight (submitting starts no box): a
         // turn is never queued for a daemon that would refuse to start on this config.
         config::check_box_id_range(cfg);
@@ -125,8 +126,8 @@ int run_submit_command(const DaemonOptions& o) {
 int run_run_command(const DaemonOptions& o) {
     try {
         log::install_log_redaction();
-        auto instance =
-            Instance::open(load_config(o), {"radiald run", daemon::StateDirLock::Mode::exclusive});
+        auto instance = Instance::open(load_settled_config(o),
+                                       {"radiald run", daemon::StateDirLock::Mode::exclusive});
         daemon::StopSignals signals;
         daemon::DaemonSettings settings;
         settings.checkpoint_for_test = daemon::pause_point_from_env_for_test();
@@ -146,8 +147,9 @@ int run_reconcile_command(const DaemonOptions& o) {
         log::install_log_redaction();
         // The same startup as `radiald run`: a config the daemon would refuse is not one to
         // reconcile for either. The hand-over recovery comes after the pass.
-        auto instance = Instance::open(
-            load_config(o), {"radiald reconcile", daemon::StateDirLock::Mode::exclusive, false});
+        auto instance =
+            Instance::open(load_settled_config(o),
+                           {"radiald reconcile", daemon::StateDirLock::Mode::exclusive, false});
         const auto& cfg = instance->cfg();
         daemon::Spool spool(cfg.state_dir);
         auto r = daemon::reconcile(cfg, instance->runtime(), instance->journal(), spool);

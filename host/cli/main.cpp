@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/config_check.h"
+#include "cli/config_file.h"
 #include "cli/daemon_commands.h"
 #include "cli/exit_status.h"
 #include "cli/journal_commands.h"
@@ -17,6 +18,7 @@
 #include "cli/session_command.h"
 #include "cli/template_command.h"
 #include "cli/turn_command.h"
+#include "cli/unknown_flags.h"
 #include "config/host_config.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
@@ -53,7 +55,7 @@ int list_plugins(const std::optional<std::string>& config_file) {
     using namespace radial;
     config::HostConfig cfg;
     try {
-        cfg = config::load(config_file, std::nullopt, cli::executable_dir());
+        cfg = cli::load_config(config_file);
     } catch (const config::ConfigError& e) {
         return cli::report_error(e, cli::CommandKind::other, "loader");
     }
@@ -141,6 +143,11 @@ int main(int argc, char** argv) {
     cli::TemplateOptions template_opts;
     auto* template_export_cmd = cli::add_template_export_command(app, template_opts);
 
+    // Before CLI11, which reports a mistyped flag as whatever its value then breaks.
+    if (auto bad = cli::check_unknown_flags(app, argc, argv)) {
+        log::error("cli", "{}", bad->message);
+        return bad->in_box_command ? cli::kExitHostFault : cli::kExitUsage;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
