@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
 #include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/instance.h"
@@ -30,6 +35,19 @@ config::HostConfig load_settled_config(const DaemonOptions& o) {
     auto cfg = cli::load_config(o.config_file);
     config::settle_instance_id(cfg);
     return cfg;
+}
+
+// The text of the config file `path` ("" for none), for the reload's comparison. Throws
+// ConfigError naming the file.
+std::string config_text(const std::string& path) {
+    if (path.empty()) return {};
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in)
+        throw config::ConfigError(
+            fmt::format("reading config '{}': {}", path, std::strerror(errno)));
+    return text.str();
 }
 
 } // namespace
@@ -128,9 +146,18 @@ int run_run_command(const DaemonOptions& o) {
         log::install_log_redaction();
         auto instance = Instance::open(load_settled_config(o),
                                        {"radiald run", daemon::StateDirLock::Mode::exclusive});
-        daemon::StopSignals signals;
+        // Stop, reload, or logged and ignored: no signal a process manager or an operator sends
+        // by habit kills the daemon without a line (docs/design.md §12.3).
+        daemon::StopSignals signals({SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM});
         daemon::DaemonSettings settings;
         settings.checkpoint_for_test = daemon::pause_point_from_env_for_test();
+        settings.config_text = config_text(instance->cfg().file);
+        settings.reload_config = [o] {
+            daemon::ReloadedConfig next;
+            next.cfg = load_settled_config(o);
+            next.text = config_text(next.cfg.file);
+            return next;
+        };
         daemon::Daemon d(instance->cfg(), instance->runtime(), instance->journal(),
                          instance->transport(), std::move(settings));
         return d.run(signals);
