@@ -1,5 +1,5 @@
 // host/cli/config_file.h — which config file a command reads, and reading it: every command
-// reads the same file the packaged daemon does unless told otherwise (docs/design.md §7.5).
+// reads the same file the packaged daemon does unless told otherwise (docs/design.md §7.7).
 #pragma once
 
 #include <optional>

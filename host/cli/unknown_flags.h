@@ -1,7 +1,8 @@
 // host/cli/unknown_flags.h — finds the flag (or command) radiald does not know on a command line
 // before CLI11 parses it. CLI11 moves an unknown flag aside and lets its value fall into the
 // positional arguments, so a typo surfaces as an unrelated complaint ("--image is required", "not
-// expected: hi echo"); this check names the word the operator mistyped and the nearest known one.
+// expected: hi echo"); this check names the word the operator mistyped and the nearest known one
+// (docs/design.md §7.2).
 #pragma once
 
 #include <CLI/CLI.hpp>
