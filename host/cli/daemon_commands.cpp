@@ -151,6 +151,10 @@ int run_run_command(const DaemonOptions& o) {
         daemon::StopSignals signals({SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM});
         daemon::DaemonSettings settings;
         settings.checkpoint_for_test = daemon::pause_point_from_env_for_test();
+        settings.verbose = o.verbose;
+        if (!o.verbose)
+            log::set_min_level(
+                log::parse_level(instance->cfg().log_level).value_or(log::Level::info));
         settings.config_text = config_text(instance->cfg().file);
         settings.reload_config = [o] {
             daemon::ReloadedConfig next;

@@ -175,6 +175,7 @@ int main(int argc, char** argv) {
     if (records_cmd->parsed()) return cli::run_records_command(records_opts);
     if (turns_cmd->parsed()) return cli::run_turns_command(turns_opts);
     if (submit_cmd->parsed()) return cli::run_submit_command(submit_opts);
+    run_opts.verbose = verbose;
     if (run_cmd->parsed()) return cli::run_run_command(run_opts);
     if (reconcile_cmd->parsed()) return cli::run_reconcile_command(reconcile_opts);
     if (status_cmd->parsed()) return cli::run_status_command(status_opts);

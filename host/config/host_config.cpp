@@ -13,6 +13,7 @@
 #include <radial/units.hpp>
 #include <set>
 
+#include "log/logger.h"
 #include "text/nearest_word.h"
 
 namespace radial::config {
@@ -342,6 +343,10 @@ HostConfig load(const std::optional<std::string>& file,
                     r.fail(key, fmt::format("must be a whole number of turns from 1 to {}",
                                             kMaxConcurrentTurns));
                 cfg.max_concurrent_turns = static_cast<std::size_t>(i->get());
+            } else if (name == "logLevel") {
+                cfg.log_level = r.string(key, v);
+                if (!log::parse_level(cfg.log_level))
+                    r.fail(key, "must be \"debug\", \"info\", \"warn\" or \"error\"");
             } else if (name == "shutdownGrace") {
                 std::optional<std::uint64_t> ms;
                 if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());

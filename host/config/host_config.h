@@ -78,7 +78,10 @@ struct HostConfig {
     // run.maxSnapshots: how many session snapshots (local images) this state directory keeps; a
     // snapshot beyond it is refused until one is removed (radiald session snapshot-rm)
     std::size_t max_snapshots = 16;
-    std::size_t max_concurrent_turns = 4;     // run.maxConcurrentTurns: the daemon's parallel turns
+    std::size_t max_concurrent_turns = 4; // run.maxConcurrentTurns: the daemon's parallel turns
+    // run.logLevel: the lowest level `radiald run` logs, "debug" | "info" | "warn" | "error"
+    // (--verbose overrides it with debug)
+    std::string log_level = "info";
     std::uint64_t shutdown_grace_ms = 30'000; // run.shutdownGrace: how long running turns may
                                               // finish after SIGTERM before their boxes are killed
     // run.workspaceRoots: absolute host directories a request's workspace and mount sources must

@@ -41,7 +41,7 @@ std::map<std::string, std::string> flat(const std::string& toml_text, const char
 } // namespace
 
 bool is_reloadable_key(std::string_view key) {
-    return key == "run.maxConcurrentTurns" || key == "run.shutdownGrace";
+    return key == "run.maxConcurrentTurns" || key == "run.shutdownGrace" || key == "run.logLevel";
 }
 
 std::vector<ConfigChange> changed_keys(const std::string& before, const std::string& after) {

@@ -11,8 +11,8 @@
 
 namespace radial::daemon {
 
-// The keys a reload applies: run.maxConcurrentTurns (the next claim sees it) and
-// run.shutdownGrace (the next stop uses it).
+// The keys a reload applies: run.maxConcurrentTurns (the next claim sees it), run.shutdownGrace
+// (the next stop uses it) and run.logLevel (the next line is judged by it).
 bool is_reloadable_key(std::string_view key);
 
 // A key whose value differs between two versions of the config file.

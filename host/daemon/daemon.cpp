@@ -48,7 +48,8 @@ Daemon::Daemon(const config::HostConfig& cfg, const host::RuntimeClient& client,
       queue_(cfg, journal, spool_),
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       max_concurrent_turns_(cfg.max_concurrent_turns),
-      shutdown_grace_ms_(cfg.shutdown_grace_ms) {
+      shutdown_grace_ms_(cfg.shutdown_grace_ms),
+      log_level_(cfg.log_level) {
     if (!wake_fd_) throw DaemonError("creating the daemon's wake-up eventfd", errno);
 }
 
@@ -319,6 +320,22 @@ void Daemon::ignore_signal(int signo) {
               signo == SIGHUP ? " (stopping)" : " (radiald gives it no meaning)");
 }
 
+void Daemon::apply_log_level(const std::string& level) {
+    const auto from = log::parse_level(log_level_), to = log::parse_level(level);
+    const std::string line =
+        fmt::format("reload (SIGHUP): run.logLevel changed from {} to {}{}", log_level_, level,
+                    settings_.verbose ? " (--verbose keeps debug lines on until a restart)" : "");
+    log_level_ = level;
+    if (settings_.verbose || !to) {
+        log::info("daemon", "{}", line);
+        return;
+    }
+    // Said at the more verbose of the two levels, so the line itself is not dropped.
+    if (from && *to < *from) log::set_min_level(*to);
+    log::info("daemon", "{}", line);
+    log::set_min_level(*to);
+}
+
 void Daemon::reload() {
     reload_pending_ = false;
     if (!settings_.reload_config) {
@@ -355,6 +372,9 @@ void Daemon::reload() {
             log::info("daemon", "reload (SIGHUP): run.shutdownGrace changed from {} ms to {} ms",
                       shutdown_grace_ms_, next.cfg.shutdown_grace_ms);
             shutdown_grace_ms_ = next.cfg.shutdown_grace_ms;
+        } else if (c.key == "run.logLevel" && next.cfg.log_level != log_level_) {
+            ++applied;
+            apply_log_level(next.cfg.log_level);
         }
     }
     if (applied == 0 && waiting == 0)

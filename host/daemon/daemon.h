@@ -1,8 +1,9 @@
 // host/daemon/daemon.h — `radiald run` (docs/design.md §12.3): reconcile, then claim queued turns
 // as their requests arrive and run up to run.maxConcurrentTurns of them at once, each through a
 // turn::TurnSession on its own thread, until SIGTERM or SIGINT. SIGHUP reloads what can change
-// without a restart (config_reload.h) and logs every other change as waiting for one; SIGUSR1,
-// SIGUSR2 and SIGALRM are logged and ignored, never a silent death.
+// without a restart (config_reload.h: the concurrency limit, the shutdown grace, the log level)
+// and logs every other change as waiting for one; SIGUSR1, SIGUSR2 and SIGALRM are logged and
+// ignored, never a silent death.
 //
 // Stopping is an escalation with budgets, each step logged: the first signal stops claiming and
 // gives running turns run.shutdownGrace to finish; when the grace runs out, or at a second signal,
@@ -69,6 +70,8 @@ struct DaemonSettings {
     // The text of the config file the daemon started with ("" when it read none): what a reload
     // compares the file's new text with, key by key (config_reload.h).
     std::string config_text;
+    // --verbose was given: debug lines stay on whatever run.logLevel a reload brings.
+    bool verbose = false;
     // Test-only: see turn::TurnEnvironment::checkpoint_for_test, plus the daemon's own point
     // "retire" (terminal record written, request not yet removed from the spool).
     turn::CheckpointFn checkpoint_for_test = {};
@@ -117,6 +120,8 @@ private:
     void retry_pending();
     // SIGHUP: applies the reloadable keys of the file's new version and logs each change.
     void reload();
+    // Makes `level` (run.logLevel) the lowest logged one, unless --verbose; logs the change.
+    void apply_log_level(const std::string& level);
     // Logs a signal the daemon does not act on (SIGUSR1, SIGUSR2, SIGALRM).
     static void ignore_signal(int signo);
     // The workers that hold a slot (all but those finishing). Caller holds mutex_.
@@ -149,6 +154,7 @@ private:
     // The reloadable keys' values (config_reload.h), read and written on the loop thread only.
     std::size_t max_concurrent_turns_;
     std::uint64_t shutdown_grace_ms_;
+    std::string log_level_;
     bool reload_pending_ = false; // a SIGHUP came during the startup reconciliation
     std::map<std::string, PendingRecord> pending_; // by turn id; guarded by mutex_
     std::optional<OrphanSweeper> sweeper_;

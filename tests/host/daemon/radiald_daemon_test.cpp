@@ -500,6 +500,26 @@ TEST(RadialdRun, SighupAppliesTheReloadableKeysAndNamesTheOnesThatNeedARestart) 
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
+// run.logLevel is the daemon's from its start, and a SIGHUP changes it: at "warn" no info line
+// (a turn claimed) is written, after the reload to "info" the next turn's are.
+TEST(RadialdRun, TheLogLevelIsTheConfigsAndASighupChangesIt) {
+    FakeSetup s("logLevel = \"warn\"\n");
+    DaemonProcess d(s);
+    std::string quiet = s.submit(turn_file("[\"echo\"]"));
+    ASSERT_TRUE(s.wait_terminal({quiet}, 30s)) << d.log();
+    EXPECT_THAT(d.log(), Not(HasSubstr("turn " + quiet + ": claimed")));
+    EXPECT_THAT(d.log(), Not(HasSubstr("serving instance")));
+    edit_config(s, "logLevel = \"warn\"\n", "logLevel = \"info\"\n");
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("reload (SIGHUP): run.logLevel changed from warn to info", 10s))
+        << d.log();
+    std::string heard = s.submit(turn_file("[\"echo\"]"));
+    ASSERT_TRUE(s.wait_terminal({heard}, 30s)) << d.log();
+    EXPECT_TRUE(d.wait_for_log("turn " + heard + ": claimed", 5s)) << d.log();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
 // A file that no longer loads changes nothing: the error is logged, the daemon serves on.
 TEST(RadialdRun, ASighupWithABrokenConfigKeepsTheRunningOne) {
     FakeSetup s("maxConcurrentTurns = 2\n");
