@@ -143,7 +143,15 @@ int main(int argc, char** argv) {
     cli::TemplateOptions template_opts;
     auto* template_export_cmd = cli::add_template_export_command(app, template_opts);
 
-    // Before CLI11, which reports a mistyped flag as whatever its value then breaks.
+    // Before CLI11, which reports a mistyped flag as whatever its value then breaks; in the log
+    // format asked for, which CLI11 has not read yet.
+    for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+        const std::string_view word = argv[i];
+        if (word == "--log-format" && i + 1 < argc)
+            log::set_format(log::parse_format(argv[i + 1]).value_or(log::Format::text));
+        else if (word.starts_with("--log-format="))
+            log::set_format(log::parse_format(word.substr(13)).value_or(log::Format::text));
+    }
     if (auto bad = cli::check_unknown_flags(app, argc, argv)) {
         log::error("cli", "{}", bad->message);
         return bad->in_box_command ? cli::kExitHostFault : cli::kExitUsage;

@@ -121,6 +121,17 @@ TEST(RadialdUsage, AGlobalFlagAfterTheCommandSaysWhereItGoes) {
                                  "'radiald status'; write it before 'status'"));
 }
 
+// In the log format asked for, though CLI11 has not read the flag yet.
+TEST(RadialdUsage, AnUnknownFlagIsReportedInTheJsonLogFormat) {
+    auto r = radiald({"--log-format", "json", "status", "--jsn"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, ::testing::StartsWith("{\"time\":"));
+    EXPECT_THAT(r.err, HasSubstr("\"component\":\"cli\",\"message\":\"radiald status: unknown "
+                                 "flag '--jsn'; did you mean --json?"));
+    auto eq = radiald({"--log-format=json", "trun"});
+    EXPECT_THAT(eq.err, ::testing::StartsWith("{\"time\":"));
+}
+
 // The value given with '=' may be a secret: only the flag's name is quoted.
 TEST(RadialdUsage, AnUnknownFlagsValueIsNeverQuoted) {
     auto r = radiald({"turn", "--secrte=hunter2-value", "--image", "x", "--", "true"});
