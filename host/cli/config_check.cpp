@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
@@ -93,7 +94,7 @@ CLI::App* add_config_check_command(CLI::App& app, ConfigCheckOptions& o) {
 
 int run_config_check_command(const ConfigCheckOptions& o) {
     try {
-        const auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+        const auto cfg = load_config(o.config_file);
         const std::string state = state_dir_text(cfg);
         const std::string instance = instance_id_text(cfg);
         // What `radiald run` and `radiald turn` refuse at startup (docs/design.md §8.7).

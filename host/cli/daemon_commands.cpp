@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/instance.h"
 #include "cli/runtime_setup.h"
@@ -25,10 +31,23 @@ namespace radial::cli {
 namespace {
 
 // The config with its instance id settled. Throws ConfigError.
-config::HostConfig load_config(const DaemonOptions& o) {
-    auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+config::HostConfig load_settled_config(const DaemonOptions& o) {
+    auto cfg = cli::load_config(o.config_file);
     config::settle_instance_id(cfg);
     return cfg;
+}
+
+// The text of the config file `path` ("" for none), for the reload's comparison. Throws
+// ConfigError naming the file.
+std::string config_text(const std::string& path) {
+    if (path.empty()) return {};
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in)
+        throw config::ConfigError(
+            fmt::format("reading config '{}': {}", path, std::strerror(errno)));
+    return text.str();
 }
 
 } // namespace
@@ -67,7 +86,7 @@ CLI::App* add_status_command(CLI::App& app, DaemonOptions& o) {
 
 int run_submit_command(const DaemonOptions& o) {
     try {
-        const auto cfg = load_config(o);
+        const auto cfg = load_settled_config(o);
         // The daemon's startup validation, without the preflight (submitting starts no box): a
         // turn is never queued for a daemon that would refuse to start on this config.
         config::check_box_id_range(cfg);
@@ -125,11 +144,24 @@ int run_submit_command(const DaemonOptions& o) {
 int run_run_command(const DaemonOptions& o) {
     try {
         log::install_log_redaction();
-        auto instance =
-            Instance::open(load_config(o), {"radiald run", daemon::StateDirLock::Mode::exclusive});
-        daemon::StopSignals signals;
+        auto instance = Instance::open(load_settled_config(o),
+                                       {"radiald run", daemon::StateDirLock::Mode::exclusive});
+        // Stop, reload, or logged and ignored: no signal a process manager or an operator sends
+        // by habit kills the daemon without a line (docs/design.md §12.3).
+        daemon::StopSignals signals({SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM});
         daemon::DaemonSettings settings;
         settings.checkpoint_for_test = daemon::pause_point_from_env_for_test();
+        settings.verbose = o.verbose;
+        if (!o.verbose)
+            log::set_min_level(
+                log::parse_level(instance->cfg().log_level).value_or(log::Level::info));
+        settings.config_text = config_text(instance->cfg().file);
+        settings.reload_config = [o] {
+            daemon::ReloadedConfig next;
+            next.cfg = load_settled_config(o);
+            next.text = config_text(next.cfg.file);
+            return next;
+        };
         daemon::Daemon d(instance->cfg(), instance->runtime(), instance->journal(),
                          instance->transport(), std::move(settings));
         return d.run(signals);
@@ -146,8 +178,9 @@ int run_reconcile_command(const DaemonOptions& o) {
         log::install_log_redaction();
         // The same startup as `radiald run`: a config the daemon would refuse is not one to
         // reconcile for either. The hand-over recovery comes after the pass.
-        auto instance = Instance::open(
-            load_config(o), {"radiald reconcile", daemon::StateDirLock::Mode::exclusive, false});
+        auto instance =
+            Instance::open(load_settled_config(o),
+                           {"radiald reconcile", daemon::StateDirLock::Mode::exclusive, false});
         const auto& cfg = instance->cfg();
         daemon::Spool spool(cfg.state_dir);
         auto r = daemon::reconcile(cfg, instance->runtime(), instance->journal(), spool);

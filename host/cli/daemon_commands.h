@@ -14,6 +14,7 @@ struct DaemonOptions {
     std::string request_file; // submit: the turn file (TOML)
     bool json = false;        // status: one JSON object instead of text
     std::size_t limit = 10;   // status: how many recent turns
+    bool verbose = false;     // run: --verbose was given (it overrides run.logLevel)
 };
 
 // Each registers its subcommand's flags on `app`, bound to `opts`.

@@ -15,6 +15,7 @@ enum class CommandKind { turn, other };
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;        // other commands: ran, and what was asked failed
 inline constexpr int kExitUsage = 2;         // other commands: bad flags or config
+inline constexpr int kExitNotRunning = 3;    // `radiald status`: no daemon holds the state dir
 inline constexpr int kExitGaveUp = 70;       // `radiald run`: gave up waiting for killed turns
 inline constexpr int kExitTimedOut = 124;    // turn: timed out, box killed
 inline constexpr int kExitHostFault = 125;   // turn: the host's or the runtime's fault

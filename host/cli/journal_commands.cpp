@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "journal/journal_sqlite.h"
@@ -18,7 +19,7 @@ namespace {
 // must not leave a fresh empty journal behind a mistyped --config. Nullptr (after logging why)
 // when there is none; throws ConfigError or JournalError.
 std::unique_ptr<journal::Journal> open_existing(const JournalOptions& o) {
-    auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+    auto cfg = load_config(o.config_file);
     std::string path = journal_path(cfg);
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {

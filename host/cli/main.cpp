@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/config_check.h"
+#include "cli/config_file.h"
 #include "cli/daemon_commands.h"
 #include "cli/exit_status.h"
 #include "cli/journal_commands.h"
@@ -18,6 +19,7 @@
 #include "cli/session_command.h"
 #include "cli/template_command.h"
 #include "cli/turn_command.h"
+#include "cli/unknown_flags.h"
 #include "config/host_config.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
@@ -54,7 +56,7 @@ int list_plugins(const std::optional<std::string>& config_file) {
     using namespace radial;
     config::HostConfig cfg;
     try {
-        cfg = config::load(config_file, std::nullopt, cli::executable_dir());
+        cfg = cli::load_config(config_file);
     } catch (const config::ConfigError& e) {
         return cli::report_error(e, cli::CommandKind::other, "loader");
     }
@@ -145,6 +147,19 @@ int main(int argc, char** argv) {
     cli::TemplateOptions template_opts;
     auto* template_export_cmd = cli::add_template_export_command(app, template_opts);
 
+    // Before CLI11, which reports a mistyped flag as whatever its value then breaks; in the log
+    // format asked for, which CLI11 has not read yet.
+    for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+        const std::string_view word = argv[i];
+        if (word == "--log-format" && i + 1 < argc)
+            log::set_format(log::parse_format(argv[i + 1]).value_or(log::Format::text));
+        else if (word.starts_with("--log-format="))
+            log::set_format(log::parse_format(word.substr(13)).value_or(log::Format::text));
+    }
+    if (auto bad = cli::check_unknown_flags(app, argc, argv)) {
+        log::error("cli", "{}", bad->message);
+        return bad->in_box_command ? cli::kExitHostFault : cli::kExitUsage;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -172,6 +187,7 @@ int main(int argc, char** argv) {
     if (records_cmd->parsed()) return cli::run_records_command(records_opts);
     if (turns_cmd->parsed()) return cli::run_turns_command(turns_opts);
     if (submit_cmd->parsed()) return cli::run_submit_command(submit_opts);
+    run_opts.verbose = verbose;
     if (run_cmd->parsed()) return cli::run_run_command(run_opts);
     if (reconcile_cmd->parsed()) return cli::run_reconcile_command(reconcile_opts);
     if (status_cmd->parsed()) return cli::run_status_command(status_opts);

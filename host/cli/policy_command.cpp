@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "config/host_config.h"
@@ -64,7 +65,7 @@ int policy_error(const std::exception& e) noexcept {
 template <typename Change>
 int change_policy(const PolicyOptions& o, Change change) {
     try {
-        const auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+        const auto cfg = load_config(o.config_file);
         const auto rules = parse_rules(o.rules);
         const std::string path = egress::operator_policy_path(cfg.state_dir);
         std::error_code ec;
@@ -119,7 +120,7 @@ PolicyCommands add_policy_commands(CLI::App& app, PolicyOptions& o) {
 
 int run_policy_ls(const PolicyOptions& o) {
     try {
-        const auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+        const auto cfg = load_config(o.config_file);
         const auto policy =
             egress::read_operator_policy(egress::operator_policy_path(cfg.state_dir));
         const auto running = running_turns(cfg);

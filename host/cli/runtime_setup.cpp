@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <cerrno>
 #include <cstring>
@@ -25,6 +26,12 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
     loader::LoadedPlugin plugin;
     try {
         auto plugins = loader::load_plugins(cfg.plugin_dirs);
+        // The refusal names what selected the id, --runtime or run.containerRuntime, so a typo
+        // in either is fixed where it was made.
+        std::vector<std::string> ids;
+        for (const auto& p : plugins) ids.push_back(p.info.id);
+        if (!ids.empty() && std::find(ids.begin(), ids.end(), cfg.container_runtime) == ids.end())
+            throw StartupError(config::unknown_runtime_message(cfg, ids));
         plugin = loader::select_plugin(plugins, cfg.container_runtime, cfg.plugin_dirs);
     } catch (const loader::LoadError& e) {
         throw StartupError(e.what());

@@ -10,6 +10,7 @@
 #include <radial/host/session_client.hpp>
 #include <radial/units.hpp>
 
+#include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/instance.h"
 #include "cli/runtime_setup.h"
@@ -51,7 +52,7 @@ std::string lease_dir() { return turn::box_id_lease_dir(daemon::default_claim_re
 } // namespace
 
 std::unique_ptr<Instance> open_session_instance(const SessionOptions& o, const char* who) {
-    auto cfg = config::load(o.config_file, o.runtime, executable_dir());
+    auto cfg = load_config(o.config_file, o.runtime);
     log::install_log_redaction();
     config::settle_instance_id(cfg);
     return Instance::open(std::move(cfg), {who, daemon::StateDirLock::Mode::shared, true});

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "cli/config_file.h"
 #include "cli/daemon_commands.h"
 #include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
@@ -41,7 +42,8 @@ void print_turns(const std::string& title, const std::vector<journal::TurnSummar
                    turn::format_timestamp_ms(t.updated_at_ms));
 }
 
-// Prints the status of `cfg`'s state directory; throws ConfigError (the instance id file),
+// Prints the status of `cfg`'s state directory and returns 0 when a daemon holds it, else
+// kExitNotRunning; throws ConfigError (the instance id file),
 // LockError or JournalError when it cannot tell.
 int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
     const std::optional<std::string> instance =
@@ -101,7 +103,7 @@ int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
             j[key] = a;
         }
         fmt::print("{}\n", j.dump(2));
-        return 0;
+        return daemon_running ? kExitOk : kExitNotRunning;
     }
     std::string pids;
     if (holder)
@@ -120,7 +122,9 @@ int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
     if (!pending.empty())
         print_turns("ended, terminal record pending (the journal could not take it yet)", pending);
     print_turns("recent", recent);
-    return 0;
+    // As `systemctl status` does: a script can ask whether the daemon runs by the exit status
+    // alone (docs/design.md §14.4).
+    return daemon_running ? kExitOk : kExitNotRunning;
 }
 
 } // namespace
@@ -128,7 +132,7 @@ int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
 int run_status_command(const DaemonOptions& o) {
     config::HostConfig cfg;
     try {
-        cfg = config::load(o.config_file, std::nullopt, executable_dir());
+        cfg = load_config(o.config_file);
     } catch (const config::ConfigError& e) {
         return report_error(e, CommandKind::other, "status");
     }

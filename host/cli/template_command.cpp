@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "config/host_config.h"
@@ -134,7 +135,7 @@ CLI::App* add_template_export_command(CLI::App& app, TemplateOptions& o) {
 int run_template_export_command(const TemplateOptions& o) {
     std::string sbx = o.sbx_binary.value_or("sbx");
     try {
-        auto cfg = config::load(o.config_file, std::nullopt, executable_dir());
+        auto cfg = load_config(o.config_file);
         if (!o.sbx_binary && cfg.container_runtime == "sandbox")
             for (const auto& e : cfg.runtime_section.entries)
                 if (e.key == "binary") sbx = e.string_value;

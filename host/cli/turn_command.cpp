@@ -13,6 +13,7 @@
 #include <radial/units.hpp>
 #include <thread>
 
+#include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/instance.h"
 #include "cli/runtime_setup.h"
@@ -228,7 +229,7 @@ int run_turn_command(const TurnOptions& o) {
     // Everything before the box: each failure is 125 (docs/design.md §14.4), and an operator
     // who asked for a record gets one — unless the record file itself is what failed.
     try {
-        cfg = config::load(o.config_file, o.runtime, executable_dir());
+        cfg = load_config(o.config_file, o.runtime);
         log::install_log_redaction();
         try {
             early_redaction = log::redact_log_lines(redaction::Redactor(

@@ -6,11 +6,15 @@
 #include <toml++/toml.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <radial/names.hpp>
 #include <radial/units.hpp>
 #include <set>
+
+#include "log/logger.h"
+#include "text/nearest_word.h"
 
 namespace radial::config {
 namespace fs = std::filesystem;
@@ -145,8 +149,26 @@ static void read_egress(Reader& r, const toml::table& table, egress::EgressCeili
     }
 }
 
+std::string unknown_runtime_message(const HostConfig& cfg, const std::vector<std::string>& known) {
+    std::vector<std::string> ids, dirs;
+    for (const auto& k : known) ids.push_back("'" + k + "'");
+    for (const auto& d : cfg.plugin_dirs) dirs.push_back("'" + d + "'");
+    std::string hint;
+    if (auto near = text::nearest_word(cfg.container_runtime, known))
+        hint = fmt::format("; did you mean '{}'?", *near);
+    const bool by_flag = cfg.runtime_selected_by == "--runtime";
+    return fmt::format(
+        "{}{} '{}' names no installed runtime{} known runtimes are {} (plugins in {}); {} one "
+        "of those, or install the plugin (run.pluginDir names where to look)",
+        by_flag ? std::string() : cfg.where("run.containerRuntime"), cfg.runtime_selected_by,
+        cfg.container_runtime, hint.empty() ? std::string("; the") : hint + " The",
+        ids.empty() ? std::string("none") : fmt::to_string(fmt::join(ids, ", ")),
+        fmt::join(dirs, ", "), by_flag ? "pass" : "set it to");
+}
+
 HostConfig load(const std::optional<std::string>& file,
-                const std::optional<std::string>& runtime_override, const std::string& exe_dir) {
+                const std::optional<std::string>& runtime_override, const std::string& exe_dir,
+                const KnownRuntimes& known_runtimes) {
     HostConfig cfg;
     toml::table root;
     if (file) {
@@ -321,6 +343,10 @@ HostConfig load(const std::optional<std::string>& file,
                     r.fail(key, fmt::format("must be a whole number of turns from 1 to {}",
                                             kMaxConcurrentTurns));
                 cfg.max_concurrent_turns = static_cast<std::size_t>(i->get());
+            } else if (name == "logLevel") {
+                cfg.log_level = r.string(key, v);
+                if (!log::parse_level(cfg.log_level))
+                    r.fail(key, "must be \"debug\", \"info\", \"warn\" or \"error\"");
             } else if (name == "shutdownGrace") {
                 std::optional<std::uint64_t> ms;
                 if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());
@@ -361,8 +387,8 @@ HostConfig load(const std::optional<std::string>& file,
     if (runtime_override) cfg.container_runtime = *runtime_override;
     // What selected the runtime, for messages: a user who gave --runtime must not be told to look
     // for run.containerRuntime in a file that may not even set it (docs/design.md §7.2).
-    const std::string selected_by =
-        runtime_override ? std::string("--runtime") : std::string("run.containerRuntime");
+    if (runtime_override) cfg.runtime_selected_by = "--runtime";
+    const std::string& selected_by = cfg.runtime_selected_by;
     if (!is_runtime_id(cfg.container_runtime)) {
         std::string problem =
             fmt::format("'{}' is not a runtime id ([a-z0-9-]{{1,32}})", cfg.container_runtime);
@@ -371,8 +397,24 @@ HostConfig load(const std::optional<std::string>& file,
         r.fail("run.containerRuntime", problem);
     }
 
+    fs::path base = file ? fs::absolute(*file).parent_path() : fs::current_path();
+    if (dirs.empty()) {
+        cfg.plugin_dirs.push_back(
+            (fs::path(exe_dir) / ".." / "lib" / "radial" / "runtimes").lexically_normal().string());
+    } else {
+        for (const auto& d : dirs) {
+            if (d.empty()) r.fail("run.pluginDir", "must not be empty");
+            cfg.plugin_dirs.push_back((base / d).lexically_normal().string());
+        }
+    }
     for (const auto& [name, table] : sections) {
         std::string key = "run." + name;
+        if (name != cfg.container_runtime && known_runtimes) {
+            const auto known = known_runtimes(cfg.plugin_dirs);
+            if (!known.empty() &&
+                std::find(known.begin(), known.end(), cfg.container_runtime) == known.end())
+                throw ConfigError(unknown_runtime_message(cfg, known));
+        }
         if (name != cfg.container_runtime)
             r.fail(key, fmt::format("configures runtime '{}' but {} {} '{}'; remove [{}] or "
                                     "select that runtime (a settings block that does nothing is "
@@ -385,16 +427,6 @@ HostConfig load(const std::optional<std::string>& file,
     if (cfg.runtime_section.section.empty())
         cfg.runtime_section.section = "run." + cfg.container_runtime;
 
-    fs::path base = file ? fs::absolute(*file).parent_path() : fs::current_path();
-    if (dirs.empty()) {
-        cfg.plugin_dirs.push_back(
-            (fs::path(exe_dir) / ".." / "lib" / "radial" / "runtimes").lexically_normal().string());
-    } else {
-        for (const auto& d : dirs) {
-            if (d.empty()) r.fail("run.pluginDir", "must not be empty");
-            cfg.plugin_dirs.push_back((base / d).lexically_normal().string());
-        }
-    }
     cfg.state_dir =
         state_dir.empty() ? default_state_dir() : (base / state_dir).lexically_normal().string();
     return cfg;

@@ -7,6 +7,7 @@
 // file:line:column and the key.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <radial/host/runtime_client.hpp>
@@ -42,7 +43,10 @@ struct RedactConfig {
 struct HostConfig {
     std::string file;                         // the config file read; empty when none was
     std::string container_runtime = "docker"; // run.containerRuntime
-    std::vector<std::string> plugin_dirs;     // run.pluginDir, absolute
+    // What chose container_runtime, for messages: "--runtime" or "run.containerRuntime"
+    // (docs/design.md §7.2).
+    std::string runtime_selected_by = "run.containerRuntime";
+    std::vector<std::string> plugin_dirs; // run.pluginDir, absolute
     // run.instanceId: [a-z0-9]{1,32}. Empty when the file sets none: settle_instance_id()
     // (config/instance_id.h) then uses the id generated once and persisted in the state directory.
     std::string instance_id;
@@ -74,7 +78,10 @@ struct HostConfig {
     // run.maxSnapshots: how many session snapshots (local images) this state directory keeps; a
     // snapshot beyond it is refused until one is removed (radiald session snapshot-rm)
     std::size_t max_snapshots = 16;
-    std::size_t max_concurrent_turns = 4;     // run.maxConcurrentTurns: the daemon's parallel turns
+    std::size_t max_concurrent_turns = 4; // run.maxConcurrentTurns: the daemon's parallel turns
+    // run.logLevel: the lowest level `radiald run` logs, "debug" | "info" | "warn" | "error"
+    // (--verbose overrides it with debug)
+    std::string log_level = "info";
     std::uint64_t shutdown_grace_ms = 30'000; // run.shutdownGrace: how long running turns may
                                               // finish after SIGTERM before their boxes are killed
     // run.workspaceRoots: absolute host directories a request's workspace and mount sources must
@@ -111,12 +118,23 @@ struct HostConfig {
 // $XDG_STATE_HOME/radial or ~/.local/state/radial.
 std::string default_state_dir();
 
+// The runtime ids installed in `plugin_dirs`; empty when it cannot tell.
+using KnownRuntimes = std::function<std::vector<std::string>(const std::vector<std::string>&)>;
+
+// "<where><selector> '<id>' names no installed runtime; did you mean 'a'? The known runtimes are
+// 'a', 'b' (plugins in …); …": the refusal of a runtime id that is none of `known`, naming the
+// flag or key that selected it and the directories searched.
+std::string unknown_runtime_message(const HostConfig& cfg, const std::vector<std::string>& known);
+
 // Reads `file` (nullopt: no file, defaults only). `runtime_override` replaces
 // run.containerRuntime (the --runtime flag) before sections are checked. `exe_dir` is the
 // directory of the radiald executable: the default plugin directory is
 // exe_dir/../lib/radial/runtimes, and a relative run.pluginDir is taken relative to the config
-// file's directory. Throws ConfigError.
+// file's directory. A [run.<id>] table of a runtime other than the selected one is refused; when
+// `known_runtimes` is given and the selected id is none of those it lists, the refusal is of the
+// id instead (a mistyped --runtime is not a reason to remove a table). Throws ConfigError.
 HostConfig load(const std::optional<std::string>& file,
-                const std::optional<std::string>& runtime_override, const std::string& exe_dir);
+                const std::optional<std::string>& runtime_override, const std::string& exe_dir,
+                const KnownRuntimes& known_runtimes = {});
 
 } // namespace radial::config

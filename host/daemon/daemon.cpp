@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <future>
 #include <optional>
 
+#include "daemon/config_reload.h"
 #include "daemon/daemon_error.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool_watcher.h"
@@ -44,7 +46,10 @@ Daemon::Daemon(const config::HostConfig& cfg, const host::RuntimeClient& client,
            settings_.checkpoint_for_test},
       spool_(cfg.state_dir),
       queue_(cfg, journal, spool_),
-      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      max_concurrent_turns_(cfg.max_concurrent_turns),
+      shutdown_grace_ms_(cfg.shutdown_grace_ms),
+      log_level_(cfg.log_level) {
     if (!wake_fd_) throw DaemonError("creating the daemon's wake-up eventfd", errno);
 }
 
@@ -216,7 +221,7 @@ void Daemon::dispatch(TurnQueue& queue) {
     std::set<std::string> active;
     {
         std::lock_guard lock(mutex_);
-        if (occupied_slots() >= cfg_.max_concurrent_turns) return;
+        if (occupied_slots() >= max_concurrent_turns_) return;
         for (const auto& [id, w] : workers_) active.insert(id);
     }
     QueueScan scan;
@@ -230,7 +235,7 @@ void Daemon::dispatch(TurnQueue& queue) {
     for (const auto& id : scan.runnable) {
         {
             std::lock_guard lock(mutex_);
-            if (occupied_slots() >= cfg_.max_concurrent_turns) break;
+            if (occupied_slots() >= max_concurrent_turns_) break;
         }
         // One turn per workspace (turn/workspace_lock.h): a turn whose workspace another turn
         // holds stays queued, and is tried again at the next dispatch. The request read for it
@@ -303,6 +308,82 @@ void Daemon::reap_finished() {
     if (sweep && sweeper_) sweeper_->request();
 }
 
+void Daemon::ignore_signal(int signo) {
+    const char* name = signo == SIGHUP    ? "SIGHUP"
+                       : signo == SIGUSR1 ? "SIGUSR1"
+                       : signo == SIGUSR2 ? "SIGUSR2"
+                       : signo == SIGALRM ? "SIGALRM"
+                                          : nullptr;
+    // SIGHUP is ignored only while stopping: a reload then would change nothing that runs.
+    log::info("daemon", "{}{} received: ignored{}", name != nullptr ? name : "signal ",
+              name != nullptr ? std::string() : std::to_string(signo),
+              signo == SIGHUP ? " (stopping)" : " (radiald gives it no meaning)");
+}
+
+void Daemon::apply_log_level(const std::string& level) {
+    const auto from = log::parse_level(log_level_), to = log::parse_level(level);
+    const std::string line =
+        fmt::format("reload (SIGHUP): run.logLevel changed from {} to {}{}", log_level_, level,
+                    settings_.verbose ? " (--verbose keeps debug lines on until a restart)" : "");
+    log_level_ = level;
+    if (settings_.verbose || !to) {
+        log::info("daemon", "{}", line);
+        return;
+    }
+    // Said at the more verbose of the two levels, so the line itself is not dropped.
+    if (from && *to < *from) log::set_min_level(*to);
+    log::info("daemon", "{}", line);
+    log::set_min_level(*to);
+}
+
+void Daemon::reload() {
+    reload_pending_ = false;
+    if (!settings_.reload_config) {
+        log::info("daemon", "SIGHUP received: nothing to reload");
+        return;
+    }
+    ReloadedConfig next;
+    std::vector<ConfigChange> changes;
+    try {
+        next = settings_.reload_config();
+        changes = changed_keys(settings_.config_text, next.text);
+    } catch (const std::exception& e) {
+        log::error("daemon", "reload (SIGHUP): {}; keeping the running config", e.what());
+        return;
+    }
+    const std::string file = next.cfg.file.empty() ? "(no config file)" : next.cfg.file;
+    std::size_t applied = 0, waiting = 0;
+    for (const auto& c : changes) {
+        if (!c.reloadable) {
+            ++waiting;
+            log::warn("daemon",
+                      "reload (SIGHUP): {} changed in '{}' but needs a restart to take effect "
+                      "(systemctl restart radiald)",
+                      c.key, file);
+        } else if (c.key == "run.maxConcurrentTurns" &&
+                   next.cfg.max_concurrent_turns != max_concurrent_turns_) {
+            ++applied;
+            log::info("daemon", "reload (SIGHUP): run.maxConcurrentTurns changed from {} to {}",
+                      max_concurrent_turns_, next.cfg.max_concurrent_turns);
+            max_concurrent_turns_ = next.cfg.max_concurrent_turns;
+        } else if (c.key == "run.shutdownGrace" &&
+                   next.cfg.shutdown_grace_ms != shutdown_grace_ms_) {
+            ++applied;
+            log::info("daemon", "reload (SIGHUP): run.shutdownGrace changed from {} ms to {} ms",
+                      shutdown_grace_ms_, next.cfg.shutdown_grace_ms);
+            shutdown_grace_ms_ = next.cfg.shutdown_grace_ms;
+        } else if (c.key == "run.logLevel" && next.cfg.log_level != log_level_) {
+            ++applied;
+            apply_log_level(next.cfg.log_level);
+        }
+    }
+    if (applied == 0 && waiting == 0)
+        log::info("daemon", "reload (SIGHUP): nothing changed in '{}'", file);
+    else
+        log::info("daemon", "reload (SIGHUP): {} key(s) applied, {} waiting for a restart", applied,
+                  waiting);
+}
+
 void Daemon::kill_running() noexcept {
     std::lock_guard lock(mutex_);
     killing_ = true;
@@ -336,13 +417,22 @@ std::optional<ReconcileReport> Daemon::reconcile_unless_stopped(StopSignals& sig
             log::error("daemon",
                        "stopping: the startup reconciliation did not end within {} ms "
                        "(run.shutdownGrace); exiting without it (the next start runs it again)",
-                       cfg_.shutdown_grace_ms);
+                       shutdown_grace_ms_);
             std::_Exit(70);
         }
-        if (!grace_end && signals.take() > 0) {
-            grace_end = SteadyClock::now() + std::chrono::milliseconds(cfg_.shutdown_grace_ms);
-            log::info("daemon", "stopping: waiting up to {} ms for the startup reconciliation",
-                      cfg_.shutdown_grace_ms);
+        for (int sig : signals.take_each()) {
+            if (sig == SIGHUP) {
+                if (!reload_pending_)
+                    log::info("daemon",
+                              "SIGHUP during the startup reconciliation: reloading once it ends");
+                reload_pending_ = true;
+            } else if (sig != SIGTERM && sig != SIGINT) {
+                ignore_signal(sig);
+            } else if (!grace_end) {
+                grace_end = SteadyClock::now() + std::chrono::milliseconds(shutdown_grace_ms_);
+                log::info("daemon", "stopping: waiting up to {} ms for the startup reconciliation",
+                          shutdown_grace_ms_);
+            }
         }
     }
     pass.join();
@@ -368,9 +458,10 @@ int Daemon::run(StopSignals& signals) {
             pending_[id] = {p->status, p->json};
         }
     sweeper_.emplace(cfg_, client_, [this] { return live_labels(); });
+    if (reload_pending_) reload();
 
     log::info("daemon", "serving instance '{}' from '{}': runtime '{}', up to {} turn(s) at once",
-              cfg_.instance_id, spool_.queue_dir(), client_.info().id, cfg_.max_concurrent_turns);
+              cfg_.instance_id, spool_.queue_dir(), client_.info().id, max_concurrent_turns_);
 
     bool stopping = false, killed = false;
     SteadyClock::time_point grace_end{}, kill_end{};
@@ -412,13 +503,23 @@ int Daemon::run(StopSignals& signals) {
             reap_finished();
         }
         if (fds[2].revents & POLLIN) watcher.drain();
-        if (int sigs = (fds[0].revents & POLLIN) ? signals.take() : 0; sigs > 0) {
+        int sigs = 0;
+        if (fds[0].revents & POLLIN)
+            for (int sig : signals.take_each()) {
+                if (sig == SIGTERM || sig == SIGINT)
+                    ++sigs;
+                else if (sig == SIGHUP && !stopping)
+                    reload();
+                else
+                    ignore_signal(sig);
+            }
+        if (sigs > 0) {
             if (!stopping) {
                 stopping = true;
-                grace_end = SteadyClock::now() + std::chrono::milliseconds(cfg_.shutdown_grace_ms);
+                grace_end = SteadyClock::now() + std::chrono::milliseconds(shutdown_grace_ms_);
                 log::info("daemon",
                           "stopping: no new turns; {} running turn(s) have {} ms to finish",
-                          running, cfg_.shutdown_grace_ms);
+                          running, shutdown_grace_ms_);
                 --sigs;
             }
             if (sigs > 0 && !killed) {

@@ -1,6 +1,9 @@
 // host/daemon/daemon.h — `radiald run` (docs/design.md §12.3): reconcile, then claim queued turns
 // as their requests arrive and run up to run.maxConcurrentTurns of them at once, each through a
-// turn::TurnSession on its own thread, until SIGTERM or SIGINT.
+// turn::TurnSession on its own thread, until SIGTERM or SIGINT. SIGHUP reloads what can change
+// without a restart (config_reload.h: the concurrency limit, the shutdown grace, the log level)
+// and logs every other change as waiting for one; SIGUSR1, SIGUSR2 and SIGALRM are logged and
+// ignored, never a silent death.
 //
 // Stopping is an escalation with budgets, each step logged: the first signal stops claiming and
 // gives running turns run.shutdownGrace to finish; when the grace runs out, or at a second signal,
@@ -18,6 +21,7 @@
 #include <radial/internal/unique_fd.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -41,6 +45,12 @@
 
 namespace radial::daemon {
 
+// A config file read again for SIGHUP: its validated form and its text.
+struct ReloadedConfig {
+    config::HostConfig cfg;
+    std::string text;
+};
+
 struct DaemonSettings {
     // How often the spool is scanned with no event at all: the safety net under inotify.
     std::chrono::milliseconds rescan_interval{30'000};
@@ -53,6 +63,15 @@ struct DaemonSettings {
     std::chrono::milliseconds host_timeout_grace = turn::kHostTimeoutGrace;
     // Where secrets' values come from (radiald's environment).
     EnvLookup env = process_env;
+    // SIGHUP (docs/design.md §12.3): reads the config file again and validates it; throws
+    // config::ConfigError (or any std::exception) to keep the running config. Unset: SIGHUP is
+    // logged and ignored.
+    std::function<ReloadedConfig()> reload_config = {};
+    // The text of the config file the daemon started with ("" when it read none): what a reload
+    // compares the file's new text with, key by key (config_reload.h).
+    std::string config_text;
+    // --verbose was given: debug lines stay on whatever run.logLevel a reload brings.
+    bool verbose = false;
     // Test-only: see turn::TurnEnvironment::checkpoint_for_test, plus the daemon's own point
     // "retire" (terminal record written, request not yet removed from the spool).
     turn::CheckpointFn checkpoint_for_test = {};
@@ -99,6 +118,12 @@ private:
     };
 
     void retry_pending();
+    // SIGHUP: applies the reloadable keys of the file's new version and logs each change.
+    void reload();
+    // Makes `level` (run.logLevel) the lowest logged one, unless --verbose; logs the change.
+    void apply_log_level(const std::string& level);
+    // Logs a signal the daemon does not act on (SIGUSR1, SIGUSR2, SIGALRM).
+    static void ignore_signal(int signo);
     // The workers that hold a slot (all but those finishing). Caller holds mutex_.
     std::size_t occupied_slots() const;
     void dispatch(TurnQueue& queue);
@@ -126,6 +151,11 @@ private:
     std::mutex mutex_;                      // guards workers_' entries' session/done, and killing_
     std::map<std::string, Worker> workers_; // by turn id; inserted and erased on the loop thread
     bool killing_ = false;
+    // The reloadable keys' values (config_reload.h), read and written on the loop thread only.
+    std::size_t max_concurrent_turns_;
+    std::uint64_t shutdown_grace_ms_;
+    std::string log_level_;
+    bool reload_pending_ = false; // a SIGHUP came during the startup reconciliation
     std::map<std::string, PendingRecord> pending_; // by turn id; guarded by mutex_
     std::optional<OrphanSweeper> sweeper_;
 };

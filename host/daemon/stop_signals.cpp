@@ -17,9 +17,10 @@ namespace {
 std::atomic<int> g_write_fd{-1};
 struct sigaction g_previous[StopSignals::kMaxSignals];
 
-extern "C" void on_stop_signal(int) {
+extern "C" void on_stop_signal(int signo) {
     int saved = errno; // the interrupted code may be about to read errno
-    char b = 1;
+    // Every signal number fits a byte (SIGRTMAX is 64 on Linux).
+    auto b = static_cast<unsigned char>(signo);
     [[maybe_unused]] ssize_t n = ::write(g_write_fd.load(), &b, 1);
     errno = saved;
 }
@@ -59,6 +60,20 @@ int StopSignals::take() noexcept {
         }
         if (got < 0 && errno == EINTR) continue;
         return n;
+    }
+}
+
+std::vector<int> StopSignals::take_each() {
+    std::vector<int> out;
+    unsigned char buf[16];
+    for (;;) {
+        ssize_t got = ::read(read_.get(), buf, sizeof(buf));
+        if (got > 0) {
+            out.insert(out.end(), buf, buf + got);
+            continue;
+        }
+        if (got < 0 && errno == EINTR) continue;
+        return out;
     }
 }
 

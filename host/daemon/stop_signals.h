@@ -1,6 +1,8 @@
-// host/daemon/stop_signals.h — the signals that stop radiald (SIGTERM and SIGINT for the daemon;
-// also SIGHUP and SIGQUIT for `radiald turn`, whose closed terminal must kill the box like Ctrl-C),
-// delivered as readable bytes on a pipe so that a poll loop sees them beside its other events.
+// host/daemon/stop_signals.h — the signals radiald handles on its loop rather than dying of them
+// (SIGTERM and SIGINT stop the daemon, SIGHUP reloads it, SIGUSR1, SIGUSR2 and SIGALRM are logged
+// and ignored, docs/design.md §12.3; `radiald turn` also takes SIGHUP and SIGQUIT, whose closed
+// terminal must kill the box like Ctrl-C), delivered as bytes on a pipe (each byte the signal's
+// number) so that a poll loop sees them beside its other events.
 // The one mechanism for both: the handler only write(2)s one byte and keeps errno
 // (async-signal-safe); counting and acting happen on the loop. Signal masks are left alone, so the
 // runtime's child processes inherit nothing unusual.
@@ -31,6 +33,10 @@ public:
 
     // How many signals arrived since the last call (0 when none). Never blocks. [main loop only]
     int take() noexcept;
+
+    // The signals that arrived since the last call, in order of arrival (empty when none). Never
+    // blocks. [main loop only]
+    std::vector<int> take_each();
 
 private:
     internal::UniqueFd read_, write_;

@@ -79,6 +79,14 @@ void set_min_level(Level level) noexcept { g_min_level = static_cast<int>(level)
 
 void set_format(Format format) noexcept { g_format = format; }
 
+std::optional<Level> parse_level(std::string_view name) noexcept {
+    if (name == "debug") return Level::debug;
+    if (name == "info") return Level::info;
+    if (name == "warn") return Level::warn;
+    if (name == "error") return Level::error;
+    return std::nullopt;
+}
+
 std::optional<Format> parse_format(std::string_view name) noexcept {
     if (name == "text") return Format::text;
     if (name == "json") return Format::json;

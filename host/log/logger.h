@@ -20,6 +20,9 @@ enum class Level { debug = 0, info = 1, warn = 2, error = 3 };
 // Lines below this level are dropped. Default: info. [thread-safe]
 void set_min_level(Level level) noexcept;
 
+// "debug", "info", "warn" or "error"; nullopt for anything else (run.logLevel).
+std::optional<Level> parse_level(std::string_view name) noexcept;
+
 // How a line is written. text: "radiald[<component>] <level>: <message>". json: one object per
 // line, {"time":"<UTC, RFC 3339, ms>","level":"<level>","component":"<component>",
 // "turn":"<turnId>","message":"…"} with keys in that order; "turn" only when the message starts

@@ -187,7 +187,8 @@ TEST(ConfigCheck, AMissingRuntimeIsNamed) {
                     s.state + "\"\n");
     auto r = s.check();
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_THAT(r.err, HasSubstr("no runtime plugin with id 'nothere'"));
+    EXPECT_THAT(r.err, HasSubstr("run.containerRuntime 'nothere' names no installed runtime; the "
+                                 "known runtimes are 'fake'"));
     EXPECT_FALSE(fs::exists(s.state));
 }
 

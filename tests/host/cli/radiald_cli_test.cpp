@@ -72,8 +72,10 @@ TEST(RadialdCli, ATableOfAnotherRuntimeUnderTheRuntimeFlagNamesTheFlag) {
 
 TEST(RadialdCli, NoPluginWithThatIdListsTheIdsFound) {
     PluginSetup s{{"fake_good", "fake"}, {"fake_throwing", "throwing"}};
-    expect_refusal(s.turn("sandbox"), "no runtime plugin with id 'sandbox' in '" + s.plugins +
-                                          "'; found 'fake', 'throwing'");
+    expect_refusal(s.turn("sandbox"),
+                   "--runtime 'sandbox' names no installed runtime; the known "
+                   "runtimes are 'fake', 'throwing' (plugins in '" +
+                       s.plugins + "'); pass one of those");
 }
 
 TEST(RadialdCli, AbiMajorMismatchNamesBothVersions) {
@@ -213,7 +215,7 @@ TEST(RadialdCli, ARangeAnAccountUsesIsReportedBeforeEveryOtherStartupFailure) {
 // A turn refused before it is claimed leaves the journal as it was: not created (nor migrated).
 TEST(RadialdCli, ARefusedTurnCreatesNoJournal) {
     PluginSetup s{{{"fake_good", "fake"}}};
-    expect_refusal(s.turn("nothere"), "no runtime plugin with id 'nothere'");
+    expect_refusal(s.turn("nothere"), "--runtime 'nothere' names no installed runtime");
     EXPECT_FALSE(fs::exists(s.dir / "state/journal.sqlite3"));
     EXPECT_EQ(s.turn("fake").exit_code, 0); // and the next turn creates it
     EXPECT_TRUE(fs::exists(s.dir / "state/journal.sqlite3"));
@@ -222,7 +224,7 @@ TEST(RadialdCli, ARefusedTurnCreatesNoJournal) {
 TEST(RadialdCli, ARuntimeFailureIsReportedBeforeTheJournals) {
     PluginSetup s{{"fake_good", "fake"}};
     fs::create_directories(s.dir / "state/journal.sqlite3");
-    expect_refusal(s.turn("nothere"), "no runtime plugin with id 'nothere'");
+    expect_refusal(s.turn("nothere"), "--runtime 'nothere' names no installed runtime");
 }
 
 TEST(RadialdCli, AJournalThatCannotOpenRefusesTheTurnBeforeItsBox) {

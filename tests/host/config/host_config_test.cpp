@@ -175,6 +175,17 @@ TEST(HostConfig, RefusesABadMaxConcurrentTurns) {
               f + ":2:22: run.maxConcurrentTurns: must be a whole number of turns from 1 to 256");
 }
 
+TEST(HostConfig, ReadsTheLogLevelAndRefusesAnyOther) {
+    test::TempDir d;
+    EXPECT_EQ(load(d.write("a.toml", "[run]\n"), std::nullopt, "/x/bin").log_level, "info");
+    EXPECT_EQ(
+        load(d.write("b.toml", "[run]\nlogLevel = \"warn\"\n"), std::nullopt, "/x/bin").log_level,
+        "warn");
+    auto f = d.write("c.toml", "[run]\nlogLevel = \"verbose\"\n");
+    EXPECT_EQ(error_of(f),
+              f + ":2:12: run.logLevel: must be \"debug\", \"info\", \"warn\" or \"error\"");
+}
+
 TEST(HostConfig, RefusesABadShutdownGrace) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\nshutdownGrace = 30\n");

@@ -1,8 +1,8 @@
 // Daemon in process (docs/design.md §12.3): the real fake runtime plugin (.so, loaded by the real
 // loader), a real SQLite journal behind a decorator that can refuse calls, a real spool, and a
-// StopSignals on SIGUSR2 so a test stops the daemon without signalling anything else. What only a
-// real process shows — SIGTERM/SIGINT, exit 70 when killed turns do not return, a crash at a
-// checkpoint — stays in radiald_daemon_test.
+// StopSignals on SIGTERM, which a test sends to its own process only (not SIGUSR2: the daemon logs
+// and ignores that one). What only a real process shows — how it takes each signal, exit 70 when
+// killed turns do not return, a crash at a checkpoint — stays in radiald_daemon_test.
 #include "daemon/daemon.h"
 
 #include <gmock/gmock.h>
@@ -104,16 +104,16 @@ struct DaemonFixture : ::testing::Test {
     }
 };
 
-// The daemon on its own thread until the test stops it with SIGUSR2.
+// The daemon on its own thread until the test stops it with SIGTERM (caught by `signals`).
 struct Running {
-    StopSignals signals{SIGUSR2};
+    StopSignals signals{SIGTERM};
     Daemon daemon;
     std::future<int> exit;
     Running(DaemonFixture& f, DaemonSettings s)
         : daemon(f.cfg, f.client, *f.journal, turn::ResolvedTransport{}, std::move(s)),
           exit(std::async(std::launch::async, [this] { return daemon.run(signals); })) {}
     int stop() {
-        ::kill(::getpid(), SIGUSR2);
+        ::kill(::getpid(), SIGTERM);
         return exit.get();
     }
 };

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "daemon_harness.h"
 
@@ -98,17 +99,13 @@ TEST(RadialdRun, RunsQueuedTurnsThenNewOnesAsTheyArrive) {
     EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
 }
 
-TEST(RadialdRun, NeverRunsMoreThanMaxConcurrentTurns) {
-    FakeSetup s("maxConcurrentTurns = 2\n");
-    std::vector<std::string> ids;
-    for (int i = 0; i < 6; ++i) ids.push_back(s.submit(turn_file("[\"sleep\", \"400\"]")));
-    DaemonProcess d(s);
-    ASSERT_TRUE(s.wait_terminal(ids, 20s)) << d.log();
-    // From the journal: at no instant were more than two turns between claimed and finished.
+// The most of the succeeded turns `ids` that were ever running at once, from their terminal
+// records' start and end times.
+int peak_running(const FakeSetup& s, const std::vector<std::string>& ids) {
     std::vector<std::pair<std::string, int>> events;
     for (const auto& id : ids) {
         auto rec = s.terminal(id);
-        EXPECT_EQ(rec["status"], "succeeded");
+        EXPECT_EQ(rec["status"], "succeeded") << id;
         events.push_back({rec["startedAt"], +1});
         events.push_back({rec["endedAt"], -1});
     }
@@ -117,7 +114,17 @@ TEST(RadialdRun, NeverRunsMoreThanMaxConcurrentTurns) {
     });
     int running = 0, peak = 0;
     for (const auto& [at, delta] : events) peak = std::max(peak, running += delta);
-    EXPECT_EQ(peak, 2);
+    return peak;
+}
+
+TEST(RadialdRun, NeverRunsMoreThanMaxConcurrentTurns) {
+    FakeSetup s("maxConcurrentTurns = 2\n");
+    std::vector<std::string> ids;
+    for (int i = 0; i < 6; ++i) ids.push_back(s.submit(turn_file("[\"sleep\", \"400\"]")));
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal(ids, 20s)) << d.log();
+    // From the journal: at no instant were more than two turns between claimed and finished.
+    EXPECT_EQ(peak_running(s, ids), 2);
     d.signal(SIGTERM);
     EXPECT_EQ(d.wait_exit(10s), 0);
 }
@@ -288,6 +295,7 @@ TEST(RadialdStatus, ShowsQueuedRunningAndRecentTurns) {
     EXPECT_EQ(st["queued"][0]["turnId"], wait);
     EXPECT_EQ(st["recent"].size(), 2u);
     auto text = test::run_process({RADIALD_PATH, "status", "--config", s.config()});
+    EXPECT_EQ(text.exit_code, 0) << text.err;
     EXPECT_THAT(text.out,
                 HasSubstr("daemon: running ('radiald run') pid " + std::to_string(d.pid())));
     EXPECT_THAT(text.out, HasSubstr("queued (1)\n"));
@@ -403,6 +411,130 @@ TEST(RadialdStatus, C22_CannotTellIsNotNotRunning) {
         d.signal(SIGTERM);
         EXPECT_EQ(d.wait_exit(30s), 0);
     }
+}
+
+// As `systemctl status`: a state directory no daemon holds is said to be so, and the exit status
+// alone tells a script (3, docs/design.md §14.4); --json carries the same figures and status.
+TEST(RadialdStatus, WithoutADaemonItSaysSoAndExitsThree) {
+    FakeSetup s;
+    s.submit(turn_file("[\"echo\"]"));
+    auto text = test::run_process({RADIALD_PATH, "status", "--config", s.config()}, {}, 30s);
+    EXPECT_EQ(text.exit_code, 3) << text.err;
+    EXPECT_THAT(text.out, HasSubstr("daemon: not running\n"));
+    EXPECT_THAT(text.out, HasSubstr("queued (1)\n"));
+    auto json =
+        test::run_process({RADIALD_PATH, "status", "--config", s.config(), "--json"}, {}, 30s);
+    EXPECT_EQ(json.exit_code, 3) << json.err;
+    EXPECT_EQ(nlohmann::json::parse(json.out)["daemon"]["running"], false);
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    auto running = test::run_process({RADIALD_PATH, "status", "--config", s.config()}, {}, 30s);
+    EXPECT_EQ(running.exit_code, 0) << running.err;
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
+// The daemon's config file, rewritten: `from` replaced by `to` (a test failure when absent).
+void edit_config(const FakeSetup& s, const std::string& from, const std::string& to) {
+    std::string text = test::read_file(s.config());
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << text;
+    text.replace(at, from.size(), to);
+    std::ofstream(s.config(), std::ios::trunc) << text;
+}
+
+// SIGUSR1, SIGUSR2 and SIGALRM killed the daemon without a line (its boxes were then reclaimed at
+// the next start); now each is logged and ignored, and the daemon goes on serving.
+TEST(RadialdRun, SignalsItGivesNoMeaningAreLoggedAndIgnored) {
+    FakeSetup s;
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    for (auto [sig, name] :
+         {std::pair{SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}, {SIGALRM, "SIGALRM"}}) {
+        d.signal(sig);
+        EXPECT_TRUE(d.wait_for_log(std::string(name) + " received: ignored", 10s)) << d.log();
+        EXPECT_EQ(d.wait_exit(200ms), std::nullopt) << name << " ended it: " << d.log();
+    }
+    std::string id = s.submit(turn_file("[\"echo\", \"still here\"]"));
+    ASSERT_TRUE(s.wait_terminal({id}, 10s)) << d.log();
+    EXPECT_EQ(s.terminal(id)["outputTail"]["stdout"], "still here\n");
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
+// SIGHUP (the unit's ExecReload): the reloadable keys take their new values — the next claims
+// see the new run.maxConcurrentTurns, the next stop the new run.shutdownGrace — and a key that
+// needs a restart is named as such, at every reload until the restart (docs/design.md §12.3).
+TEST(RadialdRun, SighupAppliesTheReloadableKeysAndNamesTheOnesThatNeedARestart) {
+    FakeSetup s("maxConcurrentTurns = 1\n");
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    edit_config(s, "maxConcurrentTurns = 1\n",
+                "maxConcurrentTurns = 3\nshutdownGrace = \"7s\"\nmaxRecordBytes = \"2m\"\n");
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("reload (SIGHUP): 2 key(s) applied, 1 waiting for a restart", 10s))
+        << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("reload (SIGHUP): run.maxConcurrentTurns changed from 1 to 3"));
+    EXPECT_THAT(d.log(),
+                HasSubstr("reload (SIGHUP): run.shutdownGrace changed from 30000 ms to 7000 ms"));
+    EXPECT_THAT(d.log(), HasSubstr("reload (SIGHUP): run.maxRecordBytes changed in '" + s.config() +
+                                   "' but needs a restart to take effect"));
+    EXPECT_EQ(d.wait_exit(200ms), std::nullopt) << d.log();
+
+    // Three turns at once now, where one was the limit.
+    std::vector<std::string> ids;
+    for (int i = 0; i < 3; ++i) ids.push_back(s.submit(turn_file("[\"sleep\", \"2000\"]")));
+    ASSERT_TRUE(s.wait_terminal(ids, 20s)) << d.log();
+    EXPECT_EQ(peak_running(s, ids), 3);
+
+    // Again, with nothing new: the applied keys are not reported again, the waiting one is.
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("0 key(s) applied, 1 waiting for a restart", 10s)) << d.log();
+    EXPECT_TRUE(d.wait_for_log("run.maxRecordBytes changed in", 1s, 2)) << d.log();
+    const std::string log = d.log();
+    EXPECT_EQ(log.find("run.maxConcurrentTurns changed"),
+              log.rfind("run.maxConcurrentTurns changed"));
+
+    d.signal(SIGTERM);
+    EXPECT_TRUE(d.wait_for_log("0 running turn(s) have 7000 ms to finish", 10s)) << d.log();
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
+// run.logLevel is the daemon's from its start, and a SIGHUP changes it: at "warn" no info line
+// (a turn claimed) is written, after the reload to "info" the next turn's are.
+TEST(RadialdRun, TheLogLevelIsTheConfigsAndASighupChangesIt) {
+    FakeSetup s("logLevel = \"warn\"\n");
+    DaemonProcess d(s);
+    std::string quiet = s.submit(turn_file("[\"echo\"]"));
+    ASSERT_TRUE(s.wait_terminal({quiet}, 30s)) << d.log();
+    EXPECT_THAT(d.log(), Not(HasSubstr("turn " + quiet + ": claimed")));
+    EXPECT_THAT(d.log(), Not(HasSubstr("serving instance")));
+    edit_config(s, "logLevel = \"warn\"\n", "logLevel = \"info\"\n");
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("reload (SIGHUP): run.logLevel changed from warn to info", 10s))
+        << d.log();
+    std::string heard = s.submit(turn_file("[\"echo\"]"));
+    ASSERT_TRUE(s.wait_terminal({heard}, 30s)) << d.log();
+    EXPECT_TRUE(d.wait_for_log("turn " + heard + ": claimed", 5s)) << d.log();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
+// A file that no longer loads changes nothing: the error is logged, the daemon serves on.
+TEST(RadialdRun, ASighupWithABrokenConfigKeepsTheRunningOne) {
+    FakeSetup s("maxConcurrentTurns = 2\n");
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    edit_config(s, "maxConcurrentTurns = 2\n", "maxConcurrentTurns = 0\n");
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("keeping the running config", 10s)) << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("run.maxConcurrentTurns: must be a whole number of turns"));
+    EXPECT_THAT(d.log(), Not(HasSubstr("changed from")));
+    edit_config(s, "maxConcurrentTurns = 0\n", "maxConcurrentTurns = 2\n"); // submit reads it too
+    std::string id = s.submit(turn_file("[\"echo\"]"));
+    EXPECT_TRUE(s.wait_terminal({id}, 10s)) << d.log();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
 } // namespace

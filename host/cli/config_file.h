@@ -1,0 +1,31 @@
+// host/cli/config_file.h — which config file a command reads, and reading it: every command
+// reads the same file the packaged daemon does unless told otherwise (docs/design.md §7.7).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/host_config.h"
+
+namespace radial::cli {
+
+// The config file read when neither --config nor $RADIAL_CONFIG names one.
+inline constexpr const char* kDefaultConfigPath = "/etc/radial/radiald.toml";
+
+// The file a command reads: `flag` (--config) when given; else $RADIAL_CONFIG when set and not
+// empty; else kDefaultConfigPath when it exists; else nullopt (the built-in defaults). Throws
+// config::ConfigError when $RADIAL_CONFIG names no regular file, naming the variable: a file the
+// operator named must never be silently replaced by the defaults.
+std::optional<std::string> config_file(const std::optional<std::string>& flag);
+
+// The runtime ids of the plugins in `dirs` that load (a broken plugin is left out: the command
+// that opens the runtime reports it). For config::load's KnownRuntimes.
+std::vector<std::string> installed_runtimes(const std::vector<std::string>& dirs);
+
+// config::load of config_file(flag), with `runtime_override` (--runtime) and installed_runtimes
+// to tell a mistyped runtime id from a stray table. Throws config::ConfigError.
+config::HostConfig load_config(const std::optional<std::string>& flag,
+                               const std::optional<std::string>& runtime_override = std::nullopt);
+
+} // namespace radial::cli
