@@ -347,6 +347,15 @@ HostConfig load(const std::optional<std::string>& file,
                 cfg.log_level = r.string(key, v);
                 if (!log::parse_level(cfg.log_level))
                     r.fail(key, "must be \"debug\", \"info\", \"warn\" or \"error\"");
+            } else if (name == "stopGrace") {
+                std::optional<std::uint64_t> ms;
+                if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());
+                // An hour: a cleanup that needs longer is work of its own, not a stop.
+                if (!ms || *ms > 3'600'000)
+                    r.fail(key,
+                           "must be a duration of at most an hour, such as \"10s\" or \"0s\" "
+                           "(killed at once)");
+                cfg.stop_grace_ms = *ms;
             } else if (name == "shutdownGrace") {
                 std::optional<std::uint64_t> ms;
                 if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());

@@ -82,6 +82,9 @@ struct HostConfig {
     // run.logLevel: the lowest level `radiald run` logs, "debug" | "info" | "warn" | "error"
     // (--verbose overrides it with debug)
     std::string log_level = "info";
+    // run.stopGrace: on a turn's timeout or interrupt, SIGTERM to its command and this long to end
+    // by itself before the kill (docs/design.md §13.1); 0: killed at once.
+    std::uint64_t stop_grace_ms = 10'000;
     std::uint64_t shutdown_grace_ms = 30'000; // run.shutdownGrace: how long running turns may
                                               // finish after SIGTERM before their boxes are killed
     // run.workspaceRoots: absolute host directories a request's workspace and mount sources must

@@ -63,6 +63,7 @@ std::string TerminalRecord::to_json() const {
     j["status"] = std::string(to_string(status));
     if (exit_code) j["exitCode"] = *exit_code;
     if (signal) j["signal"] = *signal;
+    if (stopped_in_grace) j["stoppedInGrace"] = *stopped_in_grace;
     if (!reason.empty()) j["reason"] = reason;
     if (!error.empty()) j["error"] = error;
     if (!stdout_tail.empty() || !stderr_tail.empty()) {

@@ -29,6 +29,10 @@ struct TerminalRecord {
     TurnStatus status = TurnStatus::error;
     std::optional<std::int32_t> exit_code; // the workload's, when it ran to an exit
     std::optional<std::int32_t> signal;    // when a signal ended it
+    // With a timeout or interrupt under run.stopGrace: whether the command ended by itself within
+    // the grace after SIGTERM (true) or was killed after it (false); unset otherwise, or when the
+    // runtime does not honour a grace.
+    std::optional<bool> stopped_in_grace;
     std::string reason; // "", "timeout", "killed", "interrupted", "output aborted", "shutdown", …
     std::string error;  // the host's or runtime's message when status == error
     std::string stdout_tail; // the last kOutputTailBytes of each stream, already redacted

@@ -223,6 +223,7 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
     s.argv = req.argv;
     s.env = req.env;
     s.timeout_ms = req.timeout_ms;
+    s.stop_grace_ms = cfg.stop_grace_ms;
     s.network = cfg.network;
     // Never the workspace's owner or group unless the operator asked (box_identity.h).
     const auto [box_uid, box_gid] = config::default_box_ids(cfg);

@@ -84,7 +84,9 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
     if (spec_.timeout_ms > 0 && spec_.timeout_ms < kMaxWatchedTimeoutMs) {
         watchdog = std::thread([this] {
             std::unique_lock lock(mutex_);
-            auto budget = std::chrono::milliseconds(spec_.timeout_ms) + host_grace_;
+            // The runtime's stop grace comes first (SIGTERM, then the kill).
+            auto budget = std::chrono::milliseconds(spec_.timeout_ms) +
+                          std::chrono::milliseconds(spec_.stop_grace_ms) + host_grace_;
             if (done_cv_.wait_for(lock, budget, [this] { return done_; })) return;
             lock.unlock();
             watchdog_fired_ = true;
@@ -103,11 +105,20 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
 
     log::info("turn", "turn {}: starting box '{}' (runtime '{}', image '{}')", turn_id_,
               spec_.label, rec.runtime, spec_.image);
+    if (spec_.stop_grace_ms > 0 && !client_.has_capability(RADIAL_CAP_STOP_GRACE))
+        log::debug("turn",
+                   "turn {}: runtime '{}' gives no stop grace (it does not report {}): at a "
+                   "timeout or interrupt its box is ended at once, run.stopGrace aside",
+                   turn_id_, rec.runtime, RADIAL_CAP_STOP_GRACE);
     try {
         host::RunOutcome out =
             session_ ? session_->exec(spec_, on_output) : client_.run(spec_, on_output);
         if (out.flags & RADIAL_RUN_EXITED) rec.exit_code = out.exit_code;
         if (out.flags & RADIAL_RUN_SIGNALED) rec.signal = out.term_signal;
+        // Said only where a grace was asked of a runtime that honours one (docs/design.md §13.1).
+        if ((out.flags & (RADIAL_RUN_TIMED_OUT | RADIAL_RUN_KILLED)) && spec_.stop_grace_ms > 0 &&
+            client_.has_capability(RADIAL_CAP_STOP_GRACE))
+            rec.stopped_in_grace = (out.flags & RADIAL_RUN_STOPPED_IN_GRACE) != 0;
         if ((out.flags & RADIAL_RUN_TIMED_OUT) || watchdog_fired_) {
             rec.status = TurnStatus::timed_out;
             rec.reason = "timeout";

@@ -246,7 +246,10 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
         body["Entrypoint"] = json::array({std::string(kBoxInitPath)});
         if (any_secret) cmd.push_back("--env-from-stdin");
         cmd.push_back(std::to_string(spec.timeout_ms));
-        cmd.push_back(std::to_string(settings.kill_grace_ms));
+        // The box's own grace at its deadline, for when no radiald is left: run.stopGrace and the
+        // plugin's killGrace after it, so that with radiald alive its stop comes first and a box
+        // that ended in the grace is one whose command ended, not one radial-init ended.
+        cmd.push_back(std::to_string(spec.stop_grace_ms + settings.kill_grace_ms));
         cmd.push_back("--");
         for (const auto& a : image_entrypoint) cmd.push_back(a);
     }

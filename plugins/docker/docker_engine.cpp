@@ -349,4 +349,22 @@ void DockerEngine::remove(const std::vector<std::string>& ids, std::string_view 
     }
 }
 
+void DockerEngine::signal(const std::string& id, std::string_view label, std::string_view signal,
+                          std::chrono::milliseconds budget) const {
+    const std::string what = "sending " + std::string(signal) + " to box '" + std::string(label) +
+                             "' (container " + ids_text({id}) + ")";
+    engine_api::Response r;
+    try {
+        r = client_.request("POST", "/containers/" + id + "/kill?signal=" + std::string(signal), "",
+                            what, budget);
+    } catch (const EngineError& e) {
+        throw Error(RADIAL_E_UNAVAILABLE, e.what());
+    }
+    // 404: gone; 409: not running (it ended meanwhile). Both: nothing left to signal.
+    if (r.status == 204 || r.status == 200 || r.status == 404 || r.status == 409) return;
+    throw Error(RADIAL_E_UNAVAILABLE, what + " (engine " + engine_name() + "): HTTP " +
+                                          std::to_string(r.status) + ": " +
+                                          engine_api::engine_message(r.body));
+}
+
 } // namespace radial::docker

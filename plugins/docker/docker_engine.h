@@ -129,6 +129,12 @@ public:
     // engine does not answer.
     int wait(const std::string& id, std::string_view label) const;
 
+    // POST /containers/{id}/kill?signal=`signal` within `budget`: to the box's PID 1 (radial-init
+    // forwards it to the command). A container already gone or no longer running is not an
+    // error. Throws Error(RADIAL_E_UNAVAILABLE) with the engine's message otherwise.
+    void signal(const std::string& id, std::string_view label, std::string_view signal,
+                std::chrono::milliseconds budget) const;
+
     // DELETE /containers/{id}?force=1&v=1 for each of `ids` (those of box `label`, for messages)
     // within commandTimeout, or within `budget`: the box is killed and removed with its anonymous
     // volumes. A container already gone or already being removed is not an error. Throws

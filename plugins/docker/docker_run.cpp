@@ -43,6 +43,7 @@ private:
     void supervise() noexcept;
     bool stop(const plugin_support::StopRequest& request);
     void close_stream();
+    void terminate();
     bool output_aborted() const { return pump_ && pump_->aborted(); }
     void remove_after_exit();
     void ensure_gone(int clean_looks_needed = 1);
@@ -148,6 +149,7 @@ radial::plugin::RunResult BoxRun::execute() {
         plugin_support::PumpOptions options;
         options.deadline = timeout_at_;
         options.kill_grace = budget_ms(settings.kill_grace_ms);
+        options.stop_grace = budget_ms(spec_.stop_grace_ms);
         options.stop_budget = budget_ms(settings.command_timeout_ms);
         options.stop_every = kRemoveEvery;
         options.settle_budget = kRemovalBudget;
@@ -155,6 +157,7 @@ radial::plugin::RunResult BoxRun::execute() {
         // The box's end is told by the calling thread (box_ended): its attach stream ended.
         callbacks.stop = [this](const plugin_support::StopRequest& r) { return stop(r); };
         callbacks.force_kill = [this] { close_stream(); };
+        callbacks.terminate = [this] { terminate(); };
         pump_.emplace(active_, options, std::move(callbacks));
         try {
             // Attached before start, as `docker run` does, so no byte of output is missed. The
@@ -274,6 +277,7 @@ radial::plugin::RunResult BoxRun::early_result(Ending ending, Clock::time_point 
     radial::plugin::RunResult result;
     plugin_support::set_run_outcome(result, ending, {}, output_aborted(), box(), "the engine",
                                     "the box was removed");
+    if (pump_ && pump_->ended_in_grace()) result.flags |= RADIAL_RUN_STOPPED_IN_GRACE;
     result.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
     return result;
@@ -400,6 +404,20 @@ bool BoxRun::stop(const plugin_support::StopRequest& r) {
             host_.debug(std::string("ending ") + box() + ": " + e.what());
     }
     return false;
+}
+
+// The stop grace's start (run.stopGrace): SIGTERM to the box's PID 1, which radial-init passes to
+// the command (at its own deadline it sends it to every process itself). A failure is logged; the
+// removal after the grace ends the box anyway.
+void BoxRun::terminate() {
+    const auto& s = engine_.settings();
+    host_.info("ending " + box() + ": SIGTERM to its command, then " +
+               std::to_string(spec_.stop_grace_ms) + " ms (run.stopGrace) to end by itself");
+    try {
+        engine_.signal(cid_, spec_.label, "SIGTERM", budget_ms(s.command_timeout_ms));
+    } catch (const Error& e) {
+        host_.warn(std::string("ending ") + box() + ": " + e.what());
+    }
 }
 
 // The forced end: the attach stream closed from this side, so the calling thread's read ends.

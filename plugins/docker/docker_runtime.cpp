@@ -91,7 +91,12 @@ std::vector<std::string> DockerRuntime::capabilities() {
     std::vector<std::string> caps = {RADIAL_CAP_UNIX_SOCKET_MOUNTS, RADIAL_CAP_NAMED_NETWORKS,
                                      RADIAL_CAP_HOST_UID_MOUNTS};
     // radial-init serves the box's end of the egress broker (egress_forward.h).
-    if (!engine_.settings().init_path.empty()) caps.push_back(RADIAL_CAP_EGRESS_ENDPOINT);
+    // radial-init passes a SIGTERM on to the command (a command that is PID 1 itself would not
+    // get one it has no handler for) and applies the grace at its own deadline.
+    if (!engine_.settings().init_path.empty()) {
+        caps.push_back(RADIAL_CAP_EGRESS_ENDPOINT);
+        caps.push_back(RADIAL_CAP_STOP_GRACE);
+    }
     return caps;
 }
 

@@ -49,12 +49,21 @@ PumpResult RunPump::run() {
     bool stop_done = false;
     bool first_stop = true;
     bool draining = false;
+    bool graceful = false; // terminate() was called
     Clock::time_point force_at{}, next_stop{}, settle_until{}, drain_until{};
     std::vector<pollfd> fds;
+    // Ended after the SIGTERM and before any stop: the command stopped in the grace.
+    auto saw_end = [&] {
+        seen_ended = true;
+        if (graceful && first_stop) {
+            result.ended_in_grace = true;
+            in_grace_ = true;
+        }
+    };
     for (;;) {
         auto now = Clock::now();
         // 1. A box already seen ended ended on its own: a reason arriving with it changes nothing.
-        if (!seen_ended && ended_) seen_ended = true;
+        if (!seen_ended && ended_) saw_end();
         // 2. The first reason to stop fixes the ending: kill > output aborted > timeout.
         if (!seen_ended && result.ending == Ending::none) {
             Ending why = active_.kill_requested()   ? Ending::killed
@@ -64,8 +73,14 @@ PumpResult RunPump::run() {
             if (why != Ending::none) {
                 result.ending = why;
                 ending_ = why;
-                force_at = after(now, options_.kill_grace);
                 next_stop = now;
+                if (options_.stop_grace.count() > 0 && box_.terminate) {
+                    // SIGTERM first; the first stop waits out the grace (docs/design.md §13.1).
+                    box_.terminate();
+                    graceful = true;
+                    next_stop = after(Clock::now(), options_.stop_grace);
+                }
+                force_at = after(next_stop, options_.kill_grace);
             }
         }
         // 3. Escalation: stop (repeated until it needs no repeating), force_kill after the grace.
@@ -87,7 +102,7 @@ PumpResult RunPump::run() {
             }
         }
         // 4. Ask the box.
-        if (!seen_ended && (ended_ || (box_.ended && box_.ended()))) seen_ended = true;
+        if (!seen_ended && (ended_ || (box_.ended && box_.ended()))) saw_end();
 
         now = Clock::now();
         if (seen_ended) {

@@ -19,6 +19,10 @@ struct PumpOptions {
     using Clock = std::chrono::steady_clock;
     // The run's timeout; time_point::max() for none.
     Clock::time_point deadline = Clock::time_point::max();
+    // From the first reason to stop: with PumpBox::terminate, the box is first asked to end by
+    // itself (SIGTERM) and given this long before the first stop (run.stopGrace, radial_spec_stop);
+    // zero: stopped at once.
+    std::chrono::milliseconds stop_grace{0};
     // From the first stop request to force_kill when the box has not ended by then.
     std::chrono::milliseconds kill_grace{10'000};
     // The budget handed to each stop call once force_kill has happened (before it, each call's
@@ -52,6 +56,10 @@ struct PumpBox {
     // Non-blocking (or bounded by the runtime's own call budget): has the box ended? Optional:
     // without it only RunPump::box_ended() tells the pump.
     std::function<bool()> ended;
+    // Asks the box's command to end by itself (SIGTERM), once, at the first reason to stop when
+    // PumpOptions::stop_grace is not zero. Bounded by the runtime's call budget; what it throws is
+    // the runtime's to log (the pump then stops the box as without a grace). Optional.
+    std::function<void()> terminate;
     // Asks the box to stop (graceful first: e.g. remove it, which ends its workload); see
     // StopRequest. Returns true when nothing more needs asking, false to be called again after
     // stop_every while the box has not ended. Required.
@@ -71,6 +79,8 @@ struct PumpResult {
     // False only when force_kill did not end the box within settle_budget.
     bool box_ended = false;
     bool forced = false; // force_kill was called
+    // The box ended within the stop grace after terminate(), before any stop.
+    bool ended_in_grace = false;
 };
 
 // Waits for the first reason a run stops — the box ended, a kill (ActiveRun's wake fd), the output
@@ -99,6 +109,8 @@ public:
     bool aborted() const noexcept { return aborted_.load(); }
     // The ending fixed so far (none until a reason to stop arrived). [any thread]
     Ending ending() const noexcept { return ending_.load(); }
+    // Whether the box ended within the stop grace (PumpResult::ended_in_grace). [any thread]
+    bool ended_in_grace() const noexcept { return in_grace_.load(); }
     // The box ended (e.g. its output stream reached its end). Idempotent; never blocks. [any
     // thread]
     void box_ended() noexcept;
@@ -122,6 +134,7 @@ private:
     std::atomic<bool> aborted_{false};
     std::atomic<bool> ended_{false};
     std::atomic<Ending> ending_{Ending::none};
+    std::atomic<bool> in_grace_{false};
 };
 
 } // namespace radial::plugin_support

@@ -30,6 +30,7 @@ ContainerSpec full_spec() {
     s.network = "host";
     s.cpus_milli = 1500;
     s.egress = {"pypi.org:443", "*.pythonhosted.org:443"};
+    s.stop_grace_ms = 2500;
     return s;
 }
 
@@ -53,7 +54,9 @@ TEST(ContainerSpec, ChainedAdditionsAreReadAndUnknownOnesSteppedOver) {
     } unknown{{sizeof(unknown), 999, c.get()->next}, 7};
     with_unknown.next = &unknown;
     EXPECT_EQ(from_c(with_unknown).egress, s.egress);
+    EXPECT_EQ(from_c(with_unknown).stop_grace_ms, 2500u);
     s.egress.clear();
+    s.stop_grace_ms = 0;
     CSpec none(s);
     EXPECT_EQ(none.get()->next, nullptr);
     EXPECT_TRUE(from_c(*none.get()).egress.empty());

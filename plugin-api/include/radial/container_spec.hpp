@@ -60,6 +60,9 @@ struct ContainerSpec {
     // Destinations the runtime lets the box reach itself (radial_spec_egress; only for a runtime
     // that reports RADIAL_CAP_EGRESS_POLICY): "host:port" or "*.suffix:port".
     std::vector<std::string> egress;
+    // On a timeout or kill, SIGTERM first and this long for the box to end by itself
+    // (radial_spec_stop; a runtime that reports RADIAL_CAP_STOP_GRACE honours it). 0: at once.
+    std::uint64_t stop_grace_ms = 0;
     friend bool operator==(const ContainerSpec&, const ContainerSpec&) = default;
 };
 
@@ -165,6 +168,11 @@ inline ContainerSpec from_c(const radial_spec& in) {
             std::memcpy(&e, next, sizeof e);
             for_each_item<radial_str>(
                 e.destinations, [&](const radial_str& d) { s.egress.emplace_back(to_view(d)); });
+        } else if (head.type == RADIAL_SPEC_EXT_STOP &&
+                   head.struct_size >= sizeof(radial_spec_stop)) {
+            radial_spec_stop st{};
+            std::memcpy(&st, next, sizeof st);
+            s.stop_grace_ms = st.grace_ms;
         }
         next = head.next;
     }
@@ -201,10 +209,17 @@ public:
         c_.network = to_c(s.network);
         c_.cpus_milli = s.cpus_milli;
         c_.next = nullptr;
+        if (s.stop_grace_ms != 0) {
+            stop_ext_.struct_size = sizeof(radial_spec_stop);
+            stop_ext_.type = RADIAL_SPEC_EXT_STOP;
+            stop_ext_.grace_ms = s.stop_grace_ms;
+            c_.next = &stop_ext_;
+        }
         if (!s.egress.empty()) {
             for (const auto& d : s.egress) egress_.push_back(to_c(d));
             egress_ext_.struct_size = sizeof(radial_spec_egress);
             egress_ext_.type = RADIAL_SPEC_EXT_EGRESS;
+            egress_ext_.next = c_.next;
             egress_ext_.destinations = array(egress_);
             c_.next = &egress_ext_;
         }
@@ -227,6 +242,7 @@ private:
     std::vector<radial_str> hosts_;
     std::vector<radial_str> egress_;
     radial_spec_egress egress_ext_{};
+    radial_spec_stop stop_ext_{};
     radial_spec c_{};
 };
 

@@ -135,6 +135,9 @@ typedef struct radial_name_sink {
  * chained to the spec's `next`, and only to a runtime that reports this. Receipts, quotas and
  * address checks stay the runtime's (docs/design.md §9.7). */
 #define RADIAL_CAP_EGRESS_POLICY "radial.cap.egress-policy"
+/* The runtime honours a radial_spec_stop: a timeout or kill first sends SIGTERM to the box's
+ * command and gives it the grace to end by itself (docs/design.md §13.1, run.stopGrace). */
+#define RADIAL_CAP_STOP_GRACE "radial.cap.stop-grace"
 
 /* ---------------------------------------------------------------------------------------------
  * Host services
@@ -248,7 +251,7 @@ typedef struct radial_spec_ext {
     const void* next; /* the next addition, or NULL */
 } radial_spec_ext;
 
-enum { RADIAL_SPEC_EXT_EGRESS = 1 };
+enum { RADIAL_SPEC_EXT_EGRESS = 1, RADIAL_SPEC_EXT_STOP = 2 };
 
 /* The destinations the box may reach, for a runtime that reports RADIAL_CAP_EGRESS_POLICY:
  * "host:port", or "*.suffix:port" for every name under a suffix; already within the operator's
@@ -259,6 +262,17 @@ typedef struct radial_spec_egress {
     const void* next;
     radial_array destinations; /* of radial_str */
 } radial_spec_egress;
+
+/* How a box is stopped (RADIAL_CAP_STOP_GRACE): on its timeout or a kill, SIGTERM to its command
+ * first, then up to `grace_ms` for the box to end by itself before it is killed; the box's own
+ * init applies the same grace at the deadline when no host is left. A result then carries
+ * RADIAL_RUN_STOPPED_IN_GRACE when the box ended within it. */
+typedef struct radial_spec_stop {
+    uint32_t struct_size;
+    uint32_t type; /* RADIAL_SPEC_EXT_STOP */
+    const void* next;
+    uint64_t grace_ms; /* 0: killed at once */
+} radial_spec_stop;
 
 /* Spec field ids, for dispositions and error keys. */
 enum {
@@ -319,12 +333,15 @@ typedef struct radial_output_sink {
 
 /* How the workload ended (flags may combine, e.g. TIMED_OUT | SIGNALED). */
 enum {
-    RADIAL_RUN_EXITED = 1u << 0,        /* exit_code is valid                       */
-    RADIAL_RUN_SIGNALED = 1u << 1,      /* term_signal is valid                     */
-    RADIAL_RUN_TIMED_OUT = 1u << 2,     /* spec.timeout_ms elapsed; the box is gone */
-    RADIAL_RUN_KILLED = 1u << 3,        /* kill(label) ended it; the box is gone    */
-    RADIAL_RUN_OOM_KILLED = 1u << 4,    /* the memory bound ended it                */
-    RADIAL_RUN_OUTPUT_ABORTED = 1u << 5 /* the output sink returned non-zero        */
+    RADIAL_RUN_EXITED = 1u << 0,         /* exit_code is valid                       */
+    RADIAL_RUN_SIGNALED = 1u << 1,       /* term_signal is valid                     */
+    RADIAL_RUN_TIMED_OUT = 1u << 2,      /* spec.timeout_ms elapsed; the box is gone */
+    RADIAL_RUN_KILLED = 1u << 3,         /* kill(label) ended it; the box is gone    */
+    RADIAL_RUN_OOM_KILLED = 1u << 4,     /* the memory bound ended it                */
+    RADIAL_RUN_OUTPUT_ABORTED = 1u << 5, /* the output sink returned non-zero        */
+    /* with TIMED_OUT or KILLED: after SIGTERM the box ended by itself within the stop grace
+     * (radial_spec_stop), rather than being killed */
+    RADIAL_RUN_STOPPED_IN_GRACE = 1u << 6
 };
 
 /* Host-allocated and zeroed, `struct_size` set by the host; the plugin writes fields below it. */

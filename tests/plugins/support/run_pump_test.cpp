@@ -128,6 +128,60 @@ TEST(plugin_support_run_pump, TheDeadlineStopsTheBox) {
     EXPECT_EQ(box.count("stop"), 1u);
 }
 
+// run.stopGrace (docs/design.md §13.1): SIGTERM first; a box that ends within the grace is never
+// stopped, one that does not is stopped once the grace is over.
+TEST(plugin_support_run_pump, AStopGraceTerminatesFirstAndStopsOnlyWhatOutlivesIt) {
+    {
+        ActiveRun active;
+        FakeBox box;
+        PumpOptions o = quick();
+        o.stop_grace = 60s; // ended by the terminate: the grace is never waited out
+        PumpBox b = box.callbacks();
+        b.terminate = [&] {
+            box.record("terminate");
+            box.ended = true; // the command's trap ran and it exited
+        };
+        RunPump pump(active, o, std::move(b));
+        active.request_kill();
+        PumpResult r = pump.run();
+        EXPECT_EQ(r.ending, Ending::killed);
+        EXPECT_TRUE(r.ended_in_grace);
+        EXPECT_TRUE(pump.ended_in_grace());
+        EXPECT_EQ(box.count("terminate"), 1u);
+        EXPECT_EQ(box.count("stop"), 0u);
+    }
+    {
+        ActiveRun active;
+        FakeBox box;
+        PumpOptions o = quick();
+        o.stop_grace = 50ms;
+        o.deadline = Clock::now();
+        PumpBox b = box.callbacks();
+        b.terminate = [&] { box.record("terminate"); }; // the command ignores SIGTERM
+        RunPump pump(active, o, std::move(b));
+        const auto before = Clock::now();
+        PumpResult r = pump.run();
+        EXPECT_EQ(r.ending, Ending::timed_out);
+        EXPECT_FALSE(r.ended_in_grace);
+        EXPECT_EQ(box.count("terminate"), 1u);
+        EXPECT_EQ(box.count("stop"), 1u) << "stopped once the grace was over";
+        EXPECT_GE(Clock::now() - before, 50ms) << "not before the grace was over";
+    }
+    {
+        ActiveRun active;
+        FakeBox box;
+        PumpOptions o = quick(); // no grace: stopped at once, never terminated
+        PumpBox b = box.callbacks();
+        b.terminate = [&] { box.record("terminate"); };
+        RunPump pump(active, o, std::move(b));
+        active.request_kill();
+        PumpResult r = pump.run();
+        EXPECT_FALSE(r.ended_in_grace);
+        EXPECT_EQ(box.count("terminate"), 0u);
+        EXPECT_EQ(box.count("stop"), 1u);
+    }
+}
+
 TEST(plugin_support_run_pump, KillWinsOverAbortWhichWinsOverTimeout) {
     {
         ActiveRun active;

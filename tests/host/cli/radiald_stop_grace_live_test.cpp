@@ -1,0 +1,54 @@
+// run.stopGrace end to end (docs/design.md §13.1): a timed-out turn's command gets SIGTERM and the
+// grace to end by itself, so a harness's `trap … TERM` cleanup runs; one that ignores SIGTERM is
+// killed once the grace is over; 0 kills at once. The real radiald, docker plugin and engine.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "../../support/process_runner.h"
+#include "../../support/radiald_runner.h"
+#include "../../support/temp_dir.h"
+
+namespace radial {
+namespace {
+
+// A workspace the box's default user can write.
+struct Workspace {
+    test::TempDir dir{"radial-grace"};
+    Workspace() { EXPECT_EQ(::chown(dir.path().c_str(), 65534, 65534), 0); }
+};
+
+const char* kTrapping =
+    "trap 'echo cleaned > /work/trap.txt; exit 0' TERM; while :; do sleep 0.1; done";
+
+TEST(StopGraceLive, ATimedOutCommandsTrapRunsWithinTheGrace) {
+    Workspace ws;
+    test::RadialdSetup s("stopGrace = \"20s\"\n");
+    auto t = s.turn({"--workspace", ws.dir.path(), "--timeout", "2s"}, {"sh", "-c", kTrapping});
+    EXPECT_EQ(t.record["status"], "timed_out") << t.result.err;
+    EXPECT_EQ(test::read_file(ws.dir / "trap.txt"), "cleaned\n") << "the trap ran";
+    EXPECT_EQ(t.record["stoppedInGrace"], true) << t.record.dump();
+    EXPECT_LT(t.record["durationMs"].get<std::int64_t>(), 20'000) << "not the whole grace";
+}
+
+TEST(StopGraceLive, ACommandIgnoringSigtermIsKilledOnceTheGraceIsOver) {
+    Workspace ws;
+    test::RadialdSetup s("stopGrace = \"1s\"\n");
+    auto t = s.turn({"--workspace", ws.dir.path(), "--timeout", "2s"},
+                    {"sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"});
+    EXPECT_EQ(t.record["status"], "timed_out") << t.result.err;
+    EXPECT_EQ(t.record["stoppedInGrace"], false) << t.record.dump();
+    EXPECT_GE(t.record["durationMs"].get<std::int64_t>(), 3'000) << "the grace was given";
+}
+
+// (radial-init's own deadline still sends SIGTERM as the box is removed, so whether a trap gets
+// to run then is a race, and not asserted.)
+TEST(StopGraceLive, ZeroKillsAtOnceAndSaysNothingOfAGrace) {
+    test::RadialdSetup s("stopGrace = \"0s\"\n");
+    auto t = s.turn({"--timeout", "2s"}, {"sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"});
+    EXPECT_EQ(t.record["status"], "timed_out") << t.result.err;
+    EXPECT_FALSE(t.record.contains("stoppedInGrace")) << t.record.dump();
+}
+
+} // namespace
+} // namespace radial
