@@ -138,10 +138,14 @@ static void read_egress(Reader& r, const toml::table& table, egress::EgressCeili
                 if (!bytes || *bytes == 0)
                     r.fail(key, "must be a size, such as \"1g\" or \"256m\"");
                 (name == "maxBytesIn" ? out.max_bytes_in : out.max_bytes_out) = *bytes;
+            } else if (name == "runtimePolicy") {
+                const auto* b = v.as_boolean();
+                if (b == nullptr) r.fail(key, "must be true or false");
+                out.runtime_policy = b->get();
             } else {
                 r.fail(key,
                        "unknown key; [run.egress] takes allow, allowRanges, denyRanges, "
-                       "hosts, maxConnections, maxBytesIn and maxBytesOut");
+                       "hosts, maxConnections, maxBytesIn, maxBytesOut and runtimePolicy");
             }
         } catch (const egress::PolicyError& e) {
             r.fail(key, e.what());

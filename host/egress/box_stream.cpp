@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace radial::egress::detail {
@@ -39,6 +40,17 @@ bool loopback(const sockaddr_storage& s) {
 }
 
 } // namespace
+
+void close_box_socket(int fd) noexcept {
+    if (fd < 0) return;
+    const linger off{0, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &off, sizeof off); // not a socket: nothing to do
+    try {
+        std::thread([fd] { ::close(fd); }).detach();
+    } catch (...) {
+        ::close(fd);
+    }
+}
 
 std::string box_loopback_tcp_refusal(int fd) {
     struct stat st {};
@@ -97,7 +109,7 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
     }
     // More than one descriptor: the kernel closed what did not fit; the rest are closed here.
     if ((msg.msg_flags & MSG_CTRUNC) != 0 || fds.size() > 1) {
-        for (int fd : fds) ::close(fd);
+        for (int fd : fds) close_box_socket(fd);
         why = "the hand-over carried more than one descriptor";
         return -1;
     }
@@ -109,7 +121,7 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
     const int fd = fds.front();
     why = box_loopback_tcp_refusal(fd);
     if (!why.empty()) {
-        ::close(fd);
+        close_box_socket(fd);
         return -1;
     }
     // The box may have left it non-blocking; the broker's relay waits on it with poll(2).
@@ -122,7 +134,7 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
     via = "handed";
     const char k = kHandOverKept;
     if (::send(unix_fd, &k, 1, MSG_NOSIGNAL) != 1) {
-        ::close(fd);
+        close_box_socket(fd);
         return -1;
     }
     return fd;

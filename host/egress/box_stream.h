@@ -30,4 +30,11 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
 // why not.
 std::string box_loopback_tcp_refusal(int fd);
 
+// Closes a descriptor the box handed over without ever blocking the caller: the box may have set
+// SO_LINGER on it (a duplicate it keeps can set it again at any time) and left data unsent to a
+// peer that reads nothing, and the close that drops the last reference would then wait out the
+// linger. Lingering is switched off first, and the close itself runs on a thread of its own
+// (inline only when no thread can start). Never throws.
+void close_box_socket(int fd) noexcept;
+
 } // namespace radial::egress::detail

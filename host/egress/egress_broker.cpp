@@ -88,7 +88,8 @@ struct EgressBroker::Impl {
             for (const auto& s : conns) open.push_back(s.conn);
         }
         std::lock_guard lock(shared.policy_mutex);
-        shared.rules = effective_rules(shared.options.rules, policy, shared.options.turn_id);
+        shared.rules = effective_rules(shared.options.rules, policy, shared.options.turn_id,
+                                       shared.options.ceiling.allow);
         for (const auto& c : open)
             if (!c->done && detail::denied_now(shared, *c)) {
                 c->policy_revoked = true;
@@ -158,7 +159,7 @@ EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique
     }
     impl_->shared.rules = effective_rules(
         o.rules, o.policy_path.empty() ? OperatorPolicy{} : read_operator_policy(o.policy_path),
-        o.turn_id);
+        o.turn_id, o.ceiling.allow);
     const std::string& path = impl_->shared.options.unix_path;
     sockaddr_un addr{};
     if (path.empty() || path.front() != '/' || path.size() >= sizeof addr.sun_path)

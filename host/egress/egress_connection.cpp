@@ -285,6 +285,7 @@ bool open_destination(BrokerShared& shared, Connection& c,
                               : fmt::format("{}:{}", a.to_string(), port);
         std::string why;
         if (connect_until(a, port, deadline, shared.revoked, c.upstream, why) >= 0) return true;
+        c.close_upstream(); // a failed address's socket is not kept while the next is tried
         r.reason = why;
     }
     return false;
@@ -297,33 +298,47 @@ void finish(BrokerShared& shared, Receipt& r) {
 
 } // namespace
 
-void BrokerShared::receipt(const Receipt& r) { store(options.on_receipt, r); }
+void BrokerShared::receipt(const Receipt& r) { store(options.on_receipt, r, false); }
 
-void BrokerShared::opened(const Receipt& r) { store(options.on_open, r); }
+bool BrokerShared::opened(const Receipt& r) { return store(options.on_open, r, false); }
 
-void BrokerShared::store(const std::function<void(const Receipt&)>& to, const Receipt& r) {
-    if (!to) return;
+bool BrokerShared::store(const std::function<void(const Receipt&)>& to, const Receipt& r,
+                         bool beyond_cap) {
+    if (!to) return false;
     std::lock_guard lock(receipt_mutex);
-    if (receipts >= kMostReceipts) {
+    if (receipts >= kMostReceipts && !beyond_cap) {
         ++receipts_dropped;
-        return;
+        return false;
     }
     ++receipts;
     try {
         to(r);
+        return true;
     } catch (const std::exception& e) {
         // Said once, then counted: a full journal must not become a flood of log lines.
         if (receipts_failed++ == 0 && options.on_log)
             options.on_log(fmt::format("an egress receipt could not be stored: {}", e.what()));
+        return false;
     }
 }
 
 Connection::~Connection() {
-    if (const int fd = client.exchange(-1); fd >= 0) ::close(fd);
+    close_box_socket(client.exchange(-1));
     if (const int up = upstream.exchange(-1); up >= 0) ::close(up);
 }
 
+void Connection::replace_client(int fd) noexcept {
+    std::lock_guard lock(fd_mutex);
+    close_box_socket(client.exchange(fd));
+}
+
+void Connection::close_upstream() noexcept {
+    std::lock_guard lock(fd_mutex);
+    if (const int fd = upstream.exchange(-1); fd >= 0) ::close(fd);
+}
+
 void Connection::cut() noexcept {
+    std::lock_guard lock(fd_mutex);
     if (const int fd = client.load(); fd >= 0) ::shutdown(fd, SHUT_RDWR);
     if (const int up = upstream.load(); up >= 0) ::shutdown(up, SHUT_RDWR);
 }
@@ -422,7 +437,7 @@ bool take_stream(BrokerShared& shared, Connection& c, std::string& why, std::str
             why = "refused: " + why;
         return false;
     }
-    if (stream != c.client) ::close(c.client.exchange(stream));
+    if (stream != c.client) c.replace_client(stream);
     // A revocation that cut the old descriptor before the exchange is seen here.
     if (shared.revoked) {
         why = "revoked at the turn's end";
@@ -441,7 +456,7 @@ bool quota_spent(const BrokerShared& shared) {
 namespace {
 
 // serve() up to the receipt: false when there is none to write (nothing was sent).
-bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r) {
+bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& opened) {
     try {
         std::string raw, rest, why;
         if (!take_stream(shared, c, why, r.via)) {
@@ -530,8 +545,14 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r) {
             if (r.kind == "HTTP") answer(c.client, 403, "Forbidden", r.reason);
             return true;
         }
+        // A policy change during the resolution or the connect: judged again before any byte.
+        if (!still_permitted(shared, c, dest, literal)) {
+            r.reason = fmt::format("revoked by radiald policy: {} is denied now", dest.text());
+            if (r.kind == "HTTP") answer(c.client, 403, "Forbidden", r.reason);
+            return true;
+        }
         r.verdict = "allowed";
-        shared.opened(r); // kept if radiald dies before the connection ends
+        opened = shared.opened(r); // kept if radiald dies before the connection ends
         r.bytes_out += forward.size();
         if (!count(shared.bytes_out, shared.options.ceiling.max_bytes_out, forward.size(),
                    "from the box", r.reason) ||
@@ -552,14 +573,24 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
     Receipt r;
     r.started_ms = epoch_ms();
     r.verdict = "refused";
-    if (!serve_until_receipt(shared, c, r)) return;
+    bool opened = false;
+    if (!serve_until_receipt(shared, c, r, opened)) return;
     if (c.policy_revoked) {
         try {
             r.reason = fmt::format("revoked by radiald policy: {} is denied now", r.destination);
         } catch (...) {
         }
     }
-    finish(shared, r);
+    r.ended_ms = epoch_ms();
+    // The end of a connection whose opening was journaled is journaled too, beyond the cap: a box
+    // cannot hide how a connection it opened ended behind a flood of refusals.
+    shared.store(shared.options.on_receipt, r, opened);
+}
+
+bool still_permitted(BrokerShared& shared, const Connection& c, const AllowRule& dest,
+                     bool literal) {
+    std::lock_guard lock(shared.policy_mutex);
+    return !c.policy_revoked && shared.rules.permits(dest.host, dest.port, literal);
 }
 
 bool denied_now(const BrokerShared& shared, const Connection& c) {

@@ -29,19 +29,25 @@ struct BrokerShared {
     // Stores `r` (at most kMostReceipts per turn with the opened ones; beyond, counted), one at a
     // time.
     void receipt(const Receipt& r);
-    // The same for a connection just opened to its destination (options.on_open).
-    void opened(const Receipt& r);
-    void store(const std::function<void(const Receipt&)>& to, const Receipt& r);
+    // The same for a connection just opened to its destination (options.on_open); whether it was
+    // stored.
+    bool opened(const Receipt& r);
+    // Stores `r` through `to`, within the cap unless `beyond_cap` (the end of a connection whose
+    // opening was stored). Whether it was stored.
+    bool store(const std::function<void(const Receipt&)>& to, const Receipt& r, bool beyond_cap);
 };
 
 // Receipts a turn journals; attempts beyond are counted and summarised in the log.
 inline constexpr std::size_t kMostReceipts = 1000;
 
 // One box connection; its descriptors are closed by the destructor. `client` is the broker's
-// socket connection until a hand-over replaces it with the box's own (box_stream.h).
+// socket connection until a hand-over replaces it with the box's own (box_stream.h). Every close
+// of either descriptor before the destructor, and every cut(), holds fd_mutex, so a cut never
+// shuts a number that was closed and reused meanwhile.
 struct Connection {
     std::atomic<int> client{-1};
     std::atomic<int> upstream{-1};
+    std::mutex fd_mutex;
     std::atomic<bool> done{false};
     std::atomic<bool> policy_revoked{false}; // closed because the operator's policy denies it now
     // The destination asked for, once read (under BrokerShared::policy_mutex).
@@ -51,7 +57,15 @@ struct Connection {
     ~Connection();
     // Ends both directions now (revocation); the serving thread then finishes.
     void cut() noexcept;
+    // Makes `fd` the client descriptor and closes the one it replaces.
+    void replace_client(int fd) noexcept;
+    // Closes the destination's descriptor of a failed connect, before the next address is tried.
+    void close_upstream() noexcept;
 };
+
+// Whether `dest` is still permitted to `c` (not revoked, and the rules in force name it).
+bool still_permitted(BrokerShared& shared, const Connection& c, const AllowRule& dest,
+                     bool literal);
 
 // Whether `c`'s destination is one `rules` no longer permit (under shared.policy_mutex).
 bool denied_now(const BrokerShared& shared, const Connection& c);

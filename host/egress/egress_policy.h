@@ -45,6 +45,10 @@ struct EgressCeiling {
     std::size_t max_connections = 16;           // maxConnections: open at once, per turn
     std::uint64_t max_bytes_in = 1ull << 30;    // maxBytesIn: to the box, per turn
     std::uint64_t max_bytes_out = 256ull << 20; // maxBytesOut: from the box, per turn
+    // runtimePolicy: a runtime that enforces destinations with its own policy (the sandbox
+    // runtime's sbx rules) may carry turns' egress, without what only the broker gives: receipts,
+    // the quotas and connection cap, these ranges and hosts, `radiald policy`. Off: refused.
+    bool runtime_policy = false;
     bool enabled() const noexcept { return !allow.empty(); }
 };
 

@@ -147,12 +147,16 @@ OperatorPolicyLock::~OperatorPolicyLock() {
 }
 
 TurnEgressRules effective_rules(const std::vector<AllowRule>& turn_rules,
-                                const OperatorPolicy& policy, const std::string& turn_id) {
+                                const OperatorPolicy& policy, const std::string& turn_id,
+                                const std::vector<AllowRule>& ceiling) {
     TurnEgressRules r;
     r.allow = turn_rules;
     r.deny = policy.deny;
     if (const auto it = policy.turns.find(turn_id); it != policy.turns.end()) {
-        r.allow.insert(r.allow.end(), it->second.allow.begin(), it->second.allow.end());
+        for (const auto& added : it->second.allow)
+            if (std::any_of(ceiling.begin(), ceiling.end(),
+                            [&](const AllowRule& c) { return covers(c, added); }))
+                r.allow.push_back(added);
         r.deny.insert(r.deny.end(), it->second.deny.begin(), it->second.deny.end());
     }
     return r;

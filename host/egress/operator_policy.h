@@ -56,8 +56,11 @@ private:
 };
 
 // A turn's rules once the operator's changes apply: its own (`turn_rules`) and those added for
-// it, less what is denied for every turn and for it. Pure.
+// it that a rule of `ceiling` covers (the file may have been written against another config, or
+// by hand: the running turn's ceiling still bounds it), less what is denied for every turn and
+// for it. Pure.
 TurnEgressRules effective_rules(const std::vector<AllowRule>& turn_rules,
-                                const OperatorPolicy& policy, const std::string& turn_id);
+                                const OperatorPolicy& policy, const std::string& turn_id,
+                                const std::vector<AllowRule>& ceiling);
 
 } // namespace radial::egress

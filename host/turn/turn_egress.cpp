@@ -62,8 +62,15 @@ bool egress_by_runtime(const host::RuntimeClient& client) {
 }
 
 void hand_egress_to_runtime(const std::vector<egress::AllowRule>& rules,
-                            const host::RuntimeClient& client, bool session_turn,
-                            ContainerSpec& spec) {
+                            const config::HostConfig& cfg, const host::RuntimeClient& client,
+                            bool session_turn, ContainerSpec& spec) {
+    if (!cfg.egress.runtime_policy)
+        throw TurnSetupError(fmt::format(
+            "egress: runtime '{}' enforces egress with its own policy, which keeps no "
+            "radial.egress receipts and none of run.egress's quotas, connection cap, ranges or "
+            "hosts, nor 'radiald policy' changes; set run.egress.runtimePolicy = true to accept "
+            "that, or run the turn on a runtime with radiald's broker (docker)",
+            client.info().id));
     if (session_turn)
         throw TurnSetupError(fmt::format(
             "egress: runtime '{}' enforces egress with its own policy, set when a box is made; a "

@@ -46,10 +46,11 @@ bool egress_by_runtime(const host::RuntimeClient& client);
 // Hands the turn's rules to such a runtime (`spec.egress`, sent as a radial_spec_egress) and logs
 // what it leaves out: receipts, quotas, the ceiling's address ranges and name map, and `radiald
 // policy` changes while the turn runs. Throws TurnSetupError for a session's turn (an exec carries
-// no spec to chain the destinations to).
+// no spec to chain the destinations to), or unless the operator accepted that
+// (run.egress.runtimePolicy).
 void hand_egress_to_runtime(const std::vector<egress::AllowRule>& rules,
-                            const host::RuntimeClient& client, bool session_turn,
-                            ContainerSpec& spec);
+                            const config::HostConfig& cfg, const host::RuntimeClient& client,
+                            bool session_turn, ContainerSpec& spec);
 
 // Starts the turn's broker at `socket_dir`/egress.sock (owned by `owner` when set), under the
 // operator's changes for every turn and for `turn_id` (`radiald policy`), and adds to

@@ -372,7 +372,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         try {
             const auto rules = turn_egress_rules(request_, env_.cfg);
             if (!rules.empty() && egress_by_runtime(env_.client)) {
-                hand_egress_to_runtime(rules, env_.client, session_.has_value(), spec);
+                hand_egress_to_runtime(rules, env_.cfg, env_.client, session_.has_value(), spec);
             } else {
                 if (!rules.empty() && env_.transport.transport != socket::Transport::unix_socket)
                     throw TurnSetupError(

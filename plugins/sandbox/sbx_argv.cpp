@@ -132,15 +132,19 @@ void check_port(std::string_view name, std::uint32_t port) {
 // syntax; this keeps a third party's spec from reaching sbx as anything but one resource.
 void check_resource(std::string_view name, std::string_view resource) {
     const auto colon = resource.rfind(':');
-    const bool ok = !resource.empty() && resource.size() <= 260 && resource.front() != '-' &&
-                    colon != std::string_view::npos && colon > 0 && colon + 1 < resource.size() &&
-                    std::all_of(resource.begin(), resource.end(),
-                                [](unsigned char c) {
-                                    return std::isalnum(c) || c == '.' || c == '-' || c == '*' ||
-                                           c == ':' || c == '[' || c == ']' || c == '_';
-                                }) &&
-                    std::all_of(resource.begin() + static_cast<std::ptrdiff_t>(colon) + 1,
-                                resource.end(), [](unsigned char c) { return std::isdigit(c); });
+    const bool ok =
+        !resource.empty() && resource.size() <= 260 && resource.front() != '-' &&
+        colon != std::string_view::npos && colon > 0 && colon + 1 < resource.size() &&
+        std::all_of(resource.begin(), resource.end(),
+                    [](unsigned char c) {
+                        return std::isalnum(c) || c == '.' || c == '-' || c == '*' || c == ':' ||
+                               c == '[' || c == ']' || c == '_';
+                    }) &&
+        std::all_of(resource.begin() + static_cast<std::ptrdiff_t>(colon) + 1, resource.end(),
+                    [](unsigned char c) { return std::isdigit(c); }) &&
+        // '*' only as a leading "*." with a name after it, as run.egress.allow has it.
+        (resource.find('*') == std::string_view::npos ||
+         (resource.rfind('*') == 0 && resource.size() > 2 && resource[1] == '.' && colon > 2));
     if (!ok)
         throw Error(RADIAL_E_INVALID, "egress",
                     "preparing sandbox '" + std::string(name) + "': egress destination '" +

@@ -83,7 +83,17 @@ echo "inside $(pwd)")SH"});
 // says what the runtime's own policy leaves out; a session's turn with egress is refused naming
 // why. (The simulator records the rules; a real sbx's proxy enforces them.)
 TEST(SandboxLive, EgressDestinationsBecomeRulesScopedToTheSandbox) {
-    SandboxSetup s("", "[run.egress]\nallow = [\"pypi.org:443\", \"*.pythonhosted.org:443\"]\n");
+    {
+        SandboxSetup refused("", "[run.egress]\nallow = [\"pypi.org:443\"]\n");
+        auto t = refused.setup.turn({"--egress", "pypi.org:443"}, {"true"});
+        EXPECT_NE(t.result.exit_code, 0);
+        EXPECT_THAT(t.result.err, HasSubstr("set run.egress.runtimePolicy = true"))
+            << "without the operator's consent the runtime's own policy is not used";
+        EXPECT_EQ(refused.policy_rules(), "");
+    }
+    SandboxSetup s("",
+                   "[run.egress]\nallow = [\"pypi.org:443\", \"*.pythonhosted.org:443\"]\n"
+                   "runtimePolicy = true\n");
     auto t =
         s.setup.turn({"--egress", "pypi.org:443", "--egress", "*.pythonhosted.org:443"}, {"true"});
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;

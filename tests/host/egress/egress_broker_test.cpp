@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -399,6 +400,34 @@ TEST_F(EgressBrokerTest, AHandedOverBoxConnectionIsServedWithoutTheEndpointRelay
     EXPECT_EQ(r.bytes_in, kOk.size());
 }
 
+// A handed socket the box set to linger, with data its peer never reads: the broker's close of it
+// must not wait out the linger, so revocation (the turn's end) is not held by the box.
+TEST_F(EgressBrokerTest, ALingeringHandedSocketDoesNotHoldRevocation) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    start({"pkg.test:" + std::to_string(server.port())});
+    auto [reader, lingering] = loopback_pair();
+    const int small = 1024;
+    ::setsockopt(reader, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    ::fcntl(lingering, F_SETFL, O_NONBLOCK);
+    const std::string junk(64 << 10, 'x');
+    while (::send(lingering, junk.data(), junk.size(), MSG_NOSIGNAL) > 0) {
+    }
+    const linger long_linger{1, 120};
+    ASSERT_EQ(::setsockopt(lingering, SOL_SOCKET, SO_LINGER, &long_linger, sizeof long_linger), 0);
+    const int u = connect_broker();
+    hand_over(u, {lingering});
+    char answer = 0;
+    ASSERT_EQ(::read(u, &answer, 1), 1);
+    EXPECT_EQ(answer, 'K');
+    ::close(lingering); // the broker holds the last reference now
+    ::close(u);
+    auto revoked = std::async(std::launch::async, [&] { broker_->revoke(); });
+    EXPECT_EQ(revoked.wait_for(60s), std::future_status::ready)
+        << "revocation waited on the box's linger (120 s)";
+    revoked.wait();
+    ::close(reader);
+}
+
 TEST_F(EgressBrokerTest, AHandOverWithoutADescriptorIsRelayedAsAStream) {
     test::LoopbackHttpServer server("127.0.0.2", kOk);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
@@ -516,11 +545,16 @@ TEST(OperatorPolicy, IsWrittenWholeAndReadBackAndAnUnreadableFileIsNamed) {
     ASSERT_EQ(back.deny.size(), 1u);
     EXPECT_EQ(back.deny[0].text(), "*.example.com:443");
     EXPECT_EQ(back.turns.at("t1").allow[0].text(), "pypi.org:443");
-    const auto rules = effective_rules({parse_allow_rule("*.com:443")}, back, "t1");
+    const std::vector<AllowRule> ceiling = {parse_allow_rule("*.com:443"),
+                                            parse_allow_rule("pypi.org:443")};
+    const auto rules = effective_rules({parse_allow_rule("*.com:443")}, back, "t1", ceiling);
     EXPECT_TRUE(rules.permits("files.pythonhosted.com", 443, false));
     EXPECT_FALSE(rules.permits("a.example.com", 443, false)) << "a deny wins over a wildcard";
     EXPECT_TRUE(rules.permits("pypi.org", 443, false)) << "added for t1";
-    EXPECT_FALSE(effective_rules({}, back, "t2").permits("pypi.org", 443, false));
+    EXPECT_FALSE(effective_rules({}, back, "t2", ceiling).permits("pypi.org", 443, false));
+    EXPECT_FALSE(effective_rules({}, back, "t1", {parse_allow_rule("*.com:443")})
+                     .permits("pypi.org", 443, false))
+        << "an addition outside the running turn's ceiling is not applied";
     for (const char* bad :
          {"not json", "[]", "{\"deny\": [\"no-port\"]}", "{\"turns\": {\"t\": {\"allow\": 5}}}"}) {
         dir.write("egress-policy.json", bad);

@@ -191,8 +191,9 @@ TEST(sbx_argv, AnEgressDestinationIsOneRuleScopedToTheSandbox) {
                     "*.pythonhosted.org:443"}));
     EXPECT_EQ(sbx_policy_revoke_resource_args("n", "pypi.org:443", kOld),
               (Args{"policy", "rm", "network", "--sandbox", "n", "--resource", "pypi.org:443"}));
-    for (const char* bad : {"", "pypi.org", "pypi.org:", ":443", "-rf:443", "a b:443",
-                            "pypi.org:44x", "x\n:1", "--sandbox=other:1"}) {
+    for (const char* bad :
+         {"", "pypi.org", "pypi.org:", ":443", "-rf:443", "a b:443", "pypi.org:44x", "x\n:1",
+          "--sandbox=other:1", "*:443", "a*b:443", "*.:443", "pypi.*:443"}) {
         auto e = error_of([&] { sbx_policy_resource_args("n", bad, kOld); });
         EXPECT_EQ(e.code(), RADIAL_E_INVALID) << bad;
         EXPECT_EQ(e.key(), "egress") << bad;
