@@ -192,6 +192,13 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
                 const ssize_t w =
                     ::splice(l.pipe[0], nullptr, l.to, nullptr, l.queued, SPLICE_F_MOVE);
                 if (w < 0 && errno == EINTR) continue;
+                // The box may make its handed socket non-blocking (a duplicate it keeps): wait
+                // for room, as a blocking write would, a slice at a time.
+                if (w < 0 && errno == EAGAIN && !shared.revoked && !c.policy_revoked) {
+                    pollfd room{l.to, POLLOUT, 0};
+                    ::poll(&room, 1, kSliceMs);
+                    continue;
+                }
                 if (w <= 0) {
                     lanes[0].open = lanes[1].open = false;
                     break;
