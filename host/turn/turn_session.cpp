@@ -569,6 +569,9 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     box_ids.reset();
     ran.box_user = rec.box_user;
     ran.session = rec.session;
+    // The request's image by name, and the digest that ran beside it (image_pin.h).
+    ran.image = rec.image;
+    ran.image_digest = rec.image_digest;
     ran.kind = rec.kind;
     ran.stdout_tail = std::move(stdout_tail);
     ran.stderr_tail = std::move(stderr_tail);

@@ -12,8 +12,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
+// cgroup v2's files, else v1's (this machine's engine runs cgroup v1).
 const std::vector<std::string> kReadBounds = {
-    "sh", "-c", "echo memory=$(cat /sys/fs/cgroup/memory.max) pids=$(cat /sys/fs/cgroup/pids.max)"};
+    "sh", "-c",
+    "m=$(cat /sys/fs/cgroup/memory.max 2>/dev/null || cat "
+    "/sys/fs/cgroup/memory/memory.limit_in_bytes); p=$(cat /sys/fs/cgroup/pids.max 2>/dev/null "
+    "|| cat /sys/fs/cgroup/pids/pids.max); echo memory=$m pids=$p"};
 
 TEST(BoundsLive, ABoxUnderDockerHasTheHostsDefaultBounds) {
     test::RadialdSetup s;
