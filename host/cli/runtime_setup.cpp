@@ -122,17 +122,38 @@ void check_config_against_runtime(const config::HostConfig& cfg,
                      ? fmt::format("{}:{}", config::default_box_ids(cfg).first,
                                    config::default_box_ids(cfg).second)
                      : cfg.user;
+    probe.memory_bytes = cfg.memory_bytes;
+    probe.cpus_milli = cfg.cpus_milli;
+    probe.pids_limit = cfg.pids_limit;
     struct Keyed {
         std::uint32_t field;
         const char* key;
     };
-    const Keyed keyed[] = {{RADIAL_FIELD_NETWORK, "run.network"}, {RADIAL_FIELD_USER, "run.user"}};
+    const Keyed keyed[] = {{RADIAL_FIELD_NETWORK, "run.network"},
+                           {RADIAL_FIELD_USER, "run.user"},
+                           {RADIAL_FIELD_MEMORY, "run.memory"},
+                           {RADIAL_FIELD_CPUS, "run.cpus"},
+                           {RADIAL_FIELD_PIDS_LIMIT, "run.pidsLimit"}};
+    auto is_bound = [](std::uint32_t f) {
+        return f == RADIAL_FIELD_MEMORY || f == RADIAL_FIELD_CPUS || f == RADIAL_FIELD_PIDS_LIMIT;
+    };
     try {
         for (const auto& d : client.describe(probe))
-            for (const auto& k : keyed)
-                if (d.field == k.field && d.disposition == RADIAL_DISP_REFUSED)
-                    throw StartupError(fmt::format("{}{}: runtime '{}' refuses it: {}",
-                                                   cfg.where(k.key), k.key, id, d.note));
+            for (const auto& k : keyed) {
+                if (d.field != k.field) continue;
+                if (d.disposition == RADIAL_DISP_REFUSED)
+                    throw StartupError(fmt::format(
+                        "{}{}: runtime '{}' refuses it: {}{}", cfg.where(k.key), k.key, id, d.note,
+                        is_bound(d.field)
+                            ? fmt::format("; set {} = 0 to leave the bound to the runtime", k.key)
+                            : std::string()));
+                // A bound the runtime meets only in part, or not at all, is said once here rather
+                // than discovered by a turn (docs/design.md §6.4).
+                if (is_bound(d.field) && d.disposition != RADIAL_DISP_HONOURED)
+                    log::warn("runtime", "runtime '{}' {} {}: {}", id,
+                              d.disposition == RADIAL_DISP_BRIDGED ? "bridges" : "supersedes",
+                              k.key, d.note);
+            }
     } catch (const host::RuntimeError& e) {
         throw StartupError(fmt::format("runtime '{}' could not describe a box: {}", id, e.what()));
     }

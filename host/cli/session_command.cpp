@@ -24,6 +24,7 @@
 #include "session/snapshot_record.h"
 #include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
+#include "turn/image_pin.h"
 #include "turn/turn_request.h"
 #include "turn/turn_session.h"
 #include "turn/workspace_lock.h"
@@ -130,7 +131,6 @@ int run_session_create(const SessionOptions& o) {
         } else if (image.empty()) {
             throw turn::RequestError("session create needs --image IMAGE or --from-snapshot NAME");
         }
-        if (sessions.has_snapshots()) rec.image_digest = sessions.resolve_image(image);
 
         // The one-shot box's policy, hardening and workspace, without its command.
         turn::TurnRequest req;
@@ -142,7 +142,8 @@ int run_session_create(const SessionOptions& o) {
         ContainerSpec spec = turn::build_container_spec(req, cfg);
         spec.label = rec.label;
         spec.argv.clear();
-        if (!rec.image_digest.empty()) spec.image = rec.image_digest;
+        // Pinned as a one-shot turn's image is, and checked against run.allowedImages' pins.
+        rec.image_digest = turn::pin_image(spec, image, instance->runtime(), cfg);
         rec.image = image;
         rec.mode = o.mode;
         rec.workdir = spec.workdir;

@@ -101,6 +101,41 @@ std::string HostConfig::where(const std::string& key) const {
     return file.empty() ? std::string() : file + ": ";
 }
 
+// The same rule as turn::is_image_digest; the config reader does not depend on turn/.
+static bool is_pinned_digest(const std::string& d) {
+    return d.size() == 71 && d.compare(0, 7, "sha256:") == 0 &&
+           d.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
+}
+
+std::uint64_t online_cpus_milli() noexcept {
+    const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<std::uint64_t>(n) * 1000 : 0;
+}
+
+// The host's bounds against the runtime's own section (docs/design.md §6.4): a default cpus
+// above this host's CPUs is lowered (an engine refuses more than it has); a runtime key of the
+// same name is the operator's for that runtime, so the host's default gives way to it, and the
+// two set at once is one too many.
+static void settle_limits(Reader& r, HostConfig& cfg) {
+    if (!cfg.positions.count("run.cpus")) {
+        const std::uint64_t host = online_cpus_milli();
+        if (host != 0) cfg.cpus_milli = std::min(cfg.cpus_milli, host);
+    }
+    for (const char* name : {"memory", "cpus", "pidsLimit"}) {
+        bool in_runtime = false;
+        for (const auto& e : cfg.runtime_section.entries) in_runtime |= e.key == name;
+        if (!in_runtime) continue;
+        const std::string key = fmt::format("run.{}", name);
+        if (cfg.positions.count(key))
+            r.fail(key, fmt::format("is set, and so is {}.{}; set the bound once (run.{} for "
+                                    "every runtime)",
+                                    cfg.runtime_section.section, name, name));
+        if (key == "run.memory") cfg.memory_bytes = 0;
+        if (key == "run.cpus") cfg.cpus_milli = 0;
+        if (key == "run.pidsLimit") cfg.pids_limit = 0;
+    }
+}
+
 // [run.egress] (docs/design.md §9.7).
 static void read_egress(Reader& r, const toml::table& table, egress::EgressCeiling& out) {
     for (const auto& [k, v] : table) {
@@ -168,6 +203,44 @@ std::string unknown_runtime_message(const HostConfig& cfg, const std::vector<std
         cfg.container_runtime, hint.empty() ? std::string("; the") : hint + " The",
         ids.empty() ? std::string("none") : fmt::to_string(fmt::join(ids, ", ")),
         fmt::join(dirs, ", "), by_flag ? "pass" : "set it to");
+}
+
+// run.memory, run.cpus, run.pidsLimit (docs/design.md §6.4); 0 leaves the bound to the runtime.
+static void read_limit(Reader& r, const std::string& key, const toml::node& v, HostConfig& cfg) {
+    if (key == "run.memory") {
+        std::optional<std::uint64_t> bytes;
+        if (const auto* i = v.as_integer(); i != nullptr && i->get() >= 0)
+            bytes = static_cast<std::uint64_t>(i->get());
+        else if (const auto* str = v.as_string())
+            bytes = units::parse_size_bytes(str->get());
+        // No engine starts a box in less (docker's minimum is 6 MiB).
+        if (!bytes || (*bytes != 0 && *bytes < (6ull << 20)))
+            r.fail(key, "must be a size of at least \"6m\", such as \"2g\" (0: the runtime's own)");
+        cfg.memory_bytes = *bytes;
+    } else if (key == "run.cpus") {
+        std::optional<std::uint64_t> milli;
+        if (const auto* i = v.as_integer(); i != nullptr && i->get() >= 0 && i->get() <= 1'000'000)
+            milli = static_cast<std::uint64_t>(i->get()) * 1000;
+        else if (const auto* f = v.as_floating_point();
+                 f != nullptr && f->get() > 0 && f->get() <= 1e6)
+            milli = static_cast<std::uint64_t>(f->get() * 1000.0 + 0.5);
+        else if (const auto* str = v.as_string())
+            milli = units::parse_cpus_milli(str->get());
+        if (!milli || (*milli != 0 && *milli < 10))
+            r.fail(key,
+                   "must be a CPU count of at least 0.01, such as 2 or 0.5 (0: the runtime's own)");
+        const std::uint64_t host = online_cpus_milli();
+        if (host != 0 && *milli > host)
+            r.fail(key,
+                   fmt::format("{} CPUs is more than this host's {} online CPUs; give at most {}",
+                               static_cast<double>(*milli) / 1000, host / 1000, host / 1000));
+        cfg.cpus_milli = *milli;
+    } else {
+        const auto* i = v.as_integer();
+        if (i == nullptr || i->get() < 0)
+            r.fail(key, "must be a whole number of processes, such as 256 (0: the runtime's own)");
+        cfg.pids_limit = i->get();
+    }
 }
 
 HostConfig load(const std::optional<std::string>& file,
@@ -341,6 +414,8 @@ HostConfig load(const std::optional<std::string>& file,
                 if (!bytes || *bytes < (1ull << 20))
                     r.fail(key, "must be a size of at least \"1m\", such as \"256m\"");
                 cfg.home_size_bytes = *bytes;
+            } else if (name == "memory" || name == "cpus" || name == "pidsLimit") {
+                read_limit(r, key, v, cfg);
             } else if (name == "maxConcurrentTurns") {
                 const auto* i = v.as_integer();
                 if (i == nullptr || i->get() < 1 || i->get() > kMaxConcurrentTurns)
@@ -380,8 +455,16 @@ HostConfig load(const std::optional<std::string>& file,
                                    "any host path; name the directories workspaces live in");
             } else if (name == "allowedImages") {
                 cfg.allowed_images = r.strings(key, v);
-                for (const auto& pattern : cfg.allowed_images)
+                for (const auto& pattern : cfg.allowed_images) {
                     if (pattern.empty()) r.fail(key, "must not contain an empty pattern");
+                    // "PATTERN@sha256:<64 hex>" pins the image (turn/image_pin.h).
+                    const auto at = pattern.rfind("@sha256:");
+                    if (at != std::string::npos && !is_pinned_digest(pattern.substr(at + 1)))
+                        r.fail(key, fmt::format("'{}' pins no digest: give PATTERN@sha256: and "
+                                                "the 64 lower-case hex digits of the image's "
+                                                "content digest",
+                                                pattern));
+                }
             } else if (name == "pluginCallTimeout") {
                 std::optional<std::uint64_t> ms;
                 if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());
@@ -439,6 +522,7 @@ HostConfig load(const std::optional<std::string>& file,
     }
     if (cfg.runtime_section.section.empty())
         cfg.runtime_section.section = "run." + cfg.container_runtime;
+    settle_limits(r, cfg);
 
     cfg.state_dir =
         state_dir.empty() ? default_state_dir() : (base / state_dir).lexically_normal().string();

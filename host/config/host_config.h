@@ -109,6 +109,15 @@ struct HostConfig {
     std::string workspace_mount = "/work";
     // run.homeSize: the bound of the box user's home tmpfs (docs/design.md §8.7), in bytes
     std::uint64_t home_size_bytes = 256ull << 20;
+    // run.memory / run.cpus / run.pidsLimit: the bounds radiald puts in every box's spec, so a
+    // runtime without defaults of its own still bounds a box (docs/design.md §6.4: the Docker
+    // backend document's "memory 2g, cpus 2, 256 PIDs"). 0: no host bound, the runtime's own
+    // default applies — also what load() leaves when the selected runtime's section sets the key of
+    // the same name (the operator's word for that runtime). The default cpus is lowered to this
+    // host's online CPUs.
+    std::uint64_t memory_bytes = 2ull << 30;
+    std::uint64_t cpus_milli = 2000;
+    std::int64_t pids_limit = 256;
 
     // "file:line:col: " for a dotted key the file set ("run.docker.memory"), or "file: " / ""
     // when it has no known position.
@@ -128,6 +137,10 @@ using KnownRuntimes = std::function<std::vector<std::string>(const std::vector<s
 // 'a', 'b' (plugins in …); …": the refusal of a runtime id that is none of `known`, naming the
 // flag or key that selected it and the directories searched.
 std::string unknown_runtime_message(const HostConfig& cfg, const std::vector<std::string>& known);
+
+// This host's online CPUs in thousandths (sysconf), or 0 when the system cannot say: the most
+// run.cpus may be, since an engine refuses a CPU bound above what its host has. [thread-safe]
+std::uint64_t online_cpus_milli() noexcept;
 
 // Reads `file` (nullopt: no file, defaults only). `runtime_override` replaces
 // run.containerRuntime (the --runtime flag) before sections are checked. `exe_dir` is the

@@ -13,6 +13,7 @@
 #include <memory>
 #include <regex>
 
+#include "turn/image_pin.h"
 #include "turn/turn_request.h"
 
 namespace radial::turn {
@@ -185,8 +186,11 @@ std::string check_image(const std::string& image, const config::HostConfig& cfg)
             "lower-case name); name an image such as radial/busybox:latest",
             image));
     }
-    for (const auto& pattern : cfg.allowed_images)
-        if (::fnmatch(pattern.c_str(), image.c_str(), 0) == 0) return checked;
+    // A pinned entry admits the image by its pattern here; its digest is checked when the turn
+    // starts (image_pin.h).
+    for (const auto& entry : cfg.allowed_images)
+        if (::fnmatch(split_allowed_image(entry).pattern.c_str(), image.c_str(), 0) == 0)
+            return checked;
     throw RequestError(fmt::format(
         "image '{}' matches none of run.allowedImages ({}); use an allowed image, or have the "
         "operator add a pattern to run.allowedImages",

@@ -82,6 +82,7 @@ std::string TerminalRecord::to_json() const {
     if (!journal_error.empty()) j["journalError"] = journal_error;
     if (!box_user.empty()) j["boxUser"] = box_user;
     if (!session.empty()) j["session"] = session;
+    if (!image_digest.empty()) j["imageDigest"] = image_digest;
     if (handback)
         j["workspaceHandback"] = {{"entries", handback->entries},
                                   {"setidCleared", handback->setid_cleared},

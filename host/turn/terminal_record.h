@@ -62,6 +62,9 @@ struct TerminalRecord {
     std::string box_user;
     // The session the turn ran in (host/session/), when it ran in one.
     std::string session;
+    // The content digest of the image the box ran ("sha256:<hex>", turn/image_pin.h), when the
+    // runtime resolved it.
+    std::string image_digest;
 
     // The process exit status `radiald turn` reports: the turn's own exit code; 124 when it timed
     // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`) or the turn was
@@ -70,7 +73,8 @@ struct TerminalRecord {
 
     // One JSON object: turnId, kind, runtime, image, label, status, exitCode, signal, reason,
     // error, outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds),
-    // durationMs, recordsReceived, connectionsRefused, journalError, workspaceHandback, boxUser.
+    // durationMs, recordsReceived, connectionsRefused, journalError, workspaceHandback, boxUser,
+    // session, imageDigest.
     // Absent values are omitted.
     std::string to_json() const;
 };

@@ -225,6 +225,10 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
     s.timeout_ms = req.timeout_ms;
     s.stop_grace_ms = cfg.stop_grace_ms;
     s.network = cfg.network;
+    // The host's bounds on every box, whatever the runtime's defaults (docs/design.md §6.4).
+    s.memory_bytes = cfg.memory_bytes;
+    s.cpus_milli = cfg.cpus_milli;
+    s.pids_limit = cfg.pids_limit;
     // Never the workspace's owner or group unless the operator asked (box_identity.h).
     const auto [box_uid, box_gid] = config::default_box_ids(cfg);
     const bool as_owner = cfg.user == config::kWorkspaceOwnerUser;

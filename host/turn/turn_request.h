@@ -116,7 +116,8 @@ std::string request_journal_json(const TurnRequest& r);
 // Builds the spec: label, image, argv, env (secrets marked), the workspace as the spec's first
 // mount, at /work or its host path (workspaceMount) and the workdir there, read-only or not and
 // the root filesystem read-only or not by the turn's mode (workspace_mode.h), further mounts, the
-// workdir, the timeout, run.network and the box user. The user is run.user when set, else the
+// workdir, the timeout, run.network, the host's bounds (run.memory, run.cpus, run.pidsLimit;
+// docs/design.md §6.4) and the box user. The user is run.user when set, else the
 // workspace's owner when that is not root (so files the turn writes belong to whoever owns the
 // workspace), else left to the runtime's non-root default. Throws RequestError for a mode or
 // workspaceMount that is not one of theirs, a workspace that is not an existing directory, a mount

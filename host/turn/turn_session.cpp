@@ -25,6 +25,7 @@
 #include "socket/turn_token.h"
 #include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
+#include "turn/image_pin.h"
 #include "turn/output_tail.h"
 #include "turn/terminal_reserve.h"
 #include "turn/turn_egress.h"
@@ -157,7 +158,13 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
             session::bind_request_to_session(request_, *session_);
         }
         spec_ = build_container_spec(request_, env_.cfg);
-        if (session_) session::make_session_exec(spec_, *session_);
+        // Pinned once, here: the daemon's claim and `radiald turn` alike (docs/design.md §6.5).
+        if (session_) {
+            session::make_session_exec(spec_, *session_);
+            image_digest_ = session_->image_digest;
+        } else {
+            image_digest_ = pin_image(spec_, request_.image, env_.client, env_.cfg);
+        }
     } catch (const RequestError& e) {
         throw RequestError(redactor_->redact(e.what()));
     } catch (const TurnSetupError& e) {
@@ -187,6 +194,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // name or a path may hold a secret (docs/design.md §10.2).
     rec.image = redactor_->redact(request_.image);
     rec.label = spec.label;
+    rec.image_digest = image_digest_;
     if (session_) rec.session = session_->id;
     rec.started_at = std::chrono::system_clock::now();
 
@@ -561,6 +569,9 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     box_ids.reset();
     ran.box_user = rec.box_user;
     ran.session = rec.session;
+    // The request's image by name, and the digest that ran beside it (image_pin.h).
+    ran.image = rec.image;
+    ran.image_digest = rec.image_digest;
     ran.kind = rec.kind;
     ran.stdout_tail = std::move(stdout_tail);
     ran.stderr_tail = std::move(stderr_tail);

@@ -110,6 +110,8 @@ private:
     // The session the turn runs in (request.session), as recorded at its create.
     std::optional<session::SessionRecord> session_;
     ContainerSpec spec_;
+    // The content digest the box runs (image_pin.h), or the session's; empty when unresolved.
+    std::string image_digest_;
     std::string token_;
     std::unique_ptr<redaction::Redactor> redactor_;
     // The secrets redactor_ was compiled from (a session remembers their fingerprints).

@@ -78,8 +78,11 @@ private:
 BoxRun::Prepared BoxRun::prepare_image(std::vector<std::string>& entrypoint) {
     const DockerSettings& settings = engine_.settings();
     std::optional<std::vector<std::string>> found;
-    if (settings.pull != "always") found = engine_.image_entrypoint(spec_.image);
-    if (!found && settings.pull != "never") {
+    // A content digest ("sha256:…", what radiald resolved the image to: docs/design.md §6.5)
+    // names an image the engine already has; no registry serves it by that name.
+    const bool by_digest = spec_.image.rfind("sha256:", 0) == 0;
+    if (settings.pull != "always" || by_digest) found = engine_.image_entrypoint(spec_.image);
+    if (!found && settings.pull != "never" && !by_digest) {
         host_.info("pulling image '" + spec_.image + "' for " + box() + " with the docker CLI");
         auto left = timeout_at_ == Clock::time_point::max()
                         ? kLongestBudget

@@ -126,6 +126,10 @@ std::vector<radial::plugin::Disposition> HostProcessRuntime::describe(const Cont
             // radiald gives every box a user (its box ids); a test runtime that refused it could
             // not be driven by radiald at all, and its processes are the test's own anyway.
             case RADIAL_FIELD_USER:
+            // Likewise radiald's bounds, which it puts in every spec (docs/design.md §6.4).
+            case RADIAL_FIELD_MEMORY:
+            case RADIAL_FIELD_CPUS:
+            case RADIAL_FIELD_PIDS_LIMIT:
                 out.push_back({f, RADIAL_DISP_SUPERSEDED, "a test runtime: runs on the host"});
                 break;
             default:

@@ -1,6 +1,7 @@
 // Config refusals are asserted verbatim, with file:line:column (docs/design.md §14.3).
 #include "config/host_config.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "../../support/temp_dir.h"
@@ -157,6 +158,30 @@ TEST(HostConfig, ReadsTheDaemonKeys) {
     EXPECT_EQ(c.shutdown_grace_ms, 60'000u);
     auto zero = load(d.write("z.toml", "[run]\nshutdownGrace = \"0s\"\n"), std::nullopt, "/x/bin");
     EXPECT_EQ(zero.shutdown_grace_ms, 0u);
+}
+
+TEST(HostConfig, ReadsTheHostsBoundsAndRefusesBadOnes) {
+    test::TempDir d;
+    auto c = load(d.write("b.toml", "[run]\nmemory = \"1g\"\ncpus = \"1\"\npidsLimit = 0\n"),
+                  std::nullopt, "/x/bin");
+    EXPECT_EQ(c.memory_bytes, 1ull << 30);
+    EXPECT_EQ(c.cpus_milli, 1000u);
+    EXPECT_EQ(c.pids_limit, 0) << "0 leaves the bound to the runtime";
+    auto f = d.write("m.toml", "[run]\nmemory = \"1m\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:10: run.memory: must be a size of at least \"6m\", such as "
+                               "\"2g\" (0: the runtime's own)");
+    f = d.write("p.toml", "[run]\npidsLimit = -1\n");
+    EXPECT_EQ(error_of(f), f + ":2:13: run.pidsLimit: must be a whole number of processes, such as "
+                               "256 (0: the runtime's own)");
+    f = d.write("c.toml", "[run]\ncpus = 100000\n");
+    const std::uint64_t host = online_cpus_milli();
+    ASSERT_NE(host, 0u);
+    EXPECT_EQ(error_of(f), fmt::format("{}:2:8: run.cpus: 100000 CPUs is more than this host's {} "
+                                       "online CPUs; give at most {}",
+                                       f, host / 1000, host / 1000));
+    f = d.write("two.toml", "[run]\nmemory = \"1g\"\n[run.docker]\nmemory = \"2g\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:10: run.memory: is set, and so is run.docker.memory; set the "
+                               "bound once (run.memory for every runtime)");
 }
 
 TEST(HostConfig, SharedWorkspacesIsOffUnlessTheOperatorTurnsItOn) {

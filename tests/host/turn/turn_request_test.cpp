@@ -49,6 +49,37 @@ TEST(TurnRequest, C12_TheBoxUserIsTheBoxIdsUnlessTheOperatorChoseOtherwise) {
     EXPECT_THROW(build_container_spec(no_ws, c), RequestError);
 }
 
+// docs/design.md §6.4: the host's bounds are in every spec, whatever the runtime's defaults.
+TEST(TurnRequest, TheSpecCarriesTheHostsBoundsByDefaultAndTheOperatorsWhenSet) {
+    TurnRequest r{"t", "img", "", {}, {"true"}, 0};
+    auto dflt = config::load(std::nullopt, std::nullopt, "/x/bin");
+    dflt.instance_id = "inst1";
+    auto s = build_container_spec(r, dflt);
+    EXPECT_EQ(s.memory_bytes, 2ull << 30);
+    const std::uint64_t host = config::online_cpus_milli();
+    EXPECT_EQ(s.cpus_milli, host != 0 && host < 2000 ? host : 2000u);
+    EXPECT_EQ(s.pids_limit, 256);
+
+    test::TempDir d;
+    auto set = config::load(d.write("r.toml",
+                                    "[run]\ninstanceId = \"inst1\"\nmemory = \"512m\"\ncpus = 0.5\n"
+                                    "pidsLimit = 100\n"),
+                            std::nullopt, "/x/bin");
+    s = build_container_spec(r, set);
+    EXPECT_EQ(s.memory_bytes, 512ull << 20);
+    EXPECT_EQ(s.cpus_milli, 500u);
+    EXPECT_EQ(s.pids_limit, 100);
+
+    // The runtime's own key is the operator's word for that runtime: the host leaves it that bound.
+    auto runtime = config::load(d.write("k.toml",
+                                        "[run]\ninstanceId = \"inst1\"\n"
+                                        "[run.docker]\npidsLimit = 300\n"),
+                                std::nullopt, "/x/bin");
+    s = build_container_spec(r, runtime);
+    EXPECT_EQ(s.pids_limit, 0);
+    EXPECT_EQ(s.memory_bytes, 2ull << 30);
+}
+
 TEST(TurnRequest, RefusesAMissingWorkspace) {
     TurnRequest r{"t", "img", "/nonexistent/ws", {}, {"true"}, 0};
     try {

@@ -110,6 +110,38 @@ TEST_F(SessionFixture, ASucceededTurnIsJournaledClaimedStartedThenTerminal) {
     EXPECT_FALSE(read_pending(cfg.state_dir, "ok-1"));
 }
 
+// docs/design.md §6.5: a runtime without resolve_image runs the image by name, records no
+// digest and says so once; a pin in run.allowedImages is then refused, never run unchecked.
+TEST_F(SessionFixture, WithoutResolveImageAPinIsRefusedAndAnUnpinnedImageRecordsNoDigest) {
+    auto e = env();
+    TurnSession s(e, request("nodigest-1", {"echo", "hi"}));
+    auto rec = run(s);
+    EXPECT_EQ(rec.status, TurnStatus::succeeded) << rec.error;
+    EXPECT_EQ(rec.image_digest, "");
+    EXPECT_EQ(rec.to_json().find("imageDigest"), std::string::npos);
+    TurnSession again(e, request("nodigest-2", {"true"}));
+    std::size_t said = 0;
+    {
+        std::lock_guard lock(lines_mutex);
+        for (const auto& l : lines) said += l.find("cannot resolve images to digests") != l.npos;
+    }
+    // Once per process: an earlier test of this process may have said it already.
+    EXPECT_LE(said, 1u) << "said per turn, not once";
+
+    const std::string digest = "sha256:" + std::string(64, 'a');
+    cfg.allowed_images = {"img@" + digest};
+    try {
+        TurnSession pinned(e, request("pinned-1", {"true"}));
+        FAIL() << "a pinned image ran on a runtime that cannot resolve it";
+    } catch (const RequestError& err) {
+        EXPECT_EQ(std::string(err.what()),
+                  "run.allowedImages pins image 'img' to a digest, but runtime 'fake' cannot "
+                  "resolve an image to its digest (it offers no resolve_image); the turn is "
+                  "refused rather than run unchecked — select a runtime that does, or allow the "
+                  "image without a digest");
+    }
+}
+
 TEST_F(SessionFixture, ATimeoutIsATimedOutRecordInTheJournal) {
     auto e = env();
     TurnSession s(e, request("slow-1", {"sleep", "60000"}, 100));
