@@ -69,9 +69,10 @@ echo "inside $(pwd)")SH"});
         << "revoked before the sandbox went";
     EXPECT_THAT(test::read_file(s.sim_dir / "revoked-rules"),
                 ::testing::MatchesRegex("radial-turn-[^ ]+ allow localhost:[0-9]+\n"));
-    // The VM is bounded: run.sandbox's defaults reach `sbx create` (4g, 2 CPUs or the host's).
+    // The VM is bounded: the host's own bounds reach `sbx create` (run.memory 2g, 2 CPUs or the
+    // host's; docs/design.md §6.4).
     const std::string cpus = std::to_string(std::min(2L, ::sysconf(_SC_NPROCESSORS_ONLN)));
-    EXPECT_THAT(calls, HasSubstr("\037--memory\0374g\037--cpus\037" + cpus + "\037"));
+    EXPECT_THAT(calls, HasSubstr("\037--memory\0372g\037--cpus\037" + cpus + "\037"));
     // run.user is superseded by the microVM boundary: named in the log, never silently dropped.
     EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' supersedes user"));
     // So radiald gives it no passwd, group or home of its own (docs/design.md §8.7), and says so.
