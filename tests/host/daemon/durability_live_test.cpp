@@ -120,7 +120,8 @@ TEST(DurabilityDaemonLive, C19_ABoxDiesOnTimeWithNobodyWatching) {
     std::string inst = test::unique_instance_id("dl");
     std::string prefix = "radial-turn-" + inst + "-";
     test::BoxCleanup cleanup{prefix};
-    DaemonSetup s("instanceId = \"" + inst + "\"\n",
+    // radial-init's own grace is run.stopGrace plus killGrace (docs/design.md §13.1).
+    DaemonSetup s("instanceId = \"" + inst + "\"\nstopGrace = \"1s\"\n",
                   "[run.docker]\npull = \"never\"\nkillGrace = \"2s\"\n");
     std::string id =
         s.submit(test::shell_turn("trap '' TERM; kill -KILL 1; kill -STOP 1; sleep 60") +
@@ -134,9 +135,9 @@ TEST(DurabilityDaemonLive, C19_ABoxDiesOnTimeWithNobodyWatching) {
         started = std::chrono::steady_clock::now();
         d.crash(); // and nothing is started again
     }
-    // 3 s timeout + 2 s killGrace + 5 s.
+    // 3 s timeout + 1 s stopGrace + 2 s killGrace + 5 s.
     const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(
-        started + 10s - std::chrono::steady_clock::now());
+        started + 11s - std::chrono::steady_clock::now());
     ASSERT_TRUE(test::wait_until([&] { return test::box_state(box) != "running"; }, budget))
         << "box " << box << " outlived its deadline with no radiald running";
     auto code = test::run_process({"docker", "inspect", "--format", "{{.State.ExitCode}}", box});
