@@ -18,6 +18,7 @@
 #include "egress/box_stream.h"
 #include "egress/egress_dial.h"
 #include "egress/http_head.h"
+#include "egress/plain_request.h"
 #include "egress/tls_client_hello.h"
 
 namespace radial::egress::detail {
@@ -37,12 +38,6 @@ std::int64_t epoch_ms() {
     return std::chrono::duration_cast<milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
-}
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
 }
 
 bool send_all(int fd, const char* p, std::size_t n) {
@@ -362,76 +357,6 @@ void refuse_at_once(BrokerShared& shared, int client, const std::string& reason)
 
 namespace {
 
-// The destination of a plain request: its absolute http:// target, with the Host header (when
-// given) naming the same host and port. The head sent on: origin-form, the Host written from the
-// target, hop-by-hop headers dropped, `Connection: close`. Refuses (the receipt's reason) a body
-// in chunks: its end cannot be known without parsing it, and one request per connection is what
-// keeps a second, unjudged one from riding it.
-bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std::uint64_t& body,
-                   Receipt& r) {
-    const std::string_view t = h.target;
-    if (lower(std::string(t.substr(0, 7))) != "http://") {
-        r.reason = lower(std::string(t.substr(0, 8))) == "https://"
-                       ? std::string("https goes through CONNECT, not a plain request")
-                       : fmt::format("'{}' is not an absolute http:// URL", h.target);
-        return false;
-    }
-    const auto slash = t.find_first_of("/?#", 7);
-    const std::string authority(t.substr(7, slash == std::string_view::npos ? t.npos : slash - 7));
-    std::string path(slash == std::string_view::npos ? "/" : t.substr(slash));
-    if (path.front() != '/') path.insert(0, "/");
-    if (authority.find('@') != std::string::npos) {
-        r.reason = "a URL with user information is not a destination";
-        return false;
-    }
-    auto with_port = [](const std::string& a) {
-        const bool v6 = !a.empty() && a.front() == '[';
-        const auto colon = a.rfind(':');
-        const bool has = colon != std::string::npos && (!v6 || colon > a.find(']'));
-        return has ? a : a + ":80";
-    };
-    try {
-        dest = parse_allow_rule(with_port(authority));
-        if (dest.host.starts_with("*.")) throw PolicyError("a wildcard is no destination");
-        r.destination = dest.text();
-        if (const std::string* given = h.header("host")) {
-            const AllowRule named = parse_allow_rule(with_port(*given));
-            if (named.host != dest.host || named.port != dest.port) {
-                r.reason =
-                    fmt::format("the Host header names '{}', not '{}'", named.text(), dest.text());
-                return false;
-            }
-        }
-    } catch (const PolicyError& e) {
-        r.reason = fmt::format("'{}' names no host:port ({})", h.target, e.what());
-        return false;
-    }
-    if (h.header("transfer-encoding") != nullptr) {
-        r.reason =
-            "a request body in chunks (Transfer-Encoding) is refused; send it with a "
-            "Content-Length, or over https";
-        return false;
-    }
-    body = 0;
-    if (const std::string* cl = h.header("content-length")) {
-        if (cl->empty() || cl->size() > 15 ||
-            !std::all_of(cl->begin(), cl->end(),
-                         [](unsigned char ch) { return std::isdigit(ch); })) {
-            r.reason = "a Content-Length that is not a number";
-            return false;
-        }
-        body = std::stoull(*cl);
-    }
-    forward = fmt::format("{} {} {}\r\nHost: {}\r\n", h.method, path, h.version,
-                          dest.port == 80 ? dest.host : dest.text());
-    for (const auto& [n, v] : h.headers)
-        if (n != "host" && n != "connection" && n != "keep-alive" && n != "proxy-connection" &&
-            n != "proxy-authorization" && n != "te" && n != "upgrade")
-            forward += n + ": " + v + "\r\n";
-    forward += "Connection: close\r\n\r\n";
-    return true;
-}
-
 // Replaces the broker's socket connection by the box's own when radial-init hands it over
 // (box_stream.h). False, with why, when the hand-over was refused or the broker revoked first.
 bool take_stream(BrokerShared& shared, Connection& c, std::string& why, std::string& via) {
@@ -457,10 +382,6 @@ bool quota_spent(const BrokerShared& shared) {
     const auto& c = shared.options.ceiling;
     return shared.bytes_in >= c.max_bytes_in || shared.bytes_out >= c.max_bytes_out;
 }
-
-} // namespace
-
-namespace {
 
 // serve() up to the receipt: false when there is none to write (nothing was sent).
 bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& opened) {

@@ -1,6 +1,7 @@
 // The turn socket and redaction end to end: a real HTTP client (curl) inside a real box posts to
 // the socket radiald bound, over unix and over tcp; the journal holds what was accepted, redacted;
-// nothing of a secret reaches the terminal, the journal or the terminal record (issues 3 and 4).
+// nothing of a secret reaches the terminal, the journal or the terminal record (docs/design.md
+// §10).
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,0 +1,86 @@
+// host/egress/plain_request.cpp — see plain_request.h.
+#include "egress/plain_request.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace radial::egress::detail {
+
+namespace {
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+} // namespace
+
+bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std::uint64_t& body,
+                   Receipt& r) {
+    const std::string_view t = h.target;
+    if (lower(std::string(t.substr(0, 7))) != "http://") {
+        r.reason = lower(std::string(t.substr(0, 8))) == "https://"
+                       ? std::string("https goes through CONNECT, not a plain request")
+                       : fmt::format("'{}' is not an absolute http:// URL", h.target);
+        return false;
+    }
+    const auto slash = t.find_first_of("/?#", 7);
+    const std::string authority(t.substr(7, slash == std::string_view::npos ? t.npos : slash - 7));
+    std::string path(slash == std::string_view::npos ? "/" : t.substr(slash));
+    if (path.front() != '/') path.insert(0, "/");
+    if (authority.find('@') != std::string::npos) {
+        r.reason = "a URL with user information is not a destination";
+        return false;
+    }
+    auto with_port = [](const std::string& a) {
+        const bool v6 = !a.empty() && a.front() == '[';
+        const auto colon = a.rfind(':');
+        const bool has = colon != std::string::npos && (!v6 || colon > a.find(']'));
+        return has ? a : a + ":80";
+    };
+    try {
+        dest = parse_allow_rule(with_port(authority));
+        if (dest.host.starts_with("*.")) throw PolicyError("a wildcard is no destination");
+        r.destination = dest.text();
+        if (const std::string* given = h.header("host")) {
+            const AllowRule named = parse_allow_rule(with_port(*given));
+            if (named.host != dest.host || named.port != dest.port) {
+                r.reason =
+                    fmt::format("the Host header names '{}', not '{}'", named.text(), dest.text());
+                return false;
+            }
+        }
+    } catch (const PolicyError& e) {
+        r.reason = fmt::format("'{}' names no host:port ({})", h.target, e.what());
+        return false;
+    }
+    if (h.header("transfer-encoding") != nullptr) {
+        r.reason =
+            "a request body in chunks (Transfer-Encoding) is refused; send it with a "
+            "Content-Length, or over https";
+        return false;
+    }
+    body = 0;
+    if (const std::string* cl = h.header("content-length")) {
+        if (cl->empty() || cl->size() > 15 ||
+            !std::all_of(cl->begin(), cl->end(),
+                         [](unsigned char ch) { return std::isdigit(ch); })) {
+            r.reason = "a Content-Length that is not a number";
+            return false;
+        }
+        body = std::stoull(*cl);
+    }
+    forward = fmt::format("{} {} {}\r\nHost: {}\r\n", h.method, path, h.version,
+                          dest.port == 80 ? dest.host : dest.text());
+    for (const auto& [n, v] : h.headers)
+        if (n != "host" && n != "connection" && n != "keep-alive" && n != "proxy-connection" &&
+            n != "proxy-authorization" && n != "te" && n != "upgrade")
+            forward += n + ": " + v + "\r\n";
+    forward += "Connection: close\r\n\r\n";
+    return true;
+}
+
+} // namespace radial::egress::detail
