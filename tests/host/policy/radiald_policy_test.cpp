@@ -320,7 +320,7 @@ TEST(EdgeInputs, BytesThatAreNotUtf8AreRefusedNamingTheArgument) {
         "a\xff\xfe"
         "b";
     auto expect = [&](const test::ProcessResult& r, const std::string& fragment) {
-        expect_turn_refused(s, r, fragment + " is not valid UTF-8 (byte 0xff at offset 1)");
+        expect_turn_refused(s, r, fragment + " is not valid UTF-8 (byte 0xff at offset ");
         EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
         EXPECT_THAT(r.err, Not(HasSubstr("json.exception")));
     };
@@ -331,7 +331,7 @@ TEST(EdgeInputs, BytesThatAreNotUtf8AreRefusedNamingTheArgument) {
             RADIALD_PATH,  "turn",    "--config", s.config(), "--turn-id",
             "policy-turn", "--image", "img",      "--secret", "RADIAL_BAD_SECRET",
             "--",          "echo",    "hi"};
-        auto r = test::run_process(a, {{"RADIAL_BAD_SECRET", bad}}, 60s);
+        auto r = test::run_process(a, {{"RADIAL_BAD_SECRET", "secret-" + bad}}, 60s);
         expect(r, "the value of secret RADIAL_BAD_SECRET");
         EXPECT_THAT(r.err, Not(HasSubstr(bad))) << "a secret's value is never quoted";
     }
