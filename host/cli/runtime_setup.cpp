@@ -7,6 +7,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <cerrno>
 #include <cstring>
+#include <radial/host/box_root_client.hpp>
 
 #include "config/box_identity.h"
 #include "log/logger.h"
@@ -179,10 +180,46 @@ void check_config_against_runtime(const config::HostConfig& cfg,
     }
 }
 
+BoxRootAnswer resolve_box_root(const config::HostConfig& cfg, const host::RuntimeClient& client) {
+    BoxRootAnswer out;
+    const std::string& id = client.info().id;
+    if (!cfg.user.empty()) {
+        out.why_not = fmt::format("run.user is set ('{}')", cfg.user);
+    } else {
+        try {
+            auto answer = host::BoxRootClient::ask(client);
+            if (const auto* ids = std::get_if<host::BoxRootIds>(&answer))
+                out.ids = std::make_pair(ids->host_uid, ids->host_gid);
+            else
+                out.why_not = std::get<std::string>(answer);
+        } catch (const host::RuntimeError& e) {
+            throw StartupError(fmt::format(
+                "runtime '{}' could not say whether boxes may run as root in a user namespace "
+                "of their own: {}",
+                id, e.what()));
+        }
+    }
+    if (out.ids)
+        log::info("runtime",
+                  "runtime '{}': boxes run as root in a user namespace of their own (host ids "
+                  "{}:{}); a workspace-write turn can install into the image's system "
+                  "directories (docs/design.md §8.8)",
+                  id, out.ids->first, out.ids->second);
+    else // said by `config check`; at debug here, so every turn's stderr does not repeat it
+        log::debug(
+            "runtime",
+            "runtime '{}': boxes never run as root, so a workspace-write turn cannot install "
+            "into the image's system directories (only where the image lets any user "
+            "write): {} (docs/design.md §8.8)",
+            id, out.why_not);
+    return out;
+}
+
 CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool preflight) {
     host::RuntimeClient client = open_runtime(cfg, false);
     check_config_against_runtime(cfg, client);
     turn::ResolvedTransport transport = resolve_turn_transport(cfg, client);
+    BoxRootAnswer box_root;
     if (preflight) {
         try {
             client.preflight();
@@ -190,8 +227,9 @@ CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool prefligh
             throw StartupError(
                 fmt::format("runtime '{}' cannot run boxes: {}", client.info().id, e.what()));
         }
+        box_root = resolve_box_root(cfg, client);
     }
-    return CheckedRuntime{std::move(client), std::move(transport)};
+    return CheckedRuntime{std::move(client), std::move(transport), std::move(box_root)};
 }
 
 std::string journal_path(const config::HostConfig& cfg) {

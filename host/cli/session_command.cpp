@@ -24,6 +24,7 @@
 #include "session/session_record.h"
 #include "session/snapshot_record.h"
 #include "turn/box_id_lease.h"
+#include "turn/box_root.h"
 #include "turn/box_user_env.h"
 #include "turn/image_pin.h"
 #include "turn/turn_request.h"
@@ -152,7 +153,9 @@ int run_session_create(const SessionOptions& o) {
 
         // Its own ids for as long as the box lives (box_id_lease.h): freed by `session rm`.
         std::optional<turn::BoxIdLease> ids;
-        if (config::uses_box_id_range(cfg)) {
+        if (cfg.box_root) {
+            spec.user = turn::kNamespacedRootUser; // docs/design.md §8.8: nothing to lease
+        } else if (config::uses_box_id_range(cfg)) {
             ids.emplace(turn::BoxIdLease::acquire(lease_dir(), cfg.box_id_first, cfg.box_id_last,
                                                   rec.label, cfg.state_dir));
             const auto owner = spec.user.substr(0, spec.user.find(':'));
@@ -183,11 +186,11 @@ int run_session_create(const SessionOptions& o) {
         if (instance->runtime().has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS))
             spec.mounts.push_back({run_dir, turn::kBoxSocketDir, false});
         std::optional<turn::BoxIdentity> identity;
-        const auto colon = rec.user.find(':');
-        if (ids && instance->runtime().has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
-            identity.emplace(cfg.state_dir, rec.id,
-                             static_cast<uid_t>(std::stoul(rec.user.substr(0, colon))),
-                             static_cast<gid_t>(std::stoul(rec.user.substr(colon + 1))));
+        if (const auto host_ids = turn::box_host_ids(rec.user, cfg.box_root);
+            host_ids && (ids || cfg.box_root) &&
+            instance->runtime().has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
+            identity.emplace(cfg.state_dir, rec.id, host_ids->first, host_ids->second, std::nullopt,
+                             cfg.box_root.has_value());
             identity->apply(spec, cfg.home_size_bytes);
         }
         rec.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -23,6 +23,7 @@
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"
 #include "turn/box_id_lease.h"
+#include "turn/box_root.h"
 #include "turn/box_user_env.h"
 #include "turn/codex_auth.h"
 #include "turn/image_pin.h"
@@ -36,21 +37,6 @@ namespace radial::turn {
 namespace fs = std::filesystem;
 
 namespace {
-
-// "uid[:gid]" with numbers only; nullopt for a name or an empty string.
-std::optional<std::pair<uid_t, gid_t>> numeric_user(const std::string& user) {
-    if (user.empty()) return std::nullopt;
-    auto colon = user.find(':');
-    std::string u = user.substr(0, colon),
-                g = colon == std::string::npos ? u : user.substr(colon + 1);
-    auto number = [](const std::string& s) -> std::optional<unsigned long> {
-        if (!internal::is_decimal(s)) return std::nullopt;
-        return std::stoul(s);
-    };
-    auto uid = number(u), gid = number(g);
-    if (!uid || !gid) return std::nullopt;
-    return std::make_pair(static_cast<uid_t>(*uid), static_cast<gid_t>(*gid));
-}
 
 // The request as the journal keeps it: secret values replaced by their names, everything else
 // through the turn's redactor as well (an argv may quote a secret).
@@ -173,6 +159,13 @@ void TurnSession::interrupt(StopReason why) noexcept {
     if (runner_ != nullptr) runner_->interrupt(why);
 }
 
+// GCC 12 at -O2 reports the descriptor inside a moved-from std::optional<WorkspaceLock> as
+// "may be used uninitialized" (a known false positive of its optional analysis); the optional is
+// engaged only through its constructors, so the warning is off for this function alone.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                                 std::optional<WorkspaceLock> held) {
     auto log_redaction = log::redact_log_lines(*redactor_);
@@ -272,6 +265,13 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     std::optional<BoxIdLease> box_ids;
     if (session_) {
         rec.box_user = spec.user; // the session holds its ids for as long as its box lives
+    } else if (env_.cfg.box_root) {
+        // Root in a user namespace of its own, an unprivileged id on the host: every box of this
+        // runtime shares that id, so nothing is leased (docs/design.md §8.8).
+        spec.user = kNamespacedRootUser;
+        rec.box_user = spec.user;
+        rec.box_host_user =
+            fmt::format("{}:{}", env_.cfg.box_root->first, env_.cfg.box_root->second);
     } else if (config::uses_box_id_range(env_.cfg)) {
         try {
             box_ids.emplace(BoxIdLease::acquire(box_id_lease_dir(daemon::default_claim_registry()),
@@ -315,7 +315,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                 if (session_)
                     o.unix_path = session::session_socket_dir(env_.cfg.state_dir, session_->id) +
                                   "/" + kSocketFile;
-                if (::geteuid() == 0) o.unix_owner = numeric_user(spec.user);
+                if (::geteuid() == 0) o.unix_owner = box_host_ids(spec.user, env_.cfg.box_root);
             } else {
                 o.tcp_host = env_.transport.bind_host;
             }
@@ -349,7 +349,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                     "\"unix\"");
             if (env_.transport.transport == socket::Transport::unix_socket) {
                 const fs::path& dir = socket_dir;
-                if (!numeric_user(spec.user) || ::geteuid() != 0) {
+                if (!box_host_ids(spec.user, env_.cfg.box_root) || ::geteuid() != 0) {
                     // The box user is the runtime's default, unknown here: let any uid in the box
                     // connect. The 0700 turns directory still keeps every other local user out.
                     ::chmod(dir.c_str(), 0711);
@@ -381,7 +381,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                         "which only the unix turn transport mounts; set run.turnTransport = "
                         "\"unix\"");
                 std::optional<std::pair<uid_t, gid_t>> owner;
-                if (::geteuid() == 0) owner = numeric_user(spec.user);
+                if (::geteuid() == 0) owner = box_host_ids(spec.user, env_.cfg.box_root);
                 broker = open_turn_egress(
                     rules, env_.cfg, env_.client, egress_dir, id, owner, spec,
                     [this, id](const std::string& type, const std::string& receipt) {
@@ -407,7 +407,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             "the turn without --session, or unset run.codexAuth");
     } else if (session_) {
         // The session's box got its identity at create (session_command.cpp).
-    } else if (const auto ids = numeric_user(spec.user);
+    } else if (const auto ids = box_host_ids(spec.user, env_.cfg.box_root);
                ids && env_.client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS) &&
                user_is_honoured(spec)) {
         if (!codex_auth_error_.empty()) {
@@ -416,7 +416,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             return fail(codex_auth_error_);
         }
         try {
-            identity.emplace(env_.cfg.state_dir, id, ids->first, ids->second, codex_auth_);
+            identity.emplace(env_.cfg.state_dir, id, ids->first, ids->second, codex_auth_,
+                             env_.cfg.box_root.has_value());
             identity->apply(spec, env_.cfg.home_size_bytes);
         } catch (const std::exception& e) {
             broker.reset();
@@ -478,7 +479,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     std::optional<WorkspaceHandover> handover;
     // The workspace is the spec's first mount (build_container_spec), at /work or its host path;
     // a session's, as the session recorded it.
-    if (const auto ids = numeric_user(spec.user);
+    if (const auto ids = box_host_ids(spec.user, env_.cfg.box_root);
         ids && !request_.workspace.empty() && (session_ || user_is_honoured(spec)))
         handover.emplace(session_ ? session_->workspace : spec.mounts.front().source, ids->first,
                          ids->second, handover_marker_dir(env_.cfg.state_dir) + "/" + id);
@@ -569,6 +570,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                                       codex_auth_path(env_.cfg.codex_auth_file), *codex_auth_));
     box_ids.reset();
     ran.box_user = rec.box_user;
+    ran.box_host_user = rec.box_host_user;
     ran.session = rec.session;
     // The request's image by name, and the digest that ran beside it (image_pin.h).
     ran.image = rec.image;
@@ -579,5 +581,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     checkpoint("terminal");
     return finish(std::move(ran));
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 } // namespace radial::turn

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstring>
 #include <radial/plugin/runtime.hpp>
 
 namespace radial::plugin {
@@ -170,6 +172,36 @@ TEST(PluginHelper, TheDefaultDescribeFailsClosed) {
         }
     }
     EXPECT_EQ(rt.describe(s).size(), carried_fields(s).size());
+}
+
+} // namespace
+} // namespace radial::plugin
+
+namespace radial::plugin {
+namespace {
+
+// The create and removal times reach a host whose struct holds them, and a host built before they
+// were appended is told nothing of them: neither the flag nor a byte past its struct.
+TEST(PluginHelper, PhaseTimesReachOnlyAHostWithRoomForThem) {
+    RunResult r;
+    r.flags = RADIAL_RUN_EXITED | RADIAL_RUN_PHASE_TIMES;
+    r.duration_ms = 900;
+    r.create_ms = 120;
+    r.remove_ms = 40;
+    radial_run_result now{};
+    now.struct_size = sizeof(now);
+    detail::put_result(r, &now);
+    EXPECT_EQ(now.flags, r.flags);
+    EXPECT_EQ(now.create_ms, 120u);
+    EXPECT_EQ(now.remove_ms, 40u);
+
+    radial_run_result old{};
+    std::memset(&old, 0xAB, sizeof(old));
+    old.struct_size = offsetof(radial_run_result, create_ms);
+    detail::put_result(r, &old);
+    EXPECT_EQ(old.flags, static_cast<std::uint32_t>(RADIAL_RUN_EXITED));
+    EXPECT_EQ(old.duration_ms, 900u);
+    EXPECT_EQ(old.create_ms, 0xABABABABABABABABull); // untouched: beyond the host's struct
 }
 
 } // namespace

@@ -528,6 +528,8 @@ TEST(C15_Daemon, SigtermDuringAHungStartupReconciliationStopsWithinTheGrace) {
     std::atomic<bool> listed{false};
     test::FakeEngine engine([&](const std::string&, const std::string& path) {
         if (path == "/_ping") return test::ping_answer("1.41");
+        // Startup asks whether the engine remaps user namespaces (docs/design.md §8.8).
+        if (path.ends_with("/info")) return test::EngineAnswer{200, R"({"SecurityOptions":[]})"};
         listed = true;
         return test::EngineAnswer{0, "", true};
     });

@@ -273,6 +273,9 @@ struct RunResult {
     std::int32_t exit_code = 0;
     std::int32_t term_signal = 0;
     std::uint64_t duration_ms = 0;
+    // With RADIAL_RUN_PHASE_TIMES in flags: making the box before its command, removing it after.
+    std::uint64_t create_ms = 0;
+    std::uint64_t remove_ms = 0;
 };
 
 // What a box of one label became (radial_box_state, ABI 1.1): RADIAL_BOX_*, and with
@@ -440,6 +443,11 @@ inline void put_result(const RunResult& r, radial_run_result* result) noexcept {
     c.exit_code = r.exit_code;
     c.term_signal = r.term_signal;
     c.duration_ms = r.duration_ms;
+    c.create_ms = r.create_ms;
+    c.remove_ms = r.remove_ms;
+    // A host too old to hold the times must not be told they are there.
+    if (!RADIAL_HAS_FIELD(result, radial_run_result, remove_ms))
+        c.flags &= ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES);
     copy_to_host(c, result);
 }
 
