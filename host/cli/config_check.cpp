@@ -12,6 +12,7 @@
 #include "config/host_config.h"
 #include "config/instance_id.h"
 #include "log/logger.h"
+#include "text/printable.h"
 
 namespace radial::cli {
 namespace {
@@ -136,8 +137,9 @@ int run_config_check_command(const ConfigCheckOptions& o) {
                    cfg.runtime_section.entries.empty()
                        ? " (nothing set: the runtime's defaults)"
                        : " (as set; the runtime's defaults for the rest)");
+        // A TOML string may hold any control character ("\u001b"): shown escaped (§14.7).
         for (const auto& e : cfg.runtime_section.entries)
-            fmt::print("  {} = {}\n", e.key, entry_text(e));
+            fmt::print("  {} = {}\n", text::printable(e.key), text::printable(entry_text(e)));
         fmt::print("config ok\n");
         return kExitOk;
     } catch (const std::exception& e) {

@@ -76,10 +76,30 @@ turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
                                                const host::RuntimeClient& client) {
     try {
         auto route = client.tcp_route();
-        return turn::resolve_transport(turn::parse_transport_setting(cfg.turn_transport),
-                                       client.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS),
-                                       client.info().id, cfg.turn_socket_host, route.bind_host,
-                                       route.box_host);
+        auto resolved = turn::resolve_transport(
+            turn::parse_transport_setting(cfg.turn_transport),
+            client.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS), client.info().id,
+            cfg.turn_socket_host, route.bind_host, route.box_host);
+        if (resolved.transport == socket::Transport::tcp) {
+            // A tcp socket works only if the box can reach a host port: asked of the runtime with
+            // the network every box gets (docs/design.md §7.4, §9.3), so a box that could never
+            // post a record is refused here, not found out by its first turn.
+            ContainerSpec probe;
+            probe.label = "radial-turn-startup-check";
+            probe.image = "startup-check";
+            probe.argv = {"true"};
+            probe.network = cfg.network;
+            probe.host_ports = {1};
+            for (const auto& d : client.describe(probe))
+                if (d.field == RADIAL_FIELD_HOST_PORTS && d.disposition == RADIAL_DISP_REFUSED)
+                    throw turn::TransportError(fmt::format(
+                        "run.turnTransport resolves to tcp (bound on {}), but runtime '{}' "
+                        "cannot let its boxes reach it: {}; set run.turnTransport to \"unix\" or "
+                        "\"auto\" where the runtime can pass a unix socket, or give boxes a "
+                        "network (run.network) that reaches the host",
+                        resolved.bind_host, client.info().id, d.note));
+        }
+        return resolved;
     } catch (const turn::TransportError& e) {
         throw StartupError(fmt::format("{}{}", cfg.where("run.turnTransport"), e.what()));
     } catch (const host::RuntimeError& e) {

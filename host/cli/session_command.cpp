@@ -14,6 +14,7 @@
 #include "cli/exit_status.h"
 #include "cli/instance.h"
 #include "cli/runtime_setup.h"
+#include "config/bounded_units.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/instance_claim.h"
@@ -38,15 +39,13 @@ using session::policy_generation;
 // A session limit: 0 (none), or from 10 s (a box must live long enough for a turn to reach it)
 // to 365 days.
 std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
-    auto ms = units::parse_duration_ms(text);
-    if (!ms)
-        throw turn::RequestError(fmt::format(
-            "{} '{}' is not a duration; write e.g. 30m, 8h or 90s (0: no limit)", flag, text));
     constexpr std::uint64_t kLeast = 10'000, kMost = 365ull * 24 * 3600 * 1000;
-    if (*ms != 0 && (*ms < kLeast || *ms > kMost))
-        throw turn::RequestError(fmt::format(
-            "{} '{}' is out of range: give 0 (no limit) or from 10s to 365d", flag, text));
-    return *ms;
+    std::uint64_t ms = 0;
+    if (units::parse_duration_ms(text) == 0u) return 0;
+    if (auto problem = config::duration_problem(text, ms, kLeast, kMost, "30m or 8h (0: no limit)");
+        !problem.empty())
+        throw turn::RequestError(flag + " " + problem);
+    return ms;
 }
 
 std::string lease_dir() { return turn::box_id_lease_dir(daemon::default_claim_registry()); }
@@ -309,7 +308,8 @@ int run_session_ls(const SessionOptions& o) {
                            turn::format_timestamp_ms(s.created_at_ms));
             }
         }
-        if (o.json) fmt::print("{}\n", out.dump(2));
+        if (o.json)
+            fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
         return kExitOk;
     } catch (const std::exception& e) {
         return report_error(e, CommandKind::other, "session");

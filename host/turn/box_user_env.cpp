@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "log/logger.h"
+#include "turn/request_policy.h"
 #include "turn/turn_setup_error.h"
 
 namespace radial::turn {
@@ -162,7 +163,9 @@ BoxIdentity::~BoxIdentity() {
 }
 
 void BoxIdentity::apply(ContainerSpec& spec, std::uint64_t home_bytes) const {
-    for (const char* target : {"/etc/passwd", "/etc/group", kBoxHome}) {
+    // The same targets a request is refused for (request_policy.h); a spec built elsewhere (a
+    // session's) meets them here.
+    for (const auto& target : reserved_box_targets()) {
         for (const auto& m : spec.mounts)
             if (m.target == target)
                 throw TurnSetupError(fmt::format(

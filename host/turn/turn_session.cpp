@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 
 #include "config/box_identity.h"
@@ -26,6 +25,7 @@
 #include "turn/box_id_lease.h"
 #include "turn/box_root.h"
 #include "turn/box_user_env.h"
+#include "turn/codex_auth.h"
 #include "turn/image_pin.h"
 #include "turn/output_tail.h"
 #include "turn/terminal_reserve.h"
@@ -111,20 +111,13 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         secrets.add(kTokenEnv, token_);
         // Managed Codex auth: read once per turn, its tokens masked like every other secret.
         if (env_.cfg.codex_auth) {
-            const std::string path = codex_auth_path(env_.cfg.codex_auth_file);
-            std::ifstream in(path, std::ios::binary);
-            std::string text((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-            if (!in.good() && !in.eof()) {
-                codex_auth_error_ = fmt::format(
-                    "run.codexAuth: reading the Codex credentials file '{}' failed; check "
-                    "run.codexAuthFile",
-                    path);
-            } else {
+            // Under the file's lock, beside other turns' write-backs (codex_auth.h).
+            if (auto text =
+                    read_codex_auth(codex_auth_path(env_.cfg.codex_auth_file), codex_auth_error_)) {
                 std::size_t i = 0;
-                for (const auto& v : codex_auth_secrets(text, env_.cfg.redact.min_length))
+                for (const auto& v : codex_auth_secrets(*text, env_.cfg.redact.min_length))
                     secrets.add(fmt::format("codexAuth.{}", i++), v);
-                codex_auth_ = std::move(text);
+                codex_auth_ = std::move(*text);
             }
         }
         redactor_ = std::make_unique<redaction::Redactor>(secrets);
@@ -553,6 +546,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
 
     // A box the runtime could not say is gone may still run as its ids: they stay leased until
     // reconciliation removes it (box_id_lease.h).
+    bool box_may_live = false;
     if (box_ids && ran.status == TurnStatus::error) {
         bool gone = false;
         try {
@@ -565,8 +559,15 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                       "'radiald reconcile' removes it",
                       id, spec.label, spec.user);
             box_ids->keep_for_reconcile();
+            box_may_live = true;
         }
     }
+    // Rotated credentials back to the operator's file, once the box can no longer change them
+    // (codex_auth.h, docs/design.md §8.7).
+    if (identity && codex_auth_ && !box_may_live)
+        log_codex_write_back(
+            id, write_back_codex_auth(identity->dir() + "/codex", numeric_user(spec.user)->first,
+                                      codex_auth_path(env_.cfg.codex_auth_file), *codex_auth_));
     box_ids.reset();
     ran.box_user = rec.box_user;
     ran.box_host_user = rec.box_host_user;

@@ -146,11 +146,18 @@ std::vector<radial::plugin::Disposition> DockerRuntime::describe(const Container
                 out.push_back({field, RADIAL_DISP_HONOURED,
                                "secret variables reach radial-init over the attach stream, never "
                                "the container's configuration"});
-        } else if (field == RADIAL_FIELD_HOST_PORTS)
-            out.push_back({field, RADIAL_DISP_HONOURED,
-                           "nothing to open under docker: whether the box reaches host ports "
-                           "follows its network"});
-        else
+        } else if (field == RADIAL_FIELD_HOST_PORTS) {
+            // A box with no network has only its own loopback: no host port is reachable, so a
+            // tcp turn socket could never take a record (docs/design.md §9.3).
+            if (spec.network.empty() || spec.network == "none")
+                out.push_back({field, RADIAL_DISP_REFUSED,
+                               "a box with no network (run.network unset or \"none\") reaches no "
+                               "host port"});
+            else
+                out.push_back({field, RADIAL_DISP_HONOURED,
+                               "nothing to open under docker: whether the box reaches host ports "
+                               "follows its network"});
+        } else
             out.push_back({field, RADIAL_DISP_HONOURED, {}});
     }
     return out;

@@ -1,5 +1,6 @@
 // The header-only plugin helper in isolation: config getters and unknown-key refusal, the output
 // sink's close semantics, label validation.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -72,6 +73,33 @@ TEST(PluginHelperConfig, BadValuesNameTheKey) {
                      "memory must be a size such as \"512m\" or \"2g\", or a number of bytes");
     }
     EXPECT_THROW(c.integer("memory"), Error);
+}
+
+// Every duration and size a runtime's table takes is range-checked, naming the key and the limit
+// (docs/design.md §7.3).
+TEST(PluginHelperConfig, ValuesPastTheLimitNameTheKeyAndTheLimit) {
+    Entries e;
+    e.keys.reserve(2);
+    e.values.reserve(2);
+    e.add_string("killGrace", "2600000000000h");
+    e.add_string("tmpfsSize", "99999t");
+    Config c(e.build());
+    try {
+        c.duration_ms("killGrace");
+        FAIL();
+    } catch (const Error& err) {
+        EXPECT_EQ(err.key(), "killGrace");
+        EXPECT_STREQ(err.what(),
+                     "killGrace is more than the limit of 720h (30 days); it must be a duration "
+                     "such as \"90s\" or \"1500ms\", or a number of milliseconds of at most that");
+    }
+    try {
+        c.size_bytes("tmpfsSize");
+        FAIL();
+    } catch (const Error& err) {
+        EXPECT_EQ(err.key(), "tmpfsSize");
+        EXPECT_THAT(std::string(err.what()), ::testing::HasSubstr("more than the limit of 1024t"));
+    }
 }
 
 TEST(PluginHelperOutput, WritesAfterCloseAreDropped) {
