@@ -13,6 +13,7 @@
 #include <radial/units.hpp>
 #include <set>
 
+#include "config/turn_bounds.h"
 #include "log/logger.h"
 #include "text/nearest_word.h"
 
@@ -471,6 +472,8 @@ HostConfig load(const std::optional<std::string>& file,
                 if (!ms || *ms == 0 || *ms > 3'600'000)
                     r.fail(key, "must be a duration from 1ms to 1h, such as \"120s\" or \"2m\"");
                 cfg.plugin_call_timeout_ms = *ms;
+            } else if (read_turn_bound(name, v, cfg,
+                                       [&](const std::string& problem) { r.fail(key, problem); })) {
             } else if (name == "egress" && v.as_table() != nullptr) {
                 read_egress(r, *v.as_table(), cfg.egress);
             } else if (const auto* t = v.as_table()) {
