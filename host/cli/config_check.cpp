@@ -12,15 +12,12 @@
 #include "config/host_config.h"
 #include "config/instance_id.h"
 #include "log/logger.h"
+#include "text/printable.h"
 
 namespace radial::cli {
 namespace {
 
 // What `radiald run` would start with. The runtime is created and preflighted; nothing on disk.
-struct CheckedRuntime {
-    host::RuntimeClient client;
-    turn::ResolvedTransport transport;
-};
 
 // Every startup check radiald applies to a config and its runtime, in the order `radiald turn`
 // applies them (docs/design.md §7.4). This is the only place config check opens a runtime, so it
@@ -29,7 +26,8 @@ CheckedRuntime open_checked(const config::HostConfig& cfg) {
     host::RuntimeClient client = open_runtime(cfg, /*preflight=*/true);
     auto transport = resolve_turn_transport(cfg, client);
     check_config_against_runtime(cfg, client);
-    return CheckedRuntime{std::move(client), std::move(transport)};
+    auto box_root = resolve_box_root(cfg, client);
+    return CheckedRuntime{std::move(client), std::move(transport), std::move(box_root)};
 }
 
 std::string duration_text(std::uint64_t ms) {
@@ -124,12 +122,24 @@ int run_config_check_command(const ConfigCheckOptions& o) {
                    cfg.max_record_bytes);
         if (!cfg.network.empty()) fmt::print("network         {}\n", cfg.network);
         if (!cfg.user.empty()) fmt::print("box user        {}\n", cfg.user);
+        // What a workspace-write turn can install (docs/design.md §8.8).
+        if (const auto& root = checked.box_root.ids)
+            fmt::print(
+                "box root        root in a user namespace of its own (host ids {}:{}): "
+                "workspace-write turns can install into the image's system directories\n",
+                root->first, root->second);
+        else
+            fmt::print(
+                "box root        none: boxes never run as root, so workspace-write turns cannot "
+                "install into the image's system directories ({})\n",
+                checked.box_root.why_not);
         fmt::print("[{}]{}\n", cfg.runtime_section.section,
                    cfg.runtime_section.entries.empty()
                        ? " (nothing set: the runtime's defaults)"
                        : " (as set; the runtime's defaults for the rest)");
+        // A TOML string may hold any control character ("\u001b"): shown escaped (§14.7).
         for (const auto& e : cfg.runtime_section.entries)
-            fmt::print("  {} = {}\n", e.key, entry_text(e));
+            fmt::print("  {} = {}\n", text::printable(e.key), text::printable(entry_text(e)));
         fmt::print("config ok\n");
         return kExitOk;
     } catch (const std::exception& e) {

@@ -71,6 +71,7 @@ std::unique_ptr<Instance> Instance::open(config::HostConfig cfg, const InstanceU
         if (runtime_failed) std::rethrow_exception(runtime_failed);
         if (journal_failed) std::rethrow_exception(journal_failed);
         if (!journal) journal = journal::open_sqlite_journal(journal_path(cfg));
+        cfg.box_root = checked->box_root.ids;
         return std::unique_ptr<Instance>(new Instance(
             std::move(cfg), std::move(lock), std::move(claim), std::move(checked->client),
             std::move(checked->transport), std::move(journal)));

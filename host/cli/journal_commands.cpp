@@ -1,6 +1,7 @@
 #include "cli/journal_commands.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "cli/runtime_setup.h"
 #include "journal/journal_sqlite.h"
 #include "log/logger.h"
+#include "text/exact_json.h"
 #include "turn/terminal_record.h"
 
 namespace radial::cli {
@@ -22,7 +24,20 @@ std::unique_ptr<journal::Journal> open_existing(const JournalOptions& o) {
     auto cfg = load_config(o.config_file);
     std::string path = journal_path(cfg);
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) {
+    const bool exists = std::filesystem::exists(path, ec);
+    // "No journal" only when there is none: a state directory this user may not look into (the
+    // daemon's, 0700 root) is a permission problem, and says so (docs/design.md §12.4).
+    if (ec || (exists && ::access(path.c_str(), R_OK) != 0)) {
+        const std::error_code why = ec ? ec : std::error_code(errno, std::generic_category());
+        log::error("journal", "cannot read the journal at '{}': {}; {}", path, why.message(),
+                   why == std::errc::permission_denied
+                       ? fmt::format("run this as root or as the owner of the state directory "
+                                     "'{}' (uid {} may not read it)",
+                                     cfg.state_dir, ::geteuid())
+                       : std::string("check run.stateDir"));
+        return nullptr;
+    }
+    if (!exists) {
         log::error("journal",
                    "no journal at '{}'; no turn has run with this state directory "
                    "(run.stateDir)",
@@ -79,7 +94,8 @@ int run_records_command(const JournalOptions& o) {
             j["terminal"] = t->terminal_json
                                 ? nlohmann::ordered_json::parse(*t->terminal_json, nullptr, false)
                                 : nlohmann::ordered_json(nullptr);
-            fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
+            // Every number here is unsigned or parsed: a posted "-0" prints as "-0".
+            fmt::print("{}\n", text::dump_exact(j, 2));
             return 0;
         }
         fmt::print("turn {}  ({} records)\n", t->entry.turn_id, t->records.size());
@@ -88,7 +104,8 @@ int run_records_command(const JournalOptions& o) {
                        r.payload_json);
         if (t->terminal_json)
             fmt::print("terminal: {}\n",
-                       nlohmann::json::parse(*t->terminal_json, nullptr, false).dump());
+                       nlohmann::json::parse(*t->terminal_json, nullptr, false)
+                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
         else
             fmt::print("terminal: none yet (state {})\n",
                        journal::to_string(t->states.empty() ? journal::TurnState::queued
@@ -118,7 +135,8 @@ int run_turns_command(const JournalOptions& o) {
                                          {"status", t.status},
                                          {"records", t.record_count},
                                          {"createdAt", turn::format_timestamp_ms(t.created_at_ms)}};
-                fmt::print("{}\n", j.dump());
+                fmt::print("{}\n",
+                           j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
             } else {
                 fmt::print("{:<32} {:<5} {:<9} {:<10} {:>7}  {}\n", t.turn_id, t.kind,
                            journal::to_string(t.state), t.status.empty() ? "-" : t.status,

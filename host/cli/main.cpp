@@ -24,6 +24,7 @@
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
 #include "redaction/stream_redactor.h"
+#include "text/printable.h"
 
 namespace {
 
@@ -73,8 +74,9 @@ int list_plugins(const std::optional<std::string>& config_file) {
         ++found;
         try {
             auto p = loader::load_plugin(f);
-            fmt::print("{:<12} {:<10} {:<5} {}\n", p.info.id, p.info.version,
-                       fmt::format("{}.{}", p.info.abi_major, p.info.abi_minor), p.path);
+            fmt::print("{:<12} {:<10} {:<5} {}\n", p.info.id, text::printable(p.info.version),
+                       fmt::format("{}.{}", p.info.abi_major, p.info.abi_minor),
+                       text::printable(p.path));
             auto [it, inserted] = ids.emplace(p.info.id, p.path);
             if (!inserted) {
                 log::error("loader", "plugins '{}' and '{}' both claim runtime id '{}'", it->second,

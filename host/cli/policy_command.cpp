@@ -137,7 +137,7 @@ int run_policy_ls(const PolicyOptions& o) {
             for (const auto& [id, t] : policy.turns)
                 if (running.contains(id))
                     j["turns"][id] = {{"allow", texts(t.allow)}, {"deny", texts(t.deny)}};
-            fmt::print("{}\n", j.dump(2));
+            fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             return kExitOk;
         }
         fmt::print("ceiling ([run.egress] allow): {}\n", joined(cfg.egress.allow));

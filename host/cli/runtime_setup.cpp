@@ -7,6 +7,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <cerrno>
 #include <cstring>
+#include <radial/host/box_root_client.hpp>
 
 #include "config/box_identity.h"
 #include "log/logger.h"
@@ -75,10 +76,30 @@ turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
                                                const host::RuntimeClient& client) {
     try {
         auto route = client.tcp_route();
-        return turn::resolve_transport(turn::parse_transport_setting(cfg.turn_transport),
-                                       client.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS),
-                                       client.info().id, cfg.turn_socket_host, route.bind_host,
-                                       route.box_host);
+        auto resolved = turn::resolve_transport(
+            turn::parse_transport_setting(cfg.turn_transport),
+            client.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS), client.info().id,
+            cfg.turn_socket_host, route.bind_host, route.box_host);
+        if (resolved.transport == socket::Transport::tcp) {
+            // A tcp socket works only if the box can reach a host port: asked of the runtime with
+            // the network every box gets (docs/design.md §7.4, §9.3), so a box that could never
+            // post a record is refused here, not found out by its first turn.
+            ContainerSpec probe;
+            probe.label = "radial-turn-startup-check";
+            probe.image = "startup-check";
+            probe.argv = {"true"};
+            probe.network = cfg.network;
+            probe.host_ports = {1};
+            for (const auto& d : client.describe(probe))
+                if (d.field == RADIAL_FIELD_HOST_PORTS && d.disposition == RADIAL_DISP_REFUSED)
+                    throw turn::TransportError(fmt::format(
+                        "run.turnTransport resolves to tcp (bound on {}), but runtime '{}' "
+                        "cannot let its boxes reach it: {}; set run.turnTransport to \"unix\" or "
+                        "\"auto\" where the runtime can pass a unix socket, or give boxes a "
+                        "network (run.network) that reaches the host",
+                        resolved.bind_host, client.info().id, d.note));
+        }
+        return resolved;
     } catch (const turn::TransportError& e) {
         throw StartupError(fmt::format("{}{}", cfg.where("run.turnTransport"), e.what()));
     } catch (const host::RuntimeError& e) {
@@ -159,10 +180,46 @@ void check_config_against_runtime(const config::HostConfig& cfg,
     }
 }
 
+BoxRootAnswer resolve_box_root(const config::HostConfig& cfg, const host::RuntimeClient& client) {
+    BoxRootAnswer out;
+    const std::string& id = client.info().id;
+    if (!cfg.user.empty()) {
+        out.why_not = fmt::format("run.user is set ('{}')", cfg.user);
+    } else {
+        try {
+            auto answer = host::BoxRootClient::ask(client);
+            if (const auto* ids = std::get_if<host::BoxRootIds>(&answer))
+                out.ids = std::make_pair(ids->host_uid, ids->host_gid);
+            else
+                out.why_not = std::get<std::string>(answer);
+        } catch (const host::RuntimeError& e) {
+            throw StartupError(fmt::format(
+                "runtime '{}' could not say whether boxes may run as root in a user namespace "
+                "of their own: {}",
+                id, e.what()));
+        }
+    }
+    if (out.ids)
+        log::info("runtime",
+                  "runtime '{}': boxes run as root in a user namespace of their own (host ids "
+                  "{}:{}); a workspace-write turn can install into the image's system "
+                  "directories (docs/design.md §8.8)",
+                  id, out.ids->first, out.ids->second);
+    else // said by `config check`; at debug here, so every turn's stderr does not repeat it
+        log::debug(
+            "runtime",
+            "runtime '{}': boxes never run as root, so a workspace-write turn cannot install "
+            "into the image's system directories (only where the image lets any user "
+            "write): {} (docs/design.md §8.8)",
+            id, out.why_not);
+    return out;
+}
+
 CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool preflight) {
     host::RuntimeClient client = open_runtime(cfg, false);
     check_config_against_runtime(cfg, client);
     turn::ResolvedTransport transport = resolve_turn_transport(cfg, client);
+    BoxRootAnswer box_root;
     if (preflight) {
         try {
             client.preflight();
@@ -170,8 +227,9 @@ CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool prefligh
             throw StartupError(
                 fmt::format("runtime '{}' cannot run boxes: {}", client.info().id, e.what()));
         }
+        box_root = resolve_box_root(cfg, client);
     }
-    return CheckedRuntime{std::move(client), std::move(transport)};
+    return CheckedRuntime{std::move(client), std::move(transport), std::move(box_root)};
 }
 
 std::string journal_path(const config::HostConfig& cfg) {

@@ -3,9 +3,12 @@
 // radiald command that runs boxes.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <radial/host/runtime_client.hpp>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "config/host_config.h"
 #include "loader/plugin_loader.h"
@@ -42,10 +45,24 @@ turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
 // StartupError naming the key and the runtime's reason.
 void check_config_against_runtime(const config::HostConfig& cfg, const host::RuntimeClient& client);
 
+// Whether boxes run as root in a user namespace of their own (docs/design.md §8.8): the host ids
+// of that root, or why not (one sentence: the runtime's reason, or that run.user is set).
+struct BoxRootAnswer {
+    std::optional<std::pair<std::uint32_t, std::uint32_t>> ids;
+    std::string why_not;
+};
+
+// Asks `client` (preflighted) through radial.box-root/1 when the boxes' ids are the default ones
+// (run.user unset) and logs the answer once at info: what a workspace-write turn can install, and
+// why. Throws StartupError when the runtime fails to answer (e.g. its engine is gone).
+BoxRootAnswer resolve_box_root(const config::HostConfig& cfg, const host::RuntimeClient& client);
+
 // The selected runtime, created, checked against the config and preflighted.
 struct CheckedRuntime {
     host::RuntimeClient client;
     turn::ResolvedTransport transport;
+    // Asked only after a preflight (open_checked_runtime with preflight).
+    BoxRootAnswer box_root;
 };
 
 // The startup validation every command that runs or queues boxes shares (turn, run, reconcile,

@@ -14,6 +14,7 @@
 #include "cli/exit_status.h"
 #include "cli/instance.h"
 #include "cli/runtime_setup.h"
+#include "config/bounded_units.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/instance_claim.h"
@@ -23,6 +24,7 @@
 #include "session/session_record.h"
 #include "session/snapshot_record.h"
 #include "turn/box_id_lease.h"
+#include "turn/box_root.h"
 #include "turn/box_user_env.h"
 #include "turn/image_pin.h"
 #include "turn/turn_request.h"
@@ -37,15 +39,13 @@ using session::policy_generation;
 // A session limit: 0 (none), or from 10 s (a box must live long enough for a turn to reach it)
 // to 365 days.
 std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
-    auto ms = units::parse_duration_ms(text);
-    if (!ms)
-        throw turn::RequestError(fmt::format(
-            "{} '{}' is not a duration; write e.g. 30m, 8h or 90s (0: no limit)", flag, text));
     constexpr std::uint64_t kLeast = 10'000, kMost = 365ull * 24 * 3600 * 1000;
-    if (*ms != 0 && (*ms < kLeast || *ms > kMost))
-        throw turn::RequestError(fmt::format(
-            "{} '{}' is out of range: give 0 (no limit) or from 10s to 365d", flag, text));
-    return *ms;
+    std::uint64_t ms = 0;
+    if (units::parse_duration_ms(text) == 0u) return 0;
+    if (auto problem = config::duration_problem(text, ms, kLeast, kMost, "30m or 8h (0: no limit)");
+        !problem.empty())
+        throw turn::RequestError(flag + " " + problem);
+    return ms;
 }
 
 std::string lease_dir() { return turn::box_id_lease_dir(daemon::default_claim_registry()); }
@@ -153,7 +153,9 @@ int run_session_create(const SessionOptions& o) {
 
         // Its own ids for as long as the box lives (box_id_lease.h): freed by `session rm`.
         std::optional<turn::BoxIdLease> ids;
-        if (config::uses_box_id_range(cfg)) {
+        if (cfg.box_root) {
+            spec.user = turn::kNamespacedRootUser; // docs/design.md §8.8: nothing to lease
+        } else if (config::uses_box_id_range(cfg)) {
             ids.emplace(turn::BoxIdLease::acquire(lease_dir(), cfg.box_id_first, cfg.box_id_last,
                                                   rec.label, cfg.state_dir));
             const auto owner = spec.user.substr(0, spec.user.find(':'));
@@ -184,11 +186,11 @@ int run_session_create(const SessionOptions& o) {
         if (instance->runtime().has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS))
             spec.mounts.push_back({run_dir, turn::kBoxSocketDir, false});
         std::optional<turn::BoxIdentity> identity;
-        const auto colon = rec.user.find(':');
-        if (ids && instance->runtime().has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
-            identity.emplace(cfg.state_dir, rec.id,
-                             static_cast<uid_t>(std::stoul(rec.user.substr(0, colon))),
-                             static_cast<gid_t>(std::stoul(rec.user.substr(colon + 1))));
+        if (const auto host_ids = turn::box_host_ids(rec.user, cfg.box_root);
+            host_ids && (ids || cfg.box_root) &&
+            instance->runtime().has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
+            identity.emplace(cfg.state_dir, rec.id, host_ids->first, host_ids->second, std::nullopt,
+                             cfg.box_root.has_value());
             identity->apply(spec, cfg.home_size_bytes);
         }
         rec.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -306,7 +308,8 @@ int run_session_ls(const SessionOptions& o) {
                            turn::format_timestamp_ms(s.created_at_ms));
             }
         }
-        if (o.json) fmt::print("{}\n", out.dump(2));
+        if (o.json)
+            fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
         return kExitOk;
     } catch (const std::exception& e) {
         return report_error(e, CommandKind::other, "session");

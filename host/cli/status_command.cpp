@@ -102,7 +102,7 @@ int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
             for (const auto& t : *list) a.push_back(turn_json(t));
             j[key] = a;
         }
-        fmt::print("{}\n", j.dump(2));
+        fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
         return daemon_running ? kExitOk : kExitNotRunning;
     }
     std::string pids;

@@ -18,6 +18,7 @@
 #include "cli/instance.h"
 #include "cli/output_delivery.h"
 #include "cli/runtime_setup.h"
+#include "config/bounded_units.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/daemon_error.h"
@@ -37,11 +38,12 @@ namespace {
 // own environment (docs/design.md §3.1). Throws turn::RequestError naming the flag.
 void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req) {
     if (o.timeout) {
-        auto ms = units::parse_duration_ms(*o.timeout);
-        if (!ms || *ms == 0)
-            throw turn::RequestError(fmt::format(
-                "--timeout '{}' is not a duration; write e.g. 90s, 5m or 1500ms", *o.timeout));
-        req.timeout_ms = *ms;
+        std::uint64_t ms = 0;
+        if (auto problem = config::duration_problem(*o.timeout, ms, 1, turn::kMaxTimeoutMs,
+                                                    "90s, 5m or 1500ms");
+            !problem.empty())
+            throw turn::RequestError("--timeout " + problem);
+        req.timeout_ms = ms;
     }
     for (const auto& e : o.env) {
         auto eq = e.find('=');

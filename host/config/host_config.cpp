@@ -14,6 +14,7 @@
 #include <set>
 
 #include "config/turn_bounds.h"
+#include "config/bounded_units.h"
 #include "log/logger.h"
 #include "text/nearest_word.h"
 
@@ -57,6 +58,35 @@ public:
             out.emplace_back(*item.as_string());
         }
         return out;
+    }
+
+    // A duration string from `min` to `max` ms (docs/design.md §7.3).
+    std::uint64_t duration(const std::string& key, const toml::node& n, std::uint64_t min,
+                           std::uint64_t max, std::string_view example) {
+        remember(key, n);
+        std::uint64_t ms = 0;
+        const auto* str = n.as_string();
+        std::string problem = duration_problem(
+            str != nullptr ? std::string_view(str->get()) : std::string_view("(not a string)"), ms,
+            min, max, example);
+        if (!problem.empty()) fail(key, problem);
+        return ms;
+    }
+
+    // A size from `min` to `max` bytes: a string such as "256m", or with `integers` a number of
+    // bytes (docs/design.md §7.3).
+    std::uint64_t size(const std::string& key, const toml::node& n, std::uint64_t min,
+                       std::uint64_t max, std::string_view example, bool integers = true) {
+        remember(key, n);
+        std::uint64_t bytes = 0;
+        std::string text = "(not a string)";
+        if (const auto* str = n.as_string())
+            text = str->get();
+        else if (const auto* i = n.as_integer(); i != nullptr && integers)
+            text = fmt::format("{}", i->get());
+        std::string problem = size_problem(text, bytes, min, max, example);
+        if (!problem.empty()) fail(key, problem);
+        return bytes;
     }
 
     // An array of absolute paths, each normalised without a trailing '/'.
@@ -169,11 +199,8 @@ static void read_egress(Reader& r, const toml::table& table, egress::EgressCeili
                     r.fail(key, "must be a number of connections from 1 to 1024");
                 out.max_connections = static_cast<std::size_t>(i->get());
             } else if (name == "maxBytesIn" || name == "maxBytesOut") {
-                std::optional<std::uint64_t> bytes;
-                if (const auto* str = v.as_string()) bytes = units::parse_size_bytes(str->get());
-                if (!bytes || *bytes == 0)
-                    r.fail(key, "must be a size, such as \"1g\" or \"256m\"");
-                (name == "maxBytesIn" ? out.max_bytes_in : out.max_bytes_out) = *bytes;
+                (name == "maxBytesIn" ? out.max_bytes_in : out.max_bytes_out) =
+                    r.size(key, v, 1, units::kMaxSizeBytes, "\"1g\" or \"256m\"", false);
             } else if (name == "runtimePolicy") {
                 const auto* b = v.as_boolean();
                 if (b == nullptr) r.fail(key, "must be true or false");
@@ -209,15 +236,12 @@ std::string unknown_runtime_message(const HostConfig& cfg, const std::vector<std
 // run.memory, run.cpus, run.pidsLimit (docs/design.md §6.4); 0 leaves the bound to the runtime.
 static void read_limit(Reader& r, const std::string& key, const toml::node& v, HostConfig& cfg) {
     if (key == "run.memory") {
-        std::optional<std::uint64_t> bytes;
-        if (const auto* i = v.as_integer(); i != nullptr && i->get() >= 0)
-            bytes = static_cast<std::uint64_t>(i->get());
-        else if (const auto* str = v.as_string())
-            bytes = units::parse_size_bytes(str->get());
+        const std::uint64_t bytes =
+            r.size(key, v, 0, units::kMaxSizeBytes, "\"2g\" (0: the runtime's own)");
         // No engine starts a box in less (docker's minimum is 6 MiB).
-        if (!bytes || (*bytes != 0 && *bytes < (6ull << 20)))
+        if (bytes != 0 && bytes < (6ull << 20))
             r.fail(key, "must be a size of at least \"6m\", such as \"2g\" (0: the runtime's own)");
-        cfg.memory_bytes = *bytes;
+        cfg.memory_bytes = bytes;
     } else if (key == "run.cpus") {
         std::optional<std::uint64_t> milli;
         if (const auto* i = v.as_integer(); i != nullptr && i->get() >= 0 && i->get() <= 1'000'000)
@@ -377,25 +401,11 @@ HostConfig load(const std::optional<std::string>& file,
                 state_dir = r.string(key, v);
                 if (state_dir.empty()) r.fail(key, "must not be empty");
             } else if (name == "maxRecordBytes") {
-                std::optional<std::uint64_t> bytes;
-                if (const auto* i = v.as_integer(); i != nullptr && i->get() > 0)
-                    bytes = static_cast<std::uint64_t>(i->get());
-                else if (const auto* str = v.as_string())
-                    bytes = units::parse_size_bytes(str->get());
-                if (!bytes || *bytes == 0)
-                    r.fail(key, "must be a size such as \"1m\" or a positive number of bytes");
-                cfg.max_record_bytes = *bytes;
+                // A record is read into memory whole: more than 1g is a typo.
+                cfg.max_record_bytes = r.size(key, v, 1, 1ull << 30, "\"1m\"");
             } else if (name == "minFreeBytes") {
-                std::optional<std::uint64_t> bytes;
-                if (const auto* i = v.as_integer(); i != nullptr && i->get() >= 0)
-                    bytes = static_cast<std::uint64_t>(i->get());
-                else if (const auto* str = v.as_string())
-                    bytes = units::parse_size_bytes(str->get());
-                if (!bytes)
-                    r.fail(key,
-                           "must be a size such as \"16m\" or a number of bytes (0: no "
-                           "reserve)");
-                cfg.min_free_bytes = *bytes;
+                cfg.min_free_bytes =
+                    r.size(key, v, 0, units::kMaxSizeBytes, "\"16m\" (0: no reserve)");
             } else if (name == "maxSnapshots") {
                 const auto* i = v.as_integer();
                 if (i == nullptr || i->get() < 0 || i->get() > 10000)
@@ -410,11 +420,8 @@ HostConfig load(const std::optional<std::string>& file,
                 if (cfg.workspace_mount != "/work" && cfg.workspace_mount != "same-path")
                     r.fail(key, "must be \"/work\" or \"same-path\"");
             } else if (name == "homeSize") {
-                std::optional<std::uint64_t> bytes;
-                if (const auto* str = v.as_string()) bytes = units::parse_size_bytes(str->get());
-                if (!bytes || *bytes < (1ull << 20))
-                    r.fail(key, "must be a size of at least \"1m\", such as \"256m\"");
-                cfg.home_size_bytes = *bytes;
+                cfg.home_size_bytes =
+                    r.size(key, v, 1ull << 20, units::kMaxSizeBytes, "\"256m\"", false);
             } else if (name == "memory" || name == "cpus" || name == "pidsLimit") {
                 read_limit(r, key, v, cfg);
             } else if (name == "maxConcurrentTurns") {
@@ -428,23 +435,13 @@ HostConfig load(const std::optional<std::string>& file,
                 if (!log::parse_level(cfg.log_level))
                     r.fail(key, "must be \"debug\", \"info\", \"warn\" or \"error\"");
             } else if (name == "stopGrace") {
-                std::optional<std::uint64_t> ms;
-                if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());
                 // An hour: a cleanup that needs longer is work of its own, not a stop.
-                if (!ms || *ms > 3'600'000)
-                    r.fail(key,
-                           "must be a duration of at most an hour, such as \"10s\" or \"0s\" "
-                           "(killed at once)");
-                cfg.stop_grace_ms = *ms;
+                cfg.stop_grace_ms =
+                    r.duration(key, v, 0, 3'600'000, "\"10s\" or \"0s\" (killed at once)");
             } else if (name == "shutdownGrace") {
-                std::optional<std::uint64_t> ms;
-                if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());
                 // A day is already far past any init system's stop timeout.
-                if (!ms || *ms > 24ull * 3'600'000)
-                    r.fail(key,
-                           "must be a duration of at most a day, such as \"30s\", \"2m\" or "
-                           "\"0s\"");
-                cfg.shutdown_grace_ms = *ms;
+                cfg.shutdown_grace_ms =
+                    r.duration(key, v, 0, 24ull * 3'600'000, "\"30s\", \"2m\" or \"0s\"");
             } else if (name == "workspaceRoots" || name == "protectedPaths") {
                 auto& out = name == "workspaceRoots" ? cfg.workspace_roots : cfg.protected_paths;
                 out = r.absolute_paths(key, v);
@@ -467,11 +464,7 @@ HostConfig load(const std::optional<std::string>& file,
                                                 pattern));
                 }
             } else if (name == "pluginCallTimeout") {
-                std::optional<std::uint64_t> ms;
-                if (const auto* str = v.as_string()) ms = units::parse_duration_ms(str->get());
-                if (!ms || *ms == 0 || *ms > 3'600'000)
-                    r.fail(key, "must be a duration from 1ms to 1h, such as \"120s\" or \"2m\"");
-                cfg.plugin_call_timeout_ms = *ms;
+                cfg.plugin_call_timeout_ms = r.duration(key, v, 1, 3'600'000, "\"120s\" or \"2m\"");
             } else if (read_turn_bound(name, v, cfg,
                                        [&](const std::string& problem) { r.fail(key, problem); })) {
             } else if (name == "egress" && v.as_table() != nullptr) {

@@ -65,6 +65,11 @@ struct HostConfig {
     // (daemon::claimed_state_dirs), which no request may mount any more than its own
     // (turn/request_policy.h). Set by the commands that run boxes once they hold their claim.
     std::vector<std::string> other_state_dirs;
+    // Not read from the file: the host uid and gid of a box's root when the runtime runs boxes as
+    // root in a user namespace of their own (radial/box_root.h; docs/design.md §8.8), found at
+    // startup (cli::resolve_box_root) where the box ids are the default. Every box then runs as
+    // "0:0" and no id is leased; empty: boxes run as ids of run.boxIdRange.
+    std::optional<std::pair<std::uint32_t, std::uint32_t>> box_root;
     // run.codexAuthFile: absolute; empty = $CODEX_HOME/auth.json or ~/.codex/auth.json
     // (turn/box_user_env.h codex_auth_path)
     std::string codex_auth_file;

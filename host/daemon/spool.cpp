@@ -48,6 +48,11 @@ std::string foreign_reason(const struct stat& st) {
     if (!S_ISREG(st.st_mode)) return "not a regular file";
     if (st.st_uid != ::geteuid())
         return fmt::format("owned by uid {}, not radiald's uid {}", st.st_uid, ::geteuid());
+    // A file radiald wrote has one name, the one it renamed into place: a second name is a link
+    // someone planted to a file elsewhere (docs/design.md §12.1).
+    if (st.st_nlink > 1)
+        return fmt::format("a hard link ({} names) to a file radiald did not place there",
+                           st.st_nlink);
     return {};
 }
 
@@ -124,7 +129,13 @@ std::vector<std::string> Spool::list() const {
             foreign.emplace_back(name, why);
             continue;
         }
-        if (auto id = turn_id_of(name)) ids.push_back(*id);
+        if (auto id = turn_id_of(name))
+            ids.push_back(*id);
+        else
+            foreign.emplace_back(name, fmt::format("named '{}', which is not '<turn id>.json' "
+                                                   "(a turn id is [a-z0-9-], at most 64 "
+                                                   "characters)",
+                                                   name));
     }
     if (ec) throw SpoolError(fmt::format("listing the spool '{}': {}", queue_dir_, ec.message()));
     for (const auto& [name, why] : foreign) reject(name, why);
@@ -215,8 +226,8 @@ void Spool::reject(const std::string& name, const std::string& why) const noexce
         // rename() moves a symlink itself, never its target; RENAME_NOREPLACE keeps earlier ones.
         if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
             log::warn("spool",
-                      "moved '{}' to '{}' unread: it is {}, and the spool only takes regular "
-                      "files radiald wrote (use 'radiald submit')",
+                      "moved '{}' to '{}' unread: it is {}, and the spool only takes the "
+                      "regular files radiald wrote (use 'radiald submit')",
                       from, to, why);
             return;
         }

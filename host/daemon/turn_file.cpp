@@ -8,6 +8,7 @@
 #include <radial/units.hpp>
 #include <set>
 
+#include "config/bounded_units.h"
 #include "turn/turn_session.h"
 #include "turn/workspace_mode.h"
 
@@ -162,11 +163,12 @@ SpooledRequest read_turn_file(const std::string& path) {
         } else if (key == "workspace") {
             req.workspace = r.host_path(v, key, true);
         } else if (key == "timeout") {
-            std::optional<std::uint64_t> ms;
-            if (v.is_string()) ms = units::parse_duration_ms(v.as_string()->get());
-            if (!ms || *ms == 0)
-                r.fail(v, key, "must be a duration such as \"90s\", \"10m\" or \"1500ms\"");
-            req.timeout_ms = *ms;
+            std::uint64_t ms = 0;
+            const std::string problem = config::duration_problem(
+                v.is_string() ? std::string_view(v.as_string()->get()) : "(not a string)", ms, 1,
+                turn::kMaxTimeoutMs, "\"90s\", \"10m\" or \"1500ms\"");
+            if (!problem.empty()) r.fail(v, key, problem);
+            req.timeout_ms = ms;
         } else if (key == "recordType") {
             req.record_type = r.string(v, key);
             if (req.record_type.empty()) r.fail(v, key, "must not be empty");

@@ -102,7 +102,7 @@ void write_operator_policy(const std::string& path, const OperatorPolicy& policy
     j["turns"] = nlohmann::ordered_json::object();
     for (const auto& [id, c] : policy.turns)
         j["turns"][id] = {{"allow", texts(c.allow)}, {"deny", texts(c.deny)}};
-    const std::string text = j.dump(2) + "\n";
+    const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     const std::string tmp = path + ".tmp";
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     auto fail = [&](const char* what) {

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "text/printable.h"
+
 namespace radial::log {
 namespace {
 std::atomic<int> g_min_level{static_cast<int>(Level::info)};
@@ -119,6 +121,9 @@ void write(Level level, std::string_view component, std::string_view message) no
             // One event, one line: a message with newlines (a CLI's stderr) stays on its line.
             for (auto& c : line)
                 if (c == '\n' || c == '\r') c = ' ';
+            // Names a box or a request controls (a file name with ESC sequences) reach a
+            // terminal or journald as visible escapes, never as controls (docs/design.md §14.7).
+            line = text::printable(line);
         }
         if (g_sink) {
             g_sink(line);

@@ -3,15 +3,16 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "text/exact_json.h"
+
 namespace radial::redaction {
 
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
-std::string dump(const ordered_json& j) {
-    return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
-}
+// As posted: a redacted record keeps a posted "-0" too (text/exact_json.h).
+std::string dump(const ordered_json& j) { return text::dump_exact(j); }
 
 // Redacts every value and key of `j` in place; true when anything changed.
 bool redact_values(const Redactor& r, ordered_json& j) {

@@ -15,6 +15,7 @@
 
 #include "socket/socket_error.h"
 #include "socket/turn_token.h"
+#include "text/exact_json.h"
 
 namespace radial::socket {
 
@@ -265,7 +266,8 @@ HandlerResult handle_request(const http::request<http::string_body>& request,
 
     std::string payload_json;
     try {
-        payload_json = payload->dump();
+        // Written back as posted: a "-0" stays "-0" (text/exact_json.h).
+        payload_json = text::dump_exact(*payload);
     } catch (const ordered_json::exception&) {
         // The parser already rejects ill-formed UTF-8; this is the belt to its braces.
         return bad_request("payload is not valid UTF-8");

@@ -112,7 +112,8 @@ BoxIdLease BoxIdLease::acquire(const std::string& dir, std::uint32_t first, std:
     std::uint64_t start = std::random_device{}() % size;
     std::uint64_t held = 0, left = 0;
     const std::string note =
-        nlohmann::json{{"label", label}, {"stateDir", state_dir}, {"pid", ::getpid()}}.dump() +
+        nlohmann::json{{"label", label}, {"stateDir", state_dir}, {"pid", ::getpid()}}.dump(
+            -1, ' ', false, nlohmann::json::error_handler_t::replace) +
         "\n";
     for (std::uint64_t i = 0; i < size; ++i) {
         const auto id = static_cast<std::uint32_t>(first + (start + i) % size);

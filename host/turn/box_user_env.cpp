@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "log/logger.h"
+#include "turn/request_policy.h"
 #include "turn/turn_setup_error.h"
 
 namespace radial::turn {
@@ -53,11 +54,11 @@ std::string box_group(gid_t gid) {
 }
 
 std::vector<EnvVar> box_user_variables(const std::vector<EnvVar>& request_env,
-                                       const std::string& home) {
+                                       const std::string& home, const std::string& user_name) {
     const std::pair<const char*, std::string> wanted[] = {
         {"HOME", home},
-        {"USER", kBoxUserName},
-        {"LOGNAME", kBoxUserName},
+        {"USER", user_name},
+        {"LOGNAME", user_name},
         {"XDG_CONFIG_HOME", home + "/.config"},
         {"XDG_CACHE_HOME", home + "/.cache"},
         {"XDG_DATA_HOME", home + "/.local/share"},
@@ -112,8 +113,11 @@ std::string box_identity_dir(const std::string& state_dir, const std::string& tu
 }
 
 BoxIdentity::BoxIdentity(const std::string& state_dir, const std::string& turn_id, uid_t uid,
-                         gid_t gid, const std::optional<std::string>& codex_auth)
-    : dir_(box_identity_dir(state_dir, turn_id)), codex_(codex_auth.has_value()) {
+                         gid_t gid, const std::optional<std::string>& codex_auth,
+                         bool namespaced_root)
+    : dir_(box_identity_dir(state_dir, turn_id)),
+      codex_(codex_auth.has_value()),
+      namespaced_root_(namespaced_root) {
     const fs::path parent = fs::path(dir_).parent_path();
     std::error_code ec;
     fs::create_directories(dir_, ec);
@@ -123,8 +127,10 @@ BoxIdentity::BoxIdentity(const std::string& state_dir, const std::string& turn_i
             ec.message()));
     // Nobody but radiald's user needs to look in: the engine mounts the files as root.
     ::chmod(parent.c_str(), 0700);
-    write_file(fs::path(dir_) / "passwd", box_passwd(uid, gid));
-    write_file(fs::path(dir_) / "group", box_group(gid));
+    if (!namespaced_root_) {
+        write_file(fs::path(dir_) / "passwd", box_passwd(uid, gid));
+        write_file(fs::path(dir_) / "group", box_group(gid));
+    }
     if (!codex_auth) return;
     // Created 0600 and given to the box user before a byte is written: the credentials are never
     // readable by anyone else, not even for a moment.
@@ -157,7 +163,9 @@ BoxIdentity::~BoxIdentity() {
 }
 
 void BoxIdentity::apply(ContainerSpec& spec, std::uint64_t home_bytes) const {
-    for (const char* target : {"/etc/passwd", "/etc/group", kBoxHome}) {
+    // The same targets a request is refused for (request_policy.h); a spec built elsewhere (a
+    // session's) meets them here.
+    for (const auto& target : reserved_box_targets()) {
         for (const auto& m : spec.mounts)
             if (m.target == target)
                 throw TurnSetupError(fmt::format(
@@ -170,13 +178,16 @@ void BoxIdentity::apply(ContainerSpec& spec, std::uint64_t home_bytes) const {
                     "a tmpfs targets '{}', which radiald gives the box user; use another path",
                     target));
     }
-    spec.mounts.push_back({(fs::path(dir_) / "passwd").string(), "/etc/passwd", true});
-    spec.mounts.push_back({(fs::path(dir_) / "group").string(), "/etc/group", true});
+    if (!namespaced_root_) {
+        spec.mounts.push_back({(fs::path(dir_) / "passwd").string(), "/etc/passwd", true});
+        spec.mounts.push_back({(fs::path(dir_) / "group").string(), "/etc/group", true});
+    }
     spec.tmpfs.push_back({kBoxHome, home_bytes});
     if (codex_)
         spec.mounts.push_back(
             {(fs::path(dir_) / "codex").string(), std::string(kBoxHome) + "/.codex", false});
-    for (auto& v : box_user_variables(spec.env)) spec.env.push_back(std::move(v));
+    for (auto& v : box_user_variables(spec.env, kBoxHome, namespaced_root_ ? "root" : kBoxUserName))
+        spec.env.push_back(std::move(v));
 }
 
 } // namespace radial::turn

@@ -39,7 +39,8 @@ std::string box_group(gid_t gid);
 // box whose home is `home`, leaving out every name `request_env` already sets: a variable the
 // request names explicitly is the request's choice and wins. Pure; thread-safe.
 std::vector<EnvVar> box_user_variables(const std::vector<EnvVar>& request_env,
-                                       const std::string& home = kBoxHome);
+                                       const std::string& home = kBoxHome,
+                                       const std::string& user_name = kBoxUserName);
 
 // Managed Codex auth (run.codexAuth, docs/design.md §8.7): the operator's Codex credentials file,
 // copied per turn to $HOME/.codex/auth.json in the box.
@@ -65,8 +66,13 @@ public:
     // also a directory codex/ (0700) holding auth.json (0600, created so), both owned by uid:gid —
     // which needs radiald to be root. Throws TurnSetupError naming the path and the cause
     // (never the contents) when any of that fails.
+    // With `namespaced_root` the box runs as root in a user namespace of its own
+    // (docs/design.md §8.8): uid:gid are the host ids of that root, no passwd or group is written
+    // (the image's own accounts stay, so a package manager can add to them), and the box's USER
+    // is root.
     BoxIdentity(const std::string& state_dir, const std::string& turn_id, uid_t uid, gid_t gid,
-                const std::optional<std::string>& codex_auth = std::nullopt);
+                const std::optional<std::string>& codex_auth = std::nullopt,
+                bool namespaced_root = false);
     // Removes the turn's directory; failures are logged, never thrown.
     ~BoxIdentity();
     BoxIdentity(const BoxIdentity&) = delete;
@@ -78,7 +84,8 @@ public:
     // `radiald session rm` removes them (box_identity_dir).
     void keep() noexcept { kept_ = true; }
 
-    // Adds to `spec`: passwd and group mounted read-only over /etc/passwd and /etc/group, a tmpfs
+    // Adds to `spec`: passwd and group mounted read-only over /etc/passwd and /etc/group (not with
+    // a namespaced root), a tmpfs
     // of `home_bytes` at kBoxHome (the runtime makes it the box user's, mode 0700; docker:
     // docker_argv.h) and box_user_variables(); with Codex auth, codex/ mounted read-write at
     // kBoxHome/.codex, so the harness can refresh its tokens for the turn. Throws
@@ -89,6 +96,7 @@ public:
 private:
     std::string dir_;
     bool codex_ = false;
+    bool namespaced_root_ = false;
     bool kept_ = false;
 };
 

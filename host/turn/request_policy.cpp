@@ -13,6 +13,8 @@
 #include <memory>
 #include <regex>
 
+#include "text/utf8.h"
+#include "turn/box_user_env.h"
 #include "turn/image_pin.h"
 #include "turn/turn_request.h"
 
@@ -28,6 +30,12 @@ constexpr const char* kFixedProtected[] = {
 
 // Box paths a mount may not cover: the kernel's views, the devices, and the turn socket.
 constexpr const char* kProtectedTargets[] = {"/proc", "/sys", "/dev", "/run/radial"};
+
+// Box paths radiald itself provides on every runtime that gives the box user a home (the box
+// user's passwd and group, its home and managed Codex auth, docs/design.md §8.7): a mount there
+// would be refused when the box is built, so it is refused with the request.
+const std::vector<std::string> kReservedTargets = {"/etc/passwd", "/etc/group", kBoxHome,
+                                                   std::string(kBoxHome) + "/.codex"};
 
 // `path` with symlinks and ".." resolved as far as it exists (a protected path that does not exist
 // on this host still protects its name).
@@ -156,8 +164,16 @@ std::string checked_box_target(const std::string& key, const std::string& target
             throw RequestError(fmt::format(
                 "{} '{}' is '{}', under {} in the box, which no mount may cover; pick another path",
                 key, target, norm, p));
+    for (const auto& p : kReservedTargets)
+        if (norm == p)
+            throw RequestError(fmt::format(
+                "{} '{}' is '{}', which radiald gives the box user (docs/design.md §8.7); mount "
+                "it elsewhere",
+                key, target, norm));
     return norm;
 }
+
+const std::vector<std::string>& reserved_box_targets() { return kReservedTargets; }
 
 bool valid_image_reference(const std::string& image) {
     // The reference grammar of github.com/distribution/reference, without IPv6 domains.
@@ -171,7 +187,17 @@ bool valid_image_reference(const std::string& image) {
     if (auto colon = name.rfind(':');
         colon != std::string::npos && name.find('/', colon) == std::string::npos)
         name.resize(colon);
-    return name.size() <= 255 && std::regex_match(image, kReference);
+    if (name.size() > 255 || !std::regex_match(image, kReference)) return false;
+    // A first component is a registry host only with a '.' or ':' in it, or as "localhost" (the
+    // engine's normalisation); otherwise it is part of the repository name, which must be lower
+    // case: "Radial/busybox" is refused by the engine, so it is refused here, with the request.
+    if (const auto slash = image.find('/'); slash != std::string::npos) {
+        const std::string first = image.substr(0, slash);
+        if (first.find_first_of(".:") == std::string::npos && first != "localhost" &&
+            first.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string::npos)
+            return false;
+    }
+    return true;
 }
 
 std::string check_image(const std::string& image, const config::HostConfig& cfg) {
@@ -203,6 +229,36 @@ void check_record_type(const std::string& type) {
             "recordType '{}' must be 1 to {} characters of A-Z, a-z, 0-9 and . _ : / - (the "
             "turn socket accepts no other record type)",
             type, kMaxRecordTypeBytes));
+}
+
+void check_request_text(const TurnRequest& req) {
+    auto check = [](const std::string& key, std::string_view text) {
+        for (std::size_t i = 0; i < text.size();)
+            if (!text::decode_utf8(text, i))
+                throw RequestError(fmt::format(
+                    "{} is not valid UTF-8 (byte {:#04x} at offset {}); the record, the journal "
+                    "and the engine carry text only, so such bytes are refused rather than "
+                    "altered: pass them through a file in the workspace",
+                    key, static_cast<unsigned char>(text[i]), i));
+    };
+    check("image", req.image);
+    check("workspace", req.workspace);
+    check("workdir", req.workdir);
+    check("session", req.session);
+    check("recordType", req.record_type);
+    for (std::size_t i = 0; i < req.argv.size(); ++i)
+        check(fmt::format("argv[{}]", i), req.argv[i]);
+    for (const auto& e : req.env) {
+        // A secret's value is never quoted, only named (so is every value here).
+        check("a variable's name", e.name);
+        check(e.secret ? fmt::format("the value of secret {}", e.name) : "env." + e.name, e.value);
+    }
+    for (const auto& s : req.secrets) check("secrets", s);
+    for (std::size_t i = 0; i < req.mounts.size(); ++i) {
+        check(fmt::format("mounts[{}].source", i), req.mounts[i].source);
+        check(fmt::format("mounts[{}].target", i), req.mounts[i].target);
+    }
+    for (const auto& e : req.egress) check("egress", e);
 }
 
 void check_exec_size(const TurnRequest& req) {

@@ -43,8 +43,13 @@ std::string checked_host_source(const std::string& key, const std::string& path,
 
 // Checks a mount target in the box and returns it normalised ("/work/../proc" is "/proc").
 // Throws RequestError for a relative path, '/' itself, one under /proc, /sys, /dev or
-// /run/radial, or one containing ':' or ','. [thread-safe]
+// /run/radial, one of the box user's files radiald provides (/etc/passwd, /etc/group, the home
+// /home/radial and its .codex, docs/design.md §8.7), or one containing ':' or ','. [thread-safe]
 std::string checked_box_target(const std::string& key, const std::string& target);
+
+// The box paths radiald provides to the box user (its passwd, group, home and .codex,
+// docs/design.md §8.7), which no request's mount may target. [thread-safe]
+const std::vector<std::string>& reserved_box_targets();
 
 // True when `image` is a valid image reference: [domain[:port]/]name[:tag][@digest], the grammar
 // of the docker distribution library. [thread-safe]
@@ -60,6 +65,13 @@ std::string check_image(const std::string& image, const config::HostConfig& cfg)
 // Throws RequestError unless `type` is 1..kMaxRecordTypeBytes of [A-Za-z0-9._:/-]: the only
 // record types a box can post in a JSON string to its turn socket. [thread-safe]
 void check_record_type(const std::string& type);
+
+// Throws RequestError naming the first text of the request that is not well-formed UTF-8 — an
+// argv word, an env name or value, a secret's value, the image, the workspace, a mount's source
+// or target, the workdir — and the offset of its first bad byte: the record, the journal and the
+// engine's API all carry text as JSON strings, which cannot hold such bytes exactly, so they are
+// refused rather than altered (docs/design.md §7.5). [thread-safe]
+void check_request_text(const TurnRequest& req);
 
 // Throws RequestError for an argv element or env value with a NUL byte, one string over
 // kMaxArgStringBytes, or argv and env together over what one exec may carry (the kernel's

@@ -85,6 +85,9 @@ std::string TerminalRecord::to_json() const {
     if (records_refused) j["recordsRefused"] = *records_refused;
     if (!journal_error.empty()) j["journalError"] = journal_error;
     if (!box_user.empty()) j["boxUser"] = box_user;
+    if (!box_host_user.empty()) j["boxHostUser"] = box_host_user;
+    if (create_ms) j["createMs"] = *create_ms;
+    if (remove_ms) j["removeMs"] = *remove_ms;
     if (!session.empty()) j["session"] = session;
     if (!image_digest.empty()) j["imageDigest"] = image_digest;
     if (handback)

@@ -70,6 +70,12 @@ struct TerminalRecord {
     // "uid:gid" the box ran as when radiald leased its ids from run.boxIdRange (box_id_lease.h),
     // or the ids a reclaimed turn's box had.
     std::string box_user;
+    // "uid:gid" on the host of a box that ran as root in a user namespace of its own
+    // (docs/design.md §8.8); empty otherwise, when boxUser's ids are the host's.
+    std::string box_host_user;
+    // How long the runtime took to make the box before its command and to remove it after
+    // (RADIAL_RUN_PHASE_TIMES), outside the command's timeout (docs/design.md §13.2).
+    std::optional<std::uint64_t> create_ms, remove_ms;
     // The session the turn ran in (host/session/), when it ran in one.
     std::string session;
     // The content digest of the image the box ran ("sha256:<hex>", turn/image_pin.h), when the

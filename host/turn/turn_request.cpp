@@ -209,11 +209,16 @@ void check_request_kind(const TurnRequest& req) {
 ContainerSpec build_container_spec(const TurnRequest& req, const config::HostConfig& cfg) {
     if (req.image.empty()) throw RequestError("the turn names no image; pass --image IMAGE");
     if (req.argv.empty()) throw RequestError("the turn has no command; put it after '--'");
+    check_request_text(req);
     validate_turn_id(req.turn_id);
     check_request_kind(req);
     std::string image = check_image(req.image, cfg);
     check_record_type(req.record_type);
     check_exec_size(req);
+    if (req.timeout_ms > kMaxTimeoutMs)
+        throw RequestError(fmt::format(
+            "timeout {}ms is more than the limit of 720h (30 days); give a shorter timeout",
+            req.timeout_ms));
     // Refused at submit as at run: outside run.egress, in a check, or beside run.network.
     turn_egress_rules(req, cfg);
 

@@ -79,6 +79,10 @@ std::string request_to_json(const TurnRequest& r);
 // a version newer than kRequestJsonVersion. Secrets come back by name (in `secrets`). [thread-safe]
 TurnRequest request_from_json(std::string_view text);
 
+// The longest timeout a turn may have, from every source (--timeout, a request's timeout, a
+// spooled timeoutMs): units::kMaxDurationMs, 30 days (docs/design.md §7.3).
+inline constexpr std::uint64_t kMaxTimeoutMs = 30ull * 24 * 3'600'000;
+
 // The fixed path the workspace is mounted at inside the box, and the turn's workdir.
 inline constexpr const char* kWorkspaceTarget = "/work";
 

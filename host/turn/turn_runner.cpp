@@ -115,6 +115,10 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
             session_ ? session_->exec(spec_, on_output) : client_.run(spec_, on_output);
         if (out.flags & RADIAL_RUN_EXITED) rec.exit_code = out.exit_code;
         if (out.flags & RADIAL_RUN_SIGNALED) rec.signal = out.term_signal;
+        if (out.flags & RADIAL_RUN_PHASE_TIMES) {
+            rec.create_ms = out.create_ms;
+            rec.remove_ms = out.remove_ms;
+        }
         // Said only where a grace was asked of a runtime that honours one (docs/design.md §13.1).
         if ((out.flags & (RADIAL_RUN_TIMED_OUT | RADIAL_RUN_KILLED)) && spec_.stop_grace_ms > 0 &&
             client_.has_capability(RADIAL_CAP_STOP_GRACE))

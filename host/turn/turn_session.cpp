@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 
 #include "config/box_identity.h"
@@ -24,7 +23,9 @@
 #include "socket/turn_socket_server.h"
 #include "socket/turn_token.h"
 #include "turn/box_id_lease.h"
+#include "turn/box_root.h"
 #include "turn/box_user_env.h"
+#include "turn/codex_auth.h"
 #include "turn/image_pin.h"
 #include "turn/output_tail.h"
 #include "turn/record_quota.h"
@@ -38,21 +39,6 @@ namespace radial::turn {
 namespace fs = std::filesystem;
 
 namespace {
-
-// "uid[:gid]" with numbers only; nullopt for a name or an empty string.
-std::optional<std::pair<uid_t, gid_t>> numeric_user(const std::string& user) {
-    if (user.empty()) return std::nullopt;
-    auto colon = user.find(':');
-    std::string u = user.substr(0, colon),
-                g = colon == std::string::npos ? u : user.substr(colon + 1);
-    auto number = [](const std::string& s) -> std::optional<unsigned long> {
-        if (!internal::is_decimal(s)) return std::nullopt;
-        return std::stoul(s);
-    };
-    auto uid = number(u), gid = number(g);
-    if (!uid || !gid) return std::nullopt;
-    return std::make_pair(static_cast<uid_t>(*uid), static_cast<gid_t>(*gid));
-}
 
 // The request as the journal keeps it: secret values replaced by their names, everything else
 // through the turn's redactor as well (an argv may quote a secret).
@@ -121,20 +107,13 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         secrets.add(kTokenEnv, token_);
         // Managed Codex auth: read once per turn, its tokens masked like every other secret.
         if (env_.cfg.codex_auth) {
-            const std::string path = codex_auth_path(env_.cfg.codex_auth_file);
-            std::ifstream in(path, std::ios::binary);
-            std::string text((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-            if (!in.good() && !in.eof()) {
-                codex_auth_error_ = fmt::format(
-                    "run.codexAuth: reading the Codex credentials file '{}' failed; check "
-                    "run.codexAuthFile",
-                    path);
-            } else {
+            // Under the file's lock, beside other turns' write-backs (codex_auth.h).
+            if (auto text =
+                    read_codex_auth(codex_auth_path(env_.cfg.codex_auth_file), codex_auth_error_)) {
                 std::size_t i = 0;
-                for (const auto& v : codex_auth_secrets(text, env_.cfg.redact.min_length))
+                for (const auto& v : codex_auth_secrets(*text, env_.cfg.redact.min_length))
                     secrets.add(fmt::format("codexAuth.{}", i++), v);
-                codex_auth_ = std::move(text);
+                codex_auth_ = std::move(*text);
             }
         }
         redactor_ = std::make_unique<redaction::Redactor>(secrets);
@@ -176,6 +155,13 @@ void TurnSession::interrupt(StopReason why) noexcept {
     if (runner_ != nullptr) runner_->interrupt(why);
 }
 
+// GCC 12 at -O2 reports the descriptor inside a moved-from std::optional<WorkspaceLock> as
+// "may be used uninitialized" (a known false positive of its optional analysis); the optional is
+// engaged only through its constructors, so the warning is off for this function alone.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                                 std::optional<WorkspaceLock> held) {
     auto log_redaction = log::redact_log_lines(*redactor_);
@@ -279,6 +265,13 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     std::optional<BoxIdLease> box_ids;
     if (session_) {
         rec.box_user = spec.user; // the session holds its ids for as long as its box lives
+    } else if (env_.cfg.box_root) {
+        // Root in a user namespace of its own, an unprivileged id on the host: every box of this
+        // runtime shares that id, so nothing is leased (docs/design.md §8.8).
+        spec.user = kNamespacedRootUser;
+        rec.box_user = spec.user;
+        rec.box_host_user =
+            fmt::format("{}:{}", env_.cfg.box_root->first, env_.cfg.box_root->second);
     } else if (config::uses_box_id_range(env_.cfg)) {
         try {
             box_ids.emplace(BoxIdLease::acquire(box_id_lease_dir(daemon::default_claim_registry()),
@@ -324,7 +317,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                 if (session_)
                     o.unix_path = session::session_socket_dir(env_.cfg.state_dir, session_->id) +
                                   "/" + kSocketFile;
-                if (::geteuid() == 0) o.unix_owner = numeric_user(spec.user);
+                if (::geteuid() == 0) o.unix_owner = box_host_ids(spec.user, env_.cfg.box_root);
             } else {
                 o.tcp_host = env_.transport.bind_host;
             }
@@ -366,7 +359,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                     "\"unix\"");
             if (env_.transport.transport == socket::Transport::unix_socket) {
                 const fs::path& dir = socket_dir;
-                if (!numeric_user(spec.user) || ::geteuid() != 0) {
+                if (!box_host_ids(spec.user, env_.cfg.box_root) || ::geteuid() != 0) {
                     // The box user is the runtime's default, unknown here: let any uid in the box
                     // connect. The 0700 turns directory still keeps every other local user out.
                     ::chmod(dir.c_str(), 0711);
@@ -398,7 +391,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                         "which only the unix turn transport mounts; set run.turnTransport = "
                         "\"unix\"");
                 std::optional<std::pair<uid_t, gid_t>> owner;
-                if (::geteuid() == 0) owner = numeric_user(spec.user);
+                if (::geteuid() == 0) owner = box_host_ids(spec.user, env_.cfg.box_root);
                 broker = open_turn_egress(
                     rules, env_.cfg, env_.client, egress_dir, id, owner, spec,
                     [this, id](const std::string& type, const std::string& receipt) {
@@ -424,7 +417,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             "the turn without --session, or unset run.codexAuth");
     } else if (session_) {
         // The session's box got its identity at create (session_command.cpp).
-    } else if (const auto ids = numeric_user(spec.user);
+    } else if (const auto ids = box_host_ids(spec.user, env_.cfg.box_root);
                ids && env_.client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS) &&
                user_is_honoured(spec)) {
         if (!codex_auth_error_.empty()) {
@@ -433,7 +426,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             return fail(codex_auth_error_);
         }
         try {
-            identity.emplace(env_.cfg.state_dir, id, ids->first, ids->second, codex_auth_);
+            identity.emplace(env_.cfg.state_dir, id, ids->first, ids->second, codex_auth_,
+                             env_.cfg.box_root.has_value());
             identity->apply(spec, env_.cfg.home_size_bytes);
         } catch (const std::exception& e) {
             broker.reset();
@@ -495,7 +489,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     std::optional<WorkspaceHandover> handover;
     // The workspace is the spec's first mount (build_container_spec), at /work or its host path;
     // a session's, as the session recorded it.
-    if (const auto ids = numeric_user(spec.user);
+    if (const auto ids = box_host_ids(spec.user, env_.cfg.box_root);
         ids && !request_.workspace.empty() && (session_ || user_is_honoured(spec)))
         handover.emplace(session_ ? session_->workspace : spec.mounts.front().source, ids->first,
                          ids->second, handover_marker_dir(env_.cfg.state_dir) + "/" + id);
@@ -563,6 +557,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
 
     // A box the runtime could not say is gone may still run as its ids: they stay leased until
     // reconciliation removes it (box_id_lease.h).
+    bool box_may_live = false;
     if (box_ids && ran.status == TurnStatus::error) {
         bool gone = false;
         try {
@@ -575,10 +570,18 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                       "'radiald reconcile' removes it",
                       id, spec.label, spec.user);
             box_ids->keep_for_reconcile();
+            box_may_live = true;
         }
     }
+    // Rotated credentials back to the operator's file, once the box can no longer change them
+    // (codex_auth.h, docs/design.md §8.7).
+    if (identity && codex_auth_ && !box_may_live)
+        log_codex_write_back(
+            id, write_back_codex_auth(identity->dir() + "/codex", numeric_user(spec.user)->first,
+                                      codex_auth_path(env_.cfg.codex_auth_file), *codex_auth_));
     box_ids.reset();
     ran.box_user = rec.box_user;
+    ran.box_host_user = rec.box_host_user;
     ran.session = rec.session;
     // The request's image by name, and the digest that ran beside it (image_pin.h).
     ran.image = rec.image;
@@ -592,5 +595,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     log_outcome(done);
     return done;
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 } // namespace radial::turn

@@ -27,7 +27,8 @@ bool has_letter(std::string_view s) noexcept {
 
 } // namespace
 
-std::optional<BoxUser> parse_box_user(std::string_view user) noexcept {
+std::optional<BoxUser> parse_box_user(std::string_view user, bool namespaced_root) noexcept {
+    if (namespaced_root && user == "0:0") return BoxUser{0, 0};
     std::size_t colon = user.find(':');
     if (colon == std::string_view::npos) return std::nullopt;
     std::string_view uid = user.substr(0, colon), gid = user.substr(colon + 1);
@@ -38,8 +39,8 @@ std::optional<BoxUser> parse_box_user(std::string_view user) noexcept {
     return BoxUser{*u, *g};
 }
 
-std::optional<std::string> user_problem(std::string_view user) {
-    if (parse_box_user(user)) return std::nullopt;
+std::optional<std::string> user_problem(std::string_view user, bool namespaced_root) {
+    if (parse_box_user(user, namespaced_root)) return std::nullopt;
     const std::string quoted = "'" + std::string(user) + "'";
     const std::string example(kExample);
     if (user.empty()) return "the user is empty; " + example;
@@ -66,7 +67,11 @@ std::optional<std::string> user_problem(std::string_view user) {
         return quoted + " is out of range: ids go up to " + std::to_string(kMaxBoxId) + "; " +
                example;
     if (*id_value(uid) == 0)
-        return quoted + " is root (uid 0), and a box never runs as root; " + example;
+        return quoted +
+               " is root (uid 0), and a box never runs as the host's root (only as root in a user "
+               "namespace of its own, on an engine started with --userns-remap: docs/design.md "
+               "§8.8); " +
+               example;
     return quoted + " has gid 0, root's group, and a box never runs as root or in root's group; " +
            example;
 }

@@ -9,7 +9,7 @@
 
 namespace radial::docker {
 
-// A box user as numeric ids, both non-zero.
+// A box user as numeric ids, both non-zero (or both zero: a root in its own user namespace).
 struct BoxUser {
     std::uint32_t uid = 0;
     std::uint32_t gid = 0;
@@ -26,12 +26,15 @@ inline constexpr std::uint32_t kMaxBoxId = 2147483647u;
 // be uid 0 there), reads numbers with Go's Atoi (so "+0" is uid 0), and, when no gid is given,
 // takes the group from the image's passwd entry or falls back to gid 0 with root's group as a
 // supplementary group. Only an explicit, plainly numeric, non-zero uid and gid pins the identity.
-std::optional<BoxUser> parse_box_user(std::string_view user) noexcept;
+//
+// With `namespaced_root` (the engine remaps user namespaces, so a box's root is an unprivileged
+// host id: docs/design.md §8.8), exactly "0:0" is accepted too, as BoxUser{0, 0}.
+std::optional<BoxUser> parse_box_user(std::string_view user, bool namespaced_root = false) noexcept;
 
 // Why `user` cannot be a box's --user value, or nullopt when it can (parse_box_user accepts it).
 // The text says what is wrong and how to fix it, e.g. "'nobody' is a name, which docker resolves
 // inside the image, where it may map to root; give numeric ids uid:gid such as 65534:65534".
 // Pure; thread-safe. Source: docs/design.md §9 (non-root user), docs/design.md §13.1.
-std::optional<std::string> user_problem(std::string_view user);
+std::optional<std::string> user_problem(std::string_view user, bool namespaced_root = false);
 
 } // namespace radial::docker

@@ -1,5 +1,7 @@
 #include "docker_argv.h"
 
+#include <radial/internal/names.h>
+
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -104,7 +106,8 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings) {
 }
 
 nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSettings& settings,
-                                  const std::vector<std::string>& image_entrypoint) {
+                                  const std::vector<std::string>& image_entrypoint,
+                                  bool namespaced_root) {
     SpecCheck check(spec);
     if (!radial::plugin::valid_label(spec.label))
         check.fail("label", "'" + spec.label + "' does not match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}",
@@ -115,7 +118,7 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
         check.no_nul(plugin_support::spec_key("argv", i), spec.argv[i]);
 
     const std::string& user = spec.user.empty() ? settings.user : spec.user;
-    if (auto problem = user_problem(user))
+    if (auto problem = user_problem(user, namespaced_root))
         throw Error(RADIAL_E_INVALID, "user",
                     "preparing box '" + spec.label + "': user " + *problem);
     const std::uint64_t cpus = spec.cpus_milli != 0 ? spec.cpus_milli : settings.cpus_milli;
@@ -170,7 +173,7 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
     }
     json tmpfs = json::object();
     if (!spec_has_tmp) tmpfs["/tmp"] = tmpfs_options(settings.tmpfs_size_bytes);
-    const BoxUser owner = *parse_box_user(user); // user_problem() accepted it above
+    const BoxUser owner = *parse_box_user(user, namespaced_root); // user_problem() accepted it
     for (const auto& t : spec.tmpfs) {
         const std::uint64_t size = t.size_bytes != 0 ? t.size_bytes : settings.tmpfs_size_bytes;
         tmpfs[t.target] =
@@ -295,6 +298,32 @@ std::optional<std::vector<std::string>> parse_entrypoint(std::string_view output
         out.push_back(item.get<std::string>());
     }
     return out;
+}
+
+std::optional<UsernsRoot> parse_userns_root(const nlohmann::json& info) {
+    if (!info.is_object()) return std::nullopt;
+    const auto options = info.find("SecurityOptions");
+    if (options == info.end() || !options->is_array()) return std::nullopt;
+    bool remapped = false;
+    for (const auto& o : *options)
+        remapped = remapped || (o.is_string() && o.get<std::string>() == "name=userns");
+    const auto root_dir = info.find("DockerRootDir");
+    if (!remapped || root_dir == info.end() || !root_dir->is_string()) return std::nullopt;
+    // dockerd keeps a remapped engine's data in <data-root>/<uid>.<gid> (docs/design.md §8.8).
+    std::string_view dir = root_dir->get_ref<const std::string&>();
+    while (!dir.empty() && dir.back() == '/') dir.remove_suffix(1);
+    dir = dir.substr(dir.rfind('/') + 1);
+    const auto dot = dir.find('.');
+    if (dot == std::string_view::npos) return std::nullopt;
+    auto id = [](std::string_view digits) -> std::optional<std::uint32_t> {
+        if (!radial::internal::is_decimal(digits) || digits.size() > 10) return std::nullopt;
+        const std::uint64_t v = std::stoull(std::string(digits));
+        if (v == 0 || v > kMaxBoxId) return std::nullopt;
+        return static_cast<std::uint32_t>(v);
+    };
+    const auto uid = id(dir.substr(0, dot)), gid = id(dir.substr(dot + 1));
+    if (!uid || !gid) return std::nullopt;
+    return UsernsRoot{*uid, *gid};
 }
 
 std::optional<ContainerState> parse_container_state(std::string_view output) {

@@ -72,9 +72,12 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // target that is not absolute or contains ':' (the Binds separator); an env name not matching
 // [A-Za-z_][A-Za-z0-9_]* or repeated (the message names the variable, never the value); a user
 // that is not numeric uid:gid or is root (box_user.h); cpus above settings.host_cpus_milli; a NUL
-// byte anywhere; an image or network starting with '-'. Source: docs/design.md §13.1, §5.6.
+// byte anywhere; an image or network starting with '-'. With `namespaced_root` (the engine remaps
+// user namespaces: DockerEngine::namespaced_root) the user "0:0" is accepted, a root that is an
+// unprivileged id on the host (docs/design.md §8.8). Source: docs/design.md §13.1, §5.6.
 nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSettings& settings,
-                                  const std::vector<std::string>& image_entrypoint = {});
+                                  const std::vector<std::string>& image_entrypoint = {},
+                                  bool namespaced_root = false);
 
 // `binary [--host H] pull --quiet IMAGE`: the one CLI call left, so that the user's registry
 // credential helpers apply (docs/design.md §13.1).
@@ -88,6 +91,18 @@ std::optional<std::vector<std::string>> parse_entrypoint(std::string_view output
 // engine knows, asked by the preflight when run.docker.ociRuntime is set; nullopt unless
 // `runtimes` is one JSON object. Source: docs/design.md §13.9.
 std::optional<std::vector<std::string>> parse_runtime_names(const nlohmann::json& runtimes);
+
+// The host ids a box's uid 0 and gid 0 are on an engine that remaps user namespaces.
+struct UsernsRoot {
+    std::uint32_t uid = 0;
+    std::uint32_t gid = 0;
+    friend bool operator==(const UsernsRoot&, const UsernsRoot&) = default;
+};
+
+// From GET /info: nullopt unless `SecurityOptions` lists "name=userns" (dockerd --userns-remap) and
+// `DockerRootDir` ends in the directory "<uid>.<gid>" dockerd makes for the remapped root, both
+// plain decimal and non-zero. Pure. Source: docs/design.md §8.8.
+std::optional<UsernsRoot> parse_userns_root(const nlohmann::json& info);
 
 // What GET /containers/{id}/json reports about a container (its State object).
 struct ContainerState {

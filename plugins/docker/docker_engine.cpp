@@ -122,6 +122,16 @@ std::vector<DockerEngine::EngineRuntime> DockerEngine::runtimes() const {
     return out;
 }
 
+std::optional<UsernsRoot> DockerEngine::userns_root() const {
+    const std::string what =
+        "asking the engine (" + engine_name() + ") whether it remaps user namespaces";
+    // An answer without the remapping's marks is an engine that does not remap: the box then
+    // never runs as root, the safe side (docs/design.md §8.8).
+    auto root = parse_userns_root(info_json(what));
+    if (root) namespaced_root_ = true;
+    return root;
+}
+
 StorageDriver DockerEngine::storage_driver() const {
     const std::string what = "asking the engine (" + engine_name() + ") for its storage driver";
     nlohmann::json info = info_json(what);

@@ -77,6 +77,16 @@ public:
     // docs/design.md §13.1 (run.docker.writableLayerSize).
     StorageDriver storage_driver() const;
 
+    // The host ids a box's uid 0 and gid 0 are when the engine remaps user namespaces (dockerd
+    // --userns-remap), read from GET /info within preflightTimeout (parse_userns_root); nullopt
+    // when it does not remap, or its answer does not say so. Once found, namespaced_root() is true
+    // for this instance's life. Throws Error(RADIAL_E_UNAVAILABLE) when the engine does not answer.
+    // [thread-safe] Source: docs/design.md §8.8.
+    std::optional<UsernsRoot> userns_root() const;
+    // Whether userns_root() found a remapping: a box may then run as "0:0" (docker_create_body).
+    // [thread-safe]
+    bool namespaced_root() const noexcept { return namespaced_root_.load(); }
+
     // Every radial box in any state (GET /containers/json filtered by the label's presence; the
     // value is compared by the caller, C-04), within commandTimeout. Throws
     // Error(RADIAL_E_UNAVAILABLE) with the cause when the engine does not answer.
@@ -181,6 +191,7 @@ private:
     nlohmann::json info_json(const std::string& what) const;
 
     DockerSettings settings_;
+    mutable std::atomic<bool> namespaced_root_{false};
     engine_api::ResolvedEngine resolved_;
     mutable engine_api::EngineClient client_;
 };

@@ -110,7 +110,8 @@ radial::plugin::RunResult BoxRun::execute() {
         return result;
     }
     const DockerSettings& settings = engine_.settings();
-    (void)docker_create_body(spec_, settings); // refuses a bad spec before any engine contact
+    // Refuses a bad spec before any engine contact.
+    (void)docker_create_body(spec_, settings, {}, engine_.namespaced_root());
     // The engine's Binds would silently create a missing source as a root-owned directory.
     plugin_support::check_mount_sources(spec_);
     if (spec_.timeout_ms != 0) timeout_at_ = deadline_after(started, spec_.timeout_ms);
@@ -122,7 +123,8 @@ radial::plugin::RunResult BoxRun::execute() {
         case Prepared::ready: break;
     }
     if (active_.kill_requested()) return ended_early(Ending::killed, started);
-    const nlohmann::json body = docker_create_body(spec_, settings, entrypoint);
+    const nlohmann::json body =
+        docker_create_body(spec_, settings, entrypoint, engine_.namespaced_root());
     try {
         cid_ = engine_.create(body, spec_.label, spec_.image);
     } catch (const Error& e) {
@@ -145,6 +147,7 @@ radial::plugin::RunResult BoxRun::execute() {
     bool removed_by_another = false;
     std::optional<std::string> engine_lost;
     std::optional<std::string> start_expired; // the start's deadline passed: the client's words
+    std::optional<Clock::time_point> command_started; // the engine answered the start
     {
         // The supervisor enforces the timeout, kills and aborts on its own thread, so that
         // neither a blocking output callback nor a slow removal delays the other.
@@ -175,6 +178,7 @@ radial::plugin::RunResult BoxRun::execute() {
             supervisor.emplace([this] { supervise(); });
             try {
                 refused = engine_.start(cid_, spec_.label, start_budget());
+                if (!refused) command_started = Clock::now();
             } catch (const EngineError& e) {
                 // A start that never completes (a wedged engine, a runtime stuck in Created)
                 // must not hold the turn (docs/design.md §13.1).
@@ -253,9 +257,18 @@ radial::plugin::RunResult BoxRun::execute() {
                     box() + " was removed while it ran by something other than this " +
                         "radiald (a 'docker rm', or another radiald configured with the " +
                         "same run.instanceId); the command's own exit status is unknown");
+    const auto command_ended = Clock::now();
     remove_after_exit();
     result.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
+    // The box's create (image, create, attach, start) and its removal, apart from its command.
+    if (command_started) {
+        auto ms = [](Clock::duration d) {
+            return static_cast<std::uint64_t>(std::chrono::duration_cast<milliseconds>(d).count());
+        };
+        result.create_ms = ms(*command_started - started);
+        result.remove_ms = ms(Clock::now() - command_ended);
+    }
     // Only what the engine recorded: an exit code of 137 alone may be `exit 137`, so no
     // RADIAL_RUN_SIGNALED is derived from it.
     if (state && state->oom_killed) result.flags = RADIAL_RUN_OOM_KILLED;
@@ -264,6 +277,7 @@ radial::plugin::RunResult BoxRun::execute() {
     status.code = *exit_code;
     plugin_support::set_run_outcome(result, Ending::none, status, output_aborted(), box(),
                                     "the engine", "the box was removed");
+    if (command_started) result.flags |= RADIAL_RUN_PHASE_TIMES;
     return result;
 }
 

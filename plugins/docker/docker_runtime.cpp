@@ -83,6 +83,23 @@ void DockerRuntime::preflight() {
     engine_healthy_ = true;
 }
 
+radial::plugin::BoxRootIds DockerRuntime::root_ids() {
+    try {
+        if (auto root = engine_.userns_root()) return {root->uid, root->gid};
+    } catch (const radial::plugin::Error& e) {
+        note_failure(e);
+        throw;
+    }
+    std::string why = "the docker engine (" + engine_.engine_name() +
+                      ") does not remap user namespaces, so a box's uid 0 would be the host's "
+                      "root; start a dockerd with --userns-remap (docs/design.md §8.8)";
+    if (!engine_.settings().oci_runtime.empty())
+        why += "; run.docker.ociRuntime '" + engine_.settings().oci_runtime +
+               "' does not change that: files a box's root writes to its mounts would be the "
+               "host root's";
+    throw radial::plugin::Error(RADIAL_E_UNSUPPORTED, why);
+}
+
 void DockerRuntime::note_failure(const radial::plugin::Error& e) noexcept {
     if (e.code() == RADIAL_E_UNAVAILABLE) engine_healthy_ = false;
 }
@@ -104,7 +121,8 @@ std::vector<radial::plugin::Disposition> DockerRuntime::describe(const Container
     std::vector<radial::plugin::Disposition> out;
     for (std::uint32_t field : carried_fields(spec)) {
         std::optional<std::string> user_refusal;
-        if (field == RADIAL_FIELD_USER) user_refusal = user_problem(spec.user);
+        if (field == RADIAL_FIELD_USER)
+            user_refusal = user_problem(spec.user, engine_.namespaced_root());
         if (user_refusal)
             out.push_back({field, RADIAL_DISP_REFUSED,
                            "the docker runtime never runs a box as root or in root's group: " +
@@ -128,11 +146,18 @@ std::vector<radial::plugin::Disposition> DockerRuntime::describe(const Container
                 out.push_back({field, RADIAL_DISP_HONOURED,
                                "secret variables reach radial-init over the attach stream, never "
                                "the container's configuration"});
-        } else if (field == RADIAL_FIELD_HOST_PORTS)
-            out.push_back({field, RADIAL_DISP_HONOURED,
-                           "nothing to open under docker: whether the box reaches host ports "
-                           "follows its network"});
-        else
+        } else if (field == RADIAL_FIELD_HOST_PORTS) {
+            // A box with no network has only its own loopback: no host port is reachable, so a
+            // tcp turn socket could never take a record (docs/design.md §9.3).
+            if (spec.network.empty() || spec.network == "none")
+                out.push_back({field, RADIAL_DISP_REFUSED,
+                               "a box with no network (run.network unset or \"none\") reaches no "
+                               "host port"});
+            else
+                out.push_back({field, RADIAL_DISP_HONOURED,
+                               "nothing to open under docker: whether the box reaches host ports "
+                               "follows its network"});
+        } else
             out.push_back({field, RADIAL_DISP_HONOURED, {}});
     }
     return out;

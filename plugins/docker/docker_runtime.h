@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <radial/plugin/box_root.hpp>
 #include <radial/plugin/runtime.hpp>
 #include <radial/plugin/session.hpp>
 #include <string>
@@ -25,7 +26,9 @@ namespace radial::docker {
 // One instance per radiald runtime; holds no process, thread or descriptor between calls.
 // Threading as in radial/runtime_plugin.h: every method but the constructor may be called from
 // several threads at once.
-class DockerRuntime final : public radial::plugin::Runtime, public radial::plugin::Sessions {
+class DockerRuntime final : public radial::plugin::Runtime,
+                            public radial::plugin::Sessions,
+                            public radial::plugin::BoxRoot {
 public:
     static constexpr radial::plugin::Info info{"docker", "Docker (hardened docker run)",
                                                RADIAL_DOCKER_PLUGIN_VERSION};
@@ -51,7 +54,8 @@ public:
     std::vector<std::string> capabilities() override;
 
     // Every carried field HONOURED, except a `user` that is not numeric uid:gid with neither id
-    // 0 (box_user.h: a name or "+0" may be root inside the image), which is REFUSED with the
+    // 0 (box_user.h: a name or "+0" may be root inside the image; "0:0" is accepted once
+    // root_ids() found the engine remapping user namespaces), which is REFUSED with the
     // reason, and memory and pidsLimit, which are what run.docker.ociRuntime's profile says
     // (oci_runtime_profile.h: under runsc memory BRIDGED, pidsLimit SUPERSEDED, each with its
     // note). hostPorts is HONOURED with a note: docker opens nothing for it; reachability
@@ -86,10 +90,19 @@ public:
         return inspector_.inspect(label);
     }
 
-    // radial.session/1 (radial/session.h): the session extension, below. [thread-safe]
+    // radial.session/1 (radial/session.h): the session extension, below; radial.box-root/1
+    // (radial/box_root.h): root_ids(). [thread-safe]
     const void* extension(std::string_view id) override {
-        return id == RADIAL_SESSION_EXTENSION_ID ? radial::plugin::session_extension() : nullptr;
+        if (id == RADIAL_SESSION_EXTENSION_ID) return radial::plugin::session_extension();
+        if (id == RADIAL_BOX_ROOT_EXTENSION_ID) return radial::plugin::box_root_extension();
+        return nullptr;
     }
+    // The remapped root's host ids when the engine runs with --userns-remap
+    // (DockerEngine::userns_root); from then on a box may run as "0:0" (describe, run). Throws
+    // Error(RADIAL_E_UNSUPPORTED) saying so and naming the fix when it does not remap, and
+    // Error(RADIAL_E_UNAVAILABLE) when the engine does not answer. [thread-safe] Source:
+    // docs/design.md §8.8.
+    radial::plugin::BoxRootIds root_ids() override;
     // create_docker_session (docker_session.h). [thread-safe] for distinct labels.
     void create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
                         std::uint64_t max_lifetime_ms) override;

@@ -154,7 +154,7 @@ void create_docker_session(const DockerEngine& engine, const radial::plugin::Hos
     // The hardening of every box; the command is radial-init's session mode, not an argv.
     ContainerSpec box = spec;
     box.argv = {"--session"};
-    nlohmann::json body = docker_create_body(box, settings, {});
+    nlohmann::json body = docker_create_body(box, settings, {}, engine.namespaced_root());
     body["Cmd"] = nlohmann::json::array({"--session", std::to_string(idle_timeout_ms),
                                          std::to_string(max_lifetime_ms),
                                          std::to_string(settings.kill_grace_ms)});

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "exec_script.h"
@@ -169,6 +170,7 @@ radial::plugin::RunResult SandboxRun::execute() {
 
     std::exception_ptr failure;
     ExitStatus status;
+    std::optional<Clock::time_point> exec_started; // create and the port rules are done
     // A session's sandbox stays after this call, whatever failed, unless ending the exec took it
     // (removed_) or the session is over.
     bool keep = session_exec;
@@ -208,6 +210,7 @@ radial::plugin::RunResult SandboxRun::execute() {
                     std::to_string(
                         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count()) +
                     " ms; its timeout starts now");
+            exec_started = Clock::now();
             status = exec(exec_args, std::move(script));
         }
         if (session_exec) {
@@ -229,6 +232,7 @@ radial::plugin::RunResult SandboxRun::execute() {
     // docs/design.md §8.3: the sandbox holds this turn's credentials until it is removed, whatever
     // happened; a session's sandbox holds none between its execs (docs/design.md §13.12).
     if (removed_) keep = false;
+    const auto exec_ended = Clock::now();
     try {
         tear_down(keep);
     } catch (const std::exception& e) {
@@ -252,6 +256,16 @@ radial::plugin::RunResult SandboxRun::execute() {
     plugin_support::set_run_outcome(result, ending_, status, output_aborted_, box(),
                                     "the sbx exec client",
                                     keep ? sandbox() + " is kept" : sandbox() + " was removed");
+    // A one-shot box's create and removal, each outside the command's timeout (docs/design.md
+    // §13.2), reported apart from it.
+    if (mode_ == Mode::one_shot && exec_started) {
+        auto ms = [](Clock::duration d) {
+            return static_cast<std::uint64_t>(std::chrono::duration_cast<milliseconds>(d).count());
+        };
+        result.create_ms = ms(*exec_started - started);
+        result.remove_ms = ms(Clock::now() - exec_ended);
+        result.flags |= RADIAL_RUN_PHASE_TIMES;
+    }
     return result;
 }
 

@@ -1,7 +1,10 @@
 // The header-only plugin helper in isolation: config getters and unknown-key refusal, the output
 // sink's close semantics, label validation.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstring>
 #include <radial/plugin/runtime.hpp>
 
 namespace radial::plugin {
@@ -70,6 +73,33 @@ TEST(PluginHelperConfig, BadValuesNameTheKey) {
                      "memory must be a size such as \"512m\" or \"2g\", or a number of bytes");
     }
     EXPECT_THROW(c.integer("memory"), Error);
+}
+
+// Every duration and size a runtime's table takes is range-checked, naming the key and the limit
+// (docs/design.md §7.3).
+TEST(PluginHelperConfig, ValuesPastTheLimitNameTheKeyAndTheLimit) {
+    Entries e;
+    e.keys.reserve(2);
+    e.values.reserve(2);
+    e.add_string("killGrace", "2600000000000h");
+    e.add_string("tmpfsSize", "99999t");
+    Config c(e.build());
+    try {
+        c.duration_ms("killGrace");
+        FAIL();
+    } catch (const Error& err) {
+        EXPECT_EQ(err.key(), "killGrace");
+        EXPECT_STREQ(err.what(),
+                     "killGrace is more than the limit of 720h (30 days); it must be a duration "
+                     "such as \"90s\" or \"1500ms\", or a number of milliseconds of at most that");
+    }
+    try {
+        c.size_bytes("tmpfsSize");
+        FAIL();
+    } catch (const Error& err) {
+        EXPECT_EQ(err.key(), "tmpfsSize");
+        EXPECT_THAT(std::string(err.what()), ::testing::HasSubstr("more than the limit of 1024t"));
+    }
 }
 
 TEST(PluginHelperOutput, WritesAfterCloseAreDropped) {
@@ -142,6 +172,36 @@ TEST(PluginHelper, TheDefaultDescribeFailsClosed) {
         }
     }
     EXPECT_EQ(rt.describe(s).size(), carried_fields(s).size());
+}
+
+} // namespace
+} // namespace radial::plugin
+
+namespace radial::plugin {
+namespace {
+
+// The create and removal times reach a host whose struct holds them, and a host built before they
+// were appended is told nothing of them: neither the flag nor a byte past its struct.
+TEST(PluginHelper, PhaseTimesReachOnlyAHostWithRoomForThem) {
+    RunResult r;
+    r.flags = RADIAL_RUN_EXITED | RADIAL_RUN_PHASE_TIMES;
+    r.duration_ms = 900;
+    r.create_ms = 120;
+    r.remove_ms = 40;
+    radial_run_result now{};
+    now.struct_size = sizeof(now);
+    detail::put_result(r, &now);
+    EXPECT_EQ(now.flags, r.flags);
+    EXPECT_EQ(now.create_ms, 120u);
+    EXPECT_EQ(now.remove_ms, 40u);
+
+    radial_run_result old{};
+    std::memset(&old, 0xAB, sizeof(old));
+    old.struct_size = offsetof(radial_run_result, create_ms);
+    detail::put_result(r, &old);
+    EXPECT_EQ(old.flags, static_cast<std::uint32_t>(RADIAL_RUN_EXITED));
+    EXPECT_EQ(old.duration_ms, 900u);
+    EXPECT_EQ(old.create_ms, 0xABABABABABABABABull); // untouched: beyond the host's struct
 }
 
 } // namespace

@@ -341,7 +341,9 @@ enum {
     RADIAL_RUN_OUTPUT_ABORTED = 1u << 5, /* the output sink returned non-zero        */
     /* with TIMED_OUT or KILLED: after SIGTERM the box ended by itself within the stop grace
      * (radial_spec_stop), rather than being killed */
-    RADIAL_RUN_STOPPED_IN_GRACE = 1u << 6
+    RADIAL_RUN_STOPPED_IN_GRACE = 1u << 6,
+    /* create_ms and remove_ms are valid */
+    RADIAL_RUN_PHASE_TIMES = 1u << 7
 };
 
 /* Host-allocated and zeroed, `struct_size` set by the host; the plugin writes fields below it. */
@@ -351,6 +353,12 @@ typedef struct radial_run_result {
     int32_t exit_code;    /* valid with RADIAL_RUN_EXITED */
     int32_t term_signal;  /* valid with RADIAL_RUN_SIGNALED */
     uint64_t duration_ms; /* from box start to box gone, as the plugin measured it */
+    /* Appended (a host's older, smaller struct has no room for them: RADIAL_HAS_FIELD). Valid
+     * with RADIAL_RUN_PHASE_TIMES: how long making the box took before its command started
+     * (create, start, setup) and removing it after its command ended, in milliseconds. Neither
+     * counts against spec.timeout_ms, which is the command's (docs/design.md §13.2). */
+    uint64_t create_ms;
+    uint64_t remove_ms;
 } radial_run_result;
 
 /* ---------------------------------------------------------------------------------------------

@@ -91,6 +91,15 @@ inline std::optional<std::uint64_t> parse_duration_ms(std::string_view text) {
     return detail::scale_milli(milli, unit);
 }
 
+// The longest duration any key or flag takes, and the largest size (docs/design.md §7.3): 30 days
+// ("720h") and 1024 TiB ("1024t"). A value beyond them is a typo, not a plan, and well past them a
+// value no longer fits the signed 64-bit millisecond or byte counts the boxes' tools read (a
+// timeout of "2600000000000h" would reach radial-init as a number it cannot parse).
+inline constexpr std::uint64_t kMaxDurationMs = 30ull * 24 * 3'600'000;
+inline constexpr const char* kMaxDurationText = "720h (30 days)";
+inline constexpr std::uint64_t kMaxSizeBytes = 1ull << 50;
+inline constexpr const char* kMaxSizeText = "1024t";
+
 // Parses a CPU count ("2", "0.5") into thousandths of a CPU. Returns nullopt for anything else.
 inline std::optional<std::uint64_t> parse_cpus_milli(std::string_view text) {
     auto parts = detail::split(text);

@@ -122,6 +122,10 @@ std::vector<radial::plugin::Disposition> HostProcessRuntime::describe(const Cont
             case RADIAL_FIELD_WORKDIR:
             case RADIAL_FIELD_TIMEOUT_MS:
             case RADIAL_FIELD_ON_OUTPUT: out.push_back({f, RADIAL_DISP_HONOURED, {}}); break;
+            // Its processes are the host's: a host port (the tcp turn socket) is theirs to reach.
+            case RADIAL_FIELD_HOST_PORTS:
+                out.push_back({f, RADIAL_DISP_HONOURED, "a test runtime: runs on the host"});
+                break;
             case RADIAL_FIELD_IMAGE:
             // radiald gives every box a user (its box ids); a test runtime that refused it could
             // not be driven by radiald at all, and its processes are the test's own anyway.

@@ -33,6 +33,20 @@ TEST(BoundsLive, ABoxUnderDockerHasTheOperatorsBounds) {
     EXPECT_EQ(t.result.out, "memory=67108864 pids=100\n");
 }
 
+// The box's create and removal are reported apart from its command (docs/design.md §13.2): a
+// command of at least 300 ms leaves at most the rest of the turn's duration to the two.
+TEST(PhaseTimesLive, TheRecordSaysHowLongTheBoxsCreateAndRemovalTook) {
+    test::RadialdSetup s;
+    auto t = s.turn({}, {"sleep", "0.3"});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.err;
+    ASSERT_TRUE(t.record.contains("createMs")) << t.record.dump();
+    ASSERT_TRUE(t.record.contains("removeMs")) << t.record.dump();
+    const auto create = t.record["createMs"].get<std::uint64_t>();
+    const auto remove = t.record["removeMs"].get<std::uint64_t>();
+    EXPECT_GT(create, 0u);
+    EXPECT_LE(create + remove + 300, t.record["durationMs"].get<std::uint64_t>());
+}
+
 TEST(DigestLive, TheRecordNamesTheDigestThatRanAndAPinAdmitsOnlyIt) {
     std::string digest;
     {

@@ -86,5 +86,35 @@ TEST(BoxUserLive, CodexAuthReachesTheBoxUserAndGoesWithTheTurn) {
         << "the operator's file is never the box's";
 }
 
+// run.codexAuth keeps rotated credentials (docs/design.md §8.7): a harness that saves a new refresh
+// token in its scratch home the way codex does (a new file renamed over auth.json) leaves it in the
+// operator's file when the turn ends, so the next turn is given the new one; a turn that leaves
+// an invalid file changes nothing.
+TEST(BoxUserLive, CodexAuthWritesTheRotatedTokenBackForTheNextTurn) {
+    test::TempDir creds("radial-codex");
+    const std::string old_token = "rt-radial-test-old-" + std::to_string(::getpid());
+    const std::string new_token = "rt-radial-test-new-" + std::to_string(::getpid());
+    const std::string file =
+        creds.write("auth.json", R"({"tokens":{"refresh_token":")" + old_token + R"("}})");
+    test::RadialdSetup s("codexAuth = true\ncodexAuthFile = \"" + file + "\"\n");
+    const std::string rotated = R"({"tokens":{"refresh_token":")" + new_token + R"("}})";
+    auto t =
+        s.turn({}, {"sh", "-c",
+                    "printf '%s' '" + rotated +
+                        "' > \"$HOME/.codex/auth.json.new\" && mv \"$HOME/.codex/auth.json.new\" "
+                        "\"$HOME/.codex/auth.json\" && echo rotated"});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.out << t.result.err;
+    EXPECT_EQ(test::read_file(file), rotated) << "the rotated token was lost";
+    EXPECT_THAT(t.result.err, HasSubstr("written back to the operator's file")) << t.result.err;
+    // The next turn is given the new token.
+    auto next = s.turn({}, {"sh", "-c", "grep -c " + new_token + " \"$HOME/.codex/auth.json\""});
+    EXPECT_EQ(next.result.exit_code, 0) << next.result.out << next.result.err;
+    // A box that leaves something that is not an auth file changes nothing.
+    auto broken = s.turn({}, {"sh", "-c", "echo garbage > \"$HOME/.codex/auth.json\""});
+    ASSERT_EQ(broken.result.exit_code, 0) << broken.result.err;
+    EXPECT_EQ(test::read_file(file), rotated);
+    EXPECT_THAT(broken.result.err, HasSubstr("not a Codex auth file"));
+}
+
 } // namespace
 } // namespace radial

@@ -222,7 +222,9 @@ TEST(RadialdCli, BadTimeoutIsRefused) {
     auto r =
         test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime",
                            "fake", "--image", "img", "--timeout", "soon", "--", "echo"});
-    expect_refusal(r, "--timeout 'soon' is not a duration");
+    expect_refusal(r,
+                   "--timeout must be a duration from 1ms to 720h, such as 90s, 5m or 1500ms; "
+                   "'soon' is not one");
 }
 
 // The box-id range check's look at processes and the journal's opening run beside loading the

@@ -77,6 +77,13 @@ echo "inside $(pwd)")SH"});
     EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' supersedes user"));
     // So radiald gives it no passwd, group or home of its own (docs/design.md §8.7), and says so.
     EXPECT_THAT(t.result.err, HasSubstr("runtime 'sandbox' keeps its own box user and home"));
+    // sbx create and sbx rm are reported apart from the command (docs/design.md §13.2): both
+    // happened, and within the turn's duration.
+    ASSERT_TRUE(t.record.contains("createMs")) << t.record.dump();
+    ASSERT_TRUE(t.record.contains("removeMs")) << t.record.dump();
+    EXPECT_GT(t.record["createMs"].get<std::uint64_t>(), 0u);
+    EXPECT_LE(t.record["createMs"].get<std::uint64_t>() + t.record["removeMs"].get<std::uint64_t>(),
+              t.record["durationMs"].get<std::uint64_t>());
 }
 
 // Brokered egress on the sandbox runtime (docs/design.md §9.7): each destination of the turn

@@ -47,6 +47,10 @@ const Refused kRefused[] = {
      "run.codexAuthFile",
      "run.codexAuthFile: the Codex credentials file '/nonexistent/radial-test/auth.json' cannot "
      "be read"},
+    // docs/design.md §9.3: a box with no network reaches no host port, so no tcp turn socket.
+    {"DockerTcpWithoutNetwork", "turnTransport = \"tcp\"\n", kNoDocker, "run.turnTransport",
+     "run.turnTransport resolves to tcp (bound on 127.0.0.1), but runtime 'docker' cannot let its "
+     "boxes reach it: a box with no network"},
     // docs/design.md §8.7: the box ids must be nobody else's; 65534 is `nobody` in passwd.
     {"BoxIdRangeInUse", "boxIdRange = \"65534-65534\"\n", kNoDocker, "run.boxIdRange",
      "run.boxIdRange 65534-65534: host user '"},

@@ -215,10 +215,11 @@ TEST(HostConfig, RefusesABadShutdownGrace) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\nshutdownGrace = 30\n");
     EXPECT_EQ(error_of(f),
-              f + ":2:17: run.shutdownGrace: must be a duration of at most a day, such as \"30s\", "
-                  "\"2m\" or \"0s\"");
+              f + ":2:17: run.shutdownGrace: must be a duration from 0s to 24h, such as \"30s\", "
+                  "\"2m\" or \"0s\"; '(not a string)' is not one");
     auto g = d.write("g.toml", "[run]\nshutdownGrace = \"25h\"\n");
-    EXPECT_NE(error_of(g).find("at most a day"), std::string::npos) << error_of(g);
+    EXPECT_NE(error_of(g).find("'25h' is more than the limit of 24h"), std::string::npos)
+        << error_of(g);
 }
 
 TEST(HostConfig, ReadsMinFreeBytesWithADefaultAndZeroToTurnItOff) {
@@ -232,8 +233,8 @@ TEST(HostConfig, ReadsMinFreeBytesWithADefaultAndZeroToTurnItOff) {
         0u);
     auto f = d.write("r.toml", "[run]\nminFreeBytes = \"lots\"\n");
     EXPECT_EQ(error_of(f),
-              f + ":2:16: run.minFreeBytes: must be a size such as \"16m\" or a number "
-                  "of bytes (0: no reserve)");
+              f + ":2:16: run.minFreeBytes: must be a size from 0 to 1024t, such as \"16m\" (0: no "
+                  "reserve); 'lots' is not one");
 }
 
 // docs/design.md §3.6, §9.6, §11.6: the bounds that keep one turn from holding or starving the
@@ -296,7 +297,8 @@ TEST(HostConfig, ReadsModeWorkspaceMountHomeSizeAndCodexAuthFile) {
     EXPECT_EQ(error_of(f), f + ":2:18: run.workspaceMount: must be \"/work\" or \"same-path\"");
     f = d.write("h.toml", "[run]\nhomeSize = \"4k\"\n");
     EXPECT_EQ(error_of(f),
-              f + ":2:12: run.homeSize: must be a size of at least \"1m\", such as \"256m\"");
+              f + ":2:12: run.homeSize: must be a size from 1m to 1024t, such as \"256m\"; '4k' is "
+                  "less than 1m");
     f = d.write("c.toml", "[run]\ncodexAuthFile = \"auth.json\"\n");
     EXPECT_EQ(error_of(f), f + ":2:17: run.codexAuthFile: must be an absolute path, such as "
                                "\"/root/.codex/auth.json\"");
@@ -352,8 +354,8 @@ TEST(HostConfig, RefusesABadRecordLimit) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\nmaxRecordBytes = \"lots\"\n");
     EXPECT_EQ(error_of(f),
-              f + ":2:18: run.maxRecordBytes: must be a size such as \"1m\" or a positive "
-                  "number of bytes");
+              f + ":2:18: run.maxRecordBytes: must be a size from 1 to 1g, such as \"1m\"; 'lots' "
+                  "is not one");
 }
 
 } // namespace

@@ -45,6 +45,37 @@ std::size_t files_in(const std::string& dir) {
     return n;
 }
 
+// A user who may not read the state directory is told so, never that there is no journal
+// (docs/design.md §12.4).
+TEST(RadialdTurns, AUserWhoCannotReadTheJournalIsToldItIsAPermissionProblem) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (a command as another uid)";
+    FakeSetup s;
+    s.submit(turn_file("[\"echo\", \"hi\"]"));
+    ASSERT_TRUE(fs::exists(s.state_dir() + "/journal.sqlite3"));
+    // The config is readable by everyone; the state directory by root only.
+    fs::permissions(s.dir().path(), fs::perms::owner_all | fs::perms::group_read |
+                                        fs::perms::group_exec | fs::perms::others_read |
+                                        fs::perms::others_exec);
+    fs::permissions(s.config(), fs::perms::owner_read | fs::perms::owner_write |
+                                    fs::perms::group_read | fs::perms::others_read);
+    fs::permissions(s.state_dir(), fs::perms::owner_all);
+    for (const char* command : {"turns", "records"}) {
+        std::vector<std::string> argv{"setpriv",        "--reuid=65534", "--regid=65534",
+                                      "--clear-groups", RADIALD_PATH,    command,
+                                      "--config",       s.config()};
+        if (std::string(command) == "records") argv.push_back("some-turn");
+        auto r = test::run_process(argv, {}, 30s);
+        EXPECT_EQ(r.exit_code, 1) << r.err;
+        EXPECT_THAT(r.err, HasSubstr("cannot read the journal at '" + s.state_dir() +
+                                     "/journal.sqlite3': Permission denied"));
+        EXPECT_THAT(r.err, HasSubstr("uid 65534 may not read it"));
+        EXPECT_THAT(r.err, Not(HasSubstr("no journal")));
+    }
+    // Root still reads it.
+    auto r = test::run_process({RADIALD_PATH, "turns", "--config", s.config()}, {}, 30s);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 TEST(RadialdSubmit, PrintsTheTurnIdAndJournalsItQueued) {
     FakeSetup s;
     std::string id = s.submit(turn_file("[\"echo\", \"hi\"]", "id = \"first-1\"\n"));
@@ -64,7 +95,7 @@ TEST(RadialdSubmit, AnInvalidRequestIsRefusedWithPositionAndNeverEnqueued) {
     FakeSetup s;
     auto r = s.submit_raw("image = \"img\"\nargv = [\"echo\"]\ntimeout = \"later\"\n");
     EXPECT_EQ(r.exit_code, 1);
-    EXPECT_THAT(r.err, HasSubstr(".toml:3:11: timeout: must be a duration such as \"90s\""));
+    EXPECT_THAT(r.err, HasSubstr(".toml:3:11: timeout: must be a duration from 1ms to 720h"));
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
     auto st = s.status();

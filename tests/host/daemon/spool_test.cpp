@@ -78,7 +78,7 @@ TEST(Spool, ConcurrentEnqueuesOfOneIdLetExactlyOneWin) {
     EXPECT_EQ(files_in(d / "spool/tmp"), 0u);
 }
 
-TEST(Spool, ListIgnoresAnythingButRequestFiles) {
+TEST(Spool, ListTakesOnlyRequestFilesAndMovesTheRestAside) {
     test::TempDir d;
     Spool s(d.path());
     s.ensure_dirs();
@@ -89,6 +89,8 @@ TEST(Spool, ListIgnoresAnythingButRequestFiles) {
     ASSERT_TRUE(s.enqueue(request("b")));
     ASSERT_TRUE(s.enqueue(request("a")));
     EXPECT_EQ(s.list(), (std::vector<std::string>{"a", "b"}));
+    EXPECT_TRUE(fs::exists(d / "spool/rejected/notes.txt"));
+    EXPECT_TRUE(fs::exists(d / "spool/rejected/Bad_Id.json"));
 }
 
 TEST(Spool, AFileRadialdDidNotWriteIsAnError) {

@@ -156,8 +156,15 @@ TEST(TurnFile, EmptyArgvIsRefused) {
 TEST(TurnFile, BadTimeoutIsRefused) {
     test::TempDir d;
     auto f = d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\ntimeout = \"soon\"\n");
-    EXPECT_EQ(error_of(f),
-              f + ":3:11: timeout: must be a duration such as \"90s\", \"10m\" or \"1500ms\"");
+    EXPECT_EQ(
+        error_of(f),
+        f + ":3:11: timeout: must be a duration from 1ms to 720h, such as \"90s\", \"10m\" or "
+            "\"1500ms\"; 'soon' is not one");
+    // Past the limit, named: it would reach radial-init as a number it cannot parse.
+    f = d.write("l.toml", "image = \"img\"\nargv = [\"true\"]\ntimeout = \"2600000000000h\"\n");
+    EXPECT_EQ(error_of(f), f + ":3:11: timeout: must be a duration from 1ms to 720h, such as "
+                               "\"90s\", \"10m\" or \"1500ms\"; '2600000000000h' is more than "
+                               "the limit of 720h");
 }
 
 TEST(TurnFile, BadTurnIdIsRefused) {

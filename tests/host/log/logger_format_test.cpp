@@ -38,6 +38,24 @@ TEST_F(LogFormat, TextIsTheDefaultAndUnchanged) {
     EXPECT_EQ(lines[0], "radiald[turn] warning: turn t-1: multi line");
 }
 
+// A name a box controls (a file name in the workspace) reaches the text log with its control
+// characters escaped, never raw (docs/design.md §14.7); JSON escapes them itself.
+TEST_F(LogFormat, TextEscapesControlCharactersAndBytesThatAreNotUtf8) {
+    warn("turn", "file '{}'",
+         "a\x1b]0;pwned\x07\x1b[31mred\x7f\xc2\x9b"
+         "2J\xffz\tok é");
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0],
+              "radiald[turn] warning: file "
+              "'a\\x1b]0;pwned\\x07\\x1b[31mred\\x7f\\u{009b}2J\\xffz\tok é'");
+    for (char c : lines[0])
+        EXPECT_TRUE(c == '\t' || static_cast<unsigned char>(c) >= 0x20) << int(c);
+    set_format(Format::json);
+    warn("turn", "file '{}'", "a\x1b[31m");
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_THAT(lines[1], HasSubstr("a\\u001b[31m"));
+}
+
 TEST_F(LogFormat, JsonIsOneObjectPerLineWithTimeLevelComponentMessage) {
     set_format(Format::json);
     error("plugin:docker", "docker said: {}", "line one\nline two \"quoted\"");

@@ -268,6 +268,77 @@ TEST(C14_Submit, AnAcceptableRequestIsStillAccepted) {
     EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 1u);
 }
 
+// ---- Inputs at the edges: submit refuses what the run would (docs/design.md §7.5) ----
+
+TEST(C14_Submit, AMountOverTheBoxUsersFilesOrHomeIsRefused) {
+    PolicySetup s;
+    for (const char* target : {"/etc/passwd", "/etc/group", "/home/radial", "/home/radial/",
+                               "/home/x/../radial", "/home/radial/.codex"})
+        expect_submit_refused(s, request(mount(s.ws(), target)),
+                              "which radiald gives the box user");
+    // Beside them is still fine.
+    auto r = s.submit_raw(request(mount(s.ws(), "/home/radial/cache")));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(C14_Submit, AnUpperCaseRepositoryNameIsRefused) {
+    PolicySetup s;
+    for (const char* image : {"Radial/busybox:latest", "Localhost/busybox", "radial/BusyBox"})
+        expect_submit_refused(s, request("", image), "is not a valid image reference");
+    // A registry host is case-insensitive: the engine takes these, and so does submit.
+    for (const char* image : {"Registry.Example.com/radial/busybox", "localhost/busybox"}) {
+        auto r = s.submit_raw(request("", image));
+        EXPECT_EQ(r.exit_code, 0) << image << r.err;
+    }
+}
+
+TEST(C14_Turn, AnUpperCaseRepositoryNameIsRefused) {
+    PolicySetup s;
+    expect_turn_refused(s, s.turn({"--image", "Radial/busybox:latest"}),
+                        "image 'Radial/busybox:latest' is not a valid image reference");
+}
+
+TEST(EdgeInputs, ATimeoutPastTheLimitIsRefusedNamingKeyAndLimit) {
+    PolicySetup s;
+    expect_submit_refused(s, request("timeout = \"2600000000000h\"\n"),
+                          "timeout: must be a duration from 1ms to 720h");
+    expect_submit_refused(s, request("timeout = \"721h\"\n"), "is more than the limit of 720h");
+    expect_turn_refused(s, s.turn({"--image", "img", "--timeout", "2600000000000h"}),
+                        "--timeout must be a duration from 1ms to 720h, such as 90s, 5m or 1500ms; "
+                        "'2600000000000h' is more than the limit of 720h");
+    expect_turn_refused(s, s.turn({"--image", "img", "--timeout", "99999999999999999999ms"}),
+                        "--timeout must be a duration from 1ms to 720h");
+    auto ok = s.turn({"--image", "img", "--timeout", "720h"});
+    EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// Bytes that are not UTF-8 in any text of a request are refused naming the argument, never an
+// internal error (docs/design.md §7.5).
+TEST(EdgeInputs, BytesThatAreNotUtf8AreRefusedNamingTheArgument) {
+    PolicySetup s;
+    const std::string bad =
+        "a\xff\xfe"
+        "b";
+    auto expect = [&](const test::ProcessResult& r, const std::string& fragment) {
+        expect_turn_refused(s, r, fragment + " is not valid UTF-8 (byte 0xff at offset ");
+        EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
+        EXPECT_THAT(r.err, Not(HasSubstr("json.exception")));
+    };
+    expect(s.turn({"--image", "img"}, {"echo", bad}), "argv[1]");
+    expect(s.turn({"--image", "img", "--env", "X=" + bad}), "env.X");
+    {
+        std::vector<std::string> a{
+            RADIALD_PATH,  "turn",    "--config", s.config(), "--turn-id",
+            "policy-turn", "--image", "img",      "--secret", "RADIAL_BAD_SECRET",
+            "--",          "echo",    "hi"};
+        auto r = test::run_process(a, {{"RADIAL_BAD_SECRET", "secret-" + bad}}, 60s);
+        expect(r, "the value of secret RADIAL_BAD_SECRET");
+        EXPECT_THAT(r.err, Not(HasSubstr(bad))) << "a secret's value is never quoted";
+    }
+    fs::create_directory(s.ws() + "/" + bad);
+    expect(s.turn({"--image", "img", "--workspace", s.ws() + "/" + bad}), "workspace");
+}
+
 // ---- C-14, the daemon checks again when it claims ----
 
 TEST(C14_Run, ARequestChangedAfterSubmitIsRefusedWhenClaimed) {
@@ -457,6 +528,8 @@ TEST(C15_Daemon, SigtermDuringAHungStartupReconciliationStopsWithinTheGrace) {
     std::atomic<bool> listed{false};
     test::FakeEngine engine([&](const std::string&, const std::string& path) {
         if (path == "/_ping") return test::ping_answer("1.41");
+        // Startup asks whether the engine remaps user namespaces (docs/design.md §8.8).
+        if (path.ends_with("/info")) return test::EngineAnswer{200, R"({"SecurityOptions":[]})"};
         listed = true;
         return test::EngineAnswer{0, "", true};
     });

@@ -1,13 +1,17 @@
 // The spool in process (C-15): only regular files radiald's uid owns are read; anything else in
 // queue/ is moved to rejected/ without being opened or followed.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include "../../support/temp_dir.h"
 #include "daemon/spool.h"
+#include "log/logger.h"
 
 namespace radial::daemon {
 namespace {
@@ -47,6 +51,69 @@ TEST(C15_SpoolGuard, ListMovesWhatRadialdDidNotWriteAside) {
     ASSERT_EQ(::mkfifo(s.request_path("fifo").c_str(), 0600), 0);
     EXPECT_EQ(s.list(), std::vector<std::string>{"good"});
     EXPECT_TRUE(fs::is_fifo(fs::symlink_status(rejected + "/fifo.json.1")));
+}
+
+// The log lines the spool writes while `f` runs.
+template <class F>
+std::vector<std::string> logged(F&& f) {
+    std::vector<std::string> lines;
+    log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
+    f();
+    log::set_sink({});
+    return lines;
+}
+
+bool any_line_has(const std::vector<std::string>& lines, const std::string& what) {
+    for (const auto& l : lines)
+        if (l.find(what) != std::string::npos) return true;
+    return false;
+}
+
+TEST(C15_SpoolGuard, AHardLinkPlantedInTheQueueIsMovedAsideAndLogged) {
+    test::TempDir d;
+    Spool s(d.path());
+    s.ensure_dirs();
+    // A valid request elsewhere (on the same file system), given a second name in the queue.
+    test::TempDir elsewhere;
+    Spool other(elsewhere.path());
+    ASSERT_TRUE(other.enqueue(request("linked")));
+    ASSERT_EQ(::link(other.request_path("linked").c_str(), s.request_path("linked").c_str()), 0);
+    ASSERT_TRUE(s.enqueue(request("good")));
+
+    std::vector<std::string> ids;
+    auto lines = logged([&] { ids = s.list(); });
+    EXPECT_EQ(ids, std::vector<std::string>{"good"});
+    EXPECT_TRUE(fs::exists(d / "spool/rejected/linked.json"));
+    EXPECT_FALSE(fs::exists(fs::symlink_status(s.request_path("linked"))));
+    EXPECT_TRUE(any_line_has(lines, "hard link")) << ::testing::PrintToString(lines);
+    // Planted between the listing and the claim: load refuses it too.
+    ASSERT_EQ(::link(other.request_path("linked").c_str(), s.request_path("late").c_str()), 0);
+    std::optional<SpooledRequest> loaded;
+    lines = logged([&] { loaded = s.load("late"); });
+    EXPECT_FALSE(loaded.has_value());
+    EXPECT_TRUE(fs::exists(d / "spool/rejected/late.json"));
+    EXPECT_TRUE(any_line_has(lines, "hard link")) << ::testing::PrintToString(lines);
+    // The file the links named is untouched (its other names are in rejected/ now).
+    EXPECT_EQ(test::read_file(other.request_path("linked")).empty(), false);
+    EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(other.request_path("linked"))));
+}
+
+TEST(C15_SpoolGuard, AFileNotNamedForATurnIdIsMovedAsideAndLogged) {
+    test::TempDir d;
+    Spool s(d.path());
+    s.ensure_dirs();
+    ASSERT_TRUE(s.enqueue(request("good")));
+    for (const char* name : {"Bad_Id.json", "notes.txt", ".hidden.json", "x.json.tmp"})
+        std::ofstream(s.queue_dir() + "/" + name) << "{}";
+    std::vector<std::string> ids;
+    auto lines = logged([&] { ids = s.list(); });
+    EXPECT_EQ(ids, std::vector<std::string>{"good"});
+    for (const char* name : {"Bad_Id.json", "notes.txt", ".hidden.json", "x.json.tmp"}) {
+        EXPECT_TRUE(fs::exists(d / (std::string("spool/rejected/") + name))) << name;
+        EXPECT_TRUE(any_line_has(lines, fmt::format("named '{}'", name)))
+            << name << ::testing::PrintToString(lines);
+    }
+    EXPECT_EQ(s.list(), std::vector<std::string>{"good"});
 }
 
 TEST(C15_SpoolGuard, LoadNeverFollowsASymlinkNorWaitsOnAFifo) {

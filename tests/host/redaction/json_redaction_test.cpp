@@ -42,6 +42,14 @@ TEST(JsonRedaction, ASecretOfDigitsInsideANumberIsMaskedAndTheRecordStillParses)
     EXPECT_LT(stored.find("\"n\""), stored.find("\"list\""));
 }
 
+// A record rewritten to mask a secret keeps a posted -0 as -0 (docs/design.md §9.5).
+TEST(JsonRedaction, ANegativeZeroSurvivesARedactedRecord) {
+    const Redactor r = redactor_for("hunter2-secret");
+    const std::string out = redact_json(r, R"({"k":"hunter2-secret","z":-0,"n":[-0,0]})");
+    EXPECT_THAT(out, Not(HasSubstr("hunter2-secret")));
+    EXPECT_THAT(out, HasSubstr(R"(,"z":-0,"n":[-0,0]})")) << out;
+}
+
 TEST(JsonRedaction, StringsAndKeysAreRedactedInsideTheirQuotes) {
     const Redactor r = redactor_for("hunter2hunter2");
     const std::string stored = redact_json(

@@ -74,6 +74,18 @@ TEST_F(RecordRequestHandler, NullPayloadIsStillAPayload) {
     EXPECT_EQ(records_[0].second, "null");
 }
 
+// A posted -0 is stored as posted (docs/design.md §9.5): the parser reads it as a signed zero,
+// which nlohmann's writer would print as 0. Every other number keeps its stored form.
+TEST_F(RecordRequestHandler, ANegativeZeroIsStoredAsPosted) {
+    auto r = handle(post(R"({"type":"turn.result","payload":-0})"));
+    EXPECT_EQ(r.response.result(), http::status::created);
+    r = handle(post(R"({"type":"turn.result","payload":{"a":[-0,0,-0.0,0.0,-1,1e2],"-0":-0}})"));
+    EXPECT_EQ(r.response.result(), http::status::created);
+    ASSERT_EQ(records_.size(), 2u);
+    EXPECT_EQ(records_[0].second, "-0");
+    EXPECT_EQ(records_[1].second, R"({"a":[-0,0,-0.0,0.0,-1,100.0],"-0":-0})");
+}
+
 TEST_F(RecordRequestHandler, BearerSchemeIsCaseInsensitive) {
     EXPECT_EQ(
         handle(post(R"({"type":"turn.result","payload":1})", "bearer " + kToken)).response.result(),
@@ -222,7 +234,7 @@ TEST_F(RecordRequestHandler, AcceptedPayloadIsTheValuePostedInItsOrder) {
         {R"({"b":1,"a":2,"c":{"z":0,"y":1}})", R"({"b":1,"a":2,"c":{"z":0,"y":1}})"},
         {"18446744073709551615", "18446744073709551615"},
         {"-9223372036854775808", "-9223372036854775808"},
-        {"[0.1, 1.10, 1E2, 2.5e-3, -0.0, 0, -0, 1e22]", "[0.1,1.1,100.0,0.0025,-0.0,0,0,1e+22]"},
+        {"[0.1, 1.10, 1E2, 2.5e-3, -0.0, 0, -0, 1e22]", "[0.1,1.1,100.0,0.0025,-0.0,0,-0,1e+22]"},
         {R"(["\u00e9\n", "\/"])", "[\"\u00e9\\n\",\"/\"]"},
     };
     for (const auto& [payload, stored] : cases) {

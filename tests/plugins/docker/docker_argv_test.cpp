@@ -341,6 +341,47 @@ TEST(docker_argv, OnlyNumericNonRootUidAndGidAreAccepted) {
     EXPECT_NO_THROW(docker_create_body(s, {}));
 }
 
+// A root in a user namespace of its own (docs/design.md §8.8): exactly "0:0", and only once the
+// engine was found remapping; every other spelling of root stays refused, and the home tmpfs is
+// that root's.
+TEST(docker_argv, RootIsAcceptedOnlyAsZeroZeroOnAnEngineThatRemaps) {
+    ContainerSpec s = typical_spec();
+    s.user = "0:0";
+    s.tmpfs.push_back({"/home/radial", 1 << 20});
+    EXPECT_NE(refusal(s, "user").find("--userns-remap"), std::string::npos);
+    const json body = docker_create_body(s, {}, {}, /*namespaced_root=*/true);
+    EXPECT_EQ(body["User"], "0:0");
+    EXPECT_NE(body["HostConfig"]["Tmpfs"]["/home/radial"].get<std::string>().find(",uid=0,gid=0,"),
+              std::string::npos);
+    for (const char* root : {"0", "00:0", "0:00", "+0:0", "0:1", "1:0", "root:root", "0:0 "}) {
+        ContainerSpec r = typical_spec();
+        r.user = root;
+        EXPECT_THROW(docker_create_body(r, {}, {}, true), radial::plugin::Error) << root;
+        EXPECT_EQ(parse_box_user(root, true), std::nullopt) << root;
+    }
+    EXPECT_EQ(parse_box_user("0:0", true), (BoxUser{0, 0}));
+    EXPECT_EQ(parse_box_user("0:0"), std::nullopt);
+}
+
+// GET /info of a remapped engine names "name=userns" and keeps its data in <root>/<uid>.<gid>.
+TEST(docker_argv, TheRemappedRootIsReadFromTheEnginesInfo) {
+    auto info = [](json options, json dir) {
+        return json{{"SecurityOptions", std::move(options)}, {"DockerRootDir", std::move(dir)}};
+    };
+    const json userns = json::array({"name=seccomp,profile=default", "name=userns"});
+    EXPECT_EQ(parse_userns_root(info(userns, "/var/lib/docker/100000.100000")),
+              (UsernsRoot{100000, 100000}));
+    EXPECT_EQ(parse_userns_root(info(userns, "/d/231072.231073/")), (UsernsRoot{231072, 231073}));
+    // Not remapped, or a root dir that does not say the ids: no namespaced root.
+    EXPECT_EQ(parse_userns_root(info(json::array({"name=seccomp"}), "/var/lib/docker/1.1")),
+              std::nullopt);
+    for (const char* dir : {"/var/lib/docker", "/d/0.0", "/d/100000.0", "/d/x.1", "/d/1.", "/d/.1",
+                            "/d/99999999999.1", "/d/1.2.3", "/d/-1.5", ""})
+        EXPECT_EQ(parse_userns_root(info(userns, dir)), std::nullopt) << dir;
+    EXPECT_EQ(parse_userns_root(json{{"SecurityOptions", "name=userns"}}), std::nullopt);
+    EXPECT_EQ(parse_userns_root(json::array()), std::nullopt);
+}
+
 TEST(docker_argv, TheSettingsUserIsCheckedToo) {
     DockerSettings settings;
     settings.user = "+0";

@@ -104,8 +104,16 @@ TEST(docker_settings, RootOrNonNumericUserIsRefusedNamingTheKey) {
     const std::pair<const char*, std::string> refused[] = {
         {"root", name},
         {"nobody", name},
-        {"0:0", " is root (uid 0), and a box never runs as root" + fix},
-        {"00:1000", " is root (uid 0), and a box never runs as root" + fix},
+        {"0:0",
+         " is root (uid 0), and a box never runs as the host's root (only as root in a user "
+         "namespace of its own, on an engine started with --userns-remap: docs/design.md "
+         "§8.8)" +
+             fix},
+        {"00:1000",
+         " is root (uid 0), and a box never runs as the host's root (only as root in a user "
+         "namespace of its own, on an engine started with --userns-remap: docs/design.md "
+         "§8.8)" +
+             fix},
         {"+0", sign},
         {"+0:+0", sign},
         {"1000:0",

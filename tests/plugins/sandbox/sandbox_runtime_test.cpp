@@ -90,7 +90,7 @@ TEST(sandbox_runtime, AWholeTurnCallsSbxInTheDesignedOrderAndStreamsTheExec) {
     radial_output_sink sink = sink_for(c);
     radial::plugin::Output out(&sink);
     radial::plugin::RunResult r = f.rt->run(s, out);
-    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES), RADIAL_RUN_EXITED);
     EXPECT_EQ(r.exit_code, 4);
     EXPECT_EQ(c.out, "out-1\nsk-live-0123456789");
     EXPECT_EQ(c.err, "err-1\n");
@@ -121,7 +121,7 @@ TEST(sandbox_runtime, ARuleAlreadyGoneIsFineAndTheSandboxIsStillRemoved) {
     s.host_ports = {40200};
     radial::plugin::Output out(nullptr);
     radial::plugin::RunResult r = f.rt->run(s, out);
-    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES), RADIAL_RUN_EXITED);
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_EQ(f.sbx->calls("policy rm").size(), 1u);
     EXPECT_EQ(f.steps().back(), (Args{"rm", "--no-input", "--force", "radial-turn-a-20"}));
@@ -136,7 +136,7 @@ TEST(sandbox_runtime, AFailingRevokeDoesNotFailTheTurnAndTheSandboxIsStillRemove
     s.host_ports = {40201};
     radial::plugin::Output out(nullptr);
     radial::plugin::RunResult r = f.rt->run(s, out);
-    EXPECT_EQ(r.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES), RADIAL_RUN_EXITED);
     EXPECT_EQ(r.exit_code, 5);
     EXPECT_EQ(f.steps().back(), (Args{"rm", "--no-input", "--force", "radial-turn-a-21"}));
 }
@@ -149,7 +149,7 @@ TEST(sandbox_runtime, ATimedOutRunRevokesItsGrantToo) {
     s.timeout_ms = 300;
     radial::plugin::Output out(nullptr);
     radial::plugin::RunResult r = f.rt->run(s, out);
-    EXPECT_EQ(r.flags, RADIAL_RUN_TIMED_OUT);
+    EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES), RADIAL_RUN_TIMED_OUT);
     EXPECT_EQ(f.sbx->calls("policy rm"),
               (std::vector<Args>{{"policy", "rm", "network", "--no-input", "--sandbox",
                                   "radial-turn-a-22", "--resource", "localhost:40202"}}));
@@ -270,7 +270,7 @@ TEST(sandbox_runtime, KillFromInsideTheOutputCallbackDoesNotDeadlock) {
     radial::plugin::RunResult r =
         f.rt->run(spec("radial-turn-a-13", {"sh", "-c", "echo first; exec sleep 30"}), out);
     EXPECT_LT(Clock::now() - start, 3s);
-    EXPECT_EQ(r.flags, RADIAL_RUN_KILLED);
+    EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES), RADIAL_RUN_KILLED);
     EXPECT_EQ(ctx.chunks, 1);
 }
 
@@ -287,7 +287,7 @@ TEST(sandbox_runtime, KillDuringCreateInterruptsItAndRemoves) {
     f.rt->kill("radial-turn-a-5"); // waits for the run's teardown
     EXPECT_LT(Clock::now() - start, 3s);
     runner.join();
-    EXPECT_EQ(r.flags, RADIAL_RUN_KILLED);
+    EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES), RADIAL_RUN_KILLED);
     EXPECT_GE(f.sbx->calls("rm").size(), 2u) << "kill's own rm and the run's";
     EXPECT_TRUE(f.sbx->calls("exec").empty());
 }
@@ -300,7 +300,7 @@ TEST(sandbox_runtime, TimeoutDuringExecRemovesTheSandboxThenKillsTheClient) {
     auto start = Clock::now();
     radial::plugin::RunResult r = f.rt->run(s, out);
     EXPECT_LT(Clock::now() - start, 3s);
-    EXPECT_EQ(r.flags, RADIAL_RUN_TIMED_OUT);
+    EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES), RADIAL_RUN_TIMED_OUT);
     EXPECT_EQ(f.sbx->calls("rm").size(), 1u) << "removed while ending, not again";
 }
 
@@ -316,7 +316,7 @@ TEST(sandbox_runtime, KillDuringExecFromAnotherThread) {
     f.rt->kill("radial-turn-a-7");
     EXPECT_LT(Clock::now() - start, 3s);
     runner.join();
-    EXPECT_EQ(r.flags, RADIAL_RUN_KILLED);
+    EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES), RADIAL_RUN_KILLED);
 }
 
 TEST(sandbox_runtime, AnOutputSinkThatAsksToStopEndsTheRun) {
@@ -327,7 +327,8 @@ TEST(sandbox_runtime, AnOutputSinkThatAsksToStopEndsTheRun) {
     radial::plugin::Output out(&sink);
     radial::plugin::RunResult r =
         f.rt->run(spec("radial-turn-a-8", {"sh", "-c", "echo first; exec sleep 30"}), out);
-    EXPECT_EQ(r.flags, RADIAL_RUN_KILLED | RADIAL_RUN_OUTPUT_ABORTED);
+    EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES),
+              RADIAL_RUN_KILLED | RADIAL_RUN_OUTPUT_ABORTED);
     EXPECT_EQ(c.chunks, 1);
     EXPECT_EQ(f.sbx->calls("rm").size(), 1u);
 }
@@ -359,7 +360,7 @@ TEST(sandbox_runtime, AKillBeforeTheRunStartsCreatesNothing) {
     active.request_kill();
     radial::plugin::Output out(nullptr);
     radial::plugin::RunResult r = run_sandbox(cli, radial::plugin::Host(), spec("b"), out, active);
-    EXPECT_EQ(r.flags, RADIAL_RUN_KILLED);
+    EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES), RADIAL_RUN_KILLED);
     EXPECT_TRUE(f.sbx->calls().empty());
 }
 

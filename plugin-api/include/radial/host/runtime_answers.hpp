@@ -66,6 +66,9 @@ struct RunOutcome {
     std::int32_t exit_code = 0;
     std::int32_t term_signal = 0;
     std::uint64_t duration_ms = 0;
+    // With RADIAL_RUN_PHASE_TIMES: the box's create and removal, in milliseconds.
+    std::uint64_t create_ms = 0;
+    std::uint64_t remove_ms = 0;
 };
 
 // What a box of one label became (radial_box_state, ABI 1.1). `supported` is false when the plugin

@@ -202,7 +202,8 @@ public:
         result.struct_size = sizeof(result);
         std::int32_t status = state_->d->run(state_->rt, c.get(), &osink, &result, &esink);
         if (status != RADIAL_OK) err.raise(status, "run");
-        return RunOutcome{result.flags, result.exit_code, result.term_signal, result.duration_ms};
+        return RunOutcome{result.flags,       result.exit_code, result.term_signal,
+                          result.duration_ms, result.create_ms, result.remove_ms};
     }
 
     // Labels of every box whose label starts with exactly `prefix` (reconciliation). Throws
@@ -440,6 +441,7 @@ private:
     RuntimeClient() = default;
     std::shared_ptr<State> state_;
     friend class SessionClient; // the session extension's calls, beside these
+    friend class BoxRootClient; // the box-root extension's call
 };
 
 } // namespace radial::host

@@ -57,7 +57,8 @@ public:
         result.struct_size = sizeof(result);
         std::int32_t status = ext_->exec(state_->rt, c.get(), &osink, &result, &esink);
         if (status != RADIAL_OK) err.raise(status, "session exec");
-        return RunOutcome{result.flags, result.exit_code, result.term_signal, result.duration_ms};
+        return RunOutcome{result.flags,       result.exit_code, result.term_signal,
+                          result.duration_ms, result.create_ms, result.remove_ms};
     }
 
     // No box labelled `label` remains afterwards.

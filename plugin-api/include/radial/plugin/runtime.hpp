@@ -107,13 +107,15 @@ public:
     std::optional<std::uint64_t> size_bytes(std::string_view key) {
         return number(
             key, "a size such as \"512m\" or \"2g\", or a number of bytes",
-            [](std::string_view s) { return units::parse_size_bytes(s); }, 1);
+            [](std::string_view s) { return units::parse_size_bytes(s); }, 1, units::kMaxSizeBytes,
+            units::kMaxSizeText);
     }
     // A duration: a string such as "90s" / "1500ms", or an integer number of milliseconds.
     std::optional<std::uint64_t> duration_ms(std::string_view key) {
         return number(
             key, "a duration such as \"90s\" or \"1500ms\", or a number of milliseconds",
-            [](std::string_view s) { return units::parse_duration_ms(s); }, 1);
+            [](std::string_view s) { return units::parse_duration_ms(s); }, 1,
+            units::kMaxDurationMs, units::kMaxDurationText);
     }
     // A CPU count: a string such as "0.5", an integer or a float, in thousandths of a CPU. A count
     // that is not finite or above 1e6 CPUs is RADIAL_E_INVALID, like any other non-count: the
@@ -160,9 +162,13 @@ private:
             throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
         return e;
     }
+    // A positive number as a string `parse` reads or an integer in `int_unit`s; above `max` (named
+    // by `max_text`) is refused naming the limit (docs/design.md §7.3).
     template <class Parse>
     std::optional<std::uint64_t> number(std::string_view key, const char* what, Parse parse,
-                                        std::uint64_t int_unit) {
+                                        std::uint64_t int_unit,
+                                        std::uint64_t max = ~std::uint64_t{0},
+                                        const char* max_text = nullptr) {
         known_.insert(std::string(key));
         const auto* e = lookup(key);
         if (e == nullptr) return std::nullopt;
@@ -173,6 +179,12 @@ private:
             v = parse(to_view(e->string_value));
         if (!v || *v == 0)
             throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
+        if (*v > max || (e->kind == RADIAL_CONFIG_INT &&
+                         static_cast<std::uint64_t>(e->int_value) > max / int_unit))
+            throw Error(RADIAL_E_INVALID, std::string(key),
+                        std::string(key) + " is more than the limit of " +
+                            (max_text != nullptr ? std::string(max_text) : std::to_string(max)) +
+                            "; it must be " + what + " of at most that");
         return v;
     }
 
@@ -261,6 +273,9 @@ struct RunResult {
     std::int32_t exit_code = 0;
     std::int32_t term_signal = 0;
     std::uint64_t duration_ms = 0;
+    // With RADIAL_RUN_PHASE_TIMES in flags: making the box before its command, removing it after.
+    std::uint64_t create_ms = 0;
+    std::uint64_t remove_ms = 0;
 };
 
 // What a box of one label became (radial_box_state, ABI 1.1): RADIAL_BOX_*, and with
@@ -428,6 +443,11 @@ inline void put_result(const RunResult& r, radial_run_result* result) noexcept {
     c.exit_code = r.exit_code;
     c.term_signal = r.term_signal;
     c.duration_ms = r.duration_ms;
+    c.create_ms = r.create_ms;
+    c.remove_ms = r.remove_ms;
+    // A host too old to hold the times must not be told they are there.
+    if (!RADIAL_HAS_FIELD(result, radial_run_result, remove_ms))
+        c.flags &= ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES);
     copy_to_host(c, result);
 }
 

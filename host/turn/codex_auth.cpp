@@ -1,0 +1,215 @@
+// host/turn/codex_auth.cpp — see codex_auth.h.
+#include "turn/codex_auth.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <radial/internal/unique_fd.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "log/logger.h"
+
+namespace radial::turn {
+namespace fs = std::filesystem;
+
+namespace {
+
+// A Codex auth file is a few KiB; anything near this is not one.
+constexpr std::size_t kMaxAuthBytes = 1 << 20;
+
+// The file the operator's path names, links resolved: a link to the real file stays a link.
+std::string resolved(const std::string& path) {
+    std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
+    return real ? std::string(real.get()) : path;
+}
+
+// Holds flock(how) on the directory of `file` for its lifetime.
+class DirLock {
+public:
+    DirLock(const std::string& file, int how)
+        : fd_(::open(fs::path(file).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+        if (!fd_) {
+            error_ = std::strerror(errno);
+            return;
+        }
+        while (::flock(fd_.get(), how) != 0)
+            if (errno != EINTR) {
+                error_ = std::strerror(errno);
+                return;
+            }
+    }
+    const std::string& error() const noexcept { return error_; }
+
+private:
+    internal::UniqueFd fd_;
+    std::string error_;
+};
+
+// Reads all of `fd`, at most kMaxAuthBytes; false when it is longer or a read fails.
+bool read_all(int fd, std::string& out) {
+    char buf[16384];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return false;
+        if (n == 0) return true;
+        out.append(buf, static_cast<std::size_t>(n));
+        if (out.size() > kMaxAuthBytes) return false;
+    }
+}
+
+bool write_all(int fd, std::string_view s) {
+    while (!s.empty()) {
+        const ssize_t n = ::write(fd, s.data(), s.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        s.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+// The box's auth.json, read as a file the box user wrote and nothing else: no link followed, no
+// fifo waited on, no second name of a host file. Empty with `why` set when it is none of that.
+std::optional<std::string> read_box_file(const std::string& dir, uid_t box_uid, std::string& why) {
+    internal::UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    internal::UniqueFd fd(dfd ? ::openat(dfd.get(), "auth.json",
+                                         O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+                              : -1);
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) != 0) {
+        why = errno == ELOOP ? "it is a symlink" : std::strerror(errno);
+        return std::nullopt;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != box_uid) {
+        why = fmt::format(
+            "it is not a regular file of the box user's with one name (mode {:o}, "
+            "uid {}, {} links)",
+            st.st_mode, st.st_uid, st.st_nlink);
+        return std::nullopt;
+    }
+    std::string text;
+    if (!read_all(fd.get(), text)) {
+        why = fmt::format("it could not be read, or is over {} bytes", kMaxAuthBytes);
+        return std::nullopt;
+    }
+    return text;
+}
+
+// Replaces `dest` with `text`: a temporary file beside it, given dest's owner and mode, fsynced,
+// renamed over it, the directory fsynced. Empty on success, else why.
+std::string replace_keeping_owner(const std::string& dest, std::string_view text) {
+    struct stat st {};
+    if (::stat(dest.c_str(), &st) != 0) return std::strerror(errno);
+    std::string tmp = (fs::path(dest).parent_path() / ".auth.json.radial-XXXXXX").string();
+    internal::UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+    if (!fd) return fmt::format("creating a temporary file beside it: {}", std::strerror(errno));
+    const bool ok = ::fchown(fd.get(), st.st_uid, st.st_gid) == 0 &&
+                    ::fchmod(fd.get(), st.st_mode & 07777) == 0 && write_all(fd.get(), text) &&
+                    ::fsync(fd.get()) == 0;
+    const int err = errno;
+    fd.reset();
+    if (!ok || ::rename(tmp.c_str(), dest.c_str()) != 0) {
+        const int why = ok ? errno : err;
+        ::unlink(tmp.c_str());
+        return fmt::format("writing '{}': {}", tmp, std::strerror(why));
+    }
+    internal::UniqueFd dir(
+        ::open(fs::path(dest).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir || ::fsync(dir.get()) != 0)
+        return fmt::format("syncing its directory: {}", std::strerror(errno));
+    return {};
+}
+
+// The operator's file, read by a caller that holds the lock. Empty with `error` set on failure.
+std::optional<std::string> read_operator_file(const std::string& path, const std::string& file,
+                                              std::string& error) {
+    internal::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    std::string text;
+    if (!fd || !read_all(fd.get(), text)) {
+        error = fmt::format(
+            "run.codexAuth: reading the Codex credentials file '{}' failed: {}; check "
+            "run.codexAuthFile",
+            path, fd ? "it is over 1 MiB or a read failed" : std::strerror(errno));
+        return std::nullopt;
+    }
+    return text;
+}
+
+} // namespace
+
+std::optional<std::string> read_codex_auth(const std::string& path, std::string& error) {
+    const std::string file = resolved(path);
+    DirLock lock(file, LOCK_SH);
+    if (!lock.error().empty()) {
+        error = fmt::format(
+            "run.codexAuth: locking the directory of '{}' failed: {}; check "
+            "run.codexAuthFile",
+            path, lock.error());
+        return std::nullopt;
+    }
+    return read_operator_file(path, file, error);
+}
+
+bool valid_codex_auth(std::string_view text) {
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) return false;
+    const auto tokens = j.find("tokens");
+    const auto key = j.find("OPENAI_API_KEY");
+    return (tokens != j.end() && tokens->is_object()) || (key != j.end() && key->is_string());
+}
+
+CodexWriteBackResult write_back_codex_auth(const std::string& box_codex_dir, uid_t box_uid,
+                                           const std::string& path, std::string_view given) {
+    std::string why;
+    const auto box = read_box_file(box_codex_dir, box_uid, why);
+    if (!box) return {CodexWriteBack::invalid, "the box's auth.json was not taken: " + why};
+    if (*box == given) return {CodexWriteBack::unchanged, {}};
+    if (!valid_codex_auth(*box))
+        return {CodexWriteBack::invalid,
+                "the box's auth.json is not a Codex auth file (a JSON object with \"tokens\" or "
+                "\"OPENAI_API_KEY\")"};
+    const std::string file = resolved(path);
+    DirLock lock(file, LOCK_EX);
+    if (!lock.error().empty())
+        return {CodexWriteBack::failed, "locking its directory: " + lock.error()};
+    std::string now_error;
+    const auto now = read_operator_file(path, file, now_error);
+    if (!now) return {CodexWriteBack::failed, now_error};
+    if (*now != given)
+        return {CodexWriteBack::conflict,
+                "the file changed while the turn ran (another turn's rotation, or the "
+                "operator's login), and is kept"};
+    if (std::string failed = replace_keeping_owner(file, *box); !failed.empty())
+        return {CodexWriteBack::failed, failed};
+    return {CodexWriteBack::written, {}};
+}
+
+void log_codex_write_back(const std::string& turn_id, const CodexWriteBackResult& r) {
+    switch (r.outcome) {
+        case CodexWriteBack::unchanged: return;
+        case CodexWriteBack::written:
+            log::info("turn",
+                      "turn {}: run.codexAuth: the credentials the box rotated were written back "
+                      "to the operator's file",
+                      turn_id);
+            return;
+        case CodexWriteBack::invalid:
+        case CodexWriteBack::conflict:
+        case CodexWriteBack::failed:
+            log::warn("turn",
+                      "turn {}: run.codexAuth: the operator's credentials file was not updated: "
+                      "{}",
+                      turn_id, r.detail);
+            return;
+    }
+}
+
+} // namespace radial::turn

@@ -1,0 +1,54 @@
+// host/turn/codex_auth.h — managed Codex auth's file on the host (run.codexAuth, docs/design.md
+// §8.7): read for each turn, and the credentials a harness rotated in the box's scratch home
+// written back when the turn ends, so the next turn starts from the newest refresh token.
+//
+// Both hold a lock on the operator's file's directory (flock): a write-back is never interleaved
+// with another turn reading the file or writing its own back. A write-back replaces the file only
+// if the box changed it, the new file is a Codex auth file, and the operator's file still holds
+// what this turn was given (compare and swap): a turn never undoes a newer rotation.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace radial::turn {
+
+// The operator's credentials file's contents, read under the directory's shared lock; nullopt
+// with `error` set (naming the path and the cause) when it cannot be read. [thread-safe]
+std::optional<std::string> read_codex_auth(const std::string& path, std::string& error);
+
+// Whether `text` is a Codex auth file: a JSON object holding a "tokens" object or an
+// "OPENAI_API_KEY" string. [thread-safe]
+bool valid_codex_auth(std::string_view text);
+
+// What write_back_codex_auth did.
+enum class CodexWriteBack {
+    unchanged, // the box left the file as it was given
+    written,   // the operator's file now holds the box's
+    invalid,   // the box's file is gone, not a regular file of the box user's, or not valid
+    conflict,  // the operator's file changed during the turn: kept, the box's dropped
+    failed,    // reading or writing the operator's file failed
+};
+
+struct CodexWriteBackResult {
+    CodexWriteBack outcome = CodexWriteBack::unchanged;
+    std::string detail; // why, for the log: never the file's contents
+};
+
+// After the box is gone: reads auth.json from `box_codex_dir` (the host side of the box's
+// ~/.codex) without following links, and when it differs from `given` (what the turn copied in),
+// is a regular file of `box_uid`'s of at most 1 MiB with one name, and is valid_codex_auth,
+// replaces the operator's file at `path` with it atomically (a temporary file beside it with the
+// file's owner and mode, fsynced, renamed over it, the directory fsynced) — under the exclusive
+// lock, and only if the file still holds `given`. [thread-safe]
+CodexWriteBackResult write_back_codex_auth(const std::string& box_codex_dir, uid_t box_uid,
+                                           const std::string& path, std::string_view given);
+
+// One log line for `r` about turn `turn_id`: info when written, a warning when the box's file was
+// not taken or the operator's kept, nothing when unchanged. Never the contents. [thread-safe]
+void log_codex_write_back(const std::string& turn_id, const CodexWriteBackResult& r);
+
+} // namespace radial::turn

@@ -1,0 +1,165 @@
+// Managed Codex auth keeps rotated credentials (docs/design.md §8.7): what a harness rotated in the
+// box's scratch home reaches the operator's file when the turn ends — atomically, only if it
+// changed, only a valid file, and never over a newer rotation.
+#include "turn/codex_auth.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "../../support/temp_dir.h"
+
+namespace radial::turn {
+namespace {
+namespace fs = std::filesystem;
+
+constexpr uid_t kBoxUid = 2000000123;
+const std::string kGiven = R"({"tokens":{"refresh_token":"rt-1","access_token":"at-1"}})";
+const std::string kRotated = R"({"tokens":{"refresh_token":"rt-2","access_token":"at-2"}})";
+
+// The operator's file (owned by uid 4242, mode 0600) and the host side of a box's ~/.codex.
+struct Fixture {
+    test::TempDir dir{"radial-codex"};
+    std::string operator_file = dir.write("auth.json", kGiven);
+    std::string box_dir = dir / "box";
+
+    Fixture() {
+        EXPECT_EQ(::chown(operator_file.c_str(), 4242, 4242), 0);
+        EXPECT_EQ(::chmod(operator_file.c_str(), 0600), 0);
+        fs::create_directory(box_dir);
+        box_writes(kGiven);
+    }
+    // The box user writes `text` as its auth.json, as a harness's atomic save does.
+    void box_writes(const std::string& text) const {
+        const std::string tmp = box_dir + "/.tmp";
+        std::ofstream(tmp) << text;
+        EXPECT_EQ(::chown(tmp.c_str(), kBoxUid, kBoxUid), 0);
+        fs::rename(tmp, box_dir + "/auth.json");
+    }
+    CodexWriteBackResult write_back() const {
+        return write_back_codex_auth(box_dir, kBoxUid, operator_file, kGiven);
+    }
+};
+
+TEST(CodexAuthWriteBack, ARotatedFileReachesTheOperatorsFileWithItsOwnerAndMode) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (files of other uids)";
+    Fixture f;
+    f.box_writes(kRotated);
+    const auto r = f.write_back();
+    EXPECT_EQ(r.outcome, CodexWriteBack::written) << r.detail;
+    EXPECT_EQ(test::read_file(f.operator_file), kRotated);
+    struct stat st {};
+    ASSERT_EQ(::stat(f.operator_file.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 4242u);
+    EXPECT_EQ(st.st_gid, 4242u);
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    // Nothing left beside it: the temporary file was renamed into place.
+    std::size_t entries = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(f.dir.path())) ++entries;
+    EXPECT_EQ(entries, 2u) << "auth.json and box/";
+    // And the next turn reads the new one.
+    std::string error;
+    EXPECT_EQ(read_codex_auth(f.operator_file, error), kRotated) << error;
+}
+
+TEST(CodexAuthWriteBack, AnUnchangedFileIsNotRewritten) {
+    Fixture f;
+    struct stat before {};
+    ASSERT_EQ(::stat(f.operator_file.c_str(), &before), 0);
+    EXPECT_EQ(f.write_back().outcome, CodexWriteBack::unchanged);
+    struct stat after {};
+    ASSERT_EQ(::stat(f.operator_file.c_str(), &after), 0);
+    EXPECT_EQ(before.st_ino, after.st_ino) << "the file was replaced";
+}
+
+TEST(CodexAuthWriteBack, AFileThatIsNotACodexAuthFileIsNotWrittenBack) {
+    Fixture f;
+    for (const std::string& bad : {std::string("{\"tokens\":"), std::string("[]"),
+                                   std::string("{\"other\":1}"), std::string("")}) {
+        f.box_writes(bad);
+        const auto r = f.write_back();
+        EXPECT_EQ(r.outcome, CodexWriteBack::invalid) << bad;
+        EXPECT_EQ(test::read_file(f.operator_file), kGiven) << bad;
+    }
+    fs::remove(f.box_dir + "/auth.json");
+    EXPECT_EQ(f.write_back().outcome, CodexWriteBack::invalid) << "removed by the box";
+    EXPECT_EQ(test::read_file(f.operator_file), kGiven);
+}
+
+// The box controls its ~/.codex: a link or a second name of a host file is never read as root.
+TEST(CodexAuthWriteBack, ALinkPlantedByTheBoxIsNeverFollowed) {
+    Fixture f;
+    const std::string secret = f.dir.write("host-secret", R"({"tokens":{"x":"host"}})");
+    fs::remove(f.box_dir + "/auth.json");
+    fs::create_symlink(secret, f.box_dir + "/auth.json");
+    auto r = f.write_back();
+    EXPECT_EQ(r.outcome, CodexWriteBack::invalid);
+    EXPECT_NE(r.detail.find("symlink"), std::string::npos) << r.detail;
+    fs::remove(f.box_dir + "/auth.json");
+    ASSERT_EQ(::chown(secret.c_str(), kBoxUid, kBoxUid), 0);
+    ASSERT_EQ(::link(secret.c_str(), (f.box_dir + "/auth.json").c_str()), 0);
+    r = f.write_back();
+    EXPECT_EQ(r.outcome, CodexWriteBack::invalid) << "a hard link: " << r.detail;
+    EXPECT_EQ(test::read_file(f.operator_file), kGiven);
+    // A file of another uid than the box user's (radiald's own, say) is not the box's.
+    fs::remove(f.box_dir + "/auth.json");
+    std::ofstream(f.box_dir + "/auth.json") << kRotated;
+    EXPECT_EQ(f.write_back().outcome, CodexWriteBack::invalid);
+    EXPECT_EQ(test::read_file(f.operator_file), kGiven);
+}
+
+// Another turn (or the operator) changed the file while this turn ran: the newer credentials stay.
+TEST(CodexAuthWriteBack, ANewerRotationIsNeverUndone) {
+    Fixture f;
+    const std::string newer = R"({"tokens":{"refresh_token":"rt-other"}})";
+    std::ofstream(f.operator_file, std::ios::trunc) << newer;
+    f.box_writes(kRotated);
+    const auto r = f.write_back();
+    EXPECT_EQ(r.outcome, CodexWriteBack::conflict) << r.detail;
+    EXPECT_EQ(test::read_file(f.operator_file), newer);
+}
+
+// The write-back waits for a turn that holds the file (reading it at its start): it never runs
+// concurrently with another turn's use of it.
+TEST(CodexAuthWriteBack, WaitsWhileAnotherTurnHoldsTheFile) {
+    Fixture f;
+    f.box_writes(kRotated);
+    const int dir = ::open(f.dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(dir, 0);
+    ASSERT_EQ(::flock(dir, LOCK_SH), 0); // as read_codex_auth holds it
+    std::atomic<pid_t> tid{0};
+    auto pending = std::async(std::launch::async, [&] {
+        tid = static_cast<pid_t>(::syscall(SYS_gettid));
+        return f.write_back();
+    });
+    // Await the thread blocking in flock(2) (syscall 73 on x86-64) on the held directory.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    bool blocked = false;
+    while (!blocked && std::chrono::steady_clock::now() < deadline) {
+        if (tid == 0) continue;
+        std::ifstream in("/proc/self/task/" + std::to_string(tid.load()) + "/syscall");
+        std::string number;
+        in >> number;
+        blocked = number == std::to_string(SYS_flock);
+        if (!blocked) std::this_thread::yield();
+    }
+    EXPECT_TRUE(blocked) << "the write-back did not wait for the lock";
+    EXPECT_EQ(test::read_file(f.operator_file), kGiven);
+    ASSERT_EQ(::flock(dir, LOCK_UN), 0);
+    EXPECT_EQ(pending.get().outcome, CodexWriteBack::written);
+    EXPECT_EQ(test::read_file(f.operator_file), kRotated);
+    ::close(dir);
+}
+
+} // namespace
+} // namespace radial::turn
