@@ -16,6 +16,7 @@
 #include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/instance.h"
+#include "cli/output_delivery.h"
 #include "cli/runtime_setup.h"
 #include "config/bounded_units.h"
 #include "config/box_identity.h"
@@ -67,17 +68,6 @@ void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req) {
                 "--secret {}: '{}' is not set in radiald's environment; export it first", name,
                 name));
         req.env.push_back({name, value, true});
-    }
-}
-
-void write_all(int fd, std::string_view s) {
-    while (!s.empty()) {
-        ssize_t n = ::write(fd, s.data(), s.size());
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return; // the terminal went away; the turn goes on and its record still gets written
-        }
-        s.remove_prefix(static_cast<std::size_t>(n));
     }
 }
 
@@ -305,10 +295,39 @@ int run_turn_command(const TurnOptions& o) {
         signals.reset(); // the previous handlers come back
     };
 
+    // The box's output and radiald's own lines reach the caller in the order they were made,
+    // through a writer that a reader which takes nothing cannot hold (docs/design.md §3.6).
+    std::optional<OutputDelivery> delivery;
+    try {
+        delivery.emplace(STDOUT_FILENO, STDERR_FILENO,
+                         std::chrono::milliseconds(cfg.output_stall_ms));
+    } catch (const std::exception& e) {
+        stop_signal_thread();
+        log::error("turn", "turn {}: starting the output writer: {}", session->turn_id(), e.what());
+        return kExitHostFault;
+    }
+    struct LogThroughDelivery {
+        OutputDelivery& d;
+        explicit LogThroughDelivery(OutputDelivery& delivery) : d(delivery) {
+            log::set_sink([this](std::string_view line) {
+                std::string l(line);
+                l.push_back('\n');
+                d.write(OutputDelivery::Channel::log, l);
+            });
+        }
+        ~LogThroughDelivery() {
+            d.close();
+            log::set_sink({});
+        }
+    } log_through_delivery(*delivery);
+    session->set_output_drain([&] { return delivery->drain_box_output(); });
+
     turn::TerminalRecord rec;
     try {
-        rec = session->run([](std::uint32_t stream, std::string_view bytes) {
-            write_all(stream == RADIAL_STREAM_STDERR ? STDERR_FILENO : STDOUT_FILENO, bytes);
+        rec = session->run([&](std::uint32_t stream, std::string_view bytes) {
+            delivery->write(stream == RADIAL_STREAM_STDERR ? OutputDelivery::Channel::box_stderr
+                                                           : OutputDelivery::Channel::box_stdout,
+                            bytes);
         });
     } catch (const std::exception& e) {
         // The only exception out of a session is the journal's (docs/design.md §14.2): it

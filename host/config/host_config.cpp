@@ -13,6 +13,7 @@
 #include <radial/units.hpp>
 #include <set>
 
+#include "config/turn_bounds.h"
 #include "config/bounded_units.h"
 #include "log/logger.h"
 #include "text/nearest_word.h"
@@ -464,6 +465,8 @@ HostConfig load(const std::optional<std::string>& file,
                 }
             } else if (name == "pluginCallTimeout") {
                 cfg.plugin_call_timeout_ms = r.duration(key, v, 1, 3'600'000, "\"120s\" or \"2m\"");
+            } else if (read_turn_bound(name, v, cfg,
+                                       [&](const std::string& problem) { r.fail(key, problem); })) {
             } else if (name == "egress" && v.as_table() != nullptr) {
                 read_egress(r, *v.as_table(), cfg.egress);
             } else if (const auto* t = v.as_table()) {

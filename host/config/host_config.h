@@ -83,6 +83,17 @@ struct HostConfig {
     // run.maxSnapshots: how many session snapshots (local images) this state directory keeps; a
     // snapshot beyond it is refused until one is removed (radiald session snapshot-rm)
     std::size_t max_snapshots = 16;
+    // run.outputStall: how long a turn's output waits for a reader that takes none of it before
+    // it is dropped and counted (docs/design.md §3.6); 0: never waits.
+    std::uint64_t output_stall_ms = 10'000;
+    // run.maxRecordsPerTurn / run.maxRecordBytesPerTurn: what one turn may post, in records and in
+    // bytes of their bodies (docs/design.md §9.6); 0: no cap.
+    std::uint64_t max_records_per_turn = 10'000;
+    std::uint64_t max_record_bytes_per_turn = 16ull << 20;
+    // run.journalMaxAge / run.journalMaxBytes: finished turns older than this, and the oldest ones
+    // while the journal holds more than this, are pruned (docs/design.md §11.6); 0: no bound.
+    std::uint64_t journal_max_age_ms = 720ull * 3'600'000;
+    std::uint64_t journal_max_bytes = 256ull << 20;
     std::size_t max_concurrent_turns = 4; // run.maxConcurrentTurns: the daemon's parallel turns
     // run.logLevel: the lowest level `radiald run` logs, "debug" | "info" | "warn" | "error"
     // (--verbose overrides it with debug)

@@ -166,6 +166,13 @@ public:
 
     // Turns still queued, oldest first (the order to dispatch them in). (docs/design.md §11.1).
     virtual std::vector<TurnSummary> queued() = 0;
+
+    // Retention (docs/design.md §11.6): removes every finished turn — its states, records and
+    // terminal record — whose terminal record was written more than `max_age_ms` ago, then,
+    // while the file's pages in use hold more than `max_bytes`, the finished turns that ended
+    // first. A turn without its terminal record is never removed. 0 for a bound: none. Returns
+    // how many turns were removed; one transaction.
+    virtual std::uint64_t prune(std::uint64_t max_age_ms, std::uint64_t max_bytes) = 0;
 };
 
 } // namespace radial::journal

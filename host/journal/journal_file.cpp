@@ -23,6 +23,9 @@ namespace {
 // Marks the file as a radiald journal ("RDLJ"), so a foreign SQLite file at the journal's path is
 // refused instead of having tables added to it.
 constexpr std::int64_t kApplicationId = 0x52444C4A;
+// The write-ahead log is cut back to 4 MiB after a checkpoint, so the journal's retention
+// (docs/design.md §11.6) bounds the files on disk, not only the pages in use.
+constexpr const char* kLimitWal = "PRAGMA journal_size_limit = 4194304";
 constexpr const char* kSetApplicationId = "PRAGMA application_id = 1380207690";
 static_assert(kApplicationId == 1380207690, "kSetApplicationId spells kApplicationId in decimal");
 
@@ -266,6 +269,7 @@ std::optional<SqliteDb> open_journal_file_unchanged(const std::string& path) {
     if (db.query_text("PRAGMA journal_mode") != "wal") return std::nullopt;
     db.exec("PRAGMA synchronous = FULL");
     db.exec("PRAGMA foreign_keys = ON");
+    db.exec(kLimitWal);
     return db;
 }
 
@@ -283,6 +287,7 @@ SqliteDb open_journal_file(const std::string& path) {
     // FULL: in WAL mode NORMAL may lose the last commits on power loss; "started" must survive.
     db.exec("PRAGMA synchronous = FULL");
     db.exec("PRAGMA foreign_keys = ON");
+    db.exec(kLimitWal);
     migrate(db, /*fresh=*/false);
     return db;
 }

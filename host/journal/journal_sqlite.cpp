@@ -66,11 +66,21 @@ struct Statements {
                                    "t.terminal_json IS NULL ORDER BY t.created_at_ms, t.rowid"),
           select_queued(db, std::string(kSummaryColumns) +
                                 "WHERE t.state = 'queued' AND t.terminal_json IS NULL "
-                                "ORDER BY t.created_at_ms, t.rowid") {}
+                                "ORDER BY t.created_at_ms, t.rowid"),
+          select_ended_before(db,
+                              "SELECT turn_id FROM turns WHERE state = 'finished' AND "
+                              "updated_at_ms < ?1"),
+          select_oldest_finished(db,
+                                 "SELECT turn_id FROM turns WHERE state = 'finished' "
+                                 "ORDER BY updated_at_ms, rowid LIMIT 16"),
+          delete_records(db, "DELETE FROM records WHERE turn_id = ?1"),
+          delete_states(db, "DELETE FROM turn_states WHERE turn_id = ?1"),
+          delete_turn(db, "DELETE FROM turns WHERE turn_id = ?1 AND state = 'finished'") {}
 
     SqliteStmt json_valid, find_turn, insert_turn, insert_state, update_state, touch_turn,
         update_request, insert_record, update_terminal, select_turn, select_states, select_records,
-        select_recent, select_in_flight, select_queued;
+        select_recent, select_in_flight, select_queued, select_ended_before, select_oldest_finished,
+        delete_records, delete_states, delete_turn;
 };
 
 class SqliteJournal final : public Journal {
@@ -287,7 +297,51 @@ public:
         return out;
     }
 
+    std::uint64_t prune(std::uint64_t max_age_ms, std::uint64_t max_bytes) override {
+        std::uint64_t removed = 0;
+        run(fmt::format("pruning finished turns from '{}'", path_), [&] {
+            SqliteTransaction tx(db_, SqliteTransaction::Mode::write);
+            if (max_age_ms > 0) {
+                SqliteStmt::Scope s(stmts_.select_ended_before);
+                s->bind(1,
+                        now_ms() - static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                       max_age_ms, std::numeric_limits<std::int64_t>::max() / 2)));
+                std::vector<std::string> ids;
+                while (s->step()) ids.push_back(s->column_text(0));
+                for (const auto& id : ids) remove_turn(id);
+                removed += ids.size();
+            }
+            // Pages in use, not the file's size: SQLite reuses the pages a removal frees.
+            auto in_use = [&] {
+                return static_cast<std::uint64_t>(db_.query_int("PRAGMA page_count") -
+                                                  db_.query_int("PRAGMA freelist_count")) *
+                       static_cast<std::uint64_t>(db_.query_int("PRAGMA page_size"));
+            };
+            while (max_bytes > 0 && in_use() > max_bytes) {
+                std::vector<std::string> ids;
+                {
+                    SqliteStmt::Scope s(stmts_.select_oldest_finished);
+                    while (s->step()) ids.push_back(s->column_text(0));
+                }
+                if (ids.empty()) break; // only unfinished turns are left
+                for (const auto& id : ids) remove_turn(id);
+                removed += ids.size();
+            }
+            tx.commit();
+        });
+        return removed;
+    }
+
 private:
+    void remove_turn(const std::string& turn_id) {
+        for (SqliteStmt* st :
+             {&stmts_.delete_records, &stmts_.delete_states, &stmts_.delete_turn}) {
+            SqliteStmt::Scope s(*st);
+            s->bind(1, turn_id);
+            s->step();
+        }
+    }
+
     struct TurnRow {
         TurnState state;
         std::string status;

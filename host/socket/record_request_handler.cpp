@@ -277,6 +277,8 @@ HandlerResult handle_request(const http::request<http::string_body>& request,
     try {
         if (context.sink == nullptr || !*context.sink) throw std::bad_function_call();
         seq = (*context.sink)(context.record_type, payload_json);
+    } catch (const RecordQuotaError& e) {
+        return make_error_result(http::status::insufficient_storage, e.what(), version, keep_alive);
     } catch (const StorageError&) {
         return make_error_result(http::status::insufficient_storage,
                                  "the record could not be stored: the host's storage is full or "

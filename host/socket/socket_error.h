@@ -23,4 +23,11 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A StorageError whose message is for the box: the record was refused because the turn used up
+// its share (docs/design.md §9.6). The 507 carries what() — it names the key, never a host path.
+class RecordQuotaError : public StorageError {
+public:
+    using StorageError::StorageError;
+};
+
 } // namespace radial::socket

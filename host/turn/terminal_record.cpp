@@ -79,6 +79,10 @@ std::string TerminalRecord::to_json() const {
     j["durationMs"] = duration_ms;
     if (records_received) j["recordsReceived"] = *records_received;
     if (connections_refused) j["connectionsRefused"] = *connections_refused;
+    if (output_dropped)
+        j["outputDropped"] = {{"stdoutBytes", output_dropped->stdout_bytes},
+                              {"stderrBytes", output_dropped->stderr_bytes}};
+    if (records_refused) j["recordsRefused"] = *records_refused;
     if (!journal_error.empty()) j["journalError"] = journal_error;
     if (!box_user.empty()) j["boxUser"] = box_user;
     if (!box_host_user.empty()) j["boxHostUser"] = box_host_user;

@@ -44,6 +44,16 @@ struct TerminalRecord {
     // Connections to the turn socket refused or evicted without the token (or over the limit),
     // when there were any.
     std::optional<std::uint64_t> connections_refused;
+    // Output radiald could not deliver to its own reader within run.outputStall, in bytes of each
+    // stream, when any was dropped (docs/design.md §3.6).
+    struct OutputDropped {
+        std::uint64_t stdout_bytes = 0;
+        std::uint64_t stderr_bytes = 0;
+    };
+    std::optional<OutputDropped> output_dropped;
+    // Records the box posted that were refused with 507 (a per-turn cap, the state file system's
+    // floor, a failing disk; docs/design.md §9.6), when there were any.
+    std::optional<std::uint64_t> records_refused;
     // Why the journal could not take this record when the turn ended (e.g. the state file system
     // was full); empty when it did. The record then waits in the turn's reserve
     // (terminal_reserve.h).
@@ -79,7 +89,8 @@ struct TerminalRecord {
 
     // One JSON object: turnId, kind, runtime, image, label, status, exitCode, signal, reason,
     // error, outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds),
-    // durationMs, recordsReceived, connectionsRefused, journalError, workspaceHandback, boxUser,
+    // durationMs, recordsReceived, connectionsRefused, outputDropped {stdoutBytes, stderrBytes},
+    // recordsRefused, journalError, workspaceHandback, boxUser,
     // session, imageDigest.
     // Absent values are omitted.
     std::string to_json() const;

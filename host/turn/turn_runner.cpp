@@ -151,14 +151,17 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
     done_cv_.notify_all();
     if (watchdog.joinable()) watchdog.join();
 
-    finish();
+    // The outcome's line is the caller's to log (log_outcome), once the box's last output is out.
+    return finish();
+}
+
+void log_outcome(const TerminalRecord& rec) {
     if (rec.status == TurnStatus::error)
-        log::error("turn", "turn {}: {}", turn_id_, rec.error);
+        log::error("turn", "turn {}: {}", rec.turn_id, rec.error);
     else
-        log::info("turn", "turn {}: {}{} after {} ms", turn_id_, to_string(rec.status),
+        log::info("turn", "turn {}: {}{} after {} ms", rec.turn_id, to_string(rec.status),
                   rec.exit_code ? fmt::format(" (exit code {})", *rec.exit_code) : std::string(),
                   rec.duration_ms);
-    return rec;
 }
 
 } // namespace radial::turn

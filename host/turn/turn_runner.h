@@ -40,7 +40,7 @@ public:
 
     // Runs the turn to its end; blocks. Output chunks go to `on_output` as they arrive (return
     // false to stop the turn). Never throws for a runtime failure: that is a terminal record with
-    // status error. Call once.
+    // status error. Logs the start but not the outcome (log_outcome). Call once.
     TerminalRecord run(const host::OutputFn& on_output);
 
     // Asks a running turn to stop: kills the box by label. Safe from any thread, and before or
@@ -60,5 +60,9 @@ private:
     std::condition_variable done_cv_;
     bool done_ = false;
 };
+
+// The line that says how a run ended ("turn <id>: succeeded after 812 ms", or its error): logged
+// after everything the box printed has reached the caller (docs/design.md §3.6).
+void log_outcome(const TerminalRecord& rec);
 
 } // namespace radial::turn

@@ -28,6 +28,8 @@
 #include "turn/codex_auth.h"
 #include "turn/image_pin.h"
 #include "turn/output_tail.h"
+#include "turn/record_quota.h"
+#include "turn/state_dir_upkeep.h"
 #include "turn/terminal_reserve.h"
 #include "turn/turn_egress.h"
 #include "turn/turn_secrets.h"
@@ -42,26 +44,6 @@ namespace {
 // through the turn's redactor as well (an argv may quote a secret).
 std::string request_json(const TurnRequest& r, const redaction::Redactor& redactor) {
     return redaction::redact_json(redactor, request_journal_json(r));
-}
-
-// Why a turn must not start for lack of space on the state directory's file system, if it must
-// not: its journal writes and its terminal record need room, and a turn that cannot record how it
-// ended should not run at all.
-std::optional<std::string> free_space_problem(const std::string& state_dir, std::uint64_t reserve) {
-    if (reserve == 0) return std::nullopt;
-    struct statvfs st {};
-    if (::statvfs(state_dir.c_str(), &st) != 0)
-        return fmt::format(
-            "checking the free space of the state directory '{}' failed: {}; check "
-            "run.stateDir",
-            state_dir, std::strerror(errno));
-    std::uint64_t free_bytes = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
-    if (free_bytes >= reserve) return std::nullopt;
-    return fmt::format(
-        "the file system of the state directory '{}' has {} bytes free, less than "
-        "run.minFreeBytes ({} bytes); the turn was not started: free space there, "
-        "or lower run.minFreeBytes",
-        state_dir, free_bytes, reserve);
 }
 
 // One turn per session at a time (docs/design.md §13.12): the session's lock, or null with why.
@@ -81,6 +63,20 @@ std::optional<std::string> free_space_problem(const std::string& state_dir, std:
         refused = e.what();
     }
     return nullptr;
+}
+
+// Whatever the reader has not taken within run.outputStall is dropped, never waited for, and the
+// record counts it (docs/design.md §3.6).
+void drain_output(const TurnSession::OutputDrainFn& drain, const std::string& id,
+                  std::uint64_t stall_ms, TerminalRecord& rec) {
+    if (!drain) return;
+    const auto dropped = drain();
+    if (dropped.stdout_bytes == 0 && dropped.stderr_bytes == 0) return;
+    rec.output_dropped = dropped;
+    log::warn("turn",
+              "turn {}: its reader did not take {} byte(s) of stdout and {} of stderr within "
+              "run.outputStall ({} ms); they were dropped",
+              id, dropped.stdout_bytes, dropped.stderr_bytes, stall_ms);
 }
 
 // Every text field of a record through the turn's redactor (the output tails already were).
@@ -206,6 +202,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         try {
             env_.journal.set_terminal(id, to_string(r.status), r.to_json());
             if (reserve) reserve->release();
+            prune_journal(env_.journal, env_.cfg);
             return r;
         } catch (const journal::JournalError& e) {
             r.journal_error = redactor_->redact(e.what());
@@ -233,7 +230,10 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     if (auto problem = free_space_problem(env_.cfg.state_dir, env_.cfg.min_free_bytes))
         return fail(*problem);
     // One turn per workspace at a time, held until the session ends (workspace_lock.h).
-    std::optional<WorkspaceLock> workspace_lock = std::move(held);
+    // Emplaced, not copy-initialised from `held`: GCC 12 then takes the lock's descriptor for
+    // maybe-uninitialized.
+    std::optional<WorkspaceLock> workspace_lock;
+    if (held) workspace_lock.emplace(std::move(*held));
     if (!workspace_lock && !request_.workspace.empty() && !env_.cfg.shared_workspaces) {
         try {
             workspace_lock = WorkspaceLock::try_acquire(request_.workspace);
@@ -290,6 +290,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // A check gets none, and so no token either: it posts no records, its outcome is its exit
     // status and output (docs/design.md §4).
     std::atomic<std::uint64_t> refused_records{0};
+    RecordQuota quota(env_.cfg.state_dir, env_.cfg.max_records_per_turn,
+                      env_.cfg.max_record_bytes_per_turn, env_.cfg.min_free_bytes);
     std::optional<socket::TurnSocketServer> server;
     // The turn's egress, when it names any; reset before `server` wherever that is, so its socket
     // is out of the directory before the server removes it.
@@ -319,13 +321,21 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             } else {
                 o.tcp_host = env_.transport.bind_host;
             }
-            auto sink = [this, id, &refused_records](std::string_view type,
-                                                     std::string_view payload) {
+            auto sink = [this, id, &refused_records, &quota](std::string_view type,
+                                                             std::string_view payload) {
+                // The turn's share of the state directory (docs/design.md §9.6).
+                if (auto refused = quota.admit(payload.size())) {
+                    if (refused_records.fetch_add(1) == 0)
+                        log::warn("socket", "turn {}: a posted record was refused: {}", id,
+                                  *refused);
+                    throw socket::RecordQuotaError(*refused);
+                }
                 try {
                     // Value by value, so that the stored record stays JSON (docs/design.md §10.2).
                     return env_.journal.append_record(id, type,
                                                       redaction::redact_json(*redactor_, payload));
                 } catch (const journal::JournalError& e) {
+                    quota.release(payload.size());
                     if (e.code() != journal::JournalErrc::storage) throw;
                     // The box is told (507): a record it was not refused for must never look
                     // stored.
@@ -513,6 +523,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     buffer.clear();
     err_redactor.flush(buffer);
     emit(RADIAL_STREAM_STDERR, buffer);
+    drain_output(drain_output_, id, env_.cfg.output_stall_ms, ran);
 
     const auto refused = server ? server->connection_stats().total() : 0;
     broker.reset(); // every connection of the box closed, each receipt written, its socket gone
@@ -578,8 +589,11 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     ran.kind = rec.kind;
     ran.stdout_tail = std::move(stdout_tail);
     ran.stderr_tail = std::move(stderr_tail);
+    if (auto n = refused_records.load()) ran.records_refused = n;
     checkpoint("terminal");
-    return finish(std::move(ran));
+    TerminalRecord done = finish(std::move(ran));
+    log_outcome(done);
+    return done;
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop

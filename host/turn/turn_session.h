@@ -94,6 +94,12 @@ public:
     TerminalRecord run(const RedactedOutputFn& out, JournalStart start = JournalStart::add_claimed,
                        std::optional<WorkspaceLock> held = std::nullopt);
 
+    // Set before run(): called once the box is gone and every byte of its output was passed to
+    // `out`; returns what of it could not reach the reader (docs/design.md §3.6). The record says
+    // so (outputDropped), and the outcome's line is logged after it returned.
+    using OutputDrainFn = std::function<TerminalRecord::OutputDropped()>;
+    void set_output_drain(OutputDrainFn drain) { drain_output_ = std::move(drain); }
+
     // Stops the turn, now or when it gets that far; the terminal record says why (StopReason).
     // [thread-safe]
     void interrupt(StopReason why = StopReason::interrupted) noexcept;
@@ -119,6 +125,7 @@ private:
     // run.codexAuth: the credentials read for this turn, or why they could not be (never both).
     std::optional<std::string> codex_auth_;
     std::string codex_auth_error_;
+    OutputDrainFn drain_output_;
     std::mutex runner_mutex_; // guards runner_ against interrupt() racing the end of run()
     TurnRunner* runner_ = nullptr;
     std::optional<StopReason> stopped_; // set by interrupt(), guarded by runner_mutex_

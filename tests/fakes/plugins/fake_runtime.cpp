@@ -2,6 +2,8 @@
 // picks the behaviour:
 //   echo WORDS...   -> WORDS joined by spaces and "\n" on stdout, exit 0
 //   stderr WORDS... -> the same on stderr, exit 0
+//   stderr-n WORDS... -> the same on stderr without the newline, exit 0
+//   flood BYTES     -> BYTES of 'x' on stdout in 64 KiB writes, exit 0
 //   exit N          -> exit code N
 //   env             -> NAME=VALUE lines for every env var, exit 0
 //   sleep MS        -> waits MS ms; kill(label) ends it (KILLED), spec.timeout_ms ends it
@@ -93,6 +95,21 @@ public:
             std::string s = joined();
             out.write(cmd == "echo" ? RADIAL_STREAM_STDOUT : RADIAL_STREAM_STDERR, s.data(),
                       s.size());
+            return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
+        }
+        if (cmd == "stderr-n") {
+            std::string s = joined();
+            out.write(RADIAL_STREAM_STDERR, s.data(), s.size() - 1);
+            return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
+        }
+        if (cmd == "flood") {
+            const std::string chunk(64 * 1024, 'x');
+            for (auto left = std::stoull(spec.argv.at(1)); left > 0;) {
+                const auto n = std::min<unsigned long long>(left, chunk.size());
+                if (!out.write(RADIAL_STREAM_STDOUT, chunk.data(), n))
+                    return RunResult{RADIAL_RUN_OUTPUT_ABORTED | RADIAL_RUN_KILLED, 0, 0, 1};
+                left -= n;
+            }
             return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
         }
         if (cmd == "exit") return RunResult{RADIAL_RUN_EXITED, std::stoi(spec.argv.at(1)), 0, 1};

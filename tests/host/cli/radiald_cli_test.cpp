@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "../../support/id_squatter.h"
@@ -52,6 +53,44 @@ TEST(RadialdCli, RunsATurnThroughAFakePlugin) {
     auto r = s.turn("fake", {"echo", "hello", "from", "fake"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "hello from fake\n");
+}
+
+// docs/design.md §3.6: a reader that takes nothing of radiald's stdout does not hold the turn's
+// outcome: the record is written and radiald exits about run.outputStall after the reader last
+// took something, and what it did not take is counted in the record.
+TEST(RadialdCli, AReaderThatTakesNothingDoesNotHoldTheOutcome) {
+    PluginSetup s{{{"fake_good", "fake"}}, "outputStall = \"1s\"\n"};
+    const std::string record = s.dir / "record.json";
+    constexpr unsigned long long kBytes = 32ull << 20;
+    const auto t0 = std::chrono::steady_clock::now();
+    // stdout is a pipe this test never reads.
+    test::BackgroundProcess p(
+        {RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake", "--image",
+         "img", "--record-file", record, "--", "flood", std::to_string(kBytes)},
+        s.dir / "stderr.txt", /*pipe_stdout=*/true);
+    EXPECT_EQ(p.wait(std::chrono::seconds(60)), 0) << test::read_file(s.dir / "stderr.txt");
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+    const auto rec = nlohmann::json::parse(test::read_file(record));
+    EXPECT_EQ(rec.at("status"), "succeeded");
+    const auto dropped = rec.at("outputDropped").at("stdoutBytes").get<unsigned long long>();
+    EXPECT_GT(dropped, 0u);
+    EXPECT_LE(dropped, kBytes);
+    EXPECT_THAT(test::read_file(s.dir / "stderr.txt"), HasSubstr("run.outputStall"));
+}
+
+// docs/design.md §3.6: the box's last stderr bytes, without a newline, come before radiald's own
+// line saying the turn succeeded.
+TEST(RadialdCli, TheBoxsLastStderrBytesComeBeforeTheSucceededLine) {
+    PluginSetup s{{{"fake_good", "fake"}}, "\n[redact]\nvalues = [\"Zq8-wX41-pL0k\"]\n"};
+    for (int i = 0; i < 4; ++i) {
+        auto r = s.turn("fake", {"stderr-n", "last", "Zq8-"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        const auto tail = r.err.find("last Zq8-");
+        const auto line = r.err.find("succeeded");
+        ASSERT_NE(tail, std::string::npos) << r.err;
+        ASSERT_NE(line, std::string::npos) << r.err;
+        EXPECT_LT(tail, line) << r.err;
+    }
 }
 
 TEST(RadialdCli, TurnExitCodeIsTheWorkloads) {

@@ -237,6 +237,43 @@ TEST(HostConfig, ReadsMinFreeBytesWithADefaultAndZeroToTurnItOff) {
                   "reserve); 'lots' is not one");
 }
 
+// docs/design.md §3.6, §9.6, §11.6: the bounds that keep one turn from holding or starving the
+// others, each with its default, zero, and a refusal naming the key and its limit.
+TEST(HostConfig, ReadsTheTurnBoundsAndTheJournalsRetention) {
+    test::TempDir d;
+    auto def = load(d.write("n.toml", "[run]\n"), std::nullopt, "/x/bin");
+    EXPECT_EQ(def.output_stall_ms, 10'000u);
+    EXPECT_EQ(def.max_records_per_turn, 10'000u);
+    EXPECT_EQ(def.max_record_bytes_per_turn, 16u << 20);
+    EXPECT_EQ(def.journal_max_age_ms, 720ull * 3'600'000);
+    EXPECT_EQ(def.journal_max_bytes, 256u << 20);
+    auto c = load(d.write("c.toml",
+                          "[run]\noutputStall = \"0s\"\nmaxRecordsPerTurn = 0\n"
+                          "maxRecordBytesPerTurn = \"1m\"\njournalMaxAge = \"24h\"\n"
+                          "journalMaxBytes = 0\n"),
+                  std::nullopt, "/x/bin");
+    EXPECT_EQ(c.output_stall_ms, 0u);
+    EXPECT_EQ(c.max_records_per_turn, 0u);
+    EXPECT_EQ(c.max_record_bytes_per_turn, 1u << 20);
+    EXPECT_EQ(c.journal_max_age_ms, 86'400'000u);
+    EXPECT_EQ(c.journal_max_bytes, 0u);
+    auto f = d.write("f.toml", "[run]\noutputStall = \"2h\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:15: run.outputStall: must be a duration of at most 1h, such as "
+                               "\"10s\" (\"0s\": never wait)");
+    auto g = d.write("g.toml", "[run]\nmaxRecordsPerTurn = -1\n");
+    EXPECT_NE(error_of(g).find("run.maxRecordsPerTurn: must be a whole number of records from 0"),
+              std::string::npos)
+        << error_of(g);
+    auto h = d.write("h.toml", "[run]\njournalMaxBytes = \"2t\"\n");
+    EXPECT_NE(error_of(h).find("run.journalMaxBytes: must be a size of at most \"1t\""),
+              std::string::npos)
+        << error_of(h);
+    auto i = d.write("i.toml", "[run]\njournalMaxAge = \"forever\"\n");
+    EXPECT_NE(error_of(i).find("run.journalMaxAge: must be a duration of at most 87600h"),
+              std::string::npos)
+        << error_of(i);
+}
+
 // docs/design.md §7.6 and §8.7: the mode, where the workspace appears, the home's bound and the
 // Codex credentials file, each with its default and its refusal.
 TEST(HostConfig, ReadsModeWorkspaceMountHomeSizeAndCodexAuthFile) {

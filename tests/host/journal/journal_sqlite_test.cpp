@@ -737,3 +737,54 @@ TEST(JournalCrash, AKillInTheMiddleOfWritingLosesNoReturnedRecordAndLeavesNoGap)
 
 } // namespace
 } // namespace radial::journal
+
+// --- retention (docs/design.md §11.6) -----------------------------------------------------------
+
+namespace radial::journal {
+namespace {
+
+TEST_F(JournalSqlite, RetentionByAgeRemovesOldFinishedTurnsAndNeverAnUnfinishedOne) {
+    clock.set(1'000);
+    journal->add_turn(entry("old"), TurnState::started);
+    journal->append_record("old", "result", "{\"n\":1}");
+    journal->set_terminal("old", "succeeded", "{}");
+    journal->add_turn(entry("running"), TurnState::started); // as old, but without its record
+    clock.set(50'000);
+    journal->add_turn(entry("new"), TurnState::started);
+    journal->set_terminal("new", "failed", "{}");
+    clock.set(60'000);
+
+    EXPECT_EQ(journal->prune(30'000, 0), 1u);
+    EXPECT_FALSE(journal->turn("old"));
+    EXPECT_TRUE(journal->turn("running"));
+    EXPECT_TRUE(journal->turn("new"));
+    EXPECT_EQ(journal->prune(30'000, 0), 0u); // nothing more to do
+    EXPECT_EQ(journal->prune(0, 0), 0u);      // no bound: nothing goes
+}
+
+TEST_F(JournalSqlite, RetentionBySizeRemovesTheTurnsThatEndedFirstUntilTheJournalFits) {
+    const std::string big = "{\"blob\":\"" + std::string(64 * 1024, 'b') + "\"}";
+    for (int i = 0; i < 40; ++i) {
+        clock.set(1'000 + i);
+        const std::string id = "t" + std::to_string(i);
+        journal->add_turn(entry(id), TurnState::started);
+        journal->append_record(id, "result", big);
+        journal->set_terminal(id, "succeeded", "{}");
+    }
+    journal->add_turn(entry("running"), TurnState::started);
+    for (int i = 0; i < 4; ++i) journal->append_record("running", "result", big);
+
+    const std::uint64_t removed = journal->prune(0, 1u << 20); // 1 MiB of pages in use at most
+    EXPECT_GE(removed, 20u);
+    EXPECT_LT(removed, 40u);
+    EXPECT_FALSE(journal->turn("t0"));                       // the first to end went first
+    EXPECT_TRUE(journal->turn("t39"));                       // the last to end stayed
+    EXPECT_EQ(journal->turn("running")->records.size(), 4u); // never an unfinished turn
+    // A bound only unfinished turns exceed removes every finished one and stops there.
+    journal->prune(0, 1);
+    EXPECT_TRUE(journal->turn("running"));
+    EXPECT_EQ(journal->recent_turns(100).size(), 1u);
+}
+
+} // namespace
+} // namespace radial::journal

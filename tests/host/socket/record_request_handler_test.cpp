@@ -43,8 +43,11 @@ protected:
     std::vector<std::pair<std::string, std::string>> records_;
     bool sink_throws_ = false;
     bool sink_full_ = false;
+    bool sink_over_quota_ = false;
     RecordSink sink_ = [this](std::string_view type, std::string_view payload) -> std::uint64_t {
         if (sink_throws_) throw std::runtime_error("journal /var/lib/radial/j.db is locked");
+        if (sink_over_quota_)
+            throw RecordQuotaError("this turn has posted run.maxRecordsPerTurn (3) records");
         if (sink_full_)
             throw StorageError("journal /var/lib/radial/j.db: database or disk is full");
         records_.emplace_back(type, payload);
@@ -308,6 +311,15 @@ TEST_F(RecordRequestHandler, ASinkOutOfStorageIs507AndNothingIsStored) {
               "the record could not be stored: the host's storage is full or failing; it was not "
               "kept");
     EXPECT_EQ(r.response.body().find("/var/lib"), std::string::npos);
+    EXPECT_TRUE(records_.empty());
+}
+
+// docs/design.md §9.6: a record past the turn's share is a 507 that tells the box which share.
+TEST_F(RecordRequestHandler, ARecordPastTheTurnsShareIs507NamingTheKey) {
+    sink_over_quota_ = true;
+    const auto r = handle(post(R"({"type":"turn.result","payload":1})"));
+    EXPECT_EQ(r.response.result(), http::status::insufficient_storage);
+    EXPECT_EQ(body_of(r)["error"], "this turn has posted run.maxRecordsPerTurn (3) records");
     EXPECT_TRUE(records_.empty());
 }
 

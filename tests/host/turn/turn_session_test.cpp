@@ -110,6 +110,43 @@ TEST_F(SessionFixture, ASucceededTurnIsJournaledClaimedStartedThenTerminal) {
     EXPECT_FALSE(read_pending(cfg.state_dir, "ok-1"));
 }
 
+// docs/design.md §3.6: the box's last bytes — here held back by the redactor until the box is
+// gone, as the start of a secret would be — reach the caller before the line saying how the turn
+// ended, and the output's drain runs before that line and before the terminal record.
+TEST_F(SessionFixture, TheBoxsLastBytesComeBeforeTheOutcomesLine) {
+    cfg.redact.values = {"Zq8-wX41-pL0k"};
+    auto e = env();
+    std::vector<std::string> events;
+    log::set_sink([&](std::string_view l) {
+        std::lock_guard lock(lines_mutex);
+        if (l.find("succeeded") != std::string_view::npos) events.emplace_back("line");
+    });
+    TurnSession s(e, request("order-1", {"stderr-n", "tail", "Zq8-"}));
+    s.set_output_drain([&] {
+        std::lock_guard lock(lines_mutex);
+        events.emplace_back("drain");
+        // Nothing journaled as ended yet: the record waits for the drain's count.
+        EXPECT_EQ(journal->turn("order-1")->status, "");
+        return TerminalRecord::OutputDropped{0, 7};
+    });
+    auto rec = s.run([&](std::uint32_t, std::string_view bytes) {
+        std::lock_guard lock(lines_mutex);
+        events.emplace_back("out:" + std::string(bytes));
+    });
+    EXPECT_EQ(rec.status, TurnStatus::succeeded);
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back(), "line");
+    std::string out;
+    for (const auto& ev : events)
+        if (ev.rfind("out:", 0) == 0) out += ev.substr(4);
+    EXPECT_EQ(out, "tail Zq8-");
+    EXPECT_EQ(events.at(events.size() - 2), "drain");
+    ASSERT_TRUE(rec.output_dropped);
+    EXPECT_EQ(rec.output_dropped->stderr_bytes, 7u);
+    EXPECT_THAT(*journal->turn("order-1")->terminal_json,
+                ::testing::HasSubstr("\"outputDropped\""));
+}
+
 // docs/design.md §6.5: a runtime without resolve_image runs the image by name, records no
 // digest and says so once; a pin in run.allowedImages is then refused, never run unchecked.
 TEST_F(SessionFixture, WithoutResolveImageAPinIsRefusedAndAnUnpinnedImageRecordsNoDigest) {
