@@ -48,7 +48,8 @@ void OutputDelivery::write(Channel channel, std::string_view bytes) {
     auto no_room = [&] {
         return queued_bytes_ > 0 && queued_bytes_ + bytes.size() > buffer_bytes_;
     };
-    while (!stop_ && !broken_ && !stalled_ && no_room()) {
+    bool& broken = broken_[fd_index(channel)];
+    while (!stop_ && !broken && !stalled_ && no_room()) {
         const auto deadline = last_progress_ + stall_;
         if (Clock::now() >= deadline) {
             stalled_ = true; // cleared by the writer's next progress
@@ -56,7 +57,7 @@ void OutputDelivery::write(Channel channel, std::string_view bytes) {
         }
         cv_.wait_until(lock, deadline);
     }
-    if (stop_ || broken_ || (stalled_ && no_room())) {
+    if (stop_ || broken || (stalled_ && no_room())) {
         count_dropped(channel, bytes.size());
         return;
     }
@@ -71,19 +72,21 @@ void OutputDelivery::writer_loop() {
     char piece[kPiece];
     std::unique_lock lock(mutex_);
     for (;;) {
-        cv_.wait(lock, [&] { return stop_ || (!queue_.empty() && !broken_); });
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (stop_) return;
         const std::uint64_t id = queue_.front().id;
-        const int fd = fds_[queue_.front().channel == Channel::box_stdout ? 0 : 1];
+        const int index = fd_index(queue_.front().channel);
+        const int fd = fds_[index];
         lock.unlock();
         pollfd p{fd, POLLOUT, 0};
         const int ready = ::poll(&p, 1, kPollMs);
         lock.lock();
         if (stop_) return;
         if (ready > 0 && (p.revents & (POLLERR | POLLNVAL)) != 0) {
-            // The reader is gone or the descriptor is unusable: nothing more goes out.
-            broken_ = true;
-            drop_queued(false);
+            // The reader is gone or the descriptor is unusable: nothing more goes out on it; the
+            // other descriptor (radiald's stderr when stdout went to `head`) goes on.
+            broken_[index] = true;
+            drop_broken();
             cv_.notify_all();
             continue;
         }
@@ -107,8 +110,8 @@ void OutputDelivery::writer_loop() {
             queued_bytes_ -= static_cast<std::size_t>(written);
             if (front.offset == front.bytes.size()) queue_.pop_front();
         } else if (error != 0 && error != EINTR && error != EAGAIN) {
-            broken_ = true; // EPIPE: the reader is gone
-            drop_queued(false);
+            broken_[index] = true; // EPIPE: the reader is gone
+            drop_broken();
         }
         cv_.notify_all();
     }
@@ -118,6 +121,31 @@ bool OutputDelivery::box_output_queued() const {
     for (const auto& c : queue_)
         if (c.channel != Channel::log) return true;
     return false;
+}
+
+void OutputDelivery::drop_broken() {
+    for (auto it = queue_.begin(); it != queue_.end();) {
+        if (!broken_[fd_index(it->channel)] || (writing_ && it == queue_.begin())) {
+            ++it;
+            continue;
+        }
+        const std::size_t left = it->bytes.size() - it->offset;
+        count_dropped(it->channel, left);
+        queued_bytes_ -= left;
+        it = queue_.erase(it);
+    }
+}
+
+// Waits while `pending` holds, until `stall` passes without the reader taking anything: the
+// deadline moves with every write that went out, so a slow reader that keeps reading loses
+// nothing (docs/design.md §3.6).
+template <typename Pending>
+void OutputDelivery::wait_while_reading(std::unique_lock<std::mutex>& lock, Pending pending) {
+    while (pending()) {
+        const auto deadline = last_progress_ + stall_;
+        if (Clock::now() >= deadline) return;
+        cv_.wait_until(lock, deadline);
+    }
 }
 
 void OutputDelivery::drop_queued(bool box_only) {
@@ -137,19 +165,25 @@ void OutputDelivery::drop_queued(bool box_only) {
 turn::TerminalRecord::OutputDropped OutputDelivery::drain_box_output() {
     std::unique_lock lock(mutex_);
     // A reader that has taken nothing for `stall` already is not waited for at all.
-    cv_.wait_until(lock, last_progress_ + stall_,
-                   [&] { return stop_ || broken_ || !box_output_queued(); });
+    wait_while_reading(lock, [&] { return !stop_ && box_output_queued(); });
     // A piece being written is the writer's to count; a write to a descriptor that polled
     // writable does not block (on a terminal it may, briefly).
     cv_.wait_for(lock, std::chrono::seconds(1), [&] { return !writing_; });
     drop_queued(true);
-    return dropped_;
+    auto dropped = dropped_;
+    // A piece still being written past that second is counted as not delivered (it may yet be).
+    if (writing_ && !queue_.empty() && queue_.front().channel != Channel::log) {
+        const auto& c = queue_.front();
+        (c.channel == Channel::box_stdout ? dropped.stdout_bytes : dropped.stderr_bytes) +=
+            c.bytes.size() - c.offset;
+    }
+    return dropped;
 }
 
 void OutputDelivery::close() {
     std::unique_lock lock(mutex_);
     if (stop_) return;
-    cv_.wait_until(lock, last_progress_ + stall_, [&] { return broken_ || queue_.empty(); });
+    wait_while_reading(lock, [&] { return !queue_.empty(); });
     stop_ = true;
     lock.unlock();
     cv_.notify_all();

@@ -59,6 +59,10 @@ private:
     };
     void writer_loop();
     void drop_queued(bool box_only); // with mutex_ held
+    void drop_broken();              // every chunk for a broken descriptor; with mutex_ held
+    template <typename Pending>
+    void wait_while_reading(std::unique_lock<std::mutex>& lock, Pending pending);
+    static int fd_index(Channel c) { return c == Channel::box_stdout ? 0 : 1; }
     void count_dropped(Channel channel, std::uint64_t n);
     bool box_output_queued() const; // with mutex_ held
 
@@ -72,7 +76,8 @@ private:
     std::uint64_t next_id_ = 0;
     std::chrono::steady_clock::time_point last_progress_;
     bool stalled_ = false; // the reader took nothing for `stall`: drop until it takes again
-    bool broken_ = false;  // a write failed (the reader is gone): drop everything
+    bool broken_[2] = {false, false}; // a write to fds_[i] failed (its reader is gone): what is
+                                      // for it is dropped, the other descriptor goes on
     bool stop_ = false;
     bool writing_ = false; // the writer is in write(), outside the mutex
     turn::TerminalRecord::OutputDropped dropped_;

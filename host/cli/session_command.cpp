@@ -41,7 +41,11 @@ using session::policy_generation;
 std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
     constexpr std::uint64_t kLeast = 10'000, kMost = 365ull * 24 * 3600 * 1000;
     std::uint64_t ms = 0;
-    if (units::parse_duration_ms(text) == 0u) return 0;
+    // "0", "0s", "0.0h": no limit. Not any duration that rounds to 0 ms ("0.4ms" is too short).
+    const std::string number = text.substr(0, text.find_first_not_of("0123456789."));
+    if (!number.empty() && number.find_first_not_of("0.") == std::string::npos &&
+        units::parse_duration_ms(text) == 0u)
+        return 0;
     if (auto problem = config::duration_problem(text, ms, kLeast, kMost, "30m or 8h (0: no limit)");
         !problem.empty())
         throw turn::RequestError(flag + " " + problem);
@@ -102,6 +106,9 @@ SessionCommands add_session_commands(CLI::App& app, SessionOptions& o) {
 
 int run_session_create(const SessionOptions& o) {
     try {
+        // The flags first: a mistyped limit is said before anything is opened or loaded.
+        const auto idle_timeout_ms = duration_flag("--idle-timeout", o.idle_timeout);
+        const auto max_lifetime_ms = duration_flag("--max-lifetime", o.max_lifetime);
         auto instance = open_session_instance(o, "radiald session create");
         const auto& cfg = instance->cfg();
         const auto sessions = host::SessionClient::of(instance->runtime());
@@ -113,9 +120,9 @@ int run_session_create(const SessionOptions& o) {
         rec.id = o.id.empty() ? turn::new_turn_id() : o.id;
         turn::validate_turn_id(rec.id);
         rec.label = session::session_label(cfg, rec.id);
-        rec.idle_timeout_ms = duration_flag("--idle-timeout", o.idle_timeout);
+        rec.idle_timeout_ms = idle_timeout_ms;
         rec.scan_key = session::new_fingerprint_key();
-        rec.max_lifetime_ms = duration_flag("--max-lifetime", o.max_lifetime);
+        rec.max_lifetime_ms = max_lifetime_ms;
 
         // What the box is made from, pinned to its digest where the runtime keeps snapshots.
         std::string image = o.image;

@@ -284,8 +284,9 @@ int run_turn_command(const TurnOptions& o) {
             }
             if (p[1].revents != 0) return; // the turn is over
             if (signals->take() > 0 && !interrupted.exchange(true)) {
-                log::warn("turn", "turn {}: interrupted; killing its box", session->turn_id());
+                // Before the line: logging may wait up to run.outputStall for a slow reader.
                 session->interrupt();
+                log::warn("turn", "turn {}: interrupted; killing its box", session->turn_id());
             }
         }
     });

@@ -13,8 +13,8 @@
 #include <radial/units.hpp>
 #include <set>
 
-#include "config/turn_bounds.h"
 #include "config/bounded_units.h"
+#include "config/turn_bounds.h"
 #include "log/logger.h"
 #include "text/nearest_word.h"
 

@@ -54,8 +54,11 @@ bool read_turn_bound(const std::string& name, const toml::node& v, HostConfig& c
         if (!ms) fail("must be a duration of at most 87600h, such as \"720h\" (0s: kept for ever)");
         cfg.journal_max_age_ms = *ms;
     } else if (name == "journalMaxBytes") {
+        // Below 1m every turn's end would remove nearly every finished turn, its own records
+        // soon after: not a bound anyone means.
         auto bytes = size_value(v, kTiB);
-        if (!bytes) fail("must be a size of at most \"1t\", such as \"256m\" (0: no bound)");
+        if (!bytes || (*bytes != 0 && *bytes < (1ull << 20)))
+            fail("must be 0 (no bound) or a size from \"1m\" to \"1t\", such as \"256m\"");
         cfg.journal_max_bytes = *bytes;
     } else {
         return false;

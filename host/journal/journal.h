@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -167,12 +168,16 @@ public:
     // Turns still queued, oldest first (the order to dispatch them in). (docs/design.md §11.1).
     virtual std::vector<TurnSummary> queued() = 0;
 
-    // Retention (docs/design.md §11.6): removes every finished turn — its states, records and
-    // terminal record — whose terminal record was written more than `max_age_ms` ago, then,
+    // Retention (docs/design.md §11.6): removes finished turns — their states, records and
+    // terminal records — whose terminal record was written more than `max_age_ms` ago, then,
     // while the file's pages in use hold more than `max_bytes`, the finished turns that ended
-    // first. A turn without its terminal record is never removed. 0 for a bound: none. Returns
-    // how many turns were removed; one transaction.
-    virtual std::uint64_t prune(std::uint64_t max_age_ms, std::uint64_t max_bytes) = 0;
+    // first. Never a turn without its terminal record, nor one `keep` names (a request still
+    // spooled, the turn just finished). At most 512 turns by each bound per call, so one call's
+    // transaction stays short; the next call goes on. 0 for a bound: none. Returns how many
+    // turns were removed; one transaction.
+    using KeepFn = std::function<bool(const std::string& turn_id)>;
+    virtual std::uint64_t prune(std::uint64_t max_age_ms, std::uint64_t max_bytes,
+                                const KeepFn& keep) = 0;
 };
 
 } // namespace radial::journal

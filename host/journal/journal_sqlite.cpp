@@ -69,10 +69,10 @@ struct Statements {
                                 "ORDER BY t.created_at_ms, t.rowid"),
           select_ended_before(db,
                               "SELECT turn_id FROM turns WHERE state = 'finished' AND "
-                              "updated_at_ms < ?1"),
+                              "updated_at_ms < ?1 ORDER BY updated_at_ms LIMIT 512"),
           select_oldest_finished(db,
                                  "SELECT turn_id FROM turns WHERE state = 'finished' "
-                                 "ORDER BY updated_at_ms, rowid LIMIT 16"),
+                                 "ORDER BY updated_at_ms, rowid LIMIT 512"),
           delete_records(db, "DELETE FROM records WHERE turn_id = ?1"),
           delete_states(db, "DELETE FROM turn_states WHERE turn_id = ?1"),
           delete_turn(db, "DELETE FROM turns WHERE turn_id = ?1 AND state = 'finished'") {}
@@ -297,19 +297,23 @@ public:
         return out;
     }
 
-    std::uint64_t prune(std::uint64_t max_age_ms, std::uint64_t max_bytes) override {
+    std::uint64_t prune(std::uint64_t max_age_ms, std::uint64_t max_bytes,
+                        const KeepFn& keep) override {
         std::uint64_t removed = 0;
         run(fmt::format("pruning finished turns from '{}'", path_), [&] {
             SqliteTransaction tx(db_, SqliteTransaction::Mode::write);
+            auto may_go = [&](const std::string& id) { return !keep || !keep(id); };
             if (max_age_ms > 0) {
-                SqliteStmt::Scope s(stmts_.select_ended_before);
-                s->bind(1,
-                        now_ms() - static_cast<std::int64_t>(std::min<std::uint64_t>(
-                                       max_age_ms, std::numeric_limits<std::int64_t>::max() / 2)));
                 std::vector<std::string> ids;
-                while (s->step()) ids.push_back(s->column_text(0));
-                for (const auto& id : ids) remove_turn(id);
-                removed += ids.size();
+                {
+                    SqliteStmt::Scope s(stmts_.select_ended_before);
+                    s->bind(1, now_ms() -
+                                   static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                       max_age_ms, std::numeric_limits<std::int64_t>::max() / 2)));
+                    while (s->step()) ids.push_back(s->column_text(0));
+                }
+                for (const auto& id : ids)
+                    if (may_go(id)) remove_turn(id), ++removed;
             }
             // Pages in use, not the file's size: SQLite reuses the pages a removal frees.
             auto in_use = [&] {
@@ -317,15 +321,22 @@ public:
                                                   db_.query_int("PRAGMA freelist_count")) *
                        static_cast<std::uint64_t>(db_.query_int("PRAGMA page_size"));
             };
-            while (max_bytes > 0 && in_use() > max_bytes) {
-                std::vector<std::string> ids;
+            if (max_bytes > 0 && in_use() > max_bytes) {
+                std::vector<std::string> ids; // the oldest kPruneBatch, sorted once per call
                 {
                     SqliteStmt::Scope s(stmts_.select_oldest_finished);
                     while (s->step()) ids.push_back(s->column_text(0));
                 }
-                if (ids.empty()) break; // only unfinished turns are left
-                for (const auto& id : ids) remove_turn(id);
-                removed += ids.size();
+                std::size_t since_check = 0;
+                for (const auto& id : ids) {
+                    if (!may_go(id)) continue;
+                    remove_turn(id);
+                    ++removed;
+                    if (++since_check == 16) {
+                        since_check = 0;
+                        if (in_use() <= max_bytes) break;
+                    }
+                }
             }
             tx.commit();
         });

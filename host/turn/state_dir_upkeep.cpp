@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
+#include "daemon/spool.h"
 #include "log/logger.h"
 
 namespace radial::turn {
@@ -29,14 +31,23 @@ std::optional<std::string> free_space_problem(const std::string& state_dir, std:
         state_dir, free_bytes, reserve);
 }
 
-void prune_journal(journal::Journal& journal, const config::HostConfig& cfg) {
+void prune_journal(journal::Journal& journal, const config::HostConfig& cfg,
+                   const std::string& finished_turn) {
     if (cfg.journal_max_age_ms == 0 && cfg.journal_max_bytes == 0) return;
+    // A finished turn whose request is still spooled is not yet retired: without its journal row
+    // the daemon's next scan would take the request for a new one and run it again.
+    const daemon::Spool spool(cfg.state_dir);
+    auto keep = [&](const std::string& id) {
+        std::error_code ec;
+        return id == finished_turn || std::filesystem::exists(spool.request_path(id), ec) || ec;
+    };
     try {
-        if (auto n = journal.prune(cfg.journal_max_age_ms, cfg.journal_max_bytes))
+        if (auto n = journal.prune(cfg.journal_max_age_ms, cfg.journal_max_bytes, keep))
             log::info("journal",
                       "removed {} finished turn(s) past run.journalMaxAge or run.journalMaxBytes",
                       n);
-    } catch (const journal::JournalError& e) {
+    } catch (const std::exception& e) {
+        // The turn's outcome is already journaled: retention failing costs it nothing.
         log::warn("journal", "{}", e.what());
     }
 }

@@ -17,8 +17,10 @@ namespace radial::turn {
 // `reserve` is 0.
 std::optional<std::string> free_space_problem(const std::string& state_dir, std::uint64_t reserve);
 
-// Applies run.journalMaxAge and run.journalMaxBytes to `journal`; a failure is logged and
-// otherwise ignored: it costs no turn anything.
-void prune_journal(journal::Journal& journal, const config::HostConfig& cfg);
+// Applies run.journalMaxAge and run.journalMaxBytes to `journal`, keeping `finished_turn` (the
+// turn that just ended) and every turn whose request is still in the spool; a failure is logged
+// and otherwise ignored: it costs no turn anything.
+void prune_journal(journal::Journal& journal, const config::HostConfig& cfg,
+                   const std::string& finished_turn);
 
 } // namespace radial::turn

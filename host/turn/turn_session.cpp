@@ -27,6 +27,7 @@
 #include "turn/box_user_env.h"
 #include "turn/codex_auth.h"
 #include "turn/image_pin.h"
+#include "turn/output_drain.h"
 #include "turn/output_tail.h"
 #include "turn/record_quota.h"
 #include "turn/state_dir_upkeep.h"
@@ -63,20 +64,6 @@ std::string request_json(const TurnRequest& r, const redaction::Redactor& redact
         refused = e.what();
     }
     return nullptr;
-}
-
-// Whatever the reader has not taken within run.outputStall is dropped, never waited for, and the
-// record counts it (docs/design.md §3.6).
-void drain_output(const TurnSession::OutputDrainFn& drain, const std::string& id,
-                  std::uint64_t stall_ms, TerminalRecord& rec) {
-    if (!drain) return;
-    const auto dropped = drain();
-    if (dropped.stdout_bytes == 0 && dropped.stderr_bytes == 0) return;
-    rec.output_dropped = dropped;
-    log::warn("turn",
-              "turn {}: its reader did not take {} byte(s) of stdout and {} of stderr within "
-              "run.outputStall ({} ms); they were dropped",
-              id, dropped.stdout_bytes, dropped.stderr_bytes, stall_ms);
 }
 
 // Every text field of a record through the turn's redactor (the output tails already were).
@@ -202,7 +189,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         try {
             env_.journal.set_terminal(id, to_string(r.status), r.to_json());
             if (reserve) reserve->release();
-            prune_journal(env_.journal, env_.cfg);
+            prune_journal(env_.journal, env_.cfg, id);
             return r;
         } catch (const journal::JournalError& e) {
             r.journal_error = redactor_->redact(e.what());
@@ -289,7 +276,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // The turn socket: bound before the box starts, gone before the terminal record is written.
     // A check gets none, and so no token either: it posts no records, its outcome is its exit
     // status and output (docs/design.md §4).
-    std::atomic<std::uint64_t> refused_records{0};
+    std::atomic<std::uint64_t> refused_records{0}; // 507: the journal could not store them
+    std::atomic<std::uint64_t> quota_refused{0};   // 507: past the turn's share
     RecordQuota quota(env_.cfg.state_dir, env_.cfg.max_records_per_turn,
                       env_.cfg.max_record_bytes_per_turn, env_.cfg.min_free_bytes);
     std::optional<socket::TurnSocketServer> server;
@@ -321,11 +309,11 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             } else {
                 o.tcp_host = env_.transport.bind_host;
             }
-            auto sink = [this, id, &refused_records, &quota](std::string_view type,
-                                                             std::string_view payload) {
+            auto stored_sink = [this, id, &quota_refused, &quota](std::string_view type,
+                                                                  std::string_view payload) {
                 // The turn's share of the state directory (docs/design.md §9.6).
                 if (auto refused = quota.admit(payload.size())) {
-                    if (refused_records.fetch_add(1) == 0)
+                    if (quota_refused.fetch_add(1) == 0)
                         log::warn("socket", "turn {}: a posted record was refused: {}", id,
                                   *refused);
                     throw socket::RecordQuotaError(*refused);
@@ -334,8 +322,16 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                     // Value by value, so that the stored record stays JSON (docs/design.md §10.2).
                     return env_.journal.append_record(id, type,
                                                       redaction::redact_json(*redactor_, payload));
+                } catch (...) {
+                    quota.release(payload.size()); // not stored: not the turn's share either
+                    throw;
+                }
+            };
+            auto sink = [id, &refused_records, stored_sink](std::string_view type,
+                                                            std::string_view payload) {
+                try {
+                    return stored_sink(type, payload);
                 } catch (const journal::JournalError& e) {
-                    quota.release(payload.size());
                     if (e.code() != journal::JournalErrc::storage) throw;
                     // The box is told (507): a record it was not refused for must never look
                     // stored.
@@ -575,9 +571,11 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     }
     // Rotated credentials back to the operator's file, once the box can no longer change them
     // (codex_auth.h, docs/design.md §8.7).
-    if (identity && codex_auth_ && !box_may_live)
+    // The file's owner is the box user's id on the host: a namespaced root's is not 0 (§8.8).
+    if (const auto owner = box_host_ids(spec.user, env_.cfg.box_root);
+        identity && codex_auth_ && !box_may_live && owner)
         log_codex_write_back(
-            id, write_back_codex_auth(identity->dir() + "/codex", numeric_user(spec.user)->first,
+            id, write_back_codex_auth(identity->dir() + "/codex", owner->first,
                                       codex_auth_path(env_.cfg.codex_auth_file), *codex_auth_));
     box_ids.reset();
     ran.box_user = rec.box_user;
@@ -589,7 +587,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     ran.kind = rec.kind;
     ran.stdout_tail = std::move(stdout_tail);
     ran.stderr_tail = std::move(stderr_tail);
-    if (auto n = refused_records.load()) ran.records_refused = n;
+    if (auto n = refused_records.load() + quota_refused.load()) ran.records_refused = n;
     checkpoint("terminal");
     TerminalRecord done = finish(std::move(ran));
     log_outcome(done);

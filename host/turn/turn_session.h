@@ -20,6 +20,7 @@
 #include "journal/journal.h"
 #include "redaction/stream_redactor.h"
 #include "session/session_record.h"
+#include "turn/output_drain.h"
 #include "turn/terminal_record.h"
 #include "turn/turn_request.h"
 #include "turn/turn_runner.h"
@@ -97,7 +98,6 @@ public:
     // Set before run(): called once the box is gone and every byte of its output was passed to
     // `out`; returns what of it could not reach the reader (docs/design.md §3.6). The record says
     // so (outputDropped), and the outcome's line is logged after it returned.
-    using OutputDrainFn = std::function<TerminalRecord::OutputDropped()>;
     void set_output_drain(OutputDrainFn drain) { drain_output_ = std::move(drain); }
 
     // Stops the turn, now or when it gets that far; the terminal record says why (StopReason).

@@ -64,8 +64,9 @@ public:
     std::vector<journal::TurnSummary> in_flight() override { return inner_->in_flight(); }
     std::vector<journal::TurnSummary> queued() override { return inner_->queued(); }
     // Not among calls(): retention is not part of a turn's own writes.
-    std::uint64_t prune(std::uint64_t max_age_ms, std::uint64_t max_bytes) override {
-        return inner_->prune(max_age_ms, max_bytes);
+    std::uint64_t prune(std::uint64_t max_age_ms, std::uint64_t max_bytes,
+                        const KeepFn& keep) override {
+        return inner_->prune(max_age_ms, max_bytes, keep);
     }
 
 private:

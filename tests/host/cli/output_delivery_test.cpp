@@ -120,5 +120,59 @@ TEST(OutputDelivery, AReaderThatIsGoneIsNotWaitedFor) {
     EXPECT_EQ(dropped.stderr_bytes, 64u * 64 * 1024);
 }
 
+// The stall is measured from the reader's last take, not from the box's end: a reader slower than
+// the box but still reading gets every byte even when that takes many stalls.
+TEST(OutputDelivery, AReaderSlowerThanTheStallButStillReadingLosesNothingAtTheEnd) {
+    Pipe p;
+    std::string got;
+    std::thread reader([&] {
+        char buf[4096];
+        for (ssize_t n; (n = ::read(p.r, buf, sizeof buf)) > 0;) {
+            got.append(buf, n);
+            std::this_thread::sleep_for(10ms);
+        }
+    });
+    const std::string sent(1 << 20, 's'); // 256 reads: 2.5 s at least, five stalls
+    {
+        OutputDelivery d(p.w, p.w, 500ms, 2 << 20);
+        d.write(Channel::box_stdout, sent); // all of it queued at once: the box ended at once
+        const auto dropped = d.drain_box_output();
+        EXPECT_EQ(dropped.stdout_bytes, 0u);
+        d.close();
+    }
+    ::close(p.w);
+    p.w = -1;
+    reader.join();
+    EXPECT_EQ(got.size(), sent.size());
+}
+
+// stdout's reader gone (radiald turn | head -c 100) leaves stderr working: radiald's own lines,
+// the outcome's above all, still reach it.
+TEST(OutputDelivery, AStdoutThatIsGoneLeavesStderrWorking) {
+    std::signal(SIGPIPE, SIG_IGN); // as radiald's main does
+    Pipe out, err;
+    ::close(out.r);
+    out.r = -1;
+    std::string got;
+    std::thread reader([&] {
+        char buf[4096];
+        for (ssize_t n; (n = ::read(err.r, buf, sizeof buf)) > 0;) got.append(buf, n);
+    });
+    {
+        OutputDelivery d(out.w, err.w, 30s, 64 * 1024);
+        for (int i = 0; i < 8; ++i) d.write(Channel::box_stdout, std::string(64 * 1024, 'o'));
+        d.write(Channel::box_stderr, "box stderr\n");
+        const auto dropped = d.drain_box_output();
+        EXPECT_EQ(dropped.stdout_bytes, 8u * 64 * 1024);
+        EXPECT_EQ(dropped.stderr_bytes, 0u);
+        d.write(Channel::log, "radiald[turn] info: turn t: succeeded after 1 ms\n");
+        d.close();
+    }
+    ::close(err.w);
+    err.w = -1;
+    reader.join();
+    EXPECT_EQ(got, "box stderr\nradiald[turn] info: turn t: succeeded after 1 ms\n");
+}
+
 } // namespace
 } // namespace radial::cli

@@ -227,6 +227,18 @@ TEST(RadialdCli, BadTimeoutIsRefused) {
                    "'soon' is not one");
 }
 
+// A session limit that rounds to 0 ms is too short, not "no limit"; only a written zero is none.
+TEST(RadialdCli, ASessionLimitBelowAMillisecondIsRefusedNotTakenForNoLimit) {
+    PluginSetup s{{"fake_good", "fake"}};
+    for (const std::string flag : {"--idle-timeout", "--max-lifetime"})
+        for (const std::string text : {"0.4ms", "0.0001s"}) {
+            auto r = test::run_process({RADIALD_PATH, "session", "create", "--config",
+                                        s.dir / "radiald.toml", "--runtime", "fake", "--image",
+                                        "img", flag, text});
+            expect_refusal(r, flag + " must be a duration from 10s to 8760h");
+        }
+}
+
 // The box-id range check's look at processes and the journal's opening run beside loading the
 // runtime, and failures are still reported in the order of the steps (docs/design.md §3.2): a
 // range something on the host uses before anything else, then the runtime's failure, then the

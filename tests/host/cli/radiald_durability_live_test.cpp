@@ -65,7 +65,9 @@ std::map<std::string, int> count_lines(const std::string& text) {
 
 TEST(DurabilityLive, C18_AFullStateDiskKeepsASucceededTurnsOutcome) {
     ASSERT_EQ(::geteuid(), 0u) << "mounting the test's tmpfs needs root";
-    Fixture f;
+    // minFreeBytes 0: no floor kept for outcomes (docs/design.md §9.6), so the box's records can
+    // fill the file system and leave its terminal record nowhere to go.
+    Fixture f("0");
     ASSERT_TRUE(f.disk.ok()) << "mount tmpfs failed";
     std::string record = f.dir / "rec.json"; // on another file system than the state directory
 

@@ -265,9 +265,15 @@ TEST(HostConfig, ReadsTheTurnBoundsAndTheJournalsRetention) {
               std::string::npos)
         << error_of(g);
     auto h = d.write("h.toml", "[run]\njournalMaxBytes = \"2t\"\n");
-    EXPECT_NE(error_of(h).find("run.journalMaxBytes: must be a size of at most \"1t\""),
+    EXPECT_NE(error_of(h).find(
+                  "run.journalMaxBytes: must be 0 (no bound) or a size from \"1m\" to \"1t\""),
               std::string::npos)
         << error_of(h);
+    // A bound so small that every turn's end would empty the journal is refused too.
+    auto tiny = d.write("tiny.toml", "[run]\njournalMaxBytes = \"512k\"\n");
+    EXPECT_NE(error_of(tiny).find("run.journalMaxBytes: must be 0 (no bound) or a size from"),
+              std::string::npos)
+        << error_of(tiny);
     auto i = d.write("i.toml", "[run]\njournalMaxAge = \"forever\"\n");
     EXPECT_NE(error_of(i).find("run.journalMaxAge: must be a duration of at most 87600h"),
               std::string::npos)

@@ -41,7 +41,9 @@ TEST(DurabilityDaemonLive, C18_TheDaemonKeepsARecordItCannotJournalAndRetriesUnt
     ASSERT_EQ(::geteuid(), 0u) << "mounting the test's tmpfs needs root";
     std::string inst = test::unique_instance_id("full");
     test::BoxCleanup cleanup{"radial-turn-" + inst + "-"};
-    DaemonSetup s("instanceId = \"" + inst + "\"\nminFreeBytes = \"64k\"\n",
+    // minFreeBytes 0: no floor kept for outcomes (docs/design.md §9.6), so the box's records can
+    // fill the file system and leave its terminal record nowhere to go.
+    DaemonSetup s("instanceId = \"" + inst + "\"\nminFreeBytes = 0\n",
                   "[run.docker]\npull = \"never\"\n");
     test::SmallDisk disk(s.state_dir(), "320k");
     ASSERT_TRUE(disk.ok()) << "mount tmpfs failed";
@@ -78,6 +80,59 @@ TEST(DurabilityDaemonLive, C18_TheDaemonKeepsARecordItCannotJournalAndRetriesUnt
         10s));
     st = s.status();
     EXPECT_TRUE(st["pending"].empty()) << st.dump();
+}
+
+// Posts of `size` bytes, `count` times, `pause` apart; prints how many got 507.
+std::string posting(int count, int size, const std::string& pause) {
+    return "P=$(head -c " + std::to_string(size) + R"( /dev/zero | tr '\0' x); i=0; n=0
+while [ $i -lt )" +
+           std::to_string(count) +
+           R"( ]; do
+  c=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "${RADIAL_TURN_SOCKET#unix://}" \
+       -H "Authorization: Bearer $RADIAL_TURN_TOKEN" -d "{\"type\":\"result\",\"payload\":\"$P\"}" \
+       http://r/v1/records)
+  [ "$c" = 507 ] && n=$((n+1))
+  i=$((i+1)); sleep )" +
+           pause + R"(
+done
+echo "refused $n")";
+}
+
+// One box posting large records beside another turn (docs/design.md §9.6): its records stop at
+// run.maxRecordBytesPerTurn, and the other turn keeps every record it posted, both outcomes are
+// journaled, and the next submit is taken. (Before the per-turn caps the flood filled the state
+// file system: the other turn's posts got 507 and submits failed.)
+TEST(DurabilityDaemonLive, OneTurnsRecordsCannotStarveAnotherTurn) {
+    ASSERT_EQ(::geteuid(), 0u) << "mounting the test's tmpfs needs root";
+    std::string inst = test::unique_instance_id("starve");
+    test::BoxCleanup cleanup{"radial-turn-" + inst + "-"};
+    DaemonSetup s("instanceId = \"" + inst +
+                      "\"\nmaxConcurrentTurns = 2\nminFreeBytes = \"512k\"\n"
+                      "maxRecordBytesPerTurn = \"256k\"\n",
+                  "[run.docker]\npull = \"never\"\n");
+    test::SmallDisk disk(s.state_dir(), "8m");
+    ASSERT_TRUE(disk.ok()) << "mount tmpfs failed";
+    // 200 posts of 60 KB (12 MB): more than the whole file system.
+    std::string flood = s.submit(test::shell_turn(posting(200, 60000, "0")));
+    std::string quiet = s.submit(test::shell_turn(posting(30, 900, "0.1")));
+    ASSERT_FALSE(flood.empty());
+    ASSERT_FALSE(quiet.empty());
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal({flood, quiet}, 180s)) << d.log();
+
+    auto q = s.records(quiet);
+    EXPECT_EQ(q["records"].size(), 30u) << d.log();
+    EXPECT_THAT(q["terminal"]["outputTail"]["stdout"].get<std::string>(), HasSubstr("refused 0"));
+    auto f = s.records(flood);
+    EXPECT_EQ(f["terminal"]["status"], "succeeded") << f["terminal"];
+    EXPECT_GT(f["terminal"].value("recordsRefused", 0), 100) << f["terminal"];
+    EXPECT_LE(f["records"].size(), 256u * 1024 / 60000) << "the cap holds";
+    EXPECT_TRUE(s.status()["pending"].empty()) << "both outcomes journaled at once";
+    // The next turn is taken and runs.
+    std::string next = s.submit(test::shell_turn("echo next"));
+    ASSERT_FALSE(next.empty());
+    ASSERT_TRUE(s.wait_terminal({next}, 60s)) << d.log();
+    EXPECT_EQ(s.terminal(next)["status"], "succeeded");
 }
 
 // After kill -9 of the daemon, its turn's socket directory, reserved record space and passwd stay

@@ -754,12 +754,15 @@ TEST_F(JournalSqlite, RetentionByAgeRemovesOldFinishedTurnsAndNeverAnUnfinishedO
     journal->set_terminal("new", "failed", "{}");
     clock.set(60'000);
 
-    EXPECT_EQ(journal->prune(30'000, 0), 1u);
+    // A turn the caller keeps (its request still spooled, or the turn just ended) stays.
+    EXPECT_EQ(journal->prune(30'000, 0, [](const std::string& id) { return id == "old"; }), 0u);
+    EXPECT_TRUE(journal->turn("old"));
+    EXPECT_EQ(journal->prune(30'000, 0, nullptr), 1u);
     EXPECT_FALSE(journal->turn("old"));
     EXPECT_TRUE(journal->turn("running"));
     EXPECT_TRUE(journal->turn("new"));
-    EXPECT_EQ(journal->prune(30'000, 0), 0u); // nothing more to do
-    EXPECT_EQ(journal->prune(0, 0), 0u);      // no bound: nothing goes
+    EXPECT_EQ(journal->prune(30'000, 0, nullptr), 0u); // nothing more to do
+    EXPECT_EQ(journal->prune(0, 0, nullptr), 0u);      // no bound: nothing goes
 }
 
 TEST_F(JournalSqlite, RetentionBySizeRemovesTheTurnsThatEndedFirstUntilTheJournalFits) {
@@ -774,16 +777,18 @@ TEST_F(JournalSqlite, RetentionBySizeRemovesTheTurnsThatEndedFirstUntilTheJourna
     journal->add_turn(entry("running"), TurnState::started);
     for (int i = 0; i < 4; ++i) journal->append_record("running", "result", big);
 
-    const std::uint64_t removed = journal->prune(0, 1u << 20); // 1 MiB of pages in use at most
+    const std::uint64_t removed =
+        journal->prune(0, 1u << 20, nullptr); // 1 MiB of pages in use at most
     EXPECT_GE(removed, 20u);
     EXPECT_LT(removed, 40u);
     EXPECT_FALSE(journal->turn("t0"));                       // the first to end went first
     EXPECT_TRUE(journal->turn("t39"));                       // the last to end stayed
     EXPECT_EQ(journal->turn("running")->records.size(), 4u); // never an unfinished turn
     // A bound only unfinished turns exceed removes every finished one and stops there.
-    journal->prune(0, 1);
+    journal->prune(0, 1, [](const std::string& id) { return id == "t39"; });
+    EXPECT_TRUE(journal->turn("t39")) << "kept";
     EXPECT_TRUE(journal->turn("running"));
-    EXPECT_EQ(journal->recent_turns(100).size(), 1u);
+    EXPECT_EQ(journal->recent_turns(100).size(), 2u);
 }
 
 } // namespace

@@ -1,0 +1,19 @@
+#include "turn/output_drain.h"
+
+#include "log/logger.h"
+
+namespace radial::turn {
+
+void drain_output(const OutputDrainFn& drain, const std::string& id, std::uint64_t stall_ms,
+                  TerminalRecord& rec) {
+    if (!drain) return;
+    const auto dropped = drain();
+    if (dropped.stdout_bytes == 0 && dropped.stderr_bytes == 0) return;
+    rec.output_dropped = dropped;
+    log::warn("turn",
+              "turn {}: its reader did not take {} byte(s) of stdout and {} of stderr within "
+              "run.outputStall ({} ms); they were dropped",
+              id, dropped.stdout_bytes, dropped.stderr_bytes, stall_ms);
+}
+
+} // namespace radial::turn
