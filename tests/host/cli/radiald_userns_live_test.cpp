@@ -95,6 +95,25 @@ TEST_F(UsernsLive, AWorkspaceWriteBoxIsRootInItsNamespaceInstallsAndTheNextTurnS
     EXPECT_EQ(second.result.out, "made\n");
 }
 
+// run.codexAuth under a namespaced root (docs/design.md §8.7, §8.8): the rotated auth.json the
+// box's root leaves is owned by that root's host ids, not 0, and is still written back.
+TEST_F(UsernsLive, CodexAuthWritesTheRotatedTokenBackFromANamespacedRoot) {
+    test::TempDir creds("radial-codex-userns");
+    const std::string new_token = "rt-radial-userns-new-" + std::to_string(::getpid());
+    const std::string file = creds.write("auth.json", R"({"tokens":{"refresh_token":"rt-old"}})");
+    test::RadialdSetup s("codexAuth = true\ncodexAuthFile = \"" + file + "\"\n", remapped_engine());
+    const std::string rotated = R"({"tokens":{"refresh_token":")" + new_token + R"("}})";
+    auto t =
+        s.turn({}, {"sh", "-c",
+                    "id -u && printf '%s' '" + rotated +
+                        "' > \"$HOME/.codex/auth.json.new\" && mv \"$HOME/.codex/auth.json.new\" "
+                        "\"$HOME/.codex/auth.json\""});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.out << t.result.err;
+    EXPECT_EQ(t.result.out, "0\n");
+    EXPECT_EQ(test::read_file(file), rotated) << t.result.err;
+    EXPECT_THAT(t.result.err, HasSubstr("written back to the operator's file"));
+}
+
 // On the machine's engine, which does not remap user namespaces, radiald says so before any turn,
 // and the box, never root, cannot write the image's system directories.
 TEST_F(UsernsLive, AnEngineWithoutRemappingSaysInstallsAreUnavailable) {
