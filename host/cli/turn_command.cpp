@@ -263,7 +263,10 @@ int run_turn_command(const TurnOptions& o) {
     std::optional<daemon::StopSignals> signals;
     internal::UniqueFd turn_over_read, turn_over_write;
     try {
-        signals.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT});
+        // SIGUSR1, SIGUSR2 and SIGALRM mean nothing to a turn: logged and ignored, never a death
+        // that leaves the box running (docs/design.md §12.3).
+        signals.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
+                                                   SIGUSR2, SIGALRM});
         int fds[2];
         if (::pipe2(fds, O_CLOEXEC) != 0)
             throw daemon::DaemonError("creating the pipe that ends the signal thread", errno);
@@ -283,7 +286,15 @@ int run_turn_command(const TurnOptions& o) {
                 return;
             }
             if (p[1].revents != 0) return; // the turn is over
-            if (signals->take() > 0 && !interrupted.exchange(true)) {
+            for (const int signo : signals->take_each()) {
+                if (signo == SIGUSR1 || signo == SIGUSR2 || signo == SIGALRM) {
+                    log::info("turn",
+                              "turn {}: SIG{} received and ignored (radiald turn gives it no "
+                              "meaning)",
+                              session->turn_id(), ::sigabbrev_np(signo));
+                    continue;
+                }
+                if (interrupted.exchange(true)) continue;
                 // Before the line: logging may wait up to run.outputStall for a slow reader.
                 session->interrupt();
                 log::warn("turn", "turn {}: interrupted; killing its box", session->turn_id());

@@ -235,4 +235,22 @@ void remove_session(const std::string& state_dir, const std::string& id) noexcep
                   ec.message());
 }
 
+[[gnu::noinline]] std::unique_ptr<turn::WorkspaceLock> lock_session(const std::string& state_dir,
+                                                                    const std::string& id,
+                                                                    std::string& refused) {
+    try {
+        if (auto held = turn::WorkspaceLock::try_acquire(session_lock_dir(state_dir, id))) {
+            reclaim_socket_dir(state_dir, id); // held: no other turn uses it now
+            return std::make_unique<turn::WorkspaceLock>(std::move(*held));
+        }
+        refused = fmt::format(
+            "session '{}' is running another turn (one turn per session at a time); wait for it "
+            "to end",
+            id);
+    } catch (const std::exception& e) {
+        refused = e.what();
+    }
+    return nullptr;
+}
+
 } // namespace radial::session

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <radial/container_spec.hpp>
@@ -12,6 +13,7 @@
 
 #include "config/host_config.h"
 #include "session/secret_fingerprints.h"
+#include "turn/workspace_lock.h"
 
 namespace radial::session {
 
@@ -82,6 +84,12 @@ std::string session_socket_dir(const std::string& state_dir, const std::string& 
 // "<stateDir>/sessions/<id>.lock", never mounted into the box (which could hold a lock on what it
 // sees). Made when missing.
 std::string session_lock_dir(const std::string& state_dir, const std::string& id);
+
+// One turn per session at a time (docs/design.md §13.12): the session's lock (its socket
+// directory reclaimed while it is held), or null with why not in `refused` (another turn holds it,
+// or the lock could not be taken).
+std::unique_ptr<turn::WorkspaceLock> lock_session(const std::string& state_dir,
+                                                  const std::string& id, std::string& refused);
 
 // Makes the session's socket directory root's again, mode 0700 and empty, before a turn binds its
 // socket there: a turn whose radiald was killed left it the box user's, who may have planted

@@ -47,25 +47,6 @@ std::string request_json(const TurnRequest& r, const redaction::Redactor& redact
     return redaction::redact_json(redactor, request_journal_json(r));
 }
 
-// One turn per session at a time (docs/design.md §13.12): the session's lock, or null with why.
-[[gnu::noinline]] std::unique_ptr<WorkspaceLock> lock_session(const std::string& state_dir,
-                                                              const std::string& id,
-                                                              std::string& refused) {
-    try {
-        if (auto held = WorkspaceLock::try_acquire(session::session_lock_dir(state_dir, id))) {
-            session::reclaim_socket_dir(state_dir, id); // held: no other turn uses it now
-            return std::make_unique<WorkspaceLock>(std::move(*held));
-        }
-        refused = fmt::format(
-            "session '{}' is running another turn (one turn per session at a time); wait for it "
-            "to end",
-            id);
-    } catch (const std::exception& e) {
-        refused = e.what();
-    }
-    return nullptr;
-}
-
 // Every text field of a record through the turn's redactor (the output tails already were).
 void redact_strings(TerminalRecord& r, const redaction::Redactor& redactor) {
     for (std::string* field : {&r.image, &r.label, &r.reason, &r.error, &r.journal_error})
@@ -234,7 +215,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     std::unique_ptr<WorkspaceLock> session_lock;
     if (session_) {
         std::string refused;
-        session_lock = lock_session(env_.cfg.state_dir, session_->id, refused);
+        session_lock = session::lock_session(env_.cfg.state_dir, session_->id, refused);
         if (!session_lock) return fail(refused);
         try {
             session::begin_session_turn(env_.cfg.state_dir, session_->id, id);
@@ -487,8 +468,10 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     // a session's, as the session recorded it.
     if (const auto ids = box_host_ids(spec.user, env_.cfg.box_root);
         ids && !request_.workspace.empty() && (session_ || user_is_honoured(spec)))
-        handover.emplace(session_ ? session_->workspace : spec.mounts.front().source, ids->first,
-                         ids->second, handover_marker_dir(env_.cfg.state_dir) + "/" + id);
+        handover.emplace(
+            session_ ? session_->workspace : spec.mounts.front().source, ids->first, ids->second,
+            handover_marker_dir(env_.cfg.state_dir) + "/" + id,
+            session_ ? session_->mode == "workspace-write" : !spec.mounts[0].read_only);
     redaction::StreamRedactor out_redactor = redactor_->stream(),
                               err_redactor = redactor_->stream();
     std::string stdout_tail, stderr_tail, buffer;

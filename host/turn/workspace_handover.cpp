@@ -147,7 +147,7 @@ WalkReport walk(const std::string& root, const IdMap& m,
 } // namespace
 
 WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid,
-                                     std::string marker)
+                                     std::string marker, bool box_writes)
     : workspace_(std::move(workspace)), box_uid_(box_uid), box_gid_(box_gid) {
     if (::geteuid() != 0 || workspace_.empty()) return;
     struct stat st {};
@@ -175,6 +175,15 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
             marker_fd_.reset(fd);
         }
     }
+    // A root-owned tree is never given to a box (its files may be the host's own): said, since
+    // the box's writes then fail with nothing but "Permission denied" inside it.
+    if (owner_uid_ == 0 && box_uid_ != 0 && box_writes)
+        log::warn("turn",
+                  "workspace '{}' belongs to root, and radiald never hands a root-owned tree to a "
+                  "box: the box (uid {}) can write only where the workspace's modes let it. Give "
+                  "the workspace to the user whose work it is (chown -R USER: '{}'), or run boxes "
+                  "as root in a user namespace of their own (an engine with --userns-remap)",
+                  workspace_, box_uid_, workspace_);
     if (owner_uid_ == box_uid_ || owner_uid_ == 0) return; // only the hand-back is needed
     IdMap m{owner_uid_, box_uid_};
     m.dev = st.st_dev;

@@ -48,7 +48,10 @@ public:
     // logged, never thrown. With a `marker` path (under the state directory), a note of the
     // hand-over is written there first and held locked until give_back(), so that a radiald
     // killed meanwhile leaves what recover() needs to hand the tree back.
-    WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid, std::string marker = {});
+    // `box_writes`: the box's mount of it is writable (workspace-write); a workspace that belongs
+    // to root is then logged as one the box can write only where its modes let it.
+    WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid, std::string marker = {},
+                      bool box_writes = false);
     // Hands back (give_back()).
     ~WorkspaceHandover();
 

@@ -324,6 +324,62 @@ TEST(RadialdTurnLive, EveryStopSignalKillsTheBoxAndExits130) {
     }
 }
 
+// A workspace that belongs to root is never handed to the box: radiald says so, and what to do,
+// instead of leaving the box with a bare "Permission denied".
+TEST(RadialdTurnLive, ARootOwnedWorkspaceIsNamedWithWhatToDo) {
+    test::TempDir ws("radial-root-ws"); // made by the test, which runs as root
+    ASSERT_EQ(::chmod(ws.path().c_str(), 0755), 0);
+    test::RadialdSetup setup;
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", setup.config(), "--image",
+                                RADIAL_TEST_IMAGE, "--workspace", ws.path(), "--mode",
+                                "workspace-write", "--", "sh", "-c", "echo x > /work/f"});
+    EXPECT_NE(r.exit_code, 0) << "the box could write a root-owned 0755 workspace";
+    EXPECT_THAT(r.err, HasSubstr("workspace '" + ws.path() + "' belongs to root"));
+    EXPECT_THAT(r.err, HasSubstr("chown -R USER: '" + ws.path() + "'"));
+    // Read-only: nothing to write, nothing to say.
+    auto ro = test::run_process({RADIALD_PATH, "turn", "--config", setup.config(), "--image",
+                                 RADIAL_TEST_IMAGE, "--workspace", ws.path(), "--mode", "read-only",
+                                 "--", "true"});
+    EXPECT_EQ(ro.exit_code, 0) << ro.err;
+    EXPECT_THAT(ro.err, Not(HasSubstr("belongs to root")));
+}
+
+// SIGUSR1, SIGUSR2 and SIGALRM (a stray `kill -USR1`, a shell's alarm) neither kill radiald turn
+// nor its box: each is logged and the turn runs to its own end.
+TEST(RadialdTurnLive, SignalsWithoutAMeaningAreLoggedAndTheTurnGoesOn) {
+    const std::string instance = test::unique_instance_id("usr");
+    test::RadialdSetup setup("instanceId = \"" + instance + "\"\n");
+    const std::string label = "radial-turn-" + instance + "-u1";
+    const std::string record = setup.dir() / "record.json";
+    test::BackgroundProcess radiald(
+        {std::string(RADIALD_PATH), "turn", "--config", setup.config(), "--image",
+         RADIAL_TEST_IMAGE, "--turn-id", "u1", "--record-file", record, "--", "sh", "-c",
+         "echo up; sleep 600 & wait"},
+        setup.dir() / "stderr.txt");
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            return test::run_process({"docker", "inspect", "-f", "{{.State.Running}}", label})
+                       .out == "true\n";
+        },
+        std::chrono::seconds(30)));
+    for (int sig : {SIGUSR1, SIGUSR2, SIGALRM}) radiald.signal(sig);
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            const auto err = test::read_file(setup.dir() / "stderr.txt");
+            return err.find("SIGUSR1 received and ignored") != std::string::npos &&
+                   err.find("SIGUSR2 received and ignored") != std::string::npos &&
+                   err.find("SIGALRM received and ignored") != std::string::npos;
+        },
+        std::chrono::seconds(30)))
+        << test::read_file(setup.dir() / "stderr.txt");
+    // Still running: the box too. Then the turn is stopped the usual way.
+    EXPECT_EQ(test::run_process({"docker", "inspect", "-f", "{{.State.Running}}", label}).out,
+              "true\n");
+    radiald.signal(SIGINT);
+    EXPECT_EQ(radiald.wait(), 130);
+    EXPECT_EQ(containers_labelled(label), "");
+}
+
 // The operator's [redact] extras: literal values and the values of named environment variables
 // are masked in every turn, with markers that name where each came from.
 TEST(RadialdTurnLive, RedactTableValuesAndEnvNamesAreMasked) {
