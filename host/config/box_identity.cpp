@@ -35,6 +35,20 @@ bool ids_in_range(const std::string& line, std::string_view prefix, const HostCo
         cfg.where("run.boxIdRange"), cfg.box_id_first, cfg.box_id_last, what));
 }
 
+// How many pid namespaces deep a process is: the entries of its status's "NSpid:" line (1 in the
+// host's namespace). 0 when the file has none (a kernel before 4.1).
+std::size_t pid_ns_depth(const std::string& status) {
+    std::istringstream in(status);
+    for (std::string line; std::getline(in, line);)
+        if (line.starts_with("NSpid:")) {
+            std::istringstream ids(line.substr(6));
+            std::size_t n = 0;
+            for (std::uint64_t id = 0; ids >> id;) ++n;
+            return n;
+        }
+    return 0;
+}
+
 } // namespace
 
 std::pair<uid_t, gid_t> default_box_ids(const HostConfig& cfg) noexcept {
@@ -81,20 +95,25 @@ void check_box_id_range_processes(const HostConfig& cfg) {
     if (!uses_box_id_range(cfg)) return;
     struct stat own_ns {};
     if (::stat("/proc/self/ns/pid", &own_ns) != 0) return; // no /proc: nothing more to learn
+    const std::size_t own_depth = pid_ns_depth(internal::read_proc_file("/proc/self/status"));
     std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
     if (!proc) return;
     while (const dirent* e = ::readdir(proc.get())) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
         const std::string dir = std::string("/proc/") + e->d_name;
-        struct stat ns {};
-        // Another pid namespace is a container (a box among them); an unreadable one (not root)
-        // cannot be told apart and is looked at like ours.
-        if (::stat((dir + "/ns/pid").c_str(), &ns) == 0 &&
-            (ns.st_ino != own_ns.st_ino || ns.st_dev != own_ns.st_dev))
-            continue;
         // Not an ifstream: it throws when the process exits mid-read, and opens without
         // O_CLOEXEC while plugins may be starting children on another thread (docs/design.md §3.2).
-        std::istringstream status(internal::read_proc_file(dir + "/status"));
+        const std::string text = internal::read_proc_file(dir + "/status");
+        struct stat ns {};
+        // Another pid namespace is a container (a box among them). Its ns link is another user's
+        // to read; status, which anyone may read, says as much: a process in a namespace below
+        // ours has more NSpid entries. A radiald that is not root tells boxes apart that way.
+        if (::stat((dir + "/ns/pid").c_str(), &ns) == 0) {
+            if (ns.st_ino != own_ns.st_ino || ns.st_dev != own_ns.st_dev) continue;
+        } else if (own_depth > 0 && pid_ns_depth(text) > own_depth) {
+            continue;
+        }
+        std::istringstream status(text);
         std::string line, name;
         std::uint64_t hit = 0;
         while (std::getline(status, line)) {

@@ -4,7 +4,11 @@
 #include "config/box_identity.h"
 
 #include <gmock/gmock.h>
+#include <grp.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -50,6 +54,73 @@ TEST(BoxIdRange, TheProcessesHalfNamesAProcessTheAccountsHalfDoesNotSee) {
     EXPECT_THAT(processes, HasSubstr("runs with id 2100000005"));
     EXPECT_EQ(accounts, "(no refusal)");
     EXPECT_EQ(both, processes);
+}
+
+// The processes half as a user that is not root, in a child: 0 when nothing is refused, 3 when
+// the range is.
+int check_as_nobody(const HostConfig& cfg) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+        if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+            ::setresuid(65534, 65534, 65534) != 0)
+            ::_exit(4);
+        try {
+            check_box_id_range_processes(cfg);
+            ::_exit(0);
+        } catch (const HostRefusalError&) {
+            ::_exit(3);
+        } catch (...) {
+            ::_exit(5);
+        }
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A radiald that is not root cannot read another user's pid-namespace link, yet must tell a box
+// (a process in a pid namespace of its own, running as an id of the range) from a host process of
+// that id: a box of a root radiald must not stop it starting; a host process must.
+TEST(BoxIdRange, ANonRootCheckTellsABoxFromAHostProcess) {
+    if (::geteuid() != 0) GTEST_SKIP() << "making another user's box-like process needs root";
+    constexpr uid_t kId = 2100000015;
+    const HostConfig cfg = range(2100000010, 2100000019);
+    int ready[2], release[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    ASSERT_EQ(::pipe(release), 0);
+    const pid_t outer = ::fork();
+    if (outer == 0) {
+        ::close(ready[0]);
+        ::close(release[1]);
+        if (::unshare(CLONE_NEWPID) != 0) ::_exit(1);
+        const pid_t inner = ::fork(); // pid 1 of the new namespace, as a box's first process
+        if (inner == 0) {
+            if (::setgroups(0, nullptr) != 0 || ::setresgid(kId, kId, kId) != 0 ||
+                ::setresuid(kId, kId, kId) != 0)
+                ::_exit(1);
+            (void)!::write(ready[1], "x", 1);
+            char c;
+            (void)!::read(release[0], &c, 1); // until the test closes its end
+            ::_exit(0);
+        }
+        ::waitpid(inner, nullptr, 0);
+        ::_exit(0);
+    }
+    ::close(ready[1]);
+    ::close(release[0]);
+    char c = 0;
+    const bool box_running = ::read(ready[0], &c, 1) == 1;
+    ::close(ready[0]);
+    EXPECT_TRUE(box_running) << "the box-like process never ran as " << kId;
+    if (box_running) {
+        EXPECT_EQ(check_as_nobody(cfg), 0) << "a box in its own pid namespace was refused";
+        // A host process of the range is refused all the same.
+        test::IdSquatter squatter(2100000016);
+        ASSERT_TRUE(squatter.running());
+        EXPECT_EQ(check_as_nobody(cfg), 3) << "a host process of the range was not refused";
+    }
+    ::close(release[1]);
+    ::waitpid(outer, nullptr, 0);
 }
 
 // run.user names the ids: the range is not the boxes', and neither half looks.
