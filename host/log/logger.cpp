@@ -1,10 +1,12 @@
 #include "log/logger.h"
 
 #include <radial/internal/names.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -63,6 +65,31 @@ std::string json_line(Level level, std::string_view component, std::string_view 
     // A message is whatever a CLI printed: replace bytes that are not UTF-8 rather than lose the
     // line.
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Whether stderr is systemd's journal: JOURNAL_STREAM ("<device>:<inode>") names the stream
+// systemd connected, and it is still ours (not a redirect a child inherited the variable across).
+// Asked once: neither changes while radiald runs.
+bool stderr_is_journal() noexcept {
+    static const bool is = [] {
+        const char* stream = std::getenv("JOURNAL_STREAM");
+        struct stat st {};
+        if (stream == nullptr || ::fstat(STDERR_FILENO, &st) != 0) return false;
+        return fmt::format("{}:{}", st.st_dev, st.st_ino) == stream;
+    }();
+    return is;
+}
+
+// The syslog priority journald reads off the start of a line ("<3>" err … "<7>" debug, as
+// sd-daemon(3) says), so `journalctl -p warning` ranks radiald's lines.
+constexpr std::string_view priority_prefix(Level l) noexcept {
+    switch (l) {
+        case Level::debug: return "<7>";
+        case Level::info: return "<6>";
+        case Level::warn: return "<4>";
+        case Level::error: return "<3>";
+    }
+    return "<6>";
 }
 
 void write_all(int fd, std::string_view s) noexcept {
@@ -125,6 +152,8 @@ void write(Level level, std::string_view component, std::string_view message) no
             // terminal or journald as visible escapes, never as controls (docs/design.md §14.7).
             line = text::printable(line);
         }
+        // The journal strips it; a shipper reading the journal sees the line as it was.
+        if (stderr_is_journal()) line.insert(0, priority_prefix(level));
         if (g_sink) {
             g_sink(line);
         } else {

@@ -1,6 +1,8 @@
 // host/log/logger.h — radiald's one logging path: one line per event, tagged by component
 // ("loader", "turn", "plugin:docker"), written to stderr: "radiald[<component>] <level>: <message>"
-// by default (journald and grep), or one JSON object per line for log shippers.
+// by default (journald and grep), or one JSON object per line for log shippers. When stderr is
+// systemd's journal (JOURNAL_STREAM names it), each line starts with its syslog priority ("<3>"
+// error, "<4>" warning, "<6>" info, "<7>" debug), which journald takes off and keeps as PRIORITY.
 //
 // Every line goes through a single sink so that redaction (docs/design.md §10) has exactly one
 // place to sit; nothing in host/ writes diagnostics to stderr any other way. [thread-safe]

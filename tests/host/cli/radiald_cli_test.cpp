@@ -227,6 +227,27 @@ TEST(RadialdCli, BadTimeoutIsRefused) {
                    "'soon' is not one");
 }
 
+// Under systemd with StandardError=journal (JOURNAL_STREAM names radiald's stderr), each line
+// starts with its syslog priority, so journalctl -p ranks them; anywhere else (a terminal, a
+// file, a stale variable inherited across a redirect) lines are as they were.
+TEST(RadialdCli, LinesCarryTheirSyslogPriorityOnlyWhenStderrIsTheJournal) {
+    PluginSetup s{{"fake_good", "fake"}};
+    const std::string turn = std::string(RADIALD_PATH) + " turn --config " +
+                             (s.dir / "radiald.toml").string() +
+                             " --runtime fake --image img -- exit 3";
+    auto journal = test::run_process(
+        {"sh", "-c", "JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec " + turn});
+    EXPECT_EQ(journal.exit_code, 3) << journal.err;
+    EXPECT_THAT(journal.err, HasSubstr("<6>radiald[turn] info: turn ")) << journal.err;
+    std::istringstream lines(journal.err);
+    for (std::string line; std::getline(lines, line);)
+        EXPECT_EQ(line.front(), '<') << line;
+    auto stale = test::run_process({"sh", "-c", "JOURNAL_STREAM=1:2 exec " + turn});
+    EXPECT_EQ(stale.exit_code, 3) << stale.err;
+    EXPECT_THAT(stale.err, HasSubstr("radiald[turn] info: turn "));
+    EXPECT_THAT(stale.err, Not(HasSubstr("<6>")));
+}
+
 // A session limit that rounds to 0 ms is too short, not "no limit"; only a written zero is none.
 TEST(RadialdCli, ASessionLimitBelowAMillisecondIsRefusedNotTakenForNoLimit) {
     PluginSetup s{{"fake_good", "fake"}};
