@@ -233,15 +233,13 @@ TEST(RadialdCli, BadTimeoutIsRefused) {
 TEST(RadialdCli, LinesCarryTheirSyslogPriorityOnlyWhenStderrIsTheJournal) {
     PluginSetup s{{"fake_good", "fake"}};
     const std::string turn = std::string(RADIALD_PATH) + " turn --config " +
-                             (s.dir / "radiald.toml").string() +
-                             " --runtime fake --image img -- exit 3";
+                             (s.dir / "radiald.toml") + " --runtime fake --image img -- exit 3";
     auto journal = test::run_process(
         {"sh", "-c", "JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec " + turn});
     EXPECT_EQ(journal.exit_code, 3) << journal.err;
     EXPECT_THAT(journal.err, HasSubstr("<6>radiald[turn] info: turn ")) << journal.err;
     std::istringstream lines(journal.err);
-    for (std::string line; std::getline(lines, line);)
-        EXPECT_EQ(line.front(), '<') << line;
+    for (std::string line; std::getline(lines, line);) EXPECT_EQ(line.front(), '<') << line;
     auto stale = test::run_process({"sh", "-c", "JOURNAL_STREAM=1:2 exec " + turn});
     EXPECT_EQ(stale.exit_code, 3) << stale.err;
     EXPECT_THAT(stale.err, HasSubstr("radiald[turn] info: turn "));
