@@ -59,7 +59,7 @@ for p in "${packages[@]}" radiald-dbgsym radial-plugin-dev-dbgsym; do
         die "package '$p' is already on this machine ($status); this test installs and purges its own and will not touch that one: 'apt-get purge $p' first if it is yours to remove"
     fi
 done
-for tool in cpack dpkg-deb readelf setpriv capsh cmake ctest; do
+for tool in cpack dpkg-deb readelf setpriv capsh cmake ctest lintian; do
     command -v "$tool" >/dev/null 2>&1 || die "'$tool' is not installed (scripts/setup.sh installs what this test needs)"
 done
 docker image inspect "$image" >/dev/null 2>&1 ||
@@ -124,6 +124,14 @@ for f in "$work"/pkgs/*.deb "$work"/pkgs/*.ddeb; do
         "$(($(stat -c %s "$f") / 1024))" "$(dpkg-deb -f "$f" Installed-Size)"
 done
 
+# Every package as shipped, the -dbgsym ones included, passes lintian without an error (issue: a
+# package a distribution would refuse is not done); warnings are shown.
+step "lintian"
+lintian_rc=0
+lintian --fail-on error "$work"/pkgs/*.deb "$work"/pkgs/*.ddeb >"$work/lintian.out" 2>&1 || lintian_rc=$?
+grep -v '^running with root privileges' "$work/lintian.out" || true
+((lintian_rc == 0)) || die "lintian found errors in the packages (above; exit $lintian_rc)"
+
 # `... | grep PAT >/dev/null`, never `grep -q`, throughout: under pipefail a producer still writing
 # when grep -q has matched and left dies of SIGPIPE, and the pipeline then reads as "no match".
 step "stripped binaries, debug information in radiald-dbgsym"
@@ -151,7 +159,9 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$radi
 for f in /usr/bin/radiald /usr/lib/radial/runtimes/docker.so /usr/lib/radial/runtimes/sandbox.so \
     /etc/radial/radiald.toml "$unit_file" /usr/share/man/man8/radiald.8.gz \
     /usr/share/bash-completion/completions/radiald /usr/bin/radial-conformance \
-    /usr/lib/cmake/RadialPluginApi/RadialPluginApiConfig.cmake; do
+    /usr/lib/cmake/RadialPluginApi/RadialPluginApiConfig.cmake /usr/share/man/man1/radial-conformance.1.gz \
+    /usr/share/doc/radiald/copyright /usr/share/doc/radiald/changelog.gz \
+    /usr/share/doc/radial-plugin-dev/copyright /usr/share/doc/radial-plugin-dev/changelog.gz; do
     [[ -e "$f" ]] || die "the packages did not install $f"
 done
 dpkg-query -W -f='${Conffiles}\n' radiald | grep '/etc/radial/radiald.toml' >/dev/null ||
@@ -183,8 +193,12 @@ fi
 state="$work/state"
 config="$work/radiald.toml"
 sed -e "s|^\[run\]\$|[run]\nstateDir = \"${state}\"\ninstanceId = \"${instance}\"\nuser = \"65534:65534\"|" \
-    -e 's|^pull = .*|pull = "never"|' /etc/radial/radiald.toml >"$config"
+    -e 's|^pull = .*|pull = "never"|' -e "s|^workspaceRoots = .*|workspaceRoots = [\"$work\"]|" \
+    /etc/radial/radiald.toml >"$config"
 grep -q '^pull = "never"$' "$config" || die "the packaged config has no 'pull' line to override"
+# The packaged roots are /srv only (what the unit lets radiald see); this run's workspaces are here.
+grep -q "^workspaceRoots = \[\"$work\"\]\$" "$config" ||
+    die "the packaged config has no 'workspaceRoots' line to override"
 
 step "a turn from the installed paths"
 mkdir -m 0777 "$work/ws"
@@ -319,6 +333,8 @@ DEBIAN_FRONTEND=noninteractive apt-get purge -y "${packages[@]}" >"$work/purge.l
     die "apt-get purge failed"
 }
 installed=0
+grep '^radiald: purged. Left on purpose:' "$work/purge.log" >/dev/null ||
+    die "the purge did not say what it leaves: $(cat "$work/purge.log")"
 for f in /usr/bin/radiald /usr/lib/radial/runtimes /etc/radial/radiald.toml "$unit_file" \
     /usr/include/radial /usr/lib/cmake/RadialPluginApi; do
     [[ ! -e "$f" ]] || die "$f is still there after the purge"

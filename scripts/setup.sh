@@ -56,6 +56,7 @@ packages=(
     libcli11-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libelf-dev
     busybox-static bubblewrap docker.io curl clang-format ccache lld libcap2-bin
     systemd # systemd-analyze: the packaged unit's security rating is a test
+    lintian # the packages as shipped must pass it (packaging/test-installed.sh)
     libssl-dev openssl socat # TLS engines: the client, and the tests' certificates and endpoint
     zsh mksh python3 # the redaction tests run every shell's xtrace and Python's quoting for real
 )

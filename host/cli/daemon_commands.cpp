@@ -19,6 +19,7 @@
 #include "daemon/state_dir_lock.h"
 #include "daemon/test_pause.h"
 #include "daemon/turn_file.h"
+#include "daemon/workspace_view.h"
 #include "journal/journal_sqlite.h"
 #include "log/log_redaction.h"
 #include "log/logger.h"
@@ -106,10 +107,21 @@ int run_submit_command(const DaemonOptions& o) {
                         req.session));
                 session::bind_request_to_session(req, *rec);
             }
-            turn::build_container_spec(
+            const auto spec = turn::build_container_spec(
                 daemon::to_turn_request(
                     req, [](const std::string&) { return std::optional<std::string>("x"); }),
                 cfg);
+            // What the running daemon sees there, which a unit's PrivateTmp= or ProtectHome= can
+            // make another directory than this shell's (docs/design.md §12.5).
+            if (const auto holder = daemon::StateDirLock::probe(cfg.state_dir);
+                holder && holder->exclusive)
+                if (const auto view = daemon::read_workspace_view(cfg.state_dir))
+                    for (std::size_t i = 0; i < spec.mounts.size(); ++i)
+                        daemon::check_daemon_sees(
+                            i == 0 && !req.workspace.empty()
+                                ? std::string("workspace")
+                                : "mount at '" + spec.mounts[i].target + "': source",
+                            spec.mounts[i].source, cfg, *view);
         } catch (const turn::RequestError& e) {
             throw turn::RequestError(fmt::format("{}: {}", o.request_file, e.what()));
         }

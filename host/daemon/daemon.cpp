@@ -16,6 +16,7 @@
 #include "daemon/daemon_error.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool_watcher.h"
+#include "daemon/workspace_view.h"
 #include "log/logger.h"
 #include "redaction/json_redaction.h"
 #include "turn/terminal_reserve.h"
@@ -459,6 +460,7 @@ int Daemon::run(StopSignals& signals) {
         }
     sweeper_.emplace(cfg_, client_, [this] { return live_labels(); });
     if (reload_pending_) reload();
+    publish_workspace_view(cfg_); // what submit checks a workspace against (§12.5)
 
     log::info("daemon", "serving instance '{}' from '{}': runtime '{}', up to {} turn(s) at once",
               cfg_.instance_id, spool_.queue_dir(), client_.info().id, max_concurrent_turns_);

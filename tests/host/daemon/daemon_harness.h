@@ -127,8 +127,11 @@ private:
 // The destructor SIGKILLs it if it still runs, and reaps it.
 class DaemonProcess {
 public:
+    // `wrapper`: a command line radiald's own is appended to and run by (found in PATH), e.g.
+    // unshare(1) to give the daemon a mount namespace of its own, as a systemd unit does.
     explicit DaemonProcess(const DaemonSetup& setup,
-                           const std::map<std::string, std::string>& env = {})
+                           const std::map<std::string, std::string>& env = {},
+                           const std::vector<std::string>& wrapper = {})
         : log_path_(setup.dir() / ("daemon-" + std::to_string(::getpid()) + "-" +
                                    std::to_string(counter()++) + ".log")) {
         std::vector<std::string> envs;
@@ -140,7 +143,9 @@ public:
         std::vector<char*> envp;
         for (auto& s : envs) envp.push_back(s.data());
         envp.push_back(nullptr);
-        std::vector<std::string> args{RADIALD_PATH, "run", "--config", setup.config()};
+        std::vector<std::string> args = wrapper;
+        for (const char* a : {RADIALD_PATH, "run", "--config"}) args.emplace_back(a);
+        args.push_back(setup.config());
         std::vector<char*> argv;
         for (auto& s : args) argv.push_back(s.data());
         argv.push_back(nullptr);
@@ -151,7 +156,8 @@ public:
         posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
         posix_spawn_file_actions_addopen(&fa, 2, log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                          0600);
-        int rc = ::posix_spawn(&pid_, RADIALD_PATH, &fa, nullptr, argv.data(), envp.data());
+        int rc =
+            ::posix_spawnp(&pid_, args.front().c_str(), &fa, nullptr, argv.data(), envp.data());
         posix_spawn_file_actions_destroy(&fa);
         if (rc != 0) throw std::runtime_error("posix_spawn radiald failed");
     }

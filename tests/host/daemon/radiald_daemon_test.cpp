@@ -568,5 +568,47 @@ TEST(RadialdRun, ASighupWithABrokenConfigKeepsTheRunningOne) {
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
+// A daemon in a mount namespace of its own (as the packaged unit's PrivateTmp= and ProtectHome=
+// give it) sees another directory, or none, where submit's shell sees a workspace root: submit
+// refuses a workspace there, naming the root and the fix, instead of queuing a turn the daemon
+// would refuse or run on another directory; under a root both see alike it is queued and runs
+// (docs/design.md §12.5).
+TEST(RadialdSubmit, AWorkspaceTheDaemonSeesOtherwiseIsRefusedAtSubmit) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (a mount namespace for the daemon)";
+    test::TempDir roots("radial-roots");
+    const std::string hidden = roots.path() + "/hidden", inner = hidden + "/inner",
+                      shared = roots.path() + "/shared";
+    for (const auto& d : {inner + "/ws", shared + "/ws"}) fs::create_directories(d);
+    FakeSetup s("workspaceRoots = [\"" + hidden + "\", \"" + inner + "\", \"" + shared + "\"]\n");
+    // A tmpfs over `hidden` in the daemon's namespace only: `hidden` is another directory there,
+    // and `inner` none at all.
+    DaemonProcess d(s, {},
+                    {"unshare", "--mount", "--propagation", "private", "sh", "-c",
+                     "mount -t tmpfs radial-test \"$0\" && exec \"$@\"", hidden});
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("run.workspaceRoots '" + inner +
+                                   "' is not a directory this radiald can see"));
+
+    auto other = s.submit_raw(turn_file("[\"true\"]", "workspace = \"" + hidden + "\"\n"));
+    EXPECT_EQ(other.exit_code, 1) << other.err;
+    EXPECT_THAT(other.err,
+                HasSubstr("workspace '" + hidden + "' is under run.workspaceRoots '" + hidden +
+                          "', which the running radiald sees as another "
+                          "directory than this command does"));
+    auto none = s.submit_raw(turn_file("[\"true\"]", "workspace = \"" + inner + "/ws\"\n"));
+    EXPECT_EQ(none.exit_code, 1) << none.err;
+    EXPECT_THAT(none.err, HasSubstr("under run.workspaceRoots '" + inner +
+                                    "', which the running radiald cannot see"));
+    EXPECT_THAT(none.err, HasSubstr("such as /srv"));
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u) << "nothing refused was queued";
+
+    std::string ok =
+        s.submit(turn_file("[\"echo\", \"seen\"]", "workspace = \"" + shared + "/ws\"\n"));
+    ASSERT_TRUE(s.wait_terminal({ok}, 30s)) << d.log();
+    EXPECT_EQ(s.terminal(ok)["status"], "succeeded") << s.terminal(ok).dump();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
 } // namespace
 } // namespace radial
