@@ -7,8 +7,8 @@
 # 1. `cpack -G DEB` in BUILD_DIR, packages into a private directory; the binaries in radiald and
 #    radial-plugin-dev are stripped and their debug information is in the -dbgsym packages.
 # 2. `apt-get install` of radiald and radial-plugin-dev from those files; every file lands where
-#    the README says (/usr/bin/radiald, /usr/lib/radial/runtimes, /etc/radial/radiald.toml, the
-#    unit, the manual page, the bash completion).
+#    docs/operations.md says (/usr/bin/radiald, /usr/lib/radial/runtimes,
+#    /etc/radial/radiald.toml, the unit, the manual page, the bash completion).
 # 3. From the installed paths: `radiald plugins`, `radiald config check` of the packaged config
 #    (which creates nothing), then a real turn with a test config: the packaged file with its own
 #    stateDir and instanceId and pull = "never" (the local image radial/busybox:latest).

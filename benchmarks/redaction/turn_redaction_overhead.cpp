@@ -7,7 +7,7 @@
 // once with every chunk written straight to /dev/null (no redaction), once with every chunk fed
 // through a StreamRedactor holding N secrets plus a turn token, as TurnSession does, and the
 // redacted bytes written to /dev/null. The order alternates between repeats. Prints each run,
-// the medians and their ratio. Not a test: a measurement (README "How we test").
+// the medians and their ratio. Not a test: a measurement (docs/performance.md).
 //
 //   turn_redaction_overhead [--config radiald.toml] [--image radial/busybox:latest]
 //                           [--mib 256] [--secrets 16] [--repeats 5]

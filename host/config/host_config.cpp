@@ -472,7 +472,8 @@ HostConfig load(const std::optional<std::string>& file,
             } else if (const auto* t = v.as_table()) {
                 sections[name] = t;
             } else {
-                r.fail(key, "unknown key; see the configuration reference in README.md");
+                r.fail(key,
+                       "unknown key; see the configuration reference in docs/configuration.md");
             }
         }
     }

@@ -1,7 +1,7 @@
 // host/config/host_config.h — the operator's config file: the [run] keys radiald itself reads,
 // and the selected runtime's own section, flattened for the plugin (docs/design.md §7).
 //
-// Rules: keys are spelled as README.md's "Configuration" spells them (run.containerRuntime,
+// Rules: keys are spelled as docs/configuration.md spells them (run.containerRuntime,
 // run.pluginDir, …); an unknown key is an error, not a silently ignored setting; a settings block
 // for a runtime that is not selected is refused (docs/design.md §7.4); every error names
 // file:line:column and the key.

@@ -4,7 +4,8 @@
 // A tail is cut where the output ends, not where a character does; cutting inside a multi-byte
 // character would make the record show a replacement character the box never printed. Bytes that
 // are not valid UTF-8 are the box's own, and are kept as they are here; the JSON record shows each
-// of them as U+FFFD and then carries the exact bytes in base64 as well (README, "terminal record").
+// of them as U+FFFD and then carries the exact bytes in base64 as well (docs/usage.md, "terminal
+// record").
 #pragma once
 
 #include <cstddef>

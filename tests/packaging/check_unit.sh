@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/packaging/check_unit.sh SOURCE_DIR — the shipped systemd unit stays hardened:
-# `systemd-analyze security --offline` rates it at most 4.5 (the README states its rating), and it
-# keeps the settings the README promises operators. Skipped (77) where systemd-analyze cannot
-# judge a unit file offline (systemd older than 250, or not installed).
+# `systemd-analyze security --offline` rates it at most 4.5 (docs/operations.md states its rating),
+# and it keeps the settings docs/operations.md promises operators. Skipped (77) where
+# systemd-analyze cannot judge a unit file offline (systemd older than 250, or not installed).
 set -euo pipefail
 unit="${1:?usage: check_unit.sh SOURCE_DIR}/packaging/radiald.service"
 if ! command -v systemd-analyze >/dev/null 2>&1 ||
@@ -24,7 +24,7 @@ for setting in 'UMask=0077' 'PrivateTmp=yes' 'ProtectHome=read-only' 'PrivateDev
     'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6' 'ExecStart=/usr/bin/radiald run --config /etc/radial/radiald.toml' \
     'ExecReload=/bin/kill -HUP $MAINPID'; do
     grep -qx -- "$setting" "$unit" || {
-        echo "check_unit: the unit no longer has '$setting' (README, \"The systemd unit\")" >&2
+        echo "check_unit: the unit no longer has '$setting' (docs/operations.md, \"The systemd unit\")" >&2
         exit 1
     }
 done

@@ -125,7 +125,7 @@ TEST(ConfigCheck, AnUnknownRunKeyIsNamedWithItsPosition) {
     expect_problem(s.check(), 2,
                    s.config +
                        ":5:21: run.maxConcurentTurns: unknown key; see the configuration reference "
-                       "in README.md");
+                       "in docs/configuration.md");
 }
 
 TEST(ConfigCheck, AKeyTheRuntimeRefusesIsNamedWithItsPosition) {
@@ -212,7 +212,7 @@ TEST(ConfigCheck, ProblemsAreJsonLinesWithLogFormatJson) {
     EXPECT_EQ(j["component"], "config");
     EXPECT_EQ(j["message"], s.config +
                                 ":5:21: run.maxConcurentTurns: unknown key; see the configuration "
-                                "reference in README.md");
+                                "reference in docs/configuration.md");
 }
 
 TEST(ConfigCheck, AnUnknownLogFormatIsAUsageError) {

@@ -82,7 +82,7 @@ TEST(RadialdTurnLive, RootFilesystemIsReadOnlyAndUserIsNotRoot) {
 }
 
 // /tmp allows exec (tools build and run binaries under TMPDIR) and keeps nosuid and nodev, as the
-// README's hardening list says: a binary copied there runs.
+// hardening list in docs/configuration.md says: a binary copied there runs.
 TEST(RadialdTurnLive, TmpRunsACopiedBinaryAndStaysNosuidNodev) {
     auto t = run_turn({}, {"sh", "-c",
                            // busybox picks its applet from argv[0]

@@ -105,7 +105,7 @@ TEST(HostConfig, RefusesAnUnknownRunKeyWithItsPosition) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\ncontainerRuntim = \"docker\"\n");
     EXPECT_EQ(error_of(f), f + ":2:19: run.containerRuntim: unknown key; see the configuration "
-                               "reference in README.md");
+                               "reference in docs/configuration.md");
 }
 
 TEST(HostConfig, RefusesAnUnknownTopLevelTable) {
