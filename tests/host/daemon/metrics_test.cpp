@@ -11,6 +11,7 @@
 #include "../../support/temp_dir.h"
 #include "config/host_config.h"
 #include "config/metrics_endpoint.h"
+#include "daemon/config_reload.h"
 #include "daemon/metrics_journal.h"
 #include "daemon/metrics_snapshot.h"
 #include "journal/journal_sqlite.h"
@@ -80,6 +81,15 @@ TEST(MetricsEndpoint, TheConfigRefusesANonLoopbackAddressNamingTheKeyAndTheFix) 
     file = dir.write("ok.toml", "[run]\nmetrics = \"unix:/run/radial/m.sock\"\n");
     EXPECT_EQ(config::load(file, std::nullopt, dir.path()).metrics, "unix:/run/radial/m.sock");
     EXPECT_EQ(config::load(std::nullopt, std::nullopt, dir.path()).metrics, ""); // off
+}
+
+TEST(MetricsEndpoint, AChangeOfItNeedsARestart) {
+    // The endpoint's socket is bound at startup (docs/design.md §12.6, §12.3).
+    EXPECT_FALSE(daemon::is_reloadable_key("run.metrics"));
+    auto changes = daemon::changed_keys("[run]\n", "[run]\nmetrics = \"127.0.0.1:9464\"\n");
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].key, "run.metrics");
+    EXPECT_FALSE(changes[0].reloadable);
 }
 
 // The value of the sample of `family` whose labels are exactly `labels`, from Metrics::json().
