@@ -41,7 +41,14 @@ nlohmann::ordered_json metrics_json(const config::HostConfig& cfg,
                                     const std::optional<daemon::StateDirLock::Holder>& holder,
                                     bool daemon_running) {
     if (!daemon_running) return nullptr;
-    auto snap = daemon::read_metrics_snapshot(cfg.state_dir);
+    std::optional<nlohmann::ordered_json> snap;
+    try {
+        snap = daemon::read_metrics_snapshot(cfg.state_dir);
+    } catch (const std::exception& e) {
+        // The figures are extra: the daemon's state, read from the lock and the journal, stands.
+        log::warn("status", "{}", e.what());
+        return nullptr;
+    }
     if (!snap || !snap->contains("pid") || !(*snap)["pid"].is_number_integer()) return nullptr;
     const auto pid = (*snap)["pid"].get<pid_t>();
     if (std::find(holder->pids.begin(), holder->pids.end(), pid) == holder->pids.end())

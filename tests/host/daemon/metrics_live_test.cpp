@@ -1,7 +1,8 @@
 // The daemon's metrics against the real engine (docs/design.md §12.6): a `radiald run` serving
 // run.metrics on a unix socket in the test's own directory runs a turn that succeeds and one that
 // fails; the scrape counts one of each, two durations, two plugin `run` calls and nothing
-// running, and `radiald status --json` shows the same figures from the daemon's snapshot.
+// running, and `radiald status --json` shows the same figures from the daemon's snapshot. A box a
+// SIGKILLed daemon left is counted reclaimed by the next start's reconciliation.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -116,6 +117,45 @@ TEST(MetricsLive, TheEndpointAndStatusCountASucceededAndAFailedTurnAlike) {
     st = s.status();
     EXPECT_EQ(st["daemon"]["running"], false);
     EXPECT_TRUE(st["metrics"].is_null()) << st.dump(2);
+}
+
+TEST(MetricsLive, ABoxLeftByAKilledDaemonCountsAsReclaimedAtTheNextStart) {
+    const std::string inst = test::unique_instance_id("m");
+    const std::string prefix = "radial-turn-" + inst + "-";
+    test::BoxCleanup cleanup{prefix};
+    test::TempDir sock_dir("radial-msock");
+    const std::string sock = sock_dir / "metrics.sock";
+    DaemonSetup s("instanceId = \"" + inst + "\"\nmetrics = \"unix:" + sock + "\"\n");
+    const std::string id = s.submit(test::shell_turn("sleep 600"));
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(
+            test::wait_until([&] { return test::box_state(prefix + id) == "running"; }, 120s))
+            << d.log();
+        std::string text;
+        ASSERT_TRUE(test::wait_until(
+            [&] {
+                text = scrape(sock);
+                return value_of(text, "radiald_turns_running") == 1;
+            },
+            60s))
+            << text;
+        d.crash();
+    }
+    ASSERT_EQ(test::box_state(prefix + id), "running");
+    // The killed daemon's socket is still there, stale: the next daemon replaces it.
+    DaemonProcess again(s);
+    std::string text;
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            text = scrape(sock);
+            return value_of(text, "radiald_boxes_reclaimed_total{by=\"startup\"}") == 1;
+        },
+        120s))
+        << text << again.log();
+    EXPECT_EQ(value_of(text, "radiald_boxes_reclaimed_total{by=\"sweep\"}"), 0);
+    EXPECT_EQ(value_of(text, "radiald_turns_running"), 0);
+    EXPECT_EQ(test::box_state(prefix + id), "gone");
 }
 
 } // namespace
