@@ -51,7 +51,7 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
             .Register(r),
         BuildHistogram()
             .Name("radiald_turn_duration_seconds")
-            .Help("Time from a turn's claim to its terminal record, by kind")
+            .Help("Time from the start of a claimed turn to its terminal record, by kind")
             .Register(r),
         BuildCounter()
             .Name("radiald_turns_refused_total")

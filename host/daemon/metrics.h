@@ -6,7 +6,7 @@
 //
 // The figures, all prefixed radiald_:
 //   turns_ended_total{kind,status}         counter: turns and checks that got a terminal record
-//   turn_duration_seconds{kind}            histogram: from the claim to the terminal record
+//   turn_duration_seconds{kind}            histogram: from a claimed turn's start to its record
 //   turns_refused_total                    counter: claimed requests refused before they ran
 //   turns_running, turns_queued            gauges
 //   boxes_reclaimed_total{by}              counter: orphaned boxes removed, by "startup" (the
