@@ -53,7 +53,7 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 packages=(
     build-essential cmake ninja-build pkg-config
     libboost-dev libboost-filesystem-dev nlohmann-json3-dev libfmt-dev libtomlplusplus-dev
-    libcli11-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libelf-dev
+    libcli11-dev prometheus-cpp-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev libelf-dev
     busybox-static bubblewrap docker.io curl clang-format ccache lld libcap2-bin
     systemd # systemd-analyze: the packaged unit's security rating is a test
     lintian # the packages as shipped must pass it (packaging/test-installed.sh)

@@ -14,6 +14,9 @@
 #include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/daemon.h"
+#include "daemon/metrics.h"
+#include "daemon/metrics_journal.h"
+#include "daemon/metrics_server.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool.h"
 #include "daemon/state_dir_lock.h"
@@ -26,6 +29,10 @@
 #include "session/session_turn.h"
 #include "turn/turn_request.h"
 #include "turn/workspace_handover.h"
+
+#ifndef RADIAL_VERSION
+#define RADIAL_VERSION "0.0.0"
+#endif
 
 namespace radial::cli {
 
@@ -156,6 +163,8 @@ int run_submit_command(const DaemonOptions& o) {
 int run_run_command(const DaemonOptions& o) {
     try {
         log::install_log_redaction();
+        // Before the instance: the runtime it holds tells these of its calls until it is gone.
+        daemon::Metrics metrics(RADIAL_VERSION);
         auto instance = Instance::open(load_settled_config(o),
                                        {"radiald run", daemon::StateDirLock::Mode::exclusive});
         // Stop, reload, or logged and ignored: no signal a process manager or an operator sends
@@ -174,8 +183,26 @@ int run_run_command(const DaemonOptions& o) {
             next.text = config_text(next.cfg.file);
             return next;
         };
-        daemon::Daemon d(instance->cfg(), instance->runtime(), instance->journal(),
-                         instance->transport(), std::move(settings));
+        // docs/design.md §12.6: every plugin call timed, every journal failure counted, from here.
+        instance->runtime().set_call_observer(
+            [&metrics](std::string_view call, std::chrono::nanoseconds elapsed, bool ok) {
+                metrics.plugin_call(call, elapsed, ok);
+            });
+        daemon::MetricsJournal journal(instance->journal(), metrics);
+        settings.metrics = &metrics;
+        // run.metrics was validated with the config; it needs a restart to change
+        // (config_reload.h).
+        std::optional<daemon::MetricsServer> endpoint;
+        std::string problem;
+        if (auto where = config::parse_metrics_endpoint(instance->cfg().metrics, problem)) {
+            daemon::MetricsServerOptions mo;
+            mo.endpoint = *where;
+            mo.render = [&metrics] { return metrics.text(); };
+            endpoint.emplace(std::move(mo));
+            log::info("daemon", "metrics: serving GET /metrics on {}", endpoint->address());
+        }
+        daemon::Daemon d(instance->cfg(), instance->runtime(), journal, instance->transport(),
+                         std::move(settings));
         return d.run(signals);
     } catch (const daemon::ReconcileError& e) {
         log::error("reconcile", "{}; not serving until they are gone", e.what());

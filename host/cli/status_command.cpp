@@ -3,6 +3,8 @@
 // creates no journal, no instance id and no lock.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +13,7 @@
 #include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "config/instance_id.h"
+#include "daemon/metrics_snapshot.h"
 #include "daemon/state_dir_lock.h"
 #include "journal/journal_sqlite.h"
 #include "log/logger.h"
@@ -29,6 +32,71 @@ nlohmann::ordered_json turn_json(const journal::TurnSummary& t) {
             {"records", t.record_count},
             {"createdAt", turn::format_timestamp_ms(t.created_at_ms)},
             {"updatedAt", turn::format_timestamp_ms(t.updated_at_ms)}};
+}
+
+// The daemon's metrics snapshot (daemon/metrics_snapshot.h, docs/design.md §12.6) with its age
+// in seconds, or null when no daemon runs or the one that runs has not written one yet (the file
+// is the previous daemon's).
+nlohmann::ordered_json metrics_json(const config::HostConfig& cfg,
+                                    const std::optional<daemon::StateDirLock::Holder>& holder,
+                                    bool daemon_running) {
+    if (!daemon_running) return nullptr;
+    std::optional<nlohmann::ordered_json> snap;
+    try {
+        snap = daemon::read_metrics_snapshot(cfg.state_dir);
+    } catch (const std::exception& e) {
+        // The figures are extra: the daemon's state, read from the lock and the journal, stands.
+        log::warn("status", "{}", e.what());
+        return nullptr;
+    }
+    if (!snap || !snap->contains("pid") || !(*snap)["pid"].is_number_integer()) return nullptr;
+    const auto pid = (*snap)["pid"].get<pid_t>();
+    if (std::find(holder->pids.begin(), holder->pids.end(), pid) == holder->pids.end())
+        return nullptr;
+    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    const auto written = snap->value("writtenAtMs", std::int64_t{0});
+    (*snap)["ageSeconds"] = std::max<std::int64_t>(0, now_ms - written) / 1000.0;
+    return *snap;
+}
+
+// The sum of a family's values ("value", or "count" for a histogram) over its samples whose
+// labels include `label` = `value` (any, when `label` is empty).
+double total(const nlohmann::ordered_json& metrics, const char* family, const char* field = "value",
+             const std::string& label = "", const std::string& value = "") {
+    double sum = 0;
+    if (!metrics.contains(family)) return sum;
+    for (const auto& s : metrics[family])
+        if (label.empty() || s["labels"].value(label, "") == value) sum += s.value(field, 0.0);
+    return sum;
+}
+
+void print_metrics(const nlohmann::ordered_json& snap) {
+    if (snap.is_null()) return;
+    const auto& m = snap["metrics"];
+    fmt::print("metrics (as of {:.0f} s ago, {}):\n", snap["ageSeconds"].get<double>(),
+               snap.value("writtenAt", ""));
+    std::string ended;
+    if (m.contains("radiald_turns_ended_total"))
+        for (const auto& s : m["radiald_turns_ended_total"])
+            ended +=
+                fmt::format("{}{} {} {}", ended.empty() ? "" : ", ", s["labels"].value("kind", ""),
+                            s["labels"].value("status", ""), s.value("value", 0.0));
+    fmt::print("  turns ended: {}\n", ended.empty() ? "none" : ended);
+    fmt::print("  running {}, queued {}, refused {}, boxes reclaimed {}, journal errors {}\n",
+               total(m, "radiald_turns_running"), total(m, "radiald_turns_queued"),
+               total(m, "radiald_turns_refused_total"), total(m, "radiald_boxes_reclaimed_total"),
+               total(m, "radiald_journal_errors_total"));
+    std::string calls;
+    if (m.contains("radiald_plugin_call_duration_seconds"))
+        for (const auto& s : m["radiald_plugin_call_duration_seconds"]) {
+            const double n = s.value("count", 0.0);
+            if (n > 0)
+                calls += fmt::format("{}{} {} (mean {:.3f} s)", calls.empty() ? "" : ", ",
+                                     s["labels"].value("call", ""), n, s.value("sum", 0.0) / n);
+        }
+    fmt::print("  plugin calls: {}\n", calls.empty() ? "none yet" : calls);
 }
 
 void print_turns(const std::string& title, const std::vector<journal::TurnSummary>& turns) {
@@ -94,6 +162,7 @@ int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
             if (!holder->command.empty()) d["command"] = holder->command;
         }
         j["daemon"] = d;
+        j["metrics"] = metrics_json(cfg, holder, daemon_running);
         for (auto [key, list] : {std::pair{"queued", &queued},
                                  {"running", &running},
                                  {"pending", &pending},
@@ -117,6 +186,7 @@ int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
                    holder ? " ('radiald turn' in use, pid " + pids + ")" : "");
     fmt::print("instance: {}\nstate directory: {}\n", instance.value_or("(none yet)"),
                cfg.state_dir);
+    print_metrics(metrics_json(cfg, holder, daemon_running));
     print_turns("queued", queued);
     print_turns(daemon_running ? "running" : "in flight (reclaimed at the next start)", running);
     if (!pending.empty())

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "config/bounded_units.h"
+#include "config/metrics_endpoint.h"
 #include "config/turn_bounds.h"
 #include "log/logger.h"
 #include "text/nearest_word.h"
@@ -463,6 +464,10 @@ HostConfig load(const std::optional<std::string>& file,
                                                 "content digest",
                                                 pattern));
                 }
+            } else if (name == "metrics") {
+                cfg.metrics = r.string(key, v);
+                std::string problem;
+                if (!parse_metrics_endpoint(cfg.metrics, problem)) r.fail(key, problem);
             } else if (name == "pluginCallTimeout") {
                 cfg.plugin_call_timeout_ms = r.duration(key, v, 1, 3'600'000, "\"120s\" or \"2m\"");
             } else if (read_turn_bound(name, v, cfg,

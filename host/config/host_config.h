@@ -112,8 +112,11 @@ struct HostConfig {
     std::vector<std::string> protected_paths;
     std::uint64_t plugin_call_timeout_ms = 120'000; // run.pluginCallTimeout: the longest any
                                                     // plugin call but run may take
-    host::ConfigSection runtime_section;            // [run.<containerRuntime>], flattened
-    RedactConfig redact;                            // [redact]
+    // run.metrics: where `radiald run` serves Prometheus metrics, "unix:/path" or a loopback
+    // "HOST:PORT" (config/metrics_endpoint.h, docs/design.md §12.6); empty: not served.
+    std::string metrics;
+    host::ConfigSection runtime_section; // [run.<containerRuntime>], flattened
+    RedactConfig redact;                 // [redact]
     // [run.egress]: the most a turn's egress may reach through its broker (docs/design.md §9.7);
     // without allow rules, no turn gets one and every box has no network.
     egress::EgressCeiling egress;

@@ -132,6 +132,7 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
                     log::warn("spool", "turn {}: {}", id, e.what());
                 }
                 turn::TerminalRecord rec;
+                const auto started = SteadyClock::now();
                 try {
                     rec = session.run([](std::uint32_t, std::string_view) {},
                                       turn::JournalStart::claim_queued, std::move(workspace_lock));
@@ -144,6 +145,9 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
                     std::lock_guard lock(mutex_);
                     workers_.at(id).session = nullptr;
                 }
+                if (settings_.metrics)
+                    settings_.metrics->turn_ended(rec.kind, to_string(rec.status),
+                                                  SteadyClock::now() - started);
                 if (!rec.journal_error.empty()) {
                     // Its request stays in the spool until the journal has the record: the spool
                     // scan leaves a started turn alone, and reconciliation finishes it after a
@@ -167,8 +171,10 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
             }
         }
     } catch (const turn::RequestError& e) {
+        if (settings_.metrics) settings_.metrics->turn_refused();
         queue_.refuse(id, e.what());
     } catch (const SpoolError& e) {
+        if (settings_.metrics) settings_.metrics->turn_refused();
         queue_.refuse(id, e.what());
     } catch (const journal::JournalError& e) {
         // Not queued any more, or the journal failed: nothing this thread can promise. A turn left
@@ -307,6 +313,22 @@ void Daemon::reap_finished() {
     }
     for (auto& t : done) t.join();
     if (sweep && sweeper_) sweeper_->request();
+}
+
+void Daemon::publish_metrics(bool force) {
+    if (!settings_.metrics) return;
+    std::size_t running;
+    {
+        std::lock_guard lock(mutex_);
+        running = occupied_slots();
+    }
+    try {
+        settings_.metrics->set_turns(running, journal_.queued().size());
+    } catch (const std::exception& e) {
+        log::debug("daemon", "metrics: counting the queued turns: {}", e.what()); // counted
+    }
+    if (!snapshots_) snapshots_.emplace(cfg_.state_dir, *settings_.metrics);
+    snapshots_->tick(force);
 }
 
 void Daemon::ignore_signal(int signo) {
@@ -458,7 +480,14 @@ int Daemon::run(StopSignals& signals) {
             std::lock_guard lock(mutex_);
             pending_[id] = {p->status, p->json};
         }
-    sweeper_.emplace(cfg_, client_, [this] { return live_labels(); });
+    if (settings_.metrics)
+        settings_.metrics->boxes_reclaimed(
+            "startup", report->killed_boxes.size() + report->sessions.strays.size());
+    sweeper_.emplace(
+        cfg_, client_, [this] { return live_labels(); },
+        [m = settings_.metrics](std::size_t n) {
+            if (m) m->boxes_reclaimed("sweep", n);
+        });
     if (reload_pending_) reload();
     publish_workspace_view(cfg_); // what submit checks a workspace against (§12.5)
 
@@ -488,11 +517,13 @@ int Daemon::run(StopSignals& signals) {
             running = workers_.size();
         }
         if (stopping && running == 0) break;
+        publish_metrics();
 
         auto now = SteadyClock::now();
         SteadyClock::time_point until = next_scan;
         if (stopping) until = killed ? kill_end : grace_end;
         if (has_pending()) until = std::min(until, next_retry);
+        if (snapshots_) until = std::min(until, snapshots_->due());
         pollfd fds[3] = {
             {signals.fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}, {watcher.fd(), POLLIN, 0}};
         int n = ::poll(fds, 3, poll_timeout_ms(until - now));
@@ -552,6 +583,7 @@ int Daemon::run(StopSignals& signals) {
                       "the stop; it waits in '{}' for the next start",
                       id, p.status, turn::pending_path(cfg_.state_dir, id));
     }
+    publish_metrics(true);
     log::info("daemon", "stopped");
     return 0;
 }

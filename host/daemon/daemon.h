@@ -32,6 +32,8 @@
 #include <vector>
 
 #include "config/host_config.h"
+#include "daemon/metrics.h"
+#include "daemon/metrics_snapshot.h"
 #include "daemon/orphan_sweeper.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool.h"
@@ -72,6 +74,10 @@ struct DaemonSettings {
     std::string config_text;
     // --verbose was given: debug lines stay on whatever run.logLevel a reload brings.
     bool verbose = false;
+    // The daemon's figures (metrics.h), or none. Set: the daemon counts its turns into them,
+    // keeps the running and queued gauges, and writes their snapshot for `radiald status`
+    // (metrics_snapshot.h). Must outlive the daemon.
+    Metrics* metrics = nullptr;
     // Test-only: see turn::TurnEnvironment::checkpoint_for_test, plus the daemon's own point
     // "retire" (terminal record written, request not yet removed from the spool).
     turn::CheckpointFn checkpoint_for_test = {};
@@ -138,6 +144,8 @@ private:
     void kill_running() noexcept;
     void wake() noexcept;
     std::set<std::string> live_labels();
+    // Sets the running and queued gauges and writes the snapshot when it is due (or `force`).
+    void publish_metrics(bool force = false);
     bool box_may_remain(const std::string& turn_id, const std::string& label) const noexcept;
 
     const config::HostConfig& cfg_;
@@ -158,6 +166,7 @@ private:
     bool reload_pending_ = false; // a SIGHUP came during the startup reconciliation
     std::map<std::string, PendingRecord> pending_; // by turn id; guarded by mutex_
     std::optional<OrphanSweeper> sweeper_;
+    std::optional<MetricsSnapshotWriter> snapshots_; // with settings_.metrics; loop thread only
 };
 
 } // namespace radial::daemon

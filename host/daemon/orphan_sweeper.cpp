@@ -16,8 +16,12 @@ constexpr std::chrono::milliseconds kMaxDelay{30'000};
 } // namespace
 
 OrphanSweeper::OrphanSweeper(const config::HostConfig& cfg, const host::RuntimeClient& client,
-                             LiveLabels live)
-    : cfg_(cfg), client_(client), live_(std::move(live)), thread_([this] { loop(); }) {}
+                             LiveLabels live, std::function<void(std::size_t)> removed)
+    : cfg_(cfg),
+      client_(client),
+      live_(std::move(live)),
+      removed_(std::move(removed)),
+      thread_([this] { loop(); }) {}
 
 OrphanSweeper::~OrphanSweeper() {
     {
@@ -51,8 +55,10 @@ void OrphanSweeper::loop() {
         try {
             auto killed = kill_orphan_boxes(cfg_, client_, live_);
             ok = true;
-            if (!killed.empty())
+            if (!killed.empty()) {
                 log::info("reconcile", "sweep removed {} orphaned box(es)", killed.size());
+                if (removed_) removed_(killed.size());
+            }
             // Ids a turn kept leased for a box that might have outlived it (box_id_lease.h).
             std::vector<std::string> live = session_labels(cfg_.state_dir);
             if (live_)

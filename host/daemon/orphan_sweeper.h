@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <radial/host/runtime_client.hpp>
 #include <thread>
@@ -23,8 +24,10 @@ namespace radial::daemon {
 class OrphanSweeper {
 public:
     // Starts the sweeper's thread (idle until request()). All references must outlive it.
-    OrphanSweeper(const config::HostConfig& cfg, const host::RuntimeClient& client,
-                  LiveLabels live);
+    // `removed` (may be empty) is told, on the sweeper's thread, how many boxes a sweep removed
+    // (none: not called).
+    OrphanSweeper(const config::HostConfig& cfg, const host::RuntimeClient& client, LiveLabels live,
+                  std::function<void(std::size_t)> removed = {});
     // Stops and joins the thread (waiting for a sweep in progress, bounded by the runtime's own
     // call budgets).
     ~OrphanSweeper();
@@ -40,6 +43,7 @@ private:
     const config::HostConfig& cfg_;
     const host::RuntimeClient& client_;
     LiveLabels live_;
+    std::function<void(std::size_t)> removed_;
     std::mutex mutex_;
     std::condition_variable cv_;
     bool pending_ = false;

@@ -11,6 +11,7 @@
 #include <radial/host/runtime_client.hpp>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "loader/plugin_loader.h"
 
@@ -275,6 +276,27 @@ TEST(RuntimeClientDeadline, EachHungCallFailsWithinTheDeadlineNamingPluginAndCal
         }
         // Destroying it returns (destroy is not called while a call is in flight).
     }
+}
+
+TEST(RuntimeClientDeadline, TheObserverIsToldOfEachCallItsDurationAndWhetherItFailed) {
+    auto p = load_zoo("good");
+    auto c = make(p, hanging("kill"));
+    c.set_call_deadline(std::chrono::milliseconds(300));
+    std::vector<std::tuple<std::string, std::chrono::nanoseconds, bool>> seen;
+    std::mutex mutex;
+    c.set_call_observer([&](std::string_view call, std::chrono::nanoseconds elapsed, bool ok) {
+        std::lock_guard lock(mutex);
+        seen.emplace_back(std::string(call), elapsed, ok);
+    });
+    (void)c.list_by_label("radial-turn-x-");
+    EXPECT_THROW(c.kill("radial-turn-x-1"), RuntimeError); // hangs past the deadline
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(std::get<0>(seen[0]), "list_by_label");
+    EXPECT_TRUE(std::get<2>(seen[0]));
+    EXPECT_EQ(std::get<0>(seen[1]), "kill");
+    EXPECT_FALSE(std::get<2>(seen[1])); // a timeout is a failed call
+    EXPECT_GE(std::get<1>(seen[1]), std::chrono::milliseconds(300));
 }
 
 TEST(RuntimeClientDeadline, HungDestroyIsAbandonedAndLogged) {

@@ -103,6 +103,16 @@ public:
         state_->deadline = deadline;
     }
 
+    // Told how long each call took, for a host's metrics: `call` is the seam function's name
+    // ("preflight", "capabilities", "describe_spec", "run", "list_by_label", "tcp_route",
+    // "inspect", "kill", "box root_ids"), `elapsed` the wall time until it returned or threw, `ok`
+    // false when it threw (a deadline's timeout too). Called on the calling thread after each
+    // call, from several threads at once: it must be thread-safe and quick; what it throws is
+    // dropped. Set it, like the deadline, before calls are made from other threads.
+    using CallObserver =
+        std::function<void(std::string_view call, std::chrono::nanoseconds elapsed, bool ok)>;
+    void set_call_observer(CallObserver observer) { state_->observer = std::move(observer); }
+
     // Probes the engine. Throws RuntimeError (usually RADIAL_E_UNAVAILABLE) with the plugin's
     // message.
     void preflight() const {
@@ -193,6 +203,7 @@ public:
     // Runs the box to its end. Throws RuntimeError when the runtime failed (could not start,
     // refused a field, engine gone); returns how the workload ended otherwise.
     RunOutcome run(const ContainerSpec& spec, const OutputFn& on_output) const {
+        Timed timed(*state_, "run");
         CSpec c(spec);
         detail::ErrorCollector err;
         auto esink = err.sink();
@@ -202,6 +213,7 @@ public:
         result.struct_size = sizeof(result);
         std::int32_t status = state_->d->run(state_->rt, c.get(), &osink, &result, &esink);
         if (status != RADIAL_OK) err.raise(status, "run");
+        timed.ok = true;
         return RunOutcome{result.flags,       result.exit_code, result.term_signal,
                           result.duration_ms, result.create_ms, result.remove_ms};
     }
@@ -299,6 +311,7 @@ private:
         LogFn log;
         radial_host host{};
         std::chrono::milliseconds deadline{0};
+        CallObserver observer;                   // set_call_observer; empty: none
         std::atomic<const char*> stuck{nullptr}; // the call that did not return in time
         // Answers kept (capabilities(), describe()); guarded by answers_mutex.
         std::mutex answers_mutex;
@@ -349,10 +362,41 @@ private:
                " did not return in time earlier; the plugin is stuck, restart radiald";
     }
 
-    // `fn(State&)` under the deadline (see the class comment). Throws what `fn` threw, or
-    // RuntimeError(RADIAL_E_TIMEOUT) naming the plugin and `call`.
+    // Tells the observer how long the call it was made for took, when it goes out of scope.
+    struct Timed {
+        State& st;
+        const char* call;
+        std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+        bool ok = false; // set once the call returned
+        Timed(State& s, const char* c) : st(s), call(c) {}
+        Timed(const Timed&) = delete;
+        Timed& operator=(const Timed&) = delete;
+        ~Timed() {
+            if (!st.observer) return;
+            try {
+                st.observer(call, std::chrono::steady_clock::now() - start, ok);
+            } catch (...) {
+            }
+        }
+    };
+
+    // `fn(State&)` under the deadline (see the class comment), timed for the observer. Throws what
+    // `fn` threw, or RuntimeError(RADIAL_E_TIMEOUT) naming the plugin and `call`.
     template <class F>
     auto bounded(const char* call, F fn) const -> std::invoke_result_t<F&, State&> {
+        Timed timed(*state_, call);
+        if constexpr (std::is_void_v<std::invoke_result_t<F&, State&>>) {
+            bounded_untimed(call, std::move(fn));
+            timed.ok = true;
+        } else {
+            auto value = bounded_untimed(call, std::move(fn));
+            timed.ok = true;
+            return value;
+        }
+    }
+
+    template <class F>
+    auto bounded_untimed(const char* call, F fn) const -> std::invoke_result_t<F&, State&> {
         using R = std::invoke_result_t<F&, State&>;
         if (const char* stuck = state_->stuck.load())
             throw RuntimeError(RADIAL_E_TIMEOUT, {}, stuck_message(call, stuck));

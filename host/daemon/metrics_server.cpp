@@ -1,0 +1,322 @@
+#include "daemon/metrics_server.h"
+
+#include <fmt/format.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "log/logger.h"
+
+namespace radial::daemon {
+
+namespace {
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using error_code = boost::system::error_code;
+using local = asio::local::stream_protocol;
+using tcp = asio::ip::tcp;
+
+// What every connection shares; touched on the server's thread only.
+struct Shared {
+    const MetricsServerOptions& options;
+    std::size_t open = 0;
+    bool stopping = false;
+};
+
+// One connection: one request, one response, then closed (see the header for the bounds).
+template <class Socket>
+class Connection : public std::enable_shared_from_this<Connection<Socket>> {
+public:
+    Connection(Socket socket, Shared& shared)
+        : socket_(std::move(socket)),
+          deadline_(socket_.get_executor()),
+          buffer_(shared.options.max_request_bytes),
+          shared_(shared) {
+        parser_.header_limit(static_cast<std::uint32_t>(shared.options.max_request_bytes));
+        parser_.body_limit(0);
+        ++shared_.open;
+    }
+    ~Connection() { --shared_.open; }
+
+    void start() {
+        deadline_.expires_after(shared_.options.request_timeout);
+        // The timer holds only a weak reference: a finished connection is not kept for it.
+        deadline_.async_wait([weak = this->weak_from_this()](error_code ec) {
+            if (auto self = weak.lock(); self && !ec) self->close();
+        });
+        http::async_read(
+            socket_, buffer_, parser_,
+            [self = this->shared_from_this()](error_code ec, std::size_t) { self->on_read(ec); });
+    }
+
+private:
+    void on_read(error_code ec) {
+        if (ec || shared_.stopping) return close(); // a malformed, oversized or abandoned request
+        const auto& req = parser_.get();
+        std::string_view target(req.target().data(), req.target().size());
+        target = target.substr(0, target.find('?'));
+        res_.version(11);
+        res_.keep_alive(false);
+        if (target != "/metrics") {
+            res_.result(http::status::not_found);
+            res_.set(http::field::content_type, "text/plain; charset=utf-8");
+            res_.body() = "not found: the metrics are at /metrics\n";
+        } else if (req.method() != http::verb::get && req.method() != http::verb::head) {
+            res_.result(http::status::method_not_allowed);
+            res_.set(http::field::allow, "GET, HEAD");
+        } else {
+            res_.result(http::status::ok);
+            res_.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+            try {
+                res_.body() = shared_.options.render();
+            } catch (const std::exception& e) {
+                res_.result(http::status::internal_server_error);
+                res_.body() = std::string(e.what()) + "\n";
+            }
+            if (req.method() == http::verb::head) {
+                res_.content_length(res_.body().size());
+                res_.body().clear();
+            }
+        }
+        if (req.method() != http::verb::head) res_.prepare_payload();
+        http::async_write(
+            socket_, res_,
+            [self = this->shared_from_this()](error_code, std::size_t) { self->close(); });
+    }
+
+    void close() {
+        error_code ignored;
+        deadline_.cancel();
+        socket_.shutdown(Socket::shutdown_both, ignored);
+        socket_.close(ignored);
+    }
+
+    Socket socket_;
+    asio::steady_timer deadline_;
+    boost::beast::flat_buffer buffer_;
+    http::request_parser<http::empty_body> parser_;
+    http::response<http::string_body> res_;
+    Shared& shared_;
+};
+
+// Accepts with accept4(SOCK_CLOEXEC) rather than async_accept, as the turn socket does
+// (socket/turn_socket_server.cpp): the daemon spawns docker and sbx, which must not inherit a
+// connection.
+template <class Protocol>
+class Listener {
+public:
+    Listener(asio::io_context& ioc, Protocol protocol, Shared& shared)
+        : acceptor_(ioc), protocol_(protocol), retry_(ioc), shared_(shared) {}
+    typename Protocol::acceptor& acceptor() { return acceptor_; }
+
+    void accept_next() {
+        acceptor_.async_wait(Protocol::acceptor::wait_read, [this](error_code ec) {
+            if (shared_.stopping || ec == asio::error::operation_aborted) return;
+            if (!ec) {
+                const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr,
+                                         SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (fd >= 0) {
+                    if (shared_.open >= shared_.options.max_connections) {
+                        ::close(fd); // full: the newcomer waits for nothing
+                    } else {
+                        typename Protocol::socket socket(acceptor_.get_executor());
+                        socket.assign(protocol_, fd, ec);
+                        if (ec)
+                            ::close(fd);
+                        else
+                            std::make_shared<Connection<typename Protocol::socket>>(
+                                std::move(socket), shared_)
+                                ->start();
+                    }
+                } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+                           errno != ECONNABORTED) {
+                    ec = error_code(errno, boost::system::system_category());
+                }
+            }
+            if (ec) {
+                // EMFILE and the like: back off instead of spinning, and keep serving.
+                log::warn("daemon", "metrics: accepting a connection: {}; retrying", ec.message());
+                retry_.expires_after(std::chrono::milliseconds(100));
+                retry_.async_wait([this](error_code wait_ec) {
+                    if (!wait_ec && !shared_.stopping) accept_next();
+                });
+                return;
+            }
+            accept_next();
+        });
+    }
+
+    void open(const typename Protocol::endpoint& endpoint, const std::string& what) {
+        const int fd = ::socket(protocol_.family(), protocol_.type() | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                                protocol_.protocol());
+        if (fd < 0) fail(what, error_code(errno, boost::system::system_category()));
+        error_code ec;
+        acceptor_.assign(protocol_, fd, ec);
+        if (ec) {
+            ::close(fd);
+            fail(what, ec);
+        }
+        if constexpr (std::is_same_v<Protocol, tcp>)
+            acceptor_.set_option(typename tcp::acceptor::reuse_address(true), ec);
+        if (!ec) acceptor_.bind(endpoint, ec);
+        if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+        if (ec) fail(what, ec);
+    }
+
+    [[noreturn]] static void fail(const std::string& what, error_code ec) {
+        throw MetricsServerError(
+            fmt::format("run.metrics: cannot serve the metrics on '{}': {}; {}", what, ec.message(),
+                        ec == boost::system::errc::address_in_use
+                            ? "another process listens there: pick another address or stop it"
+                        : ec == boost::system::errc::no_such_file_or_directory
+                            ? "create the socket's directory first"
+                            : "pick an address radiald may listen on"));
+    }
+
+    void stop() {
+        error_code ignored;
+        acceptor_.close(ignored);
+        retry_.cancel();
+    }
+
+private:
+    typename Protocol::acceptor acceptor_;
+    Protocol protocol_;
+    asio::steady_timer retry_;
+    Shared& shared_;
+};
+
+// A unix socket path is free when nothing is there or a socket nobody accepts on (a daemon that
+// was killed); anything else is refused, never removed.
+void clear_unix_path(const std::string& path, const std::string& what) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return;
+    if (!S_ISSOCK(st.st_mode))
+        throw MetricsServerError(fmt::format(
+            "run.metrics: cannot serve the metrics on '{}': '{}' exists and is not a socket; "
+            "remove it or name another path",
+            what, path));
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::memcpy(addr.sun_path, path.data(), path.size());
+        const bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+        ::close(fd);
+        if (live)
+            throw MetricsServerError(fmt::format(
+                "run.metrics: cannot serve the metrics on '{}': another process serves on that "
+                "socket; stop it or name another path",
+                what));
+    }
+    ::unlink(path.c_str());
+}
+
+} // namespace
+
+struct MetricsServer::Impl {
+    MetricsServerOptions options;
+    std::string address;
+    std::uint16_t port = 0;
+    dev_t socket_dev = 0; // the unix socket we bound, unlinked only if still ours
+    ino_t socket_ino = 0;
+    Shared shared{options};
+    asio::io_context ioc{1};
+    std::unique_ptr<Listener<local>> unix_listener;
+    std::unique_ptr<Listener<tcp>> tcp_listener;
+    std::thread thread;
+
+    void unlink_ours() const {
+        if (options.endpoint.kind != config::MetricsEndpoint::Kind::unix_socket || socket_ino == 0)
+            return;
+        struct stat st {};
+        if (::lstat(options.endpoint.path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+            st.st_dev == socket_dev && st.st_ino == socket_ino)
+            ::unlink(options.endpoint.path.c_str());
+    }
+};
+
+MetricsServer::MetricsServer(MetricsServerOptions options) : impl_(std::make_unique<Impl>()) {
+    auto& m = *impl_;
+    m.options = std::move(options);
+    const auto& e = m.options.endpoint;
+    const std::string what = config::to_string(e);
+    if (!m.options.render || m.options.max_connections == 0 || m.options.max_request_bytes == 0)
+        throw MetricsServerError("metrics server: no render function or a zero limit");
+    try {
+        if (e.kind == config::MetricsEndpoint::Kind::unix_socket) {
+            clear_unix_path(e.path, what);
+            m.unix_listener = std::make_unique<Listener<local>>(m.ioc, local(), m.shared);
+            m.unix_listener->open(local::endpoint(e.path), what);
+            struct stat st {};
+            if (::lstat(e.path.c_str(), &st) == 0) {
+                m.socket_dev = st.st_dev;
+                m.socket_ino = st.st_ino;
+            }
+            if (::chmod(e.path.c_str(), 0660) != 0)
+                Listener<local>::fail(what, error_code(errno, boost::system::system_category()));
+            m.address = what;
+            m.unix_listener->accept_next();
+        } else {
+            error_code ec;
+            const auto addr = asio::ip::make_address(e.host, ec);
+            if (ec) Listener<tcp>::fail(what, ec);
+            m.tcp_listener = std::make_unique<Listener<tcp>>(
+                m.ioc, addr.is_v4() ? tcp::v4() : tcp::v6(), m.shared);
+            m.tcp_listener->open(tcp::endpoint(addr, e.port), what);
+            m.port = m.tcp_listener->acceptor().local_endpoint(ec).port();
+            config::MetricsEndpoint bound = e;
+            bound.port = m.port;
+            m.address = config::to_string(bound);
+            m.tcp_listener->accept_next();
+        }
+    } catch (...) {
+        impl_->unlink_ours();
+        throw;
+    }
+    m.thread = std::thread([&m] {
+        for (;;) {
+            try {
+                m.ioc.run();
+                return;
+            } catch (const std::exception& ex) {
+                // A handler threw (bad_alloc): the endpoint keeps serving the next scrape.
+                log::error("daemon", "metrics: serving a scrape: {}", ex.what());
+            }
+        }
+    });
+}
+
+MetricsServer::~MetricsServer() {
+    auto& m = *impl_;
+    // Connections still open are dropped: their handlers are destroyed with the io_context,
+    // before `shared`, which they point into.
+    m.ioc.stop();
+    if (m.thread.joinable()) m.thread.join();
+    m.shared.stopping = true;
+    if (m.unix_listener) m.unix_listener->stop();
+    if (m.tcp_listener) m.tcp_listener->stop();
+    m.unlink_ours();
+}
+
+const std::string& MetricsServer::address() const noexcept { return impl_->address; }
+
+std::uint16_t MetricsServer::port() const noexcept { return impl_->port; }
+
+} // namespace radial::daemon
