@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <radial/units.hpp>
 #include <vector>
 
@@ -40,30 +41,50 @@ bool write_all(int fd, std::string_view s) {
     return true;
 }
 
-// Prints what the operator asked to see of `entries`; false once a stream cannot be written.
-struct Printer {
-    const LogsOptions& o;
-    std::optional<std::int64_t> since_ms;
-    bool print(const LogEntry& e) const {
-        if (since_ms && e.time_ms < *since_ms) return true;
+// Prints what the operator asked to see of a log; false once a stream cannot be written. Lines
+// of one stream in a row go out in one write (a write per line made a log of short lines slow to
+// print); a change of stream, a note of radiald's own and flush() write out what is held, so the
+// two streams keep their order.
+class Printer {
+public:
+    Printer(const LogsOptions& o, std::optional<std::int64_t> since_ms)
+        : o_(o), since_ms_(since_ms) {}
+    bool print(const LogEntry& e) {
+        if (since_ms_ && e.time_ms < *since_ms_) return true;
         switch (e.kind) {
             case LogEntry::Kind::output: {
                 const int fd = e.is_stderr ? STDERR_FILENO : STDOUT_FILENO;
-                if (o.timestamps) return write_all(fd, e.time + " " + e.bytes);
-                return write_all(fd, e.bytes);
+                if ((fd != fd_ || held_.size() >= (1u << 16)) && !flush()) return false;
+                fd_ = fd;
+                if (o_.timestamps) held_.append(e.time).append(" ");
+                held_.append(e.bytes);
+                return true;
             }
             case LogEntry::Kind::truncated:
-                log::warn("logs", "turn {}: {}", o.turn_id, e.reason);
+                if (!flush()) return false;
+                log::warn("logs", "turn {}: {}", o_.turn_id, e.reason);
                 return true;
             case LogEntry::Kind::end:
+                if (!flush()) return false;
                 if (e.dropped_bytes > 0)
-                    log::warn("logs", "turn {}: {} byte(s) of its output were not kept", o.turn_id,
+                    log::warn("logs", "turn {}: {} byte(s) of its output were not kept", o_.turn_id,
                               e.dropped_bytes);
                 return true;
             case LogEntry::Kind::off: return true;
         }
         return true;
     }
+    bool flush() {
+        const bool ok = held_.empty() || write_all(fd_, held_);
+        held_.clear();
+        return ok;
+    }
+
+private:
+    const LogsOptions& o_;
+    std::optional<std::int64_t> since_ms_;
+    std::string held_;
+    int fd_ = STDOUT_FILENO;
 };
 
 bool has_end(const std::vector<LogEntry>& entries) {
@@ -179,38 +200,51 @@ int run_logs_command(const LogsOptions& o) {
         if (!journal) return kExitFailed;
         const std::string path = turn::turn_log_path(cfg.state_dir, o.turn_id);
         turn::TurnLogReader reader(path);
-        std::vector<LogEntry> entries;
-        bool exists = reader.read_new(entries);
-        const bool known = journal->turn(o.turn_id).has_value();
-        if (!exists && !known) {
+        Printer printer(o, since_ms);
+        // The log read a MiB at a time: with --tail only the last lines are held, without it
+        // each part is printed as it is read, so a large log does not take its size in memory.
+        std::deque<LogEntry> window;  // --tail: from the Nth output line from the end on
+        std::size_t window_lines = 0; // output lines in `window`
+        bool exists = false, ended = false, first = true;
+        do {
+            std::vector<LogEntry> part;
+            exists = reader.read_new(part, 1u << 20);
+            if (!exists) break;
+            if (first && !part.empty()) {
+                first = false;
+                if (part.front().kind == LogEntry::Kind::off) {
+                    log::error("logs",
+                               "turn '{}' kept no output log: it ran with run.turnLogMaxBytes = 0",
+                               o.turn_id);
+                    return kExitFailed;
+                }
+            }
+            ended = ended || has_end(part);
+            for (auto& e : part) {
+                if (since_ms && e.time_ms < *since_ms) continue;
+                if (!*tail) {
+                    if (!printer.print(e)) return kExitOk; // the reader is gone
+                    continue;
+                }
+                // Held, not printed: the last N lines are known only at the end.
+                window_lines += e.kind == LogEntry::Kind::output;
+                window.push_back(std::move(e));
+                while (window_lines > **tail) {
+                    window_lines -= window.front().kind == LogEntry::Kind::output;
+                    window.pop_front();
+                }
+            }
+        } while (!reader.caught_up());
+        if (!exists && !journal->turn(o.turn_id)) {
             log::error("logs",
-                       "no turn '{}' in the journal of '{}'; 'radiald turns' lists the "
-                       "known ones",
+                       "no turn '{}' in the journal of '{}'; 'radiald turns' lists the known ones",
                        o.turn_id, cfg.state_dir);
             return kExitFailed;
         }
-        if (!entries.empty() && entries.front().kind == LogEntry::Kind::off) {
-            log::error("logs", "turn '{}' kept no output log: it ran with run.turnLogMaxBytes = 0",
-                       o.turn_id);
-            return kExitFailed;
-        }
-        const Printer printer{o, since_ms};
-        // --tail counts output lines from the end; what follows the first one shown is shown.
-        std::size_t first = 0;
-        if (*tail) {
-            std::size_t seen = 0;
-            first = entries.size();
-            while (first > 0 && seen < **tail) {
-                --first;
-                if (entries[first].kind == LogEntry::Kind::output &&
-                    (!since_ms || entries[first].time_ms >= *since_ms))
-                    ++seen;
-            }
-            if (seen < **tail) first = 0;
-        }
-        for (std::size_t i = first; i < entries.size(); ++i)
-            if (!printer.print(entries[i])) return kExitOk; // the reader is gone
-        if (o.follow && !has_end(entries)) {
+        for (const auto& e : window)
+            if (!printer.print(e)) return kExitOk;
+        if (!printer.flush()) return kExitOk;
+        if (o.follow && !ended) {
             LogWatch watch(turn::turn_log_dir(cfg.state_dir));
             auto last_check = std::chrono::steady_clock::now() - std::chrono::seconds(2);
             for (;;) {
@@ -231,6 +265,7 @@ int run_logs_command(const LogsOptions& o) {
                 }
                 for (const auto& e : more)
                     if (!printer.print(e)) return kExitOk;
+                if (!printer.flush()) return kExitOk;
                 if (has_end(more) || !in_flight) break;
                 watch.wait();
             }

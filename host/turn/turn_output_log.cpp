@@ -201,14 +201,11 @@ void TurnOutputLog::write(std::uint32_t stream, std::string_view bytes) noexcept
                 "not kept here",
                 config::size_text(max_bytes_));
         }
+        // One record per chunk, not per line: a box printing short lines would otherwise pay
+        // several times its output in framing, and the turn the time to write it. The reader
+        // splits.
         std::string records;
-        const bool is_stderr = stream == RADIAL_STREAM_STDERR;
-        for (std::size_t pos = 0; pos < keep.size();) {
-            const auto nl = keep.find('\n', pos);
-            const std::size_t end = nl == std::string_view::npos ? keep.size() : nl + 1;
-            add_output_record(records, time, is_stderr, keep.substr(pos, end - pos));
-            pos = end;
-        }
+        if (!keep.empty()) add_output_record(records, time, stream == RADIAL_STREAM_STDERR, keep);
         if (!reason.empty()) records += event_record(time, "truncated", {{"reason", reason}});
         if (!append(records)) {
             dropped_ += bytes.size();
@@ -321,7 +318,8 @@ TurnLogReader::~TurnLogReader() {
     if (fd_ >= 0) ::close(fd_);
 }
 
-bool TurnLogReader::read_new(std::vector<LogEntry>& out) {
+bool TurnLogReader::read_new(std::vector<LogEntry>& out, std::size_t max_bytes) {
+    caught_up_ = false;
     if (fd_ < 0) {
         fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd_ < 0) {
@@ -331,18 +329,38 @@ bool TurnLogReader::read_new(std::vector<LogEntry>& out) {
         }
     }
     char buf[64 * 1024];
-    for (;;) {
+    for (std::size_t read_bytes = 0; read_bytes < max_bytes;) {
         const ssize_t n = ::read(fd_, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0)
             throw std::system_error(errno, std::generic_category(),
                                     fmt::format("reading '{}'", path_));
-        if (n == 0) break;
+        if (n == 0) {
+            caught_up_ = true;
+            break;
+        }
+        read_bytes += static_cast<std::size_t>(n);
         pending_.append(buf, static_cast<std::size_t>(n));
         std::size_t start = 0;
-        for (std::size_t nl; (nl = pending_.find('\n', start)) != std::string::npos; start = nl + 1)
-            if (auto e = parse_log_line(std::string_view(pending_).substr(start, nl - start)))
+        for (std::size_t nl; (nl = pending_.find('\n', start)) != std::string::npos;
+             start = nl + 1) {
+            auto e = parse_log_line(std::string_view(pending_).substr(start, nl - start));
+            if (!e) continue;
+            if (e->kind != LogEntry::Kind::output) {
                 out.push_back(std::move(*e));
+                continue;
+            }
+            // A record is a chunk of output: one entry per line of it, each with its time.
+            const std::string bytes = std::move(e->bytes);
+            for (std::size_t pos = 0; pos < bytes.size();) {
+                const auto eol = bytes.find('\n', pos);
+                const std::size_t end = eol == std::string::npos ? bytes.size() : eol + 1;
+                LogEntry line = *e;
+                line.bytes = bytes.substr(pos, end - pos);
+                out.push_back(std::move(line));
+                pos = end;
+            }
+        }
         pending_.erase(0, start);
     }
     return true;

@@ -4,8 +4,8 @@
 // (output_tail.h); this keeps the head, where the causal first line is.
 //
 // Format: JSON Lines in <stateDir>/logs/<turnId>.log, 0600 in a 0700 directory. One record per
-// line of output (a line printed in pieces may take several), in the order the box printed them:
-//   {"time":"2024-05-01T12:00:00.123Z","stream":"stdout","log":"text\n"}
+// chunk of output as the runtime delivered it, in the order the box printed them:
+//   {"time":"2024-05-01T12:00:00.123Z","stream":"stdout","log":"text\nmore text\n"}
 // plus "base64" with the exact bytes when they are not valid UTF-8 ("log" then shows U+FFFD);
 //   {"time":…,"event":"truncated","reason":…}   the cap was reached (or the disk's floor);
 //   {"time":…,"event":"end","keptBytes":N,"droppedBytes":M}   the last record: the output ended;
@@ -15,6 +15,7 @@
 // host may lose its last lines, never the journal's outcome.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -99,15 +100,20 @@ public:
     TurnLogReader(const TurnLogReader&) = delete;
     TurnLogReader& operator=(const TurnLogReader&) = delete;
 
-    // Appends to `out` every whole record written since the last call; an incomplete last line
-    // waits for the next call. False while the file does not exist. Throws std::system_error when
-    // it cannot be opened or read.
-    bool read_new(std::vector<LogEntry>& out);
+    // Appends to `out` every whole record written since the last call, an output record as one
+    // entry per line of it (a line printed in pieces may take several); an incomplete last line
+    // of the file waits for the next call. Reads about `max_bytes` at most (a 64 KiB piece more),
+    // so a large log can be taken in parts; caught_up() then says whether it read to the end.
+    // False while the file does not exist. Throws std::system_error when it cannot be opened or
+    // read.
+    bool read_new(std::vector<LogEntry>& out, std::size_t max_bytes = SIZE_MAX);
+    bool caught_up() const noexcept { return caught_up_; }
 
 private:
     std::string path_;
     int fd_ = -1;
     std::string pending_;
+    bool caught_up_ = false;
 };
 
 // Retention of the logs (docs/design.md §11.7): removes the logs of `pruned_turns` (turns the

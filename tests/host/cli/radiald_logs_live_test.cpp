@@ -55,16 +55,16 @@ TEST(RadialdLogsLive, ATurnKeepsItsWholeOutputBothStreamsTheFirstLineAndNoSecret
     EXPECT_THAT(file, HasSubstr("[REDACTED:LOG_SECRET]"));
     std::istringstream lines(file);
     std::string line, last;
-    std::map<std::string, int> streams;
+    std::map<std::string, std::string> streams; // each stream's records, one after the other
     while (std::getline(lines, line)) {
         auto j = nlohmann::json::parse(line);
         EXPECT_THAT(j["time"].get<std::string>(),
                     ::testing::MatchesRegex("[0-9]{4}-[0-9-]+T[0-9:]+\\.[0-9]{3}Z"));
-        if (j.contains("stream")) ++streams[j["stream"].get<std::string>()];
+        if (j.contains("stream")) streams[j["stream"].get<std::string>()] += j["log"];
         last = line;
     }
-    EXPECT_EQ(streams["stdout"], 201);
-    EXPECT_EQ(streams["stderr"], 201);
+    EXPECT_EQ(streams["stdout"], want_out);
+    EXPECT_EQ(streams["stderr"], want_err);
     EXPECT_THAT(last, HasSubstr("\"event\":\"end\""));
 
     // Nothing since a time still to come.

@@ -76,9 +76,8 @@ TEST(TurnOutputLog, KeepsBothStreamsLineByLineWithTheirTimesAndEndsWithAnEndReco
     std::ifstream in(path);
     std::string line;
     std::getline(in, line);
-    EXPECT_THAT(line,
-                ::testing::MatchesRegex(
-                    "\\{\"time\":\"[^\"]+\",\"stream\":\"stdout\",\"log\":\"first\\\\n\"\\}"));
+    EXPECT_THAT(line, ::testing::MatchesRegex("\\{\"time\":\"[^\"]+\",\"stream\":\"stdout\","
+                                              "\"log\":\"first\\\\nsecond\\\\npart\"\\}"));
 }
 
 TEST(TurnOutputLog, BytesThatAreNotUtf8ComeBackExactly) {
