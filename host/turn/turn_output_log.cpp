@@ -151,14 +151,14 @@ bool TurnOutputLog::append(const std::string& records) noexcept {
         }
         if (n < 0 && errno == EINTR) continue;
         const int why = n < 0 ? errno : ENOSPC; // write(2) returning 0 for a regular file: no room
-        // A reader must not find half a record followed by nothing (or by the next one).
-        // Should the cut fail too, the reader still skips the broken line (parse_log_line).
-        if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) failed_ = true;
+        // A reader must not find half a record followed by nothing (or by the next one). Should
+        // the cut fail too, the reader still skips the broken line (parse_log_line refuses it).
+        const bool cut = ::ftruncate(fd_, static_cast<off_t>(size_)) == 0;
         failed_ = true;
         log::warn("turn",
-                  "turn {}: writing its output log '{}' failed: {}; the log stops here (the turn "
-                  "goes on, its terminal record keeps the output's tail)",
-                  turn_id_, path_, std::strerror(why));
+                  "turn {}: writing its output log '{}' failed: {}; the log stops here{} (the "
+                  "turn goes on, its terminal record keeps the output's tail)",
+                  turn_id_, path_, std::strerror(why), cut ? "" : ", its last line incomplete");
         return false;
     }
     size_ += records.size();
@@ -178,8 +178,8 @@ bool TurnOutputLog::below_floor(std::uint64_t more) noexcept {
 
 void TurnOutputLog::write(std::uint32_t stream, std::string_view bytes) noexcept {
     if (bytes.empty()) return;
+    std::lock_guard lock(mutex_);
     try {
-        std::lock_guard lock(mutex_);
         if (failed_ || truncated_) {
             dropped_ += bytes.size();
             return;
@@ -197,8 +197,7 @@ void TurnOutputLog::write(std::uint32_t stream, std::string_view bytes) noexcept
             // The head is what is kept: the causal first lines. Cut on a character boundary.
             keep = text::utf8_prefix(bytes, max_bytes_ - kept_);
             reason = fmt::format(
-                "run.turnLogMaxBytes ({}) reached; the rest of the output is "
-                "not kept here",
+                "run.turnLogMaxBytes ({}) reached; the rest of the output is not kept here",
                 config::size_text(max_bytes_));
         }
         // One record per chunk, not per line: a box printing short lines would otherwise pay
