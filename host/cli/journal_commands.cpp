@@ -15,13 +15,9 @@
 #include "turn/terminal_record.h"
 
 namespace radial::cli {
-namespace {
 
-// Opens the journal of the configured state directory without creating one: reading commands
-// must not leave a fresh empty journal behind a mistyped --config. Nullptr (after logging why)
-// when there is none; throws ConfigError or JournalError.
-std::unique_ptr<journal::Journal> open_existing(const JournalOptions& o) {
-    auto cfg = load_config(o.config_file);
+// Reading commands must not leave a fresh empty journal behind a mistyped --config.
+std::unique_ptr<journal::Journal> open_existing_journal(const config::HostConfig& cfg) {
     std::string path = journal_path(cfg);
     std::error_code ec;
     const bool exists = std::filesystem::exists(path, ec);
@@ -45,6 +41,12 @@ std::unique_ptr<journal::Journal> open_existing(const JournalOptions& o) {
         return nullptr;
     }
     return journal::open_sqlite_journal(path);
+}
+
+namespace {
+
+std::unique_ptr<journal::Journal> open_existing(const JournalOptions& o) {
+    return open_existing_journal(load_config(o.config_file));
 }
 
 } // namespace

@@ -3,8 +3,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <optional>
 #include <string>
+
+#include "config/host_config.h"
+#include "journal/journal.h"
 
 namespace radial::cli {
 
@@ -14,6 +18,10 @@ struct JournalOptions {
     bool json = false;
     std::size_t limit = 20;
 };
+
+// Opens the journal of `cfg`'s state directory without creating one. Nullptr, after logging why,
+// when there is none or this user may not read it; throws JournalError.
+std::unique_ptr<journal::Journal> open_existing_journal(const config::HostConfig& cfg);
 
 CLI::App* add_records_command(CLI::App& app, JournalOptions& opts);
 CLI::App* add_turns_command(CLI::App& app, JournalOptions& opts);

@@ -14,6 +14,7 @@
 #include "cli/daemon_commands.h"
 #include "cli/exit_status.h"
 #include "cli/journal_commands.h"
+#include "cli/logs_command.h"
 #include "cli/policy_command.h"
 #include "cli/runtime_setup.h"
 #include "cli/session_command.h"
@@ -139,6 +140,8 @@ int main(int argc, char** argv) {
     cli::JournalOptions records_opts, turns_opts;
     auto* records_cmd = cli::add_records_command(app, records_opts);
     auto* turns_cmd = cli::add_turns_command(app, turns_opts);
+    cli::LogsOptions logs_opts;
+    auto* logs_cmd = cli::add_logs_command(app, logs_opts);
 
     cli::SessionOptions session_opts;
     const auto session_cmds = cli::add_session_commands(app, session_opts);
@@ -188,6 +191,7 @@ int main(int argc, char** argv) {
     if (plugins_cmd->parsed()) return list_plugins(plugins_config);
     if (records_cmd->parsed()) return cli::run_records_command(records_opts);
     if (turns_cmd->parsed()) return cli::run_turns_command(turns_opts);
+    if (logs_cmd->parsed()) return cli::run_logs_command(logs_opts);
     if (submit_cmd->parsed()) return cli::run_submit_command(submit_opts);
     run_opts.verbose = verbose;
     if (run_cmd->parsed()) return cli::run_run_command(run_opts);

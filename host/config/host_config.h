@@ -94,6 +94,11 @@ struct HostConfig {
     // while the journal holds more than this, are pruned (docs/design.md §11.6); 0: no bound.
     std::uint64_t journal_max_age_ms = 720ull * 3'600'000;
     std::uint64_t journal_max_bytes = 256ull << 20;
+    // run.turnLogMaxBytes: the most bytes of a turn's output its log keeps, the head
+    // (docs/design.md §11.7); 0: no log. run.turnLogsMaxBytes: the most all turns' logs may hold
+    // together, the logs of ended turns modified longest ago removed first; 0: no bound.
+    std::uint64_t turn_log_max_bytes = 16ull << 20;
+    std::uint64_t turn_logs_max_bytes = 1ull << 30;
     std::size_t max_concurrent_turns = 4; // run.maxConcurrentTurns: the daemon's parallel turns
     // run.logLevel: the lowest level `radiald run` logs, "debug" | "info" | "warn" | "error"
     // (--verbose overrides it with debug)

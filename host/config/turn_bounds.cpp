@@ -60,6 +60,14 @@ bool read_turn_bound(const std::string& name, const toml::node& v, HostConfig& c
         if (!bytes || (*bytes != 0 && *bytes < (1ull << 20)))
             fail("must be 0 (no bound) or a size from \"1m\" to \"1t\", such as \"256m\"");
         cfg.journal_max_bytes = *bytes;
+    } else if (name == "turnLogMaxBytes") {
+        auto bytes = size_value(v, kTiB);
+        if (!bytes) fail("must be a size of at most \"1t\", such as \"16m\" (0: keep no log)");
+        cfg.turn_log_max_bytes = *bytes;
+    } else if (name == "turnLogsMaxBytes") {
+        auto bytes = size_value(v, kTiB);
+        if (!bytes) fail("must be a size of at most \"1t\", such as \"1g\" (0: no bound)");
+        cfg.turn_logs_max_bytes = *bytes;
     } else {
         return false;
     }

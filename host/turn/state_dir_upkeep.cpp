@@ -6,9 +6,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
+#include <vector>
 
 #include "daemon/spool.h"
 #include "log/logger.h"
+#include "turn/turn_output_log.h"
 
 namespace radial::turn {
 
@@ -33,22 +36,44 @@ std::optional<std::string> free_space_problem(const std::string& state_dir, std:
 
 void prune_journal(journal::Journal& journal, const config::HostConfig& cfg,
                    const std::string& finished_turn) {
-    if (cfg.journal_max_age_ms == 0 && cfg.journal_max_bytes == 0) return;
-    // A finished turn whose request is still spooled is not yet retired: without its journal row
-    // the daemon's next scan would take the request for a new one and run it again.
-    const daemon::Spool spool(cfg.state_dir);
-    auto keep = [&](const std::string& id) {
-        std::error_code ec;
-        return id == finished_turn || std::filesystem::exists(spool.request_path(id), ec) || ec;
-    };
+    // The turns the journal removes take their output logs with them (docs/design.md §11.7).
+    std::vector<std::string> pruned;
+    if (cfg.journal_max_age_ms != 0 || cfg.journal_max_bytes != 0) {
+        // A finished turn whose request is still spooled is not yet retired: without its journal
+        // row the daemon's next scan would take the request for a new one and run it again.
+        const daemon::Spool spool(cfg.state_dir);
+        auto keep = [&](const std::string& id) {
+            std::error_code ec;
+            const bool kept =
+                id == finished_turn || std::filesystem::exists(spool.request_path(id), ec) || ec;
+            if (!kept) pruned.push_back(id); // prune() removes every turn `keep` lets go
+            return kept;
+        };
+        try {
+            if (auto n = journal.prune(cfg.journal_max_age_ms, cfg.journal_max_bytes, keep))
+                log::info(
+                    "journal",
+                    "removed {} finished turn(s) past run.journalMaxAge or run.journalMaxBytes", n);
+        } catch (const std::exception& e) {
+            // The turn's outcome is already journaled: retention failing costs it nothing.
+            log::warn("journal", "{}", e.what());
+            pruned.clear(); // the transaction was rolled back: those turns are still there
+        }
+    }
     try {
-        if (auto n = journal.prune(cfg.journal_max_age_ms, cfg.journal_max_bytes, keep))
-            log::info("journal",
-                      "removed {} finished turn(s) past run.journalMaxAge or run.journalMaxBytes",
-                      n);
+        // Never the log of a turn in flight: its file is still written, or may be again.
+        std::optional<std::set<std::string>> running;
+        auto is_running = [&](const std::string& id) {
+            if (!running) {
+                running.emplace();
+                for (const auto& t : journal.in_flight()) running->insert(t.turn_id);
+            }
+            return running->count(id) > 0;
+        };
+        prune_turn_logs(cfg.state_dir, pruned, cfg.turn_logs_max_bytes, is_running);
     } catch (const std::exception& e) {
-        // The turn's outcome is already journaled: retention failing costs it nothing.
-        log::warn("journal", "{}", e.what());
+        // Without the journal's word on what runs, no log goes.
+        log::warn("turn", "removing old turn logs: {}", e.what());
     }
 }
 

@@ -18,8 +18,9 @@ namespace radial::turn {
 std::optional<std::string> free_space_problem(const std::string& state_dir, std::uint64_t reserve);
 
 // Applies run.journalMaxAge and run.journalMaxBytes to `journal`, keeping `finished_turn` (the
-// turn that just ended) and every turn whose request is still in the spool; a failure is logged
-// and otherwise ignored: it costs no turn anything.
+// turn that just ended) and every turn whose request is still in the spool, removes the output
+// logs of the turns it removed and applies run.turnLogsMaxBytes to the rest (turn_output_log.h);
+// a failure is logged and otherwise ignored: it costs no turn anything.
 void prune_journal(journal::Journal& journal, const config::HostConfig& cfg,
                    const std::string& finished_turn);
 

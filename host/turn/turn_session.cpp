@@ -33,6 +33,7 @@
 #include "turn/state_dir_upkeep.h"
 #include "turn/terminal_reserve.h"
 #include "turn/turn_egress.h"
+#include "turn/turn_output_log.h"
 #include "turn/turn_secrets.h"
 #include "turn/workspace_handover.h"
 
@@ -475,8 +476,12 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     redaction::StreamRedactor out_redactor = redactor_->stream(),
                               err_redactor = redactor_->stream();
     std::string stdout_tail, stderr_tail, buffer;
+    // The whole output, redacted, for `radiald logs` (docs/design.md §11.7).
+    auto output_log = TurnOutputLog::open(env_.cfg.state_dir, id, env_.cfg.turn_log_max_bytes,
+                                          env_.cfg.min_free_bytes);
     auto emit = [&](std::uint32_t stream, std::string_view bytes) {
         if (bytes.empty()) return;
+        if (output_log) output_log->write(stream, bytes);
         append_output_tail(stream == RADIAL_STREAM_STDERR ? stderr_tail : stdout_tail, bytes,
                            kOutputTailBytes);
         out(stream, bytes);
@@ -502,6 +507,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     buffer.clear();
     err_redactor.flush(buffer);
     emit(RADIAL_STREAM_STDERR, buffer);
+    output_log.reset(); // its end record: `radiald logs -f` stops there
     drain_output(drain_output_, id, env_.cfg.output_stall_ms, ran);
 
     const auto refused = server ? server->connection_stats().total() : 0;

@@ -280,6 +280,26 @@ TEST(HostConfig, ReadsTheTurnBoundsAndTheJournalsRetention) {
         << error_of(i);
 }
 
+// docs/design.md §11.7: the turn logs' bounds, their defaults, zero and a refusal naming the key.
+TEST(HostConfig, ReadsTheTurnLogBounds) {
+    test::TempDir d;
+    auto def = load(d.write("n.toml", "[run]\n"), std::nullopt, "/x/bin");
+    EXPECT_EQ(def.turn_log_max_bytes, 16u << 20);
+    EXPECT_EQ(def.turn_logs_max_bytes, 1u << 30);
+    auto c = load(d.write("c.toml", "[run]\nturnLogMaxBytes = 0\nturnLogsMaxBytes = \"64m\"\n"),
+                  std::nullopt, "/x/bin");
+    EXPECT_EQ(c.turn_log_max_bytes, 0u);
+    EXPECT_EQ(c.turn_logs_max_bytes, 64u << 20);
+    auto f = d.write("f.toml", "[run]\nturnLogMaxBytes = \"lots\"\n");
+    EXPECT_NE(error_of(f).find("run.turnLogMaxBytes: must be a size of at most \"1t\""),
+              std::string::npos)
+        << error_of(f);
+    auto g = d.write("g.toml", "[run]\nturnLogsMaxBytes = \"2t\"\n");
+    EXPECT_NE(error_of(g).find("run.turnLogsMaxBytes: must be a size of at most \"1t\""),
+              std::string::npos)
+        << error_of(g);
+}
+
 // docs/design.md §7.6 and §8.7: the mode, where the workspace appears, the home's bound and the
 // Codex credentials file, each with its default and its refusal.
 TEST(HostConfig, ReadsModeWorkspaceMountHomeSizeAndCodexAuthFile) {
