@@ -327,7 +327,9 @@ void Daemon::publish_metrics(bool force) {
     } catch (const std::exception& e) {
         log::debug("daemon", "metrics: counting the queued turns: {}", e.what()); // counted
     }
-    if (!snapshots_) snapshots_.emplace(cfg_.state_dir, *settings_.metrics);
+    if (!snapshots_)
+        snapshots_.emplace(cfg_.state_dir, *settings_.metrics, std::chrono::seconds(30),
+                           cfg_.min_free_bytes / 2 + (1u << 20));
     snapshots_->tick(force);
 }
 

@@ -1,6 +1,7 @@
 #include "daemon/metrics_snapshot.h"
 
 #include <fmt/format.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -48,10 +49,12 @@ std::optional<nlohmann::ordered_json> read_metrics_snapshot(const std::string& s
 }
 
 MetricsSnapshotWriter::MetricsSnapshotWriter(std::string state_dir, const Metrics& metrics,
-                                             std::chrono::milliseconds period)
+                                             std::chrono::milliseconds period,
+                                             std::uint64_t reserve_bytes)
     : state_dir_(std::move(state_dir)),
       metrics_(metrics),
       period_(period),
+      reserve_bytes_(reserve_bytes),
       due_(std::chrono::steady_clock::now()) {}
 
 void MetricsSnapshotWriter::tick(bool force) noexcept {
@@ -59,6 +62,13 @@ void MetricsSnapshotWriter::tick(bool force) noexcept {
     const std::uint64_t generation = metrics_.generation();
     if (!force && written_ == generation && now < due_) return;
     try {
+        struct statvfs fs {};
+        if (::statvfs(state_dir_.c_str(), &fs) == 0 &&
+            static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < reserve_bytes_)
+            throw std::runtime_error(fmt::format(
+                "the state directory's file system has less than {} bytes free, which the "
+                "journal's records come first for",
+                reserve_bytes_));
         // Readable by the state directory's group, like the journal: counts only, no secret.
         fs_util::replace_file(state_dir_, metrics_snapshot_path(state_dir_),
                               metrics_snapshot(metrics_).dump(2) + "\n", 0640);

@@ -32,13 +32,19 @@ std::optional<nlohmann::ordered_json> read_metrics_snapshot(const std::string& s
 // Writes snapshots for the daemon's loop. Not thread-safe: one thread calls tick().
 class MetricsSnapshotWriter {
 public:
-    // `metrics` must outlive the writer. Writes nothing yet.
+    // `metrics` must outlive the writer. Writes nothing yet. `reserve_bytes`: no snapshot is
+    // written while the state directory's file system has less than this free (the daemon passes
+    // half of run.minFreeBytes plus 1 MiB, as the turns' output logs keep): on a nearly full disk
+    // the journal's outcomes come first, and a snapshot's temporary file must not take, even for
+    // a moment, the pages a terminal record needs (docs/design.md §12.6).
     MetricsSnapshotWriter(std::string state_dir, const Metrics& metrics,
-                          std::chrono::milliseconds period = std::chrono::seconds(30));
+                          std::chrono::milliseconds period = std::chrono::seconds(30),
+                          std::uint64_t reserve_bytes = 1u << 20);
 
     // Writes a snapshot when a figure changed since the last one, or `period` has passed, or
-    // `force`. A write that fails is logged (once until one succeeds again), never thrown: the
-    // daemon runs turns whether or not status can see its figures.
+    // `force`. A write that fails, or is skipped for the reserve, is logged (once until one
+    // succeeds again), never thrown: the daemon runs turns whether or not status can see its
+    // figures.
     void tick(bool force = false) noexcept;
 
     // When tick() will write even with nothing changed: the latest the loop should wake for it.
@@ -48,6 +54,7 @@ private:
     std::string state_dir_;
     const Metrics& metrics_;
     std::chrono::milliseconds period_;
+    std::uint64_t reserve_bytes_;
     std::optional<std::uint64_t> written_; // the generation last written
     std::chrono::steady_clock::time_point due_;
     bool failing_ = false;

@@ -26,7 +26,10 @@ bool has_turn(const nlohmann::json& list, const std::string& id) {
     return false;
 }
 
-// 300 posts of 900 bytes: far more than the 320k state file system holds.
+// 300 posts of 900 bytes, far more than the 320k state file system holds: posts records until the
+// journal's disk is full, then prints 4 KB: the terminal record (its output tail) is then larger
+// than the records refused last, and cannot fit in the room a refused record's transaction left in
+// the journal's write-ahead log.
 const std::string kFillTheDisk = R"(P=$(head -c 900 /dev/zero | tr '\0' x); i=0; n=0
 while [ $i -lt 300 ]; do
   c=$(curl -s -o /dev/null -w '%{http_code}' --unix-socket "${RADIAL_TURN_SOCKET#unix://}" \
@@ -35,6 +38,7 @@ while [ $i -lt 300 ]; do
   [ "$c" = 507 ] && n=$((n+1))
   i=$((i+1))
 done
+head -c 4000 /dev/zero | tr '\0' y; echo
 echo "refused $n")";
 
 TEST(DurabilityDaemonLive, C18_TheDaemonKeepsARecordItCannotJournalAndRetriesUntilThereIsSpace) {
@@ -42,8 +46,10 @@ TEST(DurabilityDaemonLive, C18_TheDaemonKeepsARecordItCannotJournalAndRetriesUnt
     std::string inst = test::unique_instance_id("full");
     test::BoxCleanup cleanup{"radial-turn-" + inst + "-"};
     // minFreeBytes 0: no floor kept for outcomes (docs/design.md §9.6), so the box's records can
-    // fill the file system and leave its terminal record nowhere to go.
-    DaemonSetup s("instanceId = \"" + inst + "\"\nminFreeBytes = 0\n",
+    // fill the file system and leave its terminal record nowhere to go. turnLogMaxBytes 0: the
+    // turn's output log (§11.7), cut back after a write the full disk refused, would free the
+    // space the test takes away.
+    DaemonSetup s("instanceId = \"" + inst + "\"\nminFreeBytes = 0\nturnLogMaxBytes = 0\n",
                   "[run.docker]\npull = \"never\"\n");
     test::SmallDisk disk(s.state_dir(), "320k");
     ASSERT_TRUE(disk.ok()) << "mount tmpfs failed";

@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 
 #include <filesystem>
 
@@ -220,6 +221,24 @@ TEST(MetricsSnapshot, IsWrittenWhenAFigureChangesAndReadsBackAsTheRegistrysJson)
     for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path()))
         ++files;
     EXPECT_EQ(files, 1u);
+}
+
+// The journal's outcomes come first on a nearly full disk: below the reserve no snapshot is
+// written, not even its temporary file (docs/design.md §12.6).
+TEST(MetricsSnapshot, IsNotWrittenWhileTheStateFileSystemHasLessThanTheReserveFree) {
+    test::TempDir dir("radial-metrics");
+    daemon::Metrics m("1");
+    struct statvfs fs {};
+    ASSERT_EQ(::statvfs(dir.path().c_str(), &fs), 0);
+    const std::uint64_t free_bytes = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+    daemon::MetricsSnapshotWriter over(dir.path(), m, std::chrono::hours(1),
+                                       free_bytes + (1u << 30));
+    over.tick(true);
+    EXPECT_FALSE(daemon::read_metrics_snapshot(dir.path()));
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "no temporary file either";
+    daemon::MetricsSnapshotWriter under(dir.path(), m, std::chrono::hours(1), 0);
+    under.tick(true);
+    EXPECT_TRUE(daemon::read_metrics_snapshot(dir.path()));
 }
 
 } // namespace
