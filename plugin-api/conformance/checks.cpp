@@ -93,6 +93,7 @@ void Conformance::TearDown() {
         }
         instance_.reset();
     }
+    expect_no_marked_process();
     if (!made_labels || h.options.verify_gone.empty()) return;
     // The engine's own account, not the plugin's: a box the plugin forgot (an exited one it never
     // removed, one its list_by_label does not show) is still a box left behind.
@@ -114,6 +115,25 @@ void Conformance::TearDown() {
                      "the prefix, running or not";
     if (!h.options.cleanup.empty())
         for (const auto& b : p.boxes) (void)run_command(h.options.cleanup, {b}, budget());
+}
+
+void Conformance::expect_no_marked_process() {
+    using namespace std::chrono_literals;
+    auto& h = Harness::get();
+    // The harness's own account, needing neither the plugin nor --verify-gone: a process that
+    // carries this run's mark outlived the kill of every box (docs/design.md §5.11). Removing a
+    // box takes a moment, hence the grace.
+    auto left = h.marked_leftovers(std::min<std::chrono::milliseconds>(kill_wait(), 10s));
+    if (left.empty()) return;
+    std::string shown;
+    for (const auto& p : left)
+        shown += (shown.empty() ? "" : ", ") + std::to_string(p.pid) + " '" + p.cmdline + "'";
+    ADD_FAILURE() << "after the check and the kill of every box, " << left.size()
+                  << " process(es) on the host still carry this run's " << kMarkName
+                  << ", which the harness put in each box's env: " << shown << ". The plugin "
+                  << h.plugin_id() << " left them running (whatever --verify-gone shows); "
+                  << "a box's processes end with the box. The harness kills them";
+    (void)h.kill_marked();
 }
 
 Instance& Conformance::instance() {

@@ -9,7 +9,9 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <thread>
 
+#include "call_trace.h"
 #include "host_probe.h"
 #include "pending_call.h"
 #include "plugin_calls.h"
@@ -50,6 +52,7 @@ void crash_handler(int sig) {
     write_all(g_crash_check[0] != 0 ? g_crash_check : "loading");
     write_all("; the plugin crashed the process with signal ");
     write_all(num);
+    write_call_trace(g_report_fd);
     write_all(")\n");
     // The handler was installed with SA_RESETHAND: re-raising ends the process with the signal.
     ::raise(sig);
@@ -224,6 +227,25 @@ std::vector<std::string> Harness::remove_leftovers() {
     return left;
 }
 
+std::vector<MarkedProcess> Harness::marked_leftovers(std::chrono::milliseconds grace) const {
+    using namespace std::chrono_literals;
+    if (!mark_boxes) return {};
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    for (;;) {
+        auto found = marked_processes(label_prefix);
+        if (found.empty() || std::chrono::steady_clock::now() >= deadline) return found;
+        std::this_thread::sleep_for(50ms); // a bounded poll: the wait ends at the deadline
+    }
+}
+
+std::size_t Harness::kill_marked() const {
+    if (!mark_boxes) return 0;
+    std::size_t n = 0;
+    for (const auto& p : marked_processes(label_prefix))
+        if (::kill(static_cast<pid_t>(p.pid), SIGKILL) == 0) ++n;
+    return n;
+}
+
 void Harness::record(const std::string& check, CheckStatus status, const std::string& reason) {
     std::lock_guard lock(mutex_);
     results_.emplace_back(check, status);
@@ -334,6 +356,10 @@ void Harness::hang(const std::string& what) {
                   << label_prefix
                   << "*'; without --verify-gone it cannot tell whether any is left\n";
     }
+    for (const auto& p : marked_leftovers(std::chrono::milliseconds(0)))
+        std::cout << "[  LEFT    ] process " << p.pid << " ('" << p.cmdline
+                  << "') carries this run's " << kMarkName << "; the harness kills it\n";
+    (void)kill_marked();
     std::cout << verdict_line(check) << std::endl;
     std::fflush(stdout);
     ::_exit(3);

@@ -6,6 +6,7 @@
 // except the verdict and the log, which are guarded by their own mutex.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <map>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "host_probe.h"
 #include "plugin_library.h"
 
 namespace radial::conformance {
@@ -77,6 +79,9 @@ public:
     PluginLibrary library;
     host::ConfigSection config;
     std::string label_prefix; // "rcf<pid>-<random>-": unique to this run of the harness
+    // Every box the harness starts carries kMarkName=<label_prefix><label> in its env, unless the
+    // plugin refuses env (then nothing marks them). Set when Gate::ready opens.
+    std::atomic<bool> mark_boxes{false};
 
     // The plugin's id and version for the verdict ("?" when the descriptor cannot be read).
     std::string plugin_id() const;
@@ -109,6 +114,13 @@ public:
     // probe still shows, and returns what is still there (the probe's view, or the noted labels
     // the plugin could not be asked about). Blocking, at most a few budgets long.
     std::vector<std::string> remove_leftovers();
+
+    // The processes on the host that carry this run's mark (kMarkName), after waiting up to
+    // `grace` for them to go (a box being removed takes a moment). Empty when boxes are not
+    // marked. Blocking.
+    std::vector<MarkedProcess> marked_leftovers(std::chrono::milliseconds grace) const;
+    // SIGKILLs every process that carries this run's mark; returns how many it signalled.
+    std::size_t kill_marked() const;
 
     // Records how a check ended. `reason`: the skip reason.
     void record(const std::string& check, CheckStatus status, const std::string& reason = {});

@@ -181,6 +181,9 @@ void check_boxes_gone_at_end() {
         for (const auto& b : p.boxes)
             problems.push_back("the --verify-gone probe shows '" + b + "'");
     }
+    for (const auto& p : h.marked_leftovers(std::chrono::milliseconds(0)))
+        problems.push_back("process " + std::to_string(p.pid) + " ('" + p.cmdline +
+                           "') carries this run's " + kMarkName);
     if (problems.empty()) {
         h.record(name, CheckStatus::passed);
         h.set_current_check("");
@@ -194,6 +197,7 @@ void check_boxes_gone_at_end() {
                  "exit, a signal, a timeout, a kill), by the plugin's list_by_label and by the "
                  "engine's own account (--verify-gone).\n";
     h.record(name, CheckStatus::failed);
+    (void)h.kill_marked();
     for (const auto& l : h.remove_leftovers())
         std::cout << "[  LEFT    ] the box '" << l
                   << "' is still there; remove it by hand (--cleanup COMMAND does it)\n";

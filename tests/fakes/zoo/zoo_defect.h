@@ -33,6 +33,9 @@ enum class Defect {
     claim_confinement,
     leak_session_env,
     keep_session,
+    linger_thread,
+    crash_after_destroy,
+    stray_process,
 };
 
 extern const Defect kDefect; // this plugin's defect

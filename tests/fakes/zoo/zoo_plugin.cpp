@@ -41,19 +41,29 @@
 //   ZOO_KEEP_SESSION     session destroy returns OK and the session's box stays listed
 //                                                                   ->
 //                                                                   session-destroy-leaves-nothing
+//   ZOO_LINGER_THREAD    destroy leaves a thread running            -> no-thread-after-destroy
+//   ZOO_CRASH_AFTER_DESTROY destroy of an instance that ran a box leaves a thread that crashes
+//                        the process 300 ms later                   -> the crash is blamed on a
+//                                                                      thread in no plugin call
+//   ZOO_STRAY_PROCESS    each run also starts a helper process with the box's env, in a session
+//                        of its own, and forgets it: neither kill nor the box file knows it
+//                                                                   -> the harness's env mark
 // Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
 // as the independent probe (--verify-gone) and removes as --cleanup.
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "host_process_runtime.h"
 #include "zoo_defect.h"
@@ -98,7 +108,9 @@ public:
     }
 
     RunResult run(const ContainerSpec& spec, Output& out) override {
+        ran_ = true;
         switch (kDefect) {
+            case Defect::stray_process: start_stray(spec); break;
             case Defect::chatty:
                 std::fprintf(stderr, "zoo: running %s\n", spec.label.c_str());
                 break;
@@ -125,9 +137,41 @@ public:
 
     ~ZooRuntime() override {
         if (kDefect == Defect::hang_destroy) hang_forever();
+        if (kDefect == Defect::linger_thread) std::thread(hang_forever).detach();
+        // Only after a run, so that the instances the harness makes to open its gates do not
+        // crash it first, elsewhere.
+        if (kDefect == Defect::crash_after_destroy && ran_)
+            std::thread([] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                ::raise(SIGSEGV); // stands for touching the destroyed instance
+            }).detach();
     }
 
 private:
+    // A "helper" beside the box: `sleep 600` with the box's environment, in a session of its own
+    // (so the box's process-group kill misses it), never recorded, never waited for.
+    static void start_stray(const ContainerSpec& spec) {
+        std::vector<std::string> env_strings;
+        for (const auto& e : spec.env) env_strings.push_back(e.name + "=" + e.value);
+        std::vector<char*> envp;
+        for (auto& e : env_strings) envp.push_back(e.data());
+        envp.push_back(nullptr);
+        posix_spawnattr_t attr;
+        posix_spawnattr_init(&attr);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+        char sleep[] = "sleep", secs[] = "600";
+        char* argv[] = {sleep, secs, nullptr};
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        for (int fd = 0; fd <= 2; ++fd)
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
+        pid_t pid = 0;
+        (void)::posix_spawnp(&pid, "sleep", &actions, &attr, argv, envp.data());
+        posix_spawn_file_actions_destroy(&actions);
+        posix_spawnattr_destroy(&attr);
+    }
+
+    std::atomic<bool> ran_{false};
     int leaked_fd_ = -1;
 };
 
