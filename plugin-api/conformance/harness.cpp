@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -172,6 +173,26 @@ ProbeResult Harness::probe(const std::string& prefix) const {
     return r;
 }
 
+std::vector<std::string> Harness::box_prefixes() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out{label_prefix};
+    for (const auto& l : labels_)
+        if (l.rfind(label_prefix, 0) != 0) out.push_back(l);
+    return out;
+}
+
+ProbeResult Harness::probe_all() const {
+    ProbeResult all;
+    for (const auto& p : box_prefixes()) {
+        ProbeResult r = probe(p);
+        if (all.problem.empty()) all.problem = r.problem;
+        for (auto& b : r.boxes)
+            if (std::find(all.boxes.begin(), all.boxes.end(), b) == all.boxes.end())
+                all.boxes.push_back(std::move(b));
+    }
+    return all;
+}
+
 std::vector<std::string> Harness::remove_leftovers() {
     using namespace std::chrono_literals;
     const auto limit = std::min<std::chrono::milliseconds>(
@@ -184,7 +205,7 @@ std::vector<std::string> Harness::remove_leftovers() {
     if (noted.empty()) return {};
     const bool probing = !options.verify_gone.empty();
     std::vector<std::string> seen;
-    if (probing) seen = probe(label_prefix).boxes;
+    if (probing) seen = probe_all().boxes;
     // The plugin's own view and kill, from a fresh instance (as a restarted host would), all on
     // one thread that is abandoned if the plugin hangs.
     const bool usable = library.descriptor != nullptr && library.problem.empty() &&
@@ -193,16 +214,19 @@ std::vector<std::string> Harness::remove_leftovers() {
         struct Outcome {
             bool listed = false;
         };
-        auto call = PendingCall<Outcome>::start([prefix = label_prefix, seen, noted] {
+        auto call = PendingCall<Outcome>::start([prefixes = box_prefixes(), seen, noted] {
             Outcome o;
             auto client = std::make_shared<host::RuntimeClient>(Harness::get().create_instance());
             std::vector<std::string> targets = seen;
-            try {
-                for (auto& l : client->list_by_label(prefix)) targets.push_back(l);
-                o.listed = true;
-            } catch (...) {
-                std::cerr << "radial-conformance: cleanup: list_by_label('" << prefix
-                          << "') failed: " << describe_current_exception() << "\n";
+            o.listed = true;
+            for (const auto& prefix : prefixes) {
+                try {
+                    for (auto& l : client->list_by_label(prefix)) targets.push_back(l);
+                } catch (...) {
+                    o.listed = false;
+                    std::cerr << "radial-conformance: cleanup: list_by_label('" << prefix
+                              << "') failed: " << describe_current_exception() << "\n";
+                }
             }
             // Without the plugin's list or a probe, every label handed out is a candidate.
             if (!o.listed && seen.empty()) targets = noted;
@@ -219,10 +243,10 @@ std::vector<std::string> Harness::remove_leftovers() {
         (void)call.wait_for(limit);
     }
     if (!probing) return {};
-    std::vector<std::string> left = probe(label_prefix).boxes;
+    std::vector<std::string> left = probe_all().boxes;
     if (!options.cleanup.empty() && !left.empty()) {
         for (const auto& l : left) (void)run_command(options.cleanup, {l}, limit);
-        left = probe(label_prefix).boxes;
+        left = probe_all().boxes;
     }
     return left;
 }
@@ -345,9 +369,14 @@ void Harness::hang(const std::string& what) {
               << std::flush;
     std::vector<std::string> left = remove_leftovers();
     if (!options.verify_gone.empty()) {
-        if (left.empty())
-            std::cout << "[  HUNG    ] no box labelled '" << label_prefix
-                      << "*' is left (the --verify-gone probe shows none)\n";
+        if (left.empty()) {
+            std::cout << "[  HUNG    ] no box labelled '" << label_prefix << "*'";
+            auto prefixes = box_prefixes();
+            for (std::size_t i = 1; i < prefixes.size(); ++i)
+                std::cout << (i == 1 ? " (nor '" : ", '") << prefixes[i] << "*'"
+                          << (i + 1 == prefixes.size() ? ")" : "");
+            std::cout << " is left (the --verify-gone probe shows none)\n";
+        }
         for (const auto& l : left)
             std::cout << "[  LEFT    ] the box '" << l
                       << "' is still there; remove it by hand (--cleanup COMMAND does it)\n";

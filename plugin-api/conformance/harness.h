@@ -109,6 +109,13 @@ public:
     // when options.verify_gone is set. [thread-safe]
     ProbeResult probe(const std::string& prefix) const;
 
+    // Every prefix the harness's boxes live under: the run's label prefix, then each label handed
+    // out outside it (a decoy that must not match the prefix), which the sweeps of the prefix
+    // never reach. [thread-safe]
+    std::vector<std::string> box_prefixes() const;
+    // probe() of every box_prefixes() entry, merged; the first problem wins. [thread-safe]
+    ProbeResult probe_all() const;
+
     // Removes what the harness may have left: kills every noted label through a fresh instance
     // (each call under a short budget, given up when one hangs), runs --cleanup on every box the
     // probe still shows, and returns what is still there (the probe's view, or the noted labels

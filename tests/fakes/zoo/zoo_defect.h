@@ -36,6 +36,7 @@ enum class Defect {
     linger_thread,
     crash_after_destroy,
     stray_process,
+    secret_file,
 };
 
 extern const Defect kDefect; // this plugin's defect

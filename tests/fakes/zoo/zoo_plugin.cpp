@@ -48,6 +48,9 @@
 //   ZOO_STRAY_PROCESS    each run also starts a helper process with the box's env, in a session
 //                        of its own, and forgets it: neither kill nor the box file knows it
 //                                                                   -> the harness's env mark
+//   ZOO_SECRET_FILE      run writes the spec's env, secrets too, to a file in /tmp that stays
+//                        until destroy (an OCI bundle's config.json kept too long)
+//                                                                   -> secret-env-not-in-files
 // Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
 // as the independent probe (--verify-gone) and removes as --cleanup.
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
@@ -61,7 +64,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -111,6 +116,7 @@ public:
         ran_ = true;
         switch (kDefect) {
             case Defect::stray_process: start_stray(spec); break;
+            case Defect::secret_file: write_env_file(spec); break;
             case Defect::chatty:
                 std::fprintf(stderr, "zoo: running %s\n", spec.label.c_str());
                 break;
@@ -137,6 +143,7 @@ public:
 
     ~ZooRuntime() override {
         if (kDefect == Defect::hang_destroy) hang_forever();
+        for (const auto& f : env_files_) ::unlink(f.c_str());
         if (kDefect == Defect::linger_thread) std::thread(hang_forever).detach();
         // Only after a run, so that the instances the harness makes to open its gates do not
         // crash it first, elsewhere.
@@ -171,7 +178,22 @@ private:
         posix_spawnattr_destroy(&attr);
     }
 
+    // The spec's env as a bundle's config.json would hold it, left until destroy.
+    void write_env_file(const ContainerSpec& spec) {
+        std::string path = "/tmp/zoo-secret-file-" + spec.label + ".json", text = "{\"env\": [";
+        for (const auto& e : spec.env) text += "\"" + e.name + "=" + e.value + "\", ";
+        text += "]}\n";
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) return;
+        (void)::write(fd, text.data(), text.size());
+        ::close(fd);
+        std::lock_guard lock(env_files_mutex_);
+        env_files_.push_back(path);
+    }
+
     std::atomic<bool> ran_{false};
+    std::mutex env_files_mutex_;
+    std::vector<std::string> env_files_;
     int leaked_fd_ = -1;
 };
 
