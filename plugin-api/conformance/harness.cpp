@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -283,6 +284,24 @@ bool Harness::any_failed() const {
     return false;
 }
 
+std::vector<std::string> Harness::absent_optional_calls() const {
+    const radial_runtime_descriptor* d = library.descriptor;
+    if (d == nullptr) return {};
+    std::vector<std::string> absent;
+    if (d->preflight == nullptr) absent.push_back("preflight");
+    if (d->capabilities == nullptr) absent.push_back("capabilities");
+    if (d->describe_spec == nullptr) absent.push_back("describe_spec");
+    if (d->get_extension == nullptr) absent.push_back("get_extension");
+    if (d->tcp_route == nullptr) absent.push_back("tcp_route");
+    // inspect is ABI 1.1: a 1.0 descriptor has no such field.
+    const bool has_inspect =
+        d->abi_minor >= 1 &&
+        d->struct_size >= offsetof(radial_runtime_descriptor, inspect) + sizeof(void*) &&
+        d->inspect != nullptr;
+    if (!has_inspect) absent.push_back("inspect");
+    return absent;
+}
+
 std::string Harness::verdict_line(const std::string& hung_check) const {
     std::lock_guard lock(mutex_);
     std::vector<std::string> failed, skipped;
@@ -303,6 +322,10 @@ std::string Harness::verdict_line(const std::string& hung_check) const {
     std::string tail = std::to_string(n) + (n == 1 ? " check" : " checks");
     tail += ", " + std::to_string(skipped.size()) + " skipped";
     if (!skipped.empty()) tail += ": " + join(skipped);
+    // A check of an optional call the plugin lacks passes without probing anything: "0 skipped"
+    // must not read as "everything was probed".
+    if (auto absent = absent_optional_calls(); !absent.empty())
+        tail += "; absent optional calls: " + join(absent);
     return head + " (" + tail + ")";
 }
 

@@ -134,6 +134,9 @@ public:
     // The one-line verdict: "radial-conformance: PASS <id> <version> (<n> checks, ...)".
     std::string verdict_line(const std::string& hung_check = {}) const;
     bool any_failed() const;
+    // The optional descriptor functions the plugin does not have, in descriptor order: named in
+    // a PASS verdict, since their checks pass or skip without probing anything.
+    std::vector<std::string> absent_optional_calls() const;
 
     // Plugin log lines (through radial_host.log) since the last call; printed with a failure.
     void log(std::uint32_t level, std::string_view message);
