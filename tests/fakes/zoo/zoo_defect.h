@@ -37,6 +37,7 @@ enum class Defect {
     crash_after_destroy,
     stray_process,
     secret_file,
+    constructor_thread,
 };
 
 extern const Defect kDefect; // this plugin's defect

@@ -32,8 +32,9 @@
 //   ZOO_HANG_DESTROY     destroy never returns                      -> hang, named destroy
 //   ZOO_HANG_LIST        list_by_label never returns                -> hang, named list_by_label
 //   ZOO_HANG_CREATE      create never returns                       -> hang, named create
-//   ZOO_CLAIM_CONFINEMENT reports user, readOnlyRootfs, tmpfs, network, pidsLimit and memory
-//                        HONOURED and does none of them (its boxes are host processes)
+//   ZOO_CLAIM_CONFINEMENT reports user, readOnlyRootfs, tmpfs, network, pidsLimit, memory, cpus
+//                        and extraHosts HONOURED and does none of them (its boxes are host
+//                        processes)
 //                                                                   -> confine-* (each probe)
 //   ZOO_LEAK_SESSION_ENV a session's exec also gets the previous exec's variables, secrets too
 //                                                                   ->
@@ -51,6 +52,8 @@
 //   ZOO_SECRET_FILE      run writes the spec's env, secrets too, to a file in /tmp that stays
 //                        until destroy (an OCI bundle's config.json kept too long)
 //                                                                   -> secret-env-not-in-files
+//   ZOO_CONSTRUCTOR_THREAD the library starts a thread when it is loaded and never stops it
+//                                                                   -> no-thread-after-dlclose
 // Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
 // as the independent probe (--verify-gone) and removes as --cleanup.
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
@@ -101,6 +104,14 @@ zoo::Defects defects() {
 [[noreturn]] void hang_forever() {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
+
+// constructor_thread: a library-wide helper thread, started by a static initialiser, that
+// neither destroy nor unloading stops.
+// (The library is linked -z nodelete, so dlclose leaves its code mapped: see CMakeLists.txt.)
+const bool g_constructor_thread = [] {
+    if (kDefect == Defect::constructor_thread) std::thread(hang_forever).detach();
+    return true;
+}();
 
 class ZooRuntime final : public zoo::HostProcessRuntime {
 public:
