@@ -1,7 +1,7 @@
 // plugin-api/conformance/checks_threads.cpp — no plugin thread outlives destroy (the ABI header:
 // destroy "joins every plugin thread"). A thread left running reaches freed memory or an unloaded
 // library later, and the crash then lands in whatever runs at that moment (docs/design.md §5.11,
-// "What the harness does not see").
+// "What the harness sees for itself").
 #include <dlfcn.h>
 
 #include <algorithm>

@@ -29,7 +29,7 @@ std::string thread_name(long tid);
 
 // The environment variable the harness puts in every box it starts, with a value that begins with
 // this run's label prefix: a process that carries it is the harness's, wherever it runs (docs/
-// design.md §5.11, "Leftovers beyond the author's probe").
+// design.md §5.11, "What the harness sees for itself").
 inline constexpr const char* kMarkName = "RADIAL_CONFORMANCE_MARK";
 
 // A process on the host whose environment carries the mark.
