@@ -277,16 +277,22 @@ std::optional<std::string> try_preflight() {
         Instance inst = Instance::create();
         inst.preflight();
         // Mark every box (Harness::mark_boxes) unless the plugin refuses env: a marked spec must
-        // not be refused for the mark alone.
+        // not be refused for the mark alone. A describe_spec that fails here is
+        // dispositions-complete's to report, not the gate's: the boxes then go unmarked.
         ContainerSpec probe;
         probe.label = Harness::get().label_prefix + "mark";
         probe.image = Harness::get().options.image;
         probe.argv = {"sh", "-c", "true"};
         probe.env = {{kMarkName, probe.label, false}};
-        bool refused = false;
-        for (const auto& d : inst.describe(probe))
-            refused =
-                refused || (d.field == RADIAL_FIELD_ENV && d.disposition == RADIAL_DISP_REFUSED);
+        bool refused = true;
+        try {
+            refused = false;
+            for (const auto& d : inst.describe(probe))
+                refused = refused ||
+                          (d.field == RADIAL_FIELD_ENV && d.disposition == RADIAL_DISP_REFUSED);
+        } catch (...) {
+            refused = true;
+        }
         Harness::get().mark_boxes = !refused;
     } catch (...) {
         return describe_current_exception();
