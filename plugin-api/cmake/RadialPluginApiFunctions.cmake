@@ -96,5 +96,10 @@ function(radial_add_conformance_test)
     set(ARG_TIMEOUT 900)
   endif()
   add_test(NAME ${ARG_NAME} COMMAND ${harness} ${args} ${ARG_ARGS})
-  set_tests_properties(${ARG_NAME} PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  # The test passes on the harness's PASS verdict line, not on an exit status alone: a harness
+  # that ended before its verdict (a crash in a plugin thread after a clean exit path) fails.
+  # CTest prints a passing test's output only with -V; the verdict line is in it.
+  set_tests_properties(${ARG_NAME} PROPERTIES TIMEOUT ${ARG_TIMEOUT}
+    PASS_REGULAR_EXPRESSION "radial-conformance: PASS "
+    FAIL_REGULAR_EXPRESSION "radial-conformance: FAIL ")
 endfunction()

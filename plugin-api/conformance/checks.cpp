@@ -93,11 +93,19 @@ void Conformance::TearDown() {
         }
         instance_.reset();
     }
+    expect_no_marked_process();
     if (!made_labels || h.options.verify_gone.empty()) return;
     // The engine's own account, not the plugin's: a box the plugin forgot (an exited one it never
     // removed, one its list_by_label does not show) is still a box left behind.
     const std::string prefix = check_prefix();
     ProbeResult p = h.probe(prefix);
+    // A label outside the check's prefix (a decoy) is probed by itself: the prefix misses it.
+    for (const auto& l : extra_labels_) {
+        if (l.rfind(prefix, 0) == 0) continue;
+        ProbeResult q = h.probe(l);
+        if (p.problem.empty()) p.problem = q.problem;
+        for (auto& b : q.boxes) p.boxes.push_back(std::move(b));
+    }
     if (!p.problem.empty()) {
         ADD_FAILURE() << "after the check, " << p.problem << "; it was run as: sh -c '"
                       << h.options.verify_gone << "' radial-conformance '" << prefix << "'";
@@ -114,6 +122,25 @@ void Conformance::TearDown() {
                      "the prefix, running or not";
     if (!h.options.cleanup.empty())
         for (const auto& b : p.boxes) (void)run_command(h.options.cleanup, {b}, budget());
+}
+
+void Conformance::expect_no_marked_process() {
+    using namespace std::chrono_literals;
+    auto& h = Harness::get();
+    // The harness's own account, needing neither the plugin nor --verify-gone: a process that
+    // carries this run's mark outlived the kill of every box (docs/design.md §5.11). Removing a
+    // box takes a moment, hence the grace.
+    auto left = h.marked_leftovers(std::min<std::chrono::milliseconds>(kill_wait(), 10s));
+    if (left.empty()) return;
+    std::string shown;
+    for (const auto& p : left)
+        shown += (shown.empty() ? "" : ", ") + std::to_string(p.pid) + " '" + p.cmdline + "'";
+    ADD_FAILURE() << "after the check and the kill of every box, " << left.size()
+                  << " process(es) on the host still carry this run's " << kMarkName
+                  << ", which the harness put in each box's env: " << shown << ". The plugin "
+                  << h.plugin_id() << " left them running (whatever --verify-gone shows); "
+                  << "a box's processes end with the box. The harness kills them";
+    (void)h.kill_marked();
 }
 
 Instance& Conformance::instance() {

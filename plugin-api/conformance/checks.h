@@ -82,6 +82,10 @@ protected:
     // unknown stream ids).
     static void expect_clean_sink(const OutputCapture& c, const std::string& what);
 
+    // Fails naming every process on the host that still carries this run's mark (after a short
+    // grace), and kills them. Called by TearDown after every check.
+    void expect_no_marked_process();
+
     std::chrono::milliseconds budget() const;
     // How long a run may take to return after kill: --kill-grace and a quarter of the budget.
     std::chrono::milliseconds kill_wait() const;

@@ -4,12 +4,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <thread>
 
+#include "call_trace.h"
 #include "host_probe.h"
 #include "pending_call.h"
 #include "plugin_calls.h"
@@ -50,6 +54,7 @@ void crash_handler(int sig) {
     write_all(g_crash_check[0] != 0 ? g_crash_check : "loading");
     write_all("; the plugin crashed the process with signal ");
     write_all(num);
+    write_call_trace(g_report_fd);
     write_all(")\n");
     // The handler was installed with SA_RESETHAND: re-raising ends the process with the signal.
     ::raise(sig);
@@ -169,6 +174,26 @@ ProbeResult Harness::probe(const std::string& prefix) const {
     return r;
 }
 
+std::vector<std::string> Harness::box_prefixes() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out{label_prefix};
+    for (const auto& l : labels_)
+        if (l.rfind(label_prefix, 0) != 0) out.push_back(l);
+    return out;
+}
+
+ProbeResult Harness::probe_all() const {
+    ProbeResult all;
+    for (const auto& p : box_prefixes()) {
+        ProbeResult r = probe(p);
+        if (all.problem.empty()) all.problem = r.problem;
+        for (auto& b : r.boxes)
+            if (std::find(all.boxes.begin(), all.boxes.end(), b) == all.boxes.end())
+                all.boxes.push_back(std::move(b));
+    }
+    return all;
+}
+
 std::vector<std::string> Harness::remove_leftovers() {
     using namespace std::chrono_literals;
     const auto limit = std::min<std::chrono::milliseconds>(
@@ -181,7 +206,7 @@ std::vector<std::string> Harness::remove_leftovers() {
     if (noted.empty()) return {};
     const bool probing = !options.verify_gone.empty();
     std::vector<std::string> seen;
-    if (probing) seen = probe(label_prefix).boxes;
+    if (probing) seen = probe_all().boxes;
     // The plugin's own view and kill, from a fresh instance (as a restarted host would), all on
     // one thread that is abandoned if the plugin hangs.
     const bool usable = library.descriptor != nullptr && library.problem.empty() &&
@@ -190,16 +215,19 @@ std::vector<std::string> Harness::remove_leftovers() {
         struct Outcome {
             bool listed = false;
         };
-        auto call = PendingCall<Outcome>::start([prefix = label_prefix, seen, noted] {
+        auto call = PendingCall<Outcome>::start([prefixes = box_prefixes(), seen, noted] {
             Outcome o;
             auto client = std::make_shared<host::RuntimeClient>(Harness::get().create_instance());
             std::vector<std::string> targets = seen;
-            try {
-                for (auto& l : client->list_by_label(prefix)) targets.push_back(l);
-                o.listed = true;
-            } catch (...) {
-                std::cerr << "radial-conformance: cleanup: list_by_label('" << prefix
-                          << "') failed: " << describe_current_exception() << "\n";
+            o.listed = true;
+            for (const auto& prefix : prefixes) {
+                try {
+                    for (auto& l : client->list_by_label(prefix)) targets.push_back(l);
+                } catch (...) {
+                    o.listed = false;
+                    std::cerr << "radial-conformance: cleanup: list_by_label('" << prefix
+                              << "') failed: " << describe_current_exception() << "\n";
+                }
             }
             // Without the plugin's list or a probe, every label handed out is a candidate.
             if (!o.listed && seen.empty()) targets = noted;
@@ -216,12 +244,31 @@ std::vector<std::string> Harness::remove_leftovers() {
         (void)call.wait_for(limit);
     }
     if (!probing) return {};
-    std::vector<std::string> left = probe(label_prefix).boxes;
+    std::vector<std::string> left = probe_all().boxes;
     if (!options.cleanup.empty() && !left.empty()) {
         for (const auto& l : left) (void)run_command(options.cleanup, {l}, limit);
-        left = probe(label_prefix).boxes;
+        left = probe_all().boxes;
     }
     return left;
+}
+
+std::vector<MarkedProcess> Harness::marked_leftovers(std::chrono::milliseconds grace) const {
+    using namespace std::chrono_literals;
+    if (!mark_boxes) return {};
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    for (;;) {
+        auto found = marked_processes(label_prefix);
+        if (found.empty() || std::chrono::steady_clock::now() >= deadline) return found;
+        std::this_thread::sleep_for(50ms); // a bounded poll: the wait ends at the deadline
+    }
+}
+
+std::size_t Harness::kill_marked() const {
+    if (!mark_boxes) return 0;
+    std::size_t n = 0;
+    for (const auto& p : marked_processes(label_prefix))
+        if (::kill(static_cast<pid_t>(p.pid), SIGKILL) == 0) ++n;
+    return n;
 }
 
 void Harness::record(const std::string& check, CheckStatus status, const std::string& reason) {
@@ -235,6 +282,24 @@ bool Harness::any_failed() const {
     for (const auto& [name, status] : results_)
         if (status == CheckStatus::failed) return true;
     return false;
+}
+
+std::vector<std::string> Harness::absent_optional_calls() const {
+    const radial_runtime_descriptor* d = library.descriptor;
+    if (d == nullptr) return {};
+    std::vector<std::string> absent;
+    if (d->preflight == nullptr) absent.push_back("preflight");
+    if (d->capabilities == nullptr) absent.push_back("capabilities");
+    if (d->describe_spec == nullptr) absent.push_back("describe_spec");
+    if (d->get_extension == nullptr) absent.push_back("get_extension");
+    if (d->tcp_route == nullptr) absent.push_back("tcp_route");
+    // inspect is ABI 1.1: a 1.0 descriptor has no such field.
+    const bool has_inspect =
+        d->abi_minor >= 1 &&
+        d->struct_size >= offsetof(radial_runtime_descriptor, inspect) + sizeof(void*) &&
+        d->inspect != nullptr;
+    if (!has_inspect) absent.push_back("inspect");
+    return absent;
 }
 
 std::string Harness::verdict_line(const std::string& hung_check) const {
@@ -257,6 +322,10 @@ std::string Harness::verdict_line(const std::string& hung_check) const {
     std::string tail = std::to_string(n) + (n == 1 ? " check" : " checks");
     tail += ", " + std::to_string(skipped.size()) + " skipped";
     if (!skipped.empty()) tail += ": " + join(skipped);
+    // A check of an optional call the plugin lacks passes without probing anything: "0 skipped"
+    // must not read as "everything was probed".
+    if (auto absent = absent_optional_calls(); !absent.empty())
+        tail += "; absent optional calls: " + join(absent);
     return head + " (" + tail + ")";
 }
 
@@ -323,9 +392,14 @@ void Harness::hang(const std::string& what) {
               << std::flush;
     std::vector<std::string> left = remove_leftovers();
     if (!options.verify_gone.empty()) {
-        if (left.empty())
-            std::cout << "[  HUNG    ] no box labelled '" << label_prefix
-                      << "*' is left (the --verify-gone probe shows none)\n";
+        if (left.empty()) {
+            std::cout << "[  HUNG    ] no box labelled '" << label_prefix << "*'";
+            auto prefixes = box_prefixes();
+            for (std::size_t i = 1; i < prefixes.size(); ++i)
+                std::cout << (i == 1 ? " (nor '" : ", '") << prefixes[i] << "*'"
+                          << (i + 1 == prefixes.size() ? ")" : "");
+            std::cout << " is left (the --verify-gone probe shows none)\n";
+        }
         for (const auto& l : left)
             std::cout << "[  LEFT    ] the box '" << l
                       << "' is still there; remove it by hand (--cleanup COMMAND does it)\n";
@@ -334,6 +408,10 @@ void Harness::hang(const std::string& what) {
                   << label_prefix
                   << "*'; without --verify-gone it cannot tell whether any is left\n";
     }
+    for (const auto& p : marked_leftovers(std::chrono::milliseconds(0)))
+        std::cout << "[  LEFT    ] process " << p.pid << " ('" << p.cmdline
+                  << "') carries this run's " << kMarkName << "; the harness kills it\n";
+    (void)kill_marked();
     std::cout << verdict_line(check) << std::endl;
     std::fflush(stdout);
     ::_exit(3);

@@ -6,6 +6,7 @@
 // except the verdict and the log, which are guarded by their own mutex.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <map>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "host_probe.h"
 #include "plugin_library.h"
 
 namespace radial::conformance {
@@ -77,6 +79,9 @@ public:
     PluginLibrary library;
     host::ConfigSection config;
     std::string label_prefix; // "rcf<pid>-<random>-": unique to this run of the harness
+    // Every box the harness starts carries kMarkName=<label_prefix><label> in its env, unless the
+    // plugin refuses env (then nothing marks them). Set when Gate::ready opens.
+    std::atomic<bool> mark_boxes{false};
 
     // The plugin's id and version for the verdict ("?" when the descriptor cannot be read).
     std::string plugin_id() const;
@@ -104,17 +109,34 @@ public:
     // when options.verify_gone is set. [thread-safe]
     ProbeResult probe(const std::string& prefix) const;
 
+    // Every prefix the harness's boxes live under: the run's label prefix, then each label handed
+    // out outside it (a decoy that must not match the prefix), which the sweeps of the prefix
+    // never reach. [thread-safe]
+    std::vector<std::string> box_prefixes() const;
+    // probe() of every box_prefixes() entry, merged; the first problem wins. [thread-safe]
+    ProbeResult probe_all() const;
+
     // Removes what the harness may have left: kills every noted label through a fresh instance
     // (each call under a short budget, given up when one hangs), runs --cleanup on every box the
     // probe still shows, and returns what is still there (the probe's view, or the noted labels
     // the plugin could not be asked about). Blocking, at most a few budgets long.
     std::vector<std::string> remove_leftovers();
 
+    // The processes on the host that carry this run's mark (kMarkName), after waiting up to
+    // `grace` for them to go (a box being removed takes a moment). Empty when boxes are not
+    // marked. Blocking.
+    std::vector<MarkedProcess> marked_leftovers(std::chrono::milliseconds grace) const;
+    // SIGKILLs every process that carries this run's mark; returns how many it signalled.
+    std::size_t kill_marked() const;
+
     // Records how a check ended. `reason`: the skip reason.
     void record(const std::string& check, CheckStatus status, const std::string& reason = {});
     // The one-line verdict: "radial-conformance: PASS <id> <version> (<n> checks, ...)".
     std::string verdict_line(const std::string& hung_check = {}) const;
     bool any_failed() const;
+    // The optional descriptor functions the plugin does not have, in descriptor order: named in
+    // a PASS verdict, since their checks pass or skip without probing anything.
+    std::vector<std::string> absent_optional_calls() const;
 
     // Plugin log lines (through radial_host.log) since the last call; printed with a failure.
     void log(std::uint32_t level, std::string_view message);

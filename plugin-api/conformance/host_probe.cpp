@@ -161,6 +161,58 @@ std::vector<std::string> all_cmdlines() {
     return out;
 }
 
+std::vector<long> own_threads() {
+    std::vector<long> out;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc/self/task", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string name = it->path().filename();
+        if (internal::is_decimal(name)) out.push_back(std::stol(name));
+    }
+    return out;
+}
+
+std::string thread_name(long tid) {
+    std::string n = internal::read_proc_file("/proc/self/task/" + std::to_string(tid) + "/comm");
+    while (!n.empty() && n.back() == '\n') n.pop_back();
+    return n;
+}
+
+std::vector<MarkedProcess> marked_processes(const std::string& value_prefix) {
+    const std::string needle = std::string(kMarkName) + "=" + value_prefix;
+    std::vector<MarkedProcess> out;
+    std::error_code ec;
+    // hermetic-ok: finds only processes carrying this run's own mark, wherever the plugin put them
+    for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string name = it->path().filename();
+        if (!internal::is_decimal(name)) continue;
+        // open/read, not an ifstream: the process may exit mid-read, and that is no error.
+        int fd = ::open((it->path().string() + "/environ").c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        std::string env;
+        char buf[16384];
+        ssize_t n;
+        while (env.size() < 256 * 1024 && (n = ::read(fd, buf, sizeof buf)) > 0)
+            env.append(buf, static_cast<std::size_t>(n));
+        ::close(fd);
+        bool found = false;
+        for (std::size_t at = 0; at < env.size() && !found;) {
+            std::size_t nul = env.find('\0', at);
+            if (nul == std::string::npos) nul = env.size();
+            found = env.compare(at, needle.size(), needle) == 0 && nul - at >= needle.size();
+            at = nul + 1;
+        }
+        if (!found) continue;
+        std::string cmd = internal::read_proc_file(it->path().string() + "/cmdline");
+        for (char& c : cmd)
+            if (c == '\0') c = ' ';
+        while (!cmd.empty() && cmd.back() == ' ') cmd.pop_back();
+        out.push_back({std::stol(name), cmd});
+    }
+    return out;
+}
+
 TempDir::TempDir(const std::string& prefix)
     : dir_("/tmp", prefix + "-"), path_(dir_.path().string()) {
     ::chmod(path_.c_str(), 0755);

@@ -23,6 +23,26 @@ long peak_rss_kib();
 // processes come and go while this runs.
 std::vector<std::string> all_cmdlines();
 
+// The thread ids of this process (/proc/self/task), and one thread's name (its comm).
+std::vector<long> own_threads();
+std::string thread_name(long tid);
+
+// The environment variable the harness puts in every box it starts, with a value that begins with
+// this run's label prefix: a process that carries it is the harness's, wherever it runs (docs/
+// design.md §5.11, "What the harness sees for itself").
+inline constexpr const char* kMarkName = "RADIAL_CONFORMANCE_MARK";
+
+// A process on the host whose environment carries the mark.
+struct MarkedProcess {
+    long pid = 0;
+    std::string cmdline; // its arguments joined by spaces
+};
+
+// Every process whose environment holds kMarkName with a value that begins with `value_prefix`.
+// Processes inside containers are the host's too, and root reads every /proc/<pid>/environ; a
+// process this user cannot read is not seen. Reads at most 256 KiB of each environment.
+std::vector<MarkedProcess> marked_processes(const std::string& value_prefix);
+
 // How a shell command run by the harness ended.
 struct CommandResult {
     bool finished = false; // it exited within its budget (else it was killed)

@@ -166,21 +166,27 @@ void check_boxes_gone_at_end() {
     if (!h.made_labels() || h.gate_problem(Gate::created)) return;
     h.set_current_check(name);
     std::vector<std::string> problems;
-    try {
-        Instance fresh = Instance::create();
-        for (const auto& l : fresh.list(h.label_prefix))
-            problems.push_back("the plugin's list_by_label('" + h.label_prefix + "') shows '" + l +
-                               "'");
-    } catch (...) {
-        problems.push_back("list_by_label('" + h.label_prefix +
-                           "') from a fresh instance failed: " + describe_current_exception());
+    // The run's prefix, and every label outside it (a decoy), which a sweep of the prefix misses.
+    for (const auto& prefix : h.box_prefixes()) {
+        try {
+            Instance fresh = Instance::create();
+            for (const auto& l : fresh.list(prefix))
+                problems.push_back("the plugin's list_by_label('" + prefix + "') shows '" + l +
+                                   "'");
+        } catch (...) {
+            problems.push_back("list_by_label('" + prefix +
+                               "') from a fresh instance failed: " + describe_current_exception());
+        }
     }
     if (!h.options.verify_gone.empty()) {
-        ProbeResult p = h.probe(h.label_prefix);
+        ProbeResult p = h.probe_all();
         if (!p.problem.empty()) problems.push_back(p.problem);
         for (const auto& b : p.boxes)
             problems.push_back("the --verify-gone probe shows '" + b + "'");
     }
+    for (const auto& p : h.marked_leftovers(std::chrono::milliseconds(0)))
+        problems.push_back("process " + std::to_string(p.pid) + " ('" + p.cmdline +
+                           "') carries this run's " + kMarkName);
     if (problems.empty()) {
         h.record(name, CheckStatus::passed);
         h.set_current_check("");
@@ -194,6 +200,7 @@ void check_boxes_gone_at_end() {
                  "exit, a signal, a timeout, a kill), by the plugin's list_by_label and by the "
                  "engine's own account (--verify-gone).\n";
     h.record(name, CheckStatus::failed);
+    (void)h.kill_marked();
     for (const auto& l : h.remove_leftovers())
         std::cout << "[  LEFT    ] the box '" << l
                   << "' is still there; remove it by hand (--cleanup COMMAND does it)\n";

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "call_trace.h"
 #include "harness.h"
 
 namespace radial::conformance {
@@ -14,6 +15,18 @@ std::string seconds_text(milliseconds ms) { return std::to_string(ms.count() / 1
 // Every OutputFn handed to a plugin, kept until the process ends (see OutputCapture).
 std::mutex g_graveyard_mutex;
 std::vector<std::shared_ptr<host::OutputFn>> g_graveyard;
+
+// `spec` as the plugin gets it: with the run's mark in its env (Harness::mark_boxes), so that a
+// process the box leaves on the host can be found whatever the --verify-gone probe sees.
+ContainerSpec marked(const ContainerSpec& spec) {
+    const auto& h = Harness::get();
+    if (!h.mark_boxes) return spec;
+    for (const auto& e : spec.env)
+        if (e.name == kMarkName) return spec;
+    ContainerSpec s = spec;
+    s.env.push_back({kMarkName, h.label_prefix + spec.label, false});
+    return s;
+}
 
 } // namespace
 
@@ -40,6 +53,7 @@ auto Instance::budgeted(const std::string& what, F fn) const {
     using R = std::invoke_result_t<F&, host::RuntimeClient&>;
     using T = std::conditional_t<std::is_void_v<R>, Unit, R>;
     auto call = PendingCall<T>::start([client = client_, fn = std::move(fn), what]() mutable {
+        TracedCall traced(what);
         try {
             return fn(*client);
         } catch (const host::RuntimeError& e) {
@@ -60,6 +74,7 @@ Instance Instance::create(const host::ConfigSection* section) {
     std::optional<host::ConfigSection> copy;
     if (section != nullptr) copy = *section;
     auto call = PendingCall<std::shared_ptr<host::RuntimeClient>>::start([copy] {
+        TracedCall traced("create");
         return std::make_shared<host::RuntimeClient>(
             Harness::get().create_instance(copy ? &*copy : nullptr));
     });
@@ -89,8 +104,10 @@ Instance::~Instance() {
     }
     // The plugin's destroy joins its threads; run it where a hang can be noticed. The thread
     // holds the last reference, so destroy runs there.
-    auto call =
-        PendingCall<Unit>::start([client = std::move(client_)]() mutable { client.reset(); });
+    auto call = PendingCall<Unit>::start([client = std::move(client_)]() mutable {
+        TracedCall traced("destroy");
+        client.reset();
+    });
     if (const auto budget = Harness::get().options.budget_ms(); !call.wait_for(budget))
         Harness::get().hang("destroy did not return within " + seconds_text(budget));
 }
@@ -181,23 +198,25 @@ std::shared_ptr<host::OutputFn> capturing_sink(std::shared_ptr<OutputCapture> ca
 PendingCall<RunObservation> Instance::start_run(const ContainerSpec& spec,
                                                 std::shared_ptr<OutputCapture> capture) const {
     auto fn = capturing_sink(capture);
-    auto call = PendingCall<RunObservation>::start([client = client_, spec, capture, fn] {
-        RunObservation o;
-        o.started = std::chrono::steady_clock::now();
-        try {
-            o.outcome = client->run(spec, *fn);
-            o.ok = true;
-        } catch (const host::RuntimeError& e) {
-            o.code = e.code();
-            o.key = e.key();
-            o.message = e.what();
-        } catch (...) {
-            o.message = describe_current_exception();
-        }
-        capture->returned = true;
-        o.returned = std::chrono::steady_clock::now();
-        return o;
-    });
+    auto call =
+        PendingCall<RunObservation>::start([client = client_, spec = marked(spec), capture, fn] {
+            TracedCall traced("run('" + spec.label + "')");
+            RunObservation o;
+            o.started = std::chrono::steady_clock::now();
+            try {
+                o.outcome = client->run(spec, *fn);
+                o.ok = true;
+            } catch (const host::RuntimeError& e) {
+                o.code = e.code();
+                o.key = e.key();
+                o.message = e.what();
+            } catch (...) {
+                o.message = describe_current_exception();
+            }
+            capture->returned = true;
+            o.returned = std::chrono::steady_clock::now();
+            return o;
+        });
     runs_.emplace_back(spec.label, call);
     return call;
 }
@@ -213,9 +232,10 @@ bool Instance::has_sessions() const {
 
 void Instance::session_create(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
                               std::uint64_t max_lifetime_ms) const {
-    budgeted("session create('" + spec.label + "')", [=](host::RuntimeClient& c) {
-        host::SessionClient::of(c).create(spec, idle_timeout_ms, max_lifetime_ms);
-    });
+    budgeted("session create('" + spec.label + "')",
+             [=, spec = marked(spec)](host::RuntimeClient& c) {
+                 host::SessionClient::of(c).create(spec, idle_timeout_ms, max_lifetime_ms);
+             });
 }
 
 RunObservation Instance::session_exec(const ContainerSpec& exec,
@@ -256,6 +276,24 @@ std::optional<std::string> try_preflight() {
     try {
         Instance inst = Instance::create();
         inst.preflight();
+        // Mark every box (Harness::mark_boxes) unless the plugin refuses env: a marked spec must
+        // not be refused for the mark alone. A describe_spec that fails here is
+        // dispositions-complete's to report, not the gate's: the boxes then go unmarked.
+        ContainerSpec probe;
+        probe.label = Harness::get().label_prefix + "mark";
+        probe.image = Harness::get().options.image;
+        probe.argv = {"sh", "-c", "true"};
+        probe.env = {{kMarkName, probe.label, false}};
+        bool refused = true;
+        try {
+            refused = false;
+            for (const auto& d : inst.describe(probe))
+                refused = refused ||
+                          (d.field == RADIAL_FIELD_ENV && d.disposition == RADIAL_DISP_REFUSED);
+        } catch (...) {
+            refused = true;
+        }
+        Harness::get().mark_boxes = !refused;
     } catch (...) {
         return describe_current_exception();
     }

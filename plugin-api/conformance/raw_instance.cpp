@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "call_trace.h"
 #include "harness.h"
 #include "pending_call.h"
 #include "plugin_calls.h"
@@ -34,7 +35,10 @@ using Phase = std::shared_ptr<std::atomic<const char*>>;
 template <class T, class F>
 T within_budget(F fn) {
     Phase phase = std::make_shared<std::atomic<const char*>>("create");
-    auto call = PendingCall<T>::start([fn = std::move(fn), phase]() mutable { return fn(phase); });
+    auto call = PendingCall<T>::start([fn = std::move(fn), phase]() mutable {
+        TracedCall traced("a raw create, call and destroy");
+        return fn(phase);
+    });
     const Options& options = Harness::get().options;
     if (!call.wait_for(options.budget_ms()))
         Harness::get().hang(std::string(phase->load()) + " did not return within " +

@@ -122,11 +122,14 @@ std::vector<radial::plugin::Disposition> SandboxRuntime::describe(const Containe
                                "OOM_KILLED"});
                 break;
             case RADIAL_FIELD_CPUS:
-                out.push_back({field, RADIAL_DISP_HONOURED,
-                               spec.cpus_milli % 1000 == 0
-                                   ? std::string("--cpus")
-                                   : "--cpus " + std::to_string((spec.cpus_milli + 999) / 1000) +
-                                         ": sbx takes whole CPUs, so it is rounded up"});
+                // A fraction rounded up is a bound, not the one asked for: bridged, and the
+                // conformance probe (confine-cpus) holds it to exactly that.
+                if (spec.cpus_milli % 1000 == 0)
+                    out.push_back({field, RADIAL_DISP_HONOURED, "--cpus"});
+                else
+                    out.push_back({field, RADIAL_DISP_BRIDGED,
+                                   "--cpus " + std::to_string((spec.cpus_milli + 999) / 1000) +
+                                       ": sbx takes whole CPUs, so it is rounded up"});
                 break;
             default: out.push_back({field, RADIAL_DISP_HONOURED, {}}); break;
         }

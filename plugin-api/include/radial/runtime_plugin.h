@@ -205,7 +205,10 @@ typedef struct radial_mount {
 typedef struct radial_env_var {
     radial_str name;  /* [A-Za-z_][A-Za-z0-9_]* */
     radial_str value; /* any bytes but NUL */
-    uint32_t secret;  /* 1: never on any argv, never logged (docs/design.md §6.3) */
+    /* 1: never on any argv, never logged, and in no file the plugin leaves on the host once `run`
+     * returns: a file that must carry it (an OCI bundle's config.json) is the plugin's to remove
+     * before then (docs/design.md §6.3). */
+    uint32_t secret;
     uint32_t reserved;
 } radial_env_var;
 

@@ -111,7 +111,7 @@ std::vector<radial::plugin::Disposition> HostProcessRuntime::describe(const Cont
         if (defects_.claim_confinement &&
             (f == RADIAL_FIELD_USER || f == RADIAL_FIELD_READ_ONLY_ROOTFS ||
              f == RADIAL_FIELD_TMPFS || f == RADIAL_FIELD_NETWORK || f == RADIAL_FIELD_PIDS_LIMIT ||
-             f == RADIAL_FIELD_MEMORY)) {
+             f == RADIAL_FIELD_MEMORY || f == RADIAL_FIELD_CPUS || f == RADIAL_FIELD_EXTRA_HOSTS)) {
             out.push_back({f, RADIAL_DISP_HONOURED, {}});
             continue;
         }

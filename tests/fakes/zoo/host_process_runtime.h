@@ -35,10 +35,10 @@ struct Defects {
     bool squash_exit_codes = false;    // exit codes 4-255 are reported as 1
     bool kill_noop = false;            // kill returns RADIAL_OK and does nothing
     bool hang_list = false;            // list_by_label never returns
-    bool claim_confinement = false;    // reports user, readOnlyRootfs, tmpfs, network, pidsLimit
-                                       // and memory HONOURED, and does none of them
-    bool leak_session_env = false;     // a session's exec also gets the previous exec's env
-    bool keep_session = false;         // session destroy returns and the session stays listed
+    bool claim_confinement = false;    // reports user, readOnlyRootfs, tmpfs, network, pidsLimit,
+                                    // memory, cpus and extraHosts HONOURED, and does none of them
+    bool leak_session_env = false; // a session's exec also gets the previous exec's env
+    bool keep_session = false;     // session destroy returns and the session stays listed
 };
 
 // Sessions (radial.session/1): a session is a registry entry; each exec is a run of the exec's

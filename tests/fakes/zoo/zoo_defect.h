@@ -33,6 +33,11 @@ enum class Defect {
     claim_confinement,
     leak_session_env,
     keep_session,
+    linger_thread,
+    crash_after_destroy,
+    stray_process,
+    secret_file,
+    constructor_thread,
 };
 
 extern const Defect kDefect; // this plugin's defect

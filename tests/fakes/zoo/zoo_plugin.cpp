@@ -32,8 +32,9 @@
 //   ZOO_HANG_DESTROY     destroy never returns                      -> hang, named destroy
 //   ZOO_HANG_LIST        list_by_label never returns                -> hang, named list_by_label
 //   ZOO_HANG_CREATE      create never returns                       -> hang, named create
-//   ZOO_CLAIM_CONFINEMENT reports user, readOnlyRootfs, tmpfs, network, pidsLimit and memory
-//                        HONOURED and does none of them (its boxes are host processes)
+//   ZOO_CLAIM_CONFINEMENT reports user, readOnlyRootfs, tmpfs, network, pidsLimit, memory, cpus
+//                        and extraHosts HONOURED and does none of them (its boxes are host
+//                        processes)
 //                                                                   -> confine-* (each probe)
 //   ZOO_LEAK_SESSION_ENV a session's exec also gets the previous exec's variables, secrets too
 //                                                                   ->
@@ -41,19 +42,36 @@
 //   ZOO_KEEP_SESSION     session destroy returns OK and the session's box stays listed
 //                                                                   ->
 //                                                                   session-destroy-leaves-nothing
+//   ZOO_LINGER_THREAD    destroy leaves a thread running            -> no-thread-after-destroy
+//   ZOO_CRASH_AFTER_DESTROY destroy of an instance that ran a box leaves a thread that crashes
+//                        the process 300 ms later                   -> the crash is blamed on a
+//                                                                      thread in no plugin call
+//   ZOO_STRAY_PROCESS    each run also starts a helper process with the box's env, in a session
+//                        of its own, and forgets it: neither kill nor the box file knows it
+//                                                                   -> the harness's env mark
+//   ZOO_SECRET_FILE      run writes the spec's env, secrets too, to a file in /tmp that stays
+//                        until destroy (an OCI bundle's config.json kept too long)
+//                                                                   -> secret-env-not-in-files
+//   ZOO_CONSTRUCTOR_THREAD the library starts a thread when it is loaded and never stops it
+//                                                                   -> no-thread-after-dlclose
 // Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
 // as the independent probe (--verify-gone) and removes as --cleanup.
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "host_process_runtime.h"
 #include "zoo_defect.h"
@@ -87,6 +105,14 @@ zoo::Defects defects() {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
+// constructor_thread: a library-wide helper thread, started by a static initialiser, that
+// neither destroy nor unloading stops.
+// (The library is linked -z nodelete, so dlclose leaves its code mapped: see CMakeLists.txt.)
+const bool g_constructor_thread = [] {
+    if (kDefect == Defect::constructor_thread) std::thread(hang_forever).detach();
+    return true;
+}();
+
 class ZooRuntime final : public zoo::HostProcessRuntime {
 public:
     // The id is each plugin's own (zoo::kId); zoo_descriptor() puts it in the descriptor.
@@ -98,7 +124,10 @@ public:
     }
 
     RunResult run(const ContainerSpec& spec, Output& out) override {
+        ran_ = true;
         switch (kDefect) {
+            case Defect::stray_process: start_stray(spec); break;
+            case Defect::secret_file: write_env_file(spec); break;
             case Defect::chatty:
                 std::fprintf(stderr, "zoo: running %s\n", spec.label.c_str());
                 break;
@@ -125,9 +154,57 @@ public:
 
     ~ZooRuntime() override {
         if (kDefect == Defect::hang_destroy) hang_forever();
+        for (const auto& f : env_files_) ::unlink(f.c_str());
+        if (kDefect == Defect::linger_thread) std::thread(hang_forever).detach();
+        // Only after a run, so that the instances the harness makes to open its gates do not
+        // crash it first, elsewhere.
+        if (kDefect == Defect::crash_after_destroy && ran_)
+            std::thread([] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                ::raise(SIGSEGV); // stands for touching the destroyed instance
+            }).detach();
     }
 
 private:
+    // A "helper" beside the box: `sleep 600` with the box's environment, in a session of its own
+    // (so the box's process-group kill misses it), never recorded, never waited for.
+    static void start_stray(const ContainerSpec& spec) {
+        std::vector<std::string> env_strings;
+        for (const auto& e : spec.env) env_strings.push_back(e.name + "=" + e.value);
+        std::vector<char*> envp;
+        for (auto& e : env_strings) envp.push_back(e.data());
+        envp.push_back(nullptr);
+        posix_spawnattr_t attr;
+        posix_spawnattr_init(&attr);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+        char sleep[] = "sleep", secs[] = "600";
+        char* argv[] = {sleep, secs, nullptr};
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        for (int fd = 0; fd <= 2; ++fd)
+            posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
+        pid_t pid = 0;
+        (void)::posix_spawnp(&pid, "sleep", &actions, &attr, argv, envp.data());
+        posix_spawn_file_actions_destroy(&actions);
+        posix_spawnattr_destroy(&attr);
+    }
+
+    // The spec's env as a bundle's config.json would hold it, left until destroy.
+    void write_env_file(const ContainerSpec& spec) {
+        std::string path = "/tmp/zoo-secret-file-" + spec.label + ".json", text = "{\"env\": [";
+        for (const auto& e : spec.env) text += "\"" + e.name + "=" + e.value + "\", ";
+        text += "]}\n";
+        int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) return;
+        (void)::write(fd, text.data(), text.size());
+        ::close(fd);
+        std::lock_guard lock(env_files_mutex_);
+        env_files_.push_back(path);
+    }
+
+    std::atomic<bool> ran_{false};
+    std::mutex env_files_mutex_;
+    std::vector<std::string> env_files_;
     int leaked_fd_ = -1;
 };
 

@@ -443,8 +443,10 @@ TEST(sandbox_runtime, DispositionsFollowTheFieldMapping) {
     auto disp = [&](std::uint32_t field) { return by_field.at(field).disposition; };
     for (auto field : {RADIAL_FIELD_LABEL, RADIAL_FIELD_IMAGE, RADIAL_FIELD_ARGV, RADIAL_FIELD_ENV,
                        RADIAL_FIELD_WORKDIR, RADIAL_FIELD_TIMEOUT_MS, RADIAL_FIELD_HOST_PORTS,
-                       RADIAL_FIELD_CPUS, RADIAL_FIELD_ON_OUTPUT})
+                       RADIAL_FIELD_ON_OUTPUT})
         EXPECT_EQ(disp(field), RADIAL_DISP_HONOURED) << field_name(field);
+    // 1.5 CPUs become --cpus 2: a bound, not the one asked for (confine-cpus probes it).
+    EXPECT_EQ(disp(RADIAL_FIELD_CPUS), RADIAL_DISP_BRIDGED);
     EXPECT_EQ(disp(RADIAL_FIELD_MOUNTS), RADIAL_DISP_BRIDGED);
     // Bounded, but an OOM cannot be told from another exit 137 (confine-memory-oom).
     EXPECT_EQ(disp(RADIAL_FIELD_MEMORY), RADIAL_DISP_BRIDGED);
