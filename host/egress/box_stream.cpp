@@ -12,7 +12,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -41,15 +46,63 @@ bool loopback(const sockaddr_storage& s) {
 
 } // namespace
 
+namespace {
+
+// The closing threads close_box_socket started and await_box_socket_closes has not joined yet.
+struct Closers {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    std::list<std::pair<std::thread, std::shared_ptr<std::atomic<bool>>>> threads;
+};
+
+Closers& closers() {
+    static Closers* c = new Closers; // never destroyed: a late closing thread may still use it
+    return *c;
+}
+
+// Joins the closing threads that finished (their exit is moments away). Called with the mutex held.
+void join_finished(Closers& c) {
+    for (auto it = c.threads.begin(); it != c.threads.end();) {
+        if (!it->second->load()) {
+            ++it;
+            continue;
+        }
+        it->first.join();
+        it = c.threads.erase(it);
+    }
+}
+
+} // namespace
+
 void close_box_socket(int fd) noexcept {
     if (fd < 0) return;
     const linger off{0, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &off, sizeof off); // not a socket: nothing to do
+    Closers& c = closers();
     try {
-        std::thread([fd] { ::close(fd); }).detach();
+        std::lock_guard lock(c.mutex);
+        join_finished(c); // keeps the list as short as the closes still running
+        auto done = std::make_shared<std::atomic<bool>>(false);
+        c.threads.emplace_back(std::thread([fd, done, &c] {
+                                   ::close(fd);
+                                   std::lock_guard l(c.mutex);
+                                   done->store(true);
+                                   c.done_cv.notify_all();
+                               }),
+                               done);
     } catch (...) {
         ::close(fd);
     }
+}
+
+void await_box_socket_closes(std::chrono::milliseconds budget) noexcept {
+    Closers& c = closers();
+    std::unique_lock lock(c.mutex);
+    c.done_cv.wait_for(lock, budget, [&] {
+        return std::all_of(c.threads.begin(), c.threads.end(),
+                           [](const auto& t) { return t.second->load(); });
+    });
+    join_finished(c);
 }
 
 std::string box_loopback_tcp_refusal(int fd) {

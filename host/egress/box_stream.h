@@ -37,4 +37,10 @@ std::string box_loopback_tcp_refusal(int fd);
 // (inline only when no thread can start). Never throws.
 void close_box_socket(int fd) noexcept;
 
+// Waits up to `budget` for the closes close_box_socket started, then joins every closing thread
+// that finished, so none is still exiting when the process ends (a thread in its exit path as the
+// process leaves is what LeakSanitizer's tracer can crash on), and leaves any still blocked
+// detached. The broker calls it once its connections are closed. Never throws. [thread-safe]
+void await_box_socket_closes(std::chrono::milliseconds budget) noexcept;
+
 } // namespace radial::egress::detail

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "egress/box_stream.h"
 #include "egress/egress_connection.h"
 #include "egress/egress_dial.h"
 
@@ -217,6 +218,8 @@ void EgressBroker::revoke() noexcept {
     }
     for (auto& s : all) s.conn->cut();
     for (auto& s : all) s.thread.join();
+    // The box's sockets close on threads of their own; none is left mid-exit past the turn.
+    detail::await_box_socket_closes(std::chrono::seconds(2));
     auto& sh = impl_->shared;
     if (sh.options.on_log && (sh.receipts_dropped > 0 || sh.empty_connections > 0))
         sh.options.on_log(fmt::format(
