@@ -10,6 +10,7 @@
 #include <radial/host/box_root_client.hpp>
 
 #include "config/box_identity.h"
+#include "isolation/isolated_runtime.h"
 #include "log/logger.h"
 #include "turn/box_user_env.h"
 
@@ -44,11 +45,29 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
     auto log_fn = [tag](std::uint32_t level, std::string_view message) {
         log::write(static_cast<log::Level>(level > 3 ? 3 : level), tag, message);
     };
+    // Under run.pluginIsolation = "process" radiald drives a descriptor whose calls run in a
+    // radial-plugin-host process (docs/design.md §5.12); the library stays mapped here only for
+    // its descriptor.
+    std::shared_ptr<const void> keep_alive = plugin.library;
+    const radial_runtime_descriptor* descriptor = plugin.descriptor;
+    if (!cfg.plugin_in_process) {
+        const std::string helper = isolation::find_plugin_host(executable_dir());
+        if (helper.empty())
+            throw StartupError(fmt::format(
+                "{}run.pluginIsolation is \"process\", but there is no radial-plugin-host in "
+                "{}/../lib/radial; reinstall radiald, or set run.pluginIsolation = "
+                "\"in-process\"",
+                cfg.where("run.pluginIsolation"), executable_dir()));
+        auto isolated = isolation::IsolatedPlugin::make(*plugin.descriptor, plugin.path, helper);
+        descriptor = isolated->descriptor();
+        keep_alive = std::make_shared<
+            std::pair<std::shared_ptr<const void>, std::shared_ptr<isolation::IsolatedPlugin>>>(
+            plugin.library, std::move(isolated));
+    }
     auto client = [&] {
         try {
-            return host::RuntimeClient::create(plugin.library, plugin.descriptor,
-                                               cfg.runtime_section, plugin.path, host_version(),
-                                               log_fn);
+            return host::RuntimeClient::create(keep_alive, descriptor, cfg.runtime_section,
+                                               plugin.path, host_version(), log_fn);
         } catch (const host::RuntimeError& e) {
             if (!e.key().empty()) {
                 std::string key = cfg.runtime_section.section + "." + e.key();

@@ -468,6 +468,13 @@ HostConfig load(const std::optional<std::string>& file,
                 cfg.metrics = r.string(key, v);
                 std::string problem;
                 if (!parse_metrics_endpoint(cfg.metrics, problem)) r.fail(key, problem);
+            } else if (name == "pluginIsolation") {
+                const std::string mode = r.string(key, v);
+                if (mode != "in-process" && mode != "process")
+                    r.fail(key,
+                           "must be \"in-process\" or \"process\" (a plugin host process "
+                           "of its own, docs/configuration.md)");
+                cfg.plugin_in_process = mode == "in-process";
             } else if (name == "pluginCallTimeout") {
                 cfg.plugin_call_timeout_ms = r.duration(key, v, 1, 3'600'000, "\"120s\" or \"2m\"");
             } else if (read_turn_bound(name, v, cfg,

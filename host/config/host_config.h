@@ -117,6 +117,10 @@ struct HostConfig {
     std::vector<std::string> protected_paths;
     std::uint64_t plugin_call_timeout_ms = 120'000; // run.pluginCallTimeout: the longest any
                                                     // plugin call but run may take
+    // run.pluginIsolation: "in-process" (the plugin is loaded into radiald) or "process" (into a
+    // radial-plugin-host process of its own, so that its crash ends only its own calls:
+    // docs/design.md §5.12).
+    bool plugin_in_process = true;
     // run.metrics: where `radiald run` serves Prometheus metrics, "unix:/path" or a loopback
     // "HOST:PORT" (config/metrics_endpoint.h, docs/design.md §12.6); empty: not served.
     std::string metrics;

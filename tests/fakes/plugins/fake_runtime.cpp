@@ -9,12 +9,17 @@
 //   sleep MS        -> waits MS ms; kill(label) ends it (KILLED), spec.timeout_ms ends it
 //   (TIMED_OUT) hang MS         -> like sleep, but ignores spec.timeout_ms (a plugin that fails to
 //   enforce it)
+//   segv            -> writes through a null pointer (a plugin that segfaults in run)
+//   corrupt-heap    -> writes past a heap block and frees it (a plugin that corrupts its heap)
+// list_by_label of a prefix containing "abort-list" calls abort() (a plugin that aborts there).
 // Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
 // failPreflight = "message".
 // Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
 // id).
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <radial/plugin/runtime.hpp>
@@ -131,10 +136,26 @@ public:
             if (limit < ms) return RunResult{RADIAL_RUN_TIMED_OUT, 0, 0, 0};
             return RunResult{RADIAL_RUN_EXITED, 0, 0, static_cast<std::uint64_t>(ms.count())};
         }
+        if (cmd == "segv") {
+            volatile int* nowhere = nullptr;
+            *nowhere = 1;
+        }
+        if (cmd == "corrupt-heap") {
+            // Past the end of the block, over the allocator's own bookkeeping, then freed: the
+            // allocator (or a sanitizer) ends the process. Through a volatile pointer so the
+            // compiler neither drops nor flags it.
+            char* block = static_cast<char*>(std::malloc(24));
+            char* next = static_cast<char*>(std::malloc(24));
+            char* volatile over = block;
+            std::memset(over, 0x41, 64); // over `next`'s chunk header
+            std::free(next);
+            std::free(block);
+        }
         throw Error(RADIAL_E_INVALID, "argv", "fake runtime: unknown command '" + cmd + "'");
     }
 
     std::vector<std::string> list_by_label(std::string_view prefix) override {
+        if (prefix.find("abort-list") != std::string_view::npos) std::abort();
         std::lock_guard lock(mutex_);
         std::vector<std::string> out;
         for (const auto& l : active_)

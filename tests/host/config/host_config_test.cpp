@@ -376,6 +376,18 @@ TEST(HostConfig, RefusesAnUnknownTurnTransport) {
     EXPECT_EQ(error_of(f), f + ":2:17: run.turnTransport: must be \"auto\", \"unix\" or \"tcp\"");
 }
 
+// docs/design.md §5.12: in-process unless the operator asks for a process of its own.
+TEST(HostConfig, PluginIsolationIsInProcessByDefaultAndTakesOnlyItsTwoModes) {
+    test::TempDir d;
+    EXPECT_TRUE(load(std::nullopt, std::nullopt, "/x/bin").plugin_in_process);
+    auto ok = d.write("ok.toml", "[run]\npluginIsolation = \"process\"\n");
+    EXPECT_FALSE(load(ok, std::nullopt, "/x/bin").plugin_in_process);
+    auto f = d.write("r.toml", "[run]\npluginIsolation = \"sandboxed\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:19: run.pluginIsolation: must be \"in-process\" or "
+                               "\"process\" (a plugin host process of its own, "
+                               "docs/configuration.md)");
+}
+
 TEST(HostConfig, RefusesABadRecordLimit) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\nmaxRecordBytes = \"lots\"\n");

@@ -8,33 +8,17 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon_harness.h"
+#include "fake_daemon_setup.h"
 
 namespace radial {
 namespace {
 namespace fs = std::filesystem;
 using test::DaemonProcess;
-using test::DaemonSetup;
+using test::FakeSetup;
+using test::turn_file;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace std::chrono_literals;
-
-// A setup running the fake runtime; `run_keys` are added to [run].
-struct FakeSetup : DaemonSetup {
-    explicit FakeSetup(const std::string& run_keys = "", const std::string& tables = "")
-        : DaemonSetup(plugin_keys() + run_keys, tables) {}
-    // The fake plugin alone in a plugin directory, and run.pluginDir pointing at it.
-    static std::string plugin_keys() {
-        static test::TempDir plugins("radial-fake");
-        fs::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so",
-                      plugins / "fake.so", fs::copy_options::overwrite_existing);
-        return "containerRuntime = \"fake\"\npluginDir = \"" + plugins.path() + "\"\n";
-    }
-};
-
-std::string turn_file(const std::string& argv_toml, const std::string& extra = "") {
-    return "image = \"img\"\nargv = " + argv_toml + "\n" + extra;
-}
 
 std::size_t files_in(const std::string& dir) {
     std::error_code ec;

@@ -1,0 +1,417 @@
+#include "isolation/isolated_runtime.h"
+
+#include <radial/box_root.h>
+#include <radial/session.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <radial/container_spec.hpp>
+#include <vector>
+
+#include "isolation/plugin_host_process.h"
+#include "isolation/plugin_wire.h"
+
+namespace radial::isolation {
+
+using nlohmann::json;
+
+namespace {
+
+// The plugins made isolated in this process, by plugin path: `create` is a plain C function, and
+// the radial_host it is given names the plugin it is for.
+std::mutex g_registry_mutex;
+std::map<std::string, IsolatedPlugin*> g_registry;
+
+void report(const radial_error_sink* err, std::int32_t code, const std::string& message) {
+    if (err != nullptr) err->report(err->ctx, code, {"", 0}, {message.data(), message.size()});
+}
+
+// One instance of the plugin, kept in whichever radial-plugin-host process is current.
+class Instance {
+public:
+    Instance(const IsolatedPlugin& plugin, const radial_host& host, json create_request)
+        : plugin_(plugin), host_(host), create_request_(std::move(create_request)) {}
+
+    // The current process, or a new one with the instance created again in it when the last one
+    // ended. Null (with the reason reported to `err`) when no new one could be made.
+    std::shared_ptr<PluginHostProcess> process(const radial_error_sink* err) {
+        std::lock_guard lock(mutex_);
+        if (current_ && !current_->has_ended()) return current_;
+        const bool restart = current_ != nullptr;
+        current_.reset();
+        std::shared_ptr<PluginHostProcess> p;
+        try {
+            p = std::make_shared<PluginHostProcess>(
+                plugin_.helper(), plugin_.plugin_path(),
+                [this](std::uint32_t level, std::string_view line) {
+                    if (host_.log != nullptr)
+                        host_.log(host_.ctx, level, {line.data(), line.size()});
+                });
+        } catch (const std::exception& e) {
+            report(err, RADIAL_E_UNAVAILABLE, e.what());
+            return nullptr;
+        }
+        CallSinks sinks;
+        sinks.err = err;
+        const auto reply = p->call(create_request_, sinks);
+        if (!reply) {
+            report(err, RADIAL_E_INTERNAL,
+                   "the runtime plugin crashed while its instance was made: its host process " +
+                       p->ended());
+            return nullptr;
+        }
+        if (reply->at("status").get<std::int32_t>() != RADIAL_OK) {
+            if (restart)
+                report(err, RADIAL_E_INTERNAL,
+                       "the runtime plugin's host process was restarted, and creating the "
+                       "instance again failed");
+            return nullptr;
+        }
+        if (!restart) {
+            extensions_ = reply->at("extensions").get<std::vector<std::string>>();
+            session_calls_ = reply->at("session_calls").get<std::vector<std::string>>();
+        } else if (host_.log != nullptr) {
+            const std::string line = "runtime plugin '" + plugin_.plugin_path() +
+                                     "': started a new plugin host process (pid " +
+                                     std::to_string(p->pid()) + ") after the last one ended";
+            host_.log(host_.ctx, RADIAL_LOG_WARN, {line.data(), line.size()});
+        }
+        current_ = p;
+        return p;
+    }
+
+    // Carries out one call. The reply; nullopt when the process ended during it, having reported
+    // how to `sinks.err` (and, for a run or exec of `label`, having removed its box).
+    std::optional<json> call(const char* what, const json& request, const CallSinks& sinks,
+                             const std::string& box_label = {}) {
+        auto p = process(sinks.err);
+        if (!p) return std::nullopt;
+        if (auto reply = p->call(request, sinks)) return reply;
+        std::string message = "the runtime plugin crashed during " + std::string(what) +
+                              ": its host process (pid " + std::to_string(p->pid()) + ") " +
+                              p->ended();
+        message += box_label.empty() ? "; radiald starts a new one for the next call"
+                                     : box_removal(box_label);
+        report(sinks.err, RADIAL_E_INTERNAL, message);
+        return std::nullopt;
+    }
+
+    // Ends the current process after asking the plugin to destroy its instance.
+    void destroy() {
+        std::shared_ptr<PluginHostProcess> p;
+        {
+            std::lock_guard lock(mutex_);
+            p = std::move(current_);
+        }
+        if (p && !p->has_ended()) p->call({{"call", "destroy"}}, CallSinks{});
+    }
+
+    bool has_extension(const char* id) const {
+        return std::find(extensions_.begin(), extensions_.end(), id) != extensions_.end();
+    }
+    bool has_session_call(const char* name) const {
+        return std::find(session_calls_.begin(), session_calls_.end(), name) !=
+               session_calls_.end();
+    }
+
+    radial_session_ext session{};
+    radial_box_root_ext box_root{};
+
+private:
+    // The box of a run the crash ended, removed through a new process; what became of it.
+    std::string box_removal(const std::string& label) {
+        std::string why;
+        radial_error_sink sink{sizeof(radial_error_sink), &why,
+                               [](void* ctx, std::int32_t, radial_str, radial_str message) {
+                                   *static_cast<std::string*>(ctx) += std::string(to_view(message));
+                               }};
+        auto p = process(&sink);
+        if (p) {
+            CallSinks sinks;
+            sinks.err = &sink;
+            const auto reply = p->call({{"call", "kill"}, {"label", label}}, sinks);
+            if (reply && reply->at("status").get<std::int32_t>() == RADIAL_OK)
+                return "; radiald started a new one and removed its box '" + label + "'";
+        }
+        return "; removing its box '" + label + "' failed (" +
+               (why.empty() ? std::string("the plugin crashed again") : why) +
+               "): radiald's reconciliation removes it";
+    }
+
+    const IsolatedPlugin& plugin_;
+    radial_host host_;
+    json create_request_;
+    std::mutex mutex_;
+    std::shared_ptr<PluginHostProcess> current_;
+    std::vector<std::string> extensions_, session_calls_;
+};
+
+Instance& self(radial_runtime* rt) { return *reinterpret_cast<Instance*>(rt); }
+
+std::int32_t status_of(const std::optional<json>& reply) {
+    return reply ? reply->at("status").get<std::int32_t>() : RADIAL_E_INTERNAL;
+}
+
+json spec_json(const radial_spec* spec) { return spec_to_json(from_c(*spec)); }
+
+std::int32_t run_like(radial_runtime* rt, const char* call, const radial_spec* spec,
+                      const radial_output_sink* out, radial_run_result* result,
+                      const radial_error_sink* err) {
+    CallSinks sinks;
+    sinks.err = err;
+    sinks.output = out;
+    const ContainerSpec s = from_c(*spec);
+    const auto reply =
+        self(rt).call(call, {{"call", call}, {"spec", spec_to_json(s)}}, sinks, s.label);
+    if (!reply) return RADIAL_E_INTERNAL;
+    result->flags = reply->at("flags").get<std::uint32_t>();
+    result->exit_code = reply->at("exit_code").get<std::int32_t>();
+    result->term_signal = reply->at("term_signal").get<std::int32_t>();
+    result->duration_ms = reply->at("duration_ms").get<std::uint64_t>();
+    if (RADIAL_HAS_FIELD(result, radial_run_result, remove_ms)) {
+        result->create_ms = reply->at("create_ms").get<std::uint64_t>();
+        result->remove_ms = reply->at("remove_ms").get<std::uint64_t>();
+    }
+    return reply->at("status").get<std::int32_t>();
+}
+
+std::int32_t simple(radial_runtime* rt, const char* call, json request,
+                    const radial_error_sink* err, const radial_name_sink* names = nullptr) {
+    CallSinks sinks;
+    sinks.err = err;
+    sinks.names[0] = names;
+    request["call"] = call;
+    return status_of(self(rt).call(call, request, sinks));
+}
+
+std::string str(radial_str s) { return std::string(to_view(s)); }
+
+// The descriptor's functions.
+
+std::int32_t p_create(const radial_host* host, const radial_config* config, radial_runtime** out,
+                      const radial_error_sink* err) {
+    const std::string path = str(host->plugin_path);
+    IsolatedPlugin* plugin = nullptr;
+    {
+        std::lock_guard lock(g_registry_mutex);
+        if (auto it = g_registry.find(path); it != g_registry.end()) plugin = it->second;
+    }
+    if (plugin == nullptr) {
+        report(err, RADIAL_E_INTERNAL, "no isolated plugin is registered for '" + path + "'");
+        return RADIAL_E_INTERNAL;
+    }
+    host::ConfigSection section;
+    section.section = str(config->section);
+    for_each_item<radial_config_entry>(config->entries, [&](const radial_config_entry& e) {
+        host::ConfigEntry c;
+        c.key = str(e.key);
+        c.kind = e.kind;
+        c.string_value = str(e.string_value);
+        c.int_value = e.int_value;
+        c.float_value = e.float_value;
+        for_each_item<radial_str>(e.items, [&](const radial_str& s) { c.items.push_back(str(s)); });
+        section.entries.push_back(std::move(c));
+    });
+    auto instance = std::make_unique<Instance>(*plugin, *host,
+                                               json{{"call", "create"},
+                                                    {"config", config_to_json(section)},
+                                                    {"host_version", str(host->host_version)},
+                                                    {"plugin_path", path}});
+    if (!instance->process(err)) return RADIAL_E_INTERNAL;
+    *out = reinterpret_cast<radial_runtime*>(instance.release());
+    return RADIAL_OK;
+}
+
+void p_destroy(radial_runtime* rt) {
+    std::unique_ptr<Instance> instance(&self(rt));
+    instance->destroy();
+}
+
+std::int32_t p_preflight(radial_runtime* rt, const radial_error_sink* err) {
+    return simple(rt, "preflight", json::object(), err);
+}
+
+std::int32_t p_capabilities(radial_runtime* rt, const radial_name_sink* caps,
+                            const radial_error_sink* err) {
+    return simple(rt, "capabilities", json::object(), err, caps);
+}
+
+std::int32_t p_describe_spec(radial_runtime* rt, const radial_spec* spec,
+                             const radial_disposition_sink* out, const radial_error_sink* err) {
+    CallSinks sinks;
+    sinks.err = err;
+    sinks.dispositions = out;
+    return status_of(self(rt).call("describe_spec",
+                                   {{"call", "describe_spec"}, {"spec", spec_json(spec)}}, sinks));
+}
+
+std::int32_t p_run(radial_runtime* rt, const radial_spec* spec, const radial_output_sink* out,
+                   radial_run_result* result, const radial_error_sink* err) {
+    return run_like(rt, "run", spec, out, result, err);
+}
+
+std::int32_t p_list_by_label(radial_runtime* rt, radial_str prefix, const radial_name_sink* names,
+                             const radial_error_sink* err) {
+    return simple(rt, "list_by_label", {{"label", str(prefix)}}, err, names);
+}
+
+std::int32_t p_kill(radial_runtime* rt, radial_str label, const radial_error_sink* err) {
+    return simple(rt, "kill", {{"label", str(label)}}, err);
+}
+
+std::int32_t p_tcp_route(radial_runtime* rt, const radial_name_sink* bind_host,
+                         const radial_name_sink* box_host, const radial_error_sink* err) {
+    CallSinks sinks;
+    sinks.err = err;
+    sinks.names[0] = bind_host;
+    sinks.names[1] = box_host;
+    return status_of(self(rt).call("tcp_route", {{"call", "tcp_route"}}, sinks));
+}
+
+std::int32_t p_inspect(radial_runtime* rt, radial_str label, radial_box_state* state,
+                       const radial_error_sink* err) {
+    CallSinks sinks;
+    sinks.err = err;
+    const auto reply =
+        self(rt).call("inspect", {{"call", "inspect"}, {"label", str(label)}}, sinks);
+    if (!reply) return RADIAL_E_INTERNAL;
+    state->state = reply->at("state").get<std::uint32_t>();
+    state->flags = reply->at("flags").get<std::uint32_t>();
+    state->exit_code = reply->at("exit_code").get<std::int32_t>();
+    state->term_signal = reply->at("term_signal").get<std::int32_t>();
+    return reply->at("status").get<std::int32_t>();
+}
+
+std::int32_t p_root_ids(radial_runtime* rt, radial_box_root_ids* ids,
+                        const radial_error_sink* err) {
+    CallSinks sinks;
+    sinks.err = err;
+    const auto reply = self(rt).call("box_root.root_ids", {{"call", "box_root.root_ids"}}, sinks);
+    if (!reply) return RADIAL_E_INTERNAL;
+    ids->host_uid = reply->at("host_uid").get<std::uint32_t>();
+    ids->host_gid = reply->at("host_gid").get<std::uint32_t>();
+    return reply->at("status").get<std::int32_t>();
+}
+
+std::int32_t s_create(radial_runtime* rt, const radial_spec* spec, std::uint64_t idle_timeout_ms,
+                      std::uint64_t max_lifetime_ms, const radial_error_sink* err) {
+    return simple(rt, "session.create",
+                  {{"spec", spec_json(spec)},
+                   {"idle_timeout_ms", idle_timeout_ms},
+                   {"max_lifetime_ms", max_lifetime_ms}},
+                  err);
+}
+
+std::int32_t s_exec(radial_runtime* rt, const radial_spec* exec, const radial_output_sink* out,
+                    radial_run_result* result, const radial_error_sink* err) {
+    return run_like(rt, "session.exec", exec, out, result, err);
+}
+
+std::int32_t s_destroy(radial_runtime* rt, radial_str label, const radial_error_sink* err) {
+    return simple(rt, "session.destroy", {{"label", str(label)}}, err);
+}
+
+std::int32_t s_resolve_image(radial_runtime* rt, radial_str image, const radial_name_sink* digest,
+                             const radial_error_sink* err) {
+    return simple(rt, "session.resolve_image", {{"image", str(image)}}, err, digest);
+}
+
+std::int32_t s_changes(radial_runtime* rt, radial_str label, std::uint64_t since_ms,
+                       const radial_change_sink* changes, const radial_error_sink* err) {
+    CallSinks sinks;
+    sinks.err = err;
+    sinks.changes = changes;
+    return status_of(self(rt).call(
+        "session.changes",
+        {{"call", "session.changes"}, {"label", str(label)}, {"since_ms", since_ms}}, sinks));
+}
+
+std::int32_t s_snapshot(radial_runtime* rt, radial_str label, radial_str image,
+                        const radial_name_sink* digest, const radial_error_sink* err) {
+    return simple(rt, "session.snapshot", {{"label", str(label)}, {"image", str(image)}}, err,
+                  digest);
+}
+
+std::int32_t s_remove_snapshot(radial_runtime* rt, radial_str image, const radial_error_sink* err) {
+    return simple(rt, "session.remove_snapshot", {{"image", str(image)}}, err);
+}
+
+const void* p_get_extension(radial_runtime* rt, const char* id) {
+    Instance& inst = self(rt);
+    if (std::string_view(id) == RADIAL_BOX_ROOT_EXTENSION_ID &&
+        inst.has_extension(RADIAL_BOX_ROOT_EXTENSION_ID)) {
+        inst.box_root = {sizeof(radial_box_root_ext), 0, &p_root_ids};
+        return &inst.box_root;
+    }
+    if (std::string_view(id) == RADIAL_SESSION_EXTENSION_ID && inst.has_session_call("create")) {
+        auto& s = inst.session;
+        s.struct_size = sizeof s;
+        s.create = inst.has_session_call("create") ? &s_create : nullptr;
+        s.exec = inst.has_session_call("exec") ? &s_exec : nullptr;
+        s.destroy = inst.has_session_call("destroy") ? &s_destroy : nullptr;
+        s.resolve_image = inst.has_session_call("resolve_image") ? &s_resolve_image : nullptr;
+        s.changes = inst.has_session_call("changes") ? &s_changes : nullptr;
+        s.snapshot = inst.has_session_call("snapshot") ? &s_snapshot : nullptr;
+        s.remove_snapshot = inst.has_session_call("remove_snapshot") ? &s_remove_snapshot : nullptr;
+        return &s;
+    }
+    return nullptr;
+}
+
+// The proxy of an optional function, when the plugin has it.
+template <class F>
+F present(F real_fn, F proxy_fn) {
+    return real_fn != nullptr ? proxy_fn : nullptr;
+}
+
+} // namespace
+
+std::shared_ptr<IsolatedPlugin> IsolatedPlugin::make(const radial_runtime_descriptor& real,
+                                                     std::string plugin_path, std::string helper) {
+    std::shared_ptr<IsolatedPlugin> p(new IsolatedPlugin());
+    p->plugin_path_ = std::move(plugin_path);
+    p->helper_ = std::move(helper);
+    p->id_ = std::string(to_view(real.id));
+    p->name_ = std::string(to_view(real.name));
+    p->version_ = std::string(to_view(real.version));
+    // The real descriptor may be shorter (an older plugin): its absent functions stay absent.
+    radial_runtime_descriptor r{};
+    std::memcpy(&r, &real, std::min<std::size_t>(real.struct_size, sizeof r));
+    auto& d = p->proxy_;
+    d.struct_size = sizeof d;
+    d.abi_major = r.abi_major;
+    d.abi_minor = r.abi_minor;
+    d.id = to_c(p->id_);
+    d.name = to_c(p->name_);
+    d.version = to_c(p->version_);
+    d.create = &p_create;
+    d.destroy = &p_destroy;
+    d.preflight = present(r.preflight, &p_preflight);
+    d.capabilities = present(r.capabilities, &p_capabilities);
+    d.describe_spec = present(r.describe_spec, &p_describe_spec);
+    d.run = &p_run;
+    d.list_by_label = &p_list_by_label;
+    d.kill = &p_kill;
+    d.get_extension = present(r.get_extension, &p_get_extension);
+    d.tcp_route = present(r.tcp_route, &p_tcp_route);
+    d.inspect = present(r.inspect, &p_inspect);
+    std::lock_guard lock(g_registry_mutex);
+    g_registry[p->plugin_path_] = p.get();
+    return p;
+}
+
+IsolatedPlugin::~IsolatedPlugin() {
+    std::lock_guard lock(g_registry_mutex);
+    if (auto it = g_registry.find(plugin_path_); it != g_registry.end() && it->second == this)
+        g_registry.erase(it);
+}
+
+std::string find_plugin_host(const std::string& radiald_dir) {
+    const std::string path = radiald_dir + "/../lib/radial/radial-plugin-host";
+    return ::access(path.c_str(), X_OK) == 0 ? path : std::string();
+}
+
+} // namespace radial::isolation

@@ -1,0 +1,49 @@
+// host/isolation/isolated_runtime.h — a runtime plugin run in a process of its own
+// (run.pluginIsolation = "process", docs/design.md §5.12).
+//
+// radiald drives it through a descriptor of the same C ABI as the plugin's own, so everything
+// above the seam (RuntimeClient, sessions, the box-root extension) is unchanged. Each of its
+// functions carries the call to a radial-plugin-host process that has the plugin loaded. When that
+// process ends during a call (a segfault, an abort, a corrupted heap), the call fails with
+// RADIAL_E_INTERNAL and a message saying how it ended; the next call starts a new process and
+// creates the instance again with the same config. A `run` or session exec that the crash ended
+// also has its box removed through the new process, so nothing of it is left running.
+#pragma once
+
+#include <radial/runtime_plugin.h>
+
+#include <memory>
+#include <string>
+
+namespace radial::isolation {
+
+// The descriptor radiald uses in place of `real` (the plugin's own, read in radiald: its entry is
+// pure by the ABI's rule, so reading it runs none of the plugin's code paths that can crash a
+// call). Its identity, ABI version and the presence of each optional function are the plugin's.
+// The returned object owns the descriptor and must outlive every instance made from it (a
+// RuntimeClient's keep-alive). `helper` is the radial-plugin-host executable. Thread-safety: the
+// descriptor's functions follow the ABI's tags, as the plugin's own would.
+class IsolatedPlugin {
+public:
+    static std::shared_ptr<IsolatedPlugin> make(const radial_runtime_descriptor& real,
+                                                std::string plugin_path, std::string helper);
+    const radial_runtime_descriptor* descriptor() const noexcept { return &proxy_; }
+    const std::string& helper() const noexcept { return helper_; }
+    const std::string& plugin_path() const noexcept { return plugin_path_; }
+
+    IsolatedPlugin(const IsolatedPlugin&) = delete;
+    IsolatedPlugin& operator=(const IsolatedPlugin&) = delete;
+    ~IsolatedPlugin();
+
+private:
+    IsolatedPlugin() = default;
+    radial_runtime_descriptor proxy_{};
+    std::string plugin_path_, helper_, id_, name_, version_;
+};
+
+// Where radial-plugin-host is: ../lib/radial from radiald's directory, beside radial-init, in an
+// install (/usr/bin, /usr/lib/radial) as in a build tree (bin/, lib/radial/); empty when there is
+// no executable one there.
+std::string find_plugin_host(const std::string& radiald_dir);
+
+} // namespace radial::isolation

@@ -1,0 +1,324 @@
+// radial-plugin-host: loads one runtime plugin (.so, unchanged) in a process of its own and serves
+// radiald's calls into it (docs/design.md §5.12, run.pluginIsolation = "process"). A plugin that
+// crashes then ends this process, not radiald: radiald sees the call's socket close, reads how the
+// process ended, starts a new one and records what happened.
+//
+// Usage: radial-plugin-host PLUGIN_PATH, with the control socket on fd 3 (radiald starts it so).
+// Calls arrive on sockets passed over the control socket (host/isolation/plugin_wire.h), each
+// socket served on a thread of its own, so a `kill` reaches a plugin whose `run` is blocked. The
+// process ends when the control socket closes (radiald is gone or done).
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <radial/box_root.h>
+#include <radial/session.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <radial/host/runtime_descriptor.hpp>
+#include <string>
+#include <thread>
+
+#include "isolation/plugin_wire.h"
+
+namespace {
+
+using namespace radial;
+using namespace radial::isolation;
+using nlohmann::json;
+
+constexpr int kControlFd = 3;
+
+struct PluginHost {
+    const radial_runtime_descriptor* d = nullptr;
+    std::string load_error;
+    radial_runtime* rt = nullptr;
+    const radial_session_ext* session = nullptr;
+    const radial_box_root_ext* box_root = nullptr;
+    std::string host_version, plugin_path;
+    radial_host host{};
+    std::mutex control_mutex; // log lines from any plugin thread
+};
+
+PluginHost g;
+
+void log_thunk(void*, std::uint32_t level, radial_str message) noexcept {
+    std::string line(1, static_cast<char>(level > 3 ? 3 : level));
+    line.append(to_view(message));
+    std::lock_guard lock(g.control_mutex);
+    write_frame(kControlFd, kLog, line);
+}
+
+// One call's socket and the sinks that write to it. Sinks may be called from any plugin thread;
+// one mutex keeps each frame (and an output frame with its acknowledgement) whole.
+class CallContext {
+public:
+    explicit CallContext(int fd) : fd_(fd) {}
+
+    radial_error_sink error_sink() {
+        return {sizeof(radial_error_sink), this,
+                [](void* c, std::int32_t code, radial_str key, radial_str message) {
+                    json j = {{"code", code},
+                              {"key", std::string(to_view(key))},
+                              {"message", std::string(to_view(message))}};
+                    static_cast<CallContext*>(c)->send(kError, to_cbor(j));
+                }};
+    }
+    // Two name sinks per call at most (tcp_route's bind and box hosts): `which` tells them apart.
+    radial_name_sink name_sink(int which) {
+        return {sizeof(radial_name_sink), which == 0 ? &names_[0] : &names_[1],
+                [](void* c, radial_str name) {
+                    auto* n = static_cast<NameTag*>(c);
+                    std::string p(1, static_cast<char>(n->which));
+                    p.append(to_view(name));
+                    n->call->send(kName, p);
+                }};
+    }
+    radial_disposition_sink disposition_sink() {
+        return {sizeof(radial_disposition_sink), this,
+                [](void* c, std::uint32_t field, std::uint32_t disposition, radial_str note) {
+                    json j = {{"field", field},
+                              {"disposition", disposition},
+                              {"note", std::string(to_view(note))}};
+                    static_cast<CallContext*>(c)->send(kDisposition, to_cbor(j));
+                }};
+    }
+    radial_output_sink output_sink() {
+        return {sizeof(radial_output_sink), this,
+                [](void* c, std::uint32_t stream, const std::uint8_t* data,
+                   std::size_t size) -> std::int32_t {
+                    std::string p(1, static_cast<char>(stream));
+                    p.append(reinterpret_cast<const char*>(data), size);
+                    return static_cast<CallContext*>(c)->ask(kOutput, p);
+                }};
+    }
+    radial_change_sink change_sink() {
+        return {sizeof(radial_change_sink), this,
+                [](void* c, radial_str path, std::uint32_t kind) -> std::int32_t {
+                    std::string p(4, '\0');
+                    for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((kind >> (8 * i)) & 0xff);
+                    p.append(to_view(path));
+                    return static_cast<CallContext*>(c)->ask(kChangeEntry, p);
+                },
+                [](void* c, const std::uint8_t* data, std::size_t size) -> std::int32_t {
+                    return static_cast<CallContext*>(c)->ask(
+                        kChangeData, std::string_view(reinterpret_cast<const char*>(data), size));
+                }};
+    }
+
+    void send(char type, std::string_view payload) {
+        std::lock_guard lock(mutex_);
+        write_frame(fd_, type, payload);
+    }
+    // Sends a frame whose sink answers, and returns the answer (non-zero: stop). radiald gone:
+    // stop.
+    std::int32_t ask(char type, std::string_view payload) {
+        std::lock_guard lock(mutex_);
+        Frame ack;
+        if (!write_frame(fd_, type, payload) || !read_frame(fd_, ack) || ack.type != kAck ||
+            ack.payload.size() != 1)
+            return 1;
+        return ack.payload[0] == 0 ? 0 : 1;
+    }
+
+private:
+    struct NameTag {
+        CallContext* call;
+        int which;
+    };
+    int fd_;
+    std::mutex mutex_;
+    NameTag names_[2] = {{this, 0}, {this, 1}};
+};
+
+json run_result_json(std::int32_t status, const radial_run_result& r) {
+    return {{"status", status},
+            {"flags", r.flags},
+            {"exit_code", r.exit_code},
+            {"term_signal", r.term_signal},
+            {"duration_ms", r.duration_ms},
+            {"create_ms", r.create_ms},
+            {"remove_ms", r.remove_ms}};
+}
+
+// Carries out one request; returns the reply (always with "status").
+json dispatch(const json& req, CallContext& call) {
+    const std::string name = req.at("call").get<std::string>();
+    auto err = call.error_sink();
+    auto fail = [&](std::int32_t code, const std::string& message) {
+        err.report(err.ctx, code, to_c(""), to_c(message));
+        return json{{"status", code}};
+    };
+    if (!g.load_error.empty()) return fail(RADIAL_E_INTERNAL, g.load_error);
+    const radial_runtime_descriptor* d = g.d;
+    if (name == "create") {
+        if (g.rt != nullptr) return fail(RADIAL_E_INTERNAL, "the plugin host has an instance");
+        const host::ConfigSection section = config_from_json(req.at("config"));
+        g.host_version = req.at("host_version").get<std::string>();
+        g.plugin_path = req.at("plugin_path").get<std::string>();
+        g.host = {sizeof(radial_host),  RADIAL_RT_ABI_MAJOR, RADIAL_RT_ABI_MINOR, nullptr,
+                  to_c(g.host_version), to_c(g.plugin_path), &log_thunk};
+        const host::CConfig cc(section);
+        const std::int32_t status = d->create(&g.host, cc.get(), &g.rt, &err);
+        json extensions = json::array();
+        if (status == RADIAL_OK && g.rt != nullptr && d->get_extension != nullptr) {
+            g.session = static_cast<const radial_session_ext*>(
+                d->get_extension(g.rt, RADIAL_SESSION_EXTENSION_ID));
+            g.box_root = static_cast<const radial_box_root_ext*>(
+                d->get_extension(g.rt, RADIAL_BOX_ROOT_EXTENSION_ID));
+            if (g.box_root != nullptr && g.box_root->root_ids != nullptr)
+                extensions.push_back(RADIAL_BOX_ROOT_EXTENSION_ID);
+        }
+        json session_calls = json::array();
+        if (const auto* s = g.session) {
+            auto has = [&](auto member, const char* what) {
+                if (s->*member != nullptr) session_calls.push_back(what);
+            };
+            has(&radial_session_ext::create, "create");
+            has(&radial_session_ext::exec, "exec");
+            has(&radial_session_ext::destroy, "destroy");
+            if (RADIAL_HAS_FIELD(s, radial_session_ext, resolve_image)) {
+                has(&radial_session_ext::resolve_image, "resolve_image");
+                has(&radial_session_ext::changes, "changes");
+                has(&radial_session_ext::snapshot, "snapshot");
+                has(&radial_session_ext::remove_snapshot, "remove_snapshot");
+            }
+        }
+        return {{"status", status}, {"extensions", extensions}, {"session_calls", session_calls}};
+    }
+    if (g.rt == nullptr) return fail(RADIAL_E_INTERNAL, "the plugin host has no instance");
+    radial_runtime* rt = g.rt;
+    if (name == "destroy") {
+        d->destroy(rt);
+        g.rt = nullptr;
+        return {{"status", RADIAL_OK}};
+    }
+    if (name == "preflight") return {{"status", d->preflight(rt, &err)}};
+    if (name == "capabilities") {
+        auto names = call.name_sink(0);
+        return {{"status", d->capabilities(rt, &names, &err)}};
+    }
+    if (name == "describe_spec") {
+        const ContainerSpec spec = spec_from_json(req.at("spec"));
+        const CSpec c(spec);
+        auto sink = call.disposition_sink();
+        return {{"status", d->describe_spec(rt, c.get(), &sink, &err)}};
+    }
+    if (name == "run" || name == "session.exec") {
+        const ContainerSpec spec = spec_from_json(req.at("spec"));
+        const CSpec c(spec);
+        auto out = call.output_sink();
+        radial_run_result r{};
+        r.struct_size = sizeof r;
+        const std::int32_t status = name == "run" ? d->run(rt, c.get(), &out, &r, &err)
+                                                  : g.session->exec(rt, c.get(), &out, &r, &err);
+        return run_result_json(status, r);
+    }
+    const std::string label = req.value("label", std::string());
+    if (name == "list_by_label") {
+        auto names = call.name_sink(0);
+        return {{"status", d->list_by_label(rt, to_c(label), &names, &err)}};
+    }
+    if (name == "kill") return {{"status", d->kill(rt, to_c(label), &err)}};
+    if (name == "tcp_route") {
+        auto bind = call.name_sink(0), box = call.name_sink(1);
+        return {{"status", d->tcp_route(rt, &bind, &box, &err)}};
+    }
+    if (name == "inspect") {
+        radial_box_state st{};
+        st.struct_size = sizeof st;
+        const std::int32_t status = d->inspect(rt, to_c(label), &st, &err);
+        return {{"status", status},
+                {"state", st.state},
+                {"flags", st.flags},
+                {"exit_code", st.exit_code},
+                {"term_signal", st.term_signal}};
+    }
+    if (name == "box_root.root_ids") {
+        radial_box_root_ids ids{};
+        ids.struct_size = sizeof ids;
+        const std::int32_t status = g.box_root->root_ids(rt, &ids, &err);
+        return {{"status", status}, {"host_uid", ids.host_uid}, {"host_gid", ids.host_gid}};
+    }
+    const radial_session_ext* s = g.session;
+    if (s == nullptr) return fail(RADIAL_E_UNSUPPORTED, "the plugin has no session extension");
+    const std::string image = req.value("image", std::string());
+    if (name == "session.create") {
+        const ContainerSpec spec = spec_from_json(req.at("spec"));
+        const CSpec c(spec);
+        return {{"status", s->create(rt, c.get(), req.at("idle_timeout_ms").get<std::uint64_t>(),
+                                     req.at("max_lifetime_ms").get<std::uint64_t>(), &err)}};
+    }
+    if (name == "session.destroy") return {{"status", s->destroy(rt, to_c(label), &err)}};
+    if (name == "session.resolve_image") {
+        auto names = call.name_sink(0);
+        return {{"status", s->resolve_image(rt, to_c(image), &names, &err)}};
+    }
+    if (name == "session.changes") {
+        auto changes = call.change_sink();
+        return {{"status", s->changes(rt, to_c(label), req.at("since_ms").get<std::uint64_t>(),
+                                      &changes, &err)}};
+    }
+    if (name == "session.snapshot") {
+        auto names = call.name_sink(0);
+        return {{"status", s->snapshot(rt, to_c(label), to_c(image), &names, &err)}};
+    }
+    if (name == "session.remove_snapshot")
+        return {{"status", s->remove_snapshot(rt, to_c(image), &err)}};
+    return fail(RADIAL_E_UNSUPPORTED, "unknown call '" + name + "'");
+}
+
+// Serves the calls that come on one socket, one after the other, until radiald closes it: radiald
+// keeps a socket whose call returned for its next call, so a call costs no new socket or thread.
+void serve(internal::UniqueFd fd) {
+    Frame request;
+    while (read_frame(fd.get(), request) && request.type == kRequest) {
+        CallContext call(fd.get());
+        json reply;
+        try {
+            reply = dispatch(from_cbor(request.payload), call);
+        } catch (const std::exception& e) {
+            auto err = call.error_sink();
+            err.report(err.ctx, RADIAL_E_INTERNAL, to_c(""),
+                       to_c(std::string("radial-plugin-host: a malformed call: ") + e.what()));
+            reply = {{"status", RADIAL_E_INTERNAL}};
+        }
+        call.send(kReturn, to_cbor(reply));
+    }
+}
+
+std::string load(const char* path) {
+    void* lib = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) return std::string("cannot load the plugin: ") + ::dlerror();
+    void* entry = ::dlsym(lib, RADIAL_RT_ENTRY_SYMBOL);
+    if (entry == nullptr) return "the plugin has no entry symbol " RADIAL_RT_ENTRY_SYMBOL;
+    g.d = reinterpret_cast<radial_runtime_plugin_entry_fn>(entry)();
+    const std::string problem = host::descriptor_problem(g.d);
+    return problem.empty() ? problem : "the plugin's descriptor: " + problem;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2 || ::fcntl(kControlFd, F_GETFD) < 0) {
+        static const char usage[] =
+            "radial-plugin-host: radiald starts this to load a runtime plugin in a process of "
+            "its own (run.pluginIsolation = \"process\"); it is not run by hand\n";
+        (void)!::write(2, usage, sizeof usage - 1);
+        return 2;
+    }
+    // Nothing of radiald's but the control socket, whatever it left open by mistake.
+    ::syscall(SYS_close_range, kControlFd + 1, ~0U, 0);
+    ::signal(SIGPIPE, SIG_IGN); // a gone radiald is a failed write, as in radiald itself
+    g.load_error = load(argv[1]);
+    for (;;) {
+        internal::UniqueFd call = receive_fd(kControlFd);
+        if (!call) break; // radiald closed the control socket, or is gone
+        std::thread(serve, std::move(call)).detach();
+    }
+    // Calls still in flight belong to a radiald that is gone: their boxes are reconciled by the
+    // next one (docs/design.md §8.4). No destructor runs beside the plugin's threads.
+    ::_exit(0);
+}

@@ -1,0 +1,233 @@
+#include "isolation/plugin_host_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "isolation/plugin_wire.h"
+
+extern char** environ;
+
+namespace radial::isolation {
+
+using nlohmann::json;
+
+namespace {
+
+// How long a process that lost its control socket may take to end before it is SIGKILLed.
+constexpr int kEndGraceMs = 5000;
+// Call sockets kept for later calls: as many as calls usually overlap (runs, kills, listings).
+constexpr std::size_t kMaxIdleCalls = 16;
+
+std::string describe_status(int status) {
+    if (WIFSIGNALED(status)) {
+        const int sig = WTERMSIG(status);
+        const char* name = ::strsignal(sig);
+        return "was killed by signal " + std::to_string(sig) + " (" +
+               (name != nullptr ? name : "unknown") + ")" +
+               (WCOREDUMP(status) ? ", dumping core" : "");
+    }
+    if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    return "ended (wait status " + std::to_string(status) + ")";
+}
+
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+} // namespace
+
+PluginHostProcess::PluginHostProcess(const std::string& helper, const std::string& plugin_path,
+                                     LogFn log) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        throw std::runtime_error(errno_text("making the plugin host's control socket"));
+    control_.reset(sv[0]);
+    internal::UniqueFd theirs(sv[1]);
+    // dup2 onto itself would keep close-on-exec: move it off fd 3 first.
+    if (theirs.get() == 3) theirs.reset(::fcntl(3, F_DUPFD_CLOEXEC, 4));
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    ::posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    ::posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    ::posix_spawn_file_actions_adddup2(&actions, theirs.get(), 3);
+    posix_spawnattr_t attr;
+    ::posix_spawnattr_init(&attr);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    ::posix_spawnattr_setsigmask(&attr, &none);
+    ::posix_spawnattr_setsigdefault(&attr, &all);
+    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    std::string arg0 = "radial-plugin-host", arg1 = plugin_path;
+    char* argv[] = {arg0.data(), arg1.data(), nullptr};
+    const int rc = ::posix_spawn(&pid_, helper.c_str(), &actions, &attr, argv, environ);
+    ::posix_spawn_file_actions_destroy(&actions);
+    ::posix_spawnattr_destroy(&attr);
+    if (rc != 0)
+        throw std::runtime_error("starting the plugin host '" + helper + "': " + std::strerror(rc) +
+                                 "; reinstall radiald (it ships radial-plugin-host beside "
+                                 "radial-init) or set run.pluginIsolation = \"in-process\"");
+    pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
+    reader_ = std::thread([this, log = std::move(log)] { forward_logs(log); });
+}
+
+PluginHostProcess::~PluginHostProcess() {
+    ::shutdown(control_.get(), SHUT_RDWR); // the process ends at its control socket's end
+    if (reader_.joinable()) reader_.join();
+}
+
+void PluginHostProcess::forward_logs(LogFn log) {
+    Frame frame;
+    while (read_frame(control_.get(), frame))
+        if (frame.type == kLog && !frame.payload.empty() && log)
+            log(static_cast<unsigned char>(frame.payload[0]),
+                std::string_view(frame.payload).substr(1));
+    // The control socket ended: the process exited or crashed, or radiald closed it. Reap it.
+    bool gone = false;
+    if (pidfd_) {
+        pollfd p{pidfd_.get(), POLLIN, 0};
+        int r;
+        do {
+            r = ::poll(&p, 1, kEndGraceMs);
+        } while (r < 0 && errno == EINTR);
+        gone = r > 0;
+    }
+    if (!gone) ::kill(pid_, SIGKILL);
+    int status = 0;
+    pid_t r;
+    do {
+        r = ::waitpid(pid_, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    std::lock_guard lock(mutex_);
+    how_ended_ = r == pid_ ? describe_status(status) : "ended with its status lost";
+    reaped_ = true;
+    cv_.notify_all();
+}
+
+bool PluginHostProcess::has_ended() {
+    std::lock_guard lock(mutex_);
+    return reaped_;
+}
+
+std::string PluginHostProcess::ended() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return reaped_; });
+    return how_ended_;
+}
+
+void PluginHostProcess::kill_and_reap() {
+    {
+        std::lock_guard lock(mutex_);
+        if (reaped_) return;
+    }
+    ::kill(pid_, SIGKILL); // not reaped yet, so the pid is still this process's
+    ::shutdown(control_.get(), SHUT_RDWR);
+}
+
+std::optional<json> PluginHostProcess::call(const json& request, const CallSinks& sinks) {
+    internal::UniqueFd ours;
+    {
+        std::lock_guard lock(send_mutex_);
+        if (!idle_.empty()) {
+            ours = std::move(idle_.back());
+            idle_.pop_back();
+        }
+    }
+    if (!ours) {
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+            throw std::runtime_error(errno_text("making a socket for a plugin call"));
+        ours.reset(sv[0]);
+        internal::UniqueFd theirs(sv[1]);
+        std::lock_guard lock(send_mutex_);
+        if (!send_fd(control_.get(), theirs.get())) return std::nullopt;
+    }
+    if (!write_frame(ours.get(), kRequest, to_cbor(request))) return std::nullopt;
+    Frame f;
+    try {
+        while (read_frame(ours.get(), f)) {
+            const std::string_view p = f.payload;
+            switch (f.type) {
+                case kReturn: {
+                    json reply = from_cbor(p);
+                    std::lock_guard lock(send_mutex_);
+                    if (idle_.size() < kMaxIdleCalls) idle_.push_back(std::move(ours));
+                    return reply;
+                }
+                case kError: {
+                    const json e = from_cbor(p);
+                    const std::string key = e.at("key").get<std::string>();
+                    const std::string message = e.at("message").get<std::string>();
+                    if (sinks.err != nullptr)
+                        sinks.err->report(sinks.err->ctx, e.at("code").get<std::int32_t>(),
+                                          {key.data(), key.size()},
+                                          {message.data(), message.size()});
+                    break;
+                }
+                case kName: {
+                    const auto* sink = p.empty() || p[0] > 1 ? nullptr : sinks.names[int(p[0])];
+                    if (sink == nullptr) throw std::runtime_error("a name for no sink");
+                    sink->add(sink->ctx, {p.data() + 1, p.size() - 1});
+                    break;
+                }
+                case kDisposition: {
+                    if (sinks.dispositions == nullptr)
+                        throw std::runtime_error("a stray disposition");
+                    const json d = from_cbor(p);
+                    const std::string note = d.at("note").get<std::string>();
+                    sinks.dispositions->field(
+                        sinks.dispositions->ctx, d.at("field").get<std::uint32_t>(),
+                        d.at("disposition").get<std::uint32_t>(), {note.data(), note.size()});
+                    break;
+                }
+                case kOutput: {
+                    if (sinks.output == nullptr || p.size() < 2)
+                        throw std::runtime_error("stray output");
+                    const std::int32_t rc = sinks.output->write(
+                        sinks.output->ctx, static_cast<unsigned char>(p[0]),
+                        reinterpret_cast<const std::uint8_t*>(p.data() + 1), p.size() - 1);
+                    if (!write_frame(ours.get(), kAck, std::string(1, rc == 0 ? '\0' : '\1')))
+                        return std::nullopt;
+                    break;
+                }
+                case kChangeEntry:
+                case kChangeData: {
+                    if (sinks.changes == nullptr || (f.type == kChangeEntry && p.size() < 4))
+                        throw std::runtime_error("a stray change");
+                    std::int32_t rc;
+                    if (f.type == kChangeEntry) {
+                        std::uint32_t kind = 0;
+                        for (int i = 0; i < 4; ++i)
+                            kind |= std::uint32_t(std::uint8_t(p[i])) << (8 * i);
+                        rc = sinks.changes->entry(sinks.changes->ctx, {p.data() + 4, p.size() - 4},
+                                                  kind);
+                    } else {
+                        rc = sinks.changes->data(sinks.changes->ctx,
+                                                 reinterpret_cast<const std::uint8_t*>(p.data()),
+                                                 p.size());
+                    }
+                    if (!write_frame(ours.get(), kAck, std::string(1, rc == 0 ? '\0' : '\1')))
+                        return std::nullopt;
+                    break;
+                }
+                default: throw std::runtime_error("an unknown frame");
+            }
+        }
+    } catch (const std::exception&) {
+        // A host process that breaks the protocol has a plugin that corrupted it: it is ended,
+        // as one that crashed.
+        kill_and_reap();
+    }
+    return std::nullopt;
+}
+
+} // namespace radial::isolation

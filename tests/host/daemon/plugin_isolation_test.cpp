@@ -1,0 +1,137 @@
+// The real radiald daemon with run.pluginIsolation = "process" and the fake runtime's crashing
+// behaviours (docs/design.md §5.12): a plugin that segfaults in run, corrupts its heap, or aborts
+// in list_by_label ends only the calls in flight in its host process; each turn it ended gets a
+// record saying so, and the daemon serves the next turn through a new process.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "fake_daemon_setup.h"
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using test::DaemonProcess;
+using test::turn_file;
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+using ::testing::Not;
+using namespace std::chrono_literals;
+
+// The fake runtime in a radial-plugin-host process.
+struct IsolatedSetup : test::FakeSetup {
+    explicit IsolatedSetup(const std::string& run_keys = "")
+        : FakeSetup("pluginIsolation = \"process\"\n" + run_keys) {}
+};
+
+// The radial-plugin-host processes whose parent is `parent`.
+std::vector<pid_t> plugin_hosts_of(pid_t parent) {
+    std::vector<pid_t> out;
+    for (const auto& e :
+         fs::directory_iterator("/proc")) { // hermetic-ok: only its daemon's children
+        const std::string name = e.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const std::string stat = test::read_file(e.path() / "stat");
+        const auto close = stat.rfind(')');
+        if (stat.find("(radial-plugin-h") == std::string::npos || close == std::string::npos)
+            continue;
+        std::istringstream rest(stat.substr(close + 2));
+        char state = 0;
+        pid_t ppid = 0;
+        rest >> state >> ppid;
+        if (ppid == parent) out.push_back(std::stoi(name));
+    }
+    return out;
+}
+
+// How the record of a turn a crash ended reads: what crashed and how its process ended. Under a
+// sanitizer the process reports the fault and exits with a status of its own instead of dying by
+// the signal.
+void expect_crash_record(const nlohmann::json& rec, const std::string& signal_text) {
+    EXPECT_EQ(rec["status"], "error") << rec.dump();
+    const std::string error = rec.value("error", "");
+    EXPECT_THAT(error, HasSubstr("the runtime plugin crashed during run: its host process (pid "));
+    EXPECT_THAT(error, AnyOf(HasSubstr(signal_text), HasSubstr("exited with status")));
+    EXPECT_THAT(error, HasSubstr("radiald started a new one and removed its box '" +
+                                 rec["label"].get<std::string>() + "'"));
+}
+
+TEST(PluginIsolation, ASegfaultInRunEndsThatTurnAndTheDaemonServesTheNext) {
+    IsolatedSetup s;
+    DaemonProcess d(s);
+    const std::string crash = s.submit(turn_file("[\"segv\"]"));
+    ASSERT_TRUE(s.wait_terminal({crash}, 30s)) << d.log();
+    expect_crash_record(s.terminal(crash), "signal 11 (Segmentation fault)");
+    const std::string next = s.submit(turn_file("[\"echo\", \"still\", \"serving\"]"));
+    ASSERT_TRUE(s.wait_terminal({next}, 30s)) << d.log();
+    EXPECT_EQ(s.terminal(next)["status"], "succeeded") << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("started a new plugin host process"));
+    EXPECT_EQ(s.status()["daemon"]["running"], true);
+}
+
+TEST(PluginIsolation, ACorruptedHeapEndsThatTurnAndTheDaemonServesTheNext) {
+    IsolatedSetup s;
+    DaemonProcess d(s);
+    const std::string crash = s.submit(turn_file("[\"corrupt-heap\"]"));
+    ASSERT_TRUE(s.wait_terminal({crash}, 30s)) << d.log();
+    // What a corrupted heap ends in depends on what the allocator next touches: an abort or a
+    // fault, both a signal.
+    expect_crash_record(s.terminal(crash), "was killed by signal ");
+    const std::string next = s.submit(turn_file("[\"echo\", \"after\"]"));
+    ASSERT_TRUE(s.wait_terminal({next}, 30s)) << d.log();
+    EXPECT_EQ(s.terminal(next)["status"], "succeeded") << d.log();
+}
+
+// The daemon asks list_by_label for a turn's box once the turn has ended; that call aborting the
+// plugin leaves the turn's own record as it was and the daemon serving.
+TEST(PluginIsolation, AnAbortInListByLabelLeavesTheDaemonServing) {
+    IsolatedSetup s;
+    DaemonProcess d(s);
+    const std::string first = s.submit(turn_file("[\"echo\", \"one\"]", "id = \"abort-list-1\"\n"));
+    ASSERT_TRUE(s.wait_terminal({first}, 30s)) << d.log();
+    EXPECT_EQ(s.terminal(first)["status"], "succeeded") << d.log();
+    ASSERT_TRUE(d.wait_for_log("the runtime plugin crashed during list_by_label", 30s)) << d.log();
+    EXPECT_THAT(d.log(), AnyOf(HasSubstr("signal 6 (Aborted)"), HasSubstr("exited with status")));
+    const std::string next = s.submit(turn_file("[\"echo\", \"two\"]"));
+    ASSERT_TRUE(s.wait_terminal({next}, 30s)) << d.log();
+    EXPECT_EQ(s.terminal(next)["status"], "succeeded") << d.log();
+}
+
+// A crash ends every call in flight in the process, and only those: a turn running beside the
+// one that crashed is ended with the same record; the turns after it run.
+TEST(PluginIsolation, ACrashEndsTheTurnsInFlightBesideItAndNoOthers) {
+    IsolatedSetup s("maxConcurrentTurns = 2\n");
+    DaemonProcess d(s);
+    const std::string beside = s.submit(turn_file("[\"sleep\", \"600000\"]"));
+    ASSERT_TRUE(d.wait_for_log("fake run of 'radial-turn-", 30s)) << d.log();
+    const std::string crash = s.submit(turn_file("[\"segv\"]"));
+    ASSERT_TRUE(s.wait_terminal({crash, beside}, 60s)) << d.log();
+    expect_crash_record(s.terminal(crash), "signal 11 (Segmentation fault)");
+    expect_crash_record(s.terminal(beside), "signal 11 (Segmentation fault)");
+    const std::string next = s.submit(turn_file("[\"echo\", \"three\"]"));
+    ASSERT_TRUE(s.wait_terminal({next}, 30s)) << d.log();
+    EXPECT_EQ(s.terminal(next)["status"], "succeeded") << d.log();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
+// The output path crosses the process boundary whole: bytes, order and the exit code.
+TEST(PluginIsolation, OutputAndExitCodesCrossTheProcessBoundary) {
+    IsolatedSetup s;
+    DaemonProcess d(s);
+    const std::string ok = s.submit(turn_file("[\"flood\", \"3000000\"]"));
+    const std::string code = s.submit(turn_file("[\"exit\", \"7\"]"));
+    ASSERT_TRUE(s.wait_terminal({ok, code}, 60s)) << d.log();
+    EXPECT_EQ(s.terminal(ok)["status"], "succeeded");
+    EXPECT_EQ(s.terminal(code)["exitCode"], 7) << s.terminal(code).dump();
+    EXPECT_THAT(d.log(), Not(HasSubstr("crashed")));
+    // The plugin ran in one host process of the daemon's, not in the daemon.
+    EXPECT_EQ(plugin_hosts_of(d.pid()).size(), 1u);
+}
+
+} // namespace
+} // namespace radial
