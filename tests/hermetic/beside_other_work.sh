@@ -28,18 +28,33 @@ say() { echo "beside_other_work: $*"; }
 # Another user's `sleep 30`: its own process group, so clean-up ends exactly it.
 setsid bash -c 'while :; do sleep 30; done' </dev/null >/dev/null 2>&1 &
 sleeper=$!
+created=0 # the box is removed only once this run made it: one of that name may be another's
 cleanup() {
     kill -- "-${sleeper}" 2>/dev/null || true
-    docker rm -f "${box}" >/dev/null 2>&1 || true
+    if ((created)); then docker rm -f "${box}" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
+# A signal ends the script through its EXIT trap too, so the box goes however the run ends.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 
+# One this script left (a run killed with SIGKILL, or a machine that went down) carries its mark:
+# it is removed, so the command can be run again after any failure. Anything else of that name is
+# not ours to touch.
+mark=radial.test.beside-other-work
 if docker inspect "${box}" >/dev/null 2>&1; then
-    say "a container named ${box} already exists; remove it first (docker rm -f ${box})" >&2
-    exit 2
+    if [[ "$(docker inspect -f "{{index .Config.Labels \"${mark}\"}}" "${box}")" == yes ]]; then
+        say "removing ${box}, left by an earlier run of this script"
+        docker rm -f "${box}" >/dev/null
+    else
+        say "a container named ${box} already exists and is not this script's; remove it first (docker rm -f ${box})" >&2
+        exit 2
+    fi
 fi
-docker run -d --pull never --name "${box}" --label "radial.label=${box}" --network none \
-    --user 65534:65534 "${image}" sleep 3600 >/dev/null
+docker run -d --pull never --name "${box}" --label "radial.label=${box}" --label "${mark}=yes" \
+    --network none --user 65534:65534 "${image}" sleep 3600 >/dev/null
+created=1
 box_id=$(docker inspect -f '{{.Id}}' "${box}")
 say "unrelated work: 'sleep 30' loop (pgid ${sleeper}), container ${box} (${box_id:0:12})"
 
