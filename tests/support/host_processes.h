@@ -23,11 +23,14 @@
 #include <thread>
 #include <vector>
 
+#include "load_factor.h"
+
 namespace radial::test {
 
-// Polls `pred` every 20 ms until it holds or `budget` passes; returns whether it held.
+// Polls `pred` every 20 ms until it holds or `budget` (scaled by the suite's load factor,
+// load_factor.h) passes; returns whether it held.
 inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds budget) {
-    auto deadline = std::chrono::steady_clock::now() + budget;
+    auto deadline = std::chrono::steady_clock::now() + scaled(budget);
     for (;;) {
         if (pred()) return true;
         if (std::chrono::steady_clock::now() >= deadline) return false;

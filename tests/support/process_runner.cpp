@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <system_error>
 
+#include "load_factor.h"
 #include "temp_dir.h"
 
 extern char** environ;
@@ -91,10 +92,11 @@ std::pair<pid_t, internal::UniqueFd> spawn(const std::vector<std::string>& argv,
     return {pid, std::move(pidfd)};
 }
 
-// Awaits the end of `pid` on its pidfd for up to `budget`, SIGKILLs it past that, and reaps it.
+// Awaits the end of `pid` on its pidfd for up to `budget` (scaled by the suite's load factor),
+// SIGKILLs it past that, and reaps it.
 // Returns its exit status, or the signal that ended it, or -1; sets `timed_out`.
 int reap_within(pid_t pid, int pidfd, std::chrono::milliseconds budget, bool& timed_out) {
-    const auto deadline = std::chrono::steady_clock::now() + budget;
+    const auto deadline = std::chrono::steady_clock::now() + scaled(budget);
     timed_out = false;
     for (;;) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
