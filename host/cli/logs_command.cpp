@@ -24,6 +24,7 @@ namespace {
 
 using turn::LogEntry;
 
+// Real time: the commands run in a process of their own and take no clock (docs/design.md §12.7).
 std::int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -246,6 +247,8 @@ int run_logs_command(const LogsOptions& o) {
         if (!printer.flush()) return kExitOk;
         if (o.follow && !ended) {
             LogWatch watch(turn::turn_log_dir(cfg.state_dir));
+            // Real time: the commands run in a process of their own and take no clock
+            // (docs/design.md §12.7).
             auto last_check = std::chrono::steady_clock::now() - std::chrono::seconds(2);
             for (;;) {
                 // Asked before the last read: a turn that ended has written all of its log.

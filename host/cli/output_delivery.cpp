@@ -8,6 +8,7 @@
 namespace radial::cli {
 namespace {
 
+// Real time: paced by a real reader on a real pipe (docs/design.md §12.7).
 using Clock = std::chrono::steady_clock;
 
 // At most this much per write(): a pipe that polls writable takes it without blocking, so the

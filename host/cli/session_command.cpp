@@ -200,6 +200,8 @@ int run_session_create(const SessionOptions& o) {
                              cfg.box_root.has_value());
             identity->apply(spec, cfg.home_size_bytes);
         }
+        // Real time: the commands run in a process of their own and take no clock (docs/design.md
+        // §12.7).
         rec.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();

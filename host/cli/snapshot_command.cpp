@@ -106,6 +106,8 @@ int run_session_snapshot(const SessionOptions& o) {
             snap.policy = rec->policy;
             snap.manifest = rec->manifest;
             snap.session = rec->id;
+            // Real time: the commands run in a process of their own and take no clock
+            // (docs/design.md §12.7).
             snap.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count();

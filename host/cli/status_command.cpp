@@ -53,6 +53,8 @@ nlohmann::ordered_json metrics_json(const config::HostConfig& cfg,
     const auto pid = (*snap)["pid"].get<pid_t>();
     if (std::find(holder->pids.begin(), holder->pids.end(), pid) == holder->pids.end())
         return nullptr;
+    // Real time: the commands run in a process of their own and take no clock (docs/design.md
+    // §12.7).
     const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();

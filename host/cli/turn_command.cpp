@@ -126,6 +126,8 @@ void write_early_record(const TurnOptions& o, const std::string& turn_id,
     rec.image = log::redact_registered(o.request.image);
     rec.status = turn::TurnStatus::error;
     rec.error = log::redact_registered(message);
+    // Real time: the commands run in a process of their own and take no clock (docs/design.md
+    // §12.7).
     rec.started_at = rec.ended_at = std::chrono::system_clock::now();
     try {
         write_record(open_record_file(*o.record_file), rec.to_json());

@@ -24,11 +24,8 @@
 namespace radial::daemon {
 
 namespace {
-using SteadyClock = std::chrono::steady_clock;
-
-int poll_timeout_ms(SteadyClock::duration d) {
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
-    return static_cast<int>(std::clamp<long long>(ms, 0, 60'000));
+int poll_timeout_ms(std::chrono::milliseconds d) {
+    return static_cast<int>(std::clamp<long long>(d.count(), 0, 60'000));
 }
 } // namespace
 
@@ -39,14 +36,16 @@ Daemon::Daemon(const config::HostConfig& cfg, const host::RuntimeClient& client,
       client_(client),
       journal_(journal),
       settings_(std::move(settings)),
+      clock_(*settings_.clock),
       env_{cfg,
            client,
            journal,
            transport,
            settings_.host_timeout_grace,
-           settings_.checkpoint_for_test},
+           settings_.checkpoint_for_test,
+           settings_.clock},
       spool_(cfg.state_dir),
-      queue_(cfg, journal, spool_),
+      queue_(cfg, journal, spool_, *settings_.clock),
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       max_concurrent_turns_(cfg.max_concurrent_turns),
       shutdown_grace_ms_(cfg.shutdown_grace_ms),
@@ -132,7 +131,7 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
                     log::warn("spool", "turn {}: {}", id, e.what());
                 }
                 turn::TerminalRecord rec;
-                const auto started = SteadyClock::now();
+                const auto started = clock_.steady();
                 try {
                     rec = session.run([](std::uint32_t, std::string_view) {},
                                       turn::JournalStart::claim_queued, std::move(workspace_lock));
@@ -147,7 +146,7 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
                 }
                 if (settings_.metrics)
                     settings_.metrics->turn_ended(rec.kind, to_string(rec.status),
-                                                  SteadyClock::now() - started);
+                                                  clock_.steady() - started);
                 if (!rec.journal_error.empty()) {
                     // Its request stays in the spool until the journal has the record: the spool
                     // scan leaves a started turn alone, and reconciliation finishes it after a
@@ -329,7 +328,7 @@ void Daemon::publish_metrics(bool force) {
     }
     if (!snapshots_)
         snapshots_.emplace(cfg_.state_dir, *settings_.metrics, std::chrono::seconds(30),
-                           cfg_.min_free_bytes / 2 + (1u << 20));
+                           cfg_.min_free_bytes / 2 + (1u << 20), *settings_.clock);
     snapshots_->tick(force);
 }
 
@@ -426,19 +425,17 @@ std::optional<ReconcileReport> Daemon::reconcile_unless_stopped(StopSignals& sig
     std::future<ReconcileReport> result = promise.get_future();
     std::thread pass([&] {
         try {
-            promise.set_value(reconcile(cfg_, client_, journal_, spool_));
+            promise.set_value(reconcile(cfg_, client_, journal_, spool_, clock_));
         } catch (...) {
             promise.set_exception(std::current_exception());
         }
     });
-    std::optional<SteadyClock::time_point> grace_end;
+    std::optional<time::SteadyPoint> grace_end;
     for (;;) {
-        SteadyClock::duration wait = std::chrono::milliseconds(100);
-        if (grace_end)
-            wait = std::clamp<SteadyClock::duration>(*grace_end - SteadyClock::now(),
-                                                     SteadyClock::duration::zero(), wait);
+        std::chrono::milliseconds wait{100};
+        if (grace_end) wait = std::min(wait, clock_.poll_timeout(*grace_end));
         if (result.wait_for(wait) == std::future_status::ready) break;
-        if (grace_end && SteadyClock::now() >= *grace_end) {
+        if (grace_end && clock_.steady() >= *grace_end) {
             log::error("daemon",
                        "stopping: the startup reconciliation did not end within {} ms "
                        "(run.shutdownGrace); exiting without it (the next start runs it again)",
@@ -454,7 +451,7 @@ std::optional<ReconcileReport> Daemon::reconcile_unless_stopped(StopSignals& sig
             } else if (sig != SIGTERM && sig != SIGINT) {
                 ignore_signal(sig);
             } else if (!grace_end) {
-                grace_end = SteadyClock::now() + std::chrono::milliseconds(shutdown_grace_ms_);
+                grace_end = clock_.steady() + std::chrono::milliseconds(shutdown_grace_ms_);
                 log::info("daemon", "stopping: waiting up to {} ms for the startup reconciliation",
                           shutdown_grace_ms_);
             }
@@ -497,21 +494,21 @@ int Daemon::run(StopSignals& signals) {
               cfg_.instance_id, spool_.queue_dir(), client_.info().id, max_concurrent_turns_);
 
     bool stopping = false, killed = false;
-    SteadyClock::time_point grace_end{}, kill_end{};
-    auto next_scan = SteadyClock::now();
-    auto next_retry = SteadyClock::now();
+    time::SteadyPoint grace_end{}, kill_end{};
+    auto next_scan = clock_.steady();
+    auto next_retry = clock_.steady();
     auto has_pending = [this] {
         std::lock_guard lock(mutex_);
         return !pending_.empty();
     };
     for (;;) {
-        if (SteadyClock::now() >= next_retry) {
+        if (clock_.steady() >= next_retry) {
             if (has_pending()) retry_pending();
-            next_retry = SteadyClock::now() + settings_.pending_retry_interval;
+            next_retry = clock_.steady() + settings_.pending_retry_interval;
         }
         if (!stopping) {
             dispatch(queue_);
-            next_scan = SteadyClock::now() + settings_.rescan_interval;
+            next_scan = clock_.steady() + settings_.rescan_interval;
         }
         std::size_t running;
         {
@@ -521,14 +518,13 @@ int Daemon::run(StopSignals& signals) {
         if (stopping && running == 0) break;
         publish_metrics();
 
-        auto now = SteadyClock::now();
-        SteadyClock::time_point until = next_scan;
+        time::SteadyPoint until = next_scan;
         if (stopping) until = killed ? kill_end : grace_end;
         if (has_pending()) until = std::min(until, next_retry);
         if (snapshots_) until = std::min(until, snapshots_->due());
         pollfd fds[3] = {
             {signals.fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}, {watcher.fd(), POLLIN, 0}};
-        int n = ::poll(fds, 3, poll_timeout_ms(until - now));
+        int n = ::poll(fds, 3, poll_timeout_ms(clock_.poll_timeout(until)));
         if (n < 0 && errno != EINTR)
             throw DaemonError("waiting for signals, finished turns and the spool (poll)", errno);
 
@@ -551,7 +547,7 @@ int Daemon::run(StopSignals& signals) {
         if (sigs > 0) {
             if (!stopping) {
                 stopping = true;
-                grace_end = SteadyClock::now() + std::chrono::milliseconds(shutdown_grace_ms_);
+                grace_end = clock_.steady() + std::chrono::milliseconds(shutdown_grace_ms_);
                 log::info("daemon",
                           "stopping: no new turns; {} running turn(s) have {} ms to finish",
                           running, shutdown_grace_ms_);
@@ -559,10 +555,10 @@ int Daemon::run(StopSignals& signals) {
             }
             if (sigs > 0 && !killed) {
                 log::warn("daemon", "second stop signal: killing the running turns now");
-                grace_end = SteadyClock::now();
+                grace_end = clock_.steady();
             }
         }
-        now = SteadyClock::now();
+        const auto now = clock_.steady();
         if (stopping && !killed && now >= grace_end) {
             killed = true;
             kill_end = now + settings_.kill_budget;

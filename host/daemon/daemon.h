@@ -41,6 +41,7 @@
 #include "daemon/stop_signals.h"
 #include "daemon/turn_queue.h"
 #include "journal/journal.h"
+#include "time/clock.h"
 #include "turn/turn_session.h"
 #include "turn/turn_transport.h"
 #include "turn/workspace_lock.h"
@@ -81,6 +82,10 @@ struct DaemonSettings {
     // Test-only: see turn::TurnEnvironment::checkpoint_for_test, plus the daemon's own point
     // "retire" (terminal record written, request not yet removed from the spool).
     turn::CheckpointFn checkpoint_for_test = {};
+    // What every interval, grace, budget and duration above is measured on, and what the turns
+    // and the metrics snapshots are stamped with (docs/design.md §12.7); the turns' environment
+    // gets it too. Not null; must outlive the daemon.
+    const time::Clock* clock = &time::system_clock();
 };
 
 class Daemon {
@@ -152,6 +157,7 @@ private:
     const host::RuntimeClient& client_;
     journal::Journal& journal_;
     DaemonSettings settings_;
+    const time::Clock& clock_; // *settings_.clock
     turn::TurnEnvironment env_;
     Spool spool_;
     TurnQueue queue_;

@@ -100,6 +100,7 @@ internal::UniqueFd lock_guard_file(const std::string& path,
                 error = fmt::format("locking '{}': {}", path, std::strerror(errno));
                 return {};
             }
+            // Real time: bounds a wait for a lock another process holds (docs/design.md §12.7).
             if (std::chrono::steady_clock::now() >= deadline) return {};
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
@@ -130,6 +131,7 @@ void InstanceClaim::release() noexcept {
     if (!fd_) return;
     try {
         std::string error;
+        // Real time: bounds a wait for a lock another process holds (docs/design.md §12.7).
         internal::UniqueFd guard =
             lock_guard_file(guard_path_, std::chrono::steady_clock::now() + kGuardBudget, error);
         // Under the guard nobody is between opening the claim and locking it, so an exclusive
@@ -164,6 +166,7 @@ InstanceClaim InstanceClaim::acquire(const std::string& registry, const std::str
     // exclusive to shared atomically.
     const std::string guard_path = fmt::format("{}/{}.lock", registry, instance_id);
     std::string error;
+    // Real time: bounds a wait for a lock another process holds (docs/design.md §12.7).
     internal::UniqueFd guard =
         lock_guard_file(guard_path, std::chrono::steady_clock::now() + kGuardBudget, error);
     if (!guard && !error.empty()) throw LockError(error);

@@ -81,6 +81,7 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
             .Help("Journal calls that failed, by error code")
             .Register(r),
     });
+    // Real time: the process's own start (docs/design.md §12.7).
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     BuildGauge()
         .Name("radiald_start_time_seconds")

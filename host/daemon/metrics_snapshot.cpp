@@ -20,8 +20,7 @@ std::string metrics_snapshot_path(const std::string& state_dir) {
     return state_dir + "/metrics.json";
 }
 
-nlohmann::ordered_json metrics_snapshot(const Metrics& metrics) {
-    const auto now = std::chrono::system_clock::now();
+nlohmann::ordered_json metrics_snapshot(const Metrics& metrics, time::WallPoint now) {
     const auto ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
     return {{"writtenAt", turn::format_timestamp(now)},
@@ -50,15 +49,16 @@ std::optional<nlohmann::ordered_json> read_metrics_snapshot(const std::string& s
 
 MetricsSnapshotWriter::MetricsSnapshotWriter(std::string state_dir, const Metrics& metrics,
                                              std::chrono::milliseconds period,
-                                             std::uint64_t reserve_bytes)
+                                             std::uint64_t reserve_bytes, const time::Clock& clock)
     : state_dir_(std::move(state_dir)),
       metrics_(metrics),
       period_(period),
       reserve_bytes_(reserve_bytes),
-      due_(std::chrono::steady_clock::now()) {}
+      clock_(clock),
+      due_(clock.steady()) {}
 
 void MetricsSnapshotWriter::tick(bool force) noexcept {
-    const auto now = std::chrono::steady_clock::now();
+    const auto now = clock_.steady();
     const std::uint64_t generation = metrics_.generation();
     if (!force && written_ == generation && now < due_) return;
     try {
@@ -71,7 +71,7 @@ void MetricsSnapshotWriter::tick(bool force) noexcept {
                 reserve_bytes_));
         // Readable by the state directory's group, like the journal: counts only, no secret.
         fs_util::replace_file(state_dir_, metrics_snapshot_path(state_dir_),
-                              metrics_snapshot(metrics_).dump(2) + "\n", 0640);
+                              metrics_snapshot(metrics_, clock_.wall()).dump(2) + "\n", 0640);
         written_ = generation;
         if (failing_)
             log::info("daemon", "metrics: '{}' is written again",

@@ -60,7 +60,7 @@ std::string ending_text(const host::BoxState& b) {
 // What the journal knew of an in-flight turn, plus what reconciliation saw of its box, as its
 // terminal record: only what is known (docs/design.md §8.4).
 turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fate,
-                                      const BoxSeen& seen) {
+                                      const BoxSeen& seen, Clock::time_point now) {
     turn::TerminalRecord rec;
     rec.turn_id = t.entry.turn_id;
     rec.kind = t.entry.kind;
@@ -69,7 +69,7 @@ turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fat
     rec.label = t.entry.label;
     rec.status = turn::TurnStatus::reclaimed;
     rec.records_received = t.records.size();
-    rec.ended_at = Clock::now();
+    rec.ended_at = now;
     const journal::StateChange* claimed = nullptr;
     const journal::StateChange* started = nullptr;
     for (const auto& s : t.states) {
@@ -291,6 +291,7 @@ std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
     // Verify: a kill that returned is supposed to mean gone, but an engine may list a box it is
     // still tearing down for a moment; one still listed after kVerifyBudget is not reclaimed.
     std::vector<std::string> still;
+    // Real time: waits for a real engine to tear a box down (docs/design.md §12.7).
     const auto deadline = std::chrono::steady_clock::now() + kVerifyBudget;
     for (;;) {
         std::vector<std::string> left;
@@ -317,7 +318,7 @@ std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
 }
 
 ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClient& client,
-                          journal::Journal& journal, const Spool& spool) {
+                          journal::Journal& journal, const Spool& spool, const time::Clock& clock) {
     ReconcileReport report;
     const std::map<std::string, BoxSeen> seen = inspect_boxes(cfg, client, journal);
     std::exception_ptr box_failure;
@@ -331,7 +332,7 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
     // leases, so an ended session's ids are free below.
     if (!box_failure) {
         try {
-            report.sessions = reconcile_sessions(cfg, client);
+            report.sessions = reconcile_sessions(cfg, client, clock);
         } catch (const host::RuntimeError& e) {
             log::warn("reconcile", "listing the session boxes: {}; sessions left as they are",
                       e.what());
@@ -376,7 +377,7 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
                            : BoxFate::gone;
         auto it = seen.find(t->entry.label);
         turn::TerminalRecord rec =
-            reclaimed_record(*t, fate, it != seen.end() ? it->second : BoxSeen{});
+            reclaimed_record(*t, fate, it != seen.end() ? it->second : BoxSeen{}, clock.wall());
         if (auto f = freed_ids.find(t->entry.label); f != freed_ids.end())
             rec.box_user = fmt::format("{0}:{0}", f->second);
         journal.set_terminal(rec.turn_id, to_string(rec.status), rec.to_json());
@@ -391,7 +392,7 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
                   report.residue_removed);
 
     spool.ensure_dirs();
-    TurnQueue queue(cfg, journal, spool);
+    TurnQueue queue(cfg, journal, spool, clock);
     report.queue = queue.scan({});
     for (const auto& id : report.queue.runnable)
         log::info("reconcile", "turn {}: queued, will run", id);

@@ -26,6 +26,7 @@
 #include "daemon/session_reconcile.h"
 #include "daemon/turn_queue.h"
 #include "journal/journal.h"
+#include "time/clock.h"
 
 namespace radial::daemon {
 
@@ -75,8 +76,10 @@ std::size_t sweep_turn_residue(const config::HostConfig& cfg, journal::Journal& 
 
 // Runs the whole startup pass (see the file comment), logging one line per thing it does. Throws
 // ReconcileError (boxes), journal::JournalError or SpoolError; the journal and spool parts are
-// done even when killing a box failed, and the error is thrown after them.
+// done even when killing a box failed, and the error is thrown after them. The records it writes
+// are stamped with `clock`'s wall time (docs/design.md §12.7).
 ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClient& client,
-                          journal::Journal& journal, const Spool& spool);
+                          journal::Journal& journal, const Spool& spool,
+                          const time::Clock& clock = time::system_clock());
 
 } // namespace radial::daemon

@@ -15,7 +15,7 @@
 namespace radial::daemon {
 
 SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
-                                    const host::RuntimeClient& client) {
+                                    const host::RuntimeClient& client, const time::Clock& clock) {
     SessionReconcile out;
     const std::string prefix = session::session_label_prefix(cfg);
     std::vector<std::string> boxes = client.list_by_label(prefix);
@@ -29,7 +29,7 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             // processes, the stopped sandbox stays) is cleaned up here.
             const auto now_ms =
                 static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                               std::chrono::system_clock::now().time_since_epoch())
+                                               clock.wall().time_since_epoch())
                                                .count());
             const bool expired =
                 s.max_lifetime_ms != 0 && s.created_at_ms > 0 &&

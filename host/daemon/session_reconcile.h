@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/host_config.h"
+#include "time/clock.h"
 
 namespace radial::daemon {
 
@@ -20,7 +21,9 @@ struct SessionReconcile {
 
 // Never throws for one session: a box that cannot be inspected or removed is logged and its
 // session kept for the next pass. Throws host::RuntimeError when the runtime cannot list boxes.
+// A session's maximum lifetime is judged by `clock`'s wall time (docs/design.md §12.7).
 SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
-                                    const host::RuntimeClient& client);
+                                    const host::RuntimeClient& client,
+                                    const time::Clock& clock = time::system_clock());
 
 } // namespace radial::daemon

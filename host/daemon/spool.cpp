@@ -254,6 +254,7 @@ void Spool::remove(const std::string& turn_id) const {
 std::size_t Spool::remove_stale_temp_files(std::chrono::seconds age) const noexcept {
     std::size_t removed = 0;
     std::error_code ec;
+    // The file system's clock: compared with the files' modification times (docs/design.md §12.7).
     auto now = fs::file_time_type::clock::now();
     fs::directory_iterator it(tmp_dir_, ec);
     for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {

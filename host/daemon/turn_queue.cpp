@@ -31,7 +31,7 @@ void TurnQueue::refuse(const std::string& turn_id, const std::string& message) n
         }
         rec.status = turn::TurnStatus::error;
         rec.error = message;
-        rec.started_at = rec.ended_at = std::chrono::system_clock::now();
+        rec.started_at = rec.ended_at = clock_.wall();
         journal_.set_terminal(turn_id, to_string(rec.status), rec.to_json());
         log::error("daemon", "turn {}: refused: {}", turn_id, message);
     } catch (const std::exception& e) {

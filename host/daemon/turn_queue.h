@@ -16,6 +16,7 @@
 #include "config/host_config.h"
 #include "daemon/spool.h"
 #include "journal/journal.h"
+#include "time/clock.h"
 
 namespace radial::daemon {
 
@@ -29,9 +30,11 @@ struct QueueScan {
 
 class TurnQueue {
 public:
-    // All references must outlive the queue. `cfg.instance_id` must be settled.
-    TurnQueue(const config::HostConfig& cfg, journal::Journal& journal, const Spool& spool)
-        : cfg_(cfg), journal_(journal), spool_(spool) {}
+    // All references must outlive the queue. `cfg.instance_id` must be settled. The records it
+    // writes are stamped with `clock`'s wall time (docs/design.md §12.7).
+    TurnQueue(const config::HostConfig& cfg, journal::Journal& journal, const Spool& spool,
+              const time::Clock& clock = time::system_clock())
+        : cfg_(cfg), journal_(journal), spool_(spool), clock_(clock) {}
 
     // One pass over spool and journal (see the file comment). Turns in `active` — the ones this
     // process is running — are left alone entirely. Throws SpoolError or journal::JournalError when
@@ -52,6 +55,7 @@ private:
     const config::HostConfig& cfg_;
     journal::Journal& journal_;
     const Spool& spool_;
+    const time::Clock& clock_;
 };
 
 } // namespace radial::daemon

@@ -126,6 +126,7 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
     using namespace std::chrono;
     for (;;) {
         if (revoked) return -1;
+        // Real time: deadlines for real peers on real sockets (docs/design.md §12.7).
         const auto left = duration_cast<milliseconds>(deadline - steady_clock::now()).count();
         if (left <= 0) return -1;
         pollfd p{unix_fd, POLLIN, 0};

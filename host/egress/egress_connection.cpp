@@ -26,6 +26,7 @@ namespace radial::egress::detail {
 namespace {
 
 namespace ip = boost::asio::ip;
+// Real time: deadlines for real peers on real sockets (docs/design.md §12.7).
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
@@ -34,6 +35,7 @@ constexpr std::size_t kChunk = 64u << 10;
 constexpr int kSliceMs = 200;
 constexpr std::uint64_t kUnlimited = ~std::uint64_t{0};
 
+// Real time: the egress broker takes no clock yet (docs/design.md §12.7).
 std::int64_t epoch_ms() {
     return std::chrono::duration_cast<milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())

@@ -22,6 +22,7 @@ namespace radial::egress::detail {
 namespace {
 
 namespace ip = boost::asio::ip;
+// Real time: deadlines for real peers on real sockets (docs/design.md §12.7).
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 constexpr auto kSlice = milliseconds(200);

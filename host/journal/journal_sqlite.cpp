@@ -372,6 +372,7 @@ private:
         }
     }
 
+    // No clock given: the real one (docs/design.md §12.7).
     std::int64_t now_ms() const {
         return to_unix_ms(clock_ ? clock_() : std::chrono::system_clock::now());
     }

@@ -32,6 +32,7 @@ constexpr std::string_view level_name(Level l) noexcept {
 }
 
 // "2026-12-01T01:02:03.456Z": shippers sort and join on it; journald keeps its own time anyway.
+// Real time: the logger serves every command, in the daemon or not (docs/design.md §12.7).
 std::string utc_now() {
     using namespace std::chrono;
     const auto now = system_clock::now();

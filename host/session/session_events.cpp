@@ -27,6 +27,7 @@ void journal_session_event(const std::string& state_dir, const std::string& sess
                            const std::string& event, const std::string& detail) noexcept {
     const std::string path = events_path(state_dir);
     try {
+        // Real time: the sessions' commands take no clock (docs/design.md §12.7).
         const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();

@@ -186,7 +186,8 @@ struct TurnSocketServer::Impl {
     asio::io_context ioc{1};
     std::unique_ptr<ListenerBase> listener;
     asio::steady_timer summary_timer{ioc};
-    std::chrono::steady_clock::time_point last_summary = std::chrono::steady_clock::now();
+    time::SteadyPoint last_summary; // on options.clock, as is next_summary
+    time::SteadyPoint next_summary;
     std::thread thread;
 
     Impl(TurnSocketOptions opts, RecordSink record_sink)
@@ -197,6 +198,7 @@ struct TurnSocketServer::Impl {
         else
             bind_tcp();
         listener->start();
+        last_summary = options.clock->steady();
         schedule_summary();
         // Every request runs here; a handler exception (only std::bad_alloc is possible) is
         // logged and serving resumes rather than leaving the turn without its socket.
@@ -231,16 +233,25 @@ struct TurnSocketServer::Impl {
 
     // Every summary_interval, one line for the refusals since the previous one (if any).
     void schedule_summary() {
-        summary_timer.expires_after(options.summary_interval);
+        next_summary = options.clock->steady() + options.summary_interval;
+        await_summary();
+    }
+
+    // The timer runs on real time and the interval on options.clock: it fires when the clock
+    // says it may be due (at once for the system clock, in slices for a test's ManualClock) and
+    // is set again while it is not.
+    void await_summary() {
+        summary_timer.expires_after(options.clock->poll_timeout(next_summary));
         summary_timer.async_wait([this](error_code ec) {
             if (ec || state.stopping) return;
+            if (options.clock->steady() < next_summary) return await_summary();
             log_summary();
             schedule_summary();
         });
     }
 
     void log_summary() {
-        const auto now = std::chrono::steady_clock::now();
+        const auto now = options.clock->steady();
         const auto span = std::chrono::ceil<std::chrono::seconds>(now - last_summary).count();
         last_summary = now;
         state.log_summary(std::max<long long>(span, 1));
@@ -266,6 +277,7 @@ struct TurnSocketServer::Impl {
             fail(
                 "the record type is not 1 to 64 characters of A-Z, a-z, 0-9 and . _ : / -; use a "
                 "plain identifier such as 'turn.result'");
+        if (options.clock == nullptr) fail("no clock is set; leave the default, the system clock");
         if (options.max_body_bytes == 0 || options.max_connections == 0 ||
             options.max_pending_connections == 0 || options.request_timeout.count() <= 0 ||
             options.auth_timeout.count() <= 0 || options.summary_interval.count() <= 0 ||

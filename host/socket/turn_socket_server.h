@@ -23,6 +23,7 @@
 
 #include "socket/record_sink.h"
 #include "socket/socket_error.h"
+#include "time/clock.h"
 
 namespace radial::socket {
 
@@ -84,6 +85,11 @@ struct TurnSocketOptions {
     // line, so a flooding box cannot fill the host's log. Summaries are not capped (they are
     // rate-limited by summary_interval).
     std::size_t max_logged_rejections = 32;
+
+    // What summary_interval and the summaries' spans are measured by (docs/design.md §12.7); not
+    // null, must outlive the server. auth_timeout and request_timeout stay on real time: they
+    // bound what real peers do on real sockets.
+    const time::Clock* clock = &time::system_clock();
 };
 
 // Connections closed since the server started without ever being served with the token.

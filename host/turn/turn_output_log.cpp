@@ -33,8 +33,6 @@ namespace {
 // MiB costs nothing against writing the MiB.
 constexpr std::uint64_t kSpaceCheckBytes = 1u << 20;
 
-std::string now_text() { return format_timestamp(std::chrono::system_clock::now()); }
-
 // Invalid UTF-8 shows as U+FFFD rather than making the record unwritable (the bytes follow).
 std::string dump(const nlohmann::ordered_json& j) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -81,7 +79,8 @@ std::string turn_log_path(const std::string& state_dir, std::string_view turn_id
 std::unique_ptr<TurnOutputLog> TurnOutputLog::open(const std::string& state_dir,
                                                    const std::string& turn_id,
                                                    std::uint64_t max_bytes,
-                                                   std::uint64_t min_free_bytes) {
+                                                   std::uint64_t min_free_bytes,
+                                                   const time::Clock& clock) {
     const std::string dir = turn_log_dir(state_dir), path = turn_log_path(state_dir, turn_id);
     std::error_code ec;
     fs::create_directories(dir, ec);
@@ -104,10 +103,10 @@ std::unique_ptr<TurnOutputLog> TurnOutputLog::open(const std::string& state_dir,
         return nullptr;
     }
     std::unique_ptr<TurnOutputLog> out(
-        new TurnOutputLog(fd, path, turn_id, state_dir, max_bytes, min_free_bytes / 2));
+        new TurnOutputLog(fd, path, turn_id, state_dir, max_bytes, min_free_bytes / 2, clock));
     if (max_bytes == 0) {
         std::lock_guard lock(out->mutex_);
-        out->append(event_record(now_text(), "off",
+        out->append(event_record(out->now_text(), "off",
                                  {{"reason", "run.turnLogMaxBytes is 0: no output is kept"}}));
         out->failed_ = true; // nothing more, no end record
         return nullptr;
@@ -116,13 +115,17 @@ std::unique_ptr<TurnOutputLog> TurnOutputLog::open(const std::string& state_dir,
 }
 
 TurnOutputLog::TurnOutputLog(int fd, std::string path, std::string turn_id, std::string state_dir,
-                             std::uint64_t max_bytes, std::uint64_t floor_bytes)
+                             std::uint64_t max_bytes, std::uint64_t floor_bytes,
+                             const time::Clock& clock)
     : fd_(fd),
       path_(std::move(path)),
       turn_id_(std::move(turn_id)),
       state_dir_(std::move(state_dir)),
       max_bytes_(max_bytes),
-      floor_bytes_(floor_bytes) {}
+      floor_bytes_(floor_bytes),
+      clock_(clock) {}
+
+std::string TurnOutputLog::now_text() const { return format_timestamp(clock_.wall()); }
 
 TurnOutputLog::~TurnOutputLog() {
     std::lock_guard lock(mutex_);

@@ -25,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "time/clock.h"
+
 namespace radial::turn {
 
 // <state_dir>/logs, and the log of turn `turn_id` in it.
@@ -40,9 +42,11 @@ public:
     // log is off, and returns nullptr. `min_free_bytes` is run.minFreeBytes: the log stops before
     // it would take the state file system below half of it (the half record_quota.h keeps for
     // the outcomes of running turns). nullptr, after a warning, when the file cannot be created.
+    // Records are stamped with `clock`'s wall time (docs/design.md §12.7); it must outlive the log.
     static std::unique_ptr<TurnOutputLog> open(const std::string& state_dir,
                                                const std::string& turn_id, std::uint64_t max_bytes,
-                                               std::uint64_t min_free_bytes);
+                                               std::uint64_t min_free_bytes,
+                                               const time::Clock& clock = time::system_clock());
     // Writes the end record (the log's close: `radiald logs -f` stops there).
     ~TurnOutputLog();
     TurnOutputLog(const TurnOutputLog&) = delete;
@@ -58,7 +62,8 @@ public:
 
 private:
     TurnOutputLog(int fd, std::string path, std::string turn_id, std::string state_dir,
-                  std::uint64_t max_bytes, std::uint64_t floor_bytes);
+                  std::uint64_t max_bytes, std::uint64_t floor_bytes, const time::Clock& clock);
+    std::string now_text() const;
     // Appends whole records with as many write(2) as it takes; on a failure cuts the file back to
     // its last whole record, warns and stops the log. Called with mutex_ held.
     bool append(const std::string& records) noexcept;
@@ -70,6 +75,7 @@ private:
     std::uint64_t max_bytes_, floor_bytes_;
     std::uint64_t size_ = 0, kept_ = 0, dropped_ = 0, since_space_check_ = 0;
     bool truncated_ = false, failed_ = false;
+    const time::Clock& clock_;
 };
 
 // One record of a turn's log, as read back.

@@ -27,6 +27,7 @@ std::string new_turn_id() {
         throw TurnSetupError(
             "drawing a turn id: reading '/dev/urandom' failed; give the turn an explicit id, "
             "or make /dev/urandom readable");
+    // Real time: a turn id names when it was drawn, by a command (docs/design.md §12.7).
     std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm tm{};
     gmtime_r(&now, &tm);

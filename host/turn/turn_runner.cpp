@@ -10,12 +10,13 @@ namespace radial::turn {
 
 TurnRunner::TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, std::string turn_id,
                        std::chrono::milliseconds host_grace,
-                       std::optional<host::SessionClient> session)
+                       std::optional<host::SessionClient> session, const time::Clock& clock)
     : client_(client),
       session_(std::move(session)),
       spec_(std::move(spec)),
       turn_id_(std::move(turn_id)),
-      host_grace_(host_grace) {}
+      host_grace_(host_grace),
+      clock_(clock) {}
 
 void TurnRunner::interrupt(StopReason why) noexcept {
     stop_reason_ = why; // before the flag: run() reads the reason once it sees the flag
@@ -34,14 +35,12 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
     rec.runtime = client_.info().id;
     rec.image = spec_.image;
     rec.label = spec_.label;
-    rec.started_at = std::chrono::system_clock::now();
-    auto t0 = std::chrono::steady_clock::now();
+    rec.started_at = clock_.wall();
+    const auto t0 = clock_.steady();
     auto finish = [&] {
-        rec.ended_at = std::chrono::system_clock::now();
-        rec.duration_ms =
-            static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           std::chrono::steady_clock::now() - t0)
-                                           .count());
+        rec.ended_at = clock_.wall();
+        rec.duration_ms = static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(clock_.steady() - t0).count());
         return rec;
     };
 
@@ -87,7 +86,9 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
             // The runtime's stop grace comes first (SIGTERM, then the kill).
             auto budget = std::chrono::milliseconds(spec_.timeout_ms) +
                           std::chrono::milliseconds(spec_.stop_grace_ms) + host_grace_;
-            if (done_cv_.wait_for(lock, budget, [this] { return done_; })) return;
+            if (clock_.wait_until(lock, done_cv_, clock_.steady() + budget,
+                                  [this] { return done_; }))
+                return;
             lock.unlock();
             watchdog_fired_ = true;
             log::warn("turn",

@@ -16,6 +16,7 @@
 #include <radial/host/session_client.hpp>
 #include <string>
 
+#include "time/clock.h"
 #include "turn/terminal_record.h"
 
 namespace radial::turn {
@@ -33,10 +34,12 @@ public:
     // after the spec's timeout the host waits for the plugin before killing the box itself.
     // With `session`, the spec is an exec in that session's box (spec.label names it), run with
     // session->exec instead of client.run; a kill still removes the box by label, and with it the
-    // session.
+    // session. The record's times and the watchdog's budget are on `clock` (docs/design.md
+    // §12.7), which must outlive the runner.
     TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, std::string turn_id,
                std::chrono::milliseconds host_grace = kHostTimeoutGrace,
-               std::optional<host::SessionClient> session = std::nullopt);
+               std::optional<host::SessionClient> session = std::nullopt,
+               const time::Clock& clock = time::system_clock());
 
     // Runs the turn to its end; blocks. Output chunks go to `on_output` as they arrive (return
     // false to stop the turn). Never throws for a runtime failure: that is a terminal record with
@@ -53,6 +56,7 @@ private:
     ContainerSpec spec_;
     std::string turn_id_;
     std::chrono::milliseconds host_grace_;
+    const time::Clock& clock_;
     std::atomic<bool> interrupted_{false};
     std::atomic<StopReason> stop_reason_{StopReason::interrupted};
     std::atomic<bool> watchdog_fired_{false};

@@ -147,7 +147,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     rec.label = spec.label;
     rec.image_digest = image_digest_;
     if (session_) rec.session = session_->id;
-    rec.started_at = std::chrono::system_clock::now();
+    rec.started_at = env_.clock->wall();
 
     auto checkpoint = [&](std::string_view point) {
         if (env_.checkpoint_for_test) env_.checkpoint_for_test(point, id);
@@ -191,7 +191,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         rec.status = TurnStatus::error;
         rec.error =
             message; // redacted by finish(), as every text field; the log line by its filter
-        rec.ended_at = std::chrono::system_clock::now();
+        rec.ended_at = env_.clock->wall();
         log::error("turn", "turn {}: {}", id, rec.error);
         return finish(rec);
     };
@@ -270,6 +270,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     if (request_.kind == RequestKind::turn) {
         try {
             socket::TurnSocketOptions o;
+            o.clock = env_.clock;
             o.token = token_;
             o.record_type = request_.record_type;
             o.max_body_bytes = env_.cfg.max_record_bytes;
@@ -445,7 +446,8 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             return fail(e.what());
         }
     }
-    TurnRunner runner(env_.client, spec, id, env_.host_timeout_grace, std::move(sessions));
+    TurnRunner runner(env_.client, spec, id, env_.host_timeout_grace, std::move(sessions),
+                      *env_.clock);
     {
         // One critical section for the check and the registration: a stop that lands between
         // them would otherwise reach neither this check nor the runner.
@@ -456,7 +458,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
             bool shutdown = *stopped_ == StopReason::shutdown;
             rec.status = shutdown ? TurnStatus::killed : TurnStatus::failed;
             rec.reason = shutdown ? "shutdown" : "interrupted";
-            rec.ended_at = std::chrono::system_clock::now();
+            rec.ended_at = env_.clock->wall();
             return finish(rec);
         }
         runner_ = &runner;
@@ -478,7 +480,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     std::string stdout_tail, stderr_tail, buffer;
     // The whole output, redacted, for `radiald logs` (docs/design.md §11.7).
     auto output_log = TurnOutputLog::open(env_.cfg.state_dir, id, env_.cfg.turn_log_max_bytes,
-                                          env_.cfg.min_free_bytes);
+                                          env_.cfg.min_free_bytes, *env_.clock);
     auto emit = [&](std::uint32_t stream, std::string_view bytes) {
         if (bytes.empty()) return;
         if (output_log) output_log->write(stream, bytes);
@@ -486,10 +488,9 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                            kOutputTailBytes);
         out(stream, bytes);
     };
-    const auto exec_started_ms =
-        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count());
+    const auto exec_started_ms = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(env_.clock->wall().time_since_epoch())
+            .count());
     TerminalRecord ran = runner.run([&](std::uint32_t stream, std::string_view bytes) {
         checkpoint("output");
         buffer.clear();

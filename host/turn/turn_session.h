@@ -20,6 +20,7 @@
 #include "journal/journal.h"
 #include "redaction/stream_redactor.h"
 #include "session/session_record.h"
+#include "time/clock.h"
 #include "turn/output_drain.h"
 #include "turn/terminal_record.h"
 #include "turn/turn_request.h"
@@ -57,6 +58,9 @@ struct TurnEnvironment {
     // crash tests stop a session there and SIGKILL the process (docs/design.md §12 "Tests"). Empty
     // in production.
     CheckpointFn checkpoint_for_test = {};
+    // What the turn's timestamps, durations and host-side timeout are taken from, and what its
+    // socket's summaries are timed by (docs/design.md §12.7). Not null; must outlive the sessions.
+    const time::Clock* clock = &time::system_clock();
 };
 
 // How a session enters the journal (docs/design.md §12.3). add_claimed: a new entry in state

@@ -110,6 +110,7 @@ WalkReport walk(const std::string& root, const IdMap& m,
     };
     enter(root);
     while (!stack.empty()) {
+        // Real time: bounds a walk of a real file tree (docs/design.md §12.7).
         if (std::chrono::steady_clock::now() >= deadline) {
             report.complete = false;
             break;
@@ -187,6 +188,7 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
     if (owner_uid_ == box_uid_ || owner_uid_ == 0) return; // only the hand-back is needed
     IdMap m{owner_uid_, box_uid_};
     m.dev = st.st_dev;
+    // Real time: bounds a walk of a real file tree (docs/design.md §12.7).
     walk(workspace_, m, std::chrono::steady_clock::now() + kWalkBudget);
 }
 
@@ -199,6 +201,7 @@ void WorkspaceHandover::give_back() noexcept {
         struct stat st {};
         if (::stat(workspace_.c_str(), &st) == 0) {
             IdMap m{box_uid_, owner_uid_, true, box_gid_, owner_gid_, st.st_dev, true};
+            // Real time: bounds a walk of a real file tree (docs/design.md §12.7).
             report_ = walk(workspace_, m, std::chrono::steady_clock::now() + kWalkBudget);
             if (!report_.complete)
                 log::warn("turn",
@@ -241,6 +244,7 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir) noexcept {
                             static_cast<gid_t>(owner_gid),
                             st.st_dev,
                             true};
+                    // Real time: bounds a walk of a real file tree (docs/design.md §12.7).
                     walk(workspace, m, std::chrono::steady_clock::now() + kWalkBudget);
                     log::info("turn",
                               "handed workspace '{}' back to uid {} after a turn whose radiald "

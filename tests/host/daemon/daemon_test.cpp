@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <csignal>
 #include <future>
@@ -21,6 +22,7 @@
 #include "journal/journal_sqlite.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
+#include "time/clock.h"
 #include "turn/terminal_reserve.h"
 
 namespace radial::daemon {
@@ -174,13 +176,36 @@ TEST_F(DaemonFixture, TheNextTurnIsClaimedWhileTheLastOnesBoxIsLookedFor) {
 }
 
 // Shutdown: no new claims; the running turn gets run.shutdownGrace, then its box is killed and its
-// record says so; the queued turn stays queued, its request in the spool for the next start.
+// record says so; the queued turn stays queued, its request in the spool for the next start. The
+// grace is an hour of the injected clock (docs/design.md §12.7): it ends when the test advances it.
 TEST_F(DaemonFixture, ShutdownKillsTheRunningTurnAfterTheGraceAndLeavesTheQueue) {
+    time::ManualClock clock;
+    cfg.shutdown_grace_ms = 3'600'000;
+    std::mutex lines_mutex;
+    std::vector<std::string> lines;
+    log::set_sink([&](std::string_view l) {
+        std::lock_guard lock(lines_mutex);
+        lines.emplace_back(l);
+    });
+    auto logged = [&](std::string_view what) {
+        std::lock_guard lock(lines_mutex);
+        return std::any_of(lines.begin(), lines.end(),
+                           [&](const std::string& l) { return l.find(what) != l.npos; });
+    };
     submit("long", {"sleep", "60000"});
     submit("later", {"echo", "never"});
-    Running d(*this, settings());
+    DaemonSettings s = settings();
+    s.clock = &clock;
+    Running d(*this, std::move(s));
     ASSERT_TRUE(test::wait_until([&] { return passed("long", "started"); }, 30s));
-    EXPECT_EQ(d.stop(), 0);
+    ::kill(::getpid(), SIGTERM);
+    ASSERT_TRUE(test::wait_until([&] { return logged("stopping: no new turns"); }, 30s));
+    // However long this takes in real time, the clock has not reached the grace's end.
+    EXPECT_EQ(d.exit.wait_for(300ms), std::future_status::timeout);
+    EXPECT_EQ(status_of("long"), "");
+    clock.advance(1h);
+    ASSERT_EQ(d.exit.wait_for(30s), std::future_status::ready);
+    EXPECT_EQ(d.exit.get(), 0);
     EXPECT_EQ(status_of("long"), "killed");
     EXPECT_EQ(state_of("later"), "queued");
     EXPECT_TRUE(spooled("later"));
@@ -189,17 +214,25 @@ TEST_F(DaemonFixture, ShutdownKillsTheRunningTurnAfterTheGraceAndLeavesTheQueue)
 }
 
 // A terminal record the journal refuses stays in the turn's reserve and its request in the spool;
-// once the journal takes it again, the daemon journals it and only then retires the request.
+// once the journal takes it again, the daemon journals it at the next retry (an hour of the
+// injected clock, docs/design.md §12.7) and only then retires the request.
 TEST_F(DaemonFixture, ARefusedTerminalRecordIsRetriedBeforeTheRequestIsRetired) {
+    time::ManualClock clock;
     journal->refuse("set_terminal");
     submit("full", {"echo", "x"});
-    Running d(*this, settings());
+    DaemonSettings s = settings();
+    s.pending_retry_interval = 1h;
+    s.clock = &clock;
+    Running d(*this, std::move(s));
     ASSERT_TRUE(test::wait_until([&] { return passed("full", "terminal"); }, 30s));
     ASSERT_TRUE(test::wait_until(
         [&] { return turn::read_pending(cfg.state_dir, "full").has_value(); }, 30s));
     EXPECT_TRUE(spooled("full"));
     EXPECT_EQ(status_of("full"), "");
     journal->refuse("set_terminal", false);
+    // Not before the retry interval has passed on the clock.
+    EXPECT_FALSE(test::wait_until([&] { return status_of("full") == "succeeded"; }, 300ms));
+    clock.advance(1h);
     EXPECT_TRUE(test::wait_until([&] { return status_of("full") == "succeeded"; }, 30s));
     EXPECT_TRUE(test::wait_until([&] { return !spooled("full"); }, 30s));
     EXPECT_FALSE(turn::read_pending(cfg.state_dir, "full"));

@@ -31,6 +31,7 @@
 #include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
 #include "socket/turn_token.h"
+#include "time/clock.h"
 
 namespace radial::socket {
 namespace {
@@ -758,39 +759,50 @@ TEST_F(TurnSocketServerTest, AnAuthenticatedConnectionOverTheLimitIs503) {
     EXPECT_EQ(status, 201);
 }
 
-// Refusals stay visible after the per-line cap is spent: one summary per interval.
+// Refusals stay visible after the per-line cap is spent: one summary per interval, timed by the
+// injected clock (docs/design.md §12.7), so the test advances it instead of waiting.
 TEST_F(TurnSocketServerTest, RefusalsAreSummarisedPerIntervalBeyondTheLineCap) {
+    time::ManualClock clock;
     TurnSocketOptions o = unix_options(socket_path());
     o.max_logged_rejections = 1;
-    o.summary_interval = 300ms;
+    o.summary_interval = 10s;
+    o.clock = &clock;
     TurnSocketServer server(std::move(o), recorded_.sink());
     for (int i = 0; i < 3; ++i) EXPECT_EQ(post_unix(socket_path(), "", kGood).status, 401);
-    // The three refusals land in one interval on a quiet machine, in two or three on a loaded one:
-    // every summary line is counted until they add up (an event, not a timed guess).
-    const auto deadline = Clock::now() + 20s;
-    std::size_t summarised = 0;
-    std::vector<std::string> summaries;
-    while (Clock::now() < deadline && summarised < 3) {
-        summaries.clear();
-        summarised = 0;
-        for (const auto& l : log_.snapshot()) {
-            if (l.find("refused/evicted") == std::string::npos) continue;
-            summaries.push_back(l);
-            summarised += std::stoul(l);
-        }
-        if (summarised < 3) std::this_thread::sleep_for(20ms);
-    }
-    ASSERT_EQ(summarised, 3u) << ::testing::PrintToString(summaries);
-    for (const auto& l : summaries) {
-        const std::string n = l.substr(0, l.find(' '));
-        const char* noun = n == "1" ? " connection" : " connections";
-        EXPECT_EQ(l.rfind(n + noun + " refused/evicted in the last 1 s (" + n +
-                              " without a valid token within 1000 ms",
-                          0),
-                  0u)
-            << l;
-    }
-    EXPECT_EQ(server.connection_stats().without_token, 3u);
+    auto summaries = [this] {
+        std::vector<std::string> got;
+        for (const auto& l : log_.snapshot())
+            if (l.find("refused/evicted") != std::string::npos) got.push_back(l);
+        return got;
+    };
+    // Each refusal is counted as its connection closes: wait for that event, not for time.
+    for (const auto until = Clock::now() + 20s;
+         server.connection_stats().without_token < 3 && Clock::now() < until;)
+        std::this_thread::sleep_for(10ms);
+    ASSERT_EQ(server.connection_stats().without_token, 3u);
+    // However long that took in real time, the clock has not moved: no interval has ended.
+    EXPECT_TRUE(summaries().empty()) << ::testing::PrintToString(summaries());
+    clock.advance(10s);
+    for (const auto until = Clock::now() + 20s; summaries().empty() && Clock::now() < until;)
+        std::this_thread::sleep_for(10ms);
+    ASSERT_EQ(summaries().size(), 1u) << ::testing::PrintToString(summaries());
+    EXPECT_EQ(summaries()[0].rfind("3 connections refused/evicted in the last 10 s (3 without a "
+                                   "valid token within 1000 ms",
+                                   0),
+              0u)
+        << summaries()[0];
+    // The next interval's line covers only what came after the last one.
+    EXPECT_EQ(post_unix(socket_path(), "", kGood).status, 401);
+    for (const auto until = Clock::now() + 20s;
+         server.connection_stats().without_token < 4 && Clock::now() < until;)
+        std::this_thread::sleep_for(10ms);
+    clock.advance(10s);
+    for (const auto until = Clock::now() + 20s; summaries().size() < 2 && Clock::now() < until;)
+        std::this_thread::sleep_for(10ms);
+    ASSERT_EQ(summaries().size(), 2u) << ::testing::PrintToString(summaries());
+    EXPECT_EQ(summaries()[1].rfind("1 connection refused/evicted in the last 10 s (1 without", 0),
+              0u)
+        << summaries()[1];
 }
 
 // docs/design.md §17, C-13: a local process without the token keeps 12 connections open to the tcp

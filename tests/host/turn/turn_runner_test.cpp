@@ -4,11 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <mutex>
 #include <thread>
 
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
+#include "time/clock.h"
 
 namespace radial::turn {
 namespace {
@@ -70,12 +72,29 @@ TEST_F(Fixture, PluginTimeoutIsTimedOut) {
     EXPECT_EQ(rec.cli_exit_status(), 124);
 }
 
+// The watchdog's budget is on the injected clock (docs/design.md §12.7): a grace of an hour passes
+// when the test advances the clock by it, and the record's duration is the clock's.
 TEST_F(Fixture, HostKillsABoxThePluginFailsToTimeOut) {
     auto c = client();
+    time::ManualClock clock;
+    TurnRunner r(c, spec({"hang", "60000"}, 100), "t1", std::chrono::hours(1), std::nullopt, clock);
     auto t0 = std::chrono::steady_clock::now();
-    auto rec = run(c, spec({"hang", "60000"}, 100), std::chrono::milliseconds(200));
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+    auto ran = std::async(std::launch::async, [&] {
+        return r.run([](std::uint32_t, std::string_view) { return true; });
+    });
+    for (int i = 0; i < 2000 && c.list_by_label("radial-turn-local-").empty(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_FALSE(c.list_by_label("radial-turn-local-").empty());
+    // The plugin ignores its 100 ms timeout, and the clock has not reached the grace.
+    EXPECT_EQ(ran.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+    clock.advance(std::chrono::hours(1) + std::chrono::milliseconds(100));
+    ASSERT_EQ(ran.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(30));
+    const TerminalRecord rec = ran.get();
     EXPECT_EQ(rec.status, TurnStatus::timed_out);
+    EXPECT_GE(rec.duration_ms, 3'600'100u);
+    EXPECT_EQ(rec.ended_at - rec.started_at,
+              std::chrono::hours(1) + std::chrono::milliseconds(100));
     std::lock_guard lock(lines_mutex);
     bool warned = false;
     for (const auto& l : lines)
