@@ -9,10 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <iterator>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "journal/journal_sqlite.h"
@@ -273,8 +275,9 @@ std::optional<SqliteDb> open_journal_file_unchanged(const std::string& path) {
     return db;
 }
 
-SqliteDb open_journal_file(const std::string& path) {
-    make_private_directories(std::filesystem::path(path).parent_path());
+namespace {
+
+SqliteDb open_journal_file_once(const std::string& path) {
     if (journal_missing(path)) create_journal(path);
     SqliteDb db = open_existing(path);
     std::string mode = db.query_text("PRAGMA journal_mode = WAL");
@@ -290,6 +293,30 @@ SqliteDb open_journal_file(const std::string& path) {
     db.exec(kLimitWal);
     migrate(db, /*fresh=*/false);
     return db;
+}
+
+} // namespace
+
+SqliteDb open_journal_file(const std::string& path) {
+    make_private_directories(std::filesystem::path(path).parent_path());
+    // SQLite answers SQLITE_BUSY at once, without its busy handler, where waiting could deadlock
+    // (processes switching a new journal to WAL or migrating it together): the open is tried
+    // again, for as long as the busy timeout, so "held locked for more than 5 s" stays true.
+    // Real time: the lock is held by other processes (docs/design.md §12.7).
+    const auto give_up =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    for (std::chrono::milliseconds pause{2};;
+         pause = std::min(pause * 2, std::chrono::milliseconds(100))) {
+        try {
+            return open_journal_file_once(path);
+        } catch (const SqliteError& e) {
+            const int primary = e.primary_code();
+            if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
+                std::chrono::steady_clock::now() + pause >= give_up)
+                throw;
+        }
+        std::this_thread::sleep_for(pause);
+    }
 }
 
 } // namespace radial::journal
