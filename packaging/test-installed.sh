@@ -138,7 +138,7 @@ step "stripped binaries, debug information in radiald-dbgsym"
 mkdir "$work/x" "$work/dbg"
 dpkg-deb -x "$radiald_deb" "$work/x"
 dpkg-deb -x "$dbgsym" "$work/dbg"
-for bin in "$work/x/usr/bin/radiald" "$work"/x/usr/lib/radial/runtimes/*.so; do
+for bin in "$work/x/usr/bin/radiald" "$work/x/usr/lib/radial/radial-plugin-host" "$work"/x/usr/lib/radial/runtimes/*.so; do
     if readelf -S "$bin" | grep '\.debug_info' >/dev/null; then die "$(basename "$bin") is shipped with debug information"; fi
     if readelf -S "$bin" | grep '\.symtab' >/dev/null; then die "$(basename "$bin") is shipped with a symbol table"; fi
     id="$(readelf -n "$bin" 2>/dev/null | awk '/Build ID/ { print $3 }')"
@@ -213,6 +213,17 @@ cat "$work/turn.out"
 grep -qx "$marker" "$work/turn.out" || die "the turn's output is missing"
 grep -qx "$marker" "$work/ws/out" || die "the turn did not write its workspace"
 grep -q '"status": *"succeeded"' "$work/turn.json" || die "the record says: $(cat "$work/turn.json")"
+
+step "a turn with the plugin in a process of its own (run.pluginIsolation = \"process\")"
+[[ -x /usr/lib/radial/radial-plugin-host ]] || die "the packages did not install /usr/lib/radial/radial-plugin-host"
+sed 's|^\[run\]$|[run]\npluginIsolation = "process"|' "$config" >"$work/isolated.toml"
+set +e
+/usr/bin/radiald turn --config "$work/isolated.toml" --image "$image" --timeout 60s \
+    --record-file "$work/isolated.json" -- sh -c "echo isolated-$instance" >"$work/isolated.out"
+rc=$?
+set -e
+((rc == 0)) || die "the isolated turn exited $rc: $(cat "$work/isolated.json" 2>/dev/null)"
+grep -qx "isolated-$instance" "$work/isolated.out" || die "the isolated turn's output is missing"
 
 # --- 4. the unit's ExecStart, by hand -----------------------------------------------------------------
 exec_start="$(sed -n 's/^ExecStart=//p' "$unit_file")"

@@ -1,14 +1,17 @@
 #include "isolation/isolated_runtime.h"
 
+#include <fcntl.h>
 #include <radial/box_root.h>
 #include <radial/session.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <radial/container_spec.hpp>
+#include <stdexcept>
 #include <vector>
 
 #include "isolation/plugin_host_process.h"
@@ -29,6 +32,21 @@ void report(const radial_error_sink* err, std::int32_t code, const std::string& 
     if (err != nullptr) err->report(err->ctx, code, {"", 0}, {message.data(), message.size()});
 }
 
+// The extension tables' functions (defined below, with the descriptor's).
+std::int32_t p_root_ids(radial_runtime*, radial_box_root_ids*, const radial_error_sink*);
+std::int32_t s_create(radial_runtime*, const radial_spec*, std::uint64_t, std::uint64_t,
+                      const radial_error_sink*);
+std::int32_t s_exec(radial_runtime*, const radial_spec*, const radial_output_sink*,
+                    radial_run_result*, const radial_error_sink*);
+std::int32_t s_destroy(radial_runtime*, radial_str, const radial_error_sink*);
+std::int32_t s_resolve_image(radial_runtime*, radial_str, const radial_name_sink*,
+                             const radial_error_sink*);
+std::int32_t s_changes(radial_runtime*, radial_str, std::uint64_t, const radial_change_sink*,
+                       const radial_error_sink*);
+std::int32_t s_snapshot(radial_runtime*, radial_str, radial_str, const radial_name_sink*,
+                        const radial_error_sink*);
+std::int32_t s_remove_snapshot(radial_runtime*, radial_str, const radial_error_sink*);
+
 // One instance of the plugin, kept in whichever radial-plugin-host process is current.
 class Instance {
 public:
@@ -39,13 +57,12 @@ public:
     // ended. Null (with the reason reported to `err`) when no new one could be made.
     std::shared_ptr<PluginHostProcess> process(const radial_error_sink* err) {
         std::lock_guard lock(mutex_);
-        if (current_ && !current_->has_ended()) return current_;
-        const bool restart = current_ != nullptr;
+        if (current_ && current_->alive()) return current_;
         current_.reset();
         std::shared_ptr<PluginHostProcess> p;
         try {
             p = std::make_shared<PluginHostProcess>(
-                plugin_.helper(), plugin_.plugin_path(),
+                plugin_.helper(), plugin_.plugin_fd(), plugin_.plugin_path(), plugin_.id(),
                 [this](std::uint32_t level, std::string_view line) {
                     if (host_.log != nullptr)
                         host_.log(host_.ctx, level, {line.data(), line.size()});
@@ -64,15 +81,36 @@ public:
             return nullptr;
         }
         if (reply->at("status").get<std::int32_t>() != RADIAL_OK) {
-            if (restart)
+            if (created_)
                 report(err, RADIAL_E_INTERNAL,
                        "the runtime plugin's host process was restarted, and creating the "
                        "instance again failed");
             return nullptr;
         }
-        if (!restart) {
-            extensions_ = reply->at("extensions").get<std::vector<std::string>>();
-            session_calls_ = reply->at("session_calls").get<std::vector<std::string>>();
+        if (!created_) {
+            // The extension tables, once: get_extension hands out pointers to them.
+            const auto extensions = reply->at("extensions").get<std::vector<std::string>>();
+            const auto calls = reply->at("session_calls").get<std::vector<std::string>>();
+            auto has = [](const std::vector<std::string>& v, const char* name) {
+                return std::find(v.begin(), v.end(), name) != v.end();
+            };
+            if (has(extensions, RADIAL_BOX_ROOT_EXTENSION_ID)) {
+                box_root_ = radial_box_root_ext{sizeof(radial_box_root_ext), 0, &p_root_ids};
+                has_box_root_ = true;
+            }
+            if (has(calls, "create")) {
+                auto& t = session_;
+                t.struct_size = sizeof t;
+                t.create = &s_create;
+                t.exec = has(calls, "exec") ? &s_exec : nullptr;
+                t.destroy = has(calls, "destroy") ? &s_destroy : nullptr;
+                t.resolve_image = has(calls, "resolve_image") ? &s_resolve_image : nullptr;
+                t.changes = has(calls, "changes") ? &s_changes : nullptr;
+                t.snapshot = has(calls, "snapshot") ? &s_snapshot : nullptr;
+                t.remove_snapshot = has(calls, "remove_snapshot") ? &s_remove_snapshot : nullptr;
+                has_session_ = true;
+            }
+            created_ = true;
         } else if (host_.log != nullptr) {
             const std::string line = "runtime plugin '" + plugin_.plugin_path() +
                                      "': started a new plugin host process (pid " +
@@ -106,19 +144,12 @@ public:
             std::lock_guard lock(mutex_);
             p = std::move(current_);
         }
-        if (p && !p->has_ended()) p->call({{"call", "destroy"}}, CallSinks{});
+        if (p && p->alive()) p->call({{"call", "destroy"}}, CallSinks{});
     }
 
-    bool has_extension(const char* id) const {
-        return std::find(extensions_.begin(), extensions_.end(), id) != extensions_.end();
-    }
-    bool has_session_call(const char* name) const {
-        return std::find(session_calls_.begin(), session_calls_.end(), name) !=
-               session_calls_.end();
-    }
-
-    radial_session_ext session{};
-    radial_box_root_ext box_root{};
+    // The extension tables the plugin has (filled at the first create, never changed after).
+    const radial_box_root_ext* box_root() const { return has_box_root_ ? &box_root_ : nullptr; }
+    const radial_session_ext* session() const { return has_session_ ? &session_ : nullptr; }
 
 private:
     // The box of a run the crash ended, removed through a new process; what became of it.
@@ -126,7 +157,8 @@ private:
         std::string why;
         radial_error_sink sink{sizeof(radial_error_sink), &why,
                                [](void* ctx, std::int32_t, radial_str, radial_str message) {
-                                   *static_cast<std::string*>(ctx) += std::string(to_view(message));
+                                   auto& why = *static_cast<std::string*>(ctx);
+                                   why += (why.empty() ? "" : "; ") + std::string(to_view(message));
                                }};
         auto p = process(&sink);
         if (p) {
@@ -146,7 +178,10 @@ private:
     json create_request_;
     std::mutex mutex_;
     std::shared_ptr<PluginHostProcess> current_;
-    std::vector<std::string> extensions_, session_calls_;
+    bool created_ = false; // an instance was made once: a later create is a restart
+    radial_session_ext session_{};
+    radial_box_root_ext box_root_{};
+    bool has_session_ = false, has_box_root_ = false;
 };
 
 Instance& self(radial_runtime* rt) { return *reinterpret_cast<Instance*>(rt); }
@@ -340,24 +375,9 @@ std::int32_t s_remove_snapshot(radial_runtime* rt, radial_str image, const radia
 }
 
 const void* p_get_extension(radial_runtime* rt, const char* id) {
-    Instance& inst = self(rt);
-    if (std::string_view(id) == RADIAL_BOX_ROOT_EXTENSION_ID &&
-        inst.has_extension(RADIAL_BOX_ROOT_EXTENSION_ID)) {
-        inst.box_root = {sizeof(radial_box_root_ext), 0, &p_root_ids};
-        return &inst.box_root;
-    }
-    if (std::string_view(id) == RADIAL_SESSION_EXTENSION_ID && inst.has_session_call("create")) {
-        auto& s = inst.session;
-        s.struct_size = sizeof s;
-        s.create = inst.has_session_call("create") ? &s_create : nullptr;
-        s.exec = inst.has_session_call("exec") ? &s_exec : nullptr;
-        s.destroy = inst.has_session_call("destroy") ? &s_destroy : nullptr;
-        s.resolve_image = inst.has_session_call("resolve_image") ? &s_resolve_image : nullptr;
-        s.changes = inst.has_session_call("changes") ? &s_changes : nullptr;
-        s.snapshot = inst.has_session_call("snapshot") ? &s_snapshot : nullptr;
-        s.remove_snapshot = inst.has_session_call("remove_snapshot") ? &s_remove_snapshot : nullptr;
-        return &s;
-    }
+    const Instance& inst = self(rt);
+    if (std::string_view(id) == RADIAL_BOX_ROOT_EXTENSION_ID) return inst.box_root();
+    if (std::string_view(id) == RADIAL_SESSION_EXTENSION_ID) return inst.session();
     return nullptr;
 }
 
@@ -372,6 +392,10 @@ F present(F real_fn, F proxy_fn) {
 std::shared_ptr<IsolatedPlugin> IsolatedPlugin::make(const radial_runtime_descriptor& real,
                                                      std::string plugin_path, std::string helper) {
     std::shared_ptr<IsolatedPlugin> p(new IsolatedPlugin());
+    p->plugin_fd_.reset(::open(plugin_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!p->plugin_fd_)
+        throw std::runtime_error("opening the runtime plugin '" + plugin_path +
+                                 "' for its host process: " + std::strerror(errno));
     p->plugin_path_ = std::move(plugin_path);
     p->helper_ = std::move(helper);
     p->id_ = std::string(to_view(real.id));

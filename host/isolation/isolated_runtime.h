@@ -10,6 +10,7 @@
 // also has its box removed through the new process, so nothing of it is left running.
 #pragma once
 
+#include <radial/internal/unique_fd.h>
 #include <radial/runtime_plugin.h>
 
 #include <memory>
@@ -20,6 +21,9 @@ namespace radial::isolation {
 // The descriptor radiald uses in place of `real` (the plugin's own, read in radiald: its entry is
 // pure by the ABI's rule, so reading it runs none of the plugin's code paths that can crash a
 // call). Its identity, ABI version and the presence of each optional function are the plugin's.
+// The file at `plugin_path` is opened here, once: every host process loads that open file, so a
+// file put at the path later (after radiald's trust checks) is never what runs. Throws
+// std::runtime_error when it cannot be opened.
 // The returned object owns the descriptor and must outlive every instance made from it (a
 // RuntimeClient's keep-alive). `helper` is the radial-plugin-host executable. Thread-safety: the
 // descriptor's functions follow the ABI's tags, as the plugin's own would.
@@ -30,6 +34,8 @@ public:
     const radial_runtime_descriptor* descriptor() const noexcept { return &proxy_; }
     const std::string& helper() const noexcept { return helper_; }
     const std::string& plugin_path() const noexcept { return plugin_path_; }
+    int plugin_fd() const noexcept { return plugin_fd_.get(); }
+    const std::string& id() const noexcept { return id_; }
 
     IsolatedPlugin(const IsolatedPlugin&) = delete;
     IsolatedPlugin& operator=(const IsolatedPlugin&) = delete;
@@ -38,6 +44,7 @@ public:
 private:
     IsolatedPlugin() = default;
     radial_runtime_descriptor proxy_{};
+    internal::UniqueFd plugin_fd_;
     std::string plugin_path_, helper_, id_, name_, version_;
 };
 

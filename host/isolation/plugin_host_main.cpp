@@ -3,7 +3,8 @@
 // crashes then ends this process, not radiald: radiald sees the call's socket close, reads how the
 // process ended, starts a new one and records what happened.
 //
-// Usage: radial-plugin-host PLUGIN_PATH, with the control socket on fd 3 (radiald starts it so).
+// Usage: radial-plugin-host PLUGIN_PATH RUNTIME_ID, with the control socket on fd 3 and the plugin
+// file, open, on fd 4 (radiald starts it so).
 // Calls arrive on sockets passed over the control socket (host/isolation/plugin_wire.h), each
 // socket served on a thread of its own, so a `kill` reaches a plugin whose `run` is blocked. The
 // process ends when the control socket closes (radiald is gone or done).
@@ -30,6 +31,7 @@ using namespace radial::isolation;
 using nlohmann::json;
 
 constexpr int kControlFd = 3;
+constexpr int kPluginFd = 4; // the plugin file radiald opened
 
 struct PluginHost {
     const radial_runtime_descriptor* d = nullptr;
@@ -289,30 +291,41 @@ void serve(internal::UniqueFd fd) {
     }
 }
 
-std::string load(const char* path) {
-    void* lib = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) return std::string("cannot load the plugin: ") + ::dlerror();
+// Loads the file radiald opened and checked (fd 4), not whatever is at its path now; `path` is
+// for messages, `id` the id radiald read from it.
+std::string load(const char* path, const char* id) {
+    const std::string self_fd = "/proc/self/fd/" + std::to_string(kPluginFd);
+    void* lib = ::dlopen(self_fd.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) return std::string("cannot load the plugin '") + path + "': " + ::dlerror();
     void* entry = ::dlsym(lib, RADIAL_RT_ENTRY_SYMBOL);
     if (entry == nullptr) return "the plugin has no entry symbol " RADIAL_RT_ENTRY_SYMBOL;
     g.d = reinterpret_cast<radial_runtime_plugin_entry_fn>(entry)();
     const std::string problem = host::descriptor_problem(g.d);
-    return problem.empty() ? problem : "the plugin's descriptor: " + problem;
+    if (!problem.empty()) return "the plugin's descriptor: " + problem;
+    if (to_view(g.d->id) != id)
+        return "the plugin '" + std::string(path) + "' reports id '" +
+               std::string(to_view(g.d->id)) + "', not the '" + id + "' radiald read from it";
+    return {};
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2 || ::fcntl(kControlFd, F_GETFD) < 0) {
+    if (argc != 3 || ::fcntl(kControlFd, F_GETFD) < 0 || ::fcntl(kPluginFd, F_GETFD) < 0) {
         static const char usage[] =
             "radial-plugin-host: radiald starts this to load a runtime plugin in a process of "
             "its own (run.pluginIsolation = \"process\"); it is not run by hand\n";
         (void)!::write(2, usage, sizeof usage - 1);
         return 2;
     }
-    // Nothing of radiald's but the control socket, whatever it left open by mistake.
-    ::syscall(SYS_close_range, kControlFd + 1, ~0U, 0);
+    // Nothing of radiald's but the control socket and the plugin file, whatever it left open by
+    // mistake; and neither for a child the plugin starts (a child holding the control socket
+    // would keep radiald from seeing this process end).
+    ::syscall(SYS_close_range, kPluginFd + 1, ~0U, 0);
+    ::fcntl(kControlFd, F_SETFD, FD_CLOEXEC);
+    ::fcntl(kPluginFd, F_SETFD, FD_CLOEXEC);
     ::signal(SIGPIPE, SIG_IGN); // a gone radiald is a failed write, as in radiald itself
-    g.load_error = load(argv[1]);
+    g.load_error = load(argv[1], argv[2]);
     for (;;) {
         internal::UniqueFd call = receive_fd(kControlFd);
         if (!call) break; // radiald closed the control socket, or is gone

@@ -44,21 +44,25 @@ std::string errno_text(const char* what) { return std::string(what) + ": " + std
 
 } // namespace
 
-PluginHostProcess::PluginHostProcess(const std::string& helper, const std::string& plugin_path,
+PluginHostProcess::PluginHostProcess(const std::string& helper, int plugin_fd,
+                                     const std::string& plugin_path, const std::string& plugin_id,
                                      LogFn log) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         throw std::runtime_error(errno_text("making the plugin host's control socket"));
     control_.reset(sv[0]);
     internal::UniqueFd theirs(sv[1]);
-    // dup2 onto itself would keep close-on-exec: move it off fd 3 first.
-    if (theirs.get() == 3) theirs.reset(::fcntl(3, F_DUPFD_CLOEXEC, 4));
+    // dup2 onto itself would keep close-on-exec: keep both off fds 3 and 4 first.
+    internal::UniqueFd plugin(::fcntl(plugin_fd, F_DUPFD_CLOEXEC, 5));
+    if (theirs.get() <= 4) theirs.reset(::fcntl(theirs.get(), F_DUPFD_CLOEXEC, 5));
+    if (!plugin || !theirs) throw std::runtime_error(errno_text("passing the plugin file"));
     posix_spawn_file_actions_t actions;
     ::posix_spawn_file_actions_init(&actions);
     ::posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     ::posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     ::posix_spawn_file_actions_adddup2(&actions, 1, 2);
     ::posix_spawn_file_actions_adddup2(&actions, theirs.get(), 3);
+    ::posix_spawn_file_actions_adddup2(&actions, plugin.get(), 4);
     posix_spawnattr_t attr;
     ::posix_spawnattr_init(&attr);
     sigset_t none, all;
@@ -66,9 +70,11 @@ PluginHostProcess::PluginHostProcess(const std::string& helper, const std::strin
     sigfillset(&all);
     ::posix_spawnattr_setsigmask(&attr, &none);
     ::posix_spawnattr_setsigdefault(&attr, &all);
-    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::string arg0 = "radial-plugin-host", arg1 = plugin_path;
-    char* argv[] = {arg0.data(), arg1.data(), nullptr};
+    ::posix_spawnattr_setpgroup(&attr, 0);
+    ::posix_spawnattr_setflags(
+        &attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    std::string arg0 = "radial-plugin-host", arg1 = plugin_path, arg2 = plugin_id;
+    char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
     const int rc = ::posix_spawn(&pid_, helper.c_str(), &actions, &attr, argv, environ);
     ::posix_spawn_file_actions_destroy(&actions);
     ::posix_spawnattr_destroy(&attr);
@@ -83,6 +89,7 @@ PluginHostProcess::PluginHostProcess(const std::string& helper, const std::strin
 PluginHostProcess::~PluginHostProcess() {
     ::shutdown(control_.get(), SHUT_RDWR); // the process ends at its control socket's end
     if (reader_.joinable()) reader_.join();
+    ended();
 }
 
 void PluginHostProcess::forward_logs(LogFn log) {
@@ -91,7 +98,20 @@ void PluginHostProcess::forward_logs(LogFn log) {
         if (frame.type == kLog && !frame.payload.empty() && log)
             log(static_cast<unsigned char>(frame.payload[0]),
                 std::string_view(frame.payload).substr(1));
-    // The control socket ended: the process exited or crashed, or radiald closed it. Reap it.
+}
+
+bool PluginHostProcess::alive() {
+    if (!pidfd_) {
+        std::lock_guard lock(reap_mutex_);
+        return !reaped_;
+    }
+    pollfd p{pidfd_.get(), POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
+}
+
+std::string PluginHostProcess::ended() {
+    std::lock_guard lock(reap_mutex_);
+    if (reaped_) return how_ended_;
     bool gone = false;
     if (pidfd_) {
         pollfd p{pidfd_.get(), POLLIN, 0};
@@ -101,36 +121,33 @@ void PluginHostProcess::forward_logs(LogFn log) {
         } while (r < 0 && errno == EINTR);
         gone = r > 0;
     }
-    if (!gone) ::kill(pid_, SIGKILL);
+    if (!gone) {
+        if (pidfd_)
+            ::syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
+        else
+            ::kill(pid_, SIGKILL); // not reaped yet (only here), so the pid is still its own
+    }
     int status = 0;
     pid_t r;
     do {
         r = ::waitpid(pid_, &status, 0);
     } while (r < 0 && errno == EINTR);
-    std::lock_guard lock(mutex_);
-    how_ended_ = r == pid_ ? describe_status(status) : "ended with its status lost";
+    how_ended_ = r != pid_ ? "ended with its status lost"
+                 : broke_protocol_.empty()
+                     ? describe_status(status)
+                     : "broke the call protocol (" + broke_protocol_ + ") and was killed";
     reaped_ = true;
-    cv_.notify_all();
-}
-
-bool PluginHostProcess::has_ended() {
-    std::lock_guard lock(mutex_);
-    return reaped_;
-}
-
-std::string PluginHostProcess::ended() {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [this] { return reaped_; });
     return how_ended_;
 }
 
-void PluginHostProcess::kill_and_reap() {
-    {
-        std::lock_guard lock(mutex_);
-        if (reaped_) return;
-    }
-    ::kill(pid_, SIGKILL); // not reaped yet, so the pid is still this process's
-    ::shutdown(control_.get(), SHUT_RDWR);
+void PluginHostProcess::kill_for(std::string why) {
+    std::lock_guard lock(reap_mutex_);
+    if (reaped_) return;
+    broke_protocol_ = std::move(why);
+    if (pidfd_)
+        ::syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
+    else
+        ::kill(pid_, SIGKILL); // not reaped yet (ended() holds the same lock), so still its own
 }
 
 std::optional<json> PluginHostProcess::call(const json& request, const CallSinks& sinks) {
@@ -222,10 +239,10 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
                 default: throw std::runtime_error("an unknown frame");
             }
         }
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
         // A host process that breaks the protocol has a plugin that corrupted it: it is ended,
         // as one that crashed.
-        kill_and_reap();
+        kill_for(e.what());
     }
     return std::nullopt;
 }

@@ -8,7 +8,6 @@
 #include <radial/session.h>
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -35,11 +34,16 @@ class PluginHostProcess {
 public:
     using LogFn = std::function<void(std::uint32_t level, std::string_view line)>;
 
-    // Starts `helper` (the radial-plugin-host executable) on `plugin_path`, with a control socket
-    // on its fd 3, /dev/null as its stdin, stdout and stderr, and radiald's environment. `log`
-    // receives the plugin's log lines from a thread of this object until it is destroyed.
-    // Throws std::runtime_error naming the helper when it cannot be started.
-    PluginHostProcess(const std::string& helper, const std::string& plugin_path, LogFn log);
+    // Starts `helper` (the radial-plugin-host executable) on the plugin open at `plugin_fd` (the
+    // file radiald checked, passed as the process's fd 4, so a file put at its path since is not
+    // what runs; `plugin_path` is for messages, `plugin_id` the id radiald read, which the
+    // process checks). Its control socket is its fd 3, /dev/null its stdin, stdout and stderr; it
+    // gets radiald's environment and a process group of its own (a terminal's Ctrl-C aimed at
+    // radiald does not end it: it ends when its control socket closes). `log` receives the
+    // plugin's log lines from a thread of this object until it is destroyed. Throws
+    // std::runtime_error naming the helper when it cannot be started.
+    PluginHostProcess(const std::string& helper, int plugin_fd, const std::string& plugin_path,
+                      const std::string& plugin_id, LogFn log);
     // Closes the control socket (the process exits at that), and waits until it has ended: at
     // most 5 s before it is SIGKILLed.
     ~PluginHostProcess();
@@ -51,16 +55,17 @@ public:
     // before replying: ended() then says how.
     std::optional<nlohmann::json> call(const nlohmann::json& request, const CallSinks& sinks);
 
-    // Whether the process has ended (it crashed, or was killed); never blocks.
-    bool has_ended();
+    // Whether the process is still running (not yet exited, whether or not reaped); never blocks.
+    bool alive();
     // How the process ended, e.g. "was killed by signal 11 (Segmentation fault)": waits until it
-    // has ended, at most 5 s after which it is SIGKILLed.
+    // has ended — at most 5 s, after which it is SIGKILLed — and reaps it. It does not depend on
+    // the control socket, which a child the plugin started may hold open.
     std::string ended();
     pid_t pid() const noexcept { return pid_; }
 
 private:
     void forward_logs(LogFn log);
-    void kill_and_reap();
+    void kill_for(std::string why);
 
     pid_t pid_ = -1;
     internal::UniqueFd control_;
@@ -68,10 +73,10 @@ private:
     std::mutex send_mutex_; // one descriptor on the control socket at a time
     // Call sockets whose last call returned, for the next calls; guarded by send_mutex_.
     std::vector<internal::UniqueFd> idle_;
-    std::mutex mutex_;
-    std::condition_variable cv_;
+    std::mutex reap_mutex_; // one reaper; guards the two below
     bool reaped_ = false;
     std::string how_ended_;
+    std::string broke_protocol_; // why it was killed by radiald, if it was
     std::thread reader_;
 };
 

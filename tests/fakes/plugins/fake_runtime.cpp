@@ -11,11 +11,14 @@
 //   enforce it)
 //   segv            -> writes through a null pointer (a plugin that segfaults in run)
 //   corrupt-heap    -> writes past a heap block and frees it (a plugin that corrupts its heap)
+//   spawn-segv S    -> starts `sleep S` inheriting every descriptor, then segfaults
 // list_by_label of a prefix containing "abort-list" calls abort() (a plugin that aborts there).
 // Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
 // failPreflight = "message".
 // Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
 // id).
+#include <spawn.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -29,6 +32,8 @@
 #ifndef RADIAL_FAKE_ID
 #define RADIAL_FAKE_ID "fake"
 #endif
+
+extern char** environ;
 
 namespace {
 
@@ -136,7 +141,15 @@ public:
             if (limit < ms) return RunResult{RADIAL_RUN_TIMED_OUT, 0, 0, 0};
             return RunResult{RADIAL_RUN_EXITED, 0, 0, static_cast<std::uint64_t>(ms.count())};
         }
-        if (cmd == "segv") {
+        if (cmd == "spawn-segv") {
+            // A child that outlives the crash holding whatever the process had open.
+            const std::string seconds = spec.argv.at(1);
+            char* args[] = {const_cast<char*>("sleep"), const_cast<char*>(seconds.c_str()),
+                            nullptr};
+            pid_t child = 0;
+            ::posix_spawn(&child, "/bin/sleep", nullptr, nullptr, args, environ);
+        }
+        if (cmd == "segv" || cmd == "spawn-segv") {
             volatile int* nowhere = nullptr;
             *nowhere = 1;
         }

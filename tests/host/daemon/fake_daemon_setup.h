@@ -15,11 +15,15 @@ struct FakeSetup : DaemonSetup {
         : DaemonSetup(plugin_keys() + run_keys, tables) {}
     // The fake plugin alone in a plugin directory, and run.pluginDir pointing at it.
     static std::string plugin_keys() {
-        static TempDir plugins("radial-fake");
         std::filesystem::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so",
-                                   plugins / "fake.so",
+                                   plugin_dir() + "/fake.so",
                                    std::filesystem::copy_options::overwrite_existing);
-        return "containerRuntime = \"fake\"\npluginDir = \"" + plugins.path() + "\"\n";
+        return "containerRuntime = \"fake\"\npluginDir = \"" + plugin_dir() + "\"\n";
+    }
+    // This test program's plugin directory.
+    static std::string plugin_dir() {
+        static TempDir plugins("radial-fake");
+        return plugins.path();
     }
 };
 

@@ -86,6 +86,40 @@ TEST(PluginIsolation, ACorruptedHeapEndsThatTurnAndTheDaemonServesTheNext) {
     EXPECT_EQ(s.terminal(next)["status"], "succeeded") << d.log();
 }
 
+// A child the plugin started, still running after the crash and holding every descriptor the
+// host process had, does not hold the crash's record back (it would until the child ended).
+TEST(PluginIsolation, AChildThePluginStartedDoesNotHoldTheCrashBack) {
+    IsolatedSetup s;
+    DaemonProcess d(s);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string crash = s.submit(turn_file("[\"spawn-segv\", \"90\"]"));
+    ASSERT_TRUE(s.wait_terminal({crash}, 60s)) << d.log();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, test::scaled(45s));
+    expect_crash_record(s.terminal(crash), "signal 11 (Segmentation fault)");
+}
+
+// The plugin file replaced after radiald checked it is not what a restarted host process runs:
+// the turns are queued while the file is the fake's, the file is swapped for one that is no
+// plugin at all while the first runs, and the crash after it restarts the host process.
+TEST(PluginIsolation, ARestartedHostRunsTheFileRadialdCheckedNotOneSwappedIn) {
+    IsolatedSetup s("maxConcurrentTurns = 1\n");
+    const std::string first = s.submit(turn_file("[\"sleep\", \"2000\"]"));
+    const std::string crash = s.submit(turn_file("[\"segv\"]"));
+    const std::string next = s.submit(turn_file("[\"echo\", \"checked\"]"));
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("fake run of", 30s)) << d.log();
+    const std::string path = test::FakeSetup::plugin_dir() + "/fake.so";
+    fs::copy_file("/bin/true", path + ".new", fs::copy_options::overwrite_existing);
+    fs::rename(path + ".new", path);
+    ASSERT_TRUE(s.wait_terminal({first, crash, next}, 60s)) << d.log();
+    expect_crash_record(s.terminal(crash), "signal 11 (Segmentation fault)");
+    EXPECT_EQ(s.terminal(next)["status"], "succeeded") << d.log();
+    // The fake's own file again, for the tests after this one.
+    fs::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so", path + ".new",
+                  fs::copy_options::overwrite_existing);
+    fs::rename(path + ".new", path);
+}
+
 // The daemon asks list_by_label for a turn's box once the turn has ended; that call aborting the
 // plugin leaves the turn's own record as it was and the daemon serving.
 TEST(PluginIsolation, AnAbortInListByLabelLeavesTheDaemonServing) {
