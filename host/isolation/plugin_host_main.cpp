@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <deque>
+#include <memory>
 #include <mutex>
 #include <radial/host/runtime_descriptor.hpp>
 #include <string>
@@ -112,17 +114,27 @@ public:
 
     void send(char type, std::string_view payload) {
         std::lock_guard lock(mutex_);
-        write_frame(fd_, type, payload);
+        if (!closed_) write_frame(fd_, type, payload);
     }
-    // Sends a frame whose sink answers, and returns the answer (non-zero: stop). radiald gone:
-    // stop.
+    // Sends a frame whose sink answers, and returns the answer (non-zero: stop). radiald gone,
+    // or the call returned already: stop.
     std::int32_t ask(char type, std::string_view payload) {
         std::lock_guard lock(mutex_);
+        if (closed_) return 1;
         Frame ack;
         if (!write_frame(fd_, type, payload) || !read_frame(fd_, ack) || ack.type != kAck ||
             ack.payload.size() != 1)
             return 1;
         return ack.payload[0] == 0 ? 0 : 1;
+    }
+
+    // Sends the call's reply; every sink call after it is dropped, so that a plugin thread that
+    // writes after its call returned (an ABI breach) cannot put frames into the socket's next
+    // call, another turn's.
+    void reply(std::string_view payload) {
+        std::lock_guard lock(mutex_);
+        write_frame(fd_, kReturn, payload);
+        closed_ = true;
     }
 
 private:
@@ -132,6 +144,7 @@ private:
     };
     int fd_;
     std::mutex mutex_;
+    bool closed_ = false;
     NameTag names_[2] = {{this, 0}, {this, 1}};
 };
 
@@ -275,9 +288,14 @@ json dispatch(const json& req, CallContext& call) {
 // Serves the calls that come on one socket, one after the other, until radiald closes it: radiald
 // keeps a socket whose call returned for its next call, so a call costs no new socket or thread.
 void serve(internal::UniqueFd fd) {
+    // The contexts of the last calls stay alive, closed, for a plugin thread still holding one
+    // of their sinks: it finds the call over instead of freed memory.
+    constexpr std::size_t kKeptContexts = 64;
+    std::deque<std::unique_ptr<CallContext>> recent;
     Frame request;
     while (read_frame(fd.get(), request) && request.type == kRequest) {
-        CallContext call(fd.get());
+        if (recent.size() == kKeptContexts) recent.pop_front();
+        CallContext& call = *recent.emplace_back(std::make_unique<CallContext>(fd.get()));
         json reply;
         try {
             reply = dispatch(from_cbor(request.payload), call);
@@ -287,7 +305,7 @@ void serve(internal::UniqueFd fd) {
                        to_c(std::string("radial-plugin-host: a malformed call: ") + e.what()));
             reply = {{"status", RADIAL_E_INTERNAL}};
         }
-        call.send(kReturn, to_cbor(reply));
+        call.reply(to_cbor(reply));
     }
 }
 
