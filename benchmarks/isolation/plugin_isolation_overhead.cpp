@@ -1,5 +1,5 @@
 // benchmarks/isolation/plugin_isolation_overhead.cpp — what run.pluginIsolation = "process" costs a
-// turn (docs/design.md §5.12; the goal: at most 2 ms added per turn) and the memory it adds.
+// turn (docs/design.md §5.13; the goal: at most 2 ms added per turn) and the memory it adds.
 //
 // One RuntimeClient over the plugin loaded into this process (in-process, as radiald does by
 // default) and one over the same .so in a radial-plugin-host process (as radiald does under

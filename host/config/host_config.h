@@ -119,7 +119,7 @@ struct HostConfig {
                                                     // plugin call but run may take
     // run.pluginIsolation: "in-process" (the plugin is loaded into radiald) or "process" (into a
     // radial-plugin-host process of its own, so that its crash ends only its own calls:
-    // docs/design.md §5.12).
+    // docs/design.md §5.13).
     bool plugin_in_process = true;
     // run.metrics: where `radiald run` serves Prometheus metrics, "unix:/path" or a loopback
     // "HOST:PORT" (config/metrics_endpoint.h, docs/design.md §12.6); empty: not served.

@@ -96,7 +96,6 @@ public:
             };
             if (has(extensions, RADIAL_BOX_ROOT_EXTENSION_ID)) {
                 box_root_ = radial_box_root_ext{sizeof(radial_box_root_ext), 0, &p_root_ids};
-                has_box_root_ = true;
             }
             if (has(calls, "create")) {
                 auto& t = session_;
@@ -108,7 +107,6 @@ public:
                 t.changes = has(calls, "changes") ? &s_changes : nullptr;
                 t.snapshot = has(calls, "snapshot") ? &s_snapshot : nullptr;
                 t.remove_snapshot = has(calls, "remove_snapshot") ? &s_remove_snapshot : nullptr;
-                has_session_ = true;
             }
             created_ = true;
         } else if (host_.log != nullptr) {
@@ -147,9 +145,14 @@ public:
         if (p && p->alive()) p->call({{"call", "destroy"}}, CallSinks{});
     }
 
-    // The extension tables the plugin has (filled at the first create, never changed after).
-    const radial_box_root_ext* box_root() const { return has_box_root_ ? &box_root_ : nullptr; }
-    const radial_session_ext* session() const { return has_session_ ? &session_ : nullptr; }
+    // The extension tables the plugin has (filled at the first create, never changed after; a
+    // table left zero is one the plugin does not have).
+    const radial_box_root_ext* box_root() const {
+        return box_root_.struct_size != 0 ? &box_root_ : nullptr;
+    }
+    const radial_session_ext* session() const {
+        return session_.struct_size != 0 ? &session_ : nullptr;
+    }
 
 private:
     // The box of a run the crash ended, removed through a new process; what became of it.
@@ -181,7 +184,6 @@ private:
     bool created_ = false; // an instance was made once: a later create is a restart
     radial_session_ext session_{};
     radial_box_root_ext box_root_{};
-    bool has_session_ = false, has_box_root_ = false;
 };
 
 Instance& self(radial_runtime* rt) { return *reinterpret_cast<Instance*>(rt); }

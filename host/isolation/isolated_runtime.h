@@ -1,5 +1,5 @@
 // host/isolation/isolated_runtime.h — a runtime plugin run in a process of its own
-// (run.pluginIsolation = "process", docs/design.md §5.12).
+// (run.pluginIsolation = "process", docs/design.md §5.13).
 //
 // radiald drives it through a descriptor of the same C ABI as the plugin's own, so everything
 // above the seam (RuntimeClient, sessions, the box-root extension) is unchanged. Each of its

@@ -1,5 +1,5 @@
 // radial-plugin-host: loads one runtime plugin (.so, unchanged) in a process of its own and serves
-// radiald's calls into it (docs/design.md §5.12, run.pluginIsolation = "process"). A plugin that
+// radiald's calls into it (docs/design.md §5.13, run.pluginIsolation = "process"). A plugin that
 // crashes then ends this process, not radiald: radiald sees the call's socket close, reads how the
 // process ended, starts a new one and records what happened.
 //

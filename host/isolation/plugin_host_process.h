@@ -1,6 +1,6 @@
 // host/isolation/plugin_host_process.h — one radial-plugin-host process, as radiald sees it: its
 // pid, its control socket, the thread that forwards its log lines, and how it ended
-// (docs/design.md §5.12).
+// (docs/design.md §5.13).
 #pragma once
 
 #include <radial/internal/unique_fd.h>

@@ -1,5 +1,5 @@
 // host/isolation/plugin_wire.h — the channel between radiald and a runtime plugin's host process
-// under run.pluginIsolation = "process" (docs/design.md §5.12).
+// under run.pluginIsolation = "process" (docs/design.md §5.13).
 //
 // Every call into the plugin travels on a stream socket of its own (a socketpair whose one end is
 // handed to the plugin host over its control socket with SCM_RIGHTS), as frames: one type byte,

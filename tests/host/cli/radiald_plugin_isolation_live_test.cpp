@@ -1,5 +1,5 @@
 // run.pluginIsolation = "process" with the real docker.so, the real engine and the real radiald
-// (docs/design.md §5.12): a turn, its socket, its timeout and a session's execs all go through
+// (docs/design.md §5.13): a turn, its socket, its timeout and a session's execs all go through
 // the plugin host process as they go in-process.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The real radiald daemon with run.pluginIsolation = "process" and the fake runtime's crashing
-// behaviours (docs/design.md §5.12): a plugin that segfaults in run, corrupts its heap, or aborts
+// behaviours (docs/design.md §5.13): a plugin that segfaults in run, corrupts its heap, or aborts
 // in list_by_label ends only the calls in flight in its host process; each turn it ended gets a
 // record saying so, and the daemon serves the next turn through a new process.
 #include <gmock/gmock.h>
