@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <stdexcept>
 #include <system_error>
 
 #include "load_factor.h"
@@ -173,12 +174,23 @@ int BackgroundProcess::wait(std::chrono::milliseconds budget) {
     return exit_code_;
 }
 
-std::optional<std::string> BackgroundProcess::read_line() {
+std::optional<std::string> BackgroundProcess::read_line(std::chrono::milliseconds budget) {
+    const auto deadline = std::chrono::steady_clock::now() + scaled(budget);
     for (;;) {
         if (auto nl = buffered_.find('\n'); nl != std::string::npos) {
             std::string line = buffered_.substr(0, nl);
             buffered_.erase(0, nl + 1);
             return line;
+        }
+        if (out_.valid()) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            pollfd p{out_.get(), POLLIN, 0};
+            const int ready = ::poll(&p, 1, static_cast<int>(std::max<long long>(left.count(), 0)));
+            if (ready < 0 && errno == EINTR) continue;
+            if (ready == 0)
+                throw std::runtime_error("read_line: no line from pid " + std::to_string(pid_) +
+                                         " within its budget; it had written '" + buffered_ + "'");
         }
         char buf[4096];
         ssize_t n = out_.valid() ? ::read(out_.get(), buf, sizeof buf) : 0;

@@ -57,8 +57,11 @@ public:
     // ProcessResult::exit_code would hold. Idempotent.
     int wait(std::chrono::milliseconds budget = std::chrono::seconds(120));
     // The next line it wrote to stdout (without its newline), or nullopt at the end of its
-    // output. Blocks. Only with pipe_stdout.
-    std::optional<std::string> read_line();
+    // output. Blocks up to `budget` (scaled by the suite's load factor), then throws
+    // std::runtime_error: a test waiting on a line that never comes fails instead of hanging
+    // until CTest's timeout. Only with pipe_stdout.
+    std::optional<std::string> read_line(
+        std::chrono::milliseconds budget = std::chrono::seconds(120));
 
 private:
     pid_t pid_ = -1;

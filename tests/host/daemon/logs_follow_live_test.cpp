@@ -83,6 +83,17 @@ TEST(RadialdLogsFollowLive, AFollowerOfATurnWhoseDaemonDiedEndsOnceTheTurnIsRecl
     {
         DaemonProcess d(f.setup);
         ASSERT_TRUE(test::wait_until([&] { return fs::exists(f.ws / "ready"); }, 120s)) << d.log();
+        // The box writes its ready file right after its first line; radiald may not have taken
+        // that line off the stream yet, and a SIGKILLed radiald loses what it had not written.
+        // The crash waits until the log holds it.
+        ASSERT_TRUE(test::wait_until(
+            [&] {
+                auto r = test::run_process({RADIALD_PATH, "logs", "--config", f.setup.config(), id},
+                                           {}, 30s);
+                return r.out.find("before-go\n") != std::string::npos;
+            },
+            120s))
+            << d.log();
         d.crash();
     }
     auto follower = f.follow(id, "/dev/null");
