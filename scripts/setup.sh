@@ -59,6 +59,7 @@ packages=(
     lintian # the packages as shipped must pass it (packaging/test-installed.sh)
     libssl-dev openssl socat # TLS engines: the client, and the tests' certificates and endpoint
     zsh mksh python3 # the redaction tests run every shell's xtrace and Python's quoting for real
+    stress-ng # scripts/test.sh runs the unit tests once beside `stress-ng --cpu 4` (a loaded machine)
 )
 # --with-gvisor: gVisor's runsc, and jq to merge the engine's daemon.json.
 gvisor_packages=(runsc jq)

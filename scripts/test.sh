@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite, the way CI runs it (.ci/run calls this): set up and build with the default
 # preset and run every test, then the Debian packages built, installed, used and purged
-# (packaging/test-installed.sh), then the ASan + UBSan build's tests. Prints each stage's time at
-# the end.
+# (packaging/test-installed.sh), then the unit tests beside a CPU hog, then the ASan + UBSan build's
+# tests. Prints each stage's time at the end.
 #
-# The ASan + UBSan build (stage 4) compiles while stages 2 and 3 run, at idle CPU and I/O priority
+# The ASan + UBSan build (stage 5) compiles while stages 2 to 4 run, at idle CPU and I/O priority
 # (SCHED_IDLE, ionice class idle): the live tests mostly wait on the engine, so the compiler gets
 # the cores they leave. They still slow down some (stage 2 took 406 s beside it, about 300 s
-# alone), far less than the build takes on its own. Stage 4 then waits for it and prints its log.
+# alone), far less than the build takes on its own. Stage 5 then waits for it and prints its log.
 #
 #   sudo scripts/test.sh
 #
@@ -18,7 +18,7 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 times=()
 total_start=$SECONDS
-# stage "N/5 what" COMMAND...: runs it, records how long it took; a failure ends the run (set -e)
+# stage "N/6 what" COMMAND...: runs it, records how long it took; a failure ends the run (set -e)
 # after the times so far are printed.
 stage() {
     local name="$1" start=$SECONDS
@@ -40,7 +40,7 @@ print_times() {
 }
 
 # --with-gvisor: the live suite runs turns under gVisor (tests/host/cli/radiald_gvisor_live_test.cpp).
-stage "1/5 setup, preset 'default'" scripts/setup.sh --preset default --with-gvisor
+stage "1/6 setup, preset 'default'" scripts/setup.sh --preset default --with-gvisor
 
 asan_pid=""
 asan_log=""
@@ -52,7 +52,7 @@ start_asan_build() {
     setsid chrt --idle 0 ionice -c 3 scripts/setup.sh --preset asan >"${asan_log}" 2>&1 </dev/null &
     asan_pid=$!
     trap 'stop_asan_build' EXIT
-    echo "test: [4/5] the ASan + UBSan build started in the background at idle priority (pid ${asan_pid}, log ${asan_log})"
+    echo "test: [5/6] the ASan + UBSan build started in the background at idle priority (pid ${asan_pid}, log ${asan_log})"
 }
 stop_asan_build() {
     if [[ -n "${asan_pid}" ]] && kill -0 "${asan_pid}" 2>/dev/null; then
@@ -77,17 +77,17 @@ fi
 
 # Both ctest stages run beside an unrelated `sleep 30` and an unrelated box labelled
 # radial-turn-x-y, which no test may count or touch (tests/README.md, "Hermetic tests").
-stage "2/5 ctest --preset default" tests/hermetic/beside_other_work.sh -- --preset default
+stage "2/6 ctest --preset default" tests/hermetic/beside_other_work.sh -- --preset default
 # It installs and purges the radiald packages on this machine (root needed; it refuses to run if
 # they are installed already).
-stage "3/5 the packages, installed (packaging/test-installed.sh)" packaging/test-installed.sh build
+stage "3/6 the packages, installed (packaging/test-installed.sh)" packaging/test-installed.sh build
 
 if [[ "${RADIAL_SKIP_ASAN:-0}" == 1 ]]; then
-    echo "test: [4/5] [5/5] ASan + UBSan stage skipped (RADIAL_SKIP_ASAN=1)"
+    echo "test: [5/6] [6/6] ASan + UBSan stage skipped (RADIAL_SKIP_ASAN=1)"
     print_times
     exit 0
 fi
 
-stage "4/5 setup, preset 'asan' (the rest of the background build)" wait_asan_build
-stage "5/5 ctest --preset asan" tests/hermetic/beside_other_work.sh -- --preset asan
+stage "5/6 setup, preset 'asan' (the rest of the background build)" wait_asan_build
+stage "6/6 ctest --preset asan" tests/hermetic/beside_other_work.sh -- --preset asan
 print_times

@@ -2,35 +2,49 @@
 # Runs ctest beside unrelated work of the kind a hermetic test must neither count nor touch: a
 # plain `sleep 30` (restarted whenever it ends) and a running container named and labelled
 # `radial-turn-x-y`, as another radiald's box would be (tests/README.md, "Hermetic tests"). The
-# run fails when ctest fails, or when the suite killed or removed either of them.
+# run fails when ctest fails, or when the suite killed or removed either of them. With
+# `--cpu-hog N` it also runs beside `stress-ng --cpu N` (a machine loaded by someone else's work:
+# the suite's budgets scale with the load factor it measures at its start, tests/README.md).
 #
-#   tests/hermetic/beside_other_work.sh [--runs N] [--image IMAGE] [--] CTEST_ARGS...
+#   tests/hermetic/beside_other_work.sh [--runs N] [--image IMAGE] [--cpu-hog N] [--] CTEST_ARGS...
 #
-# e.g. tests/hermetic/beside_other_work.sh --runs 2 -- --preset default
+# e.g. tests/hermetic/beside_other_work.sh --runs 2 --cpu-hog 4 -- --preset default -L unit
 # Needs a running Docker Engine and IMAGE (default radial/busybox:latest) present locally.
 set -euo pipefail
 
 runs=1
 image=radial/busybox:latest
+cpu_hog=0
 while (($# > 0)); do
     case "$1" in
         --runs) runs="$2"; shift 2 ;;
         --image) image="$2"; shift 2 ;;
+        --cpu-hog) cpu_hog="$2"; shift 2 ;;
         --) shift; break ;;
-        -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,12p' "$0"; exit 0 ;;
         *) break ;;
     esac
 done
 
 box=radial-turn-x-y
 say() { echo "beside_other_work: $*"; }
+if ! [[ "${cpu_hog}" =~ ^[0-9]+$ ]] || ((cpu_hog > 64)); then
+    say "--cpu-hog: '${cpu_hog}' is not a number of CPU workers from 0 to 64" >&2
+    exit 2
+fi
+if ((cpu_hog > 0)) && ! command -v stress-ng >/dev/null; then
+    say "--cpu-hog needs stress-ng (apt-get install stress-ng; scripts/setup.sh installs it)" >&2
+    exit 2
+fi
 
 # Another user's `sleep 30`: its own process group, so clean-up ends exactly it.
 setsid bash -c 'while :; do sleep 30; done' </dev/null >/dev/null 2>&1 &
 sleeper=$!
+hog=""
 created=0 # the box is removed only once this run made it: one of that name may be another's
 cleanup() {
     kill -- "-${sleeper}" 2>/dev/null || true
+    if [[ -n "${hog}" ]]; then kill -- "-${hog}" 2>/dev/null || true; fi
     if ((created)); then docker rm -f "${box}" >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
@@ -57,6 +71,13 @@ docker run -d --pull never --name "${box}" --label "radial.label=${box}" --label
 created=1
 box_id=$(docker inspect -f '{{.Id}}' "${box}")
 say "unrelated work: 'sleep 30' loop (pgid ${sleeper}), container ${box} (${box_id:0:12})"
+if ((cpu_hog > 0)); then
+    # Its own process group, so clean-up ends exactly it; started before ctest, so the suite's
+    # load factor (measured at its start) sees it.
+    setsid stress-ng --cpu "${cpu_hog}" --quiet </dev/null >/dev/null 2>&1 &
+    hog=$!
+    say "and a CPU hog: stress-ng --cpu ${cpu_hog} (pgid ${hog})"
+fi
 
 status=0
 for ((i = 1; i <= runs; i++)); do
@@ -71,6 +92,10 @@ done
 
 if ! kill -0 "${sleeper}" 2>/dev/null; then
     say "the unrelated 'sleep 30' loop was killed by the suite" >&2
+    status=1
+fi
+if [[ -n "${hog}" ]] && ! kill -0 "${hog}" 2>/dev/null; then
+    say "the CPU hog (stress-ng) ended during the run: the run was not loaded throughout" >&2
     status=1
 fi
 if [[ "$(docker inspect -f '{{.Id}} {{.State.Running}}' "${box}" 2>/dev/null)" != "${box_id} true" ]]; then
