@@ -7,16 +7,19 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "config/host_config.h"
+#include "config/key_table.h"
 
 namespace radial::config {
 
-// Reads run.<name> into `cfg` when it is one of these keys: outputStall, maxRecordsPerTurn,
-// maxRecordBytesPerTurn, journalMaxAge, journalMaxBytes, turnLogMaxBytes, turnLogsMaxBytes. Returns
-// false for any other name. `fail` is called with the problem (it must throw) for a value out of
-// range.
-bool read_turn_bound(const std::string& name, const toml::node& value, HostConfig& cfg,
-                     const std::function<void(const std::string& problem)>& fail);
+// Adds the readers of these [run] keys to `readers`: outputStall, maxRecordsPerTurn,
+// maxRecordBytesPerTurn, journalMaxAge, journalMaxBytes, turnLogMaxBytes and turnLogsMaxBytes. A
+// reader stores into `cfg` (which must outlive `readers`) or calls `fail` (which must throw) with
+// the key and the problem for a value out of range.
+void add_turn_bound_readers(
+    std::vector<KeyReader>& readers, HostConfig& cfg,
+    const std::function<void(const std::string& key, const std::string& problem)>& fail);
 
 } // namespace radial::config

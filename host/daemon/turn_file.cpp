@@ -9,6 +9,7 @@
 #include <set>
 
 #include "config/bounded_units.h"
+#include "config/key_table.h"
 #include "turn/turn_session.h"
 #include "turn/workspace_mode.h"
 
@@ -88,19 +89,18 @@ void read_mounts(const FileReader& r, const toml::node& n, SpooledRequest& req) 
         Mount m;
         const toml::node* source = nullptr;
         const toml::node* target = nullptr;
-        for (const auto& [k, v] : *t) {
-            std::string key = at + "." + std::string(k.str());
-            if (k.str() == "source") {
-                source = &v;
-            } else if (k.str() == "target") {
-                target = &v;
-            } else if (k.str() == "readOnly") {
-                if (!v.is_boolean()) r.fail(v, key, "must be true or false");
-                m.read_only = v.as_boolean()->get();
-            } else {
-                r.fail(v, key, "unknown key; a mount takes source, target and readOnly");
-            }
-        }
+        const std::vector<config::KeyReader> keys{
+            {"source", [&](const std::string&, const toml::node& v) { source = &v; }},
+            {"target", [&](const std::string&, const toml::node& v) { target = &v; }},
+            {"readOnly",
+             [&](const std::string& key, const toml::node& v) {
+                 if (!v.is_boolean()) r.fail(v, key, "must be true or false");
+                 m.read_only = v.as_boolean()->get();
+             }},
+        };
+        config::read_keys(*t, at, keys, {"a mount", ""},
+                          [&](const std::string& key, const toml::node& v,
+                              const std::string& problem) { r.fail(v, key, problem); });
         if (source == nullptr) r.fail(item, at + ".source", "missing; name the host path to mount");
         if (target == nullptr) r.fail(item, at + ".target", "missing; name the path in the box");
         m.source = r.host_path(*source, at + ".source", false);
@@ -111,6 +111,19 @@ void read_mounts(const FileReader& r, const toml::node& n, SpooledRequest& req) 
                                "the turn socket at {}); pick another path",
                                m.target, turn::kWorkspaceTarget, turn::kBoxSocketDir));
         req.mounts.push_back(std::move(m));
+    }
+}
+
+// [env]: NAME = "value", each name a variable name.
+void read_env(const FileReader& r, const std::string& key, const toml::node& v,
+              SpooledRequest& req) {
+    const auto* t = v.as_table();
+    if (t == nullptr) r.fail(v, key, "must be a table of NAME = \"value\" ([env])");
+    for (const auto& [name, value] : *t) {
+        std::string ekey = "env." + std::string(name.str());
+        if (!is_env_name(name.str()))
+            r.fail(value, ekey, "is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+        req.env.push_back({std::string(name.str()), r.string(value, ekey), false});
     }
 }
 
@@ -132,87 +145,93 @@ SpooledRequest read_turn_file(const std::string& path) {
     const toml::node* mounts = nullptr; // read last: a mount may not take the workspace's place
     bool has_image = false, has_argv = false;
     const toml::node* kind_node = nullptr;
-    for (const auto& [k, v] : root) {
-        std::string key(k.str());
-        if (key == "id") {
-            req.turn_id = r.string(v, key);
-            try {
-                turn::validate_turn_id(req.turn_id);
-            } catch (const turn::RequestError& e) {
-                r.fail(v, key, e.what());
-            }
-        } else if (key == "kind") {
-            auto kind = turn::parse_request_kind(r.string(v, key));
-            if (!kind)
-                r.fail(v, key,
-                       "must be \"turn\" (the default) or \"check\" (a project's own command, "
-                       "without secrets)");
-            req.kind = *kind;
-            kind_node = &v;
-        } else if (key == "image") {
-            req.image = r.string(v, key);
-            if (req.image.empty()) r.fail(v, key, "must not be empty; name the image the box runs");
-            has_image = true;
-        } else if (key == "argv") {
-            req.argv = r.strings(v, key);
-            if (req.argv.empty())
-                r.fail(v, key, "must not be empty; give the command to run in the box");
-            has_argv = true;
-        } else if (key == "workdir") {
-            req.workdir = r.box_path(v, key);
-        } else if (key == "workspace") {
-            req.workspace = r.host_path(v, key, true);
-        } else if (key == "timeout") {
-            std::uint64_t ms = 0;
-            const std::string problem = config::duration_problem(
-                v.is_string() ? std::string_view(v.as_string()->get()) : "(not a string)", ms, 1,
-                turn::kMaxTimeoutMs, "\"90s\", \"10m\" or \"1500ms\"");
-            if (!problem.empty()) r.fail(v, key, problem);
-            req.timeout_ms = ms;
-        } else if (key == "recordType") {
-            req.record_type = r.string(v, key);
-            if (req.record_type.empty()) r.fail(v, key, "must not be empty");
-        } else if (key == "secrets") {
-            req.secrets = r.strings(v, key);
-            std::set<std::string> seen;
-            for (const auto& name : req.secrets)
-                if (!is_env_name(name) || !seen.insert(name).second)
-                    r.fail(v, key,
-                           fmt::format("'{}' must be a variable name matching "
-                                       "[A-Za-z_][A-Za-z0-9_]*, named once",
-                                       name));
-        } else if (key == "env") {
-            const auto* t = v.as_table();
-            if (t == nullptr) r.fail(v, key, "must be a table of NAME = \"value\" ([env])");
-            for (const auto& [name, value] : *t) {
-                std::string ekey = "env." + std::string(name.str());
-                if (!is_env_name(name.str()))
-                    r.fail(value, ekey, "is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
-                req.env.push_back({std::string(name.str()), r.string(value, ekey), false});
-            }
-        } else if (key == "mode") {
-            req.mode = r.string(v, key);
-            if (!turn::parse_workspace_mode(req.mode))
-                r.fail(v, key, "must be \"read-only\" or \"workspace-write\"");
-        } else if (key == "workspaceMount") {
-            req.workspace_mount = r.string(v, key);
-            if (auto problem = turn::workspace_mount_problem(req.workspace_mount))
-                r.fail(v, key, *problem);
-        } else if (key == "mounts") {
-            mounts = &v;
-        } else if (key == "egress") {
-            req.egress = r.strings(v, key);
-        } else if (key == "session") {
-            req.session = r.string(v, key);
-            if (req.session.empty())
-                r.fail(v, key, "must not be empty; name a session ('radiald session ls')");
-        } else {
-            r.fail(v, key,
-                   "unknown key; a turn file takes id, kind, image, argv, workdir, workspace, "
-                   "timeout, recordType, secrets, env, mode, workspaceMount, mounts, session and "
-                   "egress");
-        }
-    }
+    using V = const toml::node&;
+    using K = const std::string&;
+    const std::vector<config::KeyReader> readers{
+        {"id",
+         [&](K key, V v) {
+             req.turn_id = r.string(v, key);
+             try {
+                 turn::validate_turn_id(req.turn_id);
+             } catch (const turn::RequestError& e) {
+                 r.fail(v, key, e.what());
+             }
+         }},
+        {"kind",
+         [&](K key, V v) {
+             auto kind = turn::parse_request_kind(r.string(v, key));
+             if (!kind)
+                 r.fail(v, key,
+                        "must be \"turn\" (the default) or \"check\" (a project's own command, "
+                        "without secrets)");
+             req.kind = *kind;
+             kind_node = &v;
+         }},
+        {"image",
+         [&](K key, V v) {
+             req.image = r.string(v, key);
+             if (req.image.empty())
+                 r.fail(v, key, "must not be empty; name the image the box runs");
+             has_image = true;
+         }},
+        {"argv",
+         [&](K key, V v) {
+             req.argv = r.strings(v, key);
+             if (req.argv.empty())
+                 r.fail(v, key, "must not be empty; give the command to run in the box");
+             has_argv = true;
+         }},
+        {"workdir", [&](K key, V v) { req.workdir = r.box_path(v, key); }},
+        {"workspace", [&](K key, V v) { req.workspace = r.host_path(v, key, true); }},
+        {"timeout",
+         [&](K key, V v) {
+             std::uint64_t ms = 0;
+             const std::string problem = config::duration_problem(
+                 v.is_string() ? std::string_view(v.as_string()->get()) : "(not a string)", ms, 1,
+                 turn::kMaxTimeoutMs, "\"90s\", \"10m\" or \"1500ms\"");
+             if (!problem.empty()) r.fail(v, key, problem);
+             req.timeout_ms = ms;
+         }},
+        {"recordType",
+         [&](K key, V v) {
+             req.record_type = r.string(v, key);
+             if (req.record_type.empty()) r.fail(v, key, "must not be empty");
+         }},
+        {"secrets",
+         [&](K key, V v) {
+             req.secrets = r.strings(v, key);
+             std::set<std::string> seen;
+             for (const auto& name : req.secrets)
+                 if (!is_env_name(name) || !seen.insert(name).second)
+                     r.fail(v, key,
+                            fmt::format("'{}' must be a variable name matching "
+                                        "[A-Za-z_][A-Za-z0-9_]*, named once",
+                                        name));
+         }},
+        {"env", [&](K key, V v) { read_env(r, key, v, req); }},
+        {"mode",
+         [&](K key, V v) {
+             req.mode = r.string(v, key);
+             if (!turn::parse_workspace_mode(req.mode))
+                 r.fail(v, key, "must be \"read-only\" or \"workspace-write\"");
+         }},
+        {"workspaceMount",
+         [&](K key, V v) {
+             req.workspace_mount = r.string(v, key);
+             if (auto problem = turn::workspace_mount_problem(req.workspace_mount))
+                 r.fail(v, key, *problem);
+         }},
+        {"mounts", [&](K, V v) { mounts = &v; }},
+        {"session",
+         [&](K key, V v) {
+             req.session = r.string(v, key);
+             if (req.session.empty())
+                 r.fail(v, key, "must not be empty; name a session ('radiald session ls')");
+         }},
+        {"egress", [&](K key, V v) { req.egress = r.strings(v, key); }},
+    };
+    config::read_keys(root, "", readers, {"a turn file", ""},
+                      [&](K key, V v, const std::string& problem) { r.fail(v, key, problem); });
     if (!has_image && req.session.empty())
         r.missing("image", "name the image the box runs, e.g. image = \"radial/busybox:latest\"");
     if (!has_argv)

@@ -124,8 +124,9 @@ TEST(ConfigCheck, AnUnknownRunKeyIsNamedWithItsPosition) {
     s.write_config("maxConcurentTurns = 3\n");
     expect_problem(s.check(), 2,
                    s.config +
-                       ":5:21: run.maxConcurentTurns: unknown key; see the configuration reference "
-                       "in docs/configuration.md");
+                       ":5:21: run.maxConcurentTurns: unknown key; did you mean "
+                       "'maxConcurrentTurns'? (see the configuration reference in "
+                       "docs/configuration.md)");
 }
 
 TEST(ConfigCheck, AKeyTheRuntimeRefusesIsNamedWithItsPosition) {
@@ -211,8 +212,9 @@ TEST(ConfigCheck, ProblemsAreJsonLinesWithLogFormatJson) {
     EXPECT_EQ(j["level"], "error");
     EXPECT_EQ(j["component"], "config");
     EXPECT_EQ(j["message"], s.config +
-                                ":5:21: run.maxConcurentTurns: unknown key; see the configuration "
-                                "reference in docs/configuration.md");
+                                ":5:21: run.maxConcurentTurns: unknown key; did you mean "
+                                "'maxConcurrentTurns'? (see the configuration reference in "
+                                "docs/configuration.md)");
 }
 
 TEST(ConfigCheck, AnUnknownLogFormatIsAUsageError) {

@@ -104,8 +104,13 @@ TEST(HostConfig, ARefusedSectionUnderTheRuntimeFlagNamesTheFlag) {
 TEST(HostConfig, RefusesAnUnknownRunKeyWithItsPosition) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\ncontainerRuntim = \"docker\"\n");
-    EXPECT_EQ(error_of(f), f + ":2:19: run.containerRuntim: unknown key; see the configuration "
-                               "reference in docs/configuration.md");
+    EXPECT_EQ(error_of(f), f + ":2:19: run.containerRuntim: unknown key; did you mean "
+                               "'containerRuntime'? (see the configuration reference in "
+                               "docs/configuration.md)");
+    // Nothing near: only the reference.
+    auto g = d.write("g.toml", "[run]\nzzz = 1\n");
+    EXPECT_EQ(error_of(g), g + ":2:7: run.zzz: unknown key; see the configuration reference in "
+                               "docs/configuration.md");
 }
 
 TEST(HostConfig, RefusesAnUnknownTopLevelTable) {
