@@ -35,6 +35,31 @@ struct Entries {
     std::string section = "run.test";
 };
 
+// A key that looks like a typo of one the plugin reads is named with it (radial/names.hpp).
+TEST(PluginHelperConfig, AMistypedKeyNamesTheKnownKeyItIsNear) {
+    Entries e;
+    e.keys.reserve(2);
+    e.values.reserve(2);
+    e.add_string("binary", "/usr/bin/docker");
+    e.add_string("pidsLimt", "256");
+    Config c(e.build());
+    EXPECT_EQ(c.string("binary"), "/usr/bin/docker");
+    EXPECT_EQ(c.integer("pidsLimit"), std::nullopt);
+    EXPECT_EQ(c.size_bytes("memory"), std::nullopt);
+    try {
+        c.finish();
+        FAIL() << "the mistyped key was accepted";
+    } catch (const Error& err) {
+        EXPECT_EQ(err.key(), "pidsLimt");
+        EXPECT_STREQ(err.what(), "unknown key 'pidsLimt' in [run.test]; did you mean 'pidsLimit'?");
+    }
+    EXPECT_EQ(radial::nearest_name("memroy", std::vector<std::string>{"binary", "memory"}),
+              std::optional<std::string>("memory"));
+    EXPECT_EQ(radial::nearest_name("ab", std::vector<std::string>{"ac"}), std::nullopt)
+        << "a two-letter word is never taken for a typo";
+    EXPECT_EQ(radial::edit_distance("imgae", "image"), 1u) << "a swap of neighbours is one edit";
+}
+
 TEST(PluginHelperConfig, TypedGettersAndUnknownKeys) {
     Entries e;
     e.keys.reserve(4);

@@ -1,11 +1,16 @@
 // radial/names.hpp — the character rules a plugin author needs, each defined once
-// (docs/design.md §14.7): environment variable names, runtime ids and capability ids. Box labels
+// (docs/design.md §14.7): environment variable names, runtime ids and capability ids; and the
+// known name a mistyped one was probably meant to be, for a refusal's "did you mean …?". Box labels
 // are radial::plugin::valid_label (radial/plugin/runtime.hpp). Header-only; used by radiald, the
 // plugins and the conformance harness. Byte-wise: a byte >= 0x80 is never a letter or a digit.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace radial {
 
@@ -41,6 +46,40 @@ inline bool is_capability_id(std::string_view id) noexcept {
               c == '.' || c == '-' || c == '_' || c == '/'))
             return false;
     return true;
+}
+
+// Optimal string alignment distance between `a` and `b`: insertions, deletions, substitutions
+// and swaps of neighbours each count one. [thread-safe]
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i)
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+
+// The candidate nearest to `word` when it is close enough to be a typo of it: an edit distance of
+// at most 2 (edit_distance) and less than half of `word`'s length. The first of equally near
+// candidates wins; nullopt when none is close. `candidates` is any range of strings.
+// [thread-safe]
+template <class Names>
+std::optional<std::string> nearest_name(std::string_view word, const Names& candidates) {
+    std::optional<std::string> best;
+    std::size_t best_distance = 3;
+    for (const auto& c : candidates) {
+        const std::size_t d = edit_distance(word, c);
+        if (d < best_distance && d * 2 < word.size()) {
+            best = std::string(c);
+            best_distance = d;
+        }
+    }
+    return best;
 }
 
 } // namespace radial

@@ -321,7 +321,7 @@ TEST(docker_settings, UnknownKeyIsRefusedByFinish) {
     } catch (const radial::plugin::Error& e) {
         EXPECT_EQ(e.code(), RADIAL_E_INVALID);
         EXPECT_EQ(e.key(), "memroy");
-        EXPECT_STREQ(e.what(), "unknown key 'memroy' in [run.docker]");
+        EXPECT_STREQ(e.what(), "unknown key 'memroy' in [run.docker]; did you mean 'memory'?");
     }
 }
 

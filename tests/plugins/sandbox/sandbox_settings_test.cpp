@@ -103,7 +103,8 @@ TEST(sandbox_settings, UnknownKeysAreRefusedByTheHelper) {
     auto e = refusal(b);
     EXPECT_EQ(e.code(), RADIAL_E_INVALID);
     EXPECT_EQ(e.key(), "tempalte");
-    EXPECT_EQ(std::string(e.what()), "unknown key 'tempalte' in [run.sandbox]");
+    EXPECT_EQ(std::string(e.what()),
+              "unknown key 'tempalte' in [run.sandbox]; did you mean 'template'?");
     ConfigBuilder docker_key("run.sandbox");
     docker_key.str("pidsLimit", "5");
     EXPECT_EQ(refusal(docker_key).key(), "pidsLimit") << "a [run.docker] key is not a sandbox key";

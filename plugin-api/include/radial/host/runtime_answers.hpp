@@ -14,6 +14,7 @@
 #include <mutex>
 #include <radial/container_spec.hpp>
 #include <radial/names.hpp>
+#include <radial/runtime_values.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -51,25 +52,10 @@ inline std::string_view status_name(std::int32_t code) noexcept {
     }
 }
 
-// How the runtime treats one spec field (docs/design.md §5.6): RADIAL_FIELD_* and RADIAL_DISP_*,
-// with why.
-struct Disposition {
-    std::uint32_t field = 0;
-    std::uint32_t disposition = 0;
-    std::string note;
-};
-
-// How a run's workload ended (radial_run_result): RADIAL_RUN_* flags, exit code with EXITED,
-// signal with SIGNALED, and the plugin's measured duration in milliseconds.
-struct RunOutcome {
-    std::uint32_t flags = 0;
-    std::int32_t exit_code = 0;
-    std::int32_t term_signal = 0;
-    std::uint64_t duration_ms = 0;
-    // With RADIAL_RUN_PHASE_TIMES: the box's create and removal, in milliseconds.
-    std::uint64_t create_ms = 0;
-    std::uint64_t remove_ms = 0;
-};
+// How the runtime treats one spec field, and how a run's workload ended: the types the plugin
+// side answers with (radial/runtime_values.hpp).
+using radial::Disposition;
+using RunOutcome = radial::RunResult;
 
 // What a box of one label became (radial_box_state, ABI 1.1). `supported` is false when the plugin
 // cannot tell (no `inspect`, or it answered RADIAL_E_UNSUPPORTED); `state` is then

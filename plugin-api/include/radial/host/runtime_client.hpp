@@ -234,10 +234,7 @@ public:
     }
 
     // The plugin's tcp route; an empty field means it reported none (the host's default applies).
-    struct TcpRoute {
-        std::string bind_host;
-        std::string box_host;
-    };
+    using TcpRoute = radial::TcpRoute;
     TcpRoute tcp_route() const {
         if (!(RADIAL_HAS_FIELD(state_->d, radial_runtime_descriptor, tcp_route) &&
               state_->d->tcp_route != nullptr))
