@@ -58,16 +58,11 @@ void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req) {
             fmt::format("--secret {}: a check carries no secrets; drop --secret, or run the "
                         "command as a turn (radiald turn) if it needs one",
                         req.secrets.front()));
-    for (const auto& name : req.secrets) {
-        if (!is_env_name(name))
-            throw turn::RequestError(fmt::format(
-                "--secret '{}' must be a variable NAME matching [A-Za-z_][A-Za-z0-9_]*", name));
-        const char* value = std::getenv(name.c_str());
-        if (value == nullptr)
-            throw turn::RequestError(fmt::format(
-                "--secret {}: '{}' is not set in radiald's environment; export it first", name,
-                name));
-        req.env.push_back({name, value, true});
+    try {
+        req = turn::with_secret_values(std::move(req), turn::process_env,
+                                       "export it in the shell that runs radiald turn");
+    } catch (const turn::RequestError& e) {
+        throw turn::RequestError(fmt::format("--secret: {}", e.what()));
     }
 }
 
@@ -119,16 +114,12 @@ void write_record(const RecordFile& file, const std::string& json) {
 void write_early_record(const TurnOptions& o, const std::string& turn_id,
                         const std::string& runtime, const std::string& message) {
     if (!o.record_file) return;
-    turn::TerminalRecord rec;
-    rec.turn_id = turn_id;
-    rec.kind = std::string(turn::to_string(o.request.kind));
-    rec.runtime = runtime;
-    rec.image = log::redact_registered(o.request.image);
-    rec.status = turn::TurnStatus::error;
-    rec.error = log::redact_registered(message);
     // Real time: the commands run in a process of their own and take no clock (docs/design.md
     // §12.7).
-    rec.started_at = rec.ended_at = std::chrono::system_clock::now();
+    const auto rec =
+        turn::error_record({turn_id, std::string(turn::to_string(o.request.kind)), runtime,
+                            log::redact_registered(o.request.image), ""},
+                           log::redact_registered(message), std::chrono::system_clock::now());
     try {
         write_record(open_record_file(*o.record_file), rec.to_json());
     } catch (const std::exception& e) {

@@ -61,13 +61,8 @@ std::string ending_text(const host::BoxState& b) {
 // terminal record: only what is known (docs/design.md §8.4).
 turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fate,
                                       const BoxSeen& seen, Clock::time_point now) {
-    turn::TerminalRecord rec;
-    rec.turn_id = t.entry.turn_id;
-    rec.kind = t.entry.kind;
-    rec.runtime = t.entry.runtime;
-    rec.image = t.entry.image;
-    rec.label = t.entry.label;
-    rec.status = turn::TurnStatus::reclaimed;
+    turn::TerminalRecord rec =
+        turn::terminal_record(turn::subject_of(t.entry), turn::TurnStatus::reclaimed);
     rec.records_received = t.records.size();
     rec.ended_at = now;
     const journal::StateChange* claimed = nullptr;

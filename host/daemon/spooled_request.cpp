@@ -5,27 +5,15 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "turn/turn_secrets.h"
+
 namespace radial::daemon {
 
-std::optional<std::string> process_env(const std::string& name) {
-    const char* v = std::getenv(name.c_str());
-    if (v == nullptr) return std::nullopt;
-    return std::string(v);
-}
-
 turn::TurnRequest to_turn_request(const SpooledRequest& r, const EnvLookup& lookup) {
-    turn::TurnRequest t = r;
-    for (const auto& name : r.secrets) {
-        auto value = lookup(name);
-        if (!value)
-            throw turn::RequestError(fmt::format(
-                "secret '{}' is not set in radiald's environment; set it where the daemon starts "
-                "(e.g. Environment= or EnvironmentFile= in a systemd drop-in) and submit the turn "
-                "again",
-                name));
-        t.env.push_back({name, *value, true});
-    }
-    return t;
+    return turn::with_secret_values(r, lookup,
+                                    "set it where the daemon starts (e.g. Environment= or "
+                                    "EnvironmentFile= in a systemd drop-in) and submit the turn "
+                                    "again");
 }
 
 journal::TurnEntry queued_entry(const SpooledRequest& r, const config::HostConfig& cfg) {

@@ -15,6 +15,7 @@
 #include "config/host_config.h"
 #include "journal/journal.h"
 #include "turn/turn_request.h"
+#include "turn/turn_secrets.h"
 
 namespace radial::daemon {
 
@@ -22,15 +23,12 @@ namespace radial::daemon {
 // secrets by name only.
 using SpooledRequest = turn::TurnRequest;
 
-// Reads a secret's value by name; nullopt when unset. Tests inject a map.
-using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+using turn::EnvLookup;
+using turn::process_env;
 
-// radiald's own environment, for EnvLookup.
-std::optional<std::string> process_env(const std::string& name);
-
-// The request to run: the same request with each of its secrets appended to env, its value from
-// `lookup`, marked secret.
-// Throws turn::RequestError naming the first secret that is not set (never a value).
+// The request to run: turn::with_secret_values with the daemon's fix (set the variable where the
+// daemon starts). Throws turn::RequestError naming the first secret that is not set (never a
+// value).
 turn::TurnRequest to_turn_request(const SpooledRequest& r, const EnvLookup& lookup);
 
 // The journal entry of a queued request: its kind, its label (turn::box_label), cfg's runtime, and

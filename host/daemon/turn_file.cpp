@@ -10,6 +10,7 @@
 
 #include "config/bounded_units.h"
 #include "config/key_table.h"
+#include "turn/request_policy.h"
 #include "turn/turn_session.h"
 #include "turn/workspace_mode.h"
 
@@ -236,19 +237,19 @@ SpooledRequest read_turn_file(const std::string& path) {
         r.missing("image", "name the image the box runs, e.g. image = \"radial/busybox:latest\"");
     if (!has_argv)
         r.missing("argv", "give the command to run, e.g. argv = [\"sh\", \"-c\", \"make\"]");
+    const bool with_egress = !req.egress.empty();
     for (const auto& e : req.env) {
         const auto& at = *root["env"].as_table()->get(e.name);
-        if (e.name == turn::kSocketEnv || e.name == turn::kTokenEnv)
-            r.fail(at, "env." + e.name, "is set by radiald for every turn; pick another name");
+        if (auto problem = turn::reserved_env_problem(e.name, with_egress))
+            r.fail(at, "env." + e.name, *problem);
         for (const auto& s : req.secrets)
             if (s == e.name)
                 r.fail(at, "env." + e.name,
                        "is also listed in secrets; a variable is either plain or secret");
     }
     for (const auto& s : req.secrets)
-        if (s == turn::kSocketEnv || s == turn::kTokenEnv)
-            r.fail(*root["secrets"].node(), "secrets",
-                   fmt::format("'{}' is set by radiald for every turn", s));
+        if (auto problem = turn::reserved_env_problem(s, with_egress))
+            r.fail(*root["secrets"].node(), "secrets", fmt::format("'{}' {}", s, *problem));
     if (req.kind == turn::RequestKind::check && !req.secrets.empty())
         r.fail(*root["secrets"].node(), "secrets",
                fmt::format("a check carries no secrets (kind = \"check\" at line {}), but this "

@@ -20,18 +20,10 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 void TurnQueue::refuse(const std::string& turn_id, const std::string& message) noexcept {
     try {
-        turn::TerminalRecord rec;
-        rec.turn_id = turn_id;
-        rec.runtime = cfg_.container_runtime;
-        rec.label = turn::turn_label(cfg_, turn_id);
-        if (auto t = journal_.turn(turn_id)) {
-            rec.image = t->entry.image;
-            rec.kind = t->entry.kind;
-            rec.label = t->entry.label;
-        }
-        rec.status = turn::TurnStatus::error;
-        rec.error = message;
-        rec.started_at = rec.ended_at = clock_.wall();
+        turn::TurnSubject who{turn_id, "turn", cfg_.container_runtime, "",
+                              turn::turn_label(cfg_, turn_id)};
+        if (auto t = journal_.turn(turn_id)) who = turn::subject_of(t->entry);
+        const auto rec = turn::error_record(who, message, clock_.wall());
         journal_.set_terminal(turn_id, to_string(rec.status), rec.to_json());
         log::error("daemon", "turn {}: refused: {}", turn_id, message);
     } catch (const std::exception& e) {

@@ -42,7 +42,7 @@ bool is_tag(const std::string& s) {
            });
 }
 
-std::string record_path(const std::string& state_dir, const std::string& tag) {
+std::string snapshot_record_path(const std::string& state_dir, const std::string& tag) {
     return snapshots_dir(state_dir) + "/" + tag + ".json";
 }
 
@@ -53,7 +53,7 @@ nlohmann::json to_json(const SnapshotRecord& r) {
             {"session", r.session}, {"createdAtMs", r.created_at_ms}};
 }
 
-SnapshotRecord from_json(const nlohmann::json& j) {
+SnapshotRecord snapshot_from_json(const nlohmann::json& j) {
     SnapshotRecord r;
     r.image = j.at("image").get<std::string>();
     r.tag = j.at("tag").get<std::string>();
@@ -115,7 +115,7 @@ std::string snapshots_dir(const std::string& state_dir) { return state_dir + "/s
 
 void save_snapshot(const std::string& state_dir, const SnapshotRecord& r) {
     const std::string dir = snapshots_dir(state_dir);
-    const std::string path = record_path(state_dir, r.tag);
+    const std::string path = snapshot_record_path(state_dir, r.tag);
     try {
         fs::create_directories(dir);
         ::chmod(dir.c_str(), 0700);
@@ -134,10 +134,10 @@ std::optional<SnapshotRecord> find_snapshot(const std::string& state_dir, const 
             fmt::format("'{}' names no snapshot: give its tag (64 hex digits) or its image name "
                         "(radial-snapshot-…:<tag>); see 'radiald session snapshots'",
                         name));
-    std::ifstream in(record_path(state_dir, tag));
+    std::ifstream in(snapshot_record_path(state_dir, tag));
     if (!in) return std::nullopt;
     try {
-        auto r = from_json(nlohmann::json::parse(in));
+        auto r = snapshot_from_json(nlohmann::json::parse(in));
         if (r.tag != tag) throw std::runtime_error("it names snapshot '" + r.tag + "'");
         if (name != tag && name != r.image) return std::nullopt;
         return r;
@@ -145,7 +145,7 @@ std::optional<SnapshotRecord> find_snapshot(const std::string& state_dir, const 
         throw TurnSetupError(
             fmt::format("snapshot record '{}' is not one radiald wrote ({}); "
                         "remove it",
-                        record_path(state_dir, tag), e.what()));
+                        snapshot_record_path(state_dir, tag), e.what()));
     }
 }
 
@@ -169,10 +169,10 @@ std::vector<SnapshotRecord> list_snapshots(const std::string& state_dir) {
 
 void forget_snapshot(const std::string& state_dir, const std::string& tag) noexcept {
     std::error_code ec;
-    fs::remove(record_path(state_dir, tag), ec);
+    fs::remove(snapshot_record_path(state_dir, tag), ec);
     if (ec)
-        log::warn("session", "removing snapshot record '{}': {}", record_path(state_dir, tag),
-                  ec.message());
+        log::warn("session", "removing snapshot record '{}': {}",
+                  snapshot_record_path(state_dir, tag), ec.message());
 }
 
 } // namespace radial::session

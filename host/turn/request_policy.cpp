@@ -10,12 +10,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <regex>
 
+#include "socket/box_socket.h"
 #include "text/utf8.h"
 #include "turn/box_user_env.h"
 #include "turn/image_pin.h"
+#include "turn/turn_egress.h"
 #include "turn/turn_request.h"
 
 namespace radial::turn {
@@ -174,6 +177,21 @@ std::string checked_box_target(const std::string& key, const std::string& target
 }
 
 const std::vector<std::string>& reserved_box_targets() { return kReservedTargets; }
+
+std::optional<std::string> reserved_env_problem(std::string_view name, bool with_egress) {
+    for (std::string_view always : {std::string_view(socket::kSocketEnv),
+                                    std::string_view(socket::kTokenEnv), kEgressSocketEnv})
+        if (name == always)
+            return std::string("is set by radiald for every turn; pick another name");
+    if (!with_egress) return std::nullopt;
+    auto is = [name](std::string_view n) { return n == name; };
+    if (std::any_of(std::begin(kEgressProxyEnv), std::end(kEgressProxyEnv), is) ||
+        std::any_of(std::begin(kEgressNoProxyEnv), std::end(kEgressNoProxyEnv), is))
+        return std::string(
+            "is set by radiald for a turn with egress: it leads the box's tools to the egress "
+            "broker; drop it, or run the turn without egress");
+    return std::nullopt;
+}
 
 bool valid_image_reference(const std::string& image) {
     // The reference grammar of github.com/distribution/reference, without IPv6 domains.

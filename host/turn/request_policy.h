@@ -7,7 +7,9 @@
 #include <radial/internal/names.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/host_config.h"
@@ -15,6 +17,12 @@
 namespace radial::turn {
 
 struct TurnRequest;
+
+// Why a request may not set the variable `name` in its box: radiald sets it there for every turn
+// (the turn socket and its token, docs/design.md §3.3; the egress broker's socket), or, for a
+// turn with egress (`with_egress`), the proxy variables that lead its tools to the broker (§9.7).
+// nullopt when the request may set it. [thread-safe]
+std::optional<std::string> reserved_env_problem(std::string_view name, bool with_egress);
 
 // The kernel refuses one argument or environment string longer than this (MAX_ARG_STRLEN,
 // 32 pages of 4 KiB), in bytes including its NUL.

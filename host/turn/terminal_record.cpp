@@ -99,4 +99,27 @@ std::string TerminalRecord::to_json() const {
     return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+TurnSubject subject_of(const journal::TurnEntry& entry) {
+    return {entry.turn_id, entry.kind, entry.runtime, entry.image, entry.label};
+}
+
+TerminalRecord terminal_record(const TurnSubject& who, TurnStatus status) {
+    TerminalRecord rec;
+    rec.turn_id = who.turn_id;
+    rec.kind = who.kind;
+    rec.runtime = who.runtime;
+    rec.image = who.image;
+    rec.label = who.label;
+    rec.status = status;
+    return rec;
+}
+
+TerminalRecord error_record(const TurnSubject& who, std::string error,
+                            std::chrono::system_clock::time_point at) {
+    TerminalRecord rec = terminal_record(who, TurnStatus::error);
+    rec.error = std::move(error);
+    rec.started_at = rec.ended_at = at;
+    return rec;
+}
+
 } // namespace radial::turn

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "journal/journal.h"
+
 namespace radial::turn {
 
 // reclaimed: found in flight by startup reconciliation after the host that ran it stopped
@@ -95,6 +97,29 @@ struct TerminalRecord {
     // Absent values are omitted.
     std::string to_json() const;
 };
+
+// Who a turn is, as each of its terminal records names it: what is known of the turn before
+// anything of it ran.
+struct TurnSubject {
+    std::string turn_id;
+    std::string kind = "turn"; // "turn" or "check"
+    std::string runtime;
+    std::string image; // as written of the request: redacted where a secret is known
+    std::string label;
+};
+
+// The journal's entry of a turn as its subject.
+TurnSubject subject_of(const journal::TurnEntry& entry);
+
+// The one way a terminal record is begun, wherever a turn ends (the session, the runner, the
+// daemon's queue, reconciliation, a `radiald turn` that could not start): it names `who` and has
+// `status`; the caller adds what the turn's end showed. [pure]
+TerminalRecord terminal_record(const TurnSubject& who, TurnStatus status);
+
+// The record of a turn that ended before a box of it ran: status error, `error`, started and
+// ended `at`. [pure]
+TerminalRecord error_record(const TurnSubject& who, std::string error,
+                            std::chrono::system_clock::time_point at);
 
 // RFC 3339 UTC with milliseconds: "2026-11-29T13:15:00.123Z".
 std::string format_timestamp(std::chrono::system_clock::time_point t);

@@ -117,11 +117,11 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
         throw TurnSetupError(fmt::format("egress: {}", e.what()));
     }
     spec.env.push_back(
-        {"RADIAL_EGRESS_SOCKET", fmt::format("{}/egress.sock", kBoxSocketDir), false});
-    for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
-        spec.env.push_back({name, kEgressProxyUrl, false});
-    for (const char* name : {"NO_PROXY", "no_proxy"})
-        spec.env.push_back({name, "localhost,127.0.0.1,::1", false});
+        {std::string(kEgressSocketEnv), fmt::format("{}/egress.sock", kBoxSocketDir), false});
+    for (auto name : kEgressProxyEnv)
+        spec.env.push_back({std::string(name), kEgressProxyUrl, false});
+    for (auto name : kEgressNoProxyEnv)
+        spec.env.push_back({std::string(name), "localhost,127.0.0.1,::1", false});
     return broker;
 }
 

@@ -11,6 +11,7 @@
 #include <radial/container_spec.hpp>
 #include <radial/host/runtime_client.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "config/host_config.h"
@@ -26,6 +27,12 @@ inline constexpr const char* kEgressRecordType = "radial.egress";
 inline constexpr const char* kEgressOpenRecordType = "radial.egress.open";
 // Where the box reaches radial-init's end: HTTP_PROXY and friends name it.
 inline constexpr const char* kEgressProxyUrl = "http://127.0.0.1:3128";
+// The variable naming the broker's socket in the box, and those that lead the box's tools to the
+// proxy (kEgressProxyUrl) — all set by radiald, never by a request (request_policy.h).
+inline constexpr std::string_view kEgressSocketEnv = "RADIAL_EGRESS_SOCKET";
+inline constexpr std::string_view kEgressProxyEnv[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+                                                       "https_proxy"};
+inline constexpr std::string_view kEgressNoProxyEnv[] = {"NO_PROXY", "no_proxy"};
 
 // A receipt as the journal keeps it: {"kind", "destination", "address", "verdict", "reason",
 // "bytesOut", "bytesIn", "startedAt", "endedAt"} (times in Unix epoch ms). Pure.

@@ -222,6 +222,14 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
             req.timeout_ms));
     // Refused at submit as at run: outside run.egress, in a check, or beside run.network.
     turn_egress_rules(req, cfg);
+    // The variables radiald sets in the box are its own, whichever way the request came.
+    for (const auto& e : req.env)
+        if (auto problem = reserved_env_problem(e.name, !req.egress.empty()))
+            throw RequestError(
+                fmt::format("{} '{}' {}", e.secret ? "secret" : "env", e.name, *problem));
+    for (const auto& name : req.secrets)
+        if (auto problem = reserved_env_problem(name, !req.egress.empty()))
+            throw RequestError(fmt::format("secret '{}' {}", name, *problem));
 
     ContainerSpec s;
     s.label = box_label(cfg, req.kind, req.turn_id);

@@ -30,11 +30,8 @@ void TurnRunner::interrupt(StopReason why) noexcept {
 }
 
 TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
-    TerminalRecord rec;
-    rec.turn_id = turn_id_;
-    rec.runtime = client_.info().id;
-    rec.image = spec_.image;
-    rec.label = spec_.label;
+    TerminalRecord rec = terminal_record(
+        {turn_id_, "turn", client_.info().id, spec_.image, spec_.label}, TurnStatus::error);
     rec.started_at = clock_.wall();
     const auto t0 = clock_.steady();
     auto finish = [&] {

@@ -3,8 +3,29 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <radial/names.hpp>
 
 namespace radial::turn {
+
+std::optional<std::string> process_env(const std::string& name) {
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+}
+
+TurnRequest with_secret_values(TurnRequest request, const EnvLookup& lookup, std::string_view fix) {
+    for (const auto& name : request.secrets) {
+        if (!is_env_name(name))
+            throw RequestError(fmt::format(
+                "secret '{}' must be a variable NAME matching [A-Za-z_][A-Za-z0-9_]*", name));
+        auto value = lookup(name);
+        if (!value)
+            throw RequestError(
+                fmt::format("secret '{}' is not set in radiald's environment; {}", name, fix));
+        request.env.push_back({name, std::move(*value), true});
+    }
+    return request;
+}
 
 redaction::SecretSet secrets_before_the_box(const TurnRequest& request,
                                             const config::RedactConfig& redact,

@@ -4,7 +4,10 @@
 // prints or writes anything of the request, so that no byte it writes carries one in clear.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/host_config.h"
@@ -12,6 +15,19 @@
 #include "turn/turn_request.h"
 
 namespace radial::turn {
+
+// Reads a secret's value by name; nullopt when unset. Tests inject a map.
+using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
+
+// radiald's own environment, for EnvLookup. [thread-safe as getenv]
+std::optional<std::string> process_env(const std::string& name);
+
+// The one place a request's secret names get their values (docs/design.md §10.1), for `radiald
+// turn --secret` and for a daemon's claimed turn alike: `request` with each of request.secrets
+// appended to env, its value from `lookup`, marked secret. Throws RequestError naming the first
+// name that is no variable name or is not set (never a value), ending with `fix`: how to set it
+// where this radiald runs.
+TurnRequest with_secret_values(TurnRequest request, const EnvLookup& lookup, std::string_view fix);
 
 // The secrets known before the box: each secret variable of `request` with its value (request.env
 // entries marked secret), then each of `extra_names` read from radiald's environment (secret

@@ -15,11 +15,13 @@
 #include <optional>
 #include <radial/host/runtime_client.hpp>
 #include <string>
+#include <string_view>
 
 #include "config/host_config.h"
 #include "journal/journal.h"
 #include "redaction/stream_redactor.h"
 #include "session/session_record.h"
+#include "socket/box_socket.h"
 #include "time/clock.h"
 #include "turn/output_drain.h"
 #include "turn/terminal_record.h"
@@ -30,13 +32,11 @@
 
 namespace radial::turn {
 
-// The environment variables a box gets to reach its turn socket (docs/design.md §3.3).
-inline constexpr const char* kSocketEnv =
-    "RADIAL_TURN_SOCKET"; // unix:///run/radial/turn.sock or tcp://host:port
-inline constexpr const char* kTokenEnv = "RADIAL_TURN_TOKEN"; // the bearer token (a secret)
-// Where a unix turn socket appears inside the box: its per-turn directory is mounted here.
-inline constexpr const char* kBoxSocketDir = "/run/radial";
-inline constexpr const char* kSocketFile = "turn.sock";
+// How a box reaches its turn socket (socket/box_socket.h).
+using socket::kBoxSocketDir;
+using socket::kSocketEnv;
+using socket::kSocketFile;
+using socket::kTokenEnv;
 
 // A named point in a session (see TurnEnvironment::checkpoint_for_test): "claimed" (journal says
 // claimed), "started" (journal says started, the box not yet asked for), "output" (each output
@@ -112,6 +112,34 @@ public:
     const redaction::Redactor& redactor() const noexcept { return *redactor_; }
 
 private:
+    // What one run() holds while it runs (turn_session_run.h).
+    struct Run;
+
+    // The steps of run(), in its order (turn_session_steps.cpp). A step that cannot go on returns
+    // the problem (a message for the error record); run() then ends the turn through fail().
+    void claim(Run& run, JournalStart start);
+    // The workspace's lock (or `held`), the session's, and the terminal record's reserve.
+    std::optional<std::string> hold(Run& run, std::optional<WorkspaceLock> held);
+    // The ids the box runs as: the session's, a namespaced root, or ids leased for this box.
+    std::optional<std::string> lease_box_user(Run& run);
+    // The turn socket, bound, and placed in the box (socket/box_socket.h); a turn only.
+    std::optional<std::string> open_socket(Run& run);
+    // The turn's egress broker beside the socket, or the runtime's own policy; a turn only.
+    std::optional<std::string> open_egress(Run& run);
+    // The box user's passwd, group, home and variables where the box runs as spec.user.
+    std::optional<std::string> prepare_box_user(Run& run);
+    // Starts the box and runs it to its end; returns the terminal record, written.
+    TerminalRecord execute(Run& run, const RedactedOutputFn& out);
+    // After the box: the workspace given back, the ids and credentials settled, the record
+    // completed and written.
+    TerminalRecord settle(Run& run, TerminalRecord ran);
+    // The one way a terminal record leaves a session: redacted, into the journal or, when the
+    // journal cannot take it, into the turn's reserve.
+    TerminalRecord finish(Run& run, TerminalRecord r);
+    // An error record with `message`; the socket and broker are closed before it is written.
+    TerminalRecord fail(Run& run, const std::string& message);
+    void checkpoint(std::string_view point) const;
+
     // Whether the runtime runs the box as spec.user (rather than superseding or refusing it).
     bool user_is_honoured(const ContainerSpec& spec) const;
 

@@ -200,6 +200,21 @@ TEST(RadialdCli, MissingSecretIsAClearError) {
     expect_refusal(r, "'RADIAL_TEST_UNSET_SECRET' is not set in radiald's environment");
 }
 
+TEST(RadialdCli, ARequestCannotSetTheVariablesThatCarryTheTurnSocketAndToken) {
+    PluginSetup s{{"fake_good", "fake"}};
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml",
+                                "--runtime", "fake", "--image", "img", "--env",
+                                "RADIAL_TURN_TOKEN=forged", "--", "env"});
+    expect_refusal(r,
+                   "env 'RADIAL_TURN_TOKEN' is set by radiald for every turn; pick another name");
+    EXPECT_THAT(r.out, Not(HasSubstr("forged")));
+    auto secret =
+        test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime",
+                           "fake", "--image", "img", "--secret", "RADIAL_TURN_SOCKET", "--", "env"},
+                          {{"RADIAL_TURN_SOCKET", "unix:///tmp/elsewhere.sock"}});
+    expect_refusal(secret, "secret 'RADIAL_TURN_SOCKET' is set by radiald for every turn");
+}
+
 TEST(RadialdCli, SecretsReachTheRuntimeMarkedSecret) {
     PluginSetup s{{"fake_good", "fake"}};
     auto r = test::run_process(

@@ -53,3 +53,39 @@ TEST(TerminalRecord, InvalidUtf8InAnErrorDoesNotBreakTheRecord) {
 
 } // namespace
 } // namespace radial::turn
+
+namespace radial::turn {
+namespace {
+
+// Every terminal record begins in one factory (terminal_record.h), so each names its turn alike.
+TEST(TerminalRecordFactory, ARecordNamesItsSubjectAndAnEarlyErrorEndsWhereItStarted) {
+    const TurnSubject who{"t-1", "check", "docker", "img", "radial-check-i-t-1"};
+    const auto rec = terminal_record(who, TurnStatus::reclaimed);
+    EXPECT_EQ(rec.turn_id, "t-1");
+    EXPECT_EQ(rec.kind, "check");
+    EXPECT_EQ(rec.runtime, "docker");
+    EXPECT_EQ(rec.image, "img");
+    EXPECT_EQ(rec.label, "radial-check-i-t-1");
+    EXPECT_EQ(rec.status, TurnStatus::reclaimed);
+    const auto at =
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(1'700'000'000'123));
+    const auto early = error_record(who, "no engine", at);
+    EXPECT_EQ(early.status, TurnStatus::error);
+    EXPECT_EQ(early.error, "no engine");
+    EXPECT_EQ(early.started_at, at);
+    EXPECT_EQ(early.ended_at, at);
+    const auto json = nlohmann::json::parse(early.to_json());
+    EXPECT_EQ(json["kind"], "check");
+    EXPECT_EQ(json["startedAt"], "2023-11-14T22:13:20.123Z");
+    const journal::TurnEntry entry{"t-2", "radial-turn-i-t-2", "swarm", "busybox", "x.v1", "{}",
+                                   "turn"};
+    const auto from_entry = subject_of(entry);
+    EXPECT_EQ(from_entry.turn_id, "t-2");
+    EXPECT_EQ(from_entry.label, "radial-turn-i-t-2");
+    EXPECT_EQ(from_entry.runtime, "swarm");
+    EXPECT_EQ(from_entry.image, "busybox");
+    EXPECT_EQ(from_entry.kind, "turn");
+}
+
+} // namespace
+} // namespace radial::turn

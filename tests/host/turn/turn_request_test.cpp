@@ -5,6 +5,8 @@
 
 #include "../../support/instance_config.h"
 #include "../../support/temp_dir.h"
+#include "turn/request_policy.h"
+#include "turn/turn_secrets.h"
 
 namespace radial::turn {
 namespace {
@@ -30,6 +32,74 @@ TEST(TurnRequest, BuildsTheSpecWithWorkspaceAtWork) {
     EXPECT_EQ(s.timeout_ms, 5000u);
     ASSERT_EQ(s.env.size(), 1u);
     EXPECT_TRUE(s.env[0].secret);
+}
+
+// The variables radiald sets in the box are refused where the spec is built, so every entry point
+// (radiald turn, a turn file, submit, the daemon's claim) refuses them alike.
+TEST(TurnRequest, AVariableRadialdSetsInTheBoxIsRefusedAsEnvAsSecretAndByName) {
+    auto refusal = [](TurnRequest r) -> std::string {
+        r.turn_id = "abc-1";
+        r.image = "img";
+        r.argv = {"true"};
+        try {
+            build_container_spec(r, test::instance_config());
+        } catch (const RequestError& e) {
+            return e.what();
+        }
+        return "(accepted)";
+    };
+    for (const char* name : {"RADIAL_TURN_TOKEN", "RADIAL_TURN_SOCKET", "RADIAL_EGRESS_SOCKET"}) {
+        TurnRequest plain;
+        plain.env = {{name, "x", false}};
+        EXPECT_EQ(refusal(plain), std::string("env '") + name +
+                                      "' is set by radiald for every turn; pick another "
+                                      "name");
+        TurnRequest secret;
+        secret.env = {{name, "value-of-a-secret", true}};
+        EXPECT_EQ(refusal(secret), std::string("secret '") + name +
+                                       "' is set by radiald for every turn; pick another name");
+        TurnRequest by_name;
+        by_name.secrets = {name};
+        EXPECT_EQ(refusal(by_name), std::string("secret '") + name +
+                                        "' is set by radiald for every turn; pick another name");
+    }
+    // The proxy variables are the request's own unless the turn has egress.
+    TurnRequest proxy;
+    proxy.env = {{"HTTPS_PROXY", "http://10.0.0.1:3128", false}, {"no_proxy", "*", false}};
+    EXPECT_EQ(refusal(proxy), "(accepted)");
+    EXPECT_EQ(reserved_env_problem("HTTPS_PROXY", true),
+              "is set by radiald for a turn with egress: it leads the box's tools to the egress "
+              "broker; drop it, or run the turn without egress");
+    EXPECT_TRUE(reserved_env_problem("no_proxy", true).has_value());
+    EXPECT_FALSE(reserved_env_problem("HTTPS_PROXY", false).has_value());
+    EXPECT_FALSE(reserved_env_problem("RADIAL_TURN_TOKENS", false).has_value());
+}
+
+// Secret names get their values in one place (turn_secrets.h), for the CLI and the daemon.
+TEST(TurnRequest, SecretValuesComeFromTheLookupAndAnUnsetOneNamesTheFix) {
+    TurnRequest r;
+    r.secrets = {"A_KEY", "B_KEY"};
+    r.env = {{"PLAIN", "1", false}};
+    auto lookup = [](const std::string& n) -> std::optional<std::string> {
+        if (n == "A_KEY") return std::string("value-a");
+        return std::nullopt;
+    };
+    try {
+        with_secret_values(r, lookup, "export it first");
+        ADD_FAILURE() << "an unset secret was accepted";
+    } catch (const RequestError& e) {
+        EXPECT_STREQ(e.what(),
+                     "secret 'B_KEY' is not set in radiald's environment; export it first");
+    }
+    r.secrets = {"A_KEY"};
+    const auto done = with_secret_values(r, lookup, "export it first");
+    ASSERT_EQ(done.env.size(), 2u);
+    EXPECT_EQ(done.env[1].name, "A_KEY");
+    EXPECT_EQ(done.env[1].value, "value-a");
+    EXPECT_TRUE(done.env[1].secret);
+    EXPECT_EQ(done.secrets, r.secrets) << "the names stay, for the journal";
+    r.secrets = {"not a name"};
+    EXPECT_THROW(with_secret_values(r, lookup, "x"), RequestError);
 }
 
 TEST(TurnRequest, C12_TheBoxUserIsTheBoxIdsUnlessTheOperatorChoseOtherwise) {

@@ -1,0 +1,35 @@
+#include "socket/box_socket.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+namespace radial::socket {
+namespace fs = std::filesystem;
+
+std::string turn_socket_path(const std::string& state_dir, const std::string& turn_id) {
+    const fs::path turns = fs::path(state_dir) / "turns";
+    fs::create_directories(turns);
+    ::chmod(turns.c_str(), 0700);
+    return (turns / turn_id / kSocketFile).string();
+}
+
+void place_turn_socket(const BoxSocket& s, ContainerSpec& spec) {
+    if (s.transport == Transport::unix_socket) {
+        const fs::path dir(s.unix_dir);
+        if (s.any_uid) {
+            ::chmod(dir.c_str(), 0711);
+            ::chmod((dir / kSocketFile).c_str(), 0666);
+        }
+        if (s.mount_dir) spec.mounts.push_back({dir.string(), kBoxSocketDir, false});
+        spec.env.push_back(
+            {kSocketEnv, fmt::format("unix://{}/{}", kBoxSocketDir, kSocketFile), false});
+    } else {
+        spec.host_ports.push_back(s.port);
+        spec.env.push_back({kSocketEnv, fmt::format("tcp://{}:{}", s.box_host, s.port), false});
+    }
+    spec.env.push_back({kTokenEnv, s.token, true});
+}
+
+} // namespace radial::socket

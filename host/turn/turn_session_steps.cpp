@@ -1,0 +1,456 @@
+// The steps of TurnSession::run (turn_session.h), in its order.
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "config/box_identity.h"
+#include "daemon/instance_claim.h"
+#include "log/logger.h"
+#include "redaction/json_redaction.h"
+#include "session/session_turn.h"
+#include "socket/box_socket.h"
+#include "socket/socket_error.h"
+#include "turn/box_root.h"
+#include "turn/codex_auth.h"
+#include "turn/output_tail.h"
+#include "turn/state_dir_upkeep.h"
+#include "turn/turn_egress.h"
+#include "turn/turn_output_log.h"
+#include "turn/turn_session_run.h"
+#include "turn/workspace_handover.h"
+
+namespace radial::turn {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The request as the journal keeps it: secret values replaced by their names, everything else
+// through the turn's redactor as well (an argv may quote a secret).
+std::string request_json(const TurnRequest& r, const redaction::Redactor& redactor) {
+    return redaction::redact_json(redactor, request_journal_json(r));
+}
+
+// Every text field of a record through the turn's redactor (the output tails already were).
+void redact_strings(TerminalRecord& r, const redaction::Redactor& redactor) {
+    for (std::string* field : {&r.image, &r.label, &r.reason, &r.error, &r.journal_error})
+        *field = redactor.redact(*field);
+}
+
+} // namespace
+
+void TurnSession::checkpoint(std::string_view point) const {
+    if (env_.checkpoint_for_test) env_.checkpoint_for_test(point, request_.turn_id);
+}
+
+void TurnSession::claim(Run& run, JournalStart start) {
+    const auto& id = request_.turn_id;
+    if (start == JournalStart::claim_queued) {
+        env_.journal.set_state(id, journal::TurnState::claimed);
+        // Submitted before its secrets' values were known: masked now that they are.
+        env_.journal.redact_request(id, run.rec.image, request_json(request_, *redactor_));
+    } else {
+        env_.journal.add_turn(
+            {id, run.spec.label, run.rec.runtime, run.rec.image, request_.record_type,
+             request_json(request_, *redactor_), run.rec.kind},
+            journal::TurnState::claimed);
+    }
+    checkpoint("claimed");
+}
+
+TerminalRecord TurnSession::finish(Run& run, TerminalRecord r) {
+    const auto& id = request_.turn_id;
+    redact_strings(r, *redactor_);
+    try {
+        env_.journal.set_terminal(id, to_string(r.status), r.to_json());
+        if (run.reserve) run.reserve->release();
+        prune_journal(env_.journal, env_.cfg, id);
+        return r;
+    } catch (const journal::JournalError& e) {
+        r.journal_error = redactor_->redact(e.what());
+    }
+    std::string kept = run.reserve ? run.reserve->keep(r) : std::string("no space was reserved");
+    if (kept.empty())
+        log::error("journal",
+                   "turn {}: {}; its terminal record (status '{}') waits in '{}' until the "
+                   "journal can take it",
+                   id, r.journal_error, to_string(r.status), run.reserve->path());
+    else
+        log::error("journal", "turn {}: {}; keeping its terminal record failed too: {}", id,
+                   r.journal_error, kept);
+    return r;
+}
+
+TerminalRecord TurnSession::fail(Run& run, const std::string& message) {
+    run.close_socket();
+    run.rec.status = TurnStatus::error;
+    run.rec.error =
+        message; // redacted by finish(), as every text field; the log line by its filter
+    run.rec.ended_at = env_.clock->wall();
+    log::error("turn", "turn {}: {}", request_.turn_id, run.rec.error);
+    return finish(run, run.rec);
+}
+
+std::optional<std::string> TurnSession::hold(Run& run, std::optional<WorkspaceLock> held) {
+    if (auto problem = free_space_problem(env_.cfg.state_dir, env_.cfg.min_free_bytes))
+        return problem;
+    // One turn per workspace at a time, held until the session ends (workspace_lock.h).
+    // Emplaced, not copy-initialised from `held`: GCC 12 then takes the lock's descriptor for
+    // maybe-uninitialized.
+    if (held) run.workspace_lock.emplace(std::move(*held));
+    if (!run.workspace_lock && !request_.workspace.empty() && !env_.cfg.shared_workspaces) {
+        try {
+            run.workspace_lock = WorkspaceLock::try_acquire(request_.workspace);
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+        if (!run.workspace_lock) return workspace_in_use(request_.workspace);
+    }
+    // One turn per session at a time: an exec's end kills what else runs in the box (radial-init
+    // as in docs/design.md §13.12), so a second turn would lose its processes.
+    if (session_) {
+        std::string refused;
+        run.session_lock = session::lock_session(env_.cfg.state_dir, session_->id, refused);
+        if (!run.session_lock) return refused;
+        try {
+            session::begin_session_turn(env_.cfg.state_dir, session_->id, request_.turn_id);
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+    }
+    try {
+        run.reserve.emplace(TerminalReserve::create(env_.cfg.state_dir, request_.turn_id));
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> TurnSession::lease_box_user(Run& run) {
+    // Every box its own uid and gid, leased host-wide for as long as the box may run
+    // (box_id_lease.h); run.user = "workspace-owner" keeps the owner's uid and leases the gid.
+    auto& spec = run.spec;
+    if (session_) {
+        run.rec.box_user = spec.user; // the session holds its ids for as long as its box lives
+    } else if (env_.cfg.box_root) {
+        // Root in a user namespace of its own, an unprivileged id on the host: every box of this
+        // runtime shares that id, so nothing is leased (docs/design.md §8.8).
+        spec.user = kNamespacedRootUser;
+        run.rec.box_user = spec.user;
+        run.rec.box_host_user =
+            fmt::format("{}:{}", env_.cfg.box_root->first, env_.cfg.box_root->second);
+    } else if (config::uses_box_id_range(env_.cfg)) {
+        try {
+            run.box_ids.emplace(BoxIdLease::acquire(
+                box_id_lease_dir(daemon::default_claim_registry()), env_.cfg.box_id_first,
+                env_.cfg.box_id_last, spec.label, env_.cfg.state_dir));
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+        const auto owner = spec.user.substr(0, spec.user.find(':'));
+        spec.user = env_.cfg.user.empty() ? fmt::format("{0}:{0}", run.box_ids->id())
+                                          : fmt::format("{}:{}", owner, run.box_ids->id());
+        run.rec.box_user = spec.user;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> TurnSession::open_socket(Run& run) {
+    // The turn socket: bound before the box starts, gone before the terminal record is written.
+    const auto& id = request_.turn_id;
+    auto& spec = run.spec;
+    run.quota.emplace(env_.cfg.state_dir, env_.cfg.max_records_per_turn,
+                      env_.cfg.max_record_bytes_per_turn, env_.cfg.min_free_bytes);
+    try {
+        socket::TurnSocketOptions o;
+        o.clock = env_.clock;
+        o.token = token_;
+        o.record_type = request_.record_type;
+        o.max_body_bytes = env_.cfg.max_record_bytes;
+        o.log_line = [id](std::string_view line) { log::warn("socket", "turn {}: {}", id, line); };
+        o.transport = env_.transport.transport;
+        if (o.transport == socket::Transport::unix_socket) {
+            // A session's box has its socket directory mounted since its create.
+            o.unix_path = session_ ? session::session_socket_dir(env_.cfg.state_dir, session_->id) +
+                                         "/" + kSocketFile
+                                   : socket::turn_socket_path(env_.cfg.state_dir, id);
+            if (::geteuid() == 0) o.unix_owner = box_host_ids(spec.user, env_.cfg.box_root);
+        } else {
+            o.tcp_host = env_.transport.bind_host;
+        }
+        auto stored_sink = [this, id, &run](std::string_view type, std::string_view payload) {
+            // The turn's share of the state directory (docs/design.md §9.6).
+            if (auto refused = run.quota->admit(payload.size())) {
+                if (run.quota_refused.fetch_add(1) == 0)
+                    log::warn("socket", "turn {}: a posted record was refused: {}", id, *refused);
+                throw socket::RecordQuotaError(*refused);
+            }
+            try {
+                // Value by value, so that the stored record stays JSON (docs/design.md §10.2).
+                return env_.journal.append_record(id, type,
+                                                  redaction::redact_json(*redactor_, payload));
+            } catch (...) {
+                run.quota->release(payload.size()); // not stored: not the turn's share either
+                throw;
+            }
+        };
+        auto sink = [id, &run, stored_sink](std::string_view type, std::string_view payload) {
+            try {
+                return stored_sink(type, payload);
+            } catch (const journal::JournalError& e) {
+                if (e.code() != journal::JournalErrc::storage) throw;
+                // The box is told (507): a record it was not refused for must never look stored.
+                if (run.refused_records.fetch_add(1) == 0)
+                    log::error("journal", "turn {}: a posted record could not be stored: {}", id,
+                               e.what());
+                throw socket::StorageError(e.what());
+            }
+        };
+        run.socket_dir = fs::path(o.unix_path).parent_path().string(); // before the move
+        run.server.emplace(std::move(o), sink);
+        // A session box that mounts unix sockets got its socket directory at create; a turn over
+        // tcp would need a network route its create did not ask for. A runtime that mounts none
+        // (sandbox) opens the turn's port to the exec instead (hostPorts).
+        if (session_ && env_.transport.transport != socket::Transport::unix_socket &&
+            env_.client.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS))
+            throw TurnSetupError(
+                "a session's turn needs the unix turn transport (its box's mounts are fixed at "
+                "create); set run.turnTransport = \"unix\"");
+        socket::BoxSocket placed;
+        placed.transport = env_.transport.transport;
+        placed.unix_dir = run.socket_dir;
+        placed.mount_dir = !session_;
+        // The box user is the runtime's default, unknown here: any uid in the box may connect.
+        placed.any_uid = !box_host_ids(spec.user, env_.cfg.box_root) || ::geteuid() != 0;
+        placed.box_host = env_.transport.box_host;
+        placed.port = placed.transport == socket::Transport::tcp ? run.server->port() : 0;
+        placed.token = token_;
+        socket::place_turn_socket(placed, spec);
+    } catch (const std::exception& e) {
+        return fmt::format("binding the turn socket failed: {}", e.what());
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> TurnSession::open_egress(Run& run) {
+    // The broker beside the socket (the unix transport: its directory is the box's /run/radial),
+    // revoked with the socket when the box is gone (docs/design.md §9.7).
+    const auto& id = request_.turn_id;
+    try {
+        const auto rules = turn_egress_rules(request_, env_.cfg);
+        if (!rules.empty() && egress_by_runtime(env_.client)) {
+            hand_egress_to_runtime(rules, env_.cfg, env_.client, session_.has_value(), run.spec);
+            return std::nullopt;
+        }
+        if (!rules.empty() && env_.transport.transport != socket::Transport::unix_socket)
+            throw TurnSetupError(
+                "egress: the broker is reached through the turn's socket directory, which only "
+                "the unix turn transport mounts; set run.turnTransport = \"unix\"");
+        std::optional<std::pair<uid_t, gid_t>> owner;
+        if (::geteuid() == 0) owner = box_host_ids(run.spec.user, env_.cfg.box_root);
+        run.broker = open_turn_egress(
+            rules, env_.cfg, env_.client, run.socket_dir, id, owner, run.spec,
+            [this, id](const std::string& type, const std::string& receipt) {
+                env_.journal.append_record(id, type, redaction::redact_json(*redactor_, receipt));
+            });
+    } catch (const std::exception& e) {
+        return redactor_->redact(e.what());
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> TurnSession::prepare_box_user(Run& run) {
+    // The box user's passwd, group, home and variables (docs/design.md §8.7, C-25): only where
+    // the box runs as spec.user and host files keep their ids in it. Elsewhere the runtime's own
+    // user and home apply, and the log says so.
+    auto& spec = run.spec;
+    if (session_ && env_.cfg.codex_auth)
+        return "run.codexAuth: a session's turns do not get the Codex credentials yet; run the "
+               "turn without --session, or unset run.codexAuth";
+    if (session_) return std::nullopt; // the session's box got its identity at create
+    if (const auto ids = box_host_ids(spec.user, env_.cfg.box_root);
+        ids && env_.client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS) && user_is_honoured(spec)) {
+        if (!codex_auth_error_.empty()) return codex_auth_error_;
+        try {
+            run.identity.emplace(env_.cfg.state_dir, request_.turn_id, ids->first, ids->second,
+                                 codex_auth_, env_.cfg.box_root.has_value());
+            run.identity->apply(spec, env_.cfg.home_size_bytes);
+        } catch (const std::exception& e) {
+            return fmt::format("preparing the box user's home failed: {}", e.what());
+        }
+        return std::nullopt;
+    }
+    // Refused at startup for such runtimes (runtime_setup.cpp); never silently without it.
+    if (env_.cfg.codex_auth)
+        return fmt::format(
+            "run.codexAuth: runtime '{}' does not run the box as '{}' with host-uid mounts, so "
+            "it cannot get the Codex credentials",
+            run.rec.runtime, spec.user);
+    log::info("turn",
+              "turn {}: runtime '{}' keeps its own box user and home (it does not run the box as "
+              "'{}' with host-uid mounts), so radiald sets no HOME, passwd or group",
+              request_.turn_id, run.rec.runtime, spec.user);
+    return std::nullopt;
+}
+
+TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
+    const auto& id = request_.turn_id;
+    auto& spec = run.spec;
+    try {
+        env_.journal.set_state(id, journal::TurnState::started);
+    } catch (const journal::JournalError& e) {
+        return fail(run, fmt::format("the box was not started: {}", e.what()));
+    }
+    checkpoint("started");
+    std::optional<host::SessionClient> sessions;
+    if (session_) {
+        try {
+            sessions.emplace(host::SessionClient::of(env_.client));
+        } catch (const host::RuntimeError& e) {
+            return fail(run, e.what());
+        }
+    }
+    TurnRunner runner(env_.client, spec, id, env_.host_timeout_grace, std::move(sessions),
+                      *env_.clock);
+    {
+        // One critical section for the check and the registration: a stop that lands between
+        // them would otherwise reach neither this check nor the runner.
+        std::lock_guard lock(runner_mutex_);
+        if (stopped_) {
+            run.close_socket();
+            const bool shutdown = *stopped_ == StopReason::shutdown;
+            run.rec.status = shutdown ? TurnStatus::killed : TurnStatus::failed;
+            run.rec.reason = shutdown ? "shutdown" : "interrupted";
+            run.rec.ended_at = env_.clock->wall();
+            return finish(run, run.rec);
+        }
+        runner_ = &runner;
+    }
+    // The workspace is the box user's while the box runs, its owner's again once it is gone.
+    // Only when the runtime runs the box as spec.user: a VM boundary that supersedes it writes
+    // as its own user, and the tree must not change hands for nothing.
+    // The workspace is the spec's first mount (build_container_spec), at /work or its host path;
+    // a session's, as the session recorded it.
+    if (const auto ids = box_host_ids(spec.user, env_.cfg.box_root);
+        ids && !request_.workspace.empty() && (session_ || user_is_honoured(spec)))
+        run.handover.emplace(
+            session_ ? session_->workspace : spec.mounts.front().source, ids->first, ids->second,
+            handover_marker_dir(env_.cfg.state_dir) + "/" + id,
+            session_ ? session_->mode == "workspace-write" : !spec.mounts[0].read_only);
+    redaction::StreamRedactor out_redactor = redactor_->stream(),
+                              err_redactor = redactor_->stream();
+    std::string stdout_tail, stderr_tail, buffer;
+    // The whole output, redacted, for `radiald logs` (docs/design.md §11.7).
+    auto output_log = TurnOutputLog::open(env_.cfg.state_dir, id, env_.cfg.turn_log_max_bytes,
+                                          env_.cfg.min_free_bytes, *env_.clock);
+    auto emit = [&](std::uint32_t stream, std::string_view bytes) {
+        if (bytes.empty()) return;
+        if (output_log) output_log->write(stream, bytes);
+        append_output_tail(stream == RADIAL_STREAM_STDERR ? stderr_tail : stdout_tail, bytes,
+                           kOutputTailBytes);
+        out(stream, bytes);
+    };
+    run.exec_started_ms = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(env_.clock->wall().time_since_epoch())
+            .count());
+    TerminalRecord ran = runner.run([&](std::uint32_t stream, std::string_view bytes) {
+        checkpoint("output");
+        buffer.clear();
+        (stream == RADIAL_STREAM_STDERR ? err_redactor : out_redactor).feed(bytes, buffer);
+        emit(stream, buffer);
+        return true;
+    });
+    {
+        std::lock_guard lock(runner_mutex_);
+        runner_ = nullptr;
+    }
+    buffer.clear();
+    out_redactor.flush(buffer);
+    emit(RADIAL_STREAM_STDOUT, buffer);
+    buffer.clear();
+    err_redactor.flush(buffer);
+    emit(RADIAL_STREAM_STDERR, buffer);
+    output_log.reset(); // its end record: `radiald logs -f` stops there
+    drain_output(drain_output_, id, env_.cfg.output_stall_ms, ran);
+    ran.stdout_tail = std::move(stdout_tail);
+    ran.stderr_tail = std::move(stderr_tail);
+
+    const auto refused = run.server ? run.server->connection_stats().total() : 0;
+    run.close_socket();
+    if (refused > 0) ran.connections_refused = refused;
+    return settle(run, std::move(ran));
+}
+
+TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
+    const auto& id = request_.turn_id;
+    const auto& spec = run.spec;
+    // What the exec left in the box may not carry its secrets into a snapshot (docs/design.md
+    // §13.12). A second's slack: an inode's change time is coarser than the clock read above.
+    if (session_)
+        session::end_session_turn(env_.client, env_.cfg.state_dir, session_->id, id, spec,
+                                  ran.exit_code, *secrets_, *redactor_,
+                                  run.exec_started_ms > 1000 ? run.exec_started_ms - 1000 : 0);
+    if (session_ && ::geteuid() == 0) {
+        // Root's again between turns: the next turn binds its socket there before the box may
+        // touch the directory.
+        const std::string dir = session::session_socket_dir(env_.cfg.state_dir, session_->id);
+        if (::lchown(dir.c_str(), 0, 0) != 0)
+            log::warn("turn", "turn {}: taking back '{}': {}", id, dir, std::strerror(errno));
+    }
+    if (run.handover) {
+        run.handover->give_back();
+        const WalkReport& back = run.handover->report();
+        if (back.setid_cleared > 0 || !back.complete)
+            ran.handback =
+                TerminalRecord::Handback{back.visited, back.setid_cleared, back.complete};
+    }
+    if (auto n = run.refused_records.load())
+        log::error("journal",
+                   "turn {}: {} posted record(s) could not be stored and were refused (507)", id,
+                   n);
+    // A box the runtime could not say is gone may still run as its ids: they stay leased until
+    // reconciliation removes it (box_id_lease.h).
+    bool box_may_live = false;
+    if (run.box_ids && ran.status == TurnStatus::error) {
+        bool gone = false;
+        try {
+            gone = env_.client.list_by_label(spec.label).empty();
+        } catch (const std::exception&) {
+        }
+        if (!gone) {
+            log::warn("turn",
+                      "turn {}: box '{}' may still exist; its ids {} stay leased until 'radiald "
+                      "reconcile' removes it",
+                      id, spec.label, spec.user);
+            run.box_ids->keep_for_reconcile();
+            box_may_live = true;
+        }
+    }
+    // Rotated credentials back to the operator's file, once the box can no longer change them
+    // (codex_auth.h, docs/design.md §8.7).
+    // The file's owner is the box user's id on the host: a namespaced root's is not 0 (§8.8).
+    if (const auto owner = box_host_ids(spec.user, env_.cfg.box_root);
+        run.identity && codex_auth_ && !box_may_live && owner)
+        log_codex_write_back(
+            id, write_back_codex_auth(run.identity->dir() + "/codex", owner->first,
+                                      codex_auth_path(env_.cfg.codex_auth_file), *codex_auth_));
+    run.box_ids.reset();
+    // What the session knew before the box, beside what the runner saw of it: the request's image
+    // by name and the digest that ran (image_pin.h), the box's user, the session and the kind.
+    ran.box_user = run.rec.box_user;
+    ran.box_host_user = run.rec.box_host_user;
+    ran.session = run.rec.session;
+    ran.image = run.rec.image;
+    ran.image_digest = run.rec.image_digest;
+    ran.kind = run.rec.kind;
+    if (auto n = run.refused_records.load() + run.quota_refused.load()) ran.records_refused = n;
+    checkpoint("terminal");
+    TerminalRecord done = finish(run, std::move(ran));
+    log_outcome(done);
+    return done;
+}
+
+} // namespace radial::turn
