@@ -82,6 +82,13 @@ stage "2/6 ctest --preset default" tests/hermetic/beside_other_work.sh -- --pres
 # they are installed already).
 stage "3/6 the packages, installed (packaging/test-installed.sh)" packaging/test-installed.sh build
 
+# The unit tests again, beside `stress-ng --cpu 4` (two CPU workers per core on CI's 2-core
+# machine): every budget a test waits with scales with the load factor the suite measures at its
+# start, and this stage shows that it does (tests/README.md, "Time under load"). About 190 s; the
+# background ASan build (idle priority) waits meanwhile.
+stage "4/6 the unit tests beside a CPU hog (stress-ng --cpu 4)" \
+    tests/hermetic/beside_other_work.sh --cpu-hog 4 -- --preset default -L unit
+
 if [[ "${RADIAL_SKIP_ASAN:-0}" == 1 ]]; then
     echo "test: [5/6] [6/6] ASan + UBSan stage skipped (RADIAL_SKIP_ASAN=1)"
     print_times
