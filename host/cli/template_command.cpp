@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <radial/host/template_client.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -15,6 +17,7 @@
 #include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
+#include "config/bounded_units.h"
 #include "config/host_config.h"
 #include "log/logger.h"
 
@@ -23,12 +26,42 @@ namespace {
 
 namespace bp = boost::process;
 namespace fs = std::filesystem;
+using Ms = std::chrono::milliseconds;
 
-// Exporting the template failed (docker, sbx, the archive): one line naming the step; the caller
-// prefixes the image.
+constexpr std::uint64_t kDefaultBudgetMs = 30 * 60 * 1000;     // an image of several GiB
+constexpr std::uint64_t kMaxBudgetMs = 24ull * 60 * 60 * 1000; // a day
+
+// Exporting the template failed (docker, the runtime, the archive): one line naming the step; the
+// caller prefixes the image.
 class ExportError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+};
+
+// The export's one budget (--timeout), shared by its steps. Real time: the steps are external
+// processes on real files, and this command runs in a process of its own (docs/design.md §12.7).
+class Budget {
+public:
+    explicit Budget(std::uint64_t ms)
+        : total_ms_(ms), deadline_(std::chrono::steady_clock::now() + Ms(ms)) {}
+    // What is left, at least 1 ms (a step asked with nothing left fails at once on its own).
+    Ms remaining() const {
+        const auto left =
+            std::chrono::duration_cast<Ms>(deadline_ - std::chrono::steady_clock::now());
+        return std::max(left, Ms(1));
+    }
+    bool expired() const { return std::chrono::steady_clock::now() >= deadline_; }
+    // The error for a step that ran past the budget; `step` says which.
+    ExportError exceeded(const std::string& step) const {
+        return ExportError(
+            fmt::format("{} did not finish within the export's budget of {} and "
+                        "was stopped; give it longer with --timeout",
+                        step, config::duration_text(total_ms_)));
+    }
+
+private:
+    std::uint64_t total_ms_;
+    std::chrono::steady_clock::time_point deadline_;
 };
 
 // A private directory under $TMPDIR for the archive, removed with everything in it when the command
@@ -51,28 +84,51 @@ std::string find_program(const std::string& exe, const char* flag) {
     return found.string();
 }
 
-// Runs argv to its end, stdout and stderr captured together. Returns the exit code and output.
-std::pair<int, std::string> capture(const std::vector<std::string>& argv) {
-    bp::ipstream out;
-    // The redirections read as template brackets to clang-format.
-    // clang-format off
-    bp::child c(argv.front(), std::vector<std::string>(argv.begin() + 1, argv.end()),
-                bp::std_in < bp::null, (bp::std_out & bp::std_err) > out);
-    // clang-format on
-    std::string text, line;
-    while (std::getline(out, line)) text += line + "\n";
-    c.wait();
-    return {c.exit_code(), text};
+std::string read_text(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
 }
 
-// A CLI's output as one line for a message: its non-empty lines joined, "[]" (an empty listing)
-// left out.
-std::string one_line(const std::string& text) {
-    std::string out, line;
-    std::istringstream in(text);
-    while (std::getline(in, line))
-        if (!line.empty() && line != "[]") out += (out.empty() ? "" : "; ") + line;
-    return out;
+// Waits for `c` while `budget` lasts, calling `tick` every 250 ms; past the budget the child is
+// killed and reaped, and budget.exceeded(step) is thrown.
+template <class Tick>
+void wait_within(bp::child& c, const Budget& budget, const std::string& step, Tick&& tick) {
+    std::error_code ec;
+    while (c.running(ec)) {
+        if (budget.expired()) {
+            c.terminate(ec); // SIGKILL, and reaped
+            throw budget.exceeded(step);
+        }
+        std::this_thread::sleep_for(std::min(Ms(250), budget.remaining()));
+        tick();
+    }
+    c.wait(ec);
+}
+
+// `docker image inspect` of `image`: its size in bytes. The answer goes through a file in `dir`,
+// so that waiting for it can be bounded. Throws ExportError when the image is not local.
+std::uintmax_t image_size(const std::string& docker, const std::string& image, const fs::path& dir,
+                          const Budget& budget) {
+    const fs::path out = dir / "inspect.txt";
+    // The redirections read as template brackets to clang-format.
+    // clang-format off
+    bp::child c(docker, std::vector<std::string>{"image", "inspect", "--format", "{{.Size}}", image},
+                bp::std_in < bp::null, (bp::std_out & bp::std_err) > out.string());
+    // clang-format on
+    wait_within(c, budget, fmt::format("'{} image inspect'", docker), [] {});
+    const std::string text = read_text(out);
+    if (c.exit_code() != 0) {
+        std::string message, line;
+        std::istringstream in(text);
+        while (std::getline(in, line))
+            if (!line.empty() && line != "[]") message += (message.empty() ? "" : "; ") + line;
+        throw ExportError(fmt::format(
+            "image '{}' is not in the local Docker Engine ({}); build it (or pull it) first", image,
+            message));
+    }
+    return std::strtoull(text.c_str(), nullptr, 10);
 }
 
 std::string mib(std::uintmax_t bytes) { return fmt::format("{:.1f} MiB", bytes / 1048576.0); }
@@ -80,89 +136,105 @@ std::string mib(std::uintmax_t bytes) { return fmt::format("{:.1f} MiB", bytes /
 // `docker image save`, showing how much of the image is written: a line that rewrites itself on a
 // terminal, a line at each quarter otherwise (logs).
 void save_image(const std::string& docker, const std::string& image, std::uintmax_t size,
-                const fs::path& archive) {
-    bp::ipstream err;
+                const fs::path& archive, const Budget& budget) {
+    const fs::path err_file = archive.parent_path() / "save-errors.txt";
     // clang-format off
     bp::child c(docker, std::vector<std::string>{"image", "save", "-o", archive.string(), image},
-                bp::std_in < bp::null, bp::std_out > bp::null, bp::std_err > err);
+                bp::std_in < bp::null, bp::std_out > bp::null, bp::std_err > err_file.string());
     // clang-format on
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     int quarters = 0;
-    std::error_code ec;
-    while (c.running(ec)) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(250));
-        const auto written = fs::file_size(archive, ec);
-        if (ec || size == 0) continue;
-        if (tty) {
-            fmt::print(stderr, "\rsaving '{}': {} of about {}", image, mib(written), mib(size));
-        } else if (quarters < 3 &&
-                   written * 4 >= size * static_cast<std::uintmax_t>(quarters + 1)) {
-            fmt::print(stderr, "saving '{}': {} of about {}\n", image, mib(written), mib(size));
-            quarters = static_cast<int>(std::min<std::uintmax_t>(3, written * 4 / size));
-        }
-    }
-    c.wait();
-    std::string message, line;
-    while (std::getline(err, line)) message += (message.empty() ? "" : " ") + line;
+    wait_within(
+        c, budget, fmt::format("saving image '{}' with '{} image save'", image, docker), [&] {
+            std::error_code ec;
+            const auto written = fs::file_size(archive, ec);
+            if (ec || size == 0) return;
+            if (tty) {
+                fmt::print(stderr, "\rsaving '{}': {} of about {}", image, mib(written), mib(size));
+            } else if (quarters < 3 &&
+                       written * 4 >= size * static_cast<std::uintmax_t>(quarters + 1)) {
+                fmt::print(stderr, "saving '{}': {} of about {}\n", image, mib(written), mib(size));
+                quarters = static_cast<int>(std::min<std::uintmax_t>(3, written * 4 / size));
+            }
+        });
     if (tty) fmt::print(stderr, "\n");
-    if (c.exit_code() != 0)
-        throw ExportError(
-            fmt::format("saving image '{}' with '{} image save' failed (exit "
-                        "{}): {}",
-                        image, docker, c.exit_code(), message));
+    if (c.exit_code() != 0) {
+        std::string message, line;
+        std::istringstream in(read_text(err_file));
+        while (std::getline(in, line)) message += (message.empty() ? "" : " ") + line;
+        throw ExportError(fmt::format("saving image '{}' with '{} image save' failed (exit {}): {}",
+                                      image, docker, c.exit_code(), message));
+    }
+    std::error_code ec;
     fmt::print(stderr, "saved '{}': {}\n", image, mib(fs::file_size(archive, ec)));
+}
+
+// The selected runtime's template store. Throws ExportError when the runtime keeps none.
+host::TemplateClient template_store(const host::RuntimeClient& client) {
+    if (auto store = host::TemplateClient::of(client)) return *store;
+    throw ExportError(fmt::format(
+        "runtime '{}' (run.containerRuntime) keeps no template store of its own: it does not "
+        "offer the extension {}, and its runs name a local image as it is; template export is "
+        "for a runtime that does, such as run.containerRuntime = \"sandbox\"",
+        client.info().id, RADIAL_TEMPLATE_EXTENSION_ID));
 }
 
 } // namespace
 
 CLI::App* add_template_export_command(CLI::App& app, TemplateOptions& o) {
-    auto* tmpl = app.add_subcommand("template", "Sandbox runtime templates");
+    auto* tmpl = app.add_subcommand("template", "Templates of runtimes that keep their own images");
     tmpl->require_subcommand(1);
     auto* cmd = tmpl->add_subcommand(
         "export",
-        "Make a local Docker image a sandbox template (docker image save, then sbx "
-        "template load)");
-    cmd->add_option("--config", o.config_file, "Config file (TOML): run.sandbox.binary is used")
+        "Make a local Docker image a template of the selected runtime (docker image save, then "
+        "the runtime's own load: sbx template load for the sandbox runtime)");
+    cmd->add_option("--config", o.config_file,
+                    "Config file (TOML): run.containerRuntime and its section")
         ->check(CLI::ExistingFile);
     cmd->add_option("--docker", o.docker_binary, "The docker CLI (default: docker in PATH)");
-    cmd->add_option("--sbx", o.sbx_binary,
-                    "The sbx CLI (default: run.sandbox.binary when the sandbox runtime is "
-                    "selected, else sbx in PATH)");
+    cmd->add_option("--timeout", o.timeout,
+                    "Budget for the whole export, e.g. 10m, 90s (default: 30m)");
     cmd->add_option("IMAGE", o.image, "The image, as the local Docker Engine names it")->required();
     return cmd;
 }
 
 int run_template_export_command(const TemplateOptions& o) {
-    std::string sbx = o.sbx_binary.value_or("sbx");
+    std::uint64_t budget_ms = kDefaultBudgetMs;
+    if (o.timeout) {
+        if (auto problem =
+                config::duration_problem(*o.timeout, budget_ms, 1000, kMaxBudgetMs, "10m or 90s");
+            !problem.empty()) {
+            log::error("template", "--timeout {}", problem);
+            return kExitUsage;
+        }
+    }
+    const Budget budget(budget_ms);
+    config::HostConfig cfg;
     try {
-        auto cfg = load_config(o.config_file);
-        if (!o.sbx_binary && cfg.container_runtime == "sandbox")
-            for (const auto& e : cfg.runtime_section.entries)
-                if (e.key == "binary") sbx = e.string_value;
+        cfg = load_config(o.config_file);
     } catch (const config::ConfigError& e) {
         return report_error(e, CommandKind::other, "template");
     }
     try {
+        // No preflight yet: a runtime without a store is refused before the engine is asked.
+        host::RuntimeClient client = open_runtime(cfg, /*preflight=*/false);
+        const host::TemplateClient store = template_store(client);
         const std::string docker = find_program(o.docker_binary.value_or("docker"), "--docker");
-        sbx = find_program(sbx, "--sbx or run.sandbox.binary");
-        auto [rc, size_text] =
-            capture({docker, "image", "inspect", "--format", "{{.Size}}", o.image});
-        if (rc != 0)
-            throw ExportError(fmt::format(
-                "image '{}' is not in the local Docker Engine ({}); build it (or pull it) first",
-                o.image, one_line(size_text)));
-        const std::uintmax_t size = std::strtoull(size_text.c_str(), nullptr, 10);
         const internal::TempDir dir = archive_dir();
+        const std::uintmax_t size = image_size(docker, o.image, dir.path(), budget);
+        client.preflight();
         const fs::path archive = dir.path() / "template.tar";
-        save_image(docker, o.image, size, archive);
-        auto [load_rc, load_out] = capture({sbx, "template", "load", archive.string()});
-        if (load_rc != 0)
-            throw ExportError(fmt::format("'{} template load' failed (exit {}): {}", sbx, load_rc,
-                                          one_line(load_out)));
-        fmt::print(
-            "template '{}' loaded into the sandbox runtime; runs name it as their image, or "
-            "set run.sandbox.template = \"{}\"\n",
-            o.image, o.image);
+        save_image(docker, o.image, size, archive, budget);
+        try {
+            store.load(archive.string(), budget.remaining());
+        } catch (const host::RuntimeError& e) {
+            if (e.code() == RADIAL_E_TIMEOUT)
+                throw budget.exceeded(
+                    fmt::format("loading it into runtime '{}'", client.info().id));
+            throw;
+        }
+        fmt::print("template '{}' loaded into runtime '{}'; a run names it as its image\n", o.image,
+                   client.info().id);
         return kExitOk;
     } catch (const std::exception& e) {
         log::error("template", "exporting '{}': {}", o.image, e.what());

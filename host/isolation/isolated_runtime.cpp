@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <radial/box_root.h>
 #include <radial/session.h>
+#include <radial/template.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,6 +35,7 @@ void report(const radial_error_sink* err, std::int32_t code, const std::string& 
 
 // The extension tables' functions (defined below, with the descriptor's).
 std::int32_t p_root_ids(radial_runtime*, radial_box_root_ids*, const radial_error_sink*);
+std::int32_t t_load(radial_runtime*, radial_str, std::uint64_t, const radial_error_sink*);
 std::int32_t s_create(radial_runtime*, const radial_spec*, std::uint64_t, std::uint64_t,
                       const radial_error_sink*);
 std::int32_t s_exec(radial_runtime*, const radial_spec*, const radial_output_sink*,
@@ -97,6 +99,8 @@ public:
             if (has(extensions, RADIAL_BOX_ROOT_EXTENSION_ID)) {
                 box_root_ = radial_box_root_ext{sizeof(radial_box_root_ext), 0, &p_root_ids};
             }
+            if (has(extensions, RADIAL_TEMPLATE_EXTENSION_ID))
+                template_ = radial_template_ext{sizeof(radial_template_ext), 0, &t_load};
             if (has(calls, "create")) {
                 auto& t = session_;
                 t.struct_size = sizeof t;
@@ -153,6 +157,9 @@ public:
     const radial_session_ext* session() const {
         return session_.struct_size != 0 ? &session_ : nullptr;
     }
+    const radial_template_ext* templates() const {
+        return template_.struct_size != 0 ? &template_ : nullptr;
+    }
 
 private:
     // The box of a run the crash ended, removed through a new process; what became of it.
@@ -184,6 +191,7 @@ private:
     bool created_ = false; // an instance was made once: a later create is a restart
     radial_session_ext session_{};
     radial_box_root_ext box_root_{};
+    radial_template_ext template_{};
 };
 
 Instance& self(radial_runtime* rt) { return *reinterpret_cast<Instance*>(rt); }
@@ -333,6 +341,12 @@ std::int32_t p_root_ids(radial_runtime* rt, radial_box_root_ids* ids,
     return reply->at("status").get<std::int32_t>();
 }
 
+std::int32_t t_load(radial_runtime* rt, radial_str archive, std::uint64_t timeout_ms,
+                    const radial_error_sink* err) {
+    return simple(rt, "template.load", {{"archive", str(archive)}, {"timeout_ms", timeout_ms}},
+                  err);
+}
+
 std::int32_t s_create(radial_runtime* rt, const radial_spec* spec, std::uint64_t idle_timeout_ms,
                       std::uint64_t max_lifetime_ms, const radial_error_sink* err) {
     return simple(rt, "session.create",
@@ -380,6 +394,7 @@ const void* p_get_extension(radial_runtime* rt, const char* id) {
     const Instance& inst = self(rt);
     if (std::string_view(id) == RADIAL_BOX_ROOT_EXTENSION_ID) return inst.box_root();
     if (std::string_view(id) == RADIAL_SESSION_EXTENSION_ID) return inst.session();
+    if (std::string_view(id) == RADIAL_TEMPLATE_EXTENSION_ID) return inst.templates();
     return nullptr;
 }
 

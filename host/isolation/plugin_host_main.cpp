@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <radial/box_root.h>
 #include <radial/session.h>
+#include <radial/template.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -41,6 +42,7 @@ struct PluginHost {
     radial_runtime* rt = nullptr;
     const radial_session_ext* session = nullptr;
     const radial_box_root_ext* box_root = nullptr;
+    const radial_template_ext* templates = nullptr;
     std::string host_version, plugin_path;
     radial_host host{};
     std::mutex control_mutex; // log lines from any plugin thread
@@ -185,6 +187,12 @@ json dispatch(const json& req, CallContext& call) {
                 d->get_extension(g.rt, RADIAL_BOX_ROOT_EXTENSION_ID));
             if (g.box_root != nullptr && g.box_root->root_ids != nullptr)
                 extensions.push_back(RADIAL_BOX_ROOT_EXTENSION_ID);
+            g.templates = static_cast<const radial_template_ext*>(
+                d->get_extension(g.rt, RADIAL_TEMPLATE_EXTENSION_ID));
+            if (g.templates != nullptr &&
+                RADIAL_HAS_FIELD(g.templates, radial_template_ext, load) &&
+                g.templates->load != nullptr)
+                extensions.push_back(RADIAL_TEMPLATE_EXTENSION_ID);
         }
         json session_calls = json::array();
         if (const auto* s = g.session) {
@@ -256,6 +264,13 @@ json dispatch(const json& req, CallContext& call) {
         ids.struct_size = sizeof ids;
         const std::int32_t status = g.box_root->root_ids(rt, &ids, &err);
         return {{"status", status}, {"host_uid", ids.host_uid}, {"host_gid", ids.host_gid}};
+    }
+    if (name == "template.load") {
+        if (g.templates == nullptr)
+            return fail(RADIAL_E_UNSUPPORTED, "the plugin has no template extension");
+        const std::string archive = req.at("archive").get<std::string>();
+        return {{"status", g.templates->load(rt, to_c(archive),
+                                             req.at("timeout_ms").get<std::uint64_t>(), &err)}};
     }
     const radial_session_ext* s = g.session;
     if (s == nullptr) return fail(RADIAL_E_UNSUPPORTED, "the plugin has no session extension");

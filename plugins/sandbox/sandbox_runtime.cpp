@@ -176,6 +176,22 @@ void SandboxRuntime::kill(std::string_view label) {
     }
 }
 
+void SandboxRuntime::load_template(const std::string& archive, std::chrono::milliseconds budget) {
+    if (budget.count() == 0) budget = std::chrono::minutes(30);
+    const std::string what = "loading template archive '" + archive + "' with 'sbx template load'";
+    const CliOutput r = cli_.call({"template", "load", archive}, budget);
+    if (r.timed_out)
+        throw radial::plugin::Error(
+            RADIAL_E_TIMEOUT, what + ": sbx '" + cli_.settings().binary +
+                                  "' did not finish within " + std::to_string(budget.count()) +
+                                  " ms and was stopped; give the export a longer budget "
+                                  "(radiald template export --timeout)");
+    if (!r.ok())
+        throw cli_.failure(r, what, budget, RADIAL_E_UNAVAILABLE,
+                           "check that the archive is a 'docker image save' tar and that sbx "
+                           "can load templates ('sbx template load --help')");
+}
+
 radial::plugin::TcpRoute SandboxRuntime::tcp_route() {
     return {"127.0.0.1", "host.docker.internal"};
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <radial/plugin/runtime.hpp>
 #include <radial/plugin/session.hpp>
+#include <radial/plugin/templates.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +25,9 @@ namespace radial::sandbox {
 // One instance per radiald runtime; holds no process, thread or descriptor between calls.
 // Threading as in radial/runtime_plugin.h: every method but the constructors may be called from
 // several threads at once.
-class SandboxRuntime final : public radial::plugin::Runtime, public radial::plugin::Sessions {
+class SandboxRuntime final : public radial::plugin::Runtime,
+                             public radial::plugin::Sessions,
+                             public radial::plugin::Templates {
 public:
     static constexpr radial::plugin::Info info{"sandbox", "Docker Sandboxes (sbx microVMs)",
                                                RADIAL_SANDBOX_PLUGIN_VERSION};
@@ -84,11 +87,18 @@ public:
 
     // radial.session/1 without snapshots (radial/session.h; sbx keeps no image of a sandbox the
     // engine could name by digest). [thread-safe]
+    // radial.template/1 too: sandboxes keep an image store of their own (load_template).
     const void* extension(std::string_view id) override {
-        return id == RADIAL_SESSION_EXTENSION_ID
-                   ? radial::plugin::session_extension_without_snapshots()
-                   : nullptr;
+        if (id == RADIAL_SESSION_EXTENSION_ID)
+            return radial::plugin::session_extension_without_snapshots();
+        if (id == RADIAL_TEMPLATE_EXTENSION_ID) return radial::plugin::template_extension();
+        return nullptr;
     }
+    // `sbx template load ARCHIVE` within `budget` (0: 30 minutes, an image of
+    // several GiB);
+    // past it sbx is killed and the call throws Error(RADIAL_E_TIMEOUT); sbx's failure is thrown
+    // with its message and fix (SbxCli::failure). [thread-safe] Source: docs/design.md §13.2.
+    void load_template(const std::string& archive, std::chrono::milliseconds budget) override;
     // create_sandbox_session (sandbox_run.h) under the kill registry. [thread-safe] for distinct
     // labels.
     void create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,

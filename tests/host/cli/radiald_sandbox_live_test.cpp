@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "../../support/process_runner.h"
@@ -18,6 +19,7 @@
 namespace radial {
 namespace {
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A private simulator: a symlink in its own directory, which is then the simulator's state.
 struct SandboxSetup {
@@ -252,11 +254,20 @@ TEST(SandboxLive, TemplateExportSavesTheImageAndLoadsItWithSbx) {
         {{"TMPDIR", tmp.path()}});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.err, HasSubstr(std::string("saved '") + RADIAL_TEST_IMAGE + "'"));
-    EXPECT_THAT(r.out, HasSubstr("loaded into the sandbox runtime"));
+    EXPECT_THAT(r.out, HasSubstr("loaded into runtime 'sandbox'"));
     EXPECT_EQ(test::read_file(s.sim_dir / "templates"), std::string(RADIAL_TEST_IMAGE) + "\n");
     const std::string calls = test::read_file(s.sim_dir / "calls.log");
     EXPECT_THAT(calls, HasSubstr("template\037load\037" + tmp.path() + "/radial-template-"));
     EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "the archive was left behind";
+}
+
+// The same through a plugin host process of its own: the extension crosses it.
+TEST(SandboxLive, TemplateExportLoadsThroughAPluginHostProcessToo) {
+    SandboxSetup s("pluginIsolation = \"process\"\n");
+    auto r = test::run_process(
+        {RADIALD_PATH, "template", "export", "--config", s.setup.config(), RADIAL_TEST_IMAGE});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(test::read_file(s.sim_dir / "templates"), std::string(RADIAL_TEST_IMAGE) + "\n");
 }
 
 TEST(SandboxLive, TemplateExportOfAnImageNotInTheEngineSaysSoAndCallsNoSbx) {
@@ -267,6 +278,66 @@ TEST(SandboxLive, TemplateExportOfAnImageNotInTheEngineSaysSoAndCallsNoSbx) {
     EXPECT_THAT(r.err, HasSubstr("image 'radial/no-such-image:never' is not in the local Docker "
                                  "Engine"));
     EXPECT_FALSE(std::filesystem::exists(s.sim_dir / "calls.log")) << "sbx was called";
+}
+
+// An executable script at `path` (replacing what is there).
+void write_script(const std::filesystem::path& path, const std::string& body) {
+    std::filesystem::remove(path);
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+}
+
+// The export asks the selected runtime for its template store (radial.template/1) and never
+// checks its id: the docker runtime keeps none, which is said before anything is run.
+TEST(SandboxLive, TemplateExportUnderARuntimeWithoutAStoreIsRefusedBeforeAnythingRuns) {
+    test::RadialdSetup s;
+    auto r = test::run_process({RADIALD_PATH, "template", "export", "--config", s.config(),
+                                "--docker", "/nonexistent/docker", RADIAL_TEST_IMAGE});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("runtime 'docker' (run.containerRuntime) keeps no template "
+                                 "store of its own: it does not offer the extension "
+                                 "radial.template/1"));
+    EXPECT_THAT(r.err, Not(HasSubstr("/nonexistent/docker")));
+}
+
+// One budget for the whole export (--timeout): a load that does not answer is stopped, the
+// message names the step, and the archive is removed.
+TEST(SandboxLive, TemplateExportStopsALoadPastItsBudget) {
+    SandboxSetup s;
+    write_script(s.sbx, "[ \"$1\" = template ] && exec sleep 600\nSBX_SIM_STATE='" +
+                            s.sim_dir.path() + "' exec '" + RADIAL_SBX_SIM + "' \"$@\"\n");
+    test::TempDir tmp("radial-tmpl");
+    auto r = test::run_process({RADIALD_PATH, "template", "export", "--config", s.setup.config(),
+                                "--timeout", "3s", RADIAL_TEST_IMAGE},
+                               {{"TMPDIR", tmp.path()}});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("loading it into runtime 'sandbox' did not finish within the "
+                                 "export's budget of 3s and was stopped; give it longer with "
+                                 "--timeout"));
+    EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "the archive was left behind";
+}
+
+TEST(SandboxLive, TemplateExportStopsASavePastItsBudgetAndLoadsNothing) {
+    SandboxSetup s;
+    const std::filesystem::path docker = s.sim_dir / "slow-docker";
+    write_script(docker, "[ \"$1 $2\" = 'image save' ] && exec sleep 600\nexec docker \"$@\"\n");
+    auto r = test::run_process({RADIALD_PATH, "template", "export", "--config", s.setup.config(),
+                                "--docker", docker.string(), "--timeout", "3s", RADIAL_TEST_IMAGE});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("saving image '" + std::string(RADIAL_TEST_IMAGE) + "' with '" +
+                                 docker.string() +
+                                 " image save' did not finish within the export's budget of 3s"));
+    EXPECT_THAT(test::read_file(s.sim_dir / "calls.log"), Not(HasSubstr("template")));
+}
+
+TEST(SandboxLive, TemplateExportRefusesABadTimeoutNamingTheFlag) {
+    SandboxSetup s;
+    for (const char* bad : {"soon", "0s", "25h"}) {
+        auto r = test::run_process({RADIALD_PATH, "template", "export", "--config",
+                                    s.setup.config(), "--timeout", bad, RADIAL_TEST_IMAGE});
+        EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+        EXPECT_THAT(r.err, HasSubstr("--timeout must be a duration from 1s to 24h")) << bad;
+    }
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 // instances (docs/design.md §8.3).
 #include <gtest/gtest.h>
 #include <radial/session.h>
+#include <radial/template.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -384,6 +385,63 @@ TEST_F(sandbox_plugin, UnknownConfigKeysAreRefused) {
     } catch (const std::runtime_error& e) {
         EXPECT_EQ(std::string(e.what()), "create: unknown key 'tmpfsSize' in [run.sandbox]");
     }
+}
+
+// radial.template/1 (docs/design.md §13.2): `radiald template export` hands the saved archive to
+// the runtime, which loads it with `sbx template load` within the budget it is given.
+class sandbox_plugin_template : public sandbox_plugin {
+protected:
+    Reported load(const std::string& archive, std::uint64_t timeout_ms) {
+        const auto* ext = static_cast<const radial_template_ext*>(
+            sandbox().d().get_extension(sandbox().rt(), RADIAL_TEMPLATE_EXTENSION_ID));
+        Reported r;
+        if (ext == nullptr || ext->load == nullptr) {
+            r.code = -1;
+            r.message = "the sandbox runtime offers no " RADIAL_TEMPLATE_EXTENSION_ID;
+            return r;
+        }
+        radial_error_sink err = error_sink(r);
+        r.code = ext->load(sandbox().rt(), {archive.data(), archive.size()}, timeout_ms, &err);
+        return r;
+    }
+    TempDir archives_{"radial-tmpl-archive"};
+};
+
+TEST_F(sandbox_plugin_template, AnArchiveIsLoadedWithSbxTemplateLoad) {
+    archives_.write("image.tar", "eleven byte");
+    const std::string archive = archives_.path() + "/image.tar";
+    const Reported r = load(archive, 60'000);
+    ASSERT_EQ(r.code, RADIAL_OK) << r.message;
+    EXPECT_EQ(read_file(fake_.dir() + "/templates.log"), archive + " 11\n");
+}
+
+TEST_F(sandbox_plugin_template, APathThatIsNoRegularFileIsRefusedBeforeAnySbxCall) {
+    for (const std::string& bad :
+         {std::string("relative/image.tar"), archives_.path(), archives_.path() + "/missing.tar"}) {
+        const Reported r = load(bad, 60'000);
+        EXPECT_EQ(r.code, RADIAL_E_INVALID) << bad;
+        EXPECT_EQ(r.key, "archive") << bad;
+        EXPECT_NE(r.message.find("'" + bad + "'"), std::string::npos) << r.message;
+    }
+    EXPECT_FALSE(std::filesystem::exists(fake_.dir() + "/templates.log"));
+}
+
+TEST_F(sandbox_plugin_template, ALoadThatDoesNotAnswerIsStoppedAtItsBudget) {
+    archives_.write("image.tar", "x");
+    fake_.hang("template");
+    const Reported r = load(archives_.path() + "/image.tar", 500);
+    EXPECT_EQ(r.code, RADIAL_E_TIMEOUT) << r.message;
+    EXPECT_NE(r.message.find("did not finish within 500 ms and was stopped"), std::string::npos)
+        << r.message;
+    EXPECT_NE(r.message.find("--timeout"), std::string::npos) << r.message;
+}
+
+TEST_F(sandbox_plugin_template, SbxsRefusalIsTheMessage) {
+    archives_.write("image.tar", "x");
+    fake_.fail("template", 1, "Error: archive holds no image manifest");
+    const Reported r = load(archives_.path() + "/image.tar", 60'000);
+    EXPECT_EQ(r.code, RADIAL_E_UNAVAILABLE) << r.message;
+    EXPECT_NE(r.message.find("archive holds no image manifest"), std::string::npos) << r.message;
 }
 
 } // namespace

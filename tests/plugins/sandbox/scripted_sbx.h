@@ -24,7 +24,8 @@ public:
     std::string binary() const { return dir_ / "sbx"; }
     const std::string& dir() const { return dir_.path(); }
 
-    // Makes `step` (version, help, ls-help, ls, create, policy, policy-rm, exec, rm) exit `rc` with
+    // Makes `step` (version, help, ls-help, ls, create, policy, policy-rm, exec, rm,
+    // template) exit `rc` with
     // `message` on stderr.
     void fail(const std::string& step, int rc, const std::string& message) const {
         std::filesystem::create_directories(dir_ / "control");

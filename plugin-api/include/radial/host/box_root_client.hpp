@@ -29,11 +29,8 @@ public:
     // (RADIAL_E_UNAVAILABLE: the engine could not be asked).
     static std::variant<BoxRootIds, std::string> ask(const RuntimeClient& client) {
         const auto& st = client.state_;
-        const void* table = nullptr;
-        if (RADIAL_HAS_FIELD(st->d, radial_runtime_descriptor, get_extension) &&
-            st->d->get_extension != nullptr)
-            table = st->d->get_extension(st->rt, RADIAL_BOX_ROOT_EXTENSION_ID);
-        const auto* ext = static_cast<const radial_box_root_ext*>(table);
+        const auto* ext = static_cast<const radial_box_root_ext*>(
+            client.extension_table(RADIAL_BOX_ROOT_EXTENSION_ID));
         if (ext == nullptr || !RADIAL_HAS_FIELD(ext, radial_box_root_ext, root_ids) ||
             ext->root_ids == nullptr)
             return "runtime '" + st->info.id +

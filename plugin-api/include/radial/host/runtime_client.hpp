@@ -480,9 +480,18 @@ private:
     }
 
     RuntimeClient() = default;
+    // The plugin's table for extension `id` (radial/<extension>.h), or nullptr when it has none or
+    // predates get_extension; for the extension clients below.
+    const void* extension_table(const char* id) const {
+        if (RADIAL_HAS_FIELD(state_->d, radial_runtime_descriptor, get_extension) &&
+            state_->d->get_extension != nullptr)
+            return state_->d->get_extension(state_->rt, id);
+        return nullptr;
+    }
     std::shared_ptr<State> state_;
-    friend class SessionClient; // the session extension's calls, beside these
-    friend class BoxRootClient; // the box-root extension's call
+    friend class SessionClient;  // the session extension's calls, beside these
+    friend class BoxRootClient;  // the box-root extension's call
+    friend class TemplateClient; // the template extension's call
 };
 
 } // namespace radial::host

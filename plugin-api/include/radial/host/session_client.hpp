@@ -19,11 +19,8 @@ public:
     // runtime and the extension when the runtime does not offer it.
     static SessionClient of(const RuntimeClient& client) {
         const auto& st = client.state_;
-        const void* table = nullptr;
-        if (RADIAL_HAS_FIELD(st->d, radial_runtime_descriptor, get_extension) &&
-            st->d->get_extension != nullptr)
-            table = st->d->get_extension(st->rt, RADIAL_SESSION_EXTENSION_ID);
-        const auto* ext = static_cast<const radial_session_ext*>(table);
+        const auto* ext = static_cast<const radial_session_ext*>(
+            client.extension_table(RADIAL_SESSION_EXTENSION_ID));
         if (ext == nullptr || !RADIAL_HAS_FIELD(ext, radial_session_ext, destroy) ||
             ext->create == nullptr || ext->exec == nullptr || ext->destroy == nullptr)
             throw RuntimeError(RADIAL_E_UNSUPPORTED, {},
