@@ -117,7 +117,8 @@ internal::UniqueFd receive_fd(int sock) {
 
 json spec_to_json(const ContainerSpec& s) {
     json mounts = json::array(), env = json::array(), tmpfs = json::array();
-    for (const auto& m : s.mounts) mounts.push_back({m.source, m.target, m.read_only});
+    for (const auto& m : s.mounts)
+        mounts.push_back({m.source, m.target, m.read_only, m.receives_host_mounts});
     for (const auto& e : s.env) env.push_back({e.name, e.value, e.secret});
     for (const auto& t : s.tmpfs) tmpfs.push_back({t.target, t.size_bytes});
     return {{"label", s.label},
@@ -145,8 +146,8 @@ ContainerSpec spec_from_json(const json& j) {
     s.label = j.at("label").get<std::string>();
     s.image = j.at("image").get<std::string>();
     for (const auto& m : j.at("mounts"))
-        s.mounts.push_back(
-            {m.at(0).get<std::string>(), m.at(1).get<std::string>(), m.at(2).get<bool>()});
+        s.mounts.push_back({m.at(0).get<std::string>(), m.at(1).get<std::string>(),
+                            m.at(2).get<bool>(), m.at(3).get<bool>()});
     s.argv = j.at("argv").get<std::vector<std::string>>();
     for (const auto& e : j.at("env"))
         s.env.push_back(

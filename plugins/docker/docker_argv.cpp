@@ -200,7 +200,20 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
         const auto& m = spec.mounts[i];
         check.absolute_path(plugin_support::spec_key("mounts", i), "source", m.source, true);
         check.absolute_path(plugin_support::spec_key("mounts", i), "target", m.target, true);
-        binds.push_back(m.source + ":" + m.target + (m.read_only ? ":ro" : ""));
+        // rslave: the host's later mounts below the source reach the box, never the reverse
+        // (radial_spec_propagation).
+        std::string options = m.read_only ? "ro" : "";
+        if (m.receives_host_mounts) {
+            if (!oci_runtime_profile(settings.oci_runtime).mount_propagation)
+                check.fail(plugin_support::spec_key("mounts", i),
+                           "mount '" + m.target +
+                               "' must receive the host's later mounts, which "
+                               "run.docker.ociRuntime '" +
+                               settings.oci_runtime + "' does not pass on",
+                           "use the engine's default runtime (runc) for pooled boxes");
+            options += options.empty() ? "rslave" : ",rslave";
+        }
+        binds.push_back(m.source + ":" + m.target + (options.empty() ? "" : ":" + options));
     }
     if (!binds.empty()) host["Binds"] = binds;
 

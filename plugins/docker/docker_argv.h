@@ -72,9 +72,11 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // target that is not absolute or contains ':' (the Binds separator); an env name not matching
 // [A-Za-z_][A-Za-z0-9_]* or repeated (the message names the variable, never the value); a user
 // that is not numeric uid:gid or is root (box_user.h); cpus above settings.host_cpus_milli; a NUL
-// byte anywhere; an image or network starting with '-'. With `namespaced_root` (the engine remaps
-// user namespaces: DockerEngine::namespaced_root) the user "0:0" is accepted, a root that is an
-// unprivileged id on the host (docs/design.md §8.8). Source: docs/design.md §13.1, §5.6.
+// byte anywhere; an image or network starting with '-'; a mount that must receive the host's later
+// mounts under an OCI runtime that does not pass them on (runsc, docs/design.md §13.13). With
+// `namespaced_root` (the engine remaps user namespaces: DockerEngine::namespaced_root) the user
+// "0:0" is accepted, a root that is an unprivileged id on the host (docs/design.md §8.8). Source:
+// docs/design.md §13.1, §5.6.
 nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSettings& settings,
                                   const std::vector<std::string>& image_entrypoint = {},
                                   bool namespaced_root = false);

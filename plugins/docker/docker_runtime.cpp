@@ -114,6 +114,8 @@ std::vector<std::string> DockerRuntime::capabilities() {
         caps.push_back(RADIAL_CAP_EGRESS_ENDPOINT);
         caps.push_back(RADIAL_CAP_STOP_GRACE);
     }
+    if (oci_runtime_profile(engine_.settings().oci_runtime).mount_propagation)
+        caps.push_back(RADIAL_CAP_MOUNT_PROPAGATION);
     return caps;
 }
 

@@ -21,7 +21,8 @@ constexpr OciRuntimeProfile kRunsc{
      "not the host's: the engine's pids cap bounds the sandbox's own host threads instead (the "
      "value, raised to at least 128), and exhausting it ends the whole box rather than failing a "
      "fork"},
-    128};
+    128,
+    false};
 
 constexpr OciRuntimeProfile kDefault{};
 

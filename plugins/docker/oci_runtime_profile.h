@@ -28,6 +28,11 @@ struct OciRuntimeProfile {
     // The smallest PidsLimit the box starts under (the runtime's own host threads count against
     // it); a smaller value is raised to it. 0: no floor.
     std::int64_t min_pids_limit = 0;
+    // Whether a bind mount with slave propagation ("rslave") shows the box a mount the host makes
+    // below its source after the box started (RADIAL_CAP_MOUNT_PROPAGATION): runc's boxes share
+    // the host's kernel mount tree; gVisor's gofer serves files from a mount tree fixed at start,
+    // so it is not claimed there.
+    bool mount_propagation = true;
 };
 
 // The profile of `oci_runtime` (run.docker.ociRuntime; empty: the engine's default). A name the

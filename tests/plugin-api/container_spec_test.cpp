@@ -11,7 +11,7 @@ ContainerSpec full_spec() {
     ContainerSpec s;
     s.label = "radial-turn-i-1";
     s.image = "img:1";
-    s.mounts = {{"/host/a b", "/work", false}, {"/host/ro", "/ro", true}};
+    s.mounts = {{"/host/a b", "/work", false, true}, {"/host/ro", "/ro", true}};
     s.argv = {"sh", "-c", "echo 'it''s' $X\nnext"};
     s.env = {{"A", "1;2\n3", false},
              {"KEY",
@@ -55,8 +55,10 @@ TEST(ContainerSpec, ChainedAdditionsAreReadAndUnknownOnesSteppedOver) {
     with_unknown.next = &unknown;
     EXPECT_EQ(from_c(with_unknown).egress, s.egress);
     EXPECT_EQ(from_c(with_unknown).stop_grace_ms, 2500u);
+    EXPECT_EQ(from_c(with_unknown).mounts, s.mounts);
     s.egress.clear();
     s.stop_grace_ms = 0;
+    for (auto& m : s.mounts) m.receives_host_mounts = false;
     CSpec none(s);
     EXPECT_EQ(none.get()->next, nullptr);
     EXPECT_TRUE(from_c(*none.get()).egress.empty());

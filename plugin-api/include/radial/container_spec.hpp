@@ -21,6 +21,9 @@ struct Mount {
     std::string source; // absolute host path
     std::string target; // absolute path inside the box
     bool read_only = false;
+    // Mounts the host makes below `source` after the box started appear below `target`
+    // (radial_spec_propagation; only for a runtime that reports RADIAL_CAP_MOUNT_PROPAGATION).
+    bool receives_host_mounts = false;
     friend bool operator==(const Mount&, const Mount&) = default;
 };
 
@@ -173,6 +176,14 @@ inline ContainerSpec from_c(const radial_spec& in) {
             radial_spec_stop st{};
             std::memcpy(&st, next, sizeof st);
             s.stop_grace_ms = st.grace_ms;
+        } else if (head.type == RADIAL_SPEC_EXT_PROPAGATION &&
+                   head.struct_size >= sizeof(radial_spec_propagation)) {
+            radial_spec_propagation p{};
+            std::memcpy(&p, next, sizeof p);
+            for_each_item<radial_str>(p.targets, [&](const radial_str& t) {
+                for (auto& m : s.mounts)
+                    if (m.target == to_view(t)) m.receives_host_mounts = true;
+            });
         }
         next = head.next;
     }
@@ -223,6 +234,15 @@ public:
             egress_ext_.destinations = array(egress_);
             c_.next = &egress_ext_;
         }
+        for (const auto& m : s.mounts)
+            if (m.receives_host_mounts) receiving_.push_back(to_c(m.target));
+        if (!receiving_.empty()) {
+            propagation_ext_.struct_size = sizeof(radial_spec_propagation);
+            propagation_ext_.type = RADIAL_SPEC_EXT_PROPAGATION;
+            propagation_ext_.next = c_.next;
+            propagation_ext_.targets = array(receiving_);
+            c_.next = &propagation_ext_;
+        }
     }
     CSpec(const CSpec&) = delete;
     CSpec& operator=(const CSpec&) = delete;
@@ -243,6 +263,8 @@ private:
     std::vector<radial_str> egress_;
     radial_spec_egress egress_ext_{};
     radial_spec_stop stop_ext_{};
+    std::vector<radial_str> receiving_;
+    radial_spec_propagation propagation_ext_{};
     radial_spec c_{};
 };
 

@@ -138,6 +138,10 @@ typedef struct radial_name_sink {
 /* The runtime honours a radial_spec_stop: a timeout or kill first sends SIGTERM to the box's
  * command and gives it the grace to end by itself (docs/design.md §13.1, run.stopGrace). */
 #define RADIAL_CAP_STOP_GRACE "radial.cap.stop-grace"
+/* The runtime honours a radial_spec_propagation: a mount the host makes below a listed mount's
+ * source after the box was created appears inside the box (docs/design.md §13.13, the warm pool:
+ * a box started before its turn receives the workspace at claim time). */
+#define RADIAL_CAP_MOUNT_PROPAGATION "radial.cap.mount-propagation"
 
 /* ---------------------------------------------------------------------------------------------
  * Host services
@@ -254,7 +258,7 @@ typedef struct radial_spec_ext {
     const void* next; /* the next addition, or NULL */
 } radial_spec_ext;
 
-enum { RADIAL_SPEC_EXT_EGRESS = 1, RADIAL_SPEC_EXT_STOP = 2 };
+enum { RADIAL_SPEC_EXT_EGRESS = 1, RADIAL_SPEC_EXT_STOP = 2, RADIAL_SPEC_EXT_PROPAGATION = 3 };
 
 /* The destinations the box may reach, for a runtime that reports RADIAL_CAP_EGRESS_POLICY:
  * "host:port", or "*.suffix:port" for every name under a suffix; already within the operator's
@@ -276,6 +280,20 @@ typedef struct radial_spec_stop {
     const void* next;
     uint64_t grace_ms; /* 0: killed at once */
 } radial_spec_stop;
+
+/* Mounts that receive the host's later mounts (RADIAL_CAP_MOUNT_PROPAGATION): each entry is the
+ * target of one of the spec's mounts, which the runtime makes with slave propagation ("rslave"):
+ * a mount the host makes below that mount's source after the box started appears at the same
+ * place below the target, and an unmount there disappears; nothing mounted inside the box reaches
+ * the host. The host makes each such source a mount point with shared propagation before it
+ * creates the box. A runtime that cannot honour it for this spec refuses the spec (field
+ * "mounts") before any box exists: a box that would never see its workspace must not start. */
+typedef struct radial_spec_propagation {
+    uint32_t struct_size;
+    uint32_t type; /* RADIAL_SPEC_EXT_PROPAGATION */
+    const void* next;
+    radial_array targets; /* of radial_str: targets of entries of spec.mounts */
+} radial_spec_propagation;
 
 /* Spec field ids, for dispositions and error keys. */
 enum {

@@ -17,7 +17,7 @@ ContainerSpec every_field() {
     ContainerSpec s;
     s.label = "radial-turn-x";
     s.image = "img@sha256:abc";
-    s.mounts = {{"/srv/ws", "/workspace", false}, {"/etc/x", "/x", true}};
+    s.mounts = {{"/srv/ws", "/workspace", false, true}, {"/etc/x", "/x", true}};
     s.argv = {"sh", "-c", std::string("printf '\xff\xfe'\0tail", 17)};
     s.env = {{"PLAIN", "v", false}, {"TOKEN", std::string("s\xc3\x28\x80", 4), true}};
     s.workdir = "/workspace";

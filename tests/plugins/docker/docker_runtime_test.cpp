@@ -310,7 +310,33 @@ TEST(docker_runtime, UnderRunscMemoryIsBridgedAndPidsLimitSupersededNamingTheKey
 TEST(docker_runtime, CapabilitiesAreTheDockerOnes) {
     EXPECT_EQ(runtime_for("unix:///nonexistent.sock")->capabilities(),
               (std::vector<std::string>{RADIAL_CAP_UNIX_SOCKET_MOUNTS, RADIAL_CAP_NAMED_NETWORKS,
-                                        RADIAL_CAP_HOST_UID_MOUNTS}));
+                                        RADIAL_CAP_HOST_UID_MOUNTS, RADIAL_CAP_MOUNT_PROPAGATION}));
+}
+
+// Mount propagation is claimed under runc only (docs/design.md §13.13): gVisor's gofer serves a
+// mount tree fixed at start, and a spec that needs it there is refused naming the mount.
+TEST(docker_runtime, MountPropagationIsNotClaimedUnderRunscAndItsSpecIsRefused) {
+    const auto caps = runtime_with_oci_runtime("unix:///nonexistent.sock", "runsc")->capabilities();
+    EXPECT_EQ(std::find(caps.begin(), caps.end(), RADIAL_CAP_MOUNT_PROPAGATION), caps.end());
+    ContainerSpec s;
+    s.label = "radial-turn-x-1";
+    s.image = "img";
+    s.argv = {"true"};
+    s.mounts = {{"/srv/pool/1", "/radial-late", false, true}};
+    DockerSettings runc, runsc;
+    runsc.oci_runtime = "runsc";
+    const auto body = docker_create_body(s, runc);
+    EXPECT_EQ(body["HostConfig"]["Binds"][0], "/srv/pool/1:/radial-late:rslave");
+    s.mounts[0].read_only = true;
+    EXPECT_EQ(docker_create_body(s, runc)["HostConfig"]["Binds"][0],
+              "/srv/pool/1:/radial-late:ro,rslave");
+    try {
+        docker_create_body(s, runsc);
+        FAIL() << "runsc took a mount that must receive the host's later mounts";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.key(), "mounts[0]");
+        EXPECT_NE(std::string(e.what()).find("does not pass on"), std::string::npos) << e.what();
+    }
 }
 
 std::unique_ptr<DockerRuntime> runtime_with_oci_runtime(const std::string& address,

@@ -4,13 +4,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <radial/session.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 
 #include "../../support/host_processes.h"
+#include "../../support/temp_dir.h"
+#include "fs/late_mount.h"
 #include "loaded_docker_plugin.h"
 
 namespace radial::test {
@@ -58,6 +62,19 @@ protected:
         if (reported != nullptr) *reported = r;
         EXPECT_TRUE(reported != nullptr || r.code == RADIAL_OK) << r.key << ": " << r.message;
         return s.label;
+    }
+
+    // The capability ids the instance reports.
+    std::vector<std::string> capabilities() {
+        std::vector<std::string> names;
+        Reported r;
+        radial_error_sink err = error_sink(r);
+        radial_name_sink sink{sizeof(radial_name_sink), &names, [](void* ctx, radial_str name) {
+                                  static_cast<std::vector<std::string>*>(ctx)->emplace_back(
+                                      name.data, name.size);
+                              }};
+        EXPECT_EQ(docker_->d().capabilities(docker_->rt(), &sink, &err), RADIAL_OK) << r.message;
+        return names;
     }
 
     RunOutcome exec(const std::string& label, const std::string& script,
@@ -190,6 +207,52 @@ TEST_F(docker_session_live, ABoxWithACommandOrASecretIsRefusedAtCreate) {
     }
     EXPECT_EQ(shell("docker ps -aq --filter name=^rds" + std::to_string(::getpid()) + "-refused$"),
               "");
+}
+
+// RADIAL_CAP_MOUNT_PROPAGATION (docs/design.md §13.13): a box created with a mount that receives
+// the host's later mounts sees what the host binds below that mount's source after the box
+// started: read-only when bound so, from its first moment; gone once the host unbinds it.
+TEST_F(docker_session_live, AMountTheHostMakesAfterTheBoxStartedAppearsInsideIt) {
+    ASSERT_NE(ext_, nullptr);
+    const auto caps = capabilities();
+    ASSERT_NE(std::find(caps.begin(), caps.end(), RADIAL_CAP_MOUNT_PROPAGATION), caps.end());
+    TempDir late("radial-late"), ws("radial-ws");
+    ws.write("brief.md", "the brief\n");
+    const std::filesystem::path slot = late.path() + "/workspace";
+    std::filesystem::create_directory(slot);
+    // The box's user (not root) must reach the slot and write the workspace.
+    ASSERT_EQ(::chmod(late.path().c_str(), 0755), 0);
+    ASSERT_EQ(::chmod(ws.path().c_str(), 0777), 0);
+    fs_util::ReceivingDir receiving(late.path());
+
+    ContainerSpec s;
+    s.label = "rds" + std::to_string(::getpid()) + "-late";
+    cleanup_.push_back(s.label);
+    s.image = RADIAL_TEST_IMAGE;
+    s.user = "2000000123:2000000123";
+    s.mounts.push_back({late.path(), "/radial-late", false, true});
+    radial::CSpec c(s);
+    Reported r;
+    radial_error_sink err = error_sink(r);
+    ASSERT_EQ(ext_->create(docker_->rt(), c.get(), 0, 120'000, &err), RADIAL_OK) << r.message;
+
+    EXPECT_EQ(exec(s.label, "ls -A /radial-late/workspace").out, "");
+    {
+        fs_util::LateMount ro(ws.path(), slot, /*read_only=*/true);
+        const RunOutcome o = exec(s.label,
+                                  "cat /radial-late/workspace/brief.md; "
+                                  "touch /radial-late/workspace/new 2>&1 || echo refused");
+        EXPECT_THAT(o.out, HasSubstr("the brief\n"));
+        EXPECT_THAT(o.out, HasSubstr("Read-only file system"));
+        EXPECT_THAT(o.out, HasSubstr("refused"));
+    }
+    EXPECT_EQ(exec(s.label, "ls -A /radial-late/workspace").out, "") << "the unmount did not reach";
+    {
+        fs_util::LateMount rw(ws.path(), slot, /*read_only=*/false);
+        const RunOutcome o = exec(s.label, "echo written > /radial-late/workspace/out && echo ok");
+        EXPECT_EQ(o.out, "ok\n") << o.err;
+        EXPECT_EQ(read_file(ws.path() + "/out"), "written\n");
+    }
 }
 
 } // namespace
