@@ -1,14 +1,20 @@
 #include "cli/template_command.h"
 
 #include <fmt/format.h>
+#include <poll.h>
 #include <radial/internal/temp_dir.h>
 #include <unistd.h>
 
 #include <boost/process.hpp>
 #include <chrono>
+#include <condition_variable>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <radial/host/template_client.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -19,6 +25,7 @@
 #include "cli/runtime_setup.h"
 #include "config/bounded_units.h"
 #include "config/host_config.h"
+#include "daemon/stop_signals.h"
 #include "log/logger.h"
 
 namespace radial::cli {
@@ -30,6 +37,9 @@ using Ms = std::chrono::milliseconds;
 
 constexpr std::uint64_t kDefaultBudgetMs = 30 * 60 * 1000;     // an image of several GiB
 constexpr std::uint64_t kMaxBudgetMs = 24ull * 60 * 60 * 1000; // a day
+// How long past the budget the command waits for a runtime's load that should have ended by
+// itself at the budget (the plugin keeps it), before it gives up on it.
+constexpr auto kLoadGrace = std::chrono::seconds(10);
 
 // Exporting the template failed (docker, the runtime, the archive): one line naming the step; the
 // caller prefixes the image.
@@ -91,17 +101,34 @@ std::string read_text(const fs::path& p) {
     return s.str();
 }
 
-// Waits for `c` while `budget` lasts, calling `tick` every 250 ms; past the budget the child is
-// killed and reaped, and budget.exceeded(step) is thrown.
+// Waits up to `wait` for a stop signal (Ctrl-C, SIGTERM, a closed terminal); its number, or 0.
+int wait_for_stop(daemon::StopSignals& signals, Ms wait) {
+    pollfd p{signals.fd(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(wait.count())) > 0)
+        for (const int signo : signals.take_each()) return signo;
+    return 0;
+}
+
+ExportError interrupted(const std::string& step, int signo) {
+    return ExportError(fmt::format("{} was stopped: interrupted by signal {} ({})", step, signo,
+                                   ::strsignal(signo)));
+}
+
+// Waits for `c` while `budget` lasts, calling `tick` every 250 ms; past the budget, or at a stop
+// signal, the child is killed and reaped, and budget.exceeded(step) or interrupted() is thrown.
 template <class Tick>
-void wait_within(bp::child& c, const Budget& budget, const std::string& step, Tick&& tick) {
+void wait_within(bp::child& c, const Budget& budget, daemon::StopSignals& signals,
+                 const std::string& step, Tick&& tick) {
     std::error_code ec;
     while (c.running(ec)) {
         if (budget.expired()) {
             c.terminate(ec); // SIGKILL, and reaped
             throw budget.exceeded(step);
         }
-        std::this_thread::sleep_for(std::min(Ms(250), budget.remaining()));
+        if (const int signo = wait_for_stop(signals, std::min(Ms(250), budget.remaining()))) {
+            c.terminate(ec);
+            throw interrupted(step, signo);
+        }
         tick();
     }
     c.wait(ec);
@@ -110,14 +137,14 @@ void wait_within(bp::child& c, const Budget& budget, const std::string& step, Ti
 // `docker image inspect` of `image`: its size in bytes. The answer goes through a file in `dir`,
 // so that waiting for it can be bounded. Throws ExportError when the image is not local.
 std::uintmax_t image_size(const std::string& docker, const std::string& image, const fs::path& dir,
-                          const Budget& budget) {
+                          const Budget& budget, daemon::StopSignals& signals) {
     const fs::path out = dir / "inspect.txt";
     // The redirections read as template brackets to clang-format.
     // clang-format off
     bp::child c(docker, std::vector<std::string>{"image", "inspect", "--format", "{{.Size}}", image},
                 bp::std_in < bp::null, (bp::std_out & bp::std_err) > out.string());
     // clang-format on
-    wait_within(c, budget, fmt::format("'{} image inspect'", docker), [] {});
+    wait_within(c, budget, signals, fmt::format("'{} image inspect'", docker), [] {});
     const std::string text = read_text(out);
     if (c.exit_code() != 0) {
         std::string message, line;
@@ -133,10 +160,20 @@ std::uintmax_t image_size(const std::string& docker, const std::string& image, c
 
 std::string mib(std::uintmax_t bytes) { return fmt::format("{:.1f} MiB", bytes / 1048576.0); }
 
+// The bytes written under `dir` so far: `docker image save -o` writes a temporary file beside the
+// archive and renames it at the end, so the archive's own size says nothing until then.
+std::uintmax_t bytes_under(const fs::path& dir) {
+    std::uintmax_t n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_regular_file(ec)) n += e.file_size(ec);
+    return n;
+}
+
 // `docker image save`, showing how much of the image is written: a line that rewrites itself on a
 // terminal, a line at each quarter otherwise (logs).
 void save_image(const std::string& docker, const std::string& image, std::uintmax_t size,
-                const fs::path& archive, const Budget& budget) {
+                const fs::path& archive, const Budget& budget, daemon::StopSignals& signals) {
     const fs::path err_file = archive.parent_path() / "save-errors.txt";
     // clang-format off
     bp::child c(docker, std::vector<std::string>{"image", "save", "-o", archive.string(), image},
@@ -144,26 +181,24 @@ void save_image(const std::string& docker, const std::string& image, std::uintma
     // clang-format on
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     int quarters = 0;
-    wait_within(
-        c, budget, fmt::format("saving image '{}' with '{} image save'", image, docker), [&] {
-            std::error_code ec;
-            const auto written = fs::file_size(archive, ec);
-            if (ec || size == 0) return;
-            if (tty) {
-                fmt::print(stderr, "\rsaving '{}': {} of about {}", image, mib(written), mib(size));
-            } else if (quarters < 3 &&
-                       written * 4 >= size * static_cast<std::uintmax_t>(quarters + 1)) {
-                fmt::print(stderr, "saving '{}': {} of about {}\n", image, mib(written), mib(size));
-                quarters = static_cast<int>(std::min<std::uintmax_t>(3, written * 4 / size));
-            }
-        });
+    const std::string step = fmt::format("saving image '{}' with '{} image save'", image, docker);
+    wait_within(c, budget, signals, step, [&] {
+        const auto written = bytes_under(archive.parent_path());
+        if (size == 0) return;
+        if (tty) {
+            fmt::print(stderr, "\rsaving '{}': {} of about {}", image, mib(written), mib(size));
+        } else if (quarters < 3 &&
+                   written * 4 >= size * static_cast<std::uintmax_t>(quarters + 1)) {
+            fmt::print(stderr, "saving '{}': {} of about {}\n", image, mib(written), mib(size));
+            quarters = static_cast<int>(std::min<std::uintmax_t>(3, written * 4 / size));
+        }
+    });
     if (tty) fmt::print(stderr, "\n");
     if (c.exit_code() != 0) {
         std::string message, line;
         std::istringstream in(read_text(err_file));
         while (std::getline(in, line)) message += (message.empty() ? "" : " ") + line;
-        throw ExportError(fmt::format("saving image '{}' with '{} image save' failed (exit {}): {}",
-                                      image, docker, c.exit_code(), message));
+        throw ExportError(fmt::format("{} failed (exit {}): {}", step, c.exit_code(), message));
     }
     std::error_code ec;
     fmt::print(stderr, "saved '{}': {}\n", image, mib(fs::file_size(archive, ec)));
@@ -177,6 +212,73 @@ host::TemplateClient template_store(const host::RuntimeClient& client) {
         "offer the extension {}, and its runs name a local image as it is; template export is "
         "for a runtime that does, such as run.containerRuntime = \"sandbox\"",
         client.info().id, RADIAL_TEMPLATE_EXTENSION_ID));
+}
+
+// The runtime's load of the archive, on a thread of its own: a plugin call cannot be interrupted,
+// and the command must still end at a stop signal or when a runtime overruns the budget it was
+// given (it keeps the budget itself; kLoadGrace is for one that does not).
+struct Load {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    bool done = false;
+    std::exception_ptr error;
+};
+
+// Loads `archive` into `store` within `budget`. Returns when the load ended (rethrowing its
+// error, a RADIAL_E_TIMEOUT as budget.exceeded). At a stop signal, or kLoadGrace past the budget,
+// the archive's directory `dir` is removed and the process ends here (exit status 1), leaving the
+// load's thread and whatever the runtime started to end without it: the runtime was given the
+// budget, and an export must not outlive Ctrl-C or its budget by more than the grace.
+void load_or_give_up(const host::TemplateClient& store, const std::string& runtime_id,
+                     const fs::path& archive, const fs::path& dir, const Budget& budget,
+                     daemon::StopSignals& signals) {
+    const std::string step = fmt::format("loading it into runtime '{}'", runtime_id);
+    auto load = std::make_shared<Load>();
+    std::thread([load, held = std::optional<host::TemplateClient>(store), path = archive.string(),
+                 ms = budget.remaining()]() mutable {
+        std::exception_ptr error;
+        try {
+            held->load(path, ms);
+        } catch (...) {
+            error = std::current_exception();
+        }
+        // Its hold on the runtime goes before it says it is done: ending the runtime is the
+        // command's, on its own thread.
+        held.reset();
+        std::lock_guard lock(load->mutex);
+        load->done = true;
+        load->error = error;
+        load->done_cv.notify_all();
+    }).detach();
+    // Real time, for a real plugin call (docs/design.md §12.7).
+    const auto give_up = std::chrono::steady_clock::now() + budget.remaining() + kLoadGrace;
+    std::string why;
+    while (why.empty()) {
+        {
+            std::unique_lock lock(load->mutex);
+            if (load->done_cv.wait_for(lock, Ms(0), [&] { return load->done; })) break;
+        }
+        if (const int signo = wait_for_stop(signals, Ms(100)))
+            why = interrupted(step, signo).what();
+        else if (std::chrono::steady_clock::now() >= give_up)
+            why = fmt::format(
+                "{}: the runtime did not return within the export's budget and "
+                "{} s more; radiald gives up on it",
+                step, std::chrono::duration_cast<std::chrono::seconds>(kLoadGrace).count());
+    }
+    if (!why.empty()) {
+        std::error_code ec;
+        fs::remove_all(dir, ec);
+        log::error("template", "{}; the archive was removed", why);
+        std::_Exit(kExitFailed);
+    }
+    if (!load->error) return;
+    try {
+        std::rethrow_exception(load->error);
+    } catch (const host::RuntimeError& e) {
+        if (e.code() == RADIAL_E_TIMEOUT) throw budget.exceeded(step);
+        throw;
+    }
 }
 
 } // namespace
@@ -208,7 +310,6 @@ int run_template_export_command(const TemplateOptions& o) {
             return kExitUsage;
         }
     }
-    const Budget budget(budget_ms);
     config::HostConfig cfg;
     try {
         cfg = load_config(o.config_file);
@@ -220,19 +321,16 @@ int run_template_export_command(const TemplateOptions& o) {
         host::RuntimeClient client = open_runtime(cfg, /*preflight=*/false);
         const host::TemplateClient store = template_store(client);
         const std::string docker = find_program(o.docker_binary.value_or("docker"), "--docker");
+        // Ctrl-C, SIGTERM or a closed terminal stop the step under way; the archive goes with it.
+        daemon::StopSignals signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
+        const Budget budget(budget_ms);
         const internal::TempDir dir = archive_dir();
-        const std::uintmax_t size = image_size(docker, o.image, dir.path(), budget);
-        client.preflight();
+        const std::uintmax_t size = image_size(docker, o.image, dir.path(), budget, signals);
+        client.preflight(); // under the runtime's own call deadline, then checked against ours
+        if (budget.expired()) throw budget.exceeded("the runtime's preflight");
         const fs::path archive = dir.path() / "template.tar";
-        save_image(docker, o.image, size, archive, budget);
-        try {
-            store.load(archive.string(), budget.remaining());
-        } catch (const host::RuntimeError& e) {
-            if (e.code() == RADIAL_E_TIMEOUT)
-                throw budget.exceeded(
-                    fmt::format("loading it into runtime '{}'", client.info().id));
-            throw;
-        }
+        save_image(docker, o.image, size, archive, budget, signals);
+        load_or_give_up(store, client.info().id, archive, dir.path(), budget, signals);
         fmt::print("template '{}' loaded into runtime '{}'; a run names it as its image\n", o.image,
                    client.info().id);
         return kExitOk;

@@ -20,8 +20,10 @@ struct TemplateOptions {
 // Adds `template` with its `export` subcommand to `app`; returns the `export` subcommand.
 CLI::App* add_template_export_command(CLI::App& app, TemplateOptions& o);
 
-// Runs it within one budget (--timeout): a step still running when it ends is stopped. Progress of
-// the save goes to stderr (bytes written of the image's size). Exit status: 0 done; 1 the runtime
+// Runs it within one budget (--timeout): a step still running when it ends is stopped; so is one
+// under way at SIGINT, SIGTERM, SIGHUP or SIGQUIT (a runtime's load, which cannot be interrupted,
+// is left to end within its budget while the command ends). Progress of the save goes to stderr
+// (bytes written of the image's size). Exit status: 0 done; 1 the runtime
 // keeps no template store, the image is not local, docker or the runtime failed (their message is
 // shown) or the budget ran out; 2 a config error or a bad --timeout. The temporary archive is
 // removed in every case.

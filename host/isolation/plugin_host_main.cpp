@@ -187,12 +187,14 @@ json dispatch(const json& req, CallContext& call) {
                 d->get_extension(g.rt, RADIAL_BOX_ROOT_EXTENSION_ID));
             if (g.box_root != nullptr && g.box_root->root_ids != nullptr)
                 extensions.push_back(RADIAL_BOX_ROOT_EXTENSION_ID);
-            g.templates = static_cast<const radial_template_ext*>(
+            const auto* templates = static_cast<const radial_template_ext*>(
                 d->get_extension(g.rt, RADIAL_TEMPLATE_EXTENSION_ID));
-            if (g.templates != nullptr &&
-                RADIAL_HAS_FIELD(g.templates, radial_template_ext, load) &&
-                g.templates->load != nullptr)
+            // Kept only when its call is there, so that a "template.load" request can rely on it.
+            if (templates != nullptr && RADIAL_HAS_FIELD(templates, radial_template_ext, load) &&
+                templates->load != nullptr) {
+                g.templates = templates;
                 extensions.push_back(RADIAL_TEMPLATE_EXTENSION_ID);
+            }
         }
         json session_calls = json::array();
         if (const auto* s = g.session) {

@@ -262,6 +262,20 @@ std::string flags_text(std::uint32_t flags) {
     return s.empty() ? "none" : s;
 }
 
+bool wait_for_output(OutputCapture& c, PendingCall<RunObservation>& call, const std::string& text,
+                     std::chrono::milliseconds budget) {
+    // Real time: the box is a real process on a real engine.
+    const auto deadline = std::chrono::steady_clock::now() + budget;
+    while (std::chrono::steady_clock::now() < deadline) {
+        {
+            std::lock_guard lock(c.mutex);
+            if (c.out.find(text) != std::string::npos) return true;
+        }
+        if (call.wait_for(std::chrono::milliseconds(50))) return false;
+    }
+    return false;
+}
+
 std::string outcome_text(const RunObservation& o) {
     if (!o.ok) return "failed (" + o.message + ")";
     const auto& r = o.outcome;

@@ -100,6 +100,11 @@ private:
 std::string flags_text(std::uint32_t flags);
 // How a run ended, as a phrase: "exited with 3", "was killed by signal 9 (flags SIGNALED)".
 std::string outcome_text(const RunObservation& o);
+
+// Waits until the run's stdout contains `text`, the run returns or `budget` passes. True when
+// seen.
+bool wait_for_output(OutputCapture& c, PendingCall<RunObservation>& call, const std::string& text,
+                     std::chrono::milliseconds budget);
 // A duration in seconds for messages: "2.5 s".
 std::string secs(double seconds);
 // A duration for messages: "2.5 s".

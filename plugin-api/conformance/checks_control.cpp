@@ -14,20 +14,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-// Waits until stdout contains `text` or the run returns or `budget` passes. True when seen.
-bool wait_for_output(const OutputCapture& c, PendingCall<RunObservation>& call,
-                     const std::string& text, std::chrono::milliseconds budget) {
-    auto deadline = Clock::now() + budget;
-    while (Clock::now() < deadline) {
-        {
-            std::lock_guard lock(const_cast<OutputCapture&>(c).mutex);
-            if (c.out.find(text) != std::string::npos) return true;
-        }
-        if (call.wait_for(50ms)) return false;
-    }
-    return false;
-}
-
 bool contains(const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
 }

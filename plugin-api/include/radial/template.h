@@ -29,9 +29,9 @@ typedef struct radial_template_ext {
      * save` tar, readable by the host's uid; the host removes it once the call returned) into the
      * runtime's image store, so that a spec may name the images it holds. Returns within
      * `timeout_ms` (0: the runtime's own bound): past it, whatever the call started is ended and
-     * the result is RADIAL_E_TIMEOUT. RADIAL_E_UNAVAILABLE when the runtime's store cannot be
-     * reached; RADIAL_E_INVALID (key "archive") for an archive it cannot read. The message says
-     * what the store answered and what to do. */
+     * the result is RADIAL_E_TIMEOUT. RADIAL_E_INVALID (key "archive") when `archive` is not an
+     * absolute path to a regular file; RADIAL_E_UNAVAILABLE when the store cannot be reached or
+     * refuses the archive. The message says what the store answered and what to do. */
     int32_t (*load)(radial_runtime* rt, radial_str archive, uint64_t timeout_ms,
                     const radial_error_sink* err);
 } radial_template_ext;

@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
 #include "../../support/temp_dir.h"
@@ -328,6 +330,48 @@ TEST(SandboxLive, TemplateExportStopsASavePastItsBudgetAndLoadsNothing) {
                                  docker.string() +
                                  " image save' did not finish within the export's budget of 3s"));
     EXPECT_THAT(test::read_file(s.sim_dir / "calls.log"), Not(HasSubstr("template")));
+}
+
+// A stop signal (Ctrl-C, SIGTERM, a closed terminal) stops the step under way and removes the
+// archive: during the save the docker CLI is killed; during the runtime's load the command ends at
+// once, leaving the load to end within its budget (the test ends its sbx itself).
+TEST(SandboxLive, TemplateExportStoppedBySignalRemovesTheArchive) {
+    for (const std::string step : {"save", "load"}) {
+        SCOPED_TRACE(step);
+        SandboxSetup s;
+        const std::string started = s.sim_dir / (step + "-started");
+        const std::filesystem::path docker = s.sim_dir / "slow-docker";
+        write_script(docker, step == "save"
+                                 ? "[ \"$1 $2\" = 'image save' ] && { echo $$ > '" + started +
+                                       "'; exec sleep 600; }\n"
+                                       "exec docker \"$@\"\n"
+                                 : "exec docker \"$@\"\n");
+        if (step == "load")
+            write_script(s.sbx, "[ \"$1\" = template ] && { echo $$ > '" + started +
+                                    "'; exec sleep 600; }\nSBX_SIM_STATE='" + s.sim_dir.path() +
+                                    "' exec '" + RADIAL_SBX_SIM + "' \"$@\"\n");
+        test::TempDir tmp("radial-tmpl");
+        test::BackgroundProcess radiald(
+            {"env", "TMPDIR=" + tmp.path(), RADIALD_PATH, "template", "export", "--config",
+             s.setup.config(), "--docker", docker.string(), RADIAL_TEST_IMAGE},
+            s.sim_dir / "stderr");
+        ASSERT_TRUE(test::wait_until([&] { return !test::read_file(started).empty(); },
+                                     std::chrono::seconds(60)))
+            << test::read_file(s.sim_dir / "stderr");
+        const pid_t sleeper = std::stoi(test::read_file(started));
+        radiald.signal(step == "save" ? SIGTERM : SIGINT);
+        EXPECT_EQ(radiald.wait(std::chrono::seconds(60)), 1);
+        const std::string err = test::read_file(s.sim_dir / "stderr");
+        EXPECT_THAT(err, HasSubstr(step == "save" ? "was stopped: interrupted by signal 15"
+                                                  : "was stopped: interrupted by signal 2"));
+        EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "the archive was left behind";
+        if (step == "save")
+            EXPECT_TRUE(
+                test::wait_until([&] { return ::kill(sleeper, 0) != 0; }, std::chrono::seconds(30)))
+                << "the docker CLI of the save outlived the export";
+        else
+            ::kill(sleeper, SIGKILL); // the runtime's load, left to its budget
+    }
 }
 
 TEST(SandboxLive, TemplateExportRefusesABadTimeoutNamingTheFlag) {

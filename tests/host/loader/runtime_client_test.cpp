@@ -138,6 +138,22 @@ TEST(RuntimeClient, EveryThrowingMethodBecomesAStatusAndMessage) {
     expect_error([&] { c.kill("x"); }, RADIAL_E_INTERNAL, "internal error: unknown exception");
 }
 
+// `run` of `s` is refused (RADIAL_E_REFUSED naming `key`, the message containing `text`) and no
+// output callback was ever called.
+void expect_refused_before_run(const RuntimeClient& c, const ContainerSpec& s,
+                               const std::string& key, const std::string& text) {
+    bool called = false;
+    try {
+        c.run(s, [&](std::uint32_t, std::string_view) { return called = true; });
+        FAIL() << "expected RuntimeError";
+    } catch (const RuntimeError& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_REFUSED);
+        EXPECT_EQ(e.key(), key);
+        EXPECT_THAT(e.what(), HasSubstr(text));
+    }
+    EXPECT_FALSE(called);
+}
+
 TEST(RuntimeClient, RefusedFieldFailsRunBeforeAnythingStarts) {
     auto p = load("fake_good", "fake");
     auto c = make(p, ConfigSection{"run.fake", {strings("refuse", {"network"})}});
@@ -151,16 +167,20 @@ TEST(RuntimeClient, RefusedFieldFailsRunBeforeAnythingStarts) {
             EXPECT_EQ(x.disposition, static_cast<std::uint32_t>(RADIAL_DISP_REFUSED));
         }
     EXPECT_TRUE(saw);
-    bool called = false;
-    try {
-        c.run(s, [&](std::uint32_t, std::string_view) { return called = true; });
-        FAIL() << "expected RuntimeError";
-    } catch (const RuntimeError& e) {
-        EXPECT_EQ(e.code(), RADIAL_E_REFUSED);
-        EXPECT_EQ(e.key(), "network");
-        EXPECT_THAT(e.what(), HasSubstr("network refused: refused by test config"));
-    }
-    EXPECT_FALSE(called);
+    expect_refused_before_run(c, s, "network", "network refused: refused by test config");
+}
+
+// A mount that must receive the host's later mounts goes only to a runtime that claims
+// radial.cap.mount-propagation: refused here, before the plugin sees the spec (the message is the
+// host's, naming the runtime).
+TEST(RuntimeClient, AMountReceivingLaterMountsIsRefusedBeforeARuntimeWithoutTheCapability) {
+    auto p = load("fake_good", "fake");
+    auto c = make(p, ConfigSection{"run.fake", {strings("caps", {RADIAL_CAP_UNIX_SOCKET_MOUNTS})}});
+    auto s = spec({"echo", "never"});
+    s.mounts = {{"/srv/pool/1", "/radial-late", true, true}};
+    expect_refused_before_run(c, s, "mounts",
+                              "run: mount '/radial-late' must receive the host's later mounts, "
+                              "which runtime 'fake' does not claim");
 }
 
 TEST(RuntimeClient, DescribeReportsOneDispositionPerCarriedField) {

@@ -210,17 +210,16 @@ TEST_F(docker_session_live, ABoxWithACommandOrASecretIsRefusedAtCreate) {
 }
 
 // RADIAL_CAP_MOUNT_PROPAGATION (docs/design.md §13.13): a box created with a mount that receives
-// the host's later mounts sees what the host binds below that mount's source after the box
-// started: read-only when bound so, from its first moment; gone once the host unbinds it.
+// the host's later mounts sees what the host stacks on that mount's source after the box started:
+// read-only when stacked so, from its first moment; writable when stacked so, although the
+// receiving mount itself is read-only in the box; gone once the host unmounts it.
 TEST_F(docker_session_live, AMountTheHostMakesAfterTheBoxStartedAppearsInsideIt) {
     ASSERT_NE(ext_, nullptr);
     const auto caps = capabilities();
     ASSERT_NE(std::find(caps.begin(), caps.end(), RADIAL_CAP_MOUNT_PROPAGATION), caps.end());
     TempDir late("radial-late"), ws("radial-ws");
     ws.write("brief.md", "the brief\n");
-    const std::filesystem::path slot = late.path() + "/workspace";
-    std::filesystem::create_directory(slot);
-    // The box's user (not root) must reach the slot and write the workspace.
+    // The box's user (not root) must reach the receiving directory and write the workspace.
     ASSERT_EQ(::chmod(late.path().c_str(), 0755), 0);
     ASSERT_EQ(::chmod(ws.path().c_str(), 0777), 0);
     fs_util::ReceivingDir receiving(late.path());
@@ -230,26 +229,26 @@ TEST_F(docker_session_live, AMountTheHostMakesAfterTheBoxStartedAppearsInsideIt)
     cleanup_.push_back(s.label);
     s.image = RADIAL_TEST_IMAGE;
     s.user = "2000000123:2000000123";
-    s.mounts.push_back({late.path(), "/radial-late", false, true});
+    s.mounts.push_back({late.path(), "/radial-late", /*read_only=*/true, /*receives=*/true});
     radial::CSpec c(s);
     Reported r;
     radial_error_sink err = error_sink(r);
     ASSERT_EQ(ext_->create(docker_->rt(), c.get(), 0, 120'000, &err), RADIAL_OK) << r.message;
 
-    EXPECT_EQ(exec(s.label, "ls -A /radial-late/workspace").out, "");
+    EXPECT_EQ(exec(s.label, "ls -A /radial-late").out, "");
     {
-        fs_util::LateMount ro(ws.path(), slot, /*read_only=*/true);
+        fs_util::LateMount ro(receiving, ws.path(), /*read_only=*/true);
         const RunOutcome o = exec(s.label,
-                                  "cat /radial-late/workspace/brief.md; "
-                                  "touch /radial-late/workspace/new 2>&1 || echo refused");
+                                  "cat /radial-late/brief.md; "
+                                  "touch /radial-late/new 2>&1 || echo refused");
         EXPECT_THAT(o.out, HasSubstr("the brief\n"));
         EXPECT_THAT(o.out, HasSubstr("Read-only file system"));
         EXPECT_THAT(o.out, HasSubstr("refused"));
     }
-    EXPECT_EQ(exec(s.label, "ls -A /radial-late/workspace").out, "") << "the unmount did not reach";
+    EXPECT_EQ(exec(s.label, "ls -A /radial-late").out, "") << "the unmount did not reach the box";
     {
-        fs_util::LateMount rw(ws.path(), slot, /*read_only=*/false);
-        const RunOutcome o = exec(s.label, "echo written > /radial-late/workspace/out && echo ok");
+        fs_util::LateMount rw(receiving, ws.path(), /*read_only=*/false);
+        const RunOutcome o = exec(s.label, "echo written > /radial-late/out && echo ok");
         EXPECT_EQ(o.out, "ok\n") << o.err;
         EXPECT_EQ(read_file(ws.path() + "/out"), "written\n");
     }

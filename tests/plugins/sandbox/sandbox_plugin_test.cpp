@@ -376,6 +376,27 @@ TEST_F(sandbox_plugin, ANetworkIsRefusedBeforeAnySbxCall) {
     EXPECT_TRUE(fake_.calls().empty());
 }
 
+// A mount that must receive the host's later mounts (radial_spec_propagation) is refused, naming
+// the mount, by a runtime that does not claim radial.cap.mount-propagation, before anything starts:
+// for a run and for a session's box alike.
+TEST_F(sandbox_plugin_session, AMountReceivingLaterMountsIsRefusedWithoutTheCapability) {
+    ContainerSpec s = spec("radial-turn-local-late", {"true"});
+    s.mounts = {{"/srv/pool/1", "/radial-late", true, true}};
+    RunOutcome o = sandbox().run(s);
+    EXPECT_EQ(o.status, RADIAL_E_REFUSED);
+    EXPECT_EQ(o.error.key, "mounts");
+    EXPECT_NE(o.error.message.find("'/radial-late' must receive the host's later mounts"),
+              std::string::npos)
+        << o.error.message;
+    s.argv.clear();
+    radial::CSpec c(s);
+    Reported r;
+    radial_error_sink err = error_sink(r);
+    EXPECT_EQ(ext()->create(sandbox().rt(), c.get(), 0, 0, &err), RADIAL_E_REFUSED);
+    EXPECT_EQ(r.key, "mounts");
+    EXPECT_TRUE(fake_.calls().empty());
+}
+
 TEST_F(sandbox_plugin, UnknownConfigKeysAreRefused) {
     ConfigBuilder b("run.sandbox");
     b.str("binary", fake_.binary()).str("tmpfsSize", "2g");

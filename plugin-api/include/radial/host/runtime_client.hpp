@@ -203,6 +203,7 @@ public:
     // Runs the box to its end. Throws RuntimeError when the runtime failed (could not start,
     // refused a field, engine gone); returns how the workload ended otherwise.
     RunOutcome run(const ContainerSpec& spec, const OutputFn& on_output) const {
+        refuse_unclaimed(spec, "run");
         Timed timed(*state_, "run");
         CSpec c(spec);
         detail::ErrorCollector err;
@@ -480,6 +481,19 @@ private:
     }
 
     RuntimeClient() = default;
+    // Throws RuntimeError(RADIAL_E_REFUSED, "mounts") before the plugin sees a spec whose mount
+    // must receive the host's later mounts when the runtime does not report
+    // RADIAL_CAP_MOUNT_PROPAGATION: a box that would never see its workspace must not start. (A
+    // session's create is checked by the plugin helper, radial/plugin/runtime.hpp.)
+    void refuse_unclaimed(const ContainerSpec& spec, const char* call) const {
+        for (const auto& m : spec.mounts)
+            if (m.receives_host_mounts && !has_capability(RADIAL_CAP_MOUNT_PROPAGATION))
+                throw RuntimeError(RADIAL_E_REFUSED, "mounts",
+                                   std::string(call) + ": mount '" + m.target +
+                                       "' must receive the host's later mounts, which runtime '" +
+                                       state_->info.id +
+                                       "' does not claim (" RADIAL_CAP_MOUNT_PROPAGATION ")");
+    }
     // The plugin's table for extension `id` (radial/<extension>.h), or nullptr when it has none or
     // predates get_extension; for the extension clients below.
     const void* extension_table(const char* id) const {

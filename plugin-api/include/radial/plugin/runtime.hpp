@@ -27,6 +27,7 @@
 
 #include <radial/runtime_plugin.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -295,6 +296,23 @@ inline void put_result(const RunResult& r, radial_run_result* result) noexcept {
     copy_to_host(c, result);
 }
 
+// Refuses (RADIAL_E_REFUSED, "mounts") a spec whose mount must receive the host's later mounts
+// when the runtime does not report RADIAL_CAP_MOUNT_PROPAGATION: the helper reads the chained
+// addition for every runtime, and one that does not claim it would otherwise start a box that never
+// sees its workspace (radial_spec_propagation).
+inline void refuse_unclaimed(Runtime& runtime, const ContainerSpec& s) {
+    for (const auto& m : s.mounts) {
+        if (!m.receives_host_mounts) continue;
+        const auto caps = runtime.capabilities();
+        if (std::find(caps.begin(), caps.end(), RADIAL_CAP_MOUNT_PROPAGATION) == caps.end())
+            throw Error(RADIAL_E_REFUSED, "mounts",
+                        "mounts refused: mount '" + m.target +
+                            "' must receive the host's later mounts, which this runtime does "
+                            "not claim (" RADIAL_CAP_MOUNT_PROPAGATION ")");
+        return;
+    }
+}
+
 inline std::int32_t run(radial_runtime* rt, const radial_spec* spec, const radial_output_sink* out,
                         radial_run_result* result, const radial_error_sink* err) noexcept {
     Output output(out);
@@ -306,6 +324,7 @@ inline std::int32_t run(radial_runtime* rt, const radial_spec* spec, const radia
             throw Error(RADIAL_E_INVALID, "label",
                         "label '" + s.label + "' must match [A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
         if (s.argv.empty()) throw Error(RADIAL_E_INVALID, "argv", "argv is empty");
+        refuse_unclaimed(impl(rt), s);
         for (const auto& d : impl(rt).describe(s))
             if (d.disposition == RADIAL_DISP_REFUSED)
                 throw Error(RADIAL_E_REFUSED, field_name(d.field),

@@ -113,6 +113,7 @@ inline std::int32_t session_create(radial_runtime* rt, const radial_spec* spec,
                 throw Error(RADIAL_E_INVALID, "env",
                             "secret variable '" + e.name +
                                 "' in a session's box: secrets go to each exec, never to the box");
+        refuse_unclaimed(impl(rt), s);
         for (const auto& d : impl(rt).describe(s))
             if (d.disposition == RADIAL_DISP_REFUSED)
                 throw Error(RADIAL_E_REFUSED, field_name(d.field),
