@@ -2,10 +2,11 @@
 # The main job, end to end: set the machine up, then run one real turn through radiald in a
 # hardened box and show what it left on the host.
 #
-#   sudo scripts/demo.sh
+#   scripts/demo.sh     (as root)
 #
-# The turn runs in the local test image (radial/busybox:latest) as uid 65534 with no network and a
-# read-only rootfs; it writes /work/hello.txt into the workspace, which radiald mounts at /work.
+# The turn runs in the local test image (radial/busybox:latest) as a box uid radiald leases for it
+# (never root), with no network and a read-only rootfs; it writes /work/hello.txt into the
+# workspace, which radiald mounts at /work.
 set -euo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
@@ -23,14 +24,15 @@ demo_dir="$(mktemp -d /tmp/radial-demo.XXXXXX)"
 ws="${demo_dir}/workspace"
 record="${demo_dir}/record.json"
 mkdir "${ws}"
-# The box runs as 65534:65534 (nobody); let it write the workspace.
+# A workspace is some user's work (here nobody's, 65534): radiald never hands a root-owned tree to
+# a box, and hands this one to the box's uid for the turn and back to its owner after it.
 chown 65534:65534 "${ws}"
 
 echo "demo: [2/3] a turn in '${image}', workspace '${ws}'"
 echo "+ ${radiald} turn --image ${image} --workspace ${ws} --record-file ${record} -- sh -c '...'"
 rc=0
 # shellcheck disable=SC2016 # $(id -u) expands inside the box, not here
-"${radiald}" turn --image "${image}" --workspace "${ws}" --record-file "${ws}/../record.json" -- \
+"${radiald}" turn --image "${image}" --workspace "${ws}" --record-file "${record}" -- \
     sh -c 'echo "hello from inside the box: $(id -u)"; uname -a; echo "written by the turn" > /work/hello.txt' ||
     rc=$?
 echo "demo: the turn exited ${rc}"

@@ -9,7 +9,7 @@
 # the cores they leave. They still slow down some (stage 2 took 406 s beside it, about 300 s
 # alone), far less than the build takes on its own. Stage 5 then waits for it and prints its log.
 #
-#   sudo scripts/test.sh
+#   scripts/test.sh     (as root)
 #
 # RADIAL_SKIP_ASAN=1 skips the sanitizer stage, for local iteration only; CI always runs it.
 set -euo pipefail

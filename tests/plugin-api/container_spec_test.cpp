@@ -64,6 +64,24 @@ TEST(ContainerSpec, ChainedAdditionsAreReadAndUnknownOnesSteppedOver) {
     EXPECT_TRUE(from_c(*none.get()).egress.empty());
 }
 
+// A propagation target that names no mount of the spec is not dropped: it arrives as a receiving
+// mount without a source, which a runtime's mount checks refuse.
+TEST(ContainerSpec, APropagationTargetNamingNoMountArrivesAsAMountWithoutASource) {
+    auto s = full_spec();
+    CSpec c(s);
+    radial_spec stray = *c.get();
+    const radial_str target{"/nowhere", 8};
+    radial_spec_propagation p{};
+    p.struct_size = sizeof p;
+    p.type = RADIAL_SPEC_EXT_PROPAGATION;
+    p.next = c.get()->next;
+    p.targets = radial_array{&target, 1, sizeof(radial_str)};
+    stray.next = &p;
+    const auto got = from_c(stray).mounts;
+    ASSERT_EQ(got.size(), s.mounts.size() + 1);
+    EXPECT_EQ(got.back(), (Mount{"", "/nowhere", false, true}));
+}
+
 TEST(ContainerSpec, HostStringsAreNulTerminated) {
     auto s = full_spec();
     CSpec c(s);

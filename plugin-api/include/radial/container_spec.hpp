@@ -180,9 +180,14 @@ inline ContainerSpec from_c(const radial_spec& in) {
                    head.struct_size >= sizeof(radial_spec_propagation)) {
             radial_spec_propagation p{};
             std::memcpy(&p, next, sizeof p);
+            // A target that names no mount is never dropped: it becomes a receiving mount with no
+            // source, which every runtime refuses (a box that would not receive what the host
+            // meant for it must not start).
             for_each_item<radial_str>(p.targets, [&](const radial_str& t) {
+                bool named = false;
                 for (auto& m : s.mounts)
-                    if (m.target == to_view(t)) m.receives_host_mounts = true;
+                    if (m.target == to_view(t)) named = m.receives_host_mounts = true;
+                if (!named) s.mounts.push_back({"", std::string(to_view(t)), false, true});
             });
         }
         next = head.next;

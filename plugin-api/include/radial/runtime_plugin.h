@@ -287,7 +287,9 @@ typedef struct radial_spec_stop {
  * place below the target, and an unmount there disappears; nothing mounted inside the box reaches
  * the host. The host makes each such source a mount point with shared propagation before it
  * creates the box. A runtime that cannot honour it for this spec refuses the spec (field
- * "mounts") before any box exists: a box that would never see its workspace must not start. */
+ * "mounts") before any box exists: a box that would never see its workspace must not start. A
+ * target that names no mount of the spec is an error too (radial::from_c reads it as a receiving
+ * mount with an empty source, which a runtime's mount checks refuse). */
 typedef struct radial_spec_propagation {
     uint32_t struct_size;
     uint32_t type; /* RADIAL_SPEC_EXT_PROPAGATION */

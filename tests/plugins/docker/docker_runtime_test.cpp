@@ -336,6 +336,13 @@ TEST(docker_runtime, MountPropagationIsNotClaimedUnderRunscAndItsSpecIsRefused) 
     } catch (const radial::plugin::Error& e) {
         EXPECT_EQ(e.key(), "mounts[0]");
         EXPECT_NE(std::string(e.what()).find("does not pass on"), std::string::npos) << e.what();
+    } // A propagation target that named no mount arrives without a source (from_c): refused.
+    s.mounts = {{"", "/nowhere", false, true}};
+    try {
+        docker_create_body(s, runc);
+        FAIL() << "a receiving mount without a source was taken";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.key(), "mounts[0]");
     }
 }
 
