@@ -107,10 +107,14 @@ void SbxCli::remove(std::string_view name, std::string_view label) {
     const std::string what = "removing sandbox '" + std::string(name) + "' of box '" +
                              std::string(label) + "' with " + quoted_command(args);
     const std::string by_hand = "remove it by hand with 'sbx rm --force " + std::string(name) + "'";
+    // The last rm sbx answered: what the failure reports when a later one was cut short by the
+    // removal budget (its "no answer" would hide why the sandbox stayed).
+    std::optional<CliOutput> answered;
     for (;;) {
         auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
         CliOutput r = call(args, std::clamp(left, std::chrono::milliseconds(1), command_budget()));
         if (r.ok()) return;
+        if (!r.timed_out) answered = r;
         // sbx may call an unknown name an error, and a removal already under way (another
         // thread's kill, the run's own teardown) may refuse a second one: ls decides.
         std::optional<bool> present;
@@ -127,7 +131,8 @@ void SbxCli::remove(std::string_view name, std::string_view label) {
             return;
         }
         if (Clock::now() + kFailedRemoveRetryEvery >= deadline)
-            throw failure(r, what, command_budget(), RADIAL_E_UNAVAILABLE,
+            throw failure(r.timed_out && answered ? *answered : r, what, command_budget(),
+                          RADIAL_E_UNAVAILABLE,
                           present ? "it is still listed; " + by_hand
                                   : "'sbx ls' does not answer either; " + by_hand);
         std::this_thread::sleep_for(kFailedRemoveRetryEvery);

@@ -21,12 +21,13 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 using Args = std::vector<std::string>;
 
-SbxCli cli_for(const ScriptedSbx& fake, std::uint64_t budget_ms = 5000) {
+SbxCli cli_for(const ScriptedSbx& fake, std::uint64_t budget_ms = 5000,
+               std::uint64_t removal_ms = 1000) {
     SandboxSettings s;
     s.binary = fake.binary();
     s.probe_timeout_ms = budget_ms;
     s.command_timeout_ms = budget_ms;
-    s.removal_timeout_ms = 1000;
+    s.removal_timeout_ms = removal_ms;
     return SbxCli(s, std::make_shared<ProcessSbxExecutor>(s.binary), radial::plugin::Host());
 }
 
@@ -187,7 +188,10 @@ TEST(sbx_cli, ARemovalThatLeavesTheSandboxIsAnError) {
     ScriptedSbx fake;
     fake.add_sandbox("radial-turn-a-1");
     fake.fail("rm", 1, "Error: sandbox is busy");
-    auto e = error_of([&] { cli_for(fake).remove("radial-turn-a-1", "radial-turn-a-1"); });
+    // A removal budget long enough for the scripted sbx's rm and ls to answer beside a CPU hog; a
+    // later rm cut short by it reports the last answer, not "no answer".
+    auto e =
+        error_of([&] { cli_for(fake, 5000, 3000).remove("radial-turn-a-1", "radial-turn-a-1"); });
     EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
     EXPECT_EQ(std::string(e.what()),
               "removing sandbox 'radial-turn-a-1' of box 'radial-turn-a-1' with 'sbx rm "
