@@ -7,7 +7,6 @@
 
 #include <boost/process.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -219,7 +218,6 @@ host::TemplateClient template_store(const host::RuntimeClient& client) {
 // given (it keeps the budget itself; kLoadGrace is for one that does not).
 struct Load {
     std::mutex mutex;
-    std::condition_variable done_cv;
     bool done = false;
     std::exception_ptr error;
 };
@@ -248,15 +246,14 @@ void load_or_give_up(const host::TemplateClient& store, const std::string& runti
         std::lock_guard lock(load->mutex);
         load->done = true;
         load->error = error;
-        load->done_cv.notify_all();
     }).detach();
     // Real time, for a real plugin call (docs/design.md §12.7).
     const auto give_up = std::chrono::steady_clock::now() + budget.remaining() + kLoadGrace;
     std::string why;
     while (why.empty()) {
         {
-            std::unique_lock lock(load->mutex);
-            if (load->done_cv.wait_for(lock, Ms(0), [&] { return load->done; })) break;
+            std::lock_guard lock(load->mutex);
+            if (load->done) break;
         }
         if (const int signo = wait_for_stop(signals, Ms(100)))
             why = interrupted(step, signo).what();
