@@ -74,6 +74,17 @@ double total(const nlohmann::ordered_json& metrics, const char* family, const ch
     return sum;
 }
 
+// A pool's claims of `result` ("hit" or "miss") for `image`.
+double total_claims(const nlohmann::ordered_json& metrics, const std::string& image,
+                    const char* result) {
+    double sum = 0;
+    if (!metrics.contains("radiald_pool_claims_total")) return sum;
+    for (const auto& s : metrics["radiald_pool_claims_total"])
+        if (s["labels"].value("image", "") == image && s["labels"].value("result", "") == result)
+            sum += s.value("value", 0.0);
+    return sum;
+}
+
 void print_metrics(const nlohmann::ordered_json& snap) {
     if (snap.is_null()) return;
     const auto& m = snap["metrics"];
@@ -99,6 +110,15 @@ void print_metrics(const nlohmann::ordered_json& snap) {
                                      s["labels"].value("call", ""), n, s.value("sum", 0.0) / n);
         }
     fmt::print("  plugin calls: {}\n", calls.empty() ? "none yet" : calls);
+    // The warm pool (docs/design.md §13.14), one line per image.
+    if (m.contains("radiald_pool_boxes_target"))
+        for (const auto& s : m["radiald_pool_boxes_target"]) {
+            const std::string image = s["labels"].value("image", "");
+            fmt::print("  pool {}: {} idle of {}, {} hit(s), {} miss(es)\n", image,
+                       total(m, "radiald_pool_boxes_idle", "value", "image", image),
+                       s.value("value", 0.0), total_claims(m, image, "hit"),
+                       total_claims(m, image, "miss"));
+        }
 }
 
 void print_turns(const std::string& title, const std::vector<journal::TurnSummary>& turns) {

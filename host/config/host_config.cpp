@@ -15,6 +15,7 @@
 
 #include "config/bounded_units.h"
 #include "config/config_reader.h"
+#include "config/pool_keys.h"
 #include "config/run_keys.h"
 #include "log/logger.h"
 #include "text/nearest_word.h"
@@ -159,6 +160,7 @@ HostConfig load(const std::optional<std::string>& file,
     if (cfg.runtime_section.section.empty())
         cfg.runtime_section.section = "run." + cfg.container_runtime;
     settle_limits(r, cfg);
+    check_pool(r, cfg);
 
     cfg.state_dir = read.state_dir.empty() ? default_state_dir()
                                            : (base / read.state_dir).lexically_normal().string();

@@ -40,6 +40,21 @@ struct RedactConfig {
     std::size_t min_length = 6;         // minLength: shorter secrets are refused, in bytes
 };
 
+// [run.pool] (docs/design.md §13.14): boxes started before turns arrive, one class per image.
+struct PoolConfig {
+    // The images whose turns the pool serves; each is a class with run.mode, run.memory, run.cpus,
+    // run.pidsLimit and a workspace at /work.
+    std::vector<std::string> images;
+    // Idle, started boxes kept per image; 0: no pool.
+    std::size_t size = 0;
+    // The longest an idle box lives, enforced in the box (its idle timeout) and by the pool.
+    std::uint64_t max_age_ms = 10 * 60'000;
+    // Boxes created at once while refilling: the pool's share of the engine's CPU.
+    std::size_t refill_concurrency = 1;
+    // The most memory the idle boxes may be bounded to in all (each run.memory); 0: size alone.
+    std::uint64_t memory_budget_bytes = 0;
+};
+
 struct HostConfig {
     std::string file;                         // the config file read; empty when none was
     std::string container_runtime = "docker"; // run.containerRuntime
@@ -129,6 +144,7 @@ struct HostConfig {
     // [run.egress]: the most a turn's egress may reach through its broker (docs/design.md §9.7);
     // without allow rules, no turn gets one and every box has no network.
     egress::EgressCeiling egress;
+    PoolConfig pool; // [run.pool]
 
     // run.mode: a turn's mode unless it names one, "workspace-write" | "read-only"
     // (turn/workspace_mode.h)

@@ -7,6 +7,7 @@
 
 #include "config/key_table.h"
 #include "config/metrics_endpoint.h"
+#include "config/pool_keys.h"
 #include "config/turn_bounds.h"
 #include "log/logger.h"
 
@@ -199,6 +200,7 @@ std::vector<KeyReader> egress_readers(Reader& r, egress::EgressCeiling& out) {
 
 const UnknownKeys kEgressKeys{"[run.egress]", ""};
 const UnknownKeys kRedactKeys{"[redact]", ""};
+const UnknownKeys kPoolKeys{"[run.pool]", ""};
 const UnknownKeys kRunKeys{"[run]", "the configuration reference in docs/configuration.md"};
 
 std::vector<KeyReader> redact_readers(Reader& r, HostConfig& cfg) {
@@ -350,6 +352,12 @@ std::vector<KeyReader> run_readers(Reader& r, HostConfig& cfg, RunTable& out) {
              if (v.as_table() == nullptr) r.fail(key, "must be a table ([run.egress])");
              read_keys_of(r, *v.as_table(), key, egress_readers(r, cfg.egress), kEgressKeys);
          }},
+        {"pool",
+         [&](K key, V v) {
+             r.remember(key, v);
+             if (v.as_table() == nullptr) r.fail(key, "must be a table ([run.pool])");
+             read_keys_of(r, *v.as_table(), key, pool_readers(r, cfg.pool), kPoolKeys);
+         }},
     };
     add_turn_bound_readers(readers, cfg,
                            [&](K key, const std::string& problem) { r.fail(key, problem); });
@@ -382,6 +390,7 @@ std::vector<std::string> table_keys(std::string_view table) {
     std::vector<KeyReader> readers;
     if (table == "run") readers = run_readers(r, cfg, out);
     if (table == "run.egress") readers = egress_readers(r, cfg.egress);
+    if (table == "run.pool") readers = pool_readers(r, cfg.pool);
     if (table == "redact") readers = redact_readers(r, cfg);
     std::vector<std::string> names;
     for (const auto& k : readers) names.emplace_back(k.name);

@@ -28,8 +28,9 @@ void read_run_table(Reader& r, const toml::table& run, HostConfig& cfg, RunTable
 // Reads [redact] into `cfg`. Throws ConfigError naming the key.
 void read_redact_table(Reader& r, const toml::table& redact, HostConfig& cfg);
 
-// The keys `table` ("run", "run.egress" or "redact") may hold, in the order the readers list them;
-// empty for any other table. For the check that docs/configuration.md documents each one.
+// The keys `table` ("run", "run.egress", "run.pool" or "redact") may hold, in the order the readers
+// list them; empty for any other table. For the check that docs/configuration.md documents each
+// one.
 std::vector<std::string> table_keys(std::string_view table);
 
 } // namespace radial::config

@@ -65,46 +65,12 @@ Daemon::~Daemon() {
             if (w.thread.joinable()) threads.push_back(&w.thread);
     }
     for (auto* t : threads) t->join();
+    stop_pool();
 }
 
 void Daemon::wake() noexcept {
     std::uint64_t one = 1;
     [[maybe_unused]] ssize_t n = ::write(wake_fd_.get(), &one, sizeof(one));
-}
-
-std::set<std::string> Daemon::live_labels() {
-    std::lock_guard lock(mutex_);
-    std::set<std::string> out;
-    // Either kind's label: a worker is registered before its request is read, and an id is unique
-    // across both kinds in the journal, so the other label can never be another box's.
-    for (const auto& [id, w] : workers_)
-        for (auto kind : {turn::RequestKind::turn, turn::RequestKind::check})
-            out.insert(turn::box_label(cfg_, kind, id));
-    return out;
-}
-
-// A run may return without its box: a runtime whose engine stopped answering while it removed
-// the box reports how the workload ended and leaves the box behind. So every turn's box is looked
-// for once it has ended; one still listed, or a listing that fails, gets the orphan sweep, which
-// retries until the engine answers again.
-bool Daemon::box_may_remain(const std::string& id, const std::string& label) const noexcept {
-    try {
-        for (const auto& l : client_.list_by_label(label))
-            if (l == label) {
-                log::warn("daemon",
-                          "turn {}: its box '{}' is still there after the turn; "
-                          "sweeping for it",
-                          id, label);
-                return true;
-            }
-        return false;
-    } catch (const std::exception& e) {
-        log::warn("daemon",
-                  "turn {}: cannot tell whether its box '{}' is gone ({}); sweeping "
-                  "for it until the runtime answers",
-                  id, label, e.what());
-        return true;
-    }
 }
 
 void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
@@ -314,24 +280,6 @@ void Daemon::reap_finished() {
     if (sweep && sweeper_) sweeper_->request();
 }
 
-void Daemon::publish_metrics(bool force) {
-    if (!settings_.metrics) return;
-    std::size_t running;
-    {
-        std::lock_guard lock(mutex_);
-        running = occupied_slots();
-    }
-    try {
-        settings_.metrics->set_turns(running, journal_.queued().size());
-    } catch (const std::exception& e) {
-        log::debug("daemon", "metrics: counting the queued turns: {}", e.what()); // counted
-    }
-    if (!snapshots_)
-        snapshots_.emplace(cfg_.state_dir, *settings_.metrics, std::chrono::seconds(30),
-                           cfg_.min_free_bytes / 2 + (1u << 20), *settings_.clock);
-    snapshots_->tick(force);
-}
-
 void Daemon::ignore_signal(int signo) {
     const char* name = signo == SIGHUP    ? "SIGHUP"
                        : signo == SIGUSR1 ? "SIGUSR1"
@@ -487,6 +435,7 @@ int Daemon::run(StopSignals& signals) {
         [m = settings_.metrics](std::size_t n) {
             if (m) m->boxes_reclaimed("sweep", n);
         });
+    start_pool();
     if (reload_pending_) reload();
     publish_workspace_view(cfg_); // what submit checks a workspace against (§12.5)
 
@@ -571,6 +520,7 @@ int Daemon::run(StopSignals& signals) {
             std::_Exit(70);
         }
     }
+    stop_pool(); // every turn has ended: no box of it is claimed
     sweeper_.reset();
     if (has_pending()) retry_pending();
     {

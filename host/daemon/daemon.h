@@ -41,6 +41,7 @@
 #include "daemon/stop_signals.h"
 #include "daemon/turn_queue.h"
 #include "journal/journal.h"
+#include "pool/warm_pool.h"
 #include "time/clock.h"
 #include "turn/turn_session.h"
 #include "turn/turn_transport.h"
@@ -86,6 +87,9 @@ struct DaemonSettings {
     // and the metrics snapshots are stamped with (docs/design.md §12.7); the turns' environment
     // gets it too. Not null; must outlive the daemon.
     const time::Clock* clock = &time::system_clock();
+    // The warm pool's settings, with cfg.pool.size > 0 (docs/design.md §13.14); a max_age_ms of 0
+    // takes run.pool.maxAge. Tests shorten the age below the key's minimum.
+    pool::PoolSettings pool{0};
 };
 
 class Daemon {
@@ -152,6 +156,11 @@ private:
     // Sets the running and queued gauges and writes the snapshot when it is due (or `force`).
     void publish_metrics(bool force = false);
     bool box_may_remain(const std::string& turn_id, const std::string& label) const noexcept;
+    // Starts the warm pool when run.pool.size is set, after the startup reconciliation; throws
+    // what its classes' settling throws (pool/warm_pool.h).
+    void start_pool();
+    // Removes the pool's idle boxes; call once no turn runs.
+    void stop_pool() noexcept;
 
     const config::HostConfig& cfg_;
     const host::RuntimeClient& client_;
@@ -173,6 +182,7 @@ private:
     std::map<std::string, PendingRecord> pending_; // by turn id; guarded by mutex_
     std::optional<OrphanSweeper> sweeper_;
     std::optional<MetricsSnapshotWriter> snapshots_; // with settings_.metrics; loop thread only
+    std::unique_ptr<pool::WarmPool> pool_; // with run.pool; made and reset on the loop thread
 };
 
 } // namespace radial::daemon

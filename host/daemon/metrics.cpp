@@ -38,6 +38,9 @@ struct Metrics::Families {
     prometheus::Family<prometheus::Histogram>& call_duration;
     prometheus::Family<prometheus::Counter>& call_errors;
     prometheus::Family<prometheus::Counter>& journal_errors;
+    prometheus::Family<prometheus::Gauge>& pool_idle;
+    prometheus::Family<prometheus::Gauge>& pool_target;
+    prometheus::Family<prometheus::Counter>& pool_claims;
     std::atomic<std::uint64_t> generation{0};
 };
 
@@ -79,6 +82,18 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
         BuildCounter()
             .Name("radiald_journal_errors_total")
             .Help("Journal calls that failed, by error code")
+            .Register(r),
+        BuildGauge()
+            .Name("radiald_pool_boxes_idle")
+            .Help("Warm pool boxes started and not yet claimed, by image")
+            .Register(r),
+        BuildGauge()
+            .Name("radiald_pool_boxes_target")
+            .Help("Idle boxes the warm pool keeps, by image (run.pool.size)")
+            .Register(r),
+        BuildCounter()
+            .Name("radiald_pool_claims_total")
+            .Help("Turns of a pooled image that claimed a warm box (hit) or started one (miss)")
             .Register(r),
     });
     // Real time: the process's own start (docs/design.md §12.7).
@@ -143,6 +158,29 @@ void Metrics::plugin_call(std::string_view call, std::chrono::nanoseconds elapse
 void Metrics::journal_error(std::string_view code) {
     f_->journal_errors.Add({{"code", std::string(code)}}).Increment();
     ++f_->generation;
+}
+
+void Metrics::set_pool(std::string_view image, std::size_t idle, std::size_t target,
+                       std::uint64_t hits, std::uint64_t misses) {
+    const std::string i(image);
+    bool changed = false;
+    auto set = [&](prometheus::Gauge& g, double v) {
+        if (g.Value() != v) {
+            g.Set(v);
+            changed = true;
+        }
+    };
+    auto reach = [&](prometheus::Counter& c, double v) {
+        if (v > c.Value()) {
+            c.Increment(v - c.Value());
+            changed = true;
+        }
+    };
+    set(f_->pool_idle.Add({{"image", i}}), static_cast<double>(idle));
+    set(f_->pool_target.Add({{"image", i}}), static_cast<double>(target));
+    reach(f_->pool_claims.Add({{"image", i}, {"result", "hit"}}), static_cast<double>(hits));
+    reach(f_->pool_claims.Add({{"image", i}, {"result", "miss"}}), static_cast<double>(misses));
+    if (changed) ++f_->generation;
 }
 
 std::string Metrics::text() const {

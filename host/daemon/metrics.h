@@ -14,6 +14,8 @@
 //   plugin_call_duration_seconds{call}     histogram: each runtime plugin call
 //   plugin_call_errors_total{call}         counter: plugin calls that failed or timed out
 //   journal_errors_total{code}             counter: journal calls that failed, by JournalErrc
+//   pool_boxes_idle{image}, pool_boxes_target{image}  gauges: the warm pool's idle boxes, its size
+//   pool_claims_total{image,result}        counter: turns of a pooled image, "hit" or "miss"
 //   start_time_seconds, build_info{version} gauges
 #pragma once
 
@@ -60,6 +62,10 @@ public:
     void plugin_call(std::string_view call, std::chrono::nanoseconds elapsed, bool ok);
     // A journal call threw JournalError with code `code` ("storage", "unknown_turn", …).
     void journal_error(std::string_view code);
+    // A warm pool class's figures (pool/warm_pool.h): its idle boxes and size, and its hits and
+    // misses so far (counters: only a rise is taken).
+    void set_pool(std::string_view image, std::size_t idle, std::size_t target, std::uint64_t hits,
+                  std::uint64_t misses);
 
     // Every figure in the Prometheus text format, version 0.0.4.
     std::string text() const;

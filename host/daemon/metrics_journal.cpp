@@ -36,6 +36,9 @@ void MetricsJournal::redact_request(std::string_view turn_id, std::string_view i
 void MetricsJournal::set_state(std::string_view turn_id, journal::TurnState state) {
     counted([&] { inner_.set_state(turn_id, state); });
 }
+void MetricsJournal::set_label(std::string_view turn_id, std::string_view label) {
+    counted([&] { inner_.set_label(turn_id, label); });
+}
 std::uint64_t MetricsJournal::append_record(std::string_view turn_id, std::string_view type,
                                             std::string_view payload_json) {
     return counted([&] { return inner_.append_record(turn_id, type, payload_json); });

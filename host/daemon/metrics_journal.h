@@ -19,6 +19,7 @@ public:
     void redact_request(std::string_view turn_id, std::string_view image,
                         std::string_view request_json) override;
     void set_state(std::string_view turn_id, journal::TurnState state) override;
+    void set_label(std::string_view turn_id, std::string_view label) override;
     std::uint64_t append_record(std::string_view turn_id, std::string_view type,
                                 std::string_view payload_json) override;
     void set_terminal(std::string_view turn_id, std::string_view status,

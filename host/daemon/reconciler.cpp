@@ -13,6 +13,7 @@
 
 #include "daemon/instance_claim.h"
 #include "log/logger.h"
+#include "pool/pool_box.h"
 #include "session/session_record.h"
 #include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
@@ -322,6 +323,12 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
     } catch (const ReconcileError&) {
         // The journal part still runs: those turns are over whatever happens to their boxes.
         box_failure = std::current_exception();
+    }
+    // What a radiald killed with pool boxes left on the host: their workspaces' mounts and
+    // directories (pool/pool_box.h); their boxes went with the instance's above.
+    if (!box_failure) {
+        if (const auto n = pool::clear_pool_dir(cfg.state_dir))
+            log::info("reconcile", "detached {} mount(s) a killed radiald's pool boxes left", n);
     }
     // Sessions whose box ended are removed, running ones kept (session_reconcile.h); before the
     // leases, so an ended session's ids are free below.

@@ -138,6 +138,12 @@ public:
     // (docs/design.md §11.1).
     virtual void set_state(std::string_view turn_id, TurnState state) = 0;
 
+    // Names the box the turn runs in, when it is not the one its entry was added with (a turn
+    // that claimed a warm pool's box, docs/design.md §13.14): what reconciliation looks for.
+    // Durable when it returns. Errors: unknown_turn; turn_finished; invalid_value for an empty
+    // label.
+    virtual void set_label(std::string_view turn_id, std::string_view label) = 0;
+
     // Stores one accepted record of `type` with its JSON payload and the current time, and returns
     // its sequence number (1 for the turn's first record). Concurrent appends to one turn get
     // distinct, gap-free numbers. Errors: unknown_turn; turn_finished (records after the terminal

@@ -45,6 +45,7 @@ struct Statements {
           update_state(db, "UPDATE turns SET state = ?2, updated_at_ms = ?3 WHERE turn_id = ?1"),
           touch_turn(db, "UPDATE turns SET updated_at_ms = ?2 WHERE turn_id = ?1"),
           update_request(db, "UPDATE turns SET image = ?2, request_json = ?3 WHERE turn_id = ?1"),
+          update_label(db, "UPDATE turns SET label = ?2 WHERE turn_id = ?1"),
           insert_record(db,
                         "INSERT INTO records (turn_id, seq, type, payload_json, received_at_ms) "
                         "SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4 FROM records "
@@ -78,9 +79,9 @@ struct Statements {
           delete_turn(db, "DELETE FROM turns WHERE turn_id = ?1 AND state = 'finished'") {}
 
     SqliteStmt json_valid, find_turn, insert_turn, insert_state, update_state, touch_turn,
-        update_request, insert_record, update_terminal, select_turn, select_states, select_records,
-        select_recent, select_in_flight, select_queued, select_ended_before, select_oldest_finished,
-        delete_records, delete_states, delete_turn;
+        update_request, update_label, insert_record, update_terminal, select_turn, select_states,
+        select_records, select_recent, select_in_flight, select_queued, select_ended_before,
+        select_oldest_finished, delete_records, delete_states, delete_turn;
 };
 
 class SqliteJournal final : public Journal {
@@ -200,6 +201,22 @@ public:
                 s->bind(1, turn_id);
                 s->bind(2, image);
                 s->bind(3, request_json);
+                s->step();
+            }
+            tx.commit();
+        });
+    }
+
+    void set_label(std::string_view turn_id, std::string_view label) override {
+        run(fmt::format("setting the box of turn '{}' in '{}'", turn_id, path_), [&] {
+            if (label.empty())
+                throw JournalRefusal{JournalErrc::invalid_value, "the label is empty; give one"};
+            SqliteTransaction tx(db_, SqliteTransaction::Mode::write);
+            existing(turn_id);
+            {
+                SqliteStmt::Scope s(stmts_.update_label);
+                s->bind(1, turn_id);
+                s->bind(2, label);
                 s->step();
             }
             tx.commit();

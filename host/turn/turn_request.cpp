@@ -63,7 +63,9 @@ std::string box_label(const config::HostConfig& cfg, RequestKind kind, const std
 }
 
 std::vector<std::string> instance_label_prefixes(const config::HostConfig& cfg) {
-    return {box_label(cfg, RequestKind::turn, ""), box_label(cfg, RequestKind::check, "")};
+    // The warm pool's boxes too (pool/pool_box.h): "radial-pool-<instanceId>-".
+    return {box_label(cfg, RequestKind::turn, ""), box_label(cfg, RequestKind::check, ""),
+            fmt::format("radial-pool-{}-", cfg.instance_id)};
 }
 
 namespace {

@@ -110,7 +110,8 @@ std::string turn_label(const config::HostConfig& cfg, const std::string& turn_id
 std::string box_label(const config::HostConfig& cfg, RequestKind kind, const std::string& id);
 
 // The label prefixes that are exactly this instance's, one per kind: "radial-turn-<instanceId>-"
-// and "radial-check-<instanceId>-" (docs/design.md §8.2). [thread-safe]
+// and "radial-check-<instanceId>-" (docs/design.md §8.2), and the warm pool's
+// "radial-pool-<instanceId>-" (§13.14). [thread-safe]
 std::vector<std::string> instance_label_prefixes(const config::HostConfig& cfg);
 
 // The request as the journal keeps it: request_to_json(r), compact. Callers redact it further

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include "log/log_redaction.h"
+#include "pool/pool_box.h"
 #include "session/session_turn.h"
 #include "socket/turn_token.h"
 #include "turn/codex_auth.h"
 #include "turn/image_pin.h"
+#include "turn/turn_egress.h"
 #include "turn/turn_secrets.h"
 #include "turn/turn_session_run.h"
 
@@ -64,6 +66,13 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
             image_digest_ = session_->image_digest;
         } else {
             image_digest_ = pin_image(spec_, request_.image, env_.client, env_.cfg);
+            // A turn with a workspace, brokered egress or none, over the unix transport: what a
+            // pool box can be given after it started (docs/design.md §13.14).
+            if (env_.pool != nullptr && request_.kind == RequestKind::turn &&
+                !request_.workspace.empty() &&
+                env_.transport.transport == socket::Transport::unix_socket &&
+                (turn_egress_rules(request_, env_.cfg).empty() || !egress_by_runtime(env_.client)))
+                pool_shape_ = pool::box_shape(spec_);
         }
     } catch (const RequestError& e) {
         throw RequestError(redactor_->redact(e.what()));
@@ -104,6 +113,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
 
     claim(run, start);
     if (auto problem = hold(run, std::move(held))) return fail(run, *problem);
+    claim_pool_box(run);
     if (auto problem = lease_box_user(run)) return fail(run, *problem);
     // A check gets no socket, and so no token either: it posts no records, its outcome is its
     // exit status and output (docs/design.md §4).

@@ -30,6 +30,11 @@
 #include "turn/turn_transport.h"
 #include "turn/workspace_lock.h"
 
+namespace radial::pool {
+class WarmPool;
+class ClaimedBox;
+} // namespace radial::pool
+
 namespace radial::turn {
 
 // How a box reaches its turn socket (socket/box_socket.h).
@@ -61,6 +66,9 @@ struct TurnEnvironment {
     // What the turn's timestamps, durations and host-side timeout are taken from, and what its
     // socket's summaries are timed by (docs/design.md §12.7). Not null; must outlive the sessions.
     const time::Clock* clock = &time::system_clock();
+    // The daemon's warm pool (pool/warm_pool.h), or null: a turn whose box it can serve claims an
+    // idle box of it instead of starting one (docs/design.md §13.14). Must outlive the sessions.
+    pool::WarmPool* pool = nullptr;
 };
 
 // How a session enters the journal (docs/design.md §12.3). add_claimed: a new entry in state
@@ -71,6 +79,10 @@ enum class JournalStart { add_claimed, claim_queued };
 
 // Output as the operator may see it: already redacted. Called from plugin threads, serialised.
 using RedactedOutputFn = std::function<void(std::uint32_t stream, std::string_view bytes)>;
+
+// The exec that runs a turn in a warm pool's box: `spec`'s label, image, argv, env, workdir,
+// timeout and user (turn_session_pool.cpp).
+ContainerSpec pool_exec(const ContainerSpec& spec);
 
 class TurnSession {
 public:
@@ -120,8 +132,12 @@ private:
     void claim(Run& run, JournalStart start);
     // The workspace's lock (or `held`), the session's, and the terminal record's reserve.
     std::optional<std::string> hold(Run& run, std::optional<WorkspaceLock> held);
-    // The ids the box runs as: the session's, a namespaced root, or ids leased for this box.
+    // The ids the box runs as: the session's, a pool box's a turn claimed, a namespaced root, or
+    // ids leased for this box.
     std::optional<std::string> lease_box_user(Run& run);
+    // A warm pool's idle box, when the pool has one of this turn's class: its label, ids and
+    // socket directory become the turn's (docs/design.md §13.14).
+    void claim_pool_box(Run& run);
     // The turn socket, bound, and placed in the box (socket/box_socket.h); a turn only.
     std::optional<std::string> open_socket(Run& run);
     // The turn's egress broker beside the socket, or the runtime's own policy; a turn only.
@@ -148,6 +164,9 @@ private:
     // The session the turn runs in (request.session), as recorded at its create.
     std::optional<session::SessionRecord> session_;
     ContainerSpec spec_;
+    // What of the box a warm pool's box must have been made with (pool::box_shape), for a turn
+    // the pool may serve; unset for any other.
+    std::optional<ContainerSpec> pool_shape_;
     // The content digest the box runs (image_pin.h), or the session's; empty when unresolved.
     std::string image_digest_;
     std::string token_;

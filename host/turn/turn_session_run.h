@@ -11,6 +11,7 @@
 #include <string>
 
 #include "egress/egress_broker.h"
+#include "pool/warm_pool.h"
 #include "socket/turn_socket_server.h"
 #include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
@@ -40,6 +41,9 @@ struct TurnSession::Run {
     // The workspace, the box user's while the box runs (workspace_handover.h).
     std::optional<WorkspaceHandover> handover;
     std::uint64_t exec_started_ms = 0; // when the box's command was started, Unix epoch ms
+    // The warm pool's box the turn claimed (docs/design.md §13.14), or null. Last, so destroyed
+    // first: the box is gone and the workspace detached from it before anything else is undone.
+    std::unique_ptr<pool::ClaimedBox> pooled;
 
     // The box can no longer reach radiald: the broker's connections closed and each receipt
     // written, the socket path gone and the token worthless.

@@ -135,6 +135,13 @@ std::optional<std::string> TurnSession::lease_box_user(Run& run) {
     auto& spec = run.spec;
     if (session_) {
         run.rec.box_user = spec.user; // the session holds its ids for as long as its box lives
+    } else if (run.pooled) {
+        // The pool box's, leased when it was made and freed when it is removed (pool_box.h).
+        spec.user = (*run.pooled)->user();
+        run.rec.box_user = spec.user;
+        if (env_.cfg.box_root)
+            run.rec.box_host_user =
+                fmt::format("{}:{}", env_.cfg.box_root->first, env_.cfg.box_root->second);
     } else if (env_.cfg.box_root) {
         // Root in a user namespace of its own, an unprivileged id on the host: every box of this
         // runtime shares that id, so nothing is leased (docs/design.md §8.8).
@@ -174,9 +181,11 @@ std::optional<std::string> TurnSession::open_socket(Run& run) {
         o.transport = env_.transport.transport;
         if (o.transport == socket::Transport::unix_socket) {
             // A session's box has its socket directory mounted since its create.
+            // A pool box's since it was made.
             o.unix_path = session_ ? session::session_socket_dir(env_.cfg.state_dir, session_->id) +
                                          "/" + kSocketFile
-                                   : socket::turn_socket_path(env_.cfg.state_dir, id);
+                          : run.pooled ? (*run.pooled)->socket_dir() + "/" + kSocketFile
+                                       : socket::turn_socket_path(env_.cfg.state_dir, id);
             if (::geteuid() == 0) o.unix_owner = box_host_ids(spec.user, env_.cfg.box_root);
         } else {
             o.tcp_host = env_.transport.bind_host;
@@ -222,7 +231,7 @@ std::optional<std::string> TurnSession::open_socket(Run& run) {
         socket::BoxSocket placed;
         placed.transport = env_.transport.transport;
         placed.unix_dir = run.socket_dir;
-        placed.mount_dir = !session_;
+        placed.mount_dir = !session_ && !run.pooled;
         // The box user is the runtime's default, unknown here: any uid in the box may connect.
         placed.any_uid = !box_host_ids(spec.user, env_.cfg.box_root) || ::geteuid() != 0;
         placed.box_host = env_.transport.box_host;
@@ -270,7 +279,8 @@ std::optional<std::string> TurnSession::prepare_box_user(Run& run) {
     if (session_ && env_.cfg.codex_auth)
         return "run.codexAuth: a session's turns do not get the Codex credentials yet; run the "
                "turn without --session, or unset run.codexAuth";
-    if (session_) return std::nullopt; // the session's box got its identity at create
+    // The session's box got its identity at create, and a pool box when it was made.
+    if (session_ || run.pooled) return std::nullopt;
     if (const auto ids = box_host_ids(spec.user, env_.cfg.box_root);
         ids && env_.client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS) && user_is_honoured(spec)) {
         if (!codex_auth_error_.empty()) return codex_auth_error_;
@@ -306,15 +316,25 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
     }
     checkpoint("started");
     std::optional<host::SessionClient> sessions;
-    if (session_) {
+    if (session_ || run.pooled) {
         try {
             sessions.emplace(host::SessionClient::of(env_.client));
         } catch (const host::RuntimeError& e) {
             return fail(run, e.what());
         }
     }
-    TurnRunner runner(env_.client, spec, id, env_.host_timeout_grace, std::move(sessions),
-                      *env_.clock);
+    if (run.pooled) {
+        // The workspace reaches the box now, with the mode's flags from its first moment.
+        try {
+            (*run.pooled)
+                ->bind_workspace(spec.mounts.front().source, spec.mounts.front().read_only);
+        } catch (const std::exception& e) {
+            return fail(run, fmt::format("binding the workspace into pool box '{}' failed: {}",
+                                         spec.label, e.what()));
+        }
+    }
+    TurnRunner runner(env_.client, run.pooled ? pool_exec(spec) : spec, id, env_.host_timeout_grace,
+                      std::move(sessions), *env_.clock);
     {
         // One critical section for the check and the registration: a stop that lands between
         // them would otherwise reach neither this check nor the runner.
@@ -335,7 +355,7 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
     // The workspace is the spec's first mount (build_container_spec), at /work or its host path;
     // a session's, as the session recorded it.
     if (const auto ids = box_host_ids(spec.user, env_.cfg.box_root);
-        ids && !request_.workspace.empty() && (session_ || user_is_honoured(spec)))
+        ids && !request_.workspace.empty() && (session_ || run.pooled || user_is_honoured(spec)))
         run.handover.emplace(
             session_ ? session_->workspace : spec.mounts.front().source, ids->first, ids->second,
             handover_marker_dir(env_.cfg.state_dir) + "/" + id,
@@ -366,6 +386,12 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
     {
         std::lock_guard lock(runner_mutex_);
         runner_ = nullptr;
+    }
+    // Used by one turn, never returned: the workspace leaves the box before it is given back, and
+    // the pool's reaper removes the box off the turn's path (pool/warm_pool.h).
+    if (run.pooled) {
+        (*run.pooled)->detach_workspace();
+        run.pooled.reset();
     }
     buffer.clear();
     out_redactor.flush(buffer);

@@ -45,6 +45,10 @@ public:
         gate("set_state:" + std::string(journal::to_string(s)));
         inner_->set_state(id, s);
     }
+    void set_label(std::string_view id, std::string_view label) override {
+        gate("set_label");
+        inner_->set_label(id, label);
+    }
     std::uint64_t append_record(std::string_view id, std::string_view type,
                                 std::string_view payload) override {
         gate("append_record");

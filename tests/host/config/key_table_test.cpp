@@ -42,7 +42,7 @@ std::set<std::string> documented_keys(const std::string& table) {
 }
 
 TEST(ConfigKeyTables, TheReferenceDocumentsExactlyTheKeysEachTableReads) {
-    for (const char* table : {"run", "run.egress", "redact"}) {
+    for (const char* table : {"run", "run.egress", "run.pool", "redact"}) {
         const auto keys = table_keys(table);
         ASSERT_FALSE(keys.empty()) << table;
         const std::set<std::string> read(keys.begin(), keys.end());
@@ -51,6 +51,9 @@ TEST(ConfigKeyTables, TheReferenceDocumentsExactlyTheKeysEachTableReads) {
         // run.egress is a table with a section of its own.
         if (std::string(table) == "run" && !documented_keys("run.egress").empty())
             documented.insert("egress");
+        // So is run.pool.
+        if (std::string(table) == "run" && !documented_keys("run.pool").empty())
+            documented.insert("pool");
         EXPECT_EQ(documented, read)
             << "[" << table << "] in docs/configuration.md and the readers in "
             << "host/config/run_keys.cpp (or turn_bounds.cpp) disagree";

@@ -293,6 +293,23 @@ TEST_F(JournalSqlite, ASecondTerminalAndALateStateAreRefused) {
     EXPECT_EQ(d->states.size(), 2u);
 }
 
+// A turn that claimed a warm pool's box (docs/design.md §13.14): the journal names that box from
+// then on, in the turn's details and its summary, until the turn is finished.
+TEST_F(JournalSqlite, TheBoxOfATurnCanBeRenamedUntilItsTerminal) {
+    journal->add_turn(entry("t1"), TurnState::claimed);
+    journal->set_label("t1", "radial-pool-x-p1");
+    EXPECT_EQ(journal->turn("t1")->entry.label, "radial-pool-x-p1");
+    ASSERT_EQ(journal->in_flight().size(), 1u);
+    EXPECT_EQ(journal->in_flight()[0].label, "radial-pool-x-p1");
+    EXPECT_EQ(error_from([&] { journal->set_label("t1", ""); }).code(), JournalErrc::invalid_value);
+    EXPECT_EQ(error_from([&] { journal->set_label("ghost", "b"); }).code(),
+              JournalErrc::unknown_turn);
+    journal->set_terminal("t1", "succeeded", "{}");
+    EXPECT_EQ(error_from([&] { journal->set_label("t1", "other"); }).code(),
+              JournalErrc::turn_finished);
+    EXPECT_EQ(journal->turn("t1")->entry.label, "radial-pool-x-p1");
+}
+
 TEST_F(JournalSqlite, AnUnknownTurnIsRefused) {
     JournalError e = error_from([&] { journal->append_record("ghost", "result", "{}"); });
     EXPECT_EQ(e.code(), JournalErrc::unknown_turn);

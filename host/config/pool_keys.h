@@ -1,0 +1,24 @@
+// host/config/pool_keys.h — [run.pool]: the warm pool's classes, size, age and budgets
+// (docs/design.md §13.14; docs/configuration.md is the reference).
+#pragma once
+
+#include <toml++/toml.h>
+
+#include <string>
+#include <vector>
+
+#include "config/config_reader.h"
+#include "config/host_config.h"
+#include "config/key_table.h"
+
+namespace radial::config {
+
+// The readers of [run.pool]'s keys, into `out`.
+std::vector<KeyReader> pool_readers(Reader& r, PoolConfig& out);
+
+// Refuses a pool the rest of the file makes meaningless: images without a size or a size without
+// images, or a memory budget too small for one box of run.memory. Throws ConfigError naming the
+// key.
+void check_pool(Reader& r, const HostConfig& cfg);
+
+} // namespace radial::config

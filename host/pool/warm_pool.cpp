@@ -1,0 +1,246 @@
+#include "pool/warm_pool.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <radial/host/session_client.hpp>
+
+#include "log/logger.h"
+#include "turn/turn_request.h"
+
+namespace radial::pool {
+
+namespace {
+
+constexpr std::chrono::milliseconds kMaxPause{60'000};
+// How often the refill threads look for boxes past their age with nothing else to do.
+constexpr std::chrono::milliseconds kAgeCheck{1'000};
+
+} // namespace
+
+WarmPool::WarmPool(const config::HostConfig& cfg, const host::RuntimeClient& client,
+                   PoolSettings settings)
+    : cfg_(cfg), client_(client), settings_(settings) {
+    // The receiving directories are mounts of the host's (late_mount.h).
+    if (::geteuid() != 0)
+        throw host::RuntimeError(
+            RADIAL_E_UNSUPPORTED, {},
+            "run.pool: a pool box's workspace is mounted into it at the claim, "
+            "which needs radiald to run as root; unset run.pool.size, or run "
+            "radiald as root");
+    host::SessionClient::of(client_); // throws, naming the runtime, when it has no sessions
+    if (!client_.has_capability(RADIAL_CAP_MOUNT_PROPAGATION))
+        throw host::RuntimeError(
+            RADIAL_E_UNSUPPORTED, {},
+            fmt::format("run.pool: runtime '{}' does not report {}, so a box it made before its "
+                        "turn could not receive the turn's workspace; unset run.pool.size, or "
+                        "pick a runtime that does (docker with runc)",
+                        client_.info().id, RADIAL_CAP_MOUNT_PROPAGATION));
+    if (!client_.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS))
+        throw host::RuntimeError(
+            RADIAL_E_UNSUPPORTED, {},
+            fmt::format("run.pool: runtime '{}' cannot mount a unix socket's directory, which a "
+                        "pool box gets its turn's socket through; unset run.pool.size",
+                        client_.info().id));
+    for (const auto& image : cfg_.pool.images) {
+        Class c;
+        c.cls = settle_pool_class(cfg_, client_, image);
+        c.stats.image = image;
+        c.stats.target = cfg_.pool.size;
+        classes_.push_back(std::move(c));
+    }
+    reaper_ = std::thread([this] { reap_loop(); });
+    for (std::size_t i = 0; i < cfg_.pool.refill_concurrency; ++i)
+        threads_.emplace_back([this] { refill_loop(); });
+}
+
+ClaimedBox::~ClaimedBox() { pool_.retire(std::move(box_)); }
+
+void WarmPool::retire(std::unique_ptr<PoolBox> box) {
+    if (!box) return;
+    box->detach_workspace();
+    {
+        std::lock_guard lock(mutex_);
+        retired_.push_back(std::move(box));
+    }
+    changed_.notify_all();
+}
+
+void WarmPool::reap_loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        changed_.wait(lock, [&] { return stop_ || !retired_.empty(); });
+        if (retired_.empty()) return; // stopped, and nothing left to remove
+        auto box = std::move(retired_.front());
+        retired_.pop_front();
+        const std::string label = box->label();
+        lock.unlock();
+        box.reset(); // removes the box
+        lock.lock();
+        out_.erase(label);
+    }
+}
+
+WarmPool::~WarmPool() {
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+    }
+    changed_.notify_all();
+    for (auto& t : threads_) t.join();
+    reaper_.join(); // it removes what was retired before it returns
+    std::vector<std::unique_ptr<PoolBox>> idle;
+    for (auto& c : classes_)
+        for (auto& b : c.idle) idle.push_back(std::move(b));
+    idle.clear(); // each destructor removes its box
+}
+
+std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const ContainerSpec& shape) {
+    std::unique_ptr<PoolBox> box;
+    {
+        std::lock_guard lock(mutex_);
+        const auto fresh_until =
+            std::chrono::steady_clock::now() -
+            (std::chrono::milliseconds(settings_.max_age_ms) - settings_.claim_margin);
+        Class* named = nullptr;
+        for (auto& c : classes_) {
+            if (c.cls.image == image) named = &c;
+            if (!(c.cls.shape == shape)) continue;
+            // The youngest first: the oldest are the next to expire.
+            while (!c.idle.empty() && !box) {
+                auto candidate = std::move(c.idle.back());
+                c.idle.pop_back();
+                --boxes_;
+                if (candidate->started() > fresh_until) {
+                    box = std::move(candidate);
+                } else {
+                    c.idle.push_front(std::move(candidate)); // expire() removes it
+                    ++boxes_;
+                    break;
+                }
+            }
+            if (box) {
+                ++c.stats.hits;
+                break;
+            }
+        }
+        if (!box && named) ++named->stats.misses;
+    }
+    changed_.notify_all();
+    if (!box) return nullptr;
+    return std::make_unique<ClaimedBox>(std::move(box), *this);
+}
+
+std::set<std::string> WarmPool::labels() const {
+    std::lock_guard lock(mutex_);
+    return out_;
+}
+
+std::vector<PoolStats> WarmPool::stats() const {
+    std::lock_guard lock(mutex_);
+    std::vector<PoolStats> out;
+    for (const auto& c : classes_) {
+        PoolStats s = c.stats;
+        s.idle = c.idle.size();
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+WarmPool::Class* WarmPool::neediest() {
+    if (cfg_.pool.memory_budget_bytes > 0 && cfg_.memory_bytes > 0 &&
+        (boxes_ + 1) * cfg_.memory_bytes > cfg_.pool.memory_budget_bytes)
+        return nullptr;
+    Class* best = nullptr;
+    std::size_t deficit = 0;
+    for (auto& c : classes_) {
+        const std::size_t have = c.idle.size() + c.making;
+        if (have < c.stats.target && c.stats.target - have > deficit) {
+            deficit = c.stats.target - have;
+            best = &c;
+        }
+    }
+    return best;
+}
+
+void WarmPool::expire() {
+    std::vector<std::unique_ptr<PoolBox>> old;
+    {
+        std::lock_guard lock(mutex_);
+        const auto fresh_until =
+            std::chrono::steady_clock::now() -
+            (std::chrono::milliseconds(settings_.max_age_ms) - settings_.claim_margin);
+        for (auto& c : classes_)
+            while (!c.idle.empty() && c.idle.front()->started() <= fresh_until) {
+                old.push_back(std::move(c.idle.front()));
+                c.idle.pop_front();
+                --boxes_;
+                ++c.stats.expired;
+            }
+    }
+    for (auto& b : old) {
+        const std::string label = b->label();
+        log::info("pool", "pool box '{}' reached its age unclaimed; removing it", label);
+        b.reset();
+        std::lock_guard lock(mutex_);
+        out_.erase(label);
+    }
+    if (!old.empty()) changed_.notify_all();
+}
+
+void WarmPool::refill_loop() {
+    std::unique_lock lock(mutex_);
+    while (!stop_) {
+        lock.unlock();
+        expire();
+        lock.lock();
+        if (stop_) break;
+        Class* c = neediest();
+        if (c == nullptr) {
+            changed_.wait_for(lock, kAgeCheck);
+            continue;
+        }
+        ++c->making;
+        ++boxes_;
+        std::string id;
+        try {
+            id = turn::new_turn_id();
+        } catch (const std::exception&) {
+        }
+        const std::string label = pool_label_prefix(cfg_) + id;
+        out_.insert(label);
+        const PoolClass cls = c->cls;
+        lock.unlock();
+        std::unique_ptr<PoolBox> box;
+        std::string error;
+        try {
+            box = PoolBox::create(cfg_, client_, cls, settings_.max_age_ms, id);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+        lock.lock();
+        --c->making;
+        if (box) {
+            c->idle.push_back(std::move(box));
+            ++c->stats.made;
+            c->stats.last_error.clear();
+            pause_ = std::chrono::milliseconds(0);
+            log::debug("pool", "pool box '{}' of image {} is idle", label, c->stats.image);
+        } else {
+            --boxes_;
+            out_.erase(label);
+            if (c->stats.last_error != error)
+                log::error("pool", "making a pool box of image {}: {}; retrying", c->stats.image,
+                           error);
+            c->stats.last_error = error;
+            pause_ = std::min(kMaxPause, std::max(settings_.retry_pause, pause_ * 2));
+            changed_.notify_all();
+            changed_.wait_for(lock, pause_, [&] { return stop_; });
+            continue;
+        }
+        changed_.notify_all();
+    }
+}
+
+} // namespace radial::pool

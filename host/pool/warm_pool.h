@@ -1,0 +1,129 @@
+// host/pool/warm_pool.h — the warm pool (docs/design.md §13.14): per image of [run.pool], a
+// number of idle, started boxes (pool_box.h) made before turns arrive, which a turn of that class
+// claims instead of starting a box of its own.
+//
+// Refilling runs on run.pool.refillConcurrency threads of the pool's own: a thread makes one box
+// at a time for the class furthest below its size, while the boxes made and being made stay
+// within run.pool.memoryBudget (each counts run.memory). A box older than its maximum age less
+// `claim_margin` is no longer handed out but removed and replaced, so that a claimed box never
+// meets its PID 1's own end at that age. A create that fails is logged and retried after a pause
+// that doubles up to a minute. A claimed box is the claiming turn's: it is never returned.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <radial/host/runtime_client.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/host_config.h"
+#include "pool/pool_box.h"
+
+namespace radial::pool {
+
+struct PoolSettings {
+    // The longest an idle box lives (run.pool.maxAge; tests give less than its 10 s minimum).
+    std::uint64_t max_age_ms = 10 * 60'000;
+    // How long before its maximum age a box is no longer handed out.
+    std::chrono::milliseconds claim_margin{5'000};
+    // The first pause after a failed create; it doubles up to a minute.
+    std::chrono::milliseconds retry_pause{1'000};
+};
+
+// One class's figures, for `radiald status` and the metrics.
+struct PoolStats {
+    std::string image;
+    std::size_t idle = 0;   // started, unclaimed
+    std::size_t target = 0; // run.pool.size
+    std::uint64_t hits = 0;
+    std::uint64_t misses = 0;
+    std::uint64_t made = 0;    // boxes started
+    std::uint64_t expired = 0; // removed unclaimed at their age
+    std::string last_error;    // why the last create failed ("" once one succeeded)
+};
+
+class WarmPool;
+
+// A box a turn claimed. When it goes, the box is handed to the pool's reaper, which removes it
+// off the turn's path (a box serves one turn; its removal is not the turn's to wait for); the
+// pool counts its label as its own until then. The caller detaches the workspace first
+// (PoolBox::detach_workspace).
+class ClaimedBox {
+public:
+    ClaimedBox(std::unique_ptr<PoolBox> box, WarmPool& pool) : box_(std::move(box)), pool_(pool) {}
+    ~ClaimedBox();
+    ClaimedBox(const ClaimedBox&) = delete;
+    ClaimedBox& operator=(const ClaimedBox&) = delete;
+    PoolBox* operator->() const noexcept { return box_.get(); }
+    PoolBox& operator*() const noexcept { return *box_; }
+
+private:
+    std::unique_ptr<PoolBox> box_;
+    WarmPool& pool_;
+};
+
+class WarmPool {
+public:
+    // Settles each image's class (settle_pool_class: a refused image throws turn::RequestError
+    // naming run.pool) and starts refilling. The runtime must offer sessions and mount propagation
+    // (refused by name otherwise, host::RuntimeError). `cfg` and `client` must outlive the pool.
+    WarmPool(const config::HostConfig& cfg, const host::RuntimeClient& client,
+             PoolSettings settings);
+    // Stops refilling (waiting for creates under way) and removes every idle box. Boxes claimed
+    // and not yet destroyed are their turns'.
+    ~WarmPool();
+    WarmPool(const WarmPool&) = delete;
+    WarmPool& operator=(const WarmPool&) = delete;
+
+    // An idle box of the class whose shape is `shape` (box_shape() of the turn's spec), or null:
+    // a miss, counted for the class of `image` (the request's image name) when the pool serves it.
+    // [thread-safe]
+    std::unique_ptr<ClaimedBox> claim(const std::string& image, const ContainerSpec& shape);
+
+    // Every box label the pool made and that is not yet removed: idle, being made, or claimed.
+    // What the orphan sweep must leave alone. [thread-safe]
+    std::set<std::string> labels() const;
+
+    std::vector<PoolStats> stats() const; // [thread-safe]
+
+    // Removes `box` on the reaper's thread, and forgets its label once it is gone. [thread-safe]
+    void retire(std::unique_ptr<PoolBox> box);
+
+private:
+    struct Class {
+        PoolClass cls;
+        std::deque<std::unique_ptr<PoolBox>> idle; // oldest first
+        std::size_t making = 0;
+        PoolStats stats;
+    };
+
+    void refill_loop();
+    // Removes retired boxes, one at a time, until stopped and none is left.
+    void reap_loop();
+    // The class to make a box for now, or null. Caller holds mutex_.
+    Class* neediest();
+    // Removes idle boxes past their age (outside the lock).
+    void expire();
+
+    const config::HostConfig& cfg_;
+    const host::RuntimeClient& client_;
+    PoolSettings settings_;
+    mutable std::mutex mutex_;
+    mutable std::condition_variable changed_;
+    std::deque<Class> classes_; // a deque: a Class holds boxes and is never copied
+    std::set<std::string> out_; // labels of boxes made or being made, until removed
+    std::size_t boxes_ = 0;     // idle + being made: what the memory budget bounds
+    std::deque<std::unique_ptr<PoolBox>> retired_; // claimed boxes whose turn ended
+    std::chrono::milliseconds pause_{0};
+    bool stop_ = false;
+    std::thread reaper_;
+    std::vector<std::thread> threads_; // last: started once everything above is
+};
+
+} // namespace radial::pool

@@ -1,0 +1,285 @@
+// The warm pool (docs/design.md §13.14) through the real daemon and engine: a turn of a pooled
+// class claims an idle box, gets its workspace and socket after the claim, and leaves nothing a
+// later turn can see; a claim racing a refill never shares a box; a box past its age is replaced
+// and ends by itself; a daemon SIGKILLed with a half-bound box leaves nothing after
+// reconciliation.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "../../support/loopback_http_server.h"
+#include "daemon_harness.h"
+#include "docker_boxes.h"
+
+namespace radial {
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using test::DaemonProcess;
+using test::DaemonSetup;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// A pool of `size` boxes of the test image, `extra` more [run] keys.
+std::string pool_keys(const std::string& inst, int size, const std::string& pool_extra = "",
+                      const std::string& run_extra = "") {
+    return "instanceId = \"" + inst + "\"\n" + run_extra + "[run.pool]\nimages = [\"" +
+           RADIAL_TEST_IMAGE "\"]\nsize = " + std::to_string(size) + "\n" + pool_extra;
+}
+
+// A workspace owned by an ordinary user, as a real one is (radiald hands a root-owned tree to no
+// box).
+std::string workspace(const DaemonSetup& s, const std::string& name) {
+    const std::string ws = s.dir().path() + "/" + name;
+    fs::create_directories(ws);
+    EXPECT_EQ(::chown(ws.c_str(), 1000, 1000), 0);
+    return ws;
+}
+
+std::string ws_key(const std::string& ws) { return "workspace = \"" + ws + "\"\n"; }
+
+// The pool's idle boxes: pool boxes of the instance the engine runs.
+std::size_t running_pool_boxes(const std::string& inst) {
+    std::size_t n = 0;
+    for (const auto& l : test::boxes_with_prefix("radial-pool-" + inst + "-"))
+        if (test::box_state(l) == "running") ++n;
+    return n;
+}
+
+// The pool's claims of `result` as `radiald status --json` shows them.
+double claims(const DaemonSetup& s, const std::string& result) {
+    const auto st = s.status();
+    double n = 0;
+    if (!st.contains("metrics") || st["metrics"].is_null()) return n;
+    for (const auto& c :
+         st["metrics"]["metrics"].value("radiald_pool_claims_total", nlohmann::json::array()))
+        if (c["labels"].value("result", "") == result) n += c.value("value", 0.0);
+    return n;
+}
+
+bool mounted_under(const std::string& dir) {
+    std::ifstream in("/proc/self/mountinfo");
+    for (std::string line; std::getline(in, line);)
+        if (line.find(" " + dir + "/") != std::string::npos) return true;
+    return false;
+}
+
+TEST(PoolLive, AWarmTurnClaimsAnIdleBoxAndItsWorkspaceAndSocketArriveAfterTheClaim) {
+    const std::string inst = test::unique_instance_id("pool");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
+    DaemonSetup s(pool_keys(inst, 1));
+    const std::string ws = workspace(s, "ws");
+    { std::ofstream(ws + "/in.txt") << "from the host\n"; }
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s)) << d.log();
+    const std::string idle = test::boxes_with_prefix("radial-pool-" + inst + "-").at(0);
+
+    const std::string id = s.submit(test::shell_turn(
+        "cat in.txt; echo written > out.txt; pwd; id -u; test -S /run/radial/turn.sock && echo "
+        "SOCKET; curl -s -o /dev/null -w '%{http_code}\\n' --unix-socket "
+        "\"${RADIAL_TURN_SOCKET#unix://}\" -H \"Authorization: Bearer $RADIAL_TURN_TOKEN\" "
+        "-d '{\"type\":\"result\",\"payload\":{\"ok\":true}}' http://r/v1/records",
+        ws_key(ws)));
+    ASSERT_TRUE(s.wait_terminal({id}, 60s)) << d.log();
+    const auto rec = s.terminal(id);
+    EXPECT_EQ(rec["status"], "succeeded") << rec;
+    EXPECT_EQ(rec["label"], idle) << "the turn ran in the idle box: " << rec;
+    const std::string out = rec["outputTail"]["stdout"];
+    EXPECT_THAT(out, HasSubstr("from the host\n/work\n"));
+    EXPECT_THAT(out, HasSubstr("SOCKET\n201\n")) << "the turn's socket reached the box";
+    // The box ran as the pool box's leased ids, which the record names.
+    std::smatch uid;
+    ASSERT_TRUE(std::regex_search(out, uid, std::regex("/work\n([0-9]+)\n"))) << out;
+    EXPECT_THAT(rec["boxUser"].get<std::string>(), StartsWith(uid[1].str() + ":"));
+    EXPECT_EQ(s.records(id)["records"].size(), 1u);
+    // The workspace got what the box wrote, and is its owner's again.
+    EXPECT_EQ(test::read_file(ws + "/out.txt"), "written\n");
+    struct stat st {};
+    ASSERT_EQ(::stat((ws + "/out.txt").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 1000u);
+    // Used once, then removed; the pool made another.
+    EXPECT_TRUE(test::wait_until([&] { return test::box_state(idle) == "gone"; }, 30s));
+    EXPECT_TRUE(test::wait_until(
+        [&] { return running_pool_boxes(inst) == 1 && claims(s, "hit") == 1; }, 60s))
+        << s.status().dump();
+    EXPECT_EQ(claims(s, "miss"), 0);
+
+    // A turn of another class (read-only) is a miss and starts its own box, as a cold turn does.
+    const std::string ro = s.submit(
+        test::shell_turn("touch /work/x 2>/dev/null || echo RO", ws_key(ws) + "mode = "
+                                                                              "\"read-only\"\n"));
+    ASSERT_TRUE(s.wait_terminal({ro}, 60s)) << d.log();
+    const auto cold = s.terminal(ro);
+    EXPECT_EQ(cold["label"], "radial-turn-" + inst + "-" + ro) << cold;
+    EXPECT_THAT(cold["outputTail"]["stdout"].get<std::string>(), HasSubstr("RO"));
+    EXPECT_TRUE(test::wait_until([&] { return claims(s, "miss") == 1; }, 30s));
+}
+
+// Egress is a turn's, not the box's: the broker is bound in the pool box's socket directory at
+// the claim, and the exec's radial-init starts the loopback endpoint (docs/design.md §9.7).
+TEST(PoolLive, AWarmTurnReachesItsEgressThroughItsOwnBroker) {
+    test::LoopbackHttpServer up("127.0.0.2", "HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n");
+    const std::string port = std::to_string(up.port());
+    const std::string inst = test::unique_instance_id("poolegress");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
+    DaemonSetup s(pool_keys(inst, 1) + "[run.egress]\nallow = [\"pkg.test:" + port +
+                  "\"]\nallowRanges = [\"127.0.0.2/32\"]\nhosts = { \"pkg.test\" = "
+                  "\"127.0.0.2\" }\n");
+    const std::string ws = workspace(s, "ws");
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s)) << d.log();
+    const std::string id =
+        s.submit(test::shell_turn("curl -s http://pkg.test:" + port + "/",
+                                  ws_key(ws) + "egress = [\"pkg.test:" + port + "\"]\n"));
+    ASSERT_TRUE(s.wait_terminal({id}, 60s)) << d.log();
+    const auto rec = s.terminal(id);
+    EXPECT_EQ(rec["status"], "succeeded") << rec;
+    EXPECT_THAT(rec["label"].get<std::string>(), StartsWith("radial-pool-" + inst + "-"));
+    EXPECT_EQ(rec["outputTail"]["stdout"], "hello\n") << rec;
+    EXPECT_EQ(up.requests(), 1);
+}
+
+TEST(PoolLive, NothingOfTurnAIsVisibleToTurnB) {
+    const std::string inst = test::unique_instance_id("poolab");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
+    DaemonSetup s(pool_keys(inst, 2));
+    const std::string ws_a = workspace(s, "a"), ws_b = workspace(s, "b");
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 2; }, 90s)) << d.log();
+
+    // A leaves what it can: files in /tmp, its home and its workspace, a process, its socket.
+    const std::string a = s.submit(test::shell_turn(
+        "echo a > /tmp/from-a; echo a > $HOME/from-a; echo a > /work/from-a; "
+        "(nohup sleep 300 >/dev/null 2>&1 &); echo \"$RADIAL_TURN_TOKEN\" > /tmp/token-a; echo A",
+        ws_key(ws_a)));
+    ASSERT_TRUE(s.wait_terminal({a}, 60s)) << d.log();
+    const auto rec_a = s.terminal(a);
+    ASSERT_EQ(rec_a["status"], "succeeded") << rec_a;
+    ASSERT_THAT(rec_a["label"].get<std::string>(), StartsWith("radial-pool-" + inst + "-"));
+
+    const std::string b = s.submit(test::shell_turn(
+        "for f in /tmp/from-a /tmp/token-a $HOME/from-a /work/from-a; do test -e $f && echo "
+        "SEEN $f; done; pgrep -f 'sleep 300' >/dev/null && echo SEEN sleep; " // hermetic-ok: runs
+                                                                              // in box B's own pid
+                                                                              // namespace
+        "ls /run/radial; echo B",
+        ws_key(ws_b)));
+    ASSERT_TRUE(s.wait_terminal({b}, 60s)) << d.log();
+    const auto rec_b = s.terminal(b);
+    ASSERT_EQ(rec_b["status"], "succeeded") << rec_b;
+    ASSERT_THAT(rec_b["label"].get<std::string>(), StartsWith("radial-pool-" + inst + "-"));
+    EXPECT_NE(rec_b["label"], rec_a["label"]) << "a pool box serves one turn";
+    EXPECT_NE(rec_b["boxUser"], rec_a["boxUser"]) << "each box its own ids";
+    const std::string out = rec_b["outputTail"]["stdout"];
+    EXPECT_THAT(out, ::testing::Not(HasSubstr("SEEN"))) << out;
+    EXPECT_THAT(out, HasSubstr("turn.sock\nB\n")) << "only B's own socket: " << out;
+    EXPECT_TRUE(test::wait_until([&] { return test::box_state(rec_a["label"]) == "gone"; }, 30s))
+        << "A's box is removed after its turn";
+    EXPECT_TRUE(fs::exists(ws_a + "/from-a"));
+    EXPECT_FALSE(fs::exists(ws_b + "/from-a"));
+    EXPECT_EQ(claims(s, "hit"), 2);
+}
+
+TEST(PoolLive, AClaimRacingARefillNeverSharesABoxAndLeavesNone) {
+    const std::string inst = test::unique_instance_id("poolrace");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
+    // One idle box, four turns at once: the first claims it while the refill makes the next, the
+    // others claim what the refill made or start cold.
+    DaemonSetup s(pool_keys(inst, 1, "", "maxConcurrentTurns = 4\nsharedWorkspaces = true\n"));
+    const std::string ws = workspace(s, "ws");
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s)) << d.log();
+    std::vector<std::string> ids;
+    for (int i = 0; i < 6; ++i)
+        ids.push_back(s.submit(test::shell_turn("echo ran; sleep 1", ws_key(ws))));
+    ASSERT_TRUE(s.wait_terminal(ids, 180s)) << d.log();
+    std::set<std::string> labels;
+    for (const auto& id : ids) {
+        const auto rec = s.terminal(id);
+        EXPECT_EQ(rec["status"], "succeeded") << rec;
+        EXPECT_TRUE(labels.insert(rec["label"].get<std::string>()).second)
+            << "two turns in one box: " << rec["label"];
+    }
+    EXPECT_TRUE(test::wait_until([&] { return claims(s, "hit") + claims(s, "miss") == 6; }, 30s))
+        << s.status().dump();
+    EXPECT_GE(claims(s, "hit"), 1);
+    // Nothing left but the pool's one idle box.
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            return test::boxes_with_prefix("radial-turn-" + inst + "-").empty() &&
+                   test::boxes_with_prefix("radial-pool-" + inst + "-").size() == 1;
+        },
+        60s));
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(60s), 0) << d.log();
+    EXPECT_TRUE(test::boxes_with_prefix("radial-pool-" + inst + "-").empty())
+        << "a stopped daemon's idle boxes are removed";
+    EXPECT_FALSE(mounted_under(s.state_dir() + "/pool"));
+}
+
+TEST(PoolLive, ABoxPastItsAgeIsReplacedAndEndsByItselfWithRadialdDead) {
+    const std::string inst = test::unique_instance_id("poolage");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"};
+    DaemonSetup s(pool_keys(inst, 1, "maxAge = \"10s\"\n"));
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s))
+            << d.log();
+        const std::string first = test::boxes_with_prefix("radial-pool-" + inst + "-").at(0);
+        // Past its age less the claim margin, the pool removes it and makes another.
+        ASSERT_TRUE(test::wait_until([&] { return test::box_state(first) == "gone"; }, 60s))
+            << d.log();
+        EXPECT_THAT(d.log(), HasSubstr("pool box '" + first + "' reached its age unclaimed"));
+        EXPECT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s));
+        d.crash();
+    }
+    // With radiald dead, the box's own PID 1 ends it at its age.
+    const auto left = test::boxes_with_prefix("radial-pool-" + inst + "-");
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_TRUE(test::wait_until([&] { return test::box_state(left[0]) != "running"; }, 60s))
+        << test::box_state(left[0]);
+}
+
+TEST(PoolLive, ADaemonSIGKILLedWithAHalfBoundBoxLeavesNothingAfterReconciliation) {
+    const std::string inst = test::unique_instance_id("poolkill");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
+    DaemonSetup s(pool_keys(inst, 1));
+    const std::string ws = workspace(s, "ws");
+    std::string id, label;
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s))
+            << d.log();
+        id = s.submit(test::shell_turn("touch /work/bound; sleep 300", ws_key(ws)));
+        ASSERT_TRUE(test::wait_until([&] { return fs::exists(ws + "/bound"); }, 60s)) << d.log();
+        d.crash();
+    }
+    // The box runs, its workspace stacked on it on the host.
+    const auto boxes = test::boxes_with_prefix("radial-pool-" + inst + "-");
+    for (const auto& b : boxes)
+        if (test::box_state(b) == "running") label = b;
+    ASSERT_FALSE(label.empty());
+    EXPECT_TRUE(mounted_under(s.state_dir() + "/pool"));
+
+    const auto r = s.reconcile();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(test::boxes_with_prefix("radial-pool-" + inst + "-").empty()) << r.err;
+    EXPECT_FALSE(mounted_under(s.state_dir() + "/pool")) << r.err;
+    EXPECT_TRUE(fs::is_empty(s.state_dir() + "/pool"));
+    const auto rec = s.terminal(id);
+    ASSERT_FALSE(rec.is_null());
+    EXPECT_EQ(rec["label"], label) << "the journal named the pool box the turn ran in: " << rec;
+    EXPECT_NE(rec["status"], "succeeded") << rec;
+    // The workspace is its owner's again.
+    struct stat st {};
+    ASSERT_EQ(::stat((ws + "/bound").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 1000u) << "reconciliation hands the workspace back";
+}
+
+} // namespace
+} // namespace radial
