@@ -245,6 +245,39 @@ TEST(PoolLive, ABoxPastItsAgeIsReplacedAndEndsByItselfWithRadialdDead) {
         << test::box_state(left[0]);
 }
 
+// The same deadline as a cold turn's with radiald dead (docs/design.md §13.12): the exec's own
+// radial-init ends the command at its timeout, and the box, idle again, ends at its idle timeout.
+TEST(PoolLive, AWarmTurnsDeadlineHoldsInTheBoxWithRadialdDead) {
+    const std::string inst = test::unique_instance_id("pooldead");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"};
+    DaemonSetup s(pool_keys(inst, 1, "maxAge = \"10s\"\n", "stopGrace = \"1s\"\n"));
+    const std::string ws = workspace(s, "ws");
+    std::string label;
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s))
+            << d.log();
+        s.submit(test::shell_turn("touch /work/bound; exec sleep 300",
+                                  ws_key(ws) + "timeout = \"3s\"\n"));
+        ASSERT_TRUE(test::wait_until([&] { return fs::exists(ws + "/bound"); }, 60s)) << d.log();
+        d.crash();
+    }
+    for (const auto& b : test::boxes_with_prefix("radial-pool-" + inst + "-"))
+        if (test::run_process({"docker", "top", b}).out.find("sleep 300") != std::string::npos)
+            label = b;
+    ASSERT_FALSE(label.empty()) << "the turn's command runs in a pool box";
+    // 3 s timeout + 1 s stopGrace + the kill grace, with room.
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            return test::run_process({"docker", "top", label}).out.find("sleep 300") ==
+                   std::string::npos;
+        },
+        20s))
+        << "the command outlived its deadline with no radiald running";
+    // Then idle: its PID 1 ends it at its idle timeout (maxAge).
+    EXPECT_TRUE(test::wait_until([&] { return test::box_state(label) != "running"; }, 60s));
+}
+
 TEST(PoolLive, ADaemonSIGKILLedWithAHalfBoundBoxLeavesNothingAfterReconciliation) {
     const std::string inst = test::unique_instance_id("poolkill");
     test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
