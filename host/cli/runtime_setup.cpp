@@ -12,6 +12,7 @@
 #include "config/box_identity.h"
 #include "isolation/isolated_runtime.h"
 #include "log/logger.h"
+#include "pool/warm_pool.h"
 #include "turn/box_user_env.h"
 
 namespace radial::cli {
@@ -151,6 +152,10 @@ void check_config_against_runtime(const config::HostConfig& cfg,
                 "as root; run it as root or remove run.codexAuth",
                 cfg.where("run.codexAuth")));
     }
+    // The warm pool is the daemon's, but a turn is never queued for a daemon that would not
+    // start (docs/design.md §7.4).
+    if (auto why = pool::pool_refusal(cfg, client))
+        throw StartupError(fmt::format("{}{}", cfg.where("run.pool.size"), *why));
     // A representative spec carrying exactly what the operator's config puts on every box.
     ContainerSpec probe;
     probe.label = "radial-turn-startup-check";

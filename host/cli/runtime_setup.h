@@ -41,7 +41,8 @@ turn::ResolvedTransport resolve_turn_transport(const config::HostConfig& cfg,
 
 // Refuses, at startup, a config the runtime cannot honour (docs/design.md §7.4), from the plugin's
 // own dispositions and capabilities and never from its id: run.network or run.user the runtime
-// refuses for every box, and run.codexAuth without radial.cap.host-uid-mounts. Throws
+// refuses for every box, run.codexAuth without radial.cap.host-uid-mounts, and a [run.pool] the
+// runtime cannot serve (pool::pool_refusal). Throws
 // StartupError naming the key and the runtime's reason.
 void check_config_against_runtime(const config::HostConfig& cfg, const host::RuntimeClient& client);
 

@@ -114,10 +114,13 @@ void print_metrics(const nlohmann::ordered_json& snap) {
     if (m.contains("radiald_pool_boxes_target"))
         for (const auto& s : m["radiald_pool_boxes_target"]) {
             const std::string image = s["labels"].value("image", "");
-            fmt::print("  pool {}: {} idle of {}, {} hit(s), {} miss(es)\n", image,
+            fmt::print("  pool {}: {} idle of {}, {} hit(s), {} miss(es){}\n", image,
                        total(m, "radiald_pool_boxes_idle", "value", "image", image),
                        s.value("value", 0.0), total_claims(m, image, "hit"),
-                       total_claims(m, image, "miss"));
+                       total_claims(m, image, "miss"),
+                       total(m, "radiald_pool_create_failing", "value", "image", image) > 0
+                           ? "; making its boxes fails (the daemon's log says why)"
+                           : "");
         }
 }
 

@@ -41,6 +41,7 @@ struct Metrics::Families {
     prometheus::Family<prometheus::Gauge>& pool_idle;
     prometheus::Family<prometheus::Gauge>& pool_target;
     prometheus::Family<prometheus::Counter>& pool_claims;
+    prometheus::Family<prometheus::Gauge>& pool_failing;
     std::atomic<std::uint64_t> generation{0};
 };
 
@@ -94,6 +95,11 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
         BuildCounter()
             .Name("radiald_pool_claims_total")
             .Help("Turns of a pooled image that claimed a warm box (hit) or started one (miss)")
+            .Register(r),
+        BuildGauge()
+            .Name("radiald_pool_create_failing")
+            .Help("1 while the warm pool's last attempt to make a box of the image failed (the "
+                  "daemon's log says why), else 0")
             .Register(r),
     });
     // Real time: the process's own start (docs/design.md §12.7).
@@ -161,7 +167,7 @@ void Metrics::journal_error(std::string_view code) {
 }
 
 void Metrics::set_pool(std::string_view image, std::size_t idle, std::size_t target,
-                       std::uint64_t hits, std::uint64_t misses) {
+                       std::uint64_t hits, std::uint64_t misses, bool failing) {
     const std::string i(image);
     bool changed = false;
     auto set = [&](prometheus::Gauge& g, double v) {
@@ -180,6 +186,7 @@ void Metrics::set_pool(std::string_view image, std::size_t idle, std::size_t tar
     set(f_->pool_target.Add({{"image", i}}), static_cast<double>(target));
     reach(f_->pool_claims.Add({{"image", i}, {"result", "hit"}}), static_cast<double>(hits));
     reach(f_->pool_claims.Add({{"image", i}, {"result", "miss"}}), static_cast<double>(misses));
+    set(f_->pool_failing.Add({{"image", i}}), failing ? 1.0 : 0.0);
     if (changed) ++f_->generation;
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <radial/host/session_client.hpp>
 
 #include "log/logger.h"
@@ -19,30 +20,37 @@ constexpr std::chrono::milliseconds kAgeCheck{1'000};
 
 } // namespace
 
+std::optional<std::string> pool_refusal(const config::HostConfig& cfg,
+                                        const host::RuntimeClient& client) {
+    if (cfg.pool.size == 0) return std::nullopt;
+    // The receiving directories are mounts of the host's (late_mount.h).
+    if (::geteuid() != 0)
+        return "run.pool: a pool box's workspace is mounted into it at the claim, which needs "
+               "radiald to run as root; unset run.pool.size, or run radiald as root";
+    try {
+        host::SessionClient::of(client);
+    } catch (const host::RuntimeError& e) {
+        return fmt::format("run.pool: {}", e.what());
+    }
+    if (!client.has_capability(RADIAL_CAP_MOUNT_PROPAGATION))
+        return fmt::format(
+            "run.pool: runtime '{}' does not report {}, so a box it made before "
+            "its turn could not receive the turn's workspace; unset "
+            "run.pool.size, or pick a runtime that does (docker with runc)",
+            client.info().id, RADIAL_CAP_MOUNT_PROPAGATION);
+    if (!client.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS))
+        return fmt::format(
+            "run.pool: runtime '{}' cannot mount a unix socket's directory, which "
+            "a pool box gets its turn's socket through; unset run.pool.size",
+            client.info().id);
+    return std::nullopt;
+}
+
 WarmPool::WarmPool(const config::HostConfig& cfg, const host::RuntimeClient& client,
                    PoolSettings settings)
     : cfg_(cfg), client_(client), settings_(settings) {
-    // The receiving directories are mounts of the host's (late_mount.h).
-    if (::geteuid() != 0)
-        throw host::RuntimeError(
-            RADIAL_E_UNSUPPORTED, {},
-            "run.pool: a pool box's workspace is mounted into it at the claim, "
-            "which needs radiald to run as root; unset run.pool.size, or run "
-            "radiald as root");
-    host::SessionClient::of(client_); // throws, naming the runtime, when it has no sessions
-    if (!client_.has_capability(RADIAL_CAP_MOUNT_PROPAGATION))
-        throw host::RuntimeError(
-            RADIAL_E_UNSUPPORTED, {},
-            fmt::format("run.pool: runtime '{}' does not report {}, so a box it made before its "
-                        "turn could not receive the turn's workspace; unset run.pool.size, or "
-                        "pick a runtime that does (docker with runc)",
-                        client_.info().id, RADIAL_CAP_MOUNT_PROPAGATION));
-    if (!client_.has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS))
-        throw host::RuntimeError(
-            RADIAL_E_UNSUPPORTED, {},
-            fmt::format("run.pool: runtime '{}' cannot mount a unix socket's directory, which a "
-                        "pool box gets its turn's socket through; unset run.pool.size",
-                        client_.info().id));
+    if (auto why = pool_refusal(cfg_, client_))
+        throw host::RuntimeError(RADIAL_E_UNSUPPORTED, {}, *why);
     for (const auto& image : cfg_.pool.images) {
         Class c;
         c.cls = settle_pool_class(cfg_, client_, image);
@@ -125,7 +133,12 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const Cont
                 break;
             }
         }
-        if (!box && named) ++named->stats.misses;
+        // A miss of a pooled image may be an image rebuilt since its class was settled (or
+        // one that was not on the engine then): the refill settles it again (resettle()).
+        if (!box && named) {
+            ++named->stats.misses;
+            named->resettle = true;
+        }
     }
     changed_.notify_all();
     if (!box) return nullptr;
@@ -154,7 +167,9 @@ WarmPool::Class* WarmPool::neediest() {
         return nullptr;
     Class* best = nullptr;
     std::size_t deficit = 0;
+    const auto now = std::chrono::steady_clock::now();
     for (auto& c : classes_) {
+        if (now < c.retry_at) continue; // its last create failed: it waits its pause
         const std::size_t have = c.idle.size() + c.making;
         if (have < c.stats.target && c.stats.target - have > deficit) {
             deficit = c.stats.target - have;
@@ -189,11 +204,50 @@ void WarmPool::expire() {
     if (!old.empty()) changed_.notify_all();
 }
 
+void WarmPool::resettle() {
+    std::vector<Class*> todo;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto& c : classes_)
+            if (c.resettle || c.cls.digest.empty()) {
+                c.resettle = false;
+                todo.push_back(&c);
+            }
+    }
+    for (Class* c : todo) {
+        PoolClass fresh;
+        try {
+            fresh = settle_pool_class(cfg_, client_, c->stats.image);
+        } catch (const std::exception& e) {
+            log::debug("pool", "settling the class of image {} again: {}", c->stats.image,
+                       e.what());
+            continue;
+        }
+        std::vector<std::unique_ptr<PoolBox>> old;
+        {
+            std::lock_guard lock(mutex_);
+            if (fresh.shape == c->cls.shape) continue;
+            c->cls = std::move(fresh);
+            ++c->generation;
+            c->retry_at = {}; // an image that appeared is made at once, past its failures' pause
+            c->pause = std::chrono::milliseconds(0);
+            for (auto& b : c->idle) old.push_back(std::move(b));
+            c->idle.clear();
+            boxes_ -= old.size();
+        }
+        log::info("pool", "image {} is now {}; replacing its {} idle box(es)", c->stats.image,
+                  c->cls.digest.empty() ? std::string("unresolved") : c->cls.digest, old.size());
+        for (auto& b : old) retire(std::move(b));
+        changed_.notify_all();
+    }
+}
+
 void WarmPool::refill_loop() {
     std::unique_lock lock(mutex_);
     while (!stop_) {
         lock.unlock();
         expire();
+        resettle();
         lock.lock();
         if (stop_) break;
         Class* c = neediest();
@@ -211,6 +265,7 @@ void WarmPool::refill_loop() {
         const std::string label = pool_label_prefix(cfg_) + id;
         out_.insert(label);
         const PoolClass cls = c->cls;
+        const std::uint64_t generation = c->generation;
         lock.unlock();
         std::unique_ptr<PoolBox> box;
         std::string error;
@@ -221,11 +276,19 @@ void WarmPool::refill_loop() {
         }
         lock.lock();
         --c->making;
+        if (box && generation != c->generation) {
+            // Made from what the class was before it was settled again: never handed out.
+            --boxes_;
+            lock.unlock();
+            retire(std::move(box));
+            lock.lock();
+            continue;
+        }
         if (box) {
             c->idle.push_back(std::move(box));
             ++c->stats.made;
             c->stats.last_error.clear();
-            pause_ = std::chrono::milliseconds(0);
+            c->pause = std::chrono::milliseconds(0);
             log::debug("pool", "pool box '{}' of image {} is idle", label, c->stats.image);
         } else {
             --boxes_;
@@ -234,9 +297,10 @@ void WarmPool::refill_loop() {
                 log::error("pool", "making a pool box of image {}: {}; retrying", c->stats.image,
                            error);
             c->stats.last_error = error;
-            pause_ = std::min(kMaxPause, std::max(settings_.retry_pause, pause_ * 2));
+            // This class waits; the others are made meanwhile.
+            c->pause = std::min(kMaxPause, std::max(settings_.retry_pause, c->pause * 2));
+            c->retry_at = std::chrono::steady_clock::now() + c->pause;
             changed_.notify_all();
-            changed_.wait_for(lock, pause_, [&] { return stop_; });
             continue;
         }
         changed_.notify_all();

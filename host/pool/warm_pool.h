@@ -6,8 +6,11 @@
 // at a time for the class furthest below its size, while the boxes made and being made stay
 // within run.pool.memoryBudget (each counts run.memory). A box older than its maximum age less
 // `claim_margin` is no longer handed out but removed and replaced, so that a claimed box never
-// meets its PID 1's own end at that age. A create that fails is logged and retried after a pause
-// that doubles up to a minute. A claimed box is the claiming turn's: it is never returned.
+// meets its PID 1's own end at that age. A class is settled again after a miss of its image or
+// while its image is unresolved, so an image rebuilt or made after the start is served. A create
+// that fails is logged and its class retried after a pause of its own that doubles up to a
+// minute, while the other classes are made meanwhile. A claimed box is the
+// claiming turn's: it is never returned.
 #pragma once
 
 #include <chrono>
@@ -16,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <radial/host/runtime_client.hpp>
 #include <set>
 #include <string>
@@ -49,6 +53,12 @@ struct PoolStats {
 };
 
 class WarmPool;
+
+// Why `cfg`'s [run.pool] cannot run on `client`'s runtime (no sessions, no mount propagation, no
+// unix socket mounts, radiald not root), or nullopt; nullopt without a pool. For the startup
+// checks every command shares (docs/design.md §7.4) and the pool itself. [thread-safe]
+std::optional<std::string> pool_refusal(const config::HostConfig& cfg,
+                                        const host::RuntimeClient& client);
 
 // A box a turn claimed. When it goes, the box is handed to the pool's reaper, which removes it
 // off the turn's path (a box serves one turn; its removal is not the turn's to wait for); the
@@ -100,6 +110,13 @@ private:
         PoolClass cls;
         std::deque<std::unique_ptr<PoolBox>> idle; // oldest first
         std::size_t making = 0;
+        // Settle the class again at the next refill turn (a miss of its image).
+        bool resettle = false;
+        // Bumped when the class is settled anew: a box begun before is not handed out.
+        std::uint64_t generation = 0;
+        // After a failed create: no box of it is begun before retry_at; the pause doubles.
+        std::chrono::steady_clock::time_point retry_at{};
+        std::chrono::milliseconds pause{0};
         PoolStats stats;
     };
 
@@ -110,6 +127,10 @@ private:
     Class* neediest();
     // Removes idle boxes past their age (outside the lock).
     void expire();
+    // Settles again each class a miss flagged, or whose image was not resolved to a digest: an
+    // image rebuilt under its name, or one that was not on the engine at start. A class whose spec
+    // changed gets the new one, and its idle boxes are retired (outside the lock).
+    void resettle();
 
     const config::HostConfig& cfg_;
     const host::RuntimeClient& client_;
@@ -120,7 +141,6 @@ private:
     std::set<std::string> out_; // labels of boxes made or being made, until removed
     std::size_t boxes_ = 0;     // idle + being made: what the memory budget bounds
     std::deque<std::unique_ptr<PoolBox>> retired_; // claimed boxes whose turn ended
-    std::chrono::milliseconds pause_{0};
     bool stop_ = false;
     std::thread reaper_;
     std::vector<std::thread> threads_; // last: started once everything above is

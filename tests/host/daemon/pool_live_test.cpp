@@ -144,6 +144,76 @@ TEST(PoolLive, AWarmTurnReachesItsEgressThroughItsOwnBroker) {
     EXPECT_EQ(up.requests(), 1);
 }
 
+// An image tag of the test's own, removed when the test ends.
+struct OwnTag {
+    std::string name;
+    ~OwnTag() { test::run_process({"docker", "image", "rm", "-f", name}); }
+};
+
+// The pool's class follows its image (docs/design.md §13.14): one not on the engine at the start
+// is served once it appears, and status says meanwhile that making its boxes fails; one rebuilt
+// under its name misses once, and the pool then serves the new digest.
+TEST(PoolLive, ThePoolFollowsItsImageAppearingAndBeingRebuilt) {
+    const std::string inst = test::unique_instance_id("poolimg");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
+    OwnTag tag{"radial-pooltest/" + inst + ":1"};
+    // Beside a class that is served all along: one failing class holds up no other.
+    DaemonSetup s("instanceId = \"" + inst + "\"\n[run.pool]\nimages = [\"" + tag.name +
+                  "\", \"" RADIAL_TEST_IMAGE "\"]\nsize = 1\n");
+    const std::string ws = workspace(s, "ws");
+    const std::string turn = "image = \"" + tag.name + "\"\nargv = [\"true\"]\n" + ws_key(ws);
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            return test::run_process({RADIALD_PATH, "status", "--config", s.config()})
+                       .out.find("making its boxes fails") != std::string::npos;
+        },
+        60s))
+        << d.log();
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s)) << d.log();
+
+    ASSERT_EQ(test::run_process({"docker", "tag", RADIAL_TEST_IMAGE, tag.name}).exit_code, 0);
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 2; }, 60s)) << d.log();
+    const std::string first = s.submit(turn);
+    ASSERT_TRUE(s.wait_terminal({first}, 60s)) << d.log();
+    EXPECT_THAT(s.terminal(first)["label"].get<std::string>(),
+                StartsWith("radial-pool-" + inst + "-"))
+        << "served once the image appeared: " << s.terminal(first);
+
+    // Rebuilt under the same name (a label changes its digest; nothing is run or pulled).
+    auto built = test::run_process({"sh", "-c",
+                                    "printf 'FROM " RADIAL_TEST_IMAGE "\\nLABEL rebuilt=" + inst +
+                                        "\\n' | docker build -q -t " + tag.name + " -"});
+    ASSERT_EQ(built.exit_code, 0) << built.err;
+    const std::string missed = s.submit(turn);
+    ASSERT_TRUE(s.wait_terminal({missed}, 60s)) << d.log();
+    const auto cold = s.terminal(missed);
+    EXPECT_EQ(cold["label"], "radial-turn-" + inst + "-" + missed)
+        << "the idle box runs the old image: " << cold;
+    EXPECT_NE(cold["imageDigest"], s.terminal(first)["imageDigest"]);
+    ASSERT_TRUE(test::wait_until(
+        [&] { return d.log().find("replacing its 1 idle box(es)") != std::string::npos; }, 60s))
+        << d.log();
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 2; }, 60s)) << d.log();
+    const std::string again = s.submit(turn);
+    ASSERT_TRUE(s.wait_terminal({again}, 60s)) << d.log();
+    const auto warm = s.terminal(again);
+    EXPECT_THAT(warm["label"].get<std::string>(), StartsWith("radial-pool-" + inst + "-")) << warm;
+    EXPECT_EQ(warm["imageDigest"], cold["imageDigest"]) << "the pool serves the rebuilt image";
+}
+
+// `radiald config check` (and so `submit`) refuses a pool the daemon would refuse (§7.4).
+TEST(PoolLive, APoolTheRuntimeCannotServeIsRefusedByConfigCheck) {
+    DaemonSetup s(pool_keys(test::unique_instance_id("poolrunsc"), 1),
+                  "[run.docker]\nociRuntime = \"runsc\"\n");
+    auto r = test::run_process({RADIALD_PATH, "config", "check", "--config", s.config()}, {}, 60s);
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("run.pool.size"));
+    EXPECT_THAT(r.err, HasSubstr("radial.cap.mount-propagation")) << r.err;
+    auto q = s.submit_raw(test::shell_turn("true"));
+    EXPECT_NE(q.exit_code, 0) << "no turn is queued for a daemon that would not start";
+}
+
 TEST(PoolLive, NothingOfTurnAIsVisibleToTurnB) {
     const std::string inst = test::unique_instance_id("poolab");
     test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
