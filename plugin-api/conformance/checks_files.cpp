@@ -63,7 +63,9 @@ bool file_holds(const fs::path& p, const std::string& needle) {
 }
 
 // Every regular file under `roots` changed at or after `since` (mtime or ctime) that holds
-// `needle`. Does not follow symbolic links; bounded by kMaxEntries and kMaxDepth.
+// `needle`. Does not follow symbolic links; bounded by kMaxEntries and kMaxDepth. A directory that
+// cannot be listed, or goes while it is (other programs clean up their temporary directories
+// beside the run), ends only its own listing: the scan of everything else goes on.
 std::vector<std::string> files_holding(const std::vector<fs::path>& roots,
                                        const std::string& needle, const timespec& since,
                                        bool& truncated) {
@@ -73,19 +75,25 @@ std::vector<std::string> files_holding(const std::vector<fs::path>& roots,
     auto newer = [&](const timespec& t) {
         return t.tv_sec > since.tv_sec || (t.tv_sec == since.tv_sec && t.tv_nsec >= since.tv_nsec);
     };
-    for (const auto& root : roots) {
+    std::vector<std::pair<fs::path, int>> dirs; // to list, with their depth below the root
+    for (const auto& root : roots) dirs.emplace_back(root, 0);
+    while (!dirs.empty()) {
+        const auto [dir, depth] = dirs.back();
+        dirs.pop_back();
         std::error_code ec;
-        fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied,
-                                            ec),
-            end;
+        fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
         for (; !ec && it != end; it.increment(ec)) {
             if (++visited > kMaxEntries) {
                 truncated = true;
                 return found;
             }
-            if (it.depth() >= kMaxDepth) it.disable_recursion_pending();
             struct stat st {};
-            if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+            if (::lstat(it->path().c_str(), &st) != 0) continue;
+            if (S_ISDIR(st.st_mode)) {
+                if (depth < kMaxDepth) dirs.emplace_back(it->path(), depth + 1);
+                continue;
+            }
+            if (!S_ISREG(st.st_mode)) continue;
             if (!newer(st.st_mtim) && !newer(st.st_ctim)) continue;
             if (static_cast<std::uintmax_t>(st.st_size) > kMaxFileSize) continue;
             if (file_holds(it->path(), needle)) found.push_back(it->path().string());
