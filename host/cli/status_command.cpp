@@ -74,14 +74,18 @@ double total(const nlohmann::ordered_json& metrics, const char* family, const ch
     return sum;
 }
 
-// A pool's claims of `result` ("hit" or "miss") for `image`.
-double total_claims(const nlohmann::ordered_json& metrics, const std::string& image,
-                    const char* result) {
+// A warm pool family's value for the class `labels` names (image and mode; and result).
+double pool_figure(const nlohmann::ordered_json& metrics, const char* family,
+                   const nlohmann::ordered_json& labels, const char* result = nullptr) {
     double sum = 0;
-    if (!metrics.contains("radiald_pool_claims_total")) return sum;
-    for (const auto& s : metrics["radiald_pool_claims_total"])
-        if (s["labels"].value("image", "") == image && s["labels"].value("result", "") == result)
+    if (!metrics.contains(family)) return sum;
+    for (const auto& s : metrics[family]) {
+        const auto& l = s["labels"];
+        if (l.value("image", "") == labels.value("image", "") &&
+            l.value("mode", "") == labels.value("mode", "") &&
+            (result == nullptr || l.value("result", "") == result))
             sum += s.value("value", 0.0);
+    }
     return sum;
 }
 
@@ -110,15 +114,16 @@ void print_metrics(const nlohmann::ordered_json& snap) {
                                      s["labels"].value("call", ""), n, s.value("sum", 0.0) / n);
         }
     fmt::print("  plugin calls: {}\n", calls.empty() ? "none yet" : calls);
-    // The warm pool (docs/design.md §13.14), one line per image.
+    // The warm pool (docs/design.md §13.14), one line per class.
     if (m.contains("radiald_pool_boxes_target"))
         for (const auto& s : m["radiald_pool_boxes_target"]) {
-            const std::string image = s["labels"].value("image", "");
-            fmt::print("  pool {}: {} idle of {}, {} hit(s), {} miss(es){}\n", image,
-                       total(m, "radiald_pool_boxes_idle", "value", "image", image),
-                       s.value("value", 0.0), total_claims(m, image, "hit"),
-                       total_claims(m, image, "miss"),
-                       total(m, "radiald_pool_create_failing", "value", "image", image) > 0
+            const auto& l = s["labels"];
+            fmt::print("  pool {} ({}): {} idle of {}, {} hit(s), {} miss(es){}\n",
+                       l.value("image", ""), l.value("mode", ""),
+                       pool_figure(m, "radiald_pool_boxes_idle", l), s.value("value", 0.0),
+                       pool_figure(m, "radiald_pool_claims_total", l, "hit"),
+                       pool_figure(m, "radiald_pool_claims_total", l, "miss"),
+                       pool_figure(m, "radiald_pool_create_failing", l) > 0
                            ? "; making its boxes fails (the daemon's log says why)"
                            : "");
         }

@@ -42,10 +42,12 @@ struct RedactConfig {
 
 // [run.pool] (docs/design.md §13.14): boxes started before turns arrive, one class per image.
 struct PoolConfig {
-    // The images whose turns the pool serves; each is a class with run.mode, run.memory, run.cpus,
-    // run.pidsLimit and a workspace at /work.
+    // The images whose turns the pool serves; with each of `modes`, a class with run.memory,
+    // run.cpus, run.pidsLimit and a workspace at /work.
     std::vector<std::string> images;
-    // Idle, started boxes kept per image; 0: no pool.
+    // The workspace modes it serves them in ("workspace-write", "read-only"); empty: run.mode.
+    std::vector<std::string> modes;
+    // Idle, started boxes kept per class (image and mode); 0: no pool.
     std::size_t size = 0;
     // The longest an idle box lives, enforced in the box (its idle timeout) and by the pool.
     std::uint64_t max_age_ms = 10 * 60'000;

@@ -39,11 +39,24 @@ std::vector<KeyReader> pool_readers(Reader& r, PoolConfig& out) {
                      r.fail(key, fmt::format("names '{}' twice; name each image once", image));
              }
          }},
+        {"modes",
+         [&](K key, V v) {
+             out.modes = r.strings(key, v);
+             std::set<std::string> seen;
+             for (const auto& mode : out.modes) {
+                 if (mode != "workspace-write" && mode != "read-only")
+                     r.fail(key, fmt::format("'{}' is neither \"workspace-write\" nor "
+                                             "\"read-only\"",
+                                             mode));
+                 if (!seen.insert(mode).second)
+                     r.fail(key, fmt::format("names '{}' twice; name each mode once", mode));
+             }
+         }},
         {"size",
          [&](K key, V v) {
              out.size = count(r, key, v, 0, kMaxPoolSize,
-                              fmt::format("must be a whole number of idle boxes per image from 0 "
-                                          "to {} (0: no pool)",
+                              fmt::format("must be a whole number of idle boxes per image and mode "
+                                          "from 0 to {} (0: no pool)",
                                           kMaxPoolSize));
          }},
         // An idle box past an hour is a box kept for nothing; under ten seconds one would end

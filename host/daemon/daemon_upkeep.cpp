@@ -75,7 +75,7 @@ void Daemon::publish_metrics(bool force) {
     }
     if (pool_)
         for (const auto& p : pool_->stats())
-            settings_.metrics->set_pool(p.image, p.idle, p.target, p.hits, p.misses,
+            settings_.metrics->set_pool(p.image, p.mode, p.idle, p.target, p.hits, p.misses,
                                         !p.last_error.empty());
     if (!snapshots_)
         snapshots_.emplace(cfg_.state_dir, *settings_.metrics, std::chrono::seconds(30),

@@ -166,9 +166,9 @@ void Metrics::journal_error(std::string_view code) {
     ++f_->generation;
 }
 
-void Metrics::set_pool(std::string_view image, std::size_t idle, std::size_t target,
-                       std::uint64_t hits, std::uint64_t misses, bool failing) {
-    const std::string i(image);
+void Metrics::set_pool(std::string_view image, std::string_view mode, std::size_t idle,
+                       std::size_t target, std::uint64_t hits, std::uint64_t misses, bool failing) {
+    const std::string i(image), m(mode);
     bool changed = false;
     auto set = [&](prometheus::Gauge& g, double v) {
         if (g.Value() != v) {
@@ -182,11 +182,13 @@ void Metrics::set_pool(std::string_view image, std::size_t idle, std::size_t tar
             changed = true;
         }
     };
-    set(f_->pool_idle.Add({{"image", i}}), static_cast<double>(idle));
-    set(f_->pool_target.Add({{"image", i}}), static_cast<double>(target));
-    reach(f_->pool_claims.Add({{"image", i}, {"result", "hit"}}), static_cast<double>(hits));
-    reach(f_->pool_claims.Add({{"image", i}, {"result", "miss"}}), static_cast<double>(misses));
-    set(f_->pool_failing.Add({{"image", i}}), failing ? 1.0 : 0.0);
+    set(f_->pool_idle.Add({{"image", i}, {"mode", m}}), static_cast<double>(idle));
+    set(f_->pool_target.Add({{"image", i}, {"mode", m}}), static_cast<double>(target));
+    reach(f_->pool_claims.Add({{"image", i}, {"mode", m}, {"result", "hit"}}),
+          static_cast<double>(hits));
+    reach(f_->pool_claims.Add({{"image", i}, {"mode", m}, {"result", "miss"}}),
+          static_cast<double>(misses));
+    set(f_->pool_failing.Add({{"image", i}, {"mode", m}}), failing ? 1.0 : 0.0);
     if (changed) ++f_->generation;
 }
 

@@ -14,9 +14,10 @@
 //   plugin_call_duration_seconds{call}     histogram: each runtime plugin call
 //   plugin_call_errors_total{call}         counter: plugin calls that failed or timed out
 //   journal_errors_total{code}             counter: journal calls that failed, by JournalErrc
-//   pool_boxes_idle{image}, pool_boxes_target{image}  gauges: the warm pool's idle boxes, its size
-//   pool_claims_total{image,result}        counter: turns of a pooled image, "hit" or "miss"
-//   pool_create_failing{image}             gauge: 1 while the pool's last create of it failed
+//   pool_boxes_idle{image,mode}, pool_boxes_target{image,mode}  gauges: the warm pool's idle
+//                                          boxes of a class, and its size
+//   pool_claims_total{image,mode,result}   counter: turns of a pooled class, "hit" or "miss"
+//   pool_create_failing{image,mode}        gauge: 1 while the pool's last create of it failed
 //   start_time_seconds, build_info{version} gauges
 #pragma once
 
@@ -63,10 +64,11 @@ public:
     void plugin_call(std::string_view call, std::chrono::nanoseconds elapsed, bool ok);
     // A journal call threw JournalError with code `code` ("storage", "unknown_turn", …).
     void journal_error(std::string_view code);
-    // A warm pool class's figures (pool/warm_pool.h): its idle boxes and size, its hits and
-    // misses so far (counters: only a rise is taken), and whether its last create failed.
-    void set_pool(std::string_view image, std::size_t idle, std::size_t target, std::uint64_t hits,
-                  std::uint64_t misses, bool failing);
+    // A warm pool class's figures (pool/warm_pool.h; a class is an image in a mode): its idle boxes
+    // and size, its hits and misses so far (counters: only a rise is taken), and whether its last
+    // create failed.
+    void set_pool(std::string_view image, std::string_view mode, std::size_t idle,
+                  std::size_t target, std::uint64_t hits, std::uint64_t misses, bool failing);
 
     // Every figure in the Prometheus text format, version 0.0.4.
     std::string text() const;

@@ -87,7 +87,7 @@ ContainerSpec box_shape(const ContainerSpec& turn_spec) {
 }
 
 PoolClass settle_pool_class(const config::HostConfig& cfg, const host::RuntimeClient& client,
-                            const std::string& image) {
+                            const std::string& image, const std::string& mode) {
     if (cfg.workspace_mount != turn::kWorkspaceTarget)
         throw turn::RequestError(
             "run.pool: run.workspaceMount = \"same-path\" puts each workspace at its own path, "
@@ -100,11 +100,13 @@ PoolClass settle_pool_class(const config::HostConfig& cfg, const host::RuntimeCl
     req.turn_id = "pool";
     req.image = image;
     req.argv = {"true"};
+    req.mode = mode;
     PoolClass cls;
     cls.image = image;
+    cls.mode = mode;
     ContainerSpec s = turn::build_container_spec(req, cfg);
     // A turn's workspace: at /work, read-only in a read-only mode (build_container_spec).
-    const bool read_only = turn::effective_mode("", cfg.mode) == turn::WorkspaceMode::read_only;
+    const bool read_only = turn::effective_mode(mode, cfg.mode) == turn::WorkspaceMode::read_only;
     s.mounts.insert(s.mounts.begin(), Mount{"", turn::kWorkspaceTarget, read_only});
     s.workdir = turn::kWorkspaceTarget;
     cls.digest = turn::pin_image(s, image, client, cfg);

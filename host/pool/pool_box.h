@@ -29,6 +29,7 @@ namespace radial::pool {
 // What every box of a pool class is made from, and what a turn's spec must equal to claim one.
 struct PoolClass {
     std::string image;   // as run.pool.images names it
+    std::string mode;    // the workspace mode, "workspace-write" or "read-only"
     std::string digest;  // what it resolved to when the class was settled; "" when unresolved
     ContainerSpec spec;  // the box's spec but its label, user, workspace source and identity
     ContainerSpec shape; // box_shape() of a turn's spec this class serves
@@ -39,11 +40,11 @@ struct PoolClass {
 // workspace's host path, which an exec or the claim supplies. [thread-safe]
 ContainerSpec box_shape(const ContainerSpec& turn_spec);
 
-// The class of `image` under `cfg`: its spec as a turn's of that image with a workspace at /work
-// in run.mode, pinned through `client` (image_pin.h). Throws turn::RequestError (an image the
-// config refuses) or turn::TurnSetupError.
+// The class of `image` in `mode` under `cfg`: its spec as a turn's of that image with a workspace
+// at /work in that mode, pinned through `client` (image_pin.h). Throws turn::RequestError (an
+// image the config refuses) or turn::TurnSetupError.
 PoolClass settle_pool_class(const config::HostConfig& cfg, const host::RuntimeClient& client,
-                            const std::string& image);
+                            const std::string& image, const std::string& mode);
 
 // "radial-pool-<instanceId>-": the prefix of every pool box of this instance.
 std::string pool_label_prefix(const config::HostConfig& cfg);

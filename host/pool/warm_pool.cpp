@@ -51,13 +51,17 @@ WarmPool::WarmPool(const config::HostConfig& cfg, const host::RuntimeClient& cli
     : cfg_(cfg), client_(client), settings_(settings) {
     if (auto why = pool_refusal(cfg_, client_))
         throw host::RuntimeError(RADIAL_E_UNSUPPORTED, {}, *why);
-    for (const auto& image : cfg_.pool.images) {
-        Class c;
-        c.cls = settle_pool_class(cfg_, client_, image);
-        c.stats.image = image;
-        c.stats.target = cfg_.pool.size;
-        classes_.push_back(std::move(c));
-    }
+    const std::vector<std::string> modes =
+        cfg_.pool.modes.empty() ? std::vector<std::string>{cfg_.mode} : cfg_.pool.modes;
+    for (const auto& image : cfg_.pool.images)
+        for (const auto& mode : modes) {
+            Class c;
+            c.cls = settle_pool_class(cfg_, client_, image, mode);
+            c.stats.image = image;
+            c.stats.mode = mode;
+            c.stats.target = cfg_.pool.size;
+            classes_.push_back(std::move(c));
+        }
     reaper_ = std::thread([this] { reap_loop(); });
     for (std::size_t i = 0; i < cfg_.pool.refill_concurrency; ++i)
         threads_.emplace_back([this] { refill_loop(); });
@@ -104,7 +108,8 @@ WarmPool::~WarmPool() {
     idle.clear(); // each destructor removes its box
 }
 
-std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const ContainerSpec& shape) {
+std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std::string& mode,
+                                            const ContainerSpec& shape) {
     std::unique_ptr<PoolBox> box;
     {
         std::lock_guard lock(mutex_);
@@ -113,7 +118,7 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const Cont
             (std::chrono::milliseconds(settings_.max_age_ms) - settings_.claim_margin);
         Class* named = nullptr;
         for (auto& c : classes_) {
-            if (c.cls.image == image) named = &c;
+            if (c.cls.image == image && c.cls.mode == mode) named = &c;
             if (!(c.cls.shape == shape)) continue;
             // The youngest first: the oldest are the next to expire.
             while (!c.idle.empty() && !box) {
@@ -217,7 +222,7 @@ void WarmPool::resettle() {
     for (Class* c : todo) {
         PoolClass fresh;
         try {
-            fresh = settle_pool_class(cfg_, client_, c->stats.image);
+            fresh = settle_pool_class(cfg_, client_, c->stats.image, c->stats.mode);
         } catch (const std::exception& e) {
             log::debug("pool", "settling the class of image {} again: {}", c->stats.image,
                        e.what());
@@ -235,8 +240,9 @@ void WarmPool::resettle() {
             c->idle.clear();
             boxes_ -= old.size();
         }
-        log::info("pool", "image {} is now {}; replacing its {} idle box(es)", c->stats.image,
-                  c->cls.digest.empty() ? std::string("unresolved") : c->cls.digest, old.size());
+        log::info("pool", "image {} ({}) is now {}; replacing its {} idle box(es)", c->stats.image,
+                  c->stats.mode, c->cls.digest.empty() ? std::string("unresolved") : c->cls.digest,
+                  old.size());
         for (auto& b : old) retire(std::move(b));
         changed_.notify_all();
     }

@@ -43,6 +43,7 @@ struct PoolSettings {
 // One class's figures, for `radiald status` and the metrics.
 struct PoolStats {
     std::string image;
+    std::string mode;
     std::size_t idle = 0;   // started, unclaimed
     std::size_t target = 0; // run.pool.size
     std::uint64_t hits = 0;
@@ -92,9 +93,10 @@ public:
     WarmPool& operator=(const WarmPool&) = delete;
 
     // An idle box of the class whose shape is `shape` (box_shape() of the turn's spec), or null:
-    // a miss, counted for the class of `image` (the request's image name) when the pool serves it.
-    // [thread-safe]
-    std::unique_ptr<ClaimedBox> claim(const std::string& image, const ContainerSpec& shape);
+    // a miss, counted for the class of `image` (the request's image name) in `mode` (the turn's
+    // workspace mode) when the pool serves it. [thread-safe]
+    std::unique_ptr<ClaimedBox> claim(const std::string& image, const std::string& mode,
+                                      const ContainerSpec& shape);
 
     // Every box label the pool made and that is not yet removed: idle, being made, or claimed.
     // What the orphan sweep must leave alone. [thread-safe]

@@ -12,7 +12,8 @@ namespace radial::turn {
 void TurnSession::claim_pool_box(Run& run) {
     if (!pool_shape_ || session_ || env_.pool == nullptr) return;
     const auto& id = request_.turn_id;
-    run.pooled = env_.pool->claim(request_.image, *pool_shape_);
+    const std::string& mode = request_.mode.empty() ? env_.cfg.mode : request_.mode;
+    run.pooled = env_.pool->claim(request_.image, mode, *pool_shape_);
     if (!run.pooled) return;
     const std::string label = (*run.pooled)->label();
     // Reconciliation looks for the box the journal names: this one from now on.

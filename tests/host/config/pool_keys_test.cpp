@@ -23,6 +23,7 @@ TEST(PoolKeys, NoPoolUnlessTheOperatorAsksForOne) {
     const auto c = load(d.write("r.toml", "[run]\n"), std::nullopt, "/x/bin");
     EXPECT_EQ(c.pool.size, 0u);
     EXPECT_TRUE(c.pool.images.empty());
+    EXPECT_TRUE(c.pool.modes.empty()) << "run.mode's class only";
     EXPECT_EQ(c.pool.max_age_ms, 600'000u);
     EXPECT_EQ(c.pool.refill_concurrency, 1u);
 }
@@ -32,9 +33,10 @@ TEST(PoolKeys, ReadsEveryKey) {
     const auto c = load(d.write("r.toml",
                                 "[run]\n[run.pool]\nimages = [\"a:1\", \"b:2\"]\nsize = "
                                 "4\nmaxAge = \"2m\"\nrefillConcurrency = 2\nmemoryBudget "
-                                "= \"16g\"\n"),
+                                "= \"16g\"\nmodes = [\"read-only\", \"workspace-write\"]\n"),
                         std::nullopt, "/x/bin");
     EXPECT_EQ(c.pool.images, (std::vector<std::string>{"a:1", "b:2"}));
+    EXPECT_EQ(c.pool.modes, (std::vector<std::string>{"read-only", "workspace-write"}));
     EXPECT_EQ(c.pool.size, 4u);
     EXPECT_EQ(c.pool.max_age_ms, 120'000u);
     EXPECT_EQ(c.pool.refill_concurrency, 2u);
@@ -45,8 +47,14 @@ TEST(PoolKeys, RefusesBadValuesNamingTheKeyAndItsPlace) {
     test::TempDir d;
     auto f = d.write("s.toml", "[run.pool]\nimages = [\"a\"]\nsize = 65\n");
     EXPECT_EQ(pool_error_of(f),
-              f + ":3:8: run.pool.size: must be a whole number of idle boxes per image "
-                  "from 0 to 64 (0: no pool)");
+              f + ":3:8: run.pool.size: must be a whole number of idle boxes per image and "
+                  "mode from 0 to 64 (0: no pool)");
+    f = d.write("md.toml", "[run.pool]\nmodes = [\"read-only\", \"rw\"]\n");
+    EXPECT_EQ(pool_error_of(f), f + ":2:9: run.pool.modes: 'rw' is neither \"workspace-write\" "
+                                    "nor \"read-only\"");
+    f = d.write("m2.toml", "[run.pool]\nmodes = [\"read-only\", \"read-only\"]\n");
+    EXPECT_EQ(pool_error_of(f),
+              f + ":2:9: run.pool.modes: names 'read-only' twice; name each mode once");
     f = d.write("a.toml", "[run.pool]\nimages = [\"a\"]\nsize = 1\nmaxAge = \"5s\"\n");
     EXPECT_NE(
         pool_error_of(f).find(f + ":4:10: run.pool.maxAge: must be a duration from 10s to 24h"),

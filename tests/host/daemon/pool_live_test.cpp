@@ -109,7 +109,7 @@ TEST(PoolLive, AWarmTurnClaimsAnIdleBoxAndItsWorkspaceAndSocketArriveAfterTheCla
         << s.status().dump();
     EXPECT_EQ(claims(s, "miss"), 0);
 
-    // A turn of another class (read-only) is a miss and starts its own box, as a cold turn does.
+    // A turn of a mode the pool does not serve (read-only) starts its own box, as a cold turn does.
     const std::string ro = s.submit(
         test::shell_turn("touch /work/x 2>/dev/null || echo RO", ws_key(ws) + "mode = "
                                                                               "\"read-only\"\n"));
@@ -117,7 +117,34 @@ TEST(PoolLive, AWarmTurnClaimsAnIdleBoxAndItsWorkspaceAndSocketArriveAfterTheCla
     const auto cold = s.terminal(ro);
     EXPECT_EQ(cold["label"], "radial-turn-" + inst + "-" + ro) << cold;
     EXPECT_THAT(cold["outputTail"]["stdout"].get<std::string>(), HasSubstr("RO"));
-    EXPECT_TRUE(test::wait_until([&] { return claims(s, "miss") == 1; }, 30s));
+    EXPECT_EQ(claims(s, "miss"), 0) << "a mode the pool does not serve is no class's miss";
+}
+
+// With run.pool.modes, each mode of an image is a class of its own: a read-only turn claims a
+// read-only box, whose workspace it cannot write, and a workspace-write turn a writable one.
+TEST(PoolLive, EachModeIsAClassOfItsOwn) {
+    const std::string inst = test::unique_instance_id("poolmodes");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
+    DaemonSetup s(pool_keys(inst, 1, "modes = [\"read-only\", \"workspace-write\"]\n"));
+    const std::string ws = workspace(s, "ws");
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 2; }, 90s)) << d.log();
+    const std::string ro = s.submit(test::shell_turn(
+        "touch /work/x 2>/dev/null || echo RO; touch /tmp/y 2>/dev/null || echo ROOTFS-RO",
+        ws_key(ws) + "mode = \"read-only\"\n"));
+    const std::string rw = s.submit(test::shell_turn("touch /work/rw && echo RW", ws_key(ws)));
+    ASSERT_TRUE(s.wait_terminal({ro, rw}, 60s)) << d.log();
+    const auto r = s.terminal(ro), w = s.terminal(rw);
+    EXPECT_THAT(r["label"].get<std::string>(), StartsWith("radial-pool-" + inst + "-")) << r;
+    EXPECT_THAT(w["label"].get<std::string>(), StartsWith("radial-pool-" + inst + "-")) << w;
+    EXPECT_EQ(r["outputTail"]["stdout"], "RO\n") << "the workspace is read-only, /tmp is not";
+    EXPECT_EQ(w["outputTail"]["stdout"], "RW\n") << w;
+    EXPECT_FALSE(fs::exists(ws + "/x"));
+    EXPECT_TRUE(fs::exists(ws + "/rw"));
+    EXPECT_TRUE(test::wait_until([&] { return claims(s, "hit") == 2; }, 30s));
+    const auto st = test::run_process({RADIALD_PATH, "status", "--config", s.config()});
+    EXPECT_THAT(st.out, HasSubstr("pool " RADIAL_TEST_IMAGE " (read-only): "));
+    EXPECT_THAT(st.out, HasSubstr("pool " RADIAL_TEST_IMAGE " (workspace-write): "));
 }
 
 // Egress is a turn's, not the box's: the broker is bound in the pool box's socket directory at
