@@ -69,10 +69,23 @@ bool mounted_under(const std::string& dir) {
     return false;
 }
 
+// A daemon the test ends with SIGKILL (DaemonProcess's destructor) leaves its pool boxes'
+// receiving directories mounted on the host until its state directory is reconciled, as its next
+// start would do: done when the test ends, after the daemon (declared before the DaemonProcess).
+struct Reconciled {
+    const DaemonSetup& setup;
+    ~Reconciled() {
+        const auto r = setup.reconcile();
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_FALSE(mounted_under(setup.state_dir() + "/pool"));
+    }
+};
+
 TEST(PoolLive, AWarmTurnClaimsAnIdleBoxAndItsWorkspaceAndSocketArriveAfterTheClaim) {
     const std::string inst = test::unique_instance_id("pool");
     test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
     DaemonSetup s(pool_keys(inst, 1));
+    Reconciled reconciled{s};
     const std::string ws = workspace(s, "ws");
     { std::ofstream(ws + "/in.txt") << "from the host\n"; }
     DaemonProcess d(s);
@@ -126,6 +139,7 @@ TEST(PoolLive, EachModeIsAClassOfItsOwn) {
     const std::string inst = test::unique_instance_id("poolmodes");
     test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
     DaemonSetup s(pool_keys(inst, 1, "modes = [\"read-only\", \"workspace-write\"]\n"));
+    Reconciled reconciled{s};
     const std::string ws = workspace(s, "ws");
     DaemonProcess d(s);
     ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 2; }, 90s)) << d.log();
@@ -157,6 +171,7 @@ TEST(PoolLive, AWarmTurnReachesItsEgressThroughItsOwnBroker) {
     DaemonSetup s(pool_keys(inst, 1) + "[run.egress]\nallow = [\"pkg.test:" + port +
                   "\"]\nallowRanges = [\"127.0.0.2/32\"]\nhosts = { \"pkg.test\" = "
                   "\"127.0.0.2\" }\n");
+    Reconciled reconciled{s};
     const std::string ws = workspace(s, "ws");
     DaemonProcess d(s);
     ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s)) << d.log();
@@ -187,6 +202,7 @@ TEST(PoolLive, ThePoolFollowsItsImageAppearingAndBeingRebuilt) {
     // Beside a class that is served all along: one failing class holds up no other.
     DaemonSetup s("instanceId = \"" + inst + "\"\n[run.pool]\nimages = [\"" + tag.name +
                   "\", \"" RADIAL_TEST_IMAGE "\"]\nsize = 1\n");
+    Reconciled reconciled{s};
     const std::string ws = workspace(s, "ws");
     const std::string turn = "image = \"" + tag.name + "\"\nargv = [\"true\"]\n" + ws_key(ws);
     DaemonProcess d(s);
@@ -245,6 +261,7 @@ TEST(PoolLive, NothingOfTurnAIsVisibleToTurnB) {
     const std::string inst = test::unique_instance_id("poolab");
     test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
     DaemonSetup s(pool_keys(inst, 2));
+    Reconciled reconciled{s};
     const std::string ws_a = workspace(s, "a"), ws_b = workspace(s, "b");
     DaemonProcess d(s);
     ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 2; }, 90s)) << d.log();
@@ -288,6 +305,7 @@ TEST(PoolLive, AClaimRacingARefillNeverSharesABoxAndLeavesNone) {
     // One idle box, four turns at once: the first claims it while the refill makes the next, the
     // others claim what the refill made or start cold.
     DaemonSetup s(pool_keys(inst, 1, "", "maxConcurrentTurns = 4\nsharedWorkspaces = true\n"));
+    Reconciled reconciled{s};
     const std::string ws = workspace(s, "ws");
     DaemonProcess d(s);
     ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s)) << d.log();
@@ -323,6 +341,7 @@ TEST(PoolLive, ABoxPastItsAgeIsReplacedAndEndsByItselfWithRadialdDead) {
     const std::string inst = test::unique_instance_id("poolage");
     test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"};
     DaemonSetup s(pool_keys(inst, 1, "maxAge = \"10s\"\n"));
+    Reconciled reconciled{s};
     {
         DaemonProcess d(s);
         ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s))
@@ -348,6 +367,7 @@ TEST(PoolLive, AWarmTurnsDeadlineHoldsInTheBoxWithRadialdDead) {
     const std::string inst = test::unique_instance_id("pooldead");
     test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"};
     DaemonSetup s(pool_keys(inst, 1, "maxAge = \"10s\"\n", "stopGrace = \"1s\"\n"));
+    Reconciled reconciled{s};
     const std::string ws = workspace(s, "ws");
     std::string label;
     {
@@ -379,6 +399,7 @@ TEST(PoolLive, ADaemonSIGKILLedWithAHalfBoundBoxLeavesNothingAfterReconciliation
     const std::string inst = test::unique_instance_id("poolkill");
     test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
     DaemonSetup s(pool_keys(inst, 1));
+    Reconciled reconciled{s};
     const std::string ws = workspace(s, "ws");
     std::string id, label;
     {
