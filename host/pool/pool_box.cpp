@@ -161,7 +161,6 @@ std::unique_ptr<PoolBox> PoolBox::create(const config::HostConfig& cfg,
     turn::validate_turn_id(id);
     box->id_ = id;
     box->label_ = pool_label_prefix(cfg) + box->id_;
-    box->workdir_ = turn::kWorkspaceTarget;
     ContainerSpec spec = cls.spec;
     spec.label = box->label_;
 

@@ -78,8 +78,6 @@ public:
     const std::string& user() const noexcept { return user_; }
     // Where the claiming turn binds its socket, on the host (the box's /run/radial).
     const std::string& socket_dir() const noexcept { return run_dir_; }
-    // Where execs start: the workspace's target.
-    const std::string& workdir() const noexcept { return workdir_; }
     std::chrono::steady_clock::time_point started() const noexcept { return started_; }
 
     // Stacks `workspace` on the box's /work, read-only when asked: the box sees it from now on.
@@ -100,7 +98,7 @@ private:
 
     const host::RuntimeClient& client_;
     std::string state_dir_;
-    std::string id_, label_, user_, dir_, run_dir_, workdir_;
+    std::string id_, label_, user_, dir_, run_dir_;
     std::chrono::steady_clock::time_point started_;
     std::optional<turn::BoxIdLease> ids_;
     std::optional<turn::BoxIdentity> identity_;

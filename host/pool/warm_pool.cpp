@@ -113,27 +113,16 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std:
     std::unique_ptr<PoolBox> box;
     {
         std::lock_guard lock(mutex_);
-        const auto fresh_until =
-            std::chrono::steady_clock::now() -
-            (std::chrono::milliseconds(settings_.max_age_ms) - settings_.claim_margin);
+        const auto fresh_until = oldest_fresh_start();
         Class* named = nullptr;
         for (auto& c : classes_) {
             if (c.cls.image == image && c.cls.mode == mode) named = &c;
             if (!(c.cls.shape == shape)) continue;
-            // The youngest first: the oldest are the next to expire.
-            while (!c.idle.empty() && !box) {
-                auto candidate = std::move(c.idle.back());
+            // The youngest (the last made); when even it is past its age, expire() removes them.
+            if (!c.idle.empty() && c.idle.back()->started() > fresh_until) {
+                box = std::move(c.idle.back());
                 c.idle.pop_back();
                 --boxes_;
-                if (candidate->started() > fresh_until) {
-                    box = std::move(candidate);
-                } else {
-                    c.idle.push_front(std::move(candidate)); // expire() removes it
-                    ++boxes_;
-                    break;
-                }
-            }
-            if (box) {
                 ++c.stats.hits;
                 break;
             }
@@ -166,6 +155,11 @@ std::vector<PoolStats> WarmPool::stats() const {
     return out;
 }
 
+std::chrono::steady_clock::time_point WarmPool::oldest_fresh_start() const {
+    return std::chrono::steady_clock::now() -
+           (std::chrono::milliseconds(settings_.max_age_ms) - settings_.claim_margin);
+}
+
 WarmPool::Class* WarmPool::neediest() {
     if (cfg_.pool.memory_budget_bytes > 0 && cfg_.memory_bytes > 0 &&
         (boxes_ + 1) * cfg_.memory_bytes > cfg_.pool.memory_budget_bytes)
@@ -188,15 +182,12 @@ void WarmPool::expire() {
     std::vector<std::unique_ptr<PoolBox>> old;
     {
         std::lock_guard lock(mutex_);
-        const auto fresh_until =
-            std::chrono::steady_clock::now() -
-            (std::chrono::milliseconds(settings_.max_age_ms) - settings_.claim_margin);
+        const auto fresh_until = oldest_fresh_start();
         for (auto& c : classes_)
             while (!c.idle.empty() && c.idle.front()->started() <= fresh_until) {
                 old.push_back(std::move(c.idle.front()));
                 c.idle.pop_front();
                 --boxes_;
-                ++c.stats.expired;
             }
     }
     for (auto& b : old) {
@@ -292,7 +283,6 @@ void WarmPool::refill_loop() {
         }
         if (box) {
             c->idle.push_back(std::move(box));
-            ++c->stats.made;
             c->stats.last_error.clear();
             c->pause = std::chrono::milliseconds(0);
             log::debug("pool", "pool box '{}' of image {} is idle", label, c->stats.image);

@@ -48,9 +48,7 @@ struct PoolStats {
     std::size_t target = 0; // run.pool.size
     std::uint64_t hits = 0;
     std::uint64_t misses = 0;
-    std::uint64_t made = 0;    // boxes started
-    std::uint64_t expired = 0; // removed unclaimed at their age
-    std::string last_error;    // why the last create failed ("" once one succeeded)
+    std::string last_error; // why the last create failed ("" once one succeeded)
 };
 
 class WarmPool;
@@ -127,6 +125,8 @@ private:
     void reap_loop();
     // The class to make a box for now, or null. Caller holds mutex_.
     Class* neediest();
+    // A box started at or before this is past its age less the claim margin: not handed out.
+    std::chrono::steady_clock::time_point oldest_fresh_start() const;
     // Removes idle boxes past their age (outside the lock).
     void expire();
     // Settles again each class a miss flagged, or whose image was not resolved to a digest: an

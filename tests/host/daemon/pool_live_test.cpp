@@ -245,7 +245,8 @@ TEST(PoolLive, ThePoolFollowsItsImageAppearingAndBeingRebuilt) {
     EXPECT_EQ(warm["imageDigest"], cold["imageDigest"]) << "the pool serves the rebuilt image";
 }
 
-// `radiald config check` (and so `submit`) refuses a pool the daemon would refuse (§7.4).
+// `radiald config check` (and so `submit`) refuses a pool the daemon would refuse (docs/design.md
+// §7.4).
 TEST(PoolLive, APoolTheRuntimeCannotServeIsRefusedByConfigCheck) {
     DaemonSetup s(pool_keys(test::unique_instance_id("poolrunsc"), 1),
                   "[run.docker]\nociRuntime = \"runsc\"\n");
