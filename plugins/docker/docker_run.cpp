@@ -1,5 +1,7 @@
 #include "docker_run.h"
 
+#include <radial/support/run_ending.h>
+#include <radial/support/run_pump.h>
 #include <string.h>
 
 #include <algorithm>
@@ -11,8 +13,6 @@
 #include "deadline.h"
 #include "engine_api/stream_frames.h"
 #include "support/mount_sources.h"
-#include "support/run_ending.h"
-#include "support/run_pump.h"
 
 namespace radial::docker {
 

@@ -2,12 +2,13 @@
 // the runner-side timeout, kill, and the removal that follows every ending.
 #pragma once
 
+#include <radial/support/run_registry.h>
+
 #include <radial/container_spec.hpp>
 #include <radial/plugin/runtime.hpp>
 #include <string_view>
 
 #include "docker_engine.h"
-#include "support/run_registry.h"
 
 namespace radial::docker {
 

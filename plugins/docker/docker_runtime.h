@@ -2,6 +2,8 @@
 // ContainerRunner: run / listByLabel / kill, plus preflight) implemented with the Engine API.
 #pragma once
 
+#include <radial/support/run_registry.h>
+
 #include <atomic>
 #include <mutex>
 #include <radial/plugin/box_root.hpp>
@@ -15,7 +17,6 @@
 #include "docker_engine.h"
 #include "docker_settings.h"
 #include "early_kills.h"
-#include "support/run_registry.h"
 
 #ifndef RADIAL_DOCKER_PLUGIN_VERSION
 #define RADIAL_DOCKER_PLUGIN_VERSION "0.0.0"

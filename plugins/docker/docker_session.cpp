@@ -1,5 +1,6 @@
 #include "docker_session.h"
 
+#include <radial/support/run_ending.h>
 #include <string.h>
 
 #include <chrono>
@@ -12,7 +13,6 @@
 #include "docker_argv.h"
 #include "engine_api/stream_frames.h"
 #include "support/mount_sources.h"
-#include "support/run_ending.h"
 
 namespace radial::docker {
 namespace {

@@ -1,5 +1,7 @@
 #include "sandbox_run.h"
 
+#include <radial/support/run_ending.h>
+#include <radial/support/run_pump.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -16,8 +18,6 @@
 #include "session_script.h"
 #include "support/cli_text.h"
 #include "support/mount_sources.h"
-#include "support/run_ending.h"
-#include "support/run_pump.h"
 
 namespace radial::sandbox {
 

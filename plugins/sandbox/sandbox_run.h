@@ -3,11 +3,12 @@
 // removal that follows every ending (docs/design.md §8.3).
 #pragma once
 
+#include <radial/support/run_registry.h>
+
 #include <radial/container_spec.hpp>
 #include <radial/plugin/runtime.hpp>
 
 #include "sbx_cli.h"
-#include "support/run_registry.h"
 
 namespace radial::sandbox {
 

@@ -3,6 +3,8 @@
 // sbx CLI, one microVM per box.
 #pragma once
 
+#include <radial/support/run_registry.h>
+
 #include <memory>
 #include <radial/plugin/runtime.hpp>
 #include <radial/plugin/session.hpp>
@@ -14,7 +16,6 @@
 #include "sandbox_settings.h"
 #include "sbx_cli.h"
 #include "sbx_executor.h"
-#include "support/run_registry.h"
 
 #ifndef RADIAL_SANDBOX_PLUGIN_VERSION
 #define RADIAL_SANDBOX_PLUGIN_VERSION "0.0.0"

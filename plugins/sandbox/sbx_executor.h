@@ -3,13 +3,14 @@
 // implementation.
 #pragma once
 
+#include <radial/support/child_process.h>
+
 #include <chrono>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "support/child_process.h"
 #include "support/cli_capture.h"
 
 namespace radial::sandbox {

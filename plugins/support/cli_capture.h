@@ -2,13 +2,13 @@
 // within a time budget, its output captured; and finding the CLI's executable.
 #pragma once
 
+#include <radial/support/child_process.h>
+
 #include <chrono>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "support/child_process.h"
 
 namespace radial::plugin_support {
 

@@ -4,6 +4,9 @@
 // swarm_runtime.cpp (the runtime).
 #pragma once
 
+#include <radial/support/run_ending.h>
+#include <radial/support/run_pump.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -22,8 +25,6 @@
 #include "engine_api/stream_frames.h"
 #include "escaped_output.h"
 #include "support/box_init.h"
-#include "support/run_ending.h"
-#include "support/run_pump.h"
 #include "swarm_runtime.h"
 
 namespace radial::swarm {

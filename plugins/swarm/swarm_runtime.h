@@ -2,6 +2,8 @@
 // Docker Swarm cluster the engine belongs to, driven through the Engine API (docs/design.md §5.1).
 #pragma once
 
+#include <radial/support/run_registry.h>
+
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -13,7 +15,6 @@
 
 #include "engine_api/engine_client.h"
 #include "service_spec.h"
-#include "support/run_registry.h"
 
 #ifndef RADIAL_SWARM_PLUGIN_VERSION
 #define RADIAL_SWARM_PLUGIN_VERSION "0.0.0"

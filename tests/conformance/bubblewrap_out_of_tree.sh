@@ -16,6 +16,11 @@ echo "== cmake --install $build --prefix $work/prefix --component dev"
 test -x "$work/prefix/bin/radial-conformance"
 test -f "$work/prefix/lib/cmake/RadialPluginApi/RadialPluginApiConfig.cmake"
 test -f "$work/prefix/lib/pkgconfig/radial-plugin-api.pc"
+# The run support the example links, and the archive the pkg-config file names for it.
+test -f "$work/prefix/include/radial/support/run_pump.h"
+test -f "$work/prefix/lib/libradial-run-support.a"
+run_support=$(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --variable=run_support_libs radial-plugin-api)
+test -f "${run_support%% *}" || { echo "radial-plugin-api.pc names '$run_support'" >&2; exit 1; }
 # The plugin side only: radiald's own client of the ABI (radial::host) is not public API.
 if [ -e "$work/prefix/include/radial/host" ]; then
     echo "the dev component installs include/radial/host/, radiald's private ABI client" >&2

@@ -3,9 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,82 +14,28 @@ namespace radial::bubblewrap {
 namespace {
 
 using plugin::Error;
+using plugin_support::ChildProcess;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
-// How long the output may keep flowing after the box was killed: the kernel ends every process
-// of the pid namespace at once, so the pipes close almost immediately.
-constexpr auto kDrainAfterKill = 5s;
-// bwrap's own stderr (before the box exists) is held back, up to this much, to become the
-// error message if bwrap fails; past it, it is treated as the workload's.
+// How long the output may keep flowing after the box ended: the kernel ends every process of the
+// pid namespace with its init, so the pipes close almost at once.
+constexpr auto kDrainAfterEnd = 5s;
+// bwrap's own stderr (before the box exists) is held back, up to this much, to become the error
+// message if bwrap fails; past it, it is treated as the workload's.
 constexpr std::size_t kMaxHeldStderr = 64 * 1024;
+// bwrap needs no environment of its own; none of the host's reaches it.
+const ChildProcess::Env kBwrapEnv = {
+    {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
+const char* const kInstallFix =
+    "install bubblewrap (Debian: apt install bubblewrap) or set run.bubblewrap.binary";
 
-std::pair<UniqueFd, UniqueFd> make_pipe() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-        throw Error(RADIAL_E_INTERNAL, std::string("pipe2 failed: ") + std::strerror(errno));
-    return {UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
-// A copy of `fd` at 10 or above, close-on-exec: dup2 in the child must never have its source and
-// target be the same number (that would keep FD_CLOEXEC set on some libcs).
-UniqueFd high_copy(int fd) {
-    int c = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
-    if (c < 0) throw Error(RADIAL_E_INTERNAL, std::string("fcntl failed: ") + std::strerror(errno));
-    return UniqueFd(c);
-}
-
-// posix_spawn's attribute and file-action objects, destroyed on scope exit.
-struct SpawnSetup {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    SpawnSetup() {
-        posix_spawn_file_actions_init(&actions);
-        posix_spawnattr_init(&attr);
-        sigset_t none, all;
-        sigemptyset(&none);
-        sigfillset(&all);
-        // The host may block or ignore signals (radiald ignores SIGPIPE); bwrap starts clean, in
-        // its own process group so a kill reaches nothing of the host's.
-        posix_spawnattr_setsigmask(&attr, &none);
-        posix_spawnattr_setsigdefault(&attr, &all);
-        posix_spawnattr_setpgroup(&attr, 0);
-        posix_spawnattr_setflags(
-            &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    }
-    ~SpawnSetup() {
-        posix_spawn_file_actions_destroy(&actions);
-        posix_spawnattr_destroy(&attr);
-    }
-    SpawnSetup(const SpawnSetup&) = delete;
-    SpawnSetup& operator=(const SpawnSetup&) = delete;
-
-    // Maps the child's fd `target` to `source` (which must be >= 10).
-    void map(int source, int target) { posix_spawn_file_actions_adddup2(&actions, source, target); }
-};
-
-// Spawns argv[0] (PATH searched) with a minimal environment. Returns the pid or throws.
-pid_t spawn(SpawnSetup& setup, const std::vector<std::string>& argv_in) {
-    std::vector<std::string> args = argv_in;
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    // bwrap needs no environment of its own; none of the host's reaches it.
-    std::string path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    char* envp[] = {path.data(), nullptr};
-    pid_t pid = -1;
-    int rc = ::posix_spawnp(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp);
-    if (rc != 0)
+std::filesystem::path program(const std::string& binary) {
+    std::filesystem::path found = ChildProcess::find_program(binary);
+    if (found.empty())
         throw Error(RADIAL_E_UNAVAILABLE, "binary",
-                    "starting '" + args[0] + "' failed: " + std::strerror(rc) +
-                        "; install bubblewrap (Debian: apt install bubblewrap) or set "
-                        "run.bubblewrap.binary");
-    return pid;
-}
-
-void wait_reaped(pid_t pid, int& status) {
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+                    "'" + binary + "' is not in PATH; " + std::string(kInstallFix));
+    return found;
 }
 
 // The number after "child-pid": in bwrap's info JSON, once it has fully arrived.
@@ -110,57 +54,18 @@ std::optional<pid_t> parse_child_pid(const std::string& info) {
 
 } // namespace
 
-void UniqueFd::reset(int fd) noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-}
+BoxProcess BoxProcess::start(const std::string& binary,
+                             const std::function<BwrapCommand(int info_fd)>& command) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        throw Error(RADIAL_E_INTERNAL, std::string("pipe2 failed: ") + std::strerror(errno));
+    internal::UniqueFd info_read(fds[0]), info_write(fds[1]);
+    const BwrapCommand cmd = command(info_write.get());
 
-RunControl::RunControl() {
-    auto [r, w] = make_pipe();
-    ::fcntl(w.get(), F_SETFL, O_NONBLOCK);
-    wake_read = std::move(r);
-    wake_write = std::move(w);
-}
-
-void RunControl::set_bwrap(const ProcessId& bwrap) {
-    std::lock_guard lock(mutex_);
-    bwrap_ = bwrap;
-}
-
-void RunControl::set_init(const ProcessId& init) {
-    std::lock_guard lock(mutex_);
-    init_ = init;
-}
-
-void RunControl::set_gone() {
-    std::lock_guard lock(mutex_);
-    gone_ = true;
-    changed_.notify_all();
-}
-
-bool RunControl::kill_and_wait(std::chrono::milliseconds budget) {
-    killed = true;
-    (void)!::write(wake_write.get(), "k", 1);
-    auto deadline = Clock::now() + budget;
-    std::unique_lock lock(mutex_);
-    for (;;) {
-        if (gone_) return true;
-        bool init_alive = init_.pid > 0 && init_.alive();
-        bool bwrap_alive = bwrap_.pid > 0 && bwrap_.alive();
-        if (init_alive) ::kill(init_.pid, SIGKILL);
-        if (bwrap_alive) ::kill(bwrap_.pid, SIGKILL);
-        // Before bwrap exists the pump sees `killed` and never starts the box.
-        if (bwrap_.pid > 0 && !init_alive && !bwrap_alive) return true;
-        if (Clock::now() >= deadline) return false;
-        changed_.wait_for(lock, 20ms);
-    }
-}
-
-BoxProcess BoxProcess::start(const std::string& binary, const BwrapCommand& cmd) {
     // The options go through a memfd, NUL-separated (bwrap --args): env values, secrets included,
     // never reach bwrap's command line, which every user on the host can read.
-    UniqueFd args(::memfd_create("radial-bwrap-args", MFD_CLOEXEC));
-    if (args.get() < 0)
+    internal::UniqueFd args(::memfd_create("radial-bwrap-args", MFD_CLOEXEC));
+    if (!args.valid())
         throw Error(RADIAL_E_INTERNAL, std::string("memfd_create failed: ") + std::strerror(errno));
     std::string blob;
     for (const auto& o : cmd.options) blob.append(o).push_back('\0');
@@ -172,210 +77,188 @@ BoxProcess BoxProcess::start(const std::string& binary, const BwrapCommand& cmd)
     }
     ::lseek(args.get(), 0, SEEK_SET);
 
-    BoxProcess p;
-    auto [out_r, out_w] = make_pipe();
-    auto [err_r, err_w] = make_pipe();
-    auto [info_r, info_w] = make_pipe();
-    UniqueFd c_out = high_copy(out_w.get()), c_err = high_copy(err_w.get()),
-             c_args = high_copy(args.get()), c_info = high_copy(info_w.get());
-    SpawnSetup setup;
-    posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
-    setup.map(c_out.get(), 1);
-    setup.map(c_err.get(), 2);
-    setup.map(c_args.get(), 3);
-    setup.map(c_info.get(), 4);
-    std::vector<std::string> argv = {binary, "--args", "3", "--"};
+    std::vector<std::string> argv = {"--args", std::to_string(args.get()), "--"};
     argv.insert(argv.end(), cmd.command.begin(), cmd.command.end());
-    p.pid_ = spawn(setup, argv);
-    p.out_ = std::move(out_r);
-    p.err_ = std::move(err_r);
-    p.info_ = std::move(info_r);
-    return p;
+    ChildProcess::Options options;
+    options.missing_fix = kInstallFix;
+    options.inherit.push_back(std::move(args));
+    options.inherit.push_back(std::move(info_write));
+    ChildProcess child = ChildProcess::start(program(binary), argv, kBwrapEnv, std::move(options));
+    return BoxProcess(std::move(child), std::move(info_read));
 }
 
-BoxProcess::BoxProcess(BoxProcess&& o) noexcept
-    : pid_(std::exchange(o.pid_, -1)),
-      reaped_(o.reaped_),
-      init_(o.init_),
-      out_(std::move(o.out_)),
-      err_(std::move(o.err_)),
-      info_(std::move(o.info_)) {}
-
 BoxProcess::~BoxProcess() {
-    if (pid_ <= 0 || reaped_) return;
+    if (child_.reaped()) return;
     kill_box();
-    int status = 0;
-    wait_reaped(pid_, status);
+    (void)child_.reap_within(kDrainAfterEnd); // the ChildProcess then SIGKILLs and reaps itself
 }
 
 void BoxProcess::kill_box() noexcept {
     if (init_.pid > 0 && init_.alive()) ::kill(init_.pid, SIGKILL);
-    if (pid_ > 0 && !reaped_) ::kill(pid_, SIGKILL);
+    child_.kill();
 }
 
-plugin::RunResult BoxProcess::pump(plugin::Output& out, std::uint64_t timeout_ms,
-                                   RunControl& control,
-                                   const std::function<void(const ProcessId&)>& on_init) {
-    const auto started = Clock::now();
-    const bool timed = timeout_ms != 0;
-    const auto deadline = started + std::chrono::milliseconds(timeout_ms);
-    std::uint32_t flags = 0;
-    std::optional<Clock::time_point> ended_at;
-    auto end_box = [&](std::uint32_t why) {
-        if (ended_at) return;
-        flags |= why;
-        ended_at = Clock::now();
-        kill_box();
-    };
-    bool out_open = true, err_open = true, info_open = true, init_known = false;
-    std::string info, held_err;
-    auto deliver_err = [&](const char* data, std::size_t n) {
-        if (!out.write(RADIAL_STREAM_STDERR, data, n)) end_box(RADIAL_RUN_OUTPUT_ABORTED);
-    };
-    std::vector<char> buf(64 * 1024);
-
-    if (control.killed) end_box(RADIAL_RUN_KILLED);
-    while (out_open || err_open) {
-        int wait_ms = -1;
-        auto now = Clock::now();
-        if (ended_at) {
-            if (now - *ended_at > kDrainAfterKill) break;
-            wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           *ended_at + kDrainAfterKill - now)
-                                           .count());
-        } else if (timed) {
-            wait_ms = static_cast<int>(std::max<std::int64_t>(
-                0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count()));
-        }
-        pollfd fds[4] = {{out_open ? out_.get() : -1, POLLIN, 0},
-                         {err_open ? err_.get() : -1, POLLIN, 0},
-                         {info_open && !init_known ? info_.get() : -1, POLLIN, 0},
-                         {control.wake_read.get(), POLLIN, 0}};
-        int n = ::poll(fds, 4, wait_ms);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0)
-            throw Error(RADIAL_E_INTERNAL, std::string("poll failed: ") + std::strerror(errno));
-        if (n == 0) {
-            if (!ended_at && timed && Clock::now() >= deadline) end_box(RADIAL_RUN_TIMED_OUT);
-            continue;
-        }
-        if (fds[3].revents != 0) {
-            (void)!::read(control.wake_read.get(), buf.data(), buf.size());
-            if (control.killed) end_box(RADIAL_RUN_KILLED);
-        }
-        if (fds[2].revents != 0) {
-            ssize_t got = ::read(info_.get(), buf.data(), buf.size());
-            if (got <= 0) {
-                info_open = false;
-            } else {
-                info.append(buf.data(), static_cast<std::size_t>(got));
-                if (auto child = parse_child_pid(info)) {
-                    init_known = true;
-                    if (auto id = ProcessId::of(*child)) {
-                        init_ = *id;
-                        on_init(init_);
-                    }
-                    if (control.killed) kill_box(); // a kill that raced the start
-                    if (!held_err.empty()) deliver_err(held_err.data(), held_err.size());
-                    held_err.clear();
-                }
-            }
-        }
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].revents == 0) continue;
-            ssize_t got = ::read(fds[i].fd, buf.data(), buf.size());
-            if (got <= 0) {
-                (i == 0 ? out_open : err_open) = false;
-                continue;
-            }
-            auto size = static_cast<std::size_t>(got);
-            if (i == 1 && !init_known && held_err.size() + size <= kMaxHeldStderr) {
-                held_err.append(buf.data(), size);
-            } else if (i == 1) {
-                if (!held_err.empty()) deliver_err(held_err.data(), held_err.size());
-                held_err.clear();
-                deliver_err(buf.data(), size);
-            } else if (!out.write(RADIAL_STREAM_STDOUT, buf.data(), size)) {
-                end_box(RADIAL_RUN_OUTPUT_ABORTED);
-            }
-        }
+bool BoxProcess::read_info(const std::function<void(const ProcessId&)>& on_init) {
+    ssize_t got = ::read(info_.get(), buffer_.data(), buffer_.size());
+    if (got < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+    if (got <= 0) {
+        info_.reset();
+        return false;
     }
-    if (ended_at) kill_box();
-    int status = 0;
-    wait_reaped(pid_, status);
-    reaped_ = true;
-    // The postcondition is "the box is gone": its init, and with it its pid namespace.
-    for (auto until = Clock::now() + kDrainAfterKill;
+    info_text_.append(buffer_.data(), static_cast<std::size_t>(got));
+    if (init_known_) return true;
+    if (auto pid = parse_child_pid(info_text_)) {
+        init_known_ = true;
+        if (auto id = ProcessId::of(*pid)) {
+            init_ = *id;
+            on_init(init_);
+        }
+        // The box exists: what bwrap held back on stderr was the workload's after all.
+        if (!held_err_.empty() &&
+            out_->write(RADIAL_STREAM_STDERR, held_err_.data(), held_err_.size()) == false &&
+            out_->aborted())
+            pump_->output_aborted();
+        held_err_.clear();
+    }
+    return true;
+}
+
+bool BoxProcess::read_output(internal::UniqueFd& fd, std::uint32_t stream) {
+    ssize_t got = ::read(fd.get(), buffer_.data(), buffer_.size());
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+    if (got <= 0) {
+        fd.reset();
+        return false;
+    }
+    const auto size = static_cast<std::size_t>(got);
+    if (stream == RADIAL_STREAM_STDERR && !init_known_ &&
+        held_err_.size() + size <= kMaxHeldStderr) {
+        held_err_.append(buffer_.data(), size);
+        return true;
+    }
+    if (stream == RADIAL_STREAM_STDERR && !held_err_.empty()) {
+        std::string held = std::move(held_err_);
+        held_err_.clear();
+        if (!out_->write(stream, held.data(), held.size()) && out_->aborted())
+            pump_->output_aborted();
+    }
+    // Output::write is false also when there is no sink at all: only aborted() ends the run.
+    if (!out_->write(stream, buffer_.data(), size) && out_->aborted()) pump_->output_aborted();
+    return true;
+}
+
+BoxOutcome BoxProcess::run(plugin::Output& out, std::uint64_t timeout_ms,
+                           plugin_support::ActiveRun& active,
+                           const std::function<void(const ProcessId&)>& on_init) {
+    const auto started = Clock::now();
+    plugin_support::PumpOptions options;
+    if (timeout_ms != 0) options.deadline = started + std::chrono::milliseconds(timeout_ms);
+    // A stop is a SIGKILL of the box's init: nothing to wait for before forcing.
+    options.kill_grace = 0ms;
+    options.settle_budget = kDrainAfterEnd;
+    options.drain_budget = kDrainAfterEnd;
+    options.box_fd = child_.exit_fd();
+    if (options.box_fd < 0) options.check_every = 100ms; // no pidfd: poll for bwrap's end
+
+    plugin_support::PumpBox box;
+    box.ended = [this] { return child_.try_reap().has_value(); };
+    box.stop = [this](const plugin_support::StopRequest&) {
+        kill_box();
+        return true;
+    };
+    box.force_kill = [this] { kill_box(); };
+    plugin_support::RunPump pump(active, options, std::move(box));
+    out_ = &out;
+    pump_ = &pump;
+    pump.watch(child_.stdout_pipe().get(),
+               [this] { return read_output(child_.stdout_pipe(), RADIAL_STREAM_STDOUT); });
+    pump.watch(child_.stderr_pipe().get(),
+               [this] { return read_output(child_.stderr_pipe(), RADIAL_STREAM_STDERR); });
+    pump.watch(info_.get(), [&] {
+        bool open = read_info(on_init);
+        if (init_known_ && active.kill_requested()) kill_box(); // a kill that raced the start
+        return open;
+    });
+    plugin_support::PumpResult r = pump.run();
+    out_ = nullptr;
+    pump_ = nullptr;
+
+    // The postcondition is "the box is gone": bwrap reaped, its init (and with it its pid
+    // namespace) ended.
+    if (!r.box_ended) kill_box();
+    auto status = child_.reap_within(kDrainAfterEnd);
+    for (auto until = Clock::now() + kDrainAfterEnd;
          init_.pid > 0 && init_.alive() && Clock::now() < until;) {
         ::kill(init_.pid, SIGKILL);
         std::this_thread::sleep_for(10ms);
     }
-    if (!init_known && !ended_at && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-        while (!held_err.empty() && (held_err.back() == '\n' || held_err.back() == ' '))
-            held_err.pop_back();
-        throw Error(RADIAL_E_UNAVAILABLE,
-                    "bwrap could not create the box: " +
-                        (held_err.empty() ? std::string("it exited without a message") : held_err));
+    if (!status)
+        throw Error(RADIAL_E_INTERNAL, "bwrap " + std::to_string(child_.pid()) +
+                                           " did not end within 5 s of SIGKILL; report this bug");
+    if (!init_known_ && r.ending == plugin_support::Ending::none &&
+        !(status->exited && status->code == 0)) {
+        while (!held_err_.empty() && (held_err_.back() == '\n' || held_err_.back() == ' '))
+            held_err_.pop_back();
+        throw Error(
+            RADIAL_E_UNAVAILABLE,
+            "bwrap could not create the box: " +
+                (held_err_.empty() ? std::string("it exited without a message") : held_err_));
     }
-    plugin::RunResult r;
-    r.flags = flags;
-    if (WIFEXITED(status)) {
-        r.flags |= RADIAL_RUN_EXITED;
-        r.exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-        r.flags |= RADIAL_RUN_SIGNALED;
-        r.term_signal = WTERMSIG(status);
-    }
-    r.duration_ms = static_cast<std::uint64_t>(
+    BoxOutcome outcome;
+    outcome.ending = r.ending;
+    outcome.status = *status;
+    outcome.output_aborted = r.output_aborted;
+    outcome.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
-    return r;
+    return outcome;
 }
 
 int run_quietly(const std::vector<std::string>& argv, std::chrono::milliseconds budget,
                 std::string& output) {
-    auto [r, w] = make_pipe();
-    UniqueFd c_w = high_copy(w.get());
-    SpawnSetup setup;
-    posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
-    setup.map(c_w.get(), 1);
-    setup.map(c_w.get(), 2);
-    pid_t pid;
     try {
-        pid = spawn(setup, argv);
+        const std::vector<std::string> args(argv.begin() + 1, argv.end());
+        ChildProcess::Options options;
+        options.missing_fix = kInstallFix;
+        ChildProcess child =
+            ChildProcess::start(program(argv.at(0)), args, kBwrapEnv, std::move(options));
+        const auto deadline = Clock::now() + budget;
+        char buf[4096];
+        // Both pipes until both ended (the call and whatever it started have closed them).
+        for (;;) {
+            std::vector<pollfd> fds;
+            for (auto* fd : {&child.stdout_pipe(), &child.stderr_pipe()})
+                if (fd->valid()) fds.push_back({fd->get(), POLLIN, 0});
+            const auto left =
+                std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+            if (fds.empty() || left <= 0) break;
+            if (::poll(fds.data(), fds.size(), static_cast<int>(left)) < 0 && errno != EINTR)
+                throw Error(RADIAL_E_INTERNAL, std::string("poll failed: ") + std::strerror(errno));
+            for (auto* fd : {&child.stdout_pipe(), &child.stderr_pipe()}) {
+                if (!fd->valid()) continue;
+                ssize_t got = ::read(fd->get(), buf, sizeof buf);
+                if (got > 0 && output.size() < 4096)
+                    output.append(buf, static_cast<std::size_t>(got));
+                else if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
+                    fd->reset();
+            }
+        }
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        auto status = child.reap_within(std::max(left, 0ms));
+        if (!status) {
+            child.kill(); // the whole group: whatever a hung call started ends with it
+            output = "'" + argv[0] + "' did not finish within " +
+                     std::to_string(budget.count() / 1000) + " s";
+            return -1;
+        }
+        if (!status->exited) {
+            output += " (ended by signal " + std::to_string(status->signal) + ")";
+            return -1;
+        }
+        return status->code;
     } catch (const Error& e) {
         output = e.what();
         return -1;
     }
-    w.reset();
-    c_w.reset();
-    auto deadline = Clock::now() + budget;
-    char buf[4096];
-    bool overran = false;
-    for (;;) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (left.count() <= 0) {
-            overran = true;
-            break;
-        }
-        pollfd fd{r.get(), POLLIN, 0};
-        int n = ::poll(&fd, 1, static_cast<int>(left.count()));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) continue;
-        ssize_t got = ::read(r.get(), buf, sizeof buf);
-        if (got <= 0) break;
-        if (output.size() < 4096) output.append(buf, static_cast<std::size_t>(got));
-    }
-    // The whole group (the child leads its own, see SpawnSetup): whatever a hung call started must
-    // not outlive it. Still unreaped here, so the group's id cannot have been reused.
-    if (overran) ::kill(-pid, SIGKILL);
-    int status = 0;
-    wait_reaped(pid, status);
-    if (overran) {
-        output = "'" + argv[0] + "' did not finish within " +
-                 std::to_string(budget.count() / 1000) + " s";
-        return -1;
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 } // namespace radial::bubblewrap

@@ -1,100 +1,82 @@
 // examples/bubblewrap/src/box_process.h — bwrap running one box: started with its options on a
-// memfd (--args 3) and its info on a pipe (--info-fd 4), its output pumped to the host, ended by
-// exit, timeout, kill or the host's abort (docs/design.md §5.11).
+// memfd (--args) and its info on a pipe (--info-fd), its output pumped to the host, ended by exit,
+// timeout, kill or the host's abort (docs/design.md §5.11). The process, its descriptors and the
+// pump are the installed run support's (radial/support/): this file says only what is bwrap's.
 #pragma once
 
+#include <radial/support/child_process.h>
+#include <radial/support/run_pump.h>
+#include <radial/support/run_registry.h>
 #include <sys/types.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
-#include <mutex>
 #include <radial/plugin/runtime.hpp>
 #include <string>
-#include <utility>
+#include <vector>
 
 #include "box_registry.h"
 #include "bwrap_args.h"
 
 namespace radial::bubblewrap {
 
-// A file descriptor closed on scope exit.
-class UniqueFd {
-public:
-    explicit UniqueFd(int fd = -1) noexcept : fd_(fd) {}
-    UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-    UniqueFd& operator=(UniqueFd&& o) noexcept {
-        reset(std::exchange(o.fd_, -1));
-        return *this;
-    }
-    UniqueFd(const UniqueFd&) = delete;
-    UniqueFd& operator=(const UniqueFd&) = delete;
-    ~UniqueFd() { reset(); }
-    int get() const noexcept { return fd_; }
-    void reset(int fd = -1) noexcept;
-
-private:
-    int fd_;
+// How a box's run ended, before the runtime turns it into a run result.
+struct BoxOutcome {
+    plugin_support::Ending ending = plugin_support::Ending::none;
+    plugin_support::ExitStatus status; // bwrap's: it exits with the workload's code
+    bool output_aborted = false;
+    std::uint64_t duration_ms = 0;
 };
 
-// How kill() stops a run from any thread — including the run's own, from inside the output
-// sink: it marks the run killed, wakes its pump, and kills the box's processes itself, so that
-// it never waits for the pump (which may be blocked in the sink that called kill). [thread-safe]
-struct RunControl {
-    RunControl();
-    UniqueFd wake_read, wake_write;
-    std::atomic<bool> killed{false};
-
-    // The run records the box's processes as they appear, and `gone` once it has reaped them.
-    void set_bwrap(const ProcessId& bwrap);
-    void set_init(const ProcessId& init);
-    void set_gone();
-
-    // Marks the run killed, wakes its pump and SIGKILLs the box's processes until they are gone
-    // (a zombie bwrap counts as gone) or the run has ended, at most `budget`. True when gone.
-    bool kill_and_wait(std::chrono::milliseconds budget);
-
-private:
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    ProcessId bwrap_, init_;
-    bool gone_ = false;
-};
-
-// bwrap, started and owned: its destructor kills (SIGKILL) and reaps it if it still runs.
+// bwrap, started and owned: its destructor kills (SIGKILL) the box and reaps bwrap. Move-only; one
+// thread at a time.
 class BoxProcess {
 public:
-    // Starts `binary` with `cmd`. Throws plugin::Error(RADIAL_E_UNAVAILABLE) when it cannot.
-    static BoxProcess start(const std::string& binary, const BwrapCommand& cmd);
-    BoxProcess(BoxProcess&& o) noexcept;
+    // Starts `binary` (a path, or a name looked up in PATH) with the command `command` makes for
+    // the info descriptor it is given. Throws plugin::Error(RADIAL_E_UNAVAILABLE) naming
+    // run.bubblewrap.binary when bwrap cannot be started.
+    static BoxProcess start(const std::string& binary,
+                            const std::function<BwrapCommand(int info_fd)>& command);
+    BoxProcess(BoxProcess&&) noexcept = default;
     BoxProcess& operator=(BoxProcess&&) = delete;
     ~BoxProcess();
 
-    pid_t pid() const noexcept { return pid_; }
+    pid_t pid() const noexcept { return child_.pid(); }
 
-    // Pumps output to `out` until the box ends (its output streams close), enforcing
-    // `timeout_ms` (0: none) and watching `control`. `on_init` is called once bwrap reports the
-    // box's init process. Reaps bwrap. Throws plugin::Error when bwrap failed before the box
-    // existed (its message is bwrap's stderr).
-    plugin::RunResult pump(plugin::Output& out, std::uint64_t timeout_ms, RunControl& control,
-                           const std::function<void(const ProcessId&)>& on_init);
+    // Pumps output to `out` until the box ended (and its output is drained), enforcing
+    // `timeout_ms` (0: none) and ending the run when `active` is asked to (kill) or the sink
+    // aborts. `on_init` is called once bwrap reports the box's init process. Reaps bwrap. Throws
+    // plugin::Error(RADIAL_E_UNAVAILABLE) with bwrap's stderr when bwrap failed before the box
+    // existed.
+    BoxOutcome run(plugin::Output& out, std::uint64_t timeout_ms, plugin_support::ActiveRun& active,
+                   const std::function<void(const ProcessId&)>& on_init);
 
-    // Kills the box: its init (pid 1 of its pid namespace; the kernel then kills every process
-    // in it) and bwrap. Safe to call more than once.
+    // Kills the box: its init (pid 1 of its pid namespace; the kernel then kills every process in
+    // it) and bwrap's process group. Safe to call more than once.
     void kill_box() noexcept;
 
 private:
-    BoxProcess() = default;
-    pid_t pid_ = -1;
-    bool reaped_ = false;
+    explicit BoxProcess(plugin_support::ChildProcess child, internal::UniqueFd info)
+        : child_(std::move(child)), info_(std::move(info)) {}
+    bool read_info(const std::function<void(const ProcessId&)>& on_init);
+    bool read_output(internal::UniqueFd& fd, std::uint32_t stream);
+
+    plugin_support::ChildProcess child_;
+    internal::UniqueFd info_;
     ProcessId init_;
-    UniqueFd out_, err_, info_;
+    // While run() runs: where output goes and the pump to tell when the sink aborts.
+    plugin::Output* out_ = nullptr;
+    plugin_support::RunPump* pump_ = nullptr;
+    bool init_known_ = false;
+    std::string info_text_, held_err_;
+    std::vector<char> buffer_ = std::vector<char>(64 * 1024);
 };
 
-// Runs `argv` (no shell) with stdout and stderr captured, at most `budget`. Returns the exit
-// status (or -1 when it could not start or overran, with `output` saying why). For preflight.
+// Runs `argv` (no shell; argv[0] looked up in PATH) with stdout and stderr captured, at most
+// `budget`. Returns the exit code (or -1 when it could not start, overran or was killed by a
+// signal, with `output` saying why). For preflight.
 int run_quietly(const std::vector<std::string>& argv, std::chrono::milliseconds budget,
                 std::string& output);
 

@@ -1,9 +1,11 @@
 #include "bubblewrap_runtime.h"
 
+#include <radial/support/run_ending.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <optional>
 #include <thread>
 
 namespace radial::bubblewrap {
@@ -164,32 +166,26 @@ plugin::RunResult BubblewrapRuntime::run(const ContainerSpec& spec, plugin::Outp
     if (user.uid == 0 || user.gid == 0)
         throw Error(RADIAL_E_REFUSED, "user", "the bubblewrap runtime never runs a box as root");
 
-    auto control = std::make_shared<RunControl>();
+    std::optional<plugin_support::RunRegistry::Registration> registration;
     {
+        // One lock for the early-kill check and the entry, so a kill lands on one or the other.
         std::lock_guard lock(mutex_);
         auto now = Clock::now();
         std::erase_if(early_kills_,
                       [&](const auto& e) { return now - e.second > kEarlyKillMemory; });
         if (early_kills_.erase(spec.label) != 0)
             return plugin::RunResult{RADIAL_RUN_KILLED, 0, 0, 0};
-        if (!runs_.emplace(spec.label, control).second)
-            throw Error(RADIAL_E_INVALID, "label", "a box '" + spec.label + "' is already running");
+        registration.emplace(runs_.enter(spec.label)); // RADIAL_E_INVALID when already running
     }
-    // Whatever happens from here: the box's entry goes, the run is forgotten, kill() is released.
-    struct Cleanup {
-        BubblewrapRuntime* self;
+    // Whatever happens from here, the box's registry entry goes with the run.
+    struct EntryCleanup {
+        BoxRegistry& registry;
         const std::string& label;
-        RunControl& control;
-        bool entry_written = false;
-        ~Cleanup() {
-            if (entry_written) self->registry_.remove(label);
-            {
-                std::lock_guard lock(self->mutex_);
-                self->runs_.erase(label);
-            }
-            control.set_gone();
+        bool written = false;
+        ~EntryCleanup() {
+            if (written) registry.remove(label);
         }
-    } cleanup{this, spec.label, *control};
+    } cleanup{registry_, spec.label};
 
     if (auto existing = registry_.read(spec.label); existing && existing->live())
         throw Error(RADIAL_E_INVALID, "label", "a box '" + spec.label + "' already exists");
@@ -200,22 +196,27 @@ plugin::RunResult BubblewrapRuntime::run(const ContainerSpec& spec, plugin::Outp
     } catch (const std::exception& e) {
         throw Error(RADIAL_E_UNAVAILABLE, "stateDir", e.what());
     }
-    cleanup.entry_written = true;
+    cleanup.written = true;
 
-    BoxProcess box =
-        BoxProcess::start(settings_.binary, bwrap_command(settings_, spec, rootfs, user, 4));
+    BoxProcess box = BoxProcess::start(settings_.binary, [&](int info_fd) {
+        return bwrap_command(settings_, spec, rootfs, user, info_fd);
+    });
     entry.bwrap = ProcessId::of(box.pid()).value_or(ProcessId{box.pid(), 0});
-    control->set_bwrap(entry.bwrap);
     registry_.write(spec.label, entry);
     host_.debug("box '" + spec.label + "': bwrap " + std::to_string(box.pid()) + " over '" +
                 rootfs + "' as " + std::to_string(user.uid) + ":" + std::to_string(user.gid));
-    plugin::RunResult result = box.pump(out, spec.timeout_ms, *control, [&](const ProcessId& init) {
-        entry.init = init;
-        control->set_init(init);
-        registry_.write(spec.label, entry);
-    });
-    if (registry_.killed(spec.label))
-        result.flags |= RADIAL_RUN_KILLED; // killed by another process
+    BoxOutcome outcome =
+        box.run(out, spec.timeout_ms, registration->run(), [&](const ProcessId& init) {
+            entry.init = init;
+            registry_.write(spec.label, entry);
+        });
+    // Killed by another process: it SIGKILLed the box, which is no exit of the workload's.
+    if (outcome.ending == plugin_support::Ending::none && registry_.killed(spec.label))
+        outcome.ending = plugin_support::Ending::killed;
+    plugin::RunResult result;
+    plugin_support::set_run_outcome(result, outcome.ending, outcome.status, outcome.output_aborted,
+                                    "box '" + spec.label + "'", "bwrap", "the box was killed");
+    result.duration_ms = outcome.duration_ms;
     return result;
 }
 
@@ -229,32 +230,32 @@ std::vector<std::string> BubblewrapRuntime::list_by_label(std::string_view prefi
 
 void BubblewrapRuntime::kill(std::string_view label_view) {
     const std::string label(label_view);
-    std::shared_ptr<RunControl> control;
+    std::shared_ptr<plugin_support::ActiveRun> active;
     {
         std::lock_guard lock(mutex_);
-        auto it = runs_.find(label);
-        if (it != runs_.end()) control = it->second;
+        active = runs_.request_kill(label);
+        // Not started yet (or unknown): a run of this label that starts later never does.
+        if (!active && !registry_.read(label)) {
+            early_kills_[label] = Clock::now();
+            return;
+        }
     }
-    if (control) {
-        if (!control->kill_and_wait(kKillBudget))
-            throw Error(RADIAL_E_TIMEOUT, "box '" + label + "' was still running 10 s after kill");
-        return;
-    }
-    if (registry_.read(label)) {
-        kill_foreign(label);
-        return;
-    }
-    // Not started yet (or unknown): a run of this label that starts later never does.
-    std::lock_guard lock(mutex_);
-    early_kills_[label] = Clock::now();
+    // From inside the run's own output sink: the pump ends the box once the sink returns.
+    if (active && active->on_run_thread()) return;
+    // Another process's box is marked, so its run reports KILLED and not an exit.
+    if (!active) registry_.mark_killed(label);
+    // The box is killed here, not only by its pump, which may be blocked in a slow sink.
+    kill_recorded(label);
+    if (active) (void)active->wait_finished(kKillBudget);
+    // A dead owner cannot remove its entry.
+    if (auto e = registry_.read(label); e && !e->owner.alive()) registry_.remove(label);
 }
 
-void BubblewrapRuntime::kill_foreign(const std::string& label) {
+void BubblewrapRuntime::kill_recorded(const std::string& label) {
     auto deadline = Clock::now() + kKillBudget;
-    registry_.mark_killed(label);
     for (;;) {
         auto e = registry_.read(label);
-        if (!e || !e->live()) break;
+        if (!e || !e->live()) return;
         // Before bwrap is recorded the owner is still starting it: wait for the pids.
         if (e->init.pid > 0 && e->init.alive()) ::kill(e->init.pid, SIGKILL);
         if (e->bwrap.pid > 0 && e->bwrap.alive()) ::kill(e->bwrap.pid, SIGKILL);
@@ -262,8 +263,6 @@ void BubblewrapRuntime::kill_foreign(const std::string& label) {
             throw Error(RADIAL_E_TIMEOUT, "box '" + label + "' was still running 10 s after kill");
         std::this_thread::sleep_for(20ms);
     }
-    // The owner (if alive) removes the entry when its run returns; a dead owner cannot.
-    if (auto e = registry_.read(label); e && !e->owner.alive()) registry_.remove(label);
 }
 
 } // namespace radial::bubblewrap

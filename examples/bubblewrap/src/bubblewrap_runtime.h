@@ -46,14 +46,15 @@ public:
     void kill(std::string_view label) override;
 
 private:
-    // Kills a box another process (or instance) started, from its registry entry.
-    void kill_foreign(const std::string& label);
+    // SIGKILLs the processes of the box of `label` named in its registry entry until none is
+    // left; throws plugin::Error(RADIAL_E_TIMEOUT) after 10 s.
+    void kill_recorded(const std::string& label);
 
     plugin::Host host_;
     Settings settings_;
     BoxRegistry registry_;
     std::mutex mutex_;
-    std::map<std::string, std::shared_ptr<RunControl>> runs_; // this instance's runs in flight
+    plugin_support::RunRegistry runs_; // this instance's runs in flight (mutex_ orders entry)
     // Labels killed before their run started (a run of one never starts), with when.
     std::map<std::string, std::chrono::steady_clock::time_point> early_kills_;
 };

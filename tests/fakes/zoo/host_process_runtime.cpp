@@ -3,9 +3,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <radial/internal/unique_fd.h>
+#include <radial/support/child_process.h>
+#include <radial/support/run_pump.h>
+#include <radial/support/run_registry.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -27,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 struct Box {
     pid_t pgid = 0;
     bool killed = false;
-    int wake = -1;                // write end of the run's wake pipe
+    std::shared_ptr<plugin_support::ActiveRun> active; // wakes the run's pump; null once it ended
     std::thread::id run_thread{}; // the thread pumping the box (and calling the sink)
     bool exited = false;          // Defects::keep_exited: the workload ended, the box stays
 };
@@ -54,29 +56,6 @@ Registry& registry() {
 
 // The tree's one fd owner (docs/design.md §14.6).
 using Fd = internal::UniqueFd;
-
-void make_pipe(Fd& r, Fd& w) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(RADIAL_E_INTERNAL, "pipe2 failed");
-    r.reset(fds[0]);
-    w.reset(fds[1]);
-}
-
-// posix_spawn's attribute and file-action objects, destroyed on scope exit.
-struct SpawnSetup {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    SpawnSetup() {
-        posix_spawn_file_actions_init(&actions);
-        posix_spawnattr_init(&attr);
-    }
-    ~SpawnSetup() {
-        posix_spawn_file_actions_destroy(&actions);
-        posix_spawnattr_destroy(&attr);
-    }
-    SpawnSetup(const SpawnSetup&) = delete;
-    SpawnSetup& operator=(const SpawnSetup&) = delete;
-};
 
 } // namespace
 
@@ -146,15 +125,12 @@ std::vector<radial::plugin::Disposition> HostProcessRuntime::describe(const Cont
 radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
                                                   radial::plugin::Output& out) {
     auto& reg = registry();
-    Fd out_r, out_w, err_r, err_w, wake_r, wake_w;
-    make_pipe(out_r, out_w);
-    make_pipe(err_r, err_w);
-    make_pipe(wake_r, wake_w);
+    auto active = std::make_shared<plugin_support::ActiveRun>();
     {
         std::lock_guard lock(reg.mutex);
         if (reg.boxes.count(spec.label) != 0)
             throw Error(RADIAL_E_INVALID, "label", "a box '" + spec.label + "' already runs");
-        reg.boxes[spec.label] = Box{0, false, wake_w.get(), std::this_thread::get_id(), false};
+        reg.boxes[spec.label] = Box{0, false, active, std::this_thread::get_id(), false};
     }
     {
         std::lock_guard lock(mine_mutex_);
@@ -169,7 +145,7 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
             std::lock_guard lock(reg.mutex);
             if (keep) {
                 reg.boxes[label].exited = true;
-                reg.boxes[label].wake = -1;
+                reg.boxes[label].active.reset();
             } else {
                 reg.boxes.erase(label);
                 rt->remove_box_file(label);
@@ -178,38 +154,27 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
         }
     } unregister{reg, spec.label, this};
 
-    SpawnSetup setup;
-    posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&setup.actions, out_w.get(), 1);
-    posix_spawn_file_actions_adddup2(&setup.actions, err_w.get(), 2);
-    if (!spec.workdir.empty())
-        posix_spawn_file_actions_addchdir_np(&setup.actions, spec.workdir.c_str());
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&setup.attr, &none);
-    posix_spawnattr_setsigdefault(&setup.attr, &all);
-    posix_spawnattr_setpgroup(&setup.attr, 0);
-    posix_spawnattr_setflags(
-        &setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<std::string> env_strings;
-    for (const auto& e : spec.env) env_strings.push_back(e.name + "=" + e.value);
-    std::vector<char*> envp, argv;
-    for (auto& s : env_strings) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    std::vector<std::string> args = spec.argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-
-    auto started = Clock::now();
-    pid_t pid = 0;
-    if (int rc =
-            ::posix_spawnp(&pid, argv[0], &setup.actions, &setup.attr, argv.data(), envp.data());
-        rc != 0)
+    // The workload is a child of the installed run support's: its own process group, a clean
+    // signal state, exactly the spec's environment, reaped by it alone.
+    plugin_support::ChildProcess::Env env;
+    for (const auto& e : spec.env) env.emplace(e.name, e.value);
+    plugin_support::ChildProcess::Options options;
+    options.workdir = spec.workdir;
+    const std::filesystem::path exe =
+        plugin_support::ChildProcess::find_program(spec.argv.empty() ? "" : spec.argv[0]);
+    if (exe.empty())
         throw Error(RADIAL_E_INVALID, "argv",
-                    "starting '" + spec.argv[0] + "' failed: " + std::strerror(rc));
-    out_w.reset();
-    err_w.reset();
+                    "starting '" + (spec.argv.empty() ? std::string() : spec.argv[0]) +
+                        "' failed: not found in PATH");
+    auto started = Clock::now();
+    std::optional<plugin_support::ChildProcess> child;
+    try {
+        child.emplace(plugin_support::ChildProcess::start(
+            exe, {spec.argv.begin() + 1, spec.argv.end()}, env, std::move(options)));
+    } catch (const Error& e) {
+        throw Error(RADIAL_E_INVALID, "argv", e.what());
+    }
+    const pid_t pid = child->pid();
     {
         std::lock_guard lock(reg.mutex);
         reg.boxes[spec.label].pgid = pid;
@@ -223,53 +188,50 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
         }
     }
 
-    std::uint32_t flags = 0;
-    auto end_box = [&](std::uint32_t why) {
-        flags |= why;
-        ::kill(-pid, SIGKILL);
+    plugin_support::PumpOptions pump_options;
+    if (spec.timeout_ms != 0 && !defects_.ignore_timeout)
+        pump_options.deadline = started + std::chrono::milliseconds(spec.timeout_ms);
+    pump_options.kill_grace = std::chrono::milliseconds(0); // a stop is already a SIGKILL
+    pump_options.box_fd = child->exit_fd();
+    if (pump_options.box_fd < 0) pump_options.check_every = std::chrono::milliseconds(100);
+    plugin_support::PumpBox box;
+    box.ended = [&] { return child->try_reap().has_value(); };
+    box.stop = [&](const plugin_support::StopRequest&) {
+        child->kill(); // its whole process group
+        return true;
     };
-    bool deadline_armed = spec.timeout_ms != 0 && !defects_.ignore_timeout;
-    auto deadline = started + std::chrono::milliseconds(spec.timeout_ms);
-    bool out_open = true, err_open = true;
-    char buf[65536];
-    while (out_open || err_open) {
-        int wait_ms = -1;
-        if (deadline_armed && flags == 0) {
-            auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            wait_ms = static_cast<int>(std::max<std::int64_t>(0, left.count()));
-        }
-        pollfd fds[3] = {{out_open ? out_r.get() : -1, POLLIN, 0},
-                         {err_open ? err_r.get() : -1, POLLIN, 0},
-                         {wake_r.get(), POLLIN, 0}};
-        int n = ::poll(fds, 3, wait_ms);
-        if (n < 0 && errno == EINTR) continue;
-        if (n == 0 && deadline_armed && flags == 0) {
-            end_box(RADIAL_RUN_TIMED_OUT);
-            continue;
-        }
-        if (fds[2].revents != 0) {
-            (void)::read(wake_r.get(), buf, sizeof buf);
-            if (flags == 0) end_box(RADIAL_RUN_KILLED);
-        }
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].revents == 0) continue;
-            ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+    box.force_kill = [&] { child->kill(); };
+    plugin_support::RunPump pump(*active, pump_options, std::move(box));
+    std::vector<char> buf(65536);
+    auto pipe_reader = [&](Fd& fd, std::uint32_t stream) {
+        return [&, stream] {
+            ssize_t got = ::read(fd.get(), buf.data(), buf.size());
+            if (got < 0 && (errno == EAGAIN || errno == EINTR)) return true;
             if (got <= 0) {
-                (i == 0 ? out_open : err_open) = false;
-                continue;
+                fd.reset();
+                return false;
             }
-            std::uint32_t stream = i == 0 ? RADIAL_STREAM_STDOUT : RADIAL_STREAM_STDERR;
-            if (!out.write(stream, buf, static_cast<std::size_t>(got)) && flags == 0)
-                end_box(RADIAL_RUN_OUTPUT_ABORTED | RADIAL_RUN_KILLED);
-        }
+            if (!out.write(stream, buf.data(), static_cast<std::size_t>(got)) && out.aborted())
+                pump.output_aborted();
+            return true;
+        };
+    };
+    pump.watch(child->stdout_pipe().get(), pipe_reader(child->stdout_pipe(), RADIAL_STREAM_STDOUT));
+    pump.watch(child->stderr_pipe().get(), pipe_reader(child->stderr_pipe(), RADIAL_STREAM_STDERR));
+    const plugin_support::PumpResult ran = pump.run();
+    child->kill(); // background processes of the workload go with it
+    const auto status = child->reap_within(std::chrono::seconds(10));
+    std::uint32_t flags = 0;
+    switch (ran.ending) {
+        case plugin_support::Ending::killed: flags = RADIAL_RUN_KILLED; break;
+        case plugin_support::Ending::timed_out: flags = RADIAL_RUN_TIMED_OUT; break;
+        case plugin_support::Ending::aborted:
+            flags = RADIAL_RUN_OUTPUT_ABORTED | RADIAL_RUN_KILLED;
+            break;
+        case plugin_support::Ending::none: break;
     }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    ::kill(-pid, SIGKILL); // background processes of the workload go with it
     {
-        // kill() may have ended the process before the wake byte was seen.
+        // kill() may have ended the process before its wake-up was seen.
         std::lock_guard lock(reg.mutex);
         if (reg.boxes[spec.label].killed && flags == 0) flags |= RADIAL_RUN_KILLED;
     }
@@ -282,13 +244,13 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
     radial::plugin::RunResult r;
     r.flags = flags;
     if (defects_.keep_exited && flags == 0) unregister.keep = true;
-    if (WIFEXITED(status)) {
+    if (status && status->exited) {
         r.flags |= RADIAL_RUN_EXITED;
-        r.exit_code = WEXITSTATUS(status);
+        r.exit_code = status->code;
         if (defects_.squash_exit_codes && r.exit_code >= 4) r.exit_code = 1;
-    } else if (WIFSIGNALED(status)) {
+    } else if (status && status->signal != 0) {
         r.flags |= RADIAL_RUN_SIGNALED;
-        r.term_signal = WTERMSIG(status);
+        r.term_signal = status->signal;
     }
     r.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count());
@@ -337,7 +299,7 @@ void HostProcessRuntime::kill(std::string_view label) {
     }
     it->second.killed = true;
     if (it->second.pgid > 0) ::kill(-it->second.pgid, SIGKILL);
-    if (it->second.wake >= 0) (void)::write(it->second.wake, "k", 1);
+    if (it->second.active) it->second.active->request_kill();
     reg.changed.notify_all();
     if (defects_.leave_box_after_kill) reg.leaked.insert(std::string(label));
     // Called from inside the sink, on the run's own thread: the run cannot erase the box until

@@ -1,11 +1,10 @@
 // tests/plugins/support/child_process_test.cpp — the one owner of a runtime's CLI process
-// (plugins/support/child_process.cpp): exact environment, exit status, reaping, descriptor
+// (plugin-api/support/child_process.cpp): exact environment, exit status, reaping, descriptor
 // hygiene, stdin from a given descriptor.
-#include "support/child_process.h"
-
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <radial/support/child_process.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -225,6 +224,72 @@ TEST(plugin_support_child_process, MissingExecutableIsUnavailableAndLeavesNoZomb
             << e.what();
     }
     EXPECT_EQ(zombie_children(), 0);
+}
+
+TEST(plugin_support_child_process, InheritedDescriptorsStayOpenAtTheirNumbersAndNoOtherDoes) {
+    int fds[2];
+    ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+    internal::UniqueFd read_end(fds[0]), write_end(fds[1]);
+    ASSERT_EQ(::write(write_end.get(), "passed\n", 7), 7);
+    write_end.reset();
+    // A descriptor of the parent that is not handed over: close-on-exec, so not in the child.
+    internal::UniqueFd other(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(other.valid());
+    const std::string passed = std::to_string(read_end.get());
+    struct stat pipe_stat {};
+    ASSERT_EQ(::fstat(read_end.get(), &pipe_stat), 0);
+    ChildProcess::Options options;
+    options.inherit.push_back(std::move(read_end));
+    ChildProcess child =
+        ChildProcess::start("/bin/sh",
+                            {"-c", "cat <&" + passed + "; test -e /proc/self/fd/" +
+                                       std::to_string(other.get()) + " && echo leaked; exit 0"},
+                            {}, std::move(options));
+    // The parent's copy was closed once the child started.
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        struct stat st {};
+        if (::stat(it->path().c_str(), &st) != 0) continue;
+        EXPECT_FALSE(st.st_ino == pipe_stat.st_ino && st.st_dev == pipe_stat.st_dev) << it->path();
+    }
+    Finished f = finish(child);
+    EXPECT_EQ(f.out, "passed\n") << f.err;
+    EXPECT_EQ(f.status.code, 0);
+}
+
+TEST(plugin_support_child_process, TheChildStartsInTheGivenWorkingDirectory) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("radial-child-workdir-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    ChildProcess::Options options;
+    options.workdir = dir;
+    ChildProcess child = ChildProcess::start("/bin/sh", {"-c", "pwd -P"}, {}, std::move(options));
+    Finished f = finish(child);
+    EXPECT_EQ(f.out, std::filesystem::canonical(dir).string() + "\n");
+    std::filesystem::remove(dir);
+}
+
+TEST(plugin_support_child_process, AMissingWorkingDirectoryIsInvalidAndNamed) {
+    ChildProcess::Options options;
+    options.workdir = "/nonexistent/radial-workdir";
+    try {
+        ChildProcess::start("/bin/true", {}, {}, std::move(options));
+        FAIL() << "started in a missing working directory";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+        EXPECT_NE(std::string(e.what()).find("'/nonexistent/radial-workdir'"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(zombie_children(), 0);
+}
+
+TEST(plugin_support_child_process, FindProgramSearchesPathOnlyForABareName) {
+    EXPECT_EQ(ChildProcess::find_program("sh").filename(), "sh");
+    EXPECT_TRUE(ChildProcess::find_program("sh").is_absolute());
+    EXPECT_EQ(ChildProcess::find_program("./not/searched"), "./not/searched");
+    EXPECT_TRUE(ChildProcess::find_program("radial-no-such-program-xyz").empty());
+    EXPECT_TRUE(ChildProcess::find_program("").empty());
 }
 
 } // namespace

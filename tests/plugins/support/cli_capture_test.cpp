@@ -4,6 +4,7 @@
 #include "support/cli_capture.h"
 
 #include <gtest/gtest.h>
+#include <radial/support/wake_event.h>
 
 #include <chrono>
 #include <radial/plugin/runtime.hpp>
@@ -11,7 +12,6 @@
 
 #include "../../support/process_probe.h"
 #include "../../support/temp_dir.h"
-#include "support/wake_event.h"
 
 namespace radial::plugin_support {
 namespace {

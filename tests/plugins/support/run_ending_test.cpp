@@ -1,8 +1,7 @@
 // tests/plugins/support/run_ending_test.cpp — the run result that follows from how a run ended
-// (plugins/support/run_ending.cpp), shared by the docker and sandbox runtimes.
-#include "support/run_ending.h"
-
+// (plugin-api/support/run_ending.cpp), shared by the docker and sandbox runtimes.
 #include <gtest/gtest.h>
+#include <radial/support/run_ending.h>
 
 namespace radial::plugin_support {
 namespace {

@@ -1,9 +1,8 @@
-// tests/plugins/support/run_pump_test.cpp — the one run pump (plugins/support/run_pump.cpp),
+// tests/plugins/support/run_pump_test.cpp — the one run pump (plugin-api/support/run_pump.cpp),
 // driven with fake box callbacks: each reason to stop, their precedence, the escalation from
 // stop to force_kill, and output drained before run() returns (docs/design.md §5.12).
-#include "support/run_pump.h"
-
 #include <gtest/gtest.h>
+#include <radial/support/run_pump.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -1,9 +1,8 @@
 // tests/plugins/support/run_registry_test.cpp — the runs in flight by label
-// (plugins/support/run_registry.cpp), and the small owners it builds on (WakeEvent).
-#include "support/run_registry.h"
-
+// (plugin-api/support/run_registry.cpp), and the small owners it builds on (WakeEvent).
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <radial/support/run_registry.h>
 
 #include <chrono>
 #include <radial/plugin/runtime.hpp>

@@ -1,11 +1,11 @@
-// plugins/support/run_ending.h — how a run ended and the run result that follows from it, the
+// radial/support/run_ending.h — how a run ended and the run result that follows from it, the
 // same for every CLI-driven runtime (ABI: radial_run_result flags).
 #pragma once
 
+#include <radial/support/child_process.h>
+
 #include <radial/plugin/runtime.hpp>
 #include <string>
-
-#include "support/child_process.h"
 
 namespace radial::plugin_support {
 

@@ -1,4 +1,4 @@
-// plugins/support/wake_event.h — an eventfd that lets one thread wake another's poll() loop.
+// radial/support/wake_event.h — an eventfd that lets one thread wake another's poll() loop.
 #pragma once
 
 #include <radial/internal/unique_fd.h>

@@ -1,5 +1,7 @@
 // radial/internal/unique_fd.h — the one owner of a file descriptor in the tree (docs/design.md
-// §14.6), shared by radiald, the runtime plugins and the conformance harness (§2.3).
+// §14.6), shared by radiald, the runtime plugins and the conformance harness (§2.3). Installed with
+// the developer package only because the run support (radial/support/) hands descriptors out in
+// it; not an API of its own.
 #pragma once
 
 #include <unistd.h>

@@ -1,6 +1,6 @@
-// plugins/support/child_process.h — the owner of one child process (a runtime's CLI: docker, sbx):
-// its pid, its output pipes and its exit status. The only place in a plugin that signals or reaps
-// a process.
+// radial/support/child_process.h — the owner of one child process (a runtime's CLI: docker, sbx,
+// bwrap): its pid, its output pipes and its exit status. The only place in a plugin that signals
+// or reaps a process. Installed for third-party plugins (RadialPluginApi::RunSupport).
 #pragma once
 
 #include <radial/internal/unique_fd.h>
@@ -46,6 +46,14 @@ public:
         // memfd holding a script (docs/design.md §6.3: the environment goes over stdin, never on
         // argv). Invalid: /dev/null.
         internal::UniqueFd stdin_source;
+        // Descriptors the child keeps open beyond 0-2, each at the number it has here (read
+        // .get() before start to name it on the child's argv, e.g. bwrap's --args 3 becomes
+        // --args <fd>); its close-on-exec flag is cleared in the child only. The parent's copies
+        // are closed once the child has started. Every other descriptor of the parent stays
+        // closed-on-exec, as all of this library's are.
+        std::vector<internal::UniqueFd> inherit;
+        // The child's working directory; empty: the parent's.
+        std::filesystem::path workdir;
         // The fix named when `exe` cannot be started, e.g. "install the docker CLI or set
         // run.docker.binary".
         std::string missing_fix = "install it or fix the configured path";
@@ -58,8 +66,8 @@ public:
     // does not reach it), an empty signal mask and default dispositions for the usual termination
     // signals. Spawns within the plugin are serialised (a Boost 1.74 pipe is briefly not
     // close-on-exec); [thread-safe]. Throws radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming
-    // `exe` and options.missing_fix when it cannot be started, RADIAL_E_INTERNAL when pipes cannot
-    // be made.
+    // `exe` and options.missing_fix when it cannot be started, RADIAL_E_INVALID when
+    // options.workdir is not a directory, RADIAL_E_INTERNAL when pipes cannot be made.
     static ChildProcess start(const std::filesystem::path& exe,
                               const std::vector<std::string>& args, const Env& env,
                               Options options);
@@ -67,6 +75,10 @@ public:
                               const std::vector<std::string>& args, const Env& env) {
         return start(exe, args, env, Options{});
     }
+
+    // `program` itself when it holds a '/', else the first executable of that name in the
+    // parent's PATH; empty when there is none. [thread-safe]
+    static std::filesystem::path find_program(const std::string& program);
 
     ChildProcess(ChildProcess&&) noexcept;
     ChildProcess& operator=(ChildProcess&&) = delete;

@@ -1,6 +1,5 @@
-#include "support/run_pump.h"
-
 #include <poll.h>
+#include <radial/support/run_pump.h>
 
 #include <algorithm>
 #include <cerrno>

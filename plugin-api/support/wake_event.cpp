@@ -1,5 +1,4 @@
-#include "support/wake_event.h"
-
+#include <radial/support/wake_event.h>
 #include <sys/eventfd.h>
 
 #include <cerrno>

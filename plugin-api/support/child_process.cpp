@@ -1,6 +1,5 @@
-#include "support/child_process.h"
-
 #include <fcntl.h>
+#include <radial/support/child_process.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -15,6 +14,7 @@
 #include <boost/process/extend.hpp>
 #include <boost/process/io.hpp>
 #include <boost/process/pipe.hpp>
+#include <boost/process/search_path.hpp>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -58,8 +58,11 @@ ExitStatus decode(int raw) {
     return s;
 }
 
-// Runs in the forked child before exec: async-signal-safe calls only.
-void prepare_child() {
+// Runs in the forked child before exec: async-signal-safe calls only. `inherit` (ends with -1)
+// are the descriptors the child keeps, at their own numbers: no dup2 onto a chosen number, which
+// could land on a descriptor Boost still needs (its exec-error pipe).
+void prepare_child(const int* inherit) {
+    for (; *inherit >= 0; ++inherit) ::fcntl(*inherit, F_SETFD, 0);
     ::setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);
@@ -105,6 +108,11 @@ std::string start_failure(const std::filesystem::path& exe, const std::vector<st
 ChildProcess ChildProcess::start(const std::filesystem::path& exe,
                                  const std::vector<std::string>& args, const Env& env,
                                  Options options) {
+    if (!options.workdir.empty() && !std::filesystem::is_directory(options.workdir))
+        throw radial::plugin::Error(RADIAL_E_INVALID, "starting '" + exe.string() +
+                                                          "': its working directory '" +
+                                                          options.workdir.string() +
+                                                          "' is not a directory; create it first");
     Pipe out = make_pipe("stdout");
     Pipe err = make_pipe("stderr");
     internal::UniqueFd stdin_source = std::move(options.stdin_source);
@@ -126,6 +134,11 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe,
     bp::pipe in_pipe(stdin_source.release(), -1);
     bp::pipe out_pipe(-1, out.write.release());
     bp::pipe err_pipe(-1, err.write.release());
+    // Built before the fork: the child may not allocate.
+    std::vector<int> inherit;
+    for (const auto& fd : options.inherit) inherit.push_back(fd.get());
+    inherit.push_back(-1);
+    const std::string workdir = options.workdir.string();
 
     // Boost 1.74 makes its exec-error pipe with pipe() and sets FD_CLOEXEC afterwards; a fork on
     // another thread in between would carry the write end into an unrelated child and block this
@@ -139,7 +152,13 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe,
     auto child = std::make_unique<bp::child>(
         bp::exe = exe.string(), bp::args = args, child_env,
         bp::std_in < in_pipe, bp::std_out > out_pipe, bp::std_err > err_pipe,
-        bp::extend::on_exec_setup = [](auto&) { prepare_child(); },
+        bp::extend::on_exec_setup = [&](auto& exec) {
+            prepare_child(inherit.data());
+            if (!workdir.empty() && ::chdir(workdir.c_str()) != 0) {
+                exec.set_error(std::error_code(errno, std::system_category()), "chdir");
+                ::_exit(127);
+            }
+        },
         bp::extend::on_error = [&](auto& exec, const std::error_code&) { failed_pid = exec.pid; },
         ec);
     // clang-format on
@@ -151,10 +170,17 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe,
         }
     }
     spawn_lock.unlock();
+    options.inherit.clear(); // the child has its copies (or never started)
     if (ec || !child->valid())
         throw radial::plugin::Error(RADIAL_E_UNAVAILABLE,
                                     start_failure(exe, args, env, ec, options));
     return ChildProcess(std::move(child), std::move(out.read), std::move(err.read));
+}
+
+std::filesystem::path ChildProcess::find_program(const std::string& program) {
+    if (program.find('/') != std::string::npos) return program;
+    if (program.empty()) return {};
+    return bp::search_path(program).string();
 }
 
 ChildProcess::ChildProcess(std::unique_ptr<bp::child> child, internal::UniqueFd out,

@@ -1,4 +1,4 @@
-#include "support/run_ending.h"
+#include <radial/support/run_ending.h>
 
 namespace radial::plugin_support {
 

@@ -1,4 +1,4 @@
-#include "support/run_registry.h"
+#include <radial/support/run_registry.h>
 
 #include <radial/plugin/runtime.hpp>
 

@@ -1,7 +1,9 @@
-// plugins/support/run_registry.h — the runs in flight, by label, so that kill(label) reaches a run
+// radial/support/run_registry.h — the runs in flight, by label, so that kill(label) reaches a run
 // blocked in another thread (docs/design.md §5.1: run / listByLabel / kill; runtime_plugin.h
 // `kill`).
 #pragma once
+
+#include <radial/support/wake_event.h>
 
 #include <atomic>
 #include <chrono>
@@ -12,8 +14,6 @@
 #include <string>
 #include <string_view>
 #include <thread>
-
-#include "support/wake_event.h"
 
 namespace radial::plugin_support {
 

@@ -1,16 +1,16 @@
-// plugins/support/run_pump.h — the one model every run follows from its box's start to its box
+// radial/support/run_pump.h — the one model every run follows from its box's start to its box
 // having ended: wait for the first reason to stop, escalate a stop, drain the output
 // (docs/design.md §5.12).
 #pragma once
+
+#include <radial/support/run_ending.h>
+#include <radial/support/run_registry.h>
+#include <radial/support/wake_event.h>
 
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <vector>
-
-#include "support/run_ending.h"
-#include "support/run_registry.h"
-#include "support/wake_event.h"
 
 namespace radial::plugin_support {
 
