@@ -58,6 +58,20 @@ Finished finish(ChildProcess& child) {
     return f;
 }
 
+// How many descriptors of this process refer to the file `target` was taken of.
+int descriptors_of(const struct stat& target) {
+    int found = 0;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        struct stat st {};
+        if (::stat(it->path().c_str(), &st) == 0 && st.st_ino == target.st_ino &&
+            st.st_dev == target.st_dev)
+            ++found;
+    }
+    return found;
+}
+
 // The children of this process that are zombies (ended, not reaped).
 int zombie_children() { return ::radial::test::zombie_children_of(::getpid()); }
 
@@ -120,13 +134,7 @@ TEST(plugin_support_child_process, StdinComesFromTheGivenDescriptorAndIsClosedIn
     options.stdin_source = std::move(read_end);
     ChildProcess child = ChildProcess::start("/bin/sh", {"-s"}, {}, std::move(options));
     // No descriptor of this process refers to the pipe any more: the parent's copy was closed.
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
-         it.increment(ec)) {
-        struct stat st {};
-        if (::stat(it->path().c_str(), &st) != 0) continue;
-        EXPECT_FALSE(st.st_ino == pipe_stat.st_ino && st.st_dev == pipe_stat.st_dev) << it->path();
-    }
+    EXPECT_EQ(descriptors_of(pipe_stat), 0);
     Finished f = finish(child);
     EXPECT_EQ(f.out, "from stdin: $x `y`\n");
     EXPECT_EQ(f.status.code, 0);
@@ -246,13 +254,7 @@ TEST(plugin_support_child_process, InheritedDescriptorsStayOpenAtTheirNumbersAnd
                                        std::to_string(other.get()) + " && echo leaked; exit 0"},
                             {}, std::move(options));
     // The parent's copy was closed once the child started.
-    std::error_code ec;
-    for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
-         it.increment(ec)) {
-        struct stat st {};
-        if (::stat(it->path().c_str(), &st) != 0) continue;
-        EXPECT_FALSE(st.st_ino == pipe_stat.st_ino && st.st_dev == pipe_stat.st_dev) << it->path();
-    }
+    EXPECT_EQ(descriptors_of(pipe_stat), 0);
     Finished f = finish(child);
     EXPECT_EQ(f.out, "passed\n") << f.err;
     EXPECT_EQ(f.status.code, 0);
