@@ -4,17 +4,17 @@
 #include <poll.h>
 #include <radial/internal/names.h>
 #include <radial/internal/proc_file.h>
+#include <radial/support/child_process.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 namespace radial::conformance {
@@ -28,111 +28,69 @@ long status_kib(const char* field) {
     return -1;
 }
 
-// posix_spawn's attribute and file-action objects, destroyed on scope exit.
-struct SpawnSetup {
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    SpawnSetup() {
-        ::posix_spawn_file_actions_init(&actions);
-        ::posix_spawnattr_init(&attr);
-    }
-    ~SpawnSetup() {
-        ::posix_spawn_file_actions_destroy(&actions);
-        ::posix_spawnattr_destroy(&attr);
-    }
-    SpawnSetup(const SpawnSetup&) = delete;
-    SpawnSetup& operator=(const SpawnSetup&) = delete;
-};
-
-// A pipe whose ends are closed on scope exit.
-struct Pipe {
-    int fd[2] = {-1, -1};
-    bool open() { return ::pipe2(fd, O_CLOEXEC) == 0; }
-    void close_end(int i) {
-        if (fd[i] >= 0) ::close(fd[i]);
-        fd[i] = -1;
-    }
-    ~Pipe() {
-        close_end(0);
-        close_end(1);
-    }
-};
-
 extern "C" char** environ;
 
 } // namespace
 
 CommandResult run_command(const std::string& script, const std::vector<std::string>& args,
                           std::chrono::milliseconds budget) {
+    using Clock = std::chrono::steady_clock;
     CommandResult r;
-    Pipe out, err;
-    if (!out.open() || !err.open()) {
-        r.problem = std::string("pipe2: ") + std::strerror(errno);
-        return r;
+    // The harness's own environment (the author's probe may need DOCKER_HOST, PATH, ...).
+    plugin_support::ChildProcess::Env env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string var(*e);
+        const auto eq = var.find('=');
+        if (eq != std::string::npos) env.emplace(var.substr(0, eq), var.substr(eq + 1));
     }
-    SpawnSetup setup;
-    ::posix_spawn_file_actions_addopen(&setup.actions, 0, "/dev/null", O_RDONLY, 0);
-    ::posix_spawn_file_actions_adddup2(&setup.actions, out.fd[1], 1);
-    ::posix_spawn_file_actions_adddup2(&setup.actions, err.fd[1], 2);
-    sigset_t none, all;
-    ::sigemptyset(&none);
-    ::sigfillset(&all);
-    ::posix_spawnattr_setsigmask(&setup.attr, &none);
-    ::posix_spawnattr_setsigdefault(&setup.attr, &all);
-    ::posix_spawnattr_setpgroup(&setup.attr, 0);
-    ::posix_spawnattr_setflags(
-        &setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<std::string> words = {"/bin/sh", "-c", script, "radial-conformance"};
+    std::vector<std::string> words = {"-c", script, "radial-conformance"};
     words.insert(words.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& w : words) argv.push_back(w.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    if (int rc = ::posix_spawn(&pid, "/bin/sh", &setup.actions, &setup.attr, argv.data(), environ);
-        rc != 0) {
-        r.problem = std::string("starting /bin/sh: ") + std::strerror(rc);
+    std::optional<plugin_support::ChildProcess> child;
+    try {
+        child.emplace(plugin_support::ChildProcess::start("/bin/sh", words, env));
+    } catch (const std::exception& e) {
+        r.problem = e.what();
         return r;
     }
-    out.close_end(1);
-    err.close_end(1);
-    const auto deadline = std::chrono::steady_clock::now() + budget;
-    bool open[2] = {true, true};
+    const auto deadline = Clock::now() + budget;
+    internal::UniqueFd* pipes[2] = {&child->stdout_pipe(), &child->stderr_pipe()};
+    std::string* sinks[2] = {&r.out, &r.err};
     char buf[4096];
     bool timed_out = false;
-    while (open[0] || open[1]) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
+    while (pipes[0]->valid() || pipes[1]->valid()) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) {
             timed_out = true;
             break;
         }
-        pollfd fds[2] = {{open[0] ? out.fd[0] : -1, POLLIN, 0},
-                         {open[1] ? err.fd[0] : -1, POLLIN, 0}};
-        int n = ::poll(fds, 2, static_cast<int>(left.count()));
-        if (n < 0 && errno == EINTR) continue;
+        pollfd fds[2] = {{pipes[0]->get(), POLLIN, 0}, {pipes[1]->get(), POLLIN, 0}};
+        if (::poll(fds, 2, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
         for (int i = 0; i < 2; ++i) {
             if (fds[i].revents == 0) continue;
-            ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+            const ssize_t got = ::read(pipes[i]->get(), buf, sizeof buf);
+            if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
             if (got <= 0) {
-                open[i] = false;
+                pipes[i]->reset();
                 continue;
             }
-            std::string& into = i == 0 ? r.out : r.err;
-            if (into.size() < (64u << 10)) into.append(buf, static_cast<std::size_t>(got));
+            if (sinks[i]->size() < (64u << 10))
+                sinks[i]->append(buf, static_cast<std::size_t>(got));
         }
     }
-    // The group is the command's own (setpgroup 0): this reaches it and whatever it started.
-    if (timed_out) ::kill(-pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    // The rest of the budget for the command to end once it closed its output.
+    std::optional<plugin_support::ExitStatus> status;
+    if (!timed_out)
+        status = child->reap_within(
+            std::max(std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()),
+                     std::chrono::milliseconds(0)));
+    if (!status) {
+        // Its own process group: this reaches it and whatever it started.
+        child->kill();
+        (void)child->reap_within(std::chrono::seconds(5));
+        return r;
     }
-    if (!timed_out && WIFEXITED(status)) {
-        r.finished = true;
-        r.status = WEXITSTATUS(status);
-    } else if (!timed_out) {
-        r.finished = true;
-        r.status = 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    }
+    r.finished = true;
+    r.status = status->exited ? status->code : 128 + status->signal;
     return r;
 }
 
