@@ -27,7 +27,16 @@ auto MetricsJournal::counted(F&& fn) -> decltype(fn()) {
 }
 
 void MetricsJournal::add_turn(const journal::TurnEntry& entry, journal::TurnState initial) {
-    counted([&] { inner_.add_turn(entry, initial); });
+    try {
+        inner_.add_turn(entry, initial);
+    } catch (const journal::JournalError& e) {
+        // A queued entry is added by both `radiald submit` and the daemon's spool scan, whichever
+        // comes first; the other's duplicate is the race's expected answer, not a failure.
+        if (!(initial == journal::TurnState::queued &&
+              e.code() == journal::JournalErrc::duplicate_turn))
+            metrics_.journal_error(journal_errc_name(e.code()));
+        throw;
+    }
 }
 void MetricsJournal::redact_request(std::string_view turn_id, std::string_view image,
                                     std::string_view request_json) {

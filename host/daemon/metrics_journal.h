@@ -10,7 +10,8 @@
 namespace radial::daemon {
 
 // Thread-safety: as the wrapped journal's (every call is [thread-safe]); `inner` and `metrics`
-// must outlive it. Throws exactly what the wrapped journal throws.
+// must outlive it. Throws exactly what the wrapped journal throws. One answer is not counted: a
+// duplicate_turn from add_turn of a queued entry, which submit and the spool scan race to add.
 class MetricsJournal final : public journal::Journal {
 public:
     MetricsJournal(journal::Journal& inner, Metrics& metrics) : inner_(inner), metrics_(metrics) {}

@@ -178,7 +178,7 @@ TEST(MetricsJournal, CountsEveryJournalErrorByItsCodeAndRethrowsIt) {
     daemon::MetricsJournal j(faulty, m);
     journal::TurnEntry e{"t1", "radial-turn-x-t1", "docker", "img", "turn.result", "{}"};
     j.add_turn(e, journal::TurnState::queued);
-    EXPECT_THROW(j.add_turn(e, journal::TurnState::queued), journal::JournalError); // duplicate
+    EXPECT_THROW(j.add_turn(e, journal::TurnState::claimed), journal::JournalError); // duplicate
     faulty.refuse("set_terminal");
     try {
         j.set_terminal("t1", "succeeded", "{}");
@@ -190,6 +190,24 @@ TEST(MetricsJournal, CountsEveryJournalErrorByItsCodeAndRethrowsIt) {
     const auto text = m.text();
     EXPECT_THAT(text, HasSubstr("radiald_journal_errors_total{code=\"storage\"} 1\n"));
     EXPECT_THAT(text, HasSubstr("radiald_journal_errors_total{code=\"duplicate_turn\"} 1\n"));
+}
+
+// submit and the daemon's spool scan both add a queued turn, whichever comes first: the loser's
+// duplicate is rethrown (each caller takes it as "already queued") but is no journal error.
+TEST(MetricsJournal, AQueuedTurnAddedTwiceIsNoJournalError) {
+    test::TempDir dir("radial-metrics");
+    auto sqlite = journal::open_sqlite_journal(dir / "journal.sqlite3");
+    daemon::Metrics m("1");
+    daemon::MetricsJournal j(*sqlite, m);
+    journal::TurnEntry e{"t1", "radial-turn-x-t1", "docker", "img", "turn.result", "{}"};
+    j.add_turn(e, journal::TurnState::queued);
+    try {
+        j.add_turn(e, journal::TurnState::queued);
+        ADD_FAILURE() << "the second add passed";
+    } catch (const journal::JournalError& err) {
+        EXPECT_EQ(err.code(), journal::JournalErrc::duplicate_turn);
+    }
+    EXPECT_THAT(m.text(), Not(HasSubstr("radiald_journal_errors_total{code=\"duplicate_turn\"}")));
 }
 
 TEST(MetricsSnapshot, IsWrittenWhenAFigureChangesAndReadsBackAsTheRegistrysJson) {
