@@ -1,34 +1,36 @@
 #include <fcntl.h>
 #include <radial/support/child_process.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/process/args.hpp>
-#include <boost/process/child.hpp>
-#include <boost/process/env.hpp>
-#include <boost/process/environment.hpp>
-#include <boost/process/exe.hpp>
-#include <boost/process/extend.hpp>
-#include <boost/process/io.hpp>
-#include <boost/process/pipe.hpp>
-#include <boost/process/search_path.hpp>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <radial/plugin/runtime.hpp>
+#include <set>
 #include <thread>
 
 namespace radial::plugin_support {
 
-namespace bp = boost::process;
-
 namespace {
 
-// Boost.Process stores this (a WIFSTOPPED pattern) as the status of a child not yet reaped.
-constexpr int kNotReaped = 0x017f;
+using plugin::Error;
+
+// `fd` at 3 or above (a copy, the original closed), close-on-exec: a descriptor at 0-2 would be
+// overwritten by, or stand in for, the child's standard streams.
+internal::UniqueFd above_stdio(internal::UniqueFd fd) {
+    if (fd.get() > 2) return fd;
+    internal::UniqueFd high(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
+    if (!high.valid())
+        throw Error(RADIAL_E_INTERNAL, std::string("moving a descriptor above 2: ") +
+                                           std::strerror(errno) + "; raise the open-file limit");
+    return high;
+}
 
 struct Pipe {
     internal::UniqueFd read;
@@ -38,12 +40,11 @@ struct Pipe {
 Pipe make_pipe(const char* what) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
-        throw radial::plugin::Error(
-            RADIAL_E_INTERNAL, std::string("creating the ") + what + " pipe for a child process: " +
-                                   std::strerror(errno) + "; raise the open-file limit");
-    Pipe p{internal::UniqueFd(fds[0]), internal::UniqueFd(fds[1])};
-    int flags = ::fcntl(p.read.get(), F_GETFL);
-    ::fcntl(p.read.get(), F_SETFL, flags | O_NONBLOCK);
+        throw Error(RADIAL_E_INTERNAL, std::string("creating the ") + what +
+                                           " pipe for a child process: " + std::strerror(errno) +
+                                           "; raise the open-file limit");
+    Pipe p{above_stdio(internal::UniqueFd(fds[0])), above_stdio(internal::UniqueFd(fds[1]))};
+    ::fcntl(p.read.get(), F_SETFL, ::fcntl(p.read.get(), F_GETFL) | O_NONBLOCK);
     return p;
 }
 
@@ -58,30 +59,13 @@ ExitStatus decode(int raw) {
     return s;
 }
 
-// Runs in the forked child before exec: async-signal-safe calls only. `inherit` (ends with -1)
-// are the descriptors the child keeps, at their own numbers: no dup2 onto a chosen number, which
-// could land on a descriptor Boost still needs (its exec-error pipe).
-void prepare_child(const int* inherit) {
-    for (; *inherit >= 0; ++inherit) ::fcntl(*inherit, F_SETFD, 0);
-    ::setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    for (int sig : {SIGPIPE, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGCHLD})
-        ::sigaction(sig, &dfl, nullptr);
-}
-
 // Why `exe` did not start, with the fix that fits the cause: only a missing or unusable program
 // gets the caller's "install it" advice; arguments over the kernel's limits say so with sizes.
 std::string start_failure(const std::filesystem::path& exe, const std::vector<std::string>& args,
-                          const ChildProcess::Env& env, const std::error_code& ec,
+                          const ChildProcess::Env& env, int err,
                           const ChildProcess::Options& options) {
-    std::string what = "starting '" + exe.string() + "': ";
-    if (!ec) return what + "no process; " + options.missing_fix;
-    what += ec.message();
-    if (ec.value() == E2BIG) {
+    std::string what = "starting '" + exe.string() + "': " + std::strerror(err);
+    if (err == E2BIG) {
         std::size_t total = exe.string().size() + 1, longest = 0;
         for (const auto& a : args) {
             total += a.size() + 1;
@@ -97,130 +81,190 @@ std::string start_failure(const std::filesystem::path& exe, const std::vector<st
                "(MAX_ARG_STRLEN) and at most " +
                std::to_string(::sysconf(_SC_ARG_MAX)) + " in all (ARG_MAX); shorten them";
     }
-    if (ec.value() == ENOENT || ec.value() == EACCES || ec.value() == ENOEXEC ||
-        ec.value() == ENOTDIR || ec.value() == ELOOP)
+    if (err == ENOENT || err == EACCES || err == ENOEXEC || err == ENOTDIR || err == ELOOP)
         return what + "; " + options.missing_fix;
     return what;
 }
 
+// The descriptors to hand over, checked before anything is started: each open, above 2 (0-2 are
+// the child's standard streams), and named once.
+void check_inherit(const std::vector<internal::UniqueFd>& inherit) {
+    std::set<int> seen;
+    for (const auto& fd : inherit) {
+        if (!fd.valid() || ::fcntl(fd.get(), F_GETFD) < 0)
+            throw Error(RADIAL_E_INVALID, "a descriptor in ChildProcess::Options::inherit (" +
+                                              std::to_string(fd.get()) + ") is not open");
+        if (fd.get() <= 2)
+            throw Error(RADIAL_E_INVALID,
+                        "descriptor " + std::to_string(fd.get()) +
+                            " in ChildProcess::Options::inherit is one of the child's standard "
+                            "streams; hand over a copy at 3 or above (fcntl F_DUPFD_CLOEXEC)");
+        if (!seen.insert(fd.get()).second)
+            throw Error(RADIAL_E_INVALID, "descriptor " + std::to_string(fd.get()) +
+                                              " is named twice in ChildProcess::Options::inherit");
+    }
+}
+
+// posix_spawn's attribute and file-action objects, destroyed on scope exit.
+struct SpawnSetup {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    SpawnSetup() {
+        ::posix_spawn_file_actions_init(&actions);
+        ::posix_spawnattr_init(&attr);
+    }
+    ~SpawnSetup() {
+        ::posix_spawn_file_actions_destroy(&actions);
+        ::posix_spawnattr_destroy(&attr);
+    }
+    SpawnSetup(const SpawnSetup&) = delete;
+    SpawnSetup& operator=(const SpawnSetup&) = delete;
+};
+
 } // namespace
 
-ChildProcess ChildProcess::start(const std::filesystem::path& exe,
+std::filesystem::path ChildProcess::find_program(const std::string& program) {
+    std::error_code ec;
+    if (program.find('/') != std::string::npos) {
+        auto p = std::filesystem::absolute(program, ec);
+        return ec ? std::filesystem::path() : p;
+    }
+    if (program.empty()) return {};
+    const char* path = std::getenv("PATH");
+    std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+    for (std::size_t at = 0; at <= dirs.size();) {
+        std::size_t end = dirs.find(':', at);
+        if (end == std::string::npos) end = dirs.size();
+        std::string dir = dirs.substr(at, end - at);
+        at = end + 1;
+        // A relative entry (an empty one is "."): resolved against this process's directory now,
+        // never against a child's working directory later.
+        const auto candidate =
+            std::filesystem::absolute(std::filesystem::path(dir.empty() ? "." : dir) / program, ec);
+        struct stat st {};
+        if (!ec && ::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+            ::access(candidate.c_str(), X_OK) == 0)
+            return candidate.lexically_normal();
+    }
+    return {};
+}
+
+ChildProcess ChildProcess::start(const std::filesystem::path& exe_in,
                                  const std::vector<std::string>& args, const Env& env,
                                  Options options) {
-    if (!options.workdir.empty() && !std::filesystem::is_directory(options.workdir))
-        throw radial::plugin::Error(RADIAL_E_INVALID, "starting '" + exe.string() +
-                                                          "': its working directory '" +
-                                                          options.workdir.string() +
-                                                          "' is not a directory; create it first");
+    check_inherit(options.inherit);
+    if (!options.workdir.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(options.workdir, ec))
+            throw Error(RADIAL_E_INVALID,
+                        "starting '" + exe_in.string() + "': its working directory '" +
+                            options.workdir.string() + "' is " +
+                            (ec ? "not reachable (" + ec.message() + ")" : "not a directory") +
+                            "; create it first");
+    }
+    // A relative program is this process's, not one in the child's working directory.
+    std::error_code abs_ec;
+    const std::filesystem::path exe =
+        exe_in.is_relative() ? std::filesystem::absolute(exe_in, abs_ec) : exe_in;
+
     Pipe out = make_pipe("stdout");
     Pipe err = make_pipe("stderr");
     internal::UniqueFd stdin_source = std::move(options.stdin_source);
     if (!stdin_source.valid()) {
         stdin_source.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
         if (!stdin_source.valid())
-            throw radial::plugin::Error(RADIAL_E_INTERNAL, std::string("opening '/dev/null': ") +
-                                                               std::strerror(errno) +
-                                                               "; check the host's /dev");
+            throw Error(RADIAL_E_INTERNAL, std::string("opening '/dev/null': ") +
+                                               std::strerror(errno) + "; check the host's /dev");
     }
+    stdin_source = above_stdio(std::move(stdin_source));
 
-    // Values go in through entry assignment of one whole string, which Boost stores verbatim; the
-    // list forms (vector assignment, +=, bp::env["X"]+=) would join or split on ':'.
-    bp::environment child_env;
-    for (const auto& [name, value] : env) child_env[name] = value;
+    // posix_spawn (glibc: a vfork-style clone that reports an exec failure through memory it
+    // shares with the parent) has no window in which a descriptor of ours is inheritable: every
+    // one stays close-on-exec in the parent, and a fork elsewhere in the process (radiald's,
+    // another plugin's, another thread's) takes none of them. Boost.Process 1.74 had such a window
+    // (its exec-error pipe), which blocked a start for the life of an unrelated child.
+    SpawnSetup setup;
+    ::posix_spawn_file_actions_adddup2(&setup.actions, stdin_source.get(), 0);
+    ::posix_spawn_file_actions_adddup2(&setup.actions, out.write.get(), 1);
+    ::posix_spawn_file_actions_adddup2(&setup.actions, err.write.get(), 2);
+    // dup2 of a descriptor onto itself clears its close-on-exec flag in the child only (POSIX
+    // 2024; glibc since 2.29): the handed-over descriptors keep their numbers.
+    for (const auto& fd : options.inherit)
+        ::posix_spawn_file_actions_adddup2(&setup.actions, fd.get(), fd.get());
+    if (!options.workdir.empty())
+        ::posix_spawn_file_actions_addchdir_np(&setup.actions, options.workdir.c_str());
+    sigset_t none, all;
+    ::sigemptyset(&none);
+    ::sigfillset(&all);
+    // Its own process group (a terminal's Ctrl-C aimed at the host does not reach it, and a kill
+    // reaches all it started), an empty signal mask and default dispositions.
+    ::posix_spawnattr_setsigmask(&setup.attr, &none);
+    ::posix_spawnattr_setsigdefault(&setup.attr, &all);
+    ::posix_spawnattr_setpgroup(&setup.attr, 0);
+    ::posix_spawnattr_setflags(
+        &setup.attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
-    // Boost's pipe handlers take the write ends (and the stdin source as a read end) and close
-    // the parent's copies once the child has started; the read ends stay ours.
-    bp::pipe in_pipe(stdin_source.release(), -1);
-    bp::pipe out_pipe(-1, out.write.release());
-    bp::pipe err_pipe(-1, err.write.release());
-    // Built before the fork: the child may not allocate.
-    std::vector<int> inherit;
-    for (const auto& fd : options.inherit) inherit.push_back(fd.get());
-    inherit.push_back(-1);
-    const std::string workdir = options.workdir.string();
+    // Values byte for byte: "NAME=value" strings, no splitting of any kind.
+    std::vector<std::string> env_strings;
+    env_strings.reserve(env.size());
+    for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
+    std::vector<char*> envp;
+    for (auto& s : env_strings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::string exe_string = exe.string();
+    std::vector<std::string> words = args;
+    std::vector<char*> argv = {exe_string.data()};
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
 
-    // Boost 1.74 makes its exec-error pipe with pipe() and sets FD_CLOEXEC afterwards; a fork on
-    // another thread in between would carry the write end into an unrelated child and block this
-    // spawn until that child exits. Spawns inside the plugin are therefore serialised.
-    static std::mutex spawn_mutex;
-    std::unique_lock spawn_lock(spawn_mutex);
-    std::error_code ec;
-    pid_t failed_pid = -1;
-    // The redirections below read as template brackets to clang-format.
-    // clang-format off
-    auto child = std::make_unique<bp::child>(
-        bp::exe = exe.string(), bp::args = args, child_env,
-        bp::std_in < in_pipe, bp::std_out > out_pipe, bp::std_err > err_pipe,
-        bp::extend::on_exec_setup = [&](auto& exec) {
-            prepare_child(inherit.data());
-            if (!workdir.empty() && ::chdir(workdir.c_str()) != 0) {
-                exec.set_error(std::error_code(errno, std::system_category()), "chdir");
-                ::_exit(127);
-            }
-        },
-        bp::extend::on_error = [&](auto& exec, const std::error_code&) { failed_pid = exec.pid; },
-        ec);
-    // clang-format on
-    if (failed_pid > 0) {
-        // Boost 1.74 returns an empty child when execve fails and never reaps the forked one,
-        // which has already _exit()ed after reporting the error: reap it here.
-        int raw = 0;
-        while (::waitpid(failed_pid, &raw, 0) == -1 && errno == EINTR) {
-        }
-    }
-    spawn_lock.unlock();
-    options.inherit.clear(); // the child has its copies (or never started)
-    if (ec || !child->valid())
-        throw radial::plugin::Error(RADIAL_E_UNAVAILABLE,
-                                    start_failure(exe, args, env, ec, options));
-    return ChildProcess(std::move(child), std::move(out.read), std::move(err.read));
+    pid_t pid = -1;
+    const int rc = ::posix_spawn(&pid, exe_string.c_str(), &setup.actions, &setup.attr, argv.data(),
+                                 envp.data());
+    // Whatever happened, the parent's copies of what the child was given close here.
+    stdin_source.reset();
+    out.write.reset();
+    err.write.reset();
+    options.inherit.clear();
+    if (rc != 0) throw Error(RADIAL_E_UNAVAILABLE, start_failure(exe, args, env, rc, options));
+    return ChildProcess(pid, std::move(out.read), std::move(err.read));
 }
 
-std::filesystem::path ChildProcess::find_program(const std::string& program) {
-    if (program.find('/') != std::string::npos) return program;
-    if (program.empty()) return {};
-    return bp::search_path(program).string();
-}
-
-ChildProcess::ChildProcess(std::unique_ptr<bp::child> child, internal::UniqueFd out,
-                           internal::UniqueFd err)
-    : child_(std::move(child)), out_(std::move(out)), err_(std::move(err)) {
+ChildProcess::ChildProcess(pid_t pid, internal::UniqueFd out, internal::UniqueFd err)
+    : pid_(pid), out_(std::move(out)), err_(std::move(err)) {
     // pidfd_open returns an O_CLOEXEC descriptor; ENOSYS on old kernels leaves exit_fd_ empty.
-    exit_fd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, child_->id(), 0)));
+    exit_fd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
 }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
-    : child_(std::move(other.child_)),
+    : pid_(std::exchange(other.pid_, -1)),
       out_(std::move(other.out_)),
       err_(std::move(other.err_)),
       exit_fd_(std::move(other.exit_fd_)),
       status_(other.status_) {}
 
 ChildProcess::~ChildProcess() {
-    if (child_ == nullptr) return;
-    if (!reaped()) {
-        kill();
-        if (!reap_within(std::chrono::seconds(5))) child_->detach(); // unkillable: leave it be
-    }
+    if (pid_ <= 0 || reaped()) return;
+    kill();
+    (void)reap_within(std::chrono::seconds(5)); // unkillable (D state): left as it is
 }
 
-pid_t ChildProcess::pid() const noexcept { return child_ ? child_->id() : -1; }
-
 std::optional<ExitStatus> ChildProcess::try_reap() noexcept {
-    if (status_ || child_ == nullptr) return status_;
+    if (status_ || pid_ <= 0) return status_;
     // Ended but not yet reaped (WNOWAIT): the zombie keeps its pid, the group's id, from being
     // recycled while whatever it left in its group is killed. A wrapper's own children must not
     // outlive it, reparented to init.
     siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(child_->id()), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-        info.si_pid == child_->id())
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_)
         kill_group();
-    std::error_code ec;
-    if (child_->running(ec)) return std::nullopt; // waitpid(pid, WNOHANG): this child only
-    int raw = child_->native_exit_code();
-    // ECHILD (someone else reaped it, or SIGCHLD is ignored): the child is gone, its status lost.
-    status_ = raw == kNotReaped ? ExitStatus{} : decode(raw);
+    int raw = 0;
+    pid_t r;
+    while ((r = ::waitpid(pid_, &raw, WNOHANG)) < 0 && errno == EINTR) {
+    }
+    if (r == 0) return std::nullopt; // still running
+    // ECHILD (someone else reaped it, or SIGCHLD is ignored): the child is gone, its status lost —
+    // an ExitStatus with neither exited nor signal, never a made-up exit 0.
+    status_ = r == pid_ ? decode(raw) : ExitStatus{};
     return status_;
 }
 
@@ -236,17 +280,16 @@ std::optional<ExitStatus> ChildProcess::reap_within(std::chrono::milliseconds bu
 }
 
 void ChildProcess::kill() noexcept {
-    // Only while unreaped, so the pid cannot have been recycled. Not bp::child::terminate: its
-    // trailing waitpid(WNOHANG) may reap the child and discard the status.
-    if (child_ == nullptr || reaped()) return;
+    // Only while unreaped, so the pid cannot have been recycled.
+    if (pid_ <= 0 || reaped()) return;
     kill_group();
-    ::kill(child_->id(), SIGKILL);
+    ::kill(pid_, SIGKILL);
 }
 
 void ChildProcess::kill_group() noexcept {
-    // The child made itself a group leader before exec, so the group's id is its pid; while the
+    // The child was made a group leader by posix_spawn, so the group's id is its pid; while the
     // child is unreaped no other group can have that id.
-    if (child_ != nullptr && !reaped()) ::kill(-child_->id(), SIGKILL);
+    if (pid_ > 0 && !reaped()) ::kill(-pid_, SIGKILL);
 }
 
 } // namespace radial::plugin_support

@@ -244,15 +244,18 @@ void BubblewrapRuntime::kill(std::string_view label_view) {
     if (active && active->on_run_thread()) return;
     // Another process's box is marked, so its run reports KILLED and not an exit.
     if (!active) registry_.mark_killed(label);
-    // The box is killed here, not only by its pump, which may be blocked in a slow sink.
-    kill_recorded(label);
-    if (active) (void)active->wait_finished(kKillBudget);
+    // The box is killed here, not only by its pump, which may be blocked in a slow sink; the
+    // box gone is kill's promise, within one budget (its run may still be returning).
+    const auto deadline = Clock::now() + kKillBudget;
+    kill_recorded(label, deadline);
+    if (active)
+        (void)active->wait_finished(std::max(
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()), 0ms));
     // A dead owner cannot remove its entry.
     if (auto e = registry_.read(label); e && !e->owner.alive()) registry_.remove(label);
 }
 
-void BubblewrapRuntime::kill_recorded(const std::string& label) {
-    auto deadline = Clock::now() + kKillBudget;
+void BubblewrapRuntime::kill_recorded(const std::string& label, Clock::time_point deadline) {
     for (;;) {
         auto e = registry_.read(label);
         if (!e || !e->live()) return;

@@ -47,8 +47,8 @@ public:
 
 private:
     // SIGKILLs the processes of the box of `label` named in its registry entry until none is
-    // left; throws plugin::Error(RADIAL_E_TIMEOUT) after 10 s.
-    void kill_recorded(const std::string& label);
+    // left; throws plugin::Error(RADIAL_E_TIMEOUT) once `deadline` passed.
+    void kill_recorded(const std::string& label, std::chrono::steady_clock::time_point deadline);
 
     plugin::Host host_;
     Settings settings_;

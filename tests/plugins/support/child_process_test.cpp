@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <radial/plugin/runtime.hpp>
@@ -289,9 +290,115 @@ TEST(plugin_support_child_process, AMissingWorkingDirectoryIsInvalidAndNamed) {
 TEST(plugin_support_child_process, FindProgramSearchesPathOnlyForABareName) {
     EXPECT_EQ(ChildProcess::find_program("sh").filename(), "sh");
     EXPECT_TRUE(ChildProcess::find_program("sh").is_absolute());
-    EXPECT_EQ(ChildProcess::find_program("./not/searched"), "./not/searched");
+    EXPECT_EQ(ChildProcess::find_program("./not/searched"),
+              std::filesystem::absolute("./not/searched")); // a path: not searched, made absolute
     EXPECT_TRUE(ChildProcess::find_program("radial-no-such-program-xyz").empty());
     EXPECT_TRUE(ChildProcess::find_program("").empty());
+}
+
+TEST(plugin_support_child_process, InheritRefusesAClosedOrATwiceNamedDescriptor) {
+    auto refused = [](std::vector<internal::UniqueFd> fds, const std::string& says) {
+        ChildProcess::Options options;
+        options.inherit = std::move(fds);
+        try {
+            ChildProcess::start("/bin/true", {}, {}, std::move(options));
+            ADD_FAILURE() << "started with a bad inherit list (" << says << ")";
+        } catch (const radial::plugin::Error& e) {
+            EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+            EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+        }
+    };
+    std::vector<internal::UniqueFd> closed;
+    closed.emplace_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    closed.emplace_back();
+    refused(std::move(closed), "is not open");
+    // One descriptor owned twice: closed twice when the refused options go (the second close
+    // fails harmlessly; this test's thread is the only one opening descriptors).
+    const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    std::vector<internal::UniqueFd> twice;
+    twice.emplace_back(fd);
+    twice.emplace_back(fd);
+    refused(std::move(twice), "named twice");
+    EXPECT_EQ(zombie_children(), 0);
+}
+
+TEST(plugin_support_child_process, AStatusTheKernelLostIsNeitherAnExitNorASignal) {
+    // SIGCHLD ignored: the kernel reaps the child itself and waitpid says ECHILD.
+    struct sigaction ignore {
+    }, before{};
+    ignore.sa_handler = SIG_IGN;
+    ASSERT_EQ(::sigaction(SIGCHLD, &ignore, &before), 0);
+    ChildProcess child = ChildProcess::start("/bin/sh", {"-c", "exit 5"}, {});
+    Finished f = finish(child);
+    ::sigaction(SIGCHLD, &before, nullptr);
+    EXPECT_FALSE(f.status.exited) << "a lost status reported as exit " << f.status.code;
+    EXPECT_EQ(f.status.signal, 0);
+}
+
+TEST(plugin_support_child_process, APlantedProgramInTheWorkingDirectoryIsNeverRun) {
+    // A relative PATH entry is this process's, not the child's working directory's.
+    const auto root = std::filesystem::temp_directory_path() /
+                      ("radial-child-path-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(root / "bin");
+    std::filesystem::create_directories(root / "wd" / "bin");
+    auto script = [](const std::filesystem::path& p, const std::string& says) {
+        std::ofstream(p) << "#!/bin/sh\necho " << says << "\n";
+        std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+    };
+    script(root / "bin" / "radial-tool", "ours");
+    script(root / "wd" / "bin" / "radial-tool", "planted");
+    const auto cwd = std::filesystem::current_path();
+    const char* old_path = std::getenv("PATH");
+    const std::string saved = old_path != nullptr ? old_path : "";
+    std::filesystem::current_path(root);
+    ::setenv("PATH", "bin", 1);
+    const std::filesystem::path found = ChildProcess::find_program("radial-tool");
+    ::setenv("PATH", saved.c_str(), 1);
+    std::filesystem::current_path(cwd);
+    EXPECT_TRUE(found.is_absolute()) << found;
+    ChildProcess::Options options;
+    options.workdir = root / "wd";
+    ChildProcess child = ChildProcess::start(found, {}, {}, std::move(options));
+    EXPECT_EQ(finish(child).out, "ours\n");
+    std::filesystem::remove_all(root);
+}
+
+TEST(plugin_support_child_process, AParentWithoutStandardStreamsStillGivesTheChildItsPipes) {
+    // Run in a child of the test (its descriptors 0-2 closed there only): the pipes the library
+    // makes would otherwise be 0-2 themselves.
+    EXPECT_EXIT(
+        {
+            ::close(0);
+            ::close(1);
+            ::close(2);
+            {
+                // A standard stream's number cannot be handed over: it is the child's own.
+                ChildProcess::Options options;
+                options.inherit.emplace_back(::open("/dev/null", O_RDONLY)); // 0
+                try {
+                    ChildProcess::start("/bin/true", {}, {}, std::move(options));
+                    ::_exit(13);
+                } catch (const radial::plugin::Error& e) {
+                    if (e.code() != RADIAL_E_INVALID) ::_exit(14);
+                }
+            }
+            int fds[2];
+            if (::pipe2(fds, O_CLOEXEC) != 0) ::_exit(10);
+            // fds[0] and fds[1] are 0 and 1 now: hand the read end over, above 2.
+            internal::UniqueFd given(::fcntl(fds[0], F_DUPFD_CLOEXEC, 3));
+            ::close(fds[0]);
+            if (::write(fds[1], "in\n", 3) != 3) ::_exit(11);
+            ::close(fds[1]);
+            const std::string n = std::to_string(given.get());
+            ChildProcess::Options options;
+            options.inherit.push_back(std::move(given));
+            ChildProcess child =
+                ChildProcess::start("/bin/sh", {"-c", "cat <&" + n + "; echo out; echo err >&2"},
+                                    {}, std::move(options));
+            Finished f = finish(child);
+            ::_exit(f.out == "in\nout\n" && f.err == "err\n" && f.status.code == 0 ? 0 : 12);
+        },
+        ::testing::ExitedWithCode(0), "");
 }
 
 } // namespace

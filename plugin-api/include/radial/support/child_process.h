@@ -9,14 +9,9 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-namespace boost::process {
-class child;
-}
 
 namespace radial::plugin_support {
 
@@ -27,15 +22,16 @@ struct ExitStatus {
     int signal = 0;      // terminating signal, without `exited`; 0 with neither: status lost
 };
 
-// Owns one child started with Boost.Process 1.74 (v1), synchronous API only: no Boost.Asio, so no
-// SIGCHLD handler is installed and only this child's own pid is ever waited for (ABI: plugins
-// must not touch signal dispositions nor reap children they did not start). Every descriptor it
-// holds is O_CLOEXEC. The child leads a process group of its own, and that group is the unit it
-// is ended by: a kill (a budget that ran out, a cancel, the destructor) SIGKILLs the whole group,
-// and when the child ends by itself whatever it left in its group is SIGKILLed before the child is
-// reaped — nothing it started outlives it (a process that made itself a session or group of its
-// own, as a daemon does, is not in the group). The destructor SIGKILLs a child that is still
-// running and reaps it, waiting at most 5 s. Move-only; one thread at a time.
+// Owns one child started with posix_spawn: only this child's own pid is ever waited for and no
+// SIGCHLD handler is installed (ABI: plugins must not touch signal dispositions nor reap children
+// they did not start). Every descriptor it holds is O_CLOEXEC, and none is ever inheritable in the
+// parent, so a fork elsewhere in the process takes none of them. The child leads a process group
+// of its own, and that group is the unit it is ended by: a kill (a budget that ran out, a cancel,
+// the destructor) SIGKILLs the whole group, and when the child ends by itself whatever it left in
+// its group is SIGKILLed before the child is reaped — nothing it started outlives it (a process
+// that made itself a session or group of its own, as a daemon does, is not in the group). The
+// destructor SIGKILLs a child that is still running and reaps it, waiting at most 5 s. Move-only;
+// one thread at a time.
 class ChildProcess {
 public:
     using Env = std::map<std::string, std::string>;
@@ -46,11 +42,11 @@ public:
         // memfd holding a script (docs/design.md §6.3: the environment goes over stdin, never on
         // argv). Invalid: /dev/null.
         internal::UniqueFd stdin_source;
-        // Descriptors the child keeps open beyond 0-2, each at the number it has here (read
-        // .get() before start to name it on the child's argv, e.g. bwrap's --args 3 becomes
-        // --args <fd>); its close-on-exec flag is cleared in the child only. The parent's copies
-        // are closed once the child has started. Every other descriptor of the parent stays
-        // closed-on-exec, as all of this library's are.
+        // Descriptors the child keeps open beyond 0-2, each at the number it has here (3 or above;
+        // read .get() before start to name it on the child's argv, e.g. bwrap's --args <fd>); its
+        // close-on-exec flag is cleared in the child only. The parent's copies are closed once
+        // the child has started. A descriptor of the parent without close-on-exec reaches the
+        // child too, as with any exec: open yours O_CLOEXEC, as this library does.
         std::vector<internal::UniqueFd> inherit;
         // The child's working directory; empty: the parent's.
         std::filesystem::path workdir;
@@ -59,15 +55,15 @@ public:
         std::string missing_fix = "install it or fix the configured path";
     };
 
-    // Starts `exe` (a path; argv[0] is the path) with `args` after it and exactly `env` as its
-    // environment: values are passed byte for byte (no list splitting on ';' or ':'). stdin is
-    // options.stdin_source or /dev/null; stdout and stderr are two pipes whose read ends are
-    // non-blocking. The child gets its own process group (a terminal's Ctrl-C aimed at the host
-    // does not reach it), an empty signal mask and default dispositions for the usual termination
-    // signals. Spawns within the plugin are serialised (a Boost 1.74 pipe is briefly not
-    // close-on-exec); [thread-safe]. Throws radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming
+    // Starts `exe` (a path, made absolute against this process's directory; argv[0] is the path)
+    // with `args` after it and exactly `env` as its environment: values are passed byte for byte
+    // (no list splitting on ';' or ':'). stdin is options.stdin_source or /dev/null; stdout and
+    // stderr are two pipes whose read ends are non-blocking. The child gets its own process group
+    // (a terminal's Ctrl-C aimed at the host does not reach it), an empty signal mask and default
+    // signal dispositions. [thread-safe]. Throws radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming
     // `exe` and options.missing_fix when it cannot be started, RADIAL_E_INVALID when
-    // options.workdir is not a directory, RADIAL_E_INTERNAL when pipes cannot be made.
+    // options.workdir is not a directory or options.inherit holds a descriptor that is closed,
+    // below 3 or named twice, RADIAL_E_INTERNAL when pipes cannot be made.
     static ChildProcess start(const std::filesystem::path& exe,
                               const std::vector<std::string>& args, const Env& env,
                               Options options);
@@ -76,8 +72,9 @@ public:
         return start(exe, args, env, Options{});
     }
 
-    // `program` itself when it holds a '/', else the first executable of that name in the
-    // parent's PATH; empty when there is none. [thread-safe]
+    // `program` made absolute when it holds a '/', else the first executable regular file of
+    // that name in this process's PATH (a relative PATH entry resolved against this process's
+    // directory, never a child's), absolute; empty when there is none. [thread-safe]
     static std::filesystem::path find_program(const std::string& program);
 
     ChildProcess(ChildProcess&&) noexcept;
@@ -86,7 +83,7 @@ public:
     ChildProcess& operator=(const ChildProcess&) = delete;
     ~ChildProcess();
 
-    pid_t pid() const noexcept;
+    pid_t pid() const noexcept { return pid_; }
     // Read ends of the child's stdout and stderr; reset() one to close it (e.g. at EOF).
     internal::UniqueFd& stdout_pipe() noexcept { return out_; }
     internal::UniqueFd& stderr_pipe() noexcept { return err_; }
@@ -106,10 +103,9 @@ public:
 
 private:
     void kill_group() noexcept;
-    ChildProcess(std::unique_ptr<boost::process::child> child, internal::UniqueFd out,
-                 internal::UniqueFd err);
+    ChildProcess(pid_t pid, internal::UniqueFd out, internal::UniqueFd err);
 
-    std::unique_ptr<boost::process::child> child_;
+    pid_t pid_ = -1; // -1 once moved from
     internal::UniqueFd out_;
     internal::UniqueFd err_;
     internal::UniqueFd exit_fd_;
