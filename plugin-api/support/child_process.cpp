@@ -178,8 +178,8 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe_in,
     }
     stdin_source = above_stdio(std::move(stdin_source));
 
-    // posix_spawn (glibc: a vfork-style clone that reports an exec failure through memory it
-    // shares with the parent) has no window in which a descriptor of ours is inheritable: every
+    // posix_spawn (docs/design.md §5.11: it reports an exec failure through memory it shares
+    // with the parent) has no window in which a descriptor of ours is inheritable: every
     // one stays close-on-exec in the parent, and a fork elsewhere in the process (radiald's,
     // another plugin's, another thread's) takes none of them. Boost.Process 1.74 had such a window
     // (its exec-error pipe), which blocked a start for the life of an unrelated child.
@@ -187,8 +187,8 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe_in,
     ::posix_spawn_file_actions_adddup2(&setup.actions, stdin_source.get(), 0);
     ::posix_spawn_file_actions_adddup2(&setup.actions, out.write.get(), 1);
     ::posix_spawn_file_actions_adddup2(&setup.actions, err.write.get(), 2);
-    // dup2 of a descriptor onto itself clears its close-on-exec flag in the child only (POSIX
-    // 2024; glibc since 2.29): the handed-over descriptors keep their numbers.
+    // dup2 of a descriptor onto itself clears its close-on-exec flag in the child only
+    // (docs/design.md §5.11): the handed-over descriptors keep their numbers.
     for (const auto& fd : options.inherit)
         ::posix_spawn_file_actions_adddup2(&setup.actions, fd.get(), fd.get());
     if (!options.workdir.empty())

@@ -114,13 +114,21 @@ bool BoxProcess::read_info(const std::function<void(const ProcessId&)>& on_init)
             on_init(init_);
         }
         // The box exists: what bwrap held back on stderr was the workload's after all.
-        if (!held_err_.empty() &&
-            out_->write(RADIAL_STREAM_STDERR, held_err_.data(), held_err_.size()) == false &&
-            out_->aborted())
-            pump_->output_aborted();
-        held_err_.clear();
+        release_held_err();
     }
     return true;
+}
+
+void BoxProcess::deliver(std::uint32_t stream, const char* data, std::size_t size) {
+    // Output::write is false also when there is no sink at all: only aborted() ends the run.
+    if (!out_->write(stream, data, size) && out_->aborted()) pump_->output_aborted();
+}
+
+void BoxProcess::release_held_err() {
+    if (held_err_.empty()) return;
+    const std::string held = std::move(held_err_);
+    held_err_.clear();
+    deliver(RADIAL_STREAM_STDERR, held.data(), held.size());
 }
 
 bool BoxProcess::read_output(internal::UniqueFd& fd, std::uint32_t stream) {
@@ -136,14 +144,8 @@ bool BoxProcess::read_output(internal::UniqueFd& fd, std::uint32_t stream) {
         held_err_.append(buffer_.data(), size);
         return true;
     }
-    if (stream == RADIAL_STREAM_STDERR && !held_err_.empty()) {
-        std::string held = std::move(held_err_);
-        held_err_.clear();
-        if (!out_->write(stream, held.data(), held.size()) && out_->aborted())
-            pump_->output_aborted();
-    }
-    // Output::write is false also when there is no sink at all: only aborted() ends the run.
-    if (!out_->write(stream, buffer_.data(), size) && out_->aborted()) pump_->output_aborted();
+    if (stream == RADIAL_STREAM_STDERR) release_held_err();
+    deliver(stream, buffer_.data(), size);
     return true;
 }
 

@@ -62,6 +62,10 @@ private:
         : child_(std::move(child)), info_(std::move(info)) {}
     bool read_info(const std::function<void(const ProcessId&)>& on_init);
     bool read_output(internal::UniqueFd& fd, std::uint32_t stream);
+    // Writes to the sink; a sink that aborted ends the run through the pump.
+    void deliver(std::uint32_t stream, const char* data, std::size_t size);
+    // Delivers what bwrap's stderr held back (once the box exists, or past the hold's bound).
+    void release_held_err();
 
     plugin_support::ChildProcess child_;
     internal::UniqueFd info_;

@@ -73,6 +73,19 @@ int descriptors_of(const struct stat& target) {
     return found;
 }
 
+// Expects starting `exe` with `options` to be refused with `code`, naming `says`.
+void expect_refused(const std::filesystem::path& exe, ChildProcess::Options options,
+                    std::int32_t code, const std::string& says,
+                    const std::vector<std::string>& args = {}) {
+    try {
+        ChildProcess::start(exe, args, {}, std::move(options));
+        ADD_FAILURE() << "started '" << exe.string() << "'; expected a refusal naming " << says;
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), code);
+        EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+}
+
 // The children of this process that are zombies (ended, not reaped).
 int zombie_children() { return ::radial::test::zombie_children_of(::getpid()); }
 
@@ -224,14 +237,8 @@ TEST(plugin_support_child_process, KillThenReapGivesSigkill) {
 }
 
 TEST(plugin_support_child_process, MissingExecutableIsUnavailableAndLeavesNoZombie) {
-    try {
-        ChildProcess::start("/nonexistent/docker", {"info"}, {});
-        FAIL() << "started a missing executable";
-    } catch (const radial::plugin::Error& e) {
-        EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
-        EXPECT_NE(std::string(e.what()).find("'/nonexistent/docker'"), std::string::npos)
-            << e.what();
-    }
+    expect_refused("/nonexistent/docker", {}, RADIAL_E_UNAVAILABLE, "'/nonexistent/docker'",
+                   {"info"});
     EXPECT_EQ(zombie_children(), 0);
 }
 
@@ -276,14 +283,8 @@ TEST(plugin_support_child_process, TheChildStartsInTheGivenWorkingDirectory) {
 TEST(plugin_support_child_process, AMissingWorkingDirectoryIsInvalidAndNamed) {
     ChildProcess::Options options;
     options.workdir = "/nonexistent/radial-workdir";
-    try {
-        ChildProcess::start("/bin/true", {}, {}, std::move(options));
-        FAIL() << "started in a missing working directory";
-    } catch (const radial::plugin::Error& e) {
-        EXPECT_EQ(e.code(), RADIAL_E_INVALID);
-        EXPECT_NE(std::string(e.what()).find("'/nonexistent/radial-workdir'"), std::string::npos)
-            << e.what();
-    }
+    expect_refused("/bin/true", std::move(options), RADIAL_E_INVALID,
+                   "'/nonexistent/radial-workdir'");
     EXPECT_EQ(zombie_children(), 0);
 }
 
@@ -300,13 +301,7 @@ TEST(plugin_support_child_process, InheritRefusesAClosedOrATwiceNamedDescriptor)
     auto refused = [](std::vector<internal::UniqueFd> fds, const std::string& says) {
         ChildProcess::Options options;
         options.inherit = std::move(fds);
-        try {
-            ChildProcess::start("/bin/true", {}, {}, std::move(options));
-            ADD_FAILURE() << "started with a bad inherit list (" << says << ")";
-        } catch (const radial::plugin::Error& e) {
-            EXPECT_EQ(e.code(), RADIAL_E_INVALID);
-            EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-        }
+        expect_refused("/bin/true", std::move(options), RADIAL_E_INVALID, says);
     };
     std::vector<internal::UniqueFd> closed;
     closed.emplace_back(::open("/dev/null", O_RDONLY | O_CLOEXEC));
