@@ -1,11 +1,9 @@
 #include "host_probe.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <radial/internal/names.h>
 #include <radial/internal/proc_file.h>
-#include <radial/support/child_process.h>
-#include <signal.h>
+#include <radial/support/cli_capture.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <stdexcept>
 
 namespace radial::conformance {
@@ -28,69 +25,31 @@ long status_kib(const char* field) {
     return -1;
 }
 
-extern "C" char** environ;
+// What a probe's report keeps of each stream (host_probe.h: "each cut at 64 KiB").
+constexpr std::size_t kKeptOutput = 64u << 10;
 
 } // namespace
 
 CommandResult run_command(const std::string& script, const std::vector<std::string>& args,
                           std::chrono::milliseconds budget) {
-    using Clock = std::chrono::steady_clock;
     CommandResult r;
-    // The harness's own environment (the author's probe may need DOCKER_HOST, PATH, ...).
-    plugin_support::ChildProcess::Env env;
-    for (char** e = environ; *e != nullptr; ++e) {
-        const std::string var(*e);
-        const auto eq = var.find('=');
-        if (eq != std::string::npos) env.emplace(var.substr(0, eq), var.substr(eq + 1));
-    }
     std::vector<std::string> words = {"-c", script, "radial-conformance"};
     words.insert(words.end(), args.begin(), args.end());
-    std::optional<plugin_support::ChildProcess> child;
+    plugin_support::CliOutput done;
     try {
-        child.emplace(plugin_support::ChildProcess::start("/bin/sh", words, env));
+        // The harness's own environment: the author's probe may need DOCKER_HOST, PATH, ...
+        done = plugin_support::capture_cli("/bin/sh", words, plugin_support::own_environment(),
+                                           budget);
     } catch (const std::exception& e) {
         r.problem = e.what();
         return r;
     }
-    const auto deadline = Clock::now() + budget;
-    internal::UniqueFd* pipes[2] = {&child->stdout_pipe(), &child->stderr_pipe()};
-    std::string* sinks[2] = {&r.out, &r.err};
-    char buf[4096];
-    bool timed_out = false;
-    while (pipes[0]->valid() || pipes[1]->valid()) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-        if (left.count() <= 0) {
-            timed_out = true;
-            break;
-        }
-        pollfd fds[2] = {{pipes[0]->get(), POLLIN, 0}, {pipes[1]->get(), POLLIN, 0}};
-        if (::poll(fds, 2, static_cast<int>(left.count())) < 0 && errno != EINTR) break;
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].revents == 0) continue;
-            const ssize_t got = ::read(pipes[i]->get(), buf, sizeof buf);
-            if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-            if (got <= 0) {
-                pipes[i]->reset();
-                continue;
-            }
-            if (sinks[i]->size() < (64u << 10))
-                sinks[i]->append(buf, static_cast<std::size_t>(got));
-        }
-    }
-    // The rest of the budget for the command to end once it closed its output.
-    std::optional<plugin_support::ExitStatus> status;
-    if (!timed_out)
-        status = child->reap_within(
-            std::max(std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()),
-                     std::chrono::milliseconds(0)));
-    if (!status) {
-        // Its own process group: this reaches it and whatever it started.
-        child->kill();
-        (void)child->reap_within(std::chrono::seconds(5));
-        return r;
-    }
+    r.out = done.out.substr(0, kKeptOutput);
+    r.err =
+        done.err.size() > kKeptOutput ? done.err.substr(done.err.size() - kKeptOutput) : done.err;
+    if (done.timed_out) return r; // its process group was SIGKILLed and the shell reaped
     r.finished = true;
-    r.status = status->exited ? status->code : 128 + status->signal;
+    r.status = done.status.exited ? done.status.code : 128 + done.status.signal;
     return r;
 }
 

@@ -47,12 +47,13 @@ std::vector<MarkedProcess> marked_processes(const std::string& value_prefix);
 struct CommandResult {
     bool finished = false; // it exited within its budget (else it was killed)
     int status = -1;       // its exit status when it exited, else -1
-    std::string out, err;  // what it wrote, each cut at 64 KiB
+    std::string out, err;  // what it wrote: stdout's first and stderr's last 64 KiB
     std::string problem;   // why it could not be started
 };
 
-// Runs `script` with /bin/sh -c, `args` as $1..., stdin /dev/null, in a process group of its
-// own that is SIGKILLed when `budget` passes. Only the harness's own probes (--verify-gone,
+// Runs `script` with /bin/sh -c, `args` as $1..., stdin /dev/null, the harness's environment, in
+// a process group of its own that is SIGKILLed when `budget` passes (the run support's
+// capture_cli). Only the harness's own probes (--verify-gone,
 // --cleanup) go through here: the command is the plugin author's, never the plugin's. Blocking;
 // thread-safe.
 CommandResult run_command(const std::string& script, const std::vector<std::string>& args,

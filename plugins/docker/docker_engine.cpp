@@ -1,12 +1,12 @@
 #include "docker_engine.h"
 
+#include <radial/support/cli_capture.h>
 #include <stdlib.h>
 
 #include <radial/plugin/runtime.hpp>
 
 #include "deadline.h"
 #include "docker_env.h"
-#include "support/cli_capture.h"
 #include "support/cli_text.h"
 
 namespace radial::docker {

@@ -4,14 +4,13 @@
 #pragma once
 
 #include <radial/support/child_process.h>
+#include <radial/support/cli_capture.h>
 
 #include <chrono>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "support/cli_capture.h"
 
 namespace radial::sandbox {
 

@@ -1,7 +1,7 @@
 #include "box_process.h"
 
 #include <fcntl.h>
-#include <poll.h>
+#include <radial/support/cli_capture.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -218,45 +218,21 @@ BoxOutcome BoxProcess::run(plugin::Output& out, std::uint64_t timeout_ms,
 int run_quietly(const std::vector<std::string>& argv, std::chrono::milliseconds budget,
                 std::string& output) {
     try {
-        const std::vector<std::string> args(argv.begin() + 1, argv.end());
-        ChildProcess::Options options;
+        plugin_support::CaptureOptions options;
         options.missing_fix = kInstallFix;
-        ChildProcess child =
-            ChildProcess::start(program(argv.at(0)), args, kBwrapEnv, std::move(options));
-        const auto deadline = Clock::now() + budget;
-        char buf[4096];
-        // Both pipes until both ended (the call and whatever it started have closed them).
-        for (;;) {
-            std::vector<pollfd> fds;
-            for (auto* fd : {&child.stdout_pipe(), &child.stderr_pipe()})
-                if (fd->valid()) fds.push_back({fd->get(), POLLIN, 0});
-            const auto left =
-                std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-            if (fds.empty() || left <= 0) break;
-            if (::poll(fds.data(), fds.size(), static_cast<int>(left)) < 0 && errno != EINTR)
-                throw Error(RADIAL_E_INTERNAL, std::string("poll failed: ") + std::strerror(errno));
-            for (auto* fd : {&child.stdout_pipe(), &child.stderr_pipe()}) {
-                if (!fd->valid()) continue;
-                ssize_t got = ::read(fd->get(), buf, sizeof buf);
-                if (got > 0 && output.size() < 4096)
-                    output.append(buf, static_cast<std::size_t>(got));
-                else if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
-                    fd->reset();
-            }
-        }
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        auto status = child.reap_within(std::max(left, 0ms));
-        if (!status) {
-            child.kill(); // the whole group: whatever a hung call started ends with it
+        const plugin_support::CliOutput r = plugin_support::capture_cli(
+            program(argv.at(0)), {argv.begin() + 1, argv.end()}, kBwrapEnv, budget, options);
+        output = (r.out + r.err).substr(0, 4096);
+        if (r.timed_out) {
             output = "'" + argv[0] + "' did not finish within " +
                      std::to_string(budget.count() / 1000) + " s";
             return -1;
         }
-        if (!status->exited) {
-            output += " (ended by signal " + std::to_string(status->signal) + ")";
+        if (!r.status.exited) {
+            output += " (ended by signal " + std::to_string(r.status.signal) + ")";
             return -1;
         }
-        return status->code;
+        return r.status.code;
     } catch (const Error& e) {
         output = e.what();
         return -1;

@@ -78,9 +78,10 @@ private:
     std::vector<char> buffer_ = std::vector<char>(64 * 1024);
 };
 
-// Runs `argv` (no shell; argv[0] looked up in PATH) with stdout and stderr captured, at most
-// `budget`. Returns the exit code (or -1 when it could not start, overran or was killed by a
-// signal, with `output` saying why). For preflight.
+// Runs `argv` (no shell; argv[0] looked up in PATH) with stdout and stderr captured (the run
+// support's capture_cli: the whole process group killed past `budget`). Returns the exit code (or
+// -1 when it could not start, overran or was killed by a signal, with `output` saying why). For
+// preflight.
 int run_quietly(const std::vector<std::string>& argv, std::chrono::milliseconds budget,
                 std::string& output);
 

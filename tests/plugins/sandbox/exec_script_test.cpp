@@ -4,6 +4,7 @@
 #include "exec_script.h"
 
 #include <gtest/gtest.h>
+#include <radial/support/cli_capture.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -12,7 +13,6 @@
 
 #include "../../support/plugin_error.h"
 #include "../../support/temp_dir.h"
-#include "support/cli_capture.h"
 
 namespace radial::sandbox {
 namespace {

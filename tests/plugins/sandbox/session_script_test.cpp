@@ -7,6 +7,7 @@
 #include "session_script.h"
 
 #include <gtest/gtest.h>
+#include <radial/support/cli_capture.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,7 +20,6 @@
 
 #include "../../support/host_processes.h"
 #include "../../support/temp_dir.h"
-#include "support/cli_capture.h"
 
 namespace radial::sandbox {
 namespace {

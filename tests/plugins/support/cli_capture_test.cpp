@@ -1,12 +1,13 @@
 // tests/plugins/support/cli_capture_test.cpp — short budgeted CLI calls
 // (plugins/support/cli_capture.cpp): the budget holds against a CLI that never answers, a cancel
 // descriptor interrupts a call, output is captured apart, a missing CLI is named.
-#include "support/cli_capture.h"
-
 #include <gtest/gtest.h>
+#include <radial/support/cli_capture.h>
 #include <radial/support/wake_event.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <radial/plugin/runtime.hpp>
 #include <thread>
 
@@ -107,6 +108,47 @@ TEST(plugin_support_cli_capture, FindExecutableNamesTheToolAndTheSetting) {
     }
     EXPECT_EQ(find_executable("sh", "shell", "binary", "x").filename(), "sh");
     EXPECT_EQ(find_executable("/bin/sh", "shell", "binary", "x"), "/bin/sh");
+}
+
+TEST(plugin_support_cli_capture,
+     FindExecutableNamesANonExecutableFileAndNeverReturnsARelativePath) {
+    test::TempDir dir("radial-find-exe");
+    const std::string plain = dir.write("docker", "#!/bin/sh\n"); // mode 0644
+    for (const std::string& not_runnable : {plain, dir.path()}) {
+        try {
+            find_executable(not_runnable, "docker CLI", "binary", "run.docker.binary");
+            ADD_FAILURE() << "took '" << not_runnable << "', which cannot be executed";
+        } catch (const radial::plugin::Error& e) {
+            EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+            EXPECT_NE(
+                std::string(e.what()).find("'" + not_runnable + "' is not an executable file"),
+                std::string::npos)
+                << e.what();
+        }
+    }
+    // A binary setting given relative to radiald's working directory is made absolute here, so
+    // a client started in another working directory still runs the same file.
+    const std::string relative = std::filesystem::relative("/bin/sh").string();
+    ASSERT_NE(relative.find('/'), std::string::npos) << relative;
+    const auto found = find_executable(relative, "shell", "binary", "x");
+    EXPECT_TRUE(found.is_absolute()) << found;
+}
+
+TEST(plugin_support_cli_capture, OwnEnvironmentIsThisProcesssEnvironmentValueForValue) {
+    ASSERT_EQ(::setenv("RADIAL_CLI_CAPTURE_TEST", "a=b c\n", 1), 0);
+    const ChildProcess::Env env = own_environment();
+    ::unsetenv("RADIAL_CLI_CAPTURE_TEST");
+    ASSERT_EQ(env.count("RADIAL_CLI_CAPTURE_TEST"), 1u);
+    EXPECT_EQ(env.at("RADIAL_CLI_CAPTURE_TEST"), "a=b c\n");
+    ASSERT_EQ(env.count("PATH"), 1u);
+    EXPECT_EQ(env.at("PATH"), std::getenv("PATH"));
+    // A call given it sees what this process sees.
+    ASSERT_EQ(::setenv("RADIAL_CLI_CAPTURE_SEEN", "seen by the call", 1), 0);
+    CliOutput r = capture_cli("/bin/sh", {"-c", "printf %s \"$RADIAL_CLI_CAPTURE_SEEN\""},
+                              own_environment(), 30s);
+    ::unsetenv("RADIAL_CLI_CAPTURE_SEEN");
+    ASSERT_TRUE(r.ok()) << r.err;
+    EXPECT_EQ(r.out, "seen by the call");
 }
 
 } // namespace

@@ -1,5 +1,6 @@
-// plugins/support/cli_capture.h — one short CLI call (docker ps, sbx ls, ...) run to completion
-// within a time budget, its output captured; and finding the CLI's executable.
+// radial/support/cli_capture.h — one short CLI call (docker ps, sbx ls, a preflight's
+// `--version`, a cleanup script) run to completion within a time budget, its output captured; and
+// finding the CLI's executable. Part of the run support (RadialPluginApi::RunSupport).
 #pragma once
 
 #include <radial/support/child_process.h>
@@ -46,8 +47,14 @@ CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::s
                       const ChildProcess::Env& env, std::chrono::milliseconds budget,
                       const CaptureOptions& options = {});
 
-// The executable for `binary`: itself when it contains '/', else the first match in PATH.
-// Resolved on every call (cheap; picks up an install made after startup). Throws
+// This process's own environment as a ChildProcess::Env, for a call that must see what its caller
+// sees (DOCKER_HOST, PATH, ...). A runtime's client calls usually want a fixed environment
+// instead (docs/design.md §5.11). [thread-safe] as long as nobody calls setenv meanwhile.
+ChildProcess::Env own_environment();
+
+// The executable for `binary`: itself when it contains '/', else the first executable match in
+// PATH (ChildProcess::find_program, always absolute). Resolved on every call (cheap; picks up an
+// install made after startup). Throws
 // radial::plugin::Error(RADIAL_E_UNAVAILABLE, `key`) "starting the <tool> '<binary>': <cause>;
 // install the <tool> or set <setting>" when it is absent or not executable, e.g. tool "docker
 // CLI", key "binary", setting "run.docker.binary". [thread-safe]

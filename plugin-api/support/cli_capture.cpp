@@ -1,10 +1,8 @@
-#include "support/cli_capture.h"
-
 #include <poll.h>
+#include <radial/support/cli_capture.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/process/search_path.hpp>
 #include <cerrno>
 #include <cstring>
 #include <radial/plugin/runtime.hpp>
@@ -42,6 +40,19 @@ void drain_into(internal::UniqueFd& fd, std::string& sink, std::size_t cap, bool
 }
 
 } // namespace
+
+extern "C" char** environ;
+
+ChildProcess::Env own_environment() {
+    ChildProcess::Env env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string_view var(*e);
+        const auto eq = var.find('=');
+        if (eq != std::string_view::npos)
+            env.emplace(std::string(var.substr(0, eq)), std::string(var.substr(eq + 1)));
+    }
+    return env;
+}
 
 CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::string>& args,
                       const ChildProcess::Env& env, std::chrono::milliseconds budget,
@@ -101,12 +112,10 @@ CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::s
 
 std::filesystem::path find_executable(const std::string& binary, std::string_view tool,
                                       std::string_view key, std::string_view setting) {
-    std::filesystem::path path;
-    if (binary.find('/') != std::string::npos)
-        path = binary;
-    else
-        path = boost::process::search_path(binary).string();
-    if (path.empty() || ::access(path.c_str(), X_OK) != 0)
+    const std::filesystem::path path = ChildProcess::find_program(binary);
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::is_regular_file(path, ec) ||
+        ::access(path.c_str(), X_OK) != 0)
         throw Error(RADIAL_E_UNAVAILABLE, std::string(key),
                     "starting the " + std::string(tool) + " '" + binary + "': " +
                         (path.empty() ? std::string("not found in PATH")
