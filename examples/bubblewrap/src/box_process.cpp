@@ -94,7 +94,7 @@ BoxProcess::~BoxProcess() {
 }
 
 void BoxProcess::kill_box() noexcept {
-    if (init_.pid > 0 && init_.alive()) ::kill(init_.pid, SIGKILL);
+    (void)init_.signal(SIGKILL);
     child_.kill();
 }
 
@@ -191,7 +191,7 @@ BoxOutcome BoxProcess::run(plugin::Output& out, std::uint64_t timeout_ms,
     auto status = child_.reap_within(kDrainAfterEnd);
     for (auto until = Clock::now() + kDrainAfterEnd;
          init_.pid > 0 && init_.alive() && Clock::now() < until;) {
-        ::kill(init_.pid, SIGKILL);
+        (void)init_.signal(SIGKILL);
         std::this_thread::sleep_for(10ms);
     }
     if (!status)

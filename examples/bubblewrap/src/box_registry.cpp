@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -47,6 +49,20 @@ bool ProcessId::alive() const {
     unsigned long long now = 0;
     if (pid <= 0 || !read_stat(pid, state, now)) return false;
     return now == start && state != 'Z' && state != 'X';
+}
+
+bool ProcessId::signal(int sig) const {
+    if (pid <= 0) return false;
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    if (pidfd < 0) {
+        if (errno != ENOSYS) return false; // ESRCH: gone already
+        return alive() && ::kill(pid, sig) == 0;
+    }
+    // The pidfd names whichever process had `pid` when it was opened; if that is still the
+    // recorded one now, it was then too, and a later reuse of the pid cannot redirect the signal.
+    const bool sent = alive() && ::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0) == 0;
+    ::close(pidfd);
+    return sent;
 }
 
 bool BoxEntry::live() const {

@@ -26,6 +26,11 @@ struct ProcessId {
     static std::optional<ProcessId> of(pid_t pid);
     // True while this very process exists and is not a zombie.
     bool alive() const;
+    // Sends `sig` to this very process and no other: the pid is pinned with a pidfd first and
+    // only then checked against the start time, so a pid reused meanwhile is never signalled.
+    // Returns false when the process is gone (nothing was sent). Kernels without pidfds (before
+    // 5.3) fall back to kill(2) after the check. Thread-safe.
+    bool signal(int sig) const;
 };
 
 // One box's entry.

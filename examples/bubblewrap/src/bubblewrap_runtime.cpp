@@ -260,8 +260,8 @@ void BubblewrapRuntime::kill_recorded(const std::string& label, Clock::time_poin
         auto e = registry_.read(label);
         if (!e || !e->live()) return;
         // Before bwrap is recorded the owner is still starting it: wait for the pids.
-        if (e->init.pid > 0 && e->init.alive()) ::kill(e->init.pid, SIGKILL);
-        if (e->bwrap.pid > 0 && e->bwrap.alive()) ::kill(e->bwrap.pid, SIGKILL);
+        (void)e->init.signal(SIGKILL);
+        (void)e->bwrap.signal(SIGKILL);
         if (Clock::now() > deadline)
             throw Error(RADIAL_E_TIMEOUT, "box '" + label + "' was still running 10 s after kill");
         std::this_thread::sleep_for(20ms);
