@@ -7,6 +7,7 @@
 #include <radial/support/run_pump.h>
 #include <radial/support/run_registry.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -195,7 +196,14 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
     pump_options.box_fd = child->exit_fd();
     if (pump_options.box_fd < 0) pump_options.check_every = std::chrono::milliseconds(100);
     plugin_support::PumpBox box;
-    box.ended = [&] { return child->try_reap().has_value(); };
+    // Ended, but not reaped: while the leader is an unreaped zombie its pid, and with it the
+    // group id kill() signals, cannot be taken by another process (reaped below, after the
+    // registry forgot the group).
+    box.ended = [&] {
+        siginfo_t info{};
+        return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+               info.si_pid == pid;
+    };
     box.stop = [&](const plugin_support::StopRequest&) {
         child->kill(); // its whole process group
         return true;
@@ -219,6 +227,10 @@ radial::plugin::RunResult HostProcessRuntime::run(const ContainerSpec& spec,
     pump.watch(child->stdout_pipe().get(), pipe_reader(child->stdout_pipe(), RADIAL_STREAM_STDOUT));
     pump.watch(child->stderr_pipe().get(), pipe_reader(child->stderr_pipe(), RADIAL_STREAM_STDERR));
     const plugin_support::PumpResult ran = pump.run();
+    {
+        std::lock_guard lock(reg.mutex);
+        reg.boxes[spec.label].pgid = 0; // kill() signals the group no more: it is reaped next
+    }
     child->kill(); // background processes of the workload go with it
     const auto status = child->reap_within(std::chrono::seconds(10));
     std::uint32_t flags = 0;
