@@ -166,6 +166,13 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe_in,
     std::error_code abs_ec;
     const std::filesystem::path exe =
         exe_in.is_relative() ? std::filesystem::absolute(exe_in, abs_ec) : exe_in;
+    if (abs_ec || exe.empty())
+        throw Error(RADIAL_E_INVALID,
+                    "starting '" + exe_in.string() +
+                        "': a relative program is looked up from this process's working "
+                        "directory, which is not reachable (" +
+                        (abs_ec ? abs_ec.message() : std::string("empty path")) +
+                        "); give its absolute path");
 
     Pipe out = make_pipe("stdout");
     Pipe err = make_pipe("stderr");

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "../../support/host_processes.h"
+#include "../../support/temp_dir.h"
 
 namespace radial::plugin_support {
 namespace {
@@ -392,6 +393,29 @@ TEST(plugin_support_child_process, AParentWithoutStandardStreamsStillGivesTheChi
                                     {}, std::move(options));
             Finished f = finish(child);
             ::_exit(f.out == "in\nout\n" && f.err == "err\n" && f.status.code == 0 ? 0 : 12);
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+TEST(plugin_support_child_process, ARelativeProgramWithTheWorkingDirectoryGoneIsInvalidAndNamed) {
+    // In a child of the test: its working directory is removed there only.
+    test::TempDir dir("radial-gone-cwd");
+    const std::string gone = dir / "cwd";
+    ASSERT_EQ(::mkdir(gone.c_str(), 0700), 0);
+    EXPECT_EXIT(
+        {
+            if (::chdir(gone.c_str()) != 0 || ::rmdir(gone.c_str()) != 0) ::_exit(10);
+            try {
+                ChildProcess::start("bin/sh", {"-c", "exit 0"}, {});
+                ::_exit(11);
+            } catch (const radial::plugin::Error& e) {
+                const std::string what = e.what();
+                ::_exit(e.code() == RADIAL_E_INVALID &&
+                                what.find("starting 'bin/sh'") != std::string::npos &&
+                                what.find("give its absolute path") != std::string::npos
+                            ? 0
+                            : 12);
+            }
         },
         ::testing::ExitedWithCode(0), "");
 }
