@@ -3,15 +3,16 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <radial/internal/temp_dir.h>
+#include <radial/support/cli_capture.h>
 #include <unistd.h>
 
-#include <boost/process.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <radial/host/template_client.hpp>
@@ -30,7 +31,6 @@
 namespace radial::cli {
 namespace {
 
-namespace bp = boost::process;
 namespace fs = std::filesystem;
 using Ms = std::chrono::milliseconds;
 
@@ -83,21 +83,13 @@ internal::TempDir archive_dir() {
     }
 }
 
-// `exe` looked up in PATH when it has no '/'. Throws ExportError naming the flag to use.
+// `exe` looked up in PATH when it has no '/' (always absolute). Throws ExportError naming the flag.
 std::string find_program(const std::string& exe, const char* flag) {
-    if (exe.find('/') != std::string::npos) return exe;
-    auto found = bp::search_path(exe);
+    const fs::path found = plugin_support::ChildProcess::find_program(exe);
     if (found.empty())
         throw ExportError(
             fmt::format("'{}' is not in PATH; install it or give its path with {}", exe, flag));
     return found.string();
-}
-
-std::string read_text(const fs::path& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 // Waits up to `wait` for a stop signal (Ctrl-C, SIGTERM, a closed terminal); its number, or 0.
@@ -113,48 +105,56 @@ ExportError interrupted(const std::string& step, int signo) {
                                    ::strsignal(signo)));
 }
 
-// Waits for `c` while `budget` lasts, calling `tick` every 250 ms; past the budget, or at a stop
-// signal, the child is killed and reaped, and budget.exceeded(step) or interrupted() is thrown.
-template <class Tick>
-void wait_within(bp::child& c, const Budget& budget, daemon::StopSignals& signals,
-                 const std::string& step, Tick&& tick) {
-    std::error_code ec;
-    while (c.running(ec)) {
-        if (budget.expired()) {
-            c.terminate(ec); // SIGKILL, and reaped
-            throw budget.exceeded(step);
-        }
-        if (const int signo = wait_for_stop(signals, std::min(Ms(250), budget.remaining()))) {
-            c.terminate(ec);
-            throw interrupted(step, signo);
-        }
-        tick();
+// Runs `docker` with `args` to its end within what is left of the export's budget, with this
+// command's environment (DOCKER_HOST, ...), calling `tick` about every 250 ms. Past the budget,
+// or at a stop signal, the client's process group is killed and reaped and budget.exceeded(step)
+// or interrupted() is thrown; so is ExportError when it cannot be started.
+plugin_support::CliOutput run_step(const std::string& docker, const std::vector<std::string>& args,
+                                   const Budget& budget, daemon::StopSignals& signals,
+                                   const std::string& step, std::function<void()> tick = {}) {
+    plugin_support::CaptureOptions options;
+    options.cancel_fd = signals.fd();
+    options.missing_fix = "install the docker CLI or give its path with --docker";
+    options.tick = std::move(tick);
+    plugin_support::CliOutput done;
+    try {
+        done = plugin_support::capture_cli(docker, args, plugin_support::own_environment(),
+                                           budget.remaining(), options);
+    } catch (const std::exception& e) {
+        throw ExportError(fmt::format("{} could not run: {}", step, e.what()));
     }
-    c.wait(ec);
+    if (done.cancelled) {
+        const std::vector<int> taken = signals.take_each();
+        if (taken.empty()) throw ExportError(fmt::format("{} was stopped: interrupted", step));
+        throw interrupted(step, taken.front());
+    }
+    if (done.timed_out) throw budget.exceeded(step);
+    return done;
 }
 
-// `docker image inspect` of `image`: its size in bytes. The answer goes through a file in `dir`,
-// so that waiting for it can be bounded. Throws ExportError when the image is not local.
-std::uintmax_t image_size(const std::string& docker, const std::string& image, const fs::path& dir,
-                          const Budget& budget, daemon::StopSignals& signals) {
-    const fs::path out = dir / "inspect.txt";
-    // The redirections read as template brackets to clang-format.
-    // clang-format off
-    bp::child c(docker, std::vector<std::string>{"image", "inspect", "--format", "{{.Size}}", image},
-                bp::std_in < bp::null, (bp::std_out & bp::std_err) > out.string());
-    // clang-format on
-    wait_within(c, budget, signals, fmt::format("'{} image inspect'", docker), [] {});
-    const std::string text = read_text(out);
-    if (c.exit_code() != 0) {
+// How a client's end reads in a message: "exit 3" or "signal 9".
+std::string ending_text(const plugin_support::ExitStatus& status) {
+    return status.exited ? fmt::format("exit {}", status.code)
+                         : fmt::format("signal {}", status.signal);
+}
+
+// `docker image inspect` of `image`: its size in bytes. Throws ExportError when the image is not
+// local.
+std::uintmax_t image_size(const std::string& docker, const std::string& image, const Budget& budget,
+                          daemon::StopSignals& signals) {
+    const plugin_support::CliOutput done =
+        run_step(docker, {"image", "inspect", "--format", "{{.Size}}", image}, budget, signals,
+                 fmt::format("'{} image inspect'", docker));
+    if (!done.ok()) {
         std::string message, line;
-        std::istringstream in(text);
+        std::istringstream in(done.out + done.err);
         while (std::getline(in, line))
             if (!line.empty() && line != "[]") message += (message.empty() ? "" : "; ") + line;
         throw ExportError(fmt::format(
             "image '{}' is not in the local Docker Engine ({}); build it (or pull it) first", image,
-            message));
+            message.empty() ? ending_text(done.status) : message));
     }
-    return std::strtoull(text.c_str(), nullptr, 10);
+    return std::strtoull(done.out.c_str(), nullptr, 10);
 }
 
 std::string mib(std::uintmax_t bytes) { return fmt::format("{:.1f} MiB", bytes / 1048576.0); }
@@ -173,31 +173,28 @@ std::uintmax_t bytes_under(const fs::path& dir) {
 // terminal, a line at each quarter otherwise (logs).
 void save_image(const std::string& docker, const std::string& image, std::uintmax_t size,
                 const fs::path& archive, const Budget& budget, daemon::StopSignals& signals) {
-    const fs::path err_file = archive.parent_path() / "save-errors.txt";
-    // clang-format off
-    bp::child c(docker, std::vector<std::string>{"image", "save", "-o", archive.string(), image},
-                bp::std_in < bp::null, bp::std_out > bp::null, bp::std_err > err_file.string());
-    // clang-format on
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     int quarters = 0;
     const std::string step = fmt::format("saving image '{}' with '{} image save'", image, docker);
-    wait_within(c, budget, signals, step, [&] {
-        const auto written = bytes_under(archive.parent_path());
-        if (size == 0) return;
-        if (tty) {
-            fmt::print(stderr, "\rsaving '{}': {} of about {}", image, mib(written), mib(size));
-        } else if (quarters < 3 &&
-                   written * 4 >= size * static_cast<std::uintmax_t>(quarters + 1)) {
-            fmt::print(stderr, "saving '{}': {} of about {}\n", image, mib(written), mib(size));
-            quarters = static_cast<int>(std::min<std::uintmax_t>(3, written * 4 / size));
-        }
-    });
+    const plugin_support::CliOutput done = run_step(
+        docker, {"image", "save", "-o", archive.string(), image}, budget, signals, step, [&] {
+            const auto written = bytes_under(archive.parent_path());
+            if (size == 0) return;
+            if (tty) {
+                fmt::print(stderr, "\rsaving '{}': {} of about {}", image, mib(written), mib(size));
+            } else if (quarters < 3 &&
+                       written * 4 >= size * static_cast<std::uintmax_t>(quarters + 1)) {
+                fmt::print(stderr, "saving '{}': {} of about {}\n", image, mib(written), mib(size));
+                quarters = static_cast<int>(std::min<std::uintmax_t>(3, written * 4 / size));
+            }
+        });
     if (tty) fmt::print(stderr, "\n");
-    if (c.exit_code() != 0) {
+    if (!done.ok()) {
         std::string message, line;
-        std::istringstream in(read_text(err_file));
+        std::istringstream in(done.err);
         while (std::getline(in, line)) message += (message.empty() ? "" : " ") + line;
-        throw ExportError(fmt::format("{} failed (exit {}): {}", step, c.exit_code(), message));
+        throw ExportError(
+            fmt::format("{} failed ({}): {}", step, ending_text(done.status), message));
     }
     std::error_code ec;
     fmt::print(stderr, "saved '{}': {}\n", image, mib(fs::file_size(archive, ec)));
@@ -322,7 +319,7 @@ int run_template_export_command(const TemplateOptions& o) {
         daemon::StopSignals signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
         const Budget budget(budget_ms);
         const internal::TempDir dir = archive_dir();
-        const std::uintmax_t size = image_size(docker, o.image, dir.path(), budget, signals);
+        const std::uintmax_t size = image_size(docker, o.image, budget, signals);
         client.preflight(); // under the runtime's own call deadline, then checked against ours
         if (budget.expired()) throw budget.exceeded("the runtime's preflight");
         const fs::path archive = dir.path() / "template.tar";

@@ -63,7 +63,12 @@ CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::s
     ChildProcess child = ChildProcess::start(exe, args, env, std::move(start_options));
     CliOutput result;
     auto drained_by = Clock::time_point::max();
+    auto next_tick = Clock::now() + options.tick_every;
     for (;;) {
+        if (options.tick && Clock::now() >= next_tick) {
+            options.tick();
+            next_tick = Clock::now() + options.tick_every;
+        }
         auto& out = child.stdout_pipe();
         auto& err = child.stderr_pipe();
         bool pipes_open = out.valid() || err.valid();
@@ -91,6 +96,12 @@ CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::s
             fds[n++] = {options.cancel_fd, POLLIN, 0};
         }
         int wait_ms = static_cast<int>(std::clamp<long long>(left.count(), 0, 1000));
+        if (options.tick)
+            wait_ms = std::min<int>(
+                wait_ms,
+                static_cast<int>(std::max<long long>(
+                    0, std::chrono::ceil<std::chrono::milliseconds>(next_tick - Clock::now())
+                           .count())));
         if (!pipes_open && !child.reaped()) {
             if (child.exit_fd() >= 0)
                 fds[n++] = {child.exit_fd(), POLLIN, 0};

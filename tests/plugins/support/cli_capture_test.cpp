@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 #include <radial/support/cli_capture.h>
 #include <radial/support/wake_event.h>
+#include <signal.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <radial/plugin/runtime.hpp>
+#include <stdexcept>
 #include <thread>
 
 #include "../../support/process_probe.h"
@@ -93,6 +96,42 @@ TEST(plugin_support_cli_capture, TheCancelDescriptorInterruptsTheCall) {
     EXPECT_LT(Clock::now() - start, 3s);
     EXPECT_TRUE(r.cancelled);
     EXPECT_FALSE(r.timed_out);
+}
+
+TEST(plugin_support_cli_capture, TheTickRunsWhileTheCallRuns) {
+    // The call ends only once the third tick has made the file it waits for.
+    test::TempDir dir("radial-cli-tick");
+    const std::string go = dir / "go";
+    int ticks = 0;
+    CaptureOptions options;
+    options.tick_every = 20ms;
+    options.tick = [&] {
+        if (++ticks == 3) dir.write("go", "");
+    };
+    CliOutput r =
+        capture_cli("/bin/sh", {"-c", "while [ ! -e \"$0\" ]; do sleep 0.02; done; echo done", go},
+                    {{"PATH", "/usr/bin:/bin"}}, 120s, options);
+    ASSERT_TRUE(r.ok()) << r.err;
+    EXPECT_EQ(r.out, "done\n");
+    EXPECT_GE(ticks, 3);
+}
+
+TEST(plugin_support_cli_capture, ATickThatThrowsEndsTheCallAndItsClient) {
+    test::TempDir dir("radial-cli-tick-throws");
+    const std::string pid_file = dir / "pid";
+    CaptureOptions options;
+    options.tick_every = 10ms;
+    options.tick = [&] {
+        if (!test::read_file(pid_file).empty()) throw std::runtime_error("stop here");
+    };
+    EXPECT_THROW(capture_cli("/bin/sh", {"-c", "echo $$ > \"$0\"; exec sleep 60", pid_file},
+                             {{"PATH", "/usr/bin:/bin"}}, 120s, options),
+                 std::runtime_error);
+    const pid_t pid = static_cast<pid_t>(std::stol(test::read_file(pid_file)));
+    ASSERT_GT(pid, 0);
+    // Killed and reaped before the exception left the call: no such process any more.
+    EXPECT_NE(::kill(pid, 0), 0);
+    EXPECT_EQ(errno, ESRCH);
 }
 
 TEST(plugin_support_cli_capture, FindExecutableNamesTheToolAndTheSetting) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,11 @@ struct CaptureOptions {
     int cancel_fd = -1;
     // The fix named when the executable cannot be started (ChildProcess::Options::missing_fix).
     std::string missing_fix = "install it or fix the configured path";
+    // Called on the calling thread about every `tick_every` while the call runs (e.g. to show
+    // the progress of a long call); empty: none. An exception it throws ends the call (the
+    // client is killed and reaped) and propagates.
+    std::function<void()> tick;
+    std::chrono::milliseconds tick_every{250};
 };
 
 // Runs `exe` with `args` and exactly `env`, stdin on /dev/null, and waits for it to end and its
