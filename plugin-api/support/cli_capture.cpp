@@ -63,11 +63,13 @@ CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::s
     ChildProcess child = ChildProcess::start(exe, args, env, std::move(start_options));
     CliOutput result;
     auto drained_by = Clock::time_point::max();
-    auto next_tick = Clock::now() + options.tick_every;
+    // At least a millisecond apart: a zero interval must not make the wait a busy loop.
+    const auto tick_every = std::max(options.tick_every, std::chrono::milliseconds(1));
+    auto next_tick = Clock::now() + tick_every;
     for (;;) {
         if (options.tick && Clock::now() >= next_tick) {
             options.tick();
-            next_tick = Clock::now() + options.tick_every;
+            next_tick = Clock::now() + tick_every;
         }
         auto& out = child.stdout_pipe();
         auto& err = child.stderr_pipe();

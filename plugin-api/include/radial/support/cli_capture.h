@@ -39,7 +39,7 @@ struct CaptureOptions {
     // the progress of a long call); empty: none. An exception it throws ends the call (the
     // client is killed and reaped) and propagates.
     std::function<void()> tick;
-    std::chrono::milliseconds tick_every{250};
+    std::chrono::milliseconds tick_every{250}; // at least 1 ms is used
 };
 
 // Runs `exe` with `args` and exactly `env`, stdin on /dev/null, and waits for it to end and its
