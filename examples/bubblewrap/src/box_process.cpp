@@ -229,7 +229,9 @@ int run_quietly(const std::vector<std::string>& argv, std::chrono::milliseconds 
             return -1;
         }
         if (!r.status.exited) {
-            output += " (ended by signal " + std::to_string(r.status.signal) + ")";
+            output += r.status.signal != 0
+                          ? " (ended by signal " + std::to_string(r.status.signal) + ")"
+                          : " (its exit status was lost: another part of the process reaped it)";
             return -1;
         }
         return r.status.code;
