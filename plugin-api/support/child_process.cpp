@@ -153,6 +153,15 @@ ChildProcess ChildProcess::start(const std::filesystem::path& exe_in,
                                  const std::vector<std::string>& args, const Env& env,
                                  Options options) {
     check_inherit(options.inherit);
+    // "NAME=VALUE" is split at the first '=': a name holding one would reach the child as
+    // another variable with another value.
+    for (const auto& entry : env)
+        if (entry.first.empty() || entry.first.find('=') != std::string::npos ||
+            entry.first.find('\0') != std::string::npos)
+            throw Error(RADIAL_E_INVALID,
+                        "starting '" + exe_in.string() + "': environment variable name '" +
+                            entry.first +
+                            "' is empty or holds '=' or NUL; no program could read it");
     if (!options.workdir.empty()) {
         std::error_code ec;
         if (!std::filesystem::is_directory(options.workdir, ec))

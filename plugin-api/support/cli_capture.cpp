@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <poll.h>
 #include <radial/support/cli_capture.h>
 #include <unistd.h>
@@ -57,7 +58,13 @@ ChildProcess::Env own_environment() {
 CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::string>& args,
                       const ChildProcess::Env& env, std::chrono::milliseconds budget,
                       const CaptureOptions& options) {
-    auto deadline = Clock::now() + budget;
+    // A budget past a century is no deadline in effect, and now + it must not overflow the clock.
+    const auto deadline = Clock::now() + std::min<std::chrono::milliseconds>(
+                                             budget, std::chrono::hours(24 * 365 * 100));
+    if (options.cancel_fd >= 0 && ::fcntl(options.cancel_fd, F_GETFD) < 0)
+        throw Error(RADIAL_E_INVALID, "running '" + exe.string() + "': cancel_fd " +
+                                          std::to_string(options.cancel_fd) +
+                                          " is not an open descriptor");
     ChildProcess::Options start_options;
     start_options.missing_fix = options.missing_fix;
     ChildProcess child = ChildProcess::start(exe, args, env, std::move(start_options));
@@ -84,9 +91,15 @@ CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::s
         }
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::min(deadline, drained_by) - Clock::now());
-        if (left.count() <= 0 && !child.reaped()) {
-            result.timed_out = true;
-            return result; // ~ChildProcess kills and reaps the client
+        if (left.count() <= 0) {
+            if (!child.reaped()) {
+                result.timed_out = true;
+                return result; // ~ChildProcess kills and reaps the client
+            }
+            // The client ended within the budget; whatever still holds its pipes (a process of
+            // another session) keeps them, and the call ends with what arrived.
+            result.status = *child.try_reap();
+            return result;
         }
         pollfd fds[4];
         nfds_t n = 0;
@@ -104,17 +117,32 @@ CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::s
                 static_cast<int>(std::max<long long>(
                     0, std::chrono::ceil<std::chrono::milliseconds>(next_tick - Clock::now())
                            .count())));
-        if (!pipes_open && !child.reaped()) {
+        // The client's end is watched while its pipes are open too: a process it left behind may
+        // hold them, and the one more second starts when the client ends, not when poll next
+        // wakes.
+        if (!child.reaped()) {
             if (child.exit_fd() >= 0)
                 fds[n++] = {child.exit_fd(), POLLIN, 0};
             else
-                wait_ms = std::min(wait_ms, 5);
+                wait_ms = std::min(wait_ms, pipes_open ? 50 : 5);
         }
         if (::poll(fds, n, wait_ms) < 0 && errno != EINTR)
             throw Error(RADIAL_E_INTERNAL, std::string("waiting for '") + exe.string() +
                                                "': poll: " + std::strerror(errno) +
                                                "; report this bug");
-        if (cancel_at >= 0 && fds[cancel_at].revents != 0 && !child.reaped()) {
+        if (cancel_at >= 0 && (fds[cancel_at].revents & POLLNVAL) != 0)
+            throw Error(RADIAL_E_INVALID, "waiting for '" + exe.string() + "': cancel_fd " +
+                                              std::to_string(options.cancel_fd) +
+                                              " is not an open descriptor");
+        if (cancel_at >= 0 && fds[cancel_at].revents != 0) {
+            // A client that already ended is reported as it ended; the cancel only ends the wait
+            // for its pipes.
+            if (auto status = child.try_reap()) {
+                if (out.valid()) drain_into(out, result.out, kMaxOut, false);
+                if (err.valid()) drain_into(err, result.err, kMaxErr, true);
+                result.status = *status;
+                return result;
+            }
             result.cancelled = true;
             return result; // ~ChildProcess kills and reaps the client
         }

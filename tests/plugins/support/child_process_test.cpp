@@ -298,6 +298,21 @@ TEST(plugin_support_child_process, FindProgramSearchesPathOnlyForABareName) {
     EXPECT_TRUE(ChildProcess::find_program("").empty());
 }
 
+TEST(plugin_support_child_process, AnEnvironmentNameThatNoProgramCouldReadIsRefused) {
+    for (const std::string& name :
+         std::vector<std::string>{"X=Y", "", "=X", std::string("A\0B", 3)}) {
+        try {
+            ChildProcess::start("/bin/true", {}, {{name, "z"}});
+            ADD_FAILURE() << "started with the environment name '" << name << "'";
+        } catch (const radial::plugin::Error& e) {
+            EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+            EXPECT_NE(std::string(e.what()).find("environment variable name"), std::string::npos)
+                << e.what();
+        }
+    }
+    EXPECT_EQ(zombie_children(), 0);
+}
+
 TEST(plugin_support_child_process, InheritRefusesAClosedOrATwiceNamedDescriptor) {
     auto refused = [](std::vector<internal::UniqueFd> fds, const std::string& says) {
         ChildProcess::Options options;

@@ -1,10 +1,12 @@
 // tests/plugins/support/cli_capture_test.cpp — short budgeted CLI calls
 // (plugins/support/cli_capture.cpp): the budget holds against a CLI that never answers, a cancel
 // descriptor interrupts a call, output is captured apart, a missing CLI is named.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <radial/support/cli_capture.h>
 #include <radial/support/wake_event.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <cerrno>
 #include <chrono>
@@ -132,6 +134,113 @@ TEST(plugin_support_cli_capture, ATickThatThrowsEndsTheCallAndItsClient) {
     // Killed and reaped before the exception left the call: no such process any more.
     EXPECT_NE(::kill(pid, 0), 0);
     EXPECT_EQ(errno, ESRCH);
+}
+
+// CPU time this process has used so far (user and system).
+std::chrono::microseconds cpu_used() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return std::chrono::seconds(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           std::chrono::microseconds(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// The pid a script wrote to `path`, once it has written it whole.
+pid_t await_pid_file(const std::string& path) {
+    for (;;) {
+        const std::string text = test::read_file(path);
+        if (!text.empty() && text.back() == '\n') return static_cast<pid_t>(std::stol(text));
+        std::this_thread::sleep_for(5ms);
+    }
+}
+
+// Waits until `pid` has ended (a zombie or gone).
+void await_end_of(pid_t pid) {
+    for (;;) {
+        // hermetic-ok: the client this test started; gone reads as empty, not as an error
+        const std::string stat = test::read_file("/proc/" + std::to_string(pid) + "/stat");
+        const auto close = stat.rfind(')');
+        if (close == std::string::npos || stat.compare(close + 2, 1, "Z") == 0) return;
+        std::this_thread::sleep_for(5ms);
+    }
+}
+
+// A script's start that leaves a process of a session of its own holding the pipes for `seconds`,
+// its pid in "$0", and goes on only once that process has left the client's group (a kill of the
+// group when the client ends would otherwise still reach it).
+std::string leave_a_process(int seconds) {
+    return "setsid sh -c 'echo $$ > \"$0\".tmp; mv \"$0\".tmp \"$0\"; exec sleep " +
+           std::to_string(seconds) + "' \"$0\" & while [ ! -s \"$0\" ]; do sleep 0.01; done; ";
+}
+
+TEST(plugin_support_cli_capture, AClientThatEndedBeforeTheCancelIsReportedAsItEnded) {
+    // The client says "hi", leaves a process of another session holding its pipes and exits 0
+    // without writing again (nothing on the pipes tells the call it ended); the cancel comes only
+    // after it ended. The call reports the exit, not a cancel.
+    test::TempDir dir("radial-cli-ended-cancel");
+    const std::string left_pid = dir / "left", client_pid = dir / "client";
+    WakeEvent cancel;
+    std::thread canceller([&] {
+        await_end_of(await_pid_file(client_pid));
+        cancel.notify();
+    });
+    CaptureOptions options;
+    options.cancel_fd = cancel.fd();
+    CliOutput r = capture_cli(
+        "/bin/sh",
+        {"-c", "echo hi; " + leave_a_process(120) + "echo $$ > \"$1\"", left_pid, client_pid},
+        {{"PATH", "/usr/bin:/bin"}}, 120s, options);
+    canceller.join();
+    ::kill(await_pid_file(left_pid), SIGKILL); // this test's own process, in a session of its own
+    EXPECT_FALSE(r.cancelled);
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_TRUE(r.ok()) << "exited " << r.status.exited << " code " << r.status.code;
+    EXPECT_EQ(r.out, "hi\n");
+}
+
+TEST(plugin_support_cli_capture, APipeHeldPastTheBudgetIsWaitedForWithoutSpinning) {
+    // The client ends at once; a process of another session holds its pipes past the budget. The
+    // call ends at the budget with the client's status and has slept, not spun, meanwhile.
+    test::TempDir dir("radial-cli-held-pipes");
+    const std::string left_pid = dir / "left";
+    const auto cpu_before = cpu_used();
+    CliOutput r = capture_cli("/bin/sh", {"-c", leave_a_process(10) + "echo hi", left_pid},
+                              {{"PATH", "/usr/bin:/bin"}}, 600ms);
+    const auto cpu = cpu_used() - cpu_before;
+    // Present whenever the call saw "hi"; after a timeout the process may not have been left at
+    // all, and one left later ends by itself within 10 s.
+    if (!test::read_file(left_pid).empty()) ::kill(await_pid_file(left_pid), SIGKILL);
+    EXPECT_LT(cpu, 100ms) << "the wait for the held pipes spun";
+    if (!r.timed_out) { // a loaded machine may not even have started the client within 600 ms
+        EXPECT_TRUE(r.ok());
+        EXPECT_EQ(r.out, "hi\n");
+    }
+}
+
+TEST(plugin_support_cli_capture, ABudgetTooLargeForTheClockIsNoDeadline) {
+    for (const auto budget :
+         {std::chrono::milliseconds::max(), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                std::chrono::hours(24 * 365 * 1000))}) {
+        CliOutput r = capture_cli("/bin/sh", {"-c", "echo hi"}, {}, budget);
+        EXPECT_FALSE(r.timed_out);
+        EXPECT_TRUE(r.ok());
+        EXPECT_EQ(r.out, "hi\n");
+    }
+}
+
+TEST(plugin_support_cli_capture, ACancelDescriptorThatIsNotOpenIsInvalid) {
+    // Far above what this test has open (a low closed number would be the call's own pipes').
+    const int fd = 900;
+    ASSERT_EQ(::fcntl(fd, F_GETFD), -1);
+    CaptureOptions options;
+    options.cancel_fd = fd;
+    try {
+        capture_cli("/bin/sleep", {"120"}, {}, 120s, options);
+        FAIL() << "took a closed cancel descriptor";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_INVALID);
+        EXPECT_NE(std::string(e.what()).find("cancel_fd " + std::to_string(fd)), std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(plugin_support_cli_capture, FindExecutableNamesTheToolAndTheSetting) {

@@ -62,8 +62,9 @@ public:
     // (a terminal's Ctrl-C aimed at the host does not reach it), an empty signal mask and default
     // signal dispositions. [thread-safe]. Throws radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming
     // `exe` and options.missing_fix when it cannot be started, RADIAL_E_INVALID when
-    // options.workdir is not a directory or options.inherit holds a descriptor that is closed,
-    // below 3 or named twice, RADIAL_E_INTERNAL when pipes cannot be made.
+    // options.workdir is not a directory, options.inherit holds a descriptor that is closed,
+    // below 3 or named twice, an `env` name is empty or holds '=' or NUL, or `exe` is relative
+    // while this process's working directory is gone; RADIAL_E_INTERNAL when pipes cannot be made.
     static ChildProcess start(const std::filesystem::path& exe,
                               const std::vector<std::string>& args, const Env& env,
                               Options options);

@@ -43,11 +43,15 @@ struct CaptureOptions {
 };
 
 // Runs `exe` with `args` and exactly `env`, stdin on /dev/null, and waits for it to end and its
-// pipes to close within `budget` (ms); a grandchild holding the pipes after the client exited gets
-// one more second, no more. Past the budget, or when options.cancel_fd becomes readable, the
-// client is SIGKILLed and reaped and the result says timed_out / cancelled. Throws
-// radial::plugin::Error(RADIAL_E_UNAVAILABLE) when the client cannot be started,
-// RADIAL_E_INTERNAL when poll fails. [thread-safe] (each call owns its child).
+// pipes to close within `budget` (ms; a budget past a century counts as none); a process the client
+// left holding its pipes gets one more second from the client's end (and no more than the budget),
+// then the call returns the client's status with the output that arrived. Past the budget, or when
+// options.cancel_fd becomes readable (or hung up), a client still running is SIGKILLed with its
+// process group and reaped and the result says timed_out / cancelled; a client that had already
+// ended is reported as it ended. Throws radial::plugin::Error: RADIAL_E_UNAVAILABLE when the
+// client cannot be started, RADIAL_E_INVALID when cancel_fd is not an open descriptor or an
+// environment name is empty or holds '=', RADIAL_E_INTERNAL when poll fails. [thread-safe] (each
+// call owns its child).
 // Rationale: every external call has a budget (docs/design.md §5.3).
 CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::string>& args,
                       const ChildProcess::Env& env, std::chrono::milliseconds budget,
