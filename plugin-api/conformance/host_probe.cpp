@@ -57,7 +57,7 @@ long rss_kib() { return status_kib("VmRSS:"); }
 long peak_rss_kib() { return status_kib("VmHWM:"); }
 
 bool reset_peak_rss() {
-    // "5" resets VmHWM to the current RSS (Documentation/filesystems/proc.rst, clear_refs).
+    // Writing "5" to clear_refs resets VmHWM (the peak) to the current RSS.
     int fd = ::open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
     if (fd < 0) return false;
     bool ok = ::write(fd, "5", 1) == 1;

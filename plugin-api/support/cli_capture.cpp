@@ -134,20 +134,17 @@ CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::s
             throw Error(RADIAL_E_INVALID, "waiting for '" + exe.string() + "': cancel_fd " +
                                               std::to_string(options.cancel_fd) +
                                               " is not an open descriptor");
+        if (out.valid()) drain_into(out, result.out, kMaxOut, false);
+        if (err.valid()) drain_into(err, result.err, kMaxErr, true);
         if (cancel_at >= 0 && fds[cancel_at].revents != 0) {
             // A client that already ended is reported as it ended; the cancel only ends the wait
             // for its pipes.
-            if (auto status = child.try_reap()) {
-                if (out.valid()) drain_into(out, result.out, kMaxOut, false);
-                if (err.valid()) drain_into(err, result.err, kMaxErr, true);
+            if (auto status = child.try_reap())
                 result.status = *status;
-                return result;
-            }
-            result.cancelled = true;
-            return result; // ~ChildProcess kills and reaps the client
+            else
+                result.cancelled = true; // ~ChildProcess kills and reaps the client
+            return result;
         }
-        if (out.valid()) drain_into(out, result.out, kMaxOut, false);
-        if (err.valid()) drain_into(err, result.err, kMaxErr, true);
     }
 }
 

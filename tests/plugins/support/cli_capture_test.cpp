@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../../support/host_processes.h"
 #include "../../support/process_probe.h"
 #include "../../support/temp_dir.h"
 
@@ -124,12 +125,12 @@ TEST(plugin_support_cli_capture, ATickThatThrowsEndsTheCallAndItsClient) {
     CaptureOptions options;
     options.tick_every = 10ms;
     options.tick = [&] {
-        if (!test::read_file(pid_file).empty()) throw std::runtime_error("stop here");
+        if (test::pid_in(pid_file) > 0) throw std::runtime_error("stop here");
     };
     EXPECT_THROW(capture_cli("/bin/sh", {"-c", "echo $$ > \"$0\"; exec sleep 60", pid_file},
                              {{"PATH", "/usr/bin:/bin"}}, 120s, options),
                  std::runtime_error);
-    const pid_t pid = static_cast<pid_t>(std::stol(test::read_file(pid_file)));
+    const pid_t pid = test::pid_in(pid_file);
     ASSERT_GT(pid, 0);
     // Killed and reaped before the exception left the call: no such process any more.
     EXPECT_NE(::kill(pid, 0), 0);
@@ -144,24 +145,10 @@ std::chrono::microseconds cpu_used() {
            std::chrono::microseconds(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-// The pid a script wrote to `path`, once it has written it whole.
-pid_t await_pid_file(const std::string& path) {
-    for (;;) {
-        const std::string text = test::read_file(path);
-        if (!text.empty() && text.back() == '\n') return static_cast<pid_t>(std::stol(text));
-        std::this_thread::sleep_for(5ms);
-    }
-}
-
-// Waits until `pid` has ended (a zombie or gone).
-void await_end_of(pid_t pid) {
-    for (;;) {
-        // hermetic-ok: the client this test started; gone reads as empty, not as an error
-        const std::string stat = test::read_file("/proc/" + std::to_string(pid) + "/stat");
-        const auto close = stat.rfind(')');
-        if (close == std::string::npos || stat.compare(close + 2, 1, "Z") == 0) return;
-        std::this_thread::sleep_for(5ms);
-    }
+// Whether `pid` has ended (a zombie, or gone).
+bool ended(pid_t pid) {
+    const std::string state = test::stat_after_name(pid);
+    return state.empty() || state[0] == 'Z';
 }
 
 // A script's start that leaves a process of a session of its own holding the pipes for `seconds`,
@@ -180,17 +167,22 @@ TEST(plugin_support_cli_capture, AClientThatEndedBeforeTheCancelIsReportedAsItEn
     const std::string left_pid = dir / "left", client_pid = dir / "client";
     WakeEvent cancel;
     std::thread canceller([&] {
-        await_end_of(await_pid_file(client_pid));
+        // Bounded (a failure, not a hang): the cancel then comes early and the test fails.
+        pid_t client = 0;
+        test::wait_until([&] { return (client = test::pid_in(client_pid)) > 0; }, 60s);
+        test::wait_until([&] { return ended(client); }, 60s);
         cancel.notify();
     });
     CaptureOptions options;
     options.cancel_fd = cancel.fd();
     CliOutput r = capture_cli(
         "/bin/sh",
-        {"-c", "echo hi; " + leave_a_process(120) + "echo $$ > \"$1\"", left_pid, client_pid},
+        {"-c", "echo hi; " + leave_a_process(120) + "echo $$ > \"$1\".tmp; mv \"$1\".tmp \"$1\"",
+         left_pid, client_pid},
         {{"PATH", "/usr/bin:/bin"}}, 120s, options);
     canceller.join();
-    ::kill(await_pid_file(left_pid), SIGKILL); // this test's own process, in a session of its own
+    // This test's own process, in a session of its own; its pid was written before "hi".
+    if (const pid_t left = test::pid_in(left_pid); left > 0) ::kill(left, SIGKILL);
     EXPECT_FALSE(r.cancelled);
     EXPECT_FALSE(r.timed_out);
     EXPECT_TRUE(r.ok()) << "exited " << r.status.exited << " code " << r.status.code;
@@ -208,7 +200,7 @@ TEST(plugin_support_cli_capture, APipeHeldPastTheBudgetIsWaitedForWithoutSpinnin
     const auto cpu = cpu_used() - cpu_before;
     // Present whenever the call saw "hi"; after a timeout the process may not have been left at
     // all, and one left later ends by itself within 10 s.
-    if (!test::read_file(left_pid).empty()) ::kill(await_pid_file(left_pid), SIGKILL);
+    if (const pid_t left = test::pid_in(left_pid); left > 0) ::kill(left, SIGKILL);
     EXPECT_LT(cpu, 100ms) << "the wait for the held pipes spun";
     if (!r.timed_out) { // a loaded machine may not even have started the client within 600 ms
         EXPECT_TRUE(r.ok());
