@@ -223,9 +223,11 @@ void EgressBroker::revoke() noexcept {
     auto& sh = impl_->shared;
     if (sh.options.on_log && (sh.receipts_dropped > 0 || sh.empty_connections > 0))
         sh.options.on_log(fmt::format(
-            "egress: {} attempt(s) beyond the turn's {} receipts were not journaled; {} "
-            "connection(s) closed without a request",
-            sh.receipts_dropped, detail::kMostReceipts, sh.empty_connections.load()));
+            "egress: {} attempt(s) beyond the turn's {} receipts of attempts that opened "
+            "nothing, or its {} openings, were not journaled; {} connection(s) closed without a "
+            "request",
+            sh.receipts_dropped, detail::kMostReceipts, detail::kMostReceipts,
+            sh.empty_connections.load()));
     if (sh.options.on_log && sh.receipts_failed > 1)
         sh.options.on_log(
             fmt::format("egress: {} receipt(s) could not be stored", sh.receipts_failed));

@@ -302,19 +302,21 @@ void finish(BrokerShared& shared, Receipt& r) {
 
 } // namespace
 
-void BrokerShared::receipt(const Receipt& r) { store(options.on_receipt, r, false); }
+void BrokerShared::receipt(const Receipt& r) { store(options.on_receipt, r, Cap::unopened); }
 
-bool BrokerShared::opened(const Receipt& r) { return store(options.on_open, r, false); }
+bool BrokerShared::opened(const Receipt& r) { return store(options.on_open, r, Cap::openings); }
 
-bool BrokerShared::store(const std::function<void(const Receipt&)>& to, const Receipt& r,
-                         bool beyond_cap) {
+bool BrokerShared::store(const std::function<void(const Receipt&)>& to, const Receipt& r, Cap cap) {
     if (!to) return false;
     std::lock_guard lock(receipt_mutex);
-    if (receipts >= kMostReceipts && !beyond_cap) {
+    std::size_t* stored = cap == Cap::unopened   ? &unopened_stored
+                          : cap == Cap::openings ? &openings_stored
+                                                 : nullptr;
+    if (stored != nullptr && *stored >= kMostReceipts) {
         ++receipts_dropped;
         return false;
     }
-    ++receipts;
+    if (stored != nullptr) ++*stored;
     try {
         to(r);
         return true;
@@ -483,13 +485,15 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
         }
         r.verdict = "allowed";
         opened = shared.opened(r); // kept if radiald dies before the connection ends
-        r.bytes_out += forward.size();
+        // The receipt counts what reached the destination: nothing when the quota or the send
+        // stopped it.
         if (!count(shared.bytes_out, shared.options.ceiling.max_bytes_out, forward.size(),
                    "from the box", r.reason) ||
             !send_all(c.upstream, forward.data(), forward.size())) {
             if (r.reason.empty()) r.reason = "the destination closed the connection";
             return true;
         }
+        r.bytes_out += forward.size();
         relay(shared, c, r, body);
     } catch (const std::exception& e) {
         r.reason = fmt::format("broker error: {}", e.what());
@@ -512,9 +516,10 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
         }
     }
     r.ended_ms = epoch_ms();
-    // The end of a connection whose opening was journaled is journaled too, beyond the cap: a box
-    // cannot hide how a connection it opened ended behind a flood of refusals.
-    shared.store(shared.options.on_receipt, r, opened);
+    // The end of a connection whose opening was journaled is journaled too, beyond the caps: a
+    // box cannot hide how a connection it opened ended behind a flood of attempts.
+    shared.store(shared.options.on_receipt, r,
+                 opened ? BrokerShared::Cap::none : BrokerShared::Cap::unopened);
 }
 
 bool still_permitted(BrokerShared& shared, const Connection& c, const AllowRule& dest,

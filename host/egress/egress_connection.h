@@ -25,19 +25,22 @@ struct BrokerShared {
     std::mutex policy_mutex;
     TurnEgressRules rules;
     std::mutex receipt_mutex; // one on_receipt call at a time, and the counts below
-    std::size_t receipts = 0, receipts_dropped = 0, receipts_failed = 0;
-    // Stores `r` (at most kMostReceipts per turn with the opened ones; beyond, counted), one at a
-    // time.
+    std::size_t unopened_stored = 0, openings_stored = 0, receipts_dropped = 0, receipts_failed = 0;
+    // Which of the two caps a receipt counts towards, or none (the end of a connection whose
+    // opening was stored): refusals cannot use up what records the connections that opened.
+    enum class Cap { unopened, openings, none };
+    // Stores the receipt of an attempt that opened nothing (at most kMostReceipts per turn;
+    // beyond, counted), one at a time.
     void receipt(const Receipt& r);
-    // The same for a connection just opened to its destination (options.on_open); whether it was
-    // stored.
+    // The same for a connection just opened to its destination (options.on_open, at most
+    // kMostReceipts openings per turn); whether it was stored.
     bool opened(const Receipt& r);
-    // Stores `r` through `to`, within the cap unless `beyond_cap` (the end of a connection whose
-    // opening was stored). Whether it was stored.
-    bool store(const std::function<void(const Receipt&)>& to, const Receipt& r, bool beyond_cap);
+    // Stores `r` through `to` within `cap`. Whether it was stored.
+    bool store(const std::function<void(const Receipt&)>& to, const Receipt& r, Cap cap);
 };
 
-// Receipts a turn journals; attempts beyond are counted and summarised in the log.
+// Receipts a turn journals of attempts that opened nothing, and openings of connections each;
+// beyond, they are counted and summarised in the log.
 inline constexpr std::size_t kMostReceipts = 1000;
 
 // One box connection; its descriptors are closed by the destructor. `client` is the broker's

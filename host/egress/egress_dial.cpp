@@ -129,7 +129,10 @@ std::string dial_refusal(const EgressCeiling& ceiling, const std::vector<ip::add
                          const ip::address& a) {
     for (const auto& r : ceiling.allow_ranges)
         if (r.contains(a)) return {};
-    if (std::find(own.begin(), own.end(), a) != own.end())
+    // Compared unmapped: ::ffff:a.b.c.d reaches the same IPv4 host as a.b.c.d.
+    const ip::address plain = unmapped(a);
+    if (std::any_of(own.begin(), own.end(),
+                    [&](const ip::address& mine) { return unmapped(mine) == plain; }))
         return fmt::format(
             "{} is an address of this host, which no box reaches unless "
             "run.egress.allowRanges names it",

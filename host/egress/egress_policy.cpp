@@ -33,12 +33,12 @@ bool is_ip_literal(std::string_view host) {
 }
 
 // The address as IPv4 when it is an IPv4-mapped IPv6 one.
+} // namespace
+
 ip::address unmapped(const ip::address& a) {
     if (a.is_v6() && a.to_v6().is_v4_mapped()) return ip::make_address_v4(ip::v4_mapped, a.to_v6());
     return a;
 }
-
-} // namespace
 
 std::string AllowRule::text() const {
     return host.find(':') != std::string::npos ? fmt::format("[{}]:{}", host, port)
@@ -121,6 +121,17 @@ AddressRange parse_range(std::string_view text) {
         if (perr != std::errc() || end != p.data() + p.size() || r.prefix > most)
             throw PolicyError(
                 fmt::format("'{}': the prefix length must be a number from 0 to {}", text, most));
+    }
+    // Addresses are judged unmapped (contains), so a range written in IPv4-mapped form is its
+    // IPv4 range; one wider than the mapped block would mix both families and is refused.
+    if (r.base.is_v6() && r.base.to_v6().is_v4_mapped()) {
+        if (r.prefix < 96)
+            throw PolicyError(fmt::format(
+                "'{}': an IPv4-mapped range needs a prefix of at least 96; write its IPv4 range "
+                "and its IPv6 range separately",
+                text));
+        r.base = unmapped(r.base);
+        r.prefix -= 96;
     }
     return r;
 }

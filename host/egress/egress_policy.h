@@ -80,6 +80,10 @@ bool covers(const AllowRule& wider, const AllowRule& narrower);
 std::vector<AllowRule> narrow(const EgressCeiling& ceiling,
                               const std::vector<std::string>& requested);
 
+// `a` as IPv4 when it is an IPv4-mapped IPv6 address (::ffff:a.b.c.d), which reaches the same
+// IPv4 host; otherwise `a`. Pure.
+boost::asio::ip::address unmapped(const boost::asio::ip::address& a);
+
 // Why the broker may not connect to `address`, or empty when it may: in a denied range (built-in
 // or the ceiling's) and not in an allowRanges range. An IPv4-mapped IPv6 address is judged as
 // its IPv4 address. Pure.

@@ -73,8 +73,12 @@ bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std
         }
         body = std::stoull(*cl);
     }
-    forward = fmt::format("{} {} {}\r\nHost: {}\r\n", h.method, path, h.version,
-                          dest.port == 80 ? dest.host : dest.text());
+    // The port is left out when it is HTTP's own; an IPv6 literal keeps its brackets either way.
+    const std::string host_header = dest.port != 80 ? dest.text()
+                                    : dest.host.find(':') != std::string::npos
+                                        ? fmt::format("[{}]", dest.host)
+                                        : dest.host;
+    forward = fmt::format("{} {} {}\r\nHost: {}\r\n", h.method, path, h.version, host_header);
     for (const auto& [n, v] : h.headers)
         if (n != "host" && n != "connection" && n != "keep-alive" && n != "proxy-connection" &&
             n != "proxy-authorization" && n != "te" && n != "upgrade")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace radial::egress {
 
@@ -58,10 +59,17 @@ ClientHelloScan read_hello(std::string_view body) {
     if (!r.take(ext_total, exts)) return result(State::malformed);
     Reader e(exts);
     std::size_t type = 0, len = 0;
+    bool seen = false;
+    std::optional<std::string> host;
     while (e.u16(type)) {
         std::string_view data;
         if (!e.u16(len) || !e.take(len, data)) return result(State::malformed);
         if (type != 0) continue; // server_name
+        // One server_name extension with one host name, or the hello is refused: a server that
+        // read another one than the broker checked would be reached under a name never judged
+        // (docs/design.md §9.7).
+        if (seen) return result(State::malformed);
+        seen = true;
         Reader s(data);
         std::size_t list = 0, name_type = 0, name_len = 0;
         std::string_view names, name;
@@ -70,14 +78,13 @@ ClientHelloScan read_hello(std::string_view body) {
         while (l.u8(name_type)) {
             if (!l.u16(name_len) || !l.take(name_len, name)) return result(State::malformed);
             if (name_type != 0) continue; // host_name
-            std::string out(name);
-            std::transform(out.begin(), out.end(), out.begin(),
+            if (host) return result(State::malformed);
+            host.emplace(name);
+            std::transform(host->begin(), host->end(), host->begin(),
                            [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-            return result(State::sni, std::move(out));
         }
-        return result(State::no_sni);
     }
-    return result(State::no_sni);
+    return host ? result(State::sni, std::move(*host)) : result(State::no_sni);
 }
 
 } // namespace

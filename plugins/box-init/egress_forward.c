@@ -57,10 +57,33 @@ static int pump_lane(struct lane* l) {
     return 1;
 }
 
+/* Copies what the broker still sends on `u` to the client `c`, `first` (a byte already read)
+ * before it, until the broker closes. */
+static void pass_answer(int u, int c, char first) {
+    char buf[4096];
+    buf[0] = first;
+    size_t have = 1;
+    for (;;) {
+        size_t at = 0;
+        while (at < have) {
+            ssize_t w = write(c, buf + at, have - at);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) return;
+            at += (size_t)w;
+        }
+        ssize_t n;
+        do n = read(u, buf, sizeof buf);
+        while (n < 0 && errno == EINTR);
+        if (n <= 0) break;
+        have = (size_t)n;
+    }
+    shutdown(c, SHUT_WR);
+}
+
 /* Offers the broker the box's connection `c` itself (docs/design.md §9.7, "the hand-over"): one
- * 0x00 byte carrying the descriptor. 1 when the broker kept it (it serves the connection now), 0
- * when this process must relay it (the runtime could not pass a descriptor: gVisor), -1 when the
- * broker is gone. */
+ * 0x00 byte carrying the descriptor. 1 when the broker kept it (it serves the connection now) or
+ * answered it itself, 0 when this process must relay it (the runtime could not pass a
+ * descriptor: gVisor), -1 when the broker is gone. */
 static int hand_over(int u, int c) {
     char marker = 0;
     struct iovec iov = {&marker, 1};
@@ -86,14 +109,20 @@ static int hand_over(int u, int c) {
     if (sent != 1) { /* no descriptor can go (gVisor): the byte alone, so the broker knows */
         do sent = write(u, &marker, 1);
         while (sent < 0 && errno == EINTR);
-        if (sent != 1) return -1;
+        /* Not even that: the broker may have answered and closed before reading (a 503 at its
+         * cap of connections); what it wrote is still there to read. */
     }
     char answer = 0;
     ssize_t got;
     do got = read(u, &answer, 1);
     while (got < 0 && errno == EINTR);
     if (got != 1) return -1;
-    return answer == 'K' ? 1 : 0;
+    if (answer == 'K') return 1;
+    if (answer == 'S') return 0;
+    /* Neither: the broker refused the connection before the hand-over (its cap of connections,
+     * no thread for it) and this is its answer's first byte; the client gets all of it. */
+    pass_answer(u, c, answer);
+    return 1;
 }
 
 /* Both directions until both ended; a half-close is passed on. */

@@ -160,6 +160,33 @@ TEST(EgressLive, TheTurnsEndClosesALongLivedConnection) {
     EXPECT_EQ(types, (std::vector<std::string>{"radial.egress.open", "radial.egress"}));
 }
 
+// A connection beyond run.egress.maxConnections is refused by the broker before radial-init's
+// hand-over is read: the box's client still gets the broker's whole 503, first byte included.
+TEST(EgressLive, AConnectionBeyondTheCapGetsTheBrokersWhole503) {
+    test::LoopbackHttpServer held("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming\n", true);
+    const std::string port = std::to_string(held.port());
+    test::RadialdSetup s("", egress_table(port) + "maxConnections = 1\n");
+    const std::string url = "http://pkg.test:" + port;
+    auto t = s.turn({"--egress", "pkg.test:" + port},
+                    {"sh", "-c",
+                     "curl -sN " + url +
+                         "/stream > /tmp/held & "
+                         "until grep -q streaming /tmp/held; do sleep 0.1; done; "
+                         "curl -s -D - -o /dev/null " +
+                         url + "/second | head -n 1; kill $!"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_THAT(t.result.out, HasSubstr("HTTP/1.1 503 Service Unavailable")) << t.result.err;
+    const auto rs = receipts(s, t.record);
+    ASSERT_EQ(rs.size(), 2u) << s.records(t.record["turnId"]).dump();
+    int refused = 0;
+    for (const auto& r : rs)
+        if (r["verdict"] == "refused") {
+            ++refused;
+            EXPECT_THAT(r["reason"].get<std::string>(), HasSubstr("run.egress.maxConnections"));
+        }
+    EXPECT_EQ(refused, 1);
+}
+
 // `radiald policy` while turns run (docs/design.md §9.7): a deny for every turn closes a running
 // turn's open connection at once and refuses its next request; a turn naming a denied
 // destination is refused before its box; lifting the deny lets the next turn through; and a

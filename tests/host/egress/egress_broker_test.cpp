@@ -23,6 +23,7 @@
 
 #include "../../support/loopback_http_server.h"
 #include "../../support/temp_dir.h"
+#include "egress/egress_connection.h"
 #include "egress/operator_policy.h"
 
 namespace radial::egress {
@@ -218,6 +219,28 @@ TEST_F(EgressBrokerTest, WhatThePolicyDoesNotNameIsRefusedAndReceipted) {
     EXPECT_EQ(server.received(), "") << "no refused request reached the server";
 }
 
+// Refusals have a cap of their own: past it, a connection that opened is still journaled, its
+// opening and its end.
+TEST_F(EgressBrokerTest, AFloodOfRefusalsDoesNotHideAConnectionThatOpened) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    const std::string port = std::to_string(server.port());
+    start({"pkg.test:" + port});
+    const std::string refused = "CONNECT other.test:" + port + " HTTP/1.1\r\n\r\n";
+    for (std::size_t i = 0; i < detail::kMostReceipts + 5; ++i)
+        ASSERT_EQ(ask(refused).rfind("HTTP/1.1 403 Forbidden\r\n", 0), 0u) << i;
+    const std::string answer =
+        ask("GET http://pkg.test:" + port + "/ HTTP/1.1\r\nHost: pkg.test:" + port + "\r\n\r\n");
+    EXPECT_NE(answer.find("hello"), std::string::npos) << answer;
+    const Receipt r = receipt(detail::kMostReceipts + 1);
+    EXPECT_EQ(r.verdict, "allowed") << "the refusals past the cap were not journaled, this was";
+    EXPECT_EQ(r.destination, "pkg.test:" + port);
+    EXPECT_GT(r.bytes_in, 0u);
+    std::lock_guard l(m_);
+    EXPECT_EQ(receipts_.size(), detail::kMostReceipts + 1);
+    ASSERT_EQ(opens_.size(), 1u);
+    EXPECT_EQ(opens_[0].destination, "pkg.test:" + port);
+}
+
 TEST_F(EgressBrokerTest, ATunnelWhoseTlsNamesAnotherHostIsClosed) {
     test::LoopbackHttpServer server("127.0.0.2", kOk);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
@@ -253,6 +276,22 @@ TEST_F(EgressBrokerTest, AQuotaBreachClosesTheConnectionAndSaysSo) {
     EXPECT_EQ(r.verdict, "allowed");
     EXPECT_NE(r.reason.find("quota of 10000 bytes to the box"), std::string::npos) << r.reason;
     EXPECT_LE(r.bytes_in, 10'000u);
+}
+
+// The head that would pass the quota from the box is not sent, and the receipt counts none of it.
+TEST_F(EgressBrokerTest, AHeadBeyondTheQuotaFromTheBoxIsNotSentNorCounted) {
+    test::LoopbackHttpServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nhello");
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    EgressCeiling c;
+    c.max_bytes_out = 10;
+    start({dest}, c);
+    const std::string answer =
+        ask("GET http://" + dest + "/a HTTP/1.1\r\nHost: " + dest + "\r\n\r\n");
+    EXPECT_EQ(answer.find("hello"), std::string::npos) << answer;
+    Receipt r = receipt(1);
+    EXPECT_NE(r.reason.find("quota of 10 bytes from the box"), std::string::npos) << r.reason;
+    EXPECT_EQ(r.bytes_out, 0u);
+    EXPECT_EQ(r.bytes_in, 0u);
 }
 
 TEST_F(EgressBrokerTest, RevocationClosesALongLivedConnectionAtOnce) {

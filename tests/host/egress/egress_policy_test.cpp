@@ -79,6 +79,28 @@ TEST(EgressPolicy, TheOperatorAllowsAndDeniesRangesExplicitly) {
     EXPECT_THROW(parse_range("nope/8"), PolicyError);
 }
 
+// A range written in IPv4-mapped form is the IPv4 range it maps, for addresses of either form.
+TEST(EgressPolicy, ARangeInIpv4MappedFormIsItsIpv4Range) {
+    EgressCeiling c;
+    c.deny_ranges.push_back(parse_range("::ffff:8.8.8.0/120"));
+    c.allow_ranges.push_back(parse_range("::ffff:127.0.0.2"));
+    for (const char* a : {"8.8.8.8", "::ffff:8.8.8.8", "8.8.8.255"})
+        EXPECT_NE(address_refusal(c, ip::make_address(a)).find("run.egress.denyRanges"),
+                  std::string::npos)
+            << a;
+    EXPECT_TRUE(address_refusal(c, ip::make_address("8.8.9.1")).empty());
+    EXPECT_TRUE(address_refusal(c, ip::make_address("127.0.0.2")).empty());
+    EXPECT_TRUE(address_refusal(c, ip::make_address("::ffff:127.0.0.2")).empty());
+    EXPECT_FALSE(address_refusal(c, ip::make_address("127.0.0.3")).empty());
+    // Wider than the mapped block, it would hold IPv6 and IPv4 addresses both: refused, named.
+    try {
+        parse_range("::ffff:0:0/80");
+        ADD_FAILURE() << "a mapped range below /96 was accepted";
+    } catch (const PolicyError& e) {
+        EXPECT_NE(std::string(e.what()).find("at least 96"), std::string::npos) << e.what();
+    }
+}
+
 // A DNS answer naming this host's own address is refused even when the address is public.
 TEST(EgressPolicy, ThisHostsOwnAddressesAreRefused) {
     EgressCeiling c;
@@ -86,6 +108,13 @@ TEST(EgressPolicy, ThisHostsOwnAddressesAreRefused) {
     EXPECT_NE(detail::dial_refusal(c, own, own[0]).find("an address of this host"),
               std::string::npos);
     EXPECT_TRUE(detail::dial_refusal(c, own, ip::make_address("93.184.216.35")).empty());
+    // The same host in IPv4-mapped form (an AAAA answer): an AF_INET6 socket reaches it over IPv4.
+    EXPECT_NE(detail::dial_refusal(c, own, ip::make_address("::ffff:93.184.216.34"))
+                  .find("an address of this host"),
+              std::string::npos);
+    const std::vector<ip::address> own_mapped = {ip::make_address("::ffff:93.184.216.34")};
+    EXPECT_NE(detail::dial_refusal(c, own_mapped, own[0]).find("an address of this host"),
+              std::string::npos);
     c.allow_ranges.push_back(parse_range("93.184.216.34"));
     EXPECT_TRUE(detail::dial_refusal(c, own, own[0]).empty()) << "unless allowRanges names it";
     EXPECT_FALSE(detail::own_addresses().empty()) << "getifaddrs lists at least loopback";

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace radial::egress {
 namespace {
@@ -67,6 +69,43 @@ TEST(ClientHello, NoSniNotTlsAndGarbageAreTold) {
     EXPECT_EQ(scan_client_hello(record(std::string("\x02") + u24(0))).state,
               ClientHelloScan::State::malformed)
         << "a handshake that is not a ClientHello";
+}
+
+// A ClientHello body whose extensions are exactly `ext`.
+std::string hello_with(const std::string& ext) {
+    std::string b = "\x03\x03" + std::string(32, 'r') + std::string(1, '\0'); // no session id
+    b += u16(2) + std::string("\x13\x01", 2) + std::string("\x01\x00", 2);
+    return b + u16(ext.size()) + ext;
+}
+
+// A server_name extension listing `names`, each a (name type, name) pair.
+std::string server_name_ext(const std::vector<std::pair<char, std::string>>& names) {
+    std::string list;
+    for (const auto& [type, name] : names) list += std::string(1, type) + u16(name.size()) + name;
+    const std::string data = u16(list.size()) + list;
+    return u16(0) + u16(data.size()) + data;
+}
+
+// A server reading another name than the first would be reached under a name never judged.
+TEST(ClientHello, ASecondServerNameIsMalformedInEitherPlace) {
+    const auto scan = [](const std::string& ext) {
+        return scan_client_hello(record(handshake(hello_with(ext)))).state;
+    };
+    EXPECT_EQ(scan(server_name_ext({{'\0', "a.example"}})), ClientHelloScan::State::sni);
+    EXPECT_EQ(scan(server_name_ext({{'\0', "a.example"}}) + server_name_ext({{'\0', "b.example"}})),
+              ClientHelloScan::State::malformed)
+        << "two server_name extensions";
+    EXPECT_EQ(scan(server_name_ext({{'\0', "a.example"}, {'\0', "b.example"}})),
+              ClientHelloScan::State::malformed)
+        << "two host names in one extension";
+    EXPECT_EQ(scan(server_name_ext({{'\0', "a.example"}}) + server_name_ext({})),
+              ClientHelloScan::State::malformed)
+        << "a second, empty server_name extension";
+    // A name of another type beside the host name is no second host name.
+    const auto other = scan_client_hello(
+        record(handshake(hello_with(server_name_ext({{'\x07', "x"}, {'\0', "A.example"}})))));
+    EXPECT_EQ(other.state, ClientHelloScan::State::sni);
+    EXPECT_EQ(other.server_name, "a.example");
 }
 
 } // namespace

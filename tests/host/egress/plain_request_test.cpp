@@ -1,0 +1,62 @@
+// tests/host/egress/plain_request_test.cpp — where a plain HTTP request through the broker goes
+// and the head sent on (host/egress/plain_request.h): the Host written from the target, for a name
+// and for an IPv6 literal, with and without HTTP's own port.
+#include "egress/plain_request.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace radial::egress::detail {
+namespace {
+
+struct Sent {
+    bool ok = false;
+    AllowRule dest;
+    std::string forward, reason;
+};
+
+Sent send_on(const std::string& head) {
+    std::string why;
+    const auto h = parse_request_head(head, why);
+    EXPECT_TRUE(h) << why;
+    Sent s;
+    if (!h) return s;
+    std::uint64_t body = 0;
+    Receipt r;
+    s.ok = plain_request(*h, s.dest, s.forward, body, r);
+    s.reason = r.reason;
+    return s;
+}
+
+TEST(PlainRequest, TheHostSentOnIsWrittenFromTheTarget) {
+    const struct {
+        const char* head;
+        const char* host_line;
+    } cases[] = {
+        {"GET http://pkg.test/a HTTP/1.1\r\n", "Host: pkg.test\r\n"},
+        {"GET http://pkg.test:8080/a HTTP/1.1\r\n", "Host: pkg.test:8080\r\n"},
+        {"GET http://[2001:db8::1]/a HTTP/1.1\r\n", "Host: [2001:db8::1]\r\n"},
+        {"GET http://[2001:db8::1]:8080/a HTTP/1.1\r\n", "Host: [2001:db8::1]:8080\r\n"},
+        {"GET http://[2001:db8::1]:80/a HTTP/1.1\r\nHost: [2001:db8::1]\r\n",
+         "Host: [2001:db8::1]\r\n"},
+    };
+    for (const auto& c : cases) {
+        const Sent s = send_on(c.head);
+        ASSERT_TRUE(s.ok) << c.head << ": " << s.reason;
+        EXPECT_NE(s.forward.find(std::string("GET /a HTTP/1.1\r\n") + c.host_line),
+                  std::string::npos)
+            << c.head << " sent on as:\n"
+            << s.forward;
+        EXPECT_EQ(s.forward.find("Host:"), s.forward.rfind("Host:")) << "one Host only";
+    }
+}
+
+TEST(PlainRequest, AHostHeaderNamingAnotherDestinationIsRefused) {
+    const Sent s = send_on("GET http://[2001:db8::1]/a HTTP/1.1\r\nHost: [2001:db8::2]\r\n");
+    EXPECT_FALSE(s.ok);
+    EXPECT_NE(s.reason.find("the Host header names"), std::string::npos) << s.reason;
+}
+
+} // namespace
+} // namespace radial::egress::detail
