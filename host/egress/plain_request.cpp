@@ -73,6 +73,13 @@ bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std
         }
         body = std::stoull(*cl);
     }
+    // A body on a method that gives it no meaning is refused: a destination that ignored it would
+    // read it as a second request, with a Host never judged (docs/design.md §9.7).
+    if (body > 0 && (h.method == "GET" || h.method == "HEAD" || h.method == "TRACE")) {
+        r.reason = fmt::format(
+            "a {} request with a body is refused; send the body with POST or PUT", h.method);
+        return false;
+    }
     // The port is left out when it is HTTP's own; an IPv6 literal keeps its brackets either way.
     const std::string host_header = dest.port != 80 ? dest.text()
                                     : dest.host.find(':') != std::string::npos

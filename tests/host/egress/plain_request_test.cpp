@@ -14,6 +14,7 @@ struct Sent {
     bool ok = false;
     AllowRule dest;
     std::string forward, reason;
+    std::uint64_t body = 0;
 };
 
 Sent send_on(const std::string& head) {
@@ -22,9 +23,8 @@ Sent send_on(const std::string& head) {
     EXPECT_TRUE(h) << why;
     Sent s;
     if (!h) return s;
-    std::uint64_t body = 0;
     Receipt r;
-    s.ok = plain_request(*h, s.dest, s.forward, body, r);
+    s.ok = plain_request(*h, s.dest, s.forward, s.body, r);
     s.reason = r.reason;
     return s;
 }
@@ -49,6 +49,26 @@ TEST(PlainRequest, TheHostSentOnIsWrittenFromTheTarget) {
             << c.head << " sent on as:\n"
             << s.forward;
         EXPECT_EQ(s.forward.find("Host:"), s.forward.rfind("Host:")) << "one Host only";
+    }
+}
+
+// A destination that ignores a GET's body would read it as a request of its own.
+TEST(PlainRequest, ABodyIsSentOnlyWithAMethodThatGivesItMeaning) {
+    for (const char* method : {"GET", "HEAD", "TRACE"}) {
+        const Sent s =
+            send_on(std::string(method) + " http://pkg.test/a HTTP/1.1\r\nContent-Length: 40\r\n");
+        EXPECT_FALSE(s.ok) << method;
+        EXPECT_NE(s.reason.find("with a body is refused"), std::string::npos) << s.reason;
+        EXPECT_TRUE(
+            send_on(std::string(method) + " http://pkg.test/a HTTP/1.1\r\nContent-Length: 0\r\n")
+                .ok)
+            << method << " with an empty body";
+    }
+    for (const char* method : {"POST", "PUT", "PATCH", "DELETE"}) {
+        const Sent s =
+            send_on(std::string(method) + " http://pkg.test/a HTTP/1.1\r\nContent-Length: 40\r\n");
+        EXPECT_TRUE(s.ok) << method << ": " << s.reason;
+        EXPECT_EQ(s.body, 40u) << method;
     }
 }
 
