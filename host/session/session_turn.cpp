@@ -60,6 +60,19 @@ void begin_session_turn(const std::string& state_dir, const std::string& session
     update_session(state_dir, *rec);
 }
 
+void abandon_session_turn(const std::string& state_dir, const std::string& session_id,
+                          const std::string& turn_id) noexcept {
+    try {
+        auto rec = load_session(state_dir, session_id);
+        if (!rec || rec->unchecked_turn != turn_id) return;
+        rec->unchecked_turn.clear();
+        update_session(state_dir, *rec);
+    } catch (const std::exception& e) {
+        log::warn("session", "session {}: turn {} ran nothing, but its mark stays: {}", session_id,
+                  turn_id, e.what());
+    }
+}
+
 namespace {
 
 // Text the box chose (a path), fit for a log line: control bytes escaped, at most `max` bytes.
@@ -111,15 +124,22 @@ std::string check_changes(const host::RuntimeClient& client, const SessionRecord
 void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
                       const std::string& session_id, const std::string& turn_id,
                       const ContainerSpec& exec, std::optional<std::int32_t> exit_code,
-                      const redaction::SecretSet& secrets, const redaction::Redactor& redactor,
-                      std::uint64_t since_ms) noexcept {
+                      std::string_view runtime_error, const redaction::SecretSet& secrets,
+                      const redaction::Redactor& redactor, std::uint64_t since_ms) noexcept {
     try {
         auto rec = load_session(state_dir, session_id);
         if (!rec) return;
         if (rec->scan_key.empty()) rec->scan_key = new_fingerprint_key();
         std::string why;
         try {
-            why = check_changes(client, *rec, turn_id, redactor, since_ms);
+            // The exec's end unseen, what it may still write could never be checked.
+            if (!runtime_error.empty())
+                why = fmt::format(
+                    "turn {}'s exec ended in an error of the runtime, so what it may still write "
+                    "in the box cannot be checked for its secrets: {}",
+                    turn_id, runtime_error);
+            else
+                why = check_changes(client, *rec, turn_id, redactor, since_ms);
         } catch (const std::exception& e) {
             why = fmt::format("turn {}'s changes could not be checked for its secrets: {}", turn_id,
                               e.what());

@@ -29,6 +29,11 @@ void make_session_exec(ContainerSpec& spec, const SessionRecord& session);
 // takes no snapshot. Throws TurnSetupError naming the record when it cannot be written.
 void begin_session_turn(const std::string& state_dir, const std::string& session_id,
                         const std::string& turn_id);
+// For a turn that ended before its exec was started (nothing of it ran in the box), still under
+// the lock: clears the mark begin_session_turn set for `turn_id`, if it is still that turn's.
+// Never throws; logs what it could not do.
+void abandon_session_turn(const std::string& state_dir, const std::string& session_id,
+                          const std::string& turn_id) noexcept;
 
 // After the exec, still under the lock: looks for the turn's secrets (`redactor`, compiled from
 // `secrets`: their values and encodings) and those of the session's earlier turns (their
@@ -36,12 +41,14 @@ void begin_session_turn(const std::string& state_dir, const std::string& session
 // ms), adds this turn's fingerprints, appends the turn to the session's manifest and clears the
 // mark. A secret found, or changes
 // that cannot be checked, bar the session's snapshots for good (no_snapshot_because names the
-// turn, the secret and the path; never a value). A runtime without snapshots is not asked.
+// turn, the secret and the path; never a value). So does a non-empty `runtime_error` (the turn's
+// run ended in an error of the runtime): then the exec's end was not seen, it may still be
+// writing, and its changes are not looked at. A runtime without snapshots is not asked.
 // Never throws; logs what it could not do.
 void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
                       const std::string& session_id, const std::string& turn_id,
                       const ContainerSpec& exec, std::optional<std::int32_t> exit_code,
-                      const redaction::SecretSet& secrets, const redaction::Redactor& redactor,
-                      std::uint64_t since_ms) noexcept;
+                      std::string_view runtime_error, const redaction::SecretSet& secrets,
+                      const redaction::Redactor& redactor, std::uint64_t since_ms) noexcept;
 
 } // namespace radial::session

@@ -63,6 +63,10 @@ void TurnSession::claim(Run& run, JournalStart start) {
 
 TerminalRecord TurnSession::finish(Run& run, TerminalRecord r) {
     const auto& id = request_.turn_id;
+    // A session's turn that ended before its exec started left nothing in the box to check: the
+    // mark that would bar the session's snapshots goes (session_turn.h).
+    if (session_ && run.exec_started_ms == 0)
+        session::abandon_session_turn(env_.cfg.state_dir, session_->id, id);
     redact_strings(r, *redactor_);
     try {
         env_.journal.set_terminal(id, to_string(r.status), r.to_json());
@@ -416,9 +420,10 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     // What the exec left in the box may not carry its secrets into a snapshot (docs/design.md
     // §13.12). A second's slack: an inode's change time is coarser than the clock read above.
     if (session_)
-        session::end_session_turn(env_.client, env_.cfg.state_dir, session_->id, id, spec,
-                                  ran.exit_code, *secrets_, *redactor_,
-                                  run.exec_started_ms > 1000 ? run.exec_started_ms - 1000 : 0);
+        session::end_session_turn(
+            env_.client, env_.cfg.state_dir, session_->id, id, spec, ran.exit_code,
+            ran.status == TurnStatus::error ? ran.error : std::string(), *secrets_, *redactor_,
+            run.exec_started_ms > 1000 ? run.exec_started_ms - 1000 : 0);
     if (session_ && ::geteuid() == 0) {
         // Root's again between turns: the next turn binds its socket there before the box may
         // touch the directory.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "../../support/process_runner.h"
@@ -239,6 +240,25 @@ TEST(SnapshotLive, ATurnCutShortByAKilledRadialdBarsSnapshots) {
     EXPECT_EQ(still.exit_code, 1) << "a later turn lifted the bar of an unchecked one";
     EXPECT_THAT(still.err, HasSubstr("ran in it when its radiald ended"));
     EXPECT_TRUE(snaps.images().empty());
+}
+
+// A turn that failed before its exec started ran nothing in the box: it does not bar snapshots
+// the way a turn cut short by a killed radiald does.
+TEST(SnapshotLive, ATurnThatFailedBeforeItsExecDoesNotBarSnapshots) {
+    test::RadialdSetup setup;
+    Snapshots snaps(setup);
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    // A directory where the turn's terminal record reserve goes: the turn fails before its exec.
+    std::filesystem::create_directories(setup.state_dir() + "/pending/early-fail.json");
+    auto failed = setup.turn({"--session", s.id, "--turn-id", "early-fail"}, {"echo", "never"});
+    EXPECT_NE(failed.result.exit_code, 0);
+    EXPECT_THAT(failed.result.err, HasSubstr("reserving space for the terminal record"));
+    EXPECT_THAT(failed.result.out, Not(HasSubstr("never")));
+    auto taken = snaps.take(s.id);
+    EXPECT_EQ(taken.exit_code, 0) << taken.err;
+    EXPECT_THAT(taken.err, Not(HasSubstr("ran in it when its radiald ended")));
+    EXPECT_EQ(snaps.images().size(), 1u);
 }
 
 // run.maxSnapshots caps what a state directory keeps: one more is refused naming the key, and

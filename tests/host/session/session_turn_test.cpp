@@ -1,0 +1,87 @@
+// tests/host/session/session_turn_test.cpp — the unchecked mark of a session's turn
+// (host/session/session_turn.h, docs/design.md §13.12): a turn that never started its exec
+// leaves no mark, and one whose exec ended in an error of the runtime bars snapshots without
+// looking at changes its exec may still be making. The real fake runtime plugin: it has no
+// sessions, so a check that asked it would fail with that, not with the runtime's error.
+#include "session/session_turn.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "../../support/temp_dir.h"
+#include "loader/plugin_loader.h"
+
+namespace radial::session {
+namespace {
+using ::testing::HasSubstr;
+
+struct SessionTurnTest : ::testing::Test {
+    test::TempDir dir{"radial-session-turn"};
+    std::string state = dir / "state";
+    loader::LoadedPlugin plugin =
+        loader::load_plugin(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so");
+    std::unique_ptr<host::RuntimeClient> client;
+    redaction::SecretSet secrets{redaction::Secret{"TOKEN", "s3cret-value-123"}};
+    redaction::Redactor redactor{secrets};
+
+    void SetUp() override {
+        std::filesystem::create_directories(state);
+        SessionRecord r;
+        r.id = "s1";
+        r.label = "radial-session-test-s1";
+        r.image = "img";
+        save_session(state, r);
+        client = std::make_unique<host::RuntimeClient>(
+            host::RuntimeClient::create(plugin.library, plugin.descriptor, {"run.fake", {}},
+                                        plugin.path, "t", [](std::uint32_t, std::string_view) {}));
+    }
+    SessionRecord record() const {
+        auto r = load_session(state, "s1");
+        EXPECT_TRUE(r);
+        return r ? *r : SessionRecord{};
+    }
+    void end(const std::string& turn, std::string_view runtime_error) {
+        ContainerSpec exec;
+        exec.argv = {"sh", "-c", "true"};
+        end_session_turn(*client, state, "s1", turn, exec, std::nullopt, runtime_error, secrets,
+                         redactor, 0);
+    }
+};
+
+TEST_F(SessionTurnTest, ATurnThatRanNothingLeavesNoMark) {
+    begin_session_turn(state, "s1", "t1");
+    EXPECT_EQ(record().unchecked_turn, "t1");
+    abandon_session_turn(state, "s1", "t1");
+    EXPECT_EQ(record().unchecked_turn, "");
+    EXPECT_EQ(record().no_snapshot_because, "");
+    // The next turn finds nothing unchecked: it does not bar snapshots.
+    begin_session_turn(state, "s1", "t2");
+    EXPECT_EQ(record().no_snapshot_because, "");
+    // Another turn's mark is not this turn's to clear.
+    abandon_session_turn(state, "s1", "t1");
+    EXPECT_EQ(record().unchecked_turn, "t2");
+    abandon_session_turn(state, "nope", "t2"); // no such session: nothing, no throw
+}
+
+TEST_F(SessionTurnTest, AnExecEndedInARuntimeErrorBarsSnapshotsForGood) {
+    begin_session_turn(state, "s1", "t1");
+    end("t1", "runtime 'fake': the engine stopped answering (s3cret-value-123)");
+    const SessionRecord r = record();
+    EXPECT_EQ(r.unchecked_turn, "");
+    EXPECT_THAT(r.no_snapshot_because,
+                HasSubstr("turn t1's exec ended in an error of the runtime"));
+    EXPECT_THAT(r.no_snapshot_because, HasSubstr("the engine stopped answering"));
+    EXPECT_THAT(r.no_snapshot_because, ::testing::Not(HasSubstr("s3cret-value-123")))
+        << "the runtime's text is redacted";
+    ASSERT_EQ(r.manifest.size(), 1u);
+    EXPECT_EQ(r.manifest[0].turn, "t1");
+    // A later turn that ends well does not lift it.
+    begin_session_turn(state, "s1", "t2");
+    end("t2", "");
+    EXPECT_THAT(record().no_snapshot_because, HasSubstr("turn t1's exec"));
+}
+
+} // namespace
+} // namespace radial::session
