@@ -159,8 +159,13 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
                     fmt::format("turn {}'s secrets could not be remembered for later checks: {}",
                                 turn_id, e.what());
         }
-        rec->manifest.push_back(
-            {turn_id, exec.argv, exec.workdir, exit_code.value_or(-1), manifest_env(exec)});
+        // Redacted as the journal's copy of the turn is: an argv or a variable may quote a
+        // secret, and the record, the snapshot's record and `session snapshots` outlive the turn.
+        ManifestStep step{turn_id, exec.argv, redactor.redact(exec.workdir), exit_code.value_or(-1),
+                          manifest_env(exec)};
+        for (auto& a : step.argv) a = redactor.redact(a);
+        for (auto& e : step.env) e = redactor.redact(e);
+        rec->manifest.push_back(std::move(step));
         if (rec->unchecked_turn == turn_id) rec->unchecked_turn.clear();
         update_session(state_dir, *rec);
     } catch (const std::exception& e) {

@@ -42,9 +42,12 @@ struct SessionTurnTest : ::testing::Test {
         EXPECT_TRUE(r);
         return r ? *r : SessionRecord{};
     }
-    void end(const std::string& turn, std::string_view runtime_error) {
+    void end(const std::string& turn, std::string_view runtime_error,
+             std::vector<std::string> argv = {"sh", "-c", "true"}) {
         ContainerSpec exec;
-        exec.argv = {"sh", "-c", "true"};
+        exec.argv = std::move(argv);
+        exec.env.push_back({"PLAIN", "header s3cret-value-123", false});
+        exec.env.push_back({"TOKEN", "s3cret-value-123", true});
         end_session_turn(*client, state, "s1", turn, exec, std::nullopt, runtime_error, secrets,
                          redactor, 0);
     }
@@ -81,6 +84,21 @@ TEST_F(SessionTurnTest, AnExecEndedInARuntimeErrorBarsSnapshotsForGood) {
     begin_session_turn(state, "s1", "t2");
     end("t2", "");
     EXPECT_THAT(record().no_snapshot_because, HasSubstr("turn t1's exec"));
+}
+
+// The manifest outlives the turn (the record, a snapshot's record, `session snapshots --json`):
+// what the turn quoted of its secrets is redacted there, as in the journal.
+TEST_F(SessionTurnTest, TheManifestHoldsNoSecretTheTurnQuoted) {
+    begin_session_turn(state, "s1", "t1");
+    end("t1", "runtime 'fake': lost", {"curl", "-H", "Authorization: s3cret-value-123", "x"});
+    const SessionRecord r = record();
+    ASSERT_EQ(r.manifest.size(), 1u);
+    EXPECT_EQ(r.manifest[0].argv,
+              (std::vector<std::string>{"curl", "-H", "Authorization: [REDACTED:TOKEN]", "x"}));
+    EXPECT_EQ(r.manifest[0].env,
+              (std::vector<std::string>{"PLAIN=header [REDACTED:TOKEN]", "TOKEN"}));
+    EXPECT_EQ(test::read_file(state + "/sessions/s1.json").find("s3cret-value-123"),
+              std::string::npos);
 }
 
 } // namespace
