@@ -86,7 +86,9 @@ bool give_xattrs(int fd, const std::string& path, ChangeSink& sink) {
     return true;
 }
 
-bool walk(int dir_fd, const std::string& box_path, std::uint64_t since_ms, ChangeSink& sink) {
+// The names in directory `dir_fd` ("." and ".." left out), read whole and the listing closed, so
+// a walk holds one descriptor per level it is down, not two.
+std::vector<std::string> names_in(int dir_fd, const std::string& box_path) {
     radial::internal::UniqueFd list(::dup(dir_fd));
     if (!list) throw unreadable("opening", box_path);
     DIR* d = ::fdopendir(list.get());
@@ -96,9 +98,25 @@ bool walk(int dir_fd, const std::string& box_path, std::uint64_t since_ms, Chang
         DIR* d;
         ~Closer() { ::closedir(d); }
     } closer{d};
+    std::vector<std::string> names;
     for (errno = 0; dirent* e = ::readdir(d); errno = 0) {
-        const std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
+        const std::string_view name = e->d_name;
+        if (name != "." && name != "..") names.emplace_back(name);
+    }
+    if (errno != 0) throw unreadable("listing", box_path);
+    return names;
+}
+
+bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint64_t since_ms,
+          ChangeSink& sink) {
+    // The box chooses how deep its directories go; radiald (whose process this may be) does not
+    // follow it past kMostWalkDepth levels with a descriptor, a stack frame and a path each.
+    if (depth > kMostWalkDepth)
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    "'" + box_path.substr(0, 200) + "…' of the box's changes lies deeper than " +
+                        std::to_string(kMostWalkDepth) +
+                        " directories; changes that deep are not checked, so they cannot be kept");
+    for (const std::string& name : names_in(dir_fd, box_path)) {
         const std::string path = (box_path == "/" ? "" : box_path) + "/" + name;
         struct stat st {};
         if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -112,7 +130,7 @@ bool walk(int dir_fd, const std::string& box_path, std::uint64_t since_ms, Chang
                 if (!sink.entry(path, RADIAL_CHANGE_OTHER) || !give_xattrs(sub.get(), path, sink))
                     return false;
             }
-            if (!walk(sub.get(), path, since_ms, sink)) return false;
+            if (!walk(sub.get(), path, depth + 1, since_ms, sink)) return false;
             continue;
         }
         if (!changed_since(st, since_ms)) continue;
@@ -141,7 +159,6 @@ bool walk(int dir_fd, const std::string& box_path, std::uint64_t since_ms, Chang
         }
         if (!give_xattrs(at.get(), path, sink)) return false;
     }
-    if (errno != 0) throw unreadable("listing", box_path);
     return true;
 }
 
@@ -153,7 +170,7 @@ void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms, Change
     if (!root)
         throw Error(RADIAL_E_UNAVAILABLE,
                     "opening the box's changes at '" + upper_dir + "': " + std::strerror(errno));
-    walk(root.get(), "/", since_ms, sink);
+    walk(root.get(), "/", 0, since_ms, sink);
 }
 
 } // namespace radial::docker

@@ -9,6 +9,9 @@
 
 namespace radial::docker {
 
+// How many directory levels below the upper directory a walk goes; deeper is unreadable.
+inline constexpr std::size_t kMostWalkDepth = 128;
+
 // Walks `upper_dir` (an overlayfs upper directory: the box's own changes) without following any
 // link, and gives `sink` every entry whose inode changed (ctime) at or after `since_ms` (Unix
 // epoch), named by its path in the box ("/etc/x"): a regular file with its bytes (holes
@@ -17,7 +20,8 @@ namespace radial::docker {
 // Overlayfs whiteouts (removals) are not given. Stops when the sink asks to. Throws
 // radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming the path it cannot read: an unread entry
 // must not pass for a clean one. Reads as the calling process (root: the engine's data root is
-// root's).
+// root's). A directory more than kMostWalkDepth levels down is such an entry too: the walk holds
+// one descriptor per level (the plugin may share radiald's process and its descriptor limit).
 void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms,
                     radial::plugin::ChangeSink& sink);
 

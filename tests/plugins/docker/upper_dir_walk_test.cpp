@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
@@ -14,6 +15,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "../../support/temp_dir.h"
@@ -147,6 +149,57 @@ TEST(UpperDirWalkTest, AnUnreadableEntryIsAnErrorNotACleanEntry) {
     ASSERT_EQ(::waitpid(child, &status, 0), child);
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no error; 2: the error does not name the entry";
+}
+
+// `levels` directories "d", each in the one before, under `root`; the path of the deepest.
+std::string nest(const std::string& root, std::size_t levels) {
+    std::string path = root;
+    for (std::size_t i = 0; i < levels; ++i) path += "/d";
+    fs::create_directories(path);
+    return path;
+}
+
+// The box chooses how deep its directories go: the walk goes kMostWalkDepth levels down and
+// fails past them, naming the path, and never holds more than one descriptor per level.
+TEST(UpperDirWalkTest, ADirectoryTooDeepIsAnErrorAndEachLevelHoldsOneDescriptor) {
+    test::TempDir ok("radial-upper"), deep("radial-upper");
+    const std::string deepest = nest(ok.path(), kMostWalkDepth);
+    std::ofstream(deepest + "/f") << "x";
+    nest(deep.path(), kMostWalkDepth + 1);
+    // A child with room for kMostWalkDepth descriptors more than it has open (and a few for the
+    // walk's own files): two per level would run out.
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        std::size_t open_now = 0;
+        // hermetic-ok: this process's own descriptors
+        for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++open_now;
+        const rlim_t room = open_now + kMostWalkDepth + 8;
+        const rlimit lim{room, room};
+        if (::setrlimit(RLIMIT_NOFILE, &lim) != 0) ::_exit(3);
+        WalkedChanges c;
+        try {
+            c = walk(ok.path(), 0);
+        } catch (const radial::plugin::Error&) {
+            ::_exit(4);
+        }
+        const std::string want = deepest.substr(ok.path().size()) + "/f";
+        ::_exit(c.entries.count(want) == 1 && c.entries.size() == kMostWalkDepth + 1 ? 0 : 5);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "3: no limit set; 4: the walk failed (out of descriptors); 5: entries missing";
+    try {
+        walk(deep.path(), 0);
+        ADD_FAILURE() << "a tree deeper than kMostWalkDepth was walked";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("'/d/d/d"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("deeper than " + std::to_string(kMostWalkDepth)),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(UpperDirWalkTest, AMissingDirectoryIsAnError) {
