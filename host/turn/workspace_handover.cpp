@@ -2,9 +2,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <radial/internal/unique_fd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +32,21 @@ struct IdMap {
     dev_t dev = 0;
     bool clear_setid = false; // the hand-back: no setuid or setgid file survives the turn
 };
+
+// The workspace directory at `path`, opened without following a symbolic link anywhere in the
+// path: the path was resolved when the turn was checked (request_policy.h), so a link in it now
+// was put there since — by the owner, who could otherwise point the hand-over at another user's
+// tree. Where openat2(2) is missing, only the last component is checked. Null with errno.
+internal::UniqueFd open_workspace(const std::string& path) {
+    open_how how{};
+    how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
+    if (fd >= 0) return internal::UniqueFd(static_cast<int>(fd));
+    if (errno != ENOSYS) return internal::UniqueFd();
+    return internal::UniqueFd(
+        ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+}
 
 // The names in an open directory, read whole, so that the walk holds one descriptor at a time
 // whatever the depth.
@@ -83,10 +100,9 @@ bool apply(int dir, const char* name, const IdMap& m, const std::string& shown,
 // names are read whole before its children are entered, and the walk climbs back through "..",
 // checked against the directory it came from (a tree moved meanwhile stops the walk there).
 // Stops at `deadline`, counting what it did not reach.
-WalkReport walk(const std::string& root, const IdMap& m,
+WalkReport walk(internal::UniqueFd cur, const std::string& root, const IdMap& m,
                 std::chrono::steady_clock::time_point deadline) {
     WalkReport report;
-    internal::UniqueFd cur(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!cur) {
         log::warn("turn", "workspace '{}': {}; its owners are left as they are", root,
                   std::strerror(errno));
@@ -151,8 +167,19 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
                                      std::string marker, bool box_writes)
     : workspace_(std::move(workspace)), box_uid_(box_uid), box_gid_(box_gid) {
     if (::geteuid() != 0 || workspace_.empty()) return;
+    internal::UniqueFd fd = open_workspace(workspace_);
     struct stat st {};
-    if (::stat(workspace_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (errno == ELOOP)
+            log::warn("turn",
+                      "workspace '{}' is reached through a symbolic link now, which it was not "
+                      "when the turn was checked: it is not handed to the box",
+                      workspace_);
+        return;
+    }
+    // Kept until the hand-back, which walks this very directory wherever it was moved to.
+    root_ = internal::UniqueFd(::dup(fd.get()));
+    if (!root_) return;
     owner_uid_ = st.st_uid;
     owner_gid_ = st.st_gid;
     active_ = true;
@@ -163,6 +190,7 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
             ::open(marker.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         const std::string note = std::to_string(owner_uid_) + " " + std::to_string(owner_gid_) +
                                  " " + std::to_string(box_uid_) + " " + std::to_string(box_gid_) +
+                                 " " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) +
                                  "\n" + workspace_ + "\n";
         if (fd < 0 || ::flock(fd, LOCK_EX) != 0 ||
             ::write(fd, note.data(), note.size()) != static_cast<ssize_t>(note.size()) ||
@@ -189,7 +217,7 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
     IdMap m{owner_uid_, box_uid_};
     m.dev = st.st_dev;
     // Real time: bounds a walk of a real file tree (docs/design.md §12.7).
-    walk(workspace_, m, std::chrono::steady_clock::now() + kWalkBudget);
+    walk(std::move(fd), workspace_, m, std::chrono::steady_clock::now() + kWalkBudget);
 }
 
 WorkspaceHandover::~WorkspaceHandover() { give_back(); }
@@ -199,10 +227,11 @@ void WorkspaceHandover::give_back() noexcept {
     active_ = false;
     try {
         struct stat st {};
-        if (::stat(workspace_.c_str(), &st) == 0) {
+        if (::fstat(root_.get(), &st) == 0) {
             IdMap m{box_uid_, owner_uid_, true, box_gid_, owner_gid_, st.st_dev, true};
             // Real time: bounds a walk of a real file tree (docs/design.md §12.7).
-            report_ = walk(workspace_, m, std::chrono::steady_clock::now() + kWalkBudget);
+            report_ = walk(std::move(root_), workspace_, m,
+                           std::chrono::steady_clock::now() + kWalkBudget);
             if (!report_.complete)
                 log::warn("turn",
                           "handing workspace '{}' back to uid {}: stopped after {} entries "
@@ -230,13 +259,26 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir) noexcept {
             if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue; // its turn still runs
             std::ifstream in(entry.path());
             unsigned long owner_uid = 0, owner_gid = 0, box_uid = 0, box_gid = 0;
+            unsigned long long dev = 0, ino = 0;
             std::string line, workspace;
             std::getline(in, line);
             std::istringstream ids(line);
             std::getline(in, workspace);
             if ((ids >> owner_uid >> owner_gid >> box_uid >> box_gid) && !workspace.empty()) {
+                // The directory the note was written for, by the path with no link in it, or
+                // none (a note without its inode is older: its path is trusted).
+                const bool has_inode = static_cast<bool>(ids >> dev >> ino);
+                internal::UniqueFd root = open_workspace(workspace);
                 struct stat st {};
-                if (::stat(workspace.c_str(), &st) == 0) {
+                const bool same = root && ::fstat(root.get(), &st) == 0 &&
+                                  (!has_inode || (st.st_dev == dev && st.st_ino == ino));
+                if (!same)
+                    log::warn("turn",
+                              "workspace '{}' of a hand-over note is not the directory handed "
+                              "to a box any more (moved, replaced or reached through a link): "
+                              "give what uid {} owns in it back to uid {} by hand",
+                              workspace, box_uid, owner_uid);
+                if (same) {
                     IdMap m{static_cast<uid_t>(box_uid),
                             static_cast<uid_t>(owner_uid),
                             true,
@@ -245,7 +287,8 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir) noexcept {
                             st.st_dev,
                             true};
                     // Real time: bounds a walk of a real file tree (docs/design.md §12.7).
-                    walk(workspace, m, std::chrono::steady_clock::now() + kWalkBudget);
+                    walk(std::move(root), workspace, m,
+                         std::chrono::steady_clock::now() + kWalkBudget);
                     log::info("turn",
                               "handed workspace '{}' back to uid {} after a turn whose radiald "
                               "stopped before doing so",

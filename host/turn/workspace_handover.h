@@ -11,7 +11,10 @@
 // touches only entries owned by the id being mapped — except that the hand-back clears the
 // setuid and setgid bits of every regular file it reaches, whoever owns it: no such file a box
 // made survives its turn (a local user running it would become the box). The walk has no depth
-// limit (it holds one directory open at a time) and stops after kWalkBudget, logging it.
+// limit (it holds one directory open at a time) and stops after kWalkBudget, logging it. The
+// workspace itself is opened without following a link anywhere in its path (the path was resolved
+// when the turn was checked, so a link there now was put there since), and the hand-back walks
+// that same directory, kept open meanwhile, wherever it was moved.
 #pragma once
 
 #include <radial/internal/unique_fd.h>
@@ -71,6 +74,7 @@ public:
 
 private:
     std::string workspace_;
+    internal::UniqueFd root_; // the workspace directory handed over, open until the hand-back
     std::string marker_;
     internal::UniqueFd marker_fd_; // holds the note locked while the turn runs
     uid_t box_uid_;

@@ -71,6 +71,51 @@ TEST(WorkspaceHandover, C12_TheTreeIsTheBoxsDuringTheTurnAndTheOwnersAfter) {
 // No setuid or setgid file a box made survives its turn, however deep (docs/design.md §17,
 // C-12's class): the hand-back has no depth limit, clears both bits (setgid without group
 // execute, which a chown keeps, included), and gives every level back.
+// The workspace's path was resolved when the turn was checked: a link in it now (its owner
+// replaced the directory, or a directory above it, with one to another user's tree) is not
+// followed, and nothing of that tree changes hands.
+TEST(WorkspaceHandover, AWorkspaceReachedThroughALinkNowIsNotHandedOver) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir base("radial-ho"), victim("radial-ho-victim");
+    std::filesystem::create_directories(victim / "ws");
+    std::ofstream(victim / "ws/file") << "v";
+    for (const char* p : {"", "/ws", "/ws/file"})
+        ASSERT_EQ(::lchown((victim.path() + p).c_str(), 4343, 4343), 0);
+    std::filesystem::create_symlink(victim / "ws", base / "ws");    // the last component
+    std::filesystem::create_symlink(victim.path(), base / "above"); // one above it
+    for (const std::string& w : {base / "ws", base / "above/ws"}) {
+        {
+            WorkspaceHandover handover(w, kBox, kBox);
+            EXPECT_EQ(lstat_of(victim / "ws/file").st_uid, 4343u) << w;
+            EXPECT_EQ(lstat_of(victim / "ws").st_uid, 4343u) << w;
+        }
+        EXPECT_EQ(lstat_of(victim / "ws/file").st_uid, 4343u) << w;
+    }
+}
+
+// The hand-back walks the directory that was handed over, wherever it was moved meanwhile, and
+// nothing that took its name.
+TEST(WorkspaceHandover, TheHandBackFindsTheDirectoryWhereverItWasMoved) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir base("radial-ho");
+    const std::string w = base / "ws";
+    std::filesystem::create_directories(w + "/a");
+    std::ofstream(w + "/a/f") << "x";
+    for (const char* p : {"", "/a", "/a/f"})
+        ASSERT_EQ(::lchown((w + p).c_str(), kOwner, kGroup), 0);
+    {
+        WorkspaceHandover handover(w, kBox, kBox);
+        ASSERT_EQ(lstat_of(w + "/a/f").st_uid, kBox);
+        std::filesystem::rename(w, base / "ws.old");
+        std::filesystem::create_directories(w);
+        std::ofstream(w + "/other") << "y";
+        ASSERT_EQ(::lchown((w + "/other").c_str(), kBox, kBox), 0);
+    }
+    for (const char* p : {"", "/a", "/a/f"})
+        EXPECT_EQ(lstat_of(base / "ws.old" + p).st_uid, kOwner) << p;
+    EXPECT_EQ(lstat_of(w + "/other").st_uid, kBox) << "not the directory handed over";
+}
+
 TEST(WorkspaceHandover, NoSetuidOrSetgidFileSurvivesAtAnyDepth) {
     ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
     test::TempDir ws("radial-ho");
@@ -156,6 +201,46 @@ TEST(WorkspaceHandover, C12_AKilledRadialdsWorkspaceIsHandedBackByTheNextOne) {
     EXPECT_EQ(lstat_of(w + "/f").st_uid, kOwner);
     EXPECT_FALSE(std::filesystem::exists(notes + "/killed"));
     EXPECT_EQ(WorkspaceHandover::recover(notes), 0u);
+}
+
+// A note names the directory by its inode too: one put in its place since (by its owner) is not
+// walked for the box uid's entries, and a link in its path is not followed.
+TEST(WorkspaceHandover, ANoteForADirectoryReplacedSinceHandsNothingBack) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir base("radial-ho-kill"), state("radial-ho-state"), victim("radial-ho-victim");
+    const std::string w = base / "ws";
+    std::filesystem::create_directories(w);
+    std::ofstream(w + "/f") << "x";
+    ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
+    ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
+    const std::string notes = handover_marker_dir(state.path());
+    for (const bool as_link : {false, true}) {
+        const pid_t child = ::fork();
+        if (child == 0) {
+            static std::optional<WorkspaceHandover> leaked; // _exit runs no destructor
+            leaked.emplace(w, kBox, kBox, notes + "/killed");
+            ::_exit(0);
+        }
+        ASSERT_GT(child, 0);
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        ASSERT_EQ(lstat_of(w + "/f").st_uid, kBox);
+        std::filesystem::rename(w, base / "ws.old");
+        // In its place: a directory of the box uid's entries, or a link to one.
+        const std::string other = as_link ? victim / "ws" : w;
+        std::filesystem::create_directories(other);
+        std::ofstream(other + "/g") << "y";
+        ASSERT_EQ(::lchown((other + "/g").c_str(), kBox, kBox), 0);
+        if (as_link) std::filesystem::create_symlink(other, w);
+        EXPECT_EQ(WorkspaceHandover::recover(notes), 0u) << as_link;
+        EXPECT_EQ(lstat_of(other + "/g").st_uid, kBox) << as_link;
+        EXPECT_FALSE(std::filesystem::exists(notes + "/killed")) << "the note stays forever";
+        // Put back for the next round, the tree its owner's again.
+        std::filesystem::remove_all(w);
+        std::filesystem::rename(base / "ws.old", w);
+        ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
+        ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
+    }
 }
 
 } // namespace
