@@ -44,12 +44,19 @@ void make_session_exec(ContainerSpec& spec, const SessionRecord& session) {
     spec = std::move(exec);
 }
 
-void begin_session_turn(const std::string& state_dir, const std::string& session_id,
+void begin_session_turn(const std::string& state_dir, const SessionRecord& loaded,
                         const std::string& turn_id) {
+    const std::string& session_id = loaded.id;
     auto rec = load_session(state_dir, session_id);
     if (!rec)
         throw turn::TurnSetupError(
             fmt::format("session '{}' was removed while its turn started", session_id));
+    if (rec->label != loaded.label || rec->created_at_ms != loaded.created_at_ms ||
+        rec->workspace != loaded.workspace || rec->user != loaded.user)
+        throw turn::TurnSetupError(
+            fmt::format("session '{}' was removed and made again while this turn started; run "
+                        "the turn again to run it in the new session",
+                        session_id));
     // A turn still marked was cut short before its check: it stays unchecked for good.
     if (!rec->unchecked_turn.empty() && rec->no_snapshot_because.empty())
         rec->no_snapshot_because = fmt::format(

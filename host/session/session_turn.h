@@ -26,8 +26,10 @@ void make_session_exec(ContainerSpec& spec, const SessionRecord& session);
 
 // Before a session's turn runs its exec, under the session's lock: marks the turn unchecked in
 // the session's record, so that a radiald killed before end_session_turn leaves a session that
-// takes no snapshot. Throws TurnSetupError naming the record when it cannot be written.
-void begin_session_turn(const std::string& state_dir, const std::string& session_id,
+// takes no snapshot. `loaded` is the record the turn was bound to before it took the lock: a
+// session removed and made again under the same id meanwhile (another box, workspace, ids) is
+// refused. Throws TurnSetupError naming the session, or the record when it cannot be written.
+void begin_session_turn(const std::string& state_dir, const SessionRecord& loaded,
                         const std::string& turn_id);
 // For a turn that ended before its exec was started (nothing of it ran in the box), still under
 // the lock: clears the mark begin_session_turn set for `turn_id`, if it is still that turn's.

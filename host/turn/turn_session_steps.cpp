@@ -120,7 +120,7 @@ std::optional<std::string> TurnSession::hold(Run& run, std::optional<WorkspaceLo
         run.session_lock = session::lock_session(env_.cfg.state_dir, session_->id, refused);
         if (!run.session_lock) return refused;
         try {
-            session::begin_session_turn(env_.cfg.state_dir, session_->id, request_.turn_id);
+            session::begin_session_turn(env_.cfg.state_dir, *session_, request_.turn_id);
         } catch (const std::exception& e) {
             return e.what();
         }

@@ -12,6 +12,7 @@
 
 #include "../../support/temp_dir.h"
 #include "loader/plugin_loader.h"
+#include "turn/turn_setup_error.h"
 
 namespace radial::session {
 namespace {
@@ -54,13 +55,13 @@ struct SessionTurnTest : ::testing::Test {
 };
 
 TEST_F(SessionTurnTest, ATurnThatRanNothingLeavesNoMark) {
-    begin_session_turn(state, "s1", "t1");
+    begin_session_turn(state, record(), "t1");
     EXPECT_EQ(record().unchecked_turn, "t1");
     abandon_session_turn(state, "s1", "t1");
     EXPECT_EQ(record().unchecked_turn, "");
     EXPECT_EQ(record().no_snapshot_because, "");
     // The next turn finds nothing unchecked: it does not bar snapshots.
-    begin_session_turn(state, "s1", "t2");
+    begin_session_turn(state, record(), "t2");
     EXPECT_EQ(record().no_snapshot_because, "");
     // Another turn's mark is not this turn's to clear.
     abandon_session_turn(state, "s1", "t1");
@@ -68,8 +69,27 @@ TEST_F(SessionTurnTest, ATurnThatRanNothingLeavesNoMark) {
     abandon_session_turn(state, "nope", "t2"); // no such session: nothing, no throw
 }
 
+// The turn was bound to the record it loaded before it took the session's lock: a session made
+// again under the same id meanwhile is another box, workspace and ids, and is refused.
+TEST_F(SessionTurnTest, ASessionMadeAgainUnderItsIdWhileTheTurnStartedIsRefused) {
+    const SessionRecord bound = record();
+    SessionRecord again = bound;
+    again.created_at_ms = bound.created_at_ms + 1;
+    again.workspace = "/elsewhere";
+    update_session(state, again);
+    try {
+        begin_session_turn(state, bound, "t1");
+        ADD_FAILURE() << "a turn bound to the old session was let into the new one";
+    } catch (const turn::TurnSetupError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("was removed and made again while this turn started"));
+    }
+    EXPECT_EQ(record().unchecked_turn, "") << "nothing marked";
+    begin_session_turn(state, record(), "t1");
+    EXPECT_EQ(record().unchecked_turn, "t1");
+}
+
 TEST_F(SessionTurnTest, AnExecEndedInARuntimeErrorBarsSnapshotsForGood) {
-    begin_session_turn(state, "s1", "t1");
+    begin_session_turn(state, record(), "t1");
     end("t1", "runtime 'fake': the engine stopped answering (s3cret-value-123)");
     const SessionRecord r = record();
     EXPECT_EQ(r.unchecked_turn, "");
@@ -81,7 +101,7 @@ TEST_F(SessionTurnTest, AnExecEndedInARuntimeErrorBarsSnapshotsForGood) {
     ASSERT_EQ(r.manifest.size(), 1u);
     EXPECT_EQ(r.manifest[0].turn, "t1");
     // A later turn that ends well does not lift it.
-    begin_session_turn(state, "s1", "t2");
+    begin_session_turn(state, record(), "t2");
     end("t2", "");
     EXPECT_THAT(record().no_snapshot_because, HasSubstr("turn t1's exec"));
 }
@@ -89,7 +109,7 @@ TEST_F(SessionTurnTest, AnExecEndedInARuntimeErrorBarsSnapshotsForGood) {
 // The manifest outlives the turn (the record, a snapshot's record, `session snapshots --json`):
 // what the turn quoted of its secrets is redacted there, as in the journal.
 TEST_F(SessionTurnTest, TheManifestHoldsNoSecretTheTurnQuoted) {
-    begin_session_turn(state, "s1", "t1");
+    begin_session_turn(state, record(), "t1");
     end("t1", "runtime 'fake': lost", {"curl", "-H", "Authorization: s3cret-value-123", "x"});
     const SessionRecord r = record();
     ASSERT_EQ(r.manifest.size(), 1u);
