@@ -32,7 +32,6 @@ bool is_ip_literal(std::string_view host) {
     return !ec;
 }
 
-// The address as IPv4 when it is an IPv4-mapped IPv6 one.
 } // namespace
 
 ip::address unmapped(const ip::address& a) {

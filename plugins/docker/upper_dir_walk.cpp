@@ -113,7 +113,8 @@ bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint6
     // follow it past kMostWalkDepth levels with a descriptor, a stack frame and a path each.
     if (depth > kMostWalkDepth)
         throw Error(RADIAL_E_UNAVAILABLE,
-                    "'" + box_path.substr(0, 200) + "…' of the box's changes lies deeper than " +
+                    "'" + (box_path.size() > 200 ? box_path.substr(0, 200) + "…" : box_path) +
+                        "' of the box's changes lies deeper than " +
                         std::to_string(kMostWalkDepth) +
                         " directories; changes that deep are not checked, so they cannot be kept");
     for (const std::string& name : names_in(dir_fd, box_path)) {

@@ -3,6 +3,7 @@
 // in exactly what the box wrote, never in what the box says it wrote).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <radial/plugin/session.hpp>
 #include <string>
