@@ -557,7 +557,10 @@ TEST_F(docker_live, NoCallbackAfterRunReturns) {
                                 return 0;
                             }};
     ContainerSpec s = spec("late", "while :; do echo flood; done");
-    s.timeout_ms = 1500;
+    // Long enough for the box to start and flood the sink before it ends at its timeout: on a
+    // loaded machine a start alone takes seconds, and a timeout that passes during the start
+    // ends the run before any output (as C06TheTimeoutIsEnforcedWhileTheOutputCallbackBlocks).
+    s.timeout_ms = 8000;
     radial::CSpec cspec(s);
     radial_run_result result{};
     result.struct_size = sizeof result;
