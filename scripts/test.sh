@@ -3,7 +3,7 @@
 # preset and run every test but the unit tests, then the Debian packages built, installed, used and
 # purged (packaging/test-installed.sh), then the unit tests beside a CPU hog, then the ASan + UBSan
 # build's tests. Every test of the default build runs once, the unit tests under load (a harder
-# condition than a quiet machine, and a second quiet run of them only cost CI about three minutes).
+# condition than a quiet machine; they also run quiet under ASan in stage 6).
 # Prints each stage's time at the end.
 #
 # The ASan + UBSan build (stage 5) compiles while stages 2 to 4 run, at idle CPU and I/O priority
