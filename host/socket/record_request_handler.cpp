@@ -40,7 +40,8 @@ HandlerResult json_result(http::status status, const json& body, unsigned versio
 }
 
 // The token presented as `Bearer <token>`, or empty when the header is absent or uses another
-// scheme. The scheme is case-insensitive (RFC 7235 §2.1); Beast has already trimmed the value.
+// scheme. The scheme is case-insensitive (docs/design.md §9.5); Beast has already trimmed the
+// value.
 std::string_view presented_token(const http::request_header<>& header) {
     const auto it = header.find(http::field::authorization);
     if (it == header.end()) return {};
