@@ -207,22 +207,36 @@ int run_session_create(const SessionOptions& o) {
                                 .count();
         // The box first, then its record: a radiald killed between the two leaves a box no
         // session names, which reconciliation removes (daemon/session_reconcile.h).
-        try {
-            sessions.create(spec, rec.idle_timeout_ms, rec.max_lifetime_ms);
-        } catch (...) {
-            // A box the runtime could not say it removed keeps its ids leased until then.
+        // A box the runtime could not say it removed keeps its ids leased until reconciliation
+        // removes it; the error said is the one that failed the command, not the removal's.
+        auto keep_ids_unless_gone = [&] {
             bool gone = false;
             try {
                 gone = instance->runtime().list_by_label(rec.label).empty();
-            } catch (const std::exception&) {
+            } catch (const std::exception& e) {
+                log::warn("session", "session {}: could not list box '{}': {}", rec.id, rec.label,
+                          e.what());
             }
             if (!gone && ids) ids->keep_for_reconcile();
+        };
+        try {
+            sessions.create(spec, rec.idle_timeout_ms, rec.max_lifetime_ms);
+        } catch (...) {
+            keep_ids_unless_gone();
             throw;
         }
         try {
             session::save_session(cfg.state_dir, rec);
         } catch (...) {
-            instance->runtime().kill(rec.label);
+            try {
+                instance->runtime().kill(rec.label);
+            } catch (const std::exception& e) {
+                log::warn("session",
+                          "session {}: could not remove box '{}': {}; 'radiald reconcile' "
+                          "removes it",
+                          rec.id, rec.label, e.what());
+            }
+            keep_ids_unless_gone();
             throw;
         }
         made = true;

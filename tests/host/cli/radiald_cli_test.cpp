@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -364,17 +365,17 @@ namespace {
 struct HangingSetup {
     test::TempDir dir{"radial-cli-hang"};
     std::string config = dir / "radiald.toml";
-    explicit HangingSetup(const std::string& call) {
+    // `zoo` names the conformance zoo's plugin: its directory, "good" or a defect.
+    explicit HangingSetup(const std::string& call, std::string zoo = "good") {
         fs::create_directory(dir / "plugins");
-        fs::copy_file(std::string(RADIAL_ZOO_PLUGIN_ROOT) + "/good/zoo_good.so",
-                      dir / "plugins/zoo_good.so");
-        dir.write("radiald.toml",
-                  "[run]\npluginDir = \"plugins\"\ncontainerRuntime = \"zoo-good\"\n"
-                  "stateDir = \"" +
-                      (dir / "state") +
-                      "\"\npluginCallTimeout = \"1s\"\n"
-                      "[run.zoo-good]\nhang = [\"" +
-                      call + "\"]\n");
+        fs::copy_file(std::string(RADIAL_ZOO_PLUGIN_ROOT) + "/" + zoo + "/zoo_" + zoo + ".so",
+                      dir / ("plugins/zoo_" + zoo + ".so"));
+        std::string id = "zoo-" + zoo;
+        std::replace(id.begin(), id.end(), '_', '-');
+        dir.write("radiald.toml", "[run]\npluginDir = \"plugins\"\ncontainerRuntime = \"" + id +
+                                      "\"\nstateDir = \"" + (dir / "state") +
+                                      "\"\npluginCallTimeout = \"1s\"\n[run." + id +
+                                      "]\nhang = [\"" + call + "\"]\n");
     }
     test::ProcessResult run(std::vector<std::string> args) {
         std::vector<std::string> a{RADIALD_PATH};
@@ -422,6 +423,37 @@ TEST(RadialdPluginDeadline, PluginCallTimeoutMustBeADuration) {
     auto r = s.run({"turn", "--config", s.config, "--image", "img", "--", "echo", "hi"});
     EXPECT_EQ(r.exit_code, 125) << r.err;
     EXPECT_THAT(r.err, HasSubstr("run.pluginCallTimeout"));
+}
+
+// A session whose record cannot be written (one exists at its path already) and whose box the
+// runtime then cannot remove (kill hangs past run.pluginCallTimeout): the command says the
+// record's error, not the removal's, and the box keeps its ids leased for reconciliation, since
+// it may still run under them.
+TEST(RadialdSessionCreate, ARecordThatCannotBeWrittenWithABoxThatStaysKeepsItsIdsAndSaysWhy) {
+    // The zoo runtime that says it confines (the good one refuses a read-only root, which
+    // radiald puts in every box): this test is about radiald, not the runtime's confinement.
+    HangingSetup s("kill", "claim_confinement");
+    const std::string state = s.dir / "state";
+    fs::create_directories(state + "/sessions");
+    s.dir.write("state/sessions/taken.json", "{}\n");
+    auto r = s.run(
+        {"session", "create", "--config", s.config, "--image", "img", "--session-id", "taken"});
+    EXPECT_FALSE(r.timed_out) << "radiald session create hung with the plugin";
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("session 'taken' exists already"));
+    EXPECT_THAT(r.err, HasSubstr("could not remove box"));
+    EXPECT_THAT(r.err, HasSubstr("kill did not return within 1 s"));
+    auto leases_of_this_state_dir = [&] {
+        std::size_t n = 0;
+        for (const auto& e : fs::directory_iterator("/run/lock/radial/box-ids"))
+            n += test::read_file(e.path()).find("\"" + state + "\"") != std::string::npos;
+        return n;
+    };
+    EXPECT_EQ(leases_of_this_state_dir(), 1u) << "the ids of a box that may still run were freed";
+    // Reconciliation frees them (the zoo's box lived in the process that made it).
+    auto rec = s.run({"reconcile", "--config", s.config});
+    EXPECT_EQ(rec.exit_code, 0) << rec.err;
+    EXPECT_EQ(leases_of_this_state_dir(), 0u) << rec.err;
 }
 
 } // namespace
