@@ -43,12 +43,13 @@ int run_session_snapshot(const SessionOptions& o) {
         auto instance = open_session_instance(o, "radiald session snapshot");
         const auto& cfg = instance->cfg();
         const auto sessions = host::SessionClient::of(instance->runtime());
-        if (!session::load_session(cfg.state_dir, o.id)) {
+        auto no_session = [&] {
             log::error("session",
                        "no session '{}' in state directory '{}'; see 'radiald session ls'", o.id,
                        cfg.state_dir);
             return kExitFailed;
-        }
+        };
+        if (!session::load_session(cfg.state_dir, o.id)) return no_session();
         // Between turns only: the box's changes were checked up to here, and none come while the
         // engine commits.
         auto lock =
@@ -58,8 +59,9 @@ int run_session_snapshot(const SessionOptions& o) {
                        o.id);
             return kExitFailed;
         }
+        // Loaded again under the lock: `session rm` may have removed it in between.
         auto rec = session::load_session(cfg.state_dir, o.id);
-        if (!rec) return kExitFailed;
+        if (!rec) return no_session();
         std::string refused;
         if (rec->image_digest.empty())
             refused = "it was created before radiald kept snapshots, or by a runtime without them";
