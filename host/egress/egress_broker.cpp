@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <list>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "egress/box_stream.h"
@@ -28,8 +29,13 @@ struct EgressBroker::Impl {
     int listen_fd = -1;
     int wake[2] = {-1, -1};
     int policy_watch = -1; // inotify on the policy file's directory; -1 without one
+    bool bound = false;    // the socket file is this broker's to remove
+    // Whatever a constructor that failed part-way had made, or revocation left: the acceptor is
+    // never running here (it starts last and revocation joins it).
     ~Impl() {
-        if (policy_watch >= 0) ::close(policy_watch);
+        if (bound) ::unlink(shared.options.unix_path.c_str());
+        for (const int fd : {listen_fd, wake[0], wake[1], policy_watch})
+            if (fd >= 0) ::close(fd);
     }
     std::thread acceptor;
     mutable std::mutex mutex; // conns
@@ -145,18 +151,16 @@ struct EgressBroker::Impl {
 EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique<Impl>()) {
     impl_->shared.options = std::move(options);
     impl_->shared.own = detail::own_addresses();
+    impl_->shared.lookups.most = impl_->shared.options.ceiling.max_connections;
     const auto& o = impl_->shared.options;
     if (!o.policy_path.empty()) {
         // Watched before it is read, so a change between the two is not missed.
         impl_->policy_watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         const std::string dir = std::filesystem::path(o.policy_path).parent_path();
-        if (impl_->policy_watch < 0 || ::inotify_add_watch(impl_->policy_watch, dir.c_str(),
-                                                           IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
-            const std::string err = std::strerror(errno);
-            if (impl_->policy_watch >= 0) ::close(impl_->policy_watch);
-            throw std::runtime_error(
-                fmt::format("watching the operator's policy in '{}': {}", dir, err));
-        }
+        if (impl_->policy_watch < 0 ||
+            ::inotify_add_watch(impl_->policy_watch, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0)
+            throw std::runtime_error(fmt::format("watching the operator's policy in '{}': {}", dir,
+                                                 std::strerror(errno)));
     }
     impl_->shared.rules = effective_rules(
         o.rules, o.policy_path.empty() ? OperatorPolicy{} : read_operator_policy(o.policy_path),
@@ -169,34 +173,31 @@ EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique
                         sizeof addr.sun_path - 1));
     addr.sun_family = AF_UNIX;
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // From here a failure leaves nothing behind: impl_'s destructor closes what was opened and
+    // removes the socket file once it is bound.
     auto fail = [&](const char* what) {
-        const std::string err = std::strerror(errno);
-        if (fd >= 0) ::close(fd);
-        throw std::runtime_error(fmt::format("egress socket '{}': {}: {}", path, what, err));
+        throw std::runtime_error(
+            fmt::format("egress socket '{}': {}: {}", path, what, std::strerror(errno)));
     };
+    impl_->listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int fd = impl_->listen_fd;
     if (fd < 0) fail("socket");
     if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) fail("bind");
-    impl_->listen_fd = fd;
+    impl_->bound = true;
     const auto& owner = impl_->shared.options.owner;
-    if (::chmod(path.c_str(), owner ? 0600 : 0666) != 0 ||
-        (owner && ::lchown(path.c_str(), owner->first, owner->second) != 0) ||
-        ::listen(fd, 64) != 0 || ::pipe2(impl_->wake, O_CLOEXEC) != 0) {
-        const std::string err = std::strerror(errno);
-        ::unlink(path.c_str());
-        ::close(fd);
-        if (impl_->wake[0] >= 0) ::close(impl_->wake[0]);
-        if (impl_->wake[1] >= 0) ::close(impl_->wake[1]);
-        throw std::runtime_error(fmt::format("egress socket '{}': {}", path, err));
+    if (::chmod(path.c_str(), owner ? 0600 : 0666) != 0) fail("chmod");
+    if (owner && ::lchown(path.c_str(), owner->first, owner->second) != 0) fail("chown");
+    if (::listen(fd, 64) != 0) fail("listen");
+    if (::pipe2(impl_->wake, O_CLOEXEC) != 0) fail("pipe");
+    try {
+        impl_->acceptor = std::thread([this] { impl_->accept_loop(); });
+    } catch (const std::system_error& e) {
+        throw std::runtime_error(
+            fmt::format("egress socket '{}': no thread to accept on it ({})", path, e.what()));
     }
-    impl_->acceptor = std::thread([this] { impl_->accept_loop(); });
 }
 
-EgressBroker::~EgressBroker() {
-    revoke();
-    if (impl_->wake[0] >= 0) ::close(impl_->wake[0]);
-    if (impl_->wake[1] >= 0) ::close(impl_->wake[1]);
-}
+EgressBroker::~EgressBroker() { revoke(); }
 
 void EgressBroker::revoke() noexcept {
     {
@@ -209,6 +210,7 @@ void EgressBroker::revoke() noexcept {
     [[maybe_unused]] auto w = ::write(impl_->wake[1], &one, 1);
     if (impl_->acceptor.joinable()) impl_->acceptor.join();
     ::unlink(impl_->shared.options.unix_path.c_str());
+    impl_->bound = false;
     ::close(impl_->listen_fd);
     impl_->listen_fd = -1;
     std::list<Impl::Served> all;

@@ -68,8 +68,9 @@ struct EgressBrokerOptions {
 
 class EgressBroker {
 public:
-    // Binds and starts accepting. Throws std::runtime_error naming the path when the socket cannot
-    // be made.
+    // Binds and starts accepting. Throws std::runtime_error naming the path when the socket, its
+    // wake pipe or its accepting thread cannot be made; a broker that failed to start leaves no
+    // socket file and no descriptor open.
     explicit EgressBroker(EgressBrokerOptions options);
     // revoke().
     ~EgressBroker();

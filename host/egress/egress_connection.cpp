@@ -267,8 +267,8 @@ std::vector<ip::address> allowed_addresses(BrokerShared& shared, const std::stri
                                            Receipt& r) {
     const auto& o = shared.options;
     std::string why;
-    const auto addresses =
-        resolve_until(o.ceiling, host, Clock::now() + o.connect_timeout, shared.revoked, why);
+    const auto addresses = resolve_until(o.ceiling, host, Clock::now() + o.connect_timeout,
+                                         shared.revoked, shared.lookups, why);
     if (addresses.empty()) r.reason = why.empty() ? fmt::format("'{}' has no address", host) : why;
     std::vector<ip::address> out;
     for (const auto& a : addresses) {

@@ -77,7 +77,7 @@ std::vector<ip::address> own_addresses() {
 
 std::vector<ip::address> resolve_until(const EgressCeiling& ceiling, const std::string& host,
                                        Clock::time_point deadline, const std::atomic<bool>& revoked,
-                                       std::string& why) {
+                                       LookupsInFlight& lookups, std::string& why) {
     boost::system::error_code ec;
     if (auto literal = ip::make_address(host, ec); !ec) return {literal};
     if (auto it = ceiling.hosts.find(host); it != ceiling.hosts.end()) {
@@ -85,9 +85,21 @@ std::vector<ip::address> resolve_until(const EgressCeiling& ceiling, const std::
         if (ec) return {};
         return {a};
     }
+    // A slot first, given back by the lookup's thread when the resolver answered.
+    auto in_flight = lookups.count;
+    for (std::size_t n = in_flight->load();;) {
+        if (n >= lookups.most) {
+            why = fmt::format(
+                "resolving '{}': the turn's {} lookups at once are still unanswered "
+                "(run.egress.maxConnections)",
+                host, lookups.most);
+            return {};
+        }
+        if (in_flight->compare_exchange_weak(n, n + 1)) break;
+    }
     auto lookup = std::make_shared<Lookup>();
     try {
-        std::thread([lookup, host] {
+        std::thread([lookup, host, in_flight] {
             addrinfo hints{};
             hints.ai_socktype = SOCK_STREAM;
             addrinfo* res = nullptr;
@@ -99,6 +111,7 @@ std::vector<ip::address> resolve_until(const EgressCeiling& ceiling, const std::
                 out = addresses_of(res);
                 ::freeaddrinfo(res);
             }
+            --*in_flight;
             std::lock_guard l(lookup->m);
             lookup->out = std::move(out);
             lookup->why = std::move(why);
@@ -106,6 +119,7 @@ std::vector<ip::address> resolve_until(const EgressCeiling& ceiling, const std::
             lookup->cv.notify_all();
         }).detach();
     } catch (const std::system_error& e) {
+        --*in_flight;
         why = fmt::format("resolving '{}': no thread for the lookup ({})", host, e.what());
         return {};
     }

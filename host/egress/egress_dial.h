@@ -8,6 +8,8 @@
 #include <atomic>
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,13 +22,23 @@ namespace radial::egress::detail {
 // the address is public. Empty when they cannot be listed.
 std::vector<boost::asio::ip::address> own_addresses();
 
+// A broker's system lookups still under way, each on a thread of its own, also those whose
+// connection stopped waiting (a lookup cannot be cancelled): at most `most` at once, so a box
+// asking again and again for a name whose resolver never answers cannot make the host start
+// threads without end. Shared with the lookups' threads, which may outlive the broker.
+struct LookupsInFlight {
+    std::shared_ptr<std::atomic<std::size_t>> count = std::make_shared<std::atomic<std::size_t>>(0);
+    std::size_t most = 16;
+};
+
 // The addresses of `host` (an IP literal, a name of the ceiling's map, or a name the system
-// resolves), within `deadline` and while `revoked` is false. Empty with `why` otherwise.
+// resolves), within `deadline` and while `revoked` is false. Empty with `why` otherwise, also when
+// `lookups` are at their most.
 std::vector<boost::asio::ip::address> resolve_until(const EgressCeiling& ceiling,
                                                     const std::string& host,
                                                     std::chrono::steady_clock::time_point deadline,
                                                     const std::atomic<bool>& revoked,
-                                                    std::string& why);
+                                                    LookupsInFlight& lookups, std::string& why);
 
 // Why no box may reach `a` (address_refusal, and this host's own addresses), or empty.
 std::string dial_refusal(const EgressCeiling& ceiling,
