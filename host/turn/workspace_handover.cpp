@@ -1,8 +1,8 @@
 #include "turn/workspace_handover.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <radial/internal/dir_names.h>
 #include <radial/internal/unique_fd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -46,24 +46,6 @@ internal::UniqueFd open_workspace(const std::string& path) {
     if (errno != ENOSYS) return internal::UniqueFd();
     return internal::UniqueFd(
         ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-}
-
-// The names in an open directory, read whole, so that the walk holds one descriptor at a time
-// whatever the depth.
-std::vector<std::string> names_in(int dir) {
-    std::vector<std::string> names;
-    const int listing_fd = ::dup(dir);
-    if (listing_fd < 0) return names;
-    std::unique_ptr<DIR, int (*)(DIR*)> listing(::fdopendir(listing_fd), ::closedir);
-    if (!listing) {
-        ::close(listing_fd);
-        return names;
-    }
-    ::rewinddir(listing.get());
-    while (const dirent* e = ::readdir(listing.get()))
-        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-            names.emplace_back(e->d_name);
-    return names;
 }
 
 // Applies `m` to one entry `name` of `dir` (or to `dir` itself when name is empty); true when it
@@ -118,13 +100,27 @@ WalkReport walk(internal::UniqueFd cur, const std::string& root, const IdMap& m,
         std::string shown;
     };
     std::vector<Level> stack;
+    // A directory whose entries cannot be listed or opened (out of descriptors, a read error)
+    // stops nothing else, but the walk says so and is not complete: what it did not reach keeps
+    // the box's ids.
+    auto unreached = [&](const std::string& shown, const char* what) {
+        log::warn("turn", "workspace entry '{}': {}: {}; what is in it keeps its owner", shown,
+                  what, std::strerror(errno));
+        report.complete = false;
+    };
     auto enter = [&](const std::string& shown) {
+        auto names = internal::dir_names(cur.get());
+        if (!names) {
+            unreached(shown, "listing it");
+            return false;
+        }
         struct stat st {};
         ::fstat(cur.get(), &st);
-        stack.push_back({st.st_dev, st.st_ino, names_in(cur.get()), 0, shown});
+        stack.push_back({st.st_dev, st.st_ino, std::move(*names), 0, shown});
         report.deepest = std::max(report.deepest, stack.size() - 1);
+        return true;
     };
-    enter(root);
+    if (!enter(root)) return report;
     while (!stack.empty()) {
         // Real time: bounds a walk of a real file tree (docs/design.md §12.7).
         if (std::chrono::steady_clock::now() >= deadline) {
@@ -154,9 +150,16 @@ WalkReport walk(internal::UniqueFd cur, const std::string& root, const IdMap& m,
         if (!apply(cur.get(), name.c_str(), m, shown, report)) continue;
         internal::UniqueFd sub(
             ::openat(cur.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (!sub) continue; // replaced by a non-directory meanwhile
-        cur = std::move(sub);
-        enter(shown);
+        if (!sub) {
+            // Gone, or replaced by a non-directory meanwhile: nothing of it to give back.
+            if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+                unreached(shown, "opening it");
+            continue;
+        }
+        // Listed before it is entered: a directory that cannot be listed leaves `cur` where it
+        // was, so the walk goes on with its parent's next entry.
+        std::swap(cur, sub);
+        if (!enter(shown)) std::swap(cur, sub);
     }
     return report;
 }
@@ -234,8 +237,9 @@ void WorkspaceHandover::give_back() noexcept {
                            std::chrono::steady_clock::now() + kWalkBudget);
             if (!report_.complete)
                 log::warn("turn",
-                          "handing workspace '{}' back to uid {}: stopped after {} entries "
-                          "({} s at most); what it did not reach keeps its owner and mode",
+                          "handing workspace '{}' back to uid {}: incomplete after {} entries "
+                          "(a part it could not reach, said above, or its {} s ran out); what it "
+                          "did not reach keeps its owner and mode",
                           workspace_, owner_uid_, report_.visited,
                           std::chrono::duration_cast<std::chrono::seconds>(kWalkBudget).count());
         }

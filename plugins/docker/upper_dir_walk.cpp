@@ -1,7 +1,7 @@
 #include "upper_dir_walk.h"
 
-#include <dirent.h>
 #include <fcntl.h>
+#include <radial/internal/dir_names.h>
 #include <radial/internal/unique_fd.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -86,27 +86,6 @@ bool give_xattrs(int fd, const std::string& path, ChangeSink& sink) {
     return true;
 }
 
-// The names in directory `dir_fd` ("." and ".." left out), read whole and the listing closed, so
-// a walk holds one descriptor per level it is down, not two.
-std::vector<std::string> names_in(int dir_fd, const std::string& box_path) {
-    radial::internal::UniqueFd list(::dup(dir_fd));
-    if (!list) throw unreadable("opening", box_path);
-    DIR* d = ::fdopendir(list.get());
-    if (d == nullptr) throw unreadable("opening", box_path);
-    list.release();
-    struct Closer {
-        DIR* d;
-        ~Closer() { ::closedir(d); }
-    } closer{d};
-    std::vector<std::string> names;
-    for (errno = 0; dirent* e = ::readdir(d); errno = 0) {
-        const std::string_view name = e->d_name;
-        if (name != "." && name != "..") names.emplace_back(name);
-    }
-    if (errno != 0) throw unreadable("listing", box_path);
-    return names;
-}
-
 bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint64_t since_ms,
           ChangeSink& sink) {
     // The box chooses how deep its directories go; radiald (whose process this may be) does not
@@ -117,7 +96,9 @@ bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint6
                         "' of the box's changes lies deeper than " +
                         std::to_string(kMostWalkDepth) +
                         " directories; changes that deep are not checked, so they cannot be kept");
-    for (const std::string& name : names_in(dir_fd, box_path)) {
+    const auto names = radial::internal::dir_names(dir_fd);
+    if (!names) throw unreadable("listing", box_path);
+    for (const std::string& name : *names) {
         const std::string path = (box_path == "/" ? "" : box_path) + "/" + name;
         struct stat st {};
         if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)

@@ -2,7 +2,9 @@
 // symlink and never touching what belongs to anyone else. Needs root (chown); skipped otherwise.
 #include "turn/workspace_handover.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -241,6 +243,60 @@ TEST(WorkspaceHandover, ANoteForADirectoryReplacedSinceHandsNothingBack) {
         ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
         ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
     }
+}
+
+// A hand-back that cannot list or open a directory (out of descriptors here, at every limit from
+// none to spare to more than the walk needs) says it is incomplete; one that says it is complete
+// gave every entry back. A partial walk taken for a whole one would leave the box's ids on the
+// owner's files with nothing said.
+TEST(WorkspaceHandover, AHandBackThatCouldNotReachADirectorySaysSo) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir ws("radial-ho-fds");
+    const std::string w = ws.path();
+    std::vector<std::string> paths{""};
+    std::string dir;
+    for (const char* level : {"/a", "/b", "/c", "/d"}) {
+        dir += level;
+        std::filesystem::create_directories(w + dir);
+        std::ofstream(w + dir + "/f") << "x";
+        paths.push_back(dir);
+        paths.push_back(dir + "/f");
+    }
+    auto give_to = [&](uid_t uid, gid_t gid) {
+        for (const auto& p : paths) ASSERT_EQ(::lchown((w + p).c_str(), uid, gid), 0) << p;
+    };
+    give_to(kOwner, kGroup);
+    int complete = 0, incomplete = 0;
+    for (rlim_t spare = 0; spare <= 6; ++spare) {
+        const pid_t child = ::fork();
+        if (child == 0) {
+            WorkspaceHandover handover(w, kBox, kBox);
+            const int lowest_free = ::open("/", O_RDONLY | O_CLOEXEC);
+            ::close(lowest_free);
+            const rlimit limit{static_cast<rlim_t>(lowest_free) + spare,
+                               static_cast<rlim_t>(lowest_free) + spare};
+            if (lowest_free < 0 || ::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(2);
+            handover.give_back();
+            ::_exit(handover.report().complete ? 0 : 3);
+        }
+        ASSERT_GT(child, 0);
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        ASSERT_TRUE(WIFEXITED(status)) << spare;
+        const int code = WEXITSTATUS(status);
+        ASSERT_TRUE(code == 0 || code == 3) << "spare " << spare << ": exit " << code;
+        if (code == 0) {
+            ++complete;
+            for (const auto& p : paths)
+                EXPECT_EQ(lstat_of(w + p).st_uid, kOwner)
+                    << p << " with " << spare << " spare descriptors: said complete";
+        } else {
+            ++incomplete;
+        }
+        give_to(kOwner, kGroup);
+    }
+    EXPECT_GT(incomplete, 0) << "no limit was short enough to stop the walk: nothing was tested";
+    EXPECT_GT(complete, 0) << "no limit let the walk finish";
 }
 
 } // namespace
