@@ -126,7 +126,11 @@ std::string pool_dir(const std::string& state_dir) { return state_dir + "/pool";
 std::size_t clear_pool_dir(const std::string& state_dir) noexcept {
     std::size_t detached = 0;
     try {
-        const std::string dir = pool_dir(state_dir);
+        // Resolved as mountinfo shows mount points: a state directory reached through a link, or
+        // spelled with a trailing slash, still finds its mounts.
+        std::error_code ec;
+        const std::string dir = fs::canonical(pool_dir(state_dir), ec).string();
+        if (ec) return 0; // no pool directory: nothing was ever mounted in it
         // Stacked mounts share a mount point: a pass detaches the top one of each.
         for (int pass = 0; pass < 8; ++pass) {
             const auto points = mounts_under(dir);
@@ -138,11 +142,24 @@ std::size_t clear_pool_dir(const std::string& state_dir) noexcept {
                     log::warn("pool", "detaching '{}': {}", p, std::strerror(errno));
             }
         }
-        std::error_code ec;
+        // Nothing is removed while a mount is left in it: removing it would cross into the
+        // mount and delete what that shows, a turn's workspace (docs/design.md §13.14).
+        const auto left = mounts_under(dir);
         for (const auto& e : fs::directory_iterator(dir, ec)) {
+            const std::string entry = e.path().string();
+            const auto held = std::find_if(left.begin(), left.end(), [&](const std::string& p) {
+                return p == entry || p.starts_with(entry + "/");
+            });
+            if (held != left.end()) {
+                log::warn("pool",
+                          "'{}' is left as it is: '{}' is still mounted in it; detach it "
+                          "(umount --lazy) and run 'radiald reconcile' again",
+                          entry, *held);
+                continue;
+            }
             std::error_code rm;
             fs::remove_all(e.path(), rm);
-            if (rm) log::warn("pool", "removing '{}': {}", e.path().string(), rm.message());
+            if (rm) log::warn("pool", "removing '{}': {}", entry, rm.message());
         }
     } catch (const std::exception& e) {
         log::warn("pool", "clearing the pool's directory: {}", e.what());

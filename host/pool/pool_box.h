@@ -51,9 +51,11 @@ std::string pool_label_prefix(const config::HostConfig& cfg);
 // "<stateDir>/pool".
 std::string pool_dir(const std::string& state_dir);
 
-// Detaches whatever is mounted under pool_dir() and removes what is in it: what a radiald killed
-// with pool boxes left. Call only while no pool of this state directory runs. Returns how many
-// mounts it detached. Never throws; logs what it could not do.
+// Detaches whatever is mounted under pool_dir() (however the state directory's path is spelled)
+// and removes what is in it: what a radiald killed with pool boxes left. An entry with a mount it
+// could not detach is left in place, never removed through the mount. Call only while no pool of
+// this state directory runs. Returns how many mounts it detached. Never throws; logs what it could
+// not do.
 std::size_t clear_pool_dir(const std::string& state_dir) noexcept;
 
 class PoolBox {
