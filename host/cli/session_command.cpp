@@ -193,9 +193,10 @@ int run_session_create(const SessionOptions& o) {
         if (instance->runtime().has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS))
             spec.mounts.push_back({run_dir, turn::kBoxSocketDir, false});
         std::optional<turn::BoxIdentity> identity;
+        // The identity a one-shot turn's box gets, a fixed run.user's too (turn_session_steps.cpp,
+        // prepare_box_user).
         if (const auto host_ids = turn::box_host_ids(rec.user, cfg.box_root);
-            host_ids && (ids || cfg.box_root) &&
-            instance->runtime().has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
+            host_ids && instance->runtime().has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
             identity.emplace(cfg.state_dir, rec.id, host_ids->first, host_ids->second, std::nullopt,
                              cfg.box_root.has_value());
             identity->apply(spec, cfg.home_size_bytes);

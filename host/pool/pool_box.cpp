@@ -207,9 +207,10 @@ std::unique_ptr<PoolBox> PoolBox::create(const config::HostConfig& cfg,
     }
     box->user_ = spec.user;
     spec.mounts.push_back({box->run_dir_, socket::kBoxSocketDir, false});
+    // The identity a cold turn's box gets (turn_session_steps.cpp, prepare_box_user), a fixed
+    // run.user's too: what is in a pool box is what is in a cold one.
     if (const auto host_ids = turn::box_host_ids(spec.user, cfg.box_root);
-        host_ids && (box->ids_ || cfg.box_root) &&
-        client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
+        host_ids && client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
         box->identity_.emplace(cfg.state_dir, box->id_, host_ids->first, host_ids->second,
                                std::nullopt, cfg.box_root.has_value());
         box->identity_->apply(spec, cfg.home_size_bytes);

@@ -64,6 +64,24 @@ TEST(SessionLive, ATurnsInstallStaysForTheSessionAndItsSecretLeavesWithTheTurn) 
     EXPECT_THAT(inspected.out, Not(HasSubstr("TOKEN_X")));
 }
 
+// With a fixed run.user, a session's box has the identity a one-shot turn's box has: the passwd and
+// group entry, home and variables (a session's box had none of them).
+TEST(SessionLive, WithAFixedRunUserASessionsTurnHasTheIdentityAOneShotTurnHas) {
+    test::RadialdSetup setup("user = \"4321:4321\"\n");
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    const std::vector<std::string> who = {
+        "sh", "-c",
+        "id -un; id -gn; echo \"HOME=$HOME USER=$USER\"; grep -c '^[^:]*:[^:]*:4321:' "
+        "/etc/passwd; test -d \"$HOME\" && test -w \"$HOME\" && echo HOME-WRITABLE"};
+    auto one_shot = setup.turn({}, who);
+    ASSERT_EQ(one_shot.result.exit_code, 0) << one_shot.result.err;
+    EXPECT_THAT(one_shot.result.out, HasSubstr("\n1\nHOME-WRITABLE\n"));
+    auto in_session = setup.turn({"--session", s.id}, who);
+    EXPECT_EQ(in_session.result.exit_code, 0) << in_session.result.err;
+    EXPECT_EQ(in_session.result.out, one_shot.result.out);
+}
+
 // A turn of a session posts a record through its turn socket, journaled as any turn's.
 TEST(SessionLive, ASessionsTurnPostsARecordThatIsJournaled) {
     test::RadialdSetup setup;
