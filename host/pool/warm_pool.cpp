@@ -1,6 +1,8 @@
 #include "pool/warm_pool.h"
 
 #include <fmt/format.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +20,14 @@ constexpr std::chrono::milliseconds kMaxPause{60'000};
 // How often the refill threads look for boxes past their age with nothing else to do.
 constexpr std::chrono::milliseconds kAgeCheck{1'000};
 
+// Whether `cap` is in this thread's effective set (capget).
+bool has_effective_capability(unsigned cap) {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3]{};
+    if (::syscall(SYS_capget, &header, data) != 0) return false;
+    return (data[cap / 32].effective & (1u << (cap % 32))) != 0;
+}
+
 } // namespace
 
 std::optional<std::string> pool_refusal(const config::HostConfig& cfg,
@@ -27,6 +37,14 @@ std::optional<std::string> pool_refusal(const config::HostConfig& cfg,
     if (::geteuid() != 0)
         return "run.pool: a pool box's workspace is mounted into it at the claim, which needs "
                "radiald to run as root; unset run.pool.size, or run radiald as root";
+    // Root is not enough: the packaged unit bounds radiald's capabilities, and without this one
+    // every pool box would fail to be made while the daemon ran on without a pool.
+    if (!has_effective_capability(CAP_SYS_ADMIN))
+        return "run.pool: a pool box's workspace is mounted into it at the claim, which needs "
+               "CAP_SYS_ADMIN, and radiald runs without it (a systemd unit's "
+               "CapabilityBoundingSet, or a container's); unset run.pool.size, or give radiald "
+               "CAP_SYS_ADMIN, the mount system calls and the host's mount namespace (a drop-in "
+               "for radiald.service: docs/operations.md)";
     try {
         host::SessionClient::of(client);
     } catch (const host::RuntimeError& e) {

@@ -272,6 +272,52 @@ TEST(PoolLive, APoolTheRuntimeCannotServeIsRefusedByConfigCheck) {
     EXPECT_NE(q.exit_code, 0) << "no turn is queued for a daemon that would not start";
 }
 
+// With a fixed run.user, a pool box is the box a cold turn gets: the same passwd and group entry,
+// home and variables (docs/design.md §13.14: a pool changes when the box started, not what is in
+// it). The pool box had none of them.
+TEST(PoolLive, WithAFixedRunUserAWarmTurnHasTheIdentityAColdTurnHas) {
+    const std::string inst = test::unique_instance_id("pooluser");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
+    DaemonSetup s(pool_keys(inst, 1, "modes = [\"workspace-write\"]\n", "user = \"4321:4321\"\n"));
+    Reconciled reconciled{s};
+    const std::string ws = workspace(s, "ws");
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 1; }, 60s)) << d.log();
+    const std::string who =
+        "id -un; id -gn; echo \"HOME=$HOME USER=$USER\"; grep -c '^[^:]*:[^:]*:4321:' /etc/passwd; "
+        "test -d \"$HOME\" && test -w \"$HOME\" && echo HOME-WRITABLE";
+    const std::string warm = s.submit(test::shell_turn(who, ws_key(ws)));
+    ASSERT_TRUE(s.wait_terminal({warm}, 60s)) << d.log();
+    // Read-only is a mode the pool does not serve: a box of its own.
+    const std::string cold = s.submit(test::shell_turn(who, ws_key(ws) + "mode = \"read-only\"\n"));
+    ASSERT_TRUE(s.wait_terminal({cold}, 60s)) << d.log();
+    const auto w = s.terminal(warm), c = s.terminal(cold);
+    ASSERT_THAT(w["label"].get<std::string>(), StartsWith("radial-pool-" + inst + "-")) << w;
+    ASSERT_EQ(c["label"], "radial-turn-" + inst + "-" + cold) << c;
+    EXPECT_EQ(c["status"], "succeeded") << c;
+    EXPECT_EQ(w["status"], "succeeded") << w;
+    const std::string cold_out = c["outputTail"]["stdout"];
+    EXPECT_THAT(cold_out, HasSubstr("\n1\nHOME-WRITABLE\n"))
+        << "the cold turn's identity: " << cold_out;
+    EXPECT_EQ(w["outputTail"]["stdout"], cold_out);
+}
+
+// Root without CAP_SYS_ADMIN (a systemd unit's CapabilityBoundingSet) cannot mount a workspace
+// into a running box: refused by name at startup, not a daemon that runs on and never makes a box.
+TEST(PoolLive, APoolWithoutCapSysAdminIsRefusedByConfigCheck) {
+    DaemonSetup s(pool_keys(test::unique_instance_id("poolcap"), 1));
+    auto r =
+        test::run_process({"setpriv", "--inh-caps", "-sys_admin", "--bounding-set", "-sys_admin",
+                           "--", RADIALD_PATH, "config", "check", "--config", s.config()},
+                          {}, 60s);
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("run.pool.size"));
+    EXPECT_THAT(r.err, HasSubstr("needs CAP_SYS_ADMIN, and radiald runs without it")) << r.err;
+    // The same config, with the capability, passes: the refusal is the capability's.
+    auto ok = test::run_process({RADIALD_PATH, "config", "check", "--config", s.config()}, {}, 60s);
+    EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
 TEST(PoolLive, NothingOfTurnAIsVisibleToTurnB) {
     const std::string inst = test::unique_instance_id("poolab");
     test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
