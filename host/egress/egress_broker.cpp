@@ -150,7 +150,6 @@ struct EgressBroker::Impl {
 
 EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique<Impl>()) {
     impl_->shared.options = std::move(options);
-    impl_->shared.own = detail::own_addresses();
     impl_->shared.lookups.most = impl_->shared.options.ceiling.max_connections;
     const auto& o = impl_->shared.options;
     if (!o.policy_path.empty()) {

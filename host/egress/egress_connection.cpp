@@ -271,8 +271,18 @@ std::vector<ip::address> allowed_addresses(BrokerShared& shared, const std::stri
                                          shared.revoked, shared.lookups, why);
     if (addresses.empty()) r.reason = why.empty() ? fmt::format("'{}' has no address", host) : why;
     std::vector<ip::address> out;
+    if (addresses.empty()) return out;
+    // Now, not at the turn's start: an address the host gained since is the host's too.
+    const auto own = own_addresses();
+    if (!own) {
+        r.reason = fmt::format(
+            "this host's own addresses cannot be listed ({}), so no address of "
+            "'{}' can be told apart from them",
+            std::strerror(errno), host);
+        return out;
+    }
     for (const auto& a : addresses) {
-        if (std::string no = dial_refusal(o.ceiling, shared.own, a); !no.empty())
+        if (std::string no = dial_refusal(o.ceiling, *own, a); !no.empty())
             r.reason = fmt::format("'{}' resolves to {}", host, no);
         else
             out.push_back(a);

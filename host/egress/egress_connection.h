@@ -19,7 +19,6 @@ struct BrokerShared {
     EgressBrokerOptions options;
     std::atomic<bool> revoked{false};
     std::atomic<std::uint64_t> bytes_out{0}, bytes_in{0}; // the turn's totals
-    std::vector<boost::asio::ip::address> own;            // this host's addresses
     std::atomic<std::uint64_t> empty_connections{0};      // closed before sending a byte
     LookupsInFlight lookups; // most: the ceiling's max_connections, set by the broker
     // The rules in force (the turn's, with the operator's changes), and each connection's

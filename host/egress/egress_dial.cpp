@@ -64,10 +64,10 @@ struct Lookup {
 
 } // namespace
 
-std::vector<ip::address> own_addresses() {
+std::optional<std::vector<ip::address>> own_addresses() {
     std::vector<ip::address> out;
     ifaddrs* list = nullptr;
-    if (::getifaddrs(&list) != 0) return out;
+    if (::getifaddrs(&list) != 0) return std::nullopt;
     for (ifaddrs* i = list; i != nullptr; i = i->ifa_next)
         if (i->ifa_addr != nullptr)
             if (auto a = address_of(i->ifa_addr)) out.push_back(*a);

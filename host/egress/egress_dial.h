@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,9 @@ namespace radial::egress::detail {
 
 // The addresses of this host's own interfaces (getifaddrs), which no box reaches unless the
 // ceiling's allowRanges name them: a DNS answer pointing at the host itself is refused even when
-// the address is public. Empty when they cannot be listed.
-std::vector<boost::asio::ip::address> own_addresses();
+// the address is public. Read for each connection, so an address the host gains during a turn is
+// the host's too. nullopt (errno set) when they cannot be listed: the caller then refuses.
+std::optional<std::vector<boost::asio::ip::address>> own_addresses();
 
 // A broker's system lookups still under way, each on a thread of its own, also those whose
 // connection stopped waiting (a lookup cannot be cancelled): at most `most` at once, so a box

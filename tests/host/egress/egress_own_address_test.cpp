@@ -1,0 +1,115 @@
+// tests/host/egress/egress_own_address_test.cpp — an address this host gains while a turn's broker
+// runs is the host's too (host/egress/egress_dial.h, docs/design.md §9.7): a name the turn may
+// reach that resolves to it is refused, as one resolving to an address the host had at the start.
+// In a child process with a network namespace of its own, whose loopback interface gets a public
+// address after the broker started.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "../../support/host_processes.h"
+#include "../../support/temp_dir.h"
+#include "egress/egress_broker.h"
+
+namespace radial::egress {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kGained = "93.184.216.34"; // public: no default range denies it
+
+// A TCP listener on every address of the namespace; its port, or 0.
+int listen_anywhere(int& fd) {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    socklen_t len = sizeof a;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+        return 0;
+    return ntohs(a.sin_port);
+}
+
+void send_request(const std::string& socket_path, const std::string& request) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, socket_path.c_str(), socket_path.size() + 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0)
+        ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    ::shutdown(fd, SHUT_WR); // the broker then ends the connection, and writes its receipt
+    // A connection let through (the defect) stays open to the listener, which never answers.
+    const timeval patience{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+    char buf[512];
+    while (::recv(fd, buf, sizeof buf, 0) > 0) {
+    }
+    ::close(fd);
+}
+
+// Exit codes: 2 no namespace, listener or address; 3 no receipt; 4 not refused as the host's.
+[[noreturn]] void reach_an_address_gained_mid_turn(const std::string& dir) {
+    if (::unshare(CLONE_NEWNET) != 0 || std::system("ip link set lo up") != 0) std::_Exit(2);
+    int listener = -1;
+    const int port = listen_anywhere(listener);
+    if (port == 0) std::_Exit(2);
+    const std::string dest = "pub.test:" + std::to_string(port);
+    std::mutex m;
+    std::vector<Receipt> receipts;
+    EgressCeiling ceiling;
+    ceiling.hosts["pub.test"] = kGained;
+    ceiling.allow.push_back(parse_allow_rule(dest));
+    const std::string socket_path = dir + "/egress.sock";
+    EgressBrokerOptions o;
+    o.unix_path = socket_path;
+    o.rules = narrow(ceiling, {dest});
+    o.ceiling = std::move(ceiling);
+    o.turn_id = "turn-1";
+    o.on_receipt = [&](const Receipt& r) {
+        std::lock_guard l(m);
+        receipts.push_back(r);
+    };
+    EgressBroker broker(std::move(o));
+    // The host gains the address after its broker started.
+    if (std::system((std::string("ip addr add ") + kGained + "/32 dev lo").c_str()) != 0)
+        std::_Exit(2);
+    send_request(socket_path, "GET http://" + dest + "/ HTTP/1.1\r\nHost: " + dest + "\r\n\r\n");
+    if (!test::wait_until(
+            [&] {
+                std::lock_guard l(m);
+                return !receipts.empty();
+            },
+            10s)) {
+        std::fprintf(stderr, "no receipt: the connection was let through and stays open\n");
+        std::_Exit(3);
+    }
+    std::lock_guard l(m);
+    const Receipt& r = receipts.front();
+    if (r.verdict != "refused" || r.reason.find("an address of this host") == std::string::npos) {
+        std::fprintf(stderr, "%s: %s\n", r.verdict.c_str(), r.reason.c_str());
+        std::_Exit(4);
+    }
+    std::_Exit(0);
+}
+
+TEST(EgressOwnAddress, AnAddressTheHostGainsMidTurnIsRefusedAsTheHosts) {
+    if (::geteuid() != 0) GTEST_SKIP() << "a network namespace needs root";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    test::TempDir dir("radial-egress-own");
+    EXPECT_EXIT(reach_an_address_gained_mid_turn(dir.path()), ::testing::ExitedWithCode(0), "");
+}
+
+} // namespace
+} // namespace radial::egress
