@@ -42,9 +42,9 @@ std::optional<std::string> pool_refusal(const config::HostConfig& cfg,
     if (!has_effective_capability(CAP_SYS_ADMIN))
         return "run.pool: a pool box's workspace is mounted into it at the claim, which needs "
                "CAP_SYS_ADMIN, and radiald runs without it (a systemd unit's "
-               "CapabilityBoundingSet, or a container's); unset run.pool.size, or give radiald "
-               "CAP_SYS_ADMIN, the mount system calls and the host's mount namespace (a drop-in "
-               "for radiald.service: docs/operations.md)";
+               "CapabilityBoundingSet, or a container's); unset run.pool.size, or run radiald "
+               "with CAP_SYS_ADMIN and the mount system calls in the engine's mount namespace "
+               "(docs/operations.md, \"The systemd unit\")";
     try {
         host::SessionClient::of(client);
     } catch (const host::RuntimeError& e) {
