@@ -10,19 +10,18 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "../../support/host_processes.h"
 #include "../../support/temp_dir.h"
+#include "broker_client.h"
 #include "egress/egress_broker.h"
 
 namespace radial::egress {
@@ -46,23 +45,6 @@ std::string bind_silent_resolver() {
         ::close(fd);
     }
     return {};
-}
-
-// The answer to one plain request through the broker's socket.
-std::string ask(const std::string& socket_path, const std::string& request) {
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::memcpy(a.sun_path, socket_path.c_str(), socket_path.size() + 1);
-    std::string out;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-        ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-            static_cast<ssize_t>(request.size())) {
-        char buf[1024];
-        for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, n);
-    }
-    ::close(fd);
-    return out;
 }
 
 // Exit codes: 2 no namespace or resolver, 3 the first lookups were not cut at the deadline, 4 the
@@ -103,7 +85,7 @@ std::string ask(const std::string& socket_path, const std::string& request) {
     };
     auto says = [&](const char* what) { return last_reason().find(what) != std::string::npos; };
     for (int i = 0; i < 2; ++i) {
-        ask(socket_path, request);
+        test_client::ask_broker(socket_path, request);
         if (!test::wait_until([&] { return says("no answer in time"); }, 10s)) {
             std::fprintf(stderr, "lookup %d: %s\n", i + 1, last_reason().c_str());
             std::_Exit(3);
@@ -111,7 +93,7 @@ std::string ask(const std::string& socket_path, const std::string& request) {
         std::lock_guard l(m);
         reasons.clear();
     }
-    ask(socket_path, request);
+    test_client::ask_broker(socket_path, request);
     if (!test::wait_until([&] { return says("lookups at once are still unanswered"); }, 10s)) {
         std::fprintf(stderr, "beyond the cap: %s\n", last_reason().c_str());
         std::_Exit(4);
@@ -123,7 +105,7 @@ std::string ask(const std::string& socket_path, const std::string& request) {
                 std::lock_guard l(m);
                 reasons.clear();
             }
-            ask(socket_path, request);
+            test_client::ask_broker(socket_path, request);
             return test::wait_until([&] { return !last_reason().empty(); }, 10s) &&
                    !says("lookups at once");
         },

@@ -8,19 +8,17 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "../../support/host_processes.h"
 #include "../../support/temp_dir.h"
+#include "broker_client.h"
 #include "egress/egress_broker.h"
 
 namespace radial::egress {
@@ -40,23 +38,6 @@ int listen_anywhere(int& fd) {
         ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
         return 0;
     return ntohs(a.sin_port);
-}
-
-void send_request(const std::string& socket_path, const std::string& request) {
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::memcpy(a.sun_path, socket_path.c_str(), socket_path.size() + 1);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0)
-        ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    ::shutdown(fd, SHUT_WR); // the broker then ends the connection, and writes its receipt
-    // A connection let through (the defect) stays open to the listener, which never answers.
-    const timeval patience{10, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
-    char buf[512];
-    while (::recv(fd, buf, sizeof buf, 0) > 0) {
-    }
-    ::close(fd);
 }
 
 // Exit codes: 2 no namespace, listener or address; 3 no receipt; 4 not refused as the host's.
@@ -85,7 +66,8 @@ void send_request(const std::string& socket_path, const std::string& request) {
     // The host gains the address after its broker started.
     if (std::system((std::string("ip addr add ") + kGained + "/32 dev lo").c_str()) != 0)
         std::_Exit(2);
-    send_request(socket_path, "GET http://" + dest + "/ HTTP/1.1\r\nHost: " + dest + "\r\n\r\n");
+    test_client::ask_broker(socket_path,
+                            "GET http://" + dest + "/ HTTP/1.1\r\nHost: " + dest + "\r\n\r\n");
     if (!test::wait_until(
             [&] {
                 std::lock_guard l(m);
