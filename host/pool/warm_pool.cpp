@@ -128,33 +128,58 @@ WarmPool::~WarmPool() {
 
 std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std::string& mode,
                                             const ContainerSpec& shape) {
-    std::unique_ptr<PoolBox> box;
-    {
-        std::lock_guard lock(mutex_);
-        const auto fresh_until = oldest_fresh_start();
-        Class* named = nullptr;
-        for (auto& c : classes_) {
-            if (c.cls.image == image && c.cls.mode == mode) named = &c;
-            if (!(c.cls.shape == shape)) continue;
-            // The youngest (the last made); when even it is past its age, expire() removes them.
-            if (!c.idle.empty() && c.idle.back()->started() > fresh_until) {
-                box = std::move(c.idle.back());
-                c.idle.pop_back();
-                --boxes_;
-                ++c.stats.hits;
-                break;
+    for (;;) {
+        std::unique_ptr<PoolBox> box;
+        Class* from = nullptr;
+        {
+            std::lock_guard lock(mutex_);
+            const auto fresh_until = oldest_fresh_start();
+            Class* named = nullptr;
+            for (auto& c : classes_) {
+                if (c.cls.image == image && c.cls.mode == mode) named = &c;
+                if (!(c.cls.shape == shape)) continue;
+                // The youngest (the last made); when even it is past its age, expire() removes
+                // them.
+                if (!c.idle.empty() && c.idle.back()->started() > fresh_until) {
+                    box = std::move(c.idle.back());
+                    c.idle.pop_back();
+                    --boxes_;
+                    from = &c;
+                    break;
+                }
+            }
+            // A miss of a pooled image may be an image rebuilt since its class was settled (or
+            // one that was not on the engine then): the refill settles it again (resettle()).
+            if (!box && named) {
+                ++named->stats.misses;
+                named->resettle = true;
             }
         }
-        // A miss of a pooled image may be an image rebuilt since its class was settled (or
-        // one that was not on the engine then): the refill settles it again (resettle()).
-        if (!box && named) {
-            ++named->stats.misses;
-            named->resettle = true;
+        changed_.notify_all();
+        if (!box) return nullptr;
+        if (!box_has_ended(*box)) {
+            std::lock_guard lock(mutex_);
+            ++from->stats.hits;
+            return std::make_unique<ClaimedBox>(std::move(box), *this);
         }
+        // An idle box whose PID 1 ended (an engine restarted without live-restore, a box killed
+        // behind the host's back) would fail its turn where a box of the turn's own would run it:
+        // it is removed, the next idle box is tried, and with none the turn starts its own.
+        log::warn("pool", "pool box '{}' has ended while idle; removing it", box->label());
+        retire(std::move(box));
     }
-    changed_.notify_all();
-    if (!box) return nullptr;
-    return std::make_unique<ClaimedBox>(std::move(box), *this);
+}
+
+bool WarmPool::box_has_ended(const PoolBox& box) const {
+    try {
+        const host::BoxState st = client_.inspect(box.label());
+        return st.supported && st.state != RADIAL_BOX_RUNNING;
+    } catch (const std::exception& e) {
+        // The engine could not be asked: the claiming turn's exec says why, as a box of its own
+        // would.
+        log::debug("pool", "pool box '{}': its state could not be read: {}", box.label(), e.what());
+        return false;
+    }
 }
 
 std::set<std::string> WarmPool::labels() const {

@@ -92,7 +92,8 @@ public:
 
     // An idle box of the class whose shape is `shape` (box_shape() of the turn's spec), or null:
     // a miss, counted for the class of `image` (the request's image name) in `mode` (the turn's
-    // workspace mode) when the pool serves it. [thread-safe]
+    // workspace mode) when the pool serves it. An idle box the runtime says has ended is removed
+    // and the next one tried, never handed out. [thread-safe]
     std::unique_ptr<ClaimedBox> claim(const std::string& image, const std::string& mode,
                                       const ContainerSpec& shape);
 
@@ -125,6 +126,9 @@ private:
     void reap_loop();
     // The class to make a box for now, or null. Caller holds mutex_.
     Class* neediest();
+    // Whether the runtime says `box` is no longer running (gone, or its PID 1 ended); false when
+    // it cannot tell. One runtime call (inspect), outside the lock.
+    bool box_has_ended(const PoolBox& box) const;
     // A box started at or before this is past its age less the claim margin: not handed out.
     std::chrono::steady_clock::time_point oldest_fresh_start() const;
     // Removes idle boxes past their age (outside the lock).

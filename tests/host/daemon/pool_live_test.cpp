@@ -398,6 +398,48 @@ TEST(PoolLive, AClaimRacingARefillNeverSharesABoxAndLeavesNone) {
     EXPECT_FALSE(mounted_under(s.state_dir() + "/pool"));
 }
 
+// Idle boxes that ended behind the pool's back (as an engine restart without live-restore ends
+// every one) are removed at the claim, never handed out: the turn runs in a box of its own, as a
+// cold turn would, and the pool makes new ones.
+TEST(PoolLive, AnIdleBoxThatEndedIsNotHandedOutAndTheTurnStillRuns) {
+    const std::string inst = test::unique_instance_id("poolend");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
+    DaemonSetup s(pool_keys(inst, 2));
+    Reconciled reconciled{s};
+    const std::string ws = workspace(s, "ws");
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 2; }, 90s)) << d.log();
+    const auto idle = test::boxes_with_prefix("radial-pool-" + inst + "-");
+    ASSERT_EQ(idle.size(), 2u);
+    for (const auto& label : idle) {
+        const auto k = test::run_process({"docker", "kill", label}, {}, 30s);
+        ASSERT_EQ(k.exit_code, 0) << k.err;
+    }
+    for (const auto& label : idle)
+        ASSERT_TRUE(test::wait_until([&] { return test::box_state(label) != "running"; }, 30s));
+
+    const std::string id = s.submit(test::shell_turn("echo ran", ws_key(ws)));
+    ASSERT_TRUE(s.wait_terminal({id}, 60s)) << d.log();
+    const auto rec = s.terminal(id);
+    EXPECT_EQ(rec["status"], "succeeded") << rec << d.log();
+    EXPECT_EQ(rec["outputTail"]["stdout"], "ran\n") << rec;
+    EXPECT_EQ(rec["label"], "radial-turn-" + inst + "-" + id) << "it ran in a box of its own";
+    for (const auto& label : idle)
+        EXPECT_THAT(d.log(), HasSubstr("pool box '" + label + "' has ended while idle"));
+    EXPECT_EQ(claims(s, "hit"), 0) << s.status().dump();
+    EXPECT_EQ(claims(s, "miss"), 1) << s.status().dump();
+
+    // The ended boxes are removed and replaced; the next turn is warm again.
+    for (const auto& label : idle)
+        EXPECT_TRUE(test::wait_until([&] { return test::box_state(label) == "gone"; }, 30s));
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 2; }, 90s)) << d.log();
+    const std::string warm = s.submit(test::shell_turn("echo warm", ws_key(ws)));
+    ASSERT_TRUE(s.wait_terminal({warm}, 60s)) << d.log();
+    const auto wrec = s.terminal(warm);
+    EXPECT_EQ(wrec["status"], "succeeded") << wrec;
+    EXPECT_THAT(wrec["label"].get<std::string>(), StartsWith("radial-pool-" + inst + "-"));
+}
+
 TEST(PoolLive, ABoxPastItsAgeIsReplacedAndEndsByItselfWithRadialdDead) {
     const std::string inst = test::unique_instance_id("poolage");
     test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"};
