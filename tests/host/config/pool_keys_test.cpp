@@ -95,6 +95,26 @@ TEST(PoolKeys, RefusesAPoolTheRestOfTheFileMakesMeaningless) {
                   f + ":6:16: run.pool.memoryBudget: is less than one box's run.memory"),
               std::string::npos)
         << pool_error_of(f);
+    // Idle boxes and turns at once each hold an id of run.boxIdRange: 2 images × 2 modes × 3 idle
+    // boxes and 4 turns need 16 ids.
+    const std::string pool16 =
+        "[run.pool]\nimages = [\"a\", \"b\"]\nmodes = [\"read-only\", \"workspace-write\"]\n"
+        "size = 3\n";
+    f = d.write("ids.toml",
+                "[run]\nmaxConcurrentTurns = 4\nboxIdRange = \"3000000-3000014\"\n" + pool16);
+    EXPECT_NE(pool_error_of(f).find(
+                  "run.pool.size: keeps 12 idle boxes (4 images and modes × 3), which with "
+                  "run.maxConcurrentTurns (4) need 16 ids, but run.boxIdRange holds 15"),
+              std::string::npos)
+        << pool_error_of(f);
+    f = d.write("ids16.toml",
+                "[run]\nmaxConcurrentTurns = 4\nboxIdRange = \"3000000-3000015\"\n" + pool16);
+    EXPECT_EQ(pool_error_of(f), "(no error)") << "16 ids are enough";
+    f = d.write("fixed.toml",
+                "[run]\nmaxConcurrentTurns = 4\nuser = \"1000:1000\"\n"
+                "boxIdRange = \"3000000-3000001\"\n" +
+                    pool16);
+    EXPECT_EQ(pool_error_of(f), "(no error)") << "a fixed run.user leases no ids";
 }
 
 TEST(PoolShape, ATurnMatchesAPoolBoxOnWhatABoxIsMadeWithAndNothingElse) {
