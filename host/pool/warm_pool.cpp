@@ -17,6 +17,12 @@ namespace radial::pool {
 namespace {
 
 constexpr std::chrono::milliseconds kMaxPause{60'000};
+
+// Whether two box shapes are equal but for the image they run.
+bool same_but_image(const ContainerSpec& a, ContainerSpec b) {
+    b.image = a.image;
+    return a == b;
+}
 // How often the refill threads look for boxes past their age with nothing else to do.
 constexpr std::chrono::milliseconds kAgeCheck{1'000};
 
@@ -136,7 +142,9 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std:
             const auto fresh_until = oldest_fresh_start();
             Class* named = nullptr;
             for (auto& c : classes_) {
-                if (c.cls.image == image && c.cls.mode == mode) named = &c;
+                if (c.cls.image == image && c.cls.mode == mode &&
+                    same_but_image(c.cls.shape, shape))
+                    named = &c;
                 if (!(c.cls.shape == shape)) continue;
                 // The youngest (the last made); when even it is past its age, expire() removes
                 // them.
@@ -149,7 +157,9 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std:
                 }
             }
             // A miss of a pooled image may be an image rebuilt since its class was settled (or
-            // one that was not on the engine then): the refill settles it again (resettle()).
+            // one that was not on the engine then): the refill settles it again (resettle()). A
+            // turn that differs from the class in more than its image (further mounts, other
+            // limits) is one the pool does not serve: no miss.
             if (!box && named) {
                 ++named->stats.misses;
                 named->resettle = true;

@@ -145,6 +145,19 @@ TEST(PoolLive, AWarmTurnClaimsAnIdleBoxAndItsWorkspaceAndSocketArriveAfterTheCla
     EXPECT_EQ(cold["label"], "radial-turn-" + inst + "-" + ro) << cold;
     EXPECT_THAT(cold["outputTail"]["stdout"].get<std::string>(), HasSubstr("RO"));
     EXPECT_EQ(claims(s, "miss"), 0) << "a mode the pool does not serve is no class's miss";
+
+    // Nor is a turn of the pooled image with a further mount, which no pool box is made with.
+    const std::string cache = workspace(s, "cache");
+    { std::ofstream(cache + "/c.txt") << "cached\n"; }
+    const std::string mnt = s.submit(
+        test::shell_turn("cat /cache/c.txt", ws_key(ws) + "[[mounts]]\nsource = \"" + cache +
+                                                 "\"\ntarget = \"/cache\"\nreadOnly = true\n"));
+    ASSERT_TRUE(s.wait_terminal({mnt}, 60s)) << d.log();
+    const auto own = s.terminal(mnt);
+    EXPECT_EQ(own["label"], "radial-turn-" + inst + "-" + mnt) << own;
+    EXPECT_EQ(own["outputTail"]["stdout"], "cached\n") << own;
+    EXPECT_EQ(claims(s, "miss"), 0) << "a shape the pool does not make is no class's miss";
+    EXPECT_EQ(claims(s, "hit"), 1);
 }
 
 // With run.pool.modes, each mode of an image is a class of its own: a read-only turn claims a
