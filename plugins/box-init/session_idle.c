@@ -4,8 +4,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -47,9 +49,55 @@ static int others_than(pid_t self) {
 /* Whether a process other than this one (PID 1 of the box's pid namespace) exists. */
 static int others_running(void) { return others_than(0); }
 
-static void reap_all(void) {
-    while (waitpid(-1, NULL, WNOHANG) > 0) {
+/* Reaps every child that ended; returns whether a child of this process still runs. */
+static int reap_all(void) {
+    pid_t p;
+    while ((p = waitpid(-1, NULL, WNOHANG)) > 0) {
     }
+    return p == 0;
+}
+
+/* The parent of `pid` in the box's pid namespace (the fourth field of /proc/PID/stat, after the
+ * command name, which may hold any byte but ends at the last ')'), or -1 when it is gone. */
+static long parent_of(long pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buf[512];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    const char* end = strrchr(buf, ')');
+    char state = 0;
+    long ppid = -1;
+    if (end == NULL || sscanf(end + 1, " %c %ld", &state, &ppid) != 2) return -1;
+    return ppid;
+}
+
+/* Kills every process descended from this PID 1 and returns how many it signalled. An exec's
+ * processes descend from the exec's radial-init, whose parent is outside the box (0 here); a
+ * process comes to PID 1 only when the radial-init above it ended without ending it, which its
+ * normal end never does (it kills what its command left): its command killed it. What it left
+ * must not outlive it: that radial-init held the turn's deadline, and with no host left nothing
+ * else would end them, and the box, never idle, would run on (docs/design.md §13.12). An exec
+ * running beside them is not touched, nor the sweep that ends them too. */
+static int end_orphans(void) {
+    DIR* proc = opendir("/proc");
+    if (proc == NULL) return 0;
+    int signalled = 0;
+    const struct dirent* e;
+    while ((e = readdir(proc)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+        const long pid = atol(e->d_name);
+        if (pid == 1) continue;
+        long up = parent_of(pid);
+        for (int depth = 0; up > 1 && depth < 4096; ++depth) up = parent_of(up);
+        if (up == 1 && kill((pid_t)pid, SIGKILL) == 0) ++signalled;
+    }
+    closedir(proc);
+    return signalled;
 }
 
 int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
@@ -65,7 +113,9 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
     long long last_busy = start;
     int status = 0;
     for (;;) {
-        reap_all();
+        if (reap_all() && end_orphans() > 0)
+            say("radial-init: processes an exec left after its radial-init was killed were "
+                "ended\n");
         const long long now = monotonic_ms();
         if (others_running()) last_busy = now;
         if (max_ms > 0 && now - start >= max_ms) {

@@ -3,7 +3,9 @@
  * radial-init's ordinary mode. It ends the box by itself — with no radiald left to do it — once no
  * process but itself has run in the box for IDLE_MS, or MAX_MS after it started, or when the
  * engine stops the box (SIGTERM from outside the box; the box's own processes cannot end it so):
- * every process gets SIGTERM, those left GRACE_MS later SIGKILL.
+ * every process gets SIGTERM, those left GRACE_MS later SIGKILL. A process that comes to it (its
+ * exec's radial-init was killed by the command under it) is killed at once, with what descends from
+ * it: nothing would end it otherwise with no radiald left, and the box would never be idle.
  *
  *   radial-init --session IDLE_MS MAX_MS GRACE_MS       (0: no such limit)
  *   radial-init --sweep */

@@ -246,5 +246,38 @@ TEST(SessionLive, WithRadialdKilledTheExecAndTheIdleSessionEndOnTheirOwnDeadline
     s.id.clear();
 }
 
+// A turn's command that kills its exec's radial-init (the same uid) with radiald gone leaves no
+// process behind: the box's PID 1 ends what came to it, and the box, idle, ends at its idle
+// timeout. Before, the command's child ran on and kept the box from ever being idle.
+TEST(SessionLive, ACommandThatKillsItsExecsInitLeavesNothingRunningWithRadialdDead) {
+    test::RadialdSetup setup;
+    test::TempDir scratch("radial-sess");
+    Session s(setup, {"--idle-timeout", "10s"});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    test::BackgroundProcess turn(
+        {RADIALD_PATH, "turn", "--config", setup.config(), "--session", s.id, "--timeout", "10m",
+         "--", "sh", "-c",
+         "mkfifo /tmp/go && echo started; read go < /tmp/go; kill -9 $PPID; "
+         "exec sleep 600"},
+        scratch / "radiald.log", true);
+    ASSERT_EQ(turn.read_line(), std::optional<std::string>("started"))
+        << test::read_file(scratch / "radiald.log");
+    turn.signal(SIGKILL);
+    turn.wait(30s);
+    // radiald is gone; now the command kills its radial-init (a fifo the test opens lets it go).
+    ASSERT_EQ(test::run_process({"docker", "exec", s.box(), "sh", "-c", "echo > /tmp/go"}, {}, 30s)
+                  .exit_code,
+              0);
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            return test::run_process({"docker", "top", s.box()}).out.find("sleep 600") ==
+                   std::string::npos;
+        },
+        30s))
+        << "the command's process outlived its exec's radial-init";
+    EXPECT_TRUE(test::wait_until([&] { return test::box_state(s.box()) == "exited"; }, 90s))
+        << "session box " << s.box() << " is " << test::box_state(s.box());
+}
+
 } // namespace
 } // namespace radial
