@@ -17,14 +17,14 @@ namespace radial::pool {
 namespace {
 
 constexpr std::chrono::milliseconds kMaxPause{60'000};
+// How often the refill threads look for boxes past their age with nothing else to do.
+constexpr std::chrono::milliseconds kAgeCheck{1'000};
 
 // Whether two box shapes are equal but for the image they run.
 bool same_but_image(const ContainerSpec& a, ContainerSpec b) {
     b.image = a.image;
     return a == b;
 }
-// How often the refill threads look for boxes past their age with nothing else to do.
-constexpr std::chrono::milliseconds kAgeCheck{1'000};
 
 // Whether `cap` is in this thread's effective set (capget).
 bool has_effective_capability(unsigned cap) {
