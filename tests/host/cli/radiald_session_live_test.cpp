@@ -246,6 +246,24 @@ TEST(SessionLive, WithRadialdKilledTheExecAndTheIdleSessionEndOnTheirOwnDeadline
     s.id.clear();
 }
 
+// What a session's turn starts in the background and orphans (a server that forks away from its
+// parent) runs until the turn ends, as in a box of its own: PID 1 ends only what a killed exec
+// left.
+TEST(SessionLive, WhatATurnOrphansRunsUntilTheTurnEnds) {
+    test::RadialdSetup setup;
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto t = setup.turn({"--session", s.id},
+                        {"sh", "-c",
+                         "(sleep 300 & echo $! > /tmp/bg); sleep 2; kill -0 $(cat /tmp/bg) && echo "
+                         "ALIVE"});
+    EXPECT_EQ(t.result.out, "ALIVE\n") << t.result.err;
+    // And it ended with the turn.
+    auto next = setup.turn({"--session", s.id},
+                           {"sh", "-c", "kill -0 $(cat /tmp/bg) 2>/dev/null || echo ENDED"});
+    EXPECT_EQ(next.result.out, "ENDED\n") << next.result.err;
+}
+
 // A turn's command that kills its exec's radial-init (the same uid) with radiald gone leaves no
 // process behind: the box's PID 1 ends what came to it, and the box, idle, ends at its idle
 // timeout. Before, the command's child ran on and kept the box from ever being idle.
