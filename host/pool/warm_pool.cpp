@@ -167,7 +167,9 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std:
         }
         changed_.notify_all();
         if (!box) return nullptr;
-        if (!box_has_ended(*box)) {
+        const bool ended = box_has_ended(*box);
+        // The question may have taken long enough to bring the box to its claim margin.
+        if (!ended && box->started() > oldest_fresh_start()) {
             std::lock_guard lock(mutex_);
             ++from->stats.hits;
             return std::make_unique<ClaimedBox>(std::move(box), *this);
@@ -175,7 +177,11 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std:
         // An idle box whose PID 1 ended (an engine restarted without live-restore, a box killed
         // behind the host's back) would fail its turn where a box of the turn's own would run it:
         // it is removed, the next idle box is tried, and with none the turn starts its own.
-        log::warn("pool", "pool box '{}' has ended while idle; removing it", box->label());
+        if (ended)
+            log::warn("pool", "pool box '{}' has ended while idle; removing it", box->label());
+        else
+            log::info("pool", "pool box '{}' reached its age while claimed; removing it",
+                      box->label());
         retire(std::move(box));
     }
 }
@@ -183,7 +189,7 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std:
 bool WarmPool::box_has_ended(const PoolBox& box) const {
     try {
         const host::BoxState st = client_.inspect(box.label());
-        return st.supported && st.state != RADIAL_BOX_RUNNING;
+        return st.supported && (st.state == RADIAL_BOX_GONE || st.state == RADIAL_BOX_ENDED);
     } catch (const std::exception& e) {
         // The engine could not be asked: the claiming turn's exec says why, as a box of its own
         // would.
