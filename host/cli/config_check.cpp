@@ -27,6 +27,7 @@ CheckedRuntime open_checked(const config::HostConfig& cfg) {
     auto transport = resolve_turn_transport(cfg, client);
     check_config_against_runtime(cfg, client);
     auto box_root = resolve_box_root(cfg, client);
+    check_pool_ids(cfg, box_root);
     return CheckedRuntime{std::move(client), std::move(transport), std::move(box_root)};
 }
 

@@ -10,6 +10,7 @@
 #include <radial/host/box_root_client.hpp>
 
 #include "config/box_identity.h"
+#include "config/pool_keys.h"
 #include "isolation/isolated_runtime.h"
 #include "log/logger.h"
 #include "pool/warm_pool.h"
@@ -239,6 +240,12 @@ BoxRootAnswer resolve_box_root(const config::HostConfig& cfg, const host::Runtim
     return out;
 }
 
+void check_pool_ids(const config::HostConfig& cfg, const BoxRootAnswer& box_root) {
+    // Only with the runtime's answer: under a box root no id is leased (docs/design.md §8.8).
+    if (auto why = box_root.ids ? std::nullopt : config::pool_id_shortfall(cfg))
+        throw StartupError(fmt::format("{}{}", cfg.where("run.pool.size"), *why));
+}
+
 CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool preflight) {
     host::RuntimeClient client = open_runtime(cfg, false);
     check_config_against_runtime(cfg, client);
@@ -252,6 +259,7 @@ CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool prefligh
                 fmt::format("runtime '{}' cannot run boxes: {}", client.info().id, e.what()));
         }
         box_root = resolve_box_root(cfg, client);
+        check_pool_ids(cfg, box_root);
     }
     return CheckedRuntime{std::move(client), std::move(transport), std::move(box_root)};
 }

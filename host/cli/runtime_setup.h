@@ -58,6 +58,11 @@ struct BoxRootAnswer {
 // why. Throws StartupError when the runtime fails to answer (e.g. its engine is gone).
 BoxRootAnswer resolve_box_root(const config::HostConfig& cfg, const host::RuntimeClient& client);
 
+// Throws StartupError naming run.pool.size when the pool's idle boxes and the turns at once need
+// more ids of run.boxIdRange than it holds (config::pool_id_shortfall); nothing under a box root
+// (`box_root`, resolve_box_root's answer), where no id is leased.
+void check_pool_ids(const config::HostConfig& cfg, const BoxRootAnswer& box_root);
+
 // The selected runtime, created, checked against the config and preflighted.
 struct CheckedRuntime {
     host::RuntimeClient client;

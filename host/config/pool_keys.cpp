@@ -98,24 +98,25 @@ void check_pool(Reader& r, const HostConfig& cfg) {
         r.fail("run.pool.size",
                "needs the unix turn transport (a pool box gets its turn's socket directory through "
                "a mount made when the box was); set run.turnTransport = \"unix\" or \"auto\"");
-    // Every pool box holds an id of run.boxIdRange (turn/box_id_lease.h) from its start to its
-    // removal, as does every turn's box: a range the idle boxes and the turns at once cannot share
-    // would leave turns failing for want of an id while boxes sit idle.
-    const std::size_t classes = p.images.size() * std::max<std::size_t>(1, p.modes.size());
-    const std::uint64_t ids = std::uint64_t{cfg.box_id_last} - cfg.box_id_first + 1;
-    if (!cfg.box_root && uses_box_id_range(cfg) &&
-        std::uint64_t{classes} * p.size + cfg.max_concurrent_turns > ids)
-        r.fail("run.pool.size",
-               fmt::format("keeps {} idle boxes ({} images and modes × {}), which with "
-                           "run.maxConcurrentTurns ({}) need {} ids, but run.boxIdRange holds {}; "
-                           "lower one of them or widen run.boxIdRange",
-                           classes * p.size, classes, p.size, cfg.max_concurrent_turns,
-                           std::uint64_t{classes} * p.size + cfg.max_concurrent_turns, ids));
     if (p.memory_budget_bytes > 0 && cfg.memory_bytes > p.memory_budget_bytes)
         r.fail("run.pool.memoryBudget",
                fmt::format("is less than one box's run.memory ({} bytes), so the pool could hold "
                            "no box; raise it, or set it to 0",
                            cfg.memory_bytes));
+}
+
+std::optional<std::string> pool_id_shortfall(const HostConfig& cfg) {
+    const auto& p = cfg.pool;
+    if (p.size == 0 || !uses_box_id_range(cfg)) return std::nullopt;
+    const std::size_t classes = p.images.size() * std::max<std::size_t>(1, p.modes.size());
+    const std::uint64_t ids = std::uint64_t{cfg.box_id_last} - cfg.box_id_first + 1;
+    const std::uint64_t least = std::uint64_t{classes} * p.size + cfg.max_concurrent_turns;
+    if (least <= ids) return std::nullopt;
+    return fmt::format(
+        "run.pool.size: {} idle boxes for each image and mode ({} of them) and "
+        "run.maxConcurrentTurns ({}) need at least {} ids, but run.boxIdRange holds {}; lower "
+        "one of them or widen run.boxIdRange",
+        p.size, classes, cfg.max_concurrent_turns, least, ids);
 }
 
 } // namespace radial::config

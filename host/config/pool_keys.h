@@ -4,6 +4,7 @@
 
 #include <toml++/toml.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,12 @@ std::vector<KeyReader> pool_readers(Reader& r, PoolConfig& out);
 // images, or a memory budget too small for one box of run.memory. Throws ConfigError naming the
 // key.
 void check_pool(Reader& r, const HostConfig& cfg);
+
+// Why the pool's idle boxes and run.maxConcurrentTurns's turns, each holding an id of
+// run.boxIdRange from its start to its removal (turn/box_id_lease.h), cannot fit that range, or
+// nullopt. A least count: a box being removed, or a class settled anew, holds its id a moment
+// longer. Only for boxes that lease ids: the caller leaves it out under a box root (the runtime's
+// answer, docs/design.md §8.8), and it is nullopt with a fixed run.user. [thread-safe]
+std::optional<std::string> pool_id_shortfall(const HostConfig& cfg);
 
 } // namespace radial::config

@@ -1,5 +1,7 @@
 // [run.pool] (docs/design.md §13.14): what it reads, what it refuses and how the refusal names the
 // key; and which turns a pool class serves (pool::box_shape).
+#include "config/pool_keys.h"
+
 #include <gtest/gtest.h>
 
 #include "../../support/temp_dir.h"
@@ -95,26 +97,38 @@ TEST(PoolKeys, RefusesAPoolTheRestOfTheFileMakesMeaningless) {
                   f + ":6:16: run.pool.memoryBudget: is less than one box's run.memory"),
               std::string::npos)
         << pool_error_of(f);
-    // Idle boxes and turns at once each hold an id of run.boxIdRange: 2 images × 2 modes × 3 idle
-    // boxes and 4 turns need 16 ids.
+}
+
+// Idle boxes and turns at once each hold an id of run.boxIdRange: 2 images × 2 modes × 3 idle
+// boxes and 4 turns need at least 16 ids.
+TEST(PoolKeys, APoolAndItsTurnsMustFitTheBoxIdRange) {
+    test::TempDir d;
     const std::string pool16 =
         "[run.pool]\nimages = [\"a\", \"b\"]\nmodes = [\"read-only\", \"workspace-write\"]\n"
         "size = 3\n";
-    f = d.write("ids.toml",
-                "[run]\nmaxConcurrentTurns = 4\nboxIdRange = \"3000000-3000014\"\n" + pool16);
-    EXPECT_NE(pool_error_of(f).find(
-                  "run.pool.size: keeps 12 idle boxes (4 images and modes × 3), which with "
-                  "run.maxConcurrentTurns (4) need 16 ids, but run.boxIdRange holds 15"),
-              std::string::npos)
-        << pool_error_of(f);
-    f = d.write("ids16.toml",
-                "[run]\nmaxConcurrentTurns = 4\nboxIdRange = \"3000000-3000015\"\n" + pool16);
-    EXPECT_EQ(pool_error_of(f), "(no error)") << "16 ids are enough";
-    f = d.write("fixed.toml",
-                "[run]\nmaxConcurrentTurns = 4\nuser = \"1000:1000\"\n"
-                "boxIdRange = \"3000000-3000001\"\n" +
-                    pool16);
-    EXPECT_EQ(pool_error_of(f), "(no error)") << "a fixed run.user leases no ids";
+    auto shortfall = [&](const std::string& name, const std::string& run_keys) {
+        return pool_id_shortfall(
+            load(d.write(name, "[run]\n" + run_keys + pool16), std::nullopt, "/opt/radial/bin"));
+    };
+    const auto short15 =
+        shortfall("ids15.toml", "maxConcurrentTurns = 4\nboxIdRange = \"3000000-3000014\"\n");
+    ASSERT_TRUE(short15);
+    EXPECT_EQ(*short15,
+              "run.pool.size: 3 idle boxes for each image and mode (4 of them) and "
+              "run.maxConcurrentTurns (4) need at least 16 ids, but run.boxIdRange holds 15; "
+              "lower one of them or widen run.boxIdRange");
+    EXPECT_EQ(shortfall("ids16.toml", "maxConcurrentTurns = 4\nboxIdRange = \"3000000-3000015\"\n"),
+              std::nullopt);
+    EXPECT_EQ(shortfall("fixed.toml",
+                        "maxConcurrentTurns = 4\nuser = \"1000:1000\"\nboxIdRange = "
+                        "\"3000000-3000001\"\n"),
+              std::nullopt)
+        << "a fixed run.user leases no ids";
+    EXPECT_EQ(
+        pool_id_shortfall(load(d.write("none.toml", "[run]\nboxIdRange = \"3000000-3000000\"\n"),
+                               std::nullopt, "/opt/radial/bin")),
+        std::nullopt)
+        << "no pool";
 }
 
 TEST(PoolShape, ATurnMatchesAPoolBoxOnWhatABoxIsMadeWithAndNothingElse) {

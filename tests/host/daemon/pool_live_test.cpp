@@ -285,6 +285,19 @@ TEST(PoolLive, APoolTheRuntimeCannotServeIsRefusedByConfigCheck) {
     EXPECT_NE(q.exit_code, 0) << "no turn is queued for a daemon that would not start";
 }
 
+// A pool whose idle boxes would hold the ids the turns need is refused by the checks every command
+// shares, with the runtime's box-root answer known (docs/design.md §13.14).
+TEST(PoolLive, APoolThatWouldHoldTheTurnsIdsIsRefusedByConfigCheck) {
+    DaemonSetup s(pool_keys(test::unique_instance_id("poolids"), 2, "",
+                            "boxIdRange = \"3100000-3100004\"\nmaxConcurrentTurns = 4\n"));
+    auto r = test::run_process({RADIALD_PATH, "config", "check", "--config", s.config()}, {}, 60s);
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("run.pool.size: 2 idle boxes for each image and mode (1 of "
+                                 "them) and run.maxConcurrentTurns (4) need at least 6 ids, but "
+                                 "run.boxIdRange holds 5"))
+        << r.err;
+}
+
 // With a fixed run.user, a pool box is the box a cold turn gets: the same passwd and group entry,
 // home and variables (docs/design.md §13.14: a pool changes when the box started, not what is in
 // it). The pool box had none of them.
