@@ -19,6 +19,9 @@ namespace {
 constexpr std::chrono::milliseconds kMaxPause{60'000};
 // How often the refill threads look for boxes past their age with nothing else to do.
 constexpr std::chrono::milliseconds kAgeCheck{1'000};
+// How often the idle boxes are asked after (drop_ended): a box that ended behind the pool's back
+// is replaced within this, not at its age.
+constexpr std::chrono::milliseconds kLivenessCheck{10'000};
 
 // Whether two box shapes are equal but for the image they run.
 bool same_but_image(const ContainerSpec& a, ContainerSpec b) {
@@ -167,7 +170,7 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std:
         }
         changed_.notify_all();
         if (!box) return nullptr;
-        const bool ended = box_has_ended(*box);
+        const bool ended = box_has_ended(box->label());
         // The question may have taken long enough to bring the box to its claim margin.
         if (!ended && box->started() > oldest_fresh_start()) {
             std::lock_guard lock(mutex_);
@@ -186,16 +189,51 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std:
     }
 }
 
-bool WarmPool::box_has_ended(const PoolBox& box) const {
+bool WarmPool::box_has_ended(const std::string& label) const {
     try {
-        const host::BoxState st = client_.inspect(box.label());
+        const host::BoxState st = client_.inspect(label);
         return st.supported && (st.state == RADIAL_BOX_GONE || st.state == RADIAL_BOX_ENDED);
     } catch (const std::exception& e) {
         // The engine could not be asked: the claiming turn's exec says why, as a box of its own
         // would.
-        log::debug("pool", "pool box '{}': its state could not be read: {}", box.label(), e.what());
+        log::debug("pool", "pool box '{}': its state could not be read: {}", label, e.what());
         return false;
     }
+}
+
+void WarmPool::drop_ended() {
+    std::vector<std::string> idle;
+    {
+        std::lock_guard lock(mutex_);
+        const auto now = std::chrono::steady_clock::now();
+        if (now < next_liveness_check_) return; // another refill thread asked a moment ago
+        next_liveness_check_ = now + kLivenessCheck;
+        for (const auto& c : classes_)
+            for (const auto& b : c.idle) idle.push_back(b->label());
+    }
+    std::set<std::string> ended;
+    for (const auto& label : idle)
+        if (box_has_ended(label)) ended.insert(label);
+    if (ended.empty()) return;
+    std::vector<std::unique_ptr<PoolBox>> gone;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto& c : classes_)
+            for (auto it = c.idle.begin(); it != c.idle.end();) {
+                if (ended.count((*it)->label()) == 0) {
+                    ++it;
+                    continue;
+                }
+                gone.push_back(std::move(*it)); // still idle: no turn claimed it meanwhile
+                it = c.idle.erase(it);
+                --boxes_;
+            }
+    }
+    for (auto& b : gone) {
+        log::warn("pool", "pool box '{}' has ended while idle; removing it", b->label());
+        retire(std::move(b));
+    }
+    changed_.notify_all();
 }
 
 std::set<std::string> WarmPool::labels() const {
@@ -303,6 +341,7 @@ void WarmPool::refill_loop() {
     while (!stop_) {
         lock.unlock();
         expire();
+        drop_ended();
         resettle();
         lock.lock();
         if (stop_) break;

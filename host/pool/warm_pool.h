@@ -9,8 +9,9 @@
 // meets its PID 1's own end at that age. A class is settled again after a miss of its image or
 // while its image is unresolved, so an image rebuilt or made after the start is served. A create
 // that fails is logged and its class retried after a pause of its own that doubles up to a
-// minute, while the other classes are made meanwhile. A claimed box is the
-// claiming turn's: it is never returned.
+// minute, while the other classes are made meanwhile. An idle box that ended behind the pool's
+// back (the runtime's `inspect`) is removed and replaced within 10 s, and never handed out. A
+// claimed box is the claiming turn's: it is never returned.
 #pragma once
 
 #include <chrono>
@@ -126,9 +127,13 @@ private:
     void reap_loop();
     // The class to make a box for now, or null. Caller holds mutex_.
     Class* neediest();
-    // Whether the runtime says `box` is no longer running (gone, or its PID 1 ended); false when
-    // it cannot tell. One runtime call (inspect), outside the lock.
-    bool box_has_ended(const PoolBox& box) const;
+    // Whether the runtime says the box `label` is no longer running (gone, or its PID 1 ended);
+    // false when it cannot tell. One runtime call (inspect), outside the lock.
+    bool box_has_ended(const std::string& label) const;
+    // Every kLivenessCheck at most, on one refill thread: asks after each idle box
+    // (box_has_ended) and removes those that ended (an engine restarted without live-restore),
+    // so that their class is made again before its turns come, not at the boxes' age.
+    void drop_ended();
     // A box started at or before this is past its age less the claim margin: not handed out.
     std::chrono::steady_clock::time_point oldest_fresh_start() const;
     // Removes idle boxes past their age (outside the lock).
@@ -146,7 +151,8 @@ private:
     std::deque<Class> classes_; // a deque: a Class holds boxes and is never copied
     std::set<std::string> out_; // labels of boxes made or being made, until removed
     std::size_t boxes_ = 0;     // idle + being made: what the memory budget bounds
-    std::deque<std::unique_ptr<PoolBox>> retired_; // claimed boxes whose turn ended
+    std::deque<std::unique_ptr<PoolBox>> retired_;                // claimed boxes whose turn ended
+    std::chrono::steady_clock::time_point next_liveness_check_{}; // drop_ended()
     bool stop_ = false;
     std::thread reaper_;
     std::vector<std::thread> threads_; // last: started once everything above is

@@ -449,11 +449,12 @@ TEST(PoolLive, AnIdleBoxThatEndedIsNotHandedOutAndTheTurnStillRuns) {
     const auto rec = s.terminal(id);
     EXPECT_EQ(rec["status"], "succeeded") << rec << d.log();
     EXPECT_EQ(rec["outputTail"]["stdout"], "ran\n") << rec;
-    EXPECT_EQ(rec["label"], "radial-turn-" + inst + "-" + id) << "it ran in a box of its own";
+    // Mostly the claim finds them ended (a box of its own, a miss); when the pool's own look
+    // (every 10 s) came first, a box made since may serve it. Never an ended one.
+    for (const auto& label : idle) EXPECT_NE(rec["label"], label) << rec;
     for (const auto& label : idle)
         EXPECT_THAT(d.log(), HasSubstr("pool box '" + label + "' has ended while idle"));
-    EXPECT_EQ(claims(s, "hit"), 0) << s.status().dump();
-    EXPECT_EQ(claims(s, "miss"), 1) << s.status().dump();
+    EXPECT_EQ(claims(s, "hit") + claims(s, "miss"), 1) << s.status().dump();
 
     // The ended boxes are removed and replaced; the next turn is warm again.
     for (const auto& label : idle)
@@ -464,6 +465,29 @@ TEST(PoolLive, AnIdleBoxThatEndedIsNotHandedOutAndTheTurnStillRuns) {
     const auto wrec = s.terminal(warm);
     EXPECT_EQ(wrec["status"], "succeeded") << wrec;
     EXPECT_THAT(wrec["label"].get<std::string>(), StartsWith("radial-pool-" + inst + "-"));
+}
+
+// And with no turn to claim them, ended idle boxes are found and replaced long before their age
+// (10 minutes here), so the turns that come are warm.
+TEST(PoolLive, IdleBoxesThatEndedAreReplacedWithoutAClaim) {
+    const std::string inst = test::unique_instance_id("poolrep");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"};
+    DaemonSetup s(pool_keys(inst, 2));
+    Reconciled reconciled{s};
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 2; }, 90s)) << d.log();
+    const auto idle = test::boxes_with_prefix("radial-pool-" + inst + "-");
+    ASSERT_EQ(idle.size(), 2u);
+    for (const auto& label : idle)
+        ASSERT_EQ(test::run_process({"docker", "kill", label}, {}, 30s).exit_code, 0);
+    for (const auto& label : idle)
+        EXPECT_TRUE(test::wait_until([&] { return test::box_state(label) == "gone"; }, 60s))
+            << label << " is " << test::box_state(label) << "\n"
+            << d.log();
+    EXPECT_TRUE(test::wait_until([&] { return running_pool_boxes(inst) == 2; }, 90s)) << d.log();
+    for (const auto& label : idle)
+        EXPECT_THAT(d.log(), HasSubstr("pool box '" + label + "' has ended while idle"));
+    EXPECT_EQ(claims(s, "hit") + claims(s, "miss"), 0) << s.status().dump();
 }
 
 TEST(PoolLive, ABoxPastItsAgeIsReplacedAndEndsByItselfWithRadialdDead) {
