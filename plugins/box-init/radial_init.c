@@ -301,12 +301,9 @@ int main(int argc, char** argv) {
      * background), as PID 1 does in a box of its own: the command's processes stay its own, reaped
      * here and killed at its end. Otherwise they would come to the box's PID 1, which takes a
      * process that comes to it for one whose radial-init was killed and ends it (session_idle.h).
-     */
-    if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
-        say("radial-init: cannot adopt its command's orphans (PR_SET_CHILD_SUBREAPER); the command "
-            "was not run\n");
-        return 125;
-    }
+     * A kernel without child subreapers (gVisor's) refuses it; the box's PID 1 finds the same
+     * refusal and then leaves what comes to it alone. */
+    if (getpid() != 1) (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     const long long start = now_ms();
     if (env_from_stdin_wanted) {
         int status = env_from_stdin(timeout_ms > 0 ? start + timeout_ms : -1);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -100,6 +101,20 @@ static int end_orphans(void) {
     return signalled;
 }
 
+/* Whether a process other than PID 1 may become a child subreaper, as an exec's radial-init does
+ * to adopt its command's orphans (radial_init.c), asked of a child: gVisor allows it to PID 1
+ * alone. Where it may not, a background process of a live turn comes to PID 1 too, and must be
+ * left alone. */
+static int subreapers_allowed(void) {
+    pid_t probe = fork();
+    if (probe < 0) return 0;
+    if (probe == 0) _exit(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0 ? 0 : 1);
+    int status = 0;
+    while (waitpid(probe, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
     sigset_t all;
     sigfillset(&all);
@@ -112,8 +127,9 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
     const long long start = monotonic_ms();
     long long last_busy = start;
     int status = 0;
+    const int execs_adopt = subreapers_allowed();
     for (;;) {
-        if (reap_all() && end_orphans() > 0)
+        if (reap_all() && execs_adopt && end_orphans() > 0)
             say("radial-init: processes an exec left after its radial-init was killed were "
                 "ended\n");
         const long long now = monotonic_ms();

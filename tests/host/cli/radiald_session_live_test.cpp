@@ -264,6 +264,20 @@ TEST(SessionLive, WhatATurnOrphansRunsUntilTheTurnEnds) {
     EXPECT_EQ(next.result.out, "ENDED\n") << next.result.err;
 }
 
+// The same under gVisor, whose kernel has no child subreapers: the exec's radial-init runs all the
+// same (it refused to run, exit 125), and the box's PID 1, finding no subreapers either, leaves a
+// live turn's orphan alone.
+TEST(SessionLive, UnderGvisorWhatATurnOrphansRunsUntilTheTurnEnds) {
+    test::RadialdSetup setup("", "[run.docker]\nociRuntime = \"runsc\"\n");
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto t = setup.turn({"--session", s.id},
+                        {"sh", "-c",
+                         "(sleep 300 & echo $! > /tmp/bg); sleep 2; kill -0 $(cat /tmp/bg) && echo "
+                         "ALIVE"});
+    EXPECT_EQ(t.result.out, "ALIVE\n") << t.result.err;
+}
+
 // A turn's command that kills its exec's radial-init (the same uid) with radiald gone leaves no
 // process behind: the box's PID 1 ends what came to it, and the box, idle, ends at its idle
 // timeout. Before, the command's child ran on and kept the box from ever being idle.
