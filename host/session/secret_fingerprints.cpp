@@ -91,6 +91,10 @@ void add_fingerprints(const redaction::SecretSet& secrets, const std::string& ke
     }
 }
 
+std::string keyed_mac(const std::string& key, std::string_view bytes) {
+    return hmac_hex(raw_key(key), bytes, 16);
+}
+
 nlohmann::json fingerprints_json(const std::vector<SecretFingerprint>& fps) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& f : fps)

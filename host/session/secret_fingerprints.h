@@ -38,6 +38,10 @@ std::string new_fingerprint_key();
 void add_fingerprints(const redaction::SecretSet& secrets, const std::string& key,
                       std::vector<SecretFingerprint>& into);
 
+// The first 16 bytes of HMAC-SHA-256(key, bytes), as 32 hex digits: a name for `bytes` that says
+// nothing about them without the key. Throws std::invalid_argument as add_fingerprints does.
+std::string keyed_mac(const std::string& key, std::string_view bytes);
+
 nlohmann::json fingerprints_json(const std::vector<SecretFingerprint>& fps);
 std::vector<SecretFingerprint> fingerprints_from_json(const nlohmann::json& j);
 

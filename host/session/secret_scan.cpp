@@ -16,8 +16,11 @@ std::string marker_name(const std::string& out, std::size_t at) {
 
 } // namespace
 
-SecretScan::SecretScan(const redaction::Redactor& redactor, FingerprintMatcher* earlier)
-    : redactor_(redactor), earlier_(earlier), stream_(redactor.stream()) {}
+SecretScan::SecretScan(const redaction::Redactor& redactor,
+                       std::vector<FingerprintMatcher*> earlier)
+    : redactor_(redactor), earlier_(std::move(earlier)), stream_(redactor.stream()) {
+    std::erase_if(earlier_, [](const FingerprintMatcher* m) { return m == nullptr || m->empty(); });
+}
 
 bool SecretScan::entry(std::string_view path) {
     end_entry();
@@ -26,15 +29,16 @@ bool SecretScan::entry(std::string_view path) {
     path_.assign(path);
     const std::string out = redactor_.redact(path);
     if (out != path) found_ = SecretFound{marker_name(out, 0), path_ + " (its name)"};
-    if (earlier_ != nullptr && !found_) {
-        earlier_->reset();
-        if (auto name = earlier_->feed(path)) {
+    for (auto* earlier : earlier_) {
+        if (found_) break;
+        earlier->reset();
+        if (auto name = earlier->feed(path)) {
             // Not this turn's value: the redactor cannot mask it in the path, so name the parent.
             const auto slash = path_.rfind('/');
             found_ = SecretFound{
                 *name, path_.substr(0, slash == 0 ? 1 : slash) + " (an entry whose name holds it)"};
         }
-        earlier_->reset();
+        earlier->reset();
     }
     return !found_;
 }
@@ -46,8 +50,10 @@ bool SecretScan::data(std::string_view bytes) {
     std::string out;
     stream_.feed(bytes, out);
     check(out);
-    if (earlier_ != nullptr && !found_)
-        if (auto name = earlier_->feed(bytes)) found_ = SecretFound{*name, path_};
+    for (auto* earlier : earlier_) {
+        if (found_) break;
+        if (auto name = earlier->feed(bytes)) found_ = SecretFound{*name, path_};
+    }
     return !found_;
 }
 

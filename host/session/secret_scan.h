@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "redaction/stream_redactor.h"
 #include "session/secret_fingerprints.h"
@@ -22,9 +23,11 @@ struct SecretFound {
 // One walk over one box's changes. Not thread-safe (the runtime gives one call at a time).
 class SecretScan {
 public:
-    // Looks for the secrets of `redactor` (this turn's values) and, when given, of `earlier`
-    // (the fingerprints of what the session's earlier turns were given), which must outlive this.
-    explicit SecretScan(const redaction::Redactor& redactor, FingerprintMatcher* earlier = nullptr);
+    // Looks for the secrets of `redactor` (this turn's values) and of each of `earlier` (the
+    // fingerprints of what the session's earlier turns and the state directory's other turns
+    // were given), which must outlive this.
+    explicit SecretScan(const redaction::Redactor& redactor,
+                        std::vector<FingerprintMatcher*> earlier = {});
 
     // The next entry, by its path in the box. False once a secret was found (stop the walk).
     bool entry(std::string_view path);
@@ -43,7 +46,7 @@ private:
     void check(const std::string& out);
 
     redaction::Redactor redactor_;
-    FingerprintMatcher* earlier_;
+    std::vector<FingerprintMatcher*> earlier_;
     redaction::StreamRedactor stream_;
     std::string path_;
     std::string unconfirmed_; // bytes fed whose output is not yet compared

@@ -5,6 +5,7 @@
 #include <radial/host/session_client.hpp>
 
 #include "log/logger.h"
+#include "session/instance_fingerprints.h"
 #include "session/secret_scan.h"
 #include "turn/turn_setup_error.h"
 
@@ -99,14 +100,18 @@ std::string printable_path(const std::string& path, std::size_t max = 200) {
 }
 
 // Why the turn's changes bar snapshots, or "" when they do not.
-std::string check_changes(const host::RuntimeClient& client, const SessionRecord& rec,
-                          const std::string& turn_id, const redaction::Redactor& redactor,
-                          std::uint64_t since_ms) {
+std::string check_changes(const host::RuntimeClient& client, const std::string& state_dir,
+                          const SessionRecord& rec, const std::string& turn_id,
+                          const redaction::Redactor& redactor, std::uint64_t since_ms) {
     const auto sessions = host::SessionClient::of(client);
     if (!sessions.has_snapshots()) return {};
     const std::string& label = rec.label;
     FingerprintMatcher earlier(rec.fingerprints, rec.scan_key);
-    SecretScan scan(redactor, earlier.empty() ? nullptr : &earlier);
+    // What the state directory's other turns were given: a shared workspace or mount carries it.
+    auto others = load_instance_fingerprints(state_dir);
+    std::optional<FingerprintMatcher> elsewhere;
+    if (!others.fingerprints.empty()) elsewhere.emplace(std::move(others.fingerprints), others.key);
+    SecretScan scan(redactor, {&earlier, elsewhere ? &*elsewhere : nullptr});
     host::SessionClient::ChangeHandler handler{
         [&](std::string_view path, std::uint32_t) { return scan.entry(path); },
         [&](std::string_view bytes) { return scan.data(bytes); }};
@@ -146,7 +151,7 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
                     "in the box cannot be checked for its secrets: {}",
                     turn_id, runtime_error);
             else
-                why = check_changes(client, *rec, turn_id, redactor, since_ms);
+                why = check_changes(client, state_dir, *rec, turn_id, redactor, since_ms);
         } catch (const std::exception& e) {
             why = fmt::format("turn {}'s changes could not be checked for its secrets: {}", turn_id,
                               e.what());

@@ -122,6 +122,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         if (auto problem = open_egress(run)) return fail(run, *problem);
     }
     if (auto problem = prepare_box_user(run)) return fail(run, *problem);
+    if (auto problem = remember_secrets()) return fail(run, *problem);
     return execute(run, out);
 }
 #if defined(__GNUC__) && !defined(__clang__)

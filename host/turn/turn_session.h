@@ -144,6 +144,9 @@ private:
     std::optional<std::string> open_egress(Run& run);
     // The box user's passwd, group, home and variables where the box runs as spec.user.
     std::optional<std::string> prepare_box_user(Run& run);
+    // Keeps the fingerprints of the turn's secrets in the state directory, before the box can
+    // write one to a host path a session's box reads (session/instance_fingerprints.h).
+    std::optional<std::string> remember_secrets() const;
     // Starts the box and runs it to its end; returns the terminal record, written.
     TerminalRecord execute(Run& run, const RedactedOutputFn& out);
     // After the box: the workspace given back, the ids and credentials settled, the record

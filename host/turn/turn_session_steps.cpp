@@ -11,6 +11,7 @@
 #include "daemon/instance_claim.h"
 #include "log/logger.h"
 #include "redaction/json_redaction.h"
+#include "session/instance_fingerprints.h"
 #include "session/session_turn.h"
 #include "socket/box_socket.h"
 #include "socket/socket_error.h"
@@ -307,6 +308,19 @@ std::optional<std::string> TurnSession::prepare_box_user(Run& run) {
               "turn {}: runtime '{}' keeps its own box user and home (it does not run the box as "
               "'{}' with host-uid mounts), so radiald sets no HOME, passwd or group",
               request_.turn_id, run.rec.runtime, spec.user);
+    return std::nullopt;
+}
+
+std::optional<std::string> TurnSession::remember_secrets() const {
+    try {
+        session::remember_secrets(env_.cfg.state_dir, *secrets_, kTokenEnv);
+    } catch (const std::exception& e) {
+        // Never run without it: a session's snapshot could then hold the secret (§13.12).
+        return fmt::format(
+            "{}; the turn did not start, since a session's snapshot could otherwise "
+            "hold one of its secrets unseen",
+            e.what());
+    }
     return std::nullopt;
 }
 

@@ -4,8 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "../../support/process_runner.h"
@@ -60,6 +62,15 @@ private:
 };
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// Takes `session`'s snapshot, expects it refused saying `says`, and returns what it said.
+std::string refused_saying(const Snapshots& snaps, const std::string& session,
+                           const std::string& says) {
+    auto r = snaps.take(session);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_THAT(r.err, HasSubstr(says));
+    return r.err;
+}
 
 // The same base, commands and policy name one snapshot (taken once, then reused); another
 // command names another; a session from a snapshot has what its turns installed outside the
@@ -167,9 +178,7 @@ TEST(SnapshotLive, ASecretMovedIntoTheBoxByALaterTurnBarsSnapshots) {
     ASSERT_EQ(stash.result.exit_code, 0) << stash.result.err;
     auto move = setup.turn({"--session", s.id}, {"sh", "-c", "cp /dev/shm/tok /opt/cache/tok"});
     ASSERT_EQ(move.result.exit_code, 0) << move.result.err;
-    auto refused = snaps.take(s.id);
-    EXPECT_EQ(refused.exit_code, 1) << refused.out;
-    EXPECT_THAT(refused.err, HasSubstr("secret RADIAL_TURN_TOKEN in '/opt/cache/tok'"));
+    refused_saying(snaps, s.id, "secret RADIAL_TURN_TOKEN in '/opt/cache/tok'");
 
     auto name = setup.turn({"--session", named.id, "--secret", "API_KEY"},
                            {"sh", "-c", "touch \"/opt/cache/$API_KEY\""}, {{"API_KEY", secret}});
@@ -181,6 +190,68 @@ TEST(SnapshotLive, ASecretMovedIntoTheBoxByALaterTurnBarsSnapshots) {
     EXPECT_THAT(test::read_file(setup.state_dir() + "/sessions/" + named.id + ".json"),
                 Not(HasSubstr(secret)));
     EXPECT_TRUE(snaps.images().empty());
+}
+
+// A secret that a turn outside the session was given — a one-shot turn, another session's turn —
+// and left in a workspace the session shares, copied into the box's file system by a session turn
+// that was never given it, is found by that turn's check: the state directory keeps the
+// fingerprints of what every turn was given (session/instance_fingerprints.h), in every encoding.
+TEST(SnapshotLive, ASecretAnotherTurnLeftInASharedWorkspaceBarsSnapshots) {
+    test::RadialdSetup setup;
+    test::TempDir ws("radial-ws");
+    // Not root's: radiald hands the workspace to each box and back (docs/design.md §3.9).
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    Snapshots snaps(setup);
+    Session mine(setup, {"--workspace", ws.path()}), theirs(setup, {"--workspace", ws.path()}),
+        after(setup, {"--workspace", ws.path()});
+    for (const auto* s : {&mine, &theirs, &after})
+        ASSERT_EQ(s->created.exit_code, 0) << s->created.err;
+    const std::string one = "oneshot-secret-" + std::to_string(::getpid()) + "-zxcvb";
+    const std::string two = "session-secret-" + std::to_string(::getpid()) + "-poiuy";
+    auto oneshot =
+        setup.turn({"--workspace", ws.path(), "--secret", "DEPLOY_KEY"},
+                   {"sh", "-c", "printf %s \"$DEPLOY_KEY\" > left-raw"}, {{"DEPLOY_KEY", one}});
+    ASSERT_EQ(oneshot.result.exit_code, 0) << oneshot.result.err;
+    auto other =
+        setup.turn({"--session", theirs.id, "--secret", "API_KEY"},
+                   {"sh", "-c", "printf %s \"$API_KEY\" | base64 > left-b64"}, {{"API_KEY", two}});
+    ASSERT_EQ(other.result.exit_code, 0) << other.result.err;
+
+    // Neither session turn was given either secret.
+    auto copy_raw = setup.turn({"--session", mine.id}, {"cp", "left-raw", "/opt/cache/raw"});
+    ASSERT_EQ(copy_raw.result.exit_code, 0) << copy_raw.result.err;
+    EXPECT_THAT(refused_saying(snaps, mine.id, "secret DEPLOY_KEY in '/opt/cache/raw'"),
+                Not(HasSubstr(one)));
+    auto copy_b64 = setup.turn({"--session", after.id}, {"cp", "left-b64", "/opt/cache/b64"});
+    ASSERT_EQ(copy_b64.result.exit_code, 0) << copy_b64.result.err;
+    refused_saying(snaps, after.id, "secret API_KEY in '/opt/cache/b64'");
+    // What is kept is no value: neither secret in any file of the store.
+    for (const auto& e :
+         std::filesystem::directory_iterator(setup.state_dir() + "/secret-fingerprints")) {
+        const std::string text = test::read_file(e.path().string());
+        EXPECT_THAT(text, Not(HasSubstr(one))) << e.path();
+        EXPECT_THAT(text, Not(HasSubstr(two))) << e.path();
+    }
+    EXPECT_TRUE(snaps.images().empty()) << "a snapshot was committed anyway";
+}
+
+// A turn whose secrets cannot be kept in the store does not start its box (a session's snapshot
+// could otherwise hold one unseen); the error names the store. A turn with no secret runs.
+TEST(SnapshotLive, ATurnWhoseSecretsCannotBeKeptDoesNotStart) {
+    test::RadialdSetup setup;
+    auto first = setup.turn({}, {"true"});
+    ASSERT_EQ(first.result.exit_code, 0) << first.result.err;
+    const std::string store = setup.state_dir() + "/secret-fingerprints";
+    { std::ofstream(store) << "not a directory"; }
+    auto refused = setup.turn({"--secret", "API_KEY"}, {"sh", "-c", "echo ran"},
+                              {{"API_KEY", "kept-secret-0123456789"}});
+    EXPECT_NE(refused.result.exit_code, 0);
+    EXPECT_THAT(refused.result.err, HasSubstr(store));
+    EXPECT_THAT(refused.result.out, Not(HasSubstr("ran")));
+    EXPECT_EQ(refused.record.value("status", ""), "error") << refused.record.dump();
+    auto plain = setup.turn({}, {"sh", "-c", "echo ran"});
+    EXPECT_EQ(plain.result.exit_code, 0) << plain.result.err;
+    EXPECT_EQ(plain.result.out, "ran\n");
 }
 
 // The same commands with another variable, or in another workspace, name another snapshot; a

@@ -1,0 +1,37 @@
+// host/session/instance_fingerprints.h — what every turn of a state directory was given, kept as
+// keyed fingerprints (secret_fingerprints.h), so that a session's check also finds a secret that
+// another session's turn or a one-shot turn left in a host path the session's box reads — a shared
+// workspace, a mount (docs/design.md §13.12).
+//
+// Kept in <state_dir>/secret-fingerprints/ (root's, 0700): "key" (64 hex digits, random, made by
+// the first writer) and one file per secret value, named by the value's keyed MAC and holding the
+// fingerprints of that value's patterns. A file is published whole and never replaced, so writers
+// (the daemon, `radiald turn`, side by side) need no lock, and a value already there costs one
+// stat(2). The turn's token is not kept: it is good for its own turn only, and every turn has one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "redaction/secret_set.h"
+#include "session/secret_fingerprints.h"
+
+namespace radial::session {
+
+// The store's directory under `state_dir`.
+std::string instance_fingerprints_dir(const std::string& state_dir);
+
+// Keeps the fingerprints of every secret of `secrets` but the one named `skip` (the turn's token).
+// Throws turn::TurnSetupError naming the directory when it cannot. [thread-safe]
+void remember_secrets(const std::string& state_dir, const redaction::SecretSet& secrets,
+                      const std::string& skip);
+
+// What the store holds; an empty key and no fingerprints when nothing was ever kept. Throws
+// turn::TurnSetupError naming the file that cannot be read or was not written by radiald.
+struct InstanceFingerprints {
+    std::string key;
+    std::vector<SecretFingerprint> fingerprints;
+};
+InstanceFingerprints load_instance_fingerprints(const std::string& state_dir);
+
+} // namespace radial::session

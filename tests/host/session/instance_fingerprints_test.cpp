@@ -1,0 +1,133 @@
+// The state directory's store of what every turn was given (host/session/instance_fingerprints.h):
+// kept once per value, never the token, never a value on disk, found again under the store's key,
+// and refused by name when the store cannot be written or read.
+#include "session/instance_fingerprints.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../../support/temp_dir.h"
+#include "redaction/stream_redactor.h"
+#include "session/secret_scan.h"
+#include "turn/turn_setup_error.h"
+
+namespace radial::session {
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::vector<std::string> value_files(const std::string& state) {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(instance_fingerprints_dir(state)))
+        if (e.path().extension() == ".json") out.push_back(e.path().filename().string());
+    return out;
+}
+
+std::optional<std::string> found(const InstanceFingerprints& kept, const std::string& text) {
+    FingerprintMatcher m(kept.fingerprints, kept.key);
+    return m.feed(text);
+}
+
+TEST(InstanceFingerprints, EachValueIsKeptOnceAndTheTokenNever) {
+    test::TempDir dir("radial-fp");
+    const std::string state = dir.path();
+    EXPECT_TRUE(load_instance_fingerprints(state).fingerprints.empty()) << "an empty store";
+    const redaction::SecretSet turn1{{"API_KEY", "sk-live-aaaa1111bbbb"},
+                                     {"RADIAL_TURN_TOKEN", "token-one-0123456789"}};
+    remember_secrets(state, turn1, "RADIAL_TURN_TOKEN");
+    ASSERT_EQ(value_files(state).size(), 1u) << "the token was kept, or the key was not";
+    // Another turn: the same value under another name, a new value, its own token.
+    const redaction::SecretSet turn2{{"OTHER_NAME", "sk-live-aaaa1111bbbb"},
+                                     {"FORGE_TOKEN", "ghp-secret-98765432"},
+                                     {"RADIAL_TURN_TOKEN", "token-two-0123456789"}};
+    remember_secrets(state, turn2, "RADIAL_TURN_TOKEN");
+    EXPECT_EQ(value_files(state).size(), 2u);
+
+    const auto kept = load_instance_fingerprints(state);
+    EXPECT_EQ(found(kept, "x sk-live-aaaa1111bbbb y"), "API_KEY") << "the first name is kept";
+    EXPECT_EQ(found(kept, "ghp-secret-98765432"), "FORGE_TOKEN");
+    EXPECT_EQ(found(kept, "Z2hwLXNlY3JldC05ODc2NTQzMg=="), "FORGE_TOKEN") << "its base64";
+    EXPECT_EQ(found(kept, "token-one-0123456789 token-two-0123456789"), std::nullopt);
+    // Nothing of a value on disk, and root's alone.
+    for (const auto& e : fs::directory_iterator(instance_fingerprints_dir(state))) {
+        const std::string text = test::read_file(e.path().string());
+        EXPECT_THAT(text, Not(HasSubstr("aaaa1111"))) << e.path();
+        EXPECT_THAT(text, Not(HasSubstr("98765432"))) << e.path();
+        struct stat st {};
+        ASSERT_EQ(::stat(e.path().c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 077, 0u) << e.path();
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat(instance_fingerprints_dir(state).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 077, 0u);
+}
+
+TEST(InstanceFingerprints, OnlyATokenKeepsNothing) {
+    test::TempDir dir("radial-fp");
+    remember_secrets(dir.path(), redaction::SecretSet{{"RADIAL_TURN_TOKEN", "token-0123456789"}},
+                     "RADIAL_TURN_TOKEN");
+    EXPECT_FALSE(fs::exists(instance_fingerprints_dir(dir.path())));
+}
+
+TEST(InstanceFingerprints, AStoreThatCannotBeWrittenOrReadIsNamed) {
+    test::TempDir dir("radial-fp");
+    // The store's path is a file: nothing can be kept there.
+    dir.write("secret-fingerprints", "not a directory");
+    try {
+        remember_secrets(dir.path(), redaction::SecretSet{{"API_KEY", "sk-live-aaaa1111bbbb"}},
+                         "RADIAL_TURN_TOKEN");
+        FAIL() << "a store that is a file was written";
+    } catch (const turn::TurnSetupError& e) {
+        EXPECT_THAT(e.what(), HasSubstr(instance_fingerprints_dir(dir.path())));
+    }
+    fs::remove(instance_fingerprints_dir(dir.path()));
+    remember_secrets(dir.path(), redaction::SecretSet{{"API_KEY", "sk-live-aaaa1111bbbb"}},
+                     "RADIAL_TURN_TOKEN");
+    const std::string file =
+        instance_fingerprints_dir(dir.path()) + "/" + value_files(dir.path())[0];
+    { std::ofstream(file, std::ios::trunc) << "{\"fingerprints\": 7}"; }
+    try {
+        load_instance_fingerprints(dir.path());
+        FAIL() << "a damaged store was read as if whole";
+    } catch (const turn::TurnSetupError& e) {
+        EXPECT_THAT(e.what(), HasSubstr(file));
+    }
+}
+
+// A scan with more than one store of fingerprints looks in each: a session's and the state
+// directory's keys differ.
+TEST(InstanceFingerprints, AScanLooksInEveryStoreItIsGiven) {
+    test::TempDir dir("radial-fp");
+    remember_secrets(dir.path(), redaction::SecretSet{{"DEPLOY_KEY", "deploy-0123456789ab"}}, "");
+    const auto kept = load_instance_fingerprints(dir.path());
+    FingerprintMatcher elsewhere(kept.fingerprints, kept.key);
+    std::vector<SecretFingerprint> mine;
+    const std::string session_key = new_fingerprint_key();
+    add_fingerprints(redaction::SecretSet{{"API_KEY", "sk-live-aaaa1111bbbb"}}, session_key, mine);
+    FingerprintMatcher earlier(mine, session_key);
+    const redaction::Redactor redactor(redaction::SecretSet{{"OWN", "own-secret-value-1"}});
+    for (const auto& [text, name] :
+         std::vector<std::pair<std::string, std::string>>{{"..deploy-0123456789ab..", "DEPLOY_KEY"},
+                                                          {"..sk-live-aaaa1111bbbb..", "API_KEY"},
+                                                          {"..own-secret-value-1..", "OWN"}}) {
+        SecretScan scan(redactor, {&earlier, &elsewhere});
+        ASSERT_TRUE(scan.entry("/opt/file"));
+        scan.data(text);
+        const auto& hit = scan.finish();
+        ASSERT_TRUE(hit.has_value()) << text;
+        EXPECT_EQ(hit->secret, name);
+        EXPECT_EQ(hit->path, "/opt/file");
+    }
+    SecretScan clean(redactor, {&earlier, &elsewhere, nullptr});
+    ASSERT_TRUE(clean.entry("/opt/file"));
+    EXPECT_TRUE(clean.data("nothing secret here"));
+    EXPECT_FALSE(clean.finish().has_value());
+}
+
+} // namespace
+} // namespace radial::session
