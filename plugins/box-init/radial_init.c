@@ -302,7 +302,7 @@ int main(int argc, char** argv) {
      * here and killed at its end. Otherwise they would come to the box's PID 1, which takes a
      * process that comes to it for one whose radial-init was killed and ends it (session_idle.h).
      * A kernel without child subreapers (gVisor's) refuses it; the box's PID 1 finds the same
-     * refusal and then leaves what comes to it alone. */
+     * refusal and then ends what comes to it only once no exec runs. */
     if (getpid() != 1) (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     const long long start = now_ms();
     if (env_from_stdin_wanted) {

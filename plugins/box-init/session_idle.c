@@ -101,6 +101,22 @@ static int end_orphans(void) {
     return signalled;
 }
 
+/* Whether a process entered the box from outside, besides PID 1: an exec's radial-init, the
+ * sweep, an operator's `docker exec`. Its parent is outside the box's pid namespace (0 here); a
+ * process started inside the box cannot get that parent. */
+static int entered_from_outside(void) {
+    DIR* proc = opendir("/proc");
+    if (proc == NULL) return 1; /* cannot tell: as if one ran */
+    int found = 0;
+    const struct dirent* e;
+    while (!found && (e = readdir(proc)) != NULL)
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && strcmp(e->d_name, "1") != 0 &&
+            parent_of(atol(e->d_name)) == 0)
+            found = 1;
+    closedir(proc);
+    return found;
+}
+
 /* Whether a process other than PID 1 may become a child subreaper, as an exec's radial-init does
  * to adopt its command's orphans (radial_init.c), asked of a child: gVisor allows it to PID 1
  * alone. Where it may not, a background process of a live turn comes to PID 1 too, and must be
@@ -129,9 +145,11 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
     int status = 0;
     const int execs_adopt = subreapers_allowed();
     for (;;) {
-        if (reap_all() && execs_adopt && end_orphans() > 0)
-            say("radial-init: processes an exec left after its radial-init was killed were "
-                "ended\n");
+        /* Where execs adopt their orphans, what comes here was left by a killed radial-init. Where
+         * they cannot (gVisor), a live turn's background process comes here too: what comes is
+         * ended only once no exec runs, when it can be no live turn's. */
+        if (reap_all() && (execs_adopt || !entered_from_outside()) && end_orphans() > 0)
+            say("radial-init: processes an exec left after its radial-init ended were ended\n");
         const long long now = monotonic_ms();
         if (others_running()) last_busy = now;
         if (max_ms > 0 && now - start >= max_ms) {

@@ -5,9 +5,10 @@
  * engine stops the box (SIGTERM from outside the box; the box's own processes cannot end it so):
  * every process gets SIGTERM, those left GRACE_MS later SIGKILL. A process that comes to it (its
  * exec's radial-init was killed by the command under it) is killed at once, with what descends from
- * it: nothing would end it otherwise with no radiald left, and the box would never be idle. Not
- * where the kernel refuses child subreapers (gVisor): there an exec's radial-init cannot adopt
- * what its command orphans, which then comes to PID 1 while its turn runs.
+ * it: nothing would end it otherwise with no radiald left, and the box would never be idle. Where
+ * the kernel refuses child subreapers (gVisor), an exec's radial-init cannot adopt what its command
+ * orphans, which then comes to PID 1 while its turn runs: there it is killed only once no process
+ * that entered the box from outside (an exec) runs.
  *
  *   radial-init --session IDLE_MS MAX_MS GRACE_MS       (0: no such limit)
  *   radial-init --sweep */
