@@ -13,6 +13,7 @@ namespace radial::session {
 namespace {
 
 constexpr std::uint64_t kPrime = (std::uint64_t{1} << 61) - 1;
+constexpr std::uint64_t kHeadFilterBits = std::uint64_t{1} << 16;
 
 std::uint64_t mulmod(std::uint64_t a, std::uint64_t b) {
     const unsigned __int128 x = static_cast<unsigned __int128>(a) * b;
@@ -83,7 +84,9 @@ void add_fingerprints(const redaction::SecretSet& secrets, const std::string& ke
     for (const auto& p : redaction::derive_patterns(secrets)) {
         SecretFingerprint fp{secrets.secrets()[p.secret].name,
                              static_cast<std::uint32_t>(p.bytes.size()), rolling_of(p.bytes, base),
-                             hmac_hex(raw, p.bytes, 16)};
+                             hmac_hex(raw, p.bytes, 16), std::nullopt};
+        if (p.bytes.size() >= kHeadBytes)
+            fp.head = rolling_of(std::string_view(p.bytes).substr(0, kHeadBytes), base);
         const bool known = std::any_of(into.begin(), into.end(), [&](const SecretFingerprint& f) {
             return f.length == fp.length && f.mac == fp.mac;
         });
@@ -97,25 +100,44 @@ std::string keyed_mac(const std::string& key, std::string_view bytes) {
 
 nlohmann::json fingerprints_json(const std::vector<SecretFingerprint>& fps) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& f : fps)
-        out.push_back(
-            {{"secret", f.secret}, {"length", f.length}, {"rolling", f.rolling}, {"mac", f.mac}});
+    for (const auto& f : fps) {
+        nlohmann::json one = {
+            {"secret", f.secret}, {"length", f.length}, {"rolling", f.rolling}, {"mac", f.mac}};
+        if (f.head) one["head"] = *f.head;
+        out.push_back(std::move(one));
+    }
     return out;
 }
 
 std::vector<SecretFingerprint> fingerprints_from_json(const nlohmann::json& j) {
     std::vector<SecretFingerprint> out;
-    for (const auto& f : j)
-        out.push_back({f.at("secret").get<std::string>(), f.at("length").get<std::uint32_t>(),
-                       f.at("rolling").get<std::uint64_t>(), f.at("mac").get<std::string>()});
+    for (const auto& f : j) {
+        SecretFingerprint fp{f.at("secret").get<std::string>(), f.at("length").get<std::uint32_t>(),
+                             f.at("rolling").get<std::uint64_t>(), f.at("mac").get<std::string>(),
+                             std::nullopt};
+        // A head is of the pattern's first kHeadBytes bytes: a shorter pattern has none.
+        if (f.contains("head") && fp.length >= kHeadBytes)
+            fp.head = f.at("head").get<std::uint64_t>();
+        out.push_back(std::move(fp));
+    }
     return out;
 }
 
 FingerprintMatcher::FingerprintMatcher(std::vector<SecretFingerprint> fps, const std::string& key)
     : fps_(std::move(fps)), key_(raw_key(key)), base_(base_of(key_)) {
+    head_power_ = 1;
+    for (std::uint32_t k = 0; k < kHeadBytes; ++k) head_power_ = mulmod(head_power_, base_);
     for (std::size_t i = 0; i < fps_.size(); ++i) {
         const auto len = fps_[i].length;
         if (len == 0) continue;
+        longest_ = std::max(longest_, len);
+        if (fps_[i].head) {
+            by_head_.emplace(*fps_[i].head, i);
+            if (head_bits_.empty()) head_bits_.assign(kHeadFilterBits / 64, 0);
+            const auto bit = *fps_[i].head % kHeadFilterBits;
+            head_bits_[bit / 64] |= std::uint64_t{1} << (bit % 64);
+            continue;
+        }
         auto it = std::find_if(lengths_.begin(), lengths_.end(),
                                [&](const Length& l) { return l.length == len; });
         if (it == lengths_.end()) {
@@ -130,17 +152,42 @@ FingerprintMatcher::FingerprintMatcher(std::vector<SecretFingerprint> fps, const
 
 void FingerprintMatcher::reset() {
     for (auto& l : lengths_) l.hash = 0;
+    head_hash_ = 0;
+    pending_.clear();
     window_.clear();
     seen_ = 0;
 }
 
+bool FingerprintMatcher::confirmed(std::size_t index) const {
+    const auto& fp = fps_[index];
+    const std::string_view candidate(window_.data() + window_.size() - fp.length, fp.length);
+    return hmac_hex(key_, candidate, 16) == fp.mac;
+}
+
 std::optional<std::string> FingerprintMatcher::feed(std::string_view bytes) {
-    if (lengths_.empty()) return std::nullopt;
-    std::uint32_t longest = 0;
-    for (const auto& l : lengths_) longest = std::max(longest, l.length);
+    if (longest_ == 0) return std::nullopt;
     for (unsigned char c : bytes) {
         window_.push_back(static_cast<char>(c));
         ++seen_;
+        if (!by_head_.empty()) {
+            head_hash_ = addmod(mulmod(head_hash_, base_), c);
+            if (seen_ > kHeadBytes) {
+                const auto out =
+                    static_cast<unsigned char>(window_[window_.size() - 1 - kHeadBytes]);
+                head_hash_ = addmod(head_hash_, kPrime - mulmod(out, head_power_));
+            }
+            const auto bit = head_hash_ % kHeadFilterBits;
+            if (seen_ >= kHeadBytes && (head_bits_[bit / 64] >> (bit % 64) & 1) != 0) {
+                auto [first, last] = by_head_.equal_range(head_hash_);
+                for (auto it = first; it != last; ++it)
+                    pending_.push_back({seen_ - kHeadBytes + fps_[it->second].length, it->second});
+            }
+        }
+        if (!pending_.empty()) {
+            for (const auto& p : pending_)
+                if (p.end == seen_ && confirmed(p.index)) return fps_[p.index].secret;
+            std::erase_if(pending_, [&](const Pending& p) { return p.end <= seen_; });
+        }
         for (auto& l : lengths_) {
             l.hash = addmod(mulmod(l.hash, base_), c);
             if (seen_ > l.length) {
@@ -149,16 +196,13 @@ std::optional<std::string> FingerprintMatcher::feed(std::string_view bytes) {
             }
             if (seen_ < l.length) continue;
             auto [first, last] = l.by_rolling.equal_range(l.hash);
-            for (auto it = first; it != last; ++it) {
-                const std::string_view candidate(window_.data() + window_.size() - l.length,
-                                                 l.length);
-                if (hmac_hex(key_, candidate, 16) == fps_[it->second].mac)
-                    return fps_[it->second].secret;
-            }
+            for (auto it = first; it != last; ++it)
+                if (confirmed(it->second)) return fps_[it->second].secret;
         }
-        // Keep the window bounded: the last `longest` bytes (and one more, for the byte leaving).
-        if (window_.size() > 4u * (longest + 1) + 4096)
-            window_.erase(0, window_.size() - (longest + 1));
+        // Keep the window bounded: the last `longest` bytes (and one more, for the byte leaving);
+        // a pending candidate began at most `longest` bytes back.
+        if (window_.size() > 4u * (longest_ + 1) + 4096)
+            window_.erase(0, window_.size() - (longest_ + 1));
     }
     return std::nullopt;
 }

@@ -66,5 +66,33 @@ TEST(SecretFingerprintsTest, FingerprintsRoundTripAndHoldNoValue) {
     EXPECT_EQ(fingerprints_from_json(j), fps);
 }
 
+// Fingerprints written before heads were kept (a session record of an older radiald) are found
+// as before, beside new ones; a head seen without the rest of its pattern is no match, and
+// patterns sharing a head are told apart by their lengths and MACs.
+TEST(SecretFingerprintsTest, HeadsFindEveryLengthAndOlderFingerprintsStillMatch) {
+    const std::string key = new_fingerprint_key();
+    std::vector<SecretFingerprint> fps;
+    add_fingerprints(redaction::SecretSet{{"SHORT_ONE", "prefix-0123-zz"},
+                                          {"LONG_ONE", "prefix-0123-abcdefghijklmnop"},
+                                          {"TINY", "x7q9z2"}},
+                     key, fps);
+    for (const auto& f : fps)
+        EXPECT_EQ(f.head.has_value(), f.length >= kHeadBytes) << f.secret << " " << f.length;
+    std::vector<SecretFingerprint> older = fps;
+    for (auto& f : older) f.head.reset();
+    for (const auto* set : {&fps, &older})
+        for (std::size_t chunk : {1u, 5u, 4096u}) {
+            EXPECT_EQ(find_in(*set, key, "..prefix-0123-abcdefghijklmnop..", chunk), "LONG_ONE");
+            EXPECT_EQ(find_in(*set, key, "..prefix-0123-zz..", chunk), "SHORT_ONE");
+            EXPECT_EQ(find_in(*set, key, "..x7q9z2..", chunk), "TINY");
+            EXPECT_FALSE(find_in(*set, key, "prefix-0123-aX prefix-0123-", chunk)) << chunk;
+        }
+    // An older record (no "head") reads back without heads, and a head on a short pattern is
+    // ignored.
+    auto j = fingerprints_json(fps);
+    for (auto& f : j) f.erase("head");
+    for (const auto& f : fingerprints_from_json(j)) EXPECT_FALSE(f.head.has_value());
+}
+
 } // namespace
 } // namespace radial::session
