@@ -42,15 +42,19 @@ std::optional<std::string> read_whole(const std::string& path) {
     return s.str();
 }
 
-// The store's key; made when there is none yet (the first writer's wins).
-std::string key_of(const std::string& dir) {
+// What names the key a value file was written under, without saying anything of the key.
+std::string key_id(const std::string& key) { return keyed_mac(key, "radial fingerprint key id"); }
+
+// The store's key; made when there is none yet and `make` (a writer: the first one's wins).
+std::string key_of(const std::string& dir, bool make) {
     const std::string path = dir + "/" + kKeyFile;
-    if (!read_whole(path)) fs_util::publish_file(dir, path, new_fingerprint_key(), 0600);
+    if (make && !read_whole(path)) fs_util::publish_file(dir, path, new_fingerprint_key(), 0600);
     auto key = read_whole(path);
     if (!key || key->size() != 64)
         throw TurnSetupError(
-            fmt::format("'{}' is not a key radiald wrote; remove the directory '{}' (it is made "
-                        "anew, and what it kept is then forgotten)",
+            fmt::format("'{}' is missing or not a key radiald wrote, so what '{}' keeps cannot be "
+                        "matched; remove that directory (it is made anew) only if no workspace "
+                        "holds a secret a turn was given, since what it kept is then forgotten",
                         path, dir));
     return *key;
 }
@@ -74,7 +78,7 @@ void remember_secrets(const std::string& state_dir, const redaction::SecretSet& 
     if (!any) return;
     const std::string dir = ensure_dir(state_dir);
     try {
-        const std::string key = key_of(dir);
+        const std::string key = key_of(dir, true);
         for (const auto& s : secrets.secrets()) {
             if (s.name == skip) continue;
             const std::string path = fmt::format("{}/{}.json", dir, keyed_mac(key, s.value));
@@ -82,7 +86,8 @@ void remember_secrets(const std::string& state_dir, const redaction::SecretSet& 
             if (::lstat(path.c_str(), &st) == 0) continue; // kept by an earlier turn
             std::vector<SecretFingerprint> fps;
             add_fingerprints(redaction::SecretSet({s}, secrets.min_length()), key, fps);
-            const nlohmann::json j = {{"fingerprints", fingerprints_json(fps)}};
+            const nlohmann::json j = {{"keyId", key_id(key)},
+                                      {"fingerprints", fingerprints_json(fps)}};
             fs_util::publish_file(dir, path, j.dump() + "\n", 0600); // false: a peer was first
         }
     } catch (const TurnSetupError&) {
@@ -96,19 +101,38 @@ void remember_secrets(const std::string& state_dir, const redaction::SecretSet& 
 InstanceFingerprints load_instance_fingerprints(const std::string& state_dir) {
     InstanceFingerprints out;
     const std::string dir = instance_fingerprints_dir(state_dir);
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0) {
+        if (errno == ENOENT) return out; // no turn was given a secret yet
+        throw TurnSetupError(fmt::format("reading '{}': {}", dir, std::strerror(errno)));
+    }
+    if (!S_ISDIR(st.st_mode))
+        throw TurnSetupError(fmt::format("'{}' is not a directory radiald made", dir));
     std::error_code ec;
-    if (!fs::exists(fs::symlink_status(dir, ec))) return out;
-    out.key = key_of(dir);
+    bool any = false;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
         const std::string name = e.path().filename().string();
         if (!is_value_file(name)) continue;
-        const auto text = read_whole(e.path().string());
+        // A value file kept under a key that is gone would silently match nothing: refused.
+        if (!any) out.key = key_of(dir, false);
+        any = true;
         try {
+            std::error_code type_ec;
+            if (!e.is_regular_file(type_ec) || e.is_symlink(type_ec))
+                throw std::runtime_error("not a regular file");
+            const auto text = read_whole(e.path().string());
             if (!text) throw std::runtime_error(std::strerror(errno));
-            auto fps = fingerprints_from_json(nlohmann::json::parse(*text).at("fingerprints"));
+            const auto j = nlohmann::json::parse(*text);
+            if (j.value("keyId", "") != key_id(out.key))
+                throw std::runtime_error(
+                    fmt::format("it was kept under another key than '{}/{}'", dir, kKeyFile));
+            auto fps = fingerprints_from_json(j.at("fingerprints"));
             out.fingerprints.insert(out.fingerprints.end(), fps.begin(), fps.end());
         } catch (const std::exception& x) {
-            throw TurnSetupError(fmt::format("reading '{}': {}", e.path().string(), x.what()));
+            throw TurnSetupError(fmt::format(
+                "reading '{}': {}; every session's snapshots are barred until it is mended: "
+                "remove the directory '{}' only if no workspace holds a secret a turn was given",
+                e.path().string(), x.what(), dir));
         }
     }
     if (ec) throw TurnSetupError(fmt::format("listing '{}': {}", dir, ec.message()));

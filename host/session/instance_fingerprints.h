@@ -5,9 +5,11 @@
 //
 // Kept in <state_dir>/secret-fingerprints/ (root's, 0700): "key" (64 hex digits, random, made by
 // the first writer) and one file per secret value, named by the value's keyed MAC and holding the
-// fingerprints of that value's patterns. A file is published whole and never replaced, so writers
-// (the daemon, `radiald turn`, side by side) need no lock, and a value already there costs one
-// stat(2). The turn's token is not kept: it is good for its own turn only, and every turn has one.
+// fingerprints of that value's patterns and the id of the key they were made under (a value file
+// whose key is gone or another is refused, never matched as nothing). A file is published whole and
+// never replaced, so writers (the daemon, `radiald turn`, side by side) need no lock, and a value
+// already there costs one stat(2). The turn's token is not kept: it is good for its own turn only,
+// and every turn has one.
 #pragma once
 
 #include <string>

@@ -13,7 +13,7 @@ namespace radial::session {
 namespace {
 
 constexpr std::uint64_t kPrime = (std::uint64_t{1} << 61) - 1;
-constexpr std::uint64_t kHeadFilterBits = std::uint64_t{1} << 16;
+constexpr std::uint64_t kTailFilterBits = std::uint64_t{1} << 16;
 
 std::uint64_t mulmod(std::uint64_t a, std::uint64_t b) {
     const unsigned __int128 x = static_cast<unsigned __int128>(a) * b;
@@ -85,8 +85,9 @@ void add_fingerprints(const redaction::SecretSet& secrets, const std::string& ke
         SecretFingerprint fp{secrets.secrets()[p.secret].name,
                              static_cast<std::uint32_t>(p.bytes.size()), rolling_of(p.bytes, base),
                              hmac_hex(raw, p.bytes, 16), std::nullopt};
-        if (p.bytes.size() >= kHeadBytes)
-            fp.head = rolling_of(std::string_view(p.bytes).substr(0, kHeadBytes), base);
+        if (p.bytes.size() >= kTailBytes)
+            fp.tail =
+                rolling_of(std::string_view(p.bytes).substr(p.bytes.size() - kTailBytes), base);
         const bool known = std::any_of(into.begin(), into.end(), [&](const SecretFingerprint& f) {
             return f.length == fp.length && f.mac == fp.mac;
         });
@@ -103,7 +104,7 @@ nlohmann::json fingerprints_json(const std::vector<SecretFingerprint>& fps) {
     for (const auto& f : fps) {
         nlohmann::json one = {
             {"secret", f.secret}, {"length", f.length}, {"rolling", f.rolling}, {"mac", f.mac}};
-        if (f.head) one["head"] = *f.head;
+        if (f.tail) one["tail"] = *f.tail;
         out.push_back(std::move(one));
     }
     return out;
@@ -115,9 +116,9 @@ std::vector<SecretFingerprint> fingerprints_from_json(const nlohmann::json& j) {
         SecretFingerprint fp{f.at("secret").get<std::string>(), f.at("length").get<std::uint32_t>(),
                              f.at("rolling").get<std::uint64_t>(), f.at("mac").get<std::string>(),
                              std::nullopt};
-        // A head is of the pattern's first kHeadBytes bytes: a shorter pattern has none.
-        if (f.contains("head") && fp.length >= kHeadBytes)
-            fp.head = f.at("head").get<std::uint64_t>();
+        // A tail is of the pattern's last kTailBytes bytes: a shorter pattern has none.
+        if (f.contains("tail") && fp.length >= kTailBytes)
+            fp.tail = f.at("tail").get<std::uint64_t>();
         out.push_back(std::move(fp));
     }
     return out;
@@ -125,17 +126,20 @@ std::vector<SecretFingerprint> fingerprints_from_json(const nlohmann::json& j) {
 
 FingerprintMatcher::FingerprintMatcher(std::vector<SecretFingerprint> fps, const std::string& key)
     : fps_(std::move(fps)), key_(raw_key(key)), base_(base_of(key_)) {
-    head_power_ = 1;
-    for (std::uint32_t k = 0; k < kHeadBytes; ++k) head_power_ = mulmod(head_power_, base_);
+    tail_power_ = 1;
+    for (std::uint32_t k = 0; k < kTailBytes; ++k) tail_power_ = mulmod(tail_power_, base_);
+    powers_.assign(fps_.size(), 0);
     for (std::size_t i = 0; i < fps_.size(); ++i) {
         const auto len = fps_[i].length;
         if (len == 0) continue;
         longest_ = std::max(longest_, len);
-        if (fps_[i].head) {
-            by_head_.emplace(*fps_[i].head, i);
-            if (head_bits_.empty()) head_bits_.assign(kHeadFilterBits / 64, 0);
-            const auto bit = *fps_[i].head % kHeadFilterBits;
-            head_bits_[bit / 64] |= std::uint64_t{1} << (bit % 64);
+        if (fps_[i].tail) {
+            powers_[i] = 1;
+            for (std::uint32_t k = 0; k < len; ++k) powers_[i] = mulmod(powers_[i], base_);
+            by_tail_.emplace(*fps_[i].tail, i);
+            if (tail_bits_.empty()) tail_bits_.assign(kTailFilterBits / 64, 0);
+            const auto bit = *fps_[i].tail % kTailFilterBits;
+            tail_bits_[bit / 64] |= std::uint64_t{1} << (bit % 64);
             continue;
         }
         auto it = std::find_if(lengths_.begin(), lengths_.end(),
@@ -152,8 +156,8 @@ FingerprintMatcher::FingerprintMatcher(std::vector<SecretFingerprint> fps, const
 
 void FingerprintMatcher::reset() {
     for (auto& l : lengths_) l.hash = 0;
-    head_hash_ = 0;
-    pending_.clear();
+    tail_hash_ = 0;
+    prefix_.clear();
     window_.clear();
     seen_ = 0;
 }
@@ -169,24 +173,27 @@ std::optional<std::string> FingerprintMatcher::feed(std::string_view bytes) {
     for (unsigned char c : bytes) {
         window_.push_back(static_cast<char>(c));
         ++seen_;
-        if (!by_head_.empty()) {
-            head_hash_ = addmod(mulmod(head_hash_, base_), c);
-            if (seen_ > kHeadBytes) {
+        if (!by_tail_.empty()) {
+            if (prefix_.empty()) prefix_.push_back(0);
+            prefix_.push_back(addmod(mulmod(prefix_.back(), base_), c));
+            tail_hash_ = addmod(mulmod(tail_hash_, base_), c);
+            if (seen_ > kTailBytes) {
                 const auto out =
-                    static_cast<unsigned char>(window_[window_.size() - 1 - kHeadBytes]);
-                head_hash_ = addmod(head_hash_, kPrime - mulmod(out, head_power_));
+                    static_cast<unsigned char>(window_[window_.size() - 1 - kTailBytes]);
+                tail_hash_ = addmod(tail_hash_, kPrime - mulmod(out, tail_power_));
             }
-            const auto bit = head_hash_ % kHeadFilterBits;
-            if (seen_ >= kHeadBytes && (head_bits_[bit / 64] >> (bit % 64) & 1) != 0) {
-                auto [first, last] = by_head_.equal_range(head_hash_);
-                for (auto it = first; it != last; ++it)
-                    pending_.push_back({seen_ - kHeadBytes + fps_[it->second].length, it->second});
+            const auto bit = tail_hash_ % kTailFilterBits;
+            if (seen_ >= kTailBytes && (tail_bits_[bit / 64] >> (bit % 64) & 1) != 0) {
+                auto [first, last] = by_tail_.equal_range(tail_hash_);
+                for (auto it = first; it != last; ++it) {
+                    const auto& fp = fps_[it->second];
+                    if (fp.length > window_.size()) continue;
+                    const auto whole = addmod(
+                        prefix_[window_.size()],
+                        kPrime - mulmod(prefix_[window_.size() - fp.length], powers_[it->second]));
+                    if (whole == fp.rolling && confirmed(it->second)) return fp.secret;
+                }
             }
-        }
-        if (!pending_.empty()) {
-            for (const auto& p : pending_)
-                if (p.end == seen_ && confirmed(p.index)) return fps_[p.index].secret;
-            std::erase_if(pending_, [&](const Pending& p) { return p.end <= seen_; });
         }
         for (auto& l : lengths_) {
             l.hash = addmod(mulmod(l.hash, base_), c);
@@ -199,10 +206,13 @@ std::optional<std::string> FingerprintMatcher::feed(std::string_view bytes) {
             for (auto it = first; it != last; ++it)
                 if (confirmed(it->second)) return fps_[it->second].secret;
         }
-        // Keep the window bounded: the last `longest` bytes (and one more, for the byte leaving);
-        // a pending candidate began at most `longest` bytes back.
-        if (window_.size() > 4u * (longest_ + 1) + 4096)
-            window_.erase(0, window_.size() - (longest_ + 1));
+        // Keep the window bounded: the last `longest` bytes (and one more, for the byte leaving),
+        // and their prefix hashes.
+        if (window_.size() > 4 * (std::size_t{longest_} + 1) + 4096) {
+            const std::size_t drop = window_.size() - (std::size_t{longest_} + 1);
+            window_.erase(0, drop);
+            if (!prefix_.empty()) prefix_.erase(prefix_.begin(), prefix_.begin() + drop);
+        }
     }
     return std::nullopt;
 }

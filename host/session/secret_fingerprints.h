@@ -26,10 +26,11 @@ struct SecretFingerprint {
     std::uint32_t length = 0; // the pattern's length in bytes
     std::uint64_t rolling = 0;
     std::string mac; // 32 hex digits
-    // The rolling hash of the pattern's first kHeadBytes bytes, for a pattern at least that long
+    // The rolling hash of the pattern's last kTailBytes bytes, for a pattern at least that long
     // (absent in records written before it was kept): candidates of every length found in one
-    // pass over one window, whatever the number of lengths.
-    std::optional<std::uint64_t> head;
+    // pass over one window, whatever the number of lengths, each checked at once against
+    // `rolling` (the whole pattern's hash, from the window's prefix hashes) before its MAC.
+    std::optional<std::uint64_t> tail;
     friend bool operator==(const SecretFingerprint&, const SecretFingerprint&) = default;
 };
 
@@ -49,13 +50,14 @@ std::string keyed_mac(const std::string& key, std::string_view bytes);
 nlohmann::json fingerprints_json(const std::vector<SecretFingerprint>& fps);
 std::vector<SecretFingerprint> fingerprints_from_json(const nlohmann::json& j);
 
-// The length of the window every fingerprint's head is taken over.
-inline constexpr std::uint32_t kHeadBytes = 8;
+// The length of the window every fingerprint's tail is taken over.
+inline constexpr std::uint32_t kTailBytes = 8;
 
 // Finds any fingerprinted pattern in a stream of bytes, across chunk boundaries. Not
-// thread-safe. Cost: per byte, two multiplications and a lookup for every fingerprint with a
-// head, plus two per distinct length of those without one (shorter than kHeadBytes, or older).
-// A candidate is confirmed by its MAC once its whole length has arrived.
+// thread-safe. Cost: per byte, three multiplications and a filter lookup for all fingerprints
+// with a tail, plus, where the window's last bytes are a tail, one multiplication for each pattern
+// ending in it (a tail may be public: "KEY-----"); two more per distinct length of those without
+// one (shorter than kTailBytes, or older). An HMAC only where a pattern's whole hash matched.
 class FingerprintMatcher {
 public:
     FingerprintMatcher(std::vector<SecretFingerprint> fps, const std::string& key);
@@ -72,22 +74,19 @@ private:
         std::uint64_t hash = 0;
         std::unordered_multimap<std::uint64_t, std::size_t> by_rolling; // -> index in fps_
     };
-    // A pattern whose head was seen, confirmed once the stream reaches `end` bytes.
-    struct Pending {
-        std::uint64_t end;
-        std::size_t index; // in fps_
-    };
     // Whether the window's last bytes are fps_[index]'s pattern (its MAC).
     bool confirmed(std::size_t index) const;
     std::vector<SecretFingerprint> fps_;
     std::string key_; // raw bytes
     std::uint64_t base_ = 0;
-    std::vector<Length> lengths_; // of the fingerprints without a head
-    std::unordered_multimap<std::uint64_t, std::size_t> by_head_; // -> index in fps_
-    std::vector<std::uint64_t> head_bits_; // a filter before by_head_: bit (head mod 2^16) set
-    std::uint64_t head_power_ = 0;         // base^kHeadBytes mod p
-    std::uint64_t head_hash_ = 0;
-    std::vector<Pending> pending_;
+    std::vector<Length> lengths_; // of the fingerprints without a tail
+    std::unordered_multimap<std::uint64_t, std::size_t> by_tail_; // -> index in fps_
+    std::vector<std::uint64_t> tail_bits_; // a filter before by_tail_: bit (tail mod 2^16) set
+    std::vector<std::uint64_t> powers_;    // base^length mod p, per fingerprint
+    std::uint64_t tail_power_ = 0;         // base^kTailBytes mod p
+    std::uint64_t tail_hash_ = 0;
+    // prefix_[i]: the hash of the stream before window_[i]; one more for the whole window.
+    std::vector<std::uint64_t> prefix_;
     std::uint32_t longest_ = 0;
     std::string window_; // the stream's last bytes (at least the longest length)
     std::uint64_t seen_ = 0;

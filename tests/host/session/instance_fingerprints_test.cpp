@@ -99,6 +99,25 @@ TEST(InstanceFingerprints, AStoreThatCannotBeWrittenOrReadIsNamed) {
     }
 }
 
+// A store whose key was removed or replaced is refused, never read as one that holds nothing;
+// nor is the key made anew by a reader.
+TEST(InstanceFingerprints, AStoreWithoutItsKeyIsRefused) {
+    test::TempDir dir("radial-fp");
+    remember_secrets(dir.path(), redaction::SecretSet{{"API_KEY", "sk-live-aaaa1111bbbb"}}, "");
+    const std::string key = instance_fingerprints_dir(dir.path()) + "/key";
+    fs::remove(key);
+    EXPECT_THROW(load_instance_fingerprints(dir.path()), turn::TurnSetupError);
+    EXPECT_FALSE(fs::exists(key)) << "a reader made a key";
+    // A writer makes a new key; the value kept under the old one is refused now.
+    remember_secrets(dir.path(), redaction::SecretSet{{"OTHER", "ghp-secret-98765432"}}, "");
+    try {
+        load_instance_fingerprints(dir.path());
+        FAIL() << "a value kept under a key that is gone was read";
+    } catch (const turn::TurnSetupError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("another key"));
+    }
+}
+
 // A scan with more than one store of fingerprints looks in each: a session's and the state
 // directory's keys differ.
 TEST(InstanceFingerprints, AScanLooksInEveryStoreItIsGiven) {

@@ -66,32 +66,37 @@ TEST(SecretFingerprintsTest, FingerprintsRoundTripAndHoldNoValue) {
     EXPECT_EQ(fingerprints_from_json(j), fps);
 }
 
-// Fingerprints written before heads were kept (a session record of an older radiald) are found
-// as before, beside new ones; a head seen without the rest of its pattern is no match, and
-// patterns sharing a head are told apart by their lengths and MACs.
-TEST(SecretFingerprintsTest, HeadsFindEveryLengthAndOlderFingerprintsStillMatch) {
+// Fingerprints written before tails were kept (a session record of an older radiald) are found
+// as before, beside new ones; a tail seen without the rest of its pattern is no match, however
+// often it comes (a tail may be public), and patterns sharing a tail are told apart by their
+// whole hashes and MACs.
+TEST(SecretFingerprintsTest, TailsFindEveryLengthAndOlderFingerprintsStillMatch) {
     const std::string key = new_fingerprint_key();
     std::vector<SecretFingerprint> fps;
-    add_fingerprints(redaction::SecretSet{{"SHORT_ONE", "prefix-0123-zz"},
-                                          {"LONG_ONE", "prefix-0123-abcdefghijklmnop"},
+    add_fingerprints(redaction::SecretSet{{"SHORT_ONE", "zz-suffix-0123"},
+                                          {"LONG_ONE", "abcdefghijklmnop-suffix-0123"},
                                           {"TINY", "x7q9z2"}},
                      key, fps);
     for (const auto& f : fps)
-        EXPECT_EQ(f.head.has_value(), f.length >= kHeadBytes) << f.secret << " " << f.length;
+        EXPECT_EQ(f.tail.has_value(), f.length >= kTailBytes) << f.secret << " " << f.length;
     std::vector<SecretFingerprint> older = fps;
-    for (auto& f : older) f.head.reset();
+    for (auto& f : older) f.tail.reset();
+    std::string tails;
+    for (int i = 0; i < 5000; ++i) tails += "-suffix-0123";
     for (const auto* set : {&fps, &older})
         for (std::size_t chunk : {1u, 5u, 4096u}) {
-            EXPECT_EQ(find_in(*set, key, "..prefix-0123-abcdefghijklmnop..", chunk), "LONG_ONE");
-            EXPECT_EQ(find_in(*set, key, "..prefix-0123-zz..", chunk), "SHORT_ONE");
+            EXPECT_EQ(find_in(*set, key, "..abcdefghijklmnop-suffix-0123..", chunk), "LONG_ONE");
+            EXPECT_EQ(find_in(*set, key, "..zz-suffix-0123..", chunk), "SHORT_ONE");
             EXPECT_EQ(find_in(*set, key, "..x7q9z2..", chunk), "TINY");
-            EXPECT_FALSE(find_in(*set, key, "prefix-0123-aX prefix-0123-", chunk)) << chunk;
+            EXPECT_FALSE(find_in(*set, key, "X-suffix-0123 -suffix-0123", chunk)) << chunk;
+            EXPECT_FALSE(find_in(*set, key, tails, chunk)) << chunk;
+            EXPECT_EQ(find_in(*set, key, tails + "zz-suffix-0123", chunk), "SHORT_ONE") << chunk;
         }
-    // An older record (no "head") reads back without heads, and a head on a short pattern is
+    // An older record (no "tail") reads back without tails, and a tail on a short pattern is
     // ignored.
     auto j = fingerprints_json(fps);
-    for (auto& f : j) f.erase("head");
-    for (const auto& f : fingerprints_from_json(j)) EXPECT_FALSE(f.head.has_value());
+    for (auto& f : j) f.erase("tail");
+    for (const auto& f : fingerprints_from_json(j)) EXPECT_FALSE(f.tail.has_value());
 }
 
 } // namespace
