@@ -27,8 +27,10 @@
  * the deadline) before any command runs.
  *
  * Out of the command's reach: radial-init makes itself not dumpable before anything else, so a
- * process of the box — the same uid — can neither ptrace it (and so stop it, and with it the
- * deadline) nor read its /proc files (its environment holds the secret variables). The command
+ * process of the box — the same uid — can neither ptrace it nor read its /proc files (its
+ * environment holds the secret variables). An exec's radial-init (not PID 1) can still be sent
+ * SIGSTOP by its command, which would hold the deadline still: the session box's PID 1 kills an
+ * exec's process it finds stopped (session_idle.h). The command
  * it execs is dumpable again, as any program. The command can make no setuid or setgid file
  * (no_setid_files.h).
  *

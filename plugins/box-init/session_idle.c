@@ -59,8 +59,9 @@ static int reap_all(void) {
 }
 
 /* The parent of `pid` in the box's pid namespace (the fourth field of /proc/PID/stat, after the
- * command name, which may hold any byte but ends at the last ')'), or -1 when it is gone. */
-static long parent_of(long pid) {
+ * command name, which may hold any byte but ends at the last ')'), or -1 when it is gone; its
+ * state letter (R, S, T, Z, …) into `*state_out` when given. */
+static long parent_and_state(long pid, char* state_out) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -74,8 +75,11 @@ static long parent_of(long pid) {
     char state = 0;
     long ppid = -1;
     if (end == NULL || sscanf(end + 1, " %c %ld", &state, &ppid) != 2) return -1;
+    if (state_out != NULL) *state_out = state;
     return ppid;
 }
+
+static long parent_of(long pid) { return parent_and_state(pid, NULL); }
 
 /* Kills every process descended from this PID 1 and returns how many it signalled. An exec's
  * processes descend from the exec's radial-init, whose parent is outside the box (0 here); a
@@ -101,26 +105,36 @@ static int end_orphans(void) {
     return signalled;
 }
 
-/* Whether a process entered the box from outside, besides PID 1: an exec's radial-init, the
- * sweep, an operator's `docker exec`. Its parent is outside the box's pid namespace (0 here); a
- * process started inside the box cannot get that parent. */
+/* Whether a process that entered the box from outside runs, besides PID 1: an exec's
+ * radial-init, the sweep, an operator's `docker exec`. Its parent is outside the box's pid
+ * namespace (0 here); a process started inside the box cannot get that parent. One found stopped
+ * is killed first: nothing but its own command (the same uid) stops an exec's radial-init, which
+ * would otherwise hold its turn's deadline, and what it adopted, still forever with no radiald
+ * left (docs/design.md §13.12). A zombie does not run. */
 static int entered_from_outside(void) {
     DIR* proc = opendir("/proc");
     if (proc == NULL) return 1; /* cannot tell: as if one ran */
     int found = 0;
     const struct dirent* e;
-    while (!found && (e = readdir(proc)) != NULL)
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && strcmp(e->d_name, "1") != 0 &&
-            parent_of(atol(e->d_name)) == 0)
-            found = 1;
+    while ((e = readdir(proc)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || strcmp(e->d_name, "1") == 0) continue;
+        char state = 0;
+        if (parent_and_state(atol(e->d_name), &state) != 0) continue;
+        if (state == 'T' && kill((pid_t)atol(e->d_name), SIGKILL) == 0) {
+            say("radial-init: an exec's process was found stopped (its command stopped it); it "
+                "was killed\n");
+            continue;
+        }
+        if (state != 'Z' && state != 'X') found = 1;
+    }
     closedir(proc);
     return found;
 }
 
 /* Whether a process other than PID 1 may become a child subreaper, as an exec's radial-init does
  * to adopt its command's orphans (radial_init.c), asked of a child: gVisor allows it to PID 1
- * alone. Where it may not, a background process of a live turn comes to PID 1 too, and must be
- * left alone. */
+ * alone. Where it may not, a background process of a live turn comes to PID 1 too, and is left
+ * alone while an exec runs. */
 static int subreapers_allowed(void) {
     pid_t probe = fork();
     if (probe < 0) return 0;
@@ -148,7 +162,8 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
         /* Where execs adopt their orphans, what comes here was left by a killed radial-init. Where
          * they cannot (gVisor), a live turn's background process comes here too: what comes is
          * ended only once no exec runs, when it can be no live turn's. */
-        if (reap_all() && (execs_adopt || !entered_from_outside()) && end_orphans() > 0)
+        const int outside = entered_from_outside(); /* every look: a stopped exec is killed */
+        if (reap_all() && (execs_adopt || !outside) && end_orphans() > 0)
             say("radial-init: processes an exec left after its radial-init ended were ended\n");
         const long long now = monotonic_ms();
         if (others_running()) last_busy = now;

@@ -279,15 +279,16 @@ TEST(SessionLive, UnderGvisorWhatATurnOrphansRunsUntilTheTurnEnds) {
 // A turn's command that kills its exec's radial-init (the same uid) with radiald gone leaves no
 // process behind: the box's PID 1 ends what came to it, and the box, idle, ends at its idle
 // timeout. Before, the command's child ran on and kept the box from ever being idle.
-void a_killed_exec_init_leaves_nothing(const test::RadialdSetup& setup) {
+// `how`: what the command does to its radial-init ($PPID), "kill -9" or "kill -STOP".
+void a_killed_exec_init_leaves_nothing(const test::RadialdSetup& setup,
+                                       const std::string& how = "kill -9") {
     test::TempDir scratch("radial-sess");
     Session s(setup, {"--idle-timeout", "10s"});
     ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
     test::BackgroundProcess turn(
         {RADIALD_PATH, "turn", "--config", setup.config(), "--session", s.id, "--timeout", "10m",
          "--", "sh", "-c",
-         "mkfifo /tmp/go && echo started; read go < /tmp/go; kill -9 $PPID; "
-         "exec sleep 600"},
+         "mkfifo /tmp/go && echo started; read go < /tmp/go; " + how + " $PPID; exec sleep 600"},
         scratch / "radiald.log", true);
     ASSERT_EQ(turn.read_line(), std::optional<std::string>("started"))
         << test::read_file(scratch / "radiald.log");
@@ -311,6 +312,19 @@ void a_killed_exec_init_leaves_nothing(const test::RadialdSetup& setup) {
 TEST(SessionLive, ACommandThatKillsItsExecsInitLeavesNothingRunningWithRadialdDead) {
     test::RadialdSetup setup;
     a_killed_exec_init_leaves_nothing(setup);
+}
+
+// A command that stops its radial-init (SIGSTOP: the same uid may, though not ptrace it) would
+// hold the turn's deadline and its own processes still forever with radiald dead: the box's PID 1
+// kills an exec's process it finds stopped, and then what it held.
+TEST(SessionLive, ACommandThatStopsItsExecsInitLeavesNothingRunningWithRadialdDead) {
+    test::RadialdSetup setup;
+    a_killed_exec_init_leaves_nothing(setup, "kill -STOP");
+}
+
+TEST(SessionLive, UnderGvisorACommandThatStopsItsExecsInitLeavesNothingRunningWithRadialdDead) {
+    test::RadialdSetup setup("", "[run.docker]\nociRuntime = \"runsc\"\n");
+    a_killed_exec_init_leaves_nothing(setup, "kill -STOP");
 }
 
 // The same under gVisor, where the box's PID 1 cannot tell a killed exec's leftovers from a live
