@@ -4,6 +4,9 @@
 
 #include <cstdlib>
 #include <radial/names.hpp>
+#include <set>
+
+#include "session/instance_fingerprints.h"
 
 namespace radial::turn {
 
@@ -43,6 +46,21 @@ redaction::SecretSet secrets_before_the_box(const TurnRequest& request,
     for (std::size_t i = 0; i < redact.values.size(); ++i)
         secrets.add(fmt::format("redact.values.{}", i), redact.values[i]);
     return secrets;
+}
+
+void add_other_turns_secrets(redaction::SecretSet& secrets, const std::string& state_dir) {
+    std::set<std::string> have;
+    for (const auto& s : secrets.secrets()) have.insert(s.name);
+    for (const auto& fp : session::load_instance_fingerprints(state_dir).fingerprints) {
+        if (!have.insert(fp.secret).second || !is_env_name(fp.secret)) continue;
+        const char* v = std::getenv(fp.secret.c_str());
+        if (v == nullptr || *v == '\0') continue;
+        try {
+            secrets.add(fp.secret, v);
+        } catch (const std::invalid_argument&) {
+            // A value too short to mask safely: it could not be given to a turn either.
+        }
+    }
 }
 
 } // namespace radial::turn

@@ -1,5 +1,6 @@
 // host/turn/turn_secrets.h — the one place a turn's secrets are gathered (docs/design.md §10.1):
-// the values of the request's secret variables, the operator's [redact] envNames and values, and
+// the values of the request's secret variables, the operator's [redact] envNames and values,
+// those of the secrets other turns of the state directory were given (for masking only), and
 // what the session adds (the turn token, managed auth). `radiald turn` compiles them before it
 // prints or writes anything of the request, so that no byte it writes carries one in clear.
 #pragma once
@@ -39,5 +40,12 @@ TurnRequest with_secret_values(TurnRequest request, const EnvLookup& lookup, std
 redaction::SecretSet secrets_before_the_box(const TurnRequest& request,
                                             const config::RedactConfig& redact,
                                             const std::vector<std::string>& extra_names = {});
+
+// Adds to `secrets`, for masking only (the box is not given them), the value in radiald's
+// environment of each secret name another turn of `state_dir` was given (docs/design.md §13.12:
+// a turn that reads one from a shared workspace must not print it in clear). A name this turn
+// already has, one unset here, and a value SecretSet refuses are skipped. Throws
+// TurnSetupError when the state directory's store cannot be read. [thread-safe as getenv]
+void add_other_turns_secrets(redaction::SecretSet& secrets, const std::string& state_dir);
 
 } // namespace radial::turn

@@ -31,6 +31,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
     if (request_.record_type.empty()) throw RequestError("the record type must not be empty");
     try {
         redaction::SecretSet secrets = secrets_before_the_box(request_, env_.cfg.redact);
+        add_other_turns_secrets(secrets, env_.cfg.state_dir);
         secrets.add(kTokenEnv, token_);
         // Managed Codex auth: read once per turn, its tokens masked like every other secret.
         if (env_.cfg.codex_auth) {

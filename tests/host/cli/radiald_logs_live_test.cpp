@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
 #include "../../support/temp_dir.h"
