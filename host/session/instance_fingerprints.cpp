@@ -67,20 +67,56 @@ bool is_value_file(const std::string& name) {
 
 } // namespace
 
+bool kept_in_store(const std::string& name, const std::string& value) {
+    static constexpr std::string_view kOrdinary[] = {"PATH",
+                                                     "HOME",
+                                                     "SHELL",
+                                                     "USER",
+                                                     "LOGNAME",
+                                                     "LANG",
+                                                     "LANGUAGE",
+                                                     "TERM",
+                                                     "PWD",
+                                                     "OLDPWD",
+                                                     "SHLVL",
+                                                     "HOSTNAME",
+                                                     "TZ",
+                                                     "MAIL",
+                                                     "EDITOR",
+                                                     "VISUAL",
+                                                     "PAGER",
+                                                     "DISPLAY",
+                                                     "TMPDIR",
+                                                     "JOURNAL_STREAM",
+                                                     "NOTIFY_SOCKET",
+                                                     "INVOCATION_ID",
+                                                     "LISTEN_FDS",
+                                                     "LISTEN_PID",
+                                                     "MANAGERPID",
+                                                     "SYSTEMD_EXEC_PID",
+                                                     "CREDENTIALS_DIRECTORY",
+                                                     "RUNTIME_DIRECTORY",
+                                                     "STATE_DIRECTORY"};
+    if (value.size() < 16) return false;
+    if (name.starts_with("LC_") || name.starts_with("XDG_")) return false;
+    return std::find(std::begin(kOrdinary), std::end(kOrdinary), name) == std::end(kOrdinary);
+}
+
 std::string instance_fingerprints_dir(const std::string& state_dir) {
     return state_dir + "/secret-fingerprints";
 }
 
 void remember_secrets(const std::string& state_dir, const redaction::SecretSet& secrets,
                       const std::string& skip) {
-    const bool any = std::any_of(secrets.secrets().begin(), secrets.secrets().end(),
-                                 [&](const redaction::Secret& s) { return s.name != skip; });
+    const bool any = std::any_of(
+        secrets.secrets().begin(), secrets.secrets().end(),
+        [&](const auto& s) { return s.name != skip && kept_in_store(s.name, s.value); });
     if (!any) return;
     const std::string dir = ensure_dir(state_dir);
     try {
         const std::string key = key_of(dir, true);
         for (const auto& s : secrets.secrets()) {
-            if (s.name == skip) continue;
+            if (s.name == skip || !kept_in_store(s.name, s.value)) continue;
             const std::string path = fmt::format("{}/{}.json", dir, keyed_mac(key, s.value));
             struct stat st {};
             if (::lstat(path.c_str(), &st) == 0) continue; // kept by an earlier turn
@@ -110,7 +146,8 @@ InstanceFingerprints load_instance_fingerprints(const std::string& state_dir) {
         throw TurnSetupError(fmt::format("'{}' is not a directory radiald made", dir));
     std::error_code ec;
     bool any = false;
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const auto& e = *it;
         const std::string name = e.path().filename().string();
         if (!is_value_file(name)) continue;
         // A value file kept under a key that is gone would silently match nothing: refused.

@@ -20,6 +20,13 @@
 
 namespace radial::session {
 
+// Whether a secret is kept in the store (and so masked in every later turn and looked for in every
+// session's snapshot): at least 16 bytes, and not one of the well-known variables of a process's
+// environment (PATH, HOME, SHELL, LANG, LC_*, …). A request may name any variable as a secret;
+// without this, one request naming SHELL would mask "/bin/bash" in every later turn and bar every
+// snapshot holding it.
+bool kept_in_store(const std::string& name, const std::string& value);
+
 // The store's directory under `state_dir`.
 std::string instance_fingerprints_dir(const std::string& state_dir);
 

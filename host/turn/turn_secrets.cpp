@@ -54,7 +54,7 @@ void add_other_turns_secrets(redaction::SecretSet& secrets, const std::string& s
     for (const auto& fp : session::load_instance_fingerprints(state_dir).fingerprints) {
         if (!have.insert(fp.secret).second || !is_env_name(fp.secret)) continue;
         const char* v = std::getenv(fp.secret.c_str());
-        if (v == nullptr || *v == '\0') continue;
+        if (v == nullptr || !session::kept_in_store(fp.secret, v)) continue;
         try {
             secrets.add(fp.secret, v);
         } catch (const std::invalid_argument&) {

@@ -31,7 +31,6 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
     if (request_.record_type.empty()) throw RequestError("the record type must not be empty");
     try {
         redaction::SecretSet secrets = secrets_before_the_box(request_, env_.cfg.redact);
-        add_other_turns_secrets(secrets, env_.cfg.state_dir);
         secrets.add(kTokenEnv, token_);
         // Managed Codex auth: read once per turn, its tokens masked like every other secret.
         if (env_.cfg.codex_auth) {
@@ -43,6 +42,13 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
                     secrets.add(fmt::format("codexAuth.{}", i++), v);
                 codex_auth_ = std::move(*text);
             }
+        }
+        // Last, so that none of them can make this turn's own secrets refused (a value inside a
+        // later marker). A store that cannot be read ends the turn in run(), before any box.
+        try {
+            add_other_turns_secrets(secrets, env_.cfg.state_dir);
+        } catch (const std::exception& e) {
+            store_error_ = e.what();
         }
         redactor_ = std::make_unique<redaction::Redactor>(secrets);
         secrets_ = std::move(secrets);
@@ -113,6 +119,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     run.rec.started_at = env_.clock->wall();
 
     claim(run, start);
+    if (!store_error_.empty()) return fail(run, store_error_);
     if (auto problem = hold(run, std::move(held))) return fail(run, *problem);
     claim_pool_box(run);
     if (auto problem = lease_box_user(run)) return fail(run, *problem);

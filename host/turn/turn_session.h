@@ -179,6 +179,9 @@ private:
     // run.codexAuth: the credentials read for this turn, or why they could not be (never both).
     std::optional<std::string> codex_auth_;
     std::string codex_auth_error_;
+    // Why the state directory's store of other turns' secrets could not be read; run() ends the
+    // turn with it (turn_secrets.h, add_other_turns_secrets).
+    std::string store_error_;
     OutputDrainFn drain_output_;
     std::mutex runner_mutex_; // guards runner_ against interrupt() racing the end of run()
     TurnRunner* runner_ = nullptr;

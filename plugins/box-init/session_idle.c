@@ -61,7 +61,7 @@ static int reap_all(void) {
 /* The parent of `pid` in the box's pid namespace (the fourth field of /proc/PID/stat, after the
  * command name, which may hold any byte but ends at the last ')'), or -1 when it is gone; its
  * state letter (R, S, T, Z, …) into `*state_out` when given. */
-static long parent_and_state(long pid, char* state_out) {
+static long parent_and_state(long pid, char* state_out, char* comm_out, size_t comm_size) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -76,10 +76,17 @@ static long parent_and_state(long pid, char* state_out) {
     long ppid = -1;
     if (end == NULL || sscanf(end + 1, " %c %ld", &state, &ppid) != 2) return -1;
     if (state_out != NULL) *state_out = state;
+    const char* open_paren = strchr(buf, '(');
+    if (comm_out != NULL && comm_size > 0 && open_paren != NULL && open_paren < end) {
+        size_t n = (size_t)(end - open_paren - 1);
+        if (n >= comm_size) n = comm_size - 1;
+        memcpy(comm_out, open_paren + 1, n);
+        comm_out[n] = '\0';
+    }
     return ppid;
 }
 
-static long parent_of(long pid) { return parent_and_state(pid, NULL); }
+static long parent_of(long pid) { return parent_and_state(pid, NULL, NULL, 0); }
 
 /* Kills every process descended from this PID 1 and returns how many it signalled. An exec's
  * processes descend from the exec's radial-init, whose parent is outside the box (0 here); a
@@ -108,19 +115,25 @@ static int end_orphans(void) {
 /* Whether a process that entered the box from outside runs, besides PID 1: an exec's
  * radial-init, the sweep, an operator's `docker exec`. Its parent is outside the box's pid
  * namespace (0 here); a process started inside the box cannot get that parent. One found stopped
- * is killed first: nothing but its own command (the same uid) stops an exec's radial-init, which
- * would otherwise hold its turn's deadline, and what it adopted, still forever with no radiald
- * left (docs/design.md §13.12). A zombie does not run. */
+ * (an exec's radial-init) is killed first: nothing but its own command (the same uid) stops one,
+ * which would otherwise hold its turn's deadline, and what it adopted, still forever with no
+ * radiald left (docs/design.md §13.12). A zombie does not run. */
 static int entered_from_outside(void) {
+    static char own_comm[32] = "";
+    if (own_comm[0] == '\0') parent_and_state(1, NULL, own_comm, sizeof own_comm);
     DIR* proc = opendir("/proc");
     if (proc == NULL) return 1; /* cannot tell: as if one ran */
     int found = 0;
     const struct dirent* e;
     while ((e = readdir(proc)) != NULL) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9' || strcmp(e->d_name, "1") == 0) continue;
-        char state = 0;
-        if (parent_and_state(atol(e->d_name), &state) != 0) continue;
-        if (state == 'T' && kill((pid_t)atol(e->d_name), SIGKILL) == 0) {
+        char state = 0, comm[32] = "";
+        if (parent_and_state(atol(e->d_name), &state, comm, sizeof comm) != 0) continue;
+        /* An exec's radial-init only (the program this PID 1 runs, whatever the path it is bound
+         * at): an operator's `docker exec -it vim` stopped by its own Ctrl-Z is theirs to resume.
+         * No process started in the box has parent 0, so the name is the exec's own. */
+        if (state == 'T' && own_comm[0] != '\0' && strcmp(comm, own_comm) == 0 &&
+            kill((pid_t)atol(e->d_name), SIGKILL) == 0) {
             say("radial-init: an exec's process was found stopped (its command stopped it); it "
                 "was killed\n");
             continue;

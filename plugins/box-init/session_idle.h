@@ -8,9 +8,9 @@
  * it: nothing would end it otherwise with no radiald left, and the box would never be idle. Where
  * the kernel refuses child subreapers (gVisor), an exec's radial-init cannot adopt what its command
  * orphans, which then comes to PID 1 while its turn runs: there it is killed only once no process
- * that entered the box from outside (an exec) runs. A process that entered from outside and is
- * found stopped is killed: only its own command stops an exec's radial-init, which would hold its
- * turn's deadline and what it adopted still forever.
+ * that entered the box from outside (an exec) runs. An exec's radial-init found stopped is killed:
+ * only its own command stops one, which would hold its turn's deadline and what it adopted still
+ * forever.
  *
  *   radial-init --session IDLE_MS MAX_MS GRACE_MS       (0: no such limit)
  *   radial-init --sweep */

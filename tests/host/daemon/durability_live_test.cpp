@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "../../support/small_disk.h"
 #include "daemon_harness.h"
@@ -215,6 +216,34 @@ TEST(DurabilityDaemonLive, C19_ABoxDiesOnTimeWithNobodyWatching) {
               "the box had ended by itself (exit 124) before radiald came back; reconciliation "
               "read how and removed it");
     EXPECT_EQ(test::box_state(box), "gone");
+}
+
+// A store of other turns' secrets that cannot be read (docs/design.md §13.12) ends each turn the
+// daemon claims with an error record naming it — once per turn, not a claim retried in a loop —
+// and, mended, the next turn runs.
+TEST(DurabilityDaemonLive, AnUnreadableSecretStoreEndsEachTurnOnceNamingIt) {
+    const std::string inst = test::unique_instance_id("fp");
+    test::BoxCleanup cleanup{"radial-turn-" + inst + "-"};
+    DaemonSetup s("instanceId = \"" + inst + "\"\n");
+    DaemonProcess d(s);
+    const std::string store = s.state_dir() + "/secret-fingerprints";
+    ASSERT_TRUE(test::wait_until([&] { return fs::is_directory(s.state_dir()); }, 120s)) << d.log();
+    { std::ofstream(store) << "not a directory"; }
+    ASSERT_TRUE(fs::is_regular_file(store));
+    const std::string refused = s.submit(test::shell_turn("echo ran"));
+    ASSERT_TRUE(s.wait_terminal({refused}, 240s)) << d.log();
+    const auto rec = s.terminal(refused);
+    EXPECT_EQ(rec["status"], "error") << rec;
+    EXPECT_THAT(rec.value("error", ""), HasSubstr(store)) << rec;
+    fs::remove(store);
+    const std::string after = s.submit(test::shell_turn("echo ran"));
+    ASSERT_TRUE(s.wait_terminal({after}, 240s)) << d.log();
+    EXPECT_EQ(s.terminal(after)["status"], "succeeded") << s.terminal(after);
+    // The first turn was claimed and ended once: its error is not in the log over and over.
+    const std::string log = d.log();
+    std::size_t said = 0;
+    for (auto at = log.find(store); at != std::string::npos; at = log.find(store, at + 1)) ++said;
+    EXPECT_LE(said, 3u) << log;
 }
 
 } // namespace

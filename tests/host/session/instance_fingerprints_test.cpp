@@ -67,6 +67,26 @@ TEST(InstanceFingerprints, EachValueIsKeptOnceAndTheTokenNever) {
     EXPECT_EQ(st.st_mode & 077, 0u);
 }
 
+// A request may name any variable of radiald's as a secret: the ordinary ones, and values too
+// short to be secrets, stay the turn's own, so that no request makes "/bin/bash" masked in every
+// later turn or bars every snapshot holding it.
+TEST(InstanceFingerprints, OrdinaryVariablesAndShortValuesAreNotKept) {
+    EXPECT_TRUE(kept_in_store("DEPLOY_KEY", "deploy-0123456789ab"));
+    EXPECT_FALSE(kept_in_store("DEPLOY_KEY", "short-value-15b")) << "15 bytes";
+    for (const char* name : {"PATH", "HOME", "SHELL", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "TERM"})
+        EXPECT_FALSE(kept_in_store(name, "/usr/local/sbin:/usr/local/bin:/usr/bin")) << name;
+    test::TempDir dir("radial-fp");
+    remember_secrets(dir.path(),
+                     redaction::SecretSet{{"SHELL", "/usr/local/bin/fancy-shell"},
+                                          {"SHORTISH", "abcdef-12345"},
+                                          {"API_KEY", "sk-live-aaaa1111bbbb"}},
+                     "");
+    ASSERT_EQ(value_files(dir.path()).size(), 1u);
+    const auto kept = load_instance_fingerprints(dir.path());
+    EXPECT_EQ(found(kept, "sk-live-aaaa1111bbbb"), "API_KEY");
+    EXPECT_EQ(found(kept, "/usr/local/bin/fancy-shell abcdef-12345"), std::nullopt);
+}
+
 TEST(InstanceFingerprints, OnlyATokenKeepsNothing) {
     test::TempDir dir("radial-fp");
     remember_secrets(dir.path(), redaction::SecretSet{{"RADIAL_TURN_TOKEN", "token-0123456789"}},
