@@ -20,6 +20,7 @@
 #include "log/logger.h"
 #include "redaction/json_redaction.h"
 #include "turn/terminal_reserve.h"
+#include "turn/turn_setup_error.h"
 
 namespace radial::daemon {
 
@@ -79,7 +80,15 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
     try {
         if (!req) req = spool_.load(id);
         if (req) {
-            turn::TurnSession session(env_, to_turn_request(*req, settings_.env));
+            std::optional<turn::TurnSession> made;
+            try {
+                made.emplace(env_, to_turn_request(*req, settings_.env));
+            } catch (const turn::TurnSetupError& e) {
+                // Not the request's fault, yet no retry mends it (a damaged session record): the
+                // turn ends with the reason now, rather than being claimed again without end.
+                throw turn::RequestError(e.what());
+            }
+            turn::TurnSession& session = *made;
             bool skip = false;
             {
                 std::lock_guard lock(mutex_);

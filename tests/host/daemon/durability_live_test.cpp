@@ -218,6 +218,20 @@ TEST(DurabilityDaemonLive, C19_ABoxDiesOnTimeWithNobodyWatching) {
     EXPECT_EQ(test::box_state(box), "gone");
 }
 
+// The lines of `log` that name both `turn` and `what`.
+std::size_t lines_naming(const std::string& log, const std::string& turn, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; at < log.size();) {
+        auto end = log.find('\n', at);
+        if (end == std::string::npos) end = log.size();
+        const std::string_view line(log.data() + at, end - at);
+        if (line.find(turn) != std::string_view::npos && line.find(what) != std::string_view::npos)
+            ++n;
+        at = end + 1;
+    }
+    return n;
+}
+
 // A store of other turns' secrets that cannot be read (docs/design.md §13.12) ends each turn the
 // daemon claims with an error record naming it — once per turn, not a claim retried in a loop —
 // and, mended, the next turn runs.
@@ -240,10 +254,31 @@ TEST(DurabilityDaemonLive, AnUnreadableSecretStoreEndsEachTurnOnceNamingIt) {
     ASSERT_TRUE(s.wait_terminal({after}, 240s)) << d.log();
     EXPECT_EQ(s.terminal(after)["status"], "succeeded") << s.terminal(after);
     // The first turn was claimed and ended once: its error is not in the log over and over.
-    const std::string log = d.log();
-    std::size_t said = 0;
-    for (auto at = log.find(store); at != std::string::npos; at = log.find(store, at + 1)) ++said;
-    EXPECT_LE(said, 3u) << log;
+    EXPECT_LE(lines_naming(d.log(), refused, store), 1u) << d.log();
+}
+
+// The same class: a queued turn of a session whose record was damaged after it was submitted ends
+// once with an error naming the record, where the daemon claimed it again without end before.
+TEST(DurabilityDaemonLive, ATurnOfADamagedSessionEndsOnceNamingItsRecord) {
+    const std::string inst = test::unique_instance_id("ds");
+    test::BoxCleanup cleanup{"radial-session-" + inst + "-"};
+    DaemonSetup s("instanceId = \"" + inst + "\"\n");
+    auto created = test::run_process(
+        {RADIALD_PATH, "session", "create", "--config", s.config(), "--image", RADIAL_TEST_IMAGE},
+        {}, 120s);
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+    const std::string id = created.out.substr(0, created.out.find('\n'));
+    // Spooled while no daemon runs; the record is damaged before one claims it.
+    const std::string turn = s.submit(test::shell_turn("echo ran", "session = \"" + id + "\"\n"));
+    const std::string record = s.state_dir() + "/sessions/" + id + ".json";
+    ASSERT_TRUE(fs::is_regular_file(record));
+    { std::ofstream(record, std::ios::trunc) << "{ damaged"; }
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal({turn}, 240s)) << d.log();
+    const auto rec = s.terminal(turn);
+    EXPECT_EQ(rec["status"], "error") << rec;
+    EXPECT_THAT(rec.value("error", ""), HasSubstr(record)) << rec;
+    EXPECT_EQ(lines_naming(d.log(), turn, record), 1u) << d.log();
 }
 
 } // namespace
