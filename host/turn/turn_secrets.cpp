@@ -53,10 +53,10 @@ void add_other_turns_secrets(redaction::SecretSet& secrets, const std::string& s
     for (const auto& s : secrets.secrets()) have.insert(s.name);
     for (const auto& fp : session::load_instance_fingerprints(state_dir).fingerprints) {
         if (!have.insert(fp.secret).second || !is_env_name(fp.secret)) continue;
-        const char* v = std::getenv(fp.secret.c_str());
-        if (v == nullptr || !session::kept_in_store(fp.secret, v)) continue;
+        const auto v = process_env(fp.secret);
+        if (!v || !session::kept_in_store(fp.secret, *v)) continue;
         try {
-            secrets.add(fp.secret, v);
+            secrets.add(fp.secret, *v);
         } catch (const std::invalid_argument&) {
             // A value too short to mask safely: it could not be given to a turn either.
         }
