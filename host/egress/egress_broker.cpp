@@ -21,6 +21,7 @@
 #include "egress/box_stream.h"
 #include "egress/egress_connection.h"
 #include "egress/egress_dial.h"
+#include "fs/socket_file_access.h"
 
 namespace radial::egress {
 
@@ -157,7 +158,8 @@ EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique
         impl_->policy_watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         const std::string dir = std::filesystem::path(o.policy_path).parent_path();
         if (impl_->policy_watch < 0 ||
-            ::inotify_add_watch(impl_->policy_watch, dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0)
+            ::inotify_add_watch(impl_->policy_watch, dir.c_str(),
+                                IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) < 0)
             throw std::runtime_error(fmt::format("watching the operator's policy in '{}': {}", dir,
                                                  std::strerror(errno)));
     }
@@ -184,8 +186,11 @@ EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique
     if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) fail("bind");
     impl_->bound = true;
     const auto& owner = impl_->shared.options.owner;
-    if (::chmod(path.c_str(), owner ? 0600 : 0666) != 0) fail("chmod");
-    if (owner && ::lchown(path.c_str(), owner->first, owner->second) != 0) fail("chown");
+    // A session's socket directory is the box user's by now: nothing by name (docs/design.md §9.7).
+    if (const std::string problem =
+            fs_util::set_socket_file_access(path, owner ? 0600 : 0666, owner);
+        !problem.empty())
+        throw std::runtime_error(fmt::format("egress socket '{}': {}", path, problem));
     if (::listen(fd, 64) != 0) fail("listen");
     if (::pipe2(impl_->wake, O_CLOEXEC) != 0) fail("pipe");
     try {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,6 +34,9 @@ using std::chrono::milliseconds;
 constexpr std::size_t kMostHeadBytes = 16u << 10;
 constexpr std::size_t kChunk = 64u << 10;
 constexpr int kSliceMs = 200;
+// Wake-ups in a row of a lane whose socket poll(2) called readable and which gave nothing; a
+// spurious one is rare (another holder of a handed socket read first), thousands are a spin.
+constexpr unsigned kMostIdleWakeups = 10000;
 constexpr std::uint64_t kUnlimited = ~std::uint64_t{0};
 
 // Real time: the egress broker takes no clock yet (docs/design.md §12.7).
@@ -133,6 +137,26 @@ struct Lane {
     }
 };
 
+// TCP urgent (out-of-band) data stops splice(2) at its mark: there it moves nothing although
+// poll(2) says the socket is readable, so the relay would spin on a box's (or a destination's)
+// one urgent byte, or take the 0 a blocking socket returns for the stream's end and cut it. At
+// the mark, recv(2) steps over the urgent byte (dropped, as any relay that copies with read(2)
+// drops it) and reads what follows into the lane's pipe, which is empty between reads. Returns
+// what splice would have: bytes moved, 0 at the stream's end, or -1 with errno (EAGAIN: none).
+ssize_t past_urgent_mark(const Lane& l, std::size_t most, ssize_t spliced) {
+    const int spliced_errno = errno;
+    int at_mark = 0;
+    if (::ioctl(l.from, SIOCATMARK, &at_mark) != 0 || at_mark == 0) {
+        errno = spliced_errno;
+        return spliced;
+    }
+    char buf[16 << 10]; // below any pipe's capacity: the write below never blocks
+    const ssize_t n = ::recv(l.from, buf, std::min(sizeof buf, most), MSG_DONTWAIT);
+    if (n <= 0) return n;
+    if (::write(l.pipe[1], buf, static_cast<std::size_t>(n)) != n) return -1;
+    return n;
+}
+
 // Copies both ways until both ends closed, a quota is reached or the broker is revoked. At most
 // `limit_out` more bytes go from the box to the destination (a plain request's body); what the box
 // sends beyond them is never read.
@@ -152,6 +176,7 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
     }
     const auto& o = shared.options;
     if (limit_out == 0) lanes[0].open = false; // nothing more from the box: not read at all
+    unsigned idle_wakeups[2] = {0, 0};
     while ((lanes[0].open || lanes[1].open) && !shared.revoked) {
         pollfd p[2] = {{lanes[0].open ? box : -1, POLLIN, 0}, {lanes[1].open ? up : -1, POLLIN, 0}};
         const int n = ::poll(p, 2, kSliceMs);
@@ -162,9 +187,19 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
             const std::size_t most =
                 i == 0 ? static_cast<std::size_t>(std::min<std::uint64_t>(limit_out, kChunk * 16))
                        : kChunk * 16;
-            const ssize_t got = ::splice(l.from, nullptr, l.pipe[1], nullptr, most,
-                                         SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-            if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+            ssize_t got = ::splice(l.from, nullptr, l.pipe[1], nullptr, most,
+                                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            if (got == 0 || (got < 0 && errno == EAGAIN)) got = past_urgent_mark(l, most, got);
+            if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+                // Readable yet nothing to read, over and over: whatever the cause, a relay that
+                // would spin a core of the host for the box is closed instead.
+                if (errno == EAGAIN && ++idle_wakeups[i] > kMostIdleWakeups) {
+                    r.reason = "the connection kept waking the broker with nothing to read; closed";
+                    return;
+                }
+                continue;
+            }
+            idle_wakeups[i] = 0;
             if (got <= 0) {
                 ::shutdown(l.to, SHUT_WR);
                 l.open = false;

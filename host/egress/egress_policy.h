@@ -63,7 +63,7 @@ AddressRange parse_range(std::string_view text);
 // The ranges no box may reach unless the ceiling's allowRanges name them: this host (loopback,
 // "this network"), link-local (and with it the cloud metadata services at 169.254.169.254 and
 // fd00:ec2::254), private and carrier-grade NAT ranges, unique local IPv6, multicast, broadcast
-// and reserved. Pure.
+// and reserved, and Azure's host agent (168.63.129.16), public but the host's. Pure.
 const std::vector<AddressRange>& builtin_denied_ranges();
 
 // Whether `rule` allows `name:port` (`name` lowercase): an exact match, or for "*.suffix" any name

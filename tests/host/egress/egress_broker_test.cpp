@@ -21,6 +21,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../../support/host_processes.h"
 #include "../../support/loopback_http_server.h"
 #include "../../support/temp_dir.h"
 #include "egress/egress_connection.h"
@@ -531,6 +532,128 @@ TEST_F(EgressBrokerTest, AHandOverOfAnythingButTheBoxsLoopbackTcpIsRefused) {
     EXPECT_EQ(server.requests(), 0);
 }
 
+// The far end of one TCP connection on 127.0.0.2: keeps every byte it receives; a test can send
+// on the connection once it is accepted.
+class RawPeer {
+public:
+    RawPeer() {
+        listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        ::inet_pton(AF_INET, "127.0.0.2", &a.sin_addr);
+        socklen_t len = sizeof a;
+        EXPECT_EQ(::bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        EXPECT_EQ(::listen(listen_, 1), 0);
+        ::getsockname(listen_, reinterpret_cast<sockaddr*>(&a), &len);
+        port_ = ntohs(a.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~RawPeer() {
+        stop_ = true;
+        thread_.join();
+        for (int fd : {listen_, conn_.load()})
+            if (fd >= 0) ::close(fd);
+    }
+    std::uint16_t port() const { return port_; }
+    std::string received() {
+        std::lock_guard l(m_);
+        return received_;
+    }
+    // The accepted connection (-1 if none came within 20 s).
+    int connection() {
+        test::wait_until([this] { return conn_ >= 0; }, 20s);
+        return conn_;
+    }
+
+private:
+    void serve() {
+        while (!stop_ && conn_ < 0) {
+            pollfd p{listen_, POLLIN, 0};
+            if (::poll(&p, 1, 50) > 0) conn_ = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+        }
+        char buf[4096];
+        while (!stop_) {
+            pollfd q{conn_, POLLIN, 0};
+            if (::poll(&q, 1, 50) <= 0) continue;
+            const ssize_t n = ::read(conn_, buf, sizeof buf);
+            if (n <= 0) break;
+            std::lock_guard l(m_);
+            received_.append(buf, static_cast<std::size_t>(n));
+        }
+    }
+    int listen_ = -1;
+    std::atomic<int> conn_{-1};
+    std::uint16_t port_ = 0;
+    std::atomic<bool> stop_{false};
+    std::mutex m_;
+    std::string received_;
+    std::thread thread_;
+};
+
+// TCP urgent data stops splice(2) at its mark. One urgent byte in a tunnel, from the box (whose
+// kept duplicate of its handed socket may make it non-blocking again) or from the destination,
+// must neither spin the relay (readable, yet nothing spliced) nor end the stream there (a blocking
+// socket's splice returns 0 at the mark): what follows the byte still goes both ways.
+TEST_F(EgressBrokerTest, UrgentDataNeitherStallsNorEndsATunnel) {
+    for (const bool nonblocking : {false, true}) {
+        SCOPED_TRACE(nonblocking ? "the box's socket non-blocking" : "the box's socket blocking");
+        broker_.reset();
+        RawPeer peer;
+        const std::string dest = "pkg.test:" + std::to_string(peer.port());
+        start({dest});
+        auto [client, accepted] = loopback_pair();
+        const int u = connect_broker();
+        const std::string hello = client_hello("pkg.test");
+        send_text(client, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + hello);
+        hand_over(u, {accepted});
+        char answer = 0;
+        ASSERT_EQ(::read(u, &answer, 1), 1);
+        ::close(u);
+        const int far = peer.connection();
+        ASSERT_GE(far, 0);
+        ASSERT_TRUE(test::wait_until([&] { return peer.received() == hello; }, 20s));
+        if (nonblocking) ::fcntl(accepted, F_SETFL, O_NONBLOCK);
+        std::string answered;
+        char buf[256];
+        while (answered.find("\r\n\r\n") == std::string::npos) {
+            const ssize_t n = ::read(client, buf, sizeof buf);
+            ASSERT_GT(n, 0);
+            answered.append(buf, static_cast<std::size_t>(n));
+        }
+        send_text(client, "ab");
+        ASSERT_EQ(::send(client, "!", 1, MSG_OOB), 1);
+        send_text(client, "cd");
+        EXPECT_TRUE(test::wait_until([&] { return peer.received() == hello + "abcd"; }, 20s))
+            << "the destination got " << peer.received().size() - hello.size()
+            << " bytes after the hello";
+        send_text(client, "ef");
+        EXPECT_TRUE(test::wait_until([&] { return peer.received() == hello + "abcdef"; }, 20s));
+        // The other way: the destination's urgent byte.
+        send_text(far, "12");
+        ASSERT_EQ(::send(far, "!", 1, MSG_OOB), 1);
+        send_text(far, "34");
+        std::string down;
+        const auto deadline = std::chrono::steady_clock::now() + 20s;
+        while (down != "1234" && std::chrono::steady_clock::now() < deadline) {
+            pollfd p{client, POLLIN, 0};
+            if (::poll(&p, 1, 100) <= 0) continue;
+            const ssize_t n = ::recv(client, buf, sizeof buf, 0);
+            if (n <= 0) break;
+            down.append(buf, static_cast<std::size_t>(n));
+        }
+        EXPECT_EQ(down, "1234");
+        ::close(client);
+        ::close(accepted);
+        ::shutdown(far, SHUT_WR); // both ends done: the relay ends and receipts the tunnel
+        EXPECT_EQ(receipt(1).verdict, "allowed");
+        EXPECT_EQ(receipt(1).bytes_in, 4u) << "what the destination sent, but its urgent byte";
+        broker_.reset();
+        std::lock_guard l(m_);
+        receipts_.clear();
+        opens_.clear();
+    }
+}
+
 // `radiald policy` while the turn runs (operator_policy.h): the broker sees the file replaced.
 TEST_F(EgressBrokerTest, AnOperatorsDenyClosesOpenConnectionsToItAndRefusesNewOnes) {
     test::LoopbackHttpServer held("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
@@ -576,6 +699,28 @@ TEST_F(EgressBrokerTest, ADestinationAddedForTheTurnIsReachedAndOneForAnotherTur
     broker_->reload_policy();
     EXPECT_EQ(ask(request), kOk);
     EXPECT_EQ(server.requests(), 1);
+}
+
+// Removing the policy file drops every change `radiald policy` made (operator_policy.cpp says so
+// to the operator): a running broker sees the removal too, and closes what only the file allowed.
+TEST_F(EgressBrokerTest, ThePolicyFileRemovedClosesWhatOnlyItAllowed) {
+    test::LoopbackHttpServer held("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
+    const std::string dest = "pkg.test:" + std::to_string(held.port());
+    EgressCeiling c;
+    c.allow.push_back(parse_allow_rule(dest));
+    start({}, c);
+    OperatorPolicy p;
+    p.turns["turn-1"].allow.push_back(parse_allow_rule(dest));
+    write_operator_policy(policy_path(), p);
+    broker_->reload_policy();
+    const int fd = open_stream(dest);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::unlink(policy_path().c_str()), 0);
+    EXPECT_TRUE(held.peer_closed_within(20s)) << "the broker did not see the policy file go";
+    read_all(fd);
+    ::close(fd);
+    EXPECT_NE(receipt(1).reason.find("revoked by radiald policy"), std::string::npos)
+        << receipt(1).reason;
 }
 
 TEST(OperatorPolicy, IsWrittenWholeAndReadBackAndAnUnreadableFileIsNamed) {

@@ -58,12 +58,13 @@ TEST(EgressPolicy, ARequestOnlyNarrowsTheCeiling) {
 
 TEST(EgressPolicy, LoopbackLinkLocalMetadataPrivateAndMappedAddressesAreRefused) {
     EgressCeiling c;
-    for (const char* a :
-         {"127.0.0.1", "127.1.2.3", "0.0.0.0", "169.254.169.254", "10.1.2.3", "172.16.0.1",
-          "172.31.255.255", "192.168.1.1", "100.64.0.1", "::1", "fe80::1", "fd00:ec2::254",
-          "::ffff:127.0.0.1", "::ffff:169.254.169.254", "224.0.0.1", "255.255.255.255"})
+    for (const char* a : {"127.0.0.1", "127.1.2.3", "0.0.0.0", "169.254.169.254", "10.1.2.3",
+                          "172.16.0.1", "172.31.255.255", "192.168.1.1", "100.64.0.1", "::1",
+                          "fe80::1", "fd00:ec2::254", "::ffff:127.0.0.1", "::ffff:169.254.169.254",
+                          "224.0.0.1", "255.255.255.255", "168.63.129.16", "::ffff:168.63.129.16"})
         EXPECT_FALSE(address_refusal(c, ip::make_address(a)).empty()) << a;
-    for (const char* a : {"93.184.216.34", "172.32.0.1", "2606:4700::1", "8.8.8.8"})
+    for (const char* a : {"93.184.216.34", "172.32.0.1", "2606:4700::1", "8.8.8.8", "168.63.129.15",
+                          "168.63.129.17"})
         EXPECT_TRUE(address_refusal(c, ip::make_address(a)).empty()) << a;
 }
 
