@@ -254,8 +254,8 @@ bool check_server_name(BrokerShared& shared, Connection& c, const std::string& h
         switch (scan.state) {
             case ClientHelloScan::State::sni:
                 if (scan.server_name == host) return true;
-                r.reason =
-                    fmt::format("the tunnel's TLS names '{}', not '{}'", scan.server_name, host);
+                r.reason = fmt::format("the tunnel's TLS names '{}', not '{}'",
+                                       shown_text(scan.server_name, 96), host);
                 return false;
             case ClientHelloScan::State::no_sni:
                 if (literal) return true;
@@ -363,7 +363,12 @@ bool BrokerShared::store(const std::function<void(const Receipt&)>& to, const Re
     }
     if (stored != nullptr) ++*stored;
     try {
-        to(r);
+        // A receipt's size is bounded whatever the box sent (a 16 KiB target, a 64 KiB server
+        // name), so that its caps bound what a turn's receipts take of the journal.
+        Receipt bounded = r;
+        bounded.destination = shown_text(r.destination, kMostShownDestination);
+        bounded.reason = shown_text(r.reason, kMostShownReason);
+        to(bounded);
         return true;
     } catch (const std::exception& e) {
         // Said once, then counted: a full journal must not become a flood of log lines.
@@ -457,7 +462,7 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
             return true;
         }
         r.kind = h->method == "CONNECT" ? "CONNECT" : "HTTP";
-        r.destination = h->target;
+        r.destination = shown_target(h->target); // the parsed host:port once it is one
         AllowRule dest;
         std::string forward;
         std::uint64_t body = kUnlimited;
@@ -469,7 +474,14 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
                 r.destination = dest.text();
                 judged = true;
             } catch (const PolicyError& e) {
-                r.reason = fmt::format("CONNECT '{}' is not host:port ({})", h->target, e.what());
+                // e.what() quotes the target whole: only when it carries no user information.
+                r.reason = h->target.find('@') != std::string::npos
+                               ? fmt::format(
+                                     "CONNECT '{}' carries user information; a tunnel "
+                                     "names host:port only",
+                                     shown_target(h->target))
+                               : fmt::format("CONNECT '{}' is not host:port ({})",
+                                             shown_target(h->target), shown_text(e.what(), 160));
             }
         } else {
             judged = plain_request(*h, dest, forward, body, r);

@@ -43,6 +43,8 @@ struct BrokerShared {
 // Receipts a turn journals of attempts that opened nothing, and openings of connections each;
 // beyond, they are counted and summarised in the log.
 inline constexpr std::size_t kMostReceipts = 1000;
+// The most bytes of a receipt's destination (a DNS name, its port and brackets) and reason.
+inline constexpr std::size_t kMostShownDestination = 270, kMostShownReason = 640;
 
 // One box connection; its descriptors are closed by the destructor. `client` is the broker's
 // socket connection until a hand-over replaces it with the box's own (box_stream.h). Every close

@@ -14,6 +14,26 @@ bool token_char(unsigned char c) {
 
 } // namespace
 
+std::string shown_text(std::string_view text, std::size_t most) {
+    const bool cut = text.size() > most;
+    std::string out(text.substr(0, most));
+    for (char& c : out)
+        if (const auto u = static_cast<unsigned char>(c); u < 0x20 || u > 0x7e) c = '?';
+    if (cut) out += "...";
+    return out;
+}
+
+std::string shown_target(std::string_view target) {
+    std::string_view t = target.substr(0, target.find_first_of("?#"));
+    const auto scheme = t.find("://");
+    const std::size_t from = scheme == std::string_view::npos ? 0 : scheme + 3;
+    const std::string_view authority = t.substr(from, t.find('/', from) - from); // npos: the rest
+    std::string out(t);
+    if (const auto at = authority.rfind('@'); at != std::string_view::npos)
+        out.erase(from, at + 1); // "user:password@"
+    return shown_text(out, 96);
+}
+
 const std::string* HttpHead::header(std::string_view name) const {
     for (const auto& [n, v] : headers)
         if (n == name) return &v;

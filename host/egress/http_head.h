@@ -24,4 +24,13 @@ struct HttpHead {
 // above. Pure; thread-safe.
 std::optional<HttpHead> parse_request_head(std::string_view head, std::string& why);
 
+// `text` (anything a box sent) as a receipt, an answer or the log may show it: at most `most`
+// bytes (then "..."), and every byte outside printable ASCII a '?', so that neither its length
+// nor an encoding makes a receipt larger than the bound. Pure; thread-safe.
+std::string shown_text(std::string_view text, std::size_t most);
+
+// A request's target as a refusal may quote it: without user information, query or fragment
+// (where URLs carry credentials and tokens), then shown_text(…, 96). Pure; thread-safe.
+std::string shown_target(std::string_view target);
+
 } // namespace radial::egress

@@ -24,7 +24,7 @@ bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std
     if (lower(std::string(t.substr(0, 7))) != "http://") {
         r.reason = lower(std::string(t.substr(0, 8))) == "https://"
                        ? std::string("https goes through CONNECT, not a plain request")
-                       : fmt::format("'{}' is not an absolute http:// URL", h.target);
+                       : fmt::format("'{}' is not an absolute http:// URL", shown_target(h.target));
         return false;
     }
     const auto slash = t.find_first_of("/?#", 7);
@@ -54,7 +54,9 @@ bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std
             }
         }
     } catch (const PolicyError& e) {
-        r.reason = fmt::format("'{}' names no host:port ({})", h.target, e.what());
+        // The authority has no user information here (refused above); the target may be long.
+        r.reason = fmt::format("'{}' names no host:port ({})", shown_target(h.target),
+                               shown_text(e.what(), 160));
         return false;
     }
     if (h.header("transfer-encoding") != nullptr) {

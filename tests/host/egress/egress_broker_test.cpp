@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -218,6 +219,40 @@ TEST_F(EgressBrokerTest, WhatThePolicyDoesNotNameIsRefusedAndReceipted) {
         EXPECT_EQ(r.address, "") << "nothing was connected to";
     }
     EXPECT_EQ(server.received(), "") << "no refused request reached the server";
+}
+
+// A refusal's receipt quotes what the box asked for, but never the credentials a URL carries
+// (user information, a query's token) and never more than a bounded size, however long or
+// however encoded the box's target: the receipt caps then bound what a turn's receipts take.
+TEST_F(EgressBrokerTest, ARefusalsReceiptKeepsNoCredentialsAndStaysSmall) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    const std::string port = std::to_string(server.port());
+    start({"pkg.test:" + port});
+    const std::string secret = "tok-3f9a1c7e52";
+    const std::string wide(12000, '\xc3');
+    const std::vector<std::string> requests = {
+        "GET http://user:" + secret + "@pkg.test:" + port + "/ HTTP/1.1\r\n\r\n",
+        "GET http://pkg.test:99999/x?access_token=" + secret + " HTTP/1.1\r\n\r\n",
+        "GET http://pkg.test:1/x#" + secret + " HTTP/1.1\r\n\r\n", // port 1: not allowed
+        "CONNECT user:" + secret + "@pkg.test:" + port + " HTTP/1.1\r\n\r\n",
+        "CONNECT " + wide + " HTTP/1.1\r\n\r\n",
+        "GET http://" + wide + "/ HTTP/1.1\r\n\r\n",
+        "GET " + wide + " HTTP/1.1\r\n\r\n",
+    };
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        const std::string answer = ask(requests[i]);
+        EXPECT_EQ(answer.find(secret), std::string::npos) << answer;
+        const Receipt r = receipt(i + 1);
+        EXPECT_EQ(r.verdict, "refused") << i;
+        for (const std::string* field : {&r.destination, &r.reason}) {
+            EXPECT_EQ(field->find(secret), std::string::npos) << i << ": " << *field;
+            EXPECT_LE(field->size(), 700u) << i;
+            EXPECT_TRUE(std::all_of(field->begin(), field->end(),
+                                    [](unsigned char c) { return c >= 0x20 && c < 0x7f; }))
+                << i << ": " << *field;
+        }
+    }
+    EXPECT_EQ(server.requests(), 0);
 }
 
 // Refusals have a cap of their own: past it, a connection that opened is still journaled, its

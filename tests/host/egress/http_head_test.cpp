@@ -43,5 +43,15 @@ TEST(HttpHead, EveryAmbiguousFormIsRefused) {
     }
 }
 
+TEST(HttpHead, AQuotedTargetLosesItsCredentialsAndIsBounded) {
+    EXPECT_EQ(shown_target("http://u:p@h.test:1/x?token=y#z"), "http://h.test:1/x");
+    EXPECT_EQ(shown_target("u:p@h.test:443"), "h.test:443");
+    EXPECT_EQ(shown_target("a@b@h.test:443"), "h.test:443");
+    EXPECT_EQ(shown_target("http://h.test/a@b"), "http://h.test/a@b") << "an @ in the path stays";
+    EXPECT_EQ(shown_target("/relative?q=1"), "/relative");
+    EXPECT_EQ(shown_target(std::string(200, 'a')), std::string(96, 'a') + "...");
+    EXPECT_EQ(shown_text("a\xc3\xa9\r\nb", 64), "a????b");
+}
+
 } // namespace
 } // namespace radial::egress
