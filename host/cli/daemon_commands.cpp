@@ -27,6 +27,7 @@
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "session/session_turn.h"
+#include "turn/handover_recovery.h"
 #include "turn/turn_request.h"
 #include "turn/workspace_handover.h"
 
@@ -224,8 +225,9 @@ int run_reconcile_command(const DaemonOptions& o) {
         daemon::Spool spool(cfg.state_dir);
         auto r = daemon::reconcile(cfg, instance->runtime(), instance->journal(), spool);
         // After the orphans are gone, so nothing writes as the box user any more.
-        const auto handed_back =
-            turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
+        const auto handed_back = turn::WorkspaceHandover::recover(
+            turn::handover_marker_dir(cfg.state_dir),
+            turn::box_may_write(instance->runtime(), instance->journal()));
         for (const auto& l : r.killed_boxes) fmt::print("removed box {}\n", l);
         for (const auto& id : r.reclaimed_turns) fmt::print("reclaimed turn {}\n", id);
         for (const auto& id : r.sessions.ended)

@@ -8,6 +8,7 @@
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
 #include "journal/journal_sqlite.h"
+#include "turn/handover_recovery.h"
 #include "turn/workspace_handover.h"
 
 namespace radial::cli {
@@ -55,8 +56,6 @@ std::unique_ptr<Instance> Instance::open(config::HostConfig cfg, const InstanceU
         auto claim = daemon::InstanceClaim::acquire(daemon::default_claim_registry(),
                                                     cfg.instance_id, cfg.state_dir);
         cfg.other_state_dirs = daemon::claimed_state_dirs(daemon::default_claim_registry());
-        if (use.recover_handovers)
-            turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir));
 
         auto journal_opened = std::async(kBeside, open_journal_unchanged, std::cref(cfg));
         std::optional<CheckedRuntime> checked;
@@ -72,6 +71,10 @@ std::unique_ptr<Instance> Instance::open(config::HostConfig cfg, const InstanceU
         if (journal_failed) std::rethrow_exception(journal_failed);
         if (!journal) journal = journal::open_sqlite_journal(journal_path(cfg));
         cfg.box_root = checked->box_root.ids;
+        // Once the journal and the runtime can say whether a note's box still writes.
+        if (use.recover_handovers)
+            turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir),
+                                             turn::box_may_write(checked->client, *journal));
         return std::unique_ptr<Instance>(new Instance(
             std::move(cfg), std::move(lock), std::move(claim), std::move(checked->client),
             std::move(checked->transport), std::move(journal)));

@@ -37,10 +37,11 @@ public:
     // Opens the instance of `cfg` (its instance id settled) for `use`, in this order:
     //   1. the box-id range: the host's accounts here, its processes on a thread beside;
     //   2. the state directory's lock, the instance claim (and the state directories of every
-    //      other instance on the host, which no request may mount), the hand-over recovery;
+    //      other instance on the host, which no request may mount);
     //   3. the runtime — created, checked against the config, preflighted — and, beside it, the
     //      journal as it is (created or migrated only once steps 1-3 succeeded, so a refused
-    //      command leaves no journal).
+    //      command leaves no journal);
+    //   4. the hand-over recovery, of the notes whose box the runtime says has ended.
     // Whatever else failed, a box-id range in use is reported first, then the lock or claim,
     // then the runtime, then the journal. Throws what the failing step throws (HostRefusalError,
     // LockError, StartupError, JournalError); the caller maps it to an exit status. Not

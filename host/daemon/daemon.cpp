@@ -19,6 +19,7 @@
 #include "daemon/workspace_view.h"
 #include "log/logger.h"
 #include "redaction/json_redaction.h"
+#include "turn/handover_recovery.h"
 #include "turn/terminal_reserve.h"
 #include "turn/turn_setup_error.h"
 
@@ -430,6 +431,9 @@ int Daemon::run(StopSignals& signals) {
     SpoolWatcher watcher(spool_.queue_dir());
     std::optional<ReconcileReport> report = reconcile_unless_stopped(signals);
     if (!report) return 0;
+    // The orphans are gone: what the startup's recovery kept for them can be handed back now.
+    turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg_.state_dir),
+                                     turn::box_may_write(client_, journal_));
     if (report->nothing_done()) log::info("reconcile", "nothing to reconcile");
     for (const auto& id : report->still_pending)
         if (auto p = turn::read_pending(cfg_.state_dir, id)) {

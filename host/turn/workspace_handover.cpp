@@ -253,7 +253,8 @@ void WorkspaceHandover::give_back() noexcept {
     }
 }
 
-std::size_t WorkspaceHandover::recover(const std::string& marker_dir) noexcept {
+std::size_t WorkspaceHandover::recover(const std::string& marker_dir,
+                                       const BoxMayWrite& may_write) noexcept {
     std::size_t recovered = 0;
     try {
         std::error_code ec;
@@ -261,6 +262,23 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir) noexcept {
             internal::UniqueFd fd(
                 ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
             if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue; // its turn still runs
+            const std::string turn_id = entry.path().filename().string();
+            bool box_writes = false;
+            try {
+                box_writes = may_write && may_write(turn_id);
+            } catch (const std::exception& e) {
+                box_writes = true;
+                log::warn("turn", "turn {}: whether its box still runs is not known ({})", turn_id,
+                          e.what());
+            }
+            if (box_writes) {
+                log::info("turn",
+                          "turn {}: its radiald was killed and its box may still write into its "
+                          "workspace; the workspace is handed back once the box is gone "
+                          "(radiald reconcile, or the next start of radiald run)",
+                          turn_id);
+                continue;
+            }
             std::ifstream in(entry.path());
             unsigned long owner_uid = 0, owner_gid = 0, box_uid = 0, box_gid = 0;
             unsigned long long dev = 0, ino = 0;

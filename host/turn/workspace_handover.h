@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace radial::turn {
@@ -68,9 +69,17 @@ public:
     // What the hand-back did (after give_back()).
     const WalkReport& report() const noexcept { return report_; }
 
+    // Whether the box of the turn a note names (the note's file name) may still write into its
+    // workspace: true keeps the note for a later recovery. May throw (taken as true).
+    using BoxMayWrite = std::function<bool(const std::string& turn_id)>;
+
     // Hands back every workspace whose note in `marker_dir` no live radiald holds (its turn's
-    // radiald was killed), then removes the note. Returns how many. Never throws; logs each.
-    static std::size_t recover(const std::string& marker_dir) noexcept;
+    // radiald was killed) and whose box `may_write` (if given) says has ended, then removes the
+    // note: a box a killed radiald left running still writes as the box user, and what it wrote
+    // after a hand-back would stay the box uid's with no note left to give it back. Returns how
+    // many. Never throws; logs each.
+    static std::size_t recover(const std::string& marker_dir,
+                               const BoxMayWrite& may_write = {}) noexcept;
 
 private:
     std::string workspace_;

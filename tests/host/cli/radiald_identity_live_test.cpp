@@ -4,6 +4,7 @@
 // range.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
 #include "../../support/temp_dir.h"
+#include "../daemon/docker_boxes.h"
 
 namespace radial {
 namespace {
@@ -153,6 +155,53 @@ TEST(IdentityLive, C12_NoHostAccountSharesTheBoxIdentity) {
                      kOwnerGroup);
     EXPECT_EQ(rm.exit_code, 0) << rm.err;
     EXPECT_FALSE(std::filesystem::exists(ws / "made"));
+}
+
+// A radiald killed mid-turn leaves its box running (to its deadline) and a hand-over note. The next
+// radiald (here: another turn's) must not hand the tree back under that box, which still writes as
+// the box user: into a directory it made world-writable, what it wrote after would stay the box
+// uid's, with no note left to give it back. `radiald reconcile` ends the orphan, then hands back.
+TEST(IdentityLive, C12_AWorkspaceIsNotHandedBackUnderItsOrphanedBox) {
+    const std::string inst = test::unique_instance_id("ho");
+    test::BoxCleanup cleanup{"radial-turn-" + inst + "-"};
+    test::RadialdSetup s("instanceId = \"" + inst + "\"\n");
+    test::TempDir ws("radial-c12-orphan");
+    ASSERT_EQ(::chown(ws.path().c_str(), kOwner, kOwnerGroup), 0);
+    ASSERT_EQ(::chmod(ws.path().c_str(), 0750), 0);
+    const std::string id = "ho-" + std::to_string(::getpid());
+    test::BackgroundProcess orphaned(
+        {RADIALD_PATH, "turn", "--config", s.config(), "--image", RADIAL_TEST_IMAGE, "--workspace",
+         ws.path(), "--turn-id", id, "--timeout", "300s", "--", "sh", "-c",
+         "mkdir -m 777 /work/open && touch /work/started; "
+         "while [ ! -e /work/go ]; do sleep 0.1; done; "
+         "echo late > /work/open/late && touch /work/open/wrote; sleep 600"},
+        ws / "radiald.log");
+    ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(ws / "started"); }, 120s))
+        << test::read_file(ws / "radiald.log");
+    orphaned.signal(SIGKILL);
+    orphaned.wait(30s);
+    const std::string box = "radial-turn-" + inst + "-" + id;
+    ASSERT_EQ(test::box_state(box), "running");
+
+    // Another turn of the state directory opens it, with its hand-over recovery.
+    const test::TurnRun other = s.turn({"--timeout", "60s"}, {"true"});
+    EXPECT_EQ(other.result.exit_code, 0) << other.result.err;
+    struct stat root {};
+    ASSERT_EQ(::lstat(ws.path().c_str(), &root), 0);
+    EXPECT_NE(root.st_uid, kOwner) << "the tree was handed back while its box still ran";
+
+    ws.write("go", "");
+    ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(ws / "open/wrote"); }, 60s));
+    const auto reconciled =
+        test::run_process({RADIALD_PATH, "reconcile", "--config", s.config()}, {}, 120s);
+    EXPECT_EQ(reconciled.exit_code, 0) << reconciled.err;
+    EXPECT_NE(test::box_state(box), "running");
+    for (const char* p : {"", "/open", "/open/late", "/open/wrote", "/started"}) {
+        struct stat st {};
+        ASSERT_EQ(::lstat((ws.path() + p).c_str(), &st), 0) << p;
+        EXPECT_EQ(st.st_uid, kOwner) << p << ": left the box uid's";
+        EXPECT_EQ(st.st_gid, kOwnerGroup) << p;
+    }
 }
 
 // Running as the workspace's owner is the operator's explicit choice; even then the box's gid is

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "../../support/temp_dir.h"
@@ -203,6 +205,48 @@ TEST(WorkspaceHandover, C12_AKilledRadialdsWorkspaceIsHandedBackByTheNextOne) {
     EXPECT_EQ(lstat_of(w + "/f").st_uid, kOwner);
     EXPECT_FALSE(std::filesystem::exists(notes + "/killed"));
     EXPECT_EQ(WorkspaceHandover::recover(notes), 0u);
+}
+
+// A killed radiald's box may still run, and write as the box user: its note stays (and its tree
+// the box's) until the box is said to be gone, whatever order the recoveries come in.
+TEST(WorkspaceHandover, C12_ANoteWhoseBoxStillWritesIsKeptUntilTheBoxIsGone) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir ws("radial-ho-kill"), state("radial-ho-state");
+    const std::string w = ws.path();
+    std::ofstream(w + "/f") << "x";
+    ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
+    ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
+    const std::string notes = handover_marker_dir(state.path());
+    const pid_t child = ::fork();
+    if (child == 0) {
+        static std::optional<WorkspaceHandover> leaked; // _exit runs no destructor
+        leaked.emplace(w, kBox, kBox, notes + "/turn-7");
+        ::_exit(0);
+    }
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    std::vector<std::string> asked;
+    bool box_runs = true;
+    const WorkspaceHandover::BoxMayWrite may_write = [&](const std::string& id) {
+        asked.push_back(id);
+        return box_runs;
+    };
+    EXPECT_EQ(WorkspaceHandover::recover(notes, may_write), 0u);
+    EXPECT_EQ(asked, std::vector<std::string>{"turn-7"});
+    EXPECT_EQ(lstat_of(w + "/f").st_uid, kBox) << "handed back under a running box";
+    EXPECT_TRUE(std::filesystem::exists(notes + "/turn-7"));
+    // What the box writes meanwhile is handed back with the rest once it is gone.
+    std::ofstream(w + "/late") << "y";
+    ASSERT_EQ(::lchown((w + "/late").c_str(), kBox, kBox), 0);
+    EXPECT_EQ(WorkspaceHandover::recover(
+                  notes, [](const std::string&) -> bool { throw std::runtime_error("no engine"); }),
+              0u)
+        << "an engine that cannot be asked keeps the note";
+    box_runs = false;
+    EXPECT_EQ(WorkspaceHandover::recover(notes, may_write), 1u);
+    for (const char* p : {"", "/f", "/late"}) EXPECT_EQ(lstat_of(w + p).st_uid, kOwner) << p;
+    EXPECT_FALSE(std::filesystem::exists(notes + "/turn-7"));
 }
 
 // A note names the directory by its inode too: one put in its place since (by its owner) is not
