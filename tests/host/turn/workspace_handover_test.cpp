@@ -173,6 +173,20 @@ TEST(WorkspaceHandover, ARootOwnedWorkspaceOnlyGetsTheBoxsFilesBack) {
     EXPECT_EQ(lstat_of(w + "/made").st_gid, lstat_of(w).st_gid);
 }
 
+// A child process hands `w` to the box uid with its note at `note`, then dies as SIGKILL would:
+// no give-back, the note left unlocked. Whether the child ran and ended.
+bool hand_over_and_die(const std::string& w, const std::string& note) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+        static std::optional<WorkspaceHandover> leaked; // _exit runs no destructor
+        leaked.emplace(w, kBox, kBox, note);
+        ::_exit(0);
+    }
+    int status = 0;
+    return child > 0 && ::waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+           WEXITSTATUS(status) == 0;
+}
+
 // A radiald killed during its turn leaves a note; the next radiald of the state directory hands
 // the tree back. A note whose turn still runs (its lock held) is left alone.
 TEST(WorkspaceHandover, C12_AKilledRadialdsWorkspaceIsHandedBackByTheNextOne) {
@@ -190,15 +204,7 @@ TEST(WorkspaceHandover, C12_AKilledRadialdsWorkspaceIsHandedBackByTheNextOne) {
     }
     EXPECT_FALSE(std::filesystem::exists(notes + "/live")) << "a finished hand-over left its note";
 
-    const pid_t child = ::fork();
-    if (child == 0) {
-        static std::optional<WorkspaceHandover> leaked; // _exit runs no destructor
-        leaked.emplace(w, kBox, kBox, notes + "/killed");
-        ::_exit(0); // as SIGKILL would: no give-back
-    }
-    ASSERT_GT(child, 0);
-    int status = 0;
-    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(hand_over_and_die(w, notes + "/killed"));
     ASSERT_EQ(lstat_of(w + "/f").st_uid, kBox) << "the child did not hand the tree over";
     EXPECT_EQ(WorkspaceHandover::recover(notes), 1u);
     EXPECT_EQ(lstat_of(w).st_uid, kOwner);
@@ -217,15 +223,7 @@ TEST(WorkspaceHandover, C12_ANoteWhoseBoxStillWritesIsKeptUntilTheBoxIsGone) {
     ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
     ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
     const std::string notes = handover_marker_dir(state.path());
-    const pid_t child = ::fork();
-    if (child == 0) {
-        static std::optional<WorkspaceHandover> leaked; // _exit runs no destructor
-        leaked.emplace(w, kBox, kBox, notes + "/turn-7");
-        ::_exit(0);
-    }
-    ASSERT_GT(child, 0);
-    int status = 0;
-    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(hand_over_and_die(w, notes + "/turn-7"));
     std::vector<std::string> asked;
     bool box_runs = true;
     const WorkspaceHandover::BoxMayWrite may_write = [&](const std::string& id) {
@@ -261,15 +259,7 @@ TEST(WorkspaceHandover, ANoteForADirectoryReplacedSinceHandsNothingBack) {
     ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
     const std::string notes = handover_marker_dir(state.path());
     for (const bool as_link : {false, true}) {
-        const pid_t child = ::fork();
-        if (child == 0) {
-            static std::optional<WorkspaceHandover> leaked; // _exit runs no destructor
-            leaked.emplace(w, kBox, kBox, notes + "/killed");
-            ::_exit(0);
-        }
-        ASSERT_GT(child, 0);
-        int status = 0;
-        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        ASSERT_TRUE(hand_over_and_die(w, notes + "/killed"));
         ASSERT_EQ(lstat_of(w + "/f").st_uid, kBox);
         std::filesystem::rename(w, base / "ws.old");
         // In its place: a directory of the box uid's entries, or a link to one.
