@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "daemon/state_dir_lock.h"
+#include "fs/lock_file.h"
 #include "log/logger.h"
 
 namespace radial::daemon {
@@ -55,7 +56,7 @@ void check_registry(const std::string& registry) {
 }
 
 internal::UniqueFd open_file(const std::string& path) {
-    internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+    internal::UniqueFd fd = fs_util::open_lock_file(path);
     if (!fd) throw LockError(fmt::format("opening '{}': {}", path, std::strerror(errno)));
     return fd;
 }
@@ -84,8 +85,7 @@ internal::UniqueFd lock_guard_file(const std::string& path,
                                    std::chrono::steady_clock::time_point deadline,
                                    std::string& error) {
     for (;;) {
-        internal::UniqueFd fd(
-            ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+        internal::UniqueFd fd = fs_util::open_lock_file(path);
         if (!fd) {
             error = fmt::format("opening '{}': {}", path, std::strerror(errno));
             return {};

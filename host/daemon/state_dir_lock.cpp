@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "config/state_dir_trust.h"
+#include "fs/lock_file.h"
 
 namespace radial::daemon {
 namespace fs = std::filesystem;
@@ -81,7 +82,7 @@ StateDirLock StateDirLock::acquire(const std::string& state_dir, Mode mode,
         throw LockError(fmt::format("creating the state directory '{}' (run.stateDir): {}",
                                     state_dir, ec.message()));
     config::check_state_dir_trust(state_dir);
-    internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    internal::UniqueFd fd = fs_util::open_lock_file(path);
     if (!fd)
         throw LockError(
             fmt::format("opening the lock file '{}': {}; check run.stateDir and its "

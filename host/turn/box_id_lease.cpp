@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "fs/lock_file.h"
 #include "log/logger.h"
 #include "turn/turn_setup_error.h"
 
@@ -122,8 +123,7 @@ BoxIdLease BoxIdLease::acquire(const std::string& dir, std::uint32_t first, std:
             continue;
         }
         const std::string path = fmt::format("{}/{}", dir, id);
-        internal::UniqueFd fd(
-            ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
+        internal::UniqueFd fd = fs_util::open_lock_file(path);
         if (!fd)
             throw TurnSetupError(
                 fmt::format("opening the box id lease '{}': {}; check that "

@@ -2,9 +2,11 @@
 // commands that run or reconcile boxes hold.
 #include "daemon/instance_claim.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -82,6 +84,43 @@ TEST(InstanceClaim, AFileACrashedHolderLeftIsRemovedByTheNextOne) {
     reg.write("claims/x1.lock", "");
     { auto claim = InstanceClaim::acquire(registry, "x1", a.path()); }
     EXPECT_TRUE(std::filesystem::is_empty(registry));
+}
+
+// flock(2) takes a descriptor opened read-only: a local user who could open the claim's files
+// could hold their locks and keep every radiald of that instance out (a claim waited on for ever).
+// They are 0600, also a file an older radiald left 0644, and no other uid opens them.
+TEST(InstanceClaim, NoOtherUserCanOpenTheClaimsFiles) {
+    test::TempDir reg, a;
+    ASSERT_EQ(::chmod(reg.path().c_str(), 0755), 0) << "others may reach the registry";
+    const std::string registry = reg / "claims";
+    std::filesystem::create_directory(registry);
+    ASSERT_EQ(::chmod(registry.c_str(), 0755), 0);
+    reg.write("claims/x1.claim", "1:2 /gone/state\n");
+    ASSERT_EQ(::chmod((registry + "/x1.claim").c_str(), 0644), 0);
+    auto claim = InstanceClaim::acquire(registry, "x1", a.path());
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(registry)) {
+        files.push_back(e.path());
+        struct stat st {};
+        ASSERT_EQ(::lstat(e.path().c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 077, 0u) << e.path();
+    }
+    ASSERT_FALSE(files.empty());
+    if (::geteuid() != 0) GTEST_SKIP() << "opening as another uid needs root";
+    const pid_t child = ::fork();
+    if (child == 0) {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(100);
+        int opened = 0;
+        for (const auto& f : files) {
+            const int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) ++opened;
+        }
+        ::_exit(opened);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "files uid 65534 could open (100: no setuid)";
 }
 
 // Removing the files never lets two state directories hold one instance id at once: claims of two

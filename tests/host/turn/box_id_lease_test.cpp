@@ -59,6 +59,11 @@ TEST_F(BoxIdLeaseTest, TwoBoxesNeverShareAnIdAndAFullRangeIsRefusedByName) {
                                       first, first + 1)));
     EXPECT_EQ(std::filesystem::status(dir).permissions(),
               std::filesystem::perms(0755)); // made as the claim registry is
+    // A lease another uid could open, it could flock: held shared, a kept lease would never be
+    // freed; held at all, its id never given (fs/lock_file.h).
+    for (auto id : {a.id(), b.id()})
+        EXPECT_EQ(std::filesystem::status(dir + "/" + std::to_string(id)).permissions(),
+                  std::filesystem::perms(0600));
 }
 
 TEST_F(BoxIdLeaseTest, AnIdIsFreeAgainOnceItsBoxIsGone) {
