@@ -139,6 +139,10 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
                  {"User", user},         {"AttachStdin", false},
                  {"AttachStdout", true}, {"AttachStderr", true},
                  {"OpenStdin", false},   {"Tty", false}};
+    // An image's HEALTHCHECK would have the engine run its command in the box, beside the turn
+    // and between a session's turns, outside radial-init (no deadline, no filter) and outside any
+    // session check of what changed (docs/design.md §13.8): a box runs what its turn runs only.
+    body["Healthcheck"] = {{"Test", json::array({"NONE"})}};
     // Another OCI runtime (gVisor's runsc) when the operator chose one (docs/design.md §13.9).
     if (!settings.oci_runtime.empty()) host["Runtime"] = settings.oci_runtime;
     if (settings.init_path.empty())

@@ -221,6 +221,8 @@ nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& sett
     json c = json::object();
     c["Image"] = image_ref;
     c["Labels"] = {{kLabelKey, spec.label}};
+    // No image HEALTHCHECK runs beside the turn, outside radial-init (docs/design.md §13.8).
+    c["HealthCheck"] = {{"Test", json::array({"NONE"})}};
     json cmd = json::array();
     if (under_init) {
         // radial-init TIMEOUT_MS GRACE_MS -- [the entry step] <the image's entrypoint> ARGV

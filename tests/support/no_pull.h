@@ -11,6 +11,7 @@
 #include <string>
 
 #include "process_runner.h"
+#include "temp_dir.h"
 
 namespace radial::test {
 
@@ -68,5 +69,17 @@ inline std::string registry_contact_risk(const std::string& config_text, const s
            "\": the engine would contact a registry. Set pull = \"never\" (a test about a missing "
            "image asserts the error without a pull) or use the local " RADIAL_TEST_IMAGE;
 }
+
+#ifdef RADIAL_TEST_IMAGE
+// Builds `tag` locally from the test image plus `dockerfile_tail` (Dockerfile lines after its
+// FROM), never pulling: an image a test needs beside the test image. The build's result.
+inline ProcessResult build_from_test_image(const std::string& tag,
+                                           const std::string& dockerfile_tail) {
+    TempDir ctx("radial-image");
+    ctx.write("Dockerfile", std::string("FROM ") + RADIAL_TEST_IMAGE + "\n" + dockerfile_tail);
+    return run_process({"docker", "build", "--pull=false", "-q", "-t", tag, ctx.path()}, {},
+                       std::chrono::seconds(120));
+}
+#endif
 
 } // namespace radial::test

@@ -72,6 +72,39 @@ TEST(BoxIsolationLive, TheCommandCannotPtraceOrReadItsInitAndTheDeadlineHoldsWit
     EXPECT_EQ(leases_of_this_state_dir(), 0u);
 }
 
+// An image's HEALTHCHECK would have the engine run its command in the box beside the turn (and
+// between a session's turns), outside radial-init: no deadline, no setuid filter, no session
+// check of what it changed. No box runs one. The image is built here from the test image.
+TEST(BoxIsolationLive, AnImagesHealthCheckNeverRunsInTheBox) {
+    const std::string image = "radial-test-hc:" + std::to_string(::getpid());
+    const auto built = test::build_from_test_image(
+        image, "HEALTHCHECK --interval=1s CMD touch /work/health-ran\n");
+    ASSERT_EQ(built.exit_code, 0) << built.err;
+    const std::string inst = test::unique_instance_id("hc");
+    test::BoxCleanup cleanup{"radial-turn-" + inst + "-"};
+    test::RadialdSetup setup("instanceId = \"" + inst + "\"\n");
+    test::TempDir ws("radial-ws");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    const std::string turn_id = "hc-" + test::unique_instance_id("t");
+    test::BackgroundProcess turn(
+        {RADIALD_PATH, "turn", "--config", setup.config(), "--image", image, "--workspace",
+         ws.path(), "--turn-id", turn_id, "--timeout", "120s", "--", "sh", "-c",
+         "touch /work/started; while [ ! -e /work/stop ]; do sleep 0.1; done"},
+        ws / "radiald.log");
+    ASSERT_TRUE(test::wait_until([&] { return fs::exists(ws / "started"); }, 120s))
+        << test::read_file(ws / "radiald.log");
+    const std::string box = "radial-turn-" + inst + "-" + turn_id;
+    const auto inspected = test::run_process(
+        {"docker", "inspect", "-f", "{{json .Config.Healthcheck}} {{json .State.Health}}", box});
+    ws.write("stop", "");
+    EXPECT_EQ(turn.wait(60s), 0) << test::read_file(ws / "radiald.log");
+    // The engine keeps the image's other fields (its interval); NONE turns the check off.
+    EXPECT_THAT(inspected.out, ::testing::StartsWith("{\"Test\":[\"NONE\"]")) << inspected.err;
+    EXPECT_THAT(inspected.out, ::testing::EndsWith("} null\n")) << "no health state at all";
+    EXPECT_FALSE(fs::exists(ws / "health-ran")) << "the image's health check ran in the box";
+    test::run_process({"docker", "rmi", "-f", image});
+}
+
 // A box cannot make a setuid or setgid file by any call (radial-init's filter,
 // plugins/box-init/no_setid_files.h) — not even 130 levels deep — while it still makes and changes
 // ordinary files; after the turn nothing in the workspace has either bit and all is the owner's.

@@ -59,13 +59,8 @@ TEST(WorkspaceModeLive, TheOperatorsDefaultModeApplies) {
 // plus a world-writable /usr/local, built locally, never pulled) does.
 TEST(WorkspaceModeLive, WorkspaceWriteInstallsIntoAPrivateLayerThatDiesWithTheBox) {
     const std::string image = "radial-test-ww:" + std::to_string(::getpid());
-    test::TempDir ctx("radial-ww-image");
-    ctx.write("Dockerfile", "FROM " RADIAL_TEST_IMAGE
-                            "\nRUN mkdir -p /usr/local && chmod 1777 "
-                            "/usr/local\n");
-    auto built =
-        test::run_process({"docker", "build", "--pull=false", "-q", "-t", image, ctx.path()}, {},
-                          std::chrono::seconds(120));
+    const auto built =
+        test::build_from_test_image(image, "RUN mkdir -p /usr/local && chmod 1777 /usr/local\n");
     ASSERT_EQ(built.exit_code, 0) << built.err;
     test::RadialdSetup s;
     test::TempDir ws("radial-ww");

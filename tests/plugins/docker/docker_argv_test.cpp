@@ -109,7 +109,7 @@ TEST(docker_argv, GoldenTypicalSpec) {
       "Labels": {"radial.label": "radial-turn-inst1-7"},
       "User": "65534:65534",
       "AttachStdin": false, "AttachStdout": true, "AttachStderr": true,
-      "OpenStdin": false, "Tty": false,
+      "OpenStdin": false, "Tty": false, "Healthcheck": {"Test": ["NONE"]},
       "WorkingDir": "/work",
       "Env": ["GH_TOKEN=ghp_FAKE0123456789abcdef", "LANG=C.UTF-8"],
       "Cmd": ["sh", "-c", "echo hi"],
@@ -174,7 +174,7 @@ TEST(docker_argv, MinimalSpecUsesEverySettingsDefault) {
       "Labels": {"radial.label": "b1"},
       "User": "65534:65534",
       "AttachStdin": false, "AttachStdout": true, "AttachStderr": true,
-      "OpenStdin": false, "Tty": false,
+      "OpenStdin": false, "Tty": false, "Healthcheck": {"Test": ["NONE"]},
       "Cmd": ["true"],
       "HostConfig": {
         "Init": true,

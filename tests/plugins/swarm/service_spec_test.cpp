@@ -50,6 +50,7 @@ TEST(ServiceSpec, AOneTaskJobWithTheHardenedDefaults) {
     EXPECT_EQ(c["Init"], true);
     EXPECT_EQ(c["CapabilityDrop"], json::array({"ALL"}));
     EXPECT_EQ(c["Labels"]["radial.label"], "radial-turn-abc-1");
+    EXPECT_EQ(c["HealthCheck"]["Test"], json::array({"NONE"})) << "no image health check runs";
     EXPECT_EQ(t["Resources"]["Limits"]["MemoryBytes"], 2ull << 30);
     EXPECT_EQ(t["Resources"]["Limits"]["NanoCPUs"], 1'500'000'000);
     EXPECT_EQ(t["Resources"]["Limits"]["Pids"], 256);
