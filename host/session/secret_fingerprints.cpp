@@ -160,6 +160,7 @@ void FingerprintMatcher::reset() {
     prefix_.clear();
     window_.clear();
     seen_ = 0;
+    match_start_ = 0;
 }
 
 bool FingerprintMatcher::confirmed(std::size_t index) const {
@@ -191,7 +192,10 @@ std::optional<std::string> FingerprintMatcher::feed(std::string_view bytes) {
                     const auto whole = addmod(
                         prefix_[window_.size()],
                         kPrime - mulmod(prefix_[window_.size() - fp.length], powers_[it->second]));
-                    if (whole == fp.rolling && confirmed(it->second)) return fp.secret;
+                    if (whole == fp.rolling && confirmed(it->second)) {
+                        match_start_ = seen_ - fp.length;
+                        return fp.secret;
+                    }
                 }
             }
         }
@@ -204,7 +208,10 @@ std::optional<std::string> FingerprintMatcher::feed(std::string_view bytes) {
             if (seen_ < l.length) continue;
             auto [first, last] = l.by_rolling.equal_range(l.hash);
             for (auto it = first; it != last; ++it)
-                if (confirmed(it->second)) return fps_[it->second].secret;
+                if (confirmed(it->second)) {
+                    match_start_ = seen_ - l.length;
+                    return fps_[it->second].secret;
+                }
         }
         // Keep the window bounded: the last `longest` bytes (and one more, for the byte leaving),
         // and their prefix hashes.

@@ -65,6 +65,8 @@ public:
     void reset();
     // The name of the first secret whose pattern ends within `bytes`, or nullopt.
     std::optional<std::string> feed(std::string_view bytes);
+    // Where the pattern feed() last reported begins: bytes since the last reset().
+    std::uint64_t match_start() const noexcept { return match_start_; }
     bool empty() const noexcept { return fps_.empty(); }
 
 private:
@@ -87,6 +89,7 @@ private:
     std::uint64_t tail_hash_ = 0;
     // prefix_[i]: the hash of the stream before window_[i]; one more for the whole window.
     std::vector<std::uint64_t> prefix_;
+    std::uint64_t match_start_ = 0;
     std::uint32_t longest_ = 0;
     std::string window_; // the stream's last bytes (at least the longest length)
     std::uint64_t seen_ = 0;

@@ -33,10 +33,15 @@ bool SecretScan::entry(std::string_view path) {
         if (found_) break;
         earlier->reset();
         if (auto name = earlier->feed(path)) {
-            // Not this turn's value: the redactor cannot mask it in the path, so name the parent.
-            const auto slash = path_.rfind('/');
+            // Not this turn's value: the redactor cannot mask it in the path, so name the deepest
+            // directory above its first byte — not the entry's parent, whose name may be the value
+            // (a directory of an earlier turn) or hold part of it (a value with a '/').
+            const auto start = static_cast<std::size_t>(earlier->match_start());
+            const auto slash = start == 0 ? std::string::npos : path_.rfind('/', start - 1);
             found_ = SecretFound{
-                *name, path_.substr(0, slash == 0 ? 1 : slash) + " (an entry whose name holds it)"};
+                *name, (slash == std::string::npos || slash == 0 ? std::string("/")
+                                                                 : path_.substr(0, slash)) +
+                           " (an entry whose name holds it)"};
         }
         earlier->reset();
     }

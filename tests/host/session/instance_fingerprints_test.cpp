@@ -168,5 +168,33 @@ TEST(InstanceFingerprints, AScanLooksInEveryStoreItIsGiven) {
     EXPECT_FALSE(clean.finish().has_value());
 }
 
+// Another turn's value in a path, which the turn's redactor cannot mask: the report names the
+// deepest directory above the value's first byte, never a part of it — a value that holds '/'
+// (as keys in base64 do), or a directory an earlier turn named with it.
+TEST(InstanceFingerprints, AnotherTurnsValueInAPathIsNotReportedInPart) {
+    const std::string key = new_fingerprint_key();
+    std::vector<SecretFingerprint> fps;
+    add_fingerprints(redaction::SecretSet{{"AWS_SECRET", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLE"},
+                                          {"DIR_TOKEN", "dirtok-0123456789abcdef"}},
+                     key, fps);
+    FingerprintMatcher other_turns(fps, key);
+    const redaction::Redactor redactor(redaction::SecretSet{{"OWN", "own-secret-value-1"}});
+    for (const auto& [path, shown] : std::vector<std::pair<std::string, std::string>>{
+             {"/opt/wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLE", "/opt"},
+             {"/opt/wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLE/f", "/opt"},
+             {"/var/cache/dirtok-0123456789abcdef/f", "/var/cache"},
+             {"/var/x-dirtok-0123456789abcdef-y/z", "/var"},
+             {"/dirtok-0123456789abcdef", "/"},
+             {"/dirtok-0123456789abcdef/f", "/"}}) {
+        SecretScan scan(redactor, {&other_turns});
+        EXPECT_FALSE(scan.entry(path)) << path;
+        const auto& hit = scan.finish();
+        ASSERT_TRUE(hit.has_value()) << path;
+        EXPECT_EQ(hit->path, shown + " (an entry whose name holds it)") << path;
+        for (const char* part : {"wJal", "K7MD", "bPxR", "dirtok"})
+            EXPECT_EQ(hit->path.find(part), std::string::npos) << path;
+    }
+}
+
 } // namespace
 } // namespace radial::session
