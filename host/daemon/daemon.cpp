@@ -98,14 +98,17 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
                 if (!skip) workers_.at(id).session = &session;
             }
             if (!skip) {
-                // Submitted before its secrets' values were known: the spool's copy is masked now
-                // that they are (nothing reads a claimed turn's request again).
-                try {
-                    spool_.overwrite(id, redaction::redact_json(session.redactor(),
-                                                                turn::request_to_json(*req)));
-                } catch (const SpoolError& e) {
-                    log::warn("spool", "turn {}: {}", id, e.what());
-                }
+                // Submitted before its secrets' values were known: the spool's copy is masked once
+                // the turn is claimed (nothing reads a claimed turn's request again). Not before:
+                // a turn whose claim fails stays queued, and would run from the masked copy.
+                session.set_on_claimed([this, &session, &id, &req] {
+                    try {
+                        spool_.overwrite(id, redaction::redact_json(session.redactor(),
+                                                                    turn::request_to_json(*req)));
+                    } catch (const std::exception& e) { // the turn is claimed: it runs on
+                        log::warn("spool", "turn {}: {}", id, e.what());
+                    }
+                });
                 turn::TerminalRecord rec;
                 const auto started = clock_.steady();
                 try {

@@ -116,6 +116,11 @@ public:
     // so (outputDropped), and the outcome's line is logged after it returned.
     void set_output_drain(OutputDrainFn drain) { drain_output_ = std::move(drain); }
 
+    // Set before run(): called once the journal holds the turn as claimed, before anything of the
+    // box. The daemon masks the spool's copy of the request there: never before the claim, since
+    // a turn whose claim failed stays queued and runs later from that copy.
+    void set_on_claimed(std::function<void()> f) { on_claimed_ = std::move(f); }
+
     // Stops the turn, now or when it gets that far; the terminal record says why (StopReason).
     // [thread-safe]
     void interrupt(StopReason why = StopReason::interrupted) noexcept;
@@ -182,6 +187,7 @@ private:
     // Why the state directory's store of other turns' secrets could not be read; run() ends the
     // turn with it (turn_secrets.h, add_other_turns_secrets).
     std::string store_error_;
+    std::function<void()> on_claimed_;
     OutputDrainFn drain_output_;
     std::mutex runner_mutex_; // guards runner_ against interrupt() racing the end of run()
     TurnRunner* runner_ = nullptr;

@@ -59,6 +59,7 @@ void TurnSession::claim(Run& run, JournalStart start) {
              request_json(request_, *redactor_), run.rec.kind},
             journal::TurnState::claimed);
     }
+    if (on_claimed_) on_claimed_();
     checkpoint("claimed");
 }
 

@@ -239,5 +239,36 @@ TEST_F(DaemonFixture, ARefusedTerminalRecordIsRetriedBeforeTheRequestIsRetired) 
     EXPECT_EQ(d.stop(), 0);
 }
 
+// A turn whose claim the journal refused (a full disk) stays queued, and runs later from the
+// spool: its copy there is masked only once the turn is claimed, or the turn would run with
+// "[REDACTED:…]" in its argv wherever a secret's value appeared in it.
+TEST_F(DaemonFixture, ARequestIsMaskedInTheSpoolOnlyOnceItsTurnIsClaimed) {
+    const std::string value = "value-of-the-deploy-key-0123";
+    journal->refuse("set_state:claimed");
+    SpooledRequest r;
+    r.turn_id = "masked";
+    r.image = "img";
+    r.argv = {"echo", value};
+    r.secrets = {"DEPLOY_KEY"};
+    ASSERT_TRUE(Spool(cfg.state_dir).enqueue(r));
+    journal->add_turn(queued_entry(r, cfg), journal::TurnState::queued);
+    DaemonSettings s = settings();
+    s.env = [&](const std::string& name) -> std::optional<std::string> {
+        if (name == "DEPLOY_KEY") return value;
+        return std::nullopt;
+    };
+    Running d(*this, std::move(s));
+    auto claim_tried = [&] {
+        const auto calls = journal->calls();
+        return std::find(calls.begin(), calls.end(), "set_state:claimed") != calls.end();
+    };
+    ASSERT_TRUE(test::wait_until(claim_tried, 30s));
+    EXPECT_EQ(state_of("masked"), "queued");
+    const std::string spooled_text = test::read_file(Spool(cfg.state_dir).request_path("masked"));
+    EXPECT_NE(spooled_text.find(value), std::string::npos) << spooled_text;
+    EXPECT_EQ(spooled_text.find("[REDACTED"), std::string::npos) << spooled_text;
+    EXPECT_EQ(d.stop(), 0);
+}
+
 } // namespace
 } // namespace radial::daemon
