@@ -96,7 +96,29 @@ bool kept_in_store(const std::string& name, const std::string& value) {
                                                      "SYSTEMD_EXEC_PID",
                                                      "CREDENTIALS_DIRECTORY",
                                                      "RUNTIME_DIRECTORY",
-                                                     "STATE_DIRECTORY"};
+                                                     "STATE_DIRECTORY",
+                                                     "CACHE_DIRECTORY",
+                                                     "LOGS_DIRECTORY",
+                                                     "CONFIGURATION_DIRECTORY",
+                                                     "MEMORY_PRESSURE_WATCH",
+                                                     "MEMORY_PRESSURE_WRITE",
+                                                     "WATCHDOG_PID",
+                                                     "WATCHDOG_USEC",
+                                                     "DBUS_SESSION_BUS_ADDRESS",
+                                                     "DBUS_SYSTEM_BUS_ADDRESS",
+                                                     "SUDO_COMMAND",
+                                                     "SUDO_USER",
+                                                     "SUDO_UID",
+                                                     "SUDO_GID",
+                                                     "SSH_CONNECTION",
+                                                     "SSH_CLIENT",
+                                                     "SSH_TTY",
+                                                     "SSH_AUTH_SOCK",
+                                                     "LS_COLORS",
+                                                     "LESSOPEN",
+                                                     "LESSCLOSE",
+                                                     "COLORTERM",
+                                                     "_"};
     if (value.size() < 16) return false;
     if (name.starts_with("LC_") || name.starts_with("XDG_")) return false;
     return std::find(std::begin(kOrdinary), std::end(kOrdinary), name) == std::end(kOrdinary);

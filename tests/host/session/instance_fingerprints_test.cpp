@@ -73,7 +73,9 @@ TEST(InstanceFingerprints, EachValueIsKeptOnceAndTheTokenNever) {
 TEST(InstanceFingerprints, OrdinaryVariablesAndShortValuesAreNotKept) {
     EXPECT_TRUE(kept_in_store("DEPLOY_KEY", "deploy-0123456789ab"));
     EXPECT_FALSE(kept_in_store("DEPLOY_KEY", "short-value-15b")) << "15 bytes";
-    for (const char* name : {"PATH", "HOME", "SHELL", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "TERM"})
+    for (const char* name :
+         {"PATH", "HOME", "SHELL", "LANG", "LC_ALL", "XDG_RUNTIME_DIR", "TERM",
+          "DBUS_SESSION_BUS_ADDRESS", "SUDO_COMMAND", "MEMORY_PRESSURE_WATCH", "SSH_CONNECTION"})
         EXPECT_FALSE(kept_in_store(name, "/usr/local/sbin:/usr/local/bin:/usr/bin")) << name;
     test::TempDir dir("radial-fp");
     remember_secrets(dir.path(),
