@@ -1,9 +1,10 @@
 // host/log/log_redaction.h — masks the secrets of every live turn in every log line (docs/design.md
 // §10.2).
 //
-// A turn registers its compiled redactor for as long as it runs; the logger's filter applies every
-// registered redactor to each line before it is written, so an error message that echoes a
-// secret (a docker invocation dumping its environment, say) is masked like the turn's output.
+// A turn registers its compiled redactor for as long as it runs; the logger's filter masks each
+// line with one redactor over every registered set before it is written, so an error message that
+// echoes a secret (a docker invocation dumping its environment, say) is masked like the turn's
+// output.
 #pragma once
 
 #include <cstdint>

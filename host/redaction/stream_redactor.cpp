@@ -244,7 +244,8 @@ const unsigned char* bytes_of(std::string_view s) noexcept {
 } // namespace
 
 Redactor::Redactor(const SecretSet& secrets)
-    : matcher_(std::make_shared<const detail::Matcher>(secrets)) {}
+    : matcher_(std::make_shared<const detail::Matcher>(secrets)),
+      secrets_(std::make_shared<const SecretSet>(secrets)) {}
 
 std::string Redactor::redact(std::string_view input) const {
     std::string out;

@@ -60,9 +60,13 @@ public:
     // Number of distinct patterns compiled (values plus their encodings).
     std::size_t pattern_count() const noexcept;
 
+    // The set this redactor was compiled from (its own copy). [thread-safe]
+    const SecretSet& secrets() const noexcept { return *secrets_; }
+
 private:
     friend class StreamRedactor;
     std::shared_ptr<const detail::Matcher> matcher_;
+    std::shared_ptr<const SecretSet> secrets_;
 };
 
 // Redaction state of one output stream. Not thread-safe: one object per stream, used by one

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "log/logger.h"
@@ -45,6 +46,27 @@ TEST_F(Captured, ASecretWithANewlineIsMaskedBeforeTheLineIsFolded) {
     warn("turn", "leaked: line-one\nline-two end");
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_EQ(lines[0], "radiald[turn] warning: leaked: [REDACTED:PEM] end");
+}
+
+// Two live turns, one's secret a part of the other's: the line is masked as one redactor over
+// both would mask it (leftmost-longest), whichever turn registered first. One after another, the
+// shorter secret's turn would mask its part and leave the rest of the longer secret in clear.
+TEST_F(Captured, ASecretThatIsPartOfAnotherTurnsIsNoWayToTheRestOfIt) {
+    for (const bool short_first : {true, false}) {
+        std::optional<RedactionRegistration> first, second;
+        const redaction::Redactor part(redaction::SecretSet{{"PART", "0123456789ab"}});
+        const redaction::Redactor whole(
+            redaction::SecretSet{{"WHOLE", "prefix-0123456789ab-suffix-xyz"}});
+        first.emplace(redact_log_lines(short_first ? part : whole));
+        second.emplace(redact_log_lines(short_first ? whole : part));
+        EXPECT_EQ(redact_registered("a prefix-0123456789ab-suffix-xyz b 0123456789ab"),
+                  "a [REDACTED:WHOLE] b [REDACTED:PART]")
+            << short_first;
+        second.reset();
+        EXPECT_EQ(redact_registered("prefix-0123456789ab-suffix-xyz"),
+                  short_first ? "prefix-[REDACTED:PART]-suffix-xyz" : "[REDACTED:WHOLE]")
+            << "the turn that ended no longer masks: " << short_first;
+    }
 }
 
 TEST_F(Captured, EveryLiveTurnsSecretsApplyAndEndWithTheTurn) {
