@@ -191,7 +191,7 @@ int run_session_create(const SessionOptions& o) {
         // A runtime that cannot mount a unix socket (sandbox) gives each turn a tcp socket and
         // the exec its port instead (turn_session.cpp).
         if (instance->runtime().has_capability(RADIAL_CAP_UNIX_SOCKET_MOUNTS))
-            spec.mounts.push_back({run_dir, turn::kBoxSocketDir, false});
+            spec.mounts.push_back({run_dir, turn::kBoxSocketDir, true}); // as box_socket.cpp
         std::optional<turn::BoxIdentity> identity;
         // The identity a one-shot turn's box gets, a fixed run.user's too (turn_session_steps.cpp,
         // prepare_box_user).

@@ -206,7 +206,7 @@ std::unique_ptr<PoolBox> PoolBox::create(const config::HostConfig& cfg,
                                      : fmt::format("{}:{}", owner, box->ids_->id());
     }
     box->user_ = spec.user;
-    spec.mounts.push_back({box->run_dir_, socket::kBoxSocketDir, false});
+    spec.mounts.push_back({box->run_dir_, socket::kBoxSocketDir, true}); // as box_socket.cpp
     // The identity a cold turn's box gets (turn_session_steps.cpp, prepare_box_user), a fixed
     // run.user's too: what is in a pool box is what is in a cold one.
     if (const auto host_ids = turn::box_host_ids(spec.user, cfg.box_root);

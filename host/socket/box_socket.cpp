@@ -22,7 +22,9 @@ void place_turn_socket(const BoxSocket& s, ContainerSpec& spec) {
             ::chmod(dir.c_str(), 0711);
             ::chmod((dir / kSocketFile).c_str(), 0666);
         }
-        if (s.mount_dir) spec.mounts.push_back({dir.string(), kBoxSocketDir, false});
+        // Read-only: a socket is reached through a read-only mount as through any, and the box
+        // must not fill the state directory's disk through its socket directory.
+        if (s.mount_dir) spec.mounts.push_back({dir.string(), kBoxSocketDir, true});
         spec.env.push_back(
             {kSocketEnv, fmt::format("unix://{}/{}", kBoxSocketDir, kSocketFile), false});
     } else {

@@ -134,6 +134,9 @@ public:
     bool key(string_t& name) override {
         if (!keys_.back().insert(name).second)
             return refuse("duplicate object key in the body; every key may appear once per object");
+        if (keys_.back().size() > kMaxObjectKeys)
+            return refuse("an object in the body has more than " + std::to_string(kMaxObjectKeys) +
+                          " keys");
         return true;
     }
     bool end_object() override {

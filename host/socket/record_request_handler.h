@@ -14,7 +14,8 @@
 //     Content-Length above max_body_bytes                 → 413
 //   body stage:
 //     (a chunked body over max_body_bytes                 → 413, enforced by the reader)
-//     not JSON, nested deeper than kMaxJsonDepth, a duplicate key in any object, a number
+//     not JSON, nested deeper than kMaxJsonDepth, more than kMaxObjectKeys keys in one
+//     object, a duplicate key in any object, a number
 //     the stored record could not hold exactly (beyond a 64-bit float's range or digits),
 //     not an object, no string "type", no "payload"       → 400
 //     "type" is not the turn's record type                → 403 (requested-type-only guard)
@@ -48,6 +49,13 @@ inline constexpr std::string_view kRecordsTarget = "/v1/records";
 // Rationale: parsing is iterative, but re-serialising the payload for the sink recurses once per
 // level, so an unbounded depth (a 1 MiB body of '[') would let a box overflow the host's stack.
 inline constexpr int kMaxJsonDepth = 64;
+
+// Objects with more keys than this are refused with 400.
+// Rationale: the stored record keeps the posted key order, whose objects find a key by a linear
+// search, so building one object costs the square of its keys: a 1 MiB body of 100 000 short
+// keys would hold radiald's CPU for seconds, outside the box's own limits, before any check of
+// its type. Records are an agent's results, not key-value stores of that size.
+inline constexpr std::size_t kMaxObjectKeys = 1024;
 
 // The settings of one turn that decide a request's fate. Borrowed: everything pointed to must
 // outlive the call.

@@ -46,6 +46,11 @@ using tcp = asio::ip::tcp;
 
 // Request headers above this many bytes get 431. Beast's default; a record request needs ~200.
 inline constexpr std::uint32_t kHeaderLimit = 8 * 1024;
+// The most bytes read but not yet parsed a connection may hold: a header, and one read beyond it.
+// The body goes into the request as it is parsed, but a chunk's size line (its extensions) and a
+// chunked body's trailer are kept whole until their CRLF: without a bound, one box sending either
+// without end would grow radiald's memory until the request's deadline, on every connection.
+inline constexpr std::size_t kReadBufferLimit = kHeaderLimit + 64 * 1024;
 // After a response that closes the connection the host reads and discards at most this much of
 // what the client is still sending, so the client sees the response rather than a reset.
 inline constexpr std::size_t kMaxDrainBytes = 256 * 1024;
@@ -317,6 +322,13 @@ private:
                 http::status::request_header_fields_too_large,
                 fmt::format("request header over the limit of {} bytes", kHeaderLimit), version,
                 false));
+        if (ec == http::error::buffer_overflow)
+            return reply_and_close(
+                make_error_result(http::status::bad_request,
+                                  fmt::format("a chunk size line or trailer over the limit of {} "
+                                              "bytes",
+                                              kReadBufferLimit),
+                                  version, false));
         // end_of_stream: the client closed between requests; partial_message: it went away
         // mid-request. Neither can read an answer.
         if (ec == http::error::end_of_stream || ec == http::error::partial_message) return finish();
@@ -382,7 +394,7 @@ private:
     asio::steady_timer auth_timer_;
     ServerState& state_;
     std::string peer_;
-    beast::flat_buffer buffer_;
+    beast::flat_buffer buffer_{kReadBufferLimit};
     std::optional<http::request_parser<http::string_body>> parser_;
     http::response<http::empty_body> interim_;
     HandlerResult result_; // kept here: async_write needs it alive until completion

@@ -247,6 +247,13 @@ void check_record_type(const std::string& type) {
             "recordType '{}' must be 1 to {} characters of A-Z, a-z, 0-9 and . _ : / - (the "
             "turn socket accepts no other record type)",
             type, kMaxRecordTypeBytes));
+    // radiald's own records (radial.egress receipts, …) are told apart by their type alone: a
+    // box whose turn could post one could forge them.
+    if (type.starts_with("radial."))
+        throw RequestError(fmt::format(
+            "recordType '{}': types starting with 'radial.' are radiald's own records; choose "
+            "another",
+            type));
 }
 
 void check_request_text(const TurnRequest& req) {

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "../../support/host_processes.h"
@@ -67,6 +68,30 @@ TEST(RadialdGvisorLive, ATurnRunsInsideGvisorWithEveryHardeningKept) {
 
 // The turn socket under gVisor (docs/design.md §13.9): the box connects to its host unix socket
 // (runsc runs with --host-uds=open), posts a record, and the journal holds it — not only exit 0.
+// The turn's socket directory is mounted read-only: a box that writes there would fill the state
+// directory's disk past every quota (and a read-only turn would write after all). Its socket
+// still answers through the read-only mount, under runc and under gVisor.
+TEST(RadialdGvisorLive, TheSocketDirectoryIsReadOnlyToTheBoxAndItsSocketStillAnswers) {
+    for (const bool gvisor : {false, true}) {
+        SCOPED_TRACE(gvisor ? "gVisor" : "runc");
+        if (gvisor) expect_engine_lists_runsc();
+        test::RadialdSetup setup("", gvisor ? "[run.docker]\nociRuntime = \"runsc\"\n" : "");
+        auto t = setup.turn(
+            {},
+            {"sh", "-c",
+             "if (echo x > /run/radial/fill) 2>/dev/null; then echo wrote; "
+             "else echo refused; fi; "
+             "curl -s -o /dev/null -w '%{http_code}\\n' --unix-socket "
+             "\"${RADIAL_TURN_SOCKET#unix://}\" -H \"Authorization: Bearer $RADIAL_TURN_TOKEN\" "
+             "-H 'Content-Type: application/json' --data-binary "
+             "'{\"type\":\"result\",\"payload\":1}' http://radial/v1/records"});
+        EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+        EXPECT_EQ(t.result.out, "refused\n201\n") << t.result.err;
+        EXPECT_FALSE(std::filesystem::exists(setup.state_dir() + "/turns/" +
+                                             t.record.value("turnId", "") + "/fill"));
+    }
+}
+
 TEST(RadialdGvisorLive, ATurnPostsARecordThroughItsSocketAndItIsJournaled) {
     expect_engine_lists_runsc();
     test::RadialdSetup setup("", "[run.docker]\nociRuntime = \"runsc\"\n");

@@ -226,6 +226,15 @@ TEST(C14_Submit, ARecordTypeTheSocketWouldRefuseIsRefused) {
     expect_submit_refused(s, request("recordType = \"a b\"\n"), "recordType 'a b' must be 1 to");
 }
 
+// radiald's own records are told apart by their type: a turn whose box could post
+// "radial.egress" records could forge the broker's receipts.
+TEST(C14_Submit, ARecordTypeOfRadialdsOwnIsRefused) {
+    PolicySetup s;
+    for (const char* type : {"radial.egress", "radial.egress.open", "radial.anything"})
+        expect_submit_refused(s, request(std::string("recordType = \"") + type + "\"\n"),
+                              "are radiald's own records");
+}
+
 TEST(C14_Submit, AnArgvElementWithNulIsRefused) {
     PolicySetup s;
     expect_submit_refused(s, request("", "img", "[\"echo\", \"a\\u0000b\"]"),
@@ -415,6 +424,8 @@ TEST(C14_Turn, ARecordTypeTheSocketWouldRefuseIsRefused) {
     PolicySetup s;
     expect_turn_refused(s, s.turn({"--image", "img", "--record-type", "a b"}),
                         "recordType 'a b' must be 1 to");
+    expect_turn_refused(s, s.turn({"--image", "img", "--record-type", "radial.egress"}),
+                        "are radiald's own records");
 }
 
 // The kernel keeps radiald's own command line under ARG_MAX, but the runtime's client needs room

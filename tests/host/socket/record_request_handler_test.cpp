@@ -286,6 +286,33 @@ TEST_F(RecordRequestHandler, DepthAtTheLimitIsAccepted) {
         http::status::bad_request);
 }
 
+// An object's keys are bounded (kMaxObjectKeys): building an object that keeps its key order costs
+// the square of its keys, in radiald's CPU, before the record's type is even looked at — so a
+// body of the wrong type is refused for its keys first.
+TEST_F(RecordRequestHandler, AnObjectWithMoreKeysThanTheLimitIs400) {
+    auto object_of = [](std::size_t keys) {
+        std::string o = "{";
+        for (std::size_t i = 0; i < keys; ++i)
+            o += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+        return o + "}";
+    };
+    HandlerContext roomy = context();
+    roomy.max_body_bytes = 1 << 20;
+    EXPECT_EQ(
+        handle_request(
+            post(R"({"type":"turn.result","payload":)" + object_of(kMaxObjectKeys) + "}"), roomy)
+            .response.result(),
+        http::status::created);
+    for (const std::string type : {"turn.result", "turn.other"}) {
+        const auto r = handle_request(post(R"({"type":")" + type + R"(","payload":[1,)" +
+                                           object_of(kMaxObjectKeys + 1) + "]}"),
+                                      roomy);
+        EXPECT_EQ(r.response.result(), http::status::bad_request) << type;
+        EXPECT_NE(r.reason.find("more than 1024 keys"), std::string::npos) << r.reason;
+    }
+    EXPECT_EQ(records_.size(), 1u);
+}
+
 TEST_F(RecordRequestHandler, WrongTypeIs403AndNamesTheAllowedType) {
     const auto r = handle(post(R"({"type":"turn.other","payload":1})"));
     EXPECT_EQ(r.response.result(), http::status::forbidden);

@@ -437,6 +437,28 @@ TEST_F(TurnSocketServerTest, StrictProtocolOverTheWire) {
     EXPECT_EQ(recorded_.records[0].second, R"({"z":1,"a":[1.5,20.0]})");
 }
 
+// A chunk's size line (its extensions) and a chunked body's trailer are held whole until their
+// CRLF: one sent without end is refused once it passes the read buffer's bound, not kept growing
+// in radiald's memory until the request's deadline.
+TEST_F(TurnSocketServerTest, AChunkSizeLineOrTrailerWithoutEndIs400) {
+    TurnSocketServer server(unix_options(socket_path()), recorded_.sink());
+    for (const std::string& start : {std::string("1;x="), std::string("0\r\nX-Trailer: ")}) {
+        auto fd = connect_unix(socket_path());
+        send_all(fd.get(), "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " +
+                               token_ + "\r\nTransfer-Encoding: chunked\r\n\r\n" + start);
+        const std::string endless(1 << 16, 'a');
+        for (int i = 0; i < 32 && send_unless_closed(fd.get(), endless); ++i) {
+        }
+        bool closed = false;
+        const std::string got = read_until_closed(fd.get(), 30000ms, closed);
+        EXPECT_EQ(got.rfind("HTTP/1.1 400", 0), 0u) << start << ": " << got.substr(0, 200);
+        EXPECT_NE(got.find("chunk size line or trailer over the limit"), std::string::npos)
+            << got.substr(0, 300);
+        EXPECT_TRUE(closed);
+    }
+    EXPECT_EQ(recorded_.count(), 0u);
+}
+
 TEST_F(TurnSocketServerTest, GarbageIsAnswered400AndClosed) {
     TurnSocketServer server(unix_options(socket_path()), recorded_.sink());
     auto fd = connect_unix(socket_path());
