@@ -24,6 +24,15 @@ struct TurnRun {
     std::string config;
 };
 
+// A shell command for a box: posts `record` (a JSON object, no single quote in it) to the turn's
+// unix socket with curl and prints the HTTP status on a line of its own.
+inline std::string box_post_record_sh(const std::string& record) {
+    return "curl -s -o /dev/null -w '%{http_code}\\n' --unix-socket "
+           "\"${RADIAL_TURN_SOCKET#unix://}\" -H \"Authorization: Bearer $RADIAL_TURN_TOKEN\" "
+           "-H 'Content-Type: application/json' --data-binary '" +
+           record + "' http://radial/v1/records";
+}
+
 // A temporary radiald setup: a config file whose [run] table sets stateDir, plus `extra` TOML.
 class RadialdSetup {
 public:

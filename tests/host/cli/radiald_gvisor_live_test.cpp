@@ -76,15 +76,10 @@ TEST(RadialdGvisorLive, TheSocketDirectoryIsReadOnlyToTheBoxAndItsSocketStillAns
         SCOPED_TRACE(gvisor ? "gVisor" : "runc");
         if (gvisor) expect_engine_lists_runsc();
         test::RadialdSetup setup("", gvisor ? "[run.docker]\nociRuntime = \"runsc\"\n" : "");
-        auto t = setup.turn(
-            {},
-            {"sh", "-c",
-             "if (echo x > /run/radial/fill) 2>/dev/null; then echo wrote; "
-             "else echo refused; fi; "
-             "curl -s -o /dev/null -w '%{http_code}\\n' --unix-socket "
-             "\"${RADIAL_TURN_SOCKET#unix://}\" -H \"Authorization: Bearer $RADIAL_TURN_TOKEN\" "
-             "-H 'Content-Type: application/json' --data-binary "
-             "'{\"type\":\"result\",\"payload\":1}' http://radial/v1/records"});
+        auto t = setup.turn({}, {"sh", "-c",
+                                 "if (echo x > /run/radial/fill) 2>/dev/null; then echo wrote; "
+                                 "else echo refused; fi; " +
+                                     test::box_post_record_sh(R"({"type":"result","payload":1})")});
         EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
         EXPECT_EQ(t.result.out, "refused\n201\n") << t.result.err;
         EXPECT_FALSE(std::filesystem::exists(setup.state_dir() + "/turns/" +
@@ -96,11 +91,7 @@ TEST(RadialdGvisorLive, ATurnPostsARecordThroughItsSocketAndItIsJournaled) {
     expect_engine_lists_runsc();
     test::RadialdSetup setup("", "[run.docker]\nociRuntime = \"runsc\"\n");
     auto t = setup.turn(
-        {}, {"sh", "-c",
-             "curl -s -o /dev/null -w '%{http_code}\\n' --unix-socket "
-             "\"${RADIAL_TURN_SOCKET#unix://}\" -H \"Authorization: Bearer $RADIAL_TURN_TOKEN\" "
-             "-H 'Content-Type: application/json' --data-binary "
-             "'{\"type\":\"result\",\"payload\":{\"answer\":42}}' http://radial/v1/records"});
+        {}, {"sh", "-c", test::box_post_record_sh(R"({"type":"result","payload":{"answer":42}})")});
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     EXPECT_EQ(t.result.out, "201\n") << t.result.err;
     auto j = setup.records(t.record.value("turnId", ""));

@@ -21,10 +21,8 @@ TEST(PluginIsolationLive, ADockerTurnPostsARecordThroughItsSocket) {
     test::RadialdSetup setup(kIsolated);
     auto t = setup.turn(
         {}, {"sh", "-c",
-             "echo out; curl -s -o /dev/null -w '%{http_code}\\n' --unix-socket "
-             "\"${RADIAL_TURN_SOCKET#unix://}\" -H \"Authorization: Bearer $RADIAL_TURN_TOKEN\" "
-             "-H 'Content-Type: application/json' -d '{\"type\":\"result\",\"payload\":{\"n\":7}}' "
-             "http://radial/v1/records; exit 3"});
+             "echo out; " + test::box_post_record_sh(R"({"type":"result","payload":{"n":7}})") +
+                 "; exit 3"});
     EXPECT_EQ(t.result.exit_code, 3) << t.result.err;
     EXPECT_EQ(t.result.out, "out\n201\n") << t.result.err;
     auto j = setup.records(t.record["turnId"]);
