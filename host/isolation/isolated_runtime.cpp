@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <radial/container_spec.hpp>
@@ -32,6 +34,62 @@ std::map<std::string, IsolatedPlugin*> g_registry;
 void report(const radial_error_sink* err, std::int32_t code, const std::string& message) {
     if (err != nullptr) err->report(err->ctx, code, {"", 0}, {message.data(), message.size()});
 }
+
+// The fields of a plugin host's reply, read without throwing: the process runs a third party's
+// code, and a reply of the wrong shape (a field missing, of another type, out of range) must fail
+// the call, not end radiald through an exception out of a C ABI function. Every reply has an
+// integer status (PluginHostProcess::call checks it); the rest is read here.
+class ReplyFields {
+public:
+    // `broken` is told why when a successful reply lacks a field: the process is then abandoned.
+    ReplyFields(const json& reply, const char* call, std::function<void(const std::string&)> broken)
+        : reply_(reply), call_(call), broken_(std::move(broken)) {}
+    template <class T>
+    T number(const char* key) {
+        const auto it = reply_.find(key);
+        if (it != reply_.end() && it->is_number_integer()) {
+            if (it->is_number_unsigned()) {
+                const auto v = it->get<std::uint64_t>();
+                if (v <= static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+                    return static_cast<T>(v);
+            } else {
+                const auto v = it->get<std::int64_t>();
+                if (v >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+                    (v < 0 || static_cast<std::uint64_t>(v) <=
+                                  static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
+                    return static_cast<T>(v);
+            }
+        }
+        if (missing_.empty()) missing_ = key;
+        return T{};
+    }
+    std::vector<std::string> strings(const char* key) {
+        std::vector<std::string> out;
+        const auto it = reply_.find(key);
+        if (it != reply_.end() && it->is_array())
+            for (const auto& e : *it)
+                if (e.is_string()) out.push_back(e.get<std::string>());
+        if (it == reply_.end() || !it->is_array() || out.size() != it->size())
+            if (missing_.empty()) missing_ = key;
+        return out;
+    }
+    std::int32_t status() const { return reply_["status"].get<std::int32_t>(); }
+    // The status, or RADIAL_E_INTERNAL (reported to `err`) when a successful reply lacked a field.
+    std::int32_t result(const radial_error_sink* err) const {
+        if (status() != RADIAL_OK || missing_.empty()) return status();
+        const std::string why = "the runtime plugin's host process answered " + call_ +
+                                " without a valid '" + missing_ + "'";
+        if (broken_) broken_(why);
+        report(err, RADIAL_E_INTERNAL, why + "; radiald ended it and starts a new one");
+        return RADIAL_E_INTERNAL;
+    }
+
+private:
+    const json& reply_;
+    std::string call_;
+    std::function<void(const std::string&)> broken_;
+    std::string missing_; // the first field that was missing or invalid
+};
 
 // The extension tables' functions (defined below, with the descriptor's).
 std::int32_t p_root_ids(radial_runtime*, radial_box_root_ids*, const radial_error_sink*);
@@ -82,7 +140,7 @@ public:
                        p->ended());
             return nullptr;
         }
-        if (reply->at("status").get<std::int32_t>() != RADIAL_OK) {
+        if ((*reply)["status"].get<std::int32_t>() != RADIAL_OK) {
             if (created_)
                 report(err, RADIAL_E_INTERNAL,
                        "the runtime plugin's host process was restarted, and creating the "
@@ -91,8 +149,10 @@ public:
         }
         if (!created_) {
             // The extension tables, once: get_extension hands out pointers to them.
-            const auto extensions = reply->at("extensions").get<std::vector<std::string>>();
-            const auto calls = reply->at("session_calls").get<std::vector<std::string>>();
+            ReplyFields fields(*reply, "create", [&p](const std::string& why) { p->abandon(why); });
+            const auto extensions = fields.strings("extensions");
+            const auto calls = fields.strings("session_calls");
+            if (fields.result(err) != RADIAL_OK) return nullptr;
             auto has = [](const std::vector<std::string>& v, const char* name) {
                 return std::find(v.begin(), v.end(), name) != v.end();
             };
@@ -139,6 +199,16 @@ public:
         return std::nullopt;
     }
 
+    // Kills the current process, whose last reply broke the protocol (ReplyFields).
+    void abandon(const std::string& why) {
+        std::shared_ptr<PluginHostProcess> p;
+        {
+            std::lock_guard lock(mutex_);
+            p = std::move(current_);
+        }
+        if (p) p->abandon(why);
+    }
+
     // Ends the current process after asking the plugin to destroy its instance.
     void destroy() {
         std::shared_ptr<PluginHostProcess> p;
@@ -175,7 +245,7 @@ private:
             CallSinks sinks;
             sinks.err = &sink;
             const auto reply = p->call({{"call", "kill"}, {"label", label}}, sinks);
-            if (reply && reply->at("status").get<std::int32_t>() == RADIAL_OK)
+            if (reply && (*reply)["status"].get<std::int32_t>() == RADIAL_OK)
                 return "; radiald started a new one and removed its box '" + label + "'";
         }
         return "; removing its box '" + label + "' failed (" +
@@ -197,7 +267,7 @@ private:
 Instance& self(radial_runtime* rt) { return *reinterpret_cast<Instance*>(rt); }
 
 std::int32_t status_of(const std::optional<json>& reply) {
-    return reply ? reply->at("status").get<std::int32_t>() : RADIAL_E_INTERNAL;
+    return reply ? (*reply)["status"].get<std::int32_t>() : RADIAL_E_INTERNAL;
 }
 
 json spec_json(const radial_spec* spec) { return spec_to_json(from_c(*spec)); }
@@ -212,15 +282,16 @@ std::int32_t run_like(radial_runtime* rt, const char* call, const radial_spec* s
     const auto reply =
         self(rt).call(call, {{"call", call}, {"spec", spec_to_json(s)}}, sinks, s.label);
     if (!reply) return RADIAL_E_INTERNAL;
-    result->flags = reply->at("flags").get<std::uint32_t>();
-    result->exit_code = reply->at("exit_code").get<std::int32_t>();
-    result->term_signal = reply->at("term_signal").get<std::int32_t>();
-    result->duration_ms = reply->at("duration_ms").get<std::uint64_t>();
+    ReplyFields fields(*reply, call, [rt](const std::string& why) { self(rt).abandon(why); });
+    result->flags = fields.number<std::uint32_t>("flags");
+    result->exit_code = fields.number<std::int32_t>("exit_code");
+    result->term_signal = fields.number<std::int32_t>("term_signal");
+    result->duration_ms = fields.number<std::uint64_t>("duration_ms");
     if (RADIAL_HAS_FIELD(result, radial_run_result, remove_ms)) {
-        result->create_ms = reply->at("create_ms").get<std::uint64_t>();
-        result->remove_ms = reply->at("remove_ms").get<std::uint64_t>();
+        result->create_ms = fields.number<std::uint64_t>("create_ms");
+        result->remove_ms = fields.number<std::uint64_t>("remove_ms");
     }
-    return reply->at("status").get<std::int32_t>();
+    return fields.result(err);
 }
 
 std::int32_t simple(radial_runtime* rt, const char* call, json request,
@@ -323,11 +394,12 @@ std::int32_t p_inspect(radial_runtime* rt, radial_str label, radial_box_state* s
     const auto reply =
         self(rt).call("inspect", {{"call", "inspect"}, {"label", str(label)}}, sinks);
     if (!reply) return RADIAL_E_INTERNAL;
-    state->state = reply->at("state").get<std::uint32_t>();
-    state->flags = reply->at("flags").get<std::uint32_t>();
-    state->exit_code = reply->at("exit_code").get<std::int32_t>();
-    state->term_signal = reply->at("term_signal").get<std::int32_t>();
-    return reply->at("status").get<std::int32_t>();
+    ReplyFields fields(*reply, "inspect", [rt](const std::string& why) { self(rt).abandon(why); });
+    state->state = fields.number<std::uint32_t>("state");
+    state->flags = fields.number<std::uint32_t>("flags");
+    state->exit_code = fields.number<std::int32_t>("exit_code");
+    state->term_signal = fields.number<std::int32_t>("term_signal");
+    return fields.result(err);
 }
 
 std::int32_t p_root_ids(radial_runtime* rt, radial_box_root_ids* ids,
@@ -336,9 +408,11 @@ std::int32_t p_root_ids(radial_runtime* rt, radial_box_root_ids* ids,
     sinks.err = err;
     const auto reply = self(rt).call("box_root.root_ids", {{"call", "box_root.root_ids"}}, sinks);
     if (!reply) return RADIAL_E_INTERNAL;
-    ids->host_uid = reply->at("host_uid").get<std::uint32_t>();
-    ids->host_gid = reply->at("host_gid").get<std::uint32_t>();
-    return reply->at("status").get<std::int32_t>();
+    ReplyFields fields(*reply, "box_root.root_ids",
+                       [rt](const std::string& why) { self(rt).abandon(why); });
+    ids->host_uid = fields.number<std::uint32_t>("host_uid");
+    ids->host_gid = fields.number<std::uint32_t>("host_gid");
+    return fields.result(err);
 }
 
 std::int32_t t_load(radial_runtime* rt, radial_str archive, std::uint64_t timeout_ms,

@@ -176,6 +176,11 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
             switch (f.type) {
                 case kReturn: {
                     json reply = from_cbor(p);
+                    // Every reply carries its status (plugin_host_main.cpp): one without it is a
+                    // helper whose plugin broke the protocol, as a malformed frame is.
+                    if (!reply.is_object() || !reply.contains("status") ||
+                        !reply["status"].is_number_integer())
+                        throw std::runtime_error("a reply without an integer status");
                     std::lock_guard lock(send_mutex_);
                     if (idle_.size() < kMaxIdleCalls) idle_.push_back(std::move(ours));
                     return reply;
@@ -191,7 +196,9 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
                     break;
                 }
                 case kName: {
-                    const auto* sink = p.empty() || p[0] > 1 ? nullptr : sinks.names[int(p[0])];
+                    // Unsigned: a byte of 0x80 or more is no index below 0 (char is signed here).
+                    const auto which = p.empty() ? 2u : static_cast<unsigned char>(p[0]);
+                    const auto* sink = which > 1 ? nullptr : sinks.names[which];
                     if (sink == nullptr) throw std::runtime_error("a name for no sink");
                     sink->add(sink->ctx, {p.data() + 1, p.size() - 1});
                     break;

@@ -63,6 +63,11 @@ public:
     std::string ended();
     pid_t pid() const noexcept { return pid_; }
 
+    // Kills the process, whose reply broke the protocol in a way only the caller can see (a
+    // field missing): nothing it sent after can be trusted, nor a call socket it still holds.
+    // ended() then says `why`. [thread-safe]
+    void abandon(std::string why) { kill_for(std::move(why)); }
+
 private:
     void forward_logs(LogFn log);
     void kill_for(std::string why);

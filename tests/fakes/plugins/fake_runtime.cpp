@@ -12,12 +12,18 @@
 //   segv            -> writes through a null pointer (a plugin that segfaults in run)
 //   corrupt-heap    -> writes past a heap block and frees it (a plugin that corrupts its heap)
 //   spawn-segv S    -> starts `sleep S` inheriting every descriptor, then segfaults
+//   forge-reply     -> in a radial-plugin-host, writes a reply frame of its own, {"status": 0}
+//                      and nothing else, on every call socket (a plugin corrupting the protocol)
+//   forge-name      -> the same with a name frame for sink 0xff
 // list_by_label of a prefix containing "abort-list" calls abort() (a plugin that aborts there).
 // Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
 // failPreflight = "message".
 // Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
 // id).
+#include <dirent.h>
 #include <spawn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -148,6 +154,28 @@ public:
                             nullptr};
             pid_t child = 0;
             ::posix_spawn(&child, "/bin/sleep", nullptr, nullptr, args, environ);
+        }
+        if (cmd == "forge-reply" || cmd == "forge-name") {
+            // A frame: its type, its payload's length (4 bytes, little-endian), the payload. In a
+            // radial-plugin-host fds 0-4 are its own; the sockets above them carry calls.
+            const std::string payload = cmd == "forge-reply"
+                                            ? std::string("\xa1\x66status\x00", 9) // CBOR
+                                            : std::string("\xffname");
+            std::string frame(1, cmd == "forge-reply" ? 'R' : 'N');
+            for (int i = 0; i < 4; ++i)
+                frame += static_cast<char>((payload.size() >> (8 * i)) & 0xff);
+            frame += payload;
+            if (DIR* d = ::opendir("/proc/self/fd")) {
+                while (const dirent* e = ::readdir(d)) {
+                    const int fd = std::atoi(e->d_name);
+                    struct stat st {};
+                    if (fd > 4 && fd != ::dirfd(d) && ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+                        [[maybe_unused]]
+                        auto n = ::write(fd, frame.data(), frame.size());
+                }
+                ::closedir(d);
+            }
+            return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
         }
         if (cmd == "segv" || cmd == "spawn-segv") {
             volatile int* nowhere = nullptr;

@@ -122,6 +122,28 @@ TEST(PluginIsolation, ARestartedHostRunsTheFileRadialdCheckedNotOneSwappedIn) {
 
 // The daemon asks list_by_label for a turn's box once the turn has ended; that call aborting the
 // plugin leaves the turn's own record as it was and the daemon serving.
+// A plugin that writes frames of its own on its call socket: a reply that lacks the run's fields,
+// or a name for a sink index past the table (0xff: below zero as a signed char). Each ends that
+// turn with an error and its host process; the daemon serves the next through a new one.
+TEST(PluginIsolation, AForgedFrameEndsThatTurnAndTheDaemonServesTheNext) {
+    IsolatedSetup s;
+    DaemonProcess d(s);
+    for (const char* forge : {"forge-reply", "forge-name"}) {
+        const std::string forged = s.submit(turn_file(std::string("[\"") + forge + "\"]"));
+        ASSERT_TRUE(s.wait_terminal({forged}, 30s)) << forge << "\n" << d.log();
+        const auto rec = s.terminal(forged);
+        EXPECT_EQ(rec["status"], "error") << rec.dump();
+        EXPECT_THAT(rec.value("error", ""),
+                    AnyOf(HasSubstr("answered run without a valid 'flags'"),
+                          HasSubstr("the runtime plugin crashed during run")))
+            << rec.dump();
+        const std::string next = s.submit(turn_file("[\"echo\", \"still\", \"serving\"]"));
+        ASSERT_TRUE(s.wait_terminal({next}, 30s)) << d.log();
+        EXPECT_EQ(s.terminal(next)["status"], "succeeded") << forge << "\n" << d.log();
+        EXPECT_EQ(s.status()["daemon"]["running"], true) << forge;
+    }
+}
+
 TEST(PluginIsolation, AnAbortInListByLabelLeavesTheDaemonServing) {
     IsolatedSetup s;
     DaemonProcess d(s);
