@@ -97,17 +97,18 @@ int run_records_command(const JournalOptions& o) {
                                 ? nlohmann::ordered_json::parse(*t->terminal_json, nullptr, false)
                                 : nlohmann::ordered_json(nullptr);
             // Every number here is unsigned or parsed: a posted "-0" prints as "-0".
-            fmt::print("{}\n", text::dump_exact(j, 2));
+            fmt::print("{}\n", text::for_terminal(text::dump_exact(j, 2)));
             return 0;
         }
         fmt::print("turn {}  ({} records)\n", t->entry.turn_id, t->records.size());
         for (const auto& r : t->records)
             fmt::print("#{} {} {} {}\n", r.seq, turn::format_timestamp_ms(r.received_at_ms), r.type,
-                       r.payload_json);
+                       text::for_terminal(r.payload_json));
         if (t->terminal_json)
             fmt::print("terminal: {}\n",
-                       nlohmann::json::parse(*t->terminal_json, nullptr, false)
-                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+                       text::for_terminal(
+                           nlohmann::json::parse(*t->terminal_json, nullptr, false)
+                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
         else
             fmt::print("terminal: none yet (state {})\n",
                        journal::to_string(t->states.empty() ? journal::TurnState::queued

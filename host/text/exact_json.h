@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace radial::text {
 
@@ -48,6 +49,30 @@ void dump_exact(const Json& j, int indent, int level, std::string& out) {
     }
 }
 } // namespace detail
+
+// JSON text `dumped` (as dump_exact or nlohmann write it: raw UTF-8 in strings) with DEL and the C1
+// controls (U+0080..U+009F, which terminals read as CSI, OSC, …) written as \u escapes: the same
+// JSON value, safe to print to a terminal (docs/design.md §14.7). A box posts what it likes;
+// nlohmann escapes only C0. Outside strings dumped JSON has neither. [thread-safe]
+inline std::string for_terminal(std::string_view dumped) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(dumped.size());
+    for (std::size_t i = 0; i < dumped.size(); ++i) {
+        const auto c = static_cast<unsigned char>(dumped[i]);
+        const auto next = i + 1 < dumped.size() ? static_cast<unsigned char>(dumped[i + 1]) : 0;
+        if (c == 0x7f || (c == 0xc2 && next >= 0x80 && next <= 0x9f)) {
+            const unsigned cp = c == 0x7f ? 0x7fu : next;
+            out += "\\u00";
+            out += kHex[cp >> 4];
+            out += kHex[cp & 0xf];
+            if (c == 0xc2) ++i;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
 
 // `j` as nlohmann's dump(indent) writes it, but with a parsed "-0" kept as "-0". [thread-safe]
 template <class Json>
