@@ -27,6 +27,7 @@
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "session/session_turn.h"
+#include "text/printable.h"
 #include "turn/handover_recovery.h"
 #include "turn/turn_request.h"
 #include "turn/workspace_handover.h"
@@ -228,12 +229,14 @@ int run_reconcile_command(const DaemonOptions& o) {
         const auto handed_back = turn::WorkspaceHandover::recover(
             turn::handover_marker_dir(cfg.state_dir),
             turn::box_may_write(instance->runtime(), instance->journal()));
-        for (const auto& l : r.killed_boxes) fmt::print("removed box {}\n", l);
+        // Labels are what the runtime listed, checked for the prefix only: printable
+        // (docs/design.md §14.7).
+        for (const auto& l : r.killed_boxes) fmt::print("removed box {}\n", text::printable(l));
         for (const auto& id : r.reclaimed_turns) fmt::print("reclaimed turn {}\n", id);
         for (const auto& id : r.sessions.ended)
             fmt::print("removed session {} (its box had ended or was gone)\n", id);
         for (const auto& l : r.sessions.strays)
-            fmt::print("removed session box {} (no session names it)\n", l);
+            fmt::print("removed session box {} (no session names it)\n", text::printable(l));
         for (const auto& id : r.journaled_pending)
             fmt::print("journaled the kept terminal record of turn {}\n", id);
         for (const auto& id : r.still_pending)

@@ -168,6 +168,27 @@ TEST(ReconcileLive, ABoxStillRunningIsKilledAndItsRecordSaysSo) {
 
 // Two daemons, instance ids a prefix apart ("<x>" and "<x>0"): reconciling one after a crash
 // removes its boxes and leaves the other's running turns alone, which then finish normally.
+// A label the engine lists is the runtime's word, checked for radiald's prefix only: one holding
+// a terminal's escape sequence is printed escaped by `radiald reconcile` (docs/design.md §14.7),
+// and its box removed like any orphan.
+TEST(ReconcileLive, ALabelWithAnEscapeSequenceIsPrintedEscaped) {
+    const std::string inst = test::unique_instance_id("e");
+    const std::string prefix = "radial-turn-" + inst + "-";
+    test::BoxCleanup cleanup{prefix};
+    DaemonSetup s("instanceId = \"" + inst + "\"\n");
+    const std::string label = prefix + "x\x1b]0;pwned\x07";
+    const auto made =
+        test::run_process({"docker", "run", "-d", "--network", "none", "--label",
+                           "radial.label=" + label, RADIAL_TEST_IMAGE, "sleep", "300"});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    const auto r = s.reconcile();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
+    EXPECT_THAT(r.out, HasSubstr("removed box " + prefix + "x\\x1b]0;pwned\\x07\n")) << r.out;
+    EXPECT_THAT(test::boxes_with_prefix(prefix), IsEmpty());
+}
+
 TEST(ReconcileLive, TwoInstancesSideBySideNeverTouchEachOthersBoxes) {
     std::string inst = test::unique_instance_id("p");
     std::string mine = "radial-turn-" + inst + "-", theirs = "radial-turn-" + inst + "0-";
