@@ -17,6 +17,7 @@
 //   forge-name      -> the same with a name frame for sink 0xff
 // list_by_label of a prefix containing "abort-list" calls abort() (a plugin that aborts there).
 // Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
+// unknown = [field names] (reported with disposition 7, which the ABI does not define);
 // failPreflight = "message".
 // Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
 // id).
@@ -56,6 +57,8 @@ public:
             refuse_.insert(f);
         for (const auto& f : config.strings("supersede").value_or(std::vector<std::string>{}))
             supersede_.insert(f);
+        for (const auto& f : config.strings("unknown").value_or(std::vector<std::string>{}))
+            unknown_.insert(f);
         fail_preflight_ = config.string("failPreflight").value_or("");
     }
 
@@ -77,6 +80,8 @@ public:
                 out.push_back({f, RADIAL_DISP_REFUSED, "refused by test config"});
             else if (supersede_.count(name))
                 out.push_back({f, RADIAL_DISP_SUPERSEDED, "superseded by test config"});
+            else if (unknown_.count(name))
+                out.push_back({f, 7u, "a value of its own"});
             else
                 out.push_back({f, RADIAL_DISP_HONOURED, {}});
         }
@@ -213,7 +218,7 @@ public:
 private:
     Host host_;
     std::vector<std::string> caps_;
-    std::set<std::string> refuse_, supersede_;
+    std::set<std::string> refuse_, supersede_, unknown_;
     std::string fail_preflight_;
     std::mutex mutex_;
     std::condition_variable cv_;

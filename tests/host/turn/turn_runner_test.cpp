@@ -116,6 +116,23 @@ TEST_F(Fixture, RefusedFieldIsAnErrorBeforeAnythingRuns) {
     EXPECT_EQ(rec.cli_exit_status(), 125);
 }
 
+// A disposition the ABI does not define (runtime_plugin.h: unknown reads as unsupported) is no
+// promise: the field counts as refused, and the turn does not run without its bound.
+TEST_F(Fixture, AnUnknownDispositionIsARefusal) {
+    host::ConfigEntry e;
+    e.key = "unknown";
+    e.kind = RADIAL_CONFIG_STRING_ARRAY;
+    e.items = {"memory"};
+    auto c = client({"run.fake", {e}});
+    auto s = spec({"echo", "x"});
+    s.memory_bytes = 256u << 20;
+    auto rec = run(c, s);
+    EXPECT_EQ(rec.status, TurnStatus::error);
+    EXPECT_EQ(rec.error,
+              "runtime 'fake' refuses memory: the plugin reported disposition 7, which this host "
+              "does not know");
+}
+
 TEST_F(Fixture, SupersededFieldsAreLoggedForTheRun) {
     host::ConfigEntry e;
     e.key = "supersede";

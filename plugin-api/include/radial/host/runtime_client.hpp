@@ -190,9 +190,18 @@ public:
             const Disposition* found = nullptr;
             for (const auto& d : reported)
                 if (d.field == f) found = &d;
-            out.push_back(found != nullptr
-                              ? *found
-                              : Disposition{f, RADIAL_DISP_REFUSED, "no disposition reported"});
+            // A value the ABI does not define says nothing the host can rely on: refused, as an
+            // unknown enum value reads as unsupported (runtime_plugin.h).
+            if (found != nullptr && (found->disposition < std::uint32_t{RADIAL_DISP_HONOURED} ||
+                                     found->disposition > std::uint32_t{RADIAL_DISP_REFUSED}))
+                out.push_back({f, RADIAL_DISP_REFUSED,
+                               "the plugin reported disposition " +
+                                   std::to_string(found->disposition) +
+                                   ", which this host does not know"});
+            else
+                out.push_back(found != nullptr
+                                  ? *found
+                                  : Disposition{f, RADIAL_DISP_REFUSED, "no disposition reported"});
         }
         std::lock_guard lock(state_->answers_mutex);
         if (state_->described.size() >= 4) state_->described.erase(state_->described.begin());
