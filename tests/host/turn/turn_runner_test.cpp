@@ -32,6 +32,14 @@ struct Fixture : ::testing::Test {
         return host::RuntimeClient::create(plugin.library, plugin.descriptor, cfg, plugin.path, "t",
                                            [](std::uint32_t, std::string_view) {});
     }
+    // The fake runtime with `[run.fake] key = [field]`: it refuses, supersedes, … that field.
+    host::RuntimeClient client_where(const std::string& key, const std::string& field) {
+        host::ConfigEntry e;
+        e.key = key;
+        e.kind = RADIAL_CONFIG_STRING_ARRAY;
+        e.items = {field};
+        return client({"run.fake", {e}});
+    }
     static ContainerSpec spec(std::vector<std::string> argv, std::uint64_t timeout_ms = 0) {
         ContainerSpec s;
         s.label = "radial-turn-local-t1";
@@ -103,11 +111,7 @@ TEST_F(Fixture, HostKillsABoxThePluginFailsToTimeOut) {
 }
 
 TEST_F(Fixture, RefusedFieldIsAnErrorBeforeAnythingRuns) {
-    host::ConfigEntry e;
-    e.key = "refuse";
-    e.kind = RADIAL_CONFIG_STRING_ARRAY;
-    e.items = {"network"};
-    auto c = client({"run.fake", {e}});
+    auto c = client_where("refuse", "network");
     auto s = spec({"echo", "x"});
     s.network = "bridge";
     auto rec = run(c, s);
@@ -119,11 +123,7 @@ TEST_F(Fixture, RefusedFieldIsAnErrorBeforeAnythingRuns) {
 // A disposition the ABI does not define (runtime_plugin.h: unknown reads as unsupported) is no
 // promise: the field counts as refused, and the turn does not run without its bound.
 TEST_F(Fixture, AnUnknownDispositionIsARefusal) {
-    host::ConfigEntry e;
-    e.key = "unknown";
-    e.kind = RADIAL_CONFIG_STRING_ARRAY;
-    e.items = {"memory"};
-    auto c = client({"run.fake", {e}});
+    auto c = client_where("unknown", "memory");
     auto s = spec({"echo", "x"});
     s.memory_bytes = 256u << 20;
     auto rec = run(c, s);
@@ -134,11 +134,7 @@ TEST_F(Fixture, AnUnknownDispositionIsARefusal) {
 }
 
 TEST_F(Fixture, SupersededFieldsAreLoggedForTheRun) {
-    host::ConfigEntry e;
-    e.key = "supersede";
-    e.kind = RADIAL_CONFIG_STRING_ARRAY;
-    e.items = {"pidsLimit"};
-    auto c = client({"run.fake", {e}});
+    auto c = client_where("supersede", "pidsLimit");
     auto s = spec({"echo", "x"});
     s.pids_limit = 10;
     EXPECT_EQ(run(c, s).status, TurnStatus::succeeded);
