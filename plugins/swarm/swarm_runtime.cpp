@@ -111,12 +111,32 @@ std::vector<std::string> SwarmRuntime::list_by_label(std::string_view prefix) {
     return {labels.begin(), labels.end()};
 }
 
+namespace {
+
+// Whether `labels` (an object's Labels) name exactly `label`: the engine's filter is not trusted
+// alone (docs/design.md §8.2), since one that ignored it (a proxy, an old engine) would have every
+// object on the engine removed at a turn's end.
+bool labelled(const json& labels, const std::string& label) {
+    if (!labels.is_object()) return false;
+    const auto it = labels.find(kLabelKey);
+    return it != labels.end() && it->is_string() && it->get<std::string>() == label;
+}
+
+json spec_labels(const json& object) {
+    const json& spec = object.is_object() ? object.value("Spec", json::object()) : json::object();
+    return spec.is_object() ? spec.value("Labels", json::object()) : json::object();
+}
+
+} // namespace
+
 std::size_t SwarmRuntime::remove_by_label(const std::string& label, const std::string& why) {
     const std::string filter = label_filter(label);
     json services = engine_.call("GET", "/services?filters=" + filter, nullptr, why);
     std::size_t removed = 0;
     for (const auto& s : services) {
+        if (!labelled(spec_labels(s), label)) continue;
         std::string id = s.value("ID", "");
+        if (id.empty()) continue;
         auto r = engine_.request("DELETE", "/services/" + id, "", why);
         if (r.status == 200) ++removed;
         if (r.status != 200 && r.status != 404)
@@ -132,7 +152,9 @@ std::size_t SwarmRuntime::remove_by_label(const std::string& label, const std::s
         json secrets = engine_.call("GET", "/secrets?filters=" + filter, nullptr, why);
         std::string last_error;
         for (const auto& s : secrets) {
+            if (!labelled(spec_labels(s), label)) continue;
             std::string id = s.value("ID", "");
+            if (id.empty()) continue;
             auto r = engine_.request("DELETE", "/secrets/" + id, "", why);
             if (r.status != 204 && r.status != 200 && r.status != 404)
                 last_error = "DELETE /secrets/" + id + " answered HTTP " +
@@ -150,6 +172,7 @@ void SwarmRuntime::remove_local_containers(const std::string& label, const std::
     json containers =
         engine_.call("GET", "/containers/json?all=1&filters=" + label_filter(label), nullptr, why);
     for (const auto& c : containers) {
+        if (!c.is_object() || !labelled(c.value("Labels", json::object()), label)) continue;
         const std::string id = c.value("Id", "");
         if (id.empty()) continue;
         auto r =

@@ -290,6 +290,39 @@ TEST(FakeEngine, ListByLabelKeepsExactlyThePrefix) {
     EXPECT_NE(engine.requests().back().find("/v1.41/services?filters="), std::string::npos);
 }
 
+// kill() removes what the engine lists under the turn's label: only what carries exactly that
+// label, whatever the engine answered its filter with (an engine or a proxy that ignored it would
+// otherwise have every service, container and secret on it removed at a turn's end).
+TEST(FakeEngine, KillRemovesOnlyWhatCarriesItsLabelWhateverTheFilterAnswered) {
+    FakeEngine engine(
+        [](const std::string& method, const std::string& path) {
+            if (path == "/_ping" || path == "/version") return version("1.41");
+            if (method == "DELETE") return Answer{200, "{}"};
+            if (path.starts_with("/v1.41/services?") || path.starts_with("/v1.41/secrets?"))
+                return Answer{
+                    200,
+                    R"([{"ID":"mine","Spec":{"Labels":{"radial.label":"radial-turn-i1-t1"}}},
+                                  {"ID":"other","Spec":{"Labels":{"radial.label":"radial-turn-i1-t2"}}},
+                                  {"ID":"foreign","Spec":{"Labels":{"app":"db"}}},
+                                  {"ID":"bare"}, 7])"};
+            if (path.starts_with("/v1.41/containers/json?"))
+                return Answer{200,
+                              R"([{"Id":"c0ffee","Labels":{"radial.label":"radial-turn-i1-t1"}},
+                                       {"Id":"beef","Labels":{"radial.label":"radial-turn-i1-t10"}},
+                                       {"Id":"dead"}])"};
+            return Answer{404, R"({"message":"no such thing"})"};
+        },
+        false);
+    auto rt = runtime_for(engine.address());
+    rt->kill("radial-turn-i1-t1");
+    std::vector<std::string> deleted;
+    for (const auto& r : engine.requests())
+        if (r.starts_with("DELETE ")) deleted.push_back(r.substr(0, r.find('?')));
+    EXPECT_EQ(deleted, (std::vector<std::string>{"DELETE /v1.41/services/mine",
+                                                 "DELETE /v1.41/containers/c0ffee",
+                                                 "DELETE /v1.41/secrets/mine"}));
+}
+
 // Holds streamed answers until released; releases on destruction (declared after the engine, so
 // the engine's stream threads can end before it joins them).
 struct Gate {
