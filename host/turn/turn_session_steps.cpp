@@ -197,18 +197,19 @@ std::optional<std::string> TurnSession::open_socket(Run& run) {
             o.tcp_host = env_.transport.bind_host;
         }
         auto stored_sink = [this, id, &run](std::string_view type, std::string_view payload) {
-            // The turn's share of the state directory (docs/design.md §9.6).
-            if (auto refused = run.quota->admit(payload.size())) {
+            // Value by value, so that the stored record stays JSON (docs/design.md §10.2).
+            const std::string stored = redaction::redact_json(*redactor_, payload);
+            // The turn's share of the state directory (docs/design.md §9.6), counted in what is
+            // stored: a short secret with a long name grows several times under its marker.
+            if (auto refused = run.quota->admit(stored.size())) {
                 if (run.quota_refused.fetch_add(1) == 0)
                     log::warn("socket", "turn {}: a posted record was refused: {}", id, *refused);
                 throw socket::RecordQuotaError(*refused);
             }
             try {
-                // Value by value, so that the stored record stays JSON (docs/design.md §10.2).
-                return env_.journal.append_record(id, type,
-                                                  redaction::redact_json(*redactor_, payload));
+                return env_.journal.append_record(id, type, stored);
             } catch (...) {
-                run.quota->release(payload.size()); // not stored: not the turn's share either
+                run.quota->release(stored.size()); // not stored: not the turn's share either
                 throw;
             }
         };

@@ -53,6 +53,27 @@ void expect_one_accepted_record(const test::RadialdSetup& s, const test::TurnRun
     EXPECT_EQ(j["terminal"]["status"], "succeeded");
 }
 
+// The turn's record share (run.maxRecordBytesPerTurn, docs/design.md §9.6) counts what is stored:
+// a record full of a short secret with a long name is stored several times larger, under its
+// markers, and is refused when that passes the share — not admitted at its posted size.
+TEST(TurnSocketLive, TheRecordShareCountsTheRecordAsStoredRedacted) {
+    test::RadialdSetup s("maxRecordBytesPerTurn = \"64k\"\n");
+    const std::string secret = "q7Zk2p";
+    const std::string name = "A_SECRET_WITH_A_RATHER_LONG_NAME_FOR_ITS_MARKER";
+    // 3000 copies: 18 KB posted, about 150 KB once each is "[REDACTED:<name>]".
+    auto t = s.turn({"--secret", name},
+                    {"sh", "-c",
+                     kPost + R"(v=""; i=0; while [ $i -lt 3000 ]; do v="$v$)" + name +
+                         R"("; i=$((i+1)); done
+post "$RADIAL_TURN_TOKEN" "{\"type\":\"result\",\"payload\":\"$v\"}")"},
+                    {{name, secret}});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "507\n") << "the record passes the share as stored";
+    auto j = s.records(t.record["turnId"]);
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["records"].size(), 0u) << j.dump().substr(0, 300);
+}
+
 TEST(TurnSocketLive, ABoxPostsARecordOverTheUnixSocket) {
     test::RadialdSetup s;
     auto t = s.turn(
