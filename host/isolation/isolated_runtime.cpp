@@ -41,8 +41,10 @@ void report(const radial_error_sink* err, std::int32_t code, const std::string& 
 // integer status (PluginHostProcess::call checks it); the rest is read here.
 class ReplyFields {
 public:
-    // `broken` is told why when a successful reply lacks a field: the process is then abandoned.
-    ReplyFields(const json& reply, const char* call, std::function<void(const std::string&)> broken)
+    // `broken` is told why when a successful reply lacks a field: it abandons the process and
+    // returns what else it did, for the report.
+    ReplyFields(const json& reply, const char* call,
+                std::function<std::string(const std::string&)> broken)
         : reply_(reply), call_(call), broken_(std::move(broken)) {}
     template <class T>
     T number(const char* key) {
@@ -79,15 +81,15 @@ public:
         if (status() != RADIAL_OK || missing_.empty()) return status();
         const std::string why = "the runtime plugin's host process answered " + call_ +
                                 " without a valid '" + missing_ + "'";
-        if (broken_) broken_(why);
-        report(err, RADIAL_E_INTERNAL, why + "; radiald ended it and starts a new one");
+        const std::string done = broken_ ? broken_(why) : std::string();
+        report(err, RADIAL_E_INTERNAL, why + "; radiald ended it" + done);
         return RADIAL_E_INTERNAL;
     }
 
 private:
     const json& reply_;
     std::string call_;
-    std::function<void(const std::string&)> broken_;
+    std::function<std::string(const std::string&)> broken_;
     std::string missing_; // the first field that was missing or invalid
 };
 
@@ -149,7 +151,10 @@ public:
         }
         if (!created_) {
             // The extension tables, once: get_extension hands out pointers to them.
-            ReplyFields fields(*reply, "create", [&p](const std::string& why) { p->abandon(why); });
+            ReplyFields fields(*reply, "create", [&p](const std::string& why) {
+                p->abandon(why);
+                return std::string();
+            });
             const auto extensions = fields.strings("extensions");
             const auto calls = fields.strings("session_calls");
             if (fields.result(err) != RADIAL_OK) return nullptr;
@@ -199,14 +204,18 @@ public:
         return std::nullopt;
     }
 
-    // Kills the current process, whose last reply broke the protocol (ReplyFields).
-    void abandon(const std::string& why) {
+    // Kills the current process, whose last reply broke the protocol (ReplyFields), and removes
+    // the box of the run or exec of `box_label` (if any) through a new one, as after a crash: the
+    // run may still be under way in the process that was killed. What became of the box.
+    std::string abandon(const std::string& why, const std::string& box_label = {}) {
         std::shared_ptr<PluginHostProcess> p;
         {
             std::lock_guard lock(mutex_);
             p = std::move(current_);
         }
         if (p) p->abandon(why);
+        return box_label.empty() ? "; radiald starts a new one for the next call"
+                                 : box_removal(box_label);
     }
 
     // Ends the current process after asking the plugin to destroy its instance.
@@ -282,7 +291,8 @@ std::int32_t run_like(radial_runtime* rt, const char* call, const radial_spec* s
     const auto reply =
         self(rt).call(call, {{"call", call}, {"spec", spec_to_json(s)}}, sinks, s.label);
     if (!reply) return RADIAL_E_INTERNAL;
-    ReplyFields fields(*reply, call, [rt](const std::string& why) { self(rt).abandon(why); });
+    ReplyFields fields(*reply, call,
+                       [rt, &s](const std::string& why) { return self(rt).abandon(why, s.label); });
     result->flags = fields.number<std::uint32_t>("flags");
     result->exit_code = fields.number<std::int32_t>("exit_code");
     result->term_signal = fields.number<std::int32_t>("term_signal");
@@ -394,7 +404,8 @@ std::int32_t p_inspect(radial_runtime* rt, radial_str label, radial_box_state* s
     const auto reply =
         self(rt).call("inspect", {{"call", "inspect"}, {"label", str(label)}}, sinks);
     if (!reply) return RADIAL_E_INTERNAL;
-    ReplyFields fields(*reply, "inspect", [rt](const std::string& why) { self(rt).abandon(why); });
+    ReplyFields fields(*reply, "inspect",
+                       [rt](const std::string& why) { return self(rt).abandon(why); });
     state->state = fields.number<std::uint32_t>("state");
     state->flags = fields.number<std::uint32_t>("flags");
     state->exit_code = fields.number<std::int32_t>("exit_code");
@@ -409,7 +420,7 @@ std::int32_t p_root_ids(radial_runtime* rt, radial_box_root_ids* ids,
     const auto reply = self(rt).call("box_root.root_ids", {{"call", "box_root.root_ids"}}, sinks);
     if (!reply) return RADIAL_E_INTERNAL;
     ReplyFields fields(*reply, "box_root.root_ids",
-                       [rt](const std::string& why) { self(rt).abandon(why); });
+                       [rt](const std::string& why) { return self(rt).abandon(why); });
     ids->host_uid = fields.number<std::uint32_t>("host_uid");
     ids->host_gid = fields.number<std::uint32_t>("host_gid");
     return fields.result(err);
