@@ -199,6 +199,15 @@ radial::plugin::RunResult BoxRun::execute() {
                     // request less on the common path (docs/design.md §13.1).
                     if (*exit_code != 0) {
                         state = engine_.state(cid_, spec_.label);
+                        // The engine learns of an OOM kill by an event of its own, which can come
+                        // after the exit it reported: a SIGKILL's 137 without the flag is asked
+                        // again, a few times within half a second (docs/design.md §13.1).
+                        for (int again = 0; again < 5 && *exit_code == 137 && !state->oom_killed &&
+                                            !state->being_removed;
+                             ++again) {
+                            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                            state = engine_.state(cid_, spec_.label);
+                        }
                         removed_by_another = state->being_removed;
                     }
                 } catch (const Error& e) {

@@ -282,7 +282,7 @@ radial::plugin::RunResult SwarmRun::execute() {
     // Asked before cleanup() removes the task's container, which holds the verdict (docs/design.md
     // §13.7).
     const bool oom = ending == plugin_support::Ending::none && !drain_killed_ && exit_code &&
-                     *exit_code != 0 && oom_killed(container_id);
+                     *exit_code != 0 && oom_killed(container_id, *exit_code);
     cleanup();
     if (log_failure_ && ending == plugin_support::Ending::none && !drain_killed_) {
         try {
@@ -327,17 +327,24 @@ radial::plugin::RunResult SwarmRun::execute() {
 // not say (a task killed by the bound only "exits 137"), and the container can be asked only on
 // the node whose engine this is; a task on another node is reported as not OOM-killed
 // (docs/design.md §13.7).
-bool SwarmRun::oom_killed(const std::string& container_id) {
+bool SwarmRun::oom_killed(const std::string& container_id, int exit_code) {
     if (container_id.empty()) return false;
-    try {
-        auto r = rt_.engine_.request("GET", "/containers/" + container_id + "/json", "",
-                                     "inspecting the container of " + box());
-        if (r.status != 200) return false;
-        json j = json::parse(r.body, nullptr, false);
-        return !j.is_discarded() && j.contains("State") && j["State"].is_object() &&
-               j["State"].value("OOMKilled", false);
-    } catch (const std::exception&) {
-        return false;
+    // The engine learns of an OOM kill by an event of its own, which can come after the exit: a
+    // SIGKILL's 137 without the flag is asked again, a few times within half a second.
+    for (int again = 0;; ++again) {
+        try {
+            auto r = rt_.engine_.request("GET", "/containers/" + container_id + "/json", "",
+                                         "inspecting the container of " + box());
+            if (r.status != 200) return false;
+            json j = json::parse(r.body, nullptr, false);
+            if (!j.is_discarded() && j.contains("State") && j["State"].is_object() &&
+                j["State"].value("OOMKilled", false))
+                return true;
+        } catch (const std::exception&) {
+            return false;
+        }
+        if (exit_code != 137 || again >= 5) return false;
+        std::this_thread::sleep_for(milliseconds(100));
     }
 }
 

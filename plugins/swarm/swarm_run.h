@@ -177,7 +177,7 @@ private:
     bool await_local_logs();
     void stop_logs();
     void cleanup() noexcept;
-    bool oom_killed(const std::string& container_id);
+    bool oom_killed(const std::string& container_id, int exit_code);
 
     SwarmRuntime& rt_;
     const ContainerSpec& spec_;
