@@ -317,8 +317,7 @@ std::optional<std::string> TurnSession::remember_secrets() const {
     try {
         session::remember_secrets(env_.cfg.state_dir, *secrets_, kTokenEnv);
     } catch (const std::exception& e) {
-        // Never run without it: a session's snapshot could then hold the secret (docs/design.md
-        // §13.12).
+        // Never run without it: a snapshot could hold the secret (docs/design.md §13.12).
         return fmt::format(
             "{}; the turn did not start, since a session's snapshot could otherwise "
             "hold one of its secrets unseen",

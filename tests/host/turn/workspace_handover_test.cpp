@@ -173,6 +173,13 @@ TEST(WorkspaceHandover, ARootOwnedWorkspaceOnlyGetsTheBoxsFilesBack) {
     EXPECT_EQ(lstat_of(w + "/made").st_gid, lstat_of(w).st_gid);
 }
 
+// `w`, with a file "f" in it, both the workspace owner's.
+void owner_with_a_file(const std::string& w) {
+    std::ofstream(w + "/f") << "x";
+    ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
+    ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
+}
+
 // A child process hands `w` to the box uid with its note at `note`, then dies as SIGKILL would:
 // no give-back, the note left unlocked. Whether the child ran and ended.
 bool hand_over_and_die(const std::string& w, const std::string& note) {
@@ -193,9 +200,7 @@ TEST(WorkspaceHandover, C12_AKilledRadialdsWorkspaceIsHandedBackByTheNextOne) {
     ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
     test::TempDir ws("radial-ho-kill"), state("radial-ho-state");
     const std::string w = ws.path();
-    std::ofstream(w + "/f") << "x";
-    ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
-    ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
+    ASSERT_NO_FATAL_FAILURE(owner_with_a_file(w));
     const std::string notes = handover_marker_dir(state.path());
     {
         WorkspaceHandover live(w, kBox, kBox, notes + "/live");
@@ -219,9 +224,7 @@ TEST(WorkspaceHandover, C12_ANoteWhoseBoxStillWritesIsKeptUntilTheBoxIsGone) {
     ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
     test::TempDir ws("radial-ho-kill"), state("radial-ho-state");
     const std::string w = ws.path();
-    std::ofstream(w + "/f") << "x";
-    ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
-    ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
+    ASSERT_NO_FATAL_FAILURE(owner_with_a_file(w));
     const std::string notes = handover_marker_dir(state.path());
     ASSERT_TRUE(hand_over_and_die(w, notes + "/turn-7"));
     std::vector<std::string> asked;
@@ -254,9 +257,7 @@ TEST(WorkspaceHandover, ANoteForADirectoryReplacedSinceHandsNothingBack) {
     test::TempDir base("radial-ho-kill"), state("radial-ho-state"), victim("radial-ho-victim");
     const std::string w = base / "ws";
     std::filesystem::create_directories(w);
-    std::ofstream(w + "/f") << "x";
-    ASSERT_EQ(::lchown(w.c_str(), kOwner, kGroup), 0);
-    ASSERT_EQ(::lchown((w + "/f").c_str(), kOwner, kGroup), 0);
+    ASSERT_NO_FATAL_FAILURE(owner_with_a_file(w));
     const std::string notes = handover_marker_dir(state.path());
     for (const bool as_link : {false, true}) {
         ASSERT_TRUE(hand_over_and_die(w, notes + "/killed"));
