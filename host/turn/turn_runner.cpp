@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "log/logger.h"
@@ -86,17 +87,31 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
             if (clock_.wait_until(lock, done_cv_, clock_.steady() + budget,
                                   [this] { return done_; }))
                 return;
-            lock.unlock();
             watchdog_fired_ = true;
             log::warn("turn",
                       "turn {}: runtime did not end the box {} ms after its timeout; "
                       "killing '{}'",
                       turn_id_, host_grace_.count(), spec_.label);
-            try {
-                client_.kill(spec_.label);
-            } catch (const std::exception& e) {
-                log::error("turn", "turn {}: kill '{}' failed: {}", turn_id_, spec_.label,
-                           e.what());
+            // Again after each further grace while the run has not returned: a kill the engine
+            // failed or the plugin lost must not leave the turn, and its slot, held for ever.
+            for (int attempt = 1;; ++attempt) {
+                lock.unlock();
+                try {
+                    client_.kill(spec_.label);
+                } catch (const std::exception& e) {
+                    log::error("turn", "turn {}: kill '{}' failed (attempt {}): {}", turn_id_,
+                               spec_.label, attempt, e.what());
+                }
+                lock.lock();
+                // At least a second apart, whatever the grace: the log must not flood.
+                const auto again = std::max(host_grace_, std::chrono::milliseconds(1000));
+                if (clock_.wait_until(lock, done_cv_, clock_.steady() + again,
+                                      [this] { return done_; }))
+                    return;
+                log::error("turn",
+                           "turn {}: runtime '{}' has not returned {} ms after kill '{}' "
+                           "(attempt {}); killing it again",
+                           turn_id_, client_.info().id, again.count(), spec_.label, attempt);
             }
         });
     }

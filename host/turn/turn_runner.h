@@ -2,7 +2,8 @@
 // record (docs/design.md §3).
 //
 // The host enforces the timeout as well as the plugin: a watchdog kills the box by label when the
-// plugin has not returned `kHostTimeoutGrace` after the turn's timeout. A refused field fails the
+// plugin has not returned `kHostTimeoutGrace` after the turn's timeout, and again after each
+// further grace (at least 1 s) until it returns. A refused field fails the
 // turn before anything starts; superseded fields are logged once per run (docs/design.md §5.6).
 #pragma once
 

@@ -18,7 +18,8 @@
 // list_by_label of a prefix containing "abort-list" calls abort() (a plugin that aborts there).
 // Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
 // unknown = [field names] (reported with disposition 7, which the ABI does not define);
-// failPreflight = "message".
+// failPreflight = "message"; failKills = N (the first N kills fail, as an engine that does not
+// answer for a while).
 // Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
 // id).
 #include <dirent.h>
@@ -60,6 +61,7 @@ public:
         for (const auto& f : config.strings("unknown").value_or(std::vector<std::string>{}))
             unknown_.insert(f);
         fail_preflight_ = config.string("failPreflight").value_or("");
+        fail_kills_ = config.integer("failKills").value_or(0);
     }
 
     void preflight() override {
@@ -211,6 +213,10 @@ public:
 
     void kill(std::string_view label) override {
         std::lock_guard lock(mutex_);
+        if (fail_kills_ > 0) {
+            --fail_kills_;
+            throw Error(RADIAL_E_UNAVAILABLE, "the engine did not answer (failKills)");
+        }
         killed_.insert(std::string(label));
         cv_.notify_all();
     }
@@ -220,6 +226,7 @@ private:
     std::vector<std::string> caps_;
     std::set<std::string> refuse_, supersede_, unknown_;
     std::string fail_preflight_;
+    std::int64_t fail_kills_ = 0; // guarded by mutex_
     std::mutex mutex_;
     std::condition_variable cv_;
     std::set<std::string> active_, killed_;

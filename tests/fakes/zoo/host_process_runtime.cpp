@@ -80,6 +80,37 @@ void HostProcessRuntime::maybe_hang(std::string_view call) const {
 
 void HostProcessRuntime::preflight() { maybe_hang("preflight"); }
 
+const void* HostProcessRuntime::extension(std::string_view id) {
+    maybe_hang("get_extension");
+    if (id == RADIAL_SESSION_EXTENSION_ID) return radial::plugin::session_extension();
+    if (id == RADIAL_TEMPLATE_EXTENSION_ID && hang_.count("template load") != 0)
+        return radial::plugin::template_extension();
+    return nullptr;
+}
+
+// The snapshot calls: the helper's refusals, unless the config says to hang in them.
+std::string HostProcessRuntime::resolve_image(std::string_view image) {
+    maybe_hang("resolve_image");
+    return Sessions::resolve_image(image);
+}
+void HostProcessRuntime::changes(std::string_view label, std::uint64_t since_ms,
+                                 radial::plugin::ChangeSink& sink) {
+    maybe_hang("session changes");
+    Sessions::changes(label, since_ms, sink);
+}
+std::string HostProcessRuntime::snapshot(std::string_view label, std::string_view image) {
+    maybe_hang("session snapshot");
+    return Sessions::snapshot(label, image);
+}
+void HostProcessRuntime::remove_snapshot(std::string_view image) {
+    maybe_hang("remove snapshot");
+    Sessions::remove_snapshot(image);
+}
+void HostProcessRuntime::load_template(const std::string&, std::chrono::milliseconds) {
+    maybe_hang("template load");
+    throw Error(RADIAL_E_UNSUPPORTED, "this runtime keeps no templates");
+}
+
 void HostProcessRuntime::remove_box_file(std::string_view label) const {
     if (!box_dir_.empty()) ::unlink((box_dir_ + "/" + std::string(label)).c_str());
 }
@@ -324,6 +355,7 @@ void HostProcessRuntime::kill(std::string_view label) {
 }
 
 void HostProcessRuntime::create_session(const ContainerSpec& spec, std::uint64_t, std::uint64_t) {
+    maybe_hang("session create");
     auto& reg = registry();
     std::lock_guard lock(reg.mutex);
     if (reg.sessions.count(spec.label) != 0 || reg.boxes.count(spec.label) != 0)
@@ -352,6 +384,7 @@ radial::plugin::RunResult HostProcessRuntime::exec(const ContainerSpec& exec,
 }
 
 void HostProcessRuntime::destroy_session(std::string_view label) {
+    maybe_hang("session destroy");
     if (defects_.keep_session) return;
     kill(label);
 }

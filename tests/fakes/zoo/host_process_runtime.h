@@ -10,13 +10,18 @@
 // each box also has a file there, named after its label and holding its process group id, from
 // before its process starts until the box is removed: what the harness's --verify-gone probe and
 // --cleanup command look at, independently of the plugin. The config key `hang`, an array of
-// "preflight", "describe_spec", "list_by_label", "kill", makes those calls block forever.
+// "preflight", "describe_spec", "list_by_label", "kill", "get_extension", "session create",
+// "session destroy",
+// "resolve_image", "session changes", "session snapshot", "remove snapshot", "template load",
+// makes those calls block forever (the runtime offers radial.template/1 only when its load is to
+// hang; its snapshot calls otherwise refuse, as the helper's defaults do).
 #pragma once
 
 #include <map>
 #include <mutex>
 #include <radial/plugin/runtime.hpp>
 #include <radial/plugin/session.hpp>
+#include <radial/plugin/templates.hpp>
 #include <set>
 #include <string>
 
@@ -44,7 +49,9 @@ struct Defects {
 // Sessions (radial.session/1): a session is a registry entry; each exec is a run of the exec's
 // argv with its own env, in the session's workdir, as the box "<label>.exec". Being host
 // processes, what an exec writes is on the host, so the next exec sees it.
-class HostProcessRuntime : public radial::plugin::Runtime, public radial::plugin::Sessions {
+class HostProcessRuntime : public radial::plugin::Runtime,
+                           public radial::plugin::Sessions,
+                           public radial::plugin::Templates {
 public:
     HostProcessRuntime(const radial::plugin::Host& host, radial::plugin::Config& config,
                        Defects defects);
@@ -55,13 +62,17 @@ public:
     std::vector<std::string> list_by_label(std::string_view prefix) override;
     void kill(std::string_view label) override;
 
-    const void* extension(std::string_view id) override {
-        return id == RADIAL_SESSION_EXTENSION_ID ? radial::plugin::session_extension() : nullptr;
-    }
+    const void* extension(std::string_view id) override;
     void create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
                         std::uint64_t max_lifetime_ms) override;
     radial::plugin::RunResult exec(const ContainerSpec& exec, radial::plugin::Output& out) override;
     void destroy_session(std::string_view label) override;
+    std::string resolve_image(std::string_view image) override;
+    void changes(std::string_view label, std::uint64_t since_ms,
+                 radial::plugin::ChangeSink& sink) override;
+    std::string snapshot(std::string_view label, std::string_view image) override;
+    void remove_snapshot(std::string_view image) override;
+    void load_template(const std::string& archive, std::chrono::milliseconds budget) override;
 
 private:
     void remove_box_file(std::string_view label) const;

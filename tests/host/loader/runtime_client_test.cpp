@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <radial/host/runtime_client.hpp>
+#include <radial/host/session_client.hpp>
+#include <radial/host/template_client.hpp>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -265,6 +267,33 @@ double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// The zoo told to hang in `name`, under a 300 ms deadline: `call` fails within `within`, naming the
+// plugin and the call, and the instance is stuck: a later call fails at once, naming the hung one.
+// Destroying it returns (destroy is not called while a call is in flight).
+void expect_hangs_past_deadline(const loader::LoadedPlugin& p, const std::string& name,
+                                const std::string& within,
+                                const std::function<void(const RuntimeClient&)>& call) {
+    SCOPED_TRACE(name);
+    auto c = make(p, hanging(name));
+    c.set_call_deadline(std::chrono::milliseconds(300));
+    auto t0 = Clock::now();
+    try {
+        call(c);
+        ADD_FAILURE() << name << " returned although the plugin never does";
+    } catch (const RuntimeError& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_TIMEOUT);
+        EXPECT_THAT(e.what(), HasSubstr("runtime plugin 'zoo-good'"));
+        EXPECT_THAT(e.what(), HasSubstr(name + " did not return within " + within));
+    }
+    EXPECT_LT(seconds_since(t0), 5.0);
+    try {
+        (void)c.capabilities();
+        ADD_FAILURE() << "a call after the hung " << name << " went into the plugin";
+    } catch (const RuntimeError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("because " + name + " did not return in time"));
+    }
+}
+
 TEST(RuntimeClientDeadline, EachHungCallFailsWithinTheDeadlineNamingPluginAndCall) {
     auto p = load_zoo("good");
     const std::vector<std::pair<std::string, std::function<void(const RuntimeClient&)>>> calls = {
@@ -273,29 +302,63 @@ TEST(RuntimeClientDeadline, EachHungCallFailsWithinTheDeadlineNamingPluginAndCal
         {"list_by_label", [](const RuntimeClient& c) { (void)c.list_by_label("radial-turn-x-"); }},
         {"kill", [](const RuntimeClient& c) { c.kill("radial-turn-x-1"); }},
     };
-    for (const auto& [name, call] : calls) {
-        SCOPED_TRACE(name);
-        auto c = make(p, hanging(name));
-        c.set_call_deadline(std::chrono::milliseconds(300));
-        auto t0 = Clock::now();
-        try {
-            call(c);
-            ADD_FAILURE() << name << " returned although the plugin never does";
-        } catch (const RuntimeError& e) {
-            EXPECT_EQ(e.code(), RADIAL_E_TIMEOUT);
-            EXPECT_THAT(e.what(), HasSubstr("runtime plugin 'zoo-good'"));
-            EXPECT_THAT(e.what(), HasSubstr(name + " did not return within 300 ms"));
-        }
-        EXPECT_LT(seconds_since(t0), 5.0);
-        // The instance is stuck: later calls fail at once, naming the call that hung.
-        try {
-            (void)c.capabilities();
-            ADD_FAILURE() << "a call after the hung " << name << " went into the plugin";
-        } catch (const RuntimeError& e) {
-            EXPECT_THAT(e.what(), HasSubstr("because " + name + " did not return in time"));
-        }
-        // Destroying it returns (destroy is not called while a call is in flight).
+    for (const auto& [name, call] : calls) expect_hangs_past_deadline(p, name, "300 ms", call);
+}
+
+// The extensions' calls are the plugin's code too: each is under the same deadline (a template
+// load, beyond its own budget), and the instance is stuck after one of them hung.
+TEST(RuntimeClientDeadline, EachHungExtensionCallFailsWithinTheDeadlineNamingIt) {
+    auto p = load_zoo("good");
+    using Call = std::function<void(const RuntimeClient&)>;
+    const std::vector<std::tuple<std::string, std::string, Call>> calls = {
+        {"get_extension", "300 ms", [](const RuntimeClient& c) { (void)SessionClient::of(c); }},
+        {"session create", "300 ms",
+         [](const RuntimeClient& c) { SessionClient::of(c).create(spec({}), 1000, 0); }},
+        {"session destroy", "300 ms",
+         [](const RuntimeClient& c) { SessionClient::of(c).destroy("radial-session-x-1"); }},
+        {"resolve_image", "300 ms",
+         [](const RuntimeClient& c) { (void)SessionClient::of(c).resolve_image("img"); }},
+        {"session changes", "300 ms",
+         [](const RuntimeClient& c) {
+             SessionClient::ChangeHandler h{[](std::string_view, std::uint32_t) { return true; },
+                                            [](std::string_view) { return true; }};
+             SessionClient::of(c).changes("radial-session-x-1", 0, h);
+         }},
+        {"session snapshot", "300 ms",
+         [](const RuntimeClient& c) {
+             (void)SessionClient::of(c).snapshot("radial-session-x-1", "radial-snapshot:x");
+         }},
+        {"remove snapshot", "300 ms",
+         [](const RuntimeClient& c) { SessionClient::of(c).remove_snapshot("radial-snapshot:x"); }},
+        {"template load", "500 ms",
+         [](const RuntimeClient& c) {
+             auto templates = TemplateClient::of(c);
+             ASSERT_TRUE(templates.has_value()) << "the zoo offers templates when told to hang";
+             templates->load("/proc/self/exe", std::chrono::milliseconds(200));
+         }},
+    };
+    for (const auto& [name, within, call] : calls)
+        expect_hangs_past_deadline(p, name, within, call);
+}
+
+// Under a deadline an extension call that returns answers as it would without one: here the
+// plugin's own refusal, and the instance stays usable.
+TEST(RuntimeClientDeadline, ACallThatDoesNotHangStillAnswersUnderTheDeadline) {
+    auto p = load_zoo("good");
+    auto c = make(p);
+    c.set_call_deadline(std::chrono::milliseconds(5000));
+    const auto sessions = SessionClient::of(c);
+    try {
+        (void)sessions.resolve_image("img");
+        ADD_FAILURE() << "the zoo keeps no snapshots, and said it resolved one";
+    } catch (const RuntimeError& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_UNSUPPORTED);
+        EXPECT_THAT(e.what(), HasSubstr("keeps no snapshots"));
     }
+    SessionClient::ChangeHandler h{[](std::string_view, std::uint32_t) { return true; },
+                                   [](std::string_view) { return true; }};
+    EXPECT_THROW(sessions.changes("radial-session-x-1", 0, h), RuntimeError);
+    EXPECT_TRUE(c.list_by_label("radial-turn-nothing-").empty()) << "the instance is not stuck";
 }
 
 TEST(RuntimeClientDeadline, TheObserverIsToldOfEachCallItsDurationAndWhetherItFailed) {

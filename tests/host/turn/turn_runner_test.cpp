@@ -4,10 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
 #include <mutex>
 #include <thread>
 
+#include "../../support/host_processes.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
 #include "time/clock.h"
@@ -108,6 +110,42 @@ TEST_F(Fixture, HostKillsABoxThePluginFailsToTimeOut) {
     for (const auto& l : lines)
         warned = warned || l.find("did not end the box") != std::string::npos;
     EXPECT_TRUE(warned);
+}
+
+// A kill the engine failed is not the end of it: the watchdog kills again after each further grace
+// until the run returns, and says so each time. The clock moves an hour (the grace) at each look,
+// so however the watchdog's waits fall, each one ends.
+TEST_F(Fixture, TheHostKillsAgainWhenItsKillFailed) {
+    host::ConfigEntry fail;
+    fail.key = "failKills";
+    fail.kind = RADIAL_CONFIG_INT;
+    fail.int_value = 2;
+    auto c = client({"run.fake", {fail}});
+    time::ManualClock clock;
+    TurnRunner r(c, spec({"hang", "60000"}, 100), "t1", std::chrono::hours(1), std::nullopt, clock);
+    auto ran = std::async(std::launch::async, [&] {
+        return r.run([](std::uint32_t, std::string_view) { return true; });
+    });
+    ASSERT_TRUE(test::wait_until([&] { return !c.list_by_label("radial-turn-local-").empty(); },
+                                 std::chrono::seconds(20)));
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            clock.advance(std::chrono::hours(1));
+            return ran.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+        },
+        std::chrono::seconds(20)))
+        << "the run never returned: the failed kills were not tried again";
+    EXPECT_EQ(ran.get().status, TurnStatus::timed_out);
+    std::lock_guard lock(lines_mutex);
+    auto logged = [&](const std::string& what) {
+        return std::any_of(lines.begin(), lines.end(),
+                           [&](const std::string& l) { return l.find(what) != std::string::npos; });
+    };
+    EXPECT_TRUE(logged("kill 'radial-turn-local-t1' failed (attempt 1)"));
+    EXPECT_TRUE(logged("kill 'radial-turn-local-t1' failed (attempt 2)"));
+    EXPECT_TRUE(
+        logged("has not returned 3600000 ms after kill 'radial-turn-local-t1' (attempt 2)"));
+    EXPECT_FALSE(logged("failed (attempt 3)")) << "the fake fails only its first two kills";
 }
 
 TEST_F(Fixture, RefusedFieldIsAnErrorBeforeAnythingRuns) {

@@ -39,12 +39,14 @@ namespace radial::host {
 //
 class SessionClient; // radial/host/session_client.hpp
 
-// Deadlines: after set_call_deadline(d), every call but create and run is made on a thread of its
-// own and waited for at most `d`. A call that does not return in time throws RuntimeError with
-// RADIAL_E_TIMEOUT naming the plugin and the call; the instance is then stuck: every later call
-// throws at once, and destroy is never called (the ABI forbids it while a call is in flight; the
-// plugin's memory is left to the process's exit). A destroy that does not return in time is
-// reported through the log function at error level and abandoned.
+// Deadlines: after set_call_deadline(d), every call but create and run (and a session's exec,
+// which the turn's own timeout bounds) is made on a thread of its own and waited for at most `d`:
+// the extensions' calls too (get_extension, session create, destroy and snapshot calls; a
+// template load gets `d` beyond its own budget). A call that does not return in time throws
+// RuntimeError with RADIAL_E_TIMEOUT naming the plugin and the call; the instance is then stuck:
+// every later call throws at once, and destroy is never called (the ABI forbids it while a call is
+// in flight; the plugin's memory is left to the process's exit). A destroy that does not return in
+// time is reported through the log function at error level and abandoned.
 class RuntimeClient {
 public:
     // Creates an instance. Throws RuntimeError with the plugin's status and message when create
@@ -105,7 +107,9 @@ public:
 
     // Told how long each call took, for a host's metrics: `call` is the seam function's name
     // ("preflight", "capabilities", "describe_spec", "run", "list_by_label", "tcp_route",
-    // "inspect", "kill", "box root_ids"), `elapsed` the wall time until it returned or threw, `ok`
+    // "inspect", "kill", "get_extension" and the extensions': "box root_ids", "session create",
+    // "session destroy", "resolve_image", "session changes", "session snapshot", "remove
+    // snapshot", "template load"), `elapsed` the wall time until it returned or threw, `ok`
     // false when it threw (a deadline's timeout too). Called on the calling thread after each
     // call, from several threads at once: it must be thread-safe and quick; what it throws is
     // dropped. Set it, like the deadline, before calls are made from other threads.
@@ -363,8 +367,8 @@ private:
     };
     struct Unit {};
 
-    std::string stuck_message(const char* call, const char* stuck) const {
-        return "runtime plugin '" + state_->info.id + "' (" + state_->plugin_path + "): " + call +
+    static std::string stuck_message(const State& st, const char* call, const char* stuck) {
+        return "runtime plugin '" + st.info.id + "' (" + st.plugin_path + "): " + call +
                " was not called because " + stuck +
                " did not return in time earlier; the plugin is stuck, restart radiald";
     }
@@ -391,27 +395,37 @@ private:
     // `fn` threw, or RuntimeError(RADIAL_E_TIMEOUT) naming the plugin and `call`.
     template <class F>
     auto bounded(const char* call, F fn) const -> std::invoke_result_t<F&, State&> {
-        Timed timed(*state_, call);
+        return bounded_on(state_, call, state_->deadline, std::move(fn));
+    }
+
+    // The same for the extension clients, which share the state: under `deadline` (zero: none).
+    template <class F>
+    static auto bounded_on(const std::shared_ptr<State>& state, const char* call,
+                           std::chrono::milliseconds deadline, F fn)
+        -> std::invoke_result_t<F&, State&> {
+        Timed timed(*state, call);
         if constexpr (std::is_void_v<std::invoke_result_t<F&, State&>>) {
-            bounded_untimed(call, std::move(fn));
+            bounded_untimed(state, call, deadline, std::move(fn));
             timed.ok = true;
         } else {
-            auto value = bounded_untimed(call, std::move(fn));
+            auto value = bounded_untimed(state, call, deadline, std::move(fn));
             timed.ok = true;
             return value;
         }
     }
 
     template <class F>
-    auto bounded_untimed(const char* call, F fn) const -> std::invoke_result_t<F&, State&> {
+    static auto bounded_untimed(const std::shared_ptr<State>& state, const char* call,
+                                std::chrono::milliseconds deadline, F fn)
+        -> std::invoke_result_t<F&, State&> {
         using R = std::invoke_result_t<F&, State&>;
-        if (const char* stuck = state_->stuck.load())
-            throw RuntimeError(RADIAL_E_TIMEOUT, {}, stuck_message(call, stuck));
-        if (state_->deadline.count() <= 0) return fn(*state_);
+        if (const char* stuck = state->stuck.load())
+            throw RuntimeError(RADIAL_E_TIMEOUT, {}, stuck_message(*state, call, stuck));
+        if (deadline.count() <= 0) return fn(*state);
         using T = std::conditional_t<std::is_void_v<R>, Unit, R>;
         auto slot = std::make_shared<Slot<T>>();
         // The thread shares the state: an abandoned call keeps the instance and its library alive.
-        std::thread([slot, st = state_, fn = std::move(fn)]() mutable {
+        std::thread([slot, st = state, fn = std::move(fn)]() mutable {
             std::optional<T> value;
             std::exception_ptr error;
             try {
@@ -431,13 +445,13 @@ private:
             slot->cv.notify_all();
         }).detach();
         std::unique_lock lock(slot->mutex);
-        if (!slot->cv.wait_for(lock, state_->deadline, [&] { return slot->done; })) {
+        if (!slot->cv.wait_for(lock, deadline, [&] { return slot->done; })) {
             const char* expected = nullptr;
-            state_->stuck.compare_exchange_strong(expected, call);
+            state->stuck.compare_exchange_strong(expected, call);
             throw RuntimeError(RADIAL_E_TIMEOUT, {},
-                               "runtime plugin '" + state_->info.id + "' (" + state_->plugin_path +
+                               "runtime plugin '" + state->info.id + "' (" + state->plugin_path +
                                    "): " + call + " did not return within " +
-                                   deadline_text(state_->deadline) +
+                                   deadline_text(deadline) +
                                    "; the plugin or the engine behind it is stuck");
         }
         if (slot->error) std::rethrow_exception(slot->error);
@@ -504,11 +518,14 @@ private:
                                        "' does not claim (" RADIAL_CAP_MOUNT_PROPAGATION ")");
     }
     // The plugin's table for extension `id` (radial/<extension>.h), or nullptr when it has none or
-    // predates get_extension; for the extension clients below.
+    // predates get_extension; for the extension clients below. Under the call deadline: it is the
+    // plugin's code like any other call.
     const void* extension_table(const char* id) const {
         if (RADIAL_HAS_FIELD(state_->d, radial_runtime_descriptor, get_extension) &&
             state_->d->get_extension != nullptr)
-            return state_->d->get_extension(state_->rt, id);
+            return bounded("get_extension", [ext = std::string(id)](State& st) {
+                return st.d->get_extension(st.rt, ext.c_str());
+            });
         return nullptr;
     }
     std::shared_ptr<State> state_;

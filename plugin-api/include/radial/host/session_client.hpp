@@ -2,14 +2,19 @@
 // radial/session.h): a session's box created once, a turn per exec, destroyed at the end.
 //
 // Thread-safety as the extension's calls say; errors as RuntimeClient's (RuntimeError with the
-// plugin's status and message, the key it named).
+// plugin's status and message, the key it named). Every call but exec is under the client's call
+// deadline (RuntimeClient::set_call_deadline), with its consequences: a call past it throws
+// RuntimeError(RADIAL_E_TIMEOUT) and the instance is stuck. An exec is bounded by its turn.
 #pragma once
 
 #include <radial/session.h>
 
 #include <exception>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <radial/host/runtime_client.hpp>
+#include <string>
 
 namespace radial::host {
 
@@ -35,12 +40,15 @@ public:
     // Creates and starts the session's box (see radial_session_ext.create).
     void create(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
                 std::uint64_t max_lifetime_ms) const {
-        CSpec c(spec);
-        detail::ErrorCollector err;
-        auto esink = err.sink();
-        std::int32_t status =
-            ext_->create(state_->rt, c.get(), idle_timeout_ms, max_lifetime_ms, &esink);
-        if (status != RADIAL_OK) err.raise(status, "session create");
+        bounded("session create",
+                [ext = ext_, spec, idle_timeout_ms, max_lifetime_ms](RuntimeClient::State& st) {
+                    CSpec c(spec);
+                    detail::ErrorCollector err;
+                    auto esink = err.sink();
+                    std::int32_t status =
+                        ext->create(st.rt, c.get(), idle_timeout_ms, max_lifetime_ms, &esink);
+                    if (status != RADIAL_OK) err.raise(status, "session create");
+                });
     }
 
     // Runs one exec in the session `exec.label` to its end (see radial_session_ext.exec).
@@ -60,10 +68,12 @@ public:
 
     // No box labelled `label` remains afterwards.
     void destroy(std::string_view label) const {
-        detail::ErrorCollector err;
-        auto esink = err.sink();
-        std::int32_t status = ext_->destroy(state_->rt, to_c(label), &esink);
-        if (status != RADIAL_OK) err.raise(status, "session destroy");
+        bounded("session destroy", [ext = ext_, l = std::string(label)](RuntimeClient::State& st) {
+            detail::ErrorCollector err;
+            auto esink = err.sink();
+            std::int32_t status = ext->destroy(st.rt, to_c(l), &esink);
+            if (status != RADIAL_OK) err.raise(status, "session destroy");
+        });
     }
 
     // Snapshots (radial_session_ext 1.1): whether the runtime offers the calls at all. The
@@ -77,10 +87,11 @@ public:
     // The content digest of the local image `image` (see radial_session_ext.resolve_image).
     std::string resolve_image(std::string_view image) const {
         require_snapshots();
-        return one_name("resolve_image",
-                        [&](const radial_name_sink* n, const radial_error_sink* e) {
-                            return ext_->resolve_image(state_->rt, to_c(image), n, e);
-                        });
+        return one_name("resolve_image", [ext = ext_, i = std::string(image)](
+                                             radial_runtime* rt, const radial_name_sink* n,
+                                             const radial_error_sink* e) {
+            return ext->resolve_image(rt, to_c(i), n, e);
+        });
     }
 
     // One changed entry at a time, then its bytes (see radial_change_sink); each returns false to
@@ -91,60 +102,86 @@ public:
     };
     // Walks the box's changes since `since_ms` (see radial_session_ext.changes). Throws
     // RuntimeError(RADIAL_E_CANCELLED) when a handler stopped it; a handler's exception stops it
-    // and is rethrown here.
+    // and is rethrown here. Past the call deadline `handler` is let go before this throws: the
+    // plugin's later calls of the sink stop its walk without reaching it.
     void changes(std::string_view label, std::uint64_t since_ms, ChangeHandler& handler) const {
         require_snapshots();
-        struct Ctx {
-            ChangeHandler& h;
-            std::exception_ptr failed;
-        } ctx{handler, nullptr};
-        radial_change_sink sink{
-            sizeof(radial_change_sink), &ctx,
-            [](void* c, radial_str path, std::uint32_t kind) noexcept -> std::int32_t {
-                auto* x = static_cast<Ctx*>(c);
-                try {
-                    return x->h.entry(to_view(path), kind) ? 0 : 1;
-                } catch (...) {
-                    x->failed = std::current_exception();
-                    return 1;
+        auto ctx = std::make_shared<ChangeWalk>();
+        ctx->h = &handler;
+        try {
+            bounded("session changes", [ext = ext_, ctx, l = std::string(label),
+                                        since_ms](RuntimeClient::State& st) {
+                radial_change_sink sink{
+                    sizeof(radial_change_sink), ctx.get(),
+                    [](void* c, radial_str path, std::uint32_t kind) noexcept -> std::int32_t {
+                        return static_cast<ChangeWalk*>(c)->step(
+                            [&](ChangeHandler& h) { return h.entry(to_view(path), kind); });
+                    },
+                    [](void* c, const std::uint8_t* data, std::size_t n) noexcept -> std::int32_t {
+                        return static_cast<ChangeWalk*>(c)->step([&](ChangeHandler& h) {
+                            return h.data({reinterpret_cast<const char*>(data), n});
+                        });
+                    }};
+                detail::ErrorCollector err;
+                auto esink = err.sink();
+                const std::int32_t status = ext->changes(st.rt, to_c(l), since_ms, &sink, &esink);
+                if (status != RADIAL_OK) {
+                    std::lock_guard lock(ctx->mutex);
+                    if (ctx->failed) return; // rethrown below
+                    err.raise(status, "session changes");
                 }
-            },
-            [](void* c, const std::uint8_t* data, std::size_t n) noexcept -> std::int32_t {
-                auto* x = static_cast<Ctx*>(c);
-                try {
-                    return x->h.data({reinterpret_cast<const char*>(data), n}) ? 0 : 1;
-                } catch (...) {
-                    x->failed = std::current_exception();
-                    return 1;
-                }
-            }};
-        detail::ErrorCollector err;
-        auto esink = err.sink();
-        const std::int32_t status = ext_->changes(state_->rt, to_c(label), since_ms, &sink, &esink);
-        if (ctx.failed) std::rethrow_exception(ctx.failed);
-        if (status != RADIAL_OK) err.raise(status, "session changes");
+            });
+        } catch (...) {
+            std::lock_guard lock(ctx->mutex);
+            ctx->h = nullptr;
+            throw;
+        }
+        std::lock_guard lock(ctx->mutex);
+        ctx->h = nullptr;
+        if (ctx->failed) std::rethrow_exception(ctx->failed);
     }
 
     // Commits the session's box to the local image `image`; its digest (see
     // radial_session_ext.snapshot).
     std::string snapshot(std::string_view label, std::string_view image) const {
         require_snapshots();
-        return one_name("session snapshot",
-                        [&](const radial_name_sink* n, const radial_error_sink* e) {
-                            return ext_->snapshot(state_->rt, to_c(label), to_c(image), n, e);
-                        });
+        return one_name(
+            "session snapshot",
+            [ext = ext_, l = std::string(label), i = std::string(image)](
+                radial_runtime* rt, const radial_name_sink* n, const radial_error_sink* e) {
+                return ext->snapshot(rt, to_c(l), to_c(i), n, e);
+            });
     }
 
     // No local image named `image` remains (see radial_session_ext.remove_snapshot).
     void remove_snapshot(std::string_view image) const {
         require_snapshots();
-        detail::ErrorCollector err;
-        auto esink = err.sink();
-        std::int32_t status = ext_->remove_snapshot(state_->rt, to_c(image), &esink);
-        if (status != RADIAL_OK) err.raise(status, "remove snapshot");
+        bounded("remove snapshot", [ext = ext_, i = std::string(image)](RuntimeClient::State& st) {
+            detail::ErrorCollector err;
+            auto esink = err.sink();
+            std::int32_t status = ext->remove_snapshot(st.rt, to_c(i), &esink);
+            if (status != RADIAL_OK) err.raise(status, "remove snapshot");
+        });
     }
 
 private:
+    // A walk of changes, shared with the call's thread.
+    struct ChangeWalk {
+        std::mutex mutex; // held while the handler runs; the handler is null once let go
+        ChangeHandler* h = nullptr;
+        std::exception_ptr failed;
+        template <class Step>
+        std::int32_t step(Step&& fn) noexcept {
+            std::lock_guard lock(mutex);
+            if (h == nullptr) return 1;
+            try {
+                return fn(*h) ? 0 : 1;
+            } catch (...) {
+                failed = std::current_exception();
+                return 1;
+            }
+        }
+    };
     void require_snapshots() const {
         if (!has_snapshots())
             throw RuntimeError(RADIAL_E_UNSUPPORTED, {},
@@ -154,20 +191,26 @@ private:
                                    "(run.containerRuntime)");
     }
     template <class F>
-    std::string one_name(const char* what, F&& call) const {
-        detail::ErrorCollector err;
-        detail::NameCollector names;
-        auto esink = err.sink();
-        auto nsink = names.sink();
-        std::int32_t status = call(&nsink, &esink);
-        if (status != RADIAL_OK) err.raise(status, what);
-        names.check(what);
-        if (names.names.size() != 1)
-            throw RuntimeError(RADIAL_E_INTERNAL, {},
-                               std::string(what) + ": runtime '" + state_->info.id + "' gave " +
-                                   std::to_string(names.names.size()) +
-                                   " digests where one was due");
-        return names.names.front();
+    auto bounded(const char* call, F fn) const -> std::invoke_result_t<F&, RuntimeClient::State&> {
+        return RuntimeClient::bounded_on(state_, call, state_->deadline, std::move(fn));
+    }
+    template <class F>
+    std::string one_name(const char* what, F call) const {
+        return bounded(what, [what, call = std::move(call)](RuntimeClient::State& st) {
+            detail::ErrorCollector err;
+            detail::NameCollector names;
+            auto esink = err.sink();
+            auto nsink = names.sink();
+            std::int32_t status = call(st.rt, &nsink, &esink);
+            if (status != RADIAL_OK) err.raise(status, what);
+            names.check(what);
+            if (names.names.size() != 1)
+                throw RuntimeError(RADIAL_E_INTERNAL, {},
+                                   std::string(what) + ": runtime '" + st.info.id + "' gave " +
+                                       std::to_string(names.names.size()) +
+                                       " digests where one was due");
+            return std::move(names.names.front());
+        });
     }
 
     SessionClient(std::shared_ptr<RuntimeClient::State> state, const radial_session_ext* ext)

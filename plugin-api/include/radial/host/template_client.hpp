@@ -28,14 +28,20 @@ public:
     }
 
     // Loads the archive at `archive` (absolute) within `budget` (see radial_template_ext.load).
-    // The plugin keeps the budget; this call waits for it. Throws RuntimeError
-    // (RADIAL_E_TIMEOUT past the budget).
+    // The plugin keeps the budget; this call waits for it, and for the client's call deadline
+    // beyond it when one is set (RuntimeClient::set_call_deadline: past that the instance is
+    // stuck). Throws RuntimeError (RADIAL_E_TIMEOUT past the budget).
     void load(const std::string& archive, std::chrono::milliseconds budget) const {
-        detail::ErrorCollector err;
-        auto sink = err.sink();
-        const std::int32_t status = ext_->load(state_->rt, to_c(archive),
-                                               static_cast<std::uint64_t>(budget.count()), &sink);
-        if (status != RADIAL_OK) err.raise(status, "template load");
+        const auto grace = state_->deadline;
+        RuntimeClient::bounded_on(
+            state_, "template load", grace.count() > 0 ? budget + grace : grace,
+            [ext = ext_, archive, budget](RuntimeClient::State& st) {
+                detail::ErrorCollector err;
+                auto sink = err.sink();
+                const std::int32_t status = ext->load(
+                    st.rt, to_c(archive), static_cast<std::uint64_t>(budget.count()), &sink);
+                if (status != RADIAL_OK) err.raise(status, "template load");
+            });
     }
 
 private:
