@@ -42,7 +42,10 @@ void for_each_line(std::string_view text, F&& f) {
     }
 }
 
-// Appends the sandboxes of one parsed document; false when it has the wrong shape.
+// Appends the sandboxes of one parsed document; false when it has the wrong shape. An entry that
+// is no object or names no sandbox is a shape this parser does not know (a log line such as
+// `["x"]`, or a later sbx that renamed the field), not an entry to skip: read as an empty list it
+// would tell a removal that its sandbox is gone and reconciliation that there is nothing to do.
 bool collect(const nlohmann::json& doc, std::vector<ListedSandbox>& out) {
     const nlohmann::json* items = &doc;
     if (doc.is_object()) {
@@ -52,17 +55,20 @@ bool collect(const nlohmann::json& doc, std::vector<ListedSandbox>& out) {
         items = &*it;
     }
     if (!items->is_array()) return false;
+    std::vector<ListedSandbox> found;
     for (const auto& item : *items) {
-        if (!item.is_object()) continue;
+        if (!item.is_object()) return false;
         auto name = item.find("name");
-        if (name == item.end() || !name->is_string()) continue;
+        if (name == item.end() || !name->is_string()) return false;
         const auto& n = name->get_ref<const std::string&>();
-        if (!plain_name(n)) continue;
+        if (n.empty()) return false;
+        if (!plain_name(n)) continue; // never one of radial's names
         ListedSandbox s{n, {}};
         auto status = item.find("status");
         if (status != item.end() && status->is_string()) s.status = status->get<std::string>();
-        out.push_back(std::move(s));
+        found.push_back(std::move(s));
     }
+    out.insert(out.end(), found.begin(), found.end());
     return true;
 }
 

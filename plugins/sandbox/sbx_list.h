@@ -27,10 +27,12 @@ std::vector<ListedSandbox> parse_sandbox_list_text(std::string_view output);
 // The --json form, {"sandboxes":[{"name":...,"status":...},...]} (sbx-releases#201; `sandboxes`
 // may be null), also a bare array of such objects. Some versions print daemon start-up lines on
 // stdout first, so parsing starts at the first line that opens a JSON object or array and
-// parses (text after the document is ignored). Entries whose name is not a non-empty string
-// without whitespace or control bytes are skipped. nullopt when no line starts a document of that
-// shape; an output that is empty or blank is an empty list. Never throws on any input. Pure;
-// thread-safe. Source: peers-and-sbx §1.4.
+// parses (text after the document is ignored). A document with an entry that is not an object or
+// whose "name" is missing, not a string or empty is not of that shape (so a log line such as
+// `["x"]` is passed over, and a changed format is an error, never an empty list); entries whose
+// name holds whitespace or control bytes are skipped (never radial's). nullopt when no line starts
+// a document of that shape; an output that is empty or blank is an empty list. Never throws on any
+// input. Pure; thread-safe. Source: peers-and-sbx §1.4.
 std::optional<std::vector<ListedSandbox>> parse_sandbox_list_json(std::string_view output);
 
 } // namespace radial::sandbox

@@ -102,12 +102,28 @@ TEST(sbx_list, JsonBareArray) {
     EXPECT_EQ(*listed, (std::vector<ListedSandbox>{{"a", "stopped"}}));
 }
 
-TEST(sbx_list, JsonSkipsEntriesWithoutAUsableName) {
+TEST(sbx_list, JsonSkipsEntriesWhoseNameCannotBeRadials) {
     auto listed = parse_sandbox_list_json(
-        R"({"sandboxes":[{"name":""},{"name":7},{"status":"running"},"x",{"name":"a b"},)"
-        R"({"name":"tab\there"},{"name":"ok","status":3}]})");
+        R"({"sandboxes":[{"name":"a b"},{"name":"tab\there"},{"name":"ok","status":3}]})");
     ASSERT_TRUE(listed);
     EXPECT_EQ(*listed, (std::vector<ListedSandbox>{{"ok", ""}}));
+}
+
+// An entry that names no sandbox is a format this parser does not know: an error, never a list
+// without it (a removal would take its sandbox for gone). Each member of the class, alone.
+TEST(sbx_list, JsonWithAnEntryThatNamesNoSandboxIsNotAList) {
+    for (const char* entry :
+         {R"({"name":""})", R"({"name":7})", R"({"name":null})", R"({"status":"running"})",
+          R"({"Name":"radial-turn-a-1"})", R"("x")", R"(["radial-turn-a-1"])", "3", "null"}) {
+        SCOPED_TRACE(entry);
+        const std::string doc = std::string(R"({"sandboxes":[{"name":"ok"},)") + entry + "]}";
+        EXPECT_EQ(parse_sandbox_list_json(doc), std::nullopt);
+        EXPECT_EQ(parse_sandbox_list_json(std::string("[") + entry + "]"), std::nullopt);
+    }
+    // A log line that is a JSON array of another shape is passed over for the document after it.
+    auto listed = parse_sandbox_list_json("[\"starting\"]\n{\"sandboxes\":[{\"name\":\"a\"}]}\n");
+    ASSERT_TRUE(listed);
+    EXPECT_EQ(names(*listed), (Names{"a"}));
 }
 
 TEST(sbx_list, JsonWithoutADocumentIsNotAnEmptyList) {
