@@ -22,11 +22,71 @@ TurnRunner::TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, st
 void TurnRunner::interrupt(StopReason why) noexcept {
     stop_reason_ = why; // before the flag: run() reads the reason once it sees the flag
     interrupted_ = true;
+    {
+        // Under the lock, so that the watchdog cannot miss it between its look and its wait.
+        std::lock_guard lock(mutex_);
+    }
+    done_cv_.notify_all();
     try {
         client_.kill(spec_.label);
     } catch (const std::exception& e) {
         log::error("turn", "turn {}: killing box '{}' after an interrupt failed: {}", turn_id_,
                    spec_.label, e.what());
+    }
+}
+
+void TurnRunner::watch() {
+    std::unique_lock lock(mutex_);
+    // A timeout beyond ~30 years is "none": converting it to the clock's nanoseconds would
+    // overflow.
+    constexpr std::uint64_t kMaxWatchedTimeoutMs = 1'000'000'000'000ull;
+    std::optional<time::SteadyPoint> timeout_due, interrupt_due;
+    if (spec_.timeout_ms > 0 && spec_.timeout_ms < kMaxWatchedTimeoutMs)
+        // The runtime's stop grace comes first (SIGTERM, then the kill).
+        timeout_due = clock_.steady() + std::chrono::milliseconds(spec_.timeout_ms) +
+                      std::chrono::milliseconds(spec_.stop_grace_ms) + host_grace_;
+    // Until the run returns, the timeout passes, or an interrupt's kill has had its grace.
+    for (;;) {
+        const bool noted = interrupt_due.has_value();
+        auto due = timeout_due ? timeout_due : interrupt_due;
+        if (timeout_due && interrupt_due) due = std::min(*timeout_due, *interrupt_due);
+        const auto until = due ? *due : clock_.steady() + std::chrono::hours(24 * 365);
+        if (clock_.wait_until(lock, done_cv_, until,
+                              [&] { return done_ || (interrupted_ && !noted); })) {
+            if (done_) return;
+            interrupt_due = clock_.steady() + host_grace_; // interrupt() has killed once
+            continue;
+        }
+        if (due) break;
+    }
+    std::string after;
+    if (timeout_due && clock_.steady() >= *timeout_due) {
+        watchdog_fired_ = true;
+        after = "its timeout";
+    } else {
+        after = "the interrupt's kill";
+    }
+    log::warn("turn", "turn {}: runtime did not end the box {} ms after {}; killing '{}'", turn_id_,
+              host_grace_.count(), after, spec_.label);
+    // Again after each further grace while the run has not returned: a kill the engine failed or
+    // the plugin lost must not leave the turn, and its slot, held for ever.
+    for (int attempt = 1;; ++attempt) {
+        lock.unlock();
+        try {
+            client_.kill(spec_.label);
+        } catch (const std::exception& e) {
+            log::error("turn", "turn {}: kill '{}' failed (attempt {}): {}", turn_id_, spec_.label,
+                       attempt, e.what());
+        }
+        lock.lock();
+        // At least a second apart, whatever the grace: the log must not flood.
+        const auto again = std::max(host_grace_, std::chrono::milliseconds(1000));
+        if (clock_.wait_until(lock, done_cv_, clock_.steady() + again, [this] { return done_; }))
+            return;
+        log::error("turn",
+                   "turn {}: runtime '{}' has not returned {} ms after kill '{}' (attempt {}); "
+                   "killing it again",
+                   turn_id_, client_.info().id, again.count(), spec_.label, attempt);
     }
 }
 
@@ -72,50 +132,8 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
         return finish();
     }
 
-    // Host-side timeout: the plugin enforces timeout_ms itself; this is the backstop for a plugin
-    // that does not return.
-    std::thread watchdog;
-    // A timeout beyond ~30 years is "none": converting it to the clock's nanoseconds would
-    // overflow.
-    constexpr std::uint64_t kMaxWatchedTimeoutMs = 1'000'000'000'000ull;
-    if (spec_.timeout_ms > 0 && spec_.timeout_ms < kMaxWatchedTimeoutMs) {
-        watchdog = std::thread([this] {
-            std::unique_lock lock(mutex_);
-            // The runtime's stop grace comes first (SIGTERM, then the kill).
-            auto budget = std::chrono::milliseconds(spec_.timeout_ms) +
-                          std::chrono::milliseconds(spec_.stop_grace_ms) + host_grace_;
-            if (clock_.wait_until(lock, done_cv_, clock_.steady() + budget,
-                                  [this] { return done_; }))
-                return;
-            watchdog_fired_ = true;
-            log::warn("turn",
-                      "turn {}: runtime did not end the box {} ms after its timeout; "
-                      "killing '{}'",
-                      turn_id_, host_grace_.count(), spec_.label);
-            // Again after each further grace while the run has not returned: a kill the engine
-            // failed or the plugin lost must not leave the turn, and its slot, held for ever.
-            for (int attempt = 1;; ++attempt) {
-                lock.unlock();
-                try {
-                    client_.kill(spec_.label);
-                } catch (const std::exception& e) {
-                    log::error("turn", "turn {}: kill '{}' failed (attempt {}): {}", turn_id_,
-                               spec_.label, attempt, e.what());
-                }
-                lock.lock();
-                // At least a second apart, whatever the grace: the log must not flood.
-                const auto again = std::max(host_grace_, std::chrono::milliseconds(1000));
-                if (clock_.wait_until(lock, done_cv_, clock_.steady() + again,
-                                      [this] { return done_; }))
-                    return;
-                log::error("turn",
-                           "turn {}: runtime '{}' has not returned {} ms after kill '{}' "
-                           "(attempt {}); killing it again",
-                           turn_id_, client_.info().id, again.count(), spec_.label, attempt);
-            }
-        });
-    }
-
+    // Host-side timeout and kill: the backstop for a plugin that does not return (watch()).
+    std::thread watchdog([this] { watch(); });
     log::info("turn", "turn {}: starting box '{}' (runtime '{}', image '{}')", turn_id_,
               spec_.label, rec.runtime, spec_.image);
     if (spec_.stop_grace_ms > 0 && !client_.has_capability(RADIAL_CAP_STOP_GRACE))

@@ -3,7 +3,8 @@
 //
 // The host enforces the timeout as well as the plugin: a watchdog kills the box by label when the
 // plugin has not returned `kHostTimeoutGrace` after the turn's timeout, and again after each
-// further grace (at least 1 s) until it returns. A refused field fails the
+// further grace (at least 1 s) until it returns; so too after an interrupt whose kill the run
+// outlived by a grace. A refused field fails the
 // turn before anything starts; superseded fields are logged once per run (docs/design.md §5.6).
 #pragma once
 
@@ -52,6 +53,10 @@ public:
     void interrupt(StopReason why = StopReason::interrupted) noexcept;
 
 private:
+    // The watchdog's thread: kills the box when the run has not returned a grace after the
+    // timeout or after an interrupt's kill, then again after each further grace until it returns.
+    void watch();
+
     const host::RuntimeClient& client_;
     std::optional<host::SessionClient> session_;
     ContainerSpec spec_;

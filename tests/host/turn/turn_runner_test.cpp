@@ -42,6 +42,24 @@ struct Fixture : ::testing::Test {
         e.items = {field};
         return client({"run.fake", {e}});
     }
+    // The fake runtime whose first `n` kills fail.
+    host::RuntimeClient client_failing_kills(std::int64_t n) {
+        host::ConfigEntry fail;
+        fail.key = "failKills";
+        fail.kind = RADIAL_CONFIG_INT;
+        fail.int_value = n;
+        return client({"run.fake", {fail}});
+    }
+    // Moves `clock` an hour (the tests' grace) at each look until `ran` is ready, so that however
+    // the watchdog's waits fall, each one ends; false when it is not within 20 s (scaled).
+    static bool advance_until_ready(time::ManualClock& clock, std::future<TerminalRecord>& ran) {
+        return test::wait_until(
+            [&] {
+                clock.advance(std::chrono::hours(1));
+                return ran.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+            },
+            std::chrono::seconds(20));
+    }
     static ContainerSpec spec(std::vector<std::string> argv, std::uint64_t timeout_ms = 0) {
         ContainerSpec s;
         s.label = "radial-turn-local-t1";
@@ -113,14 +131,9 @@ TEST_F(Fixture, HostKillsABoxThePluginFailsToTimeOut) {
 }
 
 // A kill the engine failed is not the end of it: the watchdog kills again after each further grace
-// until the run returns, and says so each time. The clock moves an hour (the grace) at each look,
-// so however the watchdog's waits fall, each one ends.
+// until the run returns, and says so each time.
 TEST_F(Fixture, TheHostKillsAgainWhenItsKillFailed) {
-    host::ConfigEntry fail;
-    fail.key = "failKills";
-    fail.kind = RADIAL_CONFIG_INT;
-    fail.int_value = 2;
-    auto c = client({"run.fake", {fail}});
+    auto c = client_failing_kills(2);
     time::ManualClock clock;
     TurnRunner r(c, spec({"hang", "60000"}, 100), "t1", std::chrono::hours(1), std::nullopt, clock);
     auto ran = std::async(std::launch::async, [&] {
@@ -128,12 +141,7 @@ TEST_F(Fixture, TheHostKillsAgainWhenItsKillFailed) {
     });
     ASSERT_TRUE(test::wait_until([&] { return !c.list_by_label("radial-turn-local-").empty(); },
                                  std::chrono::seconds(20)));
-    ASSERT_TRUE(test::wait_until(
-        [&] {
-            clock.advance(std::chrono::hours(1));
-            return ran.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-        },
-        std::chrono::seconds(20)))
+    ASSERT_TRUE(advance_until_ready(clock, ran))
         << "the run never returned: the failed kills were not tried again";
     EXPECT_EQ(ran.get().status, TurnStatus::timed_out);
     std::lock_guard lock(lines_mutex);
@@ -146,6 +154,31 @@ TEST_F(Fixture, TheHostKillsAgainWhenItsKillFailed) {
     EXPECT_TRUE(
         logged("has not returned 3600000 ms after kill 'radial-turn-local-t1' (attempt 2)"));
     EXPECT_FALSE(logged("failed (attempt 3)")) << "the fake fails only its first two kills";
+}
+
+// The same for an interrupt's kill, in a turn without a timeout: the run outlived it by a grace,
+// so the watchdog kills again, and the record says interrupted, not timed out.
+TEST_F(Fixture, AnInterruptsFailedKillIsTriedAgain) {
+    auto c = client_failing_kills(1);
+    time::ManualClock clock;
+    TurnRunner r(c, spec({"hang", "600000"}), "t1", std::chrono::hours(1), std::nullopt, clock);
+    auto ran = std::async(std::launch::async, [&] {
+        return r.run([](std::uint32_t, std::string_view) { return true; });
+    });
+    ASSERT_TRUE(test::wait_until([&] { return !c.list_by_label("radial-turn-local-").empty(); },
+                                 std::chrono::seconds(20)));
+    r.interrupt(); // its kill fails
+    EXPECT_EQ(ran.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+    ASSERT_TRUE(advance_until_ready(clock, ran))
+        << "the run never returned: the interrupt's failed kill was not tried again";
+    const TerminalRecord rec = ran.get();
+    EXPECT_EQ(rec.status, TurnStatus::failed);
+    EXPECT_EQ(rec.reason, "interrupted");
+    std::lock_guard lock(lines_mutex);
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+        return l.find("did not end the box 3600000 ms after the interrupt's kill") !=
+               std::string::npos;
+    }));
 }
 
 TEST_F(Fixture, RefusedFieldIsAnErrorBeforeAnythingRuns) {
