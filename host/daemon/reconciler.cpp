@@ -60,8 +60,9 @@ std::string ending_text(const host::BoxState& b) {
 
 // What the journal knew of an in-flight turn, plus what reconciliation saw of its box, as its
 // terminal record: only what is known (docs/design.md §8.4).
+// `pooled`: the turn ran in a box of the warm pool, as an exec (docs/design.md §13.14).
 turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fate,
-                                      const BoxSeen& seen, Clock::time_point now) {
+                                      const BoxSeen& seen, Clock::time_point now, bool pooled) {
     turn::TerminalRecord rec =
         turn::terminal_record(turn::subject_of(t.entry), turn::TurnStatus::reclaimed);
     rec.records_received = t.records.size();
@@ -91,6 +92,21 @@ turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fat
             running ? "the box, the session's, was kept: the exec ends at its own deadline inside "
                       "it (radial-init), or when the session's next turn starts"
                     : "the session's box had ended or was gone when reconciliation looked");
+    } else if (started != nullptr && pooled) {
+        // The same for a warm pool box: its PID 1 ends at the box's idle deadline, whatever the
+        // exec did, so its ending says nothing of the turn's command.
+        rec.started_at = at(started->at_ms);
+        rec.reason = fmt::format(
+            "the radiald running it stopped while it ran as an exec in warm pool box '{}'; {}; "
+            "how its command ended is not known",
+            t.entry.label,
+            box != nullptr && box->state == RADIAL_BOX_ENDED
+                ? fmt::format("the box had ended ({}), which is its own end, not the exec's",
+                              ending_text(*box))
+            : fate == BoxFate::removed ? std::string("reconciliation removed the box")
+            : fate == BoxFate::gone
+                ? std::string("the box was gone when reconciliation looked")
+                : std::string("reconciliation could not remove the box (see its log)"));
     } else if (started != nullptr && box != nullptr && box->state == RADIAL_BOX_ENDED) {
         rec.started_at = at(started->at_ms);
         if (box->flags & RADIAL_RUN_EXITED) rec.exit_code = box->exit_code;
@@ -378,8 +394,9 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
                            ? BoxFate::removed
                            : BoxFate::gone;
         auto it = seen.find(t->entry.label);
-        turn::TerminalRecord rec =
-            reclaimed_record(*t, fate, it != seen.end() ? it->second : BoxSeen{}, clock.wall());
+        const bool pooled = t->entry.label.rfind(pool::pool_label_prefix(cfg), 0) == 0;
+        turn::TerminalRecord rec = reclaimed_record(
+            *t, fate, it != seen.end() ? it->second : BoxSeen{}, clock.wall(), pooled);
         if (auto f = freed_ids.find(t->entry.label); f != freed_ids.end())
             rec.box_user = fmt::format("{0}:{0}", f->second);
         journal.set_terminal(rec.turn_id, to_string(rec.status), rec.to_json());

@@ -19,7 +19,8 @@
 // Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
 // unknown = [field names] (reported with disposition 7, which the ABI does not define);
 // failPreflight = "message"; failKills = N (the first N kills fail, as an engine that does not
-// answer for a while).
+// answer for a while); ended = ["LABEL=CODE", ...] (inspect reports that box ended with exit CODE;
+// any other label: the helper's "cannot tell").
 // Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
 // id).
 #include <dirent.h>
@@ -62,6 +63,17 @@ public:
             unknown_.insert(f);
         fail_preflight_ = config.string("failPreflight").value_or("");
         fail_kills_ = config.integer("failKills").value_or(0);
+        for (const auto& e : config.strings("ended").value_or(std::vector<std::string>{})) {
+            const auto eq = e.find('=');
+            if (eq == std::string::npos) throw Error(RADIAL_E_INVALID, "ended", "LABEL=CODE");
+            ended_[e.substr(0, eq)] = std::stoi(e.substr(eq + 1));
+        }
+    }
+
+    BoxState inspect(std::string_view label) override {
+        const auto it = ended_.find(std::string(label));
+        if (it == ended_.end()) return Runtime::inspect(label);
+        return BoxState{RADIAL_BOX_ENDED, RADIAL_RUN_EXITED, it->second, 0};
     }
 
     void preflight() override {
@@ -227,6 +239,7 @@ private:
     std::set<std::string> refuse_, supersede_, unknown_;
     std::string fail_preflight_;
     std::int64_t fail_kills_ = 0; // guarded by mutex_
+    std::map<std::string, int> ended_;
     std::mutex mutex_;
     std::condition_variable cv_;
     std::set<std::string> active_, killed_;

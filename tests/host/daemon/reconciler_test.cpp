@@ -138,6 +138,35 @@ TEST_F(ReconcileFixture, AStartedTurnWhoseBoxIsGoneSaysSo) {
         "how a box ended)");
 }
 
+// A warm pool box's PID 1 ends at the box's own idle deadline, whatever the turn's exec did: its
+// exit is not the command's, and the record must not carry it (docs/design.md §13.14, §8.4).
+// A one-shot turn's ended box still gives its ending.
+TEST_F(ReconcileFixture, AWarmTurnsRecordNeverTakesItsPoolBoxsEndingForItsCommands) {
+    host::ConfigEntry ended;
+    ended.key = "ended";
+    ended.kind = RADIAL_CONFIG_STRING_ARRAY;
+    ended.items = {"radial-pool-inst1-p=0", "radial-turn-inst1-o=3"};
+    auto inspecting =
+        host::RuntimeClient::create(plugin.library, plugin.descriptor, {"run.fake", {ended}},
+                                    plugin.path, "t", [](std::uint32_t, std::string_view) {});
+    journal->add_turn({"p", "radial-turn-inst1-p", "fake", "img", "result", "{}"},
+                      journal::TurnState::started);
+    journal->set_label("p", "radial-pool-inst1-p"); // claimed from the pool
+    journal->add_turn({"o", "radial-turn-inst1-o", "fake", "img", "result", "{}"},
+                      journal::TurnState::started);
+    auto report = reconcile(cfg, inspecting, *journal, spool);
+    EXPECT_THAT(report.reclaimed_turns, UnorderedElementsAre("p", "o"));
+    auto pooled = nlohmann::json::parse(*journal->turn("p")->terminal_json);
+    EXPECT_EQ(pooled["status"], "reclaimed");
+    EXPECT_FALSE(pooled.contains("exitCode")) << pooled;
+    EXPECT_EQ(pooled["reason"],
+              "the radiald running it stopped while it ran as an exec in warm pool box "
+              "'radial-pool-inst1-p'; the box had ended (exit 0), which is its own end, not the "
+              "exec's; how its command ended is not known");
+    auto own = nlohmann::json::parse(*journal->turn("o")->terminal_json);
+    EXPECT_EQ(own["exitCode"], 3) << own;
+}
+
 TEST_F(ReconcileFixture, QueuedTurnsStayQueuedAndASecondPassFindsNothingToDo) {
     SpooledRequest r;
     r.turn_id = "q";
