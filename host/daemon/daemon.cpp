@@ -338,29 +338,32 @@ void Daemon::reload() {
     }
     const std::string file = next.cfg.file.empty() ? "(no config file)" : next.cfg.file;
     std::size_t applied = 0, waiting = 0;
+    // The keys that need a restart are compared with the file the daemon started with (what it
+    // runs); the reloadable ones with the values it runs now, so that an edit back to an earlier
+    // value is applied too, not taken for no change against the starting file.
     for (const auto& c : changes) {
-        if (!c.reloadable) {
-            ++waiting;
-            log::warn("daemon",
-                      "reload (SIGHUP): {} changed in '{}' but needs a restart to take effect "
-                      "(systemctl restart radiald)",
-                      c.key, file);
-        } else if (c.key == "run.maxConcurrentTurns" &&
-                   next.cfg.max_concurrent_turns != max_concurrent_turns_) {
-            ++applied;
-            log::info("daemon", "reload (SIGHUP): run.maxConcurrentTurns changed from {} to {}",
-                      max_concurrent_turns_, next.cfg.max_concurrent_turns);
-            max_concurrent_turns_ = next.cfg.max_concurrent_turns;
-        } else if (c.key == "run.shutdownGrace" &&
-                   next.cfg.shutdown_grace_ms != shutdown_grace_ms_) {
-            ++applied;
-            log::info("daemon", "reload (SIGHUP): run.shutdownGrace changed from {} ms to {} ms",
-                      shutdown_grace_ms_, next.cfg.shutdown_grace_ms);
-            shutdown_grace_ms_ = next.cfg.shutdown_grace_ms;
-        } else if (c.key == "run.logLevel" && next.cfg.log_level != log_level_) {
-            ++applied;
-            apply_log_level(next.cfg.log_level);
-        }
+        if (c.reloadable) continue;
+        ++waiting;
+        log::warn("daemon",
+                  "reload (SIGHUP): {} changed in '{}' but needs a restart to take effect "
+                  "(systemctl restart radiald)",
+                  c.key, file);
+    }
+    if (next.cfg.max_concurrent_turns != max_concurrent_turns_) {
+        ++applied;
+        log::info("daemon", "reload (SIGHUP): run.maxConcurrentTurns changed from {} to {}",
+                  max_concurrent_turns_, next.cfg.max_concurrent_turns);
+        max_concurrent_turns_ = next.cfg.max_concurrent_turns;
+    }
+    if (next.cfg.shutdown_grace_ms != shutdown_grace_ms_) {
+        ++applied;
+        log::info("daemon", "reload (SIGHUP): run.shutdownGrace changed from {} ms to {} ms",
+                  shutdown_grace_ms_, next.cfg.shutdown_grace_ms);
+        shutdown_grace_ms_ = next.cfg.shutdown_grace_ms;
+    }
+    if (next.cfg.log_level != log_level_) {
+        ++applied;
+        apply_log_level(next.cfg.log_level);
     }
     if (applied == 0 && waiting == 0)
         log::info("daemon", "reload (SIGHUP): nothing changed in '{}'", file);
@@ -446,12 +449,13 @@ int Daemon::run(StopSignals& signals) {
     if (settings_.metrics)
         settings_.metrics->boxes_reclaimed(
             "startup", report->killed_boxes.size() + report->sessions.strays.size());
+    // The pool before the sweeper: its thread's first live_labels() already sees the pool's boxes.
+    start_pool();
     sweeper_.emplace(
         cfg_, client_, [this] { return live_labels(); },
         [m = settings_.metrics](std::size_t n) {
             if (m) m->boxes_reclaimed("sweep", n);
         });
-    start_pool();
     if (reload_pending_) reload();
     publish_workspace_view(cfg_); // what submit checks a workspace against (§12.5)
 
@@ -536,8 +540,10 @@ int Daemon::run(StopSignals& signals) {
             std::_Exit(70);
         }
     }
-    stop_pool(); // every turn has ended: no box of it is claimed
+    // The sweeper first, as in ~Daemon: a sweep under way while the pool removes its idle boxes
+    // would find them in no live label and count them as its own.
     sweeper_.reset();
+    stop_pool(); // every turn has ended: no box of it is claimed
     if (has_pending()) retry_pending();
     {
         std::lock_guard lock(mutex_);

@@ -19,8 +19,14 @@ void Daemon::start_pool() {
 }
 
 void Daemon::stop_pool() noexcept {
-    env_.pool = nullptr;
-    pool_.reset();
+    std::unique_ptr<pool::WarmPool> pool;
+    {
+        // live_labels() reads pool_ under the lock, from the sweeper's thread.
+        std::lock_guard lock(mutex_);
+        env_.pool = nullptr;
+        pool = std::move(pool_);
+    }
+    pool.reset(); // removes the idle boxes: outside the lock, it may take the engine's time
 }
 
 std::set<std::string> Daemon::live_labels() {

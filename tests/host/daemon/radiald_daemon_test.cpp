@@ -478,8 +478,9 @@ TEST(RadialdRun, SignalsItGivesNoMeaningAreLoggedAndIgnored) {
 }
 
 // SIGHUP (the unit's ExecReload): the reloadable keys take their new values — the next claims
-// see the new run.maxConcurrentTurns, the next stop the new run.shutdownGrace — and a key that
-// needs a restart is named as such, at every reload until the restart (docs/design.md §12.3).
+// see the new run.maxConcurrentTurns, the next stop the new run.shutdownGrace, an edit back to the
+// starting value as well — and a key that needs a restart is named as such, at every reload until
+// the restart (docs/design.md §12.3).
 TEST(RadialdRun, SighupAppliesTheReloadableKeysAndNamesTheOnesThatNeedARestart) {
     FakeSetup s("maxConcurrentTurns = 1\n");
     DaemonProcess d(s);
@@ -509,6 +510,14 @@ TEST(RadialdRun, SighupAppliesTheReloadableKeysAndNamesTheOnesThatNeedARestart) 
     const std::string log = d.log();
     EXPECT_EQ(log.find("run.maxConcurrentTurns changed"),
               log.rfind("run.maxConcurrentTurns changed"));
+
+    // Back to the value it started with: applied too (it was taken for no change against the
+    // starting file, and three turns went on running at once under a limit of one).
+    edit_config(s, "maxConcurrentTurns = 3\n", "maxConcurrentTurns = 1\n");
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("reload (SIGHUP): run.maxConcurrentTurns changed from 3 to 1", 10s))
+        << d.log();
+    EXPECT_TRUE(d.wait_for_log("1 key(s) applied, 1 waiting for a restart", 10s)) << d.log();
 
     d.signal(SIGTERM);
     EXPECT_TRUE(d.wait_for_log("0 running turn(s) have 7000 ms to finish", 10s)) << d.log();
