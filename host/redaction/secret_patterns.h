@@ -41,6 +41,9 @@ enum class Form {
               // control bytes as \xNN, or as \u{N} (Rust's Debug)
     line,     // one line of a multi-line value (a PEM key printed line by line), at least
               // kMinLineForm bytes without its line ending
+    decoded,  // the bytes radiald's own records and logs would write as the value: its C and
+              // JSON escapes read (a value holding a literal \n), and, for base64 text, the
+              // bytes whose base64 has it inside, at each of the four offsets (raw only)
 };
 
 // The shortest line of a multi-line value that is a form of its own (Form::line): 16 bytes carry
