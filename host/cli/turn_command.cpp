@@ -103,7 +103,9 @@ RecordFile open_record_file(const std::string& path) {
 // the path.
 void write_record(const RecordFile& file, const std::string& json) {
     try {
-        file.dir.publish(file.name, json + "\n");
+        // 0600: the record holds the last output of each stream, which may quote what the box
+        // read from the workspace, as the output log does (docs/design.md §11.7).
+        file.dir.publish(file.name, json + "\n", 0600);
     } catch (const fs_util::FsError& e) {
         throw RecordFileError(fmt::format("--record-file '{}': {}", file.path, e.what()));
     }

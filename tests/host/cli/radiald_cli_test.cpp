@@ -2,9 +2,11 @@
 // never a crash; `radiald plugins` and `--version` report what they should.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -92,6 +94,25 @@ TEST(RadialdCli, TheBoxsLastStderrBytesComeBeforeTheSucceededLine) {
         ASSERT_NE(line, std::string::npos) << r.err;
         EXPECT_LT(tail, line) << r.err;
     }
+}
+
+// The record holds the last output of each stream: it is the invoking user's alone (0600), as the
+// output log is, whatever the umask, also where it replaces a file of its name.
+TEST(RadialdCli, TheRecordFileIsTheInvokersAlone) {
+    PluginSetup s{{"fake_good", "fake"}};
+    const std::string record = s.dir / "record.json";
+    std::ofstream(record) << "{}\n";
+    ASSERT_EQ(::chmod(record.c_str(), 0644), 0);
+    const mode_t umask_before = ::umask(022);
+    auto r =
+        test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime",
+                           "fake", "--image", "img", "--record-file", record, "--", "echo", "x"});
+    ::umask(umask_before);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    struct stat st {};
+    ASSERT_EQ(::stat(record.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    EXPECT_EQ(nlohmann::json::parse(test::read_file(record)).at("status"), "succeeded");
 }
 
 TEST(RadialdCli, TurnExitCodeIsTheWorkloads) {
