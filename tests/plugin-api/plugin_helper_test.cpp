@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 #include <radial/plugin/runtime.hpp>
+#include <tuple>
 
 namespace radial::plugin {
 namespace {
@@ -58,6 +59,32 @@ TEST(PluginHelperConfig, AMistypedKeyNamesTheKnownKeyItIsNear) {
     EXPECT_EQ(radial::nearest_name("ab", std::vector<std::string>{"ac"}), std::nullopt)
         << "a two-letter word is never taken for a typo";
     EXPECT_EQ(radial::edit_distance("imgae", "image"), 1u) << "a swap of neighbours is one edit";
+}
+
+// The distance kept in three rows gives what the full table gave, and a word far longer than
+// every candidate (a key of megabytes in a request) is compared with none: it took memory in
+// proportion to its length times the candidate's, 800 MB for a 5 MiB key.
+TEST(PluginHelperConfig, TheNearestNameCostsNothingForAWordFarFromEveryCandidate) {
+    const std::vector<std::tuple<std::string, std::string, std::size_t>> pairs = {
+        {"", "", 0},
+        {"", "abc", 3},
+        {"abc", "", 3},
+        {"kitten", "sitting", 3},
+        {"ca", "abc", 3},
+        {"abcdef", "badcfe", 3},
+        {"memory", "memroy", 1},
+        {"pidsLimit", "pidsLimt", 1},
+        {"same", "same", 0},
+    };
+    for (const auto& [a, b, d] : pairs) {
+        EXPECT_EQ(radial::edit_distance(a, b), d) << a << " / " << b;
+        EXPECT_EQ(radial::edit_distance(b, a), d) << b << " / " << a;
+    }
+    const std::string huge(64u << 20, 'm');
+    EXPECT_EQ(radial::nearest_name(huge, std::vector<std::string>{"memory", "mmmmmm"}),
+              std::nullopt);
+    EXPECT_EQ(radial::nearest_name("mmmmmmmm", std::vector<std::string>{"mmmmmm", huge}),
+              std::optional<std::string>("mmmmmm"));
 }
 
 TEST(PluginHelperConfig, TypedGettersAndUnknownKeys) {

@@ -49,19 +49,23 @@ inline bool is_capability_id(std::string_view id) noexcept {
 }
 
 // Optimal string alignment distance between `a` and `b`: insertions, deletions, substitutions
-// and swaps of neighbours each count one. [thread-safe]
+// and swaps of neighbours each count one. Time |a|·|b|, memory 3·|b| words. [thread-safe]
 inline std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
-    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i)
+    // Three rows: the one before the last (for a swap), the last, and this one.
+    std::vector<std::size_t> before(b.size() + 1), last(b.size() + 1), row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) last[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        row[0] = i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
             const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+            row[j] = std::min({last[j] + 1, row[j - 1] + 1, last[j - 1] + cost});
             if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+                row[j] = std::min(row[j], before[j - 2] + 1);
         }
-    return d[a.size()][b.size()];
+        std::swap(before, last);
+        std::swap(last, row);
+    }
+    return last[b.size()];
 }
 
 // The candidate nearest to `word` when it is close enough to be a typo of it: an edit distance of
@@ -73,7 +77,12 @@ std::optional<std::string> nearest_name(std::string_view word, const Names& cand
     std::optional<std::string> best;
     std::size_t best_distance = 3;
     for (const auto& c : candidates) {
-        const std::size_t d = edit_distance(word, c);
+        // The distance is at least the difference in length: a word far longer or shorter than
+        // every candidate (a megabyte-long key) costs nothing.
+        const std::string_view cv(c);
+        if ((word.size() > cv.size() ? word.size() - cv.size() : cv.size() - word.size()) > 2)
+            continue;
+        const std::size_t d = edit_distance(word, cv);
         if (d < best_distance && d * 2 < word.size()) {
             best = std::string(c);
             best_distance = d;
