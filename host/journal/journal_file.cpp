@@ -201,6 +201,12 @@ void check_identity(SqliteDb& db, bool fresh) {
 }
 
 void migrate(SqliteDb& db, bool fresh) {
+    // A journal of this schema needs nothing, and is seen so without the write lock: a reader
+    // (`radiald status`, `turns`) must not wait for a writer, as WAL lets it.
+    if (!fresh) {
+        check_identity(db, fresh);
+        if (db.query_int("PRAGMA user_version") == kJournalSchemaVersion) return;
+    }
     // IMMEDIATE: two processes migrating one journal at once must not both change the schema.
     SqliteTransaction tx(db, SqliteTransaction::Mode::write);
     check_identity(db, fresh);

@@ -159,6 +159,21 @@ TEST_F(JournalSqlite, EverythingSurvivesClosingAndReopening) {
     EXPECT_EQ(d->terminal_json, R"({"exitCode":3})");
 }
 
+// A reader opening the journal while another process holds a write transaction (the daemon
+// journaling a turn) reads at once, as WAL lets it: opening took the write lock to look at the
+// schema, and `radiald turns` failed after 5 s with "database is locked".
+TEST_F(JournalSqlite, OpeningAJournalOfThisSchemaTakesNoWriteLock) {
+    journal->add_turn(entry("t1"), TurnState::started);
+    SqliteDb writer(path);
+    writer.exec("BEGIN IMMEDIATE");
+    writer.exec("UPDATE turns SET state = state");
+    std::unique_ptr<Journal> reader;
+    EXPECT_NO_THROW(reader = open_sqlite_journal(path, clock.fn()));
+    ASSERT_TRUE(reader);
+    EXPECT_TRUE(reader->turn("t1").has_value());
+    writer.exec("ROLLBACK");
+}
+
 // --- sequence numbers ------------------------------------------------------------------------
 
 TEST_F(JournalSqlite, SequenceNumbersCountFromOnePerTurnAndTurnsDoNotShareThem) {
