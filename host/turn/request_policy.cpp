@@ -190,6 +190,10 @@ std::optional<std::string> reserved_env_problem(std::string_view name, bool with
         return std::string(
             "is set by radiald for a turn with egress: it leads the box's tools to the egress "
             "broker; drop it, or run the turn without egress");
+    if (name == kEgressPortEnv)
+        return std::string(
+            "is read by radial-init for a turn with egress: its endpoint would leave the port "
+            "the proxy variables name; drop it, or run the turn without egress");
     return std::nullopt;
 }
 

@@ -33,6 +33,9 @@ inline constexpr std::string_view kEgressSocketEnv = "RADIAL_EGRESS_SOCKET";
 inline constexpr std::string_view kEgressProxyEnv[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
                                                        "https_proxy"};
 inline constexpr std::string_view kEgressNoProxyEnv[] = {"NO_PROXY", "no_proxy"};
+// The port radial-init's endpoint listens on in the box (3128 unless set; never set by radiald,
+// whose proxy variables name 3128): a request's value would part the endpoint from them.
+inline constexpr std::string_view kEgressPortEnv = "RADIAL_EGRESS_PORT";
 
 // A receipt as the journal keeps it: {"kind", "destination", "address", "verdict", "reason",
 // "bytesOut", "bytesIn", "startedAt", "endedAt"} (times in Unix epoch ms). Pure.

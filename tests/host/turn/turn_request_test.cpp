@@ -71,6 +71,9 @@ TEST(TurnRequest, AVariableRadialdSetsInTheBoxIsRefusedAsEnvAsSecretAndByName) {
               "is set by radiald for a turn with egress: it leads the box's tools to the egress "
               "broker; drop it, or run the turn without egress");
     EXPECT_TRUE(reserved_env_problem("no_proxy", true).has_value());
+    EXPECT_THAT(reserved_env_problem("RADIAL_EGRESS_PORT", true).value_or("(accepted)"),
+                HasSubstr("is read by radial-init for a turn with egress"));
+    EXPECT_FALSE(reserved_env_problem("RADIAL_EGRESS_PORT", false).has_value());
     EXPECT_FALSE(reserved_env_problem("HTTPS_PROXY", false).has_value());
     EXPECT_FALSE(reserved_env_problem("RADIAL_TURN_TOKENS", false).has_value());
 }
