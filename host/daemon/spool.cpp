@@ -81,10 +81,16 @@ std::string Spool::request_path(const std::string& turn_id) const {
 }
 
 bool Spool::enqueue(const SpooledRequest& r) const {
+    const std::string json = turn::request_to_json(r);
+    // Never queue what no load will take: the request would be refused only when claimed.
+    if (json.size() > kMaxRequestBytes)
+        throw SpoolError(fmt::format(
+            "turn '{}': its request is {} bytes, more than the {} a request may have; shorten its "
+            "argv, env, workdir or mounts",
+            r.turn_id, json.size(), kMaxRequestBytes));
     ensure_dirs();
     try {
-        return fs_util::publish_file(tmp_dir_, request_path(r.turn_id), turn::request_to_json(r),
-                                     0600);
+        return fs_util::publish_file(tmp_dir_, request_path(r.turn_id), json, 0600);
     } catch (const fs_util::FsError& e) {
         throw SpoolError(
             fmt::format("enqueueing turn '{}' into '{}': {}; check the free space and "

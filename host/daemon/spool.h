@@ -47,7 +47,8 @@ public:
     std::string request_path(const std::string& turn_id) const;
 
     // Adds `r` to queue/ atomically and durably (see the file comment). Returns false, writing
-    // nothing, when a request with that turn id is already queued. Throws SpoolError.
+    // nothing, when a request with that turn id is already queued. Throws SpoolError, writing
+    // nothing, when the request is larger than kMaxRequestBytes (load() would refuse it).
     // [thread-safe]; several processes may enqueue at once.
     bool enqueue(const SpooledRequest& r) const;
 

@@ -65,6 +65,32 @@ TEST(Spool, ASecondRequestWithTheSameIdIsRefusedAndTheFirstKept) {
     EXPECT_EQ(files_in(d / "spool/tmp"), 0u);
 }
 
+// A request no load would take (past kMaxRequestBytes) is refused when it is queued, not when the
+// daemon claims it; each field that can grow it, alone.
+TEST(Spool, ARequestLargerThanALoadTakesIsNeverQueued) {
+    test::TempDir d;
+    Spool s(d.path());
+    const std::string big(Spool::kMaxRequestBytes + 1, 'a');
+    std::vector<SpooledRequest> cases(4, request("t1"));
+    cases[0].workdir = "/" + big;
+    cases[1].argv.push_back(big);
+    cases[2].env.push_back({"BIG", big, false});
+    cases[3].mounts.push_back({"/tmp", "/" + big, true});
+    for (const auto& r : cases) {
+        try {
+            s.enqueue(r);
+            ADD_FAILURE() << "a request of more than " << Spool::kMaxRequestBytes
+                          << " bytes was queued";
+        } catch (const SpoolError& e) {
+            EXPECT_NE(std::string(e.what()).find("more than the 16777216 a request may have"),
+                      std::string::npos)
+                << e.what();
+        }
+        EXPECT_TRUE(s.list().empty());
+    }
+    EXPECT_TRUE(s.enqueue(request("t1"))) << "an ordinary request still is";
+}
+
 TEST(Spool, ConcurrentEnqueuesOfOneIdLetExactlyOneWin) {
     test::TempDir d;
     Spool s(d.path());
