@@ -50,9 +50,11 @@ void TurnSession::checkpoint(std::string_view point) const {
 void TurnSession::claim(Run& run, JournalStart start) {
     const auto& id = request_.turn_id;
     if (start == JournalStart::claim_queued) {
-        env_.journal.set_state(id, journal::TurnState::claimed);
-        // Submitted before its secrets' values were known: masked now that they are.
+        // Submitted before its secrets' values were known: masked now that they are, before the
+        // claim, so that a journal failing between the two leaves a masked turn still queued (it
+        // runs later), never a claimed one that no box runs or one whose request stays unmasked.
         env_.journal.redact_request(id, run.rec.image, request_json(request_, *redactor_));
+        env_.journal.set_state(id, journal::TurnState::claimed);
     } else {
         env_.journal.add_turn(
             {id, run.spec.label, run.rec.runtime, run.rec.image, request_.record_type,

@@ -270,5 +270,27 @@ TEST_F(DaemonFixture, ARequestIsMaskedInTheSpoolOnlyOnceItsTurnIsClaimed) {
     EXPECT_EQ(d.stop(), 0);
 }
 
+// The claim masks the request, then marks the turn claimed: a journal that refuses the masking (a
+// full disk, another writer past the busy timeout) leaves the turn queued, to run later, and not
+// claimed with no box ever running it.
+TEST_F(DaemonFixture, ATurnWhoseRequestCouldNotBeMaskedStaysQueued) {
+    journal->refuse("redact_request");
+    SpooledRequest r;
+    r.turn_id = "unmasked";
+    r.image = "img";
+    r.argv = {"echo", "x"};
+    ASSERT_TRUE(Spool(cfg.state_dir).enqueue(r));
+    journal->add_turn(queued_entry(r, cfg), journal::TurnState::queued);
+    Running d(*this, settings());
+    auto masking_tried = [&] {
+        const auto calls = journal->calls();
+        return std::find(calls.begin(), calls.end(), "redact_request") != calls.end();
+    };
+    ASSERT_TRUE(test::wait_until(masking_tried, 30s));
+    EXPECT_EQ(state_of("unmasked"), "queued");
+    EXPECT_EQ(d.stop(), 0);
+    EXPECT_EQ(state_of("unmasked"), "queued");
+}
+
 } // namespace
 } // namespace radial::daemon
