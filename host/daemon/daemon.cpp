@@ -501,6 +501,7 @@ int Daemon::run(StopSignals& signals) {
             std::uint64_t count = 0;
             [[maybe_unused]] ssize_t r = ::read(wake_fd_.get(), &count, sizeof(count));
             reap_finished();
+            if (pool_box_may_remain_.exchange(false) && sweeper_) sweeper_->request();
         }
         if (fds[2].revents & POLLIN) watcher.drain();
         int sigs = 0;

@@ -89,7 +89,11 @@ struct DaemonSettings {
     const time::Clock* clock = &time::system_clock();
     // The warm pool's settings, with cfg.pool.size > 0 (docs/design.md §13.14); a max_age_ms of 0
     // takes run.pool.maxAge. Tests shorten the age below the key's minimum.
-    pool::PoolSettings pool{0};
+    pool::PoolSettings pool = [] {
+        pool::PoolSettings s;
+        s.max_age_ms = 0;
+        return s;
+    }();
 };
 
 class Daemon {
@@ -170,7 +174,8 @@ private:
     turn::TurnEnvironment env_;
     Spool spool_;
     TurnQueue queue_;
-    internal::UniqueFd wake_fd_;            // eventfd: a worker finished
+    internal::UniqueFd wake_fd_;                   // eventfd: a worker finished
+    std::atomic<bool> pool_box_may_remain_{false}; // the pool left a box to the sweep
     std::mutex mutex_;                      // guards workers_' entries' session/done, and killing_
     std::map<std::string, Worker> workers_; // by turn id; inserted and erased on the loop thread
     bool killing_ = false;

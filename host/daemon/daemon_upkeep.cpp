@@ -12,6 +12,12 @@ void Daemon::start_pool() {
     if (cfg_.pool.size == 0) return;
     pool::PoolSettings s = settings_.pool;
     if (s.max_age_ms == 0) s.max_age_ms = cfg_.pool.max_age_ms;
+    // A box the pool could not remove is looked for by the orphan sweep, asked from the loop
+    // thread (which owns the sweeper) once the wake-up reaches it.
+    s.box_may_remain = [this] {
+        pool_box_may_remain_ = true;
+        wake();
+    };
     pool_ = std::make_unique<pool::WarmPool>(cfg_, client_, s);
     env_.pool = pool_.get();
     log::info("daemon", "warm pool: {} idle box(es) each of {}, at most {} old", cfg_.pool.size,

@@ -106,6 +106,10 @@ void WarmPool::retire(std::unique_ptr<PoolBox> box) {
     changed_.notify_all();
 }
 
+void WarmPool::remove(std::unique_ptr<PoolBox> box) noexcept {
+    if (!box->destroy() && settings_.box_may_remain) settings_.box_may_remain();
+}
+
 void WarmPool::reap_loop() {
     std::unique_lock lock(mutex_);
     for (;;) {
@@ -115,7 +119,7 @@ void WarmPool::reap_loop() {
         retired_.pop_front();
         const std::string label = box->label();
         lock.unlock();
-        box.reset(); // removes the box
+        remove(std::move(box));
         lock.lock();
         out_.erase(label);
     }
@@ -290,7 +294,7 @@ void WarmPool::expire() {
     for (auto& b : old) {
         const std::string label = b->label();
         log::info("pool", "pool box '{}' reached its age unclaimed; removing it", label);
-        b.reset();
+        remove(std::move(b));
         std::lock_guard lock(mutex_);
         out_.erase(label);
     }
@@ -387,6 +391,8 @@ void WarmPool::refill_loop() {
         } else {
             --boxes_;
             out_.erase(label);
+            // The runtime may have made the box before the create failed.
+            if (settings_.box_may_remain) settings_.box_may_remain();
             if (c->stats.last_error != error)
                 log::error("pool", "making a pool box of image {}: {}; retrying", c->stats.image,
                            error);

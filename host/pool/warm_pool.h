@@ -39,6 +39,11 @@ struct PoolSettings {
     std::chrono::milliseconds claim_margin{5'000};
     // The first pause after a failed create; it doubles up to a minute.
     std::chrono::milliseconds retry_pause{1'000};
+    // Told, on a pool thread, when a box may have been left behind: its removal failed, or a
+    // create failed after the runtime may have made it. The pool forgets its label then, so the
+    // owner must look for it (the daemon asks its orphan sweep, docs/design.md §8.5). Must be
+    // thread-safe and quick; may be empty.
+    std::function<void()> box_may_remain;
 };
 
 // One class's figures, for `radiald status` and the metrics.
@@ -125,6 +130,9 @@ private:
     void refill_loop();
     // Removes retired boxes, one at a time, until stopped and none is left.
     void reap_loop();
+    // Removes `box` (PoolBox::destroy); when the runtime did not say it is gone, tells
+    // settings_.box_may_remain.
+    void remove(std::unique_ptr<PoolBox> box) noexcept;
     // The class to make a box for now, or null. Caller holds mutex_.
     Class* neediest();
     // Whether the runtime says the box `label` is no longer running (gone, or its PID 1 ended);
