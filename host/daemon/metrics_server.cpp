@@ -1,6 +1,7 @@
 #include "daemon/metrics_server.h"
 
 #include <fmt/format.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -19,8 +20,10 @@
 #include <boost/beast/http/write.hpp>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <thread>
 
+#include "fs/socket_file_access.h"
 #include "log/logger.h"
 
 namespace radial::daemon {
@@ -212,19 +215,29 @@ void clear_unix_path(const std::string& path, const std::string& what) {
             "run.metrics: cannot serve the metrics on '{}': '{}' exists and is not a socket; "
             "remove it or name another path",
             what, path));
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
-        sockaddr_un addr{};
-        addr.sun_family = AF_UNIX;
-        std::memcpy(addr.sun_path, path.data(), path.size());
-        const bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-        ::close(fd);
-        if (live)
-            throw MetricsServerError(fmt::format(
-                "run.metrics: cannot serve the metrics on '{}': another process serves on that "
-                "socket; stop it or name another path",
-                what));
-    }
+    // Non-blocking: a listener whose backlog is full would hold a blocking connect, and so the
+    // daemon's start, for as long as it does not accept (EAGAIN says it is alive). Only a refusal
+    // says nobody listens; anything else is not known, and the socket is left as it is.
+    const internal::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd)
+        throw MetricsServerError(
+            fmt::format("run.metrics: cannot serve the metrics on '{}': a socket to probe '{}': {}",
+                        what, path, std::strerror(errno)));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.data(), path.size());
+    const int rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    const int err = rc == 0 ? 0 : errno;
+    if (rc == 0 || err == EAGAIN || err == EINPROGRESS)
+        throw MetricsServerError(fmt::format(
+            "run.metrics: cannot serve the metrics on '{}': another process serves on that "
+            "socket; stop it or name another path",
+            what));
+    if (err != ECONNREFUSED)
+        throw MetricsServerError(fmt::format(
+            "run.metrics: cannot serve the metrics on '{}': cannot tell whether a process serves "
+            "on '{}' ({}); remove it if none does, or name another path",
+            what, path, std::strerror(err)));
     ::unlink(path.c_str());
 }
 
@@ -269,8 +282,12 @@ MetricsServer::MetricsServer(MetricsServerOptions options) : impl_(std::make_uni
                 m.socket_dev = st.st_dev;
                 m.socket_ino = st.st_ino;
             }
-            if (::chmod(e.path.c_str(), 0660) != 0)
-                Listener<local>::fail(what, error_code(errno, boost::system::system_category()));
+            // Through the file bound, never a link put at its name since (a directory others
+            // may write).
+            if (const auto why = fs_util::set_socket_file_access(e.path, 0660, std::nullopt);
+                !why.empty())
+                throw MetricsServerError(
+                    fmt::format("run.metrics: cannot serve the metrics on '{}': {}", what, why));
             m.address = what;
             m.unix_listener->accept_next();
         } else {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "../../support/host_processes.h"
 #include "../../support/temp_dir.h"
@@ -259,6 +261,37 @@ TEST(MetricsServer, ReplacesAStaleSocketButRefusesALiveOneOrAnotherFile) {
     } catch (const daemon::MetricsServerError& e) {
         EXPECT_THAT(e.what(), HasSubstr("create the socket's directory first"));
     }
+}
+
+// A live socket whose listener accepts nothing (its backlog full) is still live: the probe does
+// not wait on it (a blocking connect held the daemon's start for as long), and never removes it.
+TEST(MetricsServer, ASocketWhoseBacklogIsFullIsLiveAndLeftAlone) {
+    test::TempDir dir("radial-ms");
+    const std::string path = dir / "metrics.sock";
+    const internal::UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, path.data(), path.size());
+    ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    ASSERT_EQ(::listen(listener.get(), 0), 0);
+    std::vector<internal::UniqueFd> waiting;
+    for (int i = 0; i < 64; ++i) {
+        internal::UniqueFd c(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+        if (::connect(c.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+            ASSERT_EQ(errno, EAGAIN) << "the backlog should fill: " << std::strerror(errno);
+            break;
+        }
+        waiting.push_back(std::move(c));
+    }
+    try {
+        daemon::MetricsServer s(unix_options(path));
+        ADD_FAILURE() << "took a socket another process listens on";
+    } catch (const daemon::MetricsServerError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("another process serves on that socket"));
+    }
+    struct stat st {};
+    ASSERT_EQ(::lstat(path.c_str(), &st), 0) << "the live socket was removed";
+    EXPECT_TRUE(S_ISSOCK(st.st_mode));
 }
 
 TEST(MetricsServer, RefusesAPortAnotherProcessHolds) {
