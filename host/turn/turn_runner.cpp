@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 
 #include "log/logger.h"
@@ -134,14 +135,27 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
 
     // Host-side timeout and kill: the backstop for a plugin that does not return (watch()).
     std::thread watchdog([this] { watch(); });
+    // Ended and joined however run() leaves from here, a throw included: a joinable thread
+    // destroyed would end the process.
+    struct AtExit {
+        std::function<void()> fn;
+        ~AtExit() { fn(); }
+    } join_watchdog{[&] {
+        {
+            std::lock_guard lock(mutex_);
+            done_ = true;
+        }
+        done_cv_.notify_all();
+        if (watchdog.joinable()) watchdog.join();
+    }};
     log::info("turn", "turn {}: starting box '{}' (runtime '{}', image '{}')", turn_id_,
               spec_.label, rec.runtime, spec_.image);
-    if (spec_.stop_grace_ms > 0 && !client_.has_capability(RADIAL_CAP_STOP_GRACE))
-        log::debug("turn",
-                   "turn {}: runtime '{}' gives no stop grace (it does not report {}): at a "
-                   "timeout or interrupt its box is ended at once, run.stopGrace aside",
-                   turn_id_, rec.runtime, RADIAL_CAP_STOP_GRACE);
     try {
+        if (spec_.stop_grace_ms > 0 && !client_.has_capability(RADIAL_CAP_STOP_GRACE))
+            log::debug("turn",
+                       "turn {}: runtime '{}' gives no stop grace (it does not report {}): at a "
+                       "timeout or interrupt its box is ended at once, run.stopGrace aside",
+                       turn_id_, rec.runtime, RADIAL_CAP_STOP_GRACE);
         host::RunOutcome out =
             session_ ? session_->exec(spec_, on_output) : client_.run(spec_, on_output);
         if (out.flags & RADIAL_RUN_EXITED) rec.exit_code = out.exit_code;
@@ -175,12 +189,7 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
         rec.status = TurnStatus::error;
         rec.error = fmt::format("runtime '{}': {}", rec.runtime, e.what());
     }
-    {
-        std::lock_guard lock(mutex_);
-        done_ = true;
-    }
-    done_cv_.notify_all();
-    if (watchdog.joinable()) watchdog.join();
+    join_watchdog.fn();
 
     // The outcome's line is the caller's to log (log_outcome), once the box's last output is out.
     return finish();

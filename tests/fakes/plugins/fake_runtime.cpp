@@ -19,8 +19,8 @@
 // Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
 // unknown = [field names] (reported with disposition 7, which the ABI does not define);
 // failPreflight = "message"; failKills = N (the first N kills fail, as an engine that does not
-// answer for a while); ended = ["LABEL=CODE", ...] (inspect reports that box ended with exit CODE;
-// any other label: the helper's "cannot tell").
+// answer for a while); failCapabilities = true (capabilities fails); ended = ["LABEL=CODE", ...]
+// (inspect reports that box ended with exit CODE; any other label: the helper's "cannot tell").
 // Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
 // id).
 #include <dirent.h>
@@ -63,6 +63,7 @@ public:
             unknown_.insert(f);
         fail_preflight_ = config.string("failPreflight").value_or("");
         fail_kills_ = config.integer("failKills").value_or(0);
+        fail_capabilities_ = config.boolean("failCapabilities").value_or(false);
         for (const auto& e : config.strings("ended").value_or(std::vector<std::string>{})) {
             const auto eq = e.find('=');
             if (eq == std::string::npos) throw Error(RADIAL_E_INVALID, "ended", "LABEL=CODE");
@@ -82,6 +83,7 @@ public:
 
     std::vector<std::string> capabilities() override {
         host_.debug("fake capabilities");
+        if (fail_capabilities_) throw Error(RADIAL_E_UNAVAILABLE, "the engine did not answer");
         return caps_;
     }
 
@@ -239,6 +241,7 @@ private:
     std::set<std::string> refuse_, supersede_, unknown_;
     std::string fail_preflight_;
     std::int64_t fail_kills_ = 0; // guarded by mutex_
+    bool fail_capabilities_ = false;
     std::map<std::string, int> ended_;
     std::mutex mutex_;
     std::condition_variable cv_;

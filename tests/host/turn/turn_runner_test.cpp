@@ -181,6 +181,22 @@ TEST_F(Fixture, AnInterruptsFailedKillIsTriedAgain) {
     }));
 }
 
+// A runtime that cannot say its capabilities when the turn asks (its engine gone for a moment) is
+// a turn with status error, never an exception out of run() past its running watchdog (which
+// ended the process).
+TEST_F(Fixture, ACapabilitiesFailureIsAnErrorRecordNotACrash) {
+    host::ConfigEntry fail;
+    fail.key = "failCapabilities";
+    fail.kind = RADIAL_CONFIG_BOOL;
+    fail.int_value = 1;
+    auto c = client({"run.fake", {fail}});
+    auto s = spec({"echo", "x"}, 60000);
+    s.stop_grace_ms = 5000;
+    const TerminalRecord rec = run(c, s);
+    EXPECT_EQ(rec.status, TurnStatus::error);
+    EXPECT_THAT(rec.error, HasSubstr("the engine did not answer"));
+}
+
 TEST_F(Fixture, RefusedFieldIsAnErrorBeforeAnythingRuns) {
     auto c = client_where("refuse", "network");
     auto s = spec({"echo", "x"});
