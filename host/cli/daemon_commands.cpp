@@ -150,10 +150,16 @@ int run_submit_command(const DaemonOptions& o) {
         }
         // The request is in the spool now, so the daemon will run it whatever happens next; the
         // journal entry makes it visible right away (the daemon adds it itself if we die here).
+        // A journal that fails now (busy past its timeout, full) does not unqueue the turn: it is
+        // reported queued, with its id, so that a caller who retries does not run it twice.
         try {
             journal->add_turn(daemon::queued_entry(req, cfg), journal::TurnState::queued);
         } catch (const journal::JournalError& e) {
-            if (e.code() != journal::JournalErrc::duplicate_turn) throw;
+            if (e.code() != journal::JournalErrc::duplicate_turn)
+                log::warn("submit",
+                          "{}: turn '{}' is queued, but the journal could not list it yet ({}); "
+                          "the daemon journals it when it claims it",
+                          o.request_file, req.turn_id, e.what());
         }
         fmt::print("{}\n", req.turn_id);
         return kExitOk;

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "fake_daemon_setup.h"
+#include "journal/sqlite_db.h"
 
 namespace radial {
 namespace {
@@ -94,6 +95,23 @@ TEST(RadialdSubmit, ADuplicateIdIsRefused) {
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_THAT(r.err, HasSubstr("id: turn 'dup' is already in the journal"));
     EXPECT_EQ(s.status()["recent"].size(), 1u);
+}
+
+// A journal that fails after the request is queued (another writer holding it past the busy
+// timeout) does not make submit say it failed: the turn will run, so its id is printed and submit
+// exits 0 with a warning; a caller who retried on a failure would run the turn twice.
+TEST(RadialdSubmit, AQueuedTurnIsReportedQueuedWhenTheJournalFailsAfterwards) {
+    FakeSetup s;
+    s.submit(turn_file("[\"echo\"]", "id = \"before\"\n")); // the journal exists
+    journal::SqliteDb writer(s.state_dir() + "/journal.sqlite3");
+    writer.exec("BEGIN IMMEDIATE");
+    writer.exec("UPDATE turns SET state = state");
+    auto r = s.submit_raw(turn_file("[\"echo\"]", "id = \"while-busy\"\n"));
+    writer.exec("ROLLBACK");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "while-busy\n");
+    EXPECT_THAT(r.err, HasSubstr("turn 'while-busy' is queued, but the journal could not list it"));
+    EXPECT_TRUE(fs::exists(s.state_dir() + "/spool/queue/while-busy.json"));
 }
 
 TEST(RadialdRun, RunsQueuedTurnsThenNewOnesAsTheyArrive) {
