@@ -32,7 +32,7 @@ std::vector<ListedSandbox> parse_sandbox_list_text(std::string_view output);
 // `["x"]` is passed over, and a changed format is an error, never an empty list); entries whose
 // name holds whitespace or control bytes are skipped (never radial's). nullopt when no line starts
 // a document of that shape; an output that is empty or blank is an empty list. Never throws on any
-// input. Pure; thread-safe. Source: peers-and-sbx §1.4.
+// input. Pure; thread-safe. Source: docs/design.md §5.10.
 std::optional<std::vector<ListedSandbox>> parse_sandbox_list_json(std::string_view output);
 
 } // namespace radial::sandbox

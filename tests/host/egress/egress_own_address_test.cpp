@@ -87,7 +87,7 @@ int listen_anywhere(int& fd) {
 }
 
 TEST(EgressOwnAddress, AnAddressTheHostGainsMidTurnIsRefusedAsTheHosts) {
-    if (::geteuid() != 0) GTEST_SKIP() << "a network namespace needs root";
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root: a network namespace needs root";
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     test::TempDir dir("radial-egress-own");
     EXPECT_EXIT(reach_an_address_gained_mid_turn(dir.path()), ::testing::ExitedWithCode(0), "");

@@ -13,6 +13,7 @@
 
 #include "../../support/temp_dir.h"
 #include "redaction/stream_redactor.h"
+#include "turn/output_tail.h"
 #include "turn/terminal_record.h"
 #include "turn/turn_output_log.h"
 
@@ -37,18 +38,6 @@ std::string decode(const std::string& text) {
         }
     }
     return out;
-}
-
-std::string encode(std::string_view bytes) {
-    std::string out;
-    std::size_t i = 0;
-    for (; i + 3 <= bytes.size(); i += 3) {
-        const std::uint32_t v = (std::uint32_t(std::uint8_t(bytes[i])) << 16) |
-                                (std::uint32_t(std::uint8_t(bytes[i + 1])) << 8) |
-                                std::uint8_t(bytes[i + 2]);
-        for (int s : {18, 12, 6, 0}) out += kAlphabet[(v >> s) & 63];
-    }
-    return out; // the rest does not matter to these tests: the secret sits inside
 }
 
 // What `redactor` leaves of `output`, as the terminal record and the output log store it.
@@ -80,7 +69,8 @@ TEST(StoredEncodings, BytesWhoseBase64IsASecretAreMaskedBeforeTheRecordOrTheLogE
                 const std::string output = before + decode(text) + "\xfe\n";
                 SCOPED_TRACE(secret + " at offset " + std::to_string(offset) + " after " +
                              std::to_string(before.size()) + " bytes");
-                ASSERT_THAT(encode(output), HasSubstr(secret)) << "the test's leak is not one";
+                ASSERT_THAT(base64_encode(output), HasSubstr(secret))
+                    << "the test's leak is not one";
                 EXPECT_THAT(stored(secret, output), Not(HasSubstr(secret)));
             }
         }
