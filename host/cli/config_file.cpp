@@ -43,4 +43,8 @@ config::HostConfig load_config(const std::optional<std::string>& flag,
     return config::load(config_file(flag), runtime_override, executable_dir(), installed_runtimes);
 }
 
+config::HostConfig reread_config(const std::optional<std::string>& flag) {
+    return config::load(config_file(flag), std::nullopt, executable_dir(), {});
+}
+
 } // namespace radial::cli

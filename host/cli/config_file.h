@@ -28,4 +28,10 @@ std::vector<std::string> installed_runtimes(const std::vector<std::string>& dirs
 config::HostConfig load_config(const std::optional<std::string>& flag,
                                const std::optional<std::string>& runtime_override = std::nullopt);
 
+// config::load of config_file(flag) for a running daemon's reload: it only reads. No plugin is
+// loaded (a changed run.pluginDir is not looked into) and the state directory a changed
+// run.stateDir names is neither created nor given an instance id; both take effect at the next
+// start only (docs/design.md §12.3). Throws config::ConfigError.
+config::HostConfig reread_config(const std::optional<std::string>& flag);
+
 } // namespace radial::cli

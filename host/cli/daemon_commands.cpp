@@ -187,7 +187,7 @@ int run_run_command(const DaemonOptions& o) {
         settings.config_text = config_text(instance->cfg().file);
         settings.reload_config = [o] {
             daemon::ReloadedConfig next;
-            next.cfg = load_settled_config(o);
+            next.cfg = reread_config(o.config_file);
             next.text = config_text(next.cfg.file);
             return next;
         };

@@ -152,7 +152,10 @@ void InstanceClaim::release() noexcept {
 }
 
 std::string default_claim_registry() {
-    if (::geteuid() == 0) return "/run/lock/radial";
+    // Not under /run/lock: that directory is writable by every user (mode 1777), so any of them
+    // could create "radial" there first and keep every radiald of root from starting; only root
+    // may create an entry in /run (docs/design.md §8.2).
+    if (::geteuid() == 0) return "/run/radial-claims";
     if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime && runtime[0] == '/')
         return std::string(runtime) + "/radial";
     return fmt::format("/tmp/radial-{}", ::geteuid());

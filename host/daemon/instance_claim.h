@@ -21,8 +21,9 @@
 
 namespace radial::daemon {
 
-// Where the claims live: "/run/lock/radial" for root (host-wide), "$XDG_RUNTIME_DIR/radial" (or
-// "/tmp/radial-<uid>") for another user, whose radiald can only collide with its own.
+// Where the claims live: "/run/radial-claims" for root (host-wide, in a directory only root may
+// write), "$XDG_RUNTIME_DIR/radial" (or "/tmp/radial-<uid>") for another user, whose radiald can
+// only collide with its own.
 std::string default_claim_registry();
 
 // The state directories the claims in `registry` name: every radiald instance on this host that

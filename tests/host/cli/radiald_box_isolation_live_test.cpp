@@ -15,6 +15,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "../../support/box_id_leases.h"
 #include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
@@ -58,18 +59,11 @@ TEST(BoxIsolationLive, TheCommandCannotPtraceOrReadItsInitAndTheDeadlineHoldsWit
         << "box " << box << " outlived its deadline with no radiald: " << said;
     // The killed radiald's box ids stay leased until its state directory is reconciled
     // (turn/box_id_lease.h), then are free.
-    auto leases_of_this_state_dir = [&] {
-        std::size_t n = 0;
-        for (const auto& e : fs::directory_iterator("/run/lock/radial/box-ids"))
-            n += test::read_file(e.path()).find("\"" + setup.state_dir() + "\"") !=
-                 std::string::npos;
-        return n;
-    };
-    EXPECT_EQ(leases_of_this_state_dir(), 1u);
+    EXPECT_EQ(test::box_id_leases_of(setup.state_dir()), 1u);
     auto r = test::run_process({RADIALD_PATH, "reconcile", "--config", setup.config()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.err, ::testing::HasSubstr("freed box ids "));
-    EXPECT_EQ(leases_of_this_state_dir(), 0u);
+    EXPECT_EQ(test::box_id_leases_of(setup.state_dir()), 0u);
 }
 
 // An image's HEALTHCHECK would have the engine run its command in the box beside the turn (and

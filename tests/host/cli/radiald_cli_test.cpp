@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../../support/box_id_leases.h"
 #include "../../support/id_squatter.h"
 #include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
@@ -464,17 +465,12 @@ TEST(RadialdSessionCreate, ARecordThatCannotBeWrittenWithABoxThatStaysKeepsItsId
     EXPECT_THAT(r.err, HasSubstr("session 'taken' exists already"));
     EXPECT_THAT(r.err, HasSubstr("could not remove box"));
     EXPECT_THAT(r.err, HasSubstr("kill did not return within 1 s"));
-    auto leases_of_this_state_dir = [&] {
-        std::size_t n = 0;
-        for (const auto& e : fs::directory_iterator("/run/lock/radial/box-ids"))
-            n += test::read_file(e.path()).find("\"" + state + "\"") != std::string::npos;
-        return n;
-    };
-    EXPECT_EQ(leases_of_this_state_dir(), 1u) << "the ids of a box that may still run were freed";
+    EXPECT_EQ(test::box_id_leases_of(state), 1u)
+        << "the ids of a box that may still run were freed";
     // Reconciliation frees them (the zoo's box lived in the process that made it).
     auto rec = s.run({"reconcile", "--config", s.config});
     EXPECT_EQ(rec.exit_code, 0) << rec.err;
-    EXPECT_EQ(leases_of_this_state_dir(), 0u) << rec.err;
+    EXPECT_EQ(test::box_id_leases_of(state), 0u) << rec.err;
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 // run.workspaceRoots, read by radiald's own config loader, is one the unit's sandboxing lets
 // radiald see and write (docs/design.md §12.5).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "config/host_config.h"
+#include "daemon/instance_claim.h"
 
 namespace radial {
 namespace {
@@ -64,6 +66,18 @@ std::string what_the_unit_does_to(const Unit& u, const std::string& root) {
     if (system == "strict" && !writable)
         return "ProtectSystem=strict without a ReadWritePaths= for it";
     return "";
+}
+
+// The unit runs radiald as root, whose instance claims and box-id leases live in root's claim
+// registry: the unit makes that directory (/run is read-only to radiald) and lets radiald write
+// it, or no turn would start (docs/design.md §8.2).
+TEST(PackagedUnitAndConfig, TheUnitMakesRootsClaimRegistryAndLetsRadialdWriteIt) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (root's claim registry)";
+    const std::string registry = daemon::default_claim_registry();
+    const Unit unit = read_unit(std::string(RADIAL_SOURCE_DIR) + "/packaging/radiald.service");
+    EXPECT_EQ(what_the_unit_does_to(unit, registry), "") << registry;
+    ASSERT_EQ(unit.settings.count("ExecStartPre"), 1u);
+    EXPECT_EQ(unit.settings.at("ExecStartPre"), "+/bin/mkdir -p -m 0755 " + registry);
 }
 
 TEST(PackagedUnitAndConfig, EveryWorkspaceRootIsOneTheUnitLetsRadialdSeeAndWrite) {

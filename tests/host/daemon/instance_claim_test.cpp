@@ -164,5 +164,22 @@ TEST(InstanceClaim, ARegistryOthersCanWriteIsRefused) {
         HasSubstr("must be uid " + std::to_string(::geteuid()) + "'s and writable by nobody else"));
 }
 
+// Root's registry is host-wide, so it must be where no other user can create it first: such a user
+// would own it, and every radiald of root would then refuse it (the test above) and not start.
+// It was /run/lock/radial, and /run/lock is writable by everyone.
+TEST(InstanceClaim, RootsRegistryIsInADirectoryOnlyRootMayWrite) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (root's registry)";
+    const std::filesystem::path registry = default_claim_registry();
+    for (auto dir = registry.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+        struct stat st {};
+        ASSERT_EQ(::stat(dir.c_str(), &st), 0) << dir;
+        EXPECT_EQ(st.st_uid, 0u) << dir << " is not root's";
+        EXPECT_EQ(st.st_mode & (S_IWGRP | S_IWOTH), 0u)
+            << dir << " (mode " << std::oct << (st.st_mode & 07777) << ") lets another user create "
+            << registry;
+        if (dir == dir.root_path()) break;
+    }
+}
+
 } // namespace
 } // namespace radial::daemon

@@ -562,6 +562,24 @@ TEST(RadialdRun, TheLogLevelIsTheConfigsAndASighupChangesIt) {
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
+// A reload only reads: a run.stateDir changed in the file is named as needing a restart, and the
+// directory it names is not created nor given an instance id (the reload settled the new file's
+// instance id, which wrote <new stateDir>/instance-id while the daemon went on with the old one).
+TEST(RadialdRun, ASighupWritesNothingInAChangedStateDirectory) {
+    FakeSetup s;
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    const std::string elsewhere = s.dir().path() + "/elsewhere";
+    edit_config(s, "/state\"\n", "/elsewhere\"\n");
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("0 key(s) applied, 1 waiting for a restart", 10s)) << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("run.stateDir changed in"));
+    EXPECT_FALSE(fs::exists(elsewhere)) << "a reload created the new state directory";
+    edit_config(s, "/elsewhere\"\n", "/state\"\n");
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
 // A file that no longer loads changes nothing: the error is logged, the daemon serves on.
 TEST(RadialdRun, ASighupWithABrokenConfigKeepsTheRunningOne) {
     FakeSetup s("maxConcurrentTurns = 2\n");
