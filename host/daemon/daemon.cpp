@@ -149,11 +149,9 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
             }
         }
     } catch (const turn::RequestError& e) {
-        if (settings_.metrics) settings_.metrics->turn_refused();
-        queue_.refuse(id, e.what());
+        refuse(id, e.what());
     } catch (const SpoolError& e) {
-        if (settings_.metrics) settings_.metrics->turn_refused();
-        queue_.refuse(id, e.what());
+        refuse(id, e.what());
     } catch (const journal::JournalError& e) {
         // Not queued any more, or the journal failed: nothing this thread can promise. A turn left
         // claimed or started is reclaimed at the next start.
@@ -168,6 +166,15 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
         w.failed = failed;
     }
     wake();
+}
+
+void Daemon::refuse(const std::string& id, const std::string& why) {
+    if (settings_.metrics) settings_.metrics->turn_refused();
+    // Not journaled: its request stays queued, and the record, not the turn, is tried again.
+    if (auto kept = queue_.refuse(id, why)) {
+        std::lock_guard lock(mutex_);
+        pending_[id] = {kept->status, kept->json};
+    }
 }
 
 void Daemon::retry_pending() {
@@ -208,6 +215,8 @@ void Daemon::dispatch(TurnQueue& queue) {
         std::lock_guard lock(mutex_);
         if (occupied_slots() >= max_concurrent_turns_) return;
         for (const auto& [id, w] : workers_) active.insert(id);
+        // A refused turn whose record waits for the journal is not run again (refuse()).
+        for (const auto& [id, p] : pending_) active.insert(id);
     }
     QueueScan scan;
     try {

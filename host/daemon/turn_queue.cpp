@@ -18,18 +18,28 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 } // namespace
 
-void TurnQueue::refuse(const std::string& turn_id, const std::string& message) noexcept {
+std::optional<TurnQueue::UnjournaledRefusal> TurnQueue::refuse(
+    const std::string& turn_id, const std::string& message) noexcept {
+    std::optional<UnjournaledRefusal> made;
     try {
         turn::TurnSubject who{turn_id, "turn", cfg_.container_runtime, "",
                               turn::turn_label(cfg_, turn_id)};
         if (auto t = journal_.turn(turn_id)) who = turn::subject_of(t->entry);
         const auto rec = turn::error_record(who, message, clock_.wall());
-        journal_.set_terminal(turn_id, to_string(rec.status), rec.to_json());
+        made = UnjournaledRefusal{std::string(to_string(rec.status)), rec.to_json()};
+        journal_.set_terminal(turn_id, made->status, made->json);
         log::error("daemon", "turn {}: refused: {}", turn_id, message);
     } catch (const std::exception& e) {
-        log::error("daemon", "turn {}: recording that it cannot run failed: {}", turn_id, e.what());
+        // The request stays: removed, the turn would be refused later as "gone from the spool",
+        // its real reason lost (docs/design.md §12.2).
+        log::error("daemon",
+                   "turn {}: refused: {}; recording that failed ({}), so its request "
+                   "stays in the spool",
+                   turn_id, message, e.what());
+        return made;
     }
     retire(turn_id);
+    return std::nullopt;
 }
 
 void TurnQueue::retire(const std::string& turn_id) noexcept {

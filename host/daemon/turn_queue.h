@@ -42,9 +42,18 @@ public:
     // Not thread-safe: one thread scans (the daemon's dispatcher, or reconcile).
     QueueScan scan(const std::set<std::string>& active);
 
+    // A refusal the journal did not take: the `error` terminal record, as JSON.
+    struct UnjournaledRefusal {
+        std::string status;
+        std::string json;
+    };
     // Writes an `error` terminal record for a queued turn that cannot run (bad request, missing
-    // secret), and removes its request. Never throws; failures are logged. [thread-safe]
-    void refuse(const std::string& turn_id, const std::string& message) noexcept;
+    // secret), and removes its request. When the journal does not take the record, the request
+    // stays in the spool (the turn stays queued, nothing is lost) and the record is returned, for
+    // the caller to journal later rather than run the turn again. Never throws; failures are
+    // logged. [thread-safe]
+    std::optional<UnjournaledRefusal> refuse(const std::string& turn_id,
+                                             const std::string& message) noexcept;
 
     // Removes the request of a turn that has its terminal record. Never throws. [thread-safe]
     void retire(const std::string& turn_id) noexcept;

@@ -28,6 +28,8 @@
 namespace radial::daemon {
 namespace {
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 
 using test::FaultyJournal;
@@ -236,6 +238,41 @@ TEST_F(DaemonFixture, ARefusedTerminalRecordIsRetriedBeforeTheRequestIsRetired) 
     EXPECT_TRUE(test::wait_until([&] { return status_of("full") == "succeeded"; }, 30s));
     EXPECT_TRUE(test::wait_until([&] { return !spooled("full"); }, 30s));
     EXPECT_FALSE(turn::read_pending(cfg.state_dir, "full"));
+    EXPECT_EQ(d.stop(), 0);
+}
+
+// A queued turn that cannot run (here: a session this state directory has not) is refused with its
+// reason. When the journal does not take that record, the request stays in the spool and the
+// record, not the turn, is retried: the request was removed at once, and the turn was later refused
+// again as "its request is gone from the spool", its real reason lost.
+TEST_F(DaemonFixture, ARefusalTheJournalDidNotTakeKeepsItsRequestAndItsReason) {
+    time::ManualClock clock;
+    journal->refuse("set_terminal");
+    SpooledRequest r;
+    r.turn_id = "refused";
+    r.image = "img";
+    r.argv = {"echo", "x"};
+    r.session = "no-such-session";
+    ASSERT_TRUE(Spool(cfg.state_dir).enqueue(r));
+    journal->add_turn(queued_entry(r, cfg), journal::TurnState::queued);
+    DaemonSettings s = settings();
+    s.pending_retry_interval = 1h;
+    s.clock = &clock;
+    Running d(*this, std::move(s));
+    auto terminal_tried = [&] {
+        const auto calls = journal->calls();
+        return std::count(calls.begin(), calls.end(), "set_terminal");
+    };
+    ASSERT_TRUE(test::wait_until([&] { return terminal_tried() >= 1; }, 30s));
+    EXPECT_TRUE(spooled("refused")) << "the request of a refusal the journal did not take is gone";
+    EXPECT_EQ(state_of("refused"), "queued");
+    journal->refuse("set_terminal", false);
+    clock.advance(1h);
+    ASSERT_TRUE(test::wait_until([&] { return status_of("refused") == "error"; }, 30s));
+    const std::string record = journal->turn("refused")->terminal_json.value_or("");
+    EXPECT_THAT(record, HasSubstr("session 'no-such-session' is not one of this state"));
+    EXPECT_THAT(record, Not(HasSubstr("gone from the spool")));
+    EXPECT_TRUE(test::wait_until([&] { return !spooled("refused"); }, 30s));
     EXPECT_EQ(d.stop(), 0);
 }
 
