@@ -197,8 +197,8 @@ int run_session_create(const SessionOptions& o) {
         // prepare_box_user).
         if (const auto host_ids = turn::box_host_ids(rec.user, cfg.box_root);
             host_ids && instance->runtime().has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
-            identity.emplace(cfg.state_dir, rec.id, host_ids->first, host_ids->second, std::nullopt,
-                             cfg.box_root.has_value());
+            identity.emplace(session::session_identity_dir(cfg.state_dir, rec.id), host_ids->first,
+                             host_ids->second, std::nullopt, cfg.box_root.has_value());
             identity->apply(spec, cfg.home_size_bytes);
         }
         // Real time: the commands run in a process of their own and take no clock (docs/design.md
@@ -284,6 +284,9 @@ int run_session_rm(const SessionOptions& o) {
         instance->runtime().kill(rec->label);
         turn::release_box_id_lease_of(lease_dir(), rec->label);
         std::error_code ec;
+        // A session made before its identity moved to sessions/ (docs/design.md §13.12) kept it
+        // among the turns'.
+        fs::remove_all(session::session_identity_dir(cfg.state_dir, rec->id), ec);
         fs::remove_all(turn::box_identity_dir(cfg.state_dir, rec->id), ec);
         session::remove_session(cfg.state_dir, rec->id);
         session::journal_session_event(cfg.state_dir, rec->id, "ended",

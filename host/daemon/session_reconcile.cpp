@@ -45,6 +45,8 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             if (present) client.kill(s.label);
             turn::release_box_id_lease_of(leases, s.label);
             std::error_code ec;
+            std::filesystem::remove_all(session::session_identity_dir(cfg.state_dir, s.id), ec);
+            // Where a session made by an earlier radiald kept it.
             std::filesystem::remove_all(turn::box_identity_dir(cfg.state_dir, s.id), ec);
             session::remove_session(cfg.state_dir, s.id);
             out.ended.push_back(s.id);

@@ -211,8 +211,8 @@ std::unique_ptr<PoolBox> PoolBox::create(const config::HostConfig& cfg,
     // run.user's too: what is in a pool box is what is in a cold one.
     if (const auto host_ids = turn::box_host_ids(spec.user, cfg.box_root);
         host_ids && client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
-        box->identity_.emplace(cfg.state_dir, box->id_, host_ids->first, host_ids->second,
-                               std::nullopt, cfg.box_root.has_value());
+        box->identity_.emplace(turn::box_identity_dir(cfg.state_dir, box->id_), host_ids->first,
+                               host_ids->second, std::nullopt, cfg.box_root.has_value());
         box->identity_->apply(spec, cfg.home_size_bytes);
     }
     try {

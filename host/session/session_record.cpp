@@ -118,6 +118,10 @@ std::string session_socket_dir(const std::string& state_dir, const std::string& 
     return sessions_dir(state_dir) + "/" + id + ".run";
 }
 
+std::string session_identity_dir(const std::string& state_dir, const std::string& id) {
+    return sessions_dir(state_dir) + "/" + id + ".identity";
+}
+
 std::string session_lock_dir(const std::string& state_dir, const std::string& id) {
     const std::string dir = sessions_dir(state_dir) + "/" + id + ".lock";
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)

@@ -79,6 +79,10 @@ std::string sessions_dir(const std::string& state_dir);
 // Where a session's turn socket lives on the host, mounted at /run/radial in its box:
 // "<stateDir>/sessions/<id>.run".
 std::string session_socket_dir(const std::string& state_dir, const std::string& id);
+// Where a session box's passwd and group live on the host (turn::BoxIdentity):
+// "<stateDir>/sessions/<id>.identity" — not beside one-shot turns' under <stateDir>/identity,
+// where a turn given the session's id as its turn id would rewrite and then remove them.
+std::string session_identity_dir(const std::string& state_dir, const std::string& id);
 
 // The directory a session's turn holds (flock) while it runs, so that one turn runs at a time:
 // "<stateDir>/sessions/<id>.lock", never mounted into the box (which could hold a lock on what it

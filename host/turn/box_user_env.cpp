@@ -112,21 +112,32 @@ std::string box_identity_dir(const std::string& state_dir, const std::string& tu
     return (fs::path(state_dir) / "identity" / turn_id).string();
 }
 
-BoxIdentity::BoxIdentity(const std::string& state_dir, const std::string& turn_id, uid_t uid,
-                         gid_t gid, const std::optional<std::string>& codex_auth,
-                         bool namespaced_root)
-    : dir_(box_identity_dir(state_dir, turn_id)),
-      codex_(codex_auth.has_value()),
-      namespaced_root_(namespaced_root) {
+BoxIdentity::BoxIdentity(const std::string& dir, uid_t uid, gid_t gid,
+                         const std::optional<std::string>& codex_auth, bool namespaced_root)
+    : dir_(dir), codex_(codex_auth.has_value()), namespaced_root_(namespaced_root) {
     const fs::path parent = fs::path(dir_).parent_path();
     std::error_code ec;
-    fs::create_directories(dir_, ec);
+    fs::create_directories(parent, ec);
     if (ec)
         throw TurnSetupError(fmt::format(
-            "creating '{}' for the box's passwd and group failed: {}; check run.stateDir", dir_,
-            ec.message()));
+            "creating '{}' for the box's passwd and group failed: {}; check run.stateDir",
+            parent.string(), ec.message()));
     // Nobody but radiald's user needs to look in: the engine mounts the files as root.
     ::chmod(parent.c_str(), 0700);
+    // Made here, never taken over: a directory that exists is another box's of the same id (a
+    // session's, a pool box's, a turn run twice), whose mounted files this one would rewrite and
+    // then remove (docs/design.md §8.7).
+    if (::mkdir(dir_.c_str(), 0700) != 0) {
+        const int err = errno;
+        throw TurnSetupError(
+            err == EEXIST
+                ? fmt::format("the box's identity directory '{}' exists already: another box of "
+                              "the same id uses it; give this turn or session an id of its own",
+                              dir_)
+                : fmt::format("creating '{}' for the box's passwd and group failed: {}; check "
+                              "run.stateDir",
+                              dir_, std::strerror(err)));
+    }
     if (!namespaced_root_) {
         write_file(fs::path(dir_) / "passwd", box_passwd(uid, gid));
         write_file(fs::path(dir_) / "group", box_group(gid));

@@ -61,8 +61,10 @@ std::string box_identity_dir(const std::string& state_dir, const std::string& tu
 // One turn's identity files on the host, removed with the turn (RAII).
 class BoxIdentity {
 public:
-    // Writes passwd and group (mode 0644) into box_identity_dir(state_dir, turn_id), creating
-    // <stateDir>/identity (mode 0700) as needed. With `codex_auth` (the credentials' contents),
+    // Writes passwd and group (mode 0644) into `dir` (box_identity_dir() for a turn's or a pool
+    // box's, session::session_identity_dir() for a session's), which it creates and which must
+    // not exist (another box of the same id has it: TurnSetupError), creating its parent (mode
+    // 0700) as needed. With `codex_auth` (the credentials' contents),
     // also a directory codex/ (0700) holding auth.json (0600, created so), both owned by uid:gid —
     // which needs radiald to be root. Throws TurnSetupError naming the path and the cause
     // (never the contents) when any of that fails.
@@ -70,7 +72,7 @@ public:
     // (docs/design.md §8.8): uid:gid are the host ids of that root, no passwd or group is written
     // (the image's own accounts stay, so a package manager can add to them), and the box's USER
     // is root.
-    BoxIdentity(const std::string& state_dir, const std::string& turn_id, uid_t uid, gid_t gid,
+    BoxIdentity(const std::string& dir, uid_t uid, gid_t gid,
                 const std::optional<std::string>& codex_auth = std::nullopt,
                 bool namespaced_root = false);
     // Removes the turn's directory; failures are logged, never thrown.
@@ -81,7 +83,7 @@ public:
     const std::string& dir() const noexcept { return dir_; }
 
     // Leaves the files when this object goes: a session's box uses them for its whole life, and
-    // `radiald session rm` removes them (box_identity_dir).
+    // `radiald session rm` removes them (session::session_identity_dir).
     void keep() noexcept { kept_ = true; }
 
     // Adds to `spec`: passwd and group mounted read-only over /etc/passwd and /etc/group (not with

@@ -294,8 +294,8 @@ std::optional<std::string> TurnSession::prepare_box_user(Run& run) {
         ids && env_.client.has_capability(RADIAL_CAP_HOST_UID_MOUNTS) && user_is_honoured(spec)) {
         if (!codex_auth_error_.empty()) return codex_auth_error_;
         try {
-            run.identity.emplace(env_.cfg.state_dir, request_.turn_id, ids->first, ids->second,
-                                 codex_auth_, env_.cfg.box_root.has_value());
+            run.identity.emplace(box_identity_dir(env_.cfg.state_dir, request_.turn_id), ids->first,
+                                 ids->second, codex_auth_, env_.cfg.box_root.has_value());
             run.identity->apply(spec, env_.cfg.home_size_bytes);
         } catch (const std::exception& e) {
             return fmt::format("preparing the box user's home failed: {}", e.what());

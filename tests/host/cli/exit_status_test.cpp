@@ -74,7 +74,7 @@ TEST(ExitStatus, TheEventLoopsFailureIsADaemonError) {
 
 TEST(ExitStatus, APreparationTheBoxUserCannotHaveIsATurnSetupError) {
     test::TempDir state("radial-exit-turn");
-    turn::BoxIdentity identity(state.path(), "t1", 2000000000, 2000000000);
+    turn::BoxIdentity identity(turn::box_identity_dir(state.path(), "t1"), 2000000000, 2000000000);
     ContainerSpec spec;
     spec.tmpfs = {{"/home/radial", 1 << 20}};
     try {

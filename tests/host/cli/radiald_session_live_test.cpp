@@ -82,6 +82,24 @@ TEST(SessionLive, WithAFixedRunUserASessionsTurnHasTheIdentityAOneShotTurnHas) {
     EXPECT_EQ(in_session.result.out, one_shot.result.out);
 }
 
+// A one-shot turn given the session's id as its turn id keeps to its own identity files: it wrote
+// its passwd over the session box's mounted one, then removed it, and the session's user had no
+// name from then on.
+TEST(SessionLive, AOneShotTurnWithTheSessionsIdLeavesTheSessionsIdentityAlone) {
+    test::RadialdSetup setup;
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    const std::vector<std::string> who = {"sh", "-c", "id -un; id -u"};
+    auto before = setup.turn({"--session", s.id}, who);
+    ASSERT_EQ(before.result.exit_code, 0) << before.result.err;
+    auto one_shot = setup.turn({"--turn-id", s.id}, who);
+    EXPECT_EQ(one_shot.result.exit_code, 0) << one_shot.result.err;
+    EXPECT_NE(one_shot.result.out, before.result.out) << "the one-shot box had the session's uid";
+    auto after = setup.turn({"--session", s.id}, who);
+    EXPECT_EQ(after.result.exit_code, 0) << after.result.err;
+    EXPECT_EQ(after.result.out, before.result.out);
+}
+
 // A turn of a session posts a record through its turn socket, journaled as any turn's.
 TEST(SessionLive, ASessionsTurnPostsARecordThatIsJournaled) {
     test::RadialdSetup setup;

@@ -38,7 +38,7 @@ TEST(BoxRoot, ANamespacedRootsIdentityWritesNoPasswdAndNamesRoot) {
     std::filesystem::create_directories(state);
     ContainerSpec spec;
     {
-        BoxIdentity id(state, "t1", ::geteuid(), ::getegid(), std::nullopt, true);
+        BoxIdentity id(box_identity_dir(state, "t1"), ::geteuid(), ::getegid(), std::nullopt, true);
         EXPECT_FALSE(std::filesystem::exists(id.dir() + "/passwd"));
         id.apply(spec, 1 << 20);
     }

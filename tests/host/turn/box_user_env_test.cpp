@@ -1,6 +1,7 @@
 // The box user's generated passwd, group, home and variables (docs/design.md §8.7, C-25).
 #include "turn/box_user_env.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -76,7 +77,7 @@ TEST(BoxUserEnv, FilesAreWrittenMountedReadOnlyAndRemovedWithTheTurn) {
     ContainerSpec spec;
     spec.env = {{"USER", "me", false}};
     {
-        BoxIdentity identity(state.path(), "t1", 2000000000, 2000000001);
+        BoxIdentity identity(box_identity_dir(state.path(), "t1"), 2000000000, 2000000001);
         EXPECT_EQ(test::read_file(dir + "/passwd"), box_passwd(2000000000, 2000000001));
         EXPECT_EQ(test::read_file(dir + "/group"), box_group(2000000001));
         struct stat st {};
@@ -98,9 +99,26 @@ TEST(BoxUserEnv, FilesAreWrittenMountedReadOnlyAndRemovedWithTheTurn) {
     EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
+// A directory that exists is another box's of the same id (a session's, a pool box's, a turn run
+// twice): it is refused and left as it is. It was taken over: its passwd rewritten under the
+// other box's mount, then removed with this box's turn.
+TEST(BoxUserEnv, AnotherBoxesIdentityDirectoryIsNeverTakenOver) {
+    test::TempDir state("radial-bue");
+    const std::string dir = box_identity_dir(state.path(), "same");
+    BoxIdentity first(dir, 2000000000, 2000000001);
+    try {
+        BoxIdentity second(dir, 2000000002, 2000000003);
+        ADD_FAILURE() << "a second box took over " << dir;
+    } catch (const TurnSetupError& e) {
+        EXPECT_THAT(e.what(),
+                    HasSubstr("'" + dir + "' exists already: another box of the same id"));
+    }
+    EXPECT_EQ(test::read_file(dir + "/passwd"), box_passwd(2000000000, 2000000001));
+}
+
 TEST(BoxUserEnv, AMountOnTheBoxUsersPathsIsRefused) {
     test::TempDir state("radial-bue");
-    BoxIdentity identity(state.path(), "t2", 2000000000, 2000000000);
+    BoxIdentity identity(box_identity_dir(state.path(), "t2"), 2000000000, 2000000000);
     for (const char* target : {"/etc/passwd", "/etc/group", "/home/radial"}) {
         ContainerSpec spec;
         spec.mounts = {{"/srv/x", target, true}};
@@ -147,7 +165,7 @@ TEST(BoxUserEnv, CodexAuthIsTheBoxUsersFile0600InItsOwnDirectory) {
     const std::string dir = box_identity_dir(state.path(), "t3");
     ContainerSpec spec;
     {
-        BoxIdentity identity(state.path(), "t3", 2000000000, 2000000001,
+        BoxIdentity identity(box_identity_dir(state.path(), "t3"), 2000000000, 2000000001,
                              std::string(R"({"tokens":{"access_token":"at-0123456789"}})"));
         struct stat st {};
         ASSERT_EQ(::stat((dir + "/codex").c_str(), &st), 0);
