@@ -205,6 +205,8 @@ TEST(SessionLive, ATimeoutEndsTheTurnNotTheSessionAndRmEndsTheSession) {
                                 {}, 60s);
     EXPECT_EQ(rm.exit_code, 0) << rm.err;
     EXPECT_EQ(test::box_state(s.box()), "gone") << "the box outlived 'session rm'";
+    EXPECT_FALSE(fs::exists(setup.state_dir() + "/sessions/" + s.id + ".identity"))
+        << "the session's identity files outlived 'session rm'";
     auto gone = setup.turn({"--session", s.id}, {"true"});
     EXPECT_EQ(gone.result.exit_code, 125);
     EXPECT_THAT(gone.result.err, HasSubstr("is not one of this state directory's"));
@@ -257,8 +259,10 @@ TEST(SessionLive, WithRadialdKilledTheExecAndTheIdleSessionEndOnTheirOwnDeadline
     EXPECT_THAT(r.out, HasSubstr("removed session " + s.id + " (its box had ended or was gone)"));
     EXPECT_EQ(test::box_state(s.box()), "gone");
     EXPECT_EQ(test::box_state(running.box()), "running");
-    EXPECT_TRUE(fs::exists(setup.state_dir() + "/identity/" + running.id))
-        << "reconciliation took a running session's identity files for a turn's residue";
+    EXPECT_TRUE(fs::exists(setup.state_dir() + "/sessions/" + running.id + ".identity/passwd"))
+        << "reconciliation took a running session's identity files for residue";
+    EXPECT_FALSE(fs::exists(setup.state_dir() + "/sessions/" + s.id + ".identity"))
+        << "the ended session's identity files stayed";
     auto again = setup.turn({"--session", running.id}, {"echo", "adopted"});
     EXPECT_EQ(again.result.out, "adopted\n") << again.result.err;
     s.id.clear();
