@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <set>
+#include <utility>
 #include <vector>
 
 namespace radial::docker {
@@ -86,8 +88,11 @@ bool give_xattrs(int fd, const std::string& path, ChangeSink& sink) {
     return true;
 }
 
+// The inodes of files with more than one name whose bytes this walk gave already.
+using GivenInodes = std::set<std::pair<dev_t, ino_t>>;
+
 bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint64_t since_ms,
-          ChangeSink& sink) {
+          ChangeSink& sink, GivenInodes& given) {
     // The box chooses how deep its directories go; radiald (whose process this may be) does not
     // follow it past kMostWalkDepth levels with a descriptor, a stack frame and a path each.
     if (depth > kMostWalkDepth)
@@ -112,13 +117,20 @@ bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint6
                 if (!sink.entry(path, RADIAL_CHANGE_OTHER) || !give_xattrs(sub.get(), path, sink))
                     return false;
             }
-            if (!walk(sub.get(), path, depth + 1, since_ms, sink)) return false;
+            if (!walk(sub.get(), path, depth + 1, since_ms, sink, given)) return false;
             continue;
         }
         if (!changed_since(st, since_ms)) continue;
         radial::internal::UniqueFd at(
             ::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
         if (!at) throw unreadable("opening", path);
+        // A file's other names give only the name: its bytes and attributes are one inode's,
+        // given once. A box that made thousands of links to one large file had its bytes read
+        // (and checked by the host) once per link, far past the call's deadline.
+        if (S_ISREG(st.st_mode) && st.st_nlink > 1 && !given.emplace(st.st_dev, st.st_ino).second) {
+            if (!sink.entry(path, RADIAL_CHANGE_FILE)) return false;
+            continue;
+        }
         if (S_ISREG(st.st_mode)) {
             radial::internal::UniqueFd fd(
                 ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
@@ -152,7 +164,8 @@ void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms, Change
     if (!root)
         throw Error(RADIAL_E_UNAVAILABLE,
                     "opening the box's changes at '" + upper_dir + "': " + std::strerror(errno));
-    walk(root.get(), "/", 0, since_ms, sink);
+    GivenInodes given;
+    walk(root.get(), "/", 0, since_ms, sink, given);
 }
 
 } // namespace radial::docker

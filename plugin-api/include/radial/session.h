@@ -32,7 +32,9 @@ enum {
  * so that the host can look for what must not be kept (docs/design.md §13.12). For each entry:
  * `entry` once, with the entry's path in the box and its kind, then `data` zero or more times
  * with the entry's bytes (a file's contents, a link's target) followed by the values of its
- * extended attributes. Every call returns 0 to go on; non-zero stops the walk, and the function
+ * extended attributes. A regular file whose bytes this walk gave already under another name (a
+ * hard link) may be given by its name alone, with no `data`: its bytes were seen. Every call
+ * returns 0 to go on; non-zero stops the walk, and the function
  * that received the sink then returns RADIAL_E_CANCELLED. [any-thread, one call at a time] Never
  * called after that function returns. */
 typedef struct radial_change_sink {

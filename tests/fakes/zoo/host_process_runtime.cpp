@@ -65,6 +65,7 @@ HostProcessRuntime::HostProcessRuntime(const radial::plugin::Host& host,
     : host_(host), defects_(defects), box_dir_(config.string("boxDir").value_or("")) {
     for (const auto& c : config.strings("hang").value_or(std::vector<std::string>{}))
         hang_.insert(c);
+    release_file_ = config.string("releaseFile").value_or("");
     if (box_dir_.empty()) return;
     std::error_code ec;
     std::filesystem::create_directories(box_dir_, ec);
@@ -75,7 +76,11 @@ HostProcessRuntime::HostProcessRuntime(const radial::plugin::Host& host,
 
 void HostProcessRuntime::maybe_hang(std::string_view call) const {
     if (hang_.find(call) == hang_.end()) return;
-    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    if (release_file_.empty())
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    std::error_code ec;
+    while (!std::filesystem::exists(release_file_, ec))
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 void HostProcessRuntime::preflight() { maybe_hang("preflight"); }

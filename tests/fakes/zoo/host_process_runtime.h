@@ -83,6 +83,7 @@ private:
     Defects defects_;
     std::string box_dir_;                     // empty: no box files
     std::set<std::string, std::less<>> hang_; // config `hang`: calls that never return
+    std::string release_file_; // config `releaseFile`: the hung calls return once it exists
     std::mutex mine_mutex_;
     std::set<std::string, std::less<>> mine_; // labels this instance started
 };

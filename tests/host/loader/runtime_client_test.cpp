@@ -15,6 +15,8 @@
 #include <thread>
 #include <tuple>
 
+#include "../../support/host_processes.h"
+#include "../../support/temp_dir.h"
 #include "loader/plugin_loader.h"
 
 namespace radial::host {
@@ -339,6 +341,41 @@ TEST(RuntimeClientDeadline, EachHungExtensionCallFailsWithinTheDeadlineNamingIt)
     };
     for (const auto& [name, within, call] : calls)
         expect_hangs_past_deadline(p, name, within, call);
+}
+
+// A call that returned after its deadline leaves the plugin free again: stuck until then (every
+// call fails at once), answering after. It stayed stuck for good, so one slow walk of a session's
+// changes, or an engine slow for a while, left the daemon unable to run a turn until a restart.
+TEST(RuntimeClientDeadline, ACallThatReturnsLateFreesThePluginAgain) {
+    auto p = load_zoo("good");
+    test::TempDir dir("radial-late");
+    ConfigEntry release;
+    release.key = "releaseFile";
+    release.string_value = dir / "release";
+    auto c = make(
+        p, ConfigSection{"run.zoo-good", {strings("hang", {"kill", "session changes"}), release}});
+    c.set_call_deadline(std::chrono::milliseconds(300));
+    EXPECT_THROW(c.kill("radial-turn-x-1"), RuntimeError);
+    SessionClient::ChangeHandler h{[](std::string_view, std::uint32_t) { return true; },
+                                   [](std::string_view) { return true; }};
+    EXPECT_THROW(SessionClient::of(c).changes("radial-session-x-1", 0, h), RuntimeError);
+    try {
+        (void)c.list_by_label("radial-turn-nothing-");
+        ADD_FAILURE() << "a call went into the plugin while two calls were still in it";
+    } catch (const RuntimeError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("because kill did not return in time"));
+    }
+    dir.write("release", "");
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            try {
+                return c.list_by_label("radial-turn-nothing-").empty();
+            } catch (const RuntimeError&) {
+                return false;
+            }
+        },
+        std::chrono::seconds(30)))
+        << "the plugin stayed stuck after both late calls returned";
 }
 
 // Under a deadline an extension call that returns answers as it would without one: here the

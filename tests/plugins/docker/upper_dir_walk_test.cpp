@@ -84,6 +84,29 @@ TEST(UpperDirWalkTest, GivesFilesLinksAndAttributesWithoutFollowingAnything) {
     EXPECT_FALSE(c.entries.count("/opt/gone")) << "a whiteout is a removal, not a change";
 }
 
+// A file's bytes are given once however many names it has: every other name comes alone. A box
+// that made thousands of hard links to one large file had it read once per link, and the walk ran
+// past the plugin call's deadline.
+TEST(UpperDirWalkTest, AFileWithManyNamesHasItsBytesGivenOnce) {
+    test::TempDir up("radial-upper");
+    fs::create_directories(up / "d");
+    up.write("big", "the-bytes");
+    for (int i = 0; i < 50; ++i)
+        ASSERT_EQ(::link((up / "big").c_str(), (up / ("d/l" + std::to_string(i))).c_str()), 0);
+    auto c = walk(up.path(), 0);
+    std::size_t names = 0, with_bytes = 0;
+    for (const auto& [path, entry] : c.entries) {
+        if (entry.first != RADIAL_CHANGE_FILE) continue;
+        ++names;
+        if (!entry.second.empty()) {
+            ++with_bytes;
+            EXPECT_EQ(entry.second.substr(0, 9), "the-bytes") << path;
+        }
+    }
+    EXPECT_EQ(names, 51u) << "every name of the file is given";
+    EXPECT_EQ(with_bytes, 1u) << "the file's bytes were given once per name";
+}
+
 TEST(UpperDirWalkTest, ALinkToADirectoryIsNotEntered) {
     test::TempDir up("radial-upper"), outside("radial-outside");
     outside.write("host-secret", "never read");

@@ -43,10 +43,11 @@ class SessionClient; // radial/host/session_client.hpp
 // which the turn's own timeout bounds) is made on a thread of its own and waited for at most `d`:
 // the extensions' calls too (get_extension, session create, destroy and snapshot calls; a
 // template load gets `d` beyond its own budget). A call that does not return in time throws
-// RuntimeError with RADIAL_E_TIMEOUT naming the plugin and the call; the instance is then stuck:
-// every later call throws at once, and destroy is never called (the ABI forbids it while a call is
-// in flight; the plugin's memory is left to the process's exit). A destroy that does not return in
-// time is reported through the log function at error level and abandoned.
+// RuntimeError with RADIAL_E_TIMEOUT naming the plugin and the call; the instance is then stuck
+// until every such call has returned: meanwhile every later call throws at once, and destroy is
+// never called (the ABI forbids it while a call is in flight; the plugin's memory is left to the
+// process's exit). The last late return is logged (warn) and the plugin is called again. A destroy
+// that does not return in time is reported through the log function at error level and abandoned.
 class RuntimeClient {
 public:
     // Creates an instance. Throws RuntimeError with the plugin's status and message when create
@@ -324,6 +325,23 @@ private:
         std::chrono::milliseconds deadline{0};
         CallObserver observer;                   // set_call_observer; empty: none
         std::atomic<const char*> stuck{nullptr}; // the call that did not return in time
+        // Calls abandoned past their deadline that have not returned yet; guarded by
+        // stuck_mutex, which also orders the changes of `stuck`.
+        std::mutex stuck_mutex;
+        int abandoned = 0;
+        void abandon(const char* call) {
+            std::lock_guard lock(stuck_mutex);
+            ++abandoned;
+            const char* expected = nullptr;
+            stuck.compare_exchange_strong(expected, call);
+        }
+        // An abandoned call returned: with none still out, the plugin is called again. True then.
+        bool returned_late() {
+            std::lock_guard lock(stuck_mutex);
+            if (--abandoned > 0) return false;
+            stuck.store(nullptr);
+            return true;
+        }
         // Answers kept (capabilities(), describe()); guarded by answers_mutex.
         std::mutex answers_mutex;
         std::optional<std::vector<std::string>> capabilities;
@@ -362,6 +380,7 @@ private:
         std::mutex mutex;
         std::condition_variable cv;
         bool done = false;
+        bool abandoned = false; // the caller gave up waiting
         std::optional<T> value;
         std::exception_ptr error;
     };
@@ -425,7 +444,7 @@ private:
         using T = std::conditional_t<std::is_void_v<R>, Unit, R>;
         auto slot = std::make_shared<Slot<T>>();
         // The thread shares the state: an abandoned call keeps the instance and its library alive.
-        std::thread([slot, st = state, fn = std::move(fn)]() mutable {
+        std::thread([slot, st = state, call, fn = std::move(fn)]() mutable {
             std::optional<T> value;
             std::exception_ptr error;
             try {
@@ -443,11 +462,18 @@ private:
             slot->error = error;
             slot->done = true;
             slot->cv.notify_all();
+            // Late, but back: the plugin is no longer inside that call, so the ABI lets it be
+            // called again (a walk of changes whose handler was let go ends at its next sink
+            // call, then returns here).
+            if (slot->abandoned && st->returned_late())
+                State::log_thunk(st.get(), RADIAL_LOG_WARN,
+                                 to_c(std::string(call) +
+                                      " returned after its deadline; the plugin is called again"));
         }).detach();
         std::unique_lock lock(slot->mutex);
         if (!slot->cv.wait_for(lock, deadline, [&] { return slot->done; })) {
-            const char* expected = nullptr;
-            state->stuck.compare_exchange_strong(expected, call);
+            slot->abandoned = true;
+            state->abandon(call);
             throw RuntimeError(RADIAL_E_TIMEOUT, {},
                                "runtime plugin '" + state->info.id + "' (" + state->plugin_path +
                                    "): " + call + " did not return within " +

@@ -4,7 +4,8 @@
 // Thread-safety as the extension's calls say; errors as RuntimeClient's (RuntimeError with the
 // plugin's status and message, the key it named). Every call but exec is under the client's call
 // deadline (RuntimeClient::set_call_deadline), with its consequences: a call past it throws
-// RuntimeError(RADIAL_E_TIMEOUT) and the instance is stuck. An exec is bounded by its turn.
+// RuntimeError(RADIAL_E_TIMEOUT) and the instance is stuck until it returns. An exec is bounded by
+// its turn.
 #pragma once
 
 #include <radial/session.h>
