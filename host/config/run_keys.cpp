@@ -174,8 +174,15 @@ std::vector<KeyReader> egress_readers(Reader& r, egress::EgressCeiling& out) {
                  if (addr != nullptr) boost::asio::ip::make_address(addr->get(), ec);
                  if (addr == nullptr || ec)
                      r.fail(key, fmt::format("'{}' must map to an IP address", hk.str()));
-                 out.hosts[egress::parse_allow_rule(std::string(hk.str()) + ":1").host] =
-                     addr->get();
+                 const std::string name =
+                     egress::parse_allow_rule(std::string(hk.str()) + ":1").host;
+                 // The broker looks a name up exactly: a wildcard here would never be used, and
+                 // its names would go to DNS unpinned.
+                 if (name.starts_with("*."))
+                     r.fail(key, fmt::format("'{}' is a wildcard; hosts maps one name to one "
+                                             "address, so list each name",
+                                             hk.str()));
+                 out.hosts[name] = addr->get();
              }
          })},
         {"maxConnections",

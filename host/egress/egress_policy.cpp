@@ -96,7 +96,13 @@ AllowRule parse_allow_rule(std::string_view text) {
     rule.port = static_cast<std::uint16_t>(value);
     rule.host = lower(host);
     if (rule.host.size() > 1 && rule.host.back() == '.') rule.host.pop_back();
-    if (is_ip_literal(rule.host)) return rule;
+    if (is_ip_literal(rule.host)) {
+        // One spelling per address (IPv6 compressed, IPv4-mapped written as IPv4): rules are
+        // compared as text, and an operator's deny written as [::0:1]:443 must meet a turn's
+        // [::1]:443 (docs/design.md §9.7).
+        rule.host = unmapped(ip::make_address(rule.host)).to_string();
+        return rule;
+    }
     const std::string_view name =
         rule.host.starts_with("*.") ? std::string_view(rule.host).substr(2) : rule.host;
     if (!dns_name(name) || name.find('*') != std::string_view::npos)

@@ -52,7 +52,9 @@ struct EgressCeiling {
     bool enabled() const noexcept { return !allow.empty(); }
 };
 
-// "host:port" → AllowRule: host lowercased, one trailing '.' dropped; "[v6]:port" for IPv6.
+// "host:port" → AllowRule: host lowercased, one trailing '.' dropped; "[v6]:port" for IPv6. An
+// IP address is kept in one spelling (IPv6 compressed, an IPv4-mapped one as IPv4), so that two
+// spellings of one address are one rule.
 // Throws PolicyError naming `text` and what is wrong (no port, a port outside 1..65535, a host
 // with characters a DNS name cannot hold, a '*' anywhere but a leading "*.").
 AllowRule parse_allow_rule(std::string_view text);

@@ -198,6 +198,22 @@ TEST(HostConfig, SharedWorkspacesIsOffUnlessTheOperatorTurnsItOn) {
     EXPECT_EQ(error_of(f), f + ":2:20: run.sharedWorkspaces: must be true or false");
 }
 
+// The broker looks a `hosts` name up exactly: a wildcard key would never be used, and names under
+// it would go to DNS while the operator believed them pinned.
+TEST(HostConfig, AWildcardInTheEgressHostsMapIsRefused) {
+    test::TempDir d;
+    auto f =
+        d.write("h.toml",
+                "[run.egress]\nallow = [\"*.corp:443\"]\nhosts = { \"*.corp\" = \"10.0.0.5\" }\n");
+    EXPECT_EQ(error_of(f),
+              f + ":3:9: run.egress.hosts: '*.corp' is a wildcard; hosts maps one name "
+                  "to one address, so list each name");
+    f = d.write("k.toml",
+                "[run.egress]\nallow = [\"a.corp:443\"]\nhosts = { \"A.corp.\" = "
+                "\"10.0.0.5\" }\n");
+    EXPECT_EQ(load(f, std::nullopt, "/opt/radial/bin").egress.hosts.at("a.corp"), "10.0.0.5");
+}
+
 TEST(HostConfig, RefusesABadMaxConcurrentTurns) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\nmaxConcurrentTurns = 0\n");

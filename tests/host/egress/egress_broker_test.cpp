@@ -792,5 +792,26 @@ TEST(OperatorPolicy, IsWrittenWholeAndReadBackAndAnUnreadableFileIsNamed) {
     }
 }
 
+// An operator's deny of an address meets the turn's rule however either spells the address: the
+// rules were compared as typed, so `deny [0:0:0:0:0:0:0:1]:9443` let `[::1]:9443` through.
+TEST(OperatorPolicy, ADenyOfAnAddressHoldsHoweverTheAddressIsWritten) {
+    const std::vector<std::pair<const char*, const char*>> spellings = {
+        {"[::1]:9443", "[0:0:0:0:0:0:0:1]:9443"},       {"[0:0:0:0:0:0:0:1]:9443", "[::1]:9443"},
+        {"[2001:db8::1]:443", "[2001:DB8:0::0:1]:443"}, {"127.0.0.2:80", "[::ffff:127.0.0.2]:80"},
+        {"[::ffff:7f00:2]:80", "127.0.0.2:80"},
+    };
+    for (const auto& [allowed, denied] : spellings) {
+        SCOPED_TRACE(std::string(allowed) + " denied as " + denied);
+        const std::vector<AllowRule> ceiling = {parse_allow_rule(allowed)};
+        OperatorPolicy p;
+        p.deny.push_back(parse_allow_rule(denied));
+        const AllowRule dest = parse_allow_rule(allowed);
+        EXPECT_TRUE(effective_rules(ceiling, {}, "t", ceiling).permits(dest.host, dest.port, true));
+        EXPECT_FALSE(effective_rules(ceiling, p, "t", ceiling).permits(dest.host, dest.port, true));
+        EXPECT_TRUE(covers(parse_allow_rule(denied), dest))
+            << "a deny must cover the rule it names";
+    }
+}
+
 } // namespace
 } // namespace radial::egress
