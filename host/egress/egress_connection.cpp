@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <netdb.h>
 #include <poll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 
 #include "egress/box_stream.h"
 #include "egress/egress_dial.h"
+#include "egress/egress_relay.h"
 #include "egress/http_head.h"
 #include "egress/plain_request.h"
 #include "egress/tls_client_hello.h"
@@ -32,12 +32,6 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr std::size_t kMostHeadBytes = 16u << 10;
-constexpr std::size_t kChunk = 64u << 10;
-constexpr int kSliceMs = 200;
-// Wake-ups in a row of a lane whose socket poll(2) called readable and which gave nothing; a
-// spurious one is rare (another holder of a handed socket read first), thousands are a spin.
-constexpr unsigned kMostIdleWakeups = 10000;
-constexpr std::uint64_t kUnlimited = ~std::uint64_t{0};
 
 // Real time: the egress broker takes no clock yet (docs/design.md §12.7).
 std::int64_t epoch_ms() {
@@ -63,7 +57,7 @@ bool wait_for(BrokerShared& shared, int fd, short events, Clock::time_point dead
         const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
         if (left <= 0) return false;
         pollfd p{fd, events, 0};
-        const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, kSliceMs)));
+        const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, kRelaySliceMs)));
         if (n > 0) return true;
         if (n < 0 && errno != EINTR) return false;
     }
@@ -110,136 +104,15 @@ bool read_head(BrokerShared& shared, int fd, std::string& head, std::string& res
         }
         buf.append(tmp, static_cast<std::size_t>(n));
     }
+    // The last read may have brought the blank line past the limit: the head is judged by its
+    // own size, not by how much had come before that read.
+    if (end + 4 > kMostHeadBytes) {
+        why = "the request's head is over 16 KiB";
+        return false;
+    }
     head = buf.substr(0, end + 2); // the last header line keeps its CRLF
     rest = buf.substr(end + 4);
     return true;
-}
-
-// Adds `n` to a per-turn total; false (and `why`) when that passes its quota.
-bool count(std::atomic<std::uint64_t>& total, std::uint64_t most, std::size_t n,
-           const char* direction, std::string& why) {
-    if (total.fetch_add(n) + n <= most) return true;
-    why = fmt::format("the turn's quota of {} bytes {} was reached; connection closed", most,
-                      direction);
-    return false;
-}
-
-// One direction of a relay: socket -> pipe -> socket with splice(2), so the bytes never pass
-// through the broker's memory.
-struct Lane {
-    int from = -1, to = -1;
-    int pipe[2] = {-1, -1};
-    std::size_t queued = 0;
-    bool open = true;
-    ~Lane() {
-        for (int fd : pipe)
-            if (fd >= 0) ::close(fd);
-    }
-};
-
-// TCP urgent (out-of-band) data stops splice(2) at its mark: there it moves nothing although
-// poll(2) says the socket is readable, so the relay would spin on a box's (or a destination's)
-// one urgent byte, or take the 0 a blocking socket returns for the stream's end and cut it. At
-// the mark, recv(2) steps over the urgent byte (dropped, as any relay that copies with read(2)
-// drops it) and reads what follows into the lane's pipe, which is empty between reads. Returns
-// what splice would have: bytes moved, 0 at the stream's end, or -1 with errno (EAGAIN: none).
-ssize_t past_urgent_mark(const Lane& l, std::size_t most, ssize_t spliced) {
-    const int spliced_errno = errno;
-    int at_mark = 0;
-    if (::ioctl(l.from, SIOCATMARK, &at_mark) != 0 || at_mark == 0) {
-        errno = spliced_errno;
-        return spliced;
-    }
-    char buf[16 << 10]; // below any pipe's capacity: the write below never blocks
-    const ssize_t n = ::recv(l.from, buf, std::min(sizeof buf, most), MSG_DONTWAIT);
-    if (n <= 0) return n;
-    if (::write(l.pipe[1], buf, static_cast<std::size_t>(n)) != n) return -1;
-    return n;
-}
-
-// Copies both ways until both ends closed, a quota is reached or the broker is revoked. At most
-// `limit_out` more bytes go from the box to the destination (a plain request's body); what the box
-// sends beyond them is never read.
-void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_out) {
-    const int up = c.upstream, box = c.client;
-    Lane lanes[2];
-    lanes[0].from = box; // from the box
-    lanes[0].to = up;
-    lanes[1].from = up; // to the box
-    lanes[1].to = box;
-    for (auto& l : lanes) {
-        if (::pipe2(l.pipe, O_CLOEXEC) != 0) {
-            r.reason = fmt::format("broker error: pipe: {}", std::strerror(errno));
-            return;
-        }
-        ::fcntl(l.pipe[1], F_SETPIPE_SZ, 1 << 20);
-    }
-    const auto& o = shared.options;
-    if (limit_out == 0) lanes[0].open = false; // nothing more from the box: not read at all
-    unsigned idle_wakeups[2] = {0, 0};
-    while ((lanes[0].open || lanes[1].open) && !shared.revoked) {
-        pollfd p[2] = {{lanes[0].open ? box : -1, POLLIN, 0}, {lanes[1].open ? up : -1, POLLIN, 0}};
-        const int n = ::poll(p, 2, kSliceMs);
-        if (n < 0 && errno != EINTR) break;
-        for (int i = 0; i < 2 && n > 0; ++i) {
-            if (p[i].revents == 0) continue;
-            Lane& l = lanes[i];
-            const std::size_t most =
-                i == 0 ? static_cast<std::size_t>(std::min<std::uint64_t>(limit_out, kChunk * 16))
-                       : kChunk * 16;
-            ssize_t got = ::splice(l.from, nullptr, l.pipe[1], nullptr, most,
-                                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-            if (got == 0 || (got < 0 && errno == EAGAIN)) got = past_urgent_mark(l, most, got);
-            if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
-                // Readable yet nothing to read, over and over: whatever the cause, a relay that
-                // would spin a core of the host for the box is closed instead.
-                if (errno == EAGAIN && ++idle_wakeups[i] > kMostIdleWakeups) {
-                    r.reason = "the connection kept waking the broker with nothing to read; closed";
-                    return;
-                }
-                continue;
-            }
-            idle_wakeups[i] = 0;
-            if (got <= 0) {
-                ::shutdown(l.to, SHUT_WR);
-                l.open = false;
-                continue;
-            }
-            const auto g = static_cast<std::size_t>(got);
-            std::string why;
-            const bool within =
-                i == 0 ? count(shared.bytes_out, o.ceiling.max_bytes_out, g, "from the box", why)
-                       : count(shared.bytes_in, o.ceiling.max_bytes_in, g, "to the box", why);
-            if (!within) {
-                r.reason = why;
-                return;
-            }
-            (i == 0 ? r.bytes_out : r.bytes_in) += g;
-            if (i == 0 && limit_out != kUnlimited) {
-                limit_out -= g;
-                if (limit_out == 0) lanes[0].open = false; // the body is whole
-            }
-            l.queued += g;
-            while (l.queued > 0) {
-                const ssize_t w =
-                    ::splice(l.pipe[0], nullptr, l.to, nullptr, l.queued, SPLICE_F_MOVE);
-                if (w < 0 && errno == EINTR) continue;
-                // The box may make its handed socket non-blocking (a duplicate it keeps): wait
-                // for room, as a blocking write would, a slice at a time.
-                if (w < 0 && errno == EAGAIN && !shared.revoked && !c.policy_revoked) {
-                    pollfd room{l.to, POLLOUT, 0};
-                    ::poll(&room, 1, kSliceMs);
-                    continue;
-                }
-                if (w <= 0) {
-                    lanes[0].open = lanes[1].open = false;
-                    break;
-                }
-                l.queued -= static_cast<std::size_t>(w);
-            }
-        }
-    }
-    r.reason = shared.revoked ? "revoked at the turn's end" : "closed";
 }
 
 // A tunnel carries TLS to the host it was opened to: its first bytes must be a ClientHello whose
@@ -465,7 +338,7 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
         r.destination = shown_target(h->target); // the parsed host:port once it is one
         AllowRule dest;
         std::string forward;
-        std::uint64_t body = kUnlimited;
+        std::uint64_t body = kUnlimitedBody;
         bool judged = false;
         if (h->method == "CONNECT") {
             try {
@@ -544,9 +417,16 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
         opened = shared.opened(r); // kept if radiald dies before the connection ends
         // The receipt counts what reached the destination: nothing when the quota or the send
         // stopped it.
-        if (!count(shared.bytes_out, shared.options.ceiling.max_bytes_out, forward.size(),
-                   "from the box", r.reason) ||
-            !send_all(c.upstream, forward.data(), forward.size())) {
+        const std::uint64_t most_out = shared.options.ceiling.max_bytes_out;
+        if (const std::size_t taken = take_quota(shared.bytes_out, most_out, forward.size());
+            taken < forward.size()) {
+            give_back_quota(shared.bytes_out, taken); // all or nothing: a head is not cut
+            r.reason = fmt::format(
+                "the turn's quota of {} bytes from the box was reached; connection closed",
+                most_out);
+            return true;
+        }
+        if (!send_all(c.upstream, forward.data(), forward.size())) {
             if (r.reason.empty()) r.reason = "the destination closed the connection";
             return true;
         }

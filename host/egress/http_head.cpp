@@ -27,7 +27,10 @@ std::string shown_target(std::string_view target) {
     std::string_view t = target.substr(0, target.find_first_of("?#"));
     const auto scheme = t.find("://");
     const std::size_t from = scheme == std::string_view::npos ? 0 : scheme + 3;
-    const std::string_view authority = t.substr(from, t.find('/', from) - from); // npos: the rest
+    // Without a scheme the target is an authority (CONNECT's) whole: user information may hold a
+    // '/', which ends only a URL's authority.
+    const std::string_view authority =
+        scheme == std::string_view::npos ? t : t.substr(from, t.find('/', from) - from);
     std::string out(t);
     if (const auto at = authority.rfind('@'); at != std::string_view::npos)
         out.erase(from, at + 1); // "user:password@"

@@ -298,20 +298,63 @@ TEST_F(EgressBrokerTest, ATunnelWhoseTlsNamesAnotherHostIsClosed) {
     EXPECT_EQ(receipt(2).verdict, "allowed");
 }
 
+// A breach delivers exactly what the quota had left, then closes the connection, and the receipt
+// counts what the box was given. The quota was checked after each read of up to 1 MiB: the read
+// that passed it was dropped whole, so the box got nothing of it, yet it was charged to the turn.
 TEST_F(EgressBrokerTest, AQuotaBreachClosesTheConnectionAndSaysSo) {
     test::LoopbackHttpServer server("127.0.0.2",
-                                    "HTTP/1.0 200 OK\r\n\r\n" + std::string(100'000, 'x'));
+                                    "HTTP/1.0 200 OK\r\n\r\n" + std::string(5'000'000, 'x'));
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     EgressCeiling c;
-    c.max_bytes_in = 10'000;
+    c.max_bytes_in = 1'000'000;
     start({dest}, c);
     const std::string answer =
         ask("GET http://" + dest + "/big HTTP/1.1\r\nHost: " + dest + "\r\n\r\n");
-    EXPECT_LT(answer.size(), 10'000u);
+    EXPECT_EQ(answer.size(), 1'000'000u) << "the box got other than the quota's bytes";
     Receipt r = receipt(1);
     EXPECT_EQ(r.verdict, "allowed");
-    EXPECT_NE(r.reason.find("quota of 10000 bytes to the box"), std::string::npos) << r.reason;
-    EXPECT_LE(r.bytes_in, 10'000u);
+    EXPECT_NE(r.reason.find("quota of 1000000 bytes to the box"), std::string::npos) << r.reason;
+    EXPECT_EQ(r.bytes_in, 1'000'000u);
+    // Spent: the next connection is refused.
+    const std::string again =
+        ask("GET http://" + dest + "/again HTTP/1.1\r\nHost: " + dest + "\r\n\r\n");
+    EXPECT_EQ(again.rfind("HTTP/1.1 403 Forbidden", 0), 0u) << again;
+    EXPECT_NE(receipt(2).reason.find("the turn's egress quota is spent"), std::string::npos)
+        << receipt(2).reason;
+}
+
+// A request head may be 16 KiB with its blank line and no more, however it arrives: the size was
+// checked only before each read, so a head sent at once could be about 20 KiB.
+TEST_F(EgressBrokerTest, ARequestHeadIsAtMost16KiBHoweverItArrives) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    start({dest});
+    auto head_of = [&](std::size_t size) {
+        const std::string start =
+            "GET http://" + dest + "/a HTTP/1.1\r\nHost: " + dest + "\r\nX-Pad: ";
+        return start + std::string(size - start.size() - 4, 'p') + "\r\n\r\n";
+    };
+    ASSERT_EQ(head_of(16 << 10).size(), 16u << 10);
+    EXPECT_EQ(ask(head_of(16 << 10)), kOk) << "a head of exactly 16 KiB is served";
+    EXPECT_EQ(ask(head_of((16 << 10) + 1)).find("hello"), std::string::npos);
+    EXPECT_NE(receipt(2).reason.find("head is over 16 KiB"), std::string::npos)
+        << receipt(2).reason;
+    EXPECT_EQ(ask(head_of(20'050)).find("hello"), std::string::npos);
+    EXPECT_NE(receipt(3).reason.find("head is over 16 KiB"), std::string::npos);
+}
+
+// A download that uses the quota to its last byte and ends there is a clean close, not a breach.
+TEST_F(EgressBrokerTest, ADownloadThatEndsAtTheQuotaIsNoBreach) {
+    const std::string body = "HTTP/1.0 200 OK\r\n\r\n" + std::string(300'000, 'x');
+    test::LoopbackHttpServer server("127.0.0.2", body);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    EgressCeiling c;
+    c.max_bytes_in = body.size();
+    start({dest}, c);
+    EXPECT_EQ(ask("GET http://" + dest + "/fits HTTP/1.1\r\nHost: " + dest + "\r\n\r\n"), body);
+    Receipt r = receipt(1);
+    EXPECT_EQ(r.reason, "closed");
+    EXPECT_EQ(r.bytes_in, body.size());
 }
 
 // The head that would pass the quota from the box is not sent, and the receipt counts none of it.

@@ -47,6 +47,8 @@ TEST(HttpHead, AQuotedTargetLosesItsCredentialsAndIsBounded) {
     EXPECT_EQ(shown_target("http://u:p@h.test:1/x?token=y#z"), "http://h.test:1/x");
     EXPECT_EQ(shown_target("u:p@h.test:443"), "h.test:443");
     EXPECT_EQ(shown_target("a@b@h.test:443"), "h.test:443");
+    EXPECT_EQ(shown_target("user:pa/ss@pkg.test:8443"), "pkg.test:8443")
+        << "a CONNECT target's user information with a '/' in it was kept";
     EXPECT_EQ(shown_target("http://h.test/a@b"), "http://h.test/a@b") << "an @ in the path stays";
     EXPECT_EQ(shown_target("/relative?q=1"), "/relative");
     EXPECT_EQ(shown_target(std::string(200, 'a')), std::string(96, 'a') + "...");

@@ -1,0 +1,170 @@
+// host/egress/egress_relay.cpp — see egress_relay.h.
+#include "egress/egress_relay.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace radial::egress::detail {
+
+namespace {
+
+// The most one splice(2) moves: a 1 MiB pipe's worth.
+constexpr std::size_t kMostPerSplice = 1u << 20;
+// Wake-ups in a row of a lane whose socket poll(2) called readable and which gave nothing; a
+// spurious one is rare (another holder of a handed socket read first), thousands are a spin.
+constexpr unsigned kMostIdleWakeups = 10000;
+
+// One direction of a relay: socket -> pipe -> socket with splice(2), so the bytes never pass
+// through the broker's memory.
+struct Lane {
+    int from = -1, to = -1;
+    int pipe[2] = {-1, -1};
+    std::size_t queued = 0;
+    bool open = true;
+    ~Lane() {
+        for (int fd : pipe)
+            if (fd >= 0) ::close(fd);
+    }
+};
+
+// TCP urgent (out-of-band) data stops splice(2) at its mark: there it moves nothing although
+// poll(2) says the socket is readable, so the relay would spin on a box's (or a destination's)
+// one urgent byte, or take the 0 a blocking socket returns for the stream's end and cut it. At
+// the mark, recv(2) steps over the urgent byte (dropped, as any relay that copies with read(2)
+// drops it) and reads what follows into the lane's pipe, which is empty between reads. Returns
+// what splice would have: bytes moved, 0 at the stream's end, or -1 with errno (EAGAIN: none).
+ssize_t past_urgent_mark(const Lane& l, std::size_t most, ssize_t spliced) {
+    const int spliced_errno = errno;
+    int at_mark = 0;
+    if (::ioctl(l.from, SIOCATMARK, &at_mark) != 0 || at_mark == 0) {
+        errno = spliced_errno;
+        return spliced;
+    }
+    char buf[16 << 10]; // below any pipe's capacity: the write below never blocks
+    const ssize_t n = ::recv(l.from, buf, std::min(sizeof buf, most), MSG_DONTWAIT);
+    if (n <= 0) return n;
+    if (::write(l.pipe[1], buf, static_cast<std::size_t>(n)) != n) return -1;
+    return n;
+}
+
+// With the quota spent: whether `fd` is at its stream's end (a clean close, not a breach). Never
+// reads a byte of data.
+bool at_end(int fd) {
+    char one;
+    return ::recv(fd, &one, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+} // namespace
+
+std::size_t take_quota(std::atomic<std::uint64_t>& total, std::uint64_t most,
+                       std::size_t want) noexcept {
+    std::uint64_t used = total.load();
+    for (;;) {
+        if (used >= most) return 0;
+        const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(want, most - used));
+        if (total.compare_exchange_weak(used, used + take)) return take;
+    }
+}
+
+void give_back_quota(std::atomic<std::uint64_t>& total, std::size_t n) noexcept {
+    if (n > 0) total.fetch_sub(n);
+}
+
+void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_out) {
+    const int up = c.upstream, box = c.client;
+    Lane lanes[2];
+    lanes[0].from = box; // from the box
+    lanes[0].to = up;
+    lanes[1].from = up; // to the box
+    lanes[1].to = box;
+    for (auto& l : lanes) {
+        if (::pipe2(l.pipe, O_CLOEXEC) != 0) {
+            r.reason = fmt::format("broker error: pipe: {}", std::strerror(errno));
+            return;
+        }
+        ::fcntl(l.pipe[1], F_SETPIPE_SZ, static_cast<int>(kMostPerSplice));
+    }
+    const auto& o = shared.options;
+    if (limit_out == 0) lanes[0].open = false; // nothing more from the box: not read at all
+    unsigned idle_wakeups[2] = {0, 0};
+    while ((lanes[0].open || lanes[1].open) && !shared.revoked) {
+        pollfd p[2] = {{lanes[0].open ? box : -1, POLLIN, 0}, {lanes[1].open ? up : -1, POLLIN, 0}};
+        const int n = ::poll(p, 2, kRelaySliceMs);
+        if (n < 0 && errno != EINTR) break;
+        for (int i = 0; i < 2 && n > 0; ++i) {
+            if (p[i].revents == 0) continue;
+            Lane& l = lanes[i];
+            std::atomic<std::uint64_t>& total = i == 0 ? shared.bytes_out : shared.bytes_in;
+            const std::uint64_t quota = i == 0 ? o.ceiling.max_bytes_out : o.ceiling.max_bytes_in;
+            const std::size_t want = static_cast<std::size_t>(
+                std::min<std::uint64_t>(i == 0 ? limit_out : kUnlimitedBody, kMostPerSplice));
+            const std::size_t most = take_quota(total, quota, want);
+            if (most == 0) {
+                if (at_end(l.from)) {
+                    ::shutdown(l.to, SHUT_WR);
+                    l.open = false;
+                    continue;
+                }
+                r.reason = fmt::format(
+                    "the turn's quota of {} bytes {} was reached; connection "
+                    "closed",
+                    quota, i == 0 ? "from the box" : "to the box");
+                return;
+            }
+            ssize_t got = ::splice(l.from, nullptr, l.pipe[1], nullptr, most,
+                                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            if (got == 0 || (got < 0 && errno == EAGAIN)) got = past_urgent_mark(l, most, got);
+            give_back_quota(total, got > 0 ? most - static_cast<std::size_t>(got) : most);
+            if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+                // Readable yet nothing to read, over and over: whatever the cause, a relay that
+                // would spin a core of the host for the box is closed instead.
+                if (errno == EAGAIN && ++idle_wakeups[i] > kMostIdleWakeups) {
+                    r.reason = "the connection kept waking the broker with nothing to read; closed";
+                    return;
+                }
+                continue;
+            }
+            idle_wakeups[i] = 0;
+            if (got <= 0) {
+                ::shutdown(l.to, SHUT_WR);
+                l.open = false;
+                continue;
+            }
+            const auto g = static_cast<std::size_t>(got);
+            if (i == 0 && limit_out != kUnlimitedBody) {
+                limit_out -= g;
+                if (limit_out == 0) lanes[0].open = false; // the body is whole
+            }
+            l.queued += g;
+            while (l.queued > 0) {
+                const ssize_t w =
+                    ::splice(l.pipe[0], nullptr, l.to, nullptr, l.queued, SPLICE_F_MOVE);
+                if (w < 0 && errno == EINTR) continue;
+                // The box may make its handed socket non-blocking (a duplicate it keeps): wait
+                // for room, as a blocking write would, a slice at a time.
+                if (w < 0 && errno == EAGAIN && !shared.revoked && !c.policy_revoked) {
+                    pollfd room{l.to, POLLOUT, 0};
+                    ::poll(&room, 1, kRelaySliceMs);
+                    continue;
+                }
+                if (w <= 0) {
+                    lanes[0].open = lanes[1].open = false;
+                    break;
+                }
+                l.queued -= static_cast<std::size_t>(w);
+                (i == 0 ? r.bytes_out : r.bytes_in) += static_cast<std::size_t>(w);
+            }
+        }
+    }
+    r.reason = shared.revoked ? "revoked at the turn's end" : "closed";
+}
+
+} // namespace radial::egress::detail
