@@ -228,15 +228,18 @@ std::vector<std::string> session_labels(const std::string& state_dir) {
 }
 
 void remove_session(const std::string& state_dir, const std::string& id) noexcept {
+    // The record first, the lock last: a turn that locks a lock directory made after this one
+    // went then finds no record and ends (begin_session_turn), instead of writing the record of a
+    // removed session back.
     std::error_code ec;
-    fs::remove_all(session_socket_dir(state_dir, id), ec);
-    if (ec)
-        log::warn("session", "removing '{}': {}", session_socket_dir(state_dir, id), ec.message());
-    fs::remove(sessions_dir(state_dir) + "/" + id + ".lock", ec);
     fs::remove(record_path(state_dir, id), ec);
     if (ec)
         log::warn("session", "removing session record '{}': {}", record_path(state_dir, id),
                   ec.message());
+    fs::remove_all(session_socket_dir(state_dir, id), ec);
+    if (ec)
+        log::warn("session", "removing '{}': {}", session_socket_dir(state_dir, id), ec.message());
+    fs::remove(sessions_dir(state_dir) + "/" + id + ".lock", ec);
 }
 
 [[gnu::noinline]] std::unique_ptr<turn::WorkspaceLock> lock_session(const std::string& state_dir,
