@@ -95,7 +95,8 @@ typedef struct radial_session_ext {
      * (not its mounts, not its configuration's environment or labels) to the local image named
      * `image` ("repository:tag") and gives the new image's content digest through `digest`. When an
      * image of that name exists already nothing is committed and its digest is given: a
-     * content-addressed name names one content. */
+     * content-addressed name names one content. The host waits 15 minutes beyond its call
+     * deadline for it; the plugin bounds its commit within that. */
     int32_t (*snapshot)(radial_runtime* rt, radial_str label, radial_str image,
                         const radial_name_sink* digest, const radial_error_sink* err);
 

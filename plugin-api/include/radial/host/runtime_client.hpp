@@ -42,12 +42,13 @@ class SessionClient; // radial/host/session_client.hpp
 // Deadlines: after set_call_deadline(d), every call but create and run (and a session's exec,
 // which the turn's own timeout bounds) is made on a thread of its own and waited for at most `d`:
 // the extensions' calls too (get_extension, session create, destroy and snapshot calls; a
-// template load gets `d` beyond its own budget). A call that does not return in time throws
-// RuntimeError with RADIAL_E_TIMEOUT naming the plugin and the call; the instance is then stuck
-// until every such call has returned: meanwhile every later call throws at once, and destroy is
-// never called (the ABI forbids it while a call is in flight; the plugin's memory is left to the
-// process's exit). The last late return is logged (warn) and the plugin is called again. A destroy
-// that does not return in time is reported through the log function at error level and abandoned.
+// template load gets `d` beyond its own budget, a snapshot `d` + 15 min). A call that does not
+// return in time throws RuntimeError with RADIAL_E_TIMEOUT naming the plugin and the call; the
+// instance is then stuck until every such call has returned: meanwhile every later call throws at
+// once, and destroy is never called (the ABI forbids it while a call is in flight; the plugin's
+// memory is left to the process's exit). The last late return is logged (warn) and the plugin is
+// called again. A destroy that does not return in time is reported through the log function at
+// error level and abandoned.
 class RuntimeClient {
 public:
     // Creates an instance. Throws RuntimeError with the plugin's status and message when create

@@ -144,10 +144,15 @@ public:
 
     // Commits the session's box to the local image `image`; its digest (see
     // radial_session_ext.snapshot).
+    // A commit copies the box's whole file system, so it takes as long as that is large: the
+    // call gets kSnapshotGrace beyond the call deadline, as a template load gets its budget. A
+    // commit the host stopped waiting for may still end in the engine, leaving an image no record
+    // names.
+    static constexpr std::chrono::minutes kSnapshotGrace{15};
     std::string snapshot(std::string_view label, std::string_view image) const {
         require_snapshots();
         return one_name(
-            "session snapshot",
+            "session snapshot", kSnapshotGrace,
             [ext = ext_, l = std::string(label), i = std::string(image)](
                 radial_runtime* rt, const radial_name_sink* n, const radial_error_sink* e) {
                 return ext->snapshot(rt, to_c(l), to_c(i), n, e);
@@ -197,21 +202,29 @@ private:
     }
     template <class F>
     std::string one_name(const char* what, F call) const {
-        return bounded(what, [what, call = std::move(call)](RuntimeClient::State& st) {
-            detail::ErrorCollector err;
-            detail::NameCollector names;
-            auto esink = err.sink();
-            auto nsink = names.sink();
-            std::int32_t status = call(st.rt, &nsink, &esink);
-            if (status != RADIAL_OK) err.raise(status, what);
-            names.check(what);
-            if (names.names.size() != 1)
-                throw RuntimeError(RADIAL_E_INTERNAL, {},
-                                   std::string(what) + ": runtime '" + st.info.id + "' gave " +
-                                       std::to_string(names.names.size()) +
-                                       " digests where one was due");
-            return std::move(names.names.front());
-        });
+        return one_name(what, std::chrono::milliseconds(0), std::move(call));
+    }
+    // With `grace` beyond the call deadline (when there is one).
+    template <class F>
+    std::string one_name(const char* what, std::chrono::milliseconds grace, F call) const {
+        const auto deadline = state_->deadline;
+        return RuntimeClient::bounded_on(
+            state_, what, deadline.count() > 0 ? deadline + grace : deadline,
+            [what, call = std::move(call)](RuntimeClient::State& st) {
+                detail::ErrorCollector err;
+                detail::NameCollector names;
+                auto esink = err.sink();
+                auto nsink = names.sink();
+                std::int32_t status = call(st.rt, &nsink, &esink);
+                if (status != RADIAL_OK) err.raise(status, what);
+                names.check(what);
+                if (names.names.size() != 1)
+                    throw RuntimeError(RADIAL_E_INTERNAL, {},
+                                       std::string(what) + ": runtime '" + st.info.id + "' gave " +
+                                           std::to_string(names.names.size()) +
+                                           " digests where one was due");
+                return std::move(names.names.front());
+            });
     }
 
     SessionClient(std::shared_ptr<RuntimeClient::State> state, const radial_session_ext* ext)
