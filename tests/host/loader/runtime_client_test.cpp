@@ -266,6 +266,14 @@ ConfigSection hanging(const std::string& call) {
     return ConfigSection{"run.zoo-good", {strings("hang", {call})}};
 }
 
+// The same, but the hung calls return once the file `release` exists.
+ConfigSection hanging_until(std::vector<std::string> calls, const std::string& release) {
+    ConfigEntry file;
+    file.key = "releaseFile";
+    file.string_value = release;
+    return ConfigSection{"run.zoo-good", {strings("hang", std::move(calls)), file}};
+}
+
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
@@ -346,11 +354,7 @@ TEST(RuntimeClientDeadline, EachHungExtensionCallFailsWithinTheDeadlineNamingIt)
 TEST(RuntimeClientDeadline, ACallThatReturnsLateFreesThePluginAgain) {
     auto p = load_zoo("good");
     test::TempDir dir("radial-late");
-    ConfigEntry release;
-    release.key = "releaseFile";
-    release.string_value = dir / "release";
-    auto c = make(
-        p, ConfigSection{"run.zoo-good", {strings("hang", {"kill", "session changes"}), release}});
+    auto c = make(p, hanging_until({"kill", "session changes"}, dir / "release"));
     c.set_call_deadline(std::chrono::milliseconds(300));
     EXPECT_THROW(c.kill("radial-turn-x-1"), RuntimeError);
     SessionClient::ChangeHandler h{[](std::string_view, std::uint32_t) { return true; },
@@ -381,11 +385,7 @@ TEST(RuntimeClientDeadline, ACallThatReturnsLateFreesThePluginAgain) {
 TEST(RuntimeClientDeadline, ASnapshotIsWaitedForBeyondTheCallDeadline) {
     auto p = load_zoo("good");
     test::TempDir dir("radial-snap");
-    ConfigEntry release;
-    release.key = "releaseFile";
-    release.string_value = dir / "release";
-    auto c =
-        make(p, ConfigSection{"run.zoo-good", {strings("hang", {"session snapshot"}), release}});
+    auto c = make(p, hanging_until({"session snapshot"}, dir / "release"));
     c.set_call_deadline(std::chrono::milliseconds(300));
     const auto sessions = SessionClient::of(c);
     auto snapshot = std::async(std::launch::async, [&] {
