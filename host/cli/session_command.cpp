@@ -213,7 +213,7 @@ int run_session_create(const SessionOptions& o) {
         auto keep_ids_unless_gone = [&] {
             bool gone = false;
             try {
-                gone = instance->runtime().list_by_label(rec.label).empty();
+                gone = !instance->runtime().lists_box(rec.label);
             } catch (const std::exception& e) {
                 log::warn("session", "session {}: could not list box '{}': {}", rec.id, rec.label,
                           e.what());

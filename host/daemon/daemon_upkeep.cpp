@@ -55,15 +55,10 @@ std::set<std::string> Daemon::live_labels() {
 // retries until the engine answers again.
 bool Daemon::box_may_remain(const std::string& id, const std::string& label) const noexcept {
     try {
-        for (const auto& l : client_.list_by_label(label))
-            if (l == label) {
-                log::warn("daemon",
-                          "turn {}: its box '{}' is still there after the turn; "
-                          "sweeping for it",
-                          id, label);
-                return true;
-            }
-        return false;
+        if (!client_.lists_box(label)) return false;
+        log::warn("daemon", "turn {}: its box '{}' is still there after the turn; sweeping for it",
+                  id, label);
+        return true;
     } catch (const std::exception& e) {
         log::warn("daemon",
                   "turn {}: cannot tell whether its box '{}' is gone ({}); sweeping "

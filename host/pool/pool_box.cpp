@@ -220,8 +220,7 @@ std::unique_ptr<PoolBox> PoolBox::create(const config::HostConfig& cfg,
     } catch (...) {
         bool gone = false;
         try {
-            const auto left = client.list_by_label(box->label_);
-            gone = std::find(left.begin(), left.end(), box->label_) == left.end();
+            gone = !client.lists_box(box->label_);
         } catch (const std::exception&) {
         }
         if (!gone && box->ids_) box->ids_->keep_for_reconcile();

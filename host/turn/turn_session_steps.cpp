@@ -466,7 +466,7 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     if (run.box_ids && ran.status == TurnStatus::error) {
         bool gone = false;
         try {
-            gone = env_.client.list_by_label(spec.label).empty();
+            gone = !env_.client.lists_box(spec.label);
         } catch (const std::exception&) {
         }
         if (!gone) {

@@ -70,6 +70,25 @@ TEST(RuntimeClient, RunsAndStreamsOutputThroughARealPlugin) {
     EXPECT_EQ(std::count(logs.begin(), logs.end(), "fake run of 'radial-turn-test-1'"), 1);
 }
 
+// "Is this box gone" is asked of the exact label: list_by_label matches a prefix, and the listing
+// of job1 holds a live job10. Taken for job1's box, it kept job1's ids leased and skipped its
+// Codex write-back after a failed turn.
+TEST(RuntimeClient, ABoxIsListedByItsExactLabelNotByAPrefixOfAnother) {
+    auto p = load("fake_good", "fake");
+    auto c = make(p);
+    ContainerSpec longer = spec({"sleep", "60000"});
+    longer.label = "radial-turn-test-job10";
+    std::thread running(
+        [&] { c.run(longer, [](std::uint32_t, std::string_view) { return true; }); });
+    EXPECT_TRUE(test::wait_until([&] { return c.lists_box("radial-turn-test-job10"); },
+                                 std::chrono::seconds(30)));
+    EXPECT_FALSE(c.list_by_label("radial-turn-test-job1").empty()) << "the prefix's listing";
+    EXPECT_FALSE(c.lists_box("radial-turn-test-job1"));
+    c.kill("radial-turn-test-job10");
+    running.join();
+    EXPECT_FALSE(c.lists_box("radial-turn-test-job10"));
+}
+
 TEST(RuntimeClient, UnknownConfigKeyIsInvalidNamingTheKey) {
     auto p = load("fake_good", "fake");
     ConfigSection cfg{"run.fake", {}};

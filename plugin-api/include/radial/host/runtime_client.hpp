@@ -9,6 +9,7 @@
 
 #include <radial/runtime_plugin.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -247,6 +248,14 @@ public:
             names.check("list_by_label");
             return std::move(names.names);
         });
+    }
+
+    // Whether a box labelled exactly `label` is listed. list_by_label matches a prefix, so the
+    // listing of "radial-turn-i-job1" also holds a live "radial-turn-i-job10": an empty listing is
+    // no answer to "is this box gone". Throws as list_by_label.
+    bool lists_box(std::string_view label) const {
+        const auto labels = list_by_label(label);
+        return std::find(labels.begin(), labels.end(), label) != labels.end();
     }
 
     // The plugin's tcp route; an empty field means it reported none (the host's default applies).
