@@ -17,6 +17,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -35,6 +38,15 @@ using nlohmann::json;
 
 constexpr int kControlFd = 3;
 constexpr int kPluginFd = 4; // the plugin file radiald opened
+// The most bytes of output or change data one frame carries (its 4-byte head below the limit).
+constexpr std::size_t kMostSinkBytes = kMaxFramePayload - 4;
+
+// `v` as 4 bytes, least significant first: the wire's stream ids and change kinds.
+std::string wire_u32(std::uint32_t v) {
+    std::string p(4, '\0');
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+    return p;
+}
 
 struct PluginHost {
     const radial_runtime_descriptor* d = nullptr;
@@ -95,28 +107,57 @@ public:
         return {sizeof(radial_output_sink), this,
                 [](void* c, std::uint32_t stream, const std::uint8_t* data,
                    std::size_t size) -> std::int32_t {
-                    std::string p(1, static_cast<char>(stream));
-                    p.append(reinterpret_cast<const char*>(data), size);
-                    return static_cast<CallContext*>(c)->ask(kOutput, p);
+                    // The whole stream id (a raw C plugin may give any), then the bytes in frames
+                    // the wire takes: one write of any size reaches radiald as it would
+                    // in-process, never dropped with a "stop" radiald did not say.
+                    const char* at = reinterpret_cast<const char*>(data);
+                    do {
+                        const std::size_t n = std::min<std::size_t>(size, kMostSinkBytes);
+                        std::string p = wire_u32(stream);
+                        p.append(at, n);
+                        if (const auto rc = static_cast<CallContext*>(c)->ask(kOutput, p); rc != 0)
+                            return rc;
+                        at += n;
+                        size -= n;
+                    } while (size > 0);
+                    return 0;
                 }};
     }
     radial_change_sink change_sink() {
         return {sizeof(radial_change_sink), this,
                 [](void* c, radial_str path, std::uint32_t kind) -> std::int32_t {
-                    std::string p(4, '\0');
-                    for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((kind >> (8 * i)) & 0xff);
+                    std::string p = wire_u32(kind);
                     p.append(to_view(path));
                     return static_cast<CallContext*>(c)->ask(kChangeEntry, p);
                 },
                 [](void* c, const std::uint8_t* data, std::size_t size) -> std::int32_t {
-                    return static_cast<CallContext*>(c)->ask(
-                        kChangeData, std::string_view(reinterpret_cast<const char*>(data), size));
+                    const char* at = reinterpret_cast<const char*>(data);
+                    do {
+                        const std::size_t n = std::min<std::size_t>(size, kMostSinkBytes);
+                        if (const auto rc = static_cast<CallContext*>(c)->ask(
+                                kChangeData, std::string_view(at, n));
+                            rc != 0)
+                            return rc;
+                        at += n;
+                        size -= n;
+                    } while (size > 0);
+                    return 0;
                 }};
     }
 
+    // A frame the wire cannot carry (a name, an error or a disposition over kMaxFramePayload)
+    // ends this process, loudly: dropped, a name would be a box reconciliation never sees.
     void send(char type, std::string_view payload) {
         std::lock_guard lock(mutex_);
-        if (!closed_) write_frame(fd_, type, payload);
+        if (closed_) return;
+        if (payload.size() > kMaxFramePayload) {
+            std::fprintf(stderr,
+                         "radial plugin host: the plugin gave %zu bytes in one sink call, more "
+                         "than the %u the wire carries; ending\n",
+                         payload.size(), kMaxFramePayload);
+            std::abort();
+        }
+        write_frame(fd_, type, payload);
     }
     // Sends a frame whose sink answers, and returns the answer (non-zero: stop). radiald gone,
     // or the call returned already: stop.
@@ -183,6 +224,10 @@ json dispatch(const json& req, CallContext& call) {
         if (status == RADIAL_OK && g.rt != nullptr && d->get_extension != nullptr) {
             g.session = static_cast<const radial_session_ext*>(
                 d->get_extension(g.rt, RADIAL_SESSION_EXTENSION_ID));
+            // A table too short for its first calls is refused, as SessionClient::of refuses it
+            // in-process.
+            if (g.session != nullptr && !RADIAL_HAS_FIELD(g.session, radial_session_ext, destroy))
+                g.session = nullptr;
             g.box_root = static_cast<const radial_box_root_ext*>(
                 d->get_extension(g.rt, RADIAL_BOX_ROOT_EXTENSION_ID));
             if (g.box_root != nullptr && g.box_root->root_ids != nullptr)
@@ -237,6 +282,9 @@ json dispatch(const json& req, CallContext& call) {
         auto out = call.output_sink();
         radial_run_result r{};
         r.struct_size = sizeof r;
+        // radiald asks what the first create's answer offered; a restarted plugin may offer less.
+        if (name != "run" && (g.session == nullptr || g.session->exec == nullptr))
+            return fail(RADIAL_E_UNSUPPORTED, "the plugin has no session exec");
         const std::int32_t status = name == "run" ? d->run(rt, c.get(), &out, &r, &err)
                                                   : g.session->exec(rt, c.get(), &out, &r, &err);
         return run_result_json(status, r);
@@ -262,6 +310,8 @@ json dispatch(const json& req, CallContext& call) {
                 {"term_signal", st.term_signal}};
     }
     if (name == "box_root.root_ids") {
+        if (g.box_root == nullptr || g.box_root->root_ids == nullptr)
+            return fail(RADIAL_E_UNSUPPORTED, "the plugin has no box root extension");
         radial_box_root_ids ids{};
         ids.struct_size = sizeof ids;
         const std::int32_t status = g.box_root->root_ids(rt, &ids, &err);
@@ -277,6 +327,17 @@ json dispatch(const json& req, CallContext& call) {
     const radial_session_ext* s = g.session;
     if (s == nullptr) return fail(RADIAL_E_UNSUPPORTED, "the plugin has no session extension");
     const std::string image = req.value("image", std::string());
+    // Each call looked for before it is made: the table may be shorter, or hold fewer calls,
+    // than the one radiald learned at the first create.
+    const bool snapshots = RADIAL_HAS_FIELD(s, radial_session_ext, remove_snapshot);
+    const bool offered = name == "session.create"            ? s->create != nullptr
+                         : name == "session.destroy"         ? s->destroy != nullptr
+                         : name == "session.resolve_image"   ? snapshots && s->resolve_image
+                         : name == "session.changes"         ? snapshots && s->changes
+                         : name == "session.snapshot"        ? snapshots && s->snapshot
+                         : name == "session.remove_snapshot" ? snapshots && s->remove_snapshot
+                                                             : true;
+    if (!offered) return fail(RADIAL_E_UNSUPPORTED, "the plugin does not offer " + name);
     if (name == "session.create") {
         const ContainerSpec spec = spec_from_json(req.at("spec"));
         const CSpec c(spec);

@@ -214,11 +214,14 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
                     break;
                 }
                 case kOutput: {
-                    if (sinks.output == nullptr || p.size() < 2)
+                    if (sinks.output == nullptr || p.size() < 4)
                         throw std::runtime_error("stray output");
+                    std::uint32_t stream = 0;
+                    for (int i = 0; i < 4; ++i)
+                        stream |= std::uint32_t(std::uint8_t(p[i])) << (8 * i);
                     const std::int32_t rc = sinks.output->write(
-                        sinks.output->ctx, static_cast<unsigned char>(p[0]),
-                        reinterpret_cast<const std::uint8_t*>(p.data() + 1), p.size() - 1);
+                        sinks.output->ctx, stream,
+                        reinterpret_cast<const std::uint8_t*>(p.data() + 4), p.size() - 4);
                     if (!write_frame(ours.get(), kAck, std::string(1, rc == 0 ? '\0' : '\1')))
                         return std::nullopt;
                     break;

@@ -27,7 +27,7 @@ enum FrameType : char {
     kError = 'E',       // CBOR {"code", "key", "message"}: an error sink report
     kName = 'N',        // one byte naming the sink (0, 1), then the name
     kDisposition = 'D', // CBOR {"field", "disposition", "note"}
-    kOutput = 'O',      // one byte stream id, then the bytes; answered by kAck
+    kOutput = 'O',      // the stream id (4 bytes, LSB first), then the bytes; answered by kAck
     kChangeEntry = 'C', // 4 bytes kind (LE), then the path; answered by kAck
     kChangeData = 'd',  // the bytes; answered by kAck
     kReturn = 'R',      // CBOR {"status", ...results}: the call returned

@@ -4,6 +4,8 @@
 //   stderr WORDS... -> the same on stderr, exit 0
 //   stderr-n WORDS... -> the same on stderr without the newline, exit 0
 //   flood BYTES     -> BYTES of 'x' on stdout in 64 KiB writes, exit 0
+//   write-once STREAM BYTES -> one write of BYTES bytes ('y's, the last one '\n') on stream id
+//                      STREAM (any number: a raw C plugin may give any), exit 0
 //   exit N          -> exit code N
 //   env             -> NAME=VALUE lines for every env var, exit 0
 //   sleep MS        -> waits MS ms; kill(label) ends it (KILLED), spec.timeout_ms ends it
@@ -147,6 +149,14 @@ public:
                     return RunResult{RADIAL_RUN_OUTPUT_ABORTED | RADIAL_RUN_KILLED, 0, 0, 1};
                 left -= n;
             }
+            return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
+        }
+        if (cmd == "write-once") {
+            std::string bytes(std::stoull(spec.argv.at(2)), 'y');
+            if (!bytes.empty()) bytes.back() = '\n';
+            if (!out.write(static_cast<std::uint32_t>(std::stoul(spec.argv.at(1))), bytes.data(),
+                           bytes.size()))
+                return RunResult{RADIAL_RUN_OUTPUT_ABORTED | RADIAL_RUN_KILLED, 0, 0, 1};
             return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
         }
         if (cmd == "exit") return RunResult{RADIAL_RUN_EXITED, std::stoi(spec.argv.at(1)), 0, 1};

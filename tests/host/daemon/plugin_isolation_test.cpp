@@ -180,14 +180,26 @@ TEST(PluginIsolation, ACrashEndsTheTurnsInFlightBesideItAndNoOthers) {
 }
 
 // The output path crosses the process boundary whole: bytes, order and the exit code.
+// Output and exit codes cross as in-process. So does one write of any size or stream id: a write
+// over the wire's 64 MiB frame was dropped and the plugin told to stop (the turn failed), and a
+// stream id was cut to its low byte (258 became 2, stderr, where in-process it is stdout).
 TEST(PluginIsolation, OutputAndExitCodesCrossTheProcessBoundary) {
     IsolatedSetup s;
     DaemonProcess d(s);
     const std::string ok = s.submit(turn_file("[\"flood\", \"3000000\"]"));
     const std::string code = s.submit(turn_file("[\"exit\", \"7\"]"));
-    ASSERT_TRUE(s.wait_terminal({ok, code}, 60s)) << d.log();
+    const std::string big = s.submit(turn_file("[\"write-once\", \"1\", \"70000000\"]"));
+    const std::string odd = s.submit(turn_file("[\"write-once\", \"258\", \"8\"]"));
+    ASSERT_TRUE(s.wait_terminal({ok, code, big, odd}, 120s)) << d.log();
     EXPECT_EQ(s.terminal(ok)["status"], "succeeded");
     EXPECT_EQ(s.terminal(code)["exitCode"], 7) << s.terminal(code).dump();
+    const auto whole = s.terminal(big);
+    EXPECT_EQ(whole["status"], "succeeded") << whole.dump();
+    const std::string tail = whole["outputTail"]["stdout"].get<std::string>();
+    EXPECT_EQ(tail, std::string(tail.size() - 1, 'y') + "\n") << "the write did not arrive whole";
+    const auto other = s.terminal(odd);
+    EXPECT_EQ(other["outputTail"]["stdout"], "yyyyyyy\n") << other.dump();
+    EXPECT_EQ(other["outputTail"]["stderr"], "") << other.dump();
     EXPECT_THAT(d.log(), Not(HasSubstr("crashed")));
     // The plugin ran in one host process of the daemon's, not in the daemon.
     EXPECT_EQ(plugin_hosts_of(d.pid()).size(), 1u);
