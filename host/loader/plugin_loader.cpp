@@ -49,7 +49,18 @@ std::vector<std::string> plugin_files(const std::vector<std::string>& dirs) {
 
 LoadedPlugin load_plugin(const std::string& given) {
     std::error_code ec;
-    std::string path = fs::absolute(given, ec).lexically_normal().string();
+    const std::string named = fs::absolute(given, ec).lexically_normal().string();
+    // Judged, loaded and (under process isolation) opened again where it really is: a link in a
+    // trusted directory may point into one anybody can write, where the file could be swapped
+    // between the checks and the load (docs/design.md §5.13).
+    const fs::path real = fs::canonical(named, ec);
+    if (ec)
+        throw LoadError(fmt::format("loading plugin '{}': {}; remove it from the plugin directory",
+                                    named, ec.message()));
+    const std::string path = real.string();
+    const std::string who = path == named
+                                ? fmt::format("loading plugin '{}'", path)
+                                : fmt::format("loading plugin '{}' (a link to '{}')", named, path);
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         throw LoadError(fmt::format("loading plugin '{}': {}; remove it from the plugin directory",
@@ -60,12 +71,18 @@ LoadedPlugin load_plugin(const std::string& given) {
                         "plugin directory",
                         path));
     if (auto p = trust_problem(path, st, "file"); !p.empty())
-        throw LoadError(fmt::format("loading plugin '{}': {}", path, p));
-    std::string dir = fs::path(path).parent_path().string();
-    struct stat dst {};
-    if (::stat(dir.c_str(), &dst) == 0)
-        if (auto p = trust_problem(dir, dst, "directory"); !p.empty())
-            throw LoadError(fmt::format("loading plugin '{}': {}", path, p));
+        throw LoadError(fmt::format("{}: {}", who, p));
+    // Every directory above it too: whoever may rename one of them may put another file at the
+    // path between these checks and the load.
+    for (fs::path dir = real.parent_path();; dir = dir.parent_path()) {
+        struct stat dst {};
+        if (::stat(dir.c_str(), &dst) != 0)
+            throw LoadError(
+                fmt::format("{}: inspecting '{}': {}", who, dir.string(), std::strerror(errno)));
+        if (auto p = trust_problem(dir.string(), dst, "directory"); !p.empty())
+            throw LoadError(fmt::format("{}: {}", who, p));
+        if (dir == dir.root_path()) break;
+    }
     if (::access(path.c_str(), R_OK) != 0)
         throw LoadError(
             fmt::format("loading plugin '{}': cannot read it: {}", path, std::strerror(errno)));

@@ -110,6 +110,26 @@ TEST(PluginLoader, RefusesAPluginWritableByOthers) {
     EXPECT_THAT(load_error({d.dir.path()}), HasSubstr("is writable by group or others"));
 }
 
+// A plugin is judged where it really is, with every directory above it: a link in a trusted
+// directory to a root-owned file in one anybody can write was loaded, and that file could be
+// swapped between the checks and the load.
+TEST(PluginLoader, ALinkIsJudgedWhereItLeadsWithEveryDirectoryAboveIt) {
+    test::TempDir outside("radial-plugin-elsewhere");
+    const std::string open_dir = outside / "anyone";
+    fs::create_directory(open_dir);
+    ::chmod(open_dir.c_str(), 0777);
+    fs::copy_file(built("fake_good", "fake"), open_dir + "/fake.so");
+    test::TempDir links("radial-plugin-links");
+    fs::create_symlink(open_dir + "/fake.so", links / "fake.so");
+    const std::string said = load_error({links.path()});
+    EXPECT_THAT(said, HasSubstr("loading plugin '" + links.path() + "/fake.so' (a link to '" +
+                                open_dir + "/fake.so')"));
+    EXPECT_THAT(said, HasSubstr("the directory '" + open_dir + "' is writable by group or others"));
+    // The same file in a directory only its owner writes is loaded, through the link too.
+    ::chmod(open_dir.c_str(), 0755);
+    EXPECT_EQ(load_error({links.path()}), "(no error)");
+}
+
 TEST(PluginLoader, SelectListsTheIdsFoundWhenNoneMatches) {
     PluginDir d{{"fake_good", "fake"}, {"fake_throwing", "throwing"}};
     auto plugins = load_plugins({d.dir.path()});
