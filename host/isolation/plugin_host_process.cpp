@@ -169,9 +169,24 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
         if (!send_fd(control_.get(), theirs.get())) return std::nullopt;
     }
     if (!write_frame(ours.get(), kRequest, to_cbor(request))) return std::nullopt;
+    // Waits for the call's next frame; false once the process ended with nothing more written.
+    // The socket's end alone does not say so: a child the plugin forked holds it open after its
+    // parent died, and the call would wait for that child (docs/design.md §5.13).
+    auto next_frame_or_end = [&] {
+        for (;;) {
+            pollfd p[2] = {{ours.get(), POLLIN, 0}, {pidfd_ ? pidfd_.get() : -1, POLLIN, 0}};
+            const int n = ::poll(p, 2, -1);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 || p[0].revents != 0) return true; // read_frame says what there is
+            if (p[1].revents != 0) {
+                pollfd left{ours.get(), POLLIN, 0}; // what it wrote before it ended is there now
+                return ::poll(&left, 1, 0) > 0;
+            }
+        }
+    };
     Frame f;
     try {
-        while (read_frame(ours.get(), f)) {
+        while (next_frame_or_end() && read_frame(ours.get(), f)) {
             const std::string_view p = f.payload;
             switch (f.type) {
                 case kReturn: {

@@ -14,6 +14,8 @@
 //   segv            -> writes through a null pointer (a plugin that segfaults in run)
 //   corrupt-heap    -> writes past a heap block and frees it (a plugin that corrupts its heap)
 //   spawn-segv S    -> starts `sleep S` inheriting every descriptor, then segfaults
+//   fork-segv S     -> forks a child that sleeps S seconds holding every descriptor (no exec, so
+//                      close-on-exec closes nothing), then segfaults
 //   forge-reply     -> in a radial-plugin-host, writes a reply frame of its own, {"status": 0}
 //                      and nothing else, on every call socket (a plugin corrupting the protocol)
 //   forge-name      -> the same with a name frame for sink 0xff
@@ -208,7 +210,14 @@ public:
             }
             return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
         }
-        if (cmd == "segv" || cmd == "spawn-segv") {
+        if (cmd == "fork-segv") {
+            const unsigned seconds = static_cast<unsigned>(std::stoul(spec.argv.at(1)));
+            if (::fork() == 0) {
+                ::sleep(seconds);
+                ::_exit(0);
+            }
+        }
+        if (cmd == "segv" || cmd == "spawn-segv" || cmd == "fork-segv") {
             volatile int* nowhere = nullptr;
             *nowhere = 1;
         }
