@@ -60,7 +60,9 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
                 "{}/../lib/radial; reinstall radiald, or set run.pluginIsolation = "
                 "\"in-process\"",
                 cfg.where("run.pluginIsolation"), executable_dir()));
-        auto isolated = isolation::IsolatedPlugin::make(*plugin.descriptor, plugin.path, helper);
+        auto isolated =
+            isolation::IsolatedPlugin::make(*plugin.descriptor, plugin.path, helper,
+                                            std::chrono::milliseconds(cfg.plugin_call_timeout_ms));
         descriptor = isolated->descriptor();
         keep_alive = std::make_shared<
             std::pair<std::shared_ptr<const void>, std::shared_ptr<isolation::IsolatedPlugin>>>(

@@ -1,6 +1,7 @@
 #include "isolation/isolated_runtime.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <radial/box_root.h>
 #include <radial/session.h>
 #include <radial/template.h>
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -15,6 +17,7 @@
 #include <mutex>
 #include <radial/container_spec.hpp>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "isolation/plugin_host_process.h"
@@ -135,7 +138,9 @@ public:
         }
         CallSinks sinks;
         sinks.err = err;
-        const auto reply = p->call(create_request_, sinks);
+        const auto reply = created_ ? on_behalf_of_a_crash(*p, create_request_, sinks,
+                                                           "creating the instance again")
+                                    : p->call(create_request_, sinks);
         if (!reply) {
             report(err, RADIAL_E_INTERNAL,
                    "the runtime plugin crashed while its instance was made: its host process " +
@@ -241,6 +246,32 @@ public:
     }
 
 private:
+    // `p->call(request)` within the plugin's restart budget (IsolatedPlugin::make): past it the
+    // process is killed ("… did not return within N ms"), and the call ends as a crash.
+    std::optional<json> on_behalf_of_a_crash(PluginHostProcess& p, const json& request,
+                                             const CallSinks& sinks, const char* what) {
+        const auto budget = plugin_.restart_budget();
+        if (budget.count() <= 0) return p.call(request, sinks);
+        std::mutex m;
+        std::condition_variable cv;
+        bool done = false;
+        // Real time: bounds a plugin's call in a process of its own (docs/design.md §12.7).
+        std::thread guard([&] {
+            std::unique_lock lock(m);
+            if (!cv.wait_for(lock, budget, [&] { return done; }))
+                p.kill_past_budget(fmt::format("{} after a crash did not return within {} ms", what,
+                                               budget.count()));
+        });
+        auto reply = p.call(request, sinks);
+        {
+            std::lock_guard lock(m);
+            done = true;
+        }
+        cv.notify_all();
+        guard.join();
+        return reply;
+    }
+
     // The box of a run the crash ended, removed through a new process; what became of it.
     std::string box_removal(const std::string& label) {
         std::string why;
@@ -253,7 +284,8 @@ private:
         if (p) {
             CallSinks sinks;
             sinks.err = &sink;
-            const auto reply = p->call({{"call", "kill"}, {"label", label}}, sinks);
+            const auto reply = on_behalf_of_a_crash(*p, {{"call", "kill"}, {"label", label}}, sinks,
+                                                    "removing the box");
             if (reply && (*reply)["status"].get<std::int32_t>() == RADIAL_OK)
                 return "; radiald started a new one and removed its box '" + label + "'";
         }
@@ -492,8 +524,10 @@ F present(F real_fn, F proxy_fn) {
 } // namespace
 
 std::shared_ptr<IsolatedPlugin> IsolatedPlugin::make(const radial_runtime_descriptor& real,
-                                                     std::string plugin_path, std::string helper) {
+                                                     std::string plugin_path, std::string helper,
+                                                     std::chrono::milliseconds restart_budget) {
     std::shared_ptr<IsolatedPlugin> p(new IsolatedPlugin());
+    p->restart_budget_ = restart_budget;
     p->plugin_fd_.reset(::open(plugin_path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!p->plugin_fd_)
         throw std::runtime_error("opening the runtime plugin '" + plugin_path +

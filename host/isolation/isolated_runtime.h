@@ -13,6 +13,7 @@
 #include <radial/internal/unique_fd.h>
 #include <radial/runtime_plugin.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -25,17 +26,24 @@ namespace radial::isolation {
 // file put at the path later (after radiald's trust checks) is never what runs. Throws
 // std::runtime_error when it cannot be opened.
 // The returned object owns the descriptor and must outlive every instance made from it (a
-// RuntimeClient's keep-alive). `helper` is the radial-plugin-host executable. Thread-safety: the
-// descriptor's functions follow the ABI's tags, as the plugin's own would.
+// RuntimeClient's keep-alive). `helper` is the radial-plugin-host executable. `restart_budget`
+// (run.pluginCallTimeout; zero: none) bounds what a call does on behalf of a crashed process:
+// creating the instance again in a new one, and removing the box of a run the crash ended. Each
+// runs inside another call (a kill, a run) and holds the instance, so a plugin whose create hangs
+// after a crash would otherwise hold that call, and every call after it, for ever; past the
+// budget the new process is killed and the call fails saying so. Thread-safety: the descriptor's
+// functions follow the ABI's tags, as the plugin's own would.
 class IsolatedPlugin {
 public:
     static std::shared_ptr<IsolatedPlugin> make(const radial_runtime_descriptor& real,
-                                                std::string plugin_path, std::string helper);
+                                                std::string plugin_path, std::string helper,
+                                                std::chrono::milliseconds restart_budget = {});
     const radial_runtime_descriptor* descriptor() const noexcept { return &proxy_; }
     const std::string& helper() const noexcept { return helper_; }
     const std::string& plugin_path() const noexcept { return plugin_path_; }
     int plugin_fd() const noexcept { return plugin_fd_.get(); }
     const std::string& id() const noexcept { return id_; }
+    std::chrono::milliseconds restart_budget() const noexcept { return restart_budget_; }
 
     IsolatedPlugin(const IsolatedPlugin&) = delete;
     IsolatedPlugin& operator=(const IsolatedPlugin&) = delete;
@@ -46,6 +54,7 @@ private:
     radial_runtime_descriptor proxy_{};
     internal::UniqueFd plugin_fd_;
     std::string plugin_path_, helper_, id_, name_, version_;
+    std::chrono::milliseconds restart_budget_{0};
 };
 
 // Where radial-plugin-host is: ../lib/radial from radiald's directory, beside radial-init, in an

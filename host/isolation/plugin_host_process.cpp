@@ -132,10 +132,9 @@ std::string PluginHostProcess::ended() {
     do {
         r = ::waitpid(pid_, &status, 0);
     } while (r < 0 && errno == EINTR);
-    how_ended_ = r != pid_ ? "ended with its status lost"
-                 : broke_protocol_.empty()
-                     ? describe_status(status)
-                     : "broke the call protocol (" + broke_protocol_ + ") and was killed";
+    how_ended_ = r != pid_                 ? "ended with its status lost"
+                 : killed_because_.empty() ? describe_status(status)
+                                           : killed_because_ + " and was killed";
     reaped_ = true;
     return how_ended_;
 }
@@ -143,7 +142,7 @@ std::string PluginHostProcess::ended() {
 void PluginHostProcess::kill_for(std::string why) {
     std::lock_guard lock(reap_mutex_);
     if (reaped_) return;
-    broke_protocol_ = std::move(why);
+    killed_because_ = std::move(why);
     if (pidfd_)
         ::syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
     else
@@ -267,7 +266,7 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
     } catch (const std::exception& e) {
         // A host process that breaks the protocol has a plugin that corrupted it: it is ended,
         // as one that crashed.
-        kill_for(e.what());
+        abandon(e.what());
     }
     return std::nullopt;
 }

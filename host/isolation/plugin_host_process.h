@@ -66,7 +66,10 @@ public:
     // Kills the process, whose reply broke the protocol in a way only the caller can see (a
     // field missing): nothing it sent after can be trusted, nor a call socket it still holds.
     // ended() then says `why`. [thread-safe]
-    void abandon(std::string why) { kill_for(std::move(why)); }
+    void abandon(const std::string& why) { kill_for("broke the call protocol (" + why + ")"); }
+    // Kills the process, which did not answer a call within the caller's budget; ended() then
+    // says `why` ("… did not return within N ms"). [thread-safe]
+    void kill_past_budget(std::string why) { kill_for(std::move(why)); }
 
 private:
     void forward_logs(LogFn log);
@@ -81,7 +84,7 @@ private:
     std::mutex reap_mutex_; // one reaper; guards the two below
     bool reaped_ = false;
     std::string how_ended_;
-    std::string broke_protocol_; // why it was killed by radiald, if it was
+    std::string killed_because_; // why radiald killed it, if it did: "broke the call protocol (…)"
     std::thread reader_;
 };
 

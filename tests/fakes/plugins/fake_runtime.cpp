@@ -14,6 +14,7 @@
 //   segv            -> writes through a null pointer (a plugin that segfaults in run)
 //   corrupt-heap    -> writes past a heap block and frees it (a plugin that corrupts its heap)
 //   spawn-segv S    -> starts `sleep S` inheriting every descriptor, then segfaults
+//   mark-segv PATH  -> creates the file PATH, then segfaults
 //   fork-segv S     -> forks a child that sleeps S seconds holding every descriptor (no exec, so
 //                      close-on-exec closes nothing), then segfaults
 //   forge-reply     -> in a radial-plugin-host, writes a reply frame of its own, {"status": 0}
@@ -24,7 +25,9 @@
 // unknown = [field names] (reported with disposition 7, which the ABI does not define);
 // failPreflight = "message"; failKills = N (the first N kills fail, as an engine that does not
 // answer for a while); failCapabilities = true (capabilities fails); ended = ["LABEL=CODE", ...]
-// (inspect reports that box ended with exit CODE; any other label: the helper's "cannot tell").
+// (inspect reports that box ended with exit CODE; any other label: the helper's "cannot tell");
+// hangCreateWhile = "PATH" (create waits while PATH exists; with mark-segv: a create that hangs
+// after a crash).
 // Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
 // id).
 #include <dirent.h>
@@ -36,11 +39,14 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <radial/plugin/runtime.hpp>
 #include <set>
 #include <string>
+#include <thread>
 
 #ifndef RADIAL_FAKE_ID
 #define RADIAL_FAKE_ID "fake"
@@ -72,6 +78,12 @@ public:
             const auto eq = e.find('=');
             if (eq == std::string::npos) throw Error(RADIAL_E_INVALID, "ended", "LABEL=CODE");
             ended_[e.substr(0, eq)] = std::stoi(e.substr(eq + 1));
+        }
+        // A plugin whose create hangs after a crash (an engine probe that does not answer).
+        if (const auto mark = config.string("hangCreateWhile")) {
+            std::error_code ec;
+            while (std::filesystem::exists(*mark, ec))
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
     }
 
@@ -217,7 +229,8 @@ public:
                 ::_exit(0);
             }
         }
-        if (cmd == "segv" || cmd == "spawn-segv" || cmd == "fork-segv") {
+        if (cmd == "mark-segv") std::ofstream(spec.argv.at(1)) << "crashed\n";
+        if (cmd == "segv" || cmd == "spawn-segv" || cmd == "fork-segv" || cmd == "mark-segv") {
             volatile int* nowhere = nullptr;
             *nowhere = 1;
         }

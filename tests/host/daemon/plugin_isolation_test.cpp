@@ -24,8 +24,8 @@ using namespace std::chrono_literals;
 
 // The fake runtime in a radial-plugin-host process.
 struct IsolatedSetup : test::FakeSetup {
-    explicit IsolatedSetup(const std::string& run_keys = "")
-        : FakeSetup("pluginIsolation = \"process\"\n" + run_keys) {}
+    explicit IsolatedSetup(const std::string& run_keys = "", const std::string& tables = "")
+        : FakeSetup("pluginIsolation = \"process\"\n" + run_keys, tables) {}
 };
 
 // The radial-plugin-host processes whose parent is `parent`.
@@ -102,6 +102,30 @@ TEST(PluginIsolation, AChildThePluginStartedDoesNotHoldTheCrashBack) {
         EXPECT_LT(std::chrono::steady_clock::now() - t0, test::scaled(45s));
         expect_crash_record(s.terminal(crash), "signal 11 (Segmentation fault)");
     }
+}
+
+// What a call does for a crashed process — create the instance again in a new one, remove the box
+// of the run the crash ended — is bounded by run.pluginCallTimeout: a plugin whose create hangs
+// after the crash held the run, and every call after it, for ever.
+TEST(PluginIsolation, ACreateThatHangsAfterACrashEndsTheTurnWithinTheCallTimeout) {
+    test::TempDir marks("radial-marks");
+    const std::string mark = marks / "crashed";
+    IsolatedSetup s("pluginCallTimeout = \"2s\"\n",
+                    "[run.fake]\nhangCreateWhile = \"" + mark + "\"\n");
+    DaemonProcess d(s);
+    const std::string crash = s.submit(turn_file("[\"mark-segv\", \"" + mark + "\"]"));
+    const bool ended = s.wait_terminal({crash}, 60s);
+    fs::remove(mark); // frees a create still waiting, whatever happened
+    ASSERT_TRUE(ended) << d.log();
+    const auto rec = s.terminal(crash);
+    EXPECT_EQ(rec["status"], "error") << rec.dump();
+    EXPECT_THAT(rec.value("error", ""), HasSubstr("the runtime plugin crashed during run"));
+    EXPECT_THAT(rec.value("error", ""),
+                HasSubstr("creating the instance again after a crash did not return within "
+                          "2000 ms and was killed"));
+    const std::string next = s.submit(turn_file("[\"echo\", \"serving\"]"));
+    ASSERT_TRUE(s.wait_terminal({next}, 60s)) << d.log();
+    EXPECT_EQ(s.terminal(next)["status"], "succeeded") << d.log();
 }
 
 // The plugin file replaced after radiald checked it is not what a restarted host process runs:
