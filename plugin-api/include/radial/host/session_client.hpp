@@ -10,6 +10,7 @@
 
 #include <radial/session.h>
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <memory>
