@@ -52,7 +52,7 @@ LoadedPlugin load_plugin(const std::string& given) {
     const std::string named = fs::absolute(given, ec).lexically_normal().string();
     // Judged, loaded and (under process isolation) opened again where it really is: a link in a
     // trusted directory may point into one anybody can write, where the file could be swapped
-    // between the checks and the load (docs/design.md §5.13).
+    // between the checks and the load (docs/design.md §5.9).
     const fs::path real = fs::canonical(named, ec);
     if (ec)
         throw LoadError(fmt::format("loading plugin '{}': {}; remove it from the plugin directory",

@@ -26,7 +26,7 @@ public:
 // A loaded plugin library and its validated descriptor. `library` keeps the code mapped; the
 // descriptor pointer is valid while any copy of it lives.
 struct LoadedPlugin {
-    std::string path; // absolute
+    std::string path; // absolute and canonical: where the file really is
     std::shared_ptr<const void> library;
     const radial_runtime_descriptor* descriptor = nullptr;
     host::DescriptorInfo info;
@@ -37,9 +37,11 @@ struct LoadedPlugin {
 // not exist contributes nothing.
 std::vector<std::string> plugin_files(const std::vector<std::string>& dirs);
 
-// Loads one file. Throws LoadError: not a regular file or unreadable, not trusted (the file or
-// its directory writable by group or others, or owned by someone other than root or radiald's
-// user: anyone who can replace the runtime runs code as radiald), not a loadable shared object
+// Loads one file, where it really is: a link is followed first, and LoadedPlugin::path is the
+// canonical path. Throws LoadError: not a regular file or unreadable, not trusted (the file or
+// any directory above it writable by group or others — a root-owned sticky directory excepted —
+// or owned by someone other than root or radiald's user: anyone who can replace the runtime runs
+// code as radiald), not a loadable shared object
 // (with dlerror's text), no entry symbol, a NULL or unusable descriptor (ABI major mismatch or
 // newer minor, naming both versions). Thread-safety: call from one thread (dlopen at startup).
 LoadedPlugin load_plugin(const std::string& path);
