@@ -336,6 +336,9 @@ TEST_F(EgressBrokerTest, ARequestHeadIsAtMost16KiBHoweverItArrives) {
     };
     ASSERT_EQ(head_of(16 << 10).size(), 16u << 10);
     EXPECT_EQ(ask(head_of(16 << 10)), kOk) << "a head of exactly 16 KiB is served";
+    // Its receipt is journaled when its relay ends, which may be after the box saw the end: waited
+    // for here, so that the next connection's receipt is the second.
+    (void)receipt(1);
     EXPECT_EQ(ask(head_of((16 << 10) + 1)).find("hello"), std::string::npos);
     EXPECT_NE(receipt(2).reason.find("head is over 16 KiB"), std::string::npos)
         << receipt(2).reason;
