@@ -41,13 +41,6 @@ constexpr int kPluginFd = 4; // the plugin file radiald opened
 // The most bytes of output or change data one frame carries (its 4-byte head below the limit).
 constexpr std::size_t kMostSinkBytes = kMaxFramePayload - 4;
 
-// `v` as 4 bytes, least significant first: the wire's stream ids and change kinds.
-std::string wire_u32(std::uint32_t v) {
-    std::string p(4, '\0');
-    for (int i = 0; i < 4; ++i) p[i] = static_cast<char>((v >> (8 * i)) & 0xff);
-    return p;
-}
-
 struct PluginHost {
     const radial_runtime_descriptor* d = nullptr;
     std::string load_error;

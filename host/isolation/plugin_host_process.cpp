@@ -230,11 +230,8 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
                 case kOutput: {
                     if (sinks.output == nullptr || p.size() < 4)
                         throw std::runtime_error("stray output");
-                    std::uint32_t stream = 0;
-                    for (int i = 0; i < 4; ++i)
-                        stream |= std::uint32_t(std::uint8_t(p[i])) << (8 * i);
                     const std::int32_t rc = sinks.output->write(
-                        sinks.output->ctx, stream,
+                        sinks.output->ctx, read_wire_u32(p),
                         reinterpret_cast<const std::uint8_t*>(p.data() + 4), p.size() - 4);
                     if (!write_frame(ours.get(), kAck, std::string(1, rc == 0 ? '\0' : '\1')))
                         return std::nullopt;
@@ -246,11 +243,8 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
                         throw std::runtime_error("a stray change");
                     std::int32_t rc;
                     if (f.type == kChangeEntry) {
-                        std::uint32_t kind = 0;
-                        for (int i = 0; i < 4; ++i)
-                            kind |= std::uint32_t(std::uint8_t(p[i])) << (8 * i);
                         rc = sinks.changes->entry(sinks.changes->ctx, {p.data() + 4, p.size() - 4},
-                                                  kind);
+                                                  read_wire_u32(p));
                     } else {
                         rc = sinks.changes->data(sinks.changes->ctx,
                                                  reinterpret_cast<const std::uint8_t*>(p.data()),

@@ -42,8 +42,7 @@ bool write_frame(int fd, char type, std::string_view payload) {
     if (payload.size() > kMaxFramePayload) return false;
     char head[5];
     head[0] = type;
-    const auto n = static_cast<std::uint32_t>(payload.size());
-    for (int i = 0; i < 4; ++i) head[1 + i] = static_cast<char>((n >> (8 * i)) & 0xff);
+    std::memcpy(head + 1, wire_u32(static_cast<std::uint32_t>(payload.size())).data(), 4);
     // One write for a small frame: a reply and its head arrive together.
     if (payload.size() <= 4096) {
         char buf[5 + 4096];
@@ -57,8 +56,7 @@ bool write_frame(int fd, char type, std::string_view payload) {
 bool read_frame(int fd, Frame& out) {
     unsigned char head[5];
     if (!read_all(fd, reinterpret_cast<char*>(head), 5)) return false;
-    std::uint32_t n = 0;
-    for (int i = 0; i < 4; ++i) n |= std::uint32_t(head[1 + i]) << (8 * i);
+    const std::uint32_t n = read_wire_u32({reinterpret_cast<const char*>(head) + 1, 4});
     if (n > kMaxFramePayload) return false;
     out.type = static_cast<char>(head[0]);
     out.payload.resize(n);

@@ -43,6 +43,20 @@ struct Frame {
 // The longest payload a frame may carry; a longer length means the peer is broken.
 inline constexpr std::uint32_t kMaxFramePayload = 64u << 20;
 
+// `v` as the wire writes every number: 4 bytes, least significant first (a frame's length, a
+// stream id, a change's kind).
+inline std::string wire_u32(std::uint32_t v) {
+    std::string out(4, '\0');
+    for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+    return out;
+}
+// The number wire_u32 wrote at the start of `bytes`, which holds at least 4.
+inline std::uint32_t read_wire_u32(std::string_view bytes) {
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= std::uint32_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
+    return v;
+}
+
 // Writes one frame whole (retrying short writes, MSG_NOSIGNAL). False when the peer is gone.
 // Thread-safety: one writer per socket at a time.
 bool write_frame(int fd, char type, std::string_view payload);
