@@ -268,6 +268,7 @@ std::size_t Harness::kill_marked() const {
     std::size_t n = 0;
     for (const auto& p : marked_processes(label_prefix))
         if (::kill(static_cast<pid_t>(p.pid), SIGKILL) == 0) ++n;
+    if (n > 0) (void)marked_leftovers(std::chrono::seconds(10));
     return n;
 }
 

@@ -126,7 +126,9 @@ public:
     // `grace` for them to go (a box being removed takes a moment). Empty when boxes are not
     // marked. Blocking.
     std::vector<MarkedProcess> marked_leftovers(std::chrono::milliseconds grace) const;
-    // SIGKILLs every process that carries this run's mark; returns how many it signalled.
+    // SIGKILLs every process that carries this run's mark and waits (up to 10 s) until none is
+    // left: a killed process on a loaded machine can take a while to end, and a later check
+    // would find it still there. Returns how many it signalled. Blocking.
     std::size_t kill_marked() const;
 
     // Records how a check ended. `reason`: the skip reason.
