@@ -126,7 +126,9 @@ TEST(RadialdRun, RunsQueuedTurnsThenNewOnesAsTheyArrive) {
     std::string after = s.submit(turn_file("[\"echo\", \"after\"]"));
     ASSERT_TRUE(s.wait_terminal({after}, 10s)) << d.log();
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
-    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
+    // The request leaves the spool just after the terminal record is journaled: awaited.
+    EXPECT_TRUE(
+        test::wait_until([&] { return files_in(s.state_dir() + "/spool/queue") == 0; }, 10s));
     EXPECT_THAT(d.log(), HasSubstr("turn " + after + ": claimed"));
     d.signal(SIGTERM);
     EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
@@ -291,7 +293,9 @@ TEST(RadialdRun, SigkillAfterStartThenRestartReclaimsAndRunsTheQueue) {
         EXPECT_EQ(rec["recordsReceived"], 0);
     }
     for (const auto& id : queued) EXPECT_EQ(s.terminal(id)["status"], "succeeded") << id;
-    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
+    // The request leaves the spool just after the terminal record is journaled: awaited.
+    EXPECT_TRUE(
+        test::wait_until([&] { return files_in(s.state_dir() + "/spool/queue") == 0; }, 10s));
     again.signal(SIGTERM);
     EXPECT_EQ(again.wait_exit(10s), 0);
 }
