@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <resolv.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -62,6 +63,19 @@ struct Lookup {
     std::string why;
 };
 
+// The name a box asks for is the name looked up, never one resolv.conf's search list (or
+// LOCALDOMAIN) completes after a miss, nor a HOSTALIASES alias: the policy judged that name, and
+// `pypi.org` answered as `pypi.org.corp.example` would reach a host no rule names
+// (docs/design.md §9.7). The options are the calling thread's own resolver state (each lookup has
+// a thread of its own); glibc keeps options an application changed after res_init.
+// False when the resolver state could not be made (then nothing is looked up).
+bool ask_as_written() {
+    if (::res_init() != 0) return false;
+    _res.options &= ~static_cast<decltype(_res.options)>(RES_DNSRCH | RES_DEFNAMES);
+    _res.options |= RES_NOALIASES;
+    return true;
+}
+
 } // namespace
 
 std::optional<std::vector<ip::address>> own_addresses() {
@@ -105,7 +119,12 @@ std::vector<ip::address> resolve_until(const EgressCeiling& ceiling, const std::
             addrinfo* res = nullptr;
             std::vector<ip::address> out;
             std::string why;
-            if (const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res); rc != 0) {
+            if (!ask_as_written()) {
+                why = fmt::format(
+                    "resolving '{}': the resolver's settings could not be read "
+                    "(/etc/resolv.conf)",
+                    host);
+            } else if (const int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res); rc != 0) {
                 why = fmt::format("resolving '{}': {}", host, ::gai_strerror(rc));
             } else {
                 out = addresses_of(res);
