@@ -133,6 +133,12 @@ int run_session_create(const SessionOptions& o) {
                     "--from-snapshot '{}': no such snapshot in state directory '{}'; see "
                     "'radiald session snapshots'",
                     o.from_snapshot, cfg.state_dir));
+            if (snap->digest.empty())
+                throw turn::RequestError(fmt::format(
+                    "--from-snapshot '{}': that snapshot is incomplete (its radiald ended while "
+                    "the engine committed it); remove it with 'radiald session snapshot-rm {}' "
+                    "and take it again",
+                    o.from_snapshot, snap->tag));
             image = snap->image;
             rec.from_snapshot = snap->image;
         } else if (image.empty()) {
@@ -284,10 +290,9 @@ int run_session_rm(const SessionOptions& o) {
         instance->runtime().kill(rec->label);
         turn::release_box_id_lease_of(lease_dir(), rec->label);
         std::error_code ec;
-        // A session made before its identity moved to sessions/ (docs/design.md §13.12) kept it
-        // among the turns'.
+        // Its own only: <stateDir>/identity/<id> is a one-shot turn's of the same id, which may
+        // be running (docs/design.md §13.12).
         fs::remove_all(session::session_identity_dir(cfg.state_dir, rec->id), ec);
-        fs::remove_all(turn::box_identity_dir(cfg.state_dir, rec->id), ec);
         session::remove_session(cfg.state_dir, rec->id);
         session::journal_session_event(cfg.state_dir, rec->id, "ended",
                                        "removed by 'radiald session rm'");

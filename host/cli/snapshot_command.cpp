@@ -38,6 +38,25 @@ void add_snapshot_commands(CLI::App& session, SessionOptions& o, SessionCommands
         ->required();
 }
 
+namespace {
+
+// After a commit that failed: its image, if the engine made one, and the intent's record go;
+// a removal that fails too leaves both for `snapshot-rm` (logged).
+void forget_failed_commit(const host::SessionClient& sessions, const std::string& state_dir,
+                          const session::SnapshotRecord& snap) {
+    try {
+        sessions.remove_snapshot(snap.image);
+        session::forget_snapshot(state_dir, snap.tag);
+    } catch (const std::exception& e) {
+        log::warn("session",
+                  "snapshot {} may be left half made ({}); remove it with 'radiald session "
+                  "snapshot-rm {}'",
+                  snap.image, e.what(), snap.tag);
+    }
+}
+
+} // namespace
+
 int run_session_snapshot(const SessionOptions& o) {
     try {
         auto instance = open_session_instance(o, "radiald session snapshot");
@@ -84,6 +103,8 @@ int run_session_snapshot(const SessionOptions& o) {
             session::snapshot_tag(rec->image_digest, rec->manifest, rec->policy);
         const std::string image = session::snapshot_image(cfg, tag);
         const auto existing = session::find_snapshot(cfg.state_dir, tag);
+        // A record without a digest is an intent a radiald left when it ended mid-commit.
+        const bool complete = existing && !existing->digest.empty();
         if (const auto kept = existing ? 0 : session::list_snapshots(cfg.state_dir).size();
             kept >= cfg.max_snapshots && !existing) {
             log::error("session",
@@ -93,26 +114,36 @@ int run_session_snapshot(const SessionOptions& o) {
                        cfg.state_dir, kept, cfg.max_snapshots);
             return kExitFailed;
         }
-        const std::string digest = sessions.snapshot(rec->label, image);
-        if (existing) {
+        session::SnapshotRecord snap;
+        snap.image = image;
+        snap.tag = tag;
+        snap.base = rec->image_digest;
+        snap.policy = rec->policy;
+        snap.manifest = rec->manifest;
+        snap.session = rec->id;
+        // Real time: the commands run in a process of their own and take no clock
+        // (docs/design.md §12.7).
+        snap.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+        // The intent before the commit (docs/design.md §13.12): a radiald that ends while the
+        // engine commits leaves a record without a digest, which `snapshot-rm` names, never an
+        // image no record names.
+        if (!complete) session::save_snapshot(cfg.state_dir, snap);
+        std::string digest;
+        try {
+            digest = sessions.snapshot(rec->label, image);
+        } catch (const std::exception&) {
+            if (!complete) forget_failed_commit(sessions, cfg.state_dir, snap);
+            throw;
+        }
+        if (complete) {
             // The same inputs named this image before: it keeps the record of its first making.
             session::journal_session_event(cfg.state_dir, rec->id, "snapshot-reused", image);
             log::info("session", "session {}: snapshot {} exists already (from session {})",
                       rec->id, image, existing->session);
         } else {
-            session::SnapshotRecord snap;
-            snap.image = image;
-            snap.tag = tag;
             snap.digest = digest;
-            snap.base = rec->image_digest;
-            snap.policy = rec->policy;
-            snap.manifest = rec->manifest;
-            snap.session = rec->id;
-            // Real time: the commands run in a process of their own and take no clock
-            // (docs/design.md §12.7).
-            snap.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count();
             session::save_snapshot(cfg.state_dir, snap);
             session::journal_session_event(cfg.state_dir, rec->id, "snapshot", image);
             log::info("session", "session {}: snapshot {} ({})", rec->id, image, digest);
@@ -133,14 +164,18 @@ int run_session_snapshots(const SessionOptions& o) {
                 out.push_back({{"image", s.image},
                                {"tag", s.tag},
                                {"digest", s.digest},
+                               {"complete", !s.digest.empty()},
                                {"base", s.base},
                                {"policy", s.policy},
                                {"manifest", session::manifest_json(s.manifest)},
                                {"session", s.session},
                                {"createdAt", turn::format_timestamp_ms(s.created_at_ms)}});
             else
-                fmt::print("{}  from session {}  {} turn(s)  created {}\n", s.image, s.session,
-                           s.manifest.size(), turn::format_timestamp_ms(s.created_at_ms));
+                fmt::print("{}  from session {}  {} turn(s)  created {}{}\n", s.image, s.session,
+                           s.manifest.size(), turn::format_timestamp_ms(s.created_at_ms),
+                           s.digest.empty() ? "  incomplete: its radiald ended while committing; "
+                                              "remove it with 'radiald session snapshot-rm'"
+                                            : "");
         }
         if (o.json)
             fmt::print("{}\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -225,12 +225,11 @@ std::size_t sweep_turn_residue(const config::HostConfig& cfg, journal::Journal& 
         std::string name = e.path().filename().string();
         if (name.ends_with(".json")) ids.insert(name.substr(0, name.size() - 5));
     }
-    // A session's identity files live as long as its box (docs/design.md §13.12).
-    std::set<std::string> sessions;
-    for (const auto& s : session::list_sessions(cfg.state_dir)) sessions.insert(s.id);
+    // A session's files are under sessions/ (docs/design.md §13.12): an id here is a turn's,
+    // also where a session has the same id.
     std::size_t removed = 0;
     for (const auto& id : ids) {
-        if (keep.count(id) || sessions.count(id)) continue;
+        if (keep.count(id)) continue;
         // A record still waiting for the journal is the only copy of how its turn ended.
         if (auto t = journal.turn(id);
             (!t || !t->terminal_json) && turn::read_pending(cfg.state_dir, id))

@@ -67,12 +67,14 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             out.kept.push_back(s.id);
         }
     }
-    // What a `session create` killed before its record left: its lock and socket directories.
+    // What a `session create` killed before its record left: its lock, socket and identity
+    // directories (the last would refuse the id for good: an identity directory is never taken
+    // over).
     std::error_code ec;
     for (const auto& e :
          std::filesystem::directory_iterator(session::sessions_dir(cfg.state_dir), ec)) {
         const auto name = e.path().filename().string();
-        for (const char* suffix : {".lock", ".run"}) {
+        for (const char* suffix : {".lock", ".run", ".identity"}) {
             if (!name.ends_with(suffix)) continue;
             const auto id = name.substr(0, name.size() - std::strlen(suffix));
             std::error_code rm;

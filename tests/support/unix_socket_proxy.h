@@ -4,7 +4,8 @@
 //
 // One thread polls the listening socket and every forwarded connection. While cut, every
 // connection in flight is closed and each new one is accepted and closed at once (a client sees
-// its engine vanish: EOF, "connection reset"); restore() forwards new connections again.
+// its engine vanish: EOF, "connection reset"); restore() forwards new connections again. With
+// hold_answers_to(), the engine does a request's work and the client never hears of it.
 #pragma once
 
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -69,6 +71,15 @@ public:
     // While on, every Engine API removal (an HTTP request starting "DELETE ") is answered
     // "500 removal refused for the test" instead of being forwarded; everything else still is.
     void refuse_removals(bool on) { refuse_removals_ = on; }
+    // While `needle` is not empty, a request whose head (the first bytes the client sends on a
+    // connection, or after its last answer) contains it is passed on, and its connection's
+    // answers are held from then on: the engine has done the work, and its client waits as a
+    // client killed at that moment would have. held() counts such connections.
+    void hold_answers_to(std::string needle) {
+        std::lock_guard l(needle_mutex_);
+        needle_ = std::move(needle);
+    }
+    std::size_t held() const { return held_; }
     // Connections accepted so far (forwarded or refused).
     std::size_t accepted() const { return accepted_; }
 
@@ -120,13 +131,28 @@ private:
         [[maybe_unused]] ssize_t n = ::send(client, res.data(), res.size(), MSG_NOSIGNAL);
         return true;
     }
+    // Whether the client's next bytes on `client` hold the needle of hold_answers_to().
+    bool asks_for_held_answer(int client) {
+        std::string needle;
+        {
+            std::lock_guard l(needle_mutex_);
+            needle = needle_;
+        }
+        if (needle.empty()) return false;
+        char head[8192];
+        const ssize_t n = ::recv(client, head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
+        return n > 0 && std::string_view(head, static_cast<std::size_t>(n)).find(needle) !=
+                            std::string_view::npos;
+    }
     void loop() {
         while (!stop_) {
             if (cut_) pairs_.clear();
             std::vector<pollfd> fds{{wake_read_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}};
-            for (auto& [a, b] : pairs_) {
-                fds.push_back({a.get(), POLLIN, 0});
-                fds.push_back({b.get(), POLLIN, 0});
+            for (auto& p : pairs_) {
+                fds.push_back({p.client.get(), POLLIN, 0});
+                // A held connection's answers stay in the engine's socket, which is not polled
+                // at all (-1): an engine that answered and closed would report POLLHUP for ever.
+                fds.push_back({p.held ? -1 : p.engine.get(), POLLIN, 0});
             }
             ++rounds_;
             if (::poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) return;
@@ -135,14 +161,19 @@ private:
                 while (::read(wake_read_.get(), b, sizeof(b)) > 0) {
                 }
             }
-            std::vector<std::pair<internal::UniqueFd, internal::UniqueFd>> keep;
+            std::vector<Pair> keep;
             for (std::size_t i = 0; i < pairs_.size(); ++i) {
-                auto& [a, b] = pairs_[i];
+                auto& p = pairs_[i];
                 bool ok = true;
-                if (fds[2 + 2 * i].revents != 0)
-                    ok = !refused_removal(a.get()) && pump(a.get(), b.get());
-                if (ok && fds[3 + 2 * i].revents != 0) ok = pump(b.get(), a.get());
-                if (ok) keep.emplace_back(std::move(a), std::move(b)); // else both close here
+                if (fds[2 + 2 * i].revents != 0) {
+                    if (!p.held && asks_for_held_answer(p.client.get())) {
+                        p.held = true;
+                        ++held_;
+                    }
+                    ok = !refused_removal(p.client.get()) && pump(p.client.get(), p.engine.get());
+                }
+                if (ok && fds[3 + 2 * i].revents != 0) ok = pump(p.engine.get(), p.client.get());
+                if (ok) keep.push_back(std::move(p)); // else both close here
             }
             pairs_ = std::move(keep);
             if (fds[1].revents != 0) {
@@ -153,20 +184,25 @@ private:
                     ++accepted_;
                     internal::UniqueFd t = cut_ ? internal::UniqueFd() : connect_target();
                     if (!t) continue; // refused: c closes here
-                    pairs_.emplace_back(std::move(c), std::move(t));
+                    pairs_.push_back(Pair{std::move(c), std::move(t), false});
                 }
             }
         }
     }
 
+    struct Pair {
+        internal::UniqueFd client, engine;
+        bool held = false; // hold_answers_to(): the engine's answers are not passed on
+    };
     std::string path_, target_;
     internal::UniqueFd listen_fd_, wake_read_, wake_write_;
     std::atomic<bool> stop_{false}, cut_{false}, refuse_removals_{false};
     std::atomic<std::uint64_t> rounds_{0};
-    std::atomic<std::size_t> accepted_{0};
-    std::vector<std::pair<internal::UniqueFd, internal::UniqueFd>>
-        pairs_;          // (client, engine); the thread's own
-    std::thread thread_; // last: starts once the rest is set
+    std::atomic<std::size_t> accepted_{0}, held_{0};
+    std::mutex needle_mutex_;
+    std::string needle_;
+    std::vector<Pair> pairs_; // the thread's own
+    std::thread thread_;      // last: starts once the rest is set
 };
 
 } // namespace radial::test

@@ -100,6 +100,51 @@ TEST(SessionLive, AOneShotTurnWithTheSessionsIdLeavesTheSessionsIdentityAlone) {
     EXPECT_EQ(after.result.out, before.result.out);
 }
 
+// `session rm` removes the session's files only: a one-shot turn running with the session's id
+// as its turn id keeps its identity files, which are its own (<stateDir>/identity/<id>).
+TEST(SessionLive, SessionRmLeavesARunningTurnOfTheSameIdItsIdentity) {
+    test::RadialdSetup setup;
+    const std::string id = "same-" + std::to_string(::getpid());
+    Session s(setup, {"--session-id", id});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    test::TempDir scratch("radial-same-id");
+    test::BackgroundProcess turn(
+        {RADIALD_PATH, "turn", "--config", setup.config(), "--image", RADIAL_TEST_IMAGE,
+         "--turn-id", id, "--", "sh", "-c", "echo started; sleep 600"},
+        scratch / "radiald.log", true);
+    ASSERT_EQ(turn.read_line(), std::optional<std::string>("started"))
+        << test::read_file(scratch / "radiald.log");
+    const std::string passwd = setup.state_dir() + "/identity/" + id + "/passwd";
+    ASSERT_TRUE(fs::exists(passwd)) << "the one-shot turn has no identity files to keep";
+    auto rm = test::run_process({RADIALD_PATH, "session", "rm", "--config", setup.config(), id}, {},
+                                120s);
+    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+    s.id.clear();
+    EXPECT_TRUE(fs::exists(passwd)) << "session rm removed a running turn's identity files";
+    turn.signal(SIGTERM);
+    EXPECT_EQ(turn.wait(60s), 130) << test::read_file(scratch / "radiald.log");
+}
+
+// What a `session create` killed before its record was saved leaves — its lock, socket and
+// identity directories — reconciliation removes, so the id can be used again (an identity
+// directory that exists is never taken over).
+TEST(SessionLive, ReconciliationRemovesWhatAKilledSessionCreateLeft) {
+    test::RadialdSetup setup;
+    const std::string id = "left-" + std::to_string(::getpid());
+    const std::string sessions = setup.state_dir() + "/sessions/";
+    for (const char* suffix : {".lock", ".run", ".identity"})
+        fs::create_directories(sessions + id + suffix);
+    test::TempDir dummy("radial-left");
+    fs::copy_file(dummy.write("passwd", "root:x:0:0::/:/bin/sh\n"),
+                  sessions + id + ".identity/passwd");
+    auto r = test::run_process({RADIALD_PATH, "reconcile", "--config", setup.config()}, {}, 120s);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    for (const char* suffix : {".lock", ".run", ".identity"})
+        EXPECT_FALSE(fs::exists(sessions + id + suffix)) << suffix << " stayed";
+    Session s(setup, {"--session-id", id});
+    EXPECT_EQ(s.created.exit_code, 0) << s.created.err;
+}
+
 // A turn of a session posts a record through its turn socket, journaled as any turn's.
 TEST(SessionLive, ASessionsTurnPostsARecordThatIsJournaled) {
     test::RadialdSetup setup;

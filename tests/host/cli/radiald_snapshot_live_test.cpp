@@ -13,6 +13,7 @@
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
 #include "../../support/temp_dir.h"
+#include "../../support/unix_socket_proxy.h"
 #include "session_fixture.h"
 
 namespace radial {
@@ -376,6 +377,88 @@ TEST(SnapshotLive, TheCapRefusesOneMoreSnapshotAndTheJournalNamesEachStep) {
     EXPECT_THAT(events, HasSubstr("\"event\":\"created\",\"session\":\"" + a.id + "\""));
     EXPECT_THAT(events, HasSubstr("\"event\":\"snapshot\",\"session\":\"" + a.id + "\""));
     EXPECT_THAT(events, HasSubstr("\"detail\":\"removed by 'radiald session rm'\""));
+}
+
+} // namespace
+} // namespace radial
+
+namespace radial {
+namespace {
+
+// `radiald session snapshots --json`, parsed.
+nlohmann::json listed_snapshots(const test::RadialdSetup& setup) {
+    auto r = test::run_process(
+        {RADIALD_PATH, "session", "snapshots", "--json", "--config", setup.config()}, {}, 60s);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::array();
+}
+
+// Runs `radiald session snapshot` of `session` until the engine has committed the image (its
+// answer held by `proxy`), then SIGKILLs it: a radiald that ended mid-commit.
+void kill_mid_commit(const test::RadialdSetup& setup, const Snapshots& snaps,
+                     test::UnixSocketProxy& proxy, const std::string& session,
+                     std::size_t images_before) {
+    proxy.hold_answers_to("/commit?");
+    const std::string log = setup.dir() / "snapshot-killed.log";
+    test::BackgroundProcess taking(
+        {RADIALD_PATH, "session", "snapshot", "--config", setup.config(), session}, log);
+    EXPECT_TRUE(test::wait_until([&] { return snaps.images().size() == images_before + 1; }, 120s))
+        << "the engine never committed the snapshot";
+    EXPECT_TRUE(taking.running()) << "radiald did not wait for the held answer (connections "
+                                  << proxy.accepted() << ", held " << proxy.held()
+                                  << "): " << test::read_file(log);
+    taking.signal(SIGKILL);
+    taking.wait();
+    proxy.hold_answers_to("");
+}
+
+// A radiald killed while the engine commits a snapshot leaves its intent's record, not an image
+// no record names: the listing shows it incomplete, no session is made from it, taking the
+// snapshot again completes it, and `snapshot-rm` removes an incomplete one with its image.
+TEST(SnapshotLive, ASnapshotWhoseRadialdDiedMidCommitIsListedCompletedOrRemoved) {
+    test::TempDir sock("radial-proxy");
+    test::UnixSocketProxy proxy(sock / "docker.sock", "/var/run/docker.sock");
+    test::RadialdSetup setup("", "[run.docker]\nhost = \"unix://" + proxy.path() + "\"\n");
+    Snapshots snaps(setup);
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto install = setup.turn({"--session", s.id}, {"sh", "-c", "echo v1 > /opt/cache/tool"});
+    ASSERT_EQ(install.result.exit_code, 0) << install.result.err;
+
+    kill_mid_commit(setup, snaps, proxy, s.id, 0);
+    auto list = listed_snapshots(setup);
+    ASSERT_EQ(list.size(), 1u) << "an image no record names: " << list;
+    EXPECT_EQ(list[0]["complete"], false) << list;
+    EXPECT_EQ(list[0]["digest"], "") << list;
+    const std::string name = list[0]["image"];
+    Session from(setup, {"--from-snapshot", name});
+    EXPECT_NE(from.created.exit_code, 0) << "a session was made from an incomplete snapshot";
+    EXPECT_THAT(from.created.err, HasSubstr("incomplete"));
+    EXPECT_THAT(from.created.err, HasSubstr("snapshot-rm"));
+
+    // Taken again: the same name, now complete with the committed image's digest.
+    auto again = snaps.take(s.id);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(first_line(again.out), name);
+    list = listed_snapshots(setup);
+    ASSERT_EQ(list.size(), 1u) << list;
+    EXPECT_EQ(list[0]["complete"], true) << list;
+    EXPECT_THAT(list[0]["digest"].get<std::string>(), ::testing::StartsWith("sha256:"));
+
+    // A second one, killed mid-commit, then removed: its image goes with its record.
+    auto more = setup.turn({"--session", s.id}, {"sh", "-c", "echo v2 >> /opt/cache/tool"});
+    ASSERT_EQ(more.result.exit_code, 0) << more.result.err;
+    kill_mid_commit(setup, snaps, proxy, s.id, 1);
+    list = listed_snapshots(setup);
+    ASSERT_EQ(list.size(), 2u) << list;
+    const auto& half = list[0]["complete"] == false ? list[0] : list[1];
+    EXPECT_EQ(half["complete"], false) << list;
+    auto rm = test::run_process({RADIALD_PATH, "session", "snapshot-rm", "--config", setup.config(),
+                                 half["tag"].get<std::string>()},
+                                {}, 120s);
+    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+    EXPECT_EQ(snaps.images().size(), 1u) << "the incomplete snapshot's image is still there";
+    EXPECT_EQ(listed_snapshots(setup).size(), 1u);
 }
 
 } // namespace
