@@ -218,13 +218,11 @@ int run_turn_command(const TurnOptions& o) {
     try {
         cfg = load_config(o.config_file, o.runtime);
         log::install_log_redaction();
-        try {
-            early_redaction = log::redact_log_lines(redaction::Redactor(
-                turn::secrets_before_the_box(o.request, cfg.redact, o.request.secrets)));
-        } catch (const std::invalid_argument&) {
-            // A secret the set refuses (too short, a bad name) refuses the turn in its session,
-            // after the failures that must come first (the box-id range's).
-        }
+        // A secret the set refuses (too short, a bad name) is left out here, the others kept;
+        // it refuses the turn in its session, after the failures that must come first (the
+        // box-id range's).
+        early_redaction = log::redact_log_lines(redaction::Redactor(turn::secrets_before_the_box(
+            o.request, cfg.redact, o.request.secrets, /*skip_refused=*/true)));
         config::settle_instance_id(cfg);
         req = o.request;
         if (req.turn_id.empty()) req.turn_id = turn::new_turn_id();

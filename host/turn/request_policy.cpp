@@ -1,5 +1,6 @@
 #include "turn/request_policy.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <regex>
 
+#include "fs/open_no_links.h"
 #include "socket/box_socket.h"
 #include "text/utf8.h"
 #include "turn/box_user_env.h"
@@ -81,6 +83,17 @@ std::vector<std::string> protected_host_paths(const config::HostConfig& cfg) {
     for (const auto& p : cfg.protected_paths) out.push_back(p);
     for (auto& p : out) p = resolved_or_normal(p);
     return out;
+}
+
+std::string moved_host_source(const std::string& resolved) {
+    if (fs_util::open_no_links(resolved, O_PATH)) return {};
+    if (errno == ELOOP)
+        return fmt::format(
+            "'{}' is reached through a symbolic link now, which it was not when the "
+            "turn was checked",
+            resolved);
+    return fmt::format("'{}' cannot be reached as it was when the turn was checked: {}", resolved,
+                       std::strerror(errno));
 }
 
 std::string checked_host_source(const std::string& key, const std::string& path, bool directory,

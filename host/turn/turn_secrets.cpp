@@ -32,19 +32,26 @@ TurnRequest with_secret_values(TurnRequest request, const EnvLookup& lookup, std
 
 redaction::SecretSet secrets_before_the_box(const TurnRequest& request,
                                             const config::RedactConfig& redact,
-                                            const std::vector<std::string>& extra_names) {
+                                            const std::vector<std::string>& extra_names,
+                                            bool skip_refused) {
     redaction::SecretSet secrets(redact.min_length);
+    const auto add = [&](const std::string& name, const std::string& value) {
+        try {
+            secrets.add(name, value);
+        } catch (const std::invalid_argument&) {
+            if (!skip_refused) throw;
+        }
+    };
     for (const auto& e : request.env)
-        if (e.secret) secrets.add(e.name, e.value);
+        if (e.secret) add(e.name, e.value);
     const auto from_environment = [&](const std::string& name) {
-        if (const char* v = std::getenv(name.c_str()); v != nullptr && *v != '\0')
-            secrets.add(name, v);
+        if (const char* v = std::getenv(name.c_str()); v != nullptr && *v != '\0') add(name, v);
     };
     for (const auto& name : extra_names) from_environment(name);
     for (const auto& name : redact.env_names) from_environment(name);
     // A marker name may hold only [A-Za-z0-9_.-], so no brackets: "redact.values.0".
     for (std::size_t i = 0; i < redact.values.size(); ++i)
-        secrets.add(fmt::format("redact.values.{}", i), redact.values[i]);
+        add(fmt::format("redact.values.{}", i), redact.values[i]);
     return secrets;
 }
 

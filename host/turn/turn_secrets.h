@@ -35,11 +35,13 @@ TurnRequest with_secret_values(TurnRequest request, const EnvLookup& lookup, std
 // names not yet resolved into request.env: `radiald turn --secret` before its flags are
 // applied), then redact.envNames from radiald's environment, then redact.values (named
 // "redact.values.N"). Throws std::invalid_argument naming a secret that SecretSet refuses (too
-// short, inside a marker), never its value. Reads the process environment. [thread-safe as
-// getenv]
+// short, inside a marker), never its value — or, with `skip_refused`, leaves that one out and
+// keeps the others (early masking, which must not lose every secret to one bad one). Reads the
+// process environment. [thread-safe as getenv]
 redaction::SecretSet secrets_before_the_box(const TurnRequest& request,
                                             const config::RedactConfig& redact,
-                                            const std::vector<std::string>& extra_names = {});
+                                            const std::vector<std::string>& extra_names = {},
+                                            bool skip_refused = false);
 
 // Adds to `secrets`, for masking only (the box is not given them), the value in radiald's
 // environment of each secret name another turn of `state_dir` was given (docs/design.md §13.12:

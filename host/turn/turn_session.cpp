@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "log/log_redaction.h"
+#include "log/logger.h"
 #include "pool/pool_box.h"
 #include "session/session_turn.h"
 #include "socket/turn_token.h"
@@ -51,6 +52,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
             store_error_ = e.what();
         }
         redactor_ = std::make_unique<redaction::Redactor>(secrets);
+        log_redaction_ = log::redact_log_lines(*redactor_);
         secrets_ = std::move(secrets);
     } catch (const std::invalid_argument& e) {
         throw RequestError(e.what());
@@ -105,7 +107,6 @@ void TurnSession::interrupt(StopReason why) noexcept {
 #endif
 TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                                 std::optional<WorkspaceLock> held) {
-    auto log_redaction = log::redact_log_lines(*redactor_);
     Run run;
     run.spec = spec_;
     // What is written of the request (the record, the journal's columns) is redacted: an image
@@ -119,19 +120,37 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     run.rec.started_at = env_.clock->wall();
 
     claim(run, start);
-    if (!store_error_.empty()) return fail(run, store_error_);
-    if (auto problem = hold(run, std::move(held))) return fail(run, *problem);
-    claim_pool_box(run);
-    if (auto problem = lease_box_user(run)) return fail(run, *problem);
-    // A check gets no socket, and so no token either: it posts no records, its outcome is its
-    // exit status and output (docs/design.md §4).
-    if (request_.kind == RequestKind::turn) {
-        if (auto problem = open_socket(run)) return fail(run, *problem);
-        if (auto problem = open_egress(run)) return fail(run, *problem);
+    // From the claim on, the journal says the turn is under way: whatever goes wrong in radiald
+    // itself (no thread, no memory) ends it with its error record, never leaves it "started"
+    // with nobody to end it (docs/design.md §12.2).
+    try {
+        if (!store_error_.empty()) return fail(run, store_error_);
+        if (auto problem = hold(run, std::move(held))) return fail(run, *problem);
+        claim_pool_box(run);
+        if (auto problem = lease_box_user(run)) return fail(run, *problem);
+        // A check gets no socket, and so no token either: it posts no records, its outcome is
+        // its exit status and output (docs/design.md §4).
+        if (request_.kind == RequestKind::turn) {
+            if (auto problem = open_socket(run)) return fail(run, *problem);
+            if (auto problem = open_egress(run)) return fail(run, *problem);
+        }
+        if (auto problem = prepare_box_user(run)) return fail(run, *problem);
+        if (auto problem = remember_secrets()) return fail(run, *problem);
+        return execute(run, out);
+    } catch (const std::exception& e) {
+        if (run.finishing) throw; // the record's own writing failed: finish() said what it could
+        // A one-shot box that may have started goes with its turn; a session's box is the
+        // session's, ended by its own deadlines or `session rm`.
+        if (run.exec_started_ms != 0 && !session_) {
+            try {
+                env_.client.kill(run.spec.label);
+            } catch (const std::exception& k) {
+                log::error("turn", "turn {}: removing box '{}': {}", request_.turn_id,
+                           run.spec.label, k.what());
+            }
+        }
+        return fail(run, fmt::format("radiald could not go on with the turn: {}", e.what()));
     }
-    if (auto problem = prepare_box_user(run)) return fail(run, *problem);
-    if (auto problem = remember_secrets()) return fail(run, *problem);
-    return execute(run, out);
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop

@@ -19,6 +19,7 @@
 
 #include "config/host_config.h"
 #include "journal/journal.h"
+#include "log/log_redaction.h"
 #include "redaction/stream_redactor.h"
 #include "session/session_record.h"
 #include "socket/box_socket.h"
@@ -179,6 +180,9 @@ private:
     std::string image_digest_;
     std::string token_;
     std::unique_ptr<redaction::Redactor> redactor_;
+    // redactor_'s secrets masked in every log line for the session's life, from its construction
+    // on: a line logged while the spec is built or the image pinned may quote the request.
+    log::RedactionRegistration log_redaction_;
     // The secrets redactor_ was compiled from (a session remembers their fingerprints).
     std::optional<redaction::SecretSet> secrets_;
     // run.codexAuth: the credentials read for this turn, or why they could not be (never both).

@@ -41,6 +41,7 @@ struct TurnSession::Run {
     // The workspace, the box user's while the box runs (workspace_handover.h).
     std::optional<WorkspaceHandover> handover;
     std::uint64_t exec_started_ms = 0; // when the box's command was started, Unix epoch ms
+    bool finishing = false;            // finish() was entered: the record is on its way
     // The warm pool's box the turn claimed (docs/design.md §13.14), or null. Last, so destroyed
     // first: the box is gone and the workspace detached from it before anything else is undone.
     std::unique_ptr<pool::ClaimedBox> pooled;

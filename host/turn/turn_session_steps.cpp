@@ -18,6 +18,7 @@
 #include "turn/box_root.h"
 #include "turn/codex_auth.h"
 #include "turn/output_tail.h"
+#include "turn/request_policy.h"
 #include "turn/state_dir_upkeep.h"
 #include "turn/turn_egress.h"
 #include "turn/turn_output_log.h"
@@ -66,6 +67,7 @@ void TurnSession::claim(Run& run, JournalStart start) {
 }
 
 TerminalRecord TurnSession::finish(Run& run, TerminalRecord r) {
+    run.finishing = true;
     const auto& id = request_.turn_id;
     // A session's turn that ended before its exec started left nothing in the box to check: the
     // mark that would bar the session's snapshots goes (session_turn.h).
@@ -371,6 +373,15 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
         }
         runner_ = &runner;
     }
+    // Unregistered however execute() leaves, a throw included, before the runner is destroyed:
+    // a stop arriving then must not reach a runner that is gone.
+    struct Unregister {
+        TurnSession& session;
+        ~Unregister() {
+            std::lock_guard lock(session.runner_mutex_);
+            session.runner_ = nullptr;
+        }
+    } unregister{*this};
     // The workspace is the box user's while the box runs, its owner's again once it is gone.
     // Only when the runtime runs the box as spec.user: a VM boundary that supersedes it writes
     // as its own user, and the tree must not change hands for nothing.
@@ -382,6 +393,18 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
             session_ ? session_->workspace : spec.mounts.front().source, ids->first, ids->second,
             handover_marker_dir(env_.cfg.state_dir) + "/" + id,
             session_ ? session_->mode == "workspace-write" : !spec.mounts[0].read_only);
+    // The request's host paths (the workspace, then its mounts: build_container_spec's order) as
+    // they were checked, as late as radiald can look: a link put on one since would have dockerd
+    // mount another tree (docs/design.md §3.4).
+    if (run.handover && !run.handover->moved().empty())
+        return fail(run, run.handover->moved() + "; the box was not started");
+    if (!session_ && !run.pooled) {
+        const std::size_t checked = std::min(
+            spec.mounts.size(), (request_.workspace.empty() ? 0 : 1) + request_.mounts.size());
+        for (std::size_t i = 0; i < checked; ++i)
+            if (auto moved = moved_host_source(spec.mounts[i].source); !moved.empty())
+                return fail(run, "mount source " + moved + "; the box was not started");
+    }
     redaction::StreamRedactor out_redactor = redactor_->stream(),
                               err_redactor = redactor_->stream();
     std::string stdout_tail, stderr_tail, buffer;

@@ -1,12 +1,11 @@
 #include "turn/workspace_handover.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
+#include <fmt/format.h>
 #include <radial/internal/dir_names.h>
 #include <radial/internal/unique_fd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include <sstream>
 #include <vector>
 
+#include "fs/open_no_links.h"
 #include "log/logger.h"
 
 namespace radial::turn {
@@ -32,21 +32,6 @@ struct IdMap {
     dev_t dev = 0;
     bool clear_setid = false; // the hand-back: no setuid or setgid file survives the turn
 };
-
-// The workspace directory at `path`, opened without following a symbolic link anywhere in the
-// path: the path was resolved when the turn was checked (request_policy.h), so a link in it now
-// was put there since — by the owner, who could otherwise point the hand-over at another user's
-// tree. Where openat2(2) is missing, only the last component is checked. Null with errno.
-internal::UniqueFd open_workspace(const std::string& path) {
-    open_how how{};
-    how.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    const long fd = ::syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how);
-    if (fd >= 0) return internal::UniqueFd(static_cast<int>(fd));
-    if (errno != ENOSYS) return internal::UniqueFd();
-    return internal::UniqueFd(
-        ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-}
 
 // Applies `m` to one entry `name` of `dir` (or to `dir` itself when name is empty); true when it
 // is a directory on the walk's filesystem, to be walked.
@@ -170,14 +155,20 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
                                      std::string marker, bool box_writes)
     : workspace_(std::move(workspace)), box_uid_(box_uid), box_gid_(box_gid) {
     if (::geteuid() != 0 || workspace_.empty()) return;
-    internal::UniqueFd fd = open_workspace(workspace_);
+    // The path was resolved when the turn was checked (request_policy.h), so a link in it now was
+    // put there since — by the owner, who could otherwise point the hand-over at another user's
+    // tree.
+    internal::UniqueFd fd = fs_util::open_no_links(workspace_, O_RDONLY | O_DIRECTORY);
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        if (errno == ELOOP)
-            log::warn("turn",
-                      "workspace '{}' is reached through a symbolic link now, which it was not "
-                      "when the turn was checked: it is not handed to the box",
-                      workspace_);
+        const int err = errno;
+        if (err == ELOOP)
+            moved_ = fmt::format(
+                "workspace '{}' is reached through a symbolic link now, which it "
+                "was not when the turn was checked",
+                workspace_);
+        else if (err == ENOENT || err == ENOTDIR)
+            moved_ = fmt::format("workspace '{}' is no longer a directory there", workspace_);
         return;
     }
     // Kept until the hand-back, which walks this very directory wherever it was moved to.
@@ -290,7 +281,7 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir,
                 // The directory the note was written for, by the path with no link in it, or
                 // none (a note without its inode is older: its path is trusted).
                 const bool has_inode = static_cast<bool>(ids >> dev >> ino);
-                internal::UniqueFd root = open_workspace(workspace);
+                internal::UniqueFd root = fs_util::open_no_links(workspace, O_RDONLY | O_DIRECTORY);
                 struct stat st {};
                 const bool same = root && ::fstat(root.get(), &st) == 0 &&
                                   (!has_inode || (st.st_dev == dev && st.st_ino == ino));

@@ -68,6 +68,10 @@ public:
 
     // What the hand-back did (after give_back()).
     const WalkReport& report() const noexcept { return report_; }
+    // Why the workspace was not handed over because it is not the directory the turn was checked
+    // with (reached through a symbolic link now, or gone); empty otherwise. The turn must then not
+    // start its box: docker would mount wherever the path leads now.
+    const std::string& moved() const noexcept { return moved_; }
 
     // Whether the box of the turn a note names (the note's file name) may still write into its
     // workspace: true keeps the note for a later recovery. May throw (taken as true).
@@ -91,6 +95,7 @@ private:
     uid_t owner_uid_ = 0;
     gid_t owner_gid_ = 0;
     bool active_ = false;
+    std::string moved_;
     WalkReport report_;
 };
 

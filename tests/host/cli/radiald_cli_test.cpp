@@ -238,6 +238,25 @@ TEST(RadialdCli, ARequestCannotSetTheVariablesThatCarryTheTurnSocketAndToken) {
     expect_refusal(secret, "secret 'RADIAL_TURN_SOCKET' is set by radiald for every turn");
 }
 
+// One secret the set refuses (too short) refuses the turn, and the request's other secrets are
+// still masked in everything written before the session takes over: the refusal's line and the
+// record file, which quote the image.
+TEST(RadialdCli, ARefusedSecretLeavesTheOtherSecretsMaskedFromTheFirstLine) {
+    PluginSetup s{{"fake_good", "fake"}};
+    const std::string good = "good-secret-value-" + std::to_string(::getpid());
+    const std::string record = s.dir / "record.json";
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml",
+                                "--runtime", "fake", "--image", "img-" + good, "--secret", "GOOD",
+                                "--secret", "SHORT", "--record-file", record, "--", "echo"},
+                               {{"GOOD", good}, {"SHORT", "abc"}});
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("SHORT"));
+    EXPECT_THAT(r.err, Not(HasSubstr(good)));
+    const std::string written = test::read_file(record);
+    EXPECT_THAT(written, HasSubstr("img-[REDACTED:GOOD]"));
+    EXPECT_THAT(written, Not(HasSubstr(good)));
+}
+
 TEST(RadialdCli, SecretsReachTheRuntimeMarkedSecret) {
     PluginSetup s{{"fake_good", "fake"}};
     auto r = test::run_process(

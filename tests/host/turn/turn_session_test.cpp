@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -279,6 +281,61 @@ TEST_F(SessionFixture, AJournalRefusingStartedIsAnErrorRecordAndTheBoxNeverStart
     EXPECT_THAT(rec.error, HasSubstr("the box was not started"));
     EXPECT_EQ(output, "");
     EXPECT_EQ(stored_status("unstarted-1"), "error");
+}
+
+// Whatever radiald itself cannot go on with after the claim (a thread or memory it could not
+// get; here a throw at a checkpoint, before the box and after it ended) ends the turn with
+// one error record and no box; the turn is never left "started" with nobody to end it.
+TEST_F(SessionFixture, AFailureOfRadialdItselfAfterTheClaimEndsTheTurnWithAnErrorRecord) {
+    for (const std::string point : {"started", "terminal"}) {
+        const std::string id = "inner-" + point;
+        auto e = env();
+        e.checkpoint_for_test = [&](std::string_view p, const std::string&) {
+            if (p == point)
+                throw std::system_error(EAGAIN, std::generic_category(), "no thread for the test");
+        };
+        TurnSession s(e, request(id, {"echo", "hello"}));
+        TerminalRecord rec;
+        ASSERT_NO_THROW(rec = run(s)) << point;
+        EXPECT_EQ(rec.status, TurnStatus::error) << point;
+        EXPECT_THAT(rec.error, HasSubstr("radiald could not go on with the turn")) << point;
+        EXPECT_THAT(rec.error, HasSubstr("no thread for the test")) << point;
+        EXPECT_EQ(stored_status(id), "error") << point;
+        EXPECT_FALSE(read_pending(cfg.state_dir, id)) << point;
+        EXPECT_TRUE(client->list_by_label("radial-turn-" + cfg.instance_id + "-" + id).empty())
+            << point;
+    }
+}
+
+// A link put on the workspace's path or a mount source's after the turn was checked (the owner
+// renamed the directory and left a link to another tree in its place) ends the turn before its
+// box: docker would mount wherever the link leads now.
+TEST_F(SessionFixture, AHostPathRelinkedAfterTheCheckEndsTheTurnBeforeItsBox) {
+    namespace fs = std::filesystem;
+    for (const bool as_mount : {false, true}) {
+        const std::string id = as_mount ? "relinked-mount" : "relinked-workspace";
+        const std::string ws = dir / (id + "-dir"), elsewhere = dir / (id + "-elsewhere");
+        fs::create_directories(ws);
+        fs::create_directories(elsewhere);
+        auto r = request(id, {"echo", "ran"});
+        if (as_mount)
+            r.mounts.push_back({ws, "/data", false});
+        else
+            r.workspace = ws;
+        auto e = env();
+        e.checkpoint_for_test = [&](std::string_view p, const std::string&) {
+            if (p != "started") return;
+            fs::rename(ws, dir / (id + "-moved"));
+            fs::create_directory_symlink(elsewhere, ws);
+        };
+        output.clear();
+        TurnSession s(e, r);
+        auto rec = run(s);
+        EXPECT_EQ(rec.status, TurnStatus::error) << id;
+        EXPECT_THAT(rec.error, HasSubstr("is reached through a symbolic link now")) << id;
+        EXPECT_THAT(rec.error, HasSubstr("the box was not started")) << id;
+        EXPECT_EQ(output, "") << id;
+    }
 }
 
 // A full disk at the end: the record still comes back, says `journalError`, and waits in the
