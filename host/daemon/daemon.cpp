@@ -150,6 +150,8 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
         }
     } catch (const turn::RequestError& e) {
         refuse(id, e.what());
+    } catch (const SpoolBusy& e) {
+        log::warn("daemon", "turn {}: {}", id, e.what()); // still queued: the next scan runs it
     } catch (const SpoolError& e) {
         refuse(id, e.what());
     } catch (const journal::JournalError& e) {
@@ -256,6 +258,9 @@ void Daemon::dispatch(TurnQueue& queue) {
         if (!req) {
             try {
                 req = spool_.load(id);
+            } catch (const SpoolBusy& e) {
+                log::warn("daemon", "turn {}: {}", id, e.what());
+                continue; // tried again at the next dispatch
             } catch (const std::exception&) {
                 req.reset(); // the worker reports it
             }

@@ -149,6 +149,27 @@ std::vector<std::string> Spool::list() const {
     return ids;
 }
 
+namespace {
+
+// A request that could not be read for `err`: SpoolBusy when the system was short of something or
+// the disk failed (the turn waits), SpoolError otherwise (the turn is refused).
+[[noreturn]] void throw_read_error(const std::string& path, int err) {
+    const std::string what =
+        fmt::format("reading the queued request '{}': {}", path, std::strerror(err));
+    switch (err) {
+        case EMFILE:
+        case ENFILE:
+        case ENOMEM:
+        case ENOBUFS:
+        case EAGAIN:
+        case EINTR:
+        case EIO: throw SpoolBusy(what + "; it stays queued and is read again");
+        default: throw SpoolError(what);
+    }
+}
+
+} // namespace
+
 std::optional<SpooledRequest> Spool::load(const std::string& turn_id) const {
     std::string path = request_path(turn_id);
     std::string name = fs::path(path).filename().string();
@@ -172,13 +193,10 @@ std::optional<SpooledRequest> Spool::load(const std::string& turn_id) const {
             reject(name, "a symlink");
             return std::nullopt;
         }
-        throw SpoolError(
-            fmt::format("reading the queued request '{}': {}", path, std::strerror(err)));
+        throw_read_error(path, err);
     }
     struct stat st {};
-    if (::fstat(fd.get(), &st) != 0)
-        throw SpoolError(
-            fmt::format("reading the queued request '{}': {}", path, std::strerror(errno)));
+    if (::fstat(fd.get(), &st) != 0) throw_read_error(path, errno);
     if (std::string why = foreign_reason(st); !why.empty()) {
         reject(name, why);
         return std::nullopt;
@@ -193,9 +211,7 @@ std::optional<SpooledRequest> Spool::load(const std::string& turn_id) const {
     for (;;) {
         ssize_t n = ::read(fd.get(), buf, sizeof(buf));
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0)
-            throw SpoolError(
-                fmt::format("reading the queued request '{}': {}", path, std::strerror(errno)));
+        if (n < 0) throw_read_error(path, errno);
         if (n == 0) break;
         text.append(buf, static_cast<std::size_t>(n));
         if (text.size() > kMaxRequestBytes)

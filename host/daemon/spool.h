@@ -30,6 +30,14 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A request could not be read for want of something the system lends (descriptors, memory) or an
+// I/O error, not for anything in the request: the turn stays queued and is read again later,
+// never refused for it.
+class SpoolBusy : public SpoolError {
+public:
+    using SpoolError::SpoolError;
+};
+
 class Spool {
 public:
     // The largest request file the daemon reads, in bytes: well above any request the exec

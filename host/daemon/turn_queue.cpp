@@ -56,6 +56,9 @@ void TurnQueue::admit(const std::string& id, QueueScan& out) {
     try {
         req = spool_.load(id);
         if (!req) return; // gone meanwhile
+    } catch (const SpoolBusy& e) {
+        log::warn("spool", "turn {}: {}", id, e.what()); // admitted at a later scan
+        return;
     } catch (const SpoolError& e) {
         // Journaled as a turn of its own, so the operator finds out why it never ran.
         journal::TurnEntry entry{

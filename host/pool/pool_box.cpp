@@ -264,8 +264,21 @@ PoolBox::~PoolBox() {
     destroy();
     identity_.reset();
     work_.reset();
+    if (dir_.empty()) return;
     std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_, ec);
+    // Not while a mount is left in it (a detach that failed): removing would cross into the
+    // mount and delete what it shows, the turn's workspace (docs/design.md §13.14).
+    const std::string real = fs::canonical(dir_, ec).string();
+    if (!ec) {
+        if (const auto left = mounts_under(real); !left.empty()) {
+            log::warn("pool",
+                      "'{}' is left as it is: '{}' is still mounted in it; detach it (umount "
+                      "--lazy) and run 'radiald reconcile'",
+                      dir_, left.front());
+            return;
+        }
+    }
+    fs::remove_all(dir_, ec);
     if (ec) log::warn("pool", "removing '{}': {}", dir_, ec.message());
 }
 

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <utility>
 
+#include "fs/durable_file.h"
+
 namespace radial::turn {
 namespace fs = std::filesystem;
 
@@ -59,7 +61,8 @@ TerminalReserve TerminalReserve::create(const std::string& state_dir, const std:
                         path, cause));
     };
     fs::path dir = fs::path(state_dir) / kPendingDir;
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw fail(std::strerror(errno));
+    const bool made = ::mkdir(dir.c_str(), 0700) == 0;
+    if (!made && errno != EEXIST) throw fail(std::strerror(errno));
     // O_TRUNC: whatever a radiald that died left under this name is replaced by a blank reserve.
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) throw fail(std::strerror(errno));
@@ -68,6 +71,13 @@ TerminalReserve TerminalReserve::create(const std::string& state_dir, const std:
     // Written, not fallocate'd: every file system allocates written blocks, and tmpfs and ext4
     // then overwrite them in place.
     if (!write_at(fd, blank, 0) || ::fsync(fd) != 0) throw fail(std::strerror(errno));
+    // The file's name too: the reserve may become the only copy of how its turn ended.
+    try {
+        if (made) fs_util::fsync_directory(state_dir);
+        fs_util::fsync_directory(dir);
+    } catch (const std::exception& e) {
+        throw fail(e.what());
+    }
     return reserve;
 }
 

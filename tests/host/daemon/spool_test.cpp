@@ -3,11 +3,16 @@
 #include "daemon/spool.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "../../support/temp_dir.h"
 
@@ -44,6 +49,34 @@ TEST(Spool, EnqueuedRequestRoundTripsAndLeavesNoTemporaryFile) {
     EXPECT_EQ(files_in(d / "spool/tmp"), 0u);
     EXPECT_EQ(fs::status(s.request_path("t1")).permissions() & fs::perms::all,
               fs::perms::owner_read | fs::perms::owner_write);
+}
+
+// A request that cannot be opened for want of descriptors is not a bad request: the load says the
+// spool is busy (the turn stays queued), and the same request loads once descriptors are free.
+TEST(Spool, ARequestThatCannotBeOpenedForWantOfDescriptorsIsBusyNotBad) {
+    test::TempDir d;
+    Spool s(d.path());
+    ASSERT_TRUE(s.enqueue(request("t1")));
+    rlimit old{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+    rlimit low = old;
+    low.rlim_cur = std::min<rlim_t>(old.rlim_cur, 512);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    std::vector<int> taken;
+    for (int fd; (fd = ::dup(2)) >= 0;) taken.push_back(fd);
+    const int err = errno;
+    bool busy = false;
+    try {
+        (void)s.load("t1");
+    } catch (const SpoolBusy& e) {
+        busy = std::string(e.what()).find("stays queued") != std::string::npos;
+    } catch (const std::exception&) {
+    }
+    for (int fd : taken) ::close(fd);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
+    ASSERT_EQ(err, EMFILE);
+    EXPECT_TRUE(busy) << "out of descriptors, the request was judged bad";
+    EXPECT_EQ(s.load("t1"), request("t1"));
 }
 
 TEST(Spool, TheFileHoldsSecretNamesOnly) {
