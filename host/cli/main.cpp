@@ -3,7 +3,10 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -24,6 +27,7 @@
 #include "config/host_config.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
+#include "redaction/no_core_dumps.h"
 #include "redaction/stream_redactor.h"
 #include "text/printable.h"
 
@@ -99,6 +103,12 @@ int list_plugins(const std::optional<std::string>& config_file) {
 
 int main(int argc, char** argv) {
     using namespace radial;
+    // Every secret a turn is given passes through this process: none may reach a core file.
+    if (!redaction::forbid_core_dumps()) {
+        std::fprintf(stderr, "radiald: cannot turn off core dumps (setrlimit, prctl): %s\n",
+                     std::strerror(errno));
+        return cli::kExitHostFault;
+    }
     // A closed terminal must not kill the daemon mid-turn; write errors are handled where they
     // occur.
     std::signal(SIGPIPE, SIG_IGN);

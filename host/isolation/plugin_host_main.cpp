@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "isolation/plugin_wire.h"
+#include "redaction/no_core_dumps.h"
 
 namespace {
 
@@ -414,6 +415,12 @@ int main(int argc, char** argv) {
     ::fcntl(kControlFd, F_SETFD, FD_CLOEXEC);
     ::fcntl(kPluginFd, F_SETFD, FD_CLOEXEC);
     ::signal(SIGPIPE, SIG_IGN); // a gone radiald is a failed write, as in radiald itself
+    // The plugin's calls carry the turns' secrets, as radiald's do: no core file of them.
+    if (!radial::redaction::forbid_core_dumps()) {
+        static const char refused[] = "radial-plugin-host: cannot turn off core dumps\n";
+        (void)!::write(2, refused, sizeof refused - 1);
+        return 2;
+    }
     g.load_error = load(argv[1], argv[2]);
     for (;;) {
         internal::UniqueFd call = receive_fd(kControlFd);

@@ -80,6 +80,22 @@ TEST(PackagedUnitAndConfig, TheUnitMakesRootsClaimRegistryAndLetsRadialdWriteIt)
     EXPECT_EQ(unit.settings.at("ExecStartPre"), "+/bin/mkdir -p -m 0755 " + registry);
 }
 
+// radiald leases box ids only after reading every process's ids in /proc (docs/design.md §8.7):
+// the unit hides none from it (ProtectProc=invisible or noaccess would, to a root without
+// CAP_SYS_PTRACE), and no core file of radiald or its children holds a turn's secrets (§6.3).
+TEST(PackagedUnitAndConfig, TheUnitHidesNoProcessFromRadialdAndLetsItDumpNoCore) {
+    const Unit unit = read_unit(std::string(RADIAL_SOURCE_DIR) + "/packaging/radiald.service");
+    const std::string proc =
+        unit.settings.count("ProtectProc") ? unit.settings.at("ProtectProc") : "default";
+    ASSERT_EQ(unit.settings.count("CapabilityBoundingSet"), 1u);
+    EXPECT_TRUE(proc == "default" ||
+                unit.settings.at("CapabilityBoundingSet").find("CAP_SYS_PTRACE") !=
+                    std::string::npos)
+        << "ProtectProc=" << proc << " hides the box ids' processes from radiald";
+    ASSERT_EQ(unit.settings.count("LimitCORE"), 1u);
+    EXPECT_EQ(unit.settings.at("LimitCORE"), "0");
+}
+
 TEST(PackagedUnitAndConfig, EveryWorkspaceRootIsOneTheUnitLetsRadialdSeeAndWrite) {
     const std::string source = RADIAL_SOURCE_DIR;
     const auto cfg = config::load(source + "/packaging/radiald.toml", std::nullopt, "/usr/bin");

@@ -60,6 +60,30 @@ void expect_crash_record(const nlohmann::json& rec, const std::string& signal_te
                                  rec["label"].get<std::string>() + "'"));
 }
 
+// Neither radiald nor its plugin's host process can put the secrets they hold into a core file
+// (docs/design.md §6.3): each has a core size limit of 0 (their being undumpable too is
+// NoCoreDumps's; this machine's /proc does not show it to another process).
+TEST(PluginIsolation, NeitherRadialdNorItsPluginHostCanDumpCore) {
+    IsolatedSetup s;
+    DaemonProcess d(s);
+    const std::string t = s.submit(turn_file("[\"echo\", \"hi\"]"));
+    ASSERT_TRUE(s.wait_terminal({t}, 30s)) << d.log();
+    std::vector<pid_t> hosts;
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            hosts = plugin_hosts_of(d.pid());
+            return !hosts.empty();
+        },
+        30s))
+        << d.log();
+    for (const pid_t pid : {d.pid(), hosts.front()}) {
+        // Both are alive: the daemon serves, and its plugin's host lives as long as it does.
+        const std::string limits = "/proc/" + std::to_string(pid) + "/limits";
+        EXPECT_THAT(test::read_file(limits), ::testing::ContainsRegex("Max core file size +0 +0 "))
+            << pid;
+    }
+}
+
 TEST(PluginIsolation, ASegfaultInRunEndsThatTurnAndTheDaemonServesTheNext) {
     IsolatedSetup s;
     DaemonProcess d(s);

@@ -22,6 +22,7 @@
 namespace radial::redaction {
 namespace {
 
+using namespace std::string_literals;
 using test::base64;
 using test::percent_encode;
 using test::reference_redact;
@@ -51,6 +52,25 @@ std::string stream_in_pieces(const Redactor& r, std::string_view text, std::size
 // --- C-01 -------------------------------------------------------------------------------------
 
 const Secret kApiKey{"API_KEY", "Zq8-wX41-pL0k"};
+
+// Bytes whose base64 spells a short secret (8 bytes, the minimum is 6) are masked at each of the
+// four alignments: radiald writes an output chunk that is not UTF-8 as base64 (the output log,
+// the record's tails), and the patterns for that form are shorter than the value.
+TEST(StreamRedactor, BytesWhoseBase64SpellsAShortSecretAreMaskedAtEveryAlignment) {
+    const Redactor r(SecretSet{{"PIN", "hunter42"}});
+    const std::string spelled[] = {
+        "\x86\xe9\xed\x7a\xbe\x36",              // "hunter42"
+        "\x02\x1b\xa7\xb5\xea\xf8\xd8\x00\x00"s, // "Ahunter42AAA"
+        "\x00\x08\x6e\x9e\xd7\xab\xe3\x60\x00"s, // "AAhunter42AA"
+        "\x00\x00\x21\xba\x7b\x5e\xaf\x8d\x80"s, // "AAAhunter42A"
+    };
+    for (const std::string& bytes : spelled) {
+        ASSERT_THAT(base64(bytes), HasSubstr("hunter42")) << "the vector is wrong";
+        const std::string out = stream_through(r, {bytes});
+        EXPECT_THAT(base64(out), Not(HasSubstr("hunter42"))) << base64(bytes);
+        EXPECT_THAT(out, HasSubstr("[REDACTED:PIN]")) << base64(bytes);
+    }
+}
 
 TEST(StreamRedactor, C01_SecretSplitAcrossTwoWrites) {
     StreamRedactor s(SecretSet{kApiKey});
