@@ -12,6 +12,13 @@ namespace radial::plugin {
 namespace {
 
 struct Entries {
+    Entries() = default;
+    // String entries, in order.
+    Entries(std::initializer_list<std::pair<const char*, const char*>> strings) {
+        keys.reserve(strings.size());
+        values.reserve(strings.size());
+        for (const auto& [k, v] : strings) add_string(k, v);
+    }
     std::vector<std::string> keys, values;
     std::vector<radial_config_entry> entries;
     radial_config config{};
@@ -125,6 +132,31 @@ TEST(PluginHelperConfig, BadValuesNameTheKey) {
                      "memory must be a size such as \"512m\" or \"2g\", or a number of bytes");
     }
     EXPECT_THROW(c.integer("memory"), Error);
+}
+
+// A zero duration or size is well formed but means nothing a runtime can do ("0s" of a kill
+// grace): the refusal says it is zero, not that it is not a duration.
+TEST(PluginHelperConfig, AZeroDurationOrSizeIsRefusedAsZero) {
+    Entries e{{"killGrace", "0s"}, {"commandTimeout", "0ms"}, {"memory", "0"}};
+    Config c(e.build());
+    for (const char* key : {"killGrace", "commandTimeout"}) {
+        try {
+            c.duration_ms(key);
+            ADD_FAILURE() << key << " = 0 was taken";
+        } catch (const Error& err) {
+            EXPECT_EQ(err.key(), key);
+            EXPECT_EQ(std::string(err.what()),
+                      std::string(key) +
+                          " is zero; it must be more: a duration such as \"90s\" "
+                          "or \"1500ms\", or a number of milliseconds");
+        }
+    }
+    try {
+        c.size_bytes("memory");
+        ADD_FAILURE() << "memory = 0 was taken";
+    } catch (const Error& err) {
+        EXPECT_THAT(err.what(), ::testing::HasSubstr("memory is zero"));
+    }
 }
 
 // Every duration and size a runtime's table takes is range-checked, naming the key and the limit

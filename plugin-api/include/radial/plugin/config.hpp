@@ -148,11 +148,14 @@ private:
         const auto* e = lookup(key);
         if (e == nullptr) return std::nullopt;
         std::optional<std::uint64_t> v;
-        if (e->kind == RADIAL_CONFIG_INT && e->int_value > 0)
+        if (e->kind == RADIAL_CONFIG_INT && e->int_value >= 0)
             v = static_cast<std::uint64_t>(e->int_value) * int_unit;
         else if (e->kind == RADIAL_CONFIG_STRING)
             v = parse(to_view(e->string_value));
-        if (!v || *v == 0)
+        if (v && *v == 0) // well formed, but no setting here means "none": say so, not the form
+            throw Error(RADIAL_E_INVALID, std::string(key),
+                        std::string(key) + " is zero; it must be more: " + what);
+        if (!v)
             throw Error(RADIAL_E_INVALID, std::string(key), std::string(key) + " must be " + what);
         if (*v > max || (e->kind == RADIAL_CONFIG_INT &&
                          static_cast<std::uint64_t>(e->int_value) > max / int_unit))
