@@ -450,13 +450,8 @@ std::vector<Pattern> derive_patterns(const SecretSet& secrets) {
     const auto keep = [&](std::string bytes, std::size_t secret, Encoding enc) {
         // A derived pattern shorter than the minimum (a trimmed or unquoted form, or any pattern
         // when the set allows values shorter than 6 bytes) would redact ordinary text, which is
-        // what the minimum prevents. Not so the bytes whose base64 radiald itself would write as
-        // the value (a decoded form): they are three quarters of it, and of no ordinary text's
-        // spelling; without them a value of 6 to 8 bytes would go out in a base64 field.
-        const std::size_t least = form == Form::decoded
-                                      ? std::min<std::size_t>(3, secrets.min_length())
-                                      : secrets.min_length();
-        if (bytes.size() < least || !seen.insert(bytes).second) return;
+        // what the minimum prevents.
+        if (bytes.size() < secrets.min_length() || !seen.insert(bytes).second) return;
         patterns.push_back(Pattern{std::move(bytes), secret, enc, form});
     };
 

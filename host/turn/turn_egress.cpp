@@ -5,18 +5,19 @@
 #include <nlohmann/json.hpp>
 
 #include "log/logger.h"
+#include "redaction/cut_text.h"
 #include "turn/turn_session.h"
 #include "turn/turn_setup_error.h"
 
 namespace radial::turn {
 
-std::string receipt_json(const egress::Receipt& r) {
+std::string receipt_json(const egress::Receipt& r, const redaction::Redactor& redactor) {
     nlohmann::ordered_json j;
     j["kind"] = r.kind;
-    j["destination"] = r.destination;
+    j["destination"] = redaction::redact_cut(redactor, r.destination);
     j["address"] = r.address;
     j["verdict"] = r.verdict;
-    j["reason"] = r.reason;
+    j["reason"] = redaction::redact_cut(redactor, r.reason);
     j["via"] = r.via;
     j["bytesOut"] = r.bytes_out;
     j["bytesIn"] = r.bytes_in;
@@ -89,6 +90,7 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
     const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
     const host::RuntimeClient& client, const std::string& socket_dir, const std::string& turn_id,
     std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
+    const redaction::Redactor& redactor,
     std::function<void(const std::string& type, const std::string& receipt_json)> store) {
     if (rules.empty()) return nullptr;
     if (!client.has_capability(RADIAL_CAP_EGRESS_ENDPOINT))
@@ -105,10 +107,12 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
     o.rules = rules;
     o.policy_path = egress::operator_policy_path(cfg.state_dir);
     o.turn_id = turn_id;
-    o.on_open = [store](const egress::Receipt& r) {
-        store(kEgressOpenRecordType, receipt_json(r));
+    o.on_open = [store, &redactor](const egress::Receipt& r) {
+        store(kEgressOpenRecordType, receipt_json(r, redactor));
     };
-    o.on_receipt = [store](const egress::Receipt& r) { store(kEgressRecordType, receipt_json(r)); };
+    o.on_receipt = [store, &redactor](const egress::Receipt& r) {
+        store(kEgressRecordType, receipt_json(r, redactor));
+    };
     o.on_log = [](const std::string& line) { log::warn("egress", "{}", line); };
     std::unique_ptr<egress::EgressBroker> broker;
     try {

@@ -16,6 +16,7 @@
 
 #include "config/host_config.h"
 #include "egress/egress_broker.h"
+#include "redaction/stream_redactor.h"
 #include "turn/turn_request.h"
 
 namespace radial::turn {
@@ -38,8 +39,11 @@ inline constexpr std::string_view kEgressNoProxyEnv[] = {"NO_PROXY", "no_proxy"}
 inline constexpr std::string_view kEgressPortEnv = "RADIAL_EGRESS_PORT";
 
 // A receipt as the journal keeps it: {"kind", "destination", "address", "verdict", "reason",
-// "bytesOut", "bytesIn", "startedAt", "endedAt"} (times in Unix epoch ms). Pure.
-std::string receipt_json(const egress::Receipt& r);
+// "via", "bytesOut", "bytesIn", "startedAt", "endedAt"} (times in Unix epoch ms). The destination
+// and reason were cut to a bounded length by the broker before anything could redact them: each
+// is redacted with redact_cut (redaction/cut_text.h), so a secret a cut ended shows no start
+// either. Pure.
+std::string receipt_json(const egress::Receipt& r, const redaction::Redactor& redactor);
 
 // The turn's rules: `req.egress` narrowed to `cfg.egress` (egress_policy.h narrow()). Throws
 // RequestError naming the entry (outside the ceiling, unreadable), or when the request is a check
@@ -66,13 +70,15 @@ void hand_egress_to_runtime(const std::vector<egress::AllowRule>& rules,
 // operator's changes for every turn and for `turn_id` (`radiald policy`), and adds to
 // `spec.env` what the box's tools need: RADIAL_EGRESS_SOCKET, HTTP_PROXY, HTTPS_PROXY (and their
 // lowercase forms) and NO_PROXY for loopback. `store` gets each receipt's record type and JSON
-// (kEgressOpenRecordType when a connection opens, kEgressRecordType when an attempt ends). Throws
+// (kEgressOpenRecordType when a connection opens, kEgressRecordType when an attempt ends), its
+// cut texts redacted by `redactor` (redaction/cut_text.h), which must outlive the broker. Throws
 // TurnSetupError when the runtime's boxes have no egress endpoint (radial.cap.egress-endpoint)
 // or the socket cannot be bound. Empty `rules`: nothing is started and nullptr returned.
 std::unique_ptr<egress::EgressBroker> open_turn_egress(
     const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
     const host::RuntimeClient& client, const std::string& socket_dir, const std::string& turn_id,
     std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
+    const redaction::Redactor& redactor,
     std::function<void(const std::string& type, const std::string& receipt_json)> store);
 
 } // namespace radial::turn

@@ -272,7 +272,7 @@ std::optional<std::string> TurnSession::open_egress(Run& run) {
         std::optional<std::pair<uid_t, gid_t>> owner;
         if (::geteuid() == 0) owner = box_host_ids(run.spec.user, env_.cfg.box_root);
         run.broker = open_turn_egress(
-            rules, env_.cfg, env_.client, run.socket_dir, id, owner, run.spec,
+            rules, env_.cfg, env_.client, run.socket_dir, id, owner, run.spec, *redactor_,
             [this, id](const std::string& type, const std::string& receipt) {
                 env_.journal.append_record(id, type, redaction::redact_json(*redactor_, receipt));
             });
