@@ -40,11 +40,28 @@ void add_snapshot_commands(CLI::App& session, SessionOptions& o, SessionCommands
 
 namespace {
 
-// After a commit that failed: its image, if the engine made one, and the intent's record go;
-// a removal that fails too leaves both for `snapshot-rm` (logged).
+// After a commit the runtime refused outright (its status invalid, not found, unsupported or
+// refused): its image, if the engine made one, and the intent's record go — unless the record is
+// no longer this intent (another session of the same inputs completed it meanwhile). After any
+// other failure (unavailable, a deadline: the engine may still be committing) the intent stays,
+// incomplete, for `snapshot-rm` or the next `session snapshot`. A removal that fails leaves both.
 void forget_failed_commit(const host::SessionClient& sessions, const std::string& state_dir,
-                          const session::SnapshotRecord& snap) {
+                          const session::SnapshotRecord& snap, const std::exception& why) {
+    const auto* refusal = dynamic_cast<const host::RuntimeError*>(&why);
+    const bool refused =
+        refusal != nullptr &&
+        (refusal->code() == RADIAL_E_INVALID || refusal->code() == RADIAL_E_NOT_FOUND ||
+         refusal->code() == RADIAL_E_UNSUPPORTED || refusal->code() == RADIAL_E_REFUSED);
     try {
+        const auto now = session::find_snapshot(state_dir, snap.tag);
+        if (!now || !now->digest.empty()) return; // gone, or completed by another session
+        if (!refused || now->session != snap.session || now->created_at_ms != snap.created_at_ms) {
+            log::warn("session",
+                      "snapshot {} is left incomplete; take it again, or remove it with 'radiald "
+                      "session snapshot-rm {}'",
+                      snap.image, snap.tag);
+            return;
+        }
         sessions.remove_snapshot(snap.image);
         session::forget_snapshot(state_dir, snap.tag);
     } catch (const std::exception& e) {
@@ -133,8 +150,8 @@ int run_session_snapshot(const SessionOptions& o) {
         std::string digest;
         try {
             digest = sessions.snapshot(rec->label, image);
-        } catch (const std::exception&) {
-            if (!complete) forget_failed_commit(sessions, cfg.state_dir, snap);
+        } catch (const std::exception& e) {
+            if (!complete) forget_failed_commit(sessions, cfg.state_dir, snap, e);
             throw;
         }
         if (complete) {
@@ -173,8 +190,9 @@ int run_session_snapshots(const SessionOptions& o) {
             else
                 fmt::print("{}  from session {}  {} turn(s)  created {}{}\n", s.image, s.session,
                            s.manifest.size(), turn::format_timestamp_ms(s.created_at_ms),
-                           s.digest.empty() ? "  incomplete: its radiald ended while committing; "
-                                              "remove it with 'radiald session snapshot-rm'"
+                           s.digest.empty() ? "  incomplete: being committed, or its commit "
+                                              "ended without an answer; take it again or remove "
+                                              "it with 'radiald session snapshot-rm'"
                                             : "");
         }
         if (o.json)

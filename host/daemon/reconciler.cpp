@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "daemon/instance_claim.h"
@@ -225,11 +226,18 @@ std::size_t sweep_turn_residue(const config::HostConfig& cfg, journal::Journal& 
         std::string name = e.path().filename().string();
         if (name.ends_with(".json")) ids.insert(name.substr(0, name.size() - 5));
     }
-    // A session's files are under sessions/ (docs/design.md §13.12): an id here is a turn's,
-    // also where a session has the same id.
+    // A session's files are under sessions/ (docs/design.md §13.12): an id here is a turn's, also
+    // where a session has the same id — but for a session made before its identity moved there,
+    // whose box still mounts identity/<id>.
+    std::set<std::string> older_sessions;
+    for (const auto& s : session::list_sessions(cfg.state_dir)) {
+        std::error_code gone;
+        if (!fs::exists(session::session_identity_dir(cfg.state_dir, s.id), gone))
+            older_sessions.insert(s.id);
+    }
     std::size_t removed = 0;
     for (const auto& id : ids) {
-        if (keep.count(id)) continue;
+        if (keep.count(id) || older_sessions.count(id)) continue;
         // A record still waiting for the journal is the only copy of how its turn ended.
         if (auto t = journal.turn(id);
             (!t || !t->terminal_json) && turn::read_pending(cfg.state_dir, id))

@@ -151,8 +151,9 @@ std::vector<std::string> Spool::list() const {
 
 namespace {
 
-// A request that could not be read for `err`: SpoolBusy when the system was short of something or
-// the disk failed (the turn waits), SpoolError otherwise (the turn is refused).
+// A request that could not be read for `err`: SpoolBusy when the system was short of something
+// it lends (the turn waits), SpoolError otherwise (the turn is refused; also EIO, which a retry
+// would most likely meet again).
 [[noreturn]] void throw_read_error(const std::string& path, int err) {
     const std::string what =
         fmt::format("reading the queued request '{}': {}", path, std::strerror(err));
@@ -162,8 +163,7 @@ namespace {
         case ENOMEM:
         case ENOBUFS:
         case EAGAIN:
-        case EINTR:
-        case EIO: throw SpoolBusy(what + "; it stays queued and is read again");
+        case EINTR: throw SpoolBusy(what + "; it stays queued and is read again");
         default: throw SpoolError(what);
     }
 }

@@ -30,8 +30,8 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// A request could not be read for want of something the system lends (descriptors, memory) or an
-// I/O error, not for anything in the request: the turn stays queued and is read again later,
+// A request could not be read for want of something the system lends (descriptors, memory,
+// buffers), not for anything in the request: the turn stays queued and is read again later,
 // never refused for it.
 class SpoolBusy : public SpoolError {
 public:

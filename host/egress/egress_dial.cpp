@@ -67,7 +67,7 @@ struct Lookup {
 // LOCALDOMAIN) completes after a miss, nor a HOSTALIASES alias: the policy judged that name, and
 // `pypi.org` answered as `pypi.org.corp.example` would reach a host no rule names
 // (docs/design.md §9.7). The options are the calling thread's own resolver state (each lookup has
-// a thread of its own); glibc keeps options an application changed after res_init.
+// a thread of its own); glibc (2.26 on) keeps options an application changed after res_init.
 // False when the resolver state could not be made (then nothing is looked up).
 bool ask_as_written() {
     if (::res_init() != 0) return false;

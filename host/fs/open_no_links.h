@@ -10,10 +10,11 @@
 
 namespace radial::fs_util {
 
-// `path` opened with `flags` (O_CLOEXEC added) through openat2(2) with RESOLVE_NO_SYMLINKS and
-// RESOLVE_NO_MAGICLINKS, so a link anywhere on it, the last component too, fails with ELOOP; where
-// openat2 is missing (ENOSYS), only the last component is checked (O_NOFOLLOW). Null with errno
-// set. [thread-safe]
-internal::UniqueFd open_no_links(const std::string& path, int flags);
+// The absolute `path` opened with `flags` (O_CLOEXEC added), refusing a symbolic link anywhere in
+// it, the last component too, with ELOOP: through openat2(2) with RESOLVE_NO_SYMLINKS, or, where
+// openat2 is missing or a seccomp filter refuses it (ENOSYS, EPERM: systemd's
+// RestrictSUIDSGID=) or `try_openat2` is false (tests of the walk), by walking the path one
+// component at a time without following links. Null with errno set. [thread-safe]
+internal::UniqueFd open_no_links(const std::string& path, int flags, bool try_openat2 = true);
 
 } // namespace radial::fs_util

@@ -265,21 +265,25 @@ PoolBox::~PoolBox() {
     identity_.reset();
     work_.reset();
     if (dir_.empty()) return;
-    std::error_code ec;
-    // Not while a mount is left in it (a detach that failed): removing would cross into the
-    // mount and delete what it shows, the turn's workspace (docs/design.md §13.14).
-    const std::string real = fs::canonical(dir_, ec).string();
-    if (!ec) {
-        if (const auto left = mounts_under(real); !left.empty()) {
-            log::warn("pool",
-                      "'{}' is left as it is: '{}' is still mounted in it; detach it (umount "
-                      "--lazy) and run 'radiald reconcile'",
-                      dir_, left.front());
-            return;
+    try {
+        std::error_code ec;
+        // Not while a mount is left in it (a detach that failed): removing would cross into the
+        // mount and delete what it shows, the turn's workspace (docs/design.md §13.14).
+        const std::string real = fs::canonical(dir_, ec).string();
+        if (!ec) {
+            if (const auto left = mounts_under(real); !left.empty()) {
+                log::warn("pool",
+                          "'{}' is left as it is: '{}' is still mounted in it; detach it (umount "
+                          "--lazy) and run 'radiald reconcile'",
+                          dir_, left.front());
+                return;
+            }
         }
+        fs::remove_all(dir_, ec);
+        if (ec) log::warn("pool", "removing '{}': {}", dir_, ec.message());
+    } catch (const std::exception& e) { // a destructor: nothing may leave it
+        log::warn("pool", "removing '{}': {}", dir_, e.what());
     }
-    fs::remove_all(dir_, ec);
-    if (ec) log::warn("pool", "removing '{}': {}", dir_, ec.message());
 }
 
 } // namespace radial::pool

@@ -40,18 +40,19 @@ using internal::kMaxRecordTypeBytes;
 // refused when it is one of them, lies under one, or contains one. [thread-safe]
 std::vector<std::string> protected_host_paths(const config::HostConfig& cfg);
 
-// Checks a host path a request names (the workspace, a mount source) and returns its resolved
-// form (symlinks and ".." resolved), which is what the box gets; a link put on that path after the
-// check is caught by moved_host_source() just before the box is asked for. `key` names it in errors
-// ("workspace", "mounts[0].source"). Throws RequestError when it does not exist, is not a directory
-// (`directory`) or not a regular file or directory, resolves to or around a protected path, lies
-// outside run.workspaceRoots, or contains ':' or ','. Reads the file system. [thread-safe] Why
-// `resolved` (a checked_host_source() result) may no longer be mounted: a symbolic link is on its
-// path now (none was when it was resolved, so one was put there since, to point dockerd's mount at
-// another tree), or it is gone. Empty when it is still reached as it was. Reads the file system.
-// [thread-safe]
+// Why `resolved` (a checked_host_source() result) may no longer be mounted: a symbolic link is on
+// its path now (none was when it was resolved, so one was put there since, to point dockerd's
+// mount at another tree), or it is gone. Empty when it is still reached as it was. Reads the file
+// system. [thread-safe]
 std::string moved_host_source(const std::string& resolved);
 
+// Checks a host path a request names (the workspace, a mount source) and returns its resolved
+// form (symlinks and ".." resolved), which is what the box gets; a link put on that path after the
+// check is caught by moved_host_source() just before the box is asked for. `key` names it in
+// errors ("workspace", "mounts[0].source"). Throws RequestError when it does not exist, is not a
+// directory (`directory`) or not a regular file or directory, resolves to or around a protected
+// path, lies outside run.workspaceRoots, or contains ':' or ','. Reads the file system.
+// [thread-safe]
 std::string checked_host_source(const std::string& key, const std::string& path, bool directory,
                                 const config::HostConfig& cfg);
 

@@ -140,14 +140,19 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     } catch (const std::exception& e) {
         if (run.finishing) throw; // the record's own writing failed: finish() said what it could
         // A one-shot box that may have started goes with its turn; a session's box is the
-        // session's, ended by its own deadlines or `session rm`.
-        if (run.exec_started_ms != 0 && !session_) {
+        // session's, ended by its own deadlines or `session rm`, and a pool box the pool's.
+        if (run.exec_started_ms != 0 && !session_ && !run.pooled) {
+            bool gone = false;
             try {
                 env_.client.kill(run.spec.label);
+                gone = !env_.client.lists_box(run.spec.label);
             } catch (const std::exception& k) {
                 log::error("turn", "turn {}: removing box '{}': {}", request_.turn_id,
                            run.spec.label, k.what());
             }
+            // A box that may still run keeps its ids leased until reconciliation removes it
+            // (box_id_lease.h), as after any error that leaves one.
+            if (!gone && run.box_ids) run.box_ids->keep_for_reconcile();
         }
         return fail(run, fmt::format("radiald could not go on with the turn: {}", e.what()));
     }

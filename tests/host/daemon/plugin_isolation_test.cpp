@@ -61,8 +61,8 @@ void expect_crash_record(const nlohmann::json& rec, const std::string& signal_te
 }
 
 // Neither radiald nor its plugin's host process can put the secrets they hold into a core file
-// (docs/design.md §6.3): each has a core size limit of 0 (their being undumpable too is
-// NoCoreDumps's; this machine's /proc does not show it to another process).
+// (docs/design.md §6.3): each has a core size limit of 0. That each is not dumpable either is
+// NoCoreDumps's to show: a procfs need not let another process tell.
 TEST(PluginIsolation, NeitherRadialdNorItsPluginHostCanDumpCore) {
     IsolatedSetup s;
     DaemonProcess d(s);

@@ -184,6 +184,13 @@ void answer_corp_test_names(int fd) {
     if (fd < 0) std::_Exit(2);
     std::thread(answer_corp_test_names, fd).detach();
     use_resolver(dir, resolver, "search corp.test\noptions timeout:2 attempts:2\n");
+    // glibc's own lookups, whatever this host's nsswitch.conf asks (nss-resolve, nscd).
+    const std::string nss = dir + "/nsswitch.conf";
+    if (FILE* f = std::fopen(nss.c_str(), "w")) {
+        std::fputs("hosts: files dns\n", f);
+        std::fclose(f);
+    }
+    if (::mount(nss.c_str(), "/etc/nsswitch.conf", nullptr, MS_BIND, nullptr) != 0) std::_Exit(2);
 
     EgressCeiling ceiling;
     detail::LookupsInFlight lookups;
