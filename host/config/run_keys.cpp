@@ -263,7 +263,16 @@ std::vector<KeyReader> run_readers(Reader& r, HostConfig& cfg, RunTable& out) {
              if (cfg.codex_auth_file.empty() || cfg.codex_auth_file.front() != '/')
                  r.fail(key, "must be an absolute path, such as \"/root/.codex/auth.json\"");
          }},
-        {"network", [&](K key, V v) { cfg.network = r.string(key, v); }},
+        {"network",
+         [&](K key, V v) {
+             cfg.network = r.string(key, v);
+             // Another container's network namespace is that box's own: its loopback, where its
+             // radial-init serves its turn's egress endpoint (docs/design.md §9.7).
+             if (cfg.network.starts_with("container:"))
+                 r.fail(key, "'" + cfg.network +
+                                 "' joins another container's network namespace, and with it "
+                                 "that box's loopback; name a network, or leave it unset for none");
+         }},
         {"user", [&](K key, V v) { cfg.user = r.string(key, v); }},
         {"boxIdRange", [&](K key, V v) { read_box_id_range(r, key, v, cfg); }},
         {"turnTransport",

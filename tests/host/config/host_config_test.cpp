@@ -69,6 +69,17 @@ memory = "1g"
     EXPECT_EQ(c.where("run.docker.pidsLimit"), f + ":11:13: ");
 }
 
+// A box never joins another container's network namespace (and with it that box's loopback,
+// where its egress endpoint listens): run.network = "container:..." is refused, naming the key.
+TEST(HostConfig, ANetworkOfAnotherContainerIsRefused) {
+    test::TempDir d;
+    auto f = d.write("n.toml", "[run]\nnetwork = \"container:radial-turn-x-y\"\n");
+    EXPECT_EQ(error_of(f).find(f + ":2:11: run.network: 'container:radial-turn-x-y' joins another "
+                                   "container's network namespace"),
+              0u)
+        << error_of(f);
+}
+
 TEST(HostConfig, RefusesASectionForARuntimeThatIsNotSelected) {
     test::TempDir d;
     auto f = d.write("r.toml",
