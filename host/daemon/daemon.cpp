@@ -14,6 +14,7 @@
 
 #include "daemon/config_reload.h"
 #include "daemon/daemon_error.h"
+#include "daemon/instance_claim.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool_watcher.h"
 #include "daemon/workspace_view.h"
@@ -242,7 +243,8 @@ void Daemon::dispatch(TurnQueue& queue) {
             try {
                 req = spool_.load(id);
                 if (req && !req->workspace.empty()) {
-                    workspace_lock = turn::WorkspaceLock::try_acquire(req->workspace);
+                    workspace_lock = turn::WorkspaceLock::try_acquire_workspace(
+                        req->workspace, default_claim_registry());
                     if (!workspace_lock) {
                         log::debug("daemon", "turn {}: waits: its workspace '{}' is in use", id,
                                    req->workspace);

@@ -113,7 +113,8 @@ std::optional<std::string> TurnSession::hold(Run& run, std::optional<WorkspaceLo
     if (held) run.workspace_lock.emplace(std::move(*held));
     if (!run.workspace_lock && !request_.workspace.empty() && !env_.cfg.shared_workspaces) {
         try {
-            run.workspace_lock = WorkspaceLock::try_acquire(request_.workspace);
+            run.workspace_lock = WorkspaceLock::try_acquire_workspace(
+                request_.workspace, daemon::default_claim_registry());
         } catch (const std::exception& e) {
             return e.what();
         }

@@ -1,15 +1,21 @@
 // host/turn/workspace_lock.h — one turn per workspace at a time (docs/design.md §3.9): two turns
 // on one workspace would each be handed it and hand it back, the first to end taking it from the
 // other mid-turn. Unless the operator allows it (run.sharedWorkspaces), a turn holds an exclusive
-// flock(2) on the workspace directory itself for as long as it runs: the kernel keeps the lock
-// host-wide, across radiald instances and users, and drops it when its holder dies, so a crash
-// never leaves a stale lock and no file is ever made.
+// flock(2) for as long as it runs on a lock file of the workspace in radiald's claim registry
+// (root's: /run/radial-claims/workspaces/<dev>-<inode>), which only radiald's user can open: a
+// lock on the workspace directory itself could be taken by any local user who can read it, and
+// kept, holding every turn on that workspace back. The kernel drops a lock when its holder dies,
+// so a crash never leaves a stale lock; the file goes with the lock's release.
+//
+// The same class holds radiald's own lock directories (a session's, under the state directory)
+// with a flock(2) on the directory itself: no other user can open those.
 #pragma once
 
 #include <radial/internal/unique_fd.h>
 
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace radial::turn {
 
@@ -20,12 +26,25 @@ public:
     // open file description of its own, so two in one process exclude each other too).
     static std::optional<WorkspaceLock> try_acquire(const std::string& workspace);
 
-    WorkspaceLock(WorkspaceLock&&) noexcept = default;
-    WorkspaceLock& operator=(WorkspaceLock&&) noexcept = default;
+    // Takes the lock of the workspace directory `workspace` in `registry` (the claim registry:
+    // daemon::default_claim_registry()) without waiting; nullopt when another turn holds it.
+    // Throws TurnSetupError naming the workspace or the lock file when either cannot be opened.
+    // Thread-safe, as try_acquire.
+    static std::optional<WorkspaceLock> try_acquire_workspace(const std::string& workspace,
+                                                              const std::string& registry);
+
+    WorkspaceLock(WorkspaceLock&& other) noexcept
+        : fd_(std::move(other.fd_)), file_(std::exchange(other.file_, {})) {}
+    WorkspaceLock& operator=(WorkspaceLock&& other) noexcept;
+    // Releases the lock; a workspace's lock file is removed first, while the lock is still held.
+    ~WorkspaceLock();
 
 private:
-    explicit WorkspaceLock(internal::UniqueFd fd) : fd_(std::move(fd)) {}
+    WorkspaceLock(internal::UniqueFd fd, std::string file)
+        : fd_(std::move(fd)), file_(std::move(file)) {}
+    void release() noexcept;
     internal::UniqueFd fd_;
+    std::string file_; // a workspace's lock file, removed at the release; empty for a directory
 };
 
 // The message for a turn refused because its workspace is in use.

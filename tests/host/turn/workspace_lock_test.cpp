@@ -1,0 +1,51 @@
+// One turn per workspace (turn/workspace_lock.h, docs/design.md §3.9): the lock lives in radiald's
+// claim registry, where no other user reaches it, not on the workspace directory itself.
+#include "turn/workspace_lock.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <radial/internal/unique_fd.h>
+#include <sys/file.h>
+
+#include <filesystem>
+
+#include "../../support/temp_dir.h"
+
+namespace radial::turn {
+namespace {
+namespace fs = std::filesystem;
+
+// Any local user who can read a workspace can flock(2) the directory, which the lock once was:
+// such a lock holds no turn back now. Two turns still exclude each other, and the release frees
+// the workspace and removes its lock file.
+TEST(WorkspaceLock, ALockOnTheWorkspaceDirectoryItselfHoldsNoTurnBack) {
+    test::TempDir ws("radial-ws"), registry("radial-registry");
+    internal::UniqueFd dir(::open(ws.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(dir);
+    ASSERT_EQ(::flock(dir.get(), LOCK_EX | LOCK_NB), 0);
+    auto first = WorkspaceLock::try_acquire_workspace(ws.path(), registry.path());
+    EXPECT_TRUE(first.has_value()) << "a lock any reader may take held the turn back";
+    EXPECT_FALSE(WorkspaceLock::try_acquire_workspace(ws.path(), registry.path()).has_value())
+        << "two turns held one workspace";
+    ASSERT_FALSE(fs::is_empty(registry / "workspaces"));
+    first.reset();
+    EXPECT_TRUE(fs::is_empty(registry / "workspaces")) << "the released lock's file stayed";
+    EXPECT_TRUE(WorkspaceLock::try_acquire_workspace(ws.path(), registry.path()).has_value());
+}
+
+// The registry's directory of locks must be radiald's alone: one other users may write could let
+// them take or free a workspace's lock.
+TEST(WorkspaceLock, ALocksDirectoryOthersMayWriteIsRefused) {
+    test::TempDir ws("radial-ws"), registry("radial-registry");
+    fs::create_directory(registry / "workspaces");
+    fs::permissions(registry / "workspaces", fs::perms::all);
+    try {
+        (void)WorkspaceLock::try_acquire_workspace(ws.path(), registry.path());
+        ADD_FAILURE() << "a world-writable locks directory was used";
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("writable by others"), std::string::npos) << e.what();
+    }
+}
+
+} // namespace
+} // namespace radial::turn
