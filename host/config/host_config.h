@@ -120,6 +120,11 @@ struct HostConfig {
     // run.logLevel: the lowest level `radiald run` logs, "debug" | "info" | "warn" | "error"
     // (--verbose overrides it with debug)
     std::string log_level = "info";
+    // run.defaultTimeout: the timeout of a turn or check whose request names none; 0: none (then
+    // run.maxTimeout's, if set). run.maxTimeout: the longest timeout a request may name; 0: the
+    // hard limit of 720h alone. In milliseconds.
+    std::uint64_t default_timeout_ms = 0;
+    std::uint64_t max_timeout_ms = 0;
     // run.stopGrace: on a turn's timeout or interrupt, SIGTERM to its command and this long to end
     // by itself before the kill (docs/design.md §13.1); 0: killed at once.
     std::uint64_t stop_grace_ms = 10'000;

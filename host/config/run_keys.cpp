@@ -238,6 +238,16 @@ std::vector<KeyReader> run_readers(Reader& r, HostConfig& cfg, RunTable& out) {
                         "must be \"in-process\" or \"process\" (a plugin host process of its own, "
                         "docs/configuration.md)") == "in-process";
          }},
+        {"defaultTimeout",
+         [&](K key, V v) {
+             cfg.default_timeout_ms =
+                 r.duration(key, v, 1, 30ull * 24 * 3'600'000, "\"30m\" or \"2h\"");
+         }},
+        {"maxTimeout",
+         [&](K key, V v) {
+             cfg.max_timeout_ms =
+                 r.duration(key, v, 1, 30ull * 24 * 3'600'000, "\"1h\" or \"12h\"");
+         }},
         {"pluginCallTimeout",
          [&](K key, V v) {
              cfg.plugin_call_timeout_ms = r.duration(key, v, 1, 3'600'000, "\"120s\" or \"2m\"");

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "config/bounded_units.h"
 #include "config/box_identity.h"
 #include "turn/request_policy.h"
 #include "turn/turn_egress.h"
@@ -238,7 +239,17 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
     s.image = image;
     s.argv = req.argv;
     s.env = req.env;
-    s.timeout_ms = req.timeout_ms;
+    // No turn without a deadline where the operator set one (docs/design.md §3.7): a request's
+    // own timeout, else run.defaultTimeout, else run.maxTimeout; none above run.maxTimeout.
+    s.timeout_ms = req.timeout_ms != 0           ? req.timeout_ms
+                   : cfg.default_timeout_ms != 0 ? cfg.default_timeout_ms
+                                                 : cfg.max_timeout_ms;
+    if (cfg.max_timeout_ms != 0 && s.timeout_ms > cfg.max_timeout_ms)
+        throw RequestError(fmt::format(
+            "timeout {} is more than run.maxTimeout ({}); {}", config::duration_text(s.timeout_ms),
+            config::duration_text(cfg.max_timeout_ms),
+            req.timeout_ms != 0 ? "give a shorter timeout"
+                                : "it is run.defaultTimeout's: the operator must lower it"));
     s.stop_grace_ms = cfg.stop_grace_ms;
     s.network = cfg.network;
     // The host's bounds on every box, whatever the runtime's defaults (docs/design.md §6.4).

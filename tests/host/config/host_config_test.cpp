@@ -69,6 +69,18 @@ memory = "1g"
     EXPECT_EQ(c.where("run.docker.pidsLimit"), f + ":11:13: ");
 }
 
+// run.defaultTimeout and run.maxTimeout are durations, read in milliseconds; a bad one names the
+// key.
+TEST(HostConfig, TheTimeoutBoundsAreDurations) {
+    test::TempDir d;
+    auto cfg = load(d.write("t.toml", "[run]\ndefaultTimeout = \"10m\"\nmaxTimeout = \"2h\"\n"),
+                    std::nullopt, "/x/bin");
+    EXPECT_EQ(cfg.default_timeout_ms, 600'000u);
+    EXPECT_EQ(cfg.max_timeout_ms, 7'200'000u);
+    auto f = d.write("bad.toml", "[run]\nmaxTimeout = \"soon\"\n");
+    EXPECT_EQ(error_of(f).find(f + ":2:14: run.maxTimeout: must be a duration"), 0u) << error_of(f);
+}
+
 // A box never joins another container's network namespace (and with it that box's loopback,
 // where its egress endpoint listens): run.network = "container:..." is refused, naming the key.
 TEST(HostConfig, ANetworkOfAnotherContainerIsRefused) {

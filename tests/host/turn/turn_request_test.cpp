@@ -36,6 +36,35 @@ TEST(TurnRequest, BuildsTheSpecWithWorkspaceAtWork) {
 
 // The variables radiald sets in the box are refused where the spec is built, so every entry point
 // (radiald turn, a turn file, submit, the daemon's claim) refuses them alike.
+// The operator's bounds on a turn's timeout (run.defaultTimeout, run.maxTimeout): a request naming
+// none gets the default, else the maximum, so no turn runs without a deadline where either is set;
+// a request naming more than the maximum is refused, naming the key; within it, its own holds.
+TEST(TurnRequest, TheOperatorsTimeoutsBoundEveryRequest) {
+    TurnRequest r;
+    r.turn_id = "t-1";
+    r.image = "img";
+    r.argv = {"true"};
+    auto cfg = test::instance_config();
+    EXPECT_EQ(build_container_spec(r, cfg).timeout_ms, 0u) << "a timeout without any key set";
+    cfg.max_timeout_ms = 3'600'000;
+    EXPECT_EQ(build_container_spec(r, cfg).timeout_ms, 3'600'000u);
+    cfg.default_timeout_ms = 600'000;
+    EXPECT_EQ(build_container_spec(r, cfg).timeout_ms, 600'000u);
+    r.timeout_ms = 5'000;
+    EXPECT_EQ(build_container_spec(r, cfg).timeout_ms, 5'000u);
+    r.timeout_ms = 7'200'000;
+    try {
+        build_container_spec(r, cfg);
+        ADD_FAILURE() << "a timeout above run.maxTimeout was taken";
+    } catch (const RequestError& e) {
+        EXPECT_STREQ(e.what(),
+                     "timeout 2h is more than run.maxTimeout (1h); give a shorter timeout");
+    }
+    r.timeout_ms = 0;
+    cfg.default_timeout_ms = 7'200'000;
+    EXPECT_THROW(build_container_spec(r, cfg), RequestError) << "a default above the maximum";
+}
+
 TEST(TurnRequest, AVariableRadialdSetsInTheBoxIsRefusedAsEnvAsSecretAndByName) {
     auto refusal = [](TurnRequest r) -> std::string {
         r.turn_id = "abc-1";
