@@ -13,6 +13,7 @@
 #include "deadline.h"
 #include "engine_api/stream_frames.h"
 #include "support/mount_sources.h"
+#include "support/oom_reask.h"
 
 namespace radial::docker {
 
@@ -201,11 +202,12 @@ radial::plugin::RunResult BoxRun::execute() {
                         state = engine_.state(cid_, spec_.label);
                         // The engine learns of an OOM kill by an event of its own, which can come
                         // after the exit it reported: a SIGKILL's 137 without the flag is asked
-                        // again, a few times within half a second (docs/design.md §13.1).
-                        for (int again = 0; again < 5 && *exit_code == 137 && !state->oom_killed &&
-                                            !state->being_removed;
+                        // again, for up to two seconds (docs/design.md §13.1).
+                        for (int again = 0;
+                             again < plugin_support::kOomReasks && *exit_code == 137 &&
+                             !state->oom_killed && !state->being_removed;
                              ++again) {
-                            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                            std::this_thread::sleep_for(plugin_support::kOomReaskEvery);
                             state = engine_.state(cid_, spec_.label);
                         }
                         removed_by_another = state->being_removed;

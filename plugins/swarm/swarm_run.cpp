@@ -1,5 +1,7 @@
 #include "swarm_run.h"
 
+#include "support/oom_reask.h"
+
 namespace radial::swarm {
 
 // The image reference the task runs, and the image's entrypoint when this engine has the image
@@ -330,7 +332,7 @@ radial::plugin::RunResult SwarmRun::execute() {
 bool SwarmRun::oom_killed(const std::string& container_id, int exit_code) {
     if (container_id.empty()) return false;
     // The engine learns of an OOM kill by an event of its own, which can come after the exit: a
-    // SIGKILL's 137 without the flag is asked again, a few times within half a second.
+    // SIGKILL's 137 without the flag is asked again, for up to two seconds (oom_reask.h).
     for (int again = 0;; ++again) {
         try {
             auto r = rt_.engine_.request("GET", "/containers/" + container_id + "/json", "",
@@ -343,8 +345,8 @@ bool SwarmRun::oom_killed(const std::string& container_id, int exit_code) {
         } catch (const std::exception&) {
             return false;
         }
-        if (exit_code != 137 || again >= 5) return false;
-        std::this_thread::sleep_for(milliseconds(100));
+        if (exit_code != 137 || again >= plugin_support::kOomReasks) return false;
+        std::this_thread::sleep_for(plugin_support::kOomReaskEvery);
     }
 }
 
