@@ -20,4 +20,11 @@ internal::UniqueFd open_lock_file(const std::string& path) noexcept {
     return fd;
 }
 
+bool still_named(int fd, const std::string& path) noexcept {
+    struct stat held {
+    }, at{};
+    return ::fstat(fd, &held) == 0 && ::lstat(path.c_str(), &at) == 0 && held.st_ino == at.st_ino &&
+           held.st_dev == at.st_dev;
+}
+
 } // namespace radial::fs_util

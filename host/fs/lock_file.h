@@ -15,4 +15,9 @@ namespace radial::fs_util {
 // Thread-safe.
 internal::UniqueFd open_lock_file(const std::string& path) noexcept;
 
+// Whether `path` still names the file `fd` holds: a lock file its last holder removes (or
+// replaces) while holding the lock may have been opened, and locked, after it left its name; that
+// lock locks nothing and is taken again. Thread-safe.
+bool still_named(int fd, const std::string& path) noexcept;
+
 } // namespace radial::fs_util

@@ -62,13 +62,6 @@ void check_dir(const std::string& dir) {
             dir, st.st_uid, st.st_mode & 07777, ::geteuid()));
 }
 
-bool same_file(int fd, const std::string& path) {
-    struct stat held {
-    }, at{};
-    return ::fstat(fd, &held) == 0 && ::lstat(path.c_str(), &at) == 0 && held.st_ino == at.st_ino &&
-           held.st_dev == at.st_dev;
-}
-
 bool try_lock(int fd) {
     while (::flock(fd, LOCK_EX | LOCK_NB) != 0)
         if (errno != EINTR) return false;
@@ -134,7 +127,7 @@ BoxIdLease BoxIdLease::acquire(const std::string& dir, std::uint32_t first, std:
             continue;
         }
         // Freed and removed between our open and our lock: that file is nobody's any more.
-        if (!same_file(fd.get(), path)) continue;
+        if (!fs_util::still_named(fd.get(), path)) continue;
         struct stat st {};
         if (::fstat(fd.get(), &st) != 0) continue;
         // A radiald was killed holding it: its box may still run as this id, until the
@@ -196,7 +189,7 @@ void for_each_unheld_lease(const std::string& dir, Decide&& decide) {
         }
         const std::string path = dir + "/" + name;
         internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
-        if (!fd || !try_lock(fd.get()) || !same_file(fd.get(), path)) continue;
+        if (!fd || !try_lock(fd.get()) || !fs_util::still_named(fd.get(), path)) continue;
         const LeaseAction action = decide(id, path, read_all(fd.get()));
         if (action != LeaseAction::keep) ::unlink(path.c_str());
         if (action == LeaseAction::remove_and_stop) return;

@@ -62,11 +62,7 @@ std::optional<WorkspaceLock> WorkspaceLock::try_acquire_workspace(const std::str
             throw TurnSetupError(fmt::format("locking workspace '{}' ('{}'): {}", workspace, path,
                                              std::strerror(errno)));
         }
-        struct stat held {
-        }, at{};
-        if (::fstat(fd.get(), &held) == 0 && ::lstat(path.c_str(), &at) == 0 &&
-            held.st_dev == at.st_dev && held.st_ino == at.st_ino)
-            return WorkspaceLock(std::move(fd), path);
+        if (fs_util::still_named(fd.get(), path)) return WorkspaceLock(std::move(fd), path);
     }
     throw TurnSetupError(fmt::format(
         "locking workspace '{}': its lock file '{}' kept being replaced", workspace, path));

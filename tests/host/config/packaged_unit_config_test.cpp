@@ -82,7 +82,8 @@ TEST(PackagedUnitAndConfig, TheUnitMakesRootsClaimRegistryAndLetsRadialdWriteIt)
 
 // radiald leases box ids only after reading every process's ids in /proc (docs/design.md §8.7):
 // the unit hides none from it (ProtectProc=invisible or noaccess would, to a root without
-// CAP_SYS_PTRACE), and no core file of radiald or its children holds a turn's secrets (§6.3).
+// CAP_SYS_PTRACE), and no core file of radiald or its children holds a turn's secrets
+// (docs/design.md §6.3).
 TEST(PackagedUnitAndConfig, TheUnitHidesNoProcessFromRadialdAndLetsItDumpNoCore) {
     const Unit unit = read_unit(std::string(RADIAL_SOURCE_DIR) + "/packaging/radiald.service");
     const std::string proc =
