@@ -250,8 +250,17 @@ nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSetting
                        "remove it");
         if (!seen.insert(e.name).second)
             check.fail(field, "repeats the name '" + e.name + "'", "give each variable once");
+        // Without radial-init a secret could only go in this body, which the engine keeps on disk:
+        // refused rather than left at rest (docs/design.md §6.3).
+        if (e.secret && !secrets_by_stdin)
+            throw Error(RADIAL_E_REFUSED, field,
+                        "preparing box '" + spec.label + "': secret '" + e.name +
+                            "' would be kept on the host's disk in the container's "
+                            "configuration, since no radial-init runs the box; set "
+                            "run.docker.boxInit to radial-init's path (installed in lib/radial/, "
+                            "beside the runtimes directory)");
         any_secret = any_secret || e.secret;
-        if (!(e.secret && secrets_by_stdin)) env.push_back(e.name + "=" + e.value);
+        if (!e.secret) env.push_back(e.name + "=" + e.value);
     }
     if (!env.empty()) body["Env"] = env;
     if (any_secret && secrets_by_stdin) {

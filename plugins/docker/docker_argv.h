@@ -75,7 +75,9 @@ std::vector<std::string> docker_client_argv(const DockerSettings& settings);
 // byte anywhere; an image or network starting with '-'; a mount that must receive the host's later
 // mounts under an OCI runtime that does not pass them on (runsc, docs/design.md §13.13). With
 // `namespaced_root` (the engine remaps user namespaces: DockerEngine::namespaced_root) the user
-// "0:0" is accepted, a root that is an unprivileged id on the host (docs/design.md §8.8). Source:
+// "0:0" is accepted, a root that is an unprivileged id on the host (docs/design.md §8.8). Throws
+// RADIAL_E_REFUSED naming "env[i]" for a secret variable when settings.init_path is empty: it
+// could only go in this body, which the engine keeps on disk (docs/design.md §6.3). Source:
 // docs/design.md §13.1, §5.6.
 nlohmann::json docker_create_body(const ContainerSpec& spec, const DockerSettings& settings,
                                   const std::vector<std::string>& image_entrypoint = {},

@@ -24,7 +24,7 @@ DockerSettings settings_with_box_init(radial::plugin::Config& config,
     s.init_path = plugin_support::box_init_or_default(
         s.init_path, host, "docker",
         "boxes run under docker's --init, a box outlives its timeout when no radiald is left to "
-        "kill it, and secret variables are in the container's configuration");
+        "kill it, and a box with a secret variable (a turn socket's token is one) is refused");
     return s;
 }
 
@@ -140,10 +140,10 @@ std::vector<radial::plugin::Disposition> DockerRuntime::describe(const Container
                                [](const EnvVar& e) { return e.secret; })) {
             // Where a secret value lives (docs/design.md §6.3).
             if (engine_.settings().init_path.empty())
-                out.push_back({field, RADIAL_DISP_BRIDGED,
-                               "without radial-init, secret variables are in the container's "
-                               "configuration, which the engine keeps on disk; set "
-                               "run.docker.boxInit"});
+                out.push_back({field, RADIAL_DISP_REFUSED,
+                               "without radial-init, secret variables would be in the "
+                               "container's configuration, which the engine keeps on disk; set "
+                               "run.docker.boxInit to radial-init's path"});
             else
                 out.push_back({field, RADIAL_DISP_HONOURED,
                                "secret variables reach radial-init over the attach stream, never "

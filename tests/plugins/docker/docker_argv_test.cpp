@@ -23,7 +23,8 @@ ContainerSpec typical_spec() {
     s.image = "radial/busybox:latest";
     s.mounts = {{"/srv/radial/work", "/work", false}, {"/srv/radial/bundle", "/bundle", true}};
     s.argv = {"sh", "-c", "echo hi"};
-    s.env = {{"GH_TOKEN", kSecret, true}, {"LANG", "C.UTF-8", false}};
+    // Plain: without radial-init (these tests' settings) a secret variable is refused.
+    s.env = {{"GH_TOKEN", kSecret, false}, {"LANG", "C.UTF-8", false}};
     s.workdir = "/work";
     return s;
 }
@@ -50,6 +51,7 @@ TEST(docker_argv, UnderTheBoxInitTheEntrypointCarriesTheDeadline) {
     settings.init_path = "/usr/lib/radial/radial-init";
     settings.kill_grace_ms = 2000;
     ContainerSpec spec = typical_spec();
+    spec.env[0].secret = true;
     spec.timeout_ms = 3000;
     json body = docker_create_body(spec, settings, {"/entry", "--flag"});
     EXPECT_FALSE(body["HostConfig"].contains("Init"));
@@ -65,6 +67,7 @@ TEST(docker_argv, UnderTheBoxInitSecretsAreInNoPartOfTheCreateBody) {
     DockerSettings settings;
     settings.init_path = "/usr/lib/radial/radial-init";
     ContainerSpec spec = typical_spec();
+    spec.env[0].secret = true;
     spec.env.push_back({"PEM", "-----BEGIN-----\nabc\r\n-----END-----\r", true});
     json body = docker_create_body(spec, settings);
     EXPECT_EQ(body.dump().find(kSecret), std::string::npos) << body.dump();
@@ -89,7 +92,9 @@ TEST(docker_argv, UnderTheBoxInitSecretsAreInNoPartOfTheCreateBody) {
 TEST(docker_argv, WithoutATimeoutTheBoxInitGetsZero) {
     DockerSettings settings;
     settings.init_path = "/opt/radial-init";
-    json body = docker_create_body(typical_spec(), settings);
+    ContainerSpec spec = typical_spec();
+    spec.env[0].secret = true;
+    json body = docker_create_body(spec, settings);
     EXPECT_EQ(body["Cmd"].get<Argv>(),
               (Argv{"--env-from-stdin", "0", "10000", "--", "sh", "-c", "echo hi"}));
 }
@@ -258,11 +263,23 @@ TEST(docker_argv, QuotingSensitiveValuesPassThroughAsSingleElements) {
 TEST(docker_argv, C02EnvValuesOnlyInTheBodyByteForByte) {
     ContainerSpec s = typical_spec();
     s.env.push_back({"LD_PRELOAD", "/x.so", false});
-    s.env.push_back({"PEM", "-----BEGIN-----\nabc\r\n-----END-----\r", true});
+    s.env.push_back({"PEM", "-----BEGIN-----\nabc\r\n-----END-----\r", false});
     json body = docker_create_body(s, {});
     EXPECT_EQ(body["Env"].get<Argv>(),
               (Argv{"GH_TOKEN=" + std::string(kSecret), "LANG=C.UTF-8", "LD_PRELOAD=/x.so",
                     "PEM=-----BEGIN-----\nabc\r\n-----END-----\r"}));
+    // A secret one, without radial-init, would be kept on disk with the body: refused, unnamed
+    // by value (docs/design.md §6.3).
+    s.env.back().secret = true;
+    try {
+        docker_create_body(s, {});
+        FAIL() << "a secret went into the create body";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_REFUSED);
+        EXPECT_EQ(e.key(), "env[3]");
+        EXPECT_NE(std::string(e.what()).find("run.docker.boxInit"), std::string::npos);
+        EXPECT_EQ(std::string(e.what()).find("abc"), std::string::npos) << e.what();
+    }
     EXPECT_EQ(docker_pull_argv({}, "img:1"), (Argv{"docker", "pull", "--quiet", "img:1"}));
 }
 

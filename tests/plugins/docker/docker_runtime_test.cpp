@@ -511,8 +511,45 @@ TEST(docker_runtime, AnInvalidSpecOrAMissingMountSourceContactsNoEngine) {
     EXPECT_TRUE(engine.requests().empty());
 }
 
+// Without radial-init a secret variable could only go in the create body, which the engine keeps
+// on disk: describe refuses env, and run refuses before asking the engine anything that makes a
+// box (docs/design.md §6.3). A plain variable is still carried.
+TEST(docker_runtime, WithoutTheBoxInitASecretIsRefusedNotPutInTheCreateBody) {
+    Script script;
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
+    ContainerSpec s = spec("radial-turn-i-1");
+    s.env = {{"LANG", "C", false}, {"GH_TOKEN", "ghp_FAKEsecret", true}};
+    int seen = 0;
+    for (const auto& d : rt->describe(s))
+        if (d.field == RADIAL_FIELD_ENV) {
+            ++seen;
+            EXPECT_EQ(d.disposition, RADIAL_DISP_REFUSED);
+            EXPECT_NE(d.note.find("run.docker.boxInit"), std::string::npos) << d.note;
+        }
+    EXPECT_EQ(seen, 1);
+    Collected c;
+    auto e = error_of([&] { run_collecting(*rt, s, c); });
+    EXPECT_EQ(e.code(), RADIAL_E_REFUSED);
+    EXPECT_EQ(e.key(), "env[1]");
+    EXPECT_NE(std::string(e.what()).find("run.docker.boxInit"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("ghp_FAKEsecret"), std::string::npos) << e.what();
+    EXPECT_EQ(engine.count("POST " + kV + "/containers/create"), 0);
+    for (const auto& req : engine.requests())
+        EXPECT_EQ(req.find("ghp_FAKEsecret"), std::string::npos) << req;
+    // Plain variables only: described honoured and carried in the body.
+    s.env = {{"LANG", "C", false}};
+    for (const auto& d : rt->describe(s)) {
+        if (d.field == RADIAL_FIELD_ENV) {
+            EXPECT_EQ(d.disposition, RADIAL_DISP_HONOURED);
+        }
+    }
+    run_collecting(*rt, s, c);
+    EXPECT_EQ(engine.count("POST " + kV + "/containers/create"), 1);
+}
+
 // create → attach → start → wait → inspect → remove, in that order; both streams demultiplexed,
-// each in its order, the frames' bytes exact; the secret only in the create body.
+// each in its order, the frames' bytes exact.
 TEST(docker_runtime, ARunIsCreateAttachStartWaitInspectRemoveWithBothStreamsExact) {
     Script script;
     script.attach.frames = encode_frame(1, "out1 ") + encode_frame(2, "err1\n") +
@@ -522,7 +559,7 @@ TEST(docker_runtime, ARunIsCreateAttachStartWaitInspectRemoveWithBothStreamsExac
     auto rt = runtime_for(engine.address());
     Collected c;
     ContainerSpec s = spec("radial-turn-i-1");
-    s.env = {{"GH_TOKEN", "ghp_FAKEsecret", true}};
+    s.env = {{"GH_TOKEN", "ghp_FAKEplain", false}};
     radial::plugin::RunResult r = run_collecting(*rt, s, c);
     EXPECT_EQ(r.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES), RADIAL_RUN_EXITED);
     EXPECT_TRUE(r.flags & RADIAL_RUN_PHASE_TIMES); // create and removal, timed apart
