@@ -3,6 +3,7 @@
 #include "daemon/workspace_view.h"
 
 #include <fmt/format.h>
+#include <radial/internal/path_compare.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -27,19 +28,10 @@ namespace fs = std::filesystem;
 
 std::string view_path(const std::string& state_dir) { return state_dir + "/workspace-roots.json"; }
 
-// A root as a path can be compared: resolved where it exists, else as written, normalised.
-std::string comparable(const std::string& path) {
-    std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
-    std::string p = real ? std::string(real.get()) : fs::path(path).lexically_normal().string();
-    if (p.size() > 1 && p.back() == '/') p.pop_back();
-    return p;
-}
+// A root as a path can be compared: resolved as far as it exists, normalised.
+std::string comparable(const std::string& path) { return internal::comparable_path(path); }
 
-bool at_or_under(const std::string& path, const std::string& dir) {
-    if (dir == "/") return true;
-    return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                           path[dir.size()] == '/');
-}
+using internal::at_or_under;
 
 } // namespace
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fnmatch.h>
+#include <radial/internal/path_compare.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,23 +43,11 @@ constexpr const char* kProtectedTargets[] = {"/proc", "/sys", "/dev", "/run/radi
 const std::vector<std::string> kReservedTargets = {"/etc/passwd", "/etc/group", kBoxHome,
                                                    std::string(kBoxHome) + "/.codex"};
 
-// `path` with symlinks and ".." resolved as far as it exists (a protected path that does not exist
-// on this host still protects its name).
-std::string resolved_or_normal(const std::string& path) {
-    std::error_code ec;
-    fs::path p = fs::weakly_canonical(path, ec);
-    if (ec) p = fs::path(path).lexically_normal();
-    std::string s = p.string();
-    if (s.size() > 1 && s.back() == '/') s.pop_back();
-    return s;
-}
+// `path` as the kernel reaches it (a protected path that does not exist on this host still
+// protects its name).
+std::string resolved_or_normal(const std::string& path) { return internal::comparable_path(path); }
 
-// True when `p` is `base` or lies below it (both absolute, normalised, no trailing '/').
-bool at_or_under(const std::string& p, const std::string& base) {
-    if (base == "/") return true;
-    return p == base || (p.size() > base.size() && p.compare(0, base.size(), base) == 0 &&
-                         p[base.size()] == '/');
-}
+using internal::at_or_under;
 
 std::string quoted_list(const std::vector<std::string>& items) {
     std::string out;

@@ -132,6 +132,20 @@ std::optional<UsernsRoot> DockerEngine::userns_root() const {
     return root;
 }
 
+void DockerEngine::learn_data_root() const {
+    nlohmann::json info = info_json("asking the engine (" + engine_name() + ") for its data root");
+    std::string root;
+    if (info.is_object() && info.contains("DockerRootDir") && info["DockerRootDir"].is_string())
+        root = info["DockerRootDir"].get<std::string>();
+    std::lock_guard lock(data_root_mutex_);
+    data_root_ = std::move(root);
+}
+
+std::string DockerEngine::data_root() const {
+    std::lock_guard lock(data_root_mutex_);
+    return data_root_;
+}
+
 StorageDriver DockerEngine::storage_driver() const {
     const std::string what = "asking the engine (" + engine_name() + ") for its storage driver";
     nlohmann::json info = info_json(what);

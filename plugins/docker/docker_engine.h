@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,6 +77,13 @@ public:
     // Error(RADIAL_E_UNAVAILABLE) when the engine does not answer with one. Source:
     // docs/design.md §13.1 (run.docker.writableLayerSize).
     StorageDriver storage_driver() const;
+
+    // Asks the engine for its data root (GET /info `DockerRootDir`, within preflightTimeout) and
+    // keeps it for data_root(); an answer without one keeps "". Throws
+    // Error(RADIAL_E_UNAVAILABLE) when the engine does not answer. Source: docs/design.md §7.5.
+    void learn_data_root() const;
+    // The data root learn_data_root() last kept; "" before it. Thread-safe.
+    std::string data_root() const;
 
     // The host ids a box's uid 0 and gid 0 are when the engine remaps user namespaces (dockerd
     // --userns-remap), read from GET /info within preflightTimeout (parse_userns_root); nullopt
@@ -192,6 +200,8 @@ private:
 
     DockerSettings settings_;
     mutable std::atomic<bool> namespaced_root_{false};
+    mutable std::mutex data_root_mutex_;
+    mutable std::string data_root_; // guarded by data_root_mutex_
     engine_api::ResolvedEngine resolved_;
     mutable engine_api::EngineClient client_;
 };

@@ -80,6 +80,9 @@ void DockerRuntime::preflight() {
                                                   driver.backing_filesystem, engine_.engine_name()))
             throw radial::plugin::Error(RADIAL_E_INVALID, "writableLayerSize", *refusal);
     }
+    // Mounts of the engine's own data root are refused at run, the host refusing only the default
+    // ones (docs/design.md §7.5); a run before any preflight checks none.
+    engine_.learn_data_root();
     engine_healthy_ = true;
 }
 

@@ -1,5 +1,6 @@
 #include "swarm_run.h"
 
+#include "support/mount_sources.h"
 #include "support/oom_reask.h"
 
 namespace radial::swarm {
@@ -139,6 +140,10 @@ radial::plugin::RunResult SwarmRun::execute() {
     auto timeout_at = Clock::time_point::max();
     if (spec_.timeout_ms != 0 && spec_.timeout_ms < 100ull * 365 * 24 * 3600 * 1000)
         timeout_at = started + milliseconds(spec_.timeout_ms);
+    // A bind mount comes from the node's filesystem; the manager's data root is the one this
+    // runtime can know (docs/design.md §7.5).
+    plugin_support::refuse_engine_data_root(spec_, rt_.data_root(),
+                                            "at " + rt_.engine_.address().text);
 
     std::string task_state, task_err, said_pending;
     std::optional<int> exit_code;

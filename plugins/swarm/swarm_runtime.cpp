@@ -61,6 +61,10 @@ void SwarmRuntime::preflight() {
                             "(`docker node promote <node>` on a manager)");
         host_.debug("swarm manager answers at " + engine_.address().text + ", Engine API " +
                     v.text());
+        if (info.contains("DockerRootDir") && info["DockerRootDir"].is_string()) {
+            std::lock_guard lock(data_root_mutex_);
+            data_root_ = info["DockerRootDir"].get<std::string>();
+        }
         host_.warn("swarm services at Engine API " + v.text() +
                    " cannot set no-new-privileges: tasks run with every capability dropped and a "
                    "non-root user, but a setuid binary in the image can still change uid");

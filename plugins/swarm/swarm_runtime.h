@@ -97,6 +97,13 @@ private:
     // node is that node's to remove. Throws engine_api::EngineError.
     void remove_local_containers(const std::string& label, const std::string& why);
 
+    // The manager engine's DockerRootDir from the last preflight ("" before one): mounts of it
+    // are refused (plugin_support::refuse_engine_data_root).
+    std::string data_root() const {
+        std::lock_guard lock(data_root_mutex_);
+        return data_root_;
+    }
+
     radial::plugin::Host host_;
     SwarmSettings settings_;
     engine_api::EngineClient engine_;
@@ -106,6 +113,8 @@ private:
     // in flight?" and "remember the kill" one step.
     std::mutex kill_mutex_;
     std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> early_kills_;
+    mutable std::mutex data_root_mutex_;
+    std::string data_root_; // guarded by data_root_mutex_
 };
 
 } // namespace radial::swarm

@@ -598,6 +598,27 @@ TEST_F(docker_live, RootOrNamedUserIsRefusedBeforeAnythingStarts) {
     EXPECT_EQ(o.out, "4242\n4343\n4343\n") << "no supplementary group from the image";
 }
 
+// The engine's own data root, as the real engine names it at the preflight, is never a box's
+// mount: it holds every container's files (docs/design.md §7.5).
+TEST_F(docker_live, AMountOfTheEnginesDataRootIsRefusedBeforeAnythingStarts) {
+    std::string root = shell("docker info --format '{{.DockerRootDir}}'");
+    while (!root.empty() && (root.back() == '\n' || root.back() == '\r')) root.pop_back();
+    ASSERT_FALSE(root.empty());
+    ASSERT_EQ(docker().preflight().code, RADIAL_OK);
+    for (const std::string& source : {root, root + "/volumes"}) {
+        if (!std::filesystem::exists(source)) continue;
+        ContainerSpec s = spec("data-root", "ls /work");
+        s.mounts = {{source, "/work", true}};
+        RunOutcome o = docker().run(s);
+        EXPECT_EQ(o.status, RADIAL_E_REFUSED) << source << ": " << o.error.message;
+        EXPECT_EQ(o.error.key, "mounts[0]");
+        EXPECT_NE(o.error.message.find("data root '" + root + "'"), std::string::npos)
+            << o.error.message;
+        EXPECT_EQ(o.out, "");
+        EXPECT_FALSE(box_exists(s.label));
+    }
+}
+
 TEST_F(docker_live, ConcurrentRunsKeepTheirOutputsApart) {
     std::vector<ContainerSpec> specs;
     for (int i = 0; i < 4; ++i)

@@ -354,10 +354,44 @@ std::unique_ptr<DockerRuntime> runtime_with_oci_runtime(const std::string& addre
     return std::make_unique<DockerRuntime>(radial::plugin::Host(), config);
 }
 
-bool asked_for_info(FakeEngine& engine) {
-    for (const auto& r : engine.requests())
-        if (r.find("/info") != std::string::npos) return true;
-    return false;
+int infos_asked(FakeEngine& engine) {
+    int n = 0;
+    for (const auto& r : engine.requests()) n += r.find("/info") != std::string::npos;
+    return n;
+}
+
+// An engine whose data root is not /var/lib/docker (daemon.json's data-root, a rootless engine):
+// the preflight learns it, and a run or a session mounting it starts nothing (docs/design.md §7.5).
+TEST(docker_runtime, AMountOfTheEnginesDataRootLearntAtThePreflightIsRefused) {
+    radial::test::TempDir root("radial-data-root");
+    Script script;
+    script.info = {200, nlohmann::json{{"DockerRootDir", root.path()}}.dump()};
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
+    ContainerSpec s = spec("radial-turn-i-1");
+    s.mounts = {{root.path(), "/work", false}};
+    rt->preflight();
+    Collected c;
+    auto e = error_of([&] { run_collecting(*rt, s, c); });
+    EXPECT_EQ(e.code(), RADIAL_E_REFUSED);
+    EXPECT_EQ(e.key(), "mounts[0]");
+    EXPECT_NE(std::string(e.what()).find("data root '" + root.path() + "'"), std::string::npos)
+        << e.what();
+    ConfigBuilder b;
+    b.str("host", engine.address()).str("pull", "never").str("boxInit", "/bin/true");
+    radial::plugin::Config config(b.get());
+    DockerRuntime with_init(radial::plugin::Host(), config);
+    with_init.preflight();
+    e = error_of([&] { with_init.create_session(s, 60'000, 60'000); });
+    EXPECT_EQ(e.code(), RADIAL_E_REFUSED) << e.what();
+    EXPECT_NE(std::string(e.what()).find("data root '" + root.path() + "'"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(engine.count("POST " + kV + "/containers/create"), 0);
+    // Another directory of the same host passes.
+    radial::test::TempDir work("radial-work");
+    s.mounts = {{work.path(), "/work", false}};
+    run_collecting(*rt, s, c);
+    EXPECT_EQ(engine.count("POST " + kV + "/containers/create"), 1);
 }
 
 TEST(docker_runtime, PreflightRefusesAnOciRuntimeTheEngineDoesNotList) {
@@ -411,21 +445,22 @@ TEST(docker_runtime, PreflightRefusesRunscThatCannotReachHostUnixSockets) {
     }
 }
 
-TEST(docker_runtime, PreflightPassesAListedOciRuntimeAndAsksNothingWithoutOne) {
+TEST(docker_runtime, PreflightPassesAListedOciRuntimeAndAsksOnlyTheDataRootWithoutOne) {
     Script script;
     script.info = {200, R"({"Runtimes":{"runc":{"path":"runc"},"runsc":{"path":"/usr/bin/runsc",)"
                         R"("runtimeArgs":["--platform=ptrace","-host-uds=open"]}}})"};
     FakeEngine engine(route(script));
     EXPECT_NO_THROW(runtime_with_oci_runtime(engine.address(), "runsc")->preflight());
-    EXPECT_TRUE(asked_for_info(engine));
+    EXPECT_EQ(infos_asked(engine), 2) << "the runtimes', then the data root's";
     Script plain_script;
     FakeEngine plain(route(plain_script));
     EXPECT_NO_THROW(runtime_for(plain.address())->preflight());
-    EXPECT_FALSE(asked_for_info(plain));
+    EXPECT_EQ(infos_asked(plain), 1) << "the data root's, once";
 }
 
 // docs/design.md §13.1: a writable-layer bound the engine's storage driver cannot give is refused
-// at the preflight, naming the key; without the key the preflight does not ask.
+// at the preflight, naming the key; without the key the preflight asks /info only for the data
+// root.
 TEST(docker_runtime, PreflightRefusesAWritableLayerBoundTheStorageDriverCannotGive) {
     Script script;
     script.info = {200, R"({"Driver":"overlay2","DriverStatus":[["Backing Filesystem","extfs"],)"
@@ -451,7 +486,7 @@ TEST(docker_runtime, PreflightRefusesAWritableLayerBoundTheStorageDriverCannotGi
     Script plain_script;
     FakeEngine plain(route(plain_script));
     EXPECT_NO_THROW(runtime_for(plain.address())->preflight());
-    EXPECT_FALSE(asked_for_info(plain));
+    EXPECT_EQ(infos_asked(plain), 1) << "the data root's, once";
 }
 
 // Where the preflight could not rule the bound out (xfs without pquota), the engine's refusal of

@@ -246,6 +246,43 @@ TEST(FakeEngine, PreflightOnAManagerPassesAndSaysWhatSwarmCannotSet) {
     EXPECT_TRUE(warned) << "no-new-privileges went unmentioned";
 }
 
+// The manager's data root (DockerRootDir), learnt at the preflight, is never a task's mount: a run
+// naming it creates no secret and no service (docs/design.md §7.5).
+TEST(FakeEngine, AMountOfTheManagersDataRootIsRefusedBeforeAnythingIsCreated) {
+    internal::TempDir root(std::filesystem::temp_directory_path(), "radial-data-root-");
+    const std::string info = nlohmann::json{
+        {"Swarm", {{"LocalNodeState", "active"}, {"ControlAvailable", true}}},
+        {"DockerRootDir",
+         root.path().string()}}.dump();
+    FakeEngine engine(
+        [&](const std::string&, const std::string& path) {
+            if (path == "/_ping" || path == "/version") return version("1.41");
+            if (path.ends_with("/info")) return Answer{200, info};
+            return Answer{500, R"({"message":"unexpected"})"};
+        },
+        false);
+    auto rt = runtime_for(engine.address());
+    ASSERT_EQ(preflight_error(*rt), "");
+    ContainerSpec s;
+    s.label = "radial-turn-i-1";
+    s.image = "radial/busybox:latest";
+    s.argv = {"true"};
+    s.mounts = {{(root.path() / "volumes").string(), "/work", false}};
+    std::filesystem::create_directory(root.path() / "volumes");
+    radial::plugin::Output out(nullptr);
+    try {
+        rt->run(s, out);
+        FAIL() << "the data root was mounted";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_REFUSED) << e.what();
+        EXPECT_EQ(e.key(), "mounts[0]");
+        EXPECT_NE(std::string(e.what()).find("data root '" + root.path().string() + "'"),
+                  std::string::npos)
+            << e.what();
+    }
+    for (const auto& r : engine.requests()) EXPECT_EQ(r.find("POST"), std::string::npos) << r;
+}
+
 TEST(FakeEngine, AnEngineTooOldIsRefusedNamingBothVersions) {
     FakeEngine engine([](const std::string&, const std::string&) { return version("1.40"); },
                       false);
