@@ -150,7 +150,9 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
             }
         }
     } catch (const turn::RequestError& e) {
-        refuse(id, e.what());
+        // Refused before a turn session masked the request (its image, a path): masked here.
+        const auto redactor = req ? refusal_redactor(*req, settings_.env, cfg_) : nullptr;
+        refuse(id, e.what(), redactor.get());
     } catch (const SpoolBusy& e) {
         log::warn("daemon", "turn {}: {}", id, e.what()); // still queued: the next scan runs it
     } catch (const SpoolError& e) {
@@ -171,10 +173,11 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
     wake();
 }
 
-void Daemon::refuse(const std::string& id, const std::string& why) {
+void Daemon::refuse(const std::string& id, const std::string& why,
+                    const redaction::Redactor* redactor) {
     if (settings_.metrics) settings_.metrics->turn_refused();
     // Not journaled: its request stays queued, and the record, not the turn, is tried again.
-    if (auto kept = queue_.refuse(id, why)) {
+    if (auto kept = queue_.refuse(id, why, redactor)) {
         std::lock_guard lock(mutex_);
         pending_[id] = {kept->status, kept->json};
     }

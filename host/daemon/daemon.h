@@ -138,7 +138,8 @@ private:
 
     // Records a queued turn that cannot run as refused (TurnQueue::refuse), keeping the record in
     // pending_ when the journal did not take it.
-    void refuse(const std::string& id, const std::string& why);
+    void refuse(const std::string& id, const std::string& why,
+                const redaction::Redactor* redactor = nullptr);
     void retry_pending();
     // SIGHUP: applies the reloadable keys of the file's new version and logs each change.
     void reload();

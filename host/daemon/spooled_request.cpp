@@ -16,6 +16,29 @@ turn::TurnRequest to_turn_request(const SpooledRequest& r, const EnvLookup& look
                                     "again");
 }
 
+std::unique_ptr<redaction::Redactor> refusal_redactor(const SpooledRequest& r,
+                                                      const EnvLookup& lookup,
+                                                      const config::HostConfig& cfg) noexcept {
+    try {
+        // As to_turn_request, but a secret that is not set (the refusal's reason, maybe) has no
+        // value to mask, and the others are still masked.
+        turn::TurnRequest with_values = r;
+        for (const auto& name : r.secrets)
+            if (auto value = lookup(name))
+                with_values.env.push_back({name, std::move(*value), true});
+        redaction::SecretSet secrets =
+            turn::secrets_before_the_box(with_values, cfg.redact, {}, /*skip_refused=*/true);
+        try {
+            turn::add_other_turns_secrets(secrets, cfg.state_dir);
+        } catch (const std::exception&) {
+            // The store unread: this turn's own secrets are still masked.
+        }
+        return std::make_unique<redaction::Redactor>(secrets);
+    } catch (const std::exception&) {
+        return nullptr;
+    }
+}
+
 journal::TurnEntry queued_entry(const SpooledRequest& r, const config::HostConfig& cfg) {
     // Secret names only: the journal must never learn a value, and none is known here anyway.
     return {r.turn_id,

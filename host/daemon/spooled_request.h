@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <radial/container_spec.hpp>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "config/host_config.h"
 #include "journal/journal.h"
+#include "redaction/stream_redactor.h"
 #include "turn/turn_request.h"
 #include "turn/turn_secrets.h"
 
@@ -30,6 +32,14 @@ using turn::process_env;
 // daemon starts). Throws turn::RequestError naming the first secret that is not set (never a
 // value).
 turn::TurnRequest to_turn_request(const SpooledRequest& r, const EnvLookup& lookup);
+
+// What masks the secret values `r` names (those `lookup` knows; one that is unset or refused is
+// left out), the operator's [redact] secrets and other turns' ones: for a refusal, whose record
+// and journal entry may quote the request before any turn session compiled them (docs/design.md
+// §10.1). nullptr when none could be compiled. Never throws. [thread-safe as getenv]
+std::unique_ptr<redaction::Redactor> refusal_redactor(const SpooledRequest& r,
+                                                      const EnvLookup& lookup,
+                                                      const config::HostConfig& cfg) noexcept;
 
 // The journal entry of a queued request: its kind, its label (turn::box_label), cfg's runtime, and
 // the request JSON with secret names only. `cfg.instance_id` must be settled.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "log/logger.h"
+#include "redaction/json_redaction.h"
 #include "turn/terminal_record.h"
 #include "turn/turn_request.h"
 
@@ -19,13 +20,25 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 } // namespace
 
 std::optional<TurnQueue::UnjournaledRefusal> TurnQueue::refuse(
-    const std::string& turn_id, const std::string& message) noexcept {
+    const std::string& turn_id, const std::string& message,
+    const redaction::Redactor* redactor) noexcept {
     std::optional<UnjournaledRefusal> made;
     try {
         turn::TurnSubject who{turn_id, "turn", cfg_.container_runtime, "",
                               turn::turn_label(cfg_, turn_id)};
-        if (auto t = journal_.turn(turn_id)) who = turn::subject_of(t->entry);
-        const auto rec = turn::error_record(who, message, clock_.wall());
+        if (auto t = journal_.turn(turn_id)) {
+            who = turn::subject_of(t->entry);
+            if (redactor != nullptr) {
+                who.image = redactor->redact(who.image);
+                // A secret across the request's tokens leaves no object to keep: then none.
+                auto request = nlohmann::json::parse(
+                    redaction::redact_json(*redactor, t->entry.request_json), nullptr, false);
+                journal_.redact_request(turn_id, who.image,
+                                        request.is_object() ? request.dump() : "{}");
+            }
+        }
+        const auto rec = turn::error_record(
+            who, redactor != nullptr ? redactor->redact(message) : message, clock_.wall());
         made = UnjournaledRefusal{std::string(to_string(rec.status)), rec.to_json()};
         journal_.set_terminal(turn_id, made->status, made->json);
         log::error("daemon", "turn {}: refused: {}", turn_id, message);

@@ -16,6 +16,7 @@
 #include "config/host_config.h"
 #include "daemon/spool.h"
 #include "journal/journal.h"
+#include "redaction/stream_redactor.h"
 #include "time/clock.h"
 
 namespace radial::daemon {
@@ -51,9 +52,12 @@ public:
     // secret), and removes its request. When the journal does not take the record, the request
     // stays in the spool (the turn stays queued, nothing is lost) and the record is returned, for
     // the caller to journal later rather than run the turn again. Never throws; failures are
-    // logged. [thread-safe]
-    std::optional<UnjournaledRefusal> refuse(const std::string& turn_id,
-                                             const std::string& message) noexcept;
+    // logged. With `redactor` (refusal_redactor of its request), the record's image and the
+    // journal's copy of the request are masked too: a refusal may come before any turn session
+    // masked them (docs/design.md §10.1). [thread-safe]
+    std::optional<UnjournaledRefusal> refuse(
+        const std::string& turn_id, const std::string& message,
+        const redaction::Redactor* redactor = nullptr) noexcept;
 
     // Removes the request of a turn that has its terminal record. Never throws. [thread-safe]
     void retire(const std::string& turn_id) noexcept;

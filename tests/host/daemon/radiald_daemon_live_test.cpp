@@ -182,6 +182,36 @@ TEST(RadialdDaemonLive, ASecretQuotedByASubmittedRequestIsMaskedOnceClaimed) {
     EXPECT_EQ(d.log().find(secret), std::string::npos) << d.log();
 }
 
+// The same request refused when the daemon claims it (its workspace went away after the submit):
+// the refusal comes before any turn session masked the request, yet its record, the journal's
+// copy and `radiald turns` show the secret masked (docs/design.md §10.1).
+TEST(RadialdDaemonLive, ASecretQuotedByASubmittedRequestIsMaskedWhenItsClaimIsRefused) {
+    LiveSetup l("sr");
+    const std::string secret = "sk-refused-" + test::unique_instance_id("v");
+    const std::string image = std::string("radial/busybox:") + secret;
+    ASSERT_EQ(test::run_process({"docker", "tag", RADIAL_TEST_IMAGE, image}).exit_code, 0);
+    test::TempDir parent("radial-ws");
+    const std::string ws = parent / secret;
+    ASSERT_TRUE(fs::create_directory(ws));
+    std::string id = l.setup.submit("image = \"" + image + "\"\nargv = [\"true\"]\nworkspace = \"" +
+                                    ws + "\"\nsecrets = [\"REFUSED_SECRET\"]\n");
+    test::run_process({"docker", "rmi", image});
+    fs::remove(ws);
+    DaemonProcess d(l.setup, {{"REFUSED_SECRET", secret}});
+    ASSERT_TRUE(l.setup.wait_terminal({id}, 120s)) << d.log();
+    auto records = l.setup.records(id);
+    ASSERT_TRUE(records.is_object());
+    EXPECT_EQ(records["terminal"]["status"], "error") << records;
+    EXPECT_THAT(records["terminal"].value("error", ""), HasSubstr("not an existing directory"));
+    EXPECT_EQ(records["terminal"]["image"], "radial/busybox:[REDACTED:REFUSED_SECRET]") << records;
+    EXPECT_EQ(records.dump().find(secret), std::string::npos) << records.dump();
+    auto turns =
+        test::run_process({RADIALD_PATH, "turns", "--config", l.setup.config(), "--json"}, {}, 30s);
+    EXPECT_EQ(turns.out.find(secret), std::string::npos) << turns.out;
+    EXPECT_THAT(turns.out, HasSubstr("radial/busybox:[REDACTED:REFUSED_SECRET]"));
+    EXPECT_EQ(d.log().find(secret), std::string::npos) << d.log();
+}
+
 // Two queued turns on one workspace with room for both: the second waits for the first
 // (turn/workspace_lock.h) instead of running beside it, and both succeed.
 TEST(RadialdDaemonLive, TurnsOnOneWorkspaceRunOneAfterTheOther) {
