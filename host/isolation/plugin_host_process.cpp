@@ -27,6 +27,12 @@ namespace {
 constexpr int kEndGraceMs = 5000;
 // Call sockets kept for later calls: as many as calls usually overlap (runs, kills, listings).
 constexpr std::size_t kMaxIdleCalls = 16;
+// What one call may report through its sinks; far above what any runtime says (a few errors, a
+// disposition per spec field, a listing of its boxes' labels).
+constexpr std::size_t kMostErrorReports = 16;
+constexpr std::size_t kMostDispositions = 256;
+constexpr std::size_t kMostReportBytes = 64u << 10;
+constexpr std::size_t kMostNameBytes = 16u << 20;
 
 std::string describe_status(int status) {
     if (WIFSIGNALED(status)) {
@@ -183,6 +189,14 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
             }
         }
     };
+    // What one call's reports may add up to: more is a plugin flooding radiald's memory through
+    // its sinks, which the in-process collectors would keep whole (docs/design.md §5.13).
+    std::size_t errors = 0, dispositions = 0, name_bytes = 0;
+    auto bound = [](std::size_t& seen, std::size_t add, std::size_t most, const char* what) {
+        seen += add;
+        if (seen > most)
+            throw std::runtime_error(std::string("more ") + what + " than a call may report");
+    };
     Frame f;
     try {
         while (next_frame_or_end() && read_frame(ours.get(), f)) {
@@ -200,6 +214,9 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
                     return reply;
                 }
                 case kError: {
+                    bound(errors, 1, kMostErrorReports, "error reports");
+                    if (p.size() > kMostReportBytes)
+                        throw std::runtime_error("an error report over 64 KiB");
                     const json e = from_cbor(p);
                     const std::string key = e.at("key").get<std::string>();
                     const std::string message = e.at("message").get<std::string>();
@@ -214,12 +231,16 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
                     const auto which = p.empty() ? 2u : static_cast<unsigned char>(p[0]);
                     const auto* sink = which > 1 ? nullptr : sinks.names[which];
                     if (sink == nullptr) throw std::runtime_error("a name for no sink");
+                    bound(name_bytes, p.size(), kMostNameBytes, "bytes of names");
                     sink->add(sink->ctx, {p.data() + 1, p.size() - 1});
                     break;
                 }
                 case kDisposition: {
                     if (sinks.dispositions == nullptr)
                         throw std::runtime_error("a stray disposition");
+                    bound(dispositions, 1, kMostDispositions, "dispositions");
+                    if (p.size() > kMostReportBytes)
+                        throw std::runtime_error("a disposition over 64 KiB");
                     const json d = from_cbor(p);
                     const std::string note = d.at("note").get<std::string>();
                     sinks.dispositions->field(

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 namespace radial::isolation {
 
@@ -198,6 +199,62 @@ std::string to_cbor(const json& j) {
     return std::string(bytes.begin(), bytes.end());
 }
 
-json from_cbor(std::string_view bytes) { return json::from_cbor(bytes.begin(), bytes.end()); }
+namespace {
+
+// Reads a CBOR document without keeping it, refusing one nested deeper than kMaxCborDepth or
+// holding more than kMaxCborItems values. Stopping at a start bounds the reader's recursion, which
+// follows the nesting, and the items bound the memory the document would take as a json.
+class CborBounds : public nlohmann::json_sax<json> {
+public:
+    std::string refusal;
+
+    bool null() override { return item(); }
+    bool boolean(bool) override { return item(); }
+    bool number_integer(number_integer_t) override { return item(); }
+    bool number_unsigned(number_unsigned_t) override { return item(); }
+    bool number_float(number_float_t, const string_t&) override { return item(); }
+    bool string(string_t&) override { return item(); }
+    bool binary(binary_t&) override { return item(); }
+    bool start_object(std::size_t) override { return enter(); }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return leave(); }
+    bool start_array(std::size_t) override { return enter(); }
+    bool end_array() override { return leave(); }
+    bool parse_error(std::size_t, const std::string&,
+                     const nlohmann::detail::exception& e) override {
+        if (refusal.empty()) refusal = e.what();
+        return false;
+    }
+
+private:
+    bool item() {
+        if (++items_ <= kMaxCborItems) return true;
+        refusal = "more than " + std::to_string(kMaxCborItems) + " values";
+        return false;
+    }
+    bool enter() {
+        if (++depth_ <= kMaxCborDepth) return item();
+        refusal = "nested deeper than " + std::to_string(kMaxCborDepth) + " levels";
+        return false;
+    }
+    bool leave() {
+        --depth_;
+        return true;
+    }
+    std::size_t depth_ = 0;
+    std::size_t items_ = 0;
+};
+
+} // namespace
+
+json from_cbor(std::string_view bytes) {
+    CborBounds bounds;
+    if (!json::sax_parse(bytes.begin(), bytes.end(), &bounds, json::input_format_t::cbor) ||
+        !bounds.refusal.empty())
+        throw std::runtime_error("a CBOR payload that is " + (bounds.refusal.empty()
+                                                                  ? std::string("malformed")
+                                                                  : bounds.refusal));
+    return json::from_cbor(bytes.begin(), bytes.end());
+}
 
 } // namespace radial::isolation

@@ -81,6 +81,12 @@ nlohmann::json config_to_json(const host::ConfigSection& section);
 host::ConfigSection config_from_json(const nlohmann::json& j);
 
 std::string to_cbor(const nlohmann::json& j);
-nlohmann::json from_cbor(std::string_view bytes); // throws nlohmann::json::exception
+// What one CBOR payload may hold: replies and sink frames are flat, a spec a few levels deep.
+inline constexpr std::size_t kMaxCborDepth = 32;
+inline constexpr std::size_t kMaxCborItems = 1u << 20;
+// The document `bytes` holds. Throws std::runtime_error when it is malformed, nested deeper than
+// kMaxCborDepth or holds more than kMaxCborItems values: the peer (a plugin's host process) is
+// broken, and a deeper document would overflow the reader's stack (docs/design.md §5.13).
+nlohmann::json from_cbor(std::string_view bytes);
 
 } // namespace radial::isolation

@@ -20,6 +20,8 @@
 //   forge-reply     -> in a radial-plugin-host, writes a reply frame of its own, {"status": 0}
 //                      and nothing else, on every call socket (a plugin corrupting the protocol)
 //   forge-name      -> the same with a name frame for sink 0xff
+//   forge-deep      -> the same with a reply nested a million levels deep
+//   forge-errors    -> the same with 17 error reports (more than a call may make)
 // list_by_label of a prefix containing "abort-list" calls abort() (a plugin that aborts there).
 // Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
 // unknown = [field names] (reported with disposition 7, which the ABI does not define);
@@ -200,16 +202,28 @@ public:
             pid_t child = 0;
             ::posix_spawn(&child, "/bin/sleep", nullptr, nullptr, args, environ);
         }
-        if (cmd == "forge-reply" || cmd == "forge-name") {
+        if (cmd.starts_with("forge-")) {
             // A frame: its type, its payload's length (4 bytes, little-endian), the payload. In a
             // radial-plugin-host fds 0-4 are its own; the sockets above them carry calls.
-            const std::string payload = cmd == "forge-reply"
-                                            ? std::string("\xa1\x66status\x00", 9) // CBOR
-                                            : std::string("\xffname");
-            std::string frame(1, cmd == "forge-reply" ? 'R' : 'N');
-            for (int i = 0; i < 4; ++i)
-                frame += static_cast<char>((payload.size() >> (8 * i)) & 0xff);
-            frame += payload;
+            auto frame_of = [](char type, const std::string& payload) {
+                std::string frame(1, type);
+                for (int i = 0; i < 4; ++i)
+                    frame += static_cast<char>((payload.size() >> (8 * i)) & 0xff);
+                return frame + payload;
+            };
+            std::string frame;
+            if (cmd == "forge-reply")
+                frame = frame_of('R', std::string("\xa1\x66status\x00", 9)); // CBOR
+            else if (cmd == "forge-name")
+                frame = frame_of('N', "\xffname");
+            else if (cmd == "forge-deep")
+                frame = frame_of('R', std::string(1'000'000, '\x81') + '\xf6');
+            else // forge-errors: {"code": 1, "key": "", "message": "flood"}, 17 times
+                for (int i = 0; i < 17; ++i)
+                    frame += frame_of('E', std::string("\xa3\x64"
+                                                       "code\x01\x63key\x60\x67message\x65"
+                                                       "flood",
+                                                       26));
             if (DIR* d = ::opendir("/proc/self/fd")) {
                 while (const dirent* e = ::readdir(d)) {
                     const int fd = std::atoi(e->d_name);

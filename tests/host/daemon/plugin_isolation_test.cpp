@@ -177,12 +177,14 @@ TEST(PluginIsolation, ARestartedHostRunsTheFileRadialdCheckedNotOneSwappedIn) {
 // The daemon asks list_by_label for a turn's box once the turn has ended; that call aborting the
 // plugin leaves the turn's own record as it was and the daemon serving.
 // A plugin that writes frames of its own on its call socket: a reply that lacks the run's fields,
-// or a name for a sink index past the table (0xff: below zero as a signed char). Each ends that
-// turn with an error, its host process and its box; the daemon serves the next through a new one.
+// a name for a sink index past the table (0xff: below zero as a signed char), a reply nested a
+// million levels deep (read whole, it overflowed radiald's stack), more error reports than a call
+// may make. Each ends that turn with an error, its host process and its box; the daemon serves
+// the next through a new one.
 TEST(PluginIsolation, AForgedFrameEndsThatTurnAndTheDaemonServesTheNext) {
     IsolatedSetup s;
     DaemonProcess d(s);
-    for (const char* forge : {"forge-reply", "forge-name"}) {
+    for (const char* forge : {"forge-reply", "forge-name", "forge-deep", "forge-errors"}) {
         const std::string forged = s.submit(turn_file(std::string("[\"") + forge + "\"]"));
         ASSERT_TRUE(s.wait_terminal({forged}, 30s)) << forge << "\n" << d.log();
         const auto rec = s.terminal(forged);

@@ -44,6 +44,27 @@ TEST(PluginWire, ASpecRoundTripsEveryFieldAndNonUtf8Bytes) {
     EXPECT_EQ(back.argv[2].size(), 17u);
 }
 
+// A payload from a plugin's host process nested past kMaxCborDepth (a million one-element arrays:
+// the reader recursing for each would overflow radiald's stack) or holding more than
+// kMaxCborItems values (each a json of 16 bytes or more) is refused whole; within both, read.
+TEST(PluginWire, ACborPayloadTooDeepOrTooLargeIsRefusedNotRead) {
+    const std::string deep = std::string(1'000'000, '\x81') + '\xf6';
+    EXPECT_THROW(from_cbor(deep), std::runtime_error);
+    std::string wide = "\x9f" + std::string(kMaxCborItems + 1, '\xf6') + '\xff';
+    EXPECT_THROW(from_cbor(wide), std::runtime_error);
+    try {
+        from_cbor(deep);
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("nested deeper than 32 levels"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(from_cbor("\x82\xf6"), std::runtime_error) << "cut short";
+    const std::string within = std::string(kMaxCborDepth - 1, '\x81') + '\xf6';
+    EXPECT_NO_THROW(from_cbor(within));
+    wide = "\x9f" + std::string(1000, '\xf6') + '\xff';
+    EXPECT_EQ(from_cbor(wide).size(), 1000u);
+}
+
 TEST(PluginWire, AConfigSectionRoundTrips) {
     host::ConfigSection c;
     c.section = "run.fake";
