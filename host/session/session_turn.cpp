@@ -33,13 +33,15 @@ void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& sessio
             "session '{}' fixed its mounts at create; a turn of it cannot add any", session.id));
 }
 
-void make_session_exec(ContainerSpec& spec, const SessionRecord& session) {
+void make_session_exec(ContainerSpec& spec, const SessionRecord& session,
+                       const std::string& workdir) {
     ContainerSpec exec;
     exec.label = session.label;
     exec.image = session.image; // for the record and the log: the box runs it already
     exec.argv = std::move(spec.argv);
     exec.env = std::move(spec.env);
-    exec.workdir = session.workdir;
+    // The request's own, as a one-shot turn's: a relative command must act where it was asked to.
+    exec.workdir = workdir.empty() ? session.workdir : workdir;
     exec.timeout_ms = spec.timeout_ms;
     exec.user = session.user;
     spec = std::move(exec);

@@ -21,8 +21,10 @@ void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& sessio
 
 // The exec of a session turn: `spec` (built from the bound request) labelled as the session's box
 // and run as its ids; what only a box's creation can apply (mounts, tmpfs, limits) is dropped, the
-// box has it already.
-void make_session_exec(ContainerSpec& spec, const SessionRecord& session);
+// box has it already. It starts in `workdir` (the request's, checked absolute by
+// build_container_spec) when given, else in the session's.
+void make_session_exec(ContainerSpec& spec, const SessionRecord& session,
+                       const std::string& workdir);
 
 // Before a session's turn runs its exec, under the session's lock: marks the turn unchecked in
 // the session's record, so that a radiald killed before end_session_turn leaves a session that

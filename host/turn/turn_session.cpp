@@ -71,7 +71,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         spec_ = build_container_spec(request_, env_.cfg);
         // Pinned once, here: the daemon's claim and `radiald turn` alike (docs/design.md §6.5).
         if (session_) {
-            session::make_session_exec(spec_, *session_);
+            session::make_session_exec(spec_, *session_, request_.workdir);
             image_digest_ = session_->image_digest;
         } else {
             image_digest_ = pin_image(spec_, request_.image, env_.client, env_.cfg);

@@ -263,6 +263,34 @@ TEST(RadialdDaemonLive, TurnsOfOneSessionRunInItsBoxOneAfterTheOther) {
     EXPECT_EQ(rm.exit_code, 0) << rm.err;
 }
 
+// A session turn's request that names a workdir starts there, as a one-shot turn does; one that
+// names none starts where the session's execs start (the workdir was dropped, so a relative command
+// acted on the session's directory).
+TEST(RadialdDaemonLive, ASessionTurnStartsInTheWorkdirItsRequestNames) {
+    LiveSetup l("swd");
+    auto created = test::run_process({RADIALD_PATH, "session", "create", "--config",
+                                      l.setup.config(), "--image", RADIAL_TEST_IMAGE},
+                                     {}, 120s);
+    ASSERT_EQ(created.exit_code, 0) << created.err;
+    const std::string sid = created.out.substr(0, created.out.find('\n'));
+    const std::string keys = "session = \"" + sid + "\"\n";
+    const std::string in_tmp =
+        l.setup.submit(test::shell_turn("pwd", keys + "workdir = \"/tmp\"\n"));
+    DaemonProcess d(l.setup);
+    ASSERT_TRUE(l.setup.wait_terminal({in_tmp}, 120s)) << d.log();
+    const std::string plain = l.setup.submit(test::shell_turn("pwd", keys));
+    ASSERT_TRUE(l.setup.wait_terminal({plain}, 120s)) << d.log();
+    auto a = l.setup.terminal(in_tmp), b = l.setup.terminal(plain);
+    EXPECT_EQ(a["status"], "succeeded") << a;
+    EXPECT_EQ(a["outputTail"]["stdout"], "/tmp\n") << a;
+    EXPECT_EQ(b["status"], "succeeded") << b;
+    EXPECT_NE(b["outputTail"]["stdout"], "/tmp\n") << b;
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+    auto rm = test::run_process({RADIALD_PATH, "session", "rm", "--config", l.setup.config(), sid});
+    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+}
+
 TEST(RadialdDaemonLive, SigtermWithARunningTurnFinishesItWithinTheGraceAndExitsZero) {
     LiveSetup l("term", "shutdownGrace = \"30s\"\n");
     std::string id = l.setup.submit(test::shell_turn("sleep 3; echo finished"));
