@@ -114,6 +114,8 @@ int run_submit_command(const DaemonOptions& o) {
                         "session '{}' is not one of this state directory's; see 'radiald session "
                         "ls'",
                         req.session));
+                if (auto why = session::other_runtime(*rec, cfg.container_runtime))
+                    throw turn::RequestError(*why);
                 session::bind_request_to_session(req, *rec);
             }
             const auto spec = turn::build_container_spec(

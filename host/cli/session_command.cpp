@@ -158,6 +158,7 @@ int run_session_create(const SessionOptions& o) {
         // Pinned as a one-shot turn's image is, and checked against run.allowedImages' pins.
         rec.image_digest = turn::pin_image(spec, image, instance->runtime(), cfg);
         rec.image = image;
+        rec.runtime = instance->runtime().info().id;
         rec.mode = o.mode;
         rec.workdir = spec.workdir;
         if (!o.workspace.empty()) rec.workspace = spec.mounts.front().source;
@@ -275,6 +276,11 @@ int run_session_rm(const SessionOptions& o) {
                        o.id, cfg.state_dir);
             return kExitFailed;
         }
+        // Another runtime's box would be left running, its session forgotten.
+        if (auto why = session::other_runtime(*rec, instance->runtime().info().id)) {
+            log::error("session", "{}", *why);
+            return kExitFailed;
+        }
         // Not under a running turn: it would write the record back, and its own record would
         // blame its command for the box's removal.
         auto lock =
@@ -312,7 +318,9 @@ int run_session_ls(const SessionOptions& o) {
         nlohmann::json out = nlohmann::json::array();
         for (const auto& s : session::list_sessions(cfg.state_dir)) {
             std::string box = "gone";
-            if (std::find(boxes.begin(), boxes.end(), s.label) != boxes.end()) {
+            if (session::other_runtime(s, instance->runtime().info().id)) {
+                box = "runtime " + s.runtime + "'s"; // not this runtime's to look for
+            } else if (std::find(boxes.begin(), boxes.end(), s.label) != boxes.end()) {
                 // Listed is not running: a box that ended by itself stays until reconciliation.
                 const auto state = instance->runtime().inspect(s.label);
                 box = state.supported && state.state == RADIAL_BOX_ENDED ? "ended" : "present";

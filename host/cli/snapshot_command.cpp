@@ -99,7 +99,10 @@ int run_session_snapshot(const SessionOptions& o) {
         auto rec = session::load_session(cfg.state_dir, o.id);
         if (!rec) return no_session();
         std::string refused;
-        if (rec->image_digest.empty())
+        if (auto why = session::other_runtime(*rec, instance->runtime().info().id)) {
+            log::error("session", "{}", *why);
+            return kExitFailed;
+        } else if (rec->image_digest.empty())
             refused = "it was created before radiald kept snapshots, or by a runtime without them";
         else if (!rec->unchecked_turn.empty())
             refused = fmt::format(

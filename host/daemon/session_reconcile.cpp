@@ -21,6 +21,11 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
     std::vector<std::string> boxes = client.list_by_label(prefix);
     const std::string leases = turn::box_id_lease_dir(default_claim_registry());
     for (const auto& s : session::list_sessions(cfg.state_dir)) {
+        // Another runtime's session: its box is not in this runtime's listing, and not gone.
+        if (session::other_runtime(s, client.info().id)) {
+            out.kept.push_back(s.id);
+            continue;
+        }
         const bool present = std::find(boxes.begin(), boxes.end(), s.label) != boxes.end();
         boxes.erase(std::remove(boxes.begin(), boxes.end(), s.label), boxes.end()); // not a stray
         try {

@@ -34,6 +34,7 @@ nlohmann::json to_json(const SessionRecord& r) {
             {"mode", r.mode},
             {"workdir", r.workdir},
             {"user", r.user},
+            {"runtime", r.runtime},
             {"idleTimeoutMs", r.idle_timeout_ms},
             {"maxLifetimeMs", r.max_lifetime_ms},
             {"createdAtMs", r.created_at_ms},
@@ -56,6 +57,7 @@ SessionRecord from_json(const nlohmann::json& j) {
     r.mode = j.at("mode").get<std::string>();
     r.workdir = j.at("workdir").get<std::string>();
     r.user = j.at("user").get<std::string>();
+    r.runtime = j.value("runtime", "");
     r.idle_timeout_ms = j.at("idleTimeoutMs").get<std::uint64_t>();
     r.max_lifetime_ms = j.at("maxLifetimeMs").get<std::uint64_t>();
     r.created_at_ms = j.at("createdAtMs").get<std::int64_t>();
@@ -72,6 +74,15 @@ SessionRecord from_json(const nlohmann::json& j) {
 }
 
 } // namespace
+
+std::optional<std::string> other_runtime(const SessionRecord& session,
+                                         std::string_view runtime_id) {
+    if (session.runtime.empty() || session.runtime == runtime_id) return std::nullopt;
+    return fmt::format(
+        "session '{}' was created under runtime '{}', whose box it is; runtime '{}' neither "
+        "lists nor ends it: pass --runtime {} (or set run.containerRuntime = \"{}\")",
+        session.id, session.runtime, runtime_id, session.runtime, session.runtime);
+}
 
 nlohmann::json manifest_json(const std::vector<ManifestStep>& steps) {
     nlohmann::json out = nlohmann::json::array();

@@ -38,6 +38,7 @@ struct SessionRecord {
     std::string mode;      // the workspace mode the box was made with
     std::string workdir;   // where execs start; empty: the image's
     std::string user;      // "uid:gid" the box runs as (leased ids, box_id_lease.h)
+    std::string runtime;   // the runtime whose box it is; empty: made before it was kept
     std::uint64_t idle_timeout_ms = 0;
     std::uint64_t max_lifetime_ms = 0;
     std::int64_t created_at_ms = 0; // Unix epoch
@@ -68,6 +69,11 @@ std::vector<std::string> manifest_env(const ContainerSpec& exec);
 nlohmann::json manifest_json(const std::vector<ManifestStep>& steps);
 // Its reverse. Throws nlohmann::json::exception for anything else.
 std::vector<ManifestStep> manifest_from_json(const nlohmann::json& j);
+
+// Why `session` cannot be run, snapshotted or removed through runtime `runtime_id`: its box is
+// another runtime's, which this one neither lists nor can end (docs/design.md §13.12). nullopt when
+// it is this runtime's, or its record predates the runtime's being kept.
+std::optional<std::string> other_runtime(const SessionRecord& session, std::string_view runtime_id);
 
 // "radial-session-<instanceId>-<id>".
 std::string session_label(const config::HostConfig& cfg, const std::string& id);

@@ -66,6 +66,8 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
                     fmt::format("session '{}' is not one of this state directory's; create it with "
                                 "'radiald session create', or see 'radiald session ls'",
                                 request_.session));
+            if (auto why = session::other_runtime(*session_, env_.client.info().id))
+                throw RequestError(*why);
             session::bind_request_to_session(request_, *session_);
         }
         spec_ = build_container_spec(request_, env_.cfg);

@@ -384,5 +384,54 @@ TEST(SandboxLive, TemplateExportRefusesABadTimeoutNamingTheFlag) {
     }
 }
 
+// A session made under another runtime than the one radiald runs now (made under docker, then
+// run.containerRuntime = "sandbox") is that runtime's: a turn of it, a snapshot and `rm` through
+// sandbox are refused naming --runtime docker, `ls` says whose it is, and reconciliation keeps it
+// and its box (the sandbox runtime lists no docker box, so it took the session for gone, removed
+// its record and left the box running). Under docker again, all of it works.
+TEST(SandboxLive, ASessionOfAnotherRuntimeIsThatRuntimesNotGoneForThisOne) {
+    SandboxSetup s;
+    const std::string sandbox_config = test::read_file(s.setup.config());
+    std::string docker_config = sandbox_config;
+    docker_config.replace(docker_config.find("containerRuntime = \"sandbox\""),
+                          std::string("containerRuntime = \"sandbox\"").size(),
+                          "containerRuntime = \"docker\"");
+    docker_config.erase(docker_config.find("[run.sandbox]")); // the last table
+    auto use = [&](const std::string& text) { std::ofstream(s.setup.config()) << text; };
+    use(docker_config);
+    test::Session session(s.setup, {});
+    ASSERT_EQ(session.created.exit_code, 0) << session.created.err;
+    use(sandbox_config);
+    auto turn = s.setup.turn({"--session", session.id}, {"true"});
+    EXPECT_EQ(turn.result.exit_code, 125) << turn.result.err;
+    EXPECT_THAT(turn.result.err, HasSubstr("was created under runtime 'docker'"));
+    EXPECT_THAT(turn.result.err, HasSubstr("--runtime docker"));
+    auto cmd = [&](std::vector<std::string> args) {
+        std::vector<std::string> a = {RADIALD_PATH, "session"};
+        a.insert(a.end(), args.begin(), args.end());
+        a.insert(a.end(), {"--config", s.setup.config()});
+        return test::run_process(a, {}, std::chrono::seconds(120));
+    };
+    for (const char* verb : {"snapshot", "rm"}) {
+        auto r = cmd({verb, session.id});
+        EXPECT_EQ(r.exit_code, 1) << verb << ": " << r.err;
+        EXPECT_THAT(r.err, HasSubstr("--runtime docker")) << verb;
+    }
+    auto ls = cmd({"ls"});
+    EXPECT_THAT(ls.out, HasSubstr("box runtime docker's")) << ls.out << ls.err;
+    auto reconciled = test::run_process({RADIALD_PATH, "reconcile", "--config", s.setup.config()},
+                                        {}, std::chrono::seconds(120));
+    EXPECT_EQ(reconciled.exit_code, 0) << reconciled.err;
+    EXPECT_EQ(test::run_process({"docker", "inspect", session.box()}).exit_code, 0)
+        << "the box was left to itself";
+    use(docker_config);
+    auto in_docker = cmd({"ls"});
+    EXPECT_THAT(in_docker.out, HasSubstr(session.id + "  ")) << in_docker.out << in_docker.err;
+    EXPECT_THAT(in_docker.out, HasSubstr("box present")) << in_docker.out;
+    auto rm = cmd({"rm", session.id});
+    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+    EXPECT_NE(test::run_process({"docker", "inspect", session.box()}).exit_code, 0);
+}
+
 } // namespace
 } // namespace radial
