@@ -7,8 +7,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +58,54 @@ struct Closers {
     std::list<std::pair<std::thread, std::shared_ptr<std::atomic<bool>>>> threads;
 };
 
+// How long a close of a box's socket may wait out a linger the box set again after lingering was
+// switched off (a duplicate it keeps can): then a signal ends the wait. The close still releases
+// the descriptor; the kernel sends what is left on its own, as for any orphaned socket.
+constexpr std::chrono::milliseconds kCloseBound{1000};
+// Closing threads alive at once at most; past it a close runs in its caller (bounded the same),
+// so a box that makes many such closes slows its own broker, not radiald.
+constexpr std::size_t kMostClosers = 64;
+
+// The signal that ends a held close: its handler does nothing, and is installed without
+// SA_RESTART, so the kernel's linger wait returns.
+int close_bound_signal() {
+    static const int signo = [] {
+        const int s = SIGRTMIN + 3;
+        struct sigaction sa {};
+        sa.sa_handler = [](int) {};
+        ::sigemptyset(&sa.sa_mask);
+        ::sigaction(s, &sa, nullptr);
+        return s;
+    }();
+    return signo;
+}
+
+// close(fd), interrupted after kCloseBound and every 100 ms after it (a signal that came just
+// before the wait began would be lost on it) by a timer aimed at this thread alone.
+void bounded_close(int fd) noexcept {
+    const int signo = close_bound_signal();
+    sigevent ev{};
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = signo;
+    ev._sigev_un._tid = static_cast<pid_t>(::gettid());
+    timer_t timer{};
+    const bool armed = ::timer_create(CLOCK_MONOTONIC, &ev, &timer) == 0;
+    sigset_t only{}, before{};
+    ::sigemptyset(&only);
+    ::sigaddset(&only, signo);
+    ::pthread_sigmask(SIG_UNBLOCK, &only, &before);
+    if (armed) {
+        itimerspec when{};
+        when.it_value.tv_sec = kCloseBound.count() / 1000;
+        when.it_value.tv_nsec = (kCloseBound.count() % 1000) * 1'000'000;
+        when.it_interval.tv_nsec = 100'000'000;
+        ::timer_settime(timer, 0, &when, nullptr);
+    }
+    ::close(fd); // released even when interrupted (Linux)
+    if (armed) ::timer_delete(timer);
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+}
+
 Closers& closers() {
     static Closers* c = new Closers; // never destroyed: a late closing thread may still use it
     return *c;
@@ -80,19 +131,29 @@ void close_box_socket(int fd) noexcept {
     ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &off, sizeof off); // not a socket: nothing to do
     Closers& c = closers();
     try {
-        std::lock_guard lock(c.mutex);
+        std::unique_lock lock(c.mutex);
         join_finished(c); // keeps the list as short as the closes still running
-        auto done = std::make_shared<std::atomic<bool>>(false);
-        c.threads.emplace_back(std::thread([fd, done, &c] {
-                                   ::close(fd);
-                                   std::lock_guard l(c.mutex);
-                                   done->store(true);
-                                   c.done_cv.notify_all();
-                               }),
-                               done);
+        if (c.threads.size() < kMostClosers) {
+            auto done = std::make_shared<std::atomic<bool>>(false);
+            c.threads.emplace_back(std::thread([fd, done, &c] {
+                                       bounded_close(fd);
+                                       std::lock_guard l(c.mutex);
+                                       done->store(true);
+                                       c.done_cv.notify_all();
+                                   }),
+                                   done);
+            return;
+        }
     } catch (...) {
-        ::close(fd);
     }
+    bounded_close(fd);
+}
+
+std::size_t box_socket_closes_in_flight() noexcept {
+    Closers& c = closers();
+    std::lock_guard lock(c.mutex);
+    return static_cast<std::size_t>(std::count_if(c.threads.begin(), c.threads.end(),
+                                                  [](const auto& t) { return !t.second->load(); }));
 }
 
 void await_box_socket_closes(std::chrono::milliseconds budget) noexcept {

@@ -30,12 +30,16 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
 // why not.
 std::string box_loopback_tcp_refusal(int fd);
 
-// Closes a descriptor the box handed over without ever blocking the caller: the box may have set
-// SO_LINGER on it (a duplicate it keeps can set it again at any time) and left data unsent to a
-// peer that reads nothing, and the close that drops the last reference would then wait out the
-// linger. Lingering is switched off first, and the close itself runs on a thread of its own
-// (inline only when no thread can start). Never throws.
+// Closes a descriptor the box handed over without ever blocking the caller long: the box may have
+// set SO_LINGER on it (a duplicate it keeps can set it again at any time, also just after it was
+// switched off) and left data unsent to a peer that reads nothing, and the close that drops the
+// last reference would then wait out the linger. Lingering is switched off first, the close runs
+// on a thread of its own (at most 64 at once; past them, or when no thread can start, inline), and
+// a signal to that thread ends any wait after one second. Never throws.
 void close_box_socket(int fd) noexcept;
+
+// The closes close_box_socket started that have not returned yet. [thread-safe]
+std::size_t box_socket_closes_in_flight() noexcept;
 
 // Waits up to `budget` for the closes close_box_socket started, then joins every closing thread
 // that finished, so none is still exiting when the process ends (a thread in its exit path as the

@@ -25,6 +25,7 @@
 #include "../../support/host_processes.h"
 #include "../../support/loopback_http_server.h"
 #include "../../support/temp_dir.h"
+#include "egress/box_stream.h"
 #include "egress/egress_connection.h"
 #include "egress/operator_policy.h"
 
@@ -552,6 +553,53 @@ TEST_F(EgressBrokerTest, ALingeringHandedSocketDoesNotHoldRevocation) {
     EXPECT_EQ(revoked.wait_for(60s), std::future_status::ready)
         << "revocation waited on the box's linger (120 s)";
     revoked.wait();
+    ::close(reader);
+}
+
+// The same with the box keeping a duplicate: it waits for the broker to switch lingering off, sets
+// it again and closes its duplicate, so that the broker's close is the last and would wait out the
+// linger (120 s) on a thread of radiald's, one per connection, without end. Each close now ends
+// within about a second.
+TEST_F(EgressBrokerTest, ALingerSetAgainAfterTheBrokerSwitchedItOffHoldsNoCloseForLong) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    start({"pkg.test:" + std::to_string(server.port())});
+    auto [reader, lingering] = loopback_pair();
+    const int small = 1024;
+    ::setsockopt(reader, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    ::fcntl(lingering, F_SETFL, O_NONBLOCK);
+    const std::string junk(64 << 10, 'x');
+    while (::send(lingering, junk.data(), junk.size(), MSG_NOSIGNAL) > 0) {
+    }
+    const linger long_linger{1, 120};
+    ASSERT_EQ(::setsockopt(lingering, SOL_SOCKET, SO_LINGER, &long_linger, sizeof long_linger), 0);
+    const int kept = ::dup(lingering);
+    ASSERT_GE(kept, 0);
+    std::atomic<bool> set_again = false;
+    std::thread box([&] {
+        for (;;) {
+            linger now{};
+            socklen_t len = sizeof now;
+            if (::getsockopt(kept, SOL_SOCKET, SO_LINGER, &now, &len) != 0) break;
+            if (now.l_onoff == 0) {
+                ::setsockopt(kept, SOL_SOCKET, SO_LINGER, &long_linger, sizeof long_linger);
+                set_again = true;
+                break;
+            }
+        }
+        ::close(kept);
+    });
+    const int u = connect_broker();
+    hand_over(u, {lingering});
+    char answer = 0;
+    ASSERT_EQ(::read(u, &answer, 1), 1);
+    EXPECT_EQ(answer, 'K');
+    ::close(lingering);
+    ::close(u);
+    broker_->revoke();
+    box.join();
+    ASSERT_TRUE(set_again) << "the broker never switched lingering off";
+    EXPECT_TRUE(test::wait_until([] { return detail::box_socket_closes_in_flight() == 0; }, 30s))
+        << "a close of radiald's waits out the box's linger";
     ::close(reader);
 }
 
