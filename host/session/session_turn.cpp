@@ -7,6 +7,7 @@
 #include "log/logger.h"
 #include "session/instance_fingerprints.h"
 #include "session/secret_scan.h"
+#include "session/snapshot_record.h"
 #include "turn/turn_setup_error.h"
 
 namespace radial::session {
@@ -31,6 +32,20 @@ void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& sessio
     if (!req.mounts.empty() || !req.workspace_mount.empty())
         throw turn::RequestError(fmt::format(
             "session '{}' fixed its mounts at create; a turn of it cannot add any", session.id));
+}
+
+void check_session_policy(const SessionRecord& session, const ContainerSpec& spec,
+                          const std::string& runtime_id, const std::string& default_mode) {
+    if (session.policy.empty()) return;
+    const std::string now = policy_generation(spec, runtime_id, session.workspace,
+                                              session.mode.empty() ? default_mode : session.mode);
+    if (now == session.policy) return;
+    throw turn::RequestError(fmt::format(
+        "session '{}' was made under another policy than the config gives it now (run.network, "
+        "run.memory, run.cpus, run.pidsLimit, run.readOnlyRootfs, tmpfs, extra hosts or the "
+        "workspace mode changed since), and its box keeps what it was made with; remove it "
+        "('radiald session rm {}') and create it again under this config",
+        session.id, session.id));
 }
 
 void make_session_exec(ContainerSpec& spec, const SessionRecord& session,

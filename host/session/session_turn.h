@@ -19,6 +19,15 @@ namespace radial::session {
 // running one in a session would let a project's own command change what a later turn runs on.
 void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& session);
 
+// Refuses (RequestError naming the session and what to do) a turn of a session whose box was made
+// under another policy than the operator's config gives it now: `spec` is the bound request built
+// under the current config, whose policy_generation (with `runtime_id` and the session's mode, or
+// `default_mode`) must be the one recorded at create. The box keeps what it was made with
+// (network, limits, rootfs, tmpfs, hosts, ports, mounts), so a config tightened since would
+// otherwise not reach it. A session whose record predates the policy passes.
+void check_session_policy(const SessionRecord& session, const ContainerSpec& spec,
+                          const std::string& runtime_id, const std::string& default_mode);
+
 // The exec of a session turn: `spec` (built from the bound request) labelled as the session's box
 // and run as its ids; what only a box's creation can apply (mounts, tmpfs, limits) is dropped, the
 // box has it already. It starts in `workdir` (the request's, checked absolute by

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "../../support/host_processes.h"
@@ -62,6 +63,33 @@ TEST(SessionLive, ATurnsInstallStaysForTheSessionAndItsSecretLeavesWithTheTurn) 
     EXPECT_EQ(inspected.exit_code, 0) << s.box();
     EXPECT_THAT(inspected.out, Not(HasSubstr(secret)));
     EXPECT_THAT(inspected.out, Not(HasSubstr("TOKEN_X")));
+}
+
+// A session's box keeps the policy it was made under. Once the operator changes it (a tighter
+// run.pidsLimit, run.memory, another workspace mode), a turn of the session is refused naming the
+// fix, rather than run in a box the new config would not make; under the config it was made
+// with, it runs again.
+TEST(SessionLive, ATurnOfASessionMadeUnderAnotherPolicyIsRefused) {
+    test::RadialdSetup setup("pidsLimit = 256\n");
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    const std::string made_under = test::read_file(setup.config());
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"pidsLimit = 256", "pidsLimit = 64"},
+          {"pidsLimit = 256", "pidsLimit = 256\nmemory = \"1g\""},
+          {"pidsLimit = 256", "pidsLimit = 256\nmode = \"read-only\""}}) {
+        std::string changed = made_under;
+        changed.replace(changed.find(from), from.size(), to);
+        std::ofstream(setup.config()) << changed;
+        auto t = setup.turn({"--session", s.id}, {"true"});
+        EXPECT_EQ(t.result.exit_code, 125) << to << ": " << t.result.err;
+        EXPECT_THAT(t.result.err, HasSubstr("was made under another policy")) << to;
+        EXPECT_THAT(t.result.err, HasSubstr("radiald session rm " + s.id)) << to;
+    }
+    std::ofstream(setup.config()) << made_under;
+    auto t = setup.turn({"--session", s.id}, {"echo", "same"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "same\n");
 }
 
 // With a fixed run.user, a session's box has the identity a one-shot turn's box has: the passwd and
