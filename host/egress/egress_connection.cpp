@@ -118,7 +118,8 @@ bool read_head(BrokerShared& shared, int fd, std::string& head, std::string& res
 // A tunnel carries TLS to the host it was opened to: its first bytes must be a ClientHello whose
 // server name is that host (one without a name only for an IP-literal destination). Anything else
 // — another protocol, whose requests the broker cannot read, or nothing within the hello timeout —
-// is refused. Fronting inside TLS (another name in the encrypted Host) is out of its sight.
+// is refused, and so is a hello offering Encrypted Client Hello, whose outer name is only a front
+// for the one inside. Fronting inside TLS (another name in the encrypted Host) is out of its sight.
 bool check_server_name(BrokerShared& shared, Connection& c, const std::string& host, bool literal,
                        std::string& pending, Receipt& r) {
     const auto deadline = Clock::now() + shared.options.hello_timeout;
@@ -136,6 +137,11 @@ bool check_server_name(BrokerShared& shared, Connection& c, const std::string& h
                 return false;
             case ClientHelloScan::State::malformed:
                 r.reason = "the tunnel's TLS handshake cannot be read";
+                return false;
+            case ClientHelloScan::State::encrypted:
+                r.reason =
+                    "the tunnel's TLS offers Encrypted Client Hello, whose inner server name the "
+                    "broker cannot check; turn ECH off in the client";
                 return false;
             case ClientHelloScan::State::not_tls:
                 r.reason =

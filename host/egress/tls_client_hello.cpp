@@ -10,6 +10,9 @@ namespace {
 
 using State = ClientHelloScan::State;
 constexpr std::size_t kMostHandshakeBytes = 64u << 10;
+// Extension types: RFC 9849's encrypted_client_hello, and encrypted_server_name of the ESNI drafts.
+constexpr std::size_t kEncryptedClientHello = 0xfe0d;
+constexpr std::size_t kEncryptedServerName = 0xffce;
 
 // A bounds-checked reader over the ClientHello body.
 class Reader {
@@ -59,11 +62,14 @@ ClientHelloScan read_hello(std::string_view body) {
     if (!r.take(ext_total, exts)) return result(State::malformed);
     Reader e(exts);
     std::size_t type = 0, len = 0;
-    bool seen = false;
+    bool seen = false, encrypted = false;
     std::optional<std::string> host;
     while (e.u16(type)) {
         std::string_view data;
         if (!e.u16(len) || !e.take(len, data)) return result(State::malformed);
+        // encrypted_client_hello and the draft encrypted_server_name: the outer name is only a
+        // front, and the server would act on the one inside (docs/design.md §9.7).
+        if (type == kEncryptedClientHello || type == kEncryptedServerName) encrypted = true;
         if (type != 0) continue; // server_name
         // One server_name extension with one host name, or the hello is refused: a server that
         // read another one than the broker checked would be reached under a name never judged
@@ -84,6 +90,7 @@ ClientHelloScan read_hello(std::string_view body) {
                            [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
         }
     }
+    if (encrypted) return result(State::encrypted);
     return host ? result(State::sni, std::move(*host)) : result(State::no_sni);
 }
 

@@ -15,6 +15,8 @@ struct ClientHelloScan {
         malformed, // a TLS handshake record whose ClientHello cannot be read
         no_sni,    // a ClientHello without a server_name extension
         sni,       // a ClientHello naming `server_name`
+        encrypted, // a ClientHello offering Encrypted Client Hello (or the older encrypted SNI):
+                   // the name the server acts on is inside, out of the broker's sight
     };
     State state = State::need_more;
     std::string server_name; // with State::sni, lowercase

@@ -34,7 +34,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string client_hello(const std::string& sni);
+std::string client_hello(const std::string& sni, const std::string& more_ext = {});
 
 class EgressBrokerTest : public ::testing::Test {
 protected:
@@ -139,8 +139,9 @@ protected:
     std::vector<Receipt> opens_; // on_open
 };
 
-// A ClientHello for `sni`, as a TLS client sends it first in a tunnel.
-std::string client_hello(const std::string& sni) {
+// A ClientHello for `sni`, as a TLS client sends it first in a tunnel; with `more_ext`, that
+// extension after the server name.
+std::string client_hello(const std::string& sni, const std::string& more_ext) {
     auto u16 = [](std::size_t n) {
         return std::string{static_cast<char>(n >> 8), static_cast<char>(n & 0xff)};
     };
@@ -148,7 +149,7 @@ std::string client_hello(const std::string& sni) {
                        std::string("\x13\x01", 2) + std::string("\x01\x00", 2);
     std::string entry = std::string(1, '\0') + u16(sni.size()) + sni;
     std::string data = u16(entry.size()) + entry;
-    std::string ext = u16(0) + u16(data.size()) + data;
+    std::string ext = u16(0) + u16(data.size()) + data + more_ext;
     body += u16(ext.size()) + ext;
     std::string hs = std::string(1, '\x01') + std::string(1, '\0') + u16(body.size()) + body;
     return std::string("\x16\x03\x01", 3) + u16(hs.size()) + hs;
@@ -276,6 +277,22 @@ TEST_F(EgressBrokerTest, AFloodOfRefusalsDoesNotHideAConnectionThatOpened) {
     EXPECT_EQ(receipts_.size(), detail::kMostReceipts + 1);
     ASSERT_EQ(opens_.size(), 1u);
     EXPECT_EQ(opens_[0].destination, "pkg.test:" + port);
+}
+
+// Encrypted Client Hello: the allowed name outside is a front for the one inside, which the
+// broker cannot read; the tunnel is closed before the hello reaches the destination.
+TEST_F(EgressBrokerTest, ATunnelWhoseTlsOffersEncryptedClientHelloIsClosed) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    start({dest});
+    const std::string ech = std::string("\xfe\x0d\x00\x01", 4) + std::string(1, '\x00');
+    const std::string answer =
+        ask("CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("pkg.test", ech));
+    EXPECT_EQ(answer, "HTTP/1.1 200 Connection established\r\n\r\n") << "and nothing more";
+    Receipt r = receipt(1);
+    EXPECT_EQ(r.verdict, "refused");
+    EXPECT_NE(r.reason.find("Encrypted Client Hello"), std::string::npos) << r.reason;
+    EXPECT_EQ(server.received(), "") << "the hello never reached the destination";
 }
 
 TEST_F(EgressBrokerTest, ATunnelWhoseTlsNamesAnotherHostIsClosed) {

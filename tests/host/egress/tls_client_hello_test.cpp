@@ -108,5 +108,23 @@ TEST(ClientHello, ASecondServerNameIsMalformedInEitherPlace) {
     EXPECT_EQ(other.server_name, "a.example");
 }
 
+// A hello offering Encrypted Client Hello names an allowed front outside and the host it really
+// wants inside, out of sight: refused wherever the extension stands, with or without the outer
+// name, and so the older encrypted SNI (docs/design.md §9.7).
+TEST(ClientHello, AHelloOfferingEncryptedClientHelloIsToldApart) {
+    const auto scan = [](const std::string& ext) {
+        return scan_client_hello(record(handshake(hello_with(ext)))).state;
+    };
+    const std::string ech = u16(0xfe0d) + u16(5) + std::string("\x00\x00\x01\x00\x01", 5);
+    const std::string esni = u16(0xffce) + u16(2) + u16(0);
+    const std::string sni = server_name_ext({{'\0', "allowed.example"}});
+    EXPECT_EQ(scan(sni + ech), ClientHelloScan::State::encrypted);
+    EXPECT_EQ(scan(ech + sni), ClientHelloScan::State::encrypted);
+    EXPECT_EQ(scan(ech), ClientHelloScan::State::encrypted);
+    EXPECT_EQ(scan(sni + esni), ClientHelloScan::State::encrypted);
+    // Another extension type near them is nothing of the sort.
+    EXPECT_EQ(scan(sni + u16(0xfe0c) + u16(0)), ClientHelloScan::State::sni);
+}
+
 } // namespace
 } // namespace radial::egress
