@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "fs/fs_error.h"
+#include "fs/open_no_links.h"
 
 namespace radial::fs_util {
 namespace {
@@ -48,9 +49,13 @@ ReceivingDir::~ReceivingDir() { detach(root_); }
 
 LateMount::LateMount(const ReceivingDir& into, const std::filesystem::path& source,
                      bool read_only) {
-    internal::UniqueFd tree(
-        ::open_tree(AT_FDCWD, source.c_str(),
-                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW));
+    // The source as radiald resolved and checked it, reached now without a link anywhere on it:
+    // one put on the path since (a directory swapped for a link to another user's tree) ends the
+    // mount, never redirects it (docs/design.md §13.14).
+    const internal::UniqueFd pinned = open_no_links(source.string(), O_PATH);
+    if (!pinned) fail("opening, without following links,", source);
+    internal::UniqueFd tree(::open_tree(
+        pinned.get(), "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
     if (!tree) fail("cloning the mount of", source);
     mount_attr attr{};
     attr.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (read_only ? MOUNT_ATTR_RDONLY : 0);

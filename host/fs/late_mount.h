@@ -41,10 +41,11 @@ private:
 // when asked) and only then attached, by descriptor (move_mount onto `into`'s root), so the copy
 // that propagates into a box carries those flags from its first moment: a read-only workspace is
 // never writable in the box, not even for an instant. Once attached it is made private, so that
-// nothing the host mounts below `source` later follows it into the box. `source`'s last component
-// is not followed when it is a link. The destructor detaches exactly this mount (through its own
-// descriptor), never whatever else a path may name by then. Throws FsError naming the step and the
-// paths. Move-only; one thread at a time.
+// nothing the host mounts below `source` later follows it into the box. `source` (absolute, as
+// radiald resolved it) is opened without following a link anywhere on it (open_no_links.h): a
+// link there fails the mount with ELOOP rather than mount another tree. The destructor detaches
+// exactly this mount (through its own descriptor), never whatever else a path may name by then.
+// Throws FsError naming the step and the paths. Move-only; one thread at a time.
 class LateMount {
 public:
     LateMount(const ReceivingDir& into, const std::filesystem::path& source, bool read_only);

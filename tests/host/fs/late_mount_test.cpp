@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "../../support/temp_dir.h"
+#include "fs/fs_error.h"
 
 namespace radial::fs_util {
 namespace {
@@ -99,6 +100,18 @@ bool has_option(const std::string& options, const std::string& o) {
         {
             LateMount rw(receiving, ws, /*read_only=*/false);
             if (has_option(mounts_at(dir).back().options, "ro")) fail("a read-write mount is ro");
+        }
+        // A link anywhere on the source (put there after radiald resolved it) ends the mount,
+        // never redirects it to the tree the link names.
+        std::filesystem::create_symlink(base, base + "/link");
+        std::filesystem::create_symlink(ws, base + "/ws-link");
+        for (const std::string& linked : {base + "/link/ws", base + "/ws-link"}) {
+            try {
+                LateMount m(receiving, linked, /*read_only=*/true);
+                fail("a source reached through a link was mounted: " + linked);
+            } catch (const FsError&) {
+            }
+            if (mounts_at(dir).size() != 1) fail("a refused late mount left a mount: " + linked);
         }
     }
     if (!mounts_at(dir).empty()) fail("the receiving directory was not detached when it went");
