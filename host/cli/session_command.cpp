@@ -126,6 +126,7 @@ int run_session_create(const SessionOptions& o) {
 
         // What the box is made from, pinned to its digest where the runtime keeps snapshots.
         std::string image = o.image;
+        std::string snapshot_digest; // what the snapshot's name must still be
         if (!o.from_snapshot.empty()) {
             const auto snap = session::find_snapshot(cfg.state_dir, o.from_snapshot);
             if (!snap)
@@ -140,6 +141,7 @@ int run_session_create(const SessionOptions& o) {
                     "and take it again",
                     o.from_snapshot, snap->tag));
             image = snap->image;
+            snapshot_digest = snap->digest;
             rec.from_snapshot = snap->image;
         } else if (image.empty()) {
             throw turn::RequestError("session create needs --image IMAGE or --from-snapshot NAME");
@@ -157,6 +159,14 @@ int run_session_create(const SessionOptions& o) {
         spec.argv.clear();
         // Pinned as a one-shot turn's image is, and checked against run.allowedImages' pins.
         rec.image_digest = turn::pin_image(spec, image, instance->runtime(), cfg);
+        // The name is the engine's to move (a tag put on another image since): the session is
+        // made from what the snapshot recorded, or not at all.
+        if (!snapshot_digest.empty() && rec.image_digest != snapshot_digest)
+            throw turn::RequestError(fmt::format(
+                "--from-snapshot '{}': its image '{}' is {} now, not the {} the snapshot recorded "
+                "(the name was put on another image since); remove it with 'radiald session "
+                "snapshot-rm {}' and take it again",
+                o.from_snapshot, image, rec.image_digest, snapshot_digest, o.from_snapshot));
         rec.image = image;
         rec.runtime = instance->runtime().info().id;
         rec.mode = o.mode;

@@ -1,10 +1,18 @@
 // `radiald session snapshot | snapshots | snapshot-rm` (session_command.h, docs/design.md
 // §13.12): a session's box committed to a content-addressed local image, listed and removed.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <radial/internal/unique_fd.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <radial/host/session_client.hpp>
+#include <stdexcept>
 
 #include "cli/exit_status.h"
 #include "cli/instance.h"
@@ -72,6 +80,24 @@ void forget_failed_commit(const host::SessionClient& sessions, const std::string
     }
 }
 
+// One change of the state directory's snapshots at a time (an intent, its commit and its
+// completion; a removal), held until the result goes: two sessions of the same inputs committing
+// to one name at once left the record naming one image and the name another, and the loser's
+// image in no record (docs/design.md §13.12). Waits for a holder. Throws std::runtime_error naming
+// the directory when it cannot be opened or locked.
+internal::UniqueFd lock_snapshots(const std::string& state_dir) {
+    const std::string dir = session::snapshots_dir(state_dir);
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    internal::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    int rc = fd ? ::flock(fd.get(), LOCK_EX) : -1;
+    while (rc != 0 && errno == EINTR) rc = ::flock(fd.get(), LOCK_EX);
+    if (rc != 0)
+        throw std::runtime_error(
+            fmt::format("locking the snapshots '{}': {}", dir, std::strerror(errno)));
+    return fd;
+}
+
 } // namespace
 
 int run_session_snapshot(const SessionOptions& o) {
@@ -122,6 +148,7 @@ int run_session_snapshot(const SessionOptions& o) {
         const std::string tag =
             session::snapshot_tag(rec->image_digest, rec->manifest, rec->policy);
         const std::string image = session::snapshot_image(cfg, tag);
+        const auto snapshots_lock = lock_snapshots(cfg.state_dir);
         const auto existing = session::find_snapshot(cfg.state_dir, tag);
         // A record without a digest is an intent a radiald left when it ended mid-commit.
         const bool complete = existing && !existing->digest.empty();
@@ -210,6 +237,7 @@ int run_session_snapshot_rm(const SessionOptions& o) {
     try {
         auto instance = open_session_instance(o, "radiald session snapshot-rm");
         const auto& cfg = instance->cfg();
+        const auto snapshots_lock = lock_snapshots(cfg.state_dir);
         const auto snap = session::find_snapshot(cfg.state_dir, o.snapshot);
         if (!snap) {
             log::error("session",

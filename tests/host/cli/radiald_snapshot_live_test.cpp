@@ -1,14 +1,17 @@
 // Session snapshots end to end (docs/design.md §13.12): `radiald session snapshot`, sessions
 // `--from-snapshot`, `session snapshots` and `snapshot-rm` — the real radiald, the real docker.so,
 // the real engine, real images.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
@@ -124,6 +127,58 @@ TEST(SnapshotLive, ASnapshotsNameIsStableForTheSameInputsAndChangesWithTheManife
     EXPECT_EQ(list[0]["image"], name);
     EXPECT_EQ(list[0]["manifest"].size(), 1u);
     EXPECT_EQ(list[0]["manifest"][0]["argv"], install);
+}
+
+// Whether /proc/locks shows process `pid` waiting for a lock ("N: -> FLOCK ... PID ...").
+bool waits_for_a_lock(pid_t pid) {
+    std::ifstream in("/proc/locks");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string n, arrow, kind, how, mode, who;
+        f >> n >> arrow >> kind >> how >> mode >> who;
+        if (arrow == "->" && who == std::to_string(pid)) return true;
+    }
+    return false;
+}
+
+// A snapshot's name is the engine's to move: a session from it is made from the image the
+// snapshot recorded, or refused naming the fix. And a snapshot change waits for another one in
+// the same state directory (an intent, its commit and completion, a removal): two of them at once
+// left records and names apart.
+TEST(SnapshotLive, ASessionIsMadeFromTheRecordedImageAndChangesWaitForEachOther) {
+    test::RadialdSetup setup;
+    Snapshots snaps(setup);
+    Session a(setup, {});
+    ASSERT_EQ(a.created.exit_code, 0) << a.created.err;
+    auto t = setup.turn({"--session", a.id}, {"sh", "-c", "echo x > /opt/cache/x"});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.err;
+    auto taken = snaps.take(a.id);
+    ASSERT_EQ(taken.exit_code, 0) << taken.err;
+    const std::string name = first_line(taken.out);
+    auto id = test::run_process({"docker", "image", "inspect", "--format", "{{.Id}}", name});
+    ASSERT_EQ(id.exit_code, 0) << id.err;
+    ASSERT_EQ(test::run_process({"docker", "tag", RADIAL_TEST_IMAGE, name}).exit_code, 0);
+    Session moved(setup, {"--from-snapshot", name});
+    EXPECT_EQ(moved.created.exit_code, 125) << moved.created.out << moved.created.err;
+    EXPECT_THAT(moved.created.err, HasSubstr("the name was put on another image since"));
+    EXPECT_THAT(moved.created.err, HasSubstr("radiald session snapshot-rm"));
+
+    // A removal while another change holds the snapshots: it waits, then goes on.
+    const std::string dir = setup.state_dir() + "/snapshots";
+    {
+        internal::UniqueFd held(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        ASSERT_TRUE(held);
+        ASSERT_EQ(::flock(held.get(), LOCK_EX), 0);
+        test::BackgroundProcess rm(
+            {RADIALD_PATH, "session", "snapshot-rm", "--config", setup.config(), name});
+        ASSERT_TRUE(test::wait_until([&] { return waits_for_a_lock(rm.pid()); }, 60s))
+            << "snapshot-rm did not wait for the snapshots' lock";
+        EXPECT_TRUE(rm.running());
+        held.reset();
+        EXPECT_EQ(rm.wait(), 0);
+    }
+    test::run_process({"docker", "image", "rm", "-f", first_line(id.out)}, {}, 60s);
 }
 
 // A turn that leaves a secret's value (in any encoding the redactor knows) or its turn token in
