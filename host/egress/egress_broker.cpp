@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -14,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <list>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -21,6 +21,7 @@
 #include "egress/box_stream.h"
 #include "egress/egress_connection.h"
 #include "egress/egress_dial.h"
+#include "egress/policy_watch.h"
 #include "fs/socket_file_access.h"
 
 namespace radial::egress {
@@ -29,13 +30,13 @@ struct EgressBroker::Impl {
     detail::BrokerShared shared;
     int listen_fd = -1;
     int wake[2] = {-1, -1};
-    int policy_watch = -1; // inotify on the policy file's directory; -1 without one
-    bool bound = false;    // the socket file is this broker's to remove
+    std::optional<PolicyWatch> policy_watch; // the operator's policy file, when there is one
+    bool bound = false;                      // the socket file is this broker's to remove
     // Whatever a constructor that failed part-way had made, or revocation left: the acceptor is
     // never running here (it starts last and revocation joins it).
     ~Impl() {
         if (bound) ::unlink(shared.options.unix_path.c_str());
-        for (const int fd : {listen_fd, wake[0], wake[1], policy_watch})
+        for (const int fd : {listen_fd, wake[0], wake[1]})
             if (fd >= 0) ::close(fd);
     }
     std::thread acceptor;
@@ -60,24 +61,6 @@ struct EgressBroker::Impl {
                 }
         }
         for (auto& s : over) s.thread.join();
-    }
-
-    // Whether the inotify events waiting name the policy file (read and so consumed).
-    bool policy_replaced() {
-        alignas(inotify_event) char buf[4096];
-        const std::string name = std::filesystem::path(shared.options.policy_path).filename();
-        bool replaced = false;
-        for (;;) {
-            const ssize_t n = ::read(policy_watch, buf, sizeof buf);
-            if (n <= 0) return replaced;
-            for (ssize_t at = 0; at < n;) {
-                const auto* e = reinterpret_cast<const inotify_event*>(buf + at);
-                // An overflowed queue may have lost the event: read the file again anyway.
-                if ((e->mask & IN_Q_OVERFLOW) != 0 || (e->len > 0 && name == e->name))
-                    replaced = true;
-                at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
-            }
-        }
     }
 
     void reload() {
@@ -107,10 +90,12 @@ struct EgressBroker::Impl {
 
     void accept_loop() {
         for (;;) {
-            pollfd p[3] = {{listen_fd, POLLIN, 0}, {wake[0], POLLIN, 0}, {policy_watch, POLLIN, 0}};
+            pollfd p[3] = {{listen_fd, POLLIN, 0},
+                           {wake[0], POLLIN, 0},
+                           {policy_watch ? policy_watch->fd() : -1, POLLIN, 0}};
             if (::poll(p, 3, -1) < 0 && errno != EINTR) return;
             if (p[1].revents != 0 || shared.revoked) return;
-            if (p[2].revents != 0 && policy_replaced()) reload();
+            if (p[2].revents != 0 && policy_watch->changed()) reload();
             if (p[0].revents == 0) continue;
             const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
             if (fd < 0) {
@@ -153,16 +138,9 @@ EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique
     impl_->shared.options = std::move(options);
     impl_->shared.lookups.most = impl_->shared.options.ceiling.max_connections;
     const auto& o = impl_->shared.options;
-    if (!o.policy_path.empty()) {
-        // Watched before it is read, so a change between the two is not missed.
-        impl_->policy_watch = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-        const std::string dir = std::filesystem::path(o.policy_path).parent_path();
-        if (impl_->policy_watch < 0 ||
-            ::inotify_add_watch(impl_->policy_watch, dir.c_str(),
-                                IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) < 0)
-            throw std::runtime_error(fmt::format("watching the operator's policy in '{}': {}", dir,
-                                                 std::strerror(errno)));
-    }
+    // Watched before it is read, so a change between the two is not missed; one watch for every
+    // broker of the process (policy_watch.h).
+    if (!o.policy_path.empty()) impl_->policy_watch.emplace(o.policy_path);
     impl_->shared.rules = effective_rules(
         o.rules, o.policy_path.empty() ? OperatorPolicy{} : read_operator_policy(o.policy_path),
         o.turn_id, o.ceiling.allow);

@@ -74,9 +74,10 @@ std::size_t open_descriptors() {
     }
     if (std::filesystem::exists(socket_path)) std::_Exit(5);
     if (open_descriptors() != before) std::_Exit(6);
-    // Said as the broker's socket that got no thread, not as a bare errno.
+    // Said as the broker's socket, or its policy watch, that got no thread, not as a bare errno.
     if (error.find("egress socket '" + socket_path + "': no thread to accept on it") ==
-        std::string::npos)
+            std::string::npos &&
+        error.find("watching the operator's policy in '" + dir + "'") == std::string::npos)
         std::_Exit(4);
     std::_Exit(0);
 }

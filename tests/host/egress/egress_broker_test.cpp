@@ -869,6 +869,42 @@ TEST_F(EgressBrokerTest, ThePolicyFileRemovedClosesWhatOnlyItAllowed) {
         << receipt(1).reason;
 }
 
+// The inotify instances this process holds.
+int inotify_instances() {
+    int n = 0;
+    // hermetic-ok: this process's own descriptor table
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        n += std::filesystem::read_symlink(e.path(), ec).string() == "anon_inode:inotify";
+    }
+    return n;
+}
+
+// More brokers than root may have inotify instances (fs.inotify.max_user_instances, 128 by
+// default) all start, hold one watch of the policy between them, and each sees the file change:
+// one instance per broker failed every egress turn past about a hundred at once.
+TEST(OperatorPolicy, ManyBrokersShareOneWatchAndEachSeesTheFileChange) {
+    test::TempDir dir("radial-policy-watch");
+    const std::string policy = operator_policy_path(dir.path());
+    std::atomic<int> told = 0;
+    std::vector<std::unique_ptr<EgressBroker>> brokers;
+    for (int i = 0; i < 130; ++i) {
+        EgressBrokerOptions o;
+        o.unix_path = dir.path() + "/e" + std::to_string(i) + ".sock";
+        o.policy_path = policy;
+        o.turn_id = "turn-" + std::to_string(i);
+        o.on_log = [&told](const std::string& line) {
+            if (line.find("the operator's policy is kept as it was") != std::string::npos) ++told;
+        };
+        ASSERT_NO_THROW(brokers.push_back(std::make_unique<EgressBroker>(std::move(o)))) << i;
+    }
+    EXPECT_EQ(inotify_instances(), 1);
+    dir.write("egress-policy.json", "not json"); // each broker reads it again, and keeps its own
+    EXPECT_TRUE(test::wait_until([&] { return told >= 130; }, 30s)) << told << " of 130 were told";
+    brokers.clear();
+    EXPECT_EQ(inotify_instances(), 0) << "the watch outlived its last broker";
+}
+
 TEST(OperatorPolicy, IsWrittenWholeAndReadBackAndAnUnreadableFileIsNamed) {
     test::TempDir dir("radial-policy");
     const std::string path = operator_policy_path(dir.path());
