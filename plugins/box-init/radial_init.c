@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -346,6 +347,17 @@ int main(int argc, char** argv) {
             _exit(126);
         }
         g_escape = 0; /* from here on stderr is the pipe: radial-init's reader escapes it */
+        /* No core dump of the command or anything it starts: one holds its environment, the
+         * turn's secrets, and lands in its working directory (the workspace, the host's) or the
+         * host's crash collector (docs/design.md §6.3). 1, not 0: the kernel pipes no core to a
+         * collector for a limit of 1, and writes no file under one page; the hard limit keeps a
+         * command without CAP_SYS_RESOURCE from raising it. */
+        const struct rlimit no_core = {1, 1};
+        if (setrlimit(RLIMIT_CORE, &no_core) != 0) {
+            say("radial-init: cannot switch core dumps off for the command; the command was not "
+                "run\n");
+            _exit(125);
+        }
         if (forbid_setid_files() != 0) {
             char message[256];
             snprintf(message, sizeof message,
@@ -376,9 +388,11 @@ int main(int argc, char** argv) {
         } else if (sig > 0) {
             if (!timed_out) kill(command, sig); /* forwarded: the command decides what it means */
         } else if (!timed_out && deadline >= 0 && now_ms() >= deadline) {
+            /* The signal before the message: a full output pipe nobody drains (the host gone)
+             * would block the write, and the deadline with it. */
+            kill(-1, SIGTERM);
             say(getpid() == 1 ? "radial-init: the turn's timeout passed; ending the box\n"
                               : "radial-init: the turn's timeout passed; ending its command\n");
-            kill(-1, SIGTERM);
             timed_out = 1;
             kill_at = now_ms() + grace_ms;
         } else if (timed_out && now_ms() >= kill_at) {

@@ -33,9 +33,20 @@ static void say(const char* message) {
     }
 }
 
+/* Set when /proc could not be opened: PID 1 can no longer see the box's processes. A box process
+ * of the same uid can bring that about (prlimit on PID 1's open files), and PID 1 blind would keep
+ * the session busy and its orphans alive for ever: it ends the box instead. */
+static int g_blind = 0;
+
+static DIR* open_proc(void) {
+    DIR* proc = opendir("/proc");
+    if (proc == NULL) g_blind = 1;
+    return proc;
+}
+
 /* Whether a process exists in the box's pid namespace but PID 1 and `self` (0: none). */
 static int others_than(pid_t self) {
-    DIR* proc = opendir("/proc");
+    DIR* proc = open_proc();
     if (proc == NULL) return 1; /* cannot tell: never idle */
     int found = 0;
     const struct dirent* e;
@@ -96,7 +107,7 @@ static long parent_of(long pid) { return parent_and_state(pid, NULL, NULL, 0); }
  * else would end them, and the box, never idle, would run on (docs/design.md §13.12). An exec
  * running beside them is not touched, nor the sweep that ends them too. */
 static int end_orphans(void) {
-    DIR* proc = opendir("/proc");
+    DIR* proc = open_proc();
     if (proc == NULL) return 0;
     int signalled = 0;
     const struct dirent* e;
@@ -121,7 +132,7 @@ static int end_orphans(void) {
 static int entered_from_outside(void) {
     static char own_comm[32] = "";
     if (own_comm[0] == '\0') parent_and_state(1, NULL, own_comm, sizeof own_comm);
-    DIR* proc = opendir("/proc");
+    DIR* proc = open_proc();
     if (proc == NULL) return 1; /* cannot tell: as if one ran */
     int found = 0;
     const struct dirent* e;
@@ -180,6 +191,12 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
             say("radial-init: processes an exec left after its radial-init ended were ended\n");
         const long long now = monotonic_ms();
         if (others_running()) last_busy = now;
+        if (g_blind) {
+            say("radial-init: the box's processes cannot be looked at any more (/proc cannot be "
+                "opened: a process of the box may have lowered PID 1's limits); ending the box\n");
+            status = 125;
+            break;
+        }
         if (max_ms > 0 && now - start >= max_ms) {
             say("radial-init: the session's maximum lifetime passed; ending the box\n");
             status = 124;
@@ -194,11 +211,13 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
         struct pollfd p = {sigfd, POLLIN, 0};
         if (poll(&p, 1, 200) > 0) {
             struct signalfd_siginfo info;
-            /* The engine stops the box: a signal from outside the box's pid namespace, whose
+            /* The engine stops the box: a kill(2) from outside the box's pid namespace, whose
              * sender has no pid here (0). The box's own processes may signal PID 1 too (the
-             * same uid), and must not end the session that way. */
+             * same uid), and must not end the session that way: a queued signal can claim pid
+             * 0 (rt_sigqueueinfo), and an F_SETSIG wake-up has none, but neither can be SI_USER,
+             * which the kernel keeps for kill(2) and refuses to a process queueing to another. */
             if (read(sigfd, &info, sizeof info) == (ssize_t)sizeof info && info.ssi_pid == 0 &&
-                (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT))
+                info.ssi_code == SI_USER && (info.ssi_signo == SIGTERM || info.ssi_signo == SIGINT))
                 break;
         }
     }

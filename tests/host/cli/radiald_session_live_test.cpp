@@ -92,6 +92,39 @@ TEST(SessionLive, ATurnOfASessionMadeUnderAnotherPolicyIsRefused) {
     EXPECT_EQ(t.result.out, "same\n");
 }
 
+// What a command of the box's uid can do to the session's PID 1 without ptrace: queue it a
+// SIGTERM claiming sender pid 0, as the engine's stop arrives (it ended the session), or lower its
+// open-file limit so that it cannot open /proc (it then took the session for busy for ever and
+// left orphans alive). The first changes nothing; the second ends the box. And no command runs
+// with core dumps on: one would hold the turn's environment, in its working directory or the
+// host's crash collector.
+TEST(SessionLive, ABoxProcessCanNeitherFakeAStopNorBlindTheSessionsInitNorDumpCore) {
+    test::RadialdSetup setup;
+    test::TempDir ws("radial-ws");
+    fs::copy_file(RADIAL_PID1_PROBE, ws / "probe");
+    ASSERT_EQ(::chmod((ws / "probe").c_str(), 0755), 0);
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    Session s(setup, {"--workspace", ws.path()});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    const std::vector<std::string> core = {"awk", "/Max core file size/ {print $5, $6}",
+                                           "/proc/self/limits"};
+    auto limits = setup.turn({"--session", s.id}, core);
+    EXPECT_EQ(limits.result.out, "1 1\n") << limits.result.err;
+    auto one_shot = setup.turn({}, core);
+    EXPECT_EQ(one_shot.result.out, "1 1\n") << one_shot.result.err;
+
+    auto queued = setup.turn({"--session", s.id}, {"/work/probe", "queue-term"});
+    EXPECT_EQ(queued.result.out, "queued: ok\n") << queued.result.err;
+    auto after = setup.turn({"--session", s.id}, {"echo", "alive"});
+    EXPECT_EQ(after.result.exit_code, 0) << after.result.err;
+    EXPECT_EQ(after.result.out, "alive\n");
+
+    auto lowered = setup.turn({"--session", s.id}, {"/work/probe", "lower-nofile"});
+    EXPECT_EQ(lowered.result.out, "lowered: ok\n") << lowered.result.err;
+    EXPECT_TRUE(test::wait_until([&] { return test::box_state(s.box()) != "running"; }, 60s))
+        << "a blind PID 1 kept the session's box";
+}
+
 // With a fixed run.user, a session's box has the identity a one-shot turn's box has: the passwd and
 // group entry, home and variables (a session's box had none of them).
 TEST(SessionLive, WithAFixedRunUserASessionsTurnHasTheIdentityAOneShotTurnHas) {
