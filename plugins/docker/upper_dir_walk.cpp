@@ -101,7 +101,14 @@ bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint6
                         "' of the box's changes lies deeper than " +
                         std::to_string(kMostWalkDepth) +
                         " directories; changes that deep are not checked, so they cannot be kept");
-    const auto names = radial::internal::dir_names(dir_fd);
+    // Its names are held at once: the box chooses how many there are too.
+    const auto names = radial::internal::dir_names(dir_fd, kMostNamesPerDirectory);
+    if (!names && errno == EOVERFLOW)
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    "'" + (box_path.size() > 200 ? box_path.substr(0, 200) + "…" : box_path) +
+                        "' of the box's changes holds more than " +
+                        std::to_string(kMostNamesPerDirectory) +
+                        " entries; changes that wide are not checked, so they cannot be kept");
     if (!names) throw unreadable("listing", box_path);
     for (const std::string& name : *names) {
         const std::string path = (box_path == "/" ? "" : box_path) + "/" + name;

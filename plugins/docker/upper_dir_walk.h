@@ -12,6 +12,9 @@ namespace radial::docker {
 
 // How many directory levels below the upper directory a walk goes; deeper is unreadable.
 inline constexpr std::size_t kMostWalkDepth = 128;
+// How many entries one directory of the changes may hold; more is unreadable: the walk holds a
+// directory's names at once, in the plugin's process (which may be radiald's).
+inline constexpr std::size_t kMostNamesPerDirectory = std::size_t{1} << 17;
 
 // Walks `upper_dir` (an overlayfs upper directory: the box's own changes) without following any
 // link, and gives `sink` every entry whose inode changed (ctime) at or after `since_ms` (Unix
@@ -22,7 +25,8 @@ inline constexpr std::size_t kMostWalkDepth = 128;
 // radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming the path it cannot read: an unread entry
 // must not pass for a clean one. Reads as the calling process (root: the engine's data root is
 // root's). A directory more than kMostWalkDepth levels down is such an entry too: the walk holds
-// one descriptor per level (the plugin may share radiald's process and its descriptor limit).
+// one descriptor per level (the plugin may share radiald's process and its descriptor limit); so
+// is one holding more than kMostNamesPerDirectory entries.
 void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms,
                     radial::plugin::ChangeSink& sink);
 

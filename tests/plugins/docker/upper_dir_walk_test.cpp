@@ -5,6 +5,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <radial/internal/dir_names.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -223,6 +225,23 @@ TEST(UpperDirWalkTest, ADirectoryTooDeepIsAnErrorAndEachLevelHoldsOneDescriptor)
                   std::string::npos)
             << e.what();
     }
+}
+
+// The box chooses how many entries a directory holds too, and a walk holds a directory's names at
+// once: past the cap the listing is refused whole (EOVERFLOW), never cut, and the walk names the
+// directory; at the cap it is read whole.
+TEST(UpperDirWalkTest, ADirectoryWithMoreEntriesThanTheCapIsNotListed) {
+    test::TempDir dir("radial-upper");
+    for (int i = 0; i < 4; ++i) std::ofstream(dir / ("f" + std::to_string(i))) << "x";
+    radial::internal::UniqueFd fd(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(fd);
+    errno = 0;
+    EXPECT_FALSE(radial::internal::dir_names(fd.get(), 3));
+    EXPECT_EQ(errno, EOVERFLOW);
+    const auto all = radial::internal::dir_names(fd.get(), 4);
+    ASSERT_TRUE(all);
+    EXPECT_EQ(all->size(), 4u);
+    EXPECT_EQ(radial::internal::dir_names(fd.get())->size(), 4u) << "no cap by default";
 }
 
 TEST(UpperDirWalkTest, AMissingDirectoryIsAnError) {
