@@ -119,6 +119,13 @@ static void emit(int fd, const char* p, size_t n) {
 
 static void say(const char* message) { emit(STDERR_FILENO, message, strlen(message)); }
 
+/* say(), only when stderr has room for it now (a pipe that polls writable takes PIPE_BUF bytes
+ * whole): at the deadline a full pipe nobody drains (the host gone) must not hold the kill. */
+static void say_if_room(const char* message) {
+    struct pollfd p = {STDERR_FILENO, POLLOUT, 0};
+    if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) != 0) say(message);
+}
+
 /* Copies what one pipe has now (or, `to_end`, until its writers are gone); closes it at its end. */
 static void copy_pipe(int stream, int to_end) {
     static char buf[kReadSize];
@@ -388,13 +395,14 @@ int main(int argc, char** argv) {
         } else if (sig > 0) {
             if (!timed_out) kill(command, sig); /* forwarded: the command decides what it means */
         } else if (!timed_out && deadline >= 0 && now_ms() >= deadline) {
-            /* The signal before the message: a full output pipe nobody drains (the host gone)
-             * would block the write, and the deadline with it. */
+            /* The signal and the grace before the message, which is left out when the output
+             * pipe is full: nobody may drain it (the host gone), and the deadline must hold. */
             kill(-1, SIGTERM);
-            say(getpid() == 1 ? "radial-init: the turn's timeout passed; ending the box\n"
-                              : "radial-init: the turn's timeout passed; ending its command\n");
             timed_out = 1;
             kill_at = now_ms() + grace_ms;
+            say_if_room(getpid() == 1
+                            ? "radial-init: the turn's timeout passed; ending the box\n"
+                            : "radial-init: the turn's timeout passed; ending its command\n");
         } else if (timed_out && now_ms() >= kill_at) {
             break;
         }

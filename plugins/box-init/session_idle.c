@@ -33,9 +33,11 @@ static void say(const char* message) {
     }
 }
 
-/* Set when /proc could not be opened: PID 1 can no longer see the box's processes. A box process
- * of the same uid can bring that about (prlimit on PID 1's open files), and PID 1 blind would keep
- * the session busy and its orphans alive for ever: it ends the box instead. */
+/* Set when /proc, or a process's entry in it, could not be opened for want of descriptors: PID 1
+ * can no longer see the box's processes. A box process of the same uid can bring that about
+ * (prlimit on PID 1's open files, to 0 or to just what /proc's listing takes), and PID 1 blind
+ * would keep the session busy and its orphans alive for ever: it ends the box instead, once that
+ * lasted a second (a host short of descriptors for a moment ends no session). */
 static int g_blind = 0;
 
 static DIR* open_proc(void) {
@@ -76,6 +78,7 @@ static long parent_and_state(long pid, char* state_out, char* comm_out, size_t c
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE)) g_blind = 1; /* not a process gone */
     if (fd < 0) return -1;
     char buf[512];
     ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -182,6 +185,7 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
     long long last_busy = start;
     int status = 0;
     const int execs_adopt = subreapers_allowed();
+    int blind_rounds = 0; /* looks in a row that could not see the box's processes */
     for (;;) {
         /* Where execs adopt their orphans, what comes here was left by a killed radial-init. Where
          * they cannot (gVisor), a live turn's background process comes here too: what comes is
@@ -191,7 +195,9 @@ int run_session(long long idle_ms, long long max_ms, long long grace_ms) {
             say("radial-init: processes an exec left after its radial-init ended were ended\n");
         const long long now = monotonic_ms();
         if (others_running()) last_busy = now;
-        if (g_blind) {
+        blind_rounds = g_blind ? blind_rounds + 1 : 0;
+        g_blind = 0;
+        if (blind_rounds >= 5) {
             say("radial-init: the box's processes cannot be looked at any more (/proc cannot be "
                 "opened: a process of the box may have lowered PID 1's limits); ending the box\n");
             status = 125;

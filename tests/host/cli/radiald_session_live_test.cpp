@@ -119,10 +119,22 @@ TEST(SessionLive, ABoxProcessCanNeitherFakeAStopNorBlindTheSessionsInitNorDumpCo
     EXPECT_EQ(after.result.exit_code, 0) << after.result.err;
     EXPECT_EQ(after.result.out, "alive\n");
 
-    auto lowered = setup.turn({"--session", s.id}, {"/work/probe", "lower-nofile"});
-    EXPECT_EQ(lowered.result.out, "lowered: ok\n") << lowered.result.err;
-    EXPECT_TRUE(test::wait_until([&] { return test::box_state(s.box()) != "running"; }, 60s))
+    // To 5: PID 1 (fds 0 to 3 its own) can list /proc but open no process's entry in it, while
+    // the turn's processes run on (60 s, past the budget below).
+    test::BackgroundProcess lowering({RADIALD_PATH, "turn", "--config", setup.config(), "--session",
+                                      s.id, "--", "sh", "-c",
+                                      "/work/probe lower-nofile 5 > /work/lowered; sleep 60"});
+    ASSERT_TRUE(test::wait_until([&] { return fs::exists(ws / "lowered"); }, 60s));
+    EXPECT_TRUE(test::wait_until([&] { return test::box_state(s.box()) != "running"; }, 30s))
         << "a blind PID 1 kept the session's box";
+    EXPECT_EQ(test::read_file(ws / "lowered"), "lowered: ok\n");
+    lowering.wait();
+    Session other(setup, {"--workspace", ws.path()});
+    ASSERT_EQ(other.created.exit_code, 0) << other.created.err;
+    auto none = setup.turn({"--session", other.id}, {"/work/probe", "lower-nofile", "0"});
+    EXPECT_EQ(none.result.out, "lowered: ok\n") << none.result.err;
+    EXPECT_TRUE(test::wait_until([&] { return test::box_state(other.box()) != "running"; }, 60s))
+        << "a PID 1 that cannot open /proc kept the session's box";
 }
 
 // With a fixed run.user, a session's box has the identity a one-shot turn's box has: the passwd and
