@@ -142,8 +142,13 @@ void DockerEngine::learn_data_root() const {
 }
 
 std::string DockerEngine::data_root() const {
+    {
+        std::lock_guard lock(data_root_mutex_);
+        if (data_root_) return *data_root_;
+    }
+    learn_data_root();
     std::lock_guard lock(data_root_mutex_);
-    return data_root_;
+    return data_root_.value_or("");
 }
 
 StorageDriver DockerEngine::storage_driver() const {

@@ -82,7 +82,9 @@ public:
     // keeps it for data_root(); an answer without one keeps "". Throws
     // Error(RADIAL_E_UNAVAILABLE) when the engine does not answer. Source: docs/design.md §7.5.
     void learn_data_root() const;
-    // The data root learn_data_root() last kept; "" before it. Thread-safe.
+    // The data root learn_data_root() kept, asked for now when it never ran in this instance (an
+    // instance created again after its plugin host process crashed gets no preflight). Throws as
+    // learn_data_root. Thread-safe.
     std::string data_root() const;
 
     // The host ids a box's uid 0 and gid 0 are when the engine remaps user namespaces (dockerd
@@ -201,7 +203,7 @@ private:
     DockerSettings settings_;
     mutable std::atomic<bool> namespaced_root_{false};
     mutable std::mutex data_root_mutex_;
-    mutable std::string data_root_; // guarded by data_root_mutex_
+    mutable std::optional<std::string> data_root_; // guarded by data_root_mutex_; nullopt: unasked
     engine_api::ResolvedEngine resolved_;
     mutable engine_api::EngineClient client_;
 };

@@ -81,7 +81,7 @@ void DockerRuntime::preflight() {
             throw radial::plugin::Error(RADIAL_E_INVALID, "writableLayerSize", *refusal);
     }
     // Mounts of the engine's own data root are refused at run, the host refusing only the default
-    // ones (docs/design.md §7.5); a run before any preflight checks none.
+    // ones (docs/design.md §7.5); a run before any preflight asks for it itself.
     engine_.learn_data_root();
     engine_healthy_ = true;
 }

@@ -142,8 +142,15 @@ radial::plugin::RunResult SwarmRun::execute() {
         timeout_at = started + milliseconds(spec_.timeout_ms);
     // A bind mount comes from the node's filesystem; the manager's data root is the one this
     // runtime can know (docs/design.md §7.5).
-    plugin_support::refuse_engine_data_root(spec_, rt_.data_root(),
-                                            "at " + rt_.engine_.address().text);
+    if (!spec_.mounts.empty()) {
+        std::string root;
+        try {
+            root = rt_.data_root();
+        } catch (const EngineError& e) {
+            throw Error(RADIAL_E_UNAVAILABLE, e.what());
+        }
+        plugin_support::refuse_engine_data_root(spec_, root, "at " + rt_.engine_.address().text);
+    }
 
     std::string task_state, task_err, said_pending;
     std::optional<int> exit_code;

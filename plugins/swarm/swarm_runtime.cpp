@@ -61,16 +61,29 @@ void SwarmRuntime::preflight() {
                             "(`docker node promote <node>` on a manager)");
         host_.debug("swarm manager answers at " + engine_.address().text + ", Engine API " +
                     v.text());
-        if (info.contains("DockerRootDir") && info["DockerRootDir"].is_string()) {
-            std::lock_guard lock(data_root_mutex_);
-            data_root_ = info["DockerRootDir"].get<std::string>();
-        }
+        std::lock_guard lock(data_root_mutex_);
+        data_root_ = info.contains("DockerRootDir") && info["DockerRootDir"].is_string()
+                         ? info["DockerRootDir"].get<std::string>()
+                         : std::string();
         host_.warn("swarm services at Engine API " + v.text() +
                    " cannot set no-new-privileges: tasks run with every capability dropped and a "
                    "non-root user, but a setuid binary in the image can still change uid");
     } catch (const EngineError& e) {
         throw Error(RADIAL_E_UNAVAILABLE, e.what());
     }
+}
+
+std::string SwarmRuntime::data_root() {
+    {
+        std::lock_guard lock(data_root_mutex_);
+        if (data_root_) return *data_root_;
+    }
+    json info = engine_.call("GET", "/info", nullptr, "asking the manager for its data root");
+    std::lock_guard lock(data_root_mutex_);
+    data_root_ = info.contains("DockerRootDir") && info["DockerRootDir"].is_string()
+                     ? info["DockerRootDir"].get<std::string>()
+                     : std::string();
+    return *data_root_;
 }
 
 std::vector<radial::plugin::Disposition> SwarmRuntime::describe(const ContainerSpec& spec) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <radial/plugin/runtime.hpp>
 #include <radial/plugin/session.hpp>
 #include <string>
@@ -97,12 +98,10 @@ private:
     // node is that node's to remove. Throws engine_api::EngineError.
     void remove_local_containers(const std::string& label, const std::string& why);
 
-    // The manager engine's DockerRootDir from the last preflight ("" before one): mounts of it
-    // are refused (plugin_support::refuse_engine_data_root).
-    std::string data_root() const {
-        std::lock_guard lock(data_root_mutex_);
-        return data_root_;
-    }
+    // The manager engine's DockerRootDir from the last preflight, asked for now when none ran in
+    // this instance (one created again after its plugin host process crashed): mounts of it are
+    // refused (plugin_support::refuse_engine_data_root). Throws engine_api::EngineError.
+    std::string data_root();
 
     radial::plugin::Host host_;
     SwarmSettings settings_;
@@ -114,7 +113,7 @@ private:
     std::mutex kill_mutex_;
     std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> early_kills_;
     mutable std::mutex data_root_mutex_;
-    std::string data_root_; // guarded by data_root_mutex_
+    std::optional<std::string> data_root_; // guarded by data_root_mutex_; nullopt: unasked
 };
 
 } // namespace radial::swarm

@@ -387,6 +387,11 @@ TEST(docker_runtime, AMountOfTheEnginesDataRootLearntAtThePreflightIsRefused) {
     EXPECT_NE(std::string(e.what()).find("data root '" + root.path() + "'"), std::string::npos)
         << e.what();
     EXPECT_EQ(engine.count("POST " + kV + "/containers/create"), 0);
+    // An instance created again without a preflight (its plugin host process crashed) asks.
+    auto fresh = runtime_for(engine.address());
+    e = error_of([&] { run_collecting(*fresh, s, c); });
+    EXPECT_EQ(e.code(), RADIAL_E_REFUSED) << e.what();
+    EXPECT_EQ(engine.count("POST " + kV + "/containers/create"), 0);
     // Another directory of the same host passes.
     radial::test::TempDir work("radial-work");
     s.mounts = {{work.path(), "/work", false}};

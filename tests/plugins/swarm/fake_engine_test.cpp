@@ -280,6 +280,14 @@ TEST(FakeEngine, AMountOfTheManagersDataRootIsRefusedBeforeAnythingIsCreated) {
                   std::string::npos)
             << e.what();
     }
+    // An instance created again without a preflight (its plugin host process crashed) asks.
+    auto fresh = runtime_for(engine.address());
+    try {
+        fresh->run(s, out);
+        FAIL() << "the data root was mounted without a preflight";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_REFUSED) << e.what();
+    }
     for (const auto& r : engine.requests()) EXPECT_EQ(r.find("POST"), std::string::npos) << r;
 }
 
