@@ -112,6 +112,9 @@ int run_session_snapshot(const SessionOptions& o) {
             return kExitFailed;
         };
         if (!session::load_session(cfg.state_dir, o.id)) return no_session();
+        // Waited for before the session's own lock, which its turns only try: a snapshot waiting
+        // for another session's commit must not refuse this session's turns meanwhile.
+        const auto snapshots_lock = lock_snapshots(cfg.state_dir);
         // Between turns only: the box's changes were checked up to here, and none come while the
         // engine commits.
         auto lock =
@@ -148,7 +151,6 @@ int run_session_snapshot(const SessionOptions& o) {
         const std::string tag =
             session::snapshot_tag(rec->image_digest, rec->manifest, rec->policy);
         const std::string image = session::snapshot_image(cfg, tag);
-        const auto snapshots_lock = lock_snapshots(cfg.state_dir);
         const auto existing = session::find_snapshot(cfg.state_dir, tag);
         // A record without a digest is an intent a radiald left when it ended mid-commit.
         const bool complete = existing && !existing->digest.empty();
@@ -183,6 +185,15 @@ int run_session_snapshot(const SessionOptions& o) {
         } catch (const std::exception& e) {
             if (!complete) forget_failed_commit(sessions, cfg.state_dir, snap, e);
             throw;
+        }
+        if (complete && digest != existing->digest) {
+            // The engine's name was put on another image since: no session could be made from it.
+            log::error("session",
+                       "snapshot {} names image {} now, not the {} it was taken as (the name was "
+                       "put on another image since); remove it with 'radiald session snapshot-rm "
+                       "{}' and take it again",
+                       image, digest, existing->digest, existing->tag);
+            return kExitFailed;
         }
         if (complete) {
             // The same inputs named this image before: it keeps the record of its first making.

@@ -163,6 +163,10 @@ TEST(SnapshotLive, ASessionIsMadeFromTheRecordedImageAndChangesWaitForEachOther)
     EXPECT_EQ(moved.created.exit_code, 125) << moved.created.out << moved.created.err;
     EXPECT_THAT(moved.created.err, HasSubstr("the name was put on another image since"));
     EXPECT_THAT(moved.created.err, HasSubstr("radiald session snapshot-rm"));
+    // Taking it again does not say it exists already: it no longer does.
+    auto again = snaps.take(a.id);
+    EXPECT_EQ(again.exit_code, 1) << again.out;
+    EXPECT_THAT(again.err, HasSubstr("the name was put on another image since"));
 
     // A removal while another change holds the snapshots: it waits, then goes on.
     const std::string dir = setup.state_dir() + "/snapshots";
