@@ -91,8 +91,14 @@ bool give_xattrs(int fd, const std::string& path, ChangeSink& sink) {
 // The inodes of files with more than one name whose bytes this walk gave already.
 using GivenInodes = std::set<std::pair<dev_t, ino_t>>;
 
+// The names the walk holds (each directory's, on the path it is on) and how many it may.
+struct NamesHeld {
+    std::size_t most;
+    std::size_t held = 0;
+};
+
 bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint64_t since_ms,
-          ChangeSink& sink, GivenInodes& given) {
+          ChangeSink& sink, GivenInodes& given, NamesHeld& names) {
     // The box chooses how deep its directories go; radiald (whose process this may be) does not
     // follow it past kMostWalkDepth levels with a descriptor, a stack frame and a path each.
     if (depth > kMostWalkDepth)
@@ -101,16 +107,24 @@ bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint6
                         "' of the box's changes lies deeper than " +
                         std::to_string(kMostWalkDepth) +
                         " directories; changes that deep are not checked, so they cannot be kept");
-    // Its names are held at once: the box chooses how many there are too.
-    const auto names = radial::internal::dir_names(dir_fd, kMostNamesPerDirectory);
-    if (!names && errno == EOVERFLOW)
+    // Its names are held until its last child is walked, beside every level's above it: the box
+    // chooses how many there are too, so the walk holds at most kMostNamesHeld at once.
+    const auto listed = radial::internal::dir_names(dir_fd, names.most - names.held);
+    if (!listed && errno == EOVERFLOW)
         throw Error(RADIAL_E_UNAVAILABLE,
                     "'" + (box_path.size() > 200 ? box_path.substr(0, 200) + "…" : box_path) +
-                        "' of the box's changes holds more than " +
-                        std::to_string(kMostNamesPerDirectory) +
-                        " entries; changes that wide are not checked, so they cannot be kept");
-    if (!names) throw unreadable("listing", box_path);
-    for (const std::string& name : *names) {
+                        "' of the box's changes brings the entries of the directories it lies in "
+                        "past " +
+                        std::to_string(names.most) +
+                        "; changes that wide are not checked, so they cannot be kept");
+    if (!listed) throw unreadable("listing", box_path);
+    names.held += listed->size();
+    struct Release {
+        NamesHeld& names;
+        std::size_t n;
+        ~Release() { names.held -= n; }
+    } release{names, listed->size()};
+    for (const std::string& name : *listed) {
         const std::string path = (box_path == "/" ? "" : box_path) + "/" + name;
         struct stat st {};
         if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -124,7 +138,7 @@ bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint6
                 if (!sink.entry(path, RADIAL_CHANGE_OTHER) || !give_xattrs(sub.get(), path, sink))
                     return false;
             }
-            if (!walk(sub.get(), path, depth + 1, since_ms, sink, given)) return false;
+            if (!walk(sub.get(), path, depth + 1, since_ms, sink, given, names)) return false;
             continue;
         }
         if (!changed_since(st, since_ms)) continue;
@@ -165,14 +179,16 @@ bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint6
 
 } // namespace
 
-void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms, ChangeSink& sink) {
+void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms, ChangeSink& sink,
+                    std::size_t most_names_held) {
     radial::internal::UniqueFd root(
         ::open(upper_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!root)
         throw Error(RADIAL_E_UNAVAILABLE,
                     "opening the box's changes at '" + upper_dir + "': " + std::strerror(errno));
     GivenInodes given;
-    walk(root.get(), "/", 0, since_ms, sink, given);
+    NamesHeld names{most_names_held};
+    walk(root.get(), "/", 0, since_ms, sink, given, names);
 }
 
 } // namespace radial::docker

@@ -12,9 +12,10 @@ namespace radial::docker {
 
 // How many directory levels below the upper directory a walk goes; deeper is unreadable.
 inline constexpr std::size_t kMostWalkDepth = 128;
-// How many entries one directory of the changes may hold; more is unreadable: the walk holds a
-// directory's names at once, in the plugin's process (which may be radiald's).
-inline constexpr std::size_t kMostNamesPerDirectory = std::size_t{1} << 17;
+// How many entries the directories on one path of the changes may hold together; more is
+// unreadable: the walk holds each directory's names until its last child is walked, beside those
+// of every directory above it, in the plugin's process (which may be radiald's).
+inline constexpr std::size_t kMostNamesHeld = std::size_t{1} << 18;
 
 // Walks `upper_dir` (an overlayfs upper directory: the box's own changes) without following any
 // link, and gives `sink` every entry whose inode changed (ctime) at or after `since_ms` (Unix
@@ -26,8 +27,9 @@ inline constexpr std::size_t kMostNamesPerDirectory = std::size_t{1} << 17;
 // must not pass for a clean one. Reads as the calling process (root: the engine's data root is
 // root's). A directory more than kMostWalkDepth levels down is such an entry too: the walk holds
 // one descriptor per level (the plugin may share radiald's process and its descriptor limit); so
-// is one holding more than kMostNamesPerDirectory entries.
+// is one whose entries, with those of the directories above it, come to more than kMostNamesHeld.
+// `most_names_held`: kMostNamesHeld but in tests of the bound.
 void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms,
-                    radial::plugin::ChangeSink& sink);
+                    radial::plugin::ChangeSink& sink, std::size_t most_names_held = kMostNamesHeld);
 
 } // namespace radial::docker

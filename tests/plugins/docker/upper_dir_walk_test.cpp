@@ -55,11 +55,12 @@ std::uint64_t walk_clock_ms() {
                                           .count());
 }
 
-WalkedChanges walk(const std::string& dir, std::uint64_t since_ms) {
+WalkedChanges walk(const std::string& dir, std::uint64_t since_ms,
+                   std::size_t most_names_held = kMostNamesHeld) {
     WalkedChanges c;
     auto s = sink_for(c);
     radial::plugin::ChangeSink sink(&s);
-    walk_upper_dir(dir, since_ms, sink);
+    walk_upper_dir(dir, since_ms, sink, most_names_held);
     return c;
 }
 
@@ -227,9 +228,32 @@ TEST(UpperDirWalkTest, ADirectoryTooDeepIsAnErrorAndEachLevelHoldsOneDescriptor)
     }
 }
 
-// The box chooses how many entries a directory holds too, and a walk holds a directory's names at
-// once: past the cap the listing is refused whole (EOVERFLOW), never cut, and the walk names the
-// directory; at the cap it is read whole.
+// The box chooses how many entries its directories hold too, and the walk holds each directory's
+// names beside those of every directory above it: past the bound (summed along the path, so
+// splitting the names over nested directories does not help) the walk fails, naming where; within
+// it, and for the same names side by side (each directory's let go when it is done), it reads all.
+TEST(UpperDirWalkTest, MoreNamesHeldAlongAPathThanTheBoundAreAnError) {
+    test::TempDir nested("radial-upper"), side("radial-upper");
+    // a/{a1,a2,b/{b1,b2,c/{c1,c2}}}: 1 + 3 + 3 + 2 names held at c.
+    fs::create_directories(nested / "a/b/c");
+    for (const char* f : {"a/a1", "a/a2", "a/b/b1", "a/b/b2", "a/b/c/c1", "a/b/c/c2"})
+        std::ofstream(nested / f) << "x";
+    EXPECT_EQ(walk(nested.path(), 0, 9).entries.size(), 9u);
+    try {
+        walk(nested.path(), 0, 7);
+        ADD_FAILURE() << "8 names held at once under a bound of 7";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("'/a/b/c' of the box's changes"), std::string::npos)
+            << e.what();
+    }
+    // x/{x1,x2,x3} beside y/{y1,y2,y3}: 2 + 3 names at most at once.
+    fs::create_directories(side / "x");
+    fs::create_directories(side / "y");
+    for (const char* f : {"x/1", "x/2", "x/3", "y/1", "y/2", "y/3"}) std::ofstream(side / f) << "x";
+    EXPECT_EQ(walk(side.path(), 0, 5).entries.size(), 8u);
+}
+
+// A listing past its cap is refused whole (EOVERFLOW), never cut; at the cap it is read whole.
 TEST(UpperDirWalkTest, ADirectoryWithMoreEntriesThanTheCapIsNotListed) {
     test::TempDir dir("radial-upper");
     for (int i = 0; i < 4; ++i) std::ofstream(dir / ("f" + std::to_string(i))) << "x";
