@@ -80,6 +80,25 @@ int close_bound_signal() {
     return signo;
 }
 
+Closers& closers() {
+    static Closers* c = new Closers; // never destroyed: a late closing thread may still use it
+    return *c;
+}
+
+// Joins the closing threads that finished (their exit is moments away). Called with the mutex held.
+void join_finished(Closers& c) {
+    for (auto it = c.threads.begin(); it != c.threads.end();) {
+        if (!it->second->load()) {
+            ++it;
+            continue;
+        }
+        it->first.join();
+        it = c.threads.erase(it);
+    }
+}
+
+} // namespace
+
 // close(fd), interrupted after kCloseBound and every 100 ms after it (a signal that came just
 // before the wait began would be lost on it) by a timer aimed at this thread alone.
 void bounded_close(int fd) noexcept {
@@ -105,25 +124,6 @@ void bounded_close(int fd) noexcept {
     if (armed) ::timer_delete(timer);
     ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
-
-Closers& closers() {
-    static Closers* c = new Closers; // never destroyed: a late closing thread may still use it
-    return *c;
-}
-
-// Joins the closing threads that finished (their exit is moments away). Called with the mutex held.
-void join_finished(Closers& c) {
-    for (auto it = c.threads.begin(); it != c.threads.end();) {
-        if (!it->second->load()) {
-            ++it;
-            continue;
-        }
-        it->first.join();
-        it = c.threads.erase(it);
-    }
-}
-
-} // namespace
 
 void close_box_socket(int fd) noexcept {
     if (fd < 0) return;

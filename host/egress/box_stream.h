@@ -41,6 +41,10 @@ void close_box_socket(int fd) noexcept;
 // The closes close_box_socket started that have not returned yet. [thread-safe]
 std::size_t box_socket_closes_in_flight() noexcept;
 
+// close(fd) on the calling thread, its wait for a linger ended after a second by a signal to that
+// thread (close_box_socket's closes; a test's own). Never throws.
+void bounded_close(int fd) noexcept;
+
 // Waits up to `budget` for the closes close_box_socket started, then joins every closing thread
 // that finished, so none is still exiting when the process ends (a thread in its exit path as the
 // process leaves is what LeakSanitizer's tracer can crash on), and leaves any still blocked

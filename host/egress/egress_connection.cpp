@@ -141,7 +141,8 @@ bool check_server_name(BrokerShared& shared, Connection& c, const std::string& h
             case ClientHelloScan::State::encrypted:
                 r.reason =
                     "the tunnel's TLS offers Encrypted Client Hello, whose inner server name the "
-                    "broker cannot check; turn ECH off in the client";
+                    "broker cannot check; turn ECH off in the client (Chromium sends a "
+                    "placeholder one: --disable-features=EncryptedClientHello)";
                 return false;
             case ClientHelloScan::State::not_tls:
                 r.reason =

@@ -2,7 +2,8 @@
 // that cannot start leaves nothing behind: no socket file in the turn's socket directory and no
 // open descriptor. The failure is a real one: in a child process of its own, a seccomp filter
 // makes the kernel refuse every new thread, as a host at its task limit does, so the broker's
-// accepting thread is the step that fails, after the socket, its file and the wake pipe exist.
+// accepting thread is the step that fails, after the socket, its file and the wake pipe exist;
+// or, for a broker that watches the operator's policy, the policy watch's thread, first.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/audit.h>
@@ -56,8 +57,10 @@ std::size_t open_descriptors() {
 }
 
 // Exit codes say which expectation failed: 2 no filter, 3 the broker started, 4 the wrong
-// error, 5 its socket file stayed, 6 a descriptor stayed open.
-[[noreturn]] void start_a_broker_that_gets_no_thread(const std::string& dir) {
+// error, 5 its socket file stayed, 6 a descriptor stayed open. With `watched`, the broker watches
+// an operator's policy, whose watcher thread is the first to be refused; without, the broker's
+// socket, its file and wake pipe are made and its accepting thread is refused.
+[[noreturn]] void start_a_broker_that_gets_no_thread(const std::string& dir, bool watched) {
     if (!refuse_new_threads()) std::_Exit(2);
     const std::string socket_path = dir + "/egress.sock";
     const std::size_t before = open_descriptors();
@@ -65,7 +68,7 @@ std::size_t open_descriptors() {
     try {
         EgressBrokerOptions o;
         o.unix_path = socket_path;
-        o.policy_path = dir + "/egress-policy.json"; // watched: one more descriptor to leak
+        if (watched) o.policy_path = dir + "/egress-policy.json";
         o.turn_id = "turn-1";
         EgressBroker broker(std::move(o));
         std::_Exit(3);
@@ -75,17 +78,20 @@ std::size_t open_descriptors() {
     if (std::filesystem::exists(socket_path)) std::_Exit(5);
     if (open_descriptors() != before) std::_Exit(6);
     // Said as the broker's socket, or its policy watch, that got no thread, not as a bare errno.
-    if (error.find("egress socket '" + socket_path + "': no thread to accept on it") ==
-            std::string::npos &&
-        error.find("watching the operator's policy in '" + dir + "'") == std::string::npos)
-        std::_Exit(4);
+    const std::string said = watched
+                                 ? "watching the operator's policy in '" + dir + "'"
+                                 : "egress socket '" + socket_path + "': no thread to accept on it";
+    if (error.find(said) == std::string::npos) std::_Exit(4);
     std::_Exit(0);
 }
 
 TEST(EgressBrokerStart, ABrokerWithoutItsThreadLeavesNoSocketFileOrDescriptor) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     test::TempDir dir("radial-egress-start");
-    EXPECT_EXIT(start_a_broker_that_gets_no_thread(dir.path()), ::testing::ExitedWithCode(0), "");
+    EXPECT_EXIT(start_a_broker_that_gets_no_thread(dir.path(), false), ::testing::ExitedWithCode(0),
+                "");
+    EXPECT_EXIT(start_a_broker_that_gets_no_thread(dir.path(), true), ::testing::ExitedWithCode(0),
+                "");
 }
 
 #else
