@@ -42,9 +42,10 @@ void check_session_policy(const SessionRecord& session, const ContainerSpec& spe
     if (now == session.policy) return;
     throw turn::RequestError(fmt::format(
         "session '{}' was made under another policy than the config gives it now (run.network, "
-        "run.memory, run.cpus, run.pidsLimit, run.readOnlyRootfs, tmpfs, extra hosts or the "
-        "workspace mode changed since), and its box keeps what it was made with; remove it "
-        "('radiald session rm {}') and create it again under this config",
+        "run.memory, run.cpus, run.pidsLimit, the workspace mode or the runtime changed since), "
+        "and its box keeps what it was made with; remove it ('radiald session rm {}') and "
+        "create it again under this config (a running daemon applies the config it started "
+        "with: restart it after changing the file)",
         session.id, session.id));
 }
 
