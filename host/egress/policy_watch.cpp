@@ -102,7 +102,9 @@ PolicyWatch::PolicyWatch(const std::string& policy_path) : sub_(std::make_shared
         if (made->inotify < 0 || made->stop < 0 ||
             ::inotify_add_watch(made->inotify, dir.c_str(),
                                 IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM) < 0) {
+            const int err = errno; // the erase may free memory, and free may set errno
             watchers().erase(dir);
+            errno = err;
             fail();
         }
         try {
