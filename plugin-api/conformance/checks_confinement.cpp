@@ -160,7 +160,8 @@ CONFORMANCE_CHECK(confine_pids_limit, Gate::ready,
 CONFORMANCE_CHECK(confine_memory_oom, Gate::ready,
                   "A box with memory 32 MiB whose workload takes 128 MiB is ended by the memory "
                   "bound, and the run reports OOM_KILLED when the plugin reports memory honoured "
-                  "(bridged: ended, the flag optional).") {
+                  "(bridged: ended, the flag optional); ended without it, the box runs once more, "
+                  "and the second must carry it.") {
     std::string l = label("memory");
     // The shell itself holds the 128 MiB of the command substitution's output. A second first:
     // an engine watches a box's memory events only once it has started it, so an OOM kill in its
@@ -184,6 +185,17 @@ CONFORMANCE_CHECK(confine_memory_oom, Gate::ready,
     if (!expect_ran(o, "run taking 128 MiB with memory 32 MiB")) return;
     auto survived = value_of(capture->out, "survived");
     bool ended = !survived && !((o.outcome.flags & RADIAL_RUN_EXITED) && o.outcome.exit_code == 0);
+    // The engine itself can miss an OOM kill now and then (containerd may handle the box's exit
+    // before its memory event: docs/design.md §13.1): a box ended without the flag runs once more,
+    // and one of the two must carry it. A plugin that never reports it still fails.
+    if (!bridged && ended && !(o.outcome.flags & RADIAL_RUN_OOM_KILLED)) {
+        spec.label = label("memory-again");
+        capture = std::make_shared<OutputCapture>();
+        o = run(spec, capture);
+        if (!expect_ran(o, "run taking 128 MiB with memory 32 MiB, again")) return;
+        survived = value_of(capture->out, "survived");
+        ended = !survived && !((o.outcome.flags & RADIAL_RUN_EXITED) && o.outcome.exit_code == 0);
+    }
     if (bridged) {
         EXPECT_TRUE(ended) << "the plugin reports memory bridged (" << bridged_note
                            << "), but a box with memory 32 MiB whose workload takes 128 MiB "
