@@ -10,7 +10,7 @@ namespace {
 
 using State = ClientHelloScan::State;
 constexpr std::size_t kMostHandshakeBytes = 64u << 10;
-// Extension types: RFC 9849's encrypted_client_hello, and encrypted_server_name of the ESNI drafts.
+// Extension types: encrypted_client_hello, and the older drafts' encrypted_server_name.
 constexpr std::size_t kEncryptedClientHello = 0xfe0d;
 constexpr std::size_t kEncryptedServerName = 0xffce;
 
