@@ -233,16 +233,29 @@ TEST(RadialdDaemonLive, TurnsOnOneWorkspaceRunOneAfterTheOther) {
     EXPECT_LE(earlier["endedAt"], later["startedAt"]) << "they overlapped: " << a << b;
 }
 
+// A session of `l`'s instance made with `radiald session create`; its id, or "" (the failure
+// reported) when it could not be made.
+std::string create_session(const LiveSetup& l) {
+    auto created = test::run_process({RADIALD_PATH, "session", "create", "--config",
+                                      l.setup.config(), "--image", RADIAL_TEST_IMAGE},
+                                     {}, 120s);
+    EXPECT_EQ(created.exit_code, 0) << created.err;
+    return created.exit_code == 0 ? created.out.substr(0, created.out.find('\n')) : std::string();
+}
+
+// `radiald session rm ID`, expected to succeed.
+void remove_session(const LiveSetup& l, const std::string& sid) {
+    auto rm = test::run_process({RADIALD_PATH, "session", "rm", "--config", l.setup.config(), sid});
+    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+}
+
 // Requests naming a session (session = "ID") run as execs in its box, one after the other even
 // with free slots: one turn per session at a time (docs/design.md §13.12). What the first left in
 // the box the second finds.
 TEST(RadialdDaemonLive, TurnsOfOneSessionRunInItsBoxOneAfterTheOther) {
     LiveSetup l("sess", "maxConcurrentTurns = 2\n");
-    auto created = test::run_process({RADIALD_PATH, "session", "create", "--config",
-                                      l.setup.config(), "--image", RADIAL_TEST_IMAGE},
-                                     {}, 120s);
-    ASSERT_EQ(created.exit_code, 0) << created.err;
-    const std::string sid = created.out.substr(0, created.out.find('\n'));
+    const std::string sid = create_session(l);
+    ASSERT_FALSE(sid.empty());
     const std::string keys = "session = \"" + sid + "\"\n";
     const std::string script =
         "if [ -e /tmp/one ]; then echo second; else touch /tmp/one; sleep 2; echo first; fi";
@@ -259,8 +272,7 @@ TEST(RadialdDaemonLive, TurnsOfOneSessionRunInItsBoxOneAfterTheOther) {
     EXPECT_EQ(said, (std::set<std::string>{"first\n", "second\n"}));
     d.signal(SIGTERM);
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
-    auto rm = test::run_process({RADIALD_PATH, "session", "rm", "--config", l.setup.config(), sid});
-    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+    remove_session(l, sid);
 }
 
 // A session turn's request that names a workdir starts there, as a one-shot turn does; one that
@@ -268,11 +280,8 @@ TEST(RadialdDaemonLive, TurnsOfOneSessionRunInItsBoxOneAfterTheOther) {
 // acted on the session's directory).
 TEST(RadialdDaemonLive, ASessionTurnStartsInTheWorkdirItsRequestNames) {
     LiveSetup l("swd");
-    auto created = test::run_process({RADIALD_PATH, "session", "create", "--config",
-                                      l.setup.config(), "--image", RADIAL_TEST_IMAGE},
-                                     {}, 120s);
-    ASSERT_EQ(created.exit_code, 0) << created.err;
-    const std::string sid = created.out.substr(0, created.out.find('\n'));
+    const std::string sid = create_session(l);
+    ASSERT_FALSE(sid.empty());
     const std::string keys = "session = \"" + sid + "\"\n";
     const std::string in_tmp =
         l.setup.submit(test::shell_turn("pwd", keys + "workdir = \"/tmp\"\n"));
@@ -287,8 +296,7 @@ TEST(RadialdDaemonLive, ASessionTurnStartsInTheWorkdirItsRequestNames) {
     EXPECT_NE(b["outputTail"]["stdout"], "/tmp\n") << b;
     d.signal(SIGTERM);
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
-    auto rm = test::run_process({RADIALD_PATH, "session", "rm", "--config", l.setup.config(), sid});
-    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+    remove_session(l, sid);
 }
 
 TEST(RadialdDaemonLive, SigtermWithARunningTurnFinishesItWithinTheGraceAndExitsZero) {
