@@ -77,6 +77,9 @@ dockerd_wait_s=60
 # network sandboxes before it answers, ~0.2 s each: hundreds take minutes. It is waited for while
 # its log keeps growing (no longer than dockerd_wait_s without a new line), up to this in all.
 dockerd_start_cap_s=600
+dockerd_start_attempts=3
+dockerd_log=/var/log/radial-dockerd.log
+dockerd_pidfile=/var/run/docker.pid
 
 step() {
     echo "setup: $*"
@@ -157,9 +160,9 @@ configure_gvisor() {
         return 0
     fi
     local pid
-    pid="$(cat /var/run/docker.pid 2>/dev/null || true)"
+    pid="$(cat "${dockerd_pidfile}" 2>/dev/null || true)"
     [[ -n "${pid}" ]] && kill -0 "${pid}" 2>/dev/null ||
-        die "gvisor: the running engine does not list runtime '${gvisor_runtime_name}' and its pid is unknown (no /var/run/docker.pid); send its dockerd SIGHUP by hand"
+        die "gvisor: the running engine does not list runtime '${gvisor_runtime_name}' and its pid is unknown (no ${dockerd_pidfile}); send its dockerd SIGHUP by hand"
     step "[2/4] gvisor: sending SIGHUP to dockerd (pid ${pid}) to reload ${daemon_json}"
     kill -HUP "${pid}"
     local start=${SECONDS}
@@ -179,12 +182,12 @@ start_docker() {
     ((EUID == 0)) || die "starting dockerd: no Docker Engine answers and not root; run as root (sudo scripts/setup.sh)"
     command -v dockerd >/dev/null 2>&1 || die "starting dockerd: dockerd not found; install Debian's docker.io"
 
-    local log=/var/log/radial-dockerd.log
+    local log=${dockerd_log}
     if ! { : >>"${log}"; } 2>/dev/null; then
         log=/tmp/radial-dockerd.log
     fi
     # A pid file left by a dockerd that was killed makes a new one refuse to start.
-    local pidfile=/var/run/docker.pid
+    local pidfile=${dockerd_pidfile}
     if [[ -f "${pidfile}" ]]; then
         local old
         old="$(cat "${pidfile}" 2>/dev/null || true)"
@@ -193,7 +196,20 @@ start_docker() {
         fi
     fi
 
-    step "[2/4] docker: starting '${dockerd_cmd[*]}', log in ${log}"
+    # Its first start after a kill can fail on what the killed one left: its containerd was seen
+    # SIGKILLed while deleting the dead boxes' shims, and dockerd gave up on it after 15 s. Every
+    # start removes more of them, so it is started again, up to dockerd_start_attempts in all.
+    local attempt
+    for ((attempt = 1; attempt <= dockerd_start_attempts; attempt++)); do
+        launch_dockerd "${log}" "${attempt}" && return
+    done
+    die "starting dockerd: it exited before answering ${dockerd_start_attempts} times; see ${log}"
+}
+
+# Starts dockerd once, logging to $1; returns 1 when it exits before answering, dies when it hangs.
+launch_dockerd() {
+    local log=$1 attempt=$2
+    step "[2/4] docker: starting '${dockerd_cmd[*]}' (attempt ${attempt} of ${dockerd_start_attempts}), log in ${log}"
     echo "=== $(date -u +%FT%TZ) setup.sh: ${dockerd_cmd[*]}" >>"${log}"
     setsid nohup "${dockerd_cmd[@]}" >>"${log}" 2>&1 </dev/null &
     local pid=$!
@@ -203,9 +219,9 @@ start_docker() {
     until docker_answers; do
         waited=$((SECONDS - start))
         if ! kill -0 "${pid}" 2>/dev/null; then
-            echo "setup: dockerd (pid ${pid}) exited; last lines of ${log}:" >&2
+            echo "setup: dockerd (pid ${pid}) exited before answering; last lines of ${log}:" >&2
             tail -n 30 "${log}" >&2 || true
-            die "starting dockerd: it exited before answering; see ${log}"
+            return 1
         fi
         local size
         size=$(stat -c %s "${log}")
@@ -243,6 +259,8 @@ test_image() {
     packaging/build-test-image.sh
 }
 
+# Sourced (tests/scripts/setup_start_docker_test.sh), it only defines its functions.
+[[ "${BASH_SOURCE[0]}" == "${0}" ]] || return 0
 install_packages
 configure_gvisor
 start_docker
