@@ -80,6 +80,7 @@ dockerd_start_cap_s=600
 dockerd_start_attempts=3
 dockerd_log=/var/log/radial-dockerd.log
 dockerd_pidfile=/var/run/docker.pid
+dockerd_exec_root=/var/run/docker
 
 step() {
     echo "setup: $*"
@@ -196,6 +197,8 @@ start_docker() {
         fi
     fi
 
+    forget_dead_gvisor_sandboxes
+
     # Its first start after a kill can fail on what the killed one left: its containerd was seen
     # SIGKILLed while deleting the dead boxes' shims, and dockerd gave up on it after 15 s. Every
     # start removes more of them, so it is started again, up to dockerd_start_attempts in all.
@@ -204,6 +207,30 @@ start_docker() {
         launch_dockerd "${log}" "${attempt}" && return
     done
     die "starting dockerd: it exited before answering ${dockerd_start_attempts} times; see ${log}"
+}
+
+# gVisor's state of a box that died with its engine (a machine restart) records its sandbox's pid,
+# and the new engine's containerd deletes every dead box at start with `runsc delete --force`,
+# which SIGKILLs that pid without asking whose it is now: seen killing containerd itself. A state
+# whose sandbox pid is not a live runsc-sandbox is removed first; containerd's delete then finds
+# nothing to kill. A live sandbox (an engine killed alone) keeps its state.
+forget_dead_gvisor_sandboxes() {
+    local state pid comm root=${dockerd_exec_root} configured
+    if [[ -s "${daemon_json}" ]] && command -v jq >/dev/null 2>&1; then
+        configured="$(jq -r '."exec-root" // empty' "${daemon_json}" 2>/dev/null || true)"
+        [[ -n "${configured}" ]] && root=${configured}
+    fi
+    for state in "${root}"/runtime-*/moby/*_sandbox:*.state; do
+        [[ -f "${state}" ]] || continue
+        command -v jq >/dev/null 2>&1 ||
+            die "starting dockerd: gVisor state ${state} is left from a killed engine, and jq (to read its pid) is missing; run setup with --with-gvisor, or remove that file"
+        pid="$(jq -r '.sandbox.pid // empty' "${state}" 2>/dev/null || true)"
+        comm=""
+        [[ "${pid}" =~ ^[0-9]+$ ]] && comm="$(cat "/proc/${pid}/comm" 2>/dev/null || true)"
+        [[ "${comm}" == runsc-sandbox ]] && continue
+        step "[2/4] docker: removing gVisor state of a box that died with its engine (pid ${pid:-unknown} is no longer its sandbox): ${state}"
+        rm -f "${state}" "${state%.state}.lock"
+    done
 }
 
 # Starts dockerd once, logging to $1; returns 1 when it exits before answering, dies when it hangs.

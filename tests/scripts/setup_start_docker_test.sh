@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # scripts/setup.sh starts dockerd again when it exits before answering (its containerd killed while
 # deleting a killed engine's dead shims), up to dockerd_start_attempts times, and says so; a dockerd
-# that never stays up still ends setup with an error naming its log. A fake dockerd and a fake
-# `docker info` stand in for the engine: the loop is what is tested, not the engine.
+# that never stays up still ends setup with an error naming its log. Before a start, gVisor state
+# whose sandbox pid is no longer a runsc-sandbox is removed (containerd's delete would SIGKILL that
+# pid). A fake dockerd and a fake `docker info` stand in for the engine: setup's steps are tested.
 set -euo pipefail
 
 repo="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 ((EUID == 0)) || { echo "SKIP: setup.sh starts dockerd only as root"; exit 77; }
 
 work="$(mktemp -d)"
-trap 'kill "$(cat "${work}/up.pid" 2>/dev/null)" 2>/dev/null || true; rm -rf "${work}"' EXIT
+pids=()
+trap 'kill "$(cat "${work}/up.pid" 2>/dev/null)" "${pids[@]}" 2>/dev/null || true; rm -rf "${work}"' EXIT
 
 # The fake dockerd: exits (as a dockerd whose containerd died does) until it has run
 # $fails_before_up times, then stays up and answers.
@@ -36,6 +38,8 @@ start_docker_with_fakes() {
         dockerd_cmd=("${work}/dockerd")
         dockerd_log="${work}/dockerd.log"
         dockerd_pidfile="${work}/docker.pid"
+        dockerd_exec_root="${work}/exec-root"
+        daemon_json="${work}/daemon.json"
         docker_answers() { [[ -e "${work}/answers" ]]; }
         docker() { echo fake; }
         start_docker
@@ -66,4 +70,33 @@ fi
 [[ "$(cat "${work}/runs")" == 3 ]] || fail "dockerd ran $(cat "${work}/runs") times, not 3"
 grep -q "starting dockerd: it exited before answering 3 times; see ${work}/dockerd.log" <<<"${out}" ||
     fail "the error does not say how often it was started and where its log is: ${out}"
+# gVisor state left by boxes that died with their engine: one whose pid is now another process (it
+# would be SIGKILLed by containerd's delete), one whose pid is gone, and one whose sandbox lives.
+states="${work}/exec-root/runtime-runc/moby"
+mkdir -p "${states}"
+sleep 600 &
+pids+=($!)
+other=$!
+cp "$(command -v sleep)" "${work}/runsc-sandbox"
+"${work}/runsc-sandbox" 600 &
+pids+=($!)
+sandbox=$!
+sleep 0 &
+gone=$!
+wait "${gone}"
+for box in reused:${other} gone:${gone} alive:${sandbox}; do
+    printf '{"id":"%s","goferPid":1,"sandbox":{"pid":%s}}\n' "${box%%:*}" "${box#*:}" \
+        >"${states}/${box%%:*}_sandbox:${box%%:*}.state"
+    : >"${states}/${box%%:*}_sandbox:${box%%:*}.lock"
+done
+rm -f "${work}/runs" "${work}/answers" "${work}/up.pid"
+echo 0 >"${work}/fails_before_up"
+out="$(start_docker_with_fakes)" || fail "start_docker failed: ${out}"
+for box in reused gone; do
+    [[ ! -e "${states}/${box}_sandbox:${box}.state" && ! -e "${states}/${box}_sandbox:${box}.lock" ]] ||
+        fail "the state of the dead box '${box}' was kept: ${out}"
+    grep -q "removing gVisor state .*${box}_sandbox" <<<"${out}" || fail "the removal of '${box}' is not said: ${out}"
+done
+[[ -e "${states}/alive_sandbox:alive.state" ]] || fail "the state of a live sandbox was removed: ${out}"
+kill -0 "${other}" || fail "the process holding a dead box's pid was killed"
 echo "PASS"
