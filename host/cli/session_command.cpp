@@ -172,7 +172,10 @@ int run_session_create(const SessionOptions& o) {
         rec.mode = o.mode;
         rec.workdir = spec.workdir;
         if (!o.workspace.empty()) rec.workspace = spec.mounts.front().source;
-        rec.policy = policy_generation(spec, instance->runtime().info().id, rec.workspace,
+        if (struct stat st{};
+            !rec.workspace.empty() && ::geteuid() == 0 && ::stat(rec.workspace.c_str(), &st) == 0)
+            rec.workspace_owner = fmt::format("{}:{}", st.st_uid, st.st_gid);
+        rec.policy = policy_generation(spec, cfg, instance->runtime().info().id, rec.workspace,
                                        o.mode.empty() ? cfg.mode : o.mode);
 
         // Its own ids for as long as the box lives (box_id_lease.h): freed by `session rm`.

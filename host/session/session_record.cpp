@@ -31,6 +31,7 @@ nlohmann::json to_json(const SessionRecord& r) {
             {"label", r.label},
             {"image", r.image},
             {"workspace", r.workspace},
+            {"workspaceOwner", r.workspace_owner},
             {"mode", r.mode},
             {"workdir", r.workdir},
             {"user", r.user},
@@ -54,6 +55,7 @@ SessionRecord from_json(const nlohmann::json& j) {
     r.label = j.at("label").get<std::string>();
     r.image = j.at("image").get<std::string>();
     r.workspace = j.at("workspace").get<std::string>();
+    r.workspace_owner = j.value("workspaceOwner", "");
     r.mode = j.at("mode").get<std::string>();
     r.workdir = j.at("workdir").get<std::string>();
     r.user = j.at("user").get<std::string>();

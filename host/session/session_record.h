@@ -35,10 +35,14 @@ struct SessionRecord {
     std::string label;     // the box's: "radial-session-<instanceId>-<id>"
     std::string image;     // as given at create
     std::string workspace; // host directory, absolute; empty: none
-    std::string mode;      // the workspace mode the box was made with
-    std::string workdir;   // where execs start; empty: the image's
-    std::string user;      // "uid:gid" the box runs as (leased ids, box_id_lease.h)
-    std::string runtime;   // the runtime whose box it is; empty: made before it was kept
+    // "uid:gid" of the workspace directory at create, when radiald hands workspaces over (root):
+    // a turn whose hand-back a killed radiald left finds the directory the box uid's, and gives
+    // it back to this owner, not to the box (workspace_handover.h). Empty: none recorded.
+    std::string workspace_owner;
+    std::string mode;    // the workspace mode the box was made with
+    std::string workdir; // where execs start; empty: the image's
+    std::string user;    // "uid:gid" the box runs as (leased ids, box_id_lease.h)
+    std::string runtime; // the runtime whose box it is; empty: made before it was kept
     std::uint64_t idle_timeout_ms = 0;
     std::uint64_t max_lifetime_ms = 0;
     std::int64_t created_at_ms = 0; // Unix epoch

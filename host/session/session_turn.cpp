@@ -35,18 +35,19 @@ void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& sessio
 }
 
 void check_session_policy(const SessionRecord& session, const ContainerSpec& spec,
-                          const std::string& runtime_id, const std::string& default_mode) {
+                          const config::HostConfig& cfg, const std::string& runtime_id) {
     if (session.policy.empty()) return;
-    const std::string now = policy_generation(spec, runtime_id, session.workspace,
-                                              session.mode.empty() ? default_mode : session.mode);
+    const std::string now = policy_generation(spec, cfg, runtime_id, session.workspace,
+                                              session.mode.empty() ? cfg.mode : session.mode);
     if (now == session.policy) return;
     throw turn::RequestError(fmt::format(
         "session '{}' was made under another policy than the config gives it now (run.network, "
-        "run.memory, run.cpus, run.pidsLimit, the workspace mode or the runtime changed since), "
+        "run.memory, run.cpus, run.pidsLimit, run.user, run.homeSize, run.codexAuth, the "
+        "workspace mode, the runtime or its table [{}] changed since), "
         "and its box keeps what it was made with; remove it ('radiald session rm {}') and "
         "create it again under this config (a running daemon applies the config it started "
         "with: restart it after changing the file)",
-        session.id, session.id));
+        session.id, cfg.runtime_section.section, session.id));
 }
 
 void make_session_exec(ContainerSpec& spec, const SessionRecord& session,

@@ -7,8 +7,10 @@
 #include <radial/container_spec.hpp>
 #include <radial/host/runtime_client.hpp>
 
+#include "config/host_config.h"
 #include "redaction/stream_redactor.h"
 #include "session/session_record.h"
+#include "time/clock.h"
 #include "turn/turn_request.h"
 
 namespace radial::session {
@@ -21,12 +23,12 @@ void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& sessio
 
 // Refuses (RequestError naming the session and what to do) a turn of a session whose box was made
 // under another policy than the operator's config gives it now: `spec` is the bound request built
-// under the current config, whose policy_generation (with `runtime_id` and the session's mode, or
-// `default_mode`) must be the one recorded at create. The box keeps what it was made with
-// (network, limits, rootfs, tmpfs, hosts, ports, mounts), so a config tightened since would
-// otherwise not reach it. A session whose record predates the policy passes.
+// under the current `cfg`, whose policy_generation (with `runtime_id` and the session's mode, or
+// cfg.mode) must be the one recorded at create. The box keeps what it was made with (network,
+// limits, rootfs, tmpfs, hosts, ports, mounts, user, OCI runtime), so a config tightened since
+// would otherwise not reach it. A session whose record predates the policy passes.
 void check_session_policy(const SessionRecord& session, const ContainerSpec& spec,
-                          const std::string& runtime_id, const std::string& default_mode);
+                          const config::HostConfig& cfg, const std::string& runtime_id);
 
 // The exec of a session turn: `spec` (built from the bound request) labelled as the session's box
 // and run as its ids; what only a box's creation can apply (mounts, tmpfs, limits) is dropped, the

@@ -68,8 +68,17 @@ SnapshotRecord snapshot_from_json(const nlohmann::json& j) {
 
 } // namespace
 
-std::string policy_generation(const ContainerSpec& spec, const std::string& runtime_id,
-                              const std::string& workspace, const std::string& mode) {
+std::string policy_generation(const ContainerSpec& spec, const config::HostConfig& cfg,
+                              const std::string& runtime_id, const std::string& workspace,
+                              const std::string& mode) {
+    // The runtime's table as written: its keys (an OCI runtime, a writable layer's size) make the
+    // box, and the host cannot tell which of a third party's keys do, so every one counts.
+    nlohmann::json runtime_table = nlohmann::json::array();
+    for (const auto& e : cfg.runtime_section.entries)
+        runtime_table.push_back(
+            {e.key, e.kind, e.string_value, e.int_value, e.float_value, e.items});
+    nlohmann::json box_root = nullptr;
+    if (cfg.box_root) box_root = {cfg.box_root->first, cfg.box_root->second};
     nlohmann::json targets = nlohmann::json::array();
     for (const auto& m : spec.mounts) targets.push_back({m.target, m.read_only});
     nlohmann::json tmpfs = nlohmann::json::array();
@@ -85,7 +94,13 @@ std::string policy_generation(const ContainerSpec& spec, const std::string& runt
                                    {"tmpfs", tmpfs},
                                    {"extraHosts", spec.extra_hosts},
                                    {"hostPorts", spec.host_ports},
-                                   {"mountTargets", targets}};
+                                   {"mountTargets", targets},
+                                   {"user", cfg.user},
+                                   {"homeBytes", cfg.home_size_bytes},
+                                   {"codexAuth", cfg.codex_auth},
+                                   {"boxRoot", box_root},
+                                   {"runtimeSection", cfg.runtime_section.section},
+                                   {"runtimeTable", runtime_table}};
     return "sha256:" + sha256_hex(canonical(policy));
 }
 

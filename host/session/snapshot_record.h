@@ -27,10 +27,13 @@ struct SnapshotRecord {
 
 // The policy generation of a session's box: "sha256:<hex>" of what the host decided about it
 // (runtime, the workspace it is bound to and its mode, and the spec's network, limits, rootfs,
-// tmpfs, extra hosts, ports and mount targets), not of what names or feeds it (label, image,
-// user ids, env, other mount sources). The same policy gives the same generation. [thread-safe]
-std::string policy_generation(const ContainerSpec& spec, const std::string& runtime_id,
-                              const std::string& workspace, const std::string& mode);
+// tmpfs, extra hosts, ports and mount targets; of `cfg`, what shapes the box beyond the spec:
+// run.user, run.homeSize, run.codexAuth, the namespaced root's ids and the runtime's own table,
+// such as [run.docker] ociRuntime), not of what names or feeds it (label, image, the leased user
+// ids, env, other mount sources). The same policy gives the same generation. [thread-safe]
+std::string policy_generation(const ContainerSpec& spec, const config::HostConfig& cfg,
+                              const std::string& runtime_id, const std::string& workspace,
+                              const std::string& mode);
 
 // The content address of a snapshot: the hex SHA-256 of {base, manifest (each step's argv,
 // workdir, env and exit code; not its turn id), policy}, canonical JSON. The same three give the

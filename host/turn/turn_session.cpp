@@ -73,7 +73,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         spec_ = build_container_spec(request_, env_.cfg);
         // Pinned once, here: the daemon's claim and `radiald turn` alike (docs/design.md §6.5).
         if (session_) {
-            session::check_session_policy(*session_, spec_, env_.client.info().id, env_.cfg.mode);
+            session::check_session_policy(*session_, spec_, env_.cfg, env_.client.info().id);
             session::make_session_exec(spec_, *session_, request_.workdir);
             image_digest_ = session_->image_digest;
         } else {

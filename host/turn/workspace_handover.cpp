@@ -152,7 +152,8 @@ WalkReport walk(internal::UniqueFd cur, const std::string& root, const IdMap& m,
 } // namespace
 
 WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid,
-                                     std::string marker, bool box_writes)
+                                     std::string marker, bool box_writes,
+                                     std::optional<std::pair<uid_t, gid_t>> recorded_owner)
     : workspace_(std::move(workspace)), box_uid_(box_uid), box_gid_(box_gid) {
     if (::geteuid() != 0 || workspace_.empty()) return;
     // The path was resolved when the turn was checked (request_policy.h), so a link in it now was
@@ -176,6 +177,15 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
     if (!root_) return;
     owner_uid_ = st.st_uid;
     owner_gid_ = st.st_gid;
+    if (st.st_uid == box_uid_ && recorded_owner && recorded_owner->first != box_uid_) {
+        log::info("turn",
+                  "workspace '{}' belongs to the box uid {}, as a radiald killed during an earlier "
+                  "turn left it: it goes back to uid {} after this turn, its owner at the "
+                  "session's create",
+                  workspace_, box_uid_, recorded_owner->first);
+        owner_uid_ = recorded_owner->first;
+        owner_gid_ = recorded_owner->second;
+    }
     active_ = true;
     if (!marker.empty()) {
         std::error_code ec;

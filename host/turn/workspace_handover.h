@@ -23,7 +23,9 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace radial::turn {
 
@@ -54,8 +56,12 @@ public:
     // killed meanwhile leaves what recover() needs to hand the tree back.
     // `box_writes`: the box's mount of it is writable (workspace-write); a workspace that belongs
     // to root is then logged as one the box can write only where its modes let it.
+    // `recorded_owner` (a session's, from its create): the owner to give the tree back to when the
+    // directory belongs to the box uid itself, which only a hand-back that never happened (a
+    // radiald killed mid-turn, its box kept) leaves; otherwise the directory's owner is.
     WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid, std::string marker = {},
-                      bool box_writes = false);
+                      bool box_writes = false,
+                      std::optional<std::pair<uid_t, gid_t>> recorded_owner = std::nullopt);
     // Hands back (give_back()).
     ~WorkspaceHandover();
 

@@ -66,9 +66,9 @@ TEST(SessionLive, ATurnsInstallStaysForTheSessionAndItsSecretLeavesWithTheTurn) 
 }
 
 // A session's box keeps the policy it was made under. Once the operator changes it (a tighter
-// run.pidsLimit, run.memory, another workspace mode), a turn of the session is refused naming the
-// fix, rather than run in a box the new config would not make; under the config it was made
-// with, it runs again.
+// run.pidsLimit, run.memory, another workspace mode, a smaller home, the OCI runtime in
+// [run.docker]), a turn of the session is refused naming the fix, rather than run in a box the new
+// config would not make; under the config it was made with, it runs again.
 TEST(SessionLive, ATurnOfASessionMadeUnderAnotherPolicyIsRefused) {
     test::RadialdSetup setup("pidsLimit = 256\n");
     Session s(setup, {});
@@ -77,7 +77,9 @@ TEST(SessionLive, ATurnOfASessionMadeUnderAnotherPolicyIsRefused) {
     for (const auto& [from, to] :
          {std::pair<std::string, std::string>{"pidsLimit = 256", "pidsLimit = 64"},
           {"pidsLimit = 256", "pidsLimit = 256\nmemory = \"1g\""},
-          {"pidsLimit = 256", "pidsLimit = 256\nmode = \"read-only\""}}) {
+          {"pidsLimit = 256", "pidsLimit = 256\nmode = \"read-only\""},
+          {"pidsLimit = 256", "pidsLimit = 256\nhomeSize = \"64m\""},
+          {"[run.docker]\n", "[run.docker]\nociRuntime = \"runc\"\n"}}) {
         std::string changed = made_under;
         changed.replace(changed.find(from), from.size(), to);
         std::ofstream(setup.config()) << changed;
@@ -85,6 +87,7 @@ TEST(SessionLive, ATurnOfASessionMadeUnderAnotherPolicyIsRefused) {
         EXPECT_EQ(t.result.exit_code, 125) << to << ": " << t.result.err;
         EXPECT_THAT(t.result.err, HasSubstr("was made under another policy")) << to;
         EXPECT_THAT(t.result.err, HasSubstr("radiald session rm " + s.id)) << to;
+        EXPECT_THAT(t.result.err, HasSubstr("[run.docker]")) << to;
     }
     std::ofstream(setup.config()) << made_under;
     auto t = setup.turn({"--session", s.id}, {"echo", "same"});
@@ -293,6 +296,34 @@ TEST(SessionLive, RmWaitsForTheTurnAndALeftoverExecEndsBeforeTheNextTurn) {
     auto next = setup.turn({"--session", s.id}, {"sh", "-c", "ps -o args | grep -c '^sleep 600'"});
     EXPECT_EQ(next.result.exit_code, 1) << next.result.err; // grep -c counts 0 and fails
     EXPECT_EQ(next.result.out, "0\n") << "a killed turn's exec ran on beside the next turn";
+}
+
+// A radiald SIGKILLed during a session's turn leaves the workspace the box uid's (the box is kept,
+// and with it the hand-back's note). The session's next turn gives it back to its owner at the
+// session's create once it ends, rather than take the box uid for the owner and keep it so.
+TEST(SessionLive, AWorkspaceAKilledTurnLeftTheBoxUidsIsTheOwnersAfterTheNextTurn) {
+    test::RadialdSetup setup;
+    test::TempDir ws("radial-ws"), scratch("radial-sess");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    Session s(setup, {"--workspace", ws.path()});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    test::BackgroundProcess left({RADIALD_PATH, "turn", "--config", setup.config(), "--session",
+                                  s.id, "--", "sh", "-c", "echo started; sleep 600"},
+                                 scratch / "left.log", true);
+    ASSERT_EQ(left.read_line(), std::optional<std::string>("started"))
+        << test::read_file(scratch / "left.log");
+    left.signal(SIGKILL);
+    left.wait(30s);
+    struct stat st {};
+    ASSERT_EQ(::stat(ws.path().c_str(), &st), 0);
+    ASSERT_NE(st.st_uid, 65534u) << "the killed turn did not leave the workspace the box's";
+    auto next = setup.turn({"--session", s.id}, {"sh", "-c", "echo x > /work/after"});
+    ASSERT_EQ(next.result.exit_code, 0) << next.result.err;
+    for (const std::string& p : {ws.path(), ws / "after"}) {
+        ASSERT_EQ(::stat(p.c_str(), &st), 0) << p;
+        EXPECT_EQ(st.st_uid, 65534u) << p << " was not given back to the workspace's owner";
+        EXPECT_EQ(st.st_gid, 65534u) << p;
+    }
 }
 
 // The session's maximum lifetime ending under a turn kills its exec, and the record says so

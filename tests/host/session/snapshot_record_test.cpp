@@ -50,7 +50,9 @@ TEST(SnapshotRecordTest, APolicyGenerationCountsThePolicyNotWhatNamesOrFeedsTheB
     s.env = {{"A", "1", false}};
     s.mounts = {{"/srv/ws1", "/work", false}};
     s.memory_bytes = 1 << 30;
-    const auto p = policy_generation(s, "docker", "/srv/ws", "workspace-write");
+    config::HostConfig cfg;
+    cfg.runtime_section = {"run.docker", {{"pull", RADIAL_CONFIG_STRING, "never", 0, 0, {}}}};
+    const auto p = policy_generation(s, cfg, "docker", "/srv/ws", "workspace-write");
     EXPECT_EQ(p.rfind("sha256:", 0), 0u);
     ContainerSpec other = s;
     other.label = "radial-session-x-2";
@@ -58,19 +60,39 @@ TEST(SnapshotRecordTest, APolicyGenerationCountsThePolicyNotWhatNamesOrFeedsTheB
     other.user = "2000000002:2000000002";
     other.env = {{"A", "2", false}};
     other.mounts = {{"/srv/ws2", "/work", false}};
-    EXPECT_EQ(p, policy_generation(other, "docker", "/srv/ws", "workspace-write"));
-    EXPECT_NE(p, policy_generation(s, "docker", "/srv/ws", "read-only"));
-    EXPECT_NE(p, policy_generation(s, "sandbox", "/srv/ws", "workspace-write"));
+    EXPECT_EQ(p, policy_generation(other, cfg, "docker", "/srv/ws", "workspace-write"));
+    EXPECT_NE(p, policy_generation(s, cfg, "docker", "/srv/ws", "read-only"));
+    EXPECT_NE(p, policy_generation(s, cfg, "sandbox", "/srv/ws", "workspace-write"));
     ContainerSpec bigger = s;
     bigger.memory_bytes = 2u << 30;
-    EXPECT_NE(p, policy_generation(bigger, "docker", "/srv/ws", "workspace-write"));
+    EXPECT_NE(p, policy_generation(bigger, cfg, "docker", "/srv/ws", "workspace-write"));
     ContainerSpec networked = s;
     networked.network = "host";
-    EXPECT_NE(p, policy_generation(networked, "docker", "/srv/ws", "workspace-write"));
+    EXPECT_NE(p, policy_generation(networked, cfg, "docker", "/srv/ws", "workspace-write"));
     ContainerSpec read_only_ws = s;
     read_only_ws.mounts[0].read_only = true;
-    EXPECT_NE(p, policy_generation(read_only_ws, "docker", "/srv/ws", "workspace-write"));
-    EXPECT_NE(p, policy_generation(s, "docker", "/srv/other-ws", "workspace-write"));
+    EXPECT_NE(p, policy_generation(read_only_ws, cfg, "docker", "/srv/ws", "workspace-write"));
+    EXPECT_NE(p, policy_generation(s, cfg, "docker", "/srv/other-ws", "workspace-write"));
+    // What shapes the box beyond the spec: its user, its home, its OCI runtime (the runtime's own
+    // table, every key of it), a namespaced root's ids.
+    auto changed = [&](auto&& change) {
+        config::HostConfig c = cfg;
+        change(c);
+        return policy_generation(s, c, "docker", "/srv/ws", "workspace-write");
+    };
+    EXPECT_EQ(p, changed([](config::HostConfig&) {}));
+    EXPECT_NE(p, changed([](config::HostConfig& c) { c.user = "workspace-owner"; }));
+    EXPECT_NE(p, changed([](config::HostConfig& c) { c.home_size_bytes = 64u << 20; }));
+    EXPECT_NE(p, changed([](config::HostConfig& c) { c.codex_auth = true; }));
+    EXPECT_NE(p, changed([](config::HostConfig& c) { c.box_root = {{100000, 65536}}; }));
+    EXPECT_NE(p, changed([](config::HostConfig& c) {
+                  c.runtime_section.entries.push_back(
+                      {"ociRuntime", RADIAL_CONFIG_STRING, "runsc", 0, 0, {}});
+              }));
+    EXPECT_NE(p, changed([](config::HostConfig& c) {
+                  c.runtime_section.entries[0].string_value = "missing";
+              }));
+    EXPECT_NE(p, changed([](config::HostConfig& c) { c.runtime_section.section = "run.other"; }));
 }
 
 TEST(SnapshotRecordTest, ARecordRoundTripsAndIsFoundByTagOrImageOnly) {

@@ -72,6 +72,33 @@ TEST(WorkspaceHandover, C12_TheTreeIsTheBoxsDuringTheTurnAndTheOwnersAfter) {
     EXPECT_EQ(lstat_of(w + "/foreign").st_uid, 4343u);
 }
 
+// A session's workspace that a killed radiald left the box uid's (its box kept, no hand-back):
+// the next turn gives it back to the owner the session recorded at create, not to the box; a
+// directory that belongs to anyone else keeps its own owner, whatever was recorded.
+TEST(WorkspaceHandover, ATreeLeftTheBoxUidsGoesBackToTheRecordedOwner) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir ws("radial-ho");
+    const std::string w = ws.path();
+    std::filesystem::create_directories(w + "/a");
+    std::ofstream(w + "/a/f") << "x";
+    for (const char* p : {"", "/a", "/a/f"}) ASSERT_EQ(::lchown((w + p).c_str(), kBox, kBox), 0);
+    {
+        WorkspaceHandover handover(w, kBox, kBox, {}, true, std::make_pair(kOwner, kGroup));
+        EXPECT_EQ(lstat_of(w).st_uid, kBox);
+    }
+    for (const char* p : {"", "/a", "/a/f"}) {
+        EXPECT_EQ(lstat_of(w + p).st_uid, kOwner) << p;
+        EXPECT_EQ(lstat_of(w + p).st_gid, kGroup) << p;
+    }
+    // Given to another user since: that user's, not the recorded owner's.
+    for (const char* p : {"", "/a", "/a/f"}) ASSERT_EQ(::lchown((w + p).c_str(), 4343, 4343), 0);
+    {
+        WorkspaceHandover handover(w, kBox, kBox, {}, true, std::make_pair(kOwner, kGroup));
+        EXPECT_EQ(lstat_of(w + "/a/f").st_uid, kBox);
+    }
+    for (const char* p : {"", "/a", "/a/f"}) EXPECT_EQ(lstat_of(w + p).st_uid, 4343u) << p;
+}
+
 // No setuid or setgid file a box made survives its turn, however deep (docs/design.md §17,
 // C-12's class): the hand-back has no depth limit, clears both bits (setgid without group
 // execute, which a chown keeps, included), and gives every level back.
