@@ -152,6 +152,17 @@ std::string check_changes(const host::RuntimeClient& client, const std::string& 
 
 } // namespace
 
+std::uint64_t changes_window_start_ms(time::WallPoint wall_start, time::SteadyPoint steady_start,
+                                      time::WallPoint wall_now, time::SteadyPoint steady_now) {
+    using std::chrono::milliseconds;
+    constexpr milliseconds kSlack{1000};
+    const auto wall = std::chrono::duration_cast<milliseconds>(wall_now - wall_start);
+    const auto steady = std::chrono::duration_cast<milliseconds>(steady_now - steady_start);
+    if (wall - steady > kSlack || steady - wall > kSlack) return 0;
+    const auto start = std::chrono::duration_cast<milliseconds>(wall_start.time_since_epoch());
+    return start > kSlack ? static_cast<std::uint64_t>((start - kSlack).count()) : 0;
+}
+
 void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
                       const std::string& session_id, const std::string& turn_id,
                       const ContainerSpec& exec, std::optional<std::int32_t> exit_code,

@@ -50,6 +50,15 @@ void begin_session_turn(const std::string& state_dir, const SessionRecord& loade
 void abandon_session_turn(const std::string& state_dir, const std::string& session_id,
                           const std::string& turn_id) noexcept;
 
+// Where the look at a turn's changes starts (`since_ms` of end_session_turn, Unix epoch ms): a
+// second before the exec started by the wall clock, since an inode's change time is coarser than
+// the clock. When the wall clock moved other than the steady clock did between the exec's start
+// (`wall_start`, `steady_start`) and now, by more than that second (an NTP step, an operator's
+// date), a change time says nothing about when a change was made: 0, every change the box ever
+// made is looked at. Pure; thread-safe.
+std::uint64_t changes_window_start_ms(time::WallPoint wall_start, time::SteadyPoint steady_start,
+                                      time::WallPoint wall_now, time::SteadyPoint steady_now);
+
 // After the exec, still under the lock: looks for the turn's secrets (`redactor`, compiled from
 // `secrets`: their values and encodings) and those of the session's earlier turns (their
 // fingerprints) in every entry the box changed since `since_ms` (the exec's start, Unix epoch

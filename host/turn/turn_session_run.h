@@ -13,6 +13,7 @@
 #include "egress/egress_broker.h"
 #include "pool/warm_pool.h"
 #include "socket/turn_socket_server.h"
+#include "time/clock.h"
 #include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
 #include "turn/record_quota.h"
@@ -40,8 +41,10 @@ struct TurnSession::Run {
     std::optional<BoxIdentity> identity;
     // The workspace, the box user's while the box runs (workspace_handover.h).
     std::optional<WorkspaceHandover> handover;
-    std::uint64_t exec_started_ms = 0; // when the box's command was started, Unix epoch ms
-    bool finishing = false;            // finish() was entered: the record is on its way
+    std::uint64_t exec_started_ms = 0;       // when the box's command was started, Unix epoch ms
+    time::WallPoint exec_started_wall{};     // the same instant by the injected clock's wall
+    time::SteadyPoint exec_started_steady{}; // and by its steady time
+    bool finishing = false;                  // finish() was entered: the record is on its way
     // The warm pool's box the turn claimed (docs/design.md §13.14), or null. Last, so destroyed
     // first: the box is gone and the workspace detached from it before anything else is undone.
     std::unique_ptr<pool::ClaimedBox> pooled;

@@ -420,9 +420,12 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
                            kOutputTailBytes);
         out(stream, bytes);
     };
-    run.exec_started_ms = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(env_.clock->wall().time_since_epoch())
-            .count());
+    run.exec_started_steady = env_.clock->steady();
+    run.exec_started_wall = env_.clock->wall();
+    run.exec_started_ms =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       run.exec_started_wall.time_since_epoch())
+                                       .count());
     TerminalRecord ran = runner.run([&](std::uint32_t stream, std::string_view bytes) {
         checkpoint("output");
         buffer.clear();
@@ -461,12 +464,13 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     const auto& id = request_.turn_id;
     const auto& spec = run.spec;
     // What the exec left in the box may not carry its secrets into a snapshot (docs/design.md
-    // §13.12). A second's slack: an inode's change time is coarser than the clock read above.
+    // §13.12): what changed since it started, or everything when the wall clock was stepped.
     if (session_)
         session::end_session_turn(
             env_.client, env_.cfg.state_dir, session_->id, id, spec, ran.exit_code,
             ran.status == TurnStatus::error ? ran.error : std::string(), *secrets_, *redactor_,
-            run.exec_started_ms > 1000 ? run.exec_started_ms - 1000 : 0);
+            session::changes_window_start_ms(run.exec_started_wall, run.exec_started_steady,
+                                             env_.clock->wall(), env_.clock->steady()));
     if (session_ && ::geteuid() == 0) {
         // Root's again between turns: the next turn binds its socket there before the box may
         // touch the directory.

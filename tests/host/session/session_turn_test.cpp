@@ -121,5 +121,32 @@ TEST_F(SessionTurnTest, TheManifestHoldsNoSecretTheTurnQuoted) {
               std::string::npos);
 }
 
+// The look at a turn's changes starts a second before its exec by the wall clock, unless the wall
+// clock was stepped meanwhile (either way, by more than that second): a change time then says
+// nothing of when, and every change of the box is looked at.
+TEST(ChangesWindow, StartsASecondBeforeTheExecUnlessTheWallClockWasStepped) {
+    using namespace std::chrono;
+    const time::WallPoint wall{milliseconds(1'700'000'000'000)};
+    const time::SteadyPoint steady{seconds(500)};
+    EXPECT_EQ(changes_window_start_ms(wall, steady, wall + seconds(30), steady + seconds(30)),
+              1'699'999'999'000u);
+    // Within the second's slack, either way.
+    EXPECT_EQ(
+        changes_window_start_ms(wall, steady, wall + milliseconds(30'900), steady + seconds(30)),
+        1'699'999'999'000u);
+    EXPECT_EQ(
+        changes_window_start_ms(wall, steady, wall + milliseconds(29'100), steady + seconds(30)),
+        1'699'999'999'000u);
+    // Stepped back (changes made after it carry earlier times), or forward.
+    EXPECT_EQ(changes_window_start_ms(wall, steady, wall + seconds(25), steady + seconds(30)), 0u);
+    EXPECT_EQ(changes_window_start_ms(wall, steady, wall - hours(1), steady + seconds(30)), 0u);
+    EXPECT_EQ(changes_window_start_ms(wall, steady, wall + hours(1), steady + seconds(30)), 0u);
+    // An exec started in the epoch's first second looks at everything.
+    EXPECT_EQ(
+        changes_window_start_ms(time::WallPoint{milliseconds(500)}, steady,
+                                time::WallPoint{milliseconds(600)}, steady + milliseconds(100)),
+        0u);
+}
+
 } // namespace
 } // namespace radial::session
