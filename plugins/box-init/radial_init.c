@@ -2,7 +2,7 @@
  * forwards signals to the command, and ends the box at the turn's deadline by itself, so a box
  * never outlives its timeout by more than the grace even when no radiald is left to kill it.
  *
- *   radial-init [--escape-output] [--env-from-stdin] TIMEOUT_MS GRACE_MS -- ARGV...
+ *   radial-init [--escape-output] [--env-from-stdin [--say-ready]] TIMEOUT_MS GRACE_MS -- ARGV...
  *   radial-init --session IDLE_MS MAX_MS GRACE_MS      (a session's PID 1: session_idle.h)
  *   radial-init --sweep                                (after each session turn: session_idle.h)
  *
@@ -25,6 +25,12 @@
  * disk) and adds them to the command's environment; the command's stdin is /dev/null. Stdin that
  * ends, or says anything else, or the deadline passing first, ends radial-init with 125 (124 for
  * the deadline) before any command runs.
+ *
+ * --say-ready (an exec in a session's box, with --env-from-stdin): before it reads the block,
+ * radial-init writes "radial-init: ready\n" to its stdout, once it is undumpable and has ended
+ * what earlier turns left in the box, and the runtime writes the secrets only once it read that
+ * line. Until the prctl a process of the box (the same uid) could open /proc/<pid>/fd/0, the
+ * exec's stdin, and read what arrives there later: no such process is left when the line is said.
  *
  * Out of the command's reach: radial-init makes itself not dumpable before anything else, so a
  * process of the box — the same uid — can neither ptrace it nor read its /proc files (its
@@ -284,19 +290,22 @@ int main(int argc, char** argv) {
         }
         return run_session(idle_ms, max_ms, grace_ms);
     }
-    int first = 1, env_from_stdin_wanted = 0;
+    int first = 1, env_from_stdin_wanted = 0, say_ready = 0;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0 && argv[first][2] != '\0'; ++first) {
         if (strcmp(argv[first], "--escape-output") == 0)
             g_escape = 1;
         else if (strcmp(argv[first], "--env-from-stdin") == 0)
             env_from_stdin_wanted = 1;
+        else if (strcmp(argv[first], "--say-ready") == 0)
+            say_ready = 1;
         else
             break;
     }
     if (argc < first + 4 || parse_ms(argv[first], &timeout_ms) != 0 ||
-        parse_ms(argv[first + 1], &grace_ms) != 0 || strcmp(argv[first + 2], "--") != 0) {
-        say("radial-init: usage: radial-init [--escape-output] [--env-from-stdin] TIMEOUT_MS "
-            "GRACE_MS -- ARGV...\n");
+        parse_ms(argv[first + 1], &grace_ms) != 0 || strcmp(argv[first + 2], "--") != 0 ||
+        (say_ready && !env_from_stdin_wanted)) {
+        say("radial-init: usage: radial-init [--escape-output] [--env-from-stdin [--say-ready]] "
+            "TIMEOUT_MS GRACE_MS -- ARGV...\n");
         return 125;
     }
     char** command_argv = argv + first + 3;
@@ -316,6 +325,8 @@ int main(int argc, char** argv) {
     if (getpid() != 1) (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     const long long start = now_ms();
     if (env_from_stdin_wanted) {
+        static const char ready[] = "radial-init: ready\n";
+        if (say_ready) emit(STDOUT_FILENO, ready, sizeof ready - 1);
         int status = env_from_stdin(timeout_ms > 0 ? start + timeout_ms : -1);
         if (status != 0) return status;
     }

@@ -3,6 +3,7 @@
 #include <radial/support/run_ending.h>
 #include <string.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
@@ -12,18 +13,28 @@
 #include "deadline.h"
 #include "docker_argv.h"
 #include "engine_api/stream_frames.h"
+#include "support/box_init.h"
 #include "support/mount_sources.h"
 
 namespace radial::docker {
 namespace {
 
 using plugin_support::Ending;
+using plugin_support::kInitReadyLine;
 using radial::plugin::Error;
 using std::chrono::milliseconds;
 
 // How long past an exec's deadline and kill grace its stream may stay open before the session's
 // box is removed: radial-init ends the exec at the deadline; this is for a box that cannot.
 constexpr milliseconds kExecBackstop{10000};
+
+// `bytes` for a message: what is not printable ASCII as '?'.
+std::string printable_prefix(std::string_view bytes) {
+    std::string out(bytes);
+    for (char& c : out)
+        if (c < 0x20 || c > 0x7e) c = '?';
+    return out;
+}
 
 void remove_box(const DockerEngine& engine, const radial::plugin::Host& host,
                 const std::string& label) {
@@ -192,7 +203,10 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
         ~Scrub() { ::explicit_bzero(s.data(), s.size()); }
     } scrub{secrets};
     nlohmann::json cmd = nlohmann::json::array({std::string(kBoxInitPath)});
-    if (!secrets.empty()) cmd.push_back("--env-from-stdin");
+    if (!secrets.empty()) {
+        cmd.push_back("--env-from-stdin");
+        cmd.push_back("--say-ready");
+    }
     cmd.push_back(std::to_string(exec.timeout_ms));
     cmd.push_back(std::to_string(settings.kill_grace_ms));
     cmd.push_back("--");
@@ -210,15 +224,32 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
 
     const std::string exec_id = engine.exec_create(ids.front(), exec.label, body);
     auto stream = engine.exec_start(exec_id, exec.label);
-    if (!secrets.empty()) stream->write(secrets, budget_ms(settings.command_timeout_ms));
     const auto backstop_at = exec.timeout_ms == 0
                                  ? Clock::time_point::max()
                                  : deadline_after(started, exec.timeout_ms) +
                                        budget_ms(settings.kill_grace_ms) + kExecBackstop;
     Backstop backstop(*stream, backstop_at);
     bool aborted = false;
+    // The secrets go to radial-init's stdin only once it said it is ready (radial_init.c,
+    // --say-ready): then no other process is left in the box to have opened that stdin. Its
+    // line is radial-init's, not the command's output. Anything else first: not sent at all.
+    std::string ready;
+    bool awaiting_ready = !secrets.empty(), not_ready = false;
     engine_api::FrameDemux demux([&](std::uint32_t stream_id, const char* data, std::size_t n) {
-        if (aborted) return false;
+        if (aborted || not_ready) return false;
+        if (awaiting_ready && stream_id != RADIAL_STREAM_STDERR) {
+            const std::size_t take = std::min(n, kInitReadyLine.size() - ready.size());
+            ready.append(data, take);
+            data += take;
+            n -= take;
+            if (!kInitReadyLine.starts_with(ready)) {
+                not_ready = true;
+                return false;
+            }
+            if (ready.size() < kInitReadyLine.size()) return true;
+            awaiting_ready = false;
+            if (n == 0) return true;
+        }
         if (!out.write(
                 stream_id == RADIAL_STREAM_STDERR ? RADIAL_STREAM_STDERR : RADIAL_STREAM_STDOUT,
                 data, n) &&
@@ -228,7 +259,19 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
     });
     std::string chunk;
     try {
-        while (!aborted && stream->read(chunk)) demux.feed(chunk);
+        bool open = true; // a stream read to its end is not read again: that would block
+        while (awaiting_ready && !aborted && !not_ready && (open = stream->read(chunk)))
+            demux.feed(chunk);
+        if (not_ready)
+            throw Error(RADIAL_E_INTERNAL,
+                        "radial-init in session box '" + exec.label + "' wrote '" +
+                            printable_prefix(ready) + "' where it says '" +
+                            std::string(kInitReadyLine.substr(0, kInitReadyLine.size() - 1)) +
+                            "'; the exec's secrets were not sent (is run.docker.boxInit this "
+                            "plugin's radial-init?)");
+        if (!awaiting_ready && !secrets.empty())
+            stream->write(secrets, budget_ms(settings.command_timeout_ms));
+        while (open && !aborted && stream->read(chunk)) demux.feed(chunk);
     } catch (const engine_api::EngineError& e) {
         if (!backstop.fired()) {
             backstop.finish();

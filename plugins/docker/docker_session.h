@@ -20,9 +20,11 @@ void create_docker_session(const DockerEngine& engine, const radial::plugin::Hos
                            std::uint64_t max_lifetime_ms);
 
 // Runs one exec in the session box labelled `exec.label`: POST /containers/{id}/exec of
-// `radial-init [--env-from-stdin] TIMEOUT GRACE -- ARGV` (as `docker exec`, without the image's
-// entrypoint), plain variables in the exec's Env, secret ones written to radial-init's stdin
-// (never in any configuration the engine keeps), output demultiplexed to `out`. radial-init ends
+// `radial-init [--env-from-stdin --say-ready] TIMEOUT GRACE -- ARGV` (as `docker exec`, without
+// the image's entrypoint), plain variables in the exec's Env, secret ones written to
+// radial-init's stdin (never in any configuration the engine keeps) once radial-init said it is
+// ready (kInitReadyLine, kept out of the output; other bytes first: Error(RADIAL_E_INTERNAL), the
+// secrets unsent), output demultiplexed to `out`. radial-init ends
 // the exec at its deadline (exit 124, reported as timed out); should the exec's stream still be
 // open `kill grace` + 10 s after it, or the sink abort, the session's box is removed.
 radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,

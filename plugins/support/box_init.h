@@ -11,6 +11,9 @@ namespace radial::plugin_support {
 
 // Where every box sees radial-init: mounted read-only at this path.
 inline constexpr std::string_view kBoxInitPath = "/.radial/init";
+// What radial-init --say-ready writes to its stdout once no other process of the box can have
+// opened its stdin (plugins/box-init/radial_init.c): a runtime sends the secrets after it.
+inline constexpr std::string_view kInitReadyLine = "radial-init: ready\n";
 
 // radial-init where the build and the package put it: lib/radial/, beside the runtimes directory
 // holding the plugin this code is linked into. Empty when the code is not in a plugin there (a

@@ -32,6 +32,9 @@ struct EngineAnswer {
     bool hijack = false;
     std::string frames;
     std::function<void()> close_after;
+    // Instead: after `frames`, shut the sending side (the client reads the stream's end, as an
+    // exec's that ended) and keep what the client writes until it closes (hijacked_input()).
+    bool half_close = false;
     // Extra header lines of a plain answer, each ending in "\r\n" ("API-Version: 1.41\r\n").
     std::string headers;
 };
@@ -90,6 +93,12 @@ public:
             if (requests_[i].starts_with(prefix)) return bodies_[i];
         return {};
     }
+    // What clients wrote on half_close hijacked streams, one entry per stream once the client
+    // closed it, in that order.
+    std::vector<std::string> hijacked_input() {
+        std::lock_guard lock(mutex_);
+        return hijacked_input_;
+    }
     // How many requests start with `prefix` ("DELETE /v1.41/containers/").
     int count(const std::string& prefix) {
         int n = 0;
@@ -144,7 +153,16 @@ private:
                 "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n" +
                 a.frames;
             (void)!::send(c, head.data(), head.size(), MSG_NOSIGNAL);
-            if (a.close_after) a.close_after();
+            if (a.half_close) {
+                ::shutdown(c, SHUT_WR);
+                std::string input;
+                for (ssize_t n; !stop_ && (n = ::read(c, buf, sizeof(buf))) > 0;)
+                    input.append(buf, static_cast<std::size_t>(n));
+                std::lock_guard lock(mutex_);
+                hijacked_input_.push_back(std::move(input));
+            } else if (a.close_after) {
+                a.close_after();
+            }
         } else {
             std::string res = "HTTP/1.1 " + std::to_string(a.status) +
                               " X\r\nContent-Type: application/json\r\nContent-Length: " +
@@ -163,7 +181,7 @@ private:
     std::thread acceptor_;
     std::atomic<bool> stop_{false};
     std::mutex mutex_;
-    std::vector<std::string> requests_, bodies_;
+    std::vector<std::string> requests_, bodies_, hijacked_input_;
     std::vector<int> open_;
     std::vector<std::thread> workers_;
 };

@@ -80,6 +80,28 @@ TEST(RadialInitEnvFromStdin, TheDeadlineHoldsWhileItWaitsForTheBlock) {
         << r.err;
 }
 
+// --say-ready (a session's exec): "radial-init: ready" on stdout before the block is read — here
+// it never arrives, and the line is there all the same — and then the command's own output. Only
+// with --env-from-stdin: without secrets there is nothing to be ready for.
+TEST(RadialInitEnvFromStdin, SayReadyWritesItsLineBeforeTheBlockIsRead) {
+    test::TempDir dir("radial-init-env");
+    auto waiting = test::run_process(
+        {"sh", "-c", "mkfifo \"$0\" && exec \"$@\" <> \"$0\"", dir / "stdin", "unshare", "--user",
+         "--map-root-user", "--pid", "--fork", RADIAL_BINARY_DIR "/lib/radial/radial-init",
+         "--env-from-stdin", "--say-ready", "500", "100", "--", "sh", "-c", "echo ran"},
+        {}, std::chrono::seconds(60));
+    EXPECT_EQ(waiting.exit_code, 124);
+    EXPECT_EQ(waiting.out, "radial-init: ready\n");
+    auto r = run_init(block(std::string("A=v1") + '\0'), {"--env-from-stdin", "--say-ready", "0",
+                                                          "0", "--", "sh", "-c", "echo \"$A\""});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "radial-init: ready\nv1\n");
+    auto alone = run_init("", {"--say-ready", "0", "0", "--", "echo", "ran"});
+    EXPECT_EQ(alone.exit_code, 125);
+    EXPECT_EQ(alone.out, "");
+    EXPECT_NE(alone.err.find("usage"), std::string::npos) << alone.err;
+}
+
 TEST(RadialInitEnvFromStdin, NoValueIsEverInAMessage) {
     auto r = run_init("radial-env 9999\nAPI_KEY=sk-never-say-me",
                       {"--env-from-stdin", "0", "0", "--", "true"});
