@@ -205,8 +205,17 @@ std::optional<SessionRecord> load_session(const std::string& state_dir, const st
             id));
     }
     const std::string path = record_path(state_dir, id);
+    errno = 0;
     std::ifstream in(path);
-    if (!in) return std::nullopt;
+    if (!in) {
+        // Only a record that is not there is no session: a failure to open one that is (no
+        // descriptor left, no memory) must not refuse its turn for good as "no such session".
+        const int open_errno = errno != 0 ? errno : EIO;
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return std::nullopt;
+        throw TurnSetupError(
+            fmt::format("cannot read session record '{}': {}", path, std::strerror(open_errno)));
+    }
     try {
         SessionRecord r = from_json(nlohmann::json::parse(in));
         if (r.id != id) throw std::runtime_error("it names session '" + r.id + "'");

@@ -7,6 +7,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -119,6 +121,32 @@ TEST_F(SessionTurnTest, TheManifestHoldsNoSecretTheTurnQuoted) {
               (std::vector<std::string>{"PLAIN=header [REDACTED:TOKEN]", "TOKEN"}));
     EXPECT_EQ(test::read_file(state + "/sessions/s1.json").find("s3cret-value-123"),
               std::string::npos);
+}
+
+// A session record that is there but cannot be opened now (no descriptor left) is a fault to
+// report, not a session that does not exist: the latter refuses the turn for good.
+TEST_F(SessionTurnTest, ARecordThatCannotBeOpenedNowIsAFaultNotAMissingSession) {
+    EXPECT_FALSE(load_session(state, "s2").has_value()) << "a record that is not there";
+    rlimit old{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+    rlimit low = old;
+    low.rlim_cur = std::min<rlim_t>(old.rlim_cur, 256); // few to fill, whatever the limit
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    std::vector<int> held;
+    for (int fd; (fd = ::dup(0)) >= 0;) held.push_back(fd);
+    std::optional<SessionRecord> got;
+    std::string said;
+    try {
+        got = load_session(state, "s1");
+    } catch (const turn::TurnSetupError& e) {
+        said = e.what();
+    }
+    for (int fd : held) ::close(fd);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
+    EXPECT_FALSE(got.has_value());
+    EXPECT_THAT(said, HasSubstr("cannot read session record"));
+    EXPECT_THAT(said, HasSubstr("Too many open files"));
+    EXPECT_TRUE(load_session(state, "s1").has_value());
 }
 
 // The look at a turn's changes starts a second before its exec by the wall clock, unless the wall
