@@ -18,6 +18,7 @@
 #include "cli/exit_status.h"
 #include "cli/journal_commands.h"
 #include "cli/logs_command.h"
+#include "cli/open_file_limit.h"
 #include "cli/policy_command.h"
 #include "cli/runtime_setup.h"
 #include "cli/session_command.h"
@@ -109,6 +110,8 @@ int main(int argc, char** argv) {
                      std::strerror(errno));
         return cli::kExitHostFault;
     }
+    // Many turns' sockets, relays and logs at once (docs/design.md §12.2).
+    cli::raise_open_file_limit();
     // A closed terminal must not kill the daemon mid-turn; write errors are handled where they
     // occur.
     std::signal(SIGPIPE, SIG_IGN);
