@@ -130,6 +130,14 @@ void SwarmRun::cleanup() noexcept {
     }
 }
 
+bool SwarmRun::still_listed() noexcept {
+    try {
+        return rt_.service_listed(spec_.label, "ending " + box());
+    } catch (const std::exception&) {
+        return true; // the engine cannot say: it may run
+    }
+}
+
 radial::plugin::RunResult SwarmRun::execute() {
     const auto started = Clock::now();
     radial::plugin::RunResult result;
@@ -156,6 +164,7 @@ radial::plugin::RunResult SwarmRun::execute() {
     std::optional<int> exit_code;
     std::string container_id; // of the ended task, for its OOM verdict
     plugin_support::Ending ending = plugin_support::Ending::none;
+    bool box_ended = true;
     try {
         auto [image_ref, entrypoint] = resolve_image();
         // Under radial-init only when the image's entrypoint is known: the init replaces it.
@@ -189,8 +198,10 @@ radial::plugin::RunResult SwarmRun::execute() {
         const std::string tasks_target =
             "/tasks?filters=" + url_encode(json({{"service", {{service_id_, true}}}}).dump());
         plugin_support::PumpBox callbacks;
+        // Once a stop was asked, the box has ended only when its service is gone: a removal
+        // that failed (an engine restarting) leaves its task running on its node.
         callbacks.ended = [&] {
-            if (stopped) return true;
+            if (stopped) return !rt_.service_listed(spec_.label, "ending " + box());
             json tasks =
                 rt_.engine_.call("GET", tasks_target, nullptr, "reading the task of " + box());
             if (!tasks.is_array() || tasks.empty()) return false;
@@ -222,10 +233,11 @@ radial::plugin::RunResult SwarmRun::execute() {
             stopped = true;
             try {
                 rt_.remove_by_label(spec_.label, "ending " + box());
+                return true;
             } catch (const std::exception& e) {
                 rt_.host_.debug("ending " + box() + ": " + e.what() + "; removing it again");
+                return false; // asked again while its service is listed
             }
-            return true;
         };
         callbacks.force_kill = [this] { stop_logs(); };
         callbacks.drain = [&](plugin_support::Ending why) {
@@ -284,7 +296,9 @@ radial::plugin::RunResult SwarmRun::execute() {
         };
         run_pump_.emplace(active_, options, std::move(callbacks));
         log_thread_.emplace([this] { follow_logs(); });
-        ending = run_pump_->run().ending;
+        const plugin_support::PumpResult pumped = run_pump_->run();
+        ending = pumped.ending;
+        box_ended = pumped.box_ended;
     } catch (const EngineError& e) {
         cleanup();
         rethrow_engine(e);
@@ -298,6 +312,14 @@ radial::plugin::RunResult SwarmRun::execute() {
     const bool oom = ending == plugin_support::Ending::none && !drain_killed_ && exit_code &&
                      *exit_code != 0 && oom_killed(container_id, *exit_code);
     cleanup();
+    // Killed or timed out, but its service could not be removed: its task may still run (and
+    // write to its mounts), which no "killed" may claim (docs/design.md §13.7).
+    if (!box_ended && still_listed())
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    box() +
+                        " was to end, but its service could not be removed: its task may "
+                        "still run; reconciliation removes it by its label once the engine "
+                        "answers");
     if (log_failure_ && ending == plugin_support::Ending::none && !drain_killed_) {
         try {
             std::rethrow_exception(log_failure_);

@@ -177,6 +177,8 @@ private:
     bool await_local_logs();
     void stop_logs();
     void cleanup() noexcept;
+    // Whether its service is still listed; true when the engine cannot say.
+    bool still_listed() noexcept;
     bool oom_killed(const std::string& container_id, int exit_code);
 
     SwarmRuntime& rt_;

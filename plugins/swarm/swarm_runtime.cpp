@@ -146,6 +146,13 @@ json spec_labels(const json& object) {
 
 } // namespace
 
+bool SwarmRuntime::service_listed(const std::string& label, const std::string& why) {
+    json services = engine_.call("GET", "/services?filters=" + label_filter(label), nullptr, why);
+    for (const auto& s : services)
+        if (labelled(spec_labels(s), label)) return true;
+    return false;
+}
+
 std::size_t SwarmRuntime::remove_by_label(const std::string& label, const std::string& why) {
     const std::string filter = label_filter(label);
     json services = engine_.call("GET", "/services?filters=" + filter, nullptr, why);

@@ -93,6 +93,9 @@ private:
     // Removes the services, the task containers on this node, then the secrets, labelled exactly
     // `label`; returns how many services it removed. Throws engine_api::EngineError.
     std::size_t remove_by_label(const std::string& label, const std::string& why);
+    // Whether the engine still lists a service labelled exactly `label` (its task may run).
+    // Throws engine_api::EngineError.
+    bool service_listed(const std::string& label, const std::string& why);
     // Force-removes the containers on this engine's node labelled exactly `label`: the tasks'
     // containers the node keeps after their service is deleted. A task's container on another
     // node is that node's to remove. Throws engine_api::EngineError.

@@ -631,6 +631,83 @@ TEST(FakeEngine, ATaskOnAnotherNodeIsReadThroughTheBrokerWithoutRepeatingAByte) 
     EXPECT_EQ(count_with(reqs, "/containers/c1/logs"), 0u);
 }
 
+// A task whose deadline passed while the engine cannot remove its service (it answers every
+// DELETE with 500, as one restarting): the run is no "timed out", which would say the box is
+// gone, but an error of the engine, its service asked again meanwhile; once the engine removes it,
+// the same run ends as timed out.
+struct UnremovableRun {
+    Gate* gate = nullptr;
+    std::atomic<int> deletes{0};
+    int deletes_failing = 1 << 30; // how many DELETEs of the service fail before one succeeds
+    std::atomic<bool> removed{false};
+
+    Answer operator()(const std::string& method, const std::string& path) {
+        if (path == "/_ping" || path == "/version") return version("1.41");
+        if (path.starts_with("/v1.41/images/")) return {200, R"({"Id":"sha256:abc","Config":{}})"};
+        if (method == "POST" && path == "/v1.41/services/create") return {201, R"({"ID":"svc1"})"};
+        if (path.starts_with("/v1.41/tasks?"))
+            return {200,
+                    R"([{"Status":{"State":"running","ContainerStatus":{"ContainerID":"c1"}}}])"};
+        if (path == "/v1.41/containers/c1/json")
+            return {404, R"({"message":"No such container: c1"})"};
+        if (path.find("/logs?follow=1") != std::string::npos) {
+            Answer a;
+            a.wait_for_release = [this] { gate->wait(); };
+            return a;
+        }
+        if (method == "GET" && path.starts_with("/v1.41/services?"))
+            return {200, removed ? "[]"
+                                 : R"([{"ID":"svc1","Spec":{"Labels":{"radial.label":)"
+                                   R"("radial-turn-fake-1"}}}])"};
+        if (method == "DELETE" && path == "/v1.41/services/svc1") {
+            if (++deletes <= deletes_failing) return {500, R"({"message":"engine restarting"})"};
+            removed = true;
+            return {200, ""};
+        }
+        if (method == "GET") return {200, "[]"}; // the containers and secrets left to remove
+        return {404, R"({"message":"not scripted"})"};
+    }
+};
+
+radial::plugin::RunResult run_with_deadline(FakeEngine& engine) {
+    auto rt = runtime_for(engine.address());
+    ContainerSpec spec;
+    spec.label = "radial-turn-fake-1";
+    spec.image = "radial/busybox:latest";
+    spec.argv = {"sleep", "600"};
+    spec.timeout_ms = 200;
+    Captured cap;
+    radial_output_sink sink{sizeof(radial_output_sink), &cap, &Captured::write};
+    radial::plugin::Output out(&sink);
+    return rt->run(spec, out);
+}
+
+TEST(FakeEngine, ARunWhoseServiceCannotBeRemovedIsNoTimeoutButAnEngineError) {
+    Gate gate;
+    UnremovableRun script;
+    script.gate = &gate;
+    FakeEngine engine(std::ref(script), false);
+    Releaser releaser{gate};
+    try {
+        run_with_deadline(engine);
+        ADD_FAILURE() << "a run whose task may still run was reported as ended";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE) << e.what();
+        EXPECT_NE(std::string(e.what()).find("its service could not be removed"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_GT(script.deletes.load(), 1) << "the removal was not asked again";
+
+    Gate later_gate;
+    UnremovableRun later;
+    later.gate = &later_gate;
+    later.deletes_failing = 2;
+    FakeEngine answering(std::ref(later), false);
+    Releaser later_releaser{later_gate};
+    EXPECT_EQ(run_with_deadline(answering).flags, RADIAL_RUN_TIMED_OUT);
+    EXPECT_EQ(later.deletes.load(), 3);
+}
+
 TEST(FakeEngine, AnUnknownConfigKeyOrABadHostIsInvalid) {
     try {
         runtime_for("ssh://manager");
