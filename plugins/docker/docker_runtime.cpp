@@ -176,7 +176,7 @@ radial::plugin::RunResult DockerRuntime::run(const ContainerSpec& spec,
         // With kill()'s check, one step: a kill lands either in the registry or in early_kills_.
         std::lock_guard lock(kill_mutex_);
         registration.emplace(runs_.enter(spec.label));
-        killed_early = early_kills_.take(spec.label, EarlyKills::Clock::now());
+        killed_early = early_kills_.take(spec.label, plugin_support::EarlyKills::Clock::now());
     }
     if (killed_early) {
         host_.info("box '" + spec.label + "' was killed before its run began");
@@ -209,7 +209,8 @@ void DockerRuntime::kill(std::string_view label) {
     {
         std::lock_guard lock(kill_mutex_);
         active = runs_.request_kill(label);
-        if (active == nullptr) early_kills_.remember(label, EarlyKills::Clock::now());
+        if (active == nullptr)
+            early_kills_.remember(label, plugin_support::EarlyKills::Clock::now());
     }
     std::vector<std::string> ids;
     try {

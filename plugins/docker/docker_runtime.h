@@ -16,7 +16,7 @@
 #include "box_inspect.h"
 #include "docker_engine.h"
 #include "docker_settings.h"
-#include "early_kills.h"
+#include "support/early_kills.h"
 
 #ifndef RADIAL_DOCKER_PLUGIN_VERSION
 #define RADIAL_DOCKER_PLUGIN_VERSION "0.0.0"
@@ -129,7 +129,7 @@ private:
     BoxInspector inspector_;
     std::mutex kill_mutex_; // makes "is a run in flight?" and "remember the kill" one step
     plugin_support::RunRegistry runs_;
-    EarlyKills early_kills_;
+    plugin_support::EarlyKills early_kills_;
 };
 
 } // namespace radial::docker

@@ -137,21 +137,31 @@ std::vector<radial::plugin::Disposition> SandboxRuntime::describe(const Containe
     return out;
 }
 
+plugin_support::RunRegistry::Registration SandboxRuntime::enter(std::string_view label) {
+    std::lock_guard lock(kill_mutex_);
+    plugin_support::RunRegistry::Registration registration = runs_.enter(std::string(label));
+    if (early_kills_.take(label, plugin_support::EarlyKills::Clock::now())) {
+        host_.info("box '" + std::string(label) + "' was killed before its run began");
+        registration.run().request_kill(); // the run then starts nothing
+    }
+    return registration;
+}
+
 radial::plugin::RunResult SandboxRuntime::run(const ContainerSpec& spec,
                                               radial::plugin::Output& out) {
-    plugin_support::RunRegistry::Registration registration = runs_.enter(spec.label);
+    plugin_support::RunRegistry::Registration registration = enter(spec.label);
     return run_sandbox(cli_, host_, spec, out, registration.run());
 }
 
 void SandboxRuntime::create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,
                                     std::uint64_t max_lifetime_ms) {
-    plugin_support::RunRegistry::Registration registration = runs_.enter(spec.label);
+    plugin_support::RunRegistry::Registration registration = enter(spec.label);
     create_sandbox_session(cli_, host_, spec, idle_timeout_ms, max_lifetime_ms, registration.run());
 }
 
 radial::plugin::RunResult SandboxRuntime::exec(const ContainerSpec& exec,
                                                radial::plugin::Output& out) {
-    plugin_support::RunRegistry::Registration registration = runs_.enter(exec.label);
+    plugin_support::RunRegistry::Registration registration = enter(exec.label);
     return exec_in_sandbox_session(cli_, host_, exec, out, registration.run());
 }
 
@@ -164,7 +174,28 @@ std::vector<std::string> SandboxRuntime::list_by_label(std::string_view prefix) 
 }
 
 void SandboxRuntime::kill(std::string_view label) {
-    std::shared_ptr<plugin_support::ActiveRun> active = runs_.request_kill(label);
+    std::shared_ptr<plugin_support::ActiveRun> active;
+    {
+        // With enter()'s check, one step: a kill lands either in the registry or in early_kills_
+        // (the ABI: a run that has not created its box yet never does).
+        std::lock_guard lock(kill_mutex_);
+        active = runs_.request_kill(label);
+        if (active == nullptr)
+            early_kills_.remember(label, plugin_support::EarlyKills::Clock::now());
+    }
+    // A kill that finds a sandbox but no run cleans up (reconciliation, `session rm`), not
+    // overtaking a run to come: a run of that label, should one follow, may start.
+    if (active == nullptr) {
+        try {
+            const std::string name = sandbox_name(label);
+            const auto listed = cli_.list(cli_.command_budget());
+            if (std::any_of(listed.begin(), listed.end(),
+                            [&](const ListedSandbox& s) { return s.name == name; }))
+                early_kills_.forget(label);
+        } catch (const radial::plugin::Error&) {
+            // not known: the kill stays remembered, as for a run to come
+        }
+    }
     cli_.remove(sandbox_name(label), label);
     if (active != nullptr && !active->on_run_thread()) {
         const auto& s = cli_.settings();

@@ -6,6 +6,7 @@
 #include <radial/support/run_registry.h>
 
 #include <memory>
+#include <mutex>
 #include <radial/plugin/runtime.hpp>
 #include <radial/plugin/session.hpp>
 #include <radial/plugin/templates.hpp>
@@ -16,6 +17,7 @@
 #include "sandbox_settings.h"
 #include "sbx_cli.h"
 #include "sbx_executor.h"
+#include "support/early_kills.h"
 
 #ifndef RADIAL_SANDBOX_PLUGIN_VERSION
 #define RADIAL_SANDBOX_PLUGIN_VERSION "0.0.0"
@@ -111,9 +113,15 @@ public:
     void destroy_session(std::string_view label) override { kill(label); }
 
 private:
+    // Registers a run, create or exec of `label`; one a kill overtook (remembered in early_kills_)
+    // is registered killed, so it starts nothing.
+    plugin_support::RunRegistry::Registration enter(std::string_view label);
+
     radial::plugin::Host host_;
     SbxCli cli_;
     plugin_support::RunRegistry runs_;
+    std::mutex kill_mutex_; // makes "is a run in flight?" and "remember the kill" one step
+    plugin_support::EarlyKills early_kills_;
 };
 
 } // namespace radial::sandbox

@@ -23,8 +23,8 @@
 #include "deadline.h"
 #include "docker_engine.h"
 #include "docker_run.h"
-#include "early_kills.h"
 #include "engine_api/stream_frames.h"
+#include "support/early_kills.h"
 
 namespace radial::docker {
 namespace {
@@ -1019,8 +1019,8 @@ TEST(docker_runtime, AKillThatRemovedAnOrphanDoesNotStopALaterRun) {
 }
 
 TEST(docker_runtime, EarlyKillsExpireAndAreBounded) {
-    EarlyKills kills(std::chrono::seconds(60), 3);
-    const auto t0 = EarlyKills::Clock::now();
+    plugin_support::EarlyKills kills(std::chrono::seconds(60), 3);
+    const auto t0 = plugin_support::EarlyKills::Clock::now();
     kills.remember("a", t0);
     EXPECT_FALSE(kills.take("b", t0));
     EXPECT_TRUE(kills.take("a", t0 + std::chrono::seconds(59)));

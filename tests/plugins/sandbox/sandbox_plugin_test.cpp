@@ -211,6 +211,26 @@ TEST_F(sandbox_plugin, AKillDuringCreateInterruptsIt) {
     EXPECT_TRUE(fake_.sandboxes().empty());
 }
 
+// A kill that overtakes its run on the host's threads (no run of the label yet, no sandbox): the
+// run that follows starts nothing and ends killed (the ABI's kill contract). A kill that found a
+// sandbox (reconciliation, `session rm`) is not remembered: a run of the label may follow.
+TEST_F(sandbox_plugin, AKillBeforeItsRunIsRememberedAndTheRunStartsNothing) {
+    EXPECT_EQ(sandbox().kill("radial-turn-local-8").code, RADIAL_OK);
+    RunOutcome o = sandbox().run(spec("radial-turn-local-8", {"true"}));
+    EXPECT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES),
+              RADIAL_RUN_KILLED);
+    EXPECT_TRUE(fake_.calls("create").empty()) << fake_.call_log();
+    EXPECT_TRUE(fake_.sandboxes().empty());
+
+    fake_.add_sandbox("radial-turn-local-9");
+    EXPECT_EQ(sandbox().kill("radial-turn-local-9").code, RADIAL_OK);
+    EXPECT_TRUE(fake_.sandboxes().empty());
+    RunOutcome after = sandbox().run(spec("radial-turn-local-9", {"sh", "-c", "echo ran"}));
+    ASSERT_EQ(after.status, RADIAL_OK) << after.error.message;
+    EXPECT_EQ(after.out, "ran\n");
+}
+
 TEST_F(sandbox_plugin, C11PolicyRulesAreScopedToOneSandbox) {
     ContainerSpec a = spec("radial-turn-c11-a", {"sh", "-c", "sleep 0.5; echo a"});
     a.host_ports = {41001};

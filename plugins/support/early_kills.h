@@ -1,4 +1,4 @@
-// plugins/docker/early_kills.h — kills that arrived before their run: remembered for a while, so
+// plugins/support/early_kills.h — kills that arrived before their run: remembered for a while, so
 // that a `run` of that label arriving just after returns RADIAL_RUN_KILLED without starting.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 // The labels killed while no run of theirs was in flight, each for `ttl`, at most `capacity` of
 // them (the oldest is forgotten first). The ABI's kill contract: "a run of that label that has not
@@ -41,4 +41,4 @@ private:
     std::map<std::string, Clock::time_point, std::less<>> killed_at_;
 };
 
-} // namespace radial::docker
+} // namespace radial::plugin_support

@@ -1,8 +1,9 @@
-#include "early_kills.h"
+// plugins/support/early_kills.cpp — see early_kills.h.
+#include "support/early_kills.h"
 
 #include <algorithm>
 
-namespace radial::docker {
+namespace radial::plugin_support {
 
 void EarlyKills::remember(std::string_view label, Clock::time_point now) {
     std::lock_guard lock(mutex_);
@@ -43,4 +44,4 @@ void EarlyKills::expire(Clock::time_point now) {
     std::erase_if(killed_at_, [&](const auto& entry) { return now - entry.second >= ttl_; });
 }
 
-} // namespace radial::docker
+} // namespace radial::plugin_support
