@@ -34,6 +34,10 @@ std::optional<std::string> user_problem(const std::string& user) {
                "' is not numeric uid[:gid]; a name is resolved inside the image and may be root";
     if (is_zero(uid) || (!gid.empty() && is_zero(gid)))
         return "'" + user + "' is root or root's group";
+    if (colon == std::string::npos)
+        return "'" + user +
+               "' has no gid, so docker would take the group from the image, or root's group 0 "
+               "when the image does not list the uid; give uid:gid";
     return std::nullopt;
 }
 

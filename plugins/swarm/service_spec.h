@@ -40,8 +40,8 @@ struct SwarmSettings {
 // radial::plugin::Error(RADIAL_E_INVALID, <key>) naming the key and the fix. Constructor only.
 SwarmSettings parse_swarm_settings(radial::plugin::Config& config);
 
-// Why `user` may not be a box user (a name, or uid/gid 0), or nullopt when it is numeric uid[:gid]
-// with neither 0. Pure.
+// Why `user` may not be a box user (a name, no gid, or uid/gid 0), or nullopt when it is numeric
+// uid:gid with neither 0. Pure.
 std::optional<std::string> user_problem(const std::string& user);
 
 // The disposition of every field `spec` carries under `settings` (docs/design.md §5.6). Pure.

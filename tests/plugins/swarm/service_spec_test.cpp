@@ -264,8 +264,9 @@ TEST(Dispositions, SecretEnvIsBridgedAndSaysTheImageNeedsAShell) {
     EXPECT_NE(d.note.find("/bin/sh"), std::string::npos) << d.note;
 }
 
+// A uid without a gid too: docker would take the group from the image, or root's group 0.
 TEST(Dispositions, RootOrANameIsRefused) {
-    for (const char* user : {"0", "0:0", "1000:0", "root", "00:1"}) {
+    for (const char* user : {"0", "0:0", "1000:0", "root", "00:1", "1000"}) {
         ContainerSpec s = base_spec();
         s.user = user;
         EXPECT_EQ(
