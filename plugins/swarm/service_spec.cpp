@@ -96,6 +96,7 @@ SwarmSettings parse_swarm_settings(radial::plugin::Config& config) {
     if (auto v = config.size_bytes("reserveMemory")) s.reserve_memory_bytes = *v;
     if (auto v = config.cpus_milli("reserveCpus")) s.reserve_cpus_milli = *v;
     if (auto v = config.boolean("hostNetwork")) s.host_network = *v;
+    if (auto v = config.boolean("noDefaultBridge")) s.no_default_bridge = *v;
     if (auto v = config.duration_ms("commandTimeout")) s.command_timeout_ms = *v;
     if (auto v = config.duration_ms("stopGrace")) s.stop_grace_ms = *v;
     if (auto v = config.size_bytes("logMaxSize")) {
@@ -161,8 +162,11 @@ std::vector<radial::plugin::Disposition> describe_for_swarm(const ContainerSpec&
                 break;
             case RADIAL_FIELD_NETWORK:
                 if (spec.network == "none")
-                    out.push_back({field, RADIAL_DISP_HONOURED,
-                                   "the task gets no network attachment: loopback only"});
+                    out.push_back(
+                        {field, RADIAL_DISP_HONOURED,
+                         "the task gets no network attachment: loopback only where its node's "
+                         "engine has no default bridge; the run is refused otherwise "
+                         "(run.swarm.noDefaultBridge)"});
                 else
                     out.push_back({field, RADIAL_DISP_HONOURED,
                                    "the network must be swarm-scoped (overlay) or 'host'"});
@@ -335,7 +339,8 @@ nlohmann::json service_spec(const ContainerSpec& spec, const SwarmSettings& sett
                  {"Resources", resources},
                  {"RestartPolicy", {{"Condition", "none"}, {"MaxAttempts", 0}}}};
     if (!settings.constraints.empty()) task["Placement"] = {{"Constraints", settings.constraints}};
-    // "none" asks for what no attachment gives: loopback only (swarm has no network "none").
+    // "none" is no attachment (swarm has no network "none"): loopback only where the node has no
+    // default bridge, which the run checked (swarm_run.cpp) before anything was created.
     if (!spec.network.empty() && spec.network != "none")
         task["Networks"] = json::array({{{"Target", spec.network}}});
     else if (!spec.host_ports.empty() && settings.host_network)

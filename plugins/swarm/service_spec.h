@@ -22,13 +22,16 @@ struct SwarmSettings {
     std::string user = "65534:65534";              // numeric uid:gid, neither 0
     std::uint64_t tmpfs_size_bytes = 256ull << 20; // /tmp and spec tmpfs without a size
     std::string pull = "never"; // "never": pin the manager's local image id; "always": nodes pull
-    std::vector<std::string> constraints;      // Placement.Constraints, e.g. "node.role==worker"
-    std::uint64_t reserve_memory_bytes = 0;    // Resources.Reservations.MemoryBytes; 0: none
-    std::uint64_t reserve_cpus_milli = 0;      // Resources.Reservations.NanoCPUs / 1e6; 0: none
-    bool host_network = false;                 // tasks may join the node's host network to reach
-                                               // hostPorts (the tcp turn socket)
-    std::uint64_t command_timeout_ms = 30'000; // budget of each Engine API call
-    std::uint64_t stop_grace_ms = 2'000;       // StopGracePeriod when a service is removed
+    std::vector<std::string> constraints;   // Placement.Constraints, e.g. "node.role==worker"
+    std::uint64_t reserve_memory_bytes = 0; // Resources.Reservations.MemoryBytes; 0: none
+    std::uint64_t reserve_cpus_milli = 0;   // Resources.Reservations.NanoCPUs / 1e6; 0: none
+    bool host_network = false;              // tasks may join the node's host network to reach
+                                            // hostPorts (the tcp turn socket)
+    // run.swarm.noDefaultBridge: the operator's word that every node's dockerd runs with
+    // --bridge=none, so a task without a network attachment has loopback only.
+    bool no_default_bridge = false;
+    std::uint64_t command_timeout_ms = 30'000;       // budget of each Engine API call
+    std::uint64_t stop_grace_ms = 2'000;             // StopGracePeriod when a service is removed
     std::uint64_t log_max_size_bytes = 256ull << 20; // the task's log file size before rotation
     // radial-init on every node (run.swarm.boxInit; default: beside the runtimes directory). Empty:
     // none was found, and tasks run under docker's init with their output line by line.
@@ -36,7 +39,8 @@ struct SwarmSettings {
 };
 
 // Reads [run.swarm]: host, memory, cpus, pidsLimit, user, tmpfsSize, pull, constraints,
-// reserveMemory, reserveCpus, hostNetwork, commandTimeout, stopGrace, logMaxSize, boxInit. Throws
+// reserveMemory, reserveCpus, hostNetwork, noDefaultBridge, commandTimeout, stopGrace, logMaxSize,
+// boxInit. Throws
 // radial::plugin::Error(RADIAL_E_INVALID, <key>) naming the key and the fix. Constructor only.
 SwarmSettings parse_swarm_settings(radial::plugin::Config& config);
 

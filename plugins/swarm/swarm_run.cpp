@@ -159,6 +159,27 @@ radial::plugin::RunResult SwarmRun::execute() {
         }
         plugin_support::refuse_engine_data_root(spec_, root, "at " + rt_.engine_.address().text);
     }
+    // No network attachment: loopback only where the node's engine has no default bridge, and
+    // that bridge's outbound access otherwise, which no "no network" may become (docs/cluster.md).
+    const bool attached = (!spec_.network.empty() && spec_.network != "none") ||
+                          (!spec_.host_ports.empty() && rt_.settings_.host_network);
+    bool isolated = attached;
+    if (!attached) {
+        try {
+            isolated = rt_.default_bridge_absent();
+        } catch (const EngineError& e) {
+            throw Error(RADIAL_E_UNAVAILABLE, e.what());
+        }
+    }
+    if (!isolated)
+        throw Error(RADIAL_E_REFUSED, "network",
+                    box() +
+                        " asks for no network, but swarm has no network 'none': a task "
+                        "without one joins its node's default bridge, which reaches "
+                        "whatever the node reaches. Run every node's dockerd with "
+                        "--bridge=none and set run.swarm.noDefaultBridge = true, or set "
+                        "run.network to an internal overlay network (docker network create "
+                        "-d overlay --internal NAME; docs/cluster.md)");
 
     std::string task_state, task_err, said_pending;
     std::optional<int> exit_code;

@@ -61,6 +61,16 @@ void SwarmRuntime::preflight() {
                             "(`docker node promote <node>` on a manager)");
         host_.debug("swarm manager answers at " + engine_.address().text + ", Engine API " +
                     v.text());
+        if (settings_.no_default_bridge &&
+            engine_.request("GET", "/networks/bridge", "", "looking for a default bridge").status ==
+                200)
+            throw Error(RADIAL_E_UNAVAILABLE,
+                        "run.swarm.noDefaultBridge = true says no node's dockerd has a default "
+                        "bridge, but the manager's engine at " +
+                            engine_.address().text +
+                            " has the network 'bridge': a task without a network would reach "
+                            "whatever the node reaches. Start its dockerd with --bridge=none, or "
+                            "remove the key");
         std::lock_guard lock(data_root_mutex_);
         data_root_ = info.contains("DockerRootDir") && info["DockerRootDir"].is_string()
                          ? info["DockerRootDir"].get<std::string>()
@@ -84,6 +94,25 @@ std::string SwarmRuntime::data_root() {
                      ? info["DockerRootDir"].get<std::string>()
                      : std::string();
     return *data_root_;
+}
+
+bool SwarmRuntime::default_bridge_absent() {
+    if (settings_.no_default_bridge) return true;
+    {
+        std::lock_guard lock(data_root_mutex_);
+        if (bridge_absent_) return *bridge_absent_;
+    }
+    const std::string why = "asking whether tasks without a network get a default bridge";
+    const json nodes = engine_.call("GET", "/nodes", nullptr, why);
+    const auto bridge = engine_.request("GET", "/networks/bridge", "", why);
+    if (bridge.status != 200 && bridge.status != 404)
+        throw EngineError(why + ": GET /networks/bridge answered HTTP " +
+                              std::to_string(bridge.status) + ": " +
+                              engine_api::engine_message(bridge.body),
+                          bridge.status, false);
+    std::lock_guard lock(data_root_mutex_);
+    bridge_absent_ = nodes.is_array() && nodes.size() == 1 && bridge.status == 404;
+    return *bridge_absent_;
 }
 
 std::vector<radial::plugin::Disposition> SwarmRuntime::describe(const ContainerSpec& spec) {

@@ -105,6 +105,12 @@ private:
     // this instance (one created again after its plugin host process crashed): mounts of it are
     // refused (plugin_support::refuse_engine_data_root). Throws engine_api::EngineError.
     std::string data_root();
+    // Whether a task without a network attachment has loopback only: swarm has no network
+    // "none", and such a task joins its node's default bridge (outbound access) where the node's
+    // dockerd has one. True on the operator's word (run.swarm.noDefaultBridge), or when the swarm
+    // is this one node and its engine has no network "bridge"; asked once. Throws
+    // engine_api::EngineError.
+    bool default_bridge_absent();
 
     radial::plugin::Host host_;
     SwarmSettings settings_;
@@ -117,6 +123,7 @@ private:
     std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> early_kills_;
     mutable std::mutex data_root_mutex_;
     std::optional<std::string> data_root_; // guarded by data_root_mutex_; nullopt: unasked
+    std::optional<bool> bridge_absent_;    // guarded by data_root_mutex_; nullopt: unasked
 };
 
 } // namespace radial::swarm

@@ -159,22 +159,27 @@ Answer version(const std::string& api) {
     return a;
 }
 
-// A SwarmRuntime whose [run.swarm] is host = `address`, commandTimeout = 400 ms.
+// A SwarmRuntime whose [run.swarm] is host = `address`, commandTimeout = 400 ms, and with
+// `no_default_bridge`, noDefaultBridge = true.
 std::unique_ptr<SwarmRuntime> runtime_for(const std::string& address,
-                                          std::vector<std::string>* log = nullptr) {
+                                          std::vector<std::string>* log = nullptr,
+                                          bool no_default_bridge = false) {
     static std::vector<std::string>* sink;
     sink = log;
-    radial_config_entry entries[2]{};
+    radial_config_entry entries[3]{};
     entries[0].key = to_c("host");
     entries[0].kind = RADIAL_CONFIG_STRING;
     entries[0].string_value = to_c(address);
     entries[1].key = to_c("commandTimeout");
     entries[1].kind = RADIAL_CONFIG_INT;
     entries[1].int_value = 400;
+    entries[2].key = to_c("noDefaultBridge");
+    entries[2].kind = RADIAL_CONFIG_BOOL;
+    entries[2].int_value = 1;
     radial_config c{};
     c.struct_size = sizeof(c);
     c.section = to_c("run.swarm");
-    c.entries = {entries, 2, sizeof(radial_config_entry)};
+    c.entries = {entries, no_default_bridge ? 3u : 2u, sizeof(radial_config_entry)};
     radial_host h{};
     h.struct_size = sizeof(h);
     h.log = [](void*, std::uint32_t, radial_str m) {
@@ -530,6 +535,8 @@ struct ScriptedRun {
         if (path.starts_with("/v1.41/containers/c1/logs?follow=0"))
             return {200, path.find(kSince) != std::string::npos ? kLate : kEarly + kLate};
         if (path.find("/logs?follow=0") != std::string::npos) return {200, kErr + kOut};
+        if (path == "/v1.41/nodes") return {200, R"([{"ID":"n1"}])"};
+        if (path == "/v1.41/networks/bridge") return {404, R"({"message":"not found"})"};
         if (method == "GET") return {200, "[]"}; // the services and secrets left to remove
         return {404, R"({"message":"not scripted"})"};
     }
@@ -664,6 +671,8 @@ struct UnremovableRun {
             removed = true;
             return {200, ""};
         }
+        if (path == "/v1.41/nodes") return {200, R"([{"ID":"n1"}])"};
+        if (path == "/v1.41/networks/bridge") return {404, R"({"message":"not found"})"};
         if (method == "GET") return {200, "[]"}; // the containers and secrets left to remove
         return {404, R"({"message":"not scripted"})"};
     }
@@ -706,6 +715,69 @@ TEST(FakeEngine, ARunWhoseServiceCannotBeRemovedIsNoTimeoutButAnEngineError) {
     Releaser later_releaser{later_gate};
     EXPECT_EQ(run_with_deadline(answering).flags, RADIAL_RUN_TIMED_OUT);
     EXPECT_EQ(later.deletes.load(), 3);
+}
+
+// Swarm has no network "none": a task without a network attachment joins its node's default
+// bridge, with the node's outbound access. Such a run (a check: no network, no host ports) is
+// refused before anything exists unless that bridge is known absent: on one node whose engine has
+// no network "bridge", or on the operator's word (noDefaultBridge), which the preflight checks
+// against the manager.
+struct BridgedSwarm {
+    int nodes = 1;
+    bool bridge = true;
+    Answer operator()(const std::string& method, const std::string& path) {
+        if (path == "/_ping" || path == "/version") return version("1.41");
+        if (path == "/v1.41/info")
+            return {200, R"({"Swarm":{"LocalNodeState":"active","ControlAvailable":true}})"};
+        if (path == "/v1.41/nodes") {
+            std::string list = "[";
+            for (int i = 0; i < nodes; ++i) list += std::string(i ? "," : "") + R"({"ID":"n"})";
+            return {200, list + "]"};
+        }
+        if (path == "/v1.41/networks/bridge")
+            return bridge ? Answer{200, R"({"Name":"bridge","Driver":"bridge"})"}
+                          : Answer{404, R"({"message":"not found"})"};
+        if (method == "GET") return {200, "[]"};
+        return {500, R"({"message":"nothing else is scripted"})"};
+    }
+};
+
+radial::plugin::Error refusal_of_check(SwarmRuntime& rt) {
+    ContainerSpec spec;
+    spec.label = "radial-check-fake-1";
+    spec.image = "radial/busybox:latest";
+    spec.argv = {"true"};
+    Captured cap;
+    radial_output_sink sink{sizeof(radial_output_sink), &cap, &Captured::write};
+    radial::plugin::Output out(&sink);
+    try {
+        rt.run(spec, out);
+    } catch (const radial::plugin::Error& e) {
+        return e;
+    }
+    ADD_FAILURE() << "a task without a network ran on a swarm that may give it a bridge";
+    return radial::plugin::Error(RADIAL_OK, "");
+}
+
+TEST(FakeEngine, ARunWithoutANetworkIsRefusedWhereTheTaskWouldGetADefaultBridge) {
+    for (const auto& [nodes, bridge] : {std::pair{1, true}, std::pair{2, false}}) {
+        BridgedSwarm script;
+        script.nodes = nodes;
+        script.bridge = bridge;
+        FakeEngine engine(std::ref(script), false);
+        auto rt = runtime_for(engine.address());
+        auto e = refusal_of_check(*rt);
+        EXPECT_EQ(e.code(), RADIAL_E_REFUSED) << e.what();
+        EXPECT_EQ(e.key(), "network");
+        EXPECT_NE(std::string(e.what()).find("run.swarm.noDefaultBridge"), std::string::npos)
+            << e.what();
+        EXPECT_EQ(count_with(engine.requests(), "POST "), 0u) << "something was created";
+    }
+    // The operator's word, checked at the preflight against the manager's own engine.
+    BridgedSwarm script;
+    FakeEngine engine(std::ref(script), false);
+    auto rt = runtime_for(engine.address(), nullptr, true);
+    EXPECT_NE(preflight_error(*rt).find("has the network 'bridge'"), std::string::npos);
 }
 
 TEST(FakeEngine, AnUnknownConfigKeyOrABadHostIsInvalid) {
