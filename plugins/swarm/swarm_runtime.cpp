@@ -139,24 +139,6 @@ radial::plugin::RunResult SwarmRuntime::run(const ContainerSpec& spec,
     return run.execute();
 }
 
-std::vector<std::string> SwarmRuntime::list_by_label(std::string_view prefix) {
-    std::set<std::string> labels;
-    try {
-        json f = {{"label", {{kLabelKey, true}}}};
-        json services = engine_.call("GET", "/services?filters=" + url_encode(f.dump()), nullptr,
-                                     "listing boxes");
-        for (const auto& s : services) {
-            const json& l = s.value("Spec", json::object()).value("Labels", json::object());
-            if (!l.contains(kLabelKey) || !l[kLabelKey].is_string()) continue;
-            std::string label = l[kLabelKey].get<std::string>();
-            if (std::string_view(label).starts_with(prefix)) labels.insert(std::move(label));
-        }
-    } catch (const EngineError& e) {
-        rethrow_engine(e);
-    }
-    return {labels.begin(), labels.end()};
-}
-
 namespace {
 
 // Whether `labels` (an object's Labels) name exactly `label`: the engine's filter is not trusted
@@ -174,6 +156,33 @@ json spec_labels(const json& object) {
 }
 
 } // namespace
+
+std::vector<std::string> SwarmRuntime::list_by_label(std::string_view prefix) {
+    std::set<std::string> labels;
+    auto add = [&](const json& l) {
+        if (!l.is_object() || !l.contains(kLabelKey) || !l[kLabelKey].is_string()) return;
+        std::string label = l[kLabelKey].get<std::string>();
+        if (std::string_view(label).starts_with(prefix)) labels.insert(std::move(label));
+    };
+    try {
+        const std::string filter = url_encode(json({{"label", {{kLabelKey, true}}}}).dump());
+        for (const auto& s :
+             engine_.call("GET", "/services?filters=" + filter, nullptr, "listing boxes"))
+            add(spec_labels(s));
+        // What a run left without its service (a create that failed after its secrets, a plugin
+        // host killed between the two, a removal cut short): a secret's value stays in the raft
+        // store, a task's container on this node, until something removes them by their label.
+        for (const auto& s :
+             engine_.call("GET", "/secrets?filters=" + filter, nullptr, "listing boxes' secrets"))
+            add(spec_labels(s));
+        for (const auto& c : engine_.call("GET", "/containers/json?all=1&filters=" + filter,
+                                          nullptr, "listing boxes' containers"))
+            if (c.is_object()) add(c.value("Labels", json::object()));
+    } catch (const EngineError& e) {
+        rethrow_engine(e);
+    }
+    return {labels.begin(), labels.end()};
+}
 
 bool SwarmRuntime::service_listed(const std::string& label, const std::string& why) {
     json services = engine_.call("GET", "/services?filters=" + label_filter(label), nullptr, why);

@@ -55,7 +55,9 @@ public:
     // start. [thread-safe] for distinct labels.
     radial::plugin::RunResult run(const ContainerSpec& spec, radial::plugin::Output& out) override;
 
-    // Labels (sorted, once each) of every service carrying radial.label starting with `prefix`.
+    // Labels (sorted, once each) starting with `prefix` of every service, secret and (on this
+    // engine's node) container carrying radial.label: a secret or container a run left without
+    // its service is found too, so reconciliation removes it.
     std::vector<std::string> list_by_label(std::string_view prefix) override;
 
     // Removes every service and secret labelled exactly `label`, ends a run of it in flight
