@@ -14,6 +14,43 @@
 #include "turn/turn_setup_error.h"
 
 namespace radial::turn {
+namespace {
+
+// Takes `how` (LOCK_EX or LOCK_SH) on the lock file at `path` without waiting; nullopt when it
+// is held otherwise. A holder that last leaves removes the file while it still holds it: a lock
+// taken on a file removed meanwhile is taken again on the file now at the path.
+std::optional<internal::UniqueFd> lock_path(const std::string& path, int how,
+                                            const std::string& workspace) {
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        internal::UniqueFd fd = fs_util::open_lock_file(path);
+        if (!fd)
+            throw TurnSetupError(fmt::format("opening the lock of workspace '{}' ('{}'): {}",
+                                             workspace, path, std::strerror(errno)));
+        while (::flock(fd.get(), how | LOCK_NB) != 0) {
+            if (errno == EINTR) continue;
+            if (errno == EWOULDBLOCK) return std::nullopt;
+            throw TurnSetupError(fmt::format("locking workspace '{}' ('{}'): {}", workspace, path,
+                                             std::strerror(errno)));
+        }
+        if (fs_util::still_named(fd.get(), path)) return fd;
+    }
+    throw TurnSetupError(fmt::format(
+        "locking workspace '{}': its lock file '{}' kept being replaced", workspace, path));
+}
+
+// Releases a lock taken by lock_path, removing its file when no other holder is left.
+void release_path(internal::UniqueFd& fd, const std::string& path) noexcept {
+    if (!fd) return;
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0 && fs_util::still_named(fd.get(), path))
+        ::unlink(path.c_str());
+    fd.reset();
+}
+
+std::string lock_file_of(const std::string& dir, const struct stat& st) {
+    return fmt::format("{}/{}-{}", dir, st.st_dev, st.st_ino);
+}
+
+} // namespace
 
 std::optional<WorkspaceLock> WorkspaceLock::try_acquire(const std::string& workspace) {
     internal::UniqueFd fd(::open(workspace.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -48,24 +85,26 @@ std::optional<WorkspaceLock> WorkspaceLock::try_acquire_workspace(const std::str
             "the workspace locks' directory '{}' is missing, not a directory, not uid {}'s or "
             "writable by others: another user could take or free a workspace's lock; remove it",
             dir, ::geteuid()));
-    const std::string path = fmt::format("{}/{}-{}", dir, st.st_dev, st.st_ino);
-    // A holder removes the file while it still holds the lock: a lock taken on a file removed
-    // meanwhile is taken again on the file now at the path.
-    for (int attempt = 0; attempt < 16; ++attempt) {
-        internal::UniqueFd fd = fs_util::open_lock_file(path);
-        if (!fd)
-            throw TurnSetupError(fmt::format("opening the lock of workspace '{}' ('{}'): {}",
-                                             workspace, path, std::strerror(errno)));
-        while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-            if (errno == EINTR) continue;
-            if (errno == EWOULDBLOCK) return std::nullopt;
-            throw TurnSetupError(fmt::format("locking workspace '{}' ('{}'): {}", workspace, path,
-                                             std::strerror(errno)));
-        }
-        if (fs_util::still_named(fd.get(), path)) return WorkspaceLock(std::move(fd), path);
+    const std::string path = lock_file_of(dir, st);
+    auto own = lock_path(path, LOCK_EX, workspace);
+    if (!own) return std::nullopt;
+    WorkspaceLock lock(std::move(*own), path);
+    // Every directory above it, shared: a turn on a workspace inside this one, or holding this
+    // one, holds one of them exclusively, and the two would hand each other's files over.
+    auto here = std::filesystem::path(workspace).lexically_normal();
+    if (!here.has_filename()) here = here.parent_path(); // "/srv/p/" is "/srv/p"
+    for (auto above = here.parent_path();; above = above.parent_path()) {
+        struct stat a {};
+        if (::stat(above.c_str(), &a) != 0)
+            throw TurnSetupError(fmt::format("workspace '{}': its parent '{}': {}", workspace,
+                                             above.string(), std::strerror(errno)));
+        std::string file = lock_file_of(dir, a);
+        auto shared = lock_path(file, LOCK_SH, workspace);
+        if (!shared) return std::nullopt; // `lock` releases what it took
+        lock.above_.push_back({std::move(*shared), std::move(file)});
+        if (above == above.root_path() || above.parent_path() == above) break;
     }
-    throw TurnSetupError(fmt::format(
-        "locking workspace '{}': its lock file '{}' kept being replaced", workspace, path));
+    return lock;
 }
 
 WorkspaceLock& WorkspaceLock::operator=(WorkspaceLock&& other) noexcept {
@@ -73,6 +112,7 @@ WorkspaceLock& WorkspaceLock::operator=(WorkspaceLock&& other) noexcept {
         release();
         fd_ = std::move(other.fd_);
         file_ = std::exchange(other.file_, {});
+        above_ = std::exchange(other.above_, {});
     }
     return *this;
 }
@@ -83,12 +123,15 @@ void WorkspaceLock::release() noexcept {
     if (fd_ && !file_.empty()) ::unlink(file_.c_str());
     fd_.reset();
     file_.clear();
+    for (auto& a : above_) release_path(a.fd, a.file);
+    above_.clear();
 }
 
 std::string workspace_in_use(const std::string& workspace) {
     return fmt::format(
-        "workspace '{}' is in use by another turn (one turn per workspace at a time: the first "
-        "to end would hand the workspace back under the other); wait for it to end, or set "
+        "workspace '{}' is in use by another turn, on it, inside it or on a directory holding it "
+        "(one turn per workspace tree at a time: the first to end would hand the files back "
+        "under the other); wait for it to end, or set "
         "run.sharedWorkspaces = true to allow turns side by side on one workspace",
         workspace);
 }

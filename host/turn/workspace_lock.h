@@ -1,11 +1,12 @@
-// host/turn/workspace_lock.h — one turn per workspace at a time (docs/design.md §3.9): two turns
-// on one workspace would each be handed it and hand it back, the first to end taking it from the
-// other mid-turn. Unless the operator allows it (run.sharedWorkspaces), a turn holds an exclusive
-// flock(2) for as long as it runs on a lock file of the workspace in radiald's claim registry
-// (root's: /run/radial-claims/workspaces/<dev>-<inode>), which only radiald's user can open: a
-// lock on the workspace directory itself could be taken by any local user who can read it, and
-// kept, holding every turn on that workspace back. The kernel drops a lock when its holder dies,
-// so a crash never leaves a stale lock; the file goes with the lock's release.
+// host/turn/workspace_lock.h — one turn per workspace tree at a time (docs/design.md §3.9): two
+// turns on one workspace, or on one and a directory inside it, would each be handed it and hand
+// it back, the first to end taking it from the other mid-turn. Unless the operator allows it
+// (run.sharedWorkspaces), a turn holds an exclusive flock(2) for as long as it runs on a lock file
+// of the workspace in radiald's claim registry (root's:
+// /run/radial-claims/workspaces/<dev>-<inode>), which only radiald's user can open: a lock on the
+// workspace directory itself could be taken by any local user who can read it, and kept, holding
+// every turn on that workspace back. The kernel drops a lock when its holder dies, so a crash never
+// leaves a stale lock; the file goes with the lock's release.
 //
 // The same class holds radiald's own lock directories (a session's, under the state directory)
 // with a flock(2) on the directory itself: no other user can open those.
@@ -16,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace radial::turn {
 
@@ -27,14 +29,18 @@ public:
     static std::optional<WorkspaceLock> try_acquire(const std::string& workspace);
 
     // Takes the lock of the workspace directory `workspace` in `registry` (the claim registry:
-    // daemon::default_claim_registry()) without waiting; nullopt when another turn holds it.
+    // daemon::default_claim_registry()) without waiting, and a shared one of every directory
+    // above it; nullopt when another turn holds it, a directory inside it or one above it (a
+    // turn on /srv/p and one on /srv/p/sub would hand each other's files over).
     // Throws TurnSetupError naming the workspace or the lock file when either cannot be opened.
     // Thread-safe, as try_acquire.
     static std::optional<WorkspaceLock> try_acquire_workspace(const std::string& workspace,
                                                               const std::string& registry);
 
     WorkspaceLock(WorkspaceLock&& other) noexcept
-        : fd_(std::move(other.fd_)), file_(std::exchange(other.file_, {})) {}
+        : fd_(std::move(other.fd_)),
+          file_(std::exchange(other.file_, {})),
+          above_(std::exchange(other.above_, {})) {}
     WorkspaceLock& operator=(WorkspaceLock&& other) noexcept;
     // Releases the lock; a workspace's lock file is removed first, while the lock is still held.
     ~WorkspaceLock();
@@ -45,6 +51,13 @@ private:
     void release() noexcept;
     internal::UniqueFd fd_;
     std::string file_; // a workspace's lock file, removed at the release; empty for a directory
+    // A workspace's: the shared locks of every directory above it, each file removed by the last
+    // holder to release it.
+    struct Above {
+        internal::UniqueFd fd;
+        std::string file;
+    };
+    std::vector<Above> above_;
 };
 
 // The message for a turn refused because its workspace is in use.

@@ -33,6 +33,35 @@ TEST(WorkspaceLock, ALockOnTheWorkspaceDirectoryItselfHoldsNoTurnBack) {
     EXPECT_TRUE(WorkspaceLock::try_acquire_workspace(ws.path(), registry.path()).has_value());
 }
 
+// One turn per workspace tree: a turn on a directory inside a running turn's workspace, or on one
+// holding it, would be handed files the other is handed too, and take them back under it. Side by
+// side siblings are fine; the last to leave removes every lock file.
+TEST(WorkspaceLock, NestedWorkspacesExcludeEachOtherAndSiblingsDoNot) {
+    test::TempDir root("radial-ws"), registry("radial-registry");
+    for (const char* d : {"p/sub/deeper", "p/other", "q"}) fs::create_directories(root / d);
+    auto p = WorkspaceLock::try_acquire_workspace(root / "p", registry.path());
+    ASSERT_TRUE(p.has_value());
+    for (const std::string& d : {root / "p/sub", root / "p/sub/deeper", root.path()})
+        EXPECT_FALSE(WorkspaceLock::try_acquire_workspace(d, registry.path()).has_value())
+            << "'" << d << "' was taken beside a turn on 'p'";
+    // Not held back by itself: the same directory written with a trailing '/'.
+    p.reset();
+    EXPECT_TRUE(WorkspaceLock::try_acquire_workspace(root / "q/", registry.path()).has_value());
+    p = WorkspaceLock::try_acquire_workspace(root / "p", registry.path());
+    ASSERT_TRUE(p.has_value());
+    EXPECT_TRUE(WorkspaceLock::try_acquire_workspace(root / "q", registry.path()).has_value());
+    p.reset();
+    auto sub = WorkspaceLock::try_acquire_workspace(root / "p/sub", registry.path());
+    auto other = WorkspaceLock::try_acquire_workspace(root / "p/other", registry.path());
+    EXPECT_TRUE(sub.has_value());
+    EXPECT_TRUE(other.has_value()) << "two siblings held each other back";
+    EXPECT_FALSE(WorkspaceLock::try_acquire_workspace(root / "p", registry.path()).has_value())
+        << "'p' was taken around turns inside it";
+    sub.reset();
+    other.reset();
+    EXPECT_TRUE(fs::is_empty(registry / "workspaces")) << "a released lock's file stayed";
+}
+
 // The registry's directory of locks must be radiald's alone: one other users may write could let
 // them take or free a workspace's lock.
 TEST(WorkspaceLock, ALocksDirectoryOthersMayWriteIsRefused) {
