@@ -212,22 +212,29 @@ start_docker() {
 # gVisor's state of a box that died with its engine (a machine restart) records its sandbox's pid,
 # and the new engine's containerd deletes every dead box at start with `runsc delete --force`,
 # which SIGKILLs that pid without asking whose it is now: seen killing containerd itself. A state
-# whose sandbox pid is not a live runsc-sandbox is removed first; containerd's delete then finds
-# nothing to kill. A live sandbox (an engine killed alone) keeps its state.
+# whose sandbox pid is not a live runsc-sandbox (the first word of its command line; its comm is
+# "exe", runsc running itself) is removed first; containerd's delete then finds nothing to kill. A
+# live sandbox (an engine killed alone) keeps its state, and nothing is touched while a containerd
+# of the engine still runs.
 forget_dead_gvisor_sandboxes() {
-    local state pid comm root=${dockerd_exec_root} configured
+    local state pid argv0 root=${dockerd_exec_root} configured containerd_pid
     if [[ -s "${daemon_json}" ]] && command -v jq >/dev/null 2>&1; then
         configured="$(jq -r '."exec-root" // empty' "${daemon_json}" 2>/dev/null || true)"
         [[ -n "${configured}" ]] && root=${configured}
+    fi
+    containerd_pid="$(cat "${root}/containerd/containerd.pid" 2>/dev/null || true)"
+    if [[ "${containerd_pid}" =~ ^[0-9]+$ ]] && kill -0 "${containerd_pid}" 2>/dev/null; then
+        return 0 # its engine's containerd lives: the state is in use, not left
     fi
     for state in "${root}"/runtime-*/moby/*_sandbox:*.state; do
         [[ -f "${state}" ]] || continue
         command -v jq >/dev/null 2>&1 ||
             die "starting dockerd: gVisor state ${state} is left from a killed engine, and jq (to read its pid) is missing; run setup with --with-gvisor, or remove that file"
         pid="$(jq -r '.sandbox.pid // empty' "${state}" 2>/dev/null || true)"
-        comm=""
-        [[ "${pid}" =~ ^[0-9]+$ ]] && comm="$(cat "/proc/${pid}/comm" 2>/dev/null || true)"
-        [[ "${comm}" == runsc-sandbox ]] && continue
+        argv0=""
+        [[ "${pid}" =~ ^[0-9]+$ ]] &&
+            argv0="$(tr '\0' '\n' <"/proc/${pid}/cmdline" 2>/dev/null | head -n 1 || true)"
+        [[ "${argv0}" == runsc-sandbox ]] && continue
         step "[2/4] docker: removing gVisor state of a box that died with its engine (pid ${pid:-unknown} is no longer its sandbox): ${state}"
         rm -f "${state}" "${state%.state}.lock"
     done

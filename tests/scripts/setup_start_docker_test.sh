@@ -77,8 +77,8 @@ mkdir -p "${states}"
 sleep 600 &
 pids+=($!)
 other=$!
-cp "$(command -v sleep)" "${work}/runsc-sandbox"
-"${work}/runsc-sandbox" 600 &
+# As runsc starts its sandbox: argv[0] "runsc-sandbox", the executable another name ("exe").
+bash -c 'exec -a runsc-sandbox sleep 600' &
 pids+=($!)
 sandbox=$!
 sleep 0 &
@@ -89,8 +89,16 @@ for box in reused:${other} gone:${gone} alive:${sandbox}; do
         >"${states}/${box%%:*}_sandbox:${box%%:*}.state"
     : >"${states}/${box%%:*}_sandbox:${box%%:*}.lock"
 done
+# While the engine's containerd still runs, its state is in use: nothing is touched.
+mkdir -p "${work}/exec-root/containerd"
+echo "${other}" >"${work}/exec-root/containerd/containerd.pid"
 rm -f "${work}/runs" "${work}/answers" "${work}/up.pid"
 echo 0 >"${work}/fails_before_up"
+out="$(start_docker_with_fakes)" || fail "start_docker failed: ${out}"
+kill "$(cat "${work}/up.pid")"
+[[ -e "${states}/reused_sandbox:reused.state" ]] || fail "state was removed under a live containerd: ${out}"
+rm -f "${work}/exec-root/containerd/containerd.pid"
+rm -f "${work}/runs" "${work}/answers" "${work}/up.pid"
 out="$(start_docker_with_fakes)" || fail "start_docker failed: ${out}"
 for box in reused gone; do
     [[ ! -e "${states}/${box}_sandbox:${box}.state" && ! -e "${states}/${box}_sandbox:${box}.lock" ]] ||
