@@ -269,8 +269,21 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
                             std::string(kInitReadyLine.substr(0, kInitReadyLine.size() - 1)) +
                             "'; the exec's secrets were not sent (is run.docker.boxInit this "
                             "plugin's radial-init?)");
-        if (!awaiting_ready && !secrets.empty())
+        if (!awaiting_ready && !secrets.empty()) {
+            // The line proves nothing by itself: a leftover that stopped radial-init before its
+            // first instruction could write it to radial-init's stdout. The engine's own count,
+            // which no process in the box can hide from, must be PID 1 and this exec at most.
+            // (Under gVisor the engine lists the sandbox's init alone: 1, and this adds nothing.)
+            const auto processes = engine.process_count(ids.front(), exec.label);
+            if (!processes || *processes > 2)
+                throw Error(RADIAL_E_INTERNAL,
+                            "session box '" + exec.label + "' holds " +
+                                (processes ? std::to_string(*processes)
+                                           : std::string("an unknown number of")) +
+                                " processes where radial-init said it had ended all but its PID "
+                                "1 and itself; the exec's secrets were not sent");
             stream->write(secrets, budget_ms(settings.command_timeout_ms));
+        }
         while (open && !aborted && stream->read(chunk)) demux.feed(chunk);
     } catch (const engine_api::EngineError& e) {
         if (!backstop.fired()) {

@@ -31,6 +31,7 @@ const std::string kSecret = "sk-session-secret-value";
 struct ExecScript {
     std::string frames;
     int exit_code = 0;
+    int processes = 2; // what GET /containers/{id}/top lists: PID 1 and the exec
 };
 
 FakeEngine::Route route(const ExecScript& s) {
@@ -47,6 +48,12 @@ FakeEngine::Route route(const ExecScript& s) {
             a.half_close = true;
             a.frames = s.frames;
             return a;
+        }
+        if (method == "GET" && path == kV + "/containers/" + kBox + "/top") {
+            std::string rows;
+            for (int i = 1; i <= s.processes; ++i)
+                rows += (i > 1 ? "," : "") + std::string("[\"") + std::to_string(i) + "\"]";
+            return {200, R"({"Titles":["PID"],"Processes":[)" + rows + "]}"};
         }
         if (method == "GET" && path == kV + "/exec/e1/json")
             return {200, R"({"Running":false,"ExitCode":)" + std::to_string(s.exit_code) + "}"};
@@ -129,6 +136,20 @@ TEST(docker_session, WithoutTheReadyLineTheSecretsAreNeverSent) {
     EXPECT_EQ(e.code(), RADIAL_E_INTERNAL);
     EXPECT_NE(std::string(e.what()).find("the exec's secrets were not sent"), std::string::npos)
         << e.what();
+    EXPECT_EQ(written(engine), "");
+}
+
+// The line, but the engine counts a third process in the box: a leftover that stopped
+// radial-init before it could end it and wrote the line itself. Nothing is sent.
+TEST(docker_session, AReadyLineWithAnotherProcessLeftInTheBoxSendsNothing) {
+    ExecScript forged;
+    forged.frames = encode_frame(RADIAL_STREAM_STDOUT, "radial-init: ready\n");
+    forged.processes = 3;
+    FakeEngine engine(route(forged));
+    Collected c;
+    auto e = radial::test::error_of([&] { exec_with_secret(engine, c); });
+    EXPECT_EQ(e.code(), RADIAL_E_INTERNAL);
+    EXPECT_NE(std::string(e.what()).find("holds 3 processes"), std::string::npos) << e.what();
     EXPECT_EQ(written(engine), "");
 }
 
