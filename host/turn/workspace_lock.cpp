@@ -17,8 +17,8 @@ namespace radial::turn {
 namespace {
 
 // Takes `how` (LOCK_EX or LOCK_SH) on the lock file at `path` without waiting; nullopt when it
-// is held otherwise. A holder that last leaves removes the file while it still holds it: a lock
-// taken on a file removed meanwhile is taken again on the file now at the path.
+// is held otherwise. An exclusive holder removes the file while it still holds it: a lock taken on
+// a file removed meanwhile is taken again on the file now at the path.
 std::optional<internal::UniqueFd> lock_path(const std::string& path, int how,
                                             const std::string& workspace) {
     for (int attempt = 0; attempt < 16; ++attempt) {
@@ -36,14 +36,6 @@ std::optional<internal::UniqueFd> lock_path(const std::string& path, int how,
     }
     throw TurnSetupError(fmt::format(
         "locking workspace '{}': its lock file '{}' kept being replaced", workspace, path));
-}
-
-// Releases a lock taken by lock_path, removing its file when no other holder is left.
-void release_path(internal::UniqueFd& fd, const std::string& path) noexcept {
-    if (!fd) return;
-    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0 && fs_util::still_named(fd.get(), path))
-        ::unlink(path.c_str());
-    fd.reset();
 }
 
 std::string lock_file_of(const std::string& dir, const struct stat& st) {
@@ -91,17 +83,21 @@ std::optional<WorkspaceLock> WorkspaceLock::try_acquire_workspace(const std::str
     WorkspaceLock lock(std::move(*own), path);
     // Every directory above it, shared: a turn on a workspace inside this one, or holding this
     // one, holds one of them exclusively, and the two would hand each other's files over.
-    auto here = std::filesystem::path(workspace).lexically_normal();
-    if (!here.has_filename()) here = here.parent_path(); // "/srv/p/" is "/srv/p"
+    // The directories above it as they are, not as written: a relative path or a link in it
+    // would lock others' parents.
+    std::error_code resolve_error;
+    const auto here = std::filesystem::canonical(workspace, resolve_error);
+    if (resolve_error)
+        throw TurnSetupError(fmt::format("workspace '{}': {}; create it or pass another workspace",
+                                         workspace, resolve_error.message()));
     for (auto above = here.parent_path();; above = above.parent_path()) {
         struct stat a {};
         if (::stat(above.c_str(), &a) != 0)
             throw TurnSetupError(fmt::format("workspace '{}': its parent '{}': {}", workspace,
                                              above.string(), std::strerror(errno)));
-        std::string file = lock_file_of(dir, a);
-        auto shared = lock_path(file, LOCK_SH, workspace);
+        auto shared = lock_path(lock_file_of(dir, a), LOCK_SH, workspace);
         if (!shared) return std::nullopt; // `lock` releases what it took
-        lock.above_.push_back({std::move(*shared), std::move(file)});
+        lock.above_.push_back(std::move(*shared));
         if (above == above.root_path() || above.parent_path() == above) break;
     }
     return lock;
@@ -123,7 +119,9 @@ void WorkspaceLock::release() noexcept {
     if (fd_ && !file_.empty()) ::unlink(file_.c_str());
     fd_.reset();
     file_.clear();
-    for (auto& a : above_) release_path(a.fd, a.file);
+    // A shared lock's file stays: removing it would take the lock exclusively for a moment, and
+    // another turn's shared lock at that moment would find its workspace in use. There is one
+    // per directory ever above a workspace; a turn on that directory removes it.
     above_.clear();
 }
 

@@ -30,8 +30,8 @@ public:
 
     // Takes the lock of the workspace directory `workspace` in `registry` (the claim registry:
     // daemon::default_claim_registry()) without waiting, and a shared one of every directory
-    // above it; nullopt when another turn holds it, a directory inside it or one above it (a
-    // turn on /srv/p and one on /srv/p/sub would hand each other's files over).
+    // above it (its path resolved); nullopt when another turn holds it, a directory inside it or
+    // one above it (a turn on /srv/p and one on /srv/p/sub would hand each other's files over).
     // Throws TurnSetupError naming the workspace or the lock file when either cannot be opened.
     // Thread-safe, as try_acquire.
     static std::optional<WorkspaceLock> try_acquire_workspace(const std::string& workspace,
@@ -51,13 +51,8 @@ private:
     void release() noexcept;
     internal::UniqueFd fd_;
     std::string file_; // a workspace's lock file, removed at the release; empty for a directory
-    // A workspace's: the shared locks of every directory above it, each file removed by the last
-    // holder to release it.
-    struct Above {
-        internal::UniqueFd fd;
-        std::string file;
-    };
-    std::vector<Above> above_;
+    // A workspace's: the shared locks of every directory above it (their files stay).
+    std::vector<internal::UniqueFd> above_;
 };
 
 // The message for a turn refused because its workspace is in use.
