@@ -338,9 +338,9 @@ radial::plugin::RunResult SwarmRun::execute() {
     if (!box_ended && still_listed())
         throw Error(RADIAL_E_UNAVAILABLE,
                     box() +
-                        " was to end, but its service could not be removed: its task may "
-                        "still run; reconciliation removes it by its label once the engine "
-                        "answers");
+                        " was to end, but its service could not be removed, or its task's "
+                        "container still runs on this node: its task may still run; "
+                        "reconciliation removes it by its label once the engine answers");
     if (log_failure_ && ending == plugin_support::Ending::none && !drain_killed_) {
         try {
             std::rethrow_exception(log_failure_);

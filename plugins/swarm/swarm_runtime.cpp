@@ -98,10 +98,7 @@ std::string SwarmRuntime::data_root() {
 
 bool SwarmRuntime::default_bridge_absent() {
     if (settings_.no_default_bridge) return true;
-    {
-        std::lock_guard lock(data_root_mutex_);
-        if (bridge_absent_) return *bridge_absent_;
-    }
+    // Asked for every such run, never kept: a node may join, an engine come back with a bridge.
     const std::string why = "asking whether tasks without a network get a default bridge";
     const json nodes = engine_.call("GET", "/nodes", nullptr, why);
     const auto bridge = engine_.request("GET", "/networks/bridge", "", why);
@@ -110,9 +107,7 @@ bool SwarmRuntime::default_bridge_absent() {
                               std::to_string(bridge.status) + ": " +
                               engine_api::engine_message(bridge.body),
                           bridge.status, false);
-    std::lock_guard lock(data_root_mutex_);
-    bridge_absent_ = nodes.is_array() && nodes.size() == 1 && bridge.status == 404;
-    return *bridge_absent_;
+    return nodes.is_array() && nodes.size() == 1 && bridge.status == 404;
 }
 
 std::vector<radial::plugin::Disposition> SwarmRuntime::describe(const ContainerSpec& spec) {
@@ -188,6 +183,11 @@ bool SwarmRuntime::service_listed(const std::string& label, const std::string& w
     json services = engine_.call("GET", "/services?filters=" + label_filter(label), nullptr, why);
     for (const auto& s : services)
         if (labelled(spec_labels(s), label)) return true;
+    // Running ones only (no all=1): a finished task's container is removed later, not waited for.
+    json running =
+        engine_.call("GET", "/containers/json?filters=" + label_filter(label), nullptr, why);
+    for (const auto& c : running)
+        if (c.is_object() && labelled(c.value("Labels", json::object()), label)) return true;
     return false;
 }
 

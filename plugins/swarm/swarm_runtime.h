@@ -95,8 +95,9 @@ private:
     // Removes the services, the task containers on this node, then the secrets, labelled exactly
     // `label`; returns how many services it removed. Throws engine_api::EngineError.
     std::size_t remove_by_label(const std::string& label, const std::string& why);
-    // Whether the engine still lists a service labelled exactly `label` (its task may run).
-    // Throws engine_api::EngineError.
+    // Whether the engine still lists a service labelled exactly `label`, or a running container
+    // so labelled on this engine's node (a task whose service is gone but whose removal failed):
+    // the box may still run. Throws engine_api::EngineError.
     bool service_listed(const std::string& label, const std::string& why);
     // Force-removes the containers on this engine's node labelled exactly `label`: the tasks'
     // containers the node keeps after their service is deleted. A task's container on another
@@ -110,7 +111,7 @@ private:
     // Whether a task without a network attachment has loopback only: swarm has no network
     // "none", and such a task joins its node's default bridge (outbound access) where the node's
     // dockerd has one. True on the operator's word (run.swarm.noDefaultBridge), or when the swarm
-    // is this one node and its engine has no network "bridge"; asked once. Throws
+    // is this one node and its engine has no network "bridge"; asked each time. Throws
     // engine_api::EngineError.
     bool default_bridge_absent();
 
@@ -125,7 +126,6 @@ private:
     std::map<std::string, std::chrono::steady_clock::time_point, std::less<>> early_kills_;
     mutable std::mutex data_root_mutex_;
     std::optional<std::string> data_root_; // guarded by data_root_mutex_; nullopt: unasked
-    std::optional<bool> bridge_absent_;    // guarded by data_root_mutex_; nullopt: unasked
 };
 
 } // namespace radial::swarm

@@ -657,6 +657,8 @@ struct UnremovableRun {
     std::atomic<int> deletes{0};
     int deletes_failing = 1 << 30; // how many DELETEs of the service fail before one succeeds
     std::atomic<bool> removed{false};
+    // The service goes, but its task's container on this node runs on (its DELETE fails).
+    bool container_stays = false;
 
     Answer operator()(const std::string& method, const std::string& path) {
         if (path == "/_ping" || path == "/version") return version("1.41");
@@ -681,6 +683,10 @@ struct UnremovableRun {
             removed = true;
             return {200, ""};
         }
+        if (container_stays && method == "GET" && path.starts_with("/v1.41/containers/json?"))
+            return {200, R"([{"Id":"c1","Labels":{"radial.label":"radial-turn-fake-1"}}])"};
+        if (container_stays && method == "DELETE" && path.starts_with("/v1.41/containers/c1"))
+            return {500, R"({"message":"device busy"})"};
         if (path == "/v1.41/nodes") return {200, R"([{"ID":"n1"}])"};
         if (path == "/v1.41/networks/bridge") return {404, R"({"message":"not found"})"};
         if (method == "GET") return {200, "[]"}; // the containers and secrets left to remove
@@ -725,6 +731,23 @@ TEST(FakeEngine, ARunWhoseServiceCannotBeRemovedIsNoTimeoutButAnEngineError) {
     Releaser later_releaser{later_gate};
     EXPECT_EQ(run_with_deadline(answering).flags, RADIAL_RUN_TIMED_OUT);
     EXPECT_EQ(later.deletes.load(), 3);
+}
+
+// The service removed, its task's container still running on this node: not ended either.
+TEST(FakeEngine, ARunWhoseTasksContainerStillRunsIsNoTimeoutButAnEngineError) {
+    Gate staying_gate;
+    UnremovableRun staying;
+    staying.gate = &staying_gate;
+    staying.deletes_failing = 0;
+    staying.container_stays = true;
+    FakeEngine stuck(std::ref(staying), false);
+    Releaser staying_releaser{staying_gate};
+    try {
+        run_with_deadline(stuck);
+        ADD_FAILURE() << "a run whose container still runs was reported as ended";
+    } catch (const radial::plugin::Error& e) {
+        EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE) << e.what();
+    }
 }
 
 // Swarm has no network "none": a task without a network attachment joins its node's default
