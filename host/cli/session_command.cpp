@@ -172,8 +172,12 @@ int run_session_create(const SessionOptions& o) {
         rec.mode = o.mode;
         rec.workdir = spec.workdir;
         if (!o.workspace.empty()) rec.workspace = spec.mounts.front().source;
-        if (struct stat st{};
-            !rec.workspace.empty() && ::geteuid() == 0 && ::stat(rec.workspace.c_str(), &st) == 0)
+        // Not a box's uid (a turn on it now has it handed over): a later hand-back to that uid
+        // would give the files to whichever box is leased it next.
+        if (struct stat st{}; !rec.workspace.empty() && ::geteuid() == 0 &&
+                              ::stat(rec.workspace.c_str(), &st) == 0 &&
+                              !(st.st_uid >= cfg.box_id_first && st.st_uid <= cfg.box_id_last) &&
+                              !(cfg.box_root && st.st_uid == cfg.box_root->first))
             rec.workspace_owner = fmt::format("{}:{}", st.st_uid, st.st_gid);
         rec.policy = policy_generation(spec, cfg, instance->runtime().info().id, rec.workspace,
                                        o.mode.empty() ? cfg.mode : o.mode);

@@ -326,6 +326,25 @@ TEST(SessionLive, AWorkspaceAKilledTurnLeftTheBoxUidsIsTheOwnersAfterTheNextTurn
     }
 }
 
+// A workspace that a box's uid holds at the session's create (a turn on it runs) is not taken for
+// its owner: a later hand-back would give the files to whichever box is leased that uid next.
+TEST(SessionLive, AWorkspaceABoxUidHoldsAtCreateIsNotRecordedAsItsOwner) {
+    test::RadialdSetup setup;
+    test::TempDir ws("radial-ws"), mine("radial-ws");
+    ASSERT_EQ(::chown(ws.path().c_str(), 2'000'000'123, 2'000'000'123), 0);
+    ASSERT_EQ(::chown(mine.path().c_str(), 65534, 65534), 0);
+    Session boxed(setup, {"--workspace", ws.path()}), owned(setup, {"--workspace", mine.path()});
+    ASSERT_EQ(boxed.created.exit_code, 0) << boxed.created.err;
+    ASSERT_EQ(owned.created.exit_code, 0) << owned.created.err;
+    auto owner_of = [&](const Session& s) {
+        return nlohmann::json::parse(
+                   test::read_file(setup.state_dir() + "/sessions/" + s.id + ".json"))
+            .value("workspaceOwner", "?");
+    };
+    EXPECT_EQ(owner_of(boxed), "");
+    EXPECT_EQ(owner_of(owned), "65534:65534");
+}
+
 // The session's maximum lifetime ending under a turn kills its exec, and the record says so
 // (killed, no exit code of the command's), not that the command failed with 143.
 TEST(SessionLive, AMaximumLifetimeEndingUnderATurnKillsItsExec) {
