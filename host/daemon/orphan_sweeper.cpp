@@ -60,7 +60,7 @@ void OrphanSweeper::loop() {
                 if (removed_) removed_(killed.size());
             }
             // Ids a turn kept leased for a box that might have outlived it (box_id_lease.h).
-            std::vector<std::string> live = session_labels(cfg_.state_dir);
+            std::vector<std::string> live = session_labels(cfg_);
             if (live_)
                 for (const auto& l : live_()) live.push_back(l);
             for (const auto& l : turn::release_stale_box_id_leases(

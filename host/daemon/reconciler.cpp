@@ -368,7 +368,7 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
     if (!box_failure)
         for (auto& l :
              turn::release_stale_box_id_leases(turn::box_id_lease_dir(default_claim_registry()),
-                                               cfg.state_dir, session_labels(cfg.state_dir))) {
+                                               cfg.state_dir, session_labels(cfg))) {
             log::info("reconcile", "freed box ids {0}:{0} of box '{1}'", l.id, l.label);
             freed_ids[l.label] = l.id;
         }

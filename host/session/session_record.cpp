@@ -243,9 +243,23 @@ std::vector<SessionRecord> list_sessions(const std::string& state_dir) {
     return out;
 }
 
-std::vector<std::string> session_labels(const std::string& state_dir) {
+std::vector<std::string> session_labels(const config::HostConfig& cfg) {
     std::vector<std::string> labels;
-    for (auto& s : list_sessions(state_dir)) labels.push_back(std::move(s.label));
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(sessions_dir(cfg.state_dir), ec)) {
+        if (e.path().extension() != ".json") continue;
+        const std::string id = e.path().stem().string();
+        try {
+            if (auto r = load_session(cfg.state_dir, id)) labels.push_back(std::move(r->label));
+        } catch (const std::exception& x) {
+            // Unreadable now (no descriptor left) or not one radiald wrote: its box may still
+            // live under the label its id gives, whose ids must stay leased.
+            log::warn("session", "{}; its box '{}' is taken for live", x.what(),
+                      session_label(cfg, id));
+            labels.push_back(session_label(cfg, id));
+        }
+    }
+    std::sort(labels.begin(), labels.end());
     return labels;
 }
 

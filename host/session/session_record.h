@@ -119,9 +119,10 @@ void save_session(const std::string& state_dir, const SessionRecord& r);
 std::optional<SessionRecord> load_session(const std::string& state_dir, const std::string& id);
 // Every session of this state directory, by id. Unreadable records are skipped and logged.
 std::vector<SessionRecord> list_sessions(const std::string& state_dir);
-// The box labels of every session of this state directory: boxes whose ids stay leased while no
-// radiald runs (box_id_lease.h), which reconciliation must not free.
-std::vector<std::string> session_labels(const std::string& state_dir);
+// The box labels of every session of `cfg`'s state directory: boxes whose ids stay leased while
+// no radiald runs (box_id_lease.h), which reconciliation must not free. A record that cannot be
+// read (now, or at all) counts by the label its id gives, so its ids stay leased.
+std::vector<std::string> session_labels(const config::HostConfig& cfg);
 // Writes the record over the one of its id (a reader sees the old or the new one). Throws
 // TurnSetupError naming the path.
 void update_session(const std::string& state_dir, const SessionRecord& r);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "../../support/temp_dir.h"
 #include "loader/plugin_loader.h"
@@ -147,6 +148,18 @@ TEST_F(SessionTurnTest, ARecordThatCannotBeOpenedNowIsAFaultNotAMissingSession) 
     EXPECT_THAT(said, HasSubstr("cannot read session record"));
     EXPECT_THAT(said, HasSubstr("Too many open files"));
     EXPECT_TRUE(load_session(state, "s1").has_value());
+}
+
+// The labels reconciliation keeps leased: a record that cannot be read (not radiald's, or not
+// now) counts by the label its id gives, rather than have its live box's ids freed.
+TEST_F(SessionTurnTest, ARecordThatCannotBeReadKeepsItsBoxLabelLive) {
+    config::HostConfig cfg;
+    cfg.state_dir = state;
+    cfg.instance_id = "test";
+    { std::ofstream(sessions_dir(state) + "/s2.json") << "{ not json"; }
+    const auto labels = session_labels(cfg);
+    EXPECT_EQ(labels,
+              (std::vector<std::string>{"radial-session-test-s1", session_label(cfg, "s2")}));
 }
 
 // The look at a turn's changes starts a second before its exec by the wall clock, unless the wall
