@@ -7,7 +7,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -124,30 +123,20 @@ TEST_F(SessionTurnTest, TheManifestHoldsNoSecretTheTurnQuoted) {
               std::string::npos);
 }
 
-// A session record that is there but cannot be opened now (no descriptor left) is a fault to
-// report, not a session that does not exist: the latter refuses the turn for good.
-TEST_F(SessionTurnTest, ARecordThatCannotBeOpenedNowIsAFaultNotAMissingSession) {
+// A session record that is there but cannot be opened (no descriptor left, no memory; here a
+// link that loops, which fails the same way under the sanitizers, whose runtime needs descriptors)
+// is a fault to report, not a session that does not exist: the latter refuses the turn for good.
+TEST_F(SessionTurnTest, ARecordThatCannotBeOpenedIsAFaultNotAMissingSession) {
     EXPECT_FALSE(load_session(state, "s2").has_value()) << "a record that is not there";
-    rlimit old{};
-    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
-    rlimit low = old;
-    low.rlim_cur = std::min<rlim_t>(old.rlim_cur, 256); // few to fill, whatever the limit
-    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
-    std::vector<int> held;
-    for (int fd; (fd = ::dup(0)) >= 0;) held.push_back(fd);
-    std::optional<SessionRecord> got;
+    std::filesystem::create_symlink("s3.json", sessions_dir(state) + "/s3.json");
     std::string said;
     try {
-        got = load_session(state, "s1");
+        EXPECT_FALSE(load_session(state, "s3").has_value()) << "taken for a missing session";
     } catch (const turn::TurnSetupError& e) {
         said = e.what();
     }
-    for (int fd : held) ::close(fd);
-    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &old), 0);
-    EXPECT_FALSE(got.has_value());
     EXPECT_THAT(said, HasSubstr("cannot read session record"));
-    EXPECT_THAT(said, HasSubstr("Too many open files"));
-    EXPECT_TRUE(load_session(state, "s1").has_value());
+    EXPECT_THAT(said, HasSubstr("Too many levels of symbolic links"));
 }
 
 // The labels reconciliation keeps leased: a record that cannot be read (not radiald's, or not
