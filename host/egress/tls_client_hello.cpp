@@ -10,7 +10,8 @@ namespace {
 
 using State = ClientHelloScan::State;
 constexpr std::size_t kMostHandshakeBytes = 64u << 10;
-// Extension types: encrypted_client_hello, and the older drafts' encrypted_server_name.
+// Extension types of Encrypted Client Hello and of the encrypted SNI before it, both refused
+// (docs/design.md §9.7).
 constexpr std::size_t kEncryptedClientHello = 0xfe0d;
 constexpr std::size_t kEncryptedServerName = 0xffce;
 

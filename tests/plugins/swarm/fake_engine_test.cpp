@@ -20,6 +20,7 @@
 #include <optional>
 #include <thread>
 
+#include "../../support/plugin_error.h"
 #include "engine_api/engine_client.h"
 #include "engine_api/stream_frames.h"
 #include "swarm_runtime.h"
@@ -713,14 +714,11 @@ TEST(FakeEngine, ARunWhoseServiceCannotBeRemovedIsNoTimeoutButAnEngineError) {
     script.gate = &gate;
     FakeEngine engine(std::ref(script), false);
     Releaser releaser{gate};
-    try {
-        run_with_deadline(engine);
-        ADD_FAILURE() << "a run whose task may still run was reported as ended";
-    } catch (const radial::plugin::Error& e) {
-        EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE) << e.what();
-        EXPECT_NE(std::string(e.what()).find("its service could not be removed"), std::string::npos)
-            << e.what();
-    }
+    // A run whose task may still run is no ended one: an error.
+    const auto e = radial::test::error_of([&] { run_with_deadline(engine); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE) << e.what();
+    EXPECT_NE(std::string(e.what()).find("its service could not be removed"), std::string::npos)
+        << e.what();
     EXPECT_GT(script.deletes.load(), 1) << "the removal was not asked again";
 
     Gate later_gate;
@@ -742,12 +740,8 @@ TEST(FakeEngine, ARunWhoseTasksContainerStillRunsIsNoTimeoutButAnEngineError) {
     staying.container_stays = true;
     FakeEngine stuck(std::ref(staying), false);
     Releaser staying_releaser{staying_gate};
-    try {
-        run_with_deadline(stuck);
-        ADD_FAILURE() << "a run whose container still runs was reported as ended";
-    } catch (const radial::plugin::Error& e) {
-        EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE) << e.what();
-    }
+    const auto e = radial::test::error_of([&] { run_with_deadline(stuck); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE) << e.what();
 }
 
 // Swarm has no network "none": a task without a network attachment joins its node's default
@@ -783,13 +777,7 @@ radial::plugin::Error refusal_of_check(SwarmRuntime& rt) {
     Captured cap;
     radial_output_sink sink{sizeof(radial_output_sink), &cap, &Captured::write};
     radial::plugin::Output out(&sink);
-    try {
-        rt.run(spec, out);
-    } catch (const radial::plugin::Error& e) {
-        return e;
-    }
-    ADD_FAILURE() << "a task without a network ran on a swarm that may give it a bridge";
-    return radial::plugin::Error(RADIAL_OK, "");
+    return radial::test::error_of([&] { rt.run(spec, out); });
 }
 
 TEST(FakeEngine, ARunWithoutANetworkIsRefusedWhereTheTaskWouldGetADefaultBridge) {
