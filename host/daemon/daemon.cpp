@@ -12,7 +12,6 @@
 #include <future>
 #include <optional>
 
-#include "daemon/config_reload.h"
 #include "daemon/daemon_error.h"
 #include "daemon/instance_claim.h"
 #include "daemon/reconciler.h"
@@ -52,7 +51,8 @@ Daemon::Daemon(const config::HostConfig& cfg, const host::RuntimeClient& client,
       wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       max_concurrent_turns_(cfg.max_concurrent_turns),
       shutdown_grace_ms_(cfg.shutdown_grace_ms),
-      log_level_(cfg.log_level) {
+      log_level_(cfg.log_level),
+      backoff_(settings_.claim_retry_first, settings_.claim_retry_most) {
     if (!wake_fd_) throw DaemonError("creating the daemon's wake-up eventfd", errno);
 }
 
@@ -78,7 +78,7 @@ void Daemon::wake() noexcept {
 
 void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
                       std::optional<turn::WorkspaceLock> workspace_lock) {
-    bool failed = false;
+    bool failed = false, stays_queued = false;
     try {
         if (!req) req = spool_.load(id);
         if (req) {
@@ -154,21 +154,25 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
         const auto redactor = req ? refusal_redactor(*req, settings_.env, cfg_) : nullptr;
         refuse(id, e.what(), redactor.get());
     } catch (const SpoolBusy& e) {
-        log::warn("daemon", "turn {}: {}", id, e.what()); // still queued: the next scan runs it
+        log::warn("daemon", "turn {}: {}", id, e.what()); // still queued: tried again later
+        stays_queued = true;
     } catch (const SpoolError& e) {
         refuse(id, e.what());
     } catch (const journal::JournalError& e) {
         // Not queued any more, or the journal failed: nothing this thread can promise. A turn left
-        // claimed or started is reclaimed at the next start.
+        // claimed or started is reclaimed at the next start; one left queued waits.
         log::error("daemon", "turn {}: {}", id, e.what());
+        stays_queued = true;
     } catch (const std::exception& e) {
         log::error("daemon", "turn {}: {}", id, e.what());
+        stays_queued = true;
     }
     {
         std::lock_guard lock(mutex_);
         auto& w = workers_.at(id);
         w.done = true;
         w.failed = failed;
+        w.stays_queued = stays_queued;
     }
     wake();
 }
@@ -231,8 +235,13 @@ void Daemon::dispatch(TurnQueue& queue) {
         log::error("daemon", "scanning the queue: {}", e.what());
         return;
     }
+    std::set<std::string> queued_ids(scan.runnable.begin(), scan.runnable.end());
+    queued_ids.insert(active.begin(), active.end());
+    backoff_.keep_only(queued_ids);
     std::size_t queued = scan.runnable.size();
+    const auto now = clock_.steady();
     for (const auto& id : scan.runnable) {
+        if (backoff_.waiting(id, now)) continue; // its last attempt failed (claim_backoff.h)
         {
             std::lock_guard lock(mutex_);
             if (occupied_slots() >= max_concurrent_turns_) break;
@@ -304,91 +313,19 @@ void Daemon::reap_finished() {
                 continue;
             }
             sweep = sweep || it->second.failed;
+            if (it->second.stays_queued) {
+                const auto wait = backoff_.failed(it->first, clock_.steady());
+                log::warn("daemon", "turn {}: still queued; tried again in {} ms", it->first,
+                          wait.count());
+            } else {
+                backoff_.forget(it->first);
+            }
             done.push_back(std::move(it->second.thread));
             it = workers_.erase(it);
         }
     }
     for (auto& t : done) t.join();
     if (sweep && sweeper_) sweeper_->request();
-}
-
-void Daemon::ignore_signal(int signo) {
-    const char* name = signo == SIGHUP    ? "SIGHUP"
-                       : signo == SIGUSR1 ? "SIGUSR1"
-                       : signo == SIGUSR2 ? "SIGUSR2"
-                       : signo == SIGALRM ? "SIGALRM"
-                                          : nullptr;
-    // SIGHUP is ignored only while stopping: a reload then would change nothing that runs.
-    log::info("daemon", "{}{} received: ignored{}", name != nullptr ? name : "signal ",
-              name != nullptr ? std::string() : std::to_string(signo),
-              signo == SIGHUP ? " (stopping)" : " (radiald gives it no meaning)");
-}
-
-void Daemon::apply_log_level(const std::string& level) {
-    const auto from = log::parse_level(log_level_), to = log::parse_level(level);
-    const std::string line =
-        fmt::format("reload (SIGHUP): run.logLevel changed from {} to {}{}", log_level_, level,
-                    settings_.verbose ? " (--verbose keeps debug lines on until a restart)" : "");
-    log_level_ = level;
-    if (settings_.verbose || !to) {
-        log::info("daemon", "{}", line);
-        return;
-    }
-    // Said at the more verbose of the two levels, so the line itself is not dropped.
-    if (from && *to < *from) log::set_min_level(*to);
-    log::info("daemon", "{}", line);
-    log::set_min_level(*to);
-}
-
-void Daemon::reload() {
-    reload_pending_ = false;
-    if (!settings_.reload_config) {
-        log::info("daemon", "SIGHUP received: nothing to reload");
-        return;
-    }
-    ReloadedConfig next;
-    std::vector<ConfigChange> changes;
-    try {
-        next = settings_.reload_config();
-        changes = changed_keys(settings_.config_text, next.text);
-    } catch (const std::exception& e) {
-        log::error("daemon", "reload (SIGHUP): {}; keeping the running config", e.what());
-        return;
-    }
-    const std::string file = next.cfg.file.empty() ? "(no config file)" : next.cfg.file;
-    std::size_t applied = 0, waiting = 0;
-    // The keys that need a restart are compared with the file the daemon started with (what it
-    // runs); the reloadable ones with the values it runs now, so that an edit back to an earlier
-    // value is applied too, not taken for no change against the starting file.
-    for (const auto& c : changes) {
-        if (c.reloadable) continue;
-        ++waiting;
-        log::warn("daemon",
-                  "reload (SIGHUP): {} changed in '{}' but needs a restart to take effect "
-                  "(systemctl restart radiald)",
-                  c.key, file);
-    }
-    if (next.cfg.max_concurrent_turns != max_concurrent_turns_) {
-        ++applied;
-        log::info("daemon", "reload (SIGHUP): run.maxConcurrentTurns changed from {} to {}",
-                  max_concurrent_turns_, next.cfg.max_concurrent_turns);
-        max_concurrent_turns_ = next.cfg.max_concurrent_turns;
-    }
-    if (next.cfg.shutdown_grace_ms != shutdown_grace_ms_) {
-        ++applied;
-        log::info("daemon", "reload (SIGHUP): run.shutdownGrace changed from {} ms to {} ms",
-                  shutdown_grace_ms_, next.cfg.shutdown_grace_ms);
-        shutdown_grace_ms_ = next.cfg.shutdown_grace_ms;
-    }
-    if (next.cfg.log_level != log_level_) {
-        ++applied;
-        apply_log_level(next.cfg.log_level);
-    }
-    if (applied == 0 && waiting == 0)
-        log::info("daemon", "reload (SIGHUP): nothing changed in '{}'", file);
-    else
-        log::info("daemon", "reload (SIGHUP): {} key(s) applied, {} waiting for a restart", applied,
-                  waiting);
 }
 
 void Daemon::kill_running() noexcept {
@@ -510,6 +447,8 @@ int Daemon::run(StopSignals& signals) {
         if (stopping) until = killed ? kill_end : grace_end;
         if (has_pending()) until = std::min(until, next_retry);
         if (snapshots_) until = std::min(until, snapshots_->due());
+        if (auto retry = backoff_.due(clock_.steady()); retry && !stopping)
+            until = std::min(until, *retry);
         pollfd fds[3] = {
             {signals.fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}, {watcher.fd(), POLLIN, 0}};
         int n = ::poll(fds, 3, poll_timeout_ms(clock_.poll_timeout(until)));

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "config/host_config.h"
+#include "daemon/claim_backoff.h"
 #include "daemon/metrics.h"
 #include "daemon/metrics_snapshot.h"
 #include "daemon/orphan_sweeper.h"
@@ -62,6 +63,11 @@ struct DaemonSettings {
     std::chrono::milliseconds kill_budget{60'000};
     // How often a terminal record the journal refused (a full disk) is offered to it again.
     std::chrono::milliseconds pending_retry_interval{2'000};
+    // How long a queued turn whose attempt failed before it was recorded (the journal refused its
+    // claim) waits before the next one: `claim_retry_first`, doubled with each failure in a row up
+    // to `claim_retry_most` (claim_backoff.h).
+    std::chrono::milliseconds claim_retry_first{1'000};
+    std::chrono::milliseconds claim_retry_most{60'000};
     // How long after a turn's timeout a box the runtime has not ended is killed
     // (turn::TurnEnvironment::host_timeout_grace).
     std::chrono::milliseconds host_timeout_grace = turn::kHostTimeoutGrace;
@@ -122,6 +128,9 @@ private:
         turn::TurnSession* session = nullptr; // while its run() is on; guarded by mutex_
         bool done = false;                    // guarded by mutex_
         bool failed = false; // its box may be left (status error, or still listed): sweep
+        // Its attempt failed before the turn was recorded, and the turn stays queued: it waits
+        // (claim_backoff.h). Guarded by mutex_.
+        bool stays_queued = false;
         // Its turn is recorded and retired; only the look for its box is left, so its slot is
         // free for the next turn. Guarded by mutex_.
         bool finishing = false;
@@ -189,6 +198,7 @@ private:
     std::string log_level_;
     bool reload_pending_ = false; // a SIGHUP came during the startup reconciliation
     std::map<std::string, PendingRecord> pending_; // by turn id; guarded by mutex_
+    ClaimBackoff backoff_;                         // loop thread only
     std::optional<OrphanSweeper> sweeper_;
     std::optional<MetricsSnapshotWriter> snapshots_; // with settings_.metrics; loop thread only
     std::unique_ptr<pool::WarmPool> pool_; // with run.pool; made and reset on the loop thread

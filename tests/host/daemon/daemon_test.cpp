@@ -329,5 +329,56 @@ TEST_F(DaemonFixture, ATurnWhoseRequestCouldNotBeMaskedStaysQueued) {
     EXPECT_EQ(state_of("unmasked"), "queued");
 }
 
+// A turn whose claim the journal keeps refusing (a read-only or full disk) stays queued and is
+// claimed again only after a wait that doubles with each failure, up to its most (docs/design.md
+// §12.2): claimed again at once, it kept a core busy and logged an error per attempt for as long
+// as the journal refused. Once the journal takes the claim, the turn runs.
+TEST_F(DaemonFixture, ATurnWhoseClaimKeepsFailingWaitsLongerBeforeEachNewAttempt) {
+    time::ManualClock clock;
+    std::mutex lines_mutex;
+    std::vector<std::string> lines;
+    log::set_sink([&](std::string_view line) {
+        std::lock_guard lock(lines_mutex);
+        lines.emplace_back(line);
+    });
+    auto waits_logged = [&] {
+        std::lock_guard lock(lines_mutex);
+        return std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+            return l.find("turn ro: still queued; tried again in") != std::string::npos;
+        });
+    };
+    journal->refuse("set_state:claimed");
+    submit("ro", {"echo", "x"});
+    DaemonSettings s = settings();
+    s.clock = &clock;
+    s.rescan_interval = 1h;
+    s.claim_retry_first = 1s;
+    s.claim_retry_most = 4s;
+    Running d(*this, std::move(s));
+    auto claims = [&] {
+        const auto calls = journal->calls();
+        return std::count(calls.begin(), calls.end(), "set_state:claimed");
+    };
+    // Each attempt: the claim is refused, the worker ends, the wait is set from the clock's now.
+    auto attempt = [&](long n) {
+        ASSERT_TRUE(test::wait_until([&] { return claims() == n; }, 30s)) << claims();
+        ASSERT_TRUE(test::wait_until([&] { return waits_logged() == n; }, 30s)) << waits_logged();
+    };
+    attempt(1);
+    EXPECT_FALSE(test::wait_until([&] { return claims() > 1; }, 300ms)) << "claimed again at once";
+    for (auto [wait, n] : {std::pair{1s, 2L}, {2s, 3L}, {4s, 4L}, {4s, 5L}}) {
+        clock.advance(wait - 1ms);
+        EXPECT_FALSE(test::wait_until([&] { return claims() >= n; }, 300ms))
+            << "claimed again before its wait of " << wait.count() << " s";
+        clock.advance(1ms);
+        attempt(n);
+    }
+    EXPECT_EQ(state_of("ro"), "queued");
+    journal->refuse("set_state:claimed", false);
+    clock.advance(4s);
+    EXPECT_TRUE(test::wait_until([&] { return status_of("ro") == "succeeded"; }, 30s));
+    EXPECT_EQ(d.stop(), 0);
+}
+
 } // namespace
 } // namespace radial::daemon
