@@ -97,8 +97,12 @@ struct NamesHeld {
     std::size_t held = 0;
 };
 
+// `renamed`: a directory above changed since `since_ms` (an entry put in, taken out or renamed),
+// so every entry below has a full path that may be new although the entry itself did not change
+// (a rename changes the renamed directory's ctime, not its children's). Such an entry is given by
+// its name alone: its bytes were given when they changed.
 bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint64_t since_ms,
-          ChangeSink& sink, GivenInodes& given, NamesHeld& names) {
+          ChangeSink& sink, GivenInodes& given, NamesHeld& names, bool renamed) {
     // The box chooses how deep its directories go; radiald (whose process this may be) does not
     // follow it past kMostWalkDepth levels with a descriptor, a stack frame and a path each.
     if (depth > kMostWalkDepth)
@@ -134,14 +138,24 @@ bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint6
             radial::internal::UniqueFd sub(
                 ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (!sub) throw unreadable("opening", path);
-            if (changed_since(st, since_ms)) {
+            const bool changed = changed_since(st, since_ms);
+            if (changed) {
                 if (!sink.entry(path, RADIAL_CHANGE_OTHER) || !give_xattrs(sub.get(), path, sink))
                     return false;
+            } else if (renamed && !sink.entry(path, RADIAL_CHANGE_OTHER)) {
+                return false;
             }
-            if (!walk(sub.get(), path, depth + 1, since_ms, sink, given, names)) return false;
+            if (!walk(sub.get(), path, depth + 1, since_ms, sink, given, names, renamed || changed))
+                return false;
             continue;
         }
-        if (!changed_since(st, since_ms)) continue;
+        if (!changed_since(st, since_ms)) {
+            if (renamed && !sink.entry(path, S_ISREG(st.st_mode)   ? RADIAL_CHANGE_FILE
+                                             : S_ISLNK(st.st_mode) ? RADIAL_CHANGE_SYMLINK
+                                                                   : RADIAL_CHANGE_OTHER))
+                return false;
+            continue;
+        }
         radial::internal::UniqueFd at(
             ::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
         if (!at) throw unreadable("opening", path);
@@ -188,7 +202,9 @@ void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms, Change
                     "opening the box's changes at '" + upper_dir + "': " + std::strerror(errno));
     GivenInodes given;
     NamesHeld names{most_names_held};
-    walk(root.get(), "/", 0, since_ms, sink, given, names);
+    // The root's own change (any entry put in it) does not make every name new: each top-level
+    // entry renamed or made is changed itself.
+    walk(root.get(), "/", 0, since_ms, sink, given, names, false);
 }
 
 } // namespace radial::docker

@@ -22,7 +22,11 @@ inline constexpr std::size_t kMostNamesHeld = std::size_t{1} << 18;
 // epoch), named by its path in the box ("/etc/x"): a regular file with its bytes (holes
 // skipped), a symbolic link with its target, anything else with no bytes; each then followed by
 // the values of its extended attributes (overlayfs' own "trusted.overlay." ones excepted).
-// Overlayfs whiteouts (removals) are not given. Stops when the sink asks to. Throws
+// Below a directory that changed (not the root), every entry is given too, by its name alone
+// when it did not change itself: its full path may be new (a directory above it was renamed,
+// which changes that directory's ctime, not its children's), and a path can carry a secret's
+// value as well as bytes can. Overlayfs whiteouts (removals) are not given. Stops when the sink
+// asks to. Throws
 // radial::plugin::Error(RADIAL_E_UNAVAILABLE) naming the path it cannot read: an unread entry
 // must not pass for a clean one. Reads as the calling process (root: the engine's data root is
 // root's). A directory more than kMostWalkDepth levels down is such an entry too: the walk holds

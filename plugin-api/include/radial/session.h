@@ -85,9 +85,10 @@ typedef struct radial_session_ext {
                              const radial_error_sink* err);
 
     /* [thread-safe; not during an exec of that session] Every entry of the session box's own file
-     * system changed (its content, metadata or name) at or after `since_ms` (Unix epoch) goes to
-     * `changes`; entries the box removed are not given. RADIAL_E_UNSUPPORTED (naming why) when the
-     * runtime cannot see the box's changes; RADIAL_E_NOT_FOUND when the box is gone. */
+     * system changed (its content, metadata or name, or its full path: a directory above it
+     * renamed) at or after `since_ms` (Unix epoch) goes to `changes`, one whose path alone is new
+     * with no bytes; entries the box removed are not given. RADIAL_E_UNSUPPORTED (naming why) when
+     * the runtime cannot see the box's changes; RADIAL_E_NOT_FOUND when the box is gone. */
     int32_t (*changes)(radial_runtime* rt, radial_str label, uint64_t since_ms,
                        const radial_change_sink* changes, const radial_error_sink* err);
 

@@ -8,10 +8,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
@@ -250,6 +252,36 @@ TEST(SnapshotLive, ASecretMovedIntoTheBoxByALaterTurnBarsSnapshots) {
     EXPECT_THAT(test::read_file(setup.state_dir() + "/sessions/" + named.id + ".json"),
                 Not(HasSubstr(secret)));
     EXPECT_TRUE(snaps.images().empty());
+}
+
+// A file an earlier turn made under a directory, with the second half of a secret for its name,
+// gets the whole secret for its path when a later turn without that secret renames the directory
+// to the first half: the rename changes the directory, not the file, and the later turn's check
+// must see the file's new path all the same.
+TEST(SnapshotLive, ASecretSpelledByRenamingAnOldDirectoryBarsSnapshots) {
+    test::RadialdSetup setup;
+    Snapshots snaps(setup);
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    const std::string pid = std::to_string(::getpid());
+    const std::string head = "split-secret-" + pid + "-wJalrXUtnF", tail = "K7MDENGbPx-" + pid;
+    auto plant = setup.turn({"--session", s.id, "--secret", "API_KEY"},
+                            {"sh", "-c",
+                             "mkdir -p /opt/cache/x && touch \"/opt/cache/x/${API_KEY#*/}\" && "
+                             "printf %s \"${API_KEY%%/*}\" > /tmp/head"},
+                            {{"API_KEY", head + "/" + tail}});
+    ASSERT_EQ(plant.result.exit_code, 0) << plant.result.err;
+    // The file's change must lie before the next turn's window (its start, less a second's slack):
+    // await the wall clock past it, as a change time cannot be set back.
+    const auto planted = std::chrono::system_clock::now();
+    while (std::chrono::system_clock::now() < planted + 2500ms) std::this_thread::sleep_for(50ms);
+    auto rename = setup.turn({"--session", s.id},
+                             {"sh", "-c", "mv /opt/cache/x \"/opt/cache/$(cat /tmp/head)\""});
+    ASSERT_EQ(rename.result.exit_code, 0) << rename.result.err;
+    const std::string said = refused_saying(
+        snaps, s.id, "secret API_KEY in '/opt/cache (an entry whose name holds it)'");
+    EXPECT_THAT(said, Not(HasSubstr(tail)));
+    EXPECT_TRUE(snaps.images().empty()) << "a snapshot was committed anyway";
 }
 
 // A secret that a turn outside the session was given — a one-shot turn, another session's turn —

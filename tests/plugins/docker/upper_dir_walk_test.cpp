@@ -136,6 +136,41 @@ TEST(UpperDirWalkTest, OnlyWhatChangedSinceTheTimeIsGiven) {
     EXPECT_EQ(again.entries["/renamed"].second, "before");
 }
 
+// Renaming a directory changes its ctime, not its children's: an old file gets a new full path
+// (one that may now spell a secret across the '/') while its own inode stays unchanged. Below a
+// directory that changed, every entry is given by its name, its bytes only when they changed;
+// a directory that did not change keeps its old entries out.
+TEST(UpperDirWalkTest, BelowADirectoryThatChangedEveryEntryIsGivenByItsName) {
+    test::TempDir up("radial-upper");
+    ASSERT_TRUE(fs::create_directories(up / "x/sub"));
+    up.write("x/tail", "old bytes");
+    up.write("x/sub/deeper", "old too");
+    ASSERT_TRUE(fs::create_directories(up / "quiet"));
+    up.write("quiet/old", "untouched");
+    ASSERT_EQ(::symlink("/etc", (up / "x/link").c_str()), 0);
+    const auto since = walk_clock_ms() + 50;
+    while (walk_clock_ms() < since + 50) ::usleep(5000);
+    ASSERT_EQ(::rename((up / "x").c_str(), (up / "head").c_str()), 0);
+    auto c = walk(up.path(), since);
+    ASSERT_TRUE(c.entries.count("/head"));
+    ASSERT_TRUE(c.entries.count("/head/tail")) << "an old file under a renamed directory";
+    EXPECT_EQ(c.entries["/head/tail"],
+              (std::pair<std::uint32_t, std::string>{RADIAL_CHANGE_FILE, ""}))
+        << "its bytes did not change: its name alone";
+    EXPECT_EQ(c.entries["/head/sub"].first, RADIAL_CHANGE_OTHER);
+    EXPECT_EQ(c.entries["/head/sub/deeper"].first, RADIAL_CHANGE_FILE);
+    EXPECT_EQ(c.entries["/head/link"],
+              (std::pair<std::uint32_t, std::string>{RADIAL_CHANGE_SYMLINK, ""}));
+    EXPECT_FALSE(c.entries.count("/quiet")) << "a directory that did not change";
+    EXPECT_FALSE(c.entries.count("/quiet/old"));
+    // An entry put into an old directory changes that directory: its other entries' names too.
+    up.write("quiet/new", "fresh");
+    auto again = walk(up.path(), since);
+    EXPECT_EQ(again.entries["/quiet/new"].second, "fresh");
+    EXPECT_EQ(again.entries["/quiet/old"],
+              (std::pair<std::uint32_t, std::string>{RADIAL_CHANGE_FILE, ""}));
+}
+
 TEST(UpperDirWalkTest, ASparseFileIsReadByItsDataOnly) {
     test::TempDir up("radial-upper");
     const std::string p = up / "sparse";
