@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <radial/host/session_client.hpp>
 
 #include "log/logger.h"
 #include "session/instance_fingerprints.h"
 #include "session/secret_scan.h"
 #include "session/snapshot_record.h"
+#include "turn/image_pin.h"
 #include "turn/turn_setup_error.h"
 
 namespace radial::session {
@@ -48,6 +50,20 @@ void check_session_policy(const SessionRecord& session, const ContainerSpec& spe
         "create it again under this config (a running daemon applies the config it started "
         "with: restart it after changing the file)",
         session.id, cfg.runtime_section.section, session.id));
+}
+
+void check_session_image_pin(const SessionRecord& session, const config::HostConfig& cfg) {
+    const auto pins = turn::pinned_digests(session.image, cfg);
+    if (pins.empty() || std::find(pins.begin(), pins.end(), session.image_digest) != pins.end())
+        return;
+    throw turn::RequestError(fmt::format(
+        "{}session '{}' runs image '{}' as {}, which run.allowedImages does not pin it to ({}); "
+        "remove the session ('radiald session rm {}') and create it again from a pinned image, or "
+        "have the operator pin this digest",
+        cfg.where("run.allowedImages"), session.id, session.image,
+        session.image_digest.empty() ? std::string("a digest never resolved")
+                                     : session.image_digest,
+        fmt::join(pins, ", "), session.id));
 }
 
 void make_session_exec(ContainerSpec& spec, const SessionRecord& session,

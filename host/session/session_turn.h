@@ -30,6 +30,12 @@ void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& sessio
 void check_session_policy(const SessionRecord& session, const ContainerSpec& spec,
                           const config::HostConfig& cfg, const std::string& runtime_id);
 
+// Throws turn::RequestError when run.allowedImages pins the session's image (as named at create)
+// to digests none of which is the one its box was made from (docs/design.md §6.5): a digest the
+// operator withdrew, or pinned only after the box was made, does not run on in a session made
+// before, which lives as long as its limits allow.
+void check_session_image_pin(const SessionRecord& session, const config::HostConfig& cfg);
+
 // The exec of a session turn: `spec` (built from the bound request) labelled as the session's box
 // and run as its ids; what only a box's creation can apply (mounts, tmpfs, limits) is dropped, the
 // box has it already. It starts in `workdir` (the request's, checked absolute by

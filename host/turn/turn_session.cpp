@@ -74,6 +74,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         // Pinned once, here: the daemon's claim and `radiald turn` alike (docs/design.md §6.5).
         if (session_) {
             session::check_session_policy(*session_, spec_, env_.cfg, env_.client.info().id);
+            session::check_session_image_pin(*session_, env_.cfg);
             session::make_session_exec(spec_, *session_, request_.workdir);
             image_digest_ = session_->image_digest;
         } else {

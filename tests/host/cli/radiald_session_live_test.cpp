@@ -95,6 +95,36 @@ TEST(SessionLive, ATurnOfASessionMadeUnderAnotherPolicyIsRefused) {
     EXPECT_EQ(t.result.out, "same\n");
 }
 
+// run.allowedImages pins reach a session's turns, not only its create: a digest the operator
+// pins the image away from after the session was made (a withdrawn build) does not run on in its
+// box; pinned to the digest the box was made from, the session runs again.
+TEST(SessionLive, ATurnOfASessionWhoseImageDigestIsNoLongerPinnedIsRefused) {
+    test::RadialdSetup setup;
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    const auto rec =
+        nlohmann::json::parse(test::read_file(setup.state_dir() + "/sessions/" + s.id + ".json"));
+    const std::string made_from = rec.value("imageDigest", "");
+    ASSERT_EQ(made_from.rfind("sha256:", 0), 0u) << rec.dump();
+    const std::string made_under = test::read_file(setup.config());
+    auto pinned_to = [&](const std::string& digest) {
+        std::string text = made_under;
+        text.insert(text.find("[run]\n") + 6,
+                    "allowedImages = [\"" RADIAL_TEST_IMAGE "@" + digest + "\"]\n");
+        std::ofstream(setup.config()) << text;
+    };
+    pinned_to("sha256:" + std::string(64, '0'));
+    auto t = setup.turn({"--session", s.id}, {"echo", "ran"});
+    EXPECT_EQ(t.result.exit_code, 125) << t.result.err;
+    EXPECT_THAT(t.result.err, HasSubstr("which run.allowedImages does not pin it to"));
+    EXPECT_THAT(t.result.err, HasSubstr("radiald session rm " + s.id));
+    EXPECT_THAT(t.result.out, Not(HasSubstr("ran")));
+    pinned_to(made_from);
+    auto again = setup.turn({"--session", s.id}, {"echo", "ran"});
+    EXPECT_EQ(again.result.exit_code, 0) << again.result.err;
+    EXPECT_EQ(again.result.out, "ran\n");
+}
+
 // What a command of the box's uid can do to the session's PID 1 without ptrace: queue it a
 // SIGTERM claiming sender pid 0, as the engine's stop arrives (it ended the session), or lower its
 // open-file limit so that it cannot open /proc (it then took the session for busy for ever and
