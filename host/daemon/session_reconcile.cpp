@@ -92,8 +92,18 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             }
         }
     }
+    // A record that exists but cannot be read (not now, or not one radiald wrote) names its box
+    // by the label its id gives: that box may be live, and is no stray (its ids stay leased).
+    const std::vector<std::string> named = session::session_labels(cfg);
     for (const auto& label : boxes) {
         if (!label.starts_with(prefix)) continue;
+        if (std::binary_search(named.begin(), named.end(), label)) {
+            log::warn("reconcile",
+                      "session box '{}' kept: its session's record cannot be read (said above); "
+                      "mend or remove the record, then reconcile again",
+                      label);
+            continue;
+        }
         try {
             client.kill(label);
             turn::release_box_id_lease_of(leases, label);

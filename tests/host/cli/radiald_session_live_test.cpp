@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../../support/box_id_leases.h"
 #include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
@@ -249,6 +250,31 @@ TEST(SessionLive, ReconciliationRemovesWhatAKilledSessionCreateLeft) {
         EXPECT_FALSE(fs::exists(sessions + id + suffix)) << suffix << " stayed";
     Session s(setup, {"--session-id", id});
     EXPECT_EQ(s.created.exit_code, 0) << s.created.err;
+}
+
+// A session whose record cannot be read (damaged by hand, or not radiald's) keeps its box through
+// reconciliation: the box is not taken for a stray, nor are its ids freed for the next box while
+// it may still run them. Mended, the record's session runs again.
+TEST(SessionLive, ReconciliationKeepsTheBoxOfASessionWhoseRecordCannotBeRead) {
+    test::RadialdSetup setup;
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    const std::string record = setup.state_dir() + "/sessions/" + s.id + ".json";
+    const std::string text = test::read_file(record);
+    auto damaged = nlohmann::json::parse(text);
+    damaged.erase("workdir");
+    std::ofstream(record) << damaged.dump();
+    const std::size_t leases = test::box_id_leases_of(setup.state_dir());
+    ASSERT_GE(leases, 1u);
+    auto r = test::run_process({RADIALD_PATH, "reconcile", "--config", setup.config()}, {}, 120s);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("session box '" + s.box() + "' kept"));
+    EXPECT_THAT(r.err, Not(HasSubstr("which no session names")));
+    EXPECT_EQ(test::box_state(s.box()), "running");
+    EXPECT_EQ(test::box_id_leases_of(setup.state_dir()), leases) << "the box's ids were freed";
+    std::ofstream(record) << text;
+    auto t = setup.turn({"--session", s.id}, {"echo", "kept"});
+    EXPECT_EQ(t.result.out, "kept\n") << t.result.err;
 }
 
 // A turn of a session posts a record through its turn socket, journaled as any turn's.
