@@ -465,7 +465,9 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     const auto& spec = run.spec;
     // What the exec left in the box may not carry its secrets into a snapshot (docs/design.md
     // §13.12): what changed since it started, or everything when the wall clock was stepped.
-    if (session_)
+    if (session_ && ran.exec_never_ran)
+        session::abandon_session_turn(env_.cfg.state_dir, session_->id, id);
+    else if (session_)
         session::end_session_turn(
             env_.client, env_.cfg.state_dir, session_->id, id, spec, ran.exit_code,
             ran.status == TurnStatus::error ? ran.error : std::string(), *secrets_, *redactor_,

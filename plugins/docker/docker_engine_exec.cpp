@@ -9,12 +9,16 @@ using radial::plugin::Error;
 std::string DockerEngine::exec_create(const std::string& id, std::string_view label,
                                       const nlohmann::json& body) const {
     const std::string what = "starting an exec in session box '" + std::string(label) + "'";
+    // Nothing of an exec runs before exec_start: every failure here but a box that is gone is
+    // RADIAL_E_REFUSED, which tells the host the exec never ran (radial/session.h), so the
+    // session's snapshots are not barred for a turn that left nothing in the box.
     engine_api::Response r;
     try {
         r = client_.request("POST", "/containers/" + id + "/exec", body.dump(), what);
     } catch (const EngineError& e) {
-        throw Error(RADIAL_E_UNAVAILABLE,
-                    std::string(e.what()) + "; check that dockerd is running");
+        throw Error(RADIAL_E_REFUSED, std::string(e.what()) +
+                                          "; nothing of the exec ran; check that dockerd is "
+                                          "running");
     }
     if (r.status == 201 || r.status == 200) {
         auto j = nlohmann::json::parse(r.body, nullptr, false);
@@ -23,12 +27,19 @@ std::string DockerEngine::exec_create(const std::string& id, std::string_view la
         throw Error(RADIAL_E_INTERNAL, what + ": the engine's answer names no exec id");
     }
     const std::string message = engine_api::engine_message(r.body);
+    // A paused box (`docker pause`, or a snapshot's commit under way) lives on: 409 names it.
+    if (r.status == 409 && message.find("paused") != std::string::npos)
+        throw Error(RADIAL_E_REFUSED,
+                    what + ": " + message +
+                        "; nothing of the exec ran: the session's box is paused (a snapshot being "
+                        "taken pauses it); run the turn again once it is unpaused");
     if (r.status == 404 || r.status == 409)
         throw Error(RADIAL_E_NOT_FOUND,
                     what + ": " + message +
                         "; the session's box is gone (its idle timeout or maximum lifetime "
                         "passed, or it was removed): create a new session");
-    throw Error(RADIAL_E_UNAVAILABLE, what + ": HTTP " + std::to_string(r.status) + ": " + message);
+    throw Error(RADIAL_E_REFUSED, what + ": HTTP " + std::to_string(r.status) + ": " + message +
+                                      "; nothing of the exec ran");
 }
 
 std::unique_ptr<engine_api::Stream> DockerEngine::exec_start(const std::string& exec_id,

@@ -432,6 +432,42 @@ TEST(SnapshotLive, ATurnThatFailedBeforeItsExecDoesNotBarSnapshots) {
     EXPECT_EQ(snaps.images().size(), 1u);
 }
 
+// An exec the engine would not start (the box paused: `docker pause`, or a snapshot's commit under
+// way) ran nothing in the box: its turn is an error that says so, and neither bars the session's
+// snapshots for good nor adds a step to its manifest (which names its snapshot); an exec that
+// did run does both.
+TEST(SnapshotLive, ATurnWhoseExecTheEngineWouldNotStartDoesNotBarSnapshots) {
+    test::RadialdSetup setup;
+    Snapshots snaps(setup);
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    struct Paused {
+        std::string box;
+        bool paused = false;
+        void unpause() {
+            if (paused) test::run_process({"docker", "unpause", box}, {}, 60s);
+            paused = false;
+        }
+        ~Paused() { unpause(); }
+    } pause{s.box()};
+    ASSERT_EQ(test::run_process({"docker", "pause", s.box()}, {}, 60s).exit_code, 0);
+    pause.paused = true;
+    auto refused = setup.turn({"--session", s.id}, {"echo", "never"});
+    EXPECT_EQ(refused.result.exit_code, 125) << refused.result.err;
+    EXPECT_THAT(refused.result.err, HasSubstr("is paused"));
+    EXPECT_THAT(refused.result.err, HasSubstr("nothing of the exec ran"));
+    pause.unpause();
+    const auto rec =
+        nlohmann::json::parse(test::read_file(setup.state_dir() + "/sessions/" + s.id + ".json"));
+    EXPECT_EQ(rec.value("noSnapshotBecause", ""), "") << rec.dump();
+    EXPECT_EQ(rec.value("manifest", nlohmann::json::array()).size(), 0u) << rec.dump();
+    auto ran = setup.turn({"--session", s.id}, {"echo", "ran"});
+    EXPECT_EQ(ran.result.exit_code, 0) << ran.result.err;
+    auto taken = snaps.take(s.id);
+    EXPECT_EQ(taken.exit_code, 0) << taken.err;
+    EXPECT_EQ(snaps.images().size(), 1u);
+}
+
 // run.maxSnapshots caps what a state directory keeps: one more is refused naming the key, and
 // fits again once one is removed; a snapshot a session runs from is not removed. Every session's
 // life is journaled.
