@@ -20,6 +20,7 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <map>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -104,18 +105,35 @@ private:
     }
 
     // Every new connection is admitted: when the pending connections (those without the token
-    // yet) are at their limit, the oldest of them is evicted to make room. So connections that
-    // never authenticate cannot keep the box out, and only the box's own connections, which
-    // hold the token, ever occupy the max_connections slots.
+    // yet) are at their limit, one of them is evicted to make room — the oldest of the peer that
+    // holds the most of them (by tcp address or unix uid). So connections that never
+    // authenticate cannot keep the box out, a peer flooding the port evicts its own connections
+    // before the box's pending one, and only the box's own connections, which hold the token,
+    // ever occupy the max_connections slots.
     void admit(typename Protocol::socket socket) {
         std::string peer = describe_peer(socket);
+        std::string key = detail::peer_key(socket);
         std::erase_if(state_.sessions, [](const auto& w) { return w.expired(); });
         while (state_.pending.size() >= state_.options.max_pending_connections)
-            state_.pending.front()->evict(); // removes itself from the list
-        auto session =
-            std::make_shared<Session<Protocol>>(std::move(socket), state_, std::move(peer));
+            evict_from_busiest_peer();
+        auto session = std::make_shared<Session<Protocol>>(std::move(socket), state_,
+                                                           std::move(peer), std::move(key));
         state_.sessions.push_back(session);
         session->start();
+    }
+
+    // Evicts the oldest pending connection of the peer that holds the most of them (ties: the
+    // peer whose oldest is oldest). It removes itself from the list.
+    void evict_from_busiest_peer() {
+        std::map<std::string, std::size_t> held;
+        for (const auto* s : state_.pending) ++held[s->peer_key()];
+        std::size_t most = 0;
+        for (const auto& [key, n] : held) most = std::max(most, n);
+        for (auto* s : state_.pending)
+            if (held[s->peer_key()] == most) {
+                s->evict();
+                return;
+            }
     }
 
     typename Protocol::acceptor acceptor_;

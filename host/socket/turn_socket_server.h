@@ -64,8 +64,9 @@ struct TurnSocketOptions {
     // Connections that have presented the token, at once; one more that presents it gets 503.
     std::size_t max_connections = 8;
     // Connections that have not presented the token yet, at once. A new connection is always
-    // accepted: at this limit the oldest pending one is evicted, so connections without the
-    // token never hold a slot against the box's.
+    // accepted: at this limit the oldest pending one of the peer holding the most (by tcp
+    // address or unix uid) is evicted, so connections without the token never hold a slot
+    // against the box's, and a local user flooding a tcp port evicts its own first.
     std::size_t max_pending_connections = 64;
     // A connection whose first request header, with the valid token, has not arrived within
     // this is dropped, however long request_timeout is.

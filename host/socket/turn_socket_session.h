@@ -87,6 +87,8 @@ public:
     virtual void stop() = 0;
     // Closes a connection that has not authenticated, to make room for a newer one.
     virtual void evict() = 0;
+    // Who it came from, for the pending limit's fairness (peer_key).
+    virtual const std::string& peer_key() const = 0;
 };
 
 // Why connections were closed without ever presenting the token (or over the limit), counted
@@ -154,17 +156,32 @@ inline std::string describe_peer(tcp::socket& socket) {
     return fmt::format("tcp peer {}:{}", remote.address().to_string(), remote.port());
 }
 
+// Whom the pending limit treats as one peer: a unix peer's uid, a tcp peer's address (any port).
+inline std::string peer_key(unix_proto::socket& socket) {
+    struct ucred cred {};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return {};
+    return "uid " + std::to_string(cred.uid);
+}
+
+inline std::string peer_key(tcp::socket& socket) {
+    error_code ec;
+    const auto remote = socket.remote_endpoint(ec);
+    return ec ? std::string() : remote.address().to_string();
+}
+
 template <class Protocol>
 class Session final : public SessionBase, public std::enable_shared_from_this<Session<Protocol>> {
 public:
     using Socket = typename Protocol::socket;
 
-    Session(Socket socket, ServerState& state, std::string peer)
+    Session(Socket socket, ServerState& state, std::string peer, std::string key)
         : socket_(std::move(socket)),
           timer_(socket_.get_executor()),
           auth_timer_(socket_.get_executor()),
           state_(state),
-          peer_(std::move(peer)) {}
+          peer_(std::move(peer)),
+          key_(std::move(key)) {}
 
     ~Session() override {
         // Only reached without finish() when the io_context is torn down at shutdown.
@@ -185,6 +202,8 @@ public:
     }
 
     void stop() override { finish(); }
+
+    const std::string& peer_key() const override { return key_; }
 
     void evict() override {
         if (finished_) return;
@@ -394,6 +413,7 @@ private:
     asio::steady_timer auth_timer_;
     ServerState& state_;
     std::string peer_;
+    std::string key_; // peer_key(): whom the pending limit counts it against
     beast::flat_buffer buffer_{kReadBufferLimit};
     std::optional<http::request_parser<http::string_body>> parser_;
     http::response<http::empty_body> interim_;

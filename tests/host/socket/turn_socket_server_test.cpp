@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
 #include "socket/turn_token.h"
@@ -744,6 +745,50 @@ TEST_F(TurnSocketServerTest, ThePendingLimitEvictsTheOldestNeverRefusesTheNewest
     EXPECT_EQ(post_unix(socket_path(), token_, kGood).status, 201);
     EXPECT_EQ(server.connection_stats().evicted, 2u) << "a, then b for curl's connection";
     EXPECT_TRUE(still_open(c.get()));
+}
+
+// On tcp any local user can reach the port: a flood of connections that never authenticate
+// evicts the flooding address's own pending connections first, never the box's one from another
+// address, which still gets its record in. (Evicting the oldest pending one let the flood close
+// the box's connection before its request was read.)
+TEST_F(TurnSocketServerTest, APeerFloodingATcpPortEvictsItsOwnPendingConnectionsFirst) {
+    TurnSocketOptions o = unix_options("");
+    o.transport = Transport::tcp;
+    o.tcp_host = "127.0.0.1";
+    o.tcp_port = 0;
+    o.max_pending_connections = 4;
+    o.auth_timeout = 10s;
+    TurnSocketServer server(std::move(o), recorded_.sink());
+    auto connect_from = [&](const char* source) {
+        internal::UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_in from{};
+        from.sin_family = AF_INET;
+        ::inet_pton(AF_INET, source, &from.sin_addr);
+        if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&from), sizeof from) != 0)
+            throw std::runtime_error(std::string("bind: ") + std::strerror(errno));
+        sockaddr_in to{};
+        to.sin_family = AF_INET;
+        to.sin_port = htons(server.port());
+        ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+        if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&to), sizeof to) != 0)
+            throw std::runtime_error(std::string("connect: ") + std::strerror(errno));
+        return fd;
+    };
+    auto box = connect_from("127.0.0.2");
+    std::vector<internal::UniqueFd> flood;
+    for (int i = 0; i < 12; ++i) flood.push_back(connect_from("127.0.0.1"));
+    // Each connection is admitted in turn: the last of the flood is in when 9 have been evicted.
+    ASSERT_TRUE(test::wait_until([&] { return server.connection_stats().evicted >= 9; }, 30s))
+        << server.connection_stats().evicted;
+    EXPECT_TRUE(still_open(box.get())) << "the box's pending connection was evicted by the flood";
+    const std::string body = record_body(kRecordType, 1);
+    send_all(box.get(), "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + token_ +
+                            "\r\nContent-Type: application/json\r\nContent-Length: " +
+                            std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+    bool closed = false;
+    const std::string got = read_until_closed(box.get(), 10000ms, closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 201", 0), 0u) << got;
+    EXPECT_EQ(recorded_.count(), 1u);
 }
 
 // Only max_connections connections may hold the token at once; one more is answered 503.
