@@ -1,5 +1,6 @@
 #include "daemon/metrics_server.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <radial/internal/unique_fd.h>
 #include <sys/socket.h>
@@ -7,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -20,6 +22,8 @@
 #include <boost/beast/http/write.hpp>
 #include <cerrno>
 #include <cstring>
+#include <list>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -35,27 +39,82 @@ using error_code = boost::system::error_code;
 using local = asio::local::stream_protocol;
 using tcp = asio::ip::tcp;
 
+// A connection as the limit sees it: whom it came from, and how to close it.
+class Slot {
+public:
+    virtual ~Slot() = default;
+    virtual void close() = 0;
+};
+
 // What every connection shares; touched on the server's thread only.
 struct Shared {
     const MetricsServerOptions& options;
-    std::size_t open = 0;
     bool stopping = false;
+    struct Held {
+        std::string peer; // peer_of(): a tcp address or a unix uid
+        Slot* slot;
+        bool closed = false;
+    };
+    std::list<Held> held; // the open connections, oldest first
+
+    std::size_t open() const {
+        return static_cast<std::size_t>(
+            std::count_if(held.begin(), held.end(), [](const Held& h) { return !h.closed; }));
+    }
+    // At the limit: whether a newcomer from `peer` may come in, having closed the oldest
+    // connection of the peer holding the most when that is another peer. A peer holding as many
+    // as any other is refused its newcomer, so a local user holding every slot with idle
+    // connections cannot keep a scraper from another address or uid out.
+    bool make_room_for(const std::string& peer) {
+        std::map<std::string, std::size_t> count;
+        for (const auto& h : held)
+            if (!h.closed) ++count[h.peer];
+        std::size_t most = 0;
+        for (const auto& [p, n] : count) most = std::max(most, n);
+        if (count[peer] >= most) return false;
+        for (auto& h : held)
+            if (!h.closed && count[h.peer] == most) {
+                h.slot->close();
+                return true;
+            }
+        return false;
+    }
 };
+
+// Whom the limit treats as one peer: a tcp peer's address (any port), a unix peer's uid.
+std::string peer_of(int fd) {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0 && a.ss_family != AF_UNIX) {
+        char text[INET6_ADDRSTRLEN] = {};
+        const void* addr =
+            a.ss_family == AF_INET6
+                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr)
+                : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&a)->sin_addr);
+        if (::inet_ntop(a.ss_family, addr, text, sizeof text) != nullptr) return text;
+        return {};
+    }
+    struct ucred cred {};
+    socklen_t clen = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
+        return "uid " + std::to_string(cred.uid);
+    return {};
+}
 
 // One connection: one request, one response, then closed (see the header for the bounds).
 template <class Socket>
-class Connection : public std::enable_shared_from_this<Connection<Socket>> {
+class Connection : public Slot, public std::enable_shared_from_this<Connection<Socket>> {
 public:
-    Connection(Socket socket, Shared& shared)
+    Connection(Socket socket, Shared& shared, std::string peer)
         : socket_(std::move(socket)),
           deadline_(socket_.get_executor()),
           buffer_(shared.options.max_request_bytes),
-          shared_(shared) {
+          shared_(shared),
+          held_(shared.held.insert(shared.held.end(), {std::move(peer), this})) {
         parser_.header_limit(static_cast<std::uint32_t>(shared.options.max_request_bytes));
         parser_.body_limit(0);
-        ++shared_.open;
     }
-    ~Connection() { --shared_.open; }
+    ~Connection() override { shared_.held.erase(held_); }
 
     void start() {
         deadline_.expires_after(shared_.options.request_timeout);
@@ -103,7 +162,8 @@ private:
             [self = this->shared_from_this()](error_code, std::size_t) { self->close(); });
     }
 
-    void close() {
+    void close() override {
+        held_->closed = true; // its slot is free now, though its handlers have yet to end
         error_code ignored;
         deadline_.cancel();
         socket_.shutdown(Socket::shutdown_both, ignored);
@@ -116,6 +176,7 @@ private:
     http::request_parser<http::empty_body> parser_;
     http::response<http::string_body> res_;
     Shared& shared_;
+    std::list<Shared::Held>::iterator held_;
 };
 
 // Accepts with accept4(SOCK_CLOEXEC) rather than async_accept, as the turn socket does
@@ -135,8 +196,10 @@ public:
                 const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr,
                                          SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (fd >= 0) {
-                    if (shared_.open >= shared_.options.max_connections) {
-                        ::close(fd); // full: the newcomer waits for nothing
+                    std::string peer = peer_of(fd);
+                    if (shared_.open() >= shared_.options.max_connections &&
+                        !shared_.make_room_for(peer)) {
+                        ::close(fd); // full, and its peer holds the most: it waits for nothing
                     } else {
                         typename Protocol::socket socket(acceptor_.get_executor());
                         socket.assign(protocol_, fd, ec);
@@ -144,7 +207,7 @@ public:
                             ::close(fd);
                         else
                             std::make_shared<Connection<typename Protocol::socket>>(
-                                std::move(socket), shared_)
+                                std::move(socket), shared_, std::move(peer))
                                 ->start();
                     }
                 } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
@@ -249,7 +312,7 @@ struct MetricsServer::Impl {
     std::uint16_t port = 0;
     dev_t socket_dev = 0; // the unix socket we bound, unlinked only if still ours
     ino_t socket_ino = 0;
-    Shared shared{options};
+    Shared shared{options, false, {}};
     asio::io_context ioc{1};
     std::unique_ptr<Listener<local>> unix_listener;
     std::unique_ptr<Listener<tcp>> tcp_listener;

@@ -41,8 +41,13 @@ public:
         c.connected_ = ::connect(c.fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
         return c;
     }
-    static Client tcp(std::uint16_t port) {
+    // From `source` (an address of 127.0.0.0/8), to 127.0.0.1.
+    static Client tcp(std::uint16_t port, const char* source = "127.0.0.1") {
         Client c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_in from{};
+        from.sin_family = AF_INET;
+        ::inet_pton(AF_INET, source, &from.sin_addr);
+        if (::bind(c.fd_, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) return c;
         sockaddr_in a{};
         a.sin_family = AF_INET;
         a.sin_port = htons(port);
@@ -219,6 +224,36 @@ TEST(MetricsServer, ConnectionsBeyondTheLimitAreClosedAtOnceAndAnOversizedHeader
             return a && a->find("200 OK") != std::string::npos;
         },
         30s));
+}
+
+// A local user holding every slot with idle connections keeps only its own newcomers out: a
+// scraper from another address takes the place of the hog's oldest connection and is answered.
+TEST(MetricsServer, APeerHoldingEverySlotCannotKeepAnotherPeerOut) {
+    daemon::MetricsServerOptions o;
+    o.endpoint.kind = config::MetricsEndpoint::Kind::tcp;
+    o.endpoint.host = "127.0.0.1";
+    o.endpoint.port = 0;
+    o.max_connections = 2;
+    o.request_timeout = 60s;
+    o.render = [] { return std::string("radiald_fair 1\n"); };
+    daemon::MetricsServer server(o);
+    auto first = Client::tcp(server.port()), second = Client::tcp(server.port());
+    ASSERT_TRUE(first.connected() && second.connected());
+    first.send("GET /metrics HTTP/1.1\r\n"); // both hold a slot, never finishing a request
+    second.send("GET /metrics HTTP/1.1\r\n");
+    auto more = Client::tcp(server.port());
+    auto r = more.read_to_end(30s);
+    ASSERT_TRUE(r) << "the hog's newcomer was let in";
+    EXPECT_EQ(*r, "");
+    auto scraper = Client::tcp(server.port(), "127.0.0.2");
+    ASSERT_TRUE(scraper.connected());
+    scraper.send(get("/metrics"));
+    r = scraper.read_to_end(30s);
+    ASSERT_TRUE(r);
+    EXPECT_THAT(*r, HasSubstr("200 OK"));
+    EXPECT_THAT(*r, HasSubstr("radiald_fair 1\n"));
+    EXPECT_TRUE(first.read_to_end(30s).has_value()) << "the hog's oldest connection was kept";
+    EXPECT_TRUE(second.still_open());
 }
 
 TEST(MetricsServer, ReplacesAStaleSocketButRefusesALiveOneOrAnotherFile) {
