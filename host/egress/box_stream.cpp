@@ -182,6 +182,44 @@ std::string box_loopback_tcp_refusal(int fd) {
     return {};
 }
 
+namespace {
+
+// recvmsg(2) with room for every descriptor one message can carry: they land in `fds` (the
+// caller's to close), never dropped by the kernel on this thread (recv_from_box).
+ssize_t recv_with_rights(int fd, void* buf, std::size_t n, int flags,
+                         std::vector<int>& fds) noexcept {
+    iovec iov{buf, n};
+    alignas(cmsghdr) char control[CMSG_SPACE(kMostRightsPerMessage * sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t got = ::recvmsg(fd, &msg, flags | MSG_CMSG_CLOEXEC);
+    if (got < 0) return got;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (std::size_t i = 0; i < count; ++i) {
+            int one = -1;
+            std::memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof one);
+            fds.push_back(one);
+        }
+    }
+    return got;
+}
+
+} // namespace
+
+ssize_t recv_from_box(int fd, void* buf, std::size_t n, int flags) noexcept {
+    std::vector<int> fds;
+    const ssize_t got = recv_with_rights(fd, buf, n, flags, fds);
+    const int saved = errno;
+    for (int one : fds) close_box_socket(one);
+    errno = saved;
+    return got;
+}
+
 int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
                     const std::atomic<bool>& revoked, std::string& why, std::string& via) noexcept {
     using namespace std::chrono;
@@ -204,26 +242,13 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
     }
 
     char marker = 1;
-    iovec iov{&marker, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    if (::recvmsg(unix_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) != 1) return -1;
     std::vector<int> fds;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-        const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (std::size_t i = 0; i < n; ++i) {
-            int fd = -1;
-            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            fds.push_back(fd);
-        }
+    if (recv_with_rights(unix_fd, &marker, 1, MSG_DONTWAIT, fds) != 1) {
+        for (int fd : fds) close_box_socket(fd);
+        return -1;
     }
-    // More than one descriptor: the kernel closed what did not fit; the rest are closed here.
-    if ((msg.msg_flags & MSG_CTRUNC) != 0 || fds.size() > 1) {
+    // More than one descriptor: all are closed here.
+    if (fds.size() > 1) {
         for (int fd : fds) close_box_socket(fd);
         why = "the hand-over carried more than one descriptor";
         return -1;

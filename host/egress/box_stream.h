@@ -6,9 +6,12 @@
 // as the stream itself. Private to host/egress.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace radial::egress::detail {
 
@@ -25,6 +28,17 @@ inline constexpr char kHandOverStream = 'S'; // no socket arrived: relay through
 // `via` says which: "handed", "relayed" (a hand-over without a descriptor) or "socket".
 int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
                     const std::atomic<bool>& revoked, std::string& why, std::string& via) noexcept;
+
+// The most descriptors one message on a unix socket can carry (the kernel's SCM_MAX_FD).
+inline constexpr std::size_t kMostRightsPerMessage = 253;
+
+// recv(2) of at most `n` bytes from `fd`, a socket the box writes to, with `flags`; every
+// descriptor the box attached to them is taken and closed with close_box_socket. A read that
+// left them to the kernel (read(2), recv(2), splice(2), or a control buffer too small for them)
+// would have it drop them on the reading thread, where the last close of a socket the box set to
+// linger, with data its peer never reads, blocks that thread for as long as the box likes.
+// Returns what recv(2) does. Never throws.
+ssize_t recv_from_box(int fd, void* buf, std::size_t n, int flags = 0) noexcept;
 
 // Empty when `fd` is a connected TCP socket between two loopback addresses (a box's own), else
 // why not.

@@ -193,7 +193,9 @@ void EgressBroker::revoke() noexcept {
     if (impl_->acceptor.joinable()) impl_->acceptor.join();
     ::unlink(impl_->shared.options.unix_path.c_str());
     impl_->bound = false;
-    ::close(impl_->listen_fd);
+    // Connections never accepted go with it, and descriptors the box queued on them are dropped
+    // by this close: bounded as a close of the box's socket is (box_stream.h).
+    detail::bounded_close(impl_->listen_fd);
     impl_->listen_fd = -1;
     std::list<Impl::Served> all;
     {

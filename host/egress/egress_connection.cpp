@@ -97,7 +97,7 @@ bool read_head(BrokerShared& shared, int fd, std::string& head, std::string& res
             return false;
         }
         char tmp[4096];
-        const ssize_t n = ::read(fd, tmp, sizeof tmp);
+        const ssize_t n = recv_from_box(fd, tmp, sizeof tmp);
         if (n <= 0) {
             why = buf.empty() ? "" : "the box closed the connection inside its request head";
             return false;
@@ -156,7 +156,7 @@ bool check_server_name(BrokerShared& shared, Connection& c, const std::string& h
             return false;
         }
         char tmp[4096];
-        const ssize_t n = ::read(c.client, tmp, sizeof tmp);
+        const ssize_t n = recv_from_box(c.client, tmp, sizeof tmp);
         if (n <= 0) {
             r.reason = "closed before its TLS handshake";
             return false;
@@ -285,7 +285,7 @@ void refuse_at_once(BrokerShared& shared, int client, const std::string& reason)
     r.verdict = "refused";
     r.reason = reason;
     answer(client, 503, "Service Unavailable", reason);
-    ::close(client);
+    close_box_socket(client); // descriptors the box queued on it are dropped by that close
     finish(shared, r);
 }
 

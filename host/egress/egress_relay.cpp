@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "egress/box_stream.h"
+
 namespace radial::egress::detail {
 
 namespace {
@@ -26,6 +28,9 @@ constexpr unsigned kMostIdleWakeups = 10000;
 // through the broker's memory.
 struct Lane {
     int from = -1, to = -1;
+    // `from` is the box's unix socket (no hand-over): read with recv_from_box, never spliced,
+    // since a splice would leave the descriptors the box attached to the kernel to drop here.
+    bool from_box_unix = false;
     int pipe[2] = {-1, -1};
     std::size_t queued = 0;
     bool open = true;
@@ -50,6 +55,16 @@ ssize_t past_urgent_mark(const Lane& l, std::size_t most, ssize_t spliced) {
     }
     char buf[16 << 10]; // below any pipe's capacity: the write below never blocks
     const ssize_t n = ::recv(l.from, buf, std::min(sizeof buf, most), MSG_DONTWAIT);
+    if (n <= 0) return n;
+    if (::write(l.pipe[1], buf, static_cast<std::size_t>(n)) != n) return -1;
+    return n;
+}
+
+// Moves at most `most` bytes from the box's unix socket into the lane's empty pipe through a
+// buffer (recv_from_box closes what descriptors came with them). Returns what splice would have.
+ssize_t from_box_unix(const Lane& l, std::size_t most) {
+    char buf[64 << 10]; // below any pipe's capacity: the write below never blocks
+    const ssize_t n = recv_from_box(l.from, buf, std::min(sizeof buf, most), MSG_DONTWAIT);
     if (n <= 0) return n;
     if (::write(l.pipe[1], buf, static_cast<std::size_t>(n)) != n) return -1;
     return n;
@@ -83,6 +98,10 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
     Lane lanes[2];
     lanes[0].from = box; // from the box
     lanes[0].to = up;
+    int domain = 0;
+    socklen_t len = sizeof domain;
+    lanes[0].from_box_unix =
+        ::getsockopt(box, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 && domain == AF_UNIX;
     lanes[1].from = up; // to the box
     lanes[1].to = box;
     for (auto& l : lanes) {
@@ -119,9 +138,11 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
                     quota, i == 0 ? "from the box" : "to the box");
                 return;
             }
-            ssize_t got = ::splice(l.from, nullptr, l.pipe[1], nullptr, most,
-                                   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-            if (got == 0 || (got < 0 && errno == EAGAIN)) got = past_urgent_mark(l, most, got);
+            ssize_t got = l.from_box_unix ? from_box_unix(l, most)
+                                          : ::splice(l.from, nullptr, l.pipe[1], nullptr, most,
+                                                     SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            if (!l.from_box_unix && (got == 0 || (got < 0 && errno == EAGAIN)))
+                got = past_urgent_mark(l, most, got);
             give_back_quota(total, got > 0 ? most - static_cast<std::size_t>(got) : most);
             if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
                 // Readable yet nothing to read, over and over: whatever the cause, a relay that

@@ -486,9 +486,9 @@ TEST_F(EgressBrokerTest, APlainRequestCannotSmuggleAnotherHostOrRequest) {
 }
 
 // radial-init's hand-over (docs/design.md §9.7): a 0x00 byte carrying descriptors.
-void hand_over(int unix_fd, const std::vector<int>& fds) {
-    char marker = 0;
-    iovec iov{&marker, 1};
+// Sends `bytes` on `unix_fd` with `fds` attached (SCM_RIGHTS), as anything in the box may.
+void send_with_rights(int unix_fd, std::string bytes, const std::vector<int>& fds) {
+    iovec iov{bytes.data(), bytes.size()};
     std::vector<char> control(CMSG_SPACE(sizeof(int) * std::max<std::size_t>(fds.size(), 1)));
     msghdr msg{};
     msg.msg_iov = &iov;
@@ -502,7 +502,11 @@ void hand_over(int unix_fd, const std::vector<int>& fds) {
         c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
         std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
     }
-    ASSERT_EQ(::sendmsg(unix_fd, &msg, MSG_NOSIGNAL), 1);
+    ASSERT_EQ(::sendmsg(unix_fd, &msg, MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+}
+
+void hand_over(int unix_fd, const std::vector<int>& fds) {
+    send_with_rights(unix_fd, std::string(1, '\0'), fds);
 }
 
 // A connected pair on 127.0.0.1, as a box's curl and radial-init's endpoint hold it.
@@ -582,6 +586,83 @@ TEST_F(EgressBrokerTest, ALingeringHandedSocketDoesNotHoldRevocation) {
     EXPECT_EQ(revoked.wait_for(60s), std::future_status::ready)
         << "revocation waited on the box's linger (120 s)";
     revoked.wait();
+    ::close(reader);
+}
+
+// Descriptors the box attaches to any bytes on the broker's socket — its request head, a hand-over
+// with more than one, a connection refused for want of room — are taken and closed by the broker
+// with its bound, never left to the kernel to drop on the reading thread: there the last close of
+// a socket the box set to linger held that thread (and the turn's end, which joins it) for as long
+// as the box liked.
+TEST_F(EgressBrokerTest, DescriptorsTheBoxAttachesToItsBytesHoldNoThreadOfTheBroker) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    start({"pkg.test:" + std::to_string(server.port())});
+    auto [reader, lingering] = lingering_pair();
+    ASSERT_GE(lingering, 0);
+    auto [reader2, lingering2] = lingering_pair();
+    ASSERT_GE(lingering2, 0);
+    // A head the broker refuses: answered only once it was read.
+    const int head = connect_broker();
+    send_with_rights(head, "GET http://inside.test/ HTTP/1.1\r\nHost: inside.test\r\n\r\n",
+                     {lingering});
+    // A hand-over carrying two descriptors: refused, nothing answered.
+    const int two = connect_broker();
+    hand_over(two, {lingering2, lingering2});
+    ::close(lingering); // the broker holds the last references now
+    ::close(lingering2);
+    // A body relayed from the broker's socket itself (no descriptor handed over, as under gVisor).
+    auto [reader3, lingering3] = lingering_pair();
+    ASSERT_GE(lingering3, 0);
+    const std::string dest = "pkg.test:" + std::to_string(server.port());
+    const int streamed = connect_broker();
+    hand_over(streamed, {});
+    char answer = 0;
+    ASSERT_EQ(::read(streamed, &answer, 1), 1);
+    EXPECT_EQ(answer, 'S');
+    send_text(streamed, "POST http://" + dest + "/relayed HTTP/1.1\r\nHost: " + dest +
+                            "\r\nContent-Length: 5\r\n\r\n");
+    ASSERT_TRUE(test::wait_until(
+        [&] { return server.received().find("POST /relayed") != std::string::npos; }, 30s));
+    send_with_rights(streamed, "hello", {lingering3});
+    ::close(lingering3);
+    ::shutdown(streamed, SHUT_WR);
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            std::lock_guard l(m_);
+            return std::any_of(receipts_.begin(), receipts_.end(),
+                               [](const Receipt& r) { return r.via == "relayed"; });
+        },
+        60s))
+        << "the relay that took the body waited out the linger";
+    const std::string refused = read_all(head, 60s);
+    EXPECT_EQ(refused.rfind("HTTP/1.1 403", 0), 0u)
+        << "the refusal came not within 60 s: the read that took the head waited out the linger";
+    EXPECT_EQ(read_all(two, 60s), "");
+    auto revoked = std::async(std::launch::async, [&] { broker_->revoke(); });
+    EXPECT_EQ(revoked.wait_for(60s), std::future_status::ready)
+        << "revocation waited on the box's linger (120 s)";
+    revoked.wait();
+    for (int fd : {head, two, streamed, reader, reader2, reader3}) ::close(fd);
+}
+
+// The acceptor's refusal of a connection over the limit closes it with the same bound: a socket
+// the box queued on it before the refusal must not hold the acceptor (and with it policy changes
+// and every later connection of the turn).
+TEST(EgressRefuseAtOnce, DescriptorsQueuedOnARefusedConnectionHoldNoThread) {
+    auto [reader, lingering] = lingering_pair();
+    ASSERT_GE(lingering, 0);
+    int pair[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+    send_with_rights(pair[0], "GET / HTTP/1.1\r\n", {lingering});
+    ::close(lingering);
+    detail::BrokerShared shared;
+    auto refused =
+        std::async(std::launch::async, [&] { detail::refuse_at_once(shared, pair[1], "full"); });
+    EXPECT_EQ(refused.wait_for(60s), std::future_status::ready)
+        << "the refusal's close waited on the box's linger (120 s)";
+    refused.wait();
+    EXPECT_TRUE(test::wait_until([] { return detail::box_socket_closes_in_flight() == 0; }, 30s));
+    ::close(pair[0]);
     ::close(reader);
 }
 
