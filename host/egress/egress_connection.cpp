@@ -355,13 +355,14 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
                 judged = true;
             } catch (const PolicyError& e) {
                 // e.what() quotes the target whole: only when it carries no user information.
-                r.reason = h->target.find('@') != std::string::npos
-                               ? fmt::format(
-                                     "CONNECT '{}' carries user information; a tunnel "
-                                     "names host:port only",
-                                     shown_target(h->target))
-                               : fmt::format("CONNECT '{}' is not host:port ({})",
-                                             shown_target(h->target), shown_text(e.what(), 160));
+                r.reason =
+                    h->target.find('@') != std::string::npos
+                        ? fmt::format(
+                              "CONNECT '{}' carries user information; a tunnel "
+                              "names host:port only",
+                              shown_target(h->target))
+                        : fmt::format("CONNECT '{}' is not host:port{}", shown_target(h->target),
+                                      shown_why(e.what(), h->target));
             }
         } else {
             judged = plain_request(*h, dest, forward, body, r);

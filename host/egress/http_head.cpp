@@ -37,6 +37,11 @@ std::string shown_target(std::string_view target) {
     return shown_text(out, 96);
 }
 
+std::string shown_why(std::string_view why, std::string_view raw) {
+    if (raw.find_first_of("@?#") != std::string_view::npos) return {};
+    return " (" + shown_text(why, 160) + ")";
+}
+
 const std::string* HttpHead::header(std::string_view name) const {
     for (const auto& [n, v] : headers)
         if (n == name) return &v;

@@ -33,4 +33,9 @@ std::string shown_text(std::string_view text, std::size_t most);
 // (where URLs carry credentials and tokens), then shown_text(…, 96). Pure; thread-safe.
 std::string shown_target(std::string_view target);
 
+// Why `raw` (text of the box's a parser refused) is refused, as a refusal may quote it:
+// " (<why>)" through shown_text(…, 160), or "" when `raw` holds user information, a query or a
+// fragment ('@', '?', '#'), which a parser's message may quote whole. Pure; thread-safe.
+std::string shown_why(std::string_view why, std::string_view raw);
+
 } // namespace radial::egress

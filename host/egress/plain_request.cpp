@@ -54,9 +54,12 @@ bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std
             }
         }
     } catch (const PolicyError& e) {
-        // The authority has no user information here (refused above); the target may be long.
-        r.reason = fmt::format("'{}' names no host:port ({})", shown_target(h.target),
-                               shown_text(e.what(), 160));
+        // The authority has no user information here (refused above); the target may be long,
+        // and it or the Host header may carry a query the message quotes.
+        const std::string* given = h.header("host");
+        r.reason =
+            fmt::format("'{}' names no host:port{}", shown_target(h.target),
+                        shown_why(e.what(), given != nullptr ? h.target + " " + *given : h.target));
         return false;
     }
     if (h.header("transfer-encoding") != nullptr) {

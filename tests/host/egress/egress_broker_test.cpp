@@ -238,6 +238,11 @@ TEST_F(EgressBrokerTest, ARefusalsReceiptKeepsNoCredentialsAndStaysSmall) {
         "GET http://pkg.test:1/x#" + secret + " HTTP/1.1\r\n\r\n", // port 1: not allowed
         "CONNECT user:" + secret + "@pkg.test:" + port + " HTTP/1.1\r\n\r\n",
         "CONNECT " + wide + " HTTP/1.1\r\n\r\n",
+        // A parser's message quoted the text it refused whole, query and fragment included.
+        "CONNECT pkg.test:443?access_token=" + secret + "#frag HTTP/1.1\r\n\r\n",
+        "CONNECT pkg.test:" + port + "#" + secret + " HTTP/1.1\r\n\r\n",
+        "GET http://pkg.test:" + port + "/ HTTP/1.1\r\nHost: pkg.test:" + port + "?tok=" + secret +
+            "\r\n\r\n",
         "GET http://" + wide + "/ HTTP/1.1\r\n\r\n",
         "GET " + wide + " HTTP/1.1\r\n\r\n",
     };
