@@ -423,6 +423,17 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
         }
         r.verdict = "allowed";
         opened = shared.opened(r); // kept if radiald dies before the connection ends
+        if (!opened && shared.options.on_open) {
+            // Its opening could not be journaled (the turn's kMostReceipts openings are stored,
+            // or the journal failed): nothing goes out that no receipt names.
+            r.verdict = "refused";
+            r.reason = fmt::format(
+                "the turn's receipts of opened connections cannot take one more (at most {} per "
+                "turn, or the journal failed); connection refused",
+                kMostReceipts);
+            if (r.kind == "HTTP") answer(c.client, 503, "Service Unavailable", r.reason);
+            return true;
+        }
         // The receipt counts what reached the destination: nothing when the quota or the send
         // stopped it.
         const std::uint64_t most_out = shared.options.ceiling.max_bytes_out;

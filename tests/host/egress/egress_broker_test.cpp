@@ -262,6 +262,28 @@ TEST_F(EgressBrokerTest, ARefusalsReceiptKeepsNoCredentialsAndStaysSmall) {
     EXPECT_EQ(server.requests(), 0);
 }
 
+// Openings have a cap too: past it, a connection is refused before a byte goes out, rather than
+// opened with no receipt naming it (its end would have fallen under the refusals' cap, which the
+// box can fill first, and a megabyte went out unjournaled).
+TEST_F(EgressBrokerTest, PastTheCapOfJournaledOpeningsNoConnectionOpens) {
+    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    const std::string port = std::to_string(server.port());
+    start({"pkg.test:" + port});
+    const std::string get =
+        "GET http://pkg.test:" + port + "/ HTTP/1.1\r\nHost: pkg.test:" + port + "\r\n\r\n";
+    for (std::size_t i = 0; i < detail::kMostReceipts; ++i)
+        ASSERT_NE(ask(get).find("hello"), std::string::npos) << i;
+    const std::string post = "POST http://pkg.test:" + port +
+                             "/exfil HTTP/1.1\r\nHost: pkg.test:" + port +
+                             "\r\nContent-Length: 5\r\n\r\nhello";
+    const std::string answer = ask(post);
+    EXPECT_EQ(answer.rfind("HTTP/1.1 503", 0), 0u) << answer;
+    EXPECT_NE(answer.find("cannot take one more"), std::string::npos) << answer;
+    EXPECT_EQ(server.requests(), static_cast<int>(detail::kMostReceipts));
+    std::lock_guard l(m_);
+    EXPECT_EQ(opens_.size(), detail::kMostReceipts);
+}
+
 // Refusals have a cap of their own: past it, a connection that opened is still journaled, its
 // opening and its end.
 TEST_F(EgressBrokerTest, AFloodOfRefusalsDoesNotHideAConnectionThatOpened) {
