@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "socket/box_descriptors.h"
+
 namespace radial::egress::detail {
 
 // The byte that announces a hand-over, and the broker's two answers to it.
@@ -29,40 +31,17 @@ inline constexpr char kHandOverStream = 'S'; // no socket arrived: relay through
 int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
                     const std::atomic<bool>& revoked, std::string& why, std::string& via) noexcept;
 
-// The most descriptors one message on a unix socket can carry (the kernel's SCM_MAX_FD).
-inline constexpr std::size_t kMostRightsPerMessage = 253;
-
-// recv(2) of at most `n` bytes from `fd`, a socket the box writes to, with `flags`; every
-// descriptor the box attached to them is taken and closed with close_box_socket. A read that
-// left them to the kernel (read(2), recv(2), splice(2), or a control buffer too small for them)
-// would have it drop them on the reading thread, where the last close of a socket the box set to
-// linger, with data its peer never reads, blocks that thread for as long as the box likes.
-// Returns what recv(2) does. Never throws.
-ssize_t recv_from_box(int fd, void* buf, std::size_t n, int flags = 0) noexcept;
-
 // Empty when `fd` is a connected TCP socket between two loopback addresses (a box's own), else
 // why not.
 std::string box_loopback_tcp_refusal(int fd);
 
-// Closes a descriptor the box handed over without ever blocking the caller long: the box may have
-// set SO_LINGER on it (a duplicate it keeps can set it again at any time, also just after it was
-// switched off) and left data unsent to a peer that reads nothing, and the close that drops the
-// last reference would then wait out the linger. Lingering is switched off first, the close runs
-// on a thread of its own (at most 64 at once; past them, or when no thread can start, inline), and
-// a signal to that thread ends any wait after one second. Never throws.
-void close_box_socket(int fd) noexcept;
-
-// The closes close_box_socket started that have not returned yet. [thread-safe]
-std::size_t box_socket_closes_in_flight() noexcept;
-
-// close(fd) on the calling thread, its wait for a linger ended after a second by a signal to that
-// thread (close_box_socket's closes; a test's own). Never throws.
-void bounded_close(int fd) noexcept;
-
-// Waits up to `budget` for the closes close_box_socket started, then joins every closing thread
-// that finished, so none is still exiting when the process ends (a thread in its exit path as the
-// process leaves is what LeakSanitizer's tracer can crash on), and leaves any still blocked
-// detached. The broker calls it once its connections are closed. Never throws. [thread-safe]
-void await_box_socket_closes(std::chrono::milliseconds budget) noexcept;
+// The bounded closes and reads of what the box hands over (socket/box_descriptors.h).
+using radial::socket::await_box_socket_closes;
+using radial::socket::bounded_close;
+using radial::socket::box_socket_closes_in_flight;
+using radial::socket::close_box_socket;
+using radial::socket::kMostRightsPerMessage;
+using radial::socket::recv_from_box;
+using radial::socket::recv_with_rights;
 
 } // namespace radial::egress::detail
