@@ -61,6 +61,17 @@ public:
 
     void stop() override {
         error_code ignored;
+        // Connections never accepted go with a unix listener, and descriptors the box queued on
+        // them are dropped by its close: bounded as a box's socket's (box_descriptors.h).
+        if constexpr (std::is_same_v<Protocol, unix_proto>) {
+            acceptor_.cancel(ignored);
+            const int fd = acceptor_.release(ignored);
+            if (!ignored) {
+                bounded_close(fd);
+                retry_.cancel();
+                return;
+            }
+        }
         acceptor_.close(ignored);
         retry_.cancel();
     }

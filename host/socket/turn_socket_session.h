@@ -31,9 +31,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "socket/box_descriptors.h"
 #include "socket/record_request_handler.h"
+#include "socket/rights_taking_stream.h"
 #include "socket/turn_socket_server.h"
 
 namespace radial::socket::detail {
@@ -274,7 +277,7 @@ private:
         parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
         arm_deadline();
         http::async_read_header(
-            socket_, buffer_, *parser_,
+            stream_, buffer_, *parser_,
             [self = this->shared_from_this()](error_code ec, std::size_t) { self->on_header(ec); });
     }
 
@@ -309,7 +312,7 @@ private:
 
     void read_body() {
         http::async_read(
-            socket_, buffer_, *parser_,
+            stream_, buffer_, *parser_,
             [self = this->shared_from_this()](error_code ec, std::size_t) { self->on_body(ec); });
     }
 
@@ -385,7 +388,7 @@ private:
     }
 
     void drain() {
-        socket_.async_read_some(asio::buffer(scratch_),
+        stream_.async_read_some(asio::buffer(scratch_),
                                 [self = this->shared_from_this()](error_code ec, std::size_t n) {
                                     if (self->finished_) return;
                                     self->drained_ += n;
@@ -402,13 +405,27 @@ private:
             state_.count(&RefusalCounts::no_token, state_.total_no_token);
         error_code ignored;
         socket_.shutdown(Socket::shutdown_both, ignored);
-        socket_.close(ignored);
+        close_socket();
         timer_.cancel();
         auth_timer_.cancel();
         release_slot();
     }
 
+    // A unix socket may hold descriptors the box queued and nobody read: its close would drop
+    // them here, so it is closed with the bound of a box's socket (box_descriptors.h). A tcp
+    // socket carries none.
+    void close_socket() {
+        error_code ignored;
+        if constexpr (std::is_same_v<Protocol, unix_proto>) {
+            socket_.cancel(ignored);
+            const int fd = socket_.release(ignored);
+            if (!ignored) return close_box_socket(fd);
+        }
+        socket_.close(ignored);
+    }
+
     Socket socket_;
+    RightsTakingStream<Socket> stream_{socket_};
     asio::steady_timer timer_;
     asio::steady_timer auth_timer_;
     ServerState& state_;

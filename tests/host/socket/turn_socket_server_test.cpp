@@ -19,6 +19,7 @@
 #include <chrono>
 #include <climits>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -28,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../support/box_descriptor_attacks.h"
 #include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
@@ -789,6 +791,41 @@ TEST_F(TurnSocketServerTest, APeerFloodingATcpPortEvictsItsOwnPendingConnections
     const std::string got = read_until_closed(box.get(), 10000ms, closed);
     EXPECT_EQ(got.rfind("HTTP/1.1 201", 0), 0u) << got;
     EXPECT_EQ(recorded_.count(), 1u);
+}
+
+// The box writes to its turn socket, and may attach descriptors to its bytes (SCM_RIGHTS): among
+// them a socket set to linger with data its peer never reads. Left to the kernel, they were
+// dropped on the serving thread by the read that took the bytes, or by the close of a connection
+// with them queued, and that thread then waited out the linger: no answer, and the turn's end
+// (which stops the server and joins that thread) held for as long as the box liked.
+TEST_F(TurnSocketServerTest, DescriptorsTheBoxAttachesToItsRequestHoldNoThreadOfTheServer) {
+    auto [reader, lingering] = test::lingering_pair();
+    ASSERT_GE(lingering, 0);
+    auto [reader2, lingering2] = test::lingering_pair();
+    ASSERT_GE(lingering2, 0);
+    auto server = std::make_unique<TurnSocketServer>(unix_options(socket_path()), recorded_.sink());
+    const std::string body = record_body(kRecordType, 1);
+    auto answered = connect_unix(socket_path());
+    test::send_with_rights(answered.get(),
+                           "POST /v1/records HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " +
+                               token_ + "\r\nContent-Type: application/json\r\nContent-Length: " +
+                               std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body,
+                           {lingering});
+    ::close(lingering); // the server holds the last reference now
+    bool closed = false;
+    const std::string got = read_until_closed(answered.get(), 60000ms, closed);
+    EXPECT_EQ(got.rfind("HTTP/1.1 201", 0), 0u)
+        << "no answer within 60 s: the read that took the request waited out the linger";
+    // Bytes the server never reads, their descriptor queued when it stops.
+    auto unread = connect_unix(socket_path());
+    test::send_with_rights(unread.get(), "P", {lingering2});
+    ::close(lingering2);
+    auto stopped = std::async(std::launch::async, [&] { server.reset(); });
+    EXPECT_EQ(stopped.wait_for(60s), std::future_status::ready)
+        << "stopping the server waited on the box's linger (120 s)";
+    stopped.wait();
+    ::close(reader);
+    ::close(reader2);
 }
 
 // Only max_connections connections may hold the token at once; one more is answered 503.
