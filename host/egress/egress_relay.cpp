@@ -32,6 +32,9 @@ struct Lane {
     // since a splice would leave the descriptors the box attached to the kernel to drop here.
     bool from_box_unix = false;
     int pipe[2] = {-1, -1};
+    // What the pipe holds: 1 MiB asked for, as little as two pages when the user's pipe pages
+    // are used up (pipe-user-pages-soft). A copy into it is never larger, so it never blocks.
+    std::size_t capacity = 0;
     std::size_t queued = 0;
     bool open = true;
     ~Lane() {
@@ -53,8 +56,8 @@ ssize_t past_urgent_mark(const Lane& l, std::size_t most, ssize_t spliced) {
         errno = spliced_errno;
         return spliced;
     }
-    char buf[16 << 10]; // below any pipe's capacity: the write below never blocks
-    const ssize_t n = ::recv(l.from, buf, std::min(sizeof buf, most), MSG_DONTWAIT);
+    char buf[16 << 10]; // at most the pipe's capacity is read: the write below never blocks
+    const ssize_t n = ::recv(l.from, buf, std::min({sizeof buf, most, l.capacity}), MSG_DONTWAIT);
     if (n <= 0) return n;
     if (::write(l.pipe[1], buf, static_cast<std::size_t>(n)) != n) return -1;
     return n;
@@ -63,8 +66,9 @@ ssize_t past_urgent_mark(const Lane& l, std::size_t most, ssize_t spliced) {
 // Moves at most `most` bytes from the box's unix socket into the lane's empty pipe through a
 // buffer (recv_from_box closes what descriptors came with them). Returns what splice would have.
 ssize_t from_box_unix(const Lane& l, std::size_t most) {
-    char buf[64 << 10]; // below any pipe's capacity: the write below never blocks
-    const ssize_t n = recv_from_box(l.from, buf, std::min(sizeof buf, most), MSG_DONTWAIT);
+    char buf[64 << 10]; // at most the pipe's capacity is read: the write below never blocks
+    const ssize_t n =
+        recv_from_box(l.from, buf, std::min({sizeof buf, most, l.capacity}), MSG_DONTWAIT);
     if (n <= 0) return n;
     if (::write(l.pipe[1], buf, static_cast<std::size_t>(n)) != n) return -1;
     return n;
@@ -110,6 +114,12 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
             return;
         }
         ::fcntl(l.pipe[1], F_SETPIPE_SZ, static_cast<int>(kMostPerSplice));
+        const int size = ::fcntl(l.pipe[1], F_GETPIPE_SZ);
+        if (size <= 0) {
+            r.reason = fmt::format("broker error: pipe size: {}", std::strerror(errno));
+            return;
+        }
+        l.capacity = static_cast<std::size_t>(size);
     }
     const auto& o = shared.options;
     if (limit_out == 0) lanes[0].open = false; // nothing more from the box: not read at all
