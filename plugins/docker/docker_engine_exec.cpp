@@ -49,6 +49,10 @@ std::unique_ptr<engine_api::Stream> DockerEngine::exec_start(const std::string& 
                                      "running an exec in session box '" + std::string(label) + "'",
                                      R"({"Detach":false,"Tty":false})");
     } catch (const EngineError& e) {
+        // An answer that refuses the start (the box paused since the exec was made: 409; the
+        // process could not be started: 500) started nothing; no answer may have started it.
+        if (e.status() >= 400)
+            throw Error(RADIAL_E_REFUSED, std::string(e.what()) + "; nothing of the exec ran");
         throw Error(RADIAL_E_UNAVAILABLE, e.what());
     }
 }

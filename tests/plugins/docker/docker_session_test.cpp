@@ -4,6 +4,7 @@
 // that stdin; without the line, they are never sent.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "../../support/fake_engine.h"
@@ -32,6 +33,8 @@ struct ExecScript {
     std::string frames;
     int exit_code = 0;
     int processes = 2; // what GET /containers/{id}/top lists: PID 1 and the exec
+    // The engine's answers to the exec's create and start, when not the usual ones.
+    std::optional<EngineAnswer> create, start;
 };
 
 FakeEngine::Route route(const ExecScript& s) {
@@ -41,7 +44,8 @@ FakeEngine::Route route(const ExecScript& s) {
             return {200,
                     R"([{"Id":")" + kBox + R"(","Labels":{"radial.label":")" + kLabel + R"("}}])"};
         if (method == "POST" && path == kV + "/containers/" + kBox + "/exec")
-            return {201, R"({"Id":"e1"})"};
+            return s.create ? *s.create : EngineAnswer{201, R"({"Id":"e1"})"};
+        if (method == "POST" && path == kV + "/exec/e1/start" && s.start) return *s.start;
         if (method == "POST" && path == kV + "/exec/e1/start") {
             EngineAnswer a;
             a.hijack = true;
@@ -151,6 +155,42 @@ TEST(docker_session, AReadyLineWithAnotherProcessLeftInTheBoxSendsNothing) {
     EXPECT_EQ(e.code(), RADIAL_E_INTERNAL);
     EXPECT_NE(std::string(e.what()).find("holds 3 processes"), std::string::npos) << e.what();
     EXPECT_EQ(written(engine), "");
+}
+
+// RADIAL_E_REFUSED from an exec tells the host nothing of it ran (radial/session.h): so every
+// answer of the engine that refuses to make or start the exec is said so, and only those; a box
+// that is not running any more is gone (RADIAL_E_NOT_FOUND).
+TEST(docker_session, AnExecTheEngineWouldNotMakeOrStartIsRefusedAndOnlyThat) {
+    const EngineAnswer paused{
+        409, R"({"message":"Container x is paused, unpause the container before exec"})"};
+    struct Case {
+        const char* name;
+        std::optional<EngineAnswer> create, start;
+        std::int32_t code;
+    };
+    const Case cases[] = {
+        {"paused at create", paused, std::nullopt, RADIAL_E_REFUSED},
+        {"refused at create", EngineAnswer{500, R"({"message":"no"})"}, std::nullopt,
+         RADIAL_E_REFUSED},
+        {"not running at create", EngineAnswer{409, R"({"message":"container x is not running"})"},
+         std::nullopt, RADIAL_E_NOT_FOUND},
+        {"paused at start", std::nullopt, paused, RADIAL_E_REFUSED},
+        {"failed to start", std::nullopt,
+         EngineAnswer{500, R"({"message":"OCI runtime exec failed"})"}, RADIAL_E_REFUSED},
+    };
+    for (const auto& k : cases) {
+        ExecScript script;
+        script.create = k.create;
+        script.start = k.start;
+        FakeEngine engine(route(script));
+        Collected c;
+        auto e = radial::test::error_of([&] { exec_with_secret(engine, c); });
+        EXPECT_EQ(e.code(), k.code) << k.name << ": " << e.what();
+        if (k.code == RADIAL_E_REFUSED) {
+            EXPECT_NE(std::string(e.what()).find("nothing of the exec ran"), std::string::npos)
+                << k.name << ": " << e.what();
+        }
+    }
 }
 
 } // namespace
