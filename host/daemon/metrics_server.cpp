@@ -29,6 +29,8 @@
 
 #include "fs/socket_file_access.h"
 #include "log/logger.h"
+#include "socket/box_descriptors.h"
+#include "socket/rights_taking_stream.h"
 
 namespace radial::daemon {
 
@@ -114,7 +116,10 @@ public:
         parser_.header_limit(static_cast<std::uint32_t>(shared.options.max_request_bytes));
         parser_.body_limit(0);
     }
-    ~Connection() override { shared_.held.erase(held_); }
+    ~Connection() override {
+        if (socket_.is_open()) close_socket(); // the server's end: handlers destroyed unrun
+        shared_.held.erase(held_);
+    }
 
     void start() {
         deadline_.expires_after(shared_.options.request_timeout);
@@ -123,7 +128,7 @@ public:
             if (auto self = weak.lock(); self && !ec) self->close();
         });
         http::async_read(
-            socket_, buffer_, parser_,
+            stream_, buffer_, parser_,
             [self = this->shared_from_this()](error_code ec, std::size_t) { self->on_read(ec); });
     }
 
@@ -164,13 +169,23 @@ private:
 
     void close() override {
         held_->closed = true; // its slot is free now, though its handlers have yet to end
-        error_code ignored;
         deadline_.cancel();
-        socket_.shutdown(Socket::shutdown_both, ignored);
+        close_socket();
+    }
+
+    // A unix peer may have queued descriptors nobody read: closed as a box's connection is
+    // (socket/box_descriptors.h), never left for the close to drop on this thread.
+    void close_socket() {
+        error_code ignored;
+        socket_.cancel(ignored);
+        const int fd = socket_.release(ignored);
+        if (!ignored) return radial::socket::close_box_connection(fd);
         socket_.close(ignored);
     }
 
     Socket socket_;
+    // Reads take the descriptors a unix peer attaches (socket/rights_taking_stream.h).
+    radial::socket::detail::RightsTakingStream<Socket> stream_{socket_};
     asio::steady_timer deadline_;
     boost::beast::flat_buffer buffer_;
     http::request_parser<http::empty_body> parser_;
@@ -199,7 +214,8 @@ public:
                     std::string peer = peer_of(fd);
                     if (shared_.open() >= shared_.options.max_connections &&
                         !shared_.make_room_for(peer)) {
-                        ::close(fd); // full, and its peer holds the most: it waits for nothing
+                        // Full, and its peer holds the most: it waits for nothing.
+                        radial::socket::close_box_connection(fd);
                     } else {
                         typename Protocol::socket socket(acceptor_.get_executor());
                         socket.assign(protocol_, fd, ec);
@@ -393,6 +409,7 @@ MetricsServer::~MetricsServer() {
     if (m.unix_listener) m.unix_listener->stop();
     if (m.tcp_listener) m.tcp_listener->stop();
     m.unlink_ours();
+    radial::socket::await_box_socket_closes(std::chrono::seconds(2));
 }
 
 const std::string& MetricsServer::address() const noexcept { return impl_->address; }

@@ -9,7 +9,7 @@
 // unix uid) that holds as many as any other is closed as soon as it is accepted, and one from
 // another peer takes the place of the oldest connection of the peer holding the most. A stalled
 // client therefore holds one slot for request_timeout at most, and a local user holding every
-// slot cannot keep a scraper from another address or uid out.
+// slot from one address (or as one uid) cannot keep a scraper from another address or uid out.
 #pragma once
 
 #include <chrono>

@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,6 +118,17 @@ void close_box_socket(int fd) noexcept {
     } catch (...) {
     }
     bounded_close(fd);
+}
+
+void close_box_connection(int fd) noexcept {
+    if (fd < 0) return;
+    ::shutdown(fd, SHUT_RDWR);
+    int queued = 0;
+    if (::ioctl(fd, FIONREAD, &queued) == 0 && queued == 0) {
+        ::close(fd);
+        return;
+    }
+    close_box_socket(fd);
 }
 
 std::size_t box_socket_closes_in_flight() noexcept {

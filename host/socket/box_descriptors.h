@@ -39,6 +39,12 @@ ssize_t recv_with_rights(int fd, void* buf, std::size_t n, int flags,
 // a signal to that thread ends any wait after one second. Never throws.
 void close_box_socket(int fd) noexcept;
 
+// Closes a connection a box (or any local peer) writes to: shut down first, so that nothing more
+// can be queued on it (the peer's send fails), then closed here when nothing is queued — nothing
+// queued, no descriptor queued — and with close_box_socket when bytes, and with them perhaps
+// descriptors, still wait. Never throws.
+void close_box_connection(int fd) noexcept;
+
 // The closes close_box_socket started that have not returned yet. [thread-safe]
 std::size_t box_socket_closes_in_flight() noexcept;
 

@@ -1,9 +1,10 @@
-// host/socket/rights_taking_stream.h — internal to radial_socket: the turn socket's connection as
-// the HTTP reader reads it. A box may attach descriptors to the bytes it writes (SCM_RIGHTS); a
-// plain read(2) would leave them to the kernel to drop on the serving thread, where the last close
-// of a socket the box set to linger holds that thread for as long as the box likes. Each read
-// here is a recv_from_box (socket/box_descriptors.h), which takes them and closes them with its
-// bound. Writes go to the socket as they are. Serving thread only, as the session that owns it.
+// host/socket/rights_taking_stream.h — a connection a box (or any local peer) writes to, as an
+// HTTP reader reads it: the turn socket's, the metrics endpoint's. The peer may attach descriptors
+// to its bytes (SCM_RIGHTS); a plain read(2) would leave them to the kernel to drop on the
+// reading thread, where the last close of a socket the peer set to linger holds that thread for
+// as long as the peer likes. Each read here is a recv_from_box (socket/box_descriptors.h), which
+// takes them and closes them with its bound. Writes go to the socket as they are. One thread at a
+// time, as the socket.
 #pragma once
 
 #include <sys/socket.h>

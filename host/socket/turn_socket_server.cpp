@@ -118,8 +118,9 @@ private:
     // Every new connection is admitted: when the pending connections (those without the token
     // yet) are at their limit, one of them is evicted to make room — the oldest of the peer that
     // holds the most of them (by tcp address or unix uid). So connections that never
-    // authenticate cannot keep the box out, a peer flooding the port evicts its own connections
-    // before the box's pending one, and only the box's own connections, which hold the token,
+    // authenticate cannot keep the box out, a peer flooding the port from one address evicts its
+    // own connections before the pending one of a box on another address (docs/design.md §9.6
+    // says what it cannot tell apart), and only the box's own connections, which hold the token,
     // ever occupy the max_connections slots.
     void admit(typename Protocol::socket socket) {
         std::string peer = describe_peer(socket);
@@ -258,6 +259,9 @@ struct TurnSocketServer::Impl {
             });
             thread.join();
         }
+        // The bounded closes of connections that still held bytes end within about a second:
+        // none is left mid-exit when the process ends (box_descriptors.h).
+        await_box_socket_closes(std::chrono::seconds(2));
     }
 
     // Every summary_interval, one line for the refusals since the previous one (if any).

@@ -66,7 +66,8 @@ struct TurnSocketOptions {
     // Connections that have not presented the token yet, at once. A new connection is always
     // accepted: at this limit the oldest pending one of the peer holding the most (by tcp
     // address or unix uid) is evicted, so connections without the token never hold a slot
-    // against the box's, and a local user flooding a tcp port evicts its own first.
+    // against the box's, and a local user flooding a tcp port from one address evicts its own
+    // first (one flooding from many loopback addresses is not told apart: docs/design.md §9.6).
     std::size_t max_pending_connections = 64;
     // A connection whose first request header, with the valid token, has not arrived within
     // this is dropped, however long request_timeout is.

@@ -412,14 +412,14 @@ private:
     }
 
     // A unix socket may hold descriptors the box queued and nobody read: its close would drop
-    // them here, so it is closed with the bound of a box's socket (box_descriptors.h). A tcp
-    // socket carries none.
+    // them here, so it is closed as a box's connection (box_descriptors.h). A tcp socket carries
+    // none.
     void close_socket() {
         error_code ignored;
         if constexpr (std::is_same_v<Protocol, unix_proto>) {
             socket_.cancel(ignored);
             const int fd = socket_.release(ignored);
-            if (!ignored) return close_box_socket(fd);
+            if (!ignored) return close_box_connection(fd);
         }
         socket_.close(ignored);
     }

@@ -10,7 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
+#include <future>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +72,23 @@ inline std::pair<int, int> lingering_pair() {
         lingering = -1;
     }
     return {reader, lingering};
+}
+
+// Sends `bytes` with a lingering socket attached on `fd` (a connection to a server of radiald's
+// that reads nothing more), then has `stop` (the server's end) run: whether it returned within
+// `budget`, well below the 120 s linger. `stop` is waited for either way.
+template <class Stop>
+bool stops_within_beside_a_queued_linger(int fd, const std::string& bytes, Stop stop,
+                                         std::chrono::seconds budget) {
+    auto [reader, lingering] = lingering_pair();
+    EXPECT_GE(lingering, 0);
+    send_with_rights(fd, bytes, {lingering});
+    ::close(lingering);
+    auto stopped = std::async(std::launch::async, std::move(stop));
+    const bool in_time = stopped.wait_for(budget) == std::future_status::ready;
+    stopped.wait();
+    ::close(reader);
+    return in_time;
 }
 
 } // namespace radial::test

@@ -18,8 +18,11 @@
 #include <atomic>
 #include <cstring>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <vector>
 
+#include "../../support/box_descriptor_attacks.h"
 #include "../../support/host_processes.h"
 #include "../../support/temp_dir.h"
 
@@ -60,6 +63,7 @@ public:
         if (fd_ >= 0) ::close(fd_);
     }
     bool connected() const { return connected_; }
+    int fd() const { return fd_; }
     void send(const std::string& bytes) const {
         ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
                   static_cast<ssize_t>(bytes.size()));
@@ -252,8 +256,33 @@ TEST(MetricsServer, APeerHoldingEverySlotCannotKeepAnotherPeerOut) {
     ASSERT_TRUE(r);
     EXPECT_THAT(*r, HasSubstr("200 OK"));
     EXPECT_THAT(*r, HasSubstr("radiald_fair 1\n"));
-    EXPECT_TRUE(first.read_to_end(30s).has_value()) << "the hog's oldest connection was kept";
+    EXPECT_TRUE(first.read_to_end(30s).has_value())
+        << "the hog's oldest connection was not closed for the scraper";
     EXPECT_TRUE(second.still_open());
+}
+
+// A client of the unix endpoint (the group may connect) attaches a lingering socket to its
+// request (SCM_RIGHTS): the server takes it and closes it with its bound, so it is answered, and
+// its stop (radiald's) is not held by the linger the client chose.
+TEST(MetricsServer, DescriptorsAClientAttachesHoldNoThreadOfTheServer) {
+    test::TempDir dir("radial-ms");
+    auto [reader, lingering] = test::lingering_pair();
+    ASSERT_GE(lingering, 0);
+    auto o = unix_options(dir / "metrics.sock");
+    auto server = std::make_unique<daemon::MetricsServer>(o);
+    auto c = Client::unix_socket(dir / "metrics.sock");
+    ASSERT_TRUE(c.connected());
+    test::send_with_rights(c.fd(), get("/metrics"), {lingering});
+    ::close(lingering);
+    auto r = c.read_to_end(60s);
+    ASSERT_TRUE(r) << "no answer within 60 s: the read that took the request waited out the linger";
+    EXPECT_THAT(*r, HasSubstr("200 OK"));
+    ::close(reader);
+    // One whose bytes the server has not read when it stops.
+    auto unread = Client::unix_socket(dir / "metrics.sock");
+    EXPECT_TRUE(test::stops_within_beside_a_queued_linger(
+        unread.fd(), "G", [&] { server.reset(); }, 60s))
+        << "the server's stop waited on the client's linger (120 s)";
 }
 
 TEST(MetricsServer, ReplacesAStaleSocketButRefusesALiveOneOrAnotherFile) {
