@@ -315,8 +315,10 @@ void Daemon::reap_finished() {
             sweep = sweep || it->second.failed;
             if (it->second.stays_queued) {
                 const auto wait = backoff_.failed(it->first, clock_.steady());
-                log::warn("daemon", "turn {}: still queued; tried again in {} ms", it->first,
-                          wait.count());
+                log::warn("daemon",
+                          "turn {}: its attempt failed before it was recorded; not claimed again "
+                          "for {} ms",
+                          it->first, wait.count());
             } else {
                 backoff_.forget(it->first);
             }

@@ -344,7 +344,9 @@ TEST_F(DaemonFixture, ATurnWhoseClaimKeepsFailingWaitsLongerBeforeEachNewAttempt
     auto waits_logged = [&] {
         std::lock_guard lock(lines_mutex);
         return std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
-            return l.find("turn ro: still queued; tried again in") != std::string::npos;
+            return l.find(
+                       "turn ro: its attempt failed before it was recorded; not claimed "
+                       "again for") != std::string::npos;
         });
     };
     journal->refuse("set_state:claimed");
