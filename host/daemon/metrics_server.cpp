@@ -1,6 +1,5 @@
 #include "daemon/metrics_server.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <radial/internal/unique_fd.h>
 #include <sys/socket.h>
@@ -30,6 +29,7 @@
 #include "fs/socket_file_access.h"
 #include "log/logger.h"
 #include "socket/box_descriptors.h"
+#include "socket/peer_key.h"
 #include "socket/rights_taking_stream.h"
 
 namespace radial::daemon {
@@ -53,7 +53,7 @@ struct Shared {
     const MetricsServerOptions& options;
     bool stopping = false;
     struct Held {
-        std::string peer; // peer_of(): a tcp address or a unix uid
+        std::string peer; // socket/peer_key.h: a tcp address or a unix uid
         Slot* slot;
         bool closed = false;
     };
@@ -82,26 +82,6 @@ struct Shared {
         return false;
     }
 };
-
-// Whom the limit treats as one peer: a tcp peer's address (any port), a unix peer's uid.
-std::string peer_of(int fd) {
-    sockaddr_storage a{};
-    socklen_t len = sizeof a;
-    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0 && a.ss_family != AF_UNIX) {
-        char text[INET6_ADDRSTRLEN] = {};
-        const void* addr =
-            a.ss_family == AF_INET6
-                ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr)
-                : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&a)->sin_addr);
-        if (::inet_ntop(a.ss_family, addr, text, sizeof text) != nullptr) return text;
-        return {};
-    }
-    struct ucred cred {};
-    socklen_t clen = sizeof cred;
-    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0)
-        return "uid " + std::to_string(cred.uid);
-    return {};
-}
 
 // One connection: one request, one response, then closed (see the header for the bounds).
 template <class Socket>
@@ -211,7 +191,7 @@ public:
                 const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr,
                                          SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (fd >= 0) {
-                    std::string peer = peer_of(fd);
+                    std::string peer = radial::socket::peer_key(fd);
                     if (shared_.open() >= shared_.options.max_connections &&
                         !shared_.make_room_for(peer)) {
                         // Full, and its peer holds the most: it waits for nothing.

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "socket/peer_key.h"
 #include "socket/turn_socket_session.h"
 
 namespace radial::socket {
@@ -124,7 +125,7 @@ private:
     // ever occupy the max_connections slots.
     void admit(typename Protocol::socket socket) {
         std::string peer = describe_peer(socket);
-        std::string key = detail::peer_key(socket);
+        std::string key = radial::socket::peer_key(socket.native_handle());
         std::erase_if(state_.sessions, [](const auto& w) { return w.expired(); });
         while (state_.pending.size() >= state_.options.max_pending_connections)
             evict_from_busiest_peer();

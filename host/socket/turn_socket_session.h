@@ -90,7 +90,7 @@ public:
     virtual void stop() = 0;
     // Closes a connection that has not authenticated, to make room for a newer one.
     virtual void evict() = 0;
-    // Who it came from, for the pending limit's fairness (peer_key).
+    // Who it came from, for the pending limit's fairness (socket/peer_key.h).
     virtual const std::string& peer_key() const = 0;
 };
 
@@ -157,20 +157,6 @@ inline std::string describe_peer(tcp::socket& socket) {
     const auto remote = socket.remote_endpoint(ec);
     if (ec) return "tcp peer (address unavailable)";
     return fmt::format("tcp peer {}:{}", remote.address().to_string(), remote.port());
-}
-
-// Whom the pending limit treats as one peer: a unix peer's uid, a tcp peer's address (any port).
-inline std::string peer_key(unix_proto::socket& socket) {
-    struct ucred cred {};
-    socklen_t len = sizeof cred;
-    if (::getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return {};
-    return "uid " + std::to_string(cred.uid);
-}
-
-inline std::string peer_key(tcp::socket& socket) {
-    error_code ec;
-    const auto remote = socket.remote_endpoint(ec);
-    return ec ? std::string() : remote.address().to_string();
 }
 
 template <class Protocol>

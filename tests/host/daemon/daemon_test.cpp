@@ -330,9 +330,9 @@ TEST_F(DaemonFixture, ATurnWhoseRequestCouldNotBeMaskedStaysQueued) {
 }
 
 // A turn whose claim the journal keeps refusing (a read-only or full disk) stays queued and is
-// claimed again only after a wait that doubles with each failure, up to its most (docs/design.md
-// §12.2): claimed again at once, it kept a core busy and logged an error per attempt for as long
-// as the journal refused. Once the journal takes the claim, the turn runs.
+// claimed again only after a wait that doubles with each failure, up to its most
+// (docs/design.md §12.2): claimed again at once, it kept a core busy and logged an error per
+// attempt for as long as the journal refused. Once the journal takes the claim, the turn runs.
 TEST_F(DaemonFixture, ATurnWhoseClaimKeepsFailingWaitsLongerBeforeEachNewAttempt) {
     time::ManualClock clock;
     std::mutex lines_mutex;
