@@ -29,6 +29,7 @@
 #include "fs/socket_file_access.h"
 #include "log/logger.h"
 #include "socket/box_descriptors.h"
+#include "socket/listener_close.h"
 #include "socket/peer_key.h"
 #include "socket/rights_taking_stream.h"
 
@@ -252,8 +253,12 @@ public:
     }
 
     void stop() {
-        error_code ignored;
-        acceptor_.close(ignored);
+        if constexpr (std::is_same_v<Protocol, local>) {
+            radial::socket::close_unix_listener(acceptor_);
+        } else {
+            error_code ignored;
+            acceptor_.close(ignored);
+        }
         retry_.cancel();
     }
 

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "socket/listener_close.h"
 #include "socket/peer_key.h"
 #include "socket/turn_socket_session.h"
 
@@ -61,19 +62,12 @@ public:
     void start() override { accept_next(); }
 
     void stop() override {
-        error_code ignored;
-        // Connections never accepted go with a unix listener, and descriptors the box queued on
-        // them are dropped by its close: bounded as a box's socket's (box_descriptors.h).
         if constexpr (std::is_same_v<Protocol, unix_proto>) {
-            acceptor_.cancel(ignored);
-            const int fd = acceptor_.release(ignored);
-            if (!ignored) {
-                bounded_close(fd);
-                retry_.cancel();
-                return;
-            }
+            close_unix_listener(acceptor_);
+        } else {
+            error_code ignored;
+            acceptor_.close(ignored);
         }
-        acceptor_.close(ignored);
         retry_.cancel();
     }
 
