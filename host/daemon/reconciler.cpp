@@ -196,6 +196,22 @@ std::map<std::string, BoxSeen> inspect_boxes(const config::HostConfig& cfg,
     return out;
 }
 
+// The labels of the boxes this state directory recorded and no live turn can own now (the caller
+// holds the exclusive lock): those of turns that started and have no terminal record, and those
+// of box id leases a killed radiald left, but a session's (session_reconcile.h keeps or ends it).
+std::vector<std::string> recorded_labels(const config::HostConfig& cfg, journal::Journal& journal) {
+    std::vector<std::string> out;
+    for (const auto& summary : journal.in_flight())
+        if (auto t = journal.turn(summary.turn_id); t && !t->terminal_json)
+            out.push_back(t->entry.label);
+    const std::vector<std::string> sessions = session_labels(cfg);
+    for (auto& label : turn::unheld_box_id_lease_labels(
+             turn::box_id_lease_dir(default_claim_registry()), cfg.state_dir))
+        if (std::find(sessions.begin(), sessions.end(), label) == sessions.end())
+            out.push_back(std::move(label));
+    return out;
+}
+
 std::string join(const std::vector<std::string>& v) {
     std::string out;
     for (const auto& s : v) out += (out.empty() ? "'" : ", '") + s + "'";
@@ -261,14 +277,26 @@ bool ReconcileReport::nothing_done() const noexcept {
 
 std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
                                            const host::RuntimeClient& client,
-                                           const LiveLabels& live) {
+                                           const LiveLabels& live,
+                                           const std::vector<std::string>& recorded) {
     // Turns' and checks' boxes alike (docs/design.md §4, §8.2): one listing per prefix, and a
     // label counts as ours only when it starts with the prefix it was listed for.
-    const std::vector<std::string> prefixes = turn::instance_label_prefixes(cfg);
+    std::vector<std::string> prefixes = turn::instance_label_prefixes(cfg);
+    // A box this state directory recorded under another instance id (run.instanceId changed, or
+    // the instance-id file was removed, since) is listed by its own label, and only that label
+    // counts (docs/design.md §8.4).
+    std::set<std::string> exact;
+    for (const auto& label : recorded) {
+        if (label.empty() || std::any_of(prefixes.begin(), prefixes.end(),
+                                         [&](const auto& p) { return label.starts_with(p); }))
+            continue;
+        if (exact.insert(label).second) prefixes.push_back(label);
+    }
     std::set<std::string> keep;
     auto ours = [&](const std::string& prefix, const std::vector<std::string>& labels,
                     std::vector<std::string>& out) {
         for (const auto& l : labels) {
+            if (exact.count(prefix) && l != prefix) continue; // another box whose label it begins
             if (!l.starts_with(prefix)) {
                 log::warn("reconcile",
                           "runtime '{}' listed box '{}' for prefix '{}'; not ours, left "
@@ -342,7 +370,7 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
     const std::map<std::string, BoxSeen> seen = inspect_boxes(cfg, client, journal);
     std::exception_ptr box_failure;
     try {
-        report.killed_boxes = kill_orphan_boxes(cfg, client, {});
+        report.killed_boxes = kill_orphan_boxes(cfg, client, {}, recorded_labels(cfg, journal));
     } catch (const ReconcileError&) {
         // The journal part still runs: those turns are over whatever happens to their boxes.
         box_failure = std::current_exception();

@@ -56,14 +56,16 @@ public:
 // this set is an orphan (its turn ended, or the process that ran it died).
 using LiveLabels = std::function<std::set<std::string>()>;
 
-// Kills every box of this instance whose label `live` does not return, then lists again and throws
-// ReconcileError if one of them is still there. Returns the labels killed. Labels the runtime
-// returns that do not start with the prefix they were listed for (turn::instance_label_prefixes)
-// are ignored (and logged): a runtime
-// with a looser filter must not make us kill another instance's box. [thread-safe]
+// Kills every box of this instance whose label `live` does not return, and every box whose label
+// is in `recorded` (boxes this state directory recorded, perhaps under another instance id), then
+// lists again and throws ReconcileError if one of them is still there. Returns the labels killed.
+// Labels the runtime returns that do not start with the prefix they were listed for
+// (turn::instance_label_prefixes), or are not the recorded label listed, are ignored (and logged):
+// a runtime with a looser filter must not make us kill another instance's box. [thread-safe]
 std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
                                            const host::RuntimeClient& client,
-                                           const LiveLabels& live);
+                                           const LiveLabels& live,
+                                           const std::vector<std::string>& recorded = {});
 
 // Removes what turns left on the host — their socket directories (<stateDir>/turns/<id>) and the
 // space reserved for their terminal records (<stateDir>/pending/<id>.json) — for every turn not in

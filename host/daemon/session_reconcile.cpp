@@ -26,9 +26,15 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             out.kept.push_back(s.id);
             continue;
         }
-        const bool present = std::find(boxes.begin(), boxes.end(), s.label) != boxes.end();
+        bool present = std::find(boxes.begin(), boxes.end(), s.label) != boxes.end();
         boxes.erase(std::remove(boxes.begin(), boxes.end(), s.label), boxes.end()); // not a stray
         try {
+            // Made under another instance id (run.instanceId changed since): not in the listing
+            // above, so asked for by its own label (docs/design.md §8.4).
+            if (!s.label.starts_with(prefix)) {
+                const auto own = client.list_by_label(s.label);
+                present = std::find(own.begin(), own.end(), s.label) != own.end();
+            }
             // Past its maximum lifetime by the host's own record, a session ends whatever its
             // box says: a runtime whose box cannot remove itself (sandbox: its keeper ends the
             // processes, the stopped sandbox stays) is cleaned up here.

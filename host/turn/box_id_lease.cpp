@@ -222,6 +222,19 @@ std::vector<StaleLease> release_stale_box_id_leases(const std::string& dir,
     return removed;
 }
 
+std::vector<std::string> unheld_box_id_lease_labels(const std::string& dir,
+                                                    const std::string& state_dir) {
+    std::vector<std::string> labels;
+    for_each_unheld_lease(dir, [&](std::uint32_t, const std::string&, const std::string& text) {
+        auto note = nlohmann::json::parse(text, nullptr, false);
+        if (note.is_object() && note.value("stateDir", std::string()) == state_dir &&
+            note.contains("label") && note["label"].is_string())
+            labels.push_back(note["label"].get<std::string>());
+        return LeaseAction::keep;
+    });
+    return labels;
+}
+
 std::optional<std::uint32_t> release_box_id_lease_of(const std::string& dir,
                                                      const std::string& label) {
     std::optional<std::uint32_t> freed;

@@ -78,6 +78,12 @@ std::vector<StaleLease> release_stale_box_id_leases(const std::string& dir,
                                                     const std::string& state_dir,
                                                     const std::vector<std::string>& live_labels);
 
+// The box labels of the lease files in `dir` that name `state_dir` and that nobody holds: boxes
+// a killed radiald of that state directory ran or was about to run. Reads only. Never throws but
+// bad_alloc.
+std::vector<std::string> unheld_box_id_lease_labels(const std::string& dir,
+                                                    const std::string& state_dir);
+
 // Frees the lease of box `label` that nobody holds (a session's, kept while its box lived), once
 // that box is gone. Returns the id, or nullopt when there was none. Never throws but bad_alloc.
 std::optional<std::uint32_t> release_box_id_lease_of(const std::string& dir,

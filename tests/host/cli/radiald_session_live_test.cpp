@@ -277,6 +277,29 @@ TEST(SessionLive, ReconciliationKeepsTheBoxOfASessionWhoseRecordCannotBeRead) {
     EXPECT_EQ(t.result.out, "kept\n") << t.result.err;
 }
 
+// A session made under an earlier instance id (its generated instance-id file removed since, as
+// an error of radiald's may suggest) keeps its box through reconciliation under the new id: the
+// box is asked for by the label the session recorded, not taken for gone with its record removed
+// and the box left running unowned. Its next turn runs there (docs/design.md §8.4).
+TEST(SessionLive, ReconciliationKeepsTheBoxOfASessionMadeUnderAnEarlierInstanceId) {
+    test::RadialdSetup setup;
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    const std::string box = s.box();
+    ASSERT_TRUE(fs::remove(setup.state_dir() + "/instance-id"));
+    auto r = test::run_process({RADIALD_PATH, "reconcile", "--config", setup.config()}, {}, 120s);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(test::box_state(box), "running") << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("session " + s.id + ": its box is gone"))) << r.err;
+    auto t = setup.turn({"--session", s.id}, {"echo", "kept"});
+    EXPECT_EQ(t.result.out, "kept\n") << t.result.err;
+    auto rm = test::run_process({RADIALD_PATH, "session", "rm", "--config", setup.config(), s.id},
+                                {}, 120s);
+    EXPECT_EQ(rm.exit_code, 0) << rm.err;
+    s.id.clear();
+    EXPECT_EQ(test::box_state(box), "gone");
+}
+
 // A turn of a session posts a record through its turn socket, journaled as any turn's.
 TEST(SessionLive, ASessionsTurnPostsARecordThatIsJournaled) {
     test::RadialdSetup setup;

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <thread>
 
 #include "daemon_harness.h"
@@ -160,6 +161,41 @@ TEST(ReconcileLive, ABoxStillRunningIsKilledAndItsRecordSaysSo) {
     auto rec = s.terminal(id);
     EXPECT_EQ(rec["status"], "reclaimed") << rec;
     EXPECT_FALSE(rec.contains("exitCode")) << rec;
+    EXPECT_EQ(rec["reason"],
+              "the radiald running it stopped while its box ran; its box was still running and "
+              "was killed and removed by reconciliation")
+        << rec;
+}
+
+// run.instanceId changed while a turn's box ran under the old one (an operator's edit, or the
+// generated instance-id file removed): reconciliation under the new id removes that box by the
+// label the journal recorded, and the record says so, never "already gone" with the box left
+// running and its ids freed for the next box (docs/design.md §8.4).
+TEST(ReconcileLive, ABoxRecordedUnderAnEarlierInstanceIdIsRemovedByItsLabel) {
+    const std::string inst = test::unique_instance_id("w"), next = test::unique_instance_id("n");
+    const std::string prefix = "radial-turn-" + inst + "-";
+    test::BoxCleanup cleanup{prefix};
+    test::BoxCleanup cleanup_next{"radial-turn-" + next + "-"};
+    DaemonSetup s("instanceId = \"" + inst + "\"\n");
+    const std::string id = s.submit(test::shell_turn("sleep 600"));
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(
+            test::wait_until([&] { return test::box_state(prefix + id) == "running"; }, 60s))
+            << d.log();
+        d.crash();
+    }
+    std::string text = test::read_file(s.config());
+    const auto at = text.find("instanceId = \"" + inst + "\"");
+    ASSERT_NE(at, std::string::npos) << text;
+    text.replace(at, inst.size() + 15, "instanceId = \"" + next + "\"");
+    std::ofstream(s.config()) << text;
+    auto r = s.reconcile();
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(test::box_state(prefix + id), "gone")
+        << "the box recorded under '" << inst << "' was left running";
+    auto rec = s.terminal(id);
+    EXPECT_EQ(rec["status"], "reclaimed") << rec;
     EXPECT_EQ(rec["reason"],
               "the radiald running it stopped while its box ran; its box was still running and "
               "was killed and removed by reconciliation")

@@ -140,6 +140,21 @@ TEST_F(BoxIdLeaseTest, AKeptLeaseIsFreedByReconciliationAndAHeldOneNever) {
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + std::to_string(held.id())));
 }
 
+// Reconciliation reads which boxes a killed radiald of its state directory leased ids for (it
+// kills them by those labels, docs/design.md §8.4): only unheld leases of that state directory,
+// and reading them frees nothing.
+TEST_F(BoxIdLeaseTest, TheLabelsOfAKilledRadialdsLeasesAreReadWithoutFreeingThem) {
+    auto kept = BoxIdLease::acquire(dir, first, first + 2, "box-kept", "/state");
+    auto held = BoxIdLease::acquire(dir, first, first + 2, "box-held", "/state");
+    auto other = BoxIdLease::acquire(dir, first, first + 2, "box-other", "/other");
+    kept.keep_for_reconcile();
+    other.keep_for_reconcile();
+    EXPECT_THAT(unheld_box_id_lease_labels(dir, "/state"), ::testing::ElementsAre("box-kept"));
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + std::to_string(kept.id())));
+    EXPECT_EQ(release_stale_box_id_leases(dir, "/state", {}).size(), 1u);
+    EXPECT_THAT(unheld_box_id_lease_labels(dir, "/state"), ::testing::IsEmpty());
+}
+
 // An id some host process runs with (any pid namespace: a box whose radiald is gone) is skipped.
 TEST_F(BoxIdLeaseTest, AnIdAProcessRunsWithIsNeverLeased) {
     test::IdSquatter squatter(first);
