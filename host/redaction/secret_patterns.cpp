@@ -1,5 +1,6 @@
 #include "redaction/secret_patterns.h"
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -440,6 +441,15 @@ std::vector<std::pair<std::string, Form>> derive_forms(const std::string& value)
     }
     // The bytes radiald itself would write as the value: its escapes read, its base64 decoded.
     for (const std::string& bytes : decoded_forms(v)) add(bytes, Form::decoded);
+    // The value with its ASCII letters folded, as a host folds a name it reads case-insensitively
+    // (the egress broker's receipts, docs/design.md §9.7) and tools print hex.
+    for (const bool upper : {false, true}) {
+        std::string folded = value;
+        for (char& c : folded)
+            c = static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(c))
+                                        : std::tolower(static_cast<unsigned char>(c)));
+        add(folded, Form::cased);
+    }
     return forms;
 }
 
@@ -471,7 +481,7 @@ std::vector<Pattern> derive_patterns(const SecretSet& secrets) {
             form = f;
             keep(v, s, Encoding::raw);
             // Bytes, not a text a tool re-encodes: their own encodings would be the value again.
-            if (f == Form::decoded) continue;
+            if (f == Form::decoded || f == Form::cased) continue;
             for (unsigned align = 0; align < 3; ++align) {
                 std::string inner = base64_inner(v, align);
                 keep(inner, s, Encoding::base64);

@@ -44,6 +44,8 @@ enum class Form {
     decoded,  // the bytes radiald's own records and logs would write as the value: its C and
               // JSON escapes read (a value holding a literal \n), and, for base64 text, the
               // bytes whose base64 has it inside, at each of the four offsets (raw only)
+    cased,    // the value with every ASCII letter lower-cased, and upper-cased: a host name the
+              // box asks the egress broker for is recorded folded (raw only)
 };
 
 // The shortest line of a multi-line value that is a form of its own (Form::line): 16 bytes carry

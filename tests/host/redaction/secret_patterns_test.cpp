@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "redaction/stream_redactor.h"
 #include "test_encoders.h"
 
 namespace radial::redaction {
@@ -92,8 +93,30 @@ TEST(SecretPatterns, DerivedFormsAreEncodedToo) {
     EXPECT_THAT(quoted, Contains("p%40ss%20w%2Frd"));
 }
 
+// Beside its folded cases (Form::cased), which only letters give.
 TEST(SecretPatterns, APlainTokenHasNoExtraForms) {
-    EXPECT_EQ(derive_forms("Zq8-wX41_pL0k.9").size(), 1u);
+    EXPECT_EQ(derive_forms("Zq8-wX41_pL0k.9").size(), 3u);
+    EXPECT_EQ(derive_forms("8-41_0.9-2024").size(), 1u);
+}
+
+// A host folds the case of what it reads case-insensitively — the egress broker a host name the
+// box asks for (docs/design.md §9.7) — so the value lower- and upper-cased is masked as the value
+// is; raw only (its encodings are the value's own, never of the folded form).
+TEST(SecretPatterns, TheValueFoldedToEitherCaseIsMasked) {
+    SecretSet set{{"MYSEC", "Zq8wX41pL0kSECRETvalue77"}};
+    Redactor r(set);
+    EXPECT_EQ(r.redact("http://zq8wx41pl0ksecretvalue77.example.test/"),
+              "http://[REDACTED:MYSEC].example.test/");
+    EXPECT_EQ(r.redact("ZQ8WX41PL0KSECRETVALUE77"), "[REDACTED:MYSEC]");
+    EXPECT_EQ(r.redact("zq8wx41pl0ksecretvalue7"), "zq8wx41pl0ksecretvalue7");
+    const auto ps = derive_patterns(set);
+    std::size_t cased = 0;
+    for (const auto& p : ps) {
+        if (p.form != Form::cased) continue;
+        ++cased;
+        EXPECT_EQ(p.encoding, Encoding::raw) << p.bytes;
+    }
+    EXPECT_EQ(cased, 2u);
 }
 
 TEST(SecretPatterns, RawValueComesFirst) {
