@@ -198,18 +198,23 @@ std::map<std::string, BoxSeen> inspect_boxes(const config::HostConfig& cfg,
 
 // The labels of the boxes this state directory recorded and no live turn can own now (the caller
 // holds the exclusive lock): those of turns that started and have no terminal record, and those
-// of box id leases a killed radiald left, but a session's (session_reconcile.h keeps or ends it).
+// of box id leases a killed radiald left — but a session's box, which a turn of the session ran
+// in as an exec (session_reconcile.h keeps or ends it, and removes one no session names).
 std::vector<std::string> recorded_labels(const config::HostConfig& cfg, journal::Journal& journal) {
-    std::vector<std::string> out;
+    std::vector<std::string> labels;
     for (const auto& summary : journal.in_flight())
         if (auto t = journal.turn(summary.turn_id); t && !t->terminal_json)
-            out.push_back(t->entry.label);
-    const std::vector<std::string> sessions = session_labels(cfg);
+            labels.push_back(t->entry.label);
     for (auto& label : turn::unheld_box_id_lease_labels(
              turn::box_id_lease_dir(default_claim_registry()), cfg.state_dir))
-        if (std::find(sessions.begin(), sessions.end(), label) == sessions.end())
-            out.push_back(std::move(label));
-    return out;
+        labels.push_back(std::move(label));
+    const std::vector<std::string> sessions = session_labels(cfg);
+    const std::string session_prefix = session::session_label_prefix(cfg);
+    std::erase_if(labels, [&](const std::string& l) {
+        return l.starts_with(session_prefix) ||
+               std::find(sessions.begin(), sessions.end(), l) != sessions.end();
+    });
+    return labels;
 }
 
 std::string join(const std::vector<std::string>& v) {
