@@ -28,22 +28,30 @@ bool SecretScan::entry(std::string_view path) {
     ++entries_;
     path_.assign(path);
     const std::string out = redactor_.redact(path);
-    if (out != path) found_ = SecretFound{marker_name(out, 0), path_ + " (its name)"};
+    std::optional<std::string> own;
+    if (out != path) own = marker_name(out, 0);
+    // Another turn's value in the path as it would be shown (this turn's own masked), which the
+    // redactor cannot mask: the deepest directory above the first byte of the first one found is
+    // named — not the entry's parent, whose name may be the value (a directory of an earlier
+    // turn) or hold part of it (a value with a '/').
+    std::optional<std::pair<std::string, std::size_t>> theirs;
     for (auto* earlier : earlier_) {
-        if (found_) break;
         earlier->reset();
-        if (auto name = earlier->feed(path)) {
-            // Not this turn's value: the redactor cannot mask it in the path, so name the deepest
-            // directory above its first byte — not the entry's parent, whose name may be the value
-            // (a directory of an earlier turn) or hold part of it (a value with a '/').
+        if (auto name = earlier->feed(out)) {
             const auto start = static_cast<std::size_t>(earlier->match_start());
-            const auto slash = start == 0 ? std::string::npos : path_.rfind('/', start - 1);
-            found_ = SecretFound{
-                *name, (slash == std::string::npos || slash == 0 ? std::string("/")
-                                                                 : path_.substr(0, slash)) +
-                           " (an entry whose name holds it)"};
+            if (!theirs || start < theirs->second) theirs.emplace(std::move(*name), start);
         }
         earlier->reset();
+    }
+    if (theirs) {
+        const auto start = theirs->second;
+        const auto slash = start == 0 ? std::string::npos : out.rfind('/', start - 1);
+        found_ = SecretFound{
+            own ? *own : theirs->first,
+            (slash == std::string::npos || slash == 0 ? std::string("/") : out.substr(0, slash)) +
+                " (an entry whose name holds it)"};
+    } else if (own) {
+        found_ = SecretFound{*own, out + " (its name)"};
     }
     return !found_;
 }

@@ -16,7 +16,9 @@ namespace radial::session {
 
 // Where a secret was found: the secret's name (never its value) and the entry's path in the box.
 struct SecretFound {
-    std::string secret;
+    std::string secret; // its name
+    // Where: the entry's path with the turn's own values masked, or, when another turn's value is
+    // in the path, the deepest directory above it (never a part of that value).
     std::string path;
 };
 

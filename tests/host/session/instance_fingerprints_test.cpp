@@ -196,6 +196,19 @@ TEST(InstanceFingerprints, AnotherTurnsValueInAPathIsNotReportedInPart) {
         for (const char* part : {"wJal", "K7MD", "bPxR", "dirtok"})
             EXPECT_EQ(hit->path.find(part), std::string::npos) << path;
     }
+    // Beside the turn's own value, which alone the report's redaction would mask.
+    for (const auto& [path, shown] : std::vector<std::pair<std::string, std::string>>{
+             {"/opt/cache/x-dirtok-0123456789abcdef-own-secret-value-1", "/opt/cache"},
+             {"/opt/own-secret-value-1/dirtok-0123456789abcdef", "/opt/[REDACTED:OWN]"},
+             {"/opt/own-secret-value-1-dirtok-0123456789abcdef", "/opt"}}) {
+        SecretScan scan(redactor, {&other_turns});
+        EXPECT_FALSE(scan.entry(path)) << path;
+        const auto& hit = scan.finish();
+        ASSERT_TRUE(hit.has_value()) << path;
+        EXPECT_EQ(hit->secret, "OWN") << path;
+        EXPECT_EQ(hit->path, shown + " (an entry whose name holds it)") << path;
+        EXPECT_EQ(hit->path.find("dirtok"), std::string::npos) << path;
+    }
 }
 
 } // namespace

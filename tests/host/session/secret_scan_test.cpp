@@ -55,7 +55,7 @@ TEST(SecretScanTest, ASecretInAnEntrysNameIsFound) {
     auto found = scan.finish();
     ASSERT_TRUE(found);
     EXPECT_EQ(found->secret, "RADIAL_TURN_TOKEN");
-    EXPECT_EQ(found->path, "/opt/cache/tok-ABCDEFGHIJ.txt (its name)");
+    EXPECT_EQ(found->path, "/opt/cache/[REDACTED:RADIAL_TURN_TOKEN].txt (its name)");
 }
 
 TEST(SecretScanTest, ASecretSplitAcrossTwoEntriesIsNotJoinedAndCleanBytesPass) {
