@@ -3,12 +3,35 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <thread>
 
 #include "log/logger.h"
 
 namespace radial::turn {
+
+namespace {
+
+// What is wrong with a run result a plugin returned, which the record would otherwise turn into
+// an invented ending (a bare `failed`, or "signal 0" with exit status 128); empty when nothing
+// is. Only its flags and signal are checked: an exit code may be any int.
+std::string run_outcome_breach(const host::RunOutcome& out) {
+    constexpr std::uint32_t kEndings = RADIAL_RUN_EXITED | RADIAL_RUN_SIGNALED |
+                                       RADIAL_RUN_TIMED_OUT | RADIAL_RUN_KILLED |
+                                       RADIAL_RUN_OUTPUT_ABORTED;
+    if ((out.flags & kEndings) == 0)
+        return fmt::format(
+            "says neither an exit, a signal, a timeout, a kill nor an aborted "
+            "output (flags {:#x})",
+            out.flags);
+    if ((out.flags & RADIAL_RUN_SIGNALED) && (out.term_signal < 1 || out.term_signal > 64))
+        return fmt::format("says the box was ended by signal {}, which is no signal",
+                           out.term_signal);
+    return {};
+}
+
+} // namespace
 
 TurnRunner::TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, std::string turn_id,
                        std::chrono::milliseconds host_grace,
@@ -158,6 +181,16 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
                        turn_id_, rec.runtime, RADIAL_CAP_STOP_GRACE);
         host::RunOutcome out =
             session_ ? session_->exec(spec_, on_output) : client_.run(spec_, on_output);
+        if (std::string breach = run_outcome_breach(out); !breach.empty()) {
+            rec.status = TurnStatus::error;
+            rec.error = fmt::format(
+                "runtime '{}' returned a run result that {}, which the plugin ABI does not allow "
+                "(radial/runtime_plugin.h, RADIAL_RUN_*): how the box ended is not known; check "
+                "the plugin with radial-conformance and report it to its author",
+                rec.runtime, breach);
+            join_watchdog.fn();
+            return finish();
+        }
         if (out.flags & RADIAL_RUN_EXITED) rec.exit_code = out.exit_code;
         if (out.flags & RADIAL_RUN_SIGNALED) rec.signal = out.term_signal;
         if (out.flags & RADIAL_RUN_PHASE_TIMES) {

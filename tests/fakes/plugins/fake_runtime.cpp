@@ -7,6 +7,8 @@
 //   write-once STREAM BYTES -> one write of BYTES bytes ('y's, the last one '\n') on stream id
 //                      STREAM (any number: a raw C plugin may give any), exit 0
 //   exit N          -> exit code N
+//   result F C S    -> the run result flags F (a number, 0x.. too), exit_code C, term_signal S,
+//                      whatever they say (a plugin returning a result the ABI does not allow)
 //   env             -> NAME=VALUE lines for every env var, exit 0
 //   sleep MS        -> waits MS ms; kill(label) ends it (KILLED), spec.timeout_ms ends it
 //   (TIMED_OUT) hang MS         -> like sleep, but ignores spec.timeout_ms (a plugin that fails to
@@ -176,6 +178,9 @@ public:
             return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
         }
         if (cmd == "exit") return RunResult{RADIAL_RUN_EXITED, std::stoi(spec.argv.at(1)), 0, 1};
+        if (cmd == "result")
+            return RunResult{static_cast<std::uint32_t>(std::stoul(spec.argv.at(1), nullptr, 0)),
+                             std::stoi(spec.argv.at(2)), std::stoi(spec.argv.at(3)), 1};
         if (cmd == "env") {
             for (const auto& e : spec.env) {
                 std::string line = e.name + "=" + e.value + "\n";

@@ -121,6 +121,37 @@ TEST(RadialdCli, TurnExitCodeIsTheWorkloads) {
     EXPECT_EQ(s.turn("fake", {"exit", "3"}).exit_code, 3);
 }
 
+// A run result the ABI does not allow — no ending at all, a "signal" that is none — is recorded as
+// the runtime's error naming the plugin, never as an ending radiald made up (a bare `failed`,
+// "signal 0" with exit status 128); a timeout, a kill and an aborted output alone are endings.
+TEST(RadialdCli, ARunResultThatSaysNoEndingIsThePluginsErrorNotAFailure) {
+    PluginSetup s{{"fake_good", "fake"}};
+    for (const auto& [flags, signal, says] :
+         std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"0", "0",
+              "says neither an exit, a signal, a timeout, a kill nor an aborted output "
+              "(flags 0x0)"},
+             {"0x10", "0", "(flags 0x10)"},
+             {"0x2", "0", "ended by signal 0, which is no signal"},
+             {"0x3", "65", "ended by signal 65, which is no signal"}}) {
+        const std::string record = s.dir / ("record-" + flags + "-" + signal + ".json");
+        auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml",
+                                    "--runtime", "fake", "--image", "img", "--record-file", record,
+                                    "--", "result", flags, "0", signal});
+        EXPECT_EQ(r.exit_code, 125) << flags << ": " << r.err;
+        const auto rec = nlohmann::json::parse(test::read_file(record));
+        EXPECT_EQ(rec.at("status"), "error") << rec;
+        EXPECT_THAT(rec.value("error", ""), HasSubstr("runtime 'fake' returned a run result that "))
+            << rec;
+        EXPECT_THAT(rec.value("error", ""), HasSubstr(says)) << rec;
+        EXPECT_FALSE(rec.contains("signal")) << rec;
+        EXPECT_FALSE(rec.contains("exitCode")) << rec;
+    }
+    auto timed_out = s.turn("fake", {"result", "0x4", "0", "0"});
+    EXPECT_EQ(timed_out.exit_code, 124) << timed_out.err;
+    EXPECT_EQ(s.turn("fake", {"result", "0x2", "0", "9"}).exit_code, 137);
+}
+
 // `turn --runtime fake` with a [run.docker] table: the refusal names the flag that chose the
 // runtime, not run.containerRuntime, which this file does not set (docs/design.md §7.2).
 TEST(RadialdCli, ATableOfAnotherRuntimeUnderTheRuntimeFlagNamesTheFlag) {
