@@ -298,15 +298,17 @@ std::vector<std::string> kill_orphan_boxes(const config::HostConfig& cfg,
         if (exact.insert(label).second) prefixes.push_back(label);
     }
     std::set<std::string> keep;
+    std::set<std::string> foreign; // said once each, not on every listing of the checks below
     auto ours = [&](const std::string& prefix, const std::vector<std::string>& labels,
                     std::vector<std::string>& out) {
         for (const auto& l : labels) {
             if (exact.count(prefix) && l != prefix) continue; // another box whose label it begins
             if (!l.starts_with(prefix)) {
-                log::warn("reconcile",
-                          "runtime '{}' listed box '{}' for prefix '{}'; not ours, left "
-                          "alone",
-                          client.info().id, l, prefix);
+                if (foreign.insert(l).second)
+                    log::warn("reconcile",
+                              "runtime '{}' listed box '{}' for prefix '{}'; not ours, left "
+                              "alone",
+                              client.info().id, l, prefix);
                 continue;
             }
             if (!keep.count(l)) out.push_back(l);

@@ -86,6 +86,37 @@ TEST_F(ReconcileFixture, C04_OwnershipIsAnExactPrefixNeverASubstring) {
                                                 "x-radial-turn-inst1-7", "radial-turnX-inst1-7"));
 }
 
+// A runtime that lists every box whatever the prefix (the zoo's list-everything defect) gets each
+// foreign label it lists warned about once, not once per prefix and listing of the removal's
+// checks (docs/design.md §8.4).
+TEST_F(ReconcileFixture, AForeignLabelAListingGivesIsWarnedAboutOnce) {
+    loader::LoadedPlugin zoo = loader::load_plugin(std::string(RADIAL_ZOO_PLUGIN_ROOT) +
+                                                   "/list_everything/zoo_list_everything.so");
+    host::RuntimeClient loose =
+        host::RuntimeClient::create(zoo.library, zoo.descriptor, {"run.zoo-list-everything", {}},
+                                    zoo.path, "t", [](std::uint32_t, std::string_view) {});
+    std::vector<std::thread> runs;
+    for (const auto* label : {"foreign-box-1", "radial-turn-inst1-orphan"})
+        runs.emplace_back([&loose, label] {
+            ContainerSpec spec;
+            spec.label = label;
+            spec.image = "img";
+            spec.argv = {"sleep", "600"};
+            loose.run(spec, [](std::uint32_t, std::string_view) { return true; });
+        });
+    for (int i = 0; i < 2500 && loose.list_by_label("").size() < 2; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ASSERT_EQ(loose.list_by_label("").size(), 2u);
+    EXPECT_THAT(kill_orphan_boxes(cfg, loose, {}), ElementsAre("radial-turn-inst1-orphan"));
+    loose.kill("foreign-box-1");
+    for (auto& r : runs) r.join();
+    EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                            [](const std::string& l) {
+                                return l.find("listed box 'foreign-box-1'") != std::string::npos;
+                            }),
+              1);
+}
+
 TEST_F(ReconcileFixture, InFlightTurnsAreReclaimedWithWhatWasKnown) {
     journal->add_turn({"a", "radial-turn-inst1-a", "fake", "img", "result", "{}"},
                       journal::TurnState::queued);
