@@ -25,6 +25,9 @@ namespace {
 
 // How long a process that lost its control socket may take to end before it is SIGKILLed.
 constexpr int kEndGraceMs = 5000;
+// How long after its descriptors closed a crashed process can be reaped, with room for a loaded
+// machine (its exit has only its notifications left then).
+constexpr int kCrashedByMs = 1000;
 // Call sockets kept for later calls: as many as calls usually overlap (runs, kills, listings).
 constexpr std::size_t kMaxIdleCalls = 16;
 // What one call may report through its sinks; far above what any runtime says (a few errors, a
@@ -133,6 +136,10 @@ std::string PluginHostProcess::ended() {
         else
             ::kill(pid_, SIGKILL); // not reaped yet (only here), so the pid is still its own
     }
+    // What it left in its process group (it leads one: the plugin's children that did not leave
+    // it) goes with it, as a child's does (docs/design.md §5.3), before the reap, while the pid
+    // cannot be another process's group.
+    ::kill(-pid_, SIGKILL);
     int status = 0;
     pid_t r;
     do {
@@ -282,6 +289,19 @@ std::optional<json> PluginHostProcess::call(const json& request, const CallSinks
         // A host process that breaks the protocol has a plugin that corrupted it: it is ended,
         // as one that crashed.
         abandon(e.what());
+        return std::nullopt;
+    }
+    // The call's socket ended without a reply. A process that crashed closes its descriptors just
+    // before it can be reaped; one still running after kCrashedByMs closed the socket itself (a
+    // plugin closing descriptors it does not own) and is ended for it at once, said as such —
+    // not waited for and then reported as killed by a signal from nowhere.
+    if (pidfd_) {
+        pollfd p{pidfd_.get(), POLLIN, 0};
+        int r;
+        do {
+            r = ::poll(&p, 1, kCrashedByMs);
+        } while (r < 0 && errno == EINTR);
+        if (r == 0) abandon("closed the call's socket without a reply, and kept running");
     }
     return std::nullopt;
 }

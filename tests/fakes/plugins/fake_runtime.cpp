@@ -24,6 +24,10 @@
 //   forge-name      -> the same with a name frame for sink 0xff
 //   forge-deep      -> the same with a reply nested a million levels deep
 //   forge-errors    -> the same with 17 error reports (more than a call may make)
+//   close-calls     -> in a radial-plugin-host, closes every socket above fd 4 (the call sockets:
+//                      a plugin closing descriptors it does not own), then exit 0
+//   spawn-child PATH -> starts `sleep 600` (in the process's own group), writes its pid to
+//                      PATH, exit 0
 // list_by_label of a prefix containing "abort-list" calls abort() (a plugin that aborts there).
 // Config ([run.<id>]): caps = [capability ids]; refuse = [field names]; supersede = [field names];
 // unknown = [field names] (reported with disposition 7, which the ABI does not define);
@@ -51,6 +55,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #ifndef RADIAL_FAKE_ID
 #define RADIAL_FAKE_ID "fake"
@@ -239,6 +244,28 @@ public:
                 }
                 ::closedir(d);
             }
+            return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
+        }
+        if (cmd == "close-calls") {
+            std::vector<int> sockets;
+            if (DIR* d = ::opendir("/proc/self/fd")) {
+                while (const dirent* e = ::readdir(d)) {
+                    const int fd = std::atoi(e->d_name);
+                    struct stat st {};
+                    if (fd > 4 && fd != ::dirfd(d) && ::fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode))
+                        sockets.push_back(fd);
+                }
+                ::closedir(d);
+            }
+            for (const int fd : sockets) ::close(fd);
+            return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
+        }
+        if (cmd == "spawn-child") {
+            char* args[] = {const_cast<char*>("sleep"), const_cast<char*>("600"), nullptr};
+            pid_t child = 0;
+            if (::posix_spawn(&child, "/bin/sleep", nullptr, nullptr, args, environ) != 0)
+                throw Error(RADIAL_E_INTERNAL, "argv", "fake runtime: cannot start sleep");
+            std::ofstream(spec.argv.at(1)) << child << "\n";
             return RunResult{RADIAL_RUN_EXITED, 0, 0, 1};
         }
         if (cmd == "fork-segv") {

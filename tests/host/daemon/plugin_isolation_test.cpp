@@ -128,6 +128,55 @@ TEST(PluginIsolation, AChildThePluginStartedDoesNotHoldTheCrashBack) {
     }
 }
 
+// A plugin that closes descriptors it does not own — its call sockets — and keeps running breaks
+// the protocol: its turn's record says so, not that a signal from nowhere killed the process
+// (radiald's own SIGKILL after 5 s), and the daemon serves the next turn through a new process.
+TEST(PluginIsolation, APluginClosingItsCallSocketsIsSaidToHaveDoneSo) {
+    IsolatedSetup s;
+    DaemonProcess d(s);
+    const std::string closed = s.submit(turn_file("[\"close-calls\"]"));
+    ASSERT_TRUE(s.wait_terminal({closed}, 60s)) << d.log();
+    const auto rec = s.terminal(closed);
+    EXPECT_EQ(rec["status"], "error") << rec.dump();
+    EXPECT_THAT(rec.value("error", ""),
+                HasSubstr("broke the call protocol (closed the call's socket without a reply, "
+                          "and kept running) and was killed"))
+        << rec.dump();
+    EXPECT_THAT(rec.value("error", ""), Not(HasSubstr("killed by signal 9"))) << rec.dump();
+    const std::string next = s.submit(turn_file("[\"echo\", \"serving\"]"));
+    ASSERT_TRUE(s.wait_terminal({next}, 60s)) << d.log();
+    EXPECT_EQ(s.terminal(next)["status"], "succeeded") << d.log();
+}
+
+// What the plugin started in its host process's group ends with that process, as a child's
+// leftovers do (docs/design.md §5.3): here when the daemon stops (a radiald SIGKILLed leaves its
+// host process to end by itself at its control socket's end, and what that left stays).
+TEST(PluginIsolation, WhatThePluginLeftInItsHostsGroupEndsWithTheHost) {
+    test::TempDir marks("radial-child");
+    const std::string pid_file = marks / "child.pid";
+    IsolatedSetup s;
+    pid_t child = 0;
+    {
+        DaemonProcess d(s);
+        const std::string t = s.submit(turn_file("[\"spawn-child\", \"" + pid_file + "\"]"));
+        ASSERT_TRUE(s.wait_terminal({t}, 60s)) << d.log();
+        EXPECT_EQ(s.terminal(t)["status"], "succeeded") << d.log();
+        child = static_cast<pid_t>(std::stol(test::read_file(pid_file)));
+        ASSERT_GT(child, 0);
+        ASSERT_EQ(::kill(child, 0), 0) << "the plugin's child is not running";
+        d.signal(SIGTERM);
+        EXPECT_EQ(d.wait_exit(60s), 0) << d.log();
+    }
+    auto gone = [child] {
+        const std::string stat = test::read_file("/proc/" + std::to_string(child) + "/stat");
+        const auto close = stat.rfind(')');
+        return stat.empty() ||
+               (close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z');
+    };
+    EXPECT_TRUE(test::wait_until(gone, 30s)) << "the plugin's child outlived its host process";
+    if (!gone()) ::kill(child, SIGKILL);
+}
+
 // What a call does for a crashed process — create the instance again in a new one, remove the box
 // of the run the crash ended — is bounded by run.pluginCallTimeout: a plugin whose create hangs
 // after the crash held the run, and every call after it, for ever.
