@@ -9,6 +9,18 @@
 # workspace, which radiald mounts at /work.
 set -euo pipefail
 
+case "${1-}" in
+    "") ;;
+    -h | --help)
+        sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "scripts/demo.sh: unknown argument '$1'; it takes none (see scripts/demo.sh --help)" >&2
+        exit 2
+        ;;
+esac
+
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 image=radial/busybox:latest

@@ -16,6 +16,18 @@
 # RADIAL_SKIP_ASAN=1 skips the sanitizer stage, for local iteration only; CI always runs it.
 set -euo pipefail
 
+case "${1-}" in
+    "") ;;
+    -h | --help)
+        sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "scripts/test.sh: unknown argument '$1'; it takes none (see scripts/test.sh --help)" >&2
+        exit 2
+        ;;
+esac
+
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 times=()
