@@ -81,13 +81,21 @@ void read_memory(Reader& r, const std::string& key, const toml::node& v, HostCon
 // run.cpus (docs/design.md §6.4): a count, a fraction or a string; 0 leaves it to the runtime.
 void read_cpus(Reader& r, const std::string& key, const toml::node& v, HostConfig& cfg) {
     std::optional<std::uint64_t> milli;
-    if (const auto* i = v.as_integer(); i != nullptr && i->get() >= 0 && i->get() <= 1'000'000)
+    // Only a written zero means "the runtime's own": a tiny count that rounds to 0 is refused,
+    // not taken for no bound at all.
+    bool zero = false;
+    if (const auto* i = v.as_integer(); i != nullptr && i->get() >= 0 && i->get() <= 1'000'000) {
         milli = static_cast<std::uint64_t>(i->get()) * 1000;
-    else if (const auto* f = v.as_floating_point(); f != nullptr && f->get() > 0 && f->get() <= 1e6)
+        zero = i->get() == 0;
+    } else if (const auto* f = v.as_floating_point();
+               f != nullptr && f->get() >= 0 && f->get() <= 1e6) {
         milli = static_cast<std::uint64_t>(f->get() * 1000.0 + 0.5);
-    else if (const auto* str = v.as_string())
+        zero = f->get() == 0;
+    } else if (const auto* str = v.as_string()) {
         milli = units::parse_cpus_milli(str->get());
-    if (!milli || (*milli != 0 && *milli < 10))
+        zero = str->get().find_first_not_of("0.") == std::string::npos;
+    }
+    if (!milli || (*milli < 10 && !(zero && *milli == 0)))
         r.fail(key,
                "must be a CPU count of at least 0.01, such as 2 or 0.5 (0: the runtime's own)");
     const std::uint64_t host = online_cpus_milli();

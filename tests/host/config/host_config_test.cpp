@@ -207,6 +207,19 @@ TEST(HostConfig, ReadsTheHostsBoundsAndRefusesBadOnes) {
     EXPECT_EQ(error_of(f), fmt::format("{}:2:8: run.cpus: 100000 CPUs is more than this host's {} "
                                        "online CPUs; give at most {}",
                                        f, host / 1000, host / 1000));
+    // A count too small to bound anything is refused, never rounded to 0 ("the runtime's own,"
+    // no bound from radiald); only a written zero means that.
+    for (const std::string tiny : {"0.0000001", "0.004", "\"0.0001\"", "\"0.004\""}) {
+        f = d.write("tiny.toml", "[run]\ncpus = " + tiny + "\n");
+        EXPECT_EQ(error_of(f), f + ":2:8: run.cpus: must be a CPU count of at least 0.01, such as "
+                                   "2 or 0.5 (0: the runtime's own)")
+            << tiny;
+    }
+    for (const std::string zero : {"0", "0.0", "\"0\"", "\"0.0\""})
+        EXPECT_EQ(load(d.write("zero.toml", "[run]\ncpus = " + zero + "\n"), std::nullopt, "/x/bin")
+                      .cpus_milli,
+                  0u)
+            << zero;
     f = d.write("two.toml", "[run]\nmemory = \"1g\"\n[run.docker]\nmemory = \"2g\"\n");
     EXPECT_EQ(error_of(f), f + ":2:10: run.memory: is set, and so is run.docker.memory; set the "
                                "bound once (run.memory for every runtime)");
