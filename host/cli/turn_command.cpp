@@ -118,10 +118,10 @@ void write_early_record(const TurnOptions& o, const std::string& turn_id,
     if (!o.record_file) return;
     // Real time: the commands run in a process of their own and take no clock (docs/design.md
     // §12.7).
-    const auto rec =
-        turn::error_record({turn_id, std::string(turn::to_string(o.request.kind)), runtime,
-                            log::redact_registered(o.request.image), ""},
-                           log::redact_registered(message), std::chrono::system_clock::now());
+    const auto rec = turn::error_record(
+        {log::redact_registered(turn_id), std::string(turn::to_string(o.request.kind)), runtime,
+         log::redact_registered(o.request.image), ""},
+        log::redact_registered(message), std::chrono::system_clock::now());
     try {
         write_record(open_record_file(*o.record_file), rec.to_json());
     } catch (const std::exception& e) {

@@ -59,6 +59,17 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
     }
     // A refusal may quote the request (an image or a mount that holds a secret): masked too.
     try {
+        // Names radiald prints and stores as they are — the turn id (the box's label, the output
+        // log's file name, `radiald turns`) and the record type (the journal's records) — must
+        // not hold a secret's value, which nothing would mask there (docs/design.md §10).
+        for (const auto& [what, text] :
+             {std::pair<const char*, const std::string&>{"the turn id", request_.turn_id},
+              {"the record type", request_.record_type}})
+            if (redactor_->redact(text) != text)
+                throw RequestError(fmt::format(
+                    "{} '{}' holds the value of a secret, which radiald would store and print "
+                    "as it is there; choose one that does not",
+                    what, text));
         if (!request_.session.empty()) {
             session_ = session::load_session(env_.cfg.state_dir, request_.session);
             if (!session_)

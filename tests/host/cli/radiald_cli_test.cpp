@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -286,6 +287,34 @@ TEST(RadialdCli, ARefusedSecretLeavesTheOtherSecretsMaskedFromTheFirstLine) {
     const std::string written = test::read_file(record);
     EXPECT_THAT(written, HasSubstr("img-[REDACTED:GOOD]"));
     EXPECT_THAT(written, Not(HasSubstr(good)));
+}
+
+// The turn id and the record type are stored and printed as they are (the label, the output log's
+// name, `radiald turns`, the journal's records): one holding a secret's value — also folded to
+// lower case, as a turn id is written — is refused, masked in the refusal and the record file.
+TEST(RadialdCli, ATurnIdOrRecordTypeHoldingASecretIsRefused) {
+    PluginSetup s{{"fake_good", "fake"}};
+    const std::string secret = "Zq8wX41pL0kSECRET" + std::to_string(::getpid());
+    std::string folded = secret;
+    for (char& c : folded) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const auto& [flag, value, what] :
+         std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"--turn-id", folded + "-0042", "the turn id"},
+             {"--record-type", "result-" + secret, "the record type"}}) {
+        const std::string record = s.dir / "record.json";
+        auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml",
+                                    "--runtime", "fake", "--image", "img", "--secret", "MY_KEY",
+                                    flag, value, "--record-file", record, "--", "echo", "ran"},
+                                   {{"MY_KEY", secret}});
+        expect_refusal(r, what + " '");
+        EXPECT_THAT(r.err, HasSubstr("holds the value of a secret")) << r.err;
+        EXPECT_THAT(r.err, HasSubstr("[REDACTED:MY_KEY]")) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr(folded))) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr(secret))) << r.err;
+        const std::string written = test::read_file(record);
+        EXPECT_THAT(written, Not(HasSubstr(folded))) << written;
+        EXPECT_THAT(written, Not(HasSubstr(secret))) << written;
+    }
 }
 
 TEST(RadialdCli, SecretsReachTheRuntimeMarkedSecret) {
