@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <system_error>
 
 #include "cli/config_file.h"
@@ -11,7 +12,9 @@
 #include "config/box_identity.h"
 #include "config/host_config.h"
 #include "config/instance_id.h"
+#include "config/state_dir_trust.h"
 #include "log/logger.h"
+#include "redaction/secret_set.h"
 #include "text/printable.h"
 
 namespace radial::cli {
@@ -63,7 +66,23 @@ std::string state_dir_text(const config::HostConfig& cfg) {
             fmt::format("{}run.stateDir: '{}' exists and is not a directory; remove it "
                         "or choose another path",
                         cfg.where("run.stateDir"), cfg.state_dir));
+    // What `run` and `turn` refuse: a directory another user could change (docs/design.md §15).
+    config::check_state_dir_trust(cfg.state_dir);
     return cfg.state_dir + " (exists)";
+}
+
+// The literal secrets of [redact] as every turn would compile them: one the set refuses (shorter
+// than minLength, inside a marker) refuses every turn, found here rather than at the first turn.
+void check_redact_values(const config::HostConfig& cfg) {
+    redaction::SecretSet set(cfg.redact.min_length);
+    for (std::size_t i = 0; i < cfg.redact.values.size(); ++i) {
+        try {
+            set.add(fmt::format("redact.values.{}", i), cfg.redact.values[i]);
+        } catch (const std::invalid_argument& e) {
+            throw StartupError(
+                fmt::format("{}redact.values: {}", cfg.where("redact.values"), e.what()));
+        }
+    }
 }
 
 std::string instance_id_text(const config::HostConfig& cfg) {
@@ -94,7 +113,9 @@ CLI::App* add_config_check_command(CLI::App& app, ConfigCheckOptions& o) {
 int run_config_check_command(const ConfigCheckOptions& o) {
     try {
         const auto cfg = load_config(o.config_file);
+        check_socket_paths_fit(cfg);
         const std::string state = state_dir_text(cfg);
+        check_redact_values(cfg);
         const std::string instance = instance_id_text(cfg);
         // What `radiald run` and `radiald turn` refuse at startup (docs/design.md §8.7).
         config::check_box_id_range(cfg);

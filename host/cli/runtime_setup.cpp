@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <cstring>
 #include <radial/host/box_root_client.hpp>
+#include <string_view>
 
 #include "config/box_identity.h"
 #include "config/pool_keys.h"
 #include "isolation/isolated_runtime.h"
 #include "log/logger.h"
 #include "pool/warm_pool.h"
+#include "socket/turn_socket_server.h"
 #include "turn/box_user_env.h"
 
 namespace radial::cli {
@@ -268,6 +270,22 @@ CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool prefligh
 
 std::string journal_path(const config::HostConfig& cfg) {
     return cfg.state_dir + "/journal.sqlite3";
+}
+
+void check_socket_paths_fit(const config::HostConfig& cfg) {
+    // turn::new_turn_id() and session ids: "20261206t164431-" and 12 hex digits.
+    constexpr std::size_t kGeneratedIdBytes = 28;
+    // The longest: a session's egress socket, <stateDir>/sessions/<id>.run/egress.sock (a turn's,
+    // <stateDir>/turns/<id>/…, and a pool box's are shorter).
+    const std::size_t longest = cfg.state_dir.size() + std::string_view("/sessions/").size() +
+                                kGeneratedIdBytes + std::string_view(".run/egress.sock").size();
+    if (longest <= socket::kMaxUnixPathBytes) return;
+    throw StartupError(fmt::format(
+        "{}run.stateDir: '{}' is {} bytes, so the unix sockets radiald binds under it for a box "
+        "(<stateDir>/sessions/<id>.run/egress.sock, for a generated id) would be {} bytes, over "
+        "the limit of {} bytes of a socket address; choose a state directory of at most {} bytes",
+        cfg.where("run.stateDir"), cfg.state_dir, cfg.state_dir.size(), longest,
+        socket::kMaxUnixPathBytes, cfg.state_dir.size() - (longest - socket::kMaxUnixPathBytes)));
 }
 
 } // namespace radial::cli

@@ -49,6 +49,41 @@ void expect_problem(const test::ProcessResult& r, int status, const std::string&
     EXPECT_EQ(r.out, "");
 }
 
+// What `radiald run` and every turn then refuse, `config check` refuses too, naming the key and
+// the fix: a state directory another user may change, one too long for the sockets radiald binds
+// under it, a literal secret the secret set refuses (docs/design.md §7.4).
+TEST(ConfigCheck, RefusesWhatRunOrEveryTurnWouldRefuse) {
+    CheckSetup s;
+    fs::create_directory(s.state);
+    fs::permissions(s.state, fs::perms::all);
+    s.write_config();
+    auto r = s.check();
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.err, HasSubstr(s.state)) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("777")) << r.err;
+    fs::permissions(s.state, fs::perms::owner_all);
+    s.write_config();
+    EXPECT_EQ(s.check().exit_code, 0);
+
+    s.write_config("", "[redact]\nvalues = [\"abc\"]\n");
+    r = s.check();
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("redact.values: "));
+    EXPECT_THAT(r.err, HasSubstr("shorter than the minimum of 6 bytes"));
+    EXPECT_THAT(r.err, Not(HasSubstr("abc")));
+
+    const std::string deep =
+        s.dir.path() + "/" + std::string(80 - s.dir.path().size(), 'd') + "/state";
+    s.dir.write("radiald.toml",
+                "[run]\ncontainerRuntime = \"fake\"\npluginDir = \"plugins\"\n"
+                "stateDir = \"" +
+                    deep + "\"\n");
+    r = s.check();
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("run.stateDir: '" + deep + "' is 87 bytes"));
+    EXPECT_THAT(r.err, HasSubstr("choose a state directory of at most 53 bytes"));
+}
+
 TEST(ConfigCheck, PrintsWhatRadialdWouldUseAndCreatesNothing) {
     CheckSetup s;
     s.write_config("maxConcurrentTurns = 3\nshutdownGrace = \"45s\"\n", "[run.fake]\ncaps = []\n");
