@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <iterator>
@@ -112,9 +113,12 @@ void create_journal(const std::string& path) {
         int err = errno;
         throw JournalRefusal{
             JournalErrc::storage,
-            fmt::format("cannot create the file: {}; check that radiald's user may write the "
-                        "directory of '{}' and that its file system has space",
-                        errno_text(err), path)};
+            err == EROFS || err == ENOSPC || err == EDQUOT
+                ? fmt::format("cannot create the file: {}; {}", errno_text(err),
+                              fix_for_sqlite(SQLITE_CANTOPEN, err))
+                : fmt::format("cannot create the file: {}; check that radiald's user may write "
+                              "the directory of '{}' and that its file system has space",
+                              errno_text(err), path)};
     }
     internal::UniqueFd fd(raw);
     TempJournal temp(tmpl);
@@ -225,7 +229,16 @@ void migrate(SqliteDb& db, bool fresh) {
 
 static_assert(kBusyTimeoutMs == 5000, "the SQLITE_BUSY fix below says 5 s");
 
-std::string_view fix_for_sqlite(int primary_code) noexcept {
+std::string_view fix_for_sqlite(int primary_code, int system_errno) noexcept {
+    switch (system_errno) {
+        case ENOSPC:
+        case EDQUOT:
+            return "the file system is full (or the user's quota spent); free space and retry";
+        case EROFS:
+            return "the state directory's file system is read-only; remount it read-write or "
+                   "choose another run.stateDir";
+        default: break;
+    }
     switch (primary_code) {
         case SQLITE_BUSY:
         case SQLITE_LOCKED:

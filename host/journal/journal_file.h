@@ -64,9 +64,10 @@ struct JournalRefusal {
     std::string cause_and_fix;
 };
 
-// What an operator can do about an SQLite failure, by its primary result code (SQLITE_FULL: "the
-// file system is full; free space and retry"). [thread-safe]
-std::string_view fix_for_sqlite(int primary_code) noexcept;
+// What an operator can do about an SQLite failure, by the operating system's errno behind it when
+// that says more (ENOSPC under SQLITE_IOERR is a full disk, EROFS a read-only one), else by its
+// primary result code (SQLITE_FULL: "the file system is full; free space and retry"). [thread-safe]
+std::string_view fix_for_sqlite(int primary_code, int system_errno = 0) noexcept;
 
 // Creates any missing parent directories of `path` (0700). When no file is at `path`, builds a
 // complete empty journal in a temporary file (0600) and links it into place, so a journal file is

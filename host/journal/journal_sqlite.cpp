@@ -2,10 +2,13 @@
 // journal_sqlite.h.
 #include "journal/journal_sqlite.h"
 
+#include <errno.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <mutex>
 #include <utility>
@@ -384,8 +387,9 @@ private:
         } catch (const JournalRefusal& r) {
             throw JournalError(r.code, fmt::format("{}: {}", operation, r.cause_and_fix));
         } catch (const SqliteError& e) {
-            throw JournalError(JournalErrc::storage, fmt::format("{}: {}; {}", operation, e.what(),
-                                                                 fix_for_sqlite(e.primary_code())));
+            throw JournalError(JournalErrc::storage,
+                               fmt::format("{}: {}; {}", operation, e.what(),
+                                           fix_for_sqlite(e.primary_code(), e.system_errno())));
         }
     }
 
@@ -486,8 +490,16 @@ std::unique_ptr<Journal> open_reporting(const std::string& path, Open&& open) {
     } catch (const JournalRefusal& r) {
         throw JournalError(r.code, fmt::format("{}: {}", operation, r.cause_and_fix));
     } catch (const SqliteError& e) {
-        throw JournalError(JournalErrc::storage, fmt::format("{}: {}; {}", operation, e.what(),
-                                                             fix_for_sqlite(e.primary_code())));
+        // An existing journal on a read-only file system fails at its side files (-wal, -shm),
+        // whose errno says only that they are missing: the file system says why.
+        struct statvfs fs {};
+        const bool read_only =
+            ::statvfs(std::filesystem::path(path).parent_path().c_str(), &fs) == 0 &&
+            (fs.f_flag & ST_RDONLY) != 0;
+        throw JournalError(
+            JournalErrc::storage,
+            fmt::format("{}: {}; {}", operation, e.what(),
+                        fix_for_sqlite(e.primary_code(), read_only ? EROFS : e.system_errno())));
     }
 }
 

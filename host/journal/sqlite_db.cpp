@@ -36,9 +36,10 @@ SqliteDb::SqliteDb(const std::string& path) {
     // be closed, so it is owned before anything can throw.
     db_ = db;
     if (rc != SQLITE_OK) {
-        std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+        std::string message = db != nullptr ? message_of(db, rc) : sqlite3_errstr(rc);
+        const int err = db != nullptr ? sqlite3_system_errno(db) : 0;
         sqlite3_close_v2(std::exchange(db_, nullptr));
-        throw SqliteError(rc, message);
+        throw SqliteError(rc, message, err);
     }
 }
 
@@ -79,7 +80,7 @@ std::string SqliteDb::last_message() const { return sqlite3_errmsg(db_); }
 
 void SqliteDb::fail(int rc) const {
     // The extended code of the failure; `rc` is already extended with SQLITE_OPEN_EXRESCODE.
-    throw SqliteError(rc, message_of(db_, rc));
+    throw SqliteError(rc, message_of(db_, rc), sqlite3_system_errno(db_));
 }
 
 SqliteStmt::SqliteStmt(SqliteDb& db, std::string_view sql) : db_(db.get()) {
@@ -134,7 +135,7 @@ bool SqliteStmt::step() {
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
     int code = sqlite3_extended_errcode(db_);
-    throw SqliteError(code, message_of(db_, code));
+    throw SqliteError(code, message_of(db_, code), sqlite3_system_errno(db_));
 }
 
 std::int64_t SqliteStmt::column_int(int col) const { return sqlite3_column_int64(stmt_, col); }

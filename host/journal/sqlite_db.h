@@ -21,13 +21,17 @@ namespace radial::journal {
 // extended result code (SQLITE_CONSTRAINT_UNIQUE, SQLITE_BUSY, SQLITE_NOTADB, …).
 class SqliteError : public std::runtime_error {
 public:
-    SqliteError(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    SqliteError(int code, const std::string& message, int system_errno = 0)
+        : std::runtime_error(message), code_(code), system_errno_(system_errno) {}
     int code() const noexcept { return code_; }
     // The primary result code (SQLITE_CONSTRAINT for SQLITE_CONSTRAINT_UNIQUE, …).
     int primary_code() const noexcept { return code_ & 0xff; }
+    // The operating system's errno behind an I/O or open failure (ENOSPC, EROFS, …); 0 if none.
+    int system_errno() const noexcept { return system_errno_; }
 
 private:
     int code_;
+    int system_errno_;
 };
 
 // One open connection. Move-only; closed (sqlite3_close_v2) when the owner goes out of scope.

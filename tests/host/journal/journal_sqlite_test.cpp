@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "../../support/process_runner.h"
+#include "../../support/small_disk.h"
 #include "../../support/temp_dir.h"
 #include "journal/journal_file.h"
 #include "journal/sqlite_db.h"
@@ -821,6 +824,45 @@ TEST_F(JournalSqlite, RetentionBySizeRemovesTheTurnsThatEndedFirstUntilTheJourna
     EXPECT_TRUE(journal->turn("t39")) << "kept";
     EXPECT_TRUE(journal->turn("running"));
     EXPECT_EQ(journal->recent_turns(100).size(), 2u);
+}
+
+// What the operator is told to do follows the operating system's reason where it says more than
+// SQLite's code: a full file system (an I/O error with ENOSPC) is "full", not "check the disk for
+// I/O errors", and a read-only one says so, not "check that radiald's user owns the journal".
+TEST(JournalFile, AFullOrReadOnlyFileSystemIsNamedAsSuch) {
+    test::TempDir dir("radial-jfs");
+    const std::string mount = dir / "fs";
+    test::SmallDisk disk(mount, "256k");
+    if (!disk.ok()) GTEST_SKIP() << "mounting a tmpfs needs root (the live tests run as root)";
+    {
+        auto kept = open_sqlite_journal(mount + "/journal.sqlite3"); // made while there is room
+    }
+    {
+        std::ofstream fill(mount + "/fill", std::ios::binary);
+        const std::string block(4096, 'x');
+        while (fill.write(block.data(), block.size())) {
+        }
+    }
+    for (const char* name : {"/new.sqlite3", "/journal.sqlite3"}) // a new one, the kept one
+        try {
+            auto j = open_sqlite_journal(mount + name);
+            for (int i = 0; i < 64; ++i)
+                j->add_turn({"t" + std::to_string(i), "l", "fake", "img", "result",
+                             "{\"pad\": \"" + std::string(2048, 'r') + "\"}"},
+                            TurnState::queued);
+            ADD_FAILURE() << name << ": a full file system took the journal's turns";
+        } catch (const JournalError& e) {
+            EXPECT_THAT(e.what(), HasSubstr("the file system is full")) << e.what();
+        }
+    std::filesystem::remove(mount + "/fill");
+    std::filesystem::remove(mount + "/new.sqlite3");
+    ASSERT_EQ(::mount("tmpfs", mount.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr), 0);
+    try {
+        auto j = open_sqlite_journal(mount + "/other.sqlite3");
+        ADD_FAILURE() << "a read-only file system took a new journal";
+    } catch (const JournalError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("file system is read-only")) << e.what();
+    }
 }
 
 } // namespace
