@@ -48,11 +48,18 @@ void check_registry(const std::string& registry) {
         throw LockError(
             fmt::format("the instance registry '{}' is not a directory; remove it", registry));
     // Anyone who could write here could plant a claim and lock every radiald out.
+    // Another user's directory is one this user cannot remove from a sticky /tmp: the fix named
+    // is one it can make.
     if (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
         throw LockError(fmt::format(
             "the instance registry '{}' belongs to uid {} with mode {:o}; it must be uid {}'s and "
-            "writable by nobody else; remove it and let radiald create it",
-            registry, st.st_uid, st.st_mode & 07777, ::geteuid()));
+            "writable by nobody else; {}",
+            registry, st.st_uid, st.st_mode & 07777, ::geteuid(),
+            st.st_uid != ::geteuid()
+                ? "another user made it first: set XDG_RUNTIME_DIR to a directory only you can "
+                  "write (a login session's /run/user/<uid>), where radiald keeps it instead, or "
+                  "have root remove it"
+                : "chmod go-w it, or remove it and let radiald create it"));
 }
 
 internal::UniqueFd open_file(const std::string& path) {

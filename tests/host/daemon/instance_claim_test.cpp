@@ -162,6 +162,14 @@ TEST(InstanceClaim, ARegistryOthersCanWriteIsRefused) {
     EXPECT_THAT(
         refusal(registry, "x1", a.path()),
         HasSubstr("must be uid " + std::to_string(::geteuid()) + "'s and writable by nobody else"));
+    EXPECT_THAT(refusal(registry, "x1", a.path()), HasSubstr("chmod go-w it"));
+    // Another user's, which this one could not remove from a sticky /tmp: the fix is one it can
+    // make.
+    ::chmod(registry.c_str(), 0755);
+    ASSERT_EQ(::geteuid(), 0u) << "the daemon tests run as root";
+    ASSERT_EQ(::chown(registry.c_str(), 65534, 65534), 0);
+    EXPECT_THAT(refusal(registry, "x1", a.path()),
+                HasSubstr("another user made it first: set XDG_RUNTIME_DIR"));
 }
 
 // Root's registry is host-wide, so it must be where no other user can create it first: such a user
