@@ -132,8 +132,15 @@ void read_env(const FileReader& r, const std::string& key, const toml::node& v,
 
 SpooledRequest read_turn_file(const std::string& path) {
     std::error_code ec;
-    if (!fs::is_regular_file(path, ec))
+    const auto st = fs::status(path, ec);
+    if (st.type() == fs::file_type::not_found)
         throw TurnFileError(fmt::format("reading turn file '{}': no such file", path));
+    if (ec)
+        throw TurnFileError(fmt::format("reading turn file '{}': {}", path, ec.message()));
+    if (st.type() != fs::file_type::regular)
+        throw TurnFileError(fmt::format(
+            "reading turn file '{}': it is {}, not a file; give the path of a turn file (TOML)",
+            path, st.type() == fs::file_type::directory ? "a directory" : "no regular file"));
     toml::table root;
     try {
         root = toml::parse_file(path);

@@ -257,5 +257,13 @@ TEST(TurnFile, NoSuchFile) {
               "reading turn file '/nonexistent/t.toml': no such file");
 }
 
+// A directory given for the file is named as one, not as missing.
+TEST(TurnFile, ADirectoryIsNamedAsOne) {
+    test::TempDir d;
+    EXPECT_EQ(error_of(d.path()), "reading turn file '" + d.path() +
+                                      "': it is a directory, not a file; give the path of a turn "
+                                      "file (TOML)");
+}
+
 } // namespace
 } // namespace radial::daemon
