@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/config_file.h"
+#include "cli/count_option.h"
 #include "cli/exit_status.h"
 #include "cli/instance.h"
 #include "cli/runtime_setup.h"
@@ -89,7 +90,9 @@ CLI::App* add_reconcile_command(CLI::App& app, DaemonOptions& o) {
 CLI::App* add_status_command(CLI::App& app, DaemonOptions& o) {
     auto* cmd = app.add_subcommand("status", "Show the daemon's queued, running and recent turns");
     cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
-    cmd->add_option("-n,--limit", o.limit, "How many recent turns")->capture_default_str();
+    cmd->add_option("-n,--limit", o.limit, "How many recent turns")
+        ->check(count_of("turns"))
+        ->capture_default_str();
     cmd->add_flag("--json", o.json, "One JSON object instead of text");
     return cmd;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/config_file.h"
+#include "cli/count_option.h"
 #include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
 #include "journal/journal_sqlite.h"
@@ -63,7 +64,9 @@ CLI::App* add_turns_command(CLI::App& app, JournalOptions& o) {
     auto* cmd =
         app.add_subcommand("turns", "List recent turns and checks with their kind and status");
     cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
-    cmd->add_option("-n,--limit", o.limit, "How many turns")->capture_default_str();
+    cmd->add_option("-n,--limit", o.limit, "How many turns")
+        ->check(count_of("turns"))
+        ->capture_default_str();
     cmd->add_flag("--json", o.json, "JSON lines instead of a table");
     return cmd;
 }

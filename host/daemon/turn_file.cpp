@@ -135,8 +135,7 @@ SpooledRequest read_turn_file(const std::string& path) {
     const auto st = fs::status(path, ec);
     if (st.type() == fs::file_type::not_found)
         throw TurnFileError(fmt::format("reading turn file '{}': no such file", path));
-    if (ec)
-        throw TurnFileError(fmt::format("reading turn file '{}': {}", path, ec.message()));
+    if (ec) throw TurnFileError(fmt::format("reading turn file '{}': {}", path, ec.message()));
     if (st.type() != fs::file_type::regular)
         throw TurnFileError(fmt::format(
             "reading turn file '{}': it is {}, not a file; give the path of a turn file (TOML)",

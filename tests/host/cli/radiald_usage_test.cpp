@@ -99,6 +99,22 @@ TEST(RadialdUsage, AnUnknownShortFlagIsNamedToo) {
                 HasSubstr("radiald status: unknown flag '-x' (see 'radiald status --help')"));
 }
 
+// A count flag refuses a negative count by name: CLI11 wrapped "-2" into the largest unsigned
+// count, so `turns -n -2` listed every turn.
+TEST(RadialdUsage, ANegativeCountIsRefusedNotTakenForAll) {
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"turns", "-n", "-2"},
+                                                 {"status", "-n", "-1"},
+                                                 {"turns", "--limit", "x"}}) {
+        auto r = radiald(args);
+        EXPECT_EQ(r.exit_code, 2) << args[0];
+        EXPECT_THAT(r.err, HasSubstr("--limit: '" + args[2] +
+                                     "' is not a number of turns; give 0 "
+                                     "or more"))
+            << r.err;
+        EXPECT_EQ(r.out, "");
+    }
+}
+
 TEST(RadialdUsage, AMistypedCommandIsNamedWithTheNearestOne) {
     auto top = radiald({"trun", "--image", "x"});
     EXPECT_EQ(top.exit_code, 2);
