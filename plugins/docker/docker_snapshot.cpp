@@ -35,8 +35,8 @@ std::string docker_image_digest(const DockerEngine& engine, std::string_view ima
     if (!j)
         throw Error(RADIAL_E_NOT_FOUND, "image",
                     "image '" + std::string(image) +
-                        "' is not present on the engine; a session does not pull: build or load "
-                        "it first (docker build, docker load)");
+                        "' is not present on the engine, so it has no digest yet; build or load "
+                        "it (docker build, docker load)");
     return id_of(*j, image);
 }
 

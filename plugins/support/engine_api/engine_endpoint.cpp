@@ -144,9 +144,18 @@ std::string context_directory_name(std::string_view name) {
 
 ResolvedEngine resolve_engine(std::string_view configured, std::string_view setting,
                               const EngineEnvironment& env) {
-    if (!configured.empty())
-        return {explicit_host(std::string(configured), std::string(setting), env),
-                std::string(setting)};
+    if (!configured.empty()) {
+        try {
+            return {explicit_host(std::string(configured), std::string(setting), env),
+                    std::string(setting)};
+        } catch (const std::invalid_argument& e) {
+            // Whoever reports a setting's error names its key (the host: "<file>:<line>:
+            // run.docker.host: …"); a second "run.docker.host: " would only repeat it.
+            const std::string message = e.what(), own = std::string(setting) + ": ";
+            if (message.rfind(own, 0) != 0) throw;
+            throw std::invalid_argument(message.substr(own.size()));
+        }
+    }
     if (!env.docker_host.empty())
         return {explicit_host(env.docker_host, "$DOCKER_HOST", env), "$DOCKER_HOST"};
 

@@ -218,6 +218,9 @@ TEST(RadialdTurnLive, C09_MissingImageIsARuntimeErrorWithDockersMessage) {
     // docker's answer without a pull (a pull would fail on the registry's name instead).
     EXPECT_THAT(t.record["error"].get<std::string>(), HasSubstr("No such image"));
     EXPECT_FALSE(t.record.contains("exitCode"));
+    // The digest it could not be pinned to is said of the image, not of a session it is not.
+    EXPECT_THAT(t.result.err, HasSubstr("is not present on the engine, so it has no digest yet"));
+    EXPECT_THAT(t.result.err, ::testing::Not(HasSubstr("session"))) << t.result.err;
 }
 
 // C-20: secrets stored with a line ending, surrounding spaces or surrounding quotes are printed

@@ -202,6 +202,15 @@ TEST(EngineEndpoint, ProblemsAreNamedAndNeverFallBackToTheDefaultSocket) {
     m = message_of([&] { resolve_engine("", "run.docker.host", c.env); });
     EXPECT_NE(m.find(c.dir / "cert.pem"), std::string::npos) << m;
     EXPECT_NE(m.find("key.pem"), std::string::npos) << m;
+
+    // The setting's own value: its key is named once, by whoever reports the setting's error
+    // (the host prefixes "run.docker.host: "), and $DOCKER_HOST's is named as such.
+    m = message_of([&] { resolve_engine("ssh://x", "run.docker.host", c.env); });
+    EXPECT_EQ(m.find("run.docker.host"), std::string::npos) << m;
+    EXPECT_NE(m.find("'ssh://x' is not an engine address"), std::string::npos) << m;
+    c.env.docker_host = "ssh://y";
+    m = message_of([&] { resolve_engine("", "run.docker.host", c.env); });
+    EXPECT_EQ(m.rfind("$DOCKER_HOST: 'ssh://y' is not an engine address", 0), 0u) << m;
 }
 
 TEST(EngineEndpoint, TlsMaterialThatDoesNotLoadIsNamedWhenTheClientIsMade) {
