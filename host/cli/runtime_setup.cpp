@@ -1,6 +1,8 @@
 #include "cli/runtime_setup.h"
 
 #include <fmt/format.h>
+#include <grp.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <radial/host/box_root_client.hpp>
 #include <string_view>
+#include <vector>
 
 #include "config/box_identity.h"
 #include "config/pool_keys.h"
@@ -209,6 +212,28 @@ void check_config_against_runtime(const config::HostConfig& cfg,
     }
 }
 
+namespace {
+
+// Who on the host already is `uid` or `gid`, or why they are no ids; empty when nobody is.
+std::string box_root_ids_taken(std::uint32_t uid, std::uint32_t gid) {
+    constexpr std::uint32_t kNoId = static_cast<std::uint32_t>(-1); // chown's "leave it"
+    if (uid == kNoId || gid == kNoId) return "(uid_t)-1 is no id";
+    if (uid == ::geteuid()) return fmt::format("uid {} is radiald's own", uid);
+    if (gid == ::getegid()) return fmt::format("gid {} is radiald's own", gid);
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* found = nullptr;
+    if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr)
+        return fmt::format("uid {} is host user '{}'", uid, found->pw_name);
+    group gr{};
+    group* g = nullptr;
+    if (::getgrgid_r(gid, &gr, buf.data(), buf.size(), &g) == 0 && g != nullptr)
+        return fmt::format("gid {} is host group '{}'", gid, g->gr_name);
+    return {};
+}
+
+} // namespace
+
 BoxRootAnswer resolve_box_root(const config::HostConfig& cfg, const host::RuntimeClient& client) {
     BoxRootAnswer out;
     const std::string& id = client.info().id;
@@ -228,6 +253,16 @@ BoxRootAnswer resolve_box_root(const config::HostConfig& cfg, const host::Runtim
                 id, e.what()));
         }
     }
+    // radiald hands a box-root turn's workspace to these ids for the turn (docs/design.md §8.8):
+    // ids that are someone else's would hand it to that someone.
+    if (out.ids)
+        if (std::string whose = box_root_ids_taken(out.ids->first, out.ids->second); !whose.empty())
+            throw StartupError(fmt::format(
+                "runtime '{}' says its boxes run as root in a user namespace of their own with "
+                "host ids {}:{}, but {}; radiald hands a turn's workspace to those ids, so they "
+                "must be nobody's on the host: check the engine's user-namespace remapping "
+                "(dockerd --userns-remap, /etc/subuid and /etc/subgid) or set run.user",
+                id, out.ids->first, out.ids->second, whose));
     if (out.ids)
         log::info("runtime",
                   "runtime '{}': boxes run as root in a user namespace of their own (host ids "

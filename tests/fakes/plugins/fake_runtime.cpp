@@ -35,7 +35,7 @@
 // answer for a while); failCapabilities = true (capabilities fails); ended = ["LABEL=CODE", ...]
 // (inspect reports that box ended with exit CODE; any other label: the helper's "cannot tell");
 // hangCreateWhile = "PATH" (create waits while PATH exists; with mark-segv: a create that hangs
-// after a crash).
+// after a crash); boxRoot = "UID:GID" (answers radial.box-root/1 with those host ids).
 // Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
 // id).
 #include <dirent.h>
@@ -51,6 +51,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <radial/plugin/box_root.hpp>
 #include <radial/plugin/runtime.hpp>
 #include <set>
 #include <string>
@@ -68,7 +69,7 @@ namespace {
 using namespace radial;
 using namespace radial::plugin;
 
-class FakeRuntime final : public Runtime {
+class FakeRuntime final : public Runtime, public BoxRoot {
 public:
     static constexpr Info info{RADIAL_FAKE_ID, "Fake runtime for tests", "9.9.9"};
 
@@ -83,6 +84,7 @@ public:
         fail_preflight_ = config.string("failPreflight").value_or("");
         fail_kills_ = config.integer("failKills").value_or(0);
         fail_capabilities_ = config.boolean("failCapabilities").value_or(false);
+        box_root_ = config.string("boxRoot").value_or("");
         for (const auto& e : config.strings("ended").value_or(std::vector<std::string>{})) {
             const auto eq = e.find('=');
             if (eq == std::string::npos) throw Error(RADIAL_E_INVALID, "ended", "LABEL=CODE");
@@ -100,6 +102,18 @@ public:
         const auto it = ended_.find(std::string(label));
         if (it == ended_.end()) return Runtime::inspect(label);
         return BoxState{RADIAL_BOX_ENDED, RADIAL_RUN_EXITED, it->second, 0};
+    }
+
+    // radial.box-root/1 with boxRoot = "UID:GID": boxes are root in a user namespace whose root
+    // is those host ids, whatever they are (a plugin answering ids that are someone else's).
+    const void* extension(std::string_view id) override {
+        return id == RADIAL_BOX_ROOT_EXTENSION_ID && !box_root_.empty() ? box_root_extension()
+                                                                        : nullptr;
+    }
+    BoxRootIds root_ids() override {
+        const auto colon = box_root_.find(':');
+        return BoxRootIds{static_cast<std::uint32_t>(std::stoul(box_root_.substr(0, colon))),
+                          static_cast<std::uint32_t>(std::stoul(box_root_.substr(colon + 1)))};
     }
 
     void preflight() override {
@@ -320,6 +334,7 @@ private:
     std::string fail_preflight_;
     std::int64_t fail_kills_ = 0; // guarded by mutex_
     bool fail_capabilities_ = false;
+    std::string box_root_;
     std::map<std::string, int> ended_;
     std::mutex mutex_;
     std::condition_variable cv_;

@@ -3,6 +3,7 @@
 // single file being created.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -82,6 +83,32 @@ TEST(ConfigCheck, RefusesWhatRunOrEveryTurnWouldRefuse) {
     EXPECT_NE(r.exit_code, 0) << r.out;
     EXPECT_THAT(r.err, HasSubstr("run.stateDir: '" + deep + "' is 87 bytes"));
     EXPECT_THAT(r.err, HasSubstr("choose a state directory of at most 53 bytes"));
+}
+
+// A runtime whose boxes are root in a user namespace (radial.box-root/1) names the host ids that
+// root is; radiald hands a turn's workspace to them, so ids that are a host account's, or no ids
+// at all, refuse the runtime, naming it and what to check (docs/design.md §8.8).
+TEST(ConfigCheck, BoxRootIdsThatAreSomeoneElsesAreRefused) {
+    const passwd* nobody = ::getpwnam("nobody");
+    ASSERT_NE(nobody, nullptr);
+    CheckSetup s;
+    for (const auto& [ids, says] : std::vector<std::pair<std::string, std::string>>{
+             {std::to_string(nobody->pw_uid) + ":" + std::to_string(nobody->pw_uid + 7),
+              "uid " + std::to_string(nobody->pw_uid) + " is host user 'nobody'"},
+             {"4294967295:4294967295", "(uid_t)-1 is no id"}}) {
+        s.write_config("", "[run.fake]\nboxRoot = \"" + ids + "\"\n");
+        auto r = s.check();
+        EXPECT_EQ(r.exit_code, 1) << ids << ": " << r.out;
+        EXPECT_THAT(r.err, HasSubstr("runtime 'fake' says its boxes run as root in a user "
+                                     "namespace of their own with host ids"))
+            << r.err;
+        EXPECT_THAT(r.err, HasSubstr(says)) << r.err;
+        EXPECT_THAT(r.err, HasSubstr("dockerd --userns-remap")) << r.err;
+    }
+    s.write_config("", "[run.fake]\nboxRoot = \"2147000000:2147000000\"\n");
+    auto ok = s.check();
+    EXPECT_EQ(ok.exit_code, 0) << ok.err;
+    EXPECT_THAT(ok.out, HasSubstr("2147000000:2147000000")) << ok.out;
 }
 
 TEST(ConfigCheck, PrintsWhatRadialdWouldUseAndCreatesNothing) {
