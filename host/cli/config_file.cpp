@@ -1,12 +1,14 @@
 #include "cli/config_file.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
 
 #include "cli/runtime_setup.h"
 #include "loader/plugin_loader.h"
+#include "log/logger.h"
 
 namespace radial::cli {
 
@@ -38,9 +40,31 @@ std::vector<std::string> installed_runtimes(const std::vector<std::string>& dirs
     return ids;
 }
 
+namespace {
+
+// [redact] values are secrets written into the file itself: a file others may read gives them
+// away before any turn runs (docs/design.md §10.1). Said, not refused: the operator may have
+// reasons (a group of operators), and the packaged file holds none.
+void warn_of_readable_secrets(const config::HostConfig& cfg) {
+    if (cfg.redact.values.empty() || cfg.file.empty()) return;
+    struct stat st {};
+    if (::stat(cfg.file.c_str(), &st) != 0 || (st.st_mode & (S_IRGRP | S_IROTH)) == 0) return;
+    log::warn("config",
+              "'{}' holds redact.values and is readable by {} (mode {:o}): anyone who can read it "
+              "has those secrets; chmod 600 it (or 640 for a group of operators you trust), or "
+              "name them with redact.envNames instead",
+              cfg.file, (st.st_mode & S_IROTH) != 0 ? "every user" : "its group",
+              st.st_mode & 07777);
+}
+
+} // namespace
+
 config::HostConfig load_config(const std::optional<std::string>& flag,
                                const std::optional<std::string>& runtime_override) {
-    return config::load(config_file(flag), runtime_override, executable_dir(), installed_runtimes);
+    config::HostConfig cfg =
+        config::load(config_file(flag), runtime_override, executable_dir(), installed_runtimes);
+    warn_of_readable_secrets(cfg);
+    return cfg;
 }
 
 config::HostConfig reread_config(const std::optional<std::string>& flag) {

@@ -111,6 +111,24 @@ TEST(ConfigCheck, BoxRootIdsThatAreSomeoneElsesAreRefused) {
     EXPECT_THAT(ok.out, HasSubstr("2147000000:2147000000")) << ok.out;
 }
 
+// [redact] values are secrets in the file itself: a file others may read is warned about, with
+// the fix (docs/design.md §10.1); one only its owner reads is not.
+TEST(ConfigCheck, AConfigHoldingSecretsThatOthersMayReadIsWarnedAbout) {
+    CheckSetup s;
+    s.write_config("", "[redact]\nvalues = [\"Zq8wX41pL0k-literal\"]\n");
+    fs::permissions(s.config, fs::perms::owner_read | fs::perms::owner_write |
+                                  fs::perms::group_read | fs::perms::others_read);
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("holds redact.values and is readable by every user (mode 644)"));
+    EXPECT_THAT(r.err, HasSubstr("chmod 600 it"));
+    EXPECT_THAT(r.err, Not(HasSubstr("Zq8wX41pL0k-literal")));
+    fs::permissions(s.config, fs::perms::owner_read | fs::perms::owner_write);
+    r = s.check();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, Not(HasSubstr("redact.values")));
+}
+
 TEST(ConfigCheck, PrintsWhatRadialdWouldUseAndCreatesNothing) {
     CheckSetup s;
     s.write_config("maxConcurrentTurns = 3\nshutdownGrace = \"45s\"\n", "[run.fake]\ncaps = []\n");
