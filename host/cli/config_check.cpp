@@ -131,6 +131,12 @@ int run_config_check_command(const ConfigCheckOptions& o) {
         fmt::print("plugin dirs     {}\n", fmt::join(cfg.plugin_dirs, ", "));
         fmt::print("state dir       {}\n", state);
         fmt::print("instance id     {}\n", instance);
+        fmt::print("host /proc      {}\n",
+                   config::host_proc_hides_other_users()
+                       ? "hides other users' processes (hidepid)"
+                       : "shows every process's arguments to every user: a box can publish what "
+                         "it holds there; mount /proc with hidepid=invisible (docs/design.md "
+                         "§15.3)");
         if (t.transport == socket::Transport::unix_socket)
             fmt::print(
                 "transport       unix: {}/turns/<turnId>/turn.sock, /run/radial/turn.sock in the "

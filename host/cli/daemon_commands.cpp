@@ -180,6 +180,11 @@ int run_run_command(const DaemonOptions& o) {
         daemon::Metrics metrics(RADIAL_VERSION);
         auto instance = Instance::open(load_settled_config(o),
                                        {"radiald run", daemon::StateDirLock::Mode::exclusive});
+        if (!config::host_proc_hides_other_users())
+            log::warn("daemon",
+                      "the host's /proc shows every process's arguments to every user, a box's "
+                      "among them: a box can publish what it holds there; mount /proc with "
+                      "hidepid=invisible (docs/design.md §15.3)");
         // Stop, reload, or logged and ignored: no signal a process manager or an operator sends
         // by habit kills the daemon without a line (docs/design.md §12.3).
         daemon::StopSignals signals({SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM});

@@ -7,6 +7,8 @@
 #include <radial/internal/proc_file.h>
 #include <sys/stat.h>
 
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 
@@ -122,6 +124,45 @@ void check_box_id_range_processes(const HostConfig& cfg) {
                 collide(cfg,
                         fmt::format("host process {} ({}) runs with id {}", e->d_name, name, hit));
         }
+    }
+}
+
+bool proc_hides_other_users(std::string_view mountinfo) noexcept {
+    while (!mountinfo.empty()) {
+        const auto nl = mountinfo.find('\n');
+        const std::string_view line = mountinfo.substr(0, nl);
+        mountinfo = nl == std::string_view::npos ? std::string_view() : mountinfo.substr(nl + 1);
+        // "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS"
+        std::size_t at = 0;
+        std::string_view fields[5];
+        for (auto& f : fields) {
+            const auto end = line.find(' ', at);
+            f = line.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+            at = end == std::string_view::npos ? line.size() : end + 1;
+        }
+        const auto dash = line.find(" - ");
+        if (fields[4] != "/proc" || dash == std::string_view::npos) continue;
+        const std::string_view rest = line.substr(dash + 3);
+        if (!rest.starts_with("proc ")) continue;
+        const auto opts = rest.find(' ', 5);
+        const std::string_view super =
+            opts == std::string_view::npos ? std::string_view() : rest.substr(opts + 1);
+        const auto hp = super.find("hidepid=");
+        if (hp == std::string_view::npos) return false;
+        std::string_view value = super.substr(hp + 8);
+        value = value.substr(0, value.find(','));
+        return value != "0" && value != "off";
+    }
+    return false;
+}
+
+bool host_proc_hides_other_users() noexcept {
+    try {
+        std::ifstream in("/proc/self/mountinfo");
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        return proc_hides_other_users(text);
+    } catch (...) {
+        return false;
     }
 }
 

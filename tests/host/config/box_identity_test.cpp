@@ -35,6 +35,25 @@ std::string refusal_of(void (*check)(const HostConfig&), const HostConfig& cfg) 
 }
 
 // 65534 is `nobody` in passwd.
+// Whether the host's /proc hides other users' processes (a box's arguments among them), read off
+// mountinfo's /proc line: its super options' hidepid (docs/design.md §15.3).
+TEST(HostProc, HidepidIsReadOffTheProcMount) {
+    const std::string before = "22 1 0:5 / /dev rw,nosuid - devtmpfs udev rw,size=10m\n";
+    auto proc = [&](const std::string& super) {
+        return before + "23 1 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:13 - proc proc " +
+               super + "\n24 23 0:22 / /proc/sys/fs/binfmt_misc rw - autofs systemd-1 rw\n";
+    };
+    EXPECT_FALSE(proc_hides_other_users(proc("rw")));
+    EXPECT_FALSE(proc_hides_other_users(proc("rw,hidepid=0")));
+    EXPECT_FALSE(proc_hides_other_users(proc("rw,hidepid=off")));
+    EXPECT_TRUE(proc_hides_other_users(proc("rw,hidepid=2")));
+    EXPECT_TRUE(proc_hides_other_users(proc("rw,hidepid=invisible,gid=4")));
+    EXPECT_TRUE(proc_hides_other_users(proc("rw,gid=4,hidepid=noaccess")));
+    EXPECT_FALSE(proc_hides_other_users(before)) << "no /proc mount at all";
+    // A /proc that is not procfs (a bind of something else) hides nothing.
+    EXPECT_FALSE(proc_hides_other_users("23 1 0:21 / /proc rw - tmpfs none rw,hidepid=2\n"));
+}
+
 TEST(BoxIdRange, TheAccountsHalfNamesAPasswdEntry) {
     EXPECT_THAT(refusal_of(check_box_id_range_accounts, range(65534, 65534)),
                 HasSubstr("run.boxIdRange 65534-65534: host user '"));
