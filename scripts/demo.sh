@@ -9,9 +9,9 @@
 # workspace, which radiald mounts at /work.
 set -euo pipefail
 
-case "${1-}" in
-    "") ;;
-    -h | --help)
+case "$#:${1-}" in
+    0:) ;;
+    1:-h | 1:--help)
         sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;

@@ -16,9 +16,9 @@
 # RADIAL_SKIP_ASAN=1 skips the sanitizer stage, for local iteration only; CI always runs it.
 set -euo pipefail
 
-case "${1-}" in
-    "") ;;
-    -h | --help)
+case "$#:${1-}" in
+    0:) ;;
+    1:-h | 1:--help)
         sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
         exit 0
         ;;

@@ -42,19 +42,19 @@ std::vector<std::string> installed_runtimes(const std::vector<std::string>& dirs
 
 namespace {
 
-// [redact] values are secrets written into the file itself: a file others may read gives them
+// [redact] values are secrets written into the file itself: a file every user may read gives them
 // away before any turn runs (docs/design.md §10.1). Said, not refused: the operator may have
 // reasons (a group of operators), and the packaged file holds none.
 void warn_of_readable_secrets(const config::HostConfig& cfg) {
     if (cfg.redact.values.empty() || cfg.file.empty()) return;
     struct stat st {};
-    if (::stat(cfg.file.c_str(), &st) != 0 || (st.st_mode & (S_IRGRP | S_IROTH)) == 0) return;
+    // Its group may be operators the owner trusts (640); every user is nobody's choice.
+    if (::stat(cfg.file.c_str(), &st) != 0 || (st.st_mode & S_IROTH) == 0) return;
     log::warn("config",
-              "'{}' holds redact.values and is readable by {} (mode {:o}): anyone who can read it "
-              "has those secrets; chmod 600 it (or 640 for a group of operators you trust), or "
-              "name them with redact.envNames instead",
-              cfg.file, (st.st_mode & S_IROTH) != 0 ? "every user" : "its group",
-              st.st_mode & 07777);
+              "'{}' holds redact.values and is readable by every user (mode {:o}): anyone who can "
+              "read it has those secrets; chmod 600 it (or 640 for a group of operators you "
+              "trust), or name them with redact.envNames instead",
+              cfg.file, st.st_mode & 07777);
 }
 
 } // namespace

@@ -235,9 +235,9 @@ int run_reconcile_command(const DaemonOptions& o) {
         log::install_log_redaction();
         // The same startup as `radiald run`: a config the daemon would refuse is not one to
         // reconcile for either. The hand-over recovery comes after the pass.
-        auto instance =
-            Instance::open(load_settled_config(o),
-                           {"radiald reconcile", daemon::StateDirLock::Mode::exclusive, false});
+        auto instance = Instance::open(
+            load_settled_config(o),
+            {"radiald reconcile", daemon::StateDirLock::Mode::exclusive, false, false});
         const auto& cfg = instance->cfg();
         daemon::Spool spool(cfg.state_dir);
         auto r = daemon::reconcile(cfg, instance->runtime(), instance->journal(), spool);

@@ -44,7 +44,7 @@ std::pair<std::unique_ptr<journal::Journal>, std::exception_ptr> open_journal_un
 } // namespace
 
 std::unique_ptr<Instance> Instance::open(config::HostConfig cfg, const InstanceUse& use) {
-    check_socket_paths_fit(cfg);
+    if (use.runs_turns) check_socket_paths_fit(cfg);
     // The accounts half here: NSS must not load its modules beside the plugins' loading.
     config::check_box_id_range_accounts(cfg);
     auto range_checked = std::async(kBeside, range_refusal, std::cref(cfg));

@@ -30,6 +30,9 @@ struct InstanceUse {
     // Hand back the workspaces a killed radiald of this state directory left with a box user
     // while opening; `reconcile` does it after its pass instead, once no orphan writes any more.
     bool recover_handovers = true;
+    // Runs turns, whose sockets must fit under the state directory (check_socket_paths_fit);
+    // `reconcile` binds none, and must work on any state directory a radiald left.
+    bool runs_turns = true;
 };
 
 class Instance {

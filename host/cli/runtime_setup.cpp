@@ -308,17 +308,18 @@ std::string journal_path(const config::HostConfig& cfg) {
 }
 
 void check_socket_paths_fit(const config::HostConfig& cfg) {
-    // turn::new_turn_id() and session ids: "20261206t164431-" and 12 hex digits.
+    // turn::new_turn_id(): "20261206t164431-" and 12 hex digits.
     constexpr std::size_t kGeneratedIdBytes = 28;
-    // The longest: a session's egress socket, <stateDir>/sessions/<id>.run/egress.sock (a turn's,
-    // <stateDir>/turns/<id>/…, and a pool box's are shorter).
-    const std::size_t longest = cfg.state_dir.size() + std::string_view("/sessions/").size() +
-                                kGeneratedIdBytes + std::string_view(".run/egress.sock").size();
+    // What every turn over the unix transport binds: <stateDir>/turns/<id>/turn.sock (a turn with
+    // egress binds egress.sock beside it, a session's turn under sessions/<id>.run/: those fail
+    // at their own bind, naming the path).
+    const std::size_t longest = cfg.state_dir.size() + std::string_view("/turns/").size() +
+                                kGeneratedIdBytes + std::string_view("/turn.sock").size();
     if (longest <= socket::kMaxUnixPathBytes) return;
     throw StartupError(fmt::format(
-        "{}run.stateDir: '{}' is {} bytes, so the unix sockets radiald binds under it for a box "
-        "(<stateDir>/sessions/<id>.run/egress.sock, for a generated id) would be {} bytes, over "
-        "the limit of {} bytes of a socket address; choose a state directory of at most {} bytes",
+        "{}run.stateDir: '{}' is {} bytes, so the unix socket radiald binds under it for every "
+        "turn (<stateDir>/turns/<id>/turn.sock, for a generated id) would be {} bytes, over the "
+        "limit of {} bytes of a socket address; choose a state directory of at most {} bytes",
         cfg.where("run.stateDir"), cfg.state_dir, cfg.state_dir.size(), longest,
         socket::kMaxUnixPathBytes, cfg.state_dir.size() - (longest - socket::kMaxUnixPathBytes)));
 }

@@ -82,9 +82,9 @@ CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool prefligh
 // The journal file under the state directory.
 std::string journal_path(const config::HostConfig& cfg);
 
-// Throws StartupError naming run.stateDir when the unix sockets radiald binds under the state
-// directory for a box with a generated id would not fit a socket address (107 bytes): every turn
-// would fail at its socket, while `run` and `config check` said nothing.
+// Throws StartupError naming run.stateDir when the unix socket radiald binds under the state
+// directory for every turn with a generated id would not fit a socket address (107 bytes): every
+// turn would fail at its socket, while `run` and `config check` said nothing.
 void check_socket_paths_fit(const config::HostConfig& cfg);
 
 } // namespace radial::cli

@@ -128,6 +128,8 @@ void check_box_id_range_processes(const HostConfig& cfg) {
 }
 
 bool proc_hides_other_users(std::string_view mountinfo) noexcept {
+    // The last procfs mounted at /proc is the one in effect (mounts stack).
+    bool hides = false;
     while (!mountinfo.empty()) {
         const auto nl = mountinfo.find('\n');
         const std::string_view line = mountinfo.substr(0, nl);
@@ -148,12 +150,12 @@ bool proc_hides_other_users(std::string_view mountinfo) noexcept {
         const std::string_view super =
             opts == std::string_view::npos ? std::string_view() : rest.substr(opts + 1);
         const auto hp = super.find("hidepid=");
-        if (hp == std::string_view::npos) return false;
-        std::string_view value = super.substr(hp + 8);
+        std::string_view value =
+            hp == std::string_view::npos ? std::string_view("0") : super.substr(hp + 8);
         value = value.substr(0, value.find(','));
-        return value != "0" && value != "off";
+        hides = value != "0" && value != "off";
     }
-    return false;
+    return hides;
 }
 
 bool host_proc_hides_other_users() noexcept {

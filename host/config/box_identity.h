@@ -47,10 +47,10 @@ void check_box_id_range_accounts(const HostConfig& cfg);
 // The host's processes half: every process's status in /proc, nothing else. Safe on any thread.
 void check_box_id_range_processes(const HostConfig& cfg);
 
-// Whether a /proc mount in `mountinfo` (the text of /proc/self/mountinfo) at /proc hides other
-// users' processes (hidepid=1, 2, noaccess, invisible, ptraceable). Without it every local user
-// reads every process's arguments, a box's among them, and a box can publish there whatever it
-// holds (docs/design.md §15.3). Never throws.
+// Whether the procfs mounted last at /proc in `mountinfo` (the text of /proc/self/mountinfo), the
+// one in effect, hides other users' processes (hidepid=1, 2, noaccess, invisible, ptraceable).
+// Without it every local user reads every process's arguments, a box's among them, and a box can
+// publish there whatever it holds (docs/design.md §15.3). Never throws.
 bool proc_hides_other_users(std::string_view mountinfo) noexcept;
 
 // proc_hides_other_users of this process's /proc/self/mountinfo; false when it cannot be read.

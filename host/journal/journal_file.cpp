@@ -230,7 +230,11 @@ void migrate(SqliteDb& db, bool fresh) {
 static_assert(kBusyTimeoutMs == 5000, "the SQLITE_BUSY fix below says 5 s");
 
 std::string_view fix_for_sqlite(int primary_code, int system_errno) noexcept {
-    switch (system_errno) {
+    // SQLite keeps the last errno of its I/O layer until the next I/O failure: it says why only
+    // for an I/O, open or full failure, never for a later busy, constraint or damage.
+    const bool io = primary_code == SQLITE_IOERR || primary_code == SQLITE_CANTOPEN ||
+                    primary_code == SQLITE_FULL || primary_code == SQLITE_READONLY;
+    switch (io ? system_errno : 0) {
         case ENOSPC:
         case EDQUOT:
             return "the file system is full (or the user's quota spent); free space and retry";

@@ -64,8 +64,9 @@ struct JournalRefusal {
     std::string cause_and_fix;
 };
 
-// What an operator can do about an SQLite failure, by the operating system's errno behind it when
-// that says more (ENOSPC under SQLITE_IOERR is a full disk, EROFS a read-only one), else by its
+// What an operator can do about an SQLite failure, by the operating system's errno behind an I/O,
+// open or full failure when that says more (ENOSPC under SQLITE_IOERR is a full disk, EROFS a
+// read-only one), else by its
 // primary result code (SQLITE_FULL: "the file system is full; free space and retry"). [thread-safe]
 std::string_view fix_for_sqlite(int primary_code, int system_errno = 0) noexcept;
 

@@ -493,7 +493,9 @@ std::unique_ptr<Journal> open_reporting(const std::string& path, Open&& open) {
         // An existing journal on a read-only file system fails at its side files (-wal, -shm),
         // whose errno says only that they are missing: the file system says why.
         struct statvfs fs {};
+        const int code = e.primary_code();
         const bool read_only =
+            (code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_READONLY) &&
             ::statvfs(std::filesystem::path(path).parent_path().c_str(), &fs) == 0 &&
             (fs.f_flag & ST_RDONLY) != 0;
         throw JournalError(

@@ -77,26 +77,33 @@ void SecretSet::add(std::string name, std::string value) {
                          "whole secret rather than a fragment");
 
     // A value inside a marker would be printed by every redaction of that marker; so would any
-    // form of it that is redacted too (derive_forms: trimmed, unquoted, re-quoted). Markers are
-    // built from names only, so the messages can name both secrets without showing a value.
-    const auto inside = [&](const std::string& marker, const std::string& v) {
-        for (const auto& [form, _] : derive_forms(v))
-            if (form.size() >= min_length_ && marker.find(form) != std::string::npos) return true;
-        return false;
+    // form of it that is redacted too (derive_forms: trimmed, unquoted, re-quoted, and cased: a
+    // marker holding the value upper-cased gives it away but for its case). Markers are built
+    // from names only, so the messages can name both secrets without showing a value. What it
+    // returns says how the value occurs ("" when it does not).
+    const auto inside = [&](const std::string& marker, const std::string& v) -> std::string {
+        std::string how;
+        for (const auto& [form, f] : derive_forms(v))
+            if (form.size() >= min_length_ && marker.find(form) != std::string::npos) {
+                if (f != Form::cased) return "the value";
+                how = "the value, upper- or lower-cased,";
+            }
+        return how;
     };
     const std::string own_marker = marker_for(name);
-    if (inside(own_marker, value))
-        refuse(name, "the value occurs inside its own marker '" + own_marker +
+    if (const auto how = inside(own_marker, value); !how.empty())
+        refuse(name, how + " occurs inside its own marker '" + own_marker +
                          "', so every redaction would print it; rename the secret");
     for (const auto& s : secrets_) {
         const std::string other_marker = marker_for(s.name);
-        if (inside(other_marker, value))
-            refuse(name, "the value occurs inside the marker '" + other_marker + "' of secret '" +
+        if (const auto how = inside(other_marker, value); !how.empty())
+            refuse(name, how + " occurs inside the marker '" + other_marker + "' of secret '" +
                              s.name + "', so every redaction would print it; rename '" + s.name +
                              "'");
-        if (inside(own_marker, s.value))
-            refuse(name, "the value of secret '" + s.name +
-                             "' occurs inside this secret's marker '" + own_marker +
+        if (const auto how = inside(own_marker, s.value); !how.empty())
+            refuse(name, "the value of secret '" + s.name + "'" +
+                             (how == "the value" ? std::string() : ", upper- or lower-cased,") +
+                             " occurs inside this secret's marker '" + own_marker +
                              "', so every redaction would print it; rename '" + printable(name) +
                              "'");
     }

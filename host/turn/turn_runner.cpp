@@ -19,11 +19,11 @@ namespace {
 std::string run_outcome_breach(const host::RunOutcome& out) {
     constexpr std::uint32_t kEndings = RADIAL_RUN_EXITED | RADIAL_RUN_SIGNALED |
                                        RADIAL_RUN_TIMED_OUT | RADIAL_RUN_KILLED |
-                                       RADIAL_RUN_OUTPUT_ABORTED;
+                                       RADIAL_RUN_OOM_KILLED | RADIAL_RUN_OUTPUT_ABORTED;
     if ((out.flags & kEndings) == 0)
         return fmt::format(
-            "says neither an exit, a signal, a timeout, a kill nor an aborted "
-            "output (flags {:#x})",
+            "says neither an exit, a signal, a timeout, a kill, the memory bound "
+            "nor an aborted output (flags {:#x})",
             out.flags);
     if ((out.flags & RADIAL_RUN_SIGNALED) && (out.term_signal < 1 || out.term_signal > 64))
         return fmt::format("says the box was ended by signal {}, which is no signal",

@@ -23,5 +23,14 @@ for script in scripts/demo.sh scripts/test.sh .ci/run; do
     rc=$?
     [[ ${rc} -eq 2 ]] || fail "${script} --bogus: exit ${rc}, not 2: ${out}"
     [[ "${out}" == *"unknown argument '--bogus'"* ]] || fail "${script} --bogus: ${out}"
+    # An empty first argument is an argument too, and so is --help with more after it.
+    for args in '"" --bogus' '--help --bogus'; do
+        eval "set -- ${args}"
+        out="$(timeout 20 "${repo}/${script}" "$@" 2>&1)"
+        rc=$?
+        [[ ${rc} -eq 2 ]] || fail "${script} ${args}: exit ${rc}, not 2: ${out}"
+        [[ "${out}" != *"setup:"* && "${out}" != *"test: ["* && "${out}" != *"demo: ["* ]] ||
+            fail "${script} ${args}: started its work: ${out}"
+    done
 done
 exit "${failed}"

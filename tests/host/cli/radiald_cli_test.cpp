@@ -124,15 +124,16 @@ TEST(RadialdCli, TurnExitCodeIsTheWorkloads) {
 
 // A run result the ABI does not allow — no ending at all, a "signal" that is none — is recorded as
 // the runtime's error naming the plugin, never as an ending radiald made up (a bare `failed`,
-// "signal 0" with exit status 128); a timeout, a kill and an aborted output alone are endings.
+// "signal 0" with exit status 128); a timeout, a kill, the memory bound and an aborted output
+// alone are endings.
 TEST(RadialdCli, ARunResultThatSaysNoEndingIsThePluginsErrorNotAFailure) {
     PluginSetup s{{"fake_good", "fake"}};
     for (const auto& [flags, signal, says] :
          std::vector<std::tuple<std::string, std::string, std::string>>{
              {"0", "0",
-              "says neither an exit, a signal, a timeout, a kill nor an aborted output "
-              "(flags 0x0)"},
-             {"0x10", "0", "(flags 0x10)"},
+              "says neither an exit, a signal, a timeout, a kill, the memory bound nor an "
+              "aborted output (flags 0x0)"},
+             {"0x80", "0", "(flags 0x80)"},
              {"0x2", "0", "ended by signal 0, which is no signal"},
              {"0x3", "65", "ended by signal 65, which is no signal"}}) {
         const std::string record = s.dir / ("record-" + flags + "-" + signal + ".json");
@@ -151,6 +152,15 @@ TEST(RadialdCli, ARunResultThatSaysNoEndingIsThePluginsErrorNotAFailure) {
     auto timed_out = s.turn("fake", {"result", "0x4", "0", "0"});
     EXPECT_EQ(timed_out.exit_code, 124) << timed_out.err;
     EXPECT_EQ(s.turn("fake", {"result", "0x2", "0", "9"}).exit_code, 137);
+    // The memory bound alone is an ending (the ABI's OOM_KILLED: "the memory bound ended it").
+    const std::string oom = s.dir / "record-oom.json";
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml",
+                                "--runtime", "fake", "--image", "img", "--record-file", oom, "--",
+                                "result", "0x10", "0", "0"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    const auto oom_rec = nlohmann::json::parse(test::read_file(oom));
+    EXPECT_EQ(oom_rec.at("status"), "failed") << oom_rec;
+    EXPECT_EQ(oom_rec.value("reason", ""), "out of memory") << oom_rec;
 }
 
 // `turn --runtime fake` with a [run.docker] table: the refusal names the flag that chose the

@@ -52,6 +52,9 @@ TEST(HostProc, HidepidIsReadOffTheProcMount) {
     EXPECT_FALSE(proc_hides_other_users(before)) << "no /proc mount at all";
     // A /proc that is not procfs (a bind of something else) hides nothing.
     EXPECT_FALSE(proc_hides_other_users("23 1 0:21 / /proc rw - tmpfs none rw,hidepid=2\n"));
+    // Mounts stack: the last procfs at /proc is the one in effect, either way round.
+    EXPECT_TRUE(proc_hides_other_users(proc("rw") + proc("rw,hidepid=invisible")));
+    EXPECT_FALSE(proc_hides_other_users(proc("rw,hidepid=invisible") + proc("rw")));
 }
 
 TEST(BoxIdRange, TheAccountsHalfNamesAPasswdEntry) {

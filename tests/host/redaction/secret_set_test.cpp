@@ -81,6 +81,16 @@ TEST(SecretSet, RefusesAValueThatItsOwnMarkerWouldPrint) {
               "'[REDACTED:MY_PASSWORD]', so every redaction would print it; rename the secret");
 }
 
+// A marker holding the value upper-cased gives it away but for its case (names are upper case by
+// habit): refused, saying so rather than that the value itself occurs.
+TEST(SecretSet, RefusesAValueAMarkerWouldPrintUpperCased) {
+    SecretSet set{{"DB_PASSWORD", "Zq8-wX41-pL0k"}};
+    EXPECT_EQ(refusal([&] { set.add("redact.values.0", "password"); }),
+              "registering secret 'redact.values.0': the value, upper- or lower-cased, occurs "
+              "inside the marker '[REDACTED:DB_PASSWORD]' of secret 'DB_PASSWORD', so every "
+              "redaction would print it; rename 'DB_PASSWORD'");
+}
+
 TEST(SecretSet, RefusesAValueThatAnotherSecretsMarkerWouldPrint) {
     SecretSet set{{"GH_TOKEN", "ghp_FAKE0123456789abcdef"}};
     EXPECT_THAT(refusal([&] { set.add("OTHER", "GH_TOKEN]"); }),
