@@ -75,10 +75,8 @@ TEST(ConfigCheck, RefusesWhatRunOrEveryTurnWouldRefuse) {
 
     const std::string deep =
         s.dir.path() + "/" + std::string(80 - s.dir.path().size(), 'd') + "/state";
-    s.dir.write("radiald.toml",
-                "[run]\ncontainerRuntime = \"fake\"\npluginDir = \"plugins\"\n"
-                "stateDir = \"" +
-                    deep + "\"\n");
+    s.state = deep;
+    s.write_config();
     r = s.check();
     EXPECT_NE(r.exit_code, 0) << r.out;
     EXPECT_THAT(r.err, HasSubstr("run.stateDir: '" + deep + "' is 87 bytes"));
@@ -87,10 +85,8 @@ TEST(ConfigCheck, RefusesWhatRunOrEveryTurnWouldRefuse) {
     const std::string fits =
         s.dir.path() + "/" + std::string(55 - s.dir.path().size(), 'f') + "/state"; // 62 bytes
     ASSERT_EQ(fits.size(), 62u);
-    s.dir.write("radiald.toml",
-                "[run]\ncontainerRuntime = \"fake\"\npluginDir = \"plugins\"\n"
-                "stateDir = \"" +
-                    fits + "\"\n");
+    s.state = fits;
+    s.write_config();
     r = s.check();
     EXPECT_EQ(r.exit_code, 0) << r.err;
 }
