@@ -67,4 +67,22 @@ expect_completion "FILES" radiald run --config ""
 expect_completion "FILES" radiald submit ""
 expect_completion "--json" radiald status --j
 expect_completion "--image" radiald turn --im
+# Each command's own options, completed after that command (not only named somewhere in the
+# file): `check --mode` was in --help and completed only after `turn`.
+for c in $commands; do
+    [[ -z "$(subcommands "$c")" ]] || continue # those with subcommands: below
+    offered=" $(complete_line radiald "$c" --) "
+    for o in $(long_options "$c"); do
+        [[ "$offered" == *" $o "* ]] || fail "the bash completion does not offer '$o' after '$c'"
+    done
+done
+for c in $commands; do
+    for sub in $(subcommands "$c"); do
+        offered=" $(complete_line radiald "$c" "$sub" --) "
+        for o in $(long_options "$c" "$sub"); do
+            [[ "$offered" == *" $o "* ]] ||
+                fail "the bash completion does not offer '$o' after '$c $sub'"
+        done
+    done
+done
 exit "$failed"
