@@ -89,8 +89,9 @@ CliOutput capture_cli(const std::filesystem::path& exe, const std::vector<std::s
             }
             if (drained_by == Clock::time_point::max()) drained_by = Clock::now() + kDrainAfterExit;
         }
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::min(deadline, drained_by) - Clock::now());
+        // Rounded up: a truncated 0.4 ms would end the budget before its deadline.
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(std::min(deadline, drained_by) -
+                                                                 Clock::now());
         if (left.count() <= 0) {
             if (!child.reaped()) {
                 result.timed_out = true;
