@@ -135,8 +135,8 @@ int run_config_check_command(const ConfigCheckOptions& o) {
                    config::host_proc_hides_other_users()
                        ? "hides other users' processes (hidepid)"
                        : "shows every process's arguments to every user: a box can publish what "
-                         "it holds there; mount /proc with hidepid=invisible (docs/design.md "
-                         "§15.3)");
+                         "it holds there; mount /proc with hidepid=invisible "
+                         "(docs/design.md §15.3)");
         if (t.transport == socket::Transport::unix_socket)
             fmt::print(
                 "transport       unix: {}/turns/<turnId>/turn.sock, /run/radial/turn.sock in the "
