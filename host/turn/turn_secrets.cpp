@@ -70,4 +70,37 @@ void add_other_turns_secrets(redaction::SecretSet& secrets, const std::string& s
     }
 }
 
+void refuse_secrets_at_rest(const ContainerSpec& spec, const redaction::Redactor& redactor) {
+    const auto holds = [&](const std::string& text) { return redactor.redact(text) != text; };
+    const auto refuse = [](const std::string& what) {
+        throw RequestError(fmt::format(
+            "{} holds the value of a secret, and the runtime keeps that field where any reader of "
+            "the box's configuration finds it (docs/design.md §6.3: a secret is never at rest); "
+            "pass the value as a secret variable (--secret NAME, or the turn file's \"secrets\") "
+            "and refer to $NAME inside the box, e.g. sh -c '... \"$NAME\"'",
+            what));
+    };
+    if (holds(spec.image)) refuse("the image");
+    for (std::size_t i = 0; i < spec.argv.size(); ++i)
+        if (holds(spec.argv[i]))
+            refuse(i == 0 ? std::string("the command")
+                          : fmt::format("word {} of the command (counting the command as 0)", i));
+    for (const auto& e : spec.env) {
+        if (holds(e.name))
+            refuse(fmt::format("the name of {} variable", e.secret ? "a secret" : "a plain"));
+        if (!e.secret && holds(e.value))
+            refuse(fmt::format("plain variable '{}' (--env, or the turn file's \"env\")", e.name));
+    }
+    if (holds(spec.workdir)) refuse("the workdir");
+    if (holds(spec.user)) refuse("the box user");
+    for (const auto& m : spec.mounts)
+        if (holds(m.source) || holds(m.target)) refuse("a mount's path");
+    for (const auto& t : spec.tmpfs)
+        if (holds(t.target)) refuse("a tmpfs path");
+    for (const auto& h : spec.extra_hosts)
+        if (holds(h)) refuse("an extra host");
+    for (const auto& d : spec.egress)
+        if (holds(d)) refuse("an egress destination");
+}
+
 } // namespace radial::turn

@@ -13,6 +13,7 @@
 
 #include "config/host_config.h"
 #include "redaction/secret_set.h"
+#include "redaction/stream_redactor.h"
 #include "turn/turn_request.h"
 
 namespace radial::turn {
@@ -49,5 +50,13 @@ redaction::SecretSet secrets_before_the_box(const TurnRequest& request,
 // already has, one unset here, and a value SecretSet refuses are skipped. Throws
 // TurnSetupError when the state directory's store cannot be read. [thread-safe as getenv]
 void add_other_turns_secrets(redaction::SecretSet& secrets, const std::string& state_dir);
+
+// Refuses a spec that would put a secret at rest (docs/design.md §6.3): the runtime hands every
+// field but the secret variables to something that keeps it (the engine's create body, a swarm
+// service, a session's manifest), so none of them — the image, each argv word, each plain
+// variable's name and value, the workdir, the user, the mounts, tmpfs targets, extra hosts and
+// egress destinations — may hold what `redactor` masks. Throws RequestError naming the field
+// (never the value) and the fix. [thread-safe]
+void refuse_secrets_at_rest(const ContainerSpec& spec, const redaction::Redactor& redactor);
 
 } // namespace radial::turn

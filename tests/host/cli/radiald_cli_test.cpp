@@ -327,6 +327,33 @@ TEST(RadialdCli, ATurnIdOrRecordTypeHoldingASecretIsRefused) {
     }
 }
 
+// A secret's value in a field the runtime keeps (the engine's create body, a swarm service) would
+// be at rest (docs/design.md §6.3): a plain --env beside --secret, a command word the shell
+// expanded on the host (also folded to upper case), the image. Each is refused before any box,
+// naming the field, never the value.
+TEST(RadialdCli, ASecretInAFieldTheRuntimeKeepsIsRefused) {
+    PluginSetup s{{"fake_good", "fake"}};
+    const std::string secret = "Kp3vQ9xL2mSECRET" + std::to_string(::getpid());
+    std::string upper = secret;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::vector<std::string> base = {RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml",
+                                           "--runtime",  "fake", "--secret", "MY_KEY"};
+    for (const auto& [flags, what] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"--image", "img", "--env", "COPY=x" + secret, "--", "env"}, "plain variable 'COPY'"},
+             {{"--image", "img", "--", "echo", "token=" + secret}, "word 1 of the command"},
+             {{"--image", "img", "--", "echo", "a", upper}, "word 2 of the command"},
+             {{"--image", "img:" + secret, "--", "echo"}, "the image"}}) {
+        std::vector<std::string> argv = base;
+        argv.insert(argv.end(), flags.begin(), flags.end());
+        auto r = test::run_process(argv, {{"MY_KEY", secret}});
+        expect_refusal(r, what);
+        EXPECT_THAT(r.err, HasSubstr("holds the value of a secret")) << r.err;
+        EXPECT_THAT(r.err, HasSubstr("--secret NAME")) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr(secret))) << r.err;
+        EXPECT_THAT(r.err, Not(HasSubstr(upper))) << r.err;
+    }
+}
+
 TEST(RadialdCli, SecretsReachTheRuntimeMarkedSecret) {
     PluginSetup s{{"fake_good", "fake"}};
     auto r = test::run_process(

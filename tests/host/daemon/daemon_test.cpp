@@ -276,12 +276,12 @@ TEST_F(DaemonFixture, ARefusalTheJournalDidNotTakeKeepsItsRequestAndItsReason) {
     EXPECT_EQ(d.stop(), 0);
 }
 
-// A turn whose claim the journal refused (a full disk) stays queued, and runs later from the
-// spool: its copy there is masked only once the turn is claimed, or the turn would run with
-// "[REDACTED:…]" in its argv wherever a secret's value appeared in it.
-TEST_F(DaemonFixture, ARequestIsMaskedInTheSpoolOnlyOnceItsTurnIsClaimed) {
+// A request submitted with a secret's value in its command (the daemon learns the values only at
+// the claim) is refused there, before any box: the engine would keep that command at rest
+// (docs/design.md §6.3). Its journaled request and its record are masked, and its spooled copy,
+// which held the value in clear, is gone.
+TEST_F(DaemonFixture, ARequestQuotingASecretIsRefusedAtItsClaimAndMaskedEverywhere) {
     const std::string value = "value-of-the-deploy-key-0123";
-    journal->refuse("set_state:claimed");
     SpooledRequest r;
     r.turn_id = "masked";
     r.image = "img";
@@ -295,15 +295,19 @@ TEST_F(DaemonFixture, ARequestIsMaskedInTheSpoolOnlyOnceItsTurnIsClaimed) {
         return std::nullopt;
     };
     Running d(*this, std::move(s));
-    auto claim_tried = [&] {
-        const auto calls = journal->calls();
-        return std::find(calls.begin(), calls.end(), "set_state:claimed") != calls.end();
-    };
-    ASSERT_TRUE(test::wait_until(claim_tried, 30s));
-    EXPECT_EQ(state_of("masked"), "queued");
-    const std::string spooled_text = test::read_file(Spool(cfg.state_dir).request_path("masked"));
-    EXPECT_NE(spooled_text.find(value), std::string::npos) << spooled_text;
-    EXPECT_EQ(spooled_text.find("[REDACTED"), std::string::npos) << spooled_text;
+    ASSERT_TRUE(test::wait_until([&] { return status_of("masked") == "error"; }, 30s));
+    const auto t = journal->turn("masked");
+    ASSERT_TRUE(t);
+    const std::string record = t->terminal_json.value_or("");
+    EXPECT_THAT(record, HasSubstr("word 1 of the command"));
+    EXPECT_THAT(record, HasSubstr("holds the value of a secret"));
+    EXPECT_THAT(record, Not(HasSubstr(value)));
+    EXPECT_THAT(t->entry.request_json, HasSubstr("[REDACTED:DEPLOY_KEY]"));
+    EXPECT_THAT(t->entry.request_json, Not(HasSubstr(value)));
+    EXPECT_TRUE(test::wait_until([&] { return !spooled("masked"); }, 30s));
+    const auto calls = journal->calls();
+    EXPECT_EQ(std::find(calls.begin(), calls.end(), "set_state:claimed"), calls.end())
+        << "a refused request was claimed";
     EXPECT_EQ(d.stop(), 0);
 }
 
