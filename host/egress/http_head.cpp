@@ -24,17 +24,24 @@ std::string shown_text(std::string_view text, std::size_t most) {
 }
 
 std::string shown_target(std::string_view target) {
-    std::string_view t = target.substr(0, target.find_first_of("?#"));
+    // Each cut is marked "...": the receipt's redaction leaves out, before a mark, the bytes that
+    // could begin a secret (redaction/cut_text.h), so a secret holding a '?' or '#' shows not its
+    // start either (docs/design.md §9.7).
+    const auto query = target.find_first_of("?#");
+    const std::string_view t = target.substr(0, query);
+    const std::string_view cut = query == std::string_view::npos ? "" : "...";
     const auto scheme = t.find("://");
     const std::size_t from = scheme == std::string_view::npos ? 0 : scheme + 3;
     // Without a scheme the target is an authority (CONNECT's) whole: user information may hold a
     // '/', which ends only a URL's authority.
     const std::string_view authority =
         scheme == std::string_view::npos ? t : t.substr(from, t.find('/', from) - from);
-    std::string out(t);
-    if (const auto at = authority.rfind('@'); at != std::string_view::npos)
-        out.erase(from, at + 1); // "user:password@"
-    return shown_text(out, 96);
+    // With user information nothing after the scheme is shown: where it ends is a guess (a
+    // password may hold an '@' or a '/'), and what follows a guess may be the end of a secret,
+    // which no hold-back covers.
+    if (authority.find('@') != std::string_view::npos)
+        return shown_text(std::string(t.substr(0, from)) + "...", 96);
+    return shown_text(std::string(t) + std::string(cut), 96);
 }
 
 std::string shown_why(std::string_view why, std::string_view raw) {

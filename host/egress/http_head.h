@@ -29,8 +29,9 @@ std::optional<HttpHead> parse_request_head(std::string_view head, std::string& w
 // nor an encoding makes a receipt larger than the bound. Pure; thread-safe.
 std::string shown_text(std::string_view text, std::size_t most);
 
-// A request's target as a refusal may quote it: without user information, query or fragment
-// (where URLs carry credentials and tokens), then shown_text(…, 96). Pure; thread-safe.
+// A request's target as a refusal may quote it: without its query or fragment (where URLs carry
+// credentials and tokens), and with user information, nothing after the scheme; each cut marked
+// "...", then shown_text(…, 96). Pure; thread-safe.
 std::string shown_target(std::string_view target);
 
 // Why `raw` (text of the box's a parser refused) is refused, as a refusal may quote it:

@@ -443,12 +443,20 @@ std::vector<std::pair<std::string, Form>> derive_forms(const std::string& value)
     for (const std::string& bytes : decoded_forms(v)) add(bytes, Form::decoded);
     // The value with its ASCII letters folded, as a host folds a name it reads case-insensitively
     // (the egress broker's receipts, docs/design.md §9.7) and tools print hex.
-    for (const bool upper : {false, true}) {
-        std::string folded = value;
-        for (char& c : folded)
-            c = static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(c))
-                                        : std::tolower(static_cast<unsigned char>(c)));
-        add(folded, Form::cased);
+    std::vector<std::string> as_given_and_folded = {value, value, value};
+    for (char& c : as_given_and_folded[1])
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : as_given_and_folded[2])
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    add(as_given_and_folded[1], Form::cased);
+    add(as_given_and_folded[2], Form::cased);
+    // Each of those with its bytes outside printable ASCII as '?', as the egress broker quotes
+    // what a box sent (egress/http_head.h, shown_text; docs/design.md §9.7): a value with
+    // non-ASCII letters or a tab would otherwise stand there nearly whole.
+    for (std::string& shown : as_given_and_folded) {
+        for (char& c : shown)
+            if (const auto u = static_cast<unsigned char>(c); u < 0x20 || u > 0x7e) c = '?';
+        add(shown, Form::shown);
     }
     return forms;
 }
@@ -481,7 +489,7 @@ std::vector<Pattern> derive_patterns(const SecretSet& secrets) {
             form = f;
             keep(v, s, Encoding::raw);
             // Bytes, not a text a tool re-encodes: their own encodings would be the value again.
-            if (f == Form::decoded || f == Form::cased) continue;
+            if (f == Form::decoded || f == Form::cased || f == Form::shown) continue;
             for (unsigned align = 0; align < 3; ++align) {
                 std::string inner = base64_inner(v, align);
                 keep(inner, s, Encoding::base64);

@@ -46,6 +46,8 @@ enum class Form {
               // bytes whose base64 has it inside, at each of the four offsets (raw only)
     cased,    // the value with every ASCII letter lower-cased, and upper-cased: a host name the
               // box asks the egress broker for is recorded folded (raw only)
+    shown,    // the value, and each cased form, with every byte outside printable ASCII as '?':
+              // the egress broker quotes what a box sent that way in a receipt (raw only)
 };
 
 // The shortest line of a multi-line value that is a form of its own (Form::line): 16 bytes carry

@@ -119,6 +119,26 @@ TEST(SecretPatterns, TheValueFoldedToEitherCaseIsMasked) {
     EXPECT_EQ(cased, 2u);
 }
 
+// The egress broker quotes what a box sent with each byte outside printable ASCII as '?'
+// (egress/http_head.h): a value with non-ASCII letters or a tab is masked in that form too, the
+// folded cases with it; raw only.
+TEST(SecretPatterns, TheValueAsTheBrokerQuotesItIsMasked) {
+    SecretSet set{{"UML", "p\xc3\xa4sswOrd-geheim\t99"}};
+    Redactor r(set);
+    EXPECT_EQ(r.redact("GET /p??sswOrd-geheim?99 x"), "GET /[REDACTED:UML] x");
+    EXPECT_EQ(r.redact("'p??ssword-geheim?99.test'"), "'[REDACTED:UML].test'");
+    EXPECT_EQ(r.redact("P??SSWORD-GEHEIM?99"), "[REDACTED:UML]");
+    EXPECT_EQ(r.redact("p??sswOrd-geheim?9"), "p??sswOrd-geheim?9");
+    std::size_t shown = 0;
+    for (const auto& p : derive_patterns(set)) {
+        if (p.form != Form::shown) continue;
+        ++shown;
+        EXPECT_EQ(p.encoding, Encoding::raw) << p.bytes;
+    }
+    EXPECT_EQ(shown, 3u);
+    EXPECT_EQ(derive_forms("Zq8-wX41_pL0k.9").size(), 3u) << "a printable value has no shown form";
+}
+
 TEST(SecretPatterns, RawValueComesFirst) {
     SecretSet set{{"API_KEY", "Zq8-wX41-pL0k"}};
     const auto ps = derive_patterns(set);
