@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <radial/host/session_client.hpp>
 
+#include "config/box_identity.h"
 #include "log/logger.h"
 #include "session/instance_fingerprints.h"
 #include "session/secret_scan.h"
@@ -64,6 +66,31 @@ void check_session_image_pin(const SessionRecord& session, const config::HostCon
         session.image_digest.empty() ? std::string("a digest never resolved")
                                      : session.image_digest,
         fmt::join(pins, ", "), session.id));
+}
+
+void check_session_box_ids(const SessionRecord& session, const config::HostConfig& cfg) {
+    // Root in a namespace of its own leases nothing; run.user = "uid[:gid]" is the operator's.
+    if (cfg.box_root || !config::uses_box_id_range(cfg)) return;
+    const auto colon = session.user.find(':');
+    const std::string uid = session.user.substr(0, colon);
+    const std::string gid = colon == std::string::npos ? uid : session.user.substr(colon + 1);
+    // The gid is always leased; the uid too unless the box runs as the workspace's owner.
+    std::vector<std::string> leased = {gid};
+    if (cfg.user.empty()) leased.push_back(uid);
+    for (const auto& id : leased) {
+        std::uint64_t n = 0;
+        const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+        if (ec == std::errc() && end == id.data() + id.size() && n >= cfg.box_id_first &&
+            n <= cfg.box_id_last)
+            continue;
+        throw turn::RequestError(fmt::format(
+            "session '{}' runs as {}, and id {} is outside {}run.boxIdRange ({}-{}) as the config "
+            "gives it now: only ids inside it are checked against the host's accounts and "
+            "processes; remove the session ('radiald session rm {}') and create it again, or "
+            "give run.boxIdRange back the ids it was made with",
+            session.id, session.user, id, cfg.where("run.boxIdRange"), cfg.box_id_first,
+            cfg.box_id_last, session.id));
+    }
 }
 
 void make_session_exec(ContainerSpec& spec, const SessionRecord& session,

@@ -36,6 +36,13 @@ void check_session_policy(const SessionRecord& session, const ContainerSpec& spe
 // before, which lives as long as its limits allow.
 void check_session_image_pin(const SessionRecord& session, const config::HostConfig& cfg);
 
+// Refuses a turn in a session whose leased box ids lie outside run.boxIdRange as the config gives
+// it now (the range changed since the session was made): only ids inside it were checked against
+// the host's accounts and processes (config/box_identity.h), and a host process running as an id
+// outside it could read the box's processes, its secrets among them (docs/design.md §8.7). Throws
+// turn::RequestError naming the session, its ids, the range and `session rm`.
+void check_session_box_ids(const SessionRecord& session, const config::HostConfig& cfg);
+
 // The exec of a session turn: `spec` (built from the bound request) labelled as the session's box
 // and run as its ids; what only a box's creation can apply (mounts, tmpfs, limits) is dropped, the
 // box has it already. It starts in `workdir` (the request's, checked absolute by

@@ -87,6 +87,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         if (session_) {
             session::check_session_policy(*session_, spec_, env_.cfg, env_.client.info().id);
             session::check_session_image_pin(*session_, env_.cfg);
+            session::check_session_box_ids(*session_, env_.cfg);
             session::make_session_exec(spec_, *session_, request_.workdir);
             image_digest_ = session_->image_digest;
         } else {

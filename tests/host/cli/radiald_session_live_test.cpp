@@ -96,6 +96,35 @@ TEST(SessionLive, ATurnOfASessionMadeUnderAnotherPolicyIsRefused) {
     EXPECT_EQ(t.result.out, "same\n");
 }
 
+// run.boxIdRange moved away from a session's leased ids after it was made: those ids are checked
+// against the host's accounts and processes no more, so a host process could run as them and read
+// the box's secrets. A turn of the session is refused naming the fix; with the range given back,
+// it runs again (docs/design.md §8.7).
+TEST(SessionLive, ATurnOfASessionWhoseIdsLeftTheBoxIdRangeIsRefused) {
+    test::RadialdSetup setup;
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto first = setup.turn({"--session", s.id}, {"id", "-u"});
+    ASSERT_EQ(first.result.exit_code, 0) << first.result.err;
+    const std::string user = first.record["boxUser"].get<std::string>();
+    const std::uint64_t uid = std::stoull(user.substr(0, user.find(':')));
+    const std::string made_under = test::read_file(setup.config());
+    std::string moved = made_under;
+    moved.insert(moved.find("[run]\n") + 6, "boxIdRange = \"" + std::to_string(uid + 1) + "-" +
+                                                std::to_string(uid + 100) + "\"\n");
+    std::ofstream(setup.config()) << moved;
+    auto t = setup.turn({"--session", s.id}, {"id", "-u"});
+    EXPECT_EQ(t.result.exit_code, 125) << t.result.err;
+    EXPECT_THAT(t.result.err, HasSubstr("id " + std::to_string(uid) + " is outside"));
+    EXPECT_THAT(t.result.err, HasSubstr("run.boxIdRange")) << t.result.err;
+    EXPECT_THAT(t.result.err, HasSubstr("radiald session rm " + s.id)) << t.result.err;
+    EXPECT_EQ(t.result.out, "");
+    std::ofstream(setup.config()) << made_under;
+    auto again = setup.turn({"--session", s.id}, {"id", "-u"});
+    EXPECT_EQ(again.result.exit_code, 0) << again.result.err;
+    EXPECT_EQ(again.result.out, std::to_string(uid) + "\n");
+}
+
 // run.allowedImages pins reach a session's turns, not only its create: a digest the operator
 // pins the image away from after the session was made (a withdrawn build) does not run on in its
 // box; pinned to the digest the box was made from, the session runs again.
