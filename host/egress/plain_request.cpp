@@ -16,6 +16,17 @@ std::string lower(std::string s) {
     return s;
 }
 
+// Hop-by-hop headers, and those a front end may route by instead of the Host line (a virtual
+// host, a rewritten path): the Host the broker writes is the only name the destination is given
+// (docs/design.md §9.7).
+bool dropped_header(std::string_view name) {
+    static constexpr std::string_view kDropped[] = {
+        "host",   "connection",      "keep-alive",     "proxy-connection", "proxy-authorization",
+        "te",     "upgrade",         "forwarded",      "x-forwarded-host", "x-forwarded-server",
+        "x-host", "x-original-host", "x-original-url", "x-rewrite-url",    "x-http-host-override"};
+    return std::find(std::begin(kDropped), std::end(kDropped), name) != std::end(kDropped);
+}
+
 } // namespace
 
 bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std::uint64_t& body,
@@ -92,9 +103,7 @@ bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std
                                         : dest.host;
     forward = fmt::format("{} {} {}\r\nHost: {}\r\n", h.method, path, h.version, host_header);
     for (const auto& [n, v] : h.headers)
-        if (n != "host" && n != "connection" && n != "keep-alive" && n != "proxy-connection" &&
-            n != "proxy-authorization" && n != "te" && n != "upgrade")
-            forward += n + ": " + v + "\r\n";
+        if (!dropped_header(n)) forward += n + ": " + v + "\r\n";
     forward += "Connection: close\r\n\r\n";
     return true;
 }
