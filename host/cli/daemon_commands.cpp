@@ -166,6 +166,18 @@ int run_submit_command(const DaemonOptions& o) {
                           "the daemon journals it when it claims it",
                           o.request_file, req.turn_id, e.what());
         }
+        // Queued either way; said, so that nobody waits on a turn no daemon is there to run. A
+        // lock that cannot be read says nothing: "not running" would be a guess (status, C-22).
+        try {
+            const auto holder = daemon::StateDirLock::probe(cfg.state_dir);
+            if (!holder || !holder->exclusive || !holder->command.starts_with("radiald run"))
+                log::warn("submit",
+                          "turn '{}' is queued, but no daemon serves state directory '{}' "
+                          "({}run.stateDir) now: it runs once 'radiald run' starts on it (e.g. "
+                          "'systemctl start radiald'); 'radiald status' shows the queue",
+                          req.turn_id, cfg.state_dir, cfg.where("run.stateDir"));
+        } catch (const daemon::LockError&) {
+        }
         fmt::print("{}\n", req.turn_id);
         return kExitOk;
     } catch (const std::exception& e) {

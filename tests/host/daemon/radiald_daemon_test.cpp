@@ -76,6 +76,26 @@ TEST(RadialdSubmit, PrintsTheTurnIdAndJournalsItQueued) {
     EXPECT_EQ(test::read_file(s.state_dir() + "/instance-id"), instance + "\n");
 }
 
+// Submitted with no daemon to run it, the turn is queued (it runs once one starts), and submit
+// says so, naming the state directory and the command that serves it; beside a daemon it does
+// not.
+TEST(RadialdSubmit, WithNoDaemonTheTurnIsQueuedAndSubmitSaysNothingRunsItYet) {
+    FakeSetup s;
+    auto alone = s.submit_raw(turn_file("[\"echo\", \"hi\"]", "id = \"alone-1\"\n"));
+    EXPECT_EQ(alone.exit_code, 0) << alone.err;
+    EXPECT_EQ(alone.out, "alone-1\n");
+    EXPECT_THAT(alone.err, HasSubstr("turn 'alone-1' is queued, but no daemon serves state "
+                                     "directory '" +
+                                     s.state_dir() + "'"));
+    EXPECT_THAT(alone.err, HasSubstr("'radiald run'"));
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    auto served = s.submit_raw(turn_file("[\"echo\", \"hi\"]", "id = \"served-1\"\n"));
+    EXPECT_EQ(served.exit_code, 0) << served.err;
+    EXPECT_EQ(served.out, "served-1\n");
+    EXPECT_EQ(served.err, "");
+}
+
 TEST(RadialdSubmit, AnInvalidRequestIsRefusedWithPositionAndNeverEnqueued) {
     FakeSetup s;
     auto r = s.submit_raw("image = \"img\"\nargv = [\"echo\"]\ntimeout = \"later\"\n");
