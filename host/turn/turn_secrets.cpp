@@ -82,9 +82,7 @@ void refuse_secrets_at_rest(const ContainerSpec& spec, const redaction::Redactor
     };
     if (holds(spec.image)) refuse("the image");
     for (std::size_t i = 0; i < spec.argv.size(); ++i)
-        if (holds(spec.argv[i]))
-            refuse(i == 0 ? std::string("the command")
-                          : fmt::format("word {} of the command (counting the command as 0)", i));
+        if (holds(spec.argv[i])) refuse(fmt::format("argv[{}] (a word of the command)", i));
     for (const auto& e : spec.env) {
         if (holds(e.name))
             refuse(fmt::format("the name of {} variable", e.secret ? "a secret" : "a plain"));

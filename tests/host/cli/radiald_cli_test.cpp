@@ -340,8 +340,8 @@ TEST(RadialdCli, ASecretInAFieldTheRuntimeKeepsIsRefused) {
                                            "--runtime",  "fake", "--secret", "MY_KEY"};
     for (const auto& [flags, what] : std::vector<std::pair<std::vector<std::string>, std::string>>{
              {{"--image", "img", "--env", "COPY=x" + secret, "--", "env"}, "plain variable 'COPY'"},
-             {{"--image", "img", "--", "echo", "token=" + secret}, "word 1 of the command"},
-             {{"--image", "img", "--", "echo", "a", upper}, "word 2 of the command"},
+             {{"--image", "img", "--", "echo", "token=" + secret}, "argv[1]"},
+             {{"--image", "img", "--", "echo", "a", upper}, "argv[2]"},
              {{"--image", "img:" + secret, "--", "echo"}, "the image"}}) {
         std::vector<std::string> argv = base;
         argv.insert(argv.end(), flags.begin(), flags.end());

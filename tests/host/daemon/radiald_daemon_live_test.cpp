@@ -163,8 +163,7 @@ TEST(RadialdDaemonLive, ASecretQuotedByASubmittedRequestIsRefusedAtItsClaimAndMa
     ASSERT_TRUE(records.is_object());
     EXPECT_EQ(records["terminal"]["status"], "error") << records;
     EXPECT_THAT(records["terminal"].value("error", ""),
-                HasSubstr("word 2 of the command (counting the command as 0) holds the value of a "
-                          "secret"));
+                HasSubstr("argv[2] (a word of the command) holds the value of a secret"));
     EXPECT_EQ(records.dump().find(secret), std::string::npos) << records.dump();
     auto turns =
         test::run_process({RADIALD_PATH, "turns", "--config", l.setup.config(), "--json"}, {}, 30s);
