@@ -3,8 +3,12 @@
 #include "cli/policy_command.h"
 
 #include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -14,8 +18,10 @@
 #include "cli/runtime_setup.h"
 #include "config/host_config.h"
 #include "egress/operator_policy.h"
+#include "fs/durable_file.h"
 #include "journal/journal_sqlite.h"
 #include "log/logger.h"
+#include "turn/terminal_record.h"
 
 namespace radial::cli {
 namespace {
@@ -59,11 +65,36 @@ int policy_error(const std::exception& e) noexcept {
     return kExitUsage;
 }
 
+// The policy log's line for a change: when, by whom (the real uid and its name, and the user
+// sudo says ran it), which command, its rules and the turn it was limited to.
+std::string policy_event(const PolicyOptions& o, std::string_view command,
+                         const std::vector<egress::AllowRule>& rules) {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    nlohmann::ordered_json j;
+    j["at"] = turn::format_timestamp_ms(now);
+    const uid_t uid = ::getuid();
+    j["uid"] = uid;
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* found = nullptr;
+    if (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr)
+        j["user"] = found->pw_name;
+    if (const char* sudo = std::getenv("SUDO_USER"); sudo != nullptr) j["sudoUser"] = sudo;
+    j["change"] = command;
+    auto texts = nlohmann::ordered_json::array();
+    for (const auto& r : rules) texts.push_back(r.text());
+    j["rules"] = texts;
+    j["turn"] = o.turn_id.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.turn_id);
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // Changes the policy file under its lock: `change` gets the policy and the running turns, and
 // returns an exit status; the file is written only when it returns 0. Changes kept for turns
 // that are no longer running are dropped on the way.
 template <typename Change>
-int change_policy(const PolicyOptions& o, Change change) {
+int change_policy(const PolicyOptions& o, std::string_view command, Change change) {
     try {
         const auto cfg = load_config(o.config_file);
         const auto rules = parse_rules(o.rules);
@@ -89,6 +120,16 @@ int change_policy(const PolicyOptions& o, Change change) {
         }
         if (const int status = change(cfg, policy, rules); status != kExitOk) return status;
         egress::write_operator_policy(path, policy);
+        // Who changed what, after the change took (docs/design.md §9.7): the file is rewritten,
+        // this log only appended to.
+        const std::string events = egress::operator_policy_events_path(cfg.state_dir);
+        try {
+            fs_util::append_line(events, policy_event(o, command, rules) + "\n");
+        } catch (const std::exception& e) {
+            log::error("policy", "the change is made, but its line in the policy's log is not: {}",
+                       e.what());
+            return kExitFailed;
+        }
         return kExitOk;
     } catch (const std::exception& e) {
         return policy_error(e);
@@ -152,50 +193,54 @@ int run_policy_ls(const PolicyOptions& o) {
 }
 
 int run_policy_allow(const PolicyOptions& o) {
-    return change_policy(o, [&](const config::HostConfig& cfg, egress::OperatorPolicy& policy,
-                                const std::vector<egress::AllowRule>& rules) {
-        for (const auto& r : rules) {
-            if (o.turn_id.empty()) {
-                if (!has(policy.deny, r)) {
-                    log::error("policy",
-                               "{} is not denied to every turn ('radiald policy ls' lists what "
-                               "is); the ceiling itself is [run.egress] allow in the config",
-                               r.text());
+    return change_policy(
+        o, "allow",
+        [&](const config::HostConfig& cfg, egress::OperatorPolicy& policy,
+            const std::vector<egress::AllowRule>& rules) {
+            for (const auto& r : rules) {
+                if (o.turn_id.empty()) {
+                    if (!has(policy.deny, r)) {
+                        log::error("policy",
+                                   "{} is not denied to every turn ('radiald policy ls' lists what "
+                                   "is); the ceiling itself is [run.egress] allow in the config",
+                                   r.text());
+                        return kExitFailed;
+                    }
+                    remove(policy.deny, r);
+                    continue;
+                }
+                try {
+                    egress::narrow(cfg.egress, {r.text()}); // the ceiling still bounds a turn
+                } catch (const egress::PolicyError& e) {
+                    log::error("policy", "{}", e.what());
                     return kExitFailed;
                 }
-                remove(policy.deny, r);
-                continue;
+                auto& t = policy.turns[o.turn_id];
+                remove(t.deny, r);
+                if (!has(t.allow, r)) t.allow.push_back(r);
+                for (const auto& d : policy.deny)
+                    if (egress::covers(d, r))
+                        log::warn("policy",
+                                  "{} is added to turn {}, but denied to every turn by {} until "
+                                  "'radiald policy allow {}'",
+                                  r.text(), o.turn_id, d.text(), d.text());
             }
-            try {
-                egress::narrow(cfg.egress, {r.text()}); // the ceiling still bounds a turn
-            } catch (const egress::PolicyError& e) {
-                log::error("policy", "{}", e.what());
-                return kExitFailed;
-            }
-            auto& t = policy.turns[o.turn_id];
-            remove(t.deny, r);
-            if (!has(t.allow, r)) t.allow.push_back(r);
-            for (const auto& d : policy.deny)
-                if (egress::covers(d, r))
-                    log::warn("policy",
-                              "{} is added to turn {}, but denied to every turn by {} until "
-                              "'radiald policy allow {}'",
-                              r.text(), o.turn_id, d.text(), d.text());
-        }
-        return kExitOk;
-    });
+            return kExitOk;
+        });
 }
 
 int run_policy_deny(const PolicyOptions& o) {
-    return change_policy(o, [&](const config::HostConfig&, egress::OperatorPolicy& policy,
-                                const std::vector<egress::AllowRule>& rules) {
-        for (const auto& r : rules) {
-            auto& deny = o.turn_id.empty() ? policy.deny : policy.turns[o.turn_id].deny;
-            if (!has(deny, r)) deny.push_back(r);
-            if (!o.turn_id.empty()) remove(policy.turns[o.turn_id].allow, r);
-        }
-        return kExitOk;
-    });
+    return change_policy(o, "deny",
+                         [&](const config::HostConfig&, egress::OperatorPolicy& policy,
+                             const std::vector<egress::AllowRule>& rules) {
+                             for (const auto& r : rules) {
+                                 auto& deny =
+                                     o.turn_id.empty() ? policy.deny : policy.turns[o.turn_id].deny;
+                                 if (!has(deny, r)) deny.push_back(r);
+                                 if (!o.turn_id.empty()) remove(policy.turns[o.turn_id].allow, r);
+                             }
+                             return kExitOk;
+                         });
 }
 
 } // namespace radial::cli

@@ -64,6 +64,10 @@ std::string operator_policy_path(const std::string& state_dir) {
     return state_dir + "/egress-policy.json";
 }
 
+std::string operator_policy_events_path(const std::string& state_dir) {
+    return state_dir + "/egress-policy-events.jsonl";
+}
+
 OperatorPolicy read_operator_policy(const std::string& path) {
     OperatorPolicy p;
     std::ifstream in(path);

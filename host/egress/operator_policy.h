@@ -34,6 +34,10 @@ struct TurnEgressRules {
 // `<state_dir>/egress-policy.json`.
 std::string operator_policy_path(const std::string& state_dir);
 
+// `<state_dir>/egress-policy-events.jsonl`: one line per change `radiald policy` made (when, who,
+// allow or deny, the rules, the turn), appended, never rewritten (docs/design.md §9.7).
+std::string operator_policy_events_path(const std::string& state_dir);
+
 // The policy at `path`; empty when there is no file. Throws PolicyError naming the file when it
 // cannot be read or is not what write_operator_policy writes.
 OperatorPolicy read_operator_policy(const std::string& path);

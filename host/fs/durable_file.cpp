@@ -4,6 +4,7 @@
 #include <radial/internal/unique_fd.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <string>
@@ -34,6 +35,19 @@ bool move_no_replace(const fs::path& from, const fs::path& to) {
 }
 
 } // namespace
+
+void append_line(const fs::path& path, std::string_view line) {
+    internal::UniqueFd fd(
+        ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd) fail(errno, "opening '" + path.string() + "'");
+    const ssize_t n = ::write(fd.get(), line.data(), line.size());
+    if (n < 0) fail(errno, "appending to '" + path.string() + "'");
+    if (static_cast<std::size_t>(n) != line.size())
+        throw FsError("appending to '" + path.string() +
+                      "': the file system took only part of "
+                      "the line (full?)");
+    if (::fsync(fd.get()) != 0) fail(errno, "syncing '" + path.string() + "'");
+}
 
 void fsync_directory(const fs::path& dir) {
     internal::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -28,6 +28,12 @@ bool publish_file(const std::filesystem::path& temp_dir, const std::filesystem::
 void replace_file(const std::filesystem::path& temp_dir, const std::filesystem::path& dest,
                   std::string_view content, mode_t mode);
 
+// Appends `line` (one line, ending in '\n') to the file at `path` (created mode 0600; a link there
+// is refused) in one write(2) with O_APPEND, so that concurrent writers never interleave a line,
+// and fsyncs it before returning: an append-only log of events (docs/design.md §13.12, §9.7).
+// Throws FsError naming the path. [thread-safe]
+void append_line(const std::filesystem::path& path, std::string_view line);
+
 // fsync(2) of a directory, so that entries created or renamed in it survive a crash. Throws
 // FsError naming the directory. [thread-safe]
 void fsync_directory(const std::filesystem::path& dir);

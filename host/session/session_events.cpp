@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "fs/durable_file.h"
 #include "log/logger.h"
 #include "session/session_record.h"
 #include "turn/terminal_record.h"
@@ -38,14 +39,7 @@ void journal_session_event(const std::string& state_dir, const std::string& sess
         const std::string text =
             line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
         ::mkdir(sessions_dir(state_dir).c_str(), 0700);
-        internal::UniqueFd fd(
-            ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-        // One write(2) of one line with O_APPEND: concurrent writers never interleave a line.
-        if (!fd ||
-            ::write(fd.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()) ||
-            ::fsync(fd.get()) != 0)
-            log::warn("session", "session {}: journaling '{}' in '{}': {}", session_id, event, path,
-                      std::strerror(errno));
+        fs_util::append_line(path, text);
     } catch (const std::exception& e) {
         log::warn("session", "session {}: journaling '{}' in '{}': {}", session_id, event, path,
                   e.what());

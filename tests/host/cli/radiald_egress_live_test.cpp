@@ -366,6 +366,21 @@ TEST(EgressLive, RadialdPolicyChangesWhatARunningTurnReaches) {
     late.join();
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     EXPECT_EQ(t.result.out, "hello\n");
+
+    // Each change made, and only those, has its line in the policy's log: when, who, what.
+    std::vector<nlohmann::json> events;
+    std::istringstream log(test::read_file(s.state_dir() + "/egress-policy-events.jsonl"));
+    for (std::string line; std::getline(log, line);) events.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(events.size(), 3u);
+    EXPECT_EQ(events[0]["change"], "deny");
+    EXPECT_EQ(events[0]["rules"], nlohmann::json::array({"stream.test:" + hp, "pkg.test:" + port}));
+    EXPECT_TRUE(events[0]["turn"].is_null());
+    EXPECT_EQ(events[0]["uid"], ::getuid());
+    EXPECT_EQ(events[1]["change"], "allow");
+    EXPECT_EQ(events[1]["rules"], nlohmann::json::array({"pkg.test:" + port}));
+    EXPECT_EQ(events[2]["change"], "allow");
+    EXPECT_EQ(events[2]["turn"], id);
+    for (const auto& e : events) EXPECT_TRUE(e["at"].is_string()) << e;
 }
 
 } // namespace
