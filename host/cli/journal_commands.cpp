@@ -41,7 +41,7 @@ std::unique_ptr<journal::Journal> open_existing_journal(const config::HostConfig
                    path);
         return nullptr;
     }
-    return journal::open_sqlite_journal(path);
+    return journal::open_sqlite_journal_for_reading(path);
 }
 
 namespace {

@@ -162,7 +162,7 @@ int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
         return kExitFailed;
     }
     if (journal_exists) {
-        auto journal = journal::open_sqlite_journal(path);
+        auto journal = journal::open_sqlite_journal_for_reading(path);
         queued = journal->queued();
         running = journal->in_flight();
         recent = journal->recent_turns(o.limit);

@@ -298,6 +298,29 @@ std::optional<SqliteDb> open_journal_file_unchanged(const std::string& path) {
     return db;
 }
 
+SqliteDb open_journal_file_read_only(const std::string& path) {
+    const std::string remount =
+        "the state directory's file system is read-only; remount it read-write once (any radiald "
+        "command then brings the journal up to date), and it can be read read-only after";
+    struct stat wal {};
+    if (::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0)
+        throw JournalRefusal{
+            JournalErrc::storage,
+            fmt::format("its write-ahead log ('{}-wal') holds commits not yet applied, which a "
+                        "read-only file system cannot apply; {}",
+                        std::filesystem::path(path).filename().string(), remount)};
+    check_existing_file(path);
+    SqliteDb db(path, SqliteDb::ImmutableReadOnly{});
+    sqlite3_db_config(db.get(), SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+    check_identity(db, /*fresh=*/false);
+    if (const auto version = db.query_int("PRAGMA user_version"); version != kJournalSchemaVersion)
+        throw JournalRefusal{JournalErrc::storage,
+                             fmt::format("its schema is version {}, and this radiald reads "
+                                         "version {} after migrating it; {}",
+                                         version, kJournalSchemaVersion, remount)};
+    return db;
+}
+
 namespace {
 
 SqliteDb open_journal_file_once(const std::string& path) {

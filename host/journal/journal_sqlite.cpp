@@ -482,6 +482,12 @@ private:
 
 namespace {
 
+bool on_read_only_file_system(const std::string& path) {
+    struct statvfs fs {};
+    return ::statvfs(std::filesystem::path(path).parent_path().c_str(), &fs) == 0 &&
+           (fs.f_flag & ST_RDONLY) != 0;
+}
+
 template <class Open>
 std::unique_ptr<Journal> open_reporting(const std::string& path, Open&& open) {
     const std::string operation = fmt::format("opening the journal '{}'", path);
@@ -492,12 +498,10 @@ std::unique_ptr<Journal> open_reporting(const std::string& path, Open&& open) {
     } catch (const SqliteError& e) {
         // An existing journal on a read-only file system fails at its side files (-wal, -shm),
         // whose errno says only that they are missing: the file system says why.
-        struct statvfs fs {};
         const int code = e.primary_code();
         const bool read_only =
             (code == SQLITE_CANTOPEN || code == SQLITE_IOERR || code == SQLITE_READONLY) &&
-            ::statvfs(std::filesystem::path(path).parent_path().c_str(), &fs) == 0 &&
-            (fs.f_flag & ST_RDONLY) != 0;
+            on_read_only_file_system(path);
         throw JournalError(
             JournalErrc::storage,
             fmt::format("{}: {}; {}", operation, e.what(),
@@ -519,6 +523,15 @@ std::unique_ptr<Journal> open_sqlite_journal_unchanged(const std::string& path,
         std::optional<SqliteDb> db = open_journal_file_unchanged(path);
         if (!db) return nullptr;
         return std::make_unique<SqliteJournal>(path, std::move(clock), std::move(*db));
+    });
+}
+
+std::unique_ptr<Journal> open_sqlite_journal_for_reading(const std::string& path,
+                                                         JournalClock clock) {
+    if (!on_read_only_file_system(path)) return open_sqlite_journal(path, std::move(clock));
+    return open_reporting(path, [&]() -> std::unique_ptr<Journal> {
+        return std::make_unique<SqliteJournal>(path, std::move(clock),
+                                               open_journal_file_read_only(path));
     });
 }
 

@@ -24,14 +24,35 @@ std::string message_of(sqlite3* db, int code) {
     return message;
 }
 
+// "file:<path>?immutable=1", the path's '%', '?' and '#' escaped as a URI's must be.
+std::string immutable_uri(const std::string& path) {
+    std::string uri = "file:";
+    for (const char c : path) {
+        if (c == '%' || c == '?' || c == '#') {
+            static constexpr char kHex[] = "0123456789ABCDEF";
+            uri += '%';
+            uri += kHex[static_cast<unsigned char>(c) >> 4];
+            uri += kHex[static_cast<unsigned char>(c) & 0xf];
+        } else {
+            uri += c;
+        }
+    }
+    return uri + "?immutable=1";
+}
+
 } // namespace
 
-SqliteDb::SqliteDb(const std::string& path) {
+SqliteDb::SqliteDb(const std::string& path)
+    : SqliteDb(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX |
+                         SQLITE_OPEN_EXRESCODE) {}
+
+SqliteDb::SqliteDb(const std::string& path, ImmutableReadOnly)
+    : SqliteDb(immutable_uri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX |
+                                        SQLITE_OPEN_EXRESCODE) {}
+
+SqliteDb::SqliteDb(const std::string& name, int flags) {
     sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(
-        path.c_str(), &db,
-        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE,
-        nullptr);
+    int rc = sqlite3_open_v2(name.c_str(), &db, flags, nullptr);
     // sqlite3_open_v2 hands back a handle even on failure (to carry the message); it must still
     // be closed, so it is owned before anything can throw.
     db_ = db;

@@ -40,6 +40,11 @@ public:
     // Opens `path` read-write, creating it if missing, in serialized threading mode with extended
     // result codes. Throws SqliteError (SQLITE_CANTOPEN, …).
     explicit SqliteDb(const std::string& path);
+    // Opens `path` read-only as an immutable file (SQLite's "immutable" URI parameter: no lock, no
+    // side file, no write-ahead log read), for a file on a read-only file system, which no one can
+    // change meanwhile. Throws SqliteError.
+    struct ImmutableReadOnly {};
+    SqliteDb(const std::string& path, ImmutableReadOnly);
     SqliteDb(SqliteDb&& other) noexcept;
     SqliteDb& operator=(SqliteDb&& other) noexcept;
     SqliteDb(const SqliteDb&) = delete;
@@ -66,6 +71,7 @@ public:
     [[noreturn]] void fail(int rc) const;
 
 private:
+    SqliteDb(const std::string& name, int flags);
     sqlite3* db_ = nullptr;
 };
 

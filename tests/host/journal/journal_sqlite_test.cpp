@@ -865,5 +865,43 @@ TEST(JournalFile, AFullOrReadOnlyFileSystemIsNamedAsSuch) {
     }
 }
 
+// The readers (turns, records, logs, status) open the journal for reading: on a read-only file
+// system (a backup mounted to be looked at) they read it, where the read-write open fails at its
+// side files; writing through it fails. A journal whose write-ahead log still holds commits is
+// refused there, naming the fix, rather than read without its last commits.
+TEST(JournalFile, AJournalOnAReadOnlyFileSystemIsReadForReading) {
+    test::TempDir dir("radial-jro");
+    const std::string mount = dir / "fs";
+    test::SmallDisk disk(mount, "1m");
+    if (!disk.ok()) GTEST_SKIP() << "mounting a tmpfs needs root (the live tests run as root)";
+    const std::string path = mount + "/journal.sqlite3", pending = mount + "/pending.sqlite3";
+    {
+        auto j = open_sqlite_journal(path);
+        j->add_turn({"t1", "l", "fake", "img", "result", "{}"}, TurnState::queued);
+        j->set_terminal("t1", "succeeded", R"({"turnId":"t1","status":"succeeded"})");
+        // A copy taken while the connection is open: its commits are still in its log.
+        j->add_turn({"t2", "l", "fake", "img", "result", "{}"}, TurnState::queued);
+        std::filesystem::copy_file(path, pending);
+        std::filesystem::copy_file(path + "-wal", pending + "-wal");
+    }
+    ASSERT_EQ(::mount("tmpfs", mount.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr), 0);
+    EXPECT_THROW(open_sqlite_journal(path), JournalError) << "the read-write open";
+    auto read = open_sqlite_journal_for_reading(path);
+    const auto t1 = read->turn("t1");
+    ASSERT_TRUE(t1);
+    EXPECT_EQ(t1->entry.turn_id, "t1");
+    EXPECT_TRUE(read->turn("t2"));
+    EXPECT_EQ(read->recent_turns(10).size(), 2u);
+    EXPECT_THROW(read->add_turn({"t3", "l", "fake", "img", "result", "{}"}, TurnState::queued),
+                 JournalError);
+    try {
+        open_sqlite_journal_for_reading(pending);
+        ADD_FAILURE() << "a journal with commits in its log was read without them";
+    } catch (const JournalError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("write-ahead log ('pending.sqlite3-wal')")) << e.what();
+        EXPECT_THAT(e.what(), HasSubstr("remount it read-write once")) << e.what();
+    }
+}
+
 } // namespace
 } // namespace radial::journal
