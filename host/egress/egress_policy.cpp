@@ -96,6 +96,12 @@ AllowRule parse_allow_rule(std::string_view text) {
     rule.port = static_cast<std::uint16_t>(value);
     rule.host = lower(host);
     if (rule.host.size() > 1 && rule.host.back() == '.') rule.host.pop_back();
+    const bool bracketed = !text.empty() && text.front() == '[';
+    if (bracketed != (rule.host.find(':') != std::string::npos) || (bracketed && rule.host.empty()))
+        throw PolicyError(fmt::format(
+            "'{}': only an IPv6 address is written in brackets, and it always is: [::1]:443, "
+            "pypi.org:443",
+            text));
     if (is_ip_literal(rule.host)) {
         // One spelling per address (IPv6 compressed, IPv4-mapped written as IPv4): rules are
         // compared as text, and an operator's deny written as [::0:1]:443 must meet a turn's

@@ -25,7 +25,9 @@ TEST(EgressPolicy, RulesReadHostAndPortAndRefuseWhatIsNotOne) {
     EXPECT_EQ(parse_allow_rule("[::1]:8080").text(), "[::1]:8080");
     EXPECT_EQ(parse_allow_rule("*.example.test:80").host, "*.example.test");
     for (const char* bad : {"pypi.org", "pypi.org:0", "pypi.org:65536", "pypi.org:x", "a*b.org:1",
-                            "*:443", "ex ample.org:1", ":443", "[::1:443", "*.*.org:1"})
+                            "*:443", "ex ample.org:1", ":443", "[::1:443", "*.*.org:1",
+                            // Brackets are an IPv6 address's, and only its: one spelling a rule.
+                            "[pkg.test]:8080", "[127.0.0.1]:80", "[]:80", "::1:443"})
         EXPECT_THROW(parse_allow_rule(bad), PolicyError) << bad;
 }
 
