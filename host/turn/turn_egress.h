@@ -21,7 +21,7 @@
 
 namespace radial::turn {
 
-// The journal record type of a receipt (radiald records TURN, radiald egress TURN).
+// The journal record type of a receipt, as `radiald records TURN` shows it.
 inline constexpr const char* kEgressRecordType = "radial.egress";
 // The record of a connection just opened (its receipt follows when it ends): one with no receipt
 // after it was open when radiald stopped.
