@@ -1,6 +1,15 @@
 // host/turn/handover_recovery.cpp — see handover_recovery.h.
 #include "turn/handover_recovery.h"
 
+#include <fcntl.h>
+#include <radial/internal/unique_fd.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "log/logger.h"
+
 namespace radial::turn {
 
 WorkspaceHandover::BoxMayWrite box_may_write(const host::RuntimeClient& client,
@@ -12,6 +21,39 @@ WorkspaceHandover::BoxMayWrite box_may_write(const host::RuntimeClient& client,
         if (!st.supported) return false;
         return st.state != RADIAL_BOX_GONE && st.state != RADIAL_BOX_ENDED;
     };
+}
+
+std::size_t forget_earlier_session_notes(const std::string& marker_dir,
+                                         const std::string& own_turn_id,
+                                         const std::string& session_label,
+                                         journal::Journal& journal) noexcept {
+    std::size_t removed = 0;
+    try {
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(marker_dir, ec)) {
+            const std::string turn_id = entry.path().filename().string();
+            if (turn_id == own_turn_id) continue;
+            internal::UniqueFd fd(
+                ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+            if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue; // its turn still runs
+            try {
+                const auto turn = journal.turn(turn_id);
+                if (!turn || turn->entry.label != session_label) continue;
+            } catch (const std::exception&) {
+                continue;
+            }
+            if (::unlink(entry.path().c_str()) == 0) {
+                ++removed;
+                log::info("turn",
+                          "turn {}: the hand-over note its killed radiald left is done with: "
+                          "turn {} of the same session handed the workspace back after its exec",
+                          turn_id, own_turn_id);
+            }
+        }
+    } catch (const std::exception& e) {
+        log::warn("turn", "looking for earlier hand-over notes in '{}': {}", marker_dir, e.what());
+    }
+    return removed;
 }
 
 } // namespace radial::turn

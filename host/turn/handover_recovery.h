@@ -19,4 +19,17 @@ namespace radial::turn {
 WorkspaceHandover::BoxMayWrite box_may_write(const host::RuntimeClient& client,
                                              journal::Journal& journal);
 
+// After a turn of the session whose box is labelled `session_label` has ended its exec and handed
+// the workspace back whole: removes the hand-over notes (in `marker_dir`, other than
+// `own_turn_id`'s) that earlier turns of that session left when their radiald was killed. Their
+// box is this one, and its exec is over — its radial-init ends whatever an exec leaves, and a
+// box that could not be swept is removed — so nothing writes as its ids that this hand-back did
+// not reach; kept, each note's "may still write" line came back at every start until the session
+// ended. A note still locked (its turn running) or of another box is left. Returns how many were
+// removed; never throws (a journal error keeps the note). [thread-safe as the journal]
+std::size_t forget_earlier_session_notes(const std::string& marker_dir,
+                                         const std::string& own_turn_id,
+                                         const std::string& session_label,
+                                         journal::Journal& journal) noexcept;
+
 } // namespace radial::turn

@@ -17,6 +17,7 @@
 #include "socket/socket_error.h"
 #include "turn/box_root.h"
 #include "turn/codex_auth.h"
+#include "turn/handover_recovery.h"
 #include "turn/output_tail.h"
 #include "turn/request_policy.h"
 #include "turn/state_dir_upkeep.h"
@@ -486,6 +487,11 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
         if (back.setid_cleared > 0 || !back.complete)
             ran.handback =
                 TerminalRecord::Handback{back.visited, back.setid_cleared, back.complete};
+        // An exec that ran and ended in the session's box ended what earlier execs left there:
+        // this whole hand-back covers their writes too.
+        if (session_ && back.complete && !ran.exec_never_ran && ran.status != TurnStatus::error)
+            forget_earlier_session_notes(handover_marker_dir(env_.cfg.state_dir), id,
+                                         session_->label, env_.journal);
     }
     if (auto n = run.refused_records.load())
         log::error("journal",

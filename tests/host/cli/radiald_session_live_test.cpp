@@ -432,6 +432,13 @@ TEST(SessionLive, AWorkspaceAKilledTurnLeftTheBoxUidsIsTheOwnersAfterTheNextTurn
         EXPECT_EQ(st.st_uid, 65534u) << p << " was not given back to the workspace's owner";
         EXPECT_EQ(st.st_gid, 65534u) << p;
     }
+    // The killed turn's note is done with once the next turn's exec ended and it handed the
+    // workspace back: the turns after it no longer say its box may still write.
+    EXPECT_THAT(next.result.err, HasSubstr("may still write")) << "the note was there before";
+    EXPECT_TRUE(std::filesystem::is_empty(setup.state_dir() + "/handovers")); // handover_marker_dir
+    auto third = setup.turn({"--session", s.id}, {"true"});
+    ASSERT_EQ(third.result.exit_code, 0) << third.result.err;
+    EXPECT_THAT(third.result.err, Not(HasSubstr("may still write"))) << third.result.err;
 }
 
 // A workspace that a box's uid holds at the session's create (a turn on it runs) is not taken for
