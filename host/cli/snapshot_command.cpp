@@ -142,9 +142,8 @@ int run_session_snapshot(const SessionOptions& o) {
             refused = rec->no_snapshot_because;
         if (!refused.empty()) {
             log::error("session",
-                       "session '{}' takes no snapshot: {}. Snapshot a session whose turns keep "
-                       "secrets out of the box's own file system (/tmp, $HOME and the workspace "
-                       "are mounts, which no snapshot keeps)",
+                       "session '{}' takes no snapshot: {}. That holds for the session's whole "
+                       "life: take the snapshot from a new session ('radiald session create')",
                        o.id, refused);
             return kExitFailed;
         }

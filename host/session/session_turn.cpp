@@ -146,10 +146,21 @@ void abandon_session_turn(const std::string& state_dir, const std::string& sessi
 namespace {
 
 // Text the box chose (a path), fit for a log line: control bytes escaped, at most `max` bytes.
-std::string printable_path(const std::string& path, std::size_t max = 200) {
+// Cut short, it ends with "…" after a whole character; with `at_word`, after a whole word when
+// one ends in the last quarter (a reason is read, not matched).
+std::string printable_path(const std::string& path, std::size_t max = 200, bool at_word = false) {
     std::string out;
     for (unsigned char c : path) {
         if (out.size() >= max) {
+            while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80)
+                out.pop_back(); // a continuation byte: the character it ends is cut
+            if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xc0) out.pop_back();
+            if (const auto space = out.rfind(' ');
+                at_word && space != std::string::npos && space >= max - max / 4)
+                out.erase(space);
+            while (at_word && !out.empty() &&
+                   std::string_view(",;:(").find(out.back()) != std::string_view::npos)
+                out.pop_back();
             out += "…";
             break;
         }
@@ -162,9 +173,11 @@ std::string printable_path(const std::string& path, std::size_t max = 200) {
 }
 
 // Why the turn's changes bar snapshots, or "" when they do not.
+// `secret_found`: the reason is a secret found in the box, not a check that could not be done.
 std::string check_changes(const host::RuntimeClient& client, const std::string& state_dir,
                           const SessionRecord& rec, const std::string& turn_id,
-                          const redaction::Redactor& redactor, std::uint64_t since_ms) {
+                          const redaction::Redactor& redactor, std::uint64_t since_ms,
+                          bool& secret_found) {
     const auto sessions = host::SessionClient::of(client);
     if (!sessions.has_snapshots()) return {};
     const std::string& label = rec.label;
@@ -184,10 +197,12 @@ std::string check_changes(const host::RuntimeClient& client, const std::string& 
             return fmt::format("turn {}'s changes could not be checked for its secrets: {}",
                                turn_id, e.what());
     }
-    if (const auto& found = scan.finish())
+    if (const auto& found = scan.finish()) {
+        secret_found = true;
         // The path is the box's: redacted (a secret may be in the name) and cut short.
         return fmt::format("turn {} left the value of secret {} in '{}'", turn_id, found->secret,
                            printable_path(redactor.redact(found->path)));
+    }
     log::info("session", "turn {}: {} changed entries ({} bytes) hold none of its secrets", turn_id,
               scan.entries(), scan.bytes());
     return {};
@@ -216,6 +231,7 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
         if (!rec) return;
         if (rec->scan_key.empty()) rec->scan_key = new_fingerprint_key();
         std::string why;
+        bool secret_found = false;
         try {
             // The exec's end unseen, what it may still write could never be checked.
             if (!runtime_error.empty())
@@ -224,14 +240,19 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
                     "in the box cannot be checked for its secrets: {}",
                     turn_id, runtime_error);
             else
-                why = check_changes(client, state_dir, *rec, turn_id, redactor, since_ms);
+                why = check_changes(client, state_dir, *rec, turn_id, redactor, since_ms,
+                                    secret_found);
         } catch (const std::exception& e) {
             why = fmt::format("turn {}'s changes could not be checked for its secrets: {}", turn_id,
                               e.what());
         }
         if (!why.empty()) {
             // A runtime's error may quote a path of the box, which may hold this turn's secret.
-            why = printable_path(redactor.redact(why), 400);
+            why = printable_path(redactor.redact(why), 400, true);
+            if (secret_found)
+                why +=
+                    "; keep secrets out of the box's own file system (/tmp, $HOME and the "
+                    "workspace are mounts, which no snapshot keeps)";
             log::warn("session", "session {}: {}; it takes no snapshot", session_id, why);
             if (rec->no_snapshot_because.empty()) rec->no_snapshot_because = why;
         }

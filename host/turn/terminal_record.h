@@ -60,8 +60,9 @@ struct TerminalRecord {
     // was full); empty when it did. The record then waits in the turn's reserve
     // (terminal_reserve.h).
     std::string journal_error;
-    // A session's exec the runtime said never ran (RADIAL_E_REFUSED, radial/session.h): the box
-    // is as the session's last turn left it, so there is nothing to check. Not recorded.
+    // A session's exec the runtime said never ran (the box gone before it, or the exec refused:
+    // host::SessionClient::exec_never_ran): the box is as the session's last turn left it, so
+    // there is nothing to check. Not recorded.
     bool exec_never_ran = false;
     // What handing the workspace back did, when there is something to say (docs/design.md §3.9):
     // entries walked, setuid/setgid files whose bits it cleared, and whether it reached every

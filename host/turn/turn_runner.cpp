@@ -221,7 +221,7 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
     } catch (const host::RuntimeError& e) {
         rec.status = TurnStatus::error;
         rec.error = fmt::format("runtime '{}': {}", rec.runtime, e.what());
-        rec.exec_never_ran = session_ && e.code() == RADIAL_E_REFUSED;
+        rec.exec_never_ran = session_ && host::SessionClient::exec_never_ran(e.code());
     }
     join_watchdog.fn();
 

@@ -9,9 +9,10 @@ using radial::plugin::Error;
 std::string DockerEngine::exec_create(const std::string& id, std::string_view label,
                                       const nlohmann::json& body) const {
     const std::string what = "starting an exec in session box '" + std::string(label) + "'";
-    // Nothing of an exec runs before exec_start: every failure here but a box that is gone is
-    // RADIAL_E_REFUSED, which tells the host the exec never ran (radial/session.h), so the
-    // session's snapshots are not barred for a turn that left nothing in the box.
+    // Nothing of an exec runs before exec_start: every failure here is RADIAL_E_REFUSED, or
+    // RADIAL_E_NOT_FOUND for a box that is gone (removed, or ended: 409 "is not running"), both
+    // of which tell the host the exec never ran (radial/session.h), so the session's snapshots
+    // are not barred for a turn that left nothing in the box.
     engine_api::Response r;
     try {
         r = client_.request("POST", "/containers/" + id + "/exec", body.dump(), what);
@@ -36,8 +37,8 @@ std::string DockerEngine::exec_create(const std::string& id, std::string_view la
     if (r.status == 404 || r.status == 409)
         throw Error(RADIAL_E_NOT_FOUND,
                     what + ": " + message +
-                        "; the session's box is gone (its idle timeout or maximum lifetime "
-                        "passed, or it was removed): create a new session");
+                        "; nothing of the exec ran: the session's box is gone (its idle timeout "
+                        "or maximum lifetime passed, or it was removed); create a new session");
     throw Error(RADIAL_E_REFUSED, what + ": HTTP " + std::to_string(r.status) + ": " + message +
                                       "; nothing of the exec ran");
 }

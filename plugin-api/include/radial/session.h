@@ -67,9 +67,11 @@ typedef struct radial_session_ext {
      * host ports this exec may reach, as for `run`; a runtime that needs no rule for them ignores
      * them). Only those fields of `exec` are read. Blocks until the exec ended and its output is
      * delivered; `result` as `run` gives it (exit code, signal, timed out, killed).
-     * RADIAL_E_NOT_FOUND when the session's box is gone. RADIAL_E_REFUSED only when nothing of
-     * the exec ran (the box cannot take one now, e.g. paused, or the engine could not be asked to
-     * make it): the host then takes the box to be as the last exec left it. When the exec cannot
+     * RADIAL_E_NOT_FOUND when the session's box is gone (removed, or ended) before anything of
+     * the exec ran; a box that ends under a running exec is RADIAL_RUN_KILLED, not an error.
+     * RADIAL_E_REFUSED only when nothing of the exec ran (the box cannot take one now, e.g.
+     * paused, or the engine could not be asked to make it). After either the host takes the box
+     * to be as the last exec left it. When the exec cannot
      * be ended otherwise (its deadline passed and the box does not end it), the session's box is
      * destroyed. */
     int32_t (*exec)(radial_runtime* rt, const radial_spec* exec, const radial_output_sink* out,

@@ -206,6 +206,7 @@ TEST(SnapshotLive, ATurnThatLeavesASecretOrItsTokenInTheBoxBarsSnapshots) {
     auto refused = snaps.take(s.id);
     EXPECT_EQ(refused.exit_code, 1) << refused.out;
     EXPECT_THAT(refused.err, HasSubstr("secret API_KEY in '/opt/cache/deep/enc'"));
+    EXPECT_THAT(refused.err, HasSubstr("keep secrets out of the box's own file system"));
     EXPECT_THAT(refused.err, Not(HasSubstr(secret)));
     // The bar holds for good: a later clean turn does not lift it.
     auto clean = setup.turn({"--session", s.id}, {"rm", "-rf", "/opt/cache/deep"});
@@ -405,6 +406,9 @@ TEST(SnapshotLive, ATurnCutShortByAKilledRadialdBarsSnapshots) {
     auto refused = snaps.take(s.id);
     EXPECT_EQ(refused.exit_code, 1) << refused.out;
     EXPECT_THAT(refused.err, HasSubstr("ran in it when its radiald ended"));
+    // Advice about keeping secrets out of the box is for a secret found, not for this.
+    EXPECT_THAT(refused.err, Not(HasSubstr("keep secrets out")));
+    EXPECT_THAT(refused.err, HasSubstr("take the snapshot from a new session"));
     auto later = setup.turn({"--session", s.id}, {"echo", "harmless"});
     ASSERT_EQ(later.result.exit_code, 0) << later.result.err;
     auto still = snaps.take(s.id);
@@ -463,6 +467,39 @@ TEST(SnapshotLive, ATurnWhoseExecTheEngineWouldNotStartDoesNotBarSnapshots) {
     EXPECT_EQ(rec.value("manifest", nlohmann::json::array()).size(), 0u) << rec.dump();
     auto ran = setup.turn({"--session", s.id}, {"echo", "ran"});
     EXPECT_EQ(ran.result.exit_code, 0) << ran.result.err;
+    auto taken = snaps.take(s.id);
+    EXPECT_EQ(taken.exit_code, 0) << taken.err;
+    EXPECT_EQ(snaps.images().size(), 1u);
+}
+
+// A turn sent to a session whose box already ended (its idle timeout, its maximum lifetime, or the
+// engine stopping it; here `docker kill`) ran nothing: the engine refuses the exec of a box that
+// is not running. It neither bars the session's snapshots nor adds a step to its manifest, and
+// the ended box is still snapshotted.
+TEST(SnapshotLive, ATurnOfASessionWhoseBoxEndedDoesNotBarSnapshots) {
+    test::RadialdSetup setup;
+    Snapshots snaps(setup);
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    ASSERT_EQ(setup.turn({"--session", s.id}, {"touch", "/opt/cache/ended"}).result.exit_code, 0);
+    ASSERT_EQ(test::run_process({"docker", "kill", s.box()}, {}, 60s).exit_code, 0);
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            return test::run_process({"docker", "inspect", "-f", "{{.State.Running}}", s.box()}, {},
+                                     60s)
+                       .out == "false\n";
+        },
+        60s))
+        << "the killed box still runs";
+    auto late = setup.turn({"--session", s.id}, {"echo", "never"});
+    EXPECT_EQ(late.result.exit_code, 125) << late.result.err;
+    EXPECT_THAT(late.result.err, HasSubstr("nothing of the exec ran"));
+    EXPECT_THAT(late.result.out, Not(HasSubstr("never")));
+    const auto rec =
+        nlohmann::json::parse(test::read_file(setup.state_dir() + "/sessions/" + s.id + ".json"));
+    EXPECT_EQ(rec.value("noSnapshotBecause", ""), "") << rec.dump();
+    EXPECT_EQ(rec.value("uncheckedTurn", ""), "") << rec.dump();
+    EXPECT_EQ(rec.value("manifest", nlohmann::json::array()).size(), 1u) << rec.dump();
     auto taken = snaps.take(s.id);
     EXPECT_EQ(taken.exit_code, 0) << taken.err;
     EXPECT_EQ(snaps.images().size(), 1u);

@@ -108,6 +108,23 @@ TEST_F(SessionTurnTest, AnExecEndedInARuntimeErrorBarsSnapshotsForGood) {
     EXPECT_THAT(record().no_snapshot_because, HasSubstr("turn t1's exec"));
 }
 
+// A runtime's long error is cut to fit the record, after a whole word ("…"), never mid-word nor
+// mid-character; and it gives no advice about secrets, which this bar is not about.
+TEST_F(SessionTurnTest, ALongRuntimeErrorIsCutAfterAWholeWord) {
+    begin_session_turn(state, record(), "t1");
+    std::string error = "runtime 'fake': ";
+    for (int i = 0; i < 60; ++i) error += "déjà-vu word" + std::to_string(i) + " ";
+    end("t1", error);
+    const std::string why = record().no_snapshot_because;
+    ASSERT_THAT(why, ::testing::EndsWith("…"));
+    EXPECT_LE(why.size(), 400u + std::string_view("…").size());
+    const std::string kept = why.substr(0, why.size() - std::string_view("…").size());
+    // What precedes the cut is a whole word of the error: the error goes on with a space there.
+    EXPECT_NE(error.find(kept.substr(kept.rfind("runtime 'fake': ")) + " "), std::string::npos)
+        << why;
+    EXPECT_THAT(why, ::testing::Not(HasSubstr("keep secrets out")));
+}
+
 // The manifest outlives the turn (the record, a snapshot's record, `session snapshots --json`):
 // what the turn quoted of its secrets is redacted there, as in the journal.
 TEST_F(SessionTurnTest, TheManifestHoldsNoSecretTheTurnQuoted) {

@@ -53,6 +53,13 @@ public:
                 });
     }
 
+    // Whether an exec that failed with `code` provably ran nothing in the box: the box was gone
+    // before it (RADIAL_E_NOT_FOUND) or the runtime refused to start it (RADIAL_E_REFUSED), as
+    // radial_session_ext.exec defines them. Any other failure may have left it running.
+    static bool exec_never_ran(std::int32_t code) noexcept {
+        return code == RADIAL_E_NOT_FOUND || code == RADIAL_E_REFUSED;
+    }
+
     // Runs one exec in the session `exec.label` to its end (see radial_session_ext.exec).
     RunOutcome exec(const ContainerSpec& exec, const OutputFn& on_output) const {
         CSpec c(exec);
