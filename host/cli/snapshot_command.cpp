@@ -155,11 +155,18 @@ int run_session_snapshot(const SessionOptions& o) {
         const bool complete = existing && !existing->digest.empty();
         if (const auto kept = existing ? 0 : session::list_snapshots(cfg.state_dir).size();
             kept >= cfg.max_snapshots && !existing) {
-            log::error("session",
-                       "state directory '{}' keeps {} snapshots already (run.maxSnapshots = {}); "
-                       "remove one with 'radiald session snapshot-rm NAME', or raise "
-                       "run.maxSnapshots",
-                       cfg.state_dir, kept, cfg.max_snapshots);
+            if (cfg.max_snapshots == 0)
+                log::error("session",
+                           "{}snapshots are off in this state directory (run.maxSnapshots = 0); "
+                           "raise run.maxSnapshots to take one",
+                           cfg.where("run.maxSnapshots"));
+            else
+                log::error(
+                    "session",
+                    "state directory '{}' keeps {} snapshots already (run.maxSnapshots = {}); "
+                    "remove one with 'radiald session snapshot-rm NAME', or raise "
+                    "run.maxSnapshots",
+                    cfg.state_dir, kept, cfg.max_snapshots);
             return kExitFailed;
         }
         session::SnapshotRecord snap;

@@ -505,6 +505,21 @@ TEST(SnapshotLive, ATurnOfASessionWhoseBoxEndedDoesNotBarSnapshots) {
     EXPECT_EQ(snaps.images().size(), 1u);
 }
 
+// run.maxSnapshots = 0 turns snapshots off: the refusal says so and names the key, not a
+// snapshot to remove.
+TEST(SnapshotLive, NoSnapshotIsTakenWithMaxSnapshotsZeroAndTheRefusalSaysTheyAreOff) {
+    test::RadialdSetup setup("maxSnapshots = 0\n");
+    Snapshots snaps(setup);
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto refused = snaps.take(s.id);
+    EXPECT_EQ(refused.exit_code, 1) << refused.out;
+    EXPECT_THAT(refused.err, HasSubstr("snapshots are off in this state directory "
+                                       "(run.maxSnapshots = 0); raise run.maxSnapshots"));
+    EXPECT_THAT(refused.err, Not(HasSubstr("snapshot-rm")));
+    EXPECT_TRUE(snaps.images().empty());
+}
+
 // run.maxSnapshots caps what a state directory keeps: one more is refused naming the key, and
 // fits again once one is removed; a snapshot a session runs from is not removed. Every session's
 // life is journaled.
