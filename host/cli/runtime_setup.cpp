@@ -18,8 +18,10 @@
 #include "isolation/isolated_runtime.h"
 #include "log/logger.h"
 #include "pool/warm_pool.h"
+#include "session/session_record.h"
 #include "socket/turn_socket_server.h"
 #include "turn/box_user_env.h"
+#include "turn/turn_request.h"
 
 namespace radial::cli {
 
@@ -307,21 +309,55 @@ std::string journal_path(const config::HostConfig& cfg) {
     return cfg.state_dir + "/journal.sqlite3";
 }
 
+namespace {
+
+// turn::new_turn_id(): "20261206t164431-" and 12 hex digits; a session's generated id is one.
+constexpr std::size_t kGeneratedIdBytes = 28;
+// The longest name radiald binds in a turn's socket directory: egress.sock, beside turn.sock.
+constexpr std::string_view kLongestSocketName = "/egress.sock";
+
+// <stateDir>/turns/<id>/egress.sock: a one-shot turn's socket directory.
+std::size_t turn_socket_bytes(const config::HostConfig& cfg, std::size_t id_bytes) {
+    return cfg.state_dir.size() + std::string_view("/turns/").size() + id_bytes +
+           kLongestSocketName.size();
+}
+
+// <stateDir>/sessions/<id>.run/egress.sock: a session's socket directory.
+std::size_t session_socket_bytes(const config::HostConfig& cfg, std::size_t id_bytes) {
+    return cfg.state_dir.size() + std::string_view("/sessions/").size() + id_bytes +
+           std::string_view(".run").size() + kLongestSocketName.size();
+}
+
+} // namespace
+
 void check_socket_paths_fit(const config::HostConfig& cfg) {
-    // turn::new_turn_id(): "20261206t164431-" and 12 hex digits.
-    constexpr std::size_t kGeneratedIdBytes = 28;
-    // What every turn over the unix transport binds: <stateDir>/turns/<id>/turn.sock (a turn with
-    // egress binds egress.sock beside it, a session's turn under sessions/<id>.run/: those fail
-    // at their own bind, naming the path).
-    const std::size_t longest = cfg.state_dir.size() + std::string_view("/turns/").size() +
-                                kGeneratedIdBytes + std::string_view("/turn.sock").size();
+    // Every turn over the unix transport binds in one of these (a pool box's directory,
+    // <stateDir>/pool/<id>/run, is shorter than a session's).
+    const std::size_t turn = turn_socket_bytes(cfg, kGeneratedIdBytes);
+    const std::size_t session = session_socket_bytes(cfg, kGeneratedIdBytes);
+    const std::size_t longest = std::max(turn, session);
     if (longest <= socket::kMaxUnixPathBytes) return;
     throw StartupError(fmt::format(
-        "{}run.stateDir: '{}' is {} bytes, so the unix socket radiald binds under it for every "
-        "turn (<stateDir>/turns/<id>/turn.sock, for a generated id) would be {} bytes, over the "
-        "limit of {} bytes of a socket address; choose a state directory of at most {} bytes",
-        cfg.where("run.stateDir"), cfg.state_dir, cfg.state_dir.size(), longest,
-        socket::kMaxUnixPathBytes, cfg.state_dir.size() - (longest - socket::kMaxUnixPathBytes)));
+        "{}run.stateDir: '{}' is {} bytes, so a unix socket radiald binds under it for a turn "
+        "({}, for a generated id) would be {} bytes, over the limit of {} bytes of a socket "
+        "address; choose a state directory of at most {} bytes",
+        cfg.where("run.stateDir"), cfg.state_dir, cfg.state_dir.size(),
+        session >= turn ? "<stateDir>/sessions/<id>.run/egress.sock"
+                        : "<stateDir>/turns/<id>/egress.sock",
+        longest, socket::kMaxUnixPathBytes,
+        cfg.state_dir.size() - (longest - socket::kMaxUnixPathBytes)));
+}
+
+void check_session_socket_fits(const config::HostConfig& cfg, const std::string& id) {
+    const std::size_t bytes = session_socket_bytes(cfg, id.size());
+    if (bytes <= socket::kMaxUnixPathBytes) return;
+    throw turn::RequestError(fmt::format(
+        "--session-id '{}': the session's turns bind their unix sockets under run.stateDir "
+        "'{}', as '{}/egress.sock' ({} bytes), over the limit of {} bytes of a socket address; "
+        "give a --session-id of at most {} bytes (or leave it out: a generated id fits), or "
+        "choose a shorter run.stateDir",
+        id, cfg.state_dir, session::session_socket_dir(cfg.state_dir, id), bytes,
+        socket::kMaxUnixPathBytes, id.size() - (bytes - socket::kMaxUnixPathBytes)));
 }
 
 } // namespace radial::cli

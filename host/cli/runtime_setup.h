@@ -82,9 +82,15 @@ CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool prefligh
 // The journal file under the state directory.
 std::string journal_path(const config::HostConfig& cfg);
 
-// Throws StartupError naming run.stateDir when the unix socket radiald binds under the state
-// directory for every turn with a generated id would not fit a socket address (107 bytes): every
-// turn would fail at its socket, while `run` and `config check` said nothing.
+// Throws StartupError naming run.stateDir when a unix socket radiald binds under the state
+// directory for a turn with a generated id — a one-shot turn's, or a session's turn when the
+// session's id was generated — would not fit a socket address (107 bytes): every such turn would
+// fail at its socket, while `run`, `config check` and `session create` said nothing.
 void check_socket_paths_fit(const config::HostConfig& cfg);
+
+// Throws RequestError naming --session-id and run.stateDir when the sockets of the turns of a
+// session of id `id` (<stateDir>/sessions/<id>.run/) would not fit a socket address; checked by
+// `session create` before any box.
+void check_session_socket_fits(const config::HostConfig& cfg, const std::string& id);
 
 } // namespace radial::cli

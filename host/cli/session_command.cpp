@@ -1,6 +1,7 @@
 #include "cli/session_command.h"
 
 #include <fmt/format.h>
+#include <radial/internal/names.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +54,15 @@ std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
 }
 
 std::string lease_dir() { return turn::box_id_lease_dir(daemon::default_claim_registry()); }
+
+// A create of an id in use: the session's, or another create's under way (or a killed one's,
+// whose directories reconciliation removes).
+turn::RequestError session_exists(const std::string& id) {
+    return turn::RequestError(fmt::format(
+        "--session-id '{0}': session '{0}' exists already (or another 'radiald session create' is "
+        "making it); remove it with 'radiald session rm {0}', or pick another --session-id",
+        id));
+}
 
 } // namespace
 
@@ -118,7 +128,17 @@ int run_session_create(const SessionOptions& o) {
                 "run.codexAuth to create sessions");
         session::SessionRecord rec;
         rec.id = o.id.empty() ? turn::new_turn_id() : o.id;
-        turn::validate_turn_id(rec.id);
+        if (!internal::is_turn_id(rec.id))
+            throw turn::RequestError(fmt::format(
+                "--session-id '{}': a session id must be 1 to {} characters of a-z, 0-9 and '-', "
+                "not starting with '-' (or leave --session-id out for a generated one)",
+                rec.id, turn::kMaxTurnIdBytes));
+        // Before any box: a session whose turns cannot bind their socket is of no use.
+        check_session_socket_fits(cfg, rec.id);
+        // Said before the image is looked at; the directory's mkdir below settles a race.
+        if (std::error_code ec;
+            fs::exists(fs::symlink_status(session::session_socket_dir(cfg.state_dir, rec.id), ec)))
+            throw session_exists(rec.id);
         rec.label = session::session_label(cfg, rec.id);
         rec.idle_timeout_ms = idle_timeout_ms;
         rec.scan_key = session::new_fingerprint_key();
@@ -198,9 +218,13 @@ int run_session_create(const SessionOptions& o) {
         const std::string run_dir = session::session_socket_dir(cfg.state_dir, rec.id);
         fs::create_directories(session::sessions_dir(cfg.state_dir));
         ::chmod(session::sessions_dir(cfg.state_dir).c_str(), 0700);
-        if (::mkdir(run_dir.c_str(), 0700) != 0)
+        if (::mkdir(run_dir.c_str(), 0700) != 0) {
+            // The session exists, or another create of the same id got there first (a killed
+            // create's directory is reconciliation's to remove): before any box.
+            if (errno == EEXIST) throw session_exists(rec.id);
             throw turn::TurnSetupError(
                 fmt::format("creating '{}': {}", run_dir, std::strerror(errno)));
+        }
         // Whatever fails from here leaves nothing of the session on the host.
         bool made = false;
         struct Undo {

@@ -80,12 +80,22 @@ TEST(ConfigCheck, RefusesWhatRunOrEveryTurnWouldRefuse) {
     r = s.check();
     EXPECT_NE(r.exit_code, 0) << r.out;
     EXPECT_THAT(r.err, HasSubstr("run.stateDir: '" + deep + "' is 87 bytes"));
-    EXPECT_THAT(r.err, HasSubstr("choose a state directory of at most 62 bytes"));
-    // One that fits every turn's socket, egress's or a session's aside, works.
-    const std::string fits =
-        s.dir.path() + "/" + std::string(55 - s.dir.path().size(), 'f') + "/state"; // 62 bytes
-    ASSERT_EQ(fits.size(), 62u);
-    s.state = fits;
+    EXPECT_THAT(r.err, HasSubstr("choose a state directory of at most 53 bytes"));
+    // The longest socket is a session's with a generated id (28 bytes), egress's:
+    // <stateDir>/sessions/<id>.run/egress.sock. A state directory one byte over is refused,
+    // though every one-shot turn's socket would fit under it.
+    auto of_bytes = [&](std::size_t n) {
+        return s.dir.path() + "/" + std::string(n - 7 - s.dir.path().size(), 'f') + "/state";
+    };
+    s.state = of_bytes(54);
+    s.write_config();
+    r = s.check();
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("<stateDir>/sessions/<id>.run/egress.sock"));
+    EXPECT_THAT(r.err, HasSubstr("would be 108 bytes"));
+    // One that fits every socket a turn binds works.
+    s.state = of_bytes(53);
+    ASSERT_EQ(s.state.size(), 53u);
     s.write_config();
     r = s.check();
     EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -589,5 +589,40 @@ TEST(RadialdSessionCreate, ARecordThatCannotBeWrittenWithABoxThatStaysKeepsItsId
     EXPECT_EQ(test::box_id_leases_of(state), 0u) << rec.err;
 }
 
+// What `session create` refuses of its flags names the flag and the fix, before any box: an id
+// that is not one, an id whose turns' socket would not fit under the state directory, an id in
+// use (its socket directory there: the session's, or another create's under way).
+TEST(RadialdSessionCreate, AnIdThatIsNotOneDoesNotFitOrIsInUseIsRefusedBeforeAnyBox) {
+    HangingSetup s("kill", "claim_confinement");
+    const std::string state = s.dir / "state";
+    auto create = [&](const std::string& id) {
+        return s.run(
+            {"session", "create", "--config", s.config, "--image", "img", "--session-id", id});
+    };
+    auto r = create("A_B");
+    expect_refusal(r, "--session-id 'A_B': a session id must be 1 to 64 characters");
+    EXPECT_THAT(r.err, Not(HasSubstr("turn id")));
+    r = s.run({"session", "rm", "--config", s.config, "A_B"});
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_THAT(r.err, HasSubstr("session id 'A_B'"));
+    EXPECT_THAT(r.err, Not(HasSubstr("turn id")));
+
+    const std::string long_id(64, 'x');
+    r = create(long_id);
+    expect_refusal(r,
+                   "--session-id '" + long_id + "': the session's turns bind their unix sockets");
+    EXPECT_THAT(r.err, HasSubstr("over the limit of 107 bytes"));
+    EXPECT_THAT(r.err, HasSubstr("or choose a shorter run.stateDir"));
+    EXPECT_FALSE(fs::exists(state + "/sessions/" + long_id + ".run"));
+
+    fs::create_directories(state + "/sessions/dup1.run");
+    r = create("dup1");
+    expect_refusal(r, "session 'dup1' exists already");
+    EXPECT_THAT(r.err, HasSubstr("'radiald session rm dup1', or pick another --session-id"));
+    EXPECT_THAT(r.err, Not(HasSubstr("File exists")));
+    EXPECT_TRUE(fs::exists(state + "/sessions/dup1.run")) << "another's directory was removed";
+    EXPECT_EQ(test::box_id_leases_of(state), 0u);
+}
+
 } // namespace
 } // namespace radial
