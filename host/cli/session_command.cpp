@@ -38,7 +38,7 @@ namespace fs = std::filesystem;
 using session::policy_generation;
 
 // A session limit: 0 (none), or from 10 s (a box must live long enough for a turn to reach it)
-// to 365 days.
+// to 365 days, written as every duration of radiald is (ms, s, m, h: no days).
 std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
     constexpr std::uint64_t kLeast = 10'000, kMost = 365ull * 24 * 3600 * 1000;
     std::uint64_t ms = 0;
@@ -48,8 +48,11 @@ std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
         units::parse_duration_ms(text) == 0u)
         return 0;
     if (auto problem = config::duration_problem(text, ms, kLeast, kMost, "30m or 8h (0: no limit)");
-        !problem.empty())
+        !problem.empty()) {
+        if (!text.empty() && text.back() == 'd' && !units::parse_duration_ms(text))
+            problem += "; a day is written 24h (365 days: 8760h)";
         throw turn::RequestError(flag + " " + problem);
+    }
     return ms;
 }
 
@@ -95,12 +98,13 @@ SessionCommands add_session_commands(CLI::App& app, SessionOptions& o) {
     create->add_option("--mode", o.mode, "Workspace mode: read-only or workspace-write");
     create
         ->add_option("--idle-timeout", o.idle_timeout,
-                     "End the box after this long without a turn (0: never; else 10s to 365d)")
+                     "End the box after this long without a turn (0: never; else 10s to 8760h, "
+                     "365 days; units ms, s, m, h)")
         ->capture_default_str();
     create
         ->add_option("--max-lifetime", o.max_lifetime,
                      "End the box this long after its create, turns or not (0: never; else 10s to "
-                     "365d)")
+                     "8760h, 365 days; units ms, s, m, h)")
         ->capture_default_str();
     create->add_option("--session-id", o.id, "Session id (a-z, 0-9, '-'); default: generated");
     auto* rm = cmd->add_subcommand("rm", "Remove a session's box and what radiald kept of it");

@@ -624,5 +624,22 @@ TEST(RadialdSessionCreate, AnIdThatIsNotOneDoesNotFitOrIsInUseIsRefusedBeforeAny
     EXPECT_EQ(test::box_id_leases_of(state), 0u);
 }
 
+// A session limit is written as every duration of radiald is (no days): the help says so, and a
+// day written "1d" is refused saying how to write it.
+TEST(RadialdSessionCreate, TheLimitsHelpAndRefusalAgreeOnTheirUnits) {
+    PluginSetup s{{"fake_good", "fake"}};
+    auto help = test::run_process({RADIALD_PATH, "session", "create", "--help"});
+    EXPECT_EQ(help.exit_code, 0) << help.err;
+    EXPECT_THAT(help.out, HasSubstr("10s to 8760h"));
+    EXPECT_THAT(help.out, Not(HasSubstr("365d")));
+    for (const std::string flag : {"--idle-timeout", "--max-lifetime"}) {
+        auto r = test::run_process({RADIALD_PATH, "session", "create", "--config",
+                                    s.dir / "radiald.toml", "--runtime", "fake", "--image", "img",
+                                    flag, "1d"});
+        expect_refusal(r, flag + " must be a duration from 10s to 8760h");
+        EXPECT_THAT(r.err, HasSubstr("a day is written 24h (365 days: 8760h)"));
+    }
+}
+
 } // namespace
 } // namespace radial
