@@ -177,7 +177,7 @@ std::string printable_path(const std::string& path, std::size_t max = 200, bool 
 std::string check_changes(const host::RuntimeClient& client, const std::string& state_dir,
                           const SessionRecord& rec, const std::string& turn_id,
                           const redaction::Redactor& redactor, std::uint64_t since_ms,
-                          bool& secret_found) {
+                          const ScanBudget& budget, bool& secret_found) {
     const auto sessions = host::SessionClient::of(client);
     if (!sessions.has_snapshots()) return {};
     const std::string& label = rec.label;
@@ -187,16 +187,32 @@ std::string check_changes(const host::RuntimeClient& client, const std::string& 
     std::optional<FingerprintMatcher> elsewhere;
     if (!others.fingerprints.empty()) elsewhere.emplace(std::move(others.fingerprints), others.key);
     SecretScan scan(redactor, {&earlier, elsewhere ? &*elsewhere : nullptr});
+    // Bounded: the session's lock (and a daemon's turn slot) is held meanwhile, and a box writes
+    // faster than the scan reads (docs/design.md §13.12).
+    const auto deadline = budget.clock.steady() + budget.most;
+    bool out_of_time = false;
+    const auto in_time = [&] {
+        out_of_time = out_of_time || (budget.most.count() > 0 && budget.clock.steady() >= deadline);
+        return !out_of_time;
+    };
     host::SessionClient::ChangeHandler handler{
-        [&](std::string_view path, std::uint32_t) { return scan.entry(path); },
-        [&](std::string_view bytes) { return scan.data(bytes); }};
+        [&](std::string_view path, std::uint32_t) { return in_time() && scan.entry(path); },
+        [&](std::string_view bytes) { return in_time() && scan.data(bytes); }};
     try {
         sessions.changes(label, since_ms, handler);
     } catch (const host::RuntimeError& e) {
-        if (e.code() != RADIAL_E_CANCELLED || !scan.finish())
+        if (e.code() != RADIAL_E_CANCELLED || (!scan.finish() && !out_of_time))
             return fmt::format("turn {}'s changes could not be checked for its secrets: {}",
                                turn_id, e.what());
     }
+    if (out_of_time && !scan.finish())
+        return fmt::format(
+            "turn {}'s changes could not be checked for its secrets within {} s (the turn's "
+            "timeout, and at least {} s; {} changed entries, {} bytes read): the box wrote more "
+            "than that time reads",
+            turn_id, std::chrono::duration_cast<std::chrono::seconds>(budget.most).count(),
+            std::chrono::duration_cast<std::chrono::seconds>(kLeastScanBudget).count(),
+            scan.entries(), scan.bytes());
     if (const auto& found = scan.finish()) {
         secret_found = true;
         // The path is the box's: redacted (a secret may be in the name) and cut short.
@@ -221,11 +237,18 @@ std::uint64_t changes_window_start_ms(time::WallPoint wall_start, time::SteadyPo
     return start > kSlack ? static_cast<std::uint64_t>((start - kSlack).count()) : 0;
 }
 
+ScanBudget scan_budget(const time::Clock& clock, std::uint64_t timeout_ms) {
+    using std::chrono::milliseconds;
+    return {clock, timeout_ms == 0 ? milliseconds(0)
+                                   : std::max(kLeastScanBudget, milliseconds(timeout_ms))};
+}
+
 void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
                       const std::string& session_id, const std::string& turn_id,
                       const ContainerSpec& exec, std::optional<std::int32_t> exit_code,
                       std::string_view runtime_error, const redaction::SecretSet& secrets,
-                      const redaction::Redactor& redactor, std::uint64_t since_ms) noexcept {
+                      const redaction::Redactor& redactor, std::uint64_t since_ms,
+                      const time::Clock& clock) noexcept {
     try {
         auto rec = load_session(state_dir, session_id);
         if (!rec) return;
@@ -241,7 +264,7 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
                     turn_id, runtime_error);
             else
                 why = check_changes(client, state_dir, *rec, turn_id, redactor, since_ms,
-                                    secret_found);
+                                    scan_budget(clock, exec.timeout_ms), secret_found);
         } catch (const std::exception& e) {
             why = fmt::format("turn {}'s changes could not be checked for its secrets: {}", turn_id,
                               e.what());

@@ -76,8 +76,8 @@ std::uint64_t changes_window_start_ms(time::WallPoint wall_start, time::SteadyPo
 // `secrets`: their values and encodings) and those of the session's earlier turns (their
 // fingerprints) in every entry the box changed since `since_ms` (the exec's start, Unix epoch
 // ms), adds this turn's fingerprints, appends the turn to the session's manifest and clears the
-// mark. A secret found, or changes
-// that cannot be checked, bar the session's snapshots for good (no_snapshot_because names the
+// mark. A secret found, or changes that cannot be checked (or not within scan_budget by
+// `clock`), bar the session's snapshots for good (no_snapshot_because names the
 // turn, the secret and the path; never a value). So does a non-empty `runtime_error` (the turn's
 // run ended in an error of the runtime): then the exec's end was not seen, it may still be
 // writing, and its changes are not looked at. A runtime without snapshots is not asked.
@@ -86,6 +86,17 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
                       const std::string& session_id, const std::string& turn_id,
                       const ContainerSpec& exec, std::optional<std::int32_t> exit_code,
                       std::string_view runtime_error, const redaction::SecretSet& secrets,
-                      const redaction::Redactor& redactor, std::uint64_t since_ms) noexcept;
+                      const redaction::Redactor& redactor, std::uint64_t since_ms,
+                      const time::Clock& clock) noexcept;
+
+// How long the look at a turn's changes may take, by `clock`: the exec's timeout (`timeout_ms`,
+// the turn's), and at least kLeastScanBudget; none without a timeout. Changes it could not read
+// in that time bar the session's snapshots, as changes it could not read at all do.
+inline constexpr std::chrono::milliseconds kLeastScanBudget{10'000};
+struct ScanBudget {
+    const time::Clock& clock;
+    std::chrono::milliseconds most{0}; // 0: no bound
+};
+ScanBudget scan_budget(const time::Clock& clock, std::uint64_t timeout_ms);
 
 } // namespace radial::session

@@ -473,7 +473,8 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
             env_.client, env_.cfg.state_dir, session_->id, id, spec, ran.exit_code,
             ran.status == TurnStatus::error ? ran.error : std::string(), *secrets_, *redactor_,
             session::changes_window_start_ms(run.exec_started_wall, run.exec_started_steady,
-                                             env_.clock->wall(), env_.clock->steady()));
+                                             env_.clock->wall(), env_.clock->steady()),
+            *env_.clock);
     if (session_ && ::geteuid() == 0) {
         // Root's again between turns: the next turn binds its socket there before the box may
         // touch the directory.

@@ -66,6 +66,7 @@ HostProcessRuntime::HostProcessRuntime(const radial::plugin::Host& host,
     for (const auto& c : config.strings("hang").value_or(std::vector<std::string>{}))
         hang_.insert(c);
     release_file_ = config.string("releaseFile").value_or("");
+    change_bytes_ = static_cast<std::uint64_t>(config.integer("changeBytes").value_or(0));
     if (box_dir_.empty()) return;
     std::error_code ec;
     std::filesystem::create_directories(box_dir_, ec);
@@ -101,7 +102,15 @@ std::string HostProcessRuntime::resolve_image(std::string_view image) {
 void HostProcessRuntime::changes(std::string_view label, std::uint64_t since_ms,
                                  radial::plugin::ChangeSink& sink) {
     maybe_hang("session changes");
-    Sessions::changes(label, since_ms, sink);
+    if (change_bytes_ == 0) return Sessions::changes(label, since_ms, sink);
+    // One changed file of change_bytes_ zero bytes, given in 64 KiB pieces.
+    if (!sink.entry("/changed", RADIAL_CHANGE_FILE)) return;
+    const std::string piece(64 * 1024, '\0');
+    for (std::uint64_t left = change_bytes_; left > 0;) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, piece.size()));
+        if (!sink.data(piece.data(), n)) return;
+        left -= n;
+    }
 }
 std::string HostProcessRuntime::snapshot(std::string_view label, std::string_view image) {
     maybe_hang("session snapshot");

@@ -14,7 +14,8 @@
 // "session destroy",
 // "resolve_image", "session changes", "session snapshot", "remove snapshot", "template load",
 // makes those calls block forever (the runtime offers radial.template/1 only when its load is to
-// hang; its snapshot calls otherwise refuse, as the helper's defaults do).
+// hang; its snapshot calls otherwise refuse, as the helper's defaults do). The config key
+// `changeBytes` makes its changes call give one changed file of that many bytes instead.
 #pragma once
 
 #include <map>
@@ -83,7 +84,8 @@ private:
     Defects defects_;
     std::string box_dir_;                     // empty: no box files
     std::set<std::string, std::less<>> hang_; // config `hang`: calls that never return
-    std::string release_file_; // config `releaseFile`: the hung calls return once it exists
+    std::string release_file_;       // config `releaseFile`: the hung calls return once it exists
+    std::uint64_t change_bytes_ = 0; // config `changeBytes`: the size of the one changed file
     std::mutex mine_mutex_;
     std::set<std::string, std::less<>> mine_; // labels this instance started
 };

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -28,6 +29,7 @@ struct SessionTurnTest : ::testing::Test {
     std::unique_ptr<host::RuntimeClient> client;
     redaction::SecretSet secrets{redaction::Secret{"TOKEN", "s3cret-value-123"}};
     redaction::Redactor redactor{secrets};
+    time::SystemClock clock;
 
     void SetUp() override {
         std::filesystem::create_directories(state);
@@ -52,7 +54,7 @@ struct SessionTurnTest : ::testing::Test {
         exec.env.push_back({"PLAIN", "header s3cret-value-123", false});
         exec.env.push_back({"TOKEN", "s3cret-value-123", true});
         end_session_turn(*client, state, "s1", turn, exec, std::nullopt, runtime_error, secrets,
-                         redactor, 0);
+                         redactor, 0, clock);
     }
 };
 
@@ -166,6 +168,72 @@ TEST_F(SessionTurnTest, ARecordThatCannotBeReadKeepsItsBoxLabelLive) {
     const auto labels = session_labels(cfg);
     EXPECT_EQ(labels,
               (std::vector<std::string>{"radial-session-test-s1", session_label(cfg, "s2")}));
+}
+
+// A clock whose steady time moves a second each time it is read: a scan that reads it once per
+// piece of a box's changes runs out of its budget after so many pieces, whatever the machine's
+// speed.
+class TickingClock final : public time::Clock {
+public:
+    time::SteadyPoint steady() const override {
+        return time::SteadyPoint(std::chrono::seconds(++ticks_));
+    }
+    time::WallPoint wall() const override { return real_.wall(); }
+    bool wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                    time::SteadyPoint deadline, const std::function<bool()>& pred) const override {
+        return real_.wait_until(lock, cv, deadline, pred);
+    }
+    void sleep_until(time::SteadyPoint) const override {}
+    std::chrono::milliseconds poll_timeout(time::SteadyPoint) const override {
+        return std::chrono::milliseconds(0);
+    }
+
+private:
+    mutable std::atomic<long> ticks_{0};
+    time::SystemClock real_;
+};
+
+// The look for a turn's secrets in what its exec changed holds the session's lock: it is bounded
+// by the turn's timeout (at least 10 s). A box that wrote more than that time reads bars the
+// session's snapshots, saying so; within the budget the same changes pass (docs/design.md §13.12).
+TEST(SessionTurnScan, ChangesTheBudgetCannotReadBarSnapshots) {
+    test::TempDir dir{"radial-session-scan"};
+    const std::string state = dir / "state";
+    std::filesystem::create_directories(state);
+    SessionRecord r;
+    r.id = "s1";
+    r.label = "radial-session-test-s1";
+    r.image = "img";
+    save_session(state, r);
+    auto plugin = loader::load_plugin(std::string(RADIAL_ZOO_PLUGIN_ROOT) + "/good/zoo_good.so");
+    host::ConfigSection section{"run.zoo", {}};
+    section.entries.push_back({"changeBytes", RADIAL_CONFIG_INT, "", 64 * 65536, 0, {}});
+    auto client =
+        host::RuntimeClient::create(plugin.library, plugin.descriptor, section, plugin.path, "t",
+                                    [](std::uint32_t, std::string_view) {});
+    redaction::SecretSet secrets{redaction::Secret{"TOKEN", "s3cret-value-123"}};
+    redaction::Redactor redactor{secrets};
+    ContainerSpec exec;
+    exec.argv = {"true"};
+    // 64 pieces read one tick each: a 10 s budget runs out; a 100 s one does not.
+    for (const auto& [timeout_ms, barred] :
+         {std::pair<std::uint64_t, bool>{5'000, true}, {100'000, false}}) {
+        SCOPED_TRACE(timeout_ms);
+        begin_session_turn(state, *load_session(state, "s1"), "t1");
+        TickingClock ticking;
+        exec.timeout_ms = timeout_ms;
+        end_session_turn(client, state, "s1", "t1", exec, 0, "", secrets, redactor, 0, ticking);
+        const auto why = load_session(state, "s1")->no_snapshot_because;
+        if (barred) {
+            EXPECT_THAT(why, HasSubstr("could not be checked for its secrets within 10 s")) << why;
+            EXPECT_THAT(why, HasSubstr("the box wrote more than that time reads")) << why;
+            auto cleared = *load_session(state, "s1");
+            cleared.no_snapshot_because.clear();
+            update_session(state, cleared);
+        } else {
+            EXPECT_EQ(why, "");
+        }
+    }
 }
 
 // The look at a turn's changes starts a second before its exec by the wall clock, unless the wall
