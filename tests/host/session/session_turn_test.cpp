@@ -21,6 +21,16 @@ namespace radial::session {
 namespace {
 using ::testing::HasSubstr;
 
+// The state directory `state` with one session, "s1", as the tests below use it.
+void save_test_session(const std::string& state) {
+    std::filesystem::create_directories(state);
+    SessionRecord r;
+    r.id = "s1";
+    r.label = "radial-session-test-s1";
+    r.image = "img";
+    save_session(state, r);
+}
+
 struct SessionTurnTest : ::testing::Test {
     test::TempDir dir{"radial-session-turn"};
     std::string state = dir / "state";
@@ -32,12 +42,7 @@ struct SessionTurnTest : ::testing::Test {
     time::SystemClock clock;
 
     void SetUp() override {
-        std::filesystem::create_directories(state);
-        SessionRecord r;
-        r.id = "s1";
-        r.label = "radial-session-test-s1";
-        r.image = "img";
-        save_session(state, r);
+        save_test_session(state);
         client = std::make_unique<host::RuntimeClient>(
             host::RuntimeClient::create(plugin.library, plugin.descriptor, {"run.fake", {}},
                                         plugin.path, "t", [](std::uint32_t, std::string_view) {}));
@@ -199,12 +204,7 @@ private:
 TEST(SessionTurnScan, ChangesTheBudgetCannotReadBarSnapshots) {
     test::TempDir dir{"radial-session-scan"};
     const std::string state = dir / "state";
-    std::filesystem::create_directories(state);
-    SessionRecord r;
-    r.id = "s1";
-    r.label = "radial-session-test-s1";
-    r.image = "img";
-    save_session(state, r);
+    save_test_session(state);
     auto plugin = loader::load_plugin(std::string(RADIAL_ZOO_PLUGIN_ROOT) + "/good/zoo_good.so");
     host::ConfigSection section{"run.zoo", {}};
     section.entries.push_back({"changeBytes", RADIAL_CONFIG_INT, "", 64 * 65536, 0, {}});
