@@ -331,33 +331,39 @@ std::size_t session_socket_bytes(const config::HostConfig& cfg, std::size_t id_b
 } // namespace
 
 void check_socket_paths_fit(const config::HostConfig& cfg) {
-    // Every turn over the unix transport binds in one of these (a pool box's directory,
-    // <stateDir>/pool/<id>/run, is shorter than a session's).
+    // Every one-shot turn over the unix transport binds there (a pool box's directory,
+    // <stateDir>/pool/<id>/run, is shorter). A session's directory is longer, and is checked when
+    // the session is made (check_session_socket_fits): a state directory that only sessions
+    // outgrow still runs every other turn.
     const std::size_t turn = turn_socket_bytes(cfg, kGeneratedIdBytes);
-    const std::size_t session = session_socket_bytes(cfg, kGeneratedIdBytes);
-    const std::size_t longest = std::max(turn, session);
-    if (longest <= socket::kMaxUnixPathBytes) return;
+    if (turn <= socket::kMaxUnixPathBytes) return;
     throw StartupError(fmt::format(
         "{}run.stateDir: '{}' is {} bytes, so a unix socket radiald binds under it for a turn "
-        "({}, for a generated id) would be {} bytes, over the limit of {} bytes of a socket "
-        "address; choose a state directory of at most {} bytes",
-        cfg.where("run.stateDir"), cfg.state_dir, cfg.state_dir.size(),
-        session >= turn ? "<stateDir>/sessions/<id>.run/egress.sock"
-                        : "<stateDir>/turns/<id>/egress.sock",
-        longest, socket::kMaxUnixPathBytes,
-        cfg.state_dir.size() - (longest - socket::kMaxUnixPathBytes)));
+        "(<stateDir>/turns/<id>/egress.sock, for a generated id) would be {} bytes, over the "
+        "limit of {} bytes of a socket address; choose a state directory of at most {} bytes",
+        cfg.where("run.stateDir"), cfg.state_dir, cfg.state_dir.size(), turn,
+        socket::kMaxUnixPathBytes, cfg.state_dir.size() - (turn - socket::kMaxUnixPathBytes)));
 }
 
 void check_session_socket_fits(const config::HostConfig& cfg, const std::string& id) {
     const std::size_t bytes = session_socket_bytes(cfg, id.size());
     if (bytes <= socket::kMaxUnixPathBytes) return;
+    const std::size_t over = bytes - socket::kMaxUnixPathBytes;
+    const bool generated_fits =
+        session_socket_bytes(cfg, kGeneratedIdBytes) <= socket::kMaxUnixPathBytes;
     throw turn::RequestError(fmt::format(
-        "--session-id '{}': the session's turns bind their unix sockets under run.stateDir "
-        "'{}', as '{}/egress.sock' ({} bytes), over the limit of {} bytes of a socket address; "
-        "give a --session-id of at most {} bytes (or leave it out: a generated id fits), or "
-        "choose a shorter run.stateDir",
+        "session '{}': the session's turns bind their unix sockets under run.stateDir '{}', as "
+        "'{}/egress.sock' ({} bytes), over the limit of {} bytes of a socket address; {}",
         id, cfg.state_dir, session::session_socket_dir(cfg.state_dir, id), bytes,
-        socket::kMaxUnixPathBytes, id.size() - (bytes - socket::kMaxUnixPathBytes)));
+        socket::kMaxUnixPathBytes,
+        id.size() > over
+            ? fmt::format("give a --session-id of at most {} bytes{}, or choose a run.stateDir of "
+                          "at most {} bytes",
+                          id.size() - over,
+                          generated_fits ? " (or leave it out: a generated id fits)" : "",
+                          cfg.state_dir.size() - over)
+            : fmt::format("choose a run.stateDir of at most {} bytes",
+                          cfg.state_dir.size() - over)));
 }
 
 } // namespace radial::cli

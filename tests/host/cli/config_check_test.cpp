@@ -80,22 +80,22 @@ TEST(ConfigCheck, RefusesWhatRunOrEveryTurnWouldRefuse) {
     r = s.check();
     EXPECT_NE(r.exit_code, 0) << r.out;
     EXPECT_THAT(r.err, HasSubstr("run.stateDir: '" + deep + "' is 87 bytes"));
-    EXPECT_THAT(r.err, HasSubstr("choose a state directory of at most 53 bytes"));
-    // The longest socket is a session's with a generated id (28 bytes), egress's:
-    // <stateDir>/sessions/<id>.run/egress.sock. A state directory one byte over is refused,
-    // though every one-shot turn's socket would fit under it.
+    EXPECT_THAT(r.err, HasSubstr("choose a state directory of at most 60 bytes"));
+    // The longest socket every turn may bind is a one-shot turn's with a generated id (28 bytes),
+    // egress's: <stateDir>/turns/<id>/egress.sock. A state directory one byte over is refused; a
+    // session's longer directory is checked when the session is made.
     auto of_bytes = [&](std::size_t n) {
         return s.dir.path() + "/" + std::string(n - 7 - s.dir.path().size(), 'f') + "/state";
     };
-    s.state = of_bytes(54);
+    s.state = of_bytes(61);
     s.write_config();
     r = s.check();
     EXPECT_NE(r.exit_code, 0) << r.out;
-    EXPECT_THAT(r.err, HasSubstr("<stateDir>/sessions/<id>.run/egress.sock"));
+    EXPECT_THAT(r.err, HasSubstr("<stateDir>/turns/<id>/egress.sock"));
     EXPECT_THAT(r.err, HasSubstr("would be 108 bytes"));
-    // One that fits every socket a turn binds works.
-    s.state = of_bytes(53);
-    ASSERT_EQ(s.state.size(), 53u);
+    // One that fits every socket a one-shot turn binds works.
+    s.state = of_bytes(60);
+    ASSERT_EQ(s.state.size(), 60u);
     s.write_config();
     r = s.check();
     EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -609,11 +609,26 @@ TEST(RadialdSessionCreate, AnIdThatIsNotOneDoesNotFitOrIsInUseIsRefusedBeforeAny
 
     const std::string long_id(64, 'x');
     r = create(long_id);
-    expect_refusal(r,
-                   "--session-id '" + long_id + "': the session's turns bind their unix sockets");
+    expect_refusal(r, "session '" + long_id + "': the session's turns bind their unix sockets");
     EXPECT_THAT(r.err, HasSubstr("over the limit of 107 bytes"));
-    EXPECT_THAT(r.err, HasSubstr("or choose a shorter run.stateDir"));
+    EXPECT_THAT(r.err, HasSubstr("give a --session-id of at most"));
+    EXPECT_THAT(r.err, HasSubstr("(or leave it out: a generated id fits)"));
     EXPECT_FALSE(fs::exists(state + "/sessions/" + long_id + ".run"));
+    // A state directory every one-shot turn fits under (57 bytes) but a session with a generated
+    // id does not: refused at create, naming run.stateDir.
+    {
+        const std::string config = test::read_file(s.config);
+        const std::string longer =
+            s.dir.path() + "/" + std::string(57 - 7 - s.dir.path().size(), 'p') + "/state";
+        std::string changed = config;
+        changed.replace(changed.find(state), state.size(), longer);
+        std::ofstream(s.config) << changed;
+        r = s.run({"session", "create", "--config", s.config, "--image", "img"});
+        expect_refusal(r, "the session's turns bind their unix sockets under run.stateDir");
+        EXPECT_THAT(r.err, HasSubstr("choose a run.stateDir of at most 53 bytes"));
+        EXPECT_THAT(r.err, Not(HasSubstr("leave it out")));
+        std::ofstream(s.config) << config;
+    }
 
     fs::create_directories(state + "/sessions/dup1.run");
     r = create("dup1");
