@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <radial/names.hpp>
 #include <set>
@@ -71,34 +72,70 @@ void add_other_turns_secrets(redaction::SecretSet& secrets, const std::string& s
 }
 
 void refuse_secrets_at_rest(const ContainerSpec& spec, const redaction::Redactor& redactor) {
-    const auto holds = [&](const std::string& text) { return redactor.redact(text) != text; };
-    const auto refuse = [](const std::string& what) {
-        throw RequestError(fmt::format(
-            "{} holds the value of a secret, and the runtime keeps that field where any reader of "
-            "the box's configuration finds it (docs/design.md §6.3: a secret is never at rest); "
-            "pass the value as a secret variable (--secret NAME, or the turn file's \"secrets\") "
-            "and refer to $NAME inside the box, e.g. sh -c '... \"$NAME\"'",
-            what));
+    // The name of the secret `text` holds ("" when none): the redactor's marker says it.
+    const auto held = [&](const std::string& text) -> std::string {
+        const std::string masked = redactor.redact(text);
+        if (masked == text) return {};
+        constexpr std::string_view kMarker = "[REDACTED:";
+        const auto at = masked.find(kMarker);
+        if (at == std::string::npos) return "?";
+        const auto from = at + kMarker.size();
+        return masked.substr(from, masked.find(']', from) - from);
     };
-    if (holds(spec.image)) refuse("the image");
+    // A value the box's command needs goes as a secret variable; a name or a path holding one is
+    // chosen again.
+    const auto refuse = [](const std::string& what, const std::string& name, bool a_value) {
+        throw RequestError(fmt::format(
+            "{} holds the value of secret {}, and the runtime keeps that field where any reader "
+            "of the box's configuration finds it (docs/design.md §6.3: a secret is never at "
+            "rest); {}",
+            what, name,
+            a_value ? fmt::format("refer to it inside the box as ${0} instead (sh -c '... "
+                                  "\"${0}\"'), the way a secret variable is given",
+                                  name)
+                    : std::string("choose one that does not hold it")));
+    };
+    const auto check = [&](const std::string& text, const std::string& what, bool a_value) {
+        if (const auto name = held(text); !name.empty()) refuse(what, name, a_value);
+    };
+    check(spec.image, "the image", false);
     for (std::size_t i = 0; i < spec.argv.size(); ++i)
-        if (holds(spec.argv[i])) refuse(fmt::format("argv[{}] (a word of the command)", i));
+        check(spec.argv[i], fmt::format("argv[{}] (a word of the command)", i), true);
     for (const auto& e : spec.env) {
-        if (holds(e.name))
-            refuse(fmt::format("the name of {} variable", e.secret ? "a secret" : "a plain"));
-        if (!e.secret && holds(e.value))
-            refuse(fmt::format("plain variable '{}' (--env, or the turn file's \"env\")", e.name));
+        check(e.name, fmt::format("the name of {} variable", e.secret ? "a secret" : "a plain"),
+              false);
+        if (!e.secret)
+            check(e.value,
+                  fmt::format("plain variable '{}' (--env, or the turn file's \"env\")", e.name),
+                  true);
     }
-    if (holds(spec.workdir)) refuse("the workdir");
-    if (holds(spec.user)) refuse("the box user");
-    for (const auto& m : spec.mounts)
-        if (holds(m.source) || holds(m.target)) refuse("a mount's path");
-    for (const auto& t : spec.tmpfs)
-        if (holds(t.target)) refuse("a tmpfs path");
-    for (const auto& h : spec.extra_hosts)
-        if (holds(h)) refuse("an extra host");
-    for (const auto& d : spec.egress)
-        if (holds(d)) refuse("an egress destination");
+    check(spec.workdir, "the workdir", false);
+    check(spec.user, "the box user", false);
+    for (std::size_t i = 0; i < spec.mounts.size(); ++i) {
+        const auto what =
+            fmt::format("{} (a mount's path)", i == 0 ? std::string("the workspace or first mount")
+                                                      : fmt::format("mount {}", i));
+        check(spec.mounts[i].source, what, false);
+        check(spec.mounts[i].target, what, false);
+    }
+    for (const auto& t : spec.tmpfs) check(t.target, "a tmpfs path", false);
+    for (const auto& h : spec.extra_hosts) check(h, "an extra host", false);
+    for (const auto& d : spec.egress) check(d, "an egress destination", false);
+}
+
+redaction::Redactor turn_secrets_redactor(const TurnRequest& request,
+                                          const redaction::SecretSet& secrets) {
+    // The turn's secret variables and its managed auth's tokens, as `secrets` holds them (the
+    // same values and minimum); the operator's [redact] extras and other turns' secrets are for
+    // masking only, and a common word among them must not refuse a turn.
+    redaction::SecretSet own(secrets.min_length());
+    for (const auto& s : secrets.secrets()) {
+        const bool variable = std::any_of(
+            request.env.begin(), request.env.end(),
+            [&](const auto& e) { return e.secret && e.name == s.name && e.value == s.value; });
+        if (variable || s.name.starts_with("codexAuth.")) own.add(s.name, s.value);
+    }
+    return redaction::Redactor(own);
 }
 
 } // namespace radial::turn

@@ -53,10 +53,16 @@ void add_other_turns_secrets(redaction::SecretSet& secrets, const std::string& s
 
 // Refuses a spec that would put a secret at rest (docs/design.md §6.3): the runtime hands every
 // field but the secret variables to something that keeps it (the engine's create body, a swarm
-// service, a session's manifest), so none of them — the image, each argv word, each plain
-// variable's name and value, the workdir, the user, the mounts, tmpfs targets, extra hosts and
-// egress destinations — may hold what `redactor` masks. Throws RequestError naming the field
-// (never the value) and the fix. [thread-safe]
+// service), so none of them — the image, each argv word, each plain variable's name and value,
+// the workdir, the user, the mounts, tmpfs targets, extra hosts and egress destinations — may
+// hold what `redactor` (turn_secrets_redactor) masks. Throws RequestError naming the field and
+// the secret (never the value) and the fix. [thread-safe]
 void refuse_secrets_at_rest(const ContainerSpec& spec, const redaction::Redactor& redactor);
+
+// The secrets refuse_secrets_at_rest looks for: of `secrets` (the turn's, as compiled for its
+// redactor), the values of `request`'s secret variables and of its managed auth (codexAuth.N).
+// Throws std::bad_alloc only.
+redaction::Redactor turn_secrets_redactor(const TurnRequest& request,
+                                          const redaction::SecretSet& secrets);
 
 } // namespace radial::turn

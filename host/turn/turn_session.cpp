@@ -82,7 +82,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
             session::bind_request_to_session(request_, *session_);
         }
         spec_ = build_container_spec(request_, env_.cfg);
-        refuse_secrets_at_rest(spec_, *redactor_);
+        refuse_secrets_at_rest(spec_, turn_secrets_redactor(request_, *secrets_));
         // Pinned once, here: the daemon's claim and `radiald turn` alike (docs/design.md §6.5).
         if (session_) {
             session::check_session_policy(*session_, spec_, env_.cfg, env_.client.info().id);

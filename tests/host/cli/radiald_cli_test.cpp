@@ -347,8 +347,10 @@ TEST(RadialdCli, ASecretInAFieldTheRuntimeKeepsIsRefused) {
         argv.insert(argv.end(), flags.begin(), flags.end());
         auto r = test::run_process(argv, {{"MY_KEY", secret}});
         expect_refusal(r, what);
-        EXPECT_THAT(r.err, HasSubstr("holds the value of a secret")) << r.err;
-        EXPECT_THAT(r.err, HasSubstr("--secret NAME")) << r.err;
+        EXPECT_THAT(r.err, HasSubstr("holds the value of secret MY_KEY")) << r.err;
+        EXPECT_THAT(r.err, HasSubstr(what == "the image" ? "choose one that does not hold it"
+                                                         : "refer to it inside the box as $MY_KEY"))
+            << r.err;
         EXPECT_THAT(r.err, Not(HasSubstr(secret))) << r.err;
         EXPECT_THAT(r.err, Not(HasSubstr(upper))) << r.err;
     }

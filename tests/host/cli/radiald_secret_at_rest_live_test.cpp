@@ -176,7 +176,8 @@ TEST_F(SecretInTheRequest, ATurnWhoseImageTagOrArgvHoldsItIsRefusedAndMaskedEver
          {std::pair<const test::TurnRun&, std::string>{tagged, "the image"},
           {quoted, "argv[1] (a word of the command)"}}) {
         EXPECT_EQ(t.result.exit_code, 125) << t.result.err;
-        EXPECT_THAT(t.result.err, ::testing::HasSubstr(field + " holds the value of a secret"));
+        EXPECT_THAT(t.result.err,
+                    ::testing::HasSubstr(field + " holds the value of secret FIELD_SECRET"));
         ASSERT_TRUE(t.record.is_object()) << t.result.err;
         EXPECT_EQ(t.record["status"], "error");
         expect_nowhere(t, field);

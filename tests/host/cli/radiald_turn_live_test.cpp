@@ -389,11 +389,9 @@ TEST(RadialdTurnLive, RedactTableValuesAndEnvNamesAreMasked) {
     test::RadialdSetup setup("",
                              "[redact]\nvalues = [\"lit-Secret-91\", \"lit-Secret-92\"]\n"
                              "envNames = [\"RADIAL_TEST_OPERATOR_SECRET\"]\n");
-    // The box makes the values from parts: a command quoting one is refused before any box
-    // (ASecretInAFieldTheRuntimeKeepsIsRefused), as the engine would keep it.
-    auto t = setup.turn({},
-                        {"printf", "%s-%s-%s %s-%s-%s %s-%s-%s\\n", "lit", "Secret", "91", "lit",
-                         "Secret", "92", "op", "Secret", "93"},
+    // They are the operator's words to mask, not the turn's secrets: a command quoting them runs
+    // (a turn's own secret there is refused: ASecretInAFieldTheRuntimeKeepsIsRefused).
+    auto t = setup.turn({}, {"echo", "lit-Secret-91 lit-Secret-92 op-Secret-93"},
                         {{"RADIAL_TEST_OPERATOR_SECRET", "op-Secret-93"}});
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     EXPECT_EQ(t.result.out,

@@ -300,7 +300,7 @@ TEST_F(DaemonFixture, ARequestQuotingASecretIsRefusedAtItsClaimAndMaskedEverywhe
     ASSERT_TRUE(t);
     const std::string record = t->terminal_json.value_or("");
     EXPECT_THAT(record, HasSubstr("argv[1] (a word of the command)"));
-    EXPECT_THAT(record, HasSubstr("holds the value of a secret"));
+    EXPECT_THAT(record, HasSubstr("holds the value of secret DEPLOY_KEY"));
     EXPECT_THAT(record, Not(HasSubstr(value)));
     EXPECT_THAT(t->entry.request_json, HasSubstr("[REDACTED:DEPLOY_KEY]"));
     EXPECT_THAT(t->entry.request_json, Not(HasSubstr(value)));

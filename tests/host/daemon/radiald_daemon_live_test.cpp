@@ -163,7 +163,8 @@ TEST(RadialdDaemonLive, ASecretQuotedByASubmittedRequestIsRefusedAtItsClaimAndMa
     ASSERT_TRUE(records.is_object());
     EXPECT_EQ(records["terminal"]["status"], "error") << records;
     EXPECT_THAT(records["terminal"].value("error", ""),
-                HasSubstr("argv[2] (a word of the command) holds the value of a secret"));
+                HasSubstr("argv[2] (a word of the command) holds the value of secret "
+                          "QUEUED_SECRET"));
     EXPECT_EQ(records.dump().find(secret), std::string::npos) << records.dump();
     auto turns =
         test::run_process({RADIALD_PATH, "turns", "--config", l.setup.config(), "--json"}, {}, 30s);
