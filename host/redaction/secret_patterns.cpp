@@ -1,5 +1,6 @@
 #include "redaction/secret_patterns.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -469,6 +470,13 @@ std::vector<Pattern> derive_patterns(const SecretSet& secrets) {
         // A derived pattern shorter than the minimum (a trimmed or unquoted form, or any pattern
         // when the set allows values shorter than 6 bytes) would redact ordinary text, which is
         // what the minimum prevents.
+        // A shown form is mostly '?' for a value of non-ASCII letters: it must keep as many bytes
+        // of its own as any pattern has, or a run of question marks would be masked.
+        if (form == Form::shown &&
+            static_cast<std::size_t>(std::count_if(bytes.begin(), bytes.end(), [](char c) {
+                return c != '?';
+            })) < secrets.min_length())
+            return;
         if (bytes.size() < secrets.min_length() || !seen.insert(bytes).second) return;
         patterns.push_back(Pattern{std::move(bytes), secret, enc, form});
     };

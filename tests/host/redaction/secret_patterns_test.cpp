@@ -137,6 +137,9 @@ TEST(SecretPatterns, TheValueAsTheBrokerQuotesItIsMasked) {
     }
     EXPECT_EQ(shown, 3u);
     EXPECT_EQ(derive_forms("Zq8-wX41_pL0k.9").size(), 3u) << "a printable value has no shown form";
+    // A value of non-ASCII letters alone would be question marks shown: no pattern of it then.
+    SecretSet cjk{{"CJK", "\xe5\xaf\x86\xe7\xa0\x81\xe5\xaf\x86\xe7\xa0\x81"}};
+    EXPECT_EQ(Redactor(cjk).redact("what????????????????"), "what????????????????");
 }
 
 TEST(SecretPatterns, RawValueComesFirst) {
