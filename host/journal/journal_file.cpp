@@ -302,13 +302,21 @@ SqliteDb open_journal_file_read_only(const std::string& path) {
     const std::string remount =
         "the state directory's file system is read-only; remount it read-write once (any radiald "
         "command then brings the journal up to date), and it can be read read-only after";
-    struct stat wal {};
-    if (::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0)
-        throw JournalRefusal{
-            JournalErrc::storage,
-            fmt::format("its write-ahead log ('{}-wal') holds commits not yet applied, which a "
-                        "read-only file system cannot apply; {}",
-                        std::filesystem::path(path).filename().string(), remount)};
+    // Its side files are there while a connection has it open (or was killed with it open): a
+    // read-only mount of a directory a radiald writes through another path (a bind mount, a
+    // unit's ReadOnlyPaths=) must not be read as if nothing changed it, nor without the commits
+    // its write-ahead log holds.
+    const std::string name = std::filesystem::path(path).filename().string();
+    for (const char* side : {"-wal", "-shm"}) {
+        struct stat st {};
+        if (::stat((path + side).c_str(), &st) == 0)
+            throw JournalRefusal{
+                JournalErrc::storage,
+                fmt::format("'{}{}' is there: a radiald has the journal open through a path it "
+                            "may write (read it through that path), or one was killed with it "
+                            "open and its last commits wait in the write-ahead log; {}",
+                            name, side, remount)};
+    }
     check_existing_file(path);
     SqliteDb db(path, SqliteDb::ImmutableReadOnly{});
     sqlite3_db_config(db.get(), SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);

@@ -90,10 +90,10 @@ std::optional<SqliteDb> open_journal_file_unchanged(const std::string& path);
 
 // The journal at `path` on a read-only file system, for reading: opened immutable (nothing can
 // change it there), after the checks open_journal_file makes of an existing file. Refuses a
-// journal with a write-ahead log left to apply (its last commits would be missed) or with another
-// schema version than this radiald's (it cannot be migrated there), naming the fix: remount the
-// file system read-write once. Throws JournalRefusal (storage, newer_schema) or SqliteError.
-// [thread-safe] for distinct calls.
+// journal with a side file (-wal, -shm): a connection has it open, maybe through another mount
+// that may write it, or left commits to apply; and one with another schema version than this
+// radiald's (it cannot be migrated there); naming the fix. Throws JournalRefusal (storage,
+// newer_schema) or SqliteError. [thread-safe] for distinct calls.
 SqliteDb open_journal_file_read_only(const std::string& path);
 
 } // namespace radial::journal

@@ -898,8 +898,27 @@ TEST(JournalFile, AJournalOnAReadOnlyFileSystemIsReadForReading) {
         open_sqlite_journal_for_reading(pending);
         ADD_FAILURE() << "a journal with commits in its log was read without them";
     } catch (const JournalError& e) {
-        EXPECT_THAT(e.what(), HasSubstr("write-ahead log ('pending.sqlite3-wal')")) << e.what();
+        EXPECT_THAT(e.what(), HasSubstr("'pending.sqlite3-wal' is there")) << e.what();
         EXPECT_THAT(e.what(), HasSubstr("remount it read-write once")) << e.what();
+    }
+    // A journal a radiald has open through a path it may write (a read-only bind mount of a live
+    // state directory): its side files are there, empty or not, and it is not read immutable.
+    const std::string live = dir / "live", view = dir / "view";
+    std::filesystem::create_directories(live);
+    std::filesystem::create_directories(view);
+    auto writer = open_sqlite_journal(live + "/journal.sqlite3");
+    ASSERT_EQ(::mount(live.c_str(), view.c_str(), nullptr, MS_BIND, nullptr), 0);
+    struct Unmount {
+        std::string at;
+        ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+    } unmount{view};
+    ASSERT_EQ(::mount(nullptr, view.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr),
+              0);
+    try {
+        open_sqlite_journal_for_reading(view + "/journal.sqlite3");
+        ADD_FAILURE() << "a journal another connection has open was read as immutable";
+    } catch (const JournalError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("a radiald has the journal open")) << e.what();
     }
 }
 
