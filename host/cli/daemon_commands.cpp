@@ -170,7 +170,10 @@ int run_submit_command(const DaemonOptions& o) {
         // lock that cannot be read says nothing: "not running" would be a guess (status, C-22).
         try {
             const auto holder = daemon::StateDirLock::probe(cfg.state_dir);
-            if (!holder || !holder->exclusive || !holder->command.starts_with("radiald run"))
+            // An exclusive holder that wrote no command yet is a daemon starting (or a
+            // reconcile, which is as brief): no warning either.
+            if (!holder || !holder->exclusive ||
+                (!holder->command.empty() && !holder->command.starts_with("radiald run")))
                 log::warn("submit",
                           "turn '{}' is queued, but no daemon serves state directory '{}' "
                           "({}run.stateDir) now: it runs once 'radiald run' starts on it (e.g. "

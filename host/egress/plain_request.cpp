@@ -17,14 +17,17 @@ std::string lower(std::string s) {
 }
 
 // Hop-by-hop headers, and those a front end may route by instead of the Host line (a virtual
-// host, a rewritten path): the Host the broker writes is the only name the destination is given
-// (docs/design.md §9.7).
+// host, a rewritten path or prefix, the scheme or port it was reached by): the Host the broker
+// writes is the only name the destination is given (docs/design.md §9.7).
 bool dropped_header(std::string_view name) {
     static constexpr std::string_view kDropped[] = {
-        "host",   "connection",      "keep-alive",     "proxy-connection", "proxy-authorization",
-        "te",     "upgrade",         "forwarded",      "x-forwarded-host", "x-forwarded-server",
-        "x-host", "x-original-host", "x-original-url", "x-rewrite-url",    "x-http-host-override"};
-    return std::find(std::begin(kDropped), std::end(kDropped), name) != std::end(kDropped);
+        "host",    "connection", "keep-alive", "proxy-connection",     "proxy-authorization",  "te",
+        "upgrade", "forwarded",  "x-host",     "x-http-host-override", "x-envoy-original-path"};
+    static constexpr std::string_view kDroppedPrefixes[] = {"x-forwarded-", "x-original-",
+                                                            "x-rewrite-"};
+    return std::find(std::begin(kDropped), std::end(kDropped), name) != std::end(kDropped) ||
+           std::any_of(std::begin(kDroppedPrefixes), std::end(kDroppedPrefixes),
+                       [&](std::string_view p) { return name.starts_with(p); });
 }
 
 } // namespace

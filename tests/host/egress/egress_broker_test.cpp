@@ -193,13 +193,15 @@ TEST_F(EgressBrokerTest, AnAllowedNameIsReachedThroughConnectAndPlainHttp) {
         ask("GET http://" + dest + "/index HTTP/1.1\r\nHost: " + dest +
             "\r\nProxy-Connection: keep-alive\r\nX-Forwarded-Host: inside.test\r\n"
             "Forwarded: host=inside.test\r\nX-Original-URL: http://inside.test/\r\n"
-            "X-Rewrite-URL: /admin\r\nX-Host: inside.test\r\nAccept: */*\r\n\r\n");
+            "X-Rewrite-URL: /admin\r\nX-Host: inside.test\r\nX-Forwarded-Prefix: /admin\r\n"
+            "X-Original-URI: /admin\r\nX-Envoy-Original-Path: /admin\r\nAccept: */*\r\n\r\n");
     EXPECT_EQ(plain, kOk);
     EXPECT_NE(server.received().find("GET /index HTTP/1.1\r\n"), std::string::npos)
         << "origin form upstream: " << server.received();
     EXPECT_EQ(server.received().find("proxy-connection"), std::string::npos);
     for (const char* routed :
-         {"x-forwarded-host", "forwarded", "x-original-url", "x-rewrite-url", "x-host"})
+         {"x-forwarded-host", "forwarded", "x-original-url", "x-rewrite-url", "x-host",
+          "x-forwarded-prefix", "x-original-uri", "x-envoy-original-path", "/admin"})
         EXPECT_EQ(server.received().find(routed), std::string::npos)
             << routed << ": " << server.received();
     EXPECT_NE(server.received().find("accept: */*"), std::string::npos) << server.received();
