@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "log/logger.h"
 
@@ -26,6 +27,7 @@ WorkspaceHandover::BoxMayWrite box_may_write(const host::RuntimeClient& client,
 std::size_t forget_earlier_session_notes(const std::string& marker_dir,
                                          const std::string& own_turn_id,
                                          const std::string& session_label,
+                                         const std::string& note_ids,
                                          journal::Journal& journal) noexcept {
     std::size_t removed = 0;
     try {
@@ -36,6 +38,11 @@ std::size_t forget_earlier_session_notes(const std::string& marker_dir,
             internal::UniqueFd fd(
                 ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
             if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue; // its turn still runs
+            // The same directory handed to the same ids, or this hand-back did not cover it.
+            std::string first;
+            std::ifstream note(entry.path());
+            std::getline(note, first);
+            if (note_ids.empty() || first != note_ids) continue;
             try {
                 const auto turn = journal.turn(turn_id);
                 if (!turn || turn->entry.label != session_label) continue;

@@ -25,11 +25,13 @@ WorkspaceHandover::BoxMayWrite box_may_write(const host::RuntimeClient& client,
 // box is this one, and its exec is over — its radial-init ends whatever an exec leaves, and a
 // box that could not be swept is removed — so nothing writes as its ids that this hand-back did
 // not reach; kept, each note's "may still write" line came back at every start until the session
-// ended. A note still locked (its turn running) or of another box is left. Returns how many were
-// removed; never throws (a journal error keeps the note). [thread-safe as the journal]
+// ended. A note still locked (its turn running), of another box, or whose first line is not
+// `note_ids` (WorkspaceHandover::note_ids: another directory, other ids) is left. Returns how many
+// were removed; never throws (a journal error keeps the note). [thread-safe as the journal]
 std::size_t forget_earlier_session_notes(const std::string& marker_dir,
                                          const std::string& own_turn_id,
                                          const std::string& session_label,
+                                         const std::string& note_ids,
                                          journal::Journal& journal) noexcept;
 
 } // namespace radial::turn

@@ -492,7 +492,7 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
         // this whole hand-back covers their writes too.
         if (session_ && back.complete && !ran.exec_never_ran && ran.status != TurnStatus::error)
             forget_earlier_session_notes(handover_marker_dir(env_.cfg.state_dir), id,
-                                         session_->label, env_.journal);
+                                         session_->label, run.handover->note_ids(), env_.journal);
     }
     if (auto n = run.refused_records.load())
         log::error("journal",

@@ -206,6 +206,7 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
         if (fd >= 0) {
             marker_ = std::move(marker);
             marker_fd_.reset(fd);
+            note_ids_ = note.substr(0, note.find('\n'));
         }
     }
     // A root-owned tree is never given to a box (its files may be the host's own): said, since

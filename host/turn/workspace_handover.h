@@ -78,6 +78,10 @@ public:
     // with (reached through a symbolic link now, or gone); empty otherwise. The turn must then not
     // start its box: docker would mount wherever the path leads now.
     const std::string& moved() const noexcept { return moved_; }
+    // The first line of this hand-over's note ("<owner uid> <owner gid> <box uid> <box gid> <dev>
+    // <inode>"): another note with the same line handed the same directory to the same ids.
+    // Empty when no note was written.
+    const std::string& note_ids() const noexcept { return note_ids_; }
 
     // Whether the box of the turn a note names (the note's file name) may still write into its
     // workspace: true keeps the note for a later recovery. May throw (taken as true).
@@ -102,6 +106,7 @@ private:
     gid_t owner_gid_ = 0;
     bool active_ = false;
     std::string moved_;
+    std::string note_ids_;
     WalkReport report_;
 };
 

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "../../support/temp_dir.h"
+#include "journal/journal_sqlite.h"
+#include "turn/handover_recovery.h"
 
 namespace radial::turn {
 namespace {
@@ -364,6 +366,38 @@ TEST(WorkspaceHandover, AHandBackThatCouldNotReachADirectorySaysSo) {
     }
     EXPECT_GT(incomplete, 0) << "no limit was short enough to stop the walk: nothing was tested";
     EXPECT_GT(complete, 0) << "no limit let the walk finish";
+}
+
+// After a turn of a session ran its exec and handed the workspace back, the notes earlier turns of
+// that session left are done with — only those: of the same box (the journal's label), the same
+// directory and the same ids (the note's first line), and not locked by a running turn.
+TEST(WorkspaceHandover, OnlyEarlierNotesOfTheSameSessionDirectoryAndIdsAreForgotten) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir ws("radial-ho-sess"), state("radial-ho-state");
+    const std::string w = ws.path();
+    ASSERT_NO_FATAL_FAILURE(owner_with_a_file(w));
+    const std::string notes = handover_marker_dir(state.path());
+    auto journal = journal::open_sqlite_journal(state / "journal.sqlite3");
+    const std::string mine = "radial-session-x-s1", other = "radial-session-x-s2";
+    for (const auto& [id, label] : std::vector<std::pair<std::string, std::string>>{
+             {"same", mine}, {"other-box", other}, {"other-dir", mine}, {"running", mine}})
+        journal->add_turn({id, label, "fake", "img", "result", "{}"}, journal::TurnState::queued);
+    ASSERT_TRUE(hand_over_and_die(w, notes + "/same"));
+    std::filesystem::copy_file(notes + "/same", notes + "/other-box");
+    {
+        std::ifstream in(notes + "/same");
+        std::string first, rest((std::istreambuf_iterator<char>(std::getline(in, first))), {});
+        std::ofstream(notes + "/other-dir") << first << "1\n" << rest; // another inode
+    }
+    WorkspaceHandover running(w, kBox, kBox, notes + "/running", true, {{kOwner, kGroup}});
+    {
+        WorkspaceHandover now(w, kBox, kBox, notes + "/now", true, {{kOwner, kGroup}});
+        now.give_back();
+        EXPECT_EQ(forget_earlier_session_notes(notes, "now", mine, now.note_ids(), *journal), 1u);
+    }
+    EXPECT_FALSE(std::filesystem::exists(notes + "/same"));
+    for (const char* kept : {"other-box", "other-dir", "running"})
+        EXPECT_TRUE(std::filesystem::exists(notes + "/" + kept)) << kept;
 }
 
 } // namespace
