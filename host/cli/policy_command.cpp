@@ -65,6 +65,14 @@ int policy_error(const std::exception& e) noexcept {
     return kExitUsage;
 }
 
+// The rules of `policy`, one text, to tell whether a command changed any.
+std::string policy_text(const egress::OperatorPolicy& policy) {
+    std::string out = joined(policy.deny);
+    for (const auto& [id, t] : policy.turns)
+        out += "\n" + id + ": " + joined(t.allow) + " / " + joined(t.deny);
+    return out;
+}
+
 // The policy log's line for a change: when, by whom (the real uid and its name, and the user
 // sudo says ran it), which command, its rules and the turn it was limited to.
 std::string policy_event(const PolicyOptions& o, std::string_view command,
@@ -118,8 +126,10 @@ int change_policy(const PolicyOptions& o, std::string_view command, Change chang
                        o.turn_id);
             return kExitFailed;
         }
+        const std::string before = policy_text(policy);
         if (const int status = change(cfg, policy, rules); status != kExitOk) return status;
         egress::write_operator_policy(path, policy);
+        if (policy_text(policy) == before) return kExitOk; // nothing changed: no line
         // Who changed what, after the change took (docs/design.md §9.7): the file is rewritten,
         // this log only appended to.
         const std::string events = egress::operator_policy_events_path(cfg.state_dir);

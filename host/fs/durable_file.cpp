@@ -37,8 +37,11 @@ bool move_no_replace(const fs::path& from, const fs::path& to) {
 } // namespace
 
 void append_line(const fs::path& path, std::string_view line) {
-    internal::UniqueFd fd(
-        ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    constexpr int kFlags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+    internal::UniqueFd fd(::open(path.c_str(), kFlags));
+    // Made here: its directory entry is synced too, or a crash could lose the whole log.
+    const bool made = !fd && errno == ENOENT;
+    if (made) fd = internal::UniqueFd(::open(path.c_str(), kFlags | O_CREAT, 0600));
     if (!fd) fail(errno, "opening '" + path.string() + "'");
     const ssize_t n = ::write(fd.get(), line.data(), line.size());
     if (n < 0) fail(errno, "appending to '" + path.string() + "'");
@@ -47,6 +50,7 @@ void append_line(const fs::path& path, std::string_view line) {
                       "': the file system took only part of "
                       "the line (full?)");
     if (::fsync(fd.get()) != 0) fail(errno, "syncing '" + path.string() + "'");
+    if (made) fsync_directory(path.parent_path());
 }
 
 void fsync_directory(const fs::path& dir) {

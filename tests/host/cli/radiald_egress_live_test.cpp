@@ -367,6 +367,8 @@ TEST(EgressLive, RadialdPolicyChangesWhatARunningTurnReaches) {
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     EXPECT_EQ(t.result.out, "hello\n");
 
+    // Denying again what is denied changes nothing, and logs nothing.
+    EXPECT_EQ(policy({"deny", "stream.test:" + hp}).exit_code, 0);
     // Each change made, and only those, has its line in the policy's log: when, who, what.
     std::vector<nlohmann::json> events;
     std::istringstream log(test::read_file(s.state_dir() + "/egress-policy-events.jsonl"));
