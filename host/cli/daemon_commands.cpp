@@ -166,8 +166,9 @@ int run_submit_command(const DaemonOptions& o) {
                           "the daemon journals it when it claims it",
                           o.request_file, req.turn_id, e.what());
         }
-        // Queued either way; said, so that nobody waits on a turn no daemon is there to run. A
-        // lock that cannot be read says nothing: "not running" would be a guess (status, C-22).
+        // Queued either way; said, so that nobody waits on a turn no daemon is there to run.
+        // A lock that cannot be read says nothing: "not running" would be a guess
+        // (docs/design.md §12.4).
         try {
             const auto holder = daemon::StateDirLock::probe(cfg.state_dir);
             // An exclusive holder that wrote no command yet is a daemon starting (or a

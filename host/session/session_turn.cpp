@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <radial/host/session_client.hpp>
 
 #include "config/box_identity.h"
@@ -11,6 +10,7 @@
 #include "session/instance_fingerprints.h"
 #include "session/secret_scan.h"
 #include "session/snapshot_record.h"
+#include "turn/box_root.h"
 #include "turn/image_pin.h"
 #include "turn/turn_setup_error.h"
 
@@ -71,26 +71,27 @@ void check_session_image_pin(const SessionRecord& session, const config::HostCon
 void check_session_box_ids(const SessionRecord& session, const config::HostConfig& cfg) {
     // Root in a namespace of its own leases nothing; run.user = "uid[:gid]" is the operator's.
     if (cfg.box_root || !config::uses_box_id_range(cfg)) return;
-    const auto colon = session.user.find(':');
-    const std::string uid = session.user.substr(0, colon);
-    const std::string gid = colon == std::string::npos ? uid : session.user.substr(colon + 1);
-    // The gid is always leased; the uid too unless the box runs as the workspace's owner.
-    std::vector<std::string> leased = {gid};
-    if (cfg.user.empty()) leased.push_back(uid);
-    for (const auto& id : leased) {
-        std::uint64_t n = 0;
-        const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
-        if (ec == std::errc() && end == id.data() + id.size() && n >= cfg.box_id_first &&
-            n <= cfg.box_id_last)
-            continue;
-        throw turn::RequestError(fmt::format(
-            "session '{}' runs as {}, and id {} is outside {}run.boxIdRange ({}-{}) as the config "
-            "gives it now: only ids inside it are checked against the host's accounts and "
-            "processes; remove the session ('radiald session rm {}') and create it again, or "
-            "give run.boxIdRange back the ids it was made with",
-            session.id, session.user, id, cfg.where("run.boxIdRange"), cfg.box_id_first,
-            cfg.box_id_last, session.id));
-    }
+    const auto ids = turn::numeric_user(session.user);
+    const auto outside = [&](std::uint64_t id) {
+        return id < cfg.box_id_first || id > cfg.box_id_last;
+    };
+    // The first leased id outside the range: the gid always is leased, the uid too unless the box
+    // runs as the workspace's owner; ids that are not numbers were never leased.
+    std::string id;
+    if (!ids)
+        id = session.user;
+    else if (outside(ids->second))
+        id = std::to_string(ids->second);
+    else if (cfg.user.empty() && outside(ids->first))
+        id = std::to_string(ids->first);
+    if (id.empty()) return;
+    throw turn::RequestError(fmt::format(
+        "session '{}' runs as {}, and id {} is outside {}run.boxIdRange ({}-{}) as the config "
+        "gives it now: only ids inside it are checked against the host's accounts and "
+        "processes; remove the session ('radiald session rm {}') and create it again, or "
+        "give run.boxIdRange back the ids it was made with",
+        session.id, session.user, id, cfg.where("run.boxIdRange"), cfg.box_id_first,
+        cfg.box_id_last, session.id));
 }
 
 void make_session_exec(ContainerSpec& spec, const SessionRecord& session,
