@@ -10,6 +10,7 @@
 #include "session/instance_fingerprints.h"
 #include "session/secret_scan.h"
 #include "session/snapshot_record.h"
+#include "text/printable.h"
 #include "turn/box_root.h"
 #include "turn/image_pin.h"
 #include "turn/turn_setup_error.h"
@@ -146,31 +147,21 @@ void abandon_session_turn(const std::string& state_dir, const std::string& sessi
 
 namespace {
 
-// Text the box chose (a path), fit for a log line: control bytes escaped, at most `max` bytes.
-// Cut short, it ends with "…" after a whole character; with `at_word`, after a whole word when
-// one ends in the last quarter (a reason is read, not matched).
+// Text the box chose (a path), fit for a log line and a terminal: control characters and bytes
+// that are not UTF-8 escaped (text/printable.h), at most `max` bytes. Cut short, it ends with
+// "…" after a whole character; with `at_word`, after a whole word when one ends in the last
+// quarter (a reason is read, not matched).
 std::string printable_path(const std::string& path, std::size_t max = 200, bool at_word = false) {
-    std::string out;
-    for (unsigned char c : path) {
-        if (out.size() >= max) {
-            while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80)
-                out.pop_back(); // a continuation byte: the character it ends is cut
-            if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xc0) out.pop_back();
-            if (const auto space = out.rfind(' ');
-                at_word && space != std::string::npos && space >= max - max / 4)
-                out.erase(space);
-            while (at_word && !out.empty() &&
-                   std::string_view(",;:(").find(out.back()) != std::string_view::npos)
-                out.pop_back();
-            out += "…";
-            break;
-        }
-        if (c < 0x20 || c == 0x7f)
-            out += fmt::format("\\x{:02x}", c);
-        else
-            out += static_cast<char>(c);
-    }
-    return out;
+    std::string out = text::printable(path);
+    if (out.size() <= max) return out;
+    out.resize(text::utf8_prefix(out, max).size());
+    if (const auto space = out.rfind(' ');
+        at_word && space != std::string::npos && space >= max - max / 4)
+        out.erase(space);
+    while (at_word && !out.empty() &&
+           std::string_view(",;:(").find(out.back()) != std::string_view::npos)
+        out.pop_back();
+    return out + "…";
 }
 
 // Why the turn's changes bar snapshots, or "" when they do not.

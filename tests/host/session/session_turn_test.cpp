@@ -15,6 +15,7 @@
 
 #include "../../support/temp_dir.h"
 #include "loader/plugin_loader.h"
+#include "text/utf8.h"
 #include "turn/turn_setup_error.h"
 
 namespace radial::session {
@@ -130,6 +131,33 @@ TEST_F(SessionTurnTest, ALongRuntimeErrorIsCutAfterAWholeWord) {
     EXPECT_NE(error.find(kept.substr(kept.rfind("runtime 'fake': ")) + " "), std::string::npos)
         << why;
     EXPECT_THAT(why, ::testing::Not(HasSubstr("keep secrets out")));
+}
+
+// A cut never drops a whole character it could keep, and what the box chose cannot reach a
+// terminal as a control: C1 controls and bytes that are not UTF-8 are escaped too.
+TEST_F(SessionTurnTest, ACutKeepsEveryWholeCharacterAndControlsAreEscaped) {
+    for (const std::string lead : {"runtime 'fake':", "runtime 'fake':x"}) {
+        begin_session_turn(state, record(), "t1");
+        std::string error = lead;
+        for (int i = 0; i < 300; ++i) error += "é";
+        end("t1", error);
+        std::string why = record().no_snapshot_because;
+        ASSERT_THAT(why, ::testing::EndsWith("…"));
+        why.resize(why.size() - std::string_view("…").size());
+        // Two-byte characters: a cut at 400 bytes keeps 399 or 400 of them, never 398.
+        EXPECT_GE(why.size(), 399u) << lead;
+        EXPECT_LE(why.size(), 400u) << lead;
+        EXPECT_TRUE(text::is_valid_utf8(why)) << lead;
+        SessionRecord r = record();
+        r.no_snapshot_because.clear();
+        update_session(state, r);
+    }
+    begin_session_turn(state, record(), "t2");
+    end("t2",
+        "runtime 'fake': \x1b]0;title\x07 \xc2\x9b"
+        "31m \xff done");
+    const std::string why = record().no_snapshot_because;
+    EXPECT_THAT(why, HasSubstr("\\x1b]0;title\\x07 \\u{009b}31m \\xff done")) << why;
 }
 
 // The manifest outlives the turn (the record, a snapshot's record, `session snapshots --json`):
