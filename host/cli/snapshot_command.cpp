@@ -152,7 +152,35 @@ int run_session_snapshot(const SessionOptions& o) {
         const std::string image = session::snapshot_image(cfg, tag);
         const auto existing = session::find_snapshot(cfg.state_dir, tag);
         // A record without a digest is an intent a radiald left when it ended mid-commit.
-        const bool complete = existing && !existing->digest.empty();
+        bool complete = existing && !existing->digest.empty();
+        // The engine's name was put on another image since: no session could be made from it.
+        auto moved = [&](const std::string& now) {
+            log::error("session",
+                       "snapshot {} names image {} now, not the {} it was taken as (the name was "
+                       "put on another image since); remove it with 'radiald session snapshot-rm "
+                       "{}' and take it again",
+                       image, now, existing->digest, existing->tag);
+            return kExitFailed;
+        };
+        if (complete) {
+            // Asked before any commit: the engine's name may have gone or moved since.
+            std::string now;
+            try {
+                now = sessions.resolve_image(image);
+            } catch (const host::RuntimeError& e) {
+                if (e.code() != RADIAL_E_NOT_FOUND) throw;
+            }
+            if (now.empty()) {
+                // Removed outside radiald (docker image rm): the same inputs, so taken again.
+                log::warn("session",
+                          "snapshot {}'s image is no longer on the engine (removed outside "
+                          "radiald); taking it again",
+                          image);
+                complete = false;
+            } else if (now != existing->digest) {
+                return moved(now);
+            }
+        }
         if (const auto kept = existing ? 0 : session::list_snapshots(cfg.state_dir).size();
             kept >= cfg.max_snapshots && !existing) {
             if (cfg.max_snapshots == 0)
@@ -192,15 +220,7 @@ int run_session_snapshot(const SessionOptions& o) {
             if (!complete) forget_failed_commit(sessions, cfg.state_dir, snap, e);
             throw;
         }
-        if (complete && digest != existing->digest) {
-            // The engine's name was put on another image since: no session could be made from it.
-            log::error("session",
-                       "snapshot {} names image {} now, not the {} it was taken as (the name was "
-                       "put on another image since); remove it with 'radiald session snapshot-rm "
-                       "{}' and take it again",
-                       image, digest, existing->digest, existing->tag);
-            return kExitFailed;
-        }
+        if (complete && digest != existing->digest) return moved(digest); // moved meanwhile
         if (complete) {
             // The same inputs named this image before: it keeps the record of its first making.
             session::journal_session_event(cfg.state_dir, rec->id, "snapshot-reused", image);

@@ -187,6 +187,40 @@ TEST(SnapshotLive, ASessionIsMadeFromTheRecordedImageAndChangesWaitForEachOther)
     test::run_process({"docker", "image", "rm", "-f", first_line(id.out)}, {}, 60s);
 }
 
+// An image removed outside radiald (docker image rm) is taken again rather than refused as a
+// name put on another image: the record names the new image, and a session is made from it.
+TEST(SnapshotLive, ASnapshotWhoseImageWasRemovedOutsideRadialdIsTakenAgain) {
+    test::RadialdSetup setup;
+    Snapshots snaps(setup);
+    Session a(setup, {});
+    ASSERT_EQ(a.created.exit_code, 0) << a.created.err;
+    auto t = setup.turn({"--session", a.id}, {"sh", "-c", "echo x > /opt/cache/x"});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.err;
+    auto taken = snaps.take(a.id);
+    ASSERT_EQ(taken.exit_code, 0) << taken.err;
+    const std::string name = first_line(taken.out);
+    auto rm = test::run_process({"docker", "image", "rm", name}, {}, 60s);
+    ASSERT_EQ(rm.exit_code, 0) << rm.err;
+    ASSERT_TRUE(snaps.images().empty());
+    auto again = snaps.take(a.id);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(first_line(again.out), name);
+    EXPECT_THAT(again.err, HasSubstr("no longer on the engine"));
+    const auto ids = snaps.images();
+    ASSERT_EQ(ids.size(), 1u);
+    auto listed = test::run_process(
+        {RADIALD_PATH, "session", "snapshots", "--json", "--config", setup.config()}, {}, 60s);
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    auto list = nlohmann::json::parse(listed.out);
+    ASSERT_EQ(list.size(), 1u) << listed.out;
+    EXPECT_EQ(list[0]["digest"], ids[0]) << "the record names the image removed";
+    Session b(setup, {"--from-snapshot", name});
+    ASSERT_EQ(b.created.exit_code, 0) << b.created.err;
+    auto read = setup.turn({"--session", b.id}, {"cat", "/opt/cache/x"}, {}, name);
+    EXPECT_EQ(read.result.exit_code, 0) << read.result.err;
+    EXPECT_EQ(read.result.out, "x\n");
+}
+
 // A turn that leaves a secret's value (in any encoding the redactor knows) or its turn token in
 // the box's own file system bars the session's snapshots, naming the secret and the path, never
 // the value; nothing is committed.
