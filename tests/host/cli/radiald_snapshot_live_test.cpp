@@ -69,6 +69,17 @@ private:
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+// Session `s`'s snapshot after one turn wrote /opt/cache/x: its name, or "" (a failure said).
+std::string snapshot_after_writing_x(const test::RadialdSetup& setup, const Snapshots& snaps,
+                                     const Session& s) {
+    EXPECT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto t = setup.turn({"--session", s.id}, {"sh", "-c", "echo x > /opt/cache/x"});
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    auto taken = snaps.take(s.id);
+    EXPECT_EQ(taken.exit_code, 0) << taken.err;
+    return taken.exit_code == 0 ? first_line(taken.out) : std::string();
+}
+
 // Takes `session`'s snapshot, expects it refused saying `says`, and returns what it said.
 std::string refused_saying(const Snapshots& snaps, const std::string& session,
                            const std::string& says) {
@@ -152,12 +163,8 @@ TEST(SnapshotLive, ASessionIsMadeFromTheRecordedImageAndChangesWaitForEachOther)
     test::RadialdSetup setup;
     Snapshots snaps(setup);
     Session a(setup, {});
-    ASSERT_EQ(a.created.exit_code, 0) << a.created.err;
-    auto t = setup.turn({"--session", a.id}, {"sh", "-c", "echo x > /opt/cache/x"});
-    ASSERT_EQ(t.result.exit_code, 0) << t.result.err;
-    auto taken = snaps.take(a.id);
-    ASSERT_EQ(taken.exit_code, 0) << taken.err;
-    const std::string name = first_line(taken.out);
+    const std::string name = snapshot_after_writing_x(setup, snaps, a);
+    ASSERT_FALSE(name.empty());
     auto id = test::run_process({"docker", "image", "inspect", "--format", "{{.Id}}", name});
     ASSERT_EQ(id.exit_code, 0) << id.err;
     ASSERT_EQ(test::run_process({"docker", "tag", RADIAL_TEST_IMAGE, name}).exit_code, 0);
@@ -193,12 +200,8 @@ TEST(SnapshotLive, ASnapshotWhoseImageWasRemovedOutsideRadialdIsTakenAgain) {
     test::RadialdSetup setup;
     Snapshots snaps(setup);
     Session a(setup, {});
-    ASSERT_EQ(a.created.exit_code, 0) << a.created.err;
-    auto t = setup.turn({"--session", a.id}, {"sh", "-c", "echo x > /opt/cache/x"});
-    ASSERT_EQ(t.result.exit_code, 0) << t.result.err;
-    auto taken = snaps.take(a.id);
-    ASSERT_EQ(taken.exit_code, 0) << taken.err;
-    const std::string name = first_line(taken.out);
+    const std::string name = snapshot_after_writing_x(setup, snaps, a);
+    ASSERT_FALSE(name.empty());
     auto rm = test::run_process({"docker", "image", "rm", name}, {}, 60s);
     ASSERT_EQ(rm.exit_code, 0) << rm.err;
     ASSERT_TRUE(snaps.images().empty());
