@@ -34,7 +34,8 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         redaction::SecretSet secrets = secrets_before_the_box(request_, env_.cfg.redact);
         secrets.add(kTokenEnv, token_);
         // Managed Codex auth: read once per turn, its tokens masked like every other secret.
-        if (env_.cfg.codex_auth) {
+        // A check carries no secrets (docs/design.md §4): no credentials, so no write-back.
+        if (env_.cfg.codex_auth && request_.kind != RequestKind::check) {
             // Under the file's lock, beside other turns' write-backs (codex_auth.h).
             if (auto text =
                     read_codex_auth(codex_auth_path(env_.cfg.codex_auth_file), codex_auth_error_)) {

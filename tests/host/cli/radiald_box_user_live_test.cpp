@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
 #include "../../support/temp_dir.h"
 
@@ -84,6 +85,28 @@ TEST(BoxUserLive, CodexAuthReachesTheBoxUserAndGoesWithTheTurn) {
     EXPECT_FALSE(std::filesystem::exists(s.state_dir() + "/identity/" + id));
     EXPECT_EQ(test::read_file(file), R"({"tokens":{"access_token":")" + token + R"("}})")
         << "the operator's file is never the box's";
+}
+
+// A check carries no secrets (docs/design.md §4), run.codexAuth's neither: its box has no
+// ~/.codex, and an auth.json it writes in its home never reaches the operator's file.
+TEST(BoxUserLive, ACheckGetsNoCodexAuthAndWritesNothingBack) {
+    test::TempDir creds("radial-codex");
+    const std::string text = R"({"tokens":{"access_token":"at-radial-check-)" +
+                             std::to_string(::getpid()) + R"(-0123456789"}})";
+    const std::string file = creds.write("auth.json", text);
+    test::RadialdSetup s("codexAuth = true\ncodexAuthFile = \"" + file + "\"\n");
+    auto r = test::run_process(
+        {RADIALD_PATH, "check", "--config", s.config(), "--image", RADIAL_TEST_IMAGE, "--", "sh",
+         "-c",
+         "ls -A \"$HOME\"; cat \"$HOME/.codex/auth.json\" || echo no-auth; mkdir -p "
+         "\"$HOME/.codex\" && echo '{\"tokens\":{\"access_token\":\"from-a-check-0123\"}}' > "
+         "\"$HOME/.codex/auth.json\" && echo wrote"},
+        {}, std::chrono::seconds(120));
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("no-auth\nwrote\n")) << r.out;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("tokens"))) << r.out;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr(".codex"))) << r.out;
+    EXPECT_EQ(test::read_file(file), text) << "a check rewrote the operator's credentials";
 }
 
 // run.codexAuth keeps rotated credentials (docs/design.md §8.7): a harness that saves a new refresh
