@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -166,6 +167,48 @@ bool valid_codex_auth(std::string_view text) {
     return (tokens != j.end() && tokens->is_object()) || (key != j.end() && key->is_string());
 }
 
+std::string codex_rotation_problem(std::string_view given, std::string_view box) {
+    if (box.size() > std::max<std::size_t>(64 << 10, 2 * given.size()))
+        return fmt::format("it is {} bytes, more than a rotation of the {} given", box.size(),
+                           given.size());
+    const auto was = nlohmann::json::parse(given, nullptr, false);
+    const auto now = nlohmann::json::parse(box, nullptr, false);
+    if (!was.is_object() || !now.is_object())
+        return "the file given was not a JSON object, so no rotation of it is known";
+    // Key by key: the same keys and types; a value may change only where `may_change` says.
+    using MayChange = bool (*)(const std::string& key, const nlohmann::json& value);
+    const auto compare = [](const nlohmann::json& a, const nlohmann::json& b, MayChange may_change,
+                            const std::string& where) -> std::string {
+        const auto named = [&](const std::string& key) {
+            return where.empty() ? key : where + "." + key;
+        };
+        for (const auto& [key, value] : b.items())
+            if (!a.contains(key))
+                return fmt::format("it adds a key of its own{}",
+                                   where.empty() ? "" : " to " + where);
+        for (const auto& [key, value] : a.items()) {
+            const auto it = b.find(key);
+            if (it == b.end()) return fmt::format("it drops the key '{}'", named(key));
+            if (it->type() != value.type())
+                return fmt::format("the key '{}' changed its type", named(key));
+            if (!may_change(key, value) && *it != value)
+                return fmt::format("the value of '{}' changed", named(key));
+        }
+        return {};
+    };
+    const auto top = [](const std::string& key, const nlohmann::json& value) {
+        return (key == "last_refresh" && value.is_string()) ||
+               (key == "tokens" && value.is_object());
+    };
+    const auto token = [](const std::string& key, const nlohmann::json& value) {
+        return key != "account_id" && value.is_string();
+    };
+    if (auto why = compare(was, now, top, ""); !why.empty()) return why;
+    if (was.contains("tokens") && was["tokens"].is_object())
+        return compare(was["tokens"], now["tokens"], token, "tokens");
+    return {};
+}
+
 CodexWriteBackResult write_back_codex_auth(const std::string& box_codex_dir, uid_t box_uid,
                                            const std::string& path, std::string_view given) {
     std::string why;
@@ -176,6 +219,9 @@ CodexWriteBackResult write_back_codex_auth(const std::string& box_codex_dir, uid
         return {CodexWriteBack::invalid,
                 "the box's auth.json is not a Codex auth file (a JSON object with \"tokens\" or "
                 "\"OPENAI_API_KEY\")"};
+    if (auto why = codex_rotation_problem(given, *box); !why.empty())
+        return {CodexWriteBack::invalid,
+                "the box's auth.json is not a rotation of the tokens it was given (" + why + ")"};
     const std::string file = resolved(path);
     DirLock lock(file, LOCK_EX);
     if (!lock.error().empty())

@@ -38,9 +38,18 @@ struct CodexWriteBackResult {
     std::string detail; // why, for the log: never the file's contents
 };
 
+// Why `box` is not a token rotation of `given`, or "" when it is one. A rotation keeps the file's
+// shape and account: the same keys with values of the same types, at most 64 KiB (or twice the
+// given size), and the same values everywhere but the strings under "tokens" other than
+// "account_id", and "last_refresh". Anything else a box wrote (another account, an API key, keys
+// of its own, padding) would reach every later turn and the operator's own harness
+// (docs/design.md §8.7). [thread-safe]
+std::string codex_rotation_problem(std::string_view given, std::string_view box);
+
 // After the box is gone: reads auth.json from `box_codex_dir` (the host side of the box's
 // ~/.codex) without following links, and when it differs from `given` (what the turn copied in),
-// is a regular file of `box_uid`'s of at most 1 MiB with one name, and is valid_codex_auth,
+// is a regular file of `box_uid`'s of at most 1 MiB with one name, is valid_codex_auth and a
+// rotation of `given` (codex_rotation_problem),
 // replaces the operator's file at `path` with it atomically (a temporary file beside it with the
 // file's owner and mode, fsynced, renamed over it, the directory fsynced) — under the exclusive
 // lock, and only if the file still holds `given`. [thread-safe]

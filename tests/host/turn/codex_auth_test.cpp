@@ -96,6 +96,57 @@ TEST(CodexAuthWriteBack, AFileThatIsNotACodexAuthFileIsNotWrittenBack) {
     EXPECT_EQ(test::read_file(f.operator_file), kGiven);
 }
 
+// A rotation changes token strings and the refresh time only: another account, an API key, keys
+// of the box's own or padding would reach every later turn (docs/design.md §8.7).
+TEST(CodexAuthRotation, OnlyTheTokensAndTheRefreshTimeMayChange) {
+    const std::string given =
+        R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i1","access_token":"a1",)"
+        R"("refresh_token":"r1","account_id":"acc-1"},"last_refresh":"2026-12-01T00:00:00Z"})";
+    EXPECT_EQ(codex_rotation_problem(
+                  given, R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i2","access_token":"a2",)"
+                         R"("refresh_token":"r2","account_id":"acc-1"},)"
+                         R"("last_refresh":"2026-12-06T00:00:00Z"})"),
+              "");
+    const std::pair<std::string, std::string> refused[] = {
+        {R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i2","access_token":"a2",)"
+         R"("refresh_token":"r2","account_id":"attacker"},"last_refresh":"x"})",
+         "the value of 'tokens.account_id' changed"},
+        {R"({"OPENAI_API_KEY":"sk-attacker","tokens":{"id_token":"i1","access_token":"a1",)"
+         R"("refresh_token":"r1","account_id":"acc-1"},"last_refresh":"x"})",
+         "the key 'OPENAI_API_KEY' changed its type"},
+        {R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i1","access_token":"a1",)"
+         R"("refresh_token":"r1","account_id":"acc-1","extra":"x"},"last_refresh":"x"})",
+         "it adds a key of its own to tokens"},
+        {R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i1","access_token":"a1",)"
+         R"("refresh_token":"r1","account_id":"acc-1"},"last_refresh":"x","injected":1})",
+         "it adds a key of its own"},
+        {R"({"OPENAI_API_KEY":null,"tokens":{"access_token":"a1","refresh_token":"r1",)"
+         R"("account_id":"acc-1"},"last_refresh":"x"})",
+         "it drops the key 'tokens.id_token'"},
+        {R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i1","access_token":"a1",)"
+         R"("refresh_token":"r1","account_id":"acc-1"},"last_refresh":"x","pad":")" +
+             std::string(70000, 'Z') + R"("})",
+         "bytes, more than a rotation"},
+    };
+    for (const auto& [box, says] : refused)
+        EXPECT_NE(codex_rotation_problem(given, box).find(says), std::string::npos)
+            << codex_rotation_problem(given, box) << " for " << box.substr(0, 200);
+    // A nested value other than the tokens is the file's, not the box's to change.
+    EXPECT_EQ(codex_rotation_problem(R"({"tokens":{"a":"1"},"meta":{"plan":"pro"}})",
+                                     R"({"tokens":{"a":"2"},"meta":{"plan":"free"}})"),
+              "the value of 'meta' changed");
+}
+
+TEST(CodexAuthWriteBack, AFileThatIsNoRotationOfTheGivenOneIsNotWrittenBack) {
+    Fixture f;
+    f.box_writes(R"({"tokens":{"refresh_token":"rt-2","access_token":"at-2"},"injected":"x"})");
+    const auto r = f.write_back();
+    EXPECT_EQ(r.outcome, CodexWriteBack::invalid) << r.detail;
+    EXPECT_NE(r.detail.find("not a rotation of the tokens it was given"), std::string::npos)
+        << r.detail;
+    EXPECT_EQ(test::read_file(f.operator_file), kGiven);
+}
+
 // The box controls its ~/.codex: a link or a second name of a host file is never read as root.
 TEST(CodexAuthWriteBack, ALinkPlantedByTheBoxIsNeverFollowed) {
     Fixture f;
