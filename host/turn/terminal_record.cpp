@@ -93,6 +93,7 @@ std::string TerminalRecord::to_json() const {
     if (handback)
         j["workspaceHandback"] = {{"entries", handback->entries},
                                   {"setidCleared", handback->setid_cleared},
+                                  {"worldWritableCleared", handback->open_to_all_cleared},
                                   {"complete", handback->complete}};
     // Invalid UTF-8 (the output tail, a CLI's message) shows as U+FFFD rather than making the
     // record unwritable.

@@ -65,12 +65,14 @@ struct TerminalRecord {
     // there is nothing to check. Not recorded.
     bool exec_never_ran = false;
     // What handing the workspace back did, when there is something to say (docs/design.md §3.9):
-    // entries walked, setuid/setgid files whose bits it cleared, and whether it reached every
-    // entry (a walk stops after turn::kWalkBudget).
+    // entries walked, setuid/setgid files whose bits it cleared, entries of the box's whose write
+    // permission for all users it cleared, and whether it reached every entry (a walk stops after
+    // turn::kWalkBudget).
     struct Handback {
         std::size_t entries = 0;
         std::size_t setid_cleared = 0;
         bool complete = true;
+        std::size_t open_to_all_cleared = 0;
     };
     std::optional<Handback> handback;
     // "uid:gid" the box ran as when radiald leased its ids from run.boxIdRange (box_id_lease.h),

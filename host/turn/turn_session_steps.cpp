@@ -485,9 +485,9 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     if (run.handover) {
         run.handover->give_back();
         const WalkReport& back = run.handover->report();
-        if (back.setid_cleared > 0 || !back.complete)
-            ran.handback =
-                TerminalRecord::Handback{back.visited, back.setid_cleared, back.complete};
+        if (back.setid_cleared > 0 || back.open_to_all_cleared > 0 || !back.complete)
+            ran.handback = TerminalRecord::Handback{back.visited, back.setid_cleared, back.complete,
+                                                    back.open_to_all_cleared};
         // An exec that ran and ended in the session's box ended what earlier execs left there:
         // this whole hand-back covers their writes too.
         if (session_ && back.complete && !ran.exec_never_ran && ran.status != TurnStatus::error)

@@ -30,7 +30,7 @@ struct IdMap {
     bool map_gid = false;
     gid_t from_gid = 0, to_gid = 0;
     dev_t dev = 0;
-    bool clear_setid = false; // the hand-back: no setuid or setgid file survives the turn
+    bool clear_setid = false; // the hand-back: see apply()
 };
 
 // Applies `m` to one entry `name` of `dir` (or to `dir` itself when name is empty); true when it
@@ -46,19 +46,34 @@ bool apply(int dir, const char* name, const IdMap& m, const std::string& shown,
     if ((uid != st.st_uid || gid != st.st_gid) && ::fchownat(dir, name, uid, gid, flags) != 0)
         log::warn("turn", "workspace entry '{}': changing its owner to {}:{}: {}", shown, uid, gid,
                   std::strerror(errno));
-    if (m.clear_setid && S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0) {
-        // Through a descriptor of the very file (no path, so no link, is followed); the chown
+    // The hand-back: no setuid or setgid file survives the turn, and nothing the box made
+    // writable by every local user stays so once it is the owner's (another user could plant a
+    // git hook that runs as the owner: docs/design.md §3.9).
+    const bool setid = S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0;
+    const bool open_to_all = (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
+                             (st.st_mode & S_IWOTH) != 0 && st.st_uid == m.from_uid;
+    if (m.clear_setid && (setid || open_to_all)) {
+        // Through a descriptor of the very entry (no path, so no link, is followed); the chown
         // above clears S_ISUID, but not a S_ISGID without group execute, nor on a file owned
         // by someone else.
-        internal::UniqueFd f(
-            ::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+        internal::UniqueFd f;
+        if (name[0] != '\0')
+            f.reset(::openat(dir, name,
+                             (S_ISDIR(st.st_mode) ? O_DIRECTORY : O_NONBLOCK | O_NOCTTY) |
+                                 O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+        const int fd = name[0] == '\0' ? dir : f.get();
         struct stat now {};
-        if (f && ::fstat(f.get(), &now) == 0 && S_ISREG(now.st_mode) &&
-            ::fchmod(f.get(), now.st_mode & 07777 & ~(S_ISUID | S_ISGID)) == 0)
-            ++report.setid_cleared;
-        else
-            log::warn("turn", "workspace entry '{}': clearing its setuid and setgid bits: {}",
-                      shown, std::strerror(errno));
+        const mode_t drop = (setid ? S_ISUID | S_ISGID : 0) | (open_to_all ? S_IWOTH : 0);
+        if (fd >= 0 && ::fstat(fd, &now) == 0 && now.st_ino == st.st_ino &&
+            (now.st_mode & S_IFMT) == (st.st_mode & S_IFMT) &&
+            ::fchmod(fd, now.st_mode & 07777 & ~drop) == 0) {
+            report.setid_cleared += setid ? 1 : 0;
+            report.open_to_all_cleared += open_to_all ? 1 : 0;
+        } else {
+            log::warn("turn", "workspace entry '{}': clearing its {}: {}", shown,
+                      setid ? "setuid and setgid bits" : "write permission for all users",
+                      std::strerror(errno));
+        }
     }
     return S_ISDIR(st.st_mode) && st.st_dev == m.dev;
 }

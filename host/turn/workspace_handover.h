@@ -33,11 +33,12 @@ namespace radial::turn {
 // tree too large to walk in any time a turn should wait.
 inline constexpr std::chrono::seconds kWalkBudget{120};
 
-// What a walk did: entries visited, setuid/setgid files cleared, the deepest level entered, and
-// whether it reached everything.
+// What a walk did: entries visited, setuid/setgid files cleared, entries of the box's that were
+// writable by all users made not so, the deepest level entered, and whether it reached everything.
 struct WalkReport {
     std::size_t visited = 0;
     std::size_t setid_cleared = 0;
+    std::size_t open_to_all_cleared = 0; // entries of the box's that were writable by all
     std::size_t deepest = 0;
     bool complete = true;
 };

@@ -187,6 +187,41 @@ TEST(WorkspaceHandover, NoSetuidOrSetgidFileSurvivesAtAnyDepth) {
     EXPECT_EQ(lstat_of(deep).st_uid, kOwner) << "the deepest level was given back";
 }
 
+// What the box made writable by every local user (the root, .git/hooks, a file, a sticky
+// directory) is not so once it is the owner's: another user could plant a hook that runs as the
+// owner. An entry the box did not own keeps its mode, and only that one bit goes.
+TEST(WorkspaceHandover, NothingTheBoxMadeWritableByAllStaysSoForTheOwner) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir ws("radial-ho-ww");
+    const std::string w = ws.path();
+    ASSERT_EQ(::chown(w.c_str(), kOwner, kGroup), 0);
+    std::filesystem::create_directories(w + "/.git/hooks");
+    std::ofstream(w + "/f") << "x";
+    std::ofstream(w + "/roots") << "x"; // root's, never handed over
+    for (const char* p : {"/.git", "/.git/hooks", "/f"})
+        ASSERT_EQ(::chown((w + p).c_str(), kOwner, kGroup), 0);
+    ASSERT_EQ(::chmod((w + "/roots").c_str(), 0666), 0);
+    {
+        WorkspaceHandover handover(w, kBox, kBox);
+        ASSERT_EQ(lstat_of(w + "/.git/hooks").st_uid, kBox);
+        ASSERT_EQ(::mkdir((w + "/tmp").c_str(), 0755), 0);
+        ASSERT_EQ(::chown((w + "/tmp").c_str(), kBox, kBox), 0);
+        for (const auto& [p, mode] : std::vector<std::pair<std::string, mode_t>>{
+                 {"", 0777}, {"/.git/hooks", 0777}, {"/f", 0666}, {"/tmp", 01777}})
+            ASSERT_EQ(::chmod((w + p).c_str(), mode), 0) << p;
+        handover.give_back();
+        EXPECT_TRUE(handover.report().complete);
+        EXPECT_EQ(handover.report().open_to_all_cleared, 4u);
+    }
+    for (const auto& [p, mode] : std::vector<std::pair<std::string, mode_t>>{
+             {"", 0775}, {"/.git/hooks", 0775}, {"/f", 0664}, {"/tmp", 01775}}) {
+        const struct stat st = lstat_of(w + p);
+        EXPECT_EQ(st.st_mode & 07777, mode) << "'" << p << "'";
+        EXPECT_EQ(st.st_uid, kOwner) << p;
+    }
+    EXPECT_EQ(lstat_of(w + "/roots").st_mode & 07777, 0666u) << "not the box's: kept";
+}
+
 TEST(WorkspaceHandover, ARootOwnedWorkspaceOnlyGetsTheBoxsFilesBack) {
     ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
     test::TempDir ws("radial-ho-root");
