@@ -50,13 +50,9 @@ void TurnRunner::interrupt(StopReason why) noexcept {
         // Under the lock, so that the watchdog cannot miss it between its look and its wait.
         std::lock_guard lock(mutex_);
     }
+    // The kill is the watchdog's (watch()): a runtime's kill waits out the box's stop grace
+    // (docs/design.md §13.1), and a daemon stopping its turns must not wait for each in turn.
     done_cv_.notify_all();
-    try {
-        client_.kill(spec_.label);
-    } catch (const std::exception& e) {
-        log::error("turn", "turn {}: killing box '{}' after an interrupt failed: {}", turn_id_,
-                   spec_.label, e.what());
-    }
 }
 
 void TurnRunner::watch() {
@@ -78,7 +74,15 @@ void TurnRunner::watch() {
         if (clock_.wait_until(lock, done_cv_, until,
                               [&] { return done_ || (interrupted_ && !noted); })) {
             if (done_) return;
-            interrupt_due = clock_.steady() + host_grace_; // interrupt() has killed once
+            lock.unlock();
+            try {
+                client_.kill(spec_.label);
+            } catch (const std::exception& e) {
+                log::error("turn", "turn {}: killing box '{}' after an interrupt failed: {}",
+                           turn_id_, spec_.label, e.what());
+            }
+            lock.lock();
+            interrupt_due = clock_.steady() + host_grace_; // killed once: the grace, then again
             continue;
         }
         if (due) break;

@@ -48,13 +48,15 @@ public:
     // status error. Logs the start but not the outcome (log_outcome). Call once.
     TerminalRecord run(const host::OutputFn& on_output);
 
-    // Asks a running turn to stop: kills the box by label. Safe from any thread, and before or
-    // after run(); the record says why (see StopReason).
+    // Asks a running turn to stop: the watchdog kills the box by label (the runtime's stop grace
+    // first), and this returns at once. Safe from any thread, and before or after run(); the
+    // record says why (see StopReason).
     void interrupt(StopReason why = StopReason::interrupted) noexcept;
 
 private:
-    // The watchdog's thread: kills the box when the run has not returned a grace after the
-    // timeout or after an interrupt's kill, then again after each further grace until it returns.
+    // The watchdog's thread: kills the box on an interrupt, and when the run has not returned a
+    // grace after the timeout or after that kill, then again after each further grace until it
+    // returns.
     void watch();
 
     const host::RuntimeClient& client_;

@@ -176,6 +176,7 @@ radial::plugin::RunResult DockerRuntime::run(const ContainerSpec& spec,
         // With kill()'s check, one step: a kill lands either in the registry or in early_kills_.
         std::lock_guard lock(kill_mutex_);
         registration.emplace(runs_.enter(spec.label));
+        registration->run().set_stop_grace(budget_ms(spec.stop_grace_ms));
         killed_early = early_kills_.take(spec.label, plugin_support::EarlyKills::Clock::now());
     }
     if (killed_early) {
@@ -212,24 +213,39 @@ void DockerRuntime::kill(std::string_view label) {
         if (active == nullptr)
             early_kills_.remember(label, plugin_support::EarlyKills::Clock::now());
     }
-    std::vector<std::string> ids;
-    try {
-        ids = engine_.ids_with_label(label);
-        engine_.remove(ids, label);
-    } catch (const radial::plugin::Error& e) {
-        note_failure(e);
-        throw;
+    auto remove = [&] {
+        std::vector<std::string> ids;
+        try {
+            ids = engine_.ids_with_label(label);
+            engine_.remove(ids, label);
+        } catch (const radial::plugin::Error& e) {
+            note_failure(e);
+            throw;
+        }
+        return ids;
+    };
+    if (active == nullptr) {
+        // A kill that found a box but no run was cleaning up an orphan (reconciliation), not
+        // overtaking a run to come: a run of that label, should one follow, may start.
+        if (!remove().empty()) early_kills_.forget(label);
+        return;
     }
-    // A kill that found a box but no run was cleaning up an orphan (reconciliation), not
-    // overtaking a run to come: a run of that label, should one follow, may start.
-    if (active == nullptr && !ids.empty()) early_kills_.forget(label);
-    if (active != nullptr && !active->on_run_thread()) {
-        const auto& s = engine_.settings();
-        std::chrono::milliseconds budget = std::min(
-            kLongestBudget, budget_ms(s.kill_grace_ms) + 2 * budget_ms(s.command_timeout_ms));
-        if (!active->wait_finished(budget))
-            host_.warn("killing box '" + std::string(label) + "': its run did not finish within " +
-                       std::to_string(budget.count()) + " ms; it goes on removing the box");
+    // From inside the output sink the run cannot stop its box before this returns, and the box
+    // must be gone when it does (runtime_plugin.h, kill): no grace then.
+    if (active->on_run_thread()) {
+        remove();
+        return;
+    }
+    // Otherwise the run stops its own box: SIGTERM, run.stopGrace, then the removal
+    // (docs/design.md §13.1). Removed from here too, the box ended at once without the grace.
+    const auto& s = engine_.settings();
+    const std::chrono::milliseconds budget =
+        std::min(kLongestBudget, active->stop_grace() + budget_ms(s.kill_grace_ms) +
+                                     2 * budget_ms(s.command_timeout_ms));
+    if (!active->wait_finished(budget)) {
+        host_.warn("killing box '" + std::string(label) + "': its run did not finish within " +
+                   std::to_string(budget.count()) + " ms; removing the box from here");
+        remove();
     }
 }
 

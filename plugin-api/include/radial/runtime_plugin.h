@@ -472,7 +472,8 @@ typedef struct radial_runtime_descriptor {
 
     /* [thread-safe; also from inside the output sink] Postcondition: no box with that label
      * exists. An unknown label is RADIAL_OK. A `run` of that label in flight returns within 10 s
-     * with RADIAL_RUN_KILLED; a `run` of that label that has not created its box yet never does. */
+     * (after its radial_spec_stop grace, when the runtime honours one) with RADIAL_RUN_KILLED; a
+     * `run` of that label that has not created its box yet never does. */
     int32_t (*kill)(radial_runtime* rt, radial_str label, const radial_error_sink* err);
 
     /* [thread-safe] An extension table by exact, versioned id ("radial.session/1"); NULL when
