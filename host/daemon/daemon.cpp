@@ -491,13 +491,14 @@ int Daemon::run(StopSignals& signals) {
         const auto now = clock_.steady();
         if (stopping && !killed && now >= grace_end) {
             killed = true;
-            kill_end = now + settings_.kill_budget;
+            // Each box first gets its stop grace (run.stopGrace), all at once.
+            kill_end = now + settings_.kill_budget + std::chrono::milliseconds(cfg_.stop_grace_ms);
             kill_running();
         } else if (killed && now >= kill_end) {
             log::error("daemon",
                        "killed turns did not end within {} ms; exiting without them (the "
                        "next start reconciles them)",
-                       settings_.kill_budget.count());
+                       settings_.kill_budget.count() + cfg_.stop_grace_ms);
             std::_Exit(70);
         }
     }

@@ -8,9 +8,9 @@
 // Stopping is an escalation with budgets, each step logged: the first signal stops claiming and
 // gives running turns run.shutdownGrace to finish; when the grace runs out, or at a second signal,
 // their boxes are killed and their terminal records say `killed`; queued turns stay in the spool
-// for the next start. If a killed turn's thread has still not returned after `kill_budget`, the
-// process exits 70 without waiting further — the journal is consistent after every write, and the
-// next start reconciles whatever is left.
+// for the next start. If a killed turn's thread has still not returned after run.stopGrace and
+// `kill_budget`, the process exits 70 without waiting further — the journal is consistent after
+// every write, and the next start reconciles whatever is left.
 //
 // A turn whose terminal record the journal refuses (the state file system is full) keeps it in its
 // reserve (turn/terminal_reserve.h); the daemon offers it to the journal again every
