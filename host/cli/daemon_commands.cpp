@@ -28,6 +28,7 @@
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "session/session_turn.h"
+#include "socket/box_socket.h"
 #include "text/printable.h"
 #include "turn/handover_recovery.h"
 #include "turn/turn_request.h"
@@ -103,7 +104,7 @@ int run_submit_command(const DaemonOptions& o) {
         // The daemon's startup validation, without the preflight (submitting starts no box): a
         // turn is never queued for a daemon that would refuse to start on this config.
         config::check_box_id_range(cfg);
-        open_checked_runtime(cfg, false);
+        const auto runtime = open_checked_runtime(cfg, false);
         daemon::SpooledRequest req = daemon::read_turn_file(o.request_file);
         if (req.turn_id.empty()) req.turn_id = turn::new_turn_id();
         // The same checks the daemon applies when it builds the box, so a request that cannot run
@@ -120,6 +121,10 @@ int run_submit_command(const DaemonOptions& o) {
                 if (auto why = session::other_runtime(*rec, cfg.container_runtime))
                     throw turn::RequestError(*why);
                 session::bind_request_to_session(req, *rec);
+            } else if (runtime.transport.transport == socket::Transport::unix_socket) {
+                if (auto why = socket::turn_socket_path_problem(cfg.state_dir, req.turn_id);
+                    !why.empty())
+                    throw turn::RequestError(why);
             }
             const auto spec = turn::build_container_spec(
                 daemon::to_turn_request(

@@ -15,6 +15,22 @@ std::string turn_socket_path(const std::string& state_dir, const std::string& tu
     return (turns / turn_id / kSocketFile).string();
 }
 
+std::string turn_socket_path_problem(const std::string& state_dir, const std::string& turn_id) {
+    const std::size_t bytes =
+        (fs::path(state_dir) / "turns" / turn_id / "egress.sock").string().size();
+    if (bytes <= kMaxUnixPathBytes) return {};
+    const std::size_t over = bytes - kMaxUnixPathBytes;
+    return fmt::format(
+        "turn id '{}': the turn's unix sockets would be bound as '{}/turns/{}/egress.sock' ({} "
+        "bytes), over the limit of {} bytes of a socket address; {}",
+        turn_id, state_dir, turn_id, bytes, kMaxUnixPathBytes,
+        turn_id.size() > over
+            ? fmt::format("give an id of at most {} bytes (or leave it out: a generated one "
+                          "fits), or choose a run.stateDir of at most {} bytes",
+                          turn_id.size() - over, state_dir.size() - over)
+            : fmt::format("choose a run.stateDir of at most {} bytes", state_dir.size() - over));
+}
+
 void place_turn_socket(const BoxSocket& s, ContainerSpec& spec) {
     if (s.transport == Transport::unix_socket) {
         const fs::path dir(s.unix_dir);

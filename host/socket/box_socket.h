@@ -24,6 +24,12 @@ inline constexpr const char* kSocketFile = "turn.sock";
 // through a mount of its own directory. Throws std::filesystem::filesystem_error.
 std::string turn_socket_path(const std::string& state_dir, const std::string& turn_id);
 
+// Why the sockets of a one-shot turn of id `turn_id` cannot be bound under `state_dir` over the
+// unix transport — the longest, <state_dir>/turns/<turn_id>/egress.sock, over kMaxUnixPathBytes
+// — naming the fix; "" when they fit. Asked at submit and before any box, so that an id chosen
+// too long is refused where it was given. Pure; thread-safe.
+std::string turn_socket_path_problem(const std::string& state_dir, const std::string& turn_id);
+
 // A bound turn socket, as its box is to reach it.
 struct BoxSocket {
     Transport transport = Transport::unix_socket;

@@ -192,6 +192,10 @@ std::optional<std::string> TurnSession::open_socket(Run& run) {
         o.log_line = [id](std::string_view line) { log::warn("socket", "turn {}: {}", id, line); };
         o.transport = env_.transport.transport;
         if (o.transport == socket::Transport::unix_socket) {
+            if (!session_ && !run.pooled)
+                if (auto why = socket::turn_socket_path_problem(env_.cfg.state_dir, id);
+                    !why.empty())
+                    return why;
             // A session's box has its socket directory mounted since its create.
             // A pool box's since it was made.
             o.unix_path = session_ ? session::session_socket_dir(env_.cfg.state_dir, session_->id) +

@@ -117,6 +117,25 @@ TEST(RadialdSubmit, ADuplicateIdIsRefused) {
     EXPECT_EQ(s.status()["recent"].size(), 1u);
 }
 
+// An id whose turn could never bind its socket under this state directory is refused at submit,
+// naming the longest id that fits; one byte shorter is queued. The docker runtime: its turns
+// bind unix sockets (the fake's use tcp).
+TEST(RadialdSubmit, AnIdTooLongForTheTurnsSocketIsRefused) {
+    test::DaemonSetup s;
+    const std::size_t fixed = s.state_dir().size() + std::string_view("/turns//egress.sock").size();
+    ASSERT_LT(fixed, 107u);
+    const std::size_t over = 107 - fixed + 1;
+    ASSERT_LE(over, 64u) << "the state directory is too short to make an id that does not fit";
+    auto r = s.submit_raw(test::shell_turn("true", "id = \"" + std::string(over, 'a') + "\"\n"));
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_THAT(r.err, HasSubstr("over the limit of 107 bytes of a socket address; give an id of "
+                                 "at most " +
+                                 std::to_string(over - 1) + " bytes"));
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
+    s.submit(test::shell_turn("true", "id = \"" + std::string(over - 1, 'a') + "\"\n"));
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 1u);
+}
+
 // A journal that fails after the request is queued (another writer holding it past the busy
 // timeout) does not make submit say it failed: the turn will run, so its id is printed and submit
 // exits 0 with a warning; a caller who retried on a failure would run the turn twice.
