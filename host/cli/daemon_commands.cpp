@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "cli/config_file.h"
@@ -21,6 +22,7 @@
 #include "daemon/reconciler.h"
 #include "daemon/spool.h"
 #include "daemon/state_dir_lock.h"
+#include "daemon/state_dir_watch.h"
 #include "daemon/test_pause.h"
 #include "daemon/turn_file.h"
 #include "daemon/workspace_view.h"
@@ -216,6 +218,9 @@ int run_run_command(const DaemonOptions& o) {
             log::set_min_level(
                 log::parse_level(instance->cfg().log_level).value_or(log::Level::info));
         settings.config_text = config_text(instance->cfg().file);
+        auto watch = std::make_shared<daemon::StateDirWatch>(std::vector<std::string>{
+            instance->cfg().state_dir + "/" + daemon::kLockFile, journal_path(instance->cfg())});
+        settings.state_dir_lost = [watch] { return watch->lost(); };
         settings.reload_config = [o] {
             daemon::ReloadedConfig next;
             next.cfg = reread_config(o.config_file);

@@ -420,7 +420,7 @@ int Daemon::run(StopSignals& signals) {
     log::info("daemon", "serving instance '{}' from '{}': runtime '{}', up to {} turn(s) at once",
               cfg_.instance_id, spool_.queue_dir(), client_.info().id, max_concurrent_turns_);
 
-    bool stopping = false, killed = false;
+    bool stopping = false, killed = false, lost = false;
     time::SteadyPoint grace_end{}, kill_end{};
     auto next_scan = clock_.steady();
     auto next_retry = clock_.steady();
@@ -433,6 +433,17 @@ int Daemon::run(StopSignals& signals) {
             if (has_pending()) retry_pending();
             next_retry = clock_.steady() + settings_.pending_retry_interval;
         }
+        if (!stopping && settings_.state_dir_lost)
+            if (auto why = settings_.state_dir_lost()) {
+                // Claimed from a spool it does not hold, a turn's record would go where no later
+                // start finds it, and the turn would run again (state_dir_watch.h).
+                log::error("daemon",
+                           "{}: stopping, claiming no more turns; the running ones have {} ms to "
+                           "finish; start radiald again to serve the state directory now at '{}'",
+                           *why, shutdown_grace_ms_, cfg_.state_dir);
+                stopping = lost = true;
+                grace_end = clock_.steady() + std::chrono::milliseconds(shutdown_grace_ms_);
+            }
         if (!stopping) {
             dispatch(queue_);
             next_scan = clock_.steady() + settings_.rescan_interval;
@@ -517,7 +528,7 @@ int Daemon::run(StopSignals& signals) {
     }
     publish_metrics(true);
     log::info("daemon", "stopped");
-    return 0;
+    return lost ? 1 : 0;
 }
 
 } // namespace radial::daemon

@@ -73,6 +73,10 @@ struct DaemonSettings {
     std::chrono::milliseconds host_timeout_grace = turn::kHostTimeoutGrace;
     // Where secrets' values come from (radiald's environment).
     EnvLookup env = process_env;
+    // Why the state directory the daemon serves is no longer the one at its path
+    // (state_dir_watch.h), or nullopt; asked before each claim. Once it says why, the daemon
+    // claims nothing more, stops as at SIGTERM, and run() returns 1. Unset: never asked.
+    std::function<std::optional<std::string>()> state_dir_lost = {};
     // SIGHUP (docs/design.md §12.3): reads the config file again and validates it; throws
     // config::ConfigError (or any std::exception) to keep the running config. Unset: SIGHUP is
     // logged and ignored.

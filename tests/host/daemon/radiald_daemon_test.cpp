@@ -191,6 +191,24 @@ int peak_running(const FakeSetup& s, const std::vector<std::string>& ids) {
     return peak;
 }
 
+// A journal removed or replaced under a running daemon: it claims nothing more (a record it wrote
+// would go where no later start finds it, and that start would call the turn lost, so it ran
+// twice), says why, and exits 1 for its process manager to start it again.
+TEST(RadialdRun, AJournalRemovedUnderTheDaemonStopsItBeforeItClaimsAgain) {
+    FakeSetup s;
+    std::string before = s.submit(turn_file("[\"echo\"]"));
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal({before}, 10s)) << d.log();
+    ASSERT_TRUE(fs::remove(s.state_dir() + "/journal.sqlite3"));
+    // Submit makes a new journal at the path, and its spool file wakes the daemon.
+    std::string after = s.submit(turn_file("[\"echo\", \"after\"]"));
+    EXPECT_EQ(d.wait_exit(30s), 1) << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("journal.sqlite3' is another file than the one radiald opened"));
+    EXPECT_THAT(d.log(), Not(HasSubstr("turn " + after + ": claimed")));
+    EXPECT_TRUE(fs::exists(s.state_dir() + "/spool/queue/" + after + ".json"));
+    EXPECT_EQ(s.status()["queued"].size(), 1u) << "the next start runs it";
+}
+
 TEST(RadialdRun, NeverRunsMoreThanMaxConcurrentTurns) {
     FakeSetup s("maxConcurrentTurns = 2\n");
     std::vector<std::string> ids;
