@@ -69,11 +69,15 @@ turn::RequestError session_exists(const std::string& id) {
 
 } // namespace
 
-std::unique_ptr<Instance> open_session_instance(const SessionOptions& o, const char* who) {
+config::HostConfig load_session_config(const SessionOptions& o) {
     auto cfg = load_config(o.config_file, o.runtime);
     log::install_log_redaction();
     config::settle_instance_id(cfg);
-    return Instance::open(std::move(cfg), {who, daemon::StateDirLock::Mode::shared, true});
+    return cfg;
+}
+
+std::unique_ptr<Instance> open_session_instance(const SessionOptions& o, const char* who) {
+    return Instance::open(load_session_config(o), {who, daemon::StateDirLock::Mode::shared, true});
 }
 
 SessionCommands add_session_commands(CLI::App& app, SessionOptions& o) {
@@ -357,17 +361,19 @@ int run_session_rm(const SessionOptions& o) {
 
 int run_session_ls(const SessionOptions& o) {
     try {
-        auto instance = open_session_instance(o, "radiald session ls");
-        const auto& cfg = instance->cfg();
-        const auto boxes = instance->runtime().list_by_label(session::session_label_prefix(cfg));
+        // A reader: no lock, so it lists beside a daemon serving the state directory.
+        const auto cfg = load_session_config(o);
+        const auto checked = open_checked_runtime(cfg, false);
+        const auto& runtime = checked.client;
+        const auto boxes = runtime.list_by_label(session::session_label_prefix(cfg));
         nlohmann::json out = nlohmann::json::array();
         for (const auto& s : session::list_sessions(cfg.state_dir)) {
             std::string box = "gone";
-            if (session::other_runtime(s, instance->runtime().info().id)) {
+            if (session::other_runtime(s, runtime.info().id)) {
                 box = "runtime " + s.runtime + "'s"; // not this runtime's to look for
             } else if (std::find(boxes.begin(), boxes.end(), s.label) != boxes.end()) {
                 // Listed is not running: a box that ended by itself stays until reconciliation.
-                const auto state = instance->runtime().inspect(s.label);
+                const auto state = runtime.inspect(s.label);
                 box = state.supported && state.state == RADIAL_BOX_ENDED ? "ended" : "present";
             }
             if (o.json) {

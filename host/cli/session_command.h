@@ -50,6 +50,10 @@ int run_session_ls(const SessionOptions& o);
 // (instance.h), the state directory held shared. `who` names the command in messages.
 std::unique_ptr<Instance> open_session_instance(const SessionOptions& o, const char* who);
 
+// The config a session command runs with (its instance id settled), for the readers (`session
+// ls`, `session snapshots`), which take no lock and so run beside a daemon.
+config::HostConfig load_session_config(const SessionOptions& o);
+
 // Snapshots (snapshot_command.cpp).
 // Adds `snapshot ID`, `snapshots [--json]` and `snapshot-rm NAME` to the `session` command.
 void add_snapshot_commands(CLI::App& session, SessionOptions& o, SessionCommands& out);

@@ -241,9 +241,10 @@ int run_session_snapshot(const SessionOptions& o) {
 
 int run_session_snapshots(const SessionOptions& o) {
     try {
-        auto instance = open_session_instance(o, "radiald session snapshots");
+        // A reader of records: no lock, so it lists beside a daemon serving the state directory.
+        const auto cfg = load_session_config(o);
         nlohmann::json out = nlohmann::json::array();
-        for (const auto& s : session::list_snapshots(instance->cfg().state_dir)) {
+        for (const auto& s : session::list_snapshots(cfg.state_dir)) {
             if (o.json)
                 out.push_back({{"image", s.image},
                                {"tag", s.tag},

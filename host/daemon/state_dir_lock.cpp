@@ -98,10 +98,18 @@ StateDirLock StateDirLock::acquire(const std::string& state_dir, Mode mode,
         h.command = written_command(fd.get());
         if (!h.exclusive && mode == Mode::exclusive)
             h.command.clear(); // stale: shared holders only
+        // A session's box is made, removed or committed only beside no daemon: the daemon's
+        // start reconciles sessions, and a box made meanwhile would have no record yet.
+        const bool session_change = std::string_view(command).starts_with("radiald session");
         throw LockError(fmt::format(
             "state directory '{}' (run.stateDir) is in use by {}; {}", state_dir, describe(h),
-            mode == Mode::exclusive
-                ? "stop it first, or give this one its own run.stateDir"
+            mode == Mode::exclusive ? "stop it first, or give this one its own run.stateDir"
+            : session_change
+                ? "a session's box is made, removed or snapshotted only while no daemon serves "
+                  "the state directory: stop the daemon ('systemctl stop radiald'), run this "
+                  "command, then start it again ('session ls' and 'session snapshots' run beside "
+                  "it, and a request naming the session, session = \"ID\", goes to it with "
+                  "'radiald submit')"
                 : "submit the turn to that daemon with 'radiald submit', or give this command its "
                   "own run.stateDir"));
     }

@@ -209,6 +209,27 @@ TEST(RadialdRun, AJournalRemovedUnderTheDaemonStopsItBeforeItClaimsAgain) {
     EXPECT_EQ(s.status()["queued"].size(), 1u) << "the next start runs it";
 }
 
+// Beside a running daemon the session readers list, and a command that would make, remove or
+// commit a session's box is refused with what to do; it named `radiald submit`, which makes no
+// session.
+TEST(RadialdRun, SessionReadersRunBesideTheDaemonAndChangesSayHowToMakeThem) {
+    FakeSetup s;
+    std::string before = s.submit(turn_file("[\"echo\"]"));
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal({before}, 10s)) << d.log();
+    for (const char* reader : {"ls", "snapshots"}) {
+        auto r = test::run_process({RADIALD_PATH, "session", reader, "--config", s.config()});
+        EXPECT_EQ(r.exit_code, 0) << reader << ": " << r.err;
+    }
+    auto create = test::run_process(
+        {RADIALD_PATH, "session", "create", "--config", s.config(), "--image", "img"});
+    EXPECT_NE(create.exit_code, 0);
+    EXPECT_THAT(create.err, HasSubstr("stop the daemon ('systemctl stop radiald')"));
+    EXPECT_THAT(create.err, Not(HasSubstr("submit the turn to that daemon")));
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
+}
+
 TEST(RadialdRun, NeverRunsMoreThanMaxConcurrentTurns) {
     FakeSetup s("maxConcurrentTurns = 2\n");
     std::vector<std::string> ids;
