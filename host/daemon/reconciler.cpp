@@ -142,10 +142,20 @@ turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fat
                                        unknown);
                 break;
             case BoxFate::gone:
-                rec.reason = fmt::format(
-                    "the radiald running it stopped while its box ran; its box was already "
-                    "gone when reconciliation looked ({})",
-                    unknown);
+                // "Started" is journaled before the box is made: with nothing of the box seen
+                // and nothing posted from it, whether it ever ran is not known either.
+                rec.reason =
+                    t.records.empty()
+                        ? fmt::format(
+                              "the radiald running it stopped after the turn started; no box of "
+                              "it was there when reconciliation looked: it may never have been "
+                              "made, or it ran and was removed ({})",
+                              unknown)
+                        : fmt::format(
+                              "the radiald running it stopped while its box ran (it posted {} "
+                              "record(s)); its box was already gone when reconciliation looked "
+                              "({})",
+                              t.records.size(), unknown);
                 break;
             case BoxFate::unchecked:
                 rec.reason = running ? "the radiald running it stopped while its box ran; its "

@@ -153,20 +153,29 @@ TEST_F(ReconcileFixture, InFlightTurnsAreReclaimedWithWhatWasKnown) {
               "the radiald running it stopped after claiming it, before its box started");
 }
 
-// A turn whose box is not there any more must not be said to have had its box removed.
+// A turn whose box is not there any more must not be said to have had its box removed; nor,
+// with nothing posted from it, to have had a box that ran: "started" is journaled before the box
+// is made.
 TEST_F(ReconcileFixture, AStartedTurnWhoseBoxIsGoneSaysSo) {
     journal->add_turn({"g", "radial-turn-inst1-g", "fake", "img", "result", "{}"},
                       journal::TurnState::started);
+    journal->add_turn({"p", "radial-turn-inst1-p", "fake", "img", "result", "{}"},
+                      journal::TurnState::started);
+    journal->append_record("p", "result", "{}");
     auto report = reconcile(cfg, client, *journal, spool);
     EXPECT_THAT(report.killed_boxes, IsEmpty());
-    EXPECT_THAT(report.reclaimed_turns, ElementsAre("g"));
+    EXPECT_THAT(report.reclaimed_turns, ElementsAre("g", "p"));
     auto rec = nlohmann::json::parse(*journal->turn("g")->terminal_json);
     EXPECT_EQ(rec["status"], "reclaimed");
-    EXPECT_EQ(
-        rec["reason"],
-        "the radiald running it stopped while its box ran; its box was already gone when "
-        "reconciliation looked (how its command ended is not known: runtime 'fake' cannot tell "
-        "how a box ended)");
+    EXPECT_EQ(rec["reason"],
+              "the radiald running it stopped after the turn started; no box of it was there when "
+              "reconciliation looked: it may never have been made, or it ran and was removed (how "
+              "its command ended is not known: runtime 'fake' cannot tell how a box ended)");
+    rec = nlohmann::json::parse(*journal->turn("p")->terminal_json);
+    EXPECT_EQ(rec["reason"],
+              "the radiald running it stopped while its box ran (it posted 1 record(s)); its box "
+              "was already gone when reconciliation looked (how its command ended is not known: "
+              "runtime 'fake' cannot tell how a box ended)");
 }
 
 // A warm pool box's PID 1 ends at the box's own idle deadline, whatever the turn's exec did: its
