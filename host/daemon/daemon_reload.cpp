@@ -5,6 +5,7 @@
 #include <csignal>
 #include <string>
 
+#include "config/pool_keys.h"
 #include "daemon/config_reload.h"
 #include "daemon/daemon.h"
 #include "log/logger.h"
@@ -55,7 +56,7 @@ void Daemon::reload() {
         return;
     }
     const std::string file = next.cfg.file.empty() ? "(no config file)" : next.cfg.file;
-    std::size_t applied = 0, waiting = 0;
+    std::size_t applied = 0, waiting = 0, refused = 0;
     // The keys that need a restart are compared with the file the daemon started with (what it
     // runs); the reloadable ones with the values it runs now, so that an edit back to an earlier
     // value is applied too, not taken for no change against the starting file.
@@ -67,7 +68,16 @@ void Daemon::reload() {
                   "(systemctl restart radiald)",
                   c.key, file);
     }
-    if (next.cfg.max_concurrent_turns != max_concurrent_turns_) {
+    // The pool's ids are checked with the turns they leave room for, as at startup: more turns
+    // than the range holds beside the pool fail for want of an id (pool_keys.h).
+    config::HostConfig with_turns = cfg_;
+    with_turns.max_concurrent_turns = next.cfg.max_concurrent_turns;
+    if (auto why = cfg_.box_root ? std::nullopt : config::pool_id_shortfall(with_turns);
+        why && next.cfg.max_concurrent_turns > max_concurrent_turns_) {
+        ++refused;
+        log::error("daemon", "reload (SIGHUP): run.maxConcurrentTurns {} is refused, {} kept: {}",
+                   next.cfg.max_concurrent_turns, max_concurrent_turns_, *why);
+    } else if (next.cfg.max_concurrent_turns != max_concurrent_turns_) {
         ++applied;
         log::info("daemon", "reload (SIGHUP): run.maxConcurrentTurns changed from {} to {}",
                   max_concurrent_turns_, next.cfg.max_concurrent_turns);
@@ -83,10 +93,11 @@ void Daemon::reload() {
         ++applied;
         apply_log_level(next.cfg.log_level);
     }
-    if (applied == 0 && waiting == 0)
+    if (applied == 0 && waiting == 0 && refused == 0)
         log::info("daemon", "reload (SIGHUP): nothing changed in '{}'", file);
     else
-        log::info("daemon", "reload (SIGHUP): {} key(s) applied, {} waiting for a restart", applied,
+        log::info("daemon", "reload (SIGHUP): {} key(s) applied, {}{} waiting for a restart",
+                  applied, refused > 0 ? fmt::format("{} refused, ", refused) : std::string(),
                   waiting);
 }
 

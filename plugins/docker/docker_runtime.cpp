@@ -176,7 +176,6 @@ radial::plugin::RunResult DockerRuntime::run(const ContainerSpec& spec,
         // With kill()'s check, one step: a kill lands either in the registry or in early_kills_.
         std::lock_guard lock(kill_mutex_);
         registration.emplace(runs_.enter(spec.label));
-        registration->run().set_stop_grace(budget_ms(spec.stop_grace_ms));
         killed_early = early_kills_.take(spec.label, plugin_support::EarlyKills::Clock::now());
     }
     if (killed_early) {
@@ -238,13 +237,15 @@ void DockerRuntime::kill(std::string_view label) {
     }
     // Otherwise the run stops its own box: SIGTERM, run.stopGrace, then the removal
     // (docs/design.md §13.1). Removed from here too, the box ended at once without the grace.
+    // The wait is the kill's budget as it always was (the host bounds each call, 120 s by
+    // default), so a longer grace is cut at it.
     const auto& s = engine_.settings();
     const std::chrono::milliseconds budget =
-        std::min(kLongestBudget, active->stop_grace() + budget_ms(s.kill_grace_ms) +
-                                     2 * budget_ms(s.command_timeout_ms));
+        std::min(kLongestBudget, budget_ms(s.kill_grace_ms) + 2 * budget_ms(s.command_timeout_ms));
     if (!active->wait_finished(budget)) {
         host_.warn("killing box '" + std::string(label) + "': its run did not finish within " +
-                   std::to_string(budget.count()) + " ms; removing the box from here");
+                   std::to_string(budget.count()) +
+                   " ms (its stop grace, run.stopGrace, included); removing the box from here");
         remove();
     }
 }

@@ -24,6 +24,7 @@ using namespace std::chrono_literals;
 using test::DaemonProcess;
 using test::DaemonSetup;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // A pool of `size` boxes of the test image, `extra` more [run] keys.
@@ -296,6 +297,36 @@ TEST(PoolLive, APoolThatWouldHoldTheTurnsIdsIsRefusedByConfigCheck) {
                                  "them) and run.maxConcurrentTurns (4) need at least 6 ids, but "
                                  "run.boxIdRange holds 5"))
         << r.err;
+}
+
+// SIGHUP applies the check startup applies: more turns than the range holds beside the pool's
+// idle boxes are refused, naming why, and the running value is kept (more turns failed for want
+// of an id).
+TEST(PoolLive, AReloadThatWouldLeaveTheTurnsNoIdsKeepsTheRunningLimit) {
+    const std::string inst = test::unique_instance_id("poolhup");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"};
+    DaemonSetup s(
+        pool_keys(inst, 1, "", "boxIdRange = \"3100010-3100012\"\nmaxConcurrentTurns = 2\n"));
+    Reconciled reconciled{s};
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 60s)) << d.log();
+    const std::string started = test::read_file(s.config());
+    std::string text = started;
+    const auto at = text.find("maxConcurrentTurns = 2");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, std::string("maxConcurrentTurns = 2").size(), "maxConcurrentTurns = 5");
+    std::ofstream(s.config(), std::ios::trunc) << text;
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("reload (SIGHUP): 0 key(s) applied, 1 refused, 0 waiting", 10s))
+        << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("run.maxConcurrentTurns 5 is refused, 2 kept: run.pool.size: 1 "
+                                   "idle boxes for each image and mode (1 of them) and "
+                                   "run.maxConcurrentTurns (5) need at least 6 ids, but "
+                                   "run.boxIdRange holds 3"));
+    EXPECT_THAT(d.log(), Not(HasSubstr("run.maxConcurrentTurns changed")));
+    std::ofstream(s.config(), std::ios::trunc) << started; // for the reconcile at the end
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(60s), 0) << d.log();
 }
 
 // With a fixed run.user, a pool box is the box a cold turn gets: the same passwd and group entry,

@@ -32,21 +32,12 @@ public:
     bool on_run_thread() const noexcept { return std::this_thread::get_id() == owner_; }
     // Waits until the run has finished tearing its box down, at most `budget`. False on timeout.
     bool wait_finished(std::chrono::milliseconds budget) const;
-    // The grace the run gives its box after SIGTERM before it removes it (run.stopGrace), set by
-    // the run when it starts: a killer waits that long too, rather than removing the box itself.
-    void set_stop_grace(std::chrono::milliseconds grace) noexcept {
-        stop_grace_ms_ = grace.count();
-    }
-    std::chrono::milliseconds stop_grace() const noexcept {
-        return std::chrono::milliseconds(stop_grace_ms_.load());
-    }
 
 private:
     friend class RunRegistry;
     void mark_finished();
 
     std::atomic<bool> kill_requested_{false};
-    std::atomic<std::chrono::milliseconds::rep> stop_grace_ms_{0};
     WakeEvent wake_;
     std::thread::id owner_;
     mutable std::mutex mutex_;
