@@ -56,6 +56,9 @@ void TurnSession::claim(Run& run, JournalStart start) {
         // claim, so that a journal failing between the two leaves a masked turn still queued (it
         // runs later), never a claimed one that no box runs or one whose request stays unmasked.
         env_.journal.redact_request(id, run.rec.image, request_json(request_, *redactor_));
+        // Queued under the one-shot label its id gives: a session's turn runs in the session's
+        // box, which reconciliation must find and keep (docs/design.md §13.12).
+        if (session_) env_.journal.set_label(id, run.spec.label);
         env_.journal.set_state(id, journal::TurnState::claimed);
     } else {
         env_.journal.add_turn(

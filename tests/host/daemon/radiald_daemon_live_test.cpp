@@ -269,6 +269,31 @@ TEST(RadialdDaemonLive, TurnsOfOneSessionRunInItsBoxOneAfterTheOther) {
     remove_session(l, sid);
 }
 
+// A daemon killed while a session's turn runs: the journal names the session's box (it named the
+// one-shot label the turn's id gives, a box that never existed), so reconciliation finds it
+// running and keeps it, and the record says so.
+TEST(RadialdDaemonLive, AReclaimedSessionTurnNamesTheSessionsBoxAndSaysItWasKept) {
+    LiveSetup l("srec");
+    const std::string sid = create_session(l);
+    ASSERT_FALSE(sid.empty());
+    const std::string id = l.setup.submit(
+        test::shell_turn("sleep 600", "session = \"" + sid + "\"\ntimeout = \"60s\"\n"));
+    {
+        DaemonProcess d(l.setup);
+        ASSERT_TRUE(d.wait_for_log("turn " + id + ": starting box 'radial-session-", 120s))
+            << d.log();
+        d.crash();
+    }
+    auto r = l.setup.reconcile();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const auto rec = l.setup.terminal(id);
+    EXPECT_EQ(rec["status"], "reclaimed") << rec;
+    EXPECT_THAT(rec["label"].get<std::string>(), ::testing::StartsWith("radial-session-")) << rec;
+    EXPECT_THAT(rec["reason"].get<std::string>(), HasSubstr("the box, the session's, was kept"))
+        << rec;
+    remove_session(l, sid);
+}
+
 // A session turn's request that names a workdir starts there, as a one-shot turn does; one that
 // names none starts where the session's execs start (the workdir was dropped, so a relative command
 // acted on the session's directory).
