@@ -15,6 +15,7 @@
 #include "engine_api/stream_frames.h"
 #include "support/box_init.h"
 #include "support/mount_sources.h"
+#include "support/oom_reask.h"
 
 namespace radial::docker {
 namespace {
@@ -317,9 +318,17 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
             ending = Ending::killed;
         // A code of 128 or more may be the box ending under the exec (PID 1 at the session's
         // maximum lifetime, or the engine stopping it): then the exec was killed, not by its
-        // command's doing, and the session is over.
-        if (ending == Ending::none && code && *code >= 128 &&
-            box_is_ending(engine, ids.front(), exec.label)) {
+        // command's doing, and the session is over. The engine marks the box stopped a moment
+        // after the exec's stream ends (a `docker stop` ends PID 1, and the exec with it), so
+        // it is asked again, as for an OOM kill's flag (docs/design.md §13.1).
+        const auto box_ending = [&] {
+            for (int again = 0;; ++again) {
+                if (box_is_ending(engine, ids.front(), exec.label)) return true;
+                if (again == plugin_support::kOomReasks) return false;
+                std::this_thread::sleep_for(plugin_support::kOomReaskEvery);
+            }
+        };
+        if (ending == Ending::none && code && *code >= 128 && box_ending()) {
             host.warn("session box '" + exec.label +
                       "' ended during the exec (its maximum lifetime passed, or it was stopped); "
                       "the exec was killed with it and the session is over");

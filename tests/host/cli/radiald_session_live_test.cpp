@@ -473,6 +473,34 @@ TEST(SessionLive, AMaximumLifetimeEndingUnderATurnKillsItsExec) {
     EXPECT_THAT(t.result.err, HasSubstr("ended during the exec (its maximum lifetime passed"));
 }
 
+// The engine stopping or killing the session's box under an exec: the exec was killed, not by
+// its command (whose 143 or 137 it showed before the engine marked the box stopped).
+TEST(SessionLive, ABoxTheEngineStopsUnderATurnKillsItsExecNotItsCommand) {
+    for (const std::vector<std::string>& stop :
+         {std::vector<std::string>{"stop", "-t", "1"}, std::vector<std::string>{"kill"}}) {
+        test::RadialdSetup setup;
+        test::TempDir scratch("radial-sess");
+        Session s(setup, {});
+        ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+        const std::string record = scratch / "record.json";
+        test::BackgroundProcess turn(
+            {RADIALD_PATH, "turn", "--config", setup.config(), "--session", s.id, "--record-file",
+             record, "--", "sh", "-c", "echo started; sleep 600"},
+            scratch / "radiald.log", true);
+        ASSERT_EQ(turn.read_line(), std::optional<std::string>("started"))
+            << test::read_file(scratch / "radiald.log");
+        std::vector<std::string> docker{"docker"};
+        docker.insert(docker.end(), stop.begin(), stop.end());
+        docker.push_back(s.box());
+        auto stopped = test::run_process(docker, {}, 60s);
+        ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+        turn.wait(60s);
+        const auto rec = nlohmann::json::parse(test::read_file(record));
+        EXPECT_EQ(rec["reason"], "killed") << stop[0] << ": " << rec.dump();
+        EXPECT_FALSE(rec.contains("exitCode")) << stop[0] << ": " << rec.dump();
+    }
+}
+
 // An exec's timeout is a turn's (124), and the session lives on; `session rm` removes the box,
 // after which the session is unknown.
 TEST(SessionLive, ATimeoutEndsTheTurnNotTheSessionAndRmEndsTheSession) {
