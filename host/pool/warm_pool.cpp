@@ -106,6 +106,15 @@ void WarmPool::retire(std::unique_ptr<PoolBox> box) {
     changed_.notify_all();
 }
 
+bool WarmPool::wait_reaped(std::chrono::milliseconds budget) {
+    std::unique_lock lock(mutex_);
+    const auto done = [&] { return retired_.empty() && !reaping_; };
+    if (done()) return false;
+    // Real time: the engine's removal of a real box (docs/design.md §12.7).
+    changed_.wait_for(lock, budget, done);
+    return true;
+}
+
 void WarmPool::remove(std::unique_ptr<PoolBox> box) noexcept {
     if (!box->destroy() && settings_.box_may_remain) settings_.box_may_remain();
 }
@@ -118,10 +127,13 @@ void WarmPool::reap_loop() {
         auto box = std::move(retired_.front());
         retired_.pop_front();
         const std::string label = box->label();
+        reaping_ = true;
         lock.unlock();
         remove(std::move(box));
         lock.lock();
+        reaping_ = false;
         out_.erase(label);
+        changed_.notify_all(); // wait_reaped()
     }
 }
 

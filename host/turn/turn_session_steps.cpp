@@ -10,6 +10,7 @@
 #include "config/box_identity.h"
 #include "daemon/instance_claim.h"
 #include "log/logger.h"
+#include "pool/warm_pool.h"
 #include "redaction/json_redaction.h"
 #include "session/instance_fingerprints.h"
 #include "session/session_turn.h"
@@ -165,12 +166,22 @@ std::optional<std::string> TurnSession::lease_box_user(Run& run) {
         run.rec.box_host_user =
             fmt::format("{}:{}", env_.cfg.box_root->first, env_.cfg.box_root->second);
     } else if (config::uses_box_id_range(env_.cfg)) {
-        try {
+        const auto lease = [&] {
             run.box_ids.emplace(BoxIdLease::acquire(
                 box_id_lease_dir(daemon::default_claim_registry()), env_.cfg.box_id_first,
                 env_.cfg.box_id_last, spec.label, env_.cfg.state_dir));
+        };
+        try {
+            lease();
         } catch (const std::exception& e) {
-            return e.what();
+            // A warm turn's box still held its id (WarmPool::wait_reaped): once more after it.
+            if (env_.pool == nullptr || !env_.pool->wait_reaped(std::chrono::seconds(60)))
+                return e.what();
+            try {
+                lease();
+            } catch (const std::exception& again) {
+                return again.what();
+            }
         }
         const auto owner = spec.user.substr(0, spec.user.find(':'));
         spec.user = env_.cfg.user.empty() ? fmt::format("{0}:{0}", run.box_ids->id())

@@ -299,6 +299,29 @@ TEST(PoolLive, APoolThatWouldHoldTheTurnsIdsIsRefusedByConfigCheck) {
         << r.err;
 }
 
+// As tight a range as the pool's check allows (its idle box and the turns at once): a turn given
+// the slot of a warm turn whose box still held its id waits for that box's removal rather than
+// failing for want of an id.
+TEST(PoolLive, ATurnInTheSlotOfAWarmTurnWaitsForItsBoxsIdRatherThanFailing) {
+    const std::string inst = test::unique_instance_id("poolfit");
+    test::BoxCleanup pool_boxes{"radial-pool-" + inst + "-"}, turns{"radial-turn-" + inst + "-"};
+    DaemonSetup s(
+        pool_keys(inst, 1, "", "boxIdRange = \"3100020-3100022\"\nmaxConcurrentTurns = 2\n"));
+    Reconciled reconciled{s};
+    std::vector<std::string> ids;
+    for (int i = 0; i < 12; ++i)
+        ids.push_back(
+            s.submit(test::shell_turn("echo ok", ws_key(workspace(s, "ws" + std::to_string(i))))));
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal(ids, 300s)) << d.log();
+    for (const auto& id : ids) {
+        const auto rec = s.terminal(id);
+        EXPECT_EQ(rec["status"], "succeeded") << rec;
+    }
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(60s), 0) << d.log();
+}
+
 // SIGHUP applies the check startup applies: more turns than the range holds beside the pool's
 // idle boxes are refused, naming why, and the running value is kept (more turns failed for want
 // of an id).
