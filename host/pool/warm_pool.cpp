@@ -106,13 +106,16 @@ void WarmPool::retire(std::unique_ptr<PoolBox> box) {
     changed_.notify_all();
 }
 
-bool WarmPool::wait_reaped(std::chrono::milliseconds budget) {
+std::uint64_t WarmPool::reaped() const {
+    std::lock_guard lock(mutex_);
+    return reaped_;
+}
+
+bool WarmPool::wait_reaped(std::uint64_t since, std::chrono::milliseconds budget) {
     std::unique_lock lock(mutex_);
-    const auto done = [&] { return retired_.empty() && !reaping_; };
-    if (done()) return false;
+    if (reaped_ == since && retired_.empty() && !reaping_) return false;
     // Real time: the engine's removal of a real box (docs/design.md §12.7).
-    changed_.wait_for(lock, budget, done);
-    return true;
+    return changed_.wait_for(lock, budget, [&] { return reaped_ != since; });
 }
 
 void WarmPool::remove(std::unique_ptr<PoolBox> box) noexcept {
@@ -132,6 +135,7 @@ void WarmPool::reap_loop() {
         remove(std::move(box));
         lock.lock();
         reaping_ = false;
+        ++reaped_;
         out_.erase(label);
         changed_.notify_all(); // wait_reaped()
     }

@@ -112,11 +112,14 @@ public:
     // Removes `box` on the reaper's thread, and forgets its label once it is gone. [thread-safe]
     void retire(std::unique_ptr<PoolBox> box);
 
-    // Waits up to `budget` until every retired box is removed, and with it the id of
-    // run.boxIdRange it held; false at once when none is being removed. A turn that found every id
-    // taken waits for it: a warm turn's box holds its id a moment past its turn, whose daemon slot
-    // the next turn may already have (docs/design.md §13.14). [thread-safe]
-    bool wait_reaped(std::chrono::milliseconds budget);
+    // How many retired boxes the reaper has removed so far. [thread-safe]
+    std::uint64_t reaped() const;
+    // Waits up to `budget` until a retired box is removed after `since` (what reaped() said),
+    // and with it the id of run.boxIdRange it held; false at once when none was removed since and
+    // none is waiting for removal. A turn that found every id taken waits for it: a warm turn's
+    // box holds its id a moment past its turn, whose daemon slot the next turn may already have
+    // (docs/design.md §13.14). [thread-safe]
+    bool wait_reaped(std::uint64_t since, std::chrono::milliseconds budget);
 
 private:
     struct Class {
@@ -167,6 +170,7 @@ private:
     std::size_t boxes_ = 0;     // idle + being made: what the memory budget bounds
     std::deque<std::unique_ptr<PoolBox>> retired_;                // claimed boxes whose turn ended
     bool reaping_ = false;                                        // the reaper is removing one
+    std::uint64_t reaped_ = 0;                                    // retired boxes removed
     std::chrono::steady_clock::time_point next_liveness_check_{}; // drop_ended()
     bool stop_ = false;
     std::thread reaper_;

@@ -39,11 +39,12 @@ struct CodexWriteBackResult {
 };
 
 // Why `box` is not a token rotation of `given`, or "" when it is one. A rotation keeps the file's
-// shape and account: the same keys with values of the same types, at most 64 KiB (or twice the
+// shape and account_id: the same keys with values of the same types, at most 64 KiB (or twice the
 // given size), and the same values everywhere but the strings under "tokens" other than
-// "account_id", and "last_refresh". Anything else a box wrote (another account, an API key, keys
-// of its own, padding) would reach every later turn and the operator's own harness
-// (docs/design.md §8.7). [thread-safe]
+// "account_id", and "last_refresh" (which may be added). Anything else a box wrote (another
+// account_id, an API key, keys of its own, padding) would reach every later turn and the
+// operator's own harness (docs/design.md §8.7). The token strings themselves are not verified:
+// only their issuer could. [thread-safe]
 std::string codex_rotation_problem(std::string_view given, std::string_view box);
 
 // After the box is gone: reads auth.json from `box_codex_dir` (the host side of the box's

@@ -166,21 +166,23 @@ std::optional<std::string> TurnSession::lease_box_user(Run& run) {
         run.rec.box_host_user =
             fmt::format("{}:{}", env_.cfg.box_root->first, env_.cfg.box_root->second);
     } else if (config::uses_box_id_range(env_.cfg)) {
-        const auto lease = [&] {
-            run.box_ids.emplace(BoxIdLease::acquire(
-                box_id_lease_dir(daemon::default_claim_registry()), env_.cfg.box_id_first,
-                env_.cfg.box_id_last, spec.label, env_.cfg.state_dir));
-        };
-        try {
-            lease();
-        } catch (const std::exception& e) {
-            // A warm turn's box still held its id (WarmPool::wait_reaped): once more after it.
-            if (env_.pool == nullptr || !env_.pool->wait_reaped(std::chrono::seconds(60)))
-                return e.what();
+        // A warm turn's box may hold the id this turn needs a moment past its turn
+        // (WarmPool::wait_reaped): leased again after each removal, for up to a minute.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (;;) {
+            const std::uint64_t reaped = env_.pool != nullptr ? env_.pool->reaped() : 0;
             try {
-                lease();
-            } catch (const std::exception& again) {
-                return again.what();
+                run.box_ids.emplace(BoxIdLease::acquire(
+                    box_id_lease_dir(daemon::default_claim_registry()), env_.cfg.box_id_first,
+                    env_.cfg.box_id_last, spec.label, env_.cfg.state_dir));
+                break;
+            } catch (const std::exception& e) {
+                // Real time: the engine's removal of a real box (docs/design.md §12.7).
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    until - std::chrono::steady_clock::now());
+                if (env_.pool == nullptr || left.count() <= 0 ||
+                    !env_.pool->wait_reaped(reaped, left))
+                    return e.what();
             }
         }
         const auto owner = spec.user.substr(0, spec.user.find(':'));

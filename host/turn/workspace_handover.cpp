@@ -50,8 +50,11 @@ bool apply(int dir, const char* name, const IdMap& m, const std::string& shown,
     // writable by every local user stays so once it is the owner's (another user could plant a
     // git hook that runs as the owner: docs/design.md §3.9).
     const bool setid = S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID)) != 0;
+    // The box's entries only: a box that runs as the owner (run.user) hands back the owner's own
+    // tree, whose modes are the owner's choice.
     const bool open_to_all = (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
-                             (st.st_mode & S_IWOTH) != 0 && st.st_uid == m.from_uid;
+                             (st.st_mode & S_IWOTH) != 0 && st.st_uid == m.from_uid &&
+                             m.from_uid != m.to_uid;
     if (m.clear_setid && (setid || open_to_all)) {
         // Through a descriptor of the very entry (no path, so no link, is followed); the chown
         // above clears S_ISUID, but not a S_ISGID without group execute, nor on a file owned

@@ -45,6 +45,12 @@ RunRegistry::Registration RunRegistry::enter(const std::string& label) {
     return Registration(*this, label, std::move(run));
 }
 
+std::shared_ptr<ActiveRun> RunRegistry::find(std::string_view label) {
+    std::lock_guard lock(mutex_);
+    auto it = runs_.find(label);
+    return it == runs_.end() ? nullptr : it->second;
+}
+
 std::shared_ptr<ActiveRun> RunRegistry::request_kill(std::string_view label) {
     std::lock_guard lock(mutex_);
     auto it = runs_.find(label);

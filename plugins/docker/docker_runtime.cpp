@@ -206,8 +206,11 @@ std::vector<std::string> DockerRuntime::list_by_label(std::string_view prefix) {
 
 void DockerRuntime::kill(std::string_view label) {
     std::shared_ptr<ActiveRun> active;
+    bool again = false; // a kill of this run was asked before: its grace has been given
     {
         std::lock_guard lock(kill_mutex_);
+        active = runs_.find(label);
+        again = active != nullptr && active->kill_requested();
         active = runs_.request_kill(label);
         if (active == nullptr)
             early_kills_.remember(label, plugin_support::EarlyKills::Clock::now());
@@ -229,25 +232,32 @@ void DockerRuntime::kill(std::string_view label) {
         if (!remove().empty()) early_kills_.forget(label);
         return;
     }
+    // The kill's budget as it always was (the host bounds each call, 120 s by default): a longer
+    // run.stopGrace is cut at it.
+    const auto& s = engine_.settings();
+    const std::chrono::milliseconds budget =
+        std::min(kLongestBudget, budget_ms(s.kill_grace_ms) + 2 * budget_ms(s.command_timeout_ms));
     // From inside the output sink the run cannot stop its box before this returns, and the box
     // must be gone when it does (runtime_plugin.h, kill): no grace then.
     if (active->on_run_thread()) {
         remove();
         return;
     }
+    // A run killed before and not ended yet (a host's backstop): it had its grace.
+    if (again) {
+        remove();
+        active->wait_finished(budget);
+        return;
+    }
     // Otherwise the run stops its own box: SIGTERM, run.stopGrace, then the removal
-    // (docs/design.md §13.1). Removed from here too, the box ended at once without the grace.
-    // The wait is the kill's budget as it always was (the host bounds each call, 120 s by
-    // default), so a longer grace is cut at it.
-    const auto& s = engine_.settings();
-    const std::chrono::milliseconds budget =
-        std::min(kLongestBudget, budget_ms(s.kill_grace_ms) + 2 * budget_ms(s.command_timeout_ms));
-    if (!active->wait_finished(budget)) {
+    // (docs/design.md §13.1). Removed from here at once, the box ended without the grace.
+    if (!active->wait_finished(budget))
         host_.warn("killing box '" + std::string(label) + "': its run did not finish within " +
                    std::to_string(budget.count()) +
                    " ms (its stop grace, run.stopGrace, included); removing the box from here");
-        remove();
-    }
+    // Whatever the run did: one that could not remove its box (an engine error) must not let
+    // this return with the box there (runtime_plugin.h, kill). Gone already: one listing.
+    remove();
 }
 
 void DockerRuntime::create_session(const ContainerSpec& spec, std::uint64_t idle_timeout_ms,

@@ -131,6 +131,11 @@ TEST(CodexAuthRotation, OnlyTheTokensAndTheRefreshTimeMayChange) {
     for (const auto& [box, says] : refused)
         EXPECT_NE(codex_rotation_problem(given, box).find(says), std::string::npos)
             << codex_rotation_problem(given, box) << " for " << box.substr(0, 200);
+    // A first refresh adds the time of it.
+    EXPECT_EQ(
+        codex_rotation_problem(R"({"tokens":{"a":"1"}})",
+                               R"({"tokens":{"a":"2"},"last_refresh":"2026-12-06T00:00:00Z"})"),
+        "");
     // A nested value other than the tokens is the file's, not the box's to change.
     EXPECT_EQ(codex_rotation_problem(R"({"tokens":{"a":"1"},"meta":{"plan":"pro"}})",
                                      R"({"tokens":{"a":"2"},"meta":{"plan":"free"}})"),

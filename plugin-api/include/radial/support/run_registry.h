@@ -76,6 +76,10 @@ public:
     // nullptr when no run of that label is in flight.
     std::shared_ptr<ActiveRun> request_kill(std::string_view label);
 
+    // The run of `label` in flight, or nullptr; asks nothing of it (whether a kill was asked
+    // already: ActiveRun::kill_requested).
+    std::shared_ptr<ActiveRun> find(std::string_view label);
+
 private:
     std::mutex mutex_;
     std::map<std::string, std::shared_ptr<ActiveRun>, std::less<>> runs_;
