@@ -66,6 +66,7 @@ private:
     Clock::time_point timeout_at_ = Clock::time_point::max();
     // Set before the supervisor starts, constant while it runs.
     std::string cid_;
+    bool removed_in_grace_ = false; // ended in the stop grace by a removal, not by itself
     std::unique_ptr<engine_api::Stream> stream_;
 
     // Shared by the calling thread (which reads the stream and tells the pump when it ended, or
@@ -297,6 +298,15 @@ radial::plugin::RunResult BoxRun::execute() {
 // A run ended by a kill, a timeout or an aborting sink: the box is made gone, and the result
 // says why.
 radial::plugin::RunResult BoxRun::ended_early(Ending ending, Clock::time_point started) {
+    // Ended in the grace by itself, it is still there, exited; one a second kill removed
+    // meanwhile (runtime.cpp, kill) did not end by itself, and the result must not say so.
+    if (pump_ && pump_->ended_in_grace()) {
+        try {
+            removed_in_grace_ = engine_.state(cid_, spec_.label).being_removed;
+        } catch (const Error&) {
+            removed_in_grace_ = true; // gone: not its own end
+        }
+    }
     ensure_gone();
     host_.info("ended " + box() + " (" + ending_text(ending) +
                "): no container with its label remains");
@@ -307,7 +317,8 @@ radial::plugin::RunResult BoxRun::early_result(Ending ending, Clock::time_point 
     radial::plugin::RunResult result;
     plugin_support::set_run_outcome(result, ending, {}, output_aborted(), box(), "the engine",
                                     "the box was removed");
-    if (pump_ && pump_->ended_in_grace()) result.flags |= RADIAL_RUN_STOPPED_IN_GRACE;
+    if (pump_ && pump_->ended_in_grace() && !removed_in_grace_)
+        result.flags |= RADIAL_RUN_STOPPED_IN_GRACE;
     result.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
     return result;
