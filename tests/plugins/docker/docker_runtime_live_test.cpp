@@ -227,32 +227,6 @@ TEST_F(docker_live, KillFromAnotherThreadEndsTheRunPromptly) {
     EXPECT_EQ(children_of_this_process(), 0);
 }
 
-// A kill of a run waits out its stop grace (the run stops its box); a second kill of it meanwhile
-// (a host's backstop, after its own grace) removes the box at once. Each returns with the box gone.
-TEST_F(docker_live, ASecondKillDuringTheStopGraceRemovesTheBoxAtOnce) {
-    ContainerSpec s = spec("kill2", "trap '' TERM; echo started; while :; do sleep 0.1; done");
-    s.stop_grace_ms = 600'000; // longer than any kill waits: only the second kill can end it soon
-    DockerInstance& d = docker(); // made before the threads share it
-    RunOutcome o;
-    std::thread runner([&] { o = d.run(s); });
-    EXPECT_TRUE(eventually([&] { return box_exists(s.label); })) << "the box never started";
-    Reported first;
-    std::thread first_kill([&] { first = d.kill(s.label); });
-    // Kills are taken one at a time: whichever comes second finds the run killed already.
-    const auto second_at = Clock::now();
-    Reported second = d.kill(s.label);
-    const double took = std::chrono::duration<double>(Clock::now() - second_at).count();
-    EXPECT_EQ(second.code, RADIAL_OK) << second.message;
-    first_kill.join();
-    runner.join();
-    EXPECT_EQ(first.code, RADIAL_OK) << first.message;
-    EXPECT_FALSE(box_exists(s.label));
-    // Far below the 70 s a kill waits for a run in its grace (killGrace + 2 commandTimeout).
-    EXPECT_LT(std::chrono::duration<double>(o.returned - second_at).count(), 40.0) << took;
-    EXPECT_EQ(o.result.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES),
-              RADIAL_RUN_KILLED);
-}
-
 // The runtime speaks the Engine API (docs/design.md §13.1): while a box runs, attached and
 // streaming, this process has no child at all — no docker client per turn — and the run still
 // ends with the workload's own exit code, its box removed.
