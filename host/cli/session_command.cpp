@@ -255,7 +255,10 @@ int run_session_create(const SessionOptions& o) {
             host_ids && instance->runtime().has_capability(RADIAL_CAP_HOST_UID_MOUNTS)) {
             identity.emplace(session::session_identity_dir(cfg.state_dir, rec.id), host_ids->first,
                              host_ids->second, std::nullopt, cfg.box_root.has_value());
-            identity->apply(spec, cfg.home_size_bytes);
+            // Its variables go with each exec (session_turn.h): a snapshot of the box keeps
+            // what it was created with (docs/design.md §13.12).
+            identity->apply(spec, cfg.home_size_bytes, false);
+            rec.box_user = identity->user_name();
         }
         // Real time: the commands run in a process of their own and take no clock (docs/design.md
         // §12.7).

@@ -35,6 +35,7 @@ nlohmann::json to_json(const SessionRecord& r) {
             {"mode", r.mode},
             {"workdir", r.workdir},
             {"user", r.user},
+            {"boxUser", r.box_user},
             {"runtime", r.runtime},
             {"idleTimeoutMs", r.idle_timeout_ms},
             {"maxLifetimeMs", r.max_lifetime_ms},
@@ -59,6 +60,7 @@ SessionRecord from_json(const nlohmann::json& j) {
     r.mode = j.at("mode").get<std::string>();
     r.workdir = j.at("workdir").get<std::string>();
     r.user = j.at("user").get<std::string>();
+    r.box_user = j.value("boxUser", "");
     r.runtime = j.value("runtime", "");
     r.idle_timeout_ms = j.at("idleTimeoutMs").get<std::uint64_t>();
     r.max_lifetime_ms = j.at("maxLifetimeMs").get<std::uint64_t>();

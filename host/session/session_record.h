@@ -42,6 +42,11 @@ struct SessionRecord {
     std::string mode;    // the workspace mode the box was made with
     std::string workdir; // where execs start; empty: the image's
     std::string user;    // "uid:gid" the box runs as (leased ids, box_id_lease.h)
+    // The box user's name in HOME, USER, LOGNAME and the XDG directories every exec is given
+    // (turn::box_user_variables): given per exec, not at the box's create, so that a snapshot's
+    // image does not keep them (docs/design.md §13.12). Empty: none (the runtime gives the box no
+    // host ids, or the record predates this and its box has them from its create).
+    std::string box_user;
     std::string runtime; // the runtime whose box it is; empty: made before it was kept
     std::uint64_t idle_timeout_ms = 0;
     std::uint64_t max_lifetime_ms = 0;

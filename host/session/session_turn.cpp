@@ -12,6 +12,7 @@
 #include "session/snapshot_record.h"
 #include "text/printable.h"
 #include "turn/box_root.h"
+#include "turn/box_user_env.h"
 #include "turn/image_pin.h"
 #include "turn/turn_setup_error.h"
 
@@ -102,6 +103,9 @@ void make_session_exec(ContainerSpec& spec, const SessionRecord& session,
     exec.image = session.image; // for the record and the log: the box runs it already
     exec.argv = std::move(spec.argv);
     exec.env = std::move(spec.env);
+    if (!session.box_user.empty())
+        for (auto& v : turn::box_user_variables(exec.env, turn::kBoxHome, session.box_user))
+            exec.env.push_back(std::move(v));
     // The request's own, as a one-shot turn's: a relative command must act where it was asked to.
     exec.workdir = workdir.empty() ? session.workdir : workdir;
     exec.timeout_ms = spec.timeout_ms;
@@ -284,6 +288,11 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
         // secret, and the record, the snapshot's record and `session snapshots` outlive the turn.
         ManifestStep step{turn_id, exec.argv, redactor.redact(exec.workdir), exit_code.value_or(-1),
                           manifest_env(exec)};
+        // Not the variables radiald gives every exec of the box (make_session_exec): the same for
+        // every turn, they say nothing of this one.
+        if (!rec->box_user.empty())
+            for (const auto& v : turn::box_user_variables({}, turn::kBoxHome, rec->box_user))
+                std::erase(step.env, v.name + "=" + v.value);
         for (auto& a : step.argv) a = redactor.redact(a);
         for (auto& e : step.env) e = redactor.redact(e);
         rec->manifest.push_back(std::move(step));

@@ -45,7 +45,8 @@ void check_session_box_ids(const SessionRecord& session, const config::HostConfi
 
 // The exec of a session turn: `spec` (built from the bound request) labelled as the session's box
 // and run as its ids; what only a box's creation can apply (mounts, tmpfs, limits) is dropped, the
-// box has it already. It starts in `workdir` (the request's, checked absolute by
+// box has it already; the box user's variables (SessionRecord::box_user) are added, those the
+// request names aside. It starts in `workdir` (the request's, checked absolute by
 // build_container_spec) when given, else in the session's.
 void make_session_exec(ContainerSpec& spec, const SessionRecord& session,
                        const std::string& workdir);

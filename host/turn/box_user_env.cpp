@@ -173,7 +173,7 @@ BoxIdentity::~BoxIdentity() {
     if (ec) log::warn("turn", "removing the box's identity files '{}': {}", dir_, ec.message());
 }
 
-void BoxIdentity::apply(ContainerSpec& spec, std::uint64_t home_bytes) const {
+void BoxIdentity::apply(ContainerSpec& spec, std::uint64_t home_bytes, bool with_variables) const {
     // The same targets a request is refused for (request_policy.h); a spec built elsewhere (a
     // session's) meets them here.
     for (const auto& target : reserved_box_targets()) {
@@ -197,7 +197,8 @@ void BoxIdentity::apply(ContainerSpec& spec, std::uint64_t home_bytes) const {
     if (codex_)
         spec.mounts.push_back(
             {(fs::path(dir_) / "codex").string(), std::string(kBoxHome) + "/.codex", false});
-    for (auto& v : box_user_variables(spec.env, kBoxHome, namespaced_root_ ? "root" : kBoxUserName))
+    if (!with_variables) return;
+    for (auto& v : box_user_variables(spec.env, kBoxHome, user_name()))
         spec.env.push_back(std::move(v));
 }
 

@@ -92,8 +92,12 @@ public:
     // docker_argv.h) and box_user_variables(); with Codex auth, codex/ mounted read-write at
     // kBoxHome/.codex, so the harness can refresh its tokens for the turn. Throws
     // TurnSetupError when a mount or tmpfs of the spec already takes one of those paths (the
-    // message names the path and the fix).
-    void apply(ContainerSpec& spec, std::uint64_t home_bytes) const;
+    // message names the path and the fix). Without `with_variables` the variables are left to
+    // each exec (a session's box: user_name()).
+    void apply(ContainerSpec& spec, std::uint64_t home_bytes, bool with_variables = true) const;
+
+    // The name box_user_variables() gives the box user: "root" for a namespaced root.
+    std::string user_name() const { return namespaced_root_ ? "root" : kBoxUserName; }
 
 private:
     std::string dir_;

@@ -142,6 +142,53 @@ TEST(SnapshotLive, ASnapshotsNameIsStableForTheSameInputsAndChangesWithTheManife
     EXPECT_EQ(list[0]["manifest"][0]["argv"], install);
 }
 
+// A snapshot's image keeps the base image's variables, not the box user's HOME, USER, LOGNAME and
+// XDG_* (the engine merges the box's own into a commit and cannot unset one): each exec gets them,
+// in the session and in a session from the snapshot, and the manifest does not list them.
+TEST(SnapshotLive, TheBoxUsersVariablesGoWithEachExecAndNotIntoTheSnapshot) {
+    test::RadialdSetup setup;
+    Snapshots snaps(setup);
+    Session a(setup, {});
+    ASSERT_EQ(a.created.exit_code, 0) << a.created.err;
+    const std::vector<std::string> show{"sh", "-c",
+                                        "echo \"$HOME $USER $LOGNAME $XDG_CACHE_HOME\"; id -un"};
+    const std::string expected = "/home/radial radial radial /home/radial/.cache\nradial\n";
+    auto before = setup.turn({"--session", a.id}, show);
+    ASSERT_EQ(before.result.exit_code, 0) << before.result.err;
+    EXPECT_EQ(before.result.out, expected);
+    // A request's own value wins.
+    auto own = setup.turn({"--session", a.id, "--env", "HOME=/tmp"}, {"sh", "-c", "echo $HOME"});
+    ASSERT_EQ(own.result.exit_code, 0) << own.result.err;
+    EXPECT_EQ(own.result.out, "/tmp\n");
+    auto taken = snaps.take(a.id);
+    ASSERT_EQ(taken.exit_code, 0) << taken.err;
+    const std::string name = first_line(taken.out);
+    auto env = test::run_process(
+        {"docker", "image", "inspect", "--format", "{{json .Config.Env}}", name}, {}, 60s);
+    ASSERT_EQ(env.exit_code, 0) << env.err;
+    auto base = test::run_process(
+        {"docker", "image", "inspect", "--format", "{{json .Config.Env}}", RADIAL_TEST_IMAGE}, {},
+        60s);
+    ASSERT_EQ(base.exit_code, 0) << base.err;
+    EXPECT_EQ(env.out, base.out) << "the snapshot's variables are not the base image's";
+    for (const char* name_of : {"HOME=", "USER=", "LOGNAME=", "XDG_"})
+        EXPECT_THAT(env.out, Not(HasSubstr(name_of)));
+    auto listed = test::run_process(
+        {RADIALD_PATH, "session", "snapshots", "--json", "--config", setup.config()}, {}, 60s);
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    auto list = nlohmann::json::parse(listed.out);
+    ASSERT_EQ(list.size(), 1u) << listed.out;
+    ASSERT_EQ(list[0]["manifest"].size(), 2u) << listed.out;
+    EXPECT_EQ(list[0]["manifest"][0]["env"], nlohmann::json::array()) << listed.out;
+    EXPECT_EQ(list[0]["manifest"][1]["env"], nlohmann::json::array({"HOME=/tmp"})) << listed.out;
+
+    Session b(setup, {"--from-snapshot", name});
+    ASSERT_EQ(b.created.exit_code, 0) << b.created.err;
+    auto after = setup.turn({"--session", b.id}, show, {}, name);
+    ASSERT_EQ(after.result.exit_code, 0) << after.result.err;
+    EXPECT_EQ(after.result.out, expected);
+}
+
 // Whether /proc/locks shows process `pid` waiting for a lock ("N: -> FLOCK ... PID ...").
 bool waits_for_a_lock(pid_t pid) {
     std::ifstream in("/proc/locks");
