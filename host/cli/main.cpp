@@ -1,5 +1,6 @@
 // radiald — runs agent turns and project checks in isolated boxes through runtime plugins.
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -110,6 +111,9 @@ int main(int argc, char** argv) {
                      std::strerror(errno));
         return cli::kExitHostFault;
     }
+    // Nothing radiald makes is writable by others before its own chmod, whatever the caller's
+    // umask: a file under the state directory may be an order to radiald (docs/design.md §3.9).
+    ::umask(::umask(0) | 022);
     // Many turns' sockets, relays and logs at once (docs/design.md §12.2).
     cli::raise_open_file_limit();
     // A closed terminal must not kill the daemon mid-turn; write errors are handled where they

@@ -206,8 +206,9 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
     }
     active_ = true;
     if (!marker.empty()) {
-        std::error_code ec;
-        std::filesystem::create_directories(std::filesystem::path(marker).parent_path(), ec);
+        // radiald's own, whatever the umask: a note is an order to chown a tree (recover()).
+        const std::string notes = std::filesystem::path(marker).parent_path().string();
+        if (::mkdir(notes.c_str(), 0700) == 0) ::chmod(notes.c_str(), 0700);
         const int fd =
             ::open(marker.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         const std::string note = std::to_string(owner_uid_) + " " + std::to_string(owner_gid_) +
@@ -277,12 +278,33 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir,
                                        const BoxMayWrite& may_write) noexcept {
     std::size_t recovered = 0;
     try {
+        // A note is an order to give a tree to its owner, carried out as root: only radiald's
+        // user may have written one. A directory others could write (made under a umask of 0 by
+        // an older radiald) is made radiald's alone, and what anyone else put in it is not obeyed.
+        if (struct stat d{}; ::lstat(marker_dir.c_str(), &d) == 0 && S_ISDIR(d.st_mode) &&
+                             d.st_uid == ::geteuid() && (d.st_mode & 022) != 0) {
+            log::warn("turn",
+                      "the hand-over notes' directory '{}' was writable by others (mode {:o}); "
+                      "made mode 0700, and no note another user could have put there is obeyed",
+                      marker_dir, d.st_mode & 07777);
+            ::chmod(marker_dir.c_str(), 0700);
+        }
         std::error_code ec;
         for (const auto& entry : std::filesystem::directory_iterator(marker_dir, ec)) {
             internal::UniqueFd fd(
                 ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
             if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue; // its turn still runs
             const std::string turn_id = entry.path().filename().string();
+            if (struct stat n{}; ::fstat(fd.get(), &n) != 0 || !S_ISREG(n.st_mode) ||
+                                 n.st_uid != ::geteuid() || (n.st_mode & 022) != 0 ||
+                                 n.st_nlink != 1) {
+                log::warn("turn",
+                          "'{}' is no hand-over note of radiald's (not a file of uid {}, mode "
+                          "0600, with one link): not obeyed, and removed",
+                          entry.path().string(), ::geteuid());
+                ::unlink(entry.path().c_str());
+                continue;
+            }
             bool box_writes = false;
             try {
                 box_writes = may_write && may_write(turn_id);
@@ -306,7 +328,9 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir,
             std::getline(in, line);
             std::istringstream ids(line);
             std::getline(in, workspace);
-            if ((ids >> owner_uid >> owner_gid >> box_uid >> box_gid) && !workspace.empty()) {
+            // A box never runs as root: no note gives root's files away.
+            if ((ids >> owner_uid >> owner_gid >> box_uid >> box_gid) && !workspace.empty() &&
+                box_uid != 0 && box_gid != 0) {
                 // The directory the note was written for, by the path with no link in it, or
                 // none (a note without its inode is older: its path is trusted).
                 const bool has_inode = static_cast<bool>(ids >> dev >> ino);

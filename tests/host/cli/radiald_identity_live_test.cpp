@@ -204,6 +204,30 @@ TEST(IdentityLive, C12_AWorkspaceIsNotHandedBackUnderItsOrphanedBox) {
     }
 }
 
+// Started under a umask of 0, radiald takes group and other write out of it (its own files may be
+// orders to it, as a hand-over note is), and its hand-over notes' directory is radiald's alone.
+TEST(IdentityLive, RadialdMakesNothingWritableByOthersWhateverItsUmask) {
+    const std::string inst = test::unique_instance_id("um");
+    test::BoxCleanup cleanup{"radial-turn-" + inst + "-"};
+    test::RadialdSetup s("instanceId = \"" + inst + "\"\n");
+    test::TempDir ws("radial-umask");
+    ASSERT_EQ(::chown(ws.path().c_str(), kOwner, kOwnerGroup), 0);
+    test::BackgroundProcess turn(
+        {"sh", "-c", "umask 000; exec \"$@\"", "sh", RADIALD_PATH, "turn", "--config", s.config(),
+         "--image", RADIAL_TEST_IMAGE, "--workspace", ws.path(), "--timeout", "300s", "--", "sh",
+         "-c", "echo up; sleep 600"},
+        ws / "radiald.log", true);
+    ASSERT_EQ(turn.read_line(), std::optional<std::string>("up"))
+        << test::read_file(ws / "radiald.log");
+    const std::string status = test::read_file("/proc/" + std::to_string(turn.pid()) + "/status");
+    EXPECT_THAT(status, HasSubstr("Umask:\t0022\n"));
+    struct stat notes {};
+    ASSERT_EQ(::lstat((s.state_dir() + "/handovers").c_str(), &notes), 0);
+    EXPECT_EQ(notes.st_mode & 07777, 0700u);
+    turn.signal(SIGTERM);
+    EXPECT_EQ(turn.wait(120s), 130) << test::read_file(ws / "radiald.log");
+}
+
 // Running as the workspace's owner is the operator's explicit choice; even then the box's gid is
 // its own, never the workspace's group.
 TEST(IdentityLive, C12_RunningAsTheWorkspaceOwnerIsAnExplicitChoice) {

@@ -314,6 +314,51 @@ TEST(WorkspaceHandover, C12_ANoteWhoseBoxStillWritesIsKeptUntilTheBoxIsGone) {
     EXPECT_FALSE(std::filesystem::exists(notes + "/turn-7"));
 }
 
+// A note is an order to chown a tree, carried out as root: its directory is radiald's alone
+// whatever the umask, and a note another user could have written (a file not radiald's, one
+// writable by others, one that gives root's files away) is removed, not obeyed.
+TEST(WorkspaceHandover, OnlyANoteRadialdWroteIsObeyed) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir ws("radial-ho-kill"), state("radial-ho-state"), victim("radial-ho-victim");
+    const std::string w = ws.path();
+    ASSERT_NO_FATAL_FAILURE(owner_with_a_file(w));
+    const std::string notes = handover_marker_dir(state.path());
+    const mode_t old_umask = ::umask(0);
+    ASSERT_TRUE(hand_over_and_die(w, notes + "/killed"));
+    ::umask(old_umask);
+    EXPECT_EQ(lstat_of(notes).st_mode & 07777, 0700u) << "the umask chose the notes' mode";
+    EXPECT_EQ(WorkspaceHandover::recover(notes), 1u);
+
+    // Root's files, which a note must never give to anyone.
+    std::ofstream(victim / "secret") << "root's";
+    const std::string v = victim.path();
+    const auto forge = [&](const std::string& name, const std::string& text, uid_t as,
+                           mode_t mode) {
+        const std::string path = notes + "/" + name;
+        std::ofstream(path) << text;
+        ASSERT_EQ(::chown(path.c_str(), as, as), 0);
+        ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+    };
+    const std::string gives_root_away = "4242 4242 0 0\n" + v + "\n";
+    const std::string gives_box_files =
+        "4242 4242 " + std::to_string(kBox) + " " + std::to_string(kBox) + "\n" + v + "\n";
+    ASSERT_EQ(::lchown((v + "/secret").c_str(), kBox, kBox), 0);
+    ASSERT_NO_FATAL_FAILURE(forge("another-users", gives_box_files, 65534, 0600));
+    ASSERT_NO_FATAL_FAILURE(forge("writable-by-all", gives_box_files, 0, 0666));
+    // A directory made writable by all (an older radiald under a umask of 0) is made radiald's.
+    ASSERT_EQ(::chmod(notes.c_str(), 0777), 0);
+    EXPECT_EQ(WorkspaceHandover::recover(notes), 0u);
+    EXPECT_EQ(lstat_of(v + "/secret").st_uid, kBox) << "a note radiald did not write was obeyed";
+    EXPECT_EQ(lstat_of(notes).st_mode & 07777, 0700u);
+    EXPECT_TRUE(std::filesystem::is_empty(notes)) << "a forged note stays";
+
+    ASSERT_EQ(::lchown((v + "/secret").c_str(), 0, 0), 0);
+    ASSERT_NO_FATAL_FAILURE(forge("root-to-4242", gives_root_away, 0, 0600));
+    EXPECT_EQ(WorkspaceHandover::recover(notes), 0u);
+    EXPECT_EQ(lstat_of(v + "/secret").st_uid, 0u) << "root's file was given away";
+    EXPECT_TRUE(std::filesystem::is_empty(notes));
+}
+
 // A note names the directory by its inode too: one put in its place since (by its owner) is not
 // walked for the box uid's entries, and a link in its path is not followed.
 TEST(WorkspaceHandover, ANoteForADirectoryReplacedSinceHandsNothingBack) {
