@@ -219,7 +219,8 @@ TEST(IdentityLive, RadialdMakesNothingWritableByOthersWhateverItsUmask) {
         ws / "radiald.log", true);
     ASSERT_EQ(turn.read_line(), std::optional<std::string>("up"))
         << test::read_file(ws / "radiald.log");
-    const std::string status = test::read_file("/proc/" + std::to_string(turn.pid()) + "/status");
+    const std::string proc = "/proc/" + std::to_string(turn.pid());
+    const std::string status = test::read_file(proc + "/status"); // hermetic-ok: its own radiald
     EXPECT_THAT(status, HasSubstr("Umask:\t0022\n"));
     struct stat notes {};
     ASSERT_EQ(::lstat((s.state_dir() + "/handovers").c_str(), &notes), 0);
