@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "log/logger.h"
 
@@ -167,7 +169,44 @@ bool valid_codex_auth(std::string_view text) {
     return (tokens != j.end() && tokens->is_object()) || (key != j.end() && key->is_string());
 }
 
-std::string codex_rotation_problem(std::string_view given, std::string_view box) {
+namespace {
+
+// "2026-12-06T00:00:00Z", "2026-12-06T00:00:00.123456789+01:00": what Codex writes, and nothing
+// that can carry more than a time.
+bool rfc3339_time(const std::string& s) {
+    static const std::regex time(
+        R"(\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2}))");
+    return std::regex_match(s, time);
+}
+
+bool token_shaped(const std::string& s) {
+    if (s.empty() || s.size() > 16384) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._~+/=-", c) != nullptr;
+    });
+}
+
+// Whether a string in `j`, keys included, holds one of `forbidden`.
+bool holds_any(const nlohmann::json& j, const std::vector<std::string>& forbidden) {
+    const auto in = [&](const std::string& s) {
+        return std::any_of(forbidden.begin(), forbidden.end(), [&](const std::string& f) {
+            return !f.empty() && s.find(f) != std::string::npos;
+        });
+    };
+    if (j.is_string()) return in(j.get<std::string>());
+    if (j.is_object())
+        for (const auto& [key, value] : j.items())
+            if (in(key) || holds_any(value, forbidden)) return true;
+    if (j.is_array())
+        for (const auto& value : j)
+            if (holds_any(value, forbidden)) return true;
+    return false;
+}
+
+} // namespace
+
+std::string codex_rotation_problem(std::string_view given, std::string_view box,
+                                   const std::vector<std::string>& forbidden) {
     if (box.size() > std::max<std::size_t>(64 << 10, 2 * given.size()))
         return fmt::format("it is {} bytes, more than a rotation of the {} given", box.size(),
                            given.size());
@@ -205,13 +244,25 @@ std::string codex_rotation_problem(std::string_view given, std::string_view box)
         return key != "account_id" && value.is_string();
     };
     if (auto why = compare(was, now, top, ""); !why.empty()) return why;
-    if (was.contains("tokens") && was["tokens"].is_object())
-        return compare(was["tokens"], now["tokens"], token, "tokens");
+    if (was.contains("tokens") && was["tokens"].is_object()) {
+        if (auto why = compare(was["tokens"], now["tokens"], token, "tokens"); !why.empty())
+            return why;
+        for (const auto& [key, value] : now["tokens"].items())
+            if (value != was["tokens"].at(key) && !token_shaped(value.get<std::string>()))
+                return fmt::format("the new 'tokens.{}' is not 1 to 16384 token characters", key);
+    }
+    if (const auto it = now.find("last_refresh");
+        it != now.end() && (!was.contains("last_refresh") || *it != was["last_refresh"]) &&
+        !rfc3339_time(it->get<std::string>()))
+        return "its 'last_refresh' is not an RFC 3339 time";
+    // Carried to every later turn, a secret of this one would outlive it there.
+    if (holds_any(now, forbidden)) return "it holds a secret of the turn's (not its tokens)";
     return {};
 }
 
 CodexWriteBackResult write_back_codex_auth(const std::string& box_codex_dir, uid_t box_uid,
-                                           const std::string& path, std::string_view given) {
+                                           const std::string& path, std::string_view given,
+                                           const std::vector<std::string>& forbidden) {
     std::string why;
     const auto box = read_box_file(box_codex_dir, box_uid, why);
     if (!box) return {CodexWriteBack::invalid, "the box's auth.json was not taken: " + why};
@@ -220,7 +271,7 @@ CodexWriteBackResult write_back_codex_auth(const std::string& box_codex_dir, uid
         return {CodexWriteBack::invalid,
                 "the box's auth.json is not a Codex auth file (a JSON object with \"tokens\" or "
                 "\"OPENAI_API_KEY\")"};
-    if (auto why = codex_rotation_problem(given, *box); !why.empty())
+    if (auto why = codex_rotation_problem(given, *box, forbidden); !why.empty())
         return {CodexWriteBack::invalid,
                 "the box's auth.json is not a rotation of the tokens it was given (" + why + ")"};
     const std::string file = resolved(path);

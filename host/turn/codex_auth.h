@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace radial::turn {
 
@@ -41,11 +42,15 @@ struct CodexWriteBackResult {
 // Why `box` is not a token rotation of `given`, or "" when it is one. A rotation keeps the file's
 // shape and account_id: the same keys with values of the same types, at most 64 KiB (or twice the
 // given size), and the same values everywhere but the strings under "tokens" other than
-// "account_id", and "last_refresh" (which may be added). Anything else a box wrote (another
-// account_id, an API key, keys of its own, padding) would reach every later turn and the
-// operator's own harness (docs/design.md §8.7). The token strings themselves are not verified:
-// only their issuer could. [thread-safe]
-std::string codex_rotation_problem(std::string_view given, std::string_view box);
+// "account_id", and "last_refresh" (which may be added). A changed token is 1 to 16384 bytes of
+// base64 and JWT characters (A-Z a-z 0-9 . _ ~ + / = -), a changed last_refresh an RFC 3339 time,
+// and no string in the file holds any of `forbidden` (the turn's other secrets). Anything else a
+// box wrote (another account_id, an API key, keys of its own, padding, a secret of its turn to
+// carry to the next) would reach every later turn and the operator's own harness
+// (docs/design.md §8.7). The tokens themselves are not verified: only their issuer could, so a box
+// can still choose token-shaped strings. [thread-safe]
+std::string codex_rotation_problem(std::string_view given, std::string_view box,
+                                   const std::vector<std::string>& forbidden = {});
 
 // After the box is gone: reads auth.json from `box_codex_dir` (the host side of the box's
 // ~/.codex) without following links, and when it differs from `given` (what the turn copied in),
@@ -55,7 +60,8 @@ std::string codex_rotation_problem(std::string_view given, std::string_view box)
 // file's owner and mode, fsynced, renamed over it, the directory fsynced) — under the exclusive
 // lock, and only if the file still holds `given`. [thread-safe]
 CodexWriteBackResult write_back_codex_auth(const std::string& box_codex_dir, uid_t box_uid,
-                                           const std::string& path, std::string_view given);
+                                           const std::string& path, std::string_view given,
+                                           const std::vector<std::string>& forbidden = {});
 
 // One log line for `r` about turn `turn_id`: info when written, a warning when the box's file was
 // not taken or the operator's kept, nothing when unchanged. Never the contents. [thread-safe]

@@ -540,10 +540,14 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     // (codex_auth.h, docs/design.md §8.7).
     // The file's owner is the box user's id on the host: a namespaced root's is not 0 (§8.8).
     if (const auto owner = box_host_ids(spec.user, env_.cfg.box_root);
-        run.identity && codex_auth_ && !box_may_live && owner)
-        log_codex_write_back(
-            id, write_back_codex_auth(run.identity->dir() + "/codex", owner->first,
-                                      codex_auth_path(env_.cfg.codex_auth_file), *codex_auth_));
+        run.identity && codex_auth_ && !box_may_live && owner) {
+        std::vector<std::string> others; // every secret the turn knows but the tokens themselves
+        for (const auto& s : secrets_->secrets())
+            if (!s.name.starts_with("codexAuth.")) others.push_back(s.value);
+        log_codex_write_back(id, write_back_codex_auth(run.identity->dir() + "/codex", owner->first,
+                                                       codex_auth_path(env_.cfg.codex_auth_file),
+                                                       *codex_auth_, others));
+    }
     run.box_ids.reset();
     // What the session knew before the box, beside what the runner saw of it: the request's image
     // by name and the digest that ran (image_pin.h), the box's user, the session and the kind.

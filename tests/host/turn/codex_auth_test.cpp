@@ -142,6 +142,42 @@ TEST(CodexAuthRotation, OnlyTheTokensAndTheRefreshTimeMayChange) {
               "the value of 'meta' changed");
 }
 
+// What a box may choose in a rotation cannot carry what it likes: a new token is token-shaped, a
+// new refresh time is a time, and no string holds a secret of the turn's (carried to every later
+// turn, on any workspace, it would outlive the turn there).
+TEST(CodexAuthRotation, ANewTokenOrRefreshTimeCarriesNoTextOrSecretOfTheTurns) {
+    const std::string given =
+        R"({"tokens":{"id_token":"i1","access_token":"a1","refresh_token":"r1",)"
+        R"("account_id":"acc-1"},"last_refresh":"2026-12-01T00:00:00Z"})";
+    const auto with = [](const std::string& refresh_token, const std::string& last_refresh) {
+        return R"({"tokens":{"id_token":"eyJh.eyJz.c2ln","access_token":"a2","refresh_token":")" +
+               refresh_token + R"(","account_id":"acc-1"},"last_refresh":")" + last_refresh +
+               R"("})";
+    };
+    const std::vector<std::string> turns_secrets{"Zq8wX41pL0kAbCdEf9876"};
+    for (const char* time :
+         {"2026-12-06T00:00:00Z", "2026-12-06T17:51:32.123456789Z", "2026-12-06T00:00:00+01:00"})
+        EXPECT_EQ(codex_rotation_problem(given, with("rt_new-Token.9/+=~", time), turns_secrets),
+                  "")
+            << time;
+    const std::pair<std::string, std::string> refused[] = {
+        {with("r2", "Zq8wX41pL0kAbCdEf9876"), "'last_refresh' is not an RFC 3339 time"},
+        {with("r2", "2026-12-06T00:00:00Z and more"), "'last_refresh' is not an RFC 3339 time"},
+        {with("r2 with spaces", "2026-12-06T00:00:00Z"),
+         "'tokens.refresh_token' is not 1 to 16384 token characters"},
+        {with("", "2026-12-06T00:00:00Z"), "'tokens.refresh_token' is not 1 to 16384"},
+        {with("rt_Zq8wX41pL0kAbCdEf9876", "2026-12-06T00:00:00Z"),
+         "it holds a secret of the turn's"},
+    };
+    for (const auto& [box, says] : refused)
+        EXPECT_NE(codex_rotation_problem(given, box, turns_secrets).find(says), std::string::npos)
+            << codex_rotation_problem(given, box, turns_secrets) << " for " << box;
+    // An unchanged value is the operator's own, whatever its shape.
+    EXPECT_EQ(codex_rotation_problem(R"({"tokens":{"a":"x y","b":"1"},"last_refresh":"never"})",
+                                     R"({"tokens":{"a":"x y","b":"2"},"last_refresh":"never"})"),
+              "");
+}
+
 TEST(CodexAuthWriteBack, AFileThatIsNoRotationOfTheGivenOneIsNotWrittenBack) {
     Fixture f;
     f.box_writes(R"({"tokens":{"refresh_token":"rt-2","access_token":"at-2"},"injected":"x"})");
