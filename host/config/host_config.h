@@ -135,6 +135,9 @@ struct HostConfig {
     std::vector<std::string> workspace_roots{"/home", "/srv", "/tmp", "/var/tmp"};
     // run.allowedImages: shell patterns (fnmatch) an image reference must match.
     std::vector<std::string> allowed_images{"*"};
+    // run.secretNames: shell patterns (fnmatch) every secret a request names must match: the
+    // variables of radiald's environment a request may take as its secrets (docs/design.md §7.5).
+    std::vector<std::string> secret_names{"*"};
     // run.protectedPaths: absolute host paths no request may name, added to the built-in ones.
     std::vector<std::string> protected_paths;
     std::uint64_t plugin_call_timeout_ms = 120'000; // run.pluginCallTimeout: the longest any

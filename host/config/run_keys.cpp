@@ -136,6 +136,18 @@ void read_allowed_images(Reader& r, const std::string& key, const toml::node& v,
     }
 }
 
+void read_secret_names(Reader& r, const std::string& key, const toml::node& v, HostConfig& cfg) {
+    cfg.secret_names = r.strings(key, v);
+    for (const auto& pattern : cfg.secret_names)
+        if (pattern.empty() ||
+            pattern.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                      "0123456789_*?[]!-") != std::string::npos)
+            r.fail(key, fmt::format("'{}' is not a pattern of variable names (A-Z, a-z, 0-9, '_' "
+                                    "and the shell's * ? [...]), e.g. \"GITHUB_TOKEN\" or "
+                                    "\"TEAM_A_*\"",
+                                    pattern));
+}
+
 void read_plugin_dirs(Reader& r, const std::string& key, const toml::node& v, RunTable& out) {
     r.remember(key, v);
     if (const auto* a = v.as_array()) {
@@ -374,6 +386,7 @@ std::vector<KeyReader> run_readers(Reader& r, HostConfig& cfg, RunTable& out) {
          }},
         {"protectedPaths", [&](K key, V v) { cfg.protected_paths = r.absolute_paths(key, v); }},
         {"allowedImages", [&](K key, V v) { read_allowed_images(r, key, v, cfg); }},
+        {"secretNames", [&](K key, V v) { read_secret_names(r, key, v, cfg); }},
         {"metrics",
          [&](K key, V v) {
              cfg.metrics = r.string(key, v);

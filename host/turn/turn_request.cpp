@@ -1,6 +1,7 @@
 #include "turn/turn_request.h"
 
 #include <fmt/format.h>
+#include <fnmatch.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -103,6 +104,16 @@ nlohmann::ordered_json request_json_object(const TurnRequest& r) {
     if (!r.session.empty()) j["session"] = r.session;
     if (!r.egress.empty()) j["egress"] = r.egress;
     return j;
+}
+
+RequestError secret_not_allowed(const std::string& name, const config::HostConfig& cfg) {
+    std::string patterns;
+    for (const auto& p : cfg.secret_names) patterns += (patterns.empty() ? "'" : ", '") + p + "'";
+    return RequestError(fmt::format(
+        "secret '{}' matches none of run.secretNames ({}): a request may take only the "
+        "variables of radiald's environment the operator lets it; name another, or have the "
+        "operator add it to run.secretNames",
+        name, patterns.empty() ? "none" : patterns));
 }
 
 } // namespace
@@ -233,6 +244,17 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
     for (const auto& name : req.secrets)
         if (auto problem = reserved_env_problem(name, !req.egress.empty()))
             throw RequestError(fmt::format("secret '{}' {}", name, *problem));
+    // Whoever writes a request may relay untrusted input: it takes only the variables of
+    // radiald's environment the operator lets requests take (docs/design.md §7.5).
+    const auto allowed = [&](const std::string& name) {
+        return std::any_of(
+            cfg.secret_names.begin(), cfg.secret_names.end(),
+            [&](const std::string& p) { return ::fnmatch(p.c_str(), name.c_str(), 0) == 0; });
+    };
+    for (const auto& e : req.env)
+        if (e.secret && !allowed(e.name)) throw secret_not_allowed(e.name, cfg);
+    for (const auto& name : req.secrets)
+        if (!allowed(name)) throw secret_not_allowed(name, cfg);
 
     ContainerSpec s;
     s.label = box_label(cfg, req.kind, req.turn_id);

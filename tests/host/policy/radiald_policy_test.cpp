@@ -221,6 +221,19 @@ TEST(C14_Submit, AnImageOutsideAllowedImagesIsRefused) {
     EXPECT_EQ(s.submit_raw(request("", "radial/busybox:latest")).exit_code, 0);
 }
 
+// A request relaying untrusted input names secrets: it takes only the variables of radiald's
+// environment run.secretNames lets it, not another team's token or the host's own credentials.
+TEST(C14_Submit, ASecretOutsideSecretNamesIsRefused) {
+    PolicySetup s("secretNames = [\"TEAM_A_*\", \"GITHUB_TOKEN\"]\n");
+    expect_submit_refused(s, request("secrets = [\"TEAM_A_KEY\", \"OTHER_TEAM_TOKEN\"]\n"),
+                          "secret 'OTHER_TEAM_TOKEN' matches none of run.secretNames ('TEAM_A_*', "
+                          "'GITHUB_TOKEN'): a request may take only the variables of radiald's "
+                          "environment the operator lets it");
+    expect_submit_refused(s, request("secrets = [\"GITHUB_TOKEN_2\"]\n"),
+                          "secret 'GITHUB_TOKEN_2' matches none of run.secretNames");
+    EXPECT_EQ(s.submit_raw(request("secrets = [\"TEAM_A_KEY\", \"GITHUB_TOKEN\"]\n")).exit_code, 0);
+}
+
 TEST(C14_Submit, ARecordTypeTheSocketWouldRefuseIsRefused) {
     PolicySetup s;
     expect_submit_refused(s, request("recordType = \"a b\"\n"), "recordType 'a b' must be 1 to");
@@ -418,6 +431,20 @@ TEST(C14_Turn, AnImageThatIsNotAReferenceIsRefused) {
 TEST(C14_Turn, AnImageOutsideAllowedImagesIsRefused) {
     PolicySetup s("allowedImages = [\"radial/*\"]\n");
     expect_turn_refused(s, s.turn({"--image", "evil/miner"}), "matches none of run.allowedImages");
+}
+
+TEST(C14_Turn, ASecretOutsideSecretNamesIsRefused) {
+    PolicySetup s("secretNames = []\n");
+    expect_turn_refused(s, s.turn({"--image", "img", "--secret", "PATH"}),
+                        "secret 'PATH' matches none of run.secretNames (none)");
+}
+
+// A pattern that cannot match a variable name is a mistake, said with the key's position.
+TEST(C14_Turn, ASecretNamesPatternThatNamesNoVariableIsRefused) {
+    PolicySetup s("secretNames = [\"TEAM A\"]\n");
+    auto r = s.turn({"--image", "img", "--", "true"});
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("run.secretNames: 'TEAM A' is not a pattern of variable names"));
 }
 
 TEST(C14_Turn, ARecordTypeTheSocketWouldRefuseIsRefused) {
