@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 
@@ -13,9 +14,12 @@
 #include "config/host_config.h"
 #include "config/instance_id.h"
 #include "config/state_dir_trust.h"
+#include "log/log_redaction.h"
 #include "log/logger.h"
 #include "redaction/secret_set.h"
+#include "redaction/stream_redactor.h"
 #include "text/printable.h"
+#include "turn/turn_secrets.h"
 
 namespace radial::cli {
 namespace {
@@ -111,8 +115,15 @@ CLI::App* add_config_check_command(CLI::App& app, ConfigCheckOptions& o) {
 }
 
 int run_config_check_command(const ConfigCheckOptions& o) {
+    // The config's own secrets masked in all it prints: a runtime's error, or a setting, may quote
+    // one (docs/design.md §10.2).
+    log::RedactionRegistration redaction;
+    std::optional<redaction::Redactor> redactor;
     try {
         const auto cfg = load_config(o.config_file);
+        log::install_log_redaction();
+        redactor.emplace(turn::secrets_before_the_box({}, cfg.redact, {}, /*skip_refused=*/true));
+        redaction = log::redact_log_lines(*redactor);
         check_socket_paths_fit(cfg);
         const std::string state = state_dir_text(cfg);
         check_redact_values(cfg);
@@ -167,7 +178,8 @@ int run_config_check_command(const ConfigCheckOptions& o) {
                        : " (as set; the runtime's defaults for the rest)");
         // A TOML string may hold any control character ("\u001b"): shown escaped (§14.7).
         for (const auto& e : cfg.runtime_section.entries)
-            fmt::print("  {} = {}\n", text::printable(e.key), text::printable(entry_text(e)));
+            fmt::print("  {} = {}\n", text::printable(e.key),
+                       text::printable(redactor->redact(entry_text(e))));
         fmt::print("config ok\n");
         return kExitOk;
     } catch (const std::exception& e) {

@@ -2,13 +2,17 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <toml++/toml.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 
 #include "cli/runtime_setup.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
+#include "redaction/secret_set.h"
+#include "redaction/stream_redactor.h"
 
 namespace radial::cli {
 
@@ -57,14 +61,53 @@ void warn_of_readable_secrets(const config::HostConfig& cfg) {
               cfg.file, st.st_mode & 07777);
 }
 
+// `message` with the file's own [redact] values and the values of its envNames masked, as far as
+// the file parses: an error in another key may quote one (a value pasted into the wrong key, a
+// secret named as a runtime), and no turn's redaction is installed yet (docs/design.md §10.2).
+std::string masked_by_the_files_redact(const std::optional<std::string>& file,
+                                       const std::string& message) {
+    if (!file) return message;
+    try {
+        const toml::table root = toml::parse_file(*file);
+        redaction::SecretSet secrets;
+        const auto add = [&](const std::string& name, std::string value) {
+            try {
+                secrets.add(name, std::move(value));
+            } catch (const std::invalid_argument&) {
+                // Too short to mask without masking ordinary text: left as the set would.
+            }
+        };
+        std::size_t i = 0;
+        if (const auto* values = root["redact"]["values"].as_array())
+            for (const auto& v : *values)
+                if (const auto s = v.value<std::string>())
+                    add(fmt::format("redact.values.{}", i++), *s);
+        if (const auto* names = root["redact"]["envNames"].as_array())
+            for (const auto& n : *names)
+                if (const auto name = n.value<std::string>())
+                    if (const char* v = std::getenv(name->c_str()); v != nullptr && *v != '\0')
+                        add(*name, v);
+        return secrets.empty() ? message : redaction::Redactor(secrets).redact(message);
+    } catch (const std::exception&) {
+        return message; // not TOML: the error says so, and quotes no value of a [redact] table
+    }
+}
+
 } // namespace
 
 config::HostConfig load_config(const std::optional<std::string>& flag,
                                const std::optional<std::string>& runtime_override) {
-    config::HostConfig cfg =
-        config::load(config_file(flag), runtime_override, executable_dir(), installed_runtimes);
-    warn_of_readable_secrets(cfg);
-    return cfg;
+    const auto file = config_file(flag);
+    try {
+        config::HostConfig cfg =
+            config::load(file, runtime_override, executable_dir(), installed_runtimes);
+        warn_of_readable_secrets(cfg);
+        return cfg;
+    } catch (const config::HostRefusalError& e) {
+        throw config::HostRefusalError(masked_by_the_files_redact(file, e.what()));
+    } catch (const config::ConfigError& e) {
+        throw config::ConfigError(masked_by_the_files_redact(file, e.what()));
+    }
 }
 
 config::HostConfig reread_config(const std::optional<std::string>& flag) {

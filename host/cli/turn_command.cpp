@@ -216,8 +216,11 @@ int run_turn_command(const TurnOptions& o) {
     // Everything before the box: each failure is 125 (docs/design.md §14.4), and an operator
     // who asked for a record gets one — unless the record file itself is what failed.
     try {
-        cfg = load_config(o.config_file, o.runtime);
+        // The flags' secrets before the config is read: its errors may quote a flag (--runtime).
         log::install_log_redaction();
+        early_redaction = log::redact_log_lines(redaction::Redactor(turn::secrets_before_the_box(
+            o.request, config::RedactConfig{}, o.request.secrets, /*skip_refused=*/true)));
+        cfg = load_config(o.config_file, o.runtime);
         // A secret the set refuses (too short, a bad name) is left out here, the others kept;
         // it refuses the turn in its session, after the failures that must come first (the
         // box-id range's).

@@ -176,6 +176,38 @@ TEST(ConfigCheck, PrintsWhatRadialdWouldUseAndCreatesNothing) {
     EXPECT_FALSE(fs::exists(s.state)) << "config check created the state directory";
 }
 
+// The config's own secrets are masked in all it prints — a setting, a runtime's error, an error
+// of another key quoting one — and a turn's --secret in an error about a flag read with the
+// config (--runtime), before any turn's redaction exists.
+TEST(ConfigCheck, TheConfigsOwnSecretsAreMaskedInAllItPrints) {
+    CheckSetup s;
+    const std::string secret = "sk-live-SECRETVALUE123";
+    const std::string redact = "[redact]\nvalues = [\"" + secret + "\"]\n";
+    s.write_config("", "[run.fake]\nhangCreateWhile = \"/nowhere/" + secret + "\"\n" + redact);
+    fs::permissions(s.config, fs::perms::owner_read | fs::perms::owner_write);
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("hangCreateWhile = \"/nowhere/[REDACTED:redact.values.0]\""));
+    s.write_config("", "[run.fake]\nfailPreflight = \"engine " + secret + " is down\"\n" + redact);
+    r = s.check();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("engine [REDACTED:redact.values.0] is down"));
+    s.write_config("stopGrace = \"" + secret + "\"\n", redact);
+    r = s.check();
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("run.stopGrace: "));
+    for (const auto* out : {&r.out, &r.err}) EXPECT_THAT(*out, Not(HasSubstr(secret)));
+
+    s.write_config();
+    const std::string token = "Zq8wX41pL0kAbCdEf9876";
+    r = test::run_process({RADIALD_PATH, "turn", "--config", s.config, "--secret", "MY_TOKEN",
+                           "--runtime", token, "--image", "img", "--", "true"},
+                          {{"MY_TOKEN", token}});
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--runtime: '[REDACTED:MY_TOKEN]' is not a runtime id"));
+    EXPECT_THAT(r.err, Not(HasSubstr(token)));
+}
+
 TEST(ConfigCheck, AnExistingStateDirectoryIsLeftAsItWas) {
     CheckSetup s;
     fs::create_directory(s.state);
