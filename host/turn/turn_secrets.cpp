@@ -90,10 +90,14 @@ void refuse_secrets_at_rest(const ContainerSpec& spec, const redaction::Redactor
             "of the box's configuration finds it (docs/design.md §6.3: a secret is never at "
             "rest); {}",
             what, name,
-            a_value ? fmt::format("refer to it inside the box as ${0} instead (sh -c '... "
-                                  "\"${0}\"'), the way a secret variable is given",
-                                  name)
-                    : std::string("choose one that does not hold it")));
+            !a_value ? std::string("choose one that does not hold it")
+            // A managed credential is no variable of the box's: it reads it from its file.
+            : name.starts_with("codexAuth.")
+                ? std::string("the box reads it from $HOME/.codex/auth.json; leave it out of the "
+                              "request")
+                : fmt::format("refer to it inside the box as ${0} instead (sh -c '... "
+                              "\"${0}\"'), the way a secret variable is given",
+                              name)));
     };
     const auto check = [&](const std::string& text, const std::string& what, bool a_value) {
         if (const auto name = held(text); !name.empty()) refuse(what, name, a_value);

@@ -134,6 +134,30 @@ TEST(TurnRequest, SecretValuesComeFromTheLookupAndAnUnsetOneNamesTheFix) {
     EXPECT_THROW(with_secret_values(r, lookup, "x"), RequestError);
 }
 
+// A value at rest names the way to give it instead: a secret variable as $NAME in the box; a
+// managed credential (codexAuth.N, no variable's name) from the file the box already has.
+TEST(TurnRequest, ASecretAtRestNamesHowTheBoxGetsItInstead) {
+    const redaction::Redactor redactor(
+        redaction::SecretSet{{"MY_KEY", "value-of-my-key"}, {"codexAuth.3", "token-of-codex"}});
+    const auto refusal = [&](const std::string& word) {
+        ContainerSpec spec;
+        spec.image = "img";
+        spec.argv = {"echo", word};
+        try {
+            refuse_secrets_at_rest(spec, redactor);
+        } catch (const RequestError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_NE(refusal("value-of-my-key").find("refer to it inside the box as $MY_KEY"),
+              std::string::npos);
+    const std::string codex = refusal("token-of-codex");
+    EXPECT_NE(codex.find("the box reads it from $HOME/.codex/auth.json"), std::string::npos)
+        << codex;
+    EXPECT_EQ(codex.find("$codexAuth"), std::string::npos) << codex;
+}
+
 TEST(TurnRequest, C12_TheBoxUserIsTheBoxIdsUnlessTheOperatorChoseOtherwise) {
     test::TempDir ws;
     ASSERT_EQ(::chown(ws.path().c_str(), 1234, 5678), 0);
