@@ -14,6 +14,7 @@
 #include "config/host_config.h"
 #include "config/instance_id.h"
 #include "config/state_dir_trust.h"
+#include "egress/egress_broker.h"
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "redaction/secret_set.h"
@@ -125,6 +126,8 @@ int run_config_check_command(const ConfigCheckOptions& o) {
         redactor.emplace(turn::secrets_before_the_box({}, cfg.redact, {}, /*skip_refused=*/true));
         redaction = log::redact_log_lines(*redactor);
         check_socket_paths_fit(cfg);
+        // Ranges that do not do what they seem to (docs/design.md §9.7): said, not refused.
+        for (const auto& w : egress::ceiling_warnings(cfg.egress)) log::warn("config", "{}", w);
         const std::string state = state_dir_text(cfg);
         check_redact_values(cfg);
         const std::string instance = instance_id_text(cfg);

@@ -230,4 +230,9 @@ std::size_t EgressBroker::open_connections() const {
     return n;
 }
 
+std::vector<std::string> ceiling_warnings(const EgressCeiling& ceiling) {
+    return range_warnings(
+        ceiling, detail::own_addresses().value_or(std::vector<boost::asio::ip::address>{}));
+}
+
 } // namespace radial::egress

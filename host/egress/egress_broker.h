@@ -66,6 +66,10 @@ struct EgressBrokerOptions {
     std::chrono::milliseconds hello_timeout{10'000};   // for a tunnel's first TLS bytes
 };
 
+// What `radiald config check` warns of in `ceiling` on this host (range_warnings, with this
+// host's addresses as they are now).
+std::vector<std::string> ceiling_warnings(const EgressCeiling& ceiling);
+
 class EgressBroker {
 public:
     // Binds and starts accepting. Throws std::runtime_error naming the path when the socket, its

@@ -160,16 +160,20 @@ std::vector<ip::address> resolve_until(const EgressCeiling& ceiling, const std::
 
 std::string dial_refusal(const EgressCeiling& ceiling, const std::vector<ip::address>& own,
                          const ip::address& a) {
-    for (const auto& r : ceiling.allow_ranges)
-        if (r.contains(a)) return {};
-    // Compared unmapped: ::ffff:a.b.c.d reaches the same IPv4 host as a.b.c.d.
+    // Compared unmapped: ::ffff:a.b.c.d reaches the same IPv4 host as a.b.c.d. Only an
+    // allowRanges entry naming the address alone opens it: a wide range allowed for a network
+    // does not also open the host itself (docs/design.md §9.7).
     const ip::address plain = unmapped(a);
-    if (std::any_of(own.begin(), own.end(),
-                    [&](const ip::address& mine) { return unmapped(mine) == plain; }))
+    const bool named_alone =
+        std::any_of(ceiling.allow_ranges.begin(), ceiling.allow_ranges.end(),
+                    [&](const AddressRange& r) { return r.single() && r.contains(plain); });
+    if (!named_alone && std::any_of(own.begin(), own.end(), [&](const ip::address& mine) {
+            return unmapped(mine) == plain;
+        }))
         return fmt::format(
-            "{} is an address of this host, which no box reaches unless "
-            "run.egress.allowRanges names it",
-            a.to_string());
+            "{} is an address of this host, which no box reaches unless run.egress.allowRanges "
+            "names it alone ({}/{})",
+            a.to_string(), plain.to_string(), plain.is_v4() ? 32 : 128);
     return address_refusal(ceiling, a);
 }
 

@@ -18,10 +18,11 @@
 
 namespace radial::egress::detail {
 
-// The addresses of this host's own interfaces (getifaddrs), which no box reaches unless the
-// ceiling's allowRanges name them: a DNS answer pointing at the host itself is refused even when
-// the address is public. Read for each connection, so an address the host gains during a turn is
-// the host's too. nullopt (errno set) when they cannot be listed: the caller then refuses.
+// The addresses of this host's own interfaces (getifaddrs), which no box reaches unless an
+// entry of the ceiling's allowRanges names the address alone (/32, /128): a DNS answer pointing
+// at the host itself is refused even when the address is public. Read for each connection, so an
+// address the host gains during a turn is the host's too. nullopt (errno set) when they cannot be
+// listed: the caller then refuses.
 std::optional<std::vector<boost::asio::ip::address>> own_addresses();
 
 // A broker's system lookups still under way, each on a thread of its own, also those whose
@@ -42,7 +43,7 @@ std::vector<boost::asio::ip::address> resolve_until(const EgressCeiling& ceiling
                                                     const std::atomic<bool>& revoked,
                                                     LookupsInFlight& lookups, std::string& why);
 
-// Why no box may reach `a` (address_refusal, and this host's own addresses), or empty.
+// Why no box may reach `a` (this host's own addresses, then address_refusal), or empty.
 std::string dial_refusal(const EgressCeiling& ceiling,
                          const std::vector<boost::asio::ip::address>& own,
                          const boost::asio::ip::address& a);

@@ -71,6 +71,12 @@ bool AddressRange::contains(const ip::address& raw) const {
 
 std::string AddressRange::text() const { return fmt::format("{}/{}", base.to_string(), prefix); }
 
+bool AddressRange::single() const { return prefix == (base.is_v4() ? 32u : 128u); }
+
+bool AddressRange::holds(const AddressRange& inner) const {
+    return base.is_v4() == inner.base.is_v4() && prefix <= inner.prefix && contains(inner.base);
+}
+
 AllowRule parse_allow_rule(std::string_view text) {
     std::string_view host, port;
     if (!text.empty() && text.front() == '[') {
@@ -210,11 +216,13 @@ std::vector<AllowRule> narrow(const EgressCeiling& ceiling,
 
 std::string address_refusal(const EgressCeiling& ceiling, const ip::address& raw) {
     const ip::address a = unmapped(raw);
-    for (const auto& r : ceiling.allow_ranges)
-        if (r.contains(a)) return {};
+    // The operator's denyRanges before allowRanges: a deny inside a wider allow carves it out
+    // (docs/design.md §9.7).
     for (const auto& r : ceiling.deny_ranges)
         if (r.contains(a))
             return fmt::format("{} is in run.egress.denyRanges' {}", a.to_string(), r.text());
+    for (const auto& r : ceiling.allow_ranges)
+        if (r.contains(a)) return {};
     for (const auto& r : builtin_denied_ranges())
         if (r.contains(a))
             return fmt::format(
@@ -222,6 +230,34 @@ std::string address_refusal(const EgressCeiling& ceiling, const ip::address& raw
                 "and reserved ranges) unless run.egress.allowRanges names it",
                 a.to_string(), r.text());
     return {};
+}
+
+std::vector<std::string> range_warnings(const EgressCeiling& ceiling,
+                                        const std::vector<ip::address>& own) {
+    std::vector<std::string> out;
+    for (const auto& allow : ceiling.allow_ranges)
+        for (const auto& deny : ceiling.deny_ranges)
+            if (deny.holds(allow))
+                out.push_back(fmt::format(
+                    "run.egress.allowRanges' {} lies inside denyRanges' {}, which wins: it "
+                    "allows nothing",
+                    allow.text(), deny.text()));
+    for (const auto& mine : own) {
+        const ip::address a = unmapped(mine);
+        const bool alone =
+            std::any_of(ceiling.allow_ranges.begin(), ceiling.allow_ranges.end(),
+                        [&](const AddressRange& r) { return r.single() && r.contains(a); });
+        if (alone) continue;
+        for (const auto& r : ceiling.allow_ranges)
+            if (r.contains(a)) {
+                out.push_back(fmt::format(
+                    "run.egress.allowRanges' {} holds this host's own address {}, which stays "
+                    "refused: only an entry naming that address alone ({}/{}) lets a box reach it",
+                    r.text(), a.to_string(), a.to_string(), a.is_v4() ? 32 : 128));
+                break;
+            }
+    }
+    return out;
 }
 
 } // namespace radial::egress

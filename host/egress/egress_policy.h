@@ -28,6 +28,10 @@ struct AddressRange {
     unsigned prefix = 0;
     bool contains(const boost::asio::ip::address& a) const;
     std::string text() const;
+    // One address: /32 or /128.
+    bool single() const;
+    // Whether every address of `inner` is in this range.
+    bool holds(const AddressRange& inner) const;
 };
 
 // A rule or range the operator or a request wrote that cannot be read. what() names it.
@@ -39,8 +43,8 @@ public:
 // [run.egress]: the most any turn may reach. Without it (no allow rules) no turn gets a broker.
 struct EgressCeiling {
     std::vector<AllowRule> allow;               // allow: "host:port" patterns
-    std::vector<AddressRange> allow_ranges;     // allowRanges: otherwise-refused ranges allowed
-    std::vector<AddressRange> deny_ranges;      // denyRanges: refused on top of the built-in ones
+    std::vector<AddressRange> allow_ranges;     // allowRanges: built-in denied ranges allowed
+    std::vector<AddressRange> deny_ranges;      // denyRanges: refused, whatever allowRanges say
     std::map<std::string, std::string> hosts;   // hosts: name -> address, used instead of DNS
     std::size_t max_connections = 16;           // maxConnections: open at once, per turn
     std::uint64_t max_bytes_in = 1ull << 30;    // maxBytesIn: to the box, per turn
@@ -86,9 +90,15 @@ std::vector<AllowRule> narrow(const EgressCeiling& ceiling,
 // IPv4 host; otherwise `a`. Pure.
 boost::asio::ip::address unmapped(const boost::asio::ip::address& a);
 
-// Why the broker may not connect to `address`, or empty when it may: in a denied range (built-in
-// or the ceiling's) and not in an allowRanges range. An IPv4-mapped IPv6 address is judged as
-// its IPv4 address. Pure.
+// Why the broker may not connect to `address`, or empty when it may: in the ceiling's denyRanges
+// (whatever allowRanges say), or in a built-in denied range and in no allowRanges range. An
+// IPv4-mapped IPv6 address is judged as its IPv4 address. Pure.
 std::string address_refusal(const EgressCeiling& ceiling, const boost::asio::ip::address& address);
+
+// What `radiald config check` warns of in the ceiling's ranges, given this host's addresses
+// `own`: an allowRanges entry a denyRanges entry holds whole (it allows nothing), and one of
+// `own` inside an allowRanges entry that does not name it alone (it stays refused). Pure.
+std::vector<std::string> range_warnings(const EgressCeiling& ceiling,
+                                        const std::vector<boost::asio::ip::address>& own);
 
 } // namespace radial::egress

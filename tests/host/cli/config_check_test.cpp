@@ -149,6 +149,21 @@ TEST(ConfigCheck, AConfigHoldingSecretsThatOthersMayReadIsWarnedAbout) {
     }
 }
 
+// A denyRanges entry wins over allowRanges (docs/design.md §9.7): one holding an allowRanges
+// entry whole leaves it allowing nothing, which is said; one inside an allowRanges entry carves
+// it out, as meant, and is not.
+TEST(ConfigCheck, AnAllowRangeADenyRangeHoldsWholeIsWarnedAbout) {
+    CheckSetup s;
+    s.write_config("",
+                   "[run.egress]\nallow = [\"pkg.test:443\"]\nallowRanges = [\"10.0.0.0/8\", "
+                   "\"192.168.7.0/24\"]\ndenyRanges = [\"10.1.2.3/32\", \"192.168.0.0/16\"]\n");
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("run.egress.allowRanges' 192.168.7.0/24 lies inside denyRanges' "
+                                 "192.168.0.0/16, which wins: it allows nothing"));
+    EXPECT_THAT(r.err, Not(HasSubstr("10.1.2.3"))) << "a carve-out is meant";
+}
+
 TEST(ConfigCheck, PrintsWhatRadialdWouldUseAndCreatesNothing) {
     CheckSetup s;
     s.write_config("maxConcurrentTurns = 3\nshutdownGrace = \"45s\"\n", "[run.fake]\ncaps = []\n");

@@ -125,5 +125,66 @@ TEST(EgressPolicy, ThisHostsOwnAddressesAreRefused) {
     EXPECT_FALSE(listed->empty()) << "getifaddrs lists at least loopback";
 }
 
+// An operator's denyRanges entry inside a wider allowRanges entry carves it out: the deny was
+// never applied when allowRanges were read first (docs/configuration.md: "on top of").
+TEST(EgressPolicy, ADenyInsideAWiderAllowIsApplied) {
+    EgressCeiling c;
+    c.allow_ranges.push_back(parse_range("10.0.0.0/8"));
+    c.deny_ranges.push_back(parse_range("10.1.2.3/32"));
+    c.allow_ranges.push_back(parse_range("fd00::/8"));
+    c.deny_ranges.push_back(parse_range("fd00:ec2::254/128"));
+    for (const char* a : {"10.1.2.3", "::ffff:10.1.2.3", "fd00:ec2::254"})
+        EXPECT_NE(address_refusal(c, ip::make_address(a)).find("run.egress.denyRanges"),
+                  std::string::npos)
+            << a;
+    for (const char* a : {"10.1.2.4", "10.200.0.1", "fd00::1"})
+        EXPECT_TRUE(address_refusal(c, ip::make_address(a)).empty()) << a;
+    // The same through the dial check, the one the broker makes.
+    EXPECT_NE(detail::dial_refusal(c, {}, ip::make_address("10.1.2.3")).find("denyRanges"),
+              std::string::npos);
+}
+
+// A range allowed for a network does not open this host's own address in it: only an entry
+// naming the address alone does, and a deny of it still wins.
+TEST(EgressPolicy, ThisHostsOwnAddressIsOpenedOnlyByAnAllowRangeNamingItAlone) {
+    EgressCeiling c;
+    c.allow_ranges.push_back(parse_range("10.0.0.0/8"));
+    const std::vector<ip::address> own = {ip::make_address("10.1.1.5"),
+                                          ip::make_address("fd00::5")};
+    c.allow_ranges.push_back(parse_range("fd00::/64"));
+    for (const char* a : {"10.1.1.5", "::ffff:10.1.1.5", "fd00::5"})
+        EXPECT_NE(detail::dial_refusal(c, own, ip::make_address(a)).find("an address of this host"),
+                  std::string::npos)
+            << a;
+    EXPECT_TRUE(detail::dial_refusal(c, own, ip::make_address("10.1.1.6")).empty());
+    c.allow_ranges.push_back(parse_range("10.1.1.5/32"));
+    c.allow_ranges.push_back(parse_range("fd00::5"));
+    EXPECT_TRUE(detail::dial_refusal(c, own, ip::make_address("10.1.1.5")).empty());
+    EXPECT_TRUE(detail::dial_refusal(c, own, ip::make_address("fd00::5")).empty());
+    c.deny_ranges.push_back(parse_range("10.1.1.0/24"));
+    EXPECT_NE(detail::dial_refusal(c, own, ip::make_address("10.1.1.5")).find("denyRanges"),
+              std::string::npos);
+}
+
+// config check warns of what has no effect now that a deny wins: an allow a deny holds whole,
+// and a host address inside a wide allow. A deny inside an allow is a carve-out: no warning.
+TEST(EgressPolicy, RangeWarningsNameWhatTheRangesDoNotDo) {
+    EgressCeiling c;
+    c.allow_ranges.push_back(parse_range("10.0.0.0/8"));
+    c.deny_ranges.push_back(parse_range("10.1.2.3/32"));
+    EXPECT_TRUE(range_warnings(c, {}).empty()) << "a deny inside an allow is meaningful";
+    c.allow_ranges.push_back(parse_range("192.168.7.0/24"));
+    c.deny_ranges.push_back(parse_range("192.168.0.0/16"));
+    auto w = range_warnings(c, {ip::make_address("10.1.1.5")});
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_NE(w[0].find("192.168.7.0/24 lies inside denyRanges' 192.168.0.0/16"), std::string::npos)
+        << w[0];
+    EXPECT_NE(w[1].find("10.0.0.0/8 holds this host's own address 10.1.1.5"), std::string::npos)
+        << w[1];
+    c.allow_ranges.push_back(parse_range("10.1.1.5/32"));
+    EXPECT_EQ(range_warnings(c, {ip::make_address("10.1.1.5")}).size(), 1u)
+        << "named alone: the host's address is meant";
+}
+
 } // namespace
 } // namespace radial::egress
