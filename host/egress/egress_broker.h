@@ -64,6 +64,8 @@ struct EgressBrokerOptions {
     std::chrono::milliseconds head_timeout{30'000};    // for the request's head
     std::chrono::milliseconds connect_timeout{15'000}; // for the connection to the destination
     std::chrono::milliseconds hello_timeout{10'000};   // for a tunnel's first TLS bytes
+    // For a tunnel whose box ended its side: the destination's silence after which it is closed.
+    std::chrono::milliseconds half_closed_timeout{30'000};
 };
 
 // What `radiald config check` warns of in `ceiling` on this host (range_warnings, with this

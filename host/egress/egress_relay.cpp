@@ -10,13 +10,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "egress/box_stream.h"
 
 namespace radial::egress::detail {
 
 namespace {
+
+// Real time: deadlines for real peers on real sockets (docs/design.md §12.7).
+using Clock = std::chrono::steady_clock;
 
 // The most one splice(2) moves: a 1 MiB pipe's worth.
 constexpr std::size_t kMostPerSplice = 1u << 20;
@@ -122,14 +127,33 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
         l.capacity = static_cast<std::size_t>(size);
     }
     const auto& o = shared.options;
+    // A plain request's box that is done sending is still watched, never read: a box that gives
+    // up closes it, and the answer it no longer waits for must not hold the connection (and a
+    // maxConnections slot) until the destination answers or the turn ends (docs/design.md §9.7).
+    const bool plain = limit_out != kUnlimitedBody;
     if (limit_out == 0) lanes[0].open = false; // nothing more from the box: not read at all
+    // A tunnel whose box ended its side: the destination may still answer; until it has been
+    // silent for half_closed_timeout, and the box's socket is watched for its full close.
+    std::optional<Clock::time_point> silent_since;
     unsigned idle_wakeups[2] = {0, 0};
     while ((lanes[0].open || lanes[1].open) && !shared.revoked) {
-        pollfd p[2] = {{lanes[0].open ? box : -1, POLLIN, 0}, {lanes[1].open ? up : -1, POLLIN, 0}};
+        const short box_events = lanes[0].open ? POLLIN : plain ? POLLRDHUP : 0;
+        pollfd p[2] = {{box, box_events, 0}, {lanes[1].open ? up : -1, POLLIN, 0}};
         const int n = ::poll(p, 2, kRelaySliceMs);
-        if (n < 0 && errno != EINTR) break;
+        if ((n < 0 && errno != EINTR) || shared.revoked) break; // a revocation's cut: not the box
+        if (!lanes[0].open && n > 0 && p[0].revents != 0) {
+            r.reason = "the box closed the connection";
+            return;
+        }
+        if (silent_since && n > 0 && p[1].revents != 0) silent_since = Clock::now();
+        if (silent_since && Clock::now() - *silent_since >= o.half_closed_timeout) {
+            r.reason = fmt::format(
+                "the box ended its side and the destination sent nothing for {} ms; closed",
+                o.half_closed_timeout.count());
+            return;
+        }
         for (int i = 0; i < 2 && n > 0; ++i) {
-            if (p[i].revents == 0) continue;
+            if (p[i].revents == 0 || (i == 0 && !lanes[0].open)) continue;
             Lane& l = lanes[i];
             std::atomic<std::uint64_t>& total = i == 0 ? shared.bytes_out : shared.bytes_in;
             const std::uint64_t quota = i == 0 ? o.ceiling.max_bytes_out : o.ceiling.max_bytes_in;
@@ -140,6 +164,7 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
                 if (at_end(l.from)) {
                     ::shutdown(l.to, SHUT_WR);
                     l.open = false;
+                    if (i == 0) silent_since = Clock::now();
                     continue;
                 }
                 r.reason = fmt::format(
@@ -165,8 +190,14 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
             }
             idle_wakeups[i] = 0;
             if (got <= 0) {
+                if (i == 0 && plain) {
+                    // Before its body was whole: the request is cut, nobody waits for its answer.
+                    r.reason = "the box closed the connection inside its request body";
+                    return;
+                }
                 ::shutdown(l.to, SHUT_WR);
                 l.open = false;
+                if (i == 0) silent_since = Clock::now();
                 continue;
             }
             const auto g = static_cast<std::size_t>(got);

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "../../support/box_descriptor_attacks.h"
@@ -40,6 +41,7 @@ using test::loopback_pair;
 using test::send_with_rights;
 
 std::string client_hello(const std::string& sni, const std::string& more_ext = {});
+std::string server_hello();
 
 class EgressBrokerTest : public ::testing::Test {
 protected:
@@ -60,6 +62,7 @@ protected:
         o.rules = narrow(ceiling, rules);
         o.ceiling = std::move(ceiling);
         o.hello_timeout = 2s;
+        if (half_closed_timeout_) o.half_closed_timeout = *half_closed_timeout_;
         o.policy_path = policy_path();
         o.turn_id = "turn-1";
         o.on_open = [this](const Receipt& r) {
@@ -137,6 +140,7 @@ protected:
     }
 
     test::TempDir dir_;
+    std::optional<std::chrono::milliseconds> half_closed_timeout_; // the broker's own when unset
     std::unique_ptr<EgressBroker> broker_;
     std::mutex m_;
     std::condition_variable cv_;
@@ -158,6 +162,14 @@ std::string client_hello(const std::string& sni, const std::string& more_ext) {
     body += u16(ext.size()) + ext;
     std::string hs = std::string(1, '\x01') + std::string(1, '\0') + u16(body.size()) + body;
     return std::string("\x16\x03\x01", 3) + u16(hs.size()) + hs;
+}
+
+// A ServerHello record, as a TLS server answers a ClientHello first.
+std::string server_hello() {
+    std::string body = "\x03\x03" + std::string(32, 's') + std::string(1, '\0') +
+                       std::string("\x13\x01\x00\x00\x00", 5);
+    std::string hs = std::string("\x02\x00\x00", 3) + static_cast<char>(body.size()) + body;
+    return std::string("\x16\x03\x03\x00", 4) + static_cast<char>(hs.size()) + hs;
 }
 
 const std::string kOk = "HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n";
@@ -792,6 +804,10 @@ public:
         test::wait_until([this] { return conn_ >= 0; }, 20s);
         return conn_;
     }
+    // Whether the broker's side of the connection ended within 20 s.
+    bool closed_within_20s() {
+        return test::wait_until([this] { return closed_.load(); }, 20s);
+    }
 
 private:
     void serve() {
@@ -808,11 +824,13 @@ private:
             std::lock_guard l(m_);
             received_.append(buf, static_cast<std::size_t>(n));
         }
+        closed_ = !stop_;
     }
     int listen_ = -1;
     std::atomic<int> conn_{-1};
     std::uint16_t port_ = 0;
     std::atomic<bool> stop_{false};
+    std::atomic<bool> closed_{false};
     std::mutex m_;
     std::string received_;
     std::thread thread_;
@@ -879,6 +897,121 @@ TEST_F(EgressBrokerTest, UrgentDataNeitherStallsNorEndsATunnel) {
         std::lock_guard l(m_);
         receipts_.clear();
         opens_.clear();
+    }
+}
+
+// A box that gives up on a plain request (curl --max-time) closes its connection while the
+// destination has not answered. The broker no longer reads the box once the request is whole,
+// yet it must see that close: the connection ends, its receipt says so, and its maxConnections
+// slot is free for the next request, rather than held until the destination answers or the turn
+// ends. Closed whole on the broker's socket, half closed (what radial-init's relay passes on when
+// the box's client closes), a handed socket closed, and a close before the body was whole.
+TEST_F(EgressBrokerTest, APlainRequestTheBoxGaveUpOnEndsAndFreesItsSlot) {
+    test::LoopbackHttpServer answering("127.0.0.2", kOk);
+    const std::string other = "pkg.test:" + std::to_string(answering.port());
+    enum class Way { closed, half_closed, handed_closed, inside_body };
+    for (const Way way : {Way::closed, Way::half_closed, Way::handed_closed, Way::inside_body}) {
+        SCOPED_TRACE(static_cast<int>(way));
+        broker_.reset();
+        {
+            std::lock_guard l(m_);
+            receipts_.clear();
+        }
+        RawPeer hung; // reads the request and never answers
+        const std::string dest = "pkg.test:" + std::to_string(hung.port());
+        EgressCeiling c;
+        c.max_connections = 1;
+        start({dest, other}, c);
+        const std::string request =
+            way == Way::inside_body
+                ? "POST http://" + dest + "/slow HTTP/1.1\r\nContent-Length: 10\r\n\r\nfour"
+                : "POST http://" + dest + "/slow HTTP/1.1\r\nContent-Length: 4\r\n\r\nbody";
+        int box = -1;
+        if (way == Way::handed_closed) {
+            auto [client, accepted] = loopback_pair();
+            const int u = connect_broker();
+            send_text(client, request);
+            hand_over(u, {accepted});
+            char answer = 0;
+            ASSERT_EQ(::read(u, &answer, 1), 1);
+            ::close(accepted);
+            ::close(u);
+            box = client;
+        } else {
+            box = connect_broker();
+            send_text(box, request);
+        }
+        ASSERT_GE(hung.connection(), 0);
+        ASSERT_TRUE(test::wait_until(
+            [&] {
+                return hung.received().find(way == Way::inside_body ? "four" : "body") !=
+                       std::string::npos;
+            },
+            20s));
+        if (way == Way::half_closed)
+            ::shutdown(box, SHUT_WR);
+        else
+            ::close(box);
+        Receipt r = receipt(1);
+        EXPECT_EQ(r.verdict, "allowed");
+        EXPECT_EQ(r.reason, way == Way::inside_body
+                                ? "the box closed the connection inside its request body"
+                                : "the box closed the connection");
+        EXPECT_TRUE(hung.closed_within_20s()) << "the destination's side was closed";
+        EXPECT_TRUE(test::wait_until([&] { return broker_->open_connections() == 0; }, 20s));
+        EXPECT_EQ(ask("GET http://" + other + "/ HTTP/1.1\r\n\r\n"), kOk)
+            << "the slot is free again";
+        if (way == Way::half_closed) ::close(box);
+    }
+}
+
+// A tunnel whose box ended its side: what the destination still sends reaches the box, but a
+// destination that stays silent does not hold the connection (and its slot) until the turn ends:
+// it is closed after half_closed_timeout of silence, or at once when the box's socket is closed
+// whole.
+TEST_F(EgressBrokerTest, ATunnelTheBoxEndedIsClosedWhenTheDestinationStaysSilent) {
+    half_closed_timeout_ = 300ms;
+    for (const bool whole : {false, true}) {
+        SCOPED_TRACE(whole ? "closed whole" : "half closed");
+        broker_.reset();
+        {
+            std::lock_guard l(m_);
+            receipts_.clear();
+        }
+        RawPeer peer;
+        const std::string dest = "pkg.test:" + std::to_string(peer.port());
+        start({dest});
+        const int fd = connect_broker();
+        const std::string hello = client_hello("pkg.test");
+        send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + hello);
+        const int far = peer.connection();
+        ASSERT_GE(far, 0);
+        ASSERT_TRUE(test::wait_until([&] { return peer.received() == hello; }, 20s));
+        std::string got;
+        char buf[256];
+        while (got.find("\r\n\r\n") == std::string::npos) {
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            ASSERT_GT(n, 0);
+            got.append(buf, static_cast<std::size_t>(n));
+        }
+        if (whole) {
+            ::close(fd);
+            EXPECT_EQ(receipt(1).reason, "the box closed the connection");
+        } else {
+            ::shutdown(fd, SHUT_WR);
+            ASSERT_TRUE(peer.closed_within_20s()) << "the box's end was passed on";
+            send_text(far, server_hello() + "late");
+            EXPECT_EQ(read_all(fd), server_hello() + "late")
+                << "what the destination still sends reaches the box";
+            Receipt r = receipt(1);
+            EXPECT_NE(r.reason.find("the box ended its side and the destination sent nothing for "
+                                    "300 ms"),
+                      std::string::npos)
+                << r.reason;
+            EXPECT_EQ(r.bytes_in, server_hello().size() + 4);
+            ::close(fd);
+        }
+        EXPECT_TRUE(test::wait_until([&] { return broker_->open_connections() == 0; }, 20s));
     }
 }
 
