@@ -14,13 +14,14 @@
 #include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <cstring>
+#include <optional>
 
 #include "egress/box_stream.h"
 #include "egress/egress_dial.h"
 #include "egress/egress_relay.h"
 #include "egress/http_head.h"
 #include "egress/plain_request.h"
-#include "egress/tls_client_hello.h"
+#include "egress/tls_handshake_watch.h"
 
 namespace radial::egress::detail {
 
@@ -119,49 +120,30 @@ bool read_head(BrokerShared& shared, int fd, std::string& head, std::string& res
 // server name is that host (one without a name only for an IP-literal destination). Anything else
 // — another protocol, whose requests the broker cannot read, or nothing within the hello timeout —
 // is refused, and so is a hello offering Encrypted Client Hello, whose outer name is only a front
-// for the one inside. Fronting inside TLS (another name in the encrypted Host) is out of its sight.
-bool check_server_name(BrokerShared& shared, Connection& c, const std::string& host, bool literal,
+// for the one inside. The watch judges every later hello the same (relay() goes on feeding it).
+// Fronting inside TLS (another name in the encrypted Host) is out of its sight.
+bool check_server_name(BrokerShared& shared, Connection& c, TlsHandshakeWatch& watch,
                        std::string& pending, Receipt& r) {
     const auto deadline = Clock::now() + shared.options.hello_timeout;
+    std::string_view fresh = pending;
+    char tmp[4096];
     for (;;) {
-        const ClientHelloScan scan = scan_client_hello(pending);
-        switch (scan.state) {
-            case ClientHelloScan::State::sni:
-                if (scan.server_name == host) return true;
-                r.reason = fmt::format("the tunnel's TLS names '{}', not '{}'",
-                                       shown_text(scan.server_name, 96), host);
-                return false;
-            case ClientHelloScan::State::no_sni:
-                if (literal) return true;
-                r.reason = fmt::format("the tunnel's TLS names no server; it must name '{}'", host);
-                return false;
-            case ClientHelloScan::State::malformed:
-                r.reason = "the tunnel's TLS handshake cannot be read";
-                return false;
-            case ClientHelloScan::State::encrypted:
-                r.reason =
-                    "the tunnel's TLS offers Encrypted Client Hello, whose inner server name the "
-                    "broker cannot check; turn ECH off in the client (Chromium sends a "
-                    "placeholder one: --disable-features=EncryptedClientHello)";
-                return false;
-            case ClientHelloScan::State::not_tls:
-                r.reason =
-                    "the tunnel does not start with TLS; a tunnel carries TLS only (plain "
-                    "http:// goes as a plain request, whose Host is checked)";
-                return false;
-            case ClientHelloScan::State::need_more: break;
+        if (!watch.from_box(fresh)) {
+            r.reason = watch.why();
+            return false;
         }
+        if (watch.first_hello_judged()) return true;
         if (!wait_for(shared, c.client, POLLIN, deadline)) {
             r.reason = shared.revoked ? "revoked at the turn's end" : "no TLS handshake in time";
             return false;
         }
-        char tmp[4096];
         const ssize_t n = recv_from_box(c.client, tmp, sizeof tmp);
         if (n <= 0) {
             r.reason = "closed before its TLS handshake";
             return false;
         }
         pending.append(tmp, static_cast<std::size_t>(n));
+        fresh = std::string_view(tmp, static_cast<std::size_t>(n));
     }
 }
 
@@ -387,6 +369,7 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
             r.reason = "the turn's egress quota is spent (run.egress.maxBytesIn / maxBytesOut)";
         }
         std::vector<ip::address> addresses;
+        std::optional<TlsHandshakeWatch> watch; // a tunnel's
         if (judged) {
             addresses = allowed_addresses(shared, dest.host, r);
             judged = !addresses.empty();
@@ -398,8 +381,9 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
         if (r.kind == "CONNECT") {
             // Judged before anything is connected: the hello first, then the destination.
             const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+            watch.emplace(dest.host, literal);
             if (!send_all(c.client, ok.data(), ok.size()) ||
-                !check_server_name(shared, c, dest.host, literal, rest, r)) {
+                !check_server_name(shared, c, *watch, rest, r)) {
                 if (r.reason.empty()) r.reason = "closed";
                 return true;
             }
@@ -450,7 +434,7 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
             return true;
         }
         r.bytes_out += forward.size();
-        relay(shared, c, r, body);
+        relay(shared, c, r, body, watch ? &*watch : nullptr);
     } catch (const std::exception& e) {
         r.reason = fmt::format("broker error: {}", e.what());
     }

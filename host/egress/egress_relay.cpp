@@ -79,6 +79,24 @@ ssize_t from_box_unix(const Lane& l, std::size_t most) {
     return n;
 }
 
+// What through_watch returns when the watch refused the bytes (none moved).
+constexpr ssize_t kRefusedByWatch = -2;
+
+// Moves at most `most` bytes into the lane's empty pipe through a buffer that `watch` reads first
+// (`from_box`: the box's bytes). A plain recv(2) steps over a TCP urgent byte itself. Returns what
+// splice would have, or kRefusedByWatch.
+ssize_t through_watch(const Lane& l, std::size_t most, bool from_box, TlsHandshakeWatch& watch) {
+    char buf[64 << 10]; // at most the pipe's capacity is read: the write below never blocks
+    const std::size_t want = std::min({sizeof buf, most, l.capacity});
+    const ssize_t n = l.from_box_unix ? recv_from_box(l.from, buf, want, MSG_DONTWAIT)
+                                      : ::recv(l.from, buf, want, MSG_DONTWAIT);
+    if (n <= 0) return n;
+    const std::string_view got(buf, static_cast<std::size_t>(n));
+    if (!(from_box ? watch.from_box(got) : watch.from_destination(got))) return kRefusedByWatch;
+    if (::write(l.pipe[1], buf, static_cast<std::size_t>(n)) != n) return -1;
+    return n;
+}
+
 // With the quota spent: whether `fd` is at its stream's end (a clean close, not a breach). Never
 // reads a byte of data.
 bool at_end(int fd) {
@@ -102,7 +120,8 @@ void give_back_quota(std::atomic<std::uint64_t>& total, std::size_t n) noexcept 
     if (n > 0) total.fetch_sub(n);
 }
 
-void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_out) {
+void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_out,
+           TlsHandshakeWatch* watch) {
     const int up = c.upstream, box = c.client;
     Lane lanes[2];
     lanes[0].from = box; // from the box
@@ -173,10 +192,19 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
                     quota, i == 0 ? "from the box" : "to the box");
                 return;
             }
-            ssize_t got = l.from_box_unix ? from_box_unix(l, most)
-                                          : ::splice(l.from, nullptr, l.pipe[1], nullptr, most,
-                                                     SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-            if (!l.from_box_unix && (got == 0 || (got < 0 && errno == EAGAIN)))
+            // A tunnel's handshake in the clear is read, both ways, until its watch is over.
+            const bool watched = watch != nullptr && !watch->over();
+            ssize_t got = watched           ? through_watch(l, most, i == 0, *watch)
+                          : l.from_box_unix ? from_box_unix(l, most)
+                                            : ::splice(l.from, nullptr, l.pipe[1], nullptr, most,
+                                                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+            if (got == kRefusedByWatch) {
+                give_back_quota(total, most);
+                r.verdict = "refused";
+                r.reason = watch->why();
+                return;
+            }
+            if (!watched && !l.from_box_unix && (got == 0 || (got < 0 && errno == EAGAIN)))
                 got = past_urgent_mark(l, most, got);
             give_back_quota(total, got > 0 ? most - static_cast<std::size_t>(got) : most);
             if (got < 0 && (errno == EAGAIN || errno == EINTR)) {

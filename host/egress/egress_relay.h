@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "egress/egress_connection.h"
+#include "egress/tls_handshake_watch.h"
 
 namespace radial::egress::detail {
 
@@ -29,7 +30,10 @@ void give_back_quota(std::atomic<std::uint64_t>& total, std::size_t n) noexcept;
 // `limit_out` more bytes go from the box to the destination (a plain request's body): what the box
 // sends beyond them is never read. The receipt's bytes are those written to the other end. Each
 // quota is taken before the bytes are read (take_quota), so a breach delivers exactly what the
-// quota had left and then closes the connection. Blocking; one thread per connection.
-void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_out);
+// quota had left and then closes the connection. A tunnel's `watch` (its first ClientHello judged)
+// reads both ways until it is over, each read before it goes on; a box's hello it refuses closes
+// the connection, the receipt "refused" with its why(). Blocking; one thread per connection.
+void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_out,
+           TlsHandshakeWatch* watch = nullptr);
 
 } // namespace radial::egress::detail

@@ -10,9 +10,9 @@ namespace {
 
 using State = ClientHelloScan::State;
 constexpr std::size_t kMostHandshakeBytes = 64u << 10;
-// Extension types of Encrypted Client Hello and of the encrypted SNI before it, both refused
-// (docs/design.md §9.7).
-constexpr std::size_t kEncryptedClientHello = 0xfe0d;
+// Extension types of Encrypted Client Hello (0xfe0d as published, and those of the drafts clients
+// shipped, 0xfe08 to 0xfe0c) and of the encrypted SNI before it, all refused (docs/design.md §9.7).
+constexpr std::size_t kFirstEncryptedClientHello = 0xfe08, kEncryptedClientHello = 0xfe0d;
 constexpr std::size_t kEncryptedServerName = 0xffce;
 
 // A bounds-checked reader over the ClientHello body.
@@ -49,8 +49,9 @@ private:
 
 ClientHelloScan result(State s, std::string name = {}) { return {s, std::move(name)}; }
 
-// The server_name of a whole ClientHello body (after its 4-byte handshake header).
-ClientHelloScan read_hello(std::string_view body) {
+} // namespace
+
+ClientHelloScan read_client_hello(std::string_view body) {
     Reader r(body);
     std::size_t n = 0;
     if (!r.skip(2 + 32)) return result(State::malformed);         // version, random
@@ -70,7 +71,9 @@ ClientHelloScan read_hello(std::string_view body) {
         if (!e.u16(len) || !e.take(len, data)) return result(State::malformed);
         // encrypted_client_hello and the draft encrypted_server_name: the outer name is only a
         // front, and the server would act on the one inside (docs/design.md §9.7).
-        if (type == kEncryptedClientHello || type == kEncryptedServerName) encrypted = true;
+        if ((type >= kFirstEncryptedClientHello && type <= kEncryptedClientHello) ||
+            type == kEncryptedServerName)
+            encrypted = true;
         if (type != 0) continue; // server_name
         // One server_name extension with one host name, or the hello is refused: a server that
         // read another one than the broker checked would be reached under a name never judged
@@ -94,8 +97,6 @@ ClientHelloScan read_hello(std::string_view body) {
     if (encrypted) return result(State::encrypted);
     return host ? result(State::sni, std::move(*host)) : result(State::no_sni);
 }
-
-} // namespace
 
 ClientHelloScan scan_client_hello(std::string_view bytes) {
     std::string handshake;
@@ -123,7 +124,7 @@ ClientHelloScan scan_client_hello(std::string_view bytes) {
                                      static_cast<std::uint8_t>(handshake[3]);
             if (body > kMostHandshakeBytes) return result(State::malformed);
             if (handshake.size() >= 4 + body)
-                return read_hello(std::string_view(handshake).substr(4, body));
+                return read_client_hello(std::string_view(handshake).substr(4, body));
         }
         if (handshake.size() > kMostHandshakeBytes) return result(State::malformed);
     }

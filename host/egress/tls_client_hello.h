@@ -26,4 +26,7 @@ struct ClientHelloScan {
 // are joined until the ClientHello (handshake type 1) is whole, at most 64 KiB. Pure; thread-safe.
 ClientHelloScan scan_client_hello(std::string_view bytes);
 
+// The same for one whole ClientHello body (after its 4-byte handshake header). Pure; thread-safe.
+ClientHelloScan read_client_hello(std::string_view body);
+
 } // namespace radial::egress

@@ -42,6 +42,9 @@ using test::send_with_rights;
 
 std::string client_hello(const std::string& sni, const std::string& more_ext = {});
 std::string server_hello();
+std::string app_data(const std::string& payload);
+// A held destination's answer to open_stream(): a ServerHello, then "streaming".
+std::string streaming() { return server_hello() + "HTTP/1.0 200 OK\r\n\r\nstreaming"; }
 
 class EgressBrokerTest : public ::testing::Test {
 protected:
@@ -115,12 +118,12 @@ protected:
         ::close(fd);
         return out;
     }
-    // A tunnel to `dest` (a held server answering "streaming"), open once its first bytes came;
+    // A tunnel to `dest` (a held server answering streaming()), open once its first bytes came;
     // -1 when they did not.
     int open_stream(const std::string& dest) {
         const int fd = connect_broker();
         send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("pkg.test") +
-                          "GET / HTTP/1.0\r\n\r\n");
+                          app_data("GET / HTTP/1.0\r\n\r\n"));
         std::string got;
         char buf[256];
         while (got.find("streaming") == std::string::npos) {
@@ -164,6 +167,12 @@ std::string client_hello(const std::string& sni, const std::string& more_ext) {
     return std::string("\x16\x03\x01", 3) + u16(hs.size()) + hs;
 }
 
+// An application_data record: what a TLS client sends once its handshake is done (or early).
+std::string app_data(const std::string& payload) {
+    return std::string("\x17\x03\x03", 3) + static_cast<char>(payload.size() >> 8) +
+           static_cast<char>(payload.size() & 0xff) + payload;
+}
+
 // A ServerHello record, as a TLS server answers a ClientHello first.
 std::string server_hello() {
     std::string body = "\x03\x03" + std::string(32, 's') + std::string(1, '\0') +
@@ -176,20 +185,23 @@ const std::string kOk = "HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n";
 
 TEST_F(EgressBrokerTest, AnAllowedNameIsReachedThroughConnectAndPlainHttp) {
     test::LoopbackHttpServer server("127.0.0.2", kOk);
+    test::LoopbackHttpServer tls("127.0.0.2", server_hello() + kOk);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
-    start({dest});
+    const std::string tls_dest = "pkg.test:" + std::to_string(tls.port());
+    start({dest, tls_dest});
     const std::string hello = client_hello("pkg.test");
-    const std::string tunnel = ask("CONNECT " + dest + " HTTP/1.1\r\nHost: " + dest + "\r\n\r\n" +
-                                   hello + "GET /simple HTTP/1.0\r\n\r\n");
-    EXPECT_EQ(tunnel, "HTTP/1.1 200 Connection established\r\n\r\n" + kOk);
+    const std::string request = app_data("GET /simple HTTP/1.0\r\n\r\n");
+    const std::string tunnel = ask("CONNECT " + tls_dest + " HTTP/1.1\r\nHost: " + tls_dest +
+                                   "\r\n\r\n" + hello + request);
+    EXPECT_EQ(tunnel, "HTTP/1.1 200 Connection established\r\n\r\n" + server_hello() + kOk);
     Receipt r = receipt(1);
     EXPECT_EQ(r.kind, "CONNECT");
     EXPECT_EQ(r.verdict, "allowed");
     EXPECT_EQ(r.via, "socket");
-    EXPECT_EQ(r.destination, dest);
-    EXPECT_EQ(r.address, "127.0.0.2:" + std::to_string(server.port()));
-    EXPECT_EQ(r.bytes_in, kOk.size());
-    EXPECT_EQ(r.bytes_out, hello.size() + std::string("GET /simple HTTP/1.0\r\n\r\n").size());
+    EXPECT_EQ(r.destination, tls_dest);
+    EXPECT_EQ(r.address, "127.0.0.2:" + std::to_string(tls.port()));
+    EXPECT_EQ(r.bytes_in, server_hello().size() + kOk.size());
+    EXPECT_EQ(r.bytes_out, hello.size() + request.size());
     EXPECT_GE(r.ended_ms, r.started_ms);
     {
         std::lock_guard l(m_);
@@ -353,7 +365,7 @@ TEST_F(EgressBrokerTest, ATunnelWhoseTlsOffersEncryptedClientHelloIsClosed) {
 }
 
 TEST_F(EgressBrokerTest, ATunnelWhoseTlsNamesAnotherHostIsClosed) {
-    test::LoopbackHttpServer server("127.0.0.2", kOk);
+    test::LoopbackHttpServer server("127.0.0.2", server_hello() + kOk);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     start({dest});
     const std::string answer =
@@ -367,7 +379,8 @@ TEST_F(EgressBrokerTest, ATunnelWhoseTlsNamesAnotherHostIsClosed) {
     EXPECT_EQ(server.received(), "") << "the hello never reached the destination";
 
     const int fd = connect_broker(); // the right name goes through
-    send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("pkg.test") + "\r\n\r\n");
+    send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("pkg.test") +
+                      app_data("\r\n\r\n"));
     EXPECT_NE(read_all(fd).find(kOk), std::string::npos);
     ::close(fd);
     EXPECT_EQ(receipt(2).verdict, "allowed");
@@ -452,7 +465,7 @@ TEST_F(EgressBrokerTest, AHeadBeyondTheQuotaFromTheBoxIsNotSentNorCounted) {
 }
 
 TEST_F(EgressBrokerTest, RevocationClosesALongLivedConnectionAtOnce) {
-    test::LoopbackHttpServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
+    test::LoopbackHttpServer server("127.0.0.2", streaming(), true);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     start({dest});
     const int fd = open_stream(dest);
@@ -469,14 +482,15 @@ TEST_F(EgressBrokerTest, RevocationClosesALongLivedConnectionAtOnce) {
 }
 
 TEST_F(EgressBrokerTest, ConnectionsBeyondTheCapAreRefused) {
-    test::LoopbackHttpServer server("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nheld", true);
+    test::LoopbackHttpServer server("127.0.0.2", server_hello() + "HTTP/1.0 200 OK\r\n\r\nheld",
+                                    true);
     const std::string dest = "pkg.test:" + std::to_string(server.port());
     EgressCeiling c;
     c.max_connections = 1;
     start({dest}, c);
     const int first = connect_broker();
     send_text(first, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + client_hello("pkg.test") +
-                         "GET / HTTP/1.0\r\n\r\n");
+                         app_data("GET / HTTP/1.0\r\n\r\n"));
     std::string got;
     char buf[256];
     while (got.find("held") == std::string::npos) {
@@ -859,9 +873,10 @@ TEST_F(EgressBrokerTest, UrgentDataNeitherStallsNorEndsATunnel) {
         ASSERT_GE(far, 0);
         ASSERT_TRUE(test::wait_until([&] { return peer.received() == hello; }, 20s));
         if (nonblocking) ::fcntl(accepted, F_SETFL, O_NONBLOCK);
+        send_text(far, server_hello()); // the handshake's clear part ends: the rest is spliced
         std::string answered;
         char buf[256];
-        while (answered.find("\r\n\r\n") == std::string::npos) {
+        while (answered.find("\r\n\r\n" + server_hello()) == std::string::npos) {
             const ssize_t n = ::read(client, buf, sizeof buf);
             ASSERT_GT(n, 0);
             answered.append(buf, static_cast<std::size_t>(n));
@@ -892,7 +907,8 @@ TEST_F(EgressBrokerTest, UrgentDataNeitherStallsNorEndsATunnel) {
         ::close(accepted);
         ::shutdown(far, SHUT_WR); // both ends done: the relay ends and receipts the tunnel
         EXPECT_EQ(receipt(1).verdict, "allowed");
-        EXPECT_EQ(receipt(1).bytes_in, 4u) << "what the destination sent, but its urgent byte";
+        EXPECT_EQ(receipt(1).bytes_in, server_hello().size() + 4)
+            << "what the destination sent, but its urgent byte";
         broker_.reset();
         std::lock_guard l(m_);
         receipts_.clear();
@@ -1015,9 +1031,74 @@ TEST_F(EgressBrokerTest, ATunnelTheBoxEndedIsClosedWhenTheDestinationStaysSilent
     }
 }
 
+// A ServerHello that is a HelloRetryRequest (its random is TLS 1.3's fixed one).
+std::string hello_retry_request() {
+    std::string r = server_hello();
+    r.replace(5 + 4 + 2, 32,
+              std::string("\xcf\x21\xad\x74\xe5\x9a\x61\x11\xbe\x1d\x8c\x02\x1e\x65\xb8\x91"
+                          "\xc2\xa2\x11\x16\x7a\xbb\x8c\x5e\x07\x9e\x09\xe2\xc8\xa8\x33\x9c",
+                          32));
+    return r;
+}
+
+// TLS 1.3: a server that answers with a HelloRetryRequest reads a second ClientHello, in the
+// clear, and serves the name that one gives. Every hello of the box's is judged as the first:
+// one naming another host closes the tunnel before it reaches the destination, the receipt says
+// why; the same name again goes through, and the ServerHello after it ends the watch.
+TEST_F(EgressBrokerTest, ASecondClientHelloNamingAnotherHostClosesTheTunnel) {
+    for (const bool other : {true, false}) {
+        SCOPED_TRACE(other ? "another name" : "the same name");
+        broker_.reset();
+        {
+            std::lock_guard l(m_);
+            receipts_.clear();
+        }
+        RawPeer peer;
+        const std::string dest = "pkg.test:" + std::to_string(peer.port());
+        start({dest});
+        const int fd = connect_broker();
+        const std::string first = client_hello("pkg.test");
+        send_text(fd, "CONNECT " + dest + " HTTP/1.1\r\n\r\n" + first);
+        const int far = peer.connection();
+        ASSERT_GE(far, 0);
+        ASSERT_TRUE(test::wait_until([&] { return peer.received() == first; }, 20s));
+        send_text(far, hello_retry_request());
+        std::string got;
+        char buf[256];
+        while (got.find("\r\n\r\n" + hello_retry_request()) == std::string::npos) {
+            const ssize_t n = ::read(fd, buf, sizeof buf);
+            ASSERT_GT(n, 0);
+            got.append(buf, static_cast<std::size_t>(n));
+        }
+        const std::string second = client_hello(other ? "other.test" : "pkg.test");
+        send_text(fd, second);
+        if (other) {
+            Receipt r = receipt(1);
+            EXPECT_EQ(r.verdict, "refused");
+            EXPECT_EQ(r.reason,
+                      "the tunnel's TLS names 'other.test', not 'pkg.test' in ClientHello #2 "
+                      "(after the destination's HelloRetryRequest)");
+            EXPECT_EQ(r.bytes_out, first.size()) << "the second hello was not sent on";
+            EXPECT_TRUE(peer.closed_within_20s());
+            EXPECT_EQ(peer.received(), first) << "the second hello never reached the destination";
+            EXPECT_EQ(read_all(fd), "") << "and the box's side is closed";
+            ::close(fd);
+        } else {
+            ASSERT_TRUE(test::wait_until([&] { return peer.received() == first + second; }, 20s));
+            send_text(far, server_hello() + "encrypted");
+            ::shutdown(far, SHUT_WR);
+            EXPECT_EQ(read_all(fd), server_hello() + "encrypted");
+            ::close(fd);
+            Receipt r = receipt(1);
+            EXPECT_EQ(r.verdict, "allowed");
+            EXPECT_EQ(r.reason, "closed");
+        }
+    }
+}
+
 // `radiald policy` while the turn runs (operator_policy.h): the broker sees the file replaced.
 TEST_F(EgressBrokerTest, AnOperatorsDenyClosesOpenConnectionsToItAndRefusesNewOnes) {
-    test::LoopbackHttpServer held("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
+    test::LoopbackHttpServer held("127.0.0.2", streaming(), true);
     test::LoopbackHttpServer other("127.0.0.2", kOk);
     const std::string dest = "pkg.test:" + std::to_string(held.port());
     const std::string kept = "pkg.test:" + std::to_string(other.port());
@@ -1065,7 +1146,7 @@ TEST_F(EgressBrokerTest, ADestinationAddedForTheTurnIsReachedAndOneForAnotherTur
 // Removing the policy file drops every change `radiald policy` made (operator_policy.cpp says so
 // to the operator): a running broker sees the removal too, and closes what only the file allowed.
 TEST_F(EgressBrokerTest, ThePolicyFileRemovedClosesWhatOnlyItAllowed) {
-    test::LoopbackHttpServer held("127.0.0.2", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
+    test::LoopbackHttpServer held("127.0.0.2", streaming(), true);
     const std::string dest = "pkg.test:" + std::to_string(held.port());
     EgressCeiling c;
     c.allow.push_back(parse_allow_rule(dest));

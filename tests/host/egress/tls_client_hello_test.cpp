@@ -110,7 +110,8 @@ TEST(ClientHello, ASecondServerNameIsMalformedInEitherPlace) {
 
 // A hello offering Encrypted Client Hello names an allowed front outside and the host it really
 // wants inside, out of sight: refused wherever the extension stands, with or without the outer
-// name, and so the older encrypted SNI (docs/design.md §9.7).
+// name, under its published code point or a draft's that clients shipped (0xfe08 to 0xfe0c), and so
+// the older encrypted SNI (docs/design.md §9.7).
 TEST(ClientHello, AHelloOfferingEncryptedClientHelloIsToldApart) {
     const auto scan = [](const std::string& ext) {
         return scan_client_hello(record(handshake(hello_with(ext)))).state;
@@ -122,8 +123,11 @@ TEST(ClientHello, AHelloOfferingEncryptedClientHelloIsToldApart) {
     EXPECT_EQ(scan(ech + sni), ClientHelloScan::State::encrypted);
     EXPECT_EQ(scan(ech), ClientHelloScan::State::encrypted);
     EXPECT_EQ(scan(sni + esni), ClientHelloScan::State::encrypted);
+    for (std::size_t draft = 0xfe08; draft <= 0xfe0c; ++draft)
+        EXPECT_EQ(scan(sni + u16(draft) + u16(0)), ClientHelloScan::State::encrypted) << draft;
     // Another extension type near them is nothing of the sort.
-    EXPECT_EQ(scan(sni + u16(0xfe0c) + u16(0)), ClientHelloScan::State::sni);
+    EXPECT_EQ(scan(sni + u16(0xfe07) + u16(0)), ClientHelloScan::State::sni);
+    EXPECT_EQ(scan(sni + u16(0xfe0e) + u16(0)), ClientHelloScan::State::sni);
 }
 
 } // namespace
