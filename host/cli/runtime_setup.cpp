@@ -16,6 +16,7 @@
 #include "config/box_identity.h"
 #include "config/pool_keys.h"
 #include "isolation/isolated_runtime.h"
+#include "loader/signal_snapshot.h"
 #include "log/logger.h"
 #include "pool/warm_pool.h"
 #include "session/session_record.h"
@@ -33,6 +34,19 @@ std::string host_version() { return std::string("radiald ") + RADIAL_VERSION; }
 
 std::string executable_dir() { return boost::dll::program_location().parent_path().string(); }
 
+namespace {
+
+void warn_signals_put_back(const loader::LoadedPlugin& p, const char* when,
+                           const std::vector<std::string>& changed) noexcept {
+    if (changed.empty()) return;
+    log::warn("loader",
+              "runtime '{}' ('{}') changed radiald's signal handling when it was {} ({}); put "
+              "back: a plugin must leave signal masks and handlers alone (docs/design.md §5.8)",
+              p.info.id, p.path, when, fmt::join(changed, ", "));
+}
+
+} // namespace
+
 host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) {
     loader::LoadedPlugin plugin;
     try {
@@ -44,6 +58,7 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
         if (!ids.empty() && std::find(ids.begin(), ids.end(), cfg.container_runtime) == ids.end())
             throw StartupError(config::unknown_runtime_message(cfg, ids));
         plugin = loader::select_plugin(plugins, cfg.container_runtime, cfg.plugin_dirs);
+        for (const auto& p : plugins) warn_signals_put_back(p, "loaded", p.signals_put_back);
     } catch (const loader::LoadError& e) {
         throw StartupError(e.what());
     }
@@ -76,6 +91,14 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
             plugin.library, std::move(isolated));
     }
     auto client = [&] {
+        // create runs on this thread, as the loader did: its signal mask and the handlers are
+        // put back after it too (docs/design.md §5.8).
+        const loader::SignalSnapshot signals;
+        struct Restore {
+            const loader::SignalSnapshot& s;
+            const loader::LoadedPlugin& p;
+            ~Restore() { warn_signals_put_back(p, "created", s.restore()); }
+        } restore{signals, plugin};
         try {
             return host::RuntimeClient::create(keep_alive, descriptor, cfg.runtime_section,
                                                plugin.path, host_version(), log_fn);

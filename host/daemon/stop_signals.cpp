@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "daemon/daemon_error.h"
+#include "log/logger.h"
 
 namespace radial::daemon {
 
@@ -40,10 +41,62 @@ StopSignals::StopSignals(std::initializer_list<int> signals) : signals_(signals)
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    for (std::size_t i = 0; i < signals_.size(); ++i) ::sigaction(signals_[i], &sa, &g_previous[i]);
+    sigemptyset(&set_);
+    for (std::size_t i = 0; i < signals_.size(); ++i) {
+        ::sigaction(signals_[i], &sa, &g_previous[i]);
+        sigaddset(&set_, signals_[i]);
+    }
+    struct sigaction pipe {};
+    keep_pipe_ignored_ = ::sigaction(SIGPIPE, nullptr, &pipe) == 0 &&
+                         !(pipe.sa_flags & SA_SIGINFO) && pipe.sa_handler == SIG_IGN;
+    // A plugin's load or create may have blocked them on this thread, which every later thread
+    // inherits: nothing would hear them (docs/design.md §12.3).
+    ::pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
+    keeper_ = std::thread([this] { keeper(); });
+}
+
+std::vector<int> StopSignals::keep() const {
+    ::pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
+    std::vector<int> put_back;
+    for (const int s : signals_) {
+        struct sigaction now {};
+        if (::sigaction(s, nullptr, &now) != 0) continue;
+        if (!(now.sa_flags & SA_SIGINFO) && now.sa_handler == on_stop_signal) continue;
+        struct sigaction sa {};
+        sa.sa_handler = on_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        ::sigaction(s, &sa, nullptr);
+        put_back.push_back(s);
+    }
+    struct sigaction pipe {};
+    if (keep_pipe_ignored_ && ::sigaction(SIGPIPE, nullptr, &pipe) == 0 &&
+        ((pipe.sa_flags & SA_SIGINFO) || pipe.sa_handler != SIG_IGN)) {
+        ::signal(SIGPIPE, SIG_IGN);
+        put_back.push_back(SIGPIPE);
+    }
+    return put_back;
+}
+
+void StopSignals::keeper() {
+    std::unique_lock lock(mutex_);
+    do {
+        for (const int s : keep())
+            log::warn("signals",
+                      "SIG{}'s handling was changed by code in radiald's process (a runtime "
+                      "plugin's, which must leave signals alone: docs/design.md §5.8); radiald's "
+                      "own is back",
+                      ::sigabbrev_np(s));
+    } while (!stop_cv_.wait_for(lock, kKeepInterval, [this] { return stop_; }));
 }
 
 StopSignals::~StopSignals() {
+    {
+        std::lock_guard lock(mutex_);
+        stop_ = true;
+    }
+    stop_cv_.notify_all();
+    keeper_.join();
     for (std::size_t i = 0; i < signals_.size(); ++i)
         ::sigaction(signals_[i], &g_previous[i], nullptr);
     g_write_fd = -1;

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <map>
 
+#include "loader/signal_snapshot.h"
+
 namespace radial::loader {
 namespace fs = std::filesystem;
 
@@ -87,23 +89,36 @@ LoadedPlugin load_plugin(const std::string& given) {
         throw LoadError(
             fmt::format("loading plugin '{}': cannot read it: {}", path, std::strerror(errno)));
 
+    // The library's constructors and its entry run on this thread: what they do to its signal
+    // mask or to any handler is undone (docs/design.md §5.8) and said.
+    const SignalSnapshot signals;
+    std::vector<std::string> put_back;
+    struct Restore {
+        const SignalSnapshot& s;
+        std::vector<std::string>& out;
+        ~Restore() { out = s.restore(); }
+    };
     std::shared_ptr<boost::dll::shared_library> lib;
-    try {
-        lib = std::make_shared<boost::dll::shared_library>(
-            path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-    } catch (const std::exception& e) {
-        throw LoadError(
-            fmt::format("loading plugin '{}': not a loadable shared object ({}); "
-                        "remove it from the plugin directory",
-                        path, e.what()));
+    const radial_runtime_descriptor* d = nullptr;
+    {
+        Restore restore{signals, put_back};
+        try {
+            lib = std::make_shared<boost::dll::shared_library>(
+                path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+        } catch (const std::exception& e) {
+            throw LoadError(
+                fmt::format("loading plugin '{}': not a loadable shared object ({}); "
+                            "remove it from the plugin directory",
+                            path, e.what()));
+        }
+        if (!lib->has(RADIAL_RT_ENTRY_SYMBOL))
+            throw LoadError(
+                fmt::format("loading plugin '{}': no entry symbol '{}', so it is not a "
+                            "radial runtime plugin; remove it from the plugin directory",
+                            path, RADIAL_RT_ENTRY_SYMBOL));
+        auto& entry = lib->get<const radial_runtime_descriptor*()>(RADIAL_RT_ENTRY_SYMBOL);
+        d = entry();
     }
-    if (!lib->has(RADIAL_RT_ENTRY_SYMBOL))
-        throw LoadError(
-            fmt::format("loading plugin '{}': no entry symbol '{}', so it is not a "
-                        "radial runtime plugin; remove it from the plugin directory",
-                        path, RADIAL_RT_ENTRY_SYMBOL));
-    auto& entry = lib->get<const radial_runtime_descriptor*()>(RADIAL_RT_ENTRY_SYMBOL);
-    const radial_runtime_descriptor* d = entry();
     std::string problem = host::descriptor_problem(d);
     if (!problem.empty()) {
         std::string who;
@@ -118,6 +133,7 @@ LoadedPlugin load_plugin(const std::string& given) {
     p.library = lib;
     p.descriptor = d;
     p.info = host::read_descriptor_info(*d);
+    p.signals_put_back = std::move(put_back);
     return p;
 }
 

@@ -30,6 +30,9 @@ struct LoadedPlugin {
     std::shared_ptr<const void> library;
     const radial_runtime_descriptor* descriptor = nullptr;
     host::DescriptorInfo info;
+    // What loading it changed of the loading thread's signal mask and of the process's signal
+    // handlers, put back since ("SIGTERM blocked", "SIGUSR1's handler"; SignalSnapshot).
+    std::vector<std::string> signals_put_back;
 };
 
 // Every entry named *.so in `dirs`, whatever its type (a directory or a dangling link named x.so

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 
 namespace radial::conformance {
 namespace {
@@ -35,18 +36,41 @@ void copy_name(char (&to)[200], const std::string& what) {
     to[n] = 0;
 }
 
+std::mutex g_mask_mutex;
+std::vector<std::string> g_mask_changes; // guarded by g_mask_mutex
+
 } // namespace
 
 TracedCall::TracedCall(const std::string& what) : what_(what) {
+    ::pthread_sigmask(SIG_SETMASK, nullptr, &mask_);
     copy_name(g_last_started, what_);
     copy_name(t_call, what_);
     g_in_flight.fetch_add(1);
 }
 
 TracedCall::~TracedCall() {
+    sigset_t now;
+    ::pthread_sigmask(SIG_SETMASK, nullptr, &now);
+    std::string changed;
+    for (int s = 1; s < SIGRTMIN; ++s)
+        if (::sigismember(&mask_, s) != ::sigismember(&now, s))
+            changed += std::string(changed.empty() ? "" : ", ") + "SIG" + ::sigabbrev_np(s) +
+                       (::sigismember(&now, s) ? " blocked" : " unblocked");
+    if (!changed.empty()) {
+        try {
+            std::lock_guard lock(g_mask_mutex);
+            g_mask_changes.push_back(what_ + ": " + changed);
+        } catch (...) {
+        }
+    }
     t_call[0] = 0;
     copy_name(g_last_returned, what_);
     g_in_flight.fetch_sub(1);
+}
+
+std::vector<std::string> signal_mask_changes() {
+    std::lock_guard lock(g_mask_mutex);
+    return g_mask_changes;
 }
 
 void write_call_trace(int fd) {

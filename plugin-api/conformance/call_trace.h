@@ -7,11 +7,15 @@
 // trace the verdict would name the check running at that moment.
 #pragma once
 
+#include <signal.h>
+
 #include <string>
+#include <vector>
 
 namespace radial::conformance {
 
-// Marks one plugin call as in flight for its lifetime. [thread-safe]
+// Marks one plugin call as in flight for its lifetime, and notes what the call left changed of
+// its thread's blocked signal mask (signal_mask_changes). [thread-safe]
 class TracedCall {
 public:
     explicit TracedCall(const std::string& what);
@@ -21,7 +25,14 @@ public:
 
 private:
     std::string what_;
+    sigset_t mask_{}; // the thread's blocked mask when the call started
 };
+
+// Every traced call (the load too) that returned with its thread's blocked signal mask changed,
+// each as "create: SIGTERM blocked", since the process started: in a host that call's thread is
+// the host's own, and the threads it starts later inherit the mask (docs/design.md §5.8).
+// [thread-safe]
+std::vector<std::string> signal_mask_changes();
 
 // Writes, with write(2) only (async-signal-safe), where the crashing thread was: ", inside the
 // plugin call run('x')" when it was making a call; else that it was a thread of the plugin's own,

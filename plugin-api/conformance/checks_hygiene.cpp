@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "call_trace.h"
 #include "checks.h"
 
 namespace radial::conformance {
@@ -97,7 +98,20 @@ DynamicExports read_dynamic_exports(const std::string& path) {
     return out;
 }
 
-constexpr std::array kWatchedSignals{SIGCHLD, SIGPIPE, SIGINT, SIGTERM, SIGHUP};
+// Every signal radiald sets a disposition for (docs/design.md §12.3), and SIGCHLD.
+constexpr std::array kWatchedSignals{SIGCHLD, SIGPIPE, SIGINT,  SIGTERM, SIGHUP,
+                                     SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+// Of those, the ones radiald handles: the harness handles them too, as a host does, so that a
+// plugin resetting one to SIG_DFL shows.
+constexpr std::array kHostHandled{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+
+// The harness's handler: SIGUSR1, SIGUSR2 and SIGALRM are ignored, as radiald logs and ignores
+// them; the others end the harness as their default action would.
+extern "C" void on_host_signal(int signo) {
+    if (signo == SIGUSR1 || signo == SIGUSR2 || signo == SIGALRM) return;
+    ::signal(signo, SIG_DFL);
+    ::raise(signo); // delivered once the handler returns
+}
 
 using Dispositions = std::array<struct sigaction, kWatchedSignals.size()>;
 
@@ -108,10 +122,19 @@ Dispositions current_dispositions() {
     return d;
 }
 
+Dispositions install_host_handlers() {
+    struct sigaction sa {};
+    sa.sa_handler = on_host_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (int s : kHostHandled) ::sigaction(s, &sa, nullptr);
+    return current_dispositions();
+}
+
 // As the harness started, before the plugin was loaded: what the plugin found. Taken at static
 // initialisation, because a plugin that changes a disposition in an earlier check (or in the
 // gates' create) would otherwise have set the baseline itself.
-const Dispositions g_dispositions_at_start = current_dispositions();
+const Dispositions g_dispositions_at_start = install_host_handlers();
 
 // Set by glibc's sigaction itself on x86-64, so it says nothing about the caller.
 constexpr int kRestorer = 0x04000000; // SA_RESTORER
@@ -182,9 +205,11 @@ CONFORMANCE_CHECK(exports_only_entry, Gate::loaded,
 }
 
 CONFORMANCE_CHECK(no_signal_tampering, Gate::ready,
-                  "The dispositions of SIGCHLD, SIGPIPE, SIGINT, SIGTERM and SIGHUP stay as the "
-                  "host set them whatever the plugin was asked to do, and a child the host "
-                  "started is still the host's to reap after create, run and destroy.") {
+                  "The dispositions of SIGCHLD, SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, "
+                  "SIGUSR1, SIGUSR2 and SIGALRM stay as the host set them whatever the plugin was "
+                  "asked to do, no call (the load included) returns with its thread's signal mask "
+                  "changed, and a child the host started is still the host's to reap after "
+                  "create, run and destroy.") {
     const Dispositions& before = g_dispositions_at_start;
     // Two canaries, children of the host the plugin must leave to it. The first has exited
     // (WNOWAIT: still unreaped) before the plugin is called: a plugin that reaps any child
@@ -235,6 +260,12 @@ CONFORMANCE_CHECK(no_signal_tampering, Gate::ready,
                              "radial/runtime_plugin.h)";
         if (!same) ::sigaction(kWatchedSignals[i], &before[i], nullptr); // for the later checks
     }
+    const std::vector<std::string> masks = signal_mask_changes();
+    EXPECT_TRUE(masks.empty())
+        << "plugin calls returned with their thread's signal mask changed (" << join(masks, 8)
+        << "); in a host that thread is the host's, and every thread it starts later inherits "
+           "the mask, so a blocked SIGTERM is never heard: a plugin must leave signal masks "
+           "alone (block signals only on threads of its own)";
     for (auto [canary, when] : {std::pair{exited, "that had exited before the plugin's calls"},
                                 std::pair{during, "that exited while the box ran"}}) {
         int status = 0;

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <random>
 
+#include "call_trace.h"
 #include "checks.h"
 #include "config_file.h"
 #include "harness.h"
@@ -228,7 +229,10 @@ int run(int argc, char** argv) {
 
     // Loading runs the library's constructors and its entry: budgeted like any plugin call.
     std::string path = h.options.plugin;
-    auto load = PendingCall<PluginLibrary>::start([path] { return PluginLibrary::load(path); });
+    auto load = PendingCall<PluginLibrary>::start([path] {
+        TracedCall traced("the load (dlopen and the entry point)");
+        return PluginLibrary::load(path);
+    });
     if (!load.wait_for(std::chrono::duration_cast<std::chrono::milliseconds>(h.options.budget)))
         h.hang("loading '" + path + "' (dlopen and the entry point) did not return");
     h.library = load.get();

@@ -30,8 +30,9 @@
  *
  * Process rules (a plugin is a guest in the host's process; radial-conformance checks each):
  *   - It exports only `radial_runtime_plugin_entry` (exports-only-entry).
- *   - It leaves signal dispositions to the host, and waits only for the pids of children it
- *     started itself, never waitpid(-1) (no-signal-tampering).
+ *   - It leaves signal dispositions to the host, returns from every call (and from its load)
+ *     with the calling thread's signal mask as it found it, and waits only for the pids of
+ *     children it started itself, never waitpid(-1) (no-signal-tampering).
  *   - Every descriptor it holds is close-on-exec, and destroy closes all of them
  *     (descriptor-hygiene).
  *   - It writes nothing to the process's stdout or stderr, nor lets a child it starts inherit them:

@@ -35,10 +35,15 @@
 // answer for a while); failCapabilities = true (capabilities fails); ended = ["LABEL=CODE", ...]
 // (inspect reports that box ended with exit CODE; any other label: the helper's "cannot tell");
 // hangCreateWhile = "PATH" (create waits while PATH exists; with mark-segv: a create that hangs
-// after a crash); boxRoot = "UID:GID" (answers radial.box-root/1 with those host ids).
+// after a crash); boxRoot = "UID:GID" (answers radial.box-root/1 with those host ids);
+// tamperSignals = ["create", "run"] (there it blocks SIGTERM, SIGINT, SIGHUP and SIGQUIT on the
+// calling thread and resets SIGUSR1, SIGUSR2, SIGALRM, SIGQUIT and SIGPIPE to SIG_DFL, a plugin
+// tampering with the host's signals; RADIAL_FAKE_TAMPER_AT_LOAD=1 in the environment does the
+// same when it is loaded).
 // Compiled several times with different RADIAL_FAKE_ID values (loader tests: two plugins with one
 // id).
 #include <dirent.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,6 +71,20 @@ extern char** environ;
 
 namespace {
 
+void tamper_with_signals() {
+    sigset_t block;
+    sigemptyset(&block);
+    for (int s : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&block, s);
+    ::pthread_sigmask(SIG_BLOCK, &block, nullptr);
+    for (int s : {SIGUSR1, SIGUSR2, SIGALRM, SIGQUIT, SIGPIPE}) ::signal(s, SIG_DFL);
+}
+
+const bool g_tampered_at_load = [] {
+    const char* v = std::getenv("RADIAL_FAKE_TAMPER_AT_LOAD");
+    if (v != nullptr && std::string(v) == "1") tamper_with_signals();
+    return true;
+}();
+
 using namespace radial;
 using namespace radial::plugin;
 
@@ -85,6 +104,9 @@ public:
         fail_kills_ = config.integer("failKills").value_or(0);
         fail_capabilities_ = config.boolean("failCapabilities").value_or(false);
         box_root_ = config.string("boxRoot").value_or("");
+        for (const auto& t : config.strings("tamperSignals").value_or(std::vector<std::string>{}))
+            tamper_.insert(t);
+        if (tamper_.count("create")) tamper_with_signals();
         for (const auto& e : config.strings("ended").value_or(std::vector<std::string>{})) {
             const auto eq = e.find('=');
             if (eq == std::string::npos) throw Error(RADIAL_E_INVALID, "ended", "LABEL=CODE");
@@ -144,6 +166,7 @@ public:
     }
 
     RunResult run(const ContainerSpec& spec, Output& out) override {
+        if (tamper_.count("run")) tamper_with_signals();
         host_.info("fake run of '" + spec.label + "'");
         {
             std::lock_guard lock(mutex_);
@@ -330,7 +353,7 @@ public:
 private:
     Host host_;
     std::vector<std::string> caps_;
-    std::set<std::string> refuse_, supersede_, unknown_;
+    std::set<std::string> refuse_, supersede_, unknown_, tamper_;
     std::string fail_preflight_;
     std::int64_t fail_kills_ = 0; // guarded by mutex_
     bool fail_capabilities_ = false;

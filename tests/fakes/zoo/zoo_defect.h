@@ -38,6 +38,8 @@ enum class Defect {
     stray_process,
     secret_file,
     constructor_thread,
+    block_signals,
+    reset_signals,
 };
 
 extern const Defect kDefect; // this plugin's defect

@@ -54,6 +54,9 @@
 //                                                                   -> secret-env-not-in-files
 //   ZOO_CONSTRUCTOR_THREAD the library starts a thread when it is loaded and never stops it
 //                                                                   -> no-thread-after-dlclose
+//   ZOO_BLOCK_SIGNALS    create blocks SIGTERM on the thread that called it and leaves it blocked
+//                                                                   -> no-signal-tampering
+//   ZOO_RESET_SIGNALS    run resets SIGUSR1 and SIGQUIT to SIG_DFL   -> no-signal-tampering
 // Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
 // as the independent probe (--verify-gone) and removes as --cleanup.
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
@@ -119,6 +122,12 @@ public:
     static constexpr Info info{"zoo", "Conformance zoo: a host-process runtime", "0.0.1"};
     ZooRuntime(const Host& host, Config& config) : HostProcessRuntime(host, config, defects()) {
         if (kDefect == Defect::hang_create) hang_forever();
+        if (kDefect == Defect::block_signals) {
+            sigset_t term;
+            sigemptyset(&term);
+            sigaddset(&term, SIGTERM);
+            ::pthread_sigmask(SIG_BLOCK, &term, nullptr);
+        }
         if (kDefect == Defect::leaky_fd)
             leaked_fd_ = ::open("/dev/null", O_RDONLY); // no O_CLOEXEC, and no destructor closes it
     }
@@ -143,6 +152,10 @@ public:
                 return r;
             }
             case Defect::signal_tamper: ::signal(SIGPIPE, SIG_IGN); break;
+            case Defect::reset_signals:
+                ::signal(SIGUSR1, SIG_DFL);
+                ::signal(SIGQUIT, SIG_DFL);
+                break;
             case Defect::reap_any:
                 while (::waitpid(-1, nullptr, WNOHANG) > 0) {
                 }

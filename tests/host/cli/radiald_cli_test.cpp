@@ -163,6 +163,48 @@ TEST(RadialdCli, ARunResultThatSaysNoEndingIsThePluginsErrorNotAFailure) {
     EXPECT_EQ(oom_rec.value("reason", ""), "out of memory") << oom_rec;
 }
 
+// A plugin that blocks SIGTERM, SIGINT, SIGHUP and SIGQUIT when it is loaded or created (every
+// later thread inherited the mask: `kill -TERM` let the turn run to its end) or resets SIGUSR1 and
+// SIGQUIT to SIG_DFL in its run (SIGUSR1 then ended radiald turn, exit 138, its box left
+// running): radiald puts its own handling back, and the turn still hears each signal
+// (docs/design.md §12.3).
+TEST(RadialdCli, APluginsSignalMaskOrHandlersNeitherDeafenNorKillATurn) {
+    for (const std::string where : {"load", "create", "run"}) {
+        PluginSetup s{{{"fake_good", "fake"}},
+                      where == "load" ? std::string()
+                                      : "\n[run.fake]\ntamperSignals = [\"" + where + "\"]\n"};
+        const std::string err = s.dir / "stderr.txt";
+        test::BackgroundProcess radiald(
+            {"env", "RADIAL_FAKE_TAMPER_AT_LOAD=" + std::string(where == "load" ? "1" : "0"),
+             RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml", "--runtime", "fake",
+             "--image", "img", "--", "sleep", "600000"},
+            err);
+        auto logged = [&](const std::string& text) {
+            return test::wait_until(
+                [&] { return test::read_file(err).find(text) != std::string::npos; },
+                std::chrono::seconds(30));
+        };
+        ASSERT_TRUE(logged("fake run of")) << where << ": " << test::read_file(err);
+        if (where == "run") { // put back by the keeper, within a second of the run's change
+            ASSERT_TRUE(logged("SIGPIPE's handling was changed by code in radiald's process"))
+                << test::read_file(err);
+        } else {
+            EXPECT_THAT(test::read_file(err),
+                        HasSubstr("changed radiald's signal handling when it was " +
+                                  std::string(where == "load" ? "loaded" : "created") +
+                                  " (SIGHUP blocked, SIGINT blocked, SIGQUIT blocked, SIGTERM "
+                                  "blocked, SIGPIPE's handler)"));
+        }
+        radiald.signal(SIGUSR1);
+        ASSERT_TRUE(logged("SIGUSR1 received and ignored"))
+            << where << ": " << test::read_file(err);
+        EXPECT_TRUE(radiald.running()) << where;
+        radiald.signal(SIGTERM);
+        EXPECT_EQ(radiald.wait(std::chrono::seconds(30)), 130)
+            << where << ": " << test::read_file(err);
+    }
+}
+
 // `turn --runtime fake` with a [run.docker] table: the refusal names the flag that chose the
 // runtime, not run.containerRuntime, which this file does not set (docs/design.md §7.2).
 TEST(RadialdCli, ATableOfAnotherRuntimeUnderTheRuntimeFlagNamesTheFlag) {

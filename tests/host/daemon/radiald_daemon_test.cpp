@@ -582,6 +582,37 @@ TEST(RadialdRun, SignalsItGivesNoMeaningAreLoggedAndIgnored) {
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
+// A plugin that blocks SIGTERM when it is loaded and created (every thread the daemon starts later
+// inherited the mask: SIGTERM was never heard) and resets SIGUSR1 and the others to SIG_DFL in its
+// run (SIGUSR1 then ended the daemon, exit 138, its turn left started): the daemon puts its own
+// handling back, says so, and each signal still does what docs/design.md §12.3 says.
+TEST(RadialdRun, APluginsSignalMaskOrHandlersNeitherDeafenNorKillTheDaemon) {
+    FakeSetup s("", "[run.fake]\ntamperSignals = [\"create\", \"run\"]\n");
+    DaemonProcess d(s, {{"RADIAL_FAKE_TAMPER_AT_LOAD", "1"}});
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("changed radiald's signal handling when it was loaded (SIGHUP "
+                                   "blocked, SIGINT blocked, SIGQUIT blocked, SIGTERM blocked, "
+                                   "SIGPIPE's handler)"));
+    EXPECT_THAT(d.log(), HasSubstr("changed radiald's signal handling when it was created ("));
+    std::string id = s.submit(turn_file("[\"sleep\", \"600000\"]"));
+    ASSERT_TRUE(d.wait_for_log("fake run of", 30s)) << d.log();
+    // The run reset them: the daemon's keeper puts them back (within a second), then they come.
+    ASSERT_TRUE(d.wait_for_log("SIGUSR1's handling was changed by code in radiald's process", 30s))
+        << d.log();
+    ASSERT_TRUE(d.wait_for_log("SIGALRM's handling was changed", 30s)) << d.log();
+    for (auto [sig, name] : {std::pair{SIGUSR1, "SIGUSR1"}, {SIGALRM, "SIGALRM"}}) {
+        d.signal(sig);
+        EXPECT_TRUE(d.wait_for_log(std::string(name) + " received: ignored", 10s)) << d.log();
+        EXPECT_EQ(d.wait_exit(200ms), std::nullopt) << name << " ended it: " << d.log();
+    }
+    d.signal(SIGTERM);
+    ASSERT_TRUE(d.wait_for_log("stopping: no new turns", 30s)) << d.log();
+    d.signal(SIGTERM); // the second kills the running turn now
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+    ASSERT_TRUE(s.wait_terminal({id}, 10s)) << d.log();
+    EXPECT_EQ(s.terminal(id)["status"], "killed");
+}
+
 // SIGHUP (the unit's ExecReload): the reloadable keys take their new values — the next claims
 // see the new run.maxConcurrentTurns, the next stop the new run.shutdownGrace, an edit back to the
 // starting value as well — and a key that needs a restart is named as such, at every reload until
