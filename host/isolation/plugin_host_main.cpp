@@ -43,6 +43,10 @@ constexpr int kPluginFd = 4; // the plugin file radiald opened
 constexpr std::size_t kMostSinkBytes = kMaxFramePayload - 4;
 
 struct PluginHost {
+    // The plugin's descriptor, copied up to its struct_size into one of this host's size: a field
+    // past the plugin's struct_size reads as absent (NULL) wherever it is read, as in radiald
+    // (isolated_runtime.cpp), never as the bytes that follow the plugin's shorter struct.
+    radial_runtime_descriptor copy{};
     const radial_runtime_descriptor* d = nullptr;
     std::string load_error;
     radial_runtime* rt = nullptr;
@@ -215,7 +219,9 @@ json dispatch(const json& req, CallContext& call) {
         const host::CConfig cc(section);
         const std::int32_t status = d->create(&g.host, cc.get(), &g.rt, &err);
         json extensions = json::array();
-        if (status == RADIAL_OK && g.rt != nullptr && d->get_extension != nullptr) {
+        if (status == RADIAL_OK && g.rt != nullptr &&
+            RADIAL_HAS_FIELD(d, radial_runtime_descriptor, get_extension) &&
+            d->get_extension != nullptr) {
             g.session = static_cast<const radial_session_ext*>(
                 d->get_extension(g.rt, RADIAL_SESSION_EXTENSION_ID));
             // A table too short for its first calls is refused, as SessionClient::of refuses it
@@ -224,8 +230,12 @@ json dispatch(const json& req, CallContext& call) {
                 g.session = nullptr;
             g.box_root = static_cast<const radial_box_root_ext*>(
                 d->get_extension(g.rt, RADIAL_BOX_ROOT_EXTENSION_ID));
-            if (g.box_root != nullptr && g.box_root->root_ids != nullptr)
-                extensions.push_back(RADIAL_BOX_ROOT_EXTENSION_ID);
+            // A table too short for its call is none, as BoxRootClient::ask reads it in-process.
+            if (g.box_root != nullptr &&
+                !(RADIAL_HAS_FIELD(g.box_root, radial_box_root_ext, root_ids) &&
+                  g.box_root->root_ids != nullptr))
+                g.box_root = nullptr;
+            if (g.box_root != nullptr) extensions.push_back(RADIAL_BOX_ROOT_EXTENSION_ID);
             const auto* templates = static_cast<const radial_template_ext*>(
                 d->get_extension(g.rt, RADIAL_TEMPLATE_EXTENSION_ID));
             // Kept only when its call is there, so that a "template.load" request can rely on it.
@@ -304,7 +314,7 @@ json dispatch(const json& req, CallContext& call) {
                 {"term_signal", st.term_signal}};
     }
     if (name == "box_root.root_ids") {
-        if (g.box_root == nullptr || g.box_root->root_ids == nullptr)
+        if (g.box_root == nullptr) // kept by create only with its call (above)
             return fail(RADIAL_E_UNSUPPORTED, "the plugin has no box root extension");
         radial_box_root_ids ids{};
         ids.struct_size = sizeof ids;
@@ -389,9 +399,11 @@ std::string load(const char* path, const char* id) {
     if (lib == nullptr) return std::string("cannot load the plugin '") + path + "': " + ::dlerror();
     void* entry = ::dlsym(lib, RADIAL_RT_ENTRY_SYMBOL);
     if (entry == nullptr) return "the plugin has no entry symbol " RADIAL_RT_ENTRY_SYMBOL;
-    g.d = reinterpret_cast<radial_runtime_plugin_entry_fn>(entry)();
-    const std::string problem = host::descriptor_problem(g.d);
+    const auto* real = reinterpret_cast<radial_runtime_plugin_entry_fn>(entry)();
+    const std::string problem = host::descriptor_problem(real);
     if (!problem.empty()) return "the plugin's descriptor: " + problem;
+    std::memcpy(&g.copy, real, std::min<std::size_t>(real->struct_size, sizeof g.copy));
+    g.d = &g.copy;
     if (to_view(g.d->id) != id)
         return "the plugin '" + std::string(path) + "' reports id '" +
                std::string(to_view(g.d->id)) + "', not the '" + id + "' radiald read from it";

@@ -313,3 +313,30 @@ TEST(PluginIsolation, OutputAndExitCodesCrossTheProcessBoundary) {
 
 } // namespace
 } // namespace radial
+
+namespace radial {
+namespace {
+
+// A plugin whose descriptor ends before get_extension, and one whose box-root table ends before
+// root_ids, each with that function set to one that aborts: the plugin's host process read past
+// struct_size and called it (create failed, or the box-root question crashed the host); now a
+// field past a table's struct_size is absent there, as in-process, and the turn runs.
+TEST(PluginIsolation, AFieldPastAPluginsStructSizeIsAbsentInItsHostProcess) {
+    for (const std::string kind : {"short_descriptor", "short_box_root"}) {
+        test::TempDir dir("radial-short");
+        fs::create_directory(dir / "plugins");
+        fs::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/" + kind + "/short.so",
+                      dir / "plugins/short.so");
+        dir.write("radiald.toml", "[run]\ncontainerRuntime = \"short\"\npluginDir = \"" +
+                                      (dir / "plugins") + "\"\nstateDir = \"" + (dir / "state") +
+                                      "\"\npluginIsolation = \"process\"\n");
+        auto r = test::run_process({RADIALD_PATH, "turn", "--config", dir / "radiald.toml",
+                                    "--image", "img", "--", "anything"});
+        EXPECT_EQ(r.exit_code, 0) << kind << ": " << r.err;
+        EXPECT_EQ(r.out, "short\n") << kind;
+        EXPECT_THAT(r.err, Not(HasSubstr("crashed"))) << kind;
+    }
+}
+
+} // namespace
+} // namespace radial
