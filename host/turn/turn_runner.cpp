@@ -11,28 +11,6 @@
 
 namespace radial::turn {
 
-namespace {
-
-// What is wrong with a run result a plugin returned, which the record would otherwise turn into
-// an invented ending (a bare `failed`, or "signal 0" with exit status 128); empty when nothing
-// is. Only its flags and signal are checked: an exit code may be any int.
-std::string run_outcome_breach(const host::RunOutcome& out) {
-    constexpr std::uint32_t kEndings = RADIAL_RUN_EXITED | RADIAL_RUN_SIGNALED |
-                                       RADIAL_RUN_TIMED_OUT | RADIAL_RUN_KILLED |
-                                       RADIAL_RUN_OOM_KILLED | RADIAL_RUN_OUTPUT_ABORTED;
-    if ((out.flags & kEndings) == 0)
-        return fmt::format(
-            "says neither an exit, a signal, a timeout, a kill, the memory bound "
-            "nor an aborted output (flags {:#x})",
-            out.flags);
-    if ((out.flags & RADIAL_RUN_SIGNALED) && (out.term_signal < 1 || out.term_signal > 64))
-        return fmt::format("says the box was ended by signal {}, which is no signal",
-                           out.term_signal);
-    return {};
-}
-
-} // namespace
-
 TurnRunner::TurnRunner(const host::RuntimeClient& client, ContainerSpec spec, std::string turn_id,
                        std::chrono::milliseconds host_grace,
                        std::optional<host::SessionClient> session, const time::Clock& clock)
@@ -185,7 +163,7 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
                        turn_id_, rec.runtime, RADIAL_CAP_STOP_GRACE);
         host::RunOutcome out =
             session_ ? session_->exec(spec_, on_output) : client_.run(spec_, on_output);
-        if (std::string breach = run_outcome_breach(out); !breach.empty()) {
+        if (std::string breach = host::run_result_breach(out, spec_); !breach.empty()) {
             rec.status = TurnStatus::error;
             rec.error = fmt::format(
                 "runtime '{}' returned a run result that {}, which the plugin ABI does not allow "

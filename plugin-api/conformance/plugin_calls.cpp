@@ -206,6 +206,7 @@ PendingCall<RunObservation> Instance::start_run(const ContainerSpec& spec,
             try {
                 o.outcome = client->run(spec, *fn);
                 o.ok = true;
+                o.breach = host::run_result_breach(o.outcome, spec);
             } catch (const host::RuntimeError& e) {
                 o.code = e.code();
                 o.key = e.key();

@@ -61,6 +61,7 @@ struct RunObservation {
     host::RunOutcome outcome; // when ok
     std::chrono::steady_clock::time_point started{}, returned{};
     bool needed_kill = false; // the harness had to kill the box to make run return
+    std::string breach;       // when ok: what the result contradicts (host::run_result_breach)
 
     double seconds() const { return std::chrono::duration<double>(returned - started).count(); }
 };

@@ -285,7 +285,9 @@ radial::plugin::RunResult BoxRun::execute() {
     }
     // Only what the engine recorded: an exit code of 137 alone may be `exit 137`, so no
     // RADIAL_RUN_SIGNALED is derived from it.
-    if (state && state->oom_killed) result.flags = RADIAL_RUN_OOM_KILLED;
+    // The engine's OOMKilled says the bound killed some process of the box; a workload that then
+    // exited 0 was not ended by it, and radiald takes OOM_KILLED with exit 0 for a contradiction.
+    if (state && state->oom_killed && *exit_code != 0) result.flags = RADIAL_RUN_OOM_KILLED;
     plugin_support::ExitStatus status;
     status.exited = true;
     status.code = *exit_code;

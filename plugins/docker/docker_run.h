@@ -26,17 +26,17 @@ using plugin_support::ActiveRun;
 //
 // Endings: the workload's exit → RADIAL_RUN_EXITED with the engine's exit code (128+n for a
 // command killed by signal n, e.g. 137), plus RADIAL_RUN_OOM_KILLED when the engine reports the
-// memory cap killed a process of the box. spec.timeout_ms elapsed → RADIAL_RUN_TIMED_OUT (a
-// timeout too large for the clock means none). `active` killed (RunRegistry::request_kill, also
-// before the box exists: then nothing is created) → RADIAL_RUN_KILLED. `out` returned non-zero →
-// RADIAL_RUN_KILLED | RADIAL_RUN_OUTPUT_ABORTED.
-// A supervisor thread runs the shared run pump (plugin_support::RunPump, docs/design.md §5.12),
-// which watches the deadline, kills and aborts, so they take effect even while `out` blocks. To end
-// a box early it asks the engine to remove the container (forced) once a second until the attach
-// stream ends, while this thread keeps draining the stream; the stream is closed from this side
-// after settings.killGrace, and the box's absence is then verified by an exact label lookup. A box
-// that exited on its own is waited for, inspected and removed. Every engine call has commandTimeout
-// as its deadline. `duration_ms` runs from the call to the box being gone.
+// memory cap killed a process of the box and the workload did not exit 0. spec.timeout_ms elapsed →
+// RADIAL_RUN_TIMED_OUT (a timeout too large for the clock means none). `active` killed
+// (RunRegistry::request_kill, also before the box exists: then nothing is created) →
+// RADIAL_RUN_KILLED. `out` returned non-zero → RADIAL_RUN_KILLED | RADIAL_RUN_OUTPUT_ABORTED. A
+// supervisor thread runs the shared run pump (plugin_support::RunPump, docs/design.md §5.12), which
+// watches the deadline, kills and aborts, so they take effect even while `out` blocks. To end a box
+// early it asks the engine to remove the container (forced) once a second until the attach stream
+// ends, while this thread keeps draining the stream; the stream is closed from this side after
+// settings.killGrace, and the box's absence is then verified by an exact label lookup. A box that
+// exited on its own is waited for, inspected and removed. Every engine call has commandTimeout as
+// its deadline. `duration_ms` runs from the call to the box being gone.
 //
 // Throws radial::plugin::Error: RADIAL_E_INVALID (naming the field) for a spec docker cannot
 // express; RADIAL_E_NOT_FOUND naming a mount source that does not exist; "docker run failed

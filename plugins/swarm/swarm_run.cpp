@@ -374,7 +374,8 @@ radial::plugin::RunResult SwarmRun::execute() {
             result.flags = RADIAL_RUN_EXITED;
             result.exit_code = *exit_code;
             if (output_aborted_) result.flags |= RADIAL_RUN_OUTPUT_ABORTED;
-            if (oom) result.flags |= RADIAL_RUN_OOM_KILLED;
+            // As the docker runtime: a workload that exited 0 was not ended by the bound.
+            if (oom && *exit_code != 0) result.flags |= RADIAL_RUN_OOM_KILLED;
             break;
     }
     return result;

@@ -40,6 +40,7 @@ enum class Defect {
     constructor_thread,
     block_signals,
     reset_signals,
+    oom_exit_zero,
 };
 
 extern const Defect kDefect; // this plugin's defect

@@ -57,6 +57,8 @@
 //   ZOO_BLOCK_SIGNALS    create blocks SIGTERM on the thread that called it and leaves it blocked
 //                                                                   -> no-signal-tampering
 //   ZOO_RESET_SIGNALS    run resets SIGUSR1 and SIGQUIT to SIG_DFL   -> no-signal-tampering
+//   ZOO_OOM_EXIT_ZERO    a workload that exits 0 is reported OOM_KILLED too, a contradiction
+//                                                                   -> every check that runs one
 // Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
 // as the independent probe (--verify-gone) and removes as --cleanup.
 // (The wrong-major and missing-entry plugins are tests/fakes/plugins/zoo_raw.c.)
@@ -160,6 +162,12 @@ public:
                 while (::waitpid(-1, nullptr, WNOHANG) > 0) {
                 }
                 break;
+            case Defect::oom_exit_zero: {
+                RunResult r = HostProcessRuntime::run(spec, out);
+                if ((r.flags & RADIAL_RUN_EXITED) && r.exit_code == 0)
+                    r.flags |= RADIAL_RUN_OOM_KILLED;
+                return r;
+            }
             default: break;
         }
         return HostProcessRuntime::run(spec, out);

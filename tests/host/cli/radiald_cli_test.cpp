@@ -127,7 +127,8 @@ TEST(RadialdCli, TurnExitCodeIsTheWorkloads) {
 // "signal 0" with exit status 128); a timeout, a kill, the memory bound and an aborted output
 // alone are endings.
 TEST(RadialdCli, ARunResultThatSaysNoEndingIsThePluginsErrorNotAFailure) {
-    PluginSetup s{{"fake_good", "fake"}};
+    // A timeout, so that TIMED_OUT is one the spec allows.
+    PluginSetup s{{{"fake_good", "fake"}}, "defaultTimeout = \"1h\"\n"};
     for (const auto& [flags, signal, says] :
          std::vector<std::tuple<std::string, std::string, std::string>>{
              {"0", "0",
@@ -203,6 +204,43 @@ TEST(RadialdCli, APluginsSignalMaskOrHandlersNeitherDeafenNorKillATurn) {
         EXPECT_EQ(radiald.wait(std::chrono::seconds(30)), 130)
             << where << ": " << test::read_file(err);
     }
+}
+
+// A run result whose flags contradict each other or the spec (radial/runtime_plugin.h,
+// RADIAL_RUN_*) is the runtime's error naming the contradiction: it was recorded as given,
+// OOM_KILLED with exit 0 as `succeeded`. The combinations the ABI allows still end the turn as they
+// say.
+TEST(RadialdCli, ARunResultThatContradictsItselfIsThePluginsError) {
+    PluginSetup s{{{"fake_good", "fake"}}};
+    for (const auto& [flags, code, signal, timeout, says] :
+         std::vector<std::tuple<std::string, std::string, std::string, std::string, std::string>>{
+             {"0x3", "0", "9", "", "the workload both exited (code 0) and was ended by signal 9"},
+             {"0x11", "0", "0", "",
+              "the memory bound ended the box (OOM_KILLED) and its workload "
+              "exited 0"},
+             {"0x4", "0", "0", "", "the box timed out (TIMED_OUT), but its spec had no timeout"},
+             {"0x41", "0", "0", "1h",
+              "the box ended within its stop grace (STOPPED_IN_GRACE) without a timeout "
+              "or a kill to stop it (flags 0x41)"}}) {
+        const std::string record = s.dir / ("record-" + flags + ".json");
+        std::vector<std::string> argv{RADIALD_PATH,    "turn", "--config", s.dir / "radiald.toml",
+                                      "--runtime",     "fake", "--image",  "img",
+                                      "--record-file", record};
+        if (!timeout.empty()) argv.insert(argv.end(), {"--timeout", timeout});
+        argv.insert(argv.end(), {"--", "result", flags, code, signal});
+        auto r = test::run_process(argv);
+        EXPECT_EQ(r.exit_code, 125) << flags << ": " << r.err;
+        const auto rec = nlohmann::json::parse(test::read_file(record));
+        EXPECT_EQ(rec.at("status"), "error") << rec;
+        EXPECT_THAT(rec.value("error", ""), HasSubstr("runtime 'fake' returned a run result that "
+                                                      "says " +
+                                                      says))
+            << rec;
+    }
+    // Allowed: the bound's SIGKILL, a timeout's signal, a kill that ended in the grace.
+    EXPECT_EQ(s.turn("fake", {"result", "0x12", "0", "9"}).exit_code, 137);
+    EXPECT_EQ(s.turn("fake", {"result", "0x11", "137", "0"}).exit_code, 137);
+    EXPECT_EQ(s.turn("fake", {"result", "0x48", "0", "0"}).exit_code, 1); // failed, killed
 }
 
 // `turn --runtime fake` with a [run.docker] table: the refusal names the flag that chose the

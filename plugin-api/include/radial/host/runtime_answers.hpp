@@ -57,6 +57,48 @@ inline std::string_view status_name(std::int32_t code) noexcept {
 using radial::Disposition;
 using RunOutcome = radial::RunResult;
 
+// What is wrong with a run result a plugin returned for `spec`, by the meanings
+// radial/runtime_plugin.h gives RADIAL_RUN_*; empty when nothing is. A host would otherwise turn
+// it into an ending it invented (a bare `failed`, "signal 0") or one the result contradicts
+// itself on (`succeeded` for a box the memory bound ended). Allowed: SIGNALED or EXITED (an init
+// reporting 128+N) beside OOM_KILLED, TIMED_OUT or KILLED; KILLED under a timeout; an exit code
+// of any int but 0 with OOM_KILLED.
+inline std::string run_result_breach(const RunOutcome& out, const ContainerSpec& spec) {
+    constexpr std::uint32_t kEndings = RADIAL_RUN_EXITED | RADIAL_RUN_SIGNALED |
+                                       RADIAL_RUN_TIMED_OUT | RADIAL_RUN_KILLED |
+                                       RADIAL_RUN_OOM_KILLED | RADIAL_RUN_OUTPUT_ABORTED;
+    auto hex = [](std::uint32_t v) {
+        static const char digits[] = "0123456789abcdef";
+        std::string s;
+        do {
+            s.insert(s.begin(), digits[v % 16]);
+            v /= 16;
+        } while (v != 0);
+        return "0x" + s;
+    };
+    const std::uint32_t f = out.flags;
+    if ((f & kEndings) == 0)
+        return "says neither an exit, a signal, a timeout, a kill, the memory bound nor an "
+               "aborted output (flags " +
+               hex(f) + ")";
+    if ((f & RADIAL_RUN_SIGNALED) && (out.term_signal < 1 || out.term_signal > 64))
+        return "says the box was ended by signal " + std::to_string(out.term_signal) +
+               ", which is no signal";
+    if ((f & RADIAL_RUN_EXITED) && (f & RADIAL_RUN_SIGNALED))
+        return "says the workload both exited (code " + std::to_string(out.exit_code) +
+               ") and was ended by signal " + std::to_string(out.term_signal);
+    if ((f & RADIAL_RUN_OOM_KILLED) && (f & RADIAL_RUN_EXITED) && out.exit_code == 0)
+        return "says the memory bound ended the box (OOM_KILLED) and its workload exited 0";
+    if ((f & RADIAL_RUN_TIMED_OUT) && spec.timeout_ms == 0)
+        return "says the box timed out (TIMED_OUT), but its spec had no timeout";
+    // Only a stop (a timeout or a kill) has a grace to end in.
+    if ((f & RADIAL_RUN_STOPPED_IN_GRACE) && !(f & (RADIAL_RUN_TIMED_OUT | RADIAL_RUN_KILLED)))
+        return "says the box ended within its stop grace (STOPPED_IN_GRACE) without a timeout "
+               "or a kill to stop it (flags " +
+               hex(f) + ")";
+    return {};
+}
+
 // What a box of one label became (radial_box_state, ABI 1.1). `supported` is false when the plugin
 // cannot tell (no `inspect`, or it answered RADIAL_E_UNSUPPORTED); `state` is then
 // RADIAL_BOX_UNKNOWN. With RADIAL_BOX_ENDED, `flags` holds RADIAL_RUN_EXITED (exit_code valid),
