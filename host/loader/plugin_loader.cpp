@@ -33,6 +33,18 @@ std::string trust_problem(const std::string& path, const struct stat& st, const 
     return {};
 }
 
+// Why `dir` or a directory above it may not be trusted, or empty: whoever may change one of them
+// may put another file (or a link) at a path below it between the checks and the load.
+std::string untrusted_directory(fs::path dir) {
+    for (;; dir = dir.parent_path()) {
+        struct stat st {};
+        if (::stat(dir.c_str(), &st) != 0)
+            return fmt::format("inspecting '{}': {}", dir.string(), std::strerror(errno));
+        if (auto p = trust_problem(dir.string(), st, "directory"); !p.empty()) return p;
+        if (dir == dir.root_path() || dir.empty()) return {};
+    }
+}
+
 } // namespace
 
 std::vector<std::string> plugin_files(const std::vector<std::string>& dirs) {
@@ -52,10 +64,34 @@ std::vector<std::string> plugin_files(const std::vector<std::string>& dirs) {
 LoadedPlugin load_plugin(const std::string& given) {
     std::error_code ec;
     const std::string named = fs::absolute(given, ec).lexically_normal().string();
+    // Where it is named first: in a directory others may write, a link planted there would pick
+    // which trusted file radiald loads (docs/design.md §5.9).
+    if (auto p = untrusted_directory(fs::path(named).parent_path()); !p.empty())
+        throw LoadError(fmt::format("loading plugin '{}': {}", named, p));
+    struct stat link {};
+    if (::lstat(named.c_str(), &link) != 0)
+        throw LoadError(fmt::format("loading plugin '{}': {}; remove it from the plugin directory",
+                                    named, std::strerror(errno)));
+    if (S_ISLNK(link.st_mode) && link.st_uid != 0 && link.st_uid != ::geteuid())
+        throw LoadError(fmt::format(
+            "loading plugin '{}': the link is owned by uid {}, neither root nor radiald's user; "
+            "remove it from the plugin directory",
+            named, link.st_uid));
     // Judged, loaded and (under process isolation) opened again where it really is: a link in a
     // trusted directory may point into one anybody can write, where the file could be swapped
     // between the checks and the load (docs/design.md §5.9).
     const fs::path real = fs::canonical(named, ec);
+    // A dangling link in a trusted directory is its owner's mistake (a removed package's, say):
+    // the scan fails closed, as for any broken plugin, and says what to remove.
+    if (ec && S_ISLNK(link.st_mode)) {
+        std::error_code read_ec;
+        const auto target = fs::read_symlink(named, read_ec);
+        throw LoadError(fmt::format(
+            "loading plugin '{}': it is a link to '{}', which cannot be followed ({}); radiald "
+            "loads no plugin while one in its plugin directory is broken: remove the link or "
+            "restore what it points to",
+            named, read_ec ? std::string("?") : target.string(), ec.message()));
+    }
     if (ec)
         throw LoadError(fmt::format("loading plugin '{}': {}; remove it from the plugin directory",
                                     named, ec.message()));
@@ -76,15 +112,8 @@ LoadedPlugin load_plugin(const std::string& given) {
         throw LoadError(fmt::format("{}: {}", who, p));
     // Every directory above it too: whoever may rename one of them may put another file at the
     // path between these checks and the load.
-    for (fs::path dir = real.parent_path();; dir = dir.parent_path()) {
-        struct stat dst {};
-        if (::stat(dir.c_str(), &dst) != 0)
-            throw LoadError(
-                fmt::format("{}: inspecting '{}': {}", who, dir.string(), std::strerror(errno)));
-        if (auto p = trust_problem(dir.string(), dst, "directory"); !p.empty())
-            throw LoadError(fmt::format("{}: {}", who, p));
-        if (dir == dir.root_path()) break;
-    }
+    if (auto p = untrusted_directory(real.parent_path()); !p.empty())
+        throw LoadError(fmt::format("{}: {}", who, p));
     if (::access(path.c_str(), R_OK) != 0)
         throw LoadError(
             fmt::format("loading plugin '{}': cannot read it: {}", path, std::strerror(errno)));

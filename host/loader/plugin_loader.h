@@ -41,10 +41,12 @@ struct LoadedPlugin {
 std::vector<std::string> plugin_files(const std::vector<std::string>& dirs);
 
 // Loads one file, where it really is: a link is followed first, and LoadedPlugin::path is the
-// canonical path. Throws LoadError: not a regular file or unreadable, not trusted (the file or
-// any directory above it writable by group or others — a root-owned sticky directory excepted —
-// or owned by someone other than root or radiald's user: anyone who can replace the runtime runs
-// code as radiald), not a loadable shared object
+// canonical path. Throws LoadError: the directory it is named in (or one above it) not trusted, or
+// a link owned by someone other than root or radiald's user (whoever may put a link there picks
+// the file); a link that leads nowhere (named as such); not a regular file or unreadable, not
+// trusted (the file or any directory above it writable by group or others — a root-owned sticky
+// directory excepted — or owned by someone other than root or radiald's user: anyone who can
+// replace the runtime runs code as radiald), not a loadable shared object
 // (with dlerror's text), no entry symbol, a NULL or unusable descriptor (ABI major mismatch or
 // newer minor, naming both versions). Thread-safety: call from one thread (dlopen at startup).
 LoadedPlugin load_plugin(const std::string& path);

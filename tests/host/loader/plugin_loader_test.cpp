@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -128,6 +129,42 @@ TEST(PluginLoader, ALinkIsJudgedWhereItLeadsWithEveryDirectoryAboveIt) {
     // The same file in a directory only its owner writes is loaded, through the link too.
     ::chmod(open_dir.c_str(), 0755);
     EXPECT_EQ(load_error({links.path()}), "(no error)");
+}
+
+// The directory the entry is named in is judged too: a link planted in a plugin directory anybody
+// can write, to a trusted root-owned plugin elsewhere, picked which plugin radiald loaded (only
+// where the link led was judged).
+TEST(PluginLoader, ALinkInADirectoryOthersMayWriteIsRefusedWhereverItLeads) {
+    PluginDir trusted{{"fake_good", "fake"}};
+    test::TempDir outside("radial-plugin-open");
+    const std::string open_dir = outside / "anyone";
+    fs::create_directory(open_dir);
+    ::chmod(open_dir.c_str(), 0777);
+    fs::create_symlink(trusted.path("fake"), open_dir + "/fake.so");
+    EXPECT_EQ(load_error({open_dir}),
+              "loading plugin '" + open_dir + "/fake.so': the directory '" + open_dir +
+                  "' is writable by group or others, so anyone could replace the runtime; run "
+                  "'chmod go-w " +
+                  open_dir + "'");
+    // A link whose owner is neither root nor radiald's user, in a trusted directory.
+    ::chmod(open_dir.c_str(), 0755);
+    ASSERT_EQ(::lchown((open_dir + "/fake.so").c_str(), 65534, 65534), 0);
+    EXPECT_EQ(load_error({open_dir}),
+              "loading plugin '" + open_dir +
+                  "/fake.so': the link is owned by uid 65534, neither root nor radiald's user; "
+                  "remove it from the plugin directory");
+}
+
+// A dangling link in a trusted plugin directory fails the scan (radiald loads no plugin while one
+// is broken) and the error says it is a link, where it leads and what to do.
+TEST(PluginLoader, ADanglingLinkIsNamedAsOneWithWhatToDo) {
+    test::TempDir links("radial-plugin-dangling");
+    fs::create_symlink(links / "gone.so.1", links / "gone.so");
+    EXPECT_EQ(load_error({links.path()}),
+              "loading plugin '" + links.path() + "/gone.so': it is a link to '" + links.path() +
+                  "/gone.so.1', which cannot be followed (No such file or directory); radiald "
+                  "loads no plugin while one in its plugin directory is broken: remove the link "
+                  "or restore what it points to");
 }
 
 TEST(PluginLoader, SelectListsTheIdsFoundWhenNoneMatches) {
