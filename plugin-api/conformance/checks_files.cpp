@@ -30,10 +30,11 @@ std::string secret_value() {
     return s;
 }
 
-// Where a plugin can keep state the harness can know of: the usual scratch places, and every
-// absolute path its config names (a directory, or the directory a named file is in).
+// Where a plugin can keep state the harness can know of: the usual scratch places (POSIX shared
+// memory, shm_open's /dev/shm, among them), and every absolute path its config names (a
+// directory, or the directory a named file is in).
 std::vector<fs::path> scan_roots(const host::ConfigSection& config) {
-    std::set<fs::path> roots{"/tmp", "/var/tmp", "/run"};
+    std::set<fs::path> roots{"/tmp", "/var/tmp", "/run", "/dev/shm"};
     auto add = [&](const std::string& v) {
         if (v.empty() || v.front() != '/') return;
         std::error_code ec;
@@ -106,8 +107,8 @@ std::vector<std::string> files_holding(const std::vector<fs::path>& roots,
 
 CONFORMANCE_CHECK(secret_env_not_in_files, Gate::ready,
                   "Once run returned, a secret env value is in no file on the host that changed "
-                  "during the run, under /tmp, /var/tmp, /run and the directories the plugin's "
-                  "config names; the workload still sees it.") {
+                  "during the run, under /tmp, /var/tmp, /run, /dev/shm and the directories the "
+                  "plugin's config names; the workload still sees it.") {
     const std::string secret = secret_value();
     std::string l = label("secret-file");
     ContainerSpec spec = shell_spec(l, "[ -n \"$RCF_FILE_SECRET\" ] && echo seen");

@@ -41,6 +41,8 @@ enum class Defect {
     block_signals,
     reset_signals,
     oom_exit_zero,
+    secret_shm,
+    load_fd,
 };
 
 extern const Defect kDefect; // this plugin's defect

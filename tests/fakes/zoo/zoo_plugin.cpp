@@ -57,6 +57,10 @@
 //   ZOO_BLOCK_SIGNALS    create blocks SIGTERM on the thread that called it and leaves it blocked
 //                                                                   -> no-signal-tampering
 //   ZOO_RESET_SIGNALS    run resets SIGUSR1 and SIGQUIT to SIG_DFL   -> no-signal-tampering
+//   ZOO_SECRET_SHM       as ZOO_SECRET_FILE, in /dev/shm (shm_open's place)
+//                                                                   -> secret-env-not-in-files
+//   ZOO_LOAD_FD          the library opens a descriptor without O_CLOEXEC when it is loaded and
+//                        keeps it                                   -> descriptor-hygiene
 //   ZOO_OOM_EXIT_ZERO    a workload that exits 0 is reported OOM_KILLED too, a contradiction
 //                                                                   -> every check that runs one
 // Every zoo box also has a file in the config's boxDir, which tests/conformance/zoo_box.sh reads
@@ -118,6 +122,9 @@ const bool g_constructor_thread = [] {
     return true;
 }();
 
+// load_fd: a library-wide descriptor, opened by a static initialiser, inheritable and never closed.
+const int g_load_fd = kDefect == Defect::load_fd ? ::open("/dev/null", O_RDONLY) : -1;
+
 class ZooRuntime final : public zoo::HostProcessRuntime {
 public:
     // The id is each plugin's own (zoo::kId); zoo_descriptor() puts it in the descriptor.
@@ -138,7 +145,8 @@ public:
         ran_ = true;
         switch (kDefect) {
             case Defect::stray_process: start_stray(spec); break;
-            case Defect::secret_file: write_env_file(spec); break;
+            case Defect::secret_file: write_env_file(spec, "/tmp"); break;
+            case Defect::secret_shm: write_env_file(spec, "/dev/shm"); break;
             case Defect::chatty:
                 std::fprintf(stderr, "zoo: running %s\n", spec.label.c_str());
                 break;
@@ -210,9 +218,9 @@ private:
         posix_spawnattr_destroy(&attr);
     }
 
-    // The spec's env as a bundle's config.json would hold it, left until destroy.
-    void write_env_file(const ContainerSpec& spec) {
-        std::string path = "/tmp/zoo-secret-file-" + spec.label + ".json", text = "{\"env\": [";
+    // The spec's env as a bundle's config.json would hold it, in `dir`, left until destroy.
+    void write_env_file(const ContainerSpec& spec, const std::string& dir) {
+        std::string path = dir + "/zoo-secret-file-" + spec.label + ".json", text = "{\"env\": [";
         for (const auto& e : spec.env) text += "\"" + e.name + "=" + e.value + "\", ";
         text += "]}\n";
         int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
