@@ -34,6 +34,7 @@
 // failPreflight = "message"; failKills = N (the first N kills fail, as an engine that does not
 // answer for a while); failCapabilities = true (capabilities fails); ended = ["LABEL=CODE", ...]
 // (inspect reports that box ended with exit CODE; any other label: the helper's "cannot tell");
+// contradict = [field names] (each reported REFUSED, then HONOURED: two answers for one field);
 // hangCreateWhile = "PATH" (create waits while PATH exists; with mark-segv: a create that hangs
 // after a crash); boxRoot = "UID:GID" (answers radial.box-root/1 with those host ids);
 // tamperSignals = ["create", "run"] (there it blocks SIGTERM, SIGINT, SIGHUP and SIGQUIT on the
@@ -100,6 +101,8 @@ public:
             supersede_.insert(f);
         for (const auto& f : config.strings("unknown").value_or(std::vector<std::string>{}))
             unknown_.insert(f);
+        for (const auto& f : config.strings("contradict").value_or(std::vector<std::string>{}))
+            contradict_.insert(f);
         fail_preflight_ = config.string("failPreflight").value_or("");
         fail_kills_ = config.integer("failKills").value_or(0);
         fail_capabilities_ = config.boolean("failCapabilities").value_or(false);
@@ -153,6 +156,8 @@ public:
         std::vector<Disposition> out;
         for (auto f : carried_fields(spec)) {
             std::string name = field_name(f);
+            if (contradict_.count(name)) // refused, then honoured after all
+                out.push_back({f, RADIAL_DISP_REFUSED, "refused by test config"});
             if (refuse_.count(name))
                 out.push_back({f, RADIAL_DISP_REFUSED, "refused by test config"});
             else if (supersede_.count(name))
@@ -353,7 +358,7 @@ public:
 private:
     Host host_;
     std::vector<std::string> caps_;
-    std::set<std::string> refuse_, supersede_, unknown_, tamper_;
+    std::set<std::string> refuse_, supersede_, unknown_, contradict_, tamper_;
     std::string fail_preflight_;
     std::int64_t fail_kills_ = 0; // guarded by mutex_
     bool fail_capabilities_ = false;

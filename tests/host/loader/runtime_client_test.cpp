@@ -221,6 +221,29 @@ TEST(RuntimeClient, DescribeReportsOneDispositionPerCarriedField) {
             << field_name(x.field);
 }
 
+// A field reported REFUSED and then HONOURED was taken as honoured (the last answer won), and the
+// turn ran: two answers for one field are refused, whichever comes last; one answer given twice
+// is just that answer.
+TEST(RuntimeClient, AFieldReportedWithTwoDispositionsIsRefused) {
+    auto p = load("fake_good", "fake");
+    auto c = make(p, ConfigSection{"run.fake", {strings("contradict", {"network"})}});
+    auto s = spec({"echo"});
+    s.network = "bridge";
+    const auto d = c.describe(s);
+    ASSERT_EQ(d.size(), carried_fields(s).size());
+    for (const auto& x : d) {
+        EXPECT_EQ(x.disposition, static_cast<std::uint32_t>(x.field == RADIAL_FIELD_NETWORK
+                                                                ? RADIAL_DISP_REFUSED
+                                                                : RADIAL_DISP_HONOURED))
+            << field_name(x.field);
+        if (x.field == RADIAL_FIELD_NETWORK) {
+            EXPECT_EQ(x.note,
+                      "the plugin reported more than one disposition for this field, "
+                      "which the host does not guess between");
+        }
+    }
+}
+
 TEST(RuntimeClient, CapabilitiesComeFromThePlugin) {
     auto p = load("fake_good", "fake");
     auto c = make(p, ConfigSection{"run.fake", {strings("caps", {RADIAL_CAP_UNIX_SOCKET_MOUNTS})}});

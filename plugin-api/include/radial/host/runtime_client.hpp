@@ -160,7 +160,8 @@ public:
     }
 
     // One disposition per field `spec` carries. A carried field the plugin did not report is
-    // returned as REFUSED ("no disposition reported"), the ABI's fail-safe rule; a plugin without
+    // returned as REFUSED ("no disposition reported"), the ABI's fail-safe rule, and so is one it
+    // reported more than once with different dispositions; a plugin without
     // describe_spec is taken to honour label, image, argv and onOutput and to refuse the rest.
     // The answer for a spec asked about before (the last few) is the kept one: a plugin's
     // dispositions follow from the spec and its config, and one turn asks about its spec more
@@ -195,8 +196,20 @@ public:
         std::vector<Disposition> out;
         for (auto f : carried_fields(spec)) {
             const Disposition* found = nullptr;
+            bool contradicts = false;
             for (const auto& d : reported)
-                if (d.field == f) found = &d;
+                if (d.field == f) {
+                    if (found != nullptr && found->disposition != d.disposition) contradicts = true;
+                    if (found == nullptr) found = &d;
+                }
+            // Two answers for one field: neither can be relied on, so the field is refused (fail
+            // closed), whichever came last.
+            if (contradicts) {
+                out.push_back({f, RADIAL_DISP_REFUSED,
+                               "the plugin reported more than one disposition for this field, "
+                               "which the host does not guess between"});
+                continue;
+            }
             // A value the ABI does not define says nothing the host can rely on: refused, as an
             // unknown enum value reads as unsupported (runtime_plugin.h).
             if (found != nullptr && (found->disposition < std::uint32_t{RADIAL_DISP_HONOURED} ||
