@@ -9,7 +9,9 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 
+#include "loader/elf_search_paths.h"
 #include "loader/signal_snapshot.h"
 
 namespace radial::loader {
@@ -43,6 +45,69 @@ std::string untrusted_directory(fs::path dir) {
         if (auto p = trust_problem(dir.string(), st, "directory"); !p.empty()) return p;
         if (dir == dir.root_path() || dir.empty()) return {};
     }
+}
+
+// Why the libraries the dynamic linker would load with `so` may not be trusted, or empty: its
+// runpath directories (with $ORIGIN), and the files its DT_NEEDED entries name by path, are judged
+// as the plugin's own directory is, and so are the libraries found through them, in turn
+// (docs/design.md §5.9). The system's own directories (ld.so.cache) are the host's.
+std::string untrusted_search_path(const fs::path& so, std::set<std::string>& seen, int depth = 0) {
+    if (depth > 8 || !seen.insert(so.string()).second) return {};
+    const auto paths = elf_search_paths(so.string());
+    std::vector<fs::path> dirs;
+    for (const auto& raw : paths.run_paths) {
+        std::string dir = raw;
+        for (const char* origin : {"${ORIGIN}", "$ORIGIN"})
+            for (auto at = dir.find(origin); at != std::string::npos; at = dir.find(origin))
+                dir.replace(at, std::strlen(origin), so.parent_path().string());
+        const auto said = fmt::format("'{}', named in its runpath as '{}'", so.string(), raw);
+        if (dir.find('$') != std::string::npos)
+            return fmt::format(
+                "{}: a substitution radiald cannot judge ($LIB, $PLATFORM); link "
+                "it with absolute paths or $ORIGIN",
+                said);
+        if (dir.empty() || dir.front() != '/')
+            return fmt::format(
+                "{}: a relative directory, which the dynamic linker takes from "
+                "radiald's working directory; link it with absolute paths or "
+                "$ORIGIN",
+                said);
+        // One that does not exist yet is made by whoever may write where it would be.
+        fs::path existing = fs::path(dir).lexically_normal();
+        std::error_code ec;
+        while (!fs::exists(existing, ec) && existing != existing.root_path())
+            existing = existing.parent_path();
+        if (auto p = untrusted_directory(existing); !p.empty())
+            return fmt::format("the library directory {}: {}", said, p);
+        dirs.push_back(fs::path(dir).lexically_normal());
+    }
+    for (const auto& name : paths.needed) {
+        fs::path found;
+        if (name.find('/') != std::string::npos) {
+            found = fs::path(name).is_absolute() ? fs::path(name) : so.parent_path() / name;
+            struct stat st {};
+            if (::stat(found.c_str(), &st) == 0)
+                if (auto p = trust_problem(found.string(), st, "library");
+                    !p.empty() || !(p = untrusted_directory(found.parent_path())).empty())
+                    return fmt::format("'{}', which '{}' needs: {}", found.string(), so.string(),
+                                       p);
+        } else {
+            std::error_code ec;
+            for (const auto& d : dirs)
+                if (fs::exists(d / name, ec)) {
+                    found = d / name;
+                    struct stat st {};
+                    if (::stat(found.c_str(), &st) == 0)
+                        if (auto p = trust_problem(found.string(), st, "library"); !p.empty())
+                            return fmt::format("'{}', which '{}' needs: {}", found.string(),
+                                               so.string(), p);
+                    break;
+                }
+        }
+        if (!found.empty())
+            if (auto p = untrusted_search_path(found, seen, depth + 1); !p.empty()) return p;
+    }
+    return {};
 }
 
 } // namespace
@@ -117,6 +182,10 @@ LoadedPlugin load_plugin(const std::string& given) {
     if (::access(path.c_str(), R_OK) != 0)
         throw LoadError(
             fmt::format("loading plugin '{}': cannot read it: {}", path, std::strerror(errno)));
+    // What it makes the dynamic linker load runs as radiald's user as the plugin does.
+    std::set<std::string> seen;
+    if (auto p = untrusted_search_path(real, seen); !p.empty())
+        throw LoadError(fmt::format("{}: {}", who, p));
 
     // The library's constructors and its entry run on this thread: what they do to its signal
     // mask or to any handler is undone (docs/design.md §5.8) and said.

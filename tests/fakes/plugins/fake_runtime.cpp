@@ -68,6 +68,13 @@
 #define RADIAL_FAKE_ID "fake"
 #endif
 
+#ifdef RADIAL_FAKE_RUNPATH_DEP
+// A plugin that needs a library found through its runpath (loader tests: where the dynamic linker
+// looks is judged as the plugin's own directory is).
+extern "C" int radial_runpath_dep(void);
+[[maybe_unused]] static const int g_runpath_dep = radial_runpath_dep();
+#endif
+
 extern char** environ;
 
 namespace {

@@ -167,6 +167,36 @@ TEST(PluginLoader, ADanglingLinkIsNamedAsOneWithWhatToDo) {
                   "or restore what it points to");
 }
 
+// Where the dynamic linker looks for a plugin's libraries is judged as the plugin's own directory
+// is: a trusted plugin whose runpath ($ORIGIN/../libs) is a directory anybody can write, or whose
+// library there is another user's, would run their code as radiald's user. Laid out right, it
+// loads, its library found there.
+TEST(PluginLoader, ALibraryDirectoryInThePluginsRunpathIsJudgedAsItsOwnDirectoryIs) {
+    test::TempDir root("radial-plugin-runpath");
+    const std::string plugins = root / "plugins", libs = root / "libs";
+    fs::create_directory(plugins);
+    fs::create_directory(libs);
+    fs::copy_file(built("fake_runpath", "runpath"), plugins + "/runpath.so");
+    const std::string dep = libs + "/libradial_runpath_dep.so";
+    fs::copy_file(
+        std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_runpath/libs/libradial_runpath_dep.so", dep);
+    const std::string said =
+        "loading plugin '" + plugins + "/runpath.so': the library directory '" + plugins +
+        "/runpath.so', named in its runpath as '$ORIGIN/../libs': the directory '" + libs +
+        "' is writable by group or others";
+    ::chmod(libs.c_str(), 0777);
+    EXPECT_THAT(load_error({plugins}), HasSubstr(said));
+    ::chmod(libs.c_str(), 0755);
+    ASSERT_EQ(::chown(dep.c_str(), 65534, 65534), 0);
+    EXPECT_THAT(load_error({plugins}),
+                HasSubstr("'" + dep + "', which '" + plugins + "/runpath.so' needs: the library '" +
+                          dep + "' is owned by uid 65534, neither root nor radiald's user"));
+    ASSERT_EQ(::chown(dep.c_str(), 0, 0), 0);
+    auto loaded = load_plugins({plugins});
+    ASSERT_EQ(loaded.size(), 1u);
+    EXPECT_EQ(loaded[0].info.id, "runpath");
+}
+
 TEST(PluginLoader, SelectListsTheIdsFoundWhenNoneMatches) {
     PluginDir d{{"fake_good", "fake"}, {"fake_throwing", "throwing"}};
     auto plugins = load_plugins({d.dir.path()});
