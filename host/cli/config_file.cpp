@@ -93,16 +93,12 @@ std::string masked_by_the_files_redact(const std::optional<std::string>& file,
     }
 }
 
-} // namespace
-
-config::HostConfig load_config(const std::optional<std::string>& flag,
-                               const std::optional<std::string>& runtime_override) {
-    const auto file = config_file(flag);
+// config::load of `file`, its errors masked by the file's own [redact] table.
+config::HostConfig load_masked(const std::optional<std::string>& file,
+                               const std::optional<std::string>& runtime_override,
+                               const config::KnownRuntimes& installed) {
     try {
-        config::HostConfig cfg =
-            config::load(file, runtime_override, executable_dir(), installed_runtimes);
-        warn_of_readable_secrets(cfg);
-        return cfg;
+        return config::load(file, runtime_override, executable_dir(), installed);
     } catch (const config::HostRefusalError& e) {
         throw config::HostRefusalError(masked_by_the_files_redact(file, e.what()));
     } catch (const config::ConfigError& e) {
@@ -110,8 +106,17 @@ config::HostConfig load_config(const std::optional<std::string>& flag,
     }
 }
 
+} // namespace
+
+config::HostConfig load_config(const std::optional<std::string>& flag,
+                               const std::optional<std::string>& runtime_override) {
+    config::HostConfig cfg = load_masked(config_file(flag), runtime_override, installed_runtimes);
+    warn_of_readable_secrets(cfg);
+    return cfg;
+}
+
 config::HostConfig reread_config(const std::optional<std::string>& flag) {
-    return config::load(config_file(flag), std::nullopt, executable_dir(), {});
+    return load_masked(config_file(flag), std::nullopt, {});
 }
 
 } // namespace radial::cli

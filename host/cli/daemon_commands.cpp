@@ -29,11 +29,13 @@
 #include "journal/journal_sqlite.h"
 #include "log/log_redaction.h"
 #include "log/logger.h"
+#include "redaction/stream_redactor.h"
 #include "session/session_turn.h"
 #include "socket/box_socket.h"
 #include "text/printable.h"
 #include "turn/handover_recovery.h"
 #include "turn/turn_request.h"
+#include "turn/turn_secrets.h"
 #include "turn/workspace_handover.h"
 
 #ifndef RADIAL_VERSION
@@ -131,7 +133,8 @@ int run_submit_command(const DaemonOptions& o) {
             }
             const auto spec = turn::build_container_spec(
                 daemon::to_turn_request(
-                    req, [](const std::string&) { return std::optional<std::string>("x"); }),
+                    req, [](const std::string&) { return std::optional<std::string>("x"); },
+                    cfg.secret_names),
                 cfg);
             // What the running daemon sees there, which a unit's PrivateTmp= or ProtectHome= can
             // make another directory than this shell's (docs/design.md §12.5).
@@ -202,8 +205,13 @@ int run_run_command(const DaemonOptions& o) {
         log::install_log_redaction();
         // Before the instance: the runtime it holds tells these of its calls until it is gone.
         daemon::Metrics metrics(RADIAL_VERSION);
-        auto instance = Instance::open(load_settled_config(o),
-                                       {"radiald run", daemon::StateDirLock::Mode::exclusive});
+        auto cfg = load_settled_config(o);
+        // The config's own secrets masked in every line the daemon logs, a runtime's error
+        // quoting a setting among them, not only in its turns' (docs/design.md §10.2).
+        const auto own_redaction = log::redact_log_lines(redaction::Redactor(
+            turn::secrets_before_the_box({}, cfg.redact, {}, /*skip_refused=*/true)));
+        auto instance =
+            Instance::open(std::move(cfg), {"radiald run", daemon::StateDirLock::Mode::exclusive});
         if (!config::host_proc_hides_other_users())
             log::warn("daemon",
                       "the host's /proc shows every process's arguments to every user, a box's "

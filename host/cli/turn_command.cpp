@@ -36,7 +36,8 @@ namespace {
 
 // What the flags add to the request: --timeout, --env, and --secret with its value from radiald's
 // own environment (docs/design.md §3.1). Throws turn::RequestError naming the flag.
-void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req) {
+void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req,
+                          const config::HostConfig& cfg) {
     if (o.timeout) {
         std::uint64_t ms = 0;
         if (auto problem = config::duration_problem(*o.timeout, ms, 1, turn::kMaxTimeoutMs,
@@ -60,7 +61,8 @@ void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req) {
                         req.secrets.front()));
     try {
         req = turn::with_secret_values(std::move(req), turn::process_env,
-                                       "export it in the shell that runs radiald turn");
+                                       "export it in the shell that runs radiald turn",
+                                       cfg.secret_names);
     } catch (const turn::RequestError& e) {
         throw turn::RequestError(fmt::format("--secret: {}", e.what()));
     }
@@ -235,7 +237,7 @@ int run_turn_command(const TurnOptions& o) {
         std::exception_ptr request_failed;
         try {
             turn::validate_turn_id(req.turn_id);
-            add_flags_to_request(o, req);
+            add_flags_to_request(o, req, cfg);
             if (o.record_file) record_file.emplace(open_record_file(*o.record_file));
         } catch (...) {
             request_failed = std::current_exception();

@@ -84,7 +84,7 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
         if (req) {
             std::optional<turn::TurnSession> made;
             try {
-                made.emplace(env_, to_turn_request(*req, settings_.env));
+                made.emplace(env_, to_turn_request(*req, settings_.env, cfg_.secret_names));
             } catch (const turn::TurnSetupError& e) {
                 // Not the request's fault, yet no retry mends it (a damaged session record): the
                 // turn ends with the reason now, rather than being claimed again without end.

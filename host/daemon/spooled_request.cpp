@@ -9,11 +9,13 @@
 
 namespace radial::daemon {
 
-turn::TurnRequest to_turn_request(const SpooledRequest& r, const EnvLookup& lookup) {
+turn::TurnRequest to_turn_request(const SpooledRequest& r, const EnvLookup& lookup,
+                                  const std::vector<std::string>& allowed) {
     return turn::with_secret_values(r, lookup,
                                     "set it where the daemon starts (e.g. Environment= or "
                                     "EnvironmentFile= in a systemd drop-in) and submit the turn "
-                                    "again");
+                                    "again",
+                                    allowed);
 }
 
 std::unique_ptr<redaction::Redactor> refusal_redactor(const SpooledRequest& r,

@@ -31,7 +31,9 @@ using turn::process_env;
 // The request to run: turn::with_secret_values with the daemon's fix (set the variable where the
 // daemon starts). Throws turn::RequestError naming the first secret that is not set (never a
 // value).
-turn::TurnRequest to_turn_request(const SpooledRequest& r, const EnvLookup& lookup);
+// `allowed`: run.secretNames, checked before any lookup.
+turn::TurnRequest to_turn_request(const SpooledRequest& r, const EnvLookup& lookup,
+                                  const std::vector<std::string>& allowed = {"*"});
 
 // What masks the secret values `r` names (those `lookup` knows; one that is unset or refused is
 // left out), the operator's [redact] secrets and other turns' ones: for a refusal, whose record

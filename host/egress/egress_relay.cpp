@@ -149,20 +149,30 @@ void relay(BrokerShared& shared, Connection& c, Receipt& r, std::uint64_t limit_
     // A plain request's box that is done sending is still watched, never read: a box that gives
     // up closes it, and the answer it no longer waits for must not hold the connection (and a
     // maxConnections slot) until the destination answers or the turn ends (docs/design.md §9.7).
+    // A box that only ended its side (nc, a scripted client) still gets the answer: as a tunnel's,
+    // the connection then ends when the destination is silent for half_closed_timeout. A handed
+    // TCP socket's close looks the same as its half-close.
     const bool plain = limit_out != kUnlimitedBody;
+    bool box_side_ended = false;
     if (limit_out == 0) lanes[0].open = false; // nothing more from the box: not read at all
     // A tunnel whose box ended its side: the destination may still answer; until it has been
     // silent for half_closed_timeout, and the box's socket is watched for its full close.
     std::optional<Clock::time_point> silent_since;
     unsigned idle_wakeups[2] = {0, 0};
     while ((lanes[0].open || lanes[1].open) && !shared.revoked) {
-        const short box_events = lanes[0].open ? POLLIN : plain ? POLLRDHUP : 0;
+        const short box_events = lanes[0].open              ? POLLIN
+                                 : plain && !box_side_ended ? POLLRDHUP
+                                                            : 0; // its close is said anyway
         pollfd p[2] = {{box, box_events, 0}, {lanes[1].open ? up : -1, POLLIN, 0}};
         const int n = ::poll(p, 2, kRelaySliceMs);
         if ((n < 0 && errno != EINTR) || shared.revoked) break; // a revocation's cut: not the box
         if (!lanes[0].open && n > 0 && p[0].revents != 0) {
-            r.reason = "the box closed the connection";
-            return;
+            if ((p[0].revents & (POLLHUP | POLLERR)) != 0) {
+                r.reason = "the box closed the connection";
+                return;
+            }
+            box_side_ended = true;
+            if (!silent_since) silent_since = Clock::now();
         }
         if (silent_since && n > 0 && p[1].revents != 0) silent_since = Clock::now();
         if (silent_since && Clock::now() - *silent_since >= o.half_closed_timeout) {

@@ -25,12 +25,13 @@ const std::string kUnreadable = "the tunnel's TLS handshake cannot be read";
 
 // Whole handshake messages of `buffer` (fragments of the records' payloads joined), handed to
 // `each(type, body)`; what is not whole yet stays in `buffer`. False when a message is over
-// 64 KiB or `each` returned false.
+// 64 KiB or `each` returned false. Stops, true, once `*done` (the rest is encrypted or the
+// watch's no more: a server's Certificate may share the ServerHello's record, and be larger).
 template <class Each>
-bool messages(std::string& buffer, Each&& each) {
+bool messages(std::string& buffer, Each&& each, const bool* done = nullptr) {
     std::size_t at = 0;
     bool ok = true;
-    while (ok && buffer.size() - at >= 4) {
+    while (ok && !(done != nullptr && *done) && buffer.size() - at >= 4) {
         const std::size_t len = (static_cast<unsigned char>(buffer[at + 1]) << 16) |
                                 (static_cast<unsigned char>(buffer[at + 2]) << 8) |
                                 static_cast<unsigned char>(buffer[at + 3]);
@@ -149,15 +150,17 @@ bool TlsHandshakeWatch::destination_record(unsigned char type, std::string_view 
         return true;
     if (type != kHandshake) return false;
     destination_handshake_.append(payload);
-    return messages(destination_handshake_, [this](unsigned char msg, std::string_view body) {
-        if (over_) return true;
-        if (msg != kServerHello || body.size() < 2 + kHelloRetryRandom.size()) return false;
-        if (body.substr(2, kHelloRetryRandom.size()) == kHelloRetryRandom)
-            ++retries_; // the box sends another hello, judged as the first
-        else
-            over_ = true;
-        return true;
-    });
+    return messages(
+        destination_handshake_,
+        [this](unsigned char msg, std::string_view body) {
+            if (msg != kServerHello || body.size() < 2 + kHelloRetryRandom.size()) return false;
+            if (body.substr(2, kHelloRetryRandom.size()) == kHelloRetryRandom)
+                ++retries_; // the box sends another hello, judged as the first
+            else
+                over_ = true;
+            return true;
+        },
+        &over_);
 }
 
 } // namespace radial::egress::detail

@@ -244,19 +244,28 @@ std::string codex_rotation_problem(std::string_view given, std::string_view box,
         return key != "account_id" && value.is_string();
     };
     if (auto why = compare(was, now, top, ""); !why.empty()) return why;
+    // What the box changed: the rest is the operator's own (an API key that is also a secret of
+    // the turn's, say) and goes back as it came.
+    nlohmann::json changed = nlohmann::json::array();
     if (was.contains("tokens") && was["tokens"].is_object()) {
         if (auto why = compare(was["tokens"], now["tokens"], token, "tokens"); !why.empty())
             return why;
         for (const auto& [key, value] : now["tokens"].items())
-            if (value != was["tokens"].at(key) && !token_shaped(value.get<std::string>()))
-                return fmt::format("the new 'tokens.{}' is not 1 to 16384 token characters", key);
+            if (value != was["tokens"].at(key)) {
+                if (!token_shaped(value.get<std::string>()))
+                    return fmt::format("the new 'tokens.{}' is not 1 to 16384 token characters",
+                                       key);
+                changed.push_back(value);
+            }
     }
     if (const auto it = now.find("last_refresh");
-        it != now.end() && (!was.contains("last_refresh") || *it != was["last_refresh"]) &&
-        !rfc3339_time(it->get<std::string>()))
-        return "its 'last_refresh' is not an RFC 3339 time";
+        it != now.end() && (!was.contains("last_refresh") || *it != was["last_refresh"])) {
+        if (!rfc3339_time(it->get<std::string>()))
+            return "its 'last_refresh' is not an RFC 3339 time";
+        changed.push_back(*it);
+    }
     // Carried to every later turn, a secret of this one would outlive it there.
-    if (holds_any(now, forbidden)) return "it holds a secret of the turn's (not its tokens)";
+    if (holds_any(changed, forbidden)) return "it holds a secret of the turn's (not its tokens)";
     return {};
 }
 

@@ -1,7 +1,6 @@
 #include "turn/turn_request.h"
 
 #include <fmt/format.h>
-#include <fnmatch.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include "config/box_identity.h"
 #include "turn/request_policy.h"
 #include "turn/turn_egress.h"
+#include "turn/turn_secrets.h"
 #include "turn/turn_setup_error.h"
 #include "turn/workspace_mode.h"
 
@@ -104,16 +104,6 @@ nlohmann::ordered_json request_json_object(const TurnRequest& r) {
     if (!r.session.empty()) j["session"] = r.session;
     if (!r.egress.empty()) j["egress"] = r.egress;
     return j;
-}
-
-RequestError secret_not_allowed(const std::string& name, const config::HostConfig& cfg) {
-    std::string patterns;
-    for (const auto& p : cfg.secret_names) patterns += (patterns.empty() ? "'" : ", '") + p + "'";
-    return RequestError(fmt::format(
-        "secret '{}' matches none of run.secretNames ({}): a request may take only the "
-        "variables of radiald's environment the operator lets it; name another, or have the "
-        "operator add it to run.secretNames",
-        name, patterns.empty() ? "none" : patterns));
 }
 
 } // namespace
@@ -246,15 +236,11 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
             throw RequestError(fmt::format("secret '{}' {}", name, *problem));
     // Whoever writes a request may relay untrusted input: it takes only the variables of
     // radiald's environment the operator lets requests take (docs/design.md §7.5).
-    const auto allowed = [&](const std::string& name) {
-        return std::any_of(
-            cfg.secret_names.begin(), cfg.secret_names.end(),
-            [&](const std::string& p) { return ::fnmatch(p.c_str(), name.c_str(), 0) == 0; });
-    };
     for (const auto& e : req.env)
-        if (e.secret && !allowed(e.name)) throw secret_not_allowed(e.name, cfg);
+        if (e.secret)
+            if (auto refusal = secret_name_refusal(e.name, cfg.secret_names)) throw *refusal;
     for (const auto& name : req.secrets)
-        if (!allowed(name)) throw secret_not_allowed(name, cfg);
+        if (auto refusal = secret_name_refusal(name, cfg.secret_names)) throw *refusal;
 
     ContainerSpec s;
     s.label = box_label(cfg, req.kind, req.turn_id);

@@ -1,6 +1,7 @@
 #include "turn/turn_secrets.h"
 
 #include <fmt/format.h>
+#include <fnmatch.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,11 +18,26 @@ std::optional<std::string> process_env(const std::string& name) {
     return std::string(v);
 }
 
-TurnRequest with_secret_values(TurnRequest request, const EnvLookup& lookup, std::string_view fix) {
+std::optional<RequestError> secret_name_refusal(const std::string& name,
+                                                const std::vector<std::string>& allowed) {
+    for (const auto& p : allowed)
+        if (::fnmatch(p.c_str(), name.c_str(), 0) == 0) return std::nullopt;
+    std::string patterns;
+    for (const auto& p : allowed) patterns += (patterns.empty() ? "'" : ", '") + p + "'";
+    return RequestError(fmt::format(
+        "secret '{}' matches none of run.secretNames ({}): a request may take only the "
+        "variables of radiald's environment the operator lets it; name another, or have the "
+        "operator add it to run.secretNames",
+        name, patterns.empty() ? "none" : patterns));
+}
+
+TurnRequest with_secret_values(TurnRequest request, const EnvLookup& lookup, std::string_view fix,
+                               const std::vector<std::string>& allowed) {
     for (const auto& name : request.secrets) {
         if (!is_env_name(name))
             throw RequestError(fmt::format(
                 "secret '{}' must be a variable NAME matching [A-Za-z_][A-Za-z0-9_]*", name));
+        if (auto refusal = secret_name_refusal(name, allowed)) throw *refusal;
         auto value = lookup(name);
         if (!value)
             throw RequestError(

@@ -28,8 +28,15 @@ std::optional<std::string> process_env(const std::string& name);
 // turn --secret` and for a daemon's claimed turn alike: `request` with each of request.secrets
 // appended to env, its value from `lookup`, marked secret. Throws RequestError naming the first
 // name that is no variable name or is not set (never a value), ending with `fix`: how to set it
-// where this radiald runs.
-TurnRequest with_secret_values(TurnRequest request, const EnvLookup& lookup, std::string_view fix);
+// where this radiald runs — after a name `allowed` (run.secretNames) does not admit, which is
+// never looked up, so that the refusal does not tell whether it is set (secret_name_refusal).
+TurnRequest with_secret_values(TurnRequest request, const EnvLookup& lookup, std::string_view fix,
+                               const std::vector<std::string>& allowed = {"*"});
+
+// Why run.secretNames (`allowed`, shell patterns) does not admit the secret `name`, or nullopt
+// when it does (docs/design.md §7.5). [thread-safe]
+std::optional<RequestError> secret_name_refusal(const std::string& name,
+                                                const std::vector<std::string>& allowed);
 
 // The secrets known before the box: each secret variable of `request` with its value (request.env
 // entries marked secret), then each of `extra_names` read from radiald's environment (secret

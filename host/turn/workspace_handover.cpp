@@ -299,8 +299,8 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir,
                                  n.st_uid != ::geteuid() || (n.st_mode & 022) != 0 ||
                                  n.st_nlink != 1) {
                 log::warn("turn",
-                          "'{}' is no hand-over note of radiald's (not a file of uid {}, mode "
-                          "0600, with one link): not obeyed, and removed",
+                          "'{}' is no hand-over note of radiald's (not a file of uid {} that no "
+                          "other may write, with one link): not obeyed, and removed",
                           entry.path().string(), ::geteuid());
                 ::unlink(entry.path().c_str());
                 continue;

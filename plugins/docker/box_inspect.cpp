@@ -28,7 +28,8 @@ BoxState from_state(const json& st) {
         b.flags = RADIAL_RUN_EXITED;
         const json& code = st.contains("ExitCode") ? st["ExitCode"] : json();
         b.exit_code = code.is_number_integer() ? code.get<std::int32_t>() : 0;
-        if (st.value("OOMKilled", false)) b.flags |= RADIAL_RUN_OOM_KILLED;
+        // As a run's (docker_run.cpp): a workload that exited 0 was not ended by the bound.
+        if (st.value("OOMKilled", false) && b.exit_code != 0) b.flags |= RADIAL_RUN_OOM_KILLED;
     }
     return b;
 }

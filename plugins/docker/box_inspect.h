@@ -20,7 +20,8 @@ namespace radial::docker {
 
 // How one container's State (GET /containers/{id}/json) reads as a box state: created, running,
 // paused and restarting are RADIAL_BOX_RUNNING; exited and dead are RADIAL_BOX_ENDED with
-// RADIAL_RUN_EXITED and State.ExitCode, plus RADIAL_RUN_OOM_KILLED when State.OOMKilled; anything
+// RADIAL_RUN_EXITED and State.ExitCode, plus RADIAL_RUN_OOM_KILLED when State.OOMKilled and the
+// exit code is not 0 (the bound killed some other process of the box); anything
 // else (removing) is RADIAL_BOX_UNKNOWN. No RADIAL_RUN_SIGNALED: the engine records an exit code
 // only, and 137 may be `exit 137`. Pure.
 radial::plugin::BoxState box_state_from_json(std::string_view state_json);

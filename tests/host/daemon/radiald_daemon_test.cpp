@@ -715,6 +715,23 @@ TEST(RadialdRun, ASighupWithABrokenConfigKeepsTheRunningOne) {
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
+// The reload's error masks the file's own secrets, as every command's config error does: a
+// secret pasted into the wrong key is not written to the daemon's log.
+TEST(RadialdRun, ASighupsConfigErrorMasksTheFilesSecrets) {
+    FakeSetup s("stopGrace = \"10s\"\n", "[redact]\nvalues = [\"hunter2-secret\"]\n");
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    edit_config(s, "stopGrace = \"10s\"\n", "stopGrace = \"hunter2-secret\"\n");
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("keeping the running config", 10s)) << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("run.stopGrace: "));
+    EXPECT_THAT(d.log(), HasSubstr("[REDACTED:redact.values.0]"));
+    EXPECT_THAT(d.log(), Not(HasSubstr("hunter2-secret")));
+    edit_config(s, "stopGrace = \"hunter2-secret\"\n", "stopGrace = \"10s\"\n");
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
 // A daemon in a mount namespace of its own (as the packaged unit's PrivateTmp= and ProtectHome=
 // give it) sees another directory, or none, where submit's shell sees a workspace root: submit
 // refuses a workspace there, naming the root and the fix, instead of queuing a turn the daemon

@@ -126,7 +126,7 @@ TEST(EgressPolicy, ThisHostsOwnAddressesAreRefused) {
 }
 
 // An operator's denyRanges entry inside a wider allowRanges entry carves it out: the deny was
-// never applied when allowRanges were read first (docs/configuration.md: "on top of").
+// never applied when allowRanges were read first (docs/design.md §9.7).
 TEST(EgressPolicy, ADenyInsideAWiderAllowIsApplied) {
     EgressCeiling c;
     c.allow_ranges.push_back(parse_range("10.0.0.0/8"));

@@ -166,5 +166,17 @@ TEST(TlsHandshakeWatch, TheDestinationsAnswerMustBeATlsHandshake) {
     EXPECT_TRUE(w.over()) << "a ServerHello read byte by byte";
 }
 
+// A server may send its whole first flight in one record: the watch is over at the ServerHello,
+// and a Certificate larger than the watch would read, behind it in the record, is not its to judge
+// (a TLS 1.2 server's, in the clear).
+TEST(TlsHandshakeWatch, WhatFollowsTheServerHelloInItsRecordIsNotJudged) {
+    TlsHandshakeWatch w("pkg.test", false);
+    ASSERT_TRUE(w.from_box(hello("pkg.test")));
+    const std::string flight = server_hello(false).substr(5) + std::string(1, '\x0b') + u24(70000) +
+                               std::string(1000, 'c');
+    EXPECT_TRUE(w.from_destination(record('\x16', flight))) << w.why();
+    EXPECT_TRUE(w.over());
+}
+
 } // namespace
 } // namespace radial::egress::detail

@@ -437,6 +437,9 @@ TEST(C14_Turn, ASecretOutsideSecretNamesIsRefused) {
     PolicySetup s("secretNames = []\n");
     expect_turn_refused(s, s.turn({"--image", "img", "--secret", "PATH"}),
                         "secret 'PATH' matches none of run.secretNames (none)");
+    // Refused before it is looked up: the refusal does not tell whether it is set.
+    expect_turn_refused(s, s.turn({"--image", "img", "--secret", "NOPE_SURELY_UNSET_VAR"}),
+                        "secret 'NOPE_SURELY_UNSET_VAR' matches none of run.secretNames");
 }
 
 // A pattern that cannot match a variable name is a mistake, said with the key's position.

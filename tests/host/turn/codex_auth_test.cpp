@@ -172,7 +172,13 @@ TEST(CodexAuthRotation, ANewTokenOrRefreshTimeCarriesNoTextOrSecretOfTheTurns) {
     for (const auto& [box, says] : refused)
         EXPECT_NE(codex_rotation_problem(given, box, turns_secrets).find(says), std::string::npos)
             << codex_rotation_problem(given, box, turns_secrets) << " for " << box;
-    // An unchanged value is the operator's own, whatever its shape.
+    // An unchanged value is the operator's own, whatever its shape and whatever else it is (an
+    // API key the turn was also given as a secret).
+    EXPECT_EQ(
+        codex_rotation_problem(R"({"OPENAI_API_KEY":"Zq8wX41pL0kAbCdEf9876","tokens":{"a":"1"}})",
+                               R"({"OPENAI_API_KEY":"Zq8wX41pL0kAbCdEf9876","tokens":{"a":"2"}})",
+                               turns_secrets),
+        "");
     EXPECT_EQ(codex_rotation_problem(R"({"tokens":{"a":"x y","b":"1"},"last_refresh":"never"})",
                                      R"({"tokens":{"a":"x y","b":"2"},"last_refresh":"never"})"),
               "");

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "box_inspect.h"
 #include "box_user.h"
 
 namespace radial::docker {
@@ -504,6 +505,18 @@ TEST(docker_argv, StateParsing) {
     EXPECT_EQ(parse_container_state(""), std::nullopt);
     EXPECT_EQ(parse_container_state("null"), std::nullopt);
     EXPECT_EQ(parse_container_state(R"({"Status":"exited"})"), std::nullopt);
+}
+
+// A reclaimed box's end as the engine kept it: OOMKilled says the bound killed some process, and a
+// workload that exited 0 was not ended by it (as a run's result says; radiald refuses OOM_KILLED
+// with exit 0 for a contradiction).
+TEST(docker_argv, AnInspectedBoxThatExitedZeroWasNotKilledByItsMemoryBound) {
+    const auto oom = box_state_from_json(R"({"Status":"exited","OOMKilled":true,"ExitCode":137})");
+    EXPECT_EQ(oom.flags, RADIAL_RUN_EXITED | RADIAL_RUN_OOM_KILLED);
+    EXPECT_EQ(oom.exit_code, 137);
+    const auto zero = box_state_from_json(R"({"Status":"exited","OOMKilled":true,"ExitCode":0})");
+    EXPECT_EQ(zero.flags, RADIAL_RUN_EXITED);
+    EXPECT_EQ(zero.exit_code, 0);
 }
 
 } // namespace
