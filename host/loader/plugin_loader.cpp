@@ -82,30 +82,30 @@ std::string untrusted_search_path(const fs::path& so, std::set<std::string>& see
         dirs.push_back(fs::path(dir).lexically_normal());
     }
     for (const auto& name : paths.needed) {
+        // Named by path, its directory is judged here; found in a runpath directory, that
+        // directory was judged above. Else the linker's own directories, root's, find it.
         fs::path found;
+        bool judge_directory = false;
+        std::error_code ec;
         if (name.find('/') != std::string::npos) {
             found = fs::path(name).is_absolute() ? fs::path(name) : so.parent_path() / name;
-            struct stat st {};
-            if (::stat(found.c_str(), &st) == 0)
-                if (auto p = trust_problem(found.string(), st, "library");
-                    !p.empty() || !(p = untrusted_directory(found.parent_path())).empty())
-                    return fmt::format("'{}', which '{}' needs: {}", found.string(), so.string(),
-                                       p);
+            judge_directory = true;
         } else {
-            std::error_code ec;
             for (const auto& d : dirs)
                 if (fs::exists(d / name, ec)) {
                     found = d / name;
-                    struct stat st {};
-                    if (::stat(found.c_str(), &st) == 0)
-                        if (auto p = trust_problem(found.string(), st, "library"); !p.empty())
-                            return fmt::format("'{}', which '{}' needs: {}", found.string(),
-                                               so.string(), p);
                     break;
                 }
         }
-        if (!found.empty())
-            if (auto p = untrusted_search_path(found, seen, depth + 1); !p.empty()) return p;
+        if (found.empty()) continue;
+        struct stat st {};
+        if (::stat(found.c_str(), &st) == 0) {
+            auto p = trust_problem(found.string(), st, "library");
+            if (p.empty() && judge_directory) p = untrusted_directory(found.parent_path());
+            if (!p.empty())
+                return fmt::format("'{}', which '{}' needs: {}", found.string(), so.string(), p);
+        }
+        if (auto p = untrusted_search_path(found, seen, depth + 1); !p.empty()) return p;
     }
     return {};
 }
