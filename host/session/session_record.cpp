@@ -90,12 +90,14 @@ std::optional<std::string> other_runtime(const SessionRecord& session,
 
 nlohmann::json manifest_json(const std::vector<ManifestStep>& steps) {
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& m : steps)
+    for (const auto& m : steps) {
         out.push_back({{"turn", m.turn},
                        {"argv", m.argv},
                        {"workdir", m.workdir},
                        {"exitCode", m.exit_code},
                        {"env", m.env}});
+        if (!m.egress.empty()) out.back()["egress"] = m.egress;
+    }
     return out;
 }
 
@@ -115,7 +117,8 @@ std::vector<ManifestStep> manifest_from_json(const nlohmann::json& j) {
         steps.push_back({m.at("turn").get<std::string>(),
                          m.at("argv").get<std::vector<std::string>>(),
                          m.at("workdir").get<std::string>(), m.at("exitCode").get<int>(),
-                         m.value("env", std::vector<std::string>{})});
+                         m.value("env", std::vector<std::string>{}),
+                         m.value("egress", std::vector<std::string>{})});
     return steps;
 }
 

@@ -27,6 +27,11 @@ struct ManifestStep {
     // The exec's variables: "NAME=value", a secret's as "NAME" (its value is never kept);
     // radiald's own RADIAL_* variables, which differ from turn to turn, left out.
     std::vector<std::string> env;
+    // What the exec could reach through its broker: its egress rules ("host:port", sorted) and
+    // the ceiling's ranges and name map that decided where they led ("ceiling sha256:…"); empty
+    // for an exec that had no egress. Two execs of one argv that fetched from different places
+    // made different environments (docs/design.md §13.12).
+    std::vector<std::string> egress;
     friend bool operator==(const ManifestStep&, const ManifestStep&) = default;
 };
 

@@ -241,10 +241,10 @@ ScanBudget scan_budget(const time::Clock& clock, std::uint64_t timeout_ms) {
 
 void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
                       const std::string& session_id, const std::string& turn_id,
-                      const ContainerSpec& exec, std::optional<std::int32_t> exit_code,
-                      std::string_view runtime_error, const redaction::SecretSet& secrets,
-                      const redaction::Redactor& redactor, std::uint64_t since_ms,
-                      const time::Clock& clock) noexcept {
+                      const ContainerSpec& exec, const std::vector<std::string>& egress,
+                      std::optional<std::int32_t> exit_code, std::string_view runtime_error,
+                      const redaction::SecretSet& secrets, const redaction::Redactor& redactor,
+                      std::uint64_t since_ms, const time::Clock& clock) noexcept {
     try {
         auto rec = load_session(state_dir, session_id);
         if (!rec) return;
@@ -286,8 +286,12 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
         }
         // Redacted as the journal's copy of the turn is: an argv or a variable may quote a
         // secret, and the record, the snapshot's record and `session snapshots` outlive the turn.
-        ManifestStep step{turn_id, exec.argv, redactor.redact(exec.workdir), exit_code.value_or(-1),
-                          manifest_env(exec)};
+        ManifestStep step{turn_id,
+                          exec.argv,
+                          redactor.redact(exec.workdir),
+                          exit_code.value_or(-1),
+                          manifest_env(exec),
+                          egress};
         // Not the variables radiald gives every exec of the box (make_session_exec): the same for
         // every turn, they say nothing of this one.
         if (!rec->box_user.empty())
@@ -295,6 +299,7 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
                 std::erase(step.env, v.name + "=" + v.value);
         for (auto& a : step.argv) a = redactor.redact(a);
         for (auto& e : step.env) e = redactor.redact(e);
+        for (auto& e : step.egress) e = redactor.redact(e);
         rec->manifest.push_back(std::move(step));
         if (rec->unchecked_turn == turn_id) rec->unchecked_turn.clear();
         update_session(state_dir, *rec);

@@ -82,13 +82,14 @@ std::uint64_t changes_window_start_ms(time::WallPoint wall_start, time::SteadyPo
 // turn, the secret and the path; never a value). So does a non-empty `runtime_error` (the turn's
 // run ended in an error of the runtime): then the exec's end was not seen, it may still be
 // writing, and its changes are not looked at. A runtime without snapshots is not asked.
+// `egress` is the exec's manifest_egress (snapshot_record.h), kept in its manifest step.
 // Never throws; logs what it could not do.
 void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
                       const std::string& session_id, const std::string& turn_id,
-                      const ContainerSpec& exec, std::optional<std::int32_t> exit_code,
-                      std::string_view runtime_error, const redaction::SecretSet& secrets,
-                      const redaction::Redactor& redactor, std::uint64_t since_ms,
-                      const time::Clock& clock) noexcept;
+                      const ContainerSpec& exec, const std::vector<std::string>& egress,
+                      std::optional<std::int32_t> exit_code, std::string_view runtime_error,
+                      const redaction::SecretSet& secrets, const redaction::Redactor& redactor,
+                      std::uint64_t since_ms, const time::Clock& clock) noexcept;
 
 // How long the look at a turn's changes may take, by `clock`: the exec's timeout (`timeout_ms`,
 // the turn's), and at least kLeastScanBudget; none without a timeout. Changes it could not read

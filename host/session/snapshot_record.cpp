@@ -104,14 +104,42 @@ std::string policy_generation(const ContainerSpec& spec, const config::HostConfi
     return "sha256:" + sha256_hex(canonical(policy));
 }
 
+std::vector<std::string> manifest_egress(const std::vector<std::string>& requested,
+                                         const egress::EgressCeiling& ceiling) {
+    if (requested.empty()) return {};
+    std::vector<std::string> out;
+    for (const auto& r : requested) {
+        try {
+            out.push_back(egress::parse_allow_rule(r).text());
+        } catch (const std::exception&) {
+            out.push_back(r); // never for a request that was checked; kept as it was named
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    // Not the allow patterns (the rules above are what this exec had of them) nor the quotas
+    // (they bound, never redirect): what makes one name reach another server.
+    nlohmann::json allow_ranges = nlohmann::json::array(), deny_ranges = nlohmann::json::array();
+    for (const auto& a : ceiling.allow_ranges) allow_ranges.push_back(a.text());
+    for (const auto& d : ceiling.deny_ranges) deny_ranges.push_back(d.text());
+    out.push_back("ceiling sha256:" + sha256_hex(canonical({{"allowRanges", allow_ranges},
+                                                            {"denyRanges", deny_ranges},
+                                                            {"hosts", ceiling.hosts}})));
+    return out;
+}
+
 std::string snapshot_tag(const std::string& base, const std::vector<ManifestStep>& manifest,
                          const std::string& policy) {
     // What ran, not which turn ran it: two sessions that ran the same commands from the same
     // base under the same policy name one environment.
+    // A step without egress digests as it did before egress was kept, so no older snapshot's
+    // name changes.
     nlohmann::json steps = nlohmann::json::array();
-    for (const auto& m : manifest)
+    for (const auto& m : manifest) {
         steps.push_back(
             {{"argv", m.argv}, {"workdir", m.workdir}, {"exitCode", m.exit_code}, {"env", m.env}});
+        if (!m.egress.empty()) steps.back()["egress"] = m.egress;
+    }
     return sha256_hex(canonical({{"base", base}, {"manifest", steps}, {"policy", policy}}));
 }
 

@@ -35,9 +35,16 @@ std::string policy_generation(const ContainerSpec& spec, const config::HostConfi
                               const std::string& runtime_id, const std::string& workspace,
                               const std::string& mode);
 
+// A manifest step's `egress`: the exec's rules as `requested` ("host:port", each parsed as the
+// ceiling's rules are, sorted, once each) and "ceiling sha256:<hex>" of `ceiling`'s allowRanges,
+// denyRanges and hosts, which decide where those names lead. Empty when `requested` is. A rule
+// that does not parse (a request already checked has none) is kept as named. [thread-safe]
+std::vector<std::string> manifest_egress(const std::vector<std::string>& requested,
+                                         const egress::EgressCeiling& ceiling);
+
 // The content address of a snapshot: the hex SHA-256 of {base, manifest (each step's argv,
-// workdir, env and exit code; not its turn id), policy}, canonical JSON. The same three give the
-// same tag; a change in any one a new tag. [thread-safe]
+// workdir, env, exit code and egress when it had any; not its turn id), policy}, canonical JSON.
+// The same three give the same tag; a change in any one a new tag. [thread-safe]
 std::string snapshot_tag(const std::string& base, const std::vector<ManifestStep>& manifest,
                          const std::string& policy);
 // "radial-snapshot-<instanceId, lower case>:<tag>". [thread-safe]

@@ -14,6 +14,7 @@
 #include "redaction/json_redaction.h"
 #include "session/instance_fingerprints.h"
 #include "session/session_turn.h"
+#include "session/snapshot_record.h"
 #include "socket/box_socket.h"
 #include "socket/socket_error.h"
 #include "turn/box_root.h"
@@ -490,7 +491,8 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
         session::abandon_session_turn(env_.cfg.state_dir, session_->id, id);
     else if (session_)
         session::end_session_turn(
-            env_.client, env_.cfg.state_dir, session_->id, id, spec, ran.exit_code,
+            env_.client, env_.cfg.state_dir, session_->id, id, spec,
+            session::manifest_egress(request_.egress, env_.cfg.egress), ran.exit_code,
             ran.status == TurnStatus::error ? ran.error : std::string(), *secrets_, *redactor_,
             session::changes_window_start_ms(run.exec_started_wall, run.exec_started_steady,
                                              env_.clock->wall(), env_.clock->steady()),

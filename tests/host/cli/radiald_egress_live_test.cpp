@@ -114,7 +114,9 @@ TEST(EgressLive, UnderGvisorANamedDestinationIsReached) {
     EXPECT_EQ(rs[0]["via"], "relayed") << "gVisor's sockets cannot be handed to the host";
 }
 
-// A session's turns each get their own broker (and each exec its own endpoint), turn after turn.
+// A session's turns each get their own broker (and each exec its own endpoint), turn after turn;
+// each turn's step of the session's manifest, which names its snapshots, says what it could reach
+// (docs/design.md §13.12).
 TEST(EgressLive, EachTurnOfASessionGetsItsOwnBroker) {
     test::LoopbackHttpServer up_("127.0.0.2", kHello);
     const std::string port = std::to_string(up_.port());
@@ -135,6 +137,17 @@ TEST(EgressLive, EachTurnOfASessionGetsItsOwnBroker) {
                                                port + "/; echo rc=$?"});
     EXPECT_THAT(without.result.out, ::testing::StartsWith("[]\n"));
     EXPECT_EQ(up_.requests(), 3) << "a turn without egress reached nothing";
+    const auto rec =
+        nlohmann::json::parse(test::read_file(s.state_dir() + "/sessions/" + session.id + ".json"));
+    const auto& manifest = rec.at("manifest");
+    ASSERT_EQ(manifest.size(), 4u) << rec.dump();
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(manifest[i].value("egress", nlohmann::json::array()).size(), 2u) << rec.dump();
+        EXPECT_EQ(manifest[i]["egress"][0], "pkg.test:" + port);
+        EXPECT_THAT(manifest[i]["egress"][1].get<std::string>(),
+                    ::testing::StartsWith("ceiling sha256:"));
+    }
+    EXPECT_FALSE(manifest[3].contains("egress")) << rec.dump();
 }
 
 TEST(EgressLive, WithoutEgressTheBoxHasNoRouteOut) {

@@ -59,7 +59,7 @@ struct SessionTurnTest : ::testing::Test {
         exec.argv = std::move(argv);
         exec.env.push_back({"PLAIN", "header s3cret-value-123", false});
         exec.env.push_back({"TOKEN", "s3cret-value-123", true});
-        end_session_turn(*client, state, "s1", turn, exec, std::nullopt, runtime_error, secrets,
+        end_session_turn(*client, state, "s1", turn, exec, {}, std::nullopt, runtime_error, secrets,
                          redactor, 0, clock);
     }
 };
@@ -250,7 +250,7 @@ TEST(SessionTurnScan, ChangesTheBudgetCannotReadBarSnapshots) {
         begin_session_turn(state, *load_session(state, "s1"), "t1");
         TickingClock ticking;
         exec.timeout_ms = timeout_ms;
-        end_session_turn(client, state, "s1", "t1", exec, 0, "", secrets, redactor, 0, ticking);
+        end_session_turn(client, state, "s1", "t1", exec, {}, 0, "", secrets, redactor, 0, ticking);
         const auto why = load_session(state, "s1")->no_snapshot_because;
         if (barred) {
             EXPECT_THAT(why, HasSubstr("could not be checked for its secrets within 10 s")) << why;

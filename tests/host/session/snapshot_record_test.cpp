@@ -2,6 +2,7 @@
 // same content address; a change in any one gives another; records round-trip.
 #include "session/snapshot_record.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "../../support/temp_dir.h"
@@ -11,7 +12,7 @@ namespace radial::session {
 namespace {
 
 std::vector<ManifestStep> steps(const std::string& turn) {
-    return {{turn, {"sh", "-c", "echo v1 > /opt/cache/tool"}, "/work", 0, {}}};
+    return {{turn, {"sh", "-c", "echo v1 > /opt/cache/tool"}, "/work", 0, {}, {}}};
 }
 
 TEST(SnapshotRecordTest, TheSameInputsNameOneSnapshotAndTheTurnIdsDoNotCount) {
@@ -26,7 +27,7 @@ TEST(SnapshotRecordTest, EachInputChangesTheName) {
     EXPECT_NE(a, snapshot_tag("sha256:ab", steps("t"), "sha256:p1"));
     EXPECT_NE(a, snapshot_tag("sha256:aa", steps("t"), "sha256:p2"));
     auto more = steps("t");
-    more.push_back({"t2", {"true"}, "/work", 0, {}});
+    more.push_back({"t2", {"true"}, "/work", 0, {}, {}});
     EXPECT_NE(a, snapshot_tag("sha256:aa", more, "sha256:p1"));
     auto failed = steps("t");
     failed[0].exit_code = 1;
@@ -38,8 +39,55 @@ TEST(SnapshotRecordTest, EachInputChangesTheName) {
     elsewhere[0].workdir = "/";
     EXPECT_NE(a, snapshot_tag("sha256:aa", elsewhere, "sha256:p1"));
     // argv words are kept apart: ["a b"] is not ["a", "b"]
-    EXPECT_NE(snapshot_tag("b", {{"t", {"a b"}, "", 0, {}}}, "p"),
-              snapshot_tag("b", {{"t", {"a", "b"}, "", 0, {}}}, "p"));
+    EXPECT_NE(snapshot_tag("b", {{"t", {"a b"}, "", 0, {}, {}}}, "p"),
+              snapshot_tag("b", {{"t", {"a", "b"}, "", 0, {}, {}}}, "p"));
+}
+
+// Two sessions whose turns ran one argv fetching one name, with the ceiling mapping that name to
+// two servers, made two environments: neither may be served the other's snapshot.
+TEST(SnapshotRecordTest, WhatAStepCouldReachThroughItsBrokerChangesTheName) {
+    egress::EgressCeiling a;
+    a.allow = {egress::parse_allow_rule("pkg.test:8099")};
+    a.allow_ranges = {egress::parse_range("127.0.0.1/32")};
+    a.hosts = {{"pkg.test", "127.0.0.1"}};
+    auto b = a;
+    b.allow_ranges = {egress::parse_range("127.0.0.2/32")};
+    b.hosts = {{"pkg.test", "127.0.0.2"}};
+
+    const auto from_a = manifest_egress({"pkg.test:8099"}, a);
+    const auto from_b = manifest_egress({"pkg.test:8099"}, b);
+    ASSERT_EQ(from_a.size(), 2u);
+    EXPECT_EQ(from_a[0], "pkg.test:8099");
+    EXPECT_THAT(from_a[1], ::testing::StartsWith("ceiling sha256:"));
+    EXPECT_NE(from_a, from_b);
+    auto step_a = steps("t"), step_b = steps("t");
+    step_a[0].egress = from_a;
+    step_b[0].egress = from_b;
+    EXPECT_NE(snapshot_tag("sha256:aa", step_a, "sha256:p1"),
+              snapshot_tag("sha256:aa", step_b, "sha256:p1"));
+    // Another destination, or none, is another environment too.
+    auto other = steps("t");
+    other[0].egress = manifest_egress({"mirror.test:8099"}, a);
+    EXPECT_NE(snapshot_tag("sha256:aa", step_a, "sha256:p1"),
+              snapshot_tag("sha256:aa", other, "sha256:p1"));
+    EXPECT_NE(snapshot_tag("sha256:aa", step_a, "sha256:p1"),
+              snapshot_tag("sha256:aa", steps("t"), "sha256:p1"));
+
+    // One spelling, one order: the same rules name the same environment.
+    EXPECT_EQ(manifest_egress({"PKG.test:8099", "pkg.test.:8099"}, a), from_a);
+    // What cannot redirect a name (quotas, the allow patterns) does not count.
+    auto bigger = a;
+    bigger.max_bytes_in *= 2;
+    bigger.allow.push_back(egress::parse_allow_rule("other.test:443"));
+    EXPECT_EQ(manifest_egress({"pkg.test:8099"}, bigger), from_a);
+    EXPECT_TRUE(manifest_egress({}, a).empty());
+}
+
+// A step that had no egress is digested as before egress was kept: the snapshots sessions took
+// then keep their names. (The digest of this step, computed by hand from the canonical JSON.)
+TEST(SnapshotRecordTest, AStepWithoutEgressKeepsTheNameItHadBeforeEgressCounted) {
+    EXPECT_EQ(snapshot_tag("sha256:aa", steps("t"), "sha256:p1"),
+              "78bc5eb07524cca888e00467022ed7e902e6940e0698161444a76c6c5af0a9f2");
 }
 
 TEST(SnapshotRecordTest, APolicyGenerationCountsThePolicyNotWhatNamesOrFeedsTheBox) {
@@ -107,6 +155,7 @@ TEST(SnapshotRecordTest, ARecordRoundTripsAndIsFoundByTagOrImageOnly) {
     r.base = "sha256:aa";
     r.policy = "sha256:p";
     r.manifest = steps("t");
+    r.manifest[0].egress = {"pkg.test:8099", "ceiling sha256:00"};
     r.session = "s1";
     r.created_at_ms = 42;
     save_snapshot(dir.path(), r);
