@@ -16,6 +16,7 @@
 #include <memory>
 #include <regex>
 
+#include "daemon/instance_claim.h"
 #include "fs/open_no_links.h"
 #include "socket/box_socket.h"
 #include "text/utf8.h"
@@ -65,12 +66,52 @@ const char* kind_of(mode_t mode) {
 
 } // namespace
 
+namespace {
+
+// A protected path and how a refusal names it.
+struct ProtectedPath {
+    std::string path; // as the kernel reaches it
+    std::string what;
+};
+
+// radiald's own control files: its config, its program and runtimes, the host-wide claims and the
+// operator's Codex credentials. A box given one (or a tree holding one) could change what radiald
+// runs as root next, or read the host's credentials; the second design document says such files
+// are never mounted (docs/design.md §7.5).
+std::vector<ProtectedPath> control_files(const config::HostConfig& cfg) {
+    std::vector<ProtectedPath> out;
+    if (!cfg.file.empty()) out.push_back({cfg.file, "radiald's config file"});
+    for (const auto& d : cfg.plugin_dirs)
+        out.push_back({d, "the plugin directory (run.pluginDir)"});
+    if (std::unique_ptr<char, decltype(&std::free)> exe(::realpath("/proc/self/exe", nullptr),
+                                                        &std::free);
+        exe)
+        out.push_back({exe.get(), "radiald's own program"});
+    out.push_back({daemon::default_claim_registry(), "the host's radiald instance claims"});
+    if (cfg.codex_auth)
+        out.push_back({codex_auth_path(cfg.codex_auth_file),
+                       "the operator's Codex credentials (run.codexAuthFile)"});
+    return out;
+}
+
+std::vector<ProtectedPath> protected_paths_named(const config::HostConfig& cfg) {
+    std::vector<ProtectedPath> out;
+    for (const char* p : kFixedProtected) out.push_back({p, "the protected host path"});
+    if (!cfg.state_dir.empty())
+        out.push_back({cfg.state_dir, "radiald's state directory (run.stateDir)"});
+    for (const auto& p : cfg.other_state_dirs)
+        out.push_back({p, "the state directory of another radiald on this host"});
+    for (const auto& p : cfg.protected_paths) out.push_back({p, "the protected host path"});
+    for (auto& c : control_files(cfg)) out.push_back(std::move(c));
+    for (auto& p : out) p.path = resolved_or_normal(p.path);
+    return out;
+}
+
+} // namespace
+
 std::vector<std::string> protected_host_paths(const config::HostConfig& cfg) {
-    std::vector<std::string> out(std::begin(kFixedProtected), std::end(kFixedProtected));
-    if (!cfg.state_dir.empty()) out.push_back(cfg.state_dir);
-    for (const auto& p : cfg.other_state_dirs) out.push_back(p);
-    for (const auto& p : cfg.protected_paths) out.push_back(p);
-    for (auto& p : out) p = resolved_or_normal(p);
+    std::vector<std::string> out;
+    for (auto& p : protected_paths_named(cfg)) out.push_back(std::move(p.path));
     return out;
 }
 
@@ -104,23 +145,14 @@ std::string checked_host_source(const std::string& key, const std::string& path,
                             ? fmt::format("'{}'", path)
                             : fmt::format("'{}' (which resolves to '{}')", path, resolved);
 
-    for (const auto& p : protected_host_paths(cfg)) {
+    for (const auto& [p, what] : protected_paths_named(cfg)) {
         bool hit =
             p == "/" ? resolved == "/" : at_or_under(resolved, p) || at_or_under(p, resolved);
         if (!hit) continue;
-        const bool another_state_dir =
-            std::any_of(cfg.other_state_dirs.begin(), cfg.other_state_dirs.end(),
-                        [&](const std::string& d) { return resolved_or_normal(d) == p; });
-        std::string what =
-            p == resolved_or_normal(cfg.state_dir)
-                ? fmt::format("radiald's state directory '{}' (run.stateDir)", p)
-            : another_state_dir
-                ? fmt::format("the state directory '{}' of another radiald on this host", p)
-                : fmt::format("the protected host path '{}'", p);
         throw RequestError(
-            fmt::format("{} {} is, lies under or contains {}; no request may mount it, whatever "
-                        "run.workspaceRoots says",
-                        key, shown, what));
+            fmt::format("{} {} is, lies under or contains {} '{}'; no request may mount it, "
+                        "whatever run.workspaceRoots says",
+                        key, shown, what, p));
     }
 
     struct stat st {};

@@ -41,6 +41,11 @@ bool apply(int dir, const char* name, const IdMap& m, const std::string& shown,
     const int flags = name[0] == '\0' ? AT_EMPTY_PATH : AT_SYMLINK_NOFOLLOW;
     if (::fstatat(dir, name, &st, flags) != 0) return false; // gone meanwhile
     ++report.visited;
+    // A socket in the workspace is the owner's service (a rootless engine's, an agent's): given
+    // to the box's uid, the box could connect and act as the owner, or as root through an engine
+    // (docs/design.md §3.9). The hand-over leaves sockets with their owner; the hand-back still
+    // gives the owner what the box made.
+    if (S_ISSOCK(st.st_mode) && !m.clear_setid) return false;
     const uid_t uid = st.st_uid == m.from_uid ? m.to_uid : st.st_uid;
     const gid_t gid = m.map_gid && st.st_gid == m.from_gid ? m.to_gid : st.st_gid;
     if ((uid != st.st_uid || gid != st.st_gid) && ::fchownat(dir, name, uid, gid, flags) != 0)

@@ -61,8 +61,15 @@ engine_api::EngineClient client_for(const engine_api::ResolvedEngine& resolved,
 
 DockerEngine::DockerEngine(DockerSettings settings)
     : settings_(std::move(settings)),
-      resolved_(docker_engine_address(settings_, engine_api::EngineEnvironment::of_process())),
+      environment_(engine_api::EngineEnvironment::of_process()),
+      resolved_(docker_engine_address(settings_, environment_)),
       client_(client_for(resolved_, budget_ms(settings_.command_timeout_ms))) {}
+
+std::vector<plugin_support::EngineControlPath> DockerEngine::control_paths() const {
+    return plugin_support::engine_control_paths(
+        engine_name(), resolved_.address.unix_socket ? resolved_.address.path : std::string(),
+        environment_.config_directory(), environment_.docker_cert_path);
+}
 
 std::string DockerEngine::engine_name() const {
     if (!settings_.host.empty()) return "'" + settings_.host + "'";

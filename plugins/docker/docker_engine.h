@@ -17,6 +17,7 @@
 #include "docker_settings.h"
 #include "engine_api/engine_client.h"
 #include "engine_api/engine_endpoint.h"
+#include "support/mount_sources.h"
 
 namespace radial::docker {
 
@@ -49,6 +50,11 @@ public:
     const DockerSettings& settings() const noexcept { return settings_; }
     // The engine's address (with its TLS material) and where it came from.
     const engine_api::ResolvedEngine& resolved() const noexcept { return resolved_; }
+    // The host paths through which a box would control this engine, which no mount may hand it
+    // (plugin_support::refuse_engine_control_paths): the engine's unix socket, the docker client's
+    // configuration directory ($DOCKER_CONFIG, else ~/.docker: credentials, contexts, their TLS
+    // keys) and $DOCKER_CERT_PATH. Pure.
+    std::vector<plugin_support::EngineControlPath> control_paths() const;
 
     // How messages name the engine: "'<host>'" (run.docker.host), "default host" (the default
     // socket), or "'<address>' (<source>)" for $DOCKER_HOST and a docker context.
@@ -201,6 +207,7 @@ private:
     nlohmann::json info_json(const std::string& what) const;
 
     DockerSettings settings_;
+    engine_api::EngineEnvironment environment_; // this process's, read once at construction
     mutable std::atomic<bool> namespaced_root_{false};
     mutable std::mutex data_root_mutex_;
     mutable std::optional<std::string> data_root_; // guarded by data_root_mutex_; nullopt: unasked

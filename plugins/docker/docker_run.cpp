@@ -116,8 +116,10 @@ radial::plugin::RunResult BoxRun::execute() {
     (void)docker_create_body(spec_, settings, {}, engine_.namespaced_root());
     // The engine's Binds would silently create a missing source as a root-owned directory.
     plugin_support::check_mount_sources(spec_);
-    if (!spec_.mounts.empty())
+    if (!spec_.mounts.empty()) {
         plugin_support::refuse_engine_data_root(spec_, engine_.data_root(), engine_.engine_name());
+        plugin_support::refuse_engine_control_paths(spec_, engine_.control_paths());
+    }
     if (spec_.timeout_ms != 0) timeout_at_ = deadline_after(started, spec_.timeout_ms);
 
     std::vector<std::string> entrypoint;

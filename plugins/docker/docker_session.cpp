@@ -158,8 +158,10 @@ void create_docker_session(const DockerEngine& engine, const radial::plugin::Hos
         throw Error(RADIAL_E_INVALID, "label",
                     "a box labelled '" + spec.label + "' exists already; pick another session id");
     plugin_support::check_mount_sources(spec);
-    if (!spec.mounts.empty())
+    if (!spec.mounts.empty()) {
         plugin_support::refuse_engine_data_root(spec, engine.data_root(), engine.engine_name());
+        plugin_support::refuse_engine_control_paths(spec, engine.control_paths());
+    }
     if (!engine.image_entrypoint(spec.image))
         throw Error(RADIAL_E_NOT_FOUND, "image",
                     "image '" + spec.image +

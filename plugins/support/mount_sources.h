@@ -4,7 +4,9 @@
 #pragma once
 
 #include <radial/container_spec.hpp>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace radial::plugin_support {
 
@@ -23,5 +25,31 @@ void check_mount_sources(const ContainerSpec& spec);
 // Reads the filesystem only; thread-safe.
 void refuse_engine_data_root(const ContainerSpec& spec, std::string_view data_root,
                              std::string_view engine);
+
+// A host path through which a box would control its engine, and how a message names it ("the
+// socket of the engine 'x'", "the docker client's configuration directory", …).
+struct EngineControlPath {
+    std::string path;
+    std::string what;
+};
+
+// Throws Error(RADIAL_E_REFUSED, key "mounts[<i>]") naming the box's label, the first mount
+// source that is, lies below or holds one of `paths` (compared as refuse_engine_data_root
+// compares), and what that path is: the engine's unix socket, or the client configuration and TLS
+// keys that reach the engine, which hand the box every other box and the host (docs/design.md
+// §7.5). The host refuses the default places (/run, /root) itself; this covers an engine or a
+// client configuration elsewhere. Entries with an empty or relative path are skipped. Reads the
+// filesystem only; thread-safe.
+void refuse_engine_control_paths(const ContainerSpec& spec,
+                                 const std::vector<EngineControlPath>& paths);
+
+// The control paths of the engine named `engine` in messages: its unix socket `socket_path`
+// (empty for a tcp engine), the docker client's configuration directory `client_config`
+// ($DOCKER_CONFIG, else ~/.docker: credentials, contexts and their TLS keys) and `cert_path`
+// ($DOCKER_CERT_PATH); empty ones are left out. Pure.
+std::vector<EngineControlPath> engine_control_paths(const std::string& engine,
+                                                    const std::string& socket_path,
+                                                    const std::string& client_config,
+                                                    const std::string& cert_path);
 
 } // namespace radial::plugin_support

@@ -1,5 +1,6 @@
 #include "swarm_run.h"
 
+#include "engine_api/engine_endpoint.h"
 #include "support/mount_sources.h"
 #include "support/oom_reask.h"
 
@@ -157,7 +158,13 @@ radial::plugin::RunResult SwarmRun::execute() {
         } catch (const EngineError& e) {
             throw Error(RADIAL_E_UNAVAILABLE, e.what());
         }
-        plugin_support::refuse_engine_data_root(spec_, root, "at " + rt_.engine_.address().text);
+        const auto& engine = rt_.engine_.address();
+        plugin_support::refuse_engine_data_root(spec_, root, "at " + engine.text);
+        const auto env = engine_api::EngineEnvironment::of_process();
+        plugin_support::refuse_engine_control_paths(
+            spec_, plugin_support::engine_control_paths(
+                       "at " + engine.text, engine.unix_socket ? engine.path : std::string(),
+                       env.config_directory(), env.docker_cert_path));
     }
     // No network attachment: loopback only where the node's engine has no default bridge, and
     // that bridge's outbound access otherwise, which no "no network" may become (docs/cluster.md).

@@ -106,6 +106,11 @@ EngineAddress explicit_host(const std::string& text, const std::string& source,
 
 } // namespace
 
+std::string EngineEnvironment::config_directory() const {
+    if (!docker_config.empty()) return docker_config;
+    return home.empty() ? std::string() : config_dir(*this);
+}
+
 EngineEnvironment EngineEnvironment::of_process() {
     EngineEnvironment e;
     e.docker_host = env_or_empty("DOCKER_HOST");

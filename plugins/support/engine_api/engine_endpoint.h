@@ -24,6 +24,9 @@ struct EngineEnvironment {
     // This process's values. Reads the environment (getenv) and, without $HOME, the passwd
     // database. [thread-safe] as long as nobody calls setenv meanwhile.
     static EngineEnvironment of_process();
+    // $DOCKER_CONFIG, else <home>/.docker (empty when both are): where the docker CLI keeps
+    // config.json, its contexts and their TLS material. Pure.
+    std::string config_directory() const;
 };
 
 // An engine address and where it came from.

@@ -193,6 +193,33 @@ TEST(BoxIsolationLive, AnotherInstancesStateDirectoryIsNeverMounted) {
     EXPECT_EQ(running.wait(120s), 0) << test::read_file(ws / "b.log");
 }
 
+// Neither radiald's config nor the docker client's configuration (its credentials, contexts and
+// their TLS keys) is ever mounted: a box that owned a workspace holding the config replaced it
+// and the next radiald ran boxes on the host network (docs/design.md §7.5). The host refuses its
+// own files; the docker runtime refuses the client's, which only it knows, before any box.
+TEST(BoxIsolationLive, AWorkspaceHoldingRadialdsConfigOrTheDockerClientsIsRefused) {
+    test::RadialdSetup s;
+    test::TempDir ws("radial-ws");
+    fs::create_directories(ws / "etc");
+    fs::copy_file(s.config(), ws / "etc/radiald.toml");
+    auto own =
+        test::run_process({RADIALD_PATH, "turn", "--config", ws / "etc/radiald.toml", "--image",
+                           RADIAL_TEST_IMAGE, "--workspace", ws.path(), "--", "true"},
+                          {}, 120s);
+    EXPECT_EQ(own.exit_code, 125) << own.err;
+    EXPECT_THAT(own.err, ::testing::HasSubstr("contains radiald's config file '" +
+                                              ws / "etc/radiald.toml" + "'"));
+
+    test::TempDir client("radial-ws");
+    fs::create_directories(client / "dockercfg");
+    std::ofstream(client / "dockercfg/config.json") << "{}";
+    auto docker =
+        s.turn({"--workspace", client.path()}, {"true"}, {{"DOCKER_CONFIG", client / "dockercfg"}});
+    EXPECT_EQ(docker.result.exit_code, 125) << docker.result.err;
+    EXPECT_THAT(docker.result.err,
+                ::testing::HasSubstr("holds the docker client's configuration directory"));
+}
+
 // The pid of the box's command: the first child of its PID 1 (radial-init), whose host pid the
 // engine reports.
 std::string command_pid(const std::string& box) {

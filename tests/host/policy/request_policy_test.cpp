@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "../../support/temp_dir.h"
 #include "turn/turn_request.h"
@@ -79,6 +80,39 @@ TEST(C14_RequestPolicy, ProtectedPathsConfiguredByTheOperatorAreRefused) {
                 HasSubstr("the protected host path '" + d / "ws/secret" + "'"));
     EXPECT_THAT(refusal([&] { checked_host_source("k", d / "ws", true, cfg); }),
                 HasSubstr("contains the protected host path"));
+}
+
+// radiald's own control files are never mounted, nor a tree holding one (the second design
+// document: host credentials and the host's control files never are): a box that owned its
+// workspace's top directory renamed a root-owned directory holding the config there and wrote
+// another config, which the next radiald ran (network = "host"). docs/design.md §7.5.
+TEST(C14_RequestPolicy, RadialdsOwnControlFilesAreNeverMounted) {
+    test::TempDir d("radial-cf");
+    for (const char* sub : {"cfg/etc", "plugins/runtimes", "codex/.codex", "plain"})
+        fs::create_directories(d / sub);
+    std::ofstream(d / "cfg/etc/radiald.toml") << "[run]\n";
+    std::ofstream(d / "codex/.codex/auth.json") << "{}";
+    config::HostConfig cfg;
+    cfg.state_dir = d / "state";
+    cfg.workspace_roots = {d.path()};
+    cfg.file = d / "cfg/etc/radiald.toml";
+    cfg.plugin_dirs = {d / "plugins/runtimes"};
+    cfg.codex_auth = true;
+    cfg.codex_auth_file = d / "codex/.codex/auth.json";
+    EXPECT_EQ(checked_host_source("workspace", d / "plain", true, cfg), d / "plain");
+    EXPECT_THAT(refusal([&] { checked_host_source("workspace", d / "cfg", true, cfg); }),
+                HasSubstr("workspace '" + d / "cfg" +
+                          "' is, lies under or contains radiald's config file '" +
+                          d / "cfg/etc/radiald.toml" + "'"));
+    EXPECT_THAT(refusal([&] { checked_host_source("mounts[0].source", d / "cfg/etc", true, cfg); }),
+                HasSubstr("radiald's config file"));
+    EXPECT_THAT(refusal([&] { checked_host_source("workspace", d / "plugins", true, cfg); }),
+                HasSubstr("the plugin directory (run.pluginDir)"));
+    EXPECT_THAT(refusal([&] { checked_host_source("workspace", d / "codex", true, cfg); }),
+                HasSubstr("the operator's Codex credentials (run.codexAuthFile)"));
+    // Without run.codexAuth radiald never reads that file: it is not radiald's to protect.
+    cfg.codex_auth = false;
+    EXPECT_EQ(checked_host_source("workspace", d / "codex", true, cfg), d / "codex");
 }
 
 TEST(C14_RequestPolicy, TheResolvedSourceIsWhatTheBoxGets) {

@@ -4,11 +4,15 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -72,6 +76,35 @@ TEST(WorkspaceHandover, C12_TheTreeIsTheBoxsDuringTheTurnAndTheOwnersAfter) {
     }
     EXPECT_EQ(lstat_of(outside / "secret").st_uid, kBox) << "followed the box's symlink";
     EXPECT_EQ(lstat_of(w + "/foreign").st_uid, 4343u);
+}
+
+// A socket in the workspace is the owner's service (a rootless engine's socket, an agent's): the
+// box's uid never gets it, so it cannot connect as the owner. What the box makes, a socket too,
+// still goes back to the owner (docs/design.md §3.9).
+TEST(WorkspaceHandover, TheOwnersSocketsStayTheOwners) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir ws("radial-hos");
+    const std::string w = ws.path();
+    std::filesystem::create_directories(w + "/run");
+    auto bind_socket = [](const std::string& path, uid_t uid, gid_t gid) {
+        internal::UniqueFd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        ASSERT_LT(path.size(), sizeof a.sun_path);
+        std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+        ASSERT_EQ(::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << path;
+        ASSERT_EQ(::lchown(path.c_str(), uid, gid), 0);
+    };
+    bind_socket(w + "/run/engine.sock", kOwner, kGroup);
+    for (const char* p : {"", "/run"}) ASSERT_EQ(::lchown((w + p).c_str(), kOwner, kGroup), 0);
+    {
+        WorkspaceHandover handover(w, kBox, kBox);
+        EXPECT_EQ(lstat_of(w + "/run").st_uid, kBox);
+        EXPECT_EQ(lstat_of(w + "/run/engine.sock").st_uid, kOwner) << "the box got the socket";
+        bind_socket(w + "/run/box.sock", kBox, kBox);
+    }
+    EXPECT_EQ(lstat_of(w + "/run/engine.sock").st_uid, kOwner);
+    EXPECT_EQ(lstat_of(w + "/run/box.sock").st_uid, kOwner) << "the box's socket went back";
 }
 
 // A session's workspace that a killed radiald left the box uid's (its box kept, no hand-back):

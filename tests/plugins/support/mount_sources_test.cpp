@@ -65,5 +65,41 @@ TEST(plugin_support_mount_sources, TheEnginesDataRootBelowOrAboveOrThroughALinkI
     EXPECT_FALSE(refusal(with_mount(root.string()), "relative/docker"));
 }
 
+// The engine's socket, the docker client's configuration (credentials, contexts, TLS keys) and
+// $DOCKER_CERT_PATH hand the box the engine wherever they live: a workspace holding any of them, or
+// a mount below one, is refused naming what it would give away (docs/design.md §7.5).
+TEST(plugin_support_mount_sources, AMountHoldingTheEnginesSocketOrClientConfigIsRefused) {
+    radial::test::TempDir tmp("radial-engine-paths");
+    const std::filesystem::path dir = tmp.path();
+    for (const char* sub : {"eng", "cfg/.docker/contexts", "certs", "plain"})
+        std::filesystem::create_directories(dir / sub);
+    const auto paths = engine_control_paths(
+        "'unix://" + (dir / "eng/docker.sock").string() + "'", (dir / "eng/docker.sock").string(),
+        (dir / "cfg/.docker").string(), (dir / "certs").string());
+    ASSERT_EQ(paths.size(), 3u);
+    auto refused = [&](const std::string& source) -> std::string {
+        try {
+            refuse_engine_control_paths(with_mount(source), paths);
+        } catch (const radial::plugin::Error& e) {
+            EXPECT_EQ(e.code(), RADIAL_E_REFUSED) << source;
+            EXPECT_EQ(e.key(), "mounts[1]") << source;
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_NE(refused((dir / "eng").string()).find("holds the socket of the engine"),
+              std::string::npos);
+    EXPECT_NE(refused((dir / "cfg").string()).find("the docker client's configuration directory"),
+              std::string::npos);
+    EXPECT_NE(refused((dir / "cfg/.docker/contexts").string()).find("lies below"),
+              std::string::npos);
+    EXPECT_NE(refused((dir / "certs").string()).find("is the engine's TLS keys"),
+              std::string::npos);
+    EXPECT_NE(refused(dir.string()).find("radial-turn-i-1"), std::string::npos);
+    EXPECT_EQ(refused((dir / "plain").string()), "");
+    // A tcp engine has no socket; nothing unset is compared.
+    EXPECT_EQ(engine_control_paths("'tcp://h:2376'", "", "", "").size(), 0u);
+}
+
 } // namespace
 } // namespace radial::plugin_support
