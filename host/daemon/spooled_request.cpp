@@ -5,9 +5,14 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "redaction/json_redaction.h"
 #include "turn/turn_secrets.h"
 
 namespace radial::daemon {
+
+namespace {
+constexpr const char* kNotJournaled = "[not journaled before the claim]";
+} // namespace
 
 turn::TurnRequest to_turn_request(const SpooledRequest& r, const EnvLookup& lookup,
                                   const std::vector<std::string>& allowed) {
@@ -42,13 +47,28 @@ std::unique_ptr<redaction::Redactor> refusal_redactor(const SpooledRequest& r,
 }
 
 journal::TurnEntry queued_entry(const SpooledRequest& r, const config::HostConfig& cfg) {
-    // Secret names only: the journal must never learn a value, and none is known here anyway.
+    // Secret names only, and what the request quotes of a secret masked: the journal must never
+    // learn a value, and the first row it writes stays in its file (the WAL) after the claim
+    // rewrites it (docs/design.md §10.2). A [redact] value pasted into a plain variable is one.
+    std::string request, image;
+    if (auto redactor = refusal_redactor(r, turn::process_env, cfg)) {
+        request = redaction::redact_json(*redactor, turn::request_journal_json(r));
+        image = redactor->redact(r.image);
+    } else {
+        // Nothing to mask with: none of what could quote a secret is journaled until the claim,
+        // whose turn session masks it or refuses the turn.
+        SpooledRequest bare = r;
+        for (auto& e : bare.env) e.value = kNotJournaled;
+        for (auto& a : bare.argv) a = kNotJournaled;
+        request = turn::request_journal_json(bare);
+        image = kNotJournaled;
+    }
     return {r.turn_id,
             turn::box_label(cfg, r.kind, r.turn_id),
             cfg.container_runtime,
-            r.image,
+            std::move(image),
             r.record_type,
-            turn::request_journal_json(r),
+            std::move(request),
             std::string(turn::to_string(r.kind))};
 }
 

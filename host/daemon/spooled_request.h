@@ -44,7 +44,11 @@ std::unique_ptr<redaction::Redactor> refusal_redactor(const SpooledRequest& r,
                                                       const config::HostConfig& cfg) noexcept;
 
 // The journal entry of a queued request: its kind, its label (turn::box_label), cfg's runtime, and
-// the request JSON with secret names only. `cfg.instance_id` must be settled.
+// the request JSON with secret names only, masked by refusal_redactor (with this process's
+// environment): a [redact] value or a named secret's value that a plain variable, an argv word
+// or the image quotes is never written. When nothing could be compiled to mask with, the values
+// that could quote one (env values, argv, image) are left out until the claim. `cfg.instance_id`
+// must be settled.
 journal::TurnEntry queued_entry(const SpooledRequest& r, const config::HostConfig& cfg);
 
 } // namespace radial::daemon

@@ -76,6 +76,31 @@ TEST(RadialdSubmit, PrintsTheTurnIdAndJournalsItQueued) {
     EXPECT_EQ(test::read_file(s.state_dir() + "/instance-id"), instance + "\n");
 }
 
+// A [redact] value a request's plain variable quotes is masked in the journal's first row too:
+// the claim rewrites the row, but the first one stays in the journal's files (its WAL). Only the
+// spool's copy, which the daemon runs, holds it (docs/design.md §10.2).
+TEST(RadialdSubmit, ARedactValueTheRequestQuotesNeverReachesTheJournalsFiles) {
+    const std::string value = "hunter2-redact-value-xyz";
+    FakeSetup s("", "[redact]\nvalues = [\"" + value + "\"]\n");
+    ASSERT_EQ(::chmod(s.config().c_str(), 0600), 0);
+    std::string id = s.submit(
+        turn_file("[\"echo\", \"hi\"]", "id = \"red-1\"\n[env]\nPLAIN = \"" + value + "\"\n"));
+    ASSERT_EQ(id, "red-1");
+    std::size_t journal_files = 0;
+    for (const auto& e : fs::directory_iterator(s.state_dir())) {
+        if (e.path().filename().string().rfind("journal", 0) != 0) continue;
+        ++journal_files;
+        EXPECT_EQ(test::read_file(e.path()).find(value), std::string::npos) << e.path();
+    }
+    EXPECT_GE(journal_files, 1u);
+    EXPECT_NE(test::read_file(s.state_dir() + "/spool/queue/red-1.json").find(value),
+              std::string::npos)
+        << "the spool's copy is what runs";
+    auto records = s.records("red-1");
+    ASSERT_TRUE(records.is_object());
+    EXPECT_EQ(records.dump().find(value), std::string::npos) << records;
+}
+
 // Submitted with no daemon to run it, the turn is queued (it runs once one starts), and submit
 // says so, naming the state directory and the command that serves it; beside a daemon it does
 // not.
