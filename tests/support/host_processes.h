@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "load_factor.h"
+#include "owned_instances.h"
 
 namespace radial::test {
 
@@ -39,12 +40,14 @@ inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseco
 }
 
 // `stem` followed by 8 random [a-z0-9]: an instance id, turn id or marker that no other test (and
-// no other run of this one) uses.
+// no other run of this one) uses. Recorded (owned_instances.h), so that what boxes a test killed
+// by ctest left under it are removed after the run.
 inline std::string unique_instance_id(const std::string& stem) {
     std::random_device rd;
     const char* alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
     std::string id = stem;
     for (int i = 0; i < 8; ++i) id.push_back(alphabet[rd() % 36]);
+    record_instance_id(id);
     return id;
 }
 

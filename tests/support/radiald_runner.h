@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "no_pull.h"
+#include "owned_instances.h"
 #include "process_runner.h"
 #include "temp_dir.h"
 
@@ -42,6 +43,7 @@ public:
         config_text_ = "[run]\nstateDir = \"" + dir_.path() + "/state\"\n" + extra_run_keys + "\n" +
                        with_pull_never(extra_run_keys, extra_tables);
         config_ = dir_.write("radiald.toml", config_text_);
+        record_state_dir(state_dir()); // its generated instance id names its boxes
     }
     const std::string& config() const { return config_; }
     std::string state_dir() const { return dir_.path() + "/state"; }

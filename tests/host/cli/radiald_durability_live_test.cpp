@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../../support/owned_instances.h"
 #include "../../support/process_runner.h"
 #include "../../support/small_disk.h"
 #include "../../support/temp_dir.h"
@@ -47,6 +48,7 @@ struct Fixture {
         config = dir.write("radiald.toml", "[run]\nstateDir = \"" + state +
                                                "\"\nturnLogMaxBytes = 0\nminFreeBytes = \"" +
                                                min_free + "\"\n[run.docker]\npull = \"never\"\n");
+        test::record_state_dir(state); // its generated instance id names its boxes
     }
     test::ProcessResult radiald(std::vector<std::string> args) const {
         args.insert(args.begin(), RADIALD_PATH);

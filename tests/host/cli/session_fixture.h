@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "../../support/owned_instances.h"
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
 
@@ -19,21 +20,24 @@ public:
         a.insert(a.end(), flags.begin(), flags.end());
         created = run_process(a, {}, std::chrono::seconds(120));
         id = created.out.substr(0, created.out.find('\n'));
+        // The instance id its box is named by, should the test change it (owned_instances.h).
+        if (created.exit_code == 0) record_instance_id(instance());
     }
     ~Session() {
         if (!id.empty())
             run_process({RADIALD_PATH, "session", "rm", "--config", setup_.config(), id});
     }
     // The session's box: "radial-session-<instanceId>-<id>".
-    std::string box() const {
-        const std::string inst = read_file(setup_.state_dir() + "/instance-id");
-        return "radial-session-" + inst.substr(0, inst.find_first_of(" \n")) + "-" + id;
-    }
+    std::string box() const { return "radial-session-" + instance() + "-" + id; }
 
     ProcessResult created;
     std::string id;
 
 private:
+    std::string instance() const {
+        const std::string inst = read_file(setup_.state_dir() + "/instance-id");
+        return inst.substr(0, inst.find_first_of(" \n"));
+    }
     static bool from_snapshot(const std::vector<std::string>& flags) {
         for (const auto& f : flags)
             if (f == "--from-snapshot") return true;

@@ -24,6 +24,7 @@
 
 #include "../../support/host_processes.h"
 #include "../../support/no_pull.h"
+#include "../../support/owned_instances.h"
 #include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
 
@@ -48,6 +49,7 @@ public:
         config_text_ = "[run]\nstateDir = \"" + dir_.path() + "/state\"\n" + run_keys + "\n" +
                        with_pull_never(run_keys, tables);
         config_ = dir_.write("radiald.toml", config_text_);
+        record_state_dir(state_dir()); // its generated instance id names its boxes
     }
     const std::string& config() const { return config_; }
     std::string state_dir() const { return dir_.path() + "/state"; }
