@@ -2,6 +2,7 @@
 // `radiald session create` and removed with `radiald session rm` when the test ends.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -20,12 +21,23 @@ public:
         a.insert(a.end(), flags.begin(), flags.end());
         created = run_process(a, {}, std::chrono::seconds(120));
         id = created.out.substr(0, created.out.find('\n'));
-        // The instance id its box is named by, should the test change it (owned_instances.h).
-        if (created.exit_code == 0) record_instance_id(instance());
+        if (created.exit_code == 0) {
+            made_box_ = box();
+            // The instance id its box is named by, should the test change it (owned_instances.h).
+            record_instance_id(instance());
+        }
     }
     ~Session() {
-        if (!id.empty())
-            run_process({RADIALD_PATH, "session", "rm", "--config", setup_.config(), id});
+        if (id.empty()) return;
+        auto rm = run_process({RADIALD_PATH, "session", "rm", "--config", setup_.config(), id});
+        // A record the test damaged, or a removal that failed: the box goes all the same, rather
+        // than outlive the test (docs/design.md §16).
+        if (rm.exit_code != 0 && !made_box_.empty()) {
+            std::fprintf(stderr,
+                         "~Session: 'radiald session rm %s' failed (%d): %s; docker rm -f %s\n",
+                         id.c_str(), rm.exit_code, rm.err.c_str(), made_box_.c_str());
+            run_process({"docker", "rm", "-f", made_box_});
+        }
     }
     // The session's box: "radial-session-<instanceId>-<id>".
     std::string box() const { return "radial-session-" + instance() + "-" + id; }
@@ -44,6 +56,7 @@ private:
         return false;
     }
     const RadialdSetup& setup_;
+    std::string made_box_; // the box `session create` made, by the instance id of then
 };
 
 } // namespace radial::test
