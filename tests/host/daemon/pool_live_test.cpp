@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "../../support/loopback_http_server.h"
+#include "../../support/scope_exit.h"
 #include "daemon_harness.h"
 #include "docker_boxes.h"
 
@@ -334,6 +335,9 @@ TEST(PoolLive, AReloadThatWouldLeaveTheTurnsNoIdsKeepsTheRunningLimit) {
     DaemonProcess d(s);
     ASSERT_TRUE(d.wait_for_log("serving instance", 60s)) << d.log();
     const std::string started = test::read_file(s.config());
+    // The config restored for the reconcile at the end however the test ends: declared after
+    // `reconciled`, so it runs first.
+    test::ScopeExit restore([&] { std::ofstream(s.config(), std::ios::trunc) << started; });
     std::string text = started;
     const auto at = text.find("maxConcurrentTurns = 2");
     ASSERT_NE(at, std::string::npos);
@@ -347,7 +351,6 @@ TEST(PoolLive, AReloadThatWouldLeaveTheTurnsNoIdsKeepsTheRunningLimit) {
                                    "run.maxConcurrentTurns (5) need at least 6 ids, but "
                                    "run.boxIdRange holds 3"));
     EXPECT_THAT(d.log(), Not(HasSubstr("run.maxConcurrentTurns changed")));
-    std::ofstream(s.config(), std::ios::trunc) << started; // for the reconcile at the end
     d.signal(SIGTERM);
     EXPECT_EQ(d.wait_exit(60s), 0) << d.log();
 }
