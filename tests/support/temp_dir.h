@@ -5,6 +5,7 @@
 
 #include <radial/internal/temp_dir.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -33,6 +34,15 @@ private:
     internal::TempDir dir_;
     std::string path_;
 };
+
+// Ends a death test's child with `code`, its temporary directory `dir` removed first: under
+// death_test_style "threadsafe" the child runs the test again, making a directory of its own, and
+// std::_Exit runs no destructor (docs/design.md §16: a test leaves no files).
+[[noreturn]] inline void exit_removing(const std::string& dir, int code) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    std::_Exit(code);
+}
 
 inline std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

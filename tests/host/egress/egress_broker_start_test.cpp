@@ -61,7 +61,7 @@ std::size_t open_descriptors() {
 // an operator's policy, whose watcher thread is the first to be refused; without, the broker's
 // socket, its file and wake pipe are made and its accepting thread is refused.
 [[noreturn]] void start_a_broker_that_gets_no_thread(const std::string& dir, bool watched) {
-    if (!refuse_new_threads()) std::_Exit(2);
+    if (!refuse_new_threads()) test::exit_removing(dir, 2);
     const std::string socket_path = dir + "/egress.sock";
     const std::size_t before = open_descriptors();
     std::string error;
@@ -71,18 +71,18 @@ std::size_t open_descriptors() {
         if (watched) o.policy_path = dir + "/egress-policy.json";
         o.turn_id = "turn-1";
         EgressBroker broker(std::move(o));
-        std::_Exit(3);
+        test::exit_removing(dir, 3);
     } catch (const std::exception& e) {
         error = e.what();
     }
-    if (std::filesystem::exists(socket_path)) std::_Exit(5);
-    if (open_descriptors() != before) std::_Exit(6);
+    if (std::filesystem::exists(socket_path)) test::exit_removing(dir, 5);
+    if (open_descriptors() != before) test::exit_removing(dir, 6);
     // Said as the broker's socket, or its policy watch, that got no thread, not as a bare errno.
     const std::string said = watched
                                  ? "watching the operator's policy in '" + dir + "'"
                                  : "egress socket '" + socket_path + "': no thread to accept on it";
-    if (error.find(said) == std::string::npos) std::_Exit(4);
-    std::_Exit(0);
+    if (error.find(said) == std::string::npos) test::exit_removing(dir, 4);
+    test::exit_removing(dir, 0);
 }
 
 TEST(EgressBrokerStart, ABrokerWithoutItsThreadLeavesNoSocketFileOrDescriptor) {

@@ -65,16 +65,17 @@ void use_resolver(const std::string& dir, const std::string& resolver, const cha
         std::fprintf(f, "nameserver %s\n%s", resolver.c_str(), extra);
         std::fclose(f);
     }
-    if (::mount(conf.c_str(), "/etc/resolv.conf", nullptr, MS_BIND, nullptr) != 0) std::_Exit(2);
+    if (::mount(conf.c_str(), "/etc/resolv.conf", nullptr, MS_BIND, nullptr) != 0)
+        test::exit_removing(dir, 2);
 }
 
 // Exit codes: 2 no namespace or resolver, 3 the first lookups were not cut at the deadline, 4 the
 // one beyond the cap started a lookup, 5 the slots never came back. Each reason is on stderr.
 [[noreturn]] void ask_a_silent_resolver_again_and_again(const std::string& dir) {
     if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr))
-        std::_Exit(2);
+        test::exit_removing(dir, 2);
     const std::string resolver = bind_silent_resolver();
-    if (resolver.empty()) std::_Exit(2);
+    if (resolver.empty()) test::exit_removing(dir, 2);
     use_resolver(dir, resolver, "options timeout:5 attempts:1\n");
 
     std::mutex m;
@@ -104,7 +105,7 @@ void use_resolver(const std::string& dir, const std::string& resolver, const cha
         test_client::ask_broker(socket_path, request);
         if (!test::wait_until([&] { return says("no answer in time"); }, 10s)) {
             std::fprintf(stderr, "lookup %d: %s\n", i + 1, last_reason().c_str());
-            std::_Exit(3);
+            test::exit_removing(dir, 3);
         }
         std::lock_guard l(m);
         reasons.clear();
@@ -112,7 +113,7 @@ void use_resolver(const std::string& dir, const std::string& resolver, const cha
     test_client::ask_broker(socket_path, request);
     if (!test::wait_until([&] { return says("lookups at once are still unanswered"); }, 10s)) {
         std::fprintf(stderr, "beyond the cap: %s\n", last_reason().c_str());
-        std::_Exit(4);
+        test::exit_removing(dir, 4);
     }
     // The resolver's timeout ends both lookups and their slots come back: a lookup starts again.
     const bool back = test::wait_until(
@@ -128,9 +129,9 @@ void use_resolver(const std::string& dir, const std::string& resolver, const cha
         60s);
     if (!back) {
         std::fprintf(stderr, "after the resolver's timeout: %s\n", last_reason().c_str());
-        std::_Exit(5);
+        test::exit_removing(dir, 5);
     }
-    std::_Exit(0);
+    test::exit_removing(dir, 0);
 }
 
 TEST(EgressLookups, ASilentResolverHoldsAtMostTheTurnsMaxConnectionsLookups) {
@@ -179,9 +180,9 @@ void answer_corp_test_names(int fd) {
 // /etc/hosts was not read. Each reason is on stderr.
 [[noreturn]] void ask_for_names_the_search_list_would_complete(const std::string& dir) {
     if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr))
-        std::_Exit(2);
+        test::exit_removing(dir, 2);
     const auto [fd, resolver] = bind_resolver_socket();
-    if (fd < 0) std::_Exit(2);
+    if (fd < 0) test::exit_removing(dir, 2);
     std::thread(answer_corp_test_names, fd).detach();
     use_resolver(dir, resolver, "search corp.test\noptions timeout:2 attempts:2\n");
     // glibc's own lookups, whatever this host's nsswitch.conf asks (nss-resolve, nscd).
@@ -190,7 +191,8 @@ void answer_corp_test_names(int fd) {
         std::fputs("hosts: files dns\n", f);
         std::fclose(f);
     }
-    if (::mount(nss.c_str(), "/etc/nsswitch.conf", nullptr, MS_BIND, nullptr) != 0) std::_Exit(2);
+    if (::mount(nss.c_str(), "/etc/nsswitch.conf", nullptr, MS_BIND, nullptr) != 0)
+        test::exit_removing(dir, 2);
 
     EgressCeiling ceiling;
     detail::LookupsInFlight lookups;
@@ -204,11 +206,11 @@ void answer_corp_test_names(int fd) {
         std::fprintf(stderr, "%s: [%s] %s\n", name.c_str(), text.c_str(), why.c_str());
         return text;
     };
-    if (resolve("pypi.test.corp.test") != "127.0.0.9 ") std::_Exit(3);
-    if (!resolve("pypi.test").empty()) std::_Exit(4);
-    if (!resolve("db").empty()) std::_Exit(5);
-    if (resolve("localhost").empty()) std::_Exit(6);
-    std::_Exit(0);
+    if (resolve("pypi.test.corp.test") != "127.0.0.9 ") test::exit_removing(dir, 3);
+    if (!resolve("pypi.test").empty()) test::exit_removing(dir, 4);
+    if (!resolve("db").empty()) test::exit_removing(dir, 5);
+    if (resolve("localhost").empty()) test::exit_removing(dir, 6);
+    test::exit_removing(dir, 0);
 }
 
 // A box's name is looked up as the box wrote it: a miss is not retried with resolv.conf's search

@@ -42,10 +42,11 @@ int listen_anywhere(int& fd) {
 
 // Exit codes: 2 no namespace, listener or address; 3 no receipt; 4 not refused as the host's.
 [[noreturn]] void reach_an_address_gained_mid_turn(const std::string& dir) {
-    if (::unshare(CLONE_NEWNET) != 0 || std::system("ip link set lo up") != 0) std::_Exit(2);
+    if (::unshare(CLONE_NEWNET) != 0 || std::system("ip link set lo up") != 0)
+        test::exit_removing(dir, 2);
     int listener = -1;
     const int port = listen_anywhere(listener);
-    if (port == 0) std::_Exit(2);
+    if (port == 0) test::exit_removing(dir, 2);
     const std::string dest = "pub.test:" + std::to_string(port);
     std::mutex m;
     std::vector<Receipt> receipts;
@@ -65,7 +66,7 @@ int listen_anywhere(int& fd) {
     EgressBroker broker(std::move(o));
     // The host gains the address after its broker started.
     if (std::system((std::string("ip addr add ") + kGained + "/32 dev lo").c_str()) != 0)
-        std::_Exit(2);
+        test::exit_removing(dir, 2);
     test_client::ask_broker(socket_path,
                             "GET http://" + dest + "/ HTTP/1.1\r\nHost: " + dest + "\r\n\r\n");
     if (!test::wait_until(
@@ -75,15 +76,15 @@ int listen_anywhere(int& fd) {
             },
             10s)) {
         std::fprintf(stderr, "no receipt: the connection was let through and stays open\n");
-        std::_Exit(3);
+        test::exit_removing(dir, 3);
     }
     std::lock_guard l(m);
     const Receipt& r = receipts.front();
     if (r.verdict != "refused" || r.reason.find("an address of this host") == std::string::npos) {
         std::fprintf(stderr, "%s: %s\n", r.verdict.c_str(), r.reason.c_str());
-        std::_Exit(4);
+        test::exit_removing(dir, 4);
     }
-    std::_Exit(0);
+    test::exit_removing(dir, 0);
 }
 
 TEST(EgressOwnAddress, AnAddressTheHostGainsMidTurnIsRefusedAsTheHosts) {

@@ -60,9 +60,9 @@ bool has_option(const std::string& options, const std::string& o) {
 // The checks, run in the death-test child after it made a namespace of its own; a failure is one
 // line on stderr and exit status 1.
 [[noreturn]] void run_in_own_namespace(const std::string& base) {
-    auto fail = [](const std::string& why) {
+    auto fail = [&base](const std::string& why) {
         std::cerr << why << std::endl;
-        std::_Exit(1);
+        test::exit_removing(base, 1);
     };
     if (::unshare(CLONE_NEWNS) != 0) fail("unshare(CLONE_NEWNS) failed");
     // Nothing done here may reach the host's namespace; then `/` shared, as under systemd.
@@ -115,7 +115,7 @@ bool has_option(const std::string& options, const std::string& o) {
         }
     }
     if (!mounts_at(dir).empty()) fail("the receiving directory was not detached when it went");
-    std::_Exit(0);
+    test::exit_removing(base, 0);
 }
 
 TEST(LateMount, AReceivingDirIsAPeerGroupOfItsOwnAndALateMountCarriesItsFlags) {

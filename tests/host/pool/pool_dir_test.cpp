@@ -24,9 +24,9 @@ namespace fs = std::filesystem;
 
 // The checks, in the death-test child; a failure is one line on stderr and exit status 1.
 [[noreturn]] void clear_as_spelled(const std::string& base) {
-    auto fail = [](const std::string& why) {
+    auto fail = [&base](const std::string& why) {
         std::cerr << why << std::endl;
-        std::_Exit(1);
+        test::exit_removing(base, 1);
     };
     if (::unshare(CLONE_NEWNS) != 0 ||
         ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
@@ -49,7 +49,7 @@ namespace fs = std::filesystem;
         if (fs::exists(state + "/pool/box-1"))
             fail("'" + spelled + "': the box's directory stayed");
     }
-    std::_Exit(0);
+    test::exit_removing(base, 0);
 }
 
 TEST(PoolDir, AKilledRadialdsPoolIsClearedWithoutTouchingAWorkspaceMountedInIt) {
