@@ -17,6 +17,7 @@
 
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
+#include "../../support/scope_exit.h"
 #include "../../support/temp_dir.h"
 #include "../../support/unix_socket_proxy.h"
 #include "session_fixture.h"
@@ -29,13 +30,14 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // The snapshot images of `setup`'s instance, by repository; all removed when the test ends
-// (after its sessions: declare it first).
+// (after its sessions: declare it first). Removed by name (repository:tag), never by image id: a
+// name a test put on the shared test image would take that image with it.
 class Snapshots {
 public:
     explicit Snapshots(const test::RadialdSetup& setup) : setup_(setup) {}
     ~Snapshots() {
-        for (const auto& id : images())
-            test::run_process({"docker", "image", "rm", "-f", id}, {}, 60s);
+        for (const auto& name : names())
+            test::run_process({"docker", "image", "rm", "-f", name}, {}, 60s);
     }
     std::string repository() const {
         std::string inst = test::read_file(setup_.state_dir() + "/instance-id");
@@ -56,6 +58,17 @@ public:
             at = nl + 1;
         }
         return ids;
+    }
+    // The names (repository:tag) the engine holds in our repository.
+    std::vector<std::string> names() const {
+        auto r = test::run_process(
+            {"docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", repository()}, {},
+            60s);
+        std::vector<std::string> out;
+        std::istringstream lines(r.out);
+        for (std::string l; std::getline(lines, l);)
+            if (!l.empty() && l.find("<none>") == std::string::npos) out.push_back(l);
+        return out;
     }
     // `radiald session snapshot ID`.
     test::ProcessResult take(const std::string& session) const {
@@ -214,6 +227,12 @@ TEST(SnapshotLive, ASessionIsMadeFromTheRecordedImageAndChangesWaitForEachOther)
     ASSERT_FALSE(name.empty());
     auto id = test::run_process({"docker", "image", "inspect", "--format", "{{.Id}}", name});
     ASSERT_EQ(id.exit_code, 0) << id.err;
+    // However the test ends: the name off the shared test image (by the name, which only untags
+    // it), and the snapshot's own image, which the name left (by its id: it is no other's).
+    test::ScopeExit untag([&] {
+        test::run_process({"docker", "image", "rm", name}, {}, 60s);
+        test::run_process({"docker", "image", "rm", "-f", first_line(id.out)}, {}, 60s);
+    });
     ASSERT_EQ(test::run_process({"docker", "tag", RADIAL_TEST_IMAGE, name}).exit_code, 0);
     Session moved(setup, {"--from-snapshot", name});
     EXPECT_EQ(moved.created.exit_code, 125) << moved.created.out << moved.created.err;
@@ -238,7 +257,6 @@ TEST(SnapshotLive, ASessionIsMadeFromTheRecordedImageAndChangesWaitForEachOther)
         held.reset();
         EXPECT_EQ(rm.wait(), 0);
     }
-    test::run_process({"docker", "image", "rm", "-f", first_line(id.out)}, {}, 60s);
 }
 
 // An image removed outside radiald (docker image rm) is taken again rather than refused as a
