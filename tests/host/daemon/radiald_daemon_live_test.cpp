@@ -24,15 +24,17 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-// A docker setup with a fresh instance id, whose boxes are removed when the test ends.
+// A docker setup with a fresh instance id, whose boxes (its turns' and its sessions') are removed
+// when the test ends.
 struct LiveSetup {
     std::string instance;
-    test::BoxCleanup cleanup;
+    test::BoxCleanup cleanup, sessions;
     DaemonSetup setup;
     LiveSetup(const std::string& stem, const std::string& run_keys = "",
               const std::string& tables = "")
         : instance(test::unique_instance_id(stem)),
           cleanup{"radial-turn-" + instance + "-"},
+          sessions{"radial-session-" + instance + "-"},
           setup("instanceId = \"" + instance + "\"\n" + run_keys, tables) {}
     std::string prefix() const { return "radial-turn-" + instance + "-"; }
 };
