@@ -90,7 +90,7 @@ if [[ "${RADIAL_SKIP_ASAN:-0}" != 1 ]]; then
 fi
 
 # Every ctest stage runs beside an unrelated `sleep 30` and an unrelated box labelled
-# radial-turn-x-y, which no test may count or touch (tests/README.md, "Hermetic tests"). The unit
+# radial-turn-x-<pid>, which no test may count or touch (tests/README.md, "Hermetic tests"). The unit
 # tests are stage 4's.
 stage "2/6 ctest --preset default-beyond-unit" \
     tests/hermetic/beside_other_work.sh -- --preset default-beyond-unit

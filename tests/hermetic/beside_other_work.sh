@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs ctest beside unrelated work of the kind a hermetic test must neither count nor touch: a
 # plain `sleep 30` (restarted whenever it ends) and a running container named and labelled
-# `radial-turn-x-y`, as another radiald's box would be (tests/README.md, "Hermetic tests"). The
+# `radial-turn-x-<pid of this script>`, as another radiald's box would be (tests/README.md,
+# "Hermetic tests"); a name of its own for each run, so that two runs at once do not remove each
+# other's. The
 # run fails when ctest fails, or when the suite killed or removed either of them. With
 # `--cpu-hog N` it also runs beside `stress-ng --cpu N` (a machine loaded by someone else's work:
 # the suite's budgets scale with the load factor it measures at its start, tests/README.md).
@@ -26,7 +28,7 @@ while (($# > 0)); do
     esac
 done
 
-box=radial-turn-x-y
+box="radial-turn-x-$$"
 say() { echo "beside_other_work: $*"; }
 if ! [[ "${cpu_hog}" =~ ^[0-9]+$ ]] || ((cpu_hog > 64)); then
     say "--cpu-hog: '${cpu_hog}' is not a number of CPU workers from 0 to 64" >&2
@@ -53,12 +55,19 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-# One this script left (a run killed with SIGKILL, or a machine that went down) carries its mark:
-# it is removed, so the command can be run again after any failure. Anything else of that name is
-# not ours to touch.
+# Those earlier runs left (a run killed with SIGKILL, or a machine that went down) carry its mark,
+# their run's pid: removed once that run is gone, so they do not pile up. One of a run still going,
+# or anything without the mark, is not ours to touch.
 mark=radial.test.beside-other-work
+while read -r name pid; do
+    if [[ "${pid}" =~ ^[0-9]+$ && "${pid}" != "$$" && ! -e "/proc/${pid}" ]]; then
+        say "removing ${name}, left by an earlier run of this script"
+        docker rm -f "${name}" >/dev/null
+    fi
+done < <(docker ps -a --filter "label=${mark}" --format "{{.Names}} {{.Label \"${mark}\"}}")
 if docker inspect "${box}" >/dev/null 2>&1; then
-    if [[ "$(docker inspect -f "{{index .Config.Labels \"${mark}\"}}" "${box}")" == yes ]]; then
+    # An earlier run's that had this script's pid.
+    if [[ "$(docker inspect -f "{{index .Config.Labels \"${mark}\"}}" "${box}")" == "$$" ]]; then
         say "removing ${box}, left by an earlier run of this script"
         docker rm -f "${box}" >/dev/null
     else
@@ -66,7 +75,7 @@ if docker inspect "${box}" >/dev/null 2>&1; then
         exit 2
     fi
 fi
-docker run -d --pull never --name "${box}" --label "radial.label=${box}" --label "${mark}=yes" \
+docker run -d --pull never --name "${box}" --label "radial.label=${box}" --label "${mark}=$$" \
     --network none --user 65534:65534 "${image}" sleep 3600 >/dev/null
 created=1
 box_id=$(docker inspect -f '{{.Id}}' "${box}")
