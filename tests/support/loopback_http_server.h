@@ -19,6 +19,8 @@
 #include <string>
 #include <thread>
 
+#include "load_factor.h"
+
 namespace radial::test {
 
 class LoopbackHttpServer {
@@ -52,10 +54,10 @@ public:
         return received_;
     }
     int requests() const { return requests_; }
-    // Waits (bounded) until a held connection saw its peer close.
+    // Waits (bounded: `s` scaled by the load factor) until a held connection saw its peer close.
     bool peer_closed_within(std::chrono::seconds s) {
         std::unique_lock l(m_);
-        return cv_.wait_for(l, s, [this] { return peer_closed_; });
+        return cv_.wait_for(l, scaled(s), [this] { return peer_closed_; });
     }
 
 private:

@@ -92,11 +92,11 @@ protected:
     static void send_text(int fd, const std::string& s) {
         ASSERT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
     }
-    // Everything the broker sends until it closes (bounded).
+    // Everything the broker sends until it closes (bounded: `budget` scaled by the load factor).
     static std::string read_all(int fd, std::chrono::seconds budget = 20s) {
         std::string out;
         char buf[8192];
-        const auto deadline = std::chrono::steady_clock::now() + budget;
+        const auto deadline = std::chrono::steady_clock::now() + test::scaled(budget);
         while (std::chrono::steady_clock::now() < deadline) {
             pollfd p{fd, POLLIN, 0};
             if (::poll(&p, 1, 100) <= 0) continue;
@@ -138,7 +138,7 @@ protected:
     }
     Receipt receipt(std::size_t n) {
         std::unique_lock l(m_);
-        EXPECT_TRUE(cv_.wait_for(l, 20s, [&] { return receipts_.size() >= n; }));
+        EXPECT_TRUE(cv_.wait_for(l, test::scaled(20s), [&] { return receipts_.size() >= n; }));
         return receipts_.size() >= n ? receipts_[n - 1] : Receipt{};
     }
 
@@ -894,7 +894,7 @@ TEST_F(EgressBrokerTest, UrgentDataNeitherStallsNorEndsATunnel) {
         ASSERT_EQ(::send(far, "!", 1, MSG_OOB), 1);
         send_text(far, "34");
         std::string down;
-        const auto deadline = std::chrono::steady_clock::now() + 20s;
+        const auto deadline = std::chrono::steady_clock::now() + test::scaled(20s);
         while (down != "1234" && std::chrono::steady_clock::now() < deadline) {
             pollfd p{client, POLLIN, 0};
             if (::poll(&p, 1, 100) <= 0) continue;

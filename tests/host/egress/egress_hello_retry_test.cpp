@@ -4,9 +4,7 @@
 // client offering another one gets a HelloRetryRequest and sends a second ClientHello, which the
 // server serves. Python's ssl module is the ordinary client; a client built here the attacker.
 // The openssl CLI and python3 come with scripts/setup.sh; nothing leaves 127.0.0.0/8.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -84,19 +82,20 @@ ServerHellos server_hellos(const std::string& bytes) {
 class EgressHelloRetryTest : public ::testing::Test {
 protected:
     EgressHelloRetryTest() : dir_("radial-egress-hrr") {
-        port_ = free_port();
         log_ = dir_ / "s_server.log";
         // -msg prints each handshake message and the names clients ask for; to stderr, a file.
+        // Port 0: the server binds a free port itself and says which ("ACCEPT 127.0.0.2:PORT"),
+        // so no other process can take it between a probe and the bind.
+        const std::string accept = "-accept 127.0.0.2:0";
         server_.emplace(
             std::vector<std::string>{
                 "sh", "-c",
-                "exec openssl s_server -accept 127.0.0.2:" + std::to_string(port_) +
-                    " -tls1_3 -groups P-256 -www -msg -cert '" + (certs_ / "server.pem") +
-                    "' -key '" + (certs_ / "server-key.pem") + "' -servername other.test -cert2 '" +
-                    (certs_ / "client.pem") + "' -key2 '" + (certs_ / "client-key.pem") + "' 1>&2"},
+                "exec openssl s_server " + accept + " -tls1_3 -groups P-256 -www -msg -cert '" +
+                    (certs_ / "server.pem") + "' -key '" + (certs_ / "server-key.pem") +
+                    "' -servername other.test -cert2 '" + (certs_ / "client.pem") + "' -key2 '" +
+                    (certs_ / "client-key.pem") + "' 1>&2"},
             log_);
-        listening_ = test::wait_until(
-            [&] { return test::read_file(log_).find("ACCEPT") != std::string::npos; }, 20s);
+        listening_ = test::wait_until([&] { return (port_ = accepting_port()) != 0; }, 20s);
         dest_ = "pkg.test:" + std::to_string(port_);
         EgressCeiling ceiling;
         ceiling.allow_ranges.push_back(parse_range("127.0.0.2/32"));
@@ -116,18 +115,19 @@ protected:
     }
     ~EgressHelloRetryTest() override { broker_.reset(); }
 
-    static int free_port() {
-        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        ::inet_pton(AF_INET, "127.0.0.2", &a.sin_addr);
-        socklen_t len = sizeof a;
-        int port = 0;
-        if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-            port = ntohs(a.sin_port);
-        ::close(fd);
-        return port;
+    // The port of the server's "ACCEPT 127.0.0.2:PORT" line, once it has written it whole; or 0.
+    int accepting_port() const {
+        const std::string text = test::read_file(log_), said = "ACCEPT 127.0.0.2:";
+        const auto at = text.find(said);
+        if (at == std::string::npos) return 0;
+        const auto end = text.find('\n', at);
+        if (end == std::string::npos) return 0;
+        const std::string digits = text.substr(at + said.size(), end - at - said.size());
+        if (digits.empty() || digits.size() > 5 ||
+            digits.find_first_not_of("0123456789") != std::string::npos)
+            return 0;
+        const int port = std::stoi(digits);
+        return port <= 65535 ? port : 0;
     }
     int connect_broker() {
         const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -138,10 +138,11 @@ protected:
         EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
         return fd;
     }
-    // Reads from `fd` into `got` until `done(got)` or its end; false at the end or after 20 s.
+    // Reads from `fd` into `got` until `done(got)` or its end; false at the end or after 20 s
+    // (scaled by the load factor).
     template <class Done>
     static bool read_until(int fd, std::string& got, Done done) {
-        const auto deadline = std::chrono::steady_clock::now() + 20s;
+        const auto deadline = std::chrono::steady_clock::now() + test::scaled(20s);
         char buf[4096];
         while (!done(got)) {
             pollfd p{fd, POLLIN, 0};
@@ -155,7 +156,7 @@ protected:
     }
     Receipt receipt() {
         std::unique_lock l(m_);
-        EXPECT_TRUE(cv_.wait_for(l, 20s, [&] { return !receipts_.empty(); }));
+        EXPECT_TRUE(cv_.wait_for(l, test::scaled(20s), [&] { return !receipts_.empty(); }));
         return receipts_.empty() ? Receipt{} : receipts_.front();
     }
 
