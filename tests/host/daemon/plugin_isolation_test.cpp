@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
+#include "../../support/scope_exit.h"
 #include "fake_daemon_setup.h"
 
 namespace radial {
@@ -154,6 +156,14 @@ TEST(PluginIsolation, APluginClosingItsCallSocketsIsSaidToHaveDoneSo) {
 TEST(PluginIsolation, WhatThePluginLeftInItsHostsGroupEndsWithTheHost) {
     test::TempDir marks("radial-child");
     const std::string pid_file = marks / "child.pid";
+    // However the test ends (an ASSERT that returns early too), the plugin's `sleep 600` does not
+    // outlive it: killed while it runs, known by its command line, so that a process that got its
+    // pid since is left alone.
+    test::ScopeExit end_child([&] {
+        const pid_t pid = static_cast<pid_t>(std::atol(test::read_file(pid_file).c_str()));
+        const std::string sleep_600 = std::string("sleep") + '\0' + "600" + '\0';
+        if (pid > 0 && test::cmdline_of(pid) == sleep_600) ::kill(pid, SIGKILL);
+    });
     IsolatedSetup s;
     pid_t child = 0;
     {
@@ -175,7 +185,6 @@ TEST(PluginIsolation, WhatThePluginLeftInItsHostsGroupEndsWithTheHost) {
                (close != std::string::npos && stat.size() > close + 2 && stat[close + 2] == 'Z');
     };
     EXPECT_TRUE(test::wait_until(gone, 30s)) << "the plugin's child outlived its host process";
-    if (!gone()) ::kill(child, SIGKILL);
 }
 
 // What a call does for a crashed process — create the instance again in a new one, remove the box
