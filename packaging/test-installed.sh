@@ -128,7 +128,10 @@ done
 # package a distribution would refuse is not done); warnings are shown.
 step "lintian"
 lintian_rc=0
-lintian --fail-on error "$work"/pkgs/*.deb "$work"/pkgs/*.ddeb >"$work/lintian.out" 2>&1 || lintian_rc=$?
+# Its scratch files (mldbm-elf-*) in this run's directory, removed with it: lintian leaves them in
+# $TMPDIR.
+mkdir "$work/lintian-tmp"
+TMPDIR="$work/lintian-tmp" lintian --fail-on error "$work"/pkgs/*.deb "$work"/pkgs/*.ddeb >"$work/lintian.out" 2>&1 || lintian_rc=$?
 grep -v '^running with root privileges' "$work/lintian.out" || true
 ((lintian_rc == 0)) || die "lintian found errors in the packages (above; exit $lintian_rc)"
 
