@@ -1,6 +1,7 @@
 #include "exec_script.h"
 
 #include <radial/plugin/runtime.hpp>
+#include <random>
 
 #include "sbx_argv.h"
 #include "support/spec_key.h"
@@ -108,8 +109,13 @@ std::string sbx_bridge_lines(const ContainerSpec& spec) {
         for (const auto& b : bridges) {
             std::string t = posix_quote(b.target);
             script += "$radial_root mkdir -p " + posix_quote(parent_of(b.target)) + "\n";
+            // A directory the image has there would take the symlink inside it. Under docker
+            // the mount covers it, whatever it holds; here an empty one goes and one with files
+            // is moved aside, so the command sees the workspace either way (docs/design.md
+            // §13.3).
             script += "if [ -d " + t + " ] && [ ! -L " + t + " ]; then $radial_root rmdir " + t +
-                      "; fi\n";
+                      " 2>/dev/null || $radial_root mv " + t + " " +
+                      posix_quote(b.target + ".radial-covered") + ".$$; fi\n";
             script += "$radial_root ln -sfn " + posix_quote(b.source) + " " + t + "\n";
         }
     }
@@ -144,13 +150,28 @@ std::string sbx_argv_words(const ContainerSpec& spec) {
     return words;
 }
 
-std::string sbx_exec_script(const ContainerSpec& spec) {
+std::string sbx_exec_script(const ContainerSpec& spec, std::string_view started_marker) {
     // One statement each: the refusals come in the fields' order.
     std::string script = "set -e\n";
     script += sbx_bridge_lines(spec);
     script += sbx_env_lines(spec);
+    // The last line before the command: without it the runtime knows that sbx or the set-up
+    // failed, whatever the exit status says (docs/design.md §13.3).
+    if (!started_marker.empty())
+        script += "printf '%s\\n' " + posix_quote(started_marker) + " >&2\n";
     script += "exec " + sbx_argv_words(spec) + " </dev/null\n";
     return script;
+}
+
+std::string exec_started_marker() {
+    std::random_device random;
+    std::string marker = "radial-exec-started-";
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (int i = 0; i < 4; ++i) { // 128 bits
+        const unsigned word = random();
+        for (int j = 0; j < 8; ++j) marker += kHex[(word >> (4 * j)) & 0xf];
+    }
+    return marker;
 }
 
 } // namespace radial::sandbox

@@ -37,6 +37,9 @@ constexpr auto kSecondLookAfter = milliseconds(300);
 // cannot.
 constexpr auto kExecBackstop = milliseconds(10000);
 constexpr std::size_t kStderrTail = 4096; // of a session setup, for its failure message
+// What is kept of the stderr that comes before the exec script's marker, which can only be sbx's
+// or the set-up's (docs/design.md §13.3).
+constexpr std::size_t kBeforeStartKept = 16u << 10;
 
 using plugin_support::Ending;
 using plugin_support::ending_text;
@@ -93,6 +96,8 @@ private:
     void pump(ChildProcess& child);
     bool read_chunk(internal::UniqueFd& fd, std::uint32_t stream);
     void tear_down(bool keep);
+    void look_for_start(const char* data, std::size_t size);
+    void check_started(const ExitStatus& status);
     std::string script() const;
     void settle_session(radial::plugin::RunResult& result, const ExitStatus& status);
     std::string session_state();
@@ -111,6 +116,11 @@ private:
     std::uint64_t idle_ms_ = 0, max_ms_ = 0;
     Clock::time_point exec_deadline_ = Clock::time_point::max(); // a session exec's own
     std::string stderr_tail_;                                    // of a session setup
+    // The exec script's last line before the command, on stderr (docs/design.md §13.3); empty for
+    // a session's setup, which is judged by its exit status.
+    const std::string marker_ = mode_ == Mode::session_create ? "" : exec_started_marker();
+    bool started_ = false;     // the marker came: the exit status is the command's
+    std::string before_start_; // stderr before it: sbx's and the set-up's, never the command's
 
     Clock::time_point timeout_at_ = Clock::time_point::max();
     Ending ending_ = Ending::none;
@@ -212,6 +222,7 @@ radial::plugin::RunResult SandboxRun::execute() {
                     " ms; its timeout starts now");
             exec_started = Clock::now();
             status = exec(exec_args, std::move(script));
+            check_started(status);
         }
         if (session_exec) {
             settle_session(result, status);
@@ -273,10 +284,53 @@ std::string SandboxRun::script() const {
     switch (mode_) {
         case Mode::session_create: return sbx_session_setup_script(spec_, idle_ms_, max_ms_);
         case Mode::session_exec:
-            return sbx_session_exec_script(spec_, cli_.settings().kill_grace_ms);
+            return sbx_session_exec_script(spec_, cli_.settings().kill_grace_ms, marker_);
         case Mode::one_shot: break;
     }
-    return sbx_exec_script(spec_);
+    return sbx_exec_script(spec_, marker_);
+}
+
+// Without the marker the command never started: sbx exec itself, or the script's set-up, failed,
+// and its exit status is theirs, not the command's (docs/design.md §13.3). An ending the runtime
+// brought about (kill, timeout, an aborting sink) stands as it is; so does a session's refusal,
+// which settle_session judges.
+void SandboxRun::check_started(const ExitStatus& status) {
+    if (started_ || ending_ != Ending::none || marker_.empty()) return;
+    if (mode_ == Mode::session_exec && status.exited && status.code == kSessionEndedExit) return;
+    CliOutput r;
+    r.status = status;
+    r.err = before_start_;
+    throw cli_.failure(r,
+                       "running " + box() + " in " + sandbox() +
+                           ": the command never started, since 'sbx exec' or the exec script's "
+                           "set-up (bridging the mount targets, the environment, the workdir) "
+                           "failed first",
+                       cli_.command_budget(), RADIAL_E_UNAVAILABLE,
+                       "check the message and 'sbx diagnose'");
+}
+
+// Stderr until the marker line is sbx's and the set-up's: kept for check_started and logged, never
+// the box's output; what follows the line is the command's.
+void SandboxRun::look_for_start(const char* data, std::size_t size) {
+    before_start_.append(data, size);
+    const std::string line = marker_ + "\n";
+    const auto at = before_start_.find(line);
+    if (at == std::string::npos) {
+        if (before_start_.size() > kBeforeStartKept)
+            before_start_.erase(0, before_start_.size() - kBeforeStartKept);
+        return;
+    }
+    started_ = true;
+    std::string rest = before_start_.substr(at + line.size());
+    before_start_.resize(at);
+    if (!before_start_.empty())
+        host_.info(box() + ": before its command started, sbx or the set-up said: " +
+                   plugin_support::cli_message(before_start_, 1024));
+    if (!rest.empty() && !output_aborted_ &&
+        !out_.write(RADIAL_STREAM_STDERR, rest.data(), rest.size()) && out_.aborted()) {
+        output_aborted_ = true;
+        pump_->output_aborted();
+    }
 }
 
 // After a session exec ran to its end: the exec script's 124 past the deadline is a timeout; its
@@ -444,6 +498,10 @@ bool SandboxRun::read_chunk(internal::UniqueFd& fd, std::uint32_t stream) {
             stderr_tail_.append(buffer_.data(), static_cast<std::size_t>(n));
             if (stderr_tail_.size() > kStderrTail)
                 stderr_tail_.erase(0, stderr_tail_.size() - kStderrTail);
+        }
+        if (stream == RADIAL_STREAM_STDERR && !started_ && !marker_.empty()) {
+            look_for_start(buffer_.data(), static_cast<std::size_t>(n));
+            return true;
         }
         // Output::write is false when the sink asked to stop, and also when there is no sink at
         // all (then the output is simply dropped): only aborted() ends the run.

@@ -110,7 +110,8 @@ std::string sbx_session_setup_script(const ContainerSpec& spec, std::uint64_t id
     return script;
 }
 
-std::string sbx_session_exec_script(const ContainerSpec& exec, std::uint64_t kill_grace_ms) {
+std::string sbx_session_exec_script(const ContainerSpec& exec, std::uint64_t kill_grace_ms,
+                                    std::string_view started_marker) {
     // Built before anything is written, so a refusal names its field.
     const std::string env = sbx_env_lines(exec);
     const std::string argv = sbx_argv_words(exec);
@@ -138,8 +139,12 @@ std::string sbx_session_exec_script(const ContainerSpec& exec, std::uint64_t kil
     // The exec's variables exist only in the command's own subshell: neither this script, nor
     // its watchdog, nor the keeper ever holds them; `exec` runs the argv as a program.
     // The tag is written out, not read from a variable the exec's own could have replaced.
-    script += "( set -e\n" + env + "RADIAL_SESSION_EXEC=" + posix_quote(exec.label) + " exec " +
-              argv + " </dev/null ) &\nradial_pid=$!\n";
+    // The marker, last before the command, says it started (docs/design.md §13.3).
+    std::string started;
+    if (!started_marker.empty())
+        started = "printf '%s\\n' " + posix_quote(started_marker) + " >&2\n";
+    script += "( set -e\n" + env + started + "RADIAL_SESSION_EXEC=" + posix_quote(exec.label) +
+              " exec " + argv + " </dev/null ) &\nradial_pid=$!\n";
     if (exec.timeout_ms != 0) {
         script +=
             "( trap 'kill $s 2>/dev/null; exit 0' TERM\n"

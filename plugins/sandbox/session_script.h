@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <radial/container_spec.hpp>
 #include <string>
+#include <string_view>
 
 namespace radial::sandbox {
 
@@ -41,8 +42,11 @@ std::string sbx_session_setup_script(const ContainerSpec& spec, std::uint64_t id
 //      records the time and exits with the command's code (128+N for a signal).
 // A process that clears its environment escapes step 5 (docs/design.md §13.12 says so). Holds
 // the exec's secret values: it goes on stdin only. Throws radial::plugin::Error as
-// sbx_exec_script for env, workdir and argv. Pure; thread-safe.
-std::string sbx_session_exec_script(const ContainerSpec& exec, std::uint64_t kill_grace_ms);
+// sbx_exec_script for env, workdir and argv. `started_marker`, when not empty, is printed on
+// stderr as a line of its own in the command's subshell just before its `exec`, as in
+// sbx_exec_script. Pure; thread-safe.
+std::string sbx_session_exec_script(const ContainerSpec& exec, std::uint64_t kill_grace_ms,
+                                    std::string_view started_marker = {});
 
 // A script that prints what became of the session in its sandbox, one line: "live", "ended: WHY"
 // (the keeper's reason) or "gone" (no state directory). Pure; thread-safe.

@@ -47,7 +47,8 @@ TEST(exec_script, Golden) {
               "if [ \"$(id -u)\" != 0 ] && command -v sudo >/dev/null 2>&1; then "
               "radial_root='sudo -n'; fi\n"
               "$radial_root mkdir -p '/'\n"
-              "if [ -d '/work' ] && [ ! -L '/work' ]; then $radial_root rmdir '/work'; fi\n"
+              "if [ -d '/work' ] && [ ! -L '/work' ]; then $radial_root rmdir '/work' 2>/dev/null "
+              "|| $radial_root mv '/work' '/work.radial-covered'.$$; fi\n"
               "$radial_root ln -sfn '/srv/ws/7' '/work'\n"
               "export API_KEY='sk-'\\''x'\\'''\n"
               "export MODE='turn'\n"
@@ -132,15 +133,49 @@ TEST(exec_script, MountTargetsAreBridgedBySymlink) {
 TEST(exec_script, AFailedBridgeFailsTheRunBeforeTheWorkloadStarts) {
     TempDir dir("radial-script");
     std::filesystem::create_directories(dir / "src");
+    dir.write("plain", "x"); // a file where the target's parent directory should be
+    ContainerSpec s;
+    s.label = "b";
+    s.mounts = {{dir / "src", dir / "plain/work", false}};
+    s.argv = {"sh", "-c", "echo workload-started"};
+    auto r = run_script(sbx_exec_script(s, "radial-exec-started-test"), dir);
+    EXPECT_FALSE(r.ok());
+    EXPECT_EQ(r.out.find("workload-started"), std::string::npos);
+    EXPECT_EQ(r.err.find("radial-exec-started-test"), std::string::npos)
+        << "no marker: the runtime knows the command never started";
+}
+
+// A directory with files at the target is covered, as a docker mount covers it: the workload sees
+// the workspace there (docs/design.md §13.3).
+TEST(exec_script, ATargetDirectoryWithFilesIsMovedAside) {
+    TempDir dir("radial-script");
+    std::filesystem::create_directories(dir / "src");
+    dir.write("src/brief.md", "the brief");
     std::filesystem::create_directories(dir / "busy");
-    dir.write("busy/file", "x"); // a non-empty directory cannot become the symlink
+    dir.write("busy/image-file", "from the image");
     ContainerSpec s;
     s.label = "b";
     s.mounts = {{dir / "src", dir / "busy", false}};
-    s.argv = {"sh", "-c", "echo workload-started"};
+    s.workdir = dir / "busy";
+    s.argv = {"sh", "-c", "cat brief.md; ls"};
     auto r = run_script(sbx_exec_script(s), dir);
-    EXPECT_FALSE(r.ok());
-    EXPECT_EQ(r.out.find("workload-started"), std::string::npos);
+    ASSERT_TRUE(r.ok()) << r.err;
+    EXPECT_EQ(r.out, "the briefbrief.md\n");
+    EXPECT_EQ(std::filesystem::read_symlink(dir / "busy"), dir / "src");
+}
+
+// The marker is the script's last line on stderr before the command: the command's stderr follows
+// it, nothing of the command's comes before it.
+TEST(exec_script, TheMarkerLineComesLastBeforeTheCommand) {
+    TempDir dir("radial-script");
+    ContainerSpec s;
+    s.label = "b";
+    s.argv = {"sh", "-c", "echo to-err >&2; exit 3"};
+    auto r = run_script(sbx_exec_script(s, "radial-exec-started-0123"), dir);
+    EXPECT_EQ(r.status.code, 3);
+    EXPECT_EQ(r.err, "radial-exec-started-0123\nto-err\n");
+    EXPECT_NE(exec_started_marker(), exec_started_marker());
+    EXPECT_EQ(exec_started_marker().size(), std::string("radial-exec-started-").size() + 32);
 }
 
 using radial::test::error_of;

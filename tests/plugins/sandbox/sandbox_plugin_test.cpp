@@ -150,16 +150,49 @@ TEST_F(sandbox_plugin, AFailedPolicyRuleRemovesTheSandbox) {
     EXPECT_TRUE(fake_.sandboxes().empty());
 }
 
-TEST_F(sandbox_plugin, AFailingExecIsTheExitCodeAndTheSandboxIsRemoved) {
-    fake_.fail("exec", 1, "Error: failed to start runtime");
+// sbx exec failing by itself is a runtime failure naming sbx's message, never the command's exit
+// (docs/design.md §13.3): the command never ran.
+TEST_F(sandbox_plugin, AFailingExecIsARuntimeFailureAndTheSandboxIsRemoved) {
+    fake_.fail("exec", 1, "Error: sandbox daemon lost the VM");
     RunOutcome o = sandbox().run(spec("radial-turn-local-4", {"true"}));
-    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
-    EXPECT_EQ(o.result.flags & ~static_cast<std::uint32_t>(RADIAL_RUN_PHASE_TIMES),
-              RADIAL_RUN_EXITED);
-    EXPECT_EQ(o.result.exit_code, 1);
-    EXPECT_EQ(o.err, "Error: failed to start runtime\n");
+    EXPECT_EQ(o.status, RADIAL_E_UNAVAILABLE) << "exit " << o.result.exit_code;
+    EXPECT_NE(o.error.message.find("Error: sandbox daemon lost the VM"), std::string::npos)
+        << o.error.message;
+    EXPECT_NE(o.error.message.find("never started"), std::string::npos) << o.error.message;
+    EXPECT_EQ(o.err, "") << "sbx's message is not the box's stderr";
     EXPECT_EQ(fake_.calls("rm").size(), 1u);
     EXPECT_TRUE(fake_.sandboxes().empty());
+}
+
+// The script's own set-up failing (here: a file where a target's parent should be) is a runtime
+// failure too, with the failing step's message; the command never ran.
+TEST_F(sandbox_plugin, AFailedBridgeIsARuntimeFailureNotTheCommandsExit) {
+    TempDir ws("radial-ws"), box("radial-box");
+    box.write("plain", "x");
+    ContainerSpec s = spec("radial-turn-local-4b", {"sh", "-c", "echo HARNESS-RAN"});
+    s.mounts = {{ws.path(), box / "plain/work", false}};
+    RunOutcome o = sandbox().run(s);
+    EXPECT_EQ(o.status, RADIAL_E_UNAVAILABLE) << "exit " << o.result.exit_code;
+    EXPECT_NE(o.error.message.find("mkdir"), std::string::npos) << o.error.message;
+    EXPECT_EQ(o.out, "");
+    EXPECT_TRUE(fake_.sandboxes().empty());
+}
+
+// A directory with files where the workspace is to appear is covered, as docker's mount covers
+// it: the harness runs and sees the workspace (docs/design.md §13.3).
+TEST_F(sandbox_plugin, ATargetThatHoldsFilesIsCoveredAndTheHarnessRuns) {
+    TempDir ws("radial-ws"), box("radial-box");
+    ws.write("brief.md", "the brief\n");
+    std::filesystem::create_directories(box / "work");
+    box.write("work/from-the-image", "x");
+    ContainerSpec s = spec("radial-turn-local-4c", {"sh", "-c", "cat brief.md; echo HARNESS-RAN"});
+    s.mounts = {{ws.path(), box / "work", false}};
+    s.workdir = box / "work";
+    RunOutcome o = sandbox().run(s);
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.exit_code, 0) << o.err;
+    EXPECT_EQ(o.out, "the brief\nHARNESS-RAN\n");
+    EXPECT_EQ(o.err, "");
 }
 
 TEST_F(sandbox_plugin, ATimeoutRemovesTheSandboxWhichEndsTheExec) {
@@ -379,6 +412,24 @@ TEST_F(sandbox_plugin_session, AnUnanswerableStateQueryKeepsTheSessionAndTheComm
               RADIAL_RUN_EXITED);
     EXPECT_EQ(o.result.exit_code, 255);
     EXPECT_TRUE(exists("sess-unknown"));
+}
+
+// A session's exec that sbx fails before the command started is a runtime failure too, never the
+// command's code, and its stderr is the command's only (docs/design.md §13.3).
+TEST_F(sandbox_plugin_session, AFailingExecIsARuntimeFailureNotTheCommandsCode) {
+    ASSERT_EQ(create("sess-exec").code, RADIAL_OK);
+    auto o = exec("sess-exec", "echo out; echo err >&2; exit 3");
+    ASSERT_EQ(o.status, RADIAL_OK) << o.error.message;
+    EXPECT_EQ(o.result.exit_code, 3);
+    EXPECT_EQ(o.out, "out\n");
+    EXPECT_EQ(o.err, "err\n");
+    fake_.fail("exec", 1, "Error: sandbox daemon lost the VM");
+    o = exec("sess-exec", "true");
+    fake_.clear("exec");
+    EXPECT_EQ(o.status, RADIAL_E_UNAVAILABLE) << "exit " << o.result.exit_code;
+    EXPECT_NE(o.error.message.find("sandbox daemon lost the VM"), std::string::npos)
+        << o.error.message;
+    EXPECT_TRUE(exists("sess-exec"));
 }
 
 TEST_F(sandbox_plugin, ThePluginExportsOnlyItsEntrySymbol) {
