@@ -92,6 +92,14 @@ std::vector<ListedSandbox> SbxCli::list(std::chrono::milliseconds budget) {
     if (!r.ok())
         throw failure(r, what, budget, RADIAL_E_UNAVAILABLE,
                       "run 'sbx ls' by hand as the user radiald runs as and fix what it reports");
+    // A silent ls lists nothing, which is not the same as listing no sandbox: a removal would
+    // take its sandbox for gone (docs/design.md §8.3). The table has its header; the JSON form
+    // is judged by its parser.
+    if (r.out.find_first_not_of(" \t\r\n\f\v") == std::string::npos)
+        throw Error(RADIAL_E_UNAVAILABLE,
+                    what +
+                        ": it succeeded but printed nothing, which is no listing; run it by "
+                        "hand and see 'sbx diagnose'");
     if (!f.ls_json) return parse_sandbox_list_text(r.out);
     if (auto listed = parse_sandbox_list_json(r.out)) return *listed;
     throw Error(RADIAL_E_UNAVAILABLE,

@@ -45,7 +45,8 @@ public:
 
     // Every sandbox (`sbx ls`, `--json` when features() says so), within `budget`. Throws
     // Error(RADIAL_E_UNAVAILABLE) with sbx's message and the fix when ls fails or does not answer,
-    // or when --json output holds no document of the documented shape. Source: docs/design.md §8.3,
+    // when it prints nothing (no listing, not an empty one), or when --json output holds no
+    // document of the documented shape. Source: docs/design.md §8.3,
     // §8.4.
     std::vector<ListedSandbox> list(std::chrono::milliseconds budget);
 

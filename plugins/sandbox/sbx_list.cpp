@@ -94,13 +94,14 @@ std::vector<ListedSandbox> parse_sandbox_list_text(std::string_view output) {
 }
 
 std::optional<std::vector<ListedSandbox>> parse_sandbox_list_json(std::string_view output) {
-    if (output.find_first_not_of(" \t\r\n\f\v") == std::string_view::npos)
-        return std::vector<ListedSandbox>{};
+    // Only a document says that there are no sandboxes: an output that is empty or blank is no
+    // listing (a failed removal would take its sandbox for gone, docs/design.md §8.3).
     std::size_t at = 0;
     while (at < output.size()) {
         std::size_t end = output.find('\n', at);
         if (end == std::string_view::npos) end = output.size();
         std::string_view line = trim(output.substr(at, end - at));
+        if (line == "null") return std::vector<ListedSandbox>{}; // a nil list, as Go prints it
         if (!line.empty() && (line.front() == '{' || line.front() == '[')) {
             std::size_t start = at + (output.substr(at).find(line.front()));
             // Streamed parsing reads one document and leaves whatever follows it alone.

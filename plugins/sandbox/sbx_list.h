@@ -31,8 +31,10 @@ std::vector<ListedSandbox> parse_sandbox_list_text(std::string_view output);
 // whose "name" is missing, not a string or empty is not of that shape (so a log line such as
 // `["x"]` is passed over, and a changed format is an error, never an empty list); entries whose
 // name holds whitespace or control bytes are skipped (never radial's). nullopt when no line starts
-// a document of that shape; an output that is empty or blank is an empty list. Never throws on any
-// input. Pure; thread-safe. Source: docs/design.md §5.10.
+// a document of that shape, and also for an output that is empty or blank: only a document
+// (`{"sandboxes":[]}`, `{"sandboxes":null}`, `[]`, or a line that is just `null`) is an empty
+// list, so a silent sbx never passes for one without sandboxes. Never throws on any input. Pure;
+// thread-safe. Source: docs/design.md §5.10.
 std::optional<std::vector<ListedSandbox>> parse_sandbox_list_json(std::string_view output);
 
 } // namespace radial::sandbox

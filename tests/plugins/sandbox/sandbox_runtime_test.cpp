@@ -13,6 +13,7 @@
 #include "../../support/temp_dir.h"
 #include "sandbox_run.h"
 #include "scripted_executor.h"
+#include "scripted_sbx.h"
 
 namespace radial::sandbox {
 namespace {
@@ -499,6 +500,34 @@ TEST(sandbox_runtime, PreflightBudgetAppliesToAVersionThatNeverAnswers) {
     auto e = error_of([&] { f.rt->preflight(); });
     EXPECT_LT(Clock::now() - start, 2s);
     EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+}
+
+// The scripted sbx (tests/fakes/sbx/scripted-sbx) through the real process executor, with a
+// removal budget a test can wait out.
+struct OnScriptedSbx {
+    radial::test::ScriptedSbx fake;
+    std::unique_ptr<SandboxRuntime> rt;
+    explicit OnScriptedSbx(std::uint64_t removal_ms) {
+        SandboxSettings s = Fixture::quick();
+        s.binary = fake.binary();
+        s.removal_timeout_ms = removal_ms;
+        rt = std::make_unique<SandboxRuntime>(radial::plugin::Host(), s,
+                                              std::make_shared<ProcessSbxExecutor>(s.binary));
+    }
+};
+
+// A failed rm followed by an ls that prints nothing proves nothing: the sandbox may still be there,
+// and the turn fails rather than report it gone (docs/design.md §8.3).
+TEST(sandbox_runtime, AFailedRemovalIsNotTakenForSuccessByASilentListing) {
+    OnScriptedSbx f(1500);
+    f.fake.fail("rm", 1, "Error: sandboxd: context deadline exceeded");
+    f.fake.answer("ls", "");
+    radial::plugin::Output out(nullptr);
+    auto e = error_of([&] { f.rt->run(spec("radial-turn-a-40"), out); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(std::string(e.what()).find("context deadline exceeded"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(f.fake.sandboxes(), (std::vector<std::string>{"radial-turn-a-40"}));
 }
 
 } // namespace

@@ -220,5 +220,19 @@ TEST(sbx_cli, JsonListingWithoutADocumentIsAnError) {
         << e.what();
 }
 
+// An ls that succeeds but prints nothing is no listing, in either form: only a document (or the
+// table's header) says that there is no sandbox.
+TEST(sbx_cli, ASilentListingIsAnError) {
+    ScriptedSbx fake;
+    fake.answer("ls", "\n");
+    SbxCli cli = cli_for(fake);
+    EXPECT_EQ(error_of([&] { cli.list(5s); }).code(), RADIAL_E_UNAVAILABLE);
+    fake.features("no-input");
+    SbxCli text = cli_for(fake);
+    EXPECT_EQ(error_of([&] { text.list(5s); }).code(), RADIAL_E_UNAVAILABLE);
+    fake.answer("ls", "null\n");
+    EXPECT_EQ(cli.list(5s), std::vector<ListedSandbox>{}) << "Go's nil list";
+}
+
 } // namespace
 } // namespace radial::sandbox

@@ -92,8 +92,11 @@ TEST(sbx_list, JsonPrettyPrintedOrFollowedByText) {
 TEST(sbx_list, JsonEmptyForms) {
     EXPECT_EQ(parse_sandbox_list_json("{\"sandboxes\":[]}"), std::vector<ListedSandbox>{});
     EXPECT_EQ(parse_sandbox_list_json("{\"sandboxes\":null}\n"), std::vector<ListedSandbox>{});
-    EXPECT_EQ(parse_sandbox_list_json(""), std::vector<ListedSandbox>{});
-    EXPECT_EQ(parse_sandbox_list_json(" \n\t\n"), std::vector<ListedSandbox>{});
+    EXPECT_EQ(parse_sandbox_list_json("[]\n"), std::vector<ListedSandbox>{});
+    EXPECT_EQ(parse_sandbox_list_json("null\n"), std::vector<ListedSandbox>{});
+    // Nothing at all is no listing: a removal must not take its sandbox for gone.
+    EXPECT_EQ(parse_sandbox_list_json(""), std::nullopt);
+    EXPECT_EQ(parse_sandbox_list_json(" \n\t\n"), std::nullopt);
 }
 
 TEST(sbx_list, JsonBareArray) {
