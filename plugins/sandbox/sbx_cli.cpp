@@ -108,9 +108,26 @@ std::vector<ListedSandbox> SbxCli::list(std::chrono::milliseconds budget) {
                     "'); report the sbx version ('sbx version') with this message");
 }
 
+SbxCli::Clock::time_point SbxCli::removal_deadline(std::string_view name) {
+    std::lock_guard lock(removals_mutex_);
+    const auto now = Clock::now();
+    const std::chrono::milliseconds budget(settings_.removal_timeout_ms);
+    auto it = removals_.find(name);
+    // One episode of ending a box shares one deadline: the pump's stop, the teardown and the
+    // host's kills ask in turn (docs/design.md §8.3). One that ended longer ago than a budget
+    // is over; a later removal (session rm, reconciliation) gets a budget of its own.
+    if (it != removals_.end() && now < it->second + budget) return it->second;
+    if (it != removals_.end()) removals_.erase(it);
+    return removals_.emplace(std::string(name), now + budget).first->second;
+}
+
+void SbxCli::removal_done(std::string_view name) {
+    std::lock_guard lock(removals_mutex_);
+    if (auto it = removals_.find(name); it != removals_.end()) removals_.erase(it);
+}
+
 void SbxCli::remove(std::string_view name, std::string_view label) {
-    using Clock = std::chrono::steady_clock;
-    const auto deadline = Clock::now() + std::chrono::milliseconds(settings_.removal_timeout_ms);
+    const auto deadline = removal_deadline(name);
     const std::vector<std::string> args = sbx_remove_args(name, features());
     const std::string what = "removing sandbox '" + std::string(name) + "' of box '" +
                              std::string(label) + "' with " + quoted_command(args);
@@ -118,10 +135,17 @@ void SbxCli::remove(std::string_view name, std::string_view label) {
     // The last rm sbx answered: what the failure reports when a later one was cut short by the
     // removal budget (its "no answer" would hide why the sandbox stayed).
     std::optional<CliOutput> answered;
-    for (;;) {
+    for (bool first = true;; first = false) {
         auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-        CliOutput r = call(args, std::clamp(left, std::chrono::milliseconds(1), command_budget()));
-        if (r.ok()) return;
+        // Past the shared deadline a caller still gets one whole try, never a 1 ms one.
+        CliOutput r =
+            call(args, first && left.count() <= 0
+                           ? command_budget()
+                           : std::clamp(left, std::chrono::milliseconds(1), command_budget()));
+        if (r.ok()) {
+            removal_done(name);
+            return;
+        }
         if (!r.timed_out) answered = r;
         // sbx may call an unknown name an error, and a removal already under way (another
         // thread's kill, the run's own teardown) may refuse a second one: ls decides.
@@ -136,6 +160,7 @@ void SbxCli::remove(std::string_view name, std::string_view label) {
         if (present == false) {
             host_.debug(what + " failed, but 'sbx ls' does not list it: it is gone (sbx said: " +
                         plugin_support::cli_message(r.err.empty() ? r.out : r.err, 256) + ")");
+            removal_done(name);
             return;
         }
         if (Clock::now() + kFailedRemoveRetryEvery >= deadline)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -55,7 +56,11 @@ public:
     // (sbx may call removing an unknown name an error); one still listed — e.g. while another
     // removal of it is under way — is removed again every 500 ms. Throws
     // Error(RADIAL_E_UNAVAILABLE) with sbx's message and the command to run by hand when the
-    // budget runs out. `label` is for messages. Source: docs/design.md §8.3.
+    // budget runs out. The budget is the sandbox's, not the call's: every remove of `name` until
+    // one succeeds shares the deadline the first one set (a call made past it still tries once,
+    // within the command budget), so the run's stop, its teardown and the host's kills together
+    // take one removal budget; once that deadline is a whole budget in the past, a new remove
+    // starts a new one. `label` is for messages. Source: docs/design.md §8.3.
     void remove(std::string_view name, std::string_view label);
 
     // Revokes the rule that lets sandbox `name` reach host port `port` (sbx_policy_revoke_args),
@@ -89,6 +94,9 @@ public:
     }
 
 private:
+    using Clock = std::chrono::steady_clock;
+    Clock::time_point removal_deadline(std::string_view name);
+    void removal_done(std::string_view name);
     bool revoke_rule(const std::vector<std::string>& args, std::string_view name,
                      const std::string& reach, std::string_view label);
     SandboxSettings settings_;
@@ -96,6 +104,8 @@ private:
     radial::plugin::Host host_;
     std::mutex features_mutex_;
     std::optional<SbxFeatures> features_;
+    std::mutex removals_mutex_;
+    std::map<std::string, Clock::time_point, std::less<>> removals_; // sandbox → its deadline
 };
 
 } // namespace radial::sandbox

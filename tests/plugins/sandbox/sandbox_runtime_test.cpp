@@ -530,5 +530,25 @@ TEST(sandbox_runtime, AFailedRemovalIsNotTakenForSuccessByASilentListing) {
     EXPECT_EQ(f.fake.sandboxes(), (std::vector<std::string>{"radial-turn-a-40"}));
 }
 
+// Ending a box whose sandbox cannot be removed takes one removal budget, not one per path that
+// asks (the pump's stop, the teardown): every later path tries once (docs/design.md §8.3).
+TEST(sandbox_runtime, EndingABoxWhoseSandboxStaysTakesOneRemovalBudget) {
+    constexpr std::uint64_t kRemovalMs = 4000;
+    OnScriptedSbx f(kRemovalMs);
+    f.fake.fail("rm", 1, "Error: sandboxd: context deadline exceeded");
+    ContainerSpec s = spec("radial-turn-a-41", {"sleep", "30"});
+    s.timeout_ms = 300;
+    radial::plugin::Output out(nullptr);
+    auto e = error_of([&] { f.rt->run(s, out); });
+    EXPECT_EQ(e.code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_NE(std::string(e.what()).find("timed out"), std::string::npos) << e.what();
+    // One budget of tries 500 ms apart, and a few single tries after it.
+    EXPECT_LE(f.fake.calls("rm").size(), kRemovalMs / 500 + 5);
+    // A kill of the box now, still within that episode, tries once more and says so.
+    const auto before = f.fake.calls("rm").size();
+    EXPECT_EQ(error_of([&] { f.rt->kill("radial-turn-a-41"); }).code(), RADIAL_E_UNAVAILABLE);
+    EXPECT_EQ(f.fake.calls("rm").size(), before + 1);
+}
+
 } // namespace
 } // namespace radial::sandbox

@@ -220,6 +220,28 @@ TEST(sbx_cli, JsonListingWithoutADocumentIsAnError) {
         << e.what();
 }
 
+// Every remove of one sandbox shares the deadline the first one set: past it, a call tries once
+// (docs/design.md §8.3), so the paths that end a box together take one removal budget.
+TEST(sbx_cli, RemovalsOfOneSandboxShareOneDeadline) {
+    ScriptedSbx fake;
+    fake.add_sandbox("radial-turn-a-9");
+    fake.fail("rm", 1, "Error: sandboxd: context deadline exceeded");
+    SbxCli cli = cli_for(fake, 5000, 1500);
+    EXPECT_EQ(error_of([&] { cli.remove("radial-turn-a-9", "radial-turn-a-9"); }).code(),
+              RADIAL_E_UNAVAILABLE);
+    const auto first = fake.calls("rm").size();
+    EXPECT_GE(first, 2u) << "retried within the budget";
+    for (int i = 1; i <= 2; ++i) {
+        EXPECT_EQ(error_of([&] { cli.remove("radial-turn-a-9", "radial-turn-a-9"); }).code(),
+                  RADIAL_E_UNAVAILABLE);
+        EXPECT_EQ(fake.calls("rm").size(), first + i) << "one try past the shared deadline";
+    }
+    // Once it works, the deadline is forgotten; another sandbox has its own all along.
+    fake.clear("rm");
+    EXPECT_NO_THROW(cli.remove("radial-turn-a-9", "radial-turn-a-9"));
+    EXPECT_TRUE(fake.sandboxes().empty());
+}
+
 // An ls that succeeds but prints nothing is no listing, in either form: only a document (or the
 // table's header) says that there is no sandbox.
 TEST(sbx_cli, ASilentListingIsAnError) {
