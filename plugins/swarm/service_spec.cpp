@@ -208,15 +208,18 @@ std::string secret_file_name(std::size_t index) { return "radial-env-" + std::to
 std::string entry_script(const std::vector<SecretRef>& secrets) {
     // Command substitution strips trailing newlines; the appended "x", removed afterwards, keeps
     // the value byte for byte. Names are [A-Za-z_][A-Za-z0-9_]* (checked by the host), files ours:
-    // nothing here needs quoting beyond what is written.
+    // nothing here needs quoting beyond what is written. Each value passes through its own
+    // variable only: a scratch variable could be one of the box's own, plain or secret, and
+    // would be lost (docs/design.md §13.7).
     std::string s;
     for (const auto& sec : secrets) {
-        std::string path = "/run/secrets/" + sec.file;
-        s += "v=$(cat " + path + " && printf x) || { echo \"radial entry step: cannot read " +
-             path + " for " + sec.env_name + "\" >&2; exit 126; }; " + sec.env_name +
-             "=\"${v%x}\"; export " + sec.env_name + "; ";
+        const std::string path = "/run/secrets/" + sec.file;
+        const std::string& n = sec.env_name;
+        s += n + "=$(cat " + path + " && printf x) || { echo \"radial entry step: cannot read " +
+             path + " for " + n + "\" >&2; exit 126; }; " + n + "=\"${" + n + "%x}\"; export " + n +
+             "; ";
     }
-    s += "unset v; exec \"$@\"";
+    s += "exec \"$@\"";
     return s;
 }
 

@@ -4,8 +4,12 @@
 #include "service_spec.h"
 
 #include <gtest/gtest.h>
+#include <radial/support/cli_capture.h>
 
+#include <chrono>
 #include <map>
+
+#include "../../support/temp_dir.h"
 
 namespace radial::swarm {
 namespace {
@@ -196,10 +200,57 @@ TEST(ServiceSpec, TheEntryStepKeepsTrailingNewlinesAndNamesNoValue) {
     std::string script = entry_script({{"API_KEY", "id", "n", "radial-env-0"}});
     EXPECT_NE(script.find("$(cat /run/secrets/radial-env-0 && printf x)"), std::string::npos)
         << script;
-    EXPECT_NE(script.find("API_KEY=\"${v%x}\"; export API_KEY;"), std::string::npos) << script;
+    EXPECT_NE(script.find("API_KEY=\"${API_KEY%x}\"; export API_KEY;"), std::string::npos)
+        << script;
     EXPECT_NE(script.find("exit 126"), std::string::npos)
         << "an unreadable secret must not run the workload";
     EXPECT_TRUE(script.ends_with("exec \"$@\""));
+}
+
+// The entry step run by /bin/sh as the task runs it, its secret files in a directory of the test's
+// own instead of /run/secrets; `env` is the task's environment (the plain variables).
+plugin_support::CliOutput run_entry_step(
+    const std::vector<std::pair<std::string, std::string>>& secrets,
+    plugin_support::ChildProcess::Env env) {
+    radial::test::TempDir dir("radial-entry");
+    std::vector<SecretRef> refs;
+    for (std::size_t i = 0; i < secrets.size(); ++i) {
+        refs.push_back({secrets[i].first, "id", "n", secret_file_name(i)});
+        dir.write(secret_file_name(i), secrets[i].second);
+    }
+    std::string script = entry_script(refs);
+    for (std::size_t at; (at = script.find("/run/secrets/")) != std::string::npos;)
+        script.replace(at, std::string("/run/secrets/").size(), dir.path() + "/");
+    env["PATH"] = "/usr/bin:/bin";
+    // Every short name the step could use as scratch, and the shell's own, as the box sees them.
+    std::string format, words;
+    for (const char* n : {"v", "i", "f", "n", "s", "x", "p", "API_KEY"}) {
+        format += std::string(n) + "=[%s]";
+        words += std::string(" \"${") + n + "-UNSET}\"";
+    }
+    return plugin_support::capture_cli(
+        "/bin/sh", {"-c", script, "radial-entry", "sh", "-c", "printf '" + format + "'" + words},
+        env, std::chrono::seconds(20));
+}
+
+// A box variable may have any name the host accepts, `v` too: the step keeps no scratch variable
+// that could replace or unset one (docs/design.md §13.7).
+TEST(ServiceSpec, TheEntryStepLeavesEveryOtherVariableAlone) {
+    auto r = run_entry_step({{"API_KEY", "k\n"}}, {{"v", "plainvalue"},
+                                                   {"i", "I"},
+                                                   {"f", "F"},
+                                                   {"n", "N"},
+                                                   {"s", "S"},
+                                                   {"x", "X"},
+                                                   {"p", "P"}});
+    ASSERT_TRUE(r.ok()) << r.err;
+    EXPECT_EQ(r.out, "v=[plainvalue]i=[I]f=[F]n=[N]s=[S]x=[X]p=[P]API_KEY=[k\n]");
+
+    r = run_entry_step({{"v", "secret-v\n\n"}, {"i", "secret-i"}, {"x", "x"}}, {{"f", "F"}});
+    ASSERT_TRUE(r.ok()) << r.err;
+    EXPECT_EQ(r.out,
+              "v=[secret-v\n\n]i=[secret-i]f=[F]n=[UNSET]s=[UNSET]x=[x]p=[UNSET]"
+              "API_KEY=[UNSET]");
 }
 
 TEST(ServiceSpec, HostNetworkOnlyWhenTheOperatorAllowsIt) {
