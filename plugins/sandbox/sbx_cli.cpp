@@ -137,11 +137,11 @@ void SbxCli::remove(std::string_view name, std::string_view label) {
     std::optional<CliOutput> answered;
     for (bool first = true;; first = false) {
         auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-        // Past the shared deadline a caller still gets one whole try, never a 1 ms one.
+        // Each caller's first try is a whole one, even at or past the shared deadline (a few ms
+        // left would time out any rm); only its retries are held to the deadline.
         CliOutput r =
-            call(args, first && left.count() <= 0
-                           ? command_budget()
-                           : std::clamp(left, std::chrono::milliseconds(1), command_budget()));
+            call(args, first ? command_budget()
+                             : std::clamp(left, std::chrono::milliseconds(1), command_budget()));
         if (r.ok()) {
             removal_done(name);
             return;

@@ -57,10 +57,10 @@ public:
     // removal of it is under way — is removed again every 500 ms. Throws
     // Error(RADIAL_E_UNAVAILABLE) with sbx's message and the command to run by hand when the
     // budget runs out. The budget is the sandbox's, not the call's: every remove of `name` until
-    // one succeeds shares the deadline the first one set (a call made past it still tries once,
-    // within the command budget), so the run's stop, its teardown and the host's kills together
-    // take one removal budget; once that deadline is a whole budget in the past, a new remove
-    // starts a new one. `label` is for messages. Source: docs/design.md §8.3.
+    // one succeeds shares the deadline the first one set (each call tries at least once, within
+    // the command budget, however little is left), so the run's stop, its teardown and the host's
+    // kills together take one removal budget; once that deadline is a whole budget in the past, a
+    // new remove starts a new one. `label` is for messages. Source: docs/design.md §8.3.
     void remove(std::string_view name, std::string_view label);
 
     // Revokes the rule that lets sandbox `name` reach host port `port` (sbx_policy_revoke_args),
