@@ -116,6 +116,34 @@ internal::UniqueFd lock_guard_file(const std::string& path,
     }
 }
 
+// Removes the claims no radiald holds whose state directory is gone: a killed radiald cannot
+// remove its own, and only the next start on the same state directory would (a test suite, or a
+// host that moves state directories, left hundreds). Each one under its own guard, taken only if
+// free at once (a radiald claiming it now keeps it); one held, unreadable or whose directory
+// still exists is left. Never throws but bad_alloc.
+void sweep_stale_claims(const std::string& registry, const std::string& ours) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(registry, ec)) {
+        const fs::path& claim = e.path();
+        if (claim.extension() != ".claim" || claim.string() == ours) continue;
+        const std::string guard_path = fs::path(claim).replace_extension(".lock").string();
+        internal::UniqueFd guard = fs_util::open_lock_file(guard_path);
+        if (!guard || ::flock(guard.get(), LOCK_EX | LOCK_NB) != 0 ||
+            !still_at_path(guard.get(), guard_path))
+            continue;
+        internal::UniqueFd fd(::open(claim.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+        if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue; // held: a radiald runs
+        const std::string line = read_line(fd.get());
+        const auto space = line.find(' ');
+        if (space == std::string::npos || space + 1 >= line.size() || line[space + 1] != '/')
+            continue;
+        struct stat st {};
+        if (::stat(line.c_str() + space + 1, &st) == 0 || errno != ENOENT) continue;
+        if (still_at_path(fd.get(), claim.string())) ::unlink(claim.c_str());
+        ::unlink(guard_path.c_str());
+    }
+}
+
 } // namespace
 
 std::vector<std::string> claimed_state_dirs(const std::string& registry) {
@@ -211,6 +239,8 @@ InstanceClaim InstanceClaim::acquire(const std::string& registry, const std::str
     }
     if (::flock(fd.get(), LOCK_SH) != 0)
         throw LockError(fmt::format("locking '{}': {}", path, std::strerror(errno)));
+    guard.reset(); // ours is claimed; the sweep takes other instances' guards only
+    sweep_stale_claims(registry, path);
     return InstanceClaim(std::move(path), guard_path, std::move(fd));
 }
 

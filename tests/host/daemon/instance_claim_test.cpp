@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -84,6 +85,26 @@ TEST(InstanceClaim, AFileACrashedHolderLeftIsRemovedByTheNextOne) {
     reg.write("claims/x1.lock", "");
     { auto claim = InstanceClaim::acquire(registry, "x1", a.path()); }
     EXPECT_TRUE(std::filesystem::is_empty(registry));
+}
+
+// Any start sweeps the claims no radiald holds whose state directory is gone (a killed radiald's,
+// whose state directory went with its test or its host's layout): the registry held hundreds.
+// One held, or naming a directory that exists, stays.
+TEST(InstanceClaim, AClaimNobodyHoldsWhoseStateDirectoryIsGoneIsSweptByAnyStart) {
+    test::TempDir reg, a, kept;
+    auto gone = std::make_unique<test::TempDir>();
+    const std::string registry = reg / "claims";
+    std::filesystem::create_directory(registry);
+    reg.write("claims/stale.claim", "1:2 " + gone->path() + "/state\n");
+    reg.write("claims/stale.lock", "");
+    reg.write("claims/alive.claim", "1:2 " + kept.path() + "\n");
+    auto held = InstanceClaim::acquire(registry, "held", gone->path());
+    gone.reset(); // the holder's directory went, but it still runs
+    { auto claim = InstanceClaim::acquire(registry, "x1", a.path()); }
+    EXPECT_FALSE(std::filesystem::exists(registry + "/stale.claim"));
+    EXPECT_FALSE(std::filesystem::exists(registry + "/stale.lock"));
+    EXPECT_TRUE(std::filesystem::exists(registry + "/alive.claim"));
+    EXPECT_TRUE(std::filesystem::exists(registry + "/held.claim"));
 }
 
 // flock(2) takes a descriptor opened read-only: a local user who could open the claim's files
