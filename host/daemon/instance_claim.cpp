@@ -119,15 +119,17 @@ internal::UniqueFd lock_guard_file(const std::string& path,
 // Removes the claims no radiald holds whose state directory is gone: a killed radiald cannot
 // remove its own, and only the next start on the same state directory would (a test suite, or a
 // host that moves state directories, left hundreds). Each one under its own guard, taken only if
-// free at once (a radiald claiming it now keeps it); one held, unreadable or whose directory
-// still exists is left. Never throws but bad_alloc.
+// it exists and is free at once (a radiald claiming it now keeps it); one held, unreadable,
+// without a guard or whose directory still exists is left. Never throws but bad_alloc.
 void sweep_stale_claims(const std::string& registry, const std::string& ours) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(registry, ec)) {
         const fs::path& claim = e.path();
         if (claim.extension() != ".claim" || claim.string() == ours) continue;
         const std::string guard_path = fs::path(claim).replace_extension(".lock").string();
-        internal::UniqueFd guard = fs_util::open_lock_file(guard_path);
+        // Never made here: a claim with no guard is being released (or was, by a holder that
+        // removed both), and a guard made now would outlive it.
+        internal::UniqueFd guard(::open(guard_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
         if (!guard || ::flock(guard.get(), LOCK_EX | LOCK_NB) != 0 ||
             !still_at_path(guard.get(), guard_path))
             continue;

@@ -11,7 +11,8 @@
 // The files do not accumulate (docs/design.md §8.6): the last holder to let go removes the claim
 // and its guard ("<instanceId>.lock"), under the guard, and every acquire checks that the file it
 // locked is still the one at its path, so a removal never lets two radialds lock different files.
-// A crashed holder's files stay until the next radiald of that instance id lets go.
+// A crashed holder's files stay until the next radiald of that instance id lets go, or until any
+// radiald starts once the state directory they name is gone (acquire sweeps them).
 #pragma once
 
 #include <radial/internal/unique_fd.h>

@@ -74,10 +74,17 @@ struct ProtectedPath {
     std::string what;
 };
 
-// radiald's own control files: its config, its program and runtimes, the host-wide claims and the
-// operator's Codex credentials. A box given one (or a tree holding one) could change what radiald
-// runs as root next, or read the host's credentials; the second design document says such files
-// are never mounted (docs/design.md §7.5).
+std::string env_or_empty(const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+}
+
+// radiald's own control files: its config, its program and what it runs beside it, what its
+// runtime's table names, the host-wide claims, the docker client's credentials in its
+// environment and the operator's Codex credentials. A box given one (or a tree holding one) could
+// change what radiald runs as root next, or use the host's credentials; such files are never
+// mounted (docs/design.md §7.5). The runtime refuses its own too, but a warm pool's workspace is
+// mounted by the host, which no runtime sees (docs/design.md §13.13).
 std::vector<ProtectedPath> control_files(const config::HostConfig& cfg) {
     std::vector<ProtectedPath> out;
     if (!cfg.file.empty()) out.push_back({cfg.file, "radiald's config file"});
@@ -85,8 +92,32 @@ std::vector<ProtectedPath> control_files(const config::HostConfig& cfg) {
         out.push_back({d, "the plugin directory (run.pluginDir)"});
     if (std::unique_ptr<char, decltype(&std::free)> exe(::realpath("/proc/self/exe", nullptr),
                                                         &std::free);
-        exe)
+        exe) {
         out.push_back({exe.get(), "radiald's own program"});
+        // radial-init and radial-plugin-host, where an installed radiald keeps them.
+        out.push_back({(fs::path(exe.get()).parent_path().parent_path() / "lib/radial").string(),
+                       "radiald's helper programs"});
+    }
+    // Every host path the runtime's table names: its CLI, its box init, a unix:// engine.
+    for (const auto& e : cfg.runtime_section.entries) {
+        std::vector<std::string> values = e.items;
+        values.push_back(e.string_value);
+        for (std::string v : values) {
+            if (v.rfind("unix://", 0) == 0) v.erase(0, 7);
+            if (!v.empty() && v.front() == '/')
+                out.push_back(
+                    {v, fmt::format("what {}.{} names", cfg.runtime_section.section, e.key)});
+        }
+    }
+    // The docker client's, as the docker CLI and the Engine API runtimes find them.
+    const std::string home = env_or_empty("HOME"), docker_config = env_or_empty("DOCKER_CONFIG");
+    if (!docker_config.empty() || !home.empty())
+        out.push_back({docker_config.empty() ? home + "/.docker" : docker_config,
+                       "the docker client's configuration ($DOCKER_CONFIG, else ~/.docker)"});
+    if (const std::string certs = env_or_empty("DOCKER_CERT_PATH"); !certs.empty())
+        out.push_back({certs, "the engine's TLS keys ($DOCKER_CERT_PATH)"});
+    if (const std::string host = env_or_empty("DOCKER_HOST"); host.rfind("unix://", 0) == 0)
+        out.push_back({host.substr(7), "the engine's socket ($DOCKER_HOST)"});
     out.push_back({daemon::default_claim_registry(), "the host's radiald instance claims"});
     if (cfg.codex_auth)
         out.push_back({codex_auth_path(cfg.codex_auth_file),

@@ -7,6 +7,7 @@
 #include <libelf.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,10 +149,18 @@ std::string handler_text(const struct sigaction& a) {
     return s;
 }
 
-// Descriptors open in this process now, each with whether it is close-on-exec and what it is.
+// Descriptors open in this process now, each with whether it is close-on-exec and what it is:
+// its file's identity, and its path for messages (an inherited file removed meanwhile, as a test
+// runner's log replaced by another run, reads "(deleted)" yet is the same descriptor).
 struct OpenFd {
     bool cloexec;
     std::string target;
+    bool identified = false;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    bool same_file(const OpenFd& o) const {
+        return identified && o.identified ? dev == o.dev && ino == o.ino : target == o.target;
+    }
 };
 
 std::map<int, OpenFd> open_fds() {
@@ -166,7 +175,13 @@ std::map<int, OpenFd> open_fds() {
         if (flags < 0) continue; // the listing's own descriptor, closed by now
         std::error_code link_ec;
         auto target = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd), link_ec);
-        fds[fd] = {(flags & FD_CLOEXEC) != 0, link_ec ? std::string("?") : target.string()};
+        OpenFd info{(flags & FD_CLOEXEC) != 0, link_ec ? std::string("?") : target.string()};
+        if (struct stat st{}; ::fstat(fd, &st) == 0) {
+            info.identified = true;
+            info.dev = st.st_dev;
+            info.ino = st.st_ino;
+        }
+        fds[fd] = std::move(info);
     }
     return fds;
 }
@@ -176,7 +191,7 @@ std::vector<std::string> opened_since(const std::map<int, OpenFd>& before,
     std::vector<std::string> out;
     for (const auto& [fd, info] : now) {
         auto was = before.find(fd);
-        if (was != before.end() && was->second.target == info.target) continue;
+        if (was != before.end() && was->second.same_file(info)) continue;
         if (only_inheritable && info.cloexec) continue;
         out.push_back("fd " + std::to_string(fd) + " (" + info.target + ")");
     }

@@ -37,8 +37,9 @@ struct EngineControlPath {
 // source that is, lies below or holds one of `paths` (compared as refuse_engine_data_root
 // compares), and what that path is: the engine's unix socket, or the client configuration and TLS
 // keys that reach the engine, which hand the box every other box and the host (docs/design.md
-// §7.5). The host refuses the default places (/run, /root) itself; this covers an engine or a
-// client configuration elsewhere. Entries with an empty or relative path are skipped. Reads the
+// §7.5). The host refuses the client's configuration its own environment names, and what the
+// runtime's table names, itself; this covers what only the runtime resolves (a docker context's
+// engine). Entries with an empty or relative path are skipped. Reads the
 // filesystem only; thread-safe.
 void refuse_engine_control_paths(const ContainerSpec& spec,
                                  const std::vector<EngineControlPath>& paths);

@@ -195,8 +195,8 @@ TEST(BoxIsolationLive, AnotherInstancesStateDirectoryIsNeverMounted) {
 
 // Neither radiald's config nor the docker client's configuration (its credentials, contexts and
 // their TLS keys) is ever mounted: a box that owned a workspace holding the config replaced it
-// and the next radiald ran boxes on the host network (docs/design.md §7.5). The host refuses its
-// own files; the docker runtime refuses the client's, which only it knows, before any box.
+// and the next radiald ran boxes on the host network (docs/design.md §7.5). The host refuses
+// both before any box (the docker runtime refuses the client's too, for what only it resolves).
 TEST(BoxIsolationLive, AWorkspaceHoldingRadialdsConfigOrTheDockerClientsIsRefused) {
     test::RadialdSetup s;
     test::TempDir ws("radial-ws");
@@ -217,7 +217,9 @@ TEST(BoxIsolationLive, AWorkspaceHoldingRadialdsConfigOrTheDockerClientsIsRefuse
         s.turn({"--workspace", client.path()}, {"true"}, {{"DOCKER_CONFIG", client / "dockercfg"}});
     EXPECT_EQ(docker.result.exit_code, 125) << docker.result.err;
     EXPECT_THAT(docker.result.err,
-                ::testing::HasSubstr("holds the docker client's configuration directory"));
+                ::testing::HasSubstr("contains the docker client's configuration "
+                                     "($DOCKER_CONFIG, else ~/.docker) '" +
+                                     client / "dockercfg" + "'"));
 }
 
 // The pid of the box's command: the first child of its PID 1 (radial-init), whose host pid the

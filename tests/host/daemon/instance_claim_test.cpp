@@ -104,6 +104,7 @@ TEST(InstanceClaim, AClaimNobodyHoldsWhoseStateDirectoryIsGoneIsSweptByAnyStart)
     EXPECT_FALSE(std::filesystem::exists(registry + "/stale.claim"));
     EXPECT_FALSE(std::filesystem::exists(registry + "/stale.lock"));
     EXPECT_TRUE(std::filesystem::exists(registry + "/alive.claim"));
+    EXPECT_FALSE(std::filesystem::exists(registry + "/alive.lock")) << "the sweep made a guard";
     EXPECT_TRUE(std::filesystem::exists(registry + "/held.claim"));
 }
 

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -82,8 +83,7 @@ TEST(C14_RequestPolicy, ProtectedPathsConfiguredByTheOperatorAreRefused) {
                 HasSubstr("contains the protected host path"));
 }
 
-// radiald's own control files are never mounted, nor a tree holding one (the second design
-// document: host credentials and the host's control files never are): a box that owned its
+// radiald's own control files are never mounted, nor a tree holding one: a box that owned its
 // workspace's top directory renamed a root-owned directory holding the config there and wrote
 // another config, which the next radiald ran (network = "host"). docs/design.md §7.5.
 TEST(C14_RequestPolicy, RadialdsOwnControlFilesAreNeverMounted) {
@@ -113,6 +113,37 @@ TEST(C14_RequestPolicy, RadialdsOwnControlFilesAreNeverMounted) {
     // Without run.codexAuth radiald never reads that file: it is not radiald's to protect.
     cfg.codex_auth = false;
     EXPECT_EQ(checked_host_source("workspace", d / "codex", true, cfg), d / "codex");
+}
+
+// What the runtime's table names (its CLI, its box init, a unix:// engine) and the docker
+// client's configuration in radiald's environment are refused by the host too: a warm pool's
+// workspace is mounted by the host, which the runtime never sees (docs/design.md §7.5).
+TEST(C14_RequestPolicy, WhatTheRuntimesTableAndTheDockerClientNameIsNeverMounted) {
+    test::TempDir d("radial-rt");
+    for (const char* sub : {"init", "engine", "client/dc", "plain"})
+        fs::create_directories(d / sub);
+    config::HostConfig cfg;
+    cfg.state_dir = d / "state";
+    cfg.workspace_roots = {d.path()};
+    cfg.runtime_section.section = "run.docker";
+    auto entry = [](std::string key, std::string value) {
+        host::ConfigEntry e;
+        e.key = std::move(key);
+        e.string_value = std::move(value);
+        return e;
+    };
+    cfg.runtime_section.entries = {entry("boxInit", d / "init/radial-init"),
+                                   entry("host", "unix://" + d / "engine/d.sock"),
+                                   entry("pull", "never")};
+    ASSERT_EQ(::setenv("DOCKER_CONFIG", (d / "client/dc").c_str(), 1), 0);
+    EXPECT_EQ(checked_host_source("workspace", d / "plain", true, cfg), d / "plain");
+    EXPECT_THAT(refusal([&] { checked_host_source("workspace", d / "init", true, cfg); }),
+                HasSubstr("what run.docker.boxInit names"));
+    EXPECT_THAT(refusal([&] { checked_host_source("workspace", d / "engine", true, cfg); }),
+                HasSubstr("what run.docker.host names '" + d / "engine/d.sock" + "'"));
+    EXPECT_THAT(refusal([&] { checked_host_source("workspace", d / "client", true, cfg); }),
+                HasSubstr("the docker client's configuration"));
+    ::unsetenv("DOCKER_CONFIG");
 }
 
 TEST(C14_RequestPolicy, TheResolvedSourceIsWhatTheBoxGets) {

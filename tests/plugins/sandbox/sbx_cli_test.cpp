@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "../../support/load_factor.h"
 #include "../../support/plugin_error.h"
 #include "sbx_diagnosis.h"
 #include "scripted_sbx.h"
@@ -226,7 +227,9 @@ TEST(sbx_cli, RemovalsOfOneSandboxShareOneDeadline) {
     ScriptedSbx fake;
     fake.add_sandbox("radial-turn-a-9");
     fake.fail("rm", 1, "Error: sandboxd: context deadline exceeded");
-    SbxCli cli = cli_for(fake, 5000, 1500);
+    // Scaled: the later calls must come within one removal budget of the deadline, or they start
+    // an episode of their own (docs/design.md §16).
+    SbxCli cli = cli_for(fake, 5000, static_cast<std::uint64_t>(test::scaled(1500ms).count()));
     EXPECT_EQ(error_of([&] { cli.remove("radial-turn-a-9", "radial-turn-a-9"); }).code(),
               RADIAL_E_UNAVAILABLE);
     const auto first = fake.calls("rm").size();
