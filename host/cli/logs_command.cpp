@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <radial/units.hpp>
 #include <vector>
 
@@ -86,6 +88,46 @@ private:
     std::optional<std::int64_t> since_ms_;
     std::string held_;
     int fd_ = STDOUT_FILENO;
+};
+
+// Joins the pieces the reader gives (each chunk's lines, and a line printed in pieces spans
+// chunks) into whole lines per stream, each with the time of the chunk where it started, so that
+// --tail counts lines and -t stamps them at their starts (docs/design.md §11.7). A line is passed
+// on when its '\n' comes, when an event record or the end of the reading closes it, or at 1 MiB: a
+// line that never ends must not take the log's size in memory.
+class LineJoiner {
+public:
+    using Sink = std::function<bool(LogEntry&&)>; // false: stop (the reader is gone)
+    bool push(LogEntry&& e, const Sink& sink) {
+        if (e.kind != LogEntry::Kind::output) return flush(sink) && sink(std::move(e));
+        if (e.bytes.empty()) return true;
+        auto& held = held_[e.is_stderr ? 1 : 0];
+        if (held)
+            held->bytes += e.bytes;
+        else
+            held = std::move(e);
+        if (held->bytes.back() != '\n' && held->bytes.size() < kMaxLine) return true;
+        LogEntry line = std::move(*held);
+        held.reset();
+        return sink(std::move(line));
+    }
+    // Passes on the lines still open, the one started first first.
+    bool flush(const Sink& sink) {
+        auto& a = held_[0];
+        auto& b = held_[1];
+        if (a && b && b->time_ms < a->time_ms) std::swap(a, b);
+        for (auto* h : {&a, &b}) {
+            if (!*h) continue;
+            LogEntry line = std::move(**h);
+            h->reset();
+            if (!sink(std::move(line))) return false;
+        }
+        return true;
+    }
+
+private:
+    static constexpr std::size_t kMaxLine = 1u << 20;
+    std::optional<LogEntry> held_[2]; // stdout, stderr: a line begun, its '\n' still to come
 };
 
 bool has_end(const std::vector<LogEntry>& entries) {
@@ -168,7 +210,8 @@ CLI::App* add_logs_command(CLI::App& app, LogsOptions& o) {
     cmd->add_option("--since", o.since,
                     "Only output since then: a duration back from now (10m) or an RFC 3339 time");
     cmd->add_option("-n,--tail", o.tail, "Only the last N lines, or 'all'")->capture_default_str();
-    cmd->add_flag("-t,--timestamps", o.timestamps, "Put each line's time before it");
+    cmd->add_flag("-t,--timestamps", o.timestamps,
+                  "Put each line's time (when it started) before it");
     cmd->add_option("turn_id", o.turn_id, "The turn's id")->required();
     return cmd;
 }
@@ -202,10 +245,23 @@ int run_logs_command(const LogsOptions& o) {
         const std::string path = turn::turn_log_path(cfg.state_dir, o.turn_id);
         turn::TurnLogReader reader(path);
         Printer printer(o, since_ms);
+        LineJoiner lines;
         // The log read a MiB at a time: with --tail only the last lines are held, without it
         // each part is printed as it is read, so a large log does not take its size in memory.
         std::deque<LogEntry> window;  // --tail: from the Nth output line from the end on
         std::size_t window_lines = 0; // output lines in `window`
+        const LineJoiner::Sink take = [&](LogEntry&& e) {
+            if (since_ms && e.time_ms < *since_ms) return true;
+            if (!*tail) return printer.print(e);
+            // Held, not printed: the last N lines are known only at the end.
+            window_lines += e.kind == LogEntry::Kind::output;
+            window.push_back(std::move(e));
+            while (window_lines > **tail) {
+                window_lines -= window.front().kind == LogEntry::Kind::output;
+                window.pop_front();
+            }
+            return true;
+        };
         bool exists = false, ended = false, first = true;
         do {
             std::vector<LogEntry> part;
@@ -221,20 +277,8 @@ int run_logs_command(const LogsOptions& o) {
                 }
             }
             ended = ended || has_end(part);
-            for (auto& e : part) {
-                if (since_ms && e.time_ms < *since_ms) continue;
-                if (!*tail) {
-                    if (!printer.print(e)) return kExitOk; // the reader is gone
-                    continue;
-                }
-                // Held, not printed: the last N lines are known only at the end.
-                window_lines += e.kind == LogEntry::Kind::output;
-                window.push_back(std::move(e));
-                while (window_lines > **tail) {
-                    window_lines -= window.front().kind == LogEntry::Kind::output;
-                    window.pop_front();
-                }
-            }
+            for (auto& e : part)
+                if (!lines.push(std::move(e), take)) return kExitOk; // the reader is gone
         } while (!reader.caught_up());
         if (!exists && !journal->turn(o.turn_id)) {
             log::error("logs",
@@ -242,6 +286,8 @@ int run_logs_command(const LogsOptions& o) {
                        o.turn_id, cfg.state_dir);
             return kExitFailed;
         }
+        // A last line without its '\n' is a line too; -f waits for the rest of it instead.
+        if ((!o.follow || ended) && !lines.flush(take)) return kExitOk;
         for (const auto& e : window)
             if (!printer.print(e)) return kExitOk;
         if (!printer.flush()) return kExitOk;
@@ -266,10 +312,12 @@ int run_logs_command(const LogsOptions& o) {
                                o.turn_id);
                     return kExitFailed;
                 }
-                for (const auto& e : more)
-                    if (!printer.print(e)) return kExitOk;
-                if (!printer.flush()) return kExitOk;
-                if (has_end(more) || !in_flight) break;
+                const LineJoiner::Sink print = [&](LogEntry&& e) { return printer.print(e); };
+                for (auto& e : more)
+                    if (!lines.push(std::move(e), print)) return kExitOk;
+                const bool done = has_end(more) || !in_flight;
+                if ((done && !lines.flush(print)) || !printer.flush()) return kExitOk;
+                if (done) break;
                 watch.wait();
             }
         }
