@@ -124,7 +124,7 @@ int run_submit_command(const DaemonOptions& o) {
                         req.session));
                 if (auto why = session::other_runtime(*rec, cfg.container_runtime))
                     throw turn::RequestError(*why);
-                session::bind_request_to_session(req, *rec);
+                session::bind_request_to_session(req, *rec, cfg.mode);
             } else if (req.kind == turn::RequestKind::turn &&
                        runtime.transport.transport == socket::Transport::unix_socket) {
                 if (auto why = socket::turn_socket_path_problem(cfg.state_dir, req.turn_id);

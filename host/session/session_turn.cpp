@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <radial/host/session_client.hpp>
 
 #include "config/box_identity.h"
@@ -17,24 +18,46 @@
 #include "turn/turn_setup_error.h"
 
 namespace radial::session {
+namespace {
 
-void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& session) {
+// Whether a turn's --workspace names the session's directory (create kept it resolved), by
+// whatever path.
+bool same_directory(const std::string& given, const std::string& kept) {
+    if (kept.empty()) return false;
+    std::error_code ec, kept_ec;
+    const auto path = std::filesystem::weakly_canonical(std::filesystem::absolute(given, ec), ec);
+    const auto session_path = std::filesystem::weakly_canonical(kept, kept_ec);
+    return !ec && !kept_ec && path == session_path;
+}
+
+} // namespace
+
+void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& session,
+                             const std::string& operator_mode) {
     if (req.kind != turn::RequestKind::turn)
         throw turn::RequestError(fmt::format(
             "a check does not run in a session (it needs no kept box, and would change what the "
             "session's later turns run on); run it without --session '{}'",
             session.id));
-    auto fixed = [&](const char* what, std::string& field, const std::string& value) {
-        if (!field.empty() && field != value)
-            throw turn::RequestError(fmt::format(
-                "session '{}' was created with {} '{}'; a turn of it cannot change that (drop "
-                "the {} from the turn, or create another session)",
-                session.id, what, value, what));
-        field = value;
+    // Judged against what the session's box got, not the text its record keeps: a turn that
+    // restates it (the mode the config gave, the workspace by another path) is that turn.
+    auto refuse = [&](const char* what, const std::string& shown) {
+        throw turn::RequestError(fmt::format(
+            "session '{}' was created with {} {}; a turn of it cannot change that (drop the {} "
+            "from the turn, or create another session)",
+            session.id, what, shown, what));
     };
-    fixed("image", req.image, session.image);
-    fixed("workspace", req.workspace, session.workspace);
-    fixed("mode", req.mode, session.mode);
+    const auto quoted = [](const std::string& v) { return fmt::format("'{}'", v); };
+    if (!req.image.empty() && req.image != session.image) refuse("image", quoted(session.image));
+    req.image = session.image;
+    if (!req.workspace.empty() && !same_directory(req.workspace, session.workspace))
+        refuse("workspace", session.workspace.empty() ? "none" : quoted(session.workspace));
+    req.workspace = session.workspace;
+    // A session created without --mode keeps none: it has run.mode's, which its policy check
+    // holds to what it was at create (check_session_policy).
+    const std::string mode = session.mode.empty() ? operator_mode : session.mode;
+    if (!req.mode.empty() && req.mode != mode) refuse("mode", quoted(mode));
+    req.mode = mode;
     if (!req.mounts.empty() || !req.workspace_mount.empty())
         throw turn::RequestError(fmt::format(
             "session '{}' fixed its mounts at create; a turn of it cannot add any", session.id));

@@ -16,10 +16,14 @@
 namespace radial::session {
 
 // Fills `req`'s image, workspace and mode from the session, and refuses (RequestError naming the
-// field) a request that sets any of them otherwise, or mounts, or a workspace mount: the session
-// fixed them at create. A check is refused too: it carries no secrets and needs no kept box, and
-// running one in a session would let a project's own command change what a later turn runs on.
-void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& session);
+// field and the session's value) a request that sets any of them otherwise, or mounts, or a
+// workspace mount: the session fixed them at create. A request restating them passes: the same
+// directory by another path, or the mode the box got (the session's, else `operator_mode`,
+// run.mode, for a record that kept none). A check is refused too: it carries no secrets and needs
+// no kept box, and running one in a session would let a project's own command change what a later
+// turn runs on.
+void bind_request_to_session(turn::TurnRequest& req, const SessionRecord& session,
+                             const std::string& operator_mode);
 
 // Refuses (RequestError naming the session and what to do) a turn of a session whose box was made
 // under another policy than the operator's config gives it now: `spec` is the bound request built

@@ -80,7 +80,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
                                 request_.session));
             if (auto why = session::other_runtime(*session_, env_.client.info().id))
                 throw RequestError(*why);
-            session::bind_request_to_session(request_, *session_);
+            session::bind_request_to_session(request_, *session_, env_.cfg.mode);
         }
         spec_ = build_container_spec(request_, env_.cfg);
         refuse_secrets_at_rest(spec_, turn_secrets_redactor(request_, *secrets_));

@@ -415,7 +415,9 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
         run.handover.emplace(
             session_ ? session_->workspace : spec.mounts.front().source, ids->first, ids->second,
             handover_marker_dir(env_.cfg.state_dir) + "/" + id,
-            session_ ? session_->mode == "workspace-write" : !spec.mounts[0].read_only,
+            // A session's mode as bound to the request: its record's, or run.mode for a record
+            // that kept none (session_turn.h).
+            session_ ? request_.mode == "workspace-write" : !spec.mounts[0].read_only,
             session_ ? numeric_user(session_->workspace_owner) : std::nullopt);
     // The request's host paths (the workspace, then its mounts: build_container_spec's order) as
     // they were checked, as late as radiald can look: a link put on one since would have dockerd

@@ -10,6 +10,7 @@
 
 #include "fake_daemon_setup.h"
 #include "journal/sqlite_db.h"
+#include "session/session_record.h"
 
 namespace radial {
 namespace {
@@ -28,6 +29,28 @@ std::size_t files_in(const std::string& dir) {
          it.increment(ec))
         ++n;
     return n;
+}
+
+// A session's turn restating what the session's box got is that session's turn: the mode run.mode
+// gave a session created without --mode, as an older radiald kept it (no mode in its record). One
+// changing it is refused naming the effective value (docs/design.md §13.12).
+TEST(RadialdSubmit, ASessionTurnRestatingItsSessionsModeIsAcceptedAndAChangeNamesIt) {
+    FakeSetup s;
+    fs::create_directories(session::sessions_dir(s.state_dir()));
+    session::SessionRecord rec;
+    rec.id = "s1";
+    rec.label = "radial-session-x-s1";
+    rec.image = "img";
+    session::save_session(s.state_dir(), rec);
+    const std::string turn = "session = \"s1\"\nargv = [\"true\"]\n";
+    auto same = s.submit_raw(turn + "mode = \"workspace-write\"\n");
+    EXPECT_EQ(same.exit_code, 0) << same.err;
+    auto other = s.submit_raw(turn + "mode = \"read-only\"\n");
+    EXPECT_NE(other.exit_code, 0) << other.out;
+    EXPECT_THAT(other.err, HasSubstr("session 's1' was created with mode 'workspace-write'; a "
+                                     "turn of it cannot change that"));
+    auto workspace = s.submit_raw(turn + "workspace = \"" + s.dir().path() + "\"\n");
+    EXPECT_THAT(workspace.err, HasSubstr("session 's1' was created with workspace none;"));
 }
 
 // A user who may not read the state directory is told so, never that there is no journal

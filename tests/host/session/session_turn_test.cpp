@@ -229,6 +229,47 @@ private:
 // The look for a turn's secrets in what its exec changed holds the session's lock: it is bounded
 // by the turn's timeout (at least 10 s). A box that wrote more than that time reads bars the
 // session's snapshots, saying so; within the budget the same changes pass (docs/design.md §13.12).
+// A turn restating what its session's box got is that turn: the mode run.mode gave a session
+// created without --mode, the workspace by another path; one changing it is refused naming the
+// session's value, "none" for no workspace (docs/design.md §13.12).
+TEST(BindRequestToSession, ARestatedModeOrWorkspacePassesAndARefusalNamesTheEffectiveValue) {
+    test::TempDir dir{"radial-session-bind"};
+    const std::string ws = dir / "ws";
+    std::filesystem::create_directories(ws);
+    SessionRecord s;
+    s.id = "s1";
+    s.image = "img";
+    s.workspace = ws;
+    // Created without --mode, by a radiald that kept it as given: the box got run.mode.
+    for (const std::string kept : {"", "workspace-write"}) {
+        s.mode = kept;
+        turn::TurnRequest req;
+        req.mode = "workspace-write";
+        req.workspace = ws + "/./";
+        req.image = "img";
+        EXPECT_NO_THROW(bind_request_to_session(req, s, "workspace-write")) << kept;
+        EXPECT_EQ(req.mode, "workspace-write");
+        EXPECT_EQ(req.workspace, ws);
+        turn::TurnRequest other;
+        other.mode = "read-only";
+        try {
+            bind_request_to_session(other, s, "workspace-write");
+            ADD_FAILURE() << "another mode passed: " << kept;
+        } catch (const turn::RequestError& e) {
+            EXPECT_THAT(e.what(), HasSubstr("was created with mode 'workspace-write'")) << kept;
+        }
+    }
+    s.workspace.clear();
+    turn::TurnRequest with_ws;
+    with_ws.workspace = ws;
+    try {
+        bind_request_to_session(with_ws, s, "workspace-write");
+        ADD_FAILURE() << "a workspace passed for a session without one";
+    } catch (const turn::RequestError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("was created with workspace none;"));
+    }
+}
+
 TEST(SessionTurnScan, ChangesTheBudgetCannotReadBarSnapshots) {
     test::TempDir dir{"radial-session-scan"};
     const std::string state = dir / "state";
