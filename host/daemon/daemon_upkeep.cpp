@@ -18,6 +18,12 @@ void Daemon::start_pool() {
         pool_box_may_remain_ = true;
         wake();
     };
+    // Its figures reach `radiald status` and the metrics when they change (docs/design.md §12.4):
+    // the loop publishes them each time it wakes.
+    s.stats_changed = [this, told = std::move(s.stats_changed)] {
+        if (told) told();
+        wake();
+    };
     pool_ = std::make_unique<pool::WarmPool>(cfg_, client_, s);
     env_.pool = pool_.get();
     log::info("daemon", "warm pool: {} idle box(es) each of {}, at most {} old", cfg_.pool.size,

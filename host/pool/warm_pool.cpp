@@ -187,6 +187,7 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std:
                 ++named->stats.misses;
                 named->resettle = true;
             }
+            if (box || named) tell_stats_changed();
         }
         changed_.notify_all();
         if (!box) return nullptr;
@@ -195,6 +196,7 @@ std::unique_ptr<ClaimedBox> WarmPool::claim(const std::string& image, const std:
         if (!ended && box->started() > oldest_fresh_start()) {
             std::lock_guard lock(mutex_);
             ++from->stats.hits;
+            tell_stats_changed();
             return std::make_unique<ClaimedBox>(std::move(box), *this);
         }
         // An idle box whose PID 1 ended (an engine restarted without live-restore, a box killed
@@ -248,6 +250,7 @@ void WarmPool::drop_ended() {
                 it = c.idle.erase(it);
                 --boxes_;
             }
+        if (!gone.empty()) tell_stats_changed();
     }
     for (auto& b : gone) {
         log::warn("pool", "pool box '{}' has ended while idle; removing it", b->label());
@@ -306,6 +309,7 @@ void WarmPool::expire() {
                 c.idle.pop_front();
                 --boxes_;
             }
+        if (!old.empty()) tell_stats_changed();
     }
     for (auto& b : old) {
         const std::string label = b->label();
@@ -347,6 +351,7 @@ void WarmPool::resettle() {
             for (auto& b : c->idle) old.push_back(std::move(b));
             c->idle.clear();
             boxes_ -= old.size();
+            tell_stats_changed();
         }
         log::info("pool", "image {} ({}) is now {}; replacing its {} idle box(es)", c->stats.image,
                   c->stats.mode, c->cls.digest.empty() ? std::string("unresolved") : c->cls.digest,
@@ -404,6 +409,7 @@ void WarmPool::refill_loop() {
             c->stats.last_error.clear();
             c->pause = std::chrono::milliseconds(0);
             log::debug("pool", "pool box '{}' of image {} is idle", label, c->stats.image);
+            tell_stats_changed();
         } else {
             --boxes_;
             out_.erase(label);
@@ -413,6 +419,7 @@ void WarmPool::refill_loop() {
                 log::error("pool", "making a pool box of image {}: {}; retrying", c->stats.image,
                            error);
             c->stats.last_error = error;
+            tell_stats_changed();
             // This class waits; the others are made meanwhile.
             c->pause = std::min(kMaxPause, std::max(settings_.retry_pause, c->pause * 2));
             c->retry_at = std::chrono::steady_clock::now() + c->pause;

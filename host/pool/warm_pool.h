@@ -44,6 +44,11 @@ struct PoolSettings {
     // owner must look for it (the daemon asks its orphan sweep, docs/design.md §8.5). Must be
     // thread-safe and quick; may be empty.
     std::function<void()> box_may_remain;
+    // Told, on the thread that changed them, when the figures stats() gives changed: a box made,
+    // claimed, missed or removed. The daemon wakes its loop, which publishes them for `radiald
+    // status` and the metrics then, not at its next rescan (docs/design.md §12.4). Must be
+    // thread-safe and quick (called with the pool's lock held); may be empty.
+    std::function<void()> stats_changed;
 };
 
 // One class's figures, for `radiald status` and the metrics.
@@ -137,6 +142,9 @@ private:
     };
 
     void refill_loop();
+    void tell_stats_changed() const {
+        if (settings_.stats_changed) settings_.stats_changed();
+    }
     // Removes retired boxes, one at a time, until stopped and none is left.
     void reap_loop();
     // Removes `box` (PoolBox::destroy); when the runtime did not say it is gone, tells
