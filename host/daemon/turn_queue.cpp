@@ -1,8 +1,10 @@
 #include "daemon/turn_queue.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "log/logger.h"
 #include "redaction/json_redaction.h"
@@ -15,6 +17,18 @@ namespace {
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
     return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Longer than a submit takes from its spool file to its journal entry.
+constexpr std::chrono::seconds kStaleRequest{5};
+
+// Whether the file at `path` was last written before `then`; false when it cannot be told.
+bool spooled_before(const std::string& path, time::WallPoint then) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return false;
+    const auto written = time::WallPoint(std::chrono::duration_cast<time::WallPoint::duration>(
+        std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+    return written < then;
 }
 
 } // namespace
@@ -87,8 +101,14 @@ void TurnQueue::admit(const std::string& id, QueueScan& out) {
     }
     try {
         journal_.add_turn(queued_entry(*req, cfg_), journal::TurnState::queued);
-        log::info("spool",
-                  "turn {}: queued (its request was in the spool before its journal entry)", id);
+        // The daemon's watch usually sees a submit's request a moment before the submit journals
+        // it, which is no news; a request that waited longer is what this exists for: a submit
+        // that died between the two (docs/design.md §12.1).
+        const bool stale = spooled_before(spool_.request_path(id), clock_.wall() - kStaleRequest);
+        log::write(stale ? log::Level::info : log::Level::debug, "spool",
+                   fmt::format("turn {}: queued (its request was in the spool before its "
+                               "journal entry)",
+                               id));
         out.admitted.push_back(id);
     } catch (const journal::JournalError& e) {
         // The submitter wrote it between our two reads: it is queued either way.

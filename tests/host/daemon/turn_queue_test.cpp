@@ -11,6 +11,7 @@
 #include "../../support/temp_dir.h"
 #include "journal/journal_sqlite.h"
 #include "log/logger.h"
+#include "time/clock.h"
 
 namespace radial::daemon {
 namespace {
@@ -80,6 +81,31 @@ TEST_F(QueueFixture, ARequestWithoutAJournalEntryIsJournaledQueued) {
     auto req = nlohmann::json::parse(t->entry.request_json);
     EXPECT_EQ(req["env"], nlohmann::json::object());
     EXPECT_EQ(req["secrets"], nlohmann::json::parse(R"(["TOKEN"])"));
+}
+
+// A request the daemon finds before its submit journaled it is the usual race (the daemon's watch
+// is quicker), logged at debug; one that waited in the spool longer is what the line is for, a
+// submit that died between the two: info (docs/design.md §12.1).
+TEST_F(QueueFixture, ARequestFoundBeforeItsSubmitJournaledItIsNoNewsUnlessItWaited) {
+    std::vector<std::string> lines;
+    log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
+    log::set_min_level(log::Level::debug);
+    time::ManualClock clock;
+    TurnQueue q{cfg, *journal, spool, clock};
+    ASSERT_TRUE(spool.enqueue(request("fresh")));
+    clock.set_wall(std::chrono::system_clock::now());
+    EXPECT_THAT(q.scan({}).admitted, ElementsAre("fresh"));
+    ASSERT_TRUE(spool.enqueue(request("waited")));
+    clock.set_wall(std::chrono::system_clock::now() + std::chrono::minutes(1));
+    EXPECT_THAT(q.scan({}).admitted, ElementsAre("waited"));
+    log::set_min_level(log::Level::info);
+    auto line_of = [&](const std::string& id) {
+        for (const auto& l : lines)
+            if (l.find("turn " + id + ": queued") != std::string::npos) return l;
+        return std::string();
+    };
+    EXPECT_THAT(line_of("fresh"), HasSubstr("radiald[spool] debug: turn fresh: queued (its"));
+    EXPECT_THAT(line_of("waited"), HasSubstr("radiald[spool] info: turn waited: queued (its"));
 }
 
 TEST_F(QueueFixture, TheRequestOfAFinishedTurnIsRemoved) {
