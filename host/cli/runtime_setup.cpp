@@ -105,7 +105,12 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
         } catch (const host::RuntimeError& e) {
             if (!e.key().empty()) {
                 std::string key = cfg.runtime_section.section + "." + e.key();
-                throw StartupError(fmt::format("{}{}: {}", cfg.where(key), key, e.what()));
+                // A runtime names the key itself ("reading run.docker.pull: …", as
+                // plugins/support/settings_error.h words it): said once, with where it is set.
+                std::string_view why = e.what();
+                if (const std::string own = "reading " + key + ": "; why.starts_with(own))
+                    why.remove_prefix(own.size());
+                throw StartupError(fmt::format("{}{}: {}", cfg.where(key), key, why));
             }
             throw StartupError(fmt::format("creating runtime '{}' from '{}': {}", plugin.info.id,
                                            plugin.path, e.what()));
@@ -299,8 +304,11 @@ BoxRootAnswer resolve_box_root(const config::HostConfig& cfg, const host::Runtim
             "runtime",
             "runtime '{}': boxes never run as root, so a workspace-write turn cannot install "
             "into the image's system directories (only where the image lets any user "
-            "write): {} (docs/design.md §8.8)",
-            id, out.why_not);
+            "write): {}{}",
+            id, out.why_not,
+            // The runtime's answer may cite it already (the docker plugin's does).
+            out.why_not.find("docs/design.md §8.8") == std::string::npos ? " (docs/design.md §8.8)"
+                                                                         : "");
     return out;
 }
 

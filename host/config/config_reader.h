@@ -52,15 +52,26 @@ public:
         return out;
     }
 
+    // Refuses a `kind` ("duration", "size") given as something other than a string, saying it
+    // must be one; a bare number is told how to say its unit (`unit`, e.g. "s").
+    [[noreturn]] void not_a_string(const std::string& key, const toml::node& n,
+                                   std::string_view kind, std::string_view example,
+                                   std::string_view unit) {
+        if (const auto* i = n.as_integer())
+            fail(key, fmt::format("must be a string, a {} such as {}; {} is a bare number "
+                                  "(\"{}{}\" says its unit)",
+                                  kind, example, i->get(), i->get(), unit));
+        fail(key, fmt::format("must be a string, a {} such as {}", kind, example));
+    }
+
     // A duration string from `min` to `max` ms (docs/design.md §7.3).
     std::uint64_t duration(const std::string& key, const toml::node& n, std::uint64_t min,
                            std::uint64_t max, std::string_view example) {
         remember(key, n);
         std::uint64_t ms = 0;
         const auto* str = n.as_string();
-        std::string problem = duration_problem(
-            str != nullptr ? std::string_view(str->get()) : std::string_view("(not a string)"), ms,
-            min, max, example);
+        if (str == nullptr) not_a_string(key, n, "duration", example, "s");
+        std::string problem = duration_problem(str->get(), ms, min, max, example);
         if (!problem.empty()) fail(key, problem);
         return ms;
     }
@@ -71,11 +82,13 @@ public:
                        std::uint64_t max, std::string_view example, bool integers = true) {
         remember(key, n);
         std::uint64_t bytes = 0;
-        std::string text = "(not a string)";
+        std::string text;
         if (const auto* str = n.as_string())
             text = str->get();
         else if (const auto* i = n.as_integer(); i != nullptr && integers)
             text = fmt::format("{}", i->get());
+        else
+            not_a_string(key, n, "size", example, "m");
         std::string problem = size_problem(text, bytes, min, max, example);
         if (!problem.empty()) fail(key, problem);
         return bytes;

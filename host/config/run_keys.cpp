@@ -361,7 +361,9 @@ std::vector<KeyReader> run_readers(Reader& r, HostConfig& cfg, RunTable& out) {
          [&](K key, V v) {
              cfg.log_level = r.string(key, v);
              if (!log::parse_level(cfg.log_level))
-                 r.fail(key, "must be \"debug\", \"info\", \"warn\" or \"error\"");
+                 r.fail(key, fmt::format(
+                                 "must be \"debug\", \"info\", \"warn\" or \"error\"{}",
+                                 cfg.log_level == "warning" ? " (\"warn\", not \"warning\")" : ""));
          }},
         // An hour: a cleanup that needs longer is work of its own, not a stop.
         {"stopGrace",

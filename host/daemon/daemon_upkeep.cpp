@@ -26,7 +26,7 @@ void Daemon::start_pool() {
     };
     pool_ = std::make_unique<pool::WarmPool>(cfg_, client_, s);
     env_.pool = pool_.get();
-    log::info("daemon", "warm pool: {} idle box(es) each of {}, at most {} old", cfg_.pool.size,
+    log::info("daemon", "warm pool: {} idle box(es) each of {}, at most {} s old", cfg_.pool.size,
               fmt::join(cfg_.pool.images, ", "), s.max_age_ms / 1000);
 }
 

@@ -193,9 +193,16 @@ SpooledRequest read_turn_file(const std::string& path) {
         {"timeout",
          [&](K key, V v) {
              std::uint64_t ms = 0;
-             const std::string problem = config::duration_problem(
-                 v.is_string() ? std::string_view(v.as_string()->get()) : "(not a string)", ms, 1,
-                 turn::kMaxTimeoutMs, "\"90s\", \"10m\" or \"1500ms\"");
+             if (!v.is_string())
+                 r.fail(v, key,
+                        v.is_integer()
+                            ? fmt::format("must be a string, a duration such as \"90s\"; {} is a "
+                                          "bare number (\"{}s\" says its unit)",
+                                          v.as_integer()->get(), v.as_integer()->get())
+                            : std::string("must be a string, a duration such as \"90s\""));
+             const std::string problem =
+                 config::duration_problem(v.as_string()->get(), ms, 1, turn::kMaxTimeoutMs,
+                                          "\"90s\", \"10m\" or \"1500ms\"");
              if (!problem.empty()) r.fail(v, key, problem);
              req.timeout_ms = ms;
          }},

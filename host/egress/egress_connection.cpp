@@ -180,7 +180,7 @@ std::vector<ip::address> allowed_addresses(BrokerShared& shared, const std::stri
     }
     for (const auto& a : addresses) {
         if (std::string no = dial_refusal(o.ceiling, *own, a); !no.empty())
-            r.reason = fmt::format("'{}' resolves to {}", host, no);
+            r.reason = fmt::format("'{}' resolves to {}; {}", host, a.to_string(), no);
         else
             out.push_back(a);
     }

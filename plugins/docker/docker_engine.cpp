@@ -268,8 +268,7 @@ PullEnd DockerEngine::pull(std::string_view image, std::string_view label,
     if (r.cancelled) return PullEnd::cancelled;
     if (r.timed_out) return PullEnd::timed_out;
     const std::string what = "starting box '" + std::string(label) + "' from image '" +
-                             std::string(image) +
-                             "': docker run failed before the container started: 'docker pull'";
+                             std::string(image) + "': 'docker pull' (before the box's create)";
     std::string message = plugin_support::cli_message(r.err, 2048);
     throw Error(RADIAL_E_NOT_FOUND, what + " failed: " + message +
                                         "; build or load the image locally (docker build, docker "
@@ -280,7 +279,7 @@ std::string DockerEngine::create(const nlohmann::json& body, std::string_view la
                                  std::string_view image) const {
     const std::string what = "starting box '" + std::string(label) + "' from image '" +
                              std::string(image) +
-                             "': docker run failed before the container started";
+                             "': the engine's create failed, before the container existed";
     engine_api::Response r;
     try {
         r = client_.request("POST", "/containers/create?name=" + url_encode(label), body.dump(),

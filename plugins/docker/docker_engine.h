@@ -132,7 +132,7 @@ public:
     // Error(RADIAL_E_NOT_FOUND) for a missing image, RADIAL_E_UNAVAILABLE when the engine does not
     // answer, RADIAL_E_INVALID naming writableLayerSize when the engine refuses its storage
     // option, RADIAL_E_INTERNAL with the engine's message otherwise. Every message starts with
-    // "docker run failed before the container started: ".
+    // "the engine's create failed, before the container existed: ".
     std::string create(const nlohmann::json& body, std::string_view label,
                        std::string_view image) const;
 

@@ -39,11 +39,11 @@ using plugin_support::ActiveRun;
 // its deadline. `duration_ms` runs from the call to the box being gone.
 //
 // Throws radial::plugin::Error: RADIAL_E_INVALID (naming the field) for a spec docker cannot
-// express; RADIAL_E_NOT_FOUND naming a mount source that does not exist; "docker run failed
-// before the container started: <the engine's message>" (RADIAL_E_NOT_FOUND for a missing image,
-// RADIAL_E_UNAVAILABLE for an unreachable engine, RADIAL_E_INTERNAL otherwise) when the container
-// never existed, and RADIAL_E_INTERNAL "docker created the container but could not start it:
-// <the engine's reason>" when it existed but its process never ran (C-09); RADIAL_E_UNAVAILABLE
+// express; RADIAL_E_NOT_FOUND naming a mount source that does not exist; "the engine's create
+// failed, before the container existed: <the engine's message>" (RADIAL_E_NOT_FOUND for a missing
+// image, RADIAL_E_UNAVAILABLE for an unreachable engine, RADIAL_E_INTERNAL otherwise) when the
+// container never existed, and RADIAL_E_INTERNAL "docker created the container but could not start
+// it: <the engine's reason>" when it existed but its process never ran (C-09); RADIAL_E_UNAVAILABLE
 // "the engine stopped answering" when the engine was lost mid-run; RADIAL_E_UNAVAILABLE naming
 // the box, the OCI runtime and run.docker.startTimeout when the engine did not answer the start
 // within startTimeout (cut to the turn's timeout; a timeout or kill meanwhile is that ending

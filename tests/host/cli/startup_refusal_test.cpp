@@ -51,6 +51,9 @@ const Refused kRefused[] = {
     {"DockerTcpWithoutNetwork", "turnTransport = \"tcp\"\n", kNoDocker, "run.turnTransport",
      "run.turnTransport resolves to tcp (bound on 127.0.0.1), but runtime 'docker' cannot let its "
      "boxes reach it: a box with no network"},
+    // A runtime's own key is named once, with where it is set.
+    {"DockerPullPolicy", "", kNoDocker + "pull = \"sometimes\"\n", "run.docker.pull",
+     "run.docker.pull: 'sometimes' is not a pull policy"},
     // docs/design.md §8.7: the box ids must be nobody else's; 65534 is `nobody` in passwd.
     {"BoxIdRangeInUse", "boxIdRange = \"65534-65534\"\n", kNoDocker, "run.boxIdRange",
      "run.boxIdRange 65534-65534: host user '"},
@@ -117,6 +120,8 @@ TEST_P(EveryEntryPoint, RefusesTheConfigBeforeAnyBoxOrQueue) {
     // The message points at the key in the operator's file.
     EXPECT_THAT(r.err, HasSubstr(where(config, text, refused.key)));
     EXPECT_THAT(r.err, HasSubstr(refused.key));
+    // Named once: a runtime's own wording ("reading run.docker.pull: …") is not repeated after it.
+    EXPECT_THAT(r.err, ::testing::Not(HasSubstr("reading " + refused.key)));
     EXPECT_EQ(r.out, "");
     // Nothing was queued for a daemon that would refuse to start.
     std::error_code ec;

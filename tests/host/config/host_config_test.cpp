@@ -266,14 +266,20 @@ TEST(HostConfig, ReadsTheLogLevelAndRefusesAnyOther) {
     auto f = d.write("c.toml", "[run]\nlogLevel = \"verbose\"\n");
     EXPECT_EQ(error_of(f),
               f + ":2:12: run.logLevel: must be \"debug\", \"info\", \"warn\" or \"error\"");
+    auto w = d.write("w.toml", "[run]\nlogLevel = \"warning\"\n");
+    EXPECT_EQ(error_of(w), w + ":2:12: run.logLevel: must be \"debug\", \"info\", \"warn\" or "
+                               "\"error\" (\"warn\", not \"warning\")");
 }
 
 TEST(HostConfig, RefusesABadShutdownGrace) {
     test::TempDir d;
     auto f = d.write("r.toml", "[run]\nshutdownGrace = 30\n");
     EXPECT_EQ(error_of(f),
-              f + ":2:17: run.shutdownGrace: must be a duration from 0s to 24h, such as \"30s\", "
-                  "\"2m\" or \"0s\"; '(not a string)' is not one");
+              f + ":2:17: run.shutdownGrace: must be a string, a duration such as \"30s\", "
+                  "\"2m\" or \"0s\"; 30 is a bare number (\"30s\" says its unit)");
+    auto b = d.write("b.toml", "[run]\nshutdownGrace = true\n");
+    EXPECT_EQ(error_of(b), b + ":2:17: run.shutdownGrace: must be a string, a duration such as "
+                               "\"30s\", \"2m\" or \"0s\"");
     auto g = d.write("g.toml", "[run]\nshutdownGrace = \"25h\"\n");
     EXPECT_NE(error_of(g).find("'25h' is more than the limit of 24h"), std::string::npos)
         << error_of(g);

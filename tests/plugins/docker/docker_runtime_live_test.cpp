@@ -432,7 +432,7 @@ TEST_F(docker_live, C09MissingImageIsAnErrorWithDockersMessage) {
     s.image = "does-not-exist.invalid/x:1";
     RunOutcome o = docker().run(s);
     EXPECT_EQ(o.status, RADIAL_E_NOT_FOUND);
-    EXPECT_NE(o.error.message.find("docker run failed before the container started"),
+    EXPECT_NE(o.error.message.find("the engine's create failed, before the container existed"),
               std::string::npos)
         << o.error.message;
     EXPECT_NE(o.error.message.find("No such image: does-not-exist.invalid/x:1"), std::string::npos)

@@ -663,8 +663,9 @@ TEST(docker_runtime, C09AMissingImageIsNotFoundWithTheEnginesMessage) {
     radial::plugin::Output out(nullptr);
     auto e = error_of([&] { rt->run(s, out); });
     EXPECT_EQ(e.code(), RADIAL_E_NOT_FOUND);
-    EXPECT_NE(std::string(e.what()).find("docker run failed before the container started: "),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("the engine's create failed, before the container existed: "),
+        std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("No such image: nope:1"), std::string::npos) << e.what();
     EXPECT_EQ(engine.count("POST " + kV + "/containers/" + kA), 0) << "nothing was started";
