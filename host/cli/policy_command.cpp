@@ -98,11 +98,9 @@ std::string policy_event(const PolicyOptions& o, std::string_view command,
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// Changes the policy file under its lock: `change` gets the policy and the running turns, and
-// returns an exit status; the file is written only when it returns 0. Changes kept for turns
-// that are no longer running are dropped on the way.
+// The change itself (change_policy, below).
 template <typename Change>
-int change_policy(const PolicyOptions& o, std::string_view command, Change change) {
+int change_policy_file(const PolicyOptions& o, std::string_view command, Change change) {
     try {
         const auto cfg = load_config(o.config_file);
         const auto rules = parse_rules(o.rules);
@@ -144,6 +142,21 @@ int change_policy(const PolicyOptions& o, std::string_view command, Change chang
     } catch (const std::exception& e) {
         return policy_error(e);
     }
+}
+
+// Changes the policy file under its lock: `change` gets the policy and the running turns, and
+// returns an exit status, saying in `done` what it changed; the file is written only when it
+// returns 0, and `done` printed once the change took. Changes kept for turns that are no longer
+// running are dropped on the way.
+template <typename Change>
+int change_policy(const PolicyOptions& o, std::string_view command, Change change) {
+    std::vector<std::string> done;
+    const int status = change_policy_file(o, command, [&](auto&&... args) {
+        return change(std::forward<decltype(args)>(args)..., done);
+    });
+    if (status == kExitOk)
+        for (const auto& line : done) fmt::print("{}\n", line);
+    return status;
 }
 
 } // namespace
@@ -206,7 +219,7 @@ int run_policy_allow(const PolicyOptions& o) {
     return change_policy(
         o, "allow",
         [&](const config::HostConfig& cfg, egress::OperatorPolicy& policy,
-            const std::vector<egress::AllowRule>& rules) {
+            const std::vector<egress::AllowRule>& rules, std::vector<std::string>& done) {
             for (const auto& r : rules) {
                 if (o.turn_id.empty()) {
                     if (!has(policy.deny, r)) {
@@ -217,6 +230,7 @@ int run_policy_allow(const PolicyOptions& o) {
                         return kExitFailed;
                     }
                     remove(policy.deny, r);
+                    done.push_back(fmt::format("no longer denied to every turn: {}", r.text()));
                     continue;
                 }
                 try {
@@ -227,6 +241,8 @@ int run_policy_allow(const PolicyOptions& o) {
                 }
                 auto& t = policy.turns[o.turn_id];
                 remove(t.deny, r);
+                done.push_back(fmt::format("turn {} may {} reach {}", o.turn_id,
+                                           has(t.allow, r) ? "already" : "now", r.text()));
                 if (!has(t.allow, r)) t.allow.push_back(r);
                 for (const auto& d : policy.deny)
                     if (egress::covers(d, r))
@@ -240,17 +256,31 @@ int run_policy_allow(const PolicyOptions& o) {
 }
 
 int run_policy_deny(const PolicyOptions& o) {
-    return change_policy(o, "deny",
-                         [&](const config::HostConfig&, egress::OperatorPolicy& policy,
-                             const std::vector<egress::AllowRule>& rules) {
-                             for (const auto& r : rules) {
-                                 auto& deny =
-                                     o.turn_id.empty() ? policy.deny : policy.turns[o.turn_id].deny;
-                                 if (!has(deny, r)) deny.push_back(r);
-                                 if (!o.turn_id.empty()) remove(policy.turns[o.turn_id].allow, r);
-                             }
-                             return kExitOk;
-                         });
+    return change_policy(
+        o, "deny",
+        [&](const config::HostConfig& cfg, egress::OperatorPolicy& policy,
+            const std::vector<egress::AllowRule>& rules, std::vector<std::string>& done) {
+            for (const auto& r : rules) {
+                // Harmless (no turn reaches what the ceiling leaves out), but likely a typo of a
+                // destination that is in it: said, and denied all the same.
+                if (std::none_of(cfg.egress.allow.begin(), cfg.egress.allow.end(),
+                                 [&](const egress::AllowRule& c) {
+                                     return egress::covers(c, r) || egress::covers(r, c);
+                                 }))
+                    log::warn("policy",
+                              "{} is outside the ceiling ([run.egress] allow: {}), which no turn "
+                              "reaches anyway; denied all the same (check its spelling)",
+                              r.text(), joined(cfg.egress.allow));
+                auto& deny = o.turn_id.empty() ? policy.deny : policy.turns[o.turn_id].deny;
+                const std::string whom =
+                    o.turn_id.empty() ? std::string("every turn") : "turn " + o.turn_id;
+                done.push_back(fmt::format("{}denied to {}: {}", has(deny, r) ? "already " : "",
+                                           whom, r.text()));
+                if (!has(deny, r)) deny.push_back(r);
+                if (!o.turn_id.empty()) remove(policy.turns[o.turn_id].allow, r);
+            }
+            return kExitOk;
+        });
 }
 
 } // namespace radial::cli

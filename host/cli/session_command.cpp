@@ -370,7 +370,11 @@ int run_session_ls(const SessionOptions& o) {
         const auto& runtime = checked.client;
         const auto boxes = runtime.list_by_label(session::session_label_prefix(cfg));
         nlohmann::json out = nlohmann::json::array();
-        for (const auto& s : session::list_sessions(cfg.state_dir)) {
+        const auto sessions = session::list_sessions(cfg.state_dir);
+        // Said, not left to an empty output (stdout stays the list's, empty, for a script).
+        if (sessions.empty() && !o.json)
+            log::info("session", "no sessions in state directory '{}'", cfg.state_dir);
+        for (const auto& s : sessions) {
             std::string box = "gone";
             if (session::other_runtime(s, runtime.info().id)) {
                 box = "runtime " + s.runtime + "'s"; // not this runtime's to look for

@@ -54,6 +54,13 @@ void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req,
                 "--env '{}' must be NAME=VALUE with NAME matching [A-Za-z_][A-Za-z0-9_]*", name));
         req.env.push_back({name, e.substr(eq + 1), false});
     }
+    // Where a workspace appears means nothing without one: more likely a workspace forgotten. A
+    // session's turn is told its session fixed its mounts (session_turn.h).
+    if (!req.workspace_mount.empty() && req.workspace.empty() && req.session.empty())
+        throw turn::RequestError(fmt::format(
+            "--workspace-mount {} without --workspace: the {} has no workspace to mount; pass "
+            "--workspace DIR, or drop --workspace-mount",
+            req.workspace_mount, req.kind == turn::RequestKind::check ? "check" : "turn"));
     if (req.kind == turn::RequestKind::check && !req.secrets.empty())
         throw turn::RequestError(
             fmt::format("--secret {}: a check carries no secrets; drop --secret, or run the "

@@ -269,6 +269,11 @@ SpooledRequest read_turn_file(const std::string& path) {
                            "one names '{}'; remove secrets, or make it a turn",
                            kind_node->source().begin.line, req.secrets.front()));
     if (mounts != nullptr) read_mounts(r, *mounts, req);
+    // Where a workspace appears means nothing without one: more likely a workspace forgotten.
+    if (!req.workspace_mount.empty() && req.workspace.empty() && req.session.empty())
+        r.fail(*root["workspaceMount"].node(), "workspaceMount",
+               "is set, but the turn has no workspace to mount; add workspace = \"DIR\", or "
+               "remove workspaceMount");
     return req;
 }
 

@@ -463,6 +463,15 @@ TEST(RadialdCli, BadTimeoutIsRefused) {
                    "'soon' is not one");
 }
 
+// Where the workspace appears, for a turn without one: a workspace forgotten, refused naming both.
+TEST(RadialdCli, AWorkspaceMountWithoutAWorkspaceIsRefused) {
+    PluginSetup s{{"fake_good", "fake"}};
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml",
+                                "--runtime", "fake", "--image", "img", "--workspace-mount",
+                                "same-path", "--", "echo"});
+    expect_refusal(r, "--workspace-mount same-path without --workspace: the turn has no workspace");
+}
+
 // Under systemd with StandardError=journal (JOURNAL_STREAM names radiald's stderr), each line
 // starts with its syslog priority, so journalctl -p ranks them; anywhere else (a terminal, a
 // file, a stale variable inherited across a redirect) lines are as they were.

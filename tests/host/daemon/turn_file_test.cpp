@@ -99,7 +99,7 @@ TEST(TurnFile, ModeAndWorkspaceMountAreReadAndChecked) {
     test::TempDir d;
     auto f = d.write("t.toml",
                      "image = \"img\"\nargv = [\"true\"]\nmode = \"read-only\"\n"
-                     "workspaceMount = \"same-path\"\n");
+                     "workspaceMount = \"same-path\"\nworkspace = \"/tmp\"\n");
     SpooledRequest r = read_turn_file(f);
     EXPECT_EQ(r.mode, "read-only");
     EXPECT_EQ(r.workspace_mount, "same-path");
@@ -109,6 +109,13 @@ TEST(TurnFile, ModeAndWorkspaceMountAreReadAndChecked) {
         d.write("w.toml", "image = \"img\"\nargv = [\"true\"]\nworkspaceMount = \"/src\"\n");
     EXPECT_EQ(error_of(where),
               where + ":3:18: workspaceMount: '/src' is neither \"/work\" nor \"same-path\"");
+    // Where a workspace appears, without a workspace: a workspace forgotten, refused.
+    auto alone =
+        d.write("a.toml", "image = \"img\"\nargv = [\"true\"]\nworkspaceMount = \"same-path\"\n");
+    EXPECT_EQ(error_of(alone),
+              alone +
+                  ":3:18: workspaceMount: is set, but the turn has no workspace to mount; add "
+                  "workspace = \"DIR\", or remove workspaceMount");
 }
 
 TEST(TurnFile, KindIsATurnByDefaultAndMayBeACheck) {
