@@ -161,6 +161,14 @@ int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
                    path, ec.message());
         return kExitFailed;
     }
+    // Not running, and nothing ever ran there: most likely another --config was meant.
+    if (!journal_exists && !std::filesystem::exists(cfg.state_dir, ec))
+        log::warn("status",
+                  "no state directory at '{}' (run.stateDir): no radiald has used it; name the "
+                  "config the daemon runs with (--config)",
+                  cfg.state_dir);
+    else if (!journal_exists)
+        log::warn("status", "no journal at '{}': no turn has run with this state directory", path);
     if (journal_exists) {
         auto journal = journal::open_sqlite_journal_for_reading(path);
         queued = journal->queued();

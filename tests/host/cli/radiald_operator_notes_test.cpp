@@ -1,6 +1,7 @@
 // What the real radiald binary tells an operator where it used to say nothing (no engine needed:
-// the fake runtime): `session ls` with no session says so; `policy deny` and `allow` print what
-// they changed, and a deny outside the ceiling is noted as a likely typo (docs/usage.md).
+// the fake runtime): `status` on a state directory that does not exist says it is missing;
+// `session ls` with no session says so; `policy deny` and `allow` print what they changed, and a
+// deny outside the ceiling is noted as a likely typo (docs/usage.md).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -35,6 +36,14 @@ struct NotesSetup {
         return test::run_process(args);
     }
 };
+
+TEST(RadialdOperatorNotes, StatusOfAStateDirectoryThatDoesNotExistSaysItIsMissing) {
+    NotesSetup s("", false);
+    auto r = s.radiald({"status"});
+    EXPECT_EQ(r.exit_code, 3) << r.err; // not running, as before (docs/design.md §14.4)
+    EXPECT_THAT(r.err, HasSubstr("no state directory at '" + s.state + "' (run.stateDir)"));
+    EXPECT_FALSE(fs::exists(s.state)) << "status only reads";
+}
 
 TEST(RadialdOperatorNotes, SessionLsWithNoSessionSaysSoOnStderr) {
     NotesSetup s;
