@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "../../support/temp_dir.h"
@@ -13,16 +14,24 @@ namespace radial::daemon {
 namespace {
 using ::testing::HasSubstr;
 
+// A directory of this test program's own: not /tmp itself, which holds the build tree of a
+// checkout kept under /tmp, and with it the program's own file, which no request may mount.
+std::string own_dir(const std::string& name) {
+    static const test::TempDir dir("radial-spooled");
+    std::filesystem::create_directories(dir / name);
+    return dir / name;
+}
+
 SpooledRequest full() {
     SpooledRequest r;
     r.turn_id = "t-1";
     r.image = "img";
     r.argv = {"sh", "-c", "it's \"quoted\" $X \\ ✓"};
     r.workdir = "/src";
-    r.workspace = "/tmp";
+    r.workspace = own_dir("ws");
     r.env = {{"A", "1", false}, {"B", "two words", false}};
     r.secrets = {"GH_TOKEN"};
-    r.mounts = {{"/tmp", "/cache", true}, {"/var/tmp", "/scratch", false}};
+    r.mounts = {{own_dir("cache"), "/cache", true}, {own_dir("scratch"), "/scratch", false}};
     r.timeout_ms = 90'000;
     r.record_type = "review";
     r.mode = "read-only";
@@ -159,10 +168,10 @@ TEST(SpooledRequest, TheBoxGetsMountsWorkdirAndSecretsMarked) {
     EXPECT_EQ(spec.workdir, "/src"); // the request's workdir wins over the workspace's /work
     ASSERT_EQ(spec.mounts.size(), 3u);
     // mode read-only and workspaceMount same-path reach the box (docs/design.md §7.6).
-    EXPECT_EQ(spec.mounts[0], (Mount{"/tmp", "/tmp", true}));
+    EXPECT_EQ(spec.mounts[0], (Mount{own_dir("ws"), own_dir("ws"), true}));
     EXPECT_EQ(spec.read_only_rootfs, Tristate::yes);
-    EXPECT_EQ(spec.mounts[1], (Mount{"/tmp", "/cache", true}));
-    EXPECT_EQ(spec.mounts[2], (Mount{"/var/tmp", "/scratch", false}));
+    EXPECT_EQ(spec.mounts[1], (Mount{own_dir("cache"), "/cache", true}));
+    EXPECT_EQ(spec.mounts[2], (Mount{own_dir("scratch"), "/scratch", false}));
     EXPECT_EQ(spec.env.back(), (EnvVar{"GH_TOKEN", "tok-abcdef", true}));
     EXPECT_EQ(spec.timeout_ms, 90'000u);
 }
