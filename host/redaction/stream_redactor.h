@@ -99,6 +99,11 @@ public:
     // object is a fresh stream again.
     void flush(std::string& out);
 
+    // Goes on over `redactor` (one whose secrets include this stream's, grown since: see
+    // growing_redactor.h): the bytes held back are kept and decided by it, with the rest of the
+    // stream. Bytes already emitted stay as they were. [not thread-safe, as feed()]
+    void rebase(const Redactor& redactor) { matcher_ = redactor.matcher_; }
+
     // Bytes currently held back; always <= max_buffered_bytes(). [docs/design.md §10: bounded
     // memory]
     std::size_t buffered_bytes() const noexcept { return held_.size(); }

@@ -79,9 +79,10 @@ bool write_all(int fd, std::string_view s) {
     return true;
 }
 
-// The box's auth.json, read as a file the box user wrote and nothing else: no link followed, no
-// fifo waited on, no second name of a host file. Empty with `why` set when it is none of that.
-std::optional<std::string> read_box_file(const std::string& dir, uid_t box_uid, std::string& why) {
+} // namespace
+
+std::optional<std::string> read_box_codex_auth(const std::string& dir, uid_t box_uid,
+                                               std::string& why) {
     internal::UniqueFd dfd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     internal::UniqueFd fd(dfd ? ::openat(dfd.get(), "auth.json",
                                          O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
@@ -105,6 +106,8 @@ std::optional<std::string> read_box_file(const std::string& dir, uid_t box_uid, 
     }
     return text;
 }
+
+namespace {
 
 // Replaces `dest` with `text`: a temporary file beside it, given dest's owner and mode, fsynced,
 // renamed over it, the directory fsynced. Empty on success, else why.
@@ -273,7 +276,7 @@ CodexWriteBackResult write_back_codex_auth(const std::string& box_codex_dir, uid
                                            const std::string& path, std::string_view given,
                                            const std::vector<std::string>& forbidden) {
     std::string why;
-    const auto box = read_box_file(box_codex_dir, box_uid, why);
+    const auto box = read_box_codex_auth(box_codex_dir, box_uid, why);
     if (!box) return {CodexWriteBack::invalid, "the box's auth.json was not taken: " + why};
     if (*box == given) return {CodexWriteBack::unchanged, {}};
     if (!valid_codex_auth(*box))

@@ -25,6 +25,12 @@ std::optional<std::string> read_codex_auth(const std::string& path, std::string&
 // "OPENAI_API_KEY" string. [thread-safe]
 bool valid_codex_auth(std::string_view text);
 
+// The box's auth.json in `box_codex_dir` (the host side of the box's ~/.codex), read as a file the
+// box user wrote and nothing else: no link followed, no fifo waited on, no second name of a host
+// file, at most 1 MiB. nullopt with `why` set when it is none of that. [thread-safe]
+std::optional<std::string> read_box_codex_auth(const std::string& box_codex_dir, uid_t box_uid,
+                                               std::string& why);
+
 // What write_back_codex_auth did.
 enum class CodexWriteBack {
     unchanged, // the box left the file as it was given

@@ -90,7 +90,7 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
     const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
     const host::RuntimeClient& client, const std::string& socket_dir, const std::string& turn_id,
     std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
-    const redaction::Redactor& redactor,
+    std::function<redaction::Redactor()> redactor,
     std::function<void(const std::string& type, const std::string& receipt_json)> store) {
     if (rules.empty()) return nullptr;
     if (!client.has_capability(RADIAL_CAP_EGRESS_ENDPOINT))
@@ -107,11 +107,11 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
     o.rules = rules;
     o.policy_path = egress::operator_policy_path(cfg.state_dir);
     o.turn_id = turn_id;
-    o.on_open = [store, &redactor](const egress::Receipt& r) {
-        store(kEgressOpenRecordType, receipt_json(r, redactor));
+    o.on_open = [store, redactor](const egress::Receipt& r) {
+        store(kEgressOpenRecordType, receipt_json(r, redactor()));
     };
-    o.on_receipt = [store, &redactor](const egress::Receipt& r) {
-        store(kEgressRecordType, receipt_json(r, redactor));
+    o.on_receipt = [store, redactor](const egress::Receipt& r) {
+        store(kEgressRecordType, receipt_json(r, redactor()));
     };
     o.on_log = [](const std::string& line) { log::warn("egress", "{}", line); };
     std::unique_ptr<egress::EgressBroker> broker;

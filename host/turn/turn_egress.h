@@ -71,14 +71,15 @@ void hand_egress_to_runtime(const std::vector<egress::AllowRule>& rules,
 // `spec.env` what the box's tools need: RADIAL_EGRESS_SOCKET, HTTP_PROXY, HTTPS_PROXY (and their
 // lowercase forms) and NO_PROXY for loopback. `store` gets each receipt's record type and JSON
 // (kEgressOpenRecordType when a connection opens, kEgressRecordType when an attempt ends), its
-// cut texts redacted by `redactor` (redaction/cut_text.h), which must outlive the broker. Throws
+// cut texts redacted by what `redactor` returns then (the turn's secrets as they are at that
+// moment: they may grow, redaction/growing_redactor.h; redaction/cut_text.h). Throws
 // TurnSetupError when the runtime's boxes have no egress endpoint (radial.cap.egress-endpoint)
 // or the socket cannot be bound. Empty `rules`: nothing is started and nullptr returned.
 std::unique_ptr<egress::EgressBroker> open_turn_egress(
     const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
     const host::RuntimeClient& client, const std::string& socket_dir, const std::string& turn_id,
     std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
-    const redaction::Redactor& redactor,
+    std::function<redaction::Redactor()> redactor,
     std::function<void(const std::string& type, const std::string& receipt_json)> store);
 
 } // namespace radial::turn

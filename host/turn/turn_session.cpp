@@ -42,6 +42,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
                 std::size_t i = 0;
                 for (const auto& v : codex_auth_secrets(*text, env_.cfg.redact.min_length))
                     secrets.add(fmt::format("codexAuth.{}", i++), v);
+                next_codex_secret_ = i;
                 codex_auth_ = std::move(*text);
             }
         }
@@ -52,8 +53,8 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         } catch (const std::exception& e) {
             store_error_ = e.what();
         }
-        redactor_ = std::make_unique<redaction::Redactor>(secrets);
-        log_redaction_ = log::redact_log_lines(*redactor_);
+        redactor_ = std::make_unique<redaction::GrowingRedactor>(secrets);
+        log_redaction_ = log::redact_log_lines(redactor_->current());
         secrets_ = std::move(secrets);
     } catch (const std::invalid_argument& e) {
         throw RequestError(e.what());
@@ -66,7 +67,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         for (const auto& [what, text] :
              {std::pair<const char*, const std::string&>{"the turn id", request_.turn_id},
               {"the record type", request_.record_type}})
-            if (redactor_->redact(text) != text)
+            if (redactor_->current().redact(text) != text)
                 throw RequestError(fmt::format(
                     "{} '{}' holds the value of a secret, which radiald would store and print "
                     "as it is there; choose one that does not",
@@ -102,9 +103,9 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
                 pool_shape_ = pool::box_shape(spec_);
         }
     } catch (const RequestError& e) {
-        throw RequestError(redactor_->redact(e.what()));
+        throw RequestError(redactor_->current().redact(e.what()));
     } catch (const TurnSetupError& e) {
-        throw TurnSetupError(redactor_->redact(e.what()));
+        throw TurnSetupError(redactor_->current().redact(e.what()));
     }
 }
 
@@ -129,10 +130,10 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
     run.spec = spec_;
     // What is written of the request (the record, the journal's columns) is redacted: an image
     // name or a path may hold a secret (docs/design.md §10.2).
-    run.rec =
-        terminal_record({request_.turn_id, std::string(to_string(request_.kind)),
-                         env_.client.info().id, redactor_->redact(request_.image), run.spec.label},
-                        TurnStatus::error);
+    run.rec = terminal_record(
+        {request_.turn_id, std::string(to_string(request_.kind)), env_.client.info().id,
+         redactor_->current().redact(request_.image), run.spec.label},
+        TurnStatus::error);
     run.rec.image_digest = image_digest_;
     if (session_) run.rec.session = session_->id;
     run.rec.started_at = env_.clock->wall();
@@ -178,5 +179,29 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+bool TurnSession::learn_rotated_secrets() {
+    std::lock_guard lock(learn_mutex_);
+    if (!codex_watch_) return false;
+    const auto fresh = codex_watch_->new_tokens();
+    if (fresh.empty()) return false;
+    std::vector<redaction::Secret> more;
+    for (const auto& v : fresh)
+        more.push_back({fmt::format("codexAuth.{}", next_codex_secret_++), v});
+    std::vector<std::string> refused;
+    const bool grew = redactor_->grow(more, &refused);
+    // Registered before the old registration goes, so no line is written between the two unmasked.
+    if (grew) log_redaction_ = log::redact_log_lines(redactor_->current());
+    log::info(
+        "turn",
+        "turn {}: the box refreshed its Codex credentials; {} new token(s) masked from now on",
+        request_.turn_id, more.size() - refused.size());
+    for (const auto& name : refused)
+        log::warn("turn",
+                  "turn {}: the refreshed Codex token {} cannot be masked safely (docs/design.md "
+                  "§10.1): the write-back will still carry it",
+                  request_.turn_id, name);
+    return grew;
+}
 
 } // namespace radial::turn

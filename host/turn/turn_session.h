@@ -20,10 +20,12 @@
 #include "config/host_config.h"
 #include "journal/journal.h"
 #include "log/log_redaction.h"
+#include "redaction/growing_redactor.h"
 #include "redaction/stream_redactor.h"
 #include "session/session_record.h"
 #include "socket/box_socket.h"
 #include "time/clock.h"
+#include "turn/codex_rotation_watch.h"
 #include "turn/output_drain.h"
 #include "turn/terminal_record.h"
 #include "turn/turn_request.h"
@@ -126,8 +128,9 @@ public:
     // [thread-safe]
     void interrupt(StopReason why = StopReason::interrupted) noexcept;
 
-    // The compiled secret set of this turn (for the host's log filter).
-    const redaction::Redactor& redactor() const noexcept { return *redactor_; }
+    // The compiled secret set of this turn as it is now: it grows while the box runs when the
+    // harness refreshes its Codex tokens (docs/design.md §8.7). [thread-safe]
+    redaction::Redactor redactor() const { return redactor_->current(); }
 
 private:
     // What one run() holds while it runs (turn_session_run.h).
@@ -164,6 +167,10 @@ private:
     // An error record with `message`; the socket and broker are closed before it is written.
     TerminalRecord fail(Run& run, const std::string& message);
     void checkpoint(std::string_view point) const;
+    // Reads the box's Codex credentials when they changed (codex_rotation_watch.h) and adds the
+    // tokens it refreshed to the turn's secrets, its log filter included: called before each
+    // piece of output, record and receipt is masked. True when the set grew. [thread-safe]
+    bool learn_rotated_secrets();
 
     // Whether the runtime runs the box as spec.user (rather than superseding or refusing it).
     bool user_is_honoured(const ContainerSpec& spec) const;
@@ -179,12 +186,19 @@ private:
     // The content digest the box runs (image_pin.h), or the session's; empty when unresolved.
     std::string image_digest_;
     std::string token_;
-    std::unique_ptr<redaction::Redactor> redactor_;
+    std::unique_ptr<redaction::GrowingRedactor> redactor_;
     // redactor_'s secrets masked in every log line for the session's life, from its construction
     // on: a line logged while the spec is built or the image pinned may quote the request.
+    // Registered again, under learn_mutex_, each time the set grows.
     log::RedactionRegistration log_redaction_;
-    // The secrets redactor_ was compiled from (a session remembers their fingerprints).
+    // The secrets redactor_ was compiled from before the box (a session remembers their
+    // fingerprints); redactor_->secrets() also holds those learned since.
     std::optional<redaction::SecretSet> secrets_;
+    // The box's Codex credentials, watched while it runs (set in prepare_box_user), and the
+    // number the next learned token's name takes; both guarded by learn_mutex_.
+    std::mutex learn_mutex_;
+    std::unique_ptr<CodexRotationWatch> codex_watch_;
+    std::size_t next_codex_secret_ = 0;
     // run.codexAuth: the credentials read for this turn, or why they could not be (never both).
     std::optional<std::string> codex_auth_;
     std::string codex_auth_error_;

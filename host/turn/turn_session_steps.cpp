@@ -57,7 +57,8 @@ void TurnSession::claim(Run& run, JournalStart start) {
         // Submitted before its secrets' values were known: masked now that they are, before the
         // claim, so that a journal failing between the two leaves a masked turn still queued (it
         // runs later), never a claimed one that no box runs or one whose request stays unmasked.
-        env_.journal.redact_request(id, run.rec.image, request_json(request_, *redactor_));
+        env_.journal.redact_request(id, run.rec.image,
+                                    request_json(request_, redactor_->current()));
         // Queued under the one-shot label its id gives: a session's turn runs in the session's
         // box, which reconciliation must find and keep (docs/design.md §13.12).
         if (session_) env_.journal.set_label(id, run.spec.label);
@@ -65,7 +66,7 @@ void TurnSession::claim(Run& run, JournalStart start) {
     } else {
         env_.journal.add_turn(
             {id, run.spec.label, run.rec.runtime, run.rec.image, request_.record_type,
-             request_json(request_, *redactor_), run.rec.kind},
+             request_json(request_, redactor_->current()), run.rec.kind},
             journal::TurnState::claimed);
     }
     if (on_claimed_) on_claimed_();
@@ -79,14 +80,15 @@ TerminalRecord TurnSession::finish(Run& run, TerminalRecord r) {
     // mark that would bar the session's snapshots goes (session_turn.h).
     if (session_ && run.exec_started_ms == 0)
         session::abandon_session_turn(env_.cfg.state_dir, session_->id, id);
-    redact_strings(r, *redactor_);
+    learn_rotated_secrets();
+    redact_strings(r, redactor_->current());
     try {
         env_.journal.set_terminal(id, to_string(r.status), r.to_json());
         if (run.reserve) run.reserve->release();
         prune_journal(env_.journal, env_.cfg, id);
         return r;
     } catch (const journal::JournalError& e) {
-        r.journal_error = redactor_->redact(e.what());
+        r.journal_error = redactor_->current().redact(e.what());
     }
     std::string kept = run.reserve ? run.reserve->keep(r) : std::string("no space was reserved");
     if (kept.empty())
@@ -225,7 +227,8 @@ std::optional<std::string> TurnSession::open_socket(Run& run) {
         }
         auto stored_sink = [this, id, &run](std::string_view type, std::string_view payload) {
             // Value by value, so that the stored record stays JSON (docs/design.md §10.2).
-            const std::string stored = redaction::redact_json(*redactor_, payload);
+            learn_rotated_secrets();
+            const std::string stored = redaction::redact_json(redactor_->current(), payload);
             // The turn's share of the state directory (docs/design.md §9.6), counted in what is
             // stored: a short secret with a long name grows several times under its marker.
             if (auto refused = run.quota->admit(stored.size())) {
@@ -295,12 +298,17 @@ std::optional<std::string> TurnSession::open_egress(Run& run) {
         std::optional<std::pair<uid_t, gid_t>> owner;
         if (::geteuid() == 0) owner = box_host_ids(run.spec.user, env_.cfg.box_root);
         run.broker = open_turn_egress(
-            rules, env_.cfg, env_.client, run.socket_dir, id, owner, run.spec, *redactor_,
+            rules, env_.cfg, env_.client, run.socket_dir, id, owner, run.spec,
+            [this] {
+                learn_rotated_secrets();
+                return redactor_->current();
+            },
             [this, id](const std::string& type, const std::string& receipt) {
-                env_.journal.append_record(id, type, redaction::redact_json(*redactor_, receipt));
+                env_.journal.append_record(id, type,
+                                           redaction::redact_json(redactor_->current(), receipt));
             });
     } catch (const std::exception& e) {
-        return redactor_->redact(e.what());
+        return redactor_->current().redact(e.what());
     }
     return std::nullopt;
 }
@@ -322,6 +330,14 @@ std::optional<std::string> TurnSession::prepare_box_user(Run& run) {
             run.identity.emplace(box_identity_dir(env_.cfg.state_dir, request_.turn_id), ids->first,
                                  ids->second, codex_auth_, env_.cfg.box_root.has_value());
             run.identity->apply(spec, env_.cfg.home_size_bytes);
+            if (codex_auth_) {
+                std::vector<std::string> others;
+                for (const auto& s : secrets_->secrets())
+                    if (!s.name.starts_with("codexAuth.")) others.push_back(s.value);
+                std::lock_guard lock(learn_mutex_);
+                codex_watch_ = std::make_unique<CodexRotationWatch>(
+                    run.identity->dir() + "/codex", ids->first, *codex_auth_, std::move(others));
+            }
         } catch (const std::exception& e) {
             return fmt::format("preparing the box user's home failed: {}", e.what());
         }
@@ -431,8 +447,9 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
             if (auto moved = moved_host_source(spec.mounts[i].source); !moved.empty())
                 return fail(run, "mount source " + moved + "; the box was not started");
     }
-    redaction::StreamRedactor out_redactor = redactor_->stream(),
-                              err_redactor = redactor_->stream();
+    redaction::StreamRedactor out_redactor = redactor_->current().stream(),
+                              err_redactor = redactor_->current().stream();
+    std::uint64_t redactor_generation = redactor_->generation();
     std::string stdout_tail, stderr_tail, buffer;
     // The whole output, redacted, for `radiald logs` (docs/design.md §11.7).
     auto output_log = TurnOutputLog::open(env_.cfg.state_dir, id, env_.cfg.turn_log_max_bytes,
@@ -452,6 +469,14 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
                                        .count());
     TerminalRecord ran = runner.run([&](std::uint32_t stream, std::string_view bytes) {
         checkpoint("output");
+        // A token the harness refreshed and wrote before printing it is masked (§8.7).
+        learn_rotated_secrets();
+        if (const auto g = redactor_->generation(); g != redactor_generation) {
+            const auto now = redactor_->current();
+            out_redactor.rebase(now);
+            err_redactor.rebase(now);
+            redactor_generation = g;
+        }
         buffer.clear();
         (stream == RADIAL_STREAM_STDERR ? err_redactor : out_redactor).feed(bytes, buffer);
         emit(stream, buffer);
@@ -495,7 +520,8 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
         session::end_session_turn(
             env_.client, env_.cfg.state_dir, session_->id, id, spec,
             session::manifest_egress(request_.egress, env_.cfg.egress), ran.exit_code,
-            ran.status == TurnStatus::error ? ran.error : std::string(), *secrets_, *redactor_,
+            ran.status == TurnStatus::error ? ran.error : std::string(), redactor_->secrets(),
+            redactor_->current(),
             session::changes_window_start_ms(run.exec_started_wall, run.exec_started_steady,
                                              env_.clock->wall(), env_.clock->steady()),
             *env_.clock);
@@ -546,7 +572,8 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     if (const auto owner = box_host_ids(spec.user, env_.cfg.box_root);
         run.identity && codex_auth_ && !box_may_live && owner) {
         std::vector<std::string> others; // every secret the turn knows but the tokens themselves
-        for (const auto& s : secrets_->secrets())
+        const auto known = redactor_->secrets();
+        for (const auto& s : known.secrets())
             if (!s.name.starts_with("codexAuth.")) others.push_back(s.value);
         log_codex_write_back(id, write_back_codex_auth(run.identity->dir() + "/codex", owner->first,
                                                        codex_auth_path(env_.cfg.codex_auth_file),

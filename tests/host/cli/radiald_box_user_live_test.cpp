@@ -140,5 +140,43 @@ TEST(BoxUserLive, CodexAuthWritesTheRotatedTokenBackForTheNextTurn) {
     EXPECT_THAT(broken.result.err, HasSubstr("not a Codex auth file"));
 }
 
+// A token the harness refreshed during the turn is a secret of the turn from the moment it is in
+// the box's auth.json (docs/design.md §8.7): printed afterwards on either stream it is masked in
+// the output, the terminal record's tails and radiald's log. The command spells the token in
+// parts, so the request itself never holds it.
+TEST(BoxUserLive, ATokenRefreshedDuringTheTurnIsMaskedWhereverTheBoxPrintsIt) {
+    test::TempDir creds("radial-codex");
+    const std::string pid = std::to_string(::getpid());
+    const std::string new_token = "rt-radial-test-refreshed-" + pid;
+    const std::string file = creds.write(
+        "auth.json", R"({"tokens":{"refresh_token":"rt-radial-test-given-)" + pid + R"("}})");
+    test::RadialdSetup s("codexAuth = true\ncodexAuthFile = \"" + file + "\"\n");
+    const std::string id = "codex-refresh-" + pid;
+    auto t = s.turn(
+        {"--turn-id", id},
+        {"sh", "-c",
+         "t=rt-radial-test-re; t=${t}freshed-" + pid +
+             "; printf '{\"tokens\":{\"refresh_token\":\"%s\"}}' \"$t\" > "
+             "\"$HOME/.codex/auth.json.new\" && mv \"$HOME/.codex/auth.json.new\" "
+             "\"$HOME/.codex/auth.json\" && echo \"out:$t\" && echo \"err:$t\" >&2 && "
+             "curl -s -o /dev/null -w '%{http_code}\\n' --unix-socket "
+             "\"${RADIAL_TURN_SOCKET#unix://}\" -H \"Authorization: Bearer $RADIAL_TURN_TOKEN\" "
+             "-H 'Content-Type: application/json' --data-binary "
+             "\"{\\\"type\\\":\\\"result\\\",\\\"payload\\\":\\\"rec:$t\\\"}\" "
+             "http://radial/v1/records"});
+    ASSERT_EQ(t.result.exit_code, 0) << t.result.out << t.result.err;
+    EXPECT_THAT(t.result.out, HasSubstr("out:[REDACTED:codexAuth.1]")) << t.result.out;
+    EXPECT_THAT(t.result.err, HasSubstr("err:[REDACTED:codexAuth.1]")) << t.result.err;
+    EXPECT_THAT(t.result.out + t.result.err, ::testing::Not(HasSubstr(new_token)));
+    EXPECT_THAT(t.record.dump(), ::testing::Not(HasSubstr(new_token)));
+    EXPECT_THAT(t.result.out, HasSubstr("201\n")) << "the record was not taken";
+    const std::string records = s.records(id).dump();
+    EXPECT_THAT(records, HasSubstr("rec:[REDACTED:codexAuth.1]")) << records;
+    EXPECT_THAT(records, ::testing::Not(HasSubstr(new_token)));
+    EXPECT_THAT(t.result.err, HasSubstr("refreshed its Codex credentials; 1 new token(s) masked"));
+    // And the rotation still reaches the operator's file for the next turn.
+    EXPECT_THAT(test::read_file(file), HasSubstr(new_token));
+}
+
 } // namespace
 } // namespace radial
