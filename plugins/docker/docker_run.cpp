@@ -67,6 +67,9 @@ private:
     // Set before the supervisor starts, constant while it runs.
     std::string cid_;
     bool removed_in_grace_ = false; // ended in the stop grace by a removal, not by itself
+    // The exit code of a box that ended in the stop grace by itself: the command's own, which the
+    // record keeps beside the timeout or kill that asked it to stop.
+    std::optional<int> grace_exit_code_;
     std::unique_ptr<engine_api::Stream> stream_;
 
     // Shared by the calling thread (which reads the stream and tells the pump when it ended, or
@@ -306,7 +309,9 @@ radial::plugin::RunResult BoxRun::ended_early(Ending ending, Clock::time_point s
     // meanwhile (runtime.cpp, kill) did not end by itself, and the result must not say so.
     if (pump_ && pump_->ended_in_grace()) {
         try {
-            removed_in_grace_ = engine_.state(cid_, spec_.label).being_removed;
+            const auto state = engine_.state(cid_, spec_.label);
+            removed_in_grace_ = state.being_removed;
+            if (!removed_in_grace_) grace_exit_code_ = state.exit_code;
         } catch (const Error&) {
             removed_in_grace_ = true; // gone: not its own end
         }
@@ -321,8 +326,13 @@ radial::plugin::RunResult BoxRun::early_result(Ending ending, Clock::time_point 
     radial::plugin::RunResult result;
     plugin_support::set_run_outcome(result, ending, {}, output_aborted(), box(), "the engine",
                                     "the box was removed");
-    if (pump_ && pump_->ended_in_grace() && !removed_in_grace_)
+    if (pump_ && pump_->ended_in_grace() && !removed_in_grace_) {
         result.flags |= RADIAL_RUN_STOPPED_IN_GRACE;
+        if (grace_exit_code_) {
+            result.flags |= RADIAL_RUN_EXITED;
+            result.exit_code = *grace_exit_code_;
+        }
+    }
     result.duration_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count());
     return result;

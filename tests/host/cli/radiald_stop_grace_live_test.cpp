@@ -22,7 +22,7 @@ struct Workspace {
 };
 
 const char* kTrapping =
-    "trap 'echo cleaned > /work/trap.txt; exit 0' TERM; while :; do sleep 0.1; done";
+    "trap 'echo cleaned > /work/trap.txt; exit 7' TERM; while :; do sleep 0.1; done";
 
 TEST(StopGraceLive, ATimedOutCommandsTrapRunsWithinTheGrace) {
     Workspace ws;
@@ -31,6 +31,8 @@ TEST(StopGraceLive, ATimedOutCommandsTrapRunsWithinTheGrace) {
     EXPECT_EQ(t.record["status"], "timed_out") << t.result.err;
     EXPECT_EQ(test::read_file(ws.dir / "trap.txt"), "cleaned\n") << "the trap ran";
     EXPECT_EQ(t.record["stoppedInGrace"], true) << t.record.dump();
+    // The command's own end, beside the timeout that asked for it.
+    EXPECT_EQ(t.record.value("exitCode", -1), 7) << t.record.dump();
     EXPECT_LT(t.record["durationMs"].get<std::int64_t>(), 20'000) << "not the whole grace";
 }
 
@@ -41,6 +43,7 @@ TEST(StopGraceLive, ACommandIgnoringSigtermIsKilledOnceTheGraceIsOver) {
                     {"sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"});
     EXPECT_EQ(t.record["status"], "timed_out") << t.result.err;
     EXPECT_EQ(t.record["stoppedInGrace"], false) << t.record.dump();
+    EXPECT_FALSE(t.record.contains("exitCode")) << "killed, it had no exit of its own";
     EXPECT_GE(t.record["durationMs"].get<std::int64_t>(), 3'000) << "the grace was given";
 }
 
@@ -64,6 +67,7 @@ TEST(StopGraceLive, AStoppedTurnsCommandGetsTheGraceAndTheRecordTellsTheTruth) {
         const auto rec = nlohmann::json::parse(test::read_file(record));
         EXPECT_EQ(rec["reason"], "interrupted") << rec.dump();
         EXPECT_EQ(rec["stoppedInGrace"], traps) << rec.dump();
+        EXPECT_EQ(rec.value("exitCode", -1), traps ? 7 : -1) << rec.dump();
         if (traps)
             EXPECT_EQ(test::read_file(ws.dir / "trap.txt"), "cleaned\n") << "the trap ran";
         else
