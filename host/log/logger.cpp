@@ -10,6 +10,7 @@
 #include <ctime>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "text/printable.h"
 
@@ -18,6 +19,14 @@ namespace {
 std::atomic<int> g_min_level{static_cast<int>(Level::info)};
 std::atomic<Format> g_format{Format::text};
 std::mutex g_mutex;
+// The ids of the checks now running (CheckLines), each as often as it is named.
+std::mutex g_checks_mutex;
+std::multiset<std::string, std::less<>> g_checks;
+
+bool is_check(std::string_view id) {
+    std::lock_guard lock(g_checks_mutex);
+    return g_checks.find(id) != g_checks.end();
+}
 std::function<void(std::string_view)> g_sink;
 std::function<std::string(std::string_view)> g_filter;
 
@@ -56,12 +65,23 @@ std::string_view turn_of(std::string_view message) noexcept {
     return rest.substr(0, colon);
 }
 
+// As turn_of, for a line CheckLines rewrote.
+std::string_view check_of(std::string_view message) noexcept {
+    constexpr std::string_view prefix = "check ";
+    if (message.substr(0, prefix.size()) != prefix) return {};
+    const std::string_view rest = message.substr(prefix.size());
+    const std::size_t colon = rest.find(": ");
+    if (colon == std::string_view::npos || !internal::is_turn_id(rest.substr(0, colon))) return {};
+    return rest.substr(0, colon);
+}
+
 std::string json_line(Level level, std::string_view component, std::string_view message) {
     nlohmann::ordered_json j;
     j["time"] = utc_now();
     j["level"] = level_name(level);
     j["component"] = component;
     if (auto turn = turn_of(message); !turn.empty()) j["turn"] = turn;
+    if (auto check = check_of(message); !check.empty()) j["check"] = check;
     j["message"] = message;
     // A message is whatever a CLI printed: replace bytes that are not UTF-8 rather than lose the
     // line.
@@ -133,9 +153,27 @@ void set_filter(std::function<std::string(std::string_view)> filter) {
     g_filter = std::move(filter);
 }
 
+CheckLines::CheckLines(std::string id) : id_(std::move(id)) {
+    std::lock_guard lock(g_checks_mutex);
+    g_checks.insert(id_);
+}
+
+CheckLines::~CheckLines() {
+    if (id_.empty()) return;
+    std::lock_guard lock(g_checks_mutex);
+    if (auto it = g_checks.find(id_); it != g_checks.end()) g_checks.erase(it);
+}
+
 void write(Level level, std::string_view component, std::string_view message) noexcept {
     if (static_cast<int>(level) < g_min_level) return;
     try {
+        // A check's line, written by the turn layer: named as the check's (CheckLines).
+        std::string as_check;
+        if (const auto id = turn_of(message); !id.empty() && is_check(id)) {
+            as_check = "check " + std::string(message.substr(5));
+            message = as_check;
+            if (component == "turn") component = "check";
+        }
         std::string line;
         std::lock_guard lock(g_mutex);
         if (g_format == Format::json) {

@@ -28,7 +28,8 @@ std::optional<Level> parse_level(std::string_view name) noexcept;
 // How a line is written. text: "radiald[<component>] <level>: <message>". json: one object per
 // line, {"time":"<UTC, RFC 3339, ms>","level":"<level>","component":"<component>",
 // "turn":"<turnId>","message":"…"} with keys in that order; "turn" only when the message starts
-// "turn <turnId>: ", as every line about a turn does; invalid UTF-8 in a message becomes U+FFFD.
+// "turn <turnId>: ", as every line about a turn does ("check" for a check's, below); invalid UTF-8
+// in a message becomes U+FFFD.
 // [thread-safe]
 enum class Format { text, json };
 void set_format(Format format) noexcept;
@@ -47,6 +48,24 @@ void set_filter(std::function<std::string(std::string_view line)> filter);
 // Writes one line in the current format; the filter sees the message before it is encoded.
 // Never throws. [thread-safe]
 void write(Level level, std::string_view component, std::string_view message) noexcept;
+
+// A check runs through the turn layer (docs/design.md §4), whose lines say "turn <id>: " from
+// wherever they are logged; while this lives, a line whose message starts so with `id` says
+// "check <id>: " instead, its component "turn" becomes "check", and its json key is "check". So a
+// check's lines read as a check's, whichever function logged them. Move-only. [thread-safe]
+class CheckLines {
+public:
+    CheckLines() = default;
+    explicit CheckLines(std::string id);
+    CheckLines(CheckLines&& o) noexcept : id_(std::move(o.id_)) { o.id_.clear(); }
+    CheckLines& operator=(CheckLines&&) = delete;
+    CheckLines(const CheckLines&) = delete;
+    CheckLines& operator=(const CheckLines&) = delete;
+    ~CheckLines();
+
+private:
+    std::string id_;
+};
 
 namespace detail {
 // Writes a fixed line to stderr saying a log line was lost (its formatting or the sink threw, e.g.

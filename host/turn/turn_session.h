@@ -20,6 +20,7 @@
 #include "config/host_config.h"
 #include "journal/journal.h"
 #include "log/log_redaction.h"
+#include "log/logger.h"
 #include "redaction/growing_redactor.h"
 #include "redaction/stream_redactor.h"
 #include "session/session_record.h"
@@ -186,6 +187,8 @@ private:
     // The content digest the box runs (image_pin.h), or the session's; empty when unresolved.
     std::string image_digest_;
     std::string token_;
+    // A check's log lines say "check <id>" (log/logger.h), for as long as the session lives.
+    std::optional<log::CheckLines> check_lines_;
     std::unique_ptr<redaction::GrowingRedactor> redactor_;
     // redactor_'s secrets masked in every log line for the session's life, from its construction
     // on: a line logged while the spec is built or the image pinned may quote the request.

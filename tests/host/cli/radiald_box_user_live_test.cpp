@@ -107,6 +107,10 @@ TEST(BoxUserLive, ACheckGetsNoCodexAuthAndWritesNothingBack) {
     EXPECT_THAT(r.out, ::testing::Not(HasSubstr("tokens"))) << r.out;
     EXPECT_THAT(r.out, ::testing::Not(HasSubstr(".codex"))) << r.out;
     EXPECT_EQ(test::read_file(file), text) << "a check rewrote the operator's credentials";
+    // Its lines are a check's, though the turn layer runs it (log/logger.h, CheckLines).
+    EXPECT_THAT(r.err, HasSubstr("radiald[check] info: check ")) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(": succeeded (exit code 0)")) << r.err;
+    EXPECT_THAT(r.err, ::testing::Not(HasSubstr("radiald[turn]"))) << r.err;
 }
 
 // run.codexAuth keeps rotated credentials (docs/design.md §8.7): a harness that saves a new refresh

@@ -38,6 +38,32 @@ TEST_F(LogFormat, TextIsTheDefaultAndUnchanged) {
     EXPECT_EQ(lines[0], "radiald[turn] warning: turn t-1: multi line");
 }
 
+// A check's lines, logged by the turn layer as "turn <id>: ", read as the check's while it runs
+// (docs/design.md §4): component and message in text, the "check" key in json; another turn's
+// lines, and the check's once it ended, are untouched.
+TEST_F(LogFormat, ACheckRunningThroughTheTurnLayerIsNamedACheck) {
+    {
+        CheckLines named("chk-1");
+        info("turn", "turn {}: starting box", "chk-1");
+        info("turn", "turn {}: starting box", "t-2");
+        warn("socket", "turn {}: a record was refused", "chk-1");
+        set_format(Format::json);
+        info("turn", "turn {}: done", "chk-1");
+        set_format(Format::text);
+    }
+    info("turn", "turn {}: after", "chk-1");
+    ASSERT_EQ(lines.size(), 5u);
+    EXPECT_EQ(lines[0], "radiald[check] info: check chk-1: starting box");
+    EXPECT_EQ(lines[1], "radiald[turn] info: turn t-2: starting box");
+    EXPECT_EQ(lines[2], "radiald[socket] warning: check chk-1: a record was refused");
+    const auto j = nlohmann::ordered_json::parse(lines[3]);
+    EXPECT_EQ(j["component"], "check");
+    EXPECT_EQ(j["check"], "chk-1");
+    EXPECT_FALSE(j.contains("turn"));
+    EXPECT_EQ(j["message"], "check chk-1: done");
+    EXPECT_EQ(lines[4], "radiald[turn] info: turn chk-1: after");
+}
+
 // A name a box controls (a file name in the workspace) reaches the text log with its control
 // characters escaped, never raw (docs/design.md §14.7); JSON escapes them itself.
 TEST_F(LogFormat, TextEscapesControlCharactersAndBytesThatAreNotUtf8) {
