@@ -195,6 +195,17 @@ radial::plugin::RunResult SwarmRun::execute() {
     bool box_ended = true;
     try {
         auto [image_ref, entrypoint] = resolve_image();
+        // A secret variable is set by the entry step, which becomes the task's command and so
+        // replaces the image's entrypoint; unknown, it would be dropped, and the command run
+        // without it (docs/design.md §13.7).
+        if (!entrypoint &&
+            std::any_of(spec_.env.begin(), spec_.env.end(), [](const auto& e) { return e.secret; }))
+            throw Error(RADIAL_E_NOT_FOUND, "image",
+                        "starting " + box() + ": image '" + spec_.image +
+                            "' is not on the manager's engine, so its entrypoint is unknown, and "
+                            "the turn's secret variables need an entry step that replaces it (the "
+                            "command would run without the image's entrypoint); load the image on "
+                            "the manager (docker load), or run the turn without secret variables");
         // Under radial-init only when the image's entrypoint is known: the init replaces it.
         escaped_ = !rt_.settings_.init_path.empty() && entrypoint.has_value();
         if (!rt_.settings_.init_path.empty() && !escaped_)

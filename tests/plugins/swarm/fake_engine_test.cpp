@@ -164,10 +164,11 @@ Answer version(const std::string& api) {
 // `no_default_bridge`, noDefaultBridge = true.
 std::unique_ptr<SwarmRuntime> runtime_for(const std::string& address,
                                           std::vector<std::string>* log = nullptr,
-                                          bool no_default_bridge = false) {
+                                          bool no_default_bridge = false,
+                                          const char* pull = nullptr) {
     static std::vector<std::string>* sink;
     sink = log;
-    radial_config_entry entries[3]{};
+    radial_config_entry entries[4]{};
     entries[0].key = to_c("host");
     entries[0].kind = RADIAL_CONFIG_STRING;
     entries[0].string_value = to_c(address);
@@ -177,10 +178,17 @@ std::unique_ptr<SwarmRuntime> runtime_for(const std::string& address,
     entries[2].key = to_c("noDefaultBridge");
     entries[2].kind = RADIAL_CONFIG_BOOL;
     entries[2].int_value = 1;
+    std::uint32_t n = no_default_bridge ? 3u : 2u;
+    if (pull != nullptr) {
+        entries[n].key = to_c("pull");
+        entries[n].kind = RADIAL_CONFIG_STRING;
+        entries[n].string_value = to_c(pull);
+        ++n;
+    }
     radial_config c{};
     c.struct_size = sizeof(c);
     c.section = to_c("run.swarm");
-    c.entries = {entries, no_default_bridge ? 3u : 2u, sizeof(radial_config_entry)};
+    c.entries = {entries, n, sizeof(radial_config_entry)};
     radial_host h{};
     h.struct_size = sizeof(h);
     h.log = [](void*, std::uint32_t, radial_str m) {
@@ -799,6 +807,36 @@ TEST(FakeEngine, ARunWithoutANetworkIsRefusedWhereTheTaskWouldGetADefaultBridge)
     FakeEngine engine(std::ref(script), false);
     auto rt = runtime_for(engine.address(), nullptr, true);
     EXPECT_NE(preflight_error(*rt).find("has the network 'bridge'"), std::string::npos);
+}
+
+// With pull = "always" and an image the manager lacks, the image's entrypoint is unknown; the entry
+// step that sets secret variables replaces it, so such a run is refused before anything is
+// created, rather than run without the entrypoint. Without secrets the task keeps the image's
+// own (docker's Args only).
+TEST(FakeEngine, SecretVariablesWithAnImageTheManagerLacksAreRefusedNotRunWithoutItsEntrypoint) {
+    ScriptedRun script;
+    FakeEngine engine(
+        [&](const std::string& method, const std::string& path) {
+            if (path.starts_with("/v1.41/images/"))
+                return Answer{404, R"({"message":"no such image"})"};
+            return script(method, path);
+        },
+        false);
+    auto rt = runtime_for(engine.address(), nullptr, false, "always");
+    ContainerSpec spec;
+    spec.label = "radial-turn-fake-1";
+    spec.image = "example/with-entrypoint:1";
+    spec.argv = {"script.py"};
+    spec.env.push_back({"API_KEY", "s3cret-value-0123", true});
+    Captured cap;
+    radial_output_sink sink{sizeof(radial_output_sink), &cap, &Captured::write};
+    radial::plugin::Output out(&sink);
+    auto e = radial::test::error_of([&] { rt->run(spec, out); });
+    EXPECT_EQ(e.code(), RADIAL_E_NOT_FOUND) << e.what();
+    EXPECT_EQ(e.key(), "image");
+    EXPECT_NE(std::string(e.what()).find("entrypoint is unknown"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("docker load"), std::string::npos) << e.what();
+    EXPECT_EQ(count_with(engine.requests(), "POST "), 0u) << "something was created";
 }
 
 TEST(FakeEngine, AnUnknownConfigKeyOrABadHostIsInvalid) {
