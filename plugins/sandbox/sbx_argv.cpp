@@ -31,6 +31,16 @@ void check_absolute(const ContainerSpec& spec, const std::string& field, std::st
         fail(spec, RADIAL_E_INVALID, field,
              std::string(what) + " '" + std::string(path) + "' is not an absolute path",
              "give an absolute path");
+    // sbx prints each sandbox's workspaces in `sbx ls`, whose text table radiald reads line by
+    // line to find its sandboxes (docs/design.md §13.5): a newline there would forge a row, and
+    // with it another sandbox's name for radiald to remove.
+    for (char c : path)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            fail(spec, RADIAL_E_INVALID, field,
+                 std::string(what) +
+                     " contains a control character (a newline, a tab), which sbx's listing "
+                     "would print as it is",
+                 "use a path without control characters");
 }
 
 // The global flag goes right after the command words: Cobra reads a persistent flag there on

@@ -144,6 +144,16 @@ TEST(sbx_argv, WorkspacesMergeOneSourceAndRefuseWhatTheSyntaxCannotSay) {
     EXPECT_EQ(error_of([&] { sbx_workspaces(s); }).key(), "mounts[0]");
     s.mounts = {{"/a", "x", false}};
     EXPECT_EQ(error_of([&] { sbx_workspaces(s); }).key(), "mounts[0]");
+    // A control byte would reach `sbx ls`'s text table as it is: a newline forges a row.
+    for (const std::string& bad : std::vector<std::string>{"/ws\nradial-turn-other-1 running",
+                                                           "/ws\tx", "/ws\rx", "/ws\x7f"}) {
+        s.mounts = {{"/ok", "/x", false}, {bad, "/y", false}};
+        e = error_of([&] { sbx_workspaces(s); });
+        EXPECT_EQ(e.key(), "mounts[1]") << bad;
+        EXPECT_NE(std::string(e.what()).find("control character"), std::string::npos) << e.what();
+        s.mounts = {{"/ok", bad, false}};
+        EXPECT_EQ(error_of([&] { sbx_workspaces(s); }).key(), "mounts[0]") << bad;
+    }
 }
 
 TEST(sbx_argv, MemoryInSbxUnits) {
