@@ -13,6 +13,15 @@ void TurnSession::claim_pool_box(Run& run) {
     if (!pool_shape_ || session_ || env_.pool == nullptr) return;
     const auto& id = request_.turn_id;
     const std::string& mode = request_.mode.empty() ? env_.cfg.mode : request_.mode;
+    // The pool box's exec carries no mounts: the host stacks the workspace itself, so the runtime
+    // is asked about the turn's own mounts here (an engine's data root elsewhere, its socket:
+    // docs/design.md §7.5). One it refuses starts no pool box; the turn's own run refuses it.
+    try {
+        for (const auto& d : env_.client.describe(run.spec))
+            if (d.field == RADIAL_FIELD_MOUNTS && d.disposition == RADIAL_DISP_REFUSED) return;
+    } catch (const host::RuntimeError&) {
+        return; // the turn's own run reports the runtime's failure
+    }
     run.pooled = env_.pool->claim(request_.image, mode, *pool_shape_);
     if (!run.pooled) return;
     const std::string label = (*run.pooled)->label();

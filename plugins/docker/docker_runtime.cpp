@@ -13,6 +13,7 @@
 #include "docker_snapshot.h"
 #include "oci_runtime_profile.h"
 #include "support/box_init.h"
+#include "support/mount_sources.h"
 
 namespace radial::docker {
 
@@ -151,6 +152,26 @@ std::vector<radial::plugin::Disposition> DockerRuntime::describe(const Container
                 out.push_back({field, RADIAL_DISP_HONOURED,
                                "secret variables reach radial-init over the attach stream, never "
                                "the container's configuration"});
+        } else if (field == RADIAL_FIELD_MOUNTS) {
+            // What the run refuses, said before it (docs/design.md §7.5): a warm pool's turn
+            // mounts its workspace from the host, past the run, and the host asks this first.
+            std::string root;
+            try {
+                root = engine_.data_root();
+            } catch (const radial::plugin::Error& e) {
+                out.push_back({field, RADIAL_DISP_REFUSED,
+                               std::string("the engine's data root, which no mount may be, could "
+                                           "not be learned: ") +
+                                   e.what()});
+                continue;
+            }
+            try {
+                plugin_support::refuse_engine_data_root(spec, root, engine_.engine_name());
+                plugin_support::refuse_engine_control_paths(spec, engine_.control_paths());
+                out.push_back({field, RADIAL_DISP_HONOURED, {}});
+            } catch (const radial::plugin::Error& e) {
+                out.push_back({field, RADIAL_DISP_REFUSED, e.what()});
+            }
         } else if (field == RADIAL_FIELD_HOST_PORTS) {
             // A box with no network has only its own loopback: no host port is reachable, so a
             // tcp turn socket could never take a record (docs/design.md §9.3).

@@ -234,7 +234,10 @@ std::unique_ptr<DockerRuntime> runtime_with_oci_runtime(const std::string& addre
                                                         const std::string& oci_runtime);
 
 TEST(docker_runtime, DescribeHonoursEverythingButARootUser) {
-    auto rt = runtime_for("unix:///nonexistent.sock");
+    // An engine to ask for its data root, which a mount must not be (docs/design.md §7.5).
+    Script script;
+    FakeEngine engine(route(script));
+    auto rt = runtime_for(engine.address());
     ContainerSpec s = spec("b");
     s.mounts = {{"/a", "/b", true}};
     s.env = {{"X", "1", false}};
@@ -268,6 +271,14 @@ TEST(docker_runtime, DescribeHonoursEverythingButARootUser) {
             }
         EXPECT_TRUE(refused) << user;
     }
+    // An engine that cannot say where its data root is: a mount is refused, failing closed.
+    auto unreachable = runtime_for("unix:///nonexistent.sock");
+    s.user = "1000:1000";
+    for (const auto& d : unreachable->describe(s))
+        if (d.field == RADIAL_FIELD_MOUNTS) {
+            EXPECT_EQ(d.disposition, RADIAL_DISP_REFUSED);
+            EXPECT_NE(d.note.find("data root"), std::string::npos) << d.note;
+        }
 }
 
 // Under runsc the OCI runtime's profile decides memory and pidsLimit (docs/design.md §13.9): the
@@ -392,9 +403,20 @@ TEST(docker_runtime, AMountOfTheEnginesDataRootLearntAtThePreflightIsRefused) {
     e = error_of([&] { run_collecting(*fresh, s, c); });
     EXPECT_EQ(e.code(), RADIAL_E_REFUSED) << e.what();
     EXPECT_EQ(engine.count("POST " + kV + "/containers/create"), 0);
+    // Said before any run too: a warm pool's turn mounts its workspace from the host, past the
+    // run, and the host asks describe first (docs/design.md §7.5).
+    const auto mounts_disposition = [&](const ContainerSpec& asked) {
+        for (const auto& d : rt->describe(asked))
+            if (d.field == RADIAL_FIELD_MOUNTS) return d;
+        return radial::Disposition{RADIAL_FIELD_MOUNTS, 0, "not reported"};
+    };
+    auto d = mounts_disposition(s);
+    EXPECT_EQ(d.disposition, std::uint32_t{RADIAL_DISP_REFUSED});
+    EXPECT_NE(d.note.find("data root '" + root.path() + "'"), std::string::npos) << d.note;
     // Another directory of the same host passes.
     radial::test::TempDir work("radial-work");
     s.mounts = {{work.path(), "/work", false}};
+    EXPECT_EQ(mounts_disposition(s).disposition, std::uint32_t{RADIAL_DISP_HONOURED});
     run_collecting(*rt, s, c);
     EXPECT_EQ(engine.count("POST " + kV + "/containers/create"), 1);
 }
