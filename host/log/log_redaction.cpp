@@ -15,10 +15,11 @@ namespace {
 std::mutex g_redactors_mutex;
 std::map<std::uint64_t, redaction::Redactor> g_redactors;
 std::uint64_t g_next_id = 1;
-// One redactor over every registered set, so that each line is masked leftmost-longest across
-// the live turns: one after another, a turn whose secret is part of another turn's would mask that
-// part first and leave the rest of the other's in clear. Unset when the union is refused (a value
-// inside another's marker); then each redactor applies in turn. Guarded by g_redactors_mutex.
+// One redactor over every registered set, so that each line is masked across the live turns at
+// once (every byte of every occurrence): one after another, a turn whose secret is part of another
+// turn's would mask that part first and leave the rest of the other's in clear. Unset when the
+// union is refused (a value inside another's marker); then each redactor applies in turn. Guarded
+// by g_redactors_mutex.
 std::optional<redaction::Redactor> g_combined;
 
 // Rebuilds g_combined from g_redactors. Called with g_redactors_mutex held.

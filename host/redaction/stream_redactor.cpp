@@ -8,7 +8,7 @@
 #include "redaction/secret_patterns.h"
 
 // The search is a Wu–Manber multi-pattern scan (Wu & Manber, "A fast algorithm for multi-pattern
-// searching", 1994), adapted to leftmost-longest matching and to streaming.
+// searching", 1994), adapted to longest-first matching, overlapping occurrences and streaming.
 //
 // Let m be the shortest pattern length and Q the q-gram size (3, or m if m < 3). A window is m
 // bytes; for the q-gram ending the window, `shift_` says how far the window may move right
@@ -27,6 +27,12 @@
 // Streaming: a position is decided once its bytes rule every pattern in or out; the first
 // undecided position and everything after it is held. Decisions depend only on the bytes at and
 // after the position, so the streamed output equals the whole-buffer output.
+//
+// Overlaps: every byte of every occurrence is masked. A match opens a region (its marker goes out
+// at once) that every occurrence starting inside it extends, so an occurrence that begins before
+// a secret and ends inside it cannot leave the secret's rest in clear (docs/design.md §10.3). A
+// region still open where the bytes run out is carried to the next scan (`open`), and its
+// positions are decided one by one like any other: the hold-back stays under the longest pattern.
 
 namespace radial::redaction {
 namespace detail {
@@ -35,12 +41,14 @@ class Matcher {
 public:
     explicit Matcher(const SecretSet& secrets);
 
-    // Decides positions [pos, limit) of d[0, n), appending their output to `out`. Returns the
-    // first undecided position (< limit: it and everything after it must be held), or the
-    // position after the last decided byte (>= limit; > limit when a match crossed `limit`).
-    // With at_end, bytes after n do not exist, so nothing is undecided.
+    // Decides positions [pos, limit) of d[0, n), appending their output to `out`. `open` is the
+    // end (an offset into d) of a masked region whose marker is already out, or 0: its bytes are
+    // swallowed and every occurrence starting inside extends it; updated on return. Returns the
+    // first undecided position (< limit: it and everything after it must be held; `open` may lie
+    // beyond it), or `limit` when every position below it is decided (`open` > limit: the
+    // region goes on). With at_end, bytes after n do not exist, so nothing is undecided.
     std::size_t scan(const unsigned char* d, std::size_t n, std::size_t pos, std::size_t limit,
-                     bool at_end, std::string& out) const;
+                     bool at_end, std::string& out, std::size_t& open) const;
 
     std::size_t longest() const noexcept { return longest_; }
     std::size_t count() const noexcept { return patterns_.size(); }
@@ -61,7 +69,20 @@ private:
 
     template <unsigned Q>
     std::size_t scan_q(const unsigned char* d, std::size_t n, std::size_t pos, std::size_t limit,
-                       bool at_end, std::string& out) const;
+                       bool at_end, std::string& out, std::size_t& open) const;
+    // The first position in [from, limit) where a pattern matches (the longest there) or the
+    // outcome is undecided; {none, limit} when there is none.
+    struct Next {
+        Verdict verdict;
+        std::size_t at;
+        std::uint32_t entry;
+    };
+    template <unsigned Q>
+    Next find_next(const unsigned char* d, std::size_t n, std::size_t from, std::size_t limit,
+                   bool at_end) const;
+    // Whether a pattern matches at p (the longest), none does, or bytes after n decide it.
+    template <unsigned Q>
+    Found match_at(const unsigned char* d, std::size_t n, std::size_t p, bool at_end) const;
 
     Found verify(const unsigned char* d, std::size_t n, std::size_t p, bool at_end,
                  std::uint32_t hash) const;
@@ -167,12 +188,11 @@ bool Matcher::is_pattern_prefix(const unsigned char* d, std::size_t len) const {
 }
 
 template <unsigned Q>
-std::size_t Matcher::scan_q(const unsigned char* d, std::size_t n, std::size_t pos,
-                            std::size_t limit, bool at_end, std::string& out) const {
+Matcher::Next Matcher::find_next(const unsigned char* d, std::size_t n, std::size_t from,
+                                 std::size_t limit, bool at_end) const {
     const std::uint8_t* shift = shift_.data();
     const std::size_t m = min_len_;
-    std::size_t lit = pos;       // start of the bytes decided as plain but not yet appended
-    std::size_t i = pos + m - 1; // last byte of the window starting at i + 1 - m
+    std::size_t i = from + m - 1; // last byte of the window starting at i + 1 - m
     // Windows start below `limit` and end inside the data.
     const std::size_t end = std::min(n, limit + m - 1);
     const std::size_t full = max_shift_;
@@ -195,43 +215,66 @@ std::size_t Matcher::scan_q(const unsigned char* d, std::size_t n, std::size_t p
         }
         const std::size_t p = i + 1 - m;
         const Found f = verify(d, n, p, at_end, h);
-        if (f.verdict == Verdict::none) {
-            ++i;
-            continue;
-        }
-        out.append(reinterpret_cast<const char*>(d + lit), p - lit);
-        if (f.verdict == Verdict::undecided) return p;
-        const Entry& e = patterns_[f.entry];
-        out += markers_[e.secret];
-        lit = p + e.bytes.size();
-        i = lit + m - 1;
+        if (f.verdict != Verdict::none) return {f.verdict, p, f.entry};
+        ++i;
     }
     // Starts whose window runs past the data: undecided exactly when the known bytes are a
     // prefix of some pattern (they are shorter than m, so none can be a whole pattern).
-    if (!at_end) {
-        std::size_t q = std::max(lit, n + 1 > m ? n + 1 - m : 0);
-        for (; q < limit; ++q) {
-            if (is_pattern_prefix(d + q, n - q)) {
-                out.append(reinterpret_cast<const char*>(d + lit), q - lit);
-                return q;
-            }
+    if (!at_end)
+        for (std::size_t q = std::max(from, n + 1 > m ? n + 1 - m : 0); q < limit; ++q)
+            if (is_pattern_prefix(d + q, n - q)) return {Verdict::undecided, q, 0};
+    return {Verdict::none, limit, 0};
+}
+
+template <unsigned Q>
+Matcher::Found Matcher::match_at(const unsigned char* d, std::size_t n, std::size_t p,
+                                 bool at_end) const {
+    const std::size_t m = min_len_;
+    if (p + m - 1 >= n)
+        return {!at_end && is_pattern_prefix(d + p, n - p) ? Verdict::undecided : Verdict::none, 0};
+    const std::uint32_t h = qgram_hash<Q>(d + p + m - 1);
+    if (shift_[h] != 0) return {Verdict::none, 0};
+    return verify(d, n, p, at_end, h);
+}
+
+template <unsigned Q>
+std::size_t Matcher::scan_q(const unsigned char* d, std::size_t n, std::size_t pos,
+                            std::size_t limit, bool at_end, std::string& out,
+                            std::size_t& open) const {
+    std::size_t x = pos;
+    for (;;) {
+        // Inside a region whose marker is out: its bytes are swallowed, and an occurrence that
+        // starts in it and ends past it extends it.
+        while (open > x) {
+            if (x >= limit) return limit;
+            const Found f = match_at<Q>(d, n, x, at_end);
+            if (f.verdict == Verdict::undecided) return x;
+            if (f.verdict == Verdict::match)
+                open = std::max(open, x + patterns_[f.entry].bytes.size());
+            ++x;
         }
+        open = 0;
+        const Next next = find_next<Q>(d, n, x, limit, at_end);
+        out.append(reinterpret_cast<const char*>(d + x), next.at - x);
+        if (next.verdict != Verdict::match) return next.at;
+        const Entry& e = patterns_[next.entry];
+        out += markers_[e.secret];
+        open = next.at + e.bytes.size();
+        x = next.at + 1;
     }
-    if (lit >= limit) return lit;
-    out.append(reinterpret_cast<const char*>(d + lit), limit - lit);
-    return limit;
 }
 
 std::size_t Matcher::scan(const unsigned char* d, std::size_t n, std::size_t pos, std::size_t limit,
-                          bool at_end, std::string& out) const {
+                          bool at_end, std::string& out, std::size_t& open) const {
     if (patterns_.empty()) {
         out.append(reinterpret_cast<const char*>(d + pos), limit - pos);
+        open = 0;
         return limit;
     }
     switch (q_) {
-        case 1: return scan_q<1>(d, n, pos, limit, at_end, out);
-        case 2: return scan_q<2>(d, n, pos, limit, at_end, out);
-        default: return scan_q<3>(d, n, pos, limit, at_end, out);
+        case 1: return scan_q<1>(d, n, pos, limit, at_end, out, open);
+        case 2: return scan_q<2>(d, n, pos, limit, at_end, out, open);
+        default: return scan_q<3>(d, n, pos, limit, at_end, out, open);
     }
 }
 
@@ -255,7 +298,8 @@ std::string Redactor::redact(std::string_view input) const {
 
 void Redactor::redact(std::string_view input, std::string& out) const {
     out.reserve(out.size() + input.size());
-    matcher_->scan(bytes_of(input), input.size(), 0, input.size(), /*at_end=*/true, out);
+    std::size_t open = 0;
+    matcher_->scan(bytes_of(input), input.size(), 0, input.size(), /*at_end=*/true, out, open);
 }
 
 StreamRedactor Redactor::stream() const { return StreamRedactor(*this); }
@@ -275,17 +319,24 @@ std::size_t StreamRedactor::max_buffered_bytes() const noexcept {
 
 void StreamRedactor::feed(std::string_view chunk, std::string& out) {
     const detail::Matcher& mt = *matcher_;
+    // After a scan that decided up to `q`, the held bytes start there, and an open region's end
+    // is counted from them.
+    const auto keep_open_from = [this](std::size_t q) { open_ = open_ > q ? open_ - q : 0; };
     if (held_.empty()) {
-        const std::size_t q = mt.scan(bytes_of(chunk), chunk.size(), 0, chunk.size(), false, out);
+        const std::size_t q =
+            mt.scan(bytes_of(chunk), chunk.size(), 0, chunk.size(), false, out, open_);
         held_.assign(chunk.substr(q));
+        keep_open_from(q);
         return;
     }
     const std::size_t l = mt.longest();
     if (chunk.size() <= l) {
         // Small chunk: the held bytes and the chunk are all there is; decide what can be.
         held_.append(chunk);
-        const std::size_t q = mt.scan(bytes_of(held_), held_.size(), 0, held_.size(), false, out);
+        const std::size_t q =
+            mt.scan(bytes_of(held_), held_.size(), 0, held_.size(), false, out, open_);
         held_.erase(0, q);
+        keep_open_from(q);
         return;
     }
     // Large chunk: decide the held positions on a junction of the held bytes and the chunk's
@@ -293,16 +344,21 @@ void StreamRedactor::feed(std::string_view chunk, std::string& out) {
     // chunk in place rather than copying it behind the held bytes.
     const std::size_t h = held_.size();
     held_.append(chunk.substr(0, l));
-    const std::size_t q = mt.scan(bytes_of(held_), held_.size(), 0, h, false, out);
-    // q >= h: every held position had all the bytes it could need.
+    const std::size_t q = mt.scan(bytes_of(held_), held_.size(), 0, h, false, out, open_);
+    // q == h: every held position had all the bytes it could need; a region still open goes on
+    // into the chunk.
     held_.clear();
-    const std::size_t r = mt.scan(bytes_of(chunk), chunk.size(), q - h, chunk.size(), false, out);
+    keep_open_from(h);
+    const std::size_t r =
+        mt.scan(bytes_of(chunk), chunk.size(), q - h, chunk.size(), false, out, open_);
     held_.assign(chunk.substr(r));
+    keep_open_from(r);
 }
 
 void StreamRedactor::flush(std::string& out) {
-    matcher_->scan(bytes_of(held_), held_.size(), 0, held_.size(), /*at_end=*/true, out);
+    matcher_->scan(bytes_of(held_), held_.size(), 0, held_.size(), /*at_end=*/true, out, open_);
     held_.clear();
+    open_ = 0;
 }
 
 } // namespace radial::redaction

@@ -1,11 +1,14 @@
 // host/redaction/stream_redactor.h — masks a turn's secrets in its output, however the output is
 // chunked (docs/design.md §10).
 //
-// Every occurrence of every pattern of every secret (the value and its encodings, see
-// secret_patterns.h) is replaced by "[REDACTED:<NAME>]". Matching is leftmost-longest: scanning
-// left to right, the first position where any pattern starts wins, and of the patterns starting
-// there the longest; scanning resumes after it. A streamed result is byte-for-byte the result of
-// redacting the whole output at once, whatever the chunk boundaries.
+// Every byte of every occurrence of every pattern of every secret (the value and its encodings,
+// see secret_patterns.h) is masked: occurrences that overlap make one region, replaced by one
+// "[REDACTED:<NAME>]" naming the secret of the longest pattern at the region's first byte.
+// Scanning left to right, the first position where any pattern starts opens a region, which
+// every occurrence starting inside it extends; so an occurrence of one secret that begins before
+// another's and ends inside it cannot leave the rest of the other in clear. Occurrences that only
+// touch (one ends where the next begins) get a marker each. A streamed result is byte-for-byte the
+// result of redacting the whole output at once, whatever the chunk boundaries.
 //
 // Two types:
 //  - Redactor: the compiled patterns. Immutable, cheap to copy (shared), [thread-safe]. Used
@@ -100,8 +103,9 @@ public:
     void flush(std::string& out);
 
     // Goes on over `redactor` (one whose secrets include this stream's, grown since: see
-    // growing_redactor.h): the bytes held back are kept and decided by it, with the rest of the
-    // stream. Bytes already emitted stay as they were. [not thread-safe, as feed()]
+    // growing_redactor.h): the bytes held back (and a masked region still open) are kept and
+    // decided by it, with the rest of the stream. Bytes already emitted stay as they were. [not
+    // thread-safe, as feed()]
     void rebase(const Redactor& redactor) { matcher_ = redactor.matcher_; }
 
     // Bytes currently held back; always <= max_buffered_bytes(). [docs/design.md §10: bounded
@@ -114,6 +118,9 @@ public:
 private:
     std::shared_ptr<const detail::Matcher> matcher_;
     std::string held_; // the undecided tail of the stream, < longest pattern bytes
+    // The end, counted from held_'s first byte, of a masked region whose marker is out (a match
+    // whose end may still grow by an occurrence overlapping it), or 0.
+    std::size_t open_ = 0;
 };
 
 } // namespace radial::redaction

@@ -1,8 +1,11 @@
 // tests/host/redaction/reference_redactor.h — the obviously-correct redaction the fast one is
 // checked against (docs/design.md §10): whole buffer, at each position the longest pattern that
-// matches there, else copy one byte. O(bytes × patterns × pattern length); tests and fuzzing only.
+// matches there opens a region that every occurrence starting inside it extends, replaced by that
+// pattern's marker; else copy one byte. O(bytes × patterns × pattern length); tests and fuzzing
+// only.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -23,7 +26,12 @@ inline std::string reference_redact(const SecretSet& secrets, std::string_view i
                 best = &p;
         if (best != nullptr) {
             out += marker_for(secrets.secrets()[best->secret].name);
-            i += best->bytes.size();
+            std::size_t end = i + best->bytes.size();
+            for (std::size_t j = i + 1; j < end; ++j)
+                for (const auto& p : patterns)
+                    if (input.substr(j).starts_with(p.bytes))
+                        end = std::max(end, j + p.bytes.size());
+            i = end;
         } else {
             out += input[i++];
         }

@@ -67,6 +67,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // Half the time a value shares its start with the previous one (a prefix, an
         // extension): the cases where leftmost-longest has to choose.
         if (k > 0 && (len & 0x80)) v = secrets[k - 1].value.substr(0, 3 + len % 8) + v;
+        // Or starts with its end: occurrences that overlap, which must be masked whole.
+        else if (k > 0 && (len & 0x40)) {
+            const std::string& prev = secrets[k - 1].value;
+            v = prev.substr(prev.size() - (3 + len % 4)) + v;
+        }
         // '[' and ']' could straddle a marker and form the value from marker bytes plus
         // unredacted text; see docs/redaction.md. They are kept out of fuzzed values.
         for (auto& c : v)
@@ -94,6 +99,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 const std::string before = in.bytes(in.byte() % 6);
                 const std::string after = in.bytes(in.byte() % 4);
                 text += radial::redaction::test::base64(before + v + after, op & 8);
+                break;
+            }
+            case 5: {
+                // Two values overlapping as much as they can: the first's end is the second's
+                // start.
+                const std::string& a = secrets[in.byte() % secrets.size()].value;
+                std::size_t k = std::min(a.size(), v.size()) - 1;
+                while (k > 0 && a.compare(a.size() - k, k, v, 0, k) != 0) --k;
+                text += a + v.substr(k);
                 break;
             }
             default: text += in.bytes(in.byte() % 32);

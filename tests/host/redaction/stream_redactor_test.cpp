@@ -228,15 +228,41 @@ TEST(StreamRedactor, AtOneStartTheLongestSecretWins) {
     EXPECT_EQ(stream_in_pieces(r, "a secret-token-extended b", 1), "a [REDACTED:LONG] b");
 }
 
-TEST(StreamRedactor, TheLeftmostStartWinsOverALongerLaterOne) {
+// Every byte of every occurrence is masked (docs/design.md §10.3): an occurrence that starts
+// earlier names the region, and one that overlaps it extends it, so no part of either is shown.
+TEST(StreamRedactor, TheLeftmostStartNamesTheRegionAndALongerLaterOneExtendsIt) {
     const Redactor r(SecretSet{{"LONGER", "123456789abc"}, {"EARLIER", "0123456"}});
-    EXPECT_EQ(r.redact("0123456789abc"), "[REDACTED:EARLIER]789abc");
+    EXPECT_EQ(r.redact("0123456789abc"), "[REDACTED:EARLIER]");
+    EXPECT_EQ(r.redact("0123456789abcd"), "[REDACTED:EARLIER]d");
 }
 
-TEST(StreamRedactor, OverlappingSecretsResolveLeftmost) {
+TEST(StreamRedactor, OverlappingSecretsAreMaskedWhole) {
     const Redactor r(SecretSet{{"A", "abcdefgh"}, {"B", "cdefghij"}});
-    EXPECT_EQ(r.redact("xabcdefghijx"), "x[REDACTED:A]ijx");
+    EXPECT_EQ(r.redact("xabcdefghijx"), "x[REDACTED:A]x");
     EXPECT_EQ(r.redact("xcdefghijx"), "x[REDACTED:B]x");
+    // A chain: each occurrence overlaps the next.
+    const Redactor chain(SecretSet{{"C", "aaaaaa"}});
+    EXPECT_EQ(chain.redact("x" + std::string(100, 'a') + "y"), "x[REDACTED:C]y");
+    // Touching is not overlapping: one marker each.
+    EXPECT_EQ(chain.redact("aaaaaabaaaaaa"), "[REDACTED:C]b[REDACTED:C]");
+    for (std::size_t piece = 1; piece <= 13; ++piece) {
+        EXPECT_EQ(stream_in_pieces(r, "xabcdefghijx", piece), "x[REDACTED:A]x") << piece;
+        EXPECT_EQ(stream_in_pieces(chain, "x" + std::string(100, 'a') + "y", piece),
+                  "x[REDACTED:C]y")
+            << piece;
+    }
+}
+
+// Whoever controls one secret's value (a request's own, a token a box rotated) cannot choose one
+// that begins before another turn's secret and ends inside it to leave that secret's rest in the
+// clear: the region covers both.
+TEST(StreamRedactor, APlantedSecretOverlappingTheStartOfAnotherLeavesNoneOfItInClear) {
+    const Redactor r(
+        SecretSet{{"PLANTED", "KEY=sk-"}, {"OPENAI_API_KEY", "sk-proj-REALSECRET0123"}});
+    const std::string line = "OPENAI_API_KEY=sk-proj-REALSECRET0123 rest";
+    EXPECT_EQ(r.redact(line), "OPENAI_API_[REDACTED:PLANTED] rest");
+    for (std::size_t piece = 1; piece <= line.size(); ++piece)
+        EXPECT_EQ(stream_in_pieces(r, line, piece), "OPENAI_API_[REDACTED:PLANTED] rest") << piece;
 }
 
 TEST(StreamRedactor, NestedSecretsResolveToTheOuterOne) {
