@@ -17,6 +17,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 
 #include "log/logger.h"
 
@@ -161,7 +162,36 @@ std::optional<std::string> read_codex_auth(const std::string& path, std::string&
             path, lock.error());
         return std::nullopt;
     }
-    return read_operator_file(path, file, error);
+    auto text = read_operator_file(path, file, error);
+    // A key twice: a JSON reader keeps one of them, so the other would be handed to the box
+    // unmasked (docs/design.md §8.7).
+    if (text && has_duplicate_keys(*text)) {
+        error = fmt::format(
+            "run.codexAuth: '{}' has a key twice in one object; keep one (log in "
+            "again with the harness, or edit the file)",
+            path);
+        return std::nullopt;
+    }
+    return text;
+}
+
+bool has_duplicate_keys(std::string_view text) {
+    std::vector<std::set<std::string>> seen;
+    bool duplicate = false;
+    using Event = nlohmann::json::parse_event_t;
+    const auto watch = [&](int, Event event, nlohmann::json& parsed) {
+        if (event == Event::object_start)
+            seen.emplace_back();
+        else if (event == Event::object_end && !seen.empty())
+            seen.pop_back();
+        else if (event == Event::key && !seen.empty() &&
+                 !seen.back().insert(parsed.get<std::string>()).second)
+            duplicate = true;
+        return true;
+    };
+    const auto parsed = nlohmann::json::parse(text, watch, false);
+    (void)parsed; // only the keys are looked at
+    return duplicate;
 }
 
 bool valid_codex_auth(std::string_view text) {
@@ -183,7 +213,7 @@ bool rfc3339_time(const std::string& s) {
 }
 
 bool token_shaped(const std::string& s) {
-    if (s.empty() || s.size() > 16384) return false;
+    if (s.size() < kRotatedTokenMinLength || s.size() > 16384) return false;
     return std::all_of(s.begin(), s.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._~+/=-", c) != nullptr;
     });
@@ -213,6 +243,9 @@ std::string codex_rotation_problem(std::string_view given, std::string_view box,
     if (box.size() > std::max<std::size_t>(64 << 10, 2 * given.size()))
         return fmt::format("it is {} bytes, more than a rotation of the {} given", box.size(),
                            given.size());
+    // A key twice: the check below would read one value and the file carry both (a secret of the
+    // turn's beside the token, into every later box).
+    if (has_duplicate_keys(box)) return "it has a key twice in one object";
     const auto was = nlohmann::json::parse(given, nullptr, false);
     const auto now = nlohmann::json::parse(box, nullptr, false);
     if (!was.is_object() || !now.is_object())
@@ -256,8 +289,8 @@ std::string codex_rotation_problem(std::string_view given, std::string_view box,
         for (const auto& [key, value] : now["tokens"].items())
             if (value != was["tokens"].at(key)) {
                 if (!token_shaped(value.get<std::string>()))
-                    return fmt::format("the new 'tokens.{}' is not 1 to 16384 token characters",
-                                       key);
+                    return fmt::format("the new 'tokens.{}' is not {} to 16384 token characters",
+                                       key, kRotatedTokenMinLength);
                 changed.push_back(value);
             }
     }
@@ -297,7 +330,9 @@ CodexWriteBackResult write_back_codex_auth(const std::string& box_codex_dir, uid
         return {CodexWriteBack::conflict,
                 "the file changed while the turn ran (another turn's rotation, or the "
                 "operator's login), and is kept"};
-    if (std::string failed = replace_keeping_owner(file, *box); !failed.empty())
+    // What was judged, written again: never the box's bytes as they were.
+    const std::string judged = nlohmann::ordered_json::parse(*box).dump(2) + "\n";
+    if (std::string failed = replace_keeping_owner(file, judged); !failed.empty())
         return {CodexWriteBack::failed, failed};
     return {CodexWriteBack::written, {}};
 }

@@ -18,8 +18,18 @@
 namespace radial::turn {
 
 // The operator's credentials file's contents, read under the directory's shared lock; nullopt
-// with `error` set (naming the path and the cause) when it cannot be read. [thread-safe]
+// with `error` set (naming the path and the cause) when it cannot be read or has a key twice in
+// an object (has_duplicate_keys). [thread-safe]
 std::optional<std::string> read_codex_auth(const std::string& path, std::string& error);
+
+// The shortest token a rotation may bring: a JWT or refresh token is far longer, and a shorter
+// one could be an ordinary word (masked in every later turn's output and radiald's log) or a part
+// of a redaction marker ("REDACTED"), which every later turn would refuse as a secret.
+inline constexpr std::size_t kRotatedTokenMinLength = 20;
+
+// Whether an object in the JSON `text` has a key twice (a reader keeps only one value of it).
+// [thread-safe]
+bool has_duplicate_keys(std::string_view text);
 
 // Whether `text` is a Codex auth file: a JSON object holding a "tokens" object or an
 // "OPENAI_API_KEY" string. [thread-safe]
@@ -46,10 +56,11 @@ struct CodexWriteBackResult {
 };
 
 // Why `box` is not a token rotation of `given`, or "" when it is one. A rotation keeps the file's
-// shape and account_id: the same keys with values of the same types, at most 64 KiB (or twice the
-// given size), and the same values everywhere but the strings under "tokens" other than
-// "account_id", and "last_refresh" (which may be added). A changed token is 1 to 16384 bytes of
-// base64 and JWT characters (A-Z a-z 0-9 . _ ~ + / = -), a changed last_refresh an RFC 3339 time,
+// shape and account_id: no key twice in an object, the same keys with values of the same types,
+// at most 64 KiB (or twice the given size), and the same values everywhere but the strings under
+// "tokens" other than "account_id", and "last_refresh" (which may be added). A changed token is
+// kRotatedTokenMinLength to 16384 bytes of base64 and JWT characters (A-Z a-z 0-9 . _ ~ + / = -),
+// a changed last_refresh an RFC 3339 time,
 // and no string in the file holds any of `forbidden` (the turn's other secrets). Anything else a
 // box wrote (another account_id, an API key, keys of its own, padding, a secret of its turn to
 // carry to the next) would reach every later turn and the operator's own harness
@@ -62,7 +73,8 @@ std::string codex_rotation_problem(std::string_view given, std::string_view box,
 // ~/.codex) without following links, and when it differs from `given` (what the turn copied in),
 // is a regular file of `box_uid`'s of at most 1 MiB with one name, is valid_codex_auth and a
 // rotation of `given` (codex_rotation_problem),
-// replaces the operator's file at `path` with it atomically (a temporary file beside it with the
+// replaces the operator's file at `path` with it — the JSON as judged, written again, never the
+// box's bytes — atomically (a temporary file beside it with the
 // file's owner and mode, fsynced, renamed over it, the directory fsynced) — under the exclusive
 // lock, and only if the file still holds `given`. [thread-safe]
 CodexWriteBackResult write_back_codex_auth(const std::string& box_codex_dir, uid_t box_uid,

@@ -52,6 +52,8 @@ std::vector<std::string> CodexRotationWatch::new_tokens() {
     for (auto& v : codex_auth_secrets(*text, kLearnedMinLength)) {
         if (known_.size() >= given_count + kMostLearned) break;
         if (std::find(known_.begin(), known_.end(), v) != known_.end()) continue;
+        if (learned_bytes_ + v.size() > kMostLearnedBytes) break;
+        learned_bytes_ += v.size();
         known_.push_back(v);
         fresh.push_back(std::move(v));
     }

@@ -25,6 +25,9 @@ public:
     // log line radiald writes: a floor well above the shortest secret keeps a box from masking
     // ordinary words there. Real tokens are JWTs and refresh tokens, far longer.
     static constexpr std::size_t kLearnedMinLength = 20;
+    // And at most this many bytes of them: each growth compiles the turn's secrets again, so the
+    // cost a box can cause is bounded by bytes, not only by count.
+    static constexpr std::size_t kMostLearnedBytes = 64 << 10;
 
     // Watches auth.json in `box_codex_dir` (the host side of the box's ~/.codex, which the box user
     // `box_uid` controls). `given` is what the turn copied in; `forbidden` the turn's other
@@ -49,6 +52,7 @@ private:
     internal::UniqueFd dirfd_;
     std::tuple<ino_t, off_t, std::int64_t, std::int64_t> seen_{};
     std::vector<std::string> known_; // given's tokens, then every value learned
+    std::size_t learned_bytes_ = 0;
 };
 
 } // namespace radial::turn

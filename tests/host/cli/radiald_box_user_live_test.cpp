@@ -131,7 +131,8 @@ TEST(BoxUserLive, CodexAuthWritesTheRotatedTokenBackForTheNextTurn) {
                         "' > \"$HOME/.codex/auth.json.new\" && mv \"$HOME/.codex/auth.json.new\" "
                         "\"$HOME/.codex/auth.json\" && echo rotated"});
     ASSERT_EQ(t.result.exit_code, 0) << t.result.out << t.result.err;
-    EXPECT_EQ(test::read_file(file), rotated) << "the rotated token was lost";
+    EXPECT_EQ(nlohmann::json::parse(test::read_file(file)), nlohmann::json::parse(rotated))
+        << "the rotated token was lost";
     EXPECT_THAT(t.result.err, HasSubstr("written back to the operator's file")) << t.result.err;
     // The next turn is given the new token (looked for by a part of it: a command quoting a
     // secret, as the whole token now is, is refused before any box).
@@ -140,7 +141,7 @@ TEST(BoxUserLive, CodexAuthWritesTheRotatedTokenBackForTheNextTurn) {
     // A box that leaves something that is not an auth file changes nothing.
     auto broken = s.turn({}, {"sh", "-c", "echo garbage > \"$HOME/.codex/auth.json\""});
     ASSERT_EQ(broken.result.exit_code, 0) << broken.result.err;
-    EXPECT_EQ(test::read_file(file), rotated);
+    EXPECT_EQ(nlohmann::json::parse(test::read_file(file)), nlohmann::json::parse(rotated));
     EXPECT_THAT(broken.result.err, HasSubstr("not a Codex auth file"));
 }
 

@@ -110,7 +110,8 @@ TEST_F(UsernsLive, CodexAuthWritesTheRotatedTokenBackFromANamespacedRoot) {
                         "\"$HOME/.codex/auth.json\""});
     ASSERT_EQ(t.result.exit_code, 0) << t.result.out << t.result.err;
     EXPECT_EQ(t.result.out, "0\n");
-    EXPECT_EQ(test::read_file(file), rotated) << t.result.err;
+    EXPECT_EQ(nlohmann::json::parse(test::read_file(file)), nlohmann::json::parse(rotated))
+        << t.result.err;
     EXPECT_THAT(t.result.err, HasSubstr("written back to the operator's file"));
 }
 

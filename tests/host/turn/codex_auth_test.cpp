@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "../../support/temp_dir.h"
@@ -25,7 +26,11 @@ namespace fs = std::filesystem;
 
 constexpr uid_t kBoxUid = 2000000123;
 const std::string kGiven = R"({"tokens":{"refresh_token":"rt-1","access_token":"at-1"}})";
-const std::string kRotated = R"({"tokens":{"refresh_token":"rt-2","access_token":"at-2"}})";
+const std::string kRotated =
+    R"({"tokens":{"refresh_token":"rt-2-refreshed-0123456789","access_token":"at-2-refreshed-0123456789"}})";
+// What the write-back writes for kRotated: the JSON it judged, written again (never the box's
+// bytes).
+const std::string kRotatedAsWritten = nlohmann::ordered_json::parse(kRotated).dump(2) + "\n";
 
 // The operator's file (owned by uid 4242, mode 0600) and the host side of a box's ~/.codex.
 struct Fixture {
@@ -57,7 +62,7 @@ TEST(CodexAuthWriteBack, ARotatedFileReachesTheOperatorsFileWithItsOwnerAndMode)
     f.box_writes(kRotated);
     const auto r = f.write_back();
     EXPECT_EQ(r.outcome, CodexWriteBack::written) << r.detail;
-    EXPECT_EQ(test::read_file(f.operator_file), kRotated);
+    EXPECT_EQ(test::read_file(f.operator_file), kRotatedAsWritten);
     struct stat st {};
     ASSERT_EQ(::stat(f.operator_file.c_str(), &st), 0);
     EXPECT_EQ(st.st_uid, 4242u);
@@ -69,7 +74,7 @@ TEST(CodexAuthWriteBack, ARotatedFileReachesTheOperatorsFileWithItsOwnerAndMode)
     EXPECT_EQ(entries, 2u) << "auth.json and box/";
     // And the next turn reads the new one.
     std::string error;
-    EXPECT_EQ(read_codex_auth(f.operator_file, error), kRotated) << error;
+    EXPECT_EQ(read_codex_auth(f.operator_file, error), kRotatedAsWritten) << error;
 }
 
 TEST(CodexAuthWriteBack, AnUnchangedFileIsNotRewritten) {
@@ -102,14 +107,16 @@ TEST(CodexAuthRotation, OnlyTheTokensAndTheRefreshTimeMayChange) {
     const std::string given =
         R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i1","access_token":"a1",)"
         R"("refresh_token":"r1","account_id":"acc-1"},"last_refresh":"2026-12-01T00:00:00Z"})";
-    EXPECT_EQ(codex_rotation_problem(
-                  given, R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i2","access_token":"a2",)"
-                         R"("refresh_token":"r2","account_id":"acc-1"},)"
-                         R"("last_refresh":"2026-12-06T00:00:00Z"})"),
-              "");
+    EXPECT_EQ(
+        codex_rotation_problem(
+            given,
+            R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i2-0123456789abcdefghij","access_token":"a2-0123456789abcdefghij",)"
+            R"("refresh_token":"r2-0123456789abcdefghij","account_id":"acc-1"},)"
+            R"("last_refresh":"2026-12-06T00:00:00Z"})"),
+        "");
     const std::pair<std::string, std::string> refused[] = {
-        {R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i2","access_token":"a2",)"
-         R"("refresh_token":"r2","account_id":"attacker"},"last_refresh":"x"})",
+        {R"({"OPENAI_API_KEY":null,"tokens":{"id_token":"i2-0123456789abcdefghij","access_token":"a2-0123456789abcdefghij",)"
+         R"("refresh_token":"r2-0123456789abcdefghij","account_id":"attacker"},"last_refresh":"x"})",
          "the value of 'tokens.account_id' changed"},
         {R"({"OPENAI_API_KEY":"sk-attacker","tokens":{"id_token":"i1","access_token":"a1",)"
          R"("refresh_token":"r1","account_id":"acc-1"},"last_refresh":"x"})",
@@ -133,12 +140,14 @@ TEST(CodexAuthRotation, OnlyTheTokensAndTheRefreshTimeMayChange) {
             << codex_rotation_problem(given, box) << " for " << box.substr(0, 200);
     // A first refresh adds the time of it.
     EXPECT_EQ(
-        codex_rotation_problem(R"({"tokens":{"a":"1"}})",
-                               R"({"tokens":{"a":"2"},"last_refresh":"2026-12-06T00:00:00Z"})"),
+        codex_rotation_problem(
+            R"({"tokens":{"a":"1"}})",
+            R"({"tokens":{"a":"2-0123456789abcdefghij"},"last_refresh":"2026-12-06T00:00:00Z"})"),
         "");
     // A nested value other than the tokens is the file's, not the box's to change.
-    EXPECT_EQ(codex_rotation_problem(R"({"tokens":{"a":"1"},"meta":{"plan":"pro"}})",
-                                     R"({"tokens":{"a":"2"},"meta":{"plan":"free"}})"),
+    EXPECT_EQ(codex_rotation_problem(
+                  R"({"tokens":{"a":"1"},"meta":{"plan":"pro"}})",
+                  R"({"tokens":{"a":"2-0123456789abcdefghij"},"meta":{"plan":"free"}})"),
               "the value of 'meta' changed");
 }
 
@@ -150,22 +159,24 @@ TEST(CodexAuthRotation, ANewTokenOrRefreshTimeCarriesNoTextOrSecretOfTheTurns) {
         R"({"tokens":{"id_token":"i1","access_token":"a1","refresh_token":"r1",)"
         R"("account_id":"acc-1"},"last_refresh":"2026-12-01T00:00:00Z"})";
     const auto with = [](const std::string& refresh_token, const std::string& last_refresh) {
-        return R"({"tokens":{"id_token":"eyJh.eyJz.c2ln","access_token":"a2","refresh_token":")" +
+        return R"({"tokens":{"id_token":"eyJhbGciOi.eyJzdWIiOiIx.c2lnbmF0dXJl","access_token":"a2-0123456789abcdefghij","refresh_token":")" +
                refresh_token + R"(","account_id":"acc-1"},"last_refresh":")" + last_refresh +
                R"("})";
     };
     const std::vector<std::string> turns_secrets{"Zq8wX41pL0kAbCdEf9876"};
     for (const char* time :
          {"2026-12-06T00:00:00Z", "2026-12-06T17:51:32.123456789Z", "2026-12-06T00:00:00+01:00"})
-        EXPECT_EQ(codex_rotation_problem(given, with("rt_new-Token.9/+=~", time), turns_secrets),
-                  "")
+        EXPECT_EQ(
+            codex_rotation_problem(given, with("rt_new-Token.9/+=~0123", time), turns_secrets), "")
             << time;
     const std::pair<std::string, std::string> refused[] = {
-        {with("r2", "Zq8wX41pL0kAbCdEf9876"), "'last_refresh' is not an RFC 3339 time"},
-        {with("r2", "2026-12-06T00:00:00Z and more"), "'last_refresh' is not an RFC 3339 time"},
+        {with("r2-0123456789abcdefghij", "Zq8wX41pL0kAbCdEf9876"),
+         "'last_refresh' is not an RFC 3339 time"},
+        {with("r2-0123456789abcdefghij", "2026-12-06T00:00:00Z and more"),
+         "'last_refresh' is not an RFC 3339 time"},
         {with("r2 with spaces", "2026-12-06T00:00:00Z"),
-         "'tokens.refresh_token' is not 1 to 16384 token characters"},
-        {with("", "2026-12-06T00:00:00Z"), "'tokens.refresh_token' is not 1 to 16384"},
+         "'tokens.refresh_token' is not 20 to 16384 token characters"},
+        {with("", "2026-12-06T00:00:00Z"), "'tokens.refresh_token' is not 20 to 16384"},
         {with("rt_Zq8wX41pL0kAbCdEf9876", "2026-12-06T00:00:00Z"),
          "it holds a secret of the turn's"},
     };
@@ -175,23 +186,55 @@ TEST(CodexAuthRotation, ANewTokenOrRefreshTimeCarriesNoTextOrSecretOfTheTurns) {
     // An unchanged value is the operator's own, whatever its shape and whatever else it is (an
     // API key the turn was also given as a secret).
     EXPECT_EQ(
-        codex_rotation_problem(R"({"OPENAI_API_KEY":"Zq8wX41pL0kAbCdEf9876","tokens":{"a":"1"}})",
-                               R"({"OPENAI_API_KEY":"Zq8wX41pL0kAbCdEf9876","tokens":{"a":"2"}})",
-                               turns_secrets),
+        codex_rotation_problem(
+            R"({"OPENAI_API_KEY":"Zq8wX41pL0kAbCdEf9876","tokens":{"a":"1"}})",
+            R"({"OPENAI_API_KEY":"Zq8wX41pL0kAbCdEf9876","tokens":{"a":"2-0123456789abcdefghij"}})",
+            turns_secrets),
         "");
-    EXPECT_EQ(codex_rotation_problem(R"({"tokens":{"a":"x y","b":"1"},"last_refresh":"never"})",
-                                     R"({"tokens":{"a":"x y","b":"2"},"last_refresh":"never"})"),
+    EXPECT_EQ(codex_rotation_problem(
+                  R"({"tokens":{"a":"x y","b":"1"},"last_refresh":"never"})",
+                  R"({"tokens":{"a":"x y","b":"2-0123456789abcdefghij"},"last_refresh":"never"})"),
               "");
 }
 
 TEST(CodexAuthWriteBack, AFileThatIsNoRotationOfTheGivenOneIsNotWrittenBack) {
     Fixture f;
-    f.box_writes(R"({"tokens":{"refresh_token":"rt-2","access_token":"at-2"},"injected":"x"})");
+    f.box_writes(
+        R"({"tokens":{"refresh_token":"rt-2-refreshed-0123456789","access_token":"at-2-refreshed-0123456789"},"injected":"x"})");
     const auto r = f.write_back();
     EXPECT_EQ(r.outcome, CodexWriteBack::invalid) << r.detail;
     EXPECT_NE(r.detail.find("not a rotation of the tokens it was given"), std::string::npos)
         << r.detail;
     EXPECT_EQ(test::read_file(f.operator_file), kGiven);
+}
+
+// A key twice: a reader keeps one value, the file would carry both — a secret of the turn's beside
+// the token, handed to every later box unmasked. Refused by the rotation check and at a turn's
+// start; and what is written back is the JSON as judged, never the box's bytes. A token too short
+// to be one ("REDACTED", a word) is no rotation either.
+TEST(CodexAuthRotation, AKeyTwiceOrATokenTooShortIsNoRotationAndTheJudgedJsonIsWritten) {
+    const std::string given = R"({"tokens":{"refresh_token":"rt-given-0123456789abcdef"}})";
+    EXPECT_EQ(codex_rotation_problem(
+                  given, R"({"tokens":{"refresh_token":"dk-TOPSECRET-9f8e7d6c5b4a3210",)"
+                         R"("refresh_token":"rt-fresh-0123456789abcdef"}})"),
+              "it has a key twice in one object");
+    EXPECT_TRUE(has_duplicate_keys(R"({"a":{"b":1,"b":2}})"));
+    EXPECT_FALSE(has_duplicate_keys(R"({"a":{"b":1},"b":{"b":2}})"));
+    EXPECT_NE(codex_rotation_problem(given, R"({"tokens":{"refresh_token":"REDACTED"}})")
+                  .find("is not 20 to 16384 token characters"),
+              std::string::npos);
+    Fixture f;
+    f.box_writes(std::string("  \n") + kRotated + "   \n\n");
+    EXPECT_EQ(f.write_back().outcome, CodexWriteBack::written);
+    EXPECT_EQ(test::read_file(f.operator_file), kRotatedAsWritten);
+    // A file that has a key twice (an older radiald's write-back, a hand edit) is refused at a
+    // turn's start, naming the file.
+    std::ofstream(f.operator_file, std::ios::trunc)
+        << R"({"tokens":{"refresh_token":"a-0123456789abcdefghij","refresh_token":"b"}})";
+    std::string error;
+    EXPECT_FALSE(read_codex_auth(f.operator_file, error));
+    EXPECT_NE(error.find("has a key twice"), std::string::npos) << error;
+    EXPECT_NE(error.find(f.operator_file), std::string::npos) << error;
 }
 
 // The box controls its ~/.codex: a link or a second name of a host file is never read as root.
@@ -255,7 +298,7 @@ TEST(CodexAuthWriteBack, WaitsWhileAnotherTurnHoldsTheFile) {
     EXPECT_EQ(test::read_file(f.operator_file), kGiven);
     ASSERT_EQ(::flock(dir, LOCK_UN), 0);
     EXPECT_EQ(pending.get().outcome, CodexWriteBack::written);
-    EXPECT_EQ(test::read_file(f.operator_file), kRotated);
+    EXPECT_EQ(test::read_file(f.operator_file), kRotatedAsWritten);
     ::close(dir);
 }
 
