@@ -22,6 +22,7 @@
 #include "config/box_identity.h"
 #include "config/instance_id.h"
 #include "daemon/daemon_error.h"
+#include "daemon/spool.h"
 #include "daemon/state_dir_lock.h"
 #include "daemon/stop_signals.h"
 #include "fs/pinned_directory.h"
@@ -254,6 +255,14 @@ int run_turn_command(const TurnOptions& o) {
             std::rethrow_exception(request_failed);
         }
         instance = Instance::open(cfg, {"radiald turn", daemon::StateDirLock::Mode::shared, true});
+        // A submitted request waiting under this id would be taken for this turn's and never run
+        // (docs/design.md §12.1): the id is taken.
+        if (const auto queued = daemon::Spool(cfg.state_dir).request_path(req.turn_id);
+            std::filesystem::exists(queued))
+            throw turn::RequestError(
+                fmt::format("turn id '{}' belongs to a request waiting in the daemon's spool "
+                            "('{}'); choose another --turn-id",
+                            req.turn_id, queued));
         env.emplace(instance->turn_environment());
         session.emplace(*env, req);
     } catch (const std::exception& e) {

@@ -236,29 +236,56 @@ std::optional<SpooledRequest> Spool::load(const std::string& turn_id) const {
     return std::move(*r);
 }
 
-void Spool::reject(const std::string& name, const std::string& why) const noexcept {
-    std::string from = (fs::path(queue_dir_) / name).string();
-    std::error_code ec;
-    fs::create_directories(rejected_dir_, ec);
-    if (!ec) ::chmod(rejected_dir_.c_str(), 0700);
-    std::string to;
-    int err = 0;
-    for (int n = 0; n < 1000; ++n) {
-        to = (fs::path(rejected_dir_) / (n == 0 ? name : fmt::format("{}.{}", name, n))).string();
-        // rename() moves a symlink itself, never its target; RENAME_NOREPLACE keeps earlier ones.
-        if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
-            log::warn("spool",
-                      "moved '{}' to '{}' unread: it is {}, and the spool only takes the "
-                      "regular files radiald wrote (use 'radiald submit')",
-                      from, to, why);
-            return;
+std::string Spool::move_to_rejected(const std::string& name, int& err) const noexcept {
+    try {
+        const std::string from = (fs::path(queue_dir_) / name).string();
+        std::error_code ec;
+        fs::create_directories(rejected_dir_, ec);
+        if (!ec) ::chmod(rejected_dir_.c_str(), 0700);
+        err = 0;
+        for (int n = 0; n < 1000; ++n) {
+            const std::string to =
+                (fs::path(rejected_dir_) / (n == 0 ? name : fmt::format("{}.{}", name, n)))
+                    .string();
+            // rename() moves a symlink itself, never its target; RENAME_NOREPLACE keeps earlier
+            // ones.
+            if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0)
+                return to;
+            err = errno;
+            if (err != EEXIST) break;
         }
-        err = errno;
-        if (err != EEXIST) break;
+    } catch (...) {
+        err = ENOMEM;
+    }
+    return {};
+}
+
+void Spool::reject(const std::string& name, const std::string& why) const noexcept {
+    const std::string from = (fs::path(queue_dir_) / name).string();
+    int err = 0;
+    if (const auto to = move_to_rejected(name, err); !to.empty()) {
+        log::warn("spool",
+                  "moved '{}' to '{}' unread: it is {}, and the spool only takes the "
+                  "regular files radiald wrote (use 'radiald submit')",
+                  from, to, why);
+        return;
     }
     if (err == ENOENT) return; // gone meanwhile
     log::error("spool", "'{}' is {} and could not be moved to '{}': {}; remove it by hand", from,
                why, rejected_dir_, std::strerror(err));
+}
+
+void Spool::set_aside(const std::string& turn_id, const std::string& why) const noexcept {
+    const std::string from = request_path(turn_id);
+    const std::string name = fs::path(from).filename().string();
+    int err = 0;
+    if (const auto to = move_to_rejected(name, err); !to.empty()) {
+        log::error("spool", "turn {}: request moved to '{}': {}", turn_id, to, why);
+        return;
+    }
+    if (err == ENOENT) return;
+    log::error("spool", "turn {}: request '{}' {}, and could not be moved to '{}': {}", turn_id,
+               from, why, rejected_dir_, std::strerror(err));
 }
 
 void Spool::remove(const std::string& turn_id) const {

@@ -86,10 +86,16 @@ public:
     // many. Never throws. [thread-safe]
     std::size_t remove_stale_temp_files(std::chrono::seconds age) const noexcept;
 
+    // Moves the request of `turn_id` to rejected/ (never over an earlier one), read or not, and
+    // logs an error naming it and `why`. Never throws: one that cannot be moved is logged and left.
+    void set_aside(const std::string& turn_id, const std::string& why) const noexcept;
+
 private:
     // Moves queue/<name> to rejected/ (never over an earlier one) and logs one line naming it and
     // `why`. Never throws: an entry that cannot be moved is logged and left.
     void reject(const std::string& name, const std::string& why) const noexcept;
+    // The move itself: the path it went to, or "" with errno's value in `err`.
+    std::string move_to_rejected(const std::string& name, int& err) const noexcept;
 
     std::string spool_dir_, tmp_dir_, queue_dir_, rejected_dir_;
 };

@@ -137,6 +137,15 @@ QueueScan TurnQueue::scan(const std::set<std::string>& active) {
             auto t = journal_.turn(id);
             if (!t) {
                 admit(id, out);
+            } else if (t->terminal_json && !t->states.empty() &&
+                       t->states.front().state != journal::TurnState::queued) {
+                // The journal's turn never waited in the queue: a `radiald turn` ran under this
+                // id, and this request never ran. Kept, not removed (docs/design.md §12.1).
+                spool_.set_aside(id,
+                                 "its turn id was taken by a turn run directly ('radiald "
+                                 "turn') before the daemon ran it; it never ran: submit it "
+                                 "again under another id");
+                out.rejected.push_back(id);
             } else if (t->terminal_json) {
                 retire(id);
                 out.cleared.push_back(id);

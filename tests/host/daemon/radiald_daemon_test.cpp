@@ -127,6 +127,25 @@ TEST(RadialdSubmit, ARedactValueTheRequestQuotesNeverReachesTheJournalsFiles) {
 // Submitted with no daemon to run it, the turn is queued (it runs once one starts), and submit
 // says so, naming the state directory and the command that serves it; beside a daemon it does
 // not.
+// A submitted request waiting in the spool holds its turn id: `radiald turn` under that id is
+// refused before anything of it is journaled, so the request is never taken for done and lost
+// (docs/design.md §12.1).
+TEST(RadialdSubmit, ATurnUnderTheIdOfAQueuedRequestIsRefusedAndTheRequestStays) {
+    FakeSetup s;
+    ASSERT_EQ(s.submit(turn_file("[\"echo\", \"hi\"]", "id = \"taken-1\"\n")), "taken-1");
+    auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.config(), "--image", "img",
+                                "--turn-id", "taken-1", "--", "echo", "direct"},
+                               {}, 30s);
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("turn id 'taken-1' belongs to a request waiting in the daemon's "
+                                 "spool"));
+    EXPECT_THAT(r.err, HasSubstr("--turn-id"));
+    EXPECT_TRUE(fs::exists(s.state_dir() + "/spool/queue/taken-1.json"));
+    auto st = s.status();
+    ASSERT_EQ(st["queued"].size(), 1u) << st.dump();
+    EXPECT_EQ(st["queued"][0]["turnId"], "taken-1");
+}
+
 TEST(RadialdSubmit, WithNoDaemonTheTurnIsQueuedAndSubmitSaysNothingRunsItYet) {
     FakeSetup s;
     auto alone = s.submit_raw(turn_file("[\"echo\", \"hi\"]", "id = \"alone-1\"\n"));

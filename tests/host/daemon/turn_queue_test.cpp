@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -115,6 +116,28 @@ TEST_F(QueueFixture, TheRequestOfAFinishedTurnIsRemoved) {
     EXPECT_THAT(scan.cleared, ElementsAre("a"));
     EXPECT_THAT(scan.runnable, IsEmpty());
     EXPECT_THAT(spool.list(), IsEmpty());
+}
+
+// A turn run directly ('radiald turn') under the id of a request that waited in the spool, its
+// submit's journal entry not yet written: the finished turn is not that request's, which never
+// ran. It is set aside in rejected/ with an error naming why, never removed as done.
+TEST_F(QueueFixture, ARequestWhoseIdADirectTurnTookIsSetAsideNotRemovedAsDone) {
+    std::vector<std::string> lines;
+    log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
+    ASSERT_TRUE(spool.enqueue(request("dupx")));
+    journal->add_turn({"dupx", "radial-turn-inst1-dupx", "fake", "img", "result", "{}"},
+                      journal::TurnState::claimed);
+    journal->set_terminal("dupx", "failed", "{}");
+    auto scan = queue.scan({});
+    EXPECT_THAT(scan.cleared, IsEmpty());
+    EXPECT_THAT(scan.rejected, ElementsAre("dupx"));
+    EXPECT_THAT(spool.list(), IsEmpty());
+    EXPECT_TRUE(std::filesystem::exists(dir.path() + "/spool/rejected/dupx.json"));
+    bool said = false;
+    for (const auto& l : lines)
+        said = said || (l.find("error: turn dupx: request moved to") != std::string::npos &&
+                        l.find("it never ran") != std::string::npos);
+    EXPECT_TRUE(said) << "no error line";
 }
 
 TEST_F(QueueFixture, AnUnreadableRequestBecomesAnErrorRecord) {
