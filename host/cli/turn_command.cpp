@@ -179,6 +179,10 @@ CLI::App* add_turn_command(CLI::App& app, TurnOptions& o) {
                     "A destination HOST:PORT the box may reach through its egress broker "
                     "(repeatable; each within run.egress.allow)")
         ->allow_extra_args(false);
+    cmd->add_option("--offer", o.request.offer,
+                    "A service of the turn's workspace (run.workspaces.NAME.serve) the box offers "
+                    "to the peers its policy names (repeatable)")
+        ->allow_extra_args(false);
     cmd->add_option("--session", o.request.session,
                     "Run the turn in this session's box ('radiald session create'), as an exec; "
                     "the session fixed its image, workspace and mode");

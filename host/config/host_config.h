@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "egress/egress_policy.h"
+#include "egress/workspace_net.h"
 
 namespace radial::config {
 
@@ -154,6 +155,9 @@ struct HostConfig {
     // [run.egress]: the most a turn's egress may reach through its broker (docs/design.md §9.7);
     // without allow rules, no turn gets one and every box has no network.
     egress::EgressCeiling egress;
+    // [run.workspaces]: workspace identities and the services their turns may offer and reach
+    // (docs/design.md §9.7, "Between boxes"); empty: no turn has an identity, no edge exists.
+    egress::WorkspaceNet workspaces;
     PoolConfig pool; // [run.pool]
 
     // run.mode: a turn's mode unless it names one, "workspace-write" | "read-only"

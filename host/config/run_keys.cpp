@@ -9,6 +9,7 @@
 #include "config/metrics_endpoint.h"
 #include "config/pool_keys.h"
 #include "config/turn_bounds.h"
+#include "config/workspace_keys.h"
 #include "log/logger.h"
 
 namespace radial::config {
@@ -161,6 +162,15 @@ void read_plugin_dirs(Reader& r, const std::string& key, const toml::node& v, Ru
     }
 }
 
+// A service of another workspace is reached by the edges of [run.workspaces] alone, never by an
+// allow rule, a name map or DNS (docs/design.md §9.7, "Between boxes").
+void reserved_suffix(Reader& r, const std::string& key, const std::string& host) {
+    if (egress::is_service_host(host) || host == "*.radial")
+        r.fail(key, fmt::format("'{}' is under the reserved suffix '{}', which names services of "
+                                "[run.workspaces] (their edges decide who reaches them); remove it",
+                                host, egress::kServiceSuffix));
+}
+
 // [run.egress] (docs/design.md §9.7).
 std::vector<KeyReader> egress_readers(Reader& r, egress::EgressCeiling& out) {
     auto policy = [&r](auto read) {
@@ -174,8 +184,10 @@ std::vector<KeyReader> egress_readers(Reader& r, egress::EgressCeiling& out) {
     };
     return {
         {"allow", policy([&](const std::string& key, const toml::node& v) {
-             for (const auto& text : r.strings(key, v))
+             for (const auto& text : r.strings(key, v)) {
                  out.allow.push_back(egress::parse_allow_rule(text));
+                 reserved_suffix(r, key, out.allow.back().host);
+             }
          })},
         {"allowRanges", policy([&](const std::string& key, const toml::node& v) {
              for (const auto& text : r.strings(key, v))
@@ -202,6 +214,7 @@ std::vector<KeyReader> egress_readers(Reader& r, egress::EgressCeiling& out) {
                      r.fail(key, fmt::format("'{}' is a wildcard; hosts maps one name to one "
                                              "address, so list each name",
                                              hk.str()));
+                 reserved_suffix(r, key, name);
                  out.hosts[name] = addr->get();
              }
          })},
@@ -400,6 +413,12 @@ std::vector<KeyReader> run_readers(Reader& r, HostConfig& cfg, RunTable& out) {
              r.remember(key, v);
              if (v.as_table() == nullptr) r.fail(key, "must be a table ([run.egress])");
              read_keys_of(r, *v.as_table(), key, egress_readers(r, cfg.egress), kEgressKeys);
+         }},
+        {"workspaces",
+         [&](K key, V v) {
+             r.remember(key, v);
+             if (v.as_table() == nullptr) r.fail(key, "must be a table ([run.workspaces.NAME])");
+             read_workspaces(r, key, *v.as_table(), cfg.workspaces);
          }},
         {"pool",
          [&](K key, V v) {

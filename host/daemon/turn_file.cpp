@@ -243,6 +243,7 @@ SpooledRequest read_turn_file(const std::string& path) {
                  r.fail(v, key, "must not be empty; name a session ('radiald session ls')");
          }},
         {"egress", [&](K key, V v) { req.egress = r.strings(v, key); }},
+        {"offer", [&](K key, V v) { req.offer = r.strings(v, key); }},
     };
     config::read_keys(root, "", readers, {"a turn file", ""},
                       [&](K key, V v, const std::string& problem) { r.fail(v, key, problem); });
@@ -250,7 +251,7 @@ SpooledRequest read_turn_file(const std::string& path) {
         r.missing("image", "name the image the box runs, e.g. image = \"radial/busybox:latest\"");
     if (!has_argv)
         r.missing("argv", "give the command to run, e.g. argv = [\"sh\", \"-c\", \"make\"]");
-    const bool with_egress = !req.egress.empty();
+    const bool with_egress = turn::brokered(req);
     for (const auto& e : req.env) {
         const auto& at = *root["env"].as_table()->get(e.name);
         if (auto problem = turn::reserved_env_problem(e.name, with_egress))

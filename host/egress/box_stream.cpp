@@ -72,6 +72,10 @@ int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
     }
     char first = 1;
     const ssize_t peeked = ::recv(unix_fd, &first, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (peeked == 1 && first == kControl) {
+        via = "control";
+        return unix_fd;
+    }
     // Closed, or a client speaking at once: the connection is the stream (its head is read next).
     if (peeked != 1 || first != kHandOver) {
         via = "socket";

@@ -21,13 +21,17 @@ namespace radial::egress::detail {
 inline constexpr char kHandOver = '\0';
 inline constexpr char kHandOverKept = 'K';   // the broker serves the handed socket; close yours
 inline constexpr char kHandOverStream = 'S'; // no socket arrived: relay through this connection
+// The byte radial-init opens its control connection with, for a turn that offers services
+// (service_rendezvous.h): take_box_stream() leaves it unread and says via "control".
+inline constexpr char kControl = '\1';
 
 // Returns the descriptor the box's bytes come through: `unix_fd` itself, or the handed-over socket
 // (then the caller owns it, and `unix_fd` may be closed). -1 with `why` when the hand-over carried
 // anything but one connected loopback TCP socket (the descriptor is closed, nothing is answered),
 // or when nothing arrived by `deadline` or the broker was revoked (`why` empty: nothing was sent).
 // Never throws.
-// `via` says which: "handed", "relayed" (a hand-over without a descriptor) or "socket".
+// `via` says which: "handed", "relayed" (a hand-over without a descriptor) or "socket"; or
+// "control" (`unix_fd` returned, its kControl byte unread).
 int take_box_stream(int unix_fd, std::chrono::steady_clock::time_point deadline,
                     const std::atomic<bool>& revoked, std::string& why, std::string& via) noexcept;
 
@@ -39,6 +43,7 @@ std::string box_loopback_tcp_refusal(int fd);
 using radial::socket::await_box_socket_closes;
 using radial::socket::bounded_close;
 using radial::socket::box_socket_closes_in_flight;
+using radial::socket::close_box_connection;
 using radial::socket::close_box_socket;
 using radial::socket::kMostRightsPerMessage;
 using radial::socket::recv_from_box;

@@ -22,6 +22,7 @@
 #include "egress/egress_connection.h"
 #include "egress/egress_dial.h"
 #include "egress/policy_watch.h"
+#include "egress/service_rendezvous.h"
 #include "fs/socket_file_access.h"
 
 namespace radial::egress {
@@ -171,6 +172,8 @@ EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique
         throw std::runtime_error(fmt::format("egress socket '{}': {}", path, problem));
     if (::listen(fd, 64) != 0) fail("listen");
     if (::pipe2(impl_->wake, O_CLOEXEC) != 0) fail("pipe");
+    if (!impl_->shared.options.offers.empty())
+        impl_->shared.offers = std::make_shared<detail::ServiceOffers>(impl_->shared);
     try {
         impl_->acceptor = std::thread([this] { impl_->accept_loop(); });
     } catch (const std::system_error& e) {
@@ -191,6 +194,8 @@ void EgressBroker::revoke() noexcept {
     const char one = 1;
     [[maybe_unused]] auto w = ::write(impl_->wake[1], &one, 1);
     if (impl_->acceptor.joinable()) impl_->acceptor.join();
+    // Served connections first: the peers' relays end now, their receipts saying so.
+    if (impl_->shared.offers) impl_->shared.offers->stop();
     ::unlink(impl_->shared.options.unix_path.c_str());
     impl_->bound = false;
     // Connections never accepted go with it, and descriptors the box queued on them are dropped

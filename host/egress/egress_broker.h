@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include "egress/egress_policy.h"
 #include "egress/operator_policy.h"
+#include "egress/workspace_net.h"
 
 namespace radial::egress {
 
@@ -39,6 +41,9 @@ struct Receipt {
     std::uint64_t bytes_in = 0;  // to the box
     std::int64_t started_ms = 0; // Unix epoch
     std::int64_t ended_ms = 0;
+    // A served connection's (kind "SERVED"): the peer turn's id, the task that reached the
+    // service. Empty otherwise.
+    std::string peer{};
 };
 
 struct EgressBrokerOptions {
@@ -66,6 +71,14 @@ struct EgressBrokerOptions {
     std::chrono::milliseconds hello_timeout{10'000};   // for a tunnel's first TLS bytes
     // For a tunnel whose box ended its side: the destination's silence after which it is closed.
     std::chrono::milliseconds half_closed_timeout{30'000};
+    // Between boxes (docs/design.md §9.7): where offered services' sockets live
+    // (<stateDir>/services), the turn's workspace identity (empty: none), the operator's
+    // workspaces, and the services the turn offers (name -> port in its box). A rule for a
+    // service destination (workspace_net.h) is reached through the serving turn's broker there.
+    std::string services_dir{};
+    std::string workspace{};
+    WorkspaceNet net{};
+    std::map<std::string, std::uint16_t> offers{};
 };
 
 // What `radiald config check` warns of in `ceiling` on this host (range_warnings, with this

@@ -21,6 +21,7 @@
 #include "egress/egress_relay.h"
 #include "egress/http_head.h"
 #include "egress/plain_request.h"
+#include "egress/service_rendezvous.h"
 #include "egress/tls_handshake_watch.h"
 
 namespace radial::egress::detail {
@@ -202,6 +203,53 @@ bool open_destination(BrokerShared& shared, Connection& c,
     return false;
 }
 
+// Reaches a service of another workspace through the broker of the turn serving it
+// (service_rendezvous.h): never resolved, the edge judged by this turn's config first.
+bool open_service(BrokerShared& shared, Connection& c, const AllowRule& dest, Receipt& r) {
+    const auto name = parse_service_host(dest.host);
+    if (!name) {
+        r.reason = fmt::format("{} is under the reserved suffix '{}' but is no SERVICE.WORKSPACE",
+                               dest.text(), kServiceSuffix);
+        return false;
+    }
+    if (std::string why =
+            edge_refusal(shared.options.net, shared.options.workspace, *name, dest.port);
+        !why.empty()) {
+        r.reason = why;
+        return false;
+    }
+    ServedSocket s;
+    std::string why;
+    if (!dial_service(shared, *name, s, why)) {
+        if (s.rendezvous >= 0) ::close(s.rendezvous);
+        r.reason = why;
+        return false;
+    }
+    {
+        std::lock_guard lock(c.fd_mutex);
+        c.upstream_from_box = true;
+        c.upstream = s.socket;
+        c.rendezvous = s.rendezvous;
+    }
+    r.address = "turn " + s.served_by;
+    return true;
+}
+
+// radial-init's control connection (a turn that offers services): handed to the turn's offers,
+// or refused. The receipt says which.
+void take_control(BrokerShared& shared, Connection& c, Receipt& r) {
+    r.kind = "CONTROL";
+    if (!shared.offers) {
+        r.reason = "refused: a control connection, but the turn offers no service";
+        return;
+    }
+    std::lock_guard lock(c.fd_mutex);
+    if (!shared.offers->take_control(c.client, r.reason)) return;
+    c.client = -1; // the offers own it now
+    r.verdict = "allowed";
+    r.reason = "radial-init's control connection for the turn's offered services";
+}
+
 void finish(BrokerShared& shared, Receipt& r) {
     r.ended_ms = epoch_ms();
     shared.receipt(r);
@@ -242,7 +290,13 @@ bool BrokerShared::store(const std::function<void(const Receipt&)>& to, const Re
 
 Connection::~Connection() {
     close_box_socket(client.exchange(-1));
-    if (const int up = upstream.exchange(-1); up >= 0) ::close(up);
+    if (const int up = upstream.exchange(-1); up >= 0) {
+        if (upstream_from_box)
+            close_box_socket(up);
+        else
+            ::close(up);
+    }
+    if (const int rv = rendezvous.exchange(-1); rv >= 0) ::close(rv);
 }
 
 void Connection::replace_client(int fd) noexcept {
@@ -305,6 +359,10 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
         std::string raw, rest, why;
         if (!take_stream(shared, c, why, r.via)) {
             r.reason = why;
+            return true;
+        }
+        if (r.via == "control") {
+            take_control(shared, c, r);
             return true;
         }
         if (!read_head(shared, c.client, raw, rest, why)) {
@@ -370,7 +428,9 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
         }
         std::vector<ip::address> addresses;
         std::optional<TlsHandshakeWatch> watch; // a tunnel's
-        if (judged) {
+        // A service of another workspace is never resolved (docs/design.md §9.7).
+        const bool service = judged && is_service_host(dest.host);
+        if (judged && !service) {
             addresses = allowed_addresses(shared, dest.host, r);
             judged = !addresses.empty();
         }
@@ -395,7 +455,8 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
             forward += rest.substr(0, take);
             body -= take;
         }
-        if (!open_destination(shared, c, addresses, dest.port, r)) {
+        if (service ? !open_service(shared, c, dest, r)
+                    : !open_destination(shared, c, addresses, dest.port, r)) {
             if (r.kind == "HTTP") answer(c.client, 403, "Forbidden", r.reason);
             return true;
         }
@@ -449,6 +510,11 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
     r.verdict = "refused";
     bool opened = false;
     if (!serve_until_receipt(shared, c, r, opened)) return;
+    if (const int rv = c.rendezvous.exchange(-1); rv >= 0) {
+        ServedSocket s{-1, rv, {}};
+        if (served_side_revoked(s)) r.reason = "revoked: the serving turn ended";
+        end_rendezvous(s, r);
+    }
     if (c.policy_revoked) {
         try {
             r.reason = fmt::format("revoked by radiald policy: {} is denied now", r.destination);

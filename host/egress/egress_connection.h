@@ -6,6 +6,7 @@
 #include <atomic>
 #include <boost/asio/ip/address.hpp>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "egress/egress_dial.h"
 
 namespace radial::egress::detail {
+
+class ServiceOffers;
 
 // What every connection of one broker shares.
 struct BrokerShared {
@@ -38,6 +41,9 @@ struct BrokerShared {
     bool opened(const Receipt& r);
     // Stores `r` through `to` within `cap`. Whether it was stored.
     bool store(const std::function<void(const Receipt&)>& to, const Receipt& r, Cap cap);
+    // The services the turn offers (service_rendezvous.h); null when it offers none. Last, so
+    // it stops before the rest of what its threads use goes.
+    std::shared_ptr<ServiceOffers> offers;
 };
 
 // Receipts a turn journals of attempts that opened nothing, and openings of connections each;
@@ -53,6 +59,10 @@ inline constexpr std::size_t kMostShownDestination = 270, kMostShownReason = 640
 struct Connection {
     std::atomic<int> client{-1};
     std::atomic<int> upstream{-1};
+    // A service destination's: the rendezvous with the serving broker, open for the relay's
+    // life, and the upstream is then a box's socket (closed as one, box_stream.h).
+    std::atomic<int> rendezvous{-1};
+    std::atomic<bool> upstream_from_box{false};
     std::mutex fd_mutex;
     std::atomic<bool> done{false};
     std::atomic<bool> policy_revoked{false}; // closed because the operator's policy denies it now

@@ -244,8 +244,9 @@ std::string checked_box_target(const std::string& key, const std::string& target
 const std::vector<std::string>& reserved_box_targets() { return kReservedTargets; }
 
 std::optional<std::string> reserved_env_problem(std::string_view name, bool with_egress) {
-    for (std::string_view always : {std::string_view(socket::kSocketEnv),
-                                    std::string_view(socket::kTokenEnv), kEgressSocketEnv})
+    for (std::string_view always :
+         {std::string_view(socket::kSocketEnv), std::string_view(socket::kTokenEnv),
+          kEgressSocketEnv, kOfferPortsEnv})
         if (name == always)
             return std::string("is set by radiald for every turn; pick another name");
     if (!with_egress) return std::nullopt;
@@ -353,7 +354,10 @@ void check_request_text(const TurnRequest& req) {
         check(fmt::format("mounts[{}].target", i), req.mounts[i].target);
     }
     for (const auto& e : req.egress) check("egress", e);
+    for (const auto& o : req.offer) check("offer", o);
 }
+
+bool brokered(const TurnRequest& req) { return !req.egress.empty() || !req.offer.empty(); }
 
 void check_exec_size(const TurnRequest& req) {
     long arg_max = ::sysconf(_SC_ARG_MAX);

@@ -24,6 +24,10 @@ struct TurnRequest;
 // nullopt when the request may set it. [thread-safe]
 std::optional<std::string> reserved_env_problem(std::string_view name, bool with_egress);
 
+// Whether the turn gets an egress broker: it names egress destinations, or offers services
+// (docs/design.md §9.7, "Between boxes"). [thread-safe]
+bool brokered(const TurnRequest& req);
+
 // The kernel refuses one argument or environment string longer than this (MAX_ARG_STRLEN,
 // 32 pages of 4 KiB), in bytes including its NUL.
 inline constexpr std::size_t kMaxArgStringBytes = 32 * 4096;

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <radial/container_spec.hpp>
@@ -37,9 +38,13 @@ inline constexpr std::string_view kEgressNoProxyEnv[] = {"NO_PROXY", "no_proxy"}
 // The port radial-init's endpoint listens on in the box (3128 unless set; never set by radiald,
 // whose proxy variables name 3128): a request's value would part the endpoint from them.
 inline constexpr std::string_view kEgressPortEnv = "RADIAL_EGRESS_PORT";
+// The ports of the services the turn offers ("8080,9090"), for radial-init's control connection
+// to the broker (docs/design.md §9.7, "Between boxes"); set by radiald only.
+inline constexpr std::string_view kOfferPortsEnv = "RADIAL_OFFER_PORTS";
 
 // A receipt as the journal keeps it: {"kind", "destination", "address", "verdict", "reason",
-// "via", "bytesOut", "bytesIn", "startedAt", "endedAt"} (times in Unix epoch ms). The destination
+// "via", "bytesOut", "bytesIn", "startedAt", "endedAt", "peer"?} (times in Unix epoch ms; "peer"
+// the peer turn of a SERVED receipt). The destination
 // and reason were cut to a bounded length by the broker before anything could redact them: each
 // is redacted with redact_cut (redaction/cut_text.h), so a secret a cut ended shows no start
 // either. Pure.
@@ -52,6 +57,22 @@ std::string receipt_json(const egress::Receipt& r, const redaction::Redactor& re
 // (`radiald policy deny`). Empty when the request names no egress.
 std::vector<egress::AllowRule> turn_egress_rules(const TurnRequest& req,
                                                  const config::HostConfig& cfg);
+
+// The services the turn offers (`req.offer`), each with its port in the box: each must be a
+// service its workspace serves (run.workspaces.<identity>.serve). Throws RequestError naming the
+// service, or for a check, a session's turn (not yet) or a box on run.network. Empty when the
+// request offers none.
+std::map<std::string, std::uint16_t> turn_offers(const TurnRequest& req,
+                                                 const config::HostConfig& cfg);
+
+// The turn's place among the workspaces (docs/design.md §9.7, "Between boxes").
+struct TurnEdges {
+    std::string workspace;                       // its identity; empty: none
+    std::map<std::string, std::uint16_t> offers; // turn_offers()
+};
+
+// `<state_dir>/services`: where offered services' sockets live.
+std::string services_dir(const std::string& state_dir);
 
 // Whether the runtime enforces egress destinations itself (RADIAL_CAP_EGRESS_POLICY) instead of
 // giving its boxes radial-init's endpoint to radiald's broker.
@@ -69,17 +90,20 @@ void hand_egress_to_runtime(const std::vector<egress::AllowRule>& rules,
 // Starts the turn's broker at `socket_dir`/egress.sock (owned by `owner` when set), under the
 // operator's changes for every turn and for `turn_id` (`radiald policy`), and adds to
 // `spec.env` what the box's tools need: RADIAL_EGRESS_SOCKET, HTTP_PROXY, HTTPS_PROXY (and their
-// lowercase forms) and NO_PROXY for loopback. `store` gets each receipt's record type and JSON
-// (kEgressOpenRecordType when a connection opens, kEgressRecordType when an attempt ends), its
-// cut texts redacted by what `redactor` returns then (the turn's secrets as they are at that
-// moment: they may grow, redaction/growing_redactor.h; redaction/cut_text.h). Throws
-// TurnSetupError when the runtime's boxes have no egress endpoint (radial.cap.egress-endpoint)
-// or the socket cannot be bound. Empty `rules`: nothing is started and nullptr returned.
+// lowercase forms) and NO_PROXY for loopback; and, for a turn that offers services (`edges`),
+// RADIAL_OFFER_PORTS for radial-init's control connection, the broker claiming each service.
+// `store` gets each receipt's record type and JSON (kEgressOpenRecordType when a connection opens,
+// kEgressRecordType when an attempt ends), its cut texts redacted by what `redactor` returns then
+// (the turn's secrets as they are at that moment: they may grow, redaction/growing_redactor.h;
+// redaction/cut_text.h). Throws TurnSetupError when the runtime's boxes have no egress endpoint
+// (radial.cap.egress-endpoint) or the socket cannot be bound, or another live turn serves an
+// offered service. Empty `rules` and no offer: nothing is started and nullptr returned.
 std::unique_ptr<egress::EgressBroker> open_turn_egress(
     const std::vector<egress::AllowRule>& rules, const config::HostConfig& cfg,
     const host::RuntimeClient& client, const std::string& socket_dir, const std::string& turn_id,
     std::optional<std::pair<uid_t, gid_t>> owner, ContainerSpec& spec,
     std::function<redaction::Redactor()> redactor,
-    std::function<void(const std::string& type, const std::string& receipt_json)> store);
+    std::function<void(const std::string& type, const std::string& receipt_json)> store,
+    const TurnEdges& edges = {});
 
 } // namespace radial::turn

@@ -103,6 +103,7 @@ nlohmann::ordered_json request_json_object(const TurnRequest& r) {
     if (!r.workspace_mount.empty()) j["workspaceMount"] = r.workspace_mount;
     if (!r.session.empty()) j["session"] = r.session;
     if (!r.egress.empty()) j["egress"] = r.egress;
+    if (!r.offer.empty()) j["offer"] = r.offer;
     return j;
 }
 
@@ -174,6 +175,7 @@ TurnRequest request_from_json(std::string_view text) {
     r.workspace_mount = string("workspaceMount", false);
     r.session = string("session", false);
     r.egress = strings("egress");
+    r.offer = strings("offer");
     if (const auto* env = field("env")) {
         if (!env->is_object()) throw RequestError("field 'env' must be an object of strings");
         for (const auto& [name, value] : env->items()) {
@@ -226,13 +228,14 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
             req.timeout_ms));
     // Refused at submit as at run: outside run.egress, in a check, or beside run.network.
     turn_egress_rules(req, cfg);
+    turn_offers(req, cfg);
     // The variables radiald sets in the box are its own, whichever way the request came.
     for (const auto& e : req.env)
-        if (auto problem = reserved_env_problem(e.name, !req.egress.empty()))
+        if (auto problem = reserved_env_problem(e.name, brokered(req)))
             throw RequestError(
                 fmt::format("{} '{}' {}", e.secret ? "secret" : "env", e.name, *problem));
     for (const auto& name : req.secrets)
-        if (auto problem = reserved_env_problem(name, !req.egress.empty()))
+        if (auto problem = reserved_env_problem(name, brokered(req)))
             throw RequestError(fmt::format("secret '{}' {}", name, *problem));
     // Whoever writes a request may relay untrusted input: it takes only the variables of
     // radiald's environment the operator lets requests take (docs/design.md §7.5).

@@ -60,6 +60,9 @@ struct TurnRequest {
     // Destinations the box may reach through its egress broker ("host:port", docs/design.md
     // §9.7), each within run.egress; empty: none, the box has no network at all.
     std::vector<std::string> egress{};
+    // Services of the turn's workspace its box offers to other workspaces' turns (names of
+    // run.workspaces.<its workspace>.serve, docs/design.md §9.7 "Between boxes"); empty: none.
+    std::vector<std::string> offer{};
 
     friend bool operator==(const TurnRequest&, const TurnRequest&) = default;
 };

@@ -98,7 +98,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
             // A turn with a workspace, brokered egress or none, over the unix transport: what a
             // pool box can be given after it started (docs/design.md §13.14).
             if (env_.pool != nullptr && request_.kind == RequestKind::turn &&
-                !request_.workspace.empty() &&
+                !request_.workspace.empty() && request_.offer.empty() &&
                 env_.transport.transport == socket::Transport::unix_socket &&
                 (turn_egress_rules(request_, env_.cfg).empty() || !egress_by_runtime(env_.client)))
                 pool_shape_ = pool::box_shape(spec_);

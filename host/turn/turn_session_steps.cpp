@@ -287,11 +287,18 @@ std::optional<std::string> TurnSession::open_egress(Run& run) {
     const auto& id = request_.turn_id;
     try {
         const auto rules = turn_egress_rules(request_, env_.cfg);
+        TurnEdges edges{env_.cfg.workspaces.identity_of(request_.workspace),
+                        turn_offers(request_, env_.cfg)};
+        if (!edges.offers.empty() && egress_by_runtime(env_.client))
+            throw TurnSetupError(
+                "offer: the runtime enforces egress with its own policy and has no radiald "
+                "broker to serve through; run the serving turn on docker with run.docker.boxInit");
         if (!rules.empty() && egress_by_runtime(env_.client)) {
             hand_egress_to_runtime(rules, env_.cfg, env_.client, session_.has_value(), run.spec);
             return std::nullopt;
         }
-        if (!rules.empty() && env_.transport.transport != socket::Transport::unix_socket)
+        if ((!rules.empty() || !edges.offers.empty()) &&
+            env_.transport.transport != socket::Transport::unix_socket)
             throw TurnSetupError(
                 "egress: the broker is reached through the turn's socket directory, which only "
                 "the unix turn transport mounts; set run.turnTransport = \"unix\"");
@@ -306,7 +313,8 @@ std::optional<std::string> TurnSession::open_egress(Run& run) {
             [this, id](const std::string& type, const std::string& receipt) {
                 env_.journal.append_record(id, type,
                                            redaction::redact_json(redactor_->current(), receipt));
-            });
+            },
+            edges);
     } catch (const std::exception& e) {
         return redactor_->current().redact(e.what());
     }

@@ -80,13 +80,9 @@ static void pass_answer(int u, int c, char first) {
     shutdown(c, SHUT_WR);
 }
 
-/* Offers the broker the box's connection `c` itself (docs/design.md §9.7, "the hand-over"): one
- * 0x00 byte carrying the descriptor. 1 when the broker kept it (it serves the connection now) or
- * answered it itself, 0 when this process must relay it (the runtime could not pass a
- * descriptor: gVisor), -1 when the broker is gone. */
-static int hand_over(int u, int c) {
-    char marker = 0;
-    struct iovec iov = {&marker, 1};
+/* Sends one byte `b`, with `fd` attached when it is not -1. */
+static int send_byte(int u, char b, int fd) {
+    struct iovec iov = {&b, 1};
     union {
         struct cmsghdr align;
         char buf[CMSG_SPACE(sizeof(int))];
@@ -96,16 +92,28 @@ static int hand_over(int u, int c) {
     memset(&msg, 0, sizeof msg);
     msg.msg_iov = &iov;
     msg.msg_iovlen = 1;
-    msg.msg_control = control.buf;
-    msg.msg_controllen = sizeof control.buf;
-    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &c, sizeof c);
+    if (fd >= 0) {
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof control.buf;
+        struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    }
     ssize_t sent;
     do sent = sendmsg(u, &msg, MSG_NOSIGNAL);
     while (sent < 0 && errno == EINTR);
+    return sent == 1 ? 0 : -1;
+}
+
+/* Offers the broker the box's connection `c` itself (docs/design.md §9.7, "the hand-over"): one
+ * 0x00 byte carrying the descriptor. 1 when the broker kept it (it serves the connection now) or
+ * answered it itself, 0 when this process must relay it (the runtime could not pass a
+ * descriptor: gVisor), -1 when the broker is gone. */
+static int hand_over(int u, int c) {
+    char marker = 0;
+    ssize_t sent = send_byte(u, marker, c) == 0 ? 1 : -1;
     if (sent != 1) { /* no descriptor can go (gVisor): the byte alone, so the broker knows */
         do sent = write(u, &marker, 1);
         while (sent < 0 && errno == EINTR);
@@ -140,6 +148,66 @@ static void relay(int a, int b) {
         }
         if (p[0].revents != 0 && pump_lane(&up) < 0) return;
         if (p[1].revents != 0 && pump_lane(&down) < 0) return;
+    }
+}
+
+/* A socket connected to 127.0.0.1:port within 2 s, or -1. */
+static int connect_loopback(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_in in;
+    memset(&in, 0, sizeof in);
+    in.sin_family = AF_INET;
+    in.sin_port = htons((unsigned short)port);
+    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr*)&in, sizeof in) != 0) {
+        struct pollfd p = {fd, POLLOUT, 0};
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (errno != EINPROGRESS || poll(&p, 1, 2000) != 1 ||
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+            close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
+/* The control connection (RADIAL_OFFER_PORTS): answers the broker's asks until it closes. */
+static void serve_control(const struct sockaddr_un* addr, const char* ports_text) {
+    int ports[16], count = 0;
+    for (const char* p = ports_text; *p != '\0' && count < 16;) {
+        char* end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 1 || v > 65535) break;
+        ports[count++] = (int)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    int u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (u < 0 || connect(u, (const struct sockaddr*)addr, sizeof *addr) != 0 ||
+        send_byte(u, '\1', -1) != 0) {
+        complain("control connection", errno);
+        return;
+    }
+    for (;;) {
+        unsigned char ask[3];
+        size_t have = 0;
+        while (have < sizeof ask) {
+            ssize_t n = read(u, ask + have, sizeof ask - have);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return; /* the broker closed it: the turn is over */
+            have += (size_t)n;
+        }
+        int port = (ask[1] << 8) | ask[2], offered = 0;
+        for (int i = 0; i < count; ++i) offered |= ports[i] == port;
+        int fd = ask[0] == 'P' && offered ? connect_loopback(port) : -1;
+        if (fd < 0) {
+            if (send_byte(u, 'E', -1) != 0) return;
+            continue;
+        }
+        int rc = send_byte(u, 'K', fd);
+        close(fd); /* the broker holds it now */
+        if (rc != 0) return;
     }
 }
 
@@ -220,6 +288,20 @@ pid_t start_egress_forwarder(int close_fd) {
         sigaction(SIGCHLD, &ign, NULL); /* relays are reaped by the kernel */
         sigaction(SIGPIPE, &ign, NULL);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        const char* offer = getenv(RADIAL_OFFER_PORTS_ENV);
+        if (offer != NULL && *offer != '\0') {
+            pid_t control = fork();
+            if (control == 0) {
+                close(fd);
+                struct sockaddr_un addr;
+                memset(&addr, 0, sizeof addr);
+                addr.sun_family = AF_UNIX;
+                strncpy(addr.sun_path, path, sizeof addr.sun_path - 1);
+                serve_control(&addr, offer);
+                _exit(0);
+            }
+            if (control < 0) complain("fork (control connection)", errno);
+        }
         serve(fd, path);
         _exit(0);
     }

@@ -10,6 +10,11 @@
  * RADIAL_EGRESS_PORT, or 3128. */
 #define RADIAL_EGRESS_SOCKET_ENV "RADIAL_EGRESS_SOCKET"
 #define RADIAL_EGRESS_PORT_ENV "RADIAL_EGRESS_PORT"
+/* The ports of the services the turn offers ("8080,9090"), set by radiald (docs/design.md §9.7,
+ * "Between boxes"): with it, the forwarder also opens one control connection to the broker (a
+ * 0x01 byte) and answers each 'P' + port (2 bytes, network order) naming one of these ports with
+ * 'K' carrying a socket connected to 127.0.0.1:port, or 'E'. Descriptors go to the host only. */
+#define RADIAL_OFFER_PORTS_ENV "RADIAL_OFFER_PORTS"
 
 /* When RADIAL_EGRESS_SOCKET is set: binds 127.0.0.1:PORT (so connections queue from now on, before
  * the command runs) and forks the forwarder, which accepts and, per connection, forks a relay to

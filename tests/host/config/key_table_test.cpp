@@ -51,6 +51,9 @@ TEST(ConfigKeyTables, TheReferenceDocumentsExactlyTheKeysEachTableReads) {
         // run.egress is a table with a section of its own.
         if (std::string(table) == "run" && !documented_keys("run.egress").empty())
             documented.insert("egress");
+        // So is run.workspaces (a table of tables).
+        if (std::string(table) == "run" && !documented_keys("run.workspaces.NAME").empty())
+            documented.insert("workspaces");
         // So is run.pool.
         if (std::string(table) == "run" && !documented_keys("run.pool").empty())
             documented.insert("pool");
