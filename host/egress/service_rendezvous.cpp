@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <list>
@@ -166,7 +167,9 @@ struct ServiceOffers::Impl {
     std::atomic<bool> stopping{false};
 
     std::mutex control_mutex; // one question to radial-init at a time, and `control`
+    std::condition_variable control_came;
     int control = -1;
+    bool control_taken = false; // one per turn: once it is gone, no other is taken
 
     struct Served {
         std::thread thread;
@@ -225,7 +228,10 @@ struct ServiceOffers::Impl {
 
     // Asks radial-init for a connection to `port`; the checked socket, or -1 with `why`.
     int ask_box(std::uint16_t port, std::string& why) {
-        std::lock_guard lock(control_mutex);
+        // A peer may come before radial-init's control connection (the box is starting):
+        // it waits for it, bounded, rather than being refused for being early.
+        std::unique_lock lock(control_mutex);
+        control_came.wait_for(lock, kAnswerTimeout, [this] { return control_taken || stopping; });
         if (control < 0) {
             why = "the serving box's radial-init has no control connection";
             return -1;
@@ -432,8 +438,8 @@ bool ServiceOffers::take_control(int fd, std::string& why) {
         why = "revoked at the turn's end";
         return false;
     }
-    if (impl_->control >= 0) {
-        why = "refused: a second control connection (the turn's radial-init holds one)";
+    if (impl_->control_taken) {
+        why = "refused: a second control connection (the turn's radial-init opened one)";
         return false;
     }
     char first = 0;
@@ -446,11 +452,17 @@ bool ServiceOffers::take_control(int fd, std::string& why) {
         return false;
     }
     impl_->control = fd;
+    impl_->control_taken = true;
+    impl_->control_came.notify_all();
     return true;
 }
 
 void ServiceOffers::stop() noexcept {
     if (impl_->stopping.exchange(true)) return;
+    {
+        std::lock_guard lock(impl_->control_mutex); // a peer waiting for the control sees it
+        impl_->control_came.notify_all();
+    }
     if (impl_->wake[1] >= 0) {
         const char one = 1;
         [[maybe_unused]] auto w = ::write(impl_->wake[1], &one, 1);

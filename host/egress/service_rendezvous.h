@@ -37,7 +37,8 @@ public:
 
     // Takes `fd`, a connection to the broker's socket whose first byte (still unread) is
     // kControl, as radial-init's control connection. False, `fd` left to the caller, with `why`
-    // when one is held already or the broker is stopping.
+    // when one was taken already (one per turn, even once it is gone) or the broker is stopping.
+    // A peer that comes before it waits for it (bounded).
     bool take_control(int fd, std::string& why);
 
     // Stops accepting, removes the sockets, shuts down every served connection (the peer's

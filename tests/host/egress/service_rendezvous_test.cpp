@@ -25,6 +25,7 @@
 #include "../../support/temp_dir.h"
 #include "broker_client.h"
 #include "egress/egress_broker.h"
+#include "egress/operator_policy.h"
 
 namespace radial::egress {
 namespace {
@@ -34,8 +35,12 @@ using ::testing::HasSubstr;
 
 const std::string kHello = "HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nhello\n";
 
-int connect_unix(const std::string& path) {
+// `patient`: no read on it waits without end, whatever the broker does (the fake radial-init's
+// control connection is not: it idles for as long as the broker lives).
+int connect_unix(const std::string& path, bool patient = true) {
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const timeval patience{static_cast<time_t>(test::scaled(20s).count() / 1000), 0};
+    if (patient) ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
@@ -118,7 +123,7 @@ protected:
         o.offers["api"] = port_;
         serving_ = std::make_unique<EgressBroker>(std::move(o));
         // radial-init's control connection, answered as egress_forward.c does.
-        const int control = connect_unix(dir_.path() + "/serving.sock");
+        const int control = connect_unix(dir_.path() + "/serving.sock", false);
         ASSERT_EQ(::send(control, "\1", 1, MSG_NOSIGNAL), 1);
         init_ = std::thread([control, handing, this] {
             unsigned char ask[3];
@@ -136,6 +141,7 @@ protected:
         auto o = options("peer", "turn-f", "frontend", net(true, approves), peers_);
         o.ceiling = std::move(ceiling);
         o.rules = {parse_allow_rule(dest())};
+        o.policy_path = dir_.path() + "/egress-policy.json";
         peer_ = std::make_unique<EgressBroker>(std::move(o));
     }
     std::string dest() const { return "api.backend.radial:" + std::to_string(port_); }
@@ -143,6 +149,34 @@ protected:
         return "GET http://" + dest() + "/ HTTP/1.1\r\nHost: " + dest() + "\r\n\r\n";
     }
     std::string ask() const { return test_client::ask_broker(dir_.path() + "/peer.sock", get()); }
+
+    // A connection of the peer's box to a held service, open once the service's first bytes came.
+    int open_held() {
+        const int c = connect_unix(dir_.path() + "/peer.sock");
+        const std::string req = get();
+        EXPECT_EQ(::send(c, req.data(), req.size(), MSG_NOSIGNAL),
+                  static_cast<ssize_t>(req.size()));
+        std::string got;
+        char buf[512];
+        while (got.find("streaming") == std::string::npos) {
+            pollfd p{c, POLLIN, 0};
+            if (::poll(&p, 1, static_cast<int>(test::scaled(20s).count())) <= 0) break;
+            const ssize_t n = ::read(c, buf, sizeof buf);
+            if (n <= 0) break;
+            got.append(buf, static_cast<std::size_t>(n));
+        }
+        EXPECT_THAT(got, HasSubstr("streaming"));
+        return c;
+    }
+    // Whether the broker ended `c` (the box's connection) in time.
+    static bool ended(int c) {
+        char buf[512];
+        pollfd p{c, POLLIN, 0};
+        const bool in_time = ::poll(&p, 1, static_cast<int>(test::scaled(10s).count())) > 0;
+        const bool closed = in_time && ::read(c, buf, sizeof buf) == 0;
+        ::close(c);
+        return closed;
+    }
 
     test::TempDir dir_;
     std::uint16_t port_ = 0;
@@ -259,7 +293,7 @@ TEST_F(EgressServiceRendezvousTest, TheServingTurnsEndClosesAPeersLiveConnection
     char buf[512];
     while (got.find("streaming") == std::string::npos) {
         pollfd p{c, POLLIN, 0};
-        ASSERT_GT(::poll(&p, 1, static_cast<int>(test::scaled(20s).count() * 1000)), 0) << got;
+        ASSERT_GT(::poll(&p, 1, static_cast<int>(test::scaled(20s).count())), 0) << got;
         const ssize_t n = ::read(c, buf, sizeof buf);
         ASSERT_GT(n, 0) << got;
         got.append(buf, static_cast<std::size_t>(n));
@@ -267,7 +301,7 @@ TEST_F(EgressServiceRendezvousTest, TheServingTurnsEndClosesAPeersLiveConnection
     serving_->revoke(); // the serving turn ends
     EXPECT_TRUE(service.peer_closed_within(10s)) << "the served socket was shut down";
     pollfd p{c, POLLIN, 0};
-    ASSERT_GT(::poll(&p, 1, static_cast<int>(test::scaled(10s).count() * 1000)), 0);
+    ASSERT_GT(::poll(&p, 1, static_cast<int>(test::scaled(10s).count())), 0);
     EXPECT_EQ(::read(c, buf, sizeof buf), 0) << "the peer's box sees its connection end";
     ::close(c);
     const auto mine = peers_.await([](const Receipt& r) { return r.kind == "HTTP"; });
@@ -276,6 +310,39 @@ TEST_F(EgressServiceRendezvousTest, TheServingTurnsEndClosesAPeersLiveConnection
     const auto theirs = served_.await([](const Receipt& r) { return r.kind == "SERVED"; });
     EXPECT_THAT(theirs.reason, HasSubstr("revoked at the turn's end"));
     EXPECT_GT(theirs.bytes_in, 0u) << "the peer's counts reached it before it journaled";
+}
+
+// The peer's turn ends: its broker shuts the served socket down, the service sees the end.
+TEST_F(EgressServiceRendezvousTest, ThePeersEndClosesTheServedSocket) {
+    test::LoopbackHttpServer service("127.0.0.1", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
+    port_ = service.port();
+    serve();
+    reach();
+    const int c = open_held();
+    peer_->revoke();
+    EXPECT_TRUE(service.peer_closed_within(10s)) << "the served socket was shut down";
+    EXPECT_TRUE(ended(c));
+    const auto theirs = served_.await([](const Receipt& r) { return r.kind == "SERVED"; });
+    EXPECT_EQ(theirs.verdict, "allowed");
+    EXPECT_GT(theirs.bytes_in, 0u) << "the peer's counts, sent as its relay ended";
+}
+
+// `radiald policy deny api.backend.radial:P` closes a served connection like any destination.
+TEST_F(EgressServiceRendezvousTest, TheOperatorsDenyClosesAServedConnection) {
+    test::LoopbackHttpServer service("127.0.0.1", "HTTP/1.0 200 OK\r\n\r\nstreaming", true);
+    port_ = service.port();
+    serve();
+    reach();
+    const int c = open_held();
+    OperatorPolicy policy;
+    policy.deny.push_back(parse_allow_rule(dest()));
+    write_operator_policy(dir_.path() + "/egress-policy.json", policy);
+    peer_->reload_policy();
+    EXPECT_TRUE(ended(c));
+    EXPECT_TRUE(service.peer_closed_within(10s)) << "the served socket was shut down";
+    const auto mine = peers_.await([](const Receipt& r) { return r.kind == "HTTP"; });
+    EXPECT_EQ(mine.reason, "revoked by radiald policy: " + dest() + " is denied now");
+    EXPECT_THAT(ask(), HasSubstr("403")) << "and a new connection is refused";
 }
 
 TEST_F(EgressServiceRendezvousTest, ABoxHandingAnythingButItsLoopbackConnectionIsRefused) {
@@ -330,8 +397,9 @@ TEST_F(EgressServiceRendezvousTest, OnlyAnOfferingTurnTakesOneControlConnection)
     auto r = peers_.await([](const Receipt& r) { return r.kind == "CONTROL"; });
     EXPECT_EQ(r.verdict, "refused");
     EXPECT_THAT(r.reason, HasSubstr("the turn offers no service"));
-    // An offering turn takes one; a second is refused.
+    // An offering turn takes one (its radial-init's, this test's above); a second is refused.
     serve();
+    served_.await([](const Receipt& r) { return r.kind == "CONTROL" && r.verdict == "allowed"; });
     c = connect_unix(dir_.path() + "/serving.sock");
     ASSERT_EQ(::send(c, "\1", 1, MSG_NOSIGNAL), 1);
     EXPECT_EQ(::recv(c, &b, 1, 0), 0);

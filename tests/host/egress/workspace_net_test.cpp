@@ -11,6 +11,7 @@
 
 #include "../../support/temp_dir.h"
 #include "config/host_config.h"
+#include "turn/request_policy.h"
 #include "turn/turn_egress.h"
 #include "turn/turn_request.h"
 
@@ -182,6 +183,11 @@ TEST(EgressWorkspaceEdges, ARequestIsJudgedByTheEdgesBeforeAnyBox) {
                            workspaces_toml(d, "\"frontend\"", ""));
     EXPECT_THAT(refusal([&] { turn::build_container_spec(peer, cfg); }),
                 HasSubstr("run.workspaces.frontend.reach does not name 'api.backend'"));
+}
+
+TEST(EgressWorkspaceEdges, TheOfferedPortsVariableIsRadialdsAlone) {
+    EXPECT_TRUE(turn::reserved_env_problem("RADIAL_OFFER_PORTS", false).has_value())
+        << "a request setting it would have radial-init serve ports its workspace does not";
 }
 
 TEST(EgressWorkspaceEdges, TheRequestCarriesItsOffersThroughItsJson) {
