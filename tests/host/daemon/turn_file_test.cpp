@@ -91,7 +91,15 @@ TEST(TurnFile, UnknownKeyIsRefusedWithItsPosition) {
     EXPECT_EQ(error_of(f),
               f + ":3:11: command: unknown key; a turn file takes id, kind, image, argv, workdir, "
                   "workspace, timeout, recordType, secrets, env, mode, workspaceMount, mounts, "
-                  "session and egress");
+                  "session, egress and offer");
+}
+
+// docs/design.md §9.7 "Between boxes": the services a queued turn offers, read as `--offer` is.
+TEST(TurnFile, OfferIsRead) {
+    test::TempDir d;
+    auto r = read_turn_file(
+        d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\noffer = [\"api\", \"metrics\"]\n"));
+    EXPECT_EQ(r.offer, (std::vector<std::string>{"api", "metrics"}));
 }
 
 // docs/design.md §7.6: the mode and where the workspace appears, checked before anything is queued.
