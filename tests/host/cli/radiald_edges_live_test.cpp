@@ -15,6 +15,7 @@
 #include "../../support/load_factor.h"
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
+#include "session_fixture.h"
 
 // A named namespace: a unity batch holds radiald_egress_live_test.cpp's helpers beside these.
 namespace radial::edges_live {
@@ -171,6 +172,34 @@ TEST(EgressEdgesLive, TheServingTurnsEndClosesThePeersLiveConnection) {
     ASSERT_NE(served, theirs.end()) << s.records("backend-1").dump();
     EXPECT_EQ((*served)["peer"], "frontend-1");
     EXPECT_EQ((*served)["bytesOut"], (*cut)["bytesOut"]);
+}
+
+// A session's turn has its session's workspace as its identity: it reaches what that workspace's
+// edges name, through the broker of that turn.
+TEST(EgressEdgesLive, ASessionsTurnReachesAServiceAsItsSessionsWorkspace) {
+    Workspaces w;
+    test::RadialdSetup s("", workspaces(w.ws, "\"frontend\"", "\"api.backend\""));
+    auto backend = std::async(std::launch::async, [&] {
+        return s.turn({"--workspace", w.backend(), "--offer", "api", "--turn-id", "backend-1"},
+                      {"sh", "-c", kBackendHttpd});
+    });
+    EndBackend end_backend{w.backend() + "/done"};
+    ASSERT_TRUE(appears(s.state_dir() + "/services/backend/api.sock"));
+    test::Session session(s, {"--workspace", w.frontend()});
+    ASSERT_EQ(session.created.exit_code, 0) << session.created.err;
+    auto t = s.turn(
+        {"--session", session.id, "--egress", "api.backend.radial:8080", "--turn-id", "frontend-1"},
+        {"sh", "-c",
+         "i=0; until curl -sf http://api.backend.radial:8080/; do i=$((i+1)); "
+         "[ $i -gt 200 ] && exit 7; sleep 0.1; done"});
+    end_backend.now();
+    EXPECT_EQ(backend.get().result.exit_code, 0);
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
+    EXPECT_EQ(t.result.out, "hi-from-backend\n");
+    const auto theirs = turn_receipts(s, "backend-1");
+    EXPECT_TRUE(std::any_of(theirs.begin(), theirs.end(), [](const auto& r) {
+        return r["kind"] == "SERVED" && r["verdict"] == "allowed" && r["peer"] == "frontend-1";
+    })) << s.records("backend-1").dump();
 }
 
 // No edge unless both workspaces approve it: each side alone is refused before any box, naming
