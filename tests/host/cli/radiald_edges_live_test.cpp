@@ -77,22 +77,31 @@ const std::string kBackendHttpd =
     "httpd -f -p 127.0.0.1:8080 -h /tmp/www & "
     "while [ ! -e /work/done ]; do sleep 0.1; done; echo backend-done";
 
+// The backend's turn (id backend-1), offering api, running `command` in the background.
+std::future<test::TurnRun> serve_backend(const test::RadialdSetup& s, const Workspaces& w,
+                                         const std::string& command) {
+    return std::async(std::launch::async, [&s, &w, command] {
+        return s.turn({"--workspace", w.backend(), "--offer", "api", "--turn-id", "backend-1"},
+                      {"sh", "-c", command});
+    });
+}
+
+// The frontend's box: its httpd peer may not listen yet, so it asks again until it answers
+// (bounded).
+const std::string kReachUntilServed =
+    "i=0; until curl -sf http://api.backend.radial:8080/; do i=$((i+1)); "
+    "[ $i -gt 200 ] && exit 7; sleep 0.1; done";
+
 TEST(EgressEdgesLive, AFrontendTurnsCurlReachesABackendTurnsServiceAndBothJournalIt) {
     Workspaces w;
     test::RadialdSetup s("", workspaces(w.ws, "\"frontend\"", "\"api.backend\""));
-    auto backend = std::async(std::launch::async, [&] {
-        return s.turn({"--workspace", w.backend(), "--offer", "api", "--turn-id", "backend-1"},
-                      {"sh", "-c", kBackendHttpd});
-    });
+    auto backend = serve_backend(s, w, kBackendHttpd);
     EndBackend end_backend{w.backend() + "/done"};
     ASSERT_TRUE(appears(s.state_dir() + "/services/backend/api.sock"))
         << "the backend's broker claimed its service";
-    // Its httpd may not listen yet: the box asks again until it answers (bounded).
     auto front = s.turn({"--workspace", w.frontend(), "--egress", "api.backend.radial:8080",
                          "--turn-id", "frontend-1"},
-                        {"sh", "-c",
-                         "i=0; until curl -sf http://api.backend.radial:8080/; do i=$((i+1)); "
-                         "[ $i -gt 200 ] && exit 7; sleep 0.1; done"});
+                        {"sh", "-c", kReachUntilServed});
     end_backend.now();
     const auto back = backend.get();
     EXPECT_EQ(front.result.exit_code, 0) << front.result.err;
@@ -130,13 +139,10 @@ TEST(EgressEdgesLive, TheServingTurnsEndClosesThePeersLiveConnection) {
     test::RadialdSetup s("sharedWorkspaces = true",
                          workspaces(w.ws, "\"frontend\"", "\"api.backend\""));
     // nc takes one connection and never answers: the peer's request stays open.
-    auto backend = std::async(std::launch::async, [&] {
-        return s.turn({"--workspace", w.backend(), "--offer", "api", "--turn-id", "backend-1"},
-                      {"sh", "-c",
-                       "nc -l -p 8080 > /work/got & "
-                       "until grep -q GET /work/got 2>/dev/null; do sleep 0.1; done; "
-                       "touch /work/live; while [ ! -e /work/done ]; do sleep 0.1; done"});
-    });
+    auto backend = serve_backend(s, w,
+                                 "nc -l -p 8080 > /work/got & "
+                                 "until grep -q GET /work/got 2>/dev/null; do sleep 0.1; done; "
+                                 "touch /work/live; while [ ! -e /work/done ]; do sleep 0.1; done");
     EndBackend end_early{w.backend() + "/done"}; // before the frontend's turn starts
     ASSERT_TRUE(appears(s.state_dir() + "/services/backend/api.sock"));
     auto frontend = std::async(std::launch::async, [&] {
@@ -179,19 +185,14 @@ TEST(EgressEdgesLive, TheServingTurnsEndClosesThePeersLiveConnection) {
 TEST(EgressEdgesLive, ASessionsTurnReachesAServiceAsItsSessionsWorkspace) {
     Workspaces w;
     test::RadialdSetup s("", workspaces(w.ws, "\"frontend\"", "\"api.backend\""));
-    auto backend = std::async(std::launch::async, [&] {
-        return s.turn({"--workspace", w.backend(), "--offer", "api", "--turn-id", "backend-1"},
-                      {"sh", "-c", kBackendHttpd});
-    });
+    auto backend = serve_backend(s, w, kBackendHttpd);
     EndBackend end_backend{w.backend() + "/done"};
     ASSERT_TRUE(appears(s.state_dir() + "/services/backend/api.sock"));
     test::Session session(s, {"--workspace", w.frontend()});
     ASSERT_EQ(session.created.exit_code, 0) << session.created.err;
     auto t = s.turn(
         {"--session", session.id, "--egress", "api.backend.radial:8080", "--turn-id", "frontend-1"},
-        {"sh", "-c",
-         "i=0; until curl -sf http://api.backend.radial:8080/; do i=$((i+1)); "
-         "[ $i -gt 200 ] && exit 7; sleep 0.1; done"});
+        {"sh", "-c", kReachUntilServed});
     end_backend.now();
     EXPECT_EQ(backend.get().result.exit_code, 0);
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
