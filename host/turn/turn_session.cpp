@@ -7,6 +7,7 @@
 #include "pool/pool_box.h"
 #include "session/session_turn.h"
 #include "socket/turn_token.h"
+#include "turn/box_root.h"
 #include "turn/codex_auth.h"
 #include "turn/image_pin.h"
 #include "turn/turn_egress.h"
@@ -203,6 +204,35 @@ bool TurnSession::learn_rotated_secrets() {
                   "§10.1): the write-back will still carry it",
                   request_.turn_id, name);
     return grew;
+}
+
+namespace {
+// Every secret the turn knows but the Codex tokens themselves: none may be in a rotation.
+std::vector<std::string> non_codex_values(const redaction::SecretSet& secrets) {
+    std::vector<std::string> others;
+    for (const auto& s : secrets.secrets())
+        if (!s.name.starts_with("codexAuth.")) others.push_back(s.value);
+    return others;
+}
+} // namespace
+
+void TurnSession::watch_codex_rotation(Run& run, uid_t box_uid) {
+    if (!codex_auth_ || !run.identity) return;
+    std::lock_guard lock(learn_mutex_);
+    codex_watch_ = std::make_unique<CodexRotationWatch>(run.identity->dir() + "/codex", box_uid,
+                                                        *codex_auth_, non_codex_values(*secrets_));
+}
+
+void TurnSession::write_codex_back(Run& run) {
+    // Once the box can no longer change them (codex_auth.h, docs/design.md §8.7). The file's
+    // owner is the box user's id on the host: a namespaced root's is not 0 (§8.8).
+    const auto owner = box_host_ids(run.spec.user, env_.cfg.box_root);
+    if (!run.identity || !codex_auth_ || !owner) return;
+    log_codex_write_back(
+        request_.turn_id,
+        write_back_codex_auth(run.identity->dir() + "/codex", owner->first,
+                              codex_auth_path(env_.cfg.codex_auth_file), *codex_auth_,
+                              non_codex_values(redactor_->secrets())));
 }
 
 } // namespace radial::turn

@@ -172,6 +172,10 @@ private:
     // tokens it refreshed to the turn's secrets, its log filter included: called before each
     // piece of output, record and receipt is masked. True when the set grew. [thread-safe]
     bool learn_rotated_secrets();
+    // run.codexAuth: watches the box's credentials once its identity exists (as `box_uid`), and
+    // writes the rotated ones back to the operator's file once the box is gone.
+    void watch_codex_rotation(Run& run, uid_t box_uid);
+    void write_codex_back(Run& run);
 
     // Whether the runtime runs the box as spec.user (rather than superseding or refusing it).
     bool user_is_honoured(const ContainerSpec& spec) const;

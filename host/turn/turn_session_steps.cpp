@@ -338,14 +338,7 @@ std::optional<std::string> TurnSession::prepare_box_user(Run& run) {
             run.identity.emplace(box_identity_dir(env_.cfg.state_dir, request_.turn_id), ids->first,
                                  ids->second, codex_auth_, env_.cfg.box_root.has_value());
             run.identity->apply(spec, env_.cfg.home_size_bytes);
-            if (codex_auth_) {
-                std::vector<std::string> others;
-                for (const auto& s : secrets_->secrets())
-                    if (!s.name.starts_with("codexAuth.")) others.push_back(s.value);
-                std::lock_guard lock(learn_mutex_);
-                codex_watch_ = std::make_unique<CodexRotationWatch>(
-                    run.identity->dir() + "/codex", ids->first, *codex_auth_, std::move(others));
-            }
+            watch_codex_rotation(run, ids->first);
         } catch (const std::exception& e) {
             return fmt::format("preparing the box user's home failed: {}", e.what());
         }
@@ -574,19 +567,7 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
             box_may_live = true;
         }
     }
-    // Rotated credentials back to the operator's file, once the box can no longer change them
-    // (codex_auth.h, docs/design.md §8.7).
-    // The file's owner is the box user's id on the host: a namespaced root's is not 0 (§8.8).
-    if (const auto owner = box_host_ids(spec.user, env_.cfg.box_root);
-        run.identity && codex_auth_ && !box_may_live && owner) {
-        std::vector<std::string> others; // every secret the turn knows but the tokens themselves
-        const auto known = redactor_->secrets();
-        for (const auto& s : known.secrets())
-            if (!s.name.starts_with("codexAuth.")) others.push_back(s.value);
-        log_codex_write_back(id, write_back_codex_auth(run.identity->dir() + "/codex", owner->first,
-                                                       codex_auth_path(env_.cfg.codex_auth_file),
-                                                       *codex_auth_, others));
-    }
+    if (!box_may_live) write_codex_back(run);
     run.box_ids.reset();
     // What the session knew before the box, beside what the runner saw of it: the request's image
     // by name and the digest that ran (image_pin.h), the box's user, the session and the kind.
