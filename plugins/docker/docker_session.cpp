@@ -114,6 +114,10 @@ bool box_is_ending(const DockerEngine& engine, const std::string& id, const std:
         const auto end = std::chrono::system_clock::from_time_t(::timegm(&started)) +
                          milliseconds(max_ms) - std::chrono::seconds(1);
         return std::chrono::system_clock::now() >= end;
+    } catch (const Error& e) {
+        // Removed under the exec (`docker rm -f`): at its end, as a stopped one is; any other
+        // failure cannot tell, and the exec's code stands.
+        return e.code() == RADIAL_E_NOT_FOUND;
     } catch (const std::exception&) {
         return false; // cannot tell: the exec's code stands
     }

@@ -480,7 +480,8 @@ TEST(SessionLive, AMaximumLifetimeEndingUnderATurnKillsItsExec) {
 // its command (whose 143 or 137 it showed before the engine marked the box stopped).
 TEST(SessionLive, ABoxTheEngineStopsUnderATurnKillsItsExecNotItsCommand) {
     for (const std::vector<std::string>& stop :
-         {std::vector<std::string>{"stop", "-t", "1"}, std::vector<std::string>{"kill"}}) {
+         {std::vector<std::string>{"stop", "-t", "1"}, std::vector<std::string>{"kill"},
+          std::vector<std::string>{"rm", "-f"}}) {
         test::RadialdSetup setup;
         test::TempDir scratch("radial-sess");
         Session s(setup, {});

@@ -35,6 +35,8 @@ struct ExecScript {
     int processes = 2; // what GET /containers/{id}/top lists: PID 1 and the exec
     // The engine's answers to the exec's create and start, when not the usual ones.
     std::optional<EngineAnswer> create, start;
+    // What GET /containers/{id}/json answers once the exec ended; unset: not asked for.
+    std::optional<EngineAnswer> box;
 };
 
 FakeEngine::Route route(const ExecScript& s) {
@@ -59,6 +61,7 @@ FakeEngine::Route route(const ExecScript& s) {
                 rows += (i > 1 ? "," : "") + std::string("[\"") + std::to_string(i) + "\"]";
             return {200, R"({"Titles":["PID"],"Processes":[)" + rows + "]}"};
         }
+        if (method == "GET" && path == kV + "/containers/" + kBox + "/json" && s.box) return *s.box;
         if (method == "GET" && path == kV + "/exec/e1/json")
             return {200, R"({"Running":false,"ExitCode":)" + std::to_string(s.exit_code) + "}"};
         return {500, R"({"message":"unexpected request"})"};
@@ -160,6 +163,20 @@ TEST(docker_session, AReadyLineWithAnotherProcessLeftInTheBoxSendsNothing) {
 // RADIAL_E_REFUSED from an exec tells the host nothing of it ran (radial/session.h): so every
 // answer of the engine that refuses to make or start the exec is said so, and only those; a box
 // that is not running any more is gone (RADIAL_E_NOT_FOUND).
+// The box removed under the exec (`docker rm -f`), the engine still answering the exec's 137: the
+// exec was killed with its box, not ended by its command (docs/design.md §13.12).
+TEST(docker_session, AnExecWhoseBoxWasRemovedUnderItWasKilledNotEndedByItsCommand) {
+    ExecScript script;
+    script.frames = encode_frame(RADIAL_STREAM_STDOUT, "radial-init: ready\nhi\n");
+    script.exit_code = 137;
+    script.box = EngineAnswer{404, R"({"message":"No such container"})"};
+    FakeEngine engine(route(script));
+    Collected c;
+    auto r = exec_with_secret(engine, c);
+    EXPECT_TRUE(r.flags & RADIAL_RUN_KILLED) << r.flags;
+    EXPECT_FALSE(r.flags & RADIAL_RUN_EXITED) << "137 is not the command's: " << r.exit_code;
+}
+
 TEST(docker_session, AnExecTheEngineWouldNotMakeOrStartIsRefusedAndOnlyThat) {
     const EngineAnswer paused{
         409, R"({"message":"Container x is paused, unpause the container before exec"})"};
