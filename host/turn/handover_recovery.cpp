@@ -4,11 +4,14 @@
 #include <fcntl.h>
 #include <radial/internal/unique_fd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
+#include "fs/open_no_links.h"
 #include "log/logger.h"
 
 namespace radial::turn {
@@ -61,6 +64,40 @@ std::size_t forget_earlier_session_notes(const std::string& marker_dir,
         log::warn("turn", "looking for earlier hand-over notes in '{}': {}", marker_dir, e.what());
     }
     return removed;
+}
+
+std::string orphan_writing_into(const std::string& marker_dir, const std::string& workspace,
+                                const WorkspaceHandover::BoxMayWrite& may_write) noexcept {
+    try {
+        internal::UniqueFd root = fs_util::open_no_links(workspace, O_RDONLY | O_DIRECTORY);
+        struct stat ws {};
+        if (!root || ::fstat(root.get(), &ws) != 0) return {};
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(marker_dir, ec)) {
+            internal::UniqueFd fd(
+                ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+            // Held: its turn runs, under the workspace's lock (or run.sharedWorkspaces).
+            if (!fd || ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0) continue;
+            std::ifstream in(entry.path());
+            std::string line;
+            std::getline(in, line);
+            std::istringstream ids(line);
+            unsigned long owner_uid = 0, owner_gid = 0, box_uid = 0, box_gid = 0;
+            unsigned long long dev = 0, ino = 0;
+            if (!(ids >> owner_uid >> owner_gid >> box_uid >> box_gid >> dev >> ino) ||
+                dev != ws.st_dev || ino != ws.st_ino)
+                continue;
+            const std::string turn_id = entry.path().filename().string();
+            bool writes = true;
+            try {
+                writes = !may_write || may_write(turn_id);
+            } catch (const std::exception&) {
+            }
+            if (writes) return turn_id;
+        }
+    } catch (const std::exception&) {
+    }
+    return {};
 }
 
 } // namespace radial::turn

@@ -19,6 +19,14 @@ namespace radial::turn {
 WorkspaceHandover::BoxMayWrite box_may_write(const host::RuntimeClient& client,
                                              journal::Journal& journal);
 
+// The turn whose box, left running by a killed radiald, may still write into `workspace`: a
+// hand-over note in `marker_dir` for that very directory (device and inode), which no live
+// radiald holds, and whose box `may_write` says runs (a throw counts as running). Empty when
+// none. A turn must not start on such a workspace: the box would keep writing beside it, and the
+// hand-over would take the box's uid for the owner (docs/design.md §3.9). Never throws.
+std::string orphan_writing_into(const std::string& marker_dir, const std::string& workspace,
+                                const WorkspaceHandover::BoxMayWrite& may_write) noexcept;
+
 // After a turn of the session whose box is labelled `session_label` has ended its exec and handed
 // the workspace back whole: removes the hand-over notes (in `marker_dir`, other than
 // `own_turn_id`'s) that earlier turns of that session left when their radiald was killed. Their

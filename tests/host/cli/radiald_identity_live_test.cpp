@@ -189,6 +189,12 @@ TEST(IdentityLive, C12_AWorkspaceIsNotHandedBackUnderItsOrphanedBox) {
     struct stat root {};
     ASSERT_EQ(::lstat(ws.path().c_str(), &root), 0);
     EXPECT_NE(root.st_uid, kOwner) << "the tree was handed back while its box still ran";
+    // Nor does a turn start on that workspace beside the box: the hand-over would take the box's
+    // uid for the owner (docs/design.md §3.9).
+    const test::TurnRun beside = s.turn({"--workspace", ws.path(), "--timeout", "60s"}, {"true"});
+    EXPECT_EQ(beside.result.exit_code, 125) << beside.result.err;
+    EXPECT_THAT(beside.result.err, HasSubstr("is still written by the box of turn " + id))
+        << beside.result.err;
 
     ws.write("go", "");
     ASSERT_TRUE(wait_for([&] { return std::filesystem::exists(ws / "open/wrote"); }, 60s));
@@ -202,6 +208,9 @@ TEST(IdentityLive, C12_AWorkspaceIsNotHandedBackUnderItsOrphanedBox) {
         EXPECT_EQ(st.st_uid, kOwner) << p << ": left the box uid's";
         EXPECT_EQ(st.st_gid, kOwnerGroup) << p;
     }
+    // Once the box is gone, the workspace takes turns again.
+    const test::TurnRun after = s.turn({"--workspace", ws.path(), "--timeout", "60s"}, {"true"});
+    EXPECT_EQ(after.result.exit_code, 0) << after.result.err;
 }
 
 // Started under a umask of 0, radiald takes group and other write out of it (its own files may be
