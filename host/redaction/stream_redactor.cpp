@@ -246,6 +246,11 @@ std::size_t Matcher::scan_q(const unsigned char* d, std::size_t n, std::size_t p
         // Inside a region whose marker is out: its bytes are swallowed, and an occurrence that
         // starts in it and ends past it extends it.
         while (open > x) {
+            // An occurrence starting at or before open - longest ends inside the region: only
+            // the last longest - 1 positions can extend it (a box's output dense with secrets
+            // must not cost a lookup per byte).
+            if (open > longest_) x = std::max(x, open - longest_ + 1);
+            if (x >= open) break;
             if (x >= limit) return limit;
             const Found f = match_at<Q>(d, n, x, at_end);
             if (f.verdict == Verdict::undecided) return x;

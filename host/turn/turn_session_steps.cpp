@@ -127,19 +127,19 @@ std::optional<std::string> TurnSession::hold(Run& run, std::optional<WorkspaceLo
             return e.what();
         }
         if (!run.workspace_lock) return workspace_in_use(request_.workspace);
-        // Nor beside a box a killed radiald left writing into it (a session's is its own box).
-        if (const auto orphan = session_
-                                    ? std::string()
-                                    : orphan_writing_into(handover_marker_dir(env_.cfg.state_dir),
-                                                          request_.workspace,
-                                                          box_may_write(env_.client, env_.journal));
-            !orphan.empty())
-            return fmt::format(
-                "workspace '{}' is still written by the box of turn {}, which a "
-                "killed radiald left running; 'radiald reconcile' removes that box "
-                "and hands the workspace back",
-                request_.workspace, orphan);
     }
+    // Nor beside a box a killed radiald left writing into it (a session's is its own box).
+    if (const auto orphan =
+            run.workspace_lock && !session_
+                ? orphan_writing_into(handover_marker_dir(env_.cfg.state_dir), request_.workspace,
+                                      box_may_write(env_.client, env_.journal))
+                : std::string();
+        !orphan.empty())
+        return fmt::format(
+            "workspace '{}' is still written by the box of turn {}, which a killed "
+            "radiald left running; 'radiald reconcile' removes that box and hands "
+            "the workspace back",
+            request_.workspace, orphan);
     // One turn per session at a time: an exec's end kills what else runs in the box (radial-init
     // as in docs/design.md §13.12), so a second turn would lose its processes.
     if (session_) {

@@ -69,6 +69,26 @@ TEST_F(Captured, ASecretThatIsPartOfAnotherTurnsIsNoWayToTheRestOfIt) {
     }
 }
 
+// A box chooses the Codex tokens it rotates in (docs/design.md §8.7): one equal to another turn's
+// secret's name cannot join the union (it is inside that secret's marker), and another that
+// overlaps the start of that turn's secret must not, applied before it, leave its rest in clear.
+// Whatever order the turns registered in, the box's values go last.
+TEST_F(Captured, ABoxsTokensCannotBreakTheUnionToUnmaskAnotherTurnsSecret) {
+    const redaction::Redactor victim(
+        redaction::SecretSet{{"OPENAI_API_KEY_PROD", "sk-proj-REALSECRET0123"}});
+    const redaction::Redactor box(redaction::SecretSet{{"codexAuth.1", "OPENAI_API_KEY_PROD"},
+                                                       {"codexAuth.2", "KEY_PROD=sk-proj-REA"}});
+    for (const bool box_first : {true, false}) {
+        std::optional<RedactionRegistration> first, second;
+        first.emplace(redact_log_lines(box_first ? box : victim));
+        second.emplace(redact_log_lines(box_first ? victim : box));
+        const std::string out =
+            redact_registered("turn b: env OPENAI_API_KEY_PROD=sk-proj-REALSECRET0123 refused");
+        EXPECT_EQ(out.find("LSECRET0123"), std::string::npos) << box_first << ": " << out;
+        EXPECT_EQ(out.find("REALSECRET"), std::string::npos) << box_first << ": " << out;
+    }
+}
+
 TEST_F(Captured, EveryLiveTurnsSecretsApplyAndEndWithTheTurn) {
     auto a = std::make_unique<RedactionRegistration>(
         redact_log_lines(redaction::Redactor(redaction::SecretSet{{"A_KEY", "alpha-secret"}})));
