@@ -63,6 +63,10 @@ void read_workspace(Reader& r, const std::string& key, const toml::node& v,
              const auto* s = n.as_table();
              if (s == nullptr)
                  r.fail(k, "must be a table: { api = { port = 8080, peers = [\"frontend\"] } }");
+             // radial-init takes the ports of at most 16 (plugins/box-init/egress_forward.c).
+             if (s->size() > 16)
+                 r.fail(k,
+                        fmt::format("names {} services; a workspace serves at most 16", s->size()));
              for (const auto& [name, svc] : *s) {
                  const std::string sk = k + "." + std::string(name.str());
                  r.remember(sk, svc);

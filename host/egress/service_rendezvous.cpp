@@ -499,10 +499,26 @@ bool dial_service(BrokerShared& shared, const ServiceName& name, ServedSocket& o
         why = e.what();
         return false;
     }
-    out.rendezvous = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (out.rendezvous < 0 ||
-        ::connect(out.rendezvous, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) {
-        why = fmt::format("no turn serves {} now (nothing listens at {})", dest, path);
+    // Not blocking: a serving broker that does not accept (its radiald stopped) lets its backlog
+    // fill, and a blocking connect would then hold this connection, and the turn's end, for good.
+    out.rendezvous = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    const auto connect_by = Clock::now() + kAnswerTimeout;
+    int rc = -1, err = 0;
+    while (out.rendezvous >= 0) {
+        rc = ::connect(out.rendezvous, reinterpret_cast<const sockaddr*>(&a), sizeof a);
+        err = rc == 0 ? 0 : errno;
+        if (err != EAGAIN || shared.revoked || Clock::now() >= connect_by) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (out.rendezvous < 0 || rc != 0) {
+        why = err == EAGAIN || shared.revoked
+                  ? fmt::format("{}: the serving broker takes no connection now", dest)
+                  : fmt::format("no turn serves {} now (nothing listens at {})", dest, path);
+        return false;
+    }
+    if (const int flags = ::fcntl(out.rendezvous, F_GETFL);
+        flags < 0 || ::fcntl(out.rendezvous, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        why = fmt::format("{}: {}", dest, std::strerror(errno));
         return false;
     }
     if (!same_uid(out.rendezvous)) {

@@ -74,8 +74,12 @@ std::string edge_refusal(const WorkspaceNet& net, const std::string& peer,
         return fmt::format("{}: run.workspaces.{}.serve.{} is port {}", dest, target.workspace,
                            target.service, svc->second.port);
     const bool served_to_peer = has(svc->second.peers, peer);
-    const auto& mine = net.workspaces.at(peer);
-    const bool reached_by_peer = has(mine.reach, target.service + "." + target.workspace);
+    // The peer's name comes from another radiald on the same state directory, whose config may
+    // name workspaces this one does not: none here is no approval here.
+    const auto mine = net.workspaces.find(peer);
+    if (mine == net.workspaces.end())
+        return fmt::format("{}: no workspace '{}' in this radiald's run.workspaces", dest, peer);
+    const bool reached_by_peer = has(mine->second.reach, target.service + "." + target.workspace);
     if (!served_to_peer || !reached_by_peer)
         return fmt::format(
             "{}: no edge from workspace '{}': both sides must approve it, and {}{}{}", dest, peer,
@@ -96,7 +100,10 @@ std::string offer_refusal(const WorkspaceNet& net, const std::string& identity,
             "offer '{}': the turn's workspace is none of run.workspaces, so it has no identity "
             "to offer a service under; pass --workspace with a configured workspace's path",
             service);
-    const auto& ws = net.workspaces.at(identity);
+    const auto found = net.workspaces.find(identity);
+    if (found == net.workspaces.end())
+        return fmt::format("offer '{}': no workspace '{}' in run.workspaces", service, identity);
+    const auto& ws = found->second;
     if (ws.serve.find(service) == ws.serve.end())
         return fmt::format("offer '{}': run.workspaces.{}.serve has no such service", service,
                            identity);

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -44,7 +45,13 @@ std::vector<std::string> CodexRotationWatch::new_tokens() {
         static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
         static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
     if (key == seen_) return {};
-    seen_ = key; // a later change (even during the read below) has another key
+    // A later change has another key, unless it lands in the same tick of the file system's
+    // clock with the same size (a rewrite in place): a file changed a moment ago is read again
+    // next time rather than taken as seen.
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    const std::int64_t now_ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+    if (now_ns - std::get<3>(key) > 100'000'000) seen_ = key;
     std::string why;
     const auto text = read_box_codex_auth(dir_, box_uid_, why);
     if (!text || !codex_rotation_problem(given_, *text, forbidden_).empty()) return {};

@@ -15,6 +15,7 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -211,6 +212,39 @@ TEST_F(EgressServiceRendezvousTest, APeerReachesTheServiceAndBothTurnsHaveReceip
     EXPECT_EQ(theirs.bytes_out, mine.bytes_out);
     const auto control = served_.await([](const Receipt& r) { return r.kind == "CONTROL"; });
     EXPECT_EQ(control.verdict, "allowed");
+}
+
+// A serving broker that takes no connection (its radiald stopped, not killed) lets its backlog
+// fill: the peer's dial then waits a bounded time and refuses, rather than holding the box's
+// connection, and the peer turn's end, for good.
+TEST_F(EgressServiceRendezvousTest, AServingBrokerThatTakesNoConnectionHoldsNoPeer) {
+    port_ = 8080;
+    std::filesystem::create_directories(dir_.path() + "/services/backend");
+    const std::string path = dir_.path() + "/services/backend/api.sock";
+    const int listening = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+    ASSERT_EQ(::bind(listening, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(listening, 0), 0);
+    std::vector<int> queued;
+    for (int i = 0; i < 64; ++i) {
+        const int c = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+            ::close(c);
+            break;
+        }
+        queued.push_back(c);
+    }
+    ASSERT_LT(queued.size(), 64u) << "the backlog never filled";
+    reach();
+    (void)ask();
+    const auto r = peers_.await([](const Receipt& r) { return r.kind == "HTTP"; });
+    EXPECT_EQ(r.verdict, "refused");
+    EXPECT_THAT(r.reason, HasSubstr("takes no connection now")) << r.reason;
+    peer_->revoke(); // returns: nothing of the peer waits on the rendezvous
+    for (const int c : queued) ::close(c);
+    ::close(listening);
 }
 
 TEST_F(EgressServiceRendezvousTest, WithoutThePeersApprovalItsBrokerRefusesBeforeAnyRendezvous) {

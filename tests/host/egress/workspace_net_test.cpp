@@ -63,6 +63,11 @@ TEST(EgressWorkspaceEdges, TheConfigNamesIdentitiesAndBothSidesOfAnEdge) {
     EXPECT_THAT(offer_refusal(net, "frontend", "api"),
                 HasSubstr("run.workspaces.frontend.serve has no such service"));
     EXPECT_THAT(offer_refusal(net, "", "api"), HasSubstr("no identity"));
+    // A name another radiald's config gave (one state directory, two configs) is no approval
+    // here, and no throw.
+    EXPECT_THAT(edge_refusal(net, "elsewhere", {"api", "backend"}, 8080),
+                HasSubstr("no workspace 'elsewhere' in this radiald's run.workspaces"));
+    EXPECT_THAT(offer_refusal(net, "elsewhere", "api"), HasSubstr("no workspace 'elsewhere'"));
 }
 
 TEST(EgressWorkspaceEdges, AnEdgeNeedsBothSides) {
@@ -97,6 +102,17 @@ TEST(EgressWorkspaceEdges, TheConfigIsReadStrictly) {
         {b + "serve = { api = { port = 1, host = \"x\" } }\n",
          "run.workspaces.b.serve.api.host: unknown key"},
         {b + "reach = [\"api\"]\n", "run.workspaces.b.reach: 'api' is not SERVICE.WORKSPACE"},
+        // radial-init takes the ports of 16 services at most.
+        {b + "serve = {" +
+             [] {
+                 std::string s;
+                 for (int i = 0; i < 17; ++i)
+                     s += (i ? ", " : " ") + std::string("s") + std::to_string(i) +
+                          " = { port = " + std::to_string(8000 + i) + " }";
+                 return s;
+             }() +
+             " }\n",
+         "run.workspaces.b.serve: names 17 services; a workspace serves at most 16"},
         // A peer or a reach naming nothing configured is an error, not a warning: an edge that
         // cannot exist is a typo the operator should see at once.
         {b + "reach = [\"api.nowhere\"]\n",
