@@ -809,10 +809,10 @@ TEST(FakeEngine, ARunWithoutANetworkIsRefusedWhereTheTaskWouldGetADefaultBridge)
     EXPECT_NE(preflight_error(*rt).find("has the network 'bridge'"), std::string::npos);
 }
 
-// With pull = "always" and an image the manager lacks, the image's entrypoint is unknown; the entry
-// step that sets secret variables replaces it, so such a run is refused before anything is
-// created, rather than run without the entrypoint. Without secrets the task keeps the image's
-// own (docker's Args only).
+// Nodes that pull (pulls-on-purpose: a fake engine, no registry) and an image the manager lacks:
+// the image's entrypoint is unknown; the entry step that sets secret variables replaces it, so
+// such a run is refused before anything is created, rather than run without the entrypoint.
+// Without secrets the task keeps the image's own (docker's Args only).
 TEST(FakeEngine, SecretVariablesWithAnImageTheManagerLacksAreRefusedNotRunWithoutItsEntrypoint) {
     ScriptedRun script;
     FakeEngine engine(
