@@ -46,7 +46,7 @@ void combine() noexcept {
                     if (s.name.starts_with("codexAuth.") != chosen_by_a_box) continue;
                     if (!added.emplace(s.name, s.value).second) continue;
                     try {
-                        all.add(s.name, s.value);
+                        all.add(s.name, s.value, s.chosen_by_box);
                     } catch (const std::invalid_argument&) {
                         left_out.push_back(s);
                     }

@@ -34,7 +34,7 @@ bool GrowingRedactor::grow(const std::vector<Secret>& more, std::vector<std::str
             if (have.value == s.value) held = true;
         if (held) continue;
         try {
-            next.add(s.name, s.value);
+            next.add(s.name, s.value, s.chosen_by_box);
             grew = true;
         } catch (const std::invalid_argument&) {
             if (refused != nullptr) refused->push_back(s.name);

@@ -494,6 +494,7 @@ std::vector<Pattern> derive_patterns(const SecretSet& secrets) {
 
     for (std::size_t s = 0; s < secrets.size(); ++s)
         for (const auto& [v, f] : derive_forms(secrets.secrets()[s].value)) {
+            if (f == Form::decoded && secrets.secrets()[s].chosen_by_box) continue;
             form = f;
             keep(v, s, Encoding::raw);
             // Bytes, not a text a tool re-encodes: their own encodings would be the value again.

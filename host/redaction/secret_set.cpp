@@ -55,13 +55,13 @@ SecretSet::SecretSet(std::size_t min_length) : min_length_(min_length) {
 
 SecretSet::SecretSet(std::vector<Secret> secrets, std::size_t min_length) : SecretSet(min_length) {
     secrets_.reserve(secrets.size());
-    for (auto& s : secrets) add(std::move(s.name), std::move(s.value));
+    for (auto& s : secrets) add(std::move(s.name), std::move(s.value), s.chosen_by_box);
 }
 
 SecretSet::SecretSet(std::initializer_list<Secret> secrets, std::size_t min_length)
     : SecretSet(std::vector<Secret>(secrets), min_length) {}
 
-void SecretSet::add(std::string name, std::string value) {
+void SecretSet::add(std::string name, std::string value, bool chosen_by_box) {
     if (name.empty())
         refuse(name,
                "the name is empty; give every secret a name, it is printed in its "
@@ -107,7 +107,7 @@ void SecretSet::add(std::string name, std::string value) {
                              "', so every redaction would print it; rename '" + printable(name) +
                              "'");
     }
-    secrets_.push_back(Secret{std::move(name), std::move(value)});
+    secrets_.push_back(Secret{std::move(name), std::move(value), chosen_by_box});
 }
 
 } // namespace radial::redaction

@@ -18,6 +18,10 @@ namespace radial::redaction {
 struct Secret {
     std::string name;
     std::string value;
+    // A value a box chose (a Codex token it rotated in, docs/design.md §8.7): its patterns are the
+    // value's own forms and encodings, never the bytes its base64 decodes to, which a box could
+    // pick to make radiald mask any text of its choice, other turns' log lines included.
+    bool chosen_by_box = false;
 };
 
 // The marker that replaces an occurrence of secret `name`: "[REDACTED:<name>]". [thread-safe]
@@ -51,7 +55,7 @@ public:
     //  - the value occurs inside the marker of this or an earlier secret, or an earlier value
     //    occurs inside this secret's marker (every redaction would then print the value).
     // Duplicate values and duplicate names are accepted. On a throw the set is unchanged.
-    void add(std::string name, std::string value);
+    void add(std::string name, std::string value, bool chosen_by_box = false);
 
     // The secrets, in the order they were added. [thread-safe]
     const std::vector<Secret>& secrets() const noexcept { return secrets_; }

@@ -43,7 +43,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
                     read_codex_auth(codex_auth_path(env_.cfg.codex_auth_file), codex_auth_error_)) {
                 std::size_t i = 0;
                 for (const auto& v : codex_auth_secrets(*text, env_.cfg.redact.min_length))
-                    secrets.add(fmt::format("codexAuth.{}", i++), v);
+                    secrets.add(fmt::format("codexAuth.{}", i++), v, /*chosen_by_box=*/true);
                 next_codex_secret_ = i;
                 codex_auth_ = std::move(*text);
             }
@@ -189,7 +189,7 @@ bool TurnSession::learn_rotated_secrets() {
     if (fresh.empty()) return false;
     std::vector<redaction::Secret> more;
     for (const auto& v : fresh)
-        more.push_back({fmt::format("codexAuth.{}", next_codex_secret_++), v});
+        more.push_back({fmt::format("codexAuth.{}", next_codex_secret_++), v, true});
     std::vector<std::string> refused;
     const bool grew = redactor_->grow(more, &refused);
     // Registered before the old registration goes, so no line is written between the two unmasked.

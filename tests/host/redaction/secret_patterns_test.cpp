@@ -43,6 +43,25 @@ std::vector<std::string> all_patterns(const std::string& value) {
 }
 
 // C-20: the forms of the case's three secrets that a shell prints.
+// A value a box chose (a Codex token it rotated in) gets no decoded form: as the base64 of text of
+// its choice, it would make radiald mask that text everywhere, other turns' log lines included
+// (docs/design.md §8.7). Its own forms and encodings stay patterns.
+TEST(SecretPatterns, AValueABoxChoseHasNoDecodedForm) {
+    const std::string text = "turn vic: starting box";
+    const std::string token = base64(text, false);
+    const Redactor ordinary(SecretSet{{"codexAuth.1", token}});
+    EXPECT_EQ(ordinary.redact(text), "[REDACTED:codexAuth.1]") << "the decoded form, as before";
+    SecretSet chosen;
+    chosen.add("codexAuth.1", token, /*chosen_by_box=*/true);
+    const Redactor by_box(chosen);
+    EXPECT_EQ(by_box.redact(text), text);
+    EXPECT_EQ(by_box.redact("x " + token + " y"), "x [REDACTED:codexAuth.1] y");
+    for (const auto& p : derive_patterns(chosen)) EXPECT_NE(p.form, Form::decoded) << p.bytes;
+    // The flag travels with the set (a copy, a growing redactor's next set).
+    const SecretSet copy = chosen;
+    EXPECT_TRUE(copy.secrets().front().chosen_by_box);
+}
+
 TEST(SecretPatterns, C20_TrimmedAndUnquotedFormsOfTheCase) {
     EXPECT_THAT(all_patterns("Zq8-wX41-pL0k\n"), Contains("Zq8-wX41-pL0k"));
     EXPECT_THAT(all_patterns("  Hh5-kK31-zZ8w  "), Contains("Hh5-kK31-zZ8w"));
