@@ -54,10 +54,9 @@ std::string utc_now() {
     return fmt::format("{}.{:03}Z", buf, ms);
 }
 
-// The turn a message is about, by the convention every turn's log line follows: it starts with
-// "turn <turnId>: " (a turn id, internal::is_turn_id).
-std::string_view turn_of(std::string_view message) noexcept {
-    constexpr std::string_view prefix = "turn ";
+// The id a message starting "<prefix><id>: " is about (an id as internal::is_turn_id says), or
+// empty.
+std::string_view id_after(std::string_view message, std::string_view prefix) noexcept {
     if (message.substr(0, prefix.size()) != prefix) return {};
     const std::string_view rest = message.substr(prefix.size());
     const std::size_t colon = rest.find(": ");
@@ -65,15 +64,12 @@ std::string_view turn_of(std::string_view message) noexcept {
     return rest.substr(0, colon);
 }
 
+// The turn a message is about, by the convention every turn's log line follows: it starts with
+// "turn <turnId>: ".
+std::string_view turn_of(std::string_view message) noexcept { return id_after(message, "turn "); }
+
 // As turn_of, for a line CheckLines rewrote.
-std::string_view check_of(std::string_view message) noexcept {
-    constexpr std::string_view prefix = "check ";
-    if (message.substr(0, prefix.size()) != prefix) return {};
-    const std::string_view rest = message.substr(prefix.size());
-    const std::size_t colon = rest.find(": ");
-    if (colon == std::string_view::npos || !internal::is_turn_id(rest.substr(0, colon))) return {};
-    return rest.substr(0, colon);
-}
+std::string_view check_of(std::string_view message) noexcept { return id_after(message, "check "); }
 
 std::string json_line(Level level, std::string_view component, std::string_view message) {
     nlohmann::ordered_json j;

@@ -611,7 +611,8 @@ TEST_F(docker_live, AMountOfTheEnginesDataRootIsRefusedBeforeAnythingStarts) {
         s.mounts = {{source, "/work", true}};
         RunOutcome o = docker().run(s);
         EXPECT_EQ(o.status, RADIAL_E_REFUSED) << source << ": " << o.error.message;
-        // Refused by describe, before the run (a pool turn's host asks it: §7.5), or by the run.
+        // Refused by describe, before the run (a pool turn's host asks it: docs/design.md §7.5), or
+        // by the run.
         EXPECT_TRUE(o.error.key.starts_with("mounts")) << o.error.key;
         EXPECT_NE(o.error.message.find("data root '" + root + "'"), std::string::npos)
             << o.error.message;
