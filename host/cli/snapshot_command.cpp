@@ -98,6 +98,30 @@ internal::UniqueFd lock_snapshots(const std::string& state_dir) {
     return fd;
 }
 
+// Why a snapshot of `rec`'s box may not be taken now by its size (run.maxSnapshotBytes, the free
+// space of the engine's data root), or "" when it fits: asked before the intent and the commit, so
+// that a refusal leaves nothing half made and the box as it was (docs/design.md §13.12). A file
+// that costs the box nothing (a sparse file's holes) must not cost the engine's disk its size.
+std::string too_big(const host::SessionClient& sessions, const session::SessionRecord& rec,
+                    const config::HostConfig& cfg) {
+    try {
+        sessions.check_snapshot_size(rec.label, cfg.max_snapshot_bytes);
+        return "";
+    } catch (const host::RuntimeError& e) {
+        if (e.code() == RADIAL_E_REFUSED)
+            return fmt::format(
+                "{} (run.maxSnapshotBytes = {}). Remove or shrink those files in a turn of the "
+                "session, or raise run.maxSnapshotBytes (0: no bound)",
+                e.what(), cfg.max_snapshot_bytes);
+        if (e.code() != RADIAL_E_UNSUPPORTED) throw;
+        if (cfg.max_snapshot_bytes == 0) return ""; // no bound asked for: nothing to tell
+        return fmt::format(
+            "{}, so run.maxSnapshotBytes = {} cannot be held; set run.maxSnapshotBytes = 0 to "
+            "take snapshots of this runtime unbounded",
+            e.what(), cfg.max_snapshot_bytes);
+    }
+}
+
 } // namespace
 
 int run_session_snapshot(const SessionOptions& o) {
@@ -196,6 +220,12 @@ int run_session_snapshot(const SessionOptions& o) {
                     "run.maxSnapshots",
                     cfg.state_dir, kept, cfg.max_snapshots);
             return kExitFailed;
+        }
+        if (!complete) {
+            if (const auto why = too_big(sessions, *rec, cfg); !why.empty()) {
+                log::error("session", "session '{}' takes no snapshot now: {}", o.id, why);
+                return kExitFailed;
+            }
         }
         session::SnapshotRecord snap;
         snap.image = image;

@@ -101,6 +101,9 @@ struct HostConfig {
     // run.maxSnapshots: how many session snapshots (local images) this state directory keeps; a
     // snapshot beyond it is refused until one is removed (radiald session snapshot-rm)
     std::size_t max_snapshots = 16;
+    // run.maxSnapshotBytes: the most bytes one snapshot may write, by the apparent size of the
+    // box's changed files (sparse files' holes count); 0: no bound (docs/design.md §13.12)
+    std::uint64_t max_snapshot_bytes = 4ull << 30;
     // run.outputStall: how long a turn's output waits for a reader that takes none of it before
     // it is dropped and counted (docs/design.md §3.6); 0: never waits.
     std::uint64_t output_stall_ms = 10'000;

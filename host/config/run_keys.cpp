@@ -341,6 +341,11 @@ std::vector<KeyReader> run_readers(Reader& r, HostConfig& cfg, RunTable& out) {
              cfg.max_snapshots = static_cast<std::size_t>(whole(
                  r, key, v, 0, 10000, "must be a number of snapshots from 0 to 10000 (0: none)"));
          }},
+        {"maxSnapshotBytes",
+         [&](K key, V v) {
+             cfg.max_snapshot_bytes =
+                 r.size(key, v, 0, units::kMaxSizeBytes, "\"4g\" (0: no bound)");
+         }},
         {"mode",
          [&](K key, V v) {
              cfg.mode = one_of(r, key, v, {"read-only", "workspace-write"},

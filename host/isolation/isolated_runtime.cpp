@@ -111,6 +111,8 @@ std::int32_t s_changes(radial_runtime*, radial_str, std::uint64_t, const radial_
 std::int32_t s_snapshot(radial_runtime*, radial_str, radial_str, const radial_name_sink*,
                         const radial_error_sink*);
 std::int32_t s_remove_snapshot(radial_runtime*, radial_str, const radial_error_sink*);
+std::int32_t s_check_snapshot_size(radial_runtime*, radial_str, std::uint64_t,
+                                   const radial_error_sink*);
 
 // One instance of the plugin, kept in whichever radial-plugin-host process is current.
 class Instance {
@@ -181,6 +183,8 @@ public:
                 t.changes = has(calls, "changes") ? &s_changes : nullptr;
                 t.snapshot = has(calls, "snapshot") ? &s_snapshot : nullptr;
                 t.remove_snapshot = has(calls, "remove_snapshot") ? &s_remove_snapshot : nullptr;
+                t.check_snapshot_size =
+                    has(calls, "check_snapshot_size") ? &s_check_snapshot_size : nullptr;
             }
             created_ = true;
         } else if (host_.log != nullptr) {
@@ -505,6 +509,12 @@ std::int32_t s_snapshot(radial_runtime* rt, radial_str label, radial_str image,
 
 std::int32_t s_remove_snapshot(radial_runtime* rt, radial_str image, const radial_error_sink* err) {
     return simple(rt, "session.remove_snapshot", {{"image", str(image)}}, err);
+}
+
+std::int32_t s_check_snapshot_size(radial_runtime* rt, radial_str label, std::uint64_t max_bytes,
+                                   const radial_error_sink* err) {
+    return simple(rt, "session.check_snapshot_size",
+                  {{"label", str(label)}, {"max_bytes", max_bytes}}, err);
 }
 
 const void* p_get_extension(radial_runtime* rt, const char* id) {

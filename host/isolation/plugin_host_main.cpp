@@ -259,6 +259,8 @@ json dispatch(const json& req, CallContext& call) {
                 has(&radial_session_ext::snapshot, "snapshot");
                 has(&radial_session_ext::remove_snapshot, "remove_snapshot");
             }
+            if (RADIAL_HAS_FIELD(s, radial_session_ext, check_snapshot_size))
+                has(&radial_session_ext::check_snapshot_size, "check_snapshot_size");
         }
         return {{"status", status}, {"extensions", extensions}, {"session_calls", session_calls}};
     }
@@ -334,13 +336,16 @@ json dispatch(const json& req, CallContext& call) {
     // Each call looked for before it is made: the table may be shorter, or hold fewer calls,
     // than the one radiald learned at the first create.
     const bool snapshots = RADIAL_HAS_FIELD(s, radial_session_ext, remove_snapshot);
-    const bool offered = name == "session.create"            ? s->create != nullptr
-                         : name == "session.destroy"         ? s->destroy != nullptr
-                         : name == "session.resolve_image"   ? snapshots && s->resolve_image
-                         : name == "session.changes"         ? snapshots && s->changes
-                         : name == "session.snapshot"        ? snapshots && s->snapshot
-                         : name == "session.remove_snapshot" ? snapshots && s->remove_snapshot
-                                                             : true;
+    const bool offered =
+        name == "session.create"            ? s->create != nullptr
+        : name == "session.destroy"         ? s->destroy != nullptr
+        : name == "session.resolve_image"   ? snapshots && s->resolve_image
+        : name == "session.changes"         ? snapshots && s->changes
+        : name == "session.snapshot"        ? snapshots && s->snapshot
+        : name == "session.remove_snapshot" ? snapshots && s->remove_snapshot
+        : name == "session.check_snapshot_size"
+            ? RADIAL_HAS_FIELD(s, radial_session_ext, check_snapshot_size) && s->check_snapshot_size
+            : true;
     if (!offered) return fail(RADIAL_E_UNSUPPORTED, "the plugin does not offer " + name);
     if (name == "session.create") {
         const ContainerSpec spec = spec_from_json(req.at("spec"));
@@ -364,6 +369,9 @@ json dispatch(const json& req, CallContext& call) {
     }
     if (name == "session.remove_snapshot")
         return {{"status", s->remove_snapshot(rt, to_c(image), &err)}};
+    if (name == "session.check_snapshot_size")
+        return {{"status", s->check_snapshot_size(rt, to_c(label),
+                                                  req.at("max_bytes").get<std::uint64_t>(), &err)}};
     return fail(RADIAL_E_UNSUPPORTED, "unknown call '" + name + "'");
 }
 

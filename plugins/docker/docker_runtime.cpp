@@ -316,4 +316,8 @@ std::string DockerRuntime::snapshot(std::string_view label, std::string_view ima
 
 void DockerRuntime::remove_snapshot(std::string_view image) { engine_.remove_image(image); }
 
+void DockerRuntime::check_snapshot_size(std::string_view label, std::uint64_t max_bytes) {
+    check_docker_snapshot_size(engine_, label, max_bytes);
+}
+
 } // namespace radial::docker

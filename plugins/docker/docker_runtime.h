@@ -118,6 +118,7 @@ public:
                  radial::plugin::ChangeSink& sink) override;
     std::string snapshot(std::string_view label, std::string_view image) override;
     void remove_snapshot(std::string_view image) override;
+    void check_snapshot_size(std::string_view label, std::uint64_t max_bytes) override;
 
 private:
     // A call failed with RADIAL_E_UNAVAILABLE: the next preflight probes the engine again.

@@ -1,5 +1,10 @@
 #include "docker_snapshot.h"
 
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "docker_argv.h"
 #include "oci_runtime_profile.h"
 #include "upper_dir_walk.h"
@@ -40,8 +45,10 @@ std::string docker_image_digest(const DockerEngine& engine, std::string_view ima
     return id_of(*j, image);
 }
 
-void docker_session_changes(const DockerEngine& engine, std::string_view label,
-                            std::uint64_t since_ms, radial::plugin::ChangeSink& sink) {
+namespace {
+
+// The host path of the session box's overlay upper directory (its own changes).
+std::string upper_dir_of(const DockerEngine& engine, std::string_view label) {
     const auto& oci = engine.settings().oci_runtime;
     if (oci_runtime_profile(oci).binary == std::string_view("runsc"))
         throw Error(RADIAL_E_UNSUPPORTED, "ociRuntime",
@@ -60,7 +67,48 @@ void docker_session_changes(const DockerEngine& engine, std::string_view label,
                         (name.empty() ? std::string("(unnamed)") : name) +
                         "'; only overlay2's changes can be checked for snapshots (dockerd "
                         "--storage-driver overlay2)");
-    walk_upper_dir(data["UpperDir"].get<std::string>(), since_ms, sink);
+    return data["UpperDir"].get<std::string>();
+}
+
+std::string biggest_files(const UpperDirSize& size) {
+    std::string out;
+    for (const auto& [path, bytes] : size.biggest)
+        out += (out.empty() ? "" : ", ") + path + " (" + std::to_string(bytes) + " bytes)";
+    return out;
+}
+
+} // namespace
+
+void docker_session_changes(const DockerEngine& engine, std::string_view label,
+                            std::uint64_t since_ms, radial::plugin::ChangeSink& sink) {
+    walk_upper_dir(upper_dir_of(engine, label), since_ms, sink);
+}
+
+void check_docker_snapshot_size(const DockerEngine& engine, std::string_view label,
+                                std::uint64_t max_bytes) {
+    const std::string upper = upper_dir_of(engine, label);
+    const UpperDirSize size = size_upper_dir(upper);
+    const std::string what = "session box '" + std::string(label) + "' holds " +
+                             std::to_string(size.bytes) +
+                             " bytes of files by their apparent size (a sparse file's holes "
+                             "count: a commit writes them out as zeros)";
+    if (max_bytes != 0 && size.bytes > max_bytes)
+        throw Error(RADIAL_E_REFUSED, "max_bytes",
+                    what + ", more than the " + std::to_string(max_bytes) +
+                        " a snapshot may write; the biggest: " + biggest_files(size));
+    // The commit writes its layer beside the box's own, under the engine's data root: the free
+    // space of the upper directory's file system is what it may fill.
+    struct statvfs fs {};
+    if (::statvfs(upper.c_str(), &fs) != 0)
+        throw Error(RADIAL_E_UNAVAILABLE, "reading the free space of the engine's data root at '" +
+                                              upper + "': " + std::strerror(errno));
+    const std::uint64_t free_bytes =
+        static_cast<std::uint64_t>(fs.f_bavail) * static_cast<std::uint64_t>(fs.f_frsize);
+    if (size.bytes >= free_bytes)
+        throw Error(RADIAL_E_REFUSED, "",
+                    what + ", more than the " + std::to_string(free_bytes) +
+                        " bytes free on the file system of the engine's data root; the biggest: " +
+                        biggest_files(size));
 }
 
 std::string snapshot_docker_session(const DockerEngine& engine, const radial::plugin::Host& host,

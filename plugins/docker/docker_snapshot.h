@@ -3,6 +3,7 @@
 // directory, commits to local images, and their removal.
 #pragma once
 
+#include <cstdint>
 #include <radial/plugin/session.hpp>
 #include <string>
 #include <string_view>
@@ -21,6 +22,14 @@ std::string docker_image_digest(const DockerEngine& engine, std::string_view ima
 // overlay, and storage drivers other than overlay2 are not read.
 void docker_session_changes(const DockerEngine& engine, std::string_view label,
                             std::uint64_t since_ms, radial::plugin::ChangeSink& sink);
+
+// Throws Error(RADIAL_E_REFUSED) naming the biggest files when the regular files of the session
+// box's changes (size_upper_dir: apparent sizes) come to more than `max_bytes` (0: no bound) or
+// to the free bytes of the file system of its upper directory (the engine's data root, where a
+// commit writes); Error(RADIAL_E_UNSUPPORTED) as docker_session_changes; Error(RADIAL_E_NOT_FOUND)
+// when the box is gone. Reads names and sizes, never contents; thread-safe.
+void check_docker_snapshot_size(const DockerEngine& engine, std::string_view label,
+                                std::uint64_t max_bytes);
 
 // Commits the session's box to `image` ("repository:tag"), whose configuration is the base
 // image's (command, entrypoint, environment) with radial's box label cleared, so that a box made

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <set>
 #include <utility>
 #include <vector>
@@ -97,38 +98,55 @@ struct NamesHeld {
     std::size_t held = 0;
 };
 
+// The names of directory `dir_fd` (the box's `box_path`, `depth` levels down), counted in `names`
+// while this lives. Throws as walk_upper_dir says: too deep, too wide, or unreadable; `unkept`
+// says what becomes of changes past a bound ("are not checked, so they cannot be kept").
+class HeldNames {
+public:
+    HeldNames(int dir_fd, const std::string& box_path, std::size_t depth, NamesHeld& names,
+              const char* unkept)
+        : names_(names) {
+        const std::string shown = box_path.size() > 200 ? box_path.substr(0, 200) + "…" : box_path;
+        // The box chooses how deep its directories go; radiald (whose process this may be) does
+        // not follow it past kMostWalkDepth levels with a descriptor, a stack frame and a path
+        // each.
+        if (depth > kMostWalkDepth)
+            throw Error(RADIAL_E_UNAVAILABLE, "'" + shown +
+                                                  "' of the box's changes lies deeper than " +
+                                                  std::to_string(kMostWalkDepth) +
+                                                  " directories; changes that deep " + unkept);
+        // Its names are held until its last child is walked, beside every level's above it: the
+        // box chooses how many there are too, so the walk holds at most kMostNamesHeld at once.
+        auto listed = radial::internal::dir_names(dir_fd, names.most - names.held);
+        if (!listed && errno == EOVERFLOW)
+            throw Error(RADIAL_E_UNAVAILABLE,
+                        "'" + shown +
+                            "' of the box's changes brings the entries of the directories it lies "
+                            "in past " +
+                            std::to_string(names.most) + "; changes that wide " + unkept);
+        if (!listed) throw unreadable("listing", box_path);
+        list = std::move(*listed);
+        names.held += list.size();
+    }
+    ~HeldNames() { names_.held -= list.size(); }
+    HeldNames(const HeldNames&) = delete;
+    HeldNames& operator=(const HeldNames&) = delete;
+
+    std::vector<std::string> list;
+
+private:
+    NamesHeld& names_;
+};
+
 // `renamed`: a directory above changed since `since_ms` (an entry put in, taken out or renamed),
 // so every entry below has a full path that may be new although the entry itself did not change
 // (a rename changes the renamed directory's ctime, not its children's). Such an entry is given by
 // its name alone: its bytes were given when they changed.
 bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint64_t since_ms,
           ChangeSink& sink, GivenInodes& given, NamesHeld& names, bool renamed) {
-    // The box chooses how deep its directories go; radiald (whose process this may be) does not
-    // follow it past kMostWalkDepth levels with a descriptor, a stack frame and a path each.
-    if (depth > kMostWalkDepth)
-        throw Error(RADIAL_E_UNAVAILABLE,
-                    "'" + (box_path.size() > 200 ? box_path.substr(0, 200) + "…" : box_path) +
-                        "' of the box's changes lies deeper than " +
-                        std::to_string(kMostWalkDepth) +
-                        " directories; changes that deep are not checked, so they cannot be kept");
-    // Its names are held until its last child is walked, beside every level's above it: the box
-    // chooses how many there are too, so the walk holds at most kMostNamesHeld at once.
-    const auto listed = radial::internal::dir_names(dir_fd, names.most - names.held);
-    if (!listed && errno == EOVERFLOW)
-        throw Error(RADIAL_E_UNAVAILABLE,
-                    "'" + (box_path.size() > 200 ? box_path.substr(0, 200) + "…" : box_path) +
-                        "' of the box's changes brings the entries of the directories it lies in "
-                        "past " +
-                        std::to_string(names.most) +
-                        "; changes that wide are not checked, so they cannot be kept");
-    if (!listed) throw unreadable("listing", box_path);
-    names.held += listed->size();
-    struct Release {
-        NamesHeld& names;
-        std::size_t n;
-        ~Release() { names.held -= n; }
-    } release{names, listed->size()};
-    for (const std::string& name : *listed) {
+    const HeldNames listed(dir_fd, box_path, depth, names,
+                           "are not checked, so they cannot be kept");
+    for (const std::string& name : listed.list) {
         const std::string path = (box_path == "/" ? "" : box_path) + "/" + name;
         struct stat st {};
         if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -191,15 +209,61 @@ bool walk(int dir_fd, const std::string& box_path, std::size_t depth, std::uint6
     return true;
 }
 
-} // namespace
+// Adds up the regular files below `dir_fd` into `out` (size_upper_dir).
+void size_walk(int dir_fd, const std::string& box_path, std::size_t depth, UpperDirSize& out,
+               std::size_t most_biggest, GivenInodes& counted, NamesHeld& names) {
+    const HeldNames listed(dir_fd, box_path, depth, names, "are not counted");
+    for (const std::string& name : listed.list) {
+        const std::string path = (box_path == "/" ? "" : box_path) + "/" + name;
+        struct stat st {};
+        if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            throw unreadable("inspecting", path);
+        if (S_ISDIR(st.st_mode)) {
+            radial::internal::UniqueFd sub(
+                ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!sub) throw unreadable("opening", path);
+            size_walk(sub.get(), path, depth + 1, out, most_biggest, counted, names);
+            continue;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_size <= 0) continue;
+        if (st.st_nlink > 1 && !counted.emplace(st.st_dev, st.st_ino).second) continue;
+        const auto size = static_cast<std::uint64_t>(st.st_size);
+        // Saturates: a box's 16 TiB files, many of them, must not wrap to a small sum.
+        out.bytes = size > UINT64_MAX - out.bytes ? UINT64_MAX : out.bytes + size;
+        auto& big = out.biggest;
+        if (most_biggest == 0 || (big.size() == most_biggest && big.back().second >= size))
+            continue;
+        auto at = big.begin();
+        while (at != big.end() && at->second >= size) ++at;
+        big.insert(at, {path, size});
+        if (big.size() > most_biggest) big.pop_back();
+    }
+}
 
-void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms, ChangeSink& sink,
-                    std::size_t most_names_held) {
+radial::internal::UniqueFd open_changes(const std::string& upper_dir) {
     radial::internal::UniqueFd root(
         ::open(upper_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!root)
         throw Error(RADIAL_E_UNAVAILABLE,
                     "opening the box's changes at '" + upper_dir + "': " + std::strerror(errno));
+    return root;
+}
+
+} // namespace
+
+UpperDirSize size_upper_dir(const std::string& upper_dir, std::size_t most_biggest,
+                            std::size_t most_names_held) {
+    const radial::internal::UniqueFd root = open_changes(upper_dir);
+    UpperDirSize out;
+    GivenInodes counted;
+    NamesHeld names{most_names_held};
+    size_walk(root.get(), "/", 0, out, most_biggest, counted, names);
+    return out;
+}
+
+void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms, ChangeSink& sink,
+                    std::size_t most_names_held) {
+    const radial::internal::UniqueFd root = open_changes(upper_dir);
     GivenInodes given;
     NamesHeld names{most_names_held};
     // The root's own change (any entry put in it) does not make every name new: each top-level

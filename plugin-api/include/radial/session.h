@@ -109,6 +109,19 @@ typedef struct radial_session_ext {
     /* [thread-safe] Postcondition: no local image named `image` exists (an unknown name is
      * RADIAL_OK). RADIAL_E_INVALID when a box still runs from it. */
     int32_t (*remove_snapshot)(radial_runtime* rt, radial_str image, const radial_error_sink* err);
+
+    /* Since 1.2 (NULL or absent: the runtime cannot tell how much a snapshot would write before
+     * it takes one; the host then refuses snapshots while it bounds their bytes). */
+
+    /* [thread-safe; not during an exec of that session] Whether a snapshot of the session's box
+     * fits, asked before `snapshot`: RADIAL_E_REFUSED (naming the biggest files and the bound they
+     * pass) when the regular files of the box's own file system come to more than `max_bytes`
+     * (0: no such bound) or to more than the free bytes where the runtime would write the image,
+     * each counted by its apparent size (a sparse file's holes too: a commit may write them out
+     * as zeros); RADIAL_OK when it fits. Reads names and sizes, never contents. RADIAL_E_NOT_FOUND
+     * when the box is gone; RADIAL_E_UNSUPPORTED (naming why) when the runtime cannot see them. */
+    int32_t (*check_snapshot_size)(radial_runtime* rt, radial_str label, uint64_t max_bytes,
+                                   const radial_error_sink* err);
 } radial_session_ext;
 
 #ifdef __cplusplus

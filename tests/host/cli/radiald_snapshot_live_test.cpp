@@ -660,6 +660,56 @@ TEST(SnapshotLive, TheCapRefusesOneMoreSnapshotAndTheJournalNamesEachStep) {
     EXPECT_THAT(events, HasSubstr("\"detail\":\"removed by 'radiald session rm'\""));
 }
 
+// Session `s`'s snapshot after one turn made /opt/cache/sparse a file of `bytes` holes: refused,
+// nothing left of it (no image, no record, the box not paused), and the session's next turn runs.
+test::ProcessResult sparse_file_refused(const test::RadialdSetup& setup, const Snapshots& snaps,
+                                        const Session& s, const std::string& bytes) {
+    EXPECT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto made = setup.turn({"--session", s.id}, {"truncate", "-s", bytes, "/opt/cache/sparse"});
+    EXPECT_EQ(made.result.exit_code, 0) << made.result.err;
+    auto refused = snaps.take(s.id);
+    EXPECT_EQ(refused.exit_code, 1) << refused.out;
+    EXPECT_THAT(refused.err, HasSubstr("/opt/cache/sparse (" + bytes + " bytes)"));
+    EXPECT_TRUE(snaps.images().empty());
+    auto listed = test::run_process(
+        {RADIALD_PATH, "session", "snapshots", "--config", setup.config()}, {}, 60s);
+    EXPECT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_EQ(listed.out, "") << "a refused snapshot left a record";
+    EXPECT_EQ(
+        test::run_process({"docker", "inspect", "-f", "{{.State.Paused}}", s.box()}, {}, 60s).out,
+        "false\n");
+    auto next = setup.turn({"--session", s.id}, {"echo", "next"});
+    EXPECT_EQ(next.result.exit_code, 0) << next.result.err;
+    EXPECT_EQ(next.result.out, "next\n");
+    return refused;
+}
+
+// A sparse file costs the box nothing and a commit its whole size in zeros: the snapshot is
+// refused before anything is committed, naming run.maxSnapshotBytes and the file — and with no
+// bound (0) the engine's free space still bounds it: 8 TiB of holes do not fit. Once the file is
+// gone the snapshot is taken.
+TEST(SnapshotLive, ASnapshotPastItsBoundOrTheEnginesFreeSpaceIsRefusedBeforeItsCommit) {
+    struct Case {
+        const char* keys;
+        const char* bytes;
+        const char* says;
+    };
+    for (const Case& c :
+         {Case{"maxSnapshotBytes = \"1m\"\n", "67108864", "run.maxSnapshotBytes = 1048576"},
+          Case{"maxSnapshotBytes = 0\n", "8796093022208",
+               "bytes free on the file system of the engine's data root"}}) {
+        test::RadialdSetup setup(c.keys);
+        Snapshots snaps(setup);
+        Session s(setup, {});
+        auto refused = sparse_file_refused(setup, snaps, s, c.bytes);
+        EXPECT_THAT(refused.err, HasSubstr(c.says));
+        EXPECT_EQ(setup.turn({"--session", s.id}, {"rm", "/opt/cache/sparse"}).result.exit_code, 0);
+        const auto taken = snaps.take(s.id);
+        EXPECT_EQ(taken.exit_code, 0) << taken.err << " (once the file is gone)";
+        EXPECT_EQ(snaps.images().size(), 1u);
+    }
+}
+
 } // namespace
 } // namespace radial
 

@@ -303,6 +303,41 @@ TEST(UpperDirWalkTest, ADirectoryWithMoreEntriesThanTheCapIsNotListed) {
     EXPECT_EQ(radial::internal::dir_names(fd.get())->size(), 4u) << "no cap by default";
 }
 
+// A snapshot's size is its files' apparent sizes: a sparse file counts whole (a commit writes its
+// holes out as zeros), a file with two names once, links, directories and whiteouts not at all,
+// and whatever changed when (size_upper_dir takes no time: a commit keeps every change).
+TEST(UpperDirSizeTest, SumsApparentSizesCountingEachFileOnceAndNamesTheBiggest) {
+    test::TempDir up("radial-upper");
+    fs::create_directories(up / "opt/cache/deep");
+    const std::string sparse = up / "opt/cache/sparse";
+    int fd = ::open(sparse.c_str(), O_CREAT | O_WRONLY, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::ftruncate(fd, off_t{1} << 40), 0); // 1 TiB of holes, no data
+    ::close(fd);
+    up.write("opt/cache/deep/small", "12345");
+    up.write("opt/mid", std::string(1000, 'x'));
+    ASSERT_EQ(::link((up / "opt/mid").c_str(), (up / "opt/mid-again").c_str()), 0);
+    ASSERT_EQ(::symlink("/opt/cache/sparse", (up / "opt/link").c_str()), 0);
+    ASSERT_EQ(::mknod((up / "opt/gone").c_str(), S_IFCHR | 0000, makedev(0, 0)), 0); // whiteout
+
+    const auto size = size_upper_dir(up.path(), 2);
+    EXPECT_EQ(size.bytes, (std::uint64_t{1} << 40) + 1000 + 5);
+    ASSERT_EQ(size.biggest.size(), 2u);
+    EXPECT_EQ(size.biggest[0],
+              (std::pair<std::string, std::uint64_t>{"/opt/cache/sparse", std::uint64_t{1} << 40}));
+    EXPECT_EQ(size.biggest[1].second, 1000u);
+    EXPECT_TRUE(size.biggest[1].first == "/opt/mid" || size.biggest[1].first == "/opt/mid-again")
+        << size.biggest[1].first;
+    EXPECT_EQ(size_upper_dir(up.path(), 5).biggest.size(), 3u) << "one file, two names: once";
+}
+
+TEST(UpperDirSizeTest, TooDeepOrMissingIsAnErrorNotASmallSize) {
+    test::TempDir up("radial-upper");
+    nest(up.path(), kMostWalkDepth + 1);
+    EXPECT_THROW(size_upper_dir(up.path()), radial::plugin::Error);
+    EXPECT_THROW(size_upper_dir("/nonexistent/radial-upper"), radial::plugin::Error);
+}
+
 TEST(UpperDirWalkTest, AMissingDirectoryIsAnError) {
     WalkedChanges c;
     auto s = sink_for(c);

@@ -178,6 +178,33 @@ public:
         });
     }
 
+    // Since the extension's 1.2: whether the runtime can tell how much a snapshot would write
+    // before taking one (see radial_session_ext.check_snapshot_size).
+    bool can_check_snapshot_size() const noexcept {
+        return has_snapshots() && RADIAL_HAS_FIELD(ext_, radial_session_ext, check_snapshot_size) &&
+               ext_->check_snapshot_size != nullptr;
+    }
+
+    // Throws RuntimeError(RADIAL_E_REFUSED) naming the biggest files when a snapshot of the
+    // session's box would write more than `max_bytes` (0: no bound) or more than the free space
+    // it would be written to (see radial_session_ext.check_snapshot_size);
+    // RuntimeError(RADIAL_E_UNSUPPORTED) when the runtime cannot tell (can_check_snapshot_size).
+    void check_snapshot_size(std::string_view label, std::uint64_t max_bytes) const {
+        if (!can_check_snapshot_size())
+            throw RuntimeError(RADIAL_E_UNSUPPORTED, {},
+                               "runtime '" + state_->info.id + "' (" + state_->plugin_path +
+                                   ") cannot tell how much a snapshot would write before taking "
+                                   "one: its " RADIAL_SESSION_EXTENSION_ID
+                                   " extension has no check_snapshot_size");
+        bounded("check snapshot size", [ext = ext_, l = std::string(label),
+                                        max_bytes](RuntimeClient::State& st) {
+            detail::ErrorCollector err;
+            auto esink = err.sink();
+            std::int32_t status = ext->check_snapshot_size(st.rt, to_c(l), max_bytes, &esink);
+            if (status != RADIAL_OK) err.raise(status, "check snapshot size");
+        });
+    }
+
 private:
     // A walk of changes, shared with the call's thread.
     struct ChangeWalk {

@@ -79,6 +79,15 @@ public:
         throw Error(RADIAL_E_UNSUPPORTED, "removing snapshot '" + std::string(image) +
                                               "': this runtime keeps no snapshots");
     }
+    // Since 1.2: throws Error(RADIAL_E_REFUSED) when a snapshot of the box would write more than
+    // `max_bytes` (0: no bound) or more than the free space it would be written to (see
+    // radial_session_ext.check_snapshot_size).
+    virtual void check_snapshot_size(std::string_view label, std::uint64_t max_bytes) {
+        (void)max_bytes;
+        throw Error(RADIAL_E_UNSUPPORTED, "sizing a snapshot of session box '" +
+                                              std::string(label) +
+                                              "': this runtime cannot tell it before taking one");
+    }
 };
 
 namespace detail {
@@ -185,6 +194,16 @@ inline std::int32_t session_remove_snapshot(radial_runtime* rt, radial_str image
     });
 }
 
+inline std::int32_t session_check_snapshot_size(radial_runtime* rt, radial_str label,
+                                                std::uint64_t max_bytes,
+                                                const radial_error_sink* err) noexcept {
+    return guarded(err, [&] {
+        std::string l(to_view(label));
+        check_label(l);
+        sessions_of(rt).check_snapshot_size(l, max_bytes);
+    });
+}
+
 } // namespace detail
 
 // The extension table of every helper runtime that implements Sessions.
@@ -199,13 +218,14 @@ inline const radial_session_ext* session_extension() noexcept {
         t.changes = &detail::session_changes;
         t.snapshot = &detail::session_snapshot;
         t.remove_snapshot = &detail::session_remove_snapshot;
+        t.check_snapshot_size = &detail::session_check_snapshot_size;
         return t;
     }();
     return &table;
 }
 
-// The table of a helper runtime that implements Sessions but keeps no snapshots: the 1.1 calls
-// are null, so a host sees has_snapshots() false and never asks for them.
+// The table of a helper runtime that implements Sessions but keeps no snapshots: the 1.1 and 1.2
+// calls are null, so a host sees has_snapshots() false and never asks for them.
 inline const radial_session_ext* session_extension_without_snapshots() noexcept {
     static const radial_session_ext table = [] {
         radial_session_ext t = *session_extension();
@@ -213,6 +233,7 @@ inline const radial_session_ext* session_extension_without_snapshots() noexcept 
         t.changes = nullptr;
         t.snapshot = nullptr;
         t.remove_snapshot = nullptr;
+        t.check_snapshot_size = nullptr;
         return t;
     }();
     return &table;
