@@ -15,6 +15,7 @@
 #include "turn/box_root.h"
 #include "turn/box_user_env.h"
 #include "turn/image_pin.h"
+#include "turn/terminal_record.h"
 #include "turn/turn_setup_error.h"
 
 namespace radial::session {
@@ -134,6 +135,24 @@ void make_session_exec(ContainerSpec& spec, const SessionRecord& session,
     exec.timeout_ms = spec.timeout_ms;
     exec.user = session.user;
     spec = std::move(exec);
+}
+
+void check_session_lifetime(const SessionRecord& session,
+                            std::chrono::system_clock::time_point now) {
+    if (session.max_lifetime_ms == 0 || session.created_at_ms <= 0) return;
+    const auto now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+    const std::uint64_t end_ms =
+        static_cast<std::uint64_t>(session.created_at_ms) + session.max_lifetime_ms;
+    // The box's own end (radial-init's) is timed from its start, which a restart of the box
+    // (docker restart, an engine restart with a restart policy) sets again: the record's time
+    // is the session's (docs/design.md §13.12).
+    if (now_ms < 0 || static_cast<std::uint64_t>(now_ms) >= end_ms)
+        throw turn::RequestError(fmt::format(
+            "session '{}' is past its maximum lifetime ({} ms from its creation at {}); it runs "
+            "no more turns. Remove it with 'radiald session rm {}' and create a new one",
+            session.id, session.max_lifetime_ms, turn::format_timestamp_ms(session.created_at_ms),
+            session.id));
 }
 
 void begin_session_turn(const std::string& state_dir, const SessionRecord& loaded,

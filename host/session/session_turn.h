@@ -2,6 +2,7 @@
 // fixed at create, a turn's request may not change; the turn runs as an exec in the session's box.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <radial/container_spec.hpp>
@@ -46,6 +47,13 @@ void check_session_image_pin(const SessionRecord& session, const config::HostCon
 // outside it could read the box's processes, its secrets among them (docs/design.md §8.7). Throws
 // turn::RequestError naming the session, its ids, the range and `session rm`.
 void check_session_box_ids(const SessionRecord& session, const config::HostConfig& cfg);
+
+// Refuses a session turn past the session's maximum lifetime (SessionRecord::created_at_ms +
+// max_lifetime_ms, by radiald's record, not the box's start: a restarted box starts again):
+// throws turn::RequestError naming the session and `radiald session rm ID` when it passed at
+// `now`. A session with no maximum lifetime (0) passes.
+void check_session_lifetime(const SessionRecord& session,
+                            std::chrono::system_clock::time_point now);
 
 // The exec of a session turn: `spec` (built from the bound request) labelled as the session's box
 // and run as its ids; what only a box's creation can apply (mounts, tmpfs, limits) is dropped, the

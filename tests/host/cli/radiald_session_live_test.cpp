@@ -476,6 +476,36 @@ TEST(SessionLive, AMaximumLifetimeEndingUnderATurnKillsItsExec) {
     EXPECT_THAT(t.result.err, HasSubstr("ended during the exec (its maximum lifetime passed"));
 }
 
+// A restart of the session's box (docker restart, an engine restarted with a restart policy)
+// starts its PID 1's lifetime again: the session's is its record's, and a turn past it is
+// refused naming `session rm`, though the box still runs.
+TEST(SessionLive, ATurnPastTheRecordsLifetimeIsRefusedThoughItsBoxWasRestarted) {
+    test::RadialdSetup setup;
+    Session s(setup, {"--max-lifetime", "10s"});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    const auto rec =
+        nlohmann::json::parse(test::read_file(setup.state_dir() + "/sessions/" + s.id + ".json"));
+    const auto created = std::chrono::system_clock::time_point(
+        std::chrono::milliseconds(rec.at("createdAtMs").get<std::int64_t>()));
+    const auto past = [](std::chrono::system_clock::time_point t) {
+        return [t] { return std::chrono::system_clock::now() >= t; };
+    };
+    // Restarted halfway: its PID 1 then ends it 10 s after the restart, past the session's end.
+    ASSERT_TRUE(test::wait_until(past(created + 5s), 60s));
+    auto restarted = test::run_process({"docker", "restart", "-t", "1", s.box()}, {}, 60s);
+    ASSERT_EQ(restarted.exit_code, 0) << restarted.err;
+    ASSERT_TRUE(test::wait_until(past(created + 11s), 60s));
+    ASSERT_EQ(
+        test::run_process({"docker", "inspect", "-f", "{{.State.Running}}", s.box()}, {}, 60s).out,
+        "true\n")
+        << "the restarted box ended already: this test would show nothing";
+    auto late = setup.turn({"--session", s.id}, {"echo", "ran-past-its-lifetime"});
+    EXPECT_NE(late.result.exit_code, 0) << late.result.out;
+    EXPECT_THAT(late.result.out, Not(HasSubstr("ran-past-its-lifetime")));
+    EXPECT_THAT(late.result.err, HasSubstr("past its maximum lifetime"));
+    EXPECT_THAT(late.result.err, HasSubstr("'radiald session rm " + s.id + "'"));
+}
+
 // The engine stopping or killing the session's box under an exec: the exec was killed, not by
 // its command (whose 143 or 137 it showed before the engine marked the box stopped).
 TEST(SessionLive, ABoxTheEngineStopsUnderATurnKillsItsExecNotItsCommand) {
