@@ -59,11 +59,24 @@ std::uint64_t duration_flag(const std::string& flag, const std::string& text) {
 std::string lease_dir() { return turn::box_id_lease_dir(daemon::default_claim_registry()); }
 
 // A create of an id in use: the session's, or another create's under way (or a killed one's,
-// whose directories reconciliation removes).
-turn::RequestError session_exists(const std::string& id) {
+// whose directories reconciliation removes). Each is named with the fix that works for it: `session
+// rm` knows only sessions with a record, and a killed create left none.
+turn::RequestError session_exists(const std::string& state_dir, const std::string& id) {
+    bool recorded = true; // a record that cannot be read is one `session rm` can remove
+    try {
+        recorded = session::load_session(state_dir, id).has_value();
+    } catch (const std::exception&) {
+    }
+    if (recorded)
+        return turn::RequestError(fmt::format(
+            "--session-id '{0}': session '{0}' exists already; remove it with 'radiald session rm "
+            "{0}', or pick another --session-id",
+            id));
     return turn::RequestError(fmt::format(
-        "--session-id '{0}': session '{0}' exists already (or another 'radiald session create' is "
-        "making it); remove it with 'radiald session rm {0}', or pick another --session-id",
+        "--session-id '{0}': another 'radiald session create' is making session '{0}', or one "
+        "was killed while it did and left its directories ('radiald session ls' does not list "
+        "it); once no create runs, 'radiald reconcile' removes what a killed one left. Or pick "
+        "another --session-id",
         id));
 }
 
@@ -146,7 +159,7 @@ int run_session_create(const SessionOptions& o) {
         // Said before the image is looked at; the directory's mkdir below settles a race.
         if (std::error_code ec;
             fs::exists(fs::symlink_status(session::session_socket_dir(cfg.state_dir, rec.id), ec)))
-            throw session_exists(rec.id);
+            throw session_exists(cfg.state_dir, rec.id);
         rec.label = session::session_label(cfg, rec.id);
         rec.idle_timeout_ms = idle_timeout_ms;
         rec.scan_key = session::new_fingerprint_key();
@@ -229,7 +242,7 @@ int run_session_create(const SessionOptions& o) {
         if (::mkdir(run_dir.c_str(), 0700) != 0) {
             // The session exists, or another create of the same id got there first (a killed
             // create's directory is reconciliation's to remove): before any box.
-            if (errno == EEXIST) throw session_exists(rec.id);
+            if (errno == EEXIST) throw session_exists(cfg.state_dir, rec.id);
             throw turn::TurnSetupError(
                 fmt::format("creating '{}': {}", run_dir, std::strerror(errno)));
         }

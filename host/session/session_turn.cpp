@@ -179,8 +179,15 @@ void begin_session_turn(const std::string& state_dir, const SessionRecord& loade
 }
 
 void abandon_session_turn(const std::string& state_dir, const std::string& session_id,
-                          const std::string& turn_id) noexcept {
+                          const std::string& turn_id, turn::TerminalRecord& ran) noexcept {
     try {
+        // `session ls` shows such a session as ended, and its id stays taken: a new session
+        // comes after the old one's removal (docs/design.md §13.12).
+        if (ran.session_box_gone)
+            ran.error += fmt::format(
+                ". Remove the session with 'radiald session rm {0}' (or 'radiald reconcile'), "
+                "then create it again",
+                session_id);
         auto rec = load_session(state_dir, session_id);
         if (!rec || rec->unchecked_turn != turn_id) return;
         rec->unchecked_turn.clear();

@@ -12,6 +12,7 @@
 #include "redaction/stream_redactor.h"
 #include "session/session_record.h"
 #include "time/clock.h"
+#include "turn/terminal_record.h"
 #include "turn/turn_request.h"
 
 namespace radial::session {
@@ -72,9 +73,11 @@ void begin_session_turn(const std::string& state_dir, const SessionRecord& loade
                         const std::string& turn_id);
 // For a turn that ended before its exec was started (nothing of it ran in the box), still under
 // the lock: clears the mark begin_session_turn set for `turn_id`, if it is still that turn's.
-// Never throws; logs what it could not do.
+// When the runtime said the session's box had ended or was gone (ran.session_box_gone), adds to
+// `ran.error` the fix that frees the session's id: the record keeps it until `radiald session rm`
+// (or reconciliation) removes it. Never throws; logs what it could not do.
 void abandon_session_turn(const std::string& state_dir, const std::string& session_id,
-                          const std::string& turn_id) noexcept;
+                          const std::string& turn_id, turn::TerminalRecord& ran) noexcept;
 
 // Where the look at a turn's changes starts (`since_ms` of end_session_turn, Unix epoch ms): a
 // second before the exec started by the wall clock, since an inode's change time is coarser than

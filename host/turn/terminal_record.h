@@ -64,6 +64,9 @@ struct TerminalRecord {
     // host::SessionClient::exec_never_ran): the box is as the session's last turn left it, so
     // there is nothing to check. Not recorded.
     bool exec_never_ran = false;
+    // Of those, one the runtime said never ran because the session's box had ended or was gone
+    // (RADIAL_E_NOT_FOUND), not because it refused it now. Not recorded.
+    bool session_box_gone = false;
     // What handing the workspace back did, when there is something to say (docs/design.md §3.9):
     // entries walked, setuid/setgid files whose bits it cleared, entries of the box's whose write
     // permission for all users it cleared, and whether it reached every entry (a walk stops after

@@ -204,6 +204,7 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
         rec.status = TurnStatus::error;
         rec.error = fmt::format("runtime '{}': {}", rec.runtime, e.what());
         rec.exec_never_ran = session_ && host::SessionClient::exec_never_ran(e.code());
+        rec.session_box_gone = session_ && e.code() == RADIAL_E_NOT_FOUND;
     }
     join_watchdog.fn();
 

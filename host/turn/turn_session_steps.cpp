@@ -79,7 +79,7 @@ TerminalRecord TurnSession::finish(Run& run, TerminalRecord r) {
     // A session's turn that ended before its exec started left nothing in the box to check: the
     // mark that would bar the session's snapshots goes (session_turn.h).
     if (session_ && run.exec_started_ms == 0)
-        session::abandon_session_turn(env_.cfg.state_dir, session_->id, id);
+        session::abandon_session_turn(env_.cfg.state_dir, session_->id, id, r);
     learn_rotated_secrets();
     redact_strings(r, redactor_->current());
     try {
@@ -528,7 +528,7 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     // What the exec left in the box may not carry its secrets into a snapshot (docs/design.md
     // §13.12): what changed since it started, or everything when the wall clock was stepped.
     if (session_ && ran.exec_never_ran)
-        session::abandon_session_turn(env_.cfg.state_dir, session_->id, id);
+        session::abandon_session_turn(env_.cfg.state_dir, session_->id, id, ran);
     else if (session_)
         session::end_session_turn(
             env_.client, env_.cfg.state_dir, session_->id, id, spec,

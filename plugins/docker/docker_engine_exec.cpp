@@ -34,11 +34,17 @@ std::string DockerEngine::exec_create(const std::string& id, std::string_view la
                     what + ": " + message +
                         "; nothing of the exec ran: the session's box is paused (a snapshot being "
                         "taken pauses it); run the turn again once it is unpaused");
-    if (r.status == 404 || r.status == 409)
+    if (r.status == 409)
+        throw Error(RADIAL_E_NOT_FOUND,
+                    what + ": " + message +
+                        "; nothing of the exec ran: the session's box has ended (its idle timeout "
+                        "or maximum lifetime passed, it was stopped or killed, or its engine "
+                        "restarted)");
+    if (r.status == 404)
         throw Error(RADIAL_E_NOT_FOUND,
                     what + ": " + message +
                         "; nothing of the exec ran: the session's box is gone (its idle timeout "
-                        "or maximum lifetime passed, or it was removed); create a new session");
+                        "or maximum lifetime passed, or it was removed)");
     throw Error(RADIAL_E_REFUSED, what + ": HTTP " + std::to_string(r.status) + ": " + message +
                                       "; nothing of the exec ran");
 }

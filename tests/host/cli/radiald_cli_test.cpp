@@ -721,12 +721,23 @@ TEST(RadialdSessionCreate, AnIdThatIsNotOneDoesNotFitOrIsInUseIsRefusedBeforeAny
         std::ofstream(s.config) << config;
     }
 
+    // Its directory without a record: a create under way, or a killed one's leftovers, which
+    // `session rm` does not know (no record) and reconciliation removes.
     fs::create_directories(state + "/sessions/dup1.run");
     r = create("dup1");
-    expect_refusal(r, "session 'dup1' exists already");
-    EXPECT_THAT(r.err, HasSubstr("'radiald session rm dup1', or pick another --session-id"));
+    expect_refusal(r,
+                   "another 'radiald session create' is making session 'dup1', or one was "
+                   "killed while it did");
+    EXPECT_THAT(r.err, HasSubstr("'radiald reconcile' removes what a killed one left"));
+    EXPECT_THAT(r.err, Not(HasSubstr("session rm")));
     EXPECT_THAT(r.err, Not(HasSubstr("File exists")));
     EXPECT_TRUE(fs::exists(state + "/sessions/dup1.run")) << "another's directory was removed";
+    // With a record: the session's, which `session rm` removes.
+    fs::create_directories(state + "/sessions/dup2.run");
+    s.dir.write("state/sessions/dup2.json", "{}\n");
+    r = create("dup2");
+    expect_refusal(r, "session 'dup2' exists already");
+    EXPECT_THAT(r.err, HasSubstr("'radiald session rm dup2', or pick another --session-id"));
     EXPECT_EQ(test::box_id_leases_of(state), 0u);
 }
 

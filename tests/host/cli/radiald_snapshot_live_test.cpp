@@ -596,6 +596,9 @@ TEST(SnapshotLive, ATurnOfASessionWhoseBoxEndedDoesNotBarSnapshots) {
     auto late = setup.turn({"--session", s.id}, {"echo", "never"});
     EXPECT_EQ(late.result.exit_code, 125) << late.result.err;
     EXPECT_THAT(late.result.err, HasSubstr("nothing of the exec ran"));
+    // `session ls` lists it, ended, and its id stays taken until the session is removed.
+    EXPECT_THAT(late.result.err, HasSubstr("Remove the session with 'radiald session rm " + s.id));
+    EXPECT_THAT(late.result.err, Not(HasSubstr("create a new session")));
     EXPECT_THAT(late.result.out, Not(HasSubstr("never")));
     const auto rec =
         nlohmann::json::parse(test::read_file(setup.state_dir() + "/sessions/" + s.id + ".json"));

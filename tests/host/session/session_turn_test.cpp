@@ -64,19 +64,70 @@ struct SessionTurnTest : ::testing::Test {
     }
 };
 
+// A turn of a session whose box ended or is gone says how the session's id is freed ('session
+// ls' still lists it); one the runtime only refused now (a paused box) does not.
+TEST_F(SessionTurnTest, ATurnWhoseSessionBoxEndedNamesSessionRmFirst) {
+    begin_session_turn(state, record(), "t1");
+    turn::TerminalRecord gone;
+    gone.error = "runtime 'docker': nothing of the exec ran: the session's box has ended";
+    gone.exec_never_ran = gone.session_box_gone = true;
+    abandon_session_turn(state, "s1", "t1", gone);
+    EXPECT_THAT(gone.error, HasSubstr("box has ended. Remove the session with 'radiald session rm "
+                                      "s1' (or 'radiald reconcile'), then create it again"));
+    EXPECT_EQ(record().unchecked_turn, "");
+
+    begin_session_turn(state, record(), "t2");
+    turn::TerminalRecord paused;
+    paused.error = "the session's box is paused";
+    paused.exec_never_ran = true;
+    abandon_session_turn(state, "s1", "t2", paused);
+    EXPECT_EQ(paused.error, "the session's box is paused");
+}
+
+// The session's maximum lifetime is timed by its record, not by its box's start (which a restart
+// of the box sets again): a turn past it is refused naming 'session rm'.
+TEST(SessionLifetimeTest, ATurnPastTheRecordsLifetimeIsRefusedNamingSessionRm) {
+    SessionRecord s;
+    s.id = "life1";
+    s.created_at_ms = 1'000'000;
+    s.max_lifetime_ms = 60'000;
+    const auto at = [](std::int64_t ms) {
+        return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
+    };
+    EXPECT_NO_THROW(check_session_lifetime(s, at(1'059'999)));
+    try {
+        check_session_lifetime(s, at(1'060'000));
+        ADD_FAILURE() << "a turn ran past its session's maximum lifetime";
+    } catch (const turn::RequestError& e) {
+        EXPECT_THAT(e.what(), HasSubstr("past its maximum lifetime"));
+        EXPECT_THAT(e.what(), HasSubstr("'radiald session rm life1'"));
+    }
+    s.max_lifetime_ms = 0; // no maximum: nothing to hold it to
+    EXPECT_NO_THROW(check_session_lifetime(s, at(99'000'000)));
+}
+
 TEST_F(SessionTurnTest, ATurnThatRanNothingLeavesNoMark) {
     begin_session_turn(state, record(), "t1");
     EXPECT_EQ(record().unchecked_turn, "t1");
-    abandon_session_turn(state, "s1", "t1");
+    {
+        turn::TerminalRecord ran;
+        abandon_session_turn(state, "s1", "t1", ran);
+    }
     EXPECT_EQ(record().unchecked_turn, "");
     EXPECT_EQ(record().no_snapshot_because, "");
     // The next turn finds nothing unchecked: it does not bar snapshots.
     begin_session_turn(state, record(), "t2");
     EXPECT_EQ(record().no_snapshot_because, "");
     // Another turn's mark is not this turn's to clear.
-    abandon_session_turn(state, "s1", "t1");
+    {
+        turn::TerminalRecord ran;
+        abandon_session_turn(state, "s1", "t1", ran);
+    }
     EXPECT_EQ(record().unchecked_turn, "t2");
-    abandon_session_turn(state, "nope", "t2"); // no such session: nothing, no throw
+    {
+        turn::TerminalRecord ran;
+        abandon_session_turn(state, "nope", "t2", ran); // no such session: nothing, no throw
+    }
 }
 
 // The turn was bound to the record it loaded before it took the session's lock: a session made
