@@ -688,29 +688,19 @@ test::ProcessResult sparse_file_refused(const test::RadialdSetup& setup, const S
 }
 
 // A sparse file costs the box nothing and a commit its whole size in zeros: the snapshot is
-// refused before anything is committed, naming run.maxSnapshotBytes and the file — and with no
-// bound (0) the engine's free space still bounds it: 8 TiB of holes do not fit. Once the file is
-// gone the snapshot is taken.
-TEST(SnapshotLive, ASnapshotPastItsBoundOrTheEnginesFreeSpaceIsRefusedBeforeItsCommit) {
-    struct Case {
-        const char* keys;
-        const char* bytes;
-        const char* says;
-    };
-    for (const Case& c :
-         {Case{"maxSnapshotBytes = \"1m\"\n", "67108864", "run.maxSnapshotBytes = 1048576"},
-          Case{"maxSnapshotBytes = 0\n", "8796093022208",
-               "bytes free on the file system of the engine's data root"}}) {
-        test::RadialdSetup setup(c.keys);
-        Snapshots snaps(setup);
-        Session s(setup, {});
-        auto refused = sparse_file_refused(setup, snaps, s, c.bytes);
-        EXPECT_THAT(refused.err, HasSubstr(c.says));
-        EXPECT_EQ(setup.turn({"--session", s.id}, {"rm", "/opt/cache/sparse"}).result.exit_code, 0);
-        const auto taken = snaps.take(s.id);
-        EXPECT_EQ(taken.exit_code, 0) << taken.err << " (once the file is gone)";
-        EXPECT_EQ(snaps.images().size(), 1u);
-    }
+// refused before anything is committed, naming run.maxSnapshotBytes and the file. Once the file is
+// gone the snapshot is taken. (The engine's free space, which bounds a snapshot at 0 too, is not
+// tested here: a regression would have the engine write terabytes of zeros to its disk.)
+TEST(SnapshotLive, ASnapshotPastItsBoundIsRefusedBeforeItsCommit) {
+    test::RadialdSetup setup("maxSnapshotBytes = \"1m\"\n");
+    Snapshots snaps(setup);
+    Session s(setup, {});
+    auto refused = sparse_file_refused(setup, snaps, s, "67108864");
+    EXPECT_THAT(refused.err, HasSubstr("run.maxSnapshotBytes = 1048576"));
+    EXPECT_EQ(setup.turn({"--session", s.id}, {"rm", "/opt/cache/sparse"}).result.exit_code, 0);
+    const auto taken = snaps.take(s.id);
+    EXPECT_EQ(taken.exit_code, 0) << taken.err << " (once the file is gone)";
+    EXPECT_EQ(snaps.images().size(), 1u);
 }
 
 } // namespace
