@@ -203,7 +203,7 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
         throw Error(RADIAL_E_NOT_FOUND, "label",
                     "session box '" + exec.label +
                         "' is gone (its idle timeout or maximum lifetime passed, or it was "
-                        "removed); create a new session");
+                        "removed)");
     std::string secrets = secret_env_block(exec);
     struct Scrub { // the values leave this process's memory once sent
         std::string& s;
