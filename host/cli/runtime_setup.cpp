@@ -228,7 +228,10 @@ void check_config_against_runtime(const config::HostConfig& cfg,
                     throw StartupError(fmt::format(
                         "{}{}: runtime '{}' refuses it: {}{}", cfg.where(k.key), k.key, id, d.note,
                         is_bound(d.field)
-                            ? fmt::format("; set {} = 0 to leave the bound to the runtime", k.key)
+                            ? fmt::format("; choose a runtime that enforces it, or set {} = 0 to "
+                                          "run boxes without this bound (only what the runtime "
+                                          "itself enforces, if anything, then holds)",
+                                          k.key)
                             : std::string()));
                 // A bound the runtime meets only in part, or not at all, is said once here rather
                 // than discovered by a turn (docs/design.md §6.4).

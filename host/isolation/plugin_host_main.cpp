@@ -24,6 +24,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <radial/host/runtime_answers.hpp>
 #include <radial/host/runtime_descriptor.hpp>
 #include <string>
 #include <thread>
@@ -62,7 +63,9 @@ PluginHost g;
 
 void log_thunk(void*, std::uint32_t level, radial_str message) noexcept {
     std::string line(1, static_cast<char>(level > 3 ? 3 : level));
-    line.append(to_view(message));
+    // Each text is cut here as radiald would cut it (docs/design.md §5.13): a longer one would
+    // break the frame limit and cost the plugin host its life.
+    host::append_plugin_text(line, to_view(message));
     std::lock_guard lock(g.control_mutex);
     write_frame(kControlFd, kLog, line);
 }
@@ -77,8 +80,8 @@ public:
         return {sizeof(radial_error_sink), this,
                 [](void* c, std::int32_t code, radial_str key, radial_str message) {
                     json j = {{"code", code},
-                              {"key", std::string(to_view(key))},
-                              {"message", std::string(to_view(message))}};
+                              {"key", host::plugin_text(to_view(key))},
+                              {"message", host::plugin_text(to_view(message))}};
                     static_cast<CallContext*>(c)->send(kError, to_cbor(j));
                 }};
     }
@@ -88,7 +91,7 @@ public:
                 [](void* c, radial_str name) {
                     auto* n = static_cast<NameTag*>(c);
                     std::string p(1, static_cast<char>(n->which));
-                    p.append(to_view(name));
+                    host::append_plugin_text(p, to_view(name));
                     n->call->send(kName, p);
                 }};
     }
@@ -97,7 +100,7 @@ public:
                 [](void* c, std::uint32_t field, std::uint32_t disposition, radial_str note) {
                     json j = {{"field", field},
                               {"disposition", disposition},
-                              {"note", std::string(to_view(note))}};
+                              {"note", host::plugin_text(to_view(note))}};
                     static_cast<CallContext*>(c)->send(kDisposition, to_cbor(j));
                 }};
     }

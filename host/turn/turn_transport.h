@@ -33,12 +33,17 @@ struct ResolvedTransport {
     std::string box_host;  // tcp: the name the box connects to
 };
 
+// Whether `host` is an IPv4 (127.0.0.0/8) or IPv6 (::1) loopback literal; names are not.
+// [thread-safe]
+bool is_loopback_literal(const std::string& host);
+
 // Resolves the transport. `can_pass_unix_socket`: the runtime reported
 // RADIAL_CAP_UNIX_SOCKET_MOUNTS. `socket_host`: run.turnSocketHost (empty: unset).
 // `runtime_bind_host` / `runtime_box_host`: the runtime's tcp route (empty: not reported).
 // The bind host is run.turnSocketHost, else the runtime's, else 127.0.0.1; the box host is the
 // runtime's, else the bind host. Throws TransportError for `unix` with a runtime that cannot pass
-// one, naming run.turnTransport and run.containerRuntime.
+// one, naming run.turnTransport and run.containerRuntime, and for a runtime bind host that is not
+// a loopback literal while run.turnSocketHost is unset (docs/design.md §9.3).
 ResolvedTransport resolve_transport(TransportSetting setting, bool can_pass_unix_socket,
                                     const std::string& runtime_id, const std::string& socket_host,
                                     const std::string& runtime_bind_host,

@@ -68,7 +68,7 @@ CONFORMANCE_CHECK(descriptor_functions, Gate::loaded,
 
 CONFORMANCE_CHECK(descriptor_identity, Gate::loaded,
                   "The runtime id matches [a-z0-9-]{1,32}, and the name and version are "
-                  "non-empty UTF-8.") {
+                  "non-empty UTF-8 of at most 256 bytes.") {
     const auto& d = descriptor();
     ASSERT_TRUE(RADIAL_HAS_FIELD(&d, radial_runtime_descriptor, version))
         << "the descriptor is too short to carry an id, a name and a version";
@@ -77,6 +77,18 @@ CONFORMANCE_CHECK(descriptor_identity, Gate::loaded,
         EXPECT_FALSE(s.data == nullptr && s.size > 0)
             << "the descriptor's " << what << " has a size but a NULL data pointer";
     }
+    // Sizes first: a declared size is read no further than the host reads it
+    // (host::kMaxDescriptorText), so a size of terabytes fails here instead of ending the harness.
+    for (const auto& [what, s] :
+         {std::pair{"id", d.id}, std::pair{"name", d.name}, std::pair{"version", d.version}}) {
+        if (s.size > host::kMaxDescriptorText)
+            ADD_FAILURE() << "the descriptor's " << what << " is " << s.size
+                          << " bytes long; at most " << host::kMaxDescriptorText
+                          << " are allowed (is its size the string's length?)";
+    }
+    if (d.id.size > host::kMaxDescriptorText || d.name.size > host::kMaxDescriptorText ||
+        d.version.size > host::kMaxDescriptorText)
+        return;
     std::string_view id = to_view(d.id);
     EXPECT_TRUE(is_runtime_id(id))
         << "the runtime id '" << printable(id)

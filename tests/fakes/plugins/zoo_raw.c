@@ -3,7 +3,9 @@
  *   ZOO_NEWER_MINOR   descriptor needs host minor 99
  *   ZOO_NULL          entry returns NULL
  *   ZOO_NO_RUN        the required function `run` is NULL
- *   ZOO_NO_ENTRY      the entry function is misspelt, so the entry symbol is absent */
+ *   ZOO_NO_ENTRY      the entry function is misspelt, so the entry symbol is absent
+ *   ZOO_HUGE_NAME     the name's declared size is 2^40 bytes
+ *   ZOO_HUGE_ID       the id's declared size is 2^40 bytes */
 #include <radial/runtime_plugin.h>
 #include <string.h>
 
@@ -72,6 +74,20 @@ static radial_runtime_descriptor make(void) {
 #endif
 #ifdef ZOO_NO_RUN
     d.run = 0;
+#endif
+#if defined(ZOO_HUGE_NAME) || defined(ZOO_HUGE_ID)
+    /* A declared size of a terabyte over a buffer of 300 bytes: the host may read no more of it
+     * than it allows a name (256 bytes), or it ends (bad_alloc) or reads past the buffer. */
+    static char text[300];
+    memset(text, 'z', sizeof text);
+#endif
+#ifdef ZOO_HUGE_NAME
+    d.name.data = text;
+    d.name.size = (size_t)1 << 40;
+#endif
+#ifdef ZOO_HUGE_ID
+    d.id.data = text;
+    d.id.size = (size_t)1 << 40;
 #endif
     return d;
 }

@@ -301,6 +301,22 @@ TEST(RadialdCli, FailingPreflightStopsTheTurn) {
     expect_refusal(s.turn("fake"), "runtime 'fake' cannot run boxes: engine is asleep");
 }
 
+// A plugin's message is kept to 4 KiB, in the loading process and through a plugin host alike: a
+// megabyte of it went to stderr, the journal and the log whole (docs/design.md §5.13).
+TEST(RadialdCli, APluginsMessageIsCutAtFourKiB) {
+    const std::string huge = "engine " + std::string(1 << 20, 'x') + " END";
+    for (const std::string isolation : {"", "pluginIsolation = \"process\"\n"}) {
+        SCOPED_TRACE(isolation);
+        PluginSetup s{{{"fake_good", "fake"}},
+                      isolation + "[run.fake]\nfailPreflight = \"" + huge + "\"\n"};
+        auto r = s.turn("fake");
+        expect_refusal(r, "runtime 'fake' cannot run boxes: engine xxxx");
+        EXPECT_THAT(r.err, HasSubstr("xxx [cut: the plugin's text was longer]"));
+        EXPECT_THAT(r.err, Not(HasSubstr("END")));
+        EXPECT_LT(r.err.size(), 4096u + 512u);
+    }
+}
+
 TEST(RadialdCli, ThrowingPluginMethodsDoNotCrashTheHost) {
     PluginSetup s{{"fake_throwing", "throwing"}};
     auto r = s.turn("throwing");

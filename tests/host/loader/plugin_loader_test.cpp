@@ -98,6 +98,21 @@ TEST(PluginLoader, RefusesADescriptorMissingARequiredFunction) {
             "' (runtime 'zoo-no-run' 0.0.1): its descriptor lacks the required function 'run'");
 }
 
+// A declared size the host would copy whole ended radiald with bad_alloc, naming nothing; now the
+// file is refused by name, and no more than kMaxDescriptorText bytes of any string are read.
+TEST(PluginLoader, RefusesADescriptorStringOfATerabyteNamingTheFile) {
+    PluginDir d{{"zoo_huge_name", "zoo_huge_name"}};
+    EXPECT_EQ(load_error({d.dir.path()}),
+              "loading plugin '" + d.path("zoo_huge_name") +
+                  "' (runtime 'zoo-huge-name' 0.0.1): its descriptor's name is 1099511627776 "
+                  "bytes long; at most 256 are allowed");
+    PluginDir i{{"zoo_huge_id", "zoo_huge_id"}};
+    EXPECT_EQ(load_error({i.dir.path()}),
+              "loading plugin '" + i.path("zoo_huge_id") + "' (runtime '" + std::string(256, 'z') +
+                  "' 0.0.1): its runtime id is 1099511627776 bytes long; it must match "
+                  "[a-z0-9-]{1,32}");
+}
+
 TEST(PluginLoader, RefusesTwoPluginsClaimingOneId) {
     PluginDir d{{"fake_dup_a", "dup_a"}, {"fake_dup_b", "dup_b"}};
     EXPECT_EQ(load_error({d.dir.path()}), "plugins '" + d.path("dup_a") + "' and '" +

@@ -73,6 +73,42 @@ TEST(TurnTransport, TheRuntimesBoxHostIsKeptWhenTheOperatorMovesTheBindHost) {
     EXPECT_EQ(r.box_host, "host.docker.internal");
 }
 
+// A plugin's tcp_route answer binds the turn socket on loopback only; a wider address, or a name,
+// needs the operator's run.turnSocketHost (docs/design.md §9.3).
+TEST(TurnTransport, ARuntimesBindHostBeyondLoopbackIsRefusedUnlessTheOperatorSetsOne) {
+    for (const char* wide : {"0.0.0.0", "::", "10.1.2.3", "192.168.1.1", "::ffff:127.0.0.1",
+                             "localhost", "fe80::1", "128.0.0.1", "1.127.0.0"}) {
+        SCOPED_TRACE(wide);
+        try {
+            resolve_transport(TransportSetting::automatic, false, "hostile", "", wide, "");
+            ADD_FAILURE() << "bound on " << wide;
+        } catch (const TransportError& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("run.containerRuntime 'hostile' asks radiald to bind the turn "
+                                "socket on '" +
+                                std::string(wide) + "', which is not a loopback address"),
+                      std::string::npos)
+                << what;
+            EXPECT_NE(what.find("set run.turnSocketHost = \"" + std::string(wide) + "\""),
+                      std::string::npos)
+                << what;
+        }
+        // The operator's choice stands, and the runtime's answer is not consulted for the bind.
+        auto r =
+            resolve_transport(TransportSetting::automatic, false, "hostile", "0.0.0.0", wide, "");
+        EXPECT_EQ(r.bind_host, "0.0.0.0");
+    }
+    for (const char* loop : {"127.0.0.1", "127.0.0.2", "127.255.255.254", "::1"}) {
+        SCOPED_TRACE(loop);
+        auto r = resolve_transport(TransportSetting::tcp, true, "fine", "", loop, "");
+        EXPECT_EQ(r.bind_host, loop);
+        EXPECT_EQ(r.box_host, loop);
+    }
+    // A unix socket binds nothing: the answer is not asked about.
+    auto u = resolve_transport(TransportSetting::automatic, true, "hostile", "", "0.0.0.0", "");
+    EXPECT_EQ(u.transport, Transport::unix_socket);
+}
+
 TEST(TurnTransport, ParsesTheSetting) {
     EXPECT_EQ(parse_transport_setting("auto"), TransportSetting::automatic);
     EXPECT_EQ(parse_transport_setting("unix"), TransportSetting::unix_socket);

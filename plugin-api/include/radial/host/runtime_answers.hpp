@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <radial/container_spec.hpp>
 #include <radial/names.hpp>
@@ -22,6 +23,34 @@
 #include <vector>
 
 namespace radial::host {
+
+// The most the host keeps of one plugin message, in bytes: an error (all of one call's reports
+// together), a log line, a disposition's note, a name. A plugin's text goes into records, the
+// journal and the log; its size is not the plugin's to choose (docs/design.md §5.13).
+inline constexpr std::size_t kMaxPluginText = 4096;
+
+// Appends `text` to `to`, keeping `to` within kMaxPluginText bytes (cut at a UTF-8 character's
+// start) plus one mark saying that it was cut; nothing more once it was. Pure; may throw bad_alloc.
+inline void append_plugin_text(std::string& to, std::string_view text) {
+    static constexpr std::string_view kCut = " [cut: the plugin's text was longer]";
+    if (to.size() >= kMaxPluginText) return;
+    const std::size_t room = kMaxPluginText - to.size();
+    if (text.size() <= room) {
+        to.append(text);
+        return;
+    }
+    std::size_t n = room;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+    to.append(text.substr(0, n));
+    to.append(kCut);
+}
+
+// `text` as append_plugin_text keeps it.
+inline std::string plugin_text(std::string_view text) {
+    std::string s;
+    append_plugin_text(s, text);
+    return s;
+}
 
 // A failed call into a plugin: the status it returned, the key it named (may be empty) and its
 // message (a generic one when the plugin reported none).
@@ -133,9 +162,9 @@ struct ErrorCollector {
         try {
             auto* self = static_cast<ErrorCollector*>(ctx);
             std::lock_guard lock(self->mutex);
-            if (!self->message.empty()) self->message += "; ";
-            self->message += std::string(to_view(message));
-            if (self->key.empty()) self->key = std::string(to_view(key));
+            if (!self->message.empty()) append_plugin_text(self->message, "; ");
+            append_plugin_text(self->message, to_view(message));
+            if (self->key.empty()) self->key = plugin_text(to_view(key));
             if (self->code == RADIAL_OK) self->code = code;
         } catch (...) {
             // Out of memory in a C callback: nothing may pass; raise() says a part is missing.
@@ -167,7 +196,7 @@ struct NameCollector {
     static void add(void* ctx, radial_str name) noexcept {
         try {
             auto* self = static_cast<NameCollector*>(ctx);
-            std::string copy(to_view(name));
+            std::string copy = plugin_text(to_view(name));
             std::lock_guard lock(self->mutex);
             self->names.push_back(std::move(copy));
         } catch (...) {
@@ -193,7 +222,7 @@ struct DispositionCollector {
                       radial_str note) noexcept {
         try {
             auto* self = static_cast<DispositionCollector*>(ctx);
-            Disposition d{field, disposition, std::string(to_view(note))};
+            Disposition d{field, disposition, plugin_text(to_view(note))};
             std::lock_guard lock(self->mutex);
             self->reported.push_back(std::move(d));
         } catch (...) {

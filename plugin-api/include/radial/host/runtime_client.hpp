@@ -377,7 +377,11 @@ private:
         static void log_thunk(void* ctx, std::uint32_t level, radial_str message) noexcept {
             try {
                 auto* self = static_cast<State*>(ctx);
-                if (self->log) self->log(level, to_view(message));
+                if (!self->log) return;
+                if (message.size <= kMaxPluginText)
+                    self->log(level, to_view(message));
+                else
+                    self->log(level, plugin_text(to_view(message)));
             } catch (...) {
             }
         }

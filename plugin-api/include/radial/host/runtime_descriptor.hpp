@@ -16,8 +16,14 @@
 
 namespace radial::host {
 
-// The identity a descriptor declares, copied out of it. Reading it is safe for any descriptor
-// whose struct_size covers the fields; absent fields read as empty.
+// The longest name or version a descriptor may declare, in bytes (the id is at most 32). A longer
+// one is a descriptor problem; read_descriptor_info copies at most this much of any of the three,
+// so a declared size of terabytes costs nothing.
+inline constexpr std::size_t kMaxDescriptorText = 256;
+
+// The identity a descriptor declares, copied out of it (each string cut at kMaxDescriptorText
+// bytes). Reading it is safe for any descriptor whose struct_size covers the fields; absent fields
+// read as empty.
 struct DescriptorInfo {
     std::uint16_t abi_major = 0;
     std::uint16_t abi_minor = 0;
@@ -30,11 +36,10 @@ inline DescriptorInfo read_descriptor_info(const radial_runtime_descriptor& d) {
     DescriptorInfo info;
     info.abi_major = d.abi_major;
     info.abi_minor = d.abi_minor;
-    if (RADIAL_HAS_FIELD(&d, radial_runtime_descriptor, id)) info.id = std::string(to_view(d.id));
-    if (RADIAL_HAS_FIELD(&d, radial_runtime_descriptor, name))
-        info.name = std::string(to_view(d.name));
-    if (RADIAL_HAS_FIELD(&d, radial_runtime_descriptor, version))
-        info.version = std::string(to_view(d.version));
+    auto cut = [](radial_str s) { return std::string(to_view(s).substr(0, kMaxDescriptorText)); };
+    if (RADIAL_HAS_FIELD(&d, radial_runtime_descriptor, id)) info.id = cut(d.id);
+    if (RADIAL_HAS_FIELD(&d, radial_runtime_descriptor, name)) info.name = cut(d.name);
+    if (RADIAL_HAS_FIELD(&d, radial_runtime_descriptor, version)) info.version = cut(d.version);
     return info;
 }
 
@@ -61,7 +66,8 @@ inline std::vector<const char*> missing_required_functions(const radial_runtime_
 
 // Why a descriptor cannot be used by this host, or empty when it can. Checks, in order: the frozen
 // header is present, the major matches, the plugin does not need a newer minor, the required
-// functions are present and non-NULL, and the id is well formed.
+// functions are present and non-NULL, the id is well formed, and the name and version are at most
+// kMaxDescriptorText bytes. Copies at most that much of any declared string.
 inline std::string descriptor_problem(const radial_runtime_descriptor* d) {
     using std::to_string;
     if (d == nullptr) return "its entry point returned no descriptor";
@@ -79,8 +85,20 @@ inline std::string descriptor_problem(const radial_runtime_descriptor* d) {
     if (const auto missing = missing_required_functions(*d); !missing.empty())
         return std::string("its descriptor lacks the required function '") + missing.front() + "'";
     std::string_view id = to_view(d->id);
-    if (!is_runtime_id(id))
+    if (!is_runtime_id(id)) {
+        if (id.size() > kMaxDescriptorText)
+            return "its runtime id is " + to_string(id.size()) +
+                   " bytes long; it must match [a-z0-9-]{1,32}";
         return "its runtime id '" + std::string(id) + "' does not match [a-z0-9-]{1,32}";
+    }
+    const std::pair<const char*, std::size_t> texts[] = {
+        {"name", RADIAL_HAS_FIELD(d, radial_runtime_descriptor, name) ? d->name.size : 0},
+        {"version", RADIAL_HAS_FIELD(d, radial_runtime_descriptor, version) ? d->version.size : 0},
+    };
+    for (const auto& [what, size] : texts)
+        if (size > kMaxDescriptorText)
+            return std::string("its descriptor's ") + what + " is " + to_string(size) +
+                   " bytes long; at most " + to_string(kMaxDescriptorText) + " are allowed";
     return {};
 }
 
