@@ -63,7 +63,7 @@ PluginHost g;
 
 void log_thunk(void*, std::uint32_t level, radial_str message) noexcept {
     std::string line(1, static_cast<char>(level > 3 ? 3 : level));
-    // Each text is cut here as radiald would cut it (docs/design.md §5.13): a longer one would
+    // Each text is cut here as radiald would cut it (docs/design.md §5.2): a longer one would
     // break the frame limit and cost the plugin host its life.
     host::append_plugin_text(line, to_view(message));
     std::lock_guard lock(g.control_mutex);

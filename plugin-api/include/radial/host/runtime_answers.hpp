@@ -26,7 +26,7 @@ namespace radial::host {
 
 // The most the host keeps of one plugin message, in bytes: an error (all of one call's reports
 // together), a log line, a disposition's note, a name. A plugin's text goes into records, the
-// journal and the log; its size is not the plugin's to choose (docs/design.md §5.13).
+// journal and the log; its size is not the plugin's to choose (docs/design.md §5.2).
 inline constexpr std::size_t kMaxPluginText = 4096;
 
 // Appends `text` to `to`, keeping `to` within kMaxPluginText bytes (cut at a UTF-8 character's
