@@ -84,7 +84,8 @@ TerminalReserve TerminalReserve::create(const std::string& state_dir, const std:
 TerminalReserve::TerminalReserve(TerminalReserve&& other) noexcept
     : path_(std::move(other.path_)),
       fd_(std::move(other.fd_)),
-      kept_(std::exchange(other.kept_, true)) {}
+      kept_(std::exchange(other.kept_, true)),
+      written_(other.written_) {}
 
 TerminalReserve::~TerminalReserve() {
     fd_.reset();
@@ -106,8 +107,12 @@ std::string TerminalReserve::keep(TerminalRecord rec) {
         json = rec.to_json();
     }
     json += '\n';
+    // A shorter record over a longer one: blank out the rest, which reading trims.
+    const std::size_t length = json.size();
+    if (length < written_) json.append(written_ - length, '\n');
     if (!write_at(fd_.get(), json, 0) || ::fdatasync(fd_.get()) != 0)
         return fmt::format("writing the terminal record to '{}': {}", path_, std::strerror(errno));
+    written_ = std::max(written_, length);
     kept_ = true;
     return {};
 }

@@ -4,10 +4,13 @@
 //
 // Every turn reserves kTerminalReserveBytes in <stateDir>/pending/<turnId>.json before its box
 // starts (the file is filled with newlines and synced, so its blocks are allocated). Writing the
-// record later overwrites those blocks instead of asking the file system for new ones. A file that
-// is still blank belongs to a turn that is running, or whose radiald died; a file holding JSON is
-// a terminal record waiting to be journaled (`radiald status` shows it as pending; the daemon
-// retries it; startup reconciliation journals it).
+// record later overwrites those blocks instead of asking the file system for new ones. The record
+// is written there as soon as the box is gone, before the journal is asked to take it, and the
+// file is removed once the journal has it: a radiald that dies in between leaves the true record,
+// not a guess (docs/design.md §11.5). A file that is still blank belongs to a turn that is
+// running, or whose radiald died before its box ended; a file holding JSON is a terminal record
+// waiting to be journaled (`radiald status` shows it as pending; the daemon retries it; startup
+// reconciliation journals it, or drops it when the journal already has the turn's record).
 #pragma once
 
 #include <radial/internal/unique_fd.h>
@@ -43,9 +46,10 @@ public:
     TerminalReserve& operator=(const TerminalReserve&) = delete;
     ~TerminalReserve();
 
-    // Writes `rec` as JSON over the reserved space and syncs it. Output tails (then the error
-    // text) are shortened from the front until the record fits the reserve. Returns an empty
-    // string on success, else what failed (the record could then not be kept anywhere on disk).
+    // Writes `rec` as JSON over the reserved space and syncs it (one fdatasync). Output tails
+    // (then the error text) are shortened from the front until the record fits the reserve. May
+    // be called again: the later record replaces the earlier one whole. Returns an empty string
+    // on success, else what failed (the record could then not be kept anywhere on disk).
     std::string keep(TerminalRecord rec);
 
     // The journal holds the record: removes the file. Never throws.
@@ -59,6 +63,7 @@ private:
     std::string path_;
     internal::UniqueFd fd_;
     bool kept_ = false;
+    std::size_t written_ = 0; // the longest record written so far, in bytes
 };
 
 // A terminal record waiting in the reserve for the journal.

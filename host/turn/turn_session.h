@@ -162,6 +162,10 @@ private:
     // After the box: the workspace given back, the ids and credentials settled, the record
     // completed and written.
     TerminalRecord settle(Run& run, TerminalRecord ran);
+    // The outcome, as soon as the box is gone: redacted and synced into the turn's reserve, so a
+    // crash before the journal takes the record leaves the true record for reconciliation
+    // (docs/design.md §11.5). A failure is logged; finish() still journals the record.
+    void keep_outcome(Run& run, const TerminalRecord& ran);
     // The one way a terminal record leaves a session: redacted, into the journal or, when the
     // journal cannot take it, into the turn's reserve.
     TerminalRecord finish(Run& run, TerminalRecord r);

@@ -38,13 +38,6 @@ namespace {
 std::string request_json(const TurnRequest& r, const redaction::Redactor& redactor) {
     return redaction::redact_json(redactor, request_journal_json(r));
 }
-
-// Every text field of a record through the turn's redactor (the output tails already were).
-void redact_strings(TerminalRecord& r, const redaction::Redactor& redactor) {
-    for (std::string* field : {&r.image, &r.label, &r.reason, &r.error, &r.journal_error})
-        *field = redactor.redact(*field);
-}
-
 } // namespace
 
 void TurnSession::checkpoint(std::string_view point) const {
@@ -71,45 +64,6 @@ void TurnSession::claim(Run& run, JournalStart start) {
     }
     if (on_claimed_) on_claimed_();
     checkpoint("claimed");
-}
-
-TerminalRecord TurnSession::finish(Run& run, TerminalRecord r) {
-    run.finishing = true;
-    const auto& id = request_.turn_id;
-    // A session's turn that ended before its exec started left nothing in the box to check: the
-    // mark that would bar the session's snapshots goes (session_turn.h).
-    if (session_ && run.exec_started_ms == 0)
-        session::abandon_session_turn(env_.cfg.state_dir, session_->id, id, r);
-    learn_rotated_secrets();
-    redact_strings(r, redactor_->current());
-    try {
-        env_.journal.set_terminal(id, to_string(r.status), r.to_json());
-        if (run.reserve) run.reserve->release();
-        prune_journal(env_.journal, env_.cfg, id);
-        return r;
-    } catch (const journal::JournalError& e) {
-        r.journal_error = redactor_->current().redact(e.what());
-    }
-    std::string kept = run.reserve ? run.reserve->keep(r) : std::string("no space was reserved");
-    if (kept.empty())
-        log::error("journal",
-                   "turn {}: {}; its terminal record (status '{}') waits in '{}' until the "
-                   "journal can take it",
-                   id, r.journal_error, to_string(r.status), run.reserve->path());
-    else
-        log::error("journal", "turn {}: {}; keeping its terminal record failed too: {}", id,
-                   r.journal_error, kept);
-    return r;
-}
-
-TerminalRecord TurnSession::fail(Run& run, const std::string& message) {
-    run.close_socket();
-    run.rec.status = TurnStatus::error;
-    run.rec.error =
-        message; // redacted by finish(), as every text field; the log line by its filter
-    run.rec.ended_at = env_.clock->wall();
-    log::error("turn", "turn {}: {}", request_.turn_id, run.rec.error);
-    return finish(run, run.rec);
 }
 
 std::optional<std::string> TurnSession::hold(Run& run, std::optional<WorkspaceLock> held) {
@@ -525,6 +479,18 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
 TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     const auto& id = request_.turn_id;
     const auto& spec = run.spec;
+    // What the session knew before the box, beside what the runner saw of it: the request's image
+    // by name and the digest that ran (image_pin.h), the box's user, the session and the kind.
+    ran.box_user = run.rec.box_user;
+    ran.box_host_user = run.rec.box_host_user;
+    ran.session = run.rec.session;
+    ran.image = run.rec.image;
+    ran.image_digest = run.rec.image_digest;
+    ran.kind = run.rec.kind;
+    if (auto n = run.refused_records.load() + run.quota_refused.load()) ran.records_refused = n;
+    // Before anything below can take time or fail: the box is gone, its outcome known
+    // (docs/design.md §11.5).
+    keep_outcome(run, ran);
     // What the exec left in the box may not carry its secrets into a snapshot (docs/design.md
     // §13.12): what changed since it started, or everything when the wall clock was stepped.
     if (session_ && ran.exec_never_ran)
@@ -581,15 +547,6 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     }
     if (!box_may_live) write_codex_back(run);
     run.box_ids.reset();
-    // What the session knew before the box, beside what the runner saw of it: the request's image
-    // by name and the digest that ran (image_pin.h), the box's user, the session and the kind.
-    ran.box_user = run.rec.box_user;
-    ran.box_host_user = run.rec.box_host_user;
-    ran.session = run.rec.session;
-    ran.image = run.rec.image;
-    ran.image_digest = run.rec.image_digest;
-    ran.kind = run.rec.kind;
-    if (auto n = run.refused_records.load() + run.quota_refused.load()) ran.records_refused = n;
     checkpoint("terminal");
     TerminalRecord done = finish(run, std::move(ran));
     log_outcome(done);

@@ -450,6 +450,28 @@ TEST(RadialdRun, SigkillAfterStartThenRestartReclaimsAndRunsTheQueue) {
     EXPECT_EQ(again.wait_exit(10s), 0);
 }
 
+// SIGKILL once the box is gone and its outcome known, before the journal takes the record (the
+// "terminal" point): the turn ran to its end, and its record says how, from the reserve it was
+// kept in (docs/design.md §11.5), not a guess that its box may never have been made (§8.4).
+TEST(RadialdRun, SigkillBeforeTheRecordIsJournaledKeepsHowTheTurnEnded) {
+    FakeSetup s;
+    const std::string id = s.submit(turn_file("[\"exit\", \"7\"]"));
+    {
+        DaemonProcess d(s, {{"RADIAL_PAUSE_AT_FOR_TEST", "terminal"}});
+        ASSERT_TRUE(d.wait_for_log("paused at 'terminal'", 10s)) << d.log();
+        d.crash();
+    }
+    auto first = s.reconcile();
+    EXPECT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_THAT(first.out, HasSubstr("journaled the kept terminal record of turn " + id));
+    auto rec = s.terminal(id);
+    EXPECT_EQ(rec["status"], "failed") << rec;
+    EXPECT_EQ(rec["exitCode"], 7) << rec;
+    EXPECT_FALSE(rec.contains("journalError")) << rec;
+    EXPECT_FALSE(fs::exists(s.state_dir() + "/pending/" + id + ".json"));
+    EXPECT_EQ(s.reconcile().out, "nothing to reconcile\n");
+}
+
 TEST(RadialdReconcile, PrintsWhatItDidAndThenNothing) {
     FakeSetup s;
     std::string id = s.submit(turn_file("[\"echo\"]"));

@@ -14,6 +14,7 @@
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
 #include "turn/terminal_record.h"
+#include "turn/terminal_reserve.h"
 
 namespace radial::daemon {
 namespace {
@@ -205,6 +206,28 @@ TEST_F(ReconcileFixture, AWarmTurnsRecordNeverTakesItsPoolBoxsEndingForItsComman
               "exec's; how its command ended is not known");
     auto own = nlohmann::json::parse(*journal->turn("o")->terminal_json);
     EXPECT_EQ(own["exitCode"], 3) << own;
+}
+
+// A turn's record is kept in its reserve before the journal takes it (docs/design.md §11.5): a
+// crash after the journal took it, before the reserve went, leaves both. The journal's record
+// stands, alone; the reserve goes with the residue.
+TEST_F(ReconcileFixture, AKeptRecordOfATurnTheJournalEndedIsNotJournaledAgain) {
+    journal->add_turn({"c", "radial-turn-inst1-c", "fake", "img", "result", "{}"},
+                      journal::TurnState::started);
+    journal->set_terminal("c", "succeeded", R"({"turnId":"c","status":"succeeded"})");
+    {
+        auto reserve = turn::TerminalReserve::create(cfg.state_dir, "c");
+        turn::TerminalRecord kept;
+        kept.turn_id = "c";
+        kept.status = turn::TurnStatus::failed;
+        ASSERT_EQ(reserve.keep(kept), "");
+    }
+    auto report = reconcile(cfg, client, *journal, spool);
+    EXPECT_THAT(report.journaled_pending, IsEmpty());
+    EXPECT_THAT(report.reclaimed_turns, IsEmpty());
+    EXPECT_EQ(journal->turn("c")->status, "succeeded");
+    EXPECT_EQ(*journal->turn("c")->terminal_json, R"({"turnId":"c","status":"succeeded"})");
+    EXPECT_FALSE(turn::read_pending(cfg.state_dir, "c"));
 }
 
 TEST_F(ReconcileFixture, QueuedTurnsStayQueuedAndASecondPassFindsNothingToDo) {

@@ -63,6 +63,20 @@ TEST(TerminalReserve, AKeptRecordFitsTheReserveAndKeepsTheEndsOfItsTails) {
     EXPECT_TRUE(list_pending(dir.path()).empty());
 }
 
+// The record is kept as soon as the box is gone, then again with the journal's error when the
+// journal refuses it (docs/design.md §11.5): a shorter record over a longer one is read whole.
+TEST(TerminalReserve, AShorterRecordKeptOverALongerOneIsReadAsItself) {
+    test::TempDir dir("radial-reserve");
+    {
+        auto reserve = TerminalReserve::create(dir.path(), "t1");
+        EXPECT_EQ(reserve.keep(record(std::string(2000, 'x'))), "");
+        EXPECT_EQ(reserve.keep(record("short")), "");
+    }
+    auto p = read_pending(dir.path(), "t1");
+    ASSERT_TRUE(p) << "the second record left the first one's end behind it";
+    EXPECT_EQ(nlohmann::json::parse(p->json)["outputTail"]["stdout"], "short");
+}
+
 TEST(TerminalReserve, ReleasedMeansGone) {
     test::TempDir dir("radial-reserve");
     auto reserve = TerminalReserve::create(dir.path(), "t2");
