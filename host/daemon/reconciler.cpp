@@ -21,6 +21,7 @@
 #include "turn/terminal_record.h"
 #include "turn/terminal_reserve.h"
 #include "turn/turn_request.h"
+#include "turn/workspace_lock.h"
 
 namespace radial::daemon {
 using session::session_labels;
@@ -417,6 +418,15 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
             log::info("reconcile", "freed box ids {0}:{0} of box '{1}'", l.id, l.label);
             freed_ids[l.label] = l.id;
         }
+
+    // The workspace lock files no turn holds, of this radiald's and other instances' turns that
+    // ended or died (docs/design.md §3.9): they would otherwise pile up in the claim registry.
+    try {
+        if (const auto n = turn::sweep_workspace_locks(default_claim_registry()))
+            log::info("reconcile", "removed {} workspace lock file(s) no turn holds", n);
+    } catch (const std::exception& e) {
+        log::warn("reconcile", "sweeping the workspace lock files: {}", e.what());
+    }
 
     for (const auto& summary : journal.in_flight()) {
         auto t = journal.turn(summary.turn_id);

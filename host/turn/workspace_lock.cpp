@@ -42,6 +42,22 @@ std::string lock_file_of(const std::string& dir, const struct stat& st) {
     return fmt::format("{}/{}-{}", dir, st.st_dev, st.st_ino);
 }
 
+// The lock files' guard, in their directory: lockers hold it shared while they take their locks,
+// the sweep exclusively while it removes files. Without it, a sweep holding an unheld file for the
+// moment before removing it would have a turn taking that file's lock just then refused, its
+// workspace reported in use (docs/design.md §3.9).
+constexpr const char* kSweepGuard = ".sweep";
+
+// `how` (LOCK_SH waits; LOCK_EX | LOCK_NB does not) on the guard of `dir`; invalid when it could
+// not be opened or, without waiting, taken (errno set).
+internal::UniqueFd hold_guard(const std::string& dir, int how) {
+    internal::UniqueFd fd = fs_util::open_lock_file(dir + "/" + kSweepGuard);
+    if (!fd) return fd;
+    while (::flock(fd.get(), how) != 0)
+        if (errno != EINTR) return internal::UniqueFd();
+    return fd;
+}
+
 } // namespace
 
 std::optional<WorkspaceLock> WorkspaceLock::try_acquire(const std::string& workspace) {
@@ -77,6 +93,11 @@ std::optional<WorkspaceLock> WorkspaceLock::try_acquire_workspace(const std::str
             "the workspace locks' directory '{}' is missing, not a directory, not uid {}'s or "
             "writable by others: another user could take or free a workspace's lock; remove it",
             dir, ::geteuid()));
+    // Held until every lock below is taken: no sweep removes a file between its open and its lock.
+    const internal::UniqueFd guard = hold_guard(dir, LOCK_SH);
+    if (!guard)
+        throw TurnSetupError(fmt::format("locking workspace '{}': the guard of '{}': {}", workspace,
+                                         dir, std::strerror(errno)));
     const std::string path = lock_file_of(dir, st);
     auto own = lock_path(path, LOCK_EX, workspace);
     if (!own) return std::nullopt;
@@ -121,8 +142,37 @@ void WorkspaceLock::release() noexcept {
     file_.clear();
     // A shared lock's file stays: removing it would take the lock exclusively for a moment, and
     // another turn's shared lock at that moment would find its workspace in use. There is one
-    // per directory ever above a workspace; a turn on that directory removes it.
+    // per directory ever above a workspace; a turn on that directory removes it, and so does
+    // sweep_workspace_locks once no turn holds it.
     above_.clear();
+}
+
+std::size_t sweep_workspace_locks(const std::string& registry) {
+    const std::string dir = registry + "/workspaces";
+    struct stat d {};
+    // Only a directory as try_acquire_workspace accepts it: no other user can have put files here.
+    if (::lstat(dir.c_str(), &d) != 0 || !S_ISDIR(d.st_mode) || d.st_uid != ::geteuid() ||
+        (d.st_mode & 022) != 0)
+        return 0;
+    const internal::UniqueFd guard = hold_guard(dir, LOCK_EX | LOCK_NB);
+    if (!guard) return 0; // a turn is taking its locks: the next sweep
+    std::size_t removed = 0;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string path = it->path().string();
+        if (it->path().filename() == kSweepGuard) continue;
+        internal::UniqueFd fd(::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+        struct stat st {};
+        if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid())
+            continue;
+        // Held, shared or exclusive: a turn's. Not held: nobody's, and nobody can take it while
+        // the guard is held but through a holder's own release, which removes it first.
+        if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;
+        // Removed (by its holder's release) or replaced since it was listed: not this file.
+        if (!fs_util::still_named(fd.get(), path)) continue;
+        if (::unlink(path.c_str()) == 0) ++removed;
+    }
+    return removed;
 }
 
 std::string workspace_in_use(const std::string& workspace) {

@@ -6,7 +6,8 @@
 // /run/radial-claims/workspaces/<dev>-<inode>), which only radiald's user can open: a lock on the
 // workspace directory itself could be taken by any local user who can read it, and kept, holding
 // every turn on that workspace back. The kernel drops a lock when its holder dies, so a crash never
-// leaves a stale lock; the file goes with the lock's release.
+// leaves a stale lock; the file goes with the lock's release. The files a crash or a shared lock
+// leaves are removed by sweep_workspace_locks.
 //
 // The same class holds radiald's own lock directories (a session's, under the state directory)
 // with a flock(2) on the directory itself: no other user can open those.
@@ -14,6 +15,7 @@
 
 #include <radial/internal/unique_fd.h>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -54,6 +56,14 @@ private:
     // A workspace's: the shared locks of every directory above it (their files stay).
     std::vector<internal::UniqueFd> above_;
 };
+
+// Removes the lock files in `registry`'s workspaces directory that no turn holds: each is locked
+// exclusively without waiting (one held, shared or exclusive, is left), checked to still be the
+// file at its name (else left: it was removed or replaced meanwhile), and removed while locked.
+// Lockers wait for a sweep, and a sweep skips its pass while a locker takes its locks, so a turn is
+// never refused for a lock a sweep holds. Returns how many it removed; does nothing when the
+// directory is not as try_acquire_workspace accepts it. Thread-safe; safe beside other processes.
+std::size_t sweep_workspace_locks(const std::string& registry);
 
 // The message for a turn refused because its workspace is in use.
 std::string workspace_in_use(const std::string& workspace);
