@@ -1,6 +1,7 @@
 #include "daemon/reconciler.h"
 
 #include <fmt/format.h>
+#include <radial/internal/init_exit.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "config/bounded_units.h"
 #include "daemon/instance_claim.h"
 #include "log/logger.h"
 #include "pool/pool_box.h"
@@ -64,7 +66,8 @@ std::string ending_text(const host::BoxState& b) {
 // terminal record: only what is known (docs/design.md §8.4).
 // `pooled`: the turn ran in a box of the warm pool, as an exec (docs/design.md §13.14).
 turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fate,
-                                      const BoxSeen& seen, Clock::time_point now, bool pooled) {
+                                      const BoxSeen& seen, Clock::time_point now, bool pooled,
+                                      const config::HostConfig& cfg) {
     turn::TerminalRecord rec =
         turn::terminal_record(turn::subject_of(t.entry), turn::TurnStatus::reclaimed);
     rec.records_received = t.records.size();
@@ -113,8 +116,28 @@ turn::TerminalRecord reclaimed_record(const journal::TurnDetails& t, BoxFate fat
         rec.started_at = at(started->at_ms);
         if (box->flags & RADIAL_RUN_EXITED) rec.exit_code = box->exit_code;
         if (box->flags & RADIAL_RUN_SIGNALED) rec.signal = box->term_signal;
-        rec.reason = fmt::format("the box had ended by itself ({}) before radiald came back; ",
-                                 ending_text(*box));
+        // The box's PID 1, radial-init, exits 124 when it ends the box at the turn's deadline
+        // (docs/design.md §3.7), read as an exec's is. When the box ended is not known: that the
+        // deadline had passed by now is all there is to go on, and the reason says so.
+        const auto requested = request.is_object() && request.contains("timeoutMs") &&
+                                       request["timeoutMs"].is_number_unsigned()
+                                   ? request["timeoutMs"].get<std::uint64_t>()
+                                   : std::uint64_t{0};
+        const std::uint64_t timeout_ms = turn::turn_timeout_ms(requested, cfg);
+        const bool at_deadline =
+            (box->flags & RADIAL_RUN_EXITED) &&
+            radial::internal::init_timed_out(
+                box->exit_code, timeout_ms != 0,
+                timeout_ms != 0 && now >= rec.started_at + std::chrono::milliseconds(timeout_ms));
+        rec.reason =
+            at_deadline ? fmt::format(
+                              "the box had ended at the turn's deadline ({}: radial-init's exit "
+                              "when the timeout of {} passed, as timeout(1); a command's own exit "
+                              "124 before then would read the same, when the box ended not being "
+                              "known) before radiald came back; ",
+                              ending_text(*box), config::duration_text(timeout_ms))
+                        : fmt::format("the box had ended by itself ({}) before radiald came back; ",
+                                      ending_text(*box));
         switch (fate) {
             case BoxFate::removed: rec.reason += "reconciliation read how and removed it"; break;
             case BoxFate::gone:
@@ -458,7 +481,7 @@ ReconcileReport reconcile(const config::HostConfig& cfg, const host::RuntimeClie
         auto it = seen.find(t->entry.label);
         const bool pooled = t->entry.label.rfind(pool::pool_label_prefix(cfg), 0) == 0;
         turn::TerminalRecord rec = reclaimed_record(
-            *t, fate, it != seen.end() ? it->second : BoxSeen{}, clock.wall(), pooled);
+            *t, fate, it != seen.end() ? it->second : BoxSeen{}, clock.wall(), pooled, cfg);
         if (auto f = freed_ids.find(t->entry.label); f != freed_ids.end())
             rec.box_user = fmt::format("{0}:{0}", f->second);
         journal.set_terminal(rec.turn_id, to_string(rec.status), rec.to_json());

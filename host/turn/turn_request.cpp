@@ -114,6 +114,12 @@ std::string request_to_json(const TurnRequest& r) {
            "\n";
 }
 
+std::uint64_t turn_timeout_ms(std::uint64_t requested_ms, const config::HostConfig& cfg) {
+    return requested_ms != 0             ? requested_ms
+           : cfg.default_timeout_ms != 0 ? cfg.default_timeout_ms
+                                         : cfg.max_timeout_ms;
+}
+
 std::string request_journal_json(const TurnRequest& r) {
     return request_json_object(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -252,9 +258,7 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
     s.env = req.env;
     // No turn without a deadline where the operator set one (docs/design.md §3.7): a request's
     // own timeout, else run.defaultTimeout, else run.maxTimeout; none above run.maxTimeout.
-    s.timeout_ms = req.timeout_ms != 0           ? req.timeout_ms
-                   : cfg.default_timeout_ms != 0 ? cfg.default_timeout_ms
-                                                 : cfg.max_timeout_ms;
+    s.timeout_ms = turn_timeout_ms(req.timeout_ms, cfg);
     if (cfg.max_timeout_ms != 0 && s.timeout_ms > cfg.max_timeout_ms)
         throw RequestError(fmt::format(
             "timeout {} is more than run.maxTimeout ({}); {}", config::duration_text(s.timeout_ms),

@@ -117,6 +117,11 @@ std::string box_label(const config::HostConfig& cfg, RequestKind kind, const std
 // "radial-pool-<instanceId>-" (§13.14). [thread-safe]
 std::vector<std::string> instance_label_prefixes(const config::HostConfig& cfg);
 
+// A turn's timeout in milliseconds (0: none): `requested_ms` (the request's own) when not 0, else
+// run.defaultTimeout, else run.maxTimeout (docs/design.md §3.7). Not checked against
+// run.maxTimeout (build_container_spec refuses one above it). [pure]
+std::uint64_t turn_timeout_ms(std::uint64_t requested_ms, const config::HostConfig& cfg);
+
 // The request as the journal keeps it: request_to_json(r), compact. Callers redact it further
 // with the turn's secret set. [thread-safe]
 std::string request_journal_json(const TurnRequest& r);

@@ -1,5 +1,6 @@
 #include "docker_session.h"
 
+#include <radial/internal/init_exit.h>
 #include <radial/support/run_ending.h>
 #include <string.h>
 
@@ -345,8 +346,10 @@ radial::plugin::RunResult exec_in_docker_session(const DockerEngine& engine,
             status.code = *code;
             // radial-init's 124 at the deadline: the exec timed out (a command's own 124 before
             // its deadline is its own exit code).
-            if (*code == 124 && exec.timeout_ms != 0 &&
-                Clock::now() >= deadline_after(started, exec.timeout_ms))
+            if (radial::internal::init_timed_out(
+                    *code, exec.timeout_ms != 0,
+                    exec.timeout_ms != 0 &&
+                        Clock::now() >= deadline_after(started, exec.timeout_ms)))
                 ending = Ending::timed_out;
         }
     }

@@ -205,16 +205,19 @@ TEST(DurabilityDaemonLive, C19_ABoxDiesOnTimeWithNobodyWatching) {
     auto code = test::run_process({"docker", "inspect", "--format", "{{.State.ExitCode}}", box});
     EXPECT_EQ(code.out, "124\n") << "the timeout's exit status";
 
-    // A later start claims only what it saw: the box had ended by itself (its init's deadline),
-    // and it read how before removing it (docs/design.md §8.4).
+    // A later start claims only what it saw: the box had ended with radial-init's 124 after the
+    // turn's deadline, so at that deadline, not by itself; it read how before removing it
+    // (docs/design.md §8.4).
     auto r = s.reconcile();
     EXPECT_EQ(r.exit_code, 0) << r.err;
     auto rec = s.terminal(id);
     EXPECT_EQ(rec["status"], "reclaimed") << rec;
     EXPECT_EQ(rec["exitCode"], 124) << rec;
     EXPECT_EQ(rec["reason"],
-              "the box had ended by itself (exit 124) before radiald came back; reconciliation "
-              "read how and removed it");
+              "the box had ended at the turn's deadline (exit 124: radial-init's exit when the "
+              "timeout of 3s passed, as timeout(1); a command's own exit 124 before then would "
+              "read the same, when the box ended not being known) before radiald came back; "
+              "reconciliation read how and removed it");
     EXPECT_EQ(test::box_state(box), "gone");
 }
 

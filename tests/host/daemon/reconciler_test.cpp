@@ -13,6 +13,7 @@
 #include "journal/journal_sqlite.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
+#include "time/clock.h"
 #include "turn/terminal_record.h"
 #include "turn/terminal_reserve.h"
 
@@ -228,6 +229,48 @@ TEST_F(ReconcileFixture, AKeptRecordOfATurnTheJournalEndedIsNotJournaledAgain) {
     EXPECT_EQ(journal->turn("c")->status, "succeeded");
     EXPECT_EQ(*journal->turn("c")->terminal_json, R"({"turnId":"c","status":"succeeded"})");
     EXPECT_FALSE(turn::read_pending(cfg.state_dir, "c"));
+}
+
+// A box that ended with 124 after its turn's deadline was ended by radial-init at that deadline
+// (docs/design.md §3.7): its record does not say the command ended by itself. One that ended
+// with 124 before its deadline ended by itself, as one without a timeout does.
+TEST_F(ReconcileFixture,
+       ABoxThatEndedWithRadialInits124AfterItsDeadlineIsNotSaidToHaveEndedByItself) {
+    host::ConfigEntry ended;
+    ended.key = "ended";
+    ended.kind = RADIAL_CONFIG_STRING_ARRAY;
+    ended.items = {"radial-turn-inst1-late=124", "radial-turn-inst1-early=124",
+                   "radial-turn-inst1-none=124"};
+    auto inspecting =
+        host::RuntimeClient::create(plugin.library, plugin.descriptor, {"run.fake", {ended}},
+                                    plugin.path, "t", [](std::uint32_t, std::string_view) {});
+    journal->add_turn(
+        {"late", "radial-turn-inst1-late", "fake", "img", "result", R"({"timeoutMs":60000})"},
+        journal::TurnState::started);
+    journal->add_turn(
+        {"early", "radial-turn-inst1-early", "fake", "img", "result", R"({"timeoutMs":36000000})"},
+        journal::TurnState::started);
+    journal->add_turn({"none", "radial-turn-inst1-none", "fake", "img", "result", "{}"},
+                      journal::TurnState::started);
+    // Reconciliation two hours after the turns started: past the minute, not the ten hours.
+    time::ManualClock clock;
+    clock.set_wall(std::chrono::system_clock::now() + std::chrono::hours(2));
+    auto report = reconcile(cfg, inspecting, *journal, spool, clock);
+    EXPECT_THAT(report.reclaimed_turns, UnorderedElementsAre("late", "early", "none"));
+    auto late = nlohmann::json::parse(*journal->turn("late")->terminal_json);
+    EXPECT_EQ(late["exitCode"], 124) << late;
+    EXPECT_EQ(late["reason"],
+              "the box had ended at the turn's deadline (exit 124: radial-init's exit when the "
+              "timeout of 1m passed, as timeout(1); a command's own exit 124 before then would "
+              "read the same, when the box ended not being known) before radiald came back; it "
+              "was gone when reconciliation came to remove it");
+    for (const char* id : {"early", "none"}) {
+        auto rec = nlohmann::json::parse(*journal->turn(id)->terminal_json);
+        EXPECT_EQ(rec["exitCode"], 124) << rec;
+        EXPECT_THAT(rec["reason"].get<std::string>(),
+                    ::testing::StartsWith("the box had ended by itself (exit 124)"))
+            << rec;
+    }
 }
 
 TEST_F(ReconcileFixture, QueuedTurnsStayQueuedAndASecondPassFindsNothingToDo) {
