@@ -228,7 +228,10 @@ int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
     print_turns("queued", queued);
     print_turns(daemon_running ? "running" : "in flight (reclaimed at the next start)", running);
     if (!pending.empty())
-        print_turns("ended, terminal record pending (the journal could not take it yet)", pending);
+        print_turns(
+            "ended, terminal record not yet journaled (its workspace being handed back, or "
+            "the journal could not take it yet)",
+            pending);
     print_turns("recent", recent);
     // As `systemctl status` does: a script can ask whether the daemon runs by the exit status
     // alone (docs/design.md §14.4).

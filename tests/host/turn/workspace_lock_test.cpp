@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <radial/internal/unique_fd.h>
+#include <sched.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -192,13 +193,18 @@ TEST(WorkspaceLock, ASweepBesideTurnsNeitherRefusesOneNorLetsTwoHoldOneWorkspace
     fs::create_directory(root / "solo");
     std::atomic<bool> stop{false};
     std::atomic<int> holding{0}, most{0}, refused_solo{0}, swept{0};
+    // The sweeper gives the cpu up after each pass: flock is not fair, and a sweeper retaking the
+    // guard at once could starve the lockers of a loaded machine.
     std::thread sweeper([&] {
-        while (!stop) swept += static_cast<int>(sweep_workspace_locks(registry.path()));
+        while (!stop) {
+            swept += static_cast<int>(sweep_workspace_locks(registry.path()));
+            ::sched_yield();
+        }
     });
-    for (int i = 0; i < 20000; ++i)
+    for (int i = 0; i < 5000; ++i)
         if (!WorkspaceLock::try_acquire_workspace(root / "solo", registry.path())) ++refused_solo;
     auto contender = [&] {
-        for (int i = 0; i < 1000; ++i) {
+        for (int i = 0; i < 500; ++i) {
             auto held = WorkspaceLock::try_acquire_workspace(root / "one", registry.path());
             if (!held) continue;
             const int now = ++holding;
