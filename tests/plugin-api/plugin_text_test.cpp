@@ -22,6 +22,15 @@ TEST(PluginText, LongTextIsCutAndMarkedOnce) {
     EXPECT_EQ(s, std::string(kMaxPluginText, 'a') + kMark);
 }
 
+TEST(PluginText, TextFilledToTheByteIsMarkedWhenMoreComes) {
+    std::string s = plugin_text(std::string(kMaxPluginText, 'a'));
+    EXPECT_EQ(s.size(), kMaxPluginText);
+    append_plugin_text(s, "b");
+    EXPECT_EQ(s, std::string(kMaxPluginText, 'a') + kMark);
+    append_plugin_text(s, "c");
+    EXPECT_EQ(s, std::string(kMaxPluginText, 'a') + kMark);
+}
+
 TEST(PluginText, TheCutNeverSplitsAUtf8Character) {
     // "é" is two bytes: one 'a' then "é"s put a character across the limit.
     std::string text = "a";

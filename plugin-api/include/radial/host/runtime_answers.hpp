@@ -33,7 +33,12 @@ inline constexpr std::size_t kMaxPluginText = 4096;
 // start) plus one mark saying that it was cut; nothing more once it was. Pure; may throw bad_alloc.
 inline void append_plugin_text(std::string& to, std::string_view text) {
     static constexpr std::string_view kCut = " [cut: the plugin's text was longer]";
-    if (to.size() >= kMaxPluginText) return;
+    if (text.empty()) return;
+    if (to.size() >= kMaxPluginText) {
+        // Full already: marked when it was cut, or now, when it was filled to the byte.
+        if (!to.ends_with(kCut)) to.append(kCut);
+        return;
+    }
     const std::size_t room = kMaxPluginText - to.size();
     if (text.size() <= room) {
         to.append(text);
