@@ -1,6 +1,5 @@
 // Checks of control over a run: the sink after return, aborting through the sink, timeouts,
-// kill, list_by_label's prefix rule, and concurrent runs on one instance (docs/design.md §5.11;
-// reference §8.17 21, 25-31).
+// kill, list_by_label's prefix rule, and concurrent runs on one instance (docs/design.md §5.11).
 #include <algorithm>
 #include <set>
 #include <thread>

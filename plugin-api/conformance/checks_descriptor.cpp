@@ -1,6 +1,5 @@
 // Checks of the library and its descriptor: loading, the frozen header, the function table, the
-// identity, and ABI negotiation with older and newer hosts (docs/design.md §5.11; reference §8.17
-// 1, 7-10).
+// identity, and ABI negotiation with older and newer hosts (docs/design.md §5.11).
 #include <radial/names.hpp>
 
 #include "checks.h"

@@ -1,7 +1,6 @@
 // Checks that a plugin is a good guest in the host process: it exports nothing but its entry,
 // leaves the host's signal dispositions and other children alone, and keeps no descriptor a
-// child could inherit or that outlives its instance (docs/design.md §5.11; reference §8.17 2, 4,
-// 12-14).
+// child could inherit or that outlives its instance (docs/design.md §5.11).
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>

@@ -1,6 +1,6 @@
 // Checks of an instance's life before any box runs: create with the config and its errors,
 // preflight, capabilities, dispositions, and a refused field stopping a run before it starts
-// (docs/design.md §5.11; reference §8.17 11, 23, 32).
+// (docs/design.md §5.11).
 #include <radial/names.hpp>
 #include <thread>
 
