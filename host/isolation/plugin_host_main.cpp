@@ -21,11 +21,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <radial/host/runtime_answers.hpp>
 #include <radial/host/runtime_descriptor.hpp>
+#include <radial/host/sink_gate.hpp>
 #include <string>
 #include <thread>
 
@@ -71,43 +71,56 @@ void log_thunk(void*, std::uint32_t level, radial_str message) noexcept {
 }
 
 // One call's socket and the sinks that write to it. Sinks may be called from any plugin thread;
-// one mutex keeps each frame (and an output frame with its acknowledgement) whole.
+// one mutex keeps each frame (and an output frame with its acknowledgement) whole. Each sink goes
+// through a gate (radial/host/sink_gate.hpp) closed before the reply: a plugin thread that calls
+// one after its call returned (an ABI breach) is dropped, so it can neither put frames into the
+// socket's next call, another turn's, nor reach this context once it is gone.
 class CallContext {
 public:
     explicit CallContext(int fd) : fd_(fd) {}
 
-    radial_error_sink error_sink() {
-        return {sizeof(radial_error_sink), this,
-                [](void* c, std::int32_t code, radial_str key, radial_str message) {
+    const radial_error_sink* error_sink() {
+        return gate_.place(radial_error_sink{
+            0, nullptr, [](void* c, std::int32_t code, radial_str key, radial_str message) {
+                host::SinkGate::pass(c, [&](void* call) {
                     json j = {{"code", code},
                               {"key", host::plugin_text(to_view(key))},
                               {"message", host::plugin_text(to_view(message))}};
-                    static_cast<CallContext*>(c)->send(kError, to_cbor(j));
-                }};
+                    static_cast<CallContext*>(call)->send(kError, to_cbor(j));
+                });
+            }});
     }
     // Two name sinks per call at most (tcp_route's bind and box hosts): `which` tells them apart.
-    radial_name_sink name_sink(int which) {
-        return {sizeof(radial_name_sink), which == 0 ? &names_[0] : &names_[1],
-                [](void* c, radial_str name) {
-                    auto* n = static_cast<NameTag*>(c);
-                    std::string p(1, static_cast<char>(n->which));
-                    host::append_plugin_text(p, to_view(name));
-                    n->call->send(kName, p);
-                }};
+    const radial_name_sink* name_sink(int which) {
+        return name_gates_[which == 0 ? 0 : 1].place(
+            radial_name_sink{0, nullptr, [](void* c, radial_str name) {
+                                 host::SinkGate::pass(c, [&](void* tag) {
+                                     auto* n = static_cast<NameTag*>(tag);
+                                     std::string p(1, static_cast<char>(n->which));
+                                     host::append_plugin_text(p, to_view(name));
+                                     n->call->send(kName, p);
+                                 });
+                             }});
     }
-    radial_disposition_sink disposition_sink() {
-        return {sizeof(radial_disposition_sink), this,
-                [](void* c, std::uint32_t field, std::uint32_t disposition, radial_str note) {
+    const radial_disposition_sink* disposition_sink() {
+        return gate_.place(radial_disposition_sink{
+            0, nullptr,
+            [](void* c, std::uint32_t field, std::uint32_t disposition, radial_str note) {
+                host::SinkGate::pass(c, [&](void* call) {
                     json j = {{"field", field},
                               {"disposition", disposition},
                               {"note", host::plugin_text(to_view(note))}};
-                    static_cast<CallContext*>(c)->send(kDisposition, to_cbor(j));
-                }};
+                    static_cast<CallContext*>(call)->send(kDisposition, to_cbor(j));
+                });
+            }});
     }
-    radial_output_sink output_sink() {
-        return {sizeof(radial_output_sink), this,
-                [](void* c, std::uint32_t stream, const std::uint8_t* data,
-                   std::size_t size) -> std::int32_t {
+    const radial_output_sink* output_sink() {
+        return gate_.place(radial_output_sink{
+            0, nullptr,
+            [](void* c, std::uint32_t stream, const std::uint8_t* data,
+               std::size_t size) -> std::int32_t {
+                std::int32_t rc = 1; // dropped: "stop"
+                host::SinkGate::pass(c, [&](void* call) {
                     // The whole stream id (a raw C plugin may give any), then the bytes in frames
                     // the wire takes: one write of any size reaches radiald as it would
                     // in-process, never dropped with a "stop" radiald did not say.
@@ -116,41 +129,48 @@ public:
                         const std::size_t n = std::min<std::size_t>(size, kMostSinkBytes);
                         std::string p = wire_u32(stream);
                         p.append(at, n);
-                        if (const auto rc = static_cast<CallContext*>(c)->ask(kOutput, p); rc != 0)
-                            return rc;
+                        rc = static_cast<CallContext*>(call)->ask(kOutput, p);
+                        if (rc != 0) return;
                         at += n;
                         size -= n;
                     } while (size > 0);
-                    return 0;
-                }};
+                });
+                return rc;
+            }});
     }
-    radial_change_sink change_sink() {
-        return {sizeof(radial_change_sink), this,
-                [](void* c, radial_str path, std::uint32_t kind) -> std::int32_t {
+    const radial_change_sink* change_sink() {
+        return gate_.place(radial_change_sink{
+            0, nullptr,
+            [](void* c, radial_str path, std::uint32_t kind) -> std::int32_t {
+                std::int32_t rc = 1;
+                host::SinkGate::pass(c, [&](void* call) {
                     std::string p = wire_u32(kind);
                     p.append(to_view(path));
-                    return static_cast<CallContext*>(c)->ask(kChangeEntry, p);
-                },
-                [](void* c, const std::uint8_t* data, std::size_t size) -> std::int32_t {
+                    rc = static_cast<CallContext*>(call)->ask(kChangeEntry, p);
+                });
+                return rc;
+            },
+            [](void* c, const std::uint8_t* data, std::size_t size) -> std::int32_t {
+                std::int32_t rc = 1;
+                host::SinkGate::pass(c, [&](void* call) {
                     const char* at = reinterpret_cast<const char*>(data);
                     do {
                         const std::size_t n = std::min<std::size_t>(size, kMostSinkBytes);
-                        if (const auto rc = static_cast<CallContext*>(c)->ask(
-                                kChangeData, std::string_view(at, n));
-                            rc != 0)
-                            return rc;
+                        rc = static_cast<CallContext*>(call)->ask(kChangeData,
+                                                                  std::string_view(at, n));
+                        if (rc != 0) return;
                         at += n;
                         size -= n;
                     } while (size > 0);
-                    return 0;
-                }};
+                });
+                return rc;
+            }});
     }
 
     // A frame the wire cannot carry (a name, an error or a disposition over kMaxFramePayload)
     // ends this process, loudly: dropped, a name would be a box reconciliation never sees.
     void send(char type, std::string_view payload) {
         std::lock_guard lock(mutex_);
-        if (closed_) return;
         if (payload.size() > kMaxFramePayload) {
             std::fprintf(stderr,
                          "radial plugin host: the plugin gave %zu bytes in one sink call, more "
@@ -160,11 +180,10 @@ public:
         }
         write_frame(fd_, type, payload);
     }
-    // Sends a frame whose sink answers, and returns the answer (non-zero: stop). radiald gone,
-    // or the call returned already: stop.
+    // Sends a frame whose sink answers, and returns the answer (non-zero: stop). radiald gone:
+    // stop.
     std::int32_t ask(char type, std::string_view payload) {
         std::lock_guard lock(mutex_);
-        if (closed_) return 1;
         Frame ack;
         if (!write_frame(fd_, type, payload) || !read_frame(fd_, ack) || ack.type != kAck ||
             ack.payload.size() != 1)
@@ -172,13 +191,12 @@ public:
         return ack.payload[0] == 0 ? 0 : 1;
     }
 
-    // Sends the call's reply; every sink call after it is dropped, so that a plugin thread that
-    // writes after its call returned (an ABI breach) cannot put frames into the socket's next
-    // call, another turn's.
+    // Closes the sinks (after a sink call in flight returned), then sends the call's reply.
     void reply(std::string_view payload) {
+        gate_.close();
+        for (auto& g : name_gates_) g.close();
         std::lock_guard lock(mutex_);
         write_frame(fd_, kReturn, payload);
-        closed_ = true;
     }
 
 private:
@@ -188,8 +206,10 @@ private:
     };
     int fd_;
     std::mutex mutex_;
-    bool closed_ = false;
     NameTag names_[2] = {{this, 0}, {this, 1}};
+    // Last: closed before what their sinks reach goes.
+    host::SinkGate gate_{this};
+    host::SinkGate name_gates_[2] = {host::SinkGate(&names_[0]), host::SinkGate(&names_[1])};
 };
 
 json run_result_json(std::int32_t status, const radial_run_result& r) {
@@ -205,9 +225,9 @@ json run_result_json(std::int32_t status, const radial_run_result& r) {
 // Carries out one request; returns the reply (always with "status").
 json dispatch(const json& req, CallContext& call) {
     const std::string name = req.at("call").get<std::string>();
-    auto err = call.error_sink();
+    const radial_error_sink* err = call.error_sink();
     auto fail = [&](std::int32_t code, const std::string& message) {
-        err.report(err.ctx, code, to_c(""), to_c(message));
+        err->report(err->ctx, code, to_c(""), to_c(message));
         return json{{"status", code}};
     };
     if (!g.load_error.empty()) return fail(RADIAL_E_INTERNAL, g.load_error);
@@ -220,7 +240,7 @@ json dispatch(const json& req, CallContext& call) {
         g.host = {sizeof(radial_host),  RADIAL_RT_ABI_MAJOR, RADIAL_RT_ABI_MINOR, nullptr,
                   to_c(g.host_version), to_c(g.plugin_path), &log_thunk};
         const host::CConfig cc(section);
-        const std::int32_t status = d->create(&g.host, cc.get(), &g.rt, &err);
+        const std::int32_t status = d->create(&g.host, cc.get(), &g.rt, err);
         json extensions = json::array();
         if (status == RADIAL_OK && g.rt != nullptr &&
             RADIAL_HAS_FIELD(d, radial_runtime_descriptor, get_extension) &&
@@ -274,16 +294,16 @@ json dispatch(const json& req, CallContext& call) {
         g.rt = nullptr;
         return {{"status", RADIAL_OK}};
     }
-    if (name == "preflight") return {{"status", d->preflight(rt, &err)}};
+    if (name == "preflight") return {{"status", d->preflight(rt, err)}};
     if (name == "capabilities") {
         auto names = call.name_sink(0);
-        return {{"status", d->capabilities(rt, &names, &err)}};
+        return {{"status", d->capabilities(rt, names, err)}};
     }
     if (name == "describe_spec") {
         const ContainerSpec spec = spec_from_json(req.at("spec"));
         const CSpec c(spec);
         auto sink = call.disposition_sink();
-        return {{"status", d->describe_spec(rt, c.get(), &sink, &err)}};
+        return {{"status", d->describe_spec(rt, c.get(), sink, err)}};
     }
     if (name == "run" || name == "session.exec") {
         const ContainerSpec spec = spec_from_json(req.at("spec"));
@@ -294,24 +314,24 @@ json dispatch(const json& req, CallContext& call) {
         // radiald asks what the first create's answer offered; a restarted plugin may offer less.
         if (name != "run" && (g.session == nullptr || g.session->exec == nullptr))
             return fail(RADIAL_E_UNSUPPORTED, "the plugin has no session exec");
-        const std::int32_t status = name == "run" ? d->run(rt, c.get(), &out, &r, &err)
-                                                  : g.session->exec(rt, c.get(), &out, &r, &err);
+        const std::int32_t status = name == "run" ? d->run(rt, c.get(), out, &r, err)
+                                                  : g.session->exec(rt, c.get(), out, &r, err);
         return run_result_json(status, r);
     }
     const std::string label = req.value("label", std::string());
     if (name == "list_by_label") {
         auto names = call.name_sink(0);
-        return {{"status", d->list_by_label(rt, to_c(label), &names, &err)}};
+        return {{"status", d->list_by_label(rt, to_c(label), names, err)}};
     }
-    if (name == "kill") return {{"status", d->kill(rt, to_c(label), &err)}};
+    if (name == "kill") return {{"status", d->kill(rt, to_c(label), err)}};
     if (name == "tcp_route") {
         auto bind = call.name_sink(0), box = call.name_sink(1);
-        return {{"status", d->tcp_route(rt, &bind, &box, &err)}};
+        return {{"status", d->tcp_route(rt, bind, box, err)}};
     }
     if (name == "inspect") {
         radial_box_state st{};
         st.struct_size = sizeof st;
-        const std::int32_t status = d->inspect(rt, to_c(label), &st, &err);
+        const std::int32_t status = d->inspect(rt, to_c(label), &st, err);
         return {{"status", status},
                 {"state", st.state},
                 {"flags", st.flags},
@@ -323,7 +343,7 @@ json dispatch(const json& req, CallContext& call) {
             return fail(RADIAL_E_UNSUPPORTED, "the plugin has no box root extension");
         radial_box_root_ids ids{};
         ids.struct_size = sizeof ids;
-        const std::int32_t status = g.box_root->root_ids(rt, &ids, &err);
+        const std::int32_t status = g.box_root->root_ids(rt, &ids, err);
         return {{"status", status}, {"host_uid", ids.host_uid}, {"host_gid", ids.host_gid}};
     }
     if (name == "template.load") {
@@ -331,7 +351,7 @@ json dispatch(const json& req, CallContext& call) {
             return fail(RADIAL_E_UNSUPPORTED, "the plugin has no template extension");
         const std::string archive = req.at("archive").get<std::string>();
         return {{"status", g.templates->load(rt, to_c(archive),
-                                             req.at("timeout_ms").get<std::uint64_t>(), &err)}};
+                                             req.at("timeout_ms").get<std::uint64_t>(), err)}};
     }
     const radial_session_ext* s = g.session;
     if (s == nullptr) return fail(RADIAL_E_UNSUPPORTED, "the plugin has no session extension");
@@ -354,48 +374,43 @@ json dispatch(const json& req, CallContext& call) {
         const ContainerSpec spec = spec_from_json(req.at("spec"));
         const CSpec c(spec);
         return {{"status", s->create(rt, c.get(), req.at("idle_timeout_ms").get<std::uint64_t>(),
-                                     req.at("max_lifetime_ms").get<std::uint64_t>(), &err)}};
+                                     req.at("max_lifetime_ms").get<std::uint64_t>(), err)}};
     }
-    if (name == "session.destroy") return {{"status", s->destroy(rt, to_c(label), &err)}};
+    if (name == "session.destroy") return {{"status", s->destroy(rt, to_c(label), err)}};
     if (name == "session.resolve_image") {
         auto names = call.name_sink(0);
-        return {{"status", s->resolve_image(rt, to_c(image), &names, &err)}};
+        return {{"status", s->resolve_image(rt, to_c(image), names, err)}};
     }
     if (name == "session.changes") {
         auto changes = call.change_sink();
         return {{"status", s->changes(rt, to_c(label), req.at("since_ms").get<std::uint64_t>(),
-                                      &changes, &err)}};
+                                      changes, err)}};
     }
     if (name == "session.snapshot") {
         auto names = call.name_sink(0);
-        return {{"status", s->snapshot(rt, to_c(label), to_c(image), &names, &err)}};
+        return {{"status", s->snapshot(rt, to_c(label), to_c(image), names, err)}};
     }
     if (name == "session.remove_snapshot")
-        return {{"status", s->remove_snapshot(rt, to_c(image), &err)}};
+        return {{"status", s->remove_snapshot(rt, to_c(image), err)}};
     if (name == "session.check_snapshot_size")
         return {{"status", s->check_snapshot_size(rt, to_c(label),
-                                                  req.at("max_bytes").get<std::uint64_t>(), &err)}};
+                                                  req.at("max_bytes").get<std::uint64_t>(), err)}};
     return fail(RADIAL_E_UNSUPPORTED, "unknown call '" + name + "'");
 }
 
 // Serves the calls that come on one socket, one after the other, until radiald closes it: radiald
 // keeps a socket whose call returned for its next call, so a call costs no new socket or thread.
 void serve(internal::UniqueFd fd) {
-    // The contexts of the last calls stay alive, closed, for a plugin thread still holding one
-    // of their sinks: it finds the call over instead of freed memory.
-    constexpr std::size_t kKeptContexts = 64;
-    std::deque<std::unique_ptr<CallContext>> recent;
     Frame request;
     while (read_frame(fd.get(), request) && request.type == kRequest) {
-        if (recent.size() == kKeptContexts) recent.pop_front();
-        CallContext& call = *recent.emplace_back(std::make_unique<CallContext>(fd.get()));
+        CallContext call(fd.get());
         json reply;
         try {
             reply = dispatch(from_cbor(request.payload), call);
         } catch (const std::exception& e) {
-            auto err = call.error_sink();
-            err.report(err.ctx, RADIAL_E_INTERNAL, to_c(""),
-                       to_c(std::string("radial-plugin-host: a malformed call: ") + e.what()));
+            const radial_error_sink* err = call.error_sink();
+            err->report(err->ctx, RADIAL_E_INTERNAL, to_c(""),
+                        to_c(std::string("radial-plugin-host: a malformed call: ") + e.what()));
             reply = {{"status", RADIAL_E_INTERNAL}};
         }
         call.reply(to_cbor(reply));

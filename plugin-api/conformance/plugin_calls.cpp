@@ -158,7 +158,8 @@ Watchdog::~Watchdog() {
 namespace {
 
 // The output sink of one run or exec, recording into `capture`; kept alive until the process
-// ends (g_graveyard), so that a late call reaches a poisoned sink instead of freed memory.
+// ends (g_graveyard). A call after run returned is dropped by the host's sink gate
+// (radial/host/sink_gate.hpp), which counts it into capture->late_calls instead.
 std::shared_ptr<host::OutputFn> capturing_sink(std::shared_ptr<OutputCapture> capture) {
     auto fn = std::make_shared<host::OutputFn>(
         [capture](std::uint32_t stream, std::string_view bytes) -> bool {
@@ -204,7 +205,7 @@ PendingCall<RunObservation> Instance::start_run(const ContainerSpec& spec,
             RunObservation o;
             o.started = std::chrono::steady_clock::now();
             try {
-                o.outcome = client->run(spec, *fn);
+                o.outcome = client->run(spec, *fn, [capture] { ++capture->late_calls; });
                 o.ok = true;
                 o.breach = host::run_result_breach(o.outcome, spec);
             } catch (const host::RuntimeError& e) {
@@ -246,7 +247,8 @@ RunObservation Instance::session_exec(const ContainerSpec& exec,
         RunObservation o;
         o.started = std::chrono::steady_clock::now();
         try {
-            o.outcome = host::SessionClient::of(c).exec(exec, *fn);
+            o.outcome =
+                host::SessionClient::of(c).exec(exec, *fn, [capture] { ++capture->late_calls; });
             o.ok = true;
         } catch (const host::RuntimeError& e) {
             o.code = e.code();

@@ -330,14 +330,13 @@ public:
             *nowhere = 1;
         }
         if (cmd == "corrupt-heap") {
-            // Past the end of the block, over the allocator's own bookkeeping, then freed: the
-            // allocator (or a sanitizer) ends the process. Through a volatile pointer so the
-            // compiler neither drops nor flags it.
+            // Over the allocator's own bookkeeping in front of a block (its size), then freed:
+            // the allocator (or a sanitizer) ends the process, wherever the block came from (a
+            // write past a block hit a neighbour only when the two were made side by side).
+            // Through a volatile pointer so the compiler neither drops nor flags it.
             char* block = static_cast<char*>(std::malloc(24));
-            char* next = static_cast<char*>(std::malloc(24));
-            char* volatile over = block;
-            std::memset(over, 0x41, 64); // over `next`'s chunk header
-            std::free(next);
+            char* volatile over = block - sizeof(std::size_t);
+            std::memset(over, 0x41, sizeof(std::size_t));
             std::free(block);
         }
         throw Error(RADIAL_E_INVALID, "argv", "fake runtime: unknown command '" + cmd + "'");

@@ -43,7 +43,7 @@ public:
                 auto sink = err.sink();
                 radial_box_root_ids ids{};
                 ids.struct_size = sizeof(ids);
-                const std::int32_t status = ext->root_ids(s.rt, &ids, &sink);
+                const std::int32_t status = ext->root_ids(s.rt, &ids, sink);
                 if (status == RADIAL_E_UNSUPPORTED)
                     return err.message.empty() ? std::string("the runtime says no reason")
                                                : err.message;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <mutex>
 #include <radial/container_spec.hpp>
+#include <radial/host/sink_gate.hpp>
 #include <radial/names.hpp>
 #include <radial/runtime_values.hpp>
 #include <stdexcept>
@@ -154,36 +155,47 @@ using LogFn = std::function<void(std::uint32_t level, std::string_view message)>
 
 namespace detail {
 // The collectors below are handed to plugins as [any-thread] sinks: two plugin threads may report
-// at once, so each guards its fields.
+// at once, so each guards its fields. Each hands out its sink through a gate of its own
+// (radial/host/sink_gate.hpp), closed when the call's answer is read and when the collector goes,
+// so a plugin thread that reports after its call returned is dropped, never reaches freed memory.
 struct ErrorCollector {
     std::mutex mutex;
     std::int32_t code = RADIAL_OK;
     std::string key;
     std::string message;
-    radial_error_sink sink() noexcept {
-        return radial_error_sink{sizeof(radial_error_sink), this, &ErrorCollector::report};
+    std::atomic<bool> lost{false};
+    // The same sink each time it is asked for.
+    const radial_error_sink* sink() {
+        if (sink_ == nullptr)
+            sink_ = gate.place(radial_error_sink{0, nullptr, &ErrorCollector::report});
+        return sink_;
     }
     static void report(void* ctx, std::int32_t code, radial_str key, radial_str message) noexcept {
-        try {
-            auto* self = static_cast<ErrorCollector*>(ctx);
-            std::lock_guard lock(self->mutex);
-            if (!self->message.empty()) append_plugin_text(self->message, "; ");
-            append_plugin_text(self->message, to_view(message));
-            if (self->key.empty()) self->key = plugin_text(to_view(key));
-            if (self->code == RADIAL_OK) self->code = code;
-        } catch (...) {
-            // Out of memory in a C callback: nothing may pass; raise() says a part is missing.
-            static_cast<ErrorCollector*>(ctx)->lost = true;
-        }
+        SinkGate::pass(ctx, [&](void* target) {
+            auto* self = static_cast<ErrorCollector*>(target);
+            try {
+                std::lock_guard lock(self->mutex);
+                if (!self->message.empty()) append_plugin_text(self->message, "; ");
+                append_plugin_text(self->message, to_view(message));
+                if (self->key.empty()) self->key = plugin_text(to_view(key));
+                if (self->code == RADIAL_OK) self->code = code;
+            } catch (...) {
+                // Out of memory in a C callback: nothing may pass; raise() says a part is missing.
+                self->lost = true;
+            }
+        });
     }
-    [[noreturn]] void raise(std::int32_t status, std::string_view what) const {
+    // Closes the sink (the call returned) and throws what it collected.
+    [[noreturn]] void raise(std::int32_t status, std::string_view what) {
+        gate.close();
         std::string text = message.empty() ? std::string(what) + " failed (" +
                                                  std::string(status_name(status)) + ")"
                                            : message;
         if (lost) text += " (part of the plugin's message was lost: out of memory)";
         throw RuntimeError(status, key, text);
     }
-    std::atomic<bool> lost{false};
+    const radial_error_sink* sink_ = nullptr;
+    SinkGate gate{this}; // last: closed before the fields its sink reaches go
 };
 
 [[noreturn]] inline void throw_lost(std::string_view what) {
@@ -195,52 +207,103 @@ struct ErrorCollector {
 struct NameCollector {
     std::mutex mutex;
     std::vector<std::string> names;
-    radial_name_sink sink() noexcept {
-        return radial_name_sink{sizeof(radial_name_sink), this, &add};
+    std::atomic<bool> lost{false};
+    const radial_name_sink* sink() {
+        if (sink_ == nullptr) sink_ = gate.place(radial_name_sink{0, nullptr, &add});
+        return sink_;
     }
     static void add(void* ctx, radial_str name) noexcept {
-        try {
-            auto* self = static_cast<NameCollector*>(ctx);
-            std::string copy = plugin_text(to_view(name));
-            std::lock_guard lock(self->mutex);
-            self->names.push_back(std::move(copy));
-        } catch (...) {
-            // Out of memory in a C callback: nothing may pass; check() turns it into an error,
-            // since a missing name (a box to reconcile) must not look like no name.
-            static_cast<NameCollector*>(ctx)->lost = true;
-        }
+        SinkGate::pass(ctx, [&](void* target) {
+            auto* self = static_cast<NameCollector*>(target);
+            try {
+                std::string copy = plugin_text(to_view(name));
+                std::lock_guard lock(self->mutex);
+                self->names.push_back(std::move(copy));
+            } catch (...) {
+                // Out of memory in a C callback: nothing may pass; check() turns it into an
+                // error, since a missing name (a box to reconcile) must not look like no name.
+                self->lost = true;
+            }
+        });
     }
-    std::atomic<bool> lost{false};
-    // Throws RuntimeError (RADIAL_E_INTERNAL) when a name was lost.
-    void check(std::string_view what) const {
+    // Closes the sink (the call returned); throws RuntimeError (RADIAL_E_INTERNAL) when a name was
+    // lost.
+    void check(std::string_view what) {
+        gate.close();
         if (lost) throw_lost(what);
     }
+    const radial_name_sink* sink_ = nullptr;
+    SinkGate gate{this}; // last: closed before the fields its sink reaches go
 };
 
 struct DispositionCollector {
     std::mutex mutex;
     std::vector<Disposition> reported;
-    radial_disposition_sink sink() noexcept {
-        return radial_disposition_sink{sizeof(radial_disposition_sink), this, &field};
+    std::atomic<bool> lost{false};
+    const radial_disposition_sink* sink() {
+        if (sink_ == nullptr) sink_ = gate.place(radial_disposition_sink{0, nullptr, &field});
+        return sink_;
     }
     static void field(void* ctx, std::uint32_t field, std::uint32_t disposition,
                       radial_str note) noexcept {
-        try {
-            auto* self = static_cast<DispositionCollector*>(ctx);
-            Disposition d{field, disposition, plugin_text(to_view(note))};
-            std::lock_guard lock(self->mutex);
-            self->reported.push_back(std::move(d));
-        } catch (...) {
-            // As NameCollector::add: a lost disposition must not pass for none reported.
-            static_cast<DispositionCollector*>(ctx)->lost = true;
-        }
+        SinkGate::pass(ctx, [&](void* target) {
+            auto* self = static_cast<DispositionCollector*>(target);
+            try {
+                Disposition d{field, disposition, plugin_text(to_view(note))};
+                std::lock_guard lock(self->mutex);
+                self->reported.push_back(std::move(d));
+            } catch (...) {
+                // As NameCollector::add: a lost disposition must not pass for none reported.
+                self->lost = true;
+            }
+        });
     }
-    std::atomic<bool> lost{false};
-    // Throws RuntimeError (RADIAL_E_INTERNAL) when a disposition was lost.
-    void check(std::string_view what) const {
+    // Closes the sink (the call returned); throws RuntimeError (RADIAL_E_INTERNAL) when a
+    // disposition was lost.
+    void check(std::string_view what) {
+        gate.close();
         if (lost) throw_lost(what);
     }
+    const radial_disposition_sink* sink_ = nullptr;
+    SinkGate gate{this}; // last: closed before the fields its sink reaches go
 };
+
+// One disposition per field `spec` carries, from what the plugin `reported` (the ABI's fail-safe
+// rules): a carried field it did not report is REFUSED ("no disposition reported"), and so is one
+// it reported more than once with different dispositions, or with a value the ABI does not define.
+inline std::vector<Disposition> dispositions_of(const ContainerSpec& spec,
+                                                const std::vector<Disposition>& reported) {
+    std::vector<Disposition> out;
+    for (auto f : carried_fields(spec)) {
+        const Disposition* found = nullptr;
+        bool contradicts = false;
+        for (const auto& d : reported)
+            if (d.field == f) {
+                if (found != nullptr && found->disposition != d.disposition) contradicts = true;
+                if (found == nullptr) found = &d;
+            }
+        // Two answers for one field: neither can be relied on, so the field is refused (fail
+        // closed), whichever came last.
+        if (contradicts) {
+            out.push_back({f, RADIAL_DISP_REFUSED,
+                           "the plugin reported more than one disposition for this field, "
+                           "which the host does not guess between"});
+            continue;
+        }
+        // A value the ABI does not define says nothing the host can rely on: refused, as an
+        // unknown enum value reads as unsupported (runtime_plugin.h).
+        if (found != nullptr && (found->disposition < std::uint32_t{RADIAL_DISP_HONOURED} ||
+                                 found->disposition > std::uint32_t{RADIAL_DISP_REFUSED}))
+            out.push_back({f, RADIAL_DISP_REFUSED,
+                           "the plugin reported disposition " + std::to_string(found->disposition) +
+                               ", which this host does not know"});
+        else
+            out.push_back(found != nullptr
+                              ? *found
+                              : Disposition{f, RADIAL_DISP_REFUSED, "no disposition reported"});
+    }
+    return out;
+}
 
 // The fields every runtime does by taking part in the seam at all: what a plugin without
 // describe_spec is taken to honour. Every other carried field it is taken to refuse.

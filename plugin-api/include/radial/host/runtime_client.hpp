@@ -20,6 +20,7 @@
 #include <mutex>
 #include <optional>
 #include <radial/container_spec.hpp>
+#include <radial/host/run_call.hpp>
 #include <radial/host/runtime_answers.hpp>
 #include <radial/host/runtime_descriptor.hpp>
 #include <radial/names.hpp>
@@ -80,7 +81,7 @@ public:
         detail::ErrorCollector err;
         auto sink = err.sink();
         radial_runtime* rt = nullptr;
-        std::int32_t status = descriptor->create(&c.state_->host, cc.get(), &rt, &sink);
+        std::int32_t status = descriptor->create(&c.state_->host, cc.get(), &rt, sink);
         if (status != RADIAL_OK || rt == nullptr) {
             if (status == RADIAL_OK) status = RADIAL_E_INTERNAL;
             err.raise(status, "create");
@@ -127,7 +128,7 @@ public:
         bounded("preflight", [](State& st) {
             detail::ErrorCollector err;
             auto sink = err.sink();
-            std::int32_t status = st.d->preflight(st.rt, &sink);
+            std::int32_t status = st.d->preflight(st.rt, sink);
             if (status != RADIAL_OK) err.raise(status, "preflight");
         });
     }
@@ -144,7 +145,7 @@ public:
                 detail::NameCollector names;
                 auto esink = err.sink();
                 auto nsink = names.sink();
-                std::int32_t status = st.d->capabilities(st.rt, &nsink, &esink);
+                std::int32_t status = st.d->capabilities(st.rt, nsink, esink);
                 if (status != RADIAL_OK) err.raise(status, "capabilities");
                 names.check("capabilities");
                 return std::move(names.names);
@@ -180,7 +181,7 @@ public:
                 detail::DispositionCollector disps;
                 auto esink = err.sink();
                 auto dsink = disps.sink();
-                std::int32_t status = st.d->describe_spec(st.rt, c.get(), &dsink, &esink);
+                std::int32_t status = st.d->describe_spec(st.rt, c.get(), dsink, esink);
                 if (status != RADIAL_OK) err.raise(status, "describe_spec");
                 disps.check("describe_spec");
                 return std::move(disps.reported);
@@ -193,36 +194,7 @@ public:
                                                      "the plugin has no describe_spec, so it "
                                                      "cannot say it honours this field"});
         }
-        std::vector<Disposition> out;
-        for (auto f : carried_fields(spec)) {
-            const Disposition* found = nullptr;
-            bool contradicts = false;
-            for (const auto& d : reported)
-                if (d.field == f) {
-                    if (found != nullptr && found->disposition != d.disposition) contradicts = true;
-                    if (found == nullptr) found = &d;
-                }
-            // Two answers for one field: neither can be relied on, so the field is refused (fail
-            // closed), whichever came last.
-            if (contradicts) {
-                out.push_back({f, RADIAL_DISP_REFUSED,
-                               "the plugin reported more than one disposition for this field, "
-                               "which the host does not guess between"});
-                continue;
-            }
-            // A value the ABI does not define says nothing the host can rely on: refused, as an
-            // unknown enum value reads as unsupported (runtime_plugin.h).
-            if (found != nullptr && (found->disposition < std::uint32_t{RADIAL_DISP_HONOURED} ||
-                                     found->disposition > std::uint32_t{RADIAL_DISP_REFUSED}))
-                out.push_back({f, RADIAL_DISP_REFUSED,
-                               "the plugin reported disposition " +
-                                   std::to_string(found->disposition) +
-                                   ", which this host does not know"});
-            else
-                out.push_back(found != nullptr
-                                  ? *found
-                                  : Disposition{f, RADIAL_DISP_REFUSED, "no disposition reported"});
-        }
+        std::vector<Disposition> out = detail::dispositions_of(spec, reported);
         std::lock_guard lock(state_->answers_mutex);
         if (state_->described.size() >= 4) state_->described.erase(state_->described.begin());
         state_->described.emplace_back(spec, out);
@@ -230,22 +202,26 @@ public:
     }
 
     // Runs the box to its end. Throws RuntimeError when the runtime failed (could not start,
-    // refused a field, engine gone); returns how the workload ended otherwise.
-    RunOutcome run(const ContainerSpec& spec, const OutputFn& on_output) const {
+    // refused a field, engine gone); returns how the workload ended otherwise. `on_late_output`
+    // is told of each output call the plugin makes after run returned, which is dropped
+    // (radial/host/run_call.hpp); it must own what it uses.
+    RunOutcome run(const ContainerSpec& spec, const OutputFn& on_output,
+                   std::function<void()> on_late_output = {}) const {
         refuse_unclaimed(spec, "run");
         Timed timed(*state_, "run");
-        CSpec c(spec);
-        detail::ErrorCollector err;
-        auto esink = err.sink();
-        radial_output_sink osink{sizeof(radial_output_sink), const_cast<OutputFn*>(&on_output),
-                                 &output_thunk};
-        radial_run_result result{};
-        result.struct_size = sizeof(result);
-        std::int32_t status = state_->d->run(state_->rt, c.get(), &osink, &result, &esink);
-        if (status != RADIAL_OK) err.raise(status, "run");
+        RunOutcome out = RunCall::run_here("run", spec, on_output, run_invoke(), teller_of(state_),
+                                           std::move(on_late_output));
         timed.ok = true;
-        return RunOutcome{result.flags,       result.exit_code, result.term_signal,
-                          result.duration_ms, result.create_ms, result.remove_ms};
+        return out;
+    }
+
+    // The same run on a thread of its own, which the caller can stop waiting for
+    // (radial/host/run_call.hpp): the call keeps the instance until the plugin returns. Throws
+    // RuntimeError as run() before the plugin is called; std::system_error without a thread.
+    std::shared_ptr<RunCall> start_run(ContainerSpec spec, OutputFn on_output) const {
+        refuse_unclaimed(spec, "run");
+        return RunCall::start("run", std::move(spec), std::move(on_output), run_invoke(),
+                              teller_of(state_), observer_of(state_, "run"));
     }
 
     // Labels of every box whose label starts with exactly `prefix` (reconciliation). Throws
@@ -256,7 +232,7 @@ public:
             detail::NameCollector names;
             auto esink = err.sink();
             auto nsink = names.sink();
-            std::int32_t status = st.d->list_by_label(st.rt, to_c(p), &nsink, &esink);
+            std::int32_t status = st.d->list_by_label(st.rt, to_c(p), nsink, esink);
             if (status != RADIAL_OK) err.raise(status, "list_by_label");
             names.check("list_by_label");
             return std::move(names.names);
@@ -283,7 +259,7 @@ public:
             auto esink = err.sink();
             auto bsink = bind.sink();
             auto xsink = box.sink();
-            std::int32_t status = st.d->tcp_route(st.rt, &bsink, &xsink, &esink);
+            std::int32_t status = st.d->tcp_route(st.rt, bsink, xsink, esink);
             if (status != RADIAL_OK) err.raise(status, "tcp_route");
             bind.check("tcp_route");
             box.check("tcp_route");
@@ -302,7 +278,7 @@ public:
             auto esink = err.sink();
             radial_box_state c{};
             c.struct_size = sizeof(c);
-            std::int32_t status = st.d->inspect(st.rt, to_c(l), &c, &esink);
+            std::int32_t status = st.d->inspect(st.rt, to_c(l), &c, esink);
             if (status == RADIAL_E_UNSUPPORTED) return BoxState{};
             if (status != RADIAL_OK) err.raise(status, "inspect");
             BoxState b;
@@ -330,7 +306,7 @@ public:
         bounded("kill", [l = std::string(label)](State& st) {
             detail::ErrorCollector err;
             auto esink = err.sink();
-            std::int32_t status = st.d->kill(st.rt, to_c(l), &esink);
+            std::int32_t status = st.d->kill(st.rt, to_c(l), esink);
             if (status != RADIAL_OK) err.raise(status, "kill");
         });
     }
@@ -348,6 +324,10 @@ private:
         std::chrono::milliseconds deadline{0};
         CallObserver observer;                   // set_call_observer; empty: none
         std::atomic<const char*> stuck{nullptr}; // the call that did not return in time
+        // Runs and session execs in the plugin now, a call given up on among them (RunCall):
+        // close() does not destroy the instance under one; its thread holds the state, and the
+        // last owner destroys it once the plugin returned.
+        std::atomic<int> runs_out{0};
         // Calls abandoned past their deadline that have not returned yet; guarded by
         // stuck_mutex, which also orders the changes of `stuck`.
         std::mutex stuck_mutex;
@@ -520,7 +500,8 @@ private:
     void close() noexcept {
         if (!state_) return;
         std::shared_ptr<State> st = std::move(state_);
-        if (st->deadline.count() <= 0 || st->stuck.load() != nullptr) return; // ~State destroys
+        if (st->deadline.count() <= 0 || st->stuck.load() != nullptr || st->runs_out.load() > 0)
+            return; // ~State destroys, on the thread of whoever lets go of it last
         auto slot = std::make_shared<Slot<Unit>>();
         std::chrono::milliseconds deadline = st->deadline;
         std::string id = st->info.id, path = st->plugin_path;
@@ -546,14 +527,38 @@ private:
             }
         }
     }
-    static std::int32_t output_thunk(void* ctx, std::uint32_t stream, const std::uint8_t* data,
-                                     std::size_t size) noexcept {
-        try {
-            const auto& fn = *static_cast<const OutputFn*>(ctx);
-            return fn(stream, std::string_view(reinterpret_cast<const char*>(data), size)) ? 0 : 1;
-        } catch (...) {
-            return 1;
-        }
+    // The plugin's run, counted in runs_out while it is in the plugin; holds the state (the
+    // instance, its library) for as long as it may be called.
+    RunCall::Invoke run_invoke() const {
+        return [st = state_](const radial_spec* spec, const radial_output_sink* out,
+                             radial_run_result* result, const radial_error_sink* err) {
+            const RunsOut counted(*st);
+            return st->d->run(st->rt, spec, out, result, err);
+        };
+    }
+    struct RunsOut {
+        State& st;
+        explicit RunsOut(State& s) : st(s) { ++st.runs_out; }
+        ~RunsOut() { --st.runs_out; }
+        RunsOut(const RunsOut&) = delete;
+        RunsOut& operator=(const RunsOut&) = delete;
+    };
+    // A run's lines in the plugin's log, naming it: usable after the client is gone (it does
+    // nothing once the state is).
+    static RunCall::Tell teller_of(const std::shared_ptr<State>& state) {
+        return [w = std::weak_ptr<State>(state)](std::uint32_t level, const std::string& line) {
+            if (const auto st = w.lock())
+                State::log_thunk(st.get(), level,
+                                 to_c("runtime plugin '" + st->info.id + "' (" + st->plugin_path +
+                                      "): " + line));
+        };
+    }
+    // The call observer (set_call_observer) for a call on a thread of its own, told by
+    // RunCall::wait on the caller's thread.
+    static RunCall::Observe observer_of(const std::shared_ptr<State>& state, const char* call) {
+        return [st = state, call](std::chrono::nanoseconds elapsed, bool ok) {
+            if (st->observer) st->observer(call, elapsed, ok);
+        };
     }
 
     RuntimeClient() = default;

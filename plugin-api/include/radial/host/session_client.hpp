@@ -48,7 +48,7 @@ public:
                     detail::ErrorCollector err;
                     auto esink = err.sink();
                     std::int32_t status =
-                        ext->create(st.rt, c.get(), idle_timeout_ms, max_lifetime_ms, &esink);
+                        ext->create(st.rt, c.get(), idle_timeout_ms, max_lifetime_ms, esink);
                     if (status != RADIAL_OK) err.raise(status, "session create");
                 });
     }
@@ -60,19 +60,20 @@ public:
         return code == RADIAL_E_NOT_FOUND || code == RADIAL_E_REFUSED;
     }
 
-    // Runs one exec in the session `exec.label` to its end (see radial_session_ext.exec).
-    RunOutcome exec(const ContainerSpec& exec, const OutputFn& on_output) const {
-        CSpec c(exec);
-        detail::ErrorCollector err;
-        auto esink = err.sink();
-        radial_output_sink osink{sizeof(radial_output_sink), const_cast<OutputFn*>(&on_output),
-                                 &RuntimeClient::output_thunk};
-        radial_run_result result{};
-        result.struct_size = sizeof(result);
-        std::int32_t status = ext_->exec(state_->rt, c.get(), &osink, &result, &esink);
-        if (status != RADIAL_OK) err.raise(status, "session exec");
-        return RunOutcome{result.flags,       result.exit_code, result.term_signal,
-                          result.duration_ms, result.create_ms, result.remove_ms};
+    // Runs one exec in the session `exec.label` to its end (see radial_session_ext.exec);
+    // `on_late_output` as RuntimeClient::run's.
+    RunOutcome exec(const ContainerSpec& exec, const OutputFn& on_output,
+                    std::function<void()> on_late_output = {}) const {
+        return RunCall::run_here("session exec", exec, on_output, exec_invoke(),
+                                 RuntimeClient::teller_of(state_), std::move(on_late_output));
+    }
+
+    // The same exec on a thread of its own, which the caller can stop waiting for
+    // (radial/host/run_call.hpp). Throws std::system_error without a thread.
+    std::shared_ptr<RunCall> start_exec(ContainerSpec exec, OutputFn on_output) const {
+        return RunCall::start("session exec", std::move(exec), std::move(on_output), exec_invoke(),
+                              RuntimeClient::teller_of(state_),
+                              RuntimeClient::observer_of(state_, "session exec"));
     }
 
     // No box labelled `label` remains afterwards.
@@ -80,7 +81,7 @@ public:
         bounded("session destroy", [ext = ext_, l = std::string(label)](RuntimeClient::State& st) {
             detail::ErrorCollector err;
             auto esink = err.sink();
-            std::int32_t status = ext->destroy(st.rt, to_c(l), &esink);
+            std::int32_t status = ext->destroy(st.rt, to_c(l), esink);
             if (status != RADIAL_OK) err.raise(status, "session destroy");
         });
     }
@@ -120,20 +121,24 @@ public:
         try {
             bounded("session changes", [ext = ext_, ctx, l = std::string(label),
                                         since_ms](RuntimeClient::State& st) {
-                radial_change_sink sink{
-                    sizeof(radial_change_sink), ctx.get(),
+                // Through a gate of its own: a plugin thread still walking after the call
+                // returned is dropped (radial/host/sink_gate.hpp).
+                SinkGate gate(ctx.get());
+                const radial_change_sink* sink = gate.place(radial_change_sink{
+                    0, nullptr,
                     [](void* c, radial_str path, std::uint32_t kind) noexcept -> std::int32_t {
-                        return static_cast<ChangeWalk*>(c)->step(
-                            [&](ChangeHandler& h) { return h.entry(to_view(path), kind); });
+                        return ChangeWalk::step_through(
+                            c, [&](ChangeHandler& h) { return h.entry(to_view(path), kind); });
                     },
                     [](void* c, const std::uint8_t* data, std::size_t n) noexcept -> std::int32_t {
-                        return static_cast<ChangeWalk*>(c)->step([&](ChangeHandler& h) {
+                        return ChangeWalk::step_through(c, [&](ChangeHandler& h) {
                             return h.data({reinterpret_cast<const char*>(data), n});
                         });
-                    }};
+                    }});
                 detail::ErrorCollector err;
                 auto esink = err.sink();
-                const std::int32_t status = ext->changes(st.rt, to_c(l), since_ms, &sink, &esink);
+                const std::int32_t status = ext->changes(st.rt, to_c(l), since_ms, sink, esink);
+                gate.close();
                 if (status != RADIAL_OK) {
                     std::lock_guard lock(ctx->mutex);
                     if (ctx->failed) return; // rethrown below
@@ -173,7 +178,7 @@ public:
         bounded("remove snapshot", [ext = ext_, i = std::string(image)](RuntimeClient::State& st) {
             detail::ErrorCollector err;
             auto esink = err.sink();
-            std::int32_t status = ext->remove_snapshot(st.rt, to_c(i), &esink);
+            std::int32_t status = ext->remove_snapshot(st.rt, to_c(i), esink);
             if (status != RADIAL_OK) err.raise(status, "remove snapshot");
         });
     }
@@ -200,7 +205,7 @@ public:
                                         max_bytes](RuntimeClient::State& st) {
             detail::ErrorCollector err;
             auto esink = err.sink();
-            std::int32_t status = ext->check_snapshot_size(st.rt, to_c(l), max_bytes, &esink);
+            std::int32_t status = ext->check_snapshot_size(st.rt, to_c(l), max_bytes, esink);
             if (status != RADIAL_OK) err.raise(status, "check snapshot size");
         });
     }
@@ -211,6 +216,13 @@ private:
         std::mutex mutex; // held while the handler runs; the handler is null once let go
         ChangeHandler* h = nullptr;
         std::exception_ptr failed;
+        // A step through the gate of the walk's sink (ctx): "stop" once it closed.
+        template <class Step>
+        static std::int32_t step_through(void* ctx, Step&& fn) noexcept {
+            std::int32_t rc = 1;
+            SinkGate::pass(ctx, [&](void* walk) { rc = static_cast<ChangeWalk*>(walk)->step(fn); });
+            return rc;
+        }
         template <class Step>
         std::int32_t step(Step&& fn) noexcept {
             std::lock_guard lock(mutex);
@@ -223,6 +235,14 @@ private:
             }
         }
     };
+    // The extension's exec, counted as a run (RuntimeClient::RunsOut); holds the state.
+    RunCall::Invoke exec_invoke() const {
+        return [st = state_, ext = ext_](const radial_spec* spec, const radial_output_sink* out,
+                                         radial_run_result* result, const radial_error_sink* err) {
+            const RuntimeClient::RunsOut counted(*st);
+            return ext->exec(st->rt, spec, out, result, err);
+        };
+    }
     void require_snapshots() const {
         if (!has_snapshots())
             throw RuntimeError(RADIAL_E_UNSUPPORTED, {},
@@ -250,7 +270,7 @@ private:
                 detail::NameCollector names;
                 auto esink = err.sink();
                 auto nsink = names.sink();
-                std::int32_t status = call(st.rt, &nsink, &esink);
+                std::int32_t status = call(st.rt, nsink, esink);
                 if (status != RADIAL_OK) err.raise(status, what);
                 names.check(what);
                 if (names.names.size() != 1)

@@ -39,7 +39,7 @@ public:
                 detail::ErrorCollector err;
                 auto sink = err.sink();
                 const std::int32_t status = ext->load(
-                    st.rt, to_c(archive), static_cast<std::uint64_t>(budget.count()), &sink);
+                    st.rt, to_c(archive), static_cast<std::uint64_t>(budget.count()), sink);
                 if (status != RADIAL_OK) err.raise(status, "template load");
             });
     }
