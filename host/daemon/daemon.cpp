@@ -1,5 +1,6 @@
 #include "daemon/daemon.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -10,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <future>
+#include <memory>
 #include <optional>
 
 #include "daemon/daemon_error.h"
@@ -54,6 +56,15 @@ Daemon::Daemon(const config::HostConfig& cfg, const host::RuntimeClient& client,
       log_level_(cfg.log_level),
       backoff_(settings_.claim_retry_first, settings_.claim_retry_most) {
     if (!wake_fd_) throw DaemonError("creating the daemon's wake-up eventfd", errno);
+    // A workspace a given-up call kept is free once it returns: a turn queued for it is
+    // dispatched then, not at the next rescan. Through a descriptor of its own, since the call may
+    // return after the daemon is gone (docs/design.md §3.7).
+    auto wake = std::make_shared<internal::UniqueFd>(::fcntl(wake_fd_.get(), F_DUPFD_CLOEXEC, 0));
+    if (!*wake) throw DaemonError("duplicating the daemon's wake-up eventfd", errno);
+    env_.after_abandoned_call = [wake] {
+        std::uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(wake->get(), &one, sizeof(one));
+    };
 }
 
 Daemon::~Daemon() {

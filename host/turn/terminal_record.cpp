@@ -66,6 +66,7 @@ std::string TerminalRecord::to_json() const {
     if (stopped_in_grace) j["stoppedInGrace"] = *stopped_in_grace;
     if (!reason.empty()) j["reason"] = reason;
     if (!error.empty()) j["error"] = error;
+    if (call_abandoned) j["callAbandoned"] = true;
     if (!stdout_tail.empty() || !stderr_tail.empty()) {
         // A JSON string holds only characters: bytes that are not UTF-8 show as U+FFFD (dump()
         // below), and then the exact bytes follow in base64 so that nothing is lost.

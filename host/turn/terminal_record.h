@@ -67,6 +67,10 @@ struct TerminalRecord {
     // Of those, one the runtime said never ran because the session's box had ended or was gone
     // (RADIAL_E_NOT_FOUND), not because it refused it now. Not recorded.
     bool session_box_gone = false;
+    // radiald gave up on the runtime's run (or a session's exec) of the box after it outlived
+    // its kills (docs/design.md §3.7): the box may still run, and keeps its workspace and ids
+    // until the call returns or reconciliation removes it.
+    bool call_abandoned = false;
     // What handing the workspace back did, when there is something to say (docs/design.md §3.9):
     // entries walked, setuid/setgid files whose bits it cleared, entries of the box's whose write
     // permission for all users it cleared, and whether it reached every entry (a walk stops after
@@ -99,10 +103,9 @@ struct TerminalRecord {
     int cli_exit_status() const noexcept;
 
     // One JSON object: turnId, kind, runtime, image, label, status, exitCode, signal, reason,
-    // error, outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC, milliseconds),
-    // durationMs, recordsReceived, connectionsRefused, outputDropped {stdoutBytes, stderrBytes},
-    // recordsRefused, journalError, workspaceHandback, boxUser,
-    // session, imageDigest.
+    // error, callAbandoned, outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC,
+    // milliseconds), durationMs, recordsReceived, connectionsRefused, outputDropped {stdoutBytes,
+    // stderrBytes}, recordsRefused, journalError, workspaceHandback, boxUser, session, imageDigest.
     // Absent values are omitted.
     std::string to_json() const;
 };

@@ -54,6 +54,7 @@ void TurnRunner::watch() {
             if (done_) return;
             lock.unlock();
             try {
+                note_kill();
                 client_.kill(spec_.label);
             } catch (const std::exception& e) {
                 log::error("turn", "turn {}: killing box '{}' after an interrupt failed: {}",
@@ -79,6 +80,7 @@ void TurnRunner::watch() {
     for (int attempt = 1;; ++attempt) {
         lock.unlock();
         try {
+            note_kill();
             client_.kill(spec_.label);
         } catch (const std::exception& e) {
             log::error("turn", "turn {}: kill '{}' failed (attempt {}): {}", turn_id_, spec_.label,
@@ -89,11 +91,31 @@ void TurnRunner::watch() {
         const auto again = std::max(host_grace_, std::chrono::milliseconds(1000));
         if (clock_.wait_until(lock, done_cv_, clock_.steady() + again, [this] { return done_; }))
             return;
+        // A run that outlived that many kills ignores them: the turn stops waiting for it
+        // (docs/design.md §3.7). The plugin's thread keeps the call; the run still holds the
+        // box's workspace and ids (TurnSession).
+        if (kills_ >= kGiveUpAfterKills && call_ != nullptr) {
+            const auto call = call_;
+            lock.unlock();
+            const bool gave_up = call->give_up();
+            lock.lock();
+            if (gave_up)
+                log::error("turn",
+                           "turn {}: runtime '{}' has not returned {} ms after kill '{}' (attempt "
+                           "{}); giving up on its {}",
+                           turn_id_, client_.info().id, again.count(), spec_.label, attempt,
+                           session_ ? "exec" : "run");
+            return; // given up, or it returned meanwhile: run() has it either way
+        }
         log::error("turn",
                    "turn {}: runtime '{}' has not returned {} ms after kill '{}' (attempt {}); "
                    "killing it again",
                    turn_id_, client_.info().id, again.count(), spec_.label, attempt);
     }
+}
+
+void TurnRunner::note_kill() {
+    if (kills_++ == 0) first_kill_ = clock_.steady();
 }
 
 TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
@@ -161,8 +183,31 @@ TerminalRecord TurnRunner::run(const host::OutputFn& on_output) {
                        "turn {}: runtime '{}' gives no stop grace (it does not report {}): at a "
                        "timeout or interrupt its box is ended at once, run.stopGrace aside",
                        turn_id_, rec.runtime, RADIAL_CAP_STOP_GRACE);
-        host::RunOutcome out =
-            session_ ? session_->exec(spec_, on_output) : client_.run(spec_, on_output);
+        // On a thread of its own, which the turn stops waiting for once the watchdog gave up on
+        // a run that ignores its kills (watch()).
+        const auto call =
+            session_ ? session_->start_exec(spec_, on_output) : client_.start_run(spec_, on_output);
+        {
+            std::lock_guard lock(mutex_);
+            call_ = call;
+        }
+        const std::optional<host::RunOutcome> returned = call->wait();
+        if (!returned) {
+            join_watchdog.fn(); // after its last kill: kills_ and first_kill_ are its
+            abandoned_ = call;
+            rec.status = TurnStatus::error;
+            rec.call_abandoned = true;
+            rec.error = fmt::format(
+                "runtime '{}' did not return from its {} of box '{}' after {} kills over {} s; "
+                "radiald gave up on the call: the box may still be running, and keeps its "
+                "workspace and ids until the call returns or 'radiald reconcile' (or the "
+                "daemon's next start) removes it",
+                rec.runtime, session_ ? "exec" : "run", spec_.label, kills_,
+                std::chrono::duration_cast<std::chrono::seconds>(clock_.steady() - first_kill_)
+                    .count());
+            return finish();
+        }
+        const host::RunOutcome& out = *returned;
         if (std::string breach = host::run_result_breach(out, spec_); !breach.empty()) {
             rec.status = TurnStatus::error;
             rec.error = fmt::format(

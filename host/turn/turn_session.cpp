@@ -129,7 +129,16 @@ void TurnSession::interrupt(StopReason why) noexcept {
 #endif
 TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
                                 std::optional<WorkspaceLock> held) {
-    Run run;
+    auto owned = std::make_unique<Run>();
+    Run& run = *owned;
+    // However run() leaves: a run whose call radiald gave up on is kept, not destroyed.
+    struct KeepIfAbandoned {
+        const TurnSession& session;
+        std::unique_ptr<Run>& run;
+        ~KeepIfAbandoned() {
+            if (run->abandoned) session.keep_until_returned(std::move(run));
+        }
+    } keep{*this, owned};
     run.spec = spec_;
     // What is written of the request (the record, the journal's columns) is redacted: an image
     // name or a path may hold a secret (docs/design.md §10.2).
@@ -182,6 +191,24 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+void TurnSession::keep_until_returned(std::unique_ptr<Run> run) const noexcept {
+    const auto call = std::move(run->abandoned);
+    // From here on lost rather than destroyed, should anything below fail: kept for ever, as a
+    // killed radiald leaves it, for reconciliation to end the box and hand the workspace back.
+    Run* kept = run.release();
+    try {
+        call->when_returned([kept, turn_id = request_.turn_id, then = env_.after_abandoned_call] {
+            log::info("turn",
+                      "turn {}: the call radiald gave up on has returned; handing the "
+                      "workspace back and releasing the box's ids",
+                      turn_id);
+            delete kept;
+            if (then) then();
+        });
+    } catch (...) {
+    }
+}
 
 bool TurnSession::learn_rotated_secrets() {
     std::lock_guard lock(learn_mutex_);

@@ -73,6 +73,10 @@ struct TurnEnvironment {
     // The daemon's warm pool (pool/warm_pool.h), or null: a turn whose box it can serve claims an
     // idle box of it instead of starting one (docs/design.md §13.14). Must outlive the sessions.
     pool::WarmPool* pool = nullptr;
+    // Called on a call's thread once a run radiald gave up on has returned and its turn let go of
+    // the workspace and ids it kept (docs/design.md §3.7): the daemon dispatches then, for a turn
+    // waiting for that workspace. It may run after everything here is gone: it owns what it uses.
+    std::function<void()> after_abandoned_call = {};
 };
 
 // How a session enters the journal (docs/design.md §12.3). add_claimed: a new entry in state
@@ -172,6 +176,11 @@ private:
     // An error record with `message`; the socket and broker are closed before it is written.
     TerminalRecord fail(Run& run, const std::string& message);
     void checkpoint(std::string_view point) const;
+    // Keeps `run` — the workspace handed over and locked, the session's lock, the leased ids, the
+    // box user's home — until the call its runner gave up on returns, then lets go of it on that
+    // call's thread, as a turn that ended lets go (docs/design.md §3.7). Never, should the plugin
+    // never return: its radiald's exit leaves them as a killed radiald does.
+    void keep_until_returned(std::unique_ptr<Run> run) const noexcept;
     // Reads the box's Codex credentials when they changed (codex_rotation_watch.h) and adds the
     // tokens it refreshed to the turn's secrets, its log filter included: called before each
     // piece of output, record and receipt is masked. True when the set grew. [thread-safe]

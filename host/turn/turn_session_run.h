@@ -45,6 +45,9 @@ struct TurnSession::Run {
     time::WallPoint exec_started_wall{};     // the same instant by the injected clock's wall
     time::SteadyPoint exec_started_steady{}; // and by its steady time
     bool finishing = false;                  // finish() was entered: the record is on its way
+    // The run's call radiald gave up on (TurnRunner::abandoned_call), or null: this Run is then
+    // kept, with the workspace, locks and ids its box may still use, until the plugin returns.
+    std::shared_ptr<host::RunCall> abandoned;
     // The warm pool's box the turn claimed (docs/design.md §13.14), or null. Last, so destroyed
     // first: the box is gone and the workspace detached from it before anything else is undone.
     std::unique_ptr<pool::ClaimedBox> pooled;

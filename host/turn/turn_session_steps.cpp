@@ -453,6 +453,7 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
         std::lock_guard lock(runner_mutex_);
         runner_ = nullptr;
     }
+    run.abandoned = runner.abandoned_call();
     // Used by one turn, never returned: the workspace leaves the box before it is given back, and
     // the pool's reaper removes the box off the turn's path (pool/warm_pool.h).
     if (run.pooled) {
@@ -493,6 +494,15 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
     keep_outcome(run, ran);
     // What the exec left in the box may not carry its secrets into a snapshot (docs/design.md
     // §13.12): what changed since it started, or everything when the wall clock was stepped.
+    // A call radiald gave up on may still run in the box (docs/design.md §3.7): nothing the box
+    // may still use is settled — the session's turn, the workspace, the ids, the credentials —
+    // and the run keeps them until the plugin returns (TurnSession::run).
+    if (run.abandoned) {
+        checkpoint("terminal");
+        TerminalRecord done = finish(run, std::move(ran));
+        log_outcome(done);
+        return done;
+    }
     if (session_ && ran.exec_never_ran)
         session::abandon_session_turn(env_.cfg.state_dir, session_->id, id, ran);
     else if (session_)
