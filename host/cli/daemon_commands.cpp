@@ -222,6 +222,7 @@ int run_run_command(const DaemonOptions& o) {
         daemon::StopSignals signals({SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM});
         daemon::DaemonSettings settings;
         settings.checkpoint_for_test = daemon::pause_point_from_env_for_test();
+        settings.host_timeout_grace = daemon::host_grace_from_env_for_test();
         settings.verbose = o.verbose;
         if (!o.verbose)
             log::set_min_level(

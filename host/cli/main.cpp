@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <radial/host/run_call.hpp>
 #include <sstream>
 
 #include "cli/config_check.h"
@@ -203,28 +204,40 @@ int main(int argc, char** argv) {
                    RADIAL_RT_ABI_MINOR);
         return 0;
     }
-    if (turn_cmd->parsed()) return cli::run_turn_command(turn_opts);
-    if (check_cmd->parsed()) return cli::run_turn_command(check_opts);
-    if (plugins_cmd->parsed()) return list_plugins(plugins_config);
-    if (records_cmd->parsed()) return cli::run_records_command(records_opts);
-    if (turns_cmd->parsed()) return cli::run_turns_command(turns_opts);
-    if (logs_cmd->parsed()) return cli::run_logs_command(logs_opts);
-    if (submit_cmd->parsed()) return cli::run_submit_command(submit_opts);
-    run_opts.verbose = verbose;
-    if (run_cmd->parsed()) return cli::run_run_command(run_opts);
-    if (reconcile_cmd->parsed()) return cli::run_reconcile_command(reconcile_opts);
-    if (status_cmd->parsed()) return cli::run_status_command(status_opts);
-    if (template_export_cmd->parsed()) return cli::run_template_export_command(template_opts);
-    if (session_cmds.create->parsed()) return cli::run_session_create(session_opts);
-    if (session_cmds.rm->parsed()) return cli::run_session_rm(session_opts);
-    if (session_cmds.ls->parsed()) return cli::run_session_ls(session_opts);
-    if (session_cmds.snapshot->parsed()) return cli::run_session_snapshot(session_opts);
-    if (session_cmds.snapshots->parsed()) return cli::run_session_snapshots(session_opts);
-    if (session_cmds.snapshot_rm->parsed()) return cli::run_session_snapshot_rm(session_opts);
-    if (config_check_cmd->parsed()) return cli::run_config_check_command(config_check_opts);
-    if (policy_cmds.ls->parsed()) return cli::run_policy_ls(policy_opts);
-    if (policy_cmds.allow->parsed()) return cli::run_policy_allow(policy_opts);
-    if (policy_cmds.deny->parsed()) return cli::run_policy_deny(policy_opts);
-    std::cout << app.help();
-    return cli::kExitUsage;
+    const int status = [&] {
+        if (turn_cmd->parsed()) return cli::run_turn_command(turn_opts);
+        if (check_cmd->parsed()) return cli::run_turn_command(check_opts);
+        if (plugins_cmd->parsed()) return list_plugins(plugins_config);
+        if (records_cmd->parsed()) return cli::run_records_command(records_opts);
+        if (turns_cmd->parsed()) return cli::run_turns_command(turns_opts);
+        if (logs_cmd->parsed()) return cli::run_logs_command(logs_opts);
+        if (submit_cmd->parsed()) return cli::run_submit_command(submit_opts);
+        run_opts.verbose = verbose;
+        if (run_cmd->parsed()) return cli::run_run_command(run_opts);
+        if (reconcile_cmd->parsed()) return cli::run_reconcile_command(reconcile_opts);
+        if (status_cmd->parsed()) return cli::run_status_command(status_opts);
+        if (template_export_cmd->parsed()) return cli::run_template_export_command(template_opts);
+        if (session_cmds.create->parsed()) return cli::run_session_create(session_opts);
+        if (session_cmds.rm->parsed()) return cli::run_session_rm(session_opts);
+        if (session_cmds.ls->parsed()) return cli::run_session_ls(session_opts);
+        if (session_cmds.snapshot->parsed()) return cli::run_session_snapshot(session_opts);
+        if (session_cmds.snapshots->parsed()) return cli::run_session_snapshots(session_opts);
+        if (session_cmds.snapshot_rm->parsed()) return cli::run_session_snapshot_rm(session_opts);
+        if (config_check_cmd->parsed()) return cli::run_config_check_command(config_check_opts);
+        if (policy_cmds.ls->parsed()) return cli::run_policy_ls(policy_opts);
+        if (policy_cmds.allow->parsed()) return cli::run_policy_allow(policy_opts);
+        if (policy_cmds.deny->parsed()) return cli::run_policy_deny(policy_opts);
+        std::cout << app.help();
+        return cli::kExitUsage;
+    }();
+    // A run (or exec) radiald gave up on still has a thread in the plugin's code (docs/design.md
+    // §3.7): the process ends, once what it wrote is flushed, without the static destructors and
+    // library unloads an ordinary exit would run beside that thread.
+    if (host::RunCall::abandoned() > 0) {
+        std::cout.flush();
+        std::cerr.flush();
+        std::fflush(nullptr);
+        std::_Exit(status);
+    }
+    return status;
 }

@@ -25,6 +25,7 @@
 #include "daemon/spool.h"
 #include "daemon/state_dir_lock.h"
 #include "daemon/stop_signals.h"
+#include "daemon/test_pause.h"
 #include "fs/pinned_directory.h"
 #include "log/log_redaction.h"
 #include "log/logger.h"
@@ -268,6 +269,7 @@ int run_turn_command(const TurnOptions& o) {
                             "('{}'); choose another --turn-id",
                             req.turn_id, queued));
         env.emplace(instance->turn_environment());
+        env->host_timeout_grace = daemon::host_grace_from_env_for_test();
         session.emplace(*env, req);
     } catch (const std::exception& e) {
         const int status = report_error(e, CommandKind::turn, "turn");

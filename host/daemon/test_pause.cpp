@@ -19,4 +19,15 @@ turn::CheckpointFn pause_point_from_env_for_test() {
     };
 }
 
+std::chrono::milliseconds host_grace_from_env_for_test() {
+    const char* ms = std::getenv(kHostGraceEnvForTest);
+    if (ms == nullptr || *ms == '\0') return turn::kHostTimeoutGrace;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(ms, &end, 10);
+    if (*end != '\0' || n == 0 || n > 60'000) return turn::kHostTimeoutGrace;
+    log::warn("turn", "{}={}: the host's timeout grace is {} ms for a test", kHostGraceEnvForTest,
+              ms, n);
+    return std::chrono::milliseconds(n);
+}
+
 } // namespace radial::daemon

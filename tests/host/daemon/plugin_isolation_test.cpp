@@ -12,11 +12,13 @@
 
 #include "../../support/scope_exit.h"
 #include "fake_daemon_setup.h"
+#include "plugin_hosts.h"
 
 namespace radial {
 namespace {
 namespace fs = std::filesystem;
 using test::DaemonProcess;
+using test::plugin_hosts_of;
 using test::turn_file;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
@@ -29,26 +31,6 @@ struct IsolatedSetup : test::FakeSetup {
     explicit IsolatedSetup(const std::string& run_keys = "", const std::string& tables = "")
         : FakeSetup("pluginIsolation = \"process\"\n" + run_keys, tables) {}
 };
-
-// The radial-plugin-host processes whose parent is `parent`.
-std::vector<pid_t> plugin_hosts_of(pid_t parent) {
-    std::vector<pid_t> out;
-    for (const auto& e :
-         fs::directory_iterator("/proc")) { // hermetic-ok: only its daemon's children
-        const std::string name = e.path().filename();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        const std::string stat = test::read_file(e.path() / "stat");
-        const auto close = stat.rfind(')');
-        if (stat.find("(radial-plugin-h") == std::string::npos || close == std::string::npos)
-            continue;
-        std::istringstream rest(stat.substr(close + 2));
-        char state = 0;
-        pid_t ppid = 0;
-        rest >> state >> ppid;
-        if (ppid == parent) out.push_back(std::stoi(name));
-    }
-    return out;
-}
 
 // How the record of a turn a crash ended reads: what crashed and how its process ended. Under a
 // sanitizer the process reports the fault and exits with a status of its own instead of dying by
