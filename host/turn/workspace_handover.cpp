@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -176,7 +177,8 @@ WalkReport walk(internal::UniqueFd cur, const std::string& root, const IdMap& m,
 
 WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid,
                                      std::string marker, bool box_writes,
-                                     std::optional<std::pair<uid_t, gid_t>> recorded_owner)
+                                     std::optional<std::pair<uid_t, gid_t>> recorded_owner,
+                                     const std::string& expected_identity)
     : workspace_(std::move(workspace)), box_uid_(box_uid), box_gid_(box_gid) {
     if (::geteuid() != 0 || workspace_.empty()) return;
     // The path was resolved when the turn was checked (request_policy.h), so a link in it now was
@@ -193,6 +195,18 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
                 workspace_);
         else if (err == ENOENT || err == ENOTDIR)
             moved_ = fmt::format("workspace '{}' is no longer a directory there", workspace_);
+        return;
+    }
+    // A session's box has the directory it was made with for its life: another put at the path
+    // since is not what the turn works in, and is not to be given to the box's ids (docs/design.md
+    // §3.9).
+    if (!expected_identity.empty() &&
+        fmt::format("{}:{}", static_cast<std::uint64_t>(st.st_dev),
+                    static_cast<std::uint64_t>(st.st_ino)) != expected_identity) {
+        moved_ = fmt::format(
+            "workspace '{}' is not the directory its session was created with (it was moved or "
+            "replaced since)",
+            workspace_);
         return;
     }
     // Kept until the hand-back, which walks this very directory wherever it was moved to.

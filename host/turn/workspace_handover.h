@@ -57,12 +57,15 @@ public:
     // killed meanwhile leaves what recover() needs to hand the tree back.
     // `box_writes`: the box's mount of it is writable (workspace-write); a workspace that belongs
     // to root is then logged as one the box can write only where its modes let it.
+    // `expected_identity` (a session's SessionRecord::workspace_id, "<device>:<inode>"): the
+    // directory the path must still lead to; another is not handed over (moved()).
     // `recorded_owner` (a session's, from its create): the owner to give the tree back to when the
     // directory belongs to the box uid itself, which only a hand-back that never happened (a
     // radiald killed mid-turn, its box kept) leaves; otherwise the directory's owner is.
     WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid, std::string marker = {},
                       bool box_writes = false,
-                      std::optional<std::pair<uid_t, gid_t>> recorded_owner = std::nullopt);
+                      std::optional<std::pair<uid_t, gid_t>> recorded_owner = std::nullopt,
+                      const std::string& expected_identity = {});
     // Hands back (give_back()).
     ~WorkspaceHandover();
 
