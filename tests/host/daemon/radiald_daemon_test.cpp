@@ -643,6 +643,38 @@ TEST(RadialdStatus, WithoutADaemonItSaysSoAndExitsThree) {
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
+// Without a daemon, the turn a live `radiald turn` runs is its own, not one a killed radiald left
+// for the next start to reclaim.
+TEST(RadialdStatus, AOneShotTurnRunningNowIsNotCalledLeftForTheNextStart) {
+    FakeSetup s;
+    test::ProcessResult turn_result;
+    std::thread turn([&] {
+        turn_result = test::run_process(
+            {RADIALD_PATH, "turn", "--config", s.config(), "--image", "img", "--", "sleep", "120"},
+            {}, 300s);
+    });
+    std::string out;
+    nlohmann::json holder;
+    for (int i = 0; i < 600; ++i) { // until the turn is under way, 60 s at most
+        auto text = test::run_process({RADIALD_PATH, "status", "--config", s.config()}, {}, 30s);
+        auto json =
+            test::run_process({RADIALD_PATH, "status", "--config", s.config(), "--json"}, {}, 30s);
+        out = text.out;
+        const auto status = nlohmann::json::parse(json.out, nullptr, false);
+        if (!status.is_discarded() && status["running"].size() == 1) {
+            holder = status["daemon"];
+            break;
+        }
+        std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_THAT(out, HasSubstr("in flight (a live 'radiald turn' runs its own"));
+    EXPECT_THAT(out, Not(HasSubstr("in flight (reclaimed at the next start)")));
+    ASSERT_TRUE(holder.contains("pids")) << holder.dump();
+    for (const auto& pid : holder["pids"]) ::kill(pid.get<pid_t>(), SIGTERM);
+    turn.join();
+    EXPECT_EQ(turn_result.exit_code, 130) << turn_result.err;
+}
+
 // The daemon's config file, rewritten: `from` replaced by `to` (a test failure when absent).
 void edit_config(const FakeSetup& s, const std::string& from, const std::string& to) {
     std::string text = test::read_file(s.config());
