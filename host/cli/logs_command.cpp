@@ -18,6 +18,7 @@
 #include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/journal_commands.h"
+#include "daemon/state_dir_lock.h"
 #include "log/logger.h"
 #include "turn/turn_output_log.h"
 
@@ -137,9 +138,15 @@ bool has_end(const std::vector<LogEntry>& entries) {
 }
 
 // Whether the journal still holds the turn queued, claimed or started: a turn that may yet print.
-bool may_print(journal::Journal& journal, const std::string& id) {
+bool may_print(journal::Journal& journal, const std::string& state_dir, const std::string& id,
+               bool& orphaned) {
     for (const auto& t : journal.in_flight())
-        if (t.turn_id == id) return true;
+        if (t.turn_id == id) {
+            // A turn in flight with no radiald holding its state directory was left by one that
+            // was killed: nothing writes its log any more (the next start reclaims it).
+            orphaned = !daemon::StateDirLock::probe(state_dir).has_value();
+            return !orphaned;
+        }
     for (const auto& t : journal.queued())
         if (t.turn_id == id) return true;
     return false;
@@ -296,11 +303,12 @@ int run_logs_command(const LogsOptions& o) {
             // Real time: the commands run in a process of their own and take no clock
             // (docs/design.md §12.7).
             auto last_check = std::chrono::steady_clock::now() - std::chrono::seconds(2);
+            bool orphaned = false;
             for (;;) {
                 // Asked before the last read: a turn that ended has written all of its log.
                 bool in_flight = true;
                 if (std::chrono::steady_clock::now() - last_check >= std::chrono::seconds(1)) {
-                    in_flight = may_print(*journal, o.turn_id);
+                    in_flight = may_print(*journal, cfg.state_dir, o.turn_id, orphaned);
                     last_check = std::chrono::steady_clock::now();
                 }
                 std::vector<LogEntry> more;
@@ -317,6 +325,14 @@ int run_logs_command(const LogsOptions& o) {
                     if (!lines.push(std::move(e), print)) return kExitOk;
                 const bool done = has_end(more) || !in_flight;
                 if ((done && !lines.flush(print)) || !printer.flush()) return kExitOk;
+                if (done && orphaned) {
+                    log::error("logs",
+                               "turn '{}' is no longer run by any radiald (the one running it was "
+                               "killed): its output ends here; the next start, or 'radiald "
+                               "reconcile', reclaims it",
+                               o.turn_id);
+                    return kExitFailed;
+                }
                 if (done) break;
                 watch.wait();
             }

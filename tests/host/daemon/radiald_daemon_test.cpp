@@ -359,7 +359,8 @@ TEST(RadialdRun, ASecondSignalShortensTheGrace) {
     d.signal(SIGINT);
     EXPECT_EQ(d.wait_exit(15s), 0) << d.log();
     EXPECT_EQ(s.terminal(id)["status"], "killed");
-    EXPECT_THAT(d.log(), HasSubstr("second stop signal: killing the running turns now"));
+    EXPECT_THAT(d.log(), HasSubstr("second stop signal: killing the running turns now, without the "
+                                   "rest of run.shutdownGrace (each box still has run.stopGrace"));
 }
 
 TEST(RadialdRun, ASecondDaemonOnTheSameStateDirectoryExitsWithAClearMessage) {
@@ -643,36 +644,74 @@ TEST(RadialdStatus, WithoutADaemonItSaysSoAndExitsThree) {
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
+// A `radiald turn` of `sleep 120` with the id `id`, run on a thread of its own, with no daemon.
+struct OneShotTurn {
+    const FakeSetup& setup;
+    test::ProcessResult result;
+    std::thread thread;
+    OneShotTurn(const FakeSetup& s, const std::string& id) : setup(s) {
+        thread = std::thread([this, id] {
+            result = test::run_process({RADIALD_PATH, "turn", "--config", setup.config(),
+                                        "--turn-id", id, "--image", "img", "--", "sleep", "120"},
+                                       {}, 300s);
+        });
+    }
+    ~OneShotTurn() {
+        if (thread.joinable()) thread.join();
+    }
+    // `radiald status` (its text) once the turn is under way (60 s at most), and the pids of the
+    // radiald holding the state directory (status --json's daemon.pids).
+    std::pair<std::string, std::vector<pid_t>> running() const {
+        std::string out;
+        for (int i = 0; i < 600; ++i) {
+            out = test::run_process({RADIALD_PATH, "status", "--config", setup.config()}, {}, 30s)
+                      .out;
+            const auto json = nlohmann::json::parse(
+                test::run_process({RADIALD_PATH, "status", "--config", setup.config(), "--json"},
+                                  {}, 30s)
+                    .out,
+                nullptr, false);
+            if (!json.is_discarded() && json["running"].size() == 1 &&
+                json["daemon"].contains("pids"))
+                return {out, json["daemon"]["pids"].get<std::vector<pid_t>>()};
+            std::this_thread::sleep_for(100ms);
+        }
+        ADD_FAILURE() << "the turn never showed as running: " << out;
+        return {out, {}};
+    }
+    void signal(const std::vector<pid_t>& pids, int sig) {
+        for (pid_t p : pids) ::kill(p, sig);
+        thread.join();
+    }
+};
+
 // Without a daemon, the turn a live `radiald turn` runs is its own, not one a killed radiald left
 // for the next start to reclaim.
 TEST(RadialdStatus, AOneShotTurnRunningNowIsNotCalledLeftForTheNextStart) {
     FakeSetup s;
-    test::ProcessResult turn_result;
-    std::thread turn([&] {
-        turn_result = test::run_process(
-            {RADIALD_PATH, "turn", "--config", s.config(), "--image", "img", "--", "sleep", "120"},
-            {}, 300s);
-    });
-    std::string out;
-    nlohmann::json holder;
-    for (int i = 0; i < 600; ++i) { // until the turn is under way, 60 s at most
-        auto text = test::run_process({RADIALD_PATH, "status", "--config", s.config()}, {}, 30s);
-        auto json =
-            test::run_process({RADIALD_PATH, "status", "--config", s.config(), "--json"}, {}, 30s);
-        out = text.out;
-        const auto status = nlohmann::json::parse(json.out, nullptr, false);
-        if (!status.is_discarded() && status["running"].size() == 1) {
-            holder = status["daemon"];
-            break;
-        }
-        std::this_thread::sleep_for(100ms);
-    }
+    OneShotTurn turn(s, "live-1");
+    const auto [out, pids] = turn.running();
     EXPECT_THAT(out, HasSubstr("in flight (a live 'radiald turn' runs its own"));
     EXPECT_THAT(out, Not(HasSubstr("in flight (reclaimed at the next start)")));
-    ASSERT_TRUE(holder.contains("pids")) << holder.dump();
-    for (const auto& pid : holder["pids"]) ::kill(pid.get<pid_t>(), SIGTERM);
-    turn.join();
-    EXPECT_EQ(turn_result.exit_code, 130) << turn_result.err;
+    ASSERT_FALSE(pids.empty());
+    turn.signal(pids, SIGTERM);
+    EXPECT_EQ(turn.result.exit_code, 130) << turn.result.err;
+}
+
+// `logs -f` of a turn whose radiald was killed: nothing writes its log any more, and it ends,
+// saying so, instead of waiting for ever.
+TEST(RadialdLogs, FollowingATurnWhoseRadialdWasKilledEnds) {
+    FakeSetup s;
+    OneShotTurn turn(s, "killed-1");
+    const auto pids = turn.running().second;
+    ASSERT_FALSE(pids.empty());
+    turn.signal(pids, SIGKILL);
+    const auto follow = test::run_process(
+        {RADIALD_PATH, "logs", "--config", s.config(), "-f", "killed-1"}, {}, 60s);
+    EXPECT_EQ(follow.exit_code, 1) << follow.err;
+    EXPECT_THAT(follow.err, HasSubstr("is no longer run by any radiald"));
+    // The fake runtime's box is a process of the killed radiald's: reconciliation ends the turn.
+    test::run_process({RADIALD_PATH, "reconcile", "--config", s.config()}, {}, 60s);
 }
 
 // The daemon's config file, rewritten: `from` replaced by `to` (a test failure when absent).
