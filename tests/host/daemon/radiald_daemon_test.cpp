@@ -169,6 +169,10 @@ TEST(RadialdSubmit, AnInvalidRequestIsRefusedWithPositionAndNeverEnqueued) {
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_THAT(r.err, HasSubstr(".toml:3:11: timeout: must be a duration from 1ms to 720h"));
     EXPECT_EQ(r.out, "");
+    // A number says no unit: refused, as the integer is, not read as seconds.
+    auto bare = s.submit_raw("image = \"img\"\nargv = [\"echo\"]\ntimeout = \"90\"\n");
+    EXPECT_EQ(bare.exit_code, 1);
+    EXPECT_THAT(bare.err, HasSubstr("timeout: \"90\" is a bare number (\"90s\" says its unit)"));
     EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
     auto st = s.status();
     EXPECT_TRUE(st["queued"].empty());
