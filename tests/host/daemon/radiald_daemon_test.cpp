@@ -306,6 +306,17 @@ TEST(RadialdRun, SessionReadersRunBesideTheDaemonAndChangesSayHowToMakeThem) {
     EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
 }
 
+// `session rm` of an id radiald never makes names no session: 1, as for one that is not there,
+// not 125 (a failure of the host); docs/usage.md says so.
+TEST(RadialdSessionRm, AnIdRadialdNeverMakesIsNoSuchSession) {
+    FakeSetup s;
+    for (const char* id : {"BAD ID", "../x", "nope"}) {
+        auto r = test::run_process({RADIALD_PATH, "session", "rm", "--config", s.config(), id});
+        EXPECT_EQ(r.exit_code, 1) << id << ": " << r.err;
+        EXPECT_THAT(r.err, HasSubstr("'radiald session ls'")) << id;
+    }
+}
+
 TEST(RadialdRun, NeverRunsMoreThanMaxConcurrentTurns) {
     FakeSetup s("maxConcurrentTurns = 2\n");
     std::vector<std::string> ids;
