@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "fs/file_kind.h"
 #include "loader/elf_search_paths.h"
 #include "loader/signal_snapshot.h"
 
@@ -148,15 +149,12 @@ LoadedPlugin load_plugin(const std::string& given) {
     const fs::path real = fs::canonical(named, ec);
     // A dangling link in a trusted directory is its owner's mistake (a removed package's, say):
     // the scan fails closed, as for any broken plugin, and says what to remove.
-    if (ec && S_ISLNK(link.st_mode)) {
-        std::error_code read_ec;
-        const auto target = fs::read_symlink(named, read_ec);
+    if (ec && S_ISLNK(link.st_mode))
         throw LoadError(fmt::format(
             "loading plugin '{}': it is a link to '{}', which cannot be followed ({}); radiald "
             "loads no plugin while one in its plugin directory is broken: remove the link or "
             "restore what it points to",
-            named, read_ec ? std::string("?") : target.string(), ec.message()));
-    }
+            named, fs_util::link_target(named), ec.message()));
     if (ec)
         throw LoadError(fmt::format("loading plugin '{}': {}; remove it from the plugin directory",
                                     named, ec.message()));
