@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <radial/internal/file_trust.h>
 #include <radial/internal/unique_fd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "config/host_config.h"
 #include "fs/file_kind.h"
@@ -51,6 +53,14 @@ std::string read_config_text(const std::string& path) {
     if (!S_ISREG(st.st_mode))
         throw refuse(fmt::format("it is {}, not a regular file", fs_util::file_kind(st.st_mode)),
                      "name the config file itself");
+    // The config names the programs radiald runs and the plugin directories it loads from: who
+    // may change it, or a directory above it, runs code as radiald. Judged as a plugin is, and
+    // the file read is the file judged (docs/design.md §5.9, §15.1).
+    constexpr std::string_view kHarm = "change what radiald runs";
+    std::string untrusted = internal::untrusted_file(path, kHarm);
+    if (untrusted.empty()) untrusted = internal::trust_problem(path, st, "file", kHarm);
+    if (!untrusted.empty())
+        throw ConfigError(fmt::format("reading config '{}': {}", path, untrusted));
     std::string text;
     char buf[8192];
     for (;;) {

@@ -20,8 +20,10 @@ struct PathProblem {
 std::optional<PathProblem> config_path_problem(const std::string& path);
 
 // The whole text of the config file `path`. Throws ConfigError "reading config '<path>': <why>;
-// <fix>" when it is no regular file (config_path_problem) or cannot be opened or read (the
-// errno). [thread-safe]
+// <fix>" when it is no regular file (config_path_problem), cannot be opened or read (the errno),
+// or may be changed by anyone but root and radiald's user: the file, a link to it, or a directory
+// above it, judged as a plugin is (radial/internal/file_trust.h; docs/design.md §5.9, §15.1).
+// [thread-safe]
 std::string read_config_text(const std::string& path);
 
 } // namespace radial::config

@@ -1,10 +1,13 @@
 // The config file the real radiald binary reads: one it cannot read is said with the errno and
-// what to do, never as a TOML error at 0:0 (docs/design.md §7.7).
+// what to do, never as a TOML error at 0:0 (docs/design.md §7.7); one that anyone but root and
+// radiald's user could change — the file, a link to it, a directory above it — is refused with
+// the fix, as a plugin is (§5.9, §15.1).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,68 @@ TEST(RadialdConfigFile, AConfigRadialdCannotReadIsSaidWithItsErrnoNotAPosition) 
                          "': cannot read it: Permission denied; run radiald as a user who may "
                          "read it, or change its mode\n");
     EXPECT_EQ(r.out, "");
+}
+
+// A config that selects the fake runtime (as `config check` needs one), in `dir`.
+std::string write_config(const test::TempDir& dir, const std::string& name) {
+    std::filesystem::create_directories(dir / "plugins");
+    std::filesystem::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so",
+                               dir / "plugins/fake.so",
+                               std::filesystem::copy_options::overwrite_existing);
+    return dir.write(name, "[run]\ncontainerRuntime = \"fake\"\npluginDir = \"" +
+                               (dir / "plugins") + "\"\nstateDir = \"" + (dir / "state") + "\"\n");
+}
+
+test::ProcessResult check(const std::string& config) {
+    return test::run_process({RADIALD_PATH, "config", "check", "--config", config});
+}
+
+// As the reviewer found it: a config owned by nobody, or writable by everyone, made radiald (as
+// root) run what it named. Each is refused naming the file and the chown or chmod that fixes it.
+TEST(RadialdConfigFile, AConfigAnotherUserCouldChangeIsRefusedWithTheFix) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown to another uid)";
+    test::TempDir d("radial-cfgtrust");
+    const std::string config = write_config(d, "radiald.toml");
+    ASSERT_EQ(check(config).exit_code, 0) << check(config).err;
+
+    ASSERT_EQ(::chmod(config.c_str(), 0666), 0);
+    auto r = check(config);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "radiald[config] error: reading config '" + config + "': the file '" + config +
+                         "' is writable by group or others, so anyone could change what radiald "
+                         "runs; run 'chmod go-w " +
+                         config + "'\n");
+    EXPECT_EQ(r.out, "");
+
+    ASSERT_EQ(::chmod(config.c_str(), 0644), 0);
+    ASSERT_EQ(::chown(config.c_str(), 65534, 65534), 0);
+    r = check(config);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "radiald[config] error: reading config '" + config + "': the file '" + config +
+                         "' is owned by uid 65534, neither root nor radiald's user, who could "
+                         "change what radiald runs; run 'chown root " +
+                         config + "'\n");
+
+    // A directory above it anyone may write (not sticky): the file could be swapped.
+    ASSERT_EQ(::chown(config.c_str(), 0, 0), 0);
+    ASSERT_EQ(::chmod(d.path().c_str(), 0777), 0);
+    r = check(config);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, ::testing::HasSubstr("the directory '" + d.path() +
+                                            "' is writable by group or others"));
+    // Sticky and root's, as /tmp is (every config of this suite lies below it): trusted.
+    ASSERT_EQ(::chmod(d.path().c_str(), 01777), 0);
+    r = check(config);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+
+    // A link another user owns, in a trusted directory, to a trusted file: the link picks it.
+    ASSERT_EQ(::chmod(d.path().c_str(), 0700), 0);
+    const std::string link = d / "link.toml";
+    std::filesystem::create_symlink(config, link);
+    ASSERT_EQ(::lchown(link.c_str(), 65534, 65534), 0);
+    r = check(link);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, ::testing::HasSubstr("the link '" + link + "' is owned by uid 65534"));
 }
 
 } // namespace
