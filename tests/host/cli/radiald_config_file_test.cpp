@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../../support/fake_runtime_setup.h"
 #include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
 
@@ -37,16 +38,6 @@ TEST(RadialdConfigFile, AConfigRadialdCannotReadIsSaidWithItsErrnoNotAPosition) 
     EXPECT_EQ(r.out, "");
 }
 
-// A config that selects the fake runtime (as `config check` needs one), in `dir`.
-std::string write_config(const test::TempDir& dir, const std::string& name) {
-    std::filesystem::create_directories(dir / "plugins");
-    std::filesystem::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so",
-                               dir / "plugins/fake.so",
-                               std::filesystem::copy_options::overwrite_existing);
-    return dir.write(name, "[run]\ncontainerRuntime = \"fake\"\npluginDir = \"" +
-                               (dir / "plugins") + "\"\nstateDir = \"" + (dir / "state") + "\"\n");
-}
-
 test::ProcessResult check(const std::string& config) {
     return test::run_process({RADIALD_PATH, "config", "check", "--config", config});
 }
@@ -55,8 +46,9 @@ test::ProcessResult check(const std::string& config) {
 // root) run what it named. Each is refused naming the file and the chown or chmod that fixes it.
 TEST(RadialdConfigFile, AConfigAnotherUserCouldChangeIsRefusedWithTheFix) {
     ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown to another uid)";
-    test::TempDir d("radial-cfgtrust");
-    const std::string config = write_config(d, "radiald.toml");
+    const test::FakeRuntimeSetup s("radial-cfgtrust");
+    const test::TempDir& d = s.dir;
+    const std::string& config = s.config;
     ASSERT_EQ(check(config).exit_code, 0) << check(config).err;
 
     ASSERT_EQ(::chmod(config.c_str(), 0666), 0);

@@ -12,26 +12,16 @@
 #include <string>
 #include <vector>
 
+#include "../../support/fake_runtime_setup.h"
 #include "../../support/process_runner.h"
-#include "../../support/temp_dir.h"
 
 namespace radial {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct RecordFileSetup {
-    test::TempDir dir{"radial-recf"};
-    std::string config;
-    RecordFileSetup() {
-        fs::create_directory(dir / "plugins");
-        fs::copy_file(std::string(RADIAL_FAKE_PLUGIN_ROOT) + "/fake_good/fake.so",
-                      dir / "plugins/fake.so");
-        config = dir.write("radiald.toml",
-                           "[run]\npluginDir = \"plugins\"\ncontainerRuntime = "
-                           "\"fake\"\nstateDir = \"" +
-                               (dir / "state") + "\"\n");
-    }
+struct RecordFileSetup : test::FakeRuntimeSetup {
+    RecordFileSetup() : FakeRuntimeSetup("radial-recf") {}
     test::ProcessResult turn(const std::string& record, const std::string& command = "turn") {
         return test::run_process({RADIALD_PATH, command, "--config", config, "--image", "img",
                                   "--record-file", record, "--", "echo", "the box ran"});
