@@ -18,6 +18,7 @@
 #include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/journal_commands.h"
+#include "cli/standard_output.h"
 #include "daemon/state_dir_lock.h"
 #include "log/logger.h"
 #include "turn/turn_output_log.h"
@@ -34,12 +35,16 @@ std::int64_t now_ms() {
         .count();
 }
 
-// Writes all of `s` to `fd`; false when the reader is gone (EPIPE) or the write failed.
+// Writes all of `s` to `fd`; false when the reader is gone (EPIPE) or the write failed. A failed
+// write to stdout is noted, for the command's exit to say (cli/standard_output.h).
 bool write_all(int fd, std::string_view s) {
     while (!s.empty()) {
         const ssize_t n = ::write(fd, s.data(), s.size());
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
+        if (n <= 0) {
+            if (fd == STDOUT_FILENO) note_standard_output_error(n < 0 ? errno : EIO);
+            return false;
+        }
         s.remove_prefix(static_cast<std::size_t>(n));
     }
     return true;
