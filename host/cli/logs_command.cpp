@@ -143,15 +143,26 @@ bool has_end(const std::vector<LogEntry>& entries) {
 }
 
 // Whether the journal still holds the turn queued, claimed or started: a turn that may yet print.
+// `orphaned` (still true to print: it ends once reclaimed): in flight, but nothing writes its log
+// any more — its radiald was killed (the next start reclaims it): its log's lock is free
+// (turn_log_being_written), or, before it has a log, no radiald holds the state directory at all.
 bool may_print(journal::Journal& journal, const std::string& state_dir, const std::string& id,
                bool& orphaned) {
-    for (const auto& t : journal.in_flight())
-        if (t.turn_id == id) {
-            // A turn in flight with no radiald holding its state directory was left by one that
-            // was killed: nothing writes its log any more (the next start reclaims it).
-            orphaned = !daemon::StateDirLock::probe(state_dir).has_value();
-            return !orphaned;
+    const auto in_flight = [&] {
+        for (const auto& t : journal.in_flight())
+            if (t.turn_id == id) return true;
+        return false;
+    };
+    if (in_flight()) {
+        const auto writing = turn::turn_log_being_written(turn::turn_log_path(state_dir, id));
+        orphaned = writing ? !*writing : !daemon::StateDirLock::probe(state_dir).has_value();
+        // Its radiald may have ended it and exited between the two looks: ended, not orphaned.
+        if (orphaned && !in_flight()) {
+            orphaned = false;
+            return false;
         }
+        return true;
+    }
     for (const auto& t : journal.queued())
         if (t.turn_id == id) return true;
     return false;
@@ -308,7 +319,7 @@ int run_logs_command(const LogsOptions& o) {
             // Real time: the commands run in a process of their own and take no clock
             // (docs/design.md §12.7).
             auto last_check = std::chrono::steady_clock::now() - std::chrono::seconds(2);
-            bool orphaned = false;
+            bool orphaned = false, said_orphaned = false;
             for (;;) {
                 // Asked before the last read: a turn that ended has written all of its log.
                 bool in_flight = true;
@@ -330,15 +341,18 @@ int run_logs_command(const LogsOptions& o) {
                     if (!lines.push(std::move(e), print)) return kExitOk;
                 const bool done = has_end(more) || !in_flight;
                 if ((done && !lines.flush(print)) || !printer.flush()) return kExitOk;
-                if (done && orphaned) {
-                    log::error("logs",
-                               "turn '{}' is no longer run by any radiald (the one running it was "
-                               "killed): its output ends here; the next start, or 'radiald "
-                               "reconcile', reclaims it",
-                               o.turn_id);
-                    return kExitFailed;
-                }
                 if (done) break;
+                // Said once, not silently waited out: nothing more comes until the turn is
+                // reclaimed, which ends this follower too (docs/design.md §11.7).
+                if (orphaned && !said_orphaned) {
+                    said_orphaned = true;
+                    log::warn("logs",
+                              "turn '{}' is no longer run by any radiald (the one running it was "
+                              "killed): nothing more will be printed; waiting until it is "
+                              "reclaimed by the next start or 'radiald reconcile' (Ctrl-C stops "
+                              "waiting)",
+                              o.turn_id);
+                }
                 watch.wait();
             }
         }

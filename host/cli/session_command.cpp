@@ -335,7 +335,7 @@ int run_session_create(const SessionOptions& o) {
 
 int run_session_rm(const SessionOptions& o) {
     // An id radiald never makes names no session: refused as one that is not there (1), not as a
-    // failure of the host (docs/usage.md, "Exit status").
+    // failure of the host (docs/design.md §14.4).
     if (!internal::is_turn_id(o.id)) {
         log::error("session",
                    "session id '{}' is not one radiald makes (a-z, 0-9, '-'); see 'radiald "

@@ -48,6 +48,9 @@ std::string bare_number_problem(std::string_view text) {
     if (text.empty() ||
         !std::all_of(text.begin(), text.end(), [&](char c) { return digit(c) || c == '.'; }))
         return {};
+    // Zero is zero in every unit: "0" is no guess.
+    if (std::all_of(text.begin(), text.end(), [](char c) { return c == '0' || c == '.'; }))
+        return {};
     return fmt::format("\"{}\" is a bare number (\"{}s\" says its unit)", text, text);
 }
 

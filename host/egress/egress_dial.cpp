@@ -171,9 +171,15 @@ bool in_host_ranges(const ip::address& plain) {
     return false;
 }
 
-std::optional<bool> routed_locally(const ip::address& plain) {
+std::optional<bool> routed_locally(const ip::address& plain, int* error) {
+    int ignored = 0;
+    int& why = error != nullptr ? *error : ignored;
+    why = 0;
     const internal::UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
-    if (!fd) return std::nullopt;
+    if (!fd) {
+        why = errno;
+        return std::nullopt;
+    }
     const timeval wait{1, 0};
     ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
     struct {
@@ -204,11 +210,16 @@ std::optional<bool> routed_locally(const ip::address& plain) {
     sockaddr_nl kernel{};
     kernel.nl_family = AF_NETLINK;
     if (::sendto(fd.get(), &ask, ask.head.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel),
-                 sizeof kernel) < 0)
+                 sizeof kernel) < 0) {
+        why = errno;
         return std::nullopt;
+    }
     alignas(nlmsghdr) char answer[8192];
     const ssize_t got = ::recv(fd.get(), answer, sizeof answer, 0);
-    if (got < 0) return std::nullopt;
+    if (got < 0) {
+        why = errno;
+        return std::nullopt;
+    }
     int left = static_cast<int>(got);
     for (auto* h = reinterpret_cast<nlmsghdr*>(answer); NLMSG_OK(h, left);
          h = NLMSG_NEXT(h, left)) {
@@ -217,11 +228,13 @@ std::optional<bool> routed_locally(const ip::address& plain) {
             // No route to it (ENETUNREACH and the like): not this host; anything else unknown.
             const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
             if (e->error == -ENETUNREACH || e->error == -EHOSTUNREACH) return false;
+            why = -e->error;
             return std::nullopt;
         }
         if (h->nlmsg_type == RTM_NEWROUTE)
             return static_cast<const rtmsg*>(NLMSG_DATA(h))->rtm_type == RTN_LOCAL;
     }
+    why = EPROTO;
     return std::nullopt;
 }
 
@@ -240,16 +253,23 @@ std::string dial_refusal(const EgressCeiling& ceiling, const std::vector<ip::add
     // :: and any local route (an AnyIP range) to this host too, and a wide allowRanges entry (a
     // DNS answer of 0.0.0.0 under 0.0.0.0/0) must not reach a service listening on loopback.
     // A kernel that cannot be asked counts as saying "this host" (docs/design.md §9.7).
-    if (!named_alone &&
-        (in_host_ranges(plain) ||
-         std::any_of(own.begin(), own.end(),
-                     [&](const ip::address& mine) { return unmapped(mine) == plain; }) ||
-         routed_locally(plain).value_or(true)))
-        return fmt::format(
-            "{} is an address of this host, which no box reaches unless run.egress.allowRanges "
-            "names it alone ({}/{})",
-            a.to_string(), plain.to_string(), plain.is_v4() ? 32 : 128);
-    return {};
+    if (named_alone) return {};
+    int why = 0;
+    if (!in_host_ranges(plain) &&
+        std::none_of(own.begin(), own.end(),
+                     [&](const ip::address& mine) { return unmapped(mine) == plain; })) {
+        const auto local = routed_locally(plain, &why);
+        if (!local)
+            return fmt::format(
+                "{} cannot be told apart from this host's own addresses: asking the kernel's "
+                "routes failed ({}), and a box reaches no address that may be this host's",
+                a.to_string(), std::strerror(why));
+        if (!*local) return {};
+    }
+    return fmt::format(
+        "{} is an address of this host, which no box reaches unless run.egress.allowRanges "
+        "names it alone ({}/{})",
+        a.to_string(), plain.to_string(), plain.is_v4() ? 32 : 128);
 }
 
 int connect_until(const ip::address& a, std::uint16_t port, Clock::time_point deadline,

@@ -49,8 +49,8 @@ bool in_host_ranges(const boost::asio::ip::address& plain);
 
 // Whether the kernel routes `plain` (unmapped) to this host itself (RTM_GETROUTE answering
 // RTN_LOCAL: an interface's address, or a local route); false when it has no route to it; nullopt
-// when it cannot be asked.
-std::optional<bool> routed_locally(const boost::asio::ip::address& plain);
+// when it cannot be asked, with its errno in `*error` when given.
+std::optional<bool> routed_locally(const boost::asio::ip::address& plain, int* error = nullptr);
 
 // Why no box may reach `a`, or empty: address_refusal's answer, then this host (`own`, the blocks
 // of in_host_ranges, or what routed_locally says — unknown counts as this host) unless an

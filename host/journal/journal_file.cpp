@@ -7,7 +7,6 @@
 #include <radial/internal/unique_fd.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -304,24 +303,26 @@ std::optional<SqliteDb> open_journal_file_unchanged(const std::string& path) {
 namespace {
 
 // Whether a connection has the journal open: each holds a read lock on the -shm file's "DMS" byte
-// (SQLite's unix VFS: offset 128) for as long as it is open. /proc/locks lists every process's
-// locks, this one's too (F_GETLK does not see its own); without it, F_GETLK. Unknown counts as
-// open.
+// (SQLite's unix VFS: offset 128) for as long as it is open. Asked two ways, either answer "held"
+// taken: /proc/locks, which lists this process's own locks too (F_GETLK does not), matched by
+// inode alone (on btrfs a subvolume's stat(2) device is not the one /proc/locks prints; another
+// file of that inode number only makes the answer "held", the safe one); and F_GETLK, which sees
+// processes of other PID namespaces that /proc/locks hides. Unknown counts as held.
 bool held_open(const std::string& path) {
     const internal::UniqueFd fd(::open((path + "-shm").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!fd) return errno != ENOENT;
     struct stat shm {};
     if (::fstat(fd.get(), &shm) != 0) return true;
     if (std::ifstream locks("/proc/locks"); locks) {
-        // "1: POSIX  ADVISORY  READ 1234 fd:01:5678 128 128" (device numbers in hex; END may be
-        // "EOF"); a blocked request's line starts "1: -> ", and holds nothing.
-        const std::string file =
-            fmt::format("{:02x}:{:02x}:{}", major(shm.st_dev), minor(shm.st_dev), shm.st_ino);
+        // "1: POSIX  ADVISORY  READ 1234 fd:01:5678 128 128" (END may be "EOF"); a blocked
+        // request's line reads "1: -> …" and holds nothing.
+        const std::string inode = ":" + std::to_string(shm.st_ino);
         for (std::string line; std::getline(locks, line);) {
             std::istringstream in(line);
             std::string id, kind, advisory, mode, pid, where, start, end;
             if (!(in >> id >> kind) || kind == "->") continue;
-            if (!(in >> advisory >> mode >> pid >> where >> start >> end) || where != file)
+            if (!(in >> advisory >> mode >> pid >> where >> start >> end) ||
+                !where.ends_with(inode))
                 continue;
             try {
                 if (std::stoull(start) <= 128 && (end == "EOF" || std::stoull(end) >= 128))
@@ -330,7 +331,6 @@ bool held_open(const std::string& path) {
                 return true; // a line not read as expected: taken as a holder
             }
         }
-        return false;
     }
     struct flock probe {};
     probe.l_type = F_WRLCK;

@@ -20,6 +20,7 @@
 #include "turn/image_pin.h"
 #include "turn/terminal_record.h"
 #include "turn/turn_setup_error.h"
+#include "turn/workspace_handover.h"
 
 namespace radial::session {
 namespace {
@@ -160,10 +161,7 @@ void check_session_lifetime(const SessionRecord& session,
 
 std::string workspace_identity(const std::string& path) {
     const internal::UniqueFd fd = fs_util::open_no_links(path, O_RDONLY | O_DIRECTORY);
-    struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISDIR(st.st_mode)) return {};
-    return fmt::format("{}:{}", static_cast<std::uint64_t>(st.st_dev),
-                       static_cast<std::uint64_t>(st.st_ino));
+    return fd ? turn::directory_identity(fd.get()) : std::string();
 }
 
 void check_session_workspace(const SessionRecord& session) {

@@ -56,8 +56,8 @@ void check_session_box_ids(const SessionRecord& session, const config::HostConfi
 void check_session_lifetime(const SessionRecord& session,
                             std::chrono::system_clock::time_point now);
 
-// "<device>:<inode>" of the directory at `path` (SessionRecord::workspace_id), opened without
-// following a link anywhere on it; empty when it cannot be opened as one.
+// turn::directory_identity of the directory at `path` (SessionRecord::workspace_id), opened
+// without following a link anywhere on it; empty when it cannot be opened as one.
 std::string workspace_identity(const std::string& path);
 
 // Refuses a session turn whose workspace path no longer leads to the directory the session was

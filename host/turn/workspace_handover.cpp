@@ -6,6 +6,7 @@
 #include <radial/internal/unique_fd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -175,6 +176,17 @@ WalkReport walk(internal::UniqueFd cur, const std::string& root, const IdMap& m,
 
 } // namespace
 
+std::string directory_identity(int fd) {
+    struct stat st {};
+    struct statfs fs {};
+    if (::fstat(fd, &st) != 0 || ::fstatfs(fd, &fs) != 0) return {};
+    int fsid[2];
+    static_assert(sizeof fsid == sizeof fs.f_fsid);
+    std::memcpy(fsid, &fs.f_fsid, sizeof fsid);
+    return fmt::format("{:08x}{:08x}:{}", static_cast<unsigned>(fsid[0]),
+                       static_cast<unsigned>(fsid[1]), static_cast<std::uint64_t>(st.st_ino));
+}
+
 WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid,
                                      std::string marker, bool box_writes,
                                      std::optional<std::pair<uid_t, gid_t>> recorded_owner,
@@ -200,9 +212,7 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
     // A session's box has the directory it was made with for its life: another put at the path
     // since is not what the turn works in, and is not to be given to the box's ids (docs/design.md
     // §3.9).
-    if (!expected_identity.empty() &&
-        fmt::format("{}:{}", static_cast<std::uint64_t>(st.st_dev),
-                    static_cast<std::uint64_t>(st.st_ino)) != expected_identity) {
+    if (!expected_identity.empty() && directory_identity(fd.get()) != expected_identity) {
         moved_ = fmt::format(
             "workspace '{}' is not the directory its session was created with (it was moved or "
             "replaced since)",

@@ -29,7 +29,9 @@ struct StdoutSetup : test::FakeRuntimeSetup {
                 {RADIALD_PATH, "status", "--config", config},
                 {RADIALD_PATH, "records", "--config", config, "t1"},
                 {RADIALD_PATH, "logs", "--config", config, "t1"},
-                {RADIALD_PATH, "submit", "--config", config, request}};
+                {RADIALD_PATH, "submit", "--config", config, request},
+                // A turn's own output, lost to a full disk, fails it too (not its command's 0).
+                {RADIALD_PATH, "turn", "--config", config, "--image", "img", "--", "echo", "hi"}};
     }
 };
 

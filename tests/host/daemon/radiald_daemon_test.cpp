@@ -307,7 +307,7 @@ TEST(RadialdRun, SessionReadersRunBesideTheDaemonAndChangesSayHowToMakeThem) {
 }
 
 // `session rm` of an id radiald never makes names no session: 1, as for one that is not there,
-// not 125 (a failure of the host); docs/usage.md says so.
+// not 125 (a failure of the host; docs/design.md §14.4).
 TEST(RadialdSessionRm, AnIdRadialdNeverMakesIsNoSuchSession) {
     FakeSetup s;
     for (const char* id : {"BAD ID", "../x", "nope"}) {
@@ -707,27 +707,39 @@ TEST(RadialdStatus, AOneShotTurnRunningNowIsNotCalledLeftForTheNextStart) {
     FakeSetup s;
     OneShotTurn turn(s, "live-1");
     const auto [out, pids] = turn.running();
-    EXPECT_THAT(out, HasSubstr("in flight (a live 'radiald turn' runs its own"));
+    EXPECT_THAT(out, HasSubstr("in flight (a live radiald turn, check or session command runs its "
+                               "own"));
     EXPECT_THAT(out, Not(HasSubstr("in flight (reclaimed at the next start)")));
     ASSERT_FALSE(pids.empty());
     turn.signal(pids, SIGTERM);
     EXPECT_EQ(turn.result.exit_code, 130) << turn.result.err;
 }
 
-// `logs -f` of a turn whose radiald was killed: nothing writes its log any more, and it ends,
-// saying so, instead of waiting for ever.
-TEST(RadialdLogs, FollowingATurnWhoseRadialdWasKilledEnds) {
+// `logs -f` of a turn whose radiald was killed: nothing writes its log any more. It says so at
+// once — though another turn's radiald holds the state directory meanwhile: the killed turn's own
+// log tells — and ends once the turn is reclaimed.
+TEST(RadialdLogs, FollowingATurnWhoseRadialdWasKilledSaysSoAndEndsWhenReclaimed) {
     FakeSetup s;
     OneShotTurn turn(s, "killed-1");
     const auto pids = turn.running().second;
     ASSERT_FALSE(pids.empty());
     turn.signal(pids, SIGKILL);
-    const auto follow = test::run_process(
-        {RADIALD_PATH, "logs", "--config", s.config(), "-f", "killed-1"}, {}, 60s);
-    EXPECT_EQ(follow.exit_code, 1) << follow.err;
-    EXPECT_THAT(follow.err, HasSubstr("is no longer run by any radiald"));
-    // The fake runtime's box is a process of the killed radiald's: reconciliation ends the turn.
+    OneShotTurn other(s, "other-1");
+    const auto others = other.running().second;
+    const std::string err = s.dir() / "follow.err";
+    test::BackgroundProcess follower(
+        {RADIALD_PATH, "logs", "--config", s.config(), "-f", "killed-1"}, err, true);
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            return test::read_file(err).find("is no longer run by any radiald") !=
+                   std::string::npos;
+        },
+        60s))
+        << test::read_file(err);
+    EXPECT_TRUE(follower.running()) << "it waits for the turn to be reclaimed";
+    other.signal(others, SIGTERM);
     test::run_process({RADIALD_PATH, "reconcile", "--config", s.config()}, {}, 60s);
+    EXPECT_EQ(follower.wait(60s), 0) << test::read_file(err);
 }
 
 // The daemon's config file, rewritten: `from` replaced by `to` (a test failure when absent).

@@ -898,17 +898,6 @@ TEST(JournalFile, AJournalOnAFullFileSystemIsReadForReading) {
         // works.
         EXPECT_THROW(open_sqlite_journal(path), JournalError) << "a read-write open on a full disk";
     }
-    // A connection still open (a radiald running) holds the journal: not read as immutable.
-    std::filesystem::remove(mount + "/fill");
-    auto writer = open_sqlite_journal(path);
-    {
-        std::ofstream fill(mount + "/fill", std::ios::binary);
-        const std::string block(4096, 'x');
-        while (fill.write(block.data(), block.size())) {
-        }
-    }
-    auto read = open_sqlite_journal_for_reading(path); // through the writer's side files
-    EXPECT_TRUE(read->turn("t1"));
 }
 
 // The readers (turns, records, logs, status) open the journal for reading: on a read-only file

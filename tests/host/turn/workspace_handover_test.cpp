@@ -165,8 +165,11 @@ TEST(WorkspaceHandover, ASessionsWorkspaceReplacedSinceItsCreateIsNotHandedOver)
     ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
     test::TempDir base("radial-ho");
     std::filesystem::create_directories(base / "ws");
-    struct stat made = lstat_of(base / "ws");
-    const std::string created = std::to_string(made.st_dev) + ":" + std::to_string(made.st_ino);
+    const std::string created = [&] {
+        const internal::UniqueFd fd(::open((base / "ws").c_str(), O_RDONLY | O_DIRECTORY));
+        return directory_identity(fd.get());
+    }();
+    ASSERT_NE(created, "");
     std::filesystem::rename(base / "ws", base / "old");
     std::filesystem::create_directories(base / "ws");
     std::ofstream(base / "ws/file") << "other";

@@ -185,8 +185,8 @@ TEST(docker_settings, ABinaryOthersCouldReplaceIsRefusedNamingTheKey) {
     ASSERT_EQ(::chmod(cli.c_str(), 0775), 0);
     EXPECT_EQ(refusal(with_binary(cli), "binary"),
               "reading run.docker.binary: the file '" + cli +
-                  "' is writable by group or others, so anyone could replace the docker CLI; run "
-                  "'chmod go-w " +
+                  "' is writable by its group (gid 0), whose members could replace the docker "
+                  "CLI; run 'chmod g-w " +
                   cli + "'");
     ASSERT_EQ(::chmod(cli.c_str(), 0755), 0);
     ASSERT_EQ(::chown(cli.c_str(), 65534, 65534), 0);

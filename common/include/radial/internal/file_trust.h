@@ -9,6 +9,8 @@
 // directory, as /tmp, excepted: nobody else can rename or remove what is in it.
 #pragma once
 
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,8 +19,32 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace radial::internal {
+
+// Whether group `gid` lets nobody but `owner`, a user other than root, write what it may write:
+// the owner's own private group (its primary group, of its name, with no other member), in which
+// a umask of 002 leaves group-writable files. Root's files are held to no group write at all.
+// [thread-safe]
+inline bool group_is_owners_alone(gid_t gid, uid_t owner) {
+    if (gid == 0 || owner == 0) return false;
+    std::vector<char> buf(16384);
+    passwd pw{};
+    passwd* pwp = nullptr;
+    if (::getpwuid_r(owner, &pw, buf.data(), buf.size(), &pwp) != 0 || pwp == nullptr ||
+        pw.pw_gid != gid)
+        return false;
+    const std::string user = pw.pw_name;
+    std::vector<char> gbuf(65536);
+    group gr{};
+    group* grp = nullptr;
+    if (::getgrgid_r(gid, &gr, gbuf.data(), gbuf.size(), &grp) != 0 || grp == nullptr) return false;
+    if (user != gr.gr_name) return false;
+    for (char** m = gr.gr_mem; m != nullptr && *m != nullptr; ++m)
+        if (user != *m) return false;
+    return true;
+}
 
 // Why `path`, of which `st` is the stat, may not be trusted, or empty. `what` names it ("file",
 // "directory"); `harm` is what another user who may write it could do ("replace the runtime").
@@ -26,10 +52,14 @@ namespace radial::internal {
 inline std::string trust_problem(const std::string& path, const struct stat& st,
                                  std::string_view what, std::string_view harm) {
     const std::string named = std::string(what) + " '" + path + "'";
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
-        !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0))
+    const bool sticky_root_dir = S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0;
+    if ((st.st_mode & S_IWOTH) != 0 && !sticky_root_dir)
         return "the " + named + " is writable by group or others, so anyone could " +
                std::string(harm) + "; run 'chmod go-w " + path + "'";
+    if ((st.st_mode & S_IWGRP) != 0 && !sticky_root_dir &&
+        !group_is_owners_alone(st.st_gid, st.st_uid))
+        return "the " + named + " is writable by its group (gid " + std::to_string(st.st_gid) +
+               "), whose members could " + std::string(harm) + "; run 'chmod g-w " + path + "'";
     if (st.st_uid != 0 && st.st_uid != ::geteuid())
         return "the " + named + " is owned by uid " + std::to_string(st.st_uid) +
                ", neither root nor radiald's user, who could " + std::string(harm) +

@@ -90,7 +90,8 @@ public:
         return number(
             key, "a duration such as \"90s\" or \"1500ms\", or a number of milliseconds",
             [](std::string_view s) -> std::optional<std::uint64_t> {
-                if (!s.empty() && s.find_first_not_of("0123456789.") == std::string_view::npos)
+                if (!s.empty() && s.find_first_not_of("0123456789.") == std::string_view::npos &&
+                    s.find_first_not_of("0.") != std::string_view::npos)
                     return std::nullopt;
                 return units::parse_duration_ms(s);
             },
