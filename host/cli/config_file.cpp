@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 #include <toml++/toml.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
 #include "cli/runtime_setup.h"
+#include "config/config_text.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
 #include "redaction/secret_set.h"
@@ -16,21 +18,26 @@
 
 namespace radial::cli {
 
-std::optional<std::string> config_file(const std::optional<std::string>& flag) {
+std::optional<std::string> config_file(const std::optional<std::string>& flag,
+                                       const std::string& default_path) {
     if (flag) return flag;
-    std::error_code ec;
     if (const char* env = std::getenv("RADIAL_CONFIG"); env != nullptr && *env != '\0') {
-        if (!std::filesystem::is_regular_file(env, ec))
-            throw config::ConfigError(fmt::format(
-                "reading config '{}' named by $RADIAL_CONFIG: no such file; point RADIAL_CONFIG "
-                "at an existing file, or unset it to read {}",
-                env, kDefaultConfigPath));
+        if (const auto problem = config::config_path_problem(env))
+            throw config::ConfigError(
+                fmt::format("reading config '{}' named by $RADIAL_CONFIG: {}; point RADIAL_CONFIG "
+                            "at an existing file, or unset it to read {}",
+                            env, problem->why, default_path));
         return std::string(env);
     }
-    // A missing default file is a machine without the package's config: the defaults apply. One
-    // that exists but cannot be read is reported by config::load, naming it.
-    if (std::filesystem::exists(kDefaultConfigPath, ec)) return std::string(kDefaultConfigPath);
-    return std::nullopt;
+    // Nothing at the default path is a machine without the package's config: the defaults
+    // apply. Anything there — a link that leads nowhere, a directory, a file radiald may not
+    // read — is the operator's config gone wrong, reported by config::load naming it, never
+    // taken for no file: the defaults would drop every bound the file narrows (docs/design.md
+    // §7.7).
+    struct stat st {};
+    if (::lstat(default_path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR))
+        return std::nullopt;
+    return default_path;
 }
 
 std::vector<std::string> installed_runtimes(const std::vector<std::string>& dirs) {

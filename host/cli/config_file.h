@@ -14,10 +14,12 @@ namespace radial::cli {
 inline constexpr const char* kDefaultConfigPath = "/etc/radial/radiald.toml";
 
 // The file a command reads: `flag` (--config) when given; else $RADIAL_CONFIG when set and not
-// empty; else kDefaultConfigPath when it exists; else nullopt (the built-in defaults). Throws
-// config::ConfigError when $RADIAL_CONFIG names no regular file, naming the variable: a file the
-// operator named must never be silently replaced by the defaults.
-std::optional<std::string> config_file(const std::optional<std::string>& flag);
+// empty; else `default_path` when anything is there (a link that leads nowhere too: config::load
+// then says what is wrong with it); else nullopt (the built-in defaults). Throws
+// config::ConfigError when $RADIAL_CONFIG names no regular file, naming the variable and why: a
+// file the operator named must never be silently replaced by the defaults (docs/design.md §7.7).
+std::optional<std::string> config_file(const std::optional<std::string>& flag,
+                                       const std::string& default_path = kDefaultConfigPath);
 
 // The runtime ids of the plugins in `dirs` that load (a broken plugin is left out: the command
 // that opens the runtime reports it). For config::load's KnownRuntimes.

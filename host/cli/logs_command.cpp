@@ -18,6 +18,8 @@
 #include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/journal_commands.h"
+#include "cli/standard_output.h"
+#include "daemon/state_dir_lock.h"
 #include "log/logger.h"
 #include "turn/turn_output_log.h"
 
@@ -33,12 +35,16 @@ std::int64_t now_ms() {
         .count();
 }
 
-// Writes all of `s` to `fd`; false when the reader is gone (EPIPE) or the write failed.
+// Writes all of `s` to `fd`; false when the reader is gone (EPIPE) or the write failed. A failed
+// write to stdout is noted, for the command's exit to say (cli/standard_output.h).
 bool write_all(int fd, std::string_view s) {
     while (!s.empty()) {
         const ssize_t n = ::write(fd, s.data(), s.size());
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
+        if (n <= 0) {
+            if (fd == STDOUT_FILENO) note_standard_output_error(n < 0 ? errno : EIO);
+            return false;
+        }
         s.remove_prefix(static_cast<std::size_t>(n));
     }
     return true;
@@ -137,9 +143,26 @@ bool has_end(const std::vector<LogEntry>& entries) {
 }
 
 // Whether the journal still holds the turn queued, claimed or started: a turn that may yet print.
-bool may_print(journal::Journal& journal, const std::string& id) {
-    for (const auto& t : journal.in_flight())
-        if (t.turn_id == id) return true;
+// `orphaned` (still true to print: it ends once reclaimed): in flight, but nothing writes its log
+// any more — its radiald was killed (the next start reclaims it): its log's lock is free
+// (turn_log_being_written), or, before it has a log, no radiald holds the state directory at all.
+bool may_print(journal::Journal& journal, const std::string& state_dir, const std::string& id,
+               bool& orphaned) {
+    const auto in_flight = [&] {
+        for (const auto& t : journal.in_flight())
+            if (t.turn_id == id) return true;
+        return false;
+    };
+    if (in_flight()) {
+        const auto writing = turn::turn_log_being_written(turn::turn_log_path(state_dir, id));
+        orphaned = writing ? !*writing : !daemon::StateDirLock::probe(state_dir).has_value();
+        // Its radiald may have ended it and exited between the two looks: ended, not orphaned.
+        if (orphaned && !in_flight()) {
+            orphaned = false;
+            return false;
+        }
+        return true;
+    }
     for (const auto& t : journal.queued())
         if (t.turn_id == id) return true;
     return false;
@@ -296,11 +319,12 @@ int run_logs_command(const LogsOptions& o) {
             // Real time: the commands run in a process of their own and take no clock
             // (docs/design.md §12.7).
             auto last_check = std::chrono::steady_clock::now() - std::chrono::seconds(2);
+            bool orphaned = false, said_orphaned = false;
             for (;;) {
                 // Asked before the last read: a turn that ended has written all of its log.
                 bool in_flight = true;
                 if (std::chrono::steady_clock::now() - last_check >= std::chrono::seconds(1)) {
-                    in_flight = may_print(*journal, o.turn_id);
+                    in_flight = may_print(*journal, cfg.state_dir, o.turn_id, orphaned);
                     last_check = std::chrono::steady_clock::now();
                 }
                 std::vector<LogEntry> more;
@@ -318,6 +342,17 @@ int run_logs_command(const LogsOptions& o) {
                 const bool done = has_end(more) || !in_flight;
                 if ((done && !lines.flush(print)) || !printer.flush()) return kExitOk;
                 if (done) break;
+                // Said once, not silently waited out: nothing more comes until the turn is
+                // reclaimed, which ends this follower too (docs/design.md §11.7).
+                if (orphaned && !said_orphaned) {
+                    said_orphaned = true;
+                    log::warn("logs",
+                              "turn '{}' is no longer run by any radiald (the one running it was "
+                              "killed): nothing more will be printed; waiting until it is "
+                              "reclaimed by the next start or 'radiald reconcile' (Ctrl-C stops "
+                              "waiting)",
+                              o.turn_id);
+                }
                 watch.wait();
             }
         }

@@ -24,6 +24,7 @@
 #include "cli/policy_command.h"
 #include "cli/runtime_setup.h"
 #include "cli/session_command.h"
+#include "cli/standard_output.h"
 #include "cli/template_command.h"
 #include "cli/turn_command.h"
 #include "cli/unknown_flags.h"
@@ -102,9 +103,8 @@ int list_plugins(const std::optional<std::string>& config_file) {
     return status;
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
+// What main does, but for standard output's errors, which main says after it.
+int run(int argc, char** argv) {
     using namespace radial;
     // Every secret a turn is given passes through this process: none may reach a core file.
     if (!redaction::forbid_core_dumps()) {
@@ -234,10 +234,17 @@ int main(int argc, char** argv) {
     // §3.7): the process ends, once what it wrote is flushed, without the static destructors and
     // library unloads an ordinary exit would run beside that thread.
     if (host::RunCall::abandoned() > 0) {
-        std::cout.flush();
         std::cerr.flush();
-        std::fflush(nullptr);
-        std::_Exit(status);
+        cli::exit_now(status); // flushes standard output and says if it could not take it
     }
     return status;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    // Before anything is printed: a command whose output was lost must not exit 0, whichever of
+    // its returns it took (docs/design.md §14.4).
+    radial::cli::watch_standard_output();
+    return radial::cli::finish_standard_output(run(argc, argv));
 }

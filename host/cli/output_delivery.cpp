@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "cli/standard_output.h"
+
 namespace radial::cli {
 namespace {
 
@@ -112,6 +114,9 @@ void OutputDelivery::writer_loop() {
             if (front.offset == front.bytes.size()) queue_.pop_front();
         } else if (error != 0 && error != EINTR && error != EAGAIN) {
             broken_[index] = true; // EPIPE: the reader is gone
+            // Anything else (a full disk, /dev/full) lost output a reader wanted: the command
+            // fails at its end, as every command does (cli/standard_output.h).
+            if (error != EPIPE && fd == STDOUT_FILENO) note_standard_output_error(error);
             drop_broken();
         }
         cv_.notify_all();

@@ -262,11 +262,15 @@ int run_policy_deny(const PolicyOptions& o) {
             const std::vector<egress::AllowRule>& rules, std::vector<std::string>& done) {
             for (const auto& r : rules) {
                 // Harmless (no turn reaches what the ceiling leaves out), but likely a typo of a
-                // destination that is in it: said, and denied all the same.
-                if (std::none_of(cfg.egress.allow.begin(), cfg.egress.allow.end(),
-                                 [&](const egress::AllowRule& c) {
-                                     return egress::covers(c, r) || egress::covers(r, c);
-                                 }))
+                // destination that is in it: said, and denied all the same. Not for an IP
+                // literal: it denies the address a name of the ceiling leads to as well.
+                boost::system::error_code literal_ec;
+                boost::asio::ip::make_address(r.host, literal_ec);
+                if (literal_ec && std::none_of(cfg.egress.allow.begin(), cfg.egress.allow.end(),
+                                               [&](const egress::AllowRule& c) {
+                                                   return egress::covers(c, r) ||
+                                                          egress::covers(r, c);
+                                               }))
                     log::warn("policy",
                               "{} is outside the ceiling ([run.egress] allow: {}), which no turn "
                               "reaches anyway; denied all the same (check its spelling)",

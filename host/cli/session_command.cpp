@@ -23,6 +23,7 @@
 #include "log/logger.h"
 #include "session/session_events.h"
 #include "session/session_record.h"
+#include "session/session_turn.h"
 #include "session/snapshot_record.h"
 #include "turn/box_id_lease.h"
 #include "turn/box_root.h"
@@ -212,7 +213,10 @@ int run_session_create(const SessionOptions& o) {
         rec.runtime = instance->runtime().info().id;
         rec.mode = o.mode;
         rec.workdir = spec.workdir;
-        if (!o.workspace.empty()) rec.workspace = spec.mounts.front().source;
+        if (!o.workspace.empty()) {
+            rec.workspace = spec.mounts.front().source;
+            rec.workspace_id = session::workspace_identity(rec.workspace);
+        }
         // Not a box's uid (a turn on it now has it handed over): a later hand-back to that uid
         // would give the files to whichever box is leased it next.
         if (struct stat st{}; !rec.workspace.empty() && ::geteuid() == 0 &&
@@ -330,6 +334,15 @@ int run_session_create(const SessionOptions& o) {
 }
 
 int run_session_rm(const SessionOptions& o) {
+    // An id radiald never makes names no session: refused as one that is not there (1), not as a
+    // failure of the host (docs/design.md §14.4).
+    if (!internal::is_turn_id(o.id)) {
+        log::error("session",
+                   "session id '{}' is not one radiald makes (a-z, 0-9, '-'); see 'radiald "
+                   "session ls'",
+                   o.id);
+        return kExitFailed;
+    }
     try {
         auto instance = open_session_instance(o, "radiald session rm");
         const auto& cfg = instance->cfg();

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "config/host_config.h"
+
 namespace radial::cli {
 
 class Instance;

@@ -226,7 +226,18 @@ int print_status(const DaemonOptions& o, const config::HostConfig& cfg) {
                cfg.state_dir);
     print_metrics(metrics_json(cfg, holder, daemon_running));
     print_turns("queued", queued);
-    print_turns(daemon_running ? "running" : "in flight (reclaimed at the next start)", running);
+    // Without a daemon, a live holder (`radiald turn`, `check`, a session command: shared holders
+    // write no command) runs its own turn now; only with none at all is every unended turn a dead
+    // radiald's, for the next start to reclaim.
+    print_turns(daemon_running ? "running"
+                : holder       ? "in flight (a live " +
+                               (holder->command.empty()
+                                    ? std::string("radiald turn, check or session command")
+                                    : "'" + holder->command + "'") +
+                               " runs its own; one a killed radiald left is reclaimed at the "
+                               "next start)"
+                         : "in flight (reclaimed at the next start)",
+                running);
     if (!pending.empty())
         print_turns(
             "ended, terminal record not yet journaled (its workspace being handed back, or "

@@ -23,6 +23,7 @@
 #include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/runtime_setup.h"
+#include "cli/standard_output.h"
 #include "config/bounded_units.h"
 #include "config/host_config.h"
 #include "daemon/stop_signals.h"
@@ -264,7 +265,7 @@ void load_or_give_up(const host::TemplateClient& store, const std::string& runti
         std::error_code ec;
         fs::remove_all(dir, ec);
         log::error("template", "{}; the archive was removed", why);
-        std::_Exit(kExitFailed);
+        exit_now(kExitFailed);
     }
     if (!load->error) return;
     try {

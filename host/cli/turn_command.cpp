@@ -26,6 +26,7 @@
 #include "daemon/state_dir_lock.h"
 #include "daemon/stop_signals.h"
 #include "daemon/test_pause.h"
+#include "fs/file_kind.h"
 #include "fs/pinned_directory.h"
 #include "log/log_redaction.h"
 #include "log/logger.h"
@@ -99,9 +100,26 @@ RecordFile open_record_file(const std::string& path) {
     namespace fs = std::filesystem;
     const fs::path dest(path);
     const std::string name = dest.filename().string();
-    std::error_code ec;
-    if (name.empty() || name == "." || name == ".." || fs::is_directory(dest, ec))
-        throw RecordFileError(fmt::format("--record-file '{}' is a directory", path));
+    struct stat st {};
+    const bool exists = ::lstat(path.c_str(), &st) == 0;
+    if (name.empty() || name == "." || name == ".." || (exists && S_ISDIR(st.st_mode)))
+        throw RecordFileError(fmt::format(
+            "--record-file '{}' is a directory; name a file in it, e.g. '{}/record.json'", path,
+            fs::path(path).lexically_normal().string()));
+    // The record is renamed into place: whatever is at the name is replaced, never written
+    // through. Only a regular file is the operator's to replace; a device (/dev/full), a fifo or
+    // a link (/dev/stdout) would be destroyed, its target never written (docs/design.md §11.4).
+    if (exists && S_ISLNK(st.st_mode))
+        throw RecordFileError(fmt::format(
+            "--record-file '{}' is a symbolic link (to '{}'); radiald replaces what is at the "
+            "name and never writes through a link: name the file itself, or a path where "
+            "nothing is",
+            path, fs_util::link_target(dest)));
+    if (exists && !S_ISREG(st.st_mode))
+        throw RecordFileError(fmt::format(
+            "--record-file '{}' is {}, not a regular file; radiald replaces what is at the name "
+            "and would destroy it: name a regular file, or a path where nothing is",
+            path, fs_util::file_kind(st.st_mode)));
     const std::string dir = dest.has_parent_path() ? dest.parent_path().string() : ".";
     try {
         return RecordFile{path, name, fs_util::PinnedDirectory::open(dir)};
@@ -381,7 +399,13 @@ int run_turn_command(const TurnOptions& o) {
         try {
             write_record(*record_file, rec.to_json());
         } catch (const RecordFileError& e) {
-            log::error("turn", "turn {}: {}", req.turn_id, e.what());
+            // Where the record is instead, when the journal took it.
+            log::error("turn", "turn {}: {}{}", req.turn_id, e.what(),
+                       rec.journal_error.empty()
+                           ? fmt::format("; the terminal record is in the journal: radiald "
+                                         "records {}",
+                                         req.turn_id)
+                           : std::string());
             return kExitHostFault;
         }
     }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace radial::config {
 
 std::string duration_text(std::uint64_t ms) {
@@ -40,6 +42,17 @@ std::string problem(std::string_view text, std::uint64_t& out, std::uint64_t min
 }
 
 } // namespace
+
+std::string bare_number_problem(std::string_view text) {
+    const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (text.empty() ||
+        !std::all_of(text.begin(), text.end(), [&](char c) { return digit(c) || c == '.'; }))
+        return {};
+    // Zero is zero in every unit: "0" is no guess.
+    if (std::all_of(text.begin(), text.end(), [](char c) { return c == '0' || c == '.'; }))
+        return {};
+    return fmt::format("\"{}\" is a bare number (\"{}s\" says its unit)", text, text);
+}
 
 std::string duration_problem(std::string_view text, std::uint64_t& ms, std::uint64_t min_ms,
                              std::uint64_t max_ms, std::string_view example) {

@@ -15,6 +15,10 @@ std::string duration_text(std::uint64_t ms);
 // "1t", "256m", "100": the shortest exact spelling of a size (binary multiples), for messages.
 std::string size_text(std::uint64_t bytes);
 
+// Empty, or why `text` (a duration in a file) is refused for being a bare number: "30" is
+// "a bare number (\"30s\" says its unit)". Zero ("0") says nothing a unit would change: taken.
+std::string bare_number_problem(std::string_view text);
+
 // Why `text` is not a duration from `min_ms` to `max_ms` — "must be a duration from 0s to 1h,
 // such as \"10s\"; '3h' is more than 1h" — or empty, with `ms` set. `example` is a valid value
 // for the key. The caller prefixes the key or flag.

@@ -71,6 +71,9 @@ public:
         std::uint64_t ms = 0;
         const auto* str = n.as_string();
         if (str == nullptr) not_a_string(key, n, "duration", example, "s");
+        // As the integer 30 is refused, so is "30": a file says its unit (a flag's bare number
+        // is seconds, as timeout(1) reads it).
+        if (std::string bare = bare_number_problem(str->get()); !bare.empty()) fail(key, bare);
         std::string problem = duration_problem(str->get(), ms, min, max, example);
         if (!problem.empty()) fail(key, problem);
         return ms;

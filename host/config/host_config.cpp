@@ -15,6 +15,7 @@
 
 #include "config/bounded_units.h"
 #include "config/config_reader.h"
+#include "config/config_text.h"
 #include "config/pool_keys.h"
 #include "config/run_keys.h"
 #include "log/logger.h"
@@ -91,14 +92,11 @@ HostConfig load(const std::optional<std::string>& file,
     toml::table root;
     if (file) {
         cfg.file = *file;
-        std::error_code ec;
-        if (!fs::is_regular_file(*file, ec))
-            throw ConfigError(
-                fmt::format("reading config '{}': no such file; pass an existing "
-                            "file with --config",
-                            *file));
+        // Read here, not by toml::parse_file: a file that cannot be opened is then said with its
+        // errno, not as a parse error at 0:0 (docs/design.md §7.7).
+        const std::string text = read_config_text(*file);
         try {
-            root = toml::parse_file(*file);
+            root = toml::parse(text, *file);
         } catch (const toml::parse_error& e) {
             throw ConfigError(fmt::format("{}: {}", position(*file, e.source()), e.description()));
         }

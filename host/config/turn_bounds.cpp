@@ -5,6 +5,8 @@
 #include <optional>
 #include <radial/units.hpp>
 
+#include "config/bounded_units.h"
+
 namespace radial::config {
 namespace {
 
@@ -50,6 +52,11 @@ void add_turn_bound_readers(
                         const char* problem) {
         readers.push_back({name, [&cfg, fail, field, max_ms, problem](const std::string& key,
                                                                       const toml::node& v) {
+                               // A bare number says no unit, as everywhere a file gives a
+                               // duration (bounded_units.h, docs/design.md §7.3).
+                               if (const auto* s = v.as_string())
+                                   if (auto bare = bare_number_problem(s->get()); !bare.empty())
+                                       fail(key, bare);
                                auto ms = duration_value(v, max_ms);
                                if (!ms) fail(key, problem);
                                cfg.*field = *ms;

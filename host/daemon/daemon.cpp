@@ -506,7 +506,12 @@ int Daemon::run(StopSignals& signals) {
                 --sigs;
             }
             if (sigs > 0 && !killed) {
-                log::warn("daemon", "second stop signal: killing the running turns now");
+                // The shutdown grace is cut short, not the boxes' own: a runtime's kill still gives
+                // each box run.stopGrace to end (docs/design.md §13.1).
+                log::warn("daemon",
+                          "second stop signal: killing the running turns now, without the rest "
+                          "of run.shutdownGrace (each box still has run.stopGrace, {} ms, to end)",
+                          cfg_.stop_grace_ms);
                 grace_end = clock_.steady();
             }
         }

@@ -200,6 +200,8 @@ SpooledRequest read_turn_file(const std::string& path) {
                                           "bare number (\"{}s\" says its unit)",
                                           v.as_integer()->get(), v.as_integer()->get())
                             : std::string("must be a string, a duration such as \"90s\""));
+             if (auto bare = config::bare_number_problem(v.as_string()->get()); !bare.empty())
+                 r.fail(v, key, bare);
              const std::string problem =
                  config::duration_problem(v.as_string()->get(), ms, 1, turn::kMaxTimeoutMs,
                                           "\"90s\", \"10m\" or \"1500ms\"");

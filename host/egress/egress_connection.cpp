@@ -162,7 +162,7 @@ bool named_by_rules(BrokerShared& shared, Connection& c, const std::string& host
 // The addresses of `host` no denied range holds (resolved once); empty, with the receipt's reason,
 // when there is none.
 std::vector<ip::address> allowed_addresses(BrokerShared& shared, const std::string& host,
-                                           Receipt& r) {
+                                           std::uint16_t port, Receipt& r) {
     const auto& o = shared.options;
     std::string why;
     const auto addresses = resolve_until(o.ceiling, host, Clock::now() + o.connect_timeout,
@@ -180,7 +180,17 @@ std::vector<ip::address> allowed_addresses(BrokerShared& shared, const std::stri
         return out;
     }
     for (const auto& a : addresses) {
-        if (std::string no = dial_refusal(o.ceiling, *own, a); !no.empty())
+        bool denied = false;
+        {
+            std::lock_guard lock(shared.policy_mutex);
+            denied = shared.rules.denies(unmapped(a).to_string(), port, true);
+        }
+        if (denied)
+            r.reason = fmt::format(
+                "'{}' resolves to {}, and {}:{} is denied by the operator "
+                "(radiald policy)",
+                host, a.to_string(), unmapped(a).to_string(), port);
+        else if (std::string no = dial_refusal(o.ceiling, *own, a); !no.empty())
             r.reason = fmt::format("'{}' resolves to {}; {}", host, a.to_string(), no);
         else
             out.push_back(a);
@@ -196,7 +206,11 @@ bool open_destination(BrokerShared& shared, Connection& c,
         r.address = a.is_v6() ? fmt::format("[{}]:{}", a.to_string(), port)
                               : fmt::format("{}:{}", a.to_string(), port);
         std::string why;
-        if (connect_until(a, port, deadline, shared.revoked, c.upstream, why) >= 0) return true;
+        if (connect_until(a, port, deadline, shared.revoked, c.upstream, why) >= 0) {
+            std::lock_guard lock(shared.policy_mutex);
+            c.address = unmapped(a).to_string();
+            return true;
+        }
         c.close_upstream(); // a failed address's socket is not kept while the next is tried
         r.reason = why;
     }
@@ -431,7 +445,7 @@ bool serve_until_receipt(BrokerShared& shared, Connection& c, Receipt& r, bool& 
         // A service of another workspace is never resolved (docs/design.md §9.7).
         const bool service = judged && is_service_host(dest.host);
         if (judged && !service) {
-            addresses = allowed_addresses(shared, dest.host, r);
+            addresses = allowed_addresses(shared, dest.host, dest.port, r);
             judged = !addresses.empty();
         }
         if (!judged) {
@@ -531,11 +545,16 @@ void serve(BrokerShared& shared, Connection& c) noexcept {
 bool still_permitted(BrokerShared& shared, const Connection& c, const AllowRule& dest,
                      bool literal) {
     std::lock_guard lock(shared.policy_mutex);
-    return !c.policy_revoked && shared.rules.permits(dest.host, dest.port, literal);
+    return !c.policy_revoked && shared.rules.permits(dest.host, dest.port, literal) &&
+           (c.address.empty() || !shared.rules.denies(c.address, c.port, true));
 }
 
 bool denied_now(const BrokerShared& shared, const Connection& c) {
-    return !c.host.empty() && !shared.rules.permits(c.host, c.port, c.literal);
+    // An IP-literal deny names the address a name led to as well: `radiald policy deny
+    // 10.1.2.3:443` closes a connection made to a name resolving there (docs/design.md §9.7).
+    return !c.host.empty() &&
+           (!shared.rules.permits(c.host, c.port, c.literal) ||
+            (!c.address.empty() && shared.rules.denies(c.address, c.port, true)));
 }
 
 } // namespace radial::egress::detail

@@ -70,6 +70,9 @@ struct Connection {
     std::string host;
     std::uint16_t port = 0;
     bool literal = false;
+    // The address it reached (unmapped, as an IP-literal rule spells it), once connected (under
+    // BrokerShared::policy_mutex): an operator's deny of that address:port closes it too.
+    std::string address;
     ~Connection();
     // Ends both directions now (revocation); the serving thread then finishes.
     void cut() noexcept;
@@ -79,7 +82,8 @@ struct Connection {
     void close_upstream() noexcept;
 };
 
-// Whether `dest` is still permitted to `c` (not revoked, and the rules in force name it).
+// Whether `dest` is still permitted to `c` (not revoked, the rules in force name it, and no deny
+// rule names the address it reached).
 bool still_permitted(BrokerShared& shared, const Connection& c, const AllowRule& dest,
                      bool literal);
 

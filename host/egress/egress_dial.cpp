@@ -3,14 +3,18 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <ifaddrs.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <radial/internal/unique_fd.h>
 #include <resolv.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
@@ -158,6 +162,82 @@ std::vector<ip::address> resolve_until(const EgressCeiling& ceiling, const std::
     return lookup->out;
 }
 
+bool in_host_ranges(const ip::address& plain) {
+    if (plain.is_unspecified() || plain.is_loopback()) return true;
+    // 0.0.0.0/8 ("this network"): 0.0.0.0 itself is taken by connect(2) for this host, and no
+    // address of the block is a destination elsewhere.
+    if (plain.is_v4())
+        return plain.to_v4().to_bytes()[0] == 0 || plain.to_v4().to_bytes()[0] == 127;
+    return false;
+}
+
+std::optional<bool> routed_locally(const ip::address& plain, int* error) {
+    int ignored = 0;
+    int& why = error != nullptr ? *error : ignored;
+    why = 0;
+    const internal::UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE));
+    if (!fd) {
+        why = errno;
+        return std::nullopt;
+    }
+    const timeval wait{1, 0};
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    struct {
+        nlmsghdr head;
+        rtmsg route;
+        char attrs[64];
+    } ask{};
+    const bool v4 = plain.is_v4();
+    ask.head.nlmsg_len = NLMSG_LENGTH(sizeof(rtmsg));
+    ask.head.nlmsg_type = RTM_GETROUTE;
+    ask.head.nlmsg_flags = NLM_F_REQUEST;
+    ask.head.nlmsg_seq = 1;
+    ask.route.rtm_family = v4 ? AF_INET : AF_INET6;
+    ask.route.rtm_dst_len = v4 ? 32 : 128;
+    auto* attr =
+        reinterpret_cast<rtattr*>(reinterpret_cast<char*>(&ask) + NLMSG_ALIGN(ask.head.nlmsg_len));
+    attr->rta_type = RTA_DST;
+    if (v4) {
+        const auto b = plain.to_v4().to_bytes();
+        attr->rta_len = RTA_LENGTH(b.size());
+        std::memcpy(RTA_DATA(attr), b.data(), b.size());
+    } else {
+        const auto b = plain.to_v6().to_bytes();
+        attr->rta_len = RTA_LENGTH(b.size());
+        std::memcpy(RTA_DATA(attr), b.data(), b.size());
+    }
+    ask.head.nlmsg_len = NLMSG_ALIGN(ask.head.nlmsg_len) + RTA_ALIGN(attr->rta_len);
+    sockaddr_nl kernel{};
+    kernel.nl_family = AF_NETLINK;
+    if (::sendto(fd.get(), &ask, ask.head.nlmsg_len, 0, reinterpret_cast<sockaddr*>(&kernel),
+                 sizeof kernel) < 0) {
+        why = errno;
+        return std::nullopt;
+    }
+    alignas(nlmsghdr) char answer[8192];
+    const ssize_t got = ::recv(fd.get(), answer, sizeof answer, 0);
+    if (got < 0) {
+        why = errno;
+        return std::nullopt;
+    }
+    int left = static_cast<int>(got);
+    for (auto* h = reinterpret_cast<nlmsghdr*>(answer); NLMSG_OK(h, left);
+         h = NLMSG_NEXT(h, left)) {
+        if (h->nlmsg_seq != 1) continue;
+        if (h->nlmsg_type == NLMSG_ERROR) {
+            // No route to it (ENETUNREACH and the like): not this host; anything else unknown.
+            const auto* e = static_cast<const nlmsgerr*>(NLMSG_DATA(h));
+            if (e->error == -ENETUNREACH || e->error == -EHOSTUNREACH) return false;
+            why = -e->error;
+            return std::nullopt;
+        }
+        if (h->nlmsg_type == RTM_NEWROUTE)
+            return static_cast<const rtmsg*>(NLMSG_DATA(h))->rtm_type == RTN_LOCAL;
+    }
+    why = EPROTO;
+    return std::nullopt;
+}
+
 std::string dial_refusal(const EgressCeiling& ceiling, const std::vector<ip::address>& own,
                          const ip::address& a) {
     // Compared unmapped: ::ffff:a.b.c.d reaches the same IPv4 host as a.b.c.d. Only an
@@ -167,14 +247,29 @@ std::string dial_refusal(const EgressCeiling& ceiling, const std::vector<ip::add
     const bool named_alone =
         std::any_of(ceiling.allow_ranges.begin(), ceiling.allow_ranges.end(),
                     [&](const AddressRange& r) { return r.single() && r.contains(plain); });
-    if (!named_alone && std::any_of(own.begin(), own.end(), [&](const ip::address& mine) {
-            return unmapped(mine) == plain;
-        }))
-        return fmt::format(
-            "{} is an address of this host, which no box reaches unless run.egress.allowRanges "
-            "names it alone ({}/{})",
-            a.to_string(), plain.to_string(), plain.is_v4() ? 32 : 128);
-    return address_refusal(ceiling, a);
+    // A denied range's own words first (the operator's rule names it best).
+    if (std::string no = address_refusal(ceiling, a); !no.empty()) return no;
+    // Not only the interfaces' addresses: the kernel delivers the whole loopback block, 0.0.0.0,
+    // :: and any local route (an AnyIP range) to this host too, and a wide allowRanges entry (a
+    // DNS answer of 0.0.0.0 under 0.0.0.0/0) must not reach a service listening on loopback.
+    // A kernel that cannot be asked counts as saying "this host" (docs/design.md §9.7).
+    if (named_alone) return {};
+    int why = 0;
+    if (!in_host_ranges(plain) &&
+        std::none_of(own.begin(), own.end(),
+                     [&](const ip::address& mine) { return unmapped(mine) == plain; })) {
+        const auto local = routed_locally(plain, &why);
+        if (!local)
+            return fmt::format(
+                "{} cannot be told apart from this host's own addresses: asking the kernel's "
+                "routes failed ({}), and a box reaches no address that may be this host's",
+                a.to_string(), std::strerror(why));
+        if (!*local) return {};
+    }
+    return fmt::format(
+        "{} is an address of this host, which no box reaches unless run.egress.allowRanges "
+        "names it alone ({}/{})",
+        a.to_string(), plain.to_string(), plain.is_v4() ? 32 : 128);
 }
 
 int connect_until(const ip::address& a, std::uint16_t port, Clock::time_point deadline,

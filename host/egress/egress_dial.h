@@ -43,7 +43,18 @@ std::vector<boost::asio::ip::address> resolve_until(const EgressCeiling& ceiling
                                                     const std::atomic<bool>& revoked,
                                                     LookupsInFlight& lookups, std::string& why);
 
-// Why no box may reach `a` (this host's own addresses, then address_refusal), or empty.
+// Whether `plain` (unmapped) lies in a block the kernel keeps for this host whatever its
+// interfaces: unspecified, 0.0.0.0/8, 127.0.0.0/8, ::1.
+bool in_host_ranges(const boost::asio::ip::address& plain);
+
+// Whether the kernel routes `plain` (unmapped) to this host itself (RTM_GETROUTE answering
+// RTN_LOCAL: an interface's address, or a local route); false when it has no route to it; nullopt
+// when it cannot be asked, with its errno in `*error` when given.
+std::optional<bool> routed_locally(const boost::asio::ip::address& plain, int* error = nullptr);
+
+// Why no box may reach `a`, or empty: address_refusal's answer, then this host (`own`, the blocks
+// of in_host_ranges, or what routed_locally says — unknown counts as this host) unless an
+// allowRanges entry names the address alone.
 std::string dial_refusal(const EgressCeiling& ceiling,
                          const std::vector<boost::asio::ip::address>& own,
                          const boost::asio::ip::address& a);

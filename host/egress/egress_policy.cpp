@@ -252,7 +252,8 @@ std::vector<std::string> range_warnings(const EgressCeiling& ceiling,
             if (r.contains(a)) {
                 out.push_back(fmt::format(
                     "run.egress.allowRanges' {} holds this host's own address {}, which stays "
-                    "refused: only an entry naming that address alone ({}/{}) lets a box reach it",
+                    "refused (as do 127.0.0.0/8, 0.0.0.0/8, ::1 and :: whole): only an entry "
+                    "naming that address alone ({}/{}) lets a box reach it",
                     r.text(), a.to_string(), a.to_string(), a.is_v4() ? 32 : 128));
                 break;
             }

@@ -92,11 +92,24 @@ bool plain_request(const HttpHead& h, AllowRule& dest, std::string& forward, std
         }
         body = std::stoull(*cl);
     }
-    // A body on a method that gives it no meaning is refused: a destination that ignored it would
-    // read it as a second request, with a Host never judged (docs/design.md §9.7).
-    if (body > 0 && (h.method == "GET" || h.method == "HEAD" || h.method == "TRACE")) {
+    // Methods are case-sensitive, and a destination that took "get" for GET would read it as
+    // another method than the one judged here.
+    if (!std::all_of(h.method.begin(), h.method.end(), [](unsigned char ch) {
+            return (ch >= 'A' && ch <= 'Z') || ch == '-' || ch == '_';
+        })) {
         r.reason = fmt::format(
-            "a {} request with a body is refused; send the body with POST or PUT", h.method);
+            "the method '{}' is refused: a plain http request's method is upper-case letters "
+            "(GET, POST, …)",
+            shown_target(h.method));
+        return false;
+    }
+    // A body only where the method gives it a meaning: a destination that ignored it would read it
+    // as a second request, with a Host never judged (docs/design.md §9.7).
+    if (body > 0 && h.method != "POST" && h.method != "PUT" && h.method != "PATCH") {
+        r.reason = fmt::format(
+            "a {} request with a body is refused; over plain http only POST, PUT and PATCH carry "
+            "one (any method may over https)",
+            h.method);
         return false;
     }
     // The port is left out when it is HTTP's own; an IPv6 literal keeps its brackets either way.

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "fs/file_kind.h"
 #include "fs/fs_error.h"
 
 namespace radial::fs_util {
@@ -79,6 +80,19 @@ void PinnedDirectory::publish(std::string_view name, std::string_view content,
     }
     if (err == 0 && ::fchmod(fd.get(), mode) != 0) err = errno; // the umask must not narrow it
     if (err == 0 && ::fsync(fd.get()) != 0) err = errno;
+    // Checked last, as close to the rename as it gets: what is at the name may have changed
+    // while the box ran, and a rename would put the file in the place of a device, a fifo or a
+    // socket some other program uses (docs/design.md §11.4).
+    struct stat there {};
+    if (err == 0 &&
+        ::fstatat(fd_.get(), std::string(name).c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+        !S_ISREG(there.st_mode) && !S_ISLNK(there.st_mode)) {
+        ::unlinkat(fd_.get(), temp.c_str(), 0);
+        throw FsError(
+            fmt::format("writing '{}': it is now {}, which radiald does not replace; "
+                        "nothing was written",
+                        dest, file_kind(there.st_mode)));
+    }
     if (err == 0 && ::renameat(fd_.get(), temp.c_str(), fd_.get(), std::string(name).c_str()) != 0)
         err = errno;
     if (err != 0) {

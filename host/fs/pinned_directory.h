@@ -31,8 +31,9 @@ public:
     // temporary file created exclusively and without following links, fsynced, renamed over `name`
     // (a symlink planted there is replaced, never followed), then the directory fsynced. Refuses,
     // writing nothing, when the directory's path no longer leads to the pinned directory (it was
-    // removed, renamed or replaced by a symlink since open()). Throws FsError naming the
-    // path and the cause. Thread-compatible.
+    // removed, renamed or replaced by a symlink since open()), or when `name` is neither absent, a
+    // regular file nor a symlink (a device, a fifo, a socket, a directory: another program's, not
+    // a file to replace). Throws FsError naming the path and the cause. Thread-compatible.
     void publish(std::string_view name, std::string_view content, unsigned mode = 0644) const;
 
     // The resolved path of the directory.

@@ -12,7 +12,9 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -298,6 +300,49 @@ std::optional<SqliteDb> open_journal_file_unchanged(const std::string& path) {
     return db;
 }
 
+namespace {
+
+// Whether a connection has the journal open: each holds a read lock on the -shm file's "DMS" byte
+// (SQLite's unix VFS: offset 128) for as long as it is open. Asked two ways, either answer "held"
+// taken: /proc/locks, which lists this process's own locks too (F_GETLK does not), matched by
+// inode alone (on btrfs a subvolume's stat(2) device is not the one /proc/locks prints; another
+// file of that inode number only makes the answer "held", the safe one); and F_GETLK, which sees
+// processes of other PID namespaces that /proc/locks hides. Unknown counts as held.
+bool held_open(const std::string& path) {
+    const internal::UniqueFd fd(::open((path + "-shm").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd) return errno != ENOENT;
+    struct stat shm {};
+    if (::fstat(fd.get(), &shm) != 0) return true;
+    if (std::ifstream locks("/proc/locks"); locks) {
+        // "1: POSIX  ADVISORY  READ 1234 fd:01:5678 128 128" (END may be "EOF"); a blocked
+        // request's line reads "1: -> …" and holds nothing.
+        const std::string inode = ":" + std::to_string(shm.st_ino);
+        for (std::string line; std::getline(locks, line);) {
+            std::istringstream in(line);
+            std::string id, kind, advisory, mode, pid, where, start, end;
+            if (!(in >> id >> kind) || kind == "->") continue;
+            if (!(in >> advisory >> mode >> pid >> where >> start >> end) ||
+                !where.ends_with(inode))
+                continue;
+            try {
+                if (std::stoull(start) <= 128 && (end == "EOF" || std::stoull(end) >= 128))
+                    return true;
+            } catch (const std::exception&) {
+                return true; // a line not read as expected: taken as a holder
+            }
+        }
+    }
+    struct flock probe {};
+    probe.l_type = F_WRLCK;
+    probe.l_whence = SEEK_SET;
+    probe.l_start = 128;
+    probe.l_len = 1;
+    if (::fcntl(fd.get(), F_GETLK, &probe) != 0) return true;
+    return probe.l_type != F_UNLCK;
+}
+
+} // namespace
+
 SqliteDb open_journal_file_read_only(const std::string& path) {
     const std::string remount =
         "the state directory's file system is read-only; remount it read-write once (any radiald "
@@ -307,9 +352,14 @@ SqliteDb open_journal_file_read_only(const std::string& path) {
     // unit's ReadOnlyPaths=) must not be read as if nothing changed it, nor without the commits
     // its write-ahead log holds.
     const std::string name = std::filesystem::path(path).filename().string();
+    // Left behind by a connection that is gone (a writer whose open failed on a full disk) with
+    // no commit in its log, they hold nothing the file does not: read without them.
+    struct stat wal {};
+    const bool left_empty =
+        (::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size == 0) && !held_open(path);
     for (const char* side : {"-wal", "-shm"}) {
         struct stat st {};
-        if (::stat((path + side).c_str(), &st) == 0)
+        if (!left_empty && ::stat((path + side).c_str(), &st) == 0)
             throw JournalRefusal{
                 JournalErrc::storage,
                 fmt::format("'{}{}' is there: a radiald has the journal open through a path it "

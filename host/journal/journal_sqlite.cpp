@@ -8,6 +8,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <limits>
 #include <mutex>
@@ -488,6 +489,13 @@ bool on_read_only_file_system(const std::string& path) {
            (fs.f_flag & ST_RDONLY) != 0;
 }
 
+// Less room than a journal's side files take (the -shm index alone is 32 KiB).
+bool on_full_file_system(const std::string& path) {
+    struct statvfs fs {};
+    return ::statvfs(std::filesystem::path(path).parent_path().c_str(), &fs) == 0 &&
+           static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize < 1024 * 1024;
+}
+
 template <class Open>
 std::unique_ptr<Journal> open_reporting(const std::string& path, Open&& open) {
     const std::string operation = fmt::format("opening the journal '{}'", path);
@@ -528,11 +536,28 @@ std::unique_ptr<Journal> open_sqlite_journal_unchanged(const std::string& path,
 
 std::unique_ptr<Journal> open_sqlite_journal_for_reading(const std::string& path,
                                                          JournalClock clock) {
-    if (!on_read_only_file_system(path)) return open_sqlite_journal(path, std::move(clock));
-    return open_reporting(path, [&]() -> std::unique_ptr<Journal> {
-        return std::make_unique<SqliteJournal>(path, std::move(clock),
-                                               open_journal_file_read_only(path));
-    });
+    auto read_only = [&] {
+        return open_reporting(path, [&]() -> std::unique_ptr<Journal> {
+            return std::make_unique<SqliteJournal>(path, std::move(clock),
+                                                   open_journal_file_read_only(path));
+        });
+    };
+    if (on_read_only_file_system(path)) return read_only();
+    try {
+        return open_sqlite_journal(path, clock);
+    } catch (const JournalError&) {
+        // A full file system fails the read-write open at the side files it would make, which a
+        // reader does not need: an operator must still see the turns when the disk filled up
+        // (docs/design.md §11.5). Read as on a read-only one, where no radiald has it open; else
+        // the read-write open's own error.
+        if (!on_full_file_system(path)) throw;
+        const std::exception_ptr first = std::current_exception();
+        try {
+            return read_only();
+        } catch (const JournalError&) {
+            std::rethrow_exception(first);
+        }
+    }
 }
 
 } // namespace radial::journal

@@ -44,9 +44,10 @@ std::unique_ptr<Journal> open_sqlite_journal_unchanged(const std::string& path,
 
 // For the commands that only read (turns, records, logs, status): as open_sqlite_journal, but
 // where the state directory's file system is read-only (a backup mounted to be looked at, a
-// state directory remounted read-only), the journal is opened read-only instead of failing at
-// its side files (journal_file.h, open_journal_file_read_only); its writing calls then fail as a
-// read-only database does. Same errors otherwise, same thread-safety.
+// state directory remounted read-only), or so full that the read-write open fails (less than
+// 1 MiB left), the journal is opened read-only instead of failing at its side files
+// (journal_file.h, open_journal_file_read_only); its writing calls then fail as a read-only
+// database does. Same errors otherwise, same thread-safety.
 std::unique_ptr<Journal> open_sqlite_journal_for_reading(const std::string& path,
                                                          JournalClock clock = {});
 

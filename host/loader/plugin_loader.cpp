@@ -1,6 +1,7 @@
 #include "loader/plugin_loader.h"
 
 #include <fmt/format.h>
+#include <radial/internal/file_trust.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "fs/file_kind.h"
 #include "loader/elf_search_paths.h"
 #include "loader/signal_snapshot.h"
 
@@ -19,32 +21,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Why `path` (a plugin file or its directory) may not be trusted, or empty.
+// What another user who could write a plugin or a directory above it could do (docs/design.md
+// §5.9).
+constexpr std::string_view kHarm = "replace the runtime";
+
 std::string trust_problem(const std::string& path, const struct stat& st, const char* what) {
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 &&
-        !(S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX) && st.st_uid == 0))
-        return fmt::format(
-            "the {} '{}' is writable by group or others, so anyone could replace the "
-            "runtime; run 'chmod go-w {}'",
-            what, path, path);
-    if (st.st_uid != 0 && st.st_uid != ::geteuid())
-        return fmt::format(
-            "the {} '{}' is owned by uid {}, neither root nor radiald's user, who "
-            "could replace the runtime; run 'chown root {}'",
-            what, path, st.st_uid, path);
-    return {};
+    return internal::trust_problem(path, st, what, kHarm);
 }
 
-// Why `dir` or a directory above it may not be trusted, or empty: whoever may change one of them
-// may put another file (or a link) at a path below it between the checks and the load.
-std::string untrusted_directory(fs::path dir) {
-    for (;; dir = dir.parent_path()) {
-        struct stat st {};
-        if (::stat(dir.c_str(), &st) != 0)
-            return fmt::format("inspecting '{}': {}", dir.string(), std::strerror(errno));
-        if (auto p = trust_problem(dir.string(), st, "directory"); !p.empty()) return p;
-        if (dir == dir.root_path() || dir.empty()) return {};
-    }
+std::string untrusted_directory(const fs::path& dir) {
+    return internal::untrusted_directory(dir, kHarm);
 }
 
 // Why the libraries the dynamic linker would load with `so` may not be trusted, or empty: its
@@ -148,15 +134,12 @@ LoadedPlugin load_plugin(const std::string& given) {
     const fs::path real = fs::canonical(named, ec);
     // A dangling link in a trusted directory is its owner's mistake (a removed package's, say):
     // the scan fails closed, as for any broken plugin, and says what to remove.
-    if (ec && S_ISLNK(link.st_mode)) {
-        std::error_code read_ec;
-        const auto target = fs::read_symlink(named, read_ec);
+    if (ec && S_ISLNK(link.st_mode))
         throw LoadError(fmt::format(
             "loading plugin '{}': it is a link to '{}', which cannot be followed ({}); radiald "
             "loads no plugin while one in its plugin directory is broken: remove the link or "
             "restore what it points to",
-            named, read_ec ? std::string("?") : target.string(), ec.message()));
-    }
+            named, fs_util::link_target(named), ec.message()));
     if (ec)
         throw LoadError(fmt::format("loading plugin '{}': {}; remove it from the plugin directory",
                                     named, ec.message()));

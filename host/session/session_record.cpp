@@ -32,6 +32,7 @@ nlohmann::json to_json(const SessionRecord& r) {
             {"image", r.image},
             {"workspace", r.workspace},
             {"workspaceOwner", r.workspace_owner},
+            {"workspaceId", r.workspace_id},
             {"mode", r.mode},
             {"workdir", r.workdir},
             {"user", r.user},
@@ -57,6 +58,7 @@ SessionRecord from_json(const nlohmann::json& j) {
     r.image = j.at("image").get<std::string>();
     r.workspace = j.at("workspace").get<std::string>();
     r.workspace_owner = j.value("workspaceOwner", "");
+    r.workspace_id = j.value("workspaceId", "");
     r.mode = j.at("mode").get<std::string>();
     r.workdir = j.at("workdir").get<std::string>();
     r.user = j.at("user").get<std::string>();

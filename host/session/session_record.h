@@ -44,6 +44,10 @@ struct SessionRecord {
     // a turn whose hand-back a killed radiald left finds the directory the box uid's, and gives
     // it back to this owner, not to the box (workspace_handover.h). Empty: none recorded.
     std::string workspace_owner;
+    // turn::directory_identity of the workspace directory at create (workspace_identity): the box
+    // has that directory for its life, so a later turn must find the same one at `workspace`
+    // (check_session_workspace). Empty: none recorded (made before it was kept, or no workspace).
+    std::string workspace_id;
     std::string mode;    // the workspace mode the box was made with
     std::string workdir; // where execs start; empty: the image's
     std::string user;    // "uid:gid" the box runs as (leased ids, box_id_lease.h)

@@ -1,12 +1,15 @@
 #include "session/session_turn.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <radial/host/session_client.hpp>
 
 #include "config/box_identity.h"
+#include "fs/open_no_links.h"
 #include "log/logger.h"
 #include "session/instance_fingerprints.h"
 #include "session/secret_scan.h"
@@ -17,6 +20,7 @@
 #include "turn/image_pin.h"
 #include "turn/terminal_record.h"
 #include "turn/turn_setup_error.h"
+#include "turn/workspace_handover.h"
 
 namespace radial::session {
 namespace {
@@ -153,6 +157,22 @@ void check_session_lifetime(const SessionRecord& session,
             "no more turns. Remove it with 'radiald session rm {}' and create a new one",
             session.id, session.max_lifetime_ms, turn::format_timestamp_ms(session.created_at_ms),
             session.id));
+}
+
+std::string workspace_identity(const std::string& path) {
+    const internal::UniqueFd fd = fs_util::open_no_links(path, O_RDONLY | O_DIRECTORY);
+    return fd ? turn::directory_identity(fd.get()) : std::string();
+}
+
+void check_session_workspace(const SessionRecord& session) {
+    if (session.workspace.empty() || session.workspace_id.empty()) return;
+    if (workspace_identity(session.workspace) == session.workspace_id) return;
+    throw turn::RequestError(fmt::format(
+        "session '{}': its workspace '{}' is not the directory the session was created with (it "
+        "was moved, replaced or is reached through a symbolic link since); the session's box "
+        "still has the old one. Put the directory back, or remove the session with 'radiald "
+        "session rm {}' and create a new one",
+        session.id, session.workspace, session.id));
 }
 
 void begin_session_turn(const std::string& state_dir, const SessionRecord& loaded,

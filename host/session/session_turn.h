@@ -56,6 +56,18 @@ void check_session_box_ids(const SessionRecord& session, const config::HostConfi
 void check_session_lifetime(const SessionRecord& session,
                             std::chrono::system_clock::time_point now);
 
+// turn::directory_identity of the directory at `path` (SessionRecord::workspace_id), opened
+// without following a link anywhere on it; empty when it cannot be opened as one.
+std::string workspace_identity(const std::string& path);
+
+// Refuses a session turn whose workspace path no longer leads to the directory the session was
+// made with (SessionRecord::workspace_id): moved or replaced since, or reached through a link.
+// The session's box still has the old directory mounted, so the turn would not work where its
+// request says, and the hand-over would give another tree to the box's ids (docs/design.md §3.9).
+// Throws turn::RequestError naming the session, the path and `radiald session rm ID`. A record
+// that kept no identity passes.
+void check_session_workspace(const SessionRecord& session);
+
 // The exec of a session turn: `spec` (built from the bound request) labelled as the session's box
 // and run as its ids; what only a box's creation can apply (mounts, tmpfs, limits) is dropped, the
 // box has it already; the box user's variables (SessionRecord::box_user) are added, those the

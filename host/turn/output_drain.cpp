@@ -11,8 +11,9 @@ void drain_output(const OutputDrainFn& drain, const std::string& id, std::uint64
     if (dropped.stdout_bytes == 0 && dropped.stderr_bytes == 0) return;
     rec.output_dropped = dropped;
     log::warn("turn",
-              "turn {}: its reader did not take {} byte(s) of stdout and {} of stderr within "
-              "run.outputStall ({} ms); they were dropped",
+              "turn {}: {} byte(s) of stdout and {} of stderr were not delivered and were dropped "
+              "(the reader left, a write failed, or it took nothing within run.outputStall, {} "
+              "ms)",
               id, dropped.stdout_bytes, dropped.stderr_bytes, stall_ms);
 }
 

@@ -17,6 +17,7 @@
 #include <regex>
 
 #include "daemon/instance_claim.h"
+#include "fs/file_kind.h"
 #include "fs/open_no_links.h"
 #include "socket/box_socket.h"
 #include "text/utf8.h"
@@ -54,14 +55,6 @@ std::string quoted_list(const std::vector<std::string>& items) {
     std::string out;
     for (const auto& i : items) out += (out.empty() ? "'" : ", '") + i + "'";
     return out.empty() ? "none" : out;
-}
-
-const char* kind_of(mode_t mode) {
-    if (S_ISSOCK(mode)) return "a socket";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISFIFO(mode)) return "a fifo";
-    return "not a regular file or directory";
 }
 
 } // namespace
@@ -195,7 +188,7 @@ std::string checked_host_source(const std::string& key, const std::string& path,
     if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
         throw RequestError(
             fmt::format("{} {} is {}; a request may only mount regular files and directories", key,
-                        shown, kind_of(st.st_mode)));
+                        shown, fs_util::file_kind(st.st_mode)));
 
     bool inside = false;
     for (const auto& root : cfg.workspace_roots)

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <radial/internal/names.h>
 #include <radial/runtime_plugin.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -102,6 +103,9 @@ std::unique_ptr<TurnOutputLog> TurnOutputLog::open(const std::string& state_dir,
                   turn_id, path, std::strerror(errno));
         return nullptr;
     }
+    // Held while this turn writes it (turn_log_being_written): `logs -f` tells a turn whose
+    // radiald was killed by it.
+    ::flock(fd, LOCK_SH | LOCK_NB);
     std::unique_ptr<TurnOutputLog> out(
         new TurnOutputLog(fd, path, turn_id, state_dir, max_bytes, min_free_bytes / 2, clock));
     if (max_bytes == 0) {
@@ -124,6 +128,14 @@ TurnOutputLog::TurnOutputLog(int fd, std::string path, std::string turn_id, std:
       max_bytes_(max_bytes),
       floor_bytes_(floor_bytes),
       clock_(clock) {}
+
+std::optional<bool> turn_log_being_written(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return std::nullopt;
+    const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    ::close(fd); // its lock, if taken, goes with it
+    return !free;
+}
 
 std::string TurnOutputLog::now_text() const { return format_timestamp(clock_.wall()); }
 

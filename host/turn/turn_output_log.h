@@ -33,6 +33,11 @@ namespace radial::turn {
 std::string turn_log_dir(const std::string& state_dir);
 std::string turn_log_path(const std::string& state_dir, std::string_view turn_id);
 
+// Whether a radiald writes the log at `path` now: a TurnOutputLog holds a shared flock on it from
+// its open to its end, and a process that dies lets it go. nullopt when there is no log to ask.
+// [thread-safe]
+std::optional<bool> turn_log_being_written(const std::string& path);
+
 // Writes one turn's log. A failure to write (a full disk, …) never reaches the turn: it is logged
 // once as a warning and the log stops there, without a half record. [thread-safe]
 class TurnOutputLog {

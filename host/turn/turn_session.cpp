@@ -94,6 +94,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
             session::check_session_box_ids(*session_, env_.cfg);
             session::make_session_exec(spec_, *session_, request_.workdir);
             session::check_session_lifetime(*session_, env_.clock->wall());
+            session::check_session_workspace(*session_);
             image_digest_ = session_->image_digest;
         } else {
             image_digest_ = pin_image(spec_, request_.image, env_.client, env_.cfg);

@@ -401,7 +401,8 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
             // A session's mode as bound to the request: its record's, or run.mode for a record
             // that kept none (session_turn.h).
             session_ ? request_.mode == "workspace-write" : !spec.mounts[0].read_only,
-            session_ ? numeric_user(session_->workspace_owner) : std::nullopt);
+            session_ ? numeric_user(session_->workspace_owner) : std::nullopt,
+            session_ ? session_->workspace_id : std::string());
     // The request's host paths (the workspace, then its mounts: build_container_spec's order) as
     // they were checked, as late as radiald can look: a link put on one since would have dockerd
     // mount another tree (docs/design.md §3.4).

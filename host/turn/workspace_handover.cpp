@@ -6,11 +6,13 @@
 #include <radial/internal/unique_fd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -174,9 +176,21 @@ WalkReport walk(internal::UniqueFd cur, const std::string& root, const IdMap& m,
 
 } // namespace
 
+std::string directory_identity(int fd) {
+    struct stat st {};
+    struct statfs fs {};
+    if (::fstat(fd, &st) != 0 || ::fstatfs(fd, &fs) != 0) return {};
+    int fsid[2];
+    static_assert(sizeof fsid == sizeof fs.f_fsid);
+    std::memcpy(fsid, &fs.f_fsid, sizeof fsid);
+    return fmt::format("{:08x}{:08x}:{}", static_cast<unsigned>(fsid[0]),
+                       static_cast<unsigned>(fsid[1]), static_cast<std::uint64_t>(st.st_ino));
+}
+
 WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid,
                                      std::string marker, bool box_writes,
-                                     std::optional<std::pair<uid_t, gid_t>> recorded_owner)
+                                     std::optional<std::pair<uid_t, gid_t>> recorded_owner,
+                                     const std::string& expected_identity)
     : workspace_(std::move(workspace)), box_uid_(box_uid), box_gid_(box_gid) {
     if (::geteuid() != 0 || workspace_.empty()) return;
     // The path was resolved when the turn was checked (request_policy.h), so a link in it now was
@@ -193,6 +207,16 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
                 workspace_);
         else if (err == ENOENT || err == ENOTDIR)
             moved_ = fmt::format("workspace '{}' is no longer a directory there", workspace_);
+        return;
+    }
+    // A session's box has the directory it was made with for its life: another put at the path
+    // since is not what the turn works in, and is not to be given to the box's ids (docs/design.md
+    // §3.9).
+    if (!expected_identity.empty() && directory_identity(fd.get()) != expected_identity) {
+        moved_ = fmt::format(
+            "workspace '{}' is not the directory its session was created with (it was moved or "
+            "replaced since)",
+            workspace_);
         return;
     }
     // Kept until the hand-back, which walks this very directory wherever it was moved to.

@@ -29,6 +29,12 @@
 
 namespace radial::turn {
 
+// "<file system id>:<inode>" of the directory open at `fd` (fstatfs's f_fsid, which a file system
+// derives from what it is, not from the order devices were numbered at boot: a btrfs, NFS or
+// device-mapper volume keeps it across remounts and reboots where st_dev changes); empty when it
+// cannot be read. What a session keeps of its workspace (docs/design.md §13.12).
+std::string directory_identity(int fd);
+
 // How long one walk of a workspace may take before it stops (and says so): a box can make a
 // tree too large to walk in any time a turn should wait.
 inline constexpr std::chrono::seconds kWalkBudget{120};
@@ -57,12 +63,15 @@ public:
     // killed meanwhile leaves what recover() needs to hand the tree back.
     // `box_writes`: the box's mount of it is writable (workspace-write); a workspace that belongs
     // to root is then logged as one the box can write only where its modes let it.
+    // `expected_identity` (a session's SessionRecord::workspace_id, directory_identity()): the
+    // directory the path must still lead to; another is not handed over (moved()).
     // `recorded_owner` (a session's, from its create): the owner to give the tree back to when the
     // directory belongs to the box uid itself, which only a hand-back that never happened (a
     // radiald killed mid-turn, its box kept) leaves; otherwise the directory's owner is.
     WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t box_gid, std::string marker = {},
                       bool box_writes = false,
-                      std::optional<std::pair<uid_t, gid_t>> recorded_owner = std::nullopt);
+                      std::optional<std::pair<uid_t, gid_t>> recorded_owner = std::nullopt,
+                      const std::string& expected_identity = {});
     // Hands back (give_back()).
     ~WorkspaceHandover();
 

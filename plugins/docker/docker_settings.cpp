@@ -17,6 +17,7 @@ namespace radial::docker {
 namespace {
 
 using plugin_support::refuse_setting;
+using plugin_support::refuse_untrusted_program;
 using radial::plugin::Error;
 
 } // namespace
@@ -38,6 +39,7 @@ DockerSettings parse_docker_settings(radial::plugin::Config& config, unsigned on
         if (v->empty() || v->find('\0') != std::string::npos)
             refuse_setting(config, "binary",
                            "the value is empty; give the docker CLI's name or path");
+        refuse_untrusted_program(config, "binary", *v, "replace the docker CLI");
         s.binary = *v;
     }
     if (auto v = config.string("host")) {

@@ -68,6 +68,7 @@ SandboxSettings parse_sandbox_settings(radial::plugin::Config& config, unsigned 
         if (v->empty() || v->find('\0') != std::string::npos)
             plugin_support::refuse_setting(config, "binary",
                                            "the value is empty; give the sbx CLI's name or path");
+        plugin_support::refuse_untrusted_program(config, "binary", *v, "replace the sbx CLI");
         s.binary = *v;
     }
     if (auto v = config.string("template")) {

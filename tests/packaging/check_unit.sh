@@ -21,7 +21,7 @@ systemd-analyze security --offline=true --threshold=45 "$unit" >/dev/null 2>&1 |
 for setting in 'UMask=0077' 'PrivateTmp=yes' 'ProtectHome=read-only' 'PrivateDevices=yes' \
     'ProtectSystem=strict' 'NoNewPrivileges=yes' 'CapabilityBoundingSet=CAP_CHOWN CAP_DAC_OVERRIDE' \
     'RestrictNamespaces=yes' 'MemoryDenyWriteExecute=yes' 'SystemCallFilter=@system-service' \
-    'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6' 'ExecStart=/usr/bin/radiald run --config /etc/radial/radiald.toml' \
+    'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK' 'ExecStart=/usr/bin/radiald run --config /etc/radial/radiald.toml' \
     'ExecReload=/bin/kill -HUP $MAINPID'; do
     grep -qx -- "$setting" "$unit" || {
         echo "check_unit: the unit no longer has '$setting' (docs/operations.md, \"The systemd unit\")" >&2

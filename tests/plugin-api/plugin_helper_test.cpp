@@ -134,6 +134,24 @@ TEST(PluginHelperConfig, BadValuesNameTheKey) {
     EXPECT_THROW(c.integer("memory"), Error);
 }
 
+// "30" as text would be seconds to the parser, 30 as an integer milliseconds: a string that is a
+// bare number says no unit, and is refused naming the ways to say one.
+TEST(PluginHelperConfig, ADurationStringWithoutAUnitIsRefused) {
+    Entries e{{"killGrace", "30"}, {"commandTimeout", "1.5"}};
+    Config c(e.build());
+    for (const char* key : {"killGrace", "commandTimeout"}) {
+        std::string why, named;
+        try {
+            c.duration_ms(key);
+        } catch (const Error& err) {
+            why = err.what();
+            named = err.key();
+        }
+        EXPECT_THAT(why, ::testing::HasSubstr("a duration such as \"90s\"")) << key;
+        EXPECT_EQ(named, key);
+    }
+}
+
 // A zero duration or size is well formed but means nothing a runtime can do ("0s" of a kill
 // grace): the refusal says it is zero, not that it is not a duration.
 TEST(PluginHelperConfig, AZeroDurationOrSizeIsRefusedAsZero) {

@@ -54,10 +54,11 @@ struct FileActions {
     FileActions& operator=(const FileActions&) = delete;
 };
 
-// Where the child's stdout goes: a file (created or truncated), or the write end of a pipe.
+// Where the child's stdout goes: a file (created or truncated), or a descriptor of the caller's
+// (the write end of a pipe, /dev/full).
 struct Stdout {
     std::string path;
-    int pipe_fd = -1;
+    int fd = -1;
 };
 
 // Starts argv (a bare argv[0] looked up in PATH, as a shell would) with stdin /dev/null and
@@ -69,8 +70,8 @@ std::pair<pid_t, internal::UniqueFd> spawn(const std::vector<std::string>& argv,
     std::vector<char*> arg_ptrs = pointers(args), env_ptrs = pointers(env);
     FileActions fa;
     ::posix_spawn_file_actions_addopen(&fa.actions, 0, "/dev/null", O_RDONLY, 0);
-    if (out.pipe_fd >= 0)
-        ::posix_spawn_file_actions_adddup2(&fa.actions, out.pipe_fd, 1);
+    if (out.fd >= 0)
+        ::posix_spawn_file_actions_adddup2(&fa.actions, out.fd, 1);
     else
         ::posix_spawn_file_actions_addopen(&fa.actions, 1, out.path.c_str(),
                                            O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -132,6 +133,17 @@ ProcessResult run_process(const std::vector<std::string>& argv,
     ProcessResult r;
     r.exit_code = reap_within(pid, pidfd.get(), budget, r.timed_out);
     r.out = read_file(out_path);
+    r.err = read_file(err_path);
+    return r;
+}
+
+ProcessResult run_process_with_stdout(const std::vector<std::string>& argv, int stdout_fd,
+                                      std::chrono::seconds budget) {
+    TempDir io("radial-io");
+    const std::string err_path = io / "err";
+    auto [pid, pidfd] = spawn(argv, child_environment({}, {}), Stdout{"", stdout_fd}, err_path);
+    ProcessResult r;
+    r.exit_code = reap_within(pid, pidfd.get(), budget, r.timed_out);
     r.err = read_file(err_path);
     return r;
 }

@@ -35,6 +35,12 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           std::chrono::seconds budget = std::chrono::seconds(120),
                           const std::vector<std::string>& env_unset = {});
 
+// As run_process, but the program's stdout is `stdout_fd` (put at its descriptor 1; the caller
+// keeps it): /dev/full opened for writing, or the write end of a pipe whose reader is gone.
+// ProcessResult::out stays empty.
+ProcessResult run_process_with_stdout(const std::vector<std::string>& argv, int stdout_fd,
+                                      std::chrono::seconds budget = std::chrono::seconds(120));
+
 // A program started in the background and owned: SIGKILLed and reaped when the owner goes out of
 // scope while it still runs. stdin is /dev/null; stdout goes to a pipe read with read_line() (when
 // `pipe_stdout`) or to /dev/null; stderr to `stderr_path`. Throws std::system_error when it cannot

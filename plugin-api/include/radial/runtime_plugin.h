@@ -24,9 +24,10 @@
  * Threading tags used below:
  *   [control]      never concurrent with another call on the same instance; the host serialises.
  *   [thread-safe]  any thread, concurrently with anything except destroy.
- *   [any-thread, serialised per run]  a host callback the plugin may call from any of its threads,
- *                  never concurrently for one run, and never after the call that received it
- *                  has returned.
+ *   [any-thread]   a host callback the plugin may call from any of its threads, concurrently,
+ *                  and never after the call that received it has returned.
+ *   [any-thread, serialised per run]  as [any-thread], but never concurrently for one run.
+ *   [any-thread, one call at a time]  as [any-thread], but never concurrently with itself.
  *
  * Process rules (a plugin is a guest in the host's process; radial-conformance checks each):
  *   - It exports only `radial_runtime_plugin_entry` (exports-only-entry).

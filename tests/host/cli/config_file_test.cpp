@@ -74,6 +74,44 @@ TEST(ConfigFile, WithoutEitherTheDefaultPathOnlyWhenItExists) {
     }
 }
 
+// Anything at the default path is the operator's config, read and reported when it is broken: a
+// link that leads nowhere, a directory. Only nothing there means the built-in defaults, which
+// would silently drop every bound the file narrows.
+TEST(ConfigFile, AnythingAtTheDefaultPathIsReadNotTakenForNoFile) {
+    RadialConfigVariable env(nullptr);
+    test::TempDir d("radial-config-default");
+    const std::string at = d / "radiald.toml";
+    EXPECT_EQ(config_file(std::nullopt, at), std::nullopt) << "nothing there";
+    EXPECT_EQ(config_file(std::nullopt, d / "file/radiald.toml"), std::nullopt)
+        << "no directory there";
+    std::filesystem::create_symlink(d / "gone.toml", at);
+    EXPECT_EQ(config_file(std::nullopt, at), at) << "a link that leads nowhere";
+    std::filesystem::remove(at);
+    std::filesystem::create_directory(at);
+    EXPECT_EQ(config_file(std::nullopt, at), at) << "a directory";
+}
+
+// $RADIAL_CONFIG naming a directory or a link that leads nowhere says which, not "no such file".
+TEST(ConfigFile, AVariableNamingADirectoryOrABrokenLinkSaysWhichItIs) {
+    test::TempDir d("radial-config-file");
+    std::filesystem::create_symlink(d / "gone.toml", d / "link.toml");
+    for (const auto& [path, why] : std::vector<std::pair<std::string, std::string>>{
+             {d.path(), "it is a directory, not a file"},
+             {d / "link.toml",
+              "it is a link to '" + (d / "gone.toml") + "', which leads nowhere"}}) {
+        RadialConfigVariable env(path.c_str());
+        try {
+            config_file(std::nullopt);
+            ADD_FAILURE() << "no error for " << path;
+        } catch (const config::ConfigError& e) {
+            EXPECT_EQ(std::string(e.what()),
+                      "reading config '" + path + "' named by $RADIAL_CONFIG: " + why +
+                          "; point RADIAL_CONFIG at an existing file, or unset it to read "
+                          "/etc/radial/radiald.toml");
+        }
+    }
+}
+
 TEST(NearestWord, ATypoFindsItsWordAndAStrangerFindsNone) {
     const std::vector<std::string> flags{"--image", "--timeout", "--turn-id", "--config"};
     EXPECT_EQ(text::nearest_word("--imgae", flags), "--image");    // a swap is one edit

@@ -463,6 +463,32 @@ TEST(SessionLive, AWorkspaceABoxUidHoldsAtCreateIsNotRecordedAsItsOwner) {
     EXPECT_EQ(owner_of(owned), "65534:65534");
 }
 
+// The session keeps which directory its workspace was at create: a turn finding another one at
+// the path (the old one moved aside) is refused, naming `session rm`, and runs again once the
+// directory is put back (docs/design.md §13.12).
+TEST(SessionLive, ATurnFindingAnotherDirectoryAtTheWorkspacePathIsRefused) {
+    test::RadialdSetup setup;
+    test::TempDir base("radial-ws");
+    const std::string ws = base / "ws", aside = base / "aside";
+    fs::create_directories(ws);
+    ASSERT_EQ(::chown(ws.c_str(), 65534, 65534), 0);
+    Session s(setup, {"--workspace", ws});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    const auto record =
+        nlohmann::json::parse(test::read_file(setup.state_dir() + "/sessions/" + s.id + ".json"));
+    EXPECT_NE(record.value("workspaceId", ""), "") << record.dump();
+    fs::rename(ws, aside);
+    fs::create_directories(ws);
+    auto refused = setup.turn({"--session", s.id}, {"true"});
+    EXPECT_EQ(refused.result.exit_code, 125) << refused.result.err;
+    EXPECT_THAT(refused.result.err, HasSubstr("is not the directory the session was created with"));
+    EXPECT_THAT(refused.result.err, HasSubstr("'radiald session rm " + s.id + "'"));
+    fs::remove(ws);
+    fs::rename(aside, ws);
+    auto ran = setup.turn({"--session", s.id}, {"true"});
+    EXPECT_EQ(ran.result.exit_code, 0) << ran.result.err;
+}
+
 // The session's maximum lifetime ending under a turn kills its exec, and the record says so
 // (killed, no exit code of the command's), not that the command failed with 143.
 TEST(SessionLive, AMaximumLifetimeEndingUnderATurnKillsItsExec) {

@@ -4,12 +4,15 @@
 // binaries do not exist, so the refusal must come before any contact with an engine or sbx.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <ostream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "../../support/process_runner.h"
 #include "../../support/temp_dir.h"
@@ -128,6 +131,44 @@ TEST_P(EveryEntryPoint, RefusesTheConfigBeforeAnyBoxOrQueue) {
     EXPECT_FALSE(fs::exists(state + "/spool/queue", ec) &&
                  !fs::is_empty(state + "/spool/queue", ec))
         << "a turn was enqueued";
+}
+
+// A runtime's CLI that someone other than root or radiald's user could replace is refused where
+// the config is read, naming the key and the fix, and never run (docs/design.md §5.9, §15.1):
+// here a script owned by uid 65534 that would leave a mark, under each runtime that names one.
+TEST(StartupRefusal, ARuntimeCliOthersCouldReplaceIsRefusedAndNeverRun) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown to another uid)";
+    for (const std::string runtime : {"docker", "sandbox"}) {
+        test::TempDir dir("radial-cli-trust");
+        const std::string mark = dir / "ran";
+        const std::string cli = dir.write("cli.sh", "#!/bin/sh\ntouch " + mark + "\nexit 1\n");
+        ASSERT_EQ(::chmod(cli.c_str(), 0755), 0);
+        ASSERT_EQ(::chown(cli.c_str(), 65534, 65534), 0);
+        // No engine is reachable there and nothing is pulled, under the old code too: nothing
+        // runs but the script.
+        const std::string text =
+            "[run]\nstateDir = \"" + (dir / "state") + "\"\ncontainerRuntime = \"" + runtime +
+            "\"\n[run." + runtime + "]\nbinary = \"" + cli + "\"\n" +
+            (runtime == "docker" ? "host = \"unix:///nonexistent.sock\"\npull = \"never\"\n" : "");
+        const std::string config = dir.write("radiald.toml", text);
+        for (const std::vector<std::string>& command :
+             {std::vector<std::string>{"turn", "--config", config, "--image", "radial-none/x:1",
+                                       "--", "true"},
+              std::vector<std::string>{"config", "check", "--config", config}}) {
+            std::vector<std::string> argv{RADIALD_PATH};
+            argv.insert(argv.end(), command.begin(), command.end());
+            const auto r = test::run_process(argv, {}, std::chrono::seconds(30));
+            EXPECT_EQ(r.exit_code, command[0] == "turn" ? 125 : 1) << runtime << " " << r.err;
+            EXPECT_THAT(r.err, HasSubstr(where(config, text, "binary"))) << r.err;
+            EXPECT_THAT(r.err, HasSubstr("run." + runtime + ".binary: the file '" + cli +
+                                         "' is owned by uid 65534, neither root nor radiald's "
+                                         "user, who could replace the " +
+                                         (runtime == "docker" ? "docker" : "sbx") +
+                                         " CLI; run 'chown root " + cli + "'"))
+                << r.err;
+            EXPECT_FALSE(fs::exists(mark)) << runtime << " " << command[0] << " ran the CLI";
+        }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(StartupRefusal, EveryEntryPoint,

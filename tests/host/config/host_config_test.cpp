@@ -277,6 +277,16 @@ TEST(HostConfig, RefusesABadShutdownGrace) {
     EXPECT_EQ(error_of(f),
               f + ":2:17: run.shutdownGrace: must be a string, a duration such as \"30s\", "
                   "\"2m\" or \"0s\"; 30 is a bare number (\"30s\" says its unit)");
+    // The same number as a string says no unit either: refused alike, not read as seconds.
+    auto q = d.write("q.toml", "[run]\nshutdownGrace = \"30\"\n");
+    EXPECT_EQ(error_of(q), q + ":2:17: run.shutdownGrace: \"30\" is a bare number (\"30s\" says "
+                               "its unit)");
+    // So in the turn bounds' table; zero is zero in any unit, and taken.
+    auto o = d.write("o.toml", "[run]\noutputStall = \"30\"\n");
+    EXPECT_EQ(error_of(o), o + ":2:15: run.outputStall: \"30\" is a bare number (\"30s\" says its "
+                               "unit)");
+    auto z = d.write("z.toml", "[run]\nshutdownGrace = \"0\"\nstopGrace = \"0\"\n");
+    EXPECT_EQ(error_of(z), "(no error)");
     auto b = d.write("b.toml", "[run]\nshutdownGrace = true\n");
     EXPECT_EQ(error_of(b), b + ":2:17: run.shutdownGrace: must be a string, a duration such as "
                                "\"30s\", \"2m\" or \"0s\"");

@@ -75,8 +75,8 @@ TEST(RadialdLogsFollowLive, FollowsARunningTurnAndExitsWhenItEnds) {
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
-// A SIGKILLed daemon writes no end record: the follower stops once the journal says the turn is no
-// longer in flight (here: reclaimed by `radiald reconcile`).
+// A SIGKILLed daemon writes no end record: the follower says so at once, and stops once the
+// journal says the turn is no longer in flight (here: reclaimed by `radiald reconcile`).
 TEST(RadialdLogsFollowLive, AFollowerOfATurnWhoseDaemonDiedEndsOnceTheTurnIsReclaimed) {
     FollowSetup f("lgk");
     const std::string id = f.submit_waiting_turn();
@@ -96,8 +96,17 @@ TEST(RadialdLogsFollowLive, AFollowerOfATurnWhoseDaemonDiedEndsOnceTheTurnIsRecl
             << d.log();
         d.crash();
     }
-    auto follower = f.follow(id, "/dev/null");
+    const std::string err_path = f.setup.dir() / "follow.err";
+    auto follower = f.follow(id, err_path);
     EXPECT_EQ(follower->read_line(), std::optional<std::string>("before-go"));
+    // Said, not silently waited out: nothing writes the log any more.
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            return test::read_file(err_path).find("is no longer run by any radiald") !=
+                   std::string::npos;
+        },
+        60s))
+        << test::read_file(err_path);
     EXPECT_TRUE(follower->running()); // the journal still says started
     auto r = f.setup.reconcile();
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -169,6 +169,10 @@ TEST(RadialdSubmit, AnInvalidRequestIsRefusedWithPositionAndNeverEnqueued) {
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_THAT(r.err, HasSubstr(".toml:3:11: timeout: must be a duration from 1ms to 720h"));
     EXPECT_EQ(r.out, "");
+    // A number says no unit: refused, as the integer is, not read as seconds.
+    auto bare = s.submit_raw("image = \"img\"\nargv = [\"echo\"]\ntimeout = \"90\"\n");
+    EXPECT_EQ(bare.exit_code, 1);
+    EXPECT_THAT(bare.err, HasSubstr("timeout: \"90\" is a bare number (\"90s\" says its unit)"));
     EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
     auto st = s.status();
     EXPECT_TRUE(st["queued"].empty());
@@ -302,6 +306,17 @@ TEST(RadialdRun, SessionReadersRunBesideTheDaemonAndChangesSayHowToMakeThem) {
     EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
 }
 
+// `session rm` of an id radiald never makes names no session: 1, as for one that is not there,
+// not 125 (a failure of the host; docs/design.md §14.4).
+TEST(RadialdSessionRm, AnIdRadialdNeverMakesIsNoSuchSession) {
+    FakeSetup s;
+    for (const char* id : {"BAD ID", "../x", "nope"}) {
+        auto r = test::run_process({RADIALD_PATH, "session", "rm", "--config", s.config(), id});
+        EXPECT_EQ(r.exit_code, 1) << id << ": " << r.err;
+        EXPECT_THAT(r.err, HasSubstr("'radiald session ls'")) << id;
+    }
+}
+
 TEST(RadialdRun, NeverRunsMoreThanMaxConcurrentTurns) {
     FakeSetup s("maxConcurrentTurns = 2\n");
     std::vector<std::string> ids;
@@ -359,7 +374,8 @@ TEST(RadialdRun, ASecondSignalShortensTheGrace) {
     d.signal(SIGINT);
     EXPECT_EQ(d.wait_exit(15s), 0) << d.log();
     EXPECT_EQ(s.terminal(id)["status"], "killed");
-    EXPECT_THAT(d.log(), HasSubstr("second stop signal: killing the running turns now"));
+    EXPECT_THAT(d.log(), HasSubstr("second stop signal: killing the running turns now, without the "
+                                   "rest of run.shutdownGrace (each box still has run.stopGrace"));
 }
 
 TEST(RadialdRun, ASecondDaemonOnTheSameStateDirectoryExitsWithAClearMessage) {
@@ -641,6 +657,89 @@ TEST(RadialdStatus, WithoutADaemonItSaysSoAndExitsThree) {
     EXPECT_EQ(running.exit_code, 0) << running.err;
     d.signal(SIGTERM);
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
+// A `radiald turn` of `sleep 120` with the id `id`, run on a thread of its own, with no daemon.
+struct OneShotTurn {
+    const FakeSetup& setup;
+    test::ProcessResult result;
+    std::thread thread;
+    OneShotTurn(const FakeSetup& s, const std::string& id) : setup(s) {
+        thread = std::thread([this, id] {
+            result = test::run_process({RADIALD_PATH, "turn", "--config", setup.config(),
+                                        "--turn-id", id, "--image", "img", "--", "sleep", "120"},
+                                       {}, 300s);
+        });
+    }
+    ~OneShotTurn() {
+        if (thread.joinable()) thread.join();
+    }
+    // `radiald status` (its text) once the turn is under way (60 s at most), and the pids of the
+    // radiald holding the state directory (status --json's daemon.pids).
+    std::pair<std::string, std::vector<pid_t>> running() const {
+        for (int i = 0; i < 600; ++i) {
+            const auto json = nlohmann::json::parse(
+                test::run_process({RADIALD_PATH, "status", "--config", setup.config(), "--json"},
+                                  {}, 30s)
+                    .out,
+                nullptr, false);
+            // The text asked after the turn is seen running: it runs for 120 s more.
+            if (!json.is_discarded() && json["running"].size() == 1 &&
+                json["daemon"].contains("pids"))
+                return {
+                    test::run_process({RADIALD_PATH, "status", "--config", setup.config()}, {}, 30s)
+                        .out,
+                    json["daemon"]["pids"].get<std::vector<pid_t>>()};
+            std::this_thread::sleep_for(100ms);
+        }
+        ADD_FAILURE() << "the turn never showed as running";
+        return {};
+    }
+    void signal(const std::vector<pid_t>& pids, int sig) {
+        for (pid_t p : pids) ::kill(p, sig);
+        thread.join();
+    }
+};
+
+// Without a daemon, the turn a live `radiald turn` runs is its own, not one a killed radiald left
+// for the next start to reclaim.
+TEST(RadialdStatus, AOneShotTurnRunningNowIsNotCalledLeftForTheNextStart) {
+    FakeSetup s;
+    OneShotTurn turn(s, "live-1");
+    const auto [out, pids] = turn.running();
+    EXPECT_THAT(out, HasSubstr("in flight (a live radiald turn, check or session command runs its "
+                               "own"));
+    EXPECT_THAT(out, Not(HasSubstr("in flight (reclaimed at the next start)")));
+    ASSERT_FALSE(pids.empty());
+    turn.signal(pids, SIGTERM);
+    EXPECT_EQ(turn.result.exit_code, 130) << turn.result.err;
+}
+
+// `logs -f` of a turn whose radiald was killed: nothing writes its log any more. It says so at
+// once — though another turn's radiald holds the state directory meanwhile: the killed turn's own
+// log tells — and ends once the turn is reclaimed.
+TEST(RadialdLogs, FollowingATurnWhoseRadialdWasKilledSaysSoAndEndsWhenReclaimed) {
+    FakeSetup s;
+    OneShotTurn turn(s, "killed-1");
+    const auto pids = turn.running().second;
+    ASSERT_FALSE(pids.empty());
+    turn.signal(pids, SIGKILL);
+    OneShotTurn other(s, "other-1");
+    const auto others = other.running().second;
+    const std::string err = s.dir() / "follow.err";
+    test::BackgroundProcess follower(
+        {RADIALD_PATH, "logs", "--config", s.config(), "-f", "killed-1"}, err, true);
+    EXPECT_TRUE(test::wait_until(
+        [&] {
+            return test::read_file(err).find("is no longer run by any radiald") !=
+                   std::string::npos;
+        },
+        60s))
+        << test::read_file(err);
+    EXPECT_TRUE(follower.running()) << "it waits for the turn to be reclaimed";
+    other.signal(others, SIGTERM);
+    test::run_process({RADIALD_PATH, "reconcile", "--config", s.config()}, {}, 60s);
+    EXPECT_EQ(follower.wait(60s), 0) << test::read_file(err);
 }
 
 // The daemon's config file, rewritten: `from` replaced by `to` (a test failure when absent).

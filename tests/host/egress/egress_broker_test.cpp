@@ -1118,21 +1118,31 @@ TEST_F(EgressBrokerTest, ASecondClientHelloNamingAnotherHostClosesTheTunnel) {
     }
 }
 
-// `radiald policy` while the turn runs (operator_policy.h): the broker sees the file replaced.
-TEST_F(EgressBrokerTest, AnOperatorsDenyClosesOpenConnectionsToItAndRefusesNewOnes) {
-    test::LoopbackHttpServer held("127.0.0.2", streaming(), true);
-    test::LoopbackHttpServer other("127.0.0.2", kOk);
+// `radiald policy` while the turn runs (operator_policy.h): the broker sees the file replaced. A
+// turn holding a connection to one port of pkg.test, another port of it allowed too.
+class OperatorDenyTest : public EgressBrokerTest {
+protected:
+    test::LoopbackHttpServer held{"127.0.0.2", streaming(), true};
+    test::LoopbackHttpServer other{"127.0.0.2", kOk};
     const std::string dest = "pkg.test:" + std::to_string(held.port());
     const std::string kept = "pkg.test:" + std::to_string(other.port());
-    start({dest, kept});
-    const int fd = open_stream(dest);
-    ASSERT_GE(fd, 0);
-    OperatorPolicy p;
-    p.deny.push_back(parse_allow_rule(dest));
-    write_operator_policy(policy_path(), p);
-    EXPECT_TRUE(held.peer_closed_within(20s)) << "the denied connection was closed";
-    read_all(fd);
-    ::close(fd);
+
+    // The operator denies `rule` to every turn while the connection is held: it must close.
+    void deny_while_held(const std::string& rule) {
+        start({dest, kept});
+        const int fd = open_stream(dest);
+        ASSERT_GE(fd, 0);
+        OperatorPolicy p;
+        p.deny.push_back(parse_allow_rule(rule));
+        write_operator_policy(policy_path(), p);
+        EXPECT_TRUE(held.peer_closed_within(20s)) << "the denied connection stayed open";
+        read_all(fd);
+        ::close(fd);
+    }
+};
+
+TEST_F(OperatorDenyTest, AnOperatorsDenyClosesOpenConnectionsToItAndRefusesNewOnes) {
+    deny_while_held(dest);
     Receipt r = receipt(1);
     EXPECT_EQ(r.verdict, "allowed");
     EXPECT_NE(r.reason.find("revoked by radiald policy: " + dest + " is denied now"),
@@ -1143,6 +1153,19 @@ TEST_F(EgressBrokerTest, AnOperatorsDenyClosesOpenConnectionsToItAndRefusesNewOn
     EXPECT_NE(receipt(2).reason.find("denied by the operator"), std::string::npos)
         << receipt(2).reason;
     EXPECT_EQ(ask("GET http://" + kept + "/ HTTP/1.1\r\n\r\n"), kOk) << "the rest still goes";
+}
+
+// An operator's deny of an address:port names it however a box reaches it: by a name resolving
+// there too, both the connection open and the next one.
+TEST_F(OperatorDenyTest, AnOperatorsDenyOfAnAddressClosesWhatANameReachedThere) {
+    deny_while_held("127.0.0.2:" + std::to_string(held.port()));
+    EXPECT_NE(receipt(1).reason.find("revoked by radiald policy"), std::string::npos)
+        << receipt(1).reason;
+    const std::string refused = ask("GET http://" + dest + "/ HTTP/1.1\r\n\r\n");
+    EXPECT_NE(refused.find("403 Forbidden"), std::string::npos) << refused;
+    EXPECT_NE(receipt(2).reason.find("denied by the operator"), std::string::npos)
+        << receipt(2).reason;
+    EXPECT_EQ(ask("GET http://" + kept + "/ HTTP/1.1\r\n\r\n"), kOk) << "another port still goes";
 }
 
 TEST_F(EgressBrokerTest, ADestinationAddedForTheTurnIsReachedAndOneForAnotherTurnIsNot) {

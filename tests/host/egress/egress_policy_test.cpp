@@ -125,6 +125,36 @@ TEST(EgressPolicy, ThisHostsOwnAddressesAreRefused) {
     EXPECT_FALSE(listed->empty()) << "getifaddrs lists at least loopback";
 }
 
+// The kernel delivers more to this host than its interfaces' addresses: the whole loopback block,
+// 0.0.0.0 (connect(2) takes it for this host) and ::. A wide allowRanges entry (a DNS answer of
+// 0.0.0.0 under 0.0.0.0/0) reaches none of them; only an entry naming one alone does.
+TEST(EgressPolicy, EveryAddressTheKernelGivesThisHostIsRefused) {
+    EgressCeiling c;
+    c.allow_ranges.push_back(parse_range("0.0.0.0/0"));
+    c.allow_ranges.push_back(parse_range("::/0"));
+    c.deny_ranges.clear();               // nothing but the host rule in the way
+    const std::vector<ip::address> none; // not even the interfaces' own
+    for (const char* a : {"0.0.0.0", "0.1.2.3", "127.0.0.3", "127.255.255.254", "::", "::1",
+                          "::ffff:127.0.0.3", "::ffff:0.0.0.0"})
+        EXPECT_NE(
+            detail::dial_refusal(c, none, ip::make_address(a)).find("an address of this host"),
+            std::string::npos)
+            << a;
+    c.allow_ranges.push_back(parse_range("127.0.0.3/32"));
+    EXPECT_EQ(detail::dial_refusal(c, none, ip::make_address("127.0.0.3")), "")
+        << "named alone, it is reached";
+    // The kernel's own answer, for what no fixed block holds.
+    EXPECT_EQ(detail::routed_locally(ip::make_address("127.0.0.9")), std::optional<bool>(true));
+    const auto own = detail::own_addresses();
+    ASSERT_TRUE(own.has_value());
+    for (const auto& mine : *own) {
+        if (mine.is_v6() && mine.to_v6().is_link_local()) continue; // needs its interface
+        EXPECT_EQ(detail::routed_locally(unmapped(mine)), std::optional<bool>(true)) << mine;
+    }
+    EXPECT_NE(detail::routed_locally(ip::make_address("198.51.100.7")), std::optional<bool>(true))
+        << "a documentation address is no address of this host";
+}
+
 // An operator's denyRanges entry inside a wider allowRanges entry carves it out: the deny was
 // never applied when allowRanges were read first (docs/design.md §9.7).
 TEST(EgressPolicy, ADenyInsideAWiderAllowIsApplied) {

@@ -52,9 +52,10 @@ TEST(PlainRequest, TheHostSentOnIsWrittenFromTheTarget) {
     }
 }
 
-// A destination that ignores a GET's body would read it as a request of its own.
+// A destination that ignores a GET's body would read it as a request of its own; so would one that
+// takes a lower-case "get" for GET, or ignores a DELETE's body.
 TEST(PlainRequest, ABodyIsSentOnlyWithAMethodThatGivesItMeaning) {
-    for (const char* method : {"GET", "HEAD", "TRACE"}) {
+    for (const char* method : {"GET", "HEAD", "TRACE", "DELETE", "OPTIONS", "FOO"}) {
         const Sent s =
             send_on(std::string(method) + " http://pkg.test/a HTTP/1.1\r\nContent-Length: 40\r\n");
         EXPECT_FALSE(s.ok) << method;
@@ -64,7 +65,16 @@ TEST(PlainRequest, ABodyIsSentOnlyWithAMethodThatGivesItMeaning) {
                 .ok)
             << method << " with an empty body";
     }
-    for (const char* method : {"POST", "PUT", "PATCH", "DELETE"}) {
+    for (const char* method : {"get", "Get", "post", "gEt"}) {
+        for (const char* length : {"40", "0"}) {
+            const Sent s =
+                send_on(std::string(method) +
+                        " http://pkg.test/a HTTP/1.1\r\nContent-Length: " + length + "\r\n");
+            EXPECT_FALSE(s.ok) << method;
+            EXPECT_NE(s.reason.find("upper-case"), std::string::npos) << s.reason;
+        }
+    }
+    for (const char* method : {"POST", "PUT", "PATCH"}) {
         const Sent s =
             send_on(std::string(method) + " http://pkg.test/a HTTP/1.1\r\nContent-Length: 40\r\n");
         EXPECT_TRUE(s.ok) << method << ": " << s.reason;

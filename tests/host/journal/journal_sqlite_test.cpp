@@ -865,6 +865,41 @@ TEST(JournalFile, AFullOrReadOnlyFileSystemIsNamedAsSuch) {
     }
 }
 
+// On a full file system the readers (turns, records, logs, status) still read a journal no
+// radiald has open, where the read-write open fails at its side files — and also after such an
+// open failed and left them, empty, behind (docs/design.md §11.5).
+TEST(JournalFile, AJournalOnAFullFileSystemIsReadForReading) {
+    test::TempDir dir("radial-jfull");
+    const std::string mount = dir / "fs";
+    test::SmallDisk disk(mount, "1m");
+    if (!disk.ok()) GTEST_SKIP() << "mounting a tmpfs needs root (the live tests run as root)";
+    const std::string path = mount + "/journal.sqlite3";
+    {
+        auto j = open_sqlite_journal(path);
+        j->add_turn({"t1", "l", "fake", "img", "result", "{}"}, TurnState::queued);
+        j->set_terminal("t1", "succeeded", R"({"turnId":"t1","status":"succeeded"})");
+    }
+    ASSERT_FALSE(std::filesystem::exists(path + "-wal")) << "the last connection removes its log";
+    {
+        std::ofstream fill(mount + "/fill", std::ios::binary);
+        const std::string block(4096, 'x');
+        while (fill.write(block.data(), block.size())) {
+        }
+    }
+    for (int round = 0; round < 2; ++round) {
+        auto read = open_sqlite_journal_for_reading(path);
+        const auto t1 = read->turn("t1");
+        ASSERT_TRUE(t1) << round;
+        EXPECT_EQ(t1->entry.turn_id, "t1");
+        EXPECT_EQ(read->recent_turns(10).size(), 1u);
+        EXPECT_THROW(read->add_turn({"t2", "l", "fake", "img", "result", "{}"}, TurnState::queued),
+                     JournalError);
+        // A writer's open fails on the full disk, leaving its side files; the next read still
+        // works.
+        EXPECT_THROW(open_sqlite_journal(path), JournalError) << "a read-write open on a full disk";
+    }
+}
+
 // The readers (turns, records, logs, status) open the journal for reading: on a read-only file
 // system (a backup mounted to be looked at) they read it, where the read-write open fails at its
 // side files; writing through it fails. A journal whose write-ahead log still holds commits is

@@ -106,6 +106,41 @@ TEST(SessionLifetimeTest, ATurnPastTheRecordsLifetimeIsRefusedNamingSessionRm) {
     EXPECT_NO_THROW(check_session_lifetime(s, at(99'000'000)));
 }
 
+// The session's box has the directory it was made with: a turn finding another at the path (moved
+// or replaced, or a link to the old one) is refused, naming the fix.
+TEST_F(SessionTurnTest, ATurnIsRefusedWhenTheWorkspaceIsNotTheSessionsDirectoryAnyMore) {
+    const std::string ws = dir / "ws", old = dir / "ws.old";
+    std::filesystem::create_directories(ws);
+    SessionRecord s;
+    s.id = "ws1";
+    s.workspace = ws;
+    s.workspace_id = workspace_identity(ws);
+    ASSERT_NE(s.workspace_id, "");
+    EXPECT_NO_THROW(check_session_workspace(s));
+    std::filesystem::rename(ws, old);
+    for (int kind = 0; kind < 3; ++kind) {
+        std::filesystem::remove_all(ws);
+        if (kind == 0) std::filesystem::create_directories(ws);            // another directory
+        if (kind == 1) std::filesystem::create_directory_symlink(old, ws); // a link to the old
+        // kind 2: gone
+        try {
+            check_session_workspace(s);
+            ADD_FAILURE() << "a session turn ran on another directory than its box has (" << kind
+                          << ")";
+        } catch (const turn::RequestError& e) {
+            EXPECT_THAT(e.what(), HasSubstr("not the directory the session was created with"));
+            EXPECT_THAT(e.what(), HasSubstr("'radiald session rm ws1'"));
+        }
+    }
+    std::filesystem::remove_all(ws);
+    std::filesystem::rename(old, ws);
+    EXPECT_NO_THROW(check_session_workspace(s)); // put back: the same directory
+    s.workspace_id.clear();                      // a record made before the identity was kept
+    std::filesystem::rename(ws, old);
+    std::filesystem::create_directories(ws);
+    EXPECT_NO_THROW(check_session_workspace(s));
+}
+
 TEST_F(SessionTurnTest, ATurnThatRanNothingLeavesNoMark) {
     begin_session_turn(state, record(), "t1");
     EXPECT_EQ(record().unchecked_turn, "t1");

@@ -159,6 +159,44 @@ TEST(WorkspaceHandover, AWorkspaceReachedThroughALinkNowIsNotHandedOver) {
     }
 }
 
+// A session's workspace is the directory it was created with: another directory moved to its
+// path since (not a link: a rename) is not handed to the box's ids, and the turn is told.
+TEST(WorkspaceHandover, ASessionsWorkspaceReplacedSinceItsCreateIsNotHandedOver) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir base("radial-ho");
+    std::filesystem::create_directories(base / "ws");
+    const std::string created = [&] {
+        const internal::UniqueFd fd(::open((base / "ws").c_str(), O_RDONLY | O_DIRECTORY));
+        return directory_identity(fd.get());
+    }();
+    ASSERT_NE(created, "");
+    std::filesystem::rename(base / "ws", base / "old");
+    std::filesystem::create_directories(base / "ws");
+    std::ofstream(base / "ws/file") << "other";
+    for (const char* p : {"/ws", "/ws/file"})
+        ASSERT_EQ(::lchown((base.path() + p).c_str(), 4343, 4343), 0);
+    {
+        WorkspaceHandover handover(base / "ws", kBox, kBox, {}, true, std::nullopt, created);
+        EXPECT_NE(handover.moved().find("not the directory its session was created with"),
+                  std::string::npos)
+            << handover.moved();
+        EXPECT_EQ(lstat_of(base / "ws/file").st_uid, 4343u);
+    }
+    EXPECT_EQ(lstat_of(base / "ws/file").st_uid, 4343u);
+    // The directory it was created with, moved back, is handed over as before.
+    std::filesystem::remove_all(base / "ws");
+    std::filesystem::rename(base / "old", base / "ws");
+    ASSERT_EQ(::lchown((base.path() + "/ws").c_str(), 4343, 4343), 0);
+    std::ofstream(base / "ws/mine") << "m";
+    ASSERT_EQ(::lchown((base.path() + "/ws/mine").c_str(), 4343, 4343), 0);
+    {
+        WorkspaceHandover handover(base / "ws", kBox, kBox, {}, true, std::nullopt, created);
+        EXPECT_EQ(handover.moved(), "");
+        EXPECT_EQ(lstat_of(base / "ws/mine").st_uid, kBox);
+    }
+    EXPECT_EQ(lstat_of(base / "ws/mine").st_uid, 4343u);
+}
+
 // The hand-back walks the directory that was handed over, wherever it was moved meanwhile, and
 // nothing that took its name.
 TEST(WorkspaceHandover, TheHandBackFindsTheDirectoryWhereverItWasMoved) {

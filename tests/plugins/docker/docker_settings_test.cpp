@@ -3,10 +3,14 @@
 #include "docker_settings.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <functional>
 #include <limits>
+#include <string>
 
+#include "../../support/temp_dir.h"
 #include "../support/config_builder.h"
 
 namespace radial::docker {
@@ -160,6 +164,37 @@ TEST(docker_settings, CpusThatAreNotAFiniteCountAreRefused) {
     refusal([](ConfigBuilder& b) { b.integer("cpus", 9'000'000'000'000'000'000); }, "cpus", 0);
     refusal([](ConfigBuilder& b) { b.integer("cpus", 2'000'000); }, "cpus", 0);
     refusal([](ConfigBuilder& b) { b.str("cpus", "18446744073709551"); }, "cpus", 0);
+}
+
+// run.docker.binary runs as radiald's user: a path someone other than root or radiald's user could
+// replace is refused naming the key and the fix (docs/design.md §5.9, §15.1); a bare name is
+// found in radiald's own PATH, and a path where nothing is yet is judged by its directories.
+TEST(docker_settings, ABinaryOthersCouldReplaceIsRefusedNamingTheKey) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown to another uid)";
+    test::TempDir d("radial-docker-bin");
+    const std::string cli = d.write("docker", "#!/bin/sh\n");
+    ASSERT_EQ(::chmod(cli.c_str(), 0755), 0);
+    const auto with_binary = [](const std::string& binary) {
+        return [binary](ConfigBuilder& b) { b.str("binary", binary); };
+    };
+    for (const std::string& ok : {cli, std::string("docker"), d / "not-yet/docker"}) {
+        ConfigBuilder b;
+        with_binary(ok)(b);
+        EXPECT_EQ(parse(b).binary, ok);
+    }
+    ASSERT_EQ(::chmod(cli.c_str(), 0775), 0);
+    EXPECT_EQ(refusal(with_binary(cli), "binary"),
+              "reading run.docker.binary: the file '" + cli +
+                  "' is writable by its group (gid 0), whose members could replace the docker "
+                  "CLI; run 'chmod g-w " +
+                  cli + "'");
+    ASSERT_EQ(::chmod(cli.c_str(), 0755), 0);
+    ASSERT_EQ(::chown(cli.c_str(), 65534, 65534), 0);
+    EXPECT_EQ(refusal(with_binary(cli), "binary"),
+              "reading run.docker.binary: the file '" + cli +
+                  "' is owned by uid 65534, neither root nor radiald's user, who could replace "
+                  "the docker CLI; run 'chown root " +
+                  cli + "'");
 }
 
 TEST(docker_settings, BadValuesAreRefusedNamingTheKey) {

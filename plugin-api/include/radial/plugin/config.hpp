@@ -83,12 +83,19 @@ public:
             [](std::string_view s) { return units::parse_size_bytes(s); }, 1, units::kMaxSizeBytes,
             units::kMaxSizeText);
     }
-    // A duration: a string such as "90s" / "1500ms", or an integer number of milliseconds.
+    // A duration: a string such as "90s" / "1500ms", or an integer number of milliseconds. A string
+    // that is a bare number ("30") is refused: as an integer it would be milliseconds, as text
+    // parse_duration_ms would read seconds, and a config must not depend on the quotes.
     std::optional<std::uint64_t> duration_ms(std::string_view key) {
         return number(
             key, "a duration such as \"90s\" or \"1500ms\", or a number of milliseconds",
-            [](std::string_view s) { return units::parse_duration_ms(s); }, 1,
-            units::kMaxDurationMs, units::kMaxDurationText);
+            [](std::string_view s) -> std::optional<std::uint64_t> {
+                if (!s.empty() && s.find_first_not_of("0123456789.") == std::string_view::npos &&
+                    s.find_first_not_of("0.") != std::string_view::npos)
+                    return std::nullopt;
+                return units::parse_duration_ms(s);
+            },
+            1, units::kMaxDurationMs, units::kMaxDurationText);
     }
     // A CPU count: a string such as "0.5", an integer or a float, in thousandths of a CPU. A count
     // that is not finite or above 1e6 CPUs is RADIAL_E_INVALID, like any other non-count: the
