@@ -664,8 +664,9 @@ struct OneShotTurn {
     const FakeSetup& setup;
     test::ProcessResult result;
     std::thread thread;
-    OneShotTurn(const FakeSetup& s, const std::string& id) : setup(s) {
-        thread = std::thread([this, id] {
+    std::string id;
+    OneShotTurn(const FakeSetup& s, std::string turn_id) : setup(s), id(std::move(turn_id)) {
+        thread = std::thread([this] {
             result = test::run_process({RADIALD_PATH, "turn", "--config", setup.config(),
                                         "--turn-id", id, "--image", "img", "--", "sleep", "120"},
                                        {}, 300s);
@@ -684,8 +685,11 @@ struct OneShotTurn {
                     .out,
                 nullptr, false);
             // The text asked after the turn is seen running: it runs for 120 s more.
-            if (!json.is_discarded() && json["running"].size() == 1 &&
-                json["daemon"].contains("pids"))
+            const auto is_this = [&](const nlohmann::json& t) {
+                return t.value("turnId", "") == id;
+            };
+            if (!json.is_discarded() && json["daemon"].contains("pids") &&
+                std::any_of(json["running"].begin(), json["running"].end(), is_this))
                 return {
                     test::run_process({RADIALD_PATH, "status", "--config", setup.config()}, {}, 30s)
                         .out,
