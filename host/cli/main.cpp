@@ -233,7 +233,7 @@ int run(int argc, char** argv) {
     // A run (or exec) radiald gave up on still has a thread in the plugin's code (docs/design.md
     // §3.7): the process ends, once what it wrote is flushed, without the static destructors and
     // library unloads an ordinary exit would run beside that thread.
-    if (host::RunCall::abandoned() > 0) {
+    if (host::RunCall::ever_abandoned()) {
         std::cerr.flush();
         cli::exit_now(status); // flushes standard output and says if it could not take it
     }

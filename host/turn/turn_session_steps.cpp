@@ -380,14 +380,19 @@ TerminalRecord TurnSession::execute(Run& run, const RedactedOutputFn& out) {
         runner_ = &runner;
     }
     // Unregistered however execute() leaves, a throw included, before the runner is destroyed:
-    // a stop arriving then must not reach a runner that is gone.
+    // a stop arriving then must not reach a runner that is gone. A call the runner gave up on is
+    // the run's however it leaves too: a throw after the give-up must not hand the workspace
+    // back while the box may still use it (docs/design.md §3.7).
     struct Unregister {
         TurnSession& session;
+        Run& run;
+        const TurnRunner& runner;
         ~Unregister() {
             std::lock_guard lock(session.runner_mutex_);
             session.runner_ = nullptr;
+            if (!run.abandoned) run.abandoned = runner.abandoned_call();
         }
-    } unregister{*this};
+    } unregister{*this, run, runner};
     // The workspace is the box user's while the box runs, its owner's again once it is gone.
     // Only when the runtime runs the box as spec.user: a VM boundary that supersedes it writes
     // as its own user, and the tree must not change hands for nothing.

@@ -44,9 +44,11 @@ public:
                 radial_box_root_ids ids{};
                 ids.struct_size = sizeof(ids);
                 const std::int32_t status = ext->root_ids(s.rt, &ids, sink);
-                if (status == RADIAL_E_UNSUPPORTED)
+                if (status == RADIAL_E_UNSUPPORTED) {
+                    err.gate.close(); // the call returned: a late report must not race the read
                     return err.message.empty() ? std::string("the runtime says no reason")
                                                : err.message;
+                }
                 if (status != RADIAL_OK) err.raise(status, "box root_ids");
                 // The extension's rule, checked here too: a root that is the host's is none.
                 if (ids.host_uid == 0 || ids.host_gid == 0)

@@ -97,8 +97,10 @@ public:
             given_up_ = true;
             // Real time: only the line of a late return says it, to an operator.
             gave_up_at_ = std::chrono::steady_clock::now();
+            // Under the lock: a return right after must not count down first.
+            abandoned_count().fetch_add(1);
+            ever_abandoned_flag().store(true);
         }
-        abandoned_count().fetch_add(1);
         output_gate_.close();
         {
             std::lock_guard lock(mutex_);
@@ -125,6 +127,10 @@ public:
     // plugin code, which a process's ordinary exit (static destructors, a library unloaded) could
     // pull from under them.
     static std::size_t abandoned() noexcept { return abandoned_count().load(); }
+    // Whether this process ever gave up on a call: its thread may still be in plugin code (and its
+    // call object, whose last release destroys the plugin's instance) after abandoned() counted
+    // it down, so an exit that must not run beside it asks this. Never false again once true.
+    static bool ever_abandoned() noexcept { return ever_abandoned_flag().load(); }
 
 private:
     RunCall(std::string call, ContainerSpec spec, OutputFn on_output, Invoke invoke, Tell tell,
@@ -141,6 +147,10 @@ private:
     static std::atomic<std::size_t>& abandoned_count() noexcept {
         static std::atomic<std::size_t> n{0};
         return n;
+    }
+    static std::atomic<bool>& ever_abandoned_flag() noexcept {
+        static std::atomic<bool> flag{false};
+        return flag;
     }
 
     static std::int32_t output_thunk(void* ctx, std::uint32_t stream, const std::uint8_t* data,

@@ -198,15 +198,20 @@ public:
         tell_ = std::move(tell);
     }
 
-    // Waits for a sink call in flight, then drops every later one. Idempotent; not from inside one
-    // of this gate's own sinks.
+    // Waits for a sink call in flight, then drops every later one. Idempotent, and every caller
+    // returns only once the gate is closed: a second close() racing the first (a give-up beside
+    // the call's own return) waits for it, so what the sinks reach is never destroyed under a
+    // call still in flight. Not from inside one of this gate's own sinks.
     void close() noexcept {
         std::function<void()> tell;
         std::vector<detail::SinkSlot*> slots;
         {
-            std::lock_guard lock(mutex_);
-            if (closed_) return;
-            closed_ = true;
+            std::unique_lock lock(mutex_);
+            if (state_ != State::open) {
+                closed_cv_.wait(lock, [this] { return state_ == State::closed; });
+                return;
+            }
+            state_ = State::closing;
             tell = std::move(tell_);
             slots.swap(slots_);
         }
@@ -215,6 +220,11 @@ public:
         } catch (...) {
             // Out of memory remembering the gate: it is closed all the same, its slots kept.
         }
+        {
+            std::lock_guard lock(mutex_);
+            state_ = State::closed;
+        }
+        closed_cv_.notify_all();
     }
 
     // In a sink's C callback: calls fn(target) while the gate of `ctx` is open and returns true;
@@ -231,7 +241,8 @@ public:
 private:
     const std::uint64_t id_;
     std::mutex mutex_;
-    bool closed_ = false;
+    std::condition_variable closed_cv_;
+    enum class State { open, closing, closed } state_ = State::open;
     std::vector<detail::SinkSlot*> slots_;
     std::function<void()> tell_;
 };
