@@ -8,8 +8,9 @@
 
 namespace radial::plugin_support {
 
-// Up to this many more inspections, kOomReaskEvery apart: two seconds in all.
-inline constexpr int kOomReasks = 20;
+// Up to this many more inspections, kOomReaskEvery apart: five seconds in all (two were not
+// enough on a loaded 2-core machine: a clean-clone CI run saw a bound's kill reported without it).
+inline constexpr int kOomReasks = 50;
 inline constexpr std::chrono::milliseconds kOomReaskEvery{100};
 
 } // namespace radial::plugin_support
