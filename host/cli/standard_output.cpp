@@ -48,8 +48,10 @@ void watch_standard_output() {
     // As stdio buffers descriptor 1: by line on a terminal, in blocks elsewhere.
     ::setvbuf(out, nullptr, ::isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
     stdout = out; // glibc's stdout is a variable; fmt::print and printf read it at each call
-    static __gnu_cxx::stdio_sync_filebuf<char> cout_buffer(out);
-    std::cout.rdbuf(&cout_buffer);
+    // Never destroyed: iostreams flush std::cout once more after every static destructor of this
+    // program has run (ios_base::Init's), and a buffer gone by then is read freed.
+    static auto* const cout_buffer = new __gnu_cxx::stdio_sync_filebuf<char>(out);
+    std::cout.rdbuf(cout_buffer);
 }
 
 void note_standard_output_error(int err) noexcept { keep(err); }
