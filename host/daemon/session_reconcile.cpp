@@ -11,6 +11,7 @@
 #include "session/session_record.h"
 #include "turn/box_id_lease.h"
 #include "turn/box_user_env.h"
+#include "turn/retention_clock.h"
 
 namespace radial::daemon {
 
@@ -38,10 +39,10 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             // Past its maximum lifetime by the host's own record, a session ends whatever its
             // box says: a runtime whose box cannot remove itself (sandbox: its keeper ends the
             // processes, the stopped sandbox stays) is cleaned up here.
-            const auto now_ms =
-                static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                               clock.wall().time_since_epoch())
-                                               .count());
+            const auto now_ms = static_cast<std::uint64_t>(
+                std::chrono::duration_cast<std::chrono::milliseconds>(
+                    turn::elapsed_wall_time(cfg.state_dir, clock.wall()).time_since_epoch())
+                    .count());
             const bool expired =
                 s.max_lifetime_ms != 0 && s.created_at_ms > 0 &&
                 now_ms >= static_cast<std::uint64_t>(s.created_at_ms) + s.max_lifetime_ms;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "log/logger.h"
 #include "redaction/json_redaction.h"

@@ -35,7 +35,7 @@ std::optional<std::string> free_space_problem(const std::string& state_dir, std:
 }
 
 void prune_journal(journal::Journal& journal, const config::HostConfig& cfg,
-                   const std::string& finished_turn) {
+                   const std::string& finished_turn, const RetentionClocks& clocks) {
     // The turns the journal removes take their output logs with them (docs/design.md §11.7).
     std::vector<std::string> pruned;
     if (cfg.journal_max_age_ms != 0 || cfg.journal_max_bytes != 0) {
@@ -49,8 +49,16 @@ void prune_journal(journal::Journal& journal, const config::HostConfig& cfg,
             if (!kept) pruned.push_back(id); // prune() removes every turn `keep` lets go
             return kept;
         };
+        // The journal measures ages on the wall clock; where that is ahead of the retention
+        // clock (it stepped forward), the bound widens by as much (docs/design.md §11.6).
+        std::uint64_t max_age = cfg.journal_max_age_ms;
+        if (max_age != 0) {
+            const auto t = advance_retention_clock(cfg.state_dir, clocks);
+            const auto ahead = static_cast<std::uint64_t>(t.wall_ms - t.now_ms);
+            max_age = ahead > UINT64_MAX - max_age ? UINT64_MAX : max_age + ahead;
+        }
         try {
-            if (auto n = journal.prune(cfg.journal_max_age_ms, cfg.journal_max_bytes, keep))
+            if (auto n = journal.prune(max_age, cfg.journal_max_bytes, keep))
                 log::info(
                     "journal",
                     "removed {} finished turn(s) past run.journalMaxAge or run.journalMaxBytes", n);

@@ -9,6 +9,7 @@
 
 #include "config/host_config.h"
 #include "journal/journal.h"
+#include "turn/retention_clock.h"
 
 namespace radial::turn {
 
@@ -20,8 +21,10 @@ std::optional<std::string> free_space_problem(const std::string& state_dir, std:
 // Applies run.journalMaxAge and run.journalMaxBytes to `journal`, keeping `finished_turn` (the
 // turn that just ended) and every turn whose request is still in the spool, removes the output
 // logs of the turns it removed and applies run.turnLogsMaxBytes to the rest (turn_output_log.h);
-// a failure is logged and otherwise ignored: it costs no turn anything.
+// a failure is logged and otherwise ignored: it costs no turn anything. Ages are measured on the
+// state directory's retention clock (retention_clock.h), which `clocks` reads.
 void prune_journal(journal::Journal& journal, const config::HostConfig& cfg,
-                   const std::string& finished_turn);
+                   const std::string& finished_turn,
+                   const RetentionClocks& clocks = RetentionClocks::system());
 
 } // namespace radial::turn

@@ -10,6 +10,7 @@
 #include "turn/box_root.h"
 #include "turn/codex_auth.h"
 #include "turn/image_pin.h"
+#include "turn/retention_clock.h"
 #include "turn/turn_egress.h"
 #include "turn/turn_secrets.h"
 #include "turn/turn_session_run.h"
@@ -93,7 +94,8 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
             session::check_session_image_pin(*session_, env_.cfg);
             session::check_session_box_ids(*session_, env_.cfg);
             session::make_session_exec(spec_, *session_, request_.workdir);
-            session::check_session_lifetime(*session_, env_.clock->wall());
+            session::check_session_lifetime(
+                *session_, turn::elapsed_wall_time(env_.cfg.state_dir, env_.clock->wall()));
             session::check_session_workspace(*session_);
             image_digest_ = session_->image_digest;
         } else {

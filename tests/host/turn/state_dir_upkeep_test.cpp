@@ -7,10 +7,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "../../support/temp_dir.h"
 #include "journal/journal_sqlite.h"
+#include "session/session_turn.h"
 #include "turn/turn_output_log.h"
+#include "turn/turn_request.h"
 
 namespace radial::turn {
 namespace {
@@ -60,6 +63,113 @@ TEST(PruneJournal, APrunedTurnsLogGoesWithItAndTheSizeBoundSparesARunningTurnsLo
     EXPECT_FALSE(fs::exists(turn_log_path(state, "mid"))); // 240 bytes > 150: the oldest ended one
     EXPECT_TRUE(fs::exists(turn_log_path(state, "recent"))); // 140 bytes: within the bound
     EXPECT_TRUE(journal->turn("mid")); // the size bound of the logs leaves the journal alone
+}
+
+// A journal whose clock and whose retention clocks the test moves: the wall clock (which stamps
+// the journal's records too), CLOCK_BOOTTIME and the boot id.
+struct SteppedClocks {
+    test::TempDir dir{"radial-retain"};
+    std::chrono::system_clock::time_point wall = std::chrono::system_clock::now();
+    std::int64_t boottime_ms = 5'000;
+    std::string boot = "boot-1";
+    std::unique_ptr<journal::Journal> journal =
+        journal::open_sqlite_journal(dir.path() + "/journal.sqlite3", [this] { return wall; });
+    config::HostConfig cfg;
+    SteppedClocks() {
+        cfg.state_dir = dir.path();
+        cfg.journal_max_age_ms = 3'600'000;
+        cfg.journal_max_bytes = 0;
+    }
+    RetentionClocks clocks() {
+        return {[this] {
+                    return std::chrono::duration_cast<std::chrono::milliseconds>(
+                               wall.time_since_epoch())
+                        .count();
+                },
+                [this] { return boottime_ms; }, [this] { return boot; }};
+    }
+    // A turn that ends now, then the retention its end applies.
+    void end_turn(const std::string& id) {
+        journal->add_turn({id, "radial-turn-x-" + id, "fake", "img", "rt", "{}"},
+                          journal::TurnState::started);
+        journal->set_terminal(id, "succeeded", "{}");
+        prune_journal(*journal, cfg, id, clocks());
+    }
+    void elapse(std::chrono::milliseconds d) {
+        wall += d;
+        boottime_ms += d.count();
+    }
+};
+
+// The wall clock stepped a month forward between two turns' ends (an operator's `date -s`, NTP
+// setting right a clock that was behind): measured on it, every finished turn was past
+// journalMaxAge (1 h here) and the second turn's end removed them all. Ages count the time that
+// elapsed on this boot; once an hour has, the first turn goes.
+TEST(PruneJournal, AStepOfTheWallClockAgesNoTurn) {
+    SteppedClocks c;
+    c.end_turn("before");
+    c.elapse(1s);
+    c.wall += 24h * 30;
+    c.end_turn("after");
+    EXPECT_TRUE(c.journal->turn("before")) << "removed by a step of the wall clock";
+    c.elapse(30min);
+    c.end_turn("half-an-hour-on");
+    EXPECT_TRUE(c.journal->turn("before"));
+    c.elapse(31min);
+    c.end_turn("an-hour-on");
+    EXPECT_FALSE(c.journal->turn("before")) << "an hour elapsed: past journalMaxAge";
+    EXPECT_TRUE(c.journal->turn("after"));
+}
+
+// A step backwards removes nothing either: the wall clock is an hour behind the turn's end, so
+// however much time elapsed, that turn's age is measured on the earlier of the two.
+TEST(PruneJournal, AStepBackwardsRemovesNothingEarly) {
+    SteppedClocks c;
+    c.end_turn("first");
+    c.wall -= 3h;
+    c.boottime_ms += 2 * 3'600'000;
+    c.end_turn("second");
+    EXPECT_TRUE(c.journal->turn("first"));
+}
+
+// After a reboot the time the machine was off is unknown: the wall clock counts again (never
+// earlier than the retention clock was), and so does an unreadable retention clock.
+TEST(PruneJournal, AfterARebootOrWithoutARetentionClockTheWallClockCounts) {
+    for (const bool reboot : {true, false}) {
+        SteppedClocks c;
+        c.end_turn("old");
+        c.wall += 2h;
+        if (reboot) {
+            c.boot = "boot-2";
+            c.boottime_ms = 1'000;
+        } else {
+            std::ofstream(c.dir.path() + "/retention-clock", std::ios::trunc) << "garbage\n";
+        }
+        c.end_turn("new");
+        EXPECT_FALSE(c.journal->turn("old")) << (reboot ? "after a reboot" : "unreadable");
+        EXPECT_TRUE(c.journal->turn("new"));
+    }
+}
+
+// A session's maximum lifetime is a deadline on the wall clock from its creation: a step forward
+// of a month ended a session of 8 hours an hour in. It is compared with the time that elapsed.
+TEST(RetentionClock, AStepOfTheWallClockEndsNoSessionEarly) {
+    SteppedClocks c;
+    session::SessionRecord rec;
+    rec.id = "s1";
+    rec.max_lifetime_ms = 8 * 3'600'000;
+    rec.created_at_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(c.wall.time_since_epoch()).count();
+    (void)advance_retention_clock(c.cfg.state_dir, c.clocks());
+    c.elapse(1h);
+    c.wall += 24h * 30;
+    EXPECT_NO_THROW(session::check_session_lifetime(
+        rec, elapsed_wall_time(c.cfg.state_dir, c.wall, c.clocks())));
+    c.elapse(7h);
+    EXPECT_THROW(session::check_session_lifetime(
+                     rec, elapsed_wall_time(c.cfg.state_dir, c.wall, c.clocks())),
+                 RequestError)
+        << "eight hours elapsed";
 }
 
 } // namespace

@@ -1,0 +1,118 @@
+#include "turn/retention_clock.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "fs/durable_file.h"
+#include "fs/open_no_links.h"
+#include "log/logger.h"
+
+namespace radial::turn {
+namespace retention_clock {
+
+std::int64_t clock_ms(clockid_t id) {
+    timespec ts{};
+    ::clock_gettime(id, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+// What the file holds: the boot it was written in, CLOCK_BOOTTIME then, the retention clock then
+// and the wall clock then (its offset from the retention clock tells a new step from an old one).
+struct Stored {
+    std::string boot_id;
+    std::int64_t boottime_ms = 0;
+    std::int64_t retention_ms = 0;
+    std::int64_t wall_ms = 0;
+};
+
+constexpr const char* kFile = "retention-clock";
+constexpr const char* kVersion = "radial-retention-clock-1";
+
+std::optional<Stored> read_stored(const std::string& path) {
+    std::string text;
+    try {
+        auto fd = fs_util::open_no_links(path, O_RDONLY | O_CLOEXEC);
+        char buf[256];
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n <= 0) return std::nullopt;
+        text.assign(buf, static_cast<std::size_t>(n));
+    } catch (const std::exception&) {
+        return std::nullopt; // absent (the first turn's end) or unreadable: the wall clock
+    }
+    std::istringstream in(text);
+    std::string version;
+    Stored s;
+    if (!(in >> version >> s.boot_id >> s.boottime_ms >> s.retention_ms >> s.wall_ms) ||
+        version != kVersion)
+        return std::nullopt;
+    return s;
+}
+
+std::string read_boot_id() {
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::string id;
+    in >> id;
+    return id;
+}
+
+} // namespace retention_clock
+
+RetentionClocks RetentionClocks::system() {
+    using namespace retention_clock;
+    return {[] { return clock_ms(CLOCK_REALTIME); }, [] { return clock_ms(CLOCK_BOOTTIME); },
+            read_boot_id};
+}
+
+RetentionTime advance_retention_clock(const std::string& state_dir, const RetentionClocks& clocks) {
+    using namespace retention_clock;
+    const std::string path = state_dir + "/" + kFile;
+    const std::int64_t wall = clocks.wall_ms();
+    const std::int64_t boot = clocks.boottime_ms();
+    const std::string id = clocks.boot_id();
+    const auto stored = read_stored(path);
+    std::int64_t retention = wall;
+    const bool same_boot =
+        stored && !id.empty() && stored->boot_id == id && boot >= stored->boottime_ms;
+    if (same_boot)
+        retention = stored->retention_ms + (boot - stored->boottime_ms);
+    else if (stored)
+        retention = std::max(wall, stored->retention_ms); // a reboot: the time off is unknown
+    if (same_boot) {
+        // Only within one boot does the offset from the wall clock tell a step.
+        const std::int64_t stepped = (wall - retention) - (stored->wall_ms - stored->retention_ms);
+        if (stepped > 60'000 || stepped < -60'000)
+            log::warn("journal",
+                      "the wall clock stepped {} by {} s since the journal's retention last ran; "
+                      "run.journalMaxAge counts the time that elapsed on this machine instead, so "
+                      "finished turns are not removed early (docs/design.md §11.6)",
+                      stepped > 0 ? "forward" : "backward",
+                      (stepped > 0 ? stepped : -stepped) / 1000);
+    }
+    try {
+        fs_util::replace_file(
+            state_dir, path,
+            fmt::format("{} {} {} {} {}\n", kVersion, id.empty() ? "-" : id, boot, retention, wall),
+            0600);
+    } catch (const std::exception& e) {
+        log::warn("journal", "keeping the retention clock: {}", e.what());
+    }
+    return {std::min(retention, wall), wall};
+}
+
+std::chrono::system_clock::time_point elapsed_wall_time(const std::string& state_dir,
+                                                        std::chrono::system_clock::time_point wall,
+                                                        const RetentionClocks& clocks) {
+    const RetentionTime t = advance_retention_clock(state_dir, clocks);
+    return wall - std::chrono::milliseconds(t.wall_ms - t.now_ms);
+}
+
+} // namespace radial::turn
