@@ -1,7 +1,11 @@
 #include "cli/config_check.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -13,6 +17,7 @@
 #include "config/box_identity.h"
 #include "config/host_config.h"
 #include "config/instance_id.h"
+#include "config/metrics_endpoint.h"
 #include "config/state_dir_trust.h"
 #include "egress/egress_broker.h"
 #include "log/log_redaction.h"
@@ -54,13 +59,39 @@ std::string entry_text(const host::ConfigEntry& e) {
     }
 }
 
+// Why radiald could not create entries in the directory `dir` (a read-only file system, no write
+// or search permission for radiald's user), or "" when it could.
+std::string unwritable(const std::string& dir) {
+    if (::faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) == 0) return "";
+    const int err = errno;
+    if (err == EROFS) return fmt::format("'{}' is on a read-only file system", dir);
+    return fmt::format("radiald (uid {}) cannot create files in '{}': {}", ::geteuid(), dir,
+                       std::strerror(err));
+}
+
+// The nearest directory at or above `path` that exists: where a missing one would be created.
+std::filesystem::path existing_ancestor(std::filesystem::path path) {
+    std::error_code ec;
+    while (path.has_relative_path() && !std::filesystem::exists(path, ec))
+        path = path.parent_path();
+    return path;
+}
+
 // The state directory as config check finds it, without creating it. Throws StartupError when a
-// daemon could never use it.
+// daemon could never use it: every turn journals there (docs/design.md §11).
 std::string state_dir_text(const config::HostConfig& cfg) {
     namespace fs = std::filesystem;
     std::error_code ec;
     auto st = fs::status(cfg.state_dir, ec);
-    if (st.type() == fs::file_type::not_found) return cfg.state_dir + " (created at first start)";
+    if (st.type() == fs::file_type::not_found) {
+        const auto parent = existing_ancestor(cfg.state_dir);
+        if (auto why = unwritable(parent); !why.empty())
+            throw StartupError(fmt::format(
+                "{}run.stateDir: '{}' does not exist and cannot be created: {}; create it for "
+                "radiald's user or choose another directory",
+                cfg.where("run.stateDir"), cfg.state_dir, why));
+        return cfg.state_dir + " (created at first start)";
+    }
     if (ec)
         throw StartupError(
             fmt::format("{}run.stateDir: cannot look at '{}': {}; fix its permissions "
@@ -73,7 +104,40 @@ std::string state_dir_text(const config::HostConfig& cfg) {
                         cfg.where("run.stateDir"), cfg.state_dir));
     // What `run` and `turn` refuse: a directory another user could change (docs/design.md §15).
     config::check_state_dir_trust(cfg.state_dir);
+    if (auto why = unwritable(cfg.state_dir); !why.empty())
+        throw StartupError(fmt::format(
+            "{}run.stateDir: {}: radiald keeps its journal and its turns' sockets there; make it "
+            "writable (remount it read-write) or choose another directory",
+            cfg.where("run.stateDir"), why));
     return cfg.state_dir + " (exists)";
+}
+
+// run.metrics as `radiald run` would serve it: a unix socket needs its directory, and a path that
+// holds anything but a socket is refused there (docs/design.md §12.6). A TCP address is bound at
+// start only: binding it here would fail whenever the daemon already serves it.
+void check_metrics_endpoint(const config::HostConfig& cfg) {
+    if (cfg.metrics.empty()) return;
+    std::string problem;
+    const auto where = config::parse_metrics_endpoint(cfg.metrics, problem);
+    if (!where || where->kind != config::MetricsEndpoint::Kind::unix_socket) return;
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::path(where->path).parent_path();
+    std::error_code ec;
+    std::string why;
+    if (!fs::is_directory(dir, ec))
+        why = fmt::format("the socket's directory '{}' does not exist; create it first",
+                          dir.string());
+    else if (why = unwritable(dir.string()); !why.empty())
+        why += "; make it writable for radiald's user or pick another path";
+    else if (auto st = fs::symlink_status(where->path, ec);
+             !ec && st.type() != fs::file_type::not_found && st.type() != fs::file_type::socket)
+        why = fmt::format("'{}' exists and is not a socket; remove it or pick another path",
+                          where->path);
+    if (!why.empty())
+        throw StartupError(
+            fmt::format("{}run.metrics: radiald run could not serve the metrics "
+                        "there: {}",
+                        cfg.where("run.metrics"), why));
 }
 
 // The literal secrets of [redact] as every turn would compile them: one the set refuses (shorter
@@ -129,6 +193,7 @@ int run_config_check_command(const ConfigCheckOptions& o) {
         // Ranges that do not do what they seem to (docs/design.md §9.7): said, not refused.
         for (const auto& w : egress::ceiling_warnings(cfg.egress)) log::warn("config", "{}", w);
         const std::string state = state_dir_text(cfg);
+        check_metrics_endpoint(cfg);
         check_redact_values(cfg);
         const std::string instance = instance_id_text(cfg);
         // What `radiald run` and `radiald turn` refuse at startup (docs/design.md §8.7).

@@ -4,11 +4,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
+#include <sys/mount.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "../../support/process_runner.h"
+#include "../../support/small_disk.h"
 #include "../../support/temp_dir.h"
 
 namespace radial {
@@ -347,6 +349,56 @@ TEST(ConfigCheck, AStateDirThatIsAFileIsRefused) {
     expect_problem(s.check(), 1,
                    s.config + ":4:12: run.stateDir: '" + s.state +
                        "' exists and is not a directory; remove it or choose another path");
+}
+
+// A state directory on a read-only file system (a backup mounted to be looked at, a disk the
+// kernel remounted read-only) passed config check; `radiald run` then failed at its journal and
+// every turn with it. So did a missing one that could not be created there.
+TEST(ConfigCheck, AStateDirOnAReadOnlyFileSystemIsRefused) {
+    CheckSetup s;
+    const std::string mount = s.dir / "ro";
+    test::SmallDisk disk(mount, "1m");
+    if (!disk.ok()) GTEST_SKIP() << "mounting a tmpfs needs root (the suite runs as root)";
+    s.state = mount + "/state";
+    fs::create_directory(s.state);
+    ASSERT_EQ(::mount("tmpfs", mount.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr), 0);
+    s.write_config();
+    expect_problem(s.check(), 1,
+                   s.config + ":4:12: run.stateDir: '" + s.state +
+                       "' is on a read-only file system: radiald keeps its journal and its "
+                       "turns' sockets there; make it writable (remount it read-write) or choose "
+                       "another directory");
+    s.state = mount + "/missing/state";
+    s.write_config();
+    expect_problem(s.check(), 1,
+                   s.config + ":4:12: run.stateDir: '" + s.state +
+                       "' does not exist and cannot be created: '" + mount +
+                       "' is on a read-only file system; create it for radiald's user or choose "
+                       "another directory");
+}
+
+// A unix metrics socket in a directory that does not exist, or at a path a file holds, passed
+// config check and then stopped `radiald run` at its start.
+TEST(ConfigCheck, AMetricsSocketRunCouldNotServeIsRefused) {
+    CheckSetup s;
+    const std::string missing = s.dir / "no-such-dir";
+    s.write_config("metrics = \"unix:" + missing + "/metrics.sock\"\n");
+    auto r = s.check();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("run.metrics: radiald run could not serve the metrics there: "
+                                 "the socket's directory '" +
+                                 missing + "' does not exist; create it first"));
+    const std::string file = s.dir.write("metrics.sock", "a file\n");
+    s.write_config("metrics = \"unix:" + file + "\"\n");
+    r = s.check();
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("'" + file +
+                                 "' exists and is not a socket; remove it or pick "
+                                 "another path"));
+    s.write_config("metrics = \"unix:" + std::string(s.dir / "free.sock") + "\"\n");
+    r = s.check();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("config ok"));
 }
 
 TEST(ConfigCheck, ProblemsAreJsonLinesWithLogFormatJson) {
