@@ -52,9 +52,16 @@ void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req,
     for (const auto& e : o.env) {
         auto eq = e.find('=');
         std::string name = e.substr(0, eq);
-        if (eq == std::string::npos || !is_env_name(name))
+        // The value is never quoted back: it may be a secret passed the wrong way.
+        if (eq == std::string::npos)
             throw turn::RequestError(fmt::format(
-                "--env '{}' must be NAME=VALUE with NAME matching [A-Za-z_][A-Za-z0-9_]*", name));
+                "--env {}has no '=': pass NAME=VALUE (NAME=, for an empty value)",
+                is_env_name(name) ? "'" + name + "' " : std::string("(an argument not shown) ")));
+        if (!is_env_name(name))
+            throw turn::RequestError(fmt::format(
+                "--env {}: the name {} must match [A-Za-z_][A-Za-z0-9_]*; pass NAME=VALUE",
+                name.empty() ? std::string("=…") : "'" + name + "=…'",
+                name.empty() ? std::string("before '=' is empty and") : "'" + name + "'"));
         req.env.push_back({name, e.substr(eq + 1), false});
     }
     // Where a workspace appears means nothing without one: more likely a workspace forgotten. A
@@ -168,7 +175,9 @@ void add_box_options(CLI::App* cmd, TurnOptions& o, const std::string& what,
     cmd->add_option("--config", o.config_file, "Config file (TOML)")->check(CLI::ExistingFile);
     cmd->add_option("--runtime", o.runtime, "Runtime id, overriding run.containerRuntime");
     cmd->add_option("--image", o.request.image,
-                    "Image (or template) to run; required unless the turn runs in a --session");
+                    what == "Turn" ? "Image (or template) to run; required unless the turn runs "
+                                     "in a --session"
+                                   : "Image (or template) to run; required");
     cmd->add_option("--workspace", o.request.workspace,
                     "Host directory mounted at /work (the workdir); read-write unless --mode "
                     "read-only");

@@ -74,4 +74,42 @@ std::string read_config_text(const std::string& path) {
     }
 }
 
+std::string toml_problem(std::string_view description) {
+    constexpr std::string_view prefix = "Error while parsing ";
+    std::string_view what, rest = description;
+    if (rest.starts_with(prefix)) {
+        rest.remove_prefix(prefix.size());
+        if (const auto colon = rest.find(": "); colon != std::string_view::npos) {
+            what = rest.substr(0, colon);
+            rest.remove_prefix(colon + 2);
+        }
+    }
+    // "cannot redefine existing table 'run'", "... existing string 'x'", "... existing string
+    // 'x' as table": the quoted name is the table's or the key's, as written.
+    constexpr std::string_view redefine = "cannot redefine existing ";
+    if (rest.starts_with(redefine)) {
+        const auto open = rest.find('\'');
+        const auto close = open == std::string_view::npos ? open : rest.find('\'', open + 1);
+        if (close != std::string_view::npos) {
+            const std::string_view type = rest.substr(redefine.size(), open - redefine.size() - 1);
+            const std::string_view name = rest.substr(open + 1, close - open - 1);
+            const std::string_view after = rest.substr(close + 1);
+            if (type == "table" && after.empty())
+                return fmt::format(
+                    "the table [{0}] appears twice; keep one [{0}] and put all its "
+                    "keys in it",
+                    name);
+            if (after.empty()) return fmt::format("the key '{}' is set twice; keep one", name);
+            // after: " as table", " as array-of-tables", " as dotted key-value pair"
+            const std::string_view as = after.starts_with(" as ") ? after.substr(4) : after;
+            return fmt::format(
+                "'{}' is already a {}, so it cannot also be a{} {}; rename one of "
+                "them",
+                name, type, as.starts_with("a") ? "n" : "", as);
+        }
+    }
+    if (what.empty()) return fmt::format("not valid TOML: {}", rest);
+    return fmt::format("not valid TOML ({}): {}", what, rest);
+}
+
 } // namespace radial::config

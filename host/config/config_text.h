@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace radial::config {
 
@@ -25,5 +26,11 @@ std::optional<PathProblem> config_path_problem(const std::string& path);
 // above it, judged as a plugin is (radial/internal/file_trust.h; docs/design.md §5.9, §15.1).
 // [thread-safe]
 std::string read_config_text(const std::string& path);
+
+// toml++'s description of a parse error (`parse_error::description()`) in radiald's words: a table
+// or key given twice is named with the fix ("the table [run] appears twice; ..."), anything else
+// is "not valid TOML (<what was read>): <toml++'s words>". Used for the config file and turn files
+// alike. Pure.
+std::string toml_problem(std::string_view description);
 
 } // namespace radial::config

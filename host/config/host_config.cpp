@@ -98,7 +98,8 @@ HostConfig load(const std::optional<std::string>& file,
         try {
             root = toml::parse(text, *file);
         } catch (const toml::parse_error& e) {
-            throw ConfigError(fmt::format("{}: {}", position(*file, e.source()), e.description()));
+            throw ConfigError(
+                fmt::format("{}: {}", position(*file, e.source()), toml_problem(e.description())));
         }
     }
     Reader r(cfg);
@@ -134,7 +135,11 @@ HostConfig load(const std::optional<std::string>& file,
             (fs::path(exe_dir) / ".." / "lib" / "radial" / "runtimes").lexically_normal().string());
     } else {
         for (const auto& d : read.plugin_dirs) {
-            if (d.empty()) r.fail("run.pluginDir", "must not be empty");
+            if (d.empty())
+                r.fail("run.pluginDir",
+                       "must not be empty (it would name the config file's own directory); "
+                       "name the directory of the runtime plugins, or remove the key for the "
+                       "default, <radiald's directory>/../lib/radial/runtimes");
             cfg.plugin_dirs.push_back((base / d).lexically_normal().string());
         }
     }

@@ -296,7 +296,11 @@ std::vector<KeyReader> run_readers(Reader& r, HostConfig& cfg, RunTable& out) {
         {"stateDir",
          [&](K key, V v) {
              out.state_dir = r.string(key, v);
-             if (out.state_dir.empty()) r.fail(key, "must not be empty");
+             if (out.state_dir.empty())
+                 r.fail(key,
+                        "must not be empty; name a directory, or remove the key for the "
+                        "default, " +
+                            default_state_dir());
          }},
         {"sharedWorkspaces", [&](K key, V v) { cfg.shared_workspaces = boolean(r, key, v); }},
         {"codexAuth", [&](K key, V v) { cfg.codex_auth = boolean(r, key, v); }},

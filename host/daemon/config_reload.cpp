@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/config_text.h"
 #include "config/host_config.h"
 
 namespace radial::daemon {
@@ -32,8 +33,8 @@ std::map<std::string, std::string> flat(const std::string& toml_text, const char
     try {
         flatten(toml::parse(toml_text), "", out);
     } catch (const toml::parse_error& e) {
-        throw config::ConfigError(
-            fmt::format("the {} config does not parse: {}", which, e.description()));
+        throw config::ConfigError(fmt::format("the {} config does not parse: {}", which,
+                                              config::toml_problem(e.description())));
     }
     return out;
 }

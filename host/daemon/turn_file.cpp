@@ -1,6 +1,7 @@
 #include "daemon/turn_file.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <toml++/toml.h>
 
 #include <filesystem>
@@ -9,7 +10,9 @@
 #include <set>
 
 #include "config/bounded_units.h"
+#include "config/config_text.h"
 #include "config/key_table.h"
+#include "fs/file_kind.h"
 #include "turn/request_policy.h"
 #include "turn/turn_session.h"
 #include "turn/workspace_mode.h"
@@ -136,16 +139,22 @@ SpooledRequest read_turn_file(const std::string& path) {
     if (st.type() == fs::file_type::not_found)
         throw TurnFileError(fmt::format("reading turn file '{}': no such file", path));
     if (ec) throw TurnFileError(fmt::format("reading turn file '{}': {}", path, ec.message()));
-    if (st.type() != fs::file_type::regular)
+    if (st.type() != fs::file_type::regular) {
+        struct stat sb {};
+        const std::string kind =
+            ::stat(path.c_str(), &sb) == 0 ? fs_util::file_kind(sb.st_mode) : "not a file";
         throw TurnFileError(fmt::format(
-            "reading turn file '{}': it is {}, not a file; give the path of a turn file (TOML)",
-            path, st.type() == fs::file_type::directory ? "a directory" : "no regular file"));
+            "reading turn file '{}': it is {}, not a regular file; write the turn file (TOML) to "
+            "a file and give its path",
+            path, kind));
+    }
     toml::table root;
     try {
         root = toml::parse_file(path);
     } catch (const toml::parse_error& e) {
         const auto& b = e.source().begin;
-        throw TurnFileError(fmt::format("{}:{}:{}: {}", path, b.line, b.column, e.description()));
+        throw TurnFileError(fmt::format("{}:{}:{}: {}", path, b.line, b.column,
+                                        config::toml_problem(e.description())));
     }
     FileReader r(path, fs::absolute(path, ec).parent_path());
     SpooledRequest req;

@@ -307,15 +307,16 @@ std::string check_image(const std::string& image, const config::HostConfig& cfg)
 void check_record_type(const std::string& type) {
     if (!internal::is_record_type(type))
         throw RequestError(fmt::format(
-            "recordType '{}' must be 1 to {} characters of A-Z, a-z, 0-9 and . _ : / - (the "
-            "turn socket accepts no other record type)",
+            "the record type '{}' (--record-type, recordType in a turn file) must be 1 to {} "
+            "characters of A-Z, a-z, 0-9 and . _ : / - (the turn socket accepts no other record "
+            "type)",
             type, kMaxRecordTypeBytes));
     // radiald's own records (radial.egress receipts, …) are told apart by their type alone: a
     // box whose turn could post one could forge them.
     if (type.starts_with("radial."))
         throw RequestError(fmt::format(
-            "recordType '{}': types starting with 'radial.' are radiald's own records; choose "
-            "another",
+            "the record type '{}' (--record-type, recordType in a turn file): types starting "
+            "with 'radial.' are radiald's own records; choose another",
             type));
 }
 

@@ -220,8 +220,13 @@ void check_request_kind(const TurnRequest& req) {
 }
 
 ContainerSpec build_container_spec(const TurnRequest& req, const config::HostConfig& cfg) {
-    if (req.image.empty()) throw RequestError("the turn names no image; pass --image IMAGE");
-    if (req.argv.empty()) throw RequestError("the turn has no command; put it after '--'");
+    const char* what = req.kind == RequestKind::check ? "check" : "turn";
+    if (req.image.empty())
+        throw RequestError(fmt::format(
+            "the {} names no image; pass --image IMAGE (in a turn file: image = \"IMAGE\")", what));
+    if (req.argv.empty())
+        throw RequestError(fmt::format(
+            "the {} has no command; put it after '--' (in a turn file: argv = [...])", what));
     check_request_text(req);
     validate_turn_id(req.turn_id);
     check_request_kind(req);

@@ -32,7 +32,9 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
     : env_(env), request_(std::move(request)), token_(socket::mint_turn_token()) {
     if (request_.turn_id.empty()) request_.turn_id = new_turn_id();
     if (request_.kind == RequestKind::check) check_lines_.emplace(request_.turn_id);
-    if (request_.record_type.empty()) throw RequestError("the record type must not be empty");
+    if (request_.record_type.empty())
+        throw RequestError(
+            "the record type (--record-type, recordType in a turn file) must not be empty");
     try {
         redaction::SecretSet secrets = secrets_before_the_box(request_, env_.cfg.redact);
         secrets.add(kTokenEnv, token_);

@@ -361,6 +361,23 @@ TEST(RadialdCli, MissingSecretIsAClearError) {
     expect_refusal(r, "'RADIAL_TEST_UNSET_SECRET' is not set in radiald's environment");
 }
 
+// A wrong --env names what is wrong and never quotes the value back, which may be a secret passed
+// the wrong way: `--env '=x'` was said as "--env ''".
+TEST(RadialdCli, AWrongEnvFlagSaysWhatIsWrongWithoutItsValue) {
+    PluginSetup s{{"fake_good", "fake"}};
+    for (const auto& [arg, said] : std::vector<std::pair<std::string, std::string>>{
+             {"=hunter2-value", "--env =…: the name before '=' is empty and must match"},
+             {"A-B=hunter2-value", "--env 'A-B=…': the name 'A-B' must match"},
+             {"NAME", "--env 'NAME' has no '=': pass NAME=VALUE"},
+             {"hunter2-value", "--env (an argument not shown) has no '='"}}) {
+        auto r =
+            test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml",
+                               "--runtime", "fake", "--image", "img", "--env", arg, "--", "env"});
+        expect_refusal(r, said);
+        EXPECT_THAT(r.err, Not(HasSubstr("hunter2"))) << arg;
+    }
+}
+
 TEST(RadialdCli, ARequestCannotSetTheVariablesThatCarryTheTurnSocketAndToken) {
     PluginSetup s{{"fake_good", "fake"}};
     auto r = test::run_process({RADIALD_PATH, "turn", "--config", s.dir / "radiald.toml",

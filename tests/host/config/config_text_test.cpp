@@ -42,5 +42,26 @@ TEST(ConfigText, ADirectoryABrokenLinkOrAFifoIsSaidForWhatItIs) {
     EXPECT_EQ(read_config_text(d.write("ok.toml", "[run]\n")), "[run]\n");
 }
 
+// What the TOML parser says, in radiald's words: a table or key given twice was said as
+// "Error while parsing table header: cannot redefine existing table 'run'", which names neither
+// the mistake an operator makes (two [run] tables) nor its fix.
+TEST(ConfigText, ATableOrKeyGivenTwiceIsNamedWithTheFix) {
+    test::TempDir d("radial-config-text");
+    for (const auto& [text, said] : std::vector<std::pair<std::string, std::string>>{
+             {"[run]\nstateDir = \"/a\"\n[run]\nlogLevel = \"info\"\n",
+              ":3:1: the table [run] appears twice; keep one [run] and put all its keys in it"},
+             {"[run]\nstateDir = \"/a\"\nstateDir = \"/b\"\n",
+              ":3:12: the key 'stateDir' is set twice; keep one"},
+             {"[run]\nnetwork = \"x\"\n[run.network]\na = 1\n",
+              ":3:1: 'run.network' is already a string, so it cannot also be a table; rename one "
+              "of them"},
+             {"[run]\nstateDir = \n",
+              ":2:12: not valid TOML (key-value pair): expected value, "
+              "saw '\\n'"}}) {
+        const std::string file = d.write("twice.toml", text);
+        EXPECT_EQ(load_error(file), file + said) << text;
+    }
+}
+
 } // namespace
 } // namespace radial::config

@@ -3,6 +3,7 @@
 #include "daemon/turn_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -272,12 +273,25 @@ TEST(TurnFile, NoSuchFile) {
               "reading turn file '/nonexistent/t.toml': no such file");
 }
 
-// A directory given for the file is named as one, not as missing.
-TEST(TurnFile, ADirectoryIsNamedAsOne) {
+// A directory given for the file is named as one, not as missing; a pipe (`submit /dev/stdin`)
+// was "it is no regular file, not a file".
+TEST(TurnFile, ADirectoryOrAPipeIsNamedAsOne) {
     test::TempDir d;
     EXPECT_EQ(error_of(d.path()), "reading turn file '" + d.path() +
-                                      "': it is a directory, not a file; give the path of a turn "
-                                      "file (TOML)");
+                                      "': it is a directory, not a regular file; write the turn "
+                                      "file (TOML) to a file and give its path");
+    const std::string fifo = d / "turn.toml";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_EQ(error_of(fifo), "reading turn file '" + fifo +
+                                  "': it is a fifo, not a regular file; write the turn file (TOML) "
+                                  "to a file and give its path");
+}
+
+// The parser's words for a key given twice name the key and the fix, as in the config file.
+TEST(TurnFile, AKeyGivenTwiceIsNamed) {
+    test::TempDir d;
+    const std::string f = d.write("t.toml", "image = \"img\"\nimage = \"other\"\n");
+    EXPECT_EQ(error_of(f), f + ":2:9: the key 'image' is set twice; keep one");
 }
 
 } // namespace

@@ -236,7 +236,9 @@ TEST(C14_Submit, ASecretOutsideSecretNamesIsRefused) {
 
 TEST(C14_Submit, ARecordTypeTheSocketWouldRefuseIsRefused) {
     PolicySetup s;
-    expect_submit_refused(s, request("recordType = \"a b\"\n"), "recordType 'a b' must be 1 to");
+    expect_submit_refused(
+        s, request("recordType = \"a b\"\n"),
+        "the record type 'a b' (--record-type, recordType in a turn file) must be 1 to");
 }
 
 // radiald's own records are told apart by their type: a turn whose box could post
@@ -452,8 +454,9 @@ TEST(C14_Turn, ASecretNamesPatternThatNamesNoVariableIsRefused) {
 
 TEST(C14_Turn, ARecordTypeTheSocketWouldRefuseIsRefused) {
     PolicySetup s;
-    expect_turn_refused(s, s.turn({"--image", "img", "--record-type", "a b"}),
-                        "recordType 'a b' must be 1 to");
+    expect_turn_refused(
+        s, s.turn({"--image", "img", "--record-type", "a b"}),
+        "the record type 'a b' (--record-type, recordType in a turn file) must be 1 to");
     expect_turn_refused(s, s.turn({"--image", "img", "--record-type", "radial.egress"}),
                         "are radiald's own records");
 }
