@@ -28,6 +28,7 @@
 #include "turn/box_id_lease.h"
 #include "turn/box_root.h"
 #include "turn/box_user_env.h"
+#include "turn/handover_recovery.h"
 #include "turn/image_pin.h"
 #include "turn/turn_request.h"
 #include "turn/turn_session.h"
@@ -372,6 +373,12 @@ int run_session_rm(const SessionOptions& o) {
             return kExitFailed;
         }
         instance->runtime().kill(rec->label);
+        // What a turn of it whose radiald was killed left the box's: handed back before the ids
+        // go back to the pool, since the next box given them would own that tree (docs/design.md
+        // §3.9). Only the notes whose box the runtime now says ended are acted on.
+        turn::WorkspaceHandover::recover(
+            turn::handover_marker_dir(cfg.state_dir),
+            turn::box_may_write(instance->runtime(), instance->journal()));
         turn::release_box_id_lease_of(lease_dir(), rec->label);
         std::error_code ec;
         // Its own only: <stateDir>/identity/<id> is a one-shot turn's of the same id, which may

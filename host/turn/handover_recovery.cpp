@@ -2,6 +2,7 @@
 #include "turn/handover_recovery.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <radial/internal/unique_fd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 
 #include "fs/open_no_links.h"
 #include "log/logger.h"
+#include "session/session_record.h"
 
 namespace radial::turn {
 
@@ -98,6 +100,24 @@ std::string orphan_writing_into(const std::string& marker_dir, const std::string
     } catch (const std::exception&) {
     }
     return {};
+}
+
+std::string orphan_refusal(const std::string& workspace, const std::string& turn_id,
+                           const std::string& label, const config::HostConfig& cfg) {
+    const std::string prefix = session::session_label_prefix(cfg);
+    if (label.starts_with(prefix) && label.size() > prefix.size()) {
+        const std::string session = label.substr(prefix.size());
+        return fmt::format(
+            "workspace '{}' is still written by turn {} in the box of session '{}', which a "
+            "killed radiald left running; a turn of that session ends what the exec left "
+            "(radiald turn --session {} -- true), or 'radiald session rm {}' removes its box and "
+            "'radiald reconcile' then hands the workspace back",
+            workspace, turn_id, session, session, session);
+    }
+    return fmt::format(
+        "workspace '{}' is still written by the box of turn {}, which a killed radiald left "
+        "running; 'radiald reconcile' removes that box and hands the workspace back",
+        workspace, turn_id);
 }
 
 } // namespace radial::turn

@@ -4,6 +4,7 @@
 
 #include <radial/host/runtime_client.hpp>
 
+#include "config/host_config.h"
 #include "journal/journal.h"
 #include "turn/workspace_handover.h"
 
@@ -26,6 +27,12 @@ WorkspaceHandover::BoxMayWrite box_may_write(const host::RuntimeClient& client,
 // hand-over would take the box's uid for the owner (docs/design.md §3.9). Never throws.
 std::string orphan_writing_into(const std::string& marker_dir, const std::string& workspace,
                                 const WorkspaceHandover::BoxMayWrite& may_write) noexcept;
+
+// Why a turn does not start on `workspace`, which the box `label` of turn `turn_id` (found by
+// orphan_writing_into) still writes into, and what ends that box: a session's box is kept by
+// reconciliation, so `radiald reconcile` alone does nothing for it. Pure.
+std::string orphan_refusal(const std::string& workspace, const std::string& turn_id,
+                           const std::string& label, const config::HostConfig& cfg);
 
 // After a turn of the session whose box is labelled `session_label` has ended its exec and handed
 // the workspace back whole: removes the hand-over notes (in `marker_dir`, other than

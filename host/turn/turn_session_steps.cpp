@@ -82,18 +82,26 @@ std::optional<std::string> TurnSession::hold(Run& run, std::optional<WorkspaceLo
         }
         if (!run.workspace_lock) return workspace_in_use(request_.workspace);
     }
-    // Nor beside a box a killed radiald left writing into it (a session's is its own box).
+    // Nor beside a box a killed radiald left writing into it: another session's box, or a
+    // one-shot turn's, would go on writing beside this one, and this turn's hand-back would take
+    // that box's uid for the owner. An earlier exec in this session's own box is no such box: the
+    // exec's radial-init ends what it left before the command runs (docs/design.md §13.12).
+    const std::string own_box = session_ ? session_->label : std::string();
+    std::string orphan_label;
+    const auto may_write = box_may_write(env_.client, env_.journal);
     if (const auto orphan =
-            run.workspace_lock && !session_
+            run.workspace_lock
                 ? orphan_writing_into(handover_marker_dir(env_.cfg.state_dir), request_.workspace,
-                                      box_may_write(env_.client, env_.journal))
+                                      [&](const std::string& turn_id) {
+                                          const auto t = env_.journal.turn(turn_id);
+                                          if (t) orphan_label = t->entry.label;
+                                          if (!own_box.empty() && t && t->entry.label == own_box)
+                                              return false;
+                                          return may_write(turn_id);
+                                      })
                 : std::string();
         !orphan.empty())
-        return fmt::format(
-            "workspace '{}' is still written by the box of turn {}, which a killed "
-            "radiald left running; 'radiald reconcile' removes that box and hands "
-            "the workspace back",
-            request_.workspace, orphan);
+        return orphan_refusal(request_.workspace, orphan, orphan_label, env_.cfg);
     // One turn per session at a time: an exec's end kills what else runs in the box (radial-init
     // as in docs/design.md §13.12), so a second turn would lose its processes.
     if (session_) {

@@ -444,6 +444,63 @@ TEST(SessionLive, AWorkspaceAKilledTurnLeftTheBoxUidsIsTheOwnersAfterTheNextTurn
     EXPECT_THAT(third.result.err, Not(HasSubstr("may still write"))) << third.result.err;
 }
 
+// Two sessions on one workspace; a radiald SIGKILLed during the first's turn leaves its exec
+// writing there. A turn of the second session ran beside it (only a one-shot turn was refused),
+// took the first box's uid for the workspace's owner and left the tree that uid's. Now it is
+// refused, as a one-shot turn is, naming the session and what ends its exec; the first session's
+// own next turn runs (its exec's init ends what the killed one left). `session rm` of a session
+// whose killed turn left the workspace its box's hands it back before the box's ids are freed.
+TEST(SessionLive, ATurnDoesNotStartBesideAnotherSessionsOrphanedExecOnItsWorkspace) {
+    test::RadialdSetup setup;
+    test::TempDir ws("radial-ws"), scratch("radial-sess");
+    ASSERT_EQ(::chown(ws.path().c_str(), 65534, 65534), 0);
+    Session first(setup, {"--workspace", ws.path()}), second(setup, {"--workspace", ws.path()});
+    ASSERT_EQ(first.created.exit_code, 0) << first.created.err;
+    ASSERT_EQ(second.created.exit_code, 0) << second.created.err;
+    auto orphan_an_exec = [&](const std::string& id) {
+        test::BackgroundProcess left({RADIALD_PATH, "turn", "--config", setup.config(), "--session",
+                                      first.id, "--turn-id", id, "--", "sh", "-c",
+                                      "echo started; while :; do touch /work/tick; "
+                                      "sleep 0.2; done"},
+                                     scratch / (id + ".log"), true);
+        ASSERT_EQ(left.read_line(), std::optional<std::string>("started"))
+            << test::read_file(scratch / (id + ".log"));
+        left.signal(SIGKILL);
+        left.wait(30s);
+    };
+    orphan_an_exec("orphaned-1");
+    for (const auto& flags : {std::vector<std::string>{"--session", second.id},
+                              std::vector<std::string>{"--workspace", ws.path()}}) {
+        auto beside = setup.turn(flags, {"sh", "-c", "echo x > /work/beside"});
+        EXPECT_EQ(beside.result.exit_code, 125) << beside.result.err;
+        EXPECT_THAT(beside.result.err,
+                    HasSubstr("is still written by turn orphaned-1 in the box of session '" +
+                              first.id + "'"))
+            << beside.result.err;
+        EXPECT_THAT(beside.result.err, HasSubstr("radiald session rm " + first.id));
+    }
+    EXPECT_FALSE(fs::exists(ws / "beside"));
+    auto own = setup.turn({"--session", first.id}, {"true"});
+    EXPECT_EQ(own.result.exit_code, 0) << own.result.err;
+    struct stat st {};
+    ASSERT_EQ(::stat(ws.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u);
+
+    orphan_an_exec("orphaned-2");
+    ASSERT_EQ(::stat(ws.path().c_str(), &st), 0);
+    ASSERT_NE(st.st_uid, 65534u) << "the killed turn did not leave the workspace the box's";
+    auto rm = test::run_process(
+        {RADIALD_PATH, "session", "rm", "--config", setup.config(), first.id}, {}, 120s);
+    ASSERT_EQ(rm.exit_code, 0) << rm.err;
+    first.id.clear(); // removed
+    for (const std::string& p : {ws.path(), ws / "tick"}) {
+        ASSERT_EQ(::stat(p.c_str(), &st), 0) << p;
+        EXPECT_EQ(st.st_uid, 65534u) << p << " was left the removed box's uid";
+    }
+    auto after = setup.turn({"--session", second.id}, {"sh", "-c", "echo x > /work/after"});
+    EXPECT_EQ(after.result.exit_code, 0) << after.result.err;
+}
+
 // A workspace that a box's uid holds at the session's create (a turn on it runs) is not taken for
 // its owner: a later hand-back would give the files to whichever box is leased that uid next.
 TEST(SessionLive, AWorkspaceABoxUidHoldsAtCreateIsNotRecordedAsItsOwner) {
