@@ -343,8 +343,13 @@ int run_turn_command(const TurnOptions& o) {
                 }
                 if (interrupted.exchange(true)) continue;
                 // Before the line: logging may wait up to run.outputStall for a slow reader.
-                session->interrupt();
-                log::warn("turn", "turn {}: interrupted; killing its box", session->turn_id());
+                if (session->interrupt())
+                    log::warn("turn", "turn {}: interrupted; killing its box", session->turn_id());
+                else
+                    log::warn("turn",
+                              "turn {}: interrupted; no box of it runs now (its command ended, or "
+                              "had not started): what radiald still does for it stops",
+                              session->turn_id());
             }
         }
     });
@@ -418,8 +423,10 @@ int run_turn_command(const TurnOptions& o) {
             return kExitHostFault;
         }
     }
-    if (interrupted) return kExitInterrupted;
-    return rec.cli_exit_status();
+    // An interrupt that came after the command ended by itself changed nothing of its outcome:
+    // the status is the record's (docs/design.md §14.4).
+    static_assert(kExitInterrupted == 130);
+    return rec.cli_exit_status(interrupted);
 }
 
 } // namespace radial::cli

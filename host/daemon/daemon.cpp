@@ -346,8 +346,13 @@ void Daemon::kill_running() noexcept {
     killing_ = true;
     for (auto& [id, w] : workers_) {
         if (w.session == nullptr) continue;
-        log::warn("daemon", "turn {}: killing its box (shutdown)", id);
-        w.session->interrupt(turn::StopReason::shutdown);
+        if (w.session->interrupt(turn::StopReason::shutdown))
+            log::warn("daemon", "turn {}: killing its box (shutdown)", id);
+        else
+            log::warn("daemon",
+                      "turn {}: stopping it (shutdown); no box of it runs now (its command ended, "
+                      "or had not started)",
+                      id);
     }
 }
 

@@ -255,9 +255,11 @@ std::string check_changes(const host::RuntimeClient& client, const std::string& 
     // Bounded: the session's lock (and a daemon's turn slot) is held meanwhile, and a box writes
     // faster than the scan reads (docs/design.md §13.12).
     const auto deadline = budget.clock.steady() + budget.most;
-    bool out_of_time = false;
+    bool out_of_time = false, stopped = false;
     const auto in_time = [&] {
-        out_of_time = out_of_time || (budget.most.count() > 0 && budget.clock.steady() >= deadline);
+        stopped = stopped || (budget.stop != nullptr && budget.stop->load());
+        out_of_time = out_of_time || stopped ||
+                      (budget.most.count() > 0 && budget.clock.steady() >= deadline);
         return !out_of_time;
     };
     host::SessionClient::ChangeHandler handler{
@@ -270,13 +272,20 @@ std::string check_changes(const host::RuntimeClient& client, const std::string& 
             return fmt::format("turn {}'s changes could not be checked for its secrets: {}",
                                turn_id, e.what());
     }
+    if (stopped && !scan.finish())
+        return fmt::format(
+            "turn {}'s changes were not all checked for its secrets: the turn was stopped (an "
+            "interrupt, or radiald stopping) while they were read ({} changed entries, {} bytes "
+            "read)",
+            turn_id, scan.entries(), scan.bytes());
     if (out_of_time && !scan.finish())
         return fmt::format(
             "turn {}'s changes could not be checked for its secrets within {} s (the turn's "
-            "timeout, and at least {} s; {} changed entries, {} bytes read): the box wrote more "
-            "than that time reads",
+            "timeout, at least {} s, and {} s for a turn without one; {} changed entries, {} "
+            "bytes read): the box wrote more than that time reads",
             turn_id, std::chrono::duration_cast<std::chrono::seconds>(budget.most).count(),
             std::chrono::duration_cast<std::chrono::seconds>(kLeastScanBudget).count(),
+            std::chrono::duration_cast<std::chrono::seconds>(kScanBudgetWithoutTimeout).count(),
             scan.entries(), scan.bytes());
     if (const auto& found = scan.finish()) {
         secret_found = true;
@@ -302,10 +311,13 @@ std::uint64_t changes_window_start_ms(time::WallPoint wall_start, time::SteadyPo
     return start > kSlack ? static_cast<std::uint64_t>((start - kSlack).count()) : 0;
 }
 
-ScanBudget scan_budget(const time::Clock& clock, std::uint64_t timeout_ms) {
+ScanBudget scan_budget(const time::Clock& clock, std::uint64_t timeout_ms,
+                       const std::atomic<bool>* stop) {
     using std::chrono::milliseconds;
-    return {clock, timeout_ms == 0 ? milliseconds(0)
-                                   : std::max(kLeastScanBudget, milliseconds(timeout_ms))};
+    return {clock,
+            timeout_ms == 0 ? kScanBudgetWithoutTimeout
+                            : std::max(kLeastScanBudget, milliseconds(timeout_ms)),
+            stop};
 }
 
 void end_session_turn(const host::RuntimeClient& client, const std::string& state_dir,
@@ -313,7 +325,8 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
                       const ContainerSpec& exec, const std::vector<std::string>& egress,
                       std::optional<std::int32_t> exit_code, std::string_view runtime_error,
                       const redaction::SecretSet& secrets, const redaction::Redactor& redactor,
-                      std::uint64_t since_ms, const time::Clock& clock) noexcept {
+                      std::uint64_t since_ms, const time::Clock& clock,
+                      const std::atomic<bool>* stop) noexcept {
     try {
         auto rec = load_session(state_dir, session_id);
         if (!rec) return;
@@ -329,7 +342,7 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
                     turn_id, runtime_error);
             else
                 why = check_changes(client, state_dir, *rec, turn_id, redactor, since_ms,
-                                    scan_budget(clock, exec.timeout_ms), secret_found);
+                                    scan_budget(clock, exec.timeout_ms, stop), secret_found);
         } catch (const std::exception& e) {
             why = fmt::format("turn {}'s changes could not be checked for its secrets: {}", turn_id,
                               e.what());

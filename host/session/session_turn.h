@@ -2,6 +2,7 @@
 // fixed at create, a turn's request may not change; the turn runs as an exec in the session's box.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -116,16 +117,21 @@ void end_session_turn(const host::RuntimeClient& client, const std::string& stat
                       const ContainerSpec& exec, const std::vector<std::string>& egress,
                       std::optional<std::int32_t> exit_code, std::string_view runtime_error,
                       const redaction::SecretSet& secrets, const redaction::Redactor& redactor,
-                      std::uint64_t since_ms, const time::Clock& clock) noexcept;
+                      std::uint64_t since_ms, const time::Clock& clock,
+                      const std::atomic<bool>* stop = nullptr) noexcept;
 
 // How long the look at a turn's changes may take, by `clock`: the exec's timeout (`timeout_ms`,
-// the turn's), and at least kLeastScanBudget; none without a timeout. Changes it could not read
-// in that time bar the session's snapshots, as changes it could not read at all do.
+// the turn's), at least kLeastScanBudget, and kScanBudgetWithoutTimeout for a turn without one;
+// and no longer than until `*stop` (the turn interrupted, the daemon stopping) is true. Changes it
+// could not read in that time bar the session's snapshots, as changes it could not read at all do.
 inline constexpr std::chrono::milliseconds kLeastScanBudget{10'000};
+inline constexpr std::chrono::milliseconds kScanBudgetWithoutTimeout{600'000};
 struct ScanBudget {
     const time::Clock& clock;
-    std::chrono::milliseconds most{0}; // 0: no bound
+    std::chrono::milliseconds most{0}; // 0: no bound (tests only)
+    const std::atomic<bool>* stop = nullptr;
 };
-ScanBudget scan_budget(const time::Clock& clock, std::uint64_t timeout_ms);
+ScanBudget scan_budget(const time::Clock& clock, std::uint64_t timeout_ms,
+                       const std::atomic<bool>* stop = nullptr);
 
 } // namespace radial::session

@@ -22,7 +22,8 @@ std::string_view to_string(TurnStatus s) noexcept {
     return "error";
 }
 
-int TerminalRecord::cli_exit_status() const noexcept {
+int TerminalRecord::cli_exit_status(bool interrupted) const noexcept {
+    if (interrupted && (reason == "interrupted" || status == TurnStatus::error)) return 130;
     switch (status) {
         case TurnStatus::succeeded: return 0;
         case TurnStatus::timed_out: return 124;

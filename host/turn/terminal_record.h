@@ -99,8 +99,10 @@ struct TerminalRecord {
 
     // The process exit status `radiald turn` reports: the turn's own exit code; 124 when it timed
     // out (as timeout(1)); 125 when the host or runtime failed (as `docker run`) or the turn was
-    // reclaimed; 137 when the host killed it.
-    int cli_exit_status() const noexcept;
+    // reclaimed; 137 when the host killed it. `interrupted` (radiald turn got SIGINT or SIGTERM):
+    // 130 when the record says the interrupt stopped the turn (reason "interrupted", or an error);
+    // a command that had already ended by itself keeps its own status (docs/design.md §14.4).
+    int cli_exit_status(bool interrupted = false) const noexcept;
 
     // One JSON object: turnId, kind, runtime, image, label, status, exitCode, signal, reason,
     // error, callAbandoned, outputTail {stdout, stderr}, startedAt / endedAt (RFC 3339 UTC,

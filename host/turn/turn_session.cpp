@@ -119,10 +119,13 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
 
 TurnSession::~TurnSession() = default;
 
-void TurnSession::interrupt(StopReason why) noexcept {
+bool TurnSession::interrupt(StopReason why) noexcept {
     std::lock_guard lock(runner_mutex_);
     stopped_ = why;
-    if (runner_ != nullptr) runner_->interrupt(why);
+    stop_after_exec_ = true;
+    if (runner_ == nullptr) return false;
+    runner_->interrupt(why);
+    return true;
 }
 
 // GCC 12 at -O2 reports the descriptor inside a moved-from std::optional<WorkspaceLock> as

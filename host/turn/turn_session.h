@@ -9,6 +9,7 @@
 // is gone and the socket is closed.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -130,8 +131,10 @@ public:
     void set_on_claimed(std::function<void()> f) { on_claimed_ = std::move(f); }
 
     // Stops the turn, now or when it gets that far; the terminal record says why (StopReason).
-    // [thread-safe]
-    void interrupt(StopReason why = StopReason::interrupted) noexcept;
+    // After its command ended, what radiald still does for it that may take long — the check of
+    // a session turn's changes for its secrets — ends too (the session then takes no snapshot).
+    // Returns whether a box of the turn was being run (and is now killed). [thread-safe]
+    bool interrupt(StopReason why = StopReason::interrupted) noexcept;
 
     // The compiled secret set of this turn as it is now: it grows while the box runs when the
     // harness refreshes its Codex tokens (docs/design.md §8.7). [thread-safe]
@@ -229,7 +232,8 @@ private:
     OutputDrainFn drain_output_;
     std::mutex runner_mutex_; // guards runner_ against interrupt() racing the end of run()
     TurnRunner* runner_ = nullptr;
-    std::optional<StopReason> stopped_; // set by interrupt(), guarded by runner_mutex_
+    std::optional<StopReason> stopped_;        // set by interrupt(), guarded by runner_mutex_
+    std::atomic<bool> stop_after_exec_{false}; // set by interrupt(): ends the changes' check
 };
 
 } // namespace radial::turn

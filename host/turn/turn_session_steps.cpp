@@ -527,7 +527,7 @@ TerminalRecord TurnSession::settle(Run& run, TerminalRecord ran) {
             redactor_->current(),
             session::changes_window_start_ms(run.exec_started_wall, run.exec_started_steady,
                                              env_.clock->wall(), env_.clock->steady()),
-            *env_.clock);
+            *env_.clock, &stop_after_exec_);
     if (session_ && ::geteuid() == 0) {
         // Root's again between turns: the next turn binds its socket there before the box may
         // touch the directory.

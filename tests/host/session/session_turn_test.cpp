@@ -391,6 +391,47 @@ TEST(SessionTurnScan, ChangesTheBudgetCannotReadBarSnapshots) {
     }
 }
 
+// A turn without a timeout had no bound on the look at its changes: a daemon stopping waited for
+// it past its kill budget (exit 70), holding the session's lock. It has 600 s now, and an interrupt
+// of the turn (or the daemon's stop) ends it at once; either way the session takes no snapshot.
+TEST(SessionTurnScan, AScanIsBoundedWithoutATimeoutAndEndsWhenTheTurnIsStopped) {
+    test::TempDir dir{"radial-session-scan"};
+    const std::string state = dir / "state";
+    save_test_session(state);
+    auto plugin = loader::load_plugin(std::string(RADIAL_ZOO_PLUGIN_ROOT) + "/good/zoo_good.so");
+    host::ConfigSection section{"run.zoo", {}};
+    section.entries.push_back({"changeBytes", RADIAL_CONFIG_INT, "", 1024 * 65536, 0, {}});
+    auto client =
+        host::RuntimeClient::create(plugin.library, plugin.descriptor, section, plugin.path, "t",
+                                    [](std::uint32_t, std::string_view) {});
+    redaction::SecretSet secrets{redaction::Secret{"TOKEN", "s3cret-value-123"}};
+    redaction::Redactor redactor{secrets};
+    ContainerSpec exec;
+    exec.argv = {"true"};
+    auto end_turn = [&](std::uint64_t timeout_ms, const std::atomic<bool>* stop) {
+        begin_session_turn(state, *load_session(state, "s1"), "t1");
+        TickingClock ticking;
+        exec.timeout_ms = timeout_ms;
+        end_session_turn(client, state, "s1", "t1", exec, {}, 0, "", secrets, redactor, 0, ticking,
+                         stop);
+        auto rec = *load_session(state, "s1");
+        const std::string why = rec.no_snapshot_because;
+        rec.no_snapshot_because.clear();
+        update_session(state, rec);
+        return why;
+    };
+    // 1024 pieces read one tick (a second) each: more than 600 s.
+    EXPECT_THAT(end_turn(0, nullptr),
+                HasSubstr("could not be checked for its secrets within 600 s"));
+    // A budget that would read them all, but the turn was stopped.
+    const std::atomic<bool> stopped{true};
+    const std::string why = end_turn(10'000'000, &stopped);
+    EXPECT_THAT(why, HasSubstr("were not all checked for its secrets: the turn was stopped"))
+        << why;
+    const std::atomic<bool> running{false};
+    EXPECT_EQ(end_turn(10'000'000, &running), "");
+}
+
 // The look at a turn's changes starts a second before its exec by the wall clock, unless the wall
 // clock was stepped meanwhile (either way, by more than that second): a change time then says
 // nothing of when, and every change of the box is looked at.

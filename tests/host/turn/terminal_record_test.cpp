@@ -43,6 +43,18 @@ TEST(TerminalRecord, ExitStatusFollowsTimeoutAndDockerConventions) {
     EXPECT_EQ(record(TurnStatus::error, std::nullopt).cli_exit_status(), 125);
 }
 
+// `radiald turn` interrupted: 130 when the interrupt stopped the turn. One that came after the
+// command ended by itself (a session turn's check of its changes) exited 130 while the record said
+// `failed`, exit 4.
+TEST(TerminalRecord, AnInterruptAfterTheCommandEndedKeepsItsStatus) {
+    auto stopped = record(TurnStatus::failed, std::nullopt);
+    stopped.reason = "interrupted";
+    EXPECT_EQ(stopped.cli_exit_status(true), 130);
+    EXPECT_EQ(record(TurnStatus::error, std::nullopt).cli_exit_status(true), 130);
+    EXPECT_EQ(record(TurnStatus::failed, 4).cli_exit_status(true), 4);
+    EXPECT_EQ(record(TurnStatus::succeeded, 0).cli_exit_status(true), 0);
+}
+
 TEST(TerminalRecord, InvalidUtf8InAnErrorDoesNotBreakTheRecord) {
     auto r = record(TurnStatus::error, std::nullopt);
     r.error = "docker said \xff\xfe";
