@@ -356,20 +356,30 @@ TEST(BindRequestToSession, ARestatedModeOrWorkspacePassesAndARefusalNamesTheEffe
     }
 }
 
+// The zoo runtime's box, whose changes are `bytes` read in 64 KiB pieces, and a turn's secret.
+struct ZooChanges {
+    loader::LoadedPlugin plugin;
+    host::RuntimeClient client;
+    redaction::SecretSet secrets{redaction::Secret{"TOKEN", "s3cret-value-123"}};
+    redaction::Redactor redactor{secrets};
+    ContainerSpec exec;
+    explicit ZooChanges(std::int64_t bytes)
+        : plugin(loader::load_plugin(std::string(RADIAL_ZOO_PLUGIN_ROOT) + "/good/zoo_good.so")),
+          client(host::RuntimeClient::create(
+              plugin.library, plugin.descriptor,
+              host::ConfigSection{"run.zoo",
+                                  {{"changeBytes", RADIAL_CONFIG_INT, "", bytes, 0, {}}}},
+              plugin.path, "t", [](std::uint32_t, std::string_view) {})) {
+        exec.argv = {"true"};
+    }
+};
+
 TEST(SessionTurnScan, ChangesTheBudgetCannotReadBarSnapshots) {
     test::TempDir dir{"radial-session-scan"};
     const std::string state = dir / "state";
     save_test_session(state);
-    auto plugin = loader::load_plugin(std::string(RADIAL_ZOO_PLUGIN_ROOT) + "/good/zoo_good.so");
-    host::ConfigSection section{"run.zoo", {}};
-    section.entries.push_back({"changeBytes", RADIAL_CONFIG_INT, "", 64 * 65536, 0, {}});
-    auto client =
-        host::RuntimeClient::create(plugin.library, plugin.descriptor, section, plugin.path, "t",
-                                    [](std::uint32_t, std::string_view) {});
-    redaction::SecretSet secrets{redaction::Secret{"TOKEN", "s3cret-value-123"}};
-    redaction::Redactor redactor{secrets};
-    ContainerSpec exec;
-    exec.argv = {"true"};
+    ZooChanges zoo(64 * 65536);
+    auto& [plugin, client, secrets, redactor, exec] = zoo;
     // 64 pieces read one tick each: a 10 s budget runs out; a 100 s one does not.
     for (const auto& [timeout_ms, barred] :
          {std::pair<std::uint64_t, bool>{5'000, true}, {100'000, false}}) {
@@ -398,16 +408,8 @@ TEST(SessionTurnScan, AScanIsBoundedWithoutATimeoutAndEndsWhenTheTurnIsStopped) 
     test::TempDir dir{"radial-session-scan"};
     const std::string state = dir / "state";
     save_test_session(state);
-    auto plugin = loader::load_plugin(std::string(RADIAL_ZOO_PLUGIN_ROOT) + "/good/zoo_good.so");
-    host::ConfigSection section{"run.zoo", {}};
-    section.entries.push_back({"changeBytes", RADIAL_CONFIG_INT, "", 1024 * 65536, 0, {}});
-    auto client =
-        host::RuntimeClient::create(plugin.library, plugin.descriptor, section, plugin.path, "t",
-                                    [](std::uint32_t, std::string_view) {});
-    redaction::SecretSet secrets{redaction::Secret{"TOKEN", "s3cret-value-123"}};
-    redaction::Redactor redactor{secrets};
-    ContainerSpec exec;
-    exec.argv = {"true"};
+    ZooChanges zoo(1024 * 65536);
+    auto& [plugin, client, secrets, redactor, exec] = zoo;
     auto end_turn = [&](std::uint64_t timeout_ms, const std::atomic<bool>* stop) {
         begin_session_turn(state, *load_session(state, "s1"), "t1");
         TickingClock ticking;
