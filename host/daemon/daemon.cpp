@@ -21,6 +21,7 @@
 #include "daemon/workspace_view.h"
 #include "log/logger.h"
 #include "redaction/json_redaction.h"
+#include "session/session_record.h"
 #include "turn/handover_recovery.h"
 #include "turn/terminal_reserve.h"
 #include "turn/turn_setup_error.h"
@@ -163,6 +164,13 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
     } catch (const turn::RequestError& e) {
         // Refused before a turn session masked the request (its image, a path): masked here.
         const auto redactor = req ? refusal_redactor(*req, settings_.env, cfg_) : nullptr;
+        // A session's turn is queued under the one-shot label its id gives until its claim: the
+        // record of one refused before names the session's box, which it was to run in.
+        if (req && !req->session.empty() && internal::is_turn_id(req->session)) try {
+                journal_.set_label(id, session::session_label(cfg_, req->session));
+            } catch (const journal::JournalError& je) {
+                log::warn("daemon", "turn {}: {}", id, je.what());
+            }
         refuse(id, e.what(), redactor.get());
     } catch (const SpoolBusy& e) {
         log::warn("daemon", "turn {}: {}", id, e.what()); // still queued: tried again later

@@ -1,6 +1,7 @@
 #include "session/session_events.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <radial/internal/unique_fd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,6 +57,23 @@ std::vector<nlohmann::json> read_session_events(const std::string& state_dir,
         if (session_id.empty() || j["session"] == session_id) out.push_back(std::move(j));
     }
     return out;
+}
+
+std::string no_such_session(const std::string& state_dir, const std::string& session_id) {
+    std::vector<nlohmann::json> events;
+    try {
+        events = read_session_events(state_dir, session_id);
+    } catch (const std::exception&) {
+    }
+    if (!events.empty() && events.back().value("event", "") == "ended")
+        return fmt::format(
+            "session '{}' ended at {} ({}); it runs no more turns: create a new one with 'radiald "
+            "session create'",
+            session_id, events.back().value("at", "?"), events.back().value("detail", "?"));
+    return fmt::format(
+        "session '{}' is not one of this state directory's; create it with 'radiald session "
+        "create', or see 'radiald session ls'",
+        session_id);
 }
 
 } // namespace radial::session

@@ -20,4 +20,9 @@ void journal_session_event(const std::string& state_dir, const std::string& sess
 std::vector<nlohmann::json> read_session_events(const std::string& state_dir,
                                                 const std::string& session_id);
 
+// Why a turn naming session `session_id`, which has no record, cannot run: that it ended, when and
+// why (its last event, "ended"), or that there is no such session; with what to do instead.
+// Never throws but std::bad_alloc.
+std::string no_such_session(const std::string& state_dir, const std::string& session_id);
+
 } // namespace radial::session

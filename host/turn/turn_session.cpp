@@ -5,6 +5,7 @@
 #include "log/log_redaction.h"
 #include "log/logger.h"
 #include "pool/pool_box.h"
+#include "session/session_events.h"
 #include "session/session_turn.h"
 #include "socket/turn_token.h"
 #include "turn/box_root.h"
@@ -80,10 +81,7 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
         if (!request_.session.empty()) {
             session_ = session::load_session(env_.cfg.state_dir, request_.session);
             if (!session_)
-                throw RequestError(
-                    fmt::format("session '{}' is not one of this state directory's; create it with "
-                                "'radiald session create', or see 'radiald session ls'",
-                                request_.session));
+                throw RequestError(session::no_such_session(env_.cfg.state_dir, request_.session));
             if (auto why = session::other_runtime(*session_, env_.client.info().id))
                 throw RequestError(*why);
             session::bind_request_to_session(request_, *session_, env_.cfg.mode);

@@ -277,6 +277,29 @@ TEST(RadialdDaemonLive, TurnsOfOneSessionRunInItsBoxOneAfterTheOther) {
     remove_session(l, sid);
 }
 
+// A queued turn of a session that ended before it ran (removed here; at a daemon's stop, its box
+// killed) was refused as naming "not one of this state directory's" sessions, its record labelled
+// with a one-shot box that never existed. It says the session ended, when and why, and names the
+// session's box.
+TEST(RadialdDaemonLive, AQueuedTurnOfASessionThatEndedSaysSoAndNamesTheSessionsBox) {
+    LiveSetup l("sgone");
+    const std::string sid = create_session(l);
+    ASSERT_FALSE(sid.empty());
+    const std::string id =
+        l.setup.submit(test::shell_turn("echo late", "session = \"" + sid + "\"\n"));
+    remove_session(l, sid);
+    DaemonProcess d(l.setup);
+    ASSERT_TRUE(l.setup.wait_terminal({id}, 60s)) << d.log();
+    const auto rec = l.setup.terminal(id);
+    EXPECT_EQ(rec["status"], "error");
+    EXPECT_THAT(rec.value("error", ""), HasSubstr("session '" + sid + "' ended at "));
+    EXPECT_THAT(rec.value("error", ""), HasSubstr("(removed by 'radiald session rm')"));
+    const std::string label = rec.value("label", "");
+    EXPECT_TRUE(label.starts_with("radial-session-") && label.ends_with("-" + sid)) << label;
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
 // A daemon killed while a session's turn runs: the journal names the session's box (it named the
 // one-shot label the turn's id gives, a box that never existed), so reconciliation finds it
 // running and keeps it, and the record says so.
