@@ -11,6 +11,7 @@
 #include <radial/host/session_client.hpp>
 #include <radial/units.hpp>
 
+#include "cli/command_signals.h"
 #include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/instance.h"
@@ -138,7 +139,11 @@ SessionCommands add_session_commands(CLI::App& app, SessionOptions& o) {
 }
 
 int run_session_create(const SessionOptions& o) {
+    // A stop signal makes the create undo what it made, as a failure does (docs/design.md §13.12).
+    std::optional<CommandSignals> signals;
+    bool box_left = false; // a box the runtime could not say it removed
     try {
+        signals.emplace();
         // The flags first: a mistyped limit is said before anything is opened or loaded.
         const auto idle_timeout_ms = duration_flag("--idle-timeout", o.idle_timeout);
         const auto max_lifetime_ms = duration_flag("--max-lifetime", o.max_lifetime);
@@ -295,8 +300,10 @@ int run_session_create(const SessionOptions& o) {
                 log::warn("session", "session {}: could not list box '{}': {}", rec.id, rec.label,
                           e.what());
             }
+            box_left = !gone;
             if (!gone && ids) ids->keep_for_reconcile();
         };
+        stop_if_asked(*signals); // before the box: what is made so far goes with the unwinding
         try {
             sessions.create(spec, rec.idle_timeout_ms, rec.max_lifetime_ms);
         } catch (...) {
@@ -304,7 +311,10 @@ int run_session_create(const SessionOptions& o) {
             throw;
         }
         try {
+            // A signal during the engine's create is seen once it returned: the box goes again.
+            stop_if_asked(*signals);
             session::save_session(cfg.state_dir, rec);
+            stop_if_asked(*signals);
         } catch (...) {
             try {
                 instance->runtime().kill(rec.label);
@@ -328,13 +338,20 @@ int run_session_create(const SessionOptions& o) {
         log::info("session", "session {}: box '{}' started (ids {})", rec.id, rec.label, rec.user);
         fmt::print("{}\n", rec.id);
         return kExitOk;
+    } catch (const Interrupted& e) {
+        log::error(
+            "session", "{}: the session was not created; {}", e.what(),
+            box_left ? "its box is left for 'radiald reconcile' to remove" : "nothing is left");
+        return kExitInterrupted;
     } catch (const std::exception& e) {
         report_error(e, CommandKind::turn, "session");
         return kExitHostFault;
     }
 }
 
-int run_session_rm(const SessionOptions& o) {
+namespace {
+
+int remove_session_now(const SessionOptions& o) {
     // An id radiald never makes names no session: refused as one that is not there (1), not as a
     // failure of the host (docs/design.md §14.4).
     if (!internal::is_turn_id(o.id)) {
@@ -393,6 +410,14 @@ int run_session_rm(const SessionOptions& o) {
         report_error(e, CommandKind::turn, "session");
         return kExitHostFault;
     }
+}
+
+} // namespace
+
+int run_session_rm(const SessionOptions& o) {
+    // A stop signal lets the removal finish, then is said (docs/design.md §13.12).
+    return finish_despite_signals(fmt::format("session '{}' was being removed", o.id),
+                                  CommandKind::turn, [&] { return remove_session_now(o); });
 }
 
 int run_session_ls(const SessionOptions& o) {

@@ -40,10 +40,11 @@ struct SessionCommands {
 SessionCommands add_session_commands(CLI::App& app, SessionOptions& o);
 
 // `session create`: prints the new session's id. 0 done; 125 nothing was created (the message says
-// why: the runtime has no sessions, the image is not local, a bad flag, ...).
+// why: the runtime has no sessions, the image is not local, a bad flag, ...); 130 a stop signal
+// came, and what was made is undone (command_signals.h).
 int run_session_create(const SessionOptions& o);
 // `session rm ID`: removes the session's box and everything radiald kept of it. 0 done; 1 no such
-// session; 125 the runtime could not remove its box.
+// session; 125 the runtime could not remove its box. A stop signal lets it finish.
 int run_session_rm(const SessionOptions& o);
 // `session ls [--json]`: this state directory's sessions, and whether each one's box still exists.
 int run_session_ls(const SessionOptions& o);
@@ -61,12 +62,14 @@ config::HostConfig load_session_config(const SessionOptions& o);
 void add_snapshot_commands(CLI::App& session, SessionOptions& o, SessionCommands& out);
 // `session snapshot ID`: commits the session's box to its content-addressed image (reused when it
 // exists) and prints the image's name. 0 done; 1 the session refuses one (a turn runs in it, or a
-// turn left a secret in it: the message names which and where); 125 the runtime failed.
+// turn left a secret in it: the message names which and where); 125 the runtime failed; 130 a stop
+// signal came, and a snapshot not yet recorded complete is removed.
 int run_session_snapshot(const SessionOptions& o);
 // `session snapshots [--json]`: this state directory's snapshots, oldest first.
 int run_session_snapshots(const SessionOptions& o);
 // `session snapshot-rm NAME`: removes the snapshot's image and record. 0 done; 1 no such
-// snapshot, or a session box still runs from it; 125 the runtime failed.
+// snapshot, or a session box still runs from it; 125 the runtime failed. A stop signal lets it
+// finish.
 int run_session_snapshot_rm(const SessionOptions& o);
 
 } // namespace radial::cli

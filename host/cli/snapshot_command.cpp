@@ -11,9 +11,11 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <radial/host/session_client.hpp>
 #include <stdexcept>
 
+#include "cli/command_signals.h"
 #include "cli/exit_status.h"
 #include "cli/instance.h"
 #include "cli/session_command.h"
@@ -48,11 +50,37 @@ void add_snapshot_commands(CLI::App& session, SessionOptions& o, SessionCommands
 
 namespace {
 
+// The intent `snap` and its image, if the engine made one, go when `undo` — unless the record is
+// no longer this intent (another session of the same inputs completed it meanwhile). Otherwise (or
+// then) it stays, incomplete and said, for `snapshot-rm` or the next `session snapshot`. A removal
+// that fails leaves both. Returns whether nothing of the intent is left.
+bool forget_intent(const host::SessionClient& sessions, const std::string& state_dir,
+                   const session::SnapshotRecord& snap, bool undo) {
+    try {
+        const auto now = session::find_snapshot(state_dir, snap.tag);
+        if (!now || !now->digest.empty()) return true; // gone, or completed by another session
+        if (!undo || now->session != snap.session || now->created_at_ms != snap.created_at_ms) {
+            log::warn("session",
+                      "snapshot {} is left incomplete; take it again, or remove it with 'radiald "
+                      "session snapshot-rm {}'",
+                      snap.image, snap.tag);
+            return false;
+        }
+        sessions.remove_snapshot(snap.image);
+        session::forget_snapshot(state_dir, snap.tag);
+        return true;
+    } catch (const std::exception& e) {
+        log::warn("session",
+                  "snapshot {} may be left half made ({}); remove it with 'radiald session "
+                  "snapshot-rm {}'",
+                  snap.image, e.what(), snap.tag);
+        return false;
+    }
+}
+
 // After a commit the runtime refused outright (its status invalid, not found, unsupported or
-// refused): its image, if the engine made one, and the intent's record go — unless the record is
-// no longer this intent (another session of the same inputs completed it meanwhile). After any
-// other failure (unavailable, a deadline: the engine may still be committing) the intent stays,
-// incomplete, for `snapshot-rm` or the next `session snapshot`. A removal that fails leaves both.
+// refused) the intent goes; after any other failure (unavailable, a deadline: the engine may still
+// be committing) it stays (forget_intent).
 void forget_failed_commit(const host::SessionClient& sessions, const std::string& state_dir,
                           const session::SnapshotRecord& snap, const std::exception& why) {
     const auto* refusal = dynamic_cast<const host::RuntimeError*>(&why);
@@ -60,24 +88,7 @@ void forget_failed_commit(const host::SessionClient& sessions, const std::string
         refusal != nullptr &&
         (refusal->code() == RADIAL_E_INVALID || refusal->code() == RADIAL_E_NOT_FOUND ||
          refusal->code() == RADIAL_E_UNSUPPORTED || refusal->code() == RADIAL_E_REFUSED);
-    try {
-        const auto now = session::find_snapshot(state_dir, snap.tag);
-        if (!now || !now->digest.empty()) return; // gone, or completed by another session
-        if (!refused || now->session != snap.session || now->created_at_ms != snap.created_at_ms) {
-            log::warn("session",
-                      "snapshot {} is left incomplete; take it again, or remove it with 'radiald "
-                      "session snapshot-rm {}'",
-                      snap.image, snap.tag);
-            return;
-        }
-        sessions.remove_snapshot(snap.image);
-        session::forget_snapshot(state_dir, snap.tag);
-    } catch (const std::exception& e) {
-        log::warn("session",
-                  "snapshot {} may be left half made ({}); remove it with 'radiald session "
-                  "snapshot-rm {}'",
-                  snap.image, e.what(), snap.tag);
-    }
+    forget_intent(sessions, state_dir, snap, refused);
 }
 
 // One change of the state directory's snapshots at a time (an intent, its commit and its
@@ -125,7 +136,12 @@ std::string too_big(const host::SessionClient& sessions, const session::SessionR
 } // namespace
 
 int run_session_snapshot(const SessionOptions& o) {
+    // A stop signal undoes a snapshot not yet recorded, as a refused commit does (docs/design.md
+    // §13.12).
+    std::optional<CommandSignals> signals;
+    std::string left; // what an interrupted snapshot leaves, "" when nothing
     try {
+        signals.emplace();
         auto instance = open_session_instance(o, "radiald session snapshot");
         const auto& cfg = instance->cfg();
         const auto sessions = host::SessionClient::of(instance->runtime());
@@ -242,6 +258,7 @@ int run_session_snapshot(const SessionOptions& o) {
         // The intent before the commit (docs/design.md §13.12): a radiald that ends while the
         // engine commits leaves a record without a digest, which `snapshot-rm` names, never an
         // image no record names.
+        stop_if_asked(*signals); // before the intent: nothing made
         if (!complete) session::save_snapshot(cfg.state_dir, snap);
         std::string digest;
         try {
@@ -249,6 +266,14 @@ int run_session_snapshot(const SessionOptions& o) {
         } catch (const std::exception& e) {
             if (!complete) forget_failed_commit(sessions, cfg.state_dir, snap, e);
             throw;
+        }
+        // A signal during the commit is seen once it returned: the intent and its image go.
+        if (const int signo = signals->stop_asked()) {
+            if (complete)
+                left = fmt::format("snapshot {} was taken before and is kept", image);
+            else if (!forget_intent(sessions, cfg.state_dir, snap, true))
+                left = fmt::format("snapshot {} is left incomplete", image);
+            throw Interrupted(signo);
         }
         if (complete && digest != existing->digest) return moved(digest); // moved meanwhile
         if (complete) {
@@ -264,6 +289,10 @@ int run_session_snapshot(const SessionOptions& o) {
         }
         fmt::print("{}\n", image);
         return kExitOk;
+    } catch (const Interrupted& e) {
+        log::error("session", "{}: {}", e.what(),
+                   left.empty() ? "no snapshot was taken; nothing is left" : left);
+        return kExitInterrupted;
     } catch (const std::exception& e) {
         return report_error(e, CommandKind::other, "session");
     }
@@ -301,7 +330,9 @@ int run_session_snapshots(const SessionOptions& o) {
     }
 }
 
-int run_session_snapshot_rm(const SessionOptions& o) {
+namespace {
+
+int remove_snapshot_now(const SessionOptions& o) {
     try {
         auto instance = open_session_instance(o, "radiald session snapshot-rm");
         const auto& cfg = instance->cfg();
@@ -320,6 +351,14 @@ int run_session_snapshot_rm(const SessionOptions& o) {
     } catch (const std::exception& e) {
         return report_error(e, CommandKind::other, "session");
     }
+}
+
+} // namespace
+
+int run_session_snapshot_rm(const SessionOptions& o) {
+    // A stop signal lets the removal finish, then is said (docs/design.md §13.12).
+    return finish_despite_signals(fmt::format("snapshot '{}' was being removed", o.snapshot),
+                                  CommandKind::other, [&] { return remove_snapshot_now(o); });
 }
 
 } // namespace radial::cli

@@ -5,7 +5,8 @@
 // One thread polls the listening socket and every forwarded connection. While cut, every
 // connection in flight is closed and each new one is accepted and closed at once (a client sees
 // its engine vanish: EOF, "connection reset"); restore() forwards new connections again. With
-// hold_answers_to(), the engine does a request's work and the client never hears of it.
+// hold_answers_to(), the engine does a request's work and the client does not hear of it until
+// release_held().
 #pragma once
 
 #include <fcntl.h>
@@ -80,6 +81,12 @@ public:
         needle_ = std::move(needle);
     }
     std::size_t held() const { return held_; }
+    // Stops holding: the answers held so far are passed on, and no more are held.
+    void release_held() {
+        hold_answers_to("");
+        release_ = true;
+        poke();
+    }
     // Connections accepted so far (forwarded or refused).
     std::size_t accepted() const { return accepted_; }
 
@@ -147,6 +154,8 @@ private:
     void loop() {
         while (!stop_) {
             if (cut_) pairs_.clear();
+            if (release_.exchange(false))
+                for (auto& p : pairs_) p.held = false;
             std::vector<pollfd> fds{{wake_read_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}};
             for (auto& p : pairs_) {
                 fds.push_back({p.client.get(), POLLIN, 0});
@@ -196,7 +205,7 @@ private:
     };
     std::string path_, target_;
     internal::UniqueFd listen_fd_, wake_read_, wake_write_;
-    std::atomic<bool> stop_{false}, cut_{false}, refuse_removals_{false};
+    std::atomic<bool> stop_{false}, cut_{false}, refuse_removals_{false}, release_{false};
     std::atomic<std::uint64_t> rounds_{0};
     std::atomic<std::size_t> accepted_{0}, held_{0};
     std::mutex needle_mutex_;

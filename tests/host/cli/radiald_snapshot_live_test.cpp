@@ -21,6 +21,7 @@
 #include "../../support/temp_dir.h"
 #include "../../support/unix_socket_proxy.h"
 #include "session_fixture.h"
+#include "stop_in_window.h"
 
 namespace radial {
 namespace {
@@ -782,6 +783,37 @@ TEST(SnapshotLive, ASnapshotWhoseRadialdDiedMidCommitIsListedCompletedOrRemoved)
                                 {}, 120s);
     EXPECT_EQ(rm.exit_code, 0) << rm.err;
     EXPECT_EQ(snaps.images().size(), 1u) << "the incomplete snapshot's image is still there";
+    EXPECT_EQ(listed_snapshots(setup).size(), 1u);
+}
+
+// SIGTERM reaching `session snapshot` while the engine commits the box: once the commit returned,
+// its image and its intent's record go, and the command says so on one line and exits 130 (it died
+// of the signal, leaving an incomplete snapshot no session can be made from until `snapshot-rm`).
+// Taken again, the snapshot is made.
+TEST(SnapshotLive, ASignalDuringASnapshotsCommitLeavesNoSnapshot) {
+    test::TempDir sock("radial-proxy");
+    test::UnixSocketProxy proxy(sock / "docker.sock", "/var/run/docker.sock");
+    test::RadialdSetup setup("", "[run.docker]\nhost = \"unix://" + proxy.path() + "\"\n");
+    Snapshots snaps(setup);
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto install = setup.turn({"--session", s.id}, {"sh", "-c", "echo v1 > /opt/cache/tool"});
+    ASSERT_EQ(install.result.exit_code, 0) << install.result.err;
+    const std::string log = setup.dir() / "snapshot.log";
+    proxy.hold_answers_to("/commit?");
+    test::BackgroundProcess taking(
+        {RADIALD_PATH, "session", "snapshot", "--config", setup.config(), s.id}, log, true);
+    const bool caught = test::signal_while_held(taking, proxy, SIGTERM);
+    const int status = taking.wait(300s);
+    const std::string err = test::read_file(log);
+    ASSERT_TRUE(caught) << "session snapshot never waited on its commit: " << err;
+    EXPECT_EQ(status, 130) << err;
+    EXPECT_THAT(err, HasSubstr("interrupted by SIGTERM: no snapshot was taken; nothing is left"));
+    EXPECT_EQ(taking.read_line(10s), std::nullopt) << "a snapshot was printed";
+    EXPECT_EQ(listed_snapshots(setup).size(), 0u) << listed_snapshots(setup);
+    EXPECT_EQ(snaps.images().size(), 0u) << "the interrupted commit's image stayed";
+    auto again = snaps.take(s.id);
+    EXPECT_EQ(again.exit_code, 0) << again.err;
     EXPECT_EQ(listed_snapshots(setup).size(), 1u);
 }
 

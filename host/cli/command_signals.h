@@ -1,0 +1,58 @@
+// host/cli/command_signals.h — the stop signals of a session command that changes the host or the
+// engine (`session create`, `rm`, `snapshot`, `snapshot-rm`; docs/design.md §13.12, §12.3).
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT (as `radiald turn` takes them) are caught for as long as a
+// CommandSignals lives, through daemon::StopSignals: the handler only notes the signal, and the
+// command looks at its safe points whether one came, so that it finishes or undoes its step instead
+// of dying between two of them with a box, a lease or a record half made. A signal that arrives
+// during a blocking engine call is seen once the call returns.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "cli/exit_status.h"
+#include "daemon/stop_signals.h"
+
+namespace radial::cli {
+
+class CommandSignals {
+public:
+    // Catches the stop signals; the previous handlers come back when this is destroyed. Throws
+    // daemon::DaemonError when they cannot be caught. One at a time per process.
+    CommandSignals();
+
+    // The first stop signal that arrived since construction, 0 when none. Never blocks.
+    int stop_asked();
+
+    // "SIGTERM" for SIGTERM.
+    static std::string name(int signo);
+
+private:
+    daemon::StopSignals signals_;
+    int first_ = 0;
+};
+
+// Thrown at a safe point once a stop signal came: what the command made is undone on its way out,
+// as for any failure of the step.
+class Interrupted : public std::runtime_error {
+public:
+    explicit Interrupted(int signo)
+        : std::runtime_error("interrupted by " + CommandSignals::name(signo)), signo_(signo) {}
+    int signo() const noexcept { return signo_; }
+
+private:
+    int signo_;
+};
+
+// Throws Interrupted when a stop signal came.
+void stop_if_asked(CommandSignals& signals);
+
+// For a command whose change is short and best finished (`session rm`, `session snapshot-rm`):
+// runs `command` to its end whatever stop signal comes meanwhile, then says which came and that
+// `what` was finished first, and returns `command`'s exit status. When the signals cannot be
+// caught, logs why and returns exit_status_for(`kind`) before `command` runs.
+int finish_despite_signals(const std::string& what, CommandKind kind,
+                           const std::function<int()>& command);
+
+} // namespace radial::cli
