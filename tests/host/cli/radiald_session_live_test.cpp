@@ -638,7 +638,8 @@ TEST(SessionLive, ATimeoutEndsTheTurnNotTheSessionAndRmEndsTheSession) {
         << "the session's identity files outlived 'session rm'";
     auto gone = setup.turn({"--session", s.id}, {"true"});
     EXPECT_EQ(gone.result.exit_code, 125);
-    EXPECT_THAT(gone.result.err, HasSubstr("is not one of this state directory's"));
+    EXPECT_THAT(gone.result.err, HasSubstr("session '" + s.id + "' ended at "));
+    EXPECT_THAT(gone.result.err, HasSubstr("(removed by 'radiald session rm')"));
     if (rm.exit_code == 0) s.id.clear();
 }
 
