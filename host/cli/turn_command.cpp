@@ -37,6 +37,17 @@
 namespace radial::cli {
 namespace {
 
+// "1st", "2nd", "3rd", "4th", ..., "11th", "21st".
+std::string ordinal(std::size_t n) {
+    const std::size_t tens = n % 100, ones = n % 10;
+    const char* suffix = tens >= 11 && tens <= 13 ? "th"
+                         : ones == 1              ? "st"
+                         : ones == 2              ? "nd"
+                         : ones == 3              ? "rd"
+                                                  : "th";
+    return std::to_string(n) + suffix;
+}
+
 // What the flags add to the request: --timeout, --env, and --secret with its value from radiald's
 // own environment (docs/design.md §3.1). Throws turn::RequestError naming the flag.
 void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req,
@@ -49,19 +60,22 @@ void add_flags_to_request(const TurnOptions& o, turn::TurnRequest& req,
             throw turn::RequestError("--timeout " + problem);
         req.timeout_ms = ms;
     }
-    for (const auto& e : o.env) {
+    for (std::size_t i = 0; i < o.env.size(); ++i) {
+        const std::string& e = o.env[i];
         auto eq = e.find('=');
         std::string name = e.substr(0, eq);
-        // The value is never quoted back: it may be a secret passed the wrong way.
-        if (eq == std::string::npos)
+        // Nothing of an argument that does not parse is quoted back: a secret passed the wrong
+        // way (`--env "$TOKEN"`, a value whose '=' padding reads as the separator) would be
+        // printed and kept in the record file. Its position says which.
+        if (eq == std::string::npos || !is_env_name(name))
             throw turn::RequestError(fmt::format(
-                "--env {}has no '=': pass NAME=VALUE (NAME=, for an empty value)",
-                is_env_name(name) ? "'" + name + "' " : std::string("(an argument not shown) ")));
-        if (!is_env_name(name))
-            throw turn::RequestError(fmt::format(
-                "--env {}: the name {} must match [A-Za-z_][A-Za-z0-9_]*; pass NAME=VALUE",
-                name.empty() ? std::string("=…") : "'" + name + "=…'",
-                name.empty() ? std::string("before '=' is empty and") : "'" + name + "'"));
+                "--env (the {} of {}): {}; pass NAME=VALUE with NAME matching "
+                "[A-Za-z_][A-Za-z0-9_]* (NAME=, for an empty value); its text is not shown, as it "
+                "may be a secret",
+                ordinal(i + 1), o.env.size(),
+                eq == std::string::npos ? "it has no '='"
+                : name.empty()          ? "the name before '=' is empty"
+                                        : "the text before '=' is not a variable name"));
         req.env.push_back({name, e.substr(eq + 1), false});
     }
     // Where a workspace appears means nothing without one: more likely a workspace forgotten. A
