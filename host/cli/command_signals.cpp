@@ -1,24 +1,72 @@
 #include "cli/command_signals.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <initializer_list>
 #include <optional>
 
+#include "daemon/daemon_error.h"
 #include "log/logger.h"
 
 namespace radial::cli {
 
 CommandSignals::CommandSignals()
-    : signals_(std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {}
+    : signals_(
+          std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        throw daemon::DaemonError("creating the pipe that ends the signal thread", errno);
+    done_read_.reset(fds[0]);
+    done_write_.reset(fds[1]);
+    thread_ = std::thread([this] { watch(); });
+}
 
-int CommandSignals::stop_asked() {
-    if (first_ == 0) {
-        const auto came = signals_.take_each();
-        if (!came.empty()) first_ = came.front();
+CommandSignals::~CommandSignals() {
+    done_write_.reset(); // EOF wakes the thread
+    thread_.join();
+}
+
+void CommandSignals::watch() {
+    for (;;) {
+        pollfd p[2] = {{signals_.fd(), POLLIN, 0}, {done_read_.get(), POLLIN, 0}};
+        if (::poll(p, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            return;
+        }
+        if (p[1].revents != 0) return;
+        for (const int signo : signals_.take_each()) {
+            if (signo == SIGUSR1 || signo == SIGUSR2 || signo == SIGALRM) {
+                log::info("session", "{} received and ignored (this command gives it no meaning)",
+                          name(signo));
+                continue;
+            }
+            int none = 0;
+            if (first_.compare_exchange_strong(none, signo)) { // the safe points see it
+                log::warn("session",
+                          "{} received: stopping at the end of this step, undoing what the "
+                          "command made (a second one stops it at once)",
+                          name(signo));
+                continue;
+            }
+            log::error("session",
+                       "{} again: stopping now, between two steps; what the command made so far "
+                       "may be left for 'radiald reconcile' to remove",
+                       name(signo));
+            ::signal(signo, SIG_DFL);
+            sigset_t set;
+            sigemptyset(&set);
+            sigaddset(&set, signo);
+            ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+            ::raise(signo);
+            ::_exit(128 + signo); // a signal whose default action does not end the process
+        }
     }
-    return first_;
 }
 
 std::string CommandSignals::name(int signo) {

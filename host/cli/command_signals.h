@@ -7,30 +7,45 @@
 // during a blocking engine call is seen once the call returns.
 #pragma once
 
+#include <radial/internal/unique_fd.h>
+
+#include <atomic>
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "cli/exit_status.h"
 #include "daemon/stop_signals.h"
 
 namespace radial::cli {
 
+// A second stop signal ends the command at once (the signal's default action, after a line naming
+// what may be left for `radiald reconcile`): a step that waits long — a lock another command
+// holds, an engine that does not answer — must not make it stoppable by SIGKILL alone. SIGUSR1,
+// SIGUSR2 and SIGALRM are logged and ignored, as `radiald turn` does (docs/design.md §12.3).
 class CommandSignals {
 public:
-    // Catches the stop signals; the previous handlers come back when this is destroyed. Throws
-    // daemon::DaemonError when they cannot be caught. One at a time per process.
+    // Catches the signals on a thread of its own; the previous handlers come back when this is
+    // destroyed. Throws daemon::DaemonError when they cannot be caught. One at a time per process.
     CommandSignals();
+    ~CommandSignals();
+    CommandSignals(const CommandSignals&) = delete;
+    CommandSignals& operator=(const CommandSignals&) = delete;
 
     // The first stop signal that arrived since construction, 0 when none. Never blocks.
-    int stop_asked();
+    // [thread-safe]
+    int stop_asked() const noexcept { return first_.load(); }
 
     // "SIGTERM" for SIGTERM.
     static std::string name(int signo);
 
 private:
+    void watch();
     daemon::StopSignals signals_;
-    int first_ = 0;
+    std::atomic<int> first_{0};
+    internal::UniqueFd done_read_, done_write_; // closed by the destructor: the thread ends
+    std::thread thread_;
 };
 
 // Thrown at a safe point once a stop signal came: what the command made is undone on its way out,

@@ -97,6 +97,53 @@ TEST(SessionSignalsLive, ASignalDuringSessionCreateUndoesTheSession) {
     }
 }
 
+// A command whose step waits long (an engine that does not answer, a lock another command holds)
+// caught every stop signal and could then be ended by SIGKILL alone. A second stop signal ends it
+// at once, saying what may be left for reconciliation; SIGUSR1 is logged and ignored (it killed
+// the command between two steps).
+TEST(SessionSignalsLive, ASecondStopSignalEndsACommandThatWaits) {
+    test::TempDir sock("radial-proxy");
+    test::UnixSocketProxy proxy(sock / "docker.sock", "/var/run/docker.sock");
+    test::RadialdSetup setup("", through(proxy));
+    const auto reconcile = reconciled_at_end(setup);
+    const std::string id = "sig2-" + std::to_string(::getpid());
+    const std::string log = setup.dir() / "create.log";
+    test::ScopeExit remove_box([&] {
+        const std::string inst = test::read_file(setup.state_dir() + "/instance-id");
+        test::remove_boxes_with_prefix("radial-session-" +
+                                       inst.substr(0, inst.find_first_of(" \n")) + "-" + id);
+    });
+    proxy.hold_answers_to("/start"); // never let through: an engine that does not answer
+    test::BackgroundProcess create({RADIALD_PATH, "session", "create", "--config", setup.config(),
+                                    "--image", RADIAL_TEST_IMAGE, "--session-id", id},
+                                   log, true);
+    ASSERT_TRUE(test::wait_until([&] { return proxy.held() > 0 || !create.running(); }, 120s))
+        << test::read_file(log);
+    ASSERT_TRUE(create.running()) << test::read_file(log);
+    create.signal(SIGUSR1);
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            return test::read_file(log).find("SIGUSR1 received and ignored") != std::string::npos;
+        },
+        60s))
+        << test::read_file(log);
+    EXPECT_TRUE(create.running()) << "SIGUSR1 ended it: " << test::read_file(log);
+    create.signal(SIGTERM);
+    // Seen before the second is sent: two sent at once may reach it as one.
+    ASSERT_TRUE(test::wait_until(
+        [&] {
+            return test::read_file(log).find("SIGTERM received: stopping") != std::string::npos;
+        },
+        60s))
+        << test::read_file(log);
+    create.signal(SIGTERM);
+    const int status = create.wait(60s);
+    proxy.release_held();
+    const std::string err = test::read_file(log);
+    EXPECT_EQ(status, SIGTERM) << "not ended by the signal: " << err;
+    EXPECT_THAT(err, HasSubstr("SIGTERM again: stopping now"));
+}
+
 // SIGTERM reaching `session rm` once the engine removed the box: the removal is finished — its ids'
 // lease and the session's files go too — and the command exits as it would have, saying the signal
 // came (it died of it, leaving the session's record and its ids leased with its box gone).
