@@ -120,22 +120,16 @@ TEST(SessionSignalsLive, ASecondStopSignalEndsACommandThatWaits) {
     ASSERT_TRUE(test::wait_until([&] { return proxy.held() > 0 || !create.running(); }, 120s))
         << test::read_file(log);
     ASSERT_TRUE(create.running()) << test::read_file(log);
+    const auto logged = [&](const std::string& line) {
+        return test::wait_until(
+            [&] { return test::read_file(log).find(line) != std::string::npos; }, 60s);
+    };
     create.signal(SIGUSR1);
-    ASSERT_TRUE(test::wait_until(
-        [&] {
-            return test::read_file(log).find("SIGUSR1 received and ignored") != std::string::npos;
-        },
-        60s))
-        << test::read_file(log);
+    ASSERT_TRUE(logged("SIGUSR1 received and ignored")) << test::read_file(log);
     EXPECT_TRUE(create.running()) << "SIGUSR1 ended it: " << test::read_file(log);
     create.signal(SIGTERM);
     // Seen before the second is sent: two sent at once may reach it as one.
-    ASSERT_TRUE(test::wait_until(
-        [&] {
-            return test::read_file(log).find("SIGTERM received: stopping") != std::string::npos;
-        },
-        60s))
-        << test::read_file(log);
+    ASSERT_TRUE(logged("SIGTERM received: stopping")) << test::read_file(log);
     create.signal(SIGTERM);
     const int status = create.wait(60s);
     proxy.release_held();
