@@ -54,6 +54,14 @@ std::optional<Stored> read_stored(const std::string& path) {
     if (!(in >> version >> s.boot_id >> s.boottime_ms >> s.retention_ms >> s.wall_ms) ||
         version != kVersion)
         return std::nullopt;
+    // Only what this code writes: times after the epoch and before the year 318857, the retention
+    // clock never ahead of the wall clock read with it. Anything else (a damaged file) is none,
+    // never arithmetic that overflows or a time before the epoch.
+    constexpr std::int64_t kMostMs = 10'000'000'000'000'000;
+    const auto plausible = [](std::int64_t v) { return v >= 0 && v < kMostMs; };
+    if (!plausible(s.boottime_ms) || !plausible(s.retention_ms) || !plausible(s.wall_ms) ||
+        s.retention_ms > s.wall_ms)
+        return std::nullopt;
     return s;
 }
 
@@ -83,7 +91,8 @@ RetentionTime advance_retention_clock(const std::string& state_dir, const Retent
     const bool same_boot =
         stored && !id.empty() && stored->boot_id == id && boot >= stored->boottime_ms;
     if (same_boot)
-        retention = stored->retention_ms + (boot - stored->boottime_ms);
+        retention = stored->retention_ms +
+                    std::min<std::int64_t>(boot - stored->boottime_ms, 10'000'000'000'000'000);
     else if (stored)
         retention = std::max(wall, stored->retention_ms); // a reboot: the time off is unknown
     if (same_boot) {
@@ -91,21 +100,25 @@ RetentionTime advance_retention_clock(const std::string& state_dir, const Retent
         const std::int64_t stepped = (wall - retention) - (stored->wall_ms - stored->retention_ms);
         if (stepped > 60'000 || stepped < -60'000)
             log::warn("journal",
-                      "the wall clock stepped {} by {} s since the journal's retention last ran; "
-                      "run.journalMaxAge counts the time that elapsed on this machine instead, so "
-                      "finished turns are not removed early (docs/design.md §11.6)",
+                      "the wall clock stepped {} by {} s since radiald last read it; "
+                      "run.journalMaxAge and sessions' maximum lifetimes count the time that "
+                      "elapsed on this machine instead, so nothing is removed early "
+                      "(docs/design.md §11.6)",
                       stepped > 0 ? "forward" : "backward",
                       (stepped > 0 ? stepped : -stepped) / 1000);
     }
+    // Never ahead of the wall clock, also as kept: after a step backwards a lead kept would let a
+    // later step forward, up to that lead, count in full — after a reboot too.
+    retention = std::min(retention, wall);
     try {
         fs_util::replace_file(
             state_dir, path,
             fmt::format("{} {} {} {} {}\n", kVersion, id.empty() ? "-" : id, boot, retention, wall),
             0600);
     } catch (const std::exception& e) {
-        log::warn("journal", "keeping the retention clock: {}", e.what());
+        log::warn("journal", "writing the retention clock '{}': {}", path, e.what());
     }
-    return {std::min(retention, wall), wall};
+    return {retention, wall};
 }
 
 std::chrono::system_clock::time_point elapsed_wall_time(const std::string& state_dir,

@@ -132,21 +132,42 @@ TEST(PruneJournal, AStepBackwardsRemovesNothingEarly) {
     EXPECT_TRUE(c.journal->turn("first"));
 }
 
+// A clock set a year ahead, then set right (a step backwards): the retention clock kept its lead,
+// and a later step forward, up to that lead, counted in full — an operator's `date -s` two hours
+// ahead removed a turn that had ended just now. Kept no further ahead than the wall clock, it
+// counts only the time that elapsed.
+TEST(PruneJournal, AStepBackwardsLeavesNoLeadForALaterStepForward) {
+    SteppedClocks c;
+    c.wall += 24h * 365;
+    c.end_turn("in-the-wrong-year");
+    c.wall -= 24h * 365;
+    c.end_turn("now");
+    c.elapse(1s);
+    c.wall += 2h;
+    c.end_turn("after-the-step");
+    EXPECT_TRUE(c.journal->turn("now")) << "a step forward after a step backwards counted";
+}
+
 // After a reboot the time the machine was off is unknown: the wall clock counts again (never
 // earlier than the retention clock was), and so does an unreadable retention clock.
 TEST(PruneJournal, AfterARebootOrWithoutARetentionClockTheWallClockCounts) {
-    for (const bool reboot : {true, false}) {
+    // A reboot; a file that is no retention clock; one that parses but holds a time before the
+    // epoch (negative: arithmetic on it made every session expire and kept every turn).
+    for (const std::string& damage :
+         {std::string("reboot"), std::string("garbage\n"),
+          std::string("radial-retention-clock-1 boot-1 5000 -99999999999999 1\n")}) {
         SteppedClocks c;
         c.end_turn("old");
         c.wall += 2h;
-        if (reboot) {
+        c.boottime_ms += 1'000;
+        if (damage == "reboot") {
             c.boot = "boot-2";
             c.boottime_ms = 1'000;
         } else {
-            std::ofstream(c.dir.path() + "/retention-clock", std::ios::trunc) << "garbage\n";
+            std::ofstream(c.dir.path() + "/retention-clock", std::ios::trunc) << damage;
         }
         c.end_turn("new");
-        EXPECT_FALSE(c.journal->turn("old")) << (reboot ? "after a reboot" : "unreadable");
+        EXPECT_FALSE(c.journal->turn("old")) << damage;
         EXPECT_TRUE(c.journal->turn("new"));
     }
 }
