@@ -124,9 +124,22 @@ void check_metrics_endpoint(const config::HostConfig& cfg) {
     const fs::path dir = fs::path(where->path).parent_path();
     std::error_code ec;
     std::string why;
-    if (!fs::is_directory(dir, ec))
-        why = fmt::format("the socket's directory '{}' does not exist; create it first",
-                          dir.string());
+    const auto st = fs::status(dir, ec);
+    if (st.type() == fs::file_type::not_found) {
+        // The packaged unit makes /run/radial at its start (RuntimeDirectory=) and removes it at
+        // its stop: missing now is no proof it will be then.
+        log::warn("config",
+                  "{}run.metrics: the socket's directory '{}' does not exist now; radiald run "
+                  "fails to serve the metrics unless it exists at its start (the packaged unit "
+                  "makes /run/radial then)",
+                  cfg.where("run.metrics"), dir.string());
+        return;
+    }
+    if (ec)
+        why = fmt::format("cannot look at the socket's directory '{}': {}", dir.string(),
+                          ec.message());
+    else if (st.type() != fs::file_type::directory)
+        why = fmt::format("'{}' is not a directory", dir.string());
     else if (why = unwritable(dir.string()); !why.empty())
         why += "; make it writable for radiald's user or pick another path";
     else if (auto st = fs::symlink_status(where->path, ec);

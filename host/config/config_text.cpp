@@ -88,8 +88,9 @@ std::string toml_problem(std::string_view description) {
     // 'x' as table": the quoted name is the table's or the key's, as written.
     constexpr std::string_view redefine = "cannot redefine existing ";
     if (rest.starts_with(redefine)) {
+        // The name is quoted as written, and may hold a quote itself: the last quote closes it.
         const auto open = rest.find('\'');
-        const auto close = open == std::string_view::npos ? open : rest.find('\'', open + 1);
+        const auto close = open == std::string_view::npos ? open : rest.rfind('\'');
         if (close != std::string_view::npos) {
             const std::string_view type = rest.substr(redefine.size(), open - redefine.size() - 1);
             const std::string_view name = rest.substr(open + 1, close - open - 1);

@@ -65,11 +65,15 @@ std::string no_such_session(const std::string& state_dir, const std::string& ses
         events = read_session_events(state_dir, session_id);
     } catch (const std::exception&) {
     }
-    if (!events.empty() && events.back().value("event", "") == "ended")
+    const auto text = [&](const char* key) {
+        const auto& e = events.back();
+        return e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : std::string("?");
+    };
+    if (!events.empty() && text("event") == "ended")
         return fmt::format(
             "session '{}' ended at {} ({}); it runs no more turns: create a new one with 'radiald "
             "session create'",
-            session_id, events.back().value("at", "?"), events.back().value("detail", "?"));
+            session_id, text("at"), text("detail"));
     return fmt::format(
         "session '{}' is not one of this state directory's; create it with 'radiald session "
         "create', or see 'radiald session ls'",

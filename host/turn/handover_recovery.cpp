@@ -104,9 +104,15 @@ std::string orphan_writing_into(const std::string& marker_dir, const std::string
 
 std::string orphan_refusal(const std::string& workspace, const std::string& turn_id,
                            const std::string& label, const config::HostConfig& cfg) {
-    const std::string prefix = session::session_label_prefix(cfg);
-    if (label.starts_with(prefix) && label.size() > prefix.size()) {
-        const std::string session = label.substr(prefix.size());
+    // By the sessions' records, not this instance's label prefix: a session made under an
+    // earlier run.instanceId keeps its label, and reconciliation keeps its box too.
+    std::string session;
+    try {
+        for (const auto& s : session::list_sessions(cfg.state_dir))
+            if (!label.empty() && s.label == label) session = s.id;
+    } catch (const std::exception&) {
+    }
+    if (!session.empty()) {
         return fmt::format(
             "workspace '{}' is still written by turn {} in the box of session '{}', which a "
             "killed radiald left running; a turn of that session ends what the exec left "

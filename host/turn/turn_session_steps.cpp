@@ -93,6 +93,7 @@ std::optional<std::string> TurnSession::hold(Run& run, std::optional<WorkspaceLo
             run.workspace_lock
                 ? orphan_writing_into(handover_marker_dir(env_.cfg.state_dir), request_.workspace,
                                       [&](const std::string& turn_id) {
+                                          orphan_label.clear(); // a throw: not another's
                                           const auto t = env_.journal.turn(turn_id);
                                           if (t) orphan_label = t->entry.label;
                                           if (!own_box.empty() && t && t->entry.label == own_box)
