@@ -31,6 +31,7 @@
 #include "turn/box_user_env.h"
 #include "turn/handover_recovery.h"
 #include "turn/image_pin.h"
+#include "turn/retention_clock.h"
 #include "turn/turn_request.h"
 #include "turn/turn_session.h"
 #include "turn/workspace_lock.h"
@@ -288,6 +289,10 @@ int run_session_create(const SessionOptions& o) {
         rec.created_at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();
+        // Its maximum lifetime is measured on the retention clock (docs/design.md §11.6).
+        const auto lead = turn::current_clock_lead(cfg.state_dir);
+        rec.created_clock_lead_ms = lead.lead_ms;
+        rec.created_boot_id = lead.boot_id;
         // The box first, then its record: a radiald killed between the two leaves a box no
         // session names, which reconciliation removes (daemon/session_reconcile.h).
         // A box the runtime could not say it removed keeps its ids leased until reconciliation

@@ -39,13 +39,17 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             // Past its maximum lifetime by the host's own record, a session ends whatever its
             // box says: a runtime whose box cannot remove itself (sandbox: its keeper ends the
             // processes, the stopped sandbox stays) is cleaned up here.
-            const auto now_ms = static_cast<std::uint64_t>(
+            // On the retention clock: a step of the wall clock ends no session early (§11.6).
+            const std::int64_t now_ms =
                 std::chrono::duration_cast<std::chrono::milliseconds>(
-                    turn::elapsed_wall_time(cfg.state_dir, clock.wall()).time_since_epoch())
-                    .count());
+                    turn::elapsed_wall_time(cfg.state_dir, clock.wall(),
+                                            {s.created_clock_lead_ms, s.created_boot_id})
+                        .time_since_epoch())
+                    .count();
             const bool expired =
-                s.max_lifetime_ms != 0 && s.created_at_ms > 0 &&
-                now_ms >= static_cast<std::uint64_t>(s.created_at_ms) + s.max_lifetime_ms;
+                s.max_lifetime_ms != 0 && s.created_at_ms > 0 && now_ms > 0 &&
+                static_cast<std::uint64_t>(now_ms) >=
+                    static_cast<std::uint64_t>(s.created_at_ms) + s.max_lifetime_ms;
             if (present && !expired) {
                 const host::BoxState b = client.inspect(s.label);
                 // A runtime that cannot tell keeps the session: its next turn finds out.

@@ -41,6 +41,8 @@ nlohmann::json to_json(const SessionRecord& r) {
             {"idleTimeoutMs", r.idle_timeout_ms},
             {"maxLifetimeMs", r.max_lifetime_ms},
             {"createdAtMs", r.created_at_ms},
+            {"createdClockLeadMs", r.created_clock_lead_ms},
+            {"createdBootId", r.created_boot_id},
             {"imageDigest", r.image_digest},
             {"fromSnapshot", r.from_snapshot},
             {"policy", r.policy},
@@ -67,6 +69,8 @@ SessionRecord from_json(const nlohmann::json& j) {
     r.idle_timeout_ms = j.at("idleTimeoutMs").get<std::uint64_t>();
     r.max_lifetime_ms = j.at("maxLifetimeMs").get<std::uint64_t>();
     r.created_at_ms = j.at("createdAtMs").get<std::int64_t>();
+    r.created_clock_lead_ms = j.value("createdClockLeadMs", std::int64_t{-1});
+    r.created_boot_id = j.value("createdBootId", "");
     // Records of sessions made before snapshots existed lack these: such a session takes none.
     r.image_digest = j.value("imageDigest", "");
     r.from_snapshot = j.value("fromSnapshot", "");

@@ -60,6 +60,12 @@ struct SessionRecord {
     std::uint64_t idle_timeout_ms = 0;
     std::uint64_t max_lifetime_ms = 0;
     std::int64_t created_at_ms = 0; // Unix epoch
+    // The wall clock's lead on the state directory's retention clock when created_at_ms was
+    // stamped, and that boot's id (turn/retention_clock.h): within that boot a step of the wall
+    // clock since moves the session's end neither way. -1: not kept (made before it was; the
+    // lead at each look is taken whole).
+    std::int64_t created_clock_lead_ms = -1;
+    std::string created_boot_id;
     // Fixed at create: what the box was made from, pinned ("sha256:<hex>", the runtime's digest
     // of `image`); the snapshot it was made from ("" when none); its policy generation
     // (policy_generation()).

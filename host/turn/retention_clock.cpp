@@ -121,11 +121,21 @@ RetentionTime advance_retention_clock(const std::string& state_dir, const Retent
     return {retention, wall};
 }
 
+ClockLead current_clock_lead(const std::string& state_dir, const RetentionClocks& clocks) {
+    const RetentionTime t = advance_retention_clock(state_dir, clocks);
+    return {t.wall_ms - t.now_ms, clocks.boot_id()};
+}
+
 std::chrono::system_clock::time_point elapsed_wall_time(const std::string& state_dir,
                                                         std::chrono::system_clock::time_point wall,
+                                                        const ClockLead& since,
                                                         const RetentionClocks& clocks) {
     const RetentionTime t = advance_retention_clock(state_dir, clocks);
-    return wall - std::chrono::milliseconds(t.wall_ms - t.now_ms);
+    std::int64_t lead = t.wall_ms - t.now_ms;
+    // Stamped in this boot: only what the lead grew (or shrank, after a step backwards) since.
+    if (since.lead_ms >= 0 && !since.boot_id.empty() && since.boot_id == clocks.boot_id())
+        lead -= since.lead_ms;
+    return wall - std::chrono::milliseconds(lead);
 }
 
 } // namespace radial::turn

@@ -39,12 +39,25 @@ struct RetentionTime {
 RetentionTime advance_retention_clock(const std::string& state_dir,
                                       const RetentionClocks& clocks = RetentionClocks::system());
 
+// The wall clock's lead on the retention clock (ms, at least 0) at one moment, and the boot it was
+// read in: kept beside a time stamped on the wall clock, it tells later how much of the lead came
+// after the stamp. A lead_ms of -1: none kept.
+struct ClockLead {
+    std::int64_t lead_ms = -1;
+    std::string boot_id;
+};
+
+// The lead now. Advances the retention clock as advance_retention_clock does. [thread-safe]
+ClockLead current_clock_lead(const std::string& state_dir,
+                             const RetentionClocks& clocks = RetentionClocks::system());
+
 // `wall` (a time read from the caller's clock, which tests inject) less what the wall clock gained
-// on the retention clock by stepping forward: the time a deadline set on the wall clock — a
-// session's maximum lifetime from its creation — is compared with, so that a step ends nothing
-// early. Advances the retention clock as advance_retention_clock does. [thread-safe]
+// on the retention clock by steps since the deadline's start was stamped (`since`, read then; in
+// another boot, or none kept: the whole lead now): the time a deadline set on the wall clock — a
+// session's maximum lifetime from its creation — is compared with, so that a step moves its end
+// neither way. Advances the retention clock as advance_retention_clock does. [thread-safe]
 std::chrono::system_clock::time_point elapsed_wall_time(
     const std::string& state_dir, std::chrono::system_clock::time_point wall,
-    const RetentionClocks& clocks = RetentionClocks::system());
+    const ClockLead& since = {}, const RetentionClocks& clocks = RetentionClocks::system());
 
 } // namespace radial::turn

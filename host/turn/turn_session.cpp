@@ -95,7 +95,9 @@ TurnSession::TurnSession(const TurnEnvironment& env, TurnRequest request)
             session::check_session_box_ids(*session_, env_.cfg);
             session::make_session_exec(spec_, *session_, request_.workdir);
             session::check_session_lifetime(
-                *session_, turn::elapsed_wall_time(env_.cfg.state_dir, env_.clock->wall()));
+                *session_, turn::elapsed_wall_time(
+                               env_.cfg.state_dir, env_.clock->wall(),
+                               {session_->created_clock_lead_ms, session_->created_boot_id}));
             session::check_session_workspace(*session_);
             image_digest_ = session_->image_digest;
         } else {

@@ -181,16 +181,46 @@ TEST(RetentionClock, AStepOfTheWallClockEndsNoSessionEarly) {
     rec.max_lifetime_ms = 8 * 3'600'000;
     rec.created_at_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(c.wall.time_since_epoch()).count();
-    (void)advance_retention_clock(c.cfg.state_dir, c.clocks());
+    const ClockLead lead = current_clock_lead(c.cfg.state_dir, c.clocks());
     c.elapse(1h);
     c.wall += 24h * 30;
     EXPECT_NO_THROW(session::check_session_lifetime(
-        rec, elapsed_wall_time(c.cfg.state_dir, c.wall, c.clocks())));
+        rec, elapsed_wall_time(c.cfg.state_dir, c.wall, lead, c.clocks())));
     c.elapse(7h);
     EXPECT_THROW(session::check_session_lifetime(
-                     rec, elapsed_wall_time(c.cfg.state_dir, c.wall, c.clocks())),
+                     rec, elapsed_wall_time(c.cfg.state_dir, c.wall, lead, c.clocks())),
                  RequestError)
         << "eight hours elapsed";
+}
+
+// A session made after a step forward of the wall clock (a host booted with its clock behind, set
+// right by NTP once radiald had read it): measured against the whole lead, it outlived its
+// maximum lifetime by the step, for the rest of that boot. The lead kept at its create is taken
+// off: only a step after it counts.
+TEST(RetentionClock, ASessionMadeAfterAStepEndsOnTime) {
+    SteppedClocks c;
+    (void)advance_retention_clock(c.cfg.state_dir, c.clocks());
+    c.elapse(1s);
+    c.wall += 24h * 30; // the step, before the session
+    session::SessionRecord rec;
+    rec.id = "s1";
+    rec.max_lifetime_ms = 8 * 3'600'000;
+    rec.created_at_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(c.wall.time_since_epoch()).count();
+    const ClockLead lead = current_clock_lead(c.cfg.state_dir, c.clocks());
+    ASSERT_EQ(lead.lead_ms, 30LL * 24 * 3'600'000);
+    c.elapse(7h);
+    EXPECT_NO_THROW(session::check_session_lifetime(
+        rec, elapsed_wall_time(c.cfg.state_dir, c.wall, lead, c.clocks())));
+    c.elapse(1h);
+    EXPECT_THROW(session::check_session_lifetime(
+                     rec, elapsed_wall_time(c.cfg.state_dir, c.wall, lead, c.clocks())),
+                 RequestError)
+        << "eight hours elapsed since its create";
+    // Kept in another boot: the whole lead is taken (the time off is unknown).
+    EXPECT_NO_THROW(session::check_session_lifetime(
+        rec,
+        elapsed_wall_time(c.cfg.state_dir, c.wall, {lead.lead_ms, "another-boot"}, c.clocks())));
 }
 
 } // namespace
