@@ -21,6 +21,8 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
     const std::string prefix = session::session_label_prefix(cfg);
     std::vector<std::string> boxes = client.list_by_label(prefix);
     const std::string leases = turn::box_id_lease_dir(default_claim_registry());
+    // One reading of the retention clock for every session's end (docs/design.md §11.6).
+    const turn::ClockLead lead = turn::current_clock_lead(cfg.state_dir);
     for (const auto& s : session::list_sessions(cfg.state_dir)) {
         // Another runtime's session: its box is not in this runtime's listing, and not gone.
         if (session::other_runtime(s, client.info().id)) {
@@ -42,8 +44,8 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             // On the retention clock: a step of the wall clock ends no session early (§11.6).
             const std::int64_t now_ms =
                 std::chrono::duration_cast<std::chrono::milliseconds>(
-                    turn::elapsed_wall_time(cfg.state_dir, clock.wall(),
-                                            {s.created_clock_lead_ms, s.created_boot_id})
+                    turn::wall_less_lead(clock.wall(), lead,
+                                         {s.created_clock_lead_ms, s.created_boot_id})
                         .time_since_epoch())
                     .count();
             const bool expired =

@@ -95,9 +95,10 @@ RetentionTime advance_retention_clock(const std::string& state_dir, const Retent
                     std::min<std::int64_t>(boot - stored->boottime_ms, 10'000'000'000'000'000);
     else if (stored)
         retention = std::max(wall, stored->retention_ms); // a reboot: the time off is unknown
+    // Only within one boot does the offset from the wall clock tell a step.
+    const std::int64_t stepped =
+        same_boot ? (wall - retention) - (stored->wall_ms - stored->retention_ms) : 0;
     if (same_boot) {
-        // Only within one boot does the offset from the wall clock tell a step.
-        const std::int64_t stepped = (wall - retention) - (stored->wall_ms - stored->retention_ms);
         if (stepped > 60'000 || stepped < -60'000)
             log::warn("journal",
                       "the wall clock stepped {} by {} s since radiald last read it; "
@@ -107,6 +108,10 @@ RetentionTime advance_retention_clock(const std::string& state_dir, const Retent
                       stepped > 0 ? "forward" : "backward",
                       (stepped > 0 ? stepped : -stepped) / 1000);
     }
+    // Within one boot, with no step and nothing to clamp, the kept file already gives this
+    // reading: not written again (every turn's end reads the clock; each write is two fsyncs).
+    if (same_boot && retention <= wall && stepped > -1000 && stepped < 1000)
+        return {retention, wall};
     // Never ahead of the wall clock, also as kept: after a step backwards a lead kept would let a
     // later step forward, up to that lead, count in full — after a reboot too.
     retention = std::min(retention, wall);
@@ -130,10 +135,14 @@ std::chrono::system_clock::time_point elapsed_wall_time(const std::string& state
                                                         std::chrono::system_clock::time_point wall,
                                                         const ClockLead& since,
                                                         const RetentionClocks& clocks) {
-    const RetentionTime t = advance_retention_clock(state_dir, clocks);
-    std::int64_t lead = t.wall_ms - t.now_ms;
+    return wall_less_lead(wall, current_clock_lead(state_dir, clocks), since);
+}
+
+std::chrono::system_clock::time_point wall_less_lead(std::chrono::system_clock::time_point wall,
+                                                     const ClockLead& now, const ClockLead& since) {
+    std::int64_t lead = now.lead_ms;
     // Stamped in this boot: only what the lead grew (or shrank, after a step backwards) since.
-    if (since.lead_ms >= 0 && !since.boot_id.empty() && since.boot_id == clocks.boot_id())
+    if (since.lead_ms >= 0 && !since.boot_id.empty() && since.boot_id == now.boot_id)
         lead -= since.lead_ms;
     return wall - std::chrono::milliseconds(lead);
 }

@@ -27,12 +27,13 @@ struct RetentionTime {
     std::int64_t wall_ms = 0;
 };
 
-// Reads the retention clock kept in `<state_dir>/retention-clock`, advances it and writes it back.
+// Reads the retention clock kept in `<state_dir>/retention-clock`, advances it, and writes it back
+// unless the file already gives this reading (the same boot, no step, nothing clamped).
 // Within one boot it advances by the time CLOCK_BOOTTIME says elapsed since it was last written,
 // whatever the wall clock did meanwhile; after a reboot (another boot id) or with no readable file
 // it starts again from the wall clock, never earlier than it was. The reading is the earlier of
 // that and the wall clock, so a step backwards removes nothing either. A step of more than a
-// minute since the last reading is logged as a warning. A file that cannot be written costs
+// minute since the file was written is logged as a warning. A file that cannot be written costs
 // nothing but the next reading's memory of this one (logged).
 // [thread-safe; concurrent callers on one state directory: the last write wins, each reading is
 // one that could have been made]
@@ -59,5 +60,10 @@ ClockLead current_clock_lead(const std::string& state_dir,
 std::chrono::system_clock::time_point elapsed_wall_time(
     const std::string& state_dir, std::chrono::system_clock::time_point wall,
     const ClockLead& since = {}, const RetentionClocks& clocks = RetentionClocks::system());
+
+// elapsed_wall_time with the lead `now` read already (current_clock_lead): for a caller that
+// compares many deadlines with one reading. Pure.
+std::chrono::system_clock::time_point wall_less_lead(std::chrono::system_clock::time_point wall,
+                                                     const ClockLead& now, const ClockLead& since);
 
 } // namespace radial::turn

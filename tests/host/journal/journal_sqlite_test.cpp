@@ -833,7 +833,7 @@ TEST(JournalFile, AFullOrReadOnlyFileSystemIsNamedAsSuch) {
     test::TempDir dir("radial-jfs");
     const std::string mount = dir / "fs";
     test::SmallDisk disk(mount, "256k");
-    if (!disk.ok()) GTEST_SKIP() << "mounting a tmpfs needs root (the live tests run as root)";
+    ASSERT_TRUE(disk.ok()) << "mounting a tmpfs needs root: the suite runs as root";
     {
         auto kept = open_sqlite_journal(mount + "/journal.sqlite3"); // made while there is room
     }
@@ -872,7 +872,7 @@ TEST(JournalFile, AJournalOnAFullFileSystemIsReadForReading) {
     test::TempDir dir("radial-jfull");
     const std::string mount = dir / "fs";
     test::SmallDisk disk(mount, "1m");
-    if (!disk.ok()) GTEST_SKIP() << "mounting a tmpfs needs root (the live tests run as root)";
+    ASSERT_TRUE(disk.ok()) << "mounting a tmpfs needs root: the suite runs as root";
     const std::string path = mount + "/journal.sqlite3";
     {
         auto j = open_sqlite_journal(path);
@@ -908,7 +908,7 @@ TEST(JournalFile, AJournalOnAReadOnlyFileSystemIsReadForReading) {
     test::TempDir dir("radial-jro");
     const std::string mount = dir / "fs";
     test::SmallDisk disk(mount, "1m");
-    if (!disk.ok()) GTEST_SKIP() << "mounting a tmpfs needs root (the live tests run as root)";
+    ASSERT_TRUE(disk.ok()) << "mounting a tmpfs needs root: the suite runs as root";
     const std::string path = mount + "/journal.sqlite3", pending = mount + "/pending.sqlite3";
     {
         auto j = open_sqlite_journal(path);
