@@ -7,7 +7,12 @@
 
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
+#include "fs/durable_file.h"
 #include "journal/journal_sqlite.h"
+#include "log/logger.h"
+#include "session/instance_fingerprints.h"
+#include "session/session_record.h"
+#include "session/snapshot_record.h"
 #include "turn/handover_recovery.h"
 #include "turn/workspace_handover.h"
 
@@ -41,6 +46,20 @@ std::pair<std::unique_ptr<journal::Journal>, std::exception_ptr> open_journal_un
     }
 }
 
+// The directories publish_file and replace_file write into under the state directory.
+void remove_abandoned_writes(const config::HostConfig& cfg) {
+    std::size_t removed = 0;
+    for (const auto& dir :
+         {cfg.state_dir, session::sessions_dir(cfg.state_dir),
+          session::snapshots_dir(cfg.state_dir), session::instance_fingerprints_dir(cfg.state_dir)})
+        removed += fs_util::remove_abandoned_temp_files(dir);
+    if (removed > 0)
+        log::info("state",
+                  "removed {} temporary file(s) under '{}' that a radiald killed while "
+                  "writing them left",
+                  removed, cfg.state_dir);
+}
+
 } // namespace
 
 std::unique_ptr<Instance> Instance::open(config::HostConfig cfg, const InstanceUse& use) {
@@ -72,6 +91,9 @@ std::unique_ptr<Instance> Instance::open(config::HostConfig cfg, const InstanceU
         if (journal_failed) std::rethrow_exception(journal_failed);
         if (!journal) journal = journal::open_sqlite_journal(journal_path(cfg));
         cfg.box_root = checked->box_root.ids;
+        // The instance's owner (a daemon, a reconcile) clears what a writer killed mid-write
+        // left: it would stay for good, unread (fs/durable_file.h).
+        if (use.lock == daemon::StateDirLock::Mode::exclusive) remove_abandoned_writes(cfg);
         // Once the journal and the runtime can say whether a note's box still writes.
         if (use.recover_handovers)
             turn::WorkspaceHandover::recover(turn::handover_marker_dir(cfg.state_dir),

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <string>
 
@@ -98,6 +100,32 @@ bool write_and_place(const fs::path& temp_dir, const fs::path& dest, std::string
 }
 
 } // namespace
+
+std::size_t remove_abandoned_temp_files(const fs::path& dir,
+                                        std::chrono::system_clock::time_point now) noexcept {
+    std::size_t removed = 0;
+    try {
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(dir, ec)) {
+            // write_and_place's names: ".", the file's name, "." and mkostemp's six characters.
+            const std::string name = entry.path().filename().string();
+            const auto dot = name.rfind('.');
+            if (name.size() < 9 || name[0] != '.' || dot == 0 || dot != name.size() - 7 ||
+                !std::all_of(name.begin() + static_cast<long>(dot) + 1, name.end(),
+                             [](unsigned char c) { return std::isalnum(c) != 0; }))
+                continue;
+            struct stat st {};
+            if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+                st.st_uid != ::geteuid())
+                continue;
+            const auto written = std::chrono::system_clock::from_time_t(st.st_mtime);
+            if (now - written < kAbandonedTempFileAge) continue;
+            if (::unlink(entry.path().c_str()) == 0) ++removed;
+        }
+    } catch (const std::exception&) {
+    }
+    return removed;
+}
 
 bool publish_file(const fs::path& temp_dir, const fs::path& dest, std::string_view content,
                   mode_t mode) {

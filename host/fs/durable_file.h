@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <string_view>
 
@@ -33,6 +35,19 @@ void replace_file(const std::filesystem::path& temp_dir, const std::filesystem::
 // and fsyncs it before returning: an append-only log of events (docs/design.md §13.12, §9.7).
 // Throws FsError naming the path. [thread-safe]
 void append_line(const std::filesystem::path& path, std::string_view line);
+
+// How long a temporary file of publish_file or replace_file lives at most while its writer runs:
+// one older is what a writer killed between its create and its rename left.
+inline constexpr std::chrono::minutes kAbandonedTempFileAge{10};
+
+// Removes from `dir` the temporary files publish_file and replace_file make (".NAME.XXXXXX")
+// that a writer killed before its rename left: regular files of this process's user, last
+// written at least kAbandonedTempFileAge before `now` (wall time, as the files' times are). One
+// younger may be a live writer's, and stays. Returns how many were removed; never throws (a
+// directory that cannot be read removes nothing). [thread-safe]
+std::size_t remove_abandoned_temp_files(
+    const std::filesystem::path& dir,
+    std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) noexcept;
 
 // fsync(2) of a directory, so that entries created or renamed in it survive a crash. Throws
 // FsError naming the directory. [thread-safe]

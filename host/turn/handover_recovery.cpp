@@ -39,7 +39,7 @@ std::size_t forget_earlier_session_notes(const std::string& marker_dir,
         std::error_code ec;
         for (const auto& entry : std::filesystem::directory_iterator(marker_dir, ec)) {
             const std::string turn_id = entry.path().filename().string();
-            if (turn_id == own_turn_id) continue;
+            if (turn_id == own_turn_id || turn_id.starts_with(kNoteBeingWritten)) continue;
             internal::UniqueFd fd(
                 ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
             if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue; // its turn still runs
@@ -76,6 +76,7 @@ std::string orphan_writing_into(const std::string& marker_dir, const std::string
         if (!root || ::fstat(root.get(), &ws) != 0) return {};
         std::error_code ec;
         for (const auto& entry : std::filesystem::directory_iterator(marker_dir, ec)) {
+            if (entry.path().filename().string().starts_with(kNoteBeingWritten)) continue;
             internal::UniqueFd fd(
                 ::open(entry.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
             // Held: its turn runs, under the workspace's lock (or run.sharedWorkspaces).

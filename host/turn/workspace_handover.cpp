@@ -13,7 +13,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -174,6 +176,19 @@ WalkReport walk(internal::UniqueFd cur, const std::string& root, const IdMap& m,
     return report;
 }
 
+// A note under its temporary name that nobody holds: one a turn's start is about to lock (just
+// made), or one a radiald killed before the rename left, which handed nothing over (the walk
+// comes after the rename). Only the second is removed; a minute is far longer than the window.
+void remove_if_abandoned(int fd, const std::filesystem::path& path) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return;
+    // Real time: the file's own modification time is on the wall clock.
+    if (::time(nullptr) - st.st_mtime < 60) return;
+    if (::unlink(path.c_str()) == 0)
+        log::info("turn", "removed '{}', a hand-over note a killed radiald did not finish",
+                  path.string());
+}
+
 } // namespace
 
 std::string directory_identity(int fd) {
@@ -236,21 +251,28 @@ WorkspaceHandover::WorkspaceHandover(std::string workspace, uid_t box_uid, gid_t
     active_ = true;
     if (!marker.empty()) {
         // radiald's own, whatever the umask: a note is an order to chown a tree (recover()).
-        const std::string notes = std::filesystem::path(marker).parent_path().string();
+        const std::filesystem::path marker_path(marker);
+        const std::string notes = marker_path.parent_path().string();
         if (::mkdir(notes.c_str(), 0700) == 0) ::chmod(notes.c_str(), 0700);
-        const int fd =
-            ::open(marker.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        // Written and locked under a name recover() passes over, then renamed: a note under its
+        // own name is always whole and held, so a recovery beside this turn's start (session rm,
+        // reconcile) never takes an empty one for a forged note, nor one its turn still writes.
+        std::string written = notes + "/" + std::string(kNoteBeingWritten) +
+                              marker_path.filename().string() + ".XXXXXX";
+        const int fd = ::mkostemp(written.data(), O_CLOEXEC);
         const std::string note = std::to_string(owner_uid_) + " " + std::to_string(owner_gid_) +
                                  " " + std::to_string(box_uid_) + " " + std::to_string(box_gid_) +
                                  " " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) +
                                  "\n" + workspace_ + "\n";
         if (fd < 0 || ::flock(fd, LOCK_EX) != 0 ||
             ::write(fd, note.data(), note.size()) != static_cast<ssize_t>(note.size()) ||
-            ::fsync(fd) != 0)
+            ::fsync(fd) != 0 || ::rename(written.c_str(), marker.c_str()) != 0) {
             log::warn("turn",
                       "writing '{}': {}; if radiald dies during this turn, hand '{}' back "
                       "to uid {} by hand",
                       marker, std::strerror(errno), workspace_, owner_uid_);
+            if (fd >= 0) ::unlink(written.c_str());
+        }
         if (fd >= 0) {
             marker_ = std::move(marker);
             marker_fd_.reset(fd);
@@ -324,6 +346,10 @@ std::size_t WorkspaceHandover::recover(const std::string& marker_dir,
                 ::open(entry.path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
             if (!fd || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue; // its turn still runs
             const std::string turn_id = entry.path().filename().string();
+            if (turn_id.starts_with(kNoteBeingWritten)) {
+                remove_if_abandoned(fd.get(), entry.path());
+                continue;
+            }
             if (struct stat n{}; ::fstat(fd.get(), &n) != 0 || !S_ISREG(n.st_mode) ||
                                  n.st_uid != ::geteuid() || (n.st_mode & 022) != 0 ||
                                  n.st_nlink != 1) {

@@ -25,6 +25,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace radial::turn {
@@ -48,6 +49,10 @@ struct WalkReport {
     std::size_t deepest = 0;
     bool complete = true;
 };
+
+// How the name of a hand-over note begins while it is written: readers of the notes pass over it
+// (recover() removes one left unfinished by a killed radiald).
+inline constexpr std::string_view kNoteBeingWritten = ".writing.";
 
 // Where the hand-over notes of a state directory live.
 inline std::string handover_marker_dir(const std::string& state_dir) {

@@ -1,11 +1,13 @@
 // The real radiald binary: every startup refusal is one line on stderr and a non-zero exit,
 // never a crash; `radiald plugins` and `--version` report what they should.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -711,6 +713,27 @@ TEST(RadialdSessionCreate, ARecordThatCannotBeWrittenWithABoxThatStaysKeepsItsId
     auto rec = s.run({"reconcile", "--config", s.config});
     EXPECT_EQ(rec.exit_code, 0) << rec.err;
     EXPECT_EQ(test::box_id_leases_of(state), 0u) << rec.err;
+}
+
+// A radiald killed while it wrote a record (the retention clock at a turn's end, a session's
+// record) left the record's temporary file for good: the next daemon or reconcile removes one an
+// hour old, and leaves one a live writer may hold.
+TEST(RadialdReconcile, RemovesTheTemporaryFilesAKilledWriterLeft) {
+    HangingSetup s("kill");
+    const std::string state = s.dir / "state";
+    fs::create_directories(state + "/sessions");
+    ::chmod(state.c_str(), 0700);
+    const std::string left = state + "/.retention-clock.Ab12Cd",
+                      live = state + "/sessions/.s1.json.Qq1Ww2";
+    s.dir.write("state/.retention-clock.Ab12Cd", "1\n");
+    s.dir.write("state/sessions/.s1.json.Qq1Ww2", "{}\n");
+    const timespec hour_ago[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, left.c_str(), hour_ago, 0), 0);
+    auto r = s.run({"reconcile", "--config", s.config});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_FALSE(fs::exists(left)) << r.err;
+    EXPECT_TRUE(fs::exists(live)) << "a file a live writer may hold was removed";
+    EXPECT_THAT(r.err, HasSubstr("removed 1 temporary file(s)"));
 }
 
 // What `session create` refuses of its flags names the flag and the fix, before any box: an id

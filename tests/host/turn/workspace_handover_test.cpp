@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -351,6 +352,43 @@ TEST(WorkspaceHandover, C12_AKilledRadialdsWorkspaceIsHandedBackByTheNextOne) {
     EXPECT_EQ(lstat_of(w + "/f").st_uid, kOwner);
     EXPECT_FALSE(std::filesystem::exists(notes + "/killed"));
     EXPECT_EQ(WorkspaceHandover::recover(notes), 0u);
+}
+
+// A note is locked and whole before it has its name: a recovery beside a turn's start (session rm,
+// reconcile) saw the note its turn had just made, not yet locked, empty, and removed it as "not a
+// workspace hand-over note", so a radiald killed in that turn left nothing to hand the tree back
+// by. Under its temporary name a note is passed over, and removed only once a killed radiald
+// plainly left it unfinished (a minute old).
+TEST(WorkspaceHandover, ANoteBeingWrittenIsNeitherObeyedNorRemovedByARecovery) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root (chown)";
+    test::TempDir ws("radial-ho-kill"), state("radial-ho-state");
+    const std::string w = ws.path();
+    ASSERT_NO_FATAL_FAILURE(owner_with_a_file(w));
+    const std::string notes = handover_marker_dir(state.path());
+    ASSERT_TRUE(std::filesystem::create_directories(notes));
+    // What a turn's start has made at the moment a recovery looks: the file, empty, unlocked.
+    const std::string fresh = notes + "/" + std::string(kNoteBeingWritten) + "turn-9.a1b2c3";
+    const std::string stale = notes + "/" + std::string(kNoteBeingWritten) + "turn-8.d4e5f6";
+    for (const auto& p : {fresh, stale}) {
+        std::ofstream{p};
+        ASSERT_EQ(::chmod(p.c_str(), 0600), 0);
+    }
+    const timespec old_times[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, stale.c_str(), old_times, 0), 0);
+    EXPECT_EQ(WorkspaceHandover::recover(notes), 0u);
+    EXPECT_TRUE(std::filesystem::exists(fresh))
+        << "a note being written was taken for a forged one";
+    EXPECT_FALSE(std::filesystem::exists(stale)) << "an unfinished note stays forever";
+
+    // Under its own name a note is whole and held from the start: a killed turn's is obeyed.
+    ASSERT_TRUE(hand_over_and_die(w, notes + "/turn-9"));
+    ASSERT_EQ(lstat_of(w + "/f").st_uid, kBox);
+    std::size_t temporary = 0;
+    for (const auto& e : std::filesystem::directory_iterator(notes))
+        temporary += e.path().filename().string().starts_with(kNoteBeingWritten) ? 1 : 0;
+    EXPECT_EQ(temporary, 1u) << "only the note made above may be under a temporary name";
+    EXPECT_EQ(WorkspaceHandover::recover(notes), 1u);
+    EXPECT_EQ(lstat_of(w + "/f").st_uid, kOwner);
 }
 
 // A killed radiald's box may still run, and write as the box user: its note stays (and its tree
