@@ -10,14 +10,16 @@
 #include <cerrno>
 #include <initializer_list>
 #include <optional>
+#include <utility>
 
 #include "daemon/daemon_error.h"
 #include "log/logger.h"
 
 namespace radial::cli {
 
-CommandSignals::CommandSignals()
-    : signals_(
+CommandSignals::CommandSignals(Options options)
+    : options_(std::move(options)),
+      signals_(
           std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM}) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
@@ -41,23 +43,28 @@ void CommandSignals::watch() {
         }
         if (p[1].revents != 0) return;
         for (const int signo : signals_.take_each()) {
+            const std::string& component = options_.component;
             if (signo == SIGUSR1 || signo == SIGUSR2 || signo == SIGALRM) {
-                log::info("session", "{} received and ignored (this command gives it no meaning)",
-                          name(signo));
+                log::info(component, "{}{} received and ignored (this command gives it no meaning)",
+                          options_.subject, name(signo));
                 continue;
             }
             int none = 0;
             if (first_.compare_exchange_strong(none, signo)) { // the safe points see it
-                log::warn("session",
-                          "{} received: stopping at the end of this step, undoing what the "
-                          "command made (a second one stops it at once)",
-                          name(signo));
+                if (options_.on_first_stop)
+                    options_.on_first_stop(signo);
+                else
+                    log::warn(component,
+                              "{}{} received: stopping at the end of this step, undoing what the "
+                              "command made (a second one stops it at once)",
+                              options_.subject, name(signo));
                 continue;
             }
-            log::error("session",
-                       "{} again: stopping now, between two steps; what the command made so far "
+            if (!options_.second_stop_ends) continue;
+            log::error(component,
+                       "{}{} again: stopping now, between two steps; what the command made so far "
                        "may be left for 'radiald reconcile' to remove",
-                       name(signo));
+                       options_.subject, name(signo));
             ::signal(signo, SIG_DFL);
             sigset_t set;
             sigemptyset(&set);

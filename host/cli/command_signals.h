@@ -1,10 +1,11 @@
-// host/cli/command_signals.h — the stop signals of a session command that changes the host or the
-// engine (`session create`, `rm`, `snapshot`, `snapshot-rm`; docs/design.md §13.12, §12.3).
-// SIGINT, SIGTERM, SIGHUP and SIGQUIT (as `radiald turn` takes them) are caught for as long as a
-// CommandSignals lives, through daemon::StopSignals: the handler only notes the signal, and the
-// command looks at its safe points whether one came, so that it finishes or undoes its step instead
-// of dying between two of them with a box, a lease or a record half made. A signal that arrives
-// during a blocking engine call is seen once the call returns.
+// host/cli/command_signals.h — the stop signals of a command that changes the host or the engine:
+// `radiald turn` and the session commands (`session create`, `rm`, `snapshot`, `snapshot-rm`;
+// docs/design.md §13.12, §12.3). SIGINT, SIGTERM, SIGHUP and SIGQUIT are caught for as long as a
+// CommandSignals lives, through daemon::StopSignals, on a thread of its own: the handler only notes
+// the signal. A session command looks at its safe points whether one came, so that it finishes or
+// undoes its step instead of dying between two of them with a box, a lease or a record half made
+// (a signal that arrives during a blocking engine call is seen once the call returns); a turn
+// interrupts its box at once (Options::on_first_stop).
 #pragma once
 
 #include <radial/internal/unique_fd.h>
@@ -26,9 +27,23 @@ namespace radial::cli {
 // SIGUSR2 and SIGALRM are logged and ignored, as `radiald turn` does (docs/design.md §12.3).
 class CommandSignals {
 public:
+    struct Options {
+        // The log lines' component, and what they begin with ("turn t1: "; may be empty).
+        std::string component = "session";
+        std::string subject;
+        // Called on the signal thread for the first stop signal, in place of the line saying the
+        // command stops at the end of its step; it logs what it does itself.
+        std::function<void(int signo)> on_first_stop;
+        // A second stop signal ends the command at once; false: it is ignored (a turn, whose
+        // first signal already kills its box, waits for that to finish).
+        bool second_stop_ends = true;
+    };
+
     // Catches the signals on a thread of its own; the previous handlers come back when this is
-    // destroyed. Throws daemon::DaemonError when they cannot be caught. One at a time per process.
-    CommandSignals();
+    // destroyed (which first ends the thread: on_first_stop is not called after). Throws
+    // daemon::DaemonError when they cannot be caught. One at a time per process.
+    CommandSignals() : CommandSignals(Options{}) {}
+    explicit CommandSignals(Options options);
     ~CommandSignals();
     CommandSignals(const CommandSignals&) = delete;
     CommandSignals& operator=(const CommandSignals&) = delete;
@@ -42,6 +57,7 @@ public:
 
 private:
     void watch();
+    Options options_;
     daemon::StopSignals signals_;
     std::atomic<int> first_{0};
     internal::UniqueFd done_read_, done_write_; // closed by the destructor: the thread ends

@@ -1,7 +1,6 @@
 #include "cli/turn_command.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <radial/units.hpp>
-#include <thread>
 
+#include "cli/command_signals.h"
 #include "cli/config_file.h"
 #include "cli/exit_status.h"
 #include "cli/instance.h"
@@ -21,10 +20,8 @@
 #include "config/bounded_units.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
-#include "daemon/daemon_error.h"
 #include "daemon/spool.h"
 #include "daemon/state_dir_lock.h"
-#include "daemon/stop_signals.h"
 #include "daemon/test_pause.h"
 #include "fs/file_kind.h"
 #include "fs/pinned_directory.h"
@@ -320,57 +317,39 @@ int run_turn_command(const TurnOptions& o) {
     }
 
     // Ctrl-C, SIGTERM, or a closed terminal (SIGHUP, SIGQUIT) kills the box rather than leaving
-    // it running. A thread waits for them, or for the turn to end.
-    std::optional<daemon::StopSignals> signals;
-    internal::UniqueFd turn_over_read, turn_over_write;
+    // it running; SIGUSR1, SIGUSR2 and SIGALRM mean nothing to a turn: logged and ignored, never a
+    // death that leaves the box running (docs/design.md §12.3).
+    std::optional<CommandSignals> signals;
     try {
-        // SIGUSR1, SIGUSR2 and SIGALRM mean nothing to a turn: logged and ignored, never a death
-        // that leaves the box running (docs/design.md §12.3).
-        signals.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
-                                                   SIGUSR2, SIGALRM});
-        int fds[2];
-        if (::pipe2(fds, O_CLOEXEC) != 0)
-            throw daemon::DaemonError("creating the pipe that ends the signal thread", errno);
-        turn_over_read.reset(fds[0]);
-        turn_over_write.reset(fds[1]);
+        signals.emplace(CommandSignals::Options{
+            .component = "turn",
+            .subject = "turn " + session->turn_id() + ": ",
+            .on_first_stop =
+                [&session](int) {
+                    // Before the line: logging may wait up to run.outputStall for a slow reader.
+                    if (session->interrupt())
+                        log::warn("turn", "turn {}: interrupted; killing its box",
+                                  session->turn_id());
+                    else
+                        log::warn("turn",
+                                  "turn {}: interrupted; no box of it runs now (its command "
+                                  "ended, or had not started): what radiald still does for it "
+                                  "stops",
+                                  session->turn_id());
+                },
+            .second_stop_ends = false,
+        });
     } catch (const std::exception& e) {
         // Logged here rather than by report_error: the turn id is context the error lacks.
         log::error("turn", "turn {}: setting up signal handling: {}", session->turn_id(), e.what());
         return exit_status_for(e, CommandKind::turn);
     }
-    std::atomic<bool> interrupted{false};
-    std::thread signal_thread([&] {
-        for (;;) {
-            pollfd p[2] = {{signals->fd(), POLLIN, 0}, {turn_over_read.get(), POLLIN, 0}};
-            if (::poll(p, 2, -1) < 0) {
-                if (errno == EINTR) continue;
-                return;
-            }
-            if (p[1].revents != 0) return; // the turn is over
-            for (const int signo : signals->take_each()) {
-                if (signo == SIGUSR1 || signo == SIGUSR2 || signo == SIGALRM) {
-                    log::info("turn",
-                              "turn {}: SIG{} received and ignored (radiald turn gives it no "
-                              "meaning)",
-                              session->turn_id(), ::sigabbrev_np(signo));
-                    continue;
-                }
-                if (interrupted.exchange(true)) continue;
-                // Before the line: logging may wait up to run.outputStall for a slow reader.
-                if (session->interrupt())
-                    log::warn("turn", "turn {}: interrupted; killing its box", session->turn_id());
-                else
-                    log::warn("turn",
-                              "turn {}: interrupted; no box of it runs now (its command ended, or "
-                              "had not started): what radiald still does for it stops",
-                              session->turn_id());
-            }
-        }
-    });
+    // The thread ends and the previous handlers come back.
+    bool interrupted = false;
     auto stop_signal_thread = [&] {
-        turn_over_write.reset(); // EOF wakes the thread
-        signal_thread.join();
-        signals.reset(); // the previous handlers come back
+        if (!signals) return;
+        interrupted = signals->stop_asked() != 0;
+        signals.reset();
     };
 
     // The box's output and radiald's own lines reach the caller in the order they were made,
