@@ -21,6 +21,7 @@
 #include "daemon/metrics_server.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool.h"
+#include "daemon/startup_signals.h"
 #include "daemon/state_dir_lock.h"
 #include "daemon/state_dir_watch.h"
 #include "daemon/test_pause.h"
@@ -203,6 +204,11 @@ int run_submit_command(const DaemonOptions& o) {
 int run_run_command(const DaemonOptions& o) {
     try {
         log::install_log_redaction();
+        // Stop, reload, or logged and ignored: no signal a process manager or an operator sends
+        // by habit kills the daemon without a line, from its first step (docs/design.md §12.3).
+        // Until the loop hears them, the start's own thread does (startup_signals.h).
+        daemon::StopSignals signals({SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM});
+        daemon::StartupSignals starting(signals);
         // Before the instance: the runtime it holds tells these of its calls until it is gone.
         daemon::Metrics metrics(RADIAL_VERSION);
         auto cfg = load_settled_config(o);
@@ -217,9 +223,6 @@ int run_run_command(const DaemonOptions& o) {
                       "the host's /proc shows every process's arguments to every user, a box's "
                       "among them: a box can publish what it holds there; mount /proc with "
                       "hidepid=invisible (docs/design.md §15.3)");
-        // Stop, reload, or logged and ignored: no signal a process manager or an operator sends
-        // by habit kills the daemon without a line (docs/design.md §12.3).
-        daemon::StopSignals signals({SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM});
         daemon::DaemonSettings settings;
         settings.checkpoint_for_test = daemon::pause_point_from_env_for_test();
         settings.host_timeout_grace = daemon::host_grace_from_env_for_test();
@@ -257,6 +260,7 @@ int run_run_command(const DaemonOptions& o) {
         }
         daemon::Daemon d(instance->cfg(), instance->runtime(), journal, instance->transport(),
                          std::move(settings));
+        starting.done();
         return d.run(signals);
     } catch (const daemon::ReconcileError& e) {
         log::error("reconcile", "{}; not serving until they are gone", e.what());

@@ -815,6 +815,57 @@ TEST(RadialdRun, APluginsSignalMaskOrHandlersNeitherDeafenNorKillTheDaemon) {
     EXPECT_EQ(s.terminal(id)["status"], "killed");
 }
 
+// Whether process `pid` catches every one of `signals` (/proc/PID/status's SigCgt).
+bool catches(pid_t pid, std::initializer_list<int> signals) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("SigCgt:", 0) == 0) {
+            const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+            return std::all_of(signals.begin(), signals.end(),
+                               [&](int s) { return (mask >> (s - 1)) & 1ULL; });
+        }
+    return false;
+}
+
+// The packaged unit is Type=simple: a `systemctl reload` or stop may come while the daemon still
+// starts (its runtime's create here hangs until the test lets it go). SIGHUP and SIGUSR1 killed
+// it then, silently (exit 129, 138); now SIGHUP is the loop's reload once it serves, SIGUSR1 is
+// ignored, and SIGTERM stops the start with a line (docs/design.md §12.3).
+TEST(RadialdRun, SignalsWhileItStartsAreHeardNotDiedOf) {
+    test::TempDir marks("radial-marks");
+    const std::string mark = marks / "starting";
+    std::ofstream(mark) << "x";
+    FakeSetup s("", "[run.fake]\nhangCreateWhile = \"" + mark + "\"\n");
+    {
+        DaemonProcess d(s);
+        ASSERT_TRUE(test::wait_until(
+            [&] {
+                return catches(d.pid(), {SIGHUP, SIGUSR1});
+            },
+            30s))
+            << d.log();
+        d.signal(SIGUSR1);
+        ASSERT_TRUE(d.wait_for_log("SIGUSR1 received while starting: ignored", 10s)) << d.log();
+        d.signal(SIGHUP);
+        ASSERT_TRUE(d.wait_for_log("SIGHUP received while starting", 10s)) << d.log();
+        EXPECT_EQ(d.wait_exit(200ms), std::nullopt) << d.log();
+        EXPECT_THAT(d.log(), Not(HasSubstr("serving instance"))) << "the start was over";
+        fs::remove(mark);
+        ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+        EXPECT_TRUE(d.wait_for_log("reload (SIGHUP): nothing changed", 10s)) << d.log();
+        d.signal(SIGTERM);
+        EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+    }
+    std::ofstream(mark) << "x";
+    DaemonProcess d(s);
+    ASSERT_TRUE(test::wait_until([&] { return catches(d.pid(), {SIGTERM}); }, 30s)) << d.log();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 128 + SIGTERM) << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("SIGTERM received while starting: radiald stops before it "
+                                   "serves"));
+    fs::remove(mark);
+}
+
 // SIGHUP (the unit's ExecReload): the reloadable keys take their new values — the next claims
 // see the new run.maxConcurrentTurns, the next stop the new run.shutdownGrace, an edit back to the
 // starting value as well — and a key that needs a restart is named as such, at every reload until
