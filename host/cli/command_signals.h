@@ -8,15 +8,13 @@
 // interrupts its box at once (Options::on_first_stop).
 #pragma once
 
-#include <radial/internal/unique_fd.h>
-
 #include <atomic>
 #include <functional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "cli/exit_status.h"
+#include "daemon/signal_watch.h"
 #include "daemon/stop_signals.h"
 
 namespace radial::cli {
@@ -53,15 +51,14 @@ public:
     int stop_asked() const noexcept { return first_.load(); }
 
     // "SIGTERM" for SIGTERM.
-    static std::string name(int signo);
+    static std::string name(int signo) { return daemon::signal_name(signo); }
 
 private:
-    void watch();
+    void heard(int signo);
     Options options_;
     daemon::StopSignals signals_;
     std::atomic<int> first_{0};
-    internal::UniqueFd done_read_, done_write_; // closed by the destructor: the thread ends
-    std::thread thread_;
+    daemon::SignalWatch watch_; // last: its thread uses the members above
 };
 
 // Thrown at a safe point once a stop signal came: what the command made is undone on its way out,

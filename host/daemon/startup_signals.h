@@ -6,11 +6,9 @@
 // SIGHUP's default action, silently.
 #pragma once
 
-#include <radial/internal/unique_fd.h>
-
 #include <atomic>
-#include <thread>
 
+#include "daemon/signal_watch.h"
 #include "daemon/stop_signals.h"
 
 namespace radial::daemon {
@@ -34,11 +32,8 @@ public:
     void done() noexcept;
 
 private:
-    void watch();
-    StopSignals& signals_;
-    internal::UniqueFd done_read_, done_write_;
-    std::atomic<bool> reload_{false};
-    std::thread thread_;
+    std::atomic<bool> reload_{false}; // before watch_, which sets it
+    SignalWatch watch_;
 };
 
 } // namespace radial::daemon
