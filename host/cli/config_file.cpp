@@ -72,10 +72,12 @@ void warn_of_readable_secrets(const config::HostConfig& cfg) {
 // the file parses: an error in another key may quote one (a value pasted into the wrong key, a
 // secret named as a runtime), and no turn's redaction is installed yet (docs/design.md §10.2).
 std::string masked_by_the_files_redact(const std::optional<std::string>& file,
-                                       const std::string& message) {
+                                       const std::string& text, const std::string& message) {
     if (!file) return message;
     try {
-        const toml::table root = toml::parse_file(*file);
+        // The bytes the load read: the path is never opened twice (a fifo put there since would
+        // hold the command; another file would mask by another [redact]).
+        const toml::table root = toml::parse(text, *file);
         redaction::SecretSet secrets;
         const auto add = [&](const std::string& name, std::string value) {
             try {
@@ -104,12 +106,15 @@ std::string masked_by_the_files_redact(const std::optional<std::string>& file,
 config::HostConfig load_masked(const std::optional<std::string>& file,
                                const std::optional<std::string>& runtime_override,
                                const config::KnownRuntimes& installed) {
+    if (!file) return config::load(std::nullopt, runtime_override, executable_dir(), installed);
+    // Read once (a file that cannot be read names its path only: nothing to mask yet).
+    const std::string text = config::read_config_text(*file);
     try {
-        return config::load(file, runtime_override, executable_dir(), installed);
+        return config::load_text(*file, text, runtime_override, executable_dir(), installed);
     } catch (const config::HostRefusalError& e) {
-        throw config::HostRefusalError(masked_by_the_files_redact(file, e.what()));
+        throw config::HostRefusalError(masked_by_the_files_redact(file, text, e.what()));
     } catch (const config::ConfigError& e) {
-        throw config::ConfigError(masked_by_the_files_redact(file, e.what()));
+        throw config::ConfigError(masked_by_the_files_redact(file, text, e.what()));
     }
 }
 

@@ -54,19 +54,6 @@ config::HostConfig load_settled_config(const DaemonOptions& o) {
     return cfg;
 }
 
-// The text of the config file `path` ("" for none), for the reload's comparison. Throws
-// ConfigError naming the file.
-std::string config_text(const std::string& path) {
-    if (path.empty()) return {};
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in)
-        throw config::ConfigError(
-            fmt::format("reading config '{}': {}", path, std::strerror(errno)));
-    return text.str();
-}
-
 } // namespace
 
 CLI::App* add_submit_command(CLI::App& app, DaemonOptions& o) {
@@ -230,14 +217,15 @@ int run_run_command(const DaemonOptions& o) {
         if (!o.verbose)
             log::set_min_level(
                 log::parse_level(instance->cfg().log_level).value_or(log::Level::info));
-        settings.config_text = config_text(instance->cfg().file);
+        settings.config_text = instance->cfg().file_text;
         auto watch = std::make_shared<daemon::StateDirWatch>(std::vector<std::string>{
             instance->cfg().state_dir + "/" + daemon::kLockFile, journal_path(instance->cfg())});
         settings.state_dir_lost = [watch] { return watch->lost(); };
         settings.reload_config = [o] {
             daemon::ReloadedConfig next;
+            // One read: the keys applied and the text compared are the same version of the file.
             next.cfg = reread_config(o.config_file);
-            next.text = config_text(next.cfg.file);
+            next.text = next.cfg.file_text;
             return next;
         };
         // docs/design.md §12.6: every plugin call timed, every journal failure counted, from here.

@@ -85,22 +85,46 @@ std::string unknown_runtime_message(const HostConfig& cfg, const std::vector<std
         fmt::join(dirs, ", "), by_flag ? "pass" : "set it to");
 }
 
+namespace {
+
+HostConfig load_parsed(const std::optional<std::string>& file, std::string text,
+                       const std::optional<std::string>& runtime_override,
+                       const std::string& exe_dir, const KnownRuntimes& known_runtimes);
+
+} // namespace
+
 HostConfig load(const std::optional<std::string>& file,
                 const std::optional<std::string>& runtime_override, const std::string& exe_dir,
                 const KnownRuntimes& known_runtimes) {
+    // Read here, not by toml::parse_file: a file that cannot be opened is then said with its
+    // errno, not as a parse error at 0:0, and a fifo is refused, not waited on (docs/design.md
+    // §7.7).
+    if (!file) return load_parsed(std::nullopt, {}, runtime_override, exe_dir, known_runtimes);
+    return load_text(*file, read_config_text(*file), runtime_override, exe_dir, known_runtimes);
+}
+
+HostConfig load_text(const std::string& file, std::string text,
+                     const std::optional<std::string>& runtime_override, const std::string& exe_dir,
+                     const KnownRuntimes& known_runtimes) {
+    return load_parsed(file, std::move(text), runtime_override, exe_dir, known_runtimes);
+}
+
+namespace {
+
+HostConfig load_parsed(const std::optional<std::string>& file, std::string text,
+                       const std::optional<std::string>& runtime_override,
+                       const std::string& exe_dir, const KnownRuntimes& known_runtimes) {
     HostConfig cfg;
     toml::table root;
     if (file) {
         cfg.file = *file;
-        // Read here, not by toml::parse_file: a file that cannot be opened is then said with its
-        // errno, not as a parse error at 0:0 (docs/design.md §7.7).
-        const std::string text = read_config_text(*file);
         try {
             root = toml::parse(text, *file);
         } catch (const toml::parse_error& e) {
             throw ConfigError(
                 fmt::format("{}: {}", position(*file, e.source()), toml_problem(e.description())));
         }
+        cfg.file_text = std::move(text);
     }
     Reader r(cfg);
 
@@ -169,5 +193,7 @@ HostConfig load(const std::optional<std::string>& file,
                                            : (base / read.state_dir).lexically_normal().string();
     return cfg;
 }
+
+} // namespace
 
 } // namespace radial::config

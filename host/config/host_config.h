@@ -59,7 +59,10 @@ struct PoolConfig {
 };
 
 struct HostConfig {
-    std::string file;                         // the config file read; empty when none was
+    std::string file; // the config file read; empty when none was
+    // Its bytes as this load read and parsed them (the reload compares them; nothing reads the
+    // path twice, where a file replaced between two reads gives two versions).
+    std::string file_text;
     std::string container_runtime = "docker"; // run.containerRuntime
     // What chose container_runtime, for messages: "--runtime" or "run.containerRuntime"
     // (docs/design.md §7.2).
@@ -213,5 +216,10 @@ std::uint64_t online_cpus_milli() noexcept;
 HostConfig load(const std::optional<std::string>& file,
                 const std::optional<std::string>& runtime_override, const std::string& exe_dir,
                 const KnownRuntimes& known_runtimes = {});
+
+// As load(), of `text` already read from `file` (read_config_text). Throws ConfigError.
+HostConfig load_text(const std::string& file, std::string text,
+                     const std::optional<std::string>& runtime_override, const std::string& exe_dir,
+                     const KnownRuntimes& known_runtimes = {});
 
 } // namespace radial::config

@@ -1,9 +1,14 @@
 #include "daemon/turn_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <radial/internal/unique_fd.h>
 #include <sys/stat.h>
 #include <toml++/toml.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <radial/container_spec.hpp>
 #include <radial/units.hpp>
@@ -139,18 +144,37 @@ SpooledRequest read_turn_file(const std::string& path) {
     if (st.type() == fs::file_type::not_found)
         throw TurnFileError(fmt::format("reading turn file '{}': no such file", path));
     if (ec) throw TurnFileError(fmt::format("reading turn file '{}': {}", path, ec.message()));
-    if (st.type() != fs::file_type::regular) {
-        struct stat sb {};
-        const std::string kind =
-            ::stat(path.c_str(), &sb) == 0 ? fs_util::file_kind(sb.st_mode) : "not a file";
-        throw TurnFileError(fmt::format(
+    const auto not_a_file = [&](const std::string& kind) {
+        return TurnFileError(fmt::format(
             "reading turn file '{}': it is {}, not a regular file; write the turn file (TOML) to "
             "a file and give its path",
             path, kind));
+    };
+    if (st.type() != fs::file_type::regular) {
+        struct stat sb {};
+        throw not_a_file(::stat(path.c_str(), &sb) == 0 ? fs_util::file_kind(sb.st_mode)
+                                                        : "not a file");
+    }
+    // Opened without waiting, and judged by what was opened: a fifo put at the name since the
+    // look above would hold the command until a writer came.
+    internal::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    struct stat opened {};
+    if (!fd || ::fstat(fd.get(), &opened) != 0)
+        throw TurnFileError(fmt::format("reading turn file '{}': {}", path, std::strerror(errno)));
+    if (!S_ISREG(opened.st_mode)) throw not_a_file(fs_util::file_kind(opened.st_mode));
+    std::string text;
+    for (char buf[8192];;) {
+        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0)
+            throw TurnFileError(
+                fmt::format("reading turn file '{}': {}", path, std::strerror(errno)));
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
     }
     toml::table root;
     try {
-        root = toml::parse_file(path);
+        root = toml::parse(text, path);
     } catch (const toml::parse_error& e) {
         const auto& b = e.source().begin;
         throw TurnFileError(fmt::format("{}:{}:{}: {}", path, b.line, b.column,

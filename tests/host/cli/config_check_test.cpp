@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -50,6 +51,18 @@ void expect_problem(const test::ProcessResult& r, int status, const std::string&
     EXPECT_EQ(r.exit_code, status) << r.err;
     EXPECT_EQ(r.err, "radiald[config] error: " + line + "\n");
     EXPECT_EQ(r.out, "");
+}
+
+// A config path that is a fifo is refused at once by every command that reads it (config check
+// here): the refusal's masking of the file's secrets opened it again, blocking, until a writer.
+TEST(ConfigCheck, AConfigThatIsAFifoIsRefusedWithoutWaiting) {
+    CheckSetup s;
+    ASSERT_EQ(::mkfifo(s.config.c_str(), 0600), 0);
+    const auto r = test::run_process({RADIALD_PATH, "config", "check", "--config", s.config}, {},
+                                     std::chrono::seconds(30));
+    EXPECT_FALSE(r.timed_out) << "radiald waited on the fifo";
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_THAT(r.err, HasSubstr("it is a fifo, not a regular file"));
 }
 
 // What `radiald run` and every turn then refuse, `config check` refuses too, naming the key and

@@ -3,6 +3,7 @@
 // (docs/design.md §12.1-§5).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -913,6 +914,27 @@ TEST(RadialdRun, SighupAppliesTheReloadableKeysAndNamesTheOnesThatNeedARestart) 
 
     d.signal(SIGTERM);
     EXPECT_TRUE(d.wait_for_log("0 running turn(s) have 7000 ms to finish", 10s)) << d.log();
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
+// A config file replaced by a fifo: the reload refuses it at once and the daemon goes on serving.
+// The refusal's masking opened the path again, blocking, so the daemon's loop waited for a writer
+// (a turn submitted meanwhile stayed queued) until a signal interrupted the open.
+TEST(RadialdRun, AReloadOfAConfigThatIsAFifoNowIsRefusedWithoutWaiting) {
+    FakeSetup s;
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    const std::string kept = s.config() + ".kept";
+    fs::rename(s.config(), kept);
+    ASSERT_EQ(::mkfifo(s.config().c_str(), 0600), 0);
+    d.signal(SIGHUP);
+    EXPECT_TRUE(d.wait_for_log("it is a fifo, not a regular file", 10s)) << d.log();
+    fs::remove(s.config());
+    fs::rename(kept, s.config());
+    const std::string id = s.submit(turn_file("[\"echo\", \"served\"]"));
+    ASSERT_TRUE(s.wait_terminal({id}, 30s)) << d.log();
+    EXPECT_EQ(s.terminal(id)["status"], "succeeded");
+    d.signal(SIGTERM);
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
