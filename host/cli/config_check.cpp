@@ -36,12 +36,14 @@ namespace {
 // applies them (docs/design.md §7.4). This is the only place config check opens a runtime, so it
 // can follow any change to the startup checks by changing this one function. Throws StartupError.
 CheckedRuntime open_checked(const config::HostConfig& cfg) {
-    host::RuntimeClient client = open_runtime(cfg, /*preflight=*/true);
+    std::vector<std::string> installed;
+    host::RuntimeClient client = open_runtime(cfg, /*preflight=*/true, &installed);
     auto transport = resolve_turn_transport(cfg, client);
     check_config_against_runtime(cfg, client);
     auto box_root = resolve_box_root(cfg, client);
     check_pool_ids(cfg, box_root);
-    return CheckedRuntime{std::move(client), std::move(transport), std::move(box_root)};
+    return CheckedRuntime{std::move(client), std::move(transport), std::move(box_root),
+                          std::move(installed)};
 }
 
 std::string duration_text(std::uint64_t ms) {

@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
 #include "cli/runtime_setup.h"
+#include "config/box_identity.h"
 #include "config/config_text.h"
 #include "loader/plugin_loader.h"
 #include "log/logger.h"
@@ -127,8 +129,15 @@ config::HostConfig load_config(const std::optional<std::string>& flag,
     return cfg;
 }
 
-config::HostConfig reread_config(const std::optional<std::string>& flag) {
-    return load_masked(config_file(flag), std::nullopt, {});
+config::HostConfig reread_config(const std::optional<std::string>& flag,
+                                 const config::HostConfig& running) {
+    config::HostConfig cfg = load_masked(config_file(flag), std::nullopt, {});
+    const auto& found = running.runtimes_found;
+    if (cfg.plugin_dirs == running.plugin_dirs && !found.empty() &&
+        std::find(found.begin(), found.end(), cfg.container_runtime) == found.end())
+        throw config::ConfigError(config::unknown_runtime_message(cfg, found));
+    config::check_box_id_range_accounts(cfg);
+    return cfg;
 }
 
 } // namespace radial::cli

@@ -221,10 +221,10 @@ int run_run_command(const DaemonOptions& o) {
         auto watch = std::make_shared<daemon::StateDirWatch>(std::vector<std::string>{
             instance->cfg().state_dir + "/" + daemon::kLockFile, journal_path(instance->cfg())});
         settings.state_dir_lost = [watch] { return watch->lost(); };
-        settings.reload_config = [o] {
+        settings.reload_config = [o, running = &instance->cfg()] {
             daemon::ReloadedConfig next;
             // One read: the keys applied and the text compared are the same version of the file.
-            next.cfg = reread_config(o.config_file);
+            next.cfg = reread_config(o.config_file, *running);
             next.text = next.cfg.file_text;
             return next;
         };

@@ -91,6 +91,7 @@ std::unique_ptr<Instance> Instance::open(config::HostConfig cfg, const InstanceU
         if (journal_failed) std::rethrow_exception(journal_failed);
         if (!journal) journal = journal::open_sqlite_journal(journal_path(cfg));
         cfg.box_root = checked->box_root.ids;
+        cfg.runtimes_found = checked->installed;
         // The instance's owner (a daemon, a reconcile) clears what a writer killed mid-write
         // left: it would stay for good, unread (fs/durable_file.h).
         if (use.lock == daemon::StateDirLock::Mode::exclusive) remove_abandoned_writes(cfg);

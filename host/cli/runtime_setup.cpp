@@ -47,7 +47,8 @@ void warn_signals_put_back(const loader::LoadedPlugin& p, const char* when,
 
 } // namespace
 
-host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) {
+host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight,
+                                 std::vector<std::string>* installed) {
     loader::LoadedPlugin plugin;
     try {
         auto plugins = loader::load_plugins(cfg.plugin_dirs);
@@ -55,6 +56,7 @@ host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight) 
         // in either is fixed where it was made.
         std::vector<std::string> ids;
         for (const auto& p : plugins) ids.push_back(p.info.id);
+        if (installed != nullptr) *installed = ids;
         if (!ids.empty() && std::find(ids.begin(), ids.end(), cfg.container_runtime) == ids.end())
             throw StartupError(config::unknown_runtime_message(cfg, ids));
         plugin = loader::select_plugin(plugins, cfg.container_runtime, cfg.plugin_dirs);
@@ -322,7 +324,8 @@ void check_pool_ids(const config::HostConfig& cfg, const BoxRootAnswer& box_root
 }
 
 CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool preflight) {
-    host::RuntimeClient client = open_runtime(cfg, false);
+    std::vector<std::string> installed;
+    host::RuntimeClient client = open_runtime(cfg, false, &installed);
     check_config_against_runtime(cfg, client);
     turn::ResolvedTransport transport = resolve_turn_transport(cfg, client);
     BoxRootAnswer box_root;
@@ -336,7 +339,8 @@ CheckedRuntime open_checked_runtime(const config::HostConfig& cfg, bool prefligh
         box_root = resolve_box_root(cfg, client);
         check_pool_ids(cfg, box_root);
     }
-    return CheckedRuntime{std::move(client), std::move(transport), std::move(box_root)};
+    return CheckedRuntime{std::move(client), std::move(transport), std::move(box_root),
+                          std::move(installed)};
 }
 
 std::string journal_path(const config::HostConfig& cfg) {

@@ -31,8 +31,10 @@ std::string executable_dir();
 // Loads and creates the selected runtime; runs its preflight unless `preflight` is false. Plugin
 // log lines go to the host log tagged "plugin:<id>". Throws StartupError with the loader's,
 // the config's or the plugin's message (a config key the plugin names is shown with its
-// file:line:column).
-host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight = true);
+// file:line:column). `installed`, when given, receives the ids of the runtimes found in
+// cfg.plugin_dirs.
+host::RuntimeClient open_runtime(const config::HostConfig& cfg, bool preflight = true,
+                                 std::vector<std::string>* installed = nullptr);
 
 // Resolves run.turnTransport against the runtime's capabilities and tcp route (docs/design.md
 // §9.1). Throws StartupError for an impossible combination, naming both keys.
@@ -69,6 +71,9 @@ struct CheckedRuntime {
     turn::ResolvedTransport transport;
     // Asked only after a preflight (open_checked_runtime with preflight).
     BoxRootAnswer box_root;
+    // The ids of the runtimes found in cfg.plugin_dirs (a reload checks run.containerRuntime
+    // against them without loading a plugin).
+    std::vector<std::string> installed;
 };
 
 // The startup validation every command that runs or queues boxes shares (turn, run, reconcile,

@@ -60,6 +60,9 @@ struct PoolConfig {
 
 struct HostConfig {
     std::string file; // the config file read; empty when none was
+    // The runtime ids found in plugin_dirs when the runtime was opened (empty before): what a
+    // reload, which loads no plugin, checks run.containerRuntime against.
+    std::vector<std::string> runtimes_found;
     // Its bytes as this load read and parsed them (the reload compares them; nothing reads the
     // path twice, where a file replaced between two reads gives two versions).
     std::string file_text;

@@ -60,13 +60,21 @@ void Daemon::reload() {
     // The keys that need a restart are compared with the file the daemon started with (what it
     // runs); the reloadable ones with the values it runs now, so that an edit back to an earlier
     // value is applied too, not taken for no change against the starting file.
+    // A runtime's own table is checked by the runtime alone, which the reload does not ask
+    // (it loads and creates nothing): said, so that a restart is not the first to refuse it.
+    const std::string runtime_table = "run." + cfg_.container_runtime;
     for (const auto& c : changes) {
         if (c.reloadable) continue;
         ++waiting;
+        const bool runtimes = c.key == runtime_table || c.key.starts_with(runtime_table + ".");
         log::warn("daemon",
                   "reload (SIGHUP): {} changed in '{}' but needs a restart to take effect "
-                  "(systemctl restart radiald)",
-                  c.key, file);
+                  "(systemctl restart radiald){}",
+                  c.key, file,
+                  runtimes ? fmt::format("; only the runtime checks it, then: 'radiald config "
+                                         "check --config {}' checks it now",
+                                         file)
+                           : std::string());
     }
     // The pool's ids are checked with the turns they leave room for, as at startup: more turns
     // than the range holds beside the pool fail for want of an id (pool_keys.h).

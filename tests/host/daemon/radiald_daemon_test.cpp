@@ -917,6 +917,44 @@ TEST(RadialdRun, SighupAppliesTheReloadableKeysAndNamesTheOnesThatNeedARestart) 
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
+// A reload validates the file as the start does, as far as it can without loading a plugin, and a
+// file the next start would refuse changes nothing that runs: a runtime the start did not find
+// installed, a run.boxIdRange holding a host account's ids. Both were taken, their reloadable keys
+// applied, and the restart that followed failed. A runtime's own table, which only the runtime
+// checks, is named with the check that covers it now.
+TEST(RadialdRun, AReloadRefusesWholeAFileTheNextStartWouldRefuse) {
+    FakeSetup s("maxConcurrentTurns = 1\n");
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    const std::string started = test::read_file(s.config());
+    const auto reload = [&](const std::string& from, const std::string& to, std::size_t nth) {
+        std::ofstream(s.config(), std::ios::trunc) << started;
+        edit_config(s, "maxConcurrentTurns = 1\n", "maxConcurrentTurns = 3\n");
+        edit_config(s, from, to);
+        d.signal(SIGHUP);
+        return d.wait_for_log("keeping the running config", 10s, nth);
+    };
+    EXPECT_TRUE(reload("containerRuntime = \"fake\"", "containerRuntime = \"nosuchruntime\"", 1))
+        << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("'nosuchruntime' names no installed runtime"));
+    EXPECT_TRUE(reload("maxConcurrentTurns = 3\n",
+                       "maxConcurrentTurns = 3\nboxIdRange = "
+                       "\"65534-65534\"\n",
+                       2))
+        << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("run.boxIdRange 65534-65534: host user '"));
+    EXPECT_THAT(d.log(), Not(HasSubstr("run.maxConcurrentTurns changed"))) << "applied in part";
+
+    std::ofstream(s.config(), std::ios::trunc) << started << "[run.fake]\ncaps = []\n";
+    d.signal(SIGHUP);
+    EXPECT_TRUE(d.wait_for_log("reload (SIGHUP): run.fake.caps changed in", 10s)) << d.log();
+    EXPECT_THAT(d.log(), HasSubstr("only the runtime checks it, then: 'radiald config check "
+                                   "--config " +
+                                   s.config() + "' checks it now"));
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
 // A config file replaced by a fifo: the reload refuses it at once and the daemon goes on serving.
 // The refusal's masking opened the path again, blocking, so the daemon's loop waited for a writer
 // (a turn submitted meanwhile stayed queued) until a signal interrupted the open.
