@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -188,6 +189,12 @@ int run_policy_ls(const PolicyOptions& o) {
         const auto policy =
             egress::read_operator_policy(egress::operator_policy_path(cfg.state_dir));
         const auto running = running_turns(cfg);
+        // The ceiling each running turn's broker bounds additions by (as its turn started).
+        std::map<std::string, std::vector<egress::AllowRule>> brokers;
+        for (const auto& id : running)
+            if (auto c =
+                    egress::read_broker_ceiling(egress::broker_ceiling_path(cfg.state_dir, id)))
+                brokers[id] = std::move(*c);
         if (o.json) {
             nlohmann::ordered_json j;
             auto texts = [](const std::vector<egress::AllowRule>& rules) {
@@ -201,14 +208,23 @@ int run_policy_ls(const PolicyOptions& o) {
             for (const auto& [id, t] : policy.turns)
                 if (running.contains(id))
                     j["turns"][id] = {{"allow", texts(t.allow)}, {"deny", texts(t.deny)}};
+            j["brokers"] = nlohmann::ordered_json::object();
+            for (const auto& [id, c] : brokers) j["brokers"][id] = {{"ceiling", texts(c)}};
             fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
             return kExitOk;
         }
-        fmt::print("ceiling ([run.egress] allow): {}\n", joined(cfg.egress.allow));
+        fmt::print("ceiling ([run.egress] allow in '{}'): {}\n",
+                   cfg.file.empty() ? std::string("the defaults") : cfg.file,
+                   joined(cfg.egress.allow));
         fmt::print("denied to every turn: {}\n", joined(policy.deny));
         for (const auto& [id, t] : policy.turns)
             if (running.contains(id))
                 fmt::print("turn {}: added {}; denied {}\n", id, joined(t.allow), joined(t.deny));
+        // A turn started under another ceiling keeps it: said where it differs.
+        for (const auto& [id, c] : brokers)
+            if (joined(c) != joined(cfg.egress.allow))
+                fmt::print("turn {}: its broker keeps the ceiling it started with: {}\n", id,
+                           joined(c));
         return kExitOk;
     } catch (const std::exception& e) {
         return policy_error(e);
@@ -233,10 +249,26 @@ int run_policy_allow(const PolicyOptions& o) {
                     done.push_back(fmt::format("no longer denied to every turn: {}", r.text()));
                     continue;
                 }
+                // The turn's broker bounds it by the ceiling its turn started with, which a config
+                // edited since does not change: that one is judged, as the broker will.
+                const auto ceiling = egress::read_broker_ceiling(
+                    egress::broker_ceiling_path(cfg.state_dir, o.turn_id));
+                if (!ceiling) {
+                    log::error("policy",
+                               "turn '{}' runs without radiald's egress broker (it was given no "
+                               "egress destination, or its runtime enforces egress itself): a "
+                               "rule added to it would reach nothing. Give a turn its "
+                               "destinations when it is submitted (egress = [...], --egress)",
+                               o.turn_id);
+                    return kExitFailed;
+                }
                 try {
-                    egress::narrow(cfg.egress, {r.text()}); // the ceiling still bounds a turn
+                    auto bound = cfg.egress;
+                    bound.allow = *ceiling;
+                    egress::narrow(bound, {r.text()}); // the ceiling still bounds a turn
                 } catch (const egress::PolicyError& e) {
-                    log::error("policy", "{}", e.what());
+                    log::error("policy", "{} (the ceiling turn {} started with: {})", e.what(),
+                               o.turn_id, joined(*ceiling));
                     return kExitFailed;
                 }
                 auto& t = policy.turns[o.turn_id];

@@ -174,9 +174,19 @@ EgressBroker::EgressBroker(EgressBrokerOptions options) : impl_(std::make_unique
     if (::pipe2(impl_->wake, O_CLOEXEC) != 0) fail("pipe");
     if (!impl_->shared.options.offers.empty())
         impl_->shared.offers = std::make_shared<detail::ServiceOffers>(impl_->shared);
+    // Before the first connection: an addition `radiald policy` makes is judged against it. Not
+    // kept, the turn goes on; `radiald policy` then refuses additions to it, saying so.
+    if (!o.ceiling_note.empty()) try {
+            write_broker_ceiling(o.ceiling_note, o.ceiling.allow);
+        } catch (const std::exception& e) {
+            if (o.on_log)
+                o.on_log(fmt::format("turn {}: keeping its ceiling for 'radiald policy': {}",
+                                     o.turn_id, e.what()));
+        }
     try {
         impl_->acceptor = std::thread([this] { impl_->accept_loop(); });
     } catch (const std::system_error& e) {
+        if (!o.ceiling_note.empty()) ::unlink(o.ceiling_note.c_str());
         throw std::runtime_error(
             fmt::format("egress socket '{}': no thread to accept on it ({})", path, e.what()));
     }
@@ -191,6 +201,8 @@ void EgressBroker::revoke() noexcept {
         impl_->revoked = true;
     }
     impl_->shared.revoked = true;
+    if (const auto& note = impl_->shared.options.ceiling_note; !note.empty())
+        ::unlink(note.c_str());
     const char one = 1;
     [[maybe_unused]] auto w = ::write(impl_->wake[1], &one, 1);
     if (impl_->acceptor.joinable()) impl_->acceptor.join();

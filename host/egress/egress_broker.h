@@ -59,6 +59,9 @@ struct EgressBrokerOptions {
     // the file is replaced while the broker runs; empty: none. `turn_id` picks the turn's own.
     std::string policy_path;
     std::string turn_id;
+    // Where the broker keeps its ceiling's allow rules while it runs (broker_ceiling_path), for
+    // `radiald policy`; removed at its revocation. Empty: nowhere.
+    std::string ceiling_note;
     // Called once per attempt when it ends, from the broker's threads, one call at a time.
     std::function<void(const Receipt&)> on_receipt;
     // Called when a connection to the destination has just opened (verdict "allowed", no end

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +12,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+
+#include "fs/durable_file.h"
 
 namespace radial::egress {
 
@@ -62,6 +66,34 @@ bool TurnEgressRules::denies(std::string_view host, std::uint16_t port, bool lit
 
 std::string operator_policy_path(const std::string& state_dir) {
     return state_dir + "/egress-policy.json";
+}
+
+std::string broker_ceiling_path(const std::string& state_dir, const std::string& turn_id) {
+    return state_dir + "/egress-brokers/" + turn_id + ".json";
+}
+
+void write_broker_ceiling(const std::string& path, const std::vector<AllowRule>& allow) {
+    const auto dir = std::filesystem::path(path).parent_path();
+    if (::mkdir(dir.c_str(), 0700) == 0) ::chmod(dir.c_str(), 0700);
+    nlohmann::ordered_json j;
+    j["allow"] = texts(allow);
+    fs_util::replace_file(dir, path, j.dump() + "\n", 0600);
+}
+
+std::optional<std::vector<AllowRule>> read_broker_ceiling(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto j = nlohmann::json::parse(text.str(), nullptr, false);
+    if (!j.is_object() || !j.contains("allow") || !j["allow"].is_array())
+        throw PolicyError(fmt::format("'{}' is not a broker's ceiling", path));
+    std::vector<AllowRule> out;
+    for (const auto& r : j["allow"]) {
+        if (!r.is_string()) throw PolicyError(fmt::format("'{}' is not a broker's ceiling", path));
+        out.push_back(parse_allow_rule(r.get<std::string>()));
+    }
+    return out;
 }
 
 std::string operator_policy_events_path(const std::string& state_dir) {

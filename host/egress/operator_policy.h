@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,19 @@ std::string operator_policy_path(const std::string& state_dir);
 // `<state_dir>/egress-policy-events.jsonl`: one line per change `radiald policy` made (when, who,
 // allow or deny, the rules, the turn), appended, never rewritten (docs/design.md §9.7).
 std::string operator_policy_events_path(const std::string& state_dir);
+
+// `<state_dir>/egress-brokers/<turn_id>.json`: the ceiling a running turn's broker bounds the
+// operator's additions by — [run.egress] allow as its turn started, which a config edited since
+// does not change — kept there while the broker runs (EgressBrokerOptions::ceiling_note), so that
+// `radiald policy` says what the broker will do (docs/design.md §9.7).
+std::string broker_ceiling_path(const std::string& state_dir, const std::string& turn_id);
+
+// Writes `allow` to `path` whole (its directory made, mode 0700). Throws std::runtime_error.
+void write_broker_ceiling(const std::string& path, const std::vector<AllowRule>& allow);
+
+// The ceiling at `path`; nullopt when there is none (no broker of that turn runs). Throws
+// PolicyError naming the file when it is not what write_broker_ceiling writes.
+std::optional<std::vector<AllowRule>> read_broker_ceiling(const std::string& path);
 
 // The policy at `path`; empty when there is no file. Throws PolicyError naming the file when it
 // cannot be read or is not what write_operator_policy writes.

@@ -171,6 +171,7 @@ std::unique_ptr<egress::EgressBroker> open_turn_egress(
     o.rules = rules;
     o.policy_path = egress::operator_policy_path(cfg.state_dir);
     o.turn_id = turn_id;
+    o.ceiling_note = egress::broker_ceiling_path(cfg.state_dir, turn_id);
     o.on_open = [store, redactor](const egress::Receipt& r) {
         store(kEgressOpenRecordType, receipt_json(r, redactor()));
     };

@@ -8,12 +8,15 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <sstream>
@@ -374,11 +377,62 @@ TEST(EgressLive, RadialdPolicyChangesWhatARunningTurnReaches) {
     auto outside = policy({"allow", "--turn", id, "elsewhere.test:443"});
     EXPECT_NE(outside.exit_code, 0);
     EXPECT_THAT(outside.err, HasSubstr("run.egress.allow"));
+    // The turn's broker keeps the ceiling its turn started with: one widened in the file since
+    // bounds nothing that runs, and an addition within the new one only was said to be made.
+    const std::string started_with = test::read_file(s.config());
+    {
+        std::string widened = started_with;
+        const std::string last = "\"late.test:" + port + "\"]";
+        ASSERT_NE(widened.find(last), std::string::npos) << widened;
+        widened.replace(widened.find(last), last.size(),
+                        "\"late.test:" + port + "\", \"new.test:" + port + "\"]");
+        std::ofstream(s.config(), std::ios::trunc) << widened;
+    }
+    auto beyond = policy({"allow", "--turn", id, "new.test:" + port});
+    EXPECT_NE(beyond.exit_code, 0) << "said to be added: " << beyond.out;
+    EXPECT_THAT(beyond.err, HasSubstr("the ceiling turn " + id + " started with"));
+    auto kept = policy({"ls"});
+    EXPECT_THAT(kept.out,
+                HasSubstr("turn " + id + ": its broker keeps the ceiling it started with"))
+        << kept.out;
+    std::ofstream(s.config(), std::ios::trunc) << started_with;
     auto added = policy({"allow", "--turn", id, "late.test:" + port});
     EXPECT_EQ(added.exit_code, 0) << added.err;
     late.join();
     EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
     EXPECT_EQ(t.result.out, "hello\n");
+    EXPECT_FALSE(std::filesystem::exists(s.state_dir() + "/egress-brokers/" + id + ".json"))
+        << "an ended turn's broker left its ceiling";
+
+    // A running turn without egress has no broker: an addition to it would reach nothing.
+    test::TempDir ws("radial-policy-ws");
+    ASSERT_EQ(::chmod(ws.path().c_str(), 0755), 0); // root's: the box only looks into it
+    std::thread plain([&] {
+        t = s.turn({"--workspace", ws.path(), "--timeout", "120s"},
+                   {"sh", "-c",
+                    "for i in $(seq 1200); do [ -e /work/stop ] && break; sleep 0.1; "
+                    "done"});
+    });
+    std::string plain_id;
+    while (plain_id.empty() && std::chrono::steady_clock::now() < deadline + 120s) {
+        auto turns = test::run_process({RADIALD_PATH, "turns", "--config", s.config(), "--json"});
+        std::istringstream lines(turns.out);
+        for (std::string line; std::getline(lines, line);) {
+            const auto j = nlohmann::json::parse(line, nullptr, false);
+            if (j.is_object() && j.value("state", "") == "started")
+                plain_id = j.value("turnId", "");
+        }
+        if (plain_id.empty()) std::this_thread::sleep_for(100ms);
+    }
+    EXPECT_FALSE(plain_id.empty());
+    if (!plain_id.empty()) {
+        auto nothing = policy({"allow", "--turn", plain_id, "late.test:" + port});
+        EXPECT_NE(nothing.exit_code, 0) << "said to be added: " << nothing.out;
+        EXPECT_THAT(nothing.err, HasSubstr("runs without radiald's egress broker"));
+    }
+    std::ofstream(ws / "stop") << "";
+    plain.join();
+    EXPECT_EQ(t.result.exit_code, 0) << t.result.err;
 
     // Denying again what is denied changes nothing, and logs nothing.
     EXPECT_EQ(policy({"deny", "stream.test:" + hp}).exit_code, 0);
