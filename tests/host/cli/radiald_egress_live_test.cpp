@@ -363,16 +363,23 @@ TEST(EgressLive, RadialdPolicyChangesWhatARunningTurnReaches) {
                     "for i in $(seq 600); do curl -sf http://late.test:" + port +
                         "/ && break; sleep 0.1; done"});
     });
-    std::string id;
-    while (id.empty() && std::chrono::steady_clock::now() < deadline + 60s) {
-        auto turns = test::run_process({RADIALD_PATH, "turns", "--config", s.config(), "--json"});
-        std::istringstream lines(turns.out);
-        for (std::string line; std::getline(lines, line);) {
-            const auto j = nlohmann::json::parse(line, nullptr, false);
-            if (j.is_object() && j.value("state", "") == "started") id = j.value("turnId", "");
+    // The id of the turn running now (the one started last), once `radiald turns` lists it.
+    const auto started_turn = [&](std::chrono::steady_clock::time_point until) {
+        std::string found;
+        while (found.empty() && std::chrono::steady_clock::now() < until) {
+            auto turns =
+                test::run_process({RADIALD_PATH, "turns", "--config", s.config(), "--json"});
+            std::istringstream lines(turns.out);
+            for (std::string line; std::getline(lines, line);) {
+                const auto j = nlohmann::json::parse(line, nullptr, false);
+                if (j.is_object() && j.value("state", "") == "started")
+                    found = j.value("turnId", "");
+            }
+            if (found.empty()) std::this_thread::sleep_for(100ms);
         }
-        if (id.empty()) std::this_thread::sleep_for(100ms);
-    }
+        return found;
+    };
+    const std::string id = started_turn(deadline + 60s);
     ASSERT_FALSE(id.empty());
     auto outside = policy({"allow", "--turn", id, "elsewhere.test:443"});
     EXPECT_NE(outside.exit_code, 0);
@@ -413,17 +420,7 @@ TEST(EgressLive, RadialdPolicyChangesWhatARunningTurnReaches) {
                     "for i in $(seq 1200); do [ -e /work/stop ] && break; sleep 0.1; "
                     "done"});
     });
-    std::string plain_id;
-    while (plain_id.empty() && std::chrono::steady_clock::now() < deadline + 120s) {
-        auto turns = test::run_process({RADIALD_PATH, "turns", "--config", s.config(), "--json"});
-        std::istringstream lines(turns.out);
-        for (std::string line; std::getline(lines, line);) {
-            const auto j = nlohmann::json::parse(line, nullptr, false);
-            if (j.is_object() && j.value("state", "") == "started")
-                plain_id = j.value("turnId", "");
-        }
-        if (plain_id.empty()) std::this_thread::sleep_for(100ms);
-    }
+    const std::string plain_id = started_turn(deadline + 120s);
     EXPECT_FALSE(plain_id.empty());
     if (!plain_id.empty()) {
         auto nothing = policy({"allow", "--turn", plain_id, "late.test:" + port});
