@@ -4,8 +4,10 @@
 #include <poll.h>
 #include <radial/internal/temp_dir.h>
 #include <radial/support/cli_capture.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -13,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <radial/host/template_client.hpp>
@@ -28,6 +31,7 @@
 #include "config/host_config.h"
 #include "daemon/stop_signals.h"
 #include "log/logger.h"
+#include "turn/request_policy.h"
 
 namespace radial::cli {
 namespace {
@@ -139,13 +143,38 @@ std::string ending_text(const plugin_support::ExitStatus& status) {
                          : fmt::format("signal {}", status.signal);
 }
 
+// Why `image` cannot name a template ("" when it can): a template is known by the name the
+// archive carries, which `docker image save` writes only for a NAME[:TAG] — an image id or a
+// digest gives an archive of no name, which no run could name. A word starting with '-' would be
+// read by docker as an option.
+std::string template_image_problem(const std::string& image) {
+    const std::string fix = "name it as REPOSITORY:TAG, as 'docker image ls' shows it";
+    if (image.empty() || image.front() == '-' || !turn::valid_image_reference(image))
+        return fmt::format("IMAGE '{}' is not an image reference ([DOMAIN/]NAME[:TAG]); {}", image,
+                           fix);
+    if (image.find('@') != std::string::npos)
+        return fmt::format(
+            "IMAGE '{}' names a digest, and a template made from it would have no name; {}", image,
+            fix);
+    const bool hex = image.size() >= 12 && image.size() <= 64 &&
+                     std::all_of(image.begin(), image.end(), [](char c) {
+                         return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                     });
+    if (hex)
+        return fmt::format(
+            "IMAGE '{}' looks like an image id, and a template made from it would have no name; "
+            "{}",
+            image, fix);
+    return {};
+}
+
 // `docker image inspect` of `image`: its size in bytes. Throws ExportError when the image is not
 // local.
 std::uintmax_t image_size(const std::string& docker, const std::string& image, const Budget& budget,
                           daemon::StopSignals& signals) {
     const plugin_support::CliOutput done =
-        run_step(docker, {"image", "inspect", "--format", "{{.Size}}", image}, budget, signals,
-                 fmt::format("'{} image inspect'", docker));
+        run_step(docker, {"image", "inspect", "--format", "{{.Size}}", "--", image}, budget,
+                 signals, fmt::format("'{} image inspect'", docker));
     if (!done.ok()) {
         std::string message, line;
         std::istringstream in(done.out + done.err);
@@ -178,7 +207,7 @@ void save_image(const std::string& docker, const std::string& image, std::uintma
     int quarters = 0;
     const std::string step = fmt::format("saving image '{}' with '{} image save'", image, docker);
     const plugin_support::CliOutput done = run_step(
-        docker, {"image", "save", "-o", archive.string(), image}, budget, signals, step, [&] {
+        docker, {"image", "save", "-o", archive.string(), "--", image}, budget, signals, step, [&] {
             const auto written = bytes_under(archive.parent_path());
             if (size == 0) return;
             if (tty) {
@@ -198,7 +227,11 @@ void save_image(const std::string& docker, const std::string& image, std::uintma
             fmt::format("{} failed ({}): {}", step, ending_text(done.status), message));
     }
     std::error_code ec;
-    fmt::print(stderr, "saved '{}': {}\n", image, mib(fs::file_size(archive, ec)));
+    const std::uintmax_t saved = fs::file_size(archive, ec);
+    if (ec)
+        throw ExportError(fmt::format("{} ended well but wrote no archive at '{}' ({})", step,
+                                      archive.string(), ec.message()));
+    fmt::print(stderr, "saved '{}': {}\n", image, mib(saved));
 }
 
 // The selected runtime's template store. Throws ExportError when the runtime keeps none.
@@ -209,6 +242,40 @@ host::TemplateClient template_store(const host::RuntimeClient& client) {
         "offer the extension {}, and its runs name a local image as it is; template export is "
         "for a runtime that does, such as run.containerRuntime = \"sandbox\"",
         client.info().id, RADIAL_TEMPLATE_EXTENSION_ID));
+}
+
+// SIGKILLs every process this one started, directly or not, each with its process group (a
+// plugin's children and a plugin host's run in groups of their own): what the runtime started for
+// a load the command gives up on would otherwise outlive it, reparented, with no deadline left.
+void kill_descendants() noexcept {
+    std::map<pid_t, std::vector<pid_t>> children;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+        std::ifstream stat(e.path() / "stat");
+        std::string text;
+        std::getline(stat, text);
+        // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses; the last ')' ends it.
+        const auto close = text.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream rest(text.substr(close + 1));
+        char state = 0;
+        pid_t ppid = 0;
+        if (rest >> state >> ppid) children[ppid].push_back(std::stoi(name));
+    }
+    std::vector<pid_t> todo{::getpid()};
+    const pid_t own_group = ::getpgrp();
+    while (!todo.empty()) {
+        const pid_t parent = todo.back();
+        todo.pop_back();
+        for (const pid_t child : children[parent]) {
+            if (const pid_t group = ::getpgid(child); group > 0 && group != own_group)
+                ::kill(-group, SIGKILL);
+            ::kill(child, SIGKILL);
+            todo.push_back(child);
+        }
+    }
 }
 
 // The runtime's load of the archive, on a thread of its own: a plugin call cannot be interrupted,
@@ -222,9 +289,10 @@ struct Load {
 
 // Loads `archive` into `store` within `budget`. Returns when the load ended (rethrowing its
 // error, a RADIAL_E_TIMEOUT as budget.exceeded). At a stop signal, or kLoadGrace past the budget,
-// the archive's directory `dir` is removed and the process ends here (exit status 1), leaving the
-// load's thread and whatever the runtime started to end without it: the runtime was given the
-// budget, and an export must not outlive Ctrl-C or its budget by more than the grace.
+// the archive's directory `dir` is removed, every process the command started is killed (what the
+// runtime started for the load among them), and the process ends here (exit status 1): a plugin
+// call cannot be interrupted, and an export must not outlive Ctrl-C or its budget by more than
+// the grace.
 void load_or_give_up(const host::TemplateClient& store, const std::string& runtime_id,
                      const fs::path& archive, const fs::path& dir, const Budget& budget,
                      daemon::StopSignals& signals) {
@@ -264,7 +332,11 @@ void load_or_give_up(const host::TemplateClient& store, const std::string& runti
     if (!why.empty()) {
         std::error_code ec;
         fs::remove_all(dir, ec);
-        log::error("template", "{}; the archive was removed", why);
+        kill_descendants();
+        log::error("template",
+                   "{}; the archive was removed, and what the runtime started for it "
+                   "ended",
+                   why);
         exit_now(kExitFailed);
     }
     if (!load->error) return;
@@ -304,6 +376,10 @@ int run_template_export_command(const TemplateOptions& o) {
             log::error("template", "--timeout {}", problem);
             return kExitUsage;
         }
+    }
+    if (const std::string problem = template_image_problem(o.image); !problem.empty()) {
+        log::error("template", "{}", problem);
+        return kExitUsage;
     }
     config::HostConfig cfg;
     try {

@@ -334,7 +334,8 @@ TEST(SandboxLive, TemplateExportStopsASavePastItsBudgetAndLoadsNothing) {
 
 // A stop signal (Ctrl-C, SIGTERM, a closed terminal) stops the step under way and removes the
 // archive: during the save the docker CLI is killed; during the runtime's load the command ends at
-// once, leaving the load to end within its budget (the test ends its sbx itself).
+// once and kills what the runtime started for it (its sbx was left running, reparented, with no
+// deadline left).
 TEST(SandboxLive, TemplateExportStoppedBySignalRemovesTheArchive) {
     for (const std::string step : {"save", "load"}) {
         SCOPED_TRACE(step);
@@ -365,12 +366,11 @@ TEST(SandboxLive, TemplateExportStoppedBySignalRemovesTheArchive) {
         EXPECT_THAT(err, HasSubstr(step == "save" ? "was stopped: interrupted by signal 15"
                                                   : "was stopped: interrupted by signal 2"));
         EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "the archive was left behind";
-        if (step == "save")
-            EXPECT_TRUE(
-                test::wait_until([&] { return ::kill(sleeper, 0) != 0; }, std::chrono::seconds(30)))
-                << "the docker CLI of the save outlived the export";
-        else
-            ::kill(sleeper, SIGKILL); // the runtime's load, left to its budget
+        const bool ended =
+            test::wait_until([&] { return ::kill(sleeper, 0) != 0; }, std::chrono::seconds(30));
+        EXPECT_TRUE(ended) << "the " << (step == "save" ? "docker CLI" : "runtime's sbx")
+                           << " outlived the export";
+        if (!ended) ::kill(sleeper, SIGKILL);
     }
 }
 
@@ -382,6 +382,30 @@ TEST(SandboxLive, TemplateExportRefusesABadTimeoutNamingTheFlag) {
         EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
         EXPECT_THAT(r.err, HasSubstr("--timeout must be a duration from 1s to 24h")) << bad;
     }
+}
+
+// IMAGE is a name a template can be known by, checked before docker or sbx runs: '--help' (after
+// '--') was read by docker as its option (both steps printed help and exited 0, and the export
+// went on with no archive); an image id or a digest gives an archive of no name, which no run
+// could name.
+TEST(SandboxLive, TemplateExportRefusesAnImageThatCannotNameATemplate) {
+    SandboxSetup s;
+    const std::string image_id =
+        test::run_process({"docker", "image", "inspect", "--format", "{{.Id}}", RADIAL_TEST_IMAGE})
+            .out.substr(7, 12);
+    ASSERT_EQ(image_id.size(), 12u);
+    for (const std::string& bad :
+         {std::string("--help"), std::string("-o/tmp/x"), image_id,
+          std::string(RADIAL_TEST_IMAGE) + "@sha256:" + std::string(64, 'a'),
+          std::string("Upper/Case")}) {
+        auto r = test::run_process(
+            {RADIALD_PATH, "template", "export", "--config", s.setup.config(), "--", bad});
+        EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+        EXPECT_THAT(r.err, HasSubstr("IMAGE '" + bad + "'")) << bad;
+        EXPECT_THAT(r.err, HasSubstr("name it as REPOSITORY:TAG")) << bad;
+        EXPECT_THAT(r.err, Not(HasSubstr("saved"))) << bad;
+    }
+    EXPECT_FALSE(std::filesystem::exists(s.sim_dir / "calls.log")) << "sbx was called";
 }
 
 // A session made under another runtime than the one radiald runs now (made under docker, then
