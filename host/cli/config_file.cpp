@@ -1,6 +1,7 @@
 #include "cli/config_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <toml++/toml.h>
 
@@ -132,11 +133,23 @@ config::HostConfig load_config(const std::optional<std::string>& flag,
 config::HostConfig reread_config(const std::optional<std::string>& flag,
                                  const config::HostConfig& running) {
     config::HostConfig cfg = load_masked(config_file(flag), std::nullopt, {});
+    // A plugin installed since the start is not known without loading it, which a reload does
+    // not: a runtime none of the start's is said, not refused (the restart looks again).
     const auto& found = running.runtimes_found;
-    if (cfg.plugin_dirs == running.plugin_dirs && !found.empty() &&
+    if (cfg.container_runtime != running.container_runtime &&
+        cfg.plugin_dirs == running.plugin_dirs && !found.empty() &&
         std::find(found.begin(), found.end(), cfg.container_runtime) == found.end())
-        throw config::ConfigError(config::unknown_runtime_message(cfg, found));
-    config::check_box_id_range_accounts(cfg);
+        log::warn("daemon",
+                  "reload (SIGHUP): {}run.containerRuntime '{}' is none of the runtimes found when "
+                  "the daemon started ({}); the restart that applies it looks again: 'radiald "
+                  "config check --config {}' says now whether it is installed",
+                  cfg.where("run.containerRuntime"), cfg.container_runtime, fmt::join(found, ", "),
+                  cfg.file);
+    // Only a range (or box user) that changed: the accounts were checked at the start, and the
+    // scan walks every host account through NSS.
+    if (cfg.box_id_first != running.box_id_first || cfg.box_id_last != running.box_id_last ||
+        cfg.user != running.user)
+        config::check_box_id_range_accounts(cfg);
     return cfg;
 }
 

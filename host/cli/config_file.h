@@ -31,11 +31,12 @@ config::HostConfig load_config(const std::optional<std::string>& flag,
                                const std::optional<std::string>& runtime_override = std::nullopt);
 
 // config::load of config_file(flag) for the reload of a daemon that runs `running`: it only reads.
-// No plugin is loaded — run.containerRuntime is checked against the runtimes the start found
-// while run.pluginDir is unchanged, a changed run.pluginDir is not looked into — and the state
-// directory a changed run.stateDir names is neither created nor given an instance id; both take
-// effect at the next start only. Refused as at the start too: a run.boxIdRange that holds a
-// host account's ids (docs/design.md §12.3). Throws config::ConfigError.
+// No plugin is loaded — a run.containerRuntime none of the runtimes the start found is logged
+// (while run.pluginDir is unchanged; one installed since is not known), a changed run.pluginDir
+// is not looked into — and the state directory a changed run.stateDir names is neither created
+// nor given an instance id; these take effect at the next start only. Refused as at the start
+// too: a changed run.boxIdRange (or run.user) that holds a host account's ids (docs/design.md
+// §12.3). Throws config::ConfigError.
 config::HostConfig reread_config(const std::optional<std::string>& flag,
                                  const config::HostConfig& running);
 
