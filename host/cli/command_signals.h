@@ -50,6 +50,10 @@ public:
     // [thread-safe]
     int stop_asked() const noexcept { return first_.load(); }
 
+    // Ends the signal thread (a signal it took is handled first): stop_asked() is final from
+    // here. The handlers stay until destruction. Idempotent. [not from on_first_stop]
+    void stop() noexcept { watch_.stop(); }
+
     // "SIGTERM" for SIGTERM.
     static std::string name(int signo) { return daemon::signal_name(signo); }
 

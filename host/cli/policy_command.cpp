@@ -251,30 +251,35 @@ int run_policy_allow(const PolicyOptions& o) {
                 }
                 // The turn's broker bounds it by the ceiling its turn started with, which a config
                 // edited since does not change: that one is judged, as the broker will.
+                // No broker yet (a claimed turn before its box starts), none any more, or none at
+                // all (no egress, a runtime's own policy): the rule is kept, judged by the file's
+                // ceiling, and a broker that starts applies it within its own.
                 const auto ceiling = egress::read_broker_ceiling(
                     egress::broker_ceiling_path(cfg.state_dir, o.turn_id));
-                if (!ceiling) {
-                    log::error("policy",
-                               "turn '{}' runs without radiald's egress broker (it was given no "
-                               "egress destination, or its runtime enforces egress itself): a "
-                               "rule added to it would reach nothing. Give a turn its "
-                               "destinations when it is submitted (egress = [...], --egress)",
-                               o.turn_id);
-                    return kExitFailed;
-                }
                 try {
                     auto bound = cfg.egress;
-                    bound.allow = *ceiling;
+                    if (ceiling) bound.allow = *ceiling;
                     egress::narrow(bound, {r.text()}); // the ceiling still bounds a turn
                 } catch (const egress::PolicyError& e) {
-                    log::error("policy", "{} (the ceiling turn {} started with: {})", e.what(),
-                               o.turn_id, joined(*ceiling));
+                    if (ceiling)
+                        log::error("policy", "{} (the ceiling turn {} started with: {})", e.what(),
+                                   o.turn_id, joined(*ceiling));
+                    else
+                        log::error("policy", "{}", e.what());
                     return kExitFailed;
                 }
                 auto& t = policy.turns[o.turn_id];
                 remove(t.deny, r);
-                done.push_back(fmt::format("turn {} may {} reach {}", o.turn_id,
-                                           has(t.allow, r) ? "already" : "now", r.text()));
+                if (!ceiling)
+                    done.push_back(fmt::format(
+                        "turn {}: {} kept for its egress broker, which does not run now (it has "
+                        "not started yet, or has ended; a turn given no egress destination, or "
+                        "whose runtime enforces egress itself, has none, and reaches nothing "
+                        "through this rule)",
+                        o.turn_id, r.text()));
+                else
+                    done.push_back(fmt::format("turn {} may {} reach {}", o.turn_id,
+                                               has(t.allow, r) ? "already" : "now", r.text()));
                 if (!has(t.allow, r)) t.allow.push_back(r);
                 for (const auto& d : policy.deny)
                     if (egress::covers(d, r))

@@ -348,6 +348,7 @@ int run_turn_command(const TurnOptions& o) {
     bool interrupted = false;
     auto stop_signal_thread = [&] {
         if (!signals) return;
+        signals->stop();
         interrupted = signals->stop_asked() != 0;
         signals.reset();
     };

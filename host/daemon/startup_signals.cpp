@@ -2,6 +2,7 @@
 #include "daemon/startup_signals.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include "log/logger.h"
 
@@ -29,8 +30,10 @@ StartupSignals::~StartupSignals() { done(); }
 
 void StartupSignals::done() noexcept {
     watch_.stop();
-    // The handler writes it to the pipe again, where the loop reads it.
-    if (reload_.exchange(false)) ::raise(SIGHUP);
+    // The handler writes it to the pipe again, where the loop reads it. To the process, not this
+    // thread (raise): a plugin may have left SIGHUP blocked here, and the keeper thread has it
+    // unblocked.
+    if (reload_.exchange(false)) ::kill(::getpid(), SIGHUP);
 }
 
 } // namespace radial::daemon
