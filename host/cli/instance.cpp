@@ -1,12 +1,16 @@
 #include "cli/instance.h"
 
 #include <exception>
+#include <filesystem>
 #include <future>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
+#include "config/instance_id.h"
+#include "egress/operator_policy.h"
 #include "fs/durable_file.h"
 #include "journal/journal_sqlite.h"
 #include "log/logger.h"
@@ -46,17 +50,30 @@ std::pair<std::unique_ptr<journal::Journal>, std::exception_ptr> open_journal_un
     }
 }
 
-// The directories publish_file and replace_file write into under the state directory.
+// What a killed radiald left under the state directory: the temporary files of the records
+// publish_file and replace_file write there (by their names: nothing else is touched), and the
+// ceilings of egress brokers (egress/operator_policy.h), none of which runs while the state
+// directory is held exclusively.
 void remove_abandoned_writes(const config::HostConfig& cfg) {
-    std::size_t removed = 0;
+    std::size_t removed =
+        fs_util::remove_abandoned_temp_files(cfg.state_dir, [](std::string_view name) {
+            return name == "retention-clock" || name == "metrics.json" ||
+                   name == "workspace-roots.json" || name == config::kInstanceIdFile;
+        });
     for (const auto& dir :
-         {cfg.state_dir, session::sessions_dir(cfg.state_dir),
-          session::snapshots_dir(cfg.state_dir), session::instance_fingerprints_dir(cfg.state_dir)})
-        removed += fs_util::remove_abandoned_temp_files(dir);
+         {session::sessions_dir(cfg.state_dir), session::snapshots_dir(cfg.state_dir),
+          session::instance_fingerprints_dir(cfg.state_dir)})
+        removed += fs_util::remove_abandoned_temp_files(
+            dir, [](std::string_view name) { return name.ends_with(".json") || name == "key"; });
+    std::error_code ec;
+    const auto brokers =
+        std::filesystem::path(egress::broker_ceiling_path(cfg.state_dir, "x")).parent_path();
+    for (const auto& e : std::filesystem::directory_iterator(brokers, ec))
+        if (e.path().extension() == ".json" && std::filesystem::remove(e.path(), ec)) ++removed;
     if (removed > 0)
         log::info("state",
-                  "removed {} temporary file(s) under '{}' that a radiald killed while "
-                  "writing them left",
+                  "removed {} file(s) under '{}' that a killed radiald left (temporary files "
+                  "of its records, egress brokers' ceilings)",
                   removed, cfg.state_dir);
 }
 

@@ -102,6 +102,7 @@ bool write_and_place(const fs::path& temp_dir, const fs::path& dest, std::string
 } // namespace
 
 std::size_t remove_abandoned_temp_files(const fs::path& dir,
+                                        const std::function<bool(std::string_view)>& ours,
                                         std::chrono::system_clock::time_point now) noexcept {
     std::size_t removed = 0;
     try {
@@ -112,7 +113,8 @@ std::size_t remove_abandoned_temp_files(const fs::path& dir,
             const auto dot = name.rfind('.');
             if (name.size() < 9 || name[0] != '.' || dot == 0 || dot != name.size() - 7 ||
                 !std::all_of(name.begin() + static_cast<long>(dot) + 1, name.end(),
-                             [](unsigned char c) { return std::isalnum(c) != 0; }))
+                             [](unsigned char c) { return std::isalnum(c) != 0; }) ||
+                !ours(std::string_view(name).substr(1, dot - 1)))
                 continue;
             struct stat st {};
             if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||

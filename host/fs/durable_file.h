@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string_view>
 
 #include "fs/fs_error.h"
@@ -41,12 +42,13 @@ void append_line(const std::filesystem::path& path, std::string_view line);
 inline constexpr std::chrono::minutes kAbandonedTempFileAge{10};
 
 // Removes from `dir` the temporary files publish_file and replace_file make (".NAME.XXXXXX")
-// that a writer killed before its rename left: regular files of this process's user, last
-// written at least kAbandonedTempFileAge before `now` (wall time, as the files' times are). One
-// younger may be a live writer's, and stays. Returns how many were removed; never throws (a
-// directory that cannot be read removes nothing). [thread-safe]
+// that a writer killed before its rename left: regular files of this process's user whose NAME
+// `ours` accepts (the files the caller publishes there: nothing else in the directory is
+// touched), last written at least kAbandonedTempFileAge before `now` (wall time, as the files'
+// times are). One younger may be a live writer's, and stays. Returns how many were removed; never
+// throws (a directory that cannot be read removes nothing). [thread-safe]
 std::size_t remove_abandoned_temp_files(
-    const std::filesystem::path& dir,
+    const std::filesystem::path& dir, const std::function<bool(std::string_view name)>& ours,
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now()) noexcept;
 
 // fsync(2) of a directory, so that entries created or renamed in it survive a crash. Throws

@@ -727,13 +727,24 @@ TEST(RadialdReconcile, RemovesTheTemporaryFilesAKilledWriterLeft) {
                       live = state + "/sessions/.s1.json.Qq1Ww2";
     s.dir.write("state/.retention-clock.Ab12Cd", "1\n");
     s.dir.write("state/sessions/.s1.json.Qq1Ww2", "{}\n");
+    // An egress broker's ceiling, whose turn a killed radiald ran: no broker runs while the state
+    // directory is held exclusively.
+    fs::create_directories(state + "/egress-brokers");
+    s.dir.write("state/egress-brokers/t1.json", "{\"allow\":[]}\n");
+    // A file of the same shape radiald does not publish there.
+    s.dir.write("state/.notes.backup", "mine\n");
     const timespec hour_ago[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
     ASSERT_EQ(::utimensat(AT_FDCWD, left.c_str(), hour_ago, 0), 0);
+    ASSERT_EQ(::utimensat(AT_FDCWD, (state + "/.notes.backup").c_str(), hour_ago, 0), 0);
     auto r = s.run({"reconcile", "--config", s.config});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_FALSE(fs::exists(left)) << r.err;
     EXPECT_TRUE(fs::exists(live)) << "a file a live writer may hold was removed";
-    EXPECT_THAT(r.err, HasSubstr("removed 1 temporary file(s)"));
+    EXPECT_FALSE(fs::exists(state + "/egress-brokers/t1.json")) << r.err;
+    EXPECT_TRUE(fs::exists(state + "/.notes.backup")) << "a file radiald does not write went";
+    EXPECT_THAT(r.err, HasSubstr("removed 2 file(s) under '" + state +
+                                 "' that a killed radiald "
+                                 "left"));
 }
 
 // What `session create` refuses of its flags names the flag and the fix, before any box: an id

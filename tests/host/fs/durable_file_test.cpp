@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #include "../../support/temp_dir.h"
 
@@ -30,16 +31,22 @@ TEST(DurableFile, OnlyAnAbandonedTemporaryFileIsRemoved) {
     ASSERT_EQ(::chown((d / another_users).c_str(), 65534, 65534), 0);
     fs::create_directory(d / ".dir.Ab12Cd");
 
+    // The caller's own names only: a file of the same shape it does not publish stays.
+    const auto ours = [](std::string_view name) {
+        return name == "retention-clock" || name == "session.json";
+    };
+    std::ofstream(d / ".bashrc.backup") << "x";
     const auto now = std::chrono::system_clock::now();
-    EXPECT_EQ(remove_abandoned_temp_files(d.path(), now), 0u) << "a live writer's file was taken";
+    EXPECT_EQ(remove_abandoned_temp_files(d.path(), ours, now), 0u)
+        << "a live writer's file was taken";
     EXPECT_TRUE(fs::exists(d / abandoned));
     const auto later = now + kAbandonedTempFileAge + std::chrono::minutes(1);
-    EXPECT_EQ(remove_abandoned_temp_files(d.path(), later), 1u);
+    EXPECT_EQ(remove_abandoned_temp_files(d.path(), ours, later), 1u);
     EXPECT_FALSE(fs::exists(d / abandoned));
-    for (const char* kept : {".session.json.Zz9yX8", ".retention-clock.ab-12c", ".hidden",
-                             "plain.XXXXXX", ".dir.Ab12Cd", "retention-clock"})
+    for (const char* kept : {".session.json.Zz9yX8", ".bashrc.backup", ".retention-clock.ab-12c",
+                             ".hidden", "plain.XXXXXX", ".dir.Ab12Cd", "retention-clock"})
         EXPECT_TRUE(fs::exists(d / kept)) << kept;
-    EXPECT_EQ(remove_abandoned_temp_files(d / "missing", later), 0u);
+    EXPECT_EQ(remove_abandoned_temp_files(d / "missing", ours, later), 0u);
 }
 
 } // namespace
