@@ -5,6 +5,7 @@
 #include <radial/internal/temp_dir.h>
 #include <radial/support/cli_capture.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -244,10 +245,9 @@ host::TemplateClient template_store(const host::RuntimeClient& client) {
         client.info().id, RADIAL_TEMPLATE_EXTENSION_ID));
 }
 
-// SIGKILLs every process this one started, directly or not, each with its process group (a
-// plugin's children and a plugin host's run in groups of their own): what the runtime started for
-// a load the command gives up on would otherwise outlive it, reparented, with no deadline left.
-void kill_descendants() noexcept {
+// The live (not yet ended) processes this one started, directly or not (with the command a child
+// subreaper, what their parents left behind is reparented to it, and found too).
+std::vector<pid_t> live_descendants() {
     std::map<pid_t, std::vector<pid_t>> children;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator("/proc", ec)) {
@@ -262,19 +262,37 @@ void kill_descendants() noexcept {
         std::istringstream rest(text.substr(close + 1));
         char state = 0;
         pid_t ppid = 0;
-        if (rest >> state >> ppid) children[ppid].push_back(std::stoi(name));
+        if (rest >> state >> ppid && state != 'Z') children[ppid].push_back(std::stoi(name));
     }
-    std::vector<pid_t> todo{::getpid()};
-    const pid_t own_group = ::getpgrp();
+    std::vector<pid_t> out, todo{::getpid()};
     while (!todo.empty()) {
         const pid_t parent = todo.back();
         todo.pop_back();
         for (const pid_t child : children[parent]) {
-            if (const pid_t group = ::getpgid(child); group > 0 && group != own_group)
-                ::kill(-group, SIGKILL);
-            ::kill(child, SIGKILL);
+            out.push_back(child);
             todo.push_back(child);
         }
+    }
+    return out;
+}
+
+// SIGKILLs every process this one started, directly or not, and the process group of each that
+// leads one (a plugin's children and a plugin host run in groups of their own), again while any
+// is left (the runtime's thread may start another meanwhile): what the runtime started for a load
+// the command gives up on would otherwise outlive it, reparented, with no deadline left.
+void kill_descendants() noexcept {
+    try {
+        for (int round = 0; round < 20; ++round) {
+            const std::vector<pid_t> left = live_descendants();
+            if (left.empty()) return;
+            for (const pid_t pid : left) {
+                if (::getpgid(pid) == pid) ::kill(-pid, SIGKILL);
+                ::kill(pid, SIGKILL);
+            }
+            // Real time: lets the killed end before the next look (docs/design.md §12.7).
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    } catch (const std::exception&) {
     }
 }
 
@@ -387,6 +405,8 @@ int run_template_export_command(const TemplateOptions& o) {
     } catch (const config::ConfigError& e) {
         return report_error(e, CommandKind::other, "template");
     }
+    // What the runtime's children leave behind is reparented here, where kill_descendants finds it.
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     try {
         // No preflight yet: a runtime without a store is refused before the engine is asked.
         host::RuntimeClient client = open_runtime(cfg, /*preflight=*/false);
