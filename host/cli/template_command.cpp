@@ -6,6 +6,7 @@
 #include <radial/support/cli_capture.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -189,6 +190,19 @@ std::uintmax_t image_size(const std::string& docker, const std::string& image, c
 }
 
 std::string mib(std::uintmax_t bytes) { return fmt::format("{:.1f} MiB", bytes / 1048576.0); }
+
+// Refuses a save the archive's file system has no room for: the archive is about the image's
+// size, and a save into a small TMPDIR ran until ENOSPC before it said so.
+void check_room(const fs::path& dir, std::uintmax_t size) {
+    struct statvfs fs {};
+    if (size == 0 || ::statvfs(dir.c_str(), &fs) != 0) return; // not known: the save will say
+    const std::uintmax_t free = std::uintmax_t{fs.f_bavail} * fs.f_frsize;
+    if (free >= size) return;
+    throw ExportError(fmt::format(
+        "the archive of the image needs about {}, and '{}' has {} free; point TMPDIR at a file "
+        "system with room for it",
+        mib(size), dir.parent_path().string(), mib(free)));
+}
 
 // The bytes written under `dir` so far: `docker image save -o` writes a temporary file beside the
 // archive and renames it at the end, so the archive's own size says nothing until then.
@@ -420,6 +434,7 @@ int run_template_export_command(const TemplateOptions& o) {
         client.preflight(); // under the runtime's own call deadline, then checked against ours
         if (budget.expired()) throw budget.exceeded("the runtime's preflight");
         const fs::path archive = dir.path() / "template.tar";
+        check_room(dir.path(), size);
         save_image(docker, o.image, size, archive, budget, signals);
         load_or_give_up(store, client.info().id, archive, dir.path(), budget, signals);
         fmt::print("template '{}' loaded into runtime '{}'; a run names it as its image\n", o.image,

@@ -15,6 +15,7 @@
 #include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
 #include "../../support/radiald_runner.h"
+#include "../../support/small_disk.h"
 #include "../../support/temp_dir.h"
 #include "session_fixture.h"
 
@@ -406,6 +407,26 @@ TEST(SandboxLive, TemplateExportRefusesAnImageThatCannotNameATemplate) {
         EXPECT_THAT(r.err, Not(HasSubstr("saved"))) << bad;
     }
     EXPECT_FALSE(std::filesystem::exists(s.sim_dir / "calls.log")) << "sbx was called";
+}
+
+// The archive is about the image's size: a TMPDIR with less room than that is said before the
+// save (which ran until ENOSPC), naming TMPDIR, and nothing is saved or loaded.
+TEST(SandboxLive, TemplateExportIntoATmpdirWithoutRoomIsRefusedBeforeTheSave) {
+    SandboxSetup s;
+    test::TempDir base("radial-tmpl-small");
+    const std::string small = base / "tmp";
+    test::SmallDisk disk(small, "1m");
+    ASSERT_TRUE(disk.ok()) << "mounting a tmpfs needs root: the suite runs as root";
+    auto r = test::run_process(
+        {RADIALD_PATH, "template", "export", "--config", s.setup.config(), RADIAL_TEST_IMAGE},
+        {{"TMPDIR", small}});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("the archive of the image needs about"));
+    EXPECT_THAT(r.err, HasSubstr("and '" + small + "' has"));
+    EXPECT_THAT(r.err, HasSubstr("point TMPDIR at a file system with room for it"));
+    EXPECT_THAT(r.err, Not(HasSubstr("saving '"))) << "the save ran";
+    EXPECT_TRUE(std::filesystem::is_empty(small)) << "the archive's directory was left";
+    EXPECT_THAT(test::read_file(s.sim_dir / "calls.log"), Not(HasSubstr("template")));
 }
 
 // A session made under another runtime than the one radiald runs now (made under docker, then
