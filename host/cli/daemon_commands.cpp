@@ -15,6 +15,7 @@
 #include "cli/runtime_setup.h"
 #include "config/box_identity.h"
 #include "config/instance_id.h"
+#include "config/pool_keys.h"
 #include "daemon/daemon.h"
 #include "daemon/metrics.h"
 #include "daemon/metrics_journal.h"
@@ -205,6 +206,9 @@ int run_run_command(const DaemonOptions& o) {
             turn::secrets_before_the_box({}, cfg.redact, {}, /*skip_refused=*/true)));
         auto instance =
             Instance::open(std::move(cfg), {"radiald run", daemon::StateDirLock::Mode::exclusive});
+        if (auto why = instance->cfg().box_root ? std::nullopt
+                                                : config::turn_id_shortfall(instance->cfg()))
+            log::warn("daemon", "{}", *why);
         if (!config::host_proc_hides_other_users())
             log::warn("daemon",
                       "the host's /proc shows every process's arguments to every user, a box's "

@@ -105,6 +105,17 @@ void check_pool(Reader& r, const HostConfig& cfg) {
                            cfg.memory_bytes));
 }
 
+std::optional<std::string> turn_id_shortfall(const HostConfig& cfg) {
+    if (cfg.pool.size != 0 || !uses_box_id_range(cfg)) return std::nullopt;
+    const std::uint64_t ids = std::uint64_t{cfg.box_id_last} - cfg.box_id_first + 1;
+    if (cfg.max_concurrent_turns <= ids) return std::nullopt;
+    return fmt::format(
+        "run.maxConcurrentTurns ({}) is more than the {} id(s) of run.boxIdRange {}-{}: a turn "
+        "claimed beyond them ends in an error ('every id is taken'); lower run.maxConcurrentTurns "
+        "or widen run.boxIdRange",
+        cfg.max_concurrent_turns, ids, cfg.box_id_first, cfg.box_id_last);
+}
+
 std::optional<std::string> pool_id_shortfall(const HostConfig& cfg) {
     const auto& p = cfg.pool;
     if (p.size == 0 || !uses_box_id_range(cfg)) return std::nullopt;

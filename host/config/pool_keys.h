@@ -29,4 +29,10 @@ void check_pool(Reader& r, const HostConfig& cfg);
 // answer, docs/design.md §8.8), and it is nullopt with a fixed run.user. [thread-safe]
 std::optional<std::string> pool_id_shortfall(const HostConfig& cfg);
 
+// Without a pool: why a daemon's run.maxConcurrentTurns turns cannot each have an id of
+// run.boxIdRange, or nullopt. A warning, not a refusal: a one-shot `radiald turn` needs one id
+// whatever the limit, and sessions hold ids too, so the range is the operator's to size. Same
+// callers' rules as pool_id_shortfall. [thread-safe]
+std::optional<std::string> turn_id_shortfall(const HostConfig& cfg);
+
 } // namespace radial::config

@@ -90,6 +90,8 @@ void Daemon::reload() {
         log::info("daemon", "reload (SIGHUP): run.maxConcurrentTurns changed from {} to {}",
                   max_concurrent_turns_, next.cfg.max_concurrent_turns);
         max_concurrent_turns_ = next.cfg.max_concurrent_turns;
+        if (auto short_of = cfg_.box_root ? std::nullopt : config::turn_id_shortfall(with_turns))
+            log::warn("daemon", "reload (SIGHUP): {}", *short_of);
     }
     if (next.cfg.shutdown_grace_ms != shutdown_grace_ms_) {
         ++applied;

@@ -959,6 +959,32 @@ TEST(RadialdRun, AReloadRefusesWholeAFileTheNextStartWouldRefuse) {
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
 }
 
+// Without a pool, more turns at once than run.boxIdRange has ids was said nowhere: the turns past
+// the range ended in an error ('every id is taken'). The start says so, and a reload that raises
+// the limit past it.
+TEST(RadialdRun, MoreTurnsAtOnceThanTheRangeHasIdsIsSaid) {
+    FakeSetup s("maxConcurrentTurns = 3\nboxIdRange = \"3200000-3200001\"\n");
+    DaemonProcess d(s);
+    ASSERT_TRUE(d.wait_for_log("serving instance", 30s)) << d.log();
+    const std::string said =
+        "run.maxConcurrentTurns (3) is more than the 2 id(s) of "
+        "run.boxIdRange 3200000-3200001";
+    EXPECT_THAT(d.log(), HasSubstr(said));
+    edit_config(s, "maxConcurrentTurns = 3\n", "maxConcurrentTurns = 2\n");
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("run.maxConcurrentTurns changed from 3 to 2", 10s)) << d.log();
+    edit_config(s, "maxConcurrentTurns = 2\n", "maxConcurrentTurns = 5\n");
+    d.signal(SIGHUP);
+    ASSERT_TRUE(d.wait_for_log("run.maxConcurrentTurns changed from 2 to 5", 10s)) << d.log();
+    EXPECT_TRUE(
+        d.wait_for_log("reload (SIGHUP): run.maxConcurrentTurns (5) is more than the 2 "
+                       "id(s)",
+                       10s))
+        << d.log();
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
 // A config file replaced by a fifo: the reload refuses it at once and the daemon goes on serving.
 // The refusal's masking opened the path again, blocking, so the daemon's loop waited for a writer
 // (a turn submitted meanwhile stayed queued) until a signal interrupted the open.
