@@ -66,9 +66,8 @@ void remove_abandoned_writes(const config::HostConfig& cfg) {
         removed += fs_util::remove_abandoned_temp_files(
             dir, [](std::string_view name) { return name.ends_with(".json") || name == "key"; });
     std::error_code ec;
-    const auto brokers =
-        std::filesystem::path(egress::broker_ceiling_path(cfg.state_dir, "x")).parent_path();
-    for (const auto& e : std::filesystem::directory_iterator(brokers, ec))
+    for (const auto& e :
+         std::filesystem::directory_iterator(egress::broker_ceilings_dir(cfg.state_dir), ec))
         if (e.path().extension() == ".json" && std::filesystem::remove(e.path(), ec)) ++removed;
     if (removed > 0)
         log::info("state",

@@ -13,6 +13,7 @@
 
 #include "config/host_config.h"
 #include "fs/file_kind.h"
+#include "fs/read_to_end.h"
 
 namespace radial::config {
 
@@ -62,16 +63,10 @@ std::string read_config_text(const std::string& path) {
     if (!untrusted.empty())
         throw ConfigError(fmt::format("reading config '{}': {}", path, untrusted));
     std::string text;
-    char buf[8192];
-    for (;;) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0)
-            throw refuse(fmt::format("cannot read it: {}", std::strerror(errno)),
-                         "check the file system it is on");
-        if (n == 0) return text;
-        text.append(buf, static_cast<std::size_t>(n));
-    }
+    if (!fs_util::read_to_end(fd.get(), text))
+        throw refuse(fmt::format("cannot read it: {}", std::strerror(errno)),
+                     "check the file system it is on");
+    return text;
 }
 
 std::string toml_problem(std::string_view description) {

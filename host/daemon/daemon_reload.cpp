@@ -8,19 +8,14 @@
 #include "config/pool_keys.h"
 #include "daemon/config_reload.h"
 #include "daemon/daemon.h"
+#include "daemon/signal_watch.h"
 #include "log/logger.h"
 
 namespace radial::daemon {
 
 void Daemon::ignore_signal(int signo) {
-    const char* name = signo == SIGHUP    ? "SIGHUP"
-                       : signo == SIGUSR1 ? "SIGUSR1"
-                       : signo == SIGUSR2 ? "SIGUSR2"
-                       : signo == SIGALRM ? "SIGALRM"
-                                          : nullptr;
     // SIGHUP is ignored only while stopping: a reload then would change nothing that runs.
-    log::info("daemon", "{}{} received: ignored{}", name != nullptr ? name : "signal ",
-              name != nullptr ? std::string() : std::to_string(signo),
+    log::info("daemon", "{} received: ignored{}", signal_name(signo),
               signo == SIGHUP ? " (stopping)" : " (radiald gives it no meaning)");
 }
 

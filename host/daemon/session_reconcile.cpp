@@ -41,7 +41,8 @@ SessionReconcile reconcile_sessions(const config::HostConfig& cfg,
             // Past its maximum lifetime by the host's own record, a session ends whatever its
             // box says: a runtime whose box cannot remove itself (sandbox: its keeper ends the
             // processes, the stopped sandbox stays) is cleaned up here.
-            // On the retention clock: a step of the wall clock ends no session early (§11.6).
+            // On the retention clock: a step of the wall clock ends no session early
+            // (docs/design.md §11.6).
             const std::int64_t now_ms =
                 std::chrono::duration_cast<std::chrono::milliseconds>(
                     turn::wall_less_lead(clock.wall(), lead,

@@ -18,6 +18,7 @@
 #include "config/config_text.h"
 #include "config/key_table.h"
 #include "fs/file_kind.h"
+#include "fs/read_to_end.h"
 #include "turn/request_policy.h"
 #include "turn/turn_session.h"
 #include "turn/workspace_mode.h"
@@ -163,15 +164,8 @@ SpooledRequest read_turn_file(const std::string& path) {
         throw TurnFileError(fmt::format("reading turn file '{}': {}", path, std::strerror(errno)));
     if (!S_ISREG(opened.st_mode)) throw not_a_file(fs_util::file_kind(opened.st_mode));
     std::string text;
-    for (char buf[8192];;) {
-        const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0)
-            throw TurnFileError(
-                fmt::format("reading turn file '{}': {}", path, std::strerror(errno)));
-        if (n == 0) break;
-        text.append(buf, static_cast<std::size_t>(n));
-    }
+    if (!fs_util::read_to_end(fd.get(), text))
+        throw TurnFileError(fmt::format("reading turn file '{}': {}", path, std::strerror(errno)));
     toml::table root;
     try {
         root = toml::parse(text, path);

@@ -68,8 +68,12 @@ std::string operator_policy_path(const std::string& state_dir) {
     return state_dir + "/egress-policy.json";
 }
 
+std::string broker_ceilings_dir(const std::string& state_dir) {
+    return state_dir + "/egress-brokers";
+}
+
 std::string broker_ceiling_path(const std::string& state_dir, const std::string& turn_id) {
-    return state_dir + "/egress-brokers/" + turn_id + ".json";
+    return broker_ceilings_dir(state_dir) + "/" + turn_id + ".json";
 }
 
 void write_broker_ceiling(const std::string& path, const std::vector<AllowRule>& allow) {

@@ -44,6 +44,8 @@ std::string operator_policy_events_path(const std::string& state_dir);
 // does not change — kept there while the broker runs (EgressBrokerOptions::ceiling_note), so that
 // `radiald policy` says what the broker will do (docs/design.md §9.7).
 std::string broker_ceiling_path(const std::string& state_dir, const std::string& turn_id);
+// `<state_dir>/egress-brokers`, where they are.
+std::string broker_ceilings_dir(const std::string& state_dir);
 
 // Writes `allow` to `path` whole (its directory made, mode 0700). Throws std::runtime_error.
 void write_broker_ceiling(const std::string& path, const std::vector<AllowRule>& allow);

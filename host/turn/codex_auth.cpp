@@ -19,6 +19,7 @@
 #include <regex>
 #include <set>
 
+#include "fs/read_to_end.h"
 #include "log/logger.h"
 
 namespace radial::turn {
@@ -57,19 +58,6 @@ private:
     std::string error_;
 };
 
-// Reads all of `fd`, at most kMaxAuthBytes; false when it is longer or a read fails.
-bool read_all(int fd, std::string& out) {
-    char buf[16384];
-    for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return false;
-        if (n == 0) return true;
-        out.append(buf, static_cast<std::size_t>(n));
-        if (out.size() > kMaxAuthBytes) return false;
-    }
-}
-
 bool write_all(int fd, std::string_view s) {
     while (!s.empty()) {
         const ssize_t n = ::write(fd, s.data(), s.size());
@@ -101,7 +89,7 @@ std::optional<std::string> read_box_codex_auth(const std::string& dir, uid_t box
         return std::nullopt;
     }
     std::string text;
-    if (!read_all(fd.get(), text)) {
+    if (!fs_util::read_to_end(fd.get(), text, kMaxAuthBytes)) {
         why = fmt::format("it could not be read, or is over {} bytes", kMaxAuthBytes);
         return std::nullopt;
     }
@@ -140,7 +128,7 @@ std::optional<std::string> read_operator_file(const std::string& path, const std
                                               std::string& error) {
     internal::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
     std::string text;
-    if (!fd || !read_all(fd.get(), text)) {
+    if (!fd || !fs_util::read_to_end(fd.get(), text, kMaxAuthBytes)) {
         error = fmt::format(
             "run.codexAuth: reading the Codex credentials file '{}' failed: {}; check "
             "run.codexAuthFile",
