@@ -110,9 +110,9 @@ std::optional<std::string> turn_id_shortfall(const HostConfig& cfg) {
     const std::uint64_t ids = std::uint64_t{cfg.box_id_last} - cfg.box_id_first + 1;
     if (cfg.max_concurrent_turns <= ids) return std::nullopt;
     return fmt::format(
-        "run.maxConcurrentTurns ({}) is more than the {} id(s) of run.boxIdRange {}-{}: a turn "
-        "claimed beyond them ends in an error ('every id is taken'); lower run.maxConcurrentTurns "
-        "or widen run.boxIdRange",
+        "run.maxConcurrentTurns ({}) is more than the {} id(s) of run.boxIdRange {}-{}: turns "
+        "beyond them wait queued for an id, and a 'radiald turn' beside them is refused; lower "
+        "run.maxConcurrentTurns or widen run.boxIdRange",
         cfg.max_concurrent_turns, ids, cfg.box_id_first, cfg.box_id_last);
 }
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 
+#include "daemon/box_ids_ahead.h"
 #include "daemon/daemon_error.h"
 #include "daemon/instance_claim.h"
 #include "daemon/reconciler.h"
@@ -89,7 +90,8 @@ void Daemon::wake() noexcept {
 }
 
 void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
-                      std::optional<turn::WorkspaceLock> workspace_lock) {
+                      std::optional<turn::WorkspaceLock> workspace_lock,
+                      std::optional<turn::BoxIdLease> box_ids) {
     bool failed = false, stays_queued = false;
     try {
         if (!req) req = spool_.load(id);
@@ -126,7 +128,8 @@ void Daemon::run_turn(const std::string& id, std::optional<SpooledRequest> req,
                 const auto started = clock_.steady();
                 try {
                     rec = session.run([](std::uint32_t, std::string_view) {},
-                                      turn::JournalStart::claim_queued, std::move(workspace_lock));
+                                      turn::JournalStart::claim_queued, std::move(workspace_lock),
+                                      std::move(box_ids));
                 } catch (...) {
                     std::lock_guard lock(mutex_);
                     workers_.at(id).session = nullptr;
@@ -257,8 +260,10 @@ void Daemon::dispatch(TurnQueue& queue) {
     std::set<std::string> queued_ids(scan.runnable.begin(), scan.runnable.end());
     queued_ids.insert(active.begin(), active.end());
     backoff_.keep_only(queued_ids);
+    std::erase_if(told_waiting_for_ids_, [&](const auto& id) { return !queued_ids.contains(id); });
     std::size_t queued = scan.runnable.size();
     const auto now = clock_.steady();
+    bool box_ids_full = false;
     for (const auto& id : scan.runnable) {
         if (backoff_.waiting(id, now)) continue; // its last attempt failed (claim_backoff.h)
         {
@@ -298,6 +303,21 @@ void Daemon::dispatch(TurnQueue& queue) {
                 req.reset(); // the worker reports it
             }
         }
+        // Its box's ids (box_ids_ahead.h): while run.boxIdRange is full it stays queued, and so
+        // does every turn after it in this pass, tried again at the next dispatch.
+        std::optional<turn::BoxIdLease> box_ids;
+        if (req && leases_box_ids(cfg_, *req, pool_ != nullptr)) {
+            try {
+                if (!box_ids_full) box_ids.emplace(lease_box_ids_ahead(cfg_, *req));
+            } catch (const turn::BoxIdsExhausted& e) {
+                box_ids_full = true;
+                if (told_waiting_for_ids_.insert(id).second)
+                    log::info("daemon", "turn {}: waits: {}", id, e.what());
+            } catch (const std::exception&) {
+                // The worker leases them again, and its record says what is wrong.
+            }
+            if (box_ids_full) continue;
+        }
         const std::string session_id = req ? req->session : std::string();
         std::lock_guard lock(mutex_);
         if (!session_id.empty() &&
@@ -314,10 +334,10 @@ void Daemon::dispatch(TurnQueue& queue) {
         --queued;
         log::info("daemon", "turn {}: claimed ({} running, {} queued)", id, occupied_slots(),
                   queued);
-        w.thread = std::thread(
-            [this, id, read = std::move(req), held = std::move(workspace_lock)]() mutable {
-                run_turn(id, std::move(read), std::move(held));
-            });
+        w.thread = std::thread([this, id, read = std::move(req), held = std::move(workspace_lock),
+                                ids = std::move(box_ids)]() mutable {
+            run_turn(id, std::move(read), std::move(held), std::move(ids));
+        });
     }
 }
 

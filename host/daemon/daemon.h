@@ -167,9 +167,10 @@ private:
     // within run.shutdownGrace; exits 70 when it did not. Rethrows the pass's errors.
     std::optional<ReconcileReport> reconcile_unless_stopped(StopSignals& signals);
     // Runs a claimed turn: `req` is its request as dispatch() read it (none: read it here),
-    // `workspace_lock` its workspace's, taken by dispatch() (or none).
+    // `workspace_lock` its workspace's and `box_ids` its box's, taken by dispatch() (or none).
     void run_turn(const std::string& turn_id, std::optional<SpooledRequest> req,
-                  std::optional<turn::WorkspaceLock> workspace_lock);
+                  std::optional<turn::WorkspaceLock> workspace_lock,
+                  std::optional<turn::BoxIdLease> box_ids);
     void reap_finished();
     void kill_running() noexcept;
     void wake() noexcept;
@@ -203,6 +204,7 @@ private:
     bool reload_pending_ = false; // a SIGHUP came during the startup reconciliation
     std::map<std::string, PendingRecord> pending_; // by turn id; guarded by mutex_
     ClaimBackoff backoff_;                         // loop thread only
+    std::set<std::string> told_waiting_for_ids_;   // loop thread only: said once per turn
     std::optional<OrphanSweeper> sweeper_;
     std::optional<MetricsSnapshotWriter> snapshots_; // with settings_.metrics; loop thread only
     std::unique_ptr<pool::WarmPool> pool_; // with run.pool; made and reset on the loop thread

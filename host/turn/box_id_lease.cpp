@@ -147,7 +147,7 @@ BoxIdLease BoxIdLease::acquire(const std::string& dir, std::uint32_t first, std:
         }
         return BoxIdLease(id, path, std::move(fd));
     }
-    throw TurnSetupError(fmt::format(
+    throw BoxIdsExhausted(fmt::format(
         "run.boxIdRange {}-{}: every id is taken ({} by running boxes, {} left by a radiald that "
         "was killed, freed when its state directory is reconciled); wait for turns to end, run "
         "'radiald reconcile' for the state directories named in '{}', or widen run.boxIdRange",

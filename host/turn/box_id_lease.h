@@ -31,9 +31,10 @@ std::string box_id_lease_dir(const std::string& claim_registry);
 class BoxIdLease {
 public:
     // Leases a free id of [first, last] for the box `label` of the state directory `state_dir`.
-    // `dir` is made 0755 when missing. Throws TurnSetupError naming run.boxIdRange when every id
-    // is taken (with how many are held and how many were left by a killed radiald), or naming
-    // `dir` when it cannot be used. Thread-safe: each lease is a file description of its own.
+    // `dir` is made 0755 when missing. Throws BoxIdsExhausted (a TurnSetupError) naming
+    // run.boxIdRange when every id is taken (with how many are held and how many were left by a
+    // killed radiald), or TurnSetupError naming `dir` when it cannot be used. Thread-safe: each
+    // lease is a file description of its own.
     static BoxIdLease acquire(const std::string& dir, std::uint32_t first, std::uint32_t last,
                               const std::string& label, const std::string& state_dir);
 

@@ -136,7 +136,8 @@ bool TurnSession::interrupt(StopReason why) noexcept {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
-                                std::optional<WorkspaceLock> held) {
+                                std::optional<WorkspaceLock> held,
+                                std::optional<BoxIdLease> held_ids) {
     auto owned = std::make_unique<Run>();
     Run& run = *owned;
     // However run() leaves: a run whose call radiald gave up on is kept, not destroyed.
@@ -148,6 +149,7 @@ TerminalRecord TurnSession::run(const RedactedOutputFn& out, JournalStart start,
         }
     } keep{*this, owned};
     run.spec = spec_;
+    if (held_ids) run.box_ids.emplace(std::move(*held_ids)); // taken up by lease_box_user()
     // What is written of the request (the record, the journal's columns) is redacted: an image
     // name or a path may hold a secret (docs/design.md §10.2).
     run.rec = terminal_record(

@@ -27,6 +27,7 @@
 #include "session/session_record.h"
 #include "socket/box_socket.h"
 #include "time/clock.h"
+#include "turn/box_id_lease.h"
 #include "turn/codex_rotation_watch.h"
 #include "turn/output_drain.h"
 #include "turn/terminal_record.h"
@@ -116,9 +117,12 @@ public:
     // turn that is not (or no longer) queued, which the session then leaves alone. A workspace
     // another turn holds (workspace_lock.h) is an error record unless run.sharedWorkspaces; a
     // caller that took the workspace's lock itself (the daemon, which leaves such a turn queued)
-    // passes it as `held`. Call once.
+    // passes it as `held`; one that leased the box's ids itself (the daemon, which leaves a turn
+    // queued while run.boxIdRange is full) passes them as `held_ids`, leased under the box's
+    // label (box_label()). Call once.
     TerminalRecord run(const RedactedOutputFn& out, JournalStart start = JournalStart::add_claimed,
-                       std::optional<WorkspaceLock> held = std::nullopt);
+                       std::optional<WorkspaceLock> held = std::nullopt,
+                       std::optional<BoxIdLease> held_ids = std::nullopt);
 
     // Set before run(): called once the box is gone and every byte of its output was passed to
     // `out`; returns what of it could not reach the reader (docs/design.md §3.6). The record says

@@ -126,6 +126,10 @@ std::optional<std::string> TurnSession::hold(Run& run, std::optional<WorkspaceLo
 std::optional<std::string> TurnSession::lease_box_user(Run& run) {
     // Every box its own uid and gid, leased host-wide for as long as the box may run
     // (box_id_lease.h); run.user = "workspace-owner" keeps the owner's uid and leases the gid.
+    // Ids the caller leased ahead (run()'s held_ids) serve the last case; any other frees them.
+    std::optional<BoxIdLease> ahead;
+    if (run.box_ids) ahead.emplace(std::move(*run.box_ids));
+    run.box_ids.reset();
     auto& spec = run.spec;
     if (session_) {
         run.rec.box_user = spec.user; // the session holds its ids for as long as its box lives
@@ -147,13 +151,13 @@ std::optional<std::string> TurnSession::lease_box_user(Run& run) {
         // A warm turn's box may hold the id this turn needs a moment past its turn
         // (WarmPool::wait_reaped): leased again after each removal, for up to a minute.
         const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-        for (;;) {
+        if (ahead) run.box_ids.emplace(std::move(*ahead));
+        while (!run.box_ids) {
             const std::uint64_t reaped = env_.pool != nullptr ? env_.pool->reaped() : 0;
             try {
                 run.box_ids.emplace(BoxIdLease::acquire(
                     box_id_lease_dir(daemon::default_claim_registry()), env_.cfg.box_id_first,
                     env_.cfg.box_id_last, spec.label, env_.cfg.state_dir));
-                break;
             } catch (const std::exception& e) {
                 // Real time: the engine's removal of a real box (docs/design.md §12.7).
                 const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -16,4 +16,11 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// Every id of run.boxIdRange is leased or in use (box_id_lease.h): nothing is wrong but the
+// moment. The daemon leaves such a turn queued; `radiald turn` reports it like any setup error.
+class BoxIdsExhausted : public TurnSetupError {
+public:
+    using TurnSetupError::TurnSetupError;
+};
+
 } // namespace radial::turn

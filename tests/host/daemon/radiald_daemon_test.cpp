@@ -960,8 +960,8 @@ TEST(RadialdRun, AReloadRefusesWholeAFileTheNextStartWouldRefuse) {
 }
 
 // Without a pool, more turns at once than run.boxIdRange has ids was said nowhere: the turns past
-// the range ended in an error ('every id is taken'). The start says so, and a reload that raises
-// the limit past it.
+// the range wait queued (ATurnWaitsQueuedForAFreeBoxIdRatherThanFailing). The start says so, and
+// a reload that raises the limit past it.
 TEST(RadialdRun, MoreTurnsAtOnceThanTheRangeHasIdsIsSaid) {
     FakeSetup s("maxConcurrentTurns = 3\nboxIdRange = \"3200000-3200001\"\n");
     DaemonProcess d(s);
@@ -983,6 +983,21 @@ TEST(RadialdRun, MoreTurnsAtOnceThanTheRangeHasIdsIsSaid) {
         << d.log();
     d.signal(SIGTERM);
     EXPECT_EQ(d.wait_exit(30s), 0) << d.log();
+}
+
+// More turns at once than run.boxIdRange has ids: a turn claimed while every id was held ended in
+// an error ('every id is taken') although nothing was wrong but the moment. Now it waits queued
+// until a turn's end frees an id, says once why it waits, and every turn succeeds.
+TEST(RadialdRun, ATurnWaitsQueuedForAFreeBoxIdRatherThanFailing) {
+    FakeSetup s("maxConcurrentTurns = 3\nboxIdRange = \"3200010-3200011\"\n");
+    std::vector<std::string> ids;
+    for (int i = 0; i < 5; ++i) ids.push_back(s.submit(turn_file("[\"sleep\", \"300\"]")));
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal(ids, 60s)) << d.log();
+    EXPECT_EQ(peak_running(s, ids), 2) << d.log(); // every turn succeeded, two ids at once
+    EXPECT_THAT(d.log(), HasSubstr(": waits: run.boxIdRange 3200010-3200011: every id is taken"));
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
 }
 
 // A config file replaced by a fifo: the reload refuses it at once and the daemon goes on serving.
