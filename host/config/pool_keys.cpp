@@ -90,6 +90,11 @@ void check_pool(Reader& r, const HostConfig& cfg) {
                "is set but run.pool.images names no image; name the images whose turns the pool "
                "serves, or set size = 0");
     if (p.size == 0) return;
+    for (const auto& mode : p.modes)
+        if (mode == "workspace-write" && cfg.mode == "read-only")
+            r.fail("run.pool.modes",
+                   "names \"workspace-write\" beside run.mode = \"read-only\", which no turn may "
+                   "widen (docs/design.md §7.6), so no turn could take such a box; drop it");
     if (cfg.codex_auth)
         r.fail("run.pool.size",
                "is set beside run.codexAuth: a pool box is made before its turn and holds nothing "

@@ -17,11 +17,28 @@ std::optional<std::string> workspace_mount_problem(std::string_view text) {
     return fmt::format("'{}' is neither \"{}\" nor \"{}\"", text, kWorkspaceTarget, kSamePathMount);
 }
 
+std::optional<std::string> mode_beyond_ceiling(std::string_view requested,
+                                               std::string_view operator_mode) {
+    // run.mode = "read-only" is the operator's word that no box writes its workspace or the
+    // engine's disk (docs/design.md §7.6): a request may not undo it.
+    if (parse_workspace_mode(operator_mode) != WorkspaceMode::read_only ||
+        parse_workspace_mode(requested) != WorkspaceMode::workspace_write)
+        return std::nullopt;
+    return fmt::format(
+        "mode \"{}\" is wider than run.mode = \"{}\", which a request may narrow "
+        "but never widen; name no mode (or \"{}\"), or have the operator set "
+        "run.mode = \"{}\"",
+        kWorkspaceWriteMode, kReadOnlyMode, kReadOnlyMode, kWorkspaceWriteMode);
+}
+
 WorkspaceMode effective_mode(const std::string& requested, const std::string& operator_default) {
     const std::string& text = requested.empty() ? operator_default : requested;
-    if (auto mode = parse_workspace_mode(text)) return *mode;
-    throw RequestError(fmt::format("mode '{}' is neither \"{}\" nor \"{}\"; pick one", text,
-                                   kReadOnlyMode, kWorkspaceWriteMode));
+    const auto mode = parse_workspace_mode(text);
+    if (!mode)
+        throw RequestError(fmt::format("mode '{}' is neither \"{}\" nor \"{}\"; pick one", text,
+                                       kReadOnlyMode, kWorkspaceWriteMode));
+    if (auto why = mode_beyond_ceiling(text, operator_default)) throw RequestError(*why);
+    return *mode;
 }
 
 std::string workspace_target(const std::string& requested, const std::string& operator_default,

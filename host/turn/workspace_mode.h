@@ -30,8 +30,14 @@ std::optional<WorkspaceMode> parse_workspace_mode(std::string_view text) noexcep
 // Why `text` is not a workspaceMount value ("/work" or "same-path"), or nullopt. Pure.
 std::optional<std::string> workspace_mount_problem(std::string_view text);
 
+// Why a request's mode `requested` is wider than the operator's run.mode `operator_mode` (a
+// request may narrow it, never widen it: workspace-write under read-only), or nullopt. Pure.
+std::optional<std::string> mode_beyond_ceiling(std::string_view requested,
+                                               std::string_view operator_mode);
+
 // The mode of a turn: `requested` when non-empty, else `operator_default` (run.mode, checked at
-// load). Throws RequestError naming `mode` and the accepted values for anything else.
+// load). Throws RequestError naming `mode` and the accepted values for anything else, and
+// mode_beyond_ceiling()'s reason for a mode wider than `operator_default`.
 WorkspaceMode effective_mode(const std::string& requested, const std::string& operator_default);
 
 // Where the workspace whose resolved host path is `host_path` appears in the box: `requested`

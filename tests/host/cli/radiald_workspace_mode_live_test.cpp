@@ -42,14 +42,20 @@ TEST(WorkspaceModeLive, ReadOnlyRefusesWritesToTheWorkspaceAndTheRootFilesystem)
     EXPECT_FALSE(std::filesystem::exists(ws / "new"));
 }
 
-// The operator's run.mode applies to a turn that names no mode.
-TEST(WorkspaceModeLive, TheOperatorsDefaultModeApplies) {
+// The operator's run.mode applies to a turn that names no mode, and a turn may not widen it: a
+// `--mode workspace-write` under run.mode = "read-only" wrote the workspace (hostile review).
+TEST(WorkspaceModeLive, TheOperatorsDefaultModeAppliesAndNoTurnWidensIt) {
     test::RadialdSetup s("mode = \"read-only\"\n");
     test::TempDir ws("radial-ro");
     owned_by_someone(ws);
     auto t = s.turn({"--workspace", ws.path()}, {"sh", "-c", "touch /work/new && echo made-ws"});
     EXPECT_NE(t.result.exit_code, 0);
     EXPECT_THAT(t.result.out, Not(HasSubstr("made-ws")));
+    EXPECT_FALSE(std::filesystem::exists(ws / "new"));
+    auto wider = s.turn({"--workspace", ws.path(), "--mode", "workspace-write"},
+                        {"sh", "-c", "touch /work/new && echo made-ws"});
+    EXPECT_EQ(wider.result.exit_code, 125) << wider.result.err;
+    EXPECT_THAT(wider.result.err, HasSubstr("is wider than run.mode = \"read-only\""));
     EXPECT_FALSE(std::filesystem::exists(ws / "new"));
 }
 

@@ -54,6 +54,13 @@ TEST(PoolKeys, RefusesBadValuesNamingTheKeyAndItsPlace) {
     f = d.write("md.toml", "[run.pool]\nmodes = [\"read-only\", \"rw\"]\n");
     EXPECT_EQ(pool_error_of(f), f + ":2:9: run.pool.modes: 'rw' is neither \"workspace-write\" "
                                     "nor \"read-only\"");
+    f = d.write("mw.toml",
+                "[run]\nmode = \"read-only\"\n[run.pool]\nimages = [\"a\"]\nsize = "
+                "1\nmodes = [\"read-only\", \"workspace-write\"]\n");
+    EXPECT_NE(pool_error_of(f).find("run.pool.modes: names \"workspace-write\" beside run.mode = "
+                                    "\"read-only\", which no turn may widen"),
+              std::string::npos)
+        << pool_error_of(f);
     f = d.write("m2.toml", "[run.pool]\nmodes = [\"read-only\", \"read-only\"]\n");
     EXPECT_EQ(pool_error_of(f),
               f + ":2:9: run.pool.modes: names 'read-only' twice; name each mode once");

@@ -55,6 +55,18 @@ TEST(RadialdSubmit, ASessionTurnRestatingItsSessionsModeIsAcceptedAndAChangeName
     EXPECT_THAT(workspace.err, HasSubstr("session 's1' was created with workspace none;"));
 }
 
+// run.mode = "read-only" is a ceiling: a request asking for workspace-write is refused at submit,
+// never queued (hostile review: it ran and wrote its workspace).
+TEST(RadialdSubmit, ARequestWiderThanTheOperatorsModeIsRefused) {
+    FakeSetup s("mode = \"read-only\"\n");
+    auto wider = s.submit_raw(turn_file("[\"true\"]", "mode = \"workspace-write\"\n"));
+    EXPECT_NE(wider.exit_code, 0) << wider.out;
+    EXPECT_THAT(wider.err, HasSubstr("mode \"workspace-write\" is wider than run.mode"));
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
+    auto narrow = s.submit_raw(turn_file("[\"true\"]", "mode = \"read-only\"\n"));
+    EXPECT_EQ(narrow.exit_code, 0) << narrow.err;
+}
+
 // A user who may not read the state directory is told so, never that there is no journal
 // (docs/design.md §12.4).
 TEST(RadialdTurns, AUserWhoCannotReadTheJournalIsToldItIsAPermissionProblem) {

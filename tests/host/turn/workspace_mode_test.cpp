@@ -29,16 +29,41 @@ TEST(WorkspaceMode, ParsesExactlyTheTwoModes) {
     EXPECT_TRUE(workspace_mount_problem("/src"));
 }
 
-TEST(WorkspaceMode, TheRequestsModeWinsOverTheOperatorsDefault) {
+TEST(WorkspaceMode, TheRequestsModeNarrowsTheOperatorsDefault) {
     EXPECT_EQ(effective_mode("", "workspace-write"), WorkspaceMode::workspace_write);
     EXPECT_EQ(effective_mode("read-only", "workspace-write"), WorkspaceMode::read_only);
     EXPECT_EQ(effective_mode("", "read-only"), WorkspaceMode::read_only);
+    EXPECT_EQ(effective_mode("read-only", "read-only"), WorkspaceMode::read_only);
     try {
         effective_mode("full", "read-only");
         ADD_FAILURE() << "an unknown mode was accepted";
     } catch (const RequestError& e) {
         EXPECT_NE(std::string(e.what()).find("mode 'full'"), std::string::npos) << e.what();
     }
+}
+
+// run.mode = "read-only" was only a default: a request naming workspace-write undid the operator's
+// word that no box writes its workspace or the engine's disk (hostile review, 2026-12-07).
+TEST(WorkspaceMode, ARequestMayNotWidenTheOperatorsReadOnlyMode) {
+    try {
+        effective_mode("workspace-write", "read-only");
+        ADD_FAILURE() << "a request widened run.mode";
+    } catch (const RequestError& e) {
+        EXPECT_STREQ(e.what(),
+                     "mode \"workspace-write\" is wider than run.mode = \"read-only\", "
+                     "which a request may narrow but never widen; name no mode (or "
+                     "\"read-only\"), or have the operator set run.mode = "
+                     "\"workspace-write\"");
+    }
+    // Through the spec every command builds: a turn, a request at submit, a session's turn.
+    test::TempDir ws;
+    auto r = request(ws.path());
+    r.mode = "workspace-write";
+    auto cfg = test::instance_config();
+    cfg.mode = "read-only";
+    EXPECT_THROW(build_container_spec(r, cfg), RequestError);
+    r.mode.clear();
+    EXPECT_EQ(build_container_spec(r, cfg).read_only_rootfs, Tristate::yes);
 }
 
 TEST(WorkspaceMode, WorkspaceWriteIsTheDefaultWithAWritableLayer) {
