@@ -18,8 +18,8 @@
 #include "config/pool_keys.h"
 #include "daemon/daemon.h"
 #include "daemon/metrics.h"
+#include "daemon/metrics_endpoint_keeper.h"
 #include "daemon/metrics_journal.h"
-#include "daemon/metrics_server.h"
 #include "daemon/reconciler.h"
 #include "daemon/spool.h"
 #include "daemon/startup_signals.h"
@@ -240,15 +240,15 @@ int run_run_command(const DaemonOptions& o) {
         daemon::MetricsJournal journal(instance->journal(), metrics);
         settings.metrics = &metrics;
         // run.metrics was validated with the config; it needs a restart to change
-        // (config_reload.h).
-        std::optional<daemon::MetricsServer> endpoint;
+        // (config_reload.h). One it cannot serve yet is no reason to run no turn
+        // (metrics_endpoint_keeper.h).
+        std::optional<daemon::MetricsEndpointKeeper> endpoint;
         std::string problem;
         if (auto where = config::parse_metrics_endpoint(instance->cfg().metrics, problem)) {
             daemon::MetricsServerOptions mo;
             mo.endpoint = *where;
             mo.render = [&metrics] { return metrics.text(); };
             endpoint.emplace(std::move(mo));
-            log::info("daemon", "metrics: serving GET /metrics on {}", endpoint->address());
         }
         daemon::Daemon d(instance->cfg(), instance->runtime(), journal, instance->transport(),
                          std::move(settings));

@@ -25,6 +25,7 @@
 #include "../../support/box_descriptor_attacks.h"
 #include "../../support/host_processes.h"
 #include "../../support/temp_dir.h"
+#include "daemon/metrics_endpoint_keeper.h"
 
 namespace radial {
 namespace {
@@ -372,6 +373,39 @@ TEST(MetricsServer, RefusesAPortAnotherProcessHolds) {
         EXPECT_THAT(e.what(), HasSubstr("run.metrics"));
         EXPECT_THAT(e.what(), HasSubstr(std::to_string(first.port())));
     }
+}
+
+// A port another process held at the daemon's start kept the daemon from starting at all: any
+// local user could stop every turn by listening there first (hostile review). The keeper serves
+// nothing meanwhile, and serves the port once it is free.
+TEST(MetricsEndpointKeeper, ServesAPortOnceTheProcessHoldingItLetsGo) {
+    daemon::MetricsServerOptions o;
+    o.endpoint.kind = config::MetricsEndpoint::Kind::tcp;
+    o.endpoint.host = "127.0.0.1";
+    o.render = [] { return std::string("radiald_test_total 7\n"); };
+    std::optional<daemon::MetricsServer> squatter(std::in_place, o);
+    o.endpoint.port = squatter->port();
+    daemon::MetricsEndpointKeeper keeper(o, 50ms);
+    EXPECT_FALSE(keeper.address()) << "served a port another process holds";
+    squatter.reset();
+    ASSERT_TRUE(test::wait_until([&] { return keeper.address().has_value(); }, 30s));
+    EXPECT_EQ(*keeper.address(), "127.0.0.1:" + std::to_string(o.endpoint.port));
+    auto c = Client::tcp(o.endpoint.port);
+    ASSERT_TRUE(c.connected());
+    c.send(get("/metrics"));
+    auto r = c.read_to_end(30s);
+    ASSERT_TRUE(r);
+    EXPECT_THAT(*r, HasSubstr("radiald_test_total 7"));
+}
+
+TEST(MetricsEndpointKeeper, ServesAtOnceWhenItCanAndStopsWhenDestroyed) {
+    test::TempDir dir("radial-mk");
+    const std::string path = dir / "metrics.sock";
+    {
+        daemon::MetricsEndpointKeeper keeper(unix_options(path));
+        EXPECT_EQ(keeper.address(), "unix:" + path);
+    }
+    EXPECT_FALSE(std::filesystem::exists(path)) << "the socket outlived its keeper";
 }
 
 } // namespace

@@ -1,8 +1,12 @@
 // The real radiald binary in daemon mode with the fake runtime (no engine): submit, the spool and
 // inotify, concurrency, shutdown with its grace, the state-directory lock, the crash hook, status
 // (docs/design.md §12.1-§5).
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <radial/internal/unique_fd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -1008,6 +1012,31 @@ TEST(RadialdRun, ATurnWaitsQueuedForAFreeBoxIdRatherThanFailing) {
     ASSERT_TRUE(s.wait_terminal(ids, 60s)) << d.log();
     EXPECT_EQ(peak_running(s, ids), 2) << d.log(); // every turn succeeded, two ids at once
     EXPECT_THAT(d.log(), HasSubstr(": waits: run.boxIdRange 3200010-3200011: every id is taken"));
+    d.signal(SIGTERM);
+    EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
+}
+
+// A local user listening on run.metrics' port before the daemon started kept it from starting
+// (exit 1), and so every turn from running (hostile review). It now runs its turns and says why
+// it has no endpoint.
+TEST(RadialdRun, AMetricsPortAnotherProcessHoldsKeepsNoTurnFromRunning) {
+    const internal::UniqueFd squatter(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(::bind(squatter.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(squatter.get(), 4), 0);
+    ASSERT_EQ(::getsockname(squatter.get(), reinterpret_cast<sockaddr*>(&a), &len), 0);
+    const std::string port = std::to_string(ntohs(a.sin_port));
+    FakeSetup s("metrics = \"127.0.0.1:" + port + "\"\n");
+    const std::string id = s.submit(turn_file("[\"echo\", \"ran\"]"));
+    DaemonProcess d(s);
+    ASSERT_TRUE(s.wait_terminal({id}, 30s)) << d.log();
+    EXPECT_EQ(s.terminal(id)["status"], "succeeded");
+    EXPECT_THAT(d.log(), HasSubstr("run.metrics: cannot serve the metrics on '127.0.0.1:" + port +
+                                   "': Address already in use"));
+    EXPECT_THAT(d.log(), HasSubstr("the daemon runs its turns without the metrics endpoint"));
     d.signal(SIGTERM);
     EXPECT_EQ(d.wait_exit(10s), 0) << d.log();
 }
