@@ -17,6 +17,7 @@
 #include "config/bounded_units.h"
 #include "config/config_text.h"
 #include "config/key_table.h"
+#include "daemon/spool.h"
 #include "fs/file_kind.h"
 #include "fs/read_to_end.h"
 #include "turn/request_policy.h"
@@ -163,9 +164,20 @@ SpooledRequest read_turn_file(const std::string& path) {
     if (!fd || ::fstat(fd.get(), &opened) != 0)
         throw TurnFileError(fmt::format("reading turn file '{}': {}", path, std::strerror(errno)));
     if (!S_ISREG(opened.st_mode)) throw not_a_file(fs_util::file_kind(opened.st_mode));
+    // Bounded as the spooled request it becomes is: a file of gigabytes was read whole into
+    // memory before it was found to be no request.
+    const auto too_large = [&] {
+        return TurnFileError(fmt::format(
+            "reading turn file '{}': it is larger than {} bytes, more than any request; give the "
+            "turn file (TOML) of one request",
+            path, Spool::kMaxRequestBytes));
+    };
+    if (static_cast<std::uint64_t>(opened.st_size) > Spool::kMaxRequestBytes) throw too_large();
     std::string text;
-    if (!fs_util::read_to_end(fd.get(), text))
-        throw TurnFileError(fmt::format("reading turn file '{}': {}", path, std::strerror(errno)));
+    if (!fs_util::read_to_end(fd.get(), text, Spool::kMaxRequestBytes))
+        throw errno == EFBIG
+            ? too_large()
+            : TurnFileError(fmt::format("reading turn file '{}': {}", path, std::strerror(errno)));
     toml::table root;
     try {
         root = toml::parse(text, path);

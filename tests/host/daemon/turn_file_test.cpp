@@ -62,6 +62,17 @@ target = "/host-tmp"
     EXPECT_EQ(r.mounts[1], (Mount{"/tmp", "/host-tmp", false}));
 }
 
+// A turn file of gigabytes (a sparse one, here) was read whole into memory before it was found
+// to be no request (hostile review: 2 GiB resident for `radiald submit`). Refused by its size.
+TEST(TurnFile, AFileLargerThanAnyRequestIsRefusedUnread) {
+    test::TempDir d;
+    const std::string f = d.write("huge.toml", "image = \"img\"\n");
+    std::filesystem::resize_file(f, std::uintmax_t{2} << 30);
+    EXPECT_EQ(error_of(f), "reading turn file '" + f +
+                               "': it is larger than 16777216 bytes, more "
+                               "than any request; give the turn file (TOML) of one request");
+}
+
 TEST(TurnFile, OnlyImageAndArgvAreRequired) {
     test::TempDir d;
     auto r = read_turn_file(d.write("t.toml", "image = \"img\"\nargv = [\"true\"]\n"));
