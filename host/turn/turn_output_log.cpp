@@ -16,6 +16,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -104,8 +105,10 @@ std::unique_ptr<TurnOutputLog> TurnOutputLog::open(const std::string& state_dir,
         return nullptr;
     }
     // Held while this turn writes it (turn_log_being_written): `logs -f` tells a turn whose
-    // radiald was killed by it.
-    ::flock(fd, LOCK_SH | LOCK_NB);
+    // radiald was killed by it. Taken again while a follower's probe (an exclusive lock, held
+    // for an instant) has it: a log written without it looks abandoned to every later follower.
+    for (int tries = 0; ::flock(fd, LOCK_SH | LOCK_NB) != 0 && tries < 1000; ++tries)
+        if (errno != EINTR) ::usleep(1000);
     std::unique_ptr<TurnOutputLog> out(
         new TurnOutputLog(fd, path, turn_id, state_dir, max_bytes, min_free_bytes / 2, clock));
     if (max_bytes == 0) {
@@ -350,6 +353,25 @@ bool TurnLogReader::read_new(std::vector<LogEntry>& out, std::size_t max_bytes) 
             throw std::system_error(errno, std::generic_category(),
                                     fmt::format("reading '{}'", path_));
         if (n == 0) {
+            // Cut short under the reader (logrotate's copytruncate, a `truncate`): the writer
+            // appends at the new end (O_APPEND), which a reader past it would never reach, and
+            // `logs -f` ended at the turn's end without a word of what it missed.
+            struct stat st {};
+            const off_t at = ::lseek(fd_, 0, SEEK_CUR);
+            if (at > 0 && ::fstat(fd_, &st) == 0 && st.st_size < at) {
+                ::lseek(fd_, 0, SEEK_SET);
+                pending_.clear();
+                LogEntry cut;
+                cut.kind = LogEntry::Kind::truncated;
+                cut.time_ms = std::numeric_limits<std::int64_t>::max(); // past any --since
+                cut.reason = fmt::format(
+                    "its log '{}' was cut from {} to {} byte(s) by something other than radiald "
+                    "(a log rotation's copytruncate?); what it held before is gone, what follows "
+                    "was written since",
+                    path_, at, st.st_size);
+                out.push_back(std::move(cut));
+                continue;
+            }
             caught_up_ = true;
             break;
         }

@@ -196,6 +196,35 @@ TEST(TurnLogReader, AnIncompleteLastLineWaitsForTheRestAndABrokenLineIsSkipped) 
     EXPECT_EQ(out[1].time_ms, *parse_rfc3339_ms("2024-05-01T12:00:00.001Z"));
 }
 
+// A log cut short under a follower (logrotate's copytruncate): the reader stayed past the new end
+// and `logs -f` lost everything written after, silently (hostile review). It now says so and
+// reads what is written since from the start.
+TEST(TurnLogReader, ALogCutShortUnderTheReaderIsSaidAndReadAgainFromItsStart) {
+    test::TempDir dir{"radial-tlog"};
+    const std::string path = dir / "t8.log";
+    const std::string a = R"({"time":"2024-05-01T12:00:00.000Z","stream":"stdout","log":"a\n"})";
+    const std::string b = R"({"time":"2024-05-01T12:00:01.000Z","stream":"stdout","log":"b\n"})";
+    std::ofstream(path, std::ios::binary) << a << "\n" << a << "\n";
+    TurnLogReader reader(path);
+    std::vector<LogEntry> out;
+    ASSERT_TRUE(reader.read_new(out));
+    ASSERT_EQ(out.size(), 2u);
+    fs::resize_file(path, 0);
+    std::ofstream(path, std::ios::binary | std::ios::app) << b << "\n";
+    out.clear();
+    ASSERT_TRUE(reader.read_new(out));
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].kind, Kind::truncated);
+    EXPECT_THAT(out[0].reason, HasSubstr("was cut from " + std::to_string(2 * (a.size() + 1)) +
+                                         " to " + std::to_string(b.size() + 1) + " byte(s)"));
+    EXPECT_EQ(out[1].kind, Kind::output);
+    EXPECT_EQ(out[1].bytes, "b\n");
+    EXPECT_TRUE(reader.caught_up());
+    out.clear();
+    ASSERT_TRUE(reader.read_new(out));
+    EXPECT_TRUE(out.empty()) << "said once, not at every read";
+}
+
 TEST(TurnOutputLog, Rfc3339TimesParseToUnixMilliseconds) {
     EXPECT_EQ(parse_rfc3339_ms("1970-01-01T00:00:01.5Z"), 1500);
     EXPECT_EQ(parse_rfc3339_ms("1970-01-01T00:00:00Z"), 0);
