@@ -7,8 +7,11 @@
 
 namespace radial::socket {
 
-// A connected socket's peer: its address (any port) for tcp, "uid N" for a unix socket; "" when
-// it cannot be told. Never throws but std::bad_alloc.
+// A connected socket's peer: "uid N" for a unix socket, and for a tcp connection over loopback
+// the uid owning its other end (asked of the kernel through NETLINK_SOCK_DIAG: every local user
+// shares 127.0.0.1, so its address tells no one apart); its address (any port) for any other tcp
+// connection, or a loopback one the kernel does not answer for; "" when it cannot be told. Never
+// throws but std::bad_alloc; blocks at most a second on the kernel's answer.
 std::string peer_key(int fd);
 
 } // namespace radial::socket

@@ -32,6 +32,7 @@
 #include "../../support/box_descriptor_attacks.h"
 #include "../../support/host_processes.h"
 #include "../../support/process_runner.h"
+#include "../../support/socket_owner.h"
 #include "../../support/temp_dir.h"
 #include "socket/turn_token.h"
 #include "time/clock.h"
@@ -750,9 +751,10 @@ TEST_F(TurnSocketServerTest, ThePendingLimitEvictsTheOldestNeverRefusesTheNewest
 }
 
 // On tcp any local user can reach the port: a flood of connections that never authenticate
-// evicts the flooding address's own pending connections first, never the box's one from another
-// address, which still gets its record in. (Evicting the oldest pending one let the flood close
-// the box's connection before its request was read.)
+// evicts the flooding peer's own pending connections first, never the box's one, which still gets
+// its record in. (Evicting the oldest pending one let the flood close the box's connection before
+// its request was read.) Over loopback a peer is the uid owning the other end, so the flood and
+// the box share 127.0.0.1 here and are still told apart.
 TEST_F(TurnSocketServerTest, APeerFloodingATcpPortEvictsItsOwnPendingConnectionsFirst) {
     TurnSocketOptions o = unix_options("");
     o.transport = Transport::tcp;
@@ -776,9 +778,13 @@ TEST_F(TurnSocketServerTest, APeerFloodingATcpPortEvictsItsOwnPendingConnections
             throw std::runtime_error(std::string("connect: ") + std::strerror(errno));
         return fd;
     };
-    auto box = connect_from("127.0.0.2");
+    auto box = connect_from("127.0.0.1");
     std::vector<internal::UniqueFd> flood;
-    for (int i = 0; i < 12; ++i) flood.push_back(connect_from("127.0.0.1"));
+    {
+        // A local user's, from 127.0.0.1 (a peer over loopback is its uid: peer_key.h).
+        test::SocketsOwnedBy local_user(65534);
+        for (int i = 0; i < 12; ++i) flood.push_back(connect_from("127.0.0.1"));
+    }
     // Each connection is admitted in turn: the last of the flood is in when 9 have been evicted.
     ASSERT_TRUE(test::wait_until([&] { return server.connection_stats().evicted >= 9; }, 30s))
         << server.connection_stats().evicted;
