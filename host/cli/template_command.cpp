@@ -32,6 +32,7 @@
 #include "config/bounded_units.h"
 #include "config/host_config.h"
 #include "daemon/stop_signals.h"
+#include "fs/held_temp_dir.h"
 #include "log/logger.h"
 #include "turn/request_policy.h"
 
@@ -81,10 +82,16 @@ private:
 };
 
 // A private directory under $TMPDIR for the archive, removed with everything in it when the command
-// ends. Throws ExportError naming the path.
-internal::TempDir archive_dir() {
+// ends — and by the next export when a killed one left it (fs/held_temp_dir.h). Throws ExportError
+// naming the path.
+fs_util::HeldTempDir archive_dir() {
     try {
-        return internal::TempDir(internal::TempDir::default_root(), "radial-template-");
+        std::size_t removed = 0;
+        fs_util::HeldTempDir dir(internal::TempDir::default_root(), "radial-template-", &removed);
+        if (removed > 0)
+            log::info("template", "removed {} archive director{} an export that was killed left",
+                      removed, removed == 1 ? "y" : "ies");
+        return dir;
     } catch (const internal::TempDirError& e) {
         throw ExportError(e.what());
     }
@@ -429,7 +436,7 @@ int run_template_export_command(const TemplateOptions& o) {
         // Ctrl-C, SIGTERM or a closed terminal stop the step under way; the archive goes with it.
         daemon::StopSignals signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
         const Budget budget(budget_ms);
-        const internal::TempDir dir = archive_dir();
+        const fs_util::HeldTempDir dir = archive_dir();
         const std::uintmax_t size = image_size(docker, o.image, budget, signals);
         client.preflight(); // under the runtime's own call deadline, then checked against ours
         if (budget.expired()) throw budget.exceeded("the runtime's preflight");

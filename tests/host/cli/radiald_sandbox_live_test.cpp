@@ -375,6 +375,38 @@ TEST(SandboxLive, TemplateExportStoppedBySignalRemovesTheArchive) {
     }
 }
 
+// A SIGKILLed export cannot remove its archive's directory: it was left in TMPDIR for good, an
+// image's size each time. The next export removes it (fs/held_temp_dir.h), once nobody holds it.
+TEST(SandboxLive, TemplateExportRemovesTheArchiveAKilledExportLeft) {
+    SandboxSetup s;
+    const std::string started = s.sim_dir / "save-started";
+    const std::filesystem::path docker = s.sim_dir / "slow-docker";
+    write_script(docker, "[ \"$1 $2\" = 'image save' ] && { echo $$ > '" + started +
+                             "'; exec sleep 600; }\nexec docker \"$@\"\n");
+    test::TempDir tmp("radial-tmpl");
+    {
+        test::BackgroundProcess killed(
+            {"env", "TMPDIR=" + tmp.path(), RADIALD_PATH, "template", "export", "--config",
+             s.setup.config(), "--docker", docker.string(), RADIAL_TEST_IMAGE},
+            s.sim_dir / "stderr");
+        ASSERT_TRUE(test::wait_until([&] { return !test::read_file(started).empty(); },
+                                     std::chrono::seconds(60)))
+            << test::read_file(s.sim_dir / "stderr");
+        killed.signal(SIGKILL);
+        killed.wait(std::chrono::seconds(30));
+        ::kill(std::stoi(test::read_file(started)), SIGKILL); // its docker, orphaned
+    }
+    std::vector<std::filesystem::path> left(std::filesystem::directory_iterator(tmp.path()), {});
+    ASSERT_EQ(left.size(), 1u) << "a SIGKILLed export leaves its directory";
+    std::filesystem::last_write_time(
+        left[0], std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5));
+    auto r = test::run_process({"env", "TMPDIR=" + tmp.path(), RADIALD_PATH, "template", "export",
+                                "--config", s.setup.config(), RADIAL_TEST_IMAGE});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("removed 1 archive directory an export that was killed left"));
+    EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "the killed export's directory stayed";
+}
+
 TEST(SandboxLive, TemplateExportRefusesABadTimeoutNamingTheFlag) {
     SandboxSetup s;
     for (const char* bad : {"soon", "0s", "25h"}) {
