@@ -337,6 +337,22 @@ TEST(SandboxLive, TemplateExportStopsASavePastItsBudgetAndLoadsNothing) {
 // archive: during the save the docker CLI is killed; during the runtime's load the command ends at
 // once and kills what the runtime started for it (its sbx was left running, reparented, with no
 // deadline left).
+// `radiald template export` of the test image with TMPDIR `tmp` and `docker` as its docker CLI.
+std::vector<std::string> export_argv(const SandboxSetup& s, const test::TempDir& tmp,
+                                     const std::filesystem::path& docker) {
+    return {"env",      "TMPDIR=" + tmp.path(), RADIALD_PATH, "template",      "export",
+            "--config", s.setup.config(),       "--docker",   docker.string(), RADIAL_TEST_IMAGE};
+}
+
+// The pid a stalled step wrote to `file`, once it did; 0 (and a failure naming the command's
+// stderr) when it did not within a minute.
+pid_t await_pid_in(const std::string& file, const std::filesystem::path& stderr_path) {
+    if (test::wait_until([&] { return !test::read_file(file).empty(); }, std::chrono::seconds(60)))
+        return std::stoi(test::read_file(file));
+    ADD_FAILURE() << "the step never started: " << test::read_file(stderr_path);
+    return 0;
+}
+
 TEST(SandboxLive, TemplateExportStoppedBySignalRemovesTheArchive) {
     for (const std::string step : {"save", "load"}) {
         SCOPED_TRACE(step);
@@ -353,14 +369,9 @@ TEST(SandboxLive, TemplateExportStoppedBySignalRemovesTheArchive) {
                                     "'; exec sleep 600; }\nSBX_SIM_STATE='" + s.sim_dir.path() +
                                     "' exec '" + RADIAL_SBX_SIM + "' \"$@\"\n");
         test::TempDir tmp("radial-tmpl");
-        test::BackgroundProcess radiald(
-            {"env", "TMPDIR=" + tmp.path(), RADIALD_PATH, "template", "export", "--config",
-             s.setup.config(), "--docker", docker.string(), RADIAL_TEST_IMAGE},
-            s.sim_dir / "stderr");
-        ASSERT_TRUE(test::wait_until([&] { return !test::read_file(started).empty(); },
-                                     std::chrono::seconds(60)))
-            << test::read_file(s.sim_dir / "stderr");
-        const pid_t sleeper = std::stoi(test::read_file(started));
+        test::BackgroundProcess radiald(export_argv(s, tmp, docker), s.sim_dir / "stderr");
+        const pid_t sleeper = await_pid_in(started, s.sim_dir / "stderr");
+        ASSERT_GT(sleeper, 0);
         radiald.signal(step == "save" ? SIGTERM : SIGINT);
         EXPECT_EQ(radiald.wait(std::chrono::seconds(60)), 1);
         const std::string err = test::read_file(s.sim_dir / "stderr");
@@ -385,16 +396,12 @@ TEST(SandboxLive, TemplateExportRemovesTheArchiveAKilledExportLeft) {
                              "'; exec sleep 600; }\nexec docker \"$@\"\n");
     test::TempDir tmp("radial-tmpl");
     {
-        test::BackgroundProcess killed(
-            {"env", "TMPDIR=" + tmp.path(), RADIALD_PATH, "template", "export", "--config",
-             s.setup.config(), "--docker", docker.string(), RADIAL_TEST_IMAGE},
-            s.sim_dir / "stderr");
-        ASSERT_TRUE(test::wait_until([&] { return !test::read_file(started).empty(); },
-                                     std::chrono::seconds(60)))
-            << test::read_file(s.sim_dir / "stderr");
+        test::BackgroundProcess killed(export_argv(s, tmp, docker), s.sim_dir / "stderr");
+        const pid_t save = await_pid_in(started, s.sim_dir / "stderr");
+        ASSERT_GT(save, 0);
         killed.signal(SIGKILL);
         killed.wait(std::chrono::seconds(30));
-        ::kill(std::stoi(test::read_file(started)), SIGKILL); // its docker, orphaned
+        ::kill(save, SIGKILL); // its docker, orphaned
     }
     std::vector<std::filesystem::path> left(std::filesystem::directory_iterator(tmp.path()), {});
     ASSERT_EQ(left.size(), 1u) << "a SIGKILLed export leaves its directory";
