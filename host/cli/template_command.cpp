@@ -33,6 +33,7 @@
 #include "config/host_config.h"
 #include "daemon/stop_signals.h"
 #include "fs/held_temp_dir.h"
+#include "isolation/descendant_processes.h"
 #include "log/logger.h"
 #include "turn/request_policy.h"
 
@@ -266,57 +267,6 @@ host::TemplateClient template_store(const host::RuntimeClient& client) {
         client.info().id, RADIAL_TEMPLATE_EXTENSION_ID));
 }
 
-// The live (not yet ended) processes this one started, directly or not (with the command a child
-// subreaper, what their parents left behind is reparented to it, and found too).
-std::vector<pid_t> live_descendants() {
-    std::map<pid_t, std::vector<pid_t>> children;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/proc", ec)) {
-        const std::string name = e.path().filename().string();
-        if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-        std::ifstream stat(e.path() / "stat");
-        std::string text;
-        std::getline(stat, text);
-        // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses; the last ')' ends it.
-        const auto close = text.rfind(')');
-        if (close == std::string::npos) continue;
-        std::istringstream rest(text.substr(close + 1));
-        char state = 0;
-        pid_t ppid = 0;
-        if (rest >> state >> ppid && state != 'Z') children[ppid].push_back(std::stoi(name));
-    }
-    std::vector<pid_t> out, todo{::getpid()};
-    while (!todo.empty()) {
-        const pid_t parent = todo.back();
-        todo.pop_back();
-        for (const pid_t child : children[parent]) {
-            out.push_back(child);
-            todo.push_back(child);
-        }
-    }
-    return out;
-}
-
-// SIGKILLs every process this one started, directly or not, and the process group of each that
-// leads one (a plugin's children and a plugin host run in groups of their own), again while any
-// is left (the runtime's thread may start another meanwhile): what the runtime started for a load
-// the command gives up on would otherwise outlive it, reparented, with no deadline left.
-void kill_descendants() noexcept {
-    try {
-        for (int round = 0; round < 20; ++round) {
-            const std::vector<pid_t> left = live_descendants();
-            if (left.empty()) return;
-            for (const pid_t pid : left) {
-                if (::getpgid(pid) == pid) ::kill(-pid, SIGKILL);
-                ::kill(pid, SIGKILL);
-            }
-            // Real time: lets the killed end before the next look (docs/design.md §12.7).
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    } catch (const std::exception&) {
-    }
-}
-
 // The runtime's load of the archive, on a thread of its own: a plugin call cannot be interrupted,
 // and the command must still end at a stop signal or when a runtime overruns the budget it was
 // given (it keeps the budget itself; kLoadGrace is for one that does not).
@@ -371,7 +321,7 @@ void load_or_give_up(const host::TemplateClient& store, const std::string& runti
     if (!why.empty()) {
         std::error_code ec;
         fs::remove_all(dir, ec);
-        kill_descendants();
+        isolation::kill_descendants();
         log::error("template",
                    "{}; the archive was removed, and what the runtime started for it "
                    "ended",
