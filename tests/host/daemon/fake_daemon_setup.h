@@ -2,8 +2,13 @@
 // and the turn files its tests submit. Needs RADIAL_FAKE_PLUGIN_ROOT (tests/fakes).
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "daemon_harness.h"
 
@@ -30,6 +35,24 @@ struct FakeSetup : DaemonSetup {
 // A turn file of the fake image and `argv_toml` (a TOML array), with `extra` lines after.
 inline std::string turn_file(const std::string& argv_toml, const std::string& extra = "") {
     return "image = \"img\"\nargv = " + argv_toml + "\n" + extra;
+}
+
+// The most of the succeeded turns `ids` that were ever running at once, from their terminal
+// records' start and end times (a turn that did not succeed is a test failure).
+inline int peak_running(const FakeSetup& s, const std::vector<std::string>& ids) {
+    std::vector<std::pair<std::string, int>> events;
+    for (const auto& id : ids) {
+        auto rec = s.terminal(id);
+        EXPECT_EQ(rec["status"], "succeeded") << id;
+        events.push_back({rec["startedAt"], +1});
+        events.push_back({rec["endedAt"], -1});
+    }
+    std::sort(events.begin(), events.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second < b.second;
+    });
+    int running = 0, peak = 0;
+    for (const auto& [at, delta] : events) peak = std::max(peak, running += delta);
+    return peak;
 }
 
 } // namespace radial::test
