@@ -88,10 +88,11 @@ void check_docker_snapshot_size(const DockerEngine& engine, std::string_view lab
                                 std::uint64_t max_bytes) {
     const std::string upper = upper_dir_of(engine, label);
     const UpperDirSize size = size_upper_dir(upper);
-    const std::string what = "session box '" + std::string(label) + "' holds " +
-                             std::to_string(size.bytes) +
-                             " bytes of files by their apparent size (a sparse file's holes "
-                             "count: a commit writes them out as zeros)";
+    const std::string what =
+        "a commit of session box '" + std::string(label) + "' writes about " +
+        std::to_string(size.bytes) + " bytes: its " + std::to_string(size.entries) +
+        " changed entries' headers, names, link targets and attributes, and its files by their "
+        "apparent size (a sparse file's holes count: a commit writes them out as zeros)";
     if (max_bytes != 0 && size.bytes > max_bytes)
         throw Error(RADIAL_E_REFUSED, "max_bytes",
                     what + ", more than the " + std::to_string(max_bytes) +

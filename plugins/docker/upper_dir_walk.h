@@ -38,19 +38,24 @@ inline constexpr std::size_t kMostNamesHeld = std::size_t{1} << 18;
 void walk_upper_dir(const std::string& upper_dir, std::uint64_t since_ms,
                     radial::plugin::ChangeSink& sink, std::size_t most_names_held = kMostNamesHeld);
 
-// What a commit of the changes would write, by the regular files' apparent sizes.
+// What a commit of the changes would write: the layer's archive.
 struct UpperDirSize {
-    std::uint64_t bytes = 0; // the sum of st_size over the regular files, each inode once
+    // Each entry's header block and the extended header of what does not fit it (a name or link
+    // target over 100 bytes, extended attributes), and each regular file's apparent size (once
+    // per inode), in 512-byte blocks; saturating.
+    std::uint64_t bytes = 0;
+    std::uint64_t entries = 0; // every name below the upper directory
     // The biggest files (path in the box, st_size), biggest first; at most `most_biggest`.
     std::vector<std::pair<std::string, std::uint64_t>> biggest;
 };
 
-// Sums the apparent size (st_size) of every regular file under `upper_dir` — a sparse file's
-// holes too: a commit writes them out as zeros (docs/design.md §13.12) — counting a file with
-// several names once, without following any link or reading any contents. Names the
-// `most_biggest` biggest. Bounded and throwing as walk_upper_dir (kMostWalkDepth,
-// `most_names_held`; RADIAL_E_UNAVAILABLE naming an entry it cannot inspect). Reads as the calling
-// process; no state: thread-safe.
+// Sums what a commit of everything under `upper_dir` writes (UpperDirSize): every entry's
+// headers, names, link targets and extended attributes, and the apparent size (st_size) of every
+// regular file — a sparse file's holes too: a commit writes them out as zeros (docs/design.md
+// §13.12) — counting a file with several names once, without following any link or reading any
+// contents. Names the `most_biggest` biggest files. Bounded and throwing as walk_upper_dir
+// (kMostWalkDepth, `most_names_held`; RADIAL_E_UNAVAILABLE naming an entry it cannot inspect).
+// Reads as the calling process; no state: thread-safe.
 UpperDirSize size_upper_dir(const std::string& upper_dir, std::size_t most_biggest = 3,
                             std::size_t most_names_held = kMostNamesHeld);
 

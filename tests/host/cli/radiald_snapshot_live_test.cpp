@@ -704,6 +704,28 @@ TEST(SnapshotLive, ASnapshotPastItsBoundIsRefusedBeforeItsCommit) {
     EXPECT_EQ(snaps.images().size(), 1u);
 }
 
+// No file at all, and yet a layer of megabytes: links with long targets under long names. The
+// bound counted the regular files' sizes alone, so a box made 20,000 such links and an 80 MB
+// layer was committed under a 1 MiB bound (hostile review). A commit's headers, names and link
+// targets are counted too.
+TEST(SnapshotLive, LinksWithLongTargetsCountTowardsTheBound) {
+    test::RadialdSetup setup("maxSnapshotBytes = \"1m\"\n");
+    Snapshots snaps(setup);
+    Session s(setup, {});
+    ASSERT_EQ(s.created.exit_code, 0) << s.created.err;
+    auto made = setup.turn({"--session", s.id},
+                           {"sh", "-c",
+                            "t=$(head -c 1000 /dev/zero | tr '\\0' a); n=$(head -c 150 /dev/zero "
+                            "| tr '\\0' b); i=0; while [ $i -lt 1000 ]; do ln -s \"$t\" "
+                            "/opt/cache/$n$i; i=$((i+1)); done"});
+    ASSERT_EQ(made.result.exit_code, 0) << made.result.err;
+    auto refused = snaps.take(s.id);
+    EXPECT_EQ(refused.exit_code, 1) << refused.out;
+    EXPECT_THAT(refused.err, HasSubstr("run.maxSnapshotBytes = 1048576"));
+    EXPECT_THAT(refused.err, HasSubstr("changed entries' headers, names, link targets"));
+    EXPECT_TRUE(snaps.images().empty());
+}
+
 } // namespace
 } // namespace radial
 
