@@ -74,6 +74,17 @@ bool is_unreserved(unsigned char c) noexcept {
            c == '.' || c == '_' || c == '~';
 }
 
+// Every byte of `value` as two digits of `digits` ("0123456789abcdef" or its upper case).
+std::string hex_encoded(std::string_view value, const char* digits) {
+    std::string out;
+    out.reserve(value.size() * 2);
+    for (const unsigned char c : value) {
+        out += digits[c >> 4];
+        out += digits[c & 0xf];
+    }
+    return out;
+}
+
 std::string url_encode(std::string_view value, bool upper, bool space_as_plus) {
     const char* hex = upper ? kHexUpper : kHexLower;
     std::string out;
@@ -518,6 +529,10 @@ std::vector<Pattern> derive_patterns(const SecretSet& secrets) {
                 keep(each_code_point(*cps, "\\u{%x}", true), s, Encoding::braces);
                 keep(each_code_point(*cps, "\\u{%x}"), s, Encoding::braces);
             }
+            // A value hex-encoded is one a snapshot would otherwise carry out unseen (a box's
+            // `od` or `xxd -p` of it into a file), as much as output a reader decodes.
+            keep(hex_encoded(v, "0123456789abcdef"), s, Encoding::hex);
+            keep(hex_encoded(v, "0123456789ABCDEF"), s, Encoding::hex);
         }
     return patterns;
 }

@@ -25,6 +25,8 @@ enum class Encoding {
                // &#xN; (lower- and upper-case hex)
     braces,    // \u{…} escapes (Rust's escape_unicode, JavaScript's ES2015 escapes): every
                // character outside printable ASCII, or every character
+    hex,       // every byte as two hex digits, all lower-case or all upper-case (xxd -p,
+               // hexdump, a digest tool's encoding of raw bytes)
 };
 
 // The forms in which tools re-print a value before any encoding: a value stored with a trailing
@@ -85,7 +87,8 @@ std::vector<std::pair<std::string, Form>> derive_forms(const std::string& value)
 //  - markup: & < > " as &amp; &lt; &gt; &quot; and ' as &#x27; &#39; or &apos;; every
 //    character as &#N; and as &#xN; (lower- and upper-case hex; only for valid UTF-8);
 //  - braces: every character outside printable ASCII as \u{n}, and every character as \u{n}
-//    (only for valid UTF-8).
+//    (only for valid UTF-8);
+//  - hex: every byte as two lower-case hex digits, and as two upper-case ones.
 // Patterns shorter than secrets.min_length() are dropped: a trimmed or unquoted form may be, and
 // would then redact ordinary text. Throws std::bad_alloc only.
 // [thread-safe]

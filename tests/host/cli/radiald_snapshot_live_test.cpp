@@ -322,6 +322,18 @@ TEST(SnapshotLive, ATurnThatLeavesASecretOrItsTokenInTheBoxBarsSnapshots) {
     auto no = snaps.take(t.id);
     EXPECT_EQ(no.exit_code, 1) << no.out;
     EXPECT_THAT(no.err, HasSubstr("secret RADIAL_TURN_TOKEN in '/opt/cache/link'"));
+
+    // Hex, as od writes it: the snapshot kept it and a later session decoded it (hostile review).
+    Session u(setup, {});
+    ASSERT_EQ(u.created.exit_code, 0) << u.created.err;
+    auto hex = setup.turn(
+        {"--session", u.id, "--secret", "API_KEY"},
+        {"sh", "-c", "printf %s \"$API_KEY\" | od -An -tx1 | tr -d ' \\n' > /opt/cache/hex"},
+        {{"API_KEY", secret}});
+    ASSERT_EQ(hex.result.exit_code, 0) << hex.result.err;
+    auto hexed = snaps.take(u.id);
+    EXPECT_EQ(hexed.exit_code, 1) << hexed.out;
+    EXPECT_THAT(hexed.err, HasSubstr("secret API_KEY in '/opt/cache/hex'"));
     EXPECT_TRUE(snaps.images().empty()) << "a snapshot was committed anyway";
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,20 @@ std::vector<std::string> all_patterns(const std::string& value) {
     std::vector<std::string> out;
     for (const auto& p : derive_patterns(set)) out.push_back(p.bytes);
     return out;
+}
+
+// A value written as hex (`xxd -p`, a digest tool's encoding of its bytes) was no pattern: a
+// session's box wrote it into a file, its snapshot kept it, and a later session decoded it
+// (hostile review). Both cases, whole; output masked alike.
+TEST(SecretPatterns, HexInBothCasesIsAPattern) {
+    const std::string value = "abcdefghijklmnop-secret-1234";
+    const std::string lower = "6162636465666768696a6b6c6d6e6f702d7365637265742d31323334";
+    std::string upper = lower;
+    for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_EQ(patterns_of(value, Encoding::hex), (std::vector<std::string>{lower, upper}));
+    const Redactor r(SecretSet{{"SEC1", value}});
+    EXPECT_EQ(r.redact("dump: " + lower + "\n"), "dump: [REDACTED:SEC1]\n");
+    EXPECT_EQ(r.redact(upper), "[REDACTED:SEC1]");
 }
 
 // C-20: the forms of the case's three secrets that a shell prints.
