@@ -324,6 +324,13 @@ ContainerSpec build_container_spec(const TurnRequest& req, const config::HostCon
         if (!fs::exists(m.source, ec))
             throw RequestError(fmt::format(
                 "{}: source '{}' does not exist; create it before the turn runs", at, m.source));
+        // run.mode = "read-only" bars every write the box could keep, not the workspace's alone:
+        // a read-write mount of the workspace's own directory wrote it (docs/design.md §7.6).
+        if (!m.read_only && parse_workspace_mode(cfg.mode) == WorkspaceMode::read_only)
+            throw RequestError(fmt::format(
+                "{} ('{}' at '{}') is read-write under run.mode = \"read-only\", which a request "
+                "may narrow but never widen; set its readOnly = true",
+                at, m.source, m.target));
         Mount checked = m;
         checked.source = checked_host_source(at + ".source", m.source, false, cfg);
         checked.target = checked_box_target(at + ".target", m.target);

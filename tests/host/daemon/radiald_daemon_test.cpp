@@ -60,13 +60,18 @@ TEST(RadialdSubmit, ASessionTurnRestatingItsSessionsModeIsAcceptedAndAChangeName
     EXPECT_THAT(workspace.err, HasSubstr("session 's1' was created with workspace none;"));
 }
 
-// run.mode = "read-only" is a ceiling: a request asking for workspace-write is refused at submit,
-// never queued (hostile review: it ran and wrote its workspace).
+// run.mode = "read-only" is a ceiling: a request asking for workspace-write, or mounting a
+// directory read-write, is refused at submit, never queued (it ran and wrote its workspace).
 TEST(RadialdSubmit, ARequestWiderThanTheOperatorsModeIsRefused) {
     FakeSetup s("mode = \"read-only\"\n");
     auto wider = s.submit_raw(turn_file("[\"true\"]", "mode = \"workspace-write\"\n"));
     EXPECT_NE(wider.exit_code, 0) << wider.out;
     EXPECT_THAT(wider.err, HasSubstr("mode \"workspace-write\" is wider than run.mode"));
+    EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
+    auto mount = s.submit_raw(turn_file(
+        "[\"true\"]", "mounts = [{source = \"" + s.dir().path() + "\", target = \"/rw\"}]\n"));
+    EXPECT_NE(mount.exit_code, 0) << mount.out;
+    EXPECT_THAT(mount.err, HasSubstr("is read-write under run.mode = \"read-only\""));
     EXPECT_EQ(files_in(s.state_dir() + "/spool/queue"), 0u);
     auto narrow = s.submit_raw(turn_file("[\"true\"]", "mode = \"read-only\"\n"));
     EXPECT_EQ(narrow.exit_code, 0) << narrow.err;

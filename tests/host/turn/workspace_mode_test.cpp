@@ -42,8 +42,9 @@ TEST(WorkspaceMode, TheRequestsModeNarrowsTheOperatorsDefault) {
     }
 }
 
-// run.mode = "read-only" was only a default: a request naming workspace-write undid the operator's
-// word that no box writes its workspace or the engine's disk (hostile review, 2026-12-07).
+// run.mode = "read-only" was only a default: a request naming workspace-write, or mounting the
+// workspace's directory again read-write, undid the operator's word that no box writes its
+// workspace or the engine's disk.
 TEST(WorkspaceMode, ARequestMayNotWidenTheOperatorsReadOnlyMode) {
     try {
         effective_mode("workspace-write", "read-only");
@@ -64,6 +65,22 @@ TEST(WorkspaceMode, ARequestMayNotWidenTheOperatorsReadOnlyMode) {
     EXPECT_THROW(build_container_spec(r, cfg), RequestError);
     r.mode.clear();
     EXPECT_EQ(build_container_spec(r, cfg).read_only_rootfs, Tristate::yes);
+    // Nor through a mount of its own: the workspace's directory again, read-write.
+    r.mounts = {{ws.path(), "/rw", false}};
+    try {
+        build_container_spec(r, cfg);
+        ADD_FAILURE() << "a read-write mount under run.mode = \"read-only\"";
+    } catch (const RequestError& e) {
+        EXPECT_NE(std::string(e.what()).find("mounts[0] ('" + ws.path() +
+                                             "' at '/rw') is "
+                                             "read-write under run.mode = \"read-only\""),
+                  std::string::npos)
+            << e.what();
+    }
+    r.mounts[0].read_only = true;
+    const auto spec = build_container_spec(r, cfg);
+    ASSERT_EQ(spec.mounts.size(), 2u);
+    EXPECT_TRUE(spec.mounts[1].read_only);
 }
 
 TEST(WorkspaceMode, WorkspaceWriteIsTheDefaultWithAWritableLayer) {
