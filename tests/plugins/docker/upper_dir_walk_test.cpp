@@ -358,6 +358,24 @@ TEST(UpperDirSizeTest, LinkTargetsLongNamesAndAttributesCount) {
     }
 }
 
+// A file's other names are links whose headers name one of its names, whichever the engine's
+// walk meets first: short names given to a file under a long path each carried that path, and a
+// layer five times the bound was committed.
+TEST(UpperDirSizeTest, EveryLinkOfAFileCostsItsLongestName) {
+    test::TempDir up("radial-upper");
+    fs::path deep = up.path();
+    for (int i = 0; i < 10; ++i) deep /= std::string(200, 'd');
+    fs::create_directories(deep);
+    up.write((deep / "f").string().substr(up.path().size() + 1), "x");
+    const std::size_t longest = (deep / "f").string().size() - up.path().size() - 1;
+    fs::create_directory(up / "h");
+    for (int i = 0; i < 50; ++i)
+        ASSERT_EQ(::link((deep / "f").c_str(), (fs::path(up / "h") / std::to_string(i)).c_str()),
+                  0);
+    const auto size = size_upper_dir(up.path());
+    EXPECT_GE(size.bytes, 50u * longest) << "the links' targets are not counted";
+}
+
 TEST(UpperDirSizeTest, TooDeepOrMissingIsAnErrorNotASmallSize) {
     test::TempDir up("radial-upper");
     nest(up.path(), kMostWalkDepth + 1);
