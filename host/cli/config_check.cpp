@@ -132,8 +132,8 @@ void check_metrics_endpoint(const config::HostConfig& cfg) {
         // its stop: missing now is no proof it will be then.
         log::warn("config",
                   "{}run.metrics: the socket's directory '{}' does not exist now; radiald run "
-                  "fails to serve the metrics unless it exists at its start (the packaged unit "
-                  "makes /run/radial then)",
+                  "serves no metrics until it does (it tries again every 30 s; the packaged unit "
+                  "makes /run/radial at its start)",
                   cfg.where("run.metrics"), dir.string());
         return;
     }

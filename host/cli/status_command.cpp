@@ -101,6 +101,11 @@ void print_metrics(const nlohmann::ordered_json& snap) {
                 fmt::format("{}{} {} {}", ended.empty() ? "" : ", ", s["labels"].value("kind", ""),
                             s["labels"].value("status", ""), s.value("value", 0.0));
     fmt::print("  turns ended: {}\n", ended.empty() ? "none" : ended);
+    if (const double waiting = total(m, "radiald_turns_waiting_for_box_ids"); waiting > 0)
+        fmt::print(
+            "  {} queued turn(s) wait for a free id of run.boxIdRange (the daemon's log "
+            "says what holds them)\n",
+            waiting);
     fmt::print("  running {}, queued {}, refused {}, boxes reclaimed {}, journal errors {}\n",
                total(m, "radiald_turns_running"), total(m, "radiald_turns_queued"),
                total(m, "radiald_turns_refused_total"), total(m, "radiald_boxes_reclaimed_total"),

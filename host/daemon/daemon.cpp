@@ -263,7 +263,7 @@ void Daemon::dispatch(TurnQueue& queue) {
     std::erase_if(told_waiting_for_ids_, [&](const auto& id) { return !queued_ids.contains(id); });
     std::size_t queued = scan.runnable.size();
     const auto now = clock_.steady();
-    bool box_ids_full = false;
+    std::string box_ids_full; // why run.boxIdRange has no id for this pass's turns, if it has none
     for (const auto& id : scan.runnable) {
         if (backoff_.waiting(id, now)) continue; // its last attempt failed (claim_backoff.h)
         {
@@ -304,19 +304,24 @@ void Daemon::dispatch(TurnQueue& queue) {
             }
         }
         // Its box's ids (box_ids_ahead.h): while run.boxIdRange is full it stays queued, and so
-        // does every turn after it in this pass, tried again at the next dispatch.
+        // does every turn after it in this pass, tried again at the next dispatch. Each says so
+        // once, as a warning: a turn that waits without end (ids another state directory holds,
+        // or a killed radiald's) must not look like an idle queue.
         std::optional<turn::BoxIdLease> box_ids;
         if (req && leases_box_ids(cfg_, *req, pool_ != nullptr)) {
             try {
-                if (!box_ids_full) box_ids.emplace(lease_box_ids_ahead(cfg_, *req));
+                if (box_ids_full.empty()) box_ids.emplace(lease_box_ids_ahead(cfg_, *req));
             } catch (const turn::BoxIdsExhausted& e) {
-                box_ids_full = true;
-                if (told_waiting_for_ids_.insert(id).second)
-                    log::info("daemon", "turn {}: waits: {}", id, e.what());
+                box_ids_full = e.what();
             } catch (const std::exception&) {
                 // The worker leases them again, and its record says what is wrong.
             }
-            if (box_ids_full) continue;
+            if (!box_ids_full.empty()) {
+                if (told_waiting_for_ids_.insert(id).second)
+                    log::warn("daemon", "turn {}: waits: {}", id, box_ids_full);
+                continue;
+            }
+            told_waiting_for_ids_.erase(id);
         }
         const std::string session_id = req ? req->session : std::string();
         std::lock_guard lock(mutex_);
@@ -506,6 +511,9 @@ int Daemon::run(StopSignals& signals) {
         if (snapshots_) until = std::min(until, snapshots_->due());
         if (auto retry = backoff_.due(clock_.steady()); retry && !stopping)
             until = std::min(until, *retry);
+        // An id another state directory's turn frees wakes nothing here: looked for again soon.
+        if (!told_waiting_for_ids_.empty() && !stopping)
+            until = std::min(until, clock_.steady() + kBoxIdRetry);
         pollfd fds[3] = {
             {signals.fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}, {watcher.fd(), POLLIN, 0}};
         int n = ::poll(fds, 3, poll_timeout_ms(clock_.poll_timeout(until)));

@@ -205,6 +205,9 @@ private:
     std::map<std::string, PendingRecord> pending_; // by turn id; guarded by mutex_
     ClaimBackoff backoff_;                         // loop thread only
     std::set<std::string> told_waiting_for_ids_;   // loop thread only: said once per turn
+    // How soon a turn waiting for a box id looks again: an id another state directory's turn
+    // frees wakes nothing of this daemon's.
+    static constexpr std::chrono::milliseconds kBoxIdRetry{2'000};
     std::optional<OrphanSweeper> sweeper_;
     std::optional<MetricsSnapshotWriter> snapshots_; // with settings_.metrics; loop thread only
     std::unique_ptr<pool::WarmPool> pool_; // with run.pool; made and reset on the loop thread

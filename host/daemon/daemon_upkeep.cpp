@@ -82,7 +82,8 @@ void Daemon::publish_metrics(bool force) {
         running = occupied_slots();
     }
     try {
-        settings_.metrics->set_turns(running, journal_.queued().size());
+        settings_.metrics->set_turns(running, journal_.queued().size(),
+                                     told_waiting_for_ids_.size());
     } catch (const std::exception& e) {
         log::debug("daemon", "metrics: counting the queued turns: {}", e.what()); // counted
     }

@@ -34,6 +34,7 @@ struct Metrics::Families {
     prometheus::Counter& turns_refused;
     prometheus::Gauge& running;
     prometheus::Gauge& queued;
+    prometheus::Gauge& waiting_for_box_ids;
     prometheus::Family<prometheus::Counter>& boxes_reclaimed;
     prometheus::Family<prometheus::Histogram>& call_duration;
     prometheus::Family<prometheus::Counter>& call_errors;
@@ -66,6 +67,11 @@ Metrics::Metrics(std::string_view version) : registry_(std::make_shared<promethe
         BuildGauge()
             .Name("radiald_turns_queued")
             .Help("Turns queued and not yet claimed")
+            .Register(r)
+            .Add({}),
+        BuildGauge()
+            .Name("radiald_turns_waiting_for_box_ids")
+            .Help("Queued turns that wait for a free id of run.boxIdRange")
             .Register(r)
             .Add({}),
         BuildCounter()
@@ -139,11 +145,14 @@ void Metrics::turn_refused() {
     ++f_->generation;
 }
 
-void Metrics::set_turns(std::size_t running, std::size_t queued) {
-    const auto r = static_cast<double>(running), q = static_cast<double>(queued);
-    if (f_->running.Value() == r && f_->queued.Value() == q) return;
+void Metrics::set_turns(std::size_t running, std::size_t queued, std::size_t waiting_for_box_ids) {
+    const auto r = static_cast<double>(running), q = static_cast<double>(queued),
+               w = static_cast<double>(waiting_for_box_ids);
+    if (f_->running.Value() == r && f_->queued.Value() == q && f_->waiting_for_box_ids.Value() == w)
+        return;
     f_->running.Set(r);
     f_->queued.Set(q);
+    f_->waiting_for_box_ids.Set(w);
     ++f_->generation;
 }
 

@@ -8,7 +8,7 @@
 //   turns_ended_total{kind,status}         counter: turns and checks that got a terminal record
 //   turn_duration_seconds{kind}            histogram: from a claimed turn's start to its record
 //   turns_refused_total                    counter: claimed requests refused before they ran
-//   turns_running, turns_queued            gauges
+//   turns_running, turns_queued, turns_waiting_for_box_ids   gauges
 //   boxes_reclaimed_total{by}              counter: orphaned boxes removed, by "startup" (the
 //                                          startup reconciliation) or "sweep" (the orphan sweep)
 //   plugin_call_duration_seconds{call}     histogram: each runtime plugin call
@@ -56,8 +56,8 @@ public:
                     std::chrono::steady_clock::duration elapsed);
     // A claimed request was refused before it ran (unreadable, or refused by policy).
     void turn_refused();
-    // The gauges of running and queued turns.
-    void set_turns(std::size_t running, std::size_t queued);
+    // The gauges of running and queued turns, and of the queued ones that wait for a box id.
+    void set_turns(std::size_t running, std::size_t queued, std::size_t waiting_for_box_ids = 0);
     // `count` orphaned boxes were removed; `by` is "startup" or "sweep".
     void boxes_reclaimed(std::string_view by, std::size_t count);
     // One runtime plugin call (host::RuntimeClient::CallObserver's arguments).

@@ -148,7 +148,8 @@ BoxIdLease BoxIdLease::acquire(const std::string& dir, std::uint32_t first, std:
         return BoxIdLease(id, path, std::move(fd));
     }
     throw BoxIdsExhausted(fmt::format(
-        "run.boxIdRange {}-{}: every id is taken ({} by running boxes, {} left by a radiald that "
+        "run.boxIdRange {}-{}: every id is taken ({} by boxes that run or are about to, {} left by "
+        "a radiald that "
         "was killed, freed when its state directory is reconciled); wait for turns to end, run "
         "'radiald reconcile' for the state directories named in '{}', or widen run.boxIdRange",
         first, last, held, left, dir));

@@ -400,8 +400,8 @@ TEST(ConfigCheck, AMetricsSocketRunCouldNotServeIsRefused) {
     auto r = s.check();
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.err, HasSubstr("run.metrics: the socket's directory '" + missing +
-                                 "' does not exist now; radiald run fails to serve the metrics "
-                                 "unless it exists at its start"));
+                                 "' does not exist now; radiald run serves no metrics until it "
+                                 "does (it tries again every 30 s"));
     // A file where the directory should be is never one.
     const std::string not_dir = s.dir.write("not-a-dir", "x\n");
     s.write_config("metrics = \"unix:" + not_dir + "/metrics.sock\"\n");

@@ -54,8 +54,8 @@ TEST_F(BoxIdLeaseTest, TwoBoxesNeverShareAnIdAndAFullRangeIsRefusedByName) {
         EXPECT_LE(id, first + 1);
     }
     EXPECT_THAT(refusal(dir, first, first + 1),
-                HasSubstr(fmt::format("run.boxIdRange {}-{}: every id is taken (2 by running "
-                                      "boxes, 0 left by a radiald that was killed",
+                HasSubstr(fmt::format("run.boxIdRange {}-{}: every id is taken (2 by boxes that "
+                                      "run or are about to, 0 left by a radiald that was killed",
                                       first, first + 1)));
     EXPECT_EQ(std::filesystem::status(dir).permissions(),
               std::filesystem::perms(0755)); // made as the claim registry is
@@ -102,8 +102,9 @@ TEST_F(BoxIdLeaseTest, AnIdHeldByAKilledRadialdWaitsForItsStateDirectorysReconci
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
 
-    EXPECT_THAT(refusal(dir, id, id),
-                HasSubstr("(0 by running boxes, 1 left by a radiald that was killed"));
+    EXPECT_THAT(
+        refusal(dir, id, id),
+        HasSubstr("(0 by boxes that run or are about to, 1 left by a radiald that was killed"));
     EXPECT_TRUE(release_stale_box_id_leases(dir, other, {}).empty());
     EXPECT_TRUE(release_stale_box_id_leases(dir, killed, {"box-orphan"}).empty());
     auto freed = release_stale_box_id_leases(dir, killed, {"box-live"});
@@ -160,7 +161,7 @@ TEST_F(BoxIdLeaseTest, AnIdAProcessRunsWithIsNeverLeased) {
     test::IdSquatter squatter(first);
     ASSERT_TRUE(squatter.running());
     EXPECT_EQ(BoxIdLease::acquire(dir, first, first + 1, "box-a", "/state").id(), first + 1);
-    EXPECT_THAT(refusal(dir, first, first), HasSubstr("(1 by running boxes"));
+    EXPECT_THAT(refusal(dir, first, first), HasSubstr("(1 by boxes that run or are about to"));
 }
 
 // The leases' directory must be radiald's alone: another user could free or take ids.
