@@ -54,7 +54,7 @@ struct Shared {
     const MetricsServerOptions& options;
     bool stopping = false;
     struct Held {
-        std::string peer; // socket/peer_key.h: a uid, or a tcp address beyond loopback
+        std::string peer; // socket/peer_key.h: a uid, or the address of a peer beyond this host
         Slot* slot;
         bool closed = false;
     };

@@ -6,8 +6,8 @@
 // does reaches the daemon's loop or its turns; each connection gets one request, whose header
 // must fit in max_request_bytes and which must be read and answered within request_timeout, then
 // it is closed; at most max_connections are open at once: one more from a peer (a uid over a
-// unix socket or loopback, socket/peer_key.h) that holds as many as any other is closed as soon
-// as it is accepted, and one from another peer takes the place of the oldest connection of the
+// unix socket or from this host, socket/peer_key.h) that holds as many as any other is closed as
+// soon as it is accepted, and one from another peer takes the place of the oldest connection of the
 // peer holding the most. A stalled client therefore holds one slot for request_timeout at most,
 // and a local user holding every slot cannot keep a scraper of another uid out.
 #pragma once

@@ -79,9 +79,8 @@ bool kill_if_same(const ProcessIdentity& p) noexcept {
     // becomes meanwhile.
     const internal::UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, p.pid, 0)));
     if (!pidfd || process_start_ticks(p.pid) != p.start_ticks) return false;
-    // The leader was alive a moment ago (above), and a group's number is given to no new process
-    // while any member of the group lives.
-    if (::getpgid(p.pid) == p.pid) ::kill(-p.pid, SIGKILL);
+    // Never its group by number: a group's members are descendants too (the command is a child
+    // subreaper), each signalled through its own pidfd, and a number may name a new group.
     return ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) == 0;
 }
 

@@ -30,8 +30,7 @@ std::optional<std::uint64_t> process_start_ticks(pid_t pid) noexcept;
 
 // SIGKILLs `p` when it is still that process (a pidfd opened, then its start time compared, and
 // the signal sent through the pidfd: a pid freed and given to another process since the look is
-// never signalled), and its process group first when it leads one. Returns whether it signalled.
-// Never throws.
+// never signalled). Returns whether it signalled. Never throws.
 bool kill_if_same(const ProcessIdentity& p) noexcept;
 
 // SIGKILLs every descendant (kill_if_same), again while any is left (a thread may start another

@@ -18,14 +18,6 @@
 namespace radial::socket {
 namespace {
 
-bool is_loopback(const sockaddr_storage& a) {
-    if (a.ss_family == AF_INET)
-        return (ntohl(reinterpret_cast<const sockaddr_in&>(a).sin_addr.s_addr) >> 24) == 127;
-    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(a).sin6_addr;
-    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
-    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
-}
-
 // The port (network order) and the address's bytes of an inet or inet6 socket address.
 std::pair<in_port_t, std::string_view> port_and_address(const sockaddr_storage& a) {
     if (a.ss_family == AF_INET) {
@@ -36,11 +28,10 @@ std::pair<in_port_t, std::string_view> port_and_address(const sockaddr_storage& 
     return {in6.sin6_port, {reinterpret_cast<const char*>(&in6.sin6_addr), sizeof in6.sin6_addr}};
 }
 
-// The owner of the tcp socket at the other end of a loopback connection: the one whose own
-// address is `peer` and whose peer is `local`, asked of the kernel's socket table
-// (NETLINK_SOCK_DIAG, an exact lookup). nullopt when the kernel does not say.
-std::optional<uid_t> loopback_peer_uid(const sockaddr_storage& peer,
-                                       const sockaddr_storage& local) {
+// The owner of the tcp socket at the other end of a connection from this host: the one whose own
+// address is `peer` and whose peer is `local`, asked of the kernel's socket table of this network
+// namespace (NETLINK_SOCK_DIAG, an exact lookup). nullopt when the kernel does not say.
+std::optional<uid_t> local_peer_uid(const sockaddr_storage& peer, const sockaddr_storage& local) {
     const internal::UniqueFd nl(::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG));
     if (!nl) return std::nullopt;
     const timeval wait{1, 0}; // the kernel answers at once; never hang an accept on it
@@ -87,14 +78,15 @@ std::string peer_key(int fd) {
     socklen_t len = sizeof a;
     if (::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0 &&
         (a.ss_family == AF_INET || a.ss_family == AF_INET6)) {
-        // On loopback every local user shares the address: the peer is the user who owns the
-        // other end, as on a unix socket (docs/design.md §12.6).
+        // A connection from this host (its other end in the kernel's table here): every local
+        // user may use any local address, 127.0.0.1 above all, so the peer is the user who owns
+        // the other end, as on a unix socket (docs/design.md §12.6). A box on a network of its
+        // own is not found here and is told by its address.
         sockaddr_storage local{};
         socklen_t local_len = sizeof local;
-        if (is_loopback(a) &&
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0 &&
+        if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0 &&
             local.ss_family == a.ss_family)
-            if (const auto uid = loopback_peer_uid(a, local)) return "uid " + std::to_string(*uid);
+            if (const auto uid = local_peer_uid(a, local)) return "uid " + std::to_string(*uid);
         char text[INET6_ADDRSTRLEN] = {};
         const void* addr =
             a.ss_family == AF_INET6

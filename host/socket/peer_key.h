@@ -7,11 +7,12 @@
 
 namespace radial::socket {
 
-// A connected socket's peer: "uid N" for a unix socket, and for a tcp connection over loopback
+// A connected socket's peer: "uid N" for a unix socket, and for a tcp connection from this host
 // the uid owning its other end (asked of the kernel through NETLINK_SOCK_DIAG: every local user
-// shares 127.0.0.1, so its address tells no one apart); its address (any port) for any other tcp
-// connection, or a loopback one the kernel does not answer for; "" when it cannot be told. Never
-// throws but std::bad_alloc; blocks at most a second on the kernel's answer.
+// may connect from 127.0.0.1 or any other local address, so an address tells no one apart); the
+// address (any port) of any other tcp peer (a box on a network of its own), or of one the kernel
+// does not answer for; "" when it cannot be told. Never throws but std::bad_alloc; blocks at most
+// a second on the kernel's answer.
 std::string peer_key(int fd);
 
 } // namespace radial::socket

@@ -323,7 +323,8 @@ TEST(SnapshotLive, ATurnThatLeavesASecretOrItsTokenInTheBoxBarsSnapshots) {
     EXPECT_EQ(no.exit_code, 1) << no.out;
     EXPECT_THAT(no.err, HasSubstr("secret RADIAL_TURN_TOKEN in '/opt/cache/link'"));
 
-    // Hex, as od writes it: the snapshot kept it and a later session decoded it (hostile review).
+    // Hex, as od writes it with its spaces removed: the snapshot kept it and a later session
+    // decoded it.
     Session u(setup, {});
     ASSERT_EQ(u.created.exit_code, 0) << u.created.err;
     auto hex = setup.turn(
@@ -718,7 +719,7 @@ TEST(SnapshotLive, ASnapshotPastItsBoundIsRefusedBeforeItsCommit) {
 
 // No file at all, and yet a layer of megabytes: links with long targets under long names. The
 // bound counted the regular files' sizes alone, so a box made 20,000 such links and an 80 MB
-// layer was committed under a 1 MiB bound (hostile review). A commit's headers, names and link
+// layer was committed under a 1 MiB bound. A commit's headers, names and link
 // targets are counted too.
 TEST(SnapshotLive, LinksWithLongTargetsCountTowardsTheBound) {
     test::RadialdSetup setup("maxSnapshotBytes = \"1m\"\n");

@@ -43,7 +43,7 @@ TEST(WorkspaceModeLive, ReadOnlyRefusesWritesToTheWorkspaceAndTheRootFilesystem)
 }
 
 // The operator's run.mode applies to a turn that names no mode, and a turn may not widen it: a
-// `--mode workspace-write` under run.mode = "read-only" wrote the workspace (hostile review).
+// `--mode workspace-write` under run.mode = "read-only" wrote the workspace.
 TEST(WorkspaceModeLive, TheOperatorsDefaultModeAppliesAndNoTurnWidensIt) {
     test::RadialdSetup s("mode = \"read-only\"\n");
     test::TempDir ws("radial-ro");

@@ -234,7 +234,7 @@ TEST(MetricsServer, ConnectionsBeyondTheLimitAreClosedAtOnceAndAnOversizedHeader
 
 // A local user holding every slot with idle connections keeps only its own newcomers out: a
 // scraper, even from the same loopback address, takes the place of the hog's oldest connection
-// and is answered (hostile review: keyed by address, the hog's 127.0.0.1 kept it out).
+// and is answered (keyed by address, the hog's 127.0.0.1 kept it out).
 TEST(MetricsServer, APeerHoldingEverySlotCannotKeepAnotherPeerOut) {
     daemon::MetricsServerOptions o;
     o.endpoint.kind = config::MetricsEndpoint::Kind::tcp;
@@ -381,7 +381,7 @@ TEST(MetricsServer, RefusesAPortAnotherProcessHolds) {
 }
 
 // A port another process held at the daemon's start kept the daemon from starting at all: any
-// local user could stop every turn by listening there first (hostile review). The keeper serves
+// local user could stop every turn by listening there first. The keeper serves
 // nothing meanwhile, and serves the port once it is free.
 TEST(MetricsEndpointKeeper, ServesAPortOnceTheProcessHoldingItLetsGo) {
     daemon::MetricsServerOptions o;

@@ -383,7 +383,7 @@ TEST(RadialdRun, ATurnWaitingForAnIdHeldElsewhereIsShownAndRunsSoonAfterItIsFree
 }
 
 // A local user listening on run.metrics' port before the daemon started kept it from starting
-// (exit 1), and so every turn from running (hostile review). It now runs its turns and says why
+// (exit 1), and so every turn from running. It now runs its turns and says why
 // it has no endpoint.
 TEST(RadialdRun, AMetricsPortAnotherProcessHoldsKeepsNoTurnFromRunning) {
     const internal::UniqueFd squatter(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));

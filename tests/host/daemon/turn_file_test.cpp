@@ -63,7 +63,7 @@ target = "/host-tmp"
 }
 
 // A turn file of gigabytes (a sparse one, here) was read whole into memory before it was found
-// to be no request (hostile review: 2 GiB resident for `radiald submit`). Refused by its size.
+// to be no request (2 GiB resident for `radiald submit`). Refused by its size.
 TEST(TurnFile, AFileLargerThanAnyRequestIsRefusedUnread) {
     test::TempDir d;
     const std::string f = d.write("huge.toml", "image = \"img\"\n");

@@ -45,7 +45,7 @@ std::vector<std::string> all_patterns(const std::string& value) {
 
 // A value written as hex (`xxd -p`, a digest tool's encoding of its bytes) was no pattern: a
 // session's box wrote it into a file, its snapshot kept it, and a later session decoded it
-// (hostile review). Both cases, whole; output masked alike.
+//. Both cases, whole; output masked alike.
 TEST(SecretPatterns, HexInBothCasesIsAPattern) {
     const std::string value = "abcdefghijklmnop-secret-1234";
     const std::string lower = "6162636465666768696a6b6c6d6e6f702d7365637265742d31323334";

@@ -43,7 +43,7 @@ protected:
 };
 
 // From one address, two users: two peers. Keyed by address, a local user's flood from 127.0.0.1
-// and a scraper on 127.0.0.1 were one peer, and the flood kept the scraper out (hostile review).
+// and a scraper on 127.0.0.1 were one peer, and the flood kept the scraper out.
 TEST_F(Loopback, TwoUsersOnOneLoopbackAddressAreTwoPeers) {
     internal::UniqueFd as_root, as_nobody;
     const auto root_end = accepted(as_root);

@@ -197,7 +197,7 @@ TEST(TurnLogReader, AnIncompleteLastLineWaitsForTheRestAndABrokenLineIsSkipped) 
 }
 
 // A log cut short under a follower (logrotate's copytruncate): the reader stayed past the new end
-// and `logs -f` lost everything written after, silently (hostile review). It now says so and
+// and `logs -f` lost everything written after, silently. It now says so and
 // reads what is written since from the start.
 TEST(TurnLogReader, ALogCutShortUnderTheReaderIsSaidAndReadAgainFromItsStart) {
     test::TempDir dir{"radial-tlog"};
