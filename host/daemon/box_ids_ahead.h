@@ -14,10 +14,10 @@
 namespace radial::daemon {
 
 // Whether the box of `req` leases ids of run.boxIdRange as its turn starts: not a session's
-// turn (its session holds them), not beside a warm pool (`with_pool`: its boxes hold theirs and
-// a turn may be given one), not when boxes run as root in a user namespace of their own
-// (HostConfig::box_root, docs/design.md §8.8) or as
-// run.user's fixed ids. Never throws.
+// turn (its session holds them), not beside a warm pool (`with_pool`) a turn the pool may serve
+// (a turn with a workspace of an image in run.pool.images: its boxes hold their ids), not when
+// boxes run as root in a user namespace of their own (HostConfig::box_root, docs/design.md §8.8)
+// or as run.user's fixed ids. Never throws.
 bool leases_box_ids(const config::HostConfig& cfg, const SpooledRequest& req,
                     bool with_pool) noexcept;
 
