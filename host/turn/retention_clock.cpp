@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -74,6 +76,37 @@ std::string read_boot_id() {
 
 } // namespace retention_clock
 
+namespace {
+
+// What this process last said of a state directory's retention clock: a file it cannot write is
+// read the same at every turn's end, and would say the same step, and the same failure, each time.
+struct Said {
+    std::optional<std::int64_t> step_lead; // the wall clock's lead when a step was said
+    std::string write_error;
+};
+
+// Whether `step_lead` (or `write_error`) is news for `path`; records it either way.
+bool news(const std::string& path, std::optional<std::int64_t> step_lead,
+          const std::string& write_error) {
+    static std::mutex mutex;
+    static std::map<std::string, Said> said;
+    std::lock_guard lock(mutex);
+    Said& s = said[path];
+    bool fresh = false;
+    if (step_lead)
+        fresh =
+            !s.step_lead || *step_lead - *s.step_lead > 1000 || *s.step_lead - *step_lead > 1000;
+    else
+        fresh = write_error != s.write_error;
+    if (step_lead)
+        s.step_lead = step_lead;
+    else
+        s.write_error = write_error;
+    return fresh;
+}
+
+} // namespace
+
 RetentionClocks RetentionClocks::system() {
     using namespace retention_clock;
     return {[] { return clock_ms(CLOCK_REALTIME); }, [] { return clock_ms(CLOCK_BOOTTIME); },
@@ -99,7 +132,7 @@ RetentionTime advance_retention_clock(const std::string& state_dir, const Retent
     const std::int64_t stepped =
         same_boot ? (wall - retention) - (stored->wall_ms - stored->retention_ms) : 0;
     if (same_boot) {
-        if (stepped > 60'000 || stepped < -60'000)
+        if ((stepped > 60'000 || stepped < -60'000) && news(path, wall - retention, {}))
             log::warn("journal",
                       "the wall clock stepped {} by {} s since radiald last read it; "
                       "run.journalMaxAge and sessions' maximum lifetimes count the time that "
@@ -120,8 +153,10 @@ RetentionTime advance_retention_clock(const std::string& state_dir, const Retent
             state_dir, path,
             fmt::format("{} {} {} {} {}\n", kVersion, id.empty() ? "-" : id, boot, retention, wall),
             0600);
+        news(path, std::nullopt, {});
     } catch (const std::exception& e) {
-        log::warn("journal", "writing the retention clock '{}': {}", path, e.what());
+        if (news(path, std::nullopt, e.what()))
+            log::warn("journal", "writing the retention clock '{}': {}", path, e.what());
     }
     return {retention, wall};
 }

@@ -4,14 +4,20 @@
 #include "turn/state_dir_upkeep.h"
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
+#include "../../support/small_disk.h"
 #include "../../support/temp_dir.h"
 #include "journal/journal_sqlite.h"
+#include "log/logger.h"
 #include "session/session_turn.h"
+#include "turn/retention_clock.h"
 #include "turn/turn_output_log.h"
 #include "turn/turn_request.h"
 
@@ -119,6 +125,42 @@ TEST(PruneJournal, AStepOfTheWallClockAgesNoTurn) {
     c.end_turn("an-hour-on");
     EXPECT_FALSE(c.journal->turn("before")) << "an hour elapsed: past journalMaxAge";
     EXPECT_TRUE(c.journal->turn("after"));
+}
+
+// A retention clock it cannot write (a state file system gone read-only) is read the same at
+// every turn's end: the step, and the failure to record it, were said again each time. Said once.
+TEST(RetentionClock, AStepItCannotRecordIsSaidOnce) {
+    ASSERT_EQ(::geteuid(), 0u) << "the suite runs as root: it mounts a tmpfs";
+    test::TempDir dir{"radial-retain-ro"};
+    const std::string state = dir / "state";
+    test::SmallDisk disk(state, "1m");
+    ASSERT_TRUE(disk.ok());
+    std::int64_t wall = 1'700'000'000'000, boot = 5'000;
+    const RetentionClocks clocks{[&] { return wall; }, [&] { return boot; },
+                                 [] { return std::string("boot-1"); }};
+    advance_retention_clock(state, clocks);
+    ASSERT_EQ(::mount("tmpfs", state.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr), 0);
+    std::vector<std::string> lines;
+    log::set_sink([&](std::string_view l) { lines.emplace_back(l); });
+    wall += 24 * 3'600'000; // a step forward
+    for (int i = 0; i < 3; ++i) {
+        wall += 1000;
+        boot += 1000;
+        advance_retention_clock(state, clocks);
+    }
+    wall += 48 * 3'600'000; // another step: news again
+    advance_retention_clock(state, clocks);
+    log::set_sink({});
+    const auto said = [&](const std::string& what) {
+        return std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+            return l.find(what) != std::string::npos;
+        });
+    };
+    EXPECT_EQ(said("the wall clock stepped forward by 86400 s"), 1)
+        << testing::PrintToString(lines);
+    EXPECT_EQ(said("the wall clock stepped forward by 259200 s"), 1)
+        << testing::PrintToString(lines);
+    EXPECT_EQ(said("writing the retention clock"), 1) << testing::PrintToString(lines);
 }
 
 // A step backwards removes nothing either: the wall clock is an hour behind the turn's end, so
