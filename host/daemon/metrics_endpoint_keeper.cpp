@@ -7,8 +7,7 @@ namespace radial::daemon {
 MetricsEndpointKeeper::MetricsEndpointKeeper(MetricsServerOptions options,
                                              std::chrono::milliseconds retry)
     : options_(std::move(options)), retry_(retry) {
-    if (!options_.render || options_.max_connections == 0 || options_.max_request_bytes == 0)
-        throw MetricsServerError("metrics server: no render function or a zero limit");
+    options_.check(); // a retry mends no such options
     std::lock_guard lock(mutex_);
     if (!try_serve()) thread_ = std::thread([this] { keep_trying(); });
 }

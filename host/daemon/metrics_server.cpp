@@ -329,13 +329,17 @@ struct MetricsServer::Impl {
     }
 };
 
+void MetricsServerOptions::check() const {
+    if (!render || max_connections == 0 || max_request_bytes == 0)
+        throw MetricsServerError("metrics server: no render function or a zero limit");
+}
+
 MetricsServer::MetricsServer(MetricsServerOptions options) : impl_(std::make_unique<Impl>()) {
     auto& m = *impl_;
     m.options = std::move(options);
     const auto& e = m.options.endpoint;
     const std::string what = config::to_string(e);
-    if (!m.options.render || m.options.max_connections == 0 || m.options.max_request_bytes == 0)
-        throw MetricsServerError("metrics server: no render function or a zero limit");
+    m.options.check();
     try {
         if (e.kind == config::MetricsEndpoint::Kind::unix_socket) {
             clear_unix_path(e.path, what);

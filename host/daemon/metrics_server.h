@@ -41,6 +41,10 @@ struct MetricsServerOptions {
     std::size_t max_connections = 16;
     std::size_t max_request_bytes = 8192; // the request line and header
     std::chrono::milliseconds request_timeout{5'000};
+
+    // Throws MetricsServerError when no server could serve these (no render function, a zero
+    // limit), whatever the endpoint. Pure.
+    void check() const;
 };
 
 class MetricsServer {

@@ -51,11 +51,11 @@ struct UpperDirSize {
 
 // Sums what a commit of everything under `upper_dir` writes (UpperDirSize): every entry's
 // headers, names, link targets and extended attributes, and the apparent size (st_size) of every
-// regular file — a sparse file's holes too: a commit writes them out as zeros (docs/design.md
-// §13.12) — counting a file with several names once, without following any link or reading any
-// contents. Names the `most_biggest` biggest files. Bounded and throwing as walk_upper_dir
-// (kMostWalkDepth, `most_names_held`; RADIAL_E_UNAVAILABLE naming an entry it cannot inspect).
-// Reads as the calling process; no state: thread-safe.
+// regular file — a sparse file's holes too: a commit writes them out as zeros
+// (docs/design.md §13.12) — counting a file with several names once, without following any link
+// or reading any contents. Names the `most_biggest` biggest files. Bounded and throwing as
+// walk_upper_dir (kMostWalkDepth, `most_names_held`; RADIAL_E_UNAVAILABLE naming an entry it cannot
+// inspect). Reads as the calling process; no state: thread-safe.
 UpperDirSize size_upper_dir(const std::string& upper_dir, std::size_t most_biggest = 3,
                             std::size_t most_names_held = kMostNamesHeld);
 
